@@ -1,0 +1,39 @@
+"""ONNX Studio: open, explore, edit and download ONNX models in the browser."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_data_dir() -> Path:
+    """Per-user data folder (XDG), never inside the package."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "onnx-studio"
+
+
+def create_app(config: dict | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.update(
+        DATA_DIR=str(default_data_dir()),
+        # npm installs the front-end libraries here; the web blueprint serves them from it
+        NODE_MODULES=str(REPO_ROOT / "node_modules"),
+        MAX_CONTENT_LENGTH=8 * 1024**3,
+        PREVIEW_MAX_COUNT=10_000,
+    )
+    if config:
+        app.config.update(config)
+
+    from .store import Store
+
+    app.extensions["store"] = Store(Path(app.config["DATA_DIR"]))
+
+    from .api import bp as api_bp
+    from .web import bp as web_bp
+
+    app.register_blueprint(api_bp)
+    app.register_blueprint(web_bp)
+    return app

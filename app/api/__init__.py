@@ -1,0 +1,6 @@
+"""The JSON REST API: /api/..."""
+from flask import Blueprint
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+from . import errors, routes, openapi  # noqa: E402,F401  (attach handlers and routes)

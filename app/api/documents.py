@@ -1,0 +1,83 @@
+"""Loading stored revisions as ModelProtos, with caches keyed by content digest.
+
+The caches hold only what can be recomputed from a blob, so any worker can serve any request.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import onnx
+from flask import current_app
+
+from ..errors import StudioError
+from ..onnx_io import checker_verdict, parse_model
+from ..store import Store
+
+
+class _LRU:
+    def __init__(self, size: int):
+        self.size = size
+        self.items: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key, make):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        value = make()
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
+
+
+_models = _LRU(4)       # digest -> parsed ModelProto (read-only: edits parse their own copy)
+_verdicts = _LRU(256)   # digest -> checker verdict
+
+
+def store() -> Store:
+    return current_app.extensions["store"]
+
+
+def revision_number(raw) -> int | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        raise StudioError("bad_revision", f"revision must be an integer, got {raw!r}") from None
+
+
+def load(model_id: str, rev: int | None = None):
+    """(record, revision, model) for a model's head or a given revision."""
+    s = store()
+    record = s.model(model_id)
+    revision = s.revision(model_id, rev)
+    model = _models.get(revision.blob, lambda: parse_model(s.blobs.get(revision.blob)))
+    return record, revision, model
+
+
+def verdict(digest: str, model: onnx.ModelProto) -> dict:
+    return _verdicts.get(digest, lambda: checker_verdict(model))
+
+
+def external_reader(revision):
+    """Reads external tensor data from the revision's own uploaded files, by name only."""
+    s = store()
+
+    def read(location: str, offset: int, length: int | None) -> bytes:
+        digest = revision.external.get(location)
+        if digest is None:
+            raise StudioError("external_data_missing", f"external data file {location!r} was not uploaded with this model", 422)
+        with open(s.blobs.path(digest), "rb") as f:
+            f.seek(offset)
+            data = f.read(length if length is not None else -1)
+        if length is not None and len(data) != length:
+            raise StudioError("external_data_short", f"{location!r} holds fewer bytes than the tensor needs", 422)
+        return data
+
+    return read

@@ -1,0 +1,28 @@
+"""Every error leaves the API as {"error": {"code", "message"}}."""
+from __future__ import annotations
+
+from flask import jsonify
+from werkzeug.exceptions import HTTPException
+
+from ..errors import StudioError
+from . import bp
+
+
+def error_response(code: str, message: str, status: int):
+    resp = jsonify({"error": {"code": code, "message": message}})
+    resp.status_code = status
+    return resp
+
+
+@bp.errorhandler(StudioError)
+def _studio_error(exc: StudioError):
+    return error_response(exc.code, exc.message, exc.status)
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(exc: HTTPException):
+    code = (exc.name or "error").lower().replace(" ", "_")
+    message = exc.description or exc.name
+    if exc.code == 413:
+        message = "the upload is larger than this server accepts"
+    return error_response(code, message, exc.code or 500)

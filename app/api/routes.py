@@ -1,0 +1,182 @@
+"""API routes: thin handlers over store, views and edits."""
+from __future__ import annotations
+
+import io
+import os
+import re
+import zipfile
+
+from flask import current_app, jsonify, request, send_file
+
+from ..edits import apply_edits, describe
+from ..errors import StudioError
+from ..onnx_io import parse_model
+from ..onnx_io.address import resolve_tensor
+from ..views import graph_view, model_summary, tensor_preview
+from . import bp
+from .documents import external_reader, load, revision_number, store, verdict
+
+_SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
+
+
+def _summary(model_id: str) -> dict:
+    record, revision, model = load(model_id)
+    out = {
+        "id": record.id,
+        "name": record.name,
+        "revision": revision.rev,
+        "can_undo": revision.parent is not None,
+        "can_redo": bool(record.redo),
+        "size": store().blobs.size(revision.blob),
+        "external_files": sorted(revision.external),
+    }
+    out.update(model_summary(model, verdict(revision.blob, model)))
+    return out
+
+
+def _upload_name(f, what: str) -> str:
+    name = os.path.basename((f.filename or "").replace("\\", "/"))
+    if not name or name in (".", "..") or not _SAFE_FILE.match(name):
+        raise StudioError("bad_filename", f"{what} has an unusable file name {f.filename!r}")
+    return name
+
+
+@bp.post("/models")
+def upload_model():
+    files = request.files.getlist("file")
+    if not files:
+        raise StudioError("missing_file", "send the model as a multipart form field named \"file\"")
+    name = _upload_name(files[0], "the model")
+    data = files[0].read()
+    parse_model(data, name)  # refuse what isn't a model before storing anything
+    external = {}
+    for f in files[1:]:
+        ext_name = _upload_name(f, "an external data file")
+        if ext_name in external or ext_name == name:
+            raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
+        external[ext_name] = f.read()
+    record = store().create_model(name, data, external)
+    return jsonify(_summary(record.id)), 201
+
+
+@bp.get("/models")
+def list_models():
+    s = store()
+    out = []
+    for m in s.list_models():
+        rev = s.revision(m.id, m.head)
+        out.append({"id": m.id, "name": m.name, "revision": m.head, "created": m.created,
+                    "size": s.blobs.size(rev.blob)})
+    return jsonify({"models": out})
+
+
+@bp.get("/models/<model_id>")
+def get_model(model_id):
+    return jsonify(_summary(model_id))
+
+
+@bp.delete("/models/<model_id>")
+def delete_model(model_id):
+    store().delete_model(model_id)
+    return "", 204
+
+
+@bp.get("/models/<model_id>/graph")
+def get_graph(model_id):
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    out = graph_view(model, request.args.get("path", ""))
+    out["revision"] = revision.rev
+    return jsonify(out)
+
+
+def _int_arg(name: str, default: int) -> int:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise StudioError("bad_window", f"{name} must be an integer, got {raw!r}") from None
+
+
+@bp.get("/models/<model_id>/tensors/<path:ref>")
+def get_tensor(model_id, ref):
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    tensor = resolve_tensor(model, ref)
+    return jsonify(tensor_preview(
+        tensor, ref, offset=_int_arg("offset", 0), count=_int_arg("count", 100),
+        max_count=current_app.config["PREVIEW_MAX_COUNT"], external_reader=external_reader(revision)))
+
+
+@bp.post("/models/<model_id>/edits")
+def post_edits(model_id):
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise StudioError("bad_request", "send a JSON object {\"base\": REVISION, \"ops\": [...]}")
+    base = body.get("base")
+    if not isinstance(base, int) or isinstance(base, bool):
+        raise StudioError("missing_base", "\"base\" must be the revision number the edits start from")
+    s = store()
+    record = s.model(model_id)
+    if record.head != base:
+        raise StudioError("stale_base", f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry", 409)
+    revision = s.revision(model_id, base)
+    data = s.blobs.get(revision.blob)
+    _, _, base_model = load(model_id, base)
+    result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model))
+    new_rev = s.commit_revision(model_id, base, result.data, revision.external, body["ops"], result.changes)
+    return jsonify({"revision": new_rev, "changes": result.changes, "validation": result.validation,
+                    "summary": _summary(model_id)})
+
+
+def _optional_base():
+    body = request.get_json(silent=True) or {}
+    base = body.get("base") if isinstance(body, dict) else None
+    if base is not None and (not isinstance(base, int) or isinstance(base, bool)):
+        raise StudioError("bad_request", "\"base\" must be a revision number")
+    return base
+
+
+@bp.post("/models/<model_id>/undo")
+def undo(model_id):
+    store().undo(model_id, _optional_base())
+    return jsonify(_summary(model_id))
+
+
+@bp.post("/models/<model_id>/redo")
+def redo(model_id):
+    store().redo(model_id, _optional_base())
+    return jsonify(_summary(model_id))
+
+
+@bp.get("/models/<model_id>/revisions")
+def revisions(model_id):
+    s = store()
+    head = s.model(model_id).head
+    return jsonify({"head": head, "revisions": [
+        {"revision": r.rev, "parent": r.parent, "ops": r.ops, "changes": r.changes, "created": r.created,
+         "current": r.rev == head} for r in s.revisions(model_id)]})
+
+
+@bp.get("/models/<model_id>/download")
+def download(model_id):
+    s = store()
+    record = s.model(model_id)
+    revision = s.revision(model_id, revision_number(request.args.get("revision")))
+    stem = record.name[:-5] if record.name.endswith(".onnx") else record.name
+    name = record.name if revision.rev == 0 else f"{stem}.r{revision.rev}.onnx"
+    if not revision.external:
+        return send_file(s.blobs.path(revision.blob), mimetype="application/octet-stream",
+                         as_attachment=True, download_name=name, etag=revision.blob)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.write(s.blobs.path(revision.blob), name)
+        for fname, digest in sorted(revision.external.items()):
+            z.write(s.blobs.path(digest), fname)
+    buf.seek(0)
+    return send_file(buf, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
+
+
+@bp.get("/ops")
+def list_ops():
+    return jsonify({"ops": describe()})

@@ -1,0 +1,6 @@
+"""Edit ops: one small module per kind, registered by JSON op name."""
+from . import attributes, graph_io, metadata, names, nodes  # noqa: F401  (registers the ops)
+from .apply import apply_edits
+from .registry import REGISTRY, describe
+
+__all__ = ["apply_edits", "REGISTRY", "describe"]

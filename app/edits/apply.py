@@ -1,0 +1,55 @@
+"""Applying a batch of edit ops all-or-nothing, with the validation gate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+
+from ..errors import StudioError
+from ..onnx_io import checker_verdict, parse_model
+from .registry import REGISTRY
+
+MAX_OPS = 1000
+
+
+@dataclass
+class EditResult:
+    model: onnx.ModelProto
+    data: bytes
+    changes: list[str]
+    validation: dict
+
+
+def apply_edits(base_data: bytes, ops, base_validation: dict) -> EditResult:
+    """Apply `ops` in order to a fresh copy of the base model. Any failing op fails the batch.
+    The result may not fail onnx.checker when the base passed it."""
+    if not isinstance(ops, list) or not ops:
+        raise StudioError("bad_request", "ops must be a non-empty list of edit ops")
+    if len(ops) > MAX_OPS:
+        raise StudioError("bad_request", f"a batch holds at most {MAX_OPS} ops")
+    model = parse_model(base_data)
+    changes = []
+    for k, op in enumerate(ops):
+        if not isinstance(op, dict) or not isinstance(op.get("op"), str):
+            raise StudioError("bad_op", f"op #{k + 1}: each op must be an object with an \"op\" name")
+        entry = REGISTRY.get(op["op"])
+        if entry is None:
+            raise StudioError("unknown_op", f"op #{k + 1}: unknown op {op['op']!r} (known: {', '.join(sorted(REGISTRY))})")
+        unknown = set(op) - {"op"} - set(entry.required) - set(entry.optional)
+        if unknown:
+            raise StudioError("bad_op", f"op #{k + 1} ({op['op']}): unexpected field(s) {', '.join(sorted(unknown))}")
+        try:
+            changes.append(entry.fn(model, op))
+        except StudioError as exc:
+            detail = exc.message.removeprefix(f"{op['op']}: ")
+            exc.message = f"op #{k + 1} ({op['op']}): {detail}"
+            exc.args = (exc.message,)
+            raise
+    try:
+        data = model.SerializeToString()
+    except Exception as exc:  # e.g. the 2 GiB protobuf limit
+        raise StudioError("cannot_serialize", f"the edited model can't be serialized: {exc}", 422) from None
+    validation = checker_verdict(model)
+    if base_validation.get("ok") and not validation["ok"]:
+        raise StudioError("invalid_result", f"the edit would make the model invalid: {validation['message']}", 422)
+    return EditResult(model, data, changes, validation)

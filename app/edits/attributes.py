@@ -1,0 +1,85 @@
+"""Node attributes: set a value (keeping the type), add a new one, delete one."""
+from __future__ import annotations
+
+import onnx
+from onnx import AttributeProto
+
+from ..errors import StudioError
+from .attr_values import set_attribute_value
+from .locate import find_node, require
+from .registry import edit_op
+
+
+def opset_version(model: onnx.ModelProto, container, domain: str) -> int | None:
+    imports = container.opset_import if isinstance(container, onnx.FunctionProto) else model.opset_import
+    for o in imports:
+        if o.domain in (domain, "ai.onnx" if domain == "" else domain):
+            return o.version
+    return None
+
+
+def schema_for(model: onnx.ModelProto, container, node: onnx.NodeProto):
+    version = opset_version(model, container, node.domain)
+    if version is None:
+        return None
+    try:
+        return onnx.defs.get_schema(node.op_type, version, node.domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+@edit_op("set_attribute", required=("node", "name", "value"), optional=("type",))
+def set_attribute(model: onnx.ModelProto, op: dict) -> str:
+    """Set a node attribute's value. An existing attribute keeps its type (a value of another type
+    is refused). A new attribute takes its type from the operator schema, or from `type`
+    (an AttributeProto type name) for operators without one. Graph attributes can't be set."""
+    ref, _, node, nid = find_node(model, op.get("node"))
+    name = require(op, "name")
+    if not name:
+        raise StudioError("bad_field", "set_attribute: name must not be empty")
+    value = op.get("value")
+    existing = [a for a in node.attribute if a.name == name]
+    what = f"attribute {name!r} of {node.op_type} node {nid}"
+    if existing:
+        attr = existing[0]
+        if attr.ref_attr_name:
+            raise StudioError("bad_value", f"{what} refers to function attribute {attr.ref_attr_name!r}; set that instead")
+        if "type" in op and op["type"] != AttributeProto.AttributeType.Name(attr.type):
+            raise StudioError("bad_value", f"{what} is of type {AttributeProto.AttributeType.Name(attr.type)}, not {op['type']}")
+        scratch = AttributeProto()
+        scratch.CopyFrom(attr)
+        set_attribute_value(scratch, value, what)  # validate before touching the model
+        attr.CopyFrom(scratch)
+        return f"{what} set to {value!r}"
+    attr_type = _new_attribute_type(model, ref.container, node, name, op.get("type"), what)
+    attr = AttributeProto(name=name, type=attr_type)
+    set_attribute_value(attr, value, what)
+    node.attribute.append(attr)
+    return f"added {what} = {value!r}"
+
+
+def _new_attribute_type(model, container, node, name, type_name, what) -> int:
+    schema = schema_for(model, container, node)
+    if schema is not None and name in schema.attributes:
+        return int(schema.attributes[name].type)
+    if schema is not None and type_name is None:
+        known = ", ".join(sorted(schema.attributes)) or "none"
+        raise StudioError("unknown_attribute", f"{node.op_type} has no attribute {name!r} (its attributes: {known})")
+    if type_name is None:
+        raise StudioError("missing_field", f"{what} is new and {node.op_type} has no schema here: give its \"type\"")
+    try:
+        return AttributeProto.AttributeType.Value(type_name)
+    except ValueError:
+        raise StudioError("bad_field", f"set_attribute: {type_name!r} is not an attribute type") from None
+
+
+@edit_op("delete_attribute", required=("node", "name"))
+def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
+    """Remove one attribute from a node (the operator's default then applies)."""
+    _, _, node, nid = find_node(model, op.get("node"))
+    name = require(op, "name")
+    for i, a in enumerate(node.attribute):
+        if a.name == name:
+            del node.attribute[i]
+            return f"deleted attribute {name!r} of {node.op_type} node {nid}"
+    raise StudioError("unknown_attribute", f"{node.op_type} node {nid} has no attribute {name!r}", 404)

@@ -1,0 +1,82 @@
+"""Finding what an op names: nodes by id or unique name, graphs by path."""
+from __future__ import annotations
+
+import re
+
+import onnx
+
+from ..errors import StudioError
+from ..errors import NotFound
+from ..onnx_io.address import GraphRef, node_id, resolve_graph, resolve_node, subgraph_path
+
+_NODE_ID = re.compile(r"(^|/)n\d+$")
+
+
+_KIND_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "an object", type(None): "null"}
+
+
+def require(op: dict, field: str, kind: type | tuple[type, ...] = str):
+    """op[field], checked to be of `kind` (bools are not numbers here)."""
+    if field not in op:
+        raise StudioError("missing_field", f"{op.get('op')}: field {field!r} is required")
+    return check_kind(op, field, op[field], kind)
+
+
+def check_kind(op: dict, field: str, value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        words = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
+        raise StudioError("bad_field", f"{op.get('op')}: field {field!r} must be {words}")
+    return value
+
+
+def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProto, str]:
+    """A node by id ("n3", "n3/body/n0") or by a name that is unique in the model."""
+    if not isinstance(key, str) or not key:
+        raise StudioError("bad_field", "node must be a node id or a node name (a non-empty string)")
+    if _NODE_ID.search(key):
+        try:
+            ref, idx, node = resolve_node(model, key)
+            return ref, idx, node, key
+        except NotFound:
+            pass
+    matches = [(ref, i, n, node_id(ref.path, i)) for ref in walk_graphs(model) for i, n in enumerate(ref.container.node)
+               if n.name == key]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise StudioError("ambiguous_node", f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)")
+    raise NotFound("unknown_node", f"no node {key!r} in this model")
+
+
+def walk_graphs(model: onnx.ModelProto):
+    """Every graph and function with its path: main graph, subgraphs (any depth), functions, training."""
+    roots = [""] + [f"fn[{k}]" for k in range(len(model.functions))]
+    for k, t in enumerate(model.training_info):
+        if t.HasField("initialization"):
+            roots.append(f"train[{k}].init")
+        if t.HasField("algorithm"):
+            roots.append(f"train[{k}].algo")
+    stack = [resolve_graph(model, p) for p in reversed(roots)]
+    while stack:
+        ref = stack.pop()
+        yield ref
+        subs = []
+        for i, n in enumerate(ref.container.node):
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH or a.type == onnx.AttributeProto.GRAPHS:
+                    nid = node_id(ref.path, i)
+                    items = [None] if a.type == onnx.AttributeProto.GRAPH else range(len(a.graphs))
+                    for k in items:
+                        subs.append(resolve_graph(model, subgraph_path(nid, a.name, k)))
+        stack.extend(reversed(subs))
+
+
+def main_graph_value(model: onnx.ModelProto, name: str, where: str) -> tuple[list, int]:
+    """(repeated field, index) of a main-graph input or output by name."""
+    field = model.graph.input if where == "input" else model.graph.output
+    for i, v in enumerate(field):
+        if v.name == name:
+            return field, i
+    raise NotFound(f"unknown_{where}", f"the graph has no {where} named {name!r}")

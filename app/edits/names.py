@@ -1,0 +1,97 @@
+"""Renaming nodes and tensors."""
+from __future__ import annotations
+
+import onnx
+
+from ..errors import NotFound, StudioError
+from .locate import find_node, require
+from .registry import edit_op
+
+
+@edit_op("rename_node", required=("node", "name"))
+def rename_node(model: onnx.ModelProto, op: dict) -> str:
+    """Change a node's name. Tensor names and everything else stay."""
+    _, _, node, nid = find_node(model, op.get("node"))
+    name = require(op, "name")
+    old = node.name
+    node.name = name
+    return f"node {nid} renamed {old!r} -> {name!r}"
+
+
+def _defines(g: onnx.GraphProto, name: str) -> bool:
+    return (any(v.name == name for v in g.input) or any(t.name == name for t in g.initializer)
+            or any(s.values.name == name for s in g.sparse_initializer)
+            or any(name in n.output for n in g.node))
+
+
+def rename_in_graph(g: onnx.GraphProto, old: str, new: str, depth: int = 0) -> int:
+    """Rename `old` to `new` in g and in subgraphs that read it from the outer scope. Counts uses."""
+    if depth > 64:
+        raise StudioError("too_deep", "subgraphs nest too deeply to rename through")
+    hits = 0
+    for coll in (g.input, g.output, g.value_info):
+        for v in coll:
+            if v.name == old:
+                v.name = new
+                hits += 1
+    for t in g.initializer:
+        if t.name == old:
+            t.name = new
+            hits += 1
+    for s in g.sparse_initializer:
+        if s.values.name == old:
+            s.values.name = new
+            hits += 1
+    for ann in g.quantization_annotation:
+        if ann.tensor_name == old:
+            ann.tensor_name = new
+            hits += 1
+    for n in g.node:
+        for field in (n.input, n.output):
+            for i, x in enumerate(field):
+                if x == old:
+                    field[i] = new
+                    hits += 1
+        for a in n.attribute:
+            subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else []
+            for sub in subs:
+                if not _defines(sub, old):  # a subgraph defining its own `old` shadows ours
+                    hits += rename_in_graph(sub, old, new, depth + 1)
+    return hits
+
+
+def _all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
+    names = {v.name for v in g.input} | {v.name for v in g.output} | {v.name for v in g.value_info}
+    names |= {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
+    for n in g.node:
+        names.update(n.input)
+        names.update(n.output)
+        if depth < 64:
+            for a in n.attribute:
+                subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else []
+                for sub in subs:
+                    names |= _all_names(sub, depth + 1)
+    return names
+
+
+@edit_op("rename_tensor", required=("from", "to"))
+def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
+    """Rename a tensor (value) of the main graph everywhere it appears: producer, consumers, graph
+    inputs/outputs, value_info, initializers, quantization annotations, and subgraphs that read it
+    from the outer scope. Refused when the new name is already used anywhere."""
+    old, new = require(op, "from"), require(op, "to")
+    if not old or not new:
+        raise StudioError("bad_field", "rename_tensor: from and to must be non-empty")
+    if old == new:
+        raise StudioError("bad_value", "rename_tensor: from and to are the same name")
+    if new in _all_names(model.graph):
+        raise StudioError("name_taken", f"rename_tensor: a tensor named {new!r} already exists")
+    if not _defines(model.graph, old) and not any(v.name == old for v in model.graph.output):
+        raise NotFound("unknown_tensor", f"rename_tensor: the main graph has no tensor {old!r}")
+    hits = rename_in_graph(model.graph, old, new)
+    for info in model.training_info:  # binding keys name main-graph initializers
+        for b in list(info.initialization_binding) + list(info.update_binding):
+            if b.key == old:
+                b.key = new
+                hits += 1
+    return f"tensor {old!r} renamed to {new!r} ({hits} places)"

@@ -1,0 +1,23 @@
+"""The error every layer raises for bad input; the API turns it into a 4xx JSON answer."""
+from __future__ import annotations
+
+
+class StudioError(Exception):
+    """A request the server refuses, with an HTTP status, a stable code and a plain message."""
+
+    status = 400
+
+    def __init__(self, code: str, message: str, status: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+class NotFound(StudioError):
+    status = 404
+
+
+class Conflict(StudioError):
+    status = 409

@@ -1,0 +1,48 @@
+"""Bytes -> ModelProto, refusing what is not an ONNX model with a message that says why."""
+from __future__ import annotations
+
+import onnx
+from google.protobuf.message import DecodeError
+
+from ..errors import StudioError
+
+# protobuf's own nesting guard is 100; a model deeper than this is hostile or broken
+MAX_NESTING = 64
+
+
+def parse_model(data: bytes, name: str = "model") -> onnx.ModelProto:
+    """Parse serialized ModelProto bytes; raise StudioError(400) for anything else.
+
+    Protobuf happily parses many random byte strings into a mostly-empty message, so beyond
+    decode errors we require what every real model has: an ir_version and a graph.
+    """
+    if not data:
+        raise StudioError("empty_file", f"{name} is empty: no bytes were uploaded")
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except DecodeError as exc:
+        raise StudioError(
+            "not_onnx",
+            f"{name} is not a readable ONNX model: the protobuf data is malformed or truncated ({exc})",
+        ) from None
+    except RecursionError:
+        raise StudioError("not_onnx", f"{name} nests messages too deeply to be a real model") from None
+    if model.ir_version <= 0 or not model.HasField("graph"):
+        missing = "ir_version" if model.ir_version <= 0 else "graph"
+        raise StudioError(
+            "not_onnx",
+            f"{name} is not an ONNX model: it has no {missing} (is it another file type, or truncated?)",
+        )
+    if model.ir_version > 1000:
+        raise StudioError("not_onnx", f"{name} claims ir_version {model.ir_version}, which no ONNX release has")
+    return model
+
+
+def checker_verdict(model: onnx.ModelProto) -> dict:
+    """onnx.checker's verdict without raising: {"ok": bool, "message": str}."""
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # checker raises ValidationError, and others on odd input
+        return {"ok": False, "message": str(exc).strip()}
+    return {"ok": True, "message": ""}

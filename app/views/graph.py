@@ -1,0 +1,118 @@
+"""Graph JSON: the nodes, inputs, outputs, initializers and value_info of one graph or function."""
+from __future__ import annotations
+
+import onnx
+
+from ..onnx_io.address import GraphRef, join, node_id, resolve_graph, subgraph_path
+from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
+
+
+def initializer_ref(graph_path: str, name: str) -> str:
+    """Tensor ref of an initializer: its bare name in the main graph, else `@<path>:<name>`."""
+    return name if graph_path == "" else f"@{graph_path}:{name}"
+
+
+def graph_view(model: onnx.ModelProto, path: str = "") -> dict:
+    ref = resolve_graph(model, path)
+    g = ref.container
+    functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
+    nodes = [_node_json(n, node_id(path, i), functions) for i, n in enumerate(g.node)]
+    out = {
+        "path": path,
+        "kind": "function" if ref.is_function else "graph",
+        "name": g.name,
+        "doc_string": text(g.doc_string),
+        "breadcrumb": ref.crumbs,
+        "nodes": nodes,
+        "outer_scope": sorted(free_names(g)),
+    }
+    if ref.is_function:
+        out.update(
+            domain=g.domain,
+            overload=g.overload,
+            inputs=[{"name": n, "dtype": None, "shape": None, "type": {"kind": "unknown"}} for n in g.input],
+            outputs=[{"name": n, "dtype": None, "shape": None, "type": {"kind": "unknown"}} for n in g.output],
+            initializers=[],
+            value_info=[value_info_json(v) for v in g.value_info],
+            attribute_names=list(g.attribute),
+            attribute_defaults=[attribute_json(a, join(path, "default")) for a in g.attribute_proto],
+            opset_import=[{"domain": o.domain, "version": o.version} for o in g.opset_import],
+            metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
+        )
+    else:
+        out.update(
+            inputs=[value_info_json(v) for v in g.input],
+            outputs=[value_info_json(v) for v in g.output],
+            initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
+            + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
+            value_info=[value_info_json(v) for v in g.value_info],
+            metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
+        )
+    return out
+
+
+def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
+    out = {
+        "id": nid,
+        "name": n.name,
+        "op_type": n.op_type,
+        "domain": n.domain,
+        "inputs": list(n.input),
+        "outputs": list(n.output),
+        "attributes": [attribute_json(a, nid) for a in n.attribute],
+        "subgraphs": _subgraph_paths(n, nid),
+    }
+    if n.doc_string:
+        out["doc_string"] = text(n.doc_string)
+    if n.overload:
+        out["overload"] = n.overload
+    if n.metadata_props:
+        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
+    fn = functions.get((n.domain, n.op_type, n.overload))
+    if fn:
+        out["function"] = fn
+    return out
+
+
+def _subgraph_paths(n: onnx.NodeProto, nid: str) -> list[str]:
+    paths = []
+    for a in n.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            paths.append(subgraph_path(nid, a.name))
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            paths.extend(subgraph_path(nid, a.name, k) for k in range(len(a.graphs)))
+    return paths
+
+
+def free_names(g, depth: int = 0) -> set[str]:
+    """Names the graph (and its nested subgraphs) read but do not define: outer-scope values."""
+    if depth > 64:
+        return set()
+    if isinstance(g, onnx.FunctionProto):
+        defined = set(g.input)
+    else:
+        defined = {v.name for v in g.input} | {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
+    used: set[str] = set()
+    for n in g.node:
+        used.update(n.input)
+        defined.update(n.output)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                used |= free_names(a.g, depth + 1)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    used |= free_names(sub, depth + 1)
+    used.discard("")
+    return used - defined
+
+
+def count_subgraphs(g, depth: int = 0) -> int:
+    if depth > 64:
+        return 0
+    total = 0
+    for n in g.node:
+        for a in n.attribute:
+            subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) if a.type == onnx.AttributeProto.GRAPHS else []
+            for sub in subs:
+                total += 1 + count_subgraphs(sub, depth + 1)
+    return total

@@ -1,0 +1,117 @@
+"""Tensor previews: dtype, shape, statistics and a bounded window of values."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ..errors import StudioError
+from .values import dtype_name, json_number, text
+
+MAX_ELEMENTS = 1 << 28  # refuse to materialise a preview of more than 256 Mi elements
+
+
+def tensor_array(t: onnx.TensorProto | onnx.SparseTensorProto, external_reader=None) -> np.ndarray:
+    """The tensor as a numpy array (sparse tensors densified). external_reader(location, offset,
+    length) -> bytes supplies external data from the store, never from a path in the file."""
+    try:
+        if isinstance(t, onnx.SparseTensorProto):
+            return _densify(t, external_reader)
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            t = _with_external_data(t, external_reader)
+        n = int(np.prod(t.dims, dtype=np.float64)) if t.dims else 1
+        if n > MAX_ELEMENTS:
+            raise StudioError("tensor_too_large", f"tensor {t.name!r} has {n} elements, more than a preview reads", 413)
+        return numpy_helper.to_array(t)
+    except StudioError:
+        raise
+    except Exception as exc:
+        raise StudioError("bad_tensor", f"tensor {t.name if isinstance(t, onnx.TensorProto) else t.values.name!r} can't be decoded: {exc}", 422) from None
+
+
+def _with_external_data(t: onnx.TensorProto, reader) -> onnx.TensorProto:
+    info = {e.key: e.value for e in t.external_data}
+    if reader is None:
+        raise StudioError("external_data_missing", f"tensor {t.name!r} keeps its data in {info.get('location')!r}, which was not uploaded", 422)
+    offset = int(info.get("offset", 0) or 0)
+    length = int(info["length"]) if info.get("length") else None
+    data = reader(info.get("location", ""), offset, length)
+    copy = onnx.TensorProto()
+    copy.CopyFrom(t)
+    del copy.external_data[:]
+    copy.data_location = onnx.TensorProto.DEFAULT
+    copy.raw_data = data
+    return copy
+
+
+def _densify(st: onnx.SparseTensorProto, reader) -> np.ndarray:
+    values = tensor_array(st.values, reader)
+    indices = tensor_array(st.indices, reader).astype(np.int64)
+    dims = tuple(st.dims)
+    n = int(np.prod(dims, dtype=np.float64)) if dims else 1
+    if n > MAX_ELEMENTS:
+        raise StudioError("tensor_too_large", f"sparse tensor densifies to {n} elements", 413)
+    dense = np.zeros(n, dtype=values.dtype)
+    if indices.ndim == 2:  # [nnz, rank] coordinates
+        flat = np.ravel_multi_index(tuple(indices.T), dims) if indices.size else np.zeros(0, np.int64)
+    else:
+        flat = indices
+    dense[flat] = values.reshape(-1)
+    return dense.reshape(dims)
+
+
+def _stats(arr: np.ndarray) -> dict | None:
+    if arr.size == 0 or arr.dtype.kind in "OSU":
+        return None
+    if arr.dtype.kind == "c":
+        arr = np.abs(arr)
+    x = arr.astype(np.float64).reshape(-1)
+    finite = np.isfinite(x)
+    nan = int(np.isnan(x).sum())
+    inf = int(np.isinf(x).sum())
+    xf = x[finite]
+    if xf.size == 0:
+        return {"min": None, "max": None, "mean": None, "std": None, "nan": nan, "inf": inf}
+    return {"min": json_number(xf.min()), "max": json_number(xf.max()), "mean": json_number(xf.mean()),
+            "std": json_number(xf.std()), "nan": nan, "inf": inf}
+
+
+def _to_json_values(window: np.ndarray) -> list:
+    kind = window.dtype.kind
+    if kind == "b":
+        return [bool(v) for v in window]
+    if kind in "iu" or (kind == "V" and window.dtype.name.startswith(("int", "uint"))):
+        return [int(v) for v in window.astype(np.int64)]  # ml_dtypes int4/int2 report kind "V"
+    if kind == "c":
+        return [[json_number(v.real), json_number(v.imag)] for v in window]
+    if kind in "OSU":
+        return [text(v) if isinstance(v, (bytes, str)) else str(v) for v in window]
+    return [json_number(v) for v in window.astype(np.float64)]
+
+
+def tensor_preview(t, ref: str, offset: int = 0, count: int = 100, max_count: int = 10_000,
+                   external_reader=None) -> dict:
+    if offset < 0 or count < 0:
+        raise StudioError("bad_window", "offset and count must be non-negative")
+    count = min(count, max_count)
+    arr = tensor_array(t, external_reader)
+    is_sparse = isinstance(t, onnx.SparseTensorProto)
+    proto = t.values if is_sparse else t
+    flat = arr.reshape(-1)
+    window = flat[offset: offset + count]
+    out = {
+        "ref": ref,
+        "name": proto.name,
+        "dtype": dtype_name(proto.data_type),
+        "shape": list(t.dims),
+        "size": int(flat.size),
+        "stats": _stats(arr),
+        "offset": offset,
+        "count": int(window.size),
+        "values": _to_json_values(window),
+    }
+    if is_sparse:
+        out["sparse"] = {"nnz": int(proto.dims[0]) if proto.dims else 0}
+    if t.doc_string if not is_sparse else False:
+        out["doc_string"] = text(t.doc_string)
+    return out

@@ -1,0 +1,140 @@
+"""JSON forms of ONNX types, shapes and attribute values."""
+from __future__ import annotations
+
+import math
+
+import onnx
+from onnx import AttributeProto
+
+from ..onnx_io.address import encode_attr, subgraph_path
+
+MAX_LIST_ITEMS = 4096  # longer attribute lists are cut; the item count is still reported
+MAX_STRING_CHARS = 4096
+
+
+def dtype_name(elem_type: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:
+        return f"UNKNOWN({elem_type})"
+
+
+def json_number(x: float):
+    """Strict-JSON float: NaN/±Inf as strings."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return x
+
+
+def text(b: bytes | str, limit: int = MAX_STRING_CHARS) -> str:
+    s = b.decode("utf-8", errors="replace") if isinstance(b, bytes) else b
+    return s if len(s) <= limit else s[:limit] + "…"
+
+
+def shape_json(shape: onnx.TensorShapeProto) -> list:
+    out = []
+    for d in shape.dim:
+        which = d.WhichOneof("value")
+        out.append(d.dim_value if which == "dim_value" else d.dim_param if which == "dim_param" else None)
+    return out
+
+
+def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:
+    if depth > 32:
+        return {"kind": "unknown"}
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        t = getattr(tp, which)
+        return {
+            "kind": "tensor" if which == "tensor_type" else "sparse_tensor",
+            "dtype": dtype_name(t.elem_type) if t.elem_type else None,
+            "shape": shape_json(t.shape) if t.HasField("shape") else None,
+        }
+    if which == "sequence_type":
+        return {"kind": "sequence", "elem": type_json(tp.sequence_type.elem_type, depth + 1)}
+    if which == "map_type":
+        return {"kind": "map", "key": dtype_name(tp.map_type.key_type),
+                "value": type_json(tp.map_type.value_type, depth + 1)}
+    if which == "optional_type":
+        return {"kind": "optional", "elem": type_json(tp.optional_type.elem_type, depth + 1)}
+    if which == "opaque_type":
+        return {"kind": "opaque", "domain": tp.opaque_type.domain, "name": tp.opaque_type.name}
+    return {"kind": "unknown"}
+
+
+def value_info_json(vi: onnx.ValueInfoProto) -> dict:
+    t = type_json(vi.type) if vi.HasField("type") else {"kind": "unknown"}
+    out = {"name": vi.name, "dtype": t.get("dtype"), "shape": t.get("shape"), "type": t}
+    if vi.doc_string:
+        out["doc_string"] = text(vi.doc_string)
+    return out
+
+
+def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
+    return {"name": t.name, "dtype": dtype_name(t.data_type), "shape": list(t.dims), "ref": ref,
+            "external": t.data_location == onnx.TensorProto.EXTERNAL}
+
+
+def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:
+    return {"name": st.values.name, "dtype": dtype_name(st.values.data_type), "shape": list(st.dims),
+            "nnz": st.values.dims[0] if st.values.dims else 0, "ref": ref, "sparse": True}
+
+
+def attribute_json(attr: AttributeProto, nid: str) -> dict:
+    """{"name", "type", "value"} for every AttributeProto type."""
+    a = AttributeProto
+    type_name = AttributeProto.AttributeType.Name(attr.type) if attr.type in AttributeProto.AttributeType.values() else f"UNKNOWN({attr.type})"
+    out: dict = {"name": attr.name, "type": type_name}
+    if attr.ref_attr_name:
+        out["ref_attr_name"] = attr.ref_attr_name
+    if attr.doc_string:
+        out["doc_string"] = text(attr.doc_string)
+    tref = f"@{nid}#{encode_attr(attr.name)}"
+    t = attr.type
+    if t == a.FLOAT:
+        value = json_number(attr.f)
+    elif t == a.INT:
+        value = attr.i
+    elif t == a.STRING:
+        value = text(attr.s)
+    elif t == a.TENSOR:
+        value = tensor_brief(attr.t, tref)
+    elif t == a.GRAPH:
+        value = {"path": subgraph_path(nid, attr.name), "name": attr.g.name, "nodes": len(attr.g.node)}
+    elif t == a.SPARSE_TENSOR:
+        value = sparse_brief(attr.sparse_tensor, tref)
+    elif t == a.TYPE_PROTO:
+        value = type_json(attr.tp)
+    elif t == a.FLOATS:
+        value = [json_number(x) for x in attr.floats[:MAX_LIST_ITEMS]]
+    elif t == a.INTS:
+        value = list(attr.ints[:MAX_LIST_ITEMS])
+    elif t == a.STRINGS:
+        value = [text(x) for x in attr.strings[:MAX_LIST_ITEMS]]
+    elif t == a.TENSORS:
+        value = [tensor_brief(x, f"{tref}[{k}]") for k, x in enumerate(attr.tensors[:MAX_LIST_ITEMS])]
+    elif t == a.GRAPHS:
+        value = [{"path": subgraph_path(nid, attr.name, k), "name": g.name, "nodes": len(g.node)}
+                 for k, g in enumerate(attr.graphs)]
+    elif t == a.SPARSE_TENSORS:
+        value = [sparse_brief(x, f"{tref}[{k}]") for k, x in enumerate(attr.sparse_tensors[:MAX_LIST_ITEMS])]
+    elif t == a.TYPE_PROTOS:
+        value = [type_json(x) for x in attr.type_protos[:MAX_LIST_ITEMS]]
+    else:
+        value = None
+    out["value"] = value
+    count = _list_len(attr)
+    if count is not None and count > MAX_LIST_ITEMS:
+        out["truncated"] = count
+    return out
+
+
+def _list_len(attr: AttributeProto) -> int | None:
+    field = {AttributeProto.FLOATS: "floats", AttributeProto.INTS: "ints", AttributeProto.STRINGS: "strings",
+             AttributeProto.TENSORS: "tensors", AttributeProto.SPARSE_TENSORS: "sparse_tensors",
+             AttributeProto.TYPE_PROTOS: "type_protos"}.get(attr.type)
+    return len(getattr(attr, field)) if field else None
+
