@@ -1,0 +1,104 @@
+"""The `onnx-studio` command.
+
+  onnx-studio MODEL.onnx [--port P] [--no-browser]   open one model in the browser
+  onnx-studio serve [--host H] [--port P]            serve the app for uploads
+Both take --data-dir (default: the per-user data folder).
+"""
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+
+import onnx
+
+from . import create_app, default_data_dir
+from .errors import StudioError
+from .onnx_io import parse_model
+
+
+def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, bytes]:
+    """The external data files a model names, read only from inside its own folder."""
+    folder = model_path.parent.resolve()
+    wanted = set()
+    for t in _all_tensors(model):
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            loc = next((e.value for e in t.external_data if e.key == "location"), "")
+            if loc:
+                wanted.add(loc)
+    out = {}
+    for loc in sorted(wanted):
+        path = (folder / loc).resolve()
+        if not path.is_relative_to(folder) or not path.is_file():
+            print(f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview", file=sys.stderr)
+            continue
+        out[loc] = path.read_bytes()
+    return out
+
+
+def _all_tensors(model: onnx.ModelProto):
+    from onnx.external_data_helper import _get_all_tensors
+
+    return _get_all_tensors(model)
+
+
+def _free_port(host: str, preferred: int) -> int:
+    with socket.socket() as s:
+        try:
+            s.bind((host, preferred))
+            return preferred
+        except OSError:
+            s.bind((host, 0))
+            return s.getsockname()[1]
+
+
+def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = False) -> None:
+    from werkzeug.serving import make_server
+
+    server = make_server(host, port, app, threaded=True)
+    url = f"http://{host}:{server.port}{page}"
+    print(f"ONNX Studio on {url}  (Ctrl+C stops)", flush=True)
+    if open_browser:
+        threading.Timer(0.5, lambda: webbrowser.open(url)).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "serve":
+        p = argparse.ArgumentParser(prog="onnx-studio serve", description="Serve ONNX Studio for uploads.")
+        p.add_argument("--host", default="127.0.0.1")
+        p.add_argument("--port", type=int, default=8080)
+        p.add_argument("--data-dir", type=Path, default=default_data_dir())
+        args = p.parse_args(argv[1:])
+        _serve(create_app({"DATA_DIR": str(args.data_dir)}), args.host, args.port)
+        return 0
+    p = argparse.ArgumentParser(prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help).")
+    p.add_argument("model", type=Path, help="the .onnx file to open")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
+    p.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
+    args = p.parse_args(argv)
+    if not args.model.is_file():
+        p.error(f"{args.model} is not a file")
+    data = args.model.read_bytes()
+    try:
+        model = parse_model(data, args.model.name)
+    except StudioError as exc:
+        print(f"onnx-studio: {exc.message}", file=sys.stderr)
+        return 2
+    app = create_app({"DATA_DIR": str(args.data_dir)})
+    record = app.extensions["store"].create_model(args.model.name, data, external_files(args.model, model))
+    port = _free_port("127.0.0.1", args.port)
+    _serve(app, "127.0.0.1", port, f"/models/{record.id}", open_browser=not args.no_browser)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
