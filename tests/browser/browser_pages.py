@@ -1,0 +1,30 @@
+"""Helpers the browser tests share: storing a model, opening the model page, waiting for it."""
+from __future__ import annotations
+
+import onnx
+
+
+def upload(page, server: str, model: onnx.ModelProto, name: str = "model.onnx") -> dict:
+    """Store a model through the API (tests of the upload page use the file picker instead)."""
+    response = page.request.post(f"{server}/api/models", multipart={
+        "file": {"name": name, "mimeType": "application/octet-stream", "buffer": model.SerializeToString()},
+    })
+    assert response.status == 201, response.text()
+    return response.json()
+
+
+def open_model(page, server: str, model_id: str, hash_: str = "") -> None:
+    page.goto(f"{server}/models/{model_id}{hash_}")
+    wait_ready(page)
+
+
+def wait_ready(page, timeout: float = 30_000) -> None:
+    """Wait until every box and edge of the graph on screen is drawn (the page hook)."""
+    page.wait_for_selector("#graph[data-state=ready]", timeout=timeout)
+
+
+def wait_revision(page, revision: int) -> None:
+    """Wait for the toolbar to show `revision`, then for the graph to be redrawn."""
+    page.wait_for_function(
+        "rev => document.getElementById('model-revision').textContent === `rev ${rev}`", arg=revision)
+    wait_ready(page)

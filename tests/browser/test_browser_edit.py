@@ -1,0 +1,138 @@
+"""Editing through the page: attributes, metadata, undo/redo, download."""
+from __future__ import annotations
+
+import onnx
+import pytest
+from browser_models import custom_op_with_int64, hostile_strings, tiny_cnn
+from browser_pages import open_model, upload, wait_ready, wait_revision
+from onnx import helper
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def attribute(model: onnx.ModelProto, node_name: str, attr: str):
+    node = next(n for n in model.graph.node if n.name == node_name)
+    return helper.get_attribute_value(next(a for a in node.attribute if a.name == attr))
+
+
+def metadata(model: onnx.ModelProto) -> dict:
+    return {p.key: p.value for p in model.metadata_props}
+
+
+def test_edit_attribute_and_metadata_undo_redo_download(page, server, tmp_path):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+
+    # click a node: its attributes are in the panel
+    page.click("#graph [data-node-id=n1]")
+    assert panel.locator(".panel-title").text_content() == "LeakyRelu"
+    alpha = panel.locator("[data-attr=alpha] input[name=value]")
+    assert float(alpha.input_value()) == pytest.approx(0.1)
+    assert "node=n1" in page.url
+    page.click("#graph [data-node-id=n0]")
+    assert panel.locator("[data-attr=kernel_shape] input[name=value]").input_value() == "[3, 3]"
+    assert panel.locator("[data-attr=pads] input[name=value]").input_value() == "[1, 1, 1, 1]"
+
+    # change LeakyRelu.alpha through the panel
+    page.click("#graph [data-node-id=n1]")
+    alpha.fill("0.25")
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator(".panel-title").text_content() == "LeakyRelu"  # still selected
+    assert float(panel.locator("[data-attr=alpha] input[name=value]").input_value()) == pytest.approx(0.25)
+    assert "node=n1" in page.url
+    assert page.locator("#graph [data-node-id=n1].selected").count() == 1
+
+    # a value the server refuses: its message shows next to the field, nothing changes
+    alpha = panel.locator("[data-attr=alpha] input[name=value]")
+    alpha.fill("not a number")
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    error = panel.locator("[data-attr=alpha] .field-error")
+    error.wait_for(state="visible")
+    assert error.text_content().strip()
+    assert page.locator("#model-revision").text_content() == "rev 1"
+
+    # the model panel: change a metadata value, add a key
+    page.click("#btn-model")
+    meta = panel.locator("#metadata")
+    assert meta.locator("[data-meta-key=author] input[name=value]").input_value() == "tests"
+    meta.locator("[data-meta-key=author] input[name=value]").fill("studio")
+    meta.locator("[data-meta-key=author] button[type=submit]").click()
+    wait_revision(page, 2)
+    panel.locator("#metadata-add input[name=key]").fill("stage")
+    panel.locator("#metadata-add input[name=value]").fill("prod")
+    panel.locator("#metadata-add button[type=submit]").click()
+    wait_revision(page, 3)
+    assert panel.locator("#metadata [data-meta-key=stage] input[name=value]").input_value() == "prod"
+    assert panel.locator("#metadata [data-meta-key=author] input[name=value]").input_value() == "studio"
+
+    # undo: the new key is gone; redo: it is back
+    assert page.locator("#btn-redo").is_disabled()
+    page.click("#btn-undo")
+    wait_revision(page, 2)
+    assert panel.locator("#metadata [data-meta-key=stage]").count() == 0
+    assert page.locator("#btn-redo").is_enabled()
+    page.click("#btn-redo")
+    wait_revision(page, 3)
+    assert panel.locator("#metadata [data-meta-key=stage] input[name=value]").input_value() == "prod"
+    assert page.locator("#btn-redo").is_disabled()
+
+    # download what the page shows
+    with page.expect_download() as info:
+        page.click("#btn-download")
+    path = tmp_path / "downloaded.onnx"
+    info.value.save_as(path)
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model)
+    assert attribute(model, "/features/act1/LeakyRelu", "alpha") == pytest.approx(0.25)
+    assert metadata(model) == {"author": "studio", "license": "MIT", "stage": "prod"}
+
+
+def test_delete_metadata_and_edit_ints_attribute(page, server, tmp_path):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n2")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "MaxPool"  # selected from the URL
+    strides = panel.locator("[data-attr=strides] input[name=value]")
+    strides.fill("1, 1")
+    panel.locator("[data-attr=strides] button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator("[data-attr=strides] input[name=value]").input_value() == "[1, 1]"
+
+    page.keyboard.press("Escape")  # back to the model panel
+    panel.locator("#metadata [data-meta-key=license] button", has_text="Delete").click()
+    wait_revision(page, 2)
+    assert panel.locator("#metadata [data-meta-key=license]").count() == 0
+
+    response = page.request.get(f"{server}/api/models/{summary['id']}/download")
+    model = onnx.load_from_string(response.body())
+    assert attribute(model, "pool1", "strides") == [1, 1]
+    assert metadata(model) == {"author": "tests"}
+
+
+def test_int64_attribute_values_stay_exact(page, server):
+    summary = upload(page, server, custom_op_with_int64(), "custom.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n0")
+    field = page.locator("#sidebar [data-attr=bounds] input[name=value]")
+    assert field.input_value() == "[-9223372036854775808, 9223372036854775807]"
+    field.fill("[-9223372036854775807, 9223372036854775806]")
+    page.locator("#sidebar [data-attr=bounds] button[type=submit]").click()
+    wait_revision(page, 1)
+    assert field.input_value() == "[-9223372036854775807, 9223372036854775806]"
+    model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert attribute(model, "win", "bounds") == [-9223372036854775807, 9223372036854775806]
+
+
+def test_model_strings_are_shown_as_text(page, server):
+    summary = upload(page, server, hostile_strings(), "hostile.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    assert "<script>window.__pwned=2</script>" in panel.text_content()
+    page.click("#graph [data-node-id=n0]")
+    assert 'relu<img src=x onerror="window.__pwned=1">' in panel.text_content()
+    page.click("#graph [data-io=input]")
+    wait_ready(page)
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img").count() == 0
+    assert page.locator("script:not([src])").count() == 0

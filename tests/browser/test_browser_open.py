@@ -1,0 +1,98 @@
+"""Opening models: upload through the page, the drawing, the model list, errors."""
+from __future__ import annotations
+
+import re
+import time
+
+import onnx
+import pytest
+from browser_models import light_model, tiny_cnn
+from browser_pages import open_model, upload, wait_ready
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def test_upload_through_file_picker_draws_every_node(page, server, tmp_path):
+    model = tiny_cnn()
+    path = tmp_path / "tiny_cnn.onnx"
+    onnx.save(model, path)
+
+    page.goto(server + "/")
+    page.set_input_files("#file-input", str(path))
+    page.wait_for_url(re.compile(r"/models/[^/#]+"))
+    wait_ready(page)
+
+    boxes = page.locator("#graph [data-node-id]")
+    assert boxes.count() == len(model.graph.node)
+    ids = sorted(boxes.evaluate_all("els => els.map(e => e.getAttribute('data-node-id'))"))
+    assert ids == sorted(f"n{i}" for i in range(len(model.graph.node)))
+    # graph inputs/outputs are boxes of their own; initializers are not
+    assert page.locator("#graph [data-io=input]").count() == 1
+    assert page.locator("#graph [data-io=output]").count() == 1
+    assert page.locator("#graph [data-io]").count() == 2
+    # initializers are listed, with their shapes, in the box of the node reading them
+    conv = page.locator("#graph [data-node-id=n0]")
+    assert "Conv" in conv.text_content()
+    assert "conv1.weight ⟨8×3×3×3⟩" in conv.text_content()
+    assert "/features/conv1/Conv" in conv.text_content()
+    # edges carry dtype and shape from value_info
+    labels = page.locator("#graph .edge-label").all_text_contents()
+    assert "FLOAT ⟨1×8×32×32⟩" in labels
+    assert page.locator("#graph path.edge").count() == len(model.graph.node) + 1
+    # a graph input shows its name, dtype and shape
+    page.click("#graph [data-io=input]")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "input"
+    assert "FLOAT" in panel.text_content() and "[1, 3, 32, 32]" in panel.text_content()
+    assert "input=input" in page.url
+    # a TENSOR attribute (Constant.value) previews its values
+    page.click("#graph [data-node-id=n4]")
+    panel.locator("[data-attr=value] .preview-link").click()
+    preview = panel.locator("[data-attr=value] .tensor-preview")
+    preview.locator(".tp-values").wait_for()
+    assert "INT64 ⟨2⟩" in preview.text_content()
+    assert preview.locator(".tp-values").text_content() == "1, -1"
+    assert "min -1" in preview.locator(".tp-stats").text_content()
+    # the toolbar names the model and its revision
+    assert page.locator("#model-name").text_content() == "tiny_cnn.onnx"
+    assert page.locator("#model-revision").text_content() == "rev 0"
+
+    # the list page links to it
+    page.click("#back-link")
+    link = page.locator("#models-table a.model-link", has_text="tiny_cnn.onnx")
+    link.wait_for()
+    link.click()
+    wait_ready(page)
+    assert page.locator("#graph [data-node-id]").count() == len(model.graph.node)
+
+
+def test_official_resnet50_draws_every_node(page, server):
+    model = onnx.load(light_model("resnet50"))
+    summary = upload(page, server, model, "light_resnet50.onnx")
+    started = time.monotonic()
+    open_model(page, server, summary["id"])
+    elapsed = time.monotonic() - started
+    assert page.locator("#graph [data-node-id]").count() == len(model.graph.node)
+    # IR 3: every initializer is also listed as a graph input; those are not input boxes
+    initializer_names = {t.name for t in model.graph.initializer}
+    real_inputs = [i for i in model.graph.input if i.name not in initializer_names]
+    assert page.locator("#graph [data-io=input]").count() == len(real_inputs)
+    assert elapsed < 30, f"opening took {elapsed:.1f}s"
+
+
+def test_upload_of_a_file_that_is_no_model_says_why(page, server, tmp_path):
+    path = tmp_path / "notes.onnx"
+    path.write_bytes(b"this is not a protobuf \xff\xfe")
+    page.goto(server + "/")
+    page.set_input_files("#file-input", str(path))
+    status = page.locator("#upload-status.error")
+    status.wait_for()
+    assert "notes.onnx" in status.text_content()
+    assert page.url.rstrip("/") == server
+
+
+def test_unknown_model_id_shows_not_found(page, server):
+    page.goto(server + "/models/0123456789ab")
+    page.wait_for_selector("#graph[data-state=error]")
+    assert "no model with this id" in page.locator("#graph").text_content()
+    assert page.locator("#graph [data-node-id]").count() == 0
