@@ -96,3 +96,44 @@ def test_unknown_model_id_shows_not_found(page, server):
     page.wait_for_selector("#graph[data-state=error]")
     assert "no model with this id" in page.locator("#graph").text_content()
     assert page.locator("#graph [data-node-id]").count() == 0
+
+
+def viewport_transform(page) -> tuple[float, float, float]:
+    t = page.get_attribute("#graph svg > g.viewport", "transform")
+    m = re.fullmatch(r"translate\(([-\d.]+),([-\d.]+)\) scale\(([-\d.]+)\)", t)
+    assert m, t
+    return float(m[1]), float(m[2]), float(m[3])
+
+
+def test_pan_zoom_fit_and_keyboard(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    fitted = viewport_transform(page)
+    box = page.locator("#graph").bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    page.mouse.move(cx + 200, cy)  # empty background beside the drawing
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"document.querySelector('#graph svg > g.viewport').getAttribute('transform').indexOf('scale({fitted[2]:.5f})') < 0")
+    zoomed = viewport_transform(page)
+    assert zoomed[2] > fitted[2]
+
+    # dragging pans and does not select anything
+    page.mouse.move(cx + 200, cy)
+    page.mouse.down()
+    page.mouse.move(cx + 260, cy + 40, steps=5)
+    page.mouse.up()
+    panned = viewport_transform(page)
+    assert panned[0] == pytest.approx(zoomed[0] + 60, abs=1)
+    assert panned[1] == pytest.approx(zoomed[1] + 40, abs=1)
+    assert page.locator("#graph .selected").count() == 0
+
+    page.click("#btn-fit")
+    assert viewport_transform(page) == pytest.approx(fitted, abs=0.01)
+
+    # a click selects, Escape goes back to the model panel
+    page.click("#graph [data-node-id=n2]")
+    assert page.locator("#sidebar .panel-title").text_content() == "MaxPool"
+    page.keyboard.press("Escape")
+    assert page.locator("#sidebar .panel-kicker").text_content() == "Model"
+    assert "node=" not in page.url

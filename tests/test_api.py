@@ -1,0 +1,224 @@
+"""The API core over real and built models: upload, views, previews, edits, history, download."""
+from __future__ import annotations
+
+import io
+import threading
+import zipfile
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import ONNX_DATA, node_testcases, upload
+from test_bad_input import small_model
+
+
+@pytest.fixture
+def resnet(client):
+    data = (ONNX_DATA / "light" / "light_resnet50.onnx").read_bytes()
+    r = upload(client, data, "resnet50.onnx")
+    assert r.status_code == 201
+    return r.get_json()["id"], data
+
+
+def test_list_and_summary(client, resnet):
+    mid, data = resnet
+    models = client.get("/api/models").get_json()["models"]
+    assert [m["id"] for m in models] == [mid] and models[0]["size"] == len(data)
+    s = client.get(f"/api/models/{mid}").get_json()
+    proto = onnx.load_from_string(data)
+    assert s["ir_version"] == proto.ir_version
+    assert s["opset_import"] == [{"domain": o.domain, "version": o.version} for o in proto.opset_import]
+    assert s["producer_name"] == proto.producer_name
+    assert s["counts"]["nodes"] == len(proto.graph.node)
+    assert s["validation"] == {"ok": True, "message": ""}
+
+
+def test_graph_json_shapes_and_dtypes(client, resnet):
+    mid, data = resnet
+    g = client.get(f"/api/models/{mid}/graph").get_json()
+    proto = onnx.load_from_string(data)
+    x = proto.graph.input[0]
+    assert g["inputs"][0] == {"name": x.name, "dtype": "FLOAT", "shape": [d.dim_value for d in x.type.tensor_type.shape.dim],
+                              "type": {"kind": "tensor", "dtype": "FLOAT", "shape": [d.dim_value for d in x.type.tensor_type.shape.dim]}}
+    inits = {t["name"]: t for t in g["initializers"]}
+    for t in proto.graph.initializer:
+        assert inits[t.name]["shape"] == list(t.dims)
+        assert "values" not in inits[t.name]
+
+
+def test_dim_params_and_unknown_dims(client):
+    m = small_model()
+    dims = m.graph.input[0].type.tensor_type.shape.dim
+    dims[0].dim_param = "batch"
+    dims[1].Clear()
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    assert client.get(f"/api/models/{mid}/graph").get_json()["inputs"][0]["shape"] == ["batch", None]
+
+
+def test_subgraph_paths_open(client):
+    case = node_testcases()["test_if"]
+    mid = upload(client, case.model.SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph").get_json()
+    node = g["nodes"][0]
+    graphs = {a["name"]: a["value"]["path"] for a in node["attributes"] if a["type"] == "GRAPH"}
+    assert set(graphs) == {"then_branch", "else_branch"}
+    sub = client.get(f"/api/models/{mid}/graph", query_string={"path": graphs["then_branch"]}).get_json()
+    then = next(a.g for a in case.model.graph.node[0].attribute if a.name == "then_branch")
+    assert [n["op_type"] for n in sub["nodes"]] == [n.op_type for n in then.node]
+    assert sub["breadcrumb"][0]["path"] == "" and sub["breadcrumb"][-1]["path"] == graphs["then_branch"]
+    assert sub["nodes"][0]["id"].startswith(graphs["then_branch"] + "/n")
+
+
+def test_outer_scope_names(client):
+    """An If branch reading the main graph's `x` lists it as an outer-scope value."""
+    out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [2])
+    then = helper.make_graph([helper.make_node("Neg", ["x"], ["o"])], "then", [], [out])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "else", [], [out])
+    g = helper.make_graph([helper.make_node("If", ["c"], ["o"], then_branch=then, else_branch=other)], "g",
+                          [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [out])
+    mid = upload(client, helper.make_model(g).SerializeToString()).get_json()["id"]
+    assert client.get(f"/api/models/{mid}/graph").get_json()["outer_scope"] == []
+    body = client.get(f"/api/models/{mid}/graph", query_string={"path": "n0/then_branch"}).get_json()
+    assert body["outer_scope"] == ["x"]
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
+                                   TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16,
+                                   TensorProto.INT32, TensorProto.UINT32, TensorProto.INT64, TensorProto.UINT64,
+                                   TensorProto.BOOL, TensorProto.COMPLEX64, TensorProto.COMPLEX128,
+                                   TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2,
+                                   TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT8E8M0, TensorProto.INT4,
+                                   TensorProto.UINT4, TensorProto.FLOAT4E2M1, TensorProto.INT2, TensorProto.UINT2,
+                                   TensorProto.STRING])
+def test_tensor_preview_every_dtype(client, dtype):
+    np_dtype = helper.tensor_dtype_to_np_dtype(dtype)
+    if dtype == TensorProto.STRING:
+        arr = np.array([b"a", b"bc", "é".encode()] * 4, dtype=object).reshape(3, 4)
+    elif dtype == TensorProto.BOOL:
+        arr = (np.arange(12) % 3 == 0).reshape(3, 4)
+    elif np.dtype(np_dtype).kind == "c":
+        arr = (np.arange(12) + 1j * np.arange(12)).astype(np_dtype).reshape(3, 4)
+    else:
+        arr = (np.arange(12) % 4).astype(np_dtype).reshape(3, 4)
+    t = numpy_helper.from_array(arr, "T")
+    m = small_model()
+    m.graph.initializer.append(t)
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    p = client.get(f"/api/models/{mid}/tensors/T?offset=2&count=5").get_json()
+    assert p["dtype"] == TensorProto.DataType.Name(dtype) and p["shape"] == [3, 4] and p["offset"] == 2
+    expected = numpy_helper.to_array(t).reshape(-1)[2:7]
+    if dtype == TensorProto.STRING:
+        assert p["values"] == [v.decode() if isinstance(v, bytes) else v for v in expected]
+    elif np.dtype(np_dtype).kind == "c":
+        assert p["values"] == [[float(v.real), float(v.imag)] for v in expected]
+    else:
+        as_float = expected.astype(np.float64)
+        assert [("NaN" if isinstance(v, str) else v) for v in p["values"]] == \
+            [("NaN" if np.isnan(v) else v) for v in as_float.tolist()]
+        finite = numpy_helper.to_array(t).astype(np.float64)
+        assert p["stats"]["max"] == float(finite[np.isfinite(finite)].max())
+
+
+def test_tensor_preview_nan_inf_and_bounds(client, app):
+    arr = np.array([1.0, np.nan, np.inf, -np.inf, 2.0] * 5000, np.float32)
+    m = small_model()
+    m.graph.initializer.append(numpy_helper.from_array(arr, "S"))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    p = client.get(f"/api/models/{mid}/tensors/S?count=5").get_json()
+    assert p["values"] == [1.0, "NaN", "Infinity", "-Infinity", 2.0]
+    assert p["stats"]["nan"] == 5000 and p["stats"]["inf"] == 10000 and p["stats"]["max"] == 2.0
+    big = client.get(f"/api/models/{mid}/tensors/S?count=100000").get_json()
+    assert big["count"] == app.config["PREVIEW_MAX_COUNT"]
+
+
+def test_constant_attribute_tensor_preview(client):
+    case = node_testcases()["test_constant"]
+    mid = upload(client, case.model.SerializeToString()).get_json()["id"]
+    attr = client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]["attributes"][0]
+    assert attr["type"] == "TENSOR"
+    from urllib.parse import quote
+    p = client.get(f"/api/models/{mid}/tensors/{quote(attr['value']['ref'], safe='')}?count=1000").get_json()
+    expected = numpy_helper.to_array(case.model.graph.node[0].attribute[0].t).reshape(-1)
+    assert np.allclose(np.array(p["values"], np.float64), expected.astype(np.float64))
+
+
+def test_edit_undo_redo_and_history(client, resnet):
+    mid, data = resnet
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
+        {"op": "set_metadata", "key": "k", "value": "v1"}, {"op": "set_model_field", "field": "doc_string", "value": "hello"}]})
+    assert r.status_code == 200 and r.get_json()["revision"] == 1 and len(r.get_json()["changes"]) == 2
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "set_metadata", "key": "k", "value": "v2"}]})
+    assert r.get_json()["revision"] == 2
+    assert client.post(f"/api/models/{mid}/undo", json={"base": 2}).get_json()["revision"] == 1
+    assert onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).metadata_props[0].value == "v1"
+    s = client.post(f"/api/models/{mid}/undo").get_json()
+    assert s["revision"] == 0 and s["can_redo"] and not s["can_undo"]
+    assert client.get(f"/api/models/{mid}/download").data == data
+    assert client.post(f"/api/models/{mid}/redo").get_json()["revision"] == 1
+    assert client.post(f"/api/models/{mid}/redo").get_json()["revision"] == 2
+    # a new edit after undo drops the redo trail and never reuses a revision number
+    client.post(f"/api/models/{mid}/undo")
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "set_metadata", "key": "k", "value": "v3"}]})
+    assert r.get_json()["revision"] == 3 and not r.get_json()["summary"]["can_redo"]
+    hist = client.get(f"/api/models/{mid}/revisions").get_json()
+    assert hist["head"] == 3 and [h["parent"] for h in hist["revisions"]] == [None, 0, 1, 1]
+    assert hist["revisions"][3]["ops"] == [{"op": "set_metadata", "key": "k", "value": "v3"}]
+    old = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=2").data)
+    assert old.metadata_props[0].value == "v2"
+
+
+def test_concurrent_edits_on_one_base_only_one_wins(app, resnet):
+    mid, _ = resnet
+    results = []
+
+    def edit(value):
+        with app.test_client() as c:
+            results.append(c.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
+                {"op": "set_metadata", "key": "k", "value": value}]}).status_code)
+
+    threads = [threading.Thread(target=edit, args=(f"v{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [200] + [409] * 5
+
+
+def test_external_data_upload_preview_and_zip_download(client, tmp_path):
+    m = small_model()
+    big = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "E")
+    m.graph.initializer.append(big)
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path, save_as_external_data=True, location="weights.bin", size_threshold=1024)
+    r = upload(client, path.read_bytes(), "m.onnx", extra=[((tmp_path / "weights.bin").read_bytes(), "weights.bin")])
+    assert r.status_code == 201 and r.get_json()["external_files"] == ["weights.bin"]
+    mid = r.get_json()["id"]
+    p = client.get(f"/api/models/{mid}/tensors/E?offset=100&count=3").get_json()
+    assert p["values"] == [100.0, 101.0, 102.0] and p["stats"]["max"] == 4095.0
+    dl = client.get(f"/api/models/{mid}/download")
+    assert dl.mimetype == "application/zip"
+    z = zipfile.ZipFile(io.BytesIO(dl.data))
+    assert sorted(z.namelist()) == ["m.onnx", "weights.bin"]
+    out = tmp_path / "out"
+    z.extractall(out)
+    loaded = onnx.load(out / "m.onnx")
+    assert np.array_equal(numpy_helper.to_array(loaded.graph.initializer[-1]), numpy_helper.to_array(big))
+
+
+def test_openapi_documents_the_core(client):
+    doc = client.get("/api/openapi.json").get_json()
+    for path in ["/api/models", "/api/models/{id}", "/api/models/{id}/graph", "/api/models/{id}/tensors/{ref}",
+                 "/api/models/{id}/edits", "/api/models/{id}/undo", "/api/models/{id}/redo", "/api/models/{id}/download"]:
+        assert path in doc["paths"]
+    ops = {o["properties"]["op"]["const"] for o in doc["components"]["schemas"]["EditBatch"]["properties"]["ops"]["items"]["oneOf"]}
+    assert {"set_metadata", "set_model_field", "set_attribute", "delete_attribute", "rename_node", "rename_tensor",
+            "set_io_shape", "add_output", "remove_output", "delete_node"} <= ops
+
+
+def test_delete_model(client, resnet):
+    mid, _ = resnet
+    assert client.delete(f"/api/models/{mid}").status_code == 204
+    assert client.get(f"/api/models/{mid}").status_code == 404
