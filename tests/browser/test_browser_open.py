@@ -5,6 +5,7 @@ import re
 import time
 
 import onnx
+import onnx.numpy_helper
 import pytest
 from browser_models import light_model, tiny_cnn
 from browser_pages import open_model, upload, wait_ready
@@ -64,6 +65,38 @@ def test_upload_through_file_picker_draws_every_node(page, server, tmp_path):
     link.click()
     wait_ready(page)
     assert page.locator("#graph [data-node-id]").count() == len(model.graph.node)
+
+
+def test_drop_a_model_with_its_external_data(page, server, tmp_path):
+    model = tiny_cnn()  # save_model moves its tensors out to the data file
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    onnx.save_model(model, folder / "tiny_ext.onnx", save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="tiny_ext.weights", size_threshold=0)
+    files = [folder / "tiny_ext.weights", folder / "tiny_ext.onnx"]  # data first: the page reorders
+
+    page.goto(server + "/")
+    page.evaluate(
+        """files => {
+            const dt = new DataTransfer();
+            for (const f of files) dt.items.add(new File([new Uint8Array(f.bytes)], f.name));
+            const zone = document.getElementById("dropzone");
+            zone.dispatchEvent(new DragEvent("dragover", {dataTransfer: dt, bubbles: true, cancelable: true}));
+            zone.dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+        }""",
+        [{"name": f.name, "bytes": list(f.read_bytes())} for f in files],
+    )
+    page.wait_for_url(re.compile(r"/models/[^/#]+"))
+    wait_ready(page)
+    assert page.locator("#model-name").text_content() == "tiny_ext.onnx"
+    assert page.locator("#graph [data-node-id]").count() == len(model.graph.node)
+    # the weights come from the external data file
+    page.click("#graph [data-node-id=n0]")
+    page.locator("#sidebar .preview-link[data-ref='conv1.weight']").click()
+    values = page.locator("#sidebar .tensor-preview .tp-values")
+    values.wait_for()
+    first = onnx.numpy_helper.to_array(tiny_cnn().graph.initializer[0]).flatten()[0]
+    assert float(values.text_content().split(",")[0]) == pytest.approx(float(first), rel=1e-4)
 
 
 def test_official_resnet50_draws_every_node(page, server):

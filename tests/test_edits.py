@@ -1,0 +1,228 @@
+"""Each edit op on real models: the exact change, nothing else changed, and where onnxruntime can
+run the model, behaviour-preserving edits keep the outputs on the official test data."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import ONNX_DATA, upload
+from test_bad_input import small_model
+
+CONVERTED = sorted(p for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx")
+                   if (p.parent / "test_data_set_0").is_dir())
+
+
+def load_case(path):
+    model = onnx.load(path)
+    ds = path.parent / "test_data_set_0"
+    init_names = {t.name for t in model.graph.initializer}
+    real_inputs = [i.name for i in model.graph.input if i.name not in init_names]
+    feeds = {}
+    for k, name in enumerate(real_inputs):
+        t = onnx.TensorProto()
+        t.ParseFromString((ds / f"input_{k}.pb").read_bytes())
+        feeds[name] = numpy_helper.to_array(t)
+    return model, feeds
+
+
+def run(model: onnx.ModelProto, feeds: dict) -> dict:
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+
+
+def edit(client, data: bytes, ops: list) -> tuple[onnx.ModelProto, dict]:
+    mid = upload(client, data).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    return onnx.load_from_string(client.get(f"/api/models/{mid}/download").data), r.get_json()
+
+
+def assert_same_outputs(a: dict, b: dict):
+    assert list(a) == list(b)
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)
+def test_rename_tensors_and_dynamic_batch_keep_outputs(client, path):
+    model, feeds = load_case(path)
+    try:
+        before = run(model, feeds)
+    except Exception as exc:  # a few converted models use ops this onnxruntime refuses
+        pytest.skip(f"onnxruntime can't run the original: {exc}")
+    first_input = next(iter(feeds))
+    ops = [{"op": "rename_tensor", "from": first_input, "to": "studio_input"}]
+    inner = next((o for n in model.graph.node for o in n.output if o not in {v.name for v in model.graph.output}), None)
+    if inner:
+        ops.append({"op": "rename_tensor", "from": inner, "to": "studio_inner"})
+    ops.append({"op": "set_io_shape", "name": "studio_input", "shape":
+                ["batch"] + list(feeds[first_input].shape[1:]) if feeds[first_input].ndim else []})
+    edited, _ = edit(client, model.SerializeToString(), ops)
+    onnx.checker.check_model(edited)
+    feeds["studio_input"] = feeds.pop(first_input)
+    feeds = {i.name: feeds[i.name] for i in edited.graph.input if i.name in feeds}
+    assert_same_outputs(before, run(edited, feeds))
+    assert edited.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch" or feeds["studio_input"].ndim == 0
+    # nothing but names and that shape changed
+    assert [n.op_type for n in edited.graph.node] == [n.op_type for n in model.graph.node]
+    assert [t.raw_data for t in edited.graph.initializer] == [t.raw_data for t in model.graph.initializer]
+
+
+def _with_identity_after_first_node(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with an Identity spliced after node 0, as exporters leave them."""
+    m = copy.deepcopy(model)
+    out = m.graph.node[0].output[0]
+    m.graph.node[0].output[0] = out + "_pre"
+    m.graph.node.insert(1, helper.make_node("Identity", [out + "_pre"], [out], name="spliced_identity"))
+    return m
+
+
+@pytest.mark.parametrize("path", CONVERTED[:40], ids=lambda p: p.parent.name)
+def test_delete_identity_with_reconnect_keeps_outputs(client, path):
+    model, feeds = load_case(path)
+    try:
+        before = run(model, feeds)
+    except Exception as exc:
+        pytest.skip(f"onnxruntime can't run the original: {exc}")
+    spliced = _with_identity_after_first_node(model)
+    edited, resp = edit(client, spliced.SerializeToString(), [{"op": "delete_node", "node": "spliced_identity", "reconnect": True}])
+    onnx.checker.check_model(edited)
+    assert "Identity" not in [n.op_type for n in edited.graph.node][:2]
+    assert len(edited.graph.node) == len(model.graph.node)
+    assert [o.name for o in edited.graph.output] == [o.name for o in model.graph.output]
+    assert_same_outputs(before, run(edited, feeds))
+    assert resp["changes"][0].startswith("deleted Identity node n1")
+
+
+def test_delete_identity_feeding_graph_output_keeps_output_name(client):
+    m = small_model()  # MatMul -> LeakyRelu -> Identity -> z (graph output)
+    feeds = {"x": np.array([[1.0, -2.0]], np.float32)}
+    before = run(m, feeds)
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "delete_node", "node": "id", "reconnect": True}])
+    assert [n.op_type for n in edited.graph.node] == ["MatMul", "LeakyRelu"]
+    assert edited.graph.node[1].output[0] == "z"
+    assert_same_outputs(before, run(edited, feeds))
+
+
+def test_add_and_remove_output(client):
+    m = small_model()
+    feeds = {"x": np.array([[1.0, -2.0]], np.float32)}
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "add_output", "tensor": "h"}])
+    assert [o.name for o in edited.graph.output] == ["z", "h"]
+    assert edited.graph.output[1].type.tensor_type.elem_type == TensorProto.FLOAT  # from shape inference
+    out = run(edited, feeds)
+    np.testing.assert_allclose(out["h"], feeds["x"] @ np.ones((2, 2), np.float32))
+    expected = copy.deepcopy(edited)
+    del expected.graph.output[0]
+    mid = upload(client, edited.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "remove_output", "name": "z"}]})
+    assert r.status_code == 200
+    assert onnx.load_from_string(client.get(f"/api/models/{mid}/download").data) == expected
+
+
+def test_set_and_delete_attribute_exactly(client):
+    m = small_model()
+    expected = copy.deepcopy(m)
+    expected.graph.node[1].attribute[0].f = 0.3
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_attribute", "node": "act", "name": "alpha", "value": 0.3}])
+    assert edited == expected
+    del expected.graph.node[1].attribute[0]
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "delete_attribute", "node": "n1", "name": "alpha"}])
+    assert edited == expected
+    out = run(edited, {"x": np.array([[-1.0, 1.0]], np.float32)})  # default alpha 0.01 applies
+    np.testing.assert_allclose(out["z"], [[0.0, 0.0]], atol=1e-6)
+
+
+def test_add_attribute_typed_from_schema(client):
+    m = small_model()
+    m.graph.node[1].ClearField("attribute")
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_attribute", "node": "act", "name": "alpha", "value": 1}])
+    attr = edited.graph.node[1].attribute[0]
+    assert attr.type == onnx.AttributeProto.FLOAT and attr.f == 1.0
+
+
+def test_set_tensor_attribute_from_json(client):
+    g = helper.make_graph([helper.make_node("Constant", [], ["c"], name="k", value=numpy_helper.from_array(np.zeros(2, np.float32), "v"))],
+                          "g", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_attribute", "node": "k", "name": "value",
+                                                      "value": {"dtype": "FLOAT", "shape": [2, 2], "values": [1, 2, 3, "NaN"]}}])
+    arr = numpy_helper.to_array(edited.graph.node[0].attribute[0].t)
+    assert arr.shape == (2, 2) and arr[0, 1] == 2 and np.isnan(arr[1, 1])
+    assert edited.graph.node[0].attribute[0].t.name == "v"
+
+
+def test_rename_node_and_model_fields_exactly(client):
+    m = small_model()
+    expected = copy.deepcopy(m)
+    expected.graph.node[0].name = "matmul_renamed"
+    expected.producer_name = "me"
+    expected.model_version = 7
+    edited, resp = edit(client, m.SerializeToString(), [
+        {"op": "rename_node", "node": "mm", "name": "matmul_renamed"},
+        {"op": "set_model_field", "field": "producer_name", "value": "me"},
+        {"op": "set_model_field", "field": "model_version", "value": 7}])
+    assert edited == expected and len(resp["changes"]) == 3
+
+
+def test_metadata_on_graph_and_node(client):
+    m = small_model()
+    m.ir_version = 10
+    expected = copy.deepcopy(m)
+    expected.graph.metadata_props.add(key="g", value="1")
+    expected.graph.node[2].metadata_props.add(key="n", value="2")
+    edited, _ = edit(client, m.SerializeToString(), [
+        {"op": "set_metadata", "target": "", "key": "g", "value": "1"},
+        {"op": "set_metadata", "target": "n2", "key": "n", "value": "2"}])
+    assert edited == expected
+
+
+def _if_model(shadow: bool) -> onnx.ModelProto:
+    out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [2])
+    then_nodes = [helper.make_node("Neg", ["x"], ["o"])]
+    if shadow:  # the branch defines its own x, which must not be renamed
+        then_nodes.insert(0, helper.make_node("Constant", [], ["x"], value=numpy_helper.from_array(np.ones(2, np.float32))))
+    then = helper.make_graph(then_nodes, "then", [], [out])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "else", [], [out])
+    g = helper.make_graph([helper.make_node("If", ["c"], ["o"], then_branch=then, else_branch=other)], "g",
+                          [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [out])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("shadow", [False, True])
+def test_rename_tensor_reaches_captured_uses_in_subgraphs(client, shadow):
+    m = _if_model(shadow)
+    feeds = {"c": np.array(True), "x": np.array([1.0, 2.0], np.float32)}
+    before = None if shadow else run(m, feeds)  # onnxruntime refuses shadowed names (SSA)
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "rename_tensor", "from": "x", "to": "x2"}])
+    branches = {a.name: a.g for a in edited.graph.node[0].attribute}
+    then, other = branches["then_branch"], branches["else_branch"]
+    assert other.node[0].input[0] == "x2"
+    assert then.node[-1].input[0] == ("x" if shadow else "x2")
+    if before is not None:
+        assert_same_outputs(before, run(edited, {"c": feeds["c"], "x2": feeds["x"]}))
+
+
+def test_set_io_shape_changes_dtype_and_unknown_dims(client):
+    m = small_model()
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}])
+    tt = edited.graph.output[0].type.tensor_type
+    assert tt.elem_type == TensorProto.FLOAT16
+    assert not tt.shape.dim[0].HasField("dim_value") and not tt.shape.dim[0].HasField("dim_param")
+    assert tt.shape.dim[1].dim_param == "n"
+    expected = copy.deepcopy(m)
+    expected.graph.output[0].type.CopyFrom(edited.graph.output[0].type)
+    assert edited == expected
+
+
+def test_edit_keeps_unknown_fields(client):
+    m = small_model()
+    data = m.SerializeToString() + bytes([0xF8, 0xFF, 0x03, 0x2A])  # field 65535, varint 42: unknown to onnx
+    edited_bytes_model, _ = edit(client, data, [{"op": "set_metadata", "key": "a", "value": "b"}])
+    assert bytes([0xF8, 0xFF, 0x03, 0x2A]) in edited_bytes_model.SerializeToString()
