@@ -136,3 +136,26 @@ def test_model_strings_are_shown_as_text(page, server):
     assert page.evaluate("window.__pwned") is None
     assert page.locator("img").count() == 0
     assert page.locator("script:not([src])").count() == 0
+
+
+def test_edit_on_a_stale_revision_says_so_and_retry_works(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    # someone else edits the model meanwhile
+    other = page.request.post(f"{server}/api/models/{summary['id']}/edits", data={
+        "base": 0, "ops": [{"op": "set_metadata", "key": "elsewhere", "value": "1"}]})
+    assert other.status == 200, other.text()
+
+    panel = page.locator("#sidebar")
+    panel.locator("[data-attr=alpha] input[name=value]").fill("0.3")
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    error = panel.locator("[data-attr=alpha] .field-error")
+    error.wait_for(state="visible")
+    assert error.text_content().strip()
+    assert page.locator("#model-revision").text_content() == "rev 1"  # the page caught up
+
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    wait_revision(page, 2)
+    model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert attribute(model, "/features/act1/LeakyRelu", "alpha") == pytest.approx(0.3)
+    assert metadata(model)["elsewhere"] == "1"

@@ -77,3 +77,13 @@ def test_official_loop_with_nested_if(page, server):
     page.wait_for_selector("#graph[data-state=ready] [data-node-id='n0/body/n0']")
     assert len(node_ids(page)) == len(body.node)
     assert len(crumbs(page)) == 2
+
+
+def test_unknown_graph_path_offers_the_main_graph(page, server):
+    summary = upload(page, server, if_model(), "if.onnx")
+    page.goto(f"{server}/models/{summary['id']}#path=n7%2Fbody")
+    page.wait_for_selector("#graph[data-state=error]")
+    assert page.locator("#graph [data-node-id]").count() == 0
+    page.locator("#graph a", has_text="Open the main graph").click()
+    page.wait_for_selector("#graph[data-state=ready] [data-node-id=n1]")
+    assert node_ids(page) == ["n0", "n1"]
