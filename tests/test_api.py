@@ -32,7 +32,8 @@ def test_list_and_summary(client, resnet):
     assert s["opset_import"] == [{"domain": o.domain, "version": o.version} for o in proto.opset_import]
     assert s["producer_name"] == proto.producer_name
     assert s["counts"]["nodes"] == len(proto.graph.node)
-    assert s["validation"] == {"ok": True, "message": ""}
+    assert s["validation"]["ok"] and s["validation"]["message"] == ""
+    assert s["validation"]["full"]["ok"] and s["validation"]["inference_errors"] == []
 
 
 def test_graph_json_shapes_and_dtypes(client, resnet):

@@ -11,7 +11,9 @@ import onnx
 from flask import current_app
 
 from ..errors import StudioError
-from ..onnx_io import checker_verdict, parse_model
+from ..onnx_io import parse_model
+from ..onnx_io.inference import inferred_model
+from ..onnx_io.validate import full_validation
 from ..store import Store
 
 
@@ -36,7 +38,8 @@ class _LRU:
 
 
 _models = _LRU(4)       # digest -> parsed ModelProto (read-only: edits parse their own copy)
-_verdicts = _LRU(256)   # digest -> checker verdict
+_verdicts = _LRU(256)   # digest -> validation state
+_inferred = _LRU(4)     # digest -> model with inferred value_info (or None)
 
 
 def store() -> Store:
@@ -62,7 +65,11 @@ def load(model_id: str, rev: int | None = None):
 
 
 def verdict(digest: str, model: onnx.ModelProto) -> dict:
-    return _verdicts.get(digest, lambda: checker_verdict(model))
+    return _verdicts.get(digest, lambda: full_validation(model))
+
+
+def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
+    return _inferred.get(digest, lambda: inferred_model(model))
 
 
 def external_reader(revision):

@@ -6,15 +6,17 @@ import os
 import re
 import zipfile
 
+import onnx
+
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
 from ..errors import StudioError
 from ..onnx_io import parse_model
 from ..onnx_io.address import resolve_tensor
-from ..views import graph_view, model_summary, tensor_preview
+from ..views import graph_view, model_summary, node_schema, tensor_preview
 from . import bp
-from .documents import external_reader, load, revision_number, store, verdict
+from .documents import external_reader, inferred, load, revision_number, store, verdict
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -84,9 +86,34 @@ def delete_model(model_id):
 @bp.get("/models/<model_id>/graph")
 def get_graph(model_id):
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    out = graph_view(model, request.args.get("path", ""))
+    out = graph_view(model, request.args.get("path", ""), inferred(revision.blob, model))
     out["revision"] = revision.rev
     return jsonify(out)
+
+
+@bp.get("/models/<model_id>/schema")
+def get_schema(model_id):
+    """The operator schema of one node (`?node=<node id>`) at the model's opset."""
+    _, _, model = load(model_id, revision_number(request.args.get("revision")))
+    nid = request.args.get("node")
+    if not nid:
+        raise StudioError("missing_node", "give the node as ?node=<node id>")
+    return jsonify(node_schema(model, nid))
+
+
+@bp.get("/models/<model_id>/text")
+def get_text(model_id):
+    """The model in ONNX text syntax (onnx.printer); ?download=1 as a .onnxtxt attachment."""
+    record, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    try:
+        text = onnx.printer.to_text(model)
+    except Exception as exc:
+        raise StudioError("cannot_print", f"onnx.printer can't render this model: {exc}", 422) from None
+    resp = current_app.response_class(text, mimetype="text/plain; charset=utf-8")
+    if request.args.get("download"):
+        stem = record.name[:-5] if record.name.endswith(".onnx") else record.name
+        resp.headers["Content-Disposition"] = f'attachment; filename="{stem}.r{revision.rev}.onnxtxt"'
+    return resp
 
 
 def _int_arg(name: str, default: int) -> int:

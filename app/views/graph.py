@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import onnx
 
-from ..onnx_io.address import GraphRef, join, node_id, resolve_graph, subgraph_path
+from google.protobuf.json_format import MessageToDict
+
+from ..onnx_io.address import join, node_id, resolve_graph, subgraph_path
+from ..onnx_io.inference import inferred_value_info
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
 
 
@@ -12,7 +15,9 @@ def initializer_ref(graph_path: str, name: str) -> str:
     return name if graph_path == "" else f"@{graph_path}:{name}"
 
 
-def graph_view(model: onnx.ModelProto, path: str = "") -> dict:
+def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto | None = None) -> dict:
+    """Graph JSON for the graph or function at `path`; `inferred` (the model after shape
+    inference) supplies types the model itself doesn't record, as `inferred_value_info`."""
     ref = resolve_graph(model, path)
     g = ref.container
     functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
@@ -46,7 +51,11 @@ def graph_view(model: onnx.ModelProto, path: str = "") -> dict:
             initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
             + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
             value_info=[value_info_json(v) for v in g.value_info],
+            inferred_value_info=[value_info_json(v) for v in inferred_value_info(model, inferred, path)],
             metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
+            quantization_annotation=[{"tensor_name": a.tensor_name, "quant_parameter_tensor_names":
+                                      [{"key": p.key, "value": p.value} for p in a.quant_parameter_tensor_names]}
+                                     for a in g.quantization_annotation],
         )
     return out
 
@@ -68,6 +77,8 @@ def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
         out["overload"] = n.overload
     if n.metadata_props:
         out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
+    if n.device_configurations:
+        out["device_configurations"] = [MessageToDict(c) for c in n.device_configurations]
     fn = functions.get((n.domain, n.op_type, n.overload))
     if fn:
         out["function"] = fn

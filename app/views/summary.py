@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import onnx
+from google.protobuf.json_format import MessageToDict
 
 from .graph import count_subgraphs
 from .values import text
@@ -32,7 +33,10 @@ def model_summary(model: onnx.ModelProto, validation: dict) -> dict:
                        "nodes": len(f.node)} for k, f in enumerate(model.functions)],
         "training": [{"index": k,
                       "init": f"train[{k}].init" if t.HasField("initialization") else None,
-                      "algo": f"train[{k}].algo" if t.HasField("algorithm") else None}
+                      "algo": f"train[{k}].algo" if t.HasField("algorithm") else None,
+                      "initialization_binding": [{"key": b.key, "value": b.value} for b in t.initialization_binding],
+                      "update_binding": [{"key": b.key, "value": b.value} for b in t.update_binding]}
                      for k, t in enumerate(model.training_info)],
+        "configuration": [MessageToDict(c) for c in model.configuration],
         "validation": validation,
     }

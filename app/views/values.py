@@ -70,12 +70,19 @@ def value_info_json(vi: onnx.ValueInfoProto) -> dict:
     out = {"name": vi.name, "dtype": t.get("dtype"), "shape": t.get("shape"), "type": t}
     if vi.doc_string:
         out["doc_string"] = text(vi.doc_string)
+    if vi.metadata_props:
+        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in vi.metadata_props]
     return out
 
 
 def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
-    return {"name": t.name, "dtype": dtype_name(t.data_type), "shape": list(t.dims), "ref": ref,
-            "external": t.data_location == onnx.TensorProto.EXTERNAL}
+    out = {"name": t.name, "dtype": dtype_name(t.data_type), "shape": list(t.dims), "ref": ref,
+           "external": t.data_location == onnx.TensorProto.EXTERNAL}
+    if t.doc_string:
+        out["doc_string"] = text(t.doc_string)
+    if t.metadata_props:
+        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in t.metadata_props]
+    return out
 
 
 def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:

@@ -1,0 +1,48 @@
+"""The model's validation state: onnx.checker (basic and full) and strict shape inference, with
+inference errors tied to the node their message names."""
+from __future__ import annotations
+
+import re
+
+import onnx
+
+# onnx names the failing node as "(op_type:Conv, node name: conv1)"
+_NODE_IN_MESSAGE = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\)")
+
+
+def _check(model: onnx.ModelProto, full: bool) -> tuple[bool, str]:
+    try:
+        onnx.checker.check_model(model, full_check=full)
+    except Exception as exc:  # ValidationError, InferenceError, and odd-input failures
+        return False, str(exc).strip()
+    return True, ""
+
+
+def inference_errors(model: onnx.ModelProto) -> list[dict]:
+    """Strict shape/type inference errors, one per node the message names."""
+    try:
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        return []
+    except Exception as exc:
+        text = str(exc).strip()
+    found = []
+    parts = re.split(r"(?=\(op_type:)", text)
+    for part in parts:
+        m = _NODE_IN_MESSAGE.search(part)
+        if not m:
+            continue
+        op_type, name = m.group(1).strip(), m.group(2).strip()
+        ids = [f"n{i}" for i, n in enumerate(model.graph.node) if n.name == name and n.op_type == op_type]
+        found.append({"message": part.strip(), "op_type": op_type, "node_name": name, "node": ids[0] if len(ids) == 1 else None})
+    return found or [{"message": text, "op_type": None, "node_name": None, "node": None}]
+
+
+def full_validation(model: onnx.ModelProto) -> dict:
+    """{"ok", "message"} of the basic checker (the edit gate), plus the full check and inference."""
+    ok, message = _check(model, full=False)
+    out = {"ok": ok, "message": message}
+    if model.ByteSize() < 2**31 - 1:  # the full check serialises the model
+        full_ok, full_message = _check(model, full=True) if ok else (False, message)
+        out["full"] = {"ok": full_ok, "message": full_message}
+        out["inference_errors"] = [] if full_ok else inference_errors(model)
+    return out

@@ -1,0 +1,127 @@
+"""Views of what the format holds beyond nodes: schemas, inferred types, validation, text form,
+IR 10/11 fields, training info."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import ONNX_DATA, node_testcases, upload
+from test_bad_input import small_model
+
+
+def test_schema_of_known_unknown_and_function_nodes(client):
+    m = small_model()
+    m.graph.node[1].attribute.append(helper.make_attribute("bogus", 3))
+    m.graph.node.append(helper.make_node("Zork", ["z"], ["w"], domain="custom.x"))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    s = client.get(f"/api/models/{mid}/schema?node=n1").get_json()
+    assert s["known"] and s["op_type"] == "LeakyRelu" and s["opset_version"] == 17
+    assert any(a["name"] == "alpha" and a["default"] == 0.009999999776482582 for a in s["attributes"])
+    assert s["unknown_attributes"] == ["bogus"] and "Leaky" in s["doc"]
+    assert s["inputs"][0]["name"] == "X"
+    u = client.get(f"/api/models/{mid}/schema?node=n3").get_json()
+    assert not u["known"] and "custom.x" in u["problem"]
+    assert client.get(f"/api/models/{mid}/schema?node=n9").status_code == 404
+    assert client.get(f"/api/models/{mid}/schema").status_code == 400
+
+
+def test_function_call_is_linked_to_its_function(client):
+    fn_proto = helper.make_function("local", "Swish", ["X"], ["Y"],
+                                    [helper.make_node("Sigmoid", ["X"], ["S"]), helper.make_node("Mul", ["X", "S"], ["Y"])],
+                                    [helper.make_opsetid("", 17)])
+    g = helper.make_graph([helper.make_node("Swish", ["x"], ["y"], domain="local")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, functions=[fn_proto], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    onnx.checker.check_model(m)
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    summary = client.get(f"/api/models/{mid}").get_json()
+    assert summary["functions"][0] == {"path": "fn[0]", "name": "Swish", "domain": "local", "overload": "", "nodes": 2}
+    assert client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]["function"] == "fn[0]"
+    assert client.get(f"/api/models/{mid}/schema?node=n0").get_json()["kind"] == "function"
+    fn = client.get(f"/api/models/{mid}/graph?path=fn[0]").get_json()
+    assert fn["kind"] == "function" and [n["op_type"] for n in fn["nodes"]] == ["Sigmoid", "Mul"]
+    assert [i["name"] for i in fn["inputs"]] == ["X"] and fn["breadcrumb"][-1]["path"] == "fn[0]"
+
+
+def test_inferred_types_fill_missing_value_info(client):
+    m = small_model()
+    assert not m.graph.value_info
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph").get_json()
+    inferred = {v["name"]: v for v in g["inferred_value_info"]}
+    assert inferred["h"]["dtype"] == "FLOAT" and inferred["h"]["shape"] == [1, 2]
+    assert onnx.load_from_string(client.get(f"/api/models/{mid}/download").data) == m  # nothing stored
+
+
+def test_validation_reports_inference_errors_per_node(client):
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="bad_conv", kernel_shape=[3, 3])
+    g = helper.make_graph([conv], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8]),
+                                        helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3, 3, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert v["ok"] and not v["full"]["ok"]
+    err = v["inference_errors"][0]
+    assert err["node"] == "n0" and err["node_name"] == "bad_conv" and "kernel_shape" in err["message"]
+
+
+def test_text_form(client):
+    m = small_model()
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    r = client.get(f"/api/models/{mid}/text")
+    assert r.mimetype == "text/plain"
+    reparsed = onnx.parser.parse_model(r.get_data(as_text=True))
+    assert [n.op_type for n in reparsed.graph.node] == ["MatMul", "LeakyRelu", "Identity"]
+    d = client.get(f"/api/models/{mid}/text?download=1")
+    assert "attachment" in d.headers["Content-Disposition"]
+
+
+def test_ir10_and_ir11_fields_are_shown(client):
+    m = small_model()
+    m.ir_version = 11
+    m.graph.value_info.append(helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 2]))
+    m.graph.value_info[0].metadata_props.add(key="vi", value="1")
+    m.graph.initializer[0].metadata_props.add(key="t", value="2")
+    m.graph.quantization_annotation.add(tensor_name="h").quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="W")
+    m.configuration.add(name="pair", num_devices=2)
+    cfg = m.graph.node[0].device_configurations.add(configuration_id="pair")
+    spec = cfg.sharding_spec.add(tensor_name="x", device=[0, 1])
+    spec.sharded_dim.add(axis=0).simple_sharding.add(dim_value=1, num_shards=2)
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    s = client.get(f"/api/models/{mid}").get_json()
+    assert s["configuration"] == [{"name": "pair", "numDevices": 2}]
+    g = client.get(f"/api/models/{mid}/graph").get_json()
+    assert g["value_info"][0]["metadata_props"] == [{"key": "vi", "value": "1"}]
+    assert g["initializers"][0]["metadata_props"] == [{"key": "t", "value": "2"}]
+    assert g["quantization_annotation"][0]["tensor_name"] == "h"
+    dc = g["nodes"][0]["device_configurations"][0]
+    assert dc["configurationId"] == "pair" and dc["shardingSpec"][0]["shardedDim"][0]["simpleSharding"][0]["numShards"] == "2"
+
+
+def test_training_graphs_and_bindings(client):
+    path = ONNX_DATA / "simple" / "test_gradient_of_add" / "model.onnx"
+    m = onnx.load(path)
+    m.training_info.add().algorithm.CopyFrom(helper.make_graph(
+        [helper.make_node("Identity", ["a"], ["a_next"])], "algo", [], []))
+    m.training_info[0].update_binding.add(key="a", value="a_next")
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    t = client.get(f"/api/models/{mid}").get_json()["training"][0]
+    assert t["algo"] == "train[0].algo" and t["init"] is None
+    assert t["update_binding"] == [{"key": "a", "value": "a_next"}]
+    g = client.get(f"/api/models/{mid}/graph?path=train[0].algo").get_json()
+    assert [n["op_type"] for n in g["nodes"]] == ["Identity"]
+
+
+def test_sparse_initializer_previews_densified(client):
+    m = small_model()
+    values = numpy_helper.from_array(np.array([5.0, 7.0], np.float32), "S")
+    indices = numpy_helper.from_array(np.array([1, 6], np.int64), "S_idx")
+    m.graph.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [2, 4]))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph").get_json()
+    assert g["initializers"][-1] == {"name": "S", "dtype": "FLOAT", "shape": [2, 4], "nnz": 2, "ref": "S", "sparse": True}
+    p = client.get(f"/api/models/{mid}/tensors/S").get_json()
+    assert p["values"] == [0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 7.0, 0.0] and p["sparse"] == {"nnz": 2}
