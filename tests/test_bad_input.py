@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import upload
+from testkit import upload
 
 
 def small_model() -> onnx.ModelProto:
@@ -60,7 +60,8 @@ BAD_UPLOADS = {
     "truncated": (GOOD[: len(GOOD) // 2], "malformed or truncated"),
     "json_text": (b'{"graph": "nope"}', "not"),
     "zip_archive": (_zip_bytes(), "not"),
-    "tensor_proto": (numpy_helper.from_array(np.ones(3, np.float32), "t").SerializeToString(), "not"),
+    "tensor_with_missing_data": (TensorProto(dims=[10], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0, 3.0]).SerializeToString(), "not"),
+    "bad_text_syntax": (b"<ir_version: 8, opset_import: [\"\" : 17]>\ng (float x) => (float y) { y = Relu(x", "text syntax"),
     "absurd_ir_version": (helper.make_model(small_model().graph, ir_version=10**9).SerializeToString(), "ir_version"),
     "nesting_bomb": (nested_bomb(150), "not"),
     "png_header": (b"\x89PNG\r\n\x1a\n" + os.urandom(64), "not"),

@@ -7,7 +7,7 @@ import copy
 import onnx
 import pytest
 
-from conftest import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
+from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
 from protowalk import graph_paths
 
 pytestmark = pytest.mark.corpus

@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ONNX_DATA, upload
+from testkit import ONNX_DATA, upload
 from test_bad_input import small_model
 
 CONVERTED = sorted(p for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx")

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ONNX_DATA, node_testcases, upload
+from testkit import ONNX_DATA, node_testcases, upload
 from test_bad_input import small_model
 
 

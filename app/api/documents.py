@@ -59,9 +59,23 @@ def load(model_id: str, rev: int | None = None):
     """(record, revision, model) for a model's head or a given revision."""
     s = store()
     record = s.model(model_id)
+    if record.kind != "model":
+        raise StudioError("not_a_model", f"{record.name} is a {record.kind.replace('_', ' ')} file, not a model: "
+                          "it has a data view but no graph or edits")
     revision = s.revision(model_id, rev)
     model = _models.get(revision.blob, lambda: parse_model(s.blobs.get(revision.blob)))
     return record, revision, model
+
+
+def load_data_file(model_id: str):
+    """(record, revision, parsed proto) for a stored non-model file (tensor, sequence, ...)."""
+    from ..onnx_io.kinds import detect
+
+    s = store()
+    record = s.model(model_id)
+    revision = s.revision(model_id)
+    detected = _models.get(revision.blob, lambda: detect(s.blobs.get(revision.blob), record.name).message)
+    return record, revision, detected
 
 
 def verdict(digest: str, model: onnx.ModelProto) -> dict:

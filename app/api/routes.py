@@ -12,16 +12,19 @@ from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
 from ..errors import StudioError
-from ..onnx_io import parse_model
+from ..onnx_io.kinds import detect
 from ..onnx_io.address import resolve_tensor
 from ..views import graph_view, model_summary, node_schema, tensor_preview
+from ..views.data_files import data_json, resolve_data_tensor
 from . import bp
-from .documents import external_reader, inferred, load, revision_number, store, verdict
+from .documents import external_reader, inferred, load, load_data_file, revision_number, store, verdict
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
 
 def _summary(model_id: str) -> dict:
+    if store().model(model_id).kind != "model":
+        return _data_summary(model_id)
     record, revision, model = load(model_id)
     out = {
         "id": record.id,
@@ -31,9 +34,18 @@ def _summary(model_id: str) -> dict:
         "can_redo": bool(record.redo),
         "size": store().blobs.size(revision.blob),
         "external_files": sorted(revision.external),
+        "kind": record.kind,
+        "source": record.source,
     }
     out.update(model_summary(model, verdict(revision.blob, model)))
     return out
+
+
+def _data_summary(model_id: str) -> dict:
+    record, revision, msg = load_data_file(model_id)
+    return {"id": record.id, "name": record.name, "revision": revision.rev, "can_undo": False, "can_redo": False,
+            "size": store().blobs.size(revision.blob), "kind": record.kind, "source": record.source,
+            "data": data_json(msg)}
 
 
 def _upload_name(f, what: str) -> str:
@@ -49,15 +61,14 @@ def upload_model():
     if not files:
         raise StudioError("missing_file", "send the model as a multipart form field named \"file\"")
     name = _upload_name(files[0], "the model")
-    data = files[0].read()
-    parse_model(data, name)  # refuse what isn't a model before storing anything
+    detected = detect(files[0].read(), name)  # refuse what isn't an ONNX file before storing anything
     external = {}
     for f in files[1:]:
         ext_name = _upload_name(f, "an external data file")
         if ext_name in external or ext_name == name:
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
         external[ext_name] = f.read()
-    record = store().create_model(name, data, external)
+    record = store().create_model(name, detected.data, external, detected.kind, detected.source)
     return jsonify(_summary(record.id)), 201
 
 
@@ -68,7 +79,7 @@ def list_models():
     for m in s.list_models():
         rev = s.revision(m.id, m.head)
         out.append({"id": m.id, "name": m.name, "revision": m.head, "created": m.created,
-                    "size": s.blobs.size(rev.blob)})
+                    "size": s.blobs.size(rev.blob), "kind": m.kind})
     return jsonify({"models": out})
 
 
@@ -128,8 +139,12 @@ def _int_arg(name: str, default: int) -> int:
 
 @bp.get("/models/<model_id>/tensors/<path:ref>")
 def get_tensor(model_id, ref):
-    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    tensor = resolve_tensor(model, ref)
+    if store().model(model_id).kind != "model":
+        _, revision, msg = load_data_file(model_id)
+        tensor = resolve_data_tensor(msg, ref)
+    else:
+        _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+        tensor = resolve_tensor(model, ref)
     return jsonify(tensor_preview(
         tensor, ref, offset=_int_arg("offset", 0), count=_int_arg("count", 100),
         max_count=current_app.config["PREVIEW_MAX_COUNT"], external_reader=external_reader(revision)))

@@ -23,7 +23,9 @@ CREATE TABLE IF NOT EXISTS models (
     name TEXT NOT NULL,
     created REAL NOT NULL,
     head INTEGER NOT NULL,
-    redo TEXT NOT NULL DEFAULT '[]'
+    redo TEXT NOT NULL DEFAULT '[]',
+    kind TEXT NOT NULL DEFAULT 'model',
+    source TEXT NOT NULL DEFAULT 'binary'
 );
 CREATE TABLE IF NOT EXISTS revisions (
     model_id TEXT NOT NULL REFERENCES models(id) ON DELETE CASCADE,
@@ -58,6 +60,8 @@ class ModelRecord:
     created: float
     head: int
     redo: list
+    kind: str = "model"      # model | tensor | sequence | map | optional | operator_set
+    source: str = "binary"   # binary | text (a text-syntax model, stored as its binary form)
 
 
 class Store:
@@ -81,13 +85,15 @@ class Store:
         return _Tx(conn)
 
     # --- models -----------------------------------------------------------------
-    def create_model(self, name: str, data: bytes, external: dict[str, bytes] | None = None) -> ModelRecord:
+    def create_model(self, name: str, data: bytes, external: dict[str, bytes] | None = None,
+                     kind: str = "model", source: str = "binary") -> ModelRecord:
         digest = self.blobs.put(data)
         ext = {fname: self.blobs.put(content) for fname, content in (external or {}).items()}
         model_id = secrets.token_hex(6)
         now = time.time()
         with self._conn() as c:
-            c.execute("INSERT INTO models (id, name, created, head) VALUES (?, ?, ?, 0)", (model_id, name, now))
+            c.execute("INSERT INTO models (id, name, created, head, kind, source) VALUES (?, ?, ?, 0, ?, ?)",
+                      (model_id, name, now, kind, source))
             c.execute(
                 "INSERT INTO revisions (model_id, rev, parent, blob, external, created) VALUES (?, 0, NULL, ?, ?, ?)",
                 (model_id, digest, json.dumps(ext), now),
@@ -99,12 +105,12 @@ class Store:
             row = c.execute("SELECT * FROM models WHERE id = ?", (model_id,)).fetchone()
         if row is None:
             raise NotFound("unknown_model", f"no model with id {model_id!r}")
-        return ModelRecord(row["id"], row["name"], row["created"], row["head"], json.loads(row["redo"]))
+        return _record(row)
 
     def list_models(self) -> list[ModelRecord]:
         with self._conn() as c:
             rows = c.execute("SELECT * FROM models ORDER BY created DESC").fetchall()
-        return [ModelRecord(r["id"], r["name"], r["created"], r["head"], json.loads(r["redo"])) for r in rows]
+        return [_record(r) for r in rows]
 
     def delete_model(self, model_id: str) -> None:
         self.model(model_id)
@@ -176,6 +182,11 @@ class Store:
         if base is not None and record["head"] != base:
             raise Conflict("stale_base", f"revision {base} is no longer current (the model is at revision {record['head']}); reload and retry")
         return record
+
+
+def _record(row) -> ModelRecord:
+    return ModelRecord(row["id"], row["name"], row["created"], row["head"], json.loads(row["redo"]),
+                       row["kind"], row["source"])
 
 
 def _revision(row) -> Revision:

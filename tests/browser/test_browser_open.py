@@ -7,8 +7,9 @@ import time
 import onnx
 import onnx.numpy_helper
 import pytest
-from browser_models import light_model, tiny_cnn
-from browser_pages import open_model, upload, wait_ready
+
+from .browser_models import light_model, tiny_cnn
+from .browser_pages import open_model, upload, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 

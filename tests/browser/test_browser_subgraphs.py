@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import pytest
-from browser_models import if_model, official_node_models
-from browser_pages import open_model, upload, wait_ready
+
+from .browser_models import if_model, official_node_models
+from .browser_pages import open_model, upload, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 

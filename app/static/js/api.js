@@ -1,0 +1,141 @@
+// The JSON API client (docs/api.md). Every call resolves to parsed JSON or throws an
+// ApiError carrying the server's error.message, HTTP status and error code.
+
+const ROOT = (document.body && document.body.dataset.root) || "";
+
+export class ApiError extends Error {
+  constructor(message, status = 0, code = "") {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+// Integers beyond 2^53 (INT64 attributes such as Slice ends) survive as BigInt when the
+// browser passes the number's source text to the reviver; they go back out verbatim.
+function reviver(key, value, context) {
+  if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value)
+      && context && /^-?\d+$/.test(context.source)) {
+    return BigInt(context.source);
+  }
+  return value;
+}
+
+export function parseJSON(text) {
+  return JSON.parse(text, reviver);
+}
+
+export function toJSON(value) {
+  return JSON.stringify(value, (key, v) => {
+    if (typeof v !== "bigint") return v;
+    if (typeof JSON.rawJSON === "function") return JSON.rawJSON(v.toString());
+    return Number(v);
+  });
+}
+
+function errorFrom(status, text, statusText) {
+  let message = "";
+  let code = "";
+  try {
+    const body = JSON.parse(text);
+    if (body && body.error) {
+      message = body.error.message || "";
+      code = body.error.code || "";
+    }
+  } catch {
+    // not JSON: fall through to the status line
+  }
+  if (!message) message = `${status} ${statusText || "request failed"}`.trim();
+  return new ApiError(message, status, code);
+}
+
+async function request(method, path, body) {
+  const init = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = toJSON(body);
+  }
+  let response;
+  try {
+    response = await fetch(ROOT + path, init);
+  } catch (err) {
+    throw new ApiError(`The server could not be reached (${err.message}).`);
+  }
+  const text = await response.text();
+  if (!response.ok) throw errorFrom(response.status, text, response.statusText);
+  if (!text) return null;
+  try {
+    return parseJSON(text);
+  } catch {
+    throw new ApiError("The server sent a reply that is not JSON.", response.status);
+  }
+}
+
+const enc = encodeURIComponent;
+
+export function listModels() {
+  return request("GET", "/api/models");
+}
+
+export function getSummary(id) {
+  return request("GET", `/api/models/${enc(id)}`);
+}
+
+export function getGraph(id, path = "") {
+  return request("GET", `/api/models/${enc(id)}/graph?path=${enc(path)}`);
+}
+
+export function getTensor(id, ref, offset = 0, count = 100) {
+  return request("GET", `/api/models/${enc(id)}/tensors/${enc(ref)}?offset=${offset}&count=${count}`);
+}
+
+export function postEdits(id, base, ops) {
+  return request("POST", `/api/models/${enc(id)}/edits`, { base, ops });
+}
+
+export function undo(id, base) {
+  return request("POST", `/api/models/${enc(id)}/undo`, base === undefined ? {} : { base });
+}
+
+export function redo(id, base) {
+  return request("POST", `/api/models/${enc(id)}/redo`, base === undefined ? {} : { base });
+}
+
+export function downloadUrl(id) {
+  return `${ROOT}/api/models/${enc(id)}/download`;
+}
+
+export function modelPageUrl(id) {
+  return `${ROOT}/models/${enc(id)}`;
+}
+
+/**
+ * Upload a model (the first file) plus its external data files as multipart `file` parts.
+ * Uses XMLHttpRequest for upload progress: onProgress(fraction 0..1).
+ */
+export function uploadModel(files, onProgress) {
+  const form = new FormData();
+  for (const file of files) form.append("file", file, file.name);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", `${ROOT}/api/models`);
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = (e) => {
+      if (onProgress && e.lengthComputable) onProgress(e.loaded / e.total);
+    };
+    xhr.onerror = () => reject(new ApiError("The upload failed: the server could not be reached."));
+    xhr.onload = () => {
+      if (xhr.status < 200 || xhr.status >= 300) {
+        reject(errorFrom(xhr.status, xhr.responseText, xhr.statusText));
+        return;
+      }
+      try {
+        resolve(parseJSON(xhr.responseText));
+      } catch {
+        reject(new ApiError("The server sent a reply that is not JSON.", xhr.status));
+      }
+    };
+    xhr.send(form);
+  });
+}

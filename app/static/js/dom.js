@@ -1,0 +1,42 @@
+// Small DOM helpers. Every piece of text goes in as a text node (never innerHTML), so
+// strings from a model file cannot inject markup.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function apply(node, attrs) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.setAttribute("class", value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else if (key in node && typeof value !== "string" && node.namespaceURI !== SVG_NS) {
+      node[key] = value;
+    } else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  return node;
+}
+
+function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** el("div", {class: "x"}, "text", otherNode) */
+export function el(tag, attrs, ...children) {
+  return append(apply(document.createElement(tag), attrs), children);
+}
+
+/** SVG element, same calling convention as el(). */
+export function svg(tag, attrs, ...children) {
+  return append(apply(document.createElementNS(SVG_NS, tag), attrs), children);
+}
+
+export function clear(node) {
+  while (node.firstChild) node.firstChild.remove();
+  return node;
+}

@@ -1,0 +1,105 @@
+// Turning API values into short readable text. Pure functions, no DOM.
+
+/** A number from the API: a JS number, a BigInt (integers beyond 2^53) or "NaN"/"Infinity". */
+export function formatNumber(v) {
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "string") return v;
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v)) return String(v);
+  const abs = Math.abs(v);
+  if (abs !== 0 && (abs < 1e-4 || abs >= 1e6)) return v.toExponential(4).replace(/\.?0+e/, "e");
+  return String(Number(v.toPrecision(6)));
+}
+
+/** [1, "N", null] -> "1×N×?"; null (unknown rank) -> "" */
+export function formatDims(shape) {
+  if (shape === null || shape === undefined) return null;
+  if (shape.length === 0) return "scalar";
+  return shape.map((d) => (d === null || d === undefined || d === "" ? "?" : String(d))).join("×");
+}
+
+export function formatShape(shape) {
+  const dims = formatDims(shape);
+  if (dims === null) return "";
+  return dims === "scalar" ? "scalar" : `⟨${dims}⟩`;
+}
+
+/** dtype + shape, e.g. "FLOAT ⟨1×3×224×224⟩". */
+export function formatTensor(dtype, shape) {
+  return [dtype || "", formatShape(shape)].filter(Boolean).join(" ");
+}
+
+/** A TypeProto as served by the API (see docs/api.md). */
+export function formatType(type) {
+  if (!type) return "";
+  switch (type.kind) {
+    case "tensor": return formatTensor(type.dtype, type.shape);
+    case "sparse_tensor": return `sparse ${formatTensor(type.dtype, type.shape)}`;
+    case "sequence": return `sequence<${formatType(type.elem)}>`;
+    case "optional": return `optional<${formatType(type.elem)}>`;
+    case "map": return `map<${type.key}, ${formatType(type.value)}>`;
+    default: return "unknown type";
+  }
+}
+
+/** The type of a graph input/output/value_info entry. */
+export function formatValueType(v) {
+  if (!v) return "";
+  if (v.type && v.type.kind === "unknown") return "";
+  if (v.type && v.type.kind && v.type.kind !== "tensor") return formatType(v.type);
+  return formatTensor(v.dtype, v.shape);
+}
+
+export function formatBytes(n) {
+  if (typeof n !== "number") return "";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
+  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+export function formatDate(value) {
+  if (value === null || value === undefined || value === "") return "";
+  const date = typeof value === "number" ? new Date(value * (value < 1e12 ? 1000 : 1)) : new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** Cut a string to at most `max` characters, with an ellipsis. */
+export function truncate(text, max) {
+  const s = String(text ?? "");
+  return s.length > max ? `${s.slice(0, Math.max(1, max - 1))}…` : s;
+}
+
+/** The text an editable attribute value starts with in its input field. */
+export function attributeEditText(attr) {
+  const v = attr.value;
+  switch (attr.type) {
+    case "FLOAT": return formatFloat32(v);
+    case "INT": return formatNumberExact(v);
+    case "STRING": return String(v);
+    case "FLOATS": return `[${(v || []).map(formatFloat32).join(", ")}]`;
+    case "INTS": return `[${(v || []).map(formatNumberExact).join(", ")}]`;
+    case "STRINGS": return JSON.stringify(v || []);
+    default: return "";
+  }
+}
+
+function formatNumberExact(v) {
+  return typeof v === "bigint" ? v.toString() : String(v);
+}
+
+/**
+ * The shortest decimal that reads back as the same float32: an ONNX FLOAT 0.1 arrives as
+ * 0.10000000149011612 (its exact double value) and is shown as 0.1.
+ */
+export function formatFloat32(v) {
+  if (typeof v !== "number" || !Number.isFinite(v)) return String(v);
+  const target = Math.fround(v);
+  if (target !== v) return String(v); // not a float32 value: show it as it is
+  for (let p = 1; p <= 9; p += 1) {
+    const s = v.toPrecision(p);
+    if (Math.fround(Number(s)) === target) return String(Number(s));
+  }
+  return String(v);
+}

@@ -1,0 +1,44 @@
+// The model page's one application state object, and its mirror in the URL hash
+// (#path=<graph path>&node=<node id>, or &input=<name> / &output=<name>).
+
+export const state = {
+  modelId: "",
+  summary: null,        // GET /api/models/<id>
+  graph: null,          // graph JSON of the graph on screen
+  path: "",             // its graph path ("" = main graph)
+  model: null,          // graph-model.js result for `graph` (boxes, edges, indexes)
+  selection: null,      // null | {kind: "node" | "input" | "output" | "outer", id}
+  panel: "model",       // what the sidebar shows when nothing is selected
+  busy: false,          // an edit/undo/redo request is in flight
+  loadSeq: 0,           // increments on each graph load; stale answers are dropped
+};
+
+const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer" };
+
+/** Read {path, selection} from a location hash. */
+export function parseHash(hash) {
+  const params = new URLSearchParams(String(hash || "").replace(/^#/, ""));
+  const path = params.get("path") || "";
+  let selection = null;
+  for (const [kind, key] of Object.entries(SELECTION_KEYS)) {
+    const id = params.get(key);
+    if (id) { selection = { kind, id }; break; }
+  }
+  return { path, selection };
+}
+
+/** The hash for a graph path and selection. */
+export function buildHash(path, selection) {
+  const params = new URLSearchParams();
+  params.set("path", path || "");
+  if (selection) params.set(SELECTION_KEYS[selection.kind], selection.id);
+  return `#${params.toString()}`;
+}
+
+/** Put the current path + selection in the URL without adding a history entry. */
+export function syncHash() {
+  const hash = buildHash(state.path, state.selection);
+  if (window.location.hash !== hash) {
+    history.replaceState(history.state, "", `${window.location.pathname}${window.location.search}${hash}`);
+  }
+}

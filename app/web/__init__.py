@@ -1,0 +1,40 @@
+"""Page routes: the model list, the model page, and the front-end libraries npm installed.
+
+The pages are static shells; everything they show comes from the JSON API (docs/api.md),
+fetched by the ES modules under app/static/js.
+"""
+from __future__ import annotations
+
+import os
+
+from flask import Blueprint, abort, current_app, render_template, send_from_directory
+
+bp = Blueprint("web", __name__)
+
+# /vendor/<package>/<file> -> node_modules/<folder>/<file>. Only these folders are served,
+# and only their plain files (send_from_directory refuses anything that leaves the folder).
+VENDOR = {
+    "dagre": os.path.join("@dagrejs", "dagre", "dist"),
+}
+VENDOR_SUFFIXES = (".js", ".js.map", ".LEGAL.txt")
+
+
+@bp.get("/")
+def index():
+    return render_template("index.html")
+
+
+@bp.get("/models/<model_id>")
+def model_page(model_id: str):
+    # The id is checked by the API when the page asks for the model; an unknown id is
+    # shown as a "not found" message by the page itself.
+    return render_template("model.html", model_id=model_id)
+
+
+@bp.get("/vendor/<package>/<path:filename>")
+def vendor(package: str, filename: str):
+    folder = VENDOR.get(package)
+    if folder is None or "/" in filename or not filename.endswith(VENDOR_SUFFIXES):
+        abort(404)
+    root = os.path.join(current_app.config["NODE_MODULES"], folder)
+    return send_from_directory(root, filename, max_age=3600)
