@@ -91,9 +91,9 @@ def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
     here = segs[0] if start else ""
     i = start
     while i < len(segs):
+        node = _node_at(container, segs[i], path)
         if i + 1 >= len(segs):
             raise NotFound("bad_path", f"graph path {path!r} ends at a node, not a graph")
-        node = _node_at(container, segs[i], path)
         attr_name, item = _parse_attr(segs[i + 1], path)
         sub = _attr_graph(node, attr_name, item, path)
         here = join(join(here, segs[i]), segs[i + 1])
