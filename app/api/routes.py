@@ -11,8 +11,10 @@ import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
+from ..edits.sources import load_npy
 from ..errors import StudioError
 from ..onnx_io.kinds import detect
+from ..onnx_io.save import embedded, with_external_data
 from ..onnx_io.address import resolve_tensor
 from ..views import graph_view, model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
@@ -165,10 +167,29 @@ def post_edits(model_id):
     revision = s.revision(model_id, base)
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
-    result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model))
+    result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model), read_blob=_read_uploaded_blob)
     new_rev = s.commit_revision(model_id, base, result.data, revision.external, body["ops"], result.changes)
     return jsonify({"revision": new_rev, "changes": result.changes, "validation": result.validation,
                     "summary": _summary(model_id)})
+
+
+def _read_uploaded_blob(digest: str) -> bytes:
+    try:
+        return store().blobs.get(digest)
+    except (ValueError, FileNotFoundError):
+        raise StudioError("unknown_blob", f"no uploaded blob {digest!r}; upload the .npy with POST /api/blobs first", 404) from None
+
+
+@bp.post("/blobs")
+def upload_blob():
+    """Store an uploaded .npy (for set_initializer / tensor attributes); answers its digest."""
+    f = request.files.get("file")
+    if f is None:
+        raise StudioError("missing_file", "send the .npy as a multipart form field named \"file\"")
+    data = f.read()
+    arr = load_npy(data, f.filename or "the upload")
+    digest = store().blobs.put(data)
+    return jsonify({"blob": digest, "dtype": str(arr.dtype), "shape": list(arr.shape)}), 201
 
 
 def _optional_base():
@@ -207,6 +228,18 @@ def download(model_id):
     revision = s.revision(model_id, revision_number(request.args.get("revision")))
     stem = record.name[:-5] if record.name.endswith(".onnx") else record.name
     name = record.name if revision.rev == 0 else f"{stem}.r{revision.rev}.onnx"
+    layout = request.args.get("layout", "as_stored")
+    if layout not in ("as_stored", "embedded", "external"):
+        raise StudioError("bad_layout", "layout must be as_stored, embedded (weights inside the .onnx) or external (weights in a .data file)")
+    if layout != "as_stored" and record.kind == "model":
+        data, reader = s.blobs.get(revision.blob), external_reader(revision)
+        if not name.endswith(".onnx"):
+            name += ".onnx"
+        if layout == "embedded":
+            return send_file(io.BytesIO(embedded(data, reader)), mimetype="application/octet-stream",
+                             as_attachment=True, download_name=name)
+        return send_file(io.BytesIO(with_external_data(data, reader, name)), mimetype="application/zip",
+                         as_attachment=True, download_name=f"{name[:-5]}.zip")
     if not revision.external:
         return send_file(s.blobs.path(revision.blob), mimetype="application/octet-stream",
                          as_attachment=True, download_name=name, etag=revision.blob)

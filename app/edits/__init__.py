@@ -1,5 +1,5 @@
 """Edit ops: one small module per kind, registered by JSON op name."""
-from . import attributes, graph_io, metadata, names, nodes  # noqa: F401  (registers the ops)
+from . import attributes, graph_io, initializers, metadata, names, nodes, whole_model  # noqa: F401  (registers the ops)
 from .apply import apply_edits
 from .registry import REGISTRY, describe
 

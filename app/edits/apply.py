@@ -8,6 +8,7 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import checker_verdict, parse_model
 from .registry import REGISTRY
+from .sources import blob_reader
 
 MAX_OPS = 1000
 
@@ -20,9 +21,15 @@ class EditResult:
     validation: dict
 
 
-def apply_edits(base_data: bytes, ops, base_validation: dict) -> EditResult:
+def apply_edits(base_data: bytes, ops, base_validation: dict, read_blob=None) -> EditResult:
     """Apply `ops` in order to a fresh copy of the base model. Any failing op fails the batch.
-    The result may not fail onnx.checker when the base passed it."""
+    The result may not fail onnx.checker when the base passed it. read_blob(digest) -> bytes
+    supplies uploaded .npy files that ops name."""
+    with blob_reader(read_blob):
+        return _apply(base_data, ops, base_validation)
+
+
+def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     if not isinstance(ops, list) or not ops:
         raise StudioError("bad_request", "ops must be a non-empty list of edit ops")
     if len(ops) > MAX_OPS:
@@ -52,4 +59,9 @@ def apply_edits(base_data: bytes, ops, base_validation: dict) -> EditResult:
     validation = checker_verdict(model)
     if base_validation.get("ok") and not validation["ok"]:
         raise StudioError("invalid_result", f"the edit would make the model invalid: {validation['message']}", 422)
+    if base_validation.get("full", {}).get("ok") and len(data) < 2**31 - 1:
+        # the base also passed the full check (strict shape inference): the result must too
+        full = checker_verdict(model, full=True)
+        if not full["ok"]:
+            raise StudioError("invalid_result", f"the edit would break shape/type inference: {full['message']}", 422)
     return EditResult(model, data, changes, validation)

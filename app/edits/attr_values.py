@@ -1,16 +1,13 @@
 """JSON values -> AttributeProto fields, checked against the attribute's type."""
 from __future__ import annotations
 
-import math
-
-import numpy as np
-import onnx
-from onnx import AttributeProto, helper, numpy_helper
+from onnx import AttributeProto
 
 from ..errors import StudioError
+from .sources import SPECIAL_FLOATS as _SPECIAL
+from .sources import tensor_from_source
 
 INT64 = (-(2**63), 2**63 - 1)
-_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _float(v, what: str) -> float:
@@ -43,29 +40,6 @@ def _list(v, what: str) -> list:
     return v
 
 
-def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:
-    """{"dtype": "FLOAT", "shape": [2, 2], "values": [...]} -> TensorProto."""
-    if not isinstance(v, dict) or "dtype" not in v or "values" not in v:
-        raise StudioError("bad_value", f"{what} must be an object {{\"dtype\", \"shape\", \"values\"}}")
-    try:
-        elem = onnx.TensorProto.DataType.Value(v["dtype"])
-    except (ValueError, TypeError):
-        raise StudioError("bad_value", f"{what}: unknown dtype {v['dtype']!r}") from None
-    np_dtype = helper.tensor_dtype_to_np_dtype(elem)
-    values = v["values"]
-    shape = v.get("shape", [len(values)] if isinstance(values, list) else [])
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-        raise StudioError("bad_value", f"{what}: shape must be a list of non-negative integers")
-    try:
-        flat = [_SPECIAL.get(x, x) if isinstance(x, str) and elem != onnx.TensorProto.STRING else x
-                for x in (values if isinstance(values, list) else [values])]
-        arr = np.array(flat, dtype=object if elem == onnx.TensorProto.STRING else np_dtype)
-        arr = arr.reshape(shape)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise StudioError("bad_value", f"{what}: values don't fit dtype {v['dtype']} and shape {shape}: {exc}") from None
-    return numpy_helper.from_array(arr, name)
-
-
 def set_attribute_value(attr: AttributeProto, value, what: str) -> None:
     """Replace attr's value with `value` (JSON), keeping attr.type."""
     t = attr.type
@@ -89,9 +63,9 @@ def set_attribute_value(attr: AttributeProto, value, what: str) -> None:
         del attr.strings[:]
         attr.strings.extend(items)
     elif t == A.TENSOR:
-        attr.t.CopyFrom(tensor_from_json(value, what, attr.t.name))
+        attr.t.CopyFrom(tensor_from_source(value, what, attr.t.name))
     elif t == A.TENSORS:
-        items = [tensor_from_json(x, f"{what} items") for x in _list(value, what)]
+        items = [tensor_from_source(x, f"{what} items") for x in _list(value, what)]
         del attr.tensors[:]
         attr.tensors.extend(items)
     else:

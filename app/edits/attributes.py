@@ -51,11 +51,16 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
         set_attribute_value(scratch, value, what)  # validate before touching the model
         attr.CopyFrom(scratch)
         return f"{what} set to {value!r}"
-    attr_type = _new_attribute_type(model, ref.container, node, name, op.get("type"), what)
-    attr = AttributeProto(name=name, type=attr_type)
-    set_attribute_value(attr, value, what)
-    node.attribute.append(attr)
+    node.attribute.append(new_attribute(model, ref.container, node, name, value, op.get("type"), what))
     return f"added {what} = {value!r}"
+
+
+def new_attribute(model, container, node, name: str, value, type_name: str | None, what: str | None = None) -> AttributeProto:
+    """A new AttributeProto for `node`, typed from the operator schema (or `type_name`)."""
+    what = what or f"attribute {name!r} of the new {node.op_type} node"
+    attr = AttributeProto(name=name, type=_new_attribute_type(model, container, node, name, type_name, what))
+    set_attribute_value(attr, value, what)
+    return attr
 
 
 def _new_attribute_type(model, container, node, name, type_name, what) -> int:

@@ -123,3 +123,37 @@ def remove_output(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("last_output", f"remove_output: {name!r} is the graph's only output; a model needs one")
     del field[i]
     return f"removed graph output {name!r}"
+
+
+@edit_op("add_input", required=("name", "dtype", "shape"))
+def add_input(model: onnx.ModelProto, op: dict) -> str:
+    """Add a graph input: a new name, or an existing initializer's name (which then becomes an
+    input the caller may override)."""
+    name = require(op, "name")
+    g = model.graph
+    if not name or any(v.name == name for v in g.input):
+        raise StudioError("name_taken", f"add_input: {name!r} is empty or already a graph input")
+    if any(name in n.output for n in g.node):
+        raise StudioError("name_taken", f"add_input: {name!r} is computed by a node; it can't also be an input")
+    vi = onnx.ValueInfoProto(name=name)
+    vi.type.tensor_type.elem_type = _dtype(op, op["dtype"])
+    if op["shape"] is not None:
+        _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
+    g.input.append(vi)
+    return f"added graph input {name!r}"
+
+
+@edit_op("remove_input", required=("name",))
+def remove_input(model: onnx.ModelProto, op: dict) -> str:
+    """Remove a graph input. Only when nothing reads it, or when an initializer of that name keeps
+    supplying the value."""
+    from .whole_model import names_read
+
+    name = require(op, "name")
+    field, i = main_graph_value(model, name, "input")
+    g = model.graph
+    backed = any(t.name == name for t in g.initializer)
+    if not backed and (name in names_read(g) or any(o.name == name for o in g.output)):
+        raise StudioError("in_use", f"remove_input: {name!r} is read by the graph; remove or rewire its readers first")
+    del field[i]
+    return f"removed graph input {name!r}" + (" (its initializer stays)" if backed else "")

@@ -60,7 +60,7 @@ def rename_in_graph(g: onnx.GraphProto, old: str, new: str, depth: int = 0) -> i
     return hits
 
 
-def _all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
+def all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
     names = {v.name for v in g.input} | {v.name for v in g.output} | {v.name for v in g.value_info}
     names |= {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
     for n in g.node:
@@ -70,7 +70,7 @@ def _all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
             for a in n.attribute:
                 subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else []
                 for sub in subs:
-                    names |= _all_names(sub, depth + 1)
+                    names |= all_names(sub, depth + 1)
     return names
 
 
@@ -84,7 +84,7 @@ def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("bad_field", "rename_tensor: from and to must be non-empty")
     if old == new:
         raise StudioError("bad_value", "rename_tensor: from and to are the same name")
-    if new in _all_names(model.graph):
+    if new in all_names(model.graph):
         raise StudioError("name_taken", f"rename_tensor: a tensor named {new!r} already exists")
     if not _defines(model.graph, old) and not any(v.name == old for v in model.graph.output):
         raise NotFound("unknown_tensor", f"rename_tensor: the main graph has no tensor {old!r}")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import onnx
 
-from ..errors import StudioError
-from .locate import find_node
+from ..errors import NotFound, StudioError
+from .locate import check_kind, find_node, require
 from .names import rename_in_graph
 from .registry import edit_op
 
@@ -58,3 +58,117 @@ def _rename_in_function(f: onnx.FunctionProto, old: str, new: str) -> None:
     for i, x in enumerate(f.output):
         if x == old:
             f.output[i] = new
+
+
+def _fresh_name(model: onnx.ModelProto, base: str) -> str:
+    from .names import all_names
+
+    taken = all_names(model.graph)
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    return name
+
+
+@edit_op("insert_node", required=("tensor", "op_type"),
+         optional=("domain", "name", "attributes", "inputs", "output", "consumers"))
+def insert_node(model: onnx.ModelProto, op: dict) -> str:
+    """Insert a node of any operator onto the edge carrying `tensor` in the main graph. The new
+    node reads `tensor` (then the extra `inputs`, e.g. initializer names) and its output replaces
+    `tensor` for all its readers, or only for the node ids listed in `consumers`. Graph outputs
+    keep their names. `attributes` maps names to values, typed from the operator schema."""
+    from .attributes import new_attribute
+
+    tensor, op_type = require(op, "tensor"), require(op, "op_type")
+    domain = op.get("domain", "")
+    check_kind(op, "domain", domain, str)
+    extra = op.get("inputs", [])
+    check_kind(op, "inputs", extra, list)
+    if not all(isinstance(x, str) for x in extra):
+        raise StudioError("bad_field", "insert_node: inputs must be tensor names")
+    attrs = op.get("attributes", {})
+    check_kind(op, "attributes", attrs, dict)
+    g = model.graph
+    producer = next((i for i, n in enumerate(g.node) if tensor in n.output), None)
+    is_source = any(v.name == tensor for v in g.input) or any(t.name == tensor for t in g.initializer)
+    if producer is None and not is_source:
+        raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in the main graph")
+    node = onnx.NodeProto(op_type=op_type, domain=domain, name=op.get("name", ""))
+    for attr_name, value in attrs.items():
+        node.attribute.append(new_attribute(model, g, node, attr_name, value, None))
+    consumers = op.get("consumers")
+    if consumers is None and producer is not None:
+        # the producer now writes a fresh name; the new node writes `tensor` for every reader
+        fresh = _fresh_name(model, f"{tensor}_pre")
+        out = g.node[producer].output
+        out[list(out).index(tensor)] = fresh
+        for v in g.value_info:
+            if v.name == tensor:
+                v.name = fresh
+        node.input.extend([fresh] + extra)
+        node.output.append(tensor)
+        g.node.insert(producer + 1, node)
+        return f"inserted {op_type} after {tensor!r} (all readers)"
+    output = op.get("output") or _fresh_name(model, f"{tensor}_{op_type.lower()}")
+    check_kind(op, "output", output, str)
+    if output in _names(g):
+        raise StudioError("name_taken", f"insert_node: {output!r} is already used")
+    node.input.extend([tensor] + extra)
+    node.output.append(output)
+    targets = _consumer_nodes(model, consumers, tensor) if consumers is not None else \
+        [n for n in g.node if tensor in n.input]
+    for n in targets:
+        for k, x in enumerate(n.input):
+            if x == tensor:
+                n.input[k] = output
+    g.node.insert(0 if producer is None else producer + 1, node)
+    return f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s), writing {output!r}"
+
+
+def _names(g: onnx.GraphProto) -> set[str]:
+    from .names import all_names
+
+    return all_names(g)
+
+
+def _consumer_nodes(model, consumers, tensor) -> list:
+    if not isinstance(consumers, list) or not consumers:
+        raise StudioError("bad_field", "insert_node: consumers must be a non-empty list of node ids")
+    out = []
+    for key in consumers:
+        ref, _, n, nid = find_node(model, key)
+        if ref.path != "" or tensor not in n.input:
+            raise StudioError("bad_value", f"insert_node: node {nid} does not read {tensor!r} in the main graph")
+        out.append(n)
+    return out
+
+
+@edit_op("set_node_op", required=("node", "op_type"), optional=("domain",))
+def set_node_op(model: onnx.ModelProto, op: dict) -> str:
+    """Change a node's operator (op_type, and domain) when the new operator's schema at the model's
+    opset fits the node: its input/output counts and its attributes."""
+    from .attributes import schema_for
+
+    ref, _, node, nid = find_node(model, op.get("node"))
+    op_type = require(op, "op_type")
+    domain = op.get("domain", node.domain)
+    check_kind(op, "domain", domain, str)
+    trial = onnx.NodeProto()
+    trial.CopyFrom(node)
+    trial.op_type, trial.domain = op_type, domain
+    schema = schema_for(model, ref.container, trial)
+    if schema is None:
+        raise StudioError("no_schema", f"set_node_op: {domain or 'ai.onnx'}::{op_type} has no schema at this model's opset")
+    n_in, n_out = len(node.input), len(node.output)
+    if not schema.min_input <= n_in <= schema.max_input or not schema.min_output <= n_out <= schema.max_output:
+        raise StudioError("schema_mismatch", f"set_node_op: {op_type} takes {schema.min_input}-{schema.max_input} inputs and "
+                          f"{schema.min_output}-{schema.max_output} outputs; node {nid} has {n_in} and {n_out}")
+    unknown = [a.name for a in node.attribute if a.name not in schema.attributes]
+    if unknown:
+        raise StudioError("schema_mismatch", f"set_node_op: {op_type} has no attribute {', '.join(map(repr, unknown))}")
+    missing = [k for k, a in schema.attributes.items() if a.required and k not in {x.name for x in node.attribute}]
+    if missing:
+        raise StudioError("schema_mismatch", f"set_node_op: {op_type} requires attribute(s) {', '.join(missing)}")
+    old = f"{node.domain or 'ai.onnx'}::{node.op_type}"
+    node.op_type, node.domain = op_type, domain
+    return f"node {nid}: {old} -> {domain or 'ai.onnx'}::{op_type}"

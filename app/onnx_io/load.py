@@ -39,10 +39,10 @@ def parse_model(data: bytes, name: str = "model") -> onnx.ModelProto:
     return model
 
 
-def checker_verdict(model: onnx.ModelProto) -> dict:
+def checker_verdict(model: onnx.ModelProto, full: bool = False) -> dict:
     """onnx.checker's verdict without raising: {"ok": bool, "message": str}."""
     try:
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(model, full_check=full)
     except Exception as exc:  # checker raises ValidationError, and others on odd input
         return {"ok": False, "message": str(exc).strip()}
     return {"ok": True, "message": ""}

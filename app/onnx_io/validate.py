@@ -6,16 +6,15 @@ import re
 
 import onnx
 
+from .load import checker_verdict
+
 # onnx names the failing node as "(op_type:Conv, node name: conv1)"
 _NODE_IN_MESSAGE = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\)")
 
 
 def _check(model: onnx.ModelProto, full: bool) -> tuple[bool, str]:
-    try:
-        onnx.checker.check_model(model, full_check=full)
-    except Exception as exc:  # ValidationError, InferenceError, and odd-input failures
-        return False, str(exc).strip()
-    return True, ""
+    verdict = checker_verdict(model, full)
+    return verdict["ok"], verdict["message"]
 
 
 def inference_errors(model: onnx.ModelProto) -> list[dict]:

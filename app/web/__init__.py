@@ -14,9 +14,11 @@ bp = Blueprint("web", __name__)
 # /vendor/<package>/<file> -> node_modules/<folder>/<file>. Only these folders are served,
 # and only their plain files (send_from_directory refuses anything that leaves the folder).
 VENDOR = {
-    "dagre": os.path.join("@dagrejs", "dagre", "dist"),
+    "dagre": os.path.join("@dagrejs", "dagre", "dist"),   # graph layout (UMD, in the layout worker)
+    "marked": os.path.join("marked", "lib"),              # Markdown -> HTML (ES module)
+    "dompurify": os.path.join("dompurify", "dist"),       # HTML sanitiser (ES module)
 }
-VENDOR_SUFFIXES = (".js", ".js.map", ".LEGAL.txt")
+VENDOR_SUFFIXES = (".js", ".mjs", ".js.map", ".mjs.map", ".LEGAL.txt")
 
 
 @bp.get("/")
@@ -37,4 +39,8 @@ def vendor(package: str, filename: str):
     if folder is None or "/" in filename or not filename.endswith(VENDOR_SUFFIXES):
         abort(404)
     root = os.path.join(current_app.config["NODE_MODULES"], folder)
-    return send_from_directory(root, filename, max_age=3600)
+    response = send_from_directory(root, filename, max_age=3600)
+    if filename.endswith((".js", ".mjs")):
+        # ES modules need a JavaScript type whatever the host's mimetypes table says
+        response.mimetype = "text/javascript"
+    return response

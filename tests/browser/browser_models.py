@@ -110,3 +110,128 @@ def official_node_models() -> dict[str, onnx.ModelProto]:
 
 def light_model(name: str) -> Path:
     return ONNX_DATA / "light" / f"light_{name}.onnx"
+
+
+def function_model() -> onnx.ModelProto:
+    """A model-local function (with an attribute read through ref_attr_name) called by the main graph."""
+    alpha_ref = h.make_attribute_ref("value_float", T.FLOAT)
+    alpha_ref.ref_attr_name = "alpha"
+    body = [
+        h.make_node("Constant", [], ["a"], name="alpha_const", **{}),
+        h.make_node("Mul", ["X", "a"], ["xa"], name="scale"),
+        h.make_node("Relu", ["xa"], ["Y"], name="relu"),
+    ]
+    body[0].attribute.append(alpha_ref)
+    fn = h.make_function(
+        "com.studio", "ScaledRelu", ["X"], ["Y"], body,
+        opset_imports=[h.make_opsetid("", 17)], attributes=[],
+        attribute_protos=[h.make_attribute("alpha", 0.5)],
+        doc_string="Relu of `X` scaled by **alpha**.")
+    fn.metadata_props.add(key="origin", value="tests")
+    x = h.make_tensor_value_info("x", T.FLOAT, ["N", 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["N", 4])
+    nodes = [
+        h.make_node("Neg", ["x"], ["nx"], name="neg"),
+        h.make_node("ScaledRelu", ["nx"], ["y"], name="scaled", domain="com.studio", alpha=2.0),
+    ]
+    graph = h.make_graph(nodes, "fn_graph", [x], [y])
+    model = h.make_model(graph, functions=[fn],
+                         opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.studio", 1)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def low_precision_model() -> onnx.ModelProto:
+    """FLOAT8E4M3FN and INT4 initializers, plus a float tensor too large for one page."""
+    import ml_dtypes
+
+    f8 = np.array([[0.1, -2.0, 448.0, np.nan, 0.001953125, -0.0],
+                   [1.5, -0.75, 3.25, 100.0, -448.0, 0.3]], np.float32).astype(ml_dtypes.float8_e4m3fn)
+    i4 = np.array([[-8, 7, 0, 3, -1], [2, -3, 5, -6, 1], [4, 4, -4, 0, 6]], ml_dtypes.int4)
+    big = (np.arange(2000, dtype=np.float32) * 0.5 - 10).reshape(50, 40)
+    inits = [nh.from_array(f8, "f8_weight"), nh.from_array(i4, "int4_weight"), nh.from_array(big, "big")]
+    outs = [h.make_tensor_value_info("f8_out", T.FLOAT8E4M3FN, list(f8.shape)),
+            h.make_tensor_value_info("i4_out", T.INT4, list(i4.shape)),
+            h.make_tensor_value_info("big_out", T.FLOAT, list(big.shape))]
+    nodes = [h.make_node("Identity", ["f8_weight"], ["f8_out"], name="id_f8"),
+             h.make_node("Identity", ["int4_weight"], ["i4_out"], name="id_i4"),
+             h.make_node("Identity", ["big"], ["big_out"], name="id_big")]
+    graph = h.make_graph(nodes, "low_precision", [], outs, inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def inference_error_model() -> onnx.ModelProto:
+    """Passes the basic checker, fails strict inference: Add of FLOAT and INT64."""
+    x = h.make_tensor_value_info("x", T.FLOAT, [2])
+    k = h.make_tensor_value_info("k", T.INT64, [2])
+    y = h.make_tensor_value_info("y", T.FLOAT, [2])
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="first_relu"),
+             h.make_node("Add", ["r", "k"], ["y"], name="bad_add")]
+    graph = h.make_graph(nodes, "mismatch", [x, k], [y])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def kitchen_sink_model() -> onnx.ModelProto:
+    """Every kind of thing a ModelProto can hold that the page shows: typed inputs of every kind,
+    sparse initializers, quantization annotations, metadata everywhere, attributes of every type,
+    node device configurations, training info, device configurations, a local function."""
+    rng = np.random.default_rng(1)
+    seq_in = h.make_tensor_sequence_value_info("seq_in", T.FLOAT, ["N", 3])
+    map_in = h.make_value_info("map_in", h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(T.FLOAT, None)))
+    opt_in = h.make_value_info("opt_in", h.make_optional_type_proto(h.make_tensor_type_proto(T.FLOAT, [2, 3])))
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, 3], doc_string="The **main** input.")
+    x.metadata_props.add(key="unit", value="metres")
+    y = h.make_tensor_value_info("y", T.FLOAT, [2, 3])
+    w = nh.from_array(rng.standard_normal((2, 3)).astype(np.float32), "w")
+    w.metadata_props.add(key="source", value="random")
+    scale = nh.from_array(np.array(0.05, np.float32), "w_scale")
+    sparse_vals = nh.from_array(np.array([1.5, -2.0], np.float32), "sp")
+    sparse = h.make_sparse_tensor(sparse_vals, nh.from_array(np.array([1, 4], np.int64), "sp_idx"), [2, 3])
+    seq_type = h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, ["N", 3]))
+    map_type = h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(T.FLOAT, None))
+    odd = h.make_node(
+        "Annotate", ["x"], ["x_annotated"], name="annotate", domain="com.studio.ext",
+        doc_string="Carries one attribute of **every** type.",
+        f=0.25, i=7, s="text", floats=[1.0, 2.5], ints=[1, 2, 3], strings=["a", "b"],
+        t=nh.from_array(np.arange(6, dtype=np.int32).reshape(2, 3), "t_attr"),
+        tensors=[nh.from_array(np.ones(2, np.float16)), nh.from_array(np.array([True, False]))],
+        sparse=h.make_sparse_tensor(nh.from_array(np.array([3.0], np.float32), "sv"),
+                                    nh.from_array(np.array([2], np.int64), "si"), [4]),
+        tp=seq_type, tps=[map_type, h.make_optional_type_proto(h.make_tensor_type_proto(T.INT64, []))])
+    odd.metadata_props.add(key="stage", value="pre")
+    cfg = odd.device_configurations.add(configuration_id="mesh2", pipeline_stage=1)
+    spec = cfg.sharding_spec.add(tensor_name="x", device=[0, 1])
+    dim = spec.sharded_dim.add(axis=0)
+    dim.simple_sharding.add(dim_value=2, num_shards=2)
+    nodes = [
+        odd,
+        h.make_node("Add", ["x_annotated", "w"], ["s"], name="add_w"),
+        h.make_node("Add", ["s", "sp"], ["s2"], name="add_sparse"),
+        h.make_node("Mul", ["s2", "w_scale"], ["y"], name="scale_out", overload=""),
+    ]
+    graph = h.make_graph(nodes, "kitchen_sink", [x, seq_in, map_in, opt_in], [y], [w, scale],
+                         value_info=[h.make_tensor_value_info("s", T.FLOAT, [2, 3])],
+                         sparse_initializer=[sparse], doc_string="The main graph.")
+    graph.metadata_props.add(key="graph_note", value="kitchen")
+    qa = graph.quantization_annotation.add(tensor_name="w")
+    qa.quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="w_scale")
+    model = h.make_model(
+        graph, functions=[function_model().functions[0]],
+        opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.studio", 1), h.make_opsetid("com.studio.ext", 1)],
+        producer_name="onnx-studio-tests", doc_string="# Kitchen sink\n\nA model with *everything*:\n\n- functions\n- training info\n\n```\ncode block\n```")
+    h.set_model_props(model, {"author": "tests"})
+    train = model.training_info.add()
+    train.algorithm.CopyFrom(h.make_graph([h.make_node("Neg", ["w"], ["w_new"], name="step")], "algo", [], [
+        h.make_tensor_value_info("w_new", T.FLOAT, [2, 3])]))
+    train.initialization.CopyFrom(h.make_graph([h.make_node("Constant", [], ["w_init"], name="init",
+                                                            value=nh.from_array(np.zeros((2, 3), np.float32)))],
+                                               "init", [], [h.make_tensor_value_info("w_init", T.FLOAT, [2, 3])]))
+    train.initialization_binding.add(key="w", value="w_init")
+    train.update_binding.add(key="w", value="w_new")
+    dev = model.configuration.add(name="mesh2", num_devices=2)
+    dev.device.extend(["cuda:0", "cuda:1"])
+    return model

@@ -29,17 +29,40 @@ export function formatTensor(dtype, shape) {
   return [dtype || "", formatShape(shape)].filter(Boolean).join(" ");
 }
 
-/** A TypeProto as served by the API (see docs/api.md). */
+/** "FLOAT8E4M3FN" -> "float8e4m3fn": the element type as ONNX type strings spell it. */
+export function dtypeWord(dtype) {
+  return dtype ? String(dtype).toLowerCase() : "?";
+}
+
+function bracketDims(shape) {
+  if (shape === null || shape === undefined) return "";
+  return `[${shape.map((d) => (d === null || d === undefined || d === "" ? "?" : String(d))).join(",")}]`;
+}
+
+/**
+ * A TypeProto in the notation of ONNX type strings, nested all the way down:
+ * tensor(float)[N,3], seq(tensor(float)[N,3]), map(int64, tensor(float)), optional(...),
+ * sparse_tensor(float)[4], opaque(domain.name). A missing shape (unknown rank) has no brackets.
+ */
+export function onnxType(type) {
+  if (!type) return "?";
+  switch (type.kind) {
+    case "tensor": return `tensor(${dtypeWord(type.dtype)})${bracketDims(type.shape)}`;
+    case "sparse_tensor": return `sparse_tensor(${dtypeWord(type.dtype)})${bracketDims(type.shape)}`;
+    case "sequence": return `seq(${onnxType(type.elem)})`;
+    case "optional": return `optional(${onnxType(type.elem)})`;
+    case "map": return `map(${dtypeWord(type.key)}, ${onnxType(type.value)})`;
+    case "opaque": return `opaque(${[type.domain, type.name].filter(Boolean).join(".")})`;
+    default: return "?";
+  }
+}
+
+/** A TypeProto as served by the API: plain tensors as "FLOAT ⟨1×3⟩", everything else as onnxType(). */
 export function formatType(type) {
   if (!type) return "";
-  switch (type.kind) {
-    case "tensor": return formatTensor(type.dtype, type.shape);
-    case "sparse_tensor": return `sparse ${formatTensor(type.dtype, type.shape)}`;
-    case "sequence": return `sequence<${formatType(type.elem)}>`;
-    case "optional": return `optional<${formatType(type.elem)}>`;
-    case "map": return `map<${type.key}, ${formatType(type.value)}>`;
-    default: return "unknown type";
-  }
+  if (type.kind === "tensor") return formatTensor(type.dtype, type.shape);
+  if (type.kind === "unknown" || !type.kind) return "unknown type";
+  return onnxType(type);
 }
 
 /** The type of a graph input/output/value_info entry. */
@@ -47,6 +70,7 @@ export function formatValueType(v) {
   if (!v) return "";
   if (v.type && v.type.kind === "unknown") return "";
   if (v.type && v.type.kind && v.type.kind !== "tensor") return formatType(v.type);
+  if (v.sparse) return `sparse ${formatTensor(v.dtype, v.shape)}`;
   return formatTensor(v.dtype, v.shape);
 }
 

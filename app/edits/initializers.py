@@ -1,0 +1,85 @@
+"""Initializers: replace values (JSON or an uploaded .npy), add, delete when unused."""
+from __future__ import annotations
+
+import onnx
+
+from ..errors import NotFound, StudioError
+from ..onnx_io.address import resolve_graph
+from .locate import check_kind, require
+from .registry import edit_op
+from .sources import tensor_from_source
+
+
+def _find(g: onnx.GraphProto, name: str) -> int:
+    for i, t in enumerate(g.initializer):
+        if t.name == name:
+            return i
+    raise NotFound("unknown_initializer", f"no initializer named {name!r} in that graph")
+
+
+def _graph(model: onnx.ModelProto, op: dict) -> onnx.GraphProto:
+    path = op.get("graph", "")
+    check_kind(op, "graph", path, str)
+    g = resolve_graph(model, path).container
+    if isinstance(g, onnx.FunctionProto):
+        raise StudioError("bad_value", f"{op['op']}: functions have no initializers")
+    return g
+
+
+def _dtype_name(t: onnx.TensorProto) -> str:
+    return onnx.TensorProto.DataType.Name(t.data_type)
+
+
+@edit_op("set_initializer", required=("name", "value"), optional=("graph", "dtype", "allow_type_change"))
+def set_initializer(model: onnx.ModelProto, op: dict) -> str:
+    """Replace an initializer's values with `value`: {"npy": <blob digest>} (an uploaded .npy, cast
+    to `dtype` if given) or {"dtype", "shape", "values"}. Its dtype and shape must stay unless
+    allow_type_change is true. The name, doc_string and metadata stay; external data is inlined."""
+    name = require(op, "name")
+    g = _graph(model, op)
+    old = g.initializer[_find(g, name)]
+    dtype = op.get("dtype")
+    if dtype is None and isinstance(op["value"], dict) and "npy" in op["value"]:
+        dtype = _dtype_name(old)  # an .npy of float64 for a FLOAT weight is the usual case: cast
+    new = tensor_from_source(op["value"], f"initializer {name!r}", name, dtype)
+    changed = (new.data_type, list(new.dims)) != (old.data_type, list(old.dims))
+    if changed and not op.get("allow_type_change", False):
+        raise StudioError("shape_mismatch", f"initializer {name!r} is {_dtype_name(old)} {list(old.dims)}; the new value is "
+                          f"{_dtype_name(new)} {list(new.dims)} (set allow_type_change to change it)")
+    if old.HasField("doc_string"):  # proto2 presence: don't add an empty field the file didn't have
+        new.doc_string = old.doc_string
+    new.metadata_props.extend(old.metadata_props)
+    old.CopyFrom(new)
+    return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}"
+
+
+@edit_op("add_initializer", required=("name", "value"), optional=("graph", "dtype"))
+def add_initializer(model: onnx.ModelProto, op: dict) -> str:
+    """Add a new initializer (a constant tensor nodes can read) from JSON values or an .npy blob."""
+    name = require(op, "name")
+    if not name:
+        raise StudioError("bad_field", "add_initializer: name must not be empty")
+    g = _graph(model, op)
+    taken = {t.name for t in g.initializer} | {v.name for v in g.input} | {o for n in g.node for o in n.output}
+    if name in taken:
+        raise StudioError("name_taken", f"add_initializer: {name!r} already names a value in that graph")
+    t = tensor_from_source(op["value"], f"initializer {name!r}", name, op.get("dtype"))
+    g.initializer.append(t)
+    return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})"
+
+
+@edit_op("delete_initializer", required=("name",), optional=("graph",))
+def delete_initializer(model: onnx.ModelProto, op: dict) -> str:
+    """Delete an initializer no node reads (a graph input of the same name goes too)."""
+    from .whole_model import names_read
+
+    name = require(op, "name")
+    g = _graph(model, op)
+    idx = _find(g, name)
+    if name in names_read(g) or any(o.name == name for o in g.output):
+        raise StudioError("in_use", f"delete_initializer: {name!r} is still read by the graph; remove its readers first")
+    del g.initializer[idx]
+    for i in reversed(range(len(g.input))):
+        if g.input[i].name == name:
+            del g.input[i]
+    return f"deleted initializer {name!r}"

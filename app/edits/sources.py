@@ -1,0 +1,99 @@
+"""Tensor values named by an op: JSON values or an uploaded .npy blob (by its digest).
+
+The API hands apply_edits a reader for uploaded blobs; it is bound here for the duration of one
+batch, so ops stay plain JSON (and the history records the digest, not the bytes).
+"""
+from __future__ import annotations
+
+import contextvars
+import io
+import math
+from contextlib import contextmanager
+from typing import Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..errors import StudioError
+
+_blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar("blob_reader", default=None)
+MAX_NPY_ELEMENTS = 1 << 31
+SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+@contextmanager
+def blob_reader(reader: Callable[[str], bytes] | None):
+    token = _blob_reader.set(reader)
+    try:
+        yield
+    finally:
+        _blob_reader.reset(token)
+
+
+def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
+    """A numpy array from .npy bytes; pickled objects are refused."""
+    try:
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception as exc:
+        raise StudioError("bad_npy", f"{what} is not a readable .npy array: {exc}") from None
+    if not isinstance(arr, np.ndarray):
+        raise StudioError("bad_npy", f"{what} holds several arrays (.npz); upload one .npy")
+    if arr.size > MAX_NPY_ELEMENTS:
+        raise StudioError("bad_npy", f"{what} has {arr.size} elements, more than we accept")
+    if arr.dtype.kind in "OV":
+        raise StudioError("bad_npy", f"{what} has dtype {arr.dtype}, which has no ONNX tensor type")
+    return arr
+
+
+def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> onnx.TensorProto | np.ndarray:
+    if dtype_name is None:
+        return arr
+    try:
+        elem = onnx.TensorProto.DataType.Value(dtype_name)
+        np_dtype = helper.tensor_dtype_to_np_dtype(elem)
+    except (ValueError, KeyError, TypeError):
+        raise StudioError("bad_value", f"{what}: {dtype_name!r} is not a tensor element type") from None
+    try:
+        return arr.astype(np_dtype)
+    except (ValueError, TypeError) as exc:
+        raise StudioError("bad_value", f"{what}: can't convert {arr.dtype} to {dtype_name}: {exc}") from None
+
+
+def tensor_from_source(value, what: str, name: str = "", dtype: str | None = None) -> onnx.TensorProto:
+    """TensorProto from {"npy": digest} or {"dtype", "shape", "values"}; `dtype` casts an .npy."""
+    if isinstance(value, dict) and "npy" in value:
+        reader = _blob_reader.get()
+        digest = value["npy"]
+        if reader is None or not isinstance(digest, str):
+            raise StudioError("bad_value", f"{what}: \"npy\" must name an uploaded blob (POST /api/blobs)")
+        arr = _cast(load_npy(reader(digest), f"blob {digest[:12]}"), dtype or value.get("dtype"), what)
+        try:
+            return numpy_helper.from_array(arr, name)
+        except Exception as exc:
+            raise StudioError("bad_value", f"{what}: {exc}") from None
+    t = tensor_from_json(value, what, name)
+    return t
+
+
+def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:
+    """{"dtype": "FLOAT", "shape": [2, 2], "values": [...]} -> TensorProto."""
+    if not isinstance(v, dict) or "dtype" not in v or "values" not in v:
+        raise StudioError("bad_value", f"{what} must be an object {{\"dtype\", \"shape\", \"values\"}}")
+    try:
+        elem = onnx.TensorProto.DataType.Value(v["dtype"])
+    except (ValueError, TypeError):
+        raise StudioError("bad_value", f"{what}: unknown dtype {v['dtype']!r}") from None
+    np_dtype = helper.tensor_dtype_to_np_dtype(elem)
+    values = v["values"]
+    shape = v.get("shape", [len(values)] if isinstance(values, list) else [])
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise StudioError("bad_value", f"{what}: shape must be a list of non-negative integers")
+    try:
+        flat = [SPECIAL_FLOATS.get(x, x) if isinstance(x, str) and elem != onnx.TensorProto.STRING else x
+                for x in (values if isinstance(values, list) else [values])]
+        arr = np.array(flat, dtype=object if elem == onnx.TensorProto.STRING else np_dtype)
+        arr = arr.reshape(shape)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise StudioError("bad_value", f"{what}: values don't fit dtype {v['dtype']} and shape {shape}: {exc}") from None
+    return numpy_helper.from_array(arr, name)

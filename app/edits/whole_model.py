@@ -1,0 +1,185 @@
+"""Whole-model edits: store inferred shapes, clean up, extract a subgraph, convert the opset."""
+from __future__ import annotations
+
+import onnx
+
+from ..errors import StudioError
+from .locate import check_kind, require, walk_graphs
+from .registry import edit_op
+
+
+def _subgraphs(n: onnx.NodeProto):
+    for a in n.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def names_read(g, depth: int = 0) -> set[str]:
+    """Every value name the graph's nodes read, including reads from inside their subgraphs."""
+    read: set[str] = set()
+    for n in g.node:
+        read.update(x for x in n.input if x)
+        if depth < 64:
+            for sub in _subgraphs(n):
+                read |= names_read(sub, depth + 1)
+    return read
+
+
+@edit_op("infer_shapes")
+def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
+    """Run onnx shape inference and store what it finds as value_info in every graph (main and
+    subgraphs). Existing value_info, inputs and outputs are left as they are."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    except Exception as exc:
+        raise StudioError("inference_failed", f"infer_shapes: shape inference failed: {exc}", 422) from None
+    added = 0
+    for ours, theirs in zip(walk_graphs(model), walk_graphs(inferred)):
+        g, h = ours.container, theirs.container
+        if isinstance(g, onnx.FunctionProto):
+            continue
+        known = {v.name for v in g.value_info} | {v.name for v in g.input} | {v.name for v in g.output}
+        new = [v for v in h.value_info if v.name not in known]
+        g.value_info.extend(new)
+        added += len(new)
+    return f"stored {added} inferred value_info entries"
+
+
+@edit_op("cleanup", optional=("nodes", "initializers", "value_info"))
+def cleanup(model: onnx.ModelProto, op: dict) -> str:
+    """Remove from the main graph what no graph output depends on: dead nodes, unused initializers
+    (with their graph-input twins in IR < 4 models), and value_info of values no longer present.
+    Each part can be switched off (nodes/initializers/value_info: false)."""
+    g = model.graph
+    flags = {k: op.get(k, True) for k in ("nodes", "initializers", "value_info")}
+    for k, v in flags.items():
+        check_kind(op, k, v, bool)
+    needed = {o.name for o in g.output}
+    live = [False] * len(g.node)
+    for i in reversed(range(len(g.node))):
+        n = g.node[i]
+        if not flags["nodes"] or any(o in needed for o in n.output):
+            live[i] = True
+            needed.update(x for x in n.input if x)
+            for sub in _subgraphs(n):
+                needed |= names_read(sub)
+    dead = [i for i, ok in enumerate(live) if not ok]
+    for i in reversed(dead):
+        del g.node[i]
+    unused_inits = []
+    if flags["initializers"]:
+        real_inputs = {v.name for v in g.input} - {t.name for t in g.initializer}
+        unused_inits = [t.name for t in g.initializer if t.name not in needed and t.name not in real_inputs]
+        drop = set(unused_inits)
+        for i in reversed(range(len(g.initializer))):
+            if g.initializer[i].name in drop:
+                del g.initializer[i]
+        for i in reversed(range(len(g.input))):
+            if g.input[i].name in drop:
+                del g.input[i]
+    dropped_vi = 0
+    if flags["value_info"]:
+        present = {x for n in g.node for x in list(n.input) + list(n.output)} | needed
+        for i in reversed(range(len(g.value_info))):
+            if g.value_info[i].name not in present:
+                del g.value_info[i]
+                dropped_vi += 1
+    return f"removed {len(dead)} dead nodes, {len(unused_inits)} unused initializers, {dropped_vi} stale value_info"
+
+
+@edit_op("extract_subgraph", required=("inputs", "outputs"))
+def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
+    """Keep only the part of the main graph that computes `outputs` from `inputs` (tensor names),
+    as onnx.utils.extract_model does. Model fields, metadata and the graph's name stay."""
+    inputs, outputs = require(op, "inputs", list), require(op, "outputs", list)
+    if not outputs or not all(isinstance(x, str) and x for x in inputs + outputs):
+        raise StudioError("bad_value", "extract_subgraph: inputs and outputs must be lists of tensor names (outputs non-empty)")
+    known = {v.name for v in model.graph.input} | {t.name for t in model.graph.initializer} | \
+        {o for n in model.graph.node for o in n.output}
+    missing = [x for x in inputs + outputs if x not in known]
+    if missing:
+        raise StudioError("unknown_tensor", f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}", 404)
+    try:
+        # the Extractor types new inputs/outputs from value_info, so infer on a copy first
+        typed = onnx.shape_inference.infer_shapes(model, data_prop=True)
+        extracted = onnx.utils.Extractor(typed).extract_model(inputs, outputs)
+    except Exception as exc:
+        raise StudioError("extract_failed", f"extract_subgraph: {exc}", 422) from None
+    g = extracted.graph
+    had = {v.name for v in model.graph.value_info}
+    for i in reversed(range(len(g.value_info))):  # keep only value_info the model itself recorded
+        if g.value_info[i].name not in had:
+            del g.value_info[i]
+    g.name, g.doc_string = model.graph.name, model.graph.doc_string
+    g.metadata_props.extend(model.graph.metadata_props)
+    before = len(model.graph.node)
+    model.graph.CopyFrom(g)
+    del model.functions[:]  # only the local functions the kept nodes still call
+    model.functions.extend(extracted.functions)
+    return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}"
+
+
+@edit_op("convert_opset", required=("version",))
+def convert_opset(model: onnx.ModelProto, op: dict) -> str:
+    """Convert the model to another ai.onnx opset version with onnx.version_converter. Refused,
+    with the converter's reason, when an operator can't be converted. Model fields stay."""
+    version = require(op, "version", int)
+    latest = onnx.defs.onnx_opset_version()
+    if not 1 <= version <= latest:
+        raise StudioError("bad_value", f"convert_opset: version must be between 1 and {latest}")
+    current = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if current is None:
+        raise StudioError("bad_value", "convert_opset: the model imports no ai.onnx opset")
+    if current == version:
+        raise StudioError("bad_value", f"convert_opset: the model is already at opset {version}")
+    try:
+        converted = onnx.version_converter.convert_version(model, version)
+    except Exception as exc:
+        raise StudioError("conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {exc}", 422) from None
+    if current < 7 <= version:
+        _reshape_prelu_slopes(converted)
+    model.graph.CopyFrom(converted.graph)
+    del model.opset_import[:]
+    model.opset_import.extend(converted.opset_import)
+    note = ""
+    # the converter adds initializers that aren't graph inputs, which IR < 4 forbids
+    needed_ir = max(converted.ir_version, onnx.helper.find_min_ir_version_for(list(model.opset_import), True), 4)
+    if needed_ir > model.ir_version:
+        note = f"; ir_version {model.ir_version} -> {needed_ir}"
+        model.ir_version = needed_ir
+    return f"converted from opset {current} to {version}{note}"
+
+
+def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
+    """PRelu before opset 7 applied a [C] slope per channel (axis 1); from 7 on it broadcasts
+    numpy-style, so the slope must be [C, 1, ..., 1]. onnx.version_converter leaves it as is,
+    which makes onnxruntime refuse (or misapply) the model; we reshape initializer slopes."""
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    try:
+        typed = onnx.shape_inference.infer_shapes(model)
+    except Exception as exc:
+        raise StudioError("conversion_failed", f"convert_opset: can't type PRelu inputs to adapt their slopes: {exc}", 422) from None
+    ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in list(typed.graph.value_info) + list(typed.graph.input)
+             if v.type.tensor_type.HasField("shape")}
+    readers: dict[str, list] = {}
+    for n in g.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+    reshaped: set[str] = set()
+    for n in g.node:
+        if n.op_type != "PRelu" or n.domain not in ("", "ai.onnx") or len(n.input) < 2 or n.input[1] in reshaped:
+            continue
+        slope, rank = inits.get(n.input[1]), ranks.get(n.input[0])
+        if slope is None or len(slope.dims) != 1 or slope.dims[0] == 1 or rank is None or rank <= 2:
+            continue
+        if any(r.op_type != "PRelu" for r in readers.get(slope.name, [])):
+            raise StudioError("conversion_failed", f"convert_opset: PRelu slope {slope.name!r} is shared with other "
+                              "operators, so it can't be reshaped for opset 7 broadcasting", 422)
+        slope.dims.extend([1] * (rank - 2))
+        reshaped.add(slope.name)
+        for vi in list(g.input) + list(g.value_info):
+            if vi.name == slope.name and vi.type.tensor_type.HasField("shape"):
+                vi.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension(dim_value=1)] * (rank - 2))

@@ -1,0 +1,71 @@
+// Building blocks every sidebar panel uses: sections, property lists, key/value lists,
+// callouts, inline-form error handling. Text goes in through dom.js (text nodes only).
+import { el } from "./dom.js";
+
+export function section(title, ...children) {
+  return el("section", { class: "panel-section" }, el("h3", {}, title), ...children);
+}
+
+/** A <dl> of [label, value] rows; empty values show as a muted dash. Falsy rows are skipped. */
+export function propertyList(rows) {
+  return el("dl", { class: "props" }, rows.filter(Boolean).map(([k, v]) => [
+    el("dt", {}, k),
+    el("dd", {}, v === "" || v === null || v === undefined ? el("span", { class: "muted" }, "—") : v),
+  ]));
+}
+
+export function mono(text, cls = "") {
+  return el("code", { class: `mono ${cls}`.trim() }, text);
+}
+
+export function plural(n, word, many = `${word}s`) {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+/** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
+export function keyValueList(pairs, { keyLabel = "Key", valueLabel = "Value", cls = "" } = {}) {
+  return el("table", { class: `kv-table ${cls}`.trim() },
+    el("thead", {}, el("tr", {}, el("th", {}, keyLabel), el("th", {}, valueLabel))),
+    el("tbody", {}, (pairs || []).map(({ key, value }) => el("tr", { "data-key": key },
+      el("td", { class: "mono" }, key), el("td", { class: "mono" }, value === "" ? el("span", { class: "muted" }, "(empty)") : value)))));
+}
+
+/** A coloured note: kind "warn" | "bad" | "ok" | "info". */
+export function callout(kind, title, ...children) {
+  return el("div", { class: `callout callout-${kind}`, role: kind === "bad" || kind === "warn" ? "note" : null },
+    title ? el("strong", { class: "callout-title" }, title) : null, ...children);
+}
+
+export function tag(text, cls = "") {
+  return el("span", { class: `tag ${cls}`.trim() }, text);
+}
+
+export function fieldError() {
+  return el("div", { class: "field-error", role: "alert", hidden: true });
+}
+
+export function showError(box, message) {
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+/** Run an async action from a form: disable its controls, show the error inline on failure. */
+export async function runInline(form, errorBox, action) {
+  const controls = [...form.querySelectorAll("input, button, textarea")];
+  controls.forEach((c) => { c.disabled = true; });
+  showError(errorBox, "");
+  form.classList.add("pending");
+  try {
+    await action();
+  } catch (err) {
+    showError(errorBox, err.message || String(err));
+  } finally {
+    form.classList.remove("pending");
+    controls.forEach((c) => { if (c.isConnected) c.disabled = false; });
+  }
+}
+
+/** A link that opens a graph path (subgraph, function, training graph) via the URL hash. */
+export function graphLink(ctx, path, label, cls = "subgraph-link") {
+  return el("a", { class: cls, href: ctx.graphHref(path), "data-path": path }, label);
+}
