@@ -209,11 +209,15 @@ def test_rename_tensor_reaches_captured_uses_in_subgraphs(client, shadow):
         assert_same_outputs(before, run(edited, {"c": feeds["c"], "x2": feeds["x"]}))
 
 
-def test_set_io_shape_changes_dtype_and_unknown_dims(client):
+def test_set_io_shape_unknown_dims_and_refused_dtype(client):
     m = small_model()
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}])
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
+        {"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}]})
+    assert r.status_code == 422 and "elem type differs" in r.get_json()["error"]["message"]  # the graph computes FLOAT
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT"}])
     tt = edited.graph.output[0].type.tensor_type
-    assert tt.elem_type == TensorProto.FLOAT16
+    assert tt.elem_type == TensorProto.FLOAT
     assert not tt.shape.dim[0].HasField("dim_value") and not tt.shape.dim[0].HasField("dim_param")
     assert tt.shape.dim[1].dim_param == "n"
     expected = copy.deepcopy(m)
