@@ -230,3 +230,18 @@ def test_edit_keeps_unknown_fields(client):
     data = m.SerializeToString() + bytes([0xF8, 0xFF, 0x03, 0x2A])  # field 65535, varint 42: unknown to onnx
     edited_bytes_model, _ = edit(client, data, [{"op": "set_metadata", "key": "a", "value": "b"}])
     assert bytes([0xF8, 0xFF, 0x03, 0x2A]) in edited_bytes_model.SerializeToString()
+
+
+def test_metadata_on_a_function(client):
+    fn = helper.make_function("local", "Twice", ["X"], ["Y"], [helper.make_node("Add", ["X", "X"], ["Y"])],
+                              [helper.make_opsetid("", 17)])
+    g = helper.make_graph([helper.make_node("Twice", ["x"], ["y"], domain="local")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    m.ir_version = 10
+    expected = copy.deepcopy(m)
+    expected.functions[0].metadata_props.add(key="owner", value="me")
+    edited, resp = edit(client, m.SerializeToString(), [{"op": "set_metadata", "target": "fn[0]", "key": "owner", "value": "me"}])
+    assert edited == expected and "function fn[0]" in resp["changes"][0]
+    np.testing.assert_allclose(run(edited, {"x": np.array([1.0, 2.0], np.float32)})["y"], [2.0, 4.0])
