@@ -18,31 +18,27 @@ import onnx
 from . import create_app, default_data_dir
 from .errors import StudioError
 from .onnx_io import parse_model
+from .onnx_io.external import normalize_location
 
 
-def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, bytes]:
-    """The external data files a model names, read only from inside its own folder."""
-    folder = model_path.parent.resolve()
-    wanted = set()
-    for t in _all_tensors(model):
-        if t.data_location == onnx.TensorProto.EXTERNAL:
-            loc = next((e.value for e in t.external_data if e.key == "location"), "")
-            if loc:
-                wanted.add(loc)
-    out = {}
-    for loc in sorted(wanted):
-        path = (folder / loc).resolve()
-        if not path.is_relative_to(folder) or not path.is_file():
-            print(f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview", file=sys.stderr)
-            continue
-        out[loc] = path.read_bytes()
-    return out
-
-
-def _all_tensors(model: onnx.ModelProto):
+def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
+    """The external data files a model names, linked in place (not copied), and only from inside
+    the model's own folder."""
     from onnx.external_data_helper import _get_all_tensors
 
-    return _get_all_tensors(model)
+    folder = model_path.parent.resolve()
+    out: dict[str, Path] = {}
+    for t in _get_all_tensors(model):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        loc = next((e.value for e in t.external_data if e.key == "location"), "")
+        key = normalize_location(loc)
+        path = (folder / key).resolve() if key else None
+        if path is None or not path.is_relative_to(folder) or not path.is_file():
+            print(f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview", file=sys.stderr)
+            continue
+        out[key] = path
+    return out
 
 
 def _free_port(host: str, preferred: int) -> int:

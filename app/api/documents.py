@@ -12,6 +12,7 @@ from flask import current_app
 
 from ..errors import StudioError
 from ..onnx_io import parse_model
+from ..onnx_io.external import ExternalFiles
 from ..onnx_io.inference import inferred_model
 from ..onnx_io.validate import full_validation
 from ..store import Store
@@ -86,19 +87,6 @@ def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
     return _inferred.get(digest, lambda: inferred_model(model))
 
 
-def external_reader(revision):
-    """Reads external tensor data from the revision's own uploaded files, by name only."""
-    s = store()
-
-    def read(location: str, offset: int, length: int | None) -> bytes:
-        digest = revision.external.get(location)
-        if digest is None:
-            raise StudioError("external_data_missing", f"external data file {location!r} was not uploaded with this model", 422)
-        with open(s.blobs.path(digest), "rb") as f:
-            f.seek(offset)
-            data = f.read(length if length is not None else -1)
-        if length is not None and len(data) != length:
-            raise StudioError("external_data_short", f"{location!r} holds fewer bytes than the tensor needs", 422)
-        return data
-
-    return read
+def external_reader(revision) -> ExternalFiles:
+    """The revision's external data files (uploaded blobs or files linked in place), by location."""
+    return ExternalFiles(revision.external, store().external_path)

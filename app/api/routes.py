@@ -14,6 +14,7 @@ from ..edits import apply_edits, describe
 from ..edits.sources import load_npy
 from ..errors import StudioError
 from ..onnx_io.kinds import detect
+from ..onnx_io.external import unpack_zip
 from ..onnx_io.save import embedded, with_external_data
 from ..onnx_io.address import resolve_tensor
 from ..views import graph_view, model_summary, node_schema, tensor_preview
@@ -63,13 +64,19 @@ def upload_model():
     if not files:
         raise StudioError("missing_file", "send the model as a multipart form field named \"file\"")
     name = _upload_name(files[0], "the model")
+    if name.lower().endswith(".zip"):
+        if len(files) > 1:
+            raise StudioError("bad_request", "send a .zip alone: it holds the model and its external data")
+        name, data, external = unpack_zip(files[0].stream, name)
+        record = store().create_model(name, data, external)
+        return jsonify(_summary(record.id)), 201
     detected = detect(files[0].read(), name)  # refuse what isn't an ONNX file before storing anything
     external = {}
     for f in files[1:]:
         ext_name = _upload_name(f, "an external data file")
         if ext_name in external or ext_name == name:
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
-        external[ext_name] = f.read()
+        external[ext_name] = f.stream  # streamed into the store, never held whole in memory
     record = store().create_model(name, detected.data, external, detected.kind, detected.source)
     return jsonify(_summary(record.id)), 201
 
@@ -246,8 +253,8 @@ def download(model_id):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         z.write(s.blobs.path(revision.blob), name)
-        for fname, digest in sorted(revision.external.items()):
-            z.write(s.blobs.path(digest), fname)
+        for fname, entry in sorted(revision.external.items()):
+            z.write(s.external_path(entry), fname)
     buf.seek(0)
     return send_file(buf, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
 

@@ -37,6 +37,30 @@ class BlobStore:
             raise
         return digest
 
+    def put_stream(self, stream, chunk: int = 1 << 22) -> str:
+        """Store a file-like object's bytes without holding them in memory; return their digest."""
+        h = hashlib.sha256()
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                while block := stream.read(chunk):
+                    h.update(block)
+                    f.write(block)
+                f.flush()
+                os.fsync(f.fileno())
+            path = self._path(h.hexdigest())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return h.hexdigest()
+
     def get(self, digest: str) -> bytes:
         return self._path(digest).read_bytes()
 

@@ -85,10 +85,12 @@ class Store:
         return _Tx(conn)
 
     # --- models -----------------------------------------------------------------
-    def create_model(self, name: str, data: bytes, external: dict[str, bytes] | None = None,
+    def create_model(self, name: str, data: bytes, external: dict | None = None,
                      kind: str = "model", source: str = "binary") -> ModelRecord:
+        """Store a model. `external` maps each external data location to its bytes, a readable
+        stream (stored without holding it in memory) or a Path (linked in place, not copied)."""
         digest = self.blobs.put(data)
-        ext = {fname: self.blobs.put(content) for fname, content in (external or {}).items()}
+        ext = {loc: self._external_entry(content) for loc, content in (external or {}).items()}
         model_id = secrets.token_hex(6)
         now = time.time()
         with self._conn() as c:
@@ -99,6 +101,19 @@ class Store:
                 (model_id, digest, json.dumps(ext), now),
             )
         return self.model(model_id)
+
+    def _external_entry(self, content):
+        if isinstance(content, Path):
+            return {"path": str(content.resolve()), "size": content.stat().st_size}
+        if isinstance(content, (bytes, bytearray)):
+            return self.blobs.put(bytes(content))
+        return self.blobs.put_stream(content)
+
+    def external_path(self, entry) -> Path:
+        """Where an external data entry's bytes are: a blob, or a file linked in place."""
+        if isinstance(entry, dict):
+            return Path(entry["path"])
+        return self.blobs.path(entry)
 
     def model(self, model_id: str) -> ModelRecord:
         with self._conn() as c:

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from ..errors import StudioError
 from .values import dtype_name, json_number, text
 
 MAX_ELEMENTS = 1 << 28  # refuse to materialise a preview of more than 256 Mi elements
+_T = onnx.TensorProto
+_PACKED = {_T.INT4, _T.UINT4, _T.FLOAT4E2M1} | {getattr(_T, n) for n in ("INT2", "UINT2") if hasattr(_T, n)}
 
 
 def tensor_array(t: onnx.TensorProto | onnx.SparseTensorProto, external_reader=None) -> np.ndarray:
@@ -18,6 +20,9 @@ def tensor_array(t: onnx.TensorProto | onnx.SparseTensorProto, external_reader=N
         if isinstance(t, onnx.SparseTensorProto):
             return _densify(t, external_reader)
         if t.data_location == onnx.TensorProto.EXTERNAL:
+            mapped = _mapped_external(t, external_reader)
+            if mapped is not None:
+                return mapped
             t = _with_external_data(t, external_reader)
         n = int(np.prod(t.dims, dtype=np.float64)) if t.dims else 1
         if n > MAX_ELEMENTS:
@@ -27,6 +32,27 @@ def tensor_array(t: onnx.TensorProto | onnx.SparseTensorProto, external_reader=N
         raise
     except Exception as exc:
         raise StudioError("bad_tensor", f"tensor {t.name if isinstance(t, onnx.TensorProto) else t.values.name!r} can't be decoded: {exc}", 422) from None
+
+
+def _mapped_external(t: onnx.TensorProto, reader) -> np.ndarray | None:
+    """A read-only memory map over an external tensor's bytes when its dtype is one numpy stores
+    natively, so previews page in only the window they show."""
+    path_of = getattr(reader, "path", None)
+    if path_of is None or t.data_type in _PACKED or t.data_type == onnx.TensorProto.STRING:
+        return None
+    info = {e.key: e.value for e in t.external_data}
+    np_dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type))
+    if np_dtype.kind not in "biufc":
+        return None  # ml_dtypes' float8 etc.: decoded by numpy_helper instead
+    np_dtype = np_dtype.newbyteorder("<")
+    n = int(np.prod(t.dims, dtype=np.int64)) if t.dims else 1
+    offset = int(info.get("offset", 0) or 0)
+    path = path_of(info.get("location", ""))
+    if offset + n * np_dtype.itemsize > path.stat().st_size:
+        raise StudioError("external_data_short", f"{info.get('location')!r} holds fewer bytes than tensor {t.name!r} needs", 422)
+    if n == 0:
+        return np.zeros(tuple(t.dims), np_dtype)
+    return np.memmap(path, dtype=np_dtype, mode="r", offset=offset, shape=tuple(t.dims))
 
 
 def _with_external_data(t: onnx.TensorProto, reader) -> onnx.TensorProto:
@@ -60,20 +86,34 @@ def _densify(st: onnx.SparseTensorProto, reader) -> np.ndarray:
     return dense.reshape(dims)
 
 
-def _stats(arr: np.ndarray) -> dict | None:
+def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
+    """min/max/mean/std over finite values and NaN/Inf counts, in chunks so a memory-mapped
+    tensor never needs a float64 copy of itself."""
     if arr.size == 0 or arr.dtype.kind in "OSU":
         return None
-    if arr.dtype.kind == "c":
-        arr = np.abs(arr)
-    x = arr.astype(np.float64).reshape(-1)
-    finite = np.isfinite(x)
-    nan = int(np.isnan(x).sum())
-    inf = int(np.isinf(x).sum())
-    xf = x[finite]
-    if xf.size == 0:
+    flat = arr.reshape(-1)
+    lo, hi, nan, inf, count = np.inf, -np.inf, 0, 0, 0
+    mean_acc, m2 = 0.0, 0.0  # Chan et al. parallel variance: stable for large tensors
+    for start in range(0, flat.size, chunk):
+        x = flat[start:start + chunk]
+        x = np.abs(x) if x.dtype.kind == "c" else x
+        x = np.asarray(x).astype(np.float64)
+        nan += int(np.isnan(x).sum())
+        inf += int(np.isinf(x).sum())
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            continue
+        lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+        n_b, mean_b = x.size, float(x.mean())
+        m2_b = float(((x - mean_b) ** 2).sum())
+        delta, n_a = mean_b - mean_acc, count
+        count = n_a + n_b
+        mean_acc += delta * n_b / count
+        m2 += m2_b + delta * delta * n_a * n_b / count
+    if count == 0:
         return {"min": None, "max": None, "mean": None, "std": None, "nan": nan, "inf": inf}
-    return {"min": json_number(xf.min()), "max": json_number(xf.max()), "mean": json_number(xf.mean()),
-            "std": json_number(xf.std()), "nan": nan, "inf": inf}
+    return {"min": json_number(lo), "max": json_number(hi), "mean": json_number(mean_acc),
+            "std": json_number((m2 / count) ** 0.5), "nan": nan, "inf": inf}
 
 
 def _to_json_values(window: np.ndarray) -> list:

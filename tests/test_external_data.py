@@ -1,0 +1,95 @@
+"""Models with external data: upload with data files or as one .zip, link in place from the CLI,
+previews memory-mapped, nothing read from outside the model's own files."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from app import create_app
+from app.cli import external_files
+from app.onnx_io.external import normalize_location
+from test_bad_input import small_model
+from testkit import upload
+
+
+def model_with_external(tmp_path, location="weights/w.bin"):
+    m = small_model()
+    big = np.arange(100_000, dtype=np.float32).reshape(100, 1000)
+    m.graph.initializer.append(numpy_helper.from_array(big, "E"))
+    m.graph.initializer.append(numpy_helper.from_array(np.arange(300, dtype=np.int64), "I"))
+    (tmp_path / "weights").mkdir(exist_ok=True)
+    onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, location=location, size_threshold=1024)
+    return tmp_path / "m.onnx", big
+
+
+@pytest.mark.parametrize("loc, ok", [("w.bin", "w.bin"), ("a/./b.bin", "a/b.bin"), ("../x", None), ("/etc/passwd", None),
+                                     ("a/../../x", None), ("C:/x", None), ("a\\b", None), ("", None)])
+def test_normalize_location(loc, ok):
+    assert normalize_location(loc) == ok
+
+
+def test_zip_upload_previews_and_downloads(client, tmp_path):
+    path, big = model_with_external(tmp_path)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.write(path, "pkg/m.onnx")
+        z.write(tmp_path / "weights" / "w.bin", "pkg/weights/w.bin")
+        z.writestr("evil/../../outside.bin", b"x" * 10)
+    r = upload(client, buf.getvalue(), "bundle.zip")
+    assert r.status_code == 201, r.get_json()
+    s = r.get_json()
+    assert s["name"] == "m.onnx" and s["external_files"] == ["weights/w.bin"]
+    p = client.get(f"/api/models/{s['id']}/tensors/E?offset=54321&count=4").get_json()
+    assert p["values"] == [54321.0, 54322.0, 54323.0, 54324.0]
+    assert p["stats"]["max"] == 99999.0 and abs(p["stats"]["mean"] - big.mean()) < 1e-6 * big.mean()
+    assert abs(p["stats"]["std"] - big.std()) < 1e-4 * big.std()
+    assert client.get(f"/api/models/{s['id']}/tensors/I?offset=299").get_json()["values"] == [299]
+    z = zipfile.ZipFile(io.BytesIO(client.get(f"/api/models/{s['id']}/download").data))
+    assert sorted(z.namelist()) == ["m.onnx", "weights/w.bin"]
+
+
+def test_zip_without_one_model_is_refused(client):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("a.txt", "x")
+    r = upload(client, buf.getvalue(), "bundle.zip")
+    assert r.status_code == 400 and "exactly one .onnx" in r.get_json()["error"]["message"]
+    r = upload(client, b"PK\x03\x04garbage", "bundle.zip")
+    assert r.status_code == 400 and "not a readable zip" in r.get_json()["error"]["message"]
+
+
+def test_cli_links_external_data_in_place(tmp_path):
+    path, big = model_with_external(tmp_path)
+    model = onnx.load(path, load_external_data=False)
+    linked = external_files(path, model)
+    assert linked == {"weights/w.bin": (tmp_path / "weights" / "w.bin").resolve()}
+    app = create_app({"DATA_DIR": str(tmp_path / "data")})
+    record = app.extensions["store"].create_model("m.onnx", path.read_bytes(), linked)
+    blobs = list((tmp_path / "data" / "blobs").rglob("*"))
+    assert sum(f.stat().st_size for f in blobs if f.is_file()) < big.nbytes  # weights not copied
+    c = app.test_client()
+    assert c.get(f"/api/models/{record.id}/tensors/E?offset=7&count=1").get_json()["values"] == [7.0]
+    # edits keep the link; an edited download zips the linked file
+    r = c.post(f"/api/models/{record.id}/edits", json={"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]})
+    assert r.status_code == 200
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/api/models/{record.id}/download").data))
+    out = tmp_path / "out"
+    z.extractall(out)
+    loaded = onnx.load(out / "m.r1.onnx")
+    assert np.array_equal(numpy_helper.to_array(loaded.graph.initializer[1]), big)
+
+
+def test_cli_refuses_external_paths_outside_the_folder(tmp_path, capsys):
+    path, _ = model_with_external(tmp_path)
+    m = onnx.load(path, load_external_data=False)
+    for t in m.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = "../../etc/passwd"
+    assert external_files(path, m) == {}
+    assert "not a file inside" in capsys.readouterr().err
