@@ -7,6 +7,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import checker_verdict, parse_model
+from ..onnx_io.light import light_copy
 from .registry import REGISTRY
 from .sources import blob_reader
 
@@ -61,7 +62,7 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
         raise StudioError("invalid_result", f"the edit would make the model invalid: {validation['message']}", 422)
     if base_validation.get("full", {}).get("ok") and len(data) < 2**31 - 1:
         # the base also passed the full check (strict shape inference): the result must too
-        full = checker_verdict(model, full=True)
+        full = checker_verdict(light_copy(model), full=True)
         if not full["ok"]:
             raise StudioError("invalid_result", f"the edit would break shape/type inference: {full['message']}", 422)
     return EditResult(model, data, changes, validation)

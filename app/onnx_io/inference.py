@@ -5,6 +5,7 @@ from __future__ import annotations
 import onnx
 
 from .address import resolve_graph
+from .light import light_copy
 
 
 def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
@@ -12,7 +13,7 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     try:
         if model.ByteSize() >= 2**31 - 1:
             return None
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        return onnx.shape_inference.infer_shapes(light_copy(model), check_type=False, strict_mode=False, data_prop=True)
     except Exception:
         return None
 

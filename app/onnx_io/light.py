@@ -1,0 +1,49 @@
+"""A weightless stand-in for a model, for shape inference and the full check.
+
+onnx's C++ checker and inference receive the model serialised, so a 100 MB model costs 100 MB
+of copying per call though inference needs only each initializer's type and shape (and the
+values of small integer tensors that feed Reshape/Expand/...). The stand-in turns big
+initializers into typed graph inputs and copies nothing else heavy.
+"""
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+SMALL_ELEMENTS = 1024          # kept whole: may be read by data propagation
+SMALL_INT_ELEMENTS = 1 << 16   # integer tensors are often shapes and indices
+_INTS = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+
+
+def _is_small(t: onnx.TensorProto) -> bool:
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n <= (SMALL_INT_ELEMENTS if t.data_type in _INTS else SMALL_ELEMENTS) and t.data_location != onnx.TensorProto.EXTERNAL
+
+
+def light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with big main-graph initializers replaced by graph inputs of the same type."""
+    g = model.graph
+    if all(_is_small(t) for t in g.initializer):
+        return model
+    light = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name != "graph":
+            getattr(light, field.name).CopyFrom(value) if field.message_type and not field.is_repeated else \
+                (getattr(light, field.name).extend(value) if field.is_repeated else setattr(light, field.name, value))
+    lg = light.graph
+    for field, value in g.ListFields():
+        if field.name == "initializer":
+            continue
+        if field.is_repeated:
+            getattr(lg, field.name).extend(value)
+        else:
+            setattr(lg, field.name, value)
+    inputs = {v.name for v in g.input}
+    for t in g.initializer:
+        if _is_small(t):
+            lg.initializer.append(t)
+        elif t.name not in inputs:
+            lg.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return light
