@@ -71,11 +71,22 @@ class BigMLP(nn.Module):
         return x
 
 
+class FirstOutput(nn.Module):
+    """A transformers model returning its first output tensor (logits / last hidden state)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids)[0]
+
+
 def export(model, args, path: Path, names_in, names_out, dynamo=False, external=False, dynamic=None):
     model.eval()
     t0 = time.time()
     with torch.no_grad():
-        torch.onnx.export(model, args, str(path), input_names=names_in, output_names=names_out, opset_version=17,
+        torch.onnx.export(model, args, str(path), input_names=names_in, output_names=names_out, opset_version=18 if dynamo else 17,
                           dynamo=dynamo, external_data=external, dynamic_axes=None if dynamo else dynamic)
     print(f"  {path.name}: {path.stat().st_size / 2**20:.1f} MiB in {time.time() - t0:.0f}s", flush=True)
 
@@ -97,9 +108,8 @@ def make(name: str, out: Path) -> None:
             cfg = tf.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=240, num_attention_heads=4,
                                  num_key_value_heads=2, vocab_size=1000, max_position_embeddings=256, use_cache=False)
             model, vocab = tf.LlamaForCausalLM(cfg), 1000
-        model.config.return_dict = False
         ids = torch.randint(0, vocab, (1, 16))
-        export(model, (ids,), path, ["input_ids"], ["output"], dynamo=(name == "llama_deep"),
+        export(FirstOutput(model), (ids,), path, ["input_ids"], ["output"], dynamo=(name == "llama_deep"),
                dynamic={"input_ids": {0: "batch", 1: "sequence"}})
     elif name == "big_external":
         folder = out / "big_external"

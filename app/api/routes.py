@@ -19,6 +19,7 @@ from ..onnx_io.save import embedded, with_external_data
 from ..onnx_io.address import resolve_tensor
 from ..views import graph_view, model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
+from ..views.graph import node_view
 from . import bp
 from .documents import external_reader, inferred, load, load_data_file, revision_number, store, verdict
 
@@ -109,6 +110,16 @@ def get_graph(model_id):
     out = graph_view(model, request.args.get("path", ""), inferred(revision.blob, model))
     out["revision"] = revision.rev
     return jsonify(out)
+
+
+@bp.get("/models/<model_id>/node")
+def get_node(model_id):
+    """One node in full (`?id=<node id>`): metadata values and doc_string uncut."""
+    _, _, model = load(model_id, revision_number(request.args.get("revision")))
+    nid = request.args.get("id")
+    if not nid:
+        raise StudioError("missing_node", "give the node as ?id=<node id>")
+    return jsonify(node_view(model, nid))
 
 
 @bp.get("/models/<model_id>/schema")

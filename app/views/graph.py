@@ -7,7 +7,10 @@ from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.address import join, node_id, resolve_graph, subgraph_path
 from ..onnx_io.inference import inferred_value_info
+from .scopes import node_scope
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
+
+META_CHARS = 300
 
 
 def initializer_ref(graph_path: str, name: str) -> str:
@@ -60,6 +63,20 @@ def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto
     return out
 
 
+def node_view(model: onnx.ModelProto, nid: str) -> dict:
+    """One node's JSON in full: metadata and doc_string uncut."""
+    from ..onnx_io.address import resolve_node
+
+    _, _, n = resolve_node(model, nid)
+    functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
+    out = _node_json(n, nid, functions)
+    if n.doc_string:
+        out["doc_string"] = text(n.doc_string, 1_000_000)
+    if n.metadata_props:
+        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
+    return out
+
+
 def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
     out = {
         "id": nid,
@@ -76,7 +93,11 @@ def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
     if n.overload:
         out["overload"] = n.overload
     if n.metadata_props:
-        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
+        # long values (torch puts stack traces here) are cut; GET .../node?id= gives them whole
+        out["metadata_props"] = [{"key": p.key, "value": text(p.value, META_CHARS)} for p in n.metadata_props]
+    scope = node_scope(n)
+    if scope:
+        out["scope"] = scope
     if n.device_configurations:
         out["device_configurations"] = [MessageToDict(c) for c in n.device_configurations]
     fn = functions.get((n.domain, n.op_type, n.overload))
