@@ -1,0 +1,198 @@
+"""Big-model benchmark (issue 5): server graph JSON vs bare onnx.load, browser time to first
+drawn graph and to fully expanded, time to expand one group, peak server RSS vs file size, and
+the same models in Netron, all in one run.
+
+  .venv/bin/pip install -r bench/requirements.txt
+  .venv/bin/python bench/make_corpus.py            # once: writes bench/corpus/
+  .venv/bin/python bench/bench_models.py [--models resnet50 ...] [--no-netron] [--timeout 300]
+
+Page hooks used: #graph[data-state=ready]; collapsed groups are [data-group-id][data-collapsed=true];
+the toolbar's #expand-all expands every group and sets #graph[data-expanded=all] when drawn.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import onnx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "bench" / "corpus"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+MODELS = {"resnet50": CORPUS / "resnet50.onnx", "bert_base": CORPUS / "bert_base.onnx",
+          "gpt2_medium": CORPUS / "gpt2_medium.onnx", "llama_deep": CORPUS / "llama_deep.onnx",
+          "big_external": CORPUS / "big_external" / "big_external.onnx"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 60) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise TimeoutError(url)
+
+
+def model_size(path: Path) -> int:
+    size = path.stat().st_size
+    m = onnx.load(path, load_external_data=False)
+    locs = {e.value for t in onnx.external_data_helper._get_all_tensors(m) for e in t.external_data if e.key == "location"}
+    return size + sum((path.parent / loc).stat().st_size for loc in locs)
+
+
+def floor_load(path: Path) -> float:
+    code = f"import time,onnx;t=time.perf_counter();onnx.load({str(path)!r});print(time.perf_counter()-t)"
+    return float(subprocess.check_output([sys.executable, "-c", code]).decode().split()[-1])
+
+
+class Studio:
+    """`onnx-studio MODEL --no-browser` in its own process, so its RSS is measurable."""
+
+    def __init__(self, path: Path):
+        self.port = free_port()
+        self.data = tempfile.mkdtemp()
+        self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "onnx-studio"), str(path), "--no-browser",
+                                      "--port", str(self.port), "--data-dir", self.data],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        self.url = line.split(" on ")[1].split()[0]
+        self.base = self.url.split("/models/")[0]
+        self.model_id = self.url.split("/models/")[1]
+        self.ps = psutil.Process(self.proc.pid)
+        self.peak = 0
+
+    def sample(self) -> None:
+        try:
+            self.peak = max(self.peak, self.ps.memory_info().rss)
+        except psutil.Error:
+            pass
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def timed_get(url: str, studio: Studio) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=600) as r:
+        body = r.read()
+    studio.sample()
+    return time.perf_counter() - t0, len(body)
+
+
+def browser_times(page, studio: Studio, timeout: float) -> dict:
+    out = {}
+    t0 = time.perf_counter()
+    page.goto(studio.url)
+    page.wait_for_selector("#graph[data-state=ready]", timeout=timeout * 1000)
+    out["first_view"] = time.perf_counter() - t0
+    out["boxes"] = page.locator("[data-node-id], [data-group-id]").count()
+    studio.sample()
+    group = page.locator("[data-group-id][data-collapsed=true]").first
+    if group.count():
+        t0 = time.perf_counter()
+        group.dblclick()
+        page.wait_for_function("document.querySelector('#graph').dataset.state === 'ready'", timeout=timeout * 1000)
+        out["expand_one"] = time.perf_counter() - t0
+    if page.locator("#expand-all").count():
+        t0 = time.perf_counter()
+        page.click("#expand-all")
+        page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=timeout * 1000)
+        out["expanded_all"] = time.perf_counter() - t0
+        out["boxes_expanded"] = page.locator("[data-node-id]").count()
+    studio.sample()
+    return out
+
+
+def netron_time(page, path: Path, timeout: float) -> float | None:
+    port = free_port()
+    proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "netron"), "--port", str(port), str(path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://localhost:{port}/")
+        t0 = time.perf_counter()
+        page.goto(f"http://localhost:{port}/")
+        page.wait_for_selector("body.default #origin g.node[transform]", timeout=timeout * 1000, state="attached")
+        return time.perf_counter() - t0
+    except Exception:
+        return None
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", nargs="*", default=list(MODELS))
+    ap.add_argument("--no-netron", action="store_true")
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for name in args.models:
+            path = MODELS[name]
+            if not path.exists():
+                print(f"skip {name}: {path} missing (run bench/make_corpus.py)")
+                continue
+            m = onnx.load(path, load_external_data=False)
+            row = {"model": name, "nodes": len(m.graph.node), "bytes": model_size(path), "onnx_load": floor_load(path)}
+            del m
+            studio = Studio(path)
+            try:
+                row["graph_json"], row["json_bytes"] = timed_get(f"{studio.base}/api/models/{studio.model_id}/graph", studio)
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                row.update(browser_times(page, studio, args.timeout))
+                page.close()
+                row["peak_rss"] = studio.peak
+            finally:
+                studio.close()
+            if not args.no_netron:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                row["netron"] = netron_time(page, path, args.timeout)
+                page.close()
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        browser.close()
+    print_table(rows)
+
+
+def print_table(rows: list[dict]) -> None:
+    def s(v):
+        return "—" if v is None else f"{v:.2f} s"
+
+    print(f"\n| model | nodes | size | onnx.load | graph JSON (×load) | first view | expand one | all expanded | peak RSS (×size) | Netron (×ours) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        ratio = r["graph_json"] / r["onnx_load"]
+        netron = r.get("netron")
+        nr = f"{s(netron)} ({netron / r['first_view']:.1f}×)" if netron else f"did not finish in limit"
+        print(f"| {r['model']} | {r['nodes']:,} | {r['bytes'] / 2**20:,.0f} MiB | {s(r['onnx_load'])} | {s(r['graph_json'])} ({ratio:.2f}×) "
+              f"| {s(r.get('first_view'))} | {s(r.get('expand_one'))} | {s(r.get('expanded_all'))} "
+              f"| {r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_rss'] / r['bytes']:.2f}×) | {nr} |")
+
+
+if __name__ == "__main__":
+    main()
