@@ -32,7 +32,7 @@ def test_scope_from_dynamo_metadata():
 
 
 def test_graph_json_carries_scope_and_cuts_long_metadata(client):
-    n = _node("/enc/layer.0/Relu", pkg__torch__onnx__stack_trace="x" * 5000)
+    n = _node("/enc/layer.0/Relu", pkg__torch__onnx__stack_trace="x" * 5000, note="y" * 5000)
     g = helper.make_graph([n], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1])],
                           [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
@@ -40,7 +40,8 @@ def test_graph_json_carries_scope_and_cuts_long_metadata(client):
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     node = client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]
     assert node["scope"] == ["/enc", "/enc/layer.0"]
-    assert len(node["metadata_props"][0]["value"]) < 400
+    assert [p["key"] for p in node["metadata_props"]] == ["note"] and node["metadata_count"] == 2
+    assert len(node["metadata_props"][0]["value"]) < 200
     full = client.get(f"/api/models/{mid}/node?id=n0").get_json()
-    assert full["metadata_props"][0]["value"] == "x" * 5000
+    assert full["metadata_props"][0]["value"] == "x" * 5000 and full["metadata_props"][1]["value"] == "y" * 5000
     assert client.get(f"/api/models/{mid}/node").status_code == 400

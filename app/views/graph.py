@@ -10,7 +10,8 @@ from ..onnx_io.inference import inferred_value_info
 from .scopes import node_scope
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
 
-META_CHARS = 300
+META_CHARS = 160
+BULKY_METADATA = {"pkg.torch.onnx.stack_trace", "pkg.torch.onnx.fx_node", "pkg.torch.onnx.class_hierarchy"}
 
 
 def initializer_ref(graph_path: str, name: str) -> str:
@@ -93,8 +94,12 @@ def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
     if n.overload:
         out["overload"] = n.overload
     if n.metadata_props:
-        # long values (torch puts stack traces here) are cut; GET .../node?id= gives them whole
-        out["metadata_props"] = [{"key": p.key, "value": text(p.value, META_CHARS)} for p in n.metadata_props]
+        # torch's exporter puts stack traces and FX dumps here: on a 30k-node graph that is tens
+        # of MB, so the graph JSON cuts long values and leaves out the bulky keys;
+        # GET .../node?id= gives them all, whole
+        out["metadata_props"] = [{"key": p.key, "value": text(p.value, META_CHARS)} for p in n.metadata_props
+                                 if p.key not in BULKY_METADATA]
+        out["metadata_count"] = len(n.metadata_props)
     scope = node_scope(n)
     if scope:
         out["scope"] = scope
