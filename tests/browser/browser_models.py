@@ -13,8 +13,9 @@ from onnx import numpy_helper as nh
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 
 
-def tiny_cnn() -> onnx.ModelProto:
-    """Conv -> LeakyRelu -> MaxPool -> GlobalAveragePool -> Reshape(Constant) -> Gemm -> Softmax."""
+def tiny_cnn(omit_value_info: tuple[str, ...] = ()) -> onnx.ModelProto:
+    """Conv -> LeakyRelu -> MaxPool -> GlobalAveragePool -> Reshape(Constant) -> Gemm -> Softmax.
+    `omit_value_info`: names whose value_info entry is left out (so an edit may change their shape)."""
     rng = np.random.default_rng(0)
     x = h.make_tensor_value_info("input", T.FLOAT, [1, 3, 32, 32])
     y = h.make_tensor_value_info("probs", T.FLOAT, [1, 10])
@@ -44,6 +45,7 @@ def tiny_cnn() -> onnx.ModelProto:
         h.make_tensor_value_info("f1", T.FLOAT, [1, 8]),
         h.make_tensor_value_info("logits", T.FLOAT, [1, 10]),
     ]
+    value_info = [v for v in value_info if v.name not in omit_value_info]
     graph = h.make_graph(nodes, "tiny_cnn", [x], [y], inits, value_info=value_info)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)],
                          producer_name="onnx-studio-tests", producer_version="1.0")
@@ -235,3 +237,29 @@ def kitchen_sink_model() -> onnx.ModelProto:
     dev = model.configuration.add(name="mesh2", num_devices=2)
     dev.device.extend(["cuda:0", "cuda:1"])
     return model
+
+
+def every_dtype_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """One initializer per element type (each also a graph output); returns the model and the
+    arrays numpy_helper.to_array reads back from it."""
+    import ml_dtypes
+
+    values = {
+        "f16": np.array([0.1, -65504, 6.1e-05, np.inf], np.float16),
+        "bf16": np.array([0.1, -3.0e38, 1.0078125], ml_dtypes.bfloat16),
+        "f64": np.array([0.1, 1 / 3, -1e-300], np.float64),
+        "f8e5m2": np.array([0.1, -57344, 3.0], np.float32).astype(ml_dtypes.float8_e5m2),
+        "f4": np.array([0.5, -6.0, 1.5, 0.0], ml_dtypes.float4_e2m1fn),
+        "u4": np.array([0, 15, 7], ml_dtypes.uint4),
+        "u64": np.array([0, 18446744073709551615, 9007199254740993], np.uint64),
+        "i64": np.array([-9223372036854775808, 42], np.int64),
+        "c64": np.array([1 - 2.5j, 0.1 + 0j], np.complex64),
+        "c128": np.array([1 / 3 + 2j], np.complex128),
+        "flags": np.array([True, False, True]),
+        "words": np.array(["plain", 'quote"d', "ünïcode"], dtype=object),
+    }
+    inits = [nh.from_array(v, k) for k, v in values.items()]
+    outputs = [h.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in inits]
+    graph = h.make_graph([], "every_dtype", [], outputs, inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
+    return model, {t.name: nh.to_array(t) for t in model.graph.initializer}

@@ -28,3 +28,21 @@ def wait_revision(page, revision: int) -> None:
     page.wait_for_function(
         "rev => document.getElementById('model-revision').textContent === `rev ${rev}`", arg=revision)
     wait_ready(page)
+
+
+def upload_bytes(page, server: str, data: bytes, name: str) -> dict:
+    """Store any file (a data file such as a TensorProto .pb) through the API."""
+    response = page.request.post(f"{server}/api/models", multipart={
+        "file": {"name": name, "mimeType": "application/octet-stream", "buffer": data},
+    })
+    assert response.status == 201, response.text()
+    return response.json()
+
+
+def tensor_cells(view) -> list[str]:
+    """The values a tensor view (.tensor-preview) shows, as text, in order."""
+    return view.locator(".tp-cell").all_text_contents()
+
+
+def first_flat_index(view) -> int:
+    return int(view.locator(".tp-cell").first.get_attribute("data-flat"))

@@ -35,7 +35,30 @@ def test_vendor_serves_dagre_umd_build(client):
     r.close()
 
 
+@pytest.mark.parametrize("url, marker", [
+    ("/vendor/marked/marked.esm.js", b"marked"),
+    ("/vendor/dompurify/purify.es.mjs", b"DOMPurify"),
+])
+def test_vendor_serves_markdown_libraries_as_es_modules(client, url, marker):
+    r = client.get(url)
+    assert r.status_code == 200
+    assert r.mimetype == "text/javascript"  # browsers refuse a module of any other type
+    assert marker in r.data
+    assert b"export" in r.data
+    r.close()
+
+
+def test_base_page_names_the_vendor_modules(client):
+    page = client.get("/models/abc123").data
+    assert b'data-marked="/vendor/marked/marked.esm.js"' in page
+    assert b'data-purify="/vendor/dompurify/purify.es.mjs"' in page
+
+
 @pytest.mark.parametrize("url", [
+    "/vendor/marked/../package.json",
+    "/vendor/marked/marked.d.ts",
+    "/vendor/dompurify/purify.es.d.mts",
+    "/vendor/dompurify/..%2FLICENSE",
     "/vendor/dagre/../package.json",
     "/vendor/dagre/..%2Fpackage.json",
     "/vendor/dagre/%2E%2E/%2E%2E/graphlib/package.json",

@@ -90,6 +90,27 @@ export function getTensor(id, ref, offset = 0, count = 100) {
   return request("GET", `/api/models/${enc(id)}/tensors/${enc(ref)}?offset=${offset}&count=${count}`);
 }
 
+export function getSchema(id, nodeId) {
+  return request("GET", `/api/models/${enc(id)}/schema?node=${enc(nodeId)}`);
+}
+
+/** The model in ONNX text syntax, as a string. */
+export async function getText(id) {
+  let response;
+  try {
+    response = await fetch(textUrl(id), { headers: { Accept: "text/plain" } });
+  } catch (err) {
+    throw new ApiError(`The server could not be reached (${err.message}).`);
+  }
+  const text = await response.text();
+  if (!response.ok) throw errorFrom(response.status, text, response.statusText);
+  return text;
+}
+
+export function textUrl(id, { download = false } = {}) {
+  return `${ROOT}/api/models/${enc(id)}/text${download ? "?download=1" : ""}`;
+}
+
 export function postEdits(id, base, ops) {
   return request("POST", `/api/models/${enc(id)}/edits`, { base, ops });
 }

@@ -54,7 +54,7 @@ function tensorLine(v, ctx, holder, sparse) {
     sparse && v.nnz !== undefined ? el("span", { class: "muted" }, ` · ${formatNumber(v.nnz)} non-zero`) : null,
     v.name ? el("span", { class: "muted" }, " · ", mono(v.name)) : null,
     v.external ? [" ", tag("external data")] : null,
-    v.ref ? [" ", previewToggle(v.ref, ctx, holder)] : null,
+    v.ref && holder ? [" ", previewToggle(v.ref, ctx, holder)] : null,
   ];
 }
 

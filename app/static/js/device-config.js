@@ -16,10 +16,10 @@ export function deviceConfigurations(configs) {
 
 function shardedDim(d) {
   const parts = (d.simpleSharding || []).map((s) => {
-    const dim = s.dimValue !== undefined ? `size ${s.dimValue}` : s.dimParam ? `size ${s.dimParam}` : "its whole size";
-    return `${dim} in ${plural(Number(s.numShards || 0), "shard")}`;
+    const dim = s.dimValue !== undefined ? ` (size ${s.dimValue})` : s.dimParam ? ` (size ${s.dimParam})` : "";
+    return `${dim} split into ${plural(Number(s.numShards || 0), "shard")}`;
   });
-  return el("li", {}, `axis ${d.axis ?? 0}: `, parts.length ? parts.join(", then ") : "not split");
+  return el("li", {}, `axis ${d.axis ?? 0}`, parts.length ? parts.join(", then") : ": not split");
 }
 
 function shardingSpec(spec) {

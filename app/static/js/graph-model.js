@@ -120,12 +120,14 @@ export function buildGraphModel(graph, measure = measureText) {
   const producer = new Map(); // tensor name -> box id
   const nodeById = new Map();
 
+  // a function's inputs and outputs are untyped by design; elsewhere a missing type is an omission
+  const untyped = graph.kind === "function" ? "untyped (function)" : "type not declared";
   const graphInputs = (graph.inputs || []).filter((v) => !initializers.has(v.name));
   for (const v of graphInputs) {
     const id = `input:${v.name}`;
     boxes.set(id, {
       id, kind: "input", name: v.name, data: v,
-      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || "type not declared", font: "ioType" }],
+      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || untyped, font: "ioType" }],
     });
     producer.set(v.name, id);
   }
@@ -197,7 +199,7 @@ export function buildGraphModel(graph, measure = measureText) {
     const id = `output:${v.name}`;
     boxes.set(id, {
       id, kind: "output", name: v.name, data: v,
-      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || "type not declared", font: "ioType" }],
+      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || untyped, font: "ioType" }],
     });
     let from = producer.get(v.name);
     if (!from && initializers.has(v.name)) {

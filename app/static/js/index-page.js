@@ -14,6 +14,10 @@ function setStatus(node, message, kind = "") {
   node.className = `status ${kind}`.trim();
 }
 
+const KIND_LABEL = {
+  model: "model", tensor: "tensor", sequence: "sequence", map: "map", optional: "optional", operator_set: "operator set",
+};
+
 const DATA_FILE = /\.(data|bin|weights?|onnx_data|onnx\.data|pb\.data)$/i;
 
 /** The model file goes first; the other parts are its external data files. */
@@ -81,6 +85,7 @@ async function loadModels() {
     for (const m of models || []) {
       body.append(el("tr", { "data-model-id": m.id },
         el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link" }, m.name || m.id)),
+        el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
         el("td", { class: "muted" }, formatDate(m.created))));

@@ -35,7 +35,12 @@ function makeParser(Marked, { allowHtml, base }) {
     },
     renderer: {
       html(token) {
-        return allowHtml ? token.text : escapeHtml(token.text);
+        if (allowHtml) return token.text;
+        return token.block ? `<p class="md-raw">${escapeHtml(token.text.trim())}</p>` : escapeHtml(token.text);
+      },
+      link(token) {
+        // an unsafe or unresolvable address leaves the text without a link
+        return token.href ? false : this.parser.parseInline(token.tokens);
       },
       image(token) {
         const label = `image: ${token.text || token.href || ""}`;

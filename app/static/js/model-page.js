@@ -1,12 +1,15 @@
 // Entry module of the model page (/models/<id>): loads the summary and a graph, lays it out
 // in the worker, draws it, and wires the toolbar, the sidebar and the URL hash together.
+// A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
 import * as api from "./api.js";
 import { el, clear } from "./dom.js";
 import { buildGraphModel, layoutInput } from "./graph-model.js";
 import { LayoutClient } from "./layout-client.js";
-import { renderBreadcrumb, renderModelPanel, renderNodePanel, renderValuePanel } from "./panels.js";
+import { renderDataPanel, renderDataView } from "./data-view.js";
+import { renderBreadcrumb, renderModelPanel, renderNodePanel, renderTensorPanel, renderValuePanel } from "./panels.js";
 import { GraphView } from "./renderer.js";
-import { buildHash, parseHash, state, syncHash } from "./state.js";
+import { buildHash, parseHash, selectionKey, state, syncHash } from "./state.js";
+import { openTextView } from "./text-view.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -14,12 +17,17 @@ const messageEl = $("graph-message");
 const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
-const buttons = { undo: $("btn-undo"), redo: $("btn-redo"), fit: $("btn-fit"), model: $("btn-model"), download: $("btn-download") };
+const buttons = {
+  undo: $("btn-undo"), redo: $("btn-redo"), fit: $("btn-fit"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
+};
 
 state.modelId = document.querySelector(".workspace").dataset.modelId;
 
 const layoutClient = new LayoutClient(document.body.dataset.dagre);
-const view = new GraphView(graphEl, { onSelect: (boxId) => selectBox(boxId) });
+const view = new GraphView(graphEl, {
+  onSelect: (boxId) => selectBox(boxId),
+  onSelectTensor: (name) => select({ kind: "tensor", id: name }),
+});
 let layoutCache = { key: "", layout: null };
 
 // ------------------------------------------------------------------ status + messages
@@ -56,13 +64,22 @@ function renderToolbar() {
   if (!s) return;
   $("model-name").textContent = s.name || s.id;
   $("model-name").title = s.name || "";
-  $("model-revision").textContent = `rev ${s.revision}`;
+  $("model-revision").textContent = state.dataFile ? "" : `rev ${s.revision}`;
   const validity = $("model-validity");
-  const ok = s.validation && s.validation.ok;
-  validity.hidden = false;
-  validity.textContent = ok ? "valid" : "checker errors";
-  validity.className = `badge ${ok ? "badge-ok" : "badge-bad"}`;
-  validity.title = ok ? "onnx.checker accepts this model" : (s.validation && s.validation.message) || "";
+  if (state.dataFile) {
+    validity.hidden = false;
+    validity.textContent = `${String(s.kind).replace("_", " ")} file`;
+    validity.className = "badge badge-kind";
+    validity.title = "A data file: it has no graph";
+  } else {
+    const v = s.validation || {};
+    const fullOk = !v.full || v.full.ok;
+    validity.hidden = false;
+    validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
+    validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;
+    validity.title = !v.ok ? v.message || "" : fullOk ? "onnx.checker accepts this model"
+      : "onnx.checker accepts this model; the full check (with strict shape inference) does not — see the model panel";
+  }
   buttons.undo.disabled = state.busy || !s.can_undo;
   buttons.redo.disabled = state.busy || !s.can_redo;
   buttons.download.href = `${api.downloadUrl(state.modelId)}?revision=${encodeURIComponent(s.revision)}`;
@@ -79,8 +96,17 @@ function setBusy(busy) {
 // ------------------------------------------------------------------ selection + sidebar
 
 function boxIdOf(selection) {
-  if (!selection) return null;
+  if (!selection || selection.kind === "tensor") return null;
   return selection.kind === "node" ? selection.id : `${selection.kind}:${selection.id}`;
+}
+
+/** Does `selection` name something in the graph on screen? */
+function selectionValid(model, selection) {
+  if (!selection || !model) return false;
+  if (selection.kind !== "tensor") return model.boxes.has(boxIdOf(selection));
+  const name = selection.id;
+  return model.types.has(name) || model.initializers.has(name) || model.producer.has(name)
+    || [...model.boxes.values()].some((b) => b.kind === "node" && (b.node.inputs || []).includes(name));
 }
 
 function selectionOf(boxId) {
@@ -90,36 +116,74 @@ function selectionOf(boxId) {
   return { kind: box.id.startsWith("init:") ? "outer" : box.kind, id: box.name };
 }
 
+const schemaCache = new Map(); // "<revision>|<node id>" -> Promise of the schema JSON
+
+function loadSchema(nodeId) {
+  const key = `${state.summary ? state.summary.revision : ""}|${nodeId}`;
+  if (!schemaCache.has(key)) {
+    const promise = api.getSchema(state.modelId, nodeId);
+    promise.catch(() => schemaCache.delete(key)); // a failed load is tried again next time
+    schemaCache.set(key, promise);
+  }
+  return schemaCache.get(key);
+}
+
 const panelContext = {
   actions: {
     setAttribute: (node, name, value) => applyEdits([{ op: "set_attribute", node, name, value }]),
     setMetadata: (key, value) => applyEdits([{ op: "set_metadata", key, value }]),
     loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count),
+    loadSchema,
     select: (boxId) => selectBox(boxId, { reveal: true }),
+    selectTensor: (name) => select({ kind: "tensor", id: name }, { reveal: true }),
   },
   graphHref: (path) => buildHash(path, null),
+  nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
 
 function renderSidebar() {
+  if (state.dataFile) return;
   const boxId = boxIdOf(state.selection);
   const box = boxId && state.model ? state.model.boxes.get(boxId) : null;
+  const tensor = state.selection && state.selection.kind === "tensor" && state.graph ? state.selection.id : null;
   const ctx = {
     ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
   };
-  sidebar.dataset.panel = box ? box.kind : "model";
+  const shows = `${state.path}|${selectionKey(state.selection)}`;
+  const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
+  sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : "model";
+  sidebar.dataset.shows = shows;
   if (box && box.kind === "node") renderNodePanel(sidebar, box.node, ctx);
   else if (box) renderValuePanel(sidebar, box, ctx);
+  else if (tensor !== null) renderTensorPanel(sidebar, tensor, ctx);
   else if (state.summary) renderModelPanel(sidebar, state.summary, ctx);
-  buttons.model.classList.toggle("active", !box);
+  sidebar.scrollTop = scroll;
+  buttons.model.classList.toggle("active", !box && tensor === null);
 }
 
-function selectBox(boxId, { reveal = false } = {}) {
-  state.selection = selectionOf(boxId);
-  const id = boxIdOf(state.selection);
-  view.highlight(id);
+function highlightSelection() {
+  const sel = state.selection;
+  if (sel && sel.kind === "tensor") view.highlightTensor(sel.id);
+  else view.highlight(boxIdOf(sel));
+}
+
+function select(selection, { reveal = false } = {}) {
+  state.selection = selection;
+  const id = boxIdOf(selection);
+  highlightSelection();
   if (reveal && id) view.reveal(id);
   renderSidebar();
   syncHash();
+}
+
+function selectBox(boxId, options) {
+  select(selectionOf(boxId), options);
+}
+
+/** Outline the nodes that shape inference complains about (they are main-graph nodes). */
+function markProblems() {
+  const errors = (state.summary && state.summary.validation && state.summary.validation.inference_errors) || [];
+  view.mark(state.path === "" ? errors.map((e) => e.node).filter(Boolean) : [], "has-error");
 }
 
 // ------------------------------------------------------------------ loading a graph
@@ -163,9 +227,10 @@ async function loadGraph(path, { fit = true, selection = state.selection } = {})
   }
   if (stale()) return;
   view.render(model, layout);
+  markProblems();
   if (fit) view.fit();
-  state.selection = model.boxes.has(boxIdOf(selection)) ? selection : null;
-  view.highlight(boxIdOf(state.selection));
+  state.selection = selectionValid(model, selection) ? selection : null;
+  highlightSelection();
   if (fit && state.selection) view.reveal(boxIdOf(state.selection));
   renderSidebar();
   syncHash();
@@ -236,20 +301,29 @@ buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
 buttons.fit.addEventListener("click", () => view.fit());
 buttons.model.addEventListener("click", () => selectBox(null));
+buttons.text.addEventListener("click", () => {
+  if (!state.summary || state.dataFile) return;
+  openTextView({
+    title: state.summary.name || state.summary.id,
+    load: () => api.getText(state.modelId),
+    downloadHref: api.textUrl(state.modelId, { download: true }),
+  });
+});
 
 window.addEventListener("hashchange", () => {
   const { path, selection } = parseHash(window.location.hash);
-  if (!state.summary) return;
+  if (!state.summary || state.dataFile) return;
   if (path !== state.path || graphEl.dataset.state === "error") {
     loadGraph(path, { fit: true, selection });
-  } else if (boxIdOf(selection) !== boxIdOf(state.selection)) {
-    selectBox(boxIdOf(selection), { reveal: true });
+  } else if (selectionKey(selection) !== selectionKey(state.selection)) {
+    select(selectionValid(state.model, selection) ? selection : null, { reveal: true });
   }
 });
 
 document.addEventListener("keydown", (e) => {
   const t = e.target;
   if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
+  if (state.dataFile || document.querySelector("dialog[open]")) return;
   const mod = e.ctrlKey || e.metaKey;
   if (mod && e.key.toLowerCase() === "z") { e.preventDefault(); step(e.shiftKey ? "redo" : "undo"); }
   else if (mod && e.key.toLowerCase() === "y") { e.preventDefault(); step("redo"); }
@@ -279,8 +353,31 @@ async function start() {
     buttons.download.classList.add("disabled");
     return;
   }
+  if (state.summary.kind && state.summary.kind !== "model") {
+    showDataFile(state.summary);
+    return;
+  }
   renderToolbar();
   await loadGraph(path, { fit: true, selection });
+}
+
+/** A data file: the data view in place of the drawing; no edits, no graph controls. */
+async function showDataFile(summary) {
+  state.dataFile = true;
+  document.body.classList.add("data-file");
+  for (const b of [buttons.undo, buttons.redo, buttons.fit, buttons.model, buttons.text]) b.hidden = true;
+  renderToolbar();
+  view.reset();
+  clear(breadcrumb);
+  breadcrumb.append(el("span", { class: "crumb current" }, summary.name || summary.id),
+    el("span", { class: "crumb-info muted" }, `${String(summary.kind).replace("_", " ")} file · no graph`));
+  const container = el("div", { class: "data-view", id: "data-view" });
+  graphEl.append(container);
+  graphEl.classList.add("has-data-view");
+  renderDataView(container, summary, { loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count) });
+  renderDataPanel(sidebar, summary);
+  await painted();
+  setGraphState("ready", "");
 }
 
 start();

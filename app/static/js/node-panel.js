@@ -60,10 +60,14 @@ export function renderNodePanel(root, node, ctx) {
   root.append(section(`Attributes (${attrs.length})`,
     attrs.length ? el("div", { class: "attrs" }, attrs.map((a) => attributeRow(a, node, c)))
       : el("p", { class: "muted" }, "This node sets no attributes.")));
-  root.append(section(`Inputs (${(node.inputs || []).length})`,
-    el("ol", { class: "tensor-list" }, (node.inputs || []).map((n) => tensorRow(n, c, { from: true })))));
-  root.append(section(`Outputs (${(node.outputs || []).length})`,
-    el("ol", { class: "tensor-list" }, (node.outputs || []).map((n) => tensorRow(n, c)))));
+  const ins = node.inputs || [];
+  const outs = node.outputs || [];
+  root.append(section(`Inputs (${ins.length})`, ins.length
+    ? el("ol", { class: "tensor-list" }, ins.map((n) => tensorRow(n, c, { from: true })))
+    : el("p", { class: "muted" }, "This node reads no inputs.")));
+  root.append(section(`Outputs (${outs.length})`, outs.length
+    ? el("ol", { class: "tensor-list" }, outs.map((n) => tensorRow(n, c)))
+    : el("p", { class: "muted" }, "This node has no outputs.")));
 
   if ((node.metadata_props || []).length) {
     root.append(section(`Metadata (${node.metadata_props.length})`, keyValueList(node.metadata_props, { cls: "node-metadata" })));

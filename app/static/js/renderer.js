@@ -68,7 +68,8 @@ function drawIoBox(box) {
 export class GraphView {
   /**
    * @param {HTMLElement} container the #graph element
-   * @param {{onSelect: function(string|null)}} handlers box id clicked (null: background)
+   * @param {{onSelect: function(string|null), onSelectTensor: function(string)}} handlers box id
+   *   clicked (null: background); tensor name of a clicked edge or edge label
    */
   constructor(container, handlers) {
     this.container = container;
@@ -120,7 +121,9 @@ export class GraphView {
       if (s.hasPointerCapture(e.pointerId)) s.releasePointerCapture(e.pointerId);
       if (wasDrag || e.type === "pointercancel") return;
       const boxEl = e.target.closest && e.target.closest("[data-box]");
-      this.handlers.onSelect(boxEl ? boxEl.getAttribute("data-box") : null);
+      const edgeEl = !boxEl && e.target.closest && e.target.closest("[data-tensor]");
+      if (edgeEl && this.handlers.onSelectTensor) this.handlers.onSelectTensor(edgeEl.getAttribute("data-tensor"));
+      else this.handlers.onSelect(boxEl ? boxEl.getAttribute("data-box") : null);
     };
     s.addEventListener("pointerup", end);
     s.addEventListener("pointercancel", end);
@@ -151,13 +154,16 @@ export class GraphView {
     for (const edge of model.edges) {
       const pos = layout.edges[edge.id];
       if (!pos) continue;
-      const path = svg("path", { class: "edge", d: edgePath(pos.points), "marker-end": "url(#arrow)", "data-from": edge.from, "data-to": edge.to });
+      const path = svg("path", {
+        class: "edge", d: edgePath(pos.points), "marker-end": "url(#arrow)", "data-from": edge.from, "data-to": edge.to, "data-tensor": edge.tensor,
+      });
       path.append(svg("title", {}, edge.label ? `${edge.tensor}: ${edge.label}` : edge.tensor));
       edgeLayer.append(path);
       this.edgeEls.push({ edge, el: path });
       if (edge.label && Number.isFinite(pos.x)) {
         labelLayer.append(svg("text", {
           class: "edge-label", x: pos.x.toFixed(1), y: (pos.y + 3.5).toFixed(1), "text-anchor": "middle", style: `font:${FONTS.edge}`,
+          "data-tensor": edge.tensor,
         }, edge.label));
       }
     }
@@ -175,6 +181,12 @@ export class GraphView {
     this.highlight(this.selected);
   }
 
+  /** Give the boxes `ids` the class `cls` (and take it from every other box). */
+  mark(ids, cls) {
+    const set = new Set(ids);
+    for (const [id, g] of this.boxEls) g.classList.toggle(cls, set.has(id));
+  }
+
   /** Mark a box (and its edges) as selected; null clears. */
   highlight(boxId) {
     this.selected = boxId;
@@ -186,6 +198,16 @@ export class GraphView {
     }
     const g = boxId === null ? null : this.boxEls.get(boxId);
     if (g) g.classList.add("selected");
+  }
+
+  /** Mark the edges that carry tensor `name` (no box selected). */
+  highlightTensor(name) {
+    this.highlight(null);
+    for (const { edge, el } of this.edgeEls) {
+      const active = edge.tensor === name;
+      el.classList.toggle("active", active);
+      el.setAttribute("marker-end", active ? "url(#arrow-active)" : "url(#arrow)");
+    }
   }
 
   viewportSize() {

@@ -6,7 +6,7 @@ import { el } from "./dom.js";
 import { formatNumber } from "./format.js";
 import { attributeValueView } from "./attribute-view.js";
 import { markdownBlock, markdownInline } from "./markdown.js";
-import { callout, graphLink, mono, section, tag } from "./ui.js";
+import { graphLink, mono, section, tag } from "./ui.js";
 
 function domainName(domain) {
   return domain && domain !== "ai.onnx" ? domain : "ai.onnx";
@@ -31,7 +31,7 @@ function formalList(formals, actual, arrow) {
       p.option !== "single" ? [" ", tag(p.option)] : null,
       bound[k].filter(Boolean).length ? el("span", { class: "schema-bound muted" }, ` ${arrow} `,
         bound[k].filter(Boolean).map((n, i) => [i ? ", " : "", mono(n)])) : null),
-    p.description ? el("div", { class: "schema-desc" }, markdownInline(p.description, { trusted: true })) : null)));
+    p.description ? description(p.description) : null)));
 }
 
 function attributeList(schema, node, ctx) {
@@ -40,18 +40,32 @@ function attributeList(schema, node, ctx) {
   return el("ul", { class: "schema-list" }, schema.attributes.map((a) => {
     const mine = set.get(a.name);
     let status;
-    if (mine) status = tag("set on this node", "tag-set");
+    if (mine) status = [tag("set on this node", "tag-set"), " ", mine.ref_attr_name ? mono(`@${mine.ref_attr_name}`) : attributeValueView(mine, ctx, null)];
     else if (a.required) status = tag("required · missing", "tag-bad");
     else if (a.default !== null && a.default !== undefined) status = el("span", { class: "muted" }, "default ", attributeValueView({ name: a.name, type: a.type, value: a.default }, ctx, null));
     else status = el("span", { class: "muted" }, "optional, no default");
     return el("li", { "data-schema-attr": a.name, class: mine ? "is-set" : null },
       el("div", { class: "schema-item-head" }, mono(a.name, "schema-name"), " ", el("span", { class: "attr-type" }, a.type),
         a.required ? [" ", tag("required")] : null, " ", status),
-      a.description ? el("div", { class: "schema-desc" }, markdownInline(a.description, { trusted: true })) : null);
+      a.description ? description(a.description) : null);
   }));
 }
 
-function collapsible(content) {
+/** A description cut to a few lines; a click shows it all. */
+function description(text) {
+  const box = el("div", { class: "schema-desc", title: "Click to show all" }, markdownInline(text, { trusted: true }));
+  if (text.length > 180) {
+    box.classList.add("clamped");
+    box.addEventListener("click", (e) => {
+      if (e.target.closest("a")) return;
+      box.classList.toggle("clamped");
+    });
+  } else box.removeAttribute("title");
+  return box;
+}
+
+function collapsible(content, long) {
+  if (!long) return content;
   const box = el("div", { class: "collapsible collapsed" }, content);
   const toggle = el("button", { type: "button", class: "linklike collapse-toggle" }, "Show all");
   toggle.addEventListener("click", () => {
@@ -64,12 +78,12 @@ function collapsible(content) {
 function schemaBody(schema, node, ctx) {
   const since = `since opset ${formatNumber(schema.since_version)}`;
   const imports = schema.opset_version !== null && schema.opset_version !== undefined
-    ? ` · the model imports ${domainName(schema.domain)} ${formatNumber(schema.opset_version)}` : "";
+    ? ` · opset ${formatNumber(schema.opset_version)} in use` : "";
   const range = (min, max) => (min === max ? `${min}` : max > 1e6 ? `${min} or more` : `${min} to ${max}`);
   return [
     el("div", { class: "schema-summary" }, mono(`${domainName(schema.domain)}.${schema.op_type}`), el("span", { class: "muted" }, ` · ${since}${imports}`),
       schema.deprecated ? [" ", tag("deprecated", "tag-bad")] : null),
-    schema.doc ? collapsible(markdownBlock(schema.doc, { trusted: true, cls: "schema-doc" })) : null,
+    schema.doc ? collapsible(markdownBlock(schema.doc, { trusted: true, cls: "doc schema-doc" }), schema.doc.length > 500) : null,
     el("h4", {}, `Inputs (${range(schema.min_inputs, schema.max_inputs)})`),
     formalList(schema.inputs || [], node.inputs, "←"),
     el("h4", {}, `Outputs (${range(schema.min_outputs, schema.max_outputs)})`),
@@ -80,7 +94,7 @@ function schemaBody(schema, node, ctx) {
       schema.type_constraints.map((c) => el("li", { "data-constraint": c.name },
         el("div", { class: "schema-item-head" }, mono(c.name, "schema-name"), el("span", { class: "muted" }, " ∈ "),
           el("span", { class: "mono constraint-types" }, c.allowed.join(", "))),
-        c.description ? el("div", { class: "schema-desc" }, markdownInline(c.description, { trusted: true })) : null)))] : null,
+        c.description ? description(c.description) : null)))] : null,
   ];
 }
 
@@ -90,7 +104,7 @@ function schemaBody(schema, node, ctx) {
  */
 export function schemaSection(node, ctx, onSchema = () => {}) {
   const body = el("div", { class: "schema-body" }, el("div", { class: "muted" }, "Loading the operator's documentation…"));
-  const root = section("Operator", body);
+  const root = section("Operator documentation", body);
   root.classList.add("schema-section");
   root.dataset.schema = "loading";
   ctx.actions.loadSchema(node.id).then((schema) => {
@@ -102,8 +116,8 @@ export function schemaSection(node, ctx, onSchema = () => {}) {
       body.append(el("p", {}, mono(node.op_type), " is a function defined in this model, not an operator of a standard opset. "),
         graphLink(ctx, schema.function, `Open the function ${node.op_type} ›`));
     } else {
-      body.append(callout("bad", "Unknown operator", el("div", { class: "schema-unknown" }, schema.problem || "No schema describes this operator."),
-        el("div", { class: "muted" }, "Runtimes that do not provide it will refuse the model.")));
+      body.append(el("p", { class: "schema-unknown" }, "No documentation: ", schema.problem || "no schema describes this operator", "."),
+        el("p", { class: "muted" }, "A runtime that does not implement it (as a custom operator or a kernel of its own) will refuse the model."));
     }
     onSchema(schema);
   }).catch((err) => {

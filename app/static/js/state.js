@@ -1,5 +1,6 @@
 // The model page's one application state object, and its mirror in the URL hash
-// (#path=<graph path>&node=<node id>, or &input=<name> / &output=<name>).
+// (#path=<graph path>&node=<node id>, or &input=<name> / &output=<name> / &outer=<name> /
+// &tensor=<name> for any tensor name of the graph, shown in the tensor panel).
 
 export const state = {
   modelId: "",
@@ -7,13 +8,14 @@ export const state = {
   graph: null,          // graph JSON of the graph on screen
   path: "",             // its graph path ("" = main graph)
   model: null,          // graph-model.js result for `graph` (boxes, edges, indexes)
-  selection: null,      // null | {kind: "node" | "input" | "output" | "outer", id}
+  selection: null,      // null | {kind: "node" | "input" | "output" | "outer" | "tensor", id}
   panel: "model",       // what the sidebar shows when nothing is selected
   busy: false,          // an edit/undo/redo request is in flight
+  dataFile: false,      // the file is a data file (tensor, sequence, ...): data view, no graph
   loadSeq: 0,           // increments on each graph load; stale answers are dropped
 };
 
-const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer" };
+const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer", tensor: "tensor" };
 
 /** Read {path, selection} from a location hash. */
 export function parseHash(hash) {
@@ -41,4 +43,9 @@ export function syncHash() {
   if (window.location.hash !== hash) {
     history.replaceState(history.state, "", `${window.location.pathname}${window.location.search}${hash}`);
   }
+}
+
+/** A comparable key for a selection ("" for none). */
+export function selectionKey(selection) {
+  return selection ? `${selection.kind}:${selection.id}` : "";
 }

@@ -83,6 +83,10 @@ export function formatValue(v, dtype) {
   if (dtype === "STRING") return JSON.stringify(String(v));
   if (dtype === "BOOL") return v === true || v === 1 ? "true" : v === false || v === 0 ? "false" : String(v);
   if (dtype === "COMPLEX64" || dtype === "COMPLEX128") return formatComplex(v, dtype);
+  if (dtype === "UINT64" && (typeof v === "bigint" || typeof v === "number") && v < 0) {
+    // the server sends UINT64 values of 2^63 and above wrapped to negative int64: unwrap them
+    return (BigInt(v) + 2n ** 64n).toString();
+  }
   if (typeof v === "bigint") return v.toString();
   if (isFloatType(dtype)) return formatFloat(v, dtype);
   if (typeof v === "string") return special(v) ?? v;

@@ -7,11 +7,12 @@
 import { el, clear } from "./dom.js";
 import { formatNumber, formatTensor } from "./format.js";
 import { measureText } from "./graph-model.js";
-import { formatValue, parseIndex, unravel } from "./tensor-format.js";
+import { openModal } from "./modal.js";
+import { formatValue, isFloatType, parseIndex, unravel } from "./tensor-format.js";
 
 const FIRST_FETCH = 256;   // values asked for before the page size is known
 const CELL_FONT = '11.5px "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
-const CELL_GAP = 14;
+const CELL_GAP = 12;
 
 function toNumber(v) {
   return typeof v === "bigint" ? Number(v) : v;
@@ -31,20 +32,28 @@ function chooseColumns(shape, texts, size, width, maxCols) {
   const limit = Math.max(1, Math.min(maxCols, fit));
   const last = shape && shape.length ? toNumber(shape[shape.length - 1]) : size;
   if (last >= 1 && last <= limit) return last;
-  for (let c = limit; c >= Math.ceil(limit / 2); c -= 1) if (last % c === 0) return c;
+  for (let c = limit; c >= Math.max(2, Math.ceil(limit / 2)); c -= 1) if (last % c === 0) return c;
   return limit;
 }
 
-function statsRow(t) {
+function stat(key, value) {
+  return el("span", { class: `stat stat-${key.toLowerCase()}` },
+    el("span", { class: "stat-key" }, key), " ", el("span", { class: "stat-val" }, formatNumber(value)));
+}
+
+function statsRow(t, size) {
   const s = t.stats;
   if (!s) return null;
+  if (t.dtype === "BOOL") { // the mean is the share of true values
+    const trues = Math.round((s.mean || 0) * size);
+    return el("div", { class: "tp-stats" }, stat("true", trues), stat("false", size - trues));
+  }
   const complex = t.dtype === "COMPLEX64" || t.dtype === "COMPLEX128";
+  const rows = [["min", s.min], ["max", s.max], ["mean", s.mean], ["std", s.std]];
+  if (isFloatType(t.dtype) || complex) rows.push(["NaN", s.nan], ["Inf", s.inf]); // integers have neither
   return el("div", { class: "tp-stats", title: complex ? "statistics of the magnitudes |z|" : null },
     complex ? el("span", { class: "stat-key" }, "|z|") : null,
-    [["min", s.min], ["max", s.max], ["mean", s.mean], ["std", s.std], ["NaN", s.nan], ["Inf", s.inf]]
-      .filter(([, v]) => v !== undefined && v !== null)
-      .map(([k, v]) => el("span", { class: `stat stat-${k.toLowerCase()}` },
-        el("span", { class: "stat-key" }, k), " ", el("span", { class: "stat-val" }, formatNumber(v)))));
+    rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => stat(k, v)));
 }
 
 /**
@@ -132,11 +141,11 @@ export function tensorView(ref, load, { wide = false, title = "" } = {}) {
     });
     input.addEventListener("input", () => input.setCustomValidity(""));
     return el("div", { class: "tp-nav" },
-      el("button", { type: "button", class: "btn btn-small tp-prev", title: "Previous page",
-        onclick: () => { view.target = null; goTo(Math.max(0, view.offset - view.pageSize)); } }, "‹ Prev"),
+      el("button", { type: "button", class: "btn btn-small tp-prev", title: "Previous page", "aria-label": "Previous page",
+        onclick: () => { view.target = null; goTo(Math.max(0, view.offset - view.pageSize)); } }, wide ? "‹ Previous" : "‹"),
       el("span", { class: "tp-range mono" }),
-      el("button", { type: "button", class: "btn btn-small tp-next", title: "Next page",
-        onclick: () => { view.target = null; goTo(view.offset + view.pageSize); } }, "Next ›"),
+      el("button", { type: "button", class: "btn btn-small tp-next", title: "Next page", "aria-label": "Next page",
+        onclick: () => { view.target = null; goTo(view.offset + view.pageSize); } }, wide ? "Next ›" : "›"),
       goto);
   };
 
@@ -147,12 +156,17 @@ export function tensorView(ref, load, { wide = false, title = "" } = {}) {
     view.shape = (t.shape || []).map(toNumber);
     view.dtype = t.dtype;
     const sparse = t.sparse ? ` · sparse, ${formatNumber(t.sparse.nnz)} stored (shown densified)` : "";
-    holder.append(
+    holder.append(...[
       title ? el("div", { class: "tp-title" }, title) : null,
-      el("div", { class: "tp-head" }, formatTensor(t.dtype, t.shape), ` · ${formatNumber(view.size)} value${view.size === 1 ? "" : "s"}`, sparse),
-      statsRow(t),
+      el("div", { class: "tp-head" },
+        el("span", {}, formatTensor(t.dtype, t.shape), ` · ${formatNumber(view.size)} value${view.size === 1 ? "" : "s"}`, sparse),
+        wide ? null : el("button", {
+          type: "button", class: "linklike tp-expand", title: "Show this tensor in a wide window",
+          onclick: () => openTensorModal(ref, load, t.name || ref),
+        }, "⤢ expand")),
+      statsRow(t, view.size),
       t.doc_string ? el("div", { class: "tp-doc muted" }, t.doc_string) : null,
-    );
+    ].filter(Boolean));
     if (view.size === 0) {
       holder.append(el("div", { class: "muted" }, "No values: the tensor is empty."));
       return;
@@ -161,9 +175,9 @@ export function tensorView(ref, load, { wide = false, title = "" } = {}) {
     holder.append(valuesBox);
     const values = t.values || [];
     const width = valuesBox.clientWidth || (wide ? 900 : 320);
-    view.cols = chooseColumns(view.shape, values.slice(0, 64).map((v) => formatValue(v, t.dtype)), view.size, width, wide ? 16 : 10);
-    const rows = Math.max(1, Math.round((wide ? 240 : 96) / view.cols));
-    view.pageSize = Math.min(FIRST_FETCH, view.cols * rows);
+    view.cols = chooseColumns(view.shape, values.slice(0, 64).map((v) => formatValue(v, t.dtype)), view.size, width, wide ? 20 : 10);
+    const rows = Math.max(1, Math.min(Math.round((wide ? 256 : 100) / view.cols), Math.floor(FIRST_FETCH / view.cols)));
+    view.pageSize = view.cols * rows; // whole rows, so every page starts a row
     if (view.size > view.pageSize) {
       nav = buildNav();
       holder.insertBefore(nav, valuesBox);
@@ -172,6 +186,15 @@ export function tensorView(ref, load, { wide = false, title = "" } = {}) {
   };
   first().catch(fail);
   return holder;
+}
+
+/** The tensor view, wide, in a modal window. */
+export function openTensorModal(ref, load, name) {
+  const { body } = openModal({
+    id: "tensor-modal", cls: "tensor-dialog", label: `Values of ${name}`,
+    title: [el("strong", {}, "Tensor "), el("span", { class: "mono" }, name)],
+  });
+  body.append(tensorView(ref, load, { wide: true }));
 }
 
 /** A "preview" toggle that opens (and closes) a tensor view at the end of `row`. */
