@@ -123,6 +123,13 @@ def test_tensor_preview_every_dtype(client, dtype):
         assert p["stats"]["max"] == float(finite[np.isfinite(finite)].max())
 
 
+def test_uint64_values_stay_exact(client):
+    m = small_model()
+    m.graph.initializer.append(numpy_helper.from_array(np.array([2**64 - 1, 2**63, 5], np.uint64), "U"))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    assert client.get(f"/api/models/{mid}/tensors/U").get_json()["values"] == [2**64 - 1, 2**63, 5]
+
+
 def test_tensor_preview_nan_inf_and_bounds(client, app):
     arr = np.array([1.0, np.nan, np.inf, -np.inf, 2.0] * 5000, np.float32)
     m = small_model()

@@ -122,6 +122,7 @@ def test_sparse_initializer_previews_densified(client):
     m.graph.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [2, 4]))
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     g = client.get(f"/api/models/{mid}/graph").get_json()
-    assert g["initializers"][-1] == {"name": "S", "dtype": "FLOAT", "shape": [2, 4], "nnz": 2, "ref": "S", "sparse": True}
+    assert g["initializers"][-1] == {"name": "S", "dtype": "FLOAT", "shape": [2, 4], "nnz": 2, "ref": "S", "sparse": True,
+                                     "indices": {"dtype": "INT64", "shape": [2]}}
     p = client.get(f"/api/models/{mid}/tensors/S").get_json()
     assert p["values"] == [0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 7.0, 0.0] and p["sparse"] == {"nnz": 2}

@@ -120,7 +120,9 @@ def _to_json_values(window: np.ndarray) -> list:
     kind = window.dtype.kind
     if kind == "b":
         return [bool(v) for v in window]
-    if kind in "iu" or (kind == "V" and window.dtype.name.startswith(("int", "uint"))):
+    if kind in "iu":
+        return [int(v) for v in window]  # exact: no detour through int64, so UINT64 >= 2**63 stays right
+    if kind == "V" and window.dtype.name.startswith(("int", "uint")):
         return [int(v) for v in window.astype(np.int64)]  # ml_dtypes int4/int2 report kind "V"
     if kind == "c":
         return [[json_number(v.real), json_number(v.imag)] for v in window]

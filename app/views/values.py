@@ -86,8 +86,16 @@ def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
 
 
 def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:
-    return {"name": st.values.name, "dtype": dtype_name(st.values.data_type), "shape": list(st.dims),
-            "nnz": st.values.dims[0] if st.values.dims else 0, "ref": ref, "sparse": True}
+    out = {"name": st.values.name, "dtype": dtype_name(st.values.data_type), "shape": list(st.dims),
+           "nnz": st.values.dims[0] if st.values.dims else 0, "ref": ref, "sparse": True,
+           "indices": {"dtype": dtype_name(st.indices.data_type), "shape": list(st.indices.dims)}}
+    if st.values.data_location == onnx.TensorProto.EXTERNAL or st.indices.data_location == onnx.TensorProto.EXTERNAL:
+        out["external"] = True
+    if st.values.doc_string:
+        out["doc_string"] = text(st.values.doc_string)
+    if st.values.metadata_props:
+        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in st.values.metadata_props]
+    return out
 
 
 def attribute_json(attr: AttributeProto, nid: str) -> dict:
