@@ -16,7 +16,12 @@ def default_data_dir() -> Path:
 
 
 def create_app(config: dict | None = None) -> Flask:
-    app = Flask(__name__)
+    from .json_provider import OrjsonProvider
+
+    class StudioFlask(Flask):
+        json_provider_class = OrjsonProvider
+
+    app = StudioFlask(__name__)
     app.config.update(
         DATA_DIR=str(default_data_dir()),
         # npm installs the front-end libraries here; the web blueprint serves them from it

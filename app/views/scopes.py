@@ -7,20 +7,23 @@ A scope is the list of its nested levels, each a full path, outermost first:
 """
 from __future__ import annotations
 
-import ast
+import re
 
 import onnx
 
 MAX_DEPTH = 32
 
 
+_LIST = re.compile(r"^\[\s*(?:'[^'\\]*'\s*,\s*)*(?:'[^'\\]*')?\s*\]$")
+_ITEM = re.compile(r"'([^'\\]*)'")
+
+
 def _from_name_scopes(value: str) -> list[str] | None:
-    try:
-        scopes = ast.literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    """torch writes a Python list of plain strings: "['', 'model', 'model.layers.0', 'linear']".
+    Parsed by pattern (ast.literal_eval costs 100 us a node, seconds on a 40k-node graph)."""
+    if not _LIST.match(value):
         return None
-    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-        return None
+    scopes = _ITEM.findall(value)
     levels = [s for s in scopes[:-1] if s]  # drop the root '' and the op itself
     return levels[:MAX_DEPTH]
 

@@ -98,10 +98,13 @@ def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:
     return out
 
 
+_ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
+
+
 def attribute_json(attr: AttributeProto, nid: str) -> dict:
     """{"name", "type", "value"} for every AttributeProto type."""
     a = AttributeProto
-    type_name = AttributeProto.AttributeType.Name(attr.type) if attr.type in AttributeProto.AttributeType.values() else f"UNKNOWN({attr.type})"
+    type_name = _ATTR_TYPE_NAMES.get(attr.type) or f"UNKNOWN({attr.type})"
     out: dict = {"name": attr.name, "type": type_name}
     if attr.ref_attr_name:
         out["ref_attr_name"] = attr.ref_attr_name
