@@ -28,6 +28,7 @@ def create_app(config: dict | None = None) -> Flask:
         NODE_MODULES=str(REPO_ROOT / "node_modules"),
         MAX_CONTENT_LENGTH=8 * 1024**3,
         PREVIEW_MAX_COUNT=10_000,
+        INFER_INLINE_NODES=5_000,  # bigger graphs get inferred types from GET .../types
     )
     if config:
         app.config.update(config)

@@ -126,3 +126,19 @@ def test_sparse_initializer_previews_densified(client):
                                      "indices": {"dtype": "INT64", "shape": [2]}}
     p = client.get(f"/api/models/{mid}/tensors/S").get_json()
     assert p["values"] == [0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 7.0, 0.0] and p["sparse"] == {"nnz": 2}
+
+
+def test_big_graphs_defer_inferred_types_to_their_own_call(tmp_path):
+    from app import create_app
+
+    app = create_app({"DATA_DIR": str(tmp_path / "d"), "INFER_INLINE_NODES": 2})
+    c = app.test_client()
+    m = small_model()
+    m.doc_string = f"unique {tmp_path}"  # inference results are cached by content: make it new
+    mid = upload(c, m.SerializeToString()).get_json()["id"]  # 3 nodes > 2
+    g = c.get(f"/api/models/{mid}/graph").get_json()
+    assert g["inferred_types"] == "deferred" and g["inferred_value_info"] == []
+    t = c.get(f"/api/models/{mid}/types").get_json()
+    assert {v["name"]: v["shape"] for v in t["inferred_value_info"]}["h"] == [1, 2]
+    assert c.get(f"/api/models/{mid}/graph").get_json()["inferred_types"] == "included"  # cached now
+    assert c.get(f"/api/models/{mid}/types?path=n9/body").status_code == 404

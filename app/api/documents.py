@@ -24,6 +24,14 @@ class _LRU:
         self.items: OrderedDict = OrderedDict()
         self.lock = threading.Lock()
 
+    def peek(self, key):
+        with self.lock:
+            return self.items.get(key)
+
+    def __contains__(self, key) -> bool:
+        with self.lock:
+            return key in self.items
+
     def get(self, key, make):
         with self.lock:
             if key in self.items:
@@ -85,6 +93,14 @@ def verdict(digest: str, model: onnx.ModelProto) -> dict:
 
 def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
     return _inferred.get(digest, lambda: inferred_model(model))
+
+
+def inferred_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> tuple[onnx.ModelProto | None, bool]:
+    """(inferred model, True) when it is cached or the model is small enough to infer now;
+    (None, False) when inference should be asked for separately (GET .../types)."""
+    if digest in _inferred or len(model.graph.node) <= limit:
+        return inferred(digest, model), True
+    return None, False
 
 
 def external_reader(revision) -> ExternalFiles:

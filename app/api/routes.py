@@ -16,12 +16,14 @@ from ..errors import StudioError
 from ..onnx_io.kinds import detect
 from ..onnx_io.external import unpack_zip
 from ..onnx_io.save import embedded, with_external_data
-from ..onnx_io.address import resolve_tensor
+from ..onnx_io.address import resolve_graph, resolve_tensor
+from ..onnx_io.inference import inferred_value_info
 from ..views import graph_view, model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
+from ..views.values import value_info_json
 from . import bp
-from .documents import external_reader, inferred, load, load_data_file, revision_number, store, verdict
+from .documents import external_reader, inferred, inferred_if_cheap, load, load_data_file, revision_number, store, verdict
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -107,9 +109,23 @@ def delete_model(model_id):
 @bp.get("/models/<model_id>/graph")
 def get_graph(model_id):
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    out = graph_view(model, request.args.get("path", ""), inferred(revision.blob, model))
+    # shape inference on a 40k-node model takes seconds: big graphs come back without it at once
+    # and the page asks GET .../types for edge labels after drawing
+    typed, ready = inferred_if_cheap(revision.blob, model, current_app.config["INFER_INLINE_NODES"])
+    out = graph_view(model, request.args.get("path", ""), typed)
     out["revision"] = revision.rev
+    out["inferred_types"] = "included" if ready else "deferred"
     return jsonify(out)
+
+
+@bp.get("/models/<model_id>/types")
+def get_types(model_id):
+    """Types shape inference finds for values of one graph (`?path=`) that the model doesn't record."""
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    path = request.args.get("path", "")
+    resolve_graph(model, path)  # 404 for a bad path before any work
+    values = inferred_value_info(model, inferred(revision.blob, model), path)
+    return jsonify({"path": path, "revision": revision.rev, "inferred_value_info": [value_info_json(v) for v in values]})
 
 
 @bp.get("/models/<model_id>/node")

@@ -160,3 +160,44 @@ export function uploadModel(files, onProgress) {
     xhr.send(form);
   });
 }
+
+// ------------------------------------------------------------------ editing (issue 4)
+
+/** One node's JSON in full (metadata values and doc_string uncut). */
+export function getNode(id, nodeId) {
+  return request("GET", `/api/models/${enc(id)}/node?id=${enc(nodeId)}`);
+}
+
+/** {revisions: [{revision, parent, ops, changes, created, current}], head} */
+export function getRevisions(id) {
+  return request("GET", `/api/models/${enc(id)}/revisions`);
+}
+
+/** The edit ops the server knows, with their documentation. */
+export function getOps() {
+  return request("GET", "/api/ops");
+}
+
+/** Download address of a revision (default: the current one) in a layout (as_stored | embedded | external). */
+export function downloadHref(id, { revision = null, layout = "" } = {}) {
+  const params = new URLSearchParams();
+  if (revision !== null && revision !== undefined) params.set("revision", String(revision));
+  if (layout && layout !== "as_stored") params.set("layout", layout);
+  const query = params.toString();
+  return `${downloadUrl(id)}${query ? `?${query}` : ""}`;
+}
+
+/** Upload a .npy file: resolves to {blob, dtype, shape}; ops name it as {"npy": blob}. */
+export async function uploadBlob(file) {
+  const form = new FormData();
+  form.append("file", file, file.name || "values.npy");
+  let response;
+  try {
+    response = await fetch(`${ROOT}/api/blobs`, { method: "POST", body: form, headers: { Accept: "application/json" } });
+  } catch (err) {
+    throw new ApiError(`The upload failed: the server could not be reached (${err.message}).`);
+  }
+  const text = await response.text();
+  if (!response.ok) throw errorFrom(response.status, text, response.statusText);
+  return parseJSON(text);
+}
