@@ -11,7 +11,8 @@ from .scopes import node_scope
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
 
 META_CHARS = 160
-BULKY_METADATA = {"pkg.torch.onnx.stack_trace", "pkg.torch.onnx.fx_node", "pkg.torch.onnx.class_hierarchy"}
+BULKY_METADATA = {"pkg.torch.onnx.stack_trace", "pkg.torch.onnx.fx_node", "pkg.torch.onnx.class_hierarchy",
+                  "pkg.torch.onnx.name_scopes", "namespace"}
 
 
 def initializer_ref(graph_path: str, name: str) -> str:
@@ -79,6 +80,8 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
 
 
 def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
+    # hot path: runs once per node (40k+ on big models), so each proto field is read once
+    attrs = n.attribute
     out = {
         "id": nid,
         "name": n.name,
@@ -86,34 +89,36 @@ def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
         "domain": n.domain,
         "inputs": list(n.input),
         "outputs": list(n.output),
-        "attributes": [attribute_json(a, nid) for a in n.attribute],
-        "subgraphs": _subgraph_paths(n, nid),
+        "attributes": [attribute_json(a, nid) for a in attrs] if attrs else [],
+        "subgraphs": _subgraph_paths(attrs, nid) if attrs else [],
     }
     if n.doc_string:
         out["doc_string"] = text(n.doc_string)
     if n.overload:
         out["overload"] = n.overload
-    if n.metadata_props:
-        # torch's exporter puts stack traces and FX dumps here: on a 30k-node graph that is tens
-        # of MB, so the graph JSON cuts long values and leaves out the bulky keys;
-        # GET .../node?id= gives them all, whole
-        out["metadata_props"] = [{"key": p.key, "value": text(p.value, META_CHARS)} for p in n.metadata_props
+    meta = n.metadata_props
+    if meta:
+        # torch's exporter puts stack traces, FX dumps and scope strings here: tens of MB on a
+        # 40k-node graph. The graph JSON cuts long values and leaves out the bulky keys (the
+        # scope comes as "scope"); GET .../node?id= gives them all, whole
+        out["metadata_props"] = [{"key": p.key, "value": text(p.value, META_CHARS)} for p in meta
                                  if p.key not in BULKY_METADATA]
-        out["metadata_count"] = len(n.metadata_props)
+        out["metadata_count"] = len(meta)
     scope = node_scope(n)
     if scope:
         out["scope"] = scope
     if n.device_configurations:
         out["device_configurations"] = [MessageToDict(c) for c in n.device_configurations]
-    fn = functions.get((n.domain, n.op_type, n.overload))
-    if fn:
-        out["function"] = fn
+    if functions:
+        fn = functions.get((n.domain, n.op_type, n.overload))
+        if fn:
+            out["function"] = fn
     return out
 
 
-def _subgraph_paths(n: onnx.NodeProto, nid: str) -> list[str]:
+def _subgraph_paths(attrs, nid: str) -> list[str]:
     paths = []
-    for a in n.attribute:
+    for a in attrs:
         if a.type == onnx.AttributeProto.GRAPH:
             paths.append(subgraph_path(nid, a.name))
         elif a.type == onnx.AttributeProto.GRAPHS:
