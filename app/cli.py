@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     app = create_app({"DATA_DIR": str(args.data_dir)})
     record = app.extensions["store"].create_model(args.model.name, data, external_files(args.model, model))
+    from .api.documents import warm_up
+
+    warm_up(app, record.id)  # parse, draw data and checks start before the browser asks
     port = _free_port("127.0.0.1", args.port)
     _serve(app, "127.0.0.1", port, f"/models/{record.id}", open_browser=not args.no_browser)
     return 0

@@ -135,10 +135,25 @@ def test_big_graphs_defer_inferred_types_to_their_own_call(tmp_path):
     c = app.test_client()
     m = small_model()
     m.doc_string = f"unique {tmp_path}"  # inference results are cached by content: make it new
-    mid = upload(c, m.SerializeToString()).get_json()["id"]  # 3 nodes > 2
+    # stored directly: an upload's summary would start the background warm-up and race this test
+    mid = app.extensions["store"].create_model("m.onnx", m.SerializeToString()).id  # 3 nodes > 2
     g = c.get(f"/api/models/{mid}/graph").get_json()
     assert g["inferred_types"] == "deferred" and g["inferred_value_info"] == []
     t = c.get(f"/api/models/{mid}/types").get_json()
     assert {v["name"]: v["shape"] for v in t["inferred_value_info"]}["h"] == [1, 2]
     assert c.get(f"/api/models/{mid}/graph").get_json()["inferred_types"] == "included"  # cached now
     assert c.get(f"/api/models/{mid}/types?path=n9/body").status_code == 404
+
+
+def test_big_models_validate_in_the_background(tmp_path):
+    from app import create_app
+
+    app = create_app({"DATA_DIR": str(tmp_path / "d"), "INFER_INLINE_NODES": 2})
+    c = app.test_client()
+    m = small_model()
+    m.doc_string = f"validate {tmp_path}"
+    s = upload(c, m.SerializeToString()).get_json()
+    assert s["validation"]["pending"] is True and s["validation"]["ok"] is None
+    v = c.get(f"/api/models/{s['id']}/validation").get_json()
+    assert v["ok"] is True and v["full"]["ok"] is True
+    assert c.get(f"/api/models/{s['id']}").get_json()["validation"]["ok"] is True

@@ -91,6 +91,16 @@ def verdict(digest: str, model: onnx.ModelProto) -> dict:
     return _verdicts.get(digest, lambda: full_validation(model))
 
 
+PENDING = {"ok": None, "pending": True, "message": "validation is running; GET .../validation waits for it"}
+
+
+def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
+    """The validation state when cached or quick to compute (small models), else PENDING."""
+    if digest in _verdicts or len(model.graph.node) <= limit:
+        return verdict(digest, model)
+    return PENDING
+
+
 def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
     return _inferred.get(digest, lambda: inferred_model(model))
 
@@ -106,3 +116,42 @@ def inferred_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> tuple[
 def external_reader(revision) -> ExternalFiles:
     """The revision's external data files (uploaded blobs or files linked in place), by location."""
     return ExternalFiles(revision.external, store().external_path)
+
+
+_graph_json = _LRU(8)   # (digest, path, with types) -> serialized graph JSON bytes
+
+
+def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) -> bytes:
+    """The graph JSON of one graph as bytes, cached by content: a 40k-node view takes a second
+    or two to build and is asked for again on every page load."""
+    import orjson
+
+    from ..views import graph_view
+
+    typed, ready = inferred_if_cheap(revision.blob, model, infer_limit)
+
+    def build() -> bytes:
+        out = graph_view(model, path, typed)
+        out["revision"] = revision.rev
+        out["inferred_types"] = "included" if ready else "deferred"
+        return orjson.dumps(out)
+
+    return _graph_json.get((revision.blob, path, ready), build)
+
+
+def warm_up(app, model_id: str) -> None:
+    """Build a big model's main graph JSON and inferred types in the background, so the page the
+    person is about to open finds them ready."""
+    import threading
+
+    def run():
+        with app.app_context():
+            try:
+                _, revision, model = load(model_id)
+                graph_json(revision, model, "", app.config["INFER_INLINE_NODES"])
+                verdict(revision.blob, model)
+                inferred(revision.blob, model)
+            except Exception:  # a warm-up failure only costs the page its head start
+                pass
+
+    threading.Thread(target=run, name=f"warm-{model_id}", daemon=True).start()

@@ -23,7 +23,7 @@ from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
 from ..views.values import value_info_json
 from . import bp
-from .documents import external_reader, inferred, inferred_if_cheap, load, load_data_file, revision_number, store, verdict
+from .documents import external_reader, graph_json, inferred, load, verdict_if_cheap, warm_up, load_data_file, revision_number, store, verdict
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -43,7 +43,10 @@ def _summary(model_id: str) -> dict:
         "kind": record.kind,
         "source": record.source,
     }
-    out.update(model_summary(model, verdict(revision.blob, model)))
+    validation = verdict_if_cheap(revision.blob, model, current_app.config["INFER_INLINE_NODES"])
+    if validation.get("pending"):
+        warm_up(current_app._get_current_object(), record.id)
+    out.update(model_summary(model, validation))
     return out
 
 
@@ -111,11 +114,16 @@ def get_graph(model_id):
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
     # shape inference on a 40k-node model takes seconds: big graphs come back without it at once
     # and the page asks GET .../types for edge labels after drawing
-    typed, ready = inferred_if_cheap(revision.blob, model, current_app.config["INFER_INLINE_NODES"])
-    out = graph_view(model, request.args.get("path", ""), typed)
-    out["revision"] = revision.rev
-    out["inferred_types"] = "included" if ready else "deferred"
-    return jsonify(out)
+    path = request.args.get("path", "")
+    body = graph_json(revision, model, path, current_app.config["INFER_INLINE_NODES"])
+    return current_app.response_class(body, mimetype="application/json")
+
+
+@bp.get("/models/<model_id>/validation")
+def get_validation(model_id):
+    """The validation state (checker, full check, inference errors); waits for it on big models."""
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    return jsonify(verdict(revision.blob, model))
 
 
 @bp.get("/models/<model_id>/types")

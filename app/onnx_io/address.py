@@ -11,6 +11,7 @@ Attribute names are percent-encoded when they hold '/', '[', ']', ':', '#' or '%
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
@@ -26,6 +27,7 @@ _NODE = re.compile(r"^n(\d+)$")
 _ATTR = re.compile(r"^(.+?)(?:\[(\d+)\])?$")
 
 
+@functools.lru_cache(maxsize=4096)  # a model has few distinct attribute names, used 10^4+ times
 def encode_attr(name: str) -> str:
     return quote(name, safe="!$&'()*+,;=@-._~ ")
 
