@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future
 
 import onnx
 from flask import current_app
 
 from ..errors import StudioError
-from ..onnx_io import parse_model
+from ..onnx_io import offload, parse_model
 from ..onnx_io.external import ExternalFiles
 from ..onnx_io.inference import inferred_model
 from ..onnx_io.validate import full_validation
@@ -22,6 +23,7 @@ class _LRU:
     def __init__(self, size: int):
         self.size = size
         self.items: OrderedDict = OrderedDict()
+        self.building: dict = {}  # key -> Future of a make() under way
         self.lock = threading.Lock()
 
     def peek(self, key):
@@ -33,16 +35,33 @@ class _LRU:
             return key in self.items
 
     def get(self, key, make):
+        """The cached value, or make() it; concurrent callers for one key share one make()."""
         with self.lock:
             if key in self.items:
                 self.items.move_to_end(key)
                 return self.items[key]
-        value = make()
+            pending = self.building.get(key)
+            if pending is None:
+                pending = self.building[key] = Future()
+                owner = True
+            else:
+                owner = False
+        if not owner:
+            return pending.result()
+        try:
+            value = make()
+        except BaseException as exc:
+            with self.lock:
+                del self.building[key]
+            pending.set_exception(exc)
+            raise
         with self.lock:
             self.items[key] = value
             self.items.move_to_end(key)
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+            del self.building[key]
+        pending.set_result(value)
         return value
 
 
@@ -87,7 +106,13 @@ def load_data_file(model_id: str):
     return record, revision, detected
 
 
+def _offloaded(model: onnx.ModelProto) -> bool:
+    return len(model.graph.node) > current_app.config["INFER_INLINE_NODES"]
+
+
 def verdict(digest: str, model: onnx.ModelProto) -> dict:
+    if _offloaded(model):  # seconds of C++ holding the GIL: run it in the helper process
+        return _verdicts.get(digest, lambda: offload.validate_file(str(store().blobs.path(digest))))
     return _verdicts.get(digest, lambda: full_validation(model))
 
 
@@ -102,6 +127,8 @@ def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
 
 
 def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
+    if _offloaded(model):
+        return _inferred.get(digest, lambda: offload.infer_file(str(store().blobs.path(digest))))
     return _inferred.get(digest, lambda: inferred_model(model))
 
 
