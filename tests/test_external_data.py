@@ -93,3 +93,17 @@ def test_cli_refuses_external_paths_outside_the_folder(tmp_path, capsys):
                 e.value = "../../etc/passwd"
     assert external_files(path, m) == {}
     assert "not a file inside" in capsys.readouterr().err
+
+
+def test_external_data_models_validate_and_keep_the_edit_gate(client, tmp_path):
+    """onnx.checker looks for external files relative to the working directory; ours live in the
+    store, so the checks must not fail on that, and the edit gate must still guard the model."""
+    path, _ = model_with_external(tmp_path)
+    weights = (tmp_path / "weights" / "w.bin").read_bytes()
+    for sent_as in ("weights/w.bin", "w.bin"):  # with its folder, or bare as browsers send it
+        s = upload(client, path.read_bytes(), "m.onnx", extra=[(weights, sent_as)]).get_json()
+        assert client.get(f"/api/models/{s['id']}/tensors/E?offset=5&count=1").get_json()["values"] == [5.0]
+    assert upload(client, path.read_bytes(), "m.onnx", extra=[(weights, "../w.bin")]).status_code == 400
+    assert s["validation"]["ok"] and s["validation"]["full"]["ok"], s["validation"]
+    r = client.post(f"/api/models/{s['id']}/edits", json={"base": 0, "ops": [{"op": "delete_node", "node": "mm"}]})
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "invalid_result"

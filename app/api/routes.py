@@ -14,7 +14,7 @@ from ..edits import apply_edits, describe
 from ..edits.sources import load_npy
 from ..errors import StudioError
 from ..onnx_io.kinds import detect
-from ..onnx_io.external import unpack_zip
+from ..onnx_io.external import normalize_location, unpack_zip
 from ..onnx_io.save import embedded, with_external_data
 from ..onnx_io.address import resolve_graph, resolve_tensor
 from ..onnx_io.inference import inferred_value_info
@@ -79,7 +79,9 @@ def upload_model():
     detected = detect(files[0].read(), name)  # refuse what isn't an ONNX file before storing anything
     external = {}
     for f in files[1:]:
-        ext_name = _upload_name(f, "an external data file")
+        ext_name = normalize_location((f.filename or "").replace("\\", "/"))  # "weights/w.bin" keeps its folder
+        if ext_name is None or not all(_SAFE_FILE.match(part) for part in ext_name.split("/")):
+            raise StudioError("bad_filename", f"an external data file has an unusable name {f.filename!r}")
         if ext_name in external or ext_name == name:
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
         external[ext_name] = f.stream  # streamed into the store, never held whole in memory

@@ -37,6 +37,10 @@ class ExternalFiles:
     def path(self, location: str) -> Path:
         key = normalize_location(location)
         entry = self.entries.get(key) if key else None
+        if entry is None and key:
+            # a browser sends bare file names: accept "w.bin" for "weights/w.bin" when unambiguous
+            same = [e for k, e in self.entries.items() if posixpath.basename(k) == posixpath.basename(key)]
+            entry = same[0] if len(same) == 1 else None
         if entry is None:
             raise StudioError("external_data_missing", f"external data file {location!r} was not uploaded with this model", 422)
         path = self.path_of(entry)

@@ -22,10 +22,23 @@ def _is_small(t: onnx.TensorProto) -> bool:
     return n <= (SMALL_INT_ELEMENTS if t.data_type in _INTS else SMALL_ELEMENTS) and t.data_location != onnx.TensorProto.EXTERNAL
 
 
-def light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with big main-graph initializers replaced by graph inputs of the same type."""
+def _is_inline(t: onnx.TensorProto) -> bool:
+    return t.data_location != onnx.TensorProto.EXTERNAL
+
+
+def checkable(model: onnx.ModelProto) -> onnx.ModelProto:
+    """What onnx.checker can check in memory: it looks for external data files relative to the
+    working directory, so a model whose weights live in external files is checked with those
+    weights turned into typed inputs (their files are ours to verify, not the checker's)."""
+    return light_copy(model, keep=_is_inline)
+
+
+def light_copy(model: onnx.ModelProto, keep=None) -> onnx.ModelProto:
+    """The model with big main-graph initializers replaced by graph inputs of the same type
+    (`keep(tensor)` decides which stay; by default the small ones)."""
+    keep = keep or _is_small
     g = model.graph
-    if all(_is_small(t) for t in g.initializer):
+    if all(keep(t) for t in g.initializer):
         return model
     light = onnx.ModelProto()
     for field, value in model.ListFields():
@@ -42,7 +55,7 @@ def light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
             setattr(lg, field.name, value)
     inputs = {v.name for v in g.input}
     for t in g.initializer:
-        if _is_small(t):
+        if keep(t):
             lg.initializer.append(t)
         elif t.name not in inputs:
             lg.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
