@@ -12,7 +12,8 @@ import onnx
 from flask import current_app
 
 from ..errors import StudioError
-from ..onnx_io import offload, parse_model
+from ..onnx_io import offload
+from ..onnx_io.load import parse_model_file
 from ..onnx_io.external import ExternalFiles
 from ..onnx_io.inference import inferred_model
 from ..onnx_io.validate import full_validation
@@ -91,7 +92,7 @@ def load(model_id: str, rev: int | None = None):
         raise StudioError("not_a_model", f"{record.name} is a {record.kind.replace('_', ' ')} file, not a model: "
                           "it has a data view but no graph or edits")
     revision = s.revision(model_id, rev)
-    model = _models.get(revision.blob, lambda: parse_model(s.blobs.get(revision.blob)))
+    model = _models.get(revision.blob, lambda: parse_model_file(s.blobs.path(revision.blob)))
     return record, revision, model
 
 
@@ -107,7 +108,8 @@ def load_data_file(model_id: str):
 
 
 def _offloaded(model: onnx.ModelProto) -> bool:
-    return len(model.graph.node) > current_app.config["INFER_INLINE_NODES"]
+    """Big graphs and heavy weights are checked in the helper process (the checks hold the GIL)."""
+    return len(model.graph.node) > current_app.config["INFER_INLINE_NODES"] or model.ByteSize() > OFFLOAD_BYTES
 
 
 def verdict(digest: str, model: onnx.ModelProto) -> dict:
@@ -116,12 +118,13 @@ def verdict(digest: str, model: onnx.ModelProto) -> dict:
     return _verdicts.get(digest, lambda: full_validation(model))
 
 
+OFFLOAD_BYTES = 64 * 2**20
 PENDING = {"ok": None, "pending": True, "message": "validation is running; GET .../validation waits for it"}
 
 
 def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
     """The validation state when cached or quick to compute (small models), else PENDING."""
-    if digest in _verdicts or len(model.graph.node) <= limit:
+    if digest in _verdicts or not _offloaded(model):
         return verdict(digest, model)
     return PENDING
 

@@ -7,7 +7,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import checker_verdict, parse_model
-from ..onnx_io.light import checkable, light_copy
+from ..onnx_io.light import basic_check, light_copy
 from .registry import REGISTRY
 from .sources import blob_reader
 
@@ -57,7 +57,7 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
         data = model.SerializeToString()
     except Exception as exc:  # e.g. the 2 GiB protobuf limit
         raise StudioError("cannot_serialize", f"the edited model can't be serialized: {exc}", 422) from None
-    validation = checker_verdict(checkable(model))
+    validation = basic_check(model)
     if base_validation.get("ok") and not validation["ok"]:
         raise StudioError("invalid_result", f"the edit would make the model invalid: {validation['message']}", 422)
     if base_validation.get("full", {}).get("ok") and len(data) < 2**31 - 1:

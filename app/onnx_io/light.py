@@ -26,11 +26,26 @@ def _is_inline(t: onnx.TensorProto) -> bool:
     return t.data_location != onnx.TensorProto.EXTERNAL
 
 
-def checkable(model: onnx.ModelProto) -> onnx.ModelProto:
-    """What onnx.checker can check in memory: it looks for external data files relative to the
-    working directory, so a model whose weights live in external files is checked with those
-    weights turned into typed inputs (their files are ours to verify, not the checker's)."""
-    return light_copy(model, keep=_is_inline)
+def basic_check(model: onnx.ModelProto) -> dict:
+    """onnx.checker's basic verdict, {"ok", "message"}, computed without serialising the whole
+    model: the structure is checked on the weightless stand-in and each stripped inline tensor
+    with onnx.checker.check_tensor (the checker's own tensor rules). External tensors are not
+    the checker's to open (it looks in the working directory); their files are ours to check."""
+    from .load import checker_verdict
+
+    light = light_copy(model)
+    verdict = checker_verdict(light)
+    if not verdict["ok"] or light is model:
+        return verdict
+    kept = {t.name for t in light.graph.initializer}
+    for t in model.graph.initializer:
+        if t.name in kept or not _is_inline(t):
+            continue
+        try:
+            onnx.checker.check_tensor(t)
+        except Exception as exc:
+            return {"ok": False, "message": str(exc).strip()}
+    return verdict
 
 
 def light_copy(model: onnx.ModelProto, keep=None) -> onnx.ModelProto:

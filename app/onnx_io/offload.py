@@ -24,20 +24,18 @@ def _executor() -> ProcessPoolExecutor:
 
 
 def _validate_file(path: str) -> dict:
-    from .load import parse_model
+    from .load import parse_model_file
     from .validate import full_validation
 
-    with open(path, "rb") as f:
-        return full_validation(parse_model(f.read()))
+    return full_validation(parse_model_file(path))
 
 
 def _infer_file(path: str) -> bytes | None:
     from .inference import inferred_model
     from .light import light_copy
-    from .load import parse_model
+    from .load import parse_model_file
 
-    with open(path, "rb") as f:
-        inferred = inferred_model(parse_model(f.read()))
+    inferred = inferred_model(parse_model_file(path))
     return None if inferred is None else light_copy(inferred).SerializeToString()
 
 

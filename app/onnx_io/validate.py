@@ -6,7 +6,7 @@ import re
 
 import onnx
 
-from .light import checkable, light_copy
+from .light import basic_check, light_copy
 from .load import checker_verdict
 
 # onnx names the failing node as "(op_type:Conv, node name: conv1)"
@@ -39,7 +39,8 @@ def inference_errors(model: onnx.ModelProto) -> list[dict]:
 
 def full_validation(model: onnx.ModelProto) -> dict:
     """{"ok", "message"} of the basic checker (the edit gate), plus the full check and inference."""
-    ok, message = _check(checkable(model), full=False)
+    basic = basic_check(model)
+    ok, message = basic["ok"], basic["message"]
     out = {"ok": ok, "message": message}
     if model.ByteSize() < 2**31 - 1:  # the full check serialises the model
         full_ok, full_message = _check(light_copy(model), full=True) if ok else (False, message)
