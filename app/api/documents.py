@@ -107,13 +107,18 @@ def load_data_file(model_id: str):
     return record, revision, detected
 
 
-def _offloaded(model: onnx.ModelProto) -> bool:
-    """Big graphs and heavy weights are checked in the helper process (the checks hold the GIL)."""
-    return len(model.graph.node) > current_app.config["INFER_INLINE_NODES"] or model.ByteSize() > OFFLOAD_BYTES
+def _big_graph(model: onnx.ModelProto) -> bool:
+    return len(model.graph.node) > current_app.config["INFER_INLINE_NODES"]
+
+
+def _offloaded(digest: str, model: onnx.ModelProto) -> bool:
+    """Big graphs and heavy weights are checked in the helper process (the checks hold the GIL).
+    The size is the blob's: ModelProto.ByteSize() walks every weight (seconds on 1 GiB)."""
+    return _big_graph(model) or store().blobs.size(digest) > OFFLOAD_BYTES
 
 
 def verdict(digest: str, model: onnx.ModelProto) -> dict:
-    if _offloaded(model):  # seconds of C++ holding the GIL: run it in the helper process
+    if _offloaded(digest, model):  # seconds of C++ holding the GIL: run it in the helper process
         return _verdicts.get(digest, lambda: offload.validate_file(str(store().blobs.path(digest))))
     return _verdicts.get(digest, lambda: full_validation(model))
 
@@ -124,13 +129,13 @@ PENDING = {"ok": None, "pending": True, "message": "validation is running; GET .
 
 def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
     """The validation state when cached or quick to compute (small models), else PENDING."""
-    if digest in _verdicts or not _offloaded(model):
+    if digest in _verdicts or not _offloaded(digest, model):
         return verdict(digest, model)
     return PENDING
 
 
 def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
-    if _offloaded(model):
+    if _big_graph(model):  # inference runs on the weightless stand-in: only graph size matters
         return _inferred.get(digest, lambda: offload.infer_file(str(store().blobs.path(digest))))
     return _inferred.get(digest, lambda: inferred_model(model))
 

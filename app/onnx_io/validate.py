@@ -42,8 +42,9 @@ def full_validation(model: onnx.ModelProto) -> dict:
     basic = basic_check(model)
     ok, message = basic["ok"], basic["message"]
     out = {"ok": ok, "message": message}
-    if model.ByteSize() < 2**31 - 1:  # the full check serialises the model
-        full_ok, full_message = _check(light_copy(model), full=True) if ok else (False, message)
+    light = light_copy(model)
+    if light.ByteSize() < 2**31 - 1:  # the full check serialises the (weightless) model
+        full_ok, full_message = _check(light, full=True) if ok else (False, message)
         out["full"] = {"ok": full_ok, "message": full_message}
         out["inference_errors"] = [] if full_ok else inference_errors(model)
     return out
