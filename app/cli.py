@@ -65,6 +65,17 @@ def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = Fals
         pass
 
 
+def _open(args):
+    """Store the model file (its external data linked in place); the bytes are dropped after, so a
+    1 GiB model isn't held twice while the server runs."""
+    data = args.model.read_bytes()
+    model = parse_model(data, args.model.name)
+    external = external_files(args.model, model)
+    del model
+    app = create_app({"DATA_DIR": str(args.data_dir)})
+    return app.extensions["store"].create_model(args.model.name, data, external), app
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "serve":
@@ -83,14 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.model.is_file():
         p.error(f"{args.model} is not a file")
-    data = args.model.read_bytes()
     try:
-        model = parse_model(data, args.model.name)
+        record, app = _open(args)
     except StudioError as exc:
         print(f"onnx-studio: {exc.message}", file=sys.stderr)
         return 2
-    app = create_app({"DATA_DIR": str(args.data_dir)})
-    record = app.extensions["store"].create_model(args.model.name, data, external_files(args.model, model))
     from .api.documents import warm_up
 
     warm_up(app, record.id)  # parse, draw data and checks start before the browser asks
