@@ -1,0 +1,53 @@
+"""The onnx-studio command: open one model, serve for uploads, refuse what isn't a model."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from testkit import ONNX_DATA
+
+STUDIO = Path(sys.executable).parent / "onnx-studio"
+
+
+def _start(args, tmp_path):
+    proc = subprocess.Popen([str(STUDIO), *args, "--data-dir", str(tmp_path / "data")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    return proc, line.split(" on ")[1].split()[0]
+
+
+def test_open_a_model_serves_its_page(tmp_path):
+    model = ONNX_DATA / "light" / "light_resnet50.onnx"
+    proc, url = _start([str(model), "--no-browser", "--port", "0"], tmp_path)
+    try:
+        assert "/models/" in url
+        base, mid = url.split("/models/")
+        summary = json.load(urllib.request.urlopen(f"{base}/api/models/{mid}"))
+        assert summary["name"] == "light_resnet50.onnx" and summary["counts"]["nodes"] == 415
+        assert urllib.request.urlopen(f"{base}/api/models/{mid}/download").read() == model.read_bytes()
+        assert b'id="graph"' in urllib.request.urlopen(url).read()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert not any((Path(__file__).parent.parent / "app").rglob("*.sqlite3"))  # data never in the package
+
+
+def test_serve_for_uploads(tmp_path):
+    proc, url = _start(["serve", "--port", "0"], tmp_path)
+    try:
+        assert json.load(urllib.request.urlopen(f"{url}api/models")) == {"models": []}
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert (tmp_path / "data" / "index.sqlite3").exists()
+
+
+def test_not_a_model_exits_with_a_message(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x00garbage\xff" * 10)
+    r = subprocess.run([str(STUDIO), str(bad), "--no-browser", "--data-dir", str(tmp_path / "d")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "is not a readable ONNX model" in r.stderr
