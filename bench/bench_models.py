@@ -35,6 +35,15 @@ MODELS = {"resnet50": CORPUS / "resnet50.onnx", "bert_base": CORPUS / "bert_base
           "big_external": CORPUS / "big_external" / "big_external.onnx"}
 
 
+def m_inits(path: Path) -> list[str]:
+    """Names of the biggest initializers (URL-quoted), for a preview request."""
+    from urllib.parse import quote
+
+    m = onnx.load(path, load_external_data=False)
+    big = sorted(m.graph.initializer, key=lambda t: -int(__import__("numpy").prod(t.dims)))
+    return [quote(t.name, safe="") for t in big[:1]]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -153,6 +162,7 @@ def main() -> None:
     ap.add_argument("--models", nargs="*", default=list(MODELS))
     ap.add_argument("--no-netron", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--server-only", action="store_true", help="skip the browsers: server times and memory only")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -166,24 +176,43 @@ def main() -> None:
                 continue
             m = onnx.load(path, load_external_data=False)
             row = {"model": name, "nodes": len(m.graph.node), "bytes": model_size(path), "onnx_load": floor_load(path)}
+            if name == "big_external":
+                # the floor for weights we never load: the graph alone (onnx.load with external data is ~2.5 GiB of reading)
+                row["onnx_load_with_data"] = row["onnx_load"]
             del m
             studio = Studio(path)
             try:
                 row["graph_json"], row["json_bytes"] = timed_get(f"{studio.base}/api/models/{studio.model_id}/graph", studio)
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
-                row.update(browser_times(page, studio, args.timeout))
-                page.close()
+                row["summary"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}", studio)
+                row["validation"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}/validation", studio)
+                row["types"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}/types", studio)
+                first = next((t for t in m_inits(path)), None)
+                if first:
+                    row["preview"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}/tensors/{first}?offset=1000&count=100", studio)
+                if not args.server_only:
+                    page = browser.new_page(viewport={"width": 1400, "height": 900})
+                    row.update(browser_times(page, studio, args.timeout))
+                    page.close()
                 row["peak_rss"] = studio.peak
             finally:
                 studio.close()
-            if not args.no_netron:
+            if not args.no_netron and not args.server_only:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 row["netron"] = netron_time(page, path, args.timeout)
                 page.close()
             rows.append(row)
             print(json.dumps(row), flush=True)
         browser.close()
-    print_table(rows)
+    print_table(rows) if not args.server_only else print_server_table(rows)
+
+
+def print_server_table(rows: list[dict]) -> None:
+    print("\n| model | nodes | size | onnx.load | graph JSON (×load) | summary | validation | types | preview | peak RSS (×size) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(f"| {r['model']} | {r['nodes']:,} | {r['bytes'] / 2**20:,.0f} MiB | {r['onnx_load']:.2f} s | {r['graph_json']:.2f} s "
+              f"({r['graph_json'] / r['onnx_load']:.2f}×) | {r['summary']:.2f} s | {r['validation']:.2f} s | {r['types']:.2f} s "
+              f"| {r.get('preview', 0):.2f} s | {r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_rss'] / r['bytes']:.2f}×) |")
 
 
 def print_table(rows: list[dict]) -> None:
