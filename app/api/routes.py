@@ -138,24 +138,24 @@ def get_types(model_id):
     return jsonify({"path": path, "revision": revision.rev, "inferred_value_info": [value_info_json(v) for v in values]})
 
 
+def _model_and_node(model_id: str, param: str):
+    _, _, model = load(model_id, revision_number(request.args.get("revision")))
+    nid = request.args.get(param)
+    if not nid:
+        raise StudioError("missing_node", f"give the node as ?{param}=<node id>")
+    return model, nid
+
+
 @bp.get("/models/<model_id>/node")
 def get_node(model_id):
     """One node in full (`?id=<node id>`): metadata values and doc_string uncut."""
-    _, _, model = load(model_id, revision_number(request.args.get("revision")))
-    nid = request.args.get("id")
-    if not nid:
-        raise StudioError("missing_node", "give the node as ?id=<node id>")
-    return jsonify(node_view(model, nid))
+    return jsonify(node_view(*_model_and_node(model_id, "id")))
 
 
 @bp.get("/models/<model_id>/schema")
 def get_schema(model_id):
     """The operator schema of one node (`?node=<node id>`) at the model's opset."""
-    _, _, model = load(model_id, revision_number(request.args.get("revision")))
-    nid = request.args.get("node")
-    if not nid:
-        raise StudioError("missing_node", "give the node as ?node=<node id>")
-    return jsonify(node_schema(model, nid))
+    return jsonify(node_schema(*_model_and_node(model_id, "node")))
 
 
 @bp.get("/models/<model_id>/text")
