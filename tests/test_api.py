@@ -230,3 +230,13 @@ def test_delete_model(client, resnet):
     mid, _ = resnet
     assert client.delete(f"/api/models/{mid}").status_code == 204
     assert client.get(f"/api/models/{mid}").status_code == 404
+
+
+def test_revisions_show_the_redo_trail(client, resnet):
+    mid, _ = resnet
+    for k in range(2):
+        client.post(f"/api/models/{mid}/edits", json={"base": k, "ops": [{"op": "set_metadata", "key": "k", "value": str(k)}]})
+    client.post(f"/api/models/{mid}/undo")
+    client.post(f"/api/models/{mid}/undo")
+    hist = client.get(f"/api/models/{mid}/revisions").get_json()
+    assert hist["head"] == 0 and hist["redo"] == [1, 2]  # next redo first

@@ -46,6 +46,16 @@ def test_set_initializer_from_npy_changes_the_computation(client):
     np.testing.assert_allclose(out["z"], [[2.0, 3.0]])
 
 
+def test_set_initializer_type_change_keeps_the_files_dtype(client):
+    m = small_model()
+    m.graph.initializer.append(numpy_helper.from_array(np.zeros(4, np.float32), "spare"))  # read by no node
+    new_w = np.arange(6, dtype=np.float64).reshape(2, 3)
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_initializer", "name": "spare", "allow_type_change": True,
+                                                      "value": {"npy": post_npy(client, new_w)}}])
+    t = edited.graph.initializer[-1]
+    assert t.data_type == TensorProto.DOUBLE and list(t.dims) == [2, 3]
+
+
 def test_set_initializer_shape_is_checked(client):
     m = small_model()
     digest = post_npy(client, np.ones((3, 3), np.float32))
@@ -180,6 +190,7 @@ def test_convert_opset_matches_the_reference_outputs(client, path):
     onnx.checker.check_model(edited)
     assert next(o.version for o in edited.opset_import if o.domain == "") == 17
     assert edited.metadata_props == model.metadata_props and edited.producer_name == model.producer_name
+    assert {v.name for v in edited.graph.value_info} <= {v.name for v in model.graph.value_info}  # none added
     outs = list(run(edited, feeds).values())
     for got, want in zip(outs, expected_outputs(path)):
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)

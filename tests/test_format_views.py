@@ -157,3 +157,12 @@ def test_big_models_validate_in_the_background(tmp_path):
     v = c.get(f"/api/models/{s['id']}/validation").get_json()
     assert v["ok"] is True and v["full"]["ok"] is True
     assert c.get(f"/api/models/{s['id']}").get_json()["validation"]["ok"] is True
+
+
+def test_operators_at_the_model_opset(client):
+    mid = upload(client, small_model().SerializeToString()).get_json()["id"]
+    ops = {(o["domain"], o["op_type"]): o for o in client.get(f"/api/models/{mid}/operators").get_json()["operators"]}
+    assert ops[("", "Conv")]["since_version"] == 11  # newest Conv at opset 17
+    assert ("", "Attention") not in ops  # opset 23 arrives later than 17
+    leaky = ops[("", "LeakyRelu")]["attributes"]
+    assert leaky == [{"name": "alpha", "type": "FLOAT", "required": False, "default": 0.009999999776482582}]

@@ -153,6 +153,7 @@ def external_reader(revision) -> ExternalFiles:
     return ExternalFiles(revision.external, store().external_path)
 
 
+_tensor_stats = _LRU(512)  # (digest, tensor ref) -> stats over the whole tensor
 _graph_json = _LRU(8)   # (digest, path, with types) -> serialized graph JSON bytes
 
 
@@ -190,3 +191,8 @@ def warm_up(app, model_id: str) -> None:
                 pass
 
     threading.Thread(target=run, name=f"warm-{model_id}", daemon=True).start()
+
+
+def cached_stats(digest: str, ref: str):
+    """For tensor_preview: stats of one tensor of one revision, computed once."""
+    return lambda compute: _tensor_stats.get((digest, ref), compute)

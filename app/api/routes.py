@@ -21,9 +21,10 @@ from ..onnx_io.inference import inferred_value_info
 from ..views import graph_view, model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
+from ..views.schema import operators_at
 from ..views.values import value_info_json
 from . import bp
-from .documents import external_reader, graph_json, inferred, load, verdict_if_cheap, warm_up, load_data_file, revision_number, store, verdict
+from .documents import cached_stats, external_reader, graph_json, inferred, load, verdict_if_cheap, warm_up, load_data_file, revision_number, store, verdict
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -158,6 +159,13 @@ def get_schema(model_id):
     return jsonify(node_schema(*_model_and_node(model_id, "node")))
 
 
+@bp.get("/models/<model_id>/operators")
+def get_operators(model_id):
+    """The operators the model's opset imports offer, with their attributes."""
+    _, _, model = load(model_id, revision_number(request.args.get("revision")))
+    return jsonify({"operators": operators_at(model)})
+
+
 @bp.get("/models/<model_id>/text")
 def get_text(model_id):
     """The model in ONNX text syntax (onnx.printer); ?download=1 as a .onnxtxt attachment."""
@@ -193,7 +201,8 @@ def get_tensor(model_id, ref):
         tensor = resolve_tensor(model, ref)
     return jsonify(tensor_preview(
         tensor, ref, offset=_int_arg("offset", 0), count=_int_arg("count", 100),
-        max_count=current_app.config["PREVIEW_MAX_COUNT"], external_reader=external_reader(revision)))
+        max_count=current_app.config["PREVIEW_MAX_COUNT"], external_reader=external_reader(revision),
+        cached_stats=cached_stats(revision.blob, ref)))
 
 
 @bp.post("/models/<model_id>/edits")
@@ -259,8 +268,9 @@ def redo(model_id):
 @bp.get("/models/<model_id>/revisions")
 def revisions(model_id):
     s = store()
-    head = s.model(model_id).head
-    return jsonify({"head": head, "revisions": [
+    record = s.model(model_id)
+    head = record.head
+    return jsonify({"head": head, "redo": list(reversed(record.redo)), "revisions": [
         {"revision": r.rev, "parent": r.parent, "ops": r.ops, "changes": r.changes, "created": r.created,
          "current": r.rev == head} for r in s.revisions(model_id)]})
 

@@ -39,11 +39,13 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     g = _graph(model, op)
     old = g.initializer[_find(g, name)]
     dtype = op.get("dtype")
-    if dtype is None and isinstance(op["value"], dict) and "npy" in op["value"]:
+    allow = op.get("allow_type_change", False)
+    check_kind(op, "allow_type_change", allow, bool)
+    if dtype is None and not allow and isinstance(op["value"], dict) and "npy" in op["value"]:
         dtype = _dtype_name(old)  # an .npy of float64 for a FLOAT weight is the usual case: cast
     new = tensor_from_source(op["value"], f"initializer {name!r}", name, dtype)
     changed = (new.data_type, list(new.dims)) != (old.data_type, list(old.dims))
-    if changed and not op.get("allow_type_change", False):
+    if changed and not allow:
         raise StudioError("shape_mismatch", f"initializer {name!r} is {_dtype_name(old)} {list(old.dims)}; the new value is "
                           f"{_dtype_name(new)} {list(new.dims)} (set allow_type_change to change it)")
     if old.HasField("doc_string"):  # proto2 presence: don't add an empty field the file didn't have

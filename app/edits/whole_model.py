@@ -1,6 +1,8 @@
 """Whole-model edits: store inferred shapes, clean up, extract a subgraph, convert the opset."""
 from __future__ import annotations
 
+import re
+
 import onnx
 
 from ..errors import StudioError
@@ -137,9 +139,13 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     try:
         converted = onnx.version_converter.convert_version(model, version)
     except Exception as exc:
-        raise StudioError("conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {exc}", 422) from None
+        raise StudioError("conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {_plain(exc)}", 422) from None
     if current < 7 <= version:
         _reshape_prelu_slopes(converted)
+    had = {v.name for v in model.graph.value_info}
+    keep = [v for v in converted.graph.value_info if v.name in had]  # the converter infers shapes: don't store them
+    del converted.graph.value_info[:]
+    converted.graph.value_info.extend(keep)
     model.graph.CopyFrom(converted.graph)
     del model.opset_import[:]
     model.opset_import.extend(converted.opset_import)
@@ -150,6 +156,12 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
         note = f"; ir_version {model.ir_version} -> {needed_ir}"
         model.ir_version = needed_ir
     return f"converted from opset {current} to {version}{note}"
+
+
+def _plain(exc: Exception) -> str:
+    """The converter's reason without its C++ file, line and assertion text."""
+    text = str(exc).strip()
+    return re.sub(r"^.*?(Assertion `[^`]*` failed: )", "", text, flags=re.S) or text
 
 
 def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:

@@ -61,3 +61,32 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
         unknown_attributes=[a.name for a in node.attribute if a.name not in known_attrs],
     )
     return out
+
+
+def operators_at(model: onnx.ModelProto) -> list[dict]:
+    """Every operator the model's opset imports offer (the newest version of each at or below the
+    imported one), with its attributes: what an "insert node" form may offer."""
+    imports = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    best: dict[tuple[str, str], defs.OpSchema] = {}
+    for schema in defs.get_all_schemas_with_history():
+        version = imports.get(schema.domain)
+        if version is None or schema.since_version > version:
+            continue
+        key = (schema.domain, schema.name)
+        if key not in best or schema.since_version > best[key].since_version:
+            best[key] = schema
+    out = []
+    for (domain, name), schema in sorted(best.items()):
+        if schema.deprecated:
+            continue
+        out.append({
+            "op_type": name, "domain": domain, "since_version": schema.since_version,
+            "min_inputs": schema.min_input, "max_inputs": schema.max_input,
+            "min_outputs": schema.min_output, "max_outputs": schema.max_output,
+            "attributes": [{"name": a.name, "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
+                            "required": a.required,
+                            "default": attribute_json(a.default_value, "")["value"]
+                            if a.default_value is not None and a.default_value.type else None}
+                           for a in sorted(schema.attributes.values(), key=lambda a: a.name)],
+        })
+    return out

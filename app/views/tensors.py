@@ -132,7 +132,10 @@ def _to_json_values(window: np.ndarray) -> list:
 
 
 def tensor_preview(t, ref: str, offset: int = 0, count: int = 100, max_count: int = 10_000,
-                   external_reader=None) -> dict:
+                   external_reader=None, cached_stats=None) -> dict:
+    """dtype, shape, stats and values[offset:offset+count]. `cached_stats(compute)` may return
+    stats remembered from an earlier page (they cover the whole tensor, so paging needn't
+    recompute them)."""
     if offset < 0 or count < 0:
         raise StudioError("bad_window", "offset and count must be non-negative")
     count = min(count, max_count)
@@ -147,7 +150,7 @@ def tensor_preview(t, ref: str, offset: int = 0, count: int = 100, max_count: in
         "dtype": dtype_name(proto.data_type),
         "shape": list(t.dims),
         "size": int(flat.size),
-        "stats": _stats(arr),
+        "stats": cached_stats(lambda: _stats(arr)) if cached_stats else _stats(arr),
         "offset": offset,
         "count": int(window.size),
         "values": _to_json_values(window),
