@@ -240,3 +240,17 @@ def test_revisions_show_the_redo_trail(client, resnet):
     client.post(f"/api/models/{mid}/undo")
     hist = client.get(f"/api/models/{mid}/revisions").get_json()
     assert hist["head"] == 0 and hist["redo"] == [1, 2]  # next redo first
+
+
+def test_npy_download(client):
+    m = small_model()
+    arr = np.arange(12, dtype=np.int16).reshape(3, 4)
+    m.graph.initializer.append(numpy_helper.from_array(arr, "A"))
+    m.graph.initializer.append(helper.make_tensor("B", TensorProto.BFLOAT16, [2], [1.5, -2.0]))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    got = np.load(io.BytesIO(client.get(f"/api/models/{mid}/npy/A").data), allow_pickle=False)
+    assert got.dtype == np.int16 and np.array_equal(got, arr)
+    r = client.get(f"/api/models/{mid}/npy/B")
+    assert r.headers["X-Converted-From"] == "bfloat16"
+    assert np.load(io.BytesIO(r.data)).tolist() == [1.5, -2.0]
+    assert client.get(f"/api/models/{mid}/npy/ghost").status_code == 404

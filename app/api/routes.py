@@ -6,6 +6,7 @@ import os
 import re
 import zipfile
 
+import numpy as np
 import onnx
 
 from flask import current_app, jsonify, request, send_file
@@ -21,6 +22,7 @@ from ..onnx_io.inference import inferred_value_info
 from ..views import graph_view, model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
+from ..views.tensors import tensor_array
 from ..views.schema import operators_at
 from ..views.values import value_info_json
 from . import bp
@@ -203,6 +205,26 @@ def get_tensor(model_id, ref):
         tensor, ref, offset=_int_arg("offset", 0), count=_int_arg("count", 100),
         max_count=current_app.config["PREVIEW_MAX_COUNT"], external_reader=external_reader(revision),
         cached_stats=cached_stats(revision.blob, ref)))
+
+
+@bp.get("/models/<model_id>/npy/<path:ref>")
+def get_npy(model_id, ref):
+    """A tensor as a .npy file. Types numpy can't store natively (bfloat16, float8, int4, ...) are
+    widened to float32 / int8, which the X-Converted-From header names."""
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    arr = tensor_array(resolve_tensor(model, ref), external_reader(revision))
+    resp_headers = {}
+    if arr.dtype.kind == "V":
+        name = arr.dtype.name
+        arr = arr.astype(np.int8 if name.startswith(("int", "uint")) else np.float32)
+        resp_headers["X-Converted-From"] = name
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    buf.seek(0)
+    safe = re.sub(r"[^\w.\-]+", "_", ref.lstrip("@"))[:100] or "tensor"
+    resp = send_file(buf, mimetype="application/octet-stream", as_attachment=True, download_name=f"{safe}.npy")
+    resp.headers.update(resp_headers)
+    return resp
 
 
 @bp.post("/models/<model_id>/edits")
