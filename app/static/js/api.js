@@ -22,8 +22,45 @@ function reviver(key, value, context) {
   return value;
 }
 
+// A reviver makes JSON.parse ~5-10x slower (a 30,000-node graph: 0.6-0.9 s instead of 0.1 s).
+// Without integer tokens of 16+ digits the plain parse is exact; with them (INT64 Slice ends),
+// those tokens are marked as strings first and turned into numbers/BigInt after the parse. A mark
+// that landed inside a JSON string always breaks the parse (it closes the string and leaves a
+// backslash outside one): then the reviver does the whole text.
+const LONG_INTEGER = /(?<=^|[:,[\s])-?\d{16,}(?=$|[,\]}\s])/;
+const LONG_INTEGERS = new RegExp(LONG_INTEGER.source, "g");
+const MARK = "\u0000int:";
+
+function unmark(v) {
+  if (typeof v === "string") {
+    if (v.charCodeAt(0) !== 0 || !v.startsWith(MARK)) return v;
+    const digits = v.slice(MARK.length);
+    const n = Number(digits);
+    return Number.isSafeInteger(n) ? n : BigInt(digits);
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i += 1) {
+      const x = v[i];
+      if (typeof x === "string" || (x !== null && typeof x === "object")) v[i] = unmark(x);
+    }
+  } else if (v !== null && typeof v === "object") {
+    for (const k of Object.keys(v)) {
+      const x = v[k];
+      if (typeof x === "string" || (x !== null && typeof x === "object")) v[k] = unmark(x);
+    }
+  }
+  return v;
+}
+
 export function parseJSON(text) {
-  return JSON.parse(text, reviver);
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
+  let marked;
+  try {
+    marked = JSON.parse(text.replace(LONG_INTEGERS, (m) => `"\\u0000int:${m}"`));
+  } catch {
+    return JSON.parse(text, reviver);
+  }
+  return unmark(marked);
 }
 
 export function toJSON(value) {

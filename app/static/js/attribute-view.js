@@ -1,13 +1,17 @@
 // One node attribute in the node panel: an inline editor for the scalar and list types, a
 // readable view of every other AttributeProto type (tensors with a preview, sparse tensors,
 // subgraphs as links, TypeProtos in ONNX notation), and `ref_attr_name` references inside
-// function bodies shown as a reference to the function's attribute.
+// function bodies shown as a reference to the function's attribute. Every attribute can be
+// deleted; TENSOR attributes get their values replaced from an uploaded .npy or JSON, TENSORS
+// from a JSON list.
 import { el } from "./dom.js";
-import { parseJSON } from "./api.js";
+import { parseJSON, toJSON } from "./api.js";
+import { disclosure, editForm, field, parseTensorJSON, runForm, submit } from "./edit-forms.js";
+import { tensorValueForms } from "./tensor-edit.js";
 import { attributeEditText, formatNumber, formatTensor, onnxType } from "./format.js";
 import { markdownBlock } from "./markdown.js";
 import { previewToggle } from "./tensor-view.js";
-import { fieldError, graphLink, mono, runInline, showError, tag } from "./ui.js";
+import { fieldError, graphLink, mono, showError, tag } from "./ui.js";
 
 const EDITABLE = new Set(["FLOAT", "INT", "STRING", "FLOATS", "INTS", "STRINGS"]);
 
@@ -97,17 +101,16 @@ function referenceView(attr, ctx) {
       : el("span", { class: "muted" }, " · no default: the caller must set it"));
 }
 
-function editor(attr, node, ctx) {
+function editor(attr, node, ctx, error) {
   const initial = attributeEditText(attr);
   const input = el("input", {
     type: "text", name: "value", value: initial, class: "mono", spellcheck: "false",
     "aria-label": `Value of ${attr.name}`, autocomplete: "off",
   });
-  const error = fieldError();
   const form = el("form", { class: "attr-edit" }, input, el("button", { type: "submit", class: "btn btn-small" }, "Save"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    runInline(form, error, async () => {
+    runForm(form, error, async () => {
       const value = parseAttributeInput(attr.type, input.value);
       await ctx.actions.setAttribute(node.id, attr.name, value);
     });
@@ -115,22 +118,63 @@ function editor(attr, node, ctx) {
   input.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { input.value = initial; showError(error, ""); }
   });
-  return [form, error];
+  return form;
+}
+
+/** Replace a TENSOR attribute's value (from .npy or JSON) or a TENSORS attribute's list (JSON). */
+function tensorReplace(attr, node, ctx) {
+  const apply = (value) => ctx.actions.edit([{ op: "set_attribute", node: node.id, name: attr.name, value }]);
+  if (attr.type === "TENSOR") {
+    const v = attr.value || {};
+    return disclosure("Replace values…", () => tensorValueForms(
+      { ref: v.ref, dtype: v.dtype, shape: v.shape || [], size: (v.shape || []).reduce((a, d) => a * Number(d), 1) },
+      ctx, (value) => apply(value), { typeChange: false, cast: true, what: "attribute" }), { cls: "attr-replace" });
+  }
+  return disclosure("Replace list…", () => {
+    const area = el("textarea", {
+      name: "values", class: "mono ed-json", rows: 4, spellcheck: "false",
+      placeholder: "[{\"dtype\": \"FLOAT\", \"shape\": [2], \"values\": [1, 2]}, ...]",
+    });
+    return editForm("ed-json-form", [
+      field("The tensors as a JSON list", area, "Each item: {\"dtype\", \"shape\", \"values\"} or a (nested) list of numbers (FLOAT)."),
+      el("div", { class: "ed-actions" }, submit("Set list")),
+    ], async () => {
+      let list;
+      try { list = parseJSON(area.value.trim()); } catch (err) { throw new Error(`This is not valid JSON: ${err.message}`); }
+      if (!Array.isArray(list)) throw new Error("Type a JSON list of tensors.");
+      await apply(list.map((item) => parseTensorJSON(toJSON(item))));
+    }).form;
+  }, { cls: "attr-replace" });
 }
 
 export function attributeRow(attr, node, ctx) {
   const row = el("div", { class: "attr", "data-attr": attr.name });
+  const error = fieldError();
+  const editing = !!(ctx.actions && ctx.actions.edit);
+  const del = editing ? el("button", {
+    type: "button", class: "linklike attr-delete", title: `Delete the attribute ${attr.name} (the operator's default then applies)`,
+    "aria-label": `Delete attribute ${attr.name}`,
+  }, "Delete") : null;
+  if (del) {
+    del.addEventListener("click", () => runForm(row, error,
+      () => ctx.actions.edit([{ op: "delete_attribute", node: node.id, name: attr.name }])));
+  }
   row.append(el("div", { class: "attr-head" },
     el("span", { class: "attr-name" }, attr.name),
     el("span", { class: "attr-type" }, attr.type),
-    attr.ref_attr_name ? tag("reference", "tag-ref") : null));
+    attr.ref_attr_name ? tag("reference", "tag-ref") : null,
+    del));
   if (attr.ref_attr_name) {
     row.append(referenceView(attr, ctx));
   } else if (EDITABLE.has(attr.type) && attr.truncated === undefined) {
-    row.append(...editor(attr, node, ctx));
+    row.append(editor(attr, node, ctx, error));
   } else {
     row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row)));
+    if (editing && (attr.type === "TENSOR" || attr.type === "TENSORS") && attr.truncated === undefined) {
+      row.append(tensorReplace(attr, node, ctx));
+    }
   }
+  row.append(error);
   if (attr.truncated !== undefined) {
     row.append(el("div", { class: "muted attr-note" },
       `The first ${formatNumber((attr.value || []).length)} of ${formatNumber(attr.truncated)} items are shown; a list this long is not edited here.`));

@@ -1,7 +1,10 @@
 // What the sidebar says about the graph on screen: the main graph, a subgraph held by a node
 // attribute, a training graph, or a model-local function (its attributes and their defaults,
-// opset imports, doc_string, metadata).
+// opset imports, doc_string, metadata). The graph's (or function's) metadata_props can be
+// edited (set_metadata with the graph path as target).
 import { el } from "./dom.js";
+import { disclosure } from "./edit-forms.js";
+import { metadataEditor } from "./metadata-editor.js";
 import { formatNumber, formatValueType } from "./format.js";
 import { attributeValueView } from "./attribute-view.js";
 import { markdownBlock } from "./markdown.js";
@@ -42,8 +45,23 @@ function functionSections(graph, ctx) {
     ])),
     section("Function attributes", functionAttributes(graph, ctx)),
     graph.doc_string ? section("Function documentation", markdownBlock(graph.doc_string, { cls: "doc" })) : null,
-    (graph.metadata_props || []).length ? section(`Function metadata (${graph.metadata_props.length})`, keyValueList(graph.metadata_props, { cls: "graph-metadata" })) : null,
+    metadataSection("Function metadata", graph, ctx),
   ];
+}
+
+/** The graph's metadata_props, read-only, with an "Edit…" form below when editing is on. */
+function metadataSection(title, graph, ctx) {
+  const props = graph.metadata_props || [];
+  const editing = !!(ctx.actions && ctx.actions.edit);
+  if (!props.length && !editing) return null;
+  const s = section(`${title} (${props.length})`,
+    props.length ? keyValueList(props, { cls: "graph-metadata" }) : el("p", { class: "muted" }, "None."));
+  if (editing) {
+    s.append(disclosure(props.length ? "Edit…" : "Add…",
+      () => metadataEditor(props, ctx, { target: graph.path || "", idPrefix: "graph-metadata-edit" }), { cls: "ed-graph-meta-toggle" }));
+  }
+  s.id = "graph-metadata-section";
+  return s;
 }
 
 function initializerList(graph, ctx) {
@@ -71,7 +89,7 @@ function graphSections(graph, ctx) {
       parent ? ["Back to", el("a", { href: ctx.graphHref(parent.path), "data-path": parent.path }, parent.label)] : null,
     ]), initializerList(graph, ctx)),
     graph.doc_string ? section(graph.path ? "Graph documentation" : "Main graph documentation", markdownBlock(graph.doc_string, { cls: "doc graph-doc" })) : null,
-    (graph.metadata_props || []).length ? section(`Graph metadata (${graph.metadata_props.length})`, keyValueList(graph.metadata_props, { cls: "graph-metadata" })) : null,
+    metadataSection(graph.path ? "Graph metadata" : "Main graph metadata", graph, ctx),
   ];
 }
 

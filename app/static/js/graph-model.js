@@ -1,5 +1,6 @@
-// Graph JSON (docs/api.md) -> what the layout worker and the renderer need:
-// boxes with their text lines and sizes, and edges from producer to consumer.
+// Graph JSON (docs/api.md) -> the graph the page draws: boxes with their text lines, and edges
+// from producer to consumer. This is the whole graph, every node; grouping.js gathers the boxes
+// into name-scope groups and scene.js decides what of it is on screen.
 //
 //  - one box per graph node (id = the node's graph JSON id);
 //  - distinct boxes for graph inputs ("input:<name>") and outputs ("output:<name>");
@@ -8,22 +9,30 @@
 //    they get a dashed "outer:<name>" box (also used, captioned "produced nowhere", for
 //    dangling names of a graph that has no enclosing scope).
 //  - edges carry the tensor's dtype and shape when inputs/outputs/value_info know it.
-import { formatDims, formatTensor, formatValueType, truncate } from "./format.js";
+//
+// Box sizes are measured lazily (measureBox): a 40,000-node graph only measures what is drawn.
+import { formatDims, formatNumber, formatTensor, formatValueType, truncate } from "./format.js";
 
 const SANS = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Liberation Sans", "DejaVu Sans", Arial, sans-serif';
 const MONO = '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
 
-/** Fonts of every kind of text line; the renderer draws with exactly these. */
+/** Fonts of every kind of text line; the renderers draw with exactly these. */
 export const FONTS = {
   op: `600 13px ${SANS}`,
   name: `11.5px ${SANS}`,
+  attr: `10.5px ${MONO}`,
   init: `10.5px ${MONO}`,
   more: `italic 10.5px ${SANS}`,
   sub: `italic 10.5px ${SANS}`,
+  ref: `10.5px ${SANS}`,
+  refOut: `10.5px ${SANS}`,
   ioName: `600 12px ${SANS}`,
   ioType: `10.5px ${MONO}`,
   caption: `italic 10px ${SANS}`,
   edge: `10px ${MONO}`,
+  group: `600 13px ${SANS}`,
+  count: `11px ${SANS}`,
+  frame: `600 11.5px ${SANS}`,
 };
 
 export const METRICS = {
@@ -35,39 +44,65 @@ export const METRICS = {
   maxWidth: 280,
   ioHeight: 38,
   edgeLabelHeight: 13,
+  stripe: 5,          // the op-category bar of a collapsed group box
 };
 
 const MAX_INIT_LINES = 4;
-// Above this many edges the labels are left out: they double the ranks dagre lays out.
-const MAX_LABELLED_EDGES = 1500;
+const MAX_ATTR_LINES = 2;
 
 const CATEGORIES = [
-  ["conv", /^(Conv|ConvTranspose|ConvInteger|QLinearConv|DeformConv)$/],
-  ["matmul", /^(MatMul|Gemm|MatMulInteger|QLinearMatMul|Einsum|FusedMatMul|Attention|MultiHeadAttention)$/],
-  ["activation", /^(Relu|LeakyRelu|PRelu|Sigmoid|HardSigmoid|Tanh|Softmax|LogSoftmax|Hardmax|Elu|Selu|Celu|Gelu|FastGelu|BiasGelu|QuickGelu|HardSwish|Softplus|Softsign|Mish|ThresholdedRelu|Swish)$/],
-  ["norm", /(Normalization|^LRN$|^Dropout$|^SkipLayerNormalization$|^SimplifiedLayerNormalization$)/],
+  ["conv", /^(Conv|ConvTranspose|ConvInteger|QLinearConv|DeformConv|NhwcConv|FusedConv)$/],
+  ["matmul", /^(MatMul|Gemm|MatMulInteger|QLinearMatMul|Einsum|FusedMatMul|Attention|MultiHeadAttention|GroupQueryAttention|MatMulNBits|FusedGemm)$/],
+  ["activation", /^(Relu|LeakyRelu|PRelu|Sigmoid|HardSigmoid|Tanh|Softmax|LogSoftmax|Hardmax|Elu|Selu|Celu|Gelu|FastGelu|BiasGelu|QuickGelu|HardSwish|Softplus|Softsign|Mish|ThresholdedRelu|Swish|BiasSoftmax)$/],
+  ["norm", /(Normalization|^LRN$|^Dropout$|^SkipLayerNormalization$|^SimplifiedLayerNormalization$|^SkipSimplifiedLayerNormalization$)/],
   ["pool", /(Pool|^MaxRoiPool$|^RoiAlign$|^MaxUnpool$)/],
   ["control", /^(If|Loop|Scan|SequenceMap)$/],
-  ["quant", /(QuantizeLinear|^DynamicQuantizeLinear$)/],
-  ["shape", /^(Reshape|Transpose|Flatten|Squeeze|Unsqueeze|Concat|Split|SplitToSequence|Slice|Gather|GatherElements|GatherND|Scatter|ScatterElements|ScatterND|Expand|Tile|Pad|Shape|Size|Identity|Cast|CastLike|DepthToSpace|SpaceToDepth|Resize|Upsample|Compress|OneHot|Range|ConstantOfShape|Constant|Trilu|ReverseSequence)$/],
+  ["quant", /(QuantizeLinear|^DynamicQuantizeLinear$|^QLinear|^QGemm$|^QAttention$)/],
+  ["shape", /^(Reshape|Transpose|Flatten|Squeeze|Unsqueeze|Concat|Split|SplitToSequence|Slice|Gather|GatherElements|GatherND|Scatter|ScatterElements|ScatterND|Expand|Tile|Pad|Shape|Size|Identity|Cast|CastLike|DepthToSpace|SpaceToDepth|Resize|Upsample|Compress|OneHot|Range|ConstantOfShape|Constant|Trilu|ReverseSequence|NonZero|SequenceAt|SequenceConstruct|SequenceInsert|ConcatFromSequence)$/],
   ["math", /^(Add|Sub|Mul|Div|Pow|Sqrt|Exp|Log|Abs|Neg|Reciprocal|Sum|Mean|Max|Min|Floor|Ceil|Round|Sign|Erf|Mod|Clip|Where|Equal|Less|LessOrEqual|Greater|GreaterOrEqual|And|Or|Xor|Not|Sin|Cos|Tan|Asin|Acos|Atan|Sinh|Cosh|Asinh|Acosh|Atanh|CumSum|ArgMax|ArgMin|TopK|BitShift|IsNaN|IsInf)$|^Reduce/],
 ];
 
-export function opCategory(opType) {
-  for (const [name, re] of CATEGORIES) if (re.test(opType)) return name;
-  return "other";
+/** Domains of the ONNX standard; anything else is a custom domain (its own colour). */
+const STANDARD_DOMAINS = new Set(["", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"]);
+
+/** Category names in legend order, with the words the page shows for them. */
+export const CATEGORY_NAMES = {
+  conv: "convolution", matmul: "matmul / linear", activation: "activation", norm: "normalization",
+  pool: "pooling", control: "control flow", quant: "quantization", shape: "shape / tensor",
+  math: "elementwise math", custom: "custom domain", other: "other",
+};
+
+const categoryCache = new Map();
+
+export function opCategory(opType, domain = "") {
+  const key = `${domain || ""}\u0000${opType}`;
+  let cat = categoryCache.get(key);
+  if (cat === undefined) {
+    cat = CATEGORIES.find(([, re]) => re.test(opType));
+    cat = cat ? cat[0] : STANDARD_DOMAINS.has(domain || "") ? "other" : "custom";
+    categoryCache.set(key, cat);
+  }
+  return cat;
 }
 
 let canvasContext = null;
-/** Width of text in a CSS font, measured on a canvas (fonts match the SVG text). */
+const widthCache = new Map();
+/** Width of text in a CSS font, measured on a canvas (fonts match the drawn text); memoised. */
 export function measureText(text, font) {
-  if (!canvasContext) canvasContext = document.createElement("canvas").getContext("2d");
-  canvasContext.font = font;
-  return canvasContext.measureText(text).width;
+  const key = `${font}\u0000${text}`;
+  let w = widthCache.get(key);
+  if (w === undefined) {
+    if (!canvasContext) canvasContext = document.createElement("canvas").getContext("2d");
+    canvasContext.font = font;
+    w = canvasContext.measureText(text).width;
+    if (widthCache.size > 200_000) widthCache.clear();
+    widthCache.set(key, w);
+  }
+  return w;
 }
 
 /** Shorten text with an ellipsis until it fits in maxWidth pixels. */
-function fit(text, font, maxWidth, measure) {
+export function fitText(text, font, maxWidth, measure = measureText) {
   let s = truncate(text, 80);
   if (measure(s, font) <= maxWidth) return s;
   let lo = 1;
@@ -91,27 +126,166 @@ export function tensorTypes(graph) {
   return types;
 }
 
-function sizeBox(box, measure) {
-  const { padX, headHeight, lineHeight, bodyPadY, minWidth, maxWidth, ioHeight } = METRICS;
-  const inner = maxWidth - 2 * padX;
-  for (const line of box.lines) line.text = fit(line.text, FONTS[line.font], inner, measure);
-  const widest = Math.max(0, ...box.lines.map((l) => measure(l.text, FONTS[l.font])));
-  box.width = Math.ceil(Math.min(maxWidth, Math.max(minWidth, widest + 2 * padX)));
-  if (box.kind === "node") {
-    const body = box.lines.length - 1;
-    box.height = headHeight + (body > 0 ? body * lineHeight + 2 * bodyPadY : 0);
-  } else {
-    box.width = Math.max(box.width, 80) + 12; // rounded ends
-    box.height = ioHeight + (box.lines.length > 2 ? (box.lines.length - 2) * lineHeight : 0);
+/** A short text for an attribute value (ints, floats, strings; lists shortened). */
+function attrValueText(a) {
+  const v = a.value;
+  switch (a.type) {
+    case "INT": case "FLOAT": return formatNumber(v);
+    case "STRING": return JSON.stringify(truncate(v, 24));
+    case "INTS": case "FLOATS": {
+      const list = (v || []).map(formatNumber);
+      if (!list.length) return "[]";
+      if (/^(kernel_shape|strides|dilations)$/.test(a.name) && list.length <= 4) return list.join("×");
+      if (a.name === "pads" && list.length > 1 && list.every((x) => x === list[0])) return list[0];
+      return list.length > 6 ? `[${list.slice(0, 6).join(",")},…]` : `[${list.join(",")}]`;
+    }
+    case "STRINGS": return `[${(v || []).length} strings]`;
+    case "TENSOR": return formatTensor(v && v.dtype, v && v.shape) || "tensor";
+    case "GRAPH": return "graph";
+    case "GRAPHS": return `${(v || []).length} graphs`;
+    default: return a.type ? a.type.toLowerCase() : "";
   }
+}
+
+const ATTR_SHORT = { kernel_shape: "k", strides: "s", pads: "p", dilations: "d", group: "g", axis: "axis", perm: "perm" };
+
+/** The node's key attributes, as at most MAX_ATTR_LINES short lines ("k 3×3 · s 2 · p 1"). */
+export function keyAttributeLines(node) {
+  const attrs = (node.attributes || []).filter((a) => a.type !== "GRAPH" && a.type !== "GRAPHS");
+  if (!attrs.length) return [];
+  const parts = attrs.map((a) => `${ATTR_SHORT[a.name] || a.name}=${attrValueText(a)}`);
+  const lines = [];
+  let line = "";
+  for (const p of parts) {
+    if (line && line.length + p.length + 3 > 34) {
+      lines.push(line);
+      line = "";
+      if (lines.length === MAX_ATTR_LINES) break;
+    }
+    line = line ? `${line} · ${p}` : p;
+  }
+  if (line && lines.length < MAX_ATTR_LINES) lines.push(line);
+  const shown = lines.join(" · ").split(" · ").length;
+  if (shown < parts.length && lines.length) lines[lines.length - 1] += ` · +${parts.length - shown}`;
+  return lines;
+}
+
+/**
+ * The text lines of a node box: op type, then (as `options` ask) its name and key attributes,
+ * the initializers it reads (with shapes) and its subgraphs. `extra` lines (long-edge references,
+ * see long-edges.js) come last.
+ */
+export function nodeLines(model, box, options = {}, extra = []) {
+  const { names = true, attrs = false } = options;
+  const lines = [box.lines[0]];
+  if (names && box.node.name) lines.push(box.lines.find((l) => l.font === "name") || { text: box.node.name, font: "name" });
+  if (attrs) for (const text of keyAttributeLines(box.node)) lines.push({ text, font: "attr" });
+  for (const l of box.lines) if (l.font === "init" || l.font === "more" || l.font === "sub") lines.push(l);
+  return extra.length ? lines.concat(extra) : lines;
+}
+
+/**
+ * Width and height of a box with these lines (the texts are cut to fit the widest box allowed).
+ * kind: "node" | "group" | io kinds. Returns {width, height, lines}.
+ */
+export function measureBox(kind, lines, measure = measureText) {
+  const { padX, headHeight, lineHeight, bodyPadY, minWidth, maxWidth, ioHeight, stripe } = METRICS;
+  const inner = maxWidth - 2 * padX;
+  const fitted = lines.map((line) => ({ ...line, text: fitText(line.text, FONTS[line.font], inner - (line.indent || 0), measure) }));
+  const widest = Math.max(0, ...fitted.map((l) => measure(l.text, FONTS[l.font]) + (l.indent || 0)));
+  let width = Math.ceil(Math.min(maxWidth, Math.max(minWidth, widest + 2 * padX)));
+  let height;
+  if (kind === "node") {
+    const body = fitted.length - 1;
+    height = headHeight + (body > 0 ? body * lineHeight + 2 * bodyPadY : 0);
+  } else if (kind === "group") {
+    width = Math.max(width + 14, 132); // room for the expand control
+    const body = fitted.length - 1;
+    height = headHeight + stripe + body * lineHeight + 2 * bodyPadY;
+  } else {
+    width = Math.max(width, 80) + 12; // rounded ends
+    height = ioHeight + (fitted.length > 2 ? (fitted.length - 2) * lineHeight : 0);
+  }
+  return { width, height, lines: fitted };
+}
+
+function sizeBox(box, measure) {
+  const { width, height, lines } = measureBox(box.kind === "node" ? "node" : "io", box.lines, measure);
+  box.width = width;
+  box.height = height;
+  box.lines = lines;
+  box.sized = true;
+}
+
+/** Give `box` its width and height (measured once, on first need). */
+export function ensureSized(model, box) {
+  if (!box.sized) sizeBox(box, model.measure);
+  return box;
+}
+
+/** Width of an edge's label (measured once, on first need). */
+export function edgeLabelSize(model, edge) {
+  if (edge.label === undefined) {
+    const t = model.types.get(edge.tensor);
+    edge.label = t ? formatValueType(t) : "";
+  }
+  if (edge.labelWidth === undefined) {
+    if (edge.label) edge.label = fitText(edge.label, FONTS.edge, 220, model.measure);
+    edge.labelWidth = edge.label ? Math.ceil(model.measure(edge.label, FONTS.edge)) + 6 : 0;
+    edge.labelHeight = edge.label ? METRICS.edgeLabelHeight : 0;
+  }
+  return edge;
+}
+
+/**
+ * The box of a graph node. Its text lines (op type, name, initializers read, subgraphs) are
+ * made on first use: a 40,000-node graph draws a few hundred boxes at first.
+ */
+class NodeBox {
+  constructor(node, context) {
+    this.id = node.id;
+    this.kind = "node";
+    this.node = node;
+    this.name = node.name;
+    this.category = opCategory(node.op_type, node.domain);
+    this.context = context;
+    this.textLines = null;
+  }
+
+  get lines() {
+    if (!this.textLines) this.textLines = nodeBoxLines(this.node, this.context);
+    return this.textLines;
+  }
+
+  set lines(value) {
+    this.textLines = value;
+  }
+}
+
+function nodeBoxLines(node, { initializers, producer }) {
+  const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
+  if (node.name) lines.push({ text: node.name, font: "name" });
+  const inits = (node.inputs || []).filter((n) => n && initializers.has(n) && !producer.has(n));
+  for (const name of inits.slice(0, MAX_INIT_LINES)) {
+    const t = initializers.get(name);
+    const dims = formatDims(t.shape);
+    lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init", tensor: name });
+  }
+  if (inits.length > MAX_INIT_LINES) lines.push({ text: `+${inits.length - MAX_INIT_LINES} more initializers`, font: "more" });
+  if (node.subgraphs && node.subgraphs.length) {
+    const names = node.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
+    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub" });
+  }
+  return lines;
 }
 
 /**
  * Build boxes and edges for a graph JSON.
  * @param {object} graph graph JSON from GET /api/models/<id>/graph
  * @param {function} measure (text, font) -> width in px
+ * @param {{lazy?: boolean}} options lazy: leave box sizes and edge labels to be measured on need
  */
-export function buildGraphModel(graph, measure = measureText) {
+export function buildGraphModel(graph, measure = measureText, { lazy = false } = {}) {
   const nodes = graph.nodes || [];
   const types = tensorTypes(graph);
   const initializers = new Map((graph.initializers || []).map((t) => [t.name, t]));
@@ -119,6 +293,8 @@ export function buildGraphModel(graph, measure = measureText) {
   const edges = [];
   const producer = new Map(); // tensor name -> box id
   const nodeById = new Map();
+  const nodeIndex = new Map(); // node id -> its index in the graph
+  const consumers = new Map(); // tensor name -> box ids reading it (through an edge)
 
   // a function's inputs and outputs are untyped by design; elsewhere a missing type is an omission
   const untyped = graph.kind === "function" ? "untyped (function)" : "type not declared";
@@ -132,10 +308,11 @@ export function buildGraphModel(graph, measure = measureText) {
     producer.set(v.name, id);
   }
 
-  for (const node of nodes) {
+  nodes.forEach((node, i) => {
     nodeById.set(node.id, node);
+    nodeIndex.set(node.id, i);
     for (const out of node.outputs || []) if (out) producer.set(out, node.id);
-  }
+  });
 
   const outer = new Set(graph.outer_scope || []);
   // Only a graph held by a node attribute has an enclosing scope; elsewhere (the main graph, a
@@ -154,21 +331,9 @@ export function buildGraphModel(graph, measure = measureText) {
     return id;
   };
 
+  const context = { initializers, producer };
   for (const node of nodes) {
-    const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
-    if (node.name) lines.push({ text: node.name, font: "name" });
-    const inits = (node.inputs || []).filter((n) => n && initializers.has(n) && !producer.has(n));
-    for (const name of inits.slice(0, MAX_INIT_LINES)) {
-      const t = initializers.get(name);
-      const dims = formatDims(t.shape);
-      lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init" });
-    }
-    if (inits.length > MAX_INIT_LINES) lines.push({ text: `+${inits.length - MAX_INIT_LINES} more initializers`, font: "more" });
-    if (node.subgraphs && node.subgraphs.length) {
-      const names = node.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
-      lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub" });
-    }
-    boxes.set(node.id, { id: node.id, kind: "node", node, name: node.name, category: opCategory(node.op_type), lines });
+    boxes.set(node.id, new NodeBox(node, context));
   }
 
   // Values read but produced by nothing here come from an enclosing scope.
@@ -178,18 +343,20 @@ export function buildGraphModel(graph, measure = measureText) {
     }
   }
 
-  const seen = new Set();
+  // an edge is (producer, consumer, tensor) once: a node reading a tensor twice gets one edge
   const addEdge = (from, to, tensor) => {
-    const key = JSON.stringify([from, to, tensor]);
-    if (seen.has(key) || from === to) return;
-    seen.add(key);
-    const t = types.get(tensor);
-    edges.push({ id: `e${edges.length}`, from, to, tensor, label: t ? formatValueType(t) : "" });
+    if (from === to) return;
+    edges.push({ id: `e${edges.length}`, from, to, tensor, label: undefined });
+    let list = consumers.get(tensor);
+    if (!list) consumers.set(tensor, list = []);
+    list.push(to);
   };
 
   for (const node of nodes) {
-    for (const name of node.inputs || []) {
-      if (!name) continue;
+    const inputs = node.inputs || [];
+    for (let i = 0; i < inputs.length; i += 1) {
+      const name = inputs[i];
+      if (!name || inputs.indexOf(name) !== i) continue;
       if (producer.has(name)) addEdge(producer.get(name), node.id, name);
       else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
     }
@@ -212,33 +379,35 @@ export function buildGraphModel(graph, measure = measureText) {
     } else if (!from && v.name) {
       from = outerBox(v.name);
     }
-    if (from) addEdge(from, id, v.name);
+    if (from && !boxes.get(id).linked) {
+      boxes.get(id).linked = true;
+      addEdge(from, id, v.name);
+    }
   }
 
-  for (const box of boxes.values()) sizeBox(box, measure);
-
-  const labelled = edges.length <= MAX_LABELLED_EDGES;
-  for (const e of edges) {
-    if (!labelled) e.label = "";
-    if (e.label) e.label = fit(e.label, FONTS.edge, 220, measure);
-    e.labelWidth = e.label ? Math.ceil(measure(e.label, FONTS.edge)) + 6 : 0;
-    e.labelHeight = e.label ? METRICS.edgeLabelHeight : 0;
+  const model = {
+    path: graph.path || "", boxes, edges, nodeById, nodeIndex, types, initializers, producer, outer, consumers, measure,
+  };
+  if (!lazy) {
+    for (const box of boxes.values()) ensureSized(model, box);
+    for (const e of edges) edgeLabelSize(model, e);
   }
-
-  return { path: graph.path || "", boxes, edges, nodeById, types, initializers, producer, outer };
+  return model;
 }
 
-/** The message the layout worker gets: sizes and connections only. */
+/** The message the layout worker gets for a flat drawing of the whole model: sizes and connections. */
 export function layoutInput(model) {
+  for (const box of model.boxes.values()) ensureSized(model, box);
   return {
     nodes: [...model.boxes.values()].map((b) => ({ id: b.id, width: b.width, height: b.height })),
-    edges: model.edges.map((e) => ({ id: e.id, from: e.from, to: e.to, width: e.labelWidth, height: e.labelHeight })),
+    edges: model.edges.map((e) => {
+      edgeLabelSize(model, e);
+      return { id: e.id, from: e.from, to: e.to, width: e.labelWidth, height: e.labelHeight };
+    }),
   };
 }
 
-/** Tensors consumed by a node, with the box producing each (for panel navigation). */
+/** Box ids that read `tensor` (through an edge of the drawing). */
 export function consumersOf(model, tensor) {
-  const out = [];
-  for (const e of model.edges) if (e.tensor === tensor) out.push(e.to);
-  return out;
+  return model.consumers ? [...(model.consumers.get(tensor) || [])] : model.edges.filter((e) => e.tensor === tensor).map((e) => e.to);
 }

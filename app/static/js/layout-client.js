@@ -1,9 +1,12 @@
-// Talks to layout-worker.js: one worker per page, requests matched by sequence number.
+// Talks to layout-worker.js: a small pool of workers, requests matched by sequence number, and
+// a cache of finished layouts keyed by their structure (scene.js builds the key from sizes and
+// connections only, never from names), so a layout is computed once per page whatever the
+// number of identical groups or the number of times a group is expanded and collapsed.
 
-export class LayoutClient {
-  constructor(dagreUrl) {
-    const url = new URL("./layout-worker.js", import.meta.url);
-    url.searchParams.set("dagre", new URL(dagreUrl, window.location.href).href);
+const CACHE_LIMIT = 4000;
+
+class Worker1 {
+  constructor(url) {
     this.url = url;
     this.seq = 0;
     this.pending = new Map();
@@ -31,13 +34,68 @@ export class LayoutClient {
     this.pending.clear();
   }
 
-  /** Lay out {nodes, edges}; resolves to {width, height, nodes, edges}. */
-  run(input) {
+  run(message) {
     if (!this.worker) this.start();
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      this.worker.postMessage({ seq, ...input });
+      this.worker.postMessage({ seq, ...message });
     });
+  }
+}
+
+export class LayoutClient {
+  constructor(dagreUrl, size = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2))) {
+    const url = new URL("./layout-worker.js", import.meta.url);
+    url.searchParams.set("dagre", new URL(dagreUrl, window.location.href).href);
+    this.url = url;
+    this.size = size;
+    this.workers = [];
+    this.cache = new Map(); // key -> Promise of a layout
+    this.stats = { computed: 0, cached: 0, ms: 0 };
+  }
+
+  /** Start the first worker now (it loads and compiles dagre while the graph is fetched). */
+  prewarm() {
+    if (!this.workers.length) {
+      const w = new Worker1(this.url);
+      w.start();
+      this.workers.push(w);
+    }
+    return this;
+  }
+
+  /** The least busy worker (started on first need). */
+  pick() {
+    if (this.workers.length < this.size && this.workers.every((w) => w.pending.size > 0)) {
+      this.workers.push(new Worker1(this.url));
+    }
+    let best = this.workers[0];
+    for (const w of this.workers) if (w.pending.size < best.pending.size) best = w;
+    return best;
+  }
+
+  /**
+   * Lay out one level: {key, opts, nodes, edges} (scene.js); resolves to
+   * {width, height, xy, edges, labels}. The same key answers from the cache.
+   */
+  run(input) {
+    const hit = this.cache.get(input.key);
+    if (hit) {
+      this.stats.cached += 1;
+      this.cache.delete(input.key); // most recently used last
+      this.cache.set(input.key, hit);
+      return hit;
+    }
+    if (!this.workers.length) this.workers.push(new Worker1(this.url));
+    const promise = this.pick().run({ opts: input.opts, nodes: input.nodes, edges: input.edges }).then((r) => {
+      this.stats.computed += 1;
+      this.stats.ms += r.ms;
+      return r;
+    });
+    promise.catch(() => this.cache.delete(input.key)); // a failure is tried again next time
+    this.cache.set(input.key, promise);
+    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value);
+    return promise;
   }
 }

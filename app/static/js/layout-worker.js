@@ -1,8 +1,11 @@
 // Graph layout off the main thread: a classic Web Worker running dagre (layered, top to
 // bottom). The page starts it as layout-worker.js?dagre=<url of dagre's UMD build>.
 //
-// In:  {seq, nodes: [{id, width, height}], edges: [{id, from, to, width, height}]}
-// Out: {seq, ok: true, width, height, nodes: {id: {x, y}}, edges: {id: {points, x, y}}}
+// In:  {seq, opts: {nodesep, edgesep, ranksep, marginx, marginy},
+//       nodes: [w0, h0, w1, h1, ...], edges: [from, to, labelWidth, labelHeight, minlen, ...]}
+//       (nodes and edges by index: scene.js sends one level of the drawing at a time)
+// Out: {seq, ok: true, ms, width, height, xy: Float64Array [x0, y0, ...] (node centres),
+//       edges: [Float64Array [x, y, x, y, ...] per edge], labels: Float64Array [x, y per edge]}
 //      {seq, ok: false, error}
 /* global dagre */
 "use strict";
@@ -11,27 +14,39 @@ const params = new URLSearchParams(self.location.search);
 importScripts(params.get("dagre"));
 
 function layout(input) {
+  const n = input.nodes.length / 2;
+  const m = input.edges.length / 5;
+  if (n === 0) return { width: 0, height: 0, xy: new Float64Array(0), edges: [], labels: new Float64Array(0) };
   const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: "TB", nodesep: 28, edgesep: 14, ranksep: 34, marginx: 24, marginy: 24 });
+  g.setGraph({ rankdir: "TB", ...input.opts });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of input.nodes) g.setNode(n.id, { width: n.width, height: n.height });
-  for (const e of input.edges) {
-    g.setEdge(e.from, e.to, { width: e.width || 0, height: e.height || 0, labelpos: "r", labeloffset: 6 }, e.id);
+  for (let i = 0; i < n; i += 1) g.setNode(String(i), { width: input.nodes[2 * i], height: input.nodes[2 * i + 1] });
+  const E = input.edges;
+  for (let j = 0; j < m; j += 1) {
+    g.setEdge(String(E[5 * j]), String(E[5 * j + 1]), {
+      width: E[5 * j + 2], height: E[5 * j + 3], minlen: E[5 * j + 4], labelpos: "r", labeloffset: 6,
+    }, String(j));
   }
   dagre.layout(g);
 
-  const nodes = {};
-  for (const id of g.nodes()) {
-    const n = g.node(id);
-    nodes[id] = { x: n.x, y: n.y };
+  const xy = new Float64Array(2 * n);
+  for (let i = 0; i < n; i += 1) {
+    const node = g.node(String(i));
+    xy[2 * i] = node.x;
+    xy[2 * i + 1] = node.y;
   }
-  const edges = {};
+  const edges = new Array(m);
+  const labels = new Float64Array(2 * m).fill(NaN);
   for (const ref of g.edges()) {
     const e = g.edge(ref);
-    edges[ref.name] = { points: e.points.map((p) => [p.x, p.y]), x: e.x, y: e.y };
+    const j = Number(ref.name);
+    const pts = new Float64Array(2 * e.points.length);
+    e.points.forEach((p, k) => { pts[2 * k] = p.x; pts[2 * k + 1] = p.y; });
+    edges[j] = pts;
+    if (E[5 * j + 2] > 0 && Number.isFinite(e.x)) { labels[2 * j] = e.x; labels[2 * j + 1] = e.y; }
   }
   const { width, height } = g.graph();
-  return { width, height, nodes, edges };
+  return { width, height, xy, edges, labels };
 }
 
 self.onmessage = (event) => {
@@ -39,7 +54,8 @@ self.onmessage = (event) => {
   try {
     const started = performance.now();
     const result = layout(event.data);
-    self.postMessage({ seq, ok: true, ms: performance.now() - started, ...result });
+    const transfer = [result.xy.buffer, result.labels.buffer, ...result.edges.map((p) => p.buffer)];
+    self.postMessage({ seq, ok: true, ms: performance.now() - started, ...result }, transfer);
   } catch (err) {
     self.postMessage({ seq, ok: false, error: String((err && err.message) || err) });
   }

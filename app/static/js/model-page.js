@@ -3,11 +3,14 @@
 // A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
 import * as api from "./api.js";
 import { el, clear } from "./dom.js";
-import { buildGraphModel, layoutInput } from "./graph-model.js";
+import { buildGraphModel } from "./graph-model.js";
 import { LayoutClient } from "./layout-client.js";
 import { renderDataPanel, renderDataView } from "./data-view.js";
 import { renderBreadcrumb, renderModelPanel, renderNodePanel, renderTensorPanel, renderValuePanel } from "./panels.js";
-import { GraphView } from "./renderer.js";
+import { GraphController } from "./graph-controller.js";
+import { initGraphTools } from "./graph-tools.js";
+import { renderGroupPanel } from "./group-panel.js";
+import { renderHistoryPanel } from "./history-panel.js";
 import { buildHash, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { openTextView } from "./text-view.js";
 
@@ -19,16 +22,19 @@ const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
 const buttons = {
   undo: $("btn-undo"), redo: $("btn-redo"), fit: $("btn-fit"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
+  history: $("btn-history"),
 };
 
 state.modelId = document.querySelector(".workspace").dataset.modelId;
 
-const layoutClient = new LayoutClient(document.body.dataset.dagre);
-const view = new GraphView(graphEl, {
+const layoutClient = new LayoutClient(document.body.dataset.dagre).prewarm();
+// the drawing: groups by name scope, layouts per group in the workers (graph-controller.js)
+const view = new GraphController(graphEl, layoutClient, {
   onSelect: (boxId) => selectBox(boxId),
   onSelectTensor: (name) => select({ kind: "tensor", id: name }),
+  onSelectGroup: (id) => select({ kind: "group", id }),
+  setState: (value, message) => setGraphState(value, message),
 });
-let layoutCache = { key: "", layout: null };
 
 // ------------------------------------------------------------------ status + messages
 
@@ -103,6 +109,7 @@ function boxIdOf(selection) {
 /** Does `selection` name something in the graph on screen? */
 function selectionValid(model, selection) {
   if (!selection || !model) return false;
+  if (selection.kind === "group") return view.h !== null && view.h.groups.has(selection.id);
   if (selection.kind !== "tensor") return model.boxes.has(boxIdOf(selection));
   const name = selection.id;
   return model.types.has(name) || model.initializers.has(name) || model.producer.has(name)
@@ -136,7 +143,16 @@ const panelContext = {
     loadSchema,
     select: (boxId) => selectBox(boxId, { reveal: true }),
     selectTensor: (name) => select({ kind: "tensor", id: name }, { reveal: true }),
+    // editing (issue 4): any batch of edit ops; options.selection = what to select afterwards
+    edit: (ops, options) => applyEdits(ops, options),
+    uploadBlob: (file) => api.uploadBlob(file),
+    loadNode: (nodeId) => api.getNode(state.modelId, nodeId),
+    loadRevisions: () => api.getRevisions(state.modelId),
+    undo: () => step("undo"),
+    redo: () => step("redo"),
   },
+  downloadHref: (options) => api.downloadHref(state.modelId, options),
+  textHref: () => api.textUrl(state.modelId, { download: true }),
   graphHref: (path) => buildHash(path, null),
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
@@ -148,6 +164,7 @@ function renderSidebar() {
   const tensor = state.selection && state.selection.kind === "tensor" && state.graph ? state.selection.id : null;
   const ctx = {
     ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
+    summary: state.summary, selection: state.selection,
   };
   const shows = `${state.path}|${selectionKey(state.selection)}`;
   const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
@@ -156,9 +173,13 @@ function renderSidebar() {
   if (box && box.kind === "node") renderNodePanel(sidebar, box.node, ctx);
   else if (box) renderValuePanel(sidebar, box, ctx);
   else if (tensor !== null) renderTensorPanel(sidebar, tensor, ctx);
+  else if (state.selection && state.selection.kind === "group" && view.h) renderGroupPanel(sidebar, view, state.selection.id, ctx);
+  else if (state.summary && state.panel === "history") renderHistoryPanel(sidebar, ctx);
   else if (state.summary) renderModelPanel(sidebar, state.summary, ctx);
+  if (!box && tensor === null && state.panel === "history") sidebar.dataset.panel = "history";
   sidebar.scrollTop = scroll;
-  buttons.model.classList.toggle("active", !box && tensor === null);
+  buttons.model.classList.toggle("active", !box && tensor === null && state.panel !== "history");
+  if (buttons.history) buttons.history.classList.toggle("active", !box && tensor === null && state.panel === "history");
 }
 
 function highlightSelection() {
@@ -188,51 +209,51 @@ function markProblems() {
 
 // ------------------------------------------------------------------ loading a graph
 
-async function layoutOf(model) {
-  const input = layoutInput(model);
-  const key = JSON.stringify(input);
-  if (layoutCache.key === key) return layoutCache.layout; // an edit that moved nothing
-  const layout = await layoutClient.run(input);
-  graphEl.dataset.layoutMs = String(Math.round(layout.ms));
-  layoutCache = { key, layout };
-  return layout;
+/** The graph model.html started fetching while the modules loaded (first load only). */
+async function prefetchedGraph(path) {
+  const pre = window.graphPrefetch;
+  window.graphPrefetch = null;
+  if (!pre || pre.path !== path) return null;
+  const text = await pre.text;
+  return text === null ? null : api.parseJSON(text);
 }
 
-async function loadGraph(path, { fit = true, selection = state.selection } = {}) {
+async function loadGraph(path, { fit = true, selection = state.selection, keepPanel = false } = {}) {
   const seq = ++state.loadSeq;
   const stale = () => seq !== state.loadSeq;
+  const samePath = !!state.graph && path === state.path;
   setGraphState("loading", state.graph && path === state.path ? "Updating…" : "Loading graph…");
   let graph;
   try {
-    graph = await api.getGraph(state.modelId, path);
+    graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path);
   } catch (err) {
     if (stale()) return;
     showGraphError(err, path);
     return;
   }
   if (stale()) return;
-  const model = buildGraphModel(graph);
+  const model = buildGraphModel(graph, undefined, { lazy: true });
   state.graph = graph;
   state.path = graph.path ?? path;
   state.model = model;
   renderBreadcrumb(breadcrumb, graph, panelContext);
-  setGraphState("layout", model.boxes.size > 150 ? `Laying out ${model.boxes.size} boxes…` : "");
-  let layout;
+  // the layouts run in the workers while the sidebar is drawn
+  const drawing = view.show(model, { fit, focus: boxIdOf(selection), keep: samePath });
+  state.selection = selectionValid(model, selection) ? selection : null;
+  if (!keepPanel) renderSidebar();
+  let drawn;
   try {
-    layout = await layoutOf(model);
+    drawn = await drawing;
   } catch (err) {
     if (stale()) return;
     showGraphError(err, path);
     return;
   }
-  if (stale()) return;
-  view.render(model, layout);
+  if (stale() || !drawn) return;
   markProblems();
   if (fit) view.fit();
-  state.selection = selectionValid(model, selection) ? selection : null;
   highlightSelection();
   if (fit && state.selection) view.reveal(boxIdOf(state.selection));
-  renderSidebar();
   syncHash();
   await painted();
   if (stale()) return;
@@ -253,26 +274,38 @@ function showGraphError(err, path) {
 
 // ------------------------------------------------------------------ edits, undo, redo
 
-async function refreshAfter(summary) {
+async function refreshAfter(summary, options = {}) {
   state.summary = summary || await api.getSummary(state.modelId);
   renderToolbar();
-  await loadGraph(state.path, { fit: false });
+  await loadGraph(state.path, { fit: false, ...options });
 }
 
-async function applyEdits(ops) {
+/** The words for a 409: the model changed elsewhere; the page has caught up. */
+function staleError(err) {
+  const rev = state.summary ? state.summary.revision : "?";
+  const stale = new api.ApiError(`Not saved: the model was changed elsewhere (it is now at revision ${rev}). `
+    + "The page now shows that revision — check, then try again.", err.status, err.code);
+  return stale;
+}
+
+async function applyEdits(ops, { selection } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
   try {
     const result = await api.postEdits(state.modelId, state.summary.revision, ops);
-    await refreshAfter(result && result.summary);
+    await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
+    return result;
   } catch (err) {
     if (err.status === 409) {
-      // The model moved on elsewhere: take its revision as the next base. The panel (and the
-      // message shown in it) stays; Save again applies the change on top of that revision.
+      // The model moved on elsewhere: take its revision as the next base and redraw the graph.
+      // The panel (and the message shown in it) stays; trying again applies the change on top
+      // of that revision.
       state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
       renderToolbar();
+      loadGraph(state.path, { fit: false, keepPanel: true });
+      throw staleError(err);
     }
     throw err;
   } finally {
@@ -289,6 +322,11 @@ async function step(direction) {
     await refreshAfter(summary);
     toast(`${direction === "undo" ? "Undone" : "Redone"} — now at revision ${state.summary.revision}.`, "info");
   } catch (err) {
+    if (err.status === 409) {
+      await refreshAfter(null).catch(() => {});
+      toast(`The model was changed elsewhere: the page now shows revision ${state.summary.revision}. Try again if needed.`);
+      return;
+    }
     toast(err.message || String(err));
   } finally {
     setBusy(false);
@@ -300,7 +338,8 @@ async function step(direction) {
 buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
 buttons.fit.addEventListener("click", () => view.fit());
-buttons.model.addEventListener("click", () => selectBox(null));
+buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox(null); });
+if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
 buttons.text.addEventListener("click", () => {
   if (!state.summary || state.dataFile) return;
   openTextView({
@@ -322,7 +361,7 @@ window.addEventListener("hashchange", () => {
 
 document.addEventListener("keydown", (e) => {
   const t = e.target;
-  if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
+  if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
   if (state.dataFile || document.querySelector("dialog[open]")) return;
   const mod = e.ctrlKey || e.metaKey;
   if (mod && e.key.toLowerCase() === "z") { e.preventDefault(); step(e.shiftKey ? "redo" : "undo"); }
@@ -365,7 +404,7 @@ async function start() {
 async function showDataFile(summary) {
   state.dataFile = true;
   document.body.classList.add("data-file");
-  for (const b of [buttons.undo, buttons.redo, buttons.fit, buttons.model, buttons.text]) b.hidden = true;
+  for (const b of [buttons.undo, buttons.redo, buttons.fit, buttons.model, buttons.text, buttons.history]) if (b) b.hidden = true;
   renderToolbar();
   view.reset();
   clear(breadcrumb);
@@ -380,4 +419,5 @@ async function showDataFile(summary) {
   setGraphState("ready", "");
 }
 
+initGraphTools({ view, graphEl, state, select, selectBox, loadGraph });
 start();

@@ -1,8 +1,12 @@
 // The model panel (nothing selected): the graph or function on screen, validation in detail
 // (basic checker, full check, inference errors linked to their nodes), model fields, the
 // doc_string as Markdown, editable metadata, model-local functions, training info and device
-// configurations.
+// configurations. Editing: the model fields, graph inputs, whole-model tools (opset
+// conversion, shape inference, clean-up, subgraph extraction) and the download choices
+// (model-tools.js).
 import { el, clear } from "./dom.js";
+import { disclosure } from "./edit-forms.js";
+import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "./model-tools.js";
 import { formatBytes, formatNumber } from "./format.js";
 import { deviceConfigurations } from "./device-config.js";
 import { graphInfo, opsetText } from "./graph-info.js";
@@ -75,6 +79,7 @@ export function renderModelPanel(root, summary, ctx) {
   root.append(validationSection(summary.validation || {}, ctx));
 
   const counts = summary.counts || {};
+  const editing = !!(ctx.actions && ctx.actions.edit);
   root.append(section("Properties", propertyList([
     ["IR version", summary.ir_version === undefined ? "" : mono(formatNumber(summary.ir_version))],
     ["Opsets", opsetText(summary.opset_import)],
@@ -88,12 +93,21 @@ export function renderModelPanel(root, summary, ctx) {
       counts.subgraphs ? plural(counts.subgraphs, "subgraph") : "", counts.functions ? plural(counts.functions, "function") : "",
     ].filter(Boolean).join(" · ")],
     (summary.external_files || []).length ? ["External data", el("span", {}, summary.external_files.map((f, i) => [i ? ", " : "", mono(f)]))] : null,
-  ])));
+  ]), editing ? disclosure("Edit model fields…", () => modelFieldsForm(summary, ctx), { cls: "ed-fields-toggle" }) : null));
 
   if (summary.doc_string) root.append(section("Documentation", markdownBlock(summary.doc_string, { cls: "doc model-doc" })));
   if (graph && !graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
 
   root.append(section("Model metadata", metadataEditor(summary.metadata_props || [], ctx)));
+  if (editing) {
+    const io = section("Graph inputs and outputs", ...ioOverview(ctx));
+    io.id = "model-io";
+    const tools = section("Tools", ...modelTools(summary, ctx).filter(Boolean));
+    tools.id = "model-tools";
+    const downloads = section("Download", downloadChoices(summary, ctx));
+    downloads.id = "downloads";
+    root.append(io, tools, downloads);
+  }
 
   const fns = summary.functions || [];
   if (fns.length) root.append(section(`Functions (${fns.length})`, functionList(fns, ctx)));

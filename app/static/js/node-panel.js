@@ -1,10 +1,15 @@
 // The node panel: properties, documentation, editable attributes, inputs/outputs, metadata,
 // device configurations, and the operator's schema (with flags for unknown operators and for
-// attributes the schema does not define).
+// attributes the schema does not define). Editing: rename, attributes (change, add, delete),
+// insert a node before/after, change the operator, delete (node-edit.js), outputs as graph
+// outputs, node metadata.
 import { el, clear } from "./dom.js";
 import { attributeRow } from "./attribute-view.js";
 import { nodeDeviceConfigurations } from "./device-config.js";
+import { disclosure } from "./edit-forms.js";
 import { markdownBlock } from "./markdown.js";
+import { metadataEditor } from "./metadata-editor.js";
+import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "./node-edit.js";
 import { schemaSection } from "./schema-panel.js";
 import { tensorRow } from "./tensor-rows.js";
 import { callout, graphLink, keyValueList, mono, propertyList, section, tag } from "./ui.js";
@@ -34,6 +39,30 @@ function flagSchema(root, flags, schema) {
   }
 }
 
+/**
+ * The node's metadata_props, editable (set_metadata with target = the node id). The graph JSON
+ * cuts long values and leaves bulky keys out, so the full node is fetched first when it has any.
+ */
+function nodeMetadataSection(node, ctx, count) {
+  const shown = node.metadata_props || [];
+  const s = section(`Metadata (${count})`,
+    shown.length ? keyValueList(shown, { cls: "node-metadata" }) : el("p", { class: "muted" }, count ? "Only long entries: open Edit to see them." : "None."));
+  s.id = "node-metadata-section";
+  const opts = { target: node.id, idPrefix: "node-metadata" };
+  s.append(disclosure(count ? "Edit…" : "Add…", () => {
+    if (!count) return metadataEditor([], ctx, opts);
+    const holder = el("div", { class: "muted" }, "Loading the node's metadata…");
+    ctx.actions.loadNode(node.id).then((full) => {
+      holder.replaceWith(metadataEditor(full.metadata_props || [], ctx, opts));
+    }).catch((err) => {
+      holder.className = "field-error";
+      holder.textContent = `The node's full metadata could not be loaded: ${err.message || err}`;
+    });
+    return holder;
+  }, { cls: "ed-node-meta-toggle" }));
+  return s;
+}
+
 export function renderNodePanel(root, node, ctx) {
   clear(root);
   const c = { ...ctx, selfId: node.id };
@@ -46,30 +75,56 @@ export function renderNodePanel(root, node, ctx) {
   const flags = el("div", { class: "panel-flags" });
   root.append(flags);
 
+  const editing = !!(ctx.actions && ctx.actions.edit);
   root.append(section("Properties", propertyList([
-    ["Name", node.name ? mono(node.name) : ""],
+    ["Name", editing ? renameNodeForm(node, c) : node.name ? mono(node.name) : ""],
     ["Operator", mono(node.op_type)],
     ["Domain", node.domain ? mono(node.domain) : mono("ai.onnx (default)")],
     node.overload ? ["Overload", mono(node.overload)] : null,
     fn ? ["Defined by", graphLink(ctx, fn.path, `model function ${fn.name} ›`)] : null,
     ["Node id", mono(node.id)],
   ])));
+  if (editing) {
+    const edit = section("Edit node", nodeActions(node, c));
+    edit.classList.add("ed-section");
+    edit.id = "node-edit";
+    root.append(edit);
+  }
   if (node.doc_string) root.append(section("Documentation", markdownBlock(node.doc_string, { cls: "doc" })));
 
   const attrs = node.attributes || [];
-  root.append(section(`Attributes (${attrs.length})`,
+  const attrSection = section(`Attributes (${attrs.length})`,
     attrs.length ? el("div", { class: "attrs" }, attrs.map((a) => attributeRow(a, node, c)))
-      : el("p", { class: "muted" }, "This node sets no attributes.")));
+      : el("p", { class: "muted" }, "This node sets no attributes."));
+  if (editing) {
+    const add = disclosure("+ Add attribute…", () => addAttributeForm(node, c), { cls: "ed-add-attr-toggle" });
+    attrSection.append(add);
+    ctx.actions.loadSchema(node.id).then((s) => { // an operator whose attributes are all set (or has none)
+      const set = new Set(attrs.map((a) => a.name));
+      if (s.kind === "schema" && !(s.attributes || []).some((a) => !set.has(a.name))) add.hidden = true;
+    }).catch(() => {});
+  }
+  attrSection.id = "node-attributes";
+  root.append(attrSection);
   const ins = node.inputs || [];
   const outs = node.outputs || [];
   root.append(section(`Inputs (${ins.length})`, ins.length
     ? el("ol", { class: "tensor-list" }, ins.map((n) => tensorRow(n, c, { from: true })))
     : el("p", { class: "muted" }, "This node reads no inputs.")));
+  const outputRow = (n) => {
+    const li = tensorRow(n, c);
+    const add = editing && n ? addOutputButton(n, c) : null;
+    if (add) li.append(el("div", { class: "ed-output-action" }, add));
+    return li;
+  };
   root.append(section(`Outputs (${outs.length})`, outs.length
-    ? el("ol", { class: "tensor-list" }, outs.map((n) => tensorRow(n, c)))
+    ? el("ol", { class: "tensor-list" }, outs.map(outputRow))
     : el("p", { class: "muted" }, "This node has no outputs.")));
 
-  if ((node.metadata_props || []).length) {
+  const count = node.metadata_count ?? (node.metadata_props || []).length;
+  if (editing) {
+    root.append(nodeMetadataSection(node, c, count));
+  } else if ((node.metadata_props || []).length) {
     root.append(section(`Metadata (${node.metadata_props.length})`, keyValueList(node.metadata_props, { cls: "node-metadata" })));
   }
   if ((node.device_configurations || []).length) {

@@ -1,6 +1,7 @@
 // The model page's one application state object, and its mirror in the URL hash
 // (#path=<graph path>&node=<node id>, or &input=<name> / &output=<name> / &outer=<name> /
-// &tensor=<name> for any tensor name of the graph, shown in the tensor panel).
+// &tensor=<name> for any tensor name of the graph, shown in the tensor panel; &group=<id> for a
+// name-scope group of the drawing, see grouping.js).
 
 export const state = {
   modelId: "",
@@ -8,14 +9,14 @@ export const state = {
   graph: null,          // graph JSON of the graph on screen
   path: "",             // its graph path ("" = main graph)
   model: null,          // graph-model.js result for `graph` (boxes, edges, indexes)
-  selection: null,      // null | {kind: "node" | "input" | "output" | "outer" | "tensor", id}
+  selection: null,      // null | {kind: "node" | "input" | "output" | "outer" | "tensor" | "group", id}
   panel: "model",       // what the sidebar shows when nothing is selected
   busy: false,          // an edit/undo/redo request is in flight
   dataFile: false,      // the file is a data file (tensor, sequence, ...): data view, no graph
   loadSeq: 0,           // increments on each graph load; stale answers are dropped
 };
 
-const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer", tensor: "tensor" };
+const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer", tensor: "tensor", group: "group" };
 
 /** Read {path, selection} from a location hash. */
 export function parseHash(hash) {

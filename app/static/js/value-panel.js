@@ -1,12 +1,18 @@
 // The panel of one tensor name of the graph on screen — a graph input or output, an
 // initializer (dense or sparse), an intermediate value: its type (declared or inferred), its
 // doc_string and metadata_props, quantization annotations, values, producer and readers.
+// Editing: a graph input/output's type and shape (io-panel.js), renaming a main-graph tensor
+// everywhere, making it a graph output, and an initializer's values (replace from .npy or JSON,
+// save as .npy, delete when unused).
 import { el, clear } from "./dom.js";
+import { editForm, submit } from "./edit-forms.js";
+import { ioRemoveForms, ioSections } from "./io-panel.js";
+import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "./tensor-edit.js";
 import { formatDims, formatNumber, formatType } from "./format.js";
 import { markdownBlock } from "./markdown.js";
 import { tensorView } from "./tensor-view.js";
 import { boxLabel, tensorNameLink } from "./tensor-rows.js";
-import { keyValueList, mono, propertyList, section, tag } from "./ui.js";
+import { keyValueList, mono, plural, propertyList, section, tag } from "./ui.js";
 
 /** Everything the graph JSON says about `name`. */
 export function tensorFacts(graph, name) {
@@ -84,6 +90,75 @@ function producedAndRead(name, ctx) {
   return section("Connections", propertyList(rows));
 }
 
+function sizeOf(shape) {
+  return (shape || []).reduce((a, d) => a * Number(d), 1);
+}
+
+/** Replace an initializer's values (set_initializer) from an uploaded .npy or JSON. */
+function replaceValuesSection(name, init, ctx) {
+  const graphPath = (ctx.graph && ctx.graph.path) || "";
+  const apply = (value, { allowTypeChange, fileDtype }) => {
+    const op = { op: "set_initializer", name, value };
+    if (graphPath) op.graph = graphPath;
+    if (allowTypeChange) op.allow_type_change = true;
+    if (allowTypeChange && value.npy && fileDtype) op.dtype = fileDtype; // keep the file's own dtype
+    return ctx.actions.edit([op]);
+  };
+  const s = section("Replace values", tensorValueForms({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, apply, { what: "initializer" }));
+  s.classList.add("ed-section");
+  s.id = "initializer-edit";
+  return s;
+}
+
+/** Whether `name` is a value of the main graph rename_tensor can rename. */
+function mainGraphTensor(name, facts, ctx) {
+  const graph = ctx.graph || {};
+  if (graph.path || graph.kind === "function") return false;
+  if (facts.input || facts.output || facts.initializer) return true;
+  const producer = ctx.model && ctx.model.producer.get(name);
+  return !!(producer && ctx.model.boxes.get(producer)?.kind === "node");
+}
+
+/** Rename everywhere, add as graph output, delete an unused initializer. */
+function tensorEditSection(name, facts, ctx, box) {
+  const graph = ctx.graph || {};
+  const parts = [];
+  if (mainGraphTensor(name, facts, ctx)) {
+    const sel = ctx.selection && ctx.selection.id === name ? ctx.selection : { kind: "tensor", id: name };
+    parts.push(el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Rename everywhere"),
+      renameTensorForm(name, ctx, (to) => ({ kind: sel.kind, id: to })),
+      el("div", { class: "ed-hint muted" }, "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
+    if (!facts.output) {
+      const { form } = editForm("ed-inline ed-add-output", [
+        el("div", { class: "ed-row" }, submit("Add as graph output", "btn btn-small"),
+          el("span", { class: "muted ed-hint" }, "The model then returns this tensor too.")),
+      ], () => ctx.actions.edit([{ op: "add_output", tensor: name }]));
+      parts.push(form);
+    }
+  } else if (!graph.path && box && box.kind === "outer") {
+    // a name produced nowhere: nothing to edit
+  } else if (graph.path && !facts.initializer) {
+    parts.push(el("p", { class: "muted ed-hint" }, "Renaming and adding outputs work on the main graph's tensors."));
+  }
+  if (facts.initializer && !facts.initializer.sparse && graph.kind !== "function") {
+    const readers = ctx.model ? [...ctx.model.boxes.values()].filter((b) => b.kind === "node" && (b.node.inputs || []).includes(name)).length : 0;
+    const used = readers > 0 || !!facts.output;
+    const op = { op: "delete_initializer", name };
+    if (graph.path) op.graph = graph.path;
+    const { form } = editForm("ed-inline ed-delete-initializer", [
+      el("div", { class: "ed-row" }, el("button", { type: "submit", class: "btn btn-small btn-danger", disabled: used }, "Delete initializer"),
+        el("span", { class: "muted ed-hint" }, used ? `In use (${plural(readers, "reader")}${facts.output ? ", a graph output" : ""}): remove its readers first.` : "Nothing reads it.")),
+    ], () => ctx.actions.edit([op], { selection: null }));
+    parts.push(form);
+  }
+  parts.push(...ioRemoveForms(name, facts, ctx));
+  if (!parts.length) return null;
+  const s = section("Edit tensor", ...parts);
+  s.classList.add("ed-section");
+  s.id = "tensor-edit";
+  return s;
+}
+
 const KIND_LABEL = { input: "Graph input", output: "Graph output" };
 
 /**
@@ -105,10 +180,17 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   root.append(...docAndMetadata(name, facts));
   const quant = quantizationSection(name, graph, ctx);
   if (quant) root.append(quant);
+  root.append(...ioSections(name, facts, ctx));
   if (facts.initializer && facts.initializer.ref) {
-    root.append(section("Values", tensorView(facts.initializer.ref, ctx.actions.loadTensor)));
+    const init = facts.initializer;
+    const values = section("Values", tensorView(init.ref, ctx.actions.loadTensor));
+    if (!init.sparse) values.append(npyDownload({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, npyFilename(name)));
+    root.append(values);
+    if (!init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
   }
   if (ctx.model) root.append(producedAndRead(name, ctx));
+  const edits = tensorEditSection(name, facts, ctx, box);
+  if (edits) root.append(edits);
   if (box && box.kind === "outer" && !box.id.startsWith("init:")) {
     root.append(el("p", { class: "muted panel-note" }, box.enclosing
       ? "Nothing in this graph produces this name: it is read from an enclosing graph."

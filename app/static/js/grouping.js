@@ -1,0 +1,321 @@
+// Name-scope groups: the tree big graphs are drawn from. Pure functions, no DOM.
+//
+// A node's `scope` (graph JSON) lists its nested name scopes, outermost first
+// (["/model", "/model/layers.3", "/model/layers.3/self_attn"]). Every scope becomes a group;
+// then the tree is tidied so that each level is worth looking at:
+//  - a group holding a single node is dissolved (the node takes its place);
+//  - a group holding just one group is replaced by that group (no empty nesting);
+//  - the root holding just one group (and the graph's inputs/outputs) opens it in place;
+//  - a group with more than LIMITS.maxChildren children is cut into parts of consecutive
+//    children (in graph order), so no layout ever gets more than that many boxes.
+// Group ids are the scope paths (parts: "<path>~<k>"); the root group's id is "".
+import { opCategory } from "./graph-model.js";
+
+export const LIMITS = {
+  maxChildren: 600,     // more children than this and a group is cut into parts...
+  partSize: 300,        // ...of this many children
+  minGroupNodes: 2,     // smaller groups are dissolved
+  smallGraph: 1000,     // graphs up to this many nodes open fully expanded
+  overviewBudget: 120,  // the overview expands a whole level while it stays under this many boxes
+  overviewLevel: 12,    // ...and the level has at most this many groups (more: repeated blocks)
+  overviewMax: 1000,    // ...and a dominant group while under this many
+};
+
+function makeGroup(id, parent, scope) {
+  return { id, parent, scope, children: [], nodeCount: 0, first: Infinity, depth: 0, part: 0, cats: null, label: "" };
+}
+
+/** Order key of a child: io boxes of the graph around the nodes, the rest in graph order. */
+function childOrder(h, child) {
+  if (child.group) return child.group.first;
+  return h.boxOrder.get(child.box);
+}
+
+/**
+ * Build the group tree of a graph-model.js model.
+ * Returns {root, groups: Map id -> group, parentOf: Map box id -> group, boxOrder}.
+ * A group: {id, parent, label, children: [{group} | {box: id}], nodeCount, depth, part, cats}.
+ */
+export function buildHierarchy(model, limits = LIMITS) {
+  const root = makeGroup("", null, "");
+  const h = { root, groups: new Map([["", root]]), parentOf: new Map(), boxOrder: new Map(), limits };
+  const byKey = new Map(); // parent id + "\n" + scope -> group
+  const taken = new Set([""]);
+  let index = 0;
+  const io = [];
+  for (const box of model.boxes.values()) {
+    if (box.kind === "node") continue;
+    io.push(box);
+  }
+  for (const box of io) {
+    h.boxOrder.set(box.id, box.kind === "output" ? Number.MAX_SAFE_INTEGER : -1);
+  }
+  const scopes = effectiveScopes(model);
+  h.adopted = new Set([...scopes.keys()].filter((id) => !(model.boxes.get(id).node.scope || []).length));
+  const leaves = new Map(); // scope list joined -> its innermost group (nodes of a scope are many)
+  for (const box of model.boxes.values()) {
+    if (box.kind !== "node") continue;
+    const order = model.nodeIndex ? model.nodeIndex.get(box.id) : index;
+    index += 1;
+    h.boxOrder.set(box.id, order);
+    const list = scopes.get(box.id) || [];
+    const joined = list.join("\u0001");
+    const known = leaves.get(joined);
+    if (known) {
+      known.children.push({ box: box.id });
+      continue;
+    }
+    let g = root;
+    for (const scope of list) {
+      if (typeof scope !== "string" || !scope) continue;
+      const key = `${g.id}\n${scope}`;
+      let child = byKey.get(key);
+      if (!child) {
+        let id = scope;
+        for (let k = 2; taken.has(id); k += 1) id = `${scope}~${k}`;
+        taken.add(id);
+        child = makeGroup(id, g, scope);
+        byKey.set(key, child);
+        g.children.push({ group: child });
+      }
+      g = child;
+    }
+    leaves.set(joined, g);
+    g.children.push({ box: box.id });
+  }
+  for (const box of io) root.children.push({ box: box.id });
+
+  tidy(h, root);
+  // the root holding one group (next to the graph's inputs/outputs) opens it in place
+  for (;;) {
+    const groupsHere = root.children.filter((c) => c.group);
+    const nodesHere = root.children.filter((c) => c.box && model.boxes.get(c.box).kind === "node");
+    if (groupsHere.length !== 1 || nodesHere.length) break;
+    const only = groupsHere[0].group;
+    root.children = root.children.filter((c) => c.group !== only).concat(only.children);
+    for (const c of only.children) if (c.group) c.group.parent = root;
+  }
+  sortChildren(h, root);
+  split(h, root);
+  index_(h, model, root, 0);
+  return h;
+}
+
+/**
+ * Each node's scope; a node without one (exporters leave weight Identity and Constant nodes
+ * unscoped) takes the scope its consumers share, so it is drawn next to them.
+ */
+function effectiveScopes(model) {
+  const scopes = new Map();
+  const nodes = [...model.boxes.values()].filter((b) => b.kind === "node");
+  for (let i = nodes.length - 1; i >= 0; i -= 1) {
+    const box = nodes[i];
+    const own = box.node.scope;
+    if (own && own.length) {
+      scopes.set(box.id, own);
+      continue;
+    }
+    // only nodes reading nothing but initializers (weights, Constant, Identity of a weight)
+    const source = (box.node.inputs || []).every((t) => !t || (model.initializers.has(t) && !model.producer.has(t)));
+    if (!source) continue;
+    let common = null;
+    for (const out of box.node.outputs || []) {
+      for (const c of (model.consumers && model.consumers.get(out)) || []) {
+        const s = scopes.get(c);
+        if (!s) { common = []; break; } // read by a graph output or an unscoped node
+        if (common === null) common = s;
+        else {
+          let k = 0;
+          while (k < common.length && k < s.length && common[k] === s[k]) k += 1;
+          common = common.slice(0, k);
+        }
+      }
+      if (common && !common.length) break;
+    }
+    if (common && common.length) scopes.set(box.id, common);
+  }
+  return scopes;
+}
+
+/** Bottom-up: count nodes, dissolve single-node groups, skip one-group links. */
+function tidy(h, g) {
+  let count = 0;
+  let first = Infinity;
+  let firstAdopted = Infinity; // weights adopted into a scope say nothing of where it starts
+  const out = [];
+  for (const child of g.children) {
+    if (child.box) {
+      out.push(child);
+      count += 1;
+      const order = h.boxOrder.get(child.box);
+      if (h.adopted.has(child.box)) firstAdopted = Math.min(firstAdopted, order);
+      else if (order >= 0 && order < first) first = order;
+      continue;
+    }
+    let c = child.group;
+    tidy(h, c);
+    while (c.children.length === 1 && c.children[0].group) {
+      const inner = c.children[0].group;
+      inner.parent = g;
+      c = inner;
+    }
+    if (c.nodeCount < h.limits.minGroupNodes) {
+      for (const cc of c.children) {
+        out.push(cc);
+        if (cc.group) cc.group.parent = g;
+      }
+    } else {
+      c.parent = g;
+      out.push({ group: c });
+    }
+    count += c.nodeCount;
+    first = Math.min(first, c.first);
+  }
+  g.children = out;
+  g.nodeCount = count;
+  g.first = first === Infinity ? firstAdopted : first;
+  sortChildren(h, g);
+}
+
+function sortChildren(h, g) {
+  g.children.sort((a, b) => childOrder(h, a) - childOrder(h, b));
+}
+
+/** Cut groups with too many children into parts of consecutive children. */
+function split(h, g) {
+  for (const c of g.children) if (c.group) split(h, c.group);
+  const { maxChildren, partSize } = h.limits;
+  if (g.children.length <= maxChildren) return;
+  // the graph's inputs/outputs stay on the root level itself
+  const fixed = g.children.filter((c) => c.box && h.boxOrder.get(c.box) < 0);
+  const tail = g.children.filter((c) => c.box && h.boxOrder.get(c.box) === Number.MAX_SAFE_INTEGER);
+  let rest = g.children.filter((c) => !fixed.includes(c) && !tail.includes(c));
+  let level = 0;
+  while (rest.length > maxChildren) {
+    level += 1;
+    const parts = [];
+    for (let i = 0; i < rest.length; i += partSize) {
+      const slice = rest.slice(i, i + partSize);
+      const k = parts.length + 1;
+      const id = `${g.id}~${level > 1 ? `${level}.` : ""}${k}`;
+      const part = makeGroup(id, g, "");
+      part.part = k;
+      part.children = slice;
+      for (const c of slice) if (c.group) c.group.parent = part;
+      part.nodeCount = slice.reduce((n, c) => n + (c.group ? c.group.nodeCount : 1), 0);
+      part.first = Math.min(...slice.map((c) => childOrder(h, c)));
+      parts.push({ group: part });
+    }
+    rest = parts;
+  }
+  g.children = fixed.concat(rest, tail);
+}
+
+/** Top-down: ids into the map, depths, labels, parentOf for boxes, op-category counts. */
+function index_(h, model, g, depth) {
+  g.depth = depth;
+  h.groups.set(g.id, g);
+  const cats = {};
+  const ops = {};
+  for (const c of g.children) {
+    if (c.box) {
+      h.parentOf.set(c.box, g);
+      const box = model.boxes.get(c.box);
+      if (box.kind === "node") {
+        cats[box.category] = (cats[box.category] || 0) + 1;
+        ops[box.node.op_type] = (ops[box.node.op_type] || 0) + 1;
+      }
+    } else {
+      const sub = c.group;
+      sub.parent = g;
+      index_(h, model, sub, depth + 1);
+      for (const [k, v] of Object.entries(sub.cats)) cats[k] = (cats[k] || 0) + v;
+      for (const [k, v] of Object.entries(sub.ops)) ops[k] = (ops[k] || 0) + v;
+    }
+  }
+  g.cats = cats;
+  g.ops = ops;
+  g.label = groupLabel(g);
+}
+
+/** A group's name relative to its parent: "layers.3" for "/model/layers.3" under "/model". */
+export function groupLabel(g) {
+  if (g.part) {
+    const base = g.parent ? (g.parent.id ? groupLabel(g.parent) : "graph") : "";
+    return `${base} · part ${g.part}`;
+  }
+  let s = g.scope || g.id;
+  let p = g.parent;
+  while (p && !p.scope) p = p.parent; // parts have no scope of their own
+  const ps = p ? p.scope : "";
+  if (ps && s.startsWith(ps) && s.length > ps.length) s = s.slice(ps.length);
+  s = s.replace(/^[/.:]+/, "");
+  return s || g.scope || g.id;
+}
+
+/** The groups holding `boxId`, outermost first (the root left out). */
+export function ancestorsOf(h, boxId) {
+  const out = [];
+  for (let g = h.parentOf.get(boxId); g && g.id !== ""; g = g.parent) out.push(g);
+  return out.reverse();
+}
+
+/** Every group id but the root's. */
+export function allGroupIds(h) {
+  return [...h.groups.keys()].filter((id) => id !== "");
+}
+
+/**
+ * The collapsed overview a graph opens with: the root expanded; then, while the drawing stays
+ * small, whole levels of a few groups (many groups side by side are repeated blocks, such as
+ * layers: they stay collapsed); a group holding most of what is on screen is opened alone.
+ * A small graph opens with everything expanded.
+ */
+export function overviewExpanded(h, limits = h.limits) {
+  const expanded = new Set([""]);
+  if (h.root.nodeCount <= limits.smallGraph) {
+    for (const id of h.groups.keys()) expanded.add(id);
+    return expanded;
+  }
+  let visible = h.root.children.length;
+  for (let round = 0; round < 64; round += 1) {
+    const frontier = [];
+    const walk = (g) => {
+      for (const c of g.children) {
+        if (!c.group) continue;
+        if (expanded.has(c.group.id)) walk(c.group); else frontier.push(c.group);
+      }
+    };
+    walk(h.root);
+    if (!frontier.length) break;
+    const all = visible - frontier.length + frontier.reduce((n, g) => n + g.children.length, 0);
+    if (all <= limits.overviewBudget && frontier.length <= limits.overviewLevel) {
+      for (const g of frontier) expanded.add(g.id);
+      visible = all;
+      continue;
+    }
+    frontier.sort((a, b) => b.nodeCount - a.nodeCount);
+    const big = frontier[0];
+    const onScreen = frontier.reduce((n, g) => n + g.nodeCount, 0);
+    const next = visible - 1 + big.children.length;
+    if (big.nodeCount >= 0.6 * onScreen && next <= limits.overviewMax) {
+      expanded.add(big.id);
+      visible = next;
+      continue;
+    }
+    break;
+  }
+  return expanded;
+}
+
+/** Summary of a group for its box: "184 ops", the dominant op types, category shares. */
+export function groupSummary(g) {
+  const top = Object.entries(g.ops).sort((a, b) => b[1] - a[1]).slice(0, 3);
+  return {
+    count: g.nodeCount,
+    top,
+    cats: Object.entries(g.cats).sort((a, b) => b[1] - a[1]),
+  };
+}
+
+export { opCategory };

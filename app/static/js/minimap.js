@@ -1,0 +1,99 @@
+// The overview in the corner: the whole drawing in miniature (boxes in their category colour,
+// expanded groups as outlines) and the window's place in it; click or drag to move there.
+import { categoryColor } from "./canvas-renderer.js";
+
+const WIDTH = 200;
+const HEIGHT = 140;
+
+export class Minimap {
+  constructor(canvas, view) {
+    this.el = canvas;
+    this.view = view; // GraphView
+    this.scene = null;
+    this.base = document.createElement("canvas");
+    this.frame = 0;
+    let dragging = false;
+    const move = (e) => {
+      if (!this.scene) return;
+      const rect = this.el.getBoundingClientRect();
+      const { s, ox, oy } = this.geometry;
+      const x = (e.clientX - rect.left - ox) / s;
+      const y = (e.clientY - rect.top - oy) / s;
+      const { w, h } = this.view.viewportSize();
+      const { k } = this.view.view;
+      this.view.setView(w / 2 - x * k, h / 2 - y * k, k);
+    };
+    canvas.addEventListener("pointerdown", (e) => { dragging = true; canvas.setPointerCapture(e.pointerId); move(e); });
+    canvas.addEventListener("pointermove", (e) => { if (dragging) move(e); });
+    canvas.addEventListener("pointerup", (e) => { dragging = false; canvas.releasePointerCapture(e.pointerId); });
+  }
+
+  /** A new scene: draw its miniature once. */
+  setScene(scene) {
+    this.scene = scene;
+    const dpr = window.devicePixelRatio || 1;
+    const s = Math.min((WIDTH - 8) / Math.max(1, scene.width), (HEIGHT - 8) / Math.max(1, scene.height));
+    this.geometry = { s, ox: (WIDTH - scene.width * s) / 2, oy: (HEIGHT - scene.height * s) / 2 };
+    this.base.width = WIDTH * dpr;
+    this.base.height = HEIGHT * dpr;
+    const ctx = this.base.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = "#ffffff";
+    ctx.fillRect(0, 0, WIDTH, HEIGHT);
+    ctx.translate(this.geometry.ox, this.geometry.oy);
+    ctx.scale(s, s);
+    ctx.lineWidth = 1 / s;
+    ctx.strokeStyle = "#c3ccd8";
+    for (const f of scene.frames) ctx.strokeRect(f.x, f.y, f.w, f.h);
+    const min = 1.2 / s; // at least a pixel
+    const byColor = new Map();
+    for (const b of [...scene.groups, ...scene.boxes]) {
+      const c = b.kind === "group" ? "#7d8da3" : b.kind === "node" ? categoryColor(b.category) : "#5cc28d";
+      if (!byColor.has(c)) byColor.set(c, []);
+      byColor.get(c).push(b);
+    }
+    for (const [c, list] of byColor) {
+      ctx.beginPath();
+      for (const b of list) ctx.rect(b.x, b.y, Math.max(min, b.w), Math.max(min, b.h));
+      ctx.fillStyle = c;
+      ctx.fill();
+    }
+    this.el.width = WIDTH * dpr;
+    this.el.height = HEIGHT * dpr;
+    this.el.style.width = `${WIDTH}px`;
+    this.el.style.height = `${HEIGHT}px`;
+    this.update();
+  }
+
+  /** The window moved: redraw its rectangle (once per frame). */
+  update() {
+    if (!this.scene || this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.paint();
+    });
+  }
+
+  paint() {
+    const { w, h } = this.view.viewportSize();
+    const { x, y, k } = this.view.view;
+    const fits = x >= -1 && y >= -1 && x + this.scene.width * k <= w + 1 && y + this.scene.height * k <= h + 1;
+    this.el.hidden = fits;
+    if (fits) return;
+    const dpr = window.devicePixelRatio || 1;
+    const ctx = this.el.getContext("2d");
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(this.base, 0, 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const { s, ox, oy } = this.geometry;
+    const rx = ox + (-x / k) * s;
+    const ry = oy + (-y / k) * s;
+    ctx.fillStyle = "rgba(37, 99, 235, 0.10)";
+    ctx.strokeStyle = "#2563eb";
+    ctx.lineWidth = 1.5;
+    const rw = Math.max(3, (w / k) * s);
+    const rh = Math.max(3, (h / k) * s);
+    ctx.fillRect(rx, ry, rw, rh);
+    ctx.strokeRect(rx, ry, rw, rh);
+  }
+}

@@ -1,0 +1,110 @@
+"""The history panel: every revision with its ops in words, the current one marked, undo/redo,
+downloading an older revision; and a stale edit (the model changed elsewhere) from a new form."""
+from __future__ import annotations
+
+import onnx
+import pytest
+
+from .browser_models import tiny_cnn
+from .browser_pages import open_model, upload, wait_revision
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def items(page) -> list[str]:
+    return page.locator("#history-list > li").evaluate_all("els => els.map(e => e.dataset.revision)")
+
+
+def current(page) -> str:
+    return page.locator("#history-list > li[aria-current=true]").get_attribute("data-revision")
+
+
+def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+
+    # two edits through the page
+    panel.locator(".ed-rename-node input[name=name]").fill("act")
+    panel.locator(".ed-rename-node button[type=submit]").click()
+    wait_revision(page, 1)
+    panel.locator("[data-attr=alpha] input[name=value]").fill("0.2")
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    wait_revision(page, 2)
+
+    page.click("#btn-history")
+    assert page.locator("#btn-history.active").count() == 1
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert items(page) == ["2", "1", "0"]
+    assert current(page) == "2"
+    rev1 = panel.locator("#history-list > li[data-revision='1']")
+    assert rev1.locator(".hist-op").first.locator("div").first.text_content() == 'Rename node n1 to "act"'
+    assert "renamed '/features/act1/LeakyRelu' -> 'act'" in rev1.locator(".hist-change").text_content()
+    rev2 = panel.locator("#history-list > li[data-revision='2']")
+    assert rev2.locator(".hist-op div").first.text_content() == "Set attribute alpha of node n1 to 0.2"
+    assert "Opened tiny_cnn.onnx" in panel.locator("#history-list > li[data-revision='0']").text_content()
+    page.screenshot(path=str(artifacts / "editor-history-panel.png"))
+
+    # undo from the panel: revision 1 is current, 2 can come back with redo
+    panel.locator("#history-undo").click()
+    wait_revision(page, 1)
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert current(page) == "1"
+    assert "redo reaches it" in panel.locator("#history-list > li[data-revision='2'] .hist-tag").text_content()
+    # the toolbar's redo works too, and the panel follows
+    page.click("#btn-redo")
+    wait_revision(page, 2)
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert current(page) == "2"
+
+    # undo twice, then a new edit: revision 2 is left on another branch
+    page.click("#btn-undo")
+    wait_revision(page, 1)
+    page.click("#btn-undo")
+    wait_revision(page, 0)
+    page.click("#btn-model")
+    panel.locator("#metadata-add input[name=key]").fill("branch")
+    panel.locator("#metadata-add input[name=value]").fill("b")
+    panel.locator("#metadata-add button[type=submit]").click()
+    wait_revision(page, 3)
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert items(page) == ["3", "2", "1", "0"]
+    assert current(page) == "3"
+    assert "other branch" in panel.locator("#history-list > li[data-revision='2'] .hist-tag").text_content()
+    assert "after revision 0" in panel.locator("#history-list > li[data-revision='3']").text_content()
+    page.screenshot(path=str(artifacts / "editor-history-branch.png"))
+
+    # an older revision still downloads as it was
+    with page.expect_download() as info:
+        panel.locator("#history-list > li[data-revision='2'] .hist-download").click()
+    model = onnx.load(info.value.path())
+    onnx.checker.check_model(model, full_check=True)
+    leaky = model.graph.node[1]
+    assert leaky.name == "act"
+    assert onnx.helper.get_attribute_value(leaky.attribute[0]) == pytest.approx(0.2)
+    head = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert head.graph.node[1].name == "/features/act1/LeakyRelu"
+    assert {p.key: p.value for p in head.metadata_props}["branch"] == "b"
+
+
+def test_stale_edit_from_a_new_form_reloads_and_retries(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    other = page.request.post(f"{server}/api/models/{summary['id']}/edits", data={
+        "base": 0, "ops": [{"op": "set_metadata", "key": "elsewhere", "value": "1"}]})
+    assert other.status == 200, other.text()
+
+    panel = page.locator("#sidebar")
+    form = panel.locator(".ed-rename-node")
+    form.locator("input[name=name]").fill("act")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "changed elsewhere" in error.text_content() and "revision 1" in error.text_content()
+    assert page.locator("#model-revision").text_content() == "rev 1"  # the page caught up
+    form.locator("button[type=submit]").click()  # the typed name is still there: try again
+    wait_revision(page, 2)
+    model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert model.graph.node[1].name == "act"
+    assert {p.key: p.value for p in model.metadata_props}["elsewhere"] == "1"

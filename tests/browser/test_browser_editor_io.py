@@ -1,0 +1,91 @@
+"""Editing the graph's inputs and outputs in their panel: type and shape (a dynamic batch dim),
+renaming, removing an output."""
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto as T
+
+from .browser_models import tiny_cnn
+from .browser_pages import open_model, upload, wait_revision
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def downloaded(page, server: str, model_id: str) -> onnx.ModelProto:
+    response = page.request.get(f"{server}/api/models/{model_id}/download")
+    assert response.ok, response.text()
+    model = onnx.load_from_string(response.body())
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def dims(value: onnx.ValueInfoProto) -> list:
+    return [d.dim_param if d.HasField("dim_param") else d.dim_value if d.HasField("dim_value") else None
+            for d in value.type.tensor_type.shape.dim]
+
+
+def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(omit_value_info=("c1", "r1", "p1", "g1", "f1", "logits")), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+
+    # the graph input: make its batch dim dynamic
+    page.click("#graph [data-io=input]")
+    assert panel.locator(".panel-kicker").text_content() == "Graph input"
+    form = panel.locator("#io-edit form")
+    assert form.locator("select[name=dtype]").input_value() == "FLOAT"
+    assert [form.locator(f"input[name=dim-{i}]").input_value() for i in range(4)] == ["1", "3", "32", "32"]
+    form.locator("input[name=dim-0]").fill("batch")
+    page.screenshot(path=str(artifacts / "editor-io-panel.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator("#io-edit input[name=dim-0]").input_value() == "batch"
+    assert "input=input" in page.url  # the input stays selected
+
+    # the output too, with an unknown dim and a dim removed then added back
+    page.click("#graph [data-io=output]")
+    form = panel.locator("#io-edit form")
+    form.locator("input[name=dim-0]").fill("batch")
+    form.locator("[data-dim='1'] .ed-dim-remove").click()
+    assert form.locator("input[name=dim-1]").count() == 0
+    form.locator(".ed-dim-add").click()
+    form.locator("input[name=dim-1]").fill("")  # unknown
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 2)
+
+    # a shape the server refuses: its words next to the form
+    form = panel.locator("#io-edit form")
+    form.locator("input[name=dim-1]").fill("-3")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "dim 1" in error.text_content()
+    assert page.locator("#model-revision").text_content() == "rev 2"
+
+    # rename the input everywhere; the panel follows the new name
+    page.click("#graph [data-io=input]")
+    rename = panel.locator(".ed-rename-tensor")
+    rename.locator("input[name=to]").fill("image")
+    rename.locator("button[type=submit]").click()
+    wait_revision(page, 3)
+    assert panel.locator(".panel-title").text_content() == "image"
+    assert "input=image" in page.url
+
+    # make the Gemm's output a graph output, then remove it again from its own panel
+    page.click("#graph [data-node-id=n6]")
+    panel.locator(".ed-add-output[data-tensor=logits] button").click()
+    wait_revision(page, 4)
+    page.click("#graph [data-io=output][data-name=logits]")
+    panel.locator(".ed-remove-output button[type=submit]").click()
+    wait_revision(page, 5)
+    assert page.locator("#graph [data-io=output]").count() == 1
+    assert panel.locator(".panel-title").text_content() == "logits"  # now a plain tensor
+
+    model = downloaded(page, server, summary["id"])
+    x = model.graph.input[0]
+    assert x.name == "image" and x.type.tensor_type.elem_type == T.FLOAT
+    assert dims(x) == ["batch", 3, 32, 32]
+    assert list(model.graph.node[0].input) == ["image", "conv1.weight", "conv1.bias"]
+    assert [o.name for o in model.graph.output] == ["probs"]
+    assert dims(model.graph.output[0]) == ["batch", None]

@@ -1,0 +1,173 @@
+"""Editing the whole model from the model panel: fields, graph metadata, graph inputs, opset
+conversion, shape inference, clean-up, subgraph extraction, download layouts."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from .browser_models import tiny_cnn
+from .browser_pages import open_model, upload, wait_revision
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def downloaded(page, server: str, model_id: str, query: str = "") -> onnx.ModelProto:
+    response = page.request.get(f"{server}/api/models/{model_id}/download{query}")
+    assert response.ok, response.text()
+    model = onnx.load_from_string(response.body())
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def with_dead_parts() -> onnx.ModelProto:
+    """x -> Relu -> y, plus a dead Neg node and an unused initializer."""
+    x = h.make_tensor_value_info("x", T.FLOAT, [4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [4])
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="relu"), h.make_node("Neg", ["x"], ["dead"], name="neg")]
+    unused = nh.from_array(np.arange(4, dtype=np.float32), "unused_w")
+    graph = h.make_graph(nodes, "g", [x], [y], [unused], value_info=[h.make_tensor_value_info("dead", T.FLOAT, [4])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_model_fields_metadata_inputs_and_downloads(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+
+    # the model fields, saved as one revision
+    panel.locator(".ed-fields-toggle").click()
+    form = panel.locator("#model-fields")
+    assert form.locator("input[name=producer_name]").input_value() == "onnx-studio-tests"
+    form.locator("input[name=producer_name]").fill("studio")
+    form.locator("input[name=model_version]").fill("7")
+    form.locator("textarea[name=doc_string]").fill("# Tiny CNN\nEdited in the browser.")
+    page.screenshot(path=str(artifacts / "editor-model-fields.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    panel.locator(".model-doc h1").wait_for()
+
+    # a model_version that is not a number: said inline, nothing sent
+    panel.locator(".ed-fields-toggle").click()
+    form = panel.locator("#model-fields")
+    form.locator("input[name=model_version]").fill("seven")
+    form.locator("button[type=submit]").click()
+    assert "whole number" in form.locator(".field-error").text_content()
+
+    # main graph metadata (target "")
+    panel.locator(".ed-graph-meta-toggle").click()
+    panel.locator("#graph-metadata-edit-add input[name=key]").fill("graph_key")
+    panel.locator("#graph-metadata-edit-add input[name=value]").fill("graph value")
+    panel.locator("#graph-metadata-edit-add button[type=submit]").click()
+    wait_revision(page, 2)
+    assert panel.locator(".graph-metadata [data-key=graph_key]").count() == 1
+
+    # a new graph input, with a dynamic dim
+    panel.locator(".ed-add-input-toggle").click()
+    form = panel.locator("#add-input")
+    form.locator("input[name=name]").fill("mask")
+    form.locator("select[name=dtype]").select_option("BOOL")
+    form.locator("input[name=shape]").fill("batch, 10")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 3)
+    assert panel.locator(".panel-kicker").text_content() == "Graph input"  # its panel opens
+
+    page.click("#btn-model")
+    panel.locator("#downloads").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "editor-model-panel.png"))
+    hrefs = panel.locator("#downloads a.ed-download").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert any("layout=embedded" in x for x in hrefs) and any("layout=external" in x for x in hrefs)
+
+    model = downloaded(page, server, summary["id"], "?layout=embedded")
+    assert model.producer_name == "studio"
+    assert model.producer_version == "1.0"
+    assert model.model_version == 7
+    assert model.doc_string == "# Tiny CNN\nEdited in the browser."
+    assert {p.key: p.value for p in model.graph.metadata_props} == {"graph_key": "graph value"}
+    mask = model.graph.input[1]
+    assert mask.name == "mask" and mask.type.tensor_type.elem_type == T.BOOL
+    assert [d.dim_param or d.dim_value for d in mask.type.tensor_type.shape.dim] == ["batch", 10]
+
+    # the external-data layout: a .zip holding the model (no tensor here is over 1 KiB)
+    with page.expect_download() as info:
+        panel.locator("#downloads [data-layout=external] a").click()
+    with zipfile.ZipFile(io.BytesIO(open(info.value.path(), "rb").read())) as z:
+        assert z.namelist() == ["tiny_cnn.r3.onnx"]
+        onnx.checker.check_model(onnx.load_from_string(z.read("tiny_cnn.r3.onnx")))
+
+
+def test_opset_conversion_and_shape_inference(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(omit_value_info=("p1", "g1")), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+
+    # shape inference stores what the model leaves out (p1, g1 and the Constant's output)
+    panel.locator("#model-tools [data-action=infer]").click()
+    panel.locator("#infer-shapes button[type=submit]").click()
+    wait_revision(page, 1)
+    assert "stored 3 inferred value_info entries" in panel.locator("#model-tools .callout").text_content()
+
+    # a version the converter refuses for this model: its reason, inline
+    panel.locator("#model-tools [data-action=opset]").click()
+    form = panel.locator("#convert-opset")
+    form.locator("select[name=version] option[value='1']").wait_for(state="attached")
+    form.locator("select[name=version]").select_option("1")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "not possible" in error.text_content() and "Reshape" in error.text_content()
+    assert "Assertion" not in error.text_content()
+    page.screenshot(path=str(artifacts / "editor-model-opset-refused.png"))
+    assert page.locator("#model-revision").text_content() == "rev 1"
+
+    form.locator("select[name=version]").select_option("18")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 2)
+    report = panel.locator("#model-tools .callout")
+    assert "converted from opset 17 to 18" in report.text_content()
+    page.screenshot(path=str(artifacts / "editor-model-opset.png"))
+
+    model = downloaded(page, server, summary["id"])
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 18)]
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in model.graph.value_info}
+    assert shapes["p1"] == [1, 8, 16, 16] and shapes["g1"] == [1, 8, 1, 1]
+
+
+def test_cleanup_and_extract_subgraph(page, server):
+    dead = upload(page, server, with_dead_parts(), "dead.onnx")
+    open_model(page, server, dead["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=cleanup]").click()
+    form = panel.locator("#cleanup")
+    assert form.locator("input[type=checkbox]").count() == 3
+    form.locator("input[name=value_info]").uncheck()
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert "removed 1 dead nodes, 1 unused initializers, 0 stale value_info" in panel.locator("#model-tools .callout").text_content()
+    model = downloaded(page, server, dead["id"])
+    assert [n.name for n in model.graph.node] == ["relu"]
+    assert len(model.graph.initializer) == 0
+    assert [v.name for v in model.graph.value_info] == ["dead"]  # value_info was left alone
+
+    cnn = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, cnn["id"])
+    panel.locator("#model-tools [data-action=extract]").click()
+    form = panel.locator("#extract-subgraph")
+    assert form.locator("textarea[name=inputs]").input_value() == "input"
+    assert form.locator("textarea[name=outputs]").input_value() == "probs"
+    form.locator("textarea[name=outputs]").fill("r1")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert page.locator("#graph [data-node-id]").count() == 2
+    model = downloaded(page, server, cnn["id"])
+    assert [n.op_type for n in model.graph.node] == ["Conv", "LeakyRelu"]
+    assert [o.name for o in model.graph.output] == ["r1"]
+    assert sorted(t.name for t in model.graph.initializer) == ["conv1.bias", "conv1.weight"]

@@ -1,0 +1,238 @@
+"""Editing a node through its panel: rename, attributes, metadata, delete, insert, operator, outputs.
+Each test checks the downloaded model with onnx.checker and asserts the exact change."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from .browser_models import tiny_cnn
+from .browser_pages import open_model, upload, wait_revision
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def downloaded(page, server: str, model_id: str) -> onnx.ModelProto:
+    response = page.request.get(f"{server}/api/models/{model_id}/download")
+    assert response.ok, response.text()
+    model = onnx.load_from_string(response.body())
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def node_named(model: onnx.ModelProto, name: str) -> onnx.NodeProto:
+    return next(n for n in model.graph.node if n.name == name)
+
+
+def attrs(node: onnx.NodeProto) -> dict:
+    return {a.name: h.get_attribute_value(a) for a in node.attribute}
+
+
+def identity_chain() -> onnx.ModelProto:
+    """x -> Relu -> Identity -> Sigmoid -> y"""
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
+    y = h.make_tensor_value_info("y", T.FLOAT, [2, 3])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"),
+             h.make_node("Identity", ["a"], ["b"], name="pass"),
+             h.make_node("Sigmoid", ["b"], ["y"], name="sig")]
+    model = h.make_model(h.make_graph(nodes, "chain", [x], [y]), opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_rename_attributes_and_metadata(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n0")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "Conv"
+
+    # rename the node
+    panel.locator(".ed-rename-node input[name=name]").fill("stem_conv")
+    panel.locator(".ed-rename-node button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator(".ed-rename-node input[name=name]").input_value() == "stem_conv"
+    assert page.locator("#graph [data-node-id=n0].selected").count() == 1  # still selected
+
+    # delete an attribute (strides 1 is Conv's default: the shapes stay)
+    panel.locator("[data-attr=strides] .attr-delete").click()
+    wait_revision(page, 2)
+    assert panel.locator("[data-attr=strides]").count() == 0
+
+    # add one the node doesn't set: the list offers only those
+    panel.locator(".ed-add-attr-toggle").click()
+    form = panel.locator("#add-attribute")
+    options = form.locator("select[name=name] option").all_text_contents()
+    assert any(o.startswith("dilations") for o in options)
+    assert not any(o.startswith("kernel_shape") for o in options)  # already set
+    form.locator("select[name=name]").select_option("dilations")
+    form.locator("input[name=value]").fill("1, 1")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 3)
+    assert panel.locator("[data-attr=dilations] input[name=value]").input_value() == "[1, 1]"
+
+    # an attribute the operator refuses: the server's words, inline
+    panel.locator(".ed-add-attr-toggle").click()
+    form = panel.locator("#add-attribute")
+    form.locator("select[name=name]").select_option("group")
+    form.locator("input[name=value]").fill("two")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "integer" in error.text_content()
+    assert not error.text_content().startswith("op #")
+    assert page.locator("#model-revision").text_content() == "rev 3"
+
+    # node metadata: add a key, then change it
+    meta = panel.locator("#node-metadata-section")
+    meta.locator(".ed-node-meta-toggle").click()
+    meta.locator("#node-metadata-add input[name=key]").fill("owner")
+    meta.locator("#node-metadata-add input[name=value]").fill("vision")
+    meta.locator("#node-metadata-add button[type=submit]").click()
+    wait_revision(page, 4)
+    assert meta.locator(".node-metadata [data-key=owner]").text_content() == "ownervision"
+    meta.locator(".ed-node-meta-toggle").click()  # the editor shows the full values
+    row = panel.locator("#node-metadata [data-meta-key=owner]")
+    assert row.locator("input[name=value]").input_value() == "vision"
+    row.locator("input[name=value]").fill("vision-team")
+    row.locator("button[type=submit]").click()
+    wait_revision(page, 5)
+    panel.locator("#node-edit").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "editor-node-panel.png"))
+
+    model = downloaded(page, server, summary["id"])
+    conv = model.graph.node[0]
+    assert conv.name == "stem_conv"
+    assert attrs(conv) == {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "dilations": [1, 1]}
+    assert {p.key: p.value for p in conv.metadata_props} == {"owner": "vision-team"}
+    assert [n.name for n in model.graph.node][1:] == [n.name for n in tiny_cnn().graph.node][1:]
+
+
+def test_delete_identity_with_reconnect(page, server, artifacts):
+    summary = upload(page, server, identity_chain(), "chain.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "Identity"
+    panel.locator("#node-edit [data-action=delete]").click()
+    form = panel.locator(".ed-delete-node")
+    assert form.locator("input[name=reconnect]").is_checked()  # a one-output node: reconnect by default
+    assert "its first input feeds its readers" in form.text_content()
+    page.screenshot(path=str(artifacts / "editor-node-delete.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert page.locator("#graph [data-node-id]").count() == 2
+    assert page.locator("#btn-model.active").count() == 1  # the deleted node's panel is gone
+
+    model = downloaded(page, server, summary["id"])
+    assert [n.op_type for n in model.graph.node] == ["Relu", "Sigmoid"]
+    assert list(model.graph.node[1].input) == ["a"]
+    assert [o.name for o in model.graph.output] == ["y"]
+
+
+def test_insert_node_after_and_before(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "LeakyRelu"
+
+    # after: a Relu on LeakyRelu's output, for all its readers
+    panel.locator("#node-edit [data-action=insert-after]").click()
+    form = panel.locator(".ed-insert-after")
+    form.locator("input[name=op_type]").fill("Relu")
+    form.locator("input[name=name]").fill("extra_relu")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator(".panel-title").text_content() == "Relu"  # the new node is selected
+    assert "node=n2" in page.url
+
+    # before: a LeakyRelu with alpha on Softmax's input (now n8), feeding only the Softmax
+    page.click("#graph [data-node-id=n8]")
+    assert panel.locator(".panel-title").text_content() == "Softmax"
+    panel.locator("#node-edit [data-action=insert-before]").click()
+    form = panel.locator(".ed-insert-before")
+    assert form.locator("select[name=tensor]").input_value() == "logits"
+    form.locator("input[name=op_type]").fill("LeakyRelu")
+    form.locator("input[data-attr-name=alpha]").wait_for()  # the operator's attributes appear
+    form.locator("input[data-attr-name=alpha]").fill("0.2")
+    page.screenshot(path=str(artifacts / "editor-node-insert.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 2)
+    assert panel.locator(".panel-title").text_content() == "LeakyRelu"
+
+    model = downloaded(page, server, summary["id"])
+    ops = [n.op_type for n in model.graph.node]
+    assert ops == ["Conv", "LeakyRelu", "Relu", "MaxPool", "GlobalAveragePool", "Constant", "Reshape", "Gemm", "LeakyRelu", "Softmax"]
+    relu = node_named(model, "extra_relu")
+    assert list(relu.input) == [model.graph.node[1].output[0]] and list(relu.output) == ["r1"]
+    assert list(node_named(model, "pool1").input) == ["r1"]
+    before = model.graph.node[8]
+    assert list(before.input) == ["logits"] and attrs(before) == {"alpha": pytest.approx(0.2)}
+    assert list(node_named(model, "softmax").input) == list(before.output)
+
+
+def test_change_operator_and_add_graph_output(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+
+    # LeakyRelu -> Relu: Relu has no alpha, the server refuses and says so next to the form
+    panel.locator("#node-edit [data-action=change-op]").click()
+    form = panel.locator(".ed-change-op")
+    form.locator("input[name=op_type]").fill("Relu")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "alpha" in error.text_content()
+    page.screenshot(path=str(artifacts / "editor-node-change-op-refused.png"))
+    assert page.locator("#model-revision").text_content() == "rev 0"
+
+    # Softmax -> LogSoftmax fits (same inputs, outputs and attribute axis)
+    page.click("#graph [data-node-id=n7]")
+    panel.locator("#node-edit [data-action=change-op]").click()
+    form = panel.locator(".ed-change-op")
+    form.locator("input[name=op_type]").fill("LogSoftmax")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator(".panel-title").text_content() == "LogSoftmax"
+
+    # make GlobalAveragePool's output a graph output
+    page.click("#graph [data-node-id=n3]")
+    panel.locator(".ed-add-output[data-tensor=g1] button").click()
+    wait_revision(page, 2)
+    assert panel.locator(".ed-is-output").count() == 1
+    assert page.locator("#graph [data-io=output]").count() == 2
+
+    model = downloaded(page, server, summary["id"])
+    assert model.graph.node[7].op_type == "LogSoftmax"
+    assert [o.name for o in model.graph.output] == ["probs", "g1"]
+    assert [d.dim_value for d in model.graph.output[1].type.tensor_type.shape.dim] == [1, 8, 1, 1]
+
+
+def test_tensor_attribute_from_json_and_npy(page, server, tmp_path):
+    y = h.make_tensor_value_info("y", T.FLOAT, [3])
+    const = h.make_node("Constant", [], ["y"], name="c", value=onnx.numpy_helper.from_array(np.array([1, 2, 3], np.float32)))
+    model = h.make_model(h.make_graph([const], "g", [], [y]), opset_imports=[h.make_opsetid("", 17)])
+    summary = upload(page, server, model, "const.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n0")
+    row = page.locator("#sidebar [data-attr=value]")
+
+    # JSON, prefilled with the current values
+    row.locator(".attr-replace").click()
+    area = row.locator("textarea[name=values]")
+    page.wait_for_function("el => el.value.length > 0", arg=area.element_handle())
+    assert area.input_value() == "[1, 2, 3]"
+    area.fill("[4, 5.5, 6]")
+    row.locator(".ed-json-form button[type=submit]").click()
+    wait_revision(page, 1)
+    got = onnx.numpy_helper.to_array(downloaded(page, server, summary["id"]).graph.node[0].attribute[0].t)
+    np.testing.assert_array_equal(got, np.array([4, 5.5, 6], np.float32))
+
+    # an .npy of float64: converted to the attribute's FLOAT
+    np.save(tmp_path / "v.npy", np.array([7.0, 8.0, 9.0]))
+    row.locator(".attr-replace").click()
+    row.locator("input[type=file]").set_input_files(str(tmp_path / "v.npy"))
+    row.locator(".ed-npy button[type=submit]").click()
+    wait_revision(page, 2)
+    got = onnx.numpy_helper.to_array(downloaded(page, server, summary["id"]).graph.node[0].attribute[0].t)
+    assert got.dtype == np.float32 and got.tolist() == [7, 8, 9]

@@ -1,0 +1,500 @@
+"""The graph at scale (issue 5): name-scope groups, expand/collapse in place, expand-all, long
+fan-out edges drawn as references, search and deep links into collapsed groups, subgraphs and
+back, export. Models are built in the test (scale_models.py); timing limits here are loose on
+purpose — bench/bench_models.py measures."""
+from __future__ import annotations
+
+import re
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from .browser_models import if_model, tiny_cnn
+from .browser_pages import open_model, upload, wait_ready
+from .scale_models import bert_like, llama_like
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+# grouping.js LIMITS, mirrored by `overview` below
+MIN_GROUP_NODES = 2
+SMALL_GRAPH = 1000
+OVERVIEW_BUDGET = 120
+OVERVIEW_LEVEL = 12
+OVERVIEW_MAX = 1000
+
+
+class Group:
+    def __init__(self, gid: str):
+        self.id = gid
+        self.groups: list[Group] = []
+        self.nodes: list[str] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.nodes) + sum(g.count for g in self.groups)
+
+    @property
+    def children(self) -> int:
+        return len(self.nodes) + len(self.groups)
+
+
+def group_tree(graph: dict) -> Group:
+    """The group tree the page builds from the graph JSON's node scopes: single-node groups
+    dissolved, a group holding just one group replaced by it, the root opening a lone group."""
+    root = Group("")
+    index: dict[tuple, Group] = {}
+    for n in graph["nodes"]:
+        g = root
+        for s in n.get("scope") or []:
+            key = (g.id, s)
+            if key not in index:
+                index[key] = Group(s)
+                g.groups.append(index[key])
+            g = index[key]
+        g.nodes.append(n["id"])
+
+    def tidy(g: Group) -> None:
+        groups = []
+        for c in g.groups:
+            tidy(c)
+            while not c.nodes and len(c.groups) == 1:
+                c = c.groups[0]
+            if c.count < MIN_GROUP_NODES:
+                g.nodes.extend(c.nodes)
+                groups.extend(c.groups)
+            else:
+                groups.append(c)
+        g.groups = groups
+
+    tidy(root)
+    while len(root.groups) == 1 and not root.nodes:
+        only = root.groups[0]
+        root.groups, root.nodes = only.groups, only.nodes
+    return root
+
+
+def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
+    """(collapsed group ids, expanded group ids, node ids) the page opens with."""
+    root = group_tree(graph)
+    every = []
+
+    def walk(g):
+        for c in g.groups:
+            every.append(c)
+            walk(c)
+
+    walk(root)
+    expanded = {""}
+    if root.count <= SMALL_GRAPH:
+        expanded |= {g.id for g in every}
+    else:
+        visible = root.children + len([i for i in graph["inputs"]]) + len(graph["outputs"])
+        while True:
+            frontier = []
+
+            def front(g):
+                for c in g.groups:
+                    (front(c) if c.id in expanded else frontier.append(c))
+
+            front(root)
+            if not frontier:
+                break
+            all_ = visible - len(frontier) + sum(c.children for c in frontier)
+            if all_ <= OVERVIEW_BUDGET and len(frontier) <= OVERVIEW_LEVEL:
+                expanded |= {c.id for c in frontier}
+                visible = all_
+                continue
+            big = max(frontier, key=lambda c: c.count)
+            on_screen = sum(c.count for c in frontier)
+            if big.count >= 0.6 * on_screen and visible - 1 + big.children <= OVERVIEW_MAX:
+                expanded.add(big.id)
+                visible += big.children - 1
+                continue
+            break
+    collapsed, frames, nodes = set(), set(), set()
+
+    def draw(g):
+        nodes.update(g.nodes)
+        for c in g.groups:
+            if c.id in expanded:
+                frames.add(c.id)
+                draw(c)
+            else:
+                collapsed.add(c.id)
+
+    draw(root)
+    return collapsed, frames, nodes
+
+
+def find_group(graph: dict, gid: str) -> Group:
+    stack = [group_tree(graph)]
+    while stack:
+        g = stack.pop()
+        if g.id == gid:
+            return g
+        stack.extend(g.groups)
+    raise KeyError(gid)
+
+
+def attr_list(page, selector: str, attr: str) -> list[str]:
+    return page.locator(selector).evaluate_all(f"els => els.map(e => e.getAttribute('{attr}'))")
+
+
+def drawn(page) -> tuple[set[str], set[str], set[str]]:
+    return (set(attr_list(page, "#graph [data-group-id][data-collapsed=true]", "data-group-id")),
+            set(attr_list(page, "#graph [data-group-id][data-collapsed=false]", "data-group-id")),
+            set(attr_list(page, "#graph [data-node-id]", "data-node-id")))
+
+
+def graph_json(page, server, model_id) -> dict:
+    return page.request.get(f"{server}/api/models/{model_id}/graph").json()
+
+
+def wait_settled(page, timeout=120_000):
+    page.wait_for_function("document.querySelector('#graph').dataset.state === 'ready'", timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def deep_llama():
+    model = llama_like(320)
+    assert len(model.graph.node) >= 30_000
+    return model
+
+
+def test_deep_model_opens_collapsed_and_groups_expand_in_place(page, server, deep_llama):
+    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+    graph = graph_json(page, server, summary["id"])  # (also warms the server's cache)
+    want_collapsed, want_frames, want_nodes = overview(graph)
+    started = time.monotonic()
+    open_model(page, server, summary["id"])
+    elapsed = time.monotonic() - started
+    assert elapsed < 60, f"first view took {elapsed:.1f}s"
+    collapsed, frames, nodes = drawn(page)
+    assert collapsed == want_collapsed
+    assert frames == want_frames
+    assert nodes == want_nodes
+    assert {f"/model/layers.{i}" for i in range(320)} <= collapsed
+    assert len(collapsed) + len(nodes) < 400  # an overview, not 30,000 boxes
+    # the layer boxes say what they hold
+    layer = page.locator("#graph [data-group-id='/model/layers.5']")
+    assert "layers.5" in layer.text_content()
+    assert "ops" in layer.text_content()
+
+    # expand one layer in place: its direct nodes and its four sub-groups appear
+    before = layer.bounding_box()
+    layer.dblclick()
+    wait_settled(page)
+    frame = page.locator("#graph [data-group-id='/model/layers.5'][data-collapsed=false]")
+    assert frame.count() == 1
+    sub = set(attr_list(page, "#graph [data-group-id^='/model/layers.5/'][data-collapsed=true]", "data-group-id"))
+    assert sub == {f"/model/layers.5/{s}" for s in ("input_layernorm", "self_attn", "post_attention_layernorm", "mlp")}
+    layer5 = set(find_group(graph, "/model/layers.5").nodes)
+    assert len(layer5) == 2  # the two residual Adds
+    collapsed2, _, nodes2 = drawn(page)
+    assert nodes2 == nodes | layer5
+    assert collapsed2 == (collapsed - {"/model/layers.5"}) | sub
+    # in place: the frame starts where the box was
+    after = page.locator("#graph [data-group-id='/model/layers.5'] .frame-body").bounding_box()
+    assert abs(after["x"] - before["x"]) < 2 and abs(after["y"] - before["y"]) < 2
+
+    # one level deeper
+    page.locator("#graph [data-group-id='/model/layers.5/self_attn']").dblclick()
+    wait_settled(page)
+    attn = set(find_group(graph, "/model/layers.5/self_attn").nodes)
+    attn_groups = set(attr_list(page, "#graph [data-group-id^='/model/layers.5/self_attn/'][data-collapsed=true]", "data-group-id"))
+    _, _, nodes3 = drawn(page)
+    assert nodes3 - nodes2 == attn
+    assert len(attn) > 30 and attn_groups == set()  # q/k/v/o_proj are single MatMuls: no groups of their own
+    # edges entering the expanded group stay drawn, as paths into its nodes
+    assert page.locator("#graph path.edge[data-to='/model/layers.5']").count() == 0
+    assert page.locator("#graph path.edge[data-from='/model/layers.4']").count() >= 1
+
+    # collapse it back with the − control on the frame's tab
+    page.locator("#graph [data-frame='/model/layers.5'] [data-toggle]").click()
+    wait_settled(page)
+    assert drawn(page) == (collapsed, frames, nodes)
+
+
+def test_long_fan_out_edges_are_references(page, server, deep_llama):
+    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+    open_model(page, server, summary["id"])
+    # the mask, rotary tables and shared scale feed all 320 layers: no 320 long lines, but
+    # a reference in each layer box and a count at the producer
+    layer = page.locator("#graph [data-group-id='/model/layers.200']")
+    refs = layer.locator("[data-ref-kind=in]").all_text_contents()
+    assert refs and all(t.startswith("↳") for t in refs)
+    assert page.locator("#graph [data-ref-kind=out]").count() >= 3
+    outs = " ".join(page.locator("#graph [data-ref-kind=out]").all_text_contents())
+    assert "320 uses" in outs
+    assert page.locator("#graph path.edge").count() < 1000
+    # a reference jumps to its producer
+    ref = layer.locator("[data-ref-kind=in]").first
+    tensor = ref.get_attribute("data-ref-tensor")
+    ref.click()
+    wait_settled(page)
+    graph = graph_json(page, server, summary["id"])
+    producer = next(n["id"] for n in graph["nodes"] if tensor in n["outputs"])
+    page.wait_for_selector(f"#graph [data-node-id='{producer}'].selected")
+    assert f"node={producer}" in page.url
+
+
+def test_search_and_deep_link_expand_the_groups_holding_a_node(page, server, deep_llama):
+    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+    open_model(page, server, summary["id"])
+    graph = graph_json(page, server, summary["id"])
+    target = next(n for n in graph["nodes"] if n["name"] == "/model/layers.17/self_attn/Softmax")
+    assert page.locator(f"#graph [data-node-id='{target['id']}']").count() == 0
+
+    page.locator("#graph").click(position={"x": 5, "y": 300})
+    page.keyboard.press("/")
+    search = page.locator("#search-input")
+    assert search.is_visible() and search.evaluate("e => e === document.activeElement")
+    search.fill("layers.17/self_attn/Softmax")
+    page.wait_for_selector("#search-results .search-result")
+    first = page.locator("#search-results .search-result").first
+    assert first.get_attribute("data-result") == target["id"]
+    assert "layers.17 › self_attn" in first.text_content()
+    search.press("Enter")
+    page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{target['id']}'].selected")
+    assert page.locator("#graph [data-group-id='/model/layers.17'][data-collapsed=false]").count() == 1
+    assert page.locator("#graph [data-group-id='/model/layers.17/self_attn'][data-collapsed=false]").count() == 1
+    assert f"node={target['id']}" in page.url
+    assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
+    # the box is on screen
+    box = page.locator(f"#graph [data-node-id='{target['id']}']").bounding_box()
+    area = page.locator("#graph").bounding_box()
+    assert area["x"] <= box["x"] <= area["x"] + area["width"] and area["y"] <= box["y"] <= area["y"] + area["height"]
+    page.keyboard.press("Escape")
+    assert page.locator("#graph-search").is_hidden()
+
+    # search by op type and by attribute value
+    page.keyboard.press("Control+f")
+    search.fill("op:Softmax")
+    page.wait_for_function("document.getElementById('search-status').textContent.startsWith('320 found')")
+    search.fill("perm")  # no node is named so; attribute names alone do not match
+    page.wait_for_function("document.getElementById('search-status').textContent === 'Nothing found.'")
+    search.fill("attr:perm")
+    page.wait_for_function("document.getElementById('search-status').textContent.includes('found')")
+    page.keyboard.press("Escape")
+
+    # a deep link to a node inside collapsed groups opens them
+    deep = next(n for n in graph["nodes"] if n["name"] == "/model/layers.250/mlp/act_fn/Sigmoid")
+    page.goto(f"{server}/models/{summary['id']}#path=&node={deep['id']}")
+    wait_ready(page, 60_000)
+    page.wait_for_selector(f"#graph [data-node-id='{deep['id']}'].selected")
+    for g in ("/model/layers.250", "/model/layers.250/mlp", "/model/layers.250/mlp/act_fn"):
+        assert page.locator(f"#graph [data-group-id='{g}'][data-collapsed=false]").count() == 1
+    assert page.locator("#sidebar .panel-title").text_content() == "Sigmoid"
+
+
+def test_dynamo_style_scopes_from_metadata(page, server):
+    model = llama_like(40, dynamo=True)
+    assert model.graph.node[200].name.startswith("node_")
+    summary = upload(page, server, model, "llama_dynamo.onnx")
+    graph = graph_json(page, server, summary["id"])
+    open_model(page, server, summary["id"])
+    want_collapsed, want_frames, want_nodes = overview(graph)
+    assert drawn(page) == (want_collapsed, want_frames, want_nodes)
+    assert {f"model.layers.{i}" for i in range(40)} <= want_collapsed
+    page.locator("#graph [data-group-id='model.layers.3']").dblclick()
+    wait_settled(page)
+    assert page.locator("#graph [data-group-id='model.layers.3.self_attn'][data-collapsed=true]").count() == 1
+    assert "self_attn" in page.locator("#graph [data-group-id='model.layers.3.self_attn']").text_content()
+
+
+def test_expand_all_draws_every_node_then_collapse_all(page, server):
+    model = llama_like(53)
+    assert 5000 <= len(model.graph.node) <= 5200
+    summary = upload(page, server, model, "llama_5k.onnx")
+    graph = graph_json(page, server, summary["id"])
+    open_model(page, server, summary["id"])
+    overview_view = drawn(page)
+    assert overview_view == overview(graph)
+    started = time.monotonic()
+    page.click("#expand-all")
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=120_000)
+    elapsed = time.monotonic() - started
+    assert elapsed < 60, f"expand-all took {elapsed:.1f}s"
+    ids = attr_list(page, "#graph [data-node-id]", "data-node-id")
+    assert len(ids) == len(graph["nodes"])
+    assert set(ids) == {n["id"] for n in graph["nodes"]}
+    assert page.locator("#graph [data-group-id][data-collapsed=true]").count() == 0
+    # too many boxes for one SVG element each: the canvas draws them
+    assert page.get_attribute("#graph", "data-renderer") == "canvas"
+    # a click on the canvas selects the node under the pointer
+    page.click("#btn-fit")
+    canvas = page.locator("#graph canvas.graph-canvas")
+    assert canvas.is_visible()
+
+    page.click("#collapse-all")
+    wait_settled(page)
+    assert page.get_attribute("#graph", "data-expanded") is None
+    assert drawn(page) == overview_view
+    assert page.get_attribute("#graph", "data-renderer") == "svg"
+
+
+def test_canvas_drawing_selects_and_follows_clicks(page, server):
+    model = llama_like(53)
+    summary = upload(page, server, model, "llama_5k.onnx")
+    graph = graph_json(page, server, summary["id"])
+    open_model(page, server, summary["id"])
+    page.click("#expand-all")
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=120_000)
+    assert page.get_attribute("#graph", "data-renderer") == "canvas"
+    target = next(n for n in graph["nodes"] if n["name"] == "/model/layers.30/self_attn/Softmax")
+    # a link selects it and brings it to the middle of the window
+    page.evaluate("id => { location.hash = `#path=&node=${encodeURIComponent(id)}`; }", target["id"])
+    page.wait_for_function("document.querySelector('#sidebar .panel-title')?.textContent === 'Softmax'")
+    page.keyboard.press("Escape")
+    page.wait_for_function("!location.hash.includes('node=')")
+    # a click on the canvas where it is drawn selects it again (the canvas's own hit test)
+    area = page.locator("#graph").bounding_box()
+    page.mouse.click(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+    page.wait_for_function("id => location.hash.includes(`node=${encodeURIComponent(id)}`)", arg=target["id"])
+    assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
+    # dragging pans, the wheel zooms
+    page.mouse.move(area["x"] + 100, area["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(area["x"] + 300, area["y"] + 260, steps=5)
+    page.mouse.up()
+    t = page.get_attribute("#graph svg > g.viewport", "transform")
+    assert re.fullmatch(r"translate\([-\d.]+,[-\d.]+\) scale\([\d.]+\)", t)
+
+
+def test_subgraph_and_back_with_the_keyboard(page, server):
+    summary = upload(page, server, if_model(), "if.onnx")
+    open_model(page, server, summary["id"], "#path=n1%2Fthen_branch")
+    assert attr_list(page, "#graph [data-node-id]", "data-node-id") == ["n1/then_branch/n0"]
+    page.locator("#graph").click(position={"x": 5, "y": 300})
+    page.keyboard.press("Backspace")
+    page.wait_for_selector("#graph[data-state=ready] [data-node-id=n0]")
+    assert sorted(attr_list(page, "#graph [data-node-id]", "data-node-id")) == ["n0", "n1"]
+    assert "then_branch" not in page.url
+    # Alt+Left too; on the main graph it does not leave the page
+    page.goto(f"{server}/models/{summary['id']}#path=n1%2Felse_branch")
+    wait_ready(page)
+    page.locator("#graph").click(position={"x": 5, "y": 300})
+    page.keyboard.press("Alt+ArrowLeft")
+    page.wait_for_selector("#graph[data-state=ready] [data-node-id=n0]")
+    page.keyboard.press("Alt+ArrowLeft")
+    page.wait_for_timeout(300)
+    assert f"/models/{summary['id']}" in page.url
+
+
+def test_trace_upstream_and_downstream(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#graph [data-node-id=n5]")  # Reshape
+    page.keyboard.press("t")
+    up = set(attr_list(page, "#graph .trace-up", "data-box"))
+    down = set(attr_list(page, "#graph .trace-down", "data-box"))
+    assert {"n0", "n1", "n2", "n3", "n4", "input:input"} <= up
+    assert down == {"n6", "n7", "output:probs"}
+    assert page.locator("#graph .edge.traced").count() >= 7
+    assert page.get_attribute("#btn-trace", "aria-pressed") == "true"
+    page.keyboard.press("Escape")
+    assert page.locator("#graph .trace-up").count() == 0
+
+
+def test_names_and_key_attributes_on_demand(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    conv = page.locator("#graph [data-node-id=n0]")
+    assert "/features/conv1/Conv" in conv.locator(".t-name").all_text_contents()
+    assert conv.locator(".t-attr").count() == 0
+    page.click("#btn-attrs")
+    wait_settled(page)
+    attrs = " ".join(page.locator("#graph [data-node-id=n0] .t-attr").all_text_contents())
+    assert "k=3×3" in attrs and "s=1×1" in attrs and "p=1" in attrs
+    assert "alpha=0.1" in page.locator("#graph [data-node-id=n1] .t-attr").text_content()
+    page.click("#btn-names")
+    wait_settled(page)
+    assert page.locator("#graph [data-node-id=n0] .t-name").count() == 0
+    assert page.get_attribute("#btn-names", "aria-pressed") == "false"
+    assert "Conv" in page.locator("#graph [data-node-id=n0] .t-op").text_content()
+
+
+def test_follow_a_tensor_to_its_consumers(page, server, deep_llama):
+    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+    graph = graph_json(page, server, summary["id"])
+    open_model(page, server, summary["id"])
+    mask = next(n for n in graph["nodes"] if n["name"] == "/model/Reshape_mask")["outputs"][0]
+    readers = [n["id"] for n in graph["nodes"] if mask in n["inputs"]]
+    assert len(readers) == 320
+    page.evaluate("t => { location.hash = `#path=&tensor=${encodeURIComponent(t)}`; }", mask)
+    bar = page.locator("#tensor-bar")
+    bar.wait_for()
+    assert mask in bar.text_content() and "320 consumers" in bar.text_content()
+    # the producer and the (collapsed) layers reading it are outlined
+    assert page.locator("#graph .tensor-end").count() >= 320
+    bar.locator(".tb-next").click()
+    page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{readers[0]}'].tensor-end")
+    assert "1 / 320" in bar.text_content()
+    bar.locator(".tb-next").click()
+    page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{readers[1]}'].tensor-end")
+    # the window moved there; the minimap shows where that is
+    assert page.locator("#minimap").is_visible()
+    box = page.locator(f"#graph [data-node-id='{readers[1]}']").bounding_box()
+    area = page.locator("#graph").bounding_box()
+    assert area["x"] <= box["x"] + box["width"] / 2 <= area["x"] + area["width"]
+    # a click on the minimap moves the window
+    before = page.get_attribute("#graph svg > g.viewport", "transform")
+    mm = page.locator("#minimap").bounding_box()
+    page.mouse.click(mm["x"] + mm["width"] / 2, mm["y"] + mm["height"] / 2)
+    assert page.get_attribute("#graph svg > g.viewport", "transform") != before
+
+
+def test_export_svg_and_png(page, server, tmp_path):
+    model = bert_like(24)
+    summary = upload(page, server, model, "bert_like.onnx")
+    open_model(page, server, summary["id"])
+    labels = page.locator("#graph [data-node-id] .t-op").all_text_contents()
+    groups = page.locator("#graph [data-group-id][data-collapsed=true] .t-group").all_text_contents()
+    assert labels and groups
+    with page.expect_download() as info:
+        page.click("#btn-export-svg")
+    path = tmp_path / "view.svg"
+    info.value.save_as(path)
+    assert info.value.suggested_filename == "bert_like.svg"
+    root = ET.parse(path).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg"
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    for label in labels + groups:
+        assert label in texts
+    ids = {g.get("data-node-id") for g in root.iter(f"{ns}g") if g.get("data-node-id")}
+    assert ids == set(attr_list(page, "#graph [data-node-id]", "data-node-id"))
+    with page.expect_download() as info:
+        page.click("#btn-export-png")
+    png = tmp_path / "view.png"
+    info.value.save_as(png)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_screenshots_small_and_grouped(page, server, artifacts):
+    small = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, small["id"])
+    page.screenshot(path=str(artifacts / "scale-small-cnn.png"))
+
+    bert = upload(page, server, bert_like(24), "bert_like.onnx")
+    open_model(page, server, bert["id"])
+    assert page.locator("#graph [data-group-id='/bert/encoder/layer.3'][data-collapsed=true]").count() == 1
+    page.screenshot(path=str(artifacts / "scale-bert-collapsed.png"))
+    page.locator("#graph [data-group-id='/bert/encoder/layer.3']").dblclick()
+    wait_settled(page)
+    page.locator("#graph [data-group-id='/bert/encoder/layer.3/attention']").dblclick()
+    wait_settled(page)
+    page.locator("#graph [data-group-id='/bert/encoder/layer.3/attention/self']").dblclick()
+    wait_settled(page)
+    page.keyboard.press("f")
+    page.screenshot(path=str(artifacts / "scale-bert-expanded-fit.png"))
+    softmax = page.locator("#graph [data-node-id]", has=page.locator(".t-op", has_text="Softmax"))
+    softmax.click()
+    page.wait_for_selector("#graph [data-node-id].selected")
+    page.keyboard.press("/")
+    page.locator("#search-input").fill("layer.3/attention/self/Softmax")
+    page.locator("#search-input").press("Enter")
+    page.keyboard.press("Escape")
+    page.screenshot(path=str(artifacts / "scale-bert-expanded.png"))
