@@ -238,3 +238,7 @@ export async function uploadBlob(file) {
   if (!response.ok) throw errorFrom(response.status, text, response.statusText);
   return parseJSON(text);
 }
+
+export function getValidation(id) {
+  return request("GET", `/api/models/${enc(id)}/validation`);
+}

@@ -81,10 +81,16 @@ function renderToolbar() {
     const v = s.validation || {};
     const fullOk = !v.full || v.full.ok;
     validity.hidden = false;
-    validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
-    validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;
-    validity.title = !v.ok ? v.message || "" : fullOk ? "onnx.checker accepts this model"
-      : "onnx.checker accepts this model; the full check (with strict shape inference) does not — see the model panel";
+    if (v.pending) {  // big models are checked in the background; watchValidation fills this in
+      validity.textContent = "checking…";
+      validity.className = "badge badge-kind";
+      validity.title = "onnx.checker and shape inference are running in the background";
+    } else {
+      validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
+      validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;
+      validity.title = !v.ok ? v.message || "" : fullOk ? "onnx.checker accepts this model"
+        : "onnx.checker accepts this model; the full check (with strict shape inference) does not — see the model panel";
+    }
   }
   buttons.undo.disabled = state.busy || !s.can_undo;
   buttons.redo.disabled = state.busy || !s.can_redo;
@@ -276,6 +282,7 @@ function showGraphError(err, path) {
 
 async function refreshAfter(summary, options = {}) {
   state.summary = summary || await api.getSummary(state.modelId);
+  watchValidation();
   renderToolbar();
   await loadGraph(state.path, { fit: false, ...options });
 }
@@ -378,6 +385,7 @@ async function start() {
   setGraphState("loading", "Loading model…");
   try {
     state.summary = await api.getSummary(state.modelId);
+    watchValidation();
   } catch (err) {
     $("model-name").textContent = err.status === 404 ? "Model not found" : "Error";
     clear(sidebar);
@@ -421,3 +429,18 @@ async function showDataFile(summary) {
 
 initGraphTools({ view, graphEl, state, select, selectBox, loadGraph });
 start();
+
+
+// A big model's summary arrives before its checks finish: wait for them, then redraw the badge
+// and the model panel (once per summary that says "pending").
+function watchValidation() {
+  const s = state.summary;
+  if (!s || !s.validation || !s.validation.pending || s.validationWatched) return;
+  s.validationWatched = true;
+  api.getValidation(state.modelId).then((v) => {
+    if (state.summary !== s) return;
+    s.validation = v;
+    renderToolbar();
+    renderSidebar();
+  }).catch(() => {});
+}

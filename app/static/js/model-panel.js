@@ -23,6 +23,12 @@ function check(ok, title, detail, message) {
 }
 
 function validationSection(v, ctx) {
+  if (v.pending) {
+    return el("section", { class: "panel-section validation", id: "validation", "data-pending": "true" },
+      el("h3", {}, "Validation"),
+      check(null, "onnx.checker", "checking in the background…"),
+      check(null, "Full check", "checking in the background…"));
+  }
   const full = v.full;
   const errors = v.inference_errors || [];
   const same = full && !full.ok && full.message === v.message;
