@@ -19,6 +19,7 @@ export const LIMITS = {
   overviewBudget: 120,  // the overview expands a whole level while it stays under this many boxes
   overviewLevel: 12,    // ...and the level has at most this many groups (more: repeated blocks)
   overviewMax: 1000,    // ...and a dominant group while under this many
+  partsBudget: 2000,    // parts of a graph without scopes open while under this many boxes
 };
 
 function makeGroup(id, parent, scope) {
@@ -38,7 +39,7 @@ function childOrder(h, child) {
  */
 export function buildHierarchy(model, limits = LIMITS) {
   const root = makeGroup("", null, "");
-  const h = { root, groups: new Map([["", root]]), parentOf: new Map(), boxOrder: new Map(), limits };
+  const h = { root, groups: new Map([["", root]]), parentOf: new Map(), boxOrder: new Map(), limits, model };
   const byKey = new Map(); // parent id + "\n" + scope -> group
   const taken = new Set([""]);
   let index = 0;
@@ -181,31 +182,94 @@ function sortChildren(h, g) {
   g.children.sort((a, b) => childOrder(h, a) - childOrder(h, b));
 }
 
+/**
+ * Where to cut `list` (children in graph order) into runs of about partSize: where the fewest
+ * tensors cross (between the blocks of a network, rarely inside one). Returns run starts.
+ */
+function cutPoints(h, list) {
+  const n = list.length;
+  const pos = new Map(); // node box id -> position of the child holding it
+  const mark = (c, i) => {
+    if (c.box) pos.set(c.box, i);
+    else for (const cc of c.group.children) mark(cc, i);
+  };
+  list.forEach(mark);
+  const spans = new Map(); // tensor -> [producer's position, farthest consumer's]
+  for (const e of h.model.edges) {
+    const a = pos.get(e.from);
+    const b = pos.get(e.to);
+    if (a === undefined || b === undefined || b <= a) continue;
+    const cur = spans.get(e.tensor);
+    if (!cur) spans.set(e.tensor, [a, b]); else if (b > cur[1]) cur[1] = b;
+  }
+  const diff = new Int32Array(n + 2);
+  for (const [a, b] of spans.values()) { diff[a + 1] += 1; diff[b + 1] -= 1; } // crosses cuts a+1..b
+  const cross = new Int32Array(n + 1);
+  let run = 0;
+  for (let i = 0; i <= n; i += 1) { run += diff[i]; cross[i] = run; }
+  const { partSize, maxChildren } = h.limits;
+  const min = Math.ceil(partSize / 2);
+  const max = Math.min(maxChildren, Math.floor(partSize * 1.5));
+  const starts = [0];
+  let start = 0;
+  while (n - start > max) {
+    let best = -1;
+    for (let i = start + min; i <= Math.min(n - 1, start + max); i += 1) {
+      const better = best < 0 || cross[i] < cross[best]
+        || (cross[i] === cross[best] && Math.abs(i - start - partSize) < Math.abs(best - start - partSize));
+      if (better) best = i;
+    }
+    starts.push(best);
+    start = best;
+  }
+  return starts;
+}
+
 /** Cut groups with too many children into parts of consecutive children. */
 function split(h, g) {
   for (const c of g.children) if (c.group) split(h, c.group);
-  const { maxChildren, partSize } = h.limits;
+  const { maxChildren } = h.limits;
   if (g.children.length <= maxChildren) return;
   // the graph's inputs/outputs stay on the root level itself
   const fixed = g.children.filter((c) => c.box && h.boxOrder.get(c.box) < 0);
   const tail = g.children.filter((c) => c.box && h.boxOrder.get(c.box) === Number.MAX_SAFE_INTEGER);
-  let rest = g.children.filter((c) => !fixed.includes(c) && !tail.includes(c));
+  const edge = new Set([...fixed, ...tail]);
+  let rest = g.children.filter((c) => !edge.has(c));
+  // a node reading only initializers (a weight's Constant, ConstantOfShape, Identity) goes with
+  // its first reader: exporters often put all of them first, which would make parts of nothing else
+  const key = new Map();
+  for (const c of rest) {
+    let k = childOrder(h, c);
+    const node = c.box && h.model.boxes.get(c.box).node;
+    if (node && (node.inputs || []).every((t) => !t || (h.model.initializers.has(t) && !h.model.producer.has(t)))) {
+      let reader = Infinity;
+      for (const out of node.outputs || []) {
+        for (const r of h.model.consumers.get(out) || []) {
+          const o = h.boxOrder.get(r);
+          if (o >= 0 && o < reader) reader = o;
+        }
+      }
+      if (reader < Infinity) k = reader - 0.5;
+    }
+    key.set(c, k);
+  }
+  rest.sort((a, b) => key.get(a) - key.get(b));
   let level = 0;
   while (rest.length > maxChildren) {
     level += 1;
     const parts = [];
-    for (let i = 0; i < rest.length; i += partSize) {
-      const slice = rest.slice(i, i + partSize);
-      const k = parts.length + 1;
-      const id = `${g.id}~${level > 1 ? `${level}.` : ""}${k}`;
+    const starts = cutPoints(h, rest);
+    starts.forEach((from, k) => {
+      const slice = rest.slice(from, k + 1 < starts.length ? starts[k + 1] : rest.length);
+      const id = `${g.id}~${level > 1 ? `${level}.` : ""}${k + 1}`;
       const part = makeGroup(id, g, "");
-      part.part = k;
+      part.part = k + 1;
       part.children = slice;
       for (const c of slice) if (c.group) c.group.parent = part;
       part.nodeCount = slice.reduce((n, c) => n + (c.group ? c.group.nodeCount : 1), 0);
       part.first = Math.min(...slice.map((c) => childOrder(h, c)));
       parts.push({ group: part });
-    }
+    });
     rest = parts;
   }
   g.children = fixed.concat(rest, tail);
@@ -290,6 +354,12 @@ export function overviewExpanded(h, limits = h.limits) {
     if (!frontier.length) break;
     const all = visible - frontier.length + frontier.reduce((n, g) => n + g.children.length, 0);
     if (all <= limits.overviewBudget && frontier.length <= limits.overviewLevel) {
+      for (const g of frontier) expanded.add(g.id);
+      visible = all;
+      continue;
+    }
+    // parts are a cut for the layout's sake, not structure: show what they hold
+    if (frontier.every((g) => g.part) && all <= limits.partsBudget) {
       for (const g of frontier) expanded.add(g.id);
       visible = all;
       continue;

@@ -14,7 +14,7 @@ import { edgePath } from "./edge-path.js";
 
 export { edgePath };
 
-export const SVG_LIMIT = 1500;
+export const SVG_LIMIT = 2500;
 const MIN_SCALE = 0.005;
 const MAX_SCALE = 4;
 const DRAG_THRESHOLD = 4;

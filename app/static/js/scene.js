@@ -130,7 +130,19 @@ export function planScene(model, h, expanded, options = {}) {
     outs.forEach((k, i) => idx.set(k, ins.length + L.items.length + i));
     const n = ins.length + L.items.length + outs.length;
     const es = live.map((le) => ({ f: idx.get(le.from), t: idx.get(le.to), tensor: le.tensor, candidate: le.to[0] !== "o", port: le.from[0] === "i" }));
-    const refs = chooseReferences(n, es, ranksOf(n, es));
+    // lengths as the layout will make them (levelInput: ports on the top/bottom rank)
+    const first = ins.length;
+    const itemEdges = es.filter((e) => e.f >= first && e.t >= first && e.f < first + L.items.length && e.t < first + L.items.length)
+      .map((e) => ({ f: e.f - first, t: e.t - first }));
+    const rank = ranksOf(L.items.length, itemEdges);
+    let maxRank = 0;
+    for (const r of rank) if (r > maxRank) maxRank = r;
+    for (const e of es) {
+      if (e.port) e.span = Math.max(1, rank[e.t - first]);
+      else if (!e.candidate) e.span = Math.max(1, maxRank - rank[e.f - first] + 1);
+      else e.span = Math.abs(rank[e.t - first] - rank[e.f - first]);
+    }
+    const refs = chooseReferences(n, es);
     for (const i of refs) {
       live[i].ref = true;
       for (const u of live[i].users) visible[u].ref = true;
@@ -153,14 +165,18 @@ export function planScene(model, h, expanded, options = {}) {
     // a producer whose uses all became references would float free in the layout (dagre puts
     // loose parts at the bottom): an unseen edge keeps it next to its first consumer
     L.anchors = [];
-    const anchored = new Set();
+    const anchored = new Set(); // producers (and item pairs) already held in place
+    for (const le of L.edges) {
+      if (le.from[0] !== "i" && le.to[0] !== "o" && le.users.some((u) => !visible[u].ref)) {
+        anchored.add(le.from);
+        anchored.add(`${le.from}\u0000${le.to}`);
+      }
+    }
     for (const le of L.edges) {
       if (le.users.some((u) => !visible[u].ref) || le.from[0] === "i" || le.to[0] === "o") continue;
-      const k = `${le.from}\u0000${le.tensor}`;
-      if (!anchored.has(k)) {
-        anchored.add(k);
-        L.anchors.push([le.from, le.to]);
-      }
+      if (anchored.has(le.from)) continue; // it has lines of its own
+      anchored.add(le.from);
+      L.anchors.push([le.from, le.to]);
     }
     L.edges = L.edges.filter((le) => (le.live = le.users.some((u) => !visible[u].ref)));
     for (const le of L.edges) {
@@ -261,18 +277,36 @@ function levelInput(plan, L, sizes) {
   }
   const itemIdx = new Map(L.items.map((it, i) => [it.key, i]));
   const ends = L.edges.map((le) => ({ f: le.from[0] === "i" ? -1 : itemIdx.get(le.from), t: le.to[0] === "o" ? -1 : itemIdx.get(le.to) }));
-  for (const le of L.edges) {
-    if (L.labelled && le.edge && le.from[0] !== "i" && le.to[0] !== "o") {
+  // the tensors between a group and another item run as one line ("3 tensors"): a dense net
+  // cut into parts has hundreds of them, and dagre gives each its own label and route
+  const leader = new Int32Array(L.edges.length);
+  const bundle = new Int32Array(L.edges.length);
+  const pairs = new Map();
+  L.edges.forEach((le, j) => {
+    leader[j] = j;
+    if (le.from[0] === "i" || le.to[0] === "o" || (le.from[0] !== "g" && le.to[0] !== "g")) return;
+    const k = `${le.from}\u0000${le.to}`;
+    const first = pairs.get(k);
+    if (first === undefined) pairs.set(k, j); else leader[j] = first;
+  });
+  for (let j = 0; j < leader.length; j += 1) bundle[leader[j]] += 1;
+  L.leader = leader;
+  L.edges.forEach((le, j) => {
+    le.label = "";
+    le.labelWidth = 0;
+    le.labelHeight = 0;
+    if (!L.labelled || leader[j] !== j || le.from[0] === "i" || le.to[0] === "o") return;
+    if (bundle[j] > 1) {
+      le.label = `${bundle[j]} tensors`;
+      le.labelWidth = Math.ceil(plan.model.measure(le.label, FONTS.edge)) + 6;
+      le.labelHeight = METRICS.edgeLabelHeight;
+    } else if (le.edge) {
       edgeLabelSize(plan.model, le.edge);
       le.label = le.edge.label;
       le.labelWidth = le.edge.labelWidth;
       le.labelHeight = le.edge.labelHeight;
-    } else {
-      le.label = "";
-      le.labelWidth = 0;
-      le.labelHeight = 0;
     }
-  }
+  });
 
   // chains of groups: one dagre node each, folded into columns here
   const chainOf = new Map(); // item index -> {chain, pos}
@@ -315,6 +349,10 @@ function levelInput(plan, L, sizes) {
     const cf = fi >= 0 && chainOf.get(fi);
     const ct = ti >= 0 && chainOf.get(ti);
     if (cf && ct && cf.chain === ct.chain) return; // a link inside a chain
+    if (leader[j] !== j) { // one line for the bundle
+      edgeMap[j] = edgeMap[leader[j]];
+      return;
+    }
     let minlen = 1;
     if (fi < 0) minlen = Math.max(1, rank[ti]);
     else if (ti < 0) minlen = Math.max(1, maxRank - rank[fi] + 1);
@@ -435,6 +473,10 @@ export function composeScene(plan, results) {
       const d = input.edgeMap[j];
       le.lx = undefined;
       le.ly = undefined;
+      if (L.leader[j] !== j) { // a bundle's member: the leader's line (the leader comes first)
+        le.points = L.edges[L.leader[j]].points.map((p) => p.slice());
+        return;
+      }
       if (d < 0) { // a link inside a chain
         const fi = itemIdx.get(le.from);
         const c = L.chainOf.get(fi);
