@@ -46,3 +46,13 @@ def tensor_cells(view) -> list[str]:
 
 def first_flat_index(view) -> int:
     return int(view.locator(".tp-cell").first.get_attribute("data-flat"))
+
+
+def downloaded(page, server: str, model_id: str, query: str = "") -> onnx.ModelProto:
+    """The current revision as downloaded (`query`: e.g. "?layout=embedded"), parsed and passing
+    the full check."""
+    response = page.request.get(f"{server}/api/models/{model_id}/download{query}")
+    assert response.ok, response.text()
+    model = onnx.load_from_string(response.body())
+    onnx.checker.check_model(model, full_check=True)
+    return model

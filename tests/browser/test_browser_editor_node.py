@@ -9,17 +9,9 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from .browser_models import tiny_cnn
-from .browser_pages import open_model, upload, wait_revision
+from .browser_pages import downloaded, open_model, upload, wait_revision
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
-
-def downloaded(page, server: str, model_id: str) -> onnx.ModelProto:
-    response = page.request.get(f"{server}/api/models/{model_id}/download")
-    assert response.ok, response.text()
-    model = onnx.load_from_string(response.body())
-    onnx.checker.check_model(model, full_check=True)
-    return model
 
 
 def node_named(model: onnx.ModelProto, name: str) -> onnx.NodeProto:
