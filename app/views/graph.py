@@ -1,18 +1,17 @@
 """Graph JSON: the nodes, inputs, outputs, initializers and value_info of one graph or function."""
 from __future__ import annotations
 
+import gc
+
 import onnx
 
 from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.address import join, node_id, resolve_graph, subgraph_path
 from ..onnx_io.inference import inferred_value_info
-from .scopes import node_scope
+from .scopes import NAME_SCOPES, NAMESPACE, ScopeTable, node_scope
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
 
-META_CHARS = 160
-BULKY_METADATA = {"pkg.torch.onnx.stack_trace", "pkg.torch.onnx.fx_node", "pkg.torch.onnx.class_hierarchy",
-                  "pkg.torch.onnx.name_scopes", "namespace"}
 
 
 def initializer_ref(graph_path: str, name: str) -> str:
@@ -23,10 +22,28 @@ def initializer_ref(graph_path: str, name: str) -> str:
 def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto | None = None) -> dict:
     """Graph JSON for the graph or function at `path`; `inferred` (the model after shape
     inference) supplies types the model itself doesn't record, as `inferred_value_info`."""
+    # builds hundreds of thousands of small containers at once on big graphs: the cyclic GC
+    # would scan them again and again (40% of the time on a 44k-node graph), and none of them
+    # can form a cycle
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return _graph_view(model, path, inferred)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | None) -> dict:
     ref = resolve_graph(model, path)
     g = ref.container
     functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
-    nodes = [_node_json(n, node_id(path, i), functions) for i, n in enumerate(g.node)]
+    scopes = ScopeTable()
+    # only a graph held by a node attribute has an enclosing scope to read from; what the main
+    # graph, a function body or a training graph reads and doesn't define is just dangling
+    nested = "/" in path
+    reads: set[str] | None = set() if nested else None
+    nodes = [_node_json(n, node_id(path, i), functions, scopes, reads) for i, n in enumerate(g.node)]
     out = {
         "path": path,
         "kind": "function" if ref.is_function else "graph",
@@ -34,8 +51,10 @@ def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto
         "doc_string": text(g.doc_string),
         "breadcrumb": ref.crumbs,
         "nodes": nodes,
-        "outer_scope": sorted(free_names(g)),
+        "scopes": scopes.scopes,
+        "outer_scope": sorted(_unbound(g, reads)) if nested else [],
     }
+    types: dict = {}
     if ref.is_function:
         out.update(
             domain=g.domain,
@@ -51,12 +70,12 @@ def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto
         )
     else:
         out.update(
-            inputs=[value_info_json(v) for v in g.input],
-            outputs=[value_info_json(v) for v in g.output],
+            inputs=[value_info_json(v, types) for v in g.input],
+            outputs=[value_info_json(v, types) for v in g.output],
             initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
             + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
-            value_info=[value_info_json(v) for v in g.value_info],
-            inferred_value_info=[value_info_json(v) for v in inferred_value_info(model, inferred, path)],
+            value_info=[value_info_json(v, types) for v in g.value_info],
+            inferred_value_info=[value_info_json(v, types) for v in inferred_value_info(model, inferred, path)],
             metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
             quantization_annotation=[{"tensor_name": a.tensor_name, "quant_parameter_tensor_names":
                                       [{"key": p.key, "value": p.value} for p in a.quant_parameter_tensor_names]}
@@ -74,39 +93,53 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
     out = _node_json(n, nid, functions)
     if n.doc_string:
         out["doc_string"] = text(n.doc_string, 1_000_000)
-    if n.metadata_props:
-        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
     return out
 
 
-def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
+def _node_json(n: onnx.NodeProto, nid: str, functions: dict, scopes: ScopeTable | None = None,
+               reads: set | None = None) -> dict:
     # hot path: runs once per node (40k+ on big models), so each proto field is read once
     attrs = n.attribute
+    inputs = list(n.input)
+    name = n.name
+    attributes = [attribute_json(a, nid) for a in attrs] if attrs else []
     out = {
         "id": nid,
-        "name": n.name,
+        "name": name,
         "op_type": n.op_type,
         "domain": n.domain,
-        "inputs": list(n.input),
+        "inputs": inputs,
         "outputs": list(n.output),
-        "attributes": [attribute_json(a, nid) for a in attrs] if attrs else [],
-        "subgraphs": _subgraph_paths(attrs, nid) if attrs else [],
+        "attributes": attributes,
+        "subgraphs": _subgraph_paths(attributes) if attributes else [],
     }
+    if reads is not None:
+        reads.update(inputs)
+        if attrs:
+            for sub in _subgraphs(attrs):
+                reads |= free_names(sub, 1)
     if n.doc_string:
         out["doc_string"] = text(n.doc_string)
     if n.overload:
         out["overload"] = n.overload
     meta = n.metadata_props
-    if meta:
-        # torch's exporter puts stack traces, FX dumps and scope strings here: tens of MB on a
-        # 40k-node graph. The graph JSON cuts long values and leaves out the bulky keys (the
-        # scope comes as "scope"); GET .../node?id= gives them all, whole
-        out["metadata_props"] = [{"key": p.key, "value": text(p.value, META_CHARS)} for p in meta
-                                 if p.key not in BULKY_METADATA]
-        out["metadata_count"] = len(meta)
-    scope = node_scope(n)
-    if scope:
-        out["scope"] = scope
+    if scopes is None:  # one node, asked for whole: every metadata entry, scope as levels
+        if meta:
+            out["metadata_props"] = [{"key": p.key, "value": p.value} for p in meta]
+        scope = node_scope(n)
+        if scope:
+            out["scope"] = scope
+    else:
+        # torch's exporter writes five entries a node (stack trace, FX dump, scope strings: tens
+        # of MB on a 40k-node graph); the graph JSON says how many there are and the node's scope,
+        # and GET .../node?id= gives them
+        if meta:
+            out["metadata_count"] = len(meta)
+            k = scopes.index(name, *_scope_values(meta, scopes))
+        else:
+            k = scopes.index(name, None, None)
+        if k is not None:
+            out["scope"] = k
     if n.device_configurations:
         out["device_configurations"] = [MessageToDict(c) for c in n.device_configurations]
     if functions:
@@ -116,13 +149,57 @@ def _node_json(n: onnx.NodeProto, nid: str, functions: dict) -> dict:
     return out
 
 
-def _subgraph_paths(attrs, nid: str) -> list[str]:
-    paths = []
+def _scope_values(meta, scopes: ScopeTable) -> tuple[str | None, str | None]:
+    """(name_scopes, namespace) metadata values of a node. Exporters write the keys in the same
+    order on every node, so the position of the last hit is tried first (a node listing the key
+    twice, which no exporter does, may get its scope from either entry)."""
+    at = scopes.hint
+    if at < len(meta):
+        p = meta[at]
+        if p.key == NAME_SCOPES:
+            value = p.value
+            if value.startswith("[") and value.endswith("]"):
+                return value, None  # well formed: namespace would not be read
+    name_scopes = namespace = None
+    for k, p in enumerate(meta):
+        key = p.key
+        if key == NAME_SCOPES and name_scopes is None:
+            name_scopes = p.value
+            scopes.hint = k
+        elif key == NAMESPACE and namespace is None:
+            namespace = p.value
+    return name_scopes, namespace
+
+
+def _subgraphs(attrs):
     for a in attrs:
         if a.type == onnx.AttributeProto.GRAPH:
-            paths.append(subgraph_path(nid, a.name))
+            yield a.g
         elif a.type == onnx.AttributeProto.GRAPHS:
-            paths.extend(subgraph_path(nid, a.name, k) for k in range(len(a.graphs)))
+            yield from a.graphs
+
+
+def _unbound(g, reads: set[str]) -> set[str]:
+    """Names read by a graph's nodes (and their subgraphs) that the graph does not define."""
+    if isinstance(g, onnx.FunctionProto):
+        defined = set(g.input)
+    else:
+        defined = {v.name for v in g.input} | {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
+    for n in g.node:
+        defined.update(n.output)
+    reads.discard("")
+    return reads - defined
+
+
+def _subgraph_paths(attributes: list[dict]) -> list[str]:
+    """Paths of a node's subgraphs, from its attributes' JSON."""
+    paths = []
+    for a in attributes:
+        kind = a["type"]
+        if kind == "GRAPH":
+            paths.append(a["value"]["path"])
+        elif kind == "GRAPHS":
+            paths.extend(v["path"] for v in a["value"])
     return paths
 
 
@@ -130,22 +207,12 @@ def free_names(g, depth: int = 0) -> set[str]:
     """Names the graph (and its nested subgraphs) read but do not define: outer-scope values."""
     if depth > 64:
         return set()
-    if isinstance(g, onnx.FunctionProto):
-        defined = set(g.input)
-    else:
-        defined = {v.name for v in g.input} | {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
     used: set[str] = set()
     for n in g.node:
         used.update(n.input)
-        defined.update(n.output)
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                used |= free_names(a.g, depth + 1)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    used |= free_names(sub, depth + 1)
-    used.discard("")
-    return used - defined
+        for sub in _subgraphs(n.attribute):
+            used |= free_names(sub, depth + 1)
+    return _unbound(g, used)
 
 
 def count_subgraphs(g, depth: int = 0) -> int:

@@ -12,9 +12,11 @@ import re
 import onnx
 
 MAX_DEPTH = 32
-
+NAME_SCOPES = "pkg.torch.onnx.name_scopes"
+NAMESPACE = "namespace"
 
 _ITEM = re.compile(r"'([^'\\]*)'")
+_PLAIN_LAST = re.compile(r" ?'[^',\\]*'\]")
 
 
 def _from_name_scopes(value: str) -> list[str] | None:
@@ -39,13 +41,58 @@ def _from_name(name: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(min(len(parts), MAX_DEPTH))]
 
 
+def scope_of(name: str, name_scopes: str | None, namespace: str | None) -> list[str]:
+    """The scope levels from a node's name and its torch metadata values (None when absent)."""
+    if name_scopes is not None:
+        levels = _from_name_scopes(name_scopes)
+        if levels is not None:
+            return levels
+    if namespace is not None:
+        return _from_namespace(namespace)
+    return _from_name(name)
+
+
 def node_scope(node: onnx.NodeProto) -> list[str]:
-    for p in node.metadata_props:
-        if p.key == "pkg.torch.onnx.name_scopes":
-            levels = _from_name_scopes(p.value)
-            if levels is not None:
-                return levels
-    for p in node.metadata_props:
-        if p.key == "namespace":
-            return _from_namespace(p.value)
-    return _from_name(node.name)
+    meta = {p.key: p.value for p in node.metadata_props if p.key in (NAME_SCOPES, NAMESPACE)}
+    return scope_of(node.name, meta.get(NAME_SCOPES), meta.get(NAMESPACE))
+
+
+class ScopeTable:
+    """Distinct scopes of one graph, numbered in order of first use: nodes of a 40k-node graph
+    share a few thousand scopes, so the graph JSON lists each once and nodes name its index.
+    Parses are cached by everything but each value's last item (the op's own name)."""
+
+    def __init__(self):
+        self.scopes: list[list[str]] = []
+        self._index: dict[tuple, int] = {}
+        # parses by kind of source, each keyed by the part of the value that decides the scope
+        self._by_scopes: dict[str, int | None] = {}
+        self._by_namespace: dict[str, int | None] = {}
+        self._by_name: dict[str, int | None] = {}
+        self.hint = 0  # where the last node kept its name_scopes entry
+
+    def index(self, name: str, name_scopes: str | None, namespace: str | None) -> int | None:
+        """The table index of a node's scope, or None when it has none."""
+        if name_scopes is not None and not (name_scopes.startswith("[") and name_scopes.endswith("]")):
+            name_scopes = None  # unreadable: the scope comes from the namespace or the name
+        if name_scopes is not None:
+            head, _, last = name_scopes.rpartition(",")
+            # only a plain last item can be ignored; anything odd is parsed whole
+            cache, key = self._by_scopes, (head if _PLAIN_LAST.fullmatch(last) else "\0" + name_scopes)
+        elif namespace is not None:
+            cache, key = self._by_namespace, namespace.rpartition("/")[0]
+        else:
+            cache, key = self._by_name, (name.rpartition("/")[0] if name.startswith("/") else "")
+        hit = cache.get(key, -1)
+        if hit != -1:
+            return hit
+        levels = scope_of(name, name_scopes, namespace)
+        found = None
+        if levels:
+            t = tuple(levels)
+            found = self._index.get(t)
+            if found is None:
+                found = self._index[t] = len(self.scopes)
+                self.scopes.append(levels)
+        cache[key] = found
+        return found

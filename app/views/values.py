@@ -65,8 +65,18 @@ def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:
     return {"kind": "unknown"}
 
 
-def value_info_json(vi: onnx.ValueInfoProto) -> dict:
-    t = type_json(vi.type) if vi.HasField("type") else {"kind": "unknown"}
+def value_info_json(vi: onnx.ValueInfoProto, types: dict | None = None) -> dict:
+    """`types` (serialized TypeProto -> its JSON) shares the work among a graph's values: a
+    40k-node graph types 25k values with a few dozen distinct types."""
+    if not vi.HasField("type"):
+        t = {"kind": "unknown"}
+    elif types is None:
+        t = type_json(vi.type)
+    else:
+        key = vi.type.SerializeToString()
+        t = types.get(key)
+        if t is None:
+            t = types[key] = type_json(vi.type)
     out = {"name": vi.name, "dtype": t.get("dtype"), "shape": t.get("shape"), "type": t}
     if vi.doc_string:
         out["doc_string"] = text(vi.doc_string)
@@ -103,15 +113,18 @@ _ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
 
 def attribute_json(attr: AttributeProto, nid: str) -> dict:
     """{"name", "type", "value"} for every AttributeProto type."""
+    # hot path: a 40k-node graph has tens of thousands of attributes
     a = AttributeProto
-    type_name = _ATTR_TYPE_NAMES.get(attr.type) or f"UNKNOWN({attr.type})"
-    out: dict = {"name": attr.name, "type": type_name}
+    t = attr.type
+    type_name = _ATTR_TYPE_NAMES.get(t) or f"UNKNOWN({t})"
+    name = attr.name
+    out: dict = {"name": name, "type": type_name}
     if attr.ref_attr_name:
         out["ref_attr_name"] = attr.ref_attr_name
     if attr.doc_string:
         out["doc_string"] = text(attr.doc_string)
-    tref = f"@{nid}#{encode_attr(attr.name)}"
-    t = attr.type
+    if t in _TENSOR_KINDS:
+        tref = f"@{nid}#{encode_attr(name)}"
     if t == a.FLOAT:
         value = json_number(attr.f)
     elif t == a.INT:
@@ -121,7 +134,7 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
     elif t == a.TENSOR:
         value = tensor_brief(attr.t, tref)
     elif t == a.GRAPH:
-        value = {"path": subgraph_path(nid, attr.name), "name": attr.g.name, "nodes": len(attr.g.node)}
+        value = {"path": subgraph_path(nid, name), "name": attr.g.name, "nodes": len(attr.g.node)}
     elif t == a.SPARSE_TENSOR:
         value = sparse_brief(attr.sparse_tensor, tref)
     elif t == a.TYPE_PROTO:
@@ -135,7 +148,7 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
     elif t == a.TENSORS:
         value = [tensor_brief(x, f"{tref}[{k}]") for k, x in enumerate(attr.tensors[:MAX_LIST_ITEMS])]
     elif t == a.GRAPHS:
-        value = [{"path": subgraph_path(nid, attr.name, k), "name": g.name, "nodes": len(g.node)}
+        value = [{"path": subgraph_path(nid, name, k), "name": g.name, "nodes": len(g.node)}
                  for k, g in enumerate(attr.graphs)]
     elif t == a.SPARSE_TENSORS:
         value = [sparse_brief(x, f"{tref}[{k}]") for k, x in enumerate(attr.sparse_tensors[:MAX_LIST_ITEMS])]
@@ -144,15 +157,17 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
     else:
         value = None
     out["value"] = value
-    count = _list_len(attr)
-    if count is not None and count > MAX_LIST_ITEMS:
-        out["truncated"] = count
+    field = _LIST_FIELDS.get(t)
+    if field:
+        count = len(getattr(attr, field))
+        if count > MAX_LIST_ITEMS:
+            out["truncated"] = count
     return out
 
 
-def _list_len(attr: AttributeProto) -> int | None:
-    field = {AttributeProto.FLOATS: "floats", AttributeProto.INTS: "ints", AttributeProto.STRINGS: "strings",
-             AttributeProto.TENSORS: "tensors", AttributeProto.SPARSE_TENSORS: "sparse_tensors",
-             AttributeProto.TYPE_PROTOS: "type_protos"}.get(attr.type)
-    return len(getattr(attr, field)) if field else None
+_TENSOR_KINDS = {AttributeProto.TENSOR, AttributeProto.SPARSE_TENSOR, AttributeProto.TENSORS,
+                 AttributeProto.SPARSE_TENSORS}
+_LIST_FIELDS = {AttributeProto.FLOATS: "floats", AttributeProto.INTS: "ints", AttributeProto.STRINGS: "strings",
+                AttributeProto.TENSORS: "tensors", AttributeProto.SPARSE_TENSORS: "sparse_tensors",
+                AttributeProto.TYPE_PROTOS: "type_protos"}
 

@@ -119,8 +119,18 @@ export function getSummary(id) {
   return request("GET", `/api/models/${enc(id)}`);
 }
 
-export function getGraph(id, path = "") {
-  return request("GET", `/api/models/${enc(id)}/graph?path=${enc(path)}`);
+export async function getGraph(id, path = "") {
+  return withScopeLevels(await request("GET", `/api/models/${enc(id)}/graph?path=${enc(path)}`));
+}
+
+/** Graph JSON names each node's scope by its index in the graph's `scopes` table: give every
+ * node its levels (one shared array per scope). */
+export function withScopeLevels(graph) {
+  const scopes = graph.scopes || [];
+  for (const node of graph.nodes || []) {
+    if (typeof node.scope === "number") node.scope = scopes[node.scope] || [];
+  }
+  return graph;
 }
 
 export function getTensor(id, ref, offset = 0, count = 100) {

@@ -93,6 +93,7 @@ export class GraphController {
     this.model = model;
     this.adjacency = null;
     this.h = buildHierarchy(model);
+    performance.mark("studio:grouped");
     if (!this.namesChosen) this.options.names = this.h.root.nodeCount <= 2000;
     if (keep && previous) {
       this.expanded = new Set([...previous].filter((id) => this.h.groups.has(id)));
@@ -134,6 +135,7 @@ export class GraphController {
     let scene;
     try {
       const plan = planScene(this.model, this.h, this.expanded, this.options);
+      performance.mark("studio:planned");
       this.lastTotal = plan.levels.size;
       this.lastDone = 0;
       const results = await layoutScene(plan, (input) => this.client.run(input), (done, total) => {
@@ -141,6 +143,7 @@ export class GraphController {
         report(done, total);
       });
       if (seq !== this.seq) return false;
+      performance.mark("studio:laid-out");
       scene = composeScene(plan, results);
       this.plan = plan;
     } finally {
@@ -152,7 +155,9 @@ export class GraphController {
       if (r) before = this.view.toScreen(r.x, r.y);
     }
     this.scene = scene;
+    performance.mark("studio:composed");
     this.view.render(scene);
+    performance.mark("studio:rendered");
     this.applyMarks();
     this.applySelection();
     this.applyTrace();

@@ -10,6 +10,7 @@
   var url = root + "/api/models/" + encodeURIComponent(workspace.dataset.modelId) + "/graph?path=" + encodeURIComponent(path);
   var text = fetch(url, { headers: { Accept: "application/json" } })
     .then(function (r) { return r.ok ? r.text() : null; })
+    .then(function (t) { if (window.performance && performance.mark) performance.mark("studio:graph-fetched"); return t; })
     .catch(function () { return null; });
   window.graphPrefetch = { path: path, text: text };
 }());

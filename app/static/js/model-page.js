@@ -221,7 +221,7 @@ async function prefetchedGraph(path) {
   window.graphPrefetch = null;
   if (!pre || pre.path !== path) return null;
   const text = await pre.text;
-  return text === null ? null : api.parseJSON(text);
+  return text === null ? null : api.withScopeLevels(api.parseJSON(text));
 }
 
 async function loadGraph(path, { fit = true, selection = state.selection, keepPanel = false } = {}) {
@@ -238,7 +238,9 @@ async function loadGraph(path, { fit = true, selection = state.selection, keepPa
     return;
   }
   if (stale()) return;
+  performance.mark("studio:graph-parsed");
   const model = buildGraphModel(graph, undefined, { lazy: true });
+  performance.mark("studio:model-built");
   state.graph = graph;
   state.path = graph.path ?? path;
   state.model = model;
@@ -264,6 +266,7 @@ async function loadGraph(path, { fit = true, selection = state.selection, keepPa
   await painted();
   if (stale()) return;
   setGraphState("ready", model.boxes.size === 0 ? "This graph is empty." : "");
+  performance.mark("studio:ready");
 }
 
 function showGraphError(err, path) {

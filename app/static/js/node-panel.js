@@ -12,7 +12,7 @@ import { metadataEditor } from "./metadata-editor.js";
 import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "./node-edit.js";
 import { schemaSection } from "./schema-panel.js";
 import { tensorRow } from "./tensor-rows.js";
-import { callout, graphLink, keyValueList, mono, propertyList, section, tag } from "./ui.js";
+import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "./ui.js";
 
 function localFunction(node, ctx) {
   if (node.function) return { path: node.function, name: node.op_type };
@@ -41,25 +41,28 @@ function flagSchema(root, flags, schema) {
 
 /**
  * The node's metadata_props, editable (set_metadata with target = the node id). The graph JSON
- * cuts long values and leaves bulky keys out, so the full node is fetched first when it has any.
+ * only counts them (torch writes kilobytes a node: stack traces, FX dumps, scopes), so the node
+ * is fetched whole when it has any.
  */
-function nodeMetadataSection(node, ctx, count) {
-  const shown = node.metadata_props || [];
-  const s = section(`Metadata (${count})`,
-    shown.length ? keyValueList(shown, { cls: "node-metadata" }) : el("p", { class: "muted" }, count ? "Only long entries: open Edit to see them." : "None."));
+function nodeMetadataSection(node, ctx, count, editing) {
+  const s = section(`Metadata (${count})`);
   s.id = "node-metadata-section";
   const opts = { target: node.id, idPrefix: "node-metadata" };
-  s.append(disclosure(count ? "Edit…" : "Add…", () => {
-    if (!count) return metadataEditor([], ctx, opts);
-    const holder = el("div", { class: "muted" }, "Loading the node's metadata…");
-    ctx.actions.loadNode(node.id).then((full) => {
-      holder.replaceWith(metadataEditor(full.metadata_props || [], ctx, opts));
-    }).catch((err) => {
-      holder.className = "field-error";
-      holder.textContent = `The node's full metadata could not be loaded: ${err.message || err}`;
-    });
-    return holder;
-  }, { cls: "ed-node-meta-toggle" }));
+  if (!count) {
+    s.append(el("p", { class: "muted" }, "None."));
+    if (editing) s.append(disclosure("Add…", () => metadataEditor([], ctx, opts), { cls: "ed-node-meta-toggle" }));
+    return s;
+  }
+  const holder = el("div", { class: "muted" }, "Loading the node's metadata…");
+  s.append(holder);
+  ctx.actions.loadNode(node.id).then((full) => {
+    const props = full.metadata_props || [];
+    holder.replaceWith(keyValueList(props, { cls: "node-metadata", formatValue: foldedValue }));
+    if (editing) s.append(disclosure("Edit…", () => metadataEditor(props, ctx, opts), { cls: "ed-node-meta-toggle" }));
+  }).catch((err) => {
+    holder.className = "field-error";
+    holder.textContent = `The node's metadata could not be loaded: ${err.message || err}`;
+  });
   return s;
 }
 
@@ -121,12 +124,8 @@ export function renderNodePanel(root, node, ctx) {
     ? el("ol", { class: "tensor-list" }, outs.map(outputRow))
     : el("p", { class: "muted" }, "This node has no outputs.")));
 
-  const count = node.metadata_count ?? (node.metadata_props || []).length;
-  if (editing) {
-    root.append(nodeMetadataSection(node, c, count));
-  } else if ((node.metadata_props || []).length) {
-    root.append(section(`Metadata (${node.metadata_props.length})`, keyValueList(node.metadata_props, { cls: "node-metadata" })));
-  }
+  const count = node.metadata_count || 0;
+  if (editing || count) root.append(nodeMetadataSection(node, c, count, editing));
   if ((node.device_configurations || []).length) {
     root.append(section("Device configuration", nodeDeviceConfigurations(node.device_configurations)));
   }

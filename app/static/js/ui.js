@@ -23,11 +23,24 @@ export function plural(n, word, many = `${word}s`) {
 }
 
 /** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
-export function keyValueList(pairs, { keyLabel = "Key", valueLabel = "Value", cls = "" } = {}) {
+export function keyValueList(pairs, { keyLabel = "Key", valueLabel = "Value", cls = "", formatValue = plainValue } = {}) {
   return el("table", { class: `kv-table ${cls}`.trim() },
     el("thead", {}, el("tr", {}, el("th", {}, keyLabel), el("th", {}, valueLabel))),
     el("tbody", {}, (pairs || []).map(({ key, value }) => el("tr", { "data-key": key },
-      el("td", { class: "mono" }, key), el("td", { class: "mono" }, value === "" ? el("span", { class: "muted" }, "(empty)") : value)))));
+      el("td", { class: "mono" }, key), el("td", { class: "mono" }, formatValue(value))))));
+}
+
+function plainValue(value) {
+  return value === "" ? el("span", { class: "muted" }, "(empty)") : value;
+}
+
+/** Long or multi-line values (torch's stack traces, FX dumps) folded to their first line. */
+export function foldedValue(value) {
+  const firstLine = String(value).split("\n", 1)[0];
+  if (value.length <= 160 && firstLine === value) return plainValue(value);
+  return el("details", { class: "value-long" },
+    el("summary", {}, firstLine.length > 100 ? `${firstLine.slice(0, 100)}…` : firstLine),
+    el("pre", { class: "value-full" }, value));
 }
 
 /** A coloured note: kind "warn" | "bad" | "ok" | "info". */
