@@ -176,17 +176,19 @@ def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) ->
 
 
 def warm_up(app, model_id: str) -> None:
-    """Build a big model's main graph JSON and inferred types in the background, so the page the
-    person is about to open finds them ready."""
+    """Build a big model's main graph JSON, checks and inferred types in the background, so the
+    page the person is about to open finds them ready."""
     import threading
 
     def run():
         with app.app_context():
             try:
                 _, revision, model = load(model_id)
-                graph_json(revision, model, "", app.config["INFER_INLINE_NODES"])
+                limit = app.config["INFER_INLINE_NODES"]
+                graph_json(revision, model, "", limit)  # without inferred types, if they take long
                 verdict(revision.blob, model)
                 inferred(revision.blob, model)
+                graph_json(revision, model, "", limit)  # with them, as the next page load asks
             except Exception:  # a warm-up failure only costs the page its head start
                 pass
 

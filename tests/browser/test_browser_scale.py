@@ -46,7 +46,7 @@ def group_tree(graph: dict) -> Group:
     index: dict[tuple, Group] = {}
     for n in graph["nodes"]:
         g = root
-        for s in n.get("scope") or []:
+        for s in graph["scopes"][n["scope"]] if "scope" in n else []:
             key = (g.id, s)
             if key not in index:
                 index[key] = Group(s)

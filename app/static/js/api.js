@@ -23,30 +23,33 @@ function reviver(key, value, context) {
 }
 
 // A reviver makes JSON.parse ~5-10x slower (a 30,000-node graph: 0.6-0.9 s instead of 0.1 s).
-// Without integer tokens of 16+ digits the plain parse is exact; with them (INT64 Slice ends),
-// those tokens are marked as strings first and turned into numbers/BigInt after the parse. A mark
-// that landed inside a JSON string always breaks the parse (it closes the string and leaves a
-// backslash outside one): then the reviver does the whole text.
-const LONG_INTEGER = /(?<=^|[:,[\s])-?\d{16,}(?=$|[,\]}\s])/;
-const LONG_INTEGERS = new RegExp(LONG_INTEGER.source, "g");
+// Without integer tokens of 16+ digits the plain parse is exact; with them (INT64 Slice ends:
+// torch exports have hundreds), those tokens are marked as strings first and turned into
+// numbers/BigInt after the parse. A mark that landed inside a JSON string always breaks the
+// parse (it closes the string and leaves a backslash outside one): then the reviver does the
+// whole text. (The token's left neighbour is matched, not looked behind: 3x faster on 16 MB.)
+const LONG_INTEGER = /\d{16}/;
+const LONG_INTEGERS = /(^|[:,[\s])(-?\d{16,})(?=$|[,\]}\s])/g;
 const MARK = "\u0000int:";
 
+function fromMark(v) {
+  const digits = v.slice(MARK.length);
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : BigInt(digits);
+}
+
 function unmark(v) {
-  if (typeof v === "string") {
-    if (v.charCodeAt(0) !== 0 || !v.startsWith(MARK)) return v;
-    const digits = v.slice(MARK.length);
-    const n = Number(digits);
-    return Number.isSafeInteger(n) ? n : BigInt(digits);
-  }
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i += 1) {
       const x = v[i];
-      if (typeof x === "string" || (x !== null && typeof x === "object")) v[i] = unmark(x);
+      if (typeof x === "object") { if (x !== null) unmark(x); }
+      else if (typeof x === "string" && x.charCodeAt(0) === 0 && x.startsWith(MARK)) v[i] = fromMark(x);
     }
-  } else if (v !== null && typeof v === "object") {
-    for (const k of Object.keys(v)) {
+  } else {
+    for (const k in v) {
       const x = v[k];
-      if (typeof x === "string" || (x !== null && typeof x === "object")) v[k] = unmark(x);
+      if (typeof x === "object") { if (x !== null) unmark(x); }
+      else if (typeof x === "string" && x.charCodeAt(0) === 0 && x.startsWith(MARK)) v[k] = fromMark(x);
     }
   }
   return v;
@@ -56,11 +59,12 @@ export function parseJSON(text) {
   if (!LONG_INTEGER.test(text)) return JSON.parse(text);
   let marked;
   try {
-    marked = JSON.parse(text.replace(LONG_INTEGERS, (m) => `"\\u0000int:${m}"`));
+    marked = JSON.parse(text.replace(LONG_INTEGERS, (m, before, digits) => `${before}"\\u0000int:${digits}"`));
   } catch {
     return JSON.parse(text, reviver);
   }
-  return unmark(marked);
+  if (typeof marked === "string") return marked.startsWith(MARK) ? fromMark(marked) : marked;
+  return marked === null || typeof marked !== "object" ? marked : unmark(marked);
 }
 
 export function toJSON(value) {

@@ -215,6 +215,14 @@ function markProblems() {
 
 // ------------------------------------------------------------------ loading a graph
 
+/** The summary model.html started fetching while the modules loaded (first load only). */
+async function prefetchedSummary() {
+  const pre = window.summaryPrefetch;
+  window.summaryPrefetch = null;
+  const text = pre ? await pre : null;
+  return text === null ? null : api.parseJSON(text);
+}
+
 /** The graph model.html started fetching while the modules loaded (first load only). */
 async function prefetchedGraph(path) {
   const pre = window.graphPrefetch;
@@ -387,7 +395,7 @@ async function start() {
   state.path = path;
   setGraphState("loading", "Loading model…");
   try {
-    state.summary = await api.getSummary(state.modelId);
+    state.summary = (await prefetchedSummary()) || await api.getSummary(state.modelId);
     watchValidation();
   } catch (err) {
     $("model-name").textContent = err.status === 404 ? "Model not found" : "Error";
