@@ -7,7 +7,9 @@ it reads the model from the store's file itself, so no model bytes cross the pro
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -19,8 +21,20 @@ def _executor() -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_exit_with_parent, initargs=(os.getpid(),))
         return _pool
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In the helper: leave when the server goes. A server stopped by a signal never shuts its
+    pool down, and the orphaned helper would hold hundreds of MB (and some CPU) forever."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _validate_file(path: str) -> dict:

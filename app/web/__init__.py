@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from urllib.parse import quote
 
-from flask import Blueprint, abort, current_app, render_template, send_from_directory
+from flask import Blueprint, abort, current_app, render_template, request, send_from_directory, url_for
 
 bp = Blueprint("web", __name__)
 
@@ -55,7 +56,9 @@ def index():
 def model_page(model_id: str):
     # The id is checked by the API when the page asks for the model; an unknown id is
     # shown as a "not found" message by the page itself.
-    return render_template("model.html", model_id=model_id, preloads=preloads("model-page.js"))
+    prefetch = {"base": f"{request.script_root}/api/models/{quote(model_id, safe='')}",
+                "modules": [url_for("static", filename=f"js/{m}") for m in preloads("model-page.js")]}
+    return render_template("model.html", model_id=model_id, preloads=preloads("model-page.js"), prefetch=prefetch)
 
 
 @bp.get("/vendor/<package>/<path:filename>")

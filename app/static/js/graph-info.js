@@ -67,10 +67,15 @@ function metadataSection(title, graph, ctx) {
 function initializerList(graph, ctx) {
   const inits = graph.initializers || [];
   if (!inits.length) return null;
-  return el("details", { class: "init-list" },
-    el("summary", {}, `${plural(inits.length, "initializer")}${inits.some((t) => t.sparse) ? ` (${inits.filter((t) => t.sparse).length} sparse)` : ""}`),
-    el("ul", { class: "link-list" }, inits.map((t) => el("li", {}, tensorNameLink(t.name, ctx, ""), " ",
+  // the list is made when first opened: a big model has thousands
+  const details = el("details", { class: "init-list" },
+    el("summary", {}, `${plural(inits.length, "initializer")}${inits.some((t) => t.sparse) ? ` (${inits.filter((t) => t.sparse).length} sparse)` : ""}`));
+  details.addEventListener("toggle", () => {
+    if (!details.open || details.querySelector("ul")) return;
+    details.append(el("ul", { class: "link-list" }, inits.map((t) => el("li", {}, tensorNameLink(t.name, ctx, ""), " ",
       el("span", { class: "tensor-type" }, formatValueType(t))))));
+  });
+  return details;
 }
 
 function graphSections(graph, ctx) {
