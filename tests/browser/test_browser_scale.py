@@ -353,10 +353,16 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     page.mouse.click(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
     page.wait_for_function("id => location.hash.includes(`node=${encodeURIComponent(id)}`)", arg=target["id"])
     assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
-    # dragging pans, the wheel zooms
+    # the pointer over it gets the tooltip the SVG drawing's <title> gives
+    tip = page.locator("#graph .graph-tip")
+    page.mouse.move(area["x"] + area["width"] / 2 + 1, area["y"] + area["height"] / 2)
+    tip.wait_for(state="visible")
+    assert tip.text_content() == "Softmax · /model/layers.30/self_attn/Softmax"
+    # dragging pans (and puts the tooltip away), the wheel zooms
     page.mouse.move(area["x"] + 100, area["y"] + 200)
     page.mouse.down()
     page.mouse.move(area["x"] + 300, area["y"] + 260, steps=5)
+    assert tip.is_hidden()
     page.mouse.up()
     t = page.get_attribute("#graph svg > g.viewport", "transform")
     assert re.fullmatch(r"translate\([-\d.]+,[-\d.]+\) scale\([\d.]+\)", t)

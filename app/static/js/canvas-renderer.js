@@ -8,6 +8,7 @@
 import { FONTS, METRICS } from "./graph-model.js";
 import { FRAME } from "./scene.js";
 import { edgeSegments } from "./edge-path.js";
+import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 
 export const CATEGORY_ORDER = ["conv", "matmul", "activation", "norm", "pool", "control", "quant", "shape", "math", "custom", "other"];
 
@@ -308,6 +309,46 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     else paintIo(ctx, b, showText, state, px);
   }
   ctx.globalAlpha = 1;
+  if (!showText && k >= FAR_LABELS_FROM) paintFarLabels(ctx, items, k, dim);
+}
+
+const FAR_LABELS_FROM = 0.14;
+const FAR_LABEL_PX = 10;
+
+/**
+ * Zoomed out past readable box text: each box's first line (op type, group name) alone, at a
+ * fixed on-screen size, where it fits in the box, so the overview still says what is where.
+ */
+function paintFarLabels(ctx, items, k, dim) {
+  const size = FAR_LABEL_PX / k;
+  ctx.textAlign = "center";
+  ctx.fillStyle = COLORS.text;
+  ctx.lineWidth = 3 / k;
+  ctx.strokeStyle = "rgba(255,255,255,0.85)";
+  ctx.lineJoin = "round";
+  for (const b of items) {
+    if (b.kind !== "node" && b.kind !== "group") continue;
+    const text = b.lines[0].text;
+    ctx.font = farFont(b.kind === "group" ? FONTS.group : FONTS.op, size);
+    if (ctx.measureText(text).width > b.w - 4 / k) continue;
+    ctx.globalAlpha = dim(b.id) ? 0.3 : 1;
+    const y = b.y + b.h / 2 + 0.36 * size;
+    ctx.strokeText(text, b.x + b.w / 2, y);
+    ctx.fillText(text, b.x + b.w / 2, y);
+  }
+  ctx.globalAlpha = 1;
+}
+
+const farFonts = new Map();
+function farFont(font, size) {
+  const key = `${font}|${size}`;
+  let f = farFonts.get(key);
+  if (!f) {
+    if (farFonts.size > 64) farFonts.clear();
+    f = font.replace(/[\d.]+px/, `${size.toFixed(2)}px`);
+    farFonts.set(key, f);
+  }
+  return f;
 }
 
 function outline(ctx, b, r, state, px, error, trace) {
@@ -480,6 +521,7 @@ export class CanvasLayer {
 
   hide() {
     this.el.hidden = true;
+    this.hideTip();
   }
 
   clearScene() {
@@ -527,20 +569,20 @@ export class CanvasLayer {
       if (b.kind === "frame") continue;
       if (x < b.x || x > b.x + b.w || y < b.y || y > b.y + b.h) continue;
       if (b.kind === "group") {
-        if (x >= b.x + b.w - 24 && y <= b.y + 22) return { kind: "toggle", id: b.id };
+        if (x >= b.x + b.w - 24 && y <= b.y + 22) return { kind: "toggle", id: b.id, item: b };
         const line = lineAt(b, y);
-        if (line && line.ref) return { kind: "ref", box: b.id, ref: line.ref };
-        return { kind: "group", id: b.id };
+        if (line && line.ref) return { kind: "ref", box: b.id, ref: line.ref, item: b };
+        return { kind: "group", id: b.id, item: b };
       }
       const line = b.kind === "node" ? lineAt(b, y) : null;
-      if (line && line.ref) return { kind: "ref", box: b.id, ref: line.ref };
-      if (line && line.tensor) return { kind: "init", box: b.id, tensor: line.tensor };
-      return { kind: "box", id: b.id };
+      if (line && line.ref) return { kind: "ref", box: b.id, ref: line.ref, item: b };
+      if (line && line.tensor) return { kind: "init", box: b.id, tensor: line.tensor, item: b };
+      return { kind: "box", id: b.id, item: b };
     }
     for (const f of near) {
       if (f.kind !== "frame") continue;
-      if (x >= f.x + 4 && x <= f.x + 30 && y >= f.y + 4 && y <= f.y + FRAME.head - 6) return { kind: "toggle", id: f.id };
-      if (x >= f.x && x <= f.x + Math.min(f.w, 320) && y >= f.y && y <= f.y + FRAME.head - 4) return { kind: "frame", id: f.id };
+      if (x >= f.x + 4 && x <= f.x + 30 && y >= f.y + 4 && y <= f.y + FRAME.head - 6) return { kind: "toggle", id: f.id, item: f };
+      if (x >= f.x && x <= f.x + Math.min(f.w, 320) && y >= f.y && y <= f.y + FRAME.head - 4) return { kind: "frame", id: f.id, item: f };
     }
     const tol = 5 / this.view.view.k;
     let best = null;
@@ -550,14 +592,51 @@ export class CanvasLayer {
         if (d < tol && (!best || d < best.d)) best = { d, e };
       }
     }
-    return best ? { kind: "edge", tensor: best.e.tensor } : null;
+    return best ? { kind: "edge", tensor: best.e.tensor, edge: best.e } : null;
   }
 
+  /** The pointer moved over the canvas: a pointer cursor and a tooltip over what it is on
+   * (what SVG's <title>s give the SVG drawing). */
   hover(e) {
     if (!this.scene) return;
     const rect = this.el.getBoundingClientRect();
     const { x, y, k } = this.view.view;
     const t = this.hit((e.clientX - rect.left - x) / k, (e.clientY - rect.top - y) / k);
     this.el.style.cursor = t ? "pointer" : "";
+    const text = t && !(e.buttons & 1) ? tooltipText(t) : "";
+    if (!text) {
+      this.hideTip();
+      return;
+    }
+    if (!this.tip) {
+      this.tip = document.createElement("div");
+      this.tip.className = "graph-tip";
+      this.tip.setAttribute("role", "tooltip");
+      this.container.append(this.tip);
+    }
+    if (this.tip.textContent !== text) this.tip.textContent = text;
+    this.tip.hidden = false;
+    // beside the pointer, kept inside the drawing area
+    const px = e.clientX - rect.left;
+    const py = e.clientY - rect.top;
+    const tw = this.tip.offsetWidth;
+    const th = this.tip.offsetHeight;
+    this.tip.style.left = `${Math.max(4, Math.min(px + 14, rect.width - tw - 4))}px`;
+    this.tip.style.top = `${py + 18 + th > rect.height ? py - th - 10 : py + 18}px`;
   }
+
+  hideTip() {
+    if (this.tip) this.tip.hidden = true;
+  }
+}
+
+function tooltipText(t) {
+  if (t.edge) return edgeTitle(t.edge);
+  const item = t.item;
+  if (!item) return "";
+  if (t.kind === "init") return `initializer ${t.tensor}`;
+  if (item.kind === "group") return groupTitle(item.group, true);
+  if (item.kind === "frame") return groupTitle(item.group, false);
+  if (item.kind === "node") return nodeTitle(item.box);
+  return ioTitle(item.lines);
 }

@@ -6,6 +6,7 @@
 //  - a canvas (canvas-renderer.js) above that: redrawn per frame, culled to the window, text
 //    only where it is readable. Its boxes are listed in a hidden element (.graph-hooks) with the
 //    same data attributes, one element per drawn box, for tests and tools.
+import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 import { clear } from "./dom.js";
 import { CATEGORY_ORDER, CanvasLayer, categoryColor } from "./canvas-renderer.js";
 import { FONTS, METRICS } from "./graph-model.js";
@@ -69,7 +70,7 @@ export function drawNodeBox(item) {
   const { headHeight } = METRICS;
   const { w, h, box } = item;
   const g = svg("g", { class: `box node cat-${box.category}`, "data-node-id": box.id, "data-box": box.id });
-  g.append(svg("title", {}, `${box.node.op_type}${box.node.name ? ` · ${box.node.name}` : ""}`));
+  g.append(svg("title", {}, nodeTitle(box)));
   g.append(svg("rect", { class: "box-body", width: w, height: h, rx: 5 }));
   const single = item.lines.length === 1;
   g.append(single
@@ -84,7 +85,7 @@ export function drawNodeBox(item) {
 export function drawIoBox(item) {
   const { w, h, box } = item;
   const g = svg("g", { class: `box io io-${box.kind}`, "data-io": box.kind, "data-box": box.id, "data-name": box.name });
-  g.append(svg("title", {}, item.lines.map((l) => l.text).join("\n")));
+  g.append(svg("title", {}, ioTitle(item.lines)));
   const r = box.kind === "outer" ? 5 : Math.min(h / 2, 16);
   g.append(svg("rect", { class: "box-body", width: w, height: h, rx: r }));
   item.lines.forEach((line, i) => {
@@ -104,7 +105,7 @@ export function drawGroupBox(item) {
   const { headHeight, stripe } = METRICS;
   const { w, h, group } = item;
   const g = svg("g", { class: "box group", "data-group-id": group.id, "data-collapsed": "true", "data-group": group.id });
-  g.append(svg("title", {}, `${group.scope || group.label} — ${group.nodeCount} ops. Double-click (or +) to expand.`));
+  g.append(svg("title", {}, groupTitle(group, true)));
   g.append(svg("rect", { class: "group-stack", x: 4, y: 4, width: w, height: h, rx: 6 }));
   g.append(svg("rect", { class: "box-body", width: w, height: h, rx: 6 }));
   g.append(svg("path", { class: "box-head group-head", d: topRounded(w, headHeight, 6) }));
@@ -132,7 +133,7 @@ function drawFrame(item) {
   });
   body.append(svg("rect", { class: "frame-body", width: w, height: h, rx: 10 }));
   const head = svg("g", { class: "frame-head", "data-frame": group.id, transform: `translate(${x.toFixed(1)},${y.toFixed(1)})` });
-  head.append(svg("title", {}, `${group.scope || group.label} — ${group.nodeCount} ops. Double-click (or −) to collapse.`));
+  head.append(svg("title", {}, groupTitle(group, false)));
   const tw = Math.min(w - 8, Math.ceil(measureTitle(item.title)) + 38);
   head.append(svg("rect", { class: "frame-tab", x: 4, y: 4, width: tw, height: FRAME.head - 10, rx: 5 }));
   const toggle = svg("g", { class: "group-toggle", "data-toggle": group.id, transform: "translate(8,7)" });
@@ -210,11 +211,14 @@ export class GraphView {
       if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
       if (!drag.moved) {
         drag.moved = true;
+        if (s === this.canvas.el) this.canvas.hideTip();
         s.setPointerCapture(e.pointerId);
         s.classList.add("panning");
       }
       this.setView(drag.vx + dx, drag.vy + dy, this.view.k);
     });
+    if (s === this.canvas.el) s.addEventListener("pointerleave", () => this.canvas.hideTip());
+    s.addEventListener("wheel", () => { if (s === this.canvas.el) this.canvas.hideTip(); }, { passive: true });
     const end = (e) => {
       if (!drag || e.pointerId !== drag.id) return;
       const wasDrag = drag.moved;
@@ -336,7 +340,7 @@ export class GraphView {
       const path = svg("path", {
         class: "edge", d: edgePath(edge.points), "marker-end": "url(#arrow)", "data-from": edge.from, "data-to": edge.to, "data-tensor": edge.tensor,
       });
-      path.append(svg("title", {}, edge.label ? `${edge.tensor}: ${edge.label}` : edge.tensor));
+      path.append(svg("title", {}, edgeTitle(edge)));
       edgeLayer.append(path);
       this.edgeEls.push({ edge, el: path });
       if (edge.label && Number.isFinite(edge.lx)) {

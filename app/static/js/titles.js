@@ -1,0 +1,18 @@
+// The one-line descriptions a pointer gets over the drawing: SVG <title>s and the canvas's
+// tooltip say the same thing.
+
+export function nodeTitle(box) {
+  return `${box.node.op_type}${box.node.name ? ` · ${box.node.name}` : ""}`;
+}
+
+export function ioTitle(lines) {
+  return lines.map((l) => l.text).join("\n");
+}
+
+export function groupTitle(group, collapsed) {
+  return `${group.scope || group.label} — ${group.nodeCount} ops. Double-click (or ${collapsed ? "+" : "−"}) to ${collapsed ? "expand" : "collapse"}.`;
+}
+
+export function edgeTitle(edge) {
+  return edge.label ? `${edge.tensor}: ${edge.label}` : edge.tensor;
+}
