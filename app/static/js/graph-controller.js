@@ -161,7 +161,7 @@ export class GraphController {
     this.applyMarks();
     this.applySelection();
     this.applyTrace();
-    if (fit) this.view.fit();
+    if (fit) this.view.fit({ readable: fit === "readable" });
     else if (before) {
       const r = this.view.rectOf(anchor);
       if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
@@ -383,7 +383,7 @@ export class GraphController {
 
   // ---------------------------------------------------------------- pass-through
 
-  fit() { this.view.fit(); }
+  fit(options) { this.view.fit(options); }
 
   reset() {
     this.seq += 1;

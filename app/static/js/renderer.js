@@ -152,6 +152,9 @@ function measureTitle(text) {
   return titleCanvas.measureText(text).width;
 }
 
+// below this zoom, box text (13 px op names) is too small to read at a glance
+const READABLE_SCALE = 0.6;
+
 export class GraphView {
   /**
    * @param {HTMLElement} container the #graph element
@@ -485,14 +488,31 @@ export class GraphView {
   }
 
   /** Scale and center the whole drawing in the window (never enlarging beyond 100%), below
-   * the drawing's toolbar. */
-  fit() {
+   * the drawing's toolbar. readable (a graph just opened): a drawing of every node too big to
+   * read whole (a ResNet is 17,000 px tall: 5% zoom) opens at a readable zoom on its top
+   * instead, where the inputs are, as wide as fits; the minimap shows the rest and Fit (f)
+   * shows it all. An overview of collapsed groups is made to be seen whole: it is fitted. */
+  fit({ readable = false } = {}) {
     const { w, h } = this.viewportSize();
     const top = this.insetTop || 0;
     const gw = Math.max(1, this.size.width);
     const gh = Math.max(1, this.size.height);
     const k = Math.max(0.0005, Math.min(1, (w - 32) / gw, (h - top - 24) / gh));
-    this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
+    const overview = this.scene && this.scene.groups.length > 0;
+    if (!readable || overview || k >= READABLE_SCALE) {
+      this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
+      return;
+    }
+    const kr = Math.min(1, Math.max(READABLE_SCALE, (w - 32) / gw));
+    let cx = gw / 2; // wider than the window: centred on the first input
+    if (gw * kr > w - 32) {
+      let first = null;
+      for (const [id, r] of this.centers) {
+        if (id.startsWith("input:") && (!first || r.y < first.y)) first = r;
+      }
+      if (first) cx = first.x + first.w / 2;
+    }
+    this.setView(w / 2 - cx * kr, top + 12, kr);
   }
 
   /** Drawn rectangle of a box or group id, or undefined. */
