@@ -45,8 +45,9 @@ class Worker1 {
 }
 
 export class LayoutClient {
-  constructor(dagreUrl, size = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2))) {
-    const url = new URL("./layout-worker.js", import.meta.url);
+  /** workerUrl: layout-worker.js (named by the page: the modules may run bundled elsewhere). */
+  constructor(dagreUrl, workerUrl, size = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2))) {
+    const url = new URL(workerUrl, window.location.href);
     url.searchParams.set("dagre", new URL(dagreUrl, window.location.href).href);
     this.url = url;
     this.size = size;

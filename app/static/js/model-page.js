@@ -27,7 +27,7 @@ const buttons = {
 
 state.modelId = document.querySelector(".workspace").dataset.modelId;
 
-const layoutClient = new LayoutClient(document.body.dataset.dagre).prewarm();
+const layoutClient = new LayoutClient(document.body.dataset.dagre, document.body.dataset.layoutWorker).prewarm();
 // the drawing: groups by name scope, layouts per group in the workers (graph-controller.js)
 const view = new GraphController(graphEl, layoutClient, {
   onSelect: (boxId) => selectBox(boxId),
