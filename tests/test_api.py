@@ -254,3 +254,26 @@ def test_npy_download(client):
     assert r.headers["X-Converted-From"] == "bfloat16"
     assert np.load(io.BytesIO(r.data)).tolist() == [1.5, -2.0]
     assert client.get(f"/api/models/{mid}/npy/ghost").status_code == 404
+
+
+def test_tiny_constant_tensors_carry_their_values(client):
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    consts = {
+        "shape": np.array([1, -1], np.int64),
+        "big": np.array([np.iinfo(np.uint64).max], np.uint64),
+        "odd": np.array([0.5, np.nan, -np.inf], np.float32),
+        "scalar": np.array(3, np.int32),
+        "many": np.arange(9, dtype=np.int64),
+    }
+    nodes = [helper.make_node("Constant", [], [k], name=k, value=numpy_helper.from_array(v, k)) for k, v in consts.items()]
+    g = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info(k, TensorProto.UNDEFINED, None) for k in consts])
+    mid = upload(client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()).get_json()["id"]
+    graph = client.get(f"/api/models/{mid}/graph").get_json()
+    value = {n["name"]: n["attributes"][0]["value"] for n in graph["nodes"]}
+    assert value["shape"]["values"] == [1, -1] and value["shape"]["shape"] == [2]
+    assert value["big"]["values"] == [2**64 - 1]
+    assert value["odd"]["values"] == [0.5, "NaN", "-Infinity"]
+    assert value["scalar"]["values"] == [3] and value["scalar"]["shape"] == []
+    assert "values" not in value["many"] and value["many"]["shape"] == [9]

@@ -95,6 +95,33 @@ def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
     return out
 
 
+FEW_VALUES = 8
+_FEW_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8,
+              onnx.TensorProto.UINT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT16, onnx.TensorProto.UINT8,
+              onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BOOL}
+
+
+def few_values(t: onnx.TensorProto) -> list | None:
+    """The values of a tiny inline numeric tensor (a Constant's [1, -1], a scalar), flat, so
+    the drawing can show them where the tensor is read; None for anything bigger or other."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > FEW_VALUES or t.data_type not in _FEW_TYPES or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        from onnx import numpy_helper
+
+        flat = numpy_helper.to_array(t).reshape(-1)
+    except Exception:  # a malformed tensor shows its shape only; the checker reports it
+        return None
+    if flat.dtype.kind == "b":
+        return [bool(x) for x in flat]
+    if flat.dtype.kind in "iu":
+        return [int(x) for x in flat]
+    return [json_number(x) for x in flat]
+
+
 def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:
     out = {"name": st.values.name, "dtype": dtype_name(st.values.data_type), "shape": list(st.dims),
            "nnz": st.values.dims[0] if st.values.dims else 0, "ref": ref, "sparse": True,
@@ -133,6 +160,9 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
         value = text(attr.s)
     elif t == a.TENSOR:
         value = tensor_brief(attr.t, tref)
+        few = few_values(attr.t)
+        if few is not None:
+            value["values"] = few
     elif t == a.GRAPH:
         value = {"path": subgraph_path(nid, name), "name": attr.g.name, "nodes": len(attr.g.node)}
     elif t == a.SPARSE_TENSOR:

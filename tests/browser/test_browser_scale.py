@@ -39,12 +39,39 @@ class Group:
         return len(self.nodes) + len(self.groups)
 
 
+def folded_constants(graph: dict) -> dict[str, str]:
+    """Constant nodes (standard domain, no inputs, one output that isn't a graph output) read
+    by other nodes -> their first reader: graph-model.js lists them inside their readers' boxes
+    (no box of their own; the first reader's line carries the node's data-node-id)."""
+    outputs = {v["name"] for v in graph["outputs"]}
+    const = {n["outputs"][0]: n["id"] for n in graph["nodes"]
+             if n["op_type"] == "Constant" and n["domain"] in ("", "ai.onnx") and not n["inputs"]
+             and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs}
+    first: dict[str, str] = {}
+    for n in graph["nodes"]:
+        for t in n["inputs"]:
+            if t in const and const[t] != n["id"]:
+                first.setdefault(const[t], n["id"])
+    return first
+
+
+def with_folded(graph: dict, ids: set[str]) -> set[str]:
+    """`ids` and the Constants whose first reader is one of them (drawn as lines of its box)."""
+    return set(ids) | {c for c, reader in folded_constants(graph).items() if reader in ids}
+
+
+def drawn_nodes(graph: dict) -> list[dict]:
+    """The nodes that get boxes."""
+    folded = folded_constants(graph)
+    return [n for n in graph["nodes"] if n["id"] not in folded]
+
+
 def group_tree(graph: dict) -> Group:
     """The group tree the page builds from the graph JSON's node scopes: single-node groups
     dissolved, a group holding just one group replaced by it, the root opening a lone group."""
     root = Group("")
     index: dict[tuple, Group] = {}
-    for n in graph["nodes"]:
+    for n in drawn_nodes(graph):
         g = root
         for s in graph["scopes"][n["scope"]] if "scope" in n else []:
             key = (g.id, s)
@@ -124,6 +151,7 @@ def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
                 collapsed.add(c.id)
 
     draw(root)
+    nodes |= {c for c, reader in folded_constants(graph).items() if reader in nodes}
     return collapsed, frames, nodes
 
 
@@ -204,7 +232,7 @@ def test_deep_model_opens_collapsed_and_groups_expand_in_place(page, server, dee
     attn = set(find_group(graph, "/model/layers.5/self_attn").nodes)
     attn_groups = set(attr_list(page, "#graph [data-group-id^='/model/layers.5/self_attn/'][data-collapsed=true]", "data-group-id"))
     _, _, nodes3 = drawn(page)
-    assert nodes3 - nodes2 == attn
+    assert nodes3 - nodes2 == with_folded(graph, attn)
     assert len(attn) > 30 and attn_groups == set()  # q/k/v/o_proj are single MatMuls: no groups of their own
     # edges entering the expanded group stay drawn, as paths into its nodes
     assert page.locator("#graph path.edge[data-to='/model/layers.5']").count() == 0
@@ -319,6 +347,10 @@ def test_expand_all_draws_every_node_then_collapse_all(page, server):
     ids = attr_list(page, "#graph [data-node-id]", "data-node-id")
     assert len(ids) == len(graph["nodes"])
     assert set(ids) == {n["id"] for n in graph["nodes"]}
+    # the Constants are drawn as lines of their readers' boxes
+    folded = folded_constants(graph)
+    assert len(folded) > 0.1 * len(graph["nodes"])
+    assert set(attr_list(page, "#graph [data-const][data-node-id]", "data-node-id")) == set(folded)
     assert page.locator("#graph [data-group-id][data-collapsed=true]").count() == 0
     # too many boxes for one SVG element each: the canvas draws them
     assert page.get_attribute("#graph", "data-renderer") == "canvas"
@@ -395,7 +427,7 @@ def test_trace_upstream_and_downstream(page, server):
     page.keyboard.press("t")
     up = set(attr_list(page, "#graph .trace-up", "data-box"))
     down = set(attr_list(page, "#graph .trace-down", "data-box"))
-    assert {"n0", "n1", "n2", "n3", "n4", "input:input"} <= up
+    assert {"n0", "n1", "n2", "n3", "input:input"} <= up  # n4, the Constant, is a line of n5's box
     assert down == {"n6", "n7", "output:probs"}
     assert page.locator("#graph .edge.traced").count() >= 7
     assert page.get_attribute("#btn-trace", "aria-pressed") == "true"
@@ -469,7 +501,7 @@ def test_export_svg_and_png(page, server, tmp_path):
     texts = [t.text for t in root.iter(f"{ns}text")]
     for label in labels + groups:
         assert label in texts
-    ids = {g.get("data-node-id") for g in root.iter(f"{ns}g") if g.get("data-node-id")}
+    ids = {g.get("data-node-id") for g in root.iter() if g.get("data-node-id")}
     assert ids == set(attr_list(page, "#graph [data-node-id]", "data-node-id"))
     with page.expect_download() as info:
         page.click("#btn-export-png")

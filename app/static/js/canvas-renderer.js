@@ -576,6 +576,7 @@ export class CanvasLayer {
       }
       const line = b.kind === "node" ? lineAt(b, y) : null;
       if (line && line.ref) return { kind: "ref", box: b.id, ref: line.ref, item: b };
+      if (line && line.node) return { kind: "box", id: line.node, item: b, line };
       if (line && line.tensor) return { kind: "init", box: b.id, tensor: line.tensor, item: b };
       return { kind: "box", id: b.id, item: b };
     }
@@ -635,6 +636,7 @@ function tooltipText(t) {
   const item = t.item;
   if (!item) return "";
   if (t.kind === "init") return `initializer ${t.tensor}`;
+  if (t.line && t.line.node) return `Constant · ${t.line.text}`;
   if (item.kind === "group") return groupTitle(item.group, true);
   if (item.kind === "frame") return groupTitle(item.group, false);
   if (item.kind === "node") return nodeTitle(item.box);

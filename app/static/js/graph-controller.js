@@ -231,8 +231,15 @@ export class GraphController {
   }
 
   /** The id drawn for a box id: itself, or "group:<id>" of the collapsed group holding it. */
+  /** The box that shows box `id`: itself, or for a folded Constant the first box listing it. */
+  shownBoxOf(id) {
+    const box = id && this.model ? this.model.boxes.get(id) : null;
+    return box && box.folded ? box.hosts[0] : id;
+  }
+
   drawnIdOf(id) {
     if (!id || !this.plan) return null;
+    id = this.shownBoxOf(id);
     if (id.startsWith("group:")) {
       const g = this.h.groups.get(id.slice(6));
       if (!g) return null;
@@ -263,7 +270,7 @@ export class GraphController {
       for (const g of groups) this.expanded.add(g.id);
       if (!(await this.redraw({}))) return;
     }
-    this.view.reveal(id);
+    this.view.reveal(this.shownBoxOf(id));
   }
 
   // ---------------------------------------------------------------- selection and marks

@@ -262,21 +262,79 @@ class NodeBox {
   }
 }
 
-function nodeBoxLines(node, { initializers, producer }) {
+function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
   const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
   if (node.name) lines.push({ text: node.name, font: "name" });
-  const inits = (node.inputs || []).filter((n) => n && initializers.has(n) && !producer.has(n));
-  for (const name of inits.slice(0, MAX_INIT_LINES)) {
-    const t = initializers.get(name);
-    const dims = formatDims(t.shape);
-    lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init", tensor: name });
+  // initializers and folded Constant nodes it reads, each once, in input order; a Constant's
+  // first reader always lists it (that line is where the page draws the Constant node)
+  const isInit = (n) => initializers.has(n) && !producer.has(n);
+  const primary = (n) => { const hosts = folded.get(producer.get(n)); return !!hosts && hosts[0] === node.id; };
+  const listed = (node.inputs || []).filter((n, i, all) => n && all.indexOf(n) === i && (isInit(n) || folded.has(producer.get(n))));
+  const shown = listed.filter((n, k) => k < MAX_INIT_LINES || primary(n));
+  for (const name of shown) {
+    if (isInit(name)) {
+      const dims = formatDims(initializers.get(name).shape);
+      lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init", tensor: name });
+    } else {
+      const constant = nodeById.get(producer.get(name));
+      lines.push({ text: `${name} ${constantText(constant)}`.trim(), font: "init", tensor: name, node: constant.id, primary: primary(name) });
+    }
   }
-  if (inits.length > MAX_INIT_LINES) lines.push({ text: `+${inits.length - MAX_INIT_LINES} more initializers`, font: "more" });
+  if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
   if (node.subgraphs && node.subgraphs.length) {
     const names = node.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
     lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub" });
   }
   return lines;
+}
+
+const STANDARD_OPS = new Set(["", "ai.onnx"]);
+
+/** Constant node id -> ids of the nodes reading its output, for each Constant (standard domain,
+ * no inputs, one output) that nodes of this graph read and that is not a graph output. */
+function foldedConstants(graph, nodes) {
+  const outputs = new Set((graph.outputs || []).map((v) => v.name));
+  const byTensor = new Map();
+  for (const node of nodes) {
+    if (node.op_type !== "Constant" || !STANDARD_OPS.has(node.domain || "") || (node.inputs || []).length) continue;
+    const outs = node.outputs || [];
+    if (outs.length !== 1 || !outs[0] || outputs.has(outs[0])) continue;
+    byTensor.set(outs[0], node.id);
+  }
+  const folded = new Map();
+  if (!byTensor.size) return folded;
+  for (const node of nodes) {
+    for (const name of node.inputs || []) {
+      const id = name && byTensor.get(name);
+      if (!id || id === node.id) continue;
+      let hosts = folded.get(id);
+      if (!hosts) folded.set(id, hosts = []);
+      if (hosts[hosts.length - 1] !== node.id) hosts.push(node.id);
+    }
+  }
+  return folded;
+}
+
+/** What a folded Constant holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩". */
+function constantText(node) {
+  const a = (node && node.attributes || [])[0];
+  if (!a) return "";
+  const v = a.value;
+  switch (a.type) {
+    case "INT": case "FLOAT": return `= ${formatNumber(v)}`;
+    case "INTS": case "FLOATS": return (v || []).length <= 6 ? `= [${(v || []).map(formatNumber).join(",")}]` : `⟨${(v || []).length}⟩`;
+    case "STRING": return `= ${JSON.stringify(truncate(v, 20))}`;
+    case "STRINGS": return `⟨${(v || []).length} strings⟩`;
+    case "TENSOR": case "SPARSE_TENSOR": {
+      if (v && Array.isArray(v.values)) {
+        const items = v.values.map(formatNumber);
+        return v.shape && v.shape.length === 0 ? `= ${items[0]}` : `= [${items.join(",")}]`;
+      }
+      const dims = v ? formatDims(v.shape) : null;
+      return dims === null ? "" : `⟨${dims || "scalar"}⟩`;
+    }
+    default: return "";
+  }
 }
 
 /**
@@ -331,9 +389,20 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     return id;
   };
 
-  const context = { initializers, producer };
+  // Constant nodes read by other nodes are listed inside their readers' boxes, as initializers
+  // are (torch exports have thousands: drawn as boxes they are most of the picture). They stay
+  // boxes of the model, marked folded, with the boxes that list them as hosts: never drawn,
+  // still selectable (their panel) and found by search, which shows a host.
+  const folded = foldedConstants(graph, nodes);
+  const context = { initializers, producer, folded, nodeById };
   for (const node of nodes) {
-    boxes.set(node.id, new NodeBox(node, context));
+    const box = new NodeBox(node, context);
+    const hosts = folded.get(node.id);
+    if (hosts) {
+      box.folded = true;
+      box.hosts = hosts;
+    }
+    boxes.set(node.id, box);
   }
 
   // Values read but produced by nothing here come from an enclosing scope.
@@ -357,7 +426,12 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     for (let i = 0; i < inputs.length; i += 1) {
       const name = inputs[i];
       if (!name || inputs.indexOf(name) !== i) continue;
-      if (producer.has(name)) addEdge(producer.get(name), node.id, name);
+      const from = producer.get(name);
+      if (from !== undefined && folded.has(from)) {
+        let list = consumers.get(name); // read, with no line drawn: the reader lists it
+        if (!list) consumers.set(name, list = []);
+        list.push(node.id);
+      } else if (from !== undefined) addEdge(from, node.id, name);
       else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
     }
   }
@@ -386,7 +460,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   }
 
   const model = {
-    path: graph.path || "", boxes, edges, nodeById, nodeIndex, types, initializers, producer, outer, consumers, measure,
+    path: graph.path || "", boxes, edges, nodeById, nodeIndex, types, initializers, producer, outer, consumers, measure, folded,
   };
   if (!lazy) {
     for (const box of boxes.values()) ensureSized(model, box);

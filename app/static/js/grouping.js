@@ -55,7 +55,7 @@ export function buildHierarchy(model, limits = LIMITS) {
   h.adopted = new Set([...scopes.keys()].filter((id) => !(model.boxes.get(id).node.scope || []).length));
   const leaves = new Map(); // scope list joined -> its innermost group (nodes of a scope are many)
   for (const box of model.boxes.values()) {
-    if (box.kind !== "node") continue;
+    if (box.kind !== "node" || box.folded) continue; // folded Constants are drawn in their readers
     const order = model.nodeIndex ? model.nodeIndex.get(box.id) : index;
     index += 1;
     h.boxOrder.set(box.id, order);
@@ -108,7 +108,7 @@ export function buildHierarchy(model, limits = LIMITS) {
  */
 function effectiveScopes(model) {
   const scopes = new Map();
-  const nodes = [...model.boxes.values()].filter((b) => b.kind === "node");
+  const nodes = [...model.boxes.values()].filter((b) => b.kind === "node" && !b.folded);
   for (let i = nodes.length - 1; i >= 0; i -= 1) {
     const box = nodes[i];
     const own = box.node.scope;
@@ -319,6 +319,8 @@ export function groupLabel(g) {
 
 /** The groups holding `boxId`, outermost first (the root left out). */
 export function ancestorsOf(h, boxId) {
+  const box = h.model && h.model.boxes.get(boxId);
+  if (box && box.folded) boxId = box.hosts[0]; // a folded Constant is where its first reader is
   const out = [];
   for (let g = h.parentOf.get(boxId); g && g.id !== ""; g = g.parent) out.push(g);
   return out.reverse();

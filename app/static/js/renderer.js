@@ -54,6 +54,11 @@ function textLine(line, x, y, cls, anchor = "start") {
     if (line.ref.from) attrs["data-ref-from"] = line.ref.from;
   }
   if (line.tensor) attrs["data-init"] = line.tensor;
+  if (line.node) {
+    // a Constant node drawn as a line of its reader's box: the first reader's line is its hook
+    attrs["data-const"] = line.node;
+    if (line.primary) attrs["data-node-id"] = line.node;
+  }
   return svg("text", attrs, line.text);
 }
 
@@ -272,6 +277,8 @@ export class GraphView {
     }
     const toggle = t.closest("[data-toggle]");
     if (toggle) return { kind: "toggle", id: toggle.getAttribute("data-toggle") };
+    const constant = t.closest("[data-const]");
+    if (constant) return { kind: "box", id: constant.getAttribute("data-const") };
     const init = t.closest("[data-init]");
     if (init && boxEl) return { kind: "init", box: boxEl.getAttribute("data-box"), tensor: init.getAttribute("data-init") };
     if (boxEl && boxEl.hasAttribute("data-box")) return { kind: "box", id: boxEl.getAttribute("data-box") };
@@ -380,6 +387,13 @@ export class GraphView {
       else el.setAttribute("data-io", item.kind);
       el.setAttribute("data-box", item.id);
       frag.append(el);
+      for (const line of item.lines) {
+        if (!line.node || !line.primary) continue;
+        const c = document.createElement("i");
+        c.setAttribute("data-node-id", line.node);
+        c.setAttribute("data-const", line.node);
+        frag.append(c);
+      }
     }
     for (const item of scene.groups) {
       const el = document.createElement("i");
