@@ -43,7 +43,8 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
     # graph, a function body or a training graph reads and doesn't define is just dangling
     nested = "/" in path
     reads: set[str] | None = set() if nested else None
-    nodes = [_node_json(n, node_id(path, i), functions, scopes, reads) for i, n in enumerate(g.node)]
+    attr_cache: dict = {}
+    nodes = [_node_json(n, node_id(path, i), functions, scopes, reads, attr_cache) for i, n in enumerate(g.node)]
     out = {
         "path": path,
         "kind": "function" if ref.is_function else "graph",
@@ -97,12 +98,17 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
 
 
 def _node_json(n: onnx.NodeProto, nid: str, functions: dict, scopes: ScopeTable | None = None,
-               reads: set | None = None) -> dict:
+               reads: set | None = None, attr_cache: dict | None = None) -> dict:
     # hot path: runs once per node (40k+ on big models), so each proto field is read once
     attrs = n.attribute
     inputs = list(n.input)
     name = n.name
-    attributes = [attribute_json(a, nid) for a in attrs] if attrs else []
+    if not attrs:
+        attributes = []
+    elif attr_cache is None:
+        attributes = [attribute_json(a, nid) for a in attrs]
+    else:
+        attributes = [_shared_attribute_json(a, nid, attr_cache) for a in attrs]
     out = {
         "id": nid,
         "name": name,
@@ -146,6 +152,22 @@ def _node_json(n: onnx.NodeProto, nid: str, functions: dict, scopes: ScopeTable 
         fn = functions.get((n.domain, n.op_type, n.overload))
         if fn:
             out["function"] = fn
+    return out
+
+
+_NODE_BOUND = {onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TENSORS,
+               onnx.AttributeProto.SPARSE_TENSORS, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS}
+
+
+def _shared_attribute_json(a: onnx.AttributeProto, nid: str, cache: dict) -> dict:
+    """One JSON object per distinct attribute of a graph (a 40k-node graph repeats a few hundred
+    axis/perm/keepdims values); tensor and graph attributes name their node, so are never shared."""
+    if a.type in _NODE_BOUND:
+        return attribute_json(a, nid)
+    key = a.SerializeToString()
+    out = cache.get(key)
+    if out is None:
+        out = cache[key] = attribute_json(a, nid)
     return out
 
 

@@ -472,7 +472,7 @@ def test_follow_a_tensor_to_its_consumers(page, server, deep_llama):
     bar.locator(".tb-next").click()
     page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{readers[1]}'].tensor-end")
     # the window moved there; the minimap shows where that is
-    assert page.locator("#minimap").is_visible()
+    page.locator("#minimap").wait_for(state="visible")
     box = page.locator(f"#graph [data-node-id='{readers[1]}']").bounding_box()
     area = page.locator("#graph").bounding_box()
     assert area["x"] <= box["x"] + box["width"] / 2 <= area["x"] + area["width"]

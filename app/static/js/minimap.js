@@ -28,9 +28,21 @@ export class Minimap {
     canvas.addEventListener("pointerup", (e) => { dragging = false; canvas.releasePointerCapture(e.pointerId); });
   }
 
-  /** A new scene: draw its miniature once. */
+  /** A new scene: its miniature is drawn once, when the browser is idle (rasterising a
+   * thousand boxes costs ~0.1 s in software: not in the way of the drawing's first frame). */
   setScene(scene) {
     this.scene = scene;
+    this.baseReady = false;
+    const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 50));
+    idle(() => {
+      if (this.scene !== scene) return;
+      this.drawBase(scene);
+      this.baseReady = true;
+      this.update();
+    }, { timeout: 1000 });
+  }
+
+  drawBase(scene) {
     const dpr = window.devicePixelRatio || 1;
     const s = Math.min((WIDTH - 8) / Math.max(1, scene.width), (HEIGHT - 8) / Math.max(1, scene.height));
     this.geometry = { s, ox: (WIDTH - scene.width * s) / 2, oy: (HEIGHT - scene.height * s) / 2 };
@@ -62,12 +74,11 @@ export class Minimap {
     this.el.height = HEIGHT * dpr;
     this.el.style.width = `${WIDTH}px`;
     this.el.style.height = `${HEIGHT}px`;
-    this.update();
   }
 
   /** The window moved: redraw its rectangle (once per frame). */
   update() {
-    if (!this.scene || this.frame) return;
+    if (!this.scene || !this.baseReady || this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       this.paint();
