@@ -40,13 +40,19 @@ class Group:
 
 
 def folded_constants(graph: dict) -> dict[str, str]:
-    """Constant nodes (standard domain, no inputs, one output that isn't a graph output) read
-    by other nodes -> their first reader: graph-model.js lists them inside their readers' boxes
-    (no box of their own; the first reader's line carries the node's data-node-id)."""
+    """Constant nodes, and Identity nodes of a weight (standard domain, one output that isn't a
+    graph output) read by other nodes -> their first reader: graph-model.js lists them inside
+    their readers' boxes (no box of their own; the first reader's line carries its data-node-id)."""
     outputs = {v["name"] for v in graph["outputs"]}
+    weights = {t["name"] for t in graph["initializers"]} - {o for n in graph["nodes"] for o in n["outputs"]}
+
+    def holds_a_value(n):
+        return n["domain"] in ("", "ai.onnx") and (
+            (n["op_type"] == "Constant" and not n["inputs"])
+            or (n["op_type"] == "Identity" and len(n["inputs"]) == 1 and n["inputs"][0] in weights))
+
     const = {n["outputs"][0]: n["id"] for n in graph["nodes"]
-             if n["op_type"] == "Constant" and n["domain"] in ("", "ai.onnx") and not n["inputs"]
-             and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs}
+             if holds_a_value(n) and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs}
     first: dict[str, str] = {}
     for n in graph["nodes"]:
         for t in n["inputs"]:

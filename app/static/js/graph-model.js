@@ -277,7 +277,7 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
       lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init", tensor: name });
     } else {
       const constant = nodeById.get(producer.get(name));
-      lines.push({ text: `${name} ${constantText(constant)}`.trim(), font: "init", tensor: name, node: constant.id, primary: primary(name) });
+      lines.push({ text: `${name} ${foldedText(constant, initializers)}`.trim(), font: "init", tensor: name, node: constant.id, primary: primary(name) });
     }
   }
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
@@ -290,13 +290,16 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
 
 const STANDARD_OPS = new Set(["", "ai.onnx"]);
 
-/** Constant node id -> ids of the nodes reading its output, for each Constant (standard domain,
- * no inputs, one output) that nodes of this graph read and that is not a graph output. */
+/** Node id -> ids of the nodes reading its output, for each node that only holds a value:
+ * a Constant, or an Identity of an initializer (torch writes one per shared weight), of the
+ * standard domain, with one output that nodes of this graph read and that is not a graph output. */
 function foldedConstants(graph, nodes) {
   const outputs = new Set((graph.outputs || []).map((v) => v.name));
+  const weights = new Set((graph.initializers || []).map((t) => t.name));
+  for (const node of nodes) for (const out of node.outputs || []) weights.delete(out);
   const byTensor = new Map();
   for (const node of nodes) {
-    if (node.op_type !== "Constant" || !STANDARD_OPS.has(node.domain || "") || (node.inputs || []).length) continue;
+    if (!isValueNode(node, weights)) continue;
     const outs = node.outputs || [];
     if (outs.length !== 1 || !outs[0] || outputs.has(outs[0])) continue;
     byTensor.set(outs[0], node.id);
@@ -315,7 +318,22 @@ function foldedConstants(graph, nodes) {
   return folded;
 }
 
-/** What a folded Constant holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩". */
+function isValueNode(node, weights) {
+  if (!STANDARD_OPS.has(node.domain || "")) return false;
+  const inputs = node.inputs || [];
+  if (node.op_type === "Constant") return inputs.length === 0;
+  return node.op_type === "Identity" && inputs.length === 1 && weights.has(inputs[0]);
+}
+
+/** What a folded node holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩". */
+function foldedText(node, initializers) {
+  if (node.op_type === "Identity") {
+    const dims = formatDims((initializers.get(node.inputs[0]) || {}).shape);
+    return dims === null ? "" : `⟨${dims}⟩`;
+  }
+  return constantText(node);
+}
+
 function constantText(node) {
   const a = (node && node.attributes || [])[0];
   if (!a) return "";
@@ -389,8 +407,9 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     return id;
   };
 
-  // Constant nodes read by other nodes are listed inside their readers' boxes, as initializers
-  // are (torch exports have thousands: drawn as boxes they are most of the picture). They stay
+  // Constant nodes (and Identity nodes of a weight) read by other nodes are listed inside their
+  // readers' boxes, as initializers are (torch exports have thousands: drawn as boxes they are
+  // most of the picture). They stay
   // boxes of the model, marked folded, with the boxes that list them as hosts: never drawn,
   // still selectable (their panel) and found by search, which shows a host.
   const folded = foldedConstants(graph, nodes);
