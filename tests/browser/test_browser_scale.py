@@ -542,3 +542,28 @@ def test_screenshots_small_and_grouped(page, server, artifacts):
     page.locator("#search-input").press("Enter")
     page.keyboard.press("Escape")
     page.screenshot(path=str(artifacts / "scale-bert-expanded.png"))
+
+
+def test_fit_on_open_and_home_shows_the_top_readable(page, server):
+    from onnx import TensorProto, helper
+
+    n = 150  # a long chain: fitted whole, its boxes are far too small to read
+    nodes = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}") for i in range(n)]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1, 8])],
+                          [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [1, 8])])
+    summary = upload(page, server, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "chain.onnx")
+    open_model(page, server, summary["id"])
+    scale = lambda: float(re.search(r"scale\(([\d.]+)\)", page.get_attribute("#graph svg > g.viewport", "transform")).group(1))
+    area = page.locator("#graph").bounding_box()
+    inside = lambda b: area["x"] <= b["x"] and b["x"] + b["width"] <= area["x"] + area["width"] + 1 \
+        and area["y"] <= b["y"] and b["y"] + b["height"] <= area["y"] + area["height"] + 1
+    assert scale() < 0.3  # fitted: the whole chain in the window
+    assert inside(page.locator("#graph [data-node-id=n0]").bounding_box())
+    assert inside(page.locator(f"#graph [data-node-id=n{n - 1}]").bounding_box())
+    page.locator("#graph").click(position={"x": 5, "y": 300})
+    page.keyboard.press("Home")
+    assert scale() >= 0.6
+    first = page.locator("#graph [data-io=input]").bounding_box()
+    assert inside(first) and first["y"] < area["y"] + area["height"] / 3  # the inputs, on top
+    page.keyboard.press("f")
+    assert scale() < 0.3

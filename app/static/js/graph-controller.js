@@ -161,7 +161,7 @@ export class GraphController {
     this.applyMarks();
     this.applySelection();
     this.applyTrace();
-    if (fit) this.view.fit({ readable: fit === "readable" });
+    if (fit) this.view.fit();
     else if (before) {
       const r = this.view.rectOf(anchor);
       if (r) this.view.anchor(r.x, r.y, before[0], before[1]);

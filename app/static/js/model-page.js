@@ -254,7 +254,7 @@ async function loadGraph(path, { fit = true, selection = state.selection, keepPa
   state.model = model;
   renderBreadcrumb(breadcrumb, graph, panelContext);
   // the layouts run in the workers while the sidebar is drawn
-  const drawing = view.show(model, { fit: fit && "readable", focus: boxIdOf(selection), keep: samePath });
+  const drawing = view.show(model, { fit, focus: boxIdOf(selection), keep: samePath });
   state.selection = selectionValid(model, selection) ? selection : null;
   if (!keepPanel) renderSidebar();
   let drawn;
@@ -267,7 +267,7 @@ async function loadGraph(path, { fit = true, selection = state.selection, keepPa
   }
   if (stale() || !drawn) return;
   markProblems();
-  if (fit) view.fit({ readable: true });
+  if (fit) view.fit();
   highlightSelection();
   if (fit && state.selection) view.reveal(boxIdOf(state.selection));
   syncHash();
@@ -386,6 +386,7 @@ document.addEventListener("keydown", (e) => {
   else if (mod && e.key.toLowerCase() === "y") { e.preventDefault(); step("redo"); }
   else if (!mod && e.key === "Escape") selectBox(null);
   else if (!mod && !e.altKey && e.key === "f") view.fit();
+  else if (!mod && !e.altKey && e.key === "Home") view.fit({ readable: true });
 });
 
 // ------------------------------------------------------------------ start

@@ -16,8 +16,9 @@ import { edgePath } from "./edge-path.js";
 export { edgePath };
 
 // Laying out and painting SVG text costs the browser ~0.5 ms a box (bert-base's first view,
-// 1,250 boxes: 0.6 s of layout, text shaping and paint) against ~20 ms for a canvas frame.
-export const SVG_LIMIT = 800;
+// 1,250 boxes: 0.6 s of layout, text shaping and paint) against ~20 ms for a canvas frame; but
+// SVG boxes are elements a tool can click (the page hooks), the canvas's hooks are not.
+export const SVG_LIMIT = 2500;
 const MIN_SCALE = 0.005;
 const MAX_SCALE = 4;
 const DRAG_THRESHOLD = 4;
@@ -504,18 +505,16 @@ export class GraphView {
   }
 
   /** Scale and center the whole drawing in the window (never enlarging beyond 100%), below
-   * the drawing's toolbar. readable (a graph just opened): a drawing of every node too big to
-   * read whole (a ResNet is 17,000 px tall: 5% zoom) opens at a readable zoom on its top
-   * instead, where the inputs are, as wide as fits; the minimap shows the rest and Fit (f)
-   * shows it all. An overview of collapsed groups is made to be seen whole: it is fitted. */
+   * the drawing's toolbar. readable (the Home key): a drawing too big to read whole (a ResNet
+   * is 17,000 px tall: 5 % zoom) shows its top instead, where the inputs are, at a readable
+   * zoom as wide as fits; the minimap shows the rest. */
   fit({ readable = false } = {}) {
     const { w, h } = this.viewportSize();
     const top = this.insetTop || 0;
     const gw = Math.max(1, this.size.width);
     const gh = Math.max(1, this.size.height);
     const k = Math.max(0.0005, Math.min(1, (w - 32) / gw, (h - top - 24) / gh));
-    const overview = this.scene && this.scene.groups.length > 0;
-    if (!readable || overview || k >= READABLE_SCALE) {
+    if (!readable || k >= READABLE_SCALE) {
       this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
       return;
     }
