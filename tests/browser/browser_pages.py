@@ -56,3 +56,11 @@ def downloaded(page, server: str, model_id: str, query: str = "") -> onnx.ModelP
     model = onnx.load_from_string(response.body())
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def replace_json(page, area, submit, was: str, now: str) -> None:
+    """A JSON values editor: wait for its prefill, check it is `was`, put `now`, submit."""
+    page.wait_for_function("el => el.value.length > 0", arg=area.element_handle())
+    assert area.input_value() == was
+    area.fill(now)
+    submit.click()

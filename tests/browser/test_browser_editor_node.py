@@ -9,7 +9,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from .browser_models import tiny_cnn
-from .browser_pages import downloaded, open_model, upload, wait_revision
+from .browser_pages import downloaded, open_model, replace_json, upload, wait_revision
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -211,11 +211,8 @@ def test_tensor_attribute_from_json_and_npy(page, server, tmp_path):
 
     # JSON, prefilled with the current values
     row.locator(".attr-replace").click()
-    area = row.locator("textarea[name=values]")
-    page.wait_for_function("el => el.value.length > 0", arg=area.element_handle())
-    assert area.input_value() == "[1, 2, 3]"
-    area.fill("[4, 5.5, 6]")
-    row.locator(".ed-json-form button[type=submit]").click()
+    replace_json(page, row.locator("textarea[name=values]"), row.locator(".ed-json-form button[type=submit]"),
+                 "[1, 2, 3]", "[4, 5.5, 6]")
     wait_revision(page, 1)
     got = onnx.numpy_helper.to_array(downloaded(page, server, summary["id"]).graph.node[0].attribute[0].t)
     np.testing.assert_array_equal(got, np.array([4, 5.5, 6], np.float32))

@@ -8,7 +8,7 @@ import pytest
 from onnx import numpy_helper as nh
 
 from .browser_models import if_model, tiny_cnn
-from .browser_pages import downloaded, open_model, upload, wait_revision
+from .browser_pages import downloaded, open_model, replace_json, upload, wait_revision
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -55,11 +55,9 @@ def test_replace_initializer_from_npy_and_json(page, server, artifacts, tmp_path
     assert page.locator("#model-revision").text_content() == "rev 1"
 
     # values as JSON, prefilled with the current ones (ten zeros)
-    area = panel.locator("#initializer-edit textarea[name=values]")
-    page.wait_for_function("el => el.value.length > 0", arg=area.element_handle())
-    assert area.input_value() == "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"
-    area.fill("[0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25]")
-    panel.locator("#initializer-edit .ed-json-form button[type=submit]").click()
+    replace_json(page, panel.locator("#initializer-edit textarea[name=values]"),
+                 panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
+                 "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]", "[0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25]")
     wait_revision(page, 2)
 
     # the spare INT64 initializer: save it as .npy, then delete it (nothing reads it)
@@ -118,11 +116,9 @@ def test_initializer_of_a_subgraph(page, server):
     summary = upload(page, server, if_model(), "if_model.onnx")
     open_model(page, server, summary["id"], "#path=n1%2Fthen_branch&tensor=one")
     panel = page.locator("#sidebar")
-    area = panel.locator("#initializer-edit textarea[name=values]")
-    page.wait_for_function("el => el.value.length > 0", arg=area.element_handle())
-    assert area.input_value() == "[[1, 1, 1],\n [1, 1, 1]]"
-    area.fill("[[1, 2, 3], [4, 5, 6]]")
-    panel.locator("#initializer-edit .ed-json-form button[type=submit]").click()
+    replace_json(page, panel.locator("#initializer-edit textarea[name=values]"),
+                 panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
+                 "[[1, 1, 1],\n [1, 1, 1]]", "[[1, 2, 3], [4, 5, 6]]")
     wait_revision(page, 1)
     assert "path=n1%2Fthen_branch" in page.url and panel.locator(".panel-title").text_content() == "one"
     result = downloaded(page, server, summary["id"])

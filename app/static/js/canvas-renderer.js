@@ -44,11 +44,14 @@ class GridIndex {
     this.stamp = 0;
   }
 
+  /** [c0, c1, r0, r1]: the columns and rows of cells a rectangle meets. */
+  span(x0, y0, x1, y1) {
+    return [Math.max(0, Math.floor(x0 / this.cell)), Math.min(this.cols - 1, Math.floor(x1 / this.cell)),
+      Math.max(0, Math.floor(y0 / this.cell)), Math.min(this.rows - 1, Math.floor(y1 / this.cell))];
+  }
+
   add(item, x0, y0, x1, y1) {
-    const c0 = Math.max(0, Math.floor(x0 / this.cell));
-    const c1 = Math.min(this.cols - 1, Math.floor(x1 / this.cell));
-    const r0 = Math.max(0, Math.floor(y0 / this.cell));
-    const r1 = Math.min(this.rows - 1, Math.floor(y1 / this.cell));
+    const [c0, c1, r0, r1] = this.span(x0, y0, x1, y1);
     for (let r = r0; r <= r1; r += 1) {
       for (let c = c0; c <= c1; c += 1) {
         const k = r * this.cols + c;
@@ -62,10 +65,7 @@ class GridIndex {
   /** Items whose cells meet the rectangle, each once, in insertion order within a cell. */
   query(x0, y0, x1, y1, out = []) {
     this.stamp += 1;
-    const c0 = Math.max(0, Math.floor(x0 / this.cell));
-    const c1 = Math.min(this.cols - 1, Math.floor(x1 / this.cell));
-    const r0 = Math.max(0, Math.floor(y0 / this.cell));
-    const r1 = Math.min(this.rows - 1, Math.floor(y1 / this.cell));
+    const [c0, c1, r0, r1] = this.span(x0, y0, x1, y1);
     for (let r = r0; r <= r1; r += 1) {
       for (let c = c0; c <= c1; c += 1) {
         const b = this.buckets.get(r * this.cols + c);
