@@ -74,6 +74,25 @@ def test_scope_table_matches_parsing_each_node(nodes):
         assert (table.scopes[k] if k is not None else []) == expected
 
 
+_keys = st.sampled_from(["pkg.torch.onnx.name_scopes", "namespace", "pkg.torch.onnx.stack_trace", "other"])
+
+
+@given(st.lists(st.tuples(st.text(alphabet="ab/.", max_size=8),
+                          st.lists(st.tuples(_keys, _torch_values()), max_size=4, unique_by=lambda kv: kv[0])),
+                max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_scope_table_reads_node_metadata_as_node_scope_does(nodes):
+    # of_node tries the key position that held name_scopes on the previous node first; nodes
+    # here list their keys in varying orders, so the guess is often wrong and must be checked
+    table = ScopeTable()
+    for name, meta in nodes:
+        n = helper.make_node("Relu", ["a"], ["b"], name=name)
+        for key, value in meta:
+            n.metadata_props.add(key=key, value=value)
+        k = table.of_node(n.name, n.metadata_props)
+        assert (table.scopes[k] if k is not None else []) == node_scope(n)
+
+
 def test_graph_json_scopes_equal_each_nodes_own(client):
     # torch-style metadata on every node, scopes shared and odd ones mixed in
     nodes = []

@@ -7,9 +7,9 @@ import onnx
 
 from google.protobuf.json_format import MessageToDict
 
-from ..onnx_io.address import join, node_id, resolve_graph, subgraph_path
+from ..onnx_io.address import join, resolve_graph
 from ..onnx_io.inference import inferred_value_info
-from .scopes import NAME_SCOPES, NAMESPACE, ScopeTable, node_scope
+from .scopes import ScopeTable, node_scope
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
 
 
@@ -43,8 +43,7 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
     # graph, a function body or a training graph reads and doesn't define is just dangling
     nested = "/" in path
     reads: set[str] | None = set() if nested else None
-    attr_cache: dict = {}
-    nodes = [_node_json(n, node_id(path, i), functions, scopes, reads, attr_cache) for i, n in enumerate(g.node)]
+    nodes = _nodes_json(g.node, path, functions, scopes, reads)
     out = {
         "path": path,
         "kind": "function" if ref.is_function else "graph",
@@ -86,111 +85,92 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
 
 
 def node_view(model: onnx.ModelProto, nid: str) -> dict:
-    """One node's JSON in full: metadata and doc_string uncut."""
+    """One node's JSON in full: every metadata entry, scope as levels, doc_string uncut."""
     from ..onnx_io.address import resolve_node
 
     _, _, n = resolve_node(model, nid)
     functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
-    out = _node_json(n, nid, functions)
+    attributes = [attribute_json(a, nid) for a in n.attribute]
+    out = {"id": nid, "name": n.name, "op_type": n.op_type, "domain": n.domain, "inputs": list(n.input),
+           "outputs": list(n.output), "attributes": attributes, "subgraphs": _subgraph_paths(attributes)}
+    if n.metadata_props:
+        out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
+    scope = node_scope(n)
+    if scope:
+        out["scope"] = scope
+    _add_rare_fields(n, out, functions)
     if n.doc_string:
         out["doc_string"] = text(n.doc_string, 1_000_000)
     return out
 
 
-def _node_json(n: onnx.NodeProto, nid: str, functions: dict, scopes: ScopeTable | None = None,
-               reads: set | None = None, attr_cache: dict | None = None) -> dict:
-    # hot path: runs once per node (40k+ on big models), so each proto field is read once
-    attrs = n.attribute
-    inputs = list(n.input)
-    name = n.name
-    if not attrs:
-        attributes = []
-    elif attr_cache is None:
-        attributes = [attribute_json(a, nid) for a in attrs]
-    else:
-        attributes = [_shared_attribute_json(a, nid, attr_cache) for a in attrs]
-    out = {
-        "id": nid,
-        "name": name,
-        "op_type": n.op_type,
-        "domain": n.domain,
-        "inputs": inputs,
-        "outputs": list(n.output),
-        "attributes": attributes,
-        "subgraphs": _subgraph_paths(attributes) if attributes else [],
-    }
-    if reads is not None:
-        reads.update(inputs)
+def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None) -> list[dict]:
+    """The graph JSON's nodes. Hot path: 40k+ nodes on big models, where reading proto fields
+    is most of the cost, so each field is read once and repeated values are built once.
+    torch's exporter writes five metadata entries a node (stack trace, FX dump, scope strings:
+    tens of MB on a 40k-node graph); a node here says how many it has and its scope, and
+    GET .../node?id= gives them."""
+    prefix = f"{path}/n" if path else "n"
+    attr_cache: dict = {}
+    of_node = scopes.of_node
+    out = []
+    append = out.append
+    for i, n in enumerate(nodes):
+        nid = prefix + str(i)
+        attrs = n.attribute
+        subgraphs = []
         if attrs:
-            for sub in _subgraphs(attrs):
-                reads |= free_names(sub, 1)
-    if n.doc_string:
-        out["doc_string"] = text(n.doc_string)
+            attributes = []
+            bound = False
+            for a in attrs:
+                if a.type in _NODE_BOUND:  # tensors and graphs name their node: never shared
+                    attributes.append(attribute_json(a, nid))
+                    bound = True
+                else:  # a 40k-node graph repeats a few hundred axis/perm/keepdims values
+                    key = a.SerializeToString()
+                    j = attr_cache.get(key)
+                    if j is None:
+                        j = attr_cache[key] = attribute_json(a, nid)
+                    attributes.append(j)
+            if bound:
+                subgraphs = _subgraph_paths(attributes)
+                if reads is not None:
+                    for sub in _subgraphs(attrs):
+                        reads |= free_names(sub, 1)
+        else:
+            attributes = []
+        name = n.name
+        inputs = n.input[:]  # slicing copies a repeated field faster than list()
+        j = {"id": nid, "name": name, "op_type": n.op_type, "domain": n.domain, "inputs": inputs,
+             "outputs": n.output[:], "attributes": attributes, "subgraphs": subgraphs}
+        if reads is not None:
+            reads.update(inputs)
+        meta = n.metadata_props
+        if meta:
+            j["metadata_count"] = len(meta)
+        k = of_node(name, meta)
+        if k is not None:
+            j["scope"] = k
+        if n.doc_string:
+            j["doc_string"] = text(n.doc_string)
+        _add_rare_fields(n, j, functions)
+        append(j)
+    return out
+
+
+def _add_rare_fields(n: onnx.NodeProto, out: dict, functions: dict) -> None:
     if n.overload:
         out["overload"] = n.overload
-    meta = n.metadata_props
-    if scopes is None:  # one node, asked for whole: every metadata entry, scope as levels
-        if meta:
-            out["metadata_props"] = [{"key": p.key, "value": p.value} for p in meta]
-        scope = node_scope(n)
-        if scope:
-            out["scope"] = scope
-    else:
-        # torch's exporter writes five entries a node (stack trace, FX dump, scope strings: tens
-        # of MB on a 40k-node graph); the graph JSON says how many there are and the node's scope,
-        # and GET .../node?id= gives them
-        if meta:
-            out["metadata_count"] = len(meta)
-            k = scopes.index(name, *_scope_values(meta, scopes))
-        else:
-            k = scopes.index(name, None, None)
-        if k is not None:
-            out["scope"] = k
     if n.device_configurations:
         out["device_configurations"] = [MessageToDict(c) for c in n.device_configurations]
     if functions:
         fn = functions.get((n.domain, n.op_type, n.overload))
         if fn:
             out["function"] = fn
-    return out
 
 
 _NODE_BOUND = {onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TENSORS,
                onnx.AttributeProto.SPARSE_TENSORS, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS}
-
-
-def _shared_attribute_json(a: onnx.AttributeProto, nid: str, cache: dict) -> dict:
-    """One JSON object per distinct attribute of a graph (a 40k-node graph repeats a few hundred
-    axis/perm/keepdims values); tensor and graph attributes name their node, so are never shared."""
-    if a.type in _NODE_BOUND:
-        return attribute_json(a, nid)
-    key = a.SerializeToString()
-    out = cache.get(key)
-    if out is None:
-        out = cache[key] = attribute_json(a, nid)
-    return out
-
-
-def _scope_values(meta, scopes: ScopeTable) -> tuple[str | None, str | None]:
-    """(name_scopes, namespace) metadata values of a node. Exporters write the keys in the same
-    order on every node, so the position of the last hit is tried first (a node listing the key
-    twice, which no exporter does, may get its scope from either entry)."""
-    at = scopes.hint
-    if at < len(meta):
-        p = meta[at]
-        if p.key == NAME_SCOPES:
-            value = p.value
-            if value.startswith("[") and value.endswith("]"):
-                return value, None  # well formed: namespace would not be read
-    name_scopes = namespace = None
-    for k, p in enumerate(meta):
-        key = p.key
-        if key == NAME_SCOPES and name_scopes is None:
-            name_scopes = p.value
-            scopes.hint = k
-        elif key == NAMESPACE and namespace is None:
-            namespace = p.value
-    return name_scopes, namespace
 
 
 def _subgraphs(attrs):

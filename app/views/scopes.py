@@ -71,6 +71,35 @@ class ScopeTable:
         self._by_name: dict[str, int | None] = {}
         self.hint = 0  # where the last node kept its name_scopes entry
 
+    def of_node(self, name: str, meta) -> int | None:
+        """The table index of a node's scope from its name and metadata_props (hot path: once
+        per node). Exporters write the keys in the same order on every node, so the position of
+        the last name_scopes hit is tried first (a node listing the key twice, which no exporter
+        does, may get its scope from either entry)."""
+        at = self.hint
+        if at < len(meta):
+            p = meta[at]
+            if p.key == NAME_SCOPES:
+                value = p.value
+                if value[:1] == "[" and value[-1:] == "]":  # well formed: namespace would not be read
+                    head, _, last = value.rpartition(",")
+                    if _PLAIN_LAST.fullmatch(last):
+                        hit = self._by_scopes.get(head, -1)
+                        if hit != -1:
+                            return hit
+                    return self.index(name, value, None)
+        if not meta:
+            return self.index(name, None, None)
+        name_scopes = namespace = None
+        for k, p in enumerate(meta):
+            key = p.key
+            if key == NAME_SCOPES and name_scopes is None:
+                name_scopes = p.value
+                self.hint = k
+            elif key == NAMESPACE and namespace is None:
+                namespace = p.value
+        return self.index(name, name_scopes, namespace)
+
     def index(self, name: str, name_scopes: str | None, namespace: str | None) -> int | None:
         """The table index of a node's scope, or None when it has none."""
         if name_scopes is not None and not (name_scopes.startswith("[") and name_scopes.endswith("]")):
