@@ -89,7 +89,7 @@ def test_scope_table_reads_node_metadata_as_node_scope_does(nodes):
         n = helper.make_node("Relu", ["a"], ["b"], name=name)
         for key, value in meta:
             n.metadata_props.add(key=key, value=value)
-        k = table.of_node(n.name, n.metadata_props)
+        k = table.of_node(n, n.metadata_props)
         assert (table.scopes[k] if k is not None else []) == node_scope(n)
 
 

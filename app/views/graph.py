@@ -104,6 +104,9 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
     return out
 
 
+_EMPTY = ()  # one shared empty array for the nodes' JSON: only ever serialized, never changed
+
+
 def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None) -> list[dict]:
     """The graph JSON's nodes. Hot path: 40k+ nodes on big models, where reading proto fields
     is most of the cost, so each field is read once and repeated values are built once.
@@ -118,7 +121,7 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
     for i, n in enumerate(nodes):
         nid = prefix + str(i)
         attrs = n.attribute
-        subgraphs = []
+        subgraphs = _EMPTY
         if attrs:
             attributes = []
             bound = False
@@ -138,7 +141,7 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
                     for sub in _subgraphs(attrs):
                         reads |= free_names(sub, 1)
         else:
-            attributes = []
+            attributes = _EMPTY
         name = n.name
         inputs = n.input[:]  # slicing copies a repeated field faster than list()
         j = {"id": nid, "name": name, "op_type": n.op_type, "domain": n.domain, "inputs": inputs,
@@ -148,7 +151,7 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
         meta = n.metadata_props
         if meta:
             j["metadata_count"] = len(meta)
-        k = of_node(name, meta)
+        k = of_node(n, meta)
         if k is not None:
             j["scope"] = k
         if n.doc_string:

@@ -70,26 +70,31 @@ class ScopeTable:
         self._by_namespace: dict[str, int | None] = {}
         self._by_name: dict[str, int | None] = {}
         self.hint = 0  # where the last node kept its name_scopes entry
+        self._last_value: str | None = None  # that entry's well-formed value, and its index
+        self._last_index: int | None = None
 
-    def of_node(self, name: str, meta) -> int | None:
-        """The table index of a node's scope from its name and metadata_props (hot path: once
-        per node). Exporters write the keys in the same order on every node, so the position of
-        the last name_scopes hit is tried first (a node listing the key twice, which no exporter
-        does, may get its scope from either entry)."""
+    def of_node(self, node, meta) -> int | None:
+        """The table index of a node's scope from its name and metadata_props (`meta`, which
+        the caller has read already). Hot path: once per node, the name read only if needed.
+        Exporters write the keys in the same order on every node, so the position of the last
+        name_scopes hit is tried first (a node listing the key twice, which no exporter does,
+        may get its scope from either entry)."""
         at = self.hint
         if at < len(meta):
             p = meta[at]
             if p.key == NAME_SCOPES:
                 value = p.value
-                if value[:1] == "[" and value[-1:] == "]":  # well formed: namespace would not be read
+                if value == self._last_value:  # 70% of a torch export's nodes: one FX op, several nodes
+                    return self._last_index
+                if value.startswith("[") and value.endswith("]"):  # well formed: the scope is read from it alone
                     head, _, last = value.rpartition(",")
-                    if _PLAIN_LAST.fullmatch(last):
-                        hit = self._by_scopes.get(head, -1)
-                        if hit != -1:
-                            return hit
-                    return self.index(name, value, None)
+                    hit = self._by_scopes.get(head, -1) if _PLAIN_LAST.fullmatch(last) else -1
+                    if hit == -1:
+                        hit = self.index(node.name, value, None)
+                    self._last_value, self._last_index = value, hit
+                    return hit
         if not meta:
-            return self.index(name, None, None)
+            return self.index(node.name, None, None)
         name_scopes = namespace = None
         for k, p in enumerate(meta):
             key = p.key
@@ -98,7 +103,7 @@ class ScopeTable:
                 self.hint = k
             elif key == NAMESPACE and namespace is None:
                 namespace = p.value
-        return self.index(name, name_scopes, namespace)
+        return self.index(node.name, name_scopes, namespace)
 
     def index(self, name: str, name_scopes: str | None, namespace: str | None) -> int | None:
         """The table index of a node's scope, or None when it has none."""
