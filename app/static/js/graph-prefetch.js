@@ -1,7 +1,8 @@
 // A classic script at the top of model.html's <head>: starts fetching the model's summary and
 // graph while the modules load (model-page.js takes the answers, or asks again when one
-// failed). Its tag carries data-base (the model's API URL) and data-modules (JSON: the URLs of
-// every module the page imports).
+// failed), and starts the first layout worker. Its tag carries data-base (the model's API
+// URL), data-modules (JSON: the URLs of every module the page imports), data-layout-worker and
+// data-dagre (the worker's script and the dagre build it loads).
 (function (script) {
   "use strict";
   if (!window.fetch || !script) return;
@@ -16,6 +17,19 @@
   var path = new URLSearchParams(window.location.hash.slice(1)).get("path") || "";
   window.graphPrefetch = { path: path, text: get(prefetch.base + "/graph?path=" + encodeURIComponent(path), "studio:graph-fetched") };
   window.summaryPrefetch = get(prefetch.base, "studio:summary-fetched");
+  // a worker started later, once the page parses a big graph, could not load its script until
+  // the page's thread is free again: its first layout would wait 100-300 ms for it
+  if (window.Worker && script.dataset.layoutWorker) {
+    try {
+      var url = new URL(script.dataset.layoutWorker, window.location.href);
+      url.searchParams.set("dagre", new URL(script.dataset.dagre, window.location.href).href);
+      var worker = new Worker(url.href);
+      var early = { url: url.href, worker: worker, failed: false };
+      // a script that fails to load fails before the page listens: remembered, not lost
+      worker.onerror = function (e) { e.preventDefault(); early.failed = true; };
+      window.layoutWorkerPrefetch = early;
+    } catch (err) { /* the page starts its own */ }
+  }
   // then every module the page imports, all at once instead of one import level after another;
   // added from here rather than as <link>s in the HTML, which the browser's preload scanner
   // would fetch first, queueing the requests above behind ~45 files

@@ -13,8 +13,9 @@ class Worker1 {
     this.worker = null;
   }
 
-  start() {
-    this.worker = new Worker(this.url);
+  /** Start a worker, or adopt `worker` (one graph-prefetch.js started for this URL). */
+  start(worker = null) {
+    this.worker = worker || new Worker(this.url);
     this.worker.onmessage = (e) => {
       const job = this.pending.get(e.data.seq);
       if (!job) return;
@@ -44,6 +45,19 @@ class Worker1 {
   }
 }
 
+/** The worker graph-prefetch.js started for `href`, if it is there and loaded; taken once. */
+function adoptEarlyWorker(href) {
+  const early = window.layoutWorkerPrefetch;
+  window.layoutWorkerPrefetch = null;
+  if (!early) return null;
+  if (early.failed || early.url !== href) {
+    early.worker.terminate();
+    return null;
+  }
+  early.worker.onerror = null;
+  return early.worker;
+}
+
 export class LayoutClient {
   /** workerUrl: layout-worker.js (named by the page: the modules may run bundled elsewhere). */
   constructor(dagreUrl, workerUrl, size = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2))) {
@@ -56,11 +70,12 @@ export class LayoutClient {
     this.stats = { computed: 0, cached: 0, ms: 0 };
   }
 
-  /** Start the first worker now (it loads and compiles dagre while the graph is fetched). */
+  /** Start the first worker now (it loads and compiles dagre while the graph is fetched), or
+   * take the one graph-prefetch.js started at the top of the page. */
   prewarm() {
     if (!this.workers.length) {
       const w = new Worker1(this.url);
-      w.start();
+      w.start(adoptEarlyWorker(this.url.href));
       this.workers.push(w);
     }
     return this;
