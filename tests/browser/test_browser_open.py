@@ -176,3 +176,32 @@ def test_pan_zoom_fit_and_keyboard(page, server):
     page.keyboard.press("Escape")
     assert page.locator("#sidebar .panel-kicker").text_content() == "Model"
     assert "node=" not in page.url
+
+
+def test_the_layout_worker_starts_with_the_page_and_a_failed_start_is_replaced(page, server):
+    model_id = upload(page, server, tiny_cnn())["id"]
+    open_model(page, server, model_id)
+    workers = page.evaluate("""() => performance.getEntriesByType('resource')
+        .filter(r => r.name.includes('layout-worker.js')).length""")
+    adopted = page.evaluate("() => performance.getEntriesByName('studio:worker-adopted').length")
+    # one worker, started from the page's <head> and taken by the page's layout client
+    assert workers == 1 and adopted == 1
+    assert page.evaluate("() => window.layoutWorkerPrefetch") is None
+    assert page.locator("#graph [data-node-id]").count() == len(tiny_cnn().graph.node)
+
+    # the early worker's script fails to load: the page starts a worker of its own and draws
+    seen = []
+
+    def first_fails(route):
+        seen.append(route.request.url)
+        if len(seen) == 1:
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/layout-worker.js*", first_fails)
+    page.reload()
+    wait_ready(page)
+    assert len(seen) >= 2
+    assert page.evaluate("() => performance.getEntriesByName('studio:worker-adopted').length") == 0
+    assert page.locator("#graph [data-node-id]").count() == len(tiny_cnn().graph.node)

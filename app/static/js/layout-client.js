@@ -24,7 +24,9 @@ class Worker1 {
     };
     this.worker.onerror = (e) => {
       e.preventDefault();
-      this.failAll(new Error(`The layout worker stopped: ${e.message || "it could not start"}`));
+      const err = new Error(`The layout worker stopped: ${e.message || "it could not start"}`);
+      err.workerStopped = true;
+      this.failAll(err);
       this.worker.terminate();
       this.worker = null; // the next request starts a fresh one
     };
@@ -55,6 +57,7 @@ function adoptEarlyWorker(href) {
     return null;
   }
   early.worker.onerror = null;
+  performance.mark("studio:worker-adopted");
   return early.worker;
 }
 
@@ -104,7 +107,12 @@ export class LayoutClient {
       return hit;
     }
     if (!this.workers.length) this.workers.push(new Worker1(this.url));
-    const promise = this.pick().run({ opts: input.opts, nodes: input.nodes, edges: input.edges }).then((r) => {
+    const message = { opts: input.opts, nodes: input.nodes, edges: input.edges };
+    // a worker that stopped (its script failed to load, it crashed) is replaced once
+    const promise = this.pick().run(message).catch((err) => {
+      if (!err.workerStopped) throw err;
+      return this.pick().run(message);
+    }).then((r) => {
       this.stats.computed += 1;
       this.stats.ms += r.ms;
       return r;
