@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 # grouping.js LIMITS, mirrored by `overview` below
 MIN_GROUP_NODES = 2
-SMALL_GRAPH = 1000
+SMALL_GRAPH = 500
 OVERVIEW_BUDGET = 120
 OVERVIEW_LEVEL = 12
 OVERVIEW_MAX = 1000

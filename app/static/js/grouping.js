@@ -15,7 +15,7 @@ export const LIMITS = {
   maxChildren: 600,     // more children than this and a group is cut into parts...
   partSize: 300,        // ...of this many children
   minGroupNodes: 2,     // smaller groups are dissolved
-  smallGraph: 1000,     // graphs up to this many nodes open fully expanded
+  smallGraph: 500,      // graphs up to this many nodes open fully expanded
   overviewBudget: 120,  // the overview expands a whole level while it stays under this many boxes
   overviewLevel: 12,    // ...and the level has at most this many groups (more: repeated blocks)
   overviewMax: 1000,    // ...and a dominant group while under this many
