@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import gc
+import struct
 
 import onnx
+import orjson
 
 from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.address import join, resolve_graph
 from ..onnx_io.inference import inferred_value_info
+from . import forked
 from .scopes import ScopeTable, node_scope
 from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
 
@@ -21,7 +24,8 @@ def initializer_ref(graph_path: str, name: str) -> str:
 
 def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto | None = None) -> dict:
     """Graph JSON for the graph or function at `path`; `inferred` (the model after shape
-    inference) supplies types the model itself doesn't record, as `inferred_value_info`."""
+    inference) supplies types the model itself doesn't record, as `inferred_value_info`.
+    For orjson.dumps: a big graph's first nodes and value_info are orjson.Fragments."""
     # builds hundreds of thousands of small containers at once on big graphs: the cyclic GC
     # would scan them again and again (40% of the time on a 44k-node graph), and none of them
     # can form a cycle
@@ -34,6 +38,10 @@ def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto
             gc.enable()
 
 
+SPLIT_NODES = 20_000  # a graph this big is built by two processes: this one and a forked child
+CHILD_SHARE = 0.42    # of its nodes, built by the child (which builds value_info too)
+
+
 def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | None) -> dict:
     ref = resolve_graph(model, path)
     g = ref.container
@@ -43,45 +51,105 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
     # graph, a function body or a training graph reads and doesn't define is just dangling
     nested = "/" in path
     reads: set[str] | None = set() if nested else None
-    nodes = _nodes_json(g.node, path, functions, scopes, reads)
-    out = {
-        "path": path,
-        "kind": "function" if ref.is_function else "graph",
-        "name": g.name,
-        "doc_string": text(g.doc_string),
-        "breadcrumb": ref.crumbs,
-        "nodes": nodes,
-        "scopes": scopes.scopes,
-        "outer_scope": sorted(_unbound(g, reads)) if nested else [],
-    }
+    count = len(g.node)
+    child, stop = None, 0  # the child builds nodes [0, stop) and value_info, this process the rest
+    if count >= SPLIT_NODES and not ref.is_function and not nested:
+        stop = int(count * CHILD_SHARE)
+        child = forked.start(lambda: _head_json(g, path, functions, stop))
+        if child is None:
+            stop = 0
+    try:
+        nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop)
+        out = {
+            "path": path,
+            "kind": "function" if ref.is_function else "graph",
+            "name": g.name,
+            "doc_string": text(g.doc_string),
+            "breadcrumb": ref.crumbs,
+            "nodes": nodes,
+            "scopes": scopes.scopes,
+            "outer_scope": sorted(_unbound(g, reads)) if nested else [],
+        }
+        types: dict = {}
+        if ref.is_function:
+            out.update(
+                domain=g.domain,
+                overload=g.overload,
+                inputs=[{"name": n, "dtype": None, "shape": None, "type": {"kind": "unknown"}} for n in g.input],
+                outputs=[{"name": n, "dtype": None, "shape": None, "type": {"kind": "unknown"}} for n in g.output],
+                initializers=[],
+                value_info=[value_info_json(v) for v in g.value_info],
+                attribute_names=list(g.attribute),
+                attribute_defaults=[attribute_json(a, join(path, "default")) for a in g.attribute_proto],
+                opset_import=[{"domain": o.domain, "version": o.version} for o in g.opset_import],
+                metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
+            )
+        else:
+            out.update(
+                inputs=[value_info_json(v, types) for v in g.input],
+                outputs=[value_info_json(v, types) for v in g.output],
+                initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
+                + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
+                value_info=None if stop else [value_info_json(v, types) for v in g.value_info],  # else the child's
+                inferred_value_info=[value_info_json(v, types) for v in inferred_value_info(model, inferred, path)],
+                metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
+                quantization_annotation=[{"tensor_name": a.tensor_name, "quant_parameter_tensor_names":
+                                          [{"key": p.key, "value": p.value} for p in a.quant_parameter_tensor_names]}
+                                         for a in g.quantization_annotation],
+            )
+        if stop:  # last, so the child has had all of the above to finish in
+            head = _Head.read((child and child.result()) or _head_json(g, path, functions, stop))
+            out["scopes"] = head.join(nodes, scopes.scopes)
+            out["value_info"] = orjson.Fragment(head.value_info)
+        return out
+    finally:
+        if child:
+            child.close()  # a child whose result was not taken (this build failed) is stopped
+
+
+def _head_json(g, path: str, functions: dict, stop: int) -> bytes:
+    """The forked child's share of a big graph's JSON: its first `stop` nodes (with their own
+    scope table) and its value_info, framed for _Head.read."""
+    scopes = ScopeTable()
+    nodes = orjson.dumps(_nodes_json(g.node[:stop], path, functions, scopes, None))
     types: dict = {}
-    if ref.is_function:
-        out.update(
-            domain=g.domain,
-            overload=g.overload,
-            inputs=[{"name": n, "dtype": None, "shape": None, "type": {"kind": "unknown"}} for n in g.input],
-            outputs=[{"name": n, "dtype": None, "shape": None, "type": {"kind": "unknown"}} for n in g.output],
-            initializers=[],
-            value_info=[value_info_json(v) for v in g.value_info],
-            attribute_names=list(g.attribute),
-            attribute_defaults=[attribute_json(a, join(path, "default")) for a in g.attribute_proto],
-            opset_import=[{"domain": o.domain, "version": o.version} for o in g.opset_import],
-            metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
-        )
-    else:
-        out.update(
-            inputs=[value_info_json(v, types) for v in g.input],
-            outputs=[value_info_json(v, types) for v in g.output],
-            initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
-            + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
-            value_info=[value_info_json(v, types) for v in g.value_info],
-            inferred_value_info=[value_info_json(v, types) for v in inferred_value_info(model, inferred, path)],
-            metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
-            quantization_annotation=[{"tensor_name": a.tensor_name, "quant_parameter_tensor_names":
-                                      [{"key": p.key, "value": p.value} for p in a.quant_parameter_tensor_names]}
-                                     for a in g.quantization_annotation],
-        )
-    return out
+    infos = orjson.dumps([value_info_json(v, types) for v in g.value_info])
+    table = orjson.dumps(scopes.scopes)
+    return b"".join([struct.pack("<QQ", len(table), len(nodes)), table, nodes, infos])
+
+
+class _Head:
+    """The child's share, as JSON not parsed again but spliced into the graph JSON."""
+
+    def __init__(self, scopes: list, nodes: bytes, value_info: bytes):
+        self.scopes, self.nodes, self.value_info = scopes, nodes, value_info
+
+    @classmethod
+    def read(cls, data: bytes) -> _Head:
+        a, b = struct.unpack_from("<QQ", data)
+        at = struct.calcsize("<QQ")
+        return cls(orjson.loads(data[at:at + a]), data[at + a:at + a + b], data[at + a + b:])
+
+    def join(self, nodes: list, own_scopes: list) -> list:
+        """Put the head's nodes before `nodes` and renumber `nodes`' scopes (indices into
+        `own_scopes`) into the head's table, extended by the scopes it lacks: the numbering a
+        single pass in node order gives. Returns the joined table."""
+        table = list(self.scopes)
+        known = {tuple(s): k for k, s in enumerate(table)}
+        renumber = []
+        for levels in own_scopes:
+            k = known.setdefault(tuple(levels), len(table))
+            if k == len(table):
+                table.append(levels)
+            renumber.append(k)
+        if renumber != list(range(len(renumber))):
+            for j in nodes:
+                k = j.get("scope")
+                if k is not None:
+                    j["scope"] = renumber[k]
+        if self.nodes != b"[]":  # its items, written into the array as they are
+            nodes.insert(0, orjson.Fragment(self.nodes[1:-1]))
+        return table
 
 
 def node_view(model: onnx.ModelProto, nid: str) -> dict:
@@ -107,8 +175,9 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
 _EMPTY = ()  # one shared empty array for the nodes' JSON: only ever serialized, never changed
 
 
-def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None) -> list[dict]:
-    """The graph JSON's nodes. Hot path: 40k+ nodes on big models, where reading proto fields
+def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None,
+                start: int = 0) -> list[dict]:
+    """The graph JSON of `nodes`, the graph's from index `start` on. Hot path: 40k+ nodes on big models, where reading proto fields
     is most of the cost, so each field is read once and repeated values are built once.
     torch's exporter writes five metadata entries a node (stack trace, FX dump, scope strings:
     tens of MB on a 40k-node graph); a node here says how many it has and its scope, and
@@ -118,7 +187,7 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
     of_node = scopes.of_node
     out = []
     append = out.append
-    for i, n in enumerate(nodes):
+    for i, n in enumerate(nodes, start):
         nid = prefix + str(i)
         attrs = n.attribute
         subgraphs = _EMPTY

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 import onnx
-from onnx import AttributeProto
+from onnx import AttributeProto, numpy_helper
 
 from ..onnx_io.address import encode_attr, subgraph_path
 
@@ -110,8 +110,6 @@ def few_values(t: onnx.TensorProto) -> list | None:
     if n > FEW_VALUES or t.data_type not in _FEW_TYPES or t.data_location == onnx.TensorProto.EXTERNAL:
         return None
     try:
-        from onnx import numpy_helper
-
         flat = numpy_helper.to_array(t).reshape(-1)
     except Exception:  # a malformed tensor shows its shape only; the checker reports it
         return None
