@@ -19,10 +19,6 @@ def test_pages_render(client):
     assert page.status_code == 200
     assert b'id="graph"' in page.data and b'data-state="loading"' in page.data
     assert b'data-model-id="abc123"' in page.data
-    # the graph request is made by a script written into the <head>, not one it must fetch first
-    head = page.data.split(b"</head>")[0]
-    assert b"window.graphPrefetch" in head and b'data-base="/api/models/abc123"' in head
-    assert b"js/graph-prefetch.js" not in page.data
 
 
 def test_model_id_is_escaped_in_the_page(client):
