@@ -9,7 +9,6 @@ import os
 from urllib.parse import quote
 
 from flask import Blueprint, abort, current_app, render_template, request, send_from_directory
-from markupsafe import Markup
 
 from .scripts import page_scripts
 
@@ -36,17 +35,8 @@ def model_page(model_id: str):
     # The id is checked by the API when the page asks for the model; an unknown id is
     # shown as a "not found" message by the page itself.
     entry, modules = page_scripts("model-page.js")
-    prefetch = {"base": f"{request.script_root}/api/models/{quote(model_id, safe='')}", "modules": modules,
-                "script": _prefetch_script()}
+    prefetch = {"base": f"{request.script_root}/api/models/{quote(model_id, safe='')}", "modules": modules}
     return render_template("model.html", model_id=model_id, entry=entry, prefetch=prefetch)
-
-
-def _prefetch_script() -> Markup:
-    """graph-prefetch.js, written into the page's <head>: as a file, its own request delayed
-    the graph request it makes by 30-100 ms. Read per page (2 KB), so edits show at once."""
-    path = os.path.join(current_app.static_folder, "js", "graph-prefetch.js")
-    with open(path, encoding="utf-8") as f:
-        return Markup(f.read().replace("</", "<\\/"))  # never closes the <script> early
 
 
 @bp.get("/vendor/<package>/<path:filename>")

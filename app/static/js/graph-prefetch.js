@@ -1,4 +1,4 @@
-// A classic script written into model.html's <head> (app/web): starts fetching the model's summary and
+// A classic script at the top of model.html's <head>: starts fetching the model's summary and
 // graph while the modules load (model-page.js takes the answers, or asks again when one
 // failed), and starts the first layout worker. Its tag carries data-base (the model's API
 // URL), data-modules (JSON: the URLs of every module the page imports), data-layout-worker and
