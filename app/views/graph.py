@@ -45,7 +45,7 @@ CHILD_SHARE = 0.3     # of its nodes, built by the child (which builds value_inf
 def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | None) -> dict:
     ref = resolve_graph(model, path)
     g = ref.container
-    functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
+    functions = _function_refs(model)
     scopes = ScopeTable()
     # only a graph held by a node attribute has an enclosing scope to read from; what the main
     # graph, a function body or a training graph reads and doesn't define is just dangling
@@ -152,12 +152,17 @@ class _Head:
         return table
 
 
+def _function_refs(model: onnx.ModelProto) -> dict:
+    """(domain, name, overload) -> ref of each model-local function, for the nodes calling one."""
+    return {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
+
+
 def node_view(model: onnx.ModelProto, nid: str) -> dict:
     """One node's JSON in full: every metadata entry, scope as levels, doc_string uncut."""
     from ..onnx_io.address import resolve_node
 
     _, _, n = resolve_node(model, nid)
-    functions = {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
+    functions = _function_refs(model)
     attributes = [attribute_json(a, nid) for a in n.attribute]
     out = {"id": nid, "name": n.name, "op_type": n.op_type, "domain": n.domain, "inputs": list(n.input),
            "outputs": list(n.output), "attributes": attributes, "subgraphs": _subgraph_paths(attributes)}
@@ -177,8 +182,9 @@ _EMPTY = ()  # one shared empty array for the nodes' JSON: only ever serialized,
 
 def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None,
                 start: int = 0) -> list[dict]:
-    """The graph JSON of `nodes`, the graph's from index `start` on. Hot path: 40k+ nodes on big models, where reading proto fields
-    is most of the cost, so each field is read once and repeated values are built once.
+    """The graph JSON of `nodes`, the graph's from index `start` on. Hot path: 40k+ nodes on big
+    models, where reading proto fields is most of the cost, so each field is read once and
+    repeated values are built once.
     torch's exporter writes five metadata entries a node (stack trace, FX dump, scope strings:
     tens of MB on a 40k-node graph); a node here says how many it has and its scope, and
     GET .../node?id= gives them."""
@@ -294,8 +300,6 @@ def count_subgraphs(g, depth: int = 0) -> int:
         return 0
     total = 0
     for n in g.node:
-        for a in n.attribute:
-            subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) if a.type == onnx.AttributeProto.GRAPHS else []
-            for sub in subs:
-                total += 1 + count_subgraphs(sub, depth + 1)
+        for sub in _subgraphs(n.attribute):
+            total += 1 + count_subgraphs(sub, depth + 1)
     return total

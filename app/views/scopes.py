@@ -87,10 +87,7 @@ class ScopeTable:
                 if value == self._last_value:  # 70% of a torch export's nodes: one FX op, several nodes
                     return self._last_index
                 if value.startswith("[") and value.endswith("]"):  # well formed: the scope is read from it alone
-                    head, _, last = value.rpartition(",")
-                    hit = self._by_scopes.get(head, -1) if _PLAIN_LAST.fullmatch(last) else -1
-                    if hit == -1:
-                        hit = self.index(node.name, value, None)
+                    hit = self.index(node.name, value, None)
                     self._last_value, self._last_index = value, hit
                     return hit
         if not meta:
