@@ -1,4 +1,5 @@
 """ONNX Studio: open, explore, edit and download ONNX models in the browser."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@
   onnx-studio serve [--host H] [--port P]            serve the app for uploads
 Both take --data-dir (default: the per-user data folder).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,10 @@ def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
         key = normalize_location(loc)
         path = (folder / key).resolve() if key else None
         if path is None or not path.is_relative_to(folder) or not path.is_file():
-            print(f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview", file=sys.stderr)
+            print(
+                f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview",
+                file=sys.stderr,
+            )
             continue
         out[key] = path
     return out
@@ -86,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         args = p.parse_args(argv[1:])
         _serve(create_app({"DATA_DIR": str(args.data_dir)}), args.host, args.port)
         return 0
-    p = argparse.ArgumentParser(prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help).")
+    p = argparse.ArgumentParser(
+        prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help)."
+    )
     p.add_argument("model", type=Path, help="the .onnx file to open")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--data-dir", type=Path, default=default_data_dir())

@@ -1,4 +1,5 @@
 """The error every layer raises for bad input; the API turns it into a 4xx JSON answer."""
+
 from __future__ import annotations
 
 

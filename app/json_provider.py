@@ -1,5 +1,6 @@
 """Flask JSON through orjson: graph JSON of a 40,000-node model is tens of MB, where the stdlib
 encoder alone takes about a second."""
+
 from __future__ import annotations
 
 import orjson

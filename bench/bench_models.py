@@ -9,11 +9,11 @@ the same models in Netron, all in one run.
 Page hooks used: #graph[data-state=ready]; collapsed groups are [data-group-id][data-collapsed=true];
 the toolbar's #expand-all expands every group and sets #graph[data-expanded=all] when drawn.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -28,11 +28,23 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench" / "corpus"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-MODELS = {"resnet50": CORPUS / "resnet50.onnx", "bert_base": CORPUS / "bert_base.onnx",
-          "gpt2_medium": CORPUS / "gpt2_medium.onnx", "llama_deep": CORPUS / "llama_deep.onnx",
-          "big_external": CORPUS / "big_external" / "big_external.onnx"}
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+MODELS = {
+    "resnet50": CORPUS / "resnet50.onnx",
+    "bert_base": CORPUS / "bert_base.onnx",
+    "gpt2_medium": CORPUS / "gpt2_medium.onnx",
+    "llama_deep": CORPUS / "llama_deep.onnx",
+    "big_external": CORPUS / "big_external" / "big_external.onnx",
+}
 
 
 def m_inits(path: Path) -> list[str]:
@@ -64,7 +76,9 @@ def wait_http(url: str, timeout: float = 60) -> None:
 def model_size(path: Path) -> int:
     size = path.stat().st_size
     m = onnx.load(path, load_external_data=False)
-    locs = {e.value for t in onnx.external_data_helper._get_all_tensors(m) for e in t.external_data if e.key == "location"}
+    locs = {
+        e.value for t in onnx.external_data_helper._get_all_tensors(m) for e in t.external_data if e.key == "location"
+    }
     return size + sum((path.parent / loc).stat().st_size for loc in locs)
 
 
@@ -109,9 +123,20 @@ class Studio:
     def __init__(self, path: Path):
         self.port = free_port()
         self.data = tempfile.mkdtemp()
-        self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "onnx-studio"), str(path), "--no-browser",
-                                      "--port", str(self.port), "--data-dir", self.data],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(
+            [
+                str(ROOT / ".venv" / "bin" / "onnx-studio"),
+                str(path),
+                "--no-browser",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                self.data,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         line = self.proc.stdout.readline()
         self.url = line.split(" on ")[1].split()[0]
         self.base = self.url.split("/models/")[0]
@@ -162,8 +187,12 @@ def first_views(browser, studio: Studio, timeout: float, runs: int) -> dict:
         ctx.close()
     times.sort(key=lambda t: t[0])
     median = times[len(times) // 2]
-    return {"first_view": median[0], "first_view_wall": sorted(t[1] for t in times)[len(times) // 2],
-            "first_view_marks": median[2], "first_views": [round(t[0], 2) for t in times]}
+    return {
+        "first_view": median[0],
+        "first_view_wall": sorted(t[1] for t in times)[len(times) // 2],
+        "first_view_marks": median[2],
+        "first_views": [round(t[0], 2) for t in times],
+    }
 
 
 def browser_times(page, studio: Studio, timeout: float) -> dict:
@@ -190,8 +219,11 @@ def browser_times(page, studio: Studio, timeout: float) -> dict:
 
 def netron_time(page, path: Path, timeout: float) -> float | None:
     port = free_port()
-    proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "netron"), "--port", str(port), str(path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "netron"), "--port", str(port), str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_http(f"http://localhost:{port}/")
         t0 = time.perf_counter()
@@ -239,13 +271,17 @@ def main() -> None:
             row.update({f"cold_{k}": v for k, v in cold_build(path).items()})
             studio = Studio(path)
             try:
-                row["graph_json"], row["json_bytes"] = timed_get(f"{studio.base}/api/models/{studio.model_id}/graph", studio)
+                row["graph_json"], row["json_bytes"] = timed_get(
+                    f"{studio.base}/api/models/{studio.model_id}/graph", studio
+                )
                 row["summary"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}", studio)
                 row["validation"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}/validation", studio)
                 row["types"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}/types", studio)
                 first = next((t for t in m_inits(path)), None)
                 if first:
-                    row["preview"], _ = timed_get(f"{studio.base}/api/models/{studio.model_id}/tensors/{first}?offset=1000&count=100", studio)
+                    row["preview"], _ = timed_get(
+                        f"{studio.base}/api/models/{studio.model_id}/tensors/{first}?offset=1000&count=100", studio
+                    )
                 if not args.server_only:
                     time.sleep(2)  # the CLI's warm-up (graph JSON, checks, inferred types) settles
                     row.update(first_views(browser, studio, args.timeout, args.runs))
@@ -266,12 +302,16 @@ def main() -> None:
 
 
 def print_server_table(rows: list[dict]) -> None:
-    print("\n| model | nodes | size | onnx.load | graph JSON built cold (×load, ×structure-only load) | graph JSON served | summary | validation | types | preview | peak RSS (×size) |")
+    print(
+        "\n| model | nodes | size | onnx.load | graph JSON built cold (×load, ×structure-only load) | graph JSON served | summary | validation | types | preview | peak RSS (×size) |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
-        print(f"| {r['model']} | {r['nodes']:,} | {r['bytes'] / 2**20:,.0f} MiB | {r['cold_load']:.2f} s | {cold(r)} "
-              f"| {r['graph_json']:.2f} s | {r['summary']:.2f} s | {r['validation']:.2f} s | {r['types']:.2f} s "
-              f"| {r.get('preview', 0):.2f} s | {r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_rss'] / r['bytes']:.2f}×) |")
+        print(
+            f"| {r['model']} | {r['nodes']:,} | {r['bytes'] / 2**20:,.0f} MiB | {r['cold_load']:.2f} s | {cold(r)} "
+            f"| {r['graph_json']:.2f} s | {r['summary']:.2f} s | {r['validation']:.2f} s | {r['types']:.2f} s "
+            f"| {r.get('preview', 0):.2f} s | {r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_rss'] / r['bytes']:.2f}×) |"
+        )
 
 
 def cold(r: dict) -> str:
@@ -282,18 +322,25 @@ def print_table(rows: list[dict]) -> None:
     def s(v):
         return "—" if v is None else f"{v:.2f} s"
 
-    print(f"\n| model | nodes | size | onnx.load | graph JSON built cold (×load, ×structure-only load) | first view: page (wall) | expand one | all expanded | peak RSS (×size) | Netron wall (×ours wall) |")
+    print(
+        "\n| model | nodes | size | onnx.load | graph JSON built cold (×load, ×structure-only load) | first view: page (wall) | expand one | all expanded | peak RSS (×size) | Netron wall (×ours wall) |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         netron = r.get("netron")
-        nr = f"{s(netron)} ({netron / r['first_view_wall']:.1f}×)" if netron else f"did not finish in limit"
-        print(f"| {r['model']} | {r['nodes']:,} | {r['bytes'] / 2**20:,.0f} MiB | {s(r['cold_load'])} | {cold(r)} "
-              f"| {s(r.get('first_view'))} ({s(r.get('first_view_wall'))}) | {s(r.get('expand_one'))} | {s(r.get('expanded_all'))} "
-              f"| {r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_rss'] / r['bytes']:.2f}×) | {nr} |")
+        nr = f"{s(netron)} ({netron / r['first_view_wall']:.1f}×)" if netron else "did not finish in limit"
+        print(
+            f"| {r['model']} | {r['nodes']:,} | {r['bytes'] / 2**20:,.0f} MiB | {s(r['cold_load'])} | {cold(r)} "
+            f"| {s(r.get('first_view'))} ({s(r.get('first_view_wall'))}) | {s(r.get('expand_one'))} | {s(r.get('expanded_all'))} "
+            f"| {r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_rss'] / r['bytes']:.2f}×) | {nr} |"
+        )
     print("\nFirst view, page marks of the median run (ms from navigation):")
     for r in rows:
         if r.get("first_view_marks"):
-            print(f"- {r['model']} (runs {r['first_views']}): " + ", ".join(f"{k} {v}" for k, v in r["first_view_marks"].items()))
+            print(
+                f"- {r['model']} (runs {r['first_views']}): "
+                + ", ".join(f"{k} {v}" for k, v in r["first_view_marks"].items())
+            )
 
 
 if __name__ == "__main__":

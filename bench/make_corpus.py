@@ -9,6 +9,7 @@ by the dynamo exporter so scopes live in node metadata), big_external (an MLP of
 weights in external data). Exports use the TorchScript exporter (names like
 /encoder/layer.3/attention/...) unless noted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,9 +87,18 @@ def export(model, args, path: Path, names_in, names_out, dynamo=False, external=
     model.eval()
     t0 = time.time()
     with torch.no_grad():
-        torch.onnx.export(model, args, str(path), input_names=names_in, output_names=names_out, opset_version=18 if dynamo else 17,
-                          dynamo=dynamo, external_data=external, dynamic_axes=None if dynamo else dynamic,
-                          **({"optimize": False} if dynamo else {}))  # the optimizer takes > 10 min on 30k nodes
+        torch.onnx.export(
+            model,
+            args,
+            str(path),
+            input_names=names_in,
+            output_names=names_out,
+            opset_version=18 if dynamo else 17,
+            dynamo=dynamo,
+            external_data=external,
+            dynamic_axes=None if dynamo else dynamic,
+            **({"optimize": False} if dynamo else {}),
+        )  # the optimizer takes > 10 min on 30k nodes
     print(f"  {path.name}: {path.stat().st_size / 2**20:.1f} MiB in {time.time() - t0:.0f}s", flush=True)
 
 
@@ -96,8 +106,7 @@ def make(name: str, out: Path) -> None:
     torch.manual_seed(0)
     path = out / f"{name}.onnx"
     if name == "resnet50":
-        export(ResNet50(), (torch.randn(1, 3, 224, 224),), path, ["image"], ["logits"],
-               dynamic={"image": {0: "batch"}})
+        export(ResNet50(), (torch.randn(1, 3, 224, 224),), path, ["image"], ["logits"], dynamic={"image": {0: "batch"}})
     elif name in ("bert_base", "gpt2_medium", "llama_deep"):
         import transformers as tf
 
@@ -106,12 +115,27 @@ def make(name: str, out: Path) -> None:
         elif name == "gpt2_medium":
             model, vocab = tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=1024, n_layer=24, n_head=16, use_cache=False)), 50257
         else:
-            cfg = tf.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=240, num_attention_heads=4,
-                                 num_key_value_heads=2, vocab_size=1000, max_position_embeddings=256, use_cache=False)
+            cfg = tf.LlamaConfig(
+                hidden_size=64,
+                intermediate_size=128,
+                num_hidden_layers=240,
+                num_attention_heads=4,
+                num_key_value_heads=2,
+                vocab_size=1000,
+                max_position_embeddings=256,
+                use_cache=False,
+            )
             model, vocab = tf.LlamaForCausalLM(cfg), 1000
         ids = torch.randint(0, vocab, (1, 16))
-        export(FirstOutput(model), (ids,), path, ["input_ids"], ["output"], dynamo=(name in ("llama_deep", "gpt2_medium")),
-               dynamic={"input_ids": {0: "batch", 1: "sequence"}})
+        export(
+            FirstOutput(model),
+            (ids,),
+            path,
+            ["input_ids"],
+            ["output"],
+            dynamo=(name in ("llama_deep", "gpt2_medium")),
+            dynamic={"input_ids": {0: "batch", 1: "sequence"}},
+        )
     elif name == "big_external":
         folder = out / "big_external"
         folder.mkdir(exist_ok=True)

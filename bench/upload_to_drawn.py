@@ -4,6 +4,7 @@ graph JSON time.
 
 Run by hand:  .venv/bin/python bench/upload_to_drawn.py [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,11 +18,19 @@ from pathlib import Path
 import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app import create_app  # noqa: E402
+from app import create_app
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def largest_models(n: int) -> list[Path]:
@@ -72,13 +81,20 @@ def main() -> None:
                 json_t.append(time.perf_counter() - t0)
                 drawn = page.locator("[data-node-id]").count()
                 assert drawn == nodes, (path, drawn, nodes)
-            rows.append((path.relative_to(ONNX_DATA), nodes, statistics.median(load_t), statistics.median(json_t),
-                         statistics.median(ui_t)))
+            rows.append(
+                (
+                    path.relative_to(ONNX_DATA),
+                    nodes,
+                    statistics.median(load_t),
+                    statistics.median(json_t),
+                    statistics.median(ui_t),
+                )
+            )
         browser.close()
     server.shutdown()
     print(f"{'model':45} {'nodes':>6} {'onnx.load':>10} {'graph JSON':>11} {'upload→drawn':>13} {'drawn/load':>11}")
     for name, nodes, lt, jt, ut in rows:
-        print(f"{str(name):45} {nodes:6d} {lt * 1000:8.1f}ms {jt * 1000:9.1f}ms {ut * 1000:11.0f}ms {ut / lt:10.0f}x")
+        print(f"{name!s:45} {nodes:6d} {lt * 1000:8.1f}ms {jt * 1000:9.1f}ms {ut * 1000:11.0f}ms {ut / lt:10.0f}x")
 
 
 if __name__ == "__main__":

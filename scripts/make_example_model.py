@@ -2,6 +2,7 @@
 
 Usage: python scripts/make_example_model.py OUT.onnx
 """
+
 import sys
 from pathlib import Path
 
@@ -20,33 +21,76 @@ def build() -> onnx.ModelProto:
 
     def conv_block(i, x, cin, cout):
         p = f"/features/block{i}"
-        nodes.append(helper.make_node("Conv", [x, weight(f"features.{i}.conv.weight", cout, cin, 3, 3),
-                                               weight(f"features.{i}.conv.bias", cout)], [f"{p}/conv_out"],
-                                      name=f"{p}/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]))
-        nodes.append(helper.make_node("BatchNormalization", [f"{p}/conv_out", weight(f"features.{i}.bn.scale", cout),
-                                      weight(f"features.{i}.bn.bias", cout), weight(f"features.{i}.bn.mean", cout)]
-                                      + [_ones(inits, f"features.{i}.bn.var", cout)], [f"{p}/bn_out"],
-                                      name=f"{p}/BatchNormalization", epsilon=1e-5))
+        nodes.append(
+            helper.make_node(
+                "Conv",
+                [x, weight(f"features.{i}.conv.weight", cout, cin, 3, 3), weight(f"features.{i}.conv.bias", cout)],
+                [f"{p}/conv_out"],
+                name=f"{p}/Conv",
+                kernel_shape=[3, 3],
+                pads=[1, 1, 1, 1],
+                strides=[1, 1],
+            )
+        )
+        nodes.append(
+            helper.make_node(
+                "BatchNormalization",
+                [
+                    f"{p}/conv_out",
+                    weight(f"features.{i}.bn.scale", cout),
+                    weight(f"features.{i}.bn.bias", cout),
+                    weight(f"features.{i}.bn.mean", cout),
+                ]
+                + [_ones(inits, f"features.{i}.bn.var", cout)],
+                [f"{p}/bn_out"],
+                name=f"{p}/BatchNormalization",
+                epsilon=1e-5,
+            )
+        )
         nodes.append(helper.make_node("Relu", [f"{p}/bn_out"], [f"{p}/relu_out"], name=f"{p}/Relu"))
-        nodes.append(helper.make_node("MaxPool", [f"{p}/relu_out"], [f"{p}/pool_out"], name=f"{p}/MaxPool",
-                                      kernel_shape=[2, 2], strides=[2, 2]))
+        nodes.append(
+            helper.make_node(
+                "MaxPool",
+                [f"{p}/relu_out"],
+                [f"{p}/pool_out"],
+                name=f"{p}/MaxPool",
+                kernel_shape=[2, 2],
+                strides=[2, 2],
+            )
+        )
         return f"{p}/pool_out"
 
     x = conv_block(0, "image", 3, 8)
     x = conv_block(1, x, 8, 16)
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["/head/gap_out"], name="/head/GlobalAveragePool"))
     nodes.append(helper.make_node("Flatten", ["/head/gap_out"], ["/head/flat"], name="/head/Flatten", axis=1))
-    nodes.append(helper.make_node("Gemm", ["/head/flat", weight("head.fc.weight", 10, 16), weight("head.fc.bias", 10)],
-                                  ["logits"], name="/head/fc/Gemm", transB=1, alpha=1.0, beta=1.0))
+    nodes.append(
+        helper.make_node(
+            "Gemm",
+            ["/head/flat", weight("head.fc.weight", 10, 16), weight("head.fc.bias", 10)],
+            ["logits"],
+            name="/head/fc/Gemm",
+            transB=1,
+            alpha=1.0,
+            beta=1.0,
+        )
+    )
     nodes.append(helper.make_node("Softmax", ["logits"], ["probabilities"], name="/head/Softmax", axis=-1))
     graph = helper.make_graph(
-        nodes, "tiny_classifier",
+        nodes,
+        "tiny_classifier",
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 32, 32])],
         [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 10])],
-        inits, doc_string="Two conv blocks and a linear head.")
-    model = helper.make_model(graph, producer_name="onnx-studio-example", producer_version="1",
-                              opset_imports=[helper.make_opsetid("", 17)],
-                              doc_string="Example model bundled with ONNX Studio (random weights).")
+        inits,
+        doc_string="Two conv blocks and a linear head.",
+    )
+    model = helper.make_model(
+        graph,
+        producer_name="onnx-studio-example",
+        producer_version="1",
+        opset_imports=[helper.make_opsetid("", 17)],
+        doc_string="Example model bundled with ONNX Studio (random weights).",
+    )
     model.ir_version = 8
     helper.set_model_props(model, {"author": "ONNX Studio", "license": "MIT", "task": "image-classification"})
     return model

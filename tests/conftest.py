@@ -1,4 +1,5 @@
 """Fixtures: a fresh app per test (Flask tutorial style)."""
+
 from __future__ import annotations
 
 import pytest

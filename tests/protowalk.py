@@ -1,4 +1,5 @@
 """Independent walkers over ModelProto used by tests to count what the API must show."""
+
 from __future__ import annotations
 
 import onnx

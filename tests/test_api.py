@@ -1,4 +1,5 @@
 """The API core over real and built models: upload, views, previews, edits, history, download."""
+
 from __future__ import annotations
 
 import io
@@ -9,9 +10,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-from testkit import ONNX_DATA, node_testcases, upload
 from test_bad_input import small_model
+from testkit import ONNX_DATA, node_testcases, upload
 
 
 @pytest.fixture
@@ -41,8 +41,12 @@ def test_graph_json_shapes_and_dtypes(client, resnet):
     g = client.get(f"/api/models/{mid}/graph").get_json()
     proto = onnx.load_from_string(data)
     x = proto.graph.input[0]
-    assert g["inputs"][0] == {"name": x.name, "dtype": "FLOAT", "shape": [d.dim_value for d in x.type.tensor_type.shape.dim],
-                              "type": {"kind": "tensor", "dtype": "FLOAT", "shape": [d.dim_value for d in x.type.tensor_type.shape.dim]}}
+    assert g["inputs"][0] == {
+        "name": x.name,
+        "dtype": "FLOAT",
+        "shape": [d.dim_value for d in x.type.tensor_type.shape.dim],
+        "type": {"kind": "tensor", "dtype": "FLOAT", "shape": [d.dim_value for d in x.type.tensor_type.shape.dim]},
+    }
     inits = {t["name"]: t for t in g["initializers"]}
     for t in proto.graph.initializer:
         assert inits[t.name]["shape"] == list(t.dims)
@@ -77,23 +81,52 @@ def test_outer_scope_names(client):
     out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [2])
     then = helper.make_graph([helper.make_node("Neg", ["x"], ["o"])], "then", [], [out])
     other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "else", [], [out])
-    g = helper.make_graph([helper.make_node("If", ["c"], ["o"], then_branch=then, else_branch=other)], "g",
-                          [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [out])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["o"], then_branch=then, else_branch=other)],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [out],
+    )
     mid = upload(client, helper.make_model(g).SerializeToString()).get_json()["id"]
     assert client.get(f"/api/models/{mid}/graph").get_json()["outer_scope"] == []
     body = client.get(f"/api/models/{mid}/graph", query_string={"path": "n0/then_branch"}).get_json()
     assert body["outer_scope"] == ["x"]
 
 
-@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
-                                   TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16,
-                                   TensorProto.INT32, TensorProto.UINT32, TensorProto.INT64, TensorProto.UINT64,
-                                   TensorProto.BOOL, TensorProto.COMPLEX64, TensorProto.COMPLEX128,
-                                   TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2,
-                                   TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT8E8M0, TensorProto.INT4,
-                                   TensorProto.UINT4, TensorProto.FLOAT4E2M1, TensorProto.INT2, TensorProto.UINT2,
-                                   TensorProto.STRING])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        TensorProto.FLOAT,
+        TensorProto.DOUBLE,
+        TensorProto.FLOAT16,
+        TensorProto.BFLOAT16,
+        TensorProto.INT8,
+        TensorProto.UINT8,
+        TensorProto.INT16,
+        TensorProto.UINT16,
+        TensorProto.INT32,
+        TensorProto.UINT32,
+        TensorProto.INT64,
+        TensorProto.UINT64,
+        TensorProto.BOOL,
+        TensorProto.COMPLEX64,
+        TensorProto.COMPLEX128,
+        TensorProto.FLOAT8E4M3FN,
+        TensorProto.FLOAT8E4M3FNUZ,
+        TensorProto.FLOAT8E5M2,
+        TensorProto.FLOAT8E5M2FNUZ,
+        TensorProto.FLOAT8E8M0,
+        TensorProto.INT4,
+        TensorProto.UINT4,
+        TensorProto.FLOAT4E2M1,
+        TensorProto.INT2,
+        TensorProto.UINT2,
+        TensorProto.STRING,
+    ],
+)
 def test_tensor_preview_every_dtype(client, dtype):
     np_dtype = helper.tensor_dtype_to_np_dtype(dtype)
     if dtype == TensorProto.STRING:
@@ -117,8 +150,9 @@ def test_tensor_preview_every_dtype(client, dtype):
         assert p["values"] == [[float(v.real), float(v.imag)] for v in expected]
     else:
         as_float = expected.astype(np.float64)
-        assert [("NaN" if isinstance(v, str) else v) for v in p["values"]] == \
-            [("NaN" if np.isnan(v) else v) for v in as_float.tolist()]
+        assert [("NaN" if isinstance(v, str) else v) for v in p["values"]] == [
+            ("NaN" if np.isnan(v) else v) for v in as_float.tolist()
+        ]
         finite = numpy_helper.to_array(t).astype(np.float64)
         assert p["stats"]["max"] == float(finite[np.isfinite(finite)].max())
 
@@ -148,6 +182,7 @@ def test_constant_attribute_tensor_preview(client):
     attr = client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]["attributes"][0]
     assert attr["type"] == "TENSOR"
     from urllib.parse import quote
+
     p = client.get(f"/api/models/{mid}/tensors/{quote(attr['value']['ref'], safe='')}?count=1000").get_json()
     expected = numpy_helper.to_array(case.model.graph.node[0].attribute[0].t).reshape(-1)
     assert np.allclose(np.array(p["values"], np.float64), expected.astype(np.float64))
@@ -155,10 +190,20 @@ def test_constant_attribute_tensor_preview(client):
 
 def test_edit_undo_redo_and_history(client, resnet):
     mid, data = resnet
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
-        {"op": "set_metadata", "key": "k", "value": "v1"}, {"op": "set_model_field", "field": "doc_string", "value": "hello"}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={
+            "base": 0,
+            "ops": [
+                {"op": "set_metadata", "key": "k", "value": "v1"},
+                {"op": "set_model_field", "field": "doc_string", "value": "hello"},
+            ],
+        },
+    )
     assert r.status_code == 200 and r.get_json()["revision"] == 1 and len(r.get_json()["changes"]) == 2
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "set_metadata", "key": "k", "value": "v2"}]})
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "set_metadata", "key": "k", "value": "v2"}]}
+    )
     assert r.get_json()["revision"] == 2
     assert client.post(f"/api/models/{mid}/undo", json={"base": 2}).get_json()["revision"] == 1
     assert onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).metadata_props[0].value == "v1"
@@ -169,7 +214,9 @@ def test_edit_undo_redo_and_history(client, resnet):
     assert client.post(f"/api/models/{mid}/redo").get_json()["revision"] == 2
     # a new edit after undo drops the redo trail and never reuses a revision number
     client.post(f"/api/models/{mid}/undo")
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "set_metadata", "key": "k", "value": "v3"}]})
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "set_metadata", "key": "k", "value": "v3"}]}
+    )
     assert r.get_json()["revision"] == 3 and not r.get_json()["summary"]["can_redo"]
     hist = client.get(f"/api/models/{mid}/revisions").get_json()
     assert hist["head"] == 3 and [h["parent"] for h in hist["revisions"]] == [None, 0, 1, 1]
@@ -184,8 +231,12 @@ def test_concurrent_edits_on_one_base_only_one_wins(app, resnet):
 
     def edit(value):
         with app.test_client() as c:
-            results.append(c.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
-                {"op": "set_metadata", "key": "k", "value": value}]}).status_code)
+            results.append(
+                c.post(
+                    f"/api/models/{mid}/edits",
+                    json={"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": value}]},
+                ).status_code
+            )
 
     threads = [threading.Thread(target=edit, args=(f"v{i}",)) for i in range(6)]
     for t in threads:
@@ -218,12 +269,33 @@ def test_external_data_upload_preview_and_zip_download(client, tmp_path):
 
 def test_openapi_documents_the_core(client):
     doc = client.get("/api/openapi.json").get_json()
-    for path in ["/api/models", "/api/models/{id}", "/api/models/{id}/graph", "/api/models/{id}/tensors/{ref}",
-                 "/api/models/{id}/edits", "/api/models/{id}/undo", "/api/models/{id}/redo", "/api/models/{id}/download"]:
+    for path in [
+        "/api/models",
+        "/api/models/{id}",
+        "/api/models/{id}/graph",
+        "/api/models/{id}/tensors/{ref}",
+        "/api/models/{id}/edits",
+        "/api/models/{id}/undo",
+        "/api/models/{id}/redo",
+        "/api/models/{id}/download",
+    ]:
         assert path in doc["paths"]
-    ops = {o["properties"]["op"]["const"] for o in doc["components"]["schemas"]["EditBatch"]["properties"]["ops"]["items"]["oneOf"]}
-    assert {"set_metadata", "set_model_field", "set_attribute", "delete_attribute", "rename_node", "rename_tensor",
-            "set_io_shape", "add_output", "remove_output", "delete_node"} <= ops
+    ops = {
+        o["properties"]["op"]["const"]
+        for o in doc["components"]["schemas"]["EditBatch"]["properties"]["ops"]["items"]["oneOf"]
+    }
+    assert {
+        "set_metadata",
+        "set_model_field",
+        "set_attribute",
+        "delete_attribute",
+        "rename_node",
+        "rename_tensor",
+        "set_io_shape",
+        "add_output",
+        "remove_output",
+        "delete_node",
+    } <= ops
 
 
 def test_delete_model(client, resnet):
@@ -235,7 +307,9 @@ def test_delete_model(client, resnet):
 def test_revisions_show_the_redo_trail(client, resnet):
     mid, _ = resnet
     for k in range(2):
-        client.post(f"/api/models/{mid}/edits", json={"base": k, "ops": [{"op": "set_metadata", "key": "k", "value": str(k)}]})
+        client.post(
+            f"/api/models/{mid}/edits", json={"base": k, "ops": [{"op": "set_metadata", "key": "k", "value": str(k)}]}
+        )
     client.post(f"/api/models/{mid}/undo")
     client.post(f"/api/models/{mid}/undo")
     hist = client.get(f"/api/models/{mid}/revisions").get_json()
@@ -267,9 +341,15 @@ def test_tiny_constant_tensors_carry_their_values(client):
         "scalar": np.array(3, np.int32),
         "many": np.arange(9, dtype=np.int64),
     }
-    nodes = [helper.make_node("Constant", [], [k], name=k, value=numpy_helper.from_array(v, k)) for k, v in consts.items()]
-    g = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info(k, TensorProto.UNDEFINED, None) for k in consts])
-    mid = upload(client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()).get_json()["id"]
+    nodes = [
+        helper.make_node("Constant", [], [k], name=k, value=numpy_helper.from_array(v, k)) for k, v in consts.items()
+    ]
+    g = helper.make_graph(
+        nodes, "g", [], [helper.make_tensor_value_info(k, TensorProto.UNDEFINED, None) for k in consts]
+    )
+    mid = upload(
+        client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    ).get_json()["id"]
     graph = client.get(f"/api/models/{mid}/graph").get_json()
     value = {n["name"]: n["attributes"][0]["value"] for n in graph["nodes"]}
     assert value["shape"]["values"] == [1, -1] and value["shape"]["shape"] == [2]

@@ -1,4 +1,5 @@
 """Malformed uploads and edit requests: a clear 4xx, nothing stored or changed, server keeps serving."""
+
 from __future__ import annotations
 
 import io
@@ -9,17 +10,23 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
 from testkit import upload
 
 
 def small_model() -> onnx.ModelProto:
     w = numpy_helper.from_array(np.ones((2, 2), np.float32), "W")
-    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
-             helper.make_node("LeakyRelu", ["h"], ["y"], name="act", alpha=0.1),
-             helper.make_node("Identity", ["y"], ["z"], name="id")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
-                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2])], [w])
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+        helper.make_node("LeakyRelu", ["h"], ["y"], name="act", alpha=0.1),
+        helper.make_node("Identity", ["y"], ["z"], name="id"),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2])],
+        [w],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     return m
@@ -60,8 +67,14 @@ BAD_UPLOADS = {
     "truncated": (GOOD[: len(GOOD) // 2], "malformed or truncated"),
     "json_text": (b'{"graph": "nope"}', "not"),
     "zip_archive": (_zip_bytes(), "not"),
-    "tensor_with_missing_data": (TensorProto(dims=[10], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0, 3.0]).SerializeToString(), "not"),
-    "bad_text_syntax": (b"<ir_version: 8, opset_import: [\"\" : 17]>\ng (float x) => (float y) { y = Relu(x", "text syntax"),
+    "tensor_with_missing_data": (
+        TensorProto(dims=[10], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0, 3.0]).SerializeToString(),
+        "not",
+    ),
+    "bad_text_syntax": (
+        b'<ir_version: 8, opset_import: ["" : 17]>\ng (float x) => (float y) { y = Relu(x',
+        "text syntax",
+    ),
     "absurd_ir_version": (helper.make_model(small_model().graph, ir_version=10**9).SerializeToString(), "ir_version"),
     "nesting_bomb": (nested_bomb(150), "not"),
     "png_header": (b"\x89PNG\r\n\x1a\n" + os.urandom(64), "not"),
@@ -108,20 +121,61 @@ BAD_EDITS = {
     "ops_not_list": ({"base": 0, "ops": {"op": "set_metadata"}}, 400, "list"),
     "empty_ops": ({"base": 0, "ops": []}, 400, "non-empty"),
     "unknown_op": ({"base": 0, "ops": [{"op": "explode"}]}, 400, "unknown op 'explode'"),
-    "unknown_node": ({"base": 0, "ops": [{"op": "set_attribute", "node": "nope", "name": "alpha", "value": 1.0}]}, 404, "no node 'nope'"),
+    "unknown_node": (
+        {"base": 0, "ops": [{"op": "set_attribute", "node": "nope", "name": "alpha", "value": 1.0}]},
+        404,
+        "no node 'nope'",
+    ),
     "node_id_out_of_range": ({"base": 0, "ops": [{"op": "rename_node", "node": "n99", "name": "x"}]}, 404, "n99"),
-    "wrong_attribute_type": ({"base": 0, "ops": [{"op": "set_attribute", "node": "act", "name": "alpha", "value": "high"}]}, 400, "must be a number"),
-    "unknown_attribute": ({"base": 0, "ops": [{"op": "set_attribute", "node": "act", "name": "beta", "value": 1.0}]}, 400, "has no attribute 'beta'"),
-    "unexpected_field": ({"base": 0, "ops": [{"op": "rename_node", "node": "mm", "name": "x", "colour": 1}]}, 400, "unexpected field"),
+    "wrong_attribute_type": (
+        {"base": 0, "ops": [{"op": "set_attribute", "node": "act", "name": "alpha", "value": "high"}]},
+        400,
+        "must be a number",
+    ),
+    "unknown_attribute": (
+        {"base": 0, "ops": [{"op": "set_attribute", "node": "act", "name": "beta", "value": 1.0}]},
+        400,
+        "has no attribute 'beta'",
+    ),
+    "unexpected_field": (
+        {"base": 0, "ops": [{"op": "rename_node", "node": "mm", "name": "x", "colour": 1}]},
+        400,
+        "unexpected field",
+    ),
     "missing_field": ({"base": 0, "ops": [{"op": "set_metadata", "key": "a"}]}, 400, "'value' is required"),
     "negative_dim": ({"base": 0, "ops": [{"op": "set_io_shape", "name": "x", "shape": [-1, 2]}]}, 400, "non-negative"),
-    "rename_onto_existing": ({"base": 0, "ops": [{"op": "rename_tensor", "from": "h", "to": "y"}]}, 400, "already exists"),
-    "delete_missing_metadata": ({"base": 0, "ops": [{"op": "set_metadata", "key": "nope", "value": None}]}, 404, "no metadata key"),
+    "rename_onto_existing": (
+        {"base": 0, "ops": [{"op": "rename_tensor", "from": "h", "to": "y"}]},
+        400,
+        "already exists",
+    ),
+    "delete_missing_metadata": (
+        {"base": 0, "ops": [{"op": "set_metadata", "key": "nope", "value": None}]},
+        404,
+        "no metadata key",
+    ),
     "breaks_checker": ({"base": 0, "ops": [{"op": "delete_node", "node": "mm"}]}, 422, "invalid"),
-    "huge_tensor_shape": ({"base": 0, "ops": [{"op": "set_model_field", "field": "model_version", "value": 2**70}]}, 400, "64-bit"),
-    "bad_model_field": ({"base": 0, "ops": [{"op": "set_model_field", "field": "ir_version", "value": 3}]}, 400, "not an editable model field"),
-    "second_op_fails": ({"base": 0, "ops": [{"op": "set_metadata", "key": "a", "value": "b"},
-                                            {"op": "rename_node", "node": "ghost", "name": "x"}]}, 404, "op #2"),
+    "huge_tensor_shape": (
+        {"base": 0, "ops": [{"op": "set_model_field", "field": "model_version", "value": 2**70}]},
+        400,
+        "64-bit",
+    ),
+    "bad_model_field": (
+        {"base": 0, "ops": [{"op": "set_model_field", "field": "ir_version", "value": 3}]},
+        400,
+        "not an editable model field",
+    ),
+    "second_op_fails": (
+        {
+            "base": 0,
+            "ops": [
+                {"op": "set_metadata", "key": "a", "value": "b"},
+                {"op": "rename_node", "node": "ghost", "name": "x"},
+            ],
+        },
+        404,
+        "op #2",
+    ),
 }
 
 
@@ -140,16 +194,19 @@ def test_bad_edit_is_refused_and_changes_nothing(client, stored, case):
     assert len(client.get(f"/api/models/{stored}/revisions").get_json()["revisions"]) == 1
 
 
-@pytest.mark.parametrize("url, status, words", [
-    ("/api/models/ffffffffffff", 404, "no model"),
-    ("/api/models/ffffffffffff/graph", 404, "no model"),
-    ("/api/models/{id}/graph?path=n99/body", 404, "not a node"),
-    ("/api/models/{id}/graph?path=n0/body", 404, "no graph attribute"),
-    ("/api/models/{id}/tensors/ghost", 404, "no tensor"),
-    ("/api/models/{id}/tensors/W?offset=-1", 400, "non-negative"),
-    ("/api/models/{id}/tensors/W?count=lots", 400, "integer"),
-    ("/api/models/{id}/download?revision=5", 404, "no revision 5"),
-])
+@pytest.mark.parametrize(
+    "url, status, words",
+    [
+        ("/api/models/ffffffffffff", 404, "no model"),
+        ("/api/models/ffffffffffff/graph", 404, "no model"),
+        ("/api/models/{id}/graph?path=n99/body", 404, "not a node"),
+        ("/api/models/{id}/graph?path=n0/body", 404, "no graph attribute"),
+        ("/api/models/{id}/tensors/ghost", 404, "no tensor"),
+        ("/api/models/{id}/tensors/W?offset=-1", 400, "non-negative"),
+        ("/api/models/{id}/tensors/W?count=lots", 400, "integer"),
+        ("/api/models/{id}/download?revision=5", 404, "no revision 5"),
+    ],
+)
 def test_bad_reads(client, stored, url, status, words):
     r = client.get(url.format(id=stored))
     assert r.status_code == status

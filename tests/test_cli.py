@@ -1,4 +1,5 @@
 """The onnx-studio command: open one model, serve for uploads, refuse what isn't a model."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,12 @@ STUDIO = Path(sys.executable).parent / "onnx-studio"
 
 
 def _start(args, tmp_path):
-    proc = subprocess.Popen([str(STUDIO), *args, "--data-dir", str(tmp_path / "data")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(STUDIO), *args, "--data-dir", str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = proc.stdout.readline()
     return proc, line.split(" on ")[1].split()[0]
 
@@ -48,6 +53,10 @@ def test_serve_for_uploads(tmp_path):
 def test_not_a_model_exits_with_a_message(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"\x00garbage\xff" * 10)
-    r = subprocess.run([str(STUDIO), str(bad), "--no-browser", "--data-dir", str(tmp_path / "d")],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(STUDIO), str(bad), "--no-browser", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "is not a readable ONNX model" in r.stderr

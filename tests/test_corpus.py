@@ -1,19 +1,24 @@
 """Every official test model opens, shows exactly its nodes, downloads unchanged, and takes edits
 that change exactly what they name."""
+
 from __future__ import annotations
 
 import copy
 
 import onnx
 import pytest
-
-from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
 from protowalk import graph_paths
+from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
 
 pytestmark = pytest.mark.corpus
 
-EDITABLE = {onnx.AttributeProto.FLOAT, onnx.AttributeProto.INT, onnx.AttributeProto.STRING,
-            onnx.AttributeProto.FLOATS, onnx.AttributeProto.INTS}
+EDITABLE = {
+    onnx.AttributeProto.FLOAT,
+    onnx.AttributeProto.INT,
+    onnx.AttributeProto.STRING,
+    onnx.AttributeProto.FLOATS,
+    onnx.AttributeProto.INTS,
+}
 
 
 def _passes_checker(model: onnx.ModelProto, full: bool = False) -> bool:
@@ -63,22 +68,27 @@ def check_model_roundtrip(client, data: bytes, name: str) -> None:
         resp = client.get(f"/api/models/{mid}/graph", query_string={"path": path})
         assert resp.status_code == 200, (path, resp.get_json())
         view = resp.get_json()
-        assert [(n["op_type"], n["domain"], n["name"], n["inputs"], n["outputs"]) for n in view["nodes"]] == \
-            [(n.op_type, n.domain, n.name, list(n.input), list(n.output)) for n in g.node], path
-        assert [[a["name"] for a in n["attributes"]] for n in view["nodes"]] == \
-            [[a.name for a in n.attribute] for n in g.node]
+        assert [(n["op_type"], n["domain"], n["name"], n["inputs"], n["outputs"]) for n in view["nodes"]] == [
+            (n.op_type, n.domain, n.name, list(n.input), list(n.output)) for n in g.node
+        ], path
+        assert [[a["name"] for a in n["attributes"]] for n in view["nodes"]] == [
+            [a.name for a in n.attribute] for n in g.node
+        ]
         assert len({n["id"] for n in view["nodes"]}) == len(g.node)  # ids unique even if names aren't
         if isinstance(g, onnx.GraphProto):
-            assert [t["name"] for t in view["initializers"]] == \
-                [t.name for t in g.initializer] + [s.values.name for s in g.sparse_initializer]
+            assert [t["name"] for t in view["initializers"]] == [t.name for t in g.initializer] + [
+                s.values.name for s in g.sparse_initializer
+            ]
             assert [v["name"] for v in view["inputs"]] == [v.name for v in g.input]
 
     # unedited download is byte-identical
     assert client.get(f"/api/models/{mid}/download").data == data
 
     # set_metadata: the download differs from the original exactly by that entry
-    r = client.post(f"/api/models/{mid}/edits", json={"base": rev, "ops": [
-        {"op": "set_metadata", "key": "studio.test", "value": "✓ edited"}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": rev, "ops": [{"op": "set_metadata", "key": "studio.test", "value": "✓ edited"}]},
+    )
     assert r.status_code == 200, r.get_json()
     rev = r.get_json()["revision"]
     expected = copy.deepcopy(original)
@@ -90,15 +100,24 @@ def check_model_roundtrip(client, data: bytes, name: str) -> None:
         onnx.checker.check_model(edited)
 
     # set_attribute on the first main-graph node that has a plainly editable attribute
-    target = next(((i, a) for i, n in enumerate(original.graph.node) for a in n.attribute
-                   if a.type in EDITABLE and not a.ref_attr_name), None)
+    target = next(
+        (
+            (i, a)
+            for i, n in enumerate(original.graph.node)
+            for a in n.attribute
+            if a.type in EDITABLE and not a.ref_attr_name
+        ),
+        None,
+    )
     if target is None:
         return
     i, attr = target
     value, apply = _changed_value(attr)
     apply(next(a for a in expected.graph.node[i].attribute if a.name == attr.name))
-    r = client.post(f"/api/models/{mid}/edits", json={"base": rev, "ops": [
-        {"op": "set_attribute", "node": f"n{i}", "name": attr.name, "value": value}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": rev, "ops": [{"op": "set_attribute", "node": f"n{i}", "name": attr.name, "value": value}]},
+    )
     if r.status_code == 422:
         # refused by the validation gate: only right when that change really breaks the checker
         assert r.get_json()["error"]["code"] == "invalid_result"

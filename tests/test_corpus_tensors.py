@@ -1,5 +1,6 @@
 """Tensor previews equal onnx.numpy_helper.to_array for every initializer and tensor attribute
 of every official test model."""
+
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -8,9 +9,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
-
-from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
 from protowalk import graph_paths
+from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
 
 pytestmark = pytest.mark.corpus
 WINDOW = 64

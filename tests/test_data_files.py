@@ -1,5 +1,6 @@
 """The spec's other file kinds open from their content: the node tests' input/output data
 (TensorProto, SequenceProto, OptionalProto), MapProto, OperatorSetProto and ONNX text syntax."""
+
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -7,11 +8,10 @@ from urllib.parse import quote
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, numpy_helper
-
-from testkit import node_testcase_names, node_testcases, upload
+from onnx import numpy_helper
 from test_bad_input import small_model
 from test_corpus_tensors import _json_expected
+from testkit import node_testcase_names, node_testcases, upload
 
 pytestmark = pytest.mark.corpus
 
@@ -69,6 +69,7 @@ def test_node_test_data_sets_open_with_right_values(client):
 
 def _tensor_at(proto, ref: str):
     from app.views.data_files import resolve_data_tensor
+
     return resolve_data_tensor(proto, ref)
 
 
@@ -87,7 +88,9 @@ def test_operator_set_file(client):
     ops.operator.add(op_type="Frob", since_version=2, status=onnx.OperatorStatus.EXPERIMENTAL, doc_string="frobs")
     s = upload(client, ops.SerializeToString(), "ops.pb").get_json()
     assert s["kind"] == "operator_set"
-    assert s["data"]["operators"] == [{"op_type": "Frob", "since_version": 2, "status": "EXPERIMENTAL", "doc_string": "frobs"}]
+    assert s["data"]["operators"] == [
+        {"op_type": "Frob", "since_version": 2, "status": "EXPERIMENTAL", "doc_string": "frobs"}
+    ]
     assert client.get(f"/api/models/{s['id']}/download").data == ops.SerializeToString()
 
 
@@ -97,8 +100,14 @@ def test_text_syntax_model_opens_and_edits(client):
     assert r.status_code == 201, r.get_json()
     s = r.get_json()
     assert s["kind"] == "model" and s["source"] == "text" and s["counts"]["nodes"] == 3
-    ok = client.post(f"/api/models/{s['id']}/edits", json={"base": 0, "ops": [{"op": "set_metadata", "key": "a", "value": "b"}]})
+    ok = client.post(
+        f"/api/models/{s['id']}/edits", json={"base": 0, "ops": [{"op": "set_metadata", "key": "a", "value": "b"}]}
+    )
     assert ok.status_code == 200
     model = onnx.load_from_string(client.get(f"/api/models/{s['id']}/download").data)
     onnx.checker.check_model(model)
-    assert model.metadata_props[0].key == "a" and [n.op_type for n in model.graph.node] == ["MatMul", "LeakyRelu", "Identity"]
+    assert model.metadata_props[0].key == "a" and [n.op_type for n in model.graph.node] == [
+        "MatMul",
+        "LeakyRelu",
+        "Identity",
+    ]

@@ -1,21 +1,37 @@
 """Property: random sequences of valid and invalid edit batches on real models never leave a
 stored revision failing a check the original passed, and refused batches change nothing."""
+
 from __future__ import annotations
 
 import onnx
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from test_corpus import _passes_checker
 from testkit import ONNX_DATA, node_testcases, upload
 
-MODELS = [ONNX_DATA / "pytorch-converted" / n / "model.onnx" for n in ("test_Conv2d", "test_BatchNorm2d_eval", "test_Linear", "test_PReLU_3d_multiparam")]
-NODE_CASES = ["test_if", "test_loop11", "test_scan9_sum", "test_layer_normalization_4d_axis0", "test_gemm_default_single_elem_vector_bias"]
+MODELS = [
+    ONNX_DATA / "pytorch-converted" / n / "model.onnx"
+    for n in ("test_Conv2d", "test_BatchNorm2d_eval", "test_Linear", "test_PReLU_3d_multiparam")
+]
+NODE_CASES = [
+    "test_if",
+    "test_loop11",
+    "test_scan9_sum",
+    "test_layer_normalization_4d_axis0",
+    "test_gemm_default_single_elem_vector_bias",
+]
 
-json_scalars = st.one_of(st.integers(-5, 5), st.floats(-3, 3, allow_nan=False), st.text(max_size=4), st.none(),
-                         st.booleans(), st.sampled_from(["NaN", "Infinity"]))
-json_values = st.one_of(json_scalars, st.lists(st.one_of(st.integers(-4, 4), st.floats(-2, 2, allow_nan=False)), max_size=4))
+json_scalars = st.one_of(
+    st.integers(-5, 5),
+    st.floats(-3, 3, allow_nan=False),
+    st.text(max_size=4),
+    st.none(),
+    st.booleans(),
+    st.sampled_from(["NaN", "Infinity"]),
+)
+json_values = st.one_of(
+    json_scalars, st.lists(st.one_of(st.integers(-4, 4), st.floats(-2, 2, allow_nan=False)), max_size=4)
+)
 
 
 def model_bytes(key: str) -> bytes:
@@ -31,24 +47,57 @@ def op_for(draw, model: onnx.ModelProto):
     tensors = sorted({x for n in g.node for x in list(n.input) + list(n.output) if x} | {"nope"})
     attrs = sorted({a.name for n in g.node for a in n.attribute} | {"alpha", "bogus"})
     ios = [v.name for v in list(g.input) + list(g.output)] + ["nope"]
-    kind = draw(st.sampled_from(["set_metadata", "set_attribute", "delete_attribute", "rename_tensor", "rename_node",
-                                 "delete_node", "set_io_shape", "add_output", "remove_output", "cleanup",
-                                 "infer_shapes", "set_model_field", "insert_node", "garbage"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "set_metadata",
+                "set_attribute",
+                "delete_attribute",
+                "rename_tensor",
+                "rename_node",
+                "delete_node",
+                "set_io_shape",
+                "add_output",
+                "remove_output",
+                "cleanup",
+                "infer_shapes",
+                "set_model_field",
+                "insert_node",
+                "garbage",
+            ]
+        )
+    )
     if kind == "set_metadata":
-        return {"op": kind, "key": draw(st.sampled_from(["a", "b", ""])), "value": draw(st.one_of(st.none(), st.text(max_size=3)))}
+        return {
+            "op": kind,
+            "key": draw(st.sampled_from(["a", "b", ""])),
+            "value": draw(st.one_of(st.none(), st.text(max_size=3))),
+        }
     if kind == "set_attribute":
-        return {"op": kind, "node": draw(st.sampled_from(nodes)), "name": draw(st.sampled_from(attrs)), "value": draw(json_values)}
+        return {
+            "op": kind,
+            "node": draw(st.sampled_from(nodes)),
+            "name": draw(st.sampled_from(attrs)),
+            "value": draw(json_values),
+        }
     if kind == "delete_attribute":
         return {"op": kind, "node": draw(st.sampled_from(nodes)), "name": draw(st.sampled_from(attrs))}
     if kind == "rename_tensor":
-        return {"op": kind, "from": draw(st.sampled_from(tensors)), "to": draw(st.sampled_from(tensors + ["fresh_name", ""]))}
+        return {
+            "op": kind,
+            "from": draw(st.sampled_from(tensors)),
+            "to": draw(st.sampled_from(tensors + ["fresh_name", ""])),
+        }
     if kind == "rename_node":
         return {"op": kind, "node": draw(st.sampled_from(nodes)), "name": draw(st.text(max_size=3))}
     if kind == "delete_node":
         return {"op": kind, "node": draw(st.sampled_from(nodes)), "reconnect": draw(st.booleans())}
     if kind == "set_io_shape":
-        return {"op": kind, "name": draw(st.sampled_from(ios)),
-                "shape": draw(st.lists(st.one_of(st.integers(-1, 4), st.just("N"), st.none()), max_size=5))}
+        return {
+            "op": kind,
+            "name": draw(st.sampled_from(ios)),
+            "shape": draw(st.lists(st.one_of(st.integers(-1, 4), st.just("N"), st.none()), max_size=5)),
+        }
     if kind == "add_output":
         return {"op": kind, "tensor": draw(st.sampled_from(tensors))}
     if kind == "remove_output":
@@ -56,13 +105,23 @@ def op_for(draw, model: onnx.ModelProto):
     if kind in ("cleanup", "infer_shapes"):
         return {"op": kind}
     if kind == "set_model_field":
-        return {"op": kind, "field": draw(st.sampled_from(["doc_string", "model_version", "ir_version"])), "value": draw(json_scalars)}
+        return {
+            "op": kind,
+            "field": draw(st.sampled_from(["doc_string", "model_version", "ir_version"])),
+            "value": draw(json_scalars),
+        }
     if kind == "insert_node":
-        return {"op": kind, "tensor": draw(st.sampled_from(tensors)), "op_type": draw(st.sampled_from(["Relu", "Identity", "Conv", "Zork"]))}
+        return {
+            "op": kind,
+            "tensor": draw(st.sampled_from(tensors)),
+            "op_type": draw(st.sampled_from(["Relu", "Identity", "Conv", "Zork"])),
+        }
     return {"op": draw(st.sampled_from(["explode", 3, None]))}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=st.data(), key=st.sampled_from([p.parent.name for p in MODELS] + NODE_CASES))
 def test_random_edit_batches_never_break_a_passing_model(client, data, key):
     original_bytes = model_bytes(key)

@@ -1,5 +1,6 @@
 """Each edit op on real models: the exact change, nothing else changed, and where onnxruntime can
 run the model, behaviour-preserving edits keep the outputs on the official test data."""
+
 from __future__ import annotations
 
 import copy
@@ -9,12 +10,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-from testkit import ONNX_DATA, upload
 from test_bad_input import small_model
+from testkit import ONNX_DATA, upload
 
-CONVERTED = sorted(p for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx")
-                   if (p.parent / "test_data_set_0").is_dir())
+CONVERTED = sorted(
+    p for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx") if (p.parent / "test_data_set_0").is_dir()
+)
 
 
 def load_case(path):
@@ -60,8 +61,13 @@ def test_rename_tensors_and_dynamic_batch_keep_outputs(client, path):
     inner = next((o for n in model.graph.node for o in n.output if o not in {v.name for v in model.graph.output}), None)
     if inner:
         ops.append({"op": "rename_tensor", "from": inner, "to": "studio_inner"})
-    ops.append({"op": "set_io_shape", "name": "studio_input", "shape":
-                ["batch"] + list(feeds[first_input].shape[1:]) if feeds[first_input].ndim else []})
+    ops.append(
+        {
+            "op": "set_io_shape",
+            "name": "studio_input",
+            "shape": ["batch"] + list(feeds[first_input].shape[1:]) if feeds[first_input].ndim else [],
+        }
+    )
     edited, _ = edit(client, model.SerializeToString(), ops)
     onnx.checker.check_model(edited)
     feeds["studio_input"] = feeds.pop(first_input)
@@ -90,7 +96,9 @@ def test_delete_identity_with_reconnect_keeps_outputs(client, path):
     except Exception as exc:
         pytest.skip(f"onnxruntime can't run the original: {exc}")
     spliced = _with_identity_after_first_node(model)
-    edited, resp = edit(client, spliced.SerializeToString(), [{"op": "delete_node", "node": "spliced_identity", "reconnect": True}])
+    edited, resp = edit(
+        client, spliced.SerializeToString(), [{"op": "delete_node", "node": "spliced_identity", "reconnect": True}]
+    )
     onnx.checker.check_model(edited)
     assert "Identity" not in [n.op_type for n in edited.graph.node][:2]
     assert len(edited.graph.node) == len(model.graph.node)
@@ -129,7 +137,9 @@ def test_set_and_delete_attribute_exactly(client):
     m = small_model()
     expected = copy.deepcopy(m)
     expected.graph.node[1].attribute[0].f = 0.3
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_attribute", "node": "act", "name": "alpha", "value": 0.3}])
+    edited, _ = edit(
+        client, m.SerializeToString(), [{"op": "set_attribute", "node": "act", "name": "alpha", "value": 0.3}]
+    )
     assert edited == expected
     del expected.graph.node[1].attribute[0]
     edited, _ = edit(client, m.SerializeToString(), [{"op": "delete_attribute", "node": "n1", "name": "alpha"}])
@@ -141,17 +151,37 @@ def test_set_and_delete_attribute_exactly(client):
 def test_add_attribute_typed_from_schema(client):
     m = small_model()
     m.graph.node[1].ClearField("attribute")
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_attribute", "node": "act", "name": "alpha", "value": 1}])
+    edited, _ = edit(
+        client, m.SerializeToString(), [{"op": "set_attribute", "node": "act", "name": "alpha", "value": 1}]
+    )
     attr = edited.graph.node[1].attribute[0]
     assert attr.type == onnx.AttributeProto.FLOAT and attr.f == 1.0
 
 
 def test_set_tensor_attribute_from_json(client):
-    g = helper.make_graph([helper.make_node("Constant", [], ["c"], name="k", value=numpy_helper.from_array(np.zeros(2, np.float32), "v"))],
-                          "g", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 2])])
+    g = helper.make_graph(
+        [
+            helper.make_node(
+                "Constant", [], ["c"], name="k", value=numpy_helper.from_array(np.zeros(2, np.float32), "v")
+            )
+        ],
+        "g",
+        [],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 2])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_attribute", "node": "k", "name": "value",
-                                                      "value": {"dtype": "FLOAT", "shape": [2, 2], "values": [1, 2, 3, "NaN"]}}])
+    edited, _ = edit(
+        client,
+        m.SerializeToString(),
+        [
+            {
+                "op": "set_attribute",
+                "node": "k",
+                "name": "value",
+                "value": {"dtype": "FLOAT", "shape": [2, 2], "values": [1, 2, 3, "NaN"]},
+            }
+        ],
+    )
     arr = numpy_helper.to_array(edited.graph.node[0].attribute[0].t)
     assert arr.shape == (2, 2) and arr[0, 1] == 2 and np.isnan(arr[1, 1])
     assert edited.graph.node[0].attribute[0].t.name == "v"
@@ -163,10 +193,15 @@ def test_rename_node_and_model_fields_exactly(client):
     expected.graph.node[0].name = "matmul_renamed"
     expected.producer_name = "me"
     expected.model_version = 7
-    edited, resp = edit(client, m.SerializeToString(), [
-        {"op": "rename_node", "node": "mm", "name": "matmul_renamed"},
-        {"op": "set_model_field", "field": "producer_name", "value": "me"},
-        {"op": "set_model_field", "field": "model_version", "value": 7}])
+    edited, resp = edit(
+        client,
+        m.SerializeToString(),
+        [
+            {"op": "rename_node", "node": "mm", "name": "matmul_renamed"},
+            {"op": "set_model_field", "field": "producer_name", "value": "me"},
+            {"op": "set_model_field", "field": "model_version", "value": 7},
+        ],
+    )
     assert edited == expected and len(resp["changes"]) == 3
 
 
@@ -176,9 +211,14 @@ def test_metadata_on_graph_and_node(client):
     expected = copy.deepcopy(m)
     expected.graph.metadata_props.add(key="g", value="1")
     expected.graph.node[2].metadata_props.add(key="n", value="2")
-    edited, _ = edit(client, m.SerializeToString(), [
-        {"op": "set_metadata", "target": "", "key": "g", "value": "1"},
-        {"op": "set_metadata", "target": "n2", "key": "n", "value": "2"}])
+    edited, _ = edit(
+        client,
+        m.SerializeToString(),
+        [
+            {"op": "set_metadata", "target": "", "key": "g", "value": "1"},
+            {"op": "set_metadata", "target": "n2", "key": "n", "value": "2"},
+        ],
+    )
     assert edited == expected
 
 
@@ -186,12 +226,20 @@ def _if_model(shadow: bool) -> onnx.ModelProto:
     out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [2])
     then_nodes = [helper.make_node("Neg", ["x"], ["o"])]
     if shadow:  # the branch defines its own x, which must not be renamed
-        then_nodes.insert(0, helper.make_node("Constant", [], ["x"], value=numpy_helper.from_array(np.ones(2, np.float32))))
+        then_nodes.insert(
+            0, helper.make_node("Constant", [], ["x"], value=numpy_helper.from_array(np.ones(2, np.float32)))
+        )
     then = helper.make_graph(then_nodes, "then", [], [out])
     other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "else", [], [out])
-    g = helper.make_graph([helper.make_node("If", ["c"], ["o"], then_branch=then, else_branch=other)], "g",
-                          [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [out])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["o"], then_branch=then, else_branch=other)],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [out],
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -212,10 +260,14 @@ def test_rename_tensor_reaches_captured_uses_in_subgraphs(client, shadow):
 def test_set_io_shape_unknown_dims_and_refused_dtype(client):
     m = small_model()
     mid = upload(client, m.SerializeToString()).get_json()["id"]
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
-        {"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}]},
+    )
     assert r.status_code == 422 and "elem type differs" in r.get_json()["error"]["message"]  # the graph computes FLOAT
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT"}])
+    edited, _ = edit(
+        client, m.SerializeToString(), [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT"}]
+    )
     tt = edited.graph.output[0].type.tensor_type
     assert tt.elem_type == TensorProto.FLOAT
     assert not tt.shape.dim[0].HasField("dim_value") and not tt.shape.dim[0].HasField("dim_param")
@@ -233,15 +285,23 @@ def test_edit_keeps_unknown_fields(client):
 
 
 def test_metadata_on_a_function(client):
-    fn = helper.make_function("local", "Twice", ["X"], ["Y"], [helper.make_node("Add", ["X", "X"], ["Y"])],
-                              [helper.make_opsetid("", 17)])
-    g = helper.make_graph([helper.make_node("Twice", ["x"], ["y"], domain="local")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    m = helper.make_model(g, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    fn = helper.make_function(
+        "local", "Twice", ["X"], ["Y"], [helper.make_node("Add", ["X", "X"], ["Y"])], [helper.make_opsetid("", 17)]
+    )
+    g = helper.make_graph(
+        [helper.make_node("Twice", ["x"], ["y"], domain="local")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    m = helper.make_model(
+        g, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    )
     m.ir_version = 10
     expected = copy.deepcopy(m)
     expected.functions[0].metadata_props.add(key="owner", value="me")
-    edited, resp = edit(client, m.SerializeToString(), [{"op": "set_metadata", "target": "fn[0]", "key": "owner", "value": "me"}])
+    edited, resp = edit(
+        client, m.SerializeToString(), [{"op": "set_metadata", "target": "fn[0]", "key": "owner", "value": "me"}]
+    )
     assert edited == expected and "function fn[0]" in resp["changes"][0]
     np.testing.assert_allclose(run(edited, {"x": np.array([1.0, 2.0], np.float32)})["y"], [2.0, 4.0])

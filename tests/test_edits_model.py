@@ -1,4 +1,5 @@
 """Initializer, input, node-insertion, operator and whole-model edits on real models."""
+
 from __future__ import annotations
 
 import copy
@@ -9,7 +10,6 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
 from test_bad_input import small_model
 from test_edits import CONVERTED, assert_same_outputs, edit, load_case, run
 from testkit import upload
@@ -28,7 +28,9 @@ def expected_outputs(path) -> list[np.ndarray]:
 def post_npy(client, arr: np.ndarray) -> str:
     buf = io.BytesIO()
     np.save(buf, arr)
-    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "w.npy")}, content_type="multipart/form-data")
+    r = client.post(
+        "/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "w.npy")}, content_type="multipart/form-data"
+    )
     assert r.status_code == 201, r.get_json()
     assert r.get_json()["shape"] == list(arr.shape)
     return r.get_json()["blob"]
@@ -50,8 +52,18 @@ def test_set_initializer_type_change_keeps_the_files_dtype(client):
     m = small_model()
     m.graph.initializer.append(numpy_helper.from_array(np.zeros(4, np.float32), "spare"))  # read by no node
     new_w = np.arange(6, dtype=np.float64).reshape(2, 3)
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "set_initializer", "name": "spare", "allow_type_change": True,
-                                                      "value": {"npy": post_npy(client, new_w)}}])
+    edited, _ = edit(
+        client,
+        m.SerializeToString(),
+        [
+            {
+                "op": "set_initializer",
+                "name": "spare",
+                "allow_type_change": True,
+                "value": {"npy": post_npy(client, new_w)},
+            }
+        ],
+    )
     t = edited.graph.initializer[-1]
     assert t.data_type == TensorProto.DOUBLE and list(t.dims) == [2, 3]
 
@@ -60,11 +72,19 @@ def test_set_initializer_shape_is_checked(client):
     m = small_model()
     digest = post_npy(client, np.ones((3, 3), np.float32))
     mid = upload(client, m.SerializeToString()).get_json()["id"]
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "set_initializer", "name": "W", "value": {"npy": digest}}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_initializer", "name": "W", "value": {"npy": digest}}]},
+    )
     assert r.status_code == 400 and "allow_type_change" in r.get_json()["error"]["message"]
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "set_initializer", "name": "W", "value": {"npy": "0" * 64}}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_initializer", "name": "W", "value": {"npy": "0" * 64}}]},
+    )
     assert r.status_code == 404 and "POST /api/blobs" in r.get_json()["error"]["message"]
-    bad = client.post("/api/blobs", data={"file": (io.BytesIO(b"not npy"), "w.npy")}, content_type="multipart/form-data")
+    bad = client.post(
+        "/api/blobs", data={"file": (io.BytesIO(b"not npy"), "w.npy")}, content_type="multipart/form-data"
+    )
     assert bad.status_code == 400 and "not a readable .npy" in bad.get_json()["error"]["message"]
 
 
@@ -78,23 +98,34 @@ def test_set_initializer_on_real_weights(client, path):
     arr = numpy_helper.to_array(weight)
     new = (arr * 0.5).astype(arr.dtype)
     reference = copy.deepcopy(model)
-    next(t for t in reference.graph.initializer if t.name == weight.name).CopyFrom(numpy_helper.from_array(new, weight.name))
-    edited, _ = edit(client, model.SerializeToString(), [{"op": "set_initializer", "name": weight.name,
-                                                          "value": {"npy": post_npy(client, new)}}])
+    next(t for t in reference.graph.initializer if t.name == weight.name).CopyFrom(
+        numpy_helper.from_array(new, weight.name)
+    )
+    edited, _ = edit(
+        client,
+        model.SerializeToString(),
+        [{"op": "set_initializer", "name": weight.name, "value": {"npy": post_npy(client, new)}}],
+    )
     assert edited == reference
 
 
 def test_add_and_delete_initializer_and_inputs(client):
     m = small_model()
-    edited, _ = edit(client, m.SerializeToString(), [
-        {"op": "add_initializer", "name": "B", "value": {"dtype": "FLOAT", "shape": [2], "values": [1, 2]}},
-        {"op": "add_input", "name": "extra", "dtype": "INT64", "shape": ["n"]},
-    ])
+    edited, _ = edit(
+        client,
+        m.SerializeToString(),
+        [
+            {"op": "add_initializer", "name": "B", "value": {"dtype": "FLOAT", "shape": [2], "values": [1, 2]}},
+            {"op": "add_input", "name": "extra", "dtype": "INT64", "shape": ["n"]},
+        ],
+    )
     assert edited.graph.initializer[-1].name == "B" and edited.graph.input[-1].name == "extra"
     onnx.checker.check_model(edited)
     mid = upload(client, edited.SerializeToString()).get_json()["id"]
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [
-        {"op": "delete_initializer", "name": "B"}, {"op": "remove_input", "name": "extra"}]})
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "delete_initializer", "name": "B"}, {"op": "remove_input", "name": "extra"}]},
+    )
     assert r.status_code == 200
     assert onnx.load_from_string(client.get(f"/api/models/{mid}/download").data) == m
     r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "delete_initializer", "name": "W"}]})
@@ -106,7 +137,9 @@ def test_add_and_delete_initializer_and_inputs(client):
 def test_insert_node_after_a_tensor_for_all_readers(client):
     m = small_model()  # x -MatMul-> h -LeakyRelu-> y -Identity-> z
     feeds = {"x": np.array([[1.0, -3.0]], np.float32)}
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "insert_node", "tensor": "h", "op_type": "Relu", "name": "r"}])
+    edited, _ = edit(
+        client, m.SerializeToString(), [{"op": "insert_node", "tensor": "h", "op_type": "Relu", "name": "r"}]
+    )
     onnx.checker.check_model(edited)
     assert [n.op_type for n in edited.graph.node] == ["MatMul", "Relu", "LeakyRelu", "Identity"]
     assert edited.graph.node[1].output[0] == "h"  # readers keep reading h, now from the Relu
@@ -115,8 +148,20 @@ def test_insert_node_after_a_tensor_for_all_readers(client):
 
 def test_insert_node_with_attributes_before_one_consumer(client):
     m = small_model()
-    edited, _ = edit(client, m.SerializeToString(), [{"op": "insert_node", "tensor": "y", "op_type": "LeakyRelu",
-                                                      "attributes": {"alpha": 1}, "consumers": ["id"], "output": "y2"}])
+    edited, _ = edit(
+        client,
+        m.SerializeToString(),
+        [
+            {
+                "op": "insert_node",
+                "tensor": "y",
+                "op_type": "LeakyRelu",
+                "attributes": {"alpha": 1},
+                "consumers": ["id"],
+                "output": "y2",
+            }
+        ],
+    )
     new = next(n for n in edited.graph.node if n.output[0] == "y2")
     assert new.attribute[0].type == onnx.AttributeProto.FLOAT and new.attribute[0].f == 1.0
     assert edited.graph.node[-1].input[0] == "y2"
@@ -139,7 +184,10 @@ def test_set_node_op_only_when_the_schema_fits(client):
     assert edited.graph.node[1].op_type == "Sigmoid"
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     for op_type, words in [("Conv", "takes 2-3 inputs"), ("NoSuchOp", "no schema")]:
-        r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "set_node_op", "node": "act", "op_type": op_type}]})
+        r = client.post(
+            f"/api/models/{mid}/edits",
+            json={"base": 0, "ops": [{"op": "set_node_op", "node": "act", "op_type": op_type}]},
+        )
         assert r.status_code == 400 and words in r.get_json()["error"]["message"]
 
 

@@ -1,5 +1,6 @@
 """Models with external data: upload with data files or as one .zip, link in place from the CLI,
 previews memory-mapped, nothing read from outside the model's own files."""
+
 from __future__ import annotations
 
 import io
@@ -9,12 +10,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
+from test_bad_input import small_model
+from testkit import upload
 
 from app import create_app
 from app.cli import external_files
 from app.onnx_io.external import normalize_location
-from test_bad_input import small_model
-from testkit import upload
 
 
 def model_with_external(tmp_path, location="weights/w.bin"):
@@ -27,8 +28,19 @@ def model_with_external(tmp_path, location="weights/w.bin"):
     return tmp_path / "m.onnx", big
 
 
-@pytest.mark.parametrize("loc, ok", [("w.bin", "w.bin"), ("a/./b.bin", "a/b.bin"), ("../x", None), ("/etc/passwd", None),
-                                     ("a/../../x", None), ("C:/x", None), ("a\\b", None), ("", None)])
+@pytest.mark.parametrize(
+    "loc, ok",
+    [
+        ("w.bin", "w.bin"),
+        ("a/./b.bin", "a/b.bin"),
+        ("../x", None),
+        ("/etc/passwd", None),
+        ("a/../../x", None),
+        ("C:/x", None),
+        ("a\\b", None),
+        ("", None),
+    ],
+)
 def test_normalize_location(loc, ok):
     assert normalize_location(loc) == ok
 
@@ -75,7 +87,9 @@ def test_cli_links_external_data_in_place(tmp_path):
     c = app.test_client()
     assert c.get(f"/api/models/{record.id}/tensors/E?offset=7&count=1").get_json()["values"] == [7.0]
     # edits keep the link; an edited download zips the linked file
-    r = c.post(f"/api/models/{record.id}/edits", json={"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]})
+    r = c.post(
+        f"/api/models/{record.id}/edits", json={"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
+    )
     assert r.status_code == 200
     z = zipfile.ZipFile(io.BytesIO(c.get(f"/api/models/{record.id}/download").data))
     out = tmp_path / "out"

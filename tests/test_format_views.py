@@ -1,13 +1,13 @@
 """Views of what the format holds beyond nodes: schemas, inferred types, validation, text form,
 IR 10/11 fields, training info."""
+
 from __future__ import annotations
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-
-from testkit import ONNX_DATA, node_testcases, upload
 from test_bad_input import small_model
+from testkit import ONNX_DATA, upload
 
 
 def test_schema_of_known_unknown_and_function_nodes(client):
@@ -27,13 +27,23 @@ def test_schema_of_known_unknown_and_function_nodes(client):
 
 
 def test_function_call_is_linked_to_its_function(client):
-    fn_proto = helper.make_function("local", "Swish", ["X"], ["Y"],
-                                    [helper.make_node("Sigmoid", ["X"], ["S"]), helper.make_node("Mul", ["X", "S"], ["Y"])],
-                                    [helper.make_opsetid("", 17)])
-    g = helper.make_graph([helper.make_node("Swish", ["x"], ["y"], domain="local")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    m = helper.make_model(g, functions=[fn_proto], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    fn_proto = helper.make_function(
+        "local",
+        "Swish",
+        ["X"],
+        ["Y"],
+        [helper.make_node("Sigmoid", ["X"], ["S"]), helper.make_node("Mul", ["X", "S"], ["Y"])],
+        [helper.make_opsetid("", 17)],
+    )
+    g = helper.make_graph(
+        [helper.make_node("Swish", ["x"], ["y"], domain="local")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    m = helper.make_model(
+        g, functions=[fn_proto], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    )
     onnx.checker.check_model(m)
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     summary = client.get(f"/api/models/{mid}").get_json()
@@ -57,9 +67,15 @@ def test_inferred_types_fill_missing_value_info(client):
 
 def test_validation_reports_inference_errors_per_node(client):
     conv = helper.make_node("Conv", ["x", "w"], ["y"], name="bad_conv", kernel_shape=[3, 3])
-    g = helper.make_graph([conv], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8]),
-                                        helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3, 3, 3])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6])])
+    g = helper.make_graph(
+        [conv],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3, 3, 3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     v = client.get(f"/api/models/{mid}").get_json()["validation"]
@@ -98,14 +114,18 @@ def test_ir10_and_ir11_fields_are_shown(client):
     assert g["initializers"][0]["metadata_props"] == [{"key": "t", "value": "2"}]
     assert g["quantization_annotation"][0]["tensor_name"] == "h"
     dc = g["nodes"][0]["device_configurations"][0]
-    assert dc["configurationId"] == "pair" and dc["shardingSpec"][0]["shardedDim"][0]["simpleSharding"][0]["numShards"] == "2"
+    assert (
+        dc["configurationId"] == "pair"
+        and dc["shardingSpec"][0]["shardedDim"][0]["simpleSharding"][0]["numShards"] == "2"
+    )
 
 
 def test_training_graphs_and_bindings(client):
     path = ONNX_DATA / "simple" / "test_gradient_of_add" / "model.onnx"
     m = onnx.load(path)
-    m.training_info.add().algorithm.CopyFrom(helper.make_graph(
-        [helper.make_node("Identity", ["a"], ["a_next"])], "algo", [], []))
+    m.training_info.add().algorithm.CopyFrom(
+        helper.make_graph([helper.make_node("Identity", ["a"], ["a_next"])], "algo", [], [])
+    )
     m.training_info[0].update_binding.add(key="a", value="a_next")
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     t = client.get(f"/api/models/{mid}").get_json()["training"][0]
@@ -122,8 +142,15 @@ def test_sparse_initializer_previews_densified(client):
     m.graph.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [2, 4]))
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     g = client.get(f"/api/models/{mid}/graph").get_json()
-    assert g["initializers"][-1] == {"name": "S", "dtype": "FLOAT", "shape": [2, 4], "nnz": 2, "ref": "S", "sparse": True,
-                                     "indices": {"dtype": "INT64", "shape": [2]}}
+    assert g["initializers"][-1] == {
+        "name": "S",
+        "dtype": "FLOAT",
+        "shape": [2, 4],
+        "nnz": 2,
+        "ref": "S",
+        "sparse": True,
+        "indices": {"dtype": "INT64", "shape": [2]},
+    }
     p = client.get(f"/api/models/{mid}/tensors/S").get_json()
     assert p["values"] == [0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 7.0, 0.0] and p["sparse"] == {"nnz": 2}
 

@@ -1,6 +1,7 @@
 """A big graph's JSON is built by two processes: a forked child builds the first nodes and the
 value_info while the server builds the rest. The bytes must be the ones one process gives,
 scope numbering included, and a child that fails costs nothing but time."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,8 @@ import orjson
 import pytest
 from onnx import TensorProto, helper
 
-from app.views import forked, graph as graph_module
+from app.views import forked
+from app.views import graph as graph_module
 from app.views.graph import graph_view
 
 
@@ -24,20 +26,26 @@ def _torch_like(n_nodes: int) -> onnx.ModelProto:
             n.attribute.append(helper.make_attribute("perm", [0]))
         if i % 5:  # some nodes have no metadata; scopes recur, and new ones come late
             n.metadata_props.add(key="pkg.torch.onnx.stack_trace", value=f"File x.py, line {i}")
-            n.metadata_props.add(key="pkg.torch.onnx.name_scopes",
-                                 value=f"['', 'm', 'm.l{i % 4 + i // 40}', 'op_{i}']")
+            n.metadata_props.add(key="pkg.torch.onnx.name_scopes", value=f"['', 'm', 'm.l{i % 4 + i // 40}', 'op_{i}']")
         nodes.append(n)
     infos = [helper.make_tensor_value_info(f"t{i}", TensorProto.FLOAT, [i % 3 + 1]) for i in range(1, n_nodes)]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info(f"t{n_nodes}", TensorProto.FLOAT, [1])], value_info=infos)
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info(f"t{n_nodes}", TensorProto.FLOAT, [1])],
+        value_info=infos,
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
 @pytest.fixture
 def alone():
     """The graph JSON bytes of a one-process build."""
+
     def build(model):
         return orjson.dumps(graph_view(model, ""))
+
     return build
 
 

@@ -1,11 +1,12 @@
 """The weightless stand-in gives shape inference and the full check the same answers as the model."""
+
 from __future__ import annotations
 
 import onnx
 import pytest
+from testkit import ONNX_DATA, wheel_models
 
 from app.onnx_io.light import light_copy
-from testkit import ONNX_DATA, wheel_models
 
 pytestmark = pytest.mark.corpus
 

@@ -1,4 +1,5 @@
 """The helper process for heavy checks: answers like the in-process call, and leaves with the server."""
+
 from __future__ import annotations
 
 import os
@@ -32,13 +33,17 @@ def _alive(pid: int) -> bool:
 
 
 def test_helper_checks_a_model_and_exits_when_the_server_is_killed(tmp_path):
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
     path = tmp_path / "m.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(path)], cwd=ROOT, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(path)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         ok, *helpers = server.stdout.readline().split()
         assert ok == "True" and helpers, "the check ran in a helper process"

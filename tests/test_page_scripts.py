@@ -1,4 +1,5 @@
 """The pages load the esbuild bundle when it is built and current, else the ES modules."""
+
 from __future__ import annotations
 
 import os

@@ -1,12 +1,13 @@
 """Name scopes for grouping: from torch's node metadata or from path-like node names."""
+
 from __future__ import annotations
 
-import onnx
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper
+from testkit import upload
 
 from app.views.scopes import ScopeTable, node_scope, scope_of
-from testkit import upload
 
 
 def _node(name="", **meta):
@@ -18,13 +19,20 @@ def _node(name="", **meta):
 
 def test_scope_from_torchscript_names():
     assert node_scope(_node("/model/layers.3/self_attn/q_proj/MatMul")) == [
-        "/model", "/model/layers.3", "/model/layers.3/self_attn", "/model/layers.3/self_attn/q_proj"]
+        "/model",
+        "/model/layers.3",
+        "/model/layers.3/self_attn",
+        "/model/layers.3/self_attn/q_proj",
+    ]
     assert node_scope(_node("/MatMul")) == [] and node_scope(_node("conv1")) == []
 
 
 def test_scope_from_dynamo_metadata():
-    n = _node("node_linear", pkg__torch__onnx__name_scopes="['', 'layers.0', 'layers.0.lin', 'linear']",
-              namespace=": M/layers.0: B/layers.0.lin: Linear/linear: aten.linear.default")
+    n = _node(
+        "node_linear",
+        pkg__torch__onnx__name_scopes="['', 'layers.0', 'layers.0.lin', 'linear']",
+        namespace=": M/layers.0: B/layers.0.lin: Linear/linear: aten.linear.default",
+    )
     assert node_scope(n) == ["layers.0", "layers.0.lin"]
     only_ns = _node("node_x", namespace=": M/layers.0: B/layers.0.lin: Linear/linear: aten.linear.default")
     assert node_scope(only_ns) == ["layers.0", "layers.0.lin"]
@@ -34,8 +42,12 @@ def test_scope_from_dynamo_metadata():
 
 def test_graph_json_counts_metadata_and_the_node_gives_it_whole(client):
     n = _node("/enc/layer.0/Relu", pkg__torch__onnx__stack_trace="x" * 5000, note="y" * 5000)
-    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [n],
+        "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 10
     mid = upload(client, m.SerializeToString()).get_json()["id"]
@@ -61,8 +73,16 @@ def _torch_values(draw):
     return draw(st.sampled_from([scopes, scopes[:-1], draw(_piece)]))
 
 
-@given(st.lists(st.tuples(st.text(alphabet="ab/.", max_size=8), st.none() | _torch_values(),
-                          st.none() | st.text(alphabet="ab:/ .", max_size=12)), max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="ab/.", max_size=8),
+            st.none() | _torch_values(),
+            st.none() | st.text(alphabet="ab:/ .", max_size=12),
+        ),
+        max_size=30,
+    )
+)
 @example([("n1", "['', 'a', 'b']", None), ("n2", "['', 'a', 'b' 'c']", None)])  # same text before the last comma
 @example([("n1", "['', ''", ": M/x: X/op: aten"), ("/p/q/n2", "['', ''", None)])  # unreadable: not cached by it
 @settings(max_examples=300, deadline=None)
@@ -77,9 +97,15 @@ def test_scope_table_matches_parsing_each_node(nodes):
 _keys = st.sampled_from(["pkg.torch.onnx.name_scopes", "namespace", "pkg.torch.onnx.stack_trace", "other"])
 
 
-@given(st.lists(st.tuples(st.text(alphabet="ab/.", max_size=8),
-                          st.lists(st.tuples(_keys, _torch_values()), max_size=4, unique_by=lambda kv: kv[0])),
-                max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="ab/.", max_size=8),
+            st.lists(st.tuples(_keys, _torch_values()), max_size=4, unique_by=lambda kv: kv[0]),
+        ),
+        max_size=30,
+    )
+)
 @settings(max_examples=300, deadline=None)
 def test_scope_table_reads_node_metadata_as_node_scope_does(nodes):
     # of_node tries the key position that held name_scopes on the previous node first; nodes
@@ -97,15 +123,24 @@ def test_graph_json_scopes_equal_each_nodes_own(client):
     # torch-style metadata on every node, scopes shared and odd ones mixed in
     nodes = []
     for i in range(12):
-        nodes.append(_node(f"node_{i}", pkg__torch__onnx__name_scopes=f"['', 'm', 'm.l{i % 3}', 'op_{i}']",
-                           namespace=f": M/m: A/m.l{i % 3}: B/op_{i}: aten.x"))
+        nodes.append(
+            _node(
+                f"node_{i}",
+                pkg__torch__onnx__name_scopes=f"['', 'm', 'm.l{i % 3}', 'op_{i}']",
+                namespace=f": M/m: A/m.l{i % 3}: B/op_{i}: aten.x",
+            )
+        )
     nodes.append(_node("/a/b/Relu"))
     nodes.append(_node("odd", pkg__torch__onnx__name_scopes="['', 'm', 'x', 'it''s']"))
     nodes.append(_node("plain"))
     for i, n in enumerate(nodes):
         n.input[0], n.output[0] = f"t{i}", f"t{i + 1}"
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info(f"t{len(nodes)}", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info(f"t{len(nodes)}", TensorProto.FLOAT, [1])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     graph = client.get(f"/api/models/{mid}/graph").get_json()

@@ -1,4 +1,5 @@
 """Shared test helpers: uploads and the official ONNX model corpora."""
+
 from __future__ import annotations
 
 import functools

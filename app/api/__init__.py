@@ -1,6 +1,7 @@
 """The JSON REST API: /api/..."""
+
 from flask import Blueprint
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
-from . import errors, routes, openapi  # noqa: E402,F401  (attach handlers and routes)
+from . import errors, openapi, routes  # noqa: E402,F401  (attach handlers and routes)

@@ -2,6 +2,7 @@
 
 The caches hold only what can be recomputed from a blob, so any worker can serve any request.
 """
+
 from __future__ import annotations
 
 import threading
@@ -13,9 +14,9 @@ from flask import current_app
 
 from ..errors import StudioError
 from ..onnx_io import offload
-from ..onnx_io.load import parse_model_file
 from ..onnx_io.external import ExternalFiles
 from ..onnx_io.inference import inferred_model
+from ..onnx_io.load import parse_model_file
 from ..onnx_io.validate import full_validation
 from ..store import Store
 
@@ -66,9 +67,9 @@ class _LRU:
         return value
 
 
-_models = _LRU(4)       # digest -> parsed ModelProto (read-only: edits parse their own copy)
-_verdicts = _LRU(256)   # digest -> validation state
-_inferred = _LRU(4)     # digest -> model with inferred value_info (or None)
+_models = _LRU(4)  # digest -> parsed ModelProto (read-only: edits parse their own copy)
+_verdicts = _LRU(256)  # digest -> validation state
+_inferred = _LRU(4)  # digest -> model with inferred value_info (or None)
 
 
 def store() -> Store:
@@ -89,8 +90,11 @@ def load(model_id: str, rev: int | None = None):
     s = store()
     record = s.model(model_id)
     if record.kind != "model":
-        raise StudioError("not_a_model", f"{record.name} is a {record.kind.replace('_', ' ')} file, not a model: "
-                          "it has a data view but no graph or edits")
+        raise StudioError(
+            "not_a_model",
+            f"{record.name} is a {record.kind.replace('_', ' ')} file, not a model: "
+            "it has a data view but no graph or edits",
+        )
     revision = s.revision(model_id, rev)
     model = _models.get(revision.blob, lambda: parse_model_file(s.blobs.path(revision.blob)))
     return record, revision, model
@@ -154,7 +158,7 @@ def external_reader(revision) -> ExternalFiles:
 
 
 _tensor_stats = _LRU(512)  # (digest, tensor ref) -> stats over the whole tensor
-_graph_json = _LRU(8)   # (digest, path, with types) -> serialized graph JSON bytes
+_graph_json = _LRU(8)  # (digest, path, with types) -> serialized graph JSON bytes
 
 
 def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) -> bytes:

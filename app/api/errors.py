@@ -1,4 +1,5 @@
 """Every error leaves the API as {"error": {"code", "message"}}."""
+
 from __future__ import annotations
 
 from flask import jsonify

@@ -1,4 +1,5 @@
 """API routes: thin handlers over store, views and edits."""
+
 from __future__ import annotations
 
 import io
@@ -8,25 +9,36 @@ import zipfile
 
 import numpy as np
 import onnx
-
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
 from ..edits.sources import load_npy
 from ..errors import StudioError
-from ..onnx_io.kinds import detect
-from ..onnx_io.external import normalize_location, unpack_zip
-from ..onnx_io.save import embedded, with_external_data
 from ..onnx_io.address import resolve_graph, resolve_tensor
+from ..onnx_io.external import normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
-from ..views import graph_view, model_summary, node_schema, tensor_preview
+from ..onnx_io.kinds import detect
+from ..onnx_io.save import embedded, with_external_data
+from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
-from ..views.tensors import tensor_array
 from ..views.schema import operators_at
+from ..views.tensors import tensor_array
 from ..views.values import value_info_json
 from . import bp
-from .documents import cached_stats, external_reader, graph_json, inferred, load, verdict_if_cheap, warm_up, load_data_file, revision_number, store, verdict
+from .documents import (
+    cached_stats,
+    external_reader,
+    graph_json,
+    inferred,
+    load,
+    load_data_file,
+    revision_number,
+    store,
+    verdict,
+    verdict_if_cheap,
+    warm_up,
+)
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -55,9 +67,17 @@ def _summary(model_id: str) -> dict:
 
 def _data_summary(model_id: str) -> dict:
     record, revision, msg = load_data_file(model_id)
-    return {"id": record.id, "name": record.name, "revision": revision.rev, "can_undo": False, "can_redo": False,
-            "size": store().blobs.size(revision.blob), "kind": record.kind, "source": record.source,
-            "data": data_json(msg)}
+    return {
+        "id": record.id,
+        "name": record.name,
+        "revision": revision.rev,
+        "can_undo": False,
+        "can_redo": False,
+        "size": store().blobs.size(revision.blob),
+        "kind": record.kind,
+        "source": record.source,
+        "data": data_json(msg),
+    }
 
 
 def _upload_name(f, what: str) -> str:
@@ -71,7 +91,7 @@ def _upload_name(f, what: str) -> str:
 def upload_model():
     files = request.files.getlist("file")
     if not files:
-        raise StudioError("missing_file", "send the model as a multipart form field named \"file\"")
+        raise StudioError("missing_file", 'send the model as a multipart form field named "file"')
     name = _upload_name(files[0], "the model")
     if name.lower().endswith(".zip"):
         if len(files) > 1:
@@ -98,8 +118,16 @@ def list_models():
     out = []
     for m in s.list_models():
         rev = s.revision(m.id, m.head)
-        out.append({"id": m.id, "name": m.name, "revision": m.head, "created": m.created,
-                    "size": s.blobs.size(rev.blob), "kind": m.kind})
+        out.append(
+            {
+                "id": m.id,
+                "name": m.name,
+                "revision": m.head,
+                "created": m.created,
+                "size": s.blobs.size(rev.blob),
+                "kind": m.kind,
+            }
+        )
     return jsonify({"models": out})
 
 
@@ -138,7 +166,9 @@ def get_types(model_id):
     path = request.args.get("path", "")
     resolve_graph(model, path)  # 404 for a bad path before any work
     values = inferred_value_info(model, inferred(revision.blob, model), path)
-    return jsonify({"path": path, "revision": revision.rev, "inferred_value_info": [value_info_json(v) for v in values]})
+    return jsonify(
+        {"path": path, "revision": revision.rev, "inferred_value_info": [value_info_json(v) for v in values]}
+    )
 
 
 def _model_and_node(model_id: str, param: str):
@@ -201,10 +231,17 @@ def get_tensor(model_id, ref):
     else:
         _, revision, model = load(model_id, revision_number(request.args.get("revision")))
         tensor = resolve_tensor(model, ref)
-    return jsonify(tensor_preview(
-        tensor, ref, offset=_int_arg("offset", 0), count=_int_arg("count", 100),
-        max_count=current_app.config["PREVIEW_MAX_COUNT"], external_reader=external_reader(revision),
-        cached_stats=cached_stats(revision.blob, ref)))
+    return jsonify(
+        tensor_preview(
+            tensor,
+            ref,
+            offset=_int_arg("offset", 0),
+            count=_int_arg("count", 100),
+            max_count=current_app.config["PREVIEW_MAX_COUNT"],
+            external_reader=external_reader(revision),
+            cached_stats=cached_stats(revision.blob, ref),
+        )
+    )
 
 
 @bp.get("/models/<model_id>/npy/<path:ref>")
@@ -231,28 +268,35 @@ def get_npy(model_id, ref):
 def post_edits(model_id):
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        raise StudioError("bad_request", "send a JSON object {\"base\": REVISION, \"ops\": [...]}")
+        raise StudioError("bad_request", 'send a JSON object {"base": REVISION, "ops": [...]}')
     base = body.get("base")
     if not isinstance(base, int) or isinstance(base, bool):
-        raise StudioError("missing_base", "\"base\" must be the revision number the edits start from")
+        raise StudioError("missing_base", '"base" must be the revision number the edits start from')
     s = store()
     record = s.model(model_id)
     if record.head != base:
-        raise StudioError("stale_base", f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry", 409)
+        raise StudioError(
+            "stale_base",
+            f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry",
+            409,
+        )
     revision = s.revision(model_id, base)
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
     result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model), read_blob=_read_uploaded_blob)
     new_rev = s.commit_revision(model_id, base, result.data, revision.external, body["ops"], result.changes)
-    return jsonify({"revision": new_rev, "changes": result.changes, "validation": result.validation,
-                    "summary": _summary(model_id)})
+    return jsonify(
+        {"revision": new_rev, "changes": result.changes, "validation": result.validation, "summary": _summary(model_id)}
+    )
 
 
 def _read_uploaded_blob(digest: str) -> bytes:
     try:
         return store().blobs.get(digest)
     except (ValueError, FileNotFoundError):
-        raise StudioError("unknown_blob", f"no uploaded blob {digest!r}; upload the .npy with POST /api/blobs first", 404) from None
+        raise StudioError(
+            "unknown_blob", f"no uploaded blob {digest!r}; upload the .npy with POST /api/blobs first", 404
+        ) from None
 
 
 @bp.post("/blobs")
@@ -260,7 +304,7 @@ def upload_blob():
     """Store an uploaded .npy (for set_initializer / tensor attributes); answers its digest."""
     f = request.files.get("file")
     if f is None:
-        raise StudioError("missing_file", "send the .npy as a multipart form field named \"file\"")
+        raise StudioError("missing_file", 'send the .npy as a multipart form field named "file"')
     data = f.read()
     arr = load_npy(data, f.filename or "the upload")
     digest = store().blobs.put(data)
@@ -271,7 +315,7 @@ def _optional_base():
     body = request.get_json(silent=True) or {}
     base = body.get("base") if isinstance(body, dict) else None
     if base is not None and (not isinstance(base, int) or isinstance(base, bool)):
-        raise StudioError("bad_request", "\"base\" must be a revision number")
+        raise StudioError("bad_request", '"base" must be a revision number')
     return base
 
 
@@ -292,9 +336,23 @@ def revisions(model_id):
     s = store()
     record = s.model(model_id)
     head = record.head
-    return jsonify({"head": head, "redo": list(reversed(record.redo)), "revisions": [
-        {"revision": r.rev, "parent": r.parent, "ops": r.ops, "changes": r.changes, "created": r.created,
-         "current": r.rev == head} for r in s.revisions(model_id)]})
+    return jsonify(
+        {
+            "head": head,
+            "redo": list(reversed(record.redo)),
+            "revisions": [
+                {
+                    "revision": r.rev,
+                    "parent": r.parent,
+                    "ops": r.ops,
+                    "changes": r.changes,
+                    "created": r.created,
+                    "current": r.rev == head,
+                }
+                for r in s.revisions(model_id)
+            ],
+        }
+    )
 
 
 @bp.get("/models/<model_id>/download")
@@ -306,19 +364,35 @@ def download(model_id):
     name = record.name if revision.rev == 0 else f"{stem}.r{revision.rev}.onnx"
     layout = request.args.get("layout", "as_stored")
     if layout not in ("as_stored", "embedded", "external"):
-        raise StudioError("bad_layout", "layout must be as_stored, embedded (weights inside the .onnx) or external (weights in a .data file)")
+        raise StudioError(
+            "bad_layout",
+            "layout must be as_stored, embedded (weights inside the .onnx) or external (weights in a .data file)",
+        )
     if layout != "as_stored" and record.kind == "model":
         data, reader = s.blobs.get(revision.blob), external_reader(revision)
         if not name.endswith(".onnx"):
             name += ".onnx"
         if layout == "embedded":
-            return send_file(io.BytesIO(embedded(data, reader)), mimetype="application/octet-stream",
-                             as_attachment=True, download_name=name)
-        return send_file(io.BytesIO(with_external_data(data, reader, name)), mimetype="application/zip",
-                         as_attachment=True, download_name=f"{name[:-5]}.zip")
+            return send_file(
+                io.BytesIO(embedded(data, reader)),
+                mimetype="application/octet-stream",
+                as_attachment=True,
+                download_name=name,
+            )
+        return send_file(
+            io.BytesIO(with_external_data(data, reader, name)),
+            mimetype="application/zip",
+            as_attachment=True,
+            download_name=f"{name[:-5]}.zip",
+        )
     if not revision.external:
-        return send_file(s.blobs.path(revision.blob), mimetype="application/octet-stream",
-                         as_attachment=True, download_name=name, etag=revision.blob)
+        return send_file(
+            s.blobs.path(revision.blob),
+            mimetype="application/octet-stream",
+            as_attachment=True,
+            download_name=name,
+            etag=revision.blob,
+        )
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         z.write(s.blobs.path(revision.blob), name)

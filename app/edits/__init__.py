@@ -1,6 +1,7 @@
 """Edit ops: one small module per kind, registered by JSON op name."""
+
 from . import attributes, graph_io, initializers, metadata, names, nodes, whole_model  # noqa: F401  (registers the ops)
 from .apply import apply_edits
 from .registry import REGISTRY, describe
 
-__all__ = ["apply_edits", "REGISTRY", "describe"]
+__all__ = ["REGISTRY", "apply_edits", "describe"]

@@ -1,4 +1,5 @@
 """Applying a batch of edit ops all-or-nothing, with the validation gate."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,10 +40,12 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     changes = []
     for k, op in enumerate(ops):
         if not isinstance(op, dict) or not isinstance(op.get("op"), str):
-            raise StudioError("bad_op", f"op #{k + 1}: each op must be an object with an \"op\" name")
+            raise StudioError("bad_op", f'op #{k + 1}: each op must be an object with an "op" name')
         entry = REGISTRY.get(op["op"])
         if entry is None:
-            raise StudioError("unknown_op", f"op #{k + 1}: unknown op {op['op']!r} (known: {', '.join(sorted(REGISTRY))})")
+            raise StudioError(
+                "unknown_op", f"op #{k + 1}: unknown op {op['op']!r} (known: {', '.join(sorted(REGISTRY))})"
+            )
         unknown = set(op) - {"op"} - set(entry.required) - set(entry.optional)
         if unknown:
             raise StudioError("bad_op", f"op #{k + 1} ({op['op']}): unexpected field(s) {', '.join(sorted(unknown))}")

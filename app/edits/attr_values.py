@@ -1,4 +1,5 @@
 """JSON values -> AttributeProto fields, checked against the attribute's type."""
+
 from __future__ import annotations
 
 from onnx import AttributeProto

@@ -1,4 +1,5 @@
 """Node attributes: set a value (keeping the type), add a new one, delete one."""
+
 from __future__ import annotations
 
 import onnx
@@ -43,9 +44,13 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
     if existing:
         attr = existing[0]
         if attr.ref_attr_name:
-            raise StudioError("bad_value", f"{what} refers to function attribute {attr.ref_attr_name!r}; set that instead")
+            raise StudioError(
+                "bad_value", f"{what} refers to function attribute {attr.ref_attr_name!r}; set that instead"
+            )
         if "type" in op and op["type"] != AttributeProto.AttributeType.Name(attr.type):
-            raise StudioError("bad_value", f"{what} is of type {AttributeProto.AttributeType.Name(attr.type)}, not {op['type']}")
+            raise StudioError(
+                "bad_value", f"{what} is of type {AttributeProto.AttributeType.Name(attr.type)}, not {op['type']}"
+            )
         scratch = AttributeProto()
         scratch.CopyFrom(attr)
         set_attribute_value(scratch, value, what)  # validate before touching the model
@@ -55,7 +60,9 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
     return f"added {what} = {value!r}"
 
 
-def new_attribute(model, container, node, name: str, value, type_name: str | None, what: str | None = None) -> AttributeProto:
+def new_attribute(
+    model, container, node, name: str, value, type_name: str | None, what: str | None = None
+) -> AttributeProto:
     """A new AttributeProto for `node`, typed from the operator schema (or `type_name`)."""
     what = what or f"attribute {name!r} of the new {node.op_type} node"
     attr = AttributeProto(name=name, type=_new_attribute_type(model, container, node, name, type_name, what))
@@ -71,7 +78,7 @@ def _new_attribute_type(model, container, node, name, type_name, what) -> int:
         known = ", ".join(sorted(schema.attributes)) or "none"
         raise StudioError("unknown_attribute", f"{node.op_type} has no attribute {name!r} (its attributes: {known})")
     if type_name is None:
-        raise StudioError("missing_field", f"{what} is new and {node.op_type} has no schema here: give its \"type\"")
+        raise StudioError("missing_field", f'{what} is new and {node.op_type} has no schema here: give its "type"')
     try:
         return AttributeProto.AttributeType.Value(type_name)
     except ValueError:

@@ -1,4 +1,5 @@
 """Graph inputs and outputs: their types and shapes; adding and removing outputs."""
+
 from __future__ import annotations
 
 import re
@@ -18,7 +19,9 @@ def _dtype(op: dict, value) -> int:
     try:
         elem = onnx.TensorProto.DataType.Value(value)
     except ValueError:
-        raise StudioError("bad_value", f"{op['op']}: {value!r} is not a tensor element type (e.g. FLOAT, INT64, FLOAT16)") from None
+        raise StudioError(
+            "bad_value", f"{op['op']}: {value!r} is not a tensor element type (e.g. FLOAT, INT64, FLOAT16)"
+        ) from None
     if elem == onnx.TensorProto.UNDEFINED:
         raise StudioError("bad_value", f"{op['op']}: dtype UNDEFINED is not allowed")
     return elem
@@ -39,7 +42,9 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape) -> None:
         elif isinstance(d, str) and _DIM_PARAM.match(d):
             dims.append(onnx.TensorShapeProto.Dimension(dim_param=d))
         else:
-            raise StudioError("bad_value", f"{op['op']}: dim {i} must be a number, a symbolic name like \"batch\", or null; got {d!r}")
+            raise StudioError(
+                "bad_value", f'{op["op"]}: dim {i} must be a number, a symbolic name like "batch", or null; got {d!r}'
+            )
     shape_proto.Clear()
     shape_proto.dim.extend(dims)
 
@@ -62,7 +67,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
         if elem is not None:
             tt.elem_type = elem
         elif not tt.elem_type:
-            raise StudioError("missing_field", f"set_io_shape: {name!r} has no element type yet; give \"dtype\"")
+            raise StudioError("missing_field", f'set_io_shape: {name!r} has no element type yet; give "dtype"')
         if shape is None:
             tt.ClearField("shape")
         else:
@@ -96,10 +101,15 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
     g = model.graph
     if any(v.name == tensor for v in g.output):
         raise StudioError("already_output", f"add_output: {tensor!r} is already a graph output")
-    produced = any(tensor in n.output for n in g.node) or any(v.name == tensor for v in g.input) \
+    produced = (
+        any(tensor in n.output for n in g.node)
+        or any(v.name == tensor for v in g.input)
         or any(t.name == tensor for t in g.initializer)
+    )
     if not tensor or not produced:
-        raise NotFound("unknown_tensor", f"add_output: no node, input or initializer of the main graph produces {tensor!r}")
+        raise NotFound(
+            "unknown_tensor", f"add_output: no node, input or initializer of the main graph produces {tensor!r}"
+        )
     vi = onnx.ValueInfoProto(name=tensor)
     if op.get("dtype") is not None:
         vi.type.tensor_type.elem_type = _dtype(op, op["dtype"])
@@ -108,7 +118,11 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
     else:
         tp = _infer_type(model, tensor)
         if tp is None:
-            raise StudioError("unknown_type", f"add_output: the type of {tensor!r} can't be inferred; give \"dtype\" (and \"shape\")", 422)
+            raise StudioError(
+                "unknown_type",
+                f'add_output: the type of {tensor!r} can\'t be inferred; give "dtype" (and "shape")',
+                422,
+            )
         vi.type.CopyFrom(tp)
     g.output.append(vi)
     return f"added graph output {tensor!r}"

@@ -1,4 +1,5 @@
 """Initializers: replace values (JSON or an uploaded .npy), add, delete when unused."""
+
 from __future__ import annotations
 
 import onnx
@@ -46,8 +47,11 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     new = tensor_from_source(op["value"], f"initializer {name!r}", name, dtype)
     changed = (new.data_type, list(new.dims)) != (old.data_type, list(old.dims))
     if changed and not allow:
-        raise StudioError("shape_mismatch", f"initializer {name!r} is {_dtype_name(old)} {list(old.dims)}; the new value is "
-                          f"{_dtype_name(new)} {list(new.dims)} (set allow_type_change to change it)")
+        raise StudioError(
+            "shape_mismatch",
+            f"initializer {name!r} is {_dtype_name(old)} {list(old.dims)}; the new value is "
+            f"{_dtype_name(new)} {list(new.dims)} (set allow_type_change to change it)",
+        )
     if old.HasField("doc_string"):  # proto2 presence: don't add an empty field the file didn't have
         new.doc_string = old.doc_string
     new.metadata_props.extend(old.metadata_props)
@@ -79,7 +83,9 @@ def delete_initializer(model: onnx.ModelProto, op: dict) -> str:
     g = _graph(model, op)
     idx = _find(g, name)
     if name in names_read(g) or any(o.name == name for o in g.output):
-        raise StudioError("in_use", f"delete_initializer: {name!r} is still read by the graph; remove its readers first")
+        raise StudioError(
+            "in_use", f"delete_initializer: {name!r} is still read by the graph; remove its readers first"
+        )
     del g.initializer[idx]
     for i in reversed(range(len(g.input))):
         if g.input[i].name == name:

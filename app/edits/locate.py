@@ -1,19 +1,26 @@
 """Finding what an op names: nodes by id or unique name, graphs by path."""
+
 from __future__ import annotations
 
 import re
 
 import onnx
 
-from ..errors import StudioError
-from ..errors import NotFound
+from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph, resolve_node, subgraph_path
 
 _NODE_ID = re.compile(r"(^|/)n\d+$")
 
 
-_KIND_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
-               dict: "an object", type(None): "null"}
+_KIND_WORDS = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
 
 
 def require(op: dict, field: str, kind: type | tuple[type, ...] = str):
@@ -41,12 +48,19 @@ def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProt
             return ref, idx, node, key
         except NotFound:
             pass
-    matches = [(ref, i, n, node_id(ref.path, i)) for ref in walk_graphs(model) for i, n in enumerate(ref.container.node)
-               if n.name == key]
+    matches = [
+        (ref, i, n, node_id(ref.path, i))
+        for ref in walk_graphs(model)
+        for i, n in enumerate(ref.container.node)
+        if n.name == key
+    ]
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        raise StudioError("ambiguous_node", f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)")
+        raise StudioError(
+            "ambiguous_node",
+            f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)",
+        )
     raise NotFound("unknown_node", f"no node {key!r} in this model")
 
 

@@ -1,4 +1,5 @@
 """Model fields and metadata_props (on the model, a graph, a node or a function)."""
+
 from __future__ import annotations
 
 import onnx
@@ -40,7 +41,9 @@ def set_metadata(model: onnx.ModelProto, op: dict) -> str:
     hits = [i for i, p in enumerate(props) if p.key == key]
     if value is None:
         if not hits:
-            raise StudioError("unknown_metadata", f"set_metadata: the {where} has no metadata key {key!r} to delete", 404)
+            raise StudioError(
+                "unknown_metadata", f"set_metadata: the {where} has no metadata key {key!r} to delete", 404
+            )
         for i in reversed(hits):
             del props[i]
         return f"deleted metadata {key!r} from the {where}"
@@ -60,7 +63,9 @@ def set_model_field(model: onnx.ModelProto, op: dict) -> str:
     model_version (an integer)."""
     field = require(op, "field")
     if field not in MODEL_FIELDS:
-        raise StudioError("bad_field", f"set_model_field: {field!r} is not an editable model field (one of {', '.join(MODEL_FIELDS)})")
+        raise StudioError(
+            "bad_field", f"set_model_field: {field!r} is not an editable model field (one of {', '.join(MODEL_FIELDS)})"
+        )
     value = require(op, "value", MODEL_FIELDS[field])
     if field == "model_version" and not -(2**63) <= value < 2**63:
         raise StudioError("bad_value", "set_model_field: model_version must fit in a 64-bit integer")

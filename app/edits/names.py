@@ -1,4 +1,5 @@
 """Renaming nodes and tensors."""
+
 from __future__ import annotations
 
 import onnx
@@ -19,9 +20,12 @@ def rename_node(model: onnx.ModelProto, op: dict) -> str:
 
 
 def _defines(g: onnx.GraphProto, name: str) -> bool:
-    return (any(v.name == name for v in g.input) or any(t.name == name for t in g.initializer)
-            or any(s.values.name == name for s in g.sparse_initializer)
-            or any(name in n.output for n in g.node))
+    return (
+        any(v.name == name for v in g.input)
+        or any(t.name == name for t in g.initializer)
+        or any(s.values.name == name for s in g.sparse_initializer)
+        or any(name in n.output for n in g.node)
+    )
 
 
 def rename_in_graph(g: onnx.GraphProto, old: str, new: str, depth: int = 0) -> int:
@@ -53,7 +57,13 @@ def rename_in_graph(g: onnx.GraphProto, old: str, new: str, depth: int = 0) -> i
                     field[i] = new
                     hits += 1
         for a in n.attribute:
-            subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else []
+            subs = (
+                [a.g]
+                if a.type == onnx.AttributeProto.GRAPH
+                else a.graphs
+                if a.type == onnx.AttributeProto.GRAPHS
+                else []
+            )
             for sub in subs:
                 if not _defines(sub, old):  # a subgraph defining its own `old` shadows ours
                     hits += rename_in_graph(sub, old, new, depth + 1)
@@ -68,7 +78,13 @@ def all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
         names.update(n.output)
         if depth < 64:
             for a in n.attribute:
-                subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs if a.type == onnx.AttributeProto.GRAPHS else []
+                subs = (
+                    [a.g]
+                    if a.type == onnx.AttributeProto.GRAPH
+                    else a.graphs
+                    if a.type == onnx.AttributeProto.GRAPHS
+                    else []
+                )
                 for sub in subs:
                     names |= all_names(sub, depth + 1)
     return names

@@ -1,4 +1,5 @@
 """Deleting nodes."""
+
 from __future__ import annotations
 
 import onnx
@@ -25,7 +26,9 @@ def delete_node(model: onnx.ModelProto, op: dict) -> str:
         src = next((x for x in node.input if x), None)
         dst = node.output[0] if node.output else ""
         if src is None or not dst:
-            raise StudioError("cannot_reconnect", f"delete_node: {node.op_type} node {nid} has no input to reconnect its consumers to")
+            raise StudioError(
+                "cannot_reconnect", f"delete_node: {node.op_type} node {nid} has no input to reconnect its consumers to"
+            )
         del g.node[idx]
         if isinstance(g, onnx.FunctionProto):
             _rename_in_function(g, dst, src)
@@ -70,8 +73,11 @@ def _fresh_name(model: onnx.ModelProto, base: str) -> str:
     return name
 
 
-@edit_op("insert_node", required=("tensor", "op_type"),
-         optional=("domain", "name", "attributes", "inputs", "output", "consumers"))
+@edit_op(
+    "insert_node",
+    required=("tensor", "op_type"),
+    optional=("domain", "name", "attributes", "inputs", "output", "consumers"),
+)
 def insert_node(model: onnx.ModelProto, op: dict) -> str:
     """Insert a node of any operator onto the edge carrying `tensor` in the main graph. The new
     node reads `tensor` (then the extra `inputs`, e.g. initializer names) and its output replaces
@@ -115,8 +121,9 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
     node.input.extend([tensor] + extra)
     node.output.append(output)
-    targets = _consumer_nodes(model, consumers, tensor) if consumers is not None else \
-        [n for n in g.node if tensor in n.input]
+    targets = (
+        _consumer_nodes(model, consumers, tensor) if consumers is not None else [n for n in g.node if tensor in n.input]
+    )
     for n in targets:
         for k, x in enumerate(n.input):
             if x == tensor:
@@ -158,11 +165,16 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     trial.op_type, trial.domain = op_type, domain
     schema = schema_for(model, ref.container, trial)
     if schema is None:
-        raise StudioError("no_schema", f"set_node_op: {domain or 'ai.onnx'}::{op_type} has no schema at this model's opset")
+        raise StudioError(
+            "no_schema", f"set_node_op: {domain or 'ai.onnx'}::{op_type} has no schema at this model's opset"
+        )
     n_in, n_out = len(node.input), len(node.output)
     if not schema.min_input <= n_in <= schema.max_input or not schema.min_output <= n_out <= schema.max_output:
-        raise StudioError("schema_mismatch", f"set_node_op: {op_type} takes {schema.min_input}-{schema.max_input} inputs and "
-                          f"{schema.min_output}-{schema.max_output} outputs; node {nid} has {n_in} and {n_out}")
+        raise StudioError(
+            "schema_mismatch",
+            f"set_node_op: {op_type} takes {schema.min_input}-{schema.max_input} inputs and "
+            f"{schema.min_output}-{schema.max_output} outputs; node {nid} has {n_in} and {n_out}",
+        )
     unknown = [a.name for a in node.attribute if a.name not in schema.attributes]
     if unknown:
         raise StudioError("schema_mismatch", f"set_node_op: {op_type} has no attribute {', '.join(map(repr, unknown))}")

@@ -1,8 +1,9 @@
 """The registry of edit ops: JSON op name -> function. The API, the UI and the OpenAPI document read it."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import onnx
 
@@ -30,5 +31,7 @@ def edit_op(name: str, required: tuple[str, ...] = (), optional: tuple[str, ...]
 
 
 def describe() -> list[dict]:
-    return [{"op": e.name, "required": list(e.required), "optional": list(e.optional), "doc": e.doc}
-            for e in REGISTRY.values()]
+    return [
+        {"op": e.name, "required": list(e.required), "optional": list(e.optional), "doc": e.doc}
+        for e in REGISTRY.values()
+    ]

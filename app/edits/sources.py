@@ -3,13 +3,14 @@
 The API hands apply_edits a reader for uploaded blobs; it is bound here for the duration of one
 batch, so ops stay plain JSON (and the history records the digest, not the bytes).
 """
+
 from __future__ import annotations
 
 import contextvars
 import io
 import math
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 import numpy as np
 import onnx
@@ -17,7 +18,9 @@ from onnx import helper, numpy_helper
 
 from ..errors import StudioError
 
-_blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar("blob_reader", default=None)
+_blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
+    "blob_reader", default=None
+)
 MAX_NPY_ELEMENTS = 1 << 31
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -66,7 +69,7 @@ def tensor_from_source(value, what: str, name: str = "", dtype: str | None = Non
         reader = _blob_reader.get()
         digest = value["npy"]
         if reader is None or not isinstance(digest, str):
-            raise StudioError("bad_value", f"{what}: \"npy\" must name an uploaded blob (POST /api/blobs)")
+            raise StudioError("bad_value", f'{what}: "npy" must name an uploaded blob (POST /api/blobs)')
         arr = _cast(load_npy(reader(digest), f"blob {digest[:12]}"), dtype or value.get("dtype"), what)
         try:
             return numpy_helper.from_array(arr, name)
@@ -79,7 +82,7 @@ def tensor_from_source(value, what: str, name: str = "", dtype: str | None = Non
 def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:
     """{"dtype": "FLOAT", "shape": [2, 2], "values": [...]} -> TensorProto."""
     if not isinstance(v, dict) or "dtype" not in v or "values" not in v:
-        raise StudioError("bad_value", f"{what} must be an object {{\"dtype\", \"shape\", \"values\"}}")
+        raise StudioError("bad_value", f'{what} must be an object {{"dtype", "shape", "values"}}')
     try:
         elem = onnx.TensorProto.DataType.Value(v["dtype"])
     except (ValueError, TypeError):
@@ -90,10 +93,14 @@ def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise StudioError("bad_value", f"{what}: shape must be a list of non-negative integers")
     try:
-        flat = [SPECIAL_FLOATS.get(x, x) if isinstance(x, str) and elem != onnx.TensorProto.STRING else x
-                for x in (values if isinstance(values, list) else [values])]
+        flat = [
+            SPECIAL_FLOATS.get(x, x) if isinstance(x, str) and elem != onnx.TensorProto.STRING else x
+            for x in (values if isinstance(values, list) else [values])
+        ]
         arr = np.array(flat, dtype=object if elem == onnx.TensorProto.STRING else np_dtype)
         arr = arr.reshape(shape)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise StudioError("bad_value", f"{what}: values don't fit dtype {v['dtype']} and shape {shape}: {exc}") from None
+        raise StudioError(
+            "bad_value", f"{what}: values don't fit dtype {v['dtype']} and shape {shape}: {exc}"
+        ) from None
     return numpy_helper.from_array(arr, name)

@@ -1,4 +1,5 @@
 """Whole-model edits: store inferred shapes, clean up, extract a subgraph, convert the opset."""
+
 from __future__ import annotations
 
 import re
@@ -97,9 +98,14 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     as onnx.utils.extract_model does. Model fields, metadata and the graph's name stay."""
     inputs, outputs = require(op, "inputs", list), require(op, "outputs", list)
     if not outputs or not all(isinstance(x, str) and x for x in inputs + outputs):
-        raise StudioError("bad_value", "extract_subgraph: inputs and outputs must be lists of tensor names (outputs non-empty)")
-    known = {v.name for v in model.graph.input} | {t.name for t in model.graph.initializer} | \
-        {o for n in model.graph.node for o in n.output}
+        raise StudioError(
+            "bad_value", "extract_subgraph: inputs and outputs must be lists of tensor names (outputs non-empty)"
+        )
+    known = (
+        {v.name for v in model.graph.input}
+        | {t.name for t in model.graph.initializer}
+        | {o for n in model.graph.node for o in n.output}
+    )
     missing = [x for x in inputs + outputs if x not in known]
     if missing:
         raise StudioError("unknown_tensor", f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}", 404)
@@ -139,7 +145,9 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     try:
         converted = onnx.version_converter.convert_version(model, version)
     except Exception as exc:
-        raise StudioError("conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {_plain(exc)}", 422) from None
+        raise StudioError(
+            "conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {_plain(exc)}", 422
+        ) from None
     if current < 7 <= version:
         _reshape_prelu_slopes(converted)
     had = {v.name for v in model.graph.value_info}
@@ -173,9 +181,14 @@ def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
     try:
         typed = onnx.shape_inference.infer_shapes(model)
     except Exception as exc:
-        raise StudioError("conversion_failed", f"convert_opset: can't type PRelu inputs to adapt their slopes: {exc}", 422) from None
-    ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in list(typed.graph.value_info) + list(typed.graph.input)
-             if v.type.tensor_type.HasField("shape")}
+        raise StudioError(
+            "conversion_failed", f"convert_opset: can't type PRelu inputs to adapt their slopes: {exc}", 422
+        ) from None
+    ranks = {
+        v.name: len(v.type.tensor_type.shape.dim)
+        for v in list(typed.graph.value_info) + list(typed.graph.input)
+        if v.type.tensor_type.HasField("shape")
+    }
     readers: dict[str, list] = {}
     for n in g.node:
         for x in n.input:
@@ -188,8 +201,12 @@ def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
         if slope is None or len(slope.dims) != 1 or slope.dims[0] == 1 or rank is None or rank <= 2:
             continue
         if any(r.op_type != "PRelu" for r in readers.get(slope.name, [])):
-            raise StudioError("conversion_failed", f"convert_opset: PRelu slope {slope.name!r} is shared with other "
-                              "operators, so it can't be reshaped for opset 7 broadcasting", 422)
+            raise StudioError(
+                "conversion_failed",
+                f"convert_opset: PRelu slope {slope.name!r} is shared with other "
+                "operators, so it can't be reshaped for opset 7 broadcasting",
+                422,
+            )
         slope.dims.extend([1] * (rank - 2))
         reshaped.add(slope.name)
         for vi in list(g.input) + list(g.value_info):

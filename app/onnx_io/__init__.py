@@ -1,4 +1,5 @@
 """Reading and writing ONNX safely."""
-from .load import parse_model, checker_verdict
 
-__all__ = ["parse_model", "checker_verdict"]
+from .load import checker_verdict, parse_model
+
+__all__ = ["checker_verdict", "parse_model"]

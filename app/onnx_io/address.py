@@ -9,6 +9,7 @@ ONNX names may be empty or repeated, so we address by position:
   node id     "<graph path>/n<i>" ("n<i>" in the main graph)
 Attribute names are percent-encoded when they hold '/', '[', ']', ':', '#' or '%'.
 """
+
 from __future__ import annotations
 
 import functools
@@ -77,7 +78,9 @@ def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
             if k >= len(model.functions):
                 raise NotFound("unknown_graph", f"the model has no function #{k}")
             container = model.functions[k]
-            crumbs.append({"path": segs[0], "label": f"function {container.domain}:{container.name}".replace(" :", " ")})
+            crumbs.append(
+                {"path": segs[0], "label": f"function {container.domain}:{container.name}".replace(" :", " ")}
+            )
             start = 1
         elif m_tr:
             k, which = int(m_tr.group(1)), m_tr.group(2)
@@ -140,7 +143,10 @@ def _attr_graph(node: onnx.NodeProto, name: str, item: int | None, path: str) ->
             return attr.g
         if item is not None and attr.type == onnx.AttributeProto.GRAPHS and item < len(attr.graphs):
             return attr.graphs[item]
-    raise NotFound("unknown_graph", f"graph path {path!r}: node has no graph attribute {name!r}" + (f"[{item}]" if item is not None else ""))
+    raise NotFound(
+        "unknown_graph",
+        f"graph path {path!r}: node has no graph attribute {name!r}" + (f"[{item}]" if item is not None else ""),
+    )
 
 
 def resolve_tensor(model: onnx.ModelProto, ref: str) -> onnx.TensorProto | onnx.SparseTensorProto:
@@ -164,7 +170,11 @@ def resolve_tensor(model: onnx.ModelProto, ref: str) -> onnx.TensorProto | onnx.
                     return attr.sparse_tensor
                 if item is not None and attr.type == onnx.AttributeProto.TENSORS and item < len(attr.tensors):
                     return attr.tensors[item]
-                if item is not None and attr.type == onnx.AttributeProto.SPARSE_TENSORS and item < len(attr.sparse_tensors):
+                if (
+                    item is not None
+                    and attr.type == onnx.AttributeProto.SPARSE_TENSORS
+                    and item < len(attr.sparse_tensors)
+                ):
                     return attr.sparse_tensors[item]
             raise NotFound("unknown_tensor", f"node {nid!r} has no tensor attribute {attr_seg!r}")
         if ":" in body:

@@ -4,12 +4,13 @@ A tensor's `location` is looked up among the files uploaded (or linked) with its
 normalised relative path; it is never opened as a path of its own, so "../../etc/passwd" or an
 absolute path simply names no file.
 """
+
 from __future__ import annotations
 
 import posixpath
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import StudioError
 from .load import parse_model
@@ -42,7 +43,9 @@ class ExternalFiles:
             same = [e for k, e in self.entries.items() if posixpath.basename(k) == posixpath.basename(key)]
             entry = same[0] if len(same) == 1 else None
         if entry is None:
-            raise StudioError("external_data_missing", f"external data file {location!r} was not uploaded with this model", 422)
+            raise StudioError(
+                "external_data_missing", f"external data file {location!r} was not uploaded with this model", 422
+            )
         path = self.path_of(entry)
         if not path.is_file():
             raise StudioError("external_data_missing", f"external data file {location!r} is no longer at {path}", 422)

@@ -1,5 +1,6 @@
 """Types of every value in every graph, from the model's own value_info or onnx shape inference
 run on a copy (the stored model is never changed)."""
+
 from __future__ import annotations
 
 import onnx

@@ -5,6 +5,7 @@ OperatorSetProto all share protobuf's wire format, and protobuf parses most byte
 messages, so each kind must also make sense: no unknown fields, known enum values, and data
 whose element count matches its dims.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,10 +25,10 @@ MAX_DATA_DEPTH = 32
 
 @dataclass
 class Detected:
-    kind: str          # one of KINDS
-    message: Message   # the parsed proto
-    data: bytes        # the bytes to store (a text model is stored as its binary ModelProto)
-    source: str        # "binary" | "text"
+    kind: str  # one of KINDS
+    message: Message  # the parsed proto
+    data: bytes  # the bytes to store (a text model is stored as its binary ModelProto)
+    source: str  # "binary" | "text"
 
 
 def _parse(cls, data: bytes):
@@ -96,8 +97,13 @@ def _map_ok(m: onnx.MapProto, depth: int = 0) -> bool:
 
 
 def _sequence_len(s: onnx.SequenceProto) -> int:
-    return max(len(s.tensor_values), len(s.sparse_tensor_values), len(s.sequence_values),
-               len(s.map_values), len(s.optional_values))
+    return max(
+        len(s.tensor_values),
+        len(s.sparse_tensor_values),
+        len(s.sequence_values),
+        len(s.map_values),
+        len(s.optional_values),
+    )
 
 
 def _optional_ok(o: onnx.OptionalProto, depth: int = 0) -> bool:
@@ -130,7 +136,9 @@ def _text_model(data: bytes, name: str) -> Detected | None:
         model = onnx.parser.parse_model(text)
     except Exception as exc:
         if text.lstrip().startswith("<"):
-            raise StudioError("bad_text_model", f"{name} looks like ONNX text syntax but does not parse: {exc}") from None
+            raise StudioError(
+                "bad_text_model", f"{name} looks like ONNX text syntax but does not parse: {exc}"
+            ) from None
         return None
     if not model.HasField("graph"):
         return None
@@ -152,11 +160,18 @@ def detect(data: bytes, name: str = "file") -> Detected:
     opset = _parse(onnx.OperatorSetProto, data)
     if opset is not None and opset.magic == "ONNXOPSET" and _clean(opset):
         return Detected("operator_set", opset, data, "binary")
-    checks = (("tensor", onnx.TensorProto, _tensor_ok), ("sequence", onnx.SequenceProto, _sequence_ok),
-              ("map", onnx.MapProto, _map_ok), ("optional", onnx.OptionalProto, _optional_ok))
+    checks = (
+        ("tensor", onnx.TensorProto, _tensor_ok),
+        ("sequence", onnx.SequenceProto, _sequence_ok),
+        ("map", onnx.MapProto, _map_ok),
+        ("optional", onnx.OptionalProto, _optional_ok),
+    )
     for kind, cls, ok in checks:
         msg = _parse(cls, data)
         if msg is not None and msg.ByteSize() and _clean(msg) and ok(msg):
             return Detected(kind, msg, data, "binary")
-    raise StudioError(first_error.code, first_error.message + "; nor is it a TensorProto, SequenceProto, MapProto, "
-                      "OptionalProto, OperatorSetProto or ONNX text")
+    raise StudioError(
+        first_error.code,
+        first_error.message + "; nor is it a TensorProto, SequenceProto, MapProto, "
+        "OptionalProto, OperatorSetProto or ONNX text",
+    )

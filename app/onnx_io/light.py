@@ -5,13 +5,14 @@ of copying per call though inference needs only each initializer's type and shap
 values of small integer tensors that feed Reshape/Expand/...). The stand-in turns big
 initializers into typed graph inputs and copies nothing else heavy.
 """
+
 from __future__ import annotations
 
 import onnx
 from onnx import helper
 
-SMALL_ELEMENTS = 1024          # kept whole: may be read by data propagation
-SMALL_INT_ELEMENTS = 1 << 16   # integer tensors are often shapes and indices
+SMALL_ELEMENTS = 1024  # kept whole: may be read by data propagation
+SMALL_INT_ELEMENTS = 1 << 16  # integer tensors are often shapes and indices
 _INTS = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
 
 
@@ -19,7 +20,10 @@ def _is_small(t: onnx.TensorProto) -> bool:
     n = 1
     for d in t.dims:
         n *= d
-    return n <= (SMALL_INT_ELEMENTS if t.data_type in _INTS else SMALL_ELEMENTS) and t.data_location != onnx.TensorProto.EXTERNAL
+    return (
+        n <= (SMALL_INT_ELEMENTS if t.data_type in _INTS else SMALL_ELEMENTS)
+        and t.data_location != onnx.TensorProto.EXTERNAL
+    )
 
 
 def _is_inline(t: onnx.TensorProto) -> bool:
@@ -58,8 +62,9 @@ def light_copy(model: onnx.ModelProto, keep=None) -> onnx.ModelProto:
     light = onnx.ModelProto()
     for field, value in model.ListFields():
         if field.name != "graph":
-            getattr(light, field.name).CopyFrom(value) if field.message_type and not field.is_repeated else \
-                (getattr(light, field.name).extend(value) if field.is_repeated else setattr(light, field.name, value))
+            getattr(light, field.name).CopyFrom(value) if field.message_type and not field.is_repeated else (
+                getattr(light, field.name).extend(value) if field.is_repeated else setattr(light, field.name, value)
+            )
     lg = light.graph
     for field, value in g.ListFields():
         if field.name == "initializer":

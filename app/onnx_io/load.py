@@ -1,4 +1,5 @@
 """Bytes -> ModelProto, refusing what is not an ONNX model with a message that says why."""
+
 from __future__ import annotations
 
 import onnx

@@ -4,6 +4,7 @@ onnx's C++ checker and inference hold Python's GIL for their whole run: seconds 
 model, during which a threaded server answers nothing. A one-process pool runs them instead;
 it reads the model from the store's file itself, so no model bytes cross the process boundary.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -21,14 +22,19 @@ def _executor() -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_exit_with_parent, initargs=(os.getpid(),))
+            _pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
         return _pool
 
 
 def _exit_with_parent(parent: int) -> None:
     """In the helper: leave when the server goes. A server stopped by a signal never shuts its
     pool down, and the orphaned helper would hold hundreds of MB (and some CPU) forever."""
+
     def watch():
         while os.getppid() == parent:
             time.sleep(1.0)

@@ -1,4 +1,5 @@
 """Writing a revision out in another layout: external data inlined, or weights moved out."""
+
 from __future__ import annotations
 
 import io
@@ -31,7 +32,11 @@ def embedded(data: bytes, read) -> bytes:
     model = parse_model(data)
     _inline(model, read)
     if model.ByteSize() >= 2**31 - 1:
-        raise StudioError("too_large", "the model with its weights inlined is over protobuf's 2 GiB limit; download it with external data", 422)
+        raise StudioError(
+            "too_large",
+            "the model with its weights inlined is over protobuf's 2 GiB limit; download it with external data",
+            422,
+        )
     return model.SerializeToString()
 
 
@@ -40,8 +45,9 @@ def with_external_data(data: bytes, read, name: str) -> bytes:
     model = parse_model(data)
     _inline(model, read)
     stem = name[:-5] if name.endswith(".onnx") else name
-    convert_model_to_external_data(model, all_tensors_to_one_file=True, location=f"{stem}.data",
-                                   size_threshold=EXTERNAL_THRESHOLD)
+    convert_model_to_external_data(
+        model, all_tensors_to_one_file=True, location=f"{stem}.data", size_threshold=EXTERNAL_THRESHOLD
+    )
     with tempfile.TemporaryDirectory() as tmp:
         onnx.save_model(model, Path(tmp) / name)
         buf = io.BytesIO()

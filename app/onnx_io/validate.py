@@ -1,5 +1,6 @@
 """The model's validation state: onnx.checker (basic and full) and strict shape inference, with
 inference errors tied to the node their message names."""
+
 from __future__ import annotations
 
 import re
@@ -33,7 +34,9 @@ def inference_errors(model: onnx.ModelProto) -> list[dict]:
             continue
         op_type, name = m.group(1).strip(), m.group(2).strip()
         ids = [f"n{i}" for i, n in enumerate(model.graph.node) if n.name == name and n.op_type == op_type]
-        found.append({"message": part.strip(), "op_type": op_type, "node_name": name, "node": ids[0] if len(ids) == 1 else None})
+        found.append(
+            {"message": part.strip(), "op_type": op_type, "node_name": name, "node": ids[0] if len(ids) == 1 else None}
+        )
     return found or [{"message": text, "op_type": None, "node_name": None, "node": None}]
 
 

@@ -1,5 +1,6 @@
 """Models and their revisions: immutable content-addressed blobs plus a SQLite index."""
-from .blobs import BlobStore
-from .index import Store, Revision, ModelRecord
 
-__all__ = ["BlobStore", "Store", "Revision", "ModelRecord"]
+from .blobs import BlobStore
+from .index import ModelRecord, Revision, Store
+
+__all__ = ["BlobStore", "ModelRecord", "Revision", "Store"]

@@ -1,4 +1,5 @@
 """Content-addressed blob storage: a blob's name is the SHA-256 of its bytes."""
+
 from __future__ import annotations
 
 import hashlib

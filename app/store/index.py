@@ -4,6 +4,7 @@ Revisions are numbered per model and never reused. Undo moves the head to its pa
 remembers the child for redo; a new edit from the head drops the redo trail. Every change of
 head is a compare-and-swap on the row, so two writers can't silently overwrite each other.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,8 +61,8 @@ class ModelRecord:
     created: float
     head: int
     redo: list
-    kind: str = "model"      # model | tensor | sequence | map | optional | operator_set
-    source: str = "binary"   # binary | text (a text-syntax model, stored as its binary form)
+    kind: str = "model"  # model | tensor | sequence | map | optional | operator_set
+    source: str = "binary"  # binary | text (a text-syntax model, stored as its binary form)
 
 
 class Store:
@@ -85,8 +86,9 @@ class Store:
         return _Tx(conn)
 
     # --- models -----------------------------------------------------------------
-    def create_model(self, name: str, data: bytes, external: dict | None = None,
-                     kind: str = "model", source: str = "binary") -> ModelRecord:
+    def create_model(
+        self, name: str, data: bytes, external: dict | None = None, kind: str = "model", source: str = "binary"
+    ) -> ModelRecord:
         """Store a model. `external` maps each external data location to its bytes, a readable
         stream (stored without holding it in memory) or a Path (linked in place, not copied)."""
         digest = self.blobs.put(data)
@@ -94,8 +96,10 @@ class Store:
         model_id = secrets.token_hex(6)
         now = time.time()
         with self._conn() as c:
-            c.execute("INSERT INTO models (id, name, created, head, kind, source) VALUES (?, ?, ?, 0, ?, ?)",
-                      (model_id, name, now, kind, source))
+            c.execute(
+                "INSERT INTO models (id, name, created, head, kind, source) VALUES (?, ?, ?, 0, ?, ?)",
+                (model_id, name, now, kind, source),
+            )
             c.execute(
                 "INSERT INTO revisions (model_id, rev, parent, blob, external, created) VALUES (?, 0, NULL, ?, ?, ?)",
                 (model_id, digest, json.dumps(ext), now),
@@ -158,11 +162,25 @@ class Store:
             if row is None:
                 raise NotFound("unknown_model", f"no model with id {model_id!r}")
             if row["head"] != base:
-                raise Conflict("stale_base", f"revision {base} is no longer current (the model is at revision {row['head']}); reload and retry")
-            new_rev = c.execute("SELECT COALESCE(MAX(rev), -1) + 1 FROM revisions WHERE model_id = ?", (model_id,)).fetchone()[0]
+                raise Conflict(
+                    "stale_base",
+                    f"revision {base} is no longer current (the model is at revision {row['head']}); reload and retry",
+                )
+            new_rev = c.execute(
+                "SELECT COALESCE(MAX(rev), -1) + 1 FROM revisions WHERE model_id = ?", (model_id,)
+            ).fetchone()[0]
             c.execute(
                 "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (model_id, new_rev, base, digest, json.dumps(external), json.dumps(ops), json.dumps(changes), time.time()),
+                (
+                    model_id,
+                    new_rev,
+                    base,
+                    digest,
+                    json.dumps(external),
+                    json.dumps(ops),
+                    json.dumps(changes),
+                    time.time(),
+                ),
             )
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
@@ -171,7 +189,9 @@ class Store:
         with self._conn() as c:
             c.execute("BEGIN IMMEDIATE")
             record = self._locked_record(c, model_id, base)
-            parent = c.execute("SELECT parent FROM revisions WHERE model_id = ? AND rev = ?", (model_id, record["head"])).fetchone()[0]
+            parent = c.execute(
+                "SELECT parent FROM revisions WHERE model_id = ? AND rev = ?", (model_id, record["head"])
+            ).fetchone()[0]
             if parent is None:
                 raise StudioError("nothing_to_undo", "nothing to undo: the model is at its original revision", 409)
             redo = json.loads(record["redo"]) + [record["head"]]
@@ -195,19 +215,29 @@ class Store:
         if record is None:
             raise NotFound("unknown_model", f"no model with id {model_id!r}")
         if base is not None and record["head"] != base:
-            raise Conflict("stale_base", f"revision {base} is no longer current (the model is at revision {record['head']}); reload and retry")
+            raise Conflict(
+                "stale_base",
+                f"revision {base} is no longer current (the model is at revision {record['head']}); reload and retry",
+            )
         return record
 
 
 def _record(row) -> ModelRecord:
-    return ModelRecord(row["id"], row["name"], row["created"], row["head"], json.loads(row["redo"]),
-                       row["kind"], row["source"])
+    return ModelRecord(
+        row["id"], row["name"], row["created"], row["head"], json.loads(row["redo"]), row["kind"], row["source"]
+    )
 
 
 def _revision(row) -> Revision:
     return Revision(
-        row["model_id"], row["rev"], row["parent"], row["blob"], json.loads(row["external"]),
-        json.loads(row["ops"]), json.loads(row["changes"]), row["created"],
+        row["model_id"],
+        row["rev"],
+        row["parent"],
+        row["blob"],
+        json.loads(row["external"]),
+        json.loads(row["ops"]),
+        json.loads(row["changes"]),
+        row["created"],
     )
 
 

@@ -6,6 +6,7 @@ while the server goes on (Python threads would take turns on the GIL). The child
 and writes to a pipe: it takes no lock another thread could have held at the fork, writes
 through no buffered file, and leaves by os._exit without running any cleanup of the server's.
 """
+
 from __future__ import annotations
 
 import os
@@ -65,7 +66,7 @@ def start(fn) -> Forked | None:
             os.close(read_end)
             view = memoryview(fn())
             while view:
-                view = view[os.write(write_end, view):]
+                view = view[os.write(write_end, view) :]
             code = 0
         finally:
             os._exit(code)

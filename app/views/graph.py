@@ -1,4 +1,5 @@
 """Graph JSON: the nodes, inputs, outputs, initializers and value_info of one graph or function."""
+
 from __future__ import annotations
 
 import gc
@@ -6,15 +7,13 @@ import struct
 
 import onnx
 import orjson
-
 from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.address import join, resolve_graph
 from ..onnx_io.inference import inferred_value_info
 from . import forked
 from .scopes import ScopeTable, node_scope
-from .values import (attribute_json, sparse_brief, tensor_brief, text, value_info_json)
-
+from .values import attribute_json, sparse_brief, tensor_brief, text, value_info_json
 
 
 def initializer_ref(graph_path: str, name: str) -> str:
@@ -39,7 +38,9 @@ def graph_view(model: onnx.ModelProto, path: str = "", inferred: onnx.ModelProto
 
 
 SPLIT_NODES = 20_000  # a graph this big is built by two processes: this one and a forked child
-CHILD_SHARE = 0.3     # of its nodes, built by the child (which builds value_info too; it runs ~1.4x slower, copying on write)
+CHILD_SHARE = (
+    0.3  # of its nodes, built by the child (which builds value_info too; it runs ~1.4x slower, copying on write)
+)
 
 
 def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | None) -> dict:
@@ -93,9 +94,15 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
                 value_info=None if stop else [value_info_json(v, types) for v in g.value_info],  # else the child's
                 inferred_value_info=[value_info_json(v, types) for v in inferred_value_info(model, inferred, path)],
                 metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
-                quantization_annotation=[{"tensor_name": a.tensor_name, "quant_parameter_tensor_names":
-                                          [{"key": p.key, "value": p.value} for p in a.quant_parameter_tensor_names]}
-                                         for a in g.quantization_annotation],
+                quantization_annotation=[
+                    {
+                        "tensor_name": a.tensor_name,
+                        "quant_parameter_tensor_names": [
+                            {"key": p.key, "value": p.value} for p in a.quant_parameter_tensor_names
+                        ],
+                    }
+                    for a in g.quantization_annotation
+                ],
             )
         if stop:  # last, so the child has had all of the above to finish in
             head = _Head.read((child and child.result()) or _head_json(g, path, functions, stop))
@@ -128,7 +135,7 @@ class _Head:
     def read(cls, data: bytes) -> _Head:
         a, b = struct.unpack_from("<QQ", data)
         at = struct.calcsize("<QQ")
-        return cls(orjson.loads(data[at:at + a]), data[at + a:at + a + b], data[at + a + b:])
+        return cls(orjson.loads(data[at : at + a]), data[at + a : at + a + b], data[at + a + b :])
 
     def join(self, nodes: list, own_scopes: list) -> list:
         """Put the head's nodes before `nodes` and renumber `nodes`' scopes (indices into
@@ -164,8 +171,16 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
     _, _, n = resolve_node(model, nid)
     functions = _function_refs(model)
     attributes = [attribute_json(a, nid) for a in n.attribute]
-    out = {"id": nid, "name": n.name, "op_type": n.op_type, "domain": n.domain, "inputs": list(n.input),
-           "outputs": list(n.output), "attributes": attributes, "subgraphs": _subgraph_paths(attributes)}
+    out = {
+        "id": nid,
+        "name": n.name,
+        "op_type": n.op_type,
+        "domain": n.domain,
+        "inputs": list(n.input),
+        "outputs": list(n.output),
+        "attributes": attributes,
+        "subgraphs": _subgraph_paths(attributes),
+    }
     if n.metadata_props:
         out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
     scope = node_scope(n)
@@ -180,8 +195,7 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
 _EMPTY = ()  # one shared empty array for the nodes' JSON: only ever serialized, never changed
 
 
-def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None,
-                start: int = 0) -> list[dict]:
+def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None, start: int = 0) -> list[dict]:
     """The graph JSON of `nodes`, the graph's from index `start` on. Hot path: 40k+ nodes on big
     models, where reading proto fields is most of the cost, so each field is read once and
     repeated values are built once.
@@ -219,8 +233,16 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
             attributes = _EMPTY
         name = n.name
         inputs = n.input[:]  # slicing copies a repeated field faster than list()
-        j = {"id": nid, "name": name, "op_type": n.op_type, "domain": n.domain, "inputs": inputs,
-             "outputs": n.output[:], "attributes": attributes, "subgraphs": subgraphs}
+        j = {
+            "id": nid,
+            "name": name,
+            "op_type": n.op_type,
+            "domain": n.domain,
+            "inputs": inputs,
+            "outputs": n.output[:],
+            "attributes": attributes,
+            "subgraphs": subgraphs,
+        }
         if reads is not None:
             reads.update(inputs)
         meta = n.metadata_props
@@ -247,8 +269,14 @@ def _add_rare_fields(n: onnx.NodeProto, out: dict, functions: dict) -> None:
             out["function"] = fn
 
 
-_NODE_BOUND = {onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TENSORS,
-               onnx.AttributeProto.SPARSE_TENSORS, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS}
+_NODE_BOUND = {
+    onnx.AttributeProto.TENSOR,
+    onnx.AttributeProto.SPARSE_TENSOR,
+    onnx.AttributeProto.TENSORS,
+    onnx.AttributeProto.SPARSE_TENSORS,
+    onnx.AttributeProto.GRAPH,
+    onnx.AttributeProto.GRAPHS,
+}
 
 
 def _subgraphs(attrs):
@@ -264,7 +292,9 @@ def _unbound(g, reads: set[str]) -> set[str]:
     if isinstance(g, onnx.FunctionProto):
         defined = set(g.input)
     else:
-        defined = {v.name for v in g.input} | {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
+        defined = (
+            {v.name for v in g.input} | {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
+        )
     for n in g.node:
         defined.update(n.output)
     reads.discard("")

@@ -1,4 +1,5 @@
 """Operator documentation from onnx.defs for a node, at the opset the model imports."""
+
 from __future__ import annotations
 
 import onnx
@@ -17,9 +18,11 @@ def _opset_version(model: onnx.ModelProto, container, domain: str) -> int | None
 
 
 def _formal(p) -> dict:
-    option = {defs.OpSchema.FormalParameterOption.Single: "single",
-              defs.OpSchema.FormalParameterOption.Optional: "optional",
-              defs.OpSchema.FormalParameterOption.Variadic: "variadic"}.get(p.option, str(p.option))
+    option = {
+        defs.OpSchema.FormalParameterOption.Single: "single",
+        defs.OpSchema.FormalParameterOption.Optional: "optional",
+        defs.OpSchema.FormalParameterOption.Variadic: "variadic",
+    }.get(p.option, str(p.option))
     return {"name": p.name, "type": p.type_str, "option": option, "description": p.description}
 
 
@@ -27,8 +30,11 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
     ref, _, node = resolve_node(model, nid)
     version = _opset_version(model, ref.container, node.domain)
     out = {"node": nid, "op_type": node.op_type, "domain": node.domain, "opset_version": version}
-    local = [f"fn[{k}]" for k, f in enumerate(model.functions)
-             if (f.domain, f.name, f.overload) == (node.domain, node.op_type, node.overload)]
+    local = [
+        f"fn[{k}]"
+        for k, f in enumerate(model.functions)
+        if (f.domain, f.name, f.overload) == (node.domain, node.op_type, node.overload)
+    ]
     if local:
         out.update(known=True, kind="function", function=local[0])
         return out
@@ -39,25 +45,48 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
         except defs.SchemaError:
             schema = None
     if schema is None:
-        out.update(known=False, kind="unknown",
-                   problem=(f"no opset is imported for domain {node.domain or 'ai.onnx'!r}" if version is None
-                            else f"{node.op_type} is not an operator of {node.domain or 'ai.onnx'} opset {version}"))
+        out.update(
+            known=False,
+            kind="unknown",
+            problem=(
+                f"no opset is imported for domain {node.domain or 'ai.onnx'!r}"
+                if version is None
+                else f"{node.op_type} is not an operator of {node.domain or 'ai.onnx'} opset {version}"
+            ),
+        )
         return out
     attrs = []
     for name, a in sorted(schema.attributes.items()):
         default = None
         if a.default_value is not None and a.default_value.type:
             default = attribute_json(a.default_value, nid)["value"]
-        attrs.append({"name": name, "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
-                      "required": a.required, "default": default, "description": a.description})
+        attrs.append(
+            {
+                "name": name,
+                "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
+                "required": a.required,
+                "default": default,
+                "description": a.description,
+            }
+        )
     known_attrs = set(schema.attributes)
     out.update(
-        known=True, kind="schema", since_version=schema.since_version, deprecated=schema.deprecated,
-        doc=schema.doc or "", inputs=[_formal(p) for p in schema.inputs], outputs=[_formal(p) for p in schema.outputs],
-        min_inputs=schema.min_input, max_inputs=schema.max_input, min_outputs=schema.min_output, max_outputs=schema.max_output,
+        known=True,
+        kind="schema",
+        since_version=schema.since_version,
+        deprecated=schema.deprecated,
+        doc=schema.doc or "",
+        inputs=[_formal(p) for p in schema.inputs],
+        outputs=[_formal(p) for p in schema.outputs],
+        min_inputs=schema.min_input,
+        max_inputs=schema.max_input,
+        min_outputs=schema.min_output,
+        max_outputs=schema.max_output,
         attributes=attrs,
-        type_constraints=[{"name": c.type_param_str, "allowed": list(c.allowed_type_strs), "description": c.description}
-                          for c in schema.type_constraints],
+        type_constraints=[
+            {"name": c.type_param_str, "allowed": list(c.allowed_type_strs), "description": c.description}
+            for c in schema.type_constraints
+        ],
         unknown_attributes=[a.name for a in node.attribute if a.name not in known_attrs],
     )
     return out
@@ -79,14 +108,26 @@ def operators_at(model: onnx.ModelProto) -> list[dict]:
     for (domain, name), schema in sorted(best.items()):
         if schema.deprecated:
             continue
-        out.append({
-            "op_type": name, "domain": domain, "since_version": schema.since_version,
-            "min_inputs": schema.min_input, "max_inputs": schema.max_input,
-            "min_outputs": schema.min_output, "max_outputs": schema.max_output,
-            "attributes": [{"name": a.name, "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
-                            "required": a.required,
-                            "default": attribute_json(a.default_value, "")["value"]
-                            if a.default_value is not None and a.default_value.type else None}
-                           for a in sorted(schema.attributes.values(), key=lambda a: a.name)],
-        })
+        out.append(
+            {
+                "op_type": name,
+                "domain": domain,
+                "since_version": schema.since_version,
+                "min_inputs": schema.min_input,
+                "max_inputs": schema.max_input,
+                "min_outputs": schema.min_output,
+                "max_outputs": schema.max_output,
+                "attributes": [
+                    {
+                        "name": a.name,
+                        "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
+                        "required": a.required,
+                        "default": attribute_json(a.default_value, "")["value"]
+                        if a.default_value is not None and a.default_value.type
+                        else None,
+                    }
+                    for a in sorted(schema.attributes.values(), key=lambda a: a.name)
+                ],
+            }
+        )
     return out

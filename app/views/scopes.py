@@ -5,6 +5,7 @@
 A scope is the list of its nested levels, each a full path, outermost first:
 ["/model", "/model/layers.3", "/model/layers.3/self_attn"] or ["layers.0", "layers.0.lin"].
 """
+
 from __future__ import annotations
 
 import re

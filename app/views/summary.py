@@ -1,4 +1,5 @@
 """The model summary: model-level fields, counts, validation."""
+
 from __future__ import annotations
 
 import onnx
@@ -29,14 +30,20 @@ def model_summary(model: onnx.ModelProto, validation: dict) -> dict:
             "functions": len(model.functions),
             "subgraphs": count_subgraphs(g),
         },
-        "functions": [{"path": f"fn[{k}]", "name": f.name, "domain": f.domain, "overload": f.overload,
-                       "nodes": len(f.node)} for k, f in enumerate(model.functions)],
-        "training": [{"index": k,
-                      "init": f"train[{k}].init" if t.HasField("initialization") else None,
-                      "algo": f"train[{k}].algo" if t.HasField("algorithm") else None,
-                      "initialization_binding": [{"key": b.key, "value": b.value} for b in t.initialization_binding],
-                      "update_binding": [{"key": b.key, "value": b.value} for b in t.update_binding]}
-                     for k, t in enumerate(model.training_info)],
+        "functions": [
+            {"path": f"fn[{k}]", "name": f.name, "domain": f.domain, "overload": f.overload, "nodes": len(f.node)}
+            for k, f in enumerate(model.functions)
+        ],
+        "training": [
+            {
+                "index": k,
+                "init": f"train[{k}].init" if t.HasField("initialization") else None,
+                "algo": f"train[{k}].algo" if t.HasField("algorithm") else None,
+                "initialization_binding": [{"key": b.key, "value": b.value} for b in t.initialization_binding],
+                "update_binding": [{"key": b.key, "value": b.value} for b in t.update_binding],
+            }
+            for k, t in enumerate(model.training_info)
+        ],
         "configuration": [MessageToDict(c) for c in model.configuration],
         "validation": validation,
     }

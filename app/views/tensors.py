@@ -1,4 +1,5 @@
 """Tensor previews: dtype, shape, statistics and a bounded window of values."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,11 @@ def tensor_array(t: onnx.TensorProto | onnx.SparseTensorProto, external_reader=N
     except StudioError:
         raise
     except Exception as exc:
-        raise StudioError("bad_tensor", f"tensor {t.name if isinstance(t, onnx.TensorProto) else t.values.name!r} can't be decoded: {exc}", 422) from None
+        raise StudioError(
+            "bad_tensor",
+            f"tensor {t.name if isinstance(t, onnx.TensorProto) else t.values.name!r} can't be decoded: {exc}",
+            422,
+        ) from None
 
 
 def _mapped_external(t: onnx.TensorProto, reader) -> np.ndarray | None:
@@ -49,7 +54,9 @@ def _mapped_external(t: onnx.TensorProto, reader) -> np.ndarray | None:
     offset = int(info.get("offset", 0) or 0)
     path = path_of(info.get("location", ""))
     if offset + n * np_dtype.itemsize > path.stat().st_size:
-        raise StudioError("external_data_short", f"{info.get('location')!r} holds fewer bytes than tensor {t.name!r} needs", 422)
+        raise StudioError(
+            "external_data_short", f"{info.get('location')!r} holds fewer bytes than tensor {t.name!r} needs", 422
+        )
     if n == 0:
         return np.zeros(tuple(t.dims), np_dtype)
     return np.memmap(path, dtype=np_dtype, mode="r", offset=offset, shape=tuple(t.dims))
@@ -58,7 +65,11 @@ def _mapped_external(t: onnx.TensorProto, reader) -> np.ndarray | None:
 def _with_external_data(t: onnx.TensorProto, reader) -> onnx.TensorProto:
     info = {e.key: e.value for e in t.external_data}
     if reader is None:
-        raise StudioError("external_data_missing", f"tensor {t.name!r} keeps its data in {info.get('location')!r}, which was not uploaded", 422)
+        raise StudioError(
+            "external_data_missing",
+            f"tensor {t.name!r} keeps its data in {info.get('location')!r}, which was not uploaded",
+            422,
+        )
     offset = int(info.get("offset", 0) or 0)
     length = int(info["length"]) if info.get("length") else None
     data = reader(info.get("location", ""), offset, length)
@@ -95,7 +106,7 @@ def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
     lo, hi, nan, inf, count = np.inf, -np.inf, 0, 0, 0
     mean_acc, m2 = 0.0, 0.0  # Chan et al. parallel variance: stable for large tensors
     for start in range(0, flat.size, chunk):
-        x = flat[start:start + chunk]
+        x = flat[start : start + chunk]
         x = np.abs(x) if x.dtype.kind == "c" else x
         x = np.asarray(x).astype(np.float64)
         nan += int(np.isnan(x).sum())
@@ -112,8 +123,14 @@ def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
         m2 += m2_b + delta * delta * n_a * n_b / count
     if count == 0:
         return {"min": None, "max": None, "mean": None, "std": None, "nan": nan, "inf": inf}
-    return {"min": json_number(lo), "max": json_number(hi), "mean": json_number(mean_acc),
-            "std": json_number((m2 / count) ** 0.5), "nan": nan, "inf": inf}
+    return {
+        "min": json_number(lo),
+        "max": json_number(hi),
+        "mean": json_number(mean_acc),
+        "std": json_number((m2 / count) ** 0.5),
+        "nan": nan,
+        "inf": inf,
+    }
 
 
 def _to_json_values(window: np.ndarray) -> list:
@@ -131,8 +148,9 @@ def _to_json_values(window: np.ndarray) -> list:
     return [json_number(v) for v in window.astype(np.float64)]
 
 
-def tensor_preview(t, ref: str, offset: int = 0, count: int = 100, max_count: int = 10_000,
-                   external_reader=None, cached_stats=None) -> dict:
+def tensor_preview(
+    t, ref: str, offset: int = 0, count: int = 100, max_count: int = 10_000, external_reader=None, cached_stats=None
+) -> dict:
     """dtype, shape, stats and values[offset:offset+count]. `cached_stats(compute)` may return
     stats remembered from an earlier page (they cover the whole tensor, so paging needn't
     recompute them)."""
@@ -143,7 +161,7 @@ def tensor_preview(t, ref: str, offset: int = 0, count: int = 100, max_count: in
     is_sparse = isinstance(t, onnx.SparseTensorProto)
     proto = t.values if is_sparse else t
     flat = arr.reshape(-1)
-    window = flat[offset: offset + count]
+    window = flat[offset : offset + count]
     out = {
         "ref": ref,
         "name": proto.name,

@@ -1,4 +1,5 @@
 """JSON forms of ONNX types, shapes and attribute values."""
+
 from __future__ import annotations
 
 import math
@@ -56,8 +57,11 @@ def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:
     if which == "sequence_type":
         return {"kind": "sequence", "elem": type_json(tp.sequence_type.elem_type, depth + 1)}
     if which == "map_type":
-        return {"kind": "map", "key": dtype_name(tp.map_type.key_type),
-                "value": type_json(tp.map_type.value_type, depth + 1)}
+        return {
+            "kind": "map",
+            "key": dtype_name(tp.map_type.key_type),
+            "value": type_json(tp.map_type.value_type, depth + 1),
+        }
     if which == "optional_type":
         return {"kind": "optional", "elem": type_json(tp.optional_type.elem_type, depth + 1)}
     if which == "opaque_type":
@@ -86,8 +90,13 @@ def value_info_json(vi: onnx.ValueInfoProto, types: dict | None = None) -> dict:
 
 
 def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
-    out = {"name": t.name, "dtype": dtype_name(t.data_type), "shape": list(t.dims), "ref": ref,
-           "external": t.data_location == onnx.TensorProto.EXTERNAL}
+    out = {
+        "name": t.name,
+        "dtype": dtype_name(t.data_type),
+        "shape": list(t.dims),
+        "ref": ref,
+        "external": t.data_location == onnx.TensorProto.EXTERNAL,
+    }
     if t.doc_string:
         out["doc_string"] = text(t.doc_string)
     if t.metadata_props:
@@ -96,9 +105,20 @@ def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
 
 
 FEW_VALUES = 8
-_FEW_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8,
-              onnx.TensorProto.UINT64, onnx.TensorProto.UINT32, onnx.TensorProto.UINT16, onnx.TensorProto.UINT8,
-              onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BOOL}
+_FEW_TYPES = {
+    onnx.TensorProto.INT64,
+    onnx.TensorProto.INT32,
+    onnx.TensorProto.INT16,
+    onnx.TensorProto.INT8,
+    onnx.TensorProto.UINT64,
+    onnx.TensorProto.UINT32,
+    onnx.TensorProto.UINT16,
+    onnx.TensorProto.UINT8,
+    onnx.TensorProto.FLOAT,
+    onnx.TensorProto.DOUBLE,
+    onnx.TensorProto.FLOAT16,
+    onnx.TensorProto.BOOL,
+}
 
 
 def few_values(t: onnx.TensorProto) -> list | None:
@@ -121,9 +141,15 @@ def few_values(t: onnx.TensorProto) -> list | None:
 
 
 def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:
-    out = {"name": st.values.name, "dtype": dtype_name(st.values.data_type), "shape": list(st.dims),
-           "nnz": st.values.dims[0] if st.values.dims else 0, "ref": ref, "sparse": True,
-           "indices": {"dtype": dtype_name(st.indices.data_type), "shape": list(st.indices.dims)}}
+    out = {
+        "name": st.values.name,
+        "dtype": dtype_name(st.values.data_type),
+        "shape": list(st.dims),
+        "nnz": st.values.dims[0] if st.values.dims else 0,
+        "ref": ref,
+        "sparse": True,
+        "indices": {"dtype": dtype_name(st.indices.data_type), "shape": list(st.indices.dims)},
+    }
     if st.values.data_location == onnx.TensorProto.EXTERNAL or st.indices.data_location == onnx.TensorProto.EXTERNAL:
         out["external"] = True
     if st.values.doc_string:
@@ -176,8 +202,10 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
     elif t == a.TENSORS:
         value = [tensor_brief(x, f"{tref}[{k}]") for k, x in enumerate(attr.tensors[:MAX_LIST_ITEMS])]
     elif t == a.GRAPHS:
-        value = [{"path": subgraph_path(nid, name, k), "name": g.name, "nodes": len(g.node)}
-                 for k, g in enumerate(attr.graphs)]
+        value = [
+            {"path": subgraph_path(nid, name, k), "name": g.name, "nodes": len(g.node)}
+            for k, g in enumerate(attr.graphs)
+        ]
     elif t == a.SPARSE_TENSORS:
         value = [sparse_brief(x, f"{tref}[{k}]") for k, x in enumerate(attr.sparse_tensors[:MAX_LIST_ITEMS])]
     elif t == a.TYPE_PROTOS:
@@ -193,9 +221,17 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
     return out
 
 
-_TENSOR_KINDS = {AttributeProto.TENSOR, AttributeProto.SPARSE_TENSOR, AttributeProto.TENSORS,
-                 AttributeProto.SPARSE_TENSORS}
-_LIST_FIELDS = {AttributeProto.FLOATS: "floats", AttributeProto.INTS: "ints", AttributeProto.STRINGS: "strings",
-                AttributeProto.TENSORS: "tensors", AttributeProto.SPARSE_TENSORS: "sparse_tensors",
-                AttributeProto.TYPE_PROTOS: "type_protos"}
-
+_TENSOR_KINDS = {
+    AttributeProto.TENSOR,
+    AttributeProto.SPARSE_TENSOR,
+    AttributeProto.TENSORS,
+    AttributeProto.SPARSE_TENSORS,
+}
+_LIST_FIELDS = {
+    AttributeProto.FLOATS: "floats",
+    AttributeProto.INTS: "ints",
+    AttributeProto.STRINGS: "strings",
+    AttributeProto.TENSORS: "tensors",
+    AttributeProto.SPARSE_TENSORS: "sparse_tensors",
+    AttributeProto.TYPE_PROTOS: "type_protos",
+}

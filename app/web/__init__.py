@@ -3,6 +3,7 @@
 The pages are static shells; everything they show comes from the JSON API (docs/api.md),
 fetched by the ES modules under app/static/js (or their bundle: scripts.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -17,9 +18,9 @@ bp = Blueprint("web", __name__)
 # /vendor/<package>/<file> -> node_modules/<folder>/<file>. Only these folders are served,
 # and only their plain files (send_from_directory refuses anything that leaves the folder).
 VENDOR = {
-    "dagre": os.path.join("@dagrejs", "dagre", "dist"),   # graph layout (UMD, in the layout worker)
-    "marked": os.path.join("marked", "lib"),              # Markdown -> HTML (ES module)
-    "dompurify": os.path.join("dompurify", "dist"),       # HTML sanitiser (ES module)
+    "dagre": os.path.join("@dagrejs", "dagre", "dist"),  # graph layout (UMD, in the layout worker)
+    "marked": os.path.join("marked", "lib"),  # Markdown -> HTML (ES module)
+    "dompurify": os.path.join("dompurify", "dist"),  # HTML sanitiser (ES module)
 }
 VENDOR_SUFFIXES = (".js", ".mjs", ".js.map", ".mjs.map", ".LEGAL.txt")
 

@@ -2,6 +2,7 @@
 newer than every source module (`make` builds it into static/dist: a few requests instead of
 ~45, which a threaded Python server answers one at a time), else the ES modules themselves.
 Either way every module the entry imports statically is named, for the page to preload."""
+
 from __future__ import annotations
 
 import os
@@ -53,5 +54,7 @@ def page_scripts(entry: str) -> tuple[str, list[str]]:
     else:
         stamp = 0.0
     imports = module_closure(os.path.join(static, folder), entry, stamp)
-    return (url_for("static", filename=f"{folder}/{entry}"),
-            [url_for("static", filename=f"{folder}/{m}") for m in imports])
+    return (
+        url_for("static", filename=f"{folder}/{entry}"),
+        [url_for("static", filename=f"{folder}/{m}") for m in imports],
+    )

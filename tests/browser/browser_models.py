@@ -1,4 +1,5 @@
 """Models the browser tests open, built with onnx.helper at run time (never committed)."""
+
 from __future__ import annotations
 
 import functools
@@ -26,13 +27,19 @@ def tiny_cnn(omit_value_info: tuple[str, ...] = ()) -> onnx.ModelProto:
         nh.from_array(np.zeros(10, np.float32), "fc.bias"),
     ]
     nodes = [
-        h.make_node("Conv", ["input", "conv1.weight", "conv1.bias"], ["c1"], name="/features/conv1/Conv",
-                    kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
+        h.make_node(
+            "Conv",
+            ["input", "conv1.weight", "conv1.bias"],
+            ["c1"],
+            name="/features/conv1/Conv",
+            kernel_shape=[3, 3],
+            pads=[1, 1, 1, 1],
+            strides=[1, 1],
+        ),
         h.make_node("LeakyRelu", ["c1"], ["r1"], name="/features/act1/LeakyRelu", alpha=0.1),
         h.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
         h.make_node("GlobalAveragePool", ["p1"], ["g1"], name="gap"),
-        h.make_node("Constant", [], ["shape"], name="shape_const",
-                    value=nh.from_array(np.array([1, -1], np.int64))),
+        h.make_node("Constant", [], ["shape"], name="shape_const", value=nh.from_array(np.array([1, -1], np.int64))),
         h.make_node("Reshape", ["g1", "shape"], ["f1"], name="flatten"),
         h.make_node("Gemm", ["f1", "fc.weight", "fc.bias"], ["logits"], name="/classifier/fc/Gemm", transB=1),
         h.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
@@ -47,8 +54,9 @@ def tiny_cnn(omit_value_info: tuple[str, ...] = ()) -> onnx.ModelProto:
     ]
     value_info = [v for v in value_info if v.name not in omit_value_info]
     graph = h.make_graph(nodes, "tiny_cnn", [x], [y], inits, value_info=value_info)
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)],
-                         producer_name="onnx-studio-tests", producer_version="1.0")
+    model = h.make_model(
+        graph, opset_imports=[h.make_opsetid("", 17)], producer_name="onnx-studio-tests", producer_version="1.0"
+    )
     h.set_model_props(model, {"author": "tests", "license": "MIT"})
     onnx.checker.check_model(model)
     return model
@@ -60,13 +68,23 @@ def if_model() -> onnx.ModelProto:
     cond = h.make_tensor_value_info("cond", T.BOOL, [])
     y = h.make_tensor_value_info("y", T.FLOAT, [2, 3])
     one = nh.from_array(np.ones((2, 3), np.float32), "one")
-    then_g = h.make_graph([h.make_node("Add", ["x", "one"], ["then_y"], name="then_add")], "then_body", [],
-                          [h.make_tensor_value_info("then_y", T.FLOAT, [2, 3])], [one])
-    else_g = h.make_graph([h.make_node("Neg", ["x"], ["n"], name="else_neg"),
-                           h.make_node("Relu", ["n"], ["else_y"], name="else_relu")], "else_body", [],
-                          [h.make_tensor_value_info("else_y", T.FLOAT, [2, 3])])
-    nodes = [h.make_node("Sigmoid", ["x"], ["xs"], name="pre"),
-             h.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)]
+    then_g = h.make_graph(
+        [h.make_node("Add", ["x", "one"], ["then_y"], name="then_add")],
+        "then_body",
+        [],
+        [h.make_tensor_value_info("then_y", T.FLOAT, [2, 3])],
+        [one],
+    )
+    else_g = h.make_graph(
+        [h.make_node("Neg", ["x"], ["n"], name="else_neg"), h.make_node("Relu", ["n"], ["else_y"], name="else_relu")],
+        "else_body",
+        [],
+        [h.make_tensor_value_info("else_y", T.FLOAT, [2, 3])],
+    )
+    nodes = [
+        h.make_node("Sigmoid", ["x"], ["xs"], name="pre"),
+        h.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g),
+    ]
     graph = h.make_graph(nodes, "if_graph", [x, cond], [y])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     onnx.checker.check_model(model)
@@ -77,8 +95,15 @@ def custom_op_with_int64() -> onnx.ModelProto:
     """A node of a custom domain with INT64 extremes no JS number holds exactly."""
     x = h.make_tensor_value_info("x", T.FLOAT, [4])
     y = h.make_tensor_value_info("y", T.FLOAT, [4])
-    node = h.make_node("Window", ["x"], ["y"], name="win", domain="com.example",
-                       bounds=[-9223372036854775808, 9223372036854775807], label="wide")
+    node = h.make_node(
+        "Window",
+        ["x"],
+        ["y"],
+        name="win",
+        domain="com.example",
+        bounds=[-9223372036854775808, 9223372036854775807],
+        label="wide",
+    )
     graph = h.make_graph([node], "custom", [x], [y])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.example", 1)])
     onnx.checker.check_model(model)
@@ -92,8 +117,12 @@ def hostile_strings() -> onnx.ModelProto:
     y = h.make_tensor_value_info("y", T.FLOAT, [1])
     node = h.make_node("Relu", ["x" + evil], ["y"], name="relu" + evil, doc_string=evil)
     graph = h.make_graph([node], "g" + evil, [x], [y], doc_string=evil)
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], doc_string="<script>window.__pwned=2</script>",
-                         producer_name=evil)
+    model = h.make_model(
+        graph,
+        opset_imports=[h.make_opsetid("", 17)],
+        doc_string="<script>window.__pwned=2</script>",
+        producer_name=evil,
+    )
     h.set_model_props(model, {"note" + evil: evil})
     return model
 
@@ -125,10 +154,16 @@ def function_model() -> onnx.ModelProto:
     ]
     body[0].attribute.append(alpha_ref)
     fn = h.make_function(
-        "com.studio", "ScaledRelu", ["X"], ["Y"], body,
-        opset_imports=[h.make_opsetid("", 17)], attributes=[],
+        "com.studio",
+        "ScaledRelu",
+        ["X"],
+        ["Y"],
+        body,
+        opset_imports=[h.make_opsetid("", 17)],
+        attributes=[],
         attribute_protos=[h.make_attribute("alpha", 0.5)],
-        doc_string="Relu of `X` scaled by **alpha**.")
+        doc_string="Relu of `X` scaled by **alpha**.",
+    )
     fn.metadata_props.add(key="origin", value="tests")
     x = h.make_tensor_value_info("x", T.FLOAT, ["N", 4])
     y = h.make_tensor_value_info("y", T.FLOAT, ["N", 4])
@@ -137,8 +172,7 @@ def function_model() -> onnx.ModelProto:
         h.make_node("ScaledRelu", ["nx"], ["y"], name="scaled", domain="com.studio", alpha=2.0),
     ]
     graph = h.make_graph(nodes, "fn_graph", [x], [y])
-    model = h.make_model(graph, functions=[fn],
-                         opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.studio", 1)])
+    model = h.make_model(graph, functions=[fn], opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.studio", 1)])
     onnx.checker.check_model(model)
     return model
 
@@ -147,17 +181,22 @@ def low_precision_model() -> onnx.ModelProto:
     """FLOAT8E4M3FN and INT4 initializers, plus a float tensor too large for one page."""
     import ml_dtypes
 
-    f8 = np.array([[0.1, -2.0, 448.0, np.nan, 0.001953125, -0.0],
-                   [1.5, -0.75, 3.25, 100.0, -448.0, 0.3]], np.float32).astype(ml_dtypes.float8_e4m3fn)
+    f8 = np.array(
+        [[0.1, -2.0, 448.0, np.nan, 0.001953125, -0.0], [1.5, -0.75, 3.25, 100.0, -448.0, 0.3]], np.float32
+    ).astype(ml_dtypes.float8_e4m3fn)
     i4 = np.array([[-8, 7, 0, 3, -1], [2, -3, 5, -6, 1], [4, 4, -4, 0, 6]], ml_dtypes.int4)
     big = (np.arange(2000, dtype=np.float32) * 0.5 - 10).reshape(50, 40)
     inits = [nh.from_array(f8, "f8_weight"), nh.from_array(i4, "int4_weight"), nh.from_array(big, "big")]
-    outs = [h.make_tensor_value_info("f8_out", T.FLOAT8E4M3FN, list(f8.shape)),
-            h.make_tensor_value_info("i4_out", T.INT4, list(i4.shape)),
-            h.make_tensor_value_info("big_out", T.FLOAT, list(big.shape))]
-    nodes = [h.make_node("Identity", ["f8_weight"], ["f8_out"], name="id_f8"),
-             h.make_node("Identity", ["int4_weight"], ["i4_out"], name="id_i4"),
-             h.make_node("Identity", ["big"], ["big_out"], name="id_big")]
+    outs = [
+        h.make_tensor_value_info("f8_out", T.FLOAT8E4M3FN, list(f8.shape)),
+        h.make_tensor_value_info("i4_out", T.INT4, list(i4.shape)),
+        h.make_tensor_value_info("big_out", T.FLOAT, list(big.shape)),
+    ]
+    nodes = [
+        h.make_node("Identity", ["f8_weight"], ["f8_out"], name="id_f8"),
+        h.make_node("Identity", ["int4_weight"], ["i4_out"], name="id_i4"),
+        h.make_node("Identity", ["big"], ["big_out"], name="id_big"),
+    ]
     graph = h.make_graph(nodes, "low_precision", [], outs, inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
     onnx.checker.check_model(model)
@@ -169,8 +208,10 @@ def inference_error_model() -> onnx.ModelProto:
     x = h.make_tensor_value_info("x", T.FLOAT, [2])
     k = h.make_tensor_value_info("k", T.INT64, [2])
     y = h.make_tensor_value_info("y", T.FLOAT, [2])
-    nodes = [h.make_node("Relu", ["x"], ["r"], name="first_relu"),
-             h.make_node("Add", ["r", "k"], ["y"], name="bad_add")]
+    nodes = [
+        h.make_node("Relu", ["x"], ["r"], name="first_relu"),
+        h.make_node("Add", ["r", "k"], ["y"], name="bad_add"),
+    ]
     graph = h.make_graph(nodes, "mismatch", [x, k], [y])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     onnx.checker.check_model(model)
@@ -196,14 +237,26 @@ def kitchen_sink_model() -> onnx.ModelProto:
     seq_type = h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, ["N", 3]))
     map_type = h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(T.FLOAT, None))
     odd = h.make_node(
-        "Annotate", ["x"], ["x_annotated"], name="annotate", domain="com.studio.ext",
+        "Annotate",
+        ["x"],
+        ["x_annotated"],
+        name="annotate",
+        domain="com.studio.ext",
         doc_string="Carries one attribute of **every** type.",
-        f=0.25, i=7, s="text", floats=[1.0, 2.5], ints=[1, 2, 3], strings=["a", "b"],
+        f=0.25,
+        i=7,
+        s="text",
+        floats=[1.0, 2.5],
+        ints=[1, 2, 3],
+        strings=["a", "b"],
         t=nh.from_array(np.arange(6, dtype=np.int32).reshape(2, 3), "t_attr"),
         tensors=[nh.from_array(np.ones(2, np.float16)), nh.from_array(np.array([True, False]))],
-        sparse=h.make_sparse_tensor(nh.from_array(np.array([3.0], np.float32), "sv"),
-                                    nh.from_array(np.array([2], np.int64), "si"), [4]),
-        tp=seq_type, tps=[map_type, h.make_optional_type_proto(h.make_tensor_type_proto(T.INT64, []))])
+        sparse=h.make_sparse_tensor(
+            nh.from_array(np.array([3.0], np.float32), "sv"), nh.from_array(np.array([2], np.int64), "si"), [4]
+        ),
+        tp=seq_type,
+        tps=[map_type, h.make_optional_type_proto(h.make_tensor_type_proto(T.INT64, []))],
+    )
     odd.metadata_props.add(key="stage", value="pre")
     cfg = odd.device_configurations.add(configuration_id="mesh2", pipeline_stage=1)
     spec = cfg.sharding_spec.add(tensor_name="x", device=[0, 1])
@@ -215,23 +268,44 @@ def kitchen_sink_model() -> onnx.ModelProto:
         h.make_node("Add", ["s", "sp"], ["s2"], name="add_sparse"),
         h.make_node("Mul", ["s2", "w_scale"], ["y"], name="scale_out", overload=""),
     ]
-    graph = h.make_graph(nodes, "kitchen_sink", [x, seq_in, map_in, opt_in], [y], [w, scale],
-                         value_info=[h.make_tensor_value_info("s", T.FLOAT, [2, 3])],
-                         sparse_initializer=[sparse], doc_string="The main graph.")
+    graph = h.make_graph(
+        nodes,
+        "kitchen_sink",
+        [x, seq_in, map_in, opt_in],
+        [y],
+        [w, scale],
+        value_info=[h.make_tensor_value_info("s", T.FLOAT, [2, 3])],
+        sparse_initializer=[sparse],
+        doc_string="The main graph.",
+    )
     graph.metadata_props.add(key="graph_note", value="kitchen")
     qa = graph.quantization_annotation.add(tensor_name="w")
     qa.quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="w_scale")
     model = h.make_model(
-        graph, functions=[function_model().functions[0]],
+        graph,
+        functions=[function_model().functions[0]],
         opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.studio", 1), h.make_opsetid("com.studio.ext", 1)],
-        producer_name="onnx-studio-tests", doc_string="# Kitchen sink\n\nA model with *everything*:\n\n- functions\n- training info\n\n```\ncode block\n```")
+        producer_name="onnx-studio-tests",
+        doc_string="# Kitchen sink\n\nA model with *everything*:\n\n- functions\n- training info\n\n```\ncode block\n```",
+    )
     h.set_model_props(model, {"author": "tests"})
     train = model.training_info.add()
-    train.algorithm.CopyFrom(h.make_graph([h.make_node("Neg", ["w"], ["w_new"], name="step")], "algo", [], [
-        h.make_tensor_value_info("w_new", T.FLOAT, [2, 3])]))
-    train.initialization.CopyFrom(h.make_graph([h.make_node("Constant", [], ["w_init"], name="init",
-                                                            value=nh.from_array(np.zeros((2, 3), np.float32)))],
-                                               "init", [], [h.make_tensor_value_info("w_init", T.FLOAT, [2, 3])]))
+    train.algorithm.CopyFrom(
+        h.make_graph(
+            [h.make_node("Neg", ["w"], ["w_new"], name="step")],
+            "algo",
+            [],
+            [h.make_tensor_value_info("w_new", T.FLOAT, [2, 3])],
+        )
+    )
+    train.initialization.CopyFrom(
+        h.make_graph(
+            [h.make_node("Constant", [], ["w_init"], name="init", value=nh.from_array(np.zeros((2, 3), np.float32)))],
+            "init",
+            [],
+            [h.make_tensor_value_info("w_init", T.FLOAT, [2, 3])],
+        )
+    )
     train.initialization_binding.add(key="w", value="w_init")
     train.update_binding.add(key="w", value="w_new")
     dev = model.configuration.add(name="mesh2", num_devices=2)

@@ -1,4 +1,5 @@
 """Helpers the browser tests share: storing a model, opening the model page, waiting for it."""
+
 from __future__ import annotations
 
 import onnx
@@ -6,9 +7,12 @@ import onnx
 
 def upload(page, server: str, model: onnx.ModelProto, name: str = "model.onnx") -> dict:
     """Store a model through the API (tests of the upload page use the file picker instead)."""
-    response = page.request.post(f"{server}/api/models", multipart={
-        "file": {"name": name, "mimeType": "application/octet-stream", "buffer": model.SerializeToString()},
-    })
+    response = page.request.post(
+        f"{server}/api/models",
+        multipart={
+            "file": {"name": name, "mimeType": "application/octet-stream", "buffer": model.SerializeToString()},
+        },
+    )
     assert response.status == 201, response.text()
     return response.json()
 
@@ -26,15 +30,19 @@ def wait_ready(page, timeout: float = 30_000) -> None:
 def wait_revision(page, revision: int) -> None:
     """Wait for the toolbar to show `revision`, then for the graph to be redrawn."""
     page.wait_for_function(
-        "rev => document.getElementById('model-revision').textContent === `rev ${rev}`", arg=revision)
+        "rev => document.getElementById('model-revision').textContent === `rev ${rev}`", arg=revision
+    )
     wait_ready(page)
 
 
 def upload_bytes(page, server: str, data: bytes, name: str) -> dict:
     """Store any file (a data file such as a TensorProto .pb) through the API."""
-    response = page.request.post(f"{server}/api/models", multipart={
-        "file": {"name": name, "mimeType": "application/octet-stream", "buffer": data},
-    })
+    response = page.request.post(
+        f"{server}/api/models",
+        multipart={
+            "file": {"name": name, "mimeType": "application/octet-stream", "buffer": data},
+        },
+    )
     assert response.status == 201, response.text()
     return response.json()
 

@@ -10,6 +10,7 @@ and puts the scopes in metadata_props "pkg.torch.onnx.name_scopes" instead (dyna
 `bert_like(layers)`: an encoder with embeddings, attention and an MLP per layer, scoped
 /bert/encoder/layer.<i>/attention/self/... (~100 nodes a layer).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,7 +41,9 @@ class Builder:
         self.counter += 1
         return f"{base}_{self.counter}"
 
-    def node(self, op: str, inputs: list[str], scope: str, name: str, n_out: int = 1, shape=None, dtype=T.FLOAT, **attrs) -> list[str] | str:
+    def node(
+        self, op: str, inputs: list[str], scope: str, name: str, n_out: int = 1, shape=None, dtype=T.FLOAT, **attrs
+    ) -> list[str] | str:
         """A node in `scope` ("/model/layers.3/self_attn"); returns its output name(s)."""
         outs = [self.tensor(f"{scope.strip('/').replace('/', '.') or 'root'}.{name}") for _ in range(n_out)]
         if self.dynamo:
@@ -61,8 +64,15 @@ class Builder:
         return name
 
     def const(self, scope: str, name: str, values, dtype=np.int64) -> str:
-        return self.node("Constant", [], scope, name, value=nh.from_array(np.array(values, dtype=dtype)),
-                         shape=list(np.array(values).shape), dtype=T.INT64 if dtype == np.int64 else T.FLOAT)
+        return self.node(
+            "Constant",
+            [],
+            scope,
+            name,
+            value=nh.from_array(np.array(values, dtype=dtype)),
+            shape=list(np.array(values).shape),
+            dtype=T.INT64 if dtype == np.int64 else T.FLOAT,
+        )
 
 
 def rms_norm(b: Builder, x: str, scope: str, wname: str) -> str:
@@ -108,9 +118,27 @@ def decoder_layer(b: Builder, x: str, i: int, mask: str, cos: str, sin: str, sca
     L = f"/model/layers.{i}"
     A = f"{L}/self_attn"
     h1 = rms_norm(b, x, f"{L}/input_layernorm", f"model.layers.{i}.input_layernorm.weight")
-    q = b.node("MatMul", [h1, b.weight(f"model.layers.{i}.self_attn.q_proj.weight", [HIDDEN, HIDDEN])], f"{A}/q_proj", "MatMul", shape=[1, SEQ, HIDDEN])
-    k = b.node("MatMul", [h1, b.weight(f"model.layers.{i}.self_attn.k_proj.weight", [HIDDEN, HIDDEN])], f"{A}/k_proj", "MatMul", shape=[1, SEQ, HIDDEN])
-    v = b.node("MatMul", [h1, b.weight(f"model.layers.{i}.self_attn.v_proj.weight", [HIDDEN, HIDDEN])], f"{A}/v_proj", "MatMul", shape=[1, SEQ, HIDDEN])
+    q = b.node(
+        "MatMul",
+        [h1, b.weight(f"model.layers.{i}.self_attn.q_proj.weight", [HIDDEN, HIDDEN])],
+        f"{A}/q_proj",
+        "MatMul",
+        shape=[1, SEQ, HIDDEN],
+    )
+    k = b.node(
+        "MatMul",
+        [h1, b.weight(f"model.layers.{i}.self_attn.k_proj.weight", [HIDDEN, HIDDEN])],
+        f"{A}/k_proj",
+        "MatMul",
+        shape=[1, SEQ, HIDDEN],
+    )
+    v = b.node(
+        "MatMul",
+        [h1, b.weight(f"model.layers.{i}.self_attn.v_proj.weight", [HIDDEN, HIDDEN])],
+        f"{A}/v_proj",
+        "MatMul",
+        shape=[1, SEQ, HIDDEN],
+    )
     q, k, v = (split_heads(b, t, A, tag) for t, tag in ((q, "q"), (k, "k"), (v, "v")))
     q = rotary(b, q, cos, sin, A, "q")
     k = rotary(b, k, cos, sin, A, "k")
@@ -123,16 +151,40 @@ def decoder_layer(b: Builder, x: str, i: int, mask: str, cos: str, sin: str, sca
     o = b.node("Transpose", [o], A, "Transpose_o", perm=[0, 2, 1, 3], shape=[1, SEQ, HEADS, HEAD_DIM])
     shp = b.const(A, "Constant_o", [1, SEQ, HIDDEN])
     o = b.node("Reshape", [o, shp], A, "Reshape_o", shape=[1, SEQ, HIDDEN])
-    o = b.node("MatMul", [o, b.weight(f"model.layers.{i}.self_attn.o_proj.weight", [HIDDEN, HIDDEN])], f"{A}/o_proj", "MatMul", shape=[1, SEQ, HIDDEN])
+    o = b.node(
+        "MatMul",
+        [o, b.weight(f"model.layers.{i}.self_attn.o_proj.weight", [HIDDEN, HIDDEN])],
+        f"{A}/o_proj",
+        "MatMul",
+        shape=[1, SEQ, HIDDEN],
+    )
     x = b.node("Add", [x, o], L, "Add", shape=[1, SEQ, HIDDEN])
     h2 = rms_norm(b, x, f"{L}/post_attention_layernorm", f"model.layers.{i}.post_attention_layernorm.weight")
     M = f"{L}/mlp"
-    g = b.node("MatMul", [h2, b.weight(f"model.layers.{i}.mlp.gate_proj.weight", [HIDDEN, 2 * HIDDEN])], f"{M}/gate_proj", "MatMul", shape=[1, SEQ, 2 * HIDDEN])
-    u = b.node("MatMul", [h2, b.weight(f"model.layers.{i}.mlp.up_proj.weight", [HIDDEN, 2 * HIDDEN])], f"{M}/up_proj", "MatMul", shape=[1, SEQ, 2 * HIDDEN])
+    g = b.node(
+        "MatMul",
+        [h2, b.weight(f"model.layers.{i}.mlp.gate_proj.weight", [HIDDEN, 2 * HIDDEN])],
+        f"{M}/gate_proj",
+        "MatMul",
+        shape=[1, SEQ, 2 * HIDDEN],
+    )
+    u = b.node(
+        "MatMul",
+        [h2, b.weight(f"model.layers.{i}.mlp.up_proj.weight", [HIDDEN, 2 * HIDDEN])],
+        f"{M}/up_proj",
+        "MatMul",
+        shape=[1, SEQ, 2 * HIDDEN],
+    )
     sg = b.node("Sigmoid", [g], f"{M}/act_fn", "Sigmoid", shape=[1, SEQ, 2 * HIDDEN])
     g = b.node("Mul", [g, sg], f"{M}/act_fn", "Mul", shape=[1, SEQ, 2 * HIDDEN])
     m = b.node("Mul", [g, u], M, "Mul", shape=[1, SEQ, 2 * HIDDEN])
-    d = b.node("MatMul", [m, b.weight(f"model.layers.{i}.mlp.down_proj.weight", [2 * HIDDEN, HIDDEN])], f"{M}/down_proj", "MatMul", shape=[1, SEQ, HIDDEN])
+    d = b.node(
+        "MatMul",
+        [m, b.weight(f"model.layers.{i}.mlp.down_proj.weight", [2 * HIDDEN, HIDDEN])],
+        f"{M}/down_proj",
+        "MatMul",
+        shape=[1, SEQ, HIDDEN],
+    )
     return b.node("Add", [x, d], L, "Add_1", shape=[1, SEQ, HIDDEN])
 
 
@@ -140,21 +192,47 @@ def llama_like(layers: int = 240, dynamo: bool = False) -> onnx.ModelProto:
     b = Builder(dynamo)
     ids = h.make_tensor_value_info("input_ids", T.INT64, [1, SEQ])
     logits = h.make_tensor_value_info("logits", T.FLOAT, [1, SEQ, VOCAB])
-    x = b.node("Gather", [b.weight("model.embed_tokens.weight", [VOCAB, HIDDEN]), "input_ids"], "/model/embed_tokens", "Gather", shape=[1, SEQ, HIDDEN])
+    x = b.node(
+        "Gather",
+        [b.weight("model.embed_tokens.weight", [VOCAB, HIDDEN]), "input_ids"],
+        "/model/embed_tokens",
+        "Gather",
+        shape=[1, SEQ, HIDDEN],
+    )
     # the attention mask: causal, built once, read by every layer
     R = "/model"
-    tri = b.node("Trilu", [b.const(R, "Constant_ones", np.ones((SEQ, SEQ), np.float32), np.float32)], R, "Trilu", upper=0, shape=[SEQ, SEQ])
+    tri = b.node(
+        "Trilu",
+        [b.const(R, "Constant_ones", np.ones((SEQ, SEQ), np.float32), np.float32)],
+        R,
+        "Trilu",
+        upper=0,
+        shape=[SEQ, SEQ],
+    )
     neg = b.const(R, "Constant_neg", -1e9, np.float32)
     one = b.const(R, "Constant_one", 1.0, np.float32)
     inv = b.node("Sub", [one, tri], R, "Sub", shape=[SEQ, SEQ])
     mask = b.node("Mul", [inv, neg], R, "Mul_mask", shape=[SEQ, SEQ])
-    mask = b.node("Reshape", [mask, b.const(R, "Constant_mshape", [1, 1, SEQ, SEQ])], R, "Reshape_mask", shape=[1, 1, SEQ, SEQ])
+    mask = b.node(
+        "Reshape", [mask, b.const(R, "Constant_mshape", [1, 1, SEQ, SEQ])], R, "Reshape_mask", shape=[1, 1, SEQ, SEQ]
+    )
     # rotary tables
     E = "/model/rotary_emb"
-    pos = b.node("Range", [b.const(E, "Constant", 0.0, np.float32), b.const(E, "Constant_1", float(SEQ), np.float32),
-                           b.const(E, "Constant_2", 1.0, np.float32)], E, "Range", shape=[SEQ])
+    pos = b.node(
+        "Range",
+        [
+            b.const(E, "Constant", 0.0, np.float32),
+            b.const(E, "Constant_1", float(SEQ), np.float32),
+            b.const(E, "Constant_2", 1.0, np.float32),
+        ],
+        E,
+        "Range",
+        shape=[SEQ],
+    )
     freqs = b.node("Unsqueeze", [pos, b.const(E, "Constant_3", [1])], E, "Unsqueeze", shape=[SEQ, 1], dtype=T.FLOAT)
-    freqs = b.node("Mul", [freqs, b.weight("model.rotary_emb.inv_freq", [1, HEAD_DIM])], E, "Mul", shape=[SEQ, HEAD_DIM])
+    freqs = b.node(
+        "Mul", [freqs, b.weight("model.rotary_emb.inv_freq", [1, HEAD_DIM])], E, "Mul", shape=[SEQ, HEAD_DIM]
+    )
     cos = b.node("Cos", [freqs], E, "Cos", shape=[SEQ, HEAD_DIM])
     sin = b.node("Sin", [freqs], E, "Sin", shape=[SEQ, HEAD_DIM])
     scale = b.const(R, "Constant_scale", float(np.sqrt(HEAD_DIM)), np.float32)  # the shared constant
@@ -164,7 +242,9 @@ def llama_like(layers: int = 240, dynamo: bool = False) -> onnx.ModelProto:
     b.node("MatMul", [x, b.weight("lm_head.weight", [HIDDEN, VOCAB])], "/lm_head", "MatMul", shape=[1, SEQ, VOCAB])
     b.nodes[-1].output[0] = "logits"
     outs = {o for n in b.nodes for o in n.output} - {"logits"}
-    graph = h.make_graph(b.nodes, "llama_like", [ids], [logits], b.inits, value_info=[v for v in b.value_info if v.name in outs])
+    graph = h.make_graph(
+        b.nodes, "llama_like", [ids], [logits], b.inits, value_info=[v for v in b.value_info if v.name in outs]
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], producer_name="pytorch", producer_version="2.5")
     onnx.checker.check_model(model)
     return model
@@ -176,12 +256,39 @@ def bert_like(layers: int = 12) -> onnx.ModelProto:
     am = h.make_tensor_value_info("attention_mask", T.FLOAT, [1, SEQ])
     out = h.make_tensor_value_info("pooler_output", T.FLOAT, [1, HIDDEN])
     Emb = "/bert/embeddings"
-    we = b.node("Gather", [b.weight("bert.embeddings.word_embeddings.weight", [VOCAB, HIDDEN]), "input_ids"], f"{Emb}/word_embeddings", "Gather", shape=[1, SEQ, HIDDEN])
-    pe = b.node("Slice", [b.weight("bert.embeddings.position_embeddings.weight", [SEQ, HIDDEN]), b.const(Emb, "Constant", [0]),
-                          b.const(Emb, "Constant_1", [SEQ]), b.const(Emb, "Constant_2", [0])], f"{Emb}/position_embeddings", "Slice", shape=[SEQ, HIDDEN])
+    we = b.node(
+        "Gather",
+        [b.weight("bert.embeddings.word_embeddings.weight", [VOCAB, HIDDEN]), "input_ids"],
+        f"{Emb}/word_embeddings",
+        "Gather",
+        shape=[1, SEQ, HIDDEN],
+    )
+    pe = b.node(
+        "Slice",
+        [
+            b.weight("bert.embeddings.position_embeddings.weight", [SEQ, HIDDEN]),
+            b.const(Emb, "Constant", [0]),
+            b.const(Emb, "Constant_1", [SEQ]),
+            b.const(Emb, "Constant_2", [0]),
+        ],
+        f"{Emb}/position_embeddings",
+        "Slice",
+        shape=[SEQ, HIDDEN],
+    )
     x = b.node("Add", [we, pe], Emb, "Add", shape=[1, SEQ, HIDDEN])
-    x = b.node("LayerNormalization", [x, b.weight("bert.embeddings.LayerNorm.weight", [HIDDEN]), b.weight("bert.embeddings.LayerNorm.bias", [HIDDEN])],
-               f"{Emb}/LayerNorm", "LayerNormalization", axis=-1, epsilon=1e-12, shape=[1, SEQ, HIDDEN])
+    x = b.node(
+        "LayerNormalization",
+        [
+            x,
+            b.weight("bert.embeddings.LayerNorm.weight", [HIDDEN]),
+            b.weight("bert.embeddings.LayerNorm.bias", [HIDDEN]),
+        ],
+        f"{Emb}/LayerNorm",
+        "LayerNormalization",
+        axis=-1,
+        epsilon=1e-12,
+        shape=[1, SEQ, HIDDEN],
+    )
     # extended attention mask: (1 - mask) * -10000, read by every layer
     X = "/bert"
     m = b.node("Unsqueeze", ["attention_mask", b.const(X, "Constant", [1, 2])], X, "Unsqueeze", shape=[1, 1, 1, SEQ])
@@ -193,8 +300,20 @@ def bert_like(layers: int = 12) -> onnx.ModelProto:
         S = f"{Lr}/attention/self"
         proj = {}
         for t in ("query", "key", "value"):
-            mm = b.node("MatMul", [x, b.weight(f"bert.encoder.layer.{i}.attention.self.{t}.weight", [HIDDEN, HIDDEN])], f"{S}/{t}", "MatMul", shape=[1, SEQ, HIDDEN])
-            ad = b.node("Add", [b.weight(f"bert.encoder.layer.{i}.attention.self.{t}.bias", [HIDDEN]), mm], f"{S}/{t}", "Add", shape=[1, SEQ, HIDDEN])
+            mm = b.node(
+                "MatMul",
+                [x, b.weight(f"bert.encoder.layer.{i}.attention.self.{t}.weight", [HIDDEN, HIDDEN])],
+                f"{S}/{t}",
+                "MatMul",
+                shape=[1, SEQ, HIDDEN],
+            )
+            ad = b.node(
+                "Add",
+                [b.weight(f"bert.encoder.layer.{i}.attention.self.{t}.bias", [HIDDEN]), mm],
+                f"{S}/{t}",
+                "Add",
+                shape=[1, SEQ, HIDDEN],
+            )
             proj[t] = split_heads(b, ad, S, t[0])
         kt = b.node("Transpose", [proj["key"]], S, "Transpose_kt", perm=[0, 1, 3, 2], shape=[1, HEADS, HEAD_DIM, SEQ])
         sc = b.node("MatMul", [proj["query"], kt], S, "MatMul", shape=[1, HEADS, SEQ, SEQ])
@@ -205,34 +324,117 @@ def bert_like(layers: int = 12) -> onnx.ModelProto:
         o = b.node("Transpose", [o], S, "Transpose_o", perm=[0, 2, 1, 3], shape=[1, SEQ, HEADS, HEAD_DIM])
         o = b.node("Reshape", [o, b.const(S, "Constant_o", [1, SEQ, HIDDEN])], S, "Reshape_o", shape=[1, SEQ, HIDDEN])
         O = f"{Lr}/attention/output"
-        o = b.node("MatMul", [o, b.weight(f"bert.encoder.layer.{i}.attention.output.dense.weight", [HIDDEN, HIDDEN])], f"{O}/dense", "MatMul", shape=[1, SEQ, HIDDEN])
-        o = b.node("Add", [b.weight(f"bert.encoder.layer.{i}.attention.output.dense.bias", [HIDDEN]), o], f"{O}/dense", "Add", shape=[1, SEQ, HIDDEN])
+        o = b.node(
+            "MatMul",
+            [o, b.weight(f"bert.encoder.layer.{i}.attention.output.dense.weight", [HIDDEN, HIDDEN])],
+            f"{O}/dense",
+            "MatMul",
+            shape=[1, SEQ, HIDDEN],
+        )
+        o = b.node(
+            "Add",
+            [b.weight(f"bert.encoder.layer.{i}.attention.output.dense.bias", [HIDDEN]), o],
+            f"{O}/dense",
+            "Add",
+            shape=[1, SEQ, HIDDEN],
+        )
         o = b.node("Add", [o, x], O, "Add", shape=[1, SEQ, HIDDEN])
-        x = b.node("LayerNormalization", [o, b.weight(f"bert.encoder.layer.{i}.attention.output.LayerNorm.weight", [HIDDEN]),
-                                           b.weight(f"bert.encoder.layer.{i}.attention.output.LayerNorm.bias", [HIDDEN])],
-                   f"{O}/LayerNorm", "LayerNormalization", axis=-1, epsilon=1e-12, shape=[1, SEQ, HIDDEN])
+        x = b.node(
+            "LayerNormalization",
+            [
+                o,
+                b.weight(f"bert.encoder.layer.{i}.attention.output.LayerNorm.weight", [HIDDEN]),
+                b.weight(f"bert.encoder.layer.{i}.attention.output.LayerNorm.bias", [HIDDEN]),
+            ],
+            f"{O}/LayerNorm",
+            "LayerNormalization",
+            axis=-1,
+            epsilon=1e-12,
+            shape=[1, SEQ, HIDDEN],
+        )
         I = f"{Lr}/intermediate"
-        f = b.node("MatMul", [x, b.weight(f"bert.encoder.layer.{i}.intermediate.dense.weight", [HIDDEN, 4 * HIDDEN])], f"{I}/dense", "MatMul", shape=[1, SEQ, 4 * HIDDEN])
-        f = b.node("Add", [b.weight(f"bert.encoder.layer.{i}.intermediate.dense.bias", [4 * HIDDEN]), f], f"{I}/dense", "Add", shape=[1, SEQ, 4 * HIDDEN])
-        e = b.node("Div", [f, b.const(f"{I}/intermediate_act_fn", "Constant", 1.4142135, np.float32)], f"{I}/intermediate_act_fn", "Div", shape=[1, SEQ, 4 * HIDDEN])
+        f = b.node(
+            "MatMul",
+            [x, b.weight(f"bert.encoder.layer.{i}.intermediate.dense.weight", [HIDDEN, 4 * HIDDEN])],
+            f"{I}/dense",
+            "MatMul",
+            shape=[1, SEQ, 4 * HIDDEN],
+        )
+        f = b.node(
+            "Add",
+            [b.weight(f"bert.encoder.layer.{i}.intermediate.dense.bias", [4 * HIDDEN]), f],
+            f"{I}/dense",
+            "Add",
+            shape=[1, SEQ, 4 * HIDDEN],
+        )
+        e = b.node(
+            "Div",
+            [f, b.const(f"{I}/intermediate_act_fn", "Constant", 1.4142135, np.float32)],
+            f"{I}/intermediate_act_fn",
+            "Div",
+            shape=[1, SEQ, 4 * HIDDEN],
+        )
         e = b.node("Erf", [e], f"{I}/intermediate_act_fn", "Erf", shape=[1, SEQ, 4 * HIDDEN])
-        e = b.node("Add", [e, b.const(f"{I}/intermediate_act_fn", "Constant_1", 1.0, np.float32)], f"{I}/intermediate_act_fn", "Add", shape=[1, SEQ, 4 * HIDDEN])
+        e = b.node(
+            "Add",
+            [e, b.const(f"{I}/intermediate_act_fn", "Constant_1", 1.0, np.float32)],
+            f"{I}/intermediate_act_fn",
+            "Add",
+            shape=[1, SEQ, 4 * HIDDEN],
+        )
         f = b.node("Mul", [f, e], f"{I}/intermediate_act_fn", "Mul", shape=[1, SEQ, 4 * HIDDEN])
-        f = b.node("Mul", [f, b.const(f"{I}/intermediate_act_fn", "Constant_2", 0.5, np.float32)], f"{I}/intermediate_act_fn", "Mul_1", shape=[1, SEQ, 4 * HIDDEN])
+        f = b.node(
+            "Mul",
+            [f, b.const(f"{I}/intermediate_act_fn", "Constant_2", 0.5, np.float32)],
+            f"{I}/intermediate_act_fn",
+            "Mul_1",
+            shape=[1, SEQ, 4 * HIDDEN],
+        )
         Ou = f"{Lr}/output"
-        f = b.node("MatMul", [f, b.weight(f"bert.encoder.layer.{i}.output.dense.weight", [4 * HIDDEN, HIDDEN])], f"{Ou}/dense", "MatMul", shape=[1, SEQ, HIDDEN])
-        f = b.node("Add", [b.weight(f"bert.encoder.layer.{i}.output.dense.bias", [HIDDEN]), f], f"{Ou}/dense", "Add", shape=[1, SEQ, HIDDEN])
+        f = b.node(
+            "MatMul",
+            [f, b.weight(f"bert.encoder.layer.{i}.output.dense.weight", [4 * HIDDEN, HIDDEN])],
+            f"{Ou}/dense",
+            "MatMul",
+            shape=[1, SEQ, HIDDEN],
+        )
+        f = b.node(
+            "Add",
+            [b.weight(f"bert.encoder.layer.{i}.output.dense.bias", [HIDDEN]), f],
+            f"{Ou}/dense",
+            "Add",
+            shape=[1, SEQ, HIDDEN],
+        )
         f = b.node("Add", [f, x], Ou, "Add", shape=[1, SEQ, HIDDEN])
-        x = b.node("LayerNormalization", [f, b.weight(f"bert.encoder.layer.{i}.output.LayerNorm.weight", [HIDDEN]),
-                                           b.weight(f"bert.encoder.layer.{i}.output.LayerNorm.bias", [HIDDEN])],
-                   f"{Ou}/LayerNorm", "LayerNormalization", axis=-1, epsilon=1e-12, shape=[1, SEQ, HIDDEN])
+        x = b.node(
+            "LayerNormalization",
+            [
+                f,
+                b.weight(f"bert.encoder.layer.{i}.output.LayerNorm.weight", [HIDDEN]),
+                b.weight(f"bert.encoder.layer.{i}.output.LayerNorm.bias", [HIDDEN]),
+            ],
+            f"{Ou}/LayerNorm",
+            "LayerNormalization",
+            axis=-1,
+            epsilon=1e-12,
+            shape=[1, SEQ, HIDDEN],
+        )
     P = "/bert/pooler"
     first = b.node("Gather", [x, b.const(P, "Constant", 0)], P, "Gather", axis=1, shape=[1, HIDDEN])
-    d = b.node("Gemm", [first, b.weight("bert.pooler.dense.weight", [HIDDEN, HIDDEN]), b.weight("bert.pooler.dense.bias", [HIDDEN])], f"{P}/dense", "Gemm", transB=1, shape=[1, HIDDEN])
+    d = b.node(
+        "Gemm",
+        [first, b.weight("bert.pooler.dense.weight", [HIDDEN, HIDDEN]), b.weight("bert.pooler.dense.bias", [HIDDEN])],
+        f"{P}/dense",
+        "Gemm",
+        transB=1,
+        shape=[1, HIDDEN],
+    )
     b.node("Tanh", [d], f"{P}/activation", "Tanh")
     b.nodes[-1].output[0] = "pooler_output"
     outs = {o for n in b.nodes for o in n.output} - {"pooler_output"}
-    graph = h.make_graph(b.nodes, "bert_like", [ids, am], [out], b.inits, value_info=[v for v in b.value_info if v.name in outs])
+    graph = h.make_graph(
+        b.nodes, "bert_like", [ids, am], [out], b.inits, value_info=[v for v in b.value_info if v.name in outs]
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], producer_name="pytorch", producer_version="2.5")
     onnx.checker.check_model(model)
     return model

@@ -1,4 +1,5 @@
 """Data files (onnx-data.proto, onnx-operators.proto): the data view instead of a graph."""
+
 from __future__ import annotations
 
 import re
@@ -55,8 +56,11 @@ def test_tensor_pb_opened_from_the_start_page(page, server, tmp_path, artifacts)
 
 
 def test_sequence_pb_items_open_in_the_tensor_view(page, server, artifacts):
-    items = [np.array([[1.5, -2.0], [0.25, 8.0]], np.float32), np.array([7, -9, 11], np.int64),
-             np.array(["a", "bc"], dtype=object)]
+    items = [
+        np.array([[1.5, -2.0], [0.25, 8.0]], np.float32),
+        np.array([7, -9, 11], np.int64),
+        np.array(["a", "bc"], dtype=object),
+    ]
     seq = numpy_helper.from_list(items, "batch")
     summary = upload_bytes(page, server, seq.SerializeToString(), "seq_0.pb")
     assert summary["kind"] == "sequence"
@@ -99,14 +103,26 @@ def test_sequence_pb_items_open_in_the_tensor_view(page, server, artifacts):
 
 
 def test_operator_set_file_lists_operators_and_functions(page, server, artifacts):
-    opset = onnx.OperatorSetProto(magic="ONNXOPSET", ir_version=10, domain="com.studio", opset_version=3,
-                                  doc_string="Operators of **studio**.")
-    opset.operator.add(op_type="ScaledRelu", since_version=1, status=onnx.OperatorStatus.STABLE,
-                       doc_string="Relu of `X` times *alpha*.")
+    opset = onnx.OperatorSetProto(
+        magic="ONNXOPSET", ir_version=10, domain="com.studio", opset_version=3, doc_string="Operators of **studio**."
+    )
+    opset.operator.add(
+        op_type="ScaledRelu",
+        since_version=1,
+        status=onnx.OperatorStatus.STABLE,
+        doc_string="Relu of `X` times *alpha*.",
+    )
     opset.operator.add(op_type="Annotate", since_version=3, status=onnx.OperatorStatus.EXPERIMENTAL)
-    opset.functions.append(helper.make_function("com.studio", "Twice", ["X"], ["Y"],
-                                                [helper.make_node("Add", ["X", "X"], ["Y"])],
-                                                [helper.make_opsetid("", 17)]))
+    opset.functions.append(
+        helper.make_function(
+            "com.studio",
+            "Twice",
+            ["X"],
+            ["Y"],
+            [helper.make_node("Add", ["X", "X"], ["Y"])],
+            [helper.make_opsetid("", 17)],
+        )
+    )
     summary = upload_bytes(page, server, opset.SerializeToString(), "studio.opset")
     assert summary["kind"] == "operator_set"
     page.goto(f"{server}/models/{summary['id']}")

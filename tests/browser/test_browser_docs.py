@@ -1,4 +1,5 @@
 """Operator documentation, validation details, the text form, and Markdown rendered safely."""
+
 from __future__ import annotations
 
 import onnx
@@ -106,13 +107,15 @@ def test_text_form_viewer_shows_the_model_text(page, server, artifacts):
 
 
 def test_markdown_doc_strings_are_rendered_safely(page, server, artifacts):
-    doc = ("# Title\n\nSome **bold** and `code`.\n\n"
-           "[safe](https://onnx.ai) [evil](javascript:window.__pwned=1) [relative](notes.md)\n\n"
-           "<script>window.__pwned=2</script>\n\n<img src=x onerror=\"window.__pwned=3\">\n\n"
-           "![picture](https://example.com/p.png)\n\n<a href=\"javascript:window.__pwned=4\">raw link</a>")
+    doc = (
+        "# Title\n\nSome **bold** and `code`.\n\n"
+        "[safe](https://onnx.ai) [evil](javascript:window.__pwned=1) [relative](notes.md)\n\n"
+        '<script>window.__pwned=2</script>\n\n<img src=x onerror="window.__pwned=3">\n\n'
+        '![picture](https://example.com/p.png)\n\n<a href="javascript:window.__pwned=4">raw link</a>'
+    )
     model = tiny_cnn()
     model.doc_string = doc
-    model.graph.node[0].doc_string = "Node doc with *emphasis* <b onmouseover=\"window.__pwned=5\">raw</b>"
+    model.graph.node[0].doc_string = 'Node doc with *emphasis* <b onmouseover="window.__pwned=5">raw</b>'
     summary = upload(page, server, model, "markdown.onnx")
     open_model(page, server, summary["id"])
     md = page.locator("#sidebar .model-doc[data-md=ready]")

@@ -1,4 +1,5 @@
 """Editing through the page: attributes, metadata, undo/redo, download."""
+
 from __future__ import annotations
 
 import onnx
@@ -145,8 +146,10 @@ def test_edit_on_a_stale_revision_says_so_and_retry_works(page, server):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")
     # someone else edits the model meanwhile
-    other = page.request.post(f"{server}/api/models/{summary['id']}/edits", data={
-        "base": 0, "ops": [{"op": "set_metadata", "key": "elsewhere", "value": "1"}]})
+    other = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits",
+        data={"base": 0, "ops": [{"op": "set_metadata", "key": "elsewhere", "value": "1"}]},
+    )
     assert other.status == 200, other.text()
 
     panel = page.locator("#sidebar")

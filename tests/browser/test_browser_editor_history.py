@@ -1,5 +1,6 @@
 """The history panel: every revision with its ops in words, the current one marked, undo/redo,
 downloading an older revision; and a stale edit (the model changed elsewhere) from a new form."""
+
 from __future__ import annotations
 
 import onnx
@@ -91,8 +92,10 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
 def test_stale_edit_from_a_new_form_reloads_and_retries(page, server):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")
-    other = page.request.post(f"{server}/api/models/{summary['id']}/edits", data={
-        "base": 0, "ops": [{"op": "set_metadata", "key": "elsewhere", "value": "1"}]})
+    other = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits",
+        data={"base": 0, "ops": [{"op": "set_metadata", "key": "elsewhere", "value": "1"}]},
+    )
     assert other.status == 200, other.text()
 
     panel = page.locator("#sidebar")

@@ -1,5 +1,6 @@
 """Editing the graph's inputs and outputs in their panel: type and shape (a dynamic batch dim),
 renaming, removing an output."""
+
 from __future__ import annotations
 
 import onnx
@@ -13,8 +14,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def dims(value: onnx.ValueInfoProto) -> list:
-    return [d.dim_param if d.HasField("dim_param") else d.dim_value if d.HasField("dim_value") else None
-            for d in value.type.tensor_type.shape.dim]
+    return [
+        d.dim_param if d.HasField("dim_param") else d.dim_value if d.HasField("dim_value") else None
+        for d in value.type.tensor_type.shape.dim
+    ]
 
 
 def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):

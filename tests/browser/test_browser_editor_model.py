@@ -1,5 +1,6 @@
 """Editing the whole model from the model panel: fields, graph metadata, graph inputs, opset
 conversion, shape inference, clean-up, subgraph extraction, download layouts."""
+
 from __future__ import annotations
 
 import io
@@ -143,7 +144,10 @@ def test_cleanup_and_extract_subgraph(page, server):
     form.locator("input[name=value_info]").uncheck()
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
-    assert "removed 1 dead nodes, 1 unused initializers, 0 stale value_info" in panel.locator("#model-tools .callout").text_content()
+    assert (
+        "removed 1 dead nodes, 1 unused initializers, 0 stale value_info"
+        in panel.locator("#model-tools .callout").text_content()
+    )
     model = downloaded(page, server, dead["id"])
     assert [n.name for n in model.graph.node] == ["relu"]
     assert len(model.graph.initializer) == 0

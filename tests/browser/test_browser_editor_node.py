@@ -1,5 +1,6 @@
 """Editing a node through its panel: rename, attributes, metadata, delete, insert, operator, outputs.
 Each test checks the downloaded model with onnx.checker and asserts the exact change."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,9 +27,11 @@ def identity_chain() -> onnx.ModelProto:
     """x -> Relu -> Identity -> Sigmoid -> y"""
     x = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
     y = h.make_tensor_value_info("y", T.FLOAT, [2, 3])
-    nodes = [h.make_node("Relu", ["x"], ["a"], name="relu"),
-             h.make_node("Identity", ["a"], ["b"], name="pass"),
-             h.make_node("Sigmoid", ["b"], ["y"], name="sig")]
+    nodes = [
+        h.make_node("Relu", ["x"], ["a"], name="relu"),
+        h.make_node("Identity", ["a"], ["b"], name="pass"),
+        h.make_node("Sigmoid", ["b"], ["y"], name="sig"),
+    ]
     model = h.make_model(h.make_graph(nodes, "chain", [x], [y]), opset_imports=[h.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     return model
@@ -154,7 +157,18 @@ def test_insert_node_after_and_before(page, server, artifacts):
 
     model = downloaded(page, server, summary["id"])
     ops = [n.op_type for n in model.graph.node]
-    assert ops == ["Conv", "LeakyRelu", "Relu", "MaxPool", "GlobalAveragePool", "Constant", "Reshape", "Gemm", "LeakyRelu", "Softmax"]
+    assert ops == [
+        "Conv",
+        "LeakyRelu",
+        "Relu",
+        "MaxPool",
+        "GlobalAveragePool",
+        "Constant",
+        "Reshape",
+        "Gemm",
+        "LeakyRelu",
+        "Softmax",
+    ]
     relu = node_named(model, "extra_relu")
     assert list(relu.input) == [model.graph.node[1].output[0]] and list(relu.output) == ["r1"]
     assert list(node_named(model, "pool1").input) == ["r1"]
@@ -203,7 +217,9 @@ def test_change_operator_and_add_graph_output(page, server, artifacts):
 
 def test_tensor_attribute_from_json_and_npy(page, server, tmp_path):
     y = h.make_tensor_value_info("y", T.FLOAT, [3])
-    const = h.make_node("Constant", [], ["y"], name="c", value=onnx.numpy_helper.from_array(np.array([1, 2, 3], np.float32)))
+    const = h.make_node(
+        "Constant", [], ["y"], name="c", value=onnx.numpy_helper.from_array(np.array([1, 2, 3], np.float32))
+    )
     model = h.make_model(h.make_graph([const], "g", [], [y]), opset_imports=[h.make_opsetid("", 17)])
     summary = upload(page, server, model, "const.onnx")
     open_model(page, server, summary["id"], "#path=&node=n0")
@@ -211,8 +227,13 @@ def test_tensor_attribute_from_json_and_npy(page, server, tmp_path):
 
     # JSON, prefilled with the current values
     row.locator(".attr-replace").click()
-    replace_json(page, row.locator("textarea[name=values]"), row.locator(".ed-json-form button[type=submit]"),
-                 "[1, 2, 3]", "[4, 5.5, 6]")
+    replace_json(
+        page,
+        row.locator("textarea[name=values]"),
+        row.locator(".ed-json-form button[type=submit]"),
+        "[1, 2, 3]",
+        "[4, 5.5, 6]",
+    )
     wait_revision(page, 1)
     got = onnx.numpy_helper.to_array(downloaded(page, server, summary["id"]).graph.node[0].attribute[0].t)
     np.testing.assert_array_equal(got, np.array([4, 5.5, 6], np.float32))

@@ -1,5 +1,6 @@
 """Editing initializers in the tensor panel: values from an uploaded .npy (with the dtype/shape
 check and "allow type/shape change"), values from JSON, .npy download, delete when unused."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,9 +56,13 @@ def test_replace_initializer_from_npy_and_json(page, server, artifacts, tmp_path
     assert page.locator("#model-revision").text_content() == "rev 1"
 
     # values as JSON, prefilled with the current ones (ten zeros)
-    replace_json(page, panel.locator("#initializer-edit textarea[name=values]"),
-                 panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
-                 "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]", "[0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25]")
+    replace_json(
+        page,
+        panel.locator("#initializer-edit textarea[name=values]"),
+        panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
+        "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]",
+        "[0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25]",
+    )
     wait_revision(page, 2)
 
     # the spare INT64 initializer: save it as .npy, then delete it (nothing reads it)
@@ -78,7 +83,9 @@ def test_replace_initializer_from_npy_and_json(page, server, artifacts, tmp_path
 
     result = downloaded(page, server, summary["id"])
     np.testing.assert_array_equal(initializer(result, "conv1.weight"), weights.astype(np.float32))
-    np.testing.assert_array_equal(initializer(result, "fc.bias"), np.array([0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25], np.float32))
+    np.testing.assert_array_equal(
+        initializer(result, "fc.bias"), np.array([0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25], np.float32)
+    )
     assert "spare" not in {t.name for t in result.graph.initializer}
 
 
@@ -116,11 +123,17 @@ def test_initializer_of_a_subgraph(page, server):
     summary = upload(page, server, if_model(), "if_model.onnx")
     open_model(page, server, summary["id"], "#path=n1%2Fthen_branch&tensor=one")
     panel = page.locator("#sidebar")
-    replace_json(page, panel.locator("#initializer-edit textarea[name=values]"),
-                 panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
-                 "[[1, 1, 1],\n [1, 1, 1]]", "[[1, 2, 3], [4, 5, 6]]")
+    replace_json(
+        page,
+        panel.locator("#initializer-edit textarea[name=values]"),
+        panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
+        "[[1, 1, 1],\n [1, 1, 1]]",
+        "[[1, 2, 3], [4, 5, 6]]",
+    )
     wait_revision(page, 1)
     assert "path=n1%2Fthen_branch" in page.url and panel.locator(".panel-title").text_content() == "one"
     result = downloaded(page, server, summary["id"])
     then_branch = next(a.g for a in result.graph.node[1].attribute if a.name == "then_branch")
-    np.testing.assert_array_equal(nh.to_array(then_branch.initializer[0]), np.arange(1, 7, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(
+        nh.to_array(then_branch.initializer[0]), np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    )

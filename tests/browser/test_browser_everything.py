@@ -1,6 +1,7 @@
 """Everything else a ModelProto holds, on one model: types of every kind, attributes of every
 type, metadata on graphs/nodes/values/initializers, quantization annotations, device
 configurations, training info."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,7 +36,9 @@ def test_types_of_every_kind_and_attributes_of_every_type(page, server, kitchen,
     assert "sparse FLOAT ⟨4⟩" in value("sparse") and "1 non-zero" in value("sparse")
     assert panel.locator("[data-attr=tp] .type-proto").text_content() == "seq(tensor(float)[N,3])"
     assert panel.locator("[data-attr=tps] .type-proto").all_text_contents() == [
-        "map(int64, tensor(float))", "optional(tensor(int64)[])"]
+        "map(int64, tensor(float))",
+        "optional(tensor(int64)[])",
+    ]
     # node doc_string (Markdown), metadata_props, device configuration with its sharding spec
     assert panel.locator(".doc strong").text_content() == "every"
     assert panel.locator(".node-metadata [data-key=stage]").text_content() == "stagepre"

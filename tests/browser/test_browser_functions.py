@@ -1,4 +1,5 @@
 """Model-local functions: entered from the calling node, drawn, described in the sidebar."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def node_ids(page) -> list[str]:
-    return sorted(page.locator("#graph [data-node-id]").evaluate_all("els => els.map(e => e.getAttribute('data-node-id'))"))
+    return sorted(
+        page.locator("#graph [data-node-id]").evaluate_all("els => els.map(e => e.getAttribute('data-node-id'))")
+    )
 
 
 def test_enter_a_local_function_from_its_calling_node(page, server, artifacts):

@@ -1,4 +1,5 @@
 """Opening models: upload through the page, the drawing, the model list, errors."""
+
 from __future__ import annotations
 
 import re
@@ -77,8 +78,14 @@ def test_drop_a_model_with_its_external_data(page, server, tmp_path):
     model = tiny_cnn()  # save_model moves its tensors out to the data file
     folder = tmp_path / "ext"
     folder.mkdir()
-    onnx.save_model(model, folder / "tiny_ext.onnx", save_as_external_data=True,
-                    all_tensors_to_one_file=True, location="tiny_ext.weights", size_threshold=0)
+    onnx.save_model(
+        model,
+        folder / "tiny_ext.onnx",
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="tiny_ext.weights",
+        size_threshold=0,
+    )
     files = [folder / "tiny_ext.weights", folder / "tiny_ext.onnx"]  # data first: the page reorders
 
     page.goto(server + "/")
@@ -153,7 +160,9 @@ def test_pan_zoom_fit_and_keyboard(page, server):
 
     page.mouse.move(cx + 200, cy)  # empty background beside the drawing
     page.mouse.wheel(0, -400)
-    page.wait_for_function(f"document.querySelector('#graph svg > g.viewport').getAttribute('transform').indexOf('scale({fitted[2]:.5f})') < 0")
+    page.wait_for_function(
+        f"document.querySelector('#graph svg > g.viewport').getAttribute('transform').indexOf('scale({fitted[2]:.5f})') < 0"
+    )
     zoomed = viewport_transform(page)
     assert zoomed[2] > fitted[2]
 

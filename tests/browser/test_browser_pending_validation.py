@@ -1,4 +1,5 @@
 """A big model's page draws before its checks finish, then shows their verdict when they do."""
+
 from __future__ import annotations
 
 import threading

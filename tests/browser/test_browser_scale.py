@@ -2,6 +2,7 @@
 fan-out edges drawn as references, search and deep links into collapsed groups, subgraphs and
 back, export. Models are built in the test (scale_models.py); timing limits here are loose on
 purpose — bench/bench_models.py measures."""
+
 from __future__ import annotations
 
 import re
@@ -49,10 +50,14 @@ def folded_constants(graph: dict) -> dict[str, str]:
     def holds_a_value(n):
         return n["domain"] in ("", "ai.onnx") and (
             (n["op_type"] == "Constant" and not n["inputs"])
-            or (n["op_type"] == "Identity" and len(n["inputs"]) == 1 and n["inputs"][0] in weights))
+            or (n["op_type"] == "Identity" and len(n["inputs"]) == 1 and n["inputs"][0] in weights)
+        )
 
-    const = {n["outputs"][0]: n["id"] for n in graph["nodes"]
-             if holds_a_value(n) and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs}
+    const = {
+        n["outputs"][0]: n["id"]
+        for n in graph["nodes"]
+        if holds_a_value(n) and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs
+    }
     first: dict[str, str] = {}
     for n in graph["nodes"]:
         for t in n["inputs"]:
@@ -176,9 +181,11 @@ def attr_list(page, selector: str, attr: str) -> list[str]:
 
 
 def drawn(page) -> tuple[set[str], set[str], set[str]]:
-    return (set(attr_list(page, "#graph [data-group-id][data-collapsed=true]", "data-group-id")),
-            set(attr_list(page, "#graph [data-group-id][data-collapsed=false]", "data-group-id")),
-            set(attr_list(page, "#graph [data-node-id]", "data-node-id")))
+    return (
+        set(attr_list(page, "#graph [data-group-id][data-collapsed=true]", "data-group-id")),
+        set(attr_list(page, "#graph [data-group-id][data-collapsed=false]", "data-group-id")),
+        set(attr_list(page, "#graph [data-node-id]", "data-node-id")),
+    )
 
 
 def graph_json(page, server, model_id) -> dict:
@@ -236,7 +243,9 @@ def test_deep_model_opens_collapsed_and_groups_expand_in_place(page, server, dee
     page.locator("#graph [data-group-id='/model/layers.5/self_attn']").dblclick()
     wait_settled(page)
     attn = set(find_group(graph, "/model/layers.5/self_attn").nodes)
-    attn_groups = set(attr_list(page, "#graph [data-group-id^='/model/layers.5/self_attn/'][data-collapsed=true]", "data-group-id"))
+    attn_groups = set(
+        attr_list(page, "#graph [data-group-id^='/model/layers.5/self_attn/'][data-collapsed=true]", "data-group-id")
+    )
     _, _, nodes3 = drawn(page)
     assert nodes3 - nodes2 == with_folded(graph, attn)
     assert len(attn) > 30 and attn_groups == set()  # q/k/v/o_proj are single MatMuls: no groups of their own
@@ -549,14 +558,24 @@ def test_fit_on_open_and_home_shows_the_top_readable(page, server):
 
     n = 150  # a long chain: fitted whole, its boxes are far too small to read
     nodes = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}") for i in range(n)]
-    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1, 8])],
-                          [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [1, 8])])
+    g = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [1, 8])],
+    )
     summary = upload(page, server, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "chain.onnx")
     open_model(page, server, summary["id"])
-    scale = lambda: float(re.search(r"scale\(([\d.]+)\)", page.get_attribute("#graph svg > g.viewport", "transform")).group(1))
+    scale = lambda: float(
+        re.search(r"scale\(([\d.]+)\)", page.get_attribute("#graph svg > g.viewport", "transform")).group(1)
+    )
     area = page.locator("#graph").bounding_box()
-    inside = lambda b: area["x"] <= b["x"] and b["x"] + b["width"] <= area["x"] + area["width"] + 1 \
-        and area["y"] <= b["y"] and b["y"] + b["height"] <= area["y"] + area["height"] + 1
+    inside = lambda b: (
+        area["x"] <= b["x"]
+        and b["x"] + b["width"] <= area["x"] + area["width"] + 1
+        and area["y"] <= b["y"]
+        and b["y"] + b["height"] <= area["y"] + area["height"] + 1
+    )
     assert scale() < 0.3  # fitted: the whole chain in the window
     assert inside(page.locator("#graph [data-node-id=n0]").bounding_box())
     assert inside(page.locator(f"#graph [data-node-id=n{n - 1}]").bounding_box())

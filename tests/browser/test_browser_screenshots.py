@@ -1,4 +1,5 @@
 """Screenshots of both pages under test-artifacts/, and a check that nothing overlaps."""
+
 from __future__ import annotations
 
 import onnx
@@ -13,14 +14,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 def boxes(page) -> list[dict]:
     return page.locator("#graph [data-box]").evaluate_all(
         "els => els.map(e => { const r = e.getBoundingClientRect();"
-        " return {id: e.getAttribute('data-box'), x: r.x, y: r.y, w: r.width, h: r.height}; })")
+        " return {id: e.getAttribute('data-box'), x: r.x, y: r.y, w: r.width, h: r.height}; })"
+    )
 
 
 def overlapping(rects: list[dict]) -> list[tuple[str, str]]:
     out = []
     for i, a in enumerate(rects):
-        for b in rects[i + 1:]:
-            if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]:
+        for b in rects[i + 1 :]:
+            if (
+                a["x"] < b["x"] + b["w"]
+                and b["x"] < a["x"] + a["w"]
+                and a["y"] < b["y"] + b["h"]
+                and b["y"] < a["y"] + a["h"]
+            ):
                 out.append((a["id"], b["id"]))
     return out
 

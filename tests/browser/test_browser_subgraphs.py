@@ -1,4 +1,5 @@
 """Subgraphs: GRAPH attributes open as graphs of their own, the breadcrumb leads back."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def node_ids(page) -> list[str]:
-    return sorted(page.locator("#graph [data-node-id]").evaluate_all(
-        "els => els.map(e => e.getAttribute('data-node-id'))"))
+    return sorted(
+        page.locator("#graph [data-node-id]").evaluate_all("els => els.map(e => e.getAttribute('data-node-id'))")
+    )
 
 
 def crumbs(page) -> list[str]:

@@ -1,4 +1,5 @@
 """The tensor view: values of every dtype shown exactly, paging, jumping, sparse tensors."""
+
 from __future__ import annotations
 
 import json
@@ -82,7 +83,7 @@ def test_page_through_a_large_tensor(page, server, artifacts):
     nav.locator(".tp-next").click()
     page.wait_for_function("() => document.querySelector('#sidebar .tp-cell').dataset.flat !== '0'")
     assert first_flat_index(view) == page_size
-    assert [float(v) for v in tensor_cells(view)] == big[page_size:2 * page_size].tolist()
+    assert [float(v) for v in tensor_cells(view)] == big[page_size : 2 * page_size].tolist()
     assert nav.locator(".tp-prev").is_enabled()
 
     # jump to a multi-index: the page holding it, the element marked

@@ -1,4 +1,5 @@
 """The page routes and the /vendor route serving dagre from node_modules (no browser needed)."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,10 +36,13 @@ def test_vendor_serves_dagre_umd_build(client):
     r.close()
 
 
-@pytest.mark.parametrize("url, marker", [
-    ("/vendor/marked/marked.esm.js", b"marked"),
-    ("/vendor/dompurify/purify.es.mjs", b"DOMPurify"),
-])
+@pytest.mark.parametrize(
+    "url, marker",
+    [
+        ("/vendor/marked/marked.esm.js", b"marked"),
+        ("/vendor/dompurify/purify.es.mjs", b"DOMPurify"),
+    ],
+)
 def test_vendor_serves_markdown_libraries_as_es_modules(client, url, marker):
     r = client.get(url)
     assert r.status_code == 200
@@ -54,18 +58,21 @@ def test_base_page_names_the_vendor_modules(client):
     assert b'data-purify="/vendor/dompurify/purify.es.mjs"' in page
 
 
-@pytest.mark.parametrize("url", [
-    "/vendor/marked/../package.json",
-    "/vendor/marked/marked.d.ts",
-    "/vendor/dompurify/purify.es.d.mts",
-    "/vendor/dompurify/..%2FLICENSE",
-    "/vendor/dagre/../package.json",
-    "/vendor/dagre/..%2Fpackage.json",
-    "/vendor/dagre/%2E%2E/%2E%2E/graphlib/package.json",
-    "/vendor/dagre/types/index.d.ts",
-    "/vendor/dagre/nope.js",
-    "/vendor/graphlib/graphlib.js",
-    "/vendor/..%2F..%2Fapp/__init__.py",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/vendor/marked/../package.json",
+        "/vendor/marked/marked.d.ts",
+        "/vendor/dompurify/purify.es.d.mts",
+        "/vendor/dompurify/..%2FLICENSE",
+        "/vendor/dagre/../package.json",
+        "/vendor/dagre/..%2Fpackage.json",
+        "/vendor/dagre/%2E%2E/%2E%2E/graphlib/package.json",
+        "/vendor/dagre/types/index.d.ts",
+        "/vendor/dagre/nope.js",
+        "/vendor/graphlib/graphlib.js",
+        "/vendor/..%2F..%2Fapp/__init__.py",
+    ],
+)
 def test_vendor_serves_nothing_else(client, url):
     assert client.get(url).status_code == 404
