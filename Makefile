@@ -32,10 +32,10 @@ node_modules/.installed: package.json package-lock.json
 # The pages' modules bundled by esbuild (a few files instead of ~45 requests); the server
 # serves the ES modules themselves whenever a source is newer than the bundle.
 bundle: $(BUNDLE)/.built
-$(BUNDLE)/.built: node_modules/.installed $(wildcard app/static/js/*.js)
+$(BUNDLE)/.built: node_modules/.installed $(shell find app/static/js -name '*.js')
 	rm -rf $(BUNDLE)
-	node_modules/.bin/esbuild app/static/js/model-page.js app/static/js/index-page.js --bundle --format=esm \
-	  --splitting --sourcemap --target=es2022 --outdir=$(BUNDLE) --log-level=warning
+	node_modules/.bin/esbuild app/static/js/pages/model-page.js app/static/js/pages/index-page.js --bundle --format=esm \
+	  --splitting --sourcemap --target=es2022 --outbase=app/static/js --outdir=$(BUNDLE) --log-level=warning
 	touch $@
 
 $(EXAMPLE): python-deps scripts/make_example_model.py

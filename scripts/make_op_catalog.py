@@ -1,4 +1,4 @@
-"""Write app/static/js/op-catalog.js: every operator onnx.defs knows, per domain, with the
+"""Write app/static/js/lib/op-catalog.js: every operator onnx.defs knows, per domain, with the
 opset versions it changed in and each version's attributes (name, type, required).
 
 The model page's "insert node" and "change operator" forms read it to list the operators a
@@ -15,7 +15,7 @@ from pathlib import Path
 import onnx
 from onnx import defs
 
-OUT = Path(__file__).resolve().parents[1] / "app" / "static" / "js" / "op-catalog.js"
+OUT = Path(__file__).resolve().parents[1] / "app" / "static" / "js" / "lib" / "op-catalog.js"
 
 
 def main() -> None:

@@ -17,23 +17,24 @@ def _write(path, text: str, mtime: float) -> None:
 def test_bundle_when_current_modules_when_a_source_is_newer(app, tmp_path):
     now = time.time()
     js, dist = tmp_path / "js", tmp_path / "dist"
-    _write(js / "model-page.js", 'import { a } from "./api.js";\nimport "./side.js";\n', now - 100)
-    _write(js / "api.js", 'export { b as a } from "./dom.js";\n', now - 100)
-    _write(js / "dom.js", "export const b = 1;\n", now - 100)
-    _write(js / "side.js", "globalThis.c = 1;\n", now - 100)
-    _write(dist / "model-page.js", 'import{x}from"./chunk-AB12.js";\n', now - 50)
+    # modules in layer folders import each other by relative paths, up and across
+    _write(js / "pages" / "model-page.js", 'import { a } from "../lib/api.js";\nimport "./side.js";\n', now - 100)
+    _write(js / "lib" / "api.js", 'export { b as a } from "../widgets/dom.js";\n', now - 100)
+    _write(js / "widgets" / "dom.js", "export const b = 1;\n", now - 100)
+    _write(js / "pages" / "side.js", "globalThis.c = 1;\n", now - 100)
+    _write(dist / "pages" / "model-page.js", 'import{x}from"../chunk-AB12.js";\n', now - 50)
     _write(dist / "chunk-AB12.js", "export const x = 1;\n", now - 50)
     app.static_folder = str(tmp_path)
     with app.test_request_context("/"):
-        entry, modules = page_scripts("model-page.js")
-        assert entry == "/static/dist/model-page.js" and modules == ["/static/dist/chunk-AB12.js"]
+        entry, modules = page_scripts("pages/model-page.js")
+        assert entry == "/static/dist/pages/model-page.js" and modules == ["/static/dist/chunk-AB12.js"]
         # a source edited after the build: the bundle is stale, the modules themselves are served
-        os.utime(js / "dom.js", (now, now))
-        entry, modules = page_scripts("model-page.js")
-        assert entry == "/static/js/model-page.js"
-        assert modules == ["/static/js/api.js", "/static/js/dom.js", "/static/js/side.js"]
+        os.utime(js / "widgets" / "dom.js", (now, now))
+        entry, modules = page_scripts("pages/model-page.js")
+        assert entry == "/static/js/pages/model-page.js"
+        assert modules == ["/static/js/lib/api.js", "/static/js/pages/side.js", "/static/js/widgets/dom.js"]
         app.config["BUNDLE"] = False
-        os.utime(dist / "model-page.js", (now + 10, now + 10))
-        assert page_scripts("model-page.js")[0] == "/static/js/model-page.js"
+        os.utime(dist / "pages" / "model-page.js", (now + 10, now + 10))
+        assert page_scripts("pages/model-page.js")[0] == "/static/js/pages/model-page.js"
         app.config["BUNDLE"] = True
-        assert page_scripts("model-page.js")[0] == "/static/dist/model-page.js"
+        assert page_scripts("pages/model-page.js")[0] == "/static/dist/pages/model-page.js"

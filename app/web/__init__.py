@@ -27,7 +27,7 @@ VENDOR_SUFFIXES = (".js", ".mjs", ".js.map", ".mjs.map", ".LEGAL.txt")
 
 @bp.get("/")
 def index():
-    entry, modules = page_scripts("index-page.js")
+    entry, modules = page_scripts("pages/index-page.js")
     return render_template("index.html", entry=entry, preloads=modules)
 
 
@@ -35,7 +35,7 @@ def index():
 def model_page(model_id: str):
     # The id is checked by the API when the page asks for the model; an unknown id is
     # shown as a "not found" message by the page itself.
-    entry, modules = page_scripts("model-page.js")
+    entry, modules = page_scripts("pages/model-page.js")
     prefetch = {"base": f"{request.script_root}/api/models/{quote(model_id, safe='')}", "modules": modules}
     return render_template("model.html", model_id=model_id, entry=entry, prefetch=prefetch)
 

@@ -6,6 +6,7 @@ Either way every module the entry imports statically is named, for the page to p
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from functools import lru_cache
 
@@ -14,13 +15,15 @@ from flask import current_app, url_for
 SOURCES = "js"
 BUNDLE = "dist"
 
-_STATIC_IMPORT = re.compile(r'^\s*(?:(?:import|export)\b[^;]*?\bfrom|import)\s*"\./([\w.-]+\.js)"', re.M)
+# a static import of a module of ours: a relative path ("./x.js", "../layer/x.js")
+_STATIC_IMPORT = re.compile(r'^\s*(?:(?:import|export)\b[^;]*?\bfrom|import)\s*"(\.{1,2}/[\w./-]+\.js)"', re.M)
 
 
 @lru_cache(maxsize=16)
 def module_closure(js_dir: str, entry: str, stamp: float = 0.0) -> tuple[str, ...]:
-    """Every module `entry` imports statically, directly or not (dynamic import()s stay lazy).
-    `stamp` (the entry's mtime) keys the cache: a rebuilt bundle has new chunk names."""
+    """Every module `entry` imports statically, directly or not (dynamic import()s stay lazy),
+    as paths relative to `js_dir`. `stamp` (the entry's mtime) keys the cache: a rebuilt bundle
+    has new chunk names."""
     seen: list[str] = []
     todo = [entry]
     while todo:
@@ -29,8 +32,20 @@ def module_closure(js_dir: str, entry: str, stamp: float = 0.0) -> tuple[str, ..
             continue
         seen.append(name)
         with open(os.path.join(js_dir, name), encoding="utf-8") as f:
-            todo.extend(_STATIC_IMPORT.findall(f.read()))
+            found = _STATIC_IMPORT.findall(f.read())
+        here = posixpath.dirname(name)
+        todo.extend(posixpath.normpath(posixpath.join(here, rel)) for rel in found)
     return tuple(sorted(seen[1:]))
+
+
+def _newest_source(folder: str) -> float:
+    """The newest mtime of a .js file anywhere under `folder`."""
+    newest = 0.0
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".js"):
+                newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime)
+    return newest
 
 
 def _bundle_stamp(static: str, entry: str) -> float | None:
@@ -39,9 +54,7 @@ def _bundle_stamp(static: str, entry: str) -> float | None:
         built = os.stat(os.path.join(static, BUNDLE, entry)).st_mtime
     except OSError:
         return None
-    with os.scandir(os.path.join(static, SOURCES)) as it:
-        newest = max((e.stat().st_mtime for e in it if e.name.endswith(".js")), default=0.0)
-    return built if built >= newest else None
+    return built if built >= _newest_source(os.path.join(static, SOURCES)) else None
 
 
 def page_scripts(entry: str) -> tuple[str, list[str]]:

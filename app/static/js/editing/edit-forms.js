@@ -1,0 +1,293 @@
+// Building blocks of the editing forms in the sidebar panels: labelled fields, element-type
+// pickers, shapes, operator lists (from op-catalog.js, loaded on first use), disclosures that
+// open a form in place, and running a form's edit with its error shown inline in plain words.
+import { el } from "../widgets/dom.js";
+import { parseJSON } from "../lib/api.js";
+import { fieldError, showError } from "../widgets/ui.js";
+
+/** TensorProto element types, the common ones first. */
+export const DTYPES = [
+  "FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "INT16", "INT32", "INT64",
+  "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "STRING", "COMPLEX64", "COMPLEX128",
+  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "INT4", "UINT4", "FLOAT4E2M1",
+];
+
+/** Attribute types a value typed in a form can have (the server sets no others from JSON). */
+export const ATTRIBUTE_TYPES = ["FLOAT", "INT", "STRING", "FLOATS", "INTS", "STRINGS", "TENSOR", "TENSORS"];
+
+let uid = 0;
+/** A fresh element id (labels point at their fields). */
+export function fieldId(prefix = "f") {
+  uid += 1;
+  return `${prefix}-${uid}`;
+}
+
+/** A <label> above a control; `hint` (optional) is a muted line under it. */
+export function field(label, control, hint = "") {
+  if (!control.id) control.id = fieldId("field");
+  return el("div", { class: "ed-field" },
+    el("label", { class: "ed-label", for: control.id }, label),
+    control,
+    hint ? el("div", { class: "ed-hint muted" }, hint) : null);
+}
+
+export function textInput(name, value = "", attrs = {}) {
+  return el("input", { type: "text", name, value: value ?? "", autocomplete: "off", spellcheck: "false", ...attrs });
+}
+
+export function checkbox(name, label, checked = false, hint = "") {
+  const input = el("input", { type: "checkbox", name, checked });
+  return el("label", { class: "ed-check" }, input, el("span", {}, label, hint ? el("span", { class: "muted" }, ` — ${hint}`) : null));
+}
+
+export function select(name, options, value, attrs = {}) {
+  return el("select", { name, ...attrs }, options.map((o) => {
+    const [v, text] = Array.isArray(o) ? o : [o, o];
+    return el("option", { value: v, selected: v === value }, text);
+  }));
+}
+
+export function dtypeSelect(value = "FLOAT", attrs = {}) {
+  const list = value && !DTYPES.includes(value) ? [value, ...DTYPES] : DTYPES;
+  return select("dtype", list, value || "FLOAT", { class: "mono", ...attrs });
+}
+
+export function button(text, attrs = {}) {
+  return el("button", { type: "button", class: "btn btn-small", ...attrs }, text);
+}
+
+export function submit(text, cls = "btn btn-small btn-primary") {
+  return el("button", { type: "submit", class: cls }, text);
+}
+
+/** The "op #1 (set_attribute): " prefix the server puts before a message, taken off. */
+export function plainMessage(message) {
+  return String(message || "")
+    .replace(/^op #\d+ \([a-z_]+\): /, "")
+    // onnx's C++ assertions: "/project/onnx/x/Y.h:66: fn: Assertion `false` failed: No Adapter From Version $14 for Reshape"
+    .replace(/\S+\.(?:h|cc|cpp):\d+: \w+: Assertion `[^`]*` failed: /g, "")
+    .replace(/\$(\d+)/g, "$1");
+}
+
+/**
+ * Run a form's async action: controls disabled meanwhile, the error (in plain words) shown in
+ * `errorBox`. Resolves to true when the action succeeded.
+ */
+export async function runForm(form, errorBox, action) {
+  const controls = [...form.querySelectorAll("input, button, textarea, select")].filter((c) => !c.disabled);
+  controls.forEach((c) => { c.disabled = true; });
+  showError(errorBox, "");
+  form.classList.add("pending");
+  try {
+    await action();
+    return true;
+  } catch (err) {
+    if (errorBox.isConnected) {
+      showError(errorBox, plainMessage(err.message || String(err)));
+      errorBox.scrollIntoView({ block: "nearest" });
+    }
+    return false;
+  } finally {
+    form.classList.remove("pending");
+    controls.forEach((c) => { if (c.isConnected) c.disabled = false; });
+  }
+}
+
+/**
+ * A form that runs `action(form)` on submit. Returns {form, error}; `children` go first, then
+ * the error box. `cls` classes the form.
+ */
+export function editForm(cls, children, action, attrs = {}) {
+  const error = fieldError();
+  const form = el("form", { class: `ed-form ${cls}`.trim(), novalidate: true, ...attrs }, children, error);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    runForm(form, error, () => action(form));
+  });
+  return { form, error };
+}
+
+/**
+ * A button that opens (and closes) a panel below it holding what `build()` returns; built on
+ * first open. Returns the wrapper element (.ed-disclosure).
+ */
+export function disclosure(label, build, { cls = "", open = false, title = "" } = {}) {
+  const toggle = el("button", { type: "button", class: `btn btn-small ed-toggle ${cls}`.trim(), "aria-expanded": "false", title: title || null }, label);
+  const body = el("div", { class: "ed-disclosure-body", hidden: true });
+  const wrap = el("div", { class: "ed-disclosure" }, toggle, body);
+  let built = false;
+  const set = (opened) => {
+    if (opened && !built) { body.append(build()); built = true; }
+    body.hidden = !opened;
+    toggle.setAttribute("aria-expanded", opened ? "true" : "false");
+    toggle.classList.toggle("active", opened);
+    if (opened) {
+      const first = body.querySelector("input:not([type=hidden]):not([type=checkbox]), select, textarea");
+      if (first) first.focus({ preventScroll: true });
+    }
+  };
+  toggle.addEventListener("click", () => set(body.hidden));
+  if (open) set(true);
+  return wrap;
+}
+
+// ------------------------------------------------------------------ shapes
+
+/** "batch, 3, ?, 224" -> ["batch", 3, null, 224]; "" -> [] (a scalar). */
+export function parseDims(text) {
+  const t = String(text || "").trim().replace(/^\[/, "").replace(/\]$/, "").trim();
+  if (!t) return [];
+  return t.split(",").map((s) => parseDim(s));
+}
+
+/** One dim typed in a field: a number, a symbolic name, or "" / "?" for unknown. */
+export function parseDim(text) {
+  const s = String(text ?? "").trim();
+  if (s === "" || s === "?") return null;
+  if (/^\d+$/.test(s)) return Number(s);
+  return s;
+}
+
+export function dimText(d) {
+  return d === null || d === undefined ? "" : String(d);
+}
+
+// ------------------------------------------------------------------ tensors typed as JSON
+
+function product(shape) {
+  return shape.reduce((a, d) => a * Number(d), 1);
+}
+
+/** Nested arrays -> {shape, values} (values flat, row-major). */
+function flatten(value) {
+  const shape = [];
+  let probe = value;
+  while (Array.isArray(probe)) { shape.push(probe.length); probe = probe[0]; }
+  const values = [];
+  const walk = (v, depth) => {
+    if (depth === shape.length) { values.push(v); return; }
+    if (!Array.isArray(v) || v.length !== shape[depth]) throw new Error("The nested lists are ragged: every row must have the same length.");
+    v.forEach((x) => walk(x, depth + 1));
+  };
+  walk(value, 0);
+  return { shape, values };
+}
+
+/**
+ * A tensor value typed as JSON -> {"dtype", "shape", "values"} for the server. Accepts that
+ * object itself (values flat or nested), a (nested) list, or one number. `like` ({dtype, shape})
+ * supplies what the text leaves out: a flat list with as many values as `like` keeps its shape.
+ */
+export function parseTensorJSON(text, like = {}) {
+  const t = String(text || "").trim();
+  if (!t) throw new Error("Type the values, e.g. [1, 2, 3] or {\"dtype\": \"FLOAT\", \"shape\": [3], \"values\": [1, 2, 3]}.");
+  let v;
+  try {
+    v = parseJSON(t);
+  } catch (err) {
+    throw new Error(`This is not valid JSON: ${err.message}`);
+  }
+  let dtype = like.dtype || "FLOAT";
+  let shape = null;
+  if (v && typeof v === "object" && !Array.isArray(v)) {
+    if (!("values" in v)) throw new Error("The object needs \"values\" (and \"dtype\", \"shape\").");
+    dtype = v.dtype || dtype;
+    shape = Array.isArray(v.shape) ? v.shape : null;
+    v = v.values;
+  }
+  const flat = Array.isArray(v) ? flatten(v) : { shape: [], values: [v] };
+  if (!shape) {
+    const likeShape = (like.shape || []).map(Number);
+    const nested = flat.shape.length > 1;
+    shape = !nested && like.shape && product(likeShape) === flat.values.length ? likeShape : flat.shape;
+  }
+  return { dtype, shape, values: flat.values };
+}
+
+// ------------------------------------------------------------------ operators
+
+let catalogPromise = null;
+/** op-catalog.js, imported on first use. */
+export function loadCatalog() {
+  if (!catalogPromise) catalogPromise = import("../lib/op-catalog.js");
+  return catalogPromise;
+}
+
+function importedVersion(opsetImport, domain) {
+  for (const o of opsetImport || []) {
+    const d = o.domain === "ai.onnx" ? "" : o.domain || "";
+    if (d === domain) return Number(o.version);
+  }
+  return null;
+}
+
+/**
+ * The operators a model's opset imports offer: [{domain, op_type, since, deprecated,
+ * attributes: [{name, type, required}]}], sorted by name (ai.onnx first).
+ */
+export async function operatorsFor(opsetImport) {
+  const { OPS } = await loadCatalog();
+  const out = [];
+  for (const [domain, opType, versions] of OPS) {
+    const at = importedVersion(opsetImport, domain);
+    if (at === null) continue;
+    let pick = null;
+    for (const v of versions) if (v[0] <= at) pick = v;
+    if (!pick || pick[1]) continue; // not there yet, or deprecated at this opset
+    out.push({
+      domain, op_type: opType, since: pick[0], deprecated: !!pick[1],
+      attributes: pick[2].map(([name, type, required]) => ({ name, type, required: !!required })),
+    });
+  }
+  out.sort((a, b) => (a.domain === b.domain ? a.op_type.localeCompare(b.op_type) : a.domain === "" ? -1 : b.domain === "" ? 1 : a.domain.localeCompare(b.domain)));
+  return out;
+}
+
+/**
+ * An operator-type text field with a list of the model's operators (a <datalist>). Returns
+ * {input, list, lookup(text) -> catalog entry | null, ready (Promise of the operators)}.
+ */
+export function operatorField(opsetImport, { name = "op_type", value = "", placeholder = "e.g. Relu" } = {}) {
+  const list = el("datalist", { id: fieldId("ops") });
+  const input = textInput(name, value, { class: "mono", list: list.id, placeholder, "aria-label": "Operator type" });
+  let ops = [];
+  const ready = operatorsFor(opsetImport).then((found) => {
+    ops = found;
+    list.append(...found.map((o) => el("option", { value: o.op_type }, o.domain ? `${o.domain} · opset ${o.since}` : `since opset ${o.since}`)));
+    return found;
+  }).catch(() => []);
+  const lookup = (text) => {
+    const t = String(text || "").trim();
+    return ops.find((o) => o.op_type === t) || ops.find((o) => o.op_type.toLowerCase() === t.toLowerCase()) || null;
+  };
+  return { input, list, lookup, ready };
+}
+
+/**
+ * A row of buttons, each opening its own form in one shared area below (a click on the open
+ * one closes it). items: [{label, build: () => Node, cls, key}]. Returns the wrapper.
+ */
+export function actionBar(items, { cls = "" } = {}) {
+  const area = el("div", { class: "ed-action-area", hidden: true });
+  const bar = el("div", { class: "ed-action-bar" });
+  let openKey = null;
+  const buttons = items.map((item) => {
+    const b = el("button", { type: "button", class: `btn btn-small ${item.cls || ""}`.trim(), "aria-expanded": "false", "data-action": item.key }, item.label);
+    b.addEventListener("click", () => {
+      const closing = openKey === item.key;
+      buttons.forEach((x) => { x.classList.remove("active"); x.setAttribute("aria-expanded", "false"); });
+      area.replaceChildren();
+      openKey = closing ? null : item.key;
+      area.hidden = closing;
+      if (closing) return;
+      b.classList.add("active");
+      b.setAttribute("aria-expanded", "true");
+      area.append(item.build());
+      const first = area.querySelector("input:not([type=checkbox]):not([type=file]), select, textarea");
+      if (first) first.focus({ preventScroll: true });
+    });
+    return b;
+  });
+  bar.append(...buttons);
+  return el("div", { class: `ed-actionbar ${cls}`.trim() }, bar, area);
+}

@@ -1,0 +1,118 @@
+// Editing the main graph's inputs and outputs in the tensor panel: element type and shape (each
+// dim a number, a symbolic name such as "batch", or unknown), removing an input or an output;
+// and, in the model panel, adding a graph input.
+import { el } from "../widgets/dom.js";
+import { button, checkbox, dimText, dtypeSelect, editForm, field, parseDim, parseDims, submit, textInput } from "./edit-forms.js";
+import { section } from "../widgets/ui.js";
+
+/** One dim's field. */
+function dimCell(index, value, onRemove) {
+  const input = textInput(`dim-${index}`, dimText(value), {
+    class: "mono ed-dim-input", placeholder: "?", "aria-label": `Dimension ${index}`, title: "A number, a name (dynamic), or empty (unknown)",
+  });
+  return el("div", { class: "ed-dim", "data-dim": index },
+    el("span", { class: "ed-dim-index" }, String(index)), input,
+    el("button", { type: "button", class: "linklike ed-dim-remove", title: `Remove dimension ${index}`, "aria-label": `Remove dimension ${index}`, onclick: onRemove }, "×"));
+}
+
+/**
+ * A shape editor: one field per dim, add/remove dims, "unknown rank". Returns {root, read()}
+ * where read() gives the shape for the server (a list, or null for unknown rank).
+ */
+export function shapeEditor(shape) {
+  const dims = el("div", { class: "ed-dims" });
+  const unknown = checkbox("unknown_rank", "Unknown rank", shape === null || shape === undefined, "no shape at all");
+  const values = () => [...dims.querySelectorAll(".ed-dim-input")].map((i) => i.value);
+  const draw = (list) => {
+    dims.replaceChildren(...list.map((v, i) => dimCell(i, v, () => { const cur = values(); cur.splice(i, 1); draw(cur.map(parseDim)); })));
+    if (!list.length) dims.append(el("span", { class: "muted ed-scalar" }, "scalar (rank 0)"));
+  };
+  draw(shape || []);
+  const add = button("+ dim", { class: "btn btn-small ed-dim-add", title: "Add a dimension at the end", onclick: () => draw([...values().map(parseDim), null]) });
+  const sync = () => {
+    const off = unknown.querySelector("input").checked;
+    dims.classList.toggle("disabled", off);
+    add.disabled = off;
+  };
+  unknown.querySelector("input").addEventListener("change", sync);
+  sync();
+  const root = el("div", { class: "ed-shape" }, dims, el("div", { class: "ed-row ed-shape-controls" }, add, unknown));
+  return {
+    root,
+    read: () => (unknown.querySelector("input").checked ? null : values().map(parseDim)),
+  };
+}
+
+/** Type + shape of a graph input/output, as a form (set_io_shape). */
+function typeForm(name, value, ctx) {
+  const dtype = dtypeSelect(value.dtype || "FLOAT", { "aria-label": "Element type" });
+  const shape = shapeEditor(value.shape);
+  const { form } = editForm("ed-io-type", [
+    field("Element type", dtype),
+    el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Shape"), shape.root,
+      el("div", { class: "ed-hint muted" }, "Each dim: a number, a name such as ", el("code", {}, "batch"), " (dynamic), or empty (unknown).")),
+    el("div", { class: "ed-actions" }, submit("Save type and shape")),
+  ], async () => {
+    await ctx.actions.edit([{ op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value }]);
+  }, { "data-io-name": name });
+  return form;
+}
+
+/**
+ * Sections for a main-graph input and/or output `name` (facts from tensorFacts): its type and
+ * shape, removing it. Empty when the graph on screen is not the main graph.
+ */
+export function ioSections(name, facts, ctx) {
+  const graph = ctx.graph || {};
+  if (graph.path || graph.kind === "function" || !(facts.input || facts.output)) return [];
+  const value = facts.input || facts.output;
+  const kind = facts.input && facts.output ? "input and output" : facts.input ? "input" : "output";
+  const out = [];
+  const nonTensor = value.type && value.type.kind && !["tensor", "unknown"].includes(value.type.kind);
+  const edit = section(`Graph ${kind}: type and shape`,
+    nonTensor ? el("p", { class: "muted" }, "This value is not a tensor: its type is not edited here.") : typeForm(name, value, ctx));
+  edit.classList.add("ed-section");
+  edit.id = "io-edit";
+  out.push(edit);
+  return out;
+}
+
+/** "Remove this graph output/input" forms for a main-graph input/output (for the Edit tensor section). */
+export function ioRemoveForms(name, facts, ctx) {
+  const graph = ctx.graph || {};
+  if (graph.path || graph.kind === "function") return [];
+  const actions = [];
+  if (facts.output) {
+    const only = (graph.outputs || []).length <= 1;
+    const { form } = editForm("ed-inline ed-remove-output", [
+      el("div", { class: "ed-row" }, el("button", { type: "submit", class: "btn btn-small btn-danger", disabled: only }, "Remove this graph output"),
+        el("span", { class: "muted ed-hint" }, only ? "It is the graph's only output: a model needs one." : "The tensor and the node computing it stay.")),
+    ], () => ctx.actions.edit([{ op: "remove_output", name }], { selection: { kind: "tensor", id: name } }));
+    actions.push(form);
+  }
+  if (facts.input) {
+    const { form } = editForm("ed-inline ed-remove-input", [
+      el("div", { class: "ed-row" }, el("button", { type: "submit", class: "btn btn-small btn-danger" }, "Remove this graph input"),
+        el("span", { class: "muted ed-hint" }, facts.initializer ? "Its initializer keeps supplying the value." : "Only when nothing reads it.")),
+    ], () => ctx.actions.edit([{ op: "remove_input", name }], { selection: facts.initializer ? { kind: "tensor", id: name } : null }));
+    actions.push(form);
+  }
+  return actions;
+}
+
+/** "Add a graph input" (add_input): a name, an element type, a shape. For the model panel. */
+export function addInputForm(ctx) {
+  const name = textInput("name", "", { class: "mono", placeholder: "new input name", "aria-label": "Input name" });
+  const dtype = dtypeSelect("FLOAT", { "aria-label": "Element type" });
+  const shape = textInput("shape", "", { class: "mono", placeholder: "e.g. batch, 3, 224, 224", "aria-label": "Shape" });
+  const { form } = editForm("ed-add-input", [
+    el("div", { class: "ed-grid2" }, field("Name", name), field("Element type", dtype)),
+    field("Shape", shape, "Comma-separated dims: numbers, names (dynamic) or ? (unknown); empty for a scalar."),
+    el("div", { class: "ed-actions" }, submit("Add input")),
+  ], async () => {
+    if (!name.value.trim()) throw new Error("Give the input a name.");
+    await ctx.actions.edit([{ op: "add_input", name: name.value, dtype: dtype.value, shape: parseDims(shape.value) }],
+      { selection: { kind: "input", id: name.value } });
+  }, { id: "add-input" });
+  return form;
+}

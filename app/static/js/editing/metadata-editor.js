@@ -1,0 +1,48 @@
+// metadata_props as an editable list: change or delete a value, add a key. The model's by
+// default; `target` (a node id, "" for the main graph, or a graph/function path) edits another's.
+import { el } from "../widgets/dom.js";
+import { runForm } from "./edit-forms.js";
+import { fieldError, showError } from "../widgets/ui.js";
+
+/**
+ * props: [{key, value}]. Options: target (see above; undefined = the model), idPrefix (element
+ * ids: <prefix>, <prefix>-add, <prefix>-error).
+ */
+export function metadataEditor(props, ctx, { target, idPrefix = "metadata" } = {}) {
+  const save = (key, value) => (target === undefined
+    ? ctx.actions.setMetadata(key, value)
+    : ctx.actions.edit([{ op: "set_metadata", key, value, target }]));
+  const error = fieldError();
+  error.id = `${idPrefix}-error`;
+  const list = el("div", { class: "meta-list", id: idPrefix },
+    el("div", { class: "meta-row meta-header" }, el("span", {}, "Key"), el("span", {}, "Value"), el("span", {})));
+  for (const { key, value } of props) {
+    const input = el("input", { type: "text", name: "value", value, "aria-label": `Value of ${key}`, autocomplete: "off" });
+    const del = el("button", { type: "button", class: "btn btn-small btn-danger", title: `Delete ${key}` }, "Delete");
+    const form = el("form", { class: "meta-row", "data-meta-key": key },
+      el("span", { class: "meta-key mono", title: key }, key), input,
+      el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small" }, "Save"), del));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      runForm(form, error, () => save(key, input.value));
+    });
+    del.addEventListener("click", () => runForm(form, error, () => save(key, null)));
+    list.append(form);
+  }
+  if (!props.length) list.append(el("p", { class: "muted meta-empty" }, "No metadata yet."));
+
+  const keyInput = el("input", { type: "text", name: "key", placeholder: "new key", "aria-label": "New metadata key", autocomplete: "off" });
+  const valueInput = el("input", { type: "text", name: "value", placeholder: "value", "aria-label": "New metadata value", autocomplete: "off" });
+  const addForm = el("form", { class: "meta-row meta-add", id: `${idPrefix}-add` }, keyInput, valueInput,
+    el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small btn-primary" }, "Add")));
+  addForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!keyInput.value.trim()) { showError(error, "Give the new entry a key."); keyInput.focus(); return; }
+    if (props.some((p) => p.key === keyInput.value)) {
+      showError(error, `There is already a key "${keyInput.value}": change its value above.`);
+      return;
+    }
+    runForm(addForm, error, () => save(keyInput.value, valueInput.value));
+  });
+  return el("div", { class: "meta-editor", "data-target": target === undefined ? "model" : target }, list, addForm, error);
+}

@@ -1,0 +1,206 @@
+// Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
+// model_version), opset conversion, shape inference, clean-up, subgraph extraction, graph
+// inputs, and the download choices. A tool's report (the server's "changes") stays shown in the
+// panel for the revision it made.
+import { el } from "../widgets/dom.js";
+import { parseJSON } from "../lib/api.js";
+import { actionBar, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
+import { addInputForm } from "./io-panel.js";
+import { callout, mono } from "../widgets/ui.js";
+
+const reports = new Map(); // model id -> {revision, title, lines}
+
+async function runTool(ctx, title, ops) {
+  const result = await ctx.actions.edit(ops);
+  if (!result || !ctx.summary) return;
+  const report = { revision: result.revision, title, lines: result.changes || [] };
+  reports.set(ctx.summary.id, report);
+  // the panel was redrawn before the edit resolved: put the report into the one on screen
+  const tools = document.getElementById("model-tools");
+  if (tools && !tools.querySelector(".ed-report")) {
+    const heading = tools.querySelector("h3");
+    const box = reportFor({ id: ctx.summary.id, revision: result.revision });
+    if (heading && box) heading.after(box);
+  }
+}
+
+/** The report of the tool that made the revision on screen, if one did. */
+function reportFor(summary) {
+  const r = reports.get(summary.id);
+  if (!r || r.revision !== summary.revision) return null;
+  return callout("ok", `${r.title} — saved as revision ${r.revision}`, el("ul", { class: "ed-report" }, r.lines.map((line) => el("li", {}, line))));
+}
+
+// ------------------------------------------------------------------ model fields
+
+const FIELDS = [
+  ["producer_name", "Producer name"],
+  ["producer_version", "Producer version"],
+  ["domain", "Domain"],
+  ["model_version", "Model version"],
+];
+
+export function modelFieldsForm(summary, ctx) {
+  const inputs = {};
+  const rows = FIELDS.map(([name, label]) => {
+    const value = summary[name] === undefined || summary[name] === null ? "" : String(summary[name]);
+    inputs[name] = textInput(name, value, { class: name === "model_version" ? "mono" : "", inputmode: name === "model_version" ? "numeric" : null });
+    return field(label, inputs[name]);
+  });
+  const doc = el("textarea", { name: "doc_string", rows: 4, class: "ed-doc", spellcheck: "true" });
+  doc.value = summary.doc_string || "";
+  const { form } = editForm("ed-model-fields", [
+    el("div", { class: "ed-grid2" }, rows),
+    field("Documentation (doc_string, Markdown)", doc),
+    el("div", { class: "ed-actions" }, submit("Save fields")),
+  ], async () => {
+    const ops = [];
+    for (const [name, label] of FIELDS) {
+      const text = inputs[name].value;
+      const old = summary[name] === undefined || summary[name] === null ? "" : String(summary[name]);
+      if (text === old) continue;
+      let value = text;
+      if (name === "model_version") {
+        if (!/^-?\d+$/.test(text.trim())) throw new Error(`${label} must be a whole number.`);
+        value = parseJSON(text.trim());
+      }
+      ops.push({ op: "set_model_field", field: name, value });
+    }
+    if (doc.value !== (summary.doc_string || "")) ops.push({ op: "set_model_field", field: "doc_string", value: doc.value });
+    if (!ops.length) throw new Error("Nothing changed.");
+    await ctx.actions.edit(ops);
+  }, { id: "model-fields" });
+  return form;
+}
+
+// ------------------------------------------------------------------ tools
+
+function currentOpset(summary) {
+  const o = (summary.opset_import || []).find((x) => !x.domain || x.domain === "ai.onnx");
+  return o ? Number(o.version) : null;
+}
+
+function opsetForm(summary, ctx) {
+  const current = currentOpset(summary);
+  if (current === null) return el("p", { class: "muted" }, "The model imports no ai.onnx opset: there is nothing to convert.");
+  const picker = select("version", [[String(current), `${current} (current)`]], String(current), { class: "mono", "aria-label": "Target opset version" });
+  loadCatalog().then(({ LATEST_OPSET }) => {
+    const latest = Math.max(LATEST_OPSET[""] || current, current);
+    const options = [];
+    for (let v = latest; v >= 1; v -= 1) options.push(el("option", { value: String(v), selected: v === current }, v === current ? `${v} (current)` : String(v)));
+    picker.replaceChildren(...options);
+  }).catch(() => {});
+  const { form } = editForm("ed-opset", [
+    el("p", { class: "ed-hint muted" }, "onnx.version_converter rewrites the operators for the new opset; it refuses, with its reason, when one can't be converted."),
+    el("div", { class: "ed-row" }, el("label", { class: "ed-label ed-inline-label", for: picker.id || (picker.id = "opset-version") }, `ai.onnx opset ${current} →`), picker,
+      submit("Convert")),
+  ], async () => {
+    const version = Number(picker.value);
+    if (version === current) throw new Error(`The model is already at opset ${current}: pick another version.`);
+    await runTool(ctx, "Opset conversion", [{ op: "convert_opset", version }]);
+  }, { id: "convert-opset" });
+  return form;
+}
+
+function inferForm(ctx) {
+  const { form } = editForm("ed-infer", [
+    el("p", { class: "ed-hint muted" }, "Stores the types and shapes ONNX shape inference finds as value_info (in every graph). What the model already declares stays."),
+    el("div", { class: "ed-actions" }, submit("Run shape inference")),
+  ], () => runTool(ctx, "Shape inference", [{ op: "infer_shapes" }]), { id: "infer-shapes" });
+  return form;
+}
+
+function cleanupForm(ctx) {
+  const { form } = editForm("ed-cleanup", [
+    el("p", { class: "ed-hint muted" }, "Removes from the main graph what no graph output depends on:"),
+    checkbox("nodes", "Dead nodes", true),
+    checkbox("initializers", "Unused initializers", true),
+    checkbox("value_info", "Stale value_info", true, "entries of values no longer there"),
+    el("div", { class: "ed-actions" }, submit("Clean up")),
+  ], async (f) => {
+    const op = { op: "cleanup" };
+    for (const k of ["nodes", "initializers", "value_info"]) op[k] = f.elements[k].checked;
+    if (!op.nodes && !op.initializers && !op.value_info) throw new Error("Tick at least one thing to clean up.");
+    await runTool(ctx, "Clean-up", [op]);
+  }, { id: "cleanup" });
+  return form;
+}
+
+function names(text) {
+  return String(text || "").split(/[\n,]+/).map((s) => s.trim()).filter(Boolean);
+}
+
+function extractForm(ctx) {
+  const graph = ctx.graph && !ctx.graph.path ? ctx.graph : null;
+  const inits = new Set(((graph && graph.initializers) || []).map((t) => t.name));
+  const ins = graph ? (graph.inputs || []).map((v) => v.name).filter((n) => !inits.has(n)) : [];
+  const outs = graph ? (graph.outputs || []).map((v) => v.name) : [];
+  const area = (name, list, label) => {
+    const a = el("textarea", { name, rows: Math.min(5, Math.max(2, list.length)), class: "mono ed-names", spellcheck: "false", "aria-label": label });
+    a.value = list.join("\n");
+    return a;
+  };
+  const inputs = area("inputs", ins, "Input tensor names");
+  const outputs = area("outputs", outs, "Output tensor names");
+  const { form } = editForm("ed-extract", [
+    el("p", { class: "ed-hint muted" }, "Keeps only the nodes that compute the outputs from the inputs (onnx.utils.extract_model). One tensor name a line; any tensor of the main graph."),
+    el("div", { class: "ed-grid2" }, field("Inputs", inputs), field("Outputs", outputs)),
+    el("div", { class: "ed-actions" }, submit("Extract subgraph")),
+  ], async () => {
+    const i = names(inputs.value);
+    const o = names(outputs.value);
+    if (!o.length) throw new Error("Name at least one output tensor.");
+    await runTool(ctx, "Subgraph extracted", [{ op: "extract_subgraph", inputs: i, outputs: o }]);
+  }, { id: "extract-subgraph" });
+  return form;
+}
+
+/** The "Tools" section's content: a report of the last tool run, and a bar of tool forms. */
+export function modelTools(summary, ctx) {
+  return [
+    reportFor(summary),
+    actionBar([
+      { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
+      { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
+      { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
+      { key: "extract", label: "Extract subgraph…", build: () => extractForm(ctx) },
+    ], { cls: "model-tools" }),
+  ];
+}
+
+// ------------------------------------------------------------------ inputs and outputs
+
+export function ioOverview(ctx) {
+  const graph = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
+  const parts = [];
+  if (graph) {
+    const inits = new Set((graph.initializers || []).map((t) => t.name));
+    const link = (kind, name) => el("button", {
+      type: "button", class: "linklike mono", "data-io-link": `${kind}:${name}`,
+      onclick: () => ctx.actions.select(`${kind}:${name}`),
+    }, name);
+    const ins = (graph.inputs || []).filter((v) => !inits.has(v.name));
+    parts.push(el("dl", { class: "props" },
+      el("dt", {}, "Inputs"), el("dd", {}, ins.length ? ins.map((v, i) => [i ? ", " : "", link("input", v.name)]) : el("span", { class: "muted" }, "none")),
+      el("dt", {}, "Outputs"), el("dd", {}, (graph.outputs || []).map((v, i) => [i ? ", " : "", link("output", v.name)]))));
+    parts.push(el("p", { class: "ed-hint muted" }, "Click one to change its type and shape, rename or remove it."));
+  }
+  parts.push(disclosure("+ Add graph input…", () => addInputForm(ctx), { cls: "ed-add-input-toggle" }));
+  return parts;
+}
+
+// ------------------------------------------------------------------ downloads
+
+export function downloadChoices(summary, ctx) {
+  const rev = summary.revision;
+  const external = (summary.external_files || []).length > 0;
+  const link = (layout, label, hint) => el("li", { "data-layout": layout },
+    el("a", { class: "btn btn-small ed-download", href: ctx.downloadHref({ revision: rev, layout }), download: "" }, label),
+    el("span", { class: "muted ed-hint" }, hint));
+  return el("ul", { class: "ed-downloads" },
+    link("as_stored", "As stored", external ? "a .zip: the .onnx with its external data files" : "the .onnx file, byte for byte"),
+    link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GB)"),
+    link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KB"),
+    el("li", {}, el("a", { class: "btn btn-small ed-download", href: ctx.textHref(), download: "" }, "ONNX text"),
+      el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer")));
+}

@@ -1,0 +1,274 @@
+// Editing one node from its panel: rename it, change its operator, add an attribute (from the
+// schema's attributes it doesn't set), insert a node before or after it, delete it (optionally
+// reconnecting its readers), make one of its outputs a graph output.
+import { el } from "../widgets/dom.js";
+import { parseJSON, toJSON } from "../lib/api.js";
+import { parseAttributeInput } from "../panels/attribute-view.js";
+import {
+  ATTRIBUTE_TYPES, actionBar, checkbox, editForm, field, fieldId, operatorField, parseTensorJSON, select, submit, textInput,
+} from "./edit-forms.js";
+
+/** The index of a main-graph node from its id ("n7" -> 7), else null. */
+function mainIndex(nodeId) {
+  const m = /^n(\d+)$/.exec(nodeId || "");
+  return m ? Number(m[1]) : null;
+}
+
+function inMainGraph(ctx) {
+  const g = ctx.graph || {};
+  return !g.path && g.kind !== "function";
+}
+
+/** A value typed for an attribute of `type` -> its JSON value (throws with a message). */
+export function attributeValueFrom(type, text) {
+  if (type === "TENSOR") return parseTensorJSON(text);
+  if (type === "TENSORS") {
+    let list;
+    try {
+      list = parseJSON(String(text || "").trim());
+    } catch (err) {
+      throw new Error(`This is not valid JSON: ${err.message}`);
+    }
+    if (!Array.isArray(list)) throw new Error("Type a JSON list of tensors, e.g. [{\"dtype\": \"FLOAT\", \"shape\": [2], \"values\": [1, 2]}].");
+    return list.map((item) => parseTensorJSON(toJSON(item)));
+  }
+  if (!["FLOAT", "INT", "STRING", "FLOATS", "INTS", "STRINGS"].includes(type)) {
+    throw new Error(`${type} attributes can't be typed in here.`);
+  }
+  return parseAttributeInput(type, text);
+}
+
+const VALUE_HINT = {
+  FLOAT: "a number", INT: "an integer", STRING: "text", FLOATS: "numbers, e.g. 0.5, 1", INTS: "integers, e.g. 1, 1",
+  STRINGS: "e.g. [\"a\", \"b\"] or a, b", TENSOR: "JSON, e.g. {\"dtype\": \"FLOAT\", \"shape\": [2], \"values\": [1, 2]}",
+  TENSORS: "a JSON list of tensors",
+};
+
+/** Rename the node (rename_node): the Name row of the Properties list. */
+export function renameNodeForm(node, ctx) {
+  const input = textInput("name", node.name, { class: "mono", placeholder: "(no name)", "aria-label": "Node name" });
+  const { form } = editForm("ed-inline ed-rename-node", [
+    el("div", { class: "ed-row" }, input, submit("Rename", "btn btn-small")),
+  ], async () => {
+    if (input.value === node.name) throw new Error("That is already its name.");
+    await ctx.actions.edit([{ op: "rename_node", node: node.id, name: input.value }]);
+  });
+  return form;
+}
+
+/** Change the node's operator (set_node_op); the server says when the new one does not fit. */
+export function changeOpForm(node, ctx) {
+  const op = operatorField(ctx.summary ? ctx.summary.opset_import : [], { placeholder: node.op_type });
+  const { form } = editForm("ed-change-op", [
+    field("New operator", op.input, "Its inputs, outputs and attributes must fit the new operator's schema."),
+    op.list,
+    el("div", { class: "ed-actions" }, submit("Change operator")),
+  ], async () => {
+    const text = op.input.value.trim();
+    if (!text) throw new Error("Type the new operator, e.g. Relu.");
+    const entry = op.lookup(text);
+    const change = { op: "set_node_op", node: node.id, op_type: entry ? entry.op_type : text };
+    if (entry && entry.domain !== (node.domain || "")) change.domain = entry.domain;
+    await ctx.actions.edit([change]);
+  });
+  return form;
+}
+
+/** Add an attribute: the schema's attributes the node doesn't set, or any name for an operator without a schema. */
+export function addAttributeForm(node, ctx) {
+  const holder = el("div", { class: "ed-add-attr" }, el("div", { class: "muted" }, "Loading the operator's attributes…"));
+  const set = new Set((node.attributes || []).map((a) => a.name));
+  const build = (schema) => {
+    const known = schema && schema.kind === "schema";
+    const free = (known ? schema.attributes : []).filter((a) => !set.has(a.name));
+    if (known && !free.length) {
+      holder.replaceChildren(el("p", { class: "muted" }, schema.attributes.length
+        ? `This node already sets every attribute ${node.op_type} has.` : `${node.op_type} has no attributes.`));
+      return;
+    }
+    const value = textInput("value", "", { class: "mono", "aria-label": "Value of the new attribute" });
+    const desc = el("div", { class: "ed-hint muted ed-attr-desc" });
+    let nameCtl;
+    let typeCtl = null;
+    const typeOf = () => (known ? (free.find((a) => a.name === nameCtl.value) || {}).type : typeCtl.value);
+    const describe = () => {
+      const a = known ? free.find((x) => x.name === nameCtl.value) : null;
+      const type = typeOf();
+      value.placeholder = VALUE_HINT[type] || "";
+      const def = a && a.default !== null && a.default !== undefined ? ` Default: ${JSON.stringify(a.default, (k, v) => (typeof v === "bigint" ? v.toString() : v))}.` : "";
+      desc.textContent = a ? `${a.type}${a.required ? " · required" : ""}.${def} ${a.description || ""}`.trim() : `${type}: ${VALUE_HINT[type] || ""}`;
+    };
+    if (known) {
+      nameCtl = select("name", free.map((a) => [a.name, `${a.name} (${a.type}${a.required ? ", required" : ""})`]), free[0].name, { class: "mono", "aria-label": "Attribute" });
+    } else {
+      nameCtl = textInput("name", "", { class: "mono", placeholder: "attribute name", "aria-label": "Attribute name" });
+      typeCtl = select("type", ATTRIBUTE_TYPES, "INT", { "aria-label": "Attribute type" });
+      typeCtl.addEventListener("change", describe);
+    }
+    nameCtl.addEventListener("change", describe);
+    const { form } = editForm("ed-add-attr-form", [
+      known ? field("Attribute", nameCtl) : el("div", { class: "ed-grid2" }, field("Name", nameCtl), field("Type", typeCtl)),
+      desc,
+      field("Value", value),
+      el("div", { class: "ed-actions" }, submit("Add attribute")),
+    ], async () => {
+      const name = nameCtl.value.trim();
+      if (!name) throw new Error("Give the attribute a name.");
+      const type = typeOf();
+      const op = { op: "set_attribute", node: node.id, name, value: attributeValueFrom(type, value.value) };
+      if (!known) op.type = type;
+      await ctx.actions.edit([op]);
+    }, { id: "add-attribute" });
+    describe();
+    holder.replaceChildren(form);
+  };
+  ctx.actions.loadSchema(node.id).then(build).catch(() => build(null));
+  return holder;
+}
+
+/** Parse "a, b" into tensor names. */
+function names(text) {
+  return String(text || "").split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+/** One field per schema attribute of the chosen operator; read() -> {name: value} of those filled in. */
+function attributeFields(container) {
+  let rows = [];
+  const show = (entry) => {
+    container.replaceChildren();
+    rows = [];
+    if (!entry) return;
+    const attrs = entry.attributes || [];
+    if (!attrs.length) { container.append(el("div", { class: "ed-hint muted" }, `${entry.op_type} has no attributes.`)); return; }
+    container.append(el("div", { class: "ed-label" }, `Attributes of ${entry.op_type}`, el("span", { class: "muted" }, " — leave empty for the default")));
+    const grid = el("div", { class: "ed-attr-grid" });
+    for (const a of attrs) {
+      const settable = ATTRIBUTE_TYPES.includes(a.type);
+      const input = textInput(`attr-${a.name}`, "", {
+        class: "mono", "data-attr-name": a.name, disabled: !settable,
+        placeholder: settable ? (a.required ? `required · ${VALUE_HINT[a.type] || a.type}` : VALUE_HINT[a.type] || a.type) : "not set here",
+        "aria-label": `Attribute ${a.name}`,
+      });
+      grid.append(el("label", { class: "mono ed-attr-name", for: (input.id = fieldId("ins")) }, a.name,
+        el("span", { class: "attr-type" }, ` ${a.type}`)), input);
+      if (settable) rows.push({ a, input });
+    }
+    container.append(grid);
+  };
+  const read = () => {
+    const out = {};
+    for (const { a, input } of rows) {
+      if (input.value.trim() === "") continue; // (the form's controls are disabled while it runs)
+      try {
+        out[a.name] = attributeValueFrom(a.type, input.value);
+      } catch (err) {
+        throw new Error(`Attribute ${a.name}: ${err.message}`);
+      }
+    }
+    return out;
+  };
+  return { show, read };
+}
+
+/**
+ * The insert form. where = "after": a node on this node's first output, for all its readers;
+ * "before": on one input of this node, feeding only this node.
+ */
+function insertForm(node, ctx, where) {
+  const graph = ctx.graph || {};
+  const index = mainIndex(node.id);
+  const inputs = (node.inputs || []).filter(Boolean);
+  const op = operatorField(ctx.summary ? ctx.summary.opset_import : []);
+  const domain = textInput("domain", "", { class: "mono", placeholder: "ai.onnx", "aria-label": "Domain" });
+  const name = textInput("name", "", { class: "mono", placeholder: "optional", "aria-label": "Name of the new node" });
+  const extra = textInput("inputs", "", { class: "mono", placeholder: "optional, e.g. scale, bias", "aria-label": "Extra inputs" });
+  const attrsBox = el("div", { class: "ed-attrs-box" });
+  const attrs = attributeFields(attrsBox);
+  const tensorCtl = where === "before"
+    ? select("tensor", inputs.map((n) => [n, n]), inputs[0], { class: "mono", "aria-label": "Input to insert on" })
+    : null;
+  let shown;
+  const onOp = () => {
+    const entry = op.lookup(op.input.value);
+    if (entry === shown) return; // same operator: keep what was typed in its attribute fields
+    shown = entry;
+    if (entry) domain.value = entry.domain;
+    attrs.show(entry);
+  };
+  op.input.addEventListener("input", onOp);
+  op.input.addEventListener("change", onOp);
+  op.ready.then(onOp);
+  const explain = where === "after"
+    ? ["The new node reads ", el("code", {}, node.outputs[0]), " and every reader of it reads the new node's output instead."]
+    : ["The new node reads the chosen input; only this node reads the new node's output."];
+  const { form } = editForm(`ed-insert ed-insert-${where}`, [
+    el("p", { class: "ed-hint muted ed-explain" }, explain),
+    tensorCtl ? field("On input", tensorCtl) : null,
+    el("div", { class: "ed-grid2" }, field("Operator", op.input), field("Domain", domain)),
+    op.list,
+    field("Name", name),
+    field("Extra inputs", extra, "Read after the main input, e.g. an initializer's name."),
+    attrsBox,
+    el("div", { class: "ed-actions" }, submit(where === "after" ? "Insert after" : "Insert before")),
+  ], async () => {
+    const opType = op.input.value.trim();
+    if (!opType) throw new Error("Choose the operator of the new node, e.g. Relu.");
+    const entry = op.lookup(opType);
+    const insert = { op: "insert_node", tensor: where === "after" ? node.outputs[0] : tensorCtl.value, op_type: entry ? entry.op_type : opType };
+    if (domain.value.trim() && domain.value.trim() !== "ai.onnx") insert.domain = domain.value.trim();
+    if (name.value.trim()) insert.name = name.value.trim();
+    const more = names(extra.value);
+    if (more.length) insert.inputs = more;
+    const values = attrs.read();
+    if (Object.keys(values).length) insert.attributes = values;
+    let selection = null;
+    if (where === "after") {
+      selection = { kind: "node", id: `n${index + 1}` }; // placed right after its producer: this node
+    } else {
+      insert.consumers = [node.id];
+      const producer = (graph.nodes || []).findIndex((n) => (n.outputs || []).includes(insert.tensor));
+      selection = { kind: "node", id: `n${producer < 0 ? 0 : producer + 1}` };
+    }
+    await ctx.actions.edit([insert], { selection });
+  });
+  return form;
+}
+
+function deleteForm(node, ctx) {
+  const reconnect = checkbox("reconnect", "Reconnect", (node.inputs || []).some(Boolean) && (node.outputs || []).length === 1,
+    "its first input feeds its readers");
+  const { form } = editForm("ed-delete-node", [
+    reconnect,
+    el("p", { class: "ed-hint muted" }, "Without it, readers of its outputs are left without an input; the server refuses that when it breaks the model."),
+    el("div", { class: "ed-actions" }, el("button", { type: "submit", class: "btn btn-small btn-danger" }, "Delete node")),
+  ], async (f) => {
+    const op = { op: "delete_node", node: node.id };
+    if (f.elements.reconnect.checked) op.reconnect = true;
+    await ctx.actions.edit([op], { selection: null });
+  });
+  return form;
+}
+
+/** The "Edit node" section's buttons: insert before/after, change operator, delete. */
+export function nodeActions(node, ctx) {
+  const main = inMainGraph(ctx) && mainIndex(node.id) !== null;
+  const items = [];
+  if (main && (node.outputs || []).length) items.push({ key: "insert-after", label: "Insert after", build: () => insertForm(node, ctx, "after") });
+  if (main && (node.inputs || []).some(Boolean)) items.push({ key: "insert-before", label: "Insert before", build: () => insertForm(node, ctx, "before") });
+  items.push({ key: "change-op", label: "Change op", build: () => changeOpForm(node, ctx) });
+  items.push({ key: "delete", label: "Delete", cls: "btn-danger", build: () => deleteForm(node, ctx) });
+  const bar = actionBar(items, { cls: "node-actions" });
+  if (!main) bar.append(el("div", { class: "ed-hint muted" }, "Inserting nodes works in the main graph."));
+  return bar;
+}
+
+/** "Add as graph output" next to an output tensor of a main-graph node (add_output). */
+export function addOutputButton(name, ctx) {
+  const outputs = new Set(((ctx.graph || {}).outputs || []).map((o) => o.name));
+  if (!inMainGraph(ctx)) return null;
+  if (outputs.has(name)) return el("span", { class: "tag tag-set ed-is-output" }, "graph output");
+  const { form } = editForm("ed-inline ed-add-output", [
+    el("button", { type: "submit", class: "linklike ed-add-output-btn", title: `Make ${name} an output of the model` }, "Add as graph output"),
+  ], () => ctx.actions.edit([{ op: "add_output", tensor: name }]), { "data-tensor": name });
+  return form;
+}

@@ -1,0 +1,102 @@
+// Entry module of the model list (/): upload by drag-and-drop or file picker, list stored models.
+import * as api from "../lib/api.js";
+import { el, clear } from "../widgets/dom.js";
+import { formatBytes, formatDate } from "../lib/format.js";
+
+const dropzone = document.getElementById("dropzone");
+const fileInput = document.getElementById("file-input");
+const uploadStatus = document.getElementById("upload-status");
+const modelsStatus = document.getElementById("models-status");
+const table = document.getElementById("models-table");
+
+function setStatus(node, message, kind = "") {
+  node.textContent = message;
+  node.className = `status ${kind}`.trim();
+}
+
+const KIND_LABEL = {
+  model: "model", tensor: "tensor", sequence: "sequence", map: "map", optional: "optional", operator_set: "operator set",
+};
+
+const DATA_FILE = /\.(data|bin|weights?|onnx_data|onnx\.data|pb\.data)$/i;
+
+/** The model file goes first; the other parts are its external data files. */
+function orderFiles(files) {
+  const list = [...files];
+  const model = list.find((f) => /\.onnx$/i.test(f.name)) || list.find((f) => !DATA_FILE.test(f.name)) || list[0];
+  return [model, ...list.filter((f) => f !== model)];
+}
+
+let uploading = false;
+async function upload(files) {
+  if (!files || !files.length || uploading) return;
+  uploading = true;
+  const ordered = orderFiles(files);
+  dropzone.classList.add("busy");
+  const extra = ordered.length > 1 ? ` with ${ordered.length - 1} data file${ordered.length > 2 ? "s" : ""}` : "";
+  setStatus(uploadStatus, `Uploading ${ordered[0].name}${extra}…`);
+  try {
+    const summary = await api.uploadModel(ordered, (fraction) => {
+      const pct = Math.round(fraction * 100);
+      setStatus(uploadStatus, pct < 100 ? `Uploading ${ordered[0].name}${extra}… ${pct}%` : `Reading ${ordered[0].name}…`);
+    });
+    setStatus(uploadStatus, `Opened ${summary.name || ordered[0].name}.`, "ok");
+    window.location.assign(api.modelPageUrl(summary.id));
+  } catch (err) {
+    setStatus(uploadStatus, `Could not open ${ordered[0].name}: ${err.message}`, "error");
+  } finally {
+    uploading = false;
+    dropzone.classList.remove("busy");
+    fileInput.value = "";
+  }
+}
+
+fileInput.addEventListener("change", () => upload(fileInput.files));
+for (const type of ["dragenter", "dragover"]) {
+  dropzone.addEventListener(type, (e) => {
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+    dropzone.classList.add("dragging");
+  });
+}
+for (const type of ["dragleave", "dragend"]) {
+  dropzone.addEventListener(type, (e) => {
+    if (e.target === dropzone) dropzone.classList.remove("dragging");
+  });
+}
+dropzone.addEventListener("drop", (e) => {
+  e.preventDefault();
+  dropzone.classList.remove("dragging");
+  upload(e.dataTransfer.files);
+});
+// a file dropped anywhere else on the page should not replace the page
+window.addEventListener("dragover", (e) => e.preventDefault());
+window.addEventListener("drop", (e) => e.preventDefault());
+dropzone.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" || e.key === " ") { e.preventDefault(); fileInput.click(); }
+});
+
+async function loadModels() {
+  setStatus(modelsStatus, "Loading…");
+  try {
+    const { models } = await api.listModels();
+    const body = table.tBodies[0];
+    clear(body);
+    for (const m of models || []) {
+      body.append(el("tr", { "data-model-id": m.id },
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link" }, m.name || m.id)),
+        el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
+        el("td", { class: "num" }, String(m.revision ?? "")),
+        el("td", { class: "num" }, formatBytes(m.size)),
+        el("td", { class: "muted" }, formatDate(m.created))));
+    }
+    table.hidden = !(models && models.length);
+    setStatus(modelsStatus, models && models.length ? "" : "No models yet — open one above.");
+  } catch (err) {
+    table.hidden = true;
+    setStatus(modelsStatus, `Could not list the models: ${err.message}`, "error");
+  }
+}
+
+document.getElementById("refresh-models").addEventListener("click", loadModels);
+loadModels();

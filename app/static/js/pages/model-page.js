@@ -1,0 +1,458 @@
+// Entry module of the model page (/models/<id>): loads the summary and a graph, lays it out
+// in the worker, draws it, and wires the toolbar, the sidebar and the URL hash together.
+// A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
+import * as api from "../lib/api.js";
+import { el, clear } from "../widgets/dom.js";
+import { buildGraphModel } from "../pipeline/graph-model.js";
+import { LayoutClient } from "../pipeline/layout-client.js";
+import { renderDataPanel, renderDataView } from "../panels/data-view.js";
+import { renderBreadcrumb, renderModelPanel, renderNodePanel, renderTensorPanel, renderValuePanel } from "../panels/panels.js";
+import { GraphController } from "../pipeline/graph-controller.js";
+import { initGraphTools } from "./graph-tools.js";
+import { renderGroupPanel } from "../panels/group-panel.js";
+import { renderHistoryPanel } from "../panels/history-panel.js";
+import { buildHash, parseHash, selectionKey, state, syncHash } from "./state.js";
+import { openTextView } from "../panels/text-view.js";
+
+const $ = (id) => document.getElementById(id);
+const graphEl = $("graph");
+const messageEl = $("graph-message");
+const sidebar = $("sidebar");
+const breadcrumb = $("breadcrumb");
+const toastEl = $("toast");
+const buttons = {
+  undo: $("btn-undo"), redo: $("btn-redo"), fit: $("btn-fit"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
+  history: $("btn-history"),
+};
+
+state.modelId = document.querySelector(".workspace").dataset.modelId;
+
+const layoutClient = new LayoutClient(document.body.dataset.dagre, document.body.dataset.layoutWorker).prewarm();
+// the drawing: groups by name scope, layouts per group in the workers (graph-controller.js)
+const view = new GraphController(graphEl, layoutClient, {
+  onSelect: (boxId) => selectBox(boxId),
+  onSelectTensor: (name) => select({ kind: "tensor", id: name }),
+  onSelectGroup: (id) => select({ kind: "group", id }),
+  setState: (value, message) => setGraphState(value, message),
+});
+
+// ------------------------------------------------------------------ status + messages
+
+function setGraphState(value, message = "") {
+  graphEl.dataset.state = value;
+  graphEl.setAttribute("aria-busy", value === "loading" || value === "layout" ? "true" : "false");
+  clear(messageEl);
+  messageEl.className = `graph-message ${value}`;
+  if (message instanceof Node) messageEl.append(message); else messageEl.textContent = message;
+  messageEl.hidden = !message;
+}
+
+let toastTimer = 0;
+function toast(message, kind = "error") {
+  toastEl.textContent = message;
+  toastEl.className = `toast ${kind}`;
+  toastEl.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { toastEl.hidden = true; }, kind === "error" ? 8000 : 2500);
+}
+
+// Resolves once the browser has painted what was just drawn (or soon, in a hidden tab
+// where animation frames do not run).
+const painted = () => new Promise((resolve) => {
+  const timer = setTimeout(resolve, 200);
+  requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(); }));
+});
+
+// ------------------------------------------------------------------ toolbar
+
+function renderToolbar() {
+  const s = state.summary;
+  if (!s) return;
+  $("model-name").textContent = s.name || s.id;
+  $("model-name").title = s.name || "";
+  $("model-revision").textContent = state.dataFile ? "" : `rev ${s.revision}`;
+  const validity = $("model-validity");
+  if (state.dataFile) {
+    validity.hidden = false;
+    validity.textContent = `${String(s.kind).replace("_", " ")} file`;
+    validity.className = "badge badge-kind";
+    validity.title = "A data file: it has no graph";
+  } else {
+    const v = s.validation || {};
+    const fullOk = !v.full || v.full.ok;
+    validity.hidden = false;
+    if (v.pending) {  // big models are checked in the background; watchValidation fills this in
+      validity.textContent = "checking…";
+      validity.className = "badge badge-kind";
+      validity.title = "onnx.checker and shape inference are running in the background";
+    } else {
+      validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
+      validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;
+      validity.title = !v.ok ? v.message || "" : fullOk ? "onnx.checker accepts this model"
+        : "onnx.checker accepts this model; the full check (with strict shape inference) does not — see the model panel";
+    }
+  }
+  buttons.undo.disabled = state.busy || !s.can_undo;
+  buttons.redo.disabled = state.busy || !s.can_redo;
+  buttons.download.href = `${api.downloadUrl(state.modelId)}?revision=${encodeURIComponent(s.revision)}`;
+  buttons.download.classList.remove("disabled");
+  document.title = `${s.name || s.id} · ONNX Studio`;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  document.body.classList.toggle("busy", busy);
+  renderToolbar();
+}
+
+// ------------------------------------------------------------------ selection + sidebar
+
+function boxIdOf(selection) {
+  if (!selection || selection.kind === "tensor") return null;
+  return selection.kind === "node" ? selection.id : `${selection.kind}:${selection.id}`;
+}
+
+/** Does `selection` name something in the graph on screen? */
+function selectionValid(model, selection) {
+  if (!selection || !model) return false;
+  if (selection.kind === "group") return view.h !== null && view.h.groups.has(selection.id);
+  if (selection.kind !== "tensor") return model.boxes.has(boxIdOf(selection));
+  const name = selection.id;
+  return model.types.has(name) || model.initializers.has(name) || model.producer.has(name)
+    || [...model.boxes.values()].some((b) => b.kind === "node" && (b.node.inputs || []).includes(name));
+}
+
+function selectionOf(boxId) {
+  const box = boxId && state.model && state.model.boxes.get(boxId);
+  if (!box) return null;
+  if (box.kind === "node") return { kind: "node", id: box.id };
+  return { kind: box.id.startsWith("init:") ? "outer" : box.kind, id: box.name };
+}
+
+const schemaCache = new Map(); // "<revision>|<node id>" -> Promise of the schema JSON
+
+function loadSchema(nodeId) {
+  const key = `${state.summary ? state.summary.revision : ""}|${nodeId}`;
+  if (!schemaCache.has(key)) {
+    const promise = api.getSchema(state.modelId, nodeId);
+    promise.catch(() => schemaCache.delete(key)); // a failed load is tried again next time
+    schemaCache.set(key, promise);
+  }
+  return schemaCache.get(key);
+}
+
+const panelContext = {
+  actions: {
+    setAttribute: (node, name, value) => applyEdits([{ op: "set_attribute", node, name, value }]),
+    setMetadata: (key, value) => applyEdits([{ op: "set_metadata", key, value }]),
+    loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count),
+    loadSchema,
+    select: (boxId) => selectBox(boxId, { reveal: true }),
+    selectTensor: (name) => select({ kind: "tensor", id: name }, { reveal: true }),
+    // editing (issue 4): any batch of edit ops; options.selection = what to select afterwards
+    edit: (ops, options) => applyEdits(ops, options),
+    uploadBlob: (file) => api.uploadBlob(file),
+    loadNode: (nodeId) => api.getNode(state.modelId, nodeId),
+    loadRevisions: () => api.getRevisions(state.modelId),
+    undo: () => step("undo"),
+    redo: () => step("redo"),
+  },
+  downloadHref: (options) => api.downloadHref(state.modelId, options),
+  textHref: () => api.textUrl(state.modelId, { download: true }),
+  graphHref: (path) => buildHash(path, null),
+  nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
+};
+
+function renderSidebar() {
+  if (state.dataFile) return;
+  const boxId = boxIdOf(state.selection);
+  const box = boxId && state.model ? state.model.boxes.get(boxId) : null;
+  const tensor = state.selection && state.selection.kind === "tensor" && state.graph ? state.selection.id : null;
+  const ctx = {
+    ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
+    summary: state.summary, selection: state.selection,
+  };
+  const shows = `${state.path}|${selectionKey(state.selection)}`;
+  const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
+  sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : "model";
+  sidebar.dataset.shows = shows;
+  if (box && box.kind === "node") renderNodePanel(sidebar, box.node, ctx);
+  else if (box) renderValuePanel(sidebar, box, ctx);
+  else if (tensor !== null) renderTensorPanel(sidebar, tensor, ctx);
+  else if (state.selection && state.selection.kind === "group" && view.h) renderGroupPanel(sidebar, view, state.selection.id, ctx);
+  else if (state.summary && state.panel === "history") renderHistoryPanel(sidebar, ctx);
+  else if (state.summary) renderModelPanel(sidebar, state.summary, ctx);
+  if (!box && tensor === null && state.panel === "history") sidebar.dataset.panel = "history";
+  sidebar.scrollTop = scroll;
+  buttons.model.classList.toggle("active", !box && tensor === null && state.panel !== "history");
+  if (buttons.history) buttons.history.classList.toggle("active", !box && tensor === null && state.panel === "history");
+}
+
+function highlightSelection() {
+  const sel = state.selection;
+  if (sel && sel.kind === "tensor") view.highlightTensor(sel.id);
+  else view.highlight(boxIdOf(sel));
+}
+
+function select(selection, { reveal = false } = {}) {
+  state.selection = selection;
+  const id = boxIdOf(selection);
+  highlightSelection();
+  if (reveal && id) view.reveal(id);
+  renderSidebar();
+  syncHash();
+}
+
+function selectBox(boxId, options) {
+  select(selectionOf(boxId), options);
+}
+
+/** Outline the nodes that shape inference complains about (they are main-graph nodes). */
+function markProblems() {
+  const errors = (state.summary && state.summary.validation && state.summary.validation.inference_errors) || [];
+  view.mark(state.path === "" ? errors.map((e) => e.node).filter(Boolean) : [], "has-error");
+}
+
+// ------------------------------------------------------------------ loading a graph
+
+/** The summary model.html started fetching while the modules loaded (first load only). */
+async function prefetchedSummary() {
+  const pre = window.summaryPrefetch;
+  window.summaryPrefetch = null;
+  const text = pre ? await pre : null;
+  return text === null ? null : api.parseJSON(text);
+}
+
+/** The graph model.html started fetching while the modules loaded (first load only). */
+async function prefetchedGraph(path) {
+  const pre = window.graphPrefetch;
+  window.graphPrefetch = null;
+  if (!pre || pre.path !== path) return null;
+  const text = await pre.text;
+  return text === null ? null : api.withScopeLevels(api.parseJSON(text));
+}
+
+async function loadGraph(path, { fit = true, selection = state.selection, keepPanel = false } = {}) {
+  const seq = ++state.loadSeq;
+  const stale = () => seq !== state.loadSeq;
+  const samePath = !!state.graph && path === state.path;
+  setGraphState("loading", state.graph && path === state.path ? "Updating…" : "Loading graph…");
+  let graph;
+  try {
+    graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path);
+  } catch (err) {
+    if (stale()) return;
+    showGraphError(err, path);
+    return;
+  }
+  if (stale()) return;
+  performance.mark("studio:graph-parsed");
+  const model = buildGraphModel(graph, undefined, { lazy: true });
+  performance.mark("studio:model-built");
+  state.graph = graph;
+  state.path = graph.path ?? path;
+  state.model = model;
+  renderBreadcrumb(breadcrumb, graph, panelContext);
+  // the layouts run in the workers while the sidebar is drawn
+  const drawing = view.show(model, { fit, focus: boxIdOf(selection), keep: samePath });
+  state.selection = selectionValid(model, selection) ? selection : null;
+  if (!keepPanel) renderSidebar();
+  let drawn;
+  try {
+    drawn = await drawing;
+  } catch (err) {
+    if (stale()) return;
+    showGraphError(err, path);
+    return;
+  }
+  if (stale() || !drawn) return;
+  markProblems();
+  if (fit) view.fit();
+  highlightSelection();
+  if (fit && state.selection) view.reveal(boxIdOf(state.selection));
+  syncHash();
+  await painted();
+  if (stale()) return;
+  setGraphState("ready", model.boxes.size === 0 ? "This graph is empty." : "");
+  performance.mark("studio:ready");
+}
+
+function showGraphError(err, path) {
+  view.reset();
+  Object.assign(state, { graph: null, model: null, selection: null, path });
+  clear(breadcrumb);
+  const message = el("div", { class: "error-card" },
+    el("strong", {}, err.status === 404 && path ? "This graph does not exist in the current revision." : "The graph could not be shown."),
+    el("div", {}, err.message || String(err)),
+    path ? el("a", { href: buildHash("", null) }, "Open the main graph") : null);
+  setGraphState("error", message);
+  renderSidebar();
+}
+
+// ------------------------------------------------------------------ edits, undo, redo
+
+async function refreshAfter(summary, options = {}) {
+  state.summary = summary || await api.getSummary(state.modelId);
+  watchValidation();
+  renderToolbar();
+  await loadGraph(state.path, { fit: false, ...options });
+}
+
+/** The words for a 409: the model changed elsewhere; the page has caught up. */
+function staleError(err) {
+  const rev = state.summary ? state.summary.revision : "?";
+  const stale = new api.ApiError(`Not saved: the model was changed elsewhere (it is now at revision ${rev}). `
+    + "The page now shows that revision — check, then try again.", err.status, err.code);
+  return stale;
+}
+
+async function applyEdits(ops, { selection } = {}) {
+  if (state.busy) throw new Error("Another change is still being saved.");
+  setBusy(true);
+  try {
+    const result = await api.postEdits(state.modelId, state.summary.revision, ops);
+    await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
+    const changes = (result && result.changes) || [];
+    toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
+    return result;
+  } catch (err) {
+    if (err.status === 409) {
+      // The model moved on elsewhere: take its revision as the next base and redraw the graph.
+      // The panel (and the message shown in it) stays; trying again applies the change on top
+      // of that revision.
+      state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
+      renderToolbar();
+      loadGraph(state.path, { fit: false, keepPanel: true });
+      throw staleError(err);
+    }
+    throw err;
+  } finally {
+    setBusy(false);
+  }
+}
+
+async function step(direction) {
+  if (state.busy || !state.summary) return;
+  setBusy(true);
+  try {
+    const call = direction === "undo" ? api.undo : api.redo;
+    const summary = await call(state.modelId, state.summary.revision);
+    await refreshAfter(summary);
+    toast(`${direction === "undo" ? "Undone" : "Redone"} — now at revision ${state.summary.revision}.`, "info");
+  } catch (err) {
+    if (err.status === 409) {
+      await refreshAfter(null).catch(() => {});
+      toast(`The model was changed elsewhere: the page now shows revision ${state.summary.revision}. Try again if needed.`);
+      return;
+    }
+    toast(err.message || String(err));
+  } finally {
+    setBusy(false);
+  }
+}
+
+// ------------------------------------------------------------------ events
+
+buttons.undo.addEventListener("click", () => step("undo"));
+buttons.redo.addEventListener("click", () => step("redo"));
+buttons.fit.addEventListener("click", () => view.fit());
+buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox(null); });
+if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
+buttons.text.addEventListener("click", () => {
+  if (!state.summary || state.dataFile) return;
+  openTextView({
+    title: state.summary.name || state.summary.id,
+    load: () => api.getText(state.modelId),
+    downloadHref: api.textUrl(state.modelId, { download: true }),
+  });
+});
+
+window.addEventListener("hashchange", () => {
+  const { path, selection } = parseHash(window.location.hash);
+  if (!state.summary || state.dataFile) return;
+  if (path !== state.path || graphEl.dataset.state === "error") {
+    loadGraph(path, { fit: true, selection });
+  } else if (selectionKey(selection) !== selectionKey(state.selection)) {
+    select(selectionValid(state.model, selection) ? selection : null, { reveal: true });
+  }
+});
+
+document.addEventListener("keydown", (e) => {
+  const t = e.target;
+  if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+  if (state.dataFile || document.querySelector("dialog[open]")) return;
+  const mod = e.ctrlKey || e.metaKey;
+  if (mod && e.key.toLowerCase() === "z") { e.preventDefault(); step(e.shiftKey ? "redo" : "undo"); }
+  else if (mod && e.key.toLowerCase() === "y") { e.preventDefault(); step("redo"); }
+  else if (!mod && e.key === "Escape") selectBox(null);
+  else if (!mod && !e.altKey && e.key === "f") view.fit();
+  else if (!mod && !e.altKey && e.key === "Home") view.fit({ readable: true });
+});
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  const { path, selection } = parseHash(window.location.hash);
+  state.path = path;
+  setGraphState("loading", "Loading model…");
+  try {
+    state.summary = (await prefetchedSummary()) || await api.getSummary(state.modelId);
+    watchValidation();
+  } catch (err) {
+    $("model-name").textContent = err.status === 404 ? "Model not found" : "Error";
+    clear(sidebar);
+    const message = el("div", { class: "error-card" },
+      el("strong", {}, err.status === 404 ? "There is no model with this id." : "The model could not be opened."),
+      el("div", {}, err.message || String(err)),
+      el("a", { href: $("back-link").getAttribute("href") }, "Back to the model list"));
+    setGraphState("error", message);
+    buttons.fit.disabled = true;
+    buttons.model.disabled = true;
+    buttons.download.removeAttribute("href");
+    buttons.download.classList.add("disabled");
+    return;
+  }
+  if (state.summary.kind && state.summary.kind !== "model") {
+    showDataFile(state.summary);
+    return;
+  }
+  renderToolbar();
+  await loadGraph(path, { fit: true, selection });
+}
+
+/** A data file: the data view in place of the drawing; no edits, no graph controls. */
+async function showDataFile(summary) {
+  state.dataFile = true;
+  document.body.classList.add("data-file");
+  for (const b of [buttons.undo, buttons.redo, buttons.fit, buttons.model, buttons.text, buttons.history]) if (b) b.hidden = true;
+  renderToolbar();
+  view.reset();
+  clear(breadcrumb);
+  breadcrumb.append(el("span", { class: "crumb current" }, summary.name || summary.id),
+    el("span", { class: "crumb-info muted" }, `${String(summary.kind).replace("_", " ")} file · no graph`));
+  const container = el("div", { class: "data-view", id: "data-view" });
+  graphEl.append(container);
+  graphEl.classList.add("has-data-view");
+  renderDataView(container, summary, { loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count) });
+  renderDataPanel(sidebar, summary);
+  await painted();
+  setGraphState("ready", "");
+}
+
+initGraphTools({ view, graphEl, state, select, selectBox, loadGraph });
+start();
+
+
+// A big model's summary arrives before its checks finish: wait for them, then redraw the badge
+// and the model panel (once per summary that says "pending").
+function watchValidation() {
+  const s = state.summary;
+  if (!s || !s.validation || !s.validation.pending || s.validationWatched) return;
+  s.validationWatched = true;
+  api.getValidation(state.modelId).then((v) => {
+    if (state.summary !== s) return;
+    s.validation = v;
+    renderToolbar();
+    renderSidebar();
+  }).catch(() => {});
+}

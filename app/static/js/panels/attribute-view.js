@@ -1,0 +1,184 @@
+// One node attribute in the node panel: an inline editor for the scalar and list types, a
+// readable view of every other AttributeProto type (tensors with a preview, sparse tensors,
+// subgraphs as links, TypeProtos in ONNX notation), and `ref_attr_name` references inside
+// function bodies shown as a reference to the function's attribute. Every attribute can be
+// deleted; TENSOR attributes get their values replaced from an uploaded .npy or JSON, TENSORS
+// from a JSON list.
+import { el } from "../widgets/dom.js";
+import { parseJSON, toJSON } from "../lib/api.js";
+import { disclosure, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
+import { tensorValueForms } from "../editing/tensor-edit.js";
+import { attributeEditText, formatNumber, formatTensor, onnxType } from "../lib/format.js";
+import { markdownBlock } from "../lib/markdown.js";
+import { previewToggle } from "./tensor-view.js";
+import { fieldError, graphLink, mono, showError, tag } from "../widgets/ui.js";
+
+const EDITABLE = new Set(["FLOAT", "INT", "STRING", "FLOATS", "INTS", "STRINGS"]);
+
+/** Text typed in an attribute's field -> the JSON value sent to the server. */
+export function parseAttributeInput(type, text) {
+  const scalar = (s) => {
+    const t = s.trim();
+    if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(t)) {
+      const v = parseJSON(t); // keeps big integers exact (BigInt)
+      if (typeof v === "number" && !Number.isFinite(v)) return v > 0 ? "Infinity" : "-Infinity"; // 1e400
+      return v;
+    }
+    if (t !== "" && Number.isFinite(Number(t))) return Number(t); // "1.", ".5", "+3"
+    if (/^[+-]?nan$/i.test(t)) return "NaN";
+    if (/^[+-]?inf(inity)?$/i.test(t)) return t.startsWith("-") ? "-Infinity" : "Infinity";
+    return t; // not a number: the server says what is wrong with it
+  };
+  switch (type) {
+    case "STRING": return text;
+    case "INT": case "FLOAT": return scalar(text);
+    case "STRINGS": {
+      const t = text.trim();
+      if (t.startsWith("[")) {
+        try { return JSON.parse(t); } catch { throw new Error("Not a valid JSON list of strings, e.g. [\"a\", \"b\"]."); }
+      }
+      return t === "" ? [] : t.split(",").map((s) => s.trim());
+    }
+    default: { // INTS, FLOATS
+      const t = text.trim().replace(/^\[/, "").replace(/\]$/, "").trim();
+      return t === "" ? [] : t.split(/[\s,]+/).filter(Boolean).map(scalar);
+    }
+  }
+}
+
+function graphInfo(g) {
+  const bits = [g.name, typeof g.nodes === "number" ? `${g.nodes} node${g.nodes === 1 ? "" : "s"}` : ""].filter(Boolean);
+  return bits.length ? el("span", { class: "muted" }, ` ${bits.join(" · ")}`) : null;
+}
+
+function tensorLine(v, ctx, holder, sparse) {
+  const type = sparse ? `sparse ${formatTensor(v.dtype, v.shape)}` : formatTensor(v.dtype, v.shape);
+  return [
+    mono(type),
+    sparse && v.nnz !== undefined ? el("span", { class: "muted" }, ` · ${formatNumber(v.nnz)} non-zero`) : null,
+    v.name ? el("span", { class: "muted" }, " · ", mono(v.name)) : null,
+    v.external ? [" ", tag("external data")] : null,
+    v.ref && holder ? [" ", previewToggle(v.ref, ctx, holder)] : null,
+  ];
+}
+
+/** A readable view of an attribute value of any type. */
+export function attributeValueView(attr, ctx, row) {
+  const v = attr.value;
+  const list = (items, render) => el("ol", { class: "attr-list", start: 0 }, (items || []).map((item, k) => {
+    const li = el("li", { "data-item": k });
+    li.append(...[render(item, k, li)].flat(Infinity).filter((x) => x !== null && x !== undefined && x !== false));
+    return li;
+  }));
+  switch (attr.type) {
+    case "TENSOR": return el("span", {}, tensorLine(v, ctx, row, false));
+    case "SPARSE_TENSOR": return el("span", {}, tensorLine(v, ctx, row, true));
+    case "TENSORS": return list(v, (item, k, li) => tensorLine(item, ctx, li, false));
+    case "SPARSE_TENSORS": return list(v, (item, k, li) => tensorLine(item, ctx, li, true));
+    case "GRAPH": return el("span", {}, graphLink(ctx, v.path, `Open ${attr.name} ›`), graphInfo(v));
+    case "GRAPHS": return list(v, (g, k) => [graphLink(ctx, g.path, `Open ${attr.name}[${k}] ›`), graphInfo(g)]);
+    case "TYPE_PROTO": return mono(onnxType(v), "type-proto");
+    case "TYPE_PROTOS": return list(v, (t) => mono(onnxType(t), "type-proto"));
+    case "FLOATS": case "INTS": case "STRINGS":
+      return mono(`[${(v || []).map((x) => (attr.type === "STRINGS" ? JSON.stringify(x) : formatNumber(x))).join(", ")}]`);
+    case "STRING": return mono(JSON.stringify(v ?? ""));
+    case "FLOAT": case "INT": return mono(formatNumber(v));
+    default:
+      return mono(v === undefined || v === null ? "(no value)" : JSON.stringify(v, (k, x) => (typeof x === "bigint" ? x.toString() : x)));
+  }
+}
+
+/** What a `ref_attr_name` attribute refers to: the function attribute, with its default. */
+function referenceView(attr, ctx) {
+  const graph = ctx.graph || {};
+  const def = (graph.attribute_defaults || []).find((a) => a.name === attr.ref_attr_name);
+  return el("div", { class: "attr-ref" },
+    el("span", { class: "muted" }, "takes the value of the function attribute "),
+    graph.kind === "function"
+      ? el("a", { href: ctx.graphHref(graph.path), class: "mono fn-attr-link", "data-fn-attr": attr.ref_attr_name }, attr.ref_attr_name)
+      : mono(attr.ref_attr_name),
+    def ? el("span", { class: "muted" }, " · default ", attributeValueView(def, ctx, null))
+      : el("span", { class: "muted" }, " · no default: the caller must set it"));
+}
+
+function editor(attr, node, ctx, error) {
+  const initial = attributeEditText(attr);
+  const input = el("input", {
+    type: "text", name: "value", value: initial, class: "mono", spellcheck: "false",
+    "aria-label": `Value of ${attr.name}`, autocomplete: "off",
+  });
+  const form = el("form", { class: "attr-edit" }, input, el("button", { type: "submit", class: "btn btn-small" }, "Save"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    runForm(form, error, async () => {
+      const value = parseAttributeInput(attr.type, input.value);
+      await ctx.actions.setAttribute(node.id, attr.name, value);
+    });
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { input.value = initial; showError(error, ""); }
+  });
+  return form;
+}
+
+/** Replace a TENSOR attribute's value (from .npy or JSON) or a TENSORS attribute's list (JSON). */
+function tensorReplace(attr, node, ctx) {
+  const apply = (value) => ctx.actions.edit([{ op: "set_attribute", node: node.id, name: attr.name, value }]);
+  if (attr.type === "TENSOR") {
+    const v = attr.value || {};
+    return disclosure("Replace values…", () => tensorValueForms(
+      { ref: v.ref, dtype: v.dtype, shape: v.shape || [], size: (v.shape || []).reduce((a, d) => a * Number(d), 1) },
+      ctx, (value) => apply(value), { typeChange: false, cast: true, what: "attribute" }), { cls: "attr-replace" });
+  }
+  return disclosure("Replace list…", () => {
+    const area = el("textarea", {
+      name: "values", class: "mono ed-json", rows: 4, spellcheck: "false",
+      placeholder: "[{\"dtype\": \"FLOAT\", \"shape\": [2], \"values\": [1, 2]}, ...]",
+    });
+    return editForm("ed-json-form", [
+      field("The tensors as a JSON list", area, "Each item: {\"dtype\", \"shape\", \"values\"} or a (nested) list of numbers (FLOAT)."),
+      el("div", { class: "ed-actions" }, submit("Set list")),
+    ], async () => {
+      let list;
+      try { list = parseJSON(area.value.trim()); } catch (err) { throw new Error(`This is not valid JSON: ${err.message}`); }
+      if (!Array.isArray(list)) throw new Error("Type a JSON list of tensors.");
+      await apply(list.map((item) => parseTensorJSON(toJSON(item))));
+    }).form;
+  }, { cls: "attr-replace" });
+}
+
+export function attributeRow(attr, node, ctx) {
+  const row = el("div", { class: "attr", "data-attr": attr.name });
+  const error = fieldError();
+  const editing = !!(ctx.actions && ctx.actions.edit);
+  const del = editing ? el("button", {
+    type: "button", class: "linklike attr-delete", title: `Delete the attribute ${attr.name} (the operator's default then applies)`,
+    "aria-label": `Delete attribute ${attr.name}`,
+  }, "Delete") : null;
+  if (del) {
+    del.addEventListener("click", () => runForm(row, error,
+      () => ctx.actions.edit([{ op: "delete_attribute", node: node.id, name: attr.name }])));
+  }
+  row.append(el("div", { class: "attr-head" },
+    el("span", { class: "attr-name" }, attr.name),
+    el("span", { class: "attr-type" }, attr.type),
+    attr.ref_attr_name ? tag("reference", "tag-ref") : null,
+    del));
+  if (attr.ref_attr_name) {
+    row.append(referenceView(attr, ctx));
+  } else if (EDITABLE.has(attr.type) && attr.truncated === undefined) {
+    row.append(editor(attr, node, ctx, error));
+  } else {
+    row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row)));
+    if (editing && (attr.type === "TENSOR" || attr.type === "TENSORS") && attr.truncated === undefined) {
+      row.append(tensorReplace(attr, node, ctx));
+    }
+  }
+  row.append(error);
+  if (attr.truncated !== undefined) {
+    row.append(el("div", { class: "muted attr-note" },
+      `The first ${formatNumber((attr.value || []).length)} of ${formatNumber(attr.truncated)} items are shown; a list this long is not edited here.`));
+  }
+  if (attr.doc_string) row.append(markdownBlock(attr.doc_string, { cls: "attr-doc" }));
+  return row;
+}

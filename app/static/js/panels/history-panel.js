@@ -1,0 +1,149 @@
+// The history panel (toolbar "History"): every revision of the model from GET .../revisions,
+// newest first, each with its edit ops in words and the server's account of what changed; the
+// current revision marked, where the others stand (undo reaches them, redo reaches them, or a
+// branch left behind by an edit after an undo), Undo/Redo, and a download of any revision.
+import { el, clear } from "../widgets/dom.js";
+import { formatDate } from "../lib/format.js";
+import { tag } from "../widgets/ui.js";
+
+function short(value, max = 60) {
+  let text;
+  if (value === null || value === undefined) text = "null";
+  else if (typeof value === "string") text = JSON.stringify(value);
+  else text = JSON.stringify(value, (k, v) => (typeof v === "bigint" ? v.toString() : v));
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function shapeWords(shape) {
+  if (shape === null || shape === undefined) return "unknown rank";
+  return `[${shape.map((d) => (d === null ? "?" : String(d))).join(", ")}]`;
+}
+
+function valueWords(value) {
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    if ("npy" in value) return "an uploaded .npy file";
+    if ("values" in value) return `${value.dtype || ""} ${shapeWords(value.shape || [])} typed values`.trim();
+  }
+  return short(value);
+}
+
+function targetWords(target) {
+  if (target === undefined || target === null || target === "model") return "the model";
+  if (target === "" || target === "graph") return "the main graph";
+  if (/(^|\/)n\d+$/.test(target)) return `node ${target}`;
+  return `graph ${target}`;
+}
+
+/** One edit op in plain words. */
+export function describeOp(op) {
+  const o = op || {};
+  switch (o.op) {
+    case "set_metadata":
+      return o.value === null ? `Delete metadata ${short(o.key)} of ${targetWords(o.target)}`
+        : `Set metadata ${short(o.key)} of ${targetWords(o.target)} to ${short(o.value)}`;
+    case "set_model_field": return `Set the model's ${o.field} to ${short(o.value)}`;
+    case "set_attribute": return `Set attribute ${o.name} of node ${o.node} to ${valueWords(o.value)}`;
+    case "delete_attribute": return `Delete attribute ${o.name} of node ${o.node}`;
+    case "rename_node": return `Rename node ${o.node} to ${short(o.name)}`;
+    case "rename_tensor": return `Rename tensor ${short(o.from)} to ${short(o.to)}`;
+    case "set_io_shape": return `Set ${short(o.name)} to ${o.dtype ? `${o.dtype} ` : ""}${shapeWords(o.shape)}`;
+    case "add_output": return `Make ${short(o.tensor)} a graph output`;
+    case "remove_output": return `Remove graph output ${short(o.name)}`;
+    case "add_input": return `Add graph input ${short(o.name)} (${o.dtype} ${shapeWords(o.shape)})`;
+    case "remove_input": return `Remove graph input ${short(o.name)}`;
+    case "delete_node": return `Delete node ${o.node}${o.reconnect ? ", reconnecting its readers" : ""}`;
+    case "insert_node": {
+      const where = o.consumers ? `before node${o.consumers.length > 1 ? "s" : ""} ${o.consumers.join(", ")} on ${short(o.tensor)}` : `after ${short(o.tensor)}`;
+      return `Insert ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""} ${where}`;
+    }
+    case "set_node_op": return `Change node ${o.node} to ${o.domain ? `${o.domain}.` : ""}${o.op_type}`;
+    case "set_initializer": return `Replace the values of initializer ${short(o.name)} with ${valueWords(o.value)}${o.allow_type_change ? " (type/shape may change)" : ""}`;
+    case "add_initializer": return `Add initializer ${short(o.name)} (${valueWords(o.value)})`;
+    case "delete_initializer": return `Delete initializer ${short(o.name)}`;
+    case "infer_shapes": return "Run shape inference and store its value_info";
+    case "cleanup": {
+      const parts = [["nodes", "dead nodes"], ["initializers", "unused initializers"], ["value_info", "stale value_info"]]
+        .filter(([k]) => o[k] !== false).map(([, w]) => w);
+      return `Clean up ${parts.join(", ") || "nothing"}`;
+    }
+    case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
+    case "convert_opset": return `Convert to opset ${o.version}`;
+    default: return `${o.op || "edit"} ${short(o, 80)}`;
+  }
+}
+
+/** Where each revision stands relative to the current one. */
+function standing(revisions, head) {
+  const byRev = new Map(revisions.map((r) => [r.revision, r]));
+  const ancestors = new Set();
+  for (let r = byRev.get(head); r && r.parent !== null && r.parent !== undefined; r = byRev.get(r.parent)) ancestors.add(r.parent);
+  const descends = (r) => {
+    for (let p = r; p; p = byRev.get(p.parent)) if (p.parent === head) return true;
+    return false;
+  };
+  const out = new Map();
+  for (const r of revisions) {
+    if (r.revision === head) out.set(r.revision, "current");
+    else if (ancestors.has(r.revision)) out.set(r.revision, "undo");
+    else if (descends(r)) out.set(r.revision, "redo");
+    else out.set(r.revision, "branch");
+  }
+  return out;
+}
+
+const STANDING = {
+  current: ["current", "tag-set", "The revision on screen"],
+  undo: ["undo reaches it", "", "An earlier state: Undo goes back to it"],
+  redo: ["redo reaches it", "tag-ref", "Undone: Redo brings it back"],
+  branch: ["other branch", "tag-warn", "Left behind when an edit followed an undo: Undo/Redo no longer reach it, but it can be downloaded"],
+};
+
+function revisionItem(r, where, ctx, name) {
+  const [label, cls, title] = STANDING[where];
+  const ops = r.ops || [];
+  const changes = r.changes || [];
+  const item = el("li", { class: `hist-item hist-${where}`, "data-revision": r.revision, "aria-current": where === "current" ? "true" : null },
+    el("div", { class: "hist-head" },
+      el("strong", { class: "hist-rev" }, `Revision ${r.revision}`),
+      tag(label, `hist-tag ${cls}`.trim()),
+      r.parent !== null && r.parent !== undefined && r.parent !== r.revision - 1 ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
+      el("span", { class: "hist-time muted" }, formatDate(r.created))),
+    r.revision === 0 || (r.parent === null && !ops.length)
+      ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)
+      : el("ol", { class: "hist-ops" }, ops.map((op, i) => el("li", { class: "hist-op", "data-op": op.op },
+        el("div", {}, describeOp(op)),
+        changes[i] ? el("div", { class: "hist-change muted" }, changes[i]) : null))));
+  item.title = title;
+  item.append(el("div", { class: "hist-actions" },
+    el("a", { class: "linklike hist-download", href: ctx.downloadHref({ revision: r.revision }), download: "" }, "Download this revision")));
+  return item;
+}
+
+/** Fill `root` (the sidebar) with the history panel; the revisions are fetched. */
+export function renderHistoryPanel(root, ctx) {
+  clear(root);
+  const summary = ctx.summary || {};
+  const list = el("ol", { class: "hist-list", id: "history-list", reversed: true });
+  const status = el("div", { class: "muted hist-status" }, "Loading the revisions…");
+  const undo = el("button", { type: "button", class: "btn btn-small", id: "history-undo", disabled: !summary.can_undo, onclick: () => ctx.actions.undo() }, "Undo");
+  const redo = el("button", { type: "button", class: "btn btn-small", id: "history-redo", disabled: !summary.can_redo, onclick: () => ctx.actions.redo() }, "Redo");
+  root.append(
+    el("header", { class: "panel-head" },
+      el("div", { class: "panel-kicker" }, "History"),
+      el("h2", { class: "panel-title" }, "Revisions"),
+      el("div", { class: "panel-subtitle" }, `now at revision ${summary.revision ?? "?"}`)),
+    el("section", { class: "panel-section hist-section" },
+      el("div", { class: "ed-row hist-controls" }, undo, redo,
+        el("span", { class: "muted ed-hint" }, "Each edit makes a revision; undo and redo move between them.")),
+      status, list));
+  ctx.actions.loadRevisions().then((data) => {
+    const revisions = [...(data.revisions || [])].sort((a, b) => b.revision - a.revision);
+    const where = standing(revisions, data.head);
+    status.remove();
+    list.append(...revisions.map((r) => revisionItem(r, where.get(r.revision), ctx, summary.name || "the model")));
+    list.dataset.ready = "true";
+  }).catch((err) => {
+    status.className = "field-error";
+    status.textContent = `The revisions could not be loaded: ${err.message || err}`;
+  });
+}

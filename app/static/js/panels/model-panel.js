@@ -1,0 +1,124 @@
+// The model panel (nothing selected): the graph or function on screen, validation in detail
+// (basic checker, full check, inference errors linked to their nodes), model fields, the
+// doc_string as Markdown, editable metadata, model-local functions, training info and device
+// configurations. Editing: the model fields, graph inputs, whole-model tools (opset
+// conversion, shape inference, clean-up, subgraph extraction) and the download choices
+// (model-tools.js).
+import { el, clear } from "../widgets/dom.js";
+import { disclosure } from "../editing/edit-forms.js";
+import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
+import { formatBytes, formatNumber } from "../lib/format.js";
+import { deviceConfigurations } from "./device-config.js";
+import { graphInfo, opsetText } from "./graph-info.js";
+import { markdownBlock } from "../lib/markdown.js";
+import { metadataEditor } from "../editing/metadata-editor.js";
+import { graphLink, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
+
+function check(ok, title, detail, message) {
+  return el("div", { class: `check ${ok === null ? "skipped" : ok ? "ok" : "bad"}` },
+    el("div", { class: "check-head" },
+      el("span", { class: "check-icon", "aria-hidden": "true" }, ok === null ? "–" : ok ? "✓" : "✗"),
+      el("strong", {}, title), el("span", { class: "check-verdict" }, detail)),
+    message ? el("div", { class: "verdict-message" }, message) : null);
+}
+
+function validationSection(v, ctx) {
+  if (v.pending) {
+    return el("section", { class: "panel-section validation", id: "validation", "data-pending": "true" },
+      el("h3", {}, "Validation"),
+      check(null, "onnx.checker", "checking in the background…"),
+      check(null, "Full check", "checking in the background…"));
+  }
+  const full = v.full;
+  const errors = v.inference_errors || [];
+  const same = full && !full.ok && full.message === v.message;
+  return el("section", { class: "panel-section validation", id: "validation", "data-ok": v.ok ? "true" : "false" },
+    el("h3", {}, "Validation"),
+    check(v.ok, "onnx.checker", v.ok ? "passes" : "fails", v.ok ? "" : v.message),
+    full ? check(full.ok, "Full check", full.ok ? "passes, with strict shape inference" : same ? "fails (as above)" : "fails",
+      full.ok || same ? "" : full.message)
+      : check(null, "Full check", "not run: the model is too large to serialise for it"),
+    errors.length ? el("div", { class: "inference-errors" },
+      el("h4", {}, `Shape inference errors (${errors.length})`),
+      el("ul", {}, errors.map((e) => el("li", { class: "inference-error", "data-node": e.node || "" },
+        el("div", { class: "ie-head" },
+          e.node ? el("a", { class: "inference-link", href: ctx.nodeHref("", e.node), "data-node": e.node },
+            `${e.op_type || "node"} ${e.node_name || e.node} ›`)
+            : el("span", { class: "muted" }, e.op_type ? `${e.op_type} ${e.node_name || ""}` : "whole model")),
+        el("div", { class: "verdict-message" }, e.message))))) : null);
+}
+
+function functionList(fns, ctx) {
+  return el("ul", { class: "link-list fn-list" }, fns.map((f) => el("li", { "data-path": f.path },
+    graphLink(ctx, f.path, f.name, "fn-link"),
+    el("span", { class: "muted" }, ` · ${f.domain || "ai.onnx"}${f.overload ? ` · overload ${f.overload}` : ""} · ${plural(f.nodes ?? 0, "node")}`))));
+}
+
+function trainingList(training, ctx) {
+  return el("div", { class: "training" }, training.map((t) => el("div", { class: "training-item", "data-index": t.index },
+    el("div", { class: "training-head" }, el("strong", {}, `Training info #${t.index}`)),
+    propertyList([
+      ["Initialization", t.init ? graphLink(ctx, t.init, "initialization graph ›", "subgraph-link train-init") : el("span", { class: "muted" }, "none")],
+      ["Algorithm", t.algo ? graphLink(ctx, t.algo, "training step graph ›", "subgraph-link train-algo") : el("span", { class: "muted" }, "none")],
+    ]),
+    el("h4", { title: "Initializers set from outputs of the initialization graph" }, `Initialization binding (${(t.initialization_binding || []).length})`),
+    (t.initialization_binding || []).length
+      ? keyValueList(t.initialization_binding, { keyLabel: "Initializer", valueLabel: "Set from output", cls: "binding-init" })
+      : el("p", { class: "muted" }, "none"),
+    el("h4", { title: "Initializers updated from outputs of the algorithm graph after each step" }, `Update binding (${(t.update_binding || []).length})`),
+    (t.update_binding || []).length
+      ? keyValueList(t.update_binding, { keyLabel: "Initializer", valueLabel: "Updated from output", cls: "binding-update" })
+      : el("p", { class: "muted" }, "none"))));
+}
+
+export function renderModelPanel(root, summary, ctx) {
+  clear(root);
+  root.append(el("header", { class: "panel-head" },
+    el("div", { class: "panel-kicker" }, "Model"),
+    el("h2", { class: "panel-title" }, summary.name || summary.graph_name || "model"),
+    el("div", { class: "panel-subtitle" }, `revision ${summary.revision} · ${formatBytes(summary.size)}`,
+      summary.source === "text" ? " · opened from ONNX text" : "")));
+
+  const graph = ctx.graph;
+  if (graph && graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
+
+  root.append(validationSection(summary.validation || {}, ctx));
+
+  const counts = summary.counts || {};
+  const editing = !!(ctx.actions && ctx.actions.edit);
+  root.append(section("Properties", propertyList([
+    ["IR version", summary.ir_version === undefined ? "" : mono(formatNumber(summary.ir_version))],
+    ["Opsets", opsetText(summary.opset_import)],
+    ["Producer", [summary.producer_name, summary.producer_version].filter(Boolean).join(" ")],
+    ["Domain", summary.domain ? mono(summary.domain) : ""],
+    ["Model version", summary.model_version === undefined ? "" : formatNumber(summary.model_version)],
+    ["Graph", summary.graph_name ? mono(summary.graph_name) : ""],
+    ["Contents", [
+      plural(counts.nodes ?? 0, "node"), plural(counts.initializers ?? 0, "initializer"),
+      plural(counts.inputs ?? 0, "input"), plural(counts.outputs ?? 0, "output"),
+      counts.subgraphs ? plural(counts.subgraphs, "subgraph") : "", counts.functions ? plural(counts.functions, "function") : "",
+    ].filter(Boolean).join(" · ")],
+    (summary.external_files || []).length ? ["External data", el("span", {}, summary.external_files.map((f, i) => [i ? ", " : "", mono(f)]))] : null,
+  ]), editing ? disclosure("Edit model fields…", () => modelFieldsForm(summary, ctx), { cls: "ed-fields-toggle" }) : null));
+
+  if (summary.doc_string) root.append(section("Documentation", markdownBlock(summary.doc_string, { cls: "doc model-doc" })));
+  if (graph && !graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
+
+  root.append(section("Model metadata", metadataEditor(summary.metadata_props || [], ctx)));
+  if (editing) {
+    const io = section("Graph inputs and outputs", ...ioOverview(ctx));
+    io.id = "model-io";
+    const tools = section("Tools", ...modelTools(summary, ctx).filter(Boolean));
+    tools.id = "model-tools";
+    const downloads = section("Download", downloadChoices(summary, ctx));
+    downloads.id = "downloads";
+    root.append(io, tools, downloads);
+  }
+
+  const fns = summary.functions || [];
+  if (fns.length) root.append(section(`Functions (${fns.length})`, functionList(fns, ctx)));
+  const training = summary.training || [];
+  if (training.length) root.append(section(`Training (${training.length})`, trainingList(training, ctx)));
+  const configs = summary.configuration || [];
+  if (configs.length) root.append(section(`Device configurations (${configs.length})`, deviceConfigurations(configs)));
+}

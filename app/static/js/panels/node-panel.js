@@ -1,0 +1,136 @@
+// The node panel: properties, documentation, editable attributes, inputs/outputs, metadata,
+// device configurations, and the operator's schema (with flags for unknown operators and for
+// attributes the schema does not define). Editing: rename, attributes (change, add, delete),
+// insert a node before/after, change the operator, delete (node-edit.js), outputs as graph
+// outputs, node metadata.
+import { el, clear } from "../widgets/dom.js";
+import { attributeRow } from "./attribute-view.js";
+import { nodeDeviceConfigurations } from "./device-config.js";
+import { disclosure } from "../editing/edit-forms.js";
+import { markdownBlock } from "../lib/markdown.js";
+import { metadataEditor } from "../editing/metadata-editor.js";
+import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "../editing/node-edit.js";
+import { schemaSection } from "./schema-panel.js";
+import { tensorRow } from "./tensor-rows.js";
+import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
+
+function localFunction(node, ctx) {
+  if (node.function) return { path: node.function, name: node.op_type };
+  return (ctx.functions || []).find((f) => f.name === node.op_type && (f.domain || "") === (node.domain || "")
+    && (f.overload || "") === (node.overload || "")) || null;
+}
+
+function flagSchema(root, flags, schema) {
+  if (schema.kind === "unknown") {
+    flags.append(callout("bad", "Unknown operator", el("span", { class: "flag-unknown-op" }, schema.problem)));
+  }
+  if (schema.deprecated) {
+    flags.append(callout("warn", "Deprecated operator", `${schema.op_type} is deprecated at this opset.`));
+  }
+  const unknown = schema.unknown_attributes || [];
+  if (unknown.length) {
+    flags.append(callout("warn", "Attributes the schema does not define",
+      el("span", { class: "flag-unknown-attrs" }, unknown.map((n, i) => [i ? ", " : "", mono(n)])),
+      el("div", { class: "muted" }, "The checker refuses them; runtimes may ignore them or fail.")));
+    for (const name of unknown) {
+      const head = root.querySelector(`.attr[data-attr="${CSS.escape(name)}"] .attr-head`);
+      if (head) head.append(tag("not in schema", "tag-bad"));
+    }
+  }
+}
+
+/**
+ * The node's metadata_props, editable (set_metadata with target = the node id). The graph JSON
+ * only counts them (torch writes kilobytes a node: stack traces, FX dumps, scopes), so the node
+ * is fetched whole when it has any.
+ */
+function nodeMetadataSection(node, ctx, count, editing) {
+  const s = section(`Metadata (${count})`);
+  s.id = "node-metadata-section";
+  const opts = { target: node.id, idPrefix: "node-metadata" };
+  if (!count) {
+    s.append(el("p", { class: "muted" }, "None."));
+    if (editing) s.append(disclosure("Add…", () => metadataEditor([], ctx, opts), { cls: "ed-node-meta-toggle" }));
+    return s;
+  }
+  const holder = el("div", { class: "muted" }, "Loading the node's metadata…");
+  s.append(holder);
+  ctx.actions.loadNode(node.id).then((full) => {
+    const props = full.metadata_props || [];
+    holder.replaceWith(keyValueList(props, { cls: "node-metadata", formatValue: foldedValue }));
+    if (editing) s.append(disclosure("Edit…", () => metadataEditor(props, ctx, opts), { cls: "ed-node-meta-toggle" }));
+  }).catch((err) => {
+    holder.className = "field-error";
+    holder.textContent = `The node's metadata could not be loaded: ${err.message || err}`;
+  });
+  return s;
+}
+
+export function renderNodePanel(root, node, ctx) {
+  clear(root);
+  const c = { ...ctx, selfId: node.id };
+  const fn = localFunction(node, ctx);
+  root.append(el("header", { class: "panel-head" },
+    el("div", { class: "panel-kicker" }, fn ? "Node · calls a model function" : "Node"),
+    el("h2", { class: "panel-title" }, node.op_type),
+    node.name ? el("div", { class: "panel-subtitle mono" }, node.name) : null,
+    fn ? el("div", { class: "panel-action" }, graphLink(ctx, fn.path, `Enter function ${fn.name} ›`, "subgraph-link enter-function")) : null));
+  const flags = el("div", { class: "panel-flags" });
+  root.append(flags);
+
+  const editing = !!(ctx.actions && ctx.actions.edit);
+  root.append(section("Properties", propertyList([
+    ["Name", editing ? renameNodeForm(node, c) : node.name ? mono(node.name) : ""],
+    ["Operator", mono(node.op_type)],
+    ["Domain", node.domain ? mono(node.domain) : mono("ai.onnx (default)")],
+    node.overload ? ["Overload", mono(node.overload)] : null,
+    fn ? ["Defined by", graphLink(ctx, fn.path, `model function ${fn.name} ›`)] : null,
+    ["Node id", mono(node.id)],
+  ])));
+  if (editing) {
+    const edit = section("Edit node", nodeActions(node, c));
+    edit.classList.add("ed-section");
+    edit.id = "node-edit";
+    root.append(edit);
+  }
+  if (node.doc_string) root.append(section("Documentation", markdownBlock(node.doc_string, { cls: "doc" })));
+
+  const attrs = node.attributes || [];
+  const attrSection = section(`Attributes (${attrs.length})`,
+    attrs.length ? el("div", { class: "attrs" }, attrs.map((a) => attributeRow(a, node, c)))
+      : el("p", { class: "muted" }, "This node sets no attributes."));
+  if (editing) {
+    const add = disclosure("+ Add attribute…", () => addAttributeForm(node, c), { cls: "ed-add-attr-toggle" });
+    attrSection.append(add);
+    ctx.actions.loadSchema(node.id).then((s) => { // an operator whose attributes are all set (or has none)
+      const set = new Set(attrs.map((a) => a.name));
+      if (s.kind === "schema" && !(s.attributes || []).some((a) => !set.has(a.name))) add.hidden = true;
+    }).catch(() => {});
+  }
+  attrSection.id = "node-attributes";
+  root.append(attrSection);
+  const ins = node.inputs || [];
+  const outs = node.outputs || [];
+  root.append(section(`Inputs (${ins.length})`, ins.length
+    ? el("ol", { class: "tensor-list" }, ins.map((n) => tensorRow(n, c, { from: true })))
+    : el("p", { class: "muted" }, "This node reads no inputs.")));
+  const outputRow = (n) => {
+    const li = tensorRow(n, c);
+    const add = editing && n ? addOutputButton(n, c) : null;
+    if (add) li.append(el("div", { class: "ed-output-action" }, add));
+    return li;
+  };
+  root.append(section(`Outputs (${outs.length})`, outs.length
+    ? el("ol", { class: "tensor-list" }, outs.map(outputRow))
+    : el("p", { class: "muted" }, "This node has no outputs.")));
+
+  const count = node.metadata_count || 0;
+  if (editing || count) root.append(nodeMetadataSection(node, c, count, editing));
+  if ((node.device_configurations || []).length) {
+    root.append(section("Device configuration", nodeDeviceConfigurations(node.device_configurations)));
+  }
+  const schema = schemaSection(node, c, (s) => {
+    if (schema.isConnected) flagSchema(root, flags, s);
+  });
+  root.append(schema);
+}

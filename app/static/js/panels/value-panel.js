@@ -1,0 +1,204 @@
+// The panel of one tensor name of the graph on screen — a graph input or output, an
+// initializer (dense or sparse), an intermediate value: its type (declared or inferred), its
+// doc_string and metadata_props, quantization annotations, values, producer and readers.
+// Editing: a graph input/output's type and shape (io-panel.js), renaming a main-graph tensor
+// everywhere, making it a graph output, and an initializer's values (replace from .npy or JSON,
+// save as .npy, delete when unused).
+import { el, clear } from "../widgets/dom.js";
+import { editForm, submit } from "../editing/edit-forms.js";
+import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
+import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
+import { formatDims, formatNumber, formatType } from "../lib/format.js";
+import { markdownBlock } from "../lib/markdown.js";
+import { tensorView } from "./tensor-view.js";
+import { boxLabel, tensorNameLink } from "./tensor-rows.js";
+import { keyValueList, mono, plural, propertyList, section, tag } from "../widgets/ui.js";
+
+/** Everything the graph JSON says about `name`. */
+export function tensorFacts(graph, name) {
+  const find = (list) => (list || []).find((v) => v.name === name) || null;
+  return {
+    input: find(graph.inputs),
+    output: find(graph.outputs),
+    valueInfo: find(graph.value_info),
+    inferred: find(graph.inferred_value_info),
+    initializer: find(graph.initializers),
+  };
+}
+
+function shapeText(shape) {
+  const dims = formatDims(shape);
+  if (dims === null) return "";
+  return dims === "scalar" ? "scalar (rank 0)" : `[${shape.map((d) => (d === null ? "?" : String(d))).join(", ")}]`;
+}
+
+function typeSection(name, facts) {
+  const declared = facts.input || facts.output || facts.valueInfo;
+  const known = (v) => v && (v.dtype || (v.type && v.type.kind && v.type.kind !== "unknown"));
+  const v = known(declared) ? declared : known(facts.inferred) ? facts.inferred : facts.initializer;
+  if (!v || !(v.dtype || known(v))) {
+    return section("Type", propertyList([["Name", mono(name)], ["Type", el("span", { class: "muted" }, "not declared in this graph")]]));
+  }
+  const source = v === facts.inferred ? "inferred by ONNX shape inference (not stored in the model)"
+    : v === facts.initializer ? "the initializer's own" : v === facts.valueInfo ? "declared in value_info" : "declared by the graph";
+  const nonTensor = v.type && v.type.kind && v.type.kind !== "tensor";
+  return section("Type", propertyList([
+    ["Name", mono(name)],
+    nonTensor ? ["Type", mono(formatType(v.type), "type-proto")] : null,
+    !nonTensor ? ["Data type", v.dtype ? mono(v.dtype) : ""] : null,
+    !nonTensor ? ["Shape", v.shape === null || v.shape === undefined ? (v.dtype ? "unknown rank" : "") : mono(shapeText(v.shape))] : null,
+    facts.initializer && facts.initializer.sparse ? ["Storage", `sparse · ${formatNumber(facts.initializer.nnz)} non-zero values`] : null,
+    facts.initializer && facts.initializer.external ? ["Storage", "external data file"] : null,
+    ["Type from", el("span", { class: "muted" }, source)],
+  ]));
+}
+
+function docAndMetadata(name, facts) {
+  const out = [];
+  const entries = [facts.input, facts.output, facts.valueInfo, facts.initializer].filter(Boolean);
+  const docs = [...new Set(entries.map((e) => e.doc_string).filter(Boolean))];
+  for (const doc of docs) out.push(section("Documentation", markdownBlock(doc, { cls: "doc" })));
+  const props = entries.flatMap((e) => e.metadata_props || []);
+  if (props.length) out.push(section(`Metadata (${props.length})`, keyValueList(props, { cls: "value-metadata" })));
+  return out;
+}
+
+function quantizationSection(name, graph, ctx) {
+  const own = (graph.quantization_annotation || []).filter((a) => a.tensor_name === name);
+  const asParam = (graph.quantization_annotation || []).flatMap((a) => (a.quant_parameter_tensor_names || [])
+    .filter((p) => p.value === name).map((p) => ({ key: p.key, tensor: a.tensor_name })));
+  if (!own.length && !asParam.length) return null;
+  return section("Quantization", el("div", { class: "quant" },
+    own.map((a) => el("div", { class: "quant-own" },
+      el("div", { class: "muted" }, "Parameters of this tensor's quantization:"),
+      el("table", { class: "kv-table" }, el("tbody", {}, (a.quant_parameter_tensor_names || []).map((p) => el("tr", { "data-key": p.key },
+        el("td", { class: "mono" }, p.key), el("td", {}, tensorNameLink(p.value, ctx, "")))))))),
+    asParam.map((p) => el("div", { class: "quant-param" }, "This tensor is the ", mono(p.key), " of ", tensorNameLink(p.tensor, ctx, ""), "."))));
+}
+
+function producedAndRead(name, ctx) {
+  const { model } = ctx;
+  const producer = model.producer.get(name);
+  const readers = [...model.boxes.values()].filter((b) => (b.kind === "node" && (b.node.inputs || []).includes(name))
+    || (b.kind === "output" && b.name === name));
+  const link = (id) => el("button", { type: "button", class: "linklike", onclick: () => ctx.actions.select(id) }, boxLabel(model, id));
+  const rows = [];
+  if (producer && model.boxes.get(producer)?.kind === "node") rows.push(["Produced by", link(producer)]);
+  else if (producer && model.boxes.get(producer)?.kind === "input") rows.push(["Produced by", "the caller (graph input)"]);
+  rows.push(["Read by", readers.length ? el("span", {}, readers.map((b, i) => [i ? ", " : "", link(b.id)]))
+    : el("span", { class: "muted" }, "nothing in this graph")]);
+  return section("Connections", propertyList(rows));
+}
+
+function sizeOf(shape) {
+  return (shape || []).reduce((a, d) => a * Number(d), 1);
+}
+
+/** Replace an initializer's values (set_initializer) from an uploaded .npy or JSON. */
+function replaceValuesSection(name, init, ctx) {
+  const graphPath = (ctx.graph && ctx.graph.path) || "";
+  const apply = (value, { allowTypeChange, fileDtype }) => {
+    const op = { op: "set_initializer", name, value };
+    if (graphPath) op.graph = graphPath;
+    if (allowTypeChange) op.allow_type_change = true;
+    if (allowTypeChange && value.npy && fileDtype) op.dtype = fileDtype; // keep the file's own dtype
+    return ctx.actions.edit([op]);
+  };
+  const s = section("Replace values", tensorValueForms({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, apply, { what: "initializer" }));
+  s.classList.add("ed-section");
+  s.id = "initializer-edit";
+  return s;
+}
+
+/** Whether `name` is a value of the main graph rename_tensor can rename. */
+function mainGraphTensor(name, facts, ctx) {
+  const graph = ctx.graph || {};
+  if (graph.path || graph.kind === "function") return false;
+  if (facts.input || facts.output || facts.initializer) return true;
+  const producer = ctx.model && ctx.model.producer.get(name);
+  return !!(producer && ctx.model.boxes.get(producer)?.kind === "node");
+}
+
+/** Rename everywhere, add as graph output, delete an unused initializer. */
+function tensorEditSection(name, facts, ctx, box) {
+  const graph = ctx.graph || {};
+  const parts = [];
+  if (mainGraphTensor(name, facts, ctx)) {
+    const sel = ctx.selection && ctx.selection.id === name ? ctx.selection : { kind: "tensor", id: name };
+    parts.push(el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Rename everywhere"),
+      renameTensorForm(name, ctx, (to) => ({ kind: sel.kind, id: to })),
+      el("div", { class: "ed-hint muted" }, "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
+    if (!facts.output) {
+      const { form } = editForm("ed-inline ed-add-output", [
+        el("div", { class: "ed-row" }, submit("Add as graph output", "btn btn-small"),
+          el("span", { class: "muted ed-hint" }, "The model then returns this tensor too.")),
+      ], () => ctx.actions.edit([{ op: "add_output", tensor: name }]));
+      parts.push(form);
+    }
+  } else if (!graph.path && box && box.kind === "outer") {
+    // a name produced nowhere: nothing to edit
+  } else if (graph.path && !facts.initializer) {
+    parts.push(el("p", { class: "muted ed-hint" }, "Renaming and adding outputs work on the main graph's tensors."));
+  }
+  if (facts.initializer && !facts.initializer.sparse && graph.kind !== "function") {
+    const readers = ctx.model ? [...ctx.model.boxes.values()].filter((b) => b.kind === "node" && (b.node.inputs || []).includes(name)).length : 0;
+    const used = readers > 0 || !!facts.output;
+    const op = { op: "delete_initializer", name };
+    if (graph.path) op.graph = graph.path;
+    const { form } = editForm("ed-inline ed-delete-initializer", [
+      el("div", { class: "ed-row" }, el("button", { type: "submit", class: "btn btn-small btn-danger", disabled: used }, "Delete initializer"),
+        el("span", { class: "muted ed-hint" }, used ? `In use (${plural(readers, "reader")}${facts.output ? ", a graph output" : ""}): remove its readers first.` : "Nothing reads it.")),
+    ], () => ctx.actions.edit([op], { selection: null }));
+    parts.push(form);
+  }
+  parts.push(...ioRemoveForms(name, facts, ctx));
+  if (!parts.length) return null;
+  const s = section("Edit tensor", ...parts);
+  s.classList.add("ed-section");
+  s.id = "tensor-edit";
+  return s;
+}
+
+const KIND_LABEL = { input: "Graph input", output: "Graph output" };
+
+/**
+ * The panel of tensor `name`. `box` (optional) is the drawing's box for it: a graph input or
+ * output, or a dashed box for a value from an enclosing graph.
+ */
+export function renderTensorPanel(root, name, ctx, box = null) {
+  clear(root);
+  const graph = ctx.graph || {};
+  const facts = tensorFacts(graph, name);
+  let kind = box ? KIND_LABEL[box.kind] : null;
+  if (!kind && box && box.kind === "outer") kind = box.id.startsWith("init:") ? "Initializer" : box.enclosing ? "Value from an enclosing graph" : "Value produced nowhere";
+  if (!kind) kind = facts.initializer ? (facts.initializer.sparse ? "Sparse initializer" : "Initializer") : facts.input ? "Graph input" : facts.output ? "Graph output" : "Value";
+  root.append(el("header", { class: "panel-head" },
+    el("div", { class: "panel-kicker" }, kind),
+    el("h2", { class: "panel-title mono" }, name),
+    facts.inferred && !facts.valueInfo ? el("div", { class: "panel-subtitle" }, tag("type inferred")) : null));
+  root.append(typeSection(name, facts));
+  root.append(...docAndMetadata(name, facts));
+  const quant = quantizationSection(name, graph, ctx);
+  if (quant) root.append(quant);
+  root.append(...ioSections(name, facts, ctx));
+  if (facts.initializer && facts.initializer.ref) {
+    const init = facts.initializer;
+    const values = section("Values", tensorView(init.ref, ctx.actions.loadTensor));
+    if (!init.sparse) values.append(npyDownload({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, npyFilename(name)));
+    root.append(values);
+    if (!init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
+  }
+  if (ctx.model) root.append(producedAndRead(name, ctx));
+  const edits = tensorEditSection(name, facts, ctx, box);
+  if (edits) root.append(edits);
+  if (box && box.kind === "outer" && !box.id.startsWith("init:")) {
+    root.append(el("p", { class: "muted panel-note" }, box.enclosing
+      ? "Nothing in this graph produces this name: it is read from an enclosing graph."
+      : "Nothing in this graph produces this name, and this graph has no enclosing scope."));
+  }
+}
+
+/** The panel of a box that stands for a value (graph input/output, outer-scope value). */
+export function renderValuePanel(root, box, ctx) {
+  renderTensorPanel(root, box.name, ctx, box);
+}

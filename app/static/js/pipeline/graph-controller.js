@@ -1,0 +1,401 @@
+// The graph on screen: which groups are expanded, laying out what changed, drawing, keeping
+// selection/highlights on the right boxes, jumping to a node inside collapsed groups.
+// model-page.js uses it where it used the plain renderer (same method names: render is
+// `show`), plus expand/collapse, expand-all, collapse-all, trace and the view options.
+import { allGroupIds, ancestorsOf, buildHierarchy, overviewExpanded } from "./grouping.js";
+import { GraphView } from "../renderers/renderer.js";
+import { composeScene, layoutScene, planScene } from "./scene.js";
+
+const PROGRESS_AFTER_MS = 400;
+
+// Resolves once the browser has painted what was just drawn (or soon, in a hidden tab
+// where animation frames do not run).
+const painted = () => new Promise((resolve) => {
+  const timer = setTimeout(resolve, 200);
+  requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(); }));
+});
+
+function progressMessage(text, fraction) {
+  const box = document.createElement("div");
+  box.className = "layout-progress";
+  const label = document.createElement("span");
+  label.textContent = text;
+  box.append(label);
+  if (fraction !== null) {
+    const bar = document.createElement("span");
+    bar.className = "progress-bar";
+    const fill = document.createElement("span");
+    fill.style.width = `${Math.round(fraction * 100)}%`;
+    bar.append(fill);
+    box.append(bar);
+  }
+  return box;
+}
+
+export class GraphController {
+  /**
+   * @param {HTMLElement} container #graph
+   * @param {import("./layout-client.js").LayoutClient} client
+   * @param {object} handlers onSelect(box id | null), onSelectTensor(name), onSelectGroup(id),
+   *   setState(value, message), onScene(scene) after each drawing, onViewChange(view)
+   */
+  constructor(container, client, handlers) {
+    this.container = container;
+    this.client = client;
+    this.handlers = handlers;
+    this.model = null;
+    this.h = null;
+    this.expanded = new Set([""]);
+    this.options = { names: true, attrs: false };
+    this.namesChosen = false;
+    this.seq = 0;
+    this.plan = null;
+    this.scene = null;
+    this.selected = null; // a box id ("n3", "input:x") or "group:<id>"
+    this.activeTensor = null;
+    this.marks = new Map();
+    this.traceOn = false;
+    this.adjacency = null;
+    this.listeners = new Set();
+    this.view = new GraphView(container, {
+      onSelect: (id) => handlers.onSelect(id),
+      onSelectTensor: (name) => handlers.onSelectTensor(name),
+      onSelectGroup: (id) => handlers.onSelectGroup(id),
+      onToggleGroup: (id) => this.toggle(id),
+      onReference: (ref, boxId) => this.followReference(ref, boxId),
+      onViewChange: (v) => this.emit("view", v),
+    });
+  }
+
+  /** Listen to "scene" (a new drawing), "selection" and "view" (pan/zoom); returns the remover. */
+  on(fn) {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  emit(type, detail) {
+    for (const fn of this.listeners) fn(type, detail);
+  }
+
+  get busy() {
+    return this.container.dataset.state === "layout" || this.container.dataset.state === "loading";
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  /**
+   * Show a new graph model (a graph loaded or reloaded after an edit).
+   * keep: the same graph as before (an edit): keep the expanded groups that still exist.
+   * focus: a box id to show (its groups are expanded before the first layout).
+   */
+  async show(model, { fit = true, focus = null, keep = false } = {}) {
+    const previous = this.expanded;
+    this.model = model;
+    this.adjacency = null;
+    this.h = buildHierarchy(model);
+    performance.mark("studio:grouped");
+    if (!this.namesChosen) this.options.names = this.h.root.nodeCount <= 2000;
+    if (keep && previous) {
+      this.expanded = new Set([...previous].filter((id) => this.h.groups.has(id)));
+      this.expanded.add("");
+    } else {
+      this.expanded = overviewExpanded(this.h);
+    }
+    delete this.container.dataset.expanded;
+    if (focus) for (const g of ancestorsOf(this.h, focus)) this.expanded.add(g.id);
+    return this.redraw({ fit, settle: false });
+  }
+
+  /** Plan, lay out (workers, cached), compose and draw; false when a newer redraw took over. */
+  async redraw(options = {}) {
+    if (options.settle === false) return this.draw(options);
+    try {
+      return await this.draw(options);
+    } catch (err) {
+      // the drawing on screen stays as it was; say why nothing changed
+      this.handlers.setState("ready", `The drawing could not be updated: ${err.message || err}`);
+      return false;
+    }
+  }
+
+  async draw({ fit = false, anchor = null, settle = true } = {}) {
+    const seq = ++this.seq;
+    const started = performance.now();
+    this.handlers.setState("layout", "");
+    let shown = false;
+    const report = (done, total) => {
+      if (seq !== this.seq) return;
+      const elapsed = performance.now() - started;
+      if (elapsed < PROGRESS_AFTER_MS && !shown) return;
+      shown = true;
+      const secs = elapsed >= 2000 ? ` · ${(elapsed / 1000).toFixed(0)} s` : "";
+      this.handlers.setState("layout", progressMessage(`Laying out ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} groups${secs}…`, total ? done / total : null));
+    };
+    const ticker = setInterval(() => report(this.lastDone || 0, this.lastTotal || 0), 500);
+    let scene;
+    try {
+      const plan = planScene(this.model, this.h, this.expanded, this.options);
+      performance.mark("studio:planned");
+      this.lastTotal = plan.levels.size;
+      this.lastDone = 0;
+      const results = await layoutScene(plan, (input) => this.client.run(input), (done, total) => {
+        this.lastDone = done;
+        report(done, total);
+      });
+      if (seq !== this.seq) return false;
+      performance.mark("studio:laid-out");
+      scene = composeScene(plan, results);
+      this.plan = plan;
+    } finally {
+      clearInterval(ticker);
+    }
+    let before = null;
+    if (anchor && this.scene) {
+      const r = this.view.rectOf(anchor);
+      if (r) before = this.view.toScreen(r.x, r.y);
+    }
+    this.scene = scene;
+    performance.mark("studio:composed");
+    this.view.render(scene);
+    performance.mark("studio:rendered");
+    this.applyMarks();
+    this.applySelection();
+    this.applyTrace();
+    if (fit) this.view.fit();
+    else if (before) {
+      const r = this.view.rectOf(anchor);
+      if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
+    }
+    // for benchmarks: time from asking to drawn; layouts computed / answered from the cache
+    this.container.dataset.layoutMs = String(Math.round(performance.now() - started));
+    const st = this.client.stats;
+    this.container.dataset.layouts = `${st.computed} computed (${Math.round(st.ms)} ms in workers), ${st.cached} cached`;
+    this.emit("scene", scene);
+    if (!settle) return true;
+    await painted();
+    if (seq !== this.seq) return false;
+    this.handlers.setState("ready", scene.boxes.length + scene.groups.length === 0 ? "This graph is empty." : "");
+    return true;
+  }
+
+  // ---------------------------------------------------------------- groups
+
+  isCollapsedGroup(id) {
+    return this.h && this.h.groups.has(id) && !this.expanded.has(id);
+  }
+
+  /** Expand a collapsed group, collapse an expanded one (in place: it stays where it was). */
+  toggle(id) {
+    if (!this.h || !this.h.groups.has(id) || id === "") return Promise.resolve(false);
+    // a double-click on the +/− control is one toggle, not three
+    const now = performance.now();
+    if (this.lastToggle && this.lastToggle.id === id && now - this.lastToggle.at < 450) return Promise.resolve(false);
+    this.lastToggle = { id, at: now };
+    if (this.expanded.has(id)) {
+      this.expanded.delete(id);
+      // collapsing a group collapses what it holds too
+      const drop = (g) => { for (const c of g.children) if (c.group) { this.expanded.delete(c.group.id); drop(c.group); } };
+      drop(this.h.groups.get(id));
+    } else {
+      this.expanded.add(id);
+    }
+    delete this.container.dataset.expanded;
+    return this.redraw({ anchor: id });
+  }
+
+  expand(id) {
+    return this.isCollapsedGroup(id) ? this.toggle(id) : Promise.resolve(false);
+  }
+
+  collapse(id) {
+    return this.h && this.expanded.has(id) && id !== "" ? this.toggle(id) : Promise.resolve(false);
+  }
+
+  async expandAll() {
+    if (!this.h) return false;
+    this.expanded = new Set(["", ...allGroupIds(this.h)]);
+    delete this.container.dataset.expanded;
+    const ok = await this.redraw({ fit: true });
+    if (ok) this.container.dataset.expanded = "all";
+    return ok;
+  }
+
+  /** Back to the overview the graph opened with (a small graph: every group collapsed). */
+  collapseAll() {
+    if (!this.h) return Promise.resolve(false);
+    const overview = overviewExpanded(this.h, { ...this.h.limits, smallGraph: 0 });
+    const everything = overview.size === this.h.groups.size;
+    this.expanded = everything ? new Set([""]) : overview;
+    delete this.container.dataset.expanded;
+    return this.redraw({ fit: true });
+  }
+
+  /** The id drawn for a box id: itself, or "group:<id>" of the collapsed group holding it. */
+  /** The box that shows box `id`: itself, or for a folded Constant the first box listing it. */
+  shownBoxOf(id) {
+    const box = id && this.model ? this.model.boxes.get(id) : null;
+    return box && box.folded ? box.hosts[0] : id;
+  }
+
+  drawnIdOf(id) {
+    if (!id || !this.plan) return null;
+    id = this.shownBoxOf(id);
+    if (id.startsWith("group:")) {
+      const g = this.h.groups.get(id.slice(6));
+      if (!g) return null;
+      const chain = [];
+      for (let p = g; p && p.id !== ""; p = p.parent) chain.unshift(p);
+      for (const c of chain) if (!this.expanded.has(c.id)) return c.id;
+      return g.id;
+    }
+    const key = this.plan.visOf(id);
+    return key ? key.slice(1) : null;
+  }
+
+  /** Make box `id` drawn (expanding the groups holding it) and bring it into view. */
+  async reveal(id) {
+    if (!id || !this.h) return;
+    if (id.startsWith("group:")) {
+      const g = this.h.groups.get(id.slice(6));
+      if (!g) return;
+      let missing = false;
+      for (let p = g.parent; p && p.id !== ""; p = p.parent) if (!this.expanded.has(p.id)) { this.expanded.add(p.id); missing = true; }
+      if (missing && !(await this.redraw({}))) return;
+      this.view.reveal(g.id, { minScale: 0.3, zoom: 0.6 });
+      return;
+    }
+    if (!this.model.boxes.has(id)) return;
+    const groups = ancestorsOf(this.h, id).filter((g) => !this.expanded.has(g.id));
+    if (groups.length) {
+      for (const g of groups) this.expanded.add(g.id);
+      if (!(await this.redraw({}))) return;
+    }
+    this.view.reveal(this.shownBoxOf(id));
+  }
+
+  // ---------------------------------------------------------------- selection and marks
+
+  applySelection() {
+    if (this.activeTensor !== null) this.view.highlightTensor(this.activeTensor);
+    else this.view.highlight(this.drawnIdOf(this.selected));
+    // a tensor: outline its producer and consumers too (its edges may be references)
+    const t = this.activeTensor;
+    const ends = t !== null && this.model ? [this.model.producer.get(t), ...(this.model.consumers.get(t) || [])] : [];
+    this.view.mark([...new Set(ends.map((id) => this.drawnIdOf(id)).filter(Boolean))], "tensor-end");
+  }
+
+  highlight(id) {
+    this.selected = id;
+    this.activeTensor = null;
+    this.applySelection();
+    this.applyTrace();
+    this.emit("selection", { id });
+  }
+
+  highlightTensor(name) {
+    this.selected = null;
+    this.activeTensor = name;
+    this.applySelection();
+    this.applyTrace();
+    this.emit("selection", { tensor: name });
+  }
+
+  mark(ids, cls) {
+    this.marks.set(cls, ids);
+    this.applyMarks();
+  }
+
+  applyMarks() {
+    for (const [cls, ids] of this.marks) {
+      this.view.mark(ids.map((id) => this.drawnIdOf(id)).filter(Boolean), cls);
+    }
+  }
+
+  // ---------------------------------------------------------------- upstream / downstream
+
+  setTrace(on) {
+    this.traceOn = on;
+    this.applyTrace();
+  }
+
+  neighbours() {
+    if (this.adjacency) return this.adjacency;
+    const preds = new Map();
+    const succs = new Map();
+    for (const e of this.model.edges) {
+      if (!preds.has(e.to)) preds.set(e.to, []);
+      preds.get(e.to).push(e.from);
+      if (!succs.has(e.from)) succs.set(e.from, []);
+      succs.get(e.from).push(e.to);
+    }
+    this.adjacency = { preds, succs };
+    return this.adjacency;
+  }
+
+  /** Box ids upstream and downstream of box `id` (whole graph, not just what is drawn). */
+  lineage(id) {
+    const { preds, succs } = this.neighbours();
+    const walk = (start, next) => {
+      const seen = new Set();
+      const stack = [start];
+      while (stack.length) {
+        const v = stack.pop();
+        for (const w of next.get(v) || []) if (!seen.has(w)) { seen.add(w); stack.push(w); }
+      }
+      seen.delete(start);
+      return seen;
+    };
+    return { up: walk(id, preds), down: walk(id, succs) };
+  }
+
+  applyTrace() {
+    const id = this.selected;
+    if (!this.traceOn || !id || id.startsWith("group:") || !this.model || !this.model.boxes.has(id)) {
+      this.view.setTrace(null);
+      return;
+    }
+    const { up, down } = this.lineage(id);
+    const focus = this.drawnIdOf(id);
+    const map = (set) => new Set([...set].map((b) => this.drawnIdOf(b)).filter((d) => d && d !== focus));
+    this.view.setTrace({ focus, up: map(up), down: map(down) });
+  }
+
+  // ---------------------------------------------------------------- references
+
+  /** A click on a reference line: jump to the producer, or select the tensor. */
+  async followReference(ref, boxId) {
+    if (ref.kind === "in" && ref.tensor) {
+      const producer = this.model.producer.get(ref.tensor);
+      if (producer) {
+        await this.reveal(producer);
+        this.handlers.onSelect(producer);
+        return;
+      }
+    }
+    if (ref.kind === "out" && ref.tensor) {
+      this.handlers.onSelectTensor(ref.tensor);
+      return;
+    }
+    if (this.h.groups.has(boxId)) this.handlers.onSelectGroup(boxId);
+    else this.handlers.onSelect(boxId);
+  }
+
+  // ---------------------------------------------------------------- view options
+
+  setOptions(options) {
+    Object.assign(this.options, options);
+    if ("names" in options) this.namesChosen = true;
+    return this.model ? this.redraw({}) : Promise.resolve(false);
+  }
+
+  // ---------------------------------------------------------------- pass-through
+
+  fit(options) { this.view.fit(options); }
+
+  reset() {
+    this.seq += 1;
+    this.scene = null;
+    this.plan = null;
+    this.view.reset();
+  }
+}

@@ -1,0 +1,506 @@
+// Graph JSON (docs/api.md) -> the graph the page draws: boxes with their text lines, and edges
+// from producer to consumer. This is the whole graph, every node; grouping.js gathers the boxes
+// into name-scope groups and scene.js decides what of it is on screen.
+//
+//  - one box per graph node (id = the node's graph JSON id);
+//  - distinct boxes for graph inputs ("input:<name>") and outputs ("output:<name>");
+//  - initializers are not boxes: they are listed inside the box of each node reading them;
+//  - names a node reads that nothing in this graph produces come from an enclosing graph:
+//    they get a dashed "outer:<name>" box (also used, captioned "produced nowhere", for
+//    dangling names of a graph that has no enclosing scope).
+//  - edges carry the tensor's dtype and shape when inputs/outputs/value_info know it.
+//
+// Box sizes are measured lazily (measureBox): a 40,000-node graph only measures what is drawn.
+import { formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
+
+const SANS = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Liberation Sans", "DejaVu Sans", Arial, sans-serif';
+const MONO = '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
+
+/** Fonts of every kind of text line; the renderers draw with exactly these. */
+export const FONTS = {
+  op: `600 13px ${SANS}`,
+  name: `11.5px ${SANS}`,
+  attr: `10.5px ${MONO}`,
+  init: `10.5px ${MONO}`,
+  more: `italic 10.5px ${SANS}`,
+  sub: `italic 10.5px ${SANS}`,
+  ref: `10.5px ${SANS}`,
+  refOut: `10.5px ${SANS}`,
+  ioName: `600 12px ${SANS}`,
+  ioType: `10.5px ${MONO}`,
+  caption: `italic 10px ${SANS}`,
+  edge: `10px ${MONO}`,
+  group: `600 13px ${SANS}`,
+  count: `11px ${SANS}`,
+  frame: `600 11.5px ${SANS}`,
+};
+
+export const METRICS = {
+  padX: 10,
+  headHeight: 24,
+  lineHeight: 15,
+  bodyPadY: 5,
+  minWidth: 96,
+  maxWidth: 280,
+  ioHeight: 38,
+  edgeLabelHeight: 13,
+  stripe: 5,          // the op-category bar of a collapsed group box
+};
+
+const MAX_INIT_LINES = 4;
+const MAX_ATTR_LINES = 2;
+
+const CATEGORIES = [
+  ["conv", /^(Conv|ConvTranspose|ConvInteger|QLinearConv|DeformConv|NhwcConv|FusedConv)$/],
+  ["matmul", /^(MatMul|Gemm|MatMulInteger|QLinearMatMul|Einsum|FusedMatMul|Attention|MultiHeadAttention|GroupQueryAttention|MatMulNBits|FusedGemm)$/],
+  ["activation", /^(Relu|LeakyRelu|PRelu|Sigmoid|HardSigmoid|Tanh|Softmax|LogSoftmax|Hardmax|Elu|Selu|Celu|Gelu|FastGelu|BiasGelu|QuickGelu|HardSwish|Softplus|Softsign|Mish|ThresholdedRelu|Swish|BiasSoftmax)$/],
+  ["norm", /(Normalization|^LRN$|^Dropout$|^SkipLayerNormalization$|^SimplifiedLayerNormalization$|^SkipSimplifiedLayerNormalization$)/],
+  ["pool", /(Pool|^MaxRoiPool$|^RoiAlign$|^MaxUnpool$)/],
+  ["control", /^(If|Loop|Scan|SequenceMap)$/],
+  ["quant", /(QuantizeLinear|^DynamicQuantizeLinear$|^QLinear|^QGemm$|^QAttention$)/],
+  ["shape", /^(Reshape|Transpose|Flatten|Squeeze|Unsqueeze|Concat|Split|SplitToSequence|Slice|Gather|GatherElements|GatherND|Scatter|ScatterElements|ScatterND|Expand|Tile|Pad|Shape|Size|Identity|Cast|CastLike|DepthToSpace|SpaceToDepth|Resize|Upsample|Compress|OneHot|Range|ConstantOfShape|Constant|Trilu|ReverseSequence|NonZero|SequenceAt|SequenceConstruct|SequenceInsert|ConcatFromSequence)$/],
+  ["math", /^(Add|Sub|Mul|Div|Pow|Sqrt|Exp|Log|Abs|Neg|Reciprocal|Sum|Mean|Max|Min|Floor|Ceil|Round|Sign|Erf|Mod|Clip|Where|Equal|Less|LessOrEqual|Greater|GreaterOrEqual|And|Or|Xor|Not|Sin|Cos|Tan|Asin|Acos|Atan|Sinh|Cosh|Asinh|Acosh|Atanh|CumSum|ArgMax|ArgMin|TopK|BitShift|IsNaN|IsInf)$|^Reduce/],
+];
+
+/** Domains of the ONNX standard; anything else is a custom domain (its own colour). */
+const STANDARD_DOMAINS = new Set(["", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"]);
+
+/** Category names in legend order, with the words the page shows for them. */
+export const CATEGORY_NAMES = {
+  conv: "convolution", matmul: "matmul / linear", activation: "activation", norm: "normalization",
+  pool: "pooling", control: "control flow", quant: "quantization", shape: "shape / tensor",
+  math: "elementwise math", custom: "custom domain", other: "other",
+};
+
+const categoryCache = new Map();
+
+export function opCategory(opType, domain = "") {
+  const key = `${domain || ""}\u0000${opType}`;
+  let cat = categoryCache.get(key);
+  if (cat === undefined) {
+    cat = CATEGORIES.find(([, re]) => re.test(opType));
+    cat = cat ? cat[0] : STANDARD_DOMAINS.has(domain || "") ? "other" : "custom";
+    categoryCache.set(key, cat);
+  }
+  return cat;
+}
+
+let canvasContext = null;
+const widthCache = new Map();
+/** Width of text in a CSS font, measured on a canvas (fonts match the drawn text); memoised. */
+export function measureText(text, font) {
+  const key = `${font}\u0000${text}`;
+  let w = widthCache.get(key);
+  if (w === undefined) {
+    if (!canvasContext) canvasContext = document.createElement("canvas").getContext("2d");
+    canvasContext.font = font;
+    w = canvasContext.measureText(text).width;
+    if (widthCache.size > 200_000) widthCache.clear();
+    widthCache.set(key, w);
+  }
+  return w;
+}
+
+/** Shorten text with an ellipsis until it fits in maxWidth pixels. */
+export function fitText(text, font, maxWidth, measure = measureText) {
+  let s = truncate(text, 80);
+  if (measure(s, font) <= maxWidth) return s;
+  let lo = 1;
+  let hi = s.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (measure(`${s.slice(0, mid)}…`, font) <= maxWidth) lo = mid; else hi = mid - 1;
+  }
+  return `${s.slice(0, lo)}…`;
+}
+
+/**
+ * name -> {dtype, shape, type} from inputs, outputs, value_info and initializers (later lists
+ * win); types the server inferred (`inferred_value_info`, when it sends them) fill the gaps.
+ */
+export function tensorTypes(graph) {
+  const types = new Map();
+  for (const list of [graph.inferred_value_info, graph.initializers, graph.value_info, graph.outputs, graph.inputs]) {
+    for (const v of list || []) if (v && v.name) types.set(v.name, v);
+  }
+  return types;
+}
+
+/** A short text for an attribute value (ints, floats, strings; lists shortened). */
+function attrValueText(a) {
+  const v = a.value;
+  switch (a.type) {
+    case "INT": case "FLOAT": return formatNumber(v);
+    case "STRING": return JSON.stringify(truncate(v, 24));
+    case "INTS": case "FLOATS": {
+      const list = (v || []).map(formatNumber);
+      if (!list.length) return "[]";
+      if (/^(kernel_shape|strides|dilations)$/.test(a.name) && list.length <= 4) return list.join("×");
+      if (a.name === "pads" && list.length > 1 && list.every((x) => x === list[0])) return list[0];
+      return list.length > 6 ? `[${list.slice(0, 6).join(",")},…]` : `[${list.join(",")}]`;
+    }
+    case "STRINGS": return `[${(v || []).length} strings]`;
+    case "TENSOR": return formatTensor(v && v.dtype, v && v.shape) || "tensor";
+    case "GRAPH": return "graph";
+    case "GRAPHS": return `${(v || []).length} graphs`;
+    default: return a.type ? a.type.toLowerCase() : "";
+  }
+}
+
+const ATTR_SHORT = { kernel_shape: "k", strides: "s", pads: "p", dilations: "d", group: "g", axis: "axis", perm: "perm" };
+
+/** The node's key attributes, as at most MAX_ATTR_LINES short lines ("k 3×3 · s 2 · p 1"). */
+export function keyAttributeLines(node) {
+  const attrs = (node.attributes || []).filter((a) => a.type !== "GRAPH" && a.type !== "GRAPHS");
+  if (!attrs.length) return [];
+  const parts = attrs.map((a) => `${ATTR_SHORT[a.name] || a.name}=${attrValueText(a)}`);
+  const lines = [];
+  let line = "";
+  for (const p of parts) {
+    if (line && line.length + p.length + 3 > 34) {
+      lines.push(line);
+      line = "";
+      if (lines.length === MAX_ATTR_LINES) break;
+    }
+    line = line ? `${line} · ${p}` : p;
+  }
+  if (line && lines.length < MAX_ATTR_LINES) lines.push(line);
+  const shown = lines.join(" · ").split(" · ").length;
+  if (shown < parts.length && lines.length) lines[lines.length - 1] += ` · +${parts.length - shown}`;
+  return lines;
+}
+
+/**
+ * The text lines of a node box: op type, then (as `options` ask) its name and key attributes,
+ * the initializers it reads (with shapes) and its subgraphs. `extra` lines (long-edge references,
+ * see long-edges.js) come last.
+ */
+export function nodeLines(model, box, options = {}, extra = []) {
+  const { names = true, attrs = false } = options;
+  const lines = [box.lines[0]];
+  if (names && box.node.name) lines.push(box.lines.find((l) => l.font === "name") || { text: box.node.name, font: "name" });
+  if (attrs) for (const text of keyAttributeLines(box.node)) lines.push({ text, font: "attr" });
+  for (const l of box.lines) if (l.font === "init" || l.font === "more" || l.font === "sub") lines.push(l);
+  return extra.length ? lines.concat(extra) : lines;
+}
+
+/**
+ * Width and height of a box with these lines (the texts are cut to fit the widest box allowed).
+ * kind: "node" | "group" | io kinds. Returns {width, height, lines}.
+ */
+export function measureBox(kind, lines, measure = measureText) {
+  const { padX, headHeight, lineHeight, bodyPadY, minWidth, maxWidth, ioHeight, stripe } = METRICS;
+  const inner = maxWidth - 2 * padX;
+  const fitted = lines.map((line) => ({ ...line, text: fitText(line.text, FONTS[line.font], inner - (line.indent || 0), measure) }));
+  const widest = Math.max(0, ...fitted.map((l) => measure(l.text, FONTS[l.font]) + (l.indent || 0)));
+  let width = Math.ceil(Math.min(maxWidth, Math.max(minWidth, widest + 2 * padX)));
+  let height;
+  if (kind === "node") {
+    const body = fitted.length - 1;
+    height = headHeight + (body > 0 ? body * lineHeight + 2 * bodyPadY : 0);
+  } else if (kind === "group") {
+    width = Math.max(width + 14, 132); // room for the expand control
+    const body = fitted.length - 1;
+    height = headHeight + stripe + body * lineHeight + 2 * bodyPadY;
+  } else {
+    width = Math.max(width, 80) + 12; // rounded ends
+    height = ioHeight + (fitted.length > 2 ? (fitted.length - 2) * lineHeight : 0);
+  }
+  return { width, height, lines: fitted };
+}
+
+function sizeBox(box, measure) {
+  const { width, height, lines } = measureBox(box.kind === "node" ? "node" : "io", box.lines, measure);
+  box.width = width;
+  box.height = height;
+  box.lines = lines;
+  box.sized = true;
+}
+
+/** Give `box` its width and height (measured once, on first need). */
+export function ensureSized(model, box) {
+  if (!box.sized) sizeBox(box, model.measure);
+  return box;
+}
+
+/** Width of an edge's label (measured once, on first need). */
+export function edgeLabelSize(model, edge) {
+  if (edge.label === undefined) {
+    const t = model.types.get(edge.tensor);
+    edge.label = t ? formatValueType(t) : "";
+  }
+  if (edge.labelWidth === undefined) {
+    if (edge.label) edge.label = fitText(edge.label, FONTS.edge, 220, model.measure);
+    edge.labelWidth = edge.label ? Math.ceil(model.measure(edge.label, FONTS.edge)) + 6 : 0;
+    edge.labelHeight = edge.label ? METRICS.edgeLabelHeight : 0;
+  }
+  return edge;
+}
+
+/**
+ * The box of a graph node. Its text lines (op type, name, initializers read, subgraphs) are
+ * made on first use: a 40,000-node graph draws a few hundred boxes at first.
+ */
+class NodeBox {
+  constructor(node, context) {
+    this.id = node.id;
+    this.kind = "node";
+    this.node = node;
+    this.name = node.name;
+    this.category = opCategory(node.op_type, node.domain);
+    this.context = context;
+    this.textLines = null;
+  }
+
+  get lines() {
+    if (!this.textLines) this.textLines = nodeBoxLines(this.node, this.context);
+    return this.textLines;
+  }
+
+  set lines(value) {
+    this.textLines = value;
+  }
+}
+
+function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
+  const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
+  if (node.name) lines.push({ text: node.name, font: "name" });
+  // initializers and folded Constant nodes it reads, each once, in input order; a Constant's
+  // first reader always lists it (that line is where the page draws the Constant node)
+  const isInit = (n) => initializers.has(n) && !producer.has(n);
+  const primary = (n) => { const hosts = folded.get(producer.get(n)); return !!hosts && hosts[0] === node.id; };
+  const listed = (node.inputs || []).filter((n, i, all) => n && all.indexOf(n) === i && (isInit(n) || folded.has(producer.get(n))));
+  const shown = listed.filter((n, k) => k < MAX_INIT_LINES || primary(n));
+  for (const name of shown) {
+    if (isInit(name)) {
+      const dims = formatDims(initializers.get(name).shape);
+      lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init", tensor: name });
+    } else {
+      const constant = nodeById.get(producer.get(name));
+      lines.push({ text: `${name} ${foldedText(constant, initializers)}`.trim(), font: "init", tensor: name, node: constant.id, primary: primary(name) });
+    }
+  }
+  if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
+  if (node.subgraphs && node.subgraphs.length) {
+    const names = node.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
+    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub" });
+  }
+  return lines;
+}
+
+const STANDARD_OPS = new Set(["", "ai.onnx"]);
+
+/** Node id -> ids of the nodes reading its output, for each node that only holds a value:
+ * a Constant, or an Identity of an initializer (torch writes one per shared weight), of the
+ * standard domain, with one output that nodes of this graph read and that is not a graph output. */
+function foldedConstants(graph, nodes) {
+  const outputs = new Set((graph.outputs || []).map((v) => v.name));
+  const weights = new Set((graph.initializers || []).map((t) => t.name));
+  for (const node of nodes) for (const out of node.outputs || []) weights.delete(out);
+  const byTensor = new Map();
+  for (const node of nodes) {
+    if (!isValueNode(node, weights)) continue;
+    const outs = node.outputs || [];
+    if (outs.length !== 1 || !outs[0] || outputs.has(outs[0])) continue;
+    byTensor.set(outs[0], node.id);
+  }
+  const folded = new Map();
+  if (!byTensor.size) return folded;
+  for (const node of nodes) {
+    for (const name of node.inputs || []) {
+      const id = name && byTensor.get(name);
+      if (!id || id === node.id) continue;
+      let hosts = folded.get(id);
+      if (!hosts) folded.set(id, hosts = []);
+      if (hosts[hosts.length - 1] !== node.id) hosts.push(node.id);
+    }
+  }
+  return folded;
+}
+
+function isValueNode(node, weights) {
+  if (!STANDARD_OPS.has(node.domain || "")) return false;
+  const inputs = node.inputs || [];
+  if (node.op_type === "Constant") return inputs.length === 0;
+  return node.op_type === "Identity" && inputs.length === 1 && weights.has(inputs[0]);
+}
+
+/** What a folded node holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩". */
+function foldedText(node, initializers) {
+  if (node.op_type === "Identity") {
+    const dims = formatDims((initializers.get(node.inputs[0]) || {}).shape);
+    return dims === null ? "" : `⟨${dims}⟩`;
+  }
+  return constantText(node);
+}
+
+function constantText(node) {
+  const a = (node && node.attributes || [])[0];
+  if (!a) return "";
+  const v = a.value;
+  switch (a.type) {
+    case "INT": case "FLOAT": return `= ${formatNumber(v)}`;
+    case "INTS": case "FLOATS": return (v || []).length <= 6 ? `= [${(v || []).map(formatNumber).join(",")}]` : `⟨${(v || []).length}⟩`;
+    case "STRING": return `= ${JSON.stringify(truncate(v, 20))}`;
+    case "STRINGS": return `⟨${(v || []).length} strings⟩`;
+    case "TENSOR": case "SPARSE_TENSOR": {
+      if (v && Array.isArray(v.values)) {
+        const items = v.values.map(formatNumber);
+        return v.shape && v.shape.length === 0 ? `= ${items[0]}` : `= [${items.join(",")}]`;
+      }
+      const dims = v ? formatDims(v.shape) : null;
+      return dims === null ? "" : `⟨${dims || "scalar"}⟩`;
+    }
+    default: return "";
+  }
+}
+
+/**
+ * Build boxes and edges for a graph JSON.
+ * @param {object} graph graph JSON from GET /api/models/<id>/graph
+ * @param {function} measure (text, font) -> width in px
+ * @param {{lazy?: boolean}} options lazy: leave box sizes and edge labels to be measured on need
+ */
+export function buildGraphModel(graph, measure = measureText, { lazy = false } = {}) {
+  const nodes = graph.nodes || [];
+  const types = tensorTypes(graph);
+  const initializers = new Map((graph.initializers || []).map((t) => [t.name, t]));
+  const boxes = new Map();
+  const edges = [];
+  const producer = new Map(); // tensor name -> box id
+  const nodeById = new Map();
+  const nodeIndex = new Map(); // node id -> its index in the graph
+  const consumers = new Map(); // tensor name -> box ids reading it (through an edge)
+
+  // a function's inputs and outputs are untyped by design; elsewhere a missing type is an omission
+  const untyped = graph.kind === "function" ? "untyped (function)" : "type not declared";
+  const graphInputs = (graph.inputs || []).filter((v) => !initializers.has(v.name));
+  for (const v of graphInputs) {
+    const id = `input:${v.name}`;
+    boxes.set(id, {
+      id, kind: "input", name: v.name, data: v,
+      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || untyped, font: "ioType" }],
+    });
+    producer.set(v.name, id);
+  }
+
+  nodes.forEach((node, i) => {
+    nodeById.set(node.id, node);
+    nodeIndex.set(node.id, i);
+    for (const out of node.outputs || []) if (out) producer.set(out, node.id);
+  });
+
+  const outer = new Set(graph.outer_scope || []);
+  // Only a graph held by a node attribute has an enclosing scope; elsewhere (the main graph, a
+  // function body) a name nothing produces is simply dangling.
+  const nested = (graph.path || "").includes("/");
+  const outerBox = (name) => {
+    const id = `outer:${name}`;
+    if (!boxes.has(id)) {
+      const enclosing = nested || (graph.outer_scope || []).includes(name);
+      boxes.set(id, {
+        id, kind: "outer", name, data: types.get(name) || { name }, enclosing,
+        lines: [{ text: enclosing ? "from enclosing graph" : "produced nowhere", font: "caption" }, { text: name, font: "ioName" }],
+      });
+      producer.set(name, id);
+    }
+    return id;
+  };
+
+  // Constant nodes (and Identity nodes of a weight) read by other nodes are listed inside their
+  // readers' boxes, as initializers are (torch exports have thousands: drawn as boxes they are
+  // most of the picture). They stay
+  // boxes of the model, marked folded, with the boxes that list them as hosts: never drawn,
+  // still selectable (their panel) and found by search, which shows a host.
+  const folded = foldedConstants(graph, nodes);
+  const context = { initializers, producer, folded, nodeById };
+  for (const node of nodes) {
+    const box = new NodeBox(node, context);
+    const hosts = folded.get(node.id);
+    if (hosts) {
+      box.folded = true;
+      box.hosts = hosts;
+    }
+    boxes.set(node.id, box);
+  }
+
+  // Values read but produced by nothing here come from an enclosing scope.
+  for (const node of nodes) {
+    for (const name of node.inputs || []) {
+      if (name && !producer.has(name) && !initializers.has(name)) outer.add(name);
+    }
+  }
+
+  // an edge is (producer, consumer, tensor) once: a node reading a tensor twice gets one edge
+  const addEdge = (from, to, tensor) => {
+    if (from === to) return;
+    edges.push({ id: `e${edges.length}`, from, to, tensor, label: undefined });
+    let list = consumers.get(tensor);
+    if (!list) consumers.set(tensor, list = []);
+    list.push(to);
+  };
+
+  for (const node of nodes) {
+    const inputs = node.inputs || [];
+    for (let i = 0; i < inputs.length; i += 1) {
+      const name = inputs[i];
+      if (!name || inputs.indexOf(name) !== i) continue;
+      const from = producer.get(name);
+      if (from !== undefined && folded.has(from)) {
+        let list = consumers.get(name); // read, with no line drawn: the reader lists it
+        if (!list) consumers.set(name, list = []);
+        list.push(node.id);
+      } else if (from !== undefined) addEdge(from, node.id, name);
+      else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
+    }
+  }
+
+  for (const v of graph.outputs || []) {
+    const id = `output:${v.name}`;
+    boxes.set(id, {
+      id, kind: "output", name: v.name, data: v,
+      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || untyped, font: "ioType" }],
+    });
+    let from = producer.get(v.name);
+    if (!from && initializers.has(v.name)) {
+      from = `init:${v.name}`;
+      const t = initializers.get(v.name);
+      boxes.set(from, {
+        id: from, kind: "outer", name: v.name, data: t,
+        lines: [{ text: "initializer", font: "caption" }, { text: `${v.name} ${formatTensor("", t.shape)}`.trim(), font: "ioName" }],
+      });
+    } else if (!from && v.name) {
+      from = outerBox(v.name);
+    }
+    if (from && !boxes.get(id).linked) {
+      boxes.get(id).linked = true;
+      addEdge(from, id, v.name);
+    }
+  }
+
+  const model = {
+    path: graph.path || "", boxes, edges, nodeById, nodeIndex, types, initializers, producer, outer, consumers, measure, folded,
+  };
+  if (!lazy) {
+    for (const box of boxes.values()) ensureSized(model, box);
+    for (const e of edges) edgeLabelSize(model, e);
+  }
+  return model;
+}
+
+/** The message the layout worker gets for a flat drawing of the whole model: sizes and connections. */
+export function layoutInput(model) {
+  for (const box of model.boxes.values()) ensureSized(model, box);
+  return {
+    nodes: [...model.boxes.values()].map((b) => ({ id: b.id, width: b.width, height: b.height })),
+    edges: model.edges.map((e) => {
+      edgeLabelSize(model, e);
+      return { id: e.id, from: e.from, to: e.to, width: e.labelWidth, height: e.labelHeight };
+    }),
+  };
+}
+
+/** Box ids that read `tensor` (through an edge of the drawing). */
+export function consumersOf(model, tensor) {
+  return model.consumers ? [...(model.consumers.get(tensor) || [])] : model.edges.filter((e) => e.tensor === tensor).map((e) => e.to);
+}

@@ -1,0 +1,574 @@
+// Drawing a scene (scene.js) with pan (drag), zoom (wheel) and fit-to-window.
+//
+// Two ways to draw, chosen by the size of the scene (measured: bench notes in the report):
+//  - SVG, up to SVG_LIMIT drawn things: every box a <g> carrying data-node-id (graph nodes),
+//    data-io (inputs/outputs), data-group-id + data-collapsed (groups); crisp, selectable text;
+//  - a canvas (canvas-renderer.js) above that: redrawn per frame, culled to the window, text
+//    only where it is readable. Its boxes are listed in a hidden element (.graph-hooks) with the
+//    same data attributes, one element per drawn box, for tests and tools.
+import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
+import { clear } from "../widgets/dom.js";
+import { CATEGORY_ORDER, CanvasLayer, categoryColor } from "./canvas-renderer.js";
+import { FONTS, METRICS } from "../pipeline/graph-model.js";
+import { FRAME } from "../pipeline/scene.js";
+import { edgePath } from "./edge-path.js";
+
+export { edgePath };
+
+// Laying out and painting SVG text costs the browser ~0.5 ms a box (bert-base's first view,
+// 1,250 boxes: 0.6 s of layout, text shaping and paint) against ~20 ms for a canvas frame; but
+// SVG boxes are elements a tool can click (the page hooks), the canvas's hooks are not.
+export const SVG_LIMIT = 2500;
+const MIN_SCALE = 0.005;
+const MAX_SCALE = 4;
+const DRAG_THRESHOLD = 4;
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * An SVG element (dom.js's svg() without its generality: hundreds of boxes are made per
+ * drawing). Text goes in as a text node, never as markup.
+ */
+export function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  if (attrs) {
+    for (const key in attrs) {
+      const v = attrs[key];
+      if (v !== undefined && v !== null && v !== false) node.setAttribute(key, v === true ? "" : String(v));
+    }
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function topRounded(w, h, r) {
+  return `M0,${h}V${r}Q0,0 ${r},0H${w - r}Q${w},0 ${w},${r}V${h}Z`;
+}
+
+function textLine(line, x, y, cls, anchor = "start") {
+  // the font comes from the class (app.css: .graph-svg .t-<font>, the same as FONTS)
+  const attrs = { x, y, class: cls, "text-anchor": anchor };
+  if (line.ref) {
+    attrs["data-ref-kind"] = line.ref.kind;
+    if (line.ref.tensor) attrs["data-ref-tensor"] = line.ref.tensor;
+    if (line.ref.from) attrs["data-ref-from"] = line.ref.from;
+  }
+  if (line.tensor) attrs["data-init"] = line.tensor;
+  if (line.node) {
+    // a Constant node drawn as a line of its reader's box: the first reader's line is its hook
+    attrs["data-const"] = line.node;
+    if (line.primary) attrs["data-node-id"] = line.node;
+  }
+  return svg("text", attrs, line.text);
+}
+
+function bodyLines(g, lines, top) {
+  const { padX, lineHeight, bodyPadY } = METRICS;
+  let y = top + bodyPadY + lineHeight - 4;
+  for (const line of lines) {
+    g.append(textLine(line, padX, y, `t-${line.font}`));
+    y += lineHeight;
+  }
+}
+
+export function drawNodeBox(item) {
+  const { headHeight } = METRICS;
+  const { w, h, box } = item;
+  const g = svg("g", { class: `box node cat-${box.category}`, "data-node-id": box.id, "data-box": box.id });
+  g.append(svg("title", {}, nodeTitle(box)));
+  g.append(svg("rect", { class: "box-body", width: w, height: h, rx: 5 }));
+  const single = item.lines.length === 1;
+  g.append(single
+    ? svg("rect", { class: "box-head", width: w, height: h, rx: 5 })
+    : svg("path", { class: "box-head", d: topRounded(w, headHeight, 5) }));
+  g.append(textLine(item.lines[0], w / 2, headHeight / 2 + 4.5, "t-op", "middle"));
+  bodyLines(g, item.lines.slice(1), headHeight);
+  g.append(svg("rect", { class: "box-outline", width: w, height: h, rx: 5 }));
+  return g;
+}
+
+export function drawIoBox(item) {
+  const { w, h, box } = item;
+  const g = svg("g", { class: `box io io-${box.kind}`, "data-io": box.kind, "data-box": box.id, "data-name": box.name });
+  g.append(svg("title", {}, ioTitle(item.lines)));
+  const r = box.kind === "outer" ? 5 : Math.min(h / 2, 16);
+  g.append(svg("rect", { class: "box-body", width: w, height: h, rx: r }));
+  item.lines.forEach((line, i) => {
+    if (i < 2) g.append(textLine(line, w / 2, i === 0 ? 16 : 31, `t-${line.font}`, "middle"));
+    else g.append(textLine(line, w / 2, 31 + (i - 1) * METRICS.lineHeight, `t-${line.font}`, "middle"));
+  });
+  return g;
+}
+
+/** Category shares of a group, as [[category, fraction]] in legend order. */
+export function categoryShares(group) {
+  const total = Object.values(group.cats).reduce((a, b) => a + b, 0) || 1;
+  return CATEGORY_ORDER.filter((c) => group.cats[c]).map((c) => [c, group.cats[c] / total]);
+}
+
+export function drawGroupBox(item) {
+  const { headHeight, stripe } = METRICS;
+  const { w, h, group } = item;
+  const g = svg("g", { class: "box group", "data-group-id": group.id, "data-collapsed": "true", "data-group": group.id });
+  g.append(svg("title", {}, groupTitle(group, true)));
+  g.append(svg("rect", { class: "group-stack", x: 4, y: 4, width: w, height: h, rx: 6 }));
+  g.append(svg("rect", { class: "box-body", width: w, height: h, rx: 6 }));
+  g.append(svg("path", { class: "box-head group-head", d: topRounded(w, headHeight, 6) }));
+  g.append(textLine(item.lines[0], 10, headHeight / 2 + 4.5, "t-group"));
+  let x = 0;
+  for (const [cat, share] of categoryShares(group)) {
+    g.append(svg("rect", { class: "group-stripe", x: x.toFixed(1), y: headHeight, width: (share * w).toFixed(1), height: stripe, fill: categoryColor(cat) }));
+    x += share * w;
+  }
+  bodyLines(g, item.lines.slice(1), headHeight + stripe);
+  g.append(svg("rect", { class: "box-outline", width: w, height: h, rx: 6 }));
+  const toggle = svg("g", { class: "group-toggle", "data-toggle": group.id, transform: `translate(${w - 22},4)` });
+  toggle.append(svg("title", {}, "Expand"));
+  toggle.append(svg("rect", { width: 16, height: 16, rx: 4 }));
+  toggle.append(svg("path", { d: "M4,8H12M8,4V12" }));
+  g.append(toggle);
+  return g;
+}
+
+function drawFrame(item) {
+  const { x, y, w, h, group } = item;
+  const body = svg("g", {
+    class: `frame depth-${Math.min(item.depth || 1, 4)}${group.part ? " part" : ""}`, "data-group-id": group.id, "data-collapsed": "false",
+    transform: `translate(${x.toFixed(1)},${y.toFixed(1)})`,
+  });
+  body.append(svg("rect", { class: "frame-body", width: w, height: h, rx: 10 }));
+  const head = svg("g", { class: "frame-head", "data-frame": group.id, transform: `translate(${x.toFixed(1)},${y.toFixed(1)})` });
+  head.append(svg("title", {}, groupTitle(group, false)));
+  const tw = Math.min(w - 8, Math.ceil(measureTitle(item.title)) + 38);
+  head.append(svg("rect", { class: "frame-tab", x: 4, y: 4, width: tw, height: FRAME.head - 10, rx: 5 }));
+  const toggle = svg("g", { class: "group-toggle", "data-toggle": group.id, transform: "translate(8,7)" });
+  toggle.append(svg("title", {}, "Collapse"));
+  toggle.append(svg("rect", { width: 14, height: 14, rx: 3 }));
+  toggle.append(svg("path", { d: "M3.5,7H10.5" }));
+  head.append(toggle);
+  head.append(svg("text", { x: 28, y: 18.5, class: "t-frame" }, item.title));
+  return [body, head];
+}
+
+let titleCanvas = null;
+function measureTitle(text) {
+  if (!titleCanvas) titleCanvas = document.createElement("canvas").getContext("2d");
+  titleCanvas.font = FONTS.frame;
+  return titleCanvas.measureText(text).width;
+}
+
+// below this zoom, box text (13 px op names) is too small to read at a glance
+const READABLE_SCALE = 0.6;
+
+export class GraphView {
+  /**
+   * @param {HTMLElement} container the #graph element
+   * @param {object} handlers onSelect(box id | null), onSelectTensor(name), onSelectGroup(id),
+   *   onToggleGroup(id), onReference(ref, box id), onViewChange()
+   */
+  constructor(container, handlers) {
+    this.container = container;
+    this.handlers = handlers;
+    this.view = { x: 0, y: 0, k: 1 };
+    this.size = { width: 0, height: 0 };
+    this.scene = null;
+    this.mode = "svg";
+    this.boxEls = new Map(); // drawn id (box id or group id) -> element
+    this.centers = new Map(); // drawn id -> {x, y, w, h}
+    this.edgeEls = [];
+    this.selected = null;
+    this.activeTensor = null;
+    this.marks = new Map(); // class -> Set of ids
+    this.trace = null;
+    this.svg = svg("svg", { class: "graph-svg", role: "img", "aria-label": "Graph drawing" });
+    const defs = svg("defs");
+    for (const [id, cls] of [["arrow", "arrowhead"], ["arrow-active", "arrowhead active"], ["arrow-trace", "arrowhead trace"]]) {
+      defs.append(svg("marker", {
+        id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7,
+        orient: "auto-start-reverse", markerUnits: "userSpaceOnUse",
+      }, svg("path", { d: "M0,1L10,5L0,9Z", class: cls })));
+    }
+    this.svg.append(defs);
+    this.viewport = svg("g", { class: "viewport" });
+    this.svg.append(this.viewport);
+    this.canvas = new CanvasLayer(container, this);
+    this.hooks = document.createElement("div");
+    this.hooks.className = "graph-hooks";
+    this.hooks.hidden = true;
+    this.bindEvents(this.svg);
+    this.bindEvents(this.canvas.el);
+    // measured now, while the page is small: asked first after a big drawing went in, the
+    // browser lays the whole drawing out on the spot (~0.1 s for a few hundred boxes)
+    this.viewportSize();
+  }
+
+  bindEvents(s) {
+    let drag = null;
+    s.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0) return;
+      drag = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y, moved: false, id: e.pointerId };
+    });
+    s.addEventListener("pointermove", (e) => {
+      if (!drag) {
+        if (s === this.canvas.el) this.canvas.hover(e);
+        return;
+      }
+      if (e.pointerId !== drag.id) return;
+      const dx = e.clientX - drag.x;
+      const dy = e.clientY - drag.y;
+      if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
+      if (!drag.moved) {
+        drag.moved = true;
+        if (s === this.canvas.el) this.canvas.hideTip();
+        s.setPointerCapture(e.pointerId);
+        s.classList.add("panning");
+      }
+      this.setView(drag.vx + dx, drag.vy + dy, this.view.k);
+    });
+    if (s === this.canvas.el) s.addEventListener("pointerleave", () => this.canvas.hideTip());
+    s.addEventListener("wheel", () => { if (s === this.canvas.el) this.canvas.hideTip(); }, { passive: true });
+    const end = (e) => {
+      if (!drag || e.pointerId !== drag.id) return;
+      const wasDrag = drag.moved;
+      drag = null;
+      s.classList.remove("panning");
+      if (s.hasPointerCapture(e.pointerId)) s.releasePointerCapture(e.pointerId);
+      if (wasDrag || e.type === "pointercancel") return;
+      this.click(this.targetOf(e), e);
+    };
+    s.addEventListener("pointerup", end);
+    s.addEventListener("pointercancel", end);
+    s.addEventListener("dblclick", (e) => {
+      clearTimeout(this.pendingRef);
+      let t = this.targetOf(e);
+      if (t && t.kind === "ref" && this.scene && this.scene.groups.some((g) => g.id === t.box)) t = { kind: "group", id: t.box };
+      if (t && (t.kind === "group" || t.kind === "frame")) {
+        e.preventDefault();
+        this.handlers.onToggleGroup(t.id);
+      }
+    });
+    s.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const rect = s.getBoundingClientRect();
+      const px = e.clientX - rect.left;
+      const py = e.clientY - rect.top;
+      const delta = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
+      const k = Math.min(MAX_SCALE, Math.max(this.minScale(), this.view.k * Math.exp(-delta * 0.0015)));
+      const ratio = k / this.view.k;
+      this.setView(px - (px - this.view.x) * ratio, py - (py - this.view.y) * ratio, k);
+    }, { passive: false });
+  }
+
+  /** What an event points at: {kind: "ref"|"toggle"|"box"|"group"|"frame"|"edge", ...} or null. */
+  targetOf(e) {
+    if (this.mode === "canvas") {
+      const rect = this.canvas.el.getBoundingClientRect();
+      return this.canvas.hit((e.clientX - rect.left - this.view.x) / this.view.k, (e.clientY - rect.top - this.view.y) / this.view.k);
+    }
+    const t = e.target;
+    if (!t || !t.closest) return null;
+    const ref = t.closest("[data-ref-kind]");
+    const boxEl = t.closest("[data-box], [data-group]");
+    if (ref && boxEl) {
+      return {
+        kind: "ref", box: boxEl.getAttribute("data-box") || boxEl.getAttribute("data-group"),
+        ref: { kind: ref.getAttribute("data-ref-kind"), tensor: ref.getAttribute("data-ref-tensor"), from: ref.getAttribute("data-ref-from") },
+      };
+    }
+    const toggle = t.closest("[data-toggle]");
+    if (toggle) return { kind: "toggle", id: toggle.getAttribute("data-toggle") };
+    const constant = t.closest("[data-const]");
+    if (constant) return { kind: "box", id: constant.getAttribute("data-const") };
+    const init = t.closest("[data-init]");
+    if (init && boxEl) return { kind: "init", box: boxEl.getAttribute("data-box"), tensor: init.getAttribute("data-init") };
+    if (boxEl && boxEl.hasAttribute("data-box")) return { kind: "box", id: boxEl.getAttribute("data-box") };
+    if (boxEl) return { kind: "group", id: boxEl.getAttribute("data-group") };
+    const frame = t.closest("[data-frame]");
+    if (frame) return { kind: "frame", id: frame.getAttribute("data-frame") };
+    const edge = t.closest("[data-tensor]");
+    if (edge) return { kind: "edge", tensor: edge.getAttribute("data-tensor") };
+    return null;
+  }
+
+  click(t) {
+    const h = this.handlers;
+    clearTimeout(this.pendingRef);
+    if (!t) h.onSelect(null);
+    else if (t.kind === "ref") {
+      // a reference jumps elsewhere: wait a moment, the click may be half of a double-click
+      // (which expands the group the reference is drawn in)
+      this.pendingRef = setTimeout(() => h.onReference(t.ref, t.box), 280);
+    }
+    else if (t.kind === "toggle") h.onToggleGroup(t.id);
+    else if (t.kind === "box" || t.kind === "init") h.onSelect(t.id || t.box);
+    else if (t.kind === "group" || t.kind === "frame") h.onSelectGroup(t.id);
+    else if (t.kind === "edge") h.onSelectTensor(t.tensor);
+  }
+
+  minScale() {
+    const { w, h } = this.viewportSize();
+    const fitK = Math.min((w - 32) / Math.max(1, this.size.width), (h - 32) / Math.max(1, this.size.height));
+    return Math.max(0.0005, Math.min(MIN_SCALE, fitK * 0.5));
+  }
+
+  setView(x, y, k) {
+    this.view = { x, y, k };
+    this.viewport.setAttribute("transform", `translate(${x.toFixed(2)},${y.toFixed(2)}) scale(${k.toFixed(5)})`);
+    if (this.mode === "canvas") this.canvas.schedule();
+    if (this.handlers.onViewChange) this.handlers.onViewChange(this.view);
+  }
+
+  /** Draw a scene (scene.js). */
+  render(scene) {
+    this.reset();
+    this.scene = scene;
+    this.size = { width: scene.width || 0, height: scene.height || 0 };
+    const count = scene.boxes.length + scene.groups.length + scene.frames.length;
+    this.mode = count > SVG_LIMIT ? "canvas" : "svg";
+    this.container.dataset.renderer = this.mode;
+    for (const item of [...scene.boxes, ...scene.groups, ...scene.frames]) {
+      this.centers.set(item.id, item);
+    }
+    if (this.mode === "svg") this.renderSvg(scene);
+    else this.renderCanvas(scene);
+    this.applyState();
+  }
+
+  renderSvg(scene) {
+    const frameLayer = svg("g", { class: "frames" });
+    const edgeLayer = svg("g", { class: "edges" });
+    const labelLayer = svg("g", { class: "edge-labels" });
+    const headLayer = svg("g", { class: "frame-heads" });
+    const boxLayer = svg("g", { class: "boxes" });
+    for (const f of scene.frames) {
+      const [body, head] = drawFrame(f);
+      frameLayer.append(body);
+      headLayer.append(head);
+      this.boxEls.set(f.id, body);
+    }
+    for (const edge of scene.edges) {
+      const path = svg("path", {
+        class: "edge", d: edgePath(edge.points), "marker-end": "url(#arrow)", "data-from": edge.from, "data-to": edge.to, "data-tensor": edge.tensor,
+      });
+      path.append(svg("title", {}, edgeTitle(edge)));
+      edgeLayer.append(path);
+      this.edgeEls.push({ edge, el: path });
+      if (edge.label && Number.isFinite(edge.lx)) {
+        labelLayer.append(svg("text", {
+          class: "edge-label", x: edge.lx.toFixed(1), y: (edge.ly + 3.5).toFixed(1), "text-anchor": "middle",
+          "data-tensor": edge.tensor,
+        }, edge.label));
+      }
+    }
+    for (const item of scene.groups) {
+      const g = drawGroupBox(item);
+      g.setAttribute("transform", `translate(${item.x.toFixed(1)},${item.y.toFixed(1)})`);
+      boxLayer.append(g);
+      this.boxEls.set(item.id, g);
+    }
+    for (const item of scene.boxes) {
+      const g = item.kind === "node" ? drawNodeBox(item) : drawIoBox(item);
+      g.setAttribute("transform", `translate(${item.x.toFixed(1)},${item.y.toFixed(1)})`);
+      boxLayer.append(g);
+      this.boxEls.set(item.id, g);
+    }
+    this.viewport.append(frameLayer, edgeLayer, labelLayer, headLayer, boxLayer);
+    if (!this.svg.isConnected) this.container.append(this.svg);
+    this.svg.style.display = "";
+    this.canvas.hide();
+  }
+
+  renderCanvas(scene) {
+    // the hidden list of what the canvas draws: one element per box, as the page hooks say
+    const frag = document.createDocumentFragment();
+    for (const item of scene.boxes) {
+      const el = document.createElement("i");
+      if (item.kind === "node") el.setAttribute("data-node-id", item.id);
+      else el.setAttribute("data-io", item.kind);
+      el.setAttribute("data-box", item.id);
+      frag.append(el);
+      for (const line of item.lines) {
+        if (!line.node || !line.primary) continue;
+        const c = document.createElement("i");
+        c.setAttribute("data-node-id", line.node);
+        c.setAttribute("data-const", line.node);
+        frag.append(c);
+      }
+    }
+    for (const item of scene.groups) {
+      const el = document.createElement("i");
+      el.setAttribute("data-group-id", item.id);
+      el.setAttribute("data-collapsed", "true");
+      frag.append(el);
+    }
+    for (const item of scene.frames) {
+      const el = document.createElement("i");
+      el.setAttribute("data-group-id", item.id);
+      el.setAttribute("data-collapsed", "false");
+      frag.append(el);
+    }
+    this.hooks.append(frag);
+    if (!this.hooks.isConnected) this.container.append(this.hooks);
+    if (!this.svg.isConnected) this.container.append(this.svg);
+    this.svg.style.display = "none";
+    this.canvas.show(scene);
+  }
+
+  /** Give the boxes `ids` the class `cls` (and take it from every other box). */
+  mark(ids, cls) {
+    this.marks.set(cls, new Set(ids));
+    if (this.mode === "svg") {
+      const set = this.marks.get(cls);
+      for (const [id, g] of this.boxEls) g.classList.toggle(cls, set.has(id));
+    } else this.canvas.schedule();
+  }
+
+  /** Mark a drawn box or group (and its edges) as selected; null clears. */
+  highlight(id) {
+    this.selected = id;
+    this.activeTensor = null;
+    this.applyState();
+  }
+
+  /** Mark the edges that carry tensor `name` (no box selected). */
+  highlightTensor(name) {
+    this.selected = null;
+    this.activeTensor = name;
+    this.applyState();
+  }
+
+  /** Show upstream/downstream of a box: {focus, up: Set, down: Set} of drawn ids; null clears. */
+  setTrace(trace) {
+    this.trace = trace;
+    this.applyState();
+  }
+
+  edgeState(edge) {
+    const t = this.trace;
+    if (t) {
+      const upEdge = (t.up.has(edge.from) || edge.from === t.focus) && (t.up.has(edge.to) || edge.to === t.focus) && edge.from !== t.focus;
+      const downEdge = (t.down.has(edge.from) || edge.from === t.focus) && (t.down.has(edge.to) || edge.to === t.focus) && edge.to !== t.focus;
+      if (upEdge || downEdge || edge.to === t.focus || edge.from === t.focus) return "trace";
+    }
+    if (this.activeTensor !== null) return edge.tensor === this.activeTensor ? "active" : "";
+    if (this.selected !== null && (edge.from === this.selected || edge.to === this.selected)) return "active";
+    return "";
+  }
+
+  applyState() {
+    if (this.mode === "canvas") {
+      this.canvas.schedule();
+      return;
+    }
+    for (const el of this.viewport.querySelectorAll(".selected")) el.classList.remove("selected");
+    this.svg.classList.toggle("tracing", !!this.trace);
+    for (const { edge, el } of this.edgeEls) {
+      const s = this.edgeState(edge);
+      el.classList.toggle("active", s === "active");
+      el.classList.toggle("traced", s === "trace");
+      el.setAttribute("marker-end", s === "active" ? "url(#arrow-active)" : s === "trace" ? "url(#arrow-trace)" : "url(#arrow)");
+    }
+    const t = this.trace;
+    for (const [id, g] of this.boxEls) {
+      if (t) {
+        g.classList.toggle("trace-up", t.up.has(id));
+        g.classList.toggle("trace-down", t.down.has(id));
+        g.classList.toggle("trace-focus", t.focus === id);
+      } else {
+        g.classList.remove("trace-up", "trace-down", "trace-focus");
+      }
+      for (const [cls, set] of this.marks) g.classList.toggle(cls, set.has(id));
+    }
+    const g = this.selected === null ? null : this.boxEls.get(this.selected);
+    if (g) g.classList.add("selected");
+  }
+
+  /** The drawing area's size (kept up to date by a ResizeObserver: asking the layout engine
+   * each time would force a reflow of the whole drawing). */
+  viewportSize() {
+    if (!this.sizeObserver) {
+      this.sizeObserver = new ResizeObserver(() => {
+        const r = this.container.getBoundingClientRect();
+        this.areaSize = { w: Math.max(1, r.width), h: Math.max(1, r.height) };
+        if (this.mode === "canvas") this.canvas.schedule();
+      });
+      this.sizeObserver.observe(this.container);
+    }
+    if (!this.areaSize) {
+      const rect = this.container.getBoundingClientRect();
+      this.areaSize = { w: Math.max(1, rect.width), h: Math.max(1, rect.height) };
+    }
+    return this.areaSize;
+  }
+
+  /** Scale and center the whole drawing in the window (never enlarging beyond 100%), below
+   * the drawing's toolbar. readable (the Home key): a drawing too big to read whole (a ResNet
+   * is 17,000 px tall: 5 % zoom) shows its top instead, where the inputs are, at a readable
+   * zoom as wide as fits; the minimap shows the rest. */
+  fit({ readable = false } = {}) {
+    const { w, h } = this.viewportSize();
+    const top = this.insetTop || 0;
+    const gw = Math.max(1, this.size.width);
+    const gh = Math.max(1, this.size.height);
+    const k = Math.max(0.0005, Math.min(1, (w - 32) / gw, (h - top - 24) / gh));
+    if (!readable || k >= READABLE_SCALE) {
+      this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
+      return;
+    }
+    const kr = Math.min(1, Math.max(READABLE_SCALE, (w - 32) / gw));
+    let cx = gw / 2; // wider than the window: centred on the first input
+    if (gw * kr > w - 32) {
+      let first = null;
+      for (const [id, r] of this.centers) {
+        if (id.startsWith("input:") && (!first || r.y < first.y)) first = r;
+      }
+      if (first) cx = first.x + first.w / 2;
+    }
+    this.setView(w / 2 - cx * kr, top + 12, kr);
+  }
+
+  /** Drawn rectangle of a box or group id, or undefined. */
+  rectOf(id) {
+    return this.centers.get(id);
+  }
+
+  /** Bring a box into view (keeping the zoom unless it is too small to read). */
+  reveal(id, { minScale = 0.5, zoom = 0.8 } = {}) {
+    const r = this.centers.get(id);
+    if (!r) return;
+    const { w, h } = this.viewportSize();
+    const cx = r.x + r.w / 2;
+    const cy = r.y + Math.min(r.h / 2, 200);
+    const { x, y, k } = this.view;
+    const sx = x + cx * k;
+    const sy = y + cy * k;
+    if (sx > 40 && sx < w - 40 && sy > 40 && sy < h - 40 && k >= minScale) return;
+    const nk = Math.max(k, zoom);
+    this.setView(w / 2 - cx * nk, h / 2 - cy * nk, nk);
+  }
+
+  /** Keep the point (x, y) of the drawing where it was on screen (sx, sy) — after a relayout. */
+  anchor(x, y, sx, sy) {
+    const { k } = this.view;
+    this.setView(sx - x * k, sy - y * k, k);
+  }
+
+  /** Where a drawing point is on screen. */
+  toScreen(x, y) {
+    return [this.view.x + x * this.view.k, this.view.y + y * this.view.k];
+  }
+
+  /** Remove the drawing. */
+  reset() {
+    clear(this.viewport);
+    clear(this.hooks);
+    this.boxEls.clear();
+    this.centers.clear();
+    this.edgeEls = [];
+    this.scene = null;
+    this.canvas.clearScene();
+  }
+}
