@@ -7,13 +7,23 @@ EXAMPLE  := build/example.onnx
 
 BUNDLE   := app/static/dist
 
-.PHONY: run test setup python-deps node-deps bundle chromium clean
+.PHONY: run test lint lint-py lint-js setup python-deps node-deps bundle chromium clean
 
 run: setup $(EXAMPLE)
 	$(VENV)/bin/onnx-studio $(EXAMPLE)
 
-test: setup chromium
+test: setup chromium lint
 	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
+
+# The quality gate: lint, format and types of the Python and of the page scripts.
+lint: lint-py lint-js
+
+lint-py: python-deps
+	$(VENV)/bin/ruff check app tests bench scripts
+	$(VENV)/bin/ruff format --check app tests bench scripts
+	$(VENV)/bin/mypy
+
+lint-js: node-deps
 
 setup: python-deps node-deps bundle
 
