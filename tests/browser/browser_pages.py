@@ -72,3 +72,20 @@ def replace_json(page, area, submit, was: str, now: str) -> None:
     assert area.input_value() == was
     area.fill(now)
     submit.click()
+
+
+def reveal(page, *, group: str | None = None, node: str | None = None) -> None:
+    """Select a group or node through the URL (as a deep link does): the page brings it into
+    the window — a drawing opens at a readable size, so most of a big one starts off screen."""
+    key, value = ("group", group) if group is not None else ("node", node)
+    page.evaluate("([k, v]) => { location.hash = `${k}=${encodeURIComponent(v)}`; }", [key, value])
+    selector = f'#graph [data-group-id="{value}"]' if key == "group" else f'#graph [data-node-id="{value}"]'
+    page.wait_for_function(
+        """sel => { const e = document.querySelector(sel); const g = document.getElementById('graph');
+                    if (!e || g.dataset.state !== 'ready') return false;
+                    // its top-left part in the window: a whole box, or the tab of an expanded frame
+                    const r = e.getBoundingClientRect(), a = g.getBoundingClientRect();
+                    return r.top >= a.top && r.top + Math.min(r.height, 40) <= a.bottom
+                      && r.left >= a.left && r.left + Math.min(r.width, 120) <= a.right; }""",
+        arg=selector,
+    )

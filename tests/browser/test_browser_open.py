@@ -154,7 +154,11 @@ def viewport_transform(page) -> tuple[float, float, float]:
 def test_pan_zoom_fit_and_keyboard(page, server):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"])
+    opened = viewport_transform(page)
+    assert opened[2] == pytest.approx(1.0)  # opens at a readable size: 100 %
+    page.click("#btn-fit")
     fitted = viewport_transform(page)
+    assert fitted[2] <= 1.0
     box = page.locator("#graph").bounding_box()
     cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
@@ -178,6 +182,8 @@ def test_pan_zoom_fit_and_keyboard(page, server):
 
     page.click("#btn-fit")
     assert viewport_transform(page) == pytest.approx(fitted, abs=0.01)
+    page.click("#btn-home")  # back to the view it opened with
+    assert viewport_transform(page) == pytest.approx(opened, abs=0.01)
 
     # a click selects, Escape goes back to the model panel
     page.click("#graph [data-node-id=n2]")

@@ -47,7 +47,10 @@ def test_screenshots(page, server, artifacts):
     graph = page.locator("#graph").bounding_box()
     sidebar = page.locator("#sidebar").bounding_box()
     assert graph["x"] + graph["width"] <= sidebar["x"] + 1  # drawing and sidebar side by side
-    for r in rects:  # fit-to-window: every box visible in the drawing area
+    page.screenshot(path=str(artifacts / "model-page-open.png"))
+    page.click("#btn-fit")
+    rects = boxes(page)
+    for r in rects:  # Fit: every box visible in the drawing area
         assert graph["x"] <= r["x"] and r["x"] + r["w"] <= graph["x"] + graph["width"]
         assert graph["y"] <= r["y"] and r["y"] + r["h"] <= graph["y"] + graph["height"]
     page.screenshot(path=str(artifacts / "model-page.png"))

@@ -19,7 +19,7 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
   const tools = $("graph-tools");
   if (!tools) return;
   const buttons = {
-    find: $("btn-find"), expandAll: $("expand-all"), collapseAll: $("collapse-all"), names: $("btn-names"), attrs: $("btn-attrs"),
+    home: $("btn-home"), fit: $("btn-fit"), find: $("btn-find"), expandAll: $("expand-all"), collapseAll: $("collapse-all"), names: $("btn-names"), attrs: $("btn-attrs"),
     trace: $("btn-trace"), svg: $("btn-export-svg"), png: $("btn-export-png"), keys: $("btn-keys"),
   };
   const searchBox = $("graph-search");
@@ -54,6 +54,8 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
     }
   });
 
+  buttons.home.addEventListener("click", () => view.home());
+  buttons.fit.addEventListener("click", () => view.fit());
   buttons.expandAll.addEventListener("click", () => view.expandAll());
   buttons.collapseAll.addEventListener("click", () => view.collapseAll());
   buttons.names.addEventListener("click", () => { view.setOptions({ names: !view.options.names }); pressed(buttons.names, view.options.names); });

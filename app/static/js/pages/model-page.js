@@ -21,7 +21,7 @@ const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
 const buttons = {
-  undo: $("btn-undo"), redo: $("btn-redo"), fit: $("btn-fit"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
+  undo: $("btn-undo"), redo: $("btn-redo"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
   history: $("btn-history"),
 };
 
@@ -232,7 +232,7 @@ async function prefetchedGraph(path) {
   return text === null ? null : api.withScopeLevels(api.parseJSON(text));
 }
 
-async function loadGraph(path, { fit = true, selection = state.selection, keepPanel = false } = {}) {
+async function loadGraph(path, { home = true, selection = state.selection, keepPanel = false } = {}) {
   const seq = ++state.loadSeq;
   const stale = () => seq !== state.loadSeq;
   const samePath = !!state.graph && path === state.path;
@@ -254,7 +254,7 @@ async function loadGraph(path, { fit = true, selection = state.selection, keepPa
   state.model = model;
   renderBreadcrumb(breadcrumb, graph, panelContext);
   // the layouts run in the workers while the sidebar is drawn
-  const drawing = view.show(model, { fit, focus: boxIdOf(selection), keep: samePath });
+  const drawing = view.show(model, { home, focus: boxIdOf(selection), keep: samePath });
   state.selection = selectionValid(model, selection) ? selection : null;
   if (!keepPanel) renderSidebar();
   let drawn;
@@ -267,9 +267,8 @@ async function loadGraph(path, { fit = true, selection = state.selection, keepPa
   }
   if (stale() || !drawn) return;
   markProblems();
-  if (fit) view.fit();
   highlightSelection();
-  if (fit && state.selection) view.reveal(boxIdOf(state.selection));
+  if (home && state.selection) view.reveal(boxIdOf(state.selection));
   syncHash();
   await painted();
   if (stale()) return;
@@ -295,7 +294,7 @@ async function refreshAfter(summary, options = {}) {
   state.summary = summary || await api.getSummary(state.modelId);
   watchValidation();
   renderToolbar();
-  await loadGraph(state.path, { fit: false, ...options });
+  await loadGraph(state.path, { home: false, ...options });
 }
 
 /** The words for a 409: the model changed elsewhere; the page has caught up. */
@@ -322,7 +321,7 @@ async function applyEdits(ops, { selection } = {}) {
       // of that revision.
       state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
       renderToolbar();
-      loadGraph(state.path, { fit: false, keepPanel: true });
+      loadGraph(state.path, { home: false, keepPanel: true });
       throw staleError(err);
     }
     throw err;
@@ -355,7 +354,6 @@ async function step(direction) {
 
 buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
-buttons.fit.addEventListener("click", () => view.fit());
 buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox(null); });
 if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
 buttons.text.addEventListener("click", () => {
@@ -371,7 +369,7 @@ window.addEventListener("hashchange", () => {
   const { path, selection } = parseHash(window.location.hash);
   if (!state.summary || state.dataFile) return;
   if (path !== state.path || graphEl.dataset.state === "error") {
-    loadGraph(path, { fit: true, selection });
+    loadGraph(path, { home: true, selection });
   } else if (selectionKey(selection) !== selectionKey(state.selection)) {
     select(selectionValid(state.model, selection) ? selection : null, { reveal: true });
   }
@@ -386,7 +384,7 @@ document.addEventListener("keydown", (e) => {
   else if (mod && e.key.toLowerCase() === "y") { e.preventDefault(); step("redo"); }
   else if (!mod && e.key === "Escape") selectBox(null);
   else if (!mod && !e.altKey && e.key === "f") view.fit();
-  else if (!mod && !e.altKey && e.key === "Home") view.fit({ readable: true });
+  else if (!mod && !e.altKey && e.key === "Home") view.home();
 });
 
 // ------------------------------------------------------------------ start
@@ -406,7 +404,6 @@ async function start() {
       el("div", {}, err.message || String(err)),
       el("a", { href: $("back-link").getAttribute("href") }, "Back to the model list"));
     setGraphState("error", message);
-    buttons.fit.disabled = true;
     buttons.model.disabled = true;
     buttons.download.removeAttribute("href");
     buttons.download.classList.add("disabled");
@@ -417,14 +414,14 @@ async function start() {
     return;
   }
   renderToolbar();
-  await loadGraph(path, { fit: true, selection });
+  await loadGraph(path, { home: true, selection });
 }
 
 /** A data file: the data view in place of the drawing; no edits, no graph controls. */
 async function showDataFile(summary) {
   state.dataFile = true;
   document.body.classList.add("data-file");
-  for (const b of [buttons.undo, buttons.redo, buttons.fit, buttons.model, buttons.text, buttons.history]) if (b) b.hidden = true;
+  for (const b of [buttons.undo, buttons.redo, buttons.model, buttons.text, buttons.history]) if (b) b.hidden = true;
   renderToolbar();
   view.reset();
   clear(breadcrumb);

@@ -47,7 +47,6 @@ export class GraphController {
     this.h = null;
     this.expanded = new Set([""]);
     this.options = { names: true, attrs: false };
-    this.namesChosen = false;
     this.seq = 0;
     this.plan = null;
     this.scene = null;
@@ -85,16 +84,15 @@ export class GraphController {
 
   /**
    * Show a new graph model (a graph loaded or reloaded after an edit).
-   * keep: the same graph as before (an edit): keep the expanded groups that still exist.
+   * home: start from the reader's view (renderer.home); keep: the same graph as before (an edit): keep the expanded groups that still exist.
    * focus: a box id to show (its groups are expanded before the first layout).
    */
-  async show(model, { fit = true, focus = null, keep = false } = {}) {
+  async show(model, { home = true, focus = null, keep = false } = {}) {
     const previous = this.expanded;
     this.model = model;
     this.adjacency = null;
     this.h = buildHierarchy(model);
     performance.mark("studio:grouped");
-    if (!this.namesChosen) this.options.names = this.h.root.nodeCount <= 2000;
     if (keep && previous) {
       this.expanded = new Set([...previous].filter((id) => this.h.groups.has(id)));
       this.expanded.add("");
@@ -103,7 +101,7 @@ export class GraphController {
     }
     delete this.container.dataset.expanded;
     if (focus) for (const g of ancestorsOf(this.h, focus)) this.expanded.add(g.id);
-    return this.redraw({ fit, settle: false });
+    return this.redraw({ home, settle: false });
   }
 
   /** Plan, lay out (workers, cached), compose and draw; false when a newer redraw took over. */
@@ -118,7 +116,7 @@ export class GraphController {
     }
   }
 
-  async draw({ fit = false, anchor = null, settle = true } = {}) {
+  async draw({ home = false, anchor = null, settle = true } = {}) {
     const seq = ++this.seq;
     const started = performance.now();
     this.handlers.setState("layout", "");
@@ -161,7 +159,7 @@ export class GraphController {
     this.applyMarks();
     this.applySelection();
     this.applyTrace();
-    if (fit) this.view.fit();
+    if (home) this.view.home();
     else if (before) {
       const r = this.view.rectOf(anchor);
       if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
@@ -215,7 +213,7 @@ export class GraphController {
     if (!this.h) return false;
     this.expanded = new Set(["", ...allGroupIds(this.h)]);
     delete this.container.dataset.expanded;
-    const ok = await this.redraw({ fit: true });
+    const ok = await this.redraw({ home: true });
     if (ok) this.container.dataset.expanded = "all";
     return ok;
   }
@@ -227,7 +225,7 @@ export class GraphController {
     const everything = overview.size === this.h.groups.size;
     this.expanded = everything ? new Set([""]) : overview;
     delete this.container.dataset.expanded;
-    return this.redraw({ fit: true });
+    return this.redraw({ home: true });
   }
 
   /** The id drawn for a box id: itself, or "group:<id>" of the collapsed group holding it. */
@@ -384,13 +382,14 @@ export class GraphController {
 
   setOptions(options) {
     Object.assign(this.options, options);
-    if ("names" in options) this.namesChosen = true;
     return this.model ? this.redraw({}) : Promise.resolve(false);
   }
 
   // ---------------------------------------------------------------- pass-through
 
-  fit(options) { this.view.fit(options); }
+  fit() { this.view.fit(); }
+
+  home() { this.view.home(); }
 
   reset() {
     this.seq += 1;

@@ -20,20 +20,27 @@ const MONO = '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace'
 export const FONTS = {
   op: `600 13px ${SANS}`,
   name: `11.5px ${SANS}`,
-  attr: `10.5px ${MONO}`,
-  init: `10.5px ${MONO}`,
-  more: `italic 10.5px ${SANS}`,
-  sub: `italic 10.5px ${SANS}`,
-  ref: `10.5px ${SANS}`,
-  refOut: `10.5px ${SANS}`,
+  attr: `11px ${MONO}`,
+  init: `11px ${MONO}`,
+  more: `italic 11px ${SANS}`,
+  sub: `italic 11px ${SANS}`,
+  ref: `11px ${SANS}`,
+  refOut: `11px ${SANS}`,
   ioName: `600 12px ${SANS}`,
-  ioType: `10.5px ${MONO}`,
-  caption: `italic 10px ${SANS}`,
+  ioType: `11px ${MONO}`,
+  caption: `italic 11px ${SANS}`,
   edge: `10px ${MONO}`,
   group: `600 13px ${SANS}`,
   count: `11px ${SANS}`,
   frame: `600 11.5px ${SANS}`,
 };
+
+// The smallest size box text may have on screen for a person to read it without zooming
+// (issue 10: Netron opens at 100 %, 10-13 px text). Box text is at least 11 px at 100 %, so
+// a drawing opens at 100 % unless it fits the window whole at that size.
+export const READABLE_PX = 11;
+const SMALLEST_BOX_FONT_PX = 11;
+export const READABLE_SCALE = READABLE_PX / SMALLEST_BOX_FONT_PX;
 
 export const METRICS = {
   padX: 10,
@@ -103,7 +110,7 @@ export function measureText(text, font) {
 
 /** Shorten text with an ellipsis until it fits in maxWidth pixels. */
 export function fitText(text, font, maxWidth, measure = measureText) {
-  let s = truncate(text, 80);
+  const s = truncate(text, 80);
   if (measure(s, font) <= maxWidth) return s;
   let lo = 1;
   let hi = s.length - 1;
@@ -112,6 +119,25 @@ export function fitText(text, font, maxWidth, measure = measureText) {
     if (measure(`${s.slice(0, mid)}…`, font) <= maxWidth) lo = mid; else hi = mid - 1;
   }
   return `${s.slice(0, lo)}…`;
+}
+
+/**
+ * `name` then `keep` (a shape, a value) in maxWidth: the name is shortened in its middle —
+ * its start and its end (".weight", ".bias") say which tensor it is — and `keep` never is.
+ */
+export function fitNameAnd(name, keep, font, maxWidth, measure = measureText) {
+  const whole = `${name} ${keep}`;
+  if (measure(whole, font) <= maxWidth) return whole;
+  const room = maxWidth - measure(` ${keep}`, font);
+  const s = truncate(name, 80);
+  let lo = 0;
+  let hi = s.length - 1;
+  const cut = (n) => `${s.slice(0, Math.ceil(n / 2))}…${s.slice(s.length - Math.floor(n / 2))}`;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (measure(cut(mid), font) <= room) lo = mid; else hi = mid - 1;
+  }
+  return lo >= 4 ? `${cut(lo)} ${keep}` : fitText(whole, font, maxWidth, measure);
 }
 
 /**
@@ -191,7 +217,11 @@ export function nodeLines(model, box, options = {}, extra = []) {
 export function measureBox(kind, lines, measure = measureText) {
   const { padX, headHeight, lineHeight, bodyPadY, minWidth, maxWidth, ioHeight, stripe } = METRICS;
   const inner = maxWidth - 2 * padX;
-  const fitted = lines.map((line) => ({ ...line, text: fitText(line.text, FONTS[line.font], inner - (line.indent || 0), measure) }));
+  const fitted = lines.map((line) => {
+    const room = inner - (line.indent || 0);
+    const text = line.keep ? fitNameAnd(line.text, line.keep, FONTS[line.font], room, measure) : fitText(line.text, FONTS[line.font], room, measure);
+    return { ...line, text, keep: undefined };
+  });
   const widest = Math.max(0, ...fitted.map((l) => measure(l.text, FONTS[l.font]) + (l.indent || 0)));
   let width = Math.ceil(Math.min(maxWidth, Math.max(minWidth, widest + 2 * padX)));
   let height;
@@ -262,7 +292,7 @@ class NodeBox {
   }
 }
 
-function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
+function nodeBoxLines(node, { initializers, producer, folded, nodeById, types }) {
   const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
   if (node.name) lines.push({ text: node.name, font: "name" });
   // initializers and folded Constant nodes it reads, each once, in input order; a Constant's
@@ -274,10 +304,10 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
   for (const name of shown) {
     if (isInit(name)) {
       const dims = formatDims(initializers.get(name).shape);
-      lines.push({ text: dims === null ? name : `${name} ⟨${dims}⟩`, font: "init", tensor: name });
+      lines.push({ text: name, keep: dims === null ? "" : `⟨${dims}⟩`, font: "init", tensor: name });
     } else {
       const constant = nodeById.get(producer.get(name));
-      lines.push({ text: `${name} ${foldedText(constant, initializers)}`.trim(), font: "init", tensor: name, node: constant.id, primary: primary(name) });
+      lines.push({ text: name, keep: foldedText(constant, initializers, types), font: "init", tensor: name, node: constant.id, primary: primary(name) });
     }
   }
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
@@ -291,8 +321,10 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById }) {
 const STANDARD_OPS = new Set(["", "ai.onnx"]);
 
 /** Node id -> ids of the nodes reading its output, for each node that only holds a value:
- * a Constant, or an Identity of an initializer (torch writes one per shared weight), of the
- * standard domain, with one output that nodes of this graph read and that is not a graph output. */
+ * a node of the standard domain whose inputs are all weights (initializers) or none — a
+ * Constant, an Identity of a weight (torch writes one per shared weight), a ConstantOfShape
+ * (the onnx wheel's light models make every weight so), a DequantizeLinear of a quantized
+ * weight — with one output that nodes of this graph read and that is not a graph output. */
 function foldedConstants(graph, nodes) {
   const outputs = new Set((graph.outputs || []).map((v) => v.name));
   const weights = new Set((graph.initializers || []).map((t) => t.name));
@@ -318,20 +350,27 @@ function foldedConstants(graph, nodes) {
   return folded;
 }
 
+// value-only ops whose inputs are weights: what they make is a weight too (no subgraphs, no
+// randomness, nothing read from the graph's inputs)
+const VALUE_OPS = new Set(["Constant", "ConstantOfShape", "Identity", "DequantizeLinear", "Cast", "Reshape", "Transpose", "Unsqueeze", "Squeeze"]);
+
 function isValueNode(node, weights) {
-  if (!STANDARD_OPS.has(node.domain || "")) return false;
-  const inputs = node.inputs || [];
+  if (!STANDARD_OPS.has(node.domain || "") || !VALUE_OPS.has(node.op_type)) return false;
+  if (node.subgraphs && node.subgraphs.length) return false;
+  const inputs = (node.inputs || []).filter(Boolean);
   if (node.op_type === "Constant") return inputs.length === 0;
-  return node.op_type === "Identity" && inputs.length === 1 && weights.has(inputs[0]);
+  return inputs.length > 0 && inputs.every((n) => weights.has(n));
 }
 
-/** What a folded node holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩". */
-function foldedText(node, initializers) {
-  if (node.op_type === "Identity") {
-    const dims = formatDims((initializers.get(node.inputs[0]) || {}).shape);
-    return dims === null ? "" : `⟨${dims}⟩`;
-  }
-  return constantText(node);
+/** What a folded node holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩" (with the
+ * op for what is computed: "DequantizeLinear ⟨64×3×3×3⟩"). */
+function foldedText(node, initializers, types) {
+  if (node.op_type === "Constant") return constantText(node);
+  const out = types && types.get(node.outputs[0]);
+  let dims = out ? formatDims(out.shape) : null;
+  if (dims === null && node.op_type === "Identity") dims = formatDims((initializers.get(node.inputs[0]) || {}).shape);
+  const shape = dims === null ? "" : `⟨${dims || "scalar"}⟩`;
+  return node.op_type === "Identity" ? shape : `${node.op_type} ${shape}`.trim();
 }
 
 function constantText(node) {
@@ -413,7 +452,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   // boxes of the model, marked folded, with the boxes that list them as hosts: never drawn,
   // still selectable (their panel) and found by search, which shows a host.
   const folded = foldedConstants(graph, nodes);
-  const context = { initializers, producer, folded, nodeById };
+  const context = { initializers, producer, folded, nodeById, types };
   for (const node of nodes) {
     const box = new NodeBox(node, context);
     const hosts = folded.get(node.id);

@@ -331,10 +331,23 @@ export function allGroupIds(h) {
   return [...h.groups.keys()].filter((id) => id !== "");
 }
 
+/** Whether a level's groups are mostly repeats of one block (layers): three or more with the
+ * same op mix. Opened, twelve BERT layers are a page of frames each; closed, a column of
+ * twelve readable boxes a reader goes down. */
+function repeatedBlocks(groups) {
+  const counts = new Map();
+  for (const g of groups) {
+    if (g.part) continue;
+    const mix = Object.entries(g.ops).sort().join(";");
+    counts.set(mix, (counts.get(mix) || 0) + 1);
+  }
+  return [...counts.values()].some((n) => n >= 3);
+}
+
 /**
  * The collapsed overview a graph opens with: the root expanded; then, while the drawing stays
- * small, whole levels of a few groups (many groups side by side are repeated blocks, such as
- * layers: they stay collapsed); a group holding most of what is on screen is opened alone.
+ * small, whole levels of a few groups (many groups, or repeats of one block, are layers: they
+ * stay collapsed); a group holding most of what is on screen is opened alone.
  * A small graph opens with everything expanded.
  */
 export function overviewExpanded(h, limits = h.limits) {
@@ -355,7 +368,7 @@ export function overviewExpanded(h, limits = h.limits) {
     walk(h.root);
     if (!frontier.length) break;
     const all = visible - frontier.length + frontier.reduce((n, g) => n + g.children.length, 0);
-    if (all <= limits.overviewBudget && frontier.length <= limits.overviewLevel) {
+    if (all <= limits.overviewBudget && frontier.length <= limits.overviewLevel && !repeatedBlocks(frontier)) {
       for (const g of frontier) expanded.add(g.id);
       visible = all;
       continue;

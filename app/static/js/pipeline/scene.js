@@ -308,13 +308,10 @@ function levelInput(plan, L, sizes) {
     }
   });
 
-  // chains of groups: one dagre node each, folded into columns here
+  // chains of groups: one dagre node each, laid out as a column here
   const chainOf = new Map(); // item index -> {chain, pos}
   L.chains = findChains(L.items, ends).map((members) => {
-    const labelWidths = members.map((i, k) => Math.max(0, ...L.edges
-      .filter((le, j) => ends[j].f === i && ends[j].t === members[k + 1])
-      .map((le) => le.labelWidth)));
-    const fold = foldChain(members.map((i) => ({ w: L.items[i].width, h: L.items[i].height })), labelWidths);
+    const fold = foldChain(members.map((i) => ({ w: L.items[i].width, h: L.items[i].height })));
     const chain = { members, fold };
     members.forEach((i, pos) => chainOf.set(i, { chain, pos }));
     return chain;
@@ -478,20 +475,18 @@ export function composeScene(plan, results) {
         return;
       }
       if (d < 0) { // a link inside a chain
-        const fi = itemIdx.get(le.from);
-        const c = L.chainOf.get(fi);
-        const a = rects.get(fi);
+        const a = rects.get(itemIdx.get(le.from));
         const b = rects.get(itemIdx.get(le.to));
         const pk = `${le.from}\u0000${le.to}`;
         const k = parallel.get(pk) || 0;
         parallel.set(pk, k + 1);
         const dx = k ? (k % 2 ? 1 : -1) * Math.ceil(k / 2) * 8 : 0;
         const shift = (r) => ({ ...r, x: r.x + dx });
-        le.points = linkPoints(shift(a), shift(b), c.chain.fold, c.pos, c.chain.ox, c.chain.oy);
+        le.points = linkPoints(shift(a), shift(b));
         if (le.label) {
           const [p0, p1] = le.points;
           le.lx = p0[0] + 6 + le.labelWidth / 2;
-          le.ly = p1[1] === b.y ? (p0[1] + p1[1]) / 2 : p0[1] + 8;
+          le.ly = (p0[1] + p1[1]) / 2;
         }
         return;
       }

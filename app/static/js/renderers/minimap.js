@@ -2,8 +2,14 @@
 // expanded groups as outlines) and the window's place in it; click or drag to move there.
 import { categoryColor } from "./canvas-renderer.js";
 
-const WIDTH = 200;
-const HEIGHT = 140;
+// The miniature takes the drawing's shape within these bounds: a column of layers gets a
+// tall, narrow map rather than a sliver in a wide one.
+const MAX_WIDTH = 200;
+const MAX_HEIGHT = 200;
+const MIN_SIDE = 72;
+// up to this many boxes the miniature is drawn with the drawing (visible from its first
+// frame); more are drawn when the browser is idle (a thousand boxes ~0.1 s in software)
+const DRAW_AT_ONCE = 800;
 
 export class Minimap {
   constructor(canvas, view) {
@@ -28,30 +34,40 @@ export class Minimap {
     canvas.addEventListener("pointerup", (e) => { dragging = false; canvas.releasePointerCapture(e.pointerId); });
   }
 
-  /** A new scene: its miniature is drawn once, when the browser is idle (rasterising a
-   * thousand boxes costs ~0.1 s in software: not in the way of the drawing's first frame). */
+  /** A new scene: its miniature is drawn at once when small, else when the browser is idle
+   * (not in the way of the drawing's first frame). */
   setScene(scene) {
     this.scene = scene;
     this.baseReady = false;
-    const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 50));
-    idle(() => {
+    const draw = () => {
       if (this.scene !== scene) return;
       this.drawBase(scene);
       this.baseReady = true;
       this.update();
-    }, { timeout: 1000 });
+    };
+    if (scene.boxes.length + scene.groups.length <= DRAW_AT_ONCE) {
+      draw();
+      return;
+    }
+    const idle = window.requestIdleCallback || ((fn) => setTimeout(fn, 50));
+    idle(draw, { timeout: 400 });
   }
 
   drawBase(scene) {
     const dpr = window.devicePixelRatio || 1;
-    const s = Math.min((WIDTH - 8) / Math.max(1, scene.width), (HEIGHT - 8) / Math.max(1, scene.height));
-    this.geometry = { s, ox: (WIDTH - scene.width * s) / 2, oy: (HEIGHT - scene.height * s) / 2 };
-    this.base.width = WIDTH * dpr;
-    this.base.height = HEIGHT * dpr;
+    const sw = Math.max(1, scene.width);
+    const sh = Math.max(1, scene.height);
+    const fit = Math.min(MAX_WIDTH / sw, MAX_HEIGHT / sh);
+    const width = Math.round(Math.max(MIN_SIDE, sw * fit));
+    const height = Math.round(Math.max(MIN_SIDE, sh * fit));
+    const s = Math.min((width - 8) / sw, (height - 8) / sh);
+    this.geometry = { s, ox: (width - sw * s) / 2, oy: (height - sh * s) / 2, width, height };
+    this.base.width = width * dpr;
+    this.base.height = height * dpr;
     const ctx = this.base.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = "#ffffff";
-    ctx.fillRect(0, 0, WIDTH, HEIGHT);
+    ctx.fillRect(0, 0, width, height);
     ctx.translate(this.geometry.ox, this.geometry.oy);
     ctx.scale(s, s);
     ctx.lineWidth = 1 / s;
@@ -70,10 +86,10 @@ export class Minimap {
       ctx.fillStyle = c;
       ctx.fill();
     }
-    this.el.width = WIDTH * dpr;
-    this.el.height = HEIGHT * dpr;
-    this.el.style.width = `${WIDTH}px`;
-    this.el.style.height = `${HEIGHT}px`;
+    this.el.width = width * dpr;
+    this.el.height = height * dpr;
+    this.el.style.width = `${width}px`;
+    this.el.style.height = `${height}px`;
   }
 
   /** The window moved: redraw its rectangle (once per frame). */

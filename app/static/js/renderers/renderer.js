@@ -9,7 +9,7 @@
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 import { clear } from "../widgets/dom.js";
 import { CATEGORY_ORDER, CanvasLayer, categoryColor } from "./canvas-renderer.js";
-import { FONTS, METRICS } from "../pipeline/graph-model.js";
+import { FONTS, METRICS, READABLE_SCALE } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgePath } from "./edge-path.js";
 
@@ -160,8 +160,6 @@ function measureTitle(text) {
   return titleCanvas.measureText(text).width;
 }
 
-// below this zoom, box text (13 px op names) is too small to read at a glance
-const READABLE_SCALE = 0.6;
 
 export class GraphView {
   /**
@@ -504,30 +502,52 @@ export class GraphView {
     return this.areaSize;
   }
 
-  /** Scale and center the whole drawing in the window (never enlarging beyond 100%), below
-   * the drawing's toolbar. readable (the Home key): a drawing too big to read whole (a ResNet
-   * is 17,000 px tall: 5 % zoom) shows its top instead, where the inputs are, at a readable
-   * zoom as wide as fits; the minimap shows the rest. */
-  fit({ readable = false } = {}) {
+  /** Scale and center the whole drawing in the window (never enlarging beyond 100 %), below
+   * the drawing's toolbar (Fit, the f key). */
+  fit() {
     const { w, h } = this.viewportSize();
     const top = this.insetTop || 0;
     const gw = Math.max(1, this.size.width);
     const gh = Math.max(1, this.size.height);
     const k = Math.max(0.0005, Math.min(1, (w - 32) / gw, (h - top - 24) / gh));
-    if (!readable || k >= READABLE_SCALE) {
-      this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
+    this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
+  }
+
+  /** The view a reader starts from (a graph opening; Home): the whole drawing when it fits
+   * the window with its labels at a readable size, else its top — where the inputs are —
+   * at that size, centred on the first input when wider than the window; the minimap shows
+   * the rest. (Fitted whole, a ResNet's 17,000 px were 5 % zoom: labels 0.7 px tall.) */
+  home() {
+    const { w, h } = this.viewportSize();
+    const top = this.insetTop || 0;
+    const gw = Math.max(1, this.size.width);
+    const gh = Math.max(1, this.size.height);
+    const whole = Math.min(1, (w - 32) / gw, (h - top - 24) / gh);
+    if (whole >= READABLE_SCALE) {
+      this.fit();
       return;
     }
-    const kr = Math.min(1, Math.max(READABLE_SCALE, (w - 32) / gw));
-    let cx = gw / 2; // wider than the window: centred on the first input
-    if (gw * kr > w - 32) {
+    const k = READABLE_SCALE;
+    let cx = gw / 2;
+    if (gw * k > w - 32) {
+      // frame what the first screen shows: the boxes in its band, or when they are wider
+      // than the window, the first input (the leftmost of the topmost)
+      const band = (h - top) / k;
+      let lo = Infinity;
+      let hi = -Infinity;
       let first = null;
-      for (const [id, r] of this.centers) {
-        if (id.startsWith("input:") && (!first || r.y < first.y)) first = r;
+      for (const r of this.scene ? [...this.scene.boxes, ...this.scene.groups] : []) {
+        if (r.y > band) continue;
+        lo = Math.min(lo, r.x);
+        hi = Math.max(hi, r.x + r.w);
+        if (r.id.startsWith("input:") && (!first || r.y < first.y || (r.y === first.y && r.x < first.x))) first = r;
       }
-      if (first) cx = first.x + first.w / 2;
+      if (hi > lo && (hi - lo) * k <= w - 32) cx = (lo + hi) / 2;
+      else if (first) cx = first.x + first.w / 2;
+      // never past the drawing's left or right edge
+      cx = Math.min(Math.max(cx, (w / 2 - 16) / k), gw - (w / 2 - 16) / k);
     }
-    this.setView(w / 2 - cx * kr, top + 12, kr);
+    this.setView(w / 2 - cx * k, top + 12, k);
   }
 
   /** Drawn rectangle of a box or group id, or undefined. */
@@ -535,19 +555,23 @@ export class GraphView {
     return this.centers.get(id);
   }
 
-  /** Bring a box into view (keeping the zoom unless it is too small to read). */
+  /** Bring a box into view (keeping the zoom unless it is too small to read): centred, or
+   * for a box bigger than the window (an expanded group) its top-left part, where its tab is. */
   reveal(id, { minScale = 0.5, zoom = 0.8 } = {}) {
     const r = this.centers.get(id);
     if (!r) return;
     const { w, h } = this.viewportSize();
-    const cx = r.x + r.w / 2;
-    const cy = r.y + Math.min(r.h / 2, 200);
+    const inset = this.insetTop || 0;
     const { x, y, k } = this.view;
-    const sx = x + cx * k;
-    const sy = y + cy * k;
-    if (sx > 40 && sx < w - 40 && sy > 40 && sy < h - 40 && k >= minScale) return;
+    const left = x + r.x * k;
+    const top = y + r.y * k;
+    const right = left + Math.min(r.w * k, w - 80);
+    const bottom = top + Math.min(r.h * k, h - inset - 80);
+    if (left > 40 && right < w - 40 && top > inset + 10 && bottom < h - 40 && k >= minScale) return;
     const nk = Math.max(k, zoom);
-    this.setView(w / 2 - cx * nk, h / 2 - cy * nk, nk);
+    const cx = r.x + Math.min(r.w / 2, (w / 2 - 40) / nk);
+    const cy = r.y + Math.min(r.h / 2, ((h - inset) / 2 - 40) / nk);
+    this.setView(w / 2 - cx * nk, inset + (h - inset) / 2 - cy * nk, nk);
   }
 
   /** Keep the point (x, y) of the drawing where it was on screen (sx, sy) — after a relayout. */
