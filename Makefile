@@ -39,14 +39,13 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# The pages' modules bundled by esbuild (a few files instead of ~45 requests); the server
-# serves the ES modules themselves whenever a source is newer than the bundle.
-bundle: $(BUNDLE)/.built
-$(BUNDLE)/.built: node_modules/.installed $(shell find app/static/js -name '*.js')
-	rm -rf $(BUNDLE)
-	node_modules/.bin/esbuild app/static/js/pages/model-page.js app/static/js/pages/index-page.js --bundle --format=esm \
-	  --splitting --sourcemap --target=es2022 --outbase=app/static/js --outdir=$(BUNDLE) --log-level=warning
-	touch $@
+# The front end built into the package by scripts/build_frontend.py (setup.py runs it too, for
+# sdists and wheels): the pages' modules bundled by esbuild into static/dist (a few requests
+# instead of ~45; the server sends the modules themselves while the sources differ from the ones
+# the bundle's manifest names) and the npm libraries the page loads, copied into static/vendor.
+bundle: $(BUNDLE)/manifest.json
+$(BUNDLE)/manifest.json: node_modules/.installed scripts/build_frontend.py $(shell find app/static/js -name '*.js')
+	python3 scripts/build_frontend.py
 
 $(EXAMPLE): python-deps scripts/make_example_model.py
 	$(PY) scripts/make_example_model.py $@
@@ -64,4 +63,4 @@ chromium:
 	fi
 
 clean:
-	rm -rf $(VENV) node_modules build test-artifacts $(BUNDLE)
+	rm -rf $(VENV) node_modules build dist test-artifacts $(BUNDLE) app/static/vendor

@@ -7,8 +7,6 @@ from pathlib import Path
 
 from flask import Flask
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
 
 def default_data_dir() -> Path:
     """Per-user data folder (XDG), never inside the package."""
@@ -25,8 +23,6 @@ def create_app(config: dict | None = None) -> Flask:
     app = StudioFlask(__name__)
     app.config.update(
         DATA_DIR=str(default_data_dir()),
-        # npm installs the front-end libraries here; the web blueprint serves them from it
-        NODE_MODULES=str(REPO_ROOT / "node_modules"),
         MAX_CONTENT_LENGTH=8 * 1024**3,
         PREVIEW_MAX_COUNT=10_000,
         INFER_INLINE_NODES=5_000,  # bigger graphs get inferred types from GET .../types

@@ -1,11 +1,16 @@
-"""The pages load the esbuild bundle when it is built and current, else the ES modules."""
+"""The pages load the esbuild bundle when it was built from the current sources (the manifest's
+digest), else the ES modules; file dates play no part, as an installed package's are arbitrary."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
+from app.web.bundle_manifest import sources_digest
 from app.web.scripts import page_scripts
+
+MODULES = ["/static/js/lib/api.js", "/static/js/pages/side.js", "/static/js/widgets/dom.js"]
 
 
 def _write(path, text: str, mtime: float) -> None:
@@ -14,27 +19,57 @@ def _write(path, text: str, mtime: float) -> None:
     os.utime(path, (mtime, mtime))
 
 
-def test_bundle_when_current_modules_when_a_source_is_newer(app, tmp_path):
+def _sources(js, mtime: float) -> None:
+    # modules in layer folders import each other by relative paths, up and across
+    _write(js / "pages" / "model-page.js", 'import { a } from "../lib/api.js";\nimport "./side.js";\n', mtime)
+    _write(js / "lib" / "api.js", 'export { b as a } from "../widgets/dom.js";\n', mtime)
+    _write(js / "widgets" / "dom.js", "export const b = 1;\n", mtime)
+    _write(js / "pages" / "side.js", "globalThis.c = 1;\n", mtime)
+
+
+def _bundle(dist, sources: str, mtime: float, entries=("pages/model-page.js",)) -> None:
+    _write(dist / "pages" / "model-page.js", 'import{x}from"../chunk-AB12.js";\n', mtime)
+    _write(dist / "chunk-AB12.js", "export const x = 1;\n", mtime)
+    manifest = {"sources": sources, "entries": list(entries), "bundle": "b1"}
+    _write(dist / "manifest.json", json.dumps(manifest), mtime)
+
+
+def test_bundle_when_built_from_the_current_sources_whatever_the_dates(app, tmp_path):
     now = time.time()
     js, dist = tmp_path / "js", tmp_path / "dist"
-    # modules in layer folders import each other by relative paths, up and across
-    _write(js / "pages" / "model-page.js", 'import { a } from "../lib/api.js";\nimport "./side.js";\n', now - 100)
-    _write(js / "lib" / "api.js", 'export { b as a } from "../widgets/dom.js";\n', now - 100)
-    _write(js / "widgets" / "dom.js", "export const b = 1;\n", now - 100)
-    _write(js / "pages" / "side.js", "globalThis.c = 1;\n", now - 100)
-    _write(dist / "pages" / "model-page.js", 'import{x}from"../chunk-AB12.js";\n', now - 50)
-    _write(dist / "chunk-AB12.js", "export const x = 1;\n", now - 50)
+    _sources(js, now)
+    # the bundle is older than its sources, as file dates may be after `pip install`
+    _bundle(dist, sources_digest(str(js)), now - 1000)
     app.static_folder = str(tmp_path)
     with app.test_request_context("/"):
         entry, modules = page_scripts("pages/model-page.js")
         assert entry == "/static/dist/pages/model-page.js" and modules == ["/static/dist/chunk-AB12.js"]
         # a source edited after the build: the bundle is stale, the modules themselves are served
-        os.utime(js / "widgets" / "dom.js", (now, now))
+        _write(js / "widgets" / "dom.js", "export const b = 2;\n", now + 1)
         entry, modules = page_scripts("pages/model-page.js")
-        assert entry == "/static/js/pages/model-page.js"
-        assert modules == ["/static/js/lib/api.js", "/static/js/pages/side.js", "/static/js/widgets/dom.js"]
-        app.config["BUNDLE"] = False
-        os.utime(dist / "pages" / "model-page.js", (now + 10, now + 10))
-        assert page_scripts("pages/model-page.js")[0] == "/static/js/pages/model-page.js"
-        app.config["BUNDLE"] = True
+        assert entry == "/static/js/pages/model-page.js" and modules == MODULES
+        # the edit undone: the sources hash as the bundle's again, even with a newer date
+        _write(js / "widgets" / "dom.js", "export const b = 1;\n", now + 2)
         assert page_scripts("pages/model-page.js")[0] == "/static/dist/pages/model-page.js"
+        # a module added to the sources is a change too
+        _write(js / "lib" / "new.js", "export {};\n", now - 2000)
+        assert page_scripts("pages/model-page.js")[0] == "/static/js/pages/model-page.js"
+        (js / "lib" / "new.js").unlink()
+        assert page_scripts("pages/model-page.js")[0] == "/static/dist/pages/model-page.js"
+        app.config["BUNDLE"] = False
+        assert page_scripts("pages/model-page.js")[0] == "/static/js/pages/model-page.js"
+
+
+def test_modules_without_a_manifest_or_for_an_entry_it_does_not_name(app, tmp_path):
+    now = time.time()
+    js, dist = tmp_path / "js", tmp_path / "dist"
+    _sources(js, now - 100)
+    _bundle(dist, sources_digest(str(js)), now, entries=("pages/index-page.js",))
+    app.static_folder = str(tmp_path)
+    with app.test_request_context("/"):
+        # a bundle newer than every source, but not built for this entry
+        assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
+        (dist / "manifest.json").unlink()  # half-built (the manifest is written last) or a bundle of old
+        assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
+        (dist / "manifest.json").write_text("{not json")
+        assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)

@@ -1,4 +1,4 @@
-"""Page routes: the model list, the model page, and the front-end libraries npm installed.
+"""Page routes: the model list, the model page, and the front-end libraries the page loads.
 
 The pages are static shells; everything they show comes from the JSON API (docs/api.md),
 fetched by the ES modules under app/static/js (or their bundle: scripts.py).
@@ -15,13 +15,15 @@ from .scripts import page_scripts
 
 bp = Blueprint("web", __name__)
 
-# /vendor/<package>/<file> -> node_modules/<folder>/<file>. Only these folders are served,
-# and only their plain files (send_from_directory refuses anything that leaves the folder).
-VENDOR = {
-    "dagre": os.path.join("@dagrejs", "dagre", "dist"),  # graph layout (UMD, in the layout worker)
-    "marked": os.path.join("marked", "lib"),  # Markdown -> HTML (ES module)
-    "dompurify": os.path.join("dompurify", "dist"),  # HTML sanitiser (ES module)
-}
+# /vendor/<package>/<file> -> static/vendor/<package>/<file>: the files the page loads of the
+# libraries npm installed, copied there by the front-end build (scripts/build_frontend.py) so an
+# installed package carries them. Only these folders are served, and only their plain files
+# (send_from_directory refuses anything that leaves the folder).
+VENDOR = (
+    "dagre",  # graph layout (UMD, in the layout worker)
+    "marked",  # Markdown -> HTML (ES module)
+    "dompurify",  # HTML sanitiser (ES module)
+)
 VENDOR_SUFFIXES = (".js", ".mjs", ".js.map", ".mjs.map", ".LEGAL.txt")
 
 
@@ -42,10 +44,9 @@ def model_page(model_id: str):
 
 @bp.get("/vendor/<package>/<path:filename>")
 def vendor(package: str, filename: str):
-    folder = VENDOR.get(package)
-    if folder is None or "/" in filename or not filename.endswith(VENDOR_SUFFIXES):
+    if package not in VENDOR or "/" in filename or not filename.endswith(VENDOR_SUFFIXES):
         abort(404)
-    root = os.path.join(current_app.config["NODE_MODULES"], folder)
+    root = os.path.join(current_app.static_folder or "", "vendor", package)
     response = send_from_directory(root, filename, max_age=3600)
     if filename.endswith((".js", ".mjs")):
         # ES modules need a JavaScript type whatever the host's mimetypes table says

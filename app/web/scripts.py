@@ -1,6 +1,7 @@
-"""Which scripts a page loads: the esbuild bundle of its entry module when one is built and
-newer than every source module (`make` builds it into static/dist: a few requests instead of
-~45, which a threaded Python server answers one at a time), else the ES modules themselves.
+"""Which scripts a page loads: the esbuild bundle of its entry module when one is built from the
+current sources (the front-end build writes it into static/dist with a manifest naming the
+sources' digest: a few requests instead of ~45, which a threaded Python server answers one at a
+time), else the ES modules themselves, so an edited source shows on reload without rebuilding.
 Either way every module the entry imports statically is named, for the page to preload."""
 
 from __future__ import annotations
@@ -12,18 +13,23 @@ from functools import lru_cache
 
 from flask import current_app, url_for
 
+from .bundle_manifest import read_manifest, source_files, sources_digest
+
 SOURCES = "js"
 BUNDLE = "dist"
 
 # a static import of a module of ours: a relative path ("./x.js", "../layer/x.js")
 _STATIC_IMPORT = re.compile(r'^\s*(?:(?:import|export)\b[^;]*?\bfrom|import)\s*"(\.{1,2}/[\w./-]+\.js)"', re.M)
 
+# js folder -> (stat signature of its sources, their digest): hashing once per change, not per page
+_digests: dict[str, tuple[tuple, str]] = {}
+
 
 @lru_cache(maxsize=16)
-def module_closure(js_dir: str, entry: str, stamp: float = 0.0) -> tuple[str, ...]:
+def module_closure(js_dir: str, entry: str, stamp: str = "") -> tuple[str, ...]:
     """Every module `entry` imports statically, directly or not (dynamic import()s stay lazy),
-    as paths relative to `js_dir`. `stamp` (the entry's mtime) keys the cache: a rebuilt bundle
-    has new chunk names."""
+    as paths relative to `js_dir`. `stamp` (a digest of the folder's files) keys the cache:
+    edited sources or a rebuilt bundle import other modules."""
     seen: list[str] = []
     todo = [entry]
     while todo:
@@ -38,34 +44,35 @@ def module_closure(js_dir: str, entry: str, stamp: float = 0.0) -> tuple[str, ..
     return tuple(sorted(seen[1:]))
 
 
-def _newest_source(folder: str) -> float:
-    """The newest mtime of a .js file anywhere under `folder`."""
-    newest = 0.0
-    for dirpath, _dirs, files in os.walk(folder):
-        for name in files:
-            if name.endswith(".js"):
-                newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime)
-    return newest
+def current_sources_digest(js_dir: str) -> str:
+    """The digest of the source modules, computed again only when one's size or mtime changed."""
+    signature = tuple(
+        (name, st.st_mtime_ns, st.st_size)
+        for name in source_files(js_dir)
+        for st in [os.stat(os.path.join(js_dir, name))]
+    )
+    cached = _digests.get(js_dir)
+    if cached is None or cached[0] != signature:
+        cached = _digests[js_dir] = (signature, sources_digest(js_dir))
+    return cached[1]
 
 
-def _bundle_stamp(static: str, entry: str) -> float | None:
-    """The bundle's mtime when it exists and no source module is newer, else None."""
-    try:
-        built = os.stat(os.path.join(static, BUNDLE, entry)).st_mtime
-    except OSError:
+def _bundle_stamp(static: str, entry: str, sources: str) -> str | None:
+    """The bundle's digest when it holds `entry` and was built from sources hashing `sources`."""
+    manifest = read_manifest(os.path.join(static, BUNDLE))
+    if manifest is None or manifest.get("sources") != sources or entry not in manifest.get("entries", ()):
         return None
-    return built if built >= _newest_source(os.path.join(static, SOURCES)) else None
+    return str(manifest.get("bundle", ""))
 
 
 def page_scripts(entry: str) -> tuple[str, list[str]]:
     """(URL of the page's entry script, URLs of every module it imports)."""
     static = current_app.static_folder
-    folder = SOURCES
-    stamp = _bundle_stamp(static, entry) if current_app.config.get("BUNDLE", True) else None
-    if stamp is not None:
-        folder = BUNDLE
-    else:
-        stamp = 0.0
+    assert static is not None  # create_app always gives the app its static folder
+    folder, stamp = SOURCES, current_sources_digest(os.path.join(static, SOURCES))
+    bundle = _bundle_stamp(static, entry, stamp) if current_app.config.get("BUNDLE", True) else None
+    if bundle is not None:
+        folder, stamp = BUNDLE, bundle
     imports = module_closure(os.path.join(static, folder), entry, stamp)
     return (
         url_for("static", filename=f"{folder}/{entry}"),
