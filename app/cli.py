@@ -8,6 +8,7 @@ Both take --data-dir (default: the per-user data folder).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import sys
 import threading
@@ -63,10 +64,8 @@ def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = Fals
     print(f"ONNX Studio on {url}  (Ctrl+C stops)", flush=True)
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 def _open(args):

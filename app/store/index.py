@@ -194,7 +194,7 @@ class Store:
             ).fetchone()[0]
             if parent is None:
                 raise StudioError("nothing_to_undo", "nothing to undo: the model is at its original revision", 409)
-            redo = json.loads(record["redo"]) + [record["head"]]
+            redo = [*json.loads(record["redo"]), record["head"]]
             c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (parent, json.dumps(redo), model_id))
         return parent
 

@@ -53,7 +53,8 @@ def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
             "length": len(keys),
             "entries": [
                 {"key": k, "value": data_json(v, f"{ref}/{i}", depth + 1)}
-                for i, (k, v) in enumerate(list(zip(keys, values))[:MAX_ITEMS])
+                # not strict: a map can pass detection with fewer values of its elem_type than keys
+                for i, (k, v) in enumerate(list(zip(keys, values, strict=False))[:MAX_ITEMS])
             ],
         }
     if isinstance(msg, onnx.OptionalProto):

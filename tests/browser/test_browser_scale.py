@@ -131,11 +131,11 @@ def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
         while True:
             frontier = []
 
-            def front(g):
+            def front(g, expanded, frontier):
                 for c in g.groups:
-                    (front(c) if c.id in expanded else frontier.append(c))
+                    (front(c, expanded, frontier) if c.id in expanded else frontier.append(c))
 
-            front(root)
+            front(root, expanded, frontier)
             if not frontier:
                 break
             all_ = visible - len(frontier) + sum(c.children for c in frontier)
@@ -566,16 +566,22 @@ def test_fit_on_open_and_home_shows_the_top_readable(page, server):
     )
     summary = upload(page, server, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "chain.onnx")
     open_model(page, server, summary["id"])
-    scale = lambda: float(
-        re.search(r"scale\(([\d.]+)\)", page.get_attribute("#graph svg > g.viewport", "transform")).group(1)
-    )
+
+    def scale() -> float:
+        return float(
+            re.search(r"scale\(([\d.]+)\)", page.get_attribute("#graph svg > g.viewport", "transform")).group(1)
+        )
+
     area = page.locator("#graph").bounding_box()
-    inside = lambda b: (
-        area["x"] <= b["x"]
-        and b["x"] + b["width"] <= area["x"] + area["width"] + 1
-        and area["y"] <= b["y"]
-        and b["y"] + b["height"] <= area["y"] + area["height"] + 1
-    )
+
+    def inside(b) -> bool:
+        return (
+            area["x"] <= b["x"]
+            and b["x"] + b["width"] <= area["x"] + area["width"] + 1
+            and area["y"] <= b["y"]
+            and b["y"] + b["height"] <= area["y"] + area["height"] + 1
+        )
+
     assert scale() < 0.3  # fitted: the whole chain in the window
     assert inside(page.locator("#graph [data-node-id=n0]").bounding_box())
     assert inside(page.locator(f"#graph [data-node-id=n{n - 1}]").bounding_box())
