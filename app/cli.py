@@ -36,7 +36,7 @@ def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
         loc = next((e.value for e in t.external_data if e.key == "location"), "")
         key = normalize_location(loc)
         path = (folder / key).resolve() if key else None
-        if path is None or not path.is_relative_to(folder) or not path.is_file():
+        if not key or path is None or not path.is_relative_to(folder) or not path.is_file():
             print(
                 f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview",
                 file=sys.stderr,

@@ -75,7 +75,7 @@ class Store:
         with self._conn() as c:
             c.executescript(SCHEMA)
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self) -> _Tx:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self._db_path, timeout=30, isolation_level=None)

@@ -71,7 +71,7 @@ def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
             "name": msg.name,
             "elem_type": _ELEM.get(msg.elem_type, "undefined"),
             "has_value": has,
-            "value": data_json(getattr(msg, field), f"{ref}/value", depth + 1) if has else None,
+            "value": data_json(getattr(msg, field), f"{ref}/value", depth + 1) if field and has else None,
         }
     if isinstance(msg, onnx.OperatorSetProto):
         return {

@@ -60,6 +60,7 @@ def _bundle_stamp(static: str, entry: str) -> float | None:
 def page_scripts(entry: str) -> tuple[str, list[str]]:
     """(URL of the page's entry script, URLs of every module it imports)."""
     static = current_app.static_folder
+    assert static is not None  # create_app always gives the app its static folder
     folder = SOURCES
     stamp = _bundle_stamp(static, entry) if current_app.config.get("BUNDLE", True) else None
     if stamp is not None:
