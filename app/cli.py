@@ -8,6 +8,7 @@ Both take --data-dir (default: the per-user data folder).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import sys
 import threading
@@ -35,7 +36,7 @@ def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
         loc = next((e.value for e in t.external_data if e.key == "location"), "")
         key = normalize_location(loc)
         path = (folder / key).resolve() if key else None
-        if path is None or not path.is_relative_to(folder) or not path.is_file():
+        if not key or path is None or not path.is_relative_to(folder) or not path.is_file():
             print(
                 f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview",
                 file=sys.stderr,
@@ -63,10 +64,8 @@ def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = Fals
     print(f"ONNX Studio on {url}  (Ctrl+C stops)", flush=True)
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 def _open(args):

@@ -3,7 +3,10 @@ encoder alone takes about a second."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import orjson
+from flask import Response
 from flask.json.provider import DefaultJSONProvider
 
 
@@ -20,4 +23,5 @@ class OrjsonProvider(DefaultJSONProvider):
             body = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
         except TypeError:
             body = super().dumps(obj).encode()
-        return self._app.response_class(body, mimetype="application/json")
+        # _app is typed as the sans-IO App, whose Response takes no body; a Flask app's is the WSGI one
+        return cast("type[Response]", self._app.response_class)(body, mimetype="application/json")

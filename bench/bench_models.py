@@ -13,6 +13,7 @@ the toolbar's #expand-all expands every group and sets #graph[data-expanded=all]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import socket
@@ -145,10 +146,8 @@ class Studio:
         self.peak = 0
 
     def sample(self) -> None:
-        try:
+        with contextlib.suppress(psutil.Error):
             self.peak = max(self.peak, self.ps.memory_info().rss)
-        except psutil.Error:
-            pass
 
     def close(self) -> None:
         self.proc.terminate()

@@ -44,7 +44,7 @@ class ResNet50(nn.Module):
         self.conv1, self.bn1, self.relu = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU()
         self.maxpool = nn.MaxPool2d(3, 2, 1)
         layers, cin = [], 64
-        for i, (mid, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]):
+        for mid, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
             seq = []
             for b in range(blocks):
                 seq.append(Bottleneck(cin, mid, mid * 4, stride if b == 0 else 1))

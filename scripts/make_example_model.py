@@ -40,8 +40,8 @@ def build() -> onnx.ModelProto:
                     weight(f"features.{i}.bn.scale", cout),
                     weight(f"features.{i}.bn.bias", cout),
                     weight(f"features.{i}.bn.mean", cout),
-                ]
-                + [_ones(inits, f"features.{i}.bn.var", cout)],
+                    _ones(inits, f"features.{i}.bn.var", cout),
+                ],
                 [f"{p}/bn_out"],
                 name=f"{p}/BatchNormalization",
                 epsilon=1e-5,

@@ -48,7 +48,7 @@ def test_node_test_data_sets_open_with_right_values(client):
     for name in node_testcase_names():
         case = node_testcases()[name]
         for ds in (case.data_sets or [])[:1]:
-            for direction, values in zip(("input", "output"), ds):
+            for direction, values in zip(("input", "output"), ds, strict=True):
                 for k, value in enumerate(values):
                     proto, kind = as_proto(value, f"{direction}_{k}")
                     r = upload(client, proto.SerializeToString(), f"{direction}_{k}.pb")

@@ -86,7 +86,7 @@ def op_for(draw, model: onnx.ModelProto):
         return {
             "op": kind,
             "from": draw(st.sampled_from(tensors)),
-            "to": draw(st.sampled_from(tensors + ["fresh_name", ""])),
+            "to": draw(st.sampled_from([*tensors, "fresh_name", ""])),
         }
     if kind == "rename_node":
         return {"op": kind, "node": draw(st.sampled_from(nodes)), "name": draw(st.text(max_size=3))}

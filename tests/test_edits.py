@@ -33,7 +33,7 @@ def load_case(path):
 
 def run(model: onnx.ModelProto, feeds: dict) -> dict:
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds), strict=True))
 
 
 def edit(client, data: bytes, ops: list) -> tuple[onnx.ModelProto, dict]:
@@ -65,7 +65,7 @@ def test_rename_tensors_and_dynamic_batch_keep_outputs(client, path):
         {
             "op": "set_io_shape",
             "name": "studio_input",
-            "shape": ["batch"] + list(feeds[first_input].shape[1:]) if feeds[first_input].ndim else [],
+            "shape": ["batch", *feeds[first_input].shape[1:]] if feeds[first_input].ndim else [],
         }
     )
     edited, _ = edit(client, model.SerializeToString(), ops)

@@ -93,7 +93,7 @@ WITH_WEIGHTS = [p for p in CONVERTED if onnx.load(p).graph.initializer]
 
 @pytest.mark.parametrize("path", WITH_WEIGHTS[:12], ids=lambda p: p.parent.name)
 def test_set_initializer_on_real_weights(client, path):
-    model, feeds = load_case(path)
+    model, _ = load_case(path)
     weight = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
     arr = numpy_helper.to_array(weight)
     new = (arr * 0.5).astype(arr.dtype)
@@ -194,7 +194,7 @@ def test_set_node_op_only_when_the_schema_fits(client):
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)
 def test_infer_shapes_and_cleanup_preserve_behaviour(client, path):
     model, feeds = load_case(path)
-    edited, resp = edit(client, model.SerializeToString(), [{"op": "infer_shapes"}, {"op": "cleanup"}])
+    edited, _ = edit(client, model.SerializeToString(), [{"op": "infer_shapes"}, {"op": "cleanup"}])
     onnx.checker.check_model(edited)
     assert len(edited.graph.value_info) >= len(model.graph.value_info)
     assert [n.op_type for n in edited.graph.node] == [n.op_type for n in model.graph.node]  # nothing was dead
@@ -240,7 +240,7 @@ def test_convert_opset_matches_the_reference_outputs(client, path):
     assert edited.metadata_props == model.metadata_props and edited.producer_name == model.producer_name
     assert {v.name for v in edited.graph.value_info} <= {v.name for v in model.graph.value_info}  # none added
     outs = list(run(edited, feeds).values())
-    for got, want in zip(outs, expected_outputs(path)):
+    for got, want in zip(outs, expected_outputs(path), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
 
 

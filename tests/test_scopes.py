@@ -144,6 +144,6 @@ def test_graph_json_scopes_equal_each_nodes_own(client):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     graph = client.get(f"/api/models/{mid}/graph").get_json()
-    for n, got in zip(nodes, graph["nodes"]):
+    for n, got in zip(nodes, graph["nodes"], strict=True):
         assert (graph["scopes"][got["scope"]] if "scope" in got else []) == node_scope(n), n.name
     assert len(graph["scopes"]) == 3 + 1 + 1  # m.l0..2, /a/b, odd

@@ -60,7 +60,7 @@ def _summary(model_id: str) -> dict:
     }
     validation = verdict_if_cheap(revision.blob, model, current_app.config["INFER_INLINE_NODES"])
     if validation.get("pending"):
-        warm_up(current_app._get_current_object(), record.id)
+        warm_up(current_app._get_current_object(), record.id)  # type: ignore[attr-defined]  # a LocalProxy typed as Flask
     out.update(model_summary(model, validation))
     return out
 

@@ -52,23 +52,23 @@ def set_attribute_value(attr: AttributeProto, value, what: str) -> None:
     elif t == A.STRING:
         attr.s = _str(value, what)
     elif t == A.FLOATS:
-        items = [_float(x, f"{what} items") for x in _list(value, what)]
+        floats = [_float(x, f"{what} items") for x in _list(value, what)]
         del attr.floats[:]
-        attr.floats.extend(items)
+        attr.floats.extend(floats)
     elif t == A.INTS:
-        items = [_int(x, f"{what} items") for x in _list(value, what)]
+        ints = [_int(x, f"{what} items") for x in _list(value, what)]
         del attr.ints[:]
-        attr.ints.extend(items)
+        attr.ints.extend(ints)
     elif t == A.STRINGS:
-        items = [_str(x, f"{what} items") for x in _list(value, what)]
+        strings = [_str(x, f"{what} items") for x in _list(value, what)]
         del attr.strings[:]
-        attr.strings.extend(items)
+        attr.strings.extend(strings)
     elif t == A.TENSOR:
         attr.t.CopyFrom(tensor_from_source(value, what, attr.t.name))
     elif t == A.TENSORS:
-        items = [tensor_from_source(x, f"{what} items") for x in _list(value, what)]
+        tensors = [tensor_from_source(x, f"{what} items") for x in _list(value, what)]
         del attr.tensors[:]
-        attr.tensors.extend(items)
+        attr.tensors.extend(tensors)
     else:
         kind = AttributeProto.AttributeType.Name(t) if t in AttributeProto.AttributeType.values() else str(t)
         raise StudioError("unsupported_attribute_type", f"{what} is of type {kind}, which can't be set from JSON")

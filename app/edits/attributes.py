@@ -65,7 +65,8 @@ def new_attribute(
 ) -> AttributeProto:
     """A new AttributeProto for `node`, typed from the operator schema (or `type_name`)."""
     what = what or f"attribute {name!r} of the new {node.op_type} node"
-    attr = AttributeProto(name=name, type=_new_attribute_type(model, container, node, name, type_name, what))
+    # the stubs type the enum field as their AttributeType class; at run time (and from Value()) it is an int
+    attr = AttributeProto(name=name, type=_new_attribute_type(model, container, node, name, type_name, what))  # type: ignore[arg-type]
     set_attribute_value(attr, value, what)
     return attr
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import MutableSequence
 
 import onnx
 
@@ -82,12 +83,12 @@ def walk_graphs(model: onnx.ModelProto):
                 if a.type == onnx.AttributeProto.GRAPH or a.type == onnx.AttributeProto.GRAPHS:
                     nid = node_id(ref.path, i)
                     items = [None] if a.type == onnx.AttributeProto.GRAPH else range(len(a.graphs))
-                    for k in items:
-                        subs.append(resolve_graph(model, subgraph_path(nid, a.name, k)))
+                    for j in items:
+                        subs.append(resolve_graph(model, subgraph_path(nid, a.name, j)))
         stack.extend(reversed(subs))
 
 
-def main_graph_value(model: onnx.ModelProto, name: str, where: str) -> tuple[list, int]:
+def main_graph_value(model: onnx.ModelProto, name: str, where: str) -> tuple[MutableSequence[onnx.ValueInfoProto], int]:
     """(repeated field, index) of a main-graph input or output by name."""
     field = model.graph.input if where == "input" else model.graph.output
     for i, v in enumerate(field):

@@ -111,7 +111,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         for v in g.value_info:
             if v.name == tensor:
                 v.name = fresh
-        node.input.extend([fresh] + extra)
+        node.input.extend([fresh, *extra])
         node.output.append(tensor)
         g.node.insert(producer + 1, node)
         return f"inserted {op_type} after {tensor!r} (all readers)"
@@ -119,7 +119,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     check_kind(op, "output", output, str)
     if output in _names(g):
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
-    node.input.extend([tensor] + extra)
+    node.input.extend([tensor, *extra])
     node.output.append(output)
     targets = (
         _consumer_nodes(model, consumers, tensor) if consumers is not None else [n for n in g.node if tensor in n.input]

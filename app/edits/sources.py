@@ -49,7 +49,7 @@ def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     return arr
 
 
-def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> onnx.TensorProto | np.ndarray:
+def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> np.ndarray:
     if dtype_name is None:
         return arr
     try:

@@ -39,7 +39,7 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     except Exception as exc:
         raise StudioError("inference_failed", f"infer_shapes: shape inference failed: {exc}", 422) from None
     added = 0
-    for ours, theirs in zip(walk_graphs(model), walk_graphs(inferred)):
+    for ours, theirs in zip(walk_graphs(model), walk_graphs(inferred), strict=True):
         g, h = ours.container, theirs.container
         if isinstance(g, onnx.FunctionProto):
             continue

@@ -30,7 +30,7 @@ def inferred_value_info(model: onnx.ModelProto, inferred: onnx.ModelProto | None
         theirs = resolve_graph(inferred, path).container
     except Exception:
         return []
-    if isinstance(theirs, onnx.FunctionProto):
+    if isinstance(ours, onnx.FunctionProto) or isinstance(theirs, onnx.FunctionProto):
         return []
     known = {v.name for v in ours.value_info} | {v.name for v in ours.input} | {v.name for v in ours.output}
     return [v for v in theirs.value_info if v.name not in known]

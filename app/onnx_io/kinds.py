@@ -107,18 +107,18 @@ def _sequence_len(s: onnx.SequenceProto) -> int:
 
 
 def _optional_ok(o: onnx.OptionalProto, depth: int = 0) -> bool:
-    O = onnx.OptionalProto
-    if o.elem_type == O.UNDEFINED:
+    Opt = onnx.OptionalProto
+    if o.elem_type == Opt.UNDEFINED:
         return not o.ListFields() or all(f.name in ("name", "elem_type") for f, _ in o.ListFields())
-    if o.elem_type == O.TENSOR:
+    if o.elem_type == Opt.TENSOR:
         return o.HasField("tensor_value") and _tensor_ok(o.tensor_value)
-    if o.elem_type == O.SPARSE_TENSOR:
+    if o.elem_type == Opt.SPARSE_TENSOR:
         return o.HasField("sparse_tensor_value") and _tensor_ok(o.sparse_tensor_value.values)
-    if o.elem_type == O.SEQUENCE:
+    if o.elem_type == Opt.SEQUENCE:
         return o.HasField("sequence_value") and _sequence_ok(o.sequence_value, depth + 1)
-    if o.elem_type == O.MAP:
+    if o.elem_type == Opt.MAP:
         return o.HasField("map_value") and _map_ok(o.map_value, depth + 1)
-    if o.elem_type == O.OPTIONAL:
+    if o.elem_type == Opt.OPTIONAL:
         return o.HasField("optional_value") and _optional_ok(o.optional_value, depth + 1)
     return False
 

@@ -11,7 +11,7 @@ from ..errors import StudioError
 MAX_NESTING = 64
 
 
-def parse_model(data: bytes, name: str = "model") -> onnx.ModelProto:
+def parse_model(data: bytes | memoryview, name: str = "model") -> onnx.ModelProto:
     """Parse serialized ModelProto bytes; raise StudioError(400) for anything else.
 
     Protobuf happily parses many random byte strings into a mostly-empty message, so beyond
@@ -21,7 +21,7 @@ def parse_model(data: bytes, name: str = "model") -> onnx.ModelProto:
         raise StudioError("empty_file", f"{name} is empty: no bytes were uploaded")
     model = onnx.ModelProto()
     try:
-        model.ParseFromString(data)
+        model.ParseFromString(data)  # type: ignore[arg-type]  # any buffer parses; the stub says bytes
     except DecodeError as exc:
         raise StudioError(
             "not_onnx",

@@ -75,7 +75,7 @@ class Store:
         with self._conn() as c:
             c.executescript(SCHEMA)
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self) -> _Tx:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self._db_path, timeout=30, isolation_level=None)
@@ -194,7 +194,7 @@ class Store:
             ).fetchone()[0]
             if parent is None:
                 raise StudioError("nothing_to_undo", "nothing to undo: the model is at its original revision", 409)
-            redo = json.loads(record["redo"]) + [record["head"]]
+            redo = [*json.loads(record["redo"]), record["head"]]
             c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (parent, json.dumps(redo), model_id))
         return parent
 

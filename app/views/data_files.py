@@ -53,7 +53,8 @@ def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
             "length": len(keys),
             "entries": [
                 {"key": k, "value": data_json(v, f"{ref}/{i}", depth + 1)}
-                for i, (k, v) in enumerate(list(zip(keys, values))[:MAX_ITEMS])
+                # not strict: a map can pass detection with fewer values of its elem_type than keys
+                for i, (k, v) in enumerate(list(zip(keys, values, strict=False))[:MAX_ITEMS])
             ],
         }
     if isinstance(msg, onnx.OptionalProto):
@@ -70,7 +71,7 @@ def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
             "name": msg.name,
             "elem_type": _ELEM.get(msg.elem_type, "undefined"),
             "has_value": has,
-            "value": data_json(getattr(msg, field), f"{ref}/value", depth + 1) if has else None,
+            "value": data_json(getattr(msg, field), f"{ref}/value", depth + 1) if field and has else None,
         }
     if isinstance(msg, onnx.OperatorSetProto):
         return {

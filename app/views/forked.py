@@ -9,6 +9,7 @@ through no buffered file, and leaves by os._exit without running any cleanup of 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -41,10 +42,8 @@ class Forked:
             return
         self.done = True
         os.close(self.fd)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         os.waitpid(self.pid, 0)
 
 

@@ -61,7 +61,7 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             stop = 0
     try:
         nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop)
-        out = {
+        out: dict = {
             "path": path,
             "kind": "function" if ref.is_function else "graph",
             "name": g.name,
@@ -69,10 +69,10 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             "breadcrumb": ref.crumbs,
             "nodes": nodes,
             "scopes": scopes.scopes,
-            "outer_scope": sorted(_unbound(g, reads)) if nested else [],
+            "outer_scope": sorted(_unbound(g, reads)) if reads is not None else [],
         }
         types: dict = {}
-        if ref.is_function:
+        if isinstance(g, onnx.FunctionProto):  # ref.is_function, in a form mypy narrows g by
             out.update(
                 domain=g.domain,
                 overload=g.overload,
@@ -205,12 +205,13 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
     prefix = f"{path}/n" if path else "n"
     attr_cache: dict = {}
     of_node = scopes.of_node
-    out = []
+    out: list[dict] = []
     append = out.append
     for i, n in enumerate(nodes, start):
         nid = prefix + str(i)
         attrs = n.attribute
-        subgraphs = _EMPTY
+        subgraphs: list[str] | tuple[()] = _EMPTY
+        attributes: list[dict] | tuple[()]
         if attrs:
             attributes = []
             bound = False

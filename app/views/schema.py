@@ -29,7 +29,7 @@ def _formal(p) -> dict:
 def node_schema(model: onnx.ModelProto, nid: str) -> dict:
     ref, _, node = resolve_node(model, nid)
     version = _opset_version(model, ref.container, node.domain)
-    out = {"node": nid, "op_type": node.op_type, "domain": node.domain, "opset_version": version}
+    out: dict = {"node": nid, "op_type": node.op_type, "domain": node.domain, "opset_version": version}
     local = [
         f"fn[{k}]"
         for k, f in enumerate(model.functions)
@@ -63,7 +63,7 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
         attrs.append(
             {
                 "name": name,
-                "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
+                "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),  # type: ignore[call-overload]  # stub: AttrType has no __int__
                 "required": a.required,
                 "default": default,
                 "description": a.description,
@@ -120,7 +120,7 @@ def operators_at(model: onnx.ModelProto) -> list[dict]:
                 "attributes": [
                     {
                         "name": a.name,
-                        "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),
+                        "type": onnx.AttributeProto.AttributeType.Name(int(a.type)),  # type: ignore[call-overload]  # stub: AttrType has no __int__
                         "required": a.required,
                         "default": attribute_json(a.default_value, "")["value"]
                         if a.default_value is not None and a.default_value.type

@@ -72,6 +72,7 @@ def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:
 def value_info_json(vi: onnx.ValueInfoProto, types: dict | None = None) -> dict:
     """`types` (serialized TypeProto -> its JSON) shares the work among a graph's values: a
     40k-node graph types 25k values with a few dozen distinct types."""
+    t: dict | None
     if not vi.HasField("type"):
         t = {"kind": "unknown"}
     elif types is None:
@@ -81,7 +82,7 @@ def value_info_json(vi: onnx.ValueInfoProto, types: dict | None = None) -> dict:
         t = types.get(key)
         if t is None:
             t = types[key] = type_json(vi.type)
-    out = {"name": vi.name, "dtype": t.get("dtype"), "shape": t.get("shape"), "type": t}
+    out: dict = {"name": vi.name, "dtype": t.get("dtype"), "shape": t.get("shape"), "type": t}
     if vi.doc_string:
         out["doc_string"] = text(vi.doc_string)
     if vi.metadata_props:

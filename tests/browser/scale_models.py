@@ -323,22 +323,22 @@ def bert_like(layers: int = 12) -> onnx.ModelProto:
         o = b.node("MatMul", [p, proj["value"]], S, "MatMul_1", shape=[1, HEADS, SEQ, HEAD_DIM])
         o = b.node("Transpose", [o], S, "Transpose_o", perm=[0, 2, 1, 3], shape=[1, SEQ, HEADS, HEAD_DIM])
         o = b.node("Reshape", [o, b.const(S, "Constant_o", [1, SEQ, HIDDEN])], S, "Reshape_o", shape=[1, SEQ, HIDDEN])
-        O = f"{Lr}/attention/output"
+        Ao = f"{Lr}/attention/output"
         o = b.node(
             "MatMul",
             [o, b.weight(f"bert.encoder.layer.{i}.attention.output.dense.weight", [HIDDEN, HIDDEN])],
-            f"{O}/dense",
+            f"{Ao}/dense",
             "MatMul",
             shape=[1, SEQ, HIDDEN],
         )
         o = b.node(
             "Add",
             [b.weight(f"bert.encoder.layer.{i}.attention.output.dense.bias", [HIDDEN]), o],
-            f"{O}/dense",
+            f"{Ao}/dense",
             "Add",
             shape=[1, SEQ, HIDDEN],
         )
-        o = b.node("Add", [o, x], O, "Add", shape=[1, SEQ, HIDDEN])
+        o = b.node("Add", [o, x], Ao, "Add", shape=[1, SEQ, HIDDEN])
         x = b.node(
             "LayerNormalization",
             [
@@ -346,47 +346,47 @@ def bert_like(layers: int = 12) -> onnx.ModelProto:
                 b.weight(f"bert.encoder.layer.{i}.attention.output.LayerNorm.weight", [HIDDEN]),
                 b.weight(f"bert.encoder.layer.{i}.attention.output.LayerNorm.bias", [HIDDEN]),
             ],
-            f"{O}/LayerNorm",
+            f"{Ao}/LayerNorm",
             "LayerNormalization",
             axis=-1,
             epsilon=1e-12,
             shape=[1, SEQ, HIDDEN],
         )
-        I = f"{Lr}/intermediate"
+        Im = f"{Lr}/intermediate"
         f = b.node(
             "MatMul",
             [x, b.weight(f"bert.encoder.layer.{i}.intermediate.dense.weight", [HIDDEN, 4 * HIDDEN])],
-            f"{I}/dense",
+            f"{Im}/dense",
             "MatMul",
             shape=[1, SEQ, 4 * HIDDEN],
         )
         f = b.node(
             "Add",
             [b.weight(f"bert.encoder.layer.{i}.intermediate.dense.bias", [4 * HIDDEN]), f],
-            f"{I}/dense",
+            f"{Im}/dense",
             "Add",
             shape=[1, SEQ, 4 * HIDDEN],
         )
         e = b.node(
             "Div",
-            [f, b.const(f"{I}/intermediate_act_fn", "Constant", 1.4142135, np.float32)],
-            f"{I}/intermediate_act_fn",
+            [f, b.const(f"{Im}/intermediate_act_fn", "Constant", 1.4142135, np.float32)],
+            f"{Im}/intermediate_act_fn",
             "Div",
             shape=[1, SEQ, 4 * HIDDEN],
         )
-        e = b.node("Erf", [e], f"{I}/intermediate_act_fn", "Erf", shape=[1, SEQ, 4 * HIDDEN])
+        e = b.node("Erf", [e], f"{Im}/intermediate_act_fn", "Erf", shape=[1, SEQ, 4 * HIDDEN])
         e = b.node(
             "Add",
-            [e, b.const(f"{I}/intermediate_act_fn", "Constant_1", 1.0, np.float32)],
-            f"{I}/intermediate_act_fn",
+            [e, b.const(f"{Im}/intermediate_act_fn", "Constant_1", 1.0, np.float32)],
+            f"{Im}/intermediate_act_fn",
             "Add",
             shape=[1, SEQ, 4 * HIDDEN],
         )
-        f = b.node("Mul", [f, e], f"{I}/intermediate_act_fn", "Mul", shape=[1, SEQ, 4 * HIDDEN])
+        f = b.node("Mul", [f, e], f"{Im}/intermediate_act_fn", "Mul", shape=[1, SEQ, 4 * HIDDEN])
         f = b.node(
             "Mul",
-            [f, b.const(f"{I}/intermediate_act_fn", "Constant_2", 0.5, np.float32)],
-            f"{I}/intermediate_act_fn",
+            [f, b.const(f"{Im}/intermediate_act_fn", "Constant_2", 0.5, np.float32)],
+            f"{Im}/intermediate_act_fn",
             "Mul_1",
             shape=[1, SEQ, 4 * HIDDEN],
         )

@@ -100,7 +100,7 @@ def test_text_form_viewer_shows_the_model_text(page, server, artifacts):
     with page.expect_download() as info:
         download.click()
     assert info.value.suggested_filename == "tiny_cnn.r0.onnxtxt"
-    assert open(info.value.path(), encoding="utf-8").read() == text
+    assert info.value.path().read_text(encoding="utf-8") == text
 
     page.keyboard.press("Escape")
     page.wait_for_selector("#text-view", state="detached")

@@ -5,6 +5,7 @@ purpose — bench/bench_models.py measures."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 import xml.etree.ElementTree as ET
@@ -131,11 +132,11 @@ def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
         while True:
             frontier = []
 
-            def front(g):
+            def front(g, expanded, frontier):
                 for c in g.groups:
-                    (front(c) if c.id in expanded else frontier.append(c))
+                    (front(c, expanded, frontier) if c.id in expanded else frontier.append(c))
 
-            front(root)
+            front(root, expanded, frontier)
             if not frontier:
                 break
             all_ = visible - len(frontier) + sum(c.children for c in frontier)
@@ -613,7 +614,7 @@ def test_first_view_labels_are_readable_and_start_at_the_inputs(page, server, ki
         boxes = [page.locator(f"#graph [data-group-id='/bert/encoder/layer.{i}']").bounding_box() for i in range(12)]
         assert all(b is not None for b in boxes)
         xs = {round(b["x"] + b["width"] / 2) for b in boxes}
-        assert len(xs) == 1 and all(a["y"] < b["y"] for a, b in zip(boxes, boxes[1:], strict=False))
+        assert len(xs) == 1 and all(a["y"] < b["y"] for a, b in itertools.pairwise(boxes))
     # Fit shows the whole (too small to read), Home comes back
     page.click("#btn-fit")
     assert min(page.evaluate(LABEL_SIZES)) < 11
@@ -641,4 +642,3 @@ def test_a_drawing_that_fits_readable_opens_whole(page, server):
         assert area["y"] <= b["y"] and b["y"] + b["height"] <= area["y"] + area["height"]
     assert min(page.evaluate(LABEL_SIZES)) >= 11
     assert not page.locator("#minimap").is_visible()  # nothing off screen to show
-

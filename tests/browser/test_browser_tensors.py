@@ -45,7 +45,7 @@ def test_float8_and_int4_values_equal_numpy_helper(page, server, artifacts):
     assert "FLOAT8E4M3FN ⟨2×6⟩" in view.locator(".tp-head").text_content()
     shown = tensor_cells(view)
     assert len(shown) == f8.size
-    assert all(same_float(s, e) for s, e in zip(shown, f8.astype(np.float32).flatten())), shown
+    assert all(same_float(s, e) for s, e in zip(shown, f8.astype(np.float32).flatten(), strict=True)), shown
     assert "0.1015625" in shown and "NaN" in shown and "-0" in shown  # exact, not rounded to 0.1
     stats = view.locator(".tp-stats").text_content()
     assert "NaN 1" in stats and "max 448" in stats
@@ -154,7 +154,7 @@ def shown_equals(text: str, expected, dtype) -> bool:
     kind = np.dtype(dtype).kind
     if dtype == np.bool_:
         return text == ("true" if expected else "false")
-    if dtype == object:
+    if kind == "O":
         return json.loads(text) == expected
     if kind in "iu" or np.dtype(dtype).name.startswith(("int", "uint")):
         return int(text) == int(expected)
@@ -174,7 +174,7 @@ def test_every_dtype_reads_back_exactly(page, server, artifacts):
         view.locator(".tp-values").wait_for()
         shown = tensor_cells(view)
         assert len(shown) == arr.size, name
-        for text, expected in zip(shown, arr.flatten().tolist()):
+        for text, expected in zip(shown, arr.flatten().tolist(), strict=True):
             assert shown_equals(text, expected, arr.dtype), (name, text, expected)
         if name == "words":
             page.screenshot(path=str(artifacts / "tensor-strings.png"))
