@@ -23,7 +23,12 @@ lint-py: python-deps
 	$(VENV)/bin/ruff format --check app tests bench scripts
 	$(VENV)/bin/mypy
 
+# eslint (eslint.config.mjs) and tsc --checkJs on the JSDoc types (tsconfig.json; the layout
+# worker, a classic worker script with worker globals, in tsconfig.worker.json)
 lint-js: node-deps
+	node_modules/.bin/eslint --max-warnings 0 --cache --cache-strategy content --cache-location node_modules/.cache/eslint/ app/static/js
+	node_modules/.bin/tsc -p tsconfig.json
+	node_modules/.bin/tsc -p tsconfig.worker.json
 
 setup: python-deps node-deps bundle
 

@@ -185,7 +185,7 @@ export function parseTensorJSON(text, like = {}) {
   try {
     v = parseJSON(t);
   } catch (err) {
-    throw new Error(`This is not valid JSON: ${err.message}`);
+    throw new Error(`This is not valid JSON: ${err.message}`, { cause: err });
   }
   let dtype = like.dtype || "FLOAT";
   let shape = null;

@@ -7,6 +7,9 @@ import { fieldError, showError } from "../widgets/ui.js";
 /**
  * props: [{key, value}]. Options: target (see above; undefined = the model), idPrefix (element
  * ids: <prefix>, <prefix>-add, <prefix>-error).
+ * @param {Array<{key: string, value: string}>} props
+ * @param {any} ctx
+ * @param {{target?: string, idPrefix?: string}} [options]
  */
 export function metadataEditor(props, ctx, { target, idPrefix = "metadata" } = {}) {
   const save = (key, value) => (target === undefined

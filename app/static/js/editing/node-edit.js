@@ -27,7 +27,7 @@ export function attributeValueFrom(type, text) {
     try {
       list = parseJSON(String(text || "").trim());
     } catch (err) {
-      throw new Error(`This is not valid JSON: ${err.message}`);
+      throw new Error(`This is not valid JSON: ${err.message}`, { cause: err });
     }
     if (!Array.isArray(list)) throw new Error("Type a JSON list of tensors, e.g. [{\"dtype\": \"FLOAT\", \"shape\": [2], \"values\": [1, 2]}].");
     return list.map((item) => parseTensorJSON(toJSON(item)));
@@ -162,7 +162,7 @@ function attributeFields(container) {
       try {
         out[a.name] = attributeValueFrom(a.type, input.value);
       } catch (err) {
-        throw new Error(`Attribute ${a.name}: ${err.message}`);
+        throw new Error(`Attribute ${a.name}: ${err.message}`, { cause: err });
       }
     }
     return out;
@@ -221,7 +221,7 @@ function insertForm(node, ctx, where) {
     if (more.length) insert.inputs = more;
     const values = attrs.read();
     if (Object.keys(values).length) insert.attributes = values;
-    let selection = null;
+    let selection;
     if (where === "after") {
       selection = { kind: "node", id: `n${index + 1}` }; // placed right after its producer: this node
     } else {

@@ -174,7 +174,7 @@ export function npyDownload(tensor, ctx, filename) {
 
 /** File name for a tensor's .npy: its name with anything odd replaced. */
 export function npyFilename(name) {
-  const safe = String(name || "tensor").replace(/[^\w.\-]+/g, "_").replace(/^\.+/, "").slice(0, 120) || "tensor";
+  const safe = String(name || "tensor").replace(/[^\w.-]+/g, "_").replace(/^\.+/, "").slice(0, 120) || "tensor";
   return `${safe}.npy`;
 }
 

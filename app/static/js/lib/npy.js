@@ -90,6 +90,9 @@ export function buildNpy(dtype, shape, values) {
 /**
  * Fetch every value of tensor `ref` with `load(ref, offset, count)` (the preview API) and
  * resolve to the .npy bytes. onProgress(fraction) after each page.
+ * @param {string} ref
+ * @param {(ref: string, offset: number, count: number) => Promise<any>} load
+ * @param {(fraction: number) => void} [onProgress]
  */
 export async function fetchNpy(ref, load, onProgress = () => {}) {
   const first = await load(ref, 0, PAGE);

@@ -28,7 +28,7 @@
       // a script that fails to load fails before the page listens: remembered, not lost
       worker.onerror = function (e) { e.preventDefault(); early.failed = true; };
       window.layoutWorkerPrefetch = early;
-    } catch (err) { /* the page starts its own */ }
+    } catch { /* the page starts its own */ }
   }
   // then every module the page imports, all at once instead of one import level after another;
   // added from here rather than as <link>s in the HTML, which the browser's preload scanner

@@ -18,12 +18,12 @@ function typing(target) {
 export function initGraphTools({ view, graphEl, state, select, selectBox }) {
   const tools = $("graph-tools");
   if (!tools) return;
-  const buttons = {
+  const buttons = /** @type {Record<"home" | "fit" | "find" | "expandAll" | "collapseAll" | "names" | "attrs" | "trace" | "svg" | "png" | "keys", HTMLButtonElement>} */ ({
     home: $("btn-home"), fit: $("btn-fit"), find: $("btn-find"), expandAll: $("expand-all"), collapseAll: $("collapse-all"), names: $("btn-names"), attrs: $("btn-attrs"),
     trace: $("btn-trace"), svg: $("btn-export-svg"), png: $("btn-export-png"), keys: $("btn-keys"),
-  };
+  });
   const searchBox = $("graph-search");
-  const input = $("search-input");
+  const input = /** @type {HTMLInputElement} */ ($("search-input"));
   const results = $("search-results");
   const status = $("search-status");
   const tensorBar = $("tensor-bar");

@@ -4,10 +4,10 @@ import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatDate } from "../lib/format.js";
 
 const dropzone = document.getElementById("dropzone");
-const fileInput = document.getElementById("file-input");
+const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
 const uploadStatus = document.getElementById("upload-status");
 const modelsStatus = document.getElementById("models-status");
-const table = document.getElementById("models-table");
+const table = /** @type {HTMLTableElement} */ (document.getElementById("models-table"));
 
 function setStatus(node, message, kind = "") {
   node.textContent = message;
@@ -53,7 +53,7 @@ async function upload(files) {
 
 fileInput.addEventListener("change", () => upload(fileInput.files));
 for (const type of ["dragenter", "dragover"]) {
-  dropzone.addEventListener(type, (e) => {
+  dropzone.addEventListener(type, (/** @type {DragEvent} */ e) => {
     e.preventDefault();
     e.dataTransfer.dropEffect = "copy";
     dropzone.classList.add("dragging");

@@ -20,12 +20,12 @@ const messageEl = $("graph-message");
 const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
-const buttons = {
+const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
   undo: $("btn-undo"), redo: $("btn-redo"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
   history: $("btn-history"),
-};
+});
 
-state.modelId = document.querySelector(".workspace").dataset.modelId;
+state.modelId = /** @type {HTMLElement} */ (document.querySelector(".workspace")).dataset.modelId;
 
 const layoutClient = new LayoutClient(document.body.dataset.dagre, document.body.dataset.layoutWorker).prewarm();
 // the drawing: groups by name scope, layouts per group in the workers (graph-controller.js)
@@ -38,6 +38,7 @@ const view = new GraphController(graphEl, layoutClient, {
 
 // ------------------------------------------------------------------ status + messages
 
+/** @param {string} value @param {string | Node} [message] */
 function setGraphState(value, message = "") {
   graphEl.dataset.state = value;
   graphEl.setAttribute("aria-busy", value === "loading" || value === "layout" ? "true" : "false");
@@ -58,6 +59,7 @@ function toast(message, kind = "error") {
 
 // Resolves once the browser has painted what was just drawn (or soon, in a hidden tab
 // where animation frames do not run).
+/** @returns {Promise<void>} */
 const painted = () => new Promise((resolve) => {
   const timer = setTimeout(resolve, 200);
   requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(); }));
@@ -305,6 +307,7 @@ function staleError(err) {
   return stale;
 }
 
+/** @param {object[]} ops @param {{selection?: {kind: string, id: string}}} [options] what to select after the change */
 async function applyEdits(ops, { selection } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
@@ -376,7 +379,7 @@ window.addEventListener("hashchange", () => {
 });
 
 document.addEventListener("keydown", (e) => {
-  const t = e.target;
+  const t = /** @type {HTMLElement} */ (e.target);
   if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
   if (state.dataFile || document.querySelector("dialog[open]")) return;
   const mod = e.ctrlKey || e.metaKey;
@@ -436,7 +439,7 @@ async function showDataFile(summary) {
   setGraphState("ready", "");
 }
 
-initGraphTools({ view, graphEl, state, select, selectBox, loadGraph });
+initGraphTools({ view, graphEl, state, select, selectBox });
 start();
 
 

@@ -140,7 +140,7 @@ function tensorReplace(attr, node, ctx) {
       el("div", { class: "ed-actions" }, submit("Set list")),
     ], async () => {
       let list;
-      try { list = parseJSON(area.value.trim()); } catch (err) { throw new Error(`This is not valid JSON: ${err.message}`); }
+      try { list = parseJSON(area.value.trim()); } catch (err) { throw new Error(`This is not valid JSON: ${err.message}`, { cause: err }); }
       if (!Array.isArray(list)) throw new Error("Type a JSON list of tensors.");
       await apply(list.map((item) => parseTensorJSON(toJSON(item))));
     }).form;

@@ -20,7 +20,7 @@ function memberIds(g, out = new Set()) {
  * @param {HTMLElement} root the sidebar
  * @param {import("../pipeline/graph-controller.js").GraphController} view
  * @param {string} id the group id
- * @param {object} ctx panel context (actions.select, actions.selectTensor)
+ * @param {{actions: {select: (id: string) => void, selectTensor: (name: string) => void}}} ctx panel context
  */
 export function renderGroupPanel(root, view, id, ctx) {
   clear(root);

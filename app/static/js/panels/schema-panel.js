@@ -101,6 +101,9 @@ function schemaBody(schema, node, ctx) {
 /**
  * The "Operator" section of a node; fetches the schema and calls onSchema(schema) once it is
  * known (the node panel flags unknown operators and attributes with it).
+ * @param {any} node
+ * @param {any} ctx
+ * @param {(schema: any) => void} [onSchema]
  */
 export function schemaSection(node, ctx, onSchema = () => {}) {
   const body = el("div", { class: "schema-body" }, el("div", { class: "muted" }, "Loading the operator's documentation…"));

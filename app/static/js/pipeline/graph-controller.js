@@ -10,6 +10,7 @@ const PROGRESS_AFTER_MS = 400;
 
 // Resolves once the browser has painted what was just drawn (or soon, in a hidden tab
 // where animation frames do not run).
+/** @returns {Promise<void>} */
 const painted = () => new Promise((resolve) => {
   const timer = setTimeout(resolve, 200);
   requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(); }));
@@ -32,12 +33,19 @@ function progressMessage(text, fraction) {
   return box;
 }
 
+/**
+ * @typedef {object} ControllerHandlers what the drawing asks of the page
+ * @property {(id: string | null) => void} onSelect a box id (null: nothing)
+ * @property {(name: string) => void} onSelectTensor
+ * @property {(id: string) => void} onSelectGroup
+ * @property {(value: string, message?: string | Node) => void} setState #graph's data-state and message
+ */
+
 export class GraphController {
   /**
    * @param {HTMLElement} container #graph
    * @param {import("./layout-client.js").LayoutClient} client
-   * @param {object} handlers onSelect(box id | null), onSelectTensor(name), onSelectGroup(id),
-   *   setState(value, message), onScene(scene) after each drawing, onViewChange(view)
+   * @param {ControllerHandlers} handlers (listeners of a new drawing, the selection, pan/zoom: on())
    */
   constructor(container, client, handlers) {
     this.container = container;

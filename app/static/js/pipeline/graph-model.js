@@ -57,6 +57,7 @@ export const METRICS = {
 const MAX_INIT_LINES = 4;
 const MAX_ATTR_LINES = 2;
 
+/** @type {Array<[string, RegExp]>} category, op types */
 const CATEGORIES = [
   ["conv", /^(Conv|ConvTranspose|ConvInteger|QLinearConv|DeformConv|NhwcConv|FusedConv)$/],
   ["matmul", /^(MatMul|Gemm|MatMulInteger|QLinearMatMul|Einsum|FusedMatMul|Attention|MultiHeadAttention|GroupQueryAttention|MatMulNBits|FusedGemm)$/],
@@ -396,7 +397,7 @@ function constantText(node) {
 
 /**
  * Build boxes and edges for a graph JSON.
- * @param {object} graph graph JSON from GET /api/models/<id>/graph
+ * @param {Record<string, any>} graph graph JSON from GET /api/models/<id>/graph
  * @param {function} measure (text, font) -> width in px
  * @param {{lazy?: boolean}} options lazy: leave box sizes and edge labels to be measured on need
  */
@@ -454,7 +455,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   const folded = foldedConstants(graph, nodes);
   const context = { initializers, producer, folded, nodeById, types };
   for (const node of nodes) {
-    const box = new NodeBox(node, context);
+    const box = /** @type {NodeBox & {folded?: boolean, hosts?: string[]}} */ (new NodeBox(node, context));
     const hosts = folded.get(node.id);
     if (hosts) {
       box.folded = true;
@@ -526,6 +527,8 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   }
   return model;
 }
+
+/** @typedef {ReturnType<typeof buildGraphModel>} GraphModel the model of one graph (boxes, edges, lookups) */
 
 /** The message the layout worker gets for a flat drawing of the whole model: sizes and connections. */
 export function layoutInput(model) {

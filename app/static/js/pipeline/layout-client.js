@@ -24,7 +24,7 @@ class Worker1 {
     };
     this.worker.onerror = (e) => {
       e.preventDefault();
-      const err = new Error(`The layout worker stopped: ${e.message || "it could not start"}`);
+      const err = /** @type {Error & {workerStopped?: boolean}} */ (new Error(`The layout worker stopped: ${e.message || "it could not start"}`));
       err.workerStopped = true;
       this.failAll(err);
       this.worker.terminate();

@@ -32,8 +32,8 @@ const itemKey = {
 /**
  * Plan the drawing: visible items per expanded group, edges split at group borders, long
  * edges chosen as references, item sizes. Layouts come later (layoutScene).
- * @param {object} model graph-model.js model
- * @param {object} h grouping.js hierarchy
+ * @param {import("./graph-model.js").GraphModel} model graph-model.js model
+ * @param {ReturnType<typeof import("./grouping.js").buildHierarchy>} h grouping.js hierarchy
  * @param {Set<string>} expanded ids of expanded groups ("" is the root, always expanded)
  * @param {{names?: boolean, attrs?: boolean}} options what node boxes show
  */
@@ -374,6 +374,9 @@ export function frameTitle(g) {
 /**
  * Lay out every level, deepest first, levels of one depth at the same time.
  * runLayout(input) -> Promise of {width, height, xy, edges, labels}; onProgress(done, total).
+ * @param {ReturnType<typeof planScene>} plan
+ * @param {(input: any) => Promise<any>} runLayout
+ * @param {(done: number, total: number) => void} [onProgress]
  */
 export async function layoutScene(plan, runLayout, onProgress = () => {}) {
   const results = new Map();

@@ -103,7 +103,7 @@ export function drawIoBox(item) {
   return g;
 }
 
-/** Category shares of a group, as [[category, fraction]] in legend order. */
+/** Category shares of a group, as [[category, fraction]] in legend order. @returns {Array<[string, number]>} */
 export function categoryShares(group) {
   const total = Object.values(group.cats).reduce((a, b) => a + b, 0) || 1;
   return CATEGORY_ORDER.filter((c) => group.cats[c]).map((c) => [c, group.cats[c] / total]);
@@ -161,17 +161,27 @@ function measureTitle(text) {
 }
 
 
+/**
+ * @typedef {object} ViewHandlers what clicks and pan/zoom on the drawing call
+ * @property {(id: string | null) => void} onSelect a box (null: the background)
+ * @property {(name: string) => void} onSelectTensor an edge
+ * @property {(id: string) => void} onSelectGroup a group box or frame
+ * @property {(id: string) => void} onToggleGroup a group's expand/collapse toggle
+ * @property {(ref: {kind: string, tensor?: string}, boxId: string) => void} onReference a reference line
+ * @property {(view: {x: number, y: number, k: number}) => void} [onViewChange] after a pan or zoom
+ */
+
 export class GraphView {
   /**
    * @param {HTMLElement} container the #graph element
-   * @param {object} handlers onSelect(box id | null), onSelectTensor(name), onSelectGroup(id),
-   *   onToggleGroup(id), onReference(ref, box id), onViewChange()
+   * @param {ViewHandlers} handlers
    */
   constructor(container, handlers) {
     this.container = container;
     this.handlers = handlers;
     this.view = { x: 0, y: 0, k: 1 };
     this.size = { width: 0, height: 0 };
+    this.insetTop = 0; // px of the window under the drawing's toolbar (graph-tools.js): fit() keeps it clear
     this.scene = null;
     this.mode = "svg";
     this.boxEls = new Map(); // drawn id (box id or group id) -> element
@@ -235,7 +245,7 @@ export class GraphView {
       s.classList.remove("panning");
       if (s.hasPointerCapture(e.pointerId)) s.releasePointerCapture(e.pointerId);
       if (wasDrag || e.type === "pointercancel") return;
-      this.click(this.targetOf(e), e);
+      this.click(this.targetOf(e));
     };
     s.addEventListener("pointerup", end);
     s.addEventListener("pointercancel", end);
