@@ -9,6 +9,7 @@ import itertools
 import re
 import time
 import xml.etree.ElementTree as ET
+from collections import Counter
 
 import pytest
 
@@ -41,18 +42,35 @@ class Group:
         return len(self.nodes) + len(self.groups)
 
 
+# graph-model.js VALUE_OPS: computed from weights alone, they are weights too
+VALUE_OPS = {
+    "Constant",
+    "ConstantOfShape",
+    "Identity",
+    "DequantizeLinear",
+    "Cast",
+    "Reshape",
+    "Transpose",
+    "Unsqueeze",
+    "Squeeze",
+}
+
+
 def folded_constants(graph: dict) -> dict[str, str]:
-    """Constant nodes, and Identity nodes of a weight (standard domain, one output that isn't a
-    graph output) read by other nodes -> their first reader: graph-model.js lists them inside
-    their readers' boxes (no box of their own; the first reader's line carries its data-node-id)."""
+    """Nodes holding a value — Constants, and value ops whose inputs are all weights (standard
+    domain, one output that isn't a graph output) — read by other nodes -> their first reader:
+    graph-model.js lists them inside their readers' boxes (no box of their own; the first
+    reader's line carries its data-node-id)."""
     outputs = {v["name"] for v in graph["outputs"]}
     weights = {t["name"] for t in graph["initializers"]} - {o for n in graph["nodes"] for o in n["outputs"]}
 
     def holds_a_value(n):
-        return n["domain"] in ("", "ai.onnx") and (
-            (n["op_type"] == "Constant" and not n["inputs"])
-            or (n["op_type"] == "Identity" and len(n["inputs"]) == 1 and n["inputs"][0] in weights)
-        )
+        if n["domain"] not in ("", "ai.onnx") or n["op_type"] not in VALUE_OPS or n.get("subgraphs"):
+            return False
+        inputs = [i for i in n["inputs"] if i]
+        if n["op_type"] == "Constant":
+            return not inputs
+        return bool(inputs) and all(i in weights for i in inputs)
 
     const = {
         n["outputs"][0]: n["id"]
@@ -113,6 +131,15 @@ def group_tree(graph: dict) -> Group:
     return root
 
 
+def repeated_blocks(groups: list[Group], op_of: dict[str, str]) -> bool:
+    """Three or more groups of the same op mix: layers, kept collapsed in the overview."""
+
+    def mix(g: Group) -> Counter:
+        return Counter(op_of[n] for n in g.nodes) + sum((mix(c) for c in g.groups), Counter())
+
+    return any(k >= 3 for k in Counter(frozenset(mix(g).items()) for g in groups).values())
+
+
 def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
     """(collapsed group ids, expanded group ids, node ids) the page opens with."""
     root = group_tree(graph)
@@ -128,6 +155,7 @@ def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
     if root.count <= SMALL_GRAPH:
         expanded |= {g.id for g in every}
     else:
+        op_of = {n["id"]: n["op_type"] for n in graph["nodes"]}
         visible = root.children + len([i for i in graph["inputs"]]) + len(graph["outputs"])
         while True:
             frontier = []
@@ -140,7 +168,7 @@ def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
             if not frontier:
                 break
             all_ = visible - len(frontier) + sum(c.children for c in frontier)
-            if all_ <= OVERVIEW_BUDGET and len(frontier) <= OVERVIEW_LEVEL:
+            if all_ <= OVERVIEW_BUDGET and len(frontier) <= OVERVIEW_LEVEL and not repeated_blocks(frontier, op_of):
                 expanded |= {c.id for c in frontier}
                 visible = all_
                 continue

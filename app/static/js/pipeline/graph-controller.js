@@ -4,7 +4,7 @@
 // `show`), plus expand/collapse, expand-all, collapse-all, trace and the view options.
 import { allGroupIds, ancestorsOf, buildHierarchy, overviewExpanded } from "./grouping.js";
 import { GraphView } from "../renderers/renderer.js";
-import { composeScene, layoutScene, planScene } from "./scene.js";
+import { composeScene, firstViewLevels, layoutScene, planScene } from "./scene.js";
 
 const PROGRESS_AFTER_MS = 400;
 
@@ -139,15 +139,19 @@ export class GraphController {
     };
     const ticker = setInterval(() => report(this.lastDone || 0, this.lastTotal || 0), 500);
     let scene;
+    let plan;
+    let only;
     try {
-      const plan = planScene(this.model, this.h, this.expanded, this.options);
+      plan = planScene(this.model, this.h, this.expanded, this.options);
       performance.mark("studio:planned");
       this.lastTotal = plan.levels.size;
       this.lastDone = 0;
+      // a first view draws once what the window shows is laid out; the rest follows
+      only = home ? firstViewLevels(plan, this.h) : null;
       const results = await layoutScene(plan, (input) => this.client.run(input), (done, total) => {
         this.lastDone = done;
         report(done, total);
-      });
+      }, { only });
       if (seq !== this.seq) return false;
       performance.mark("studio:laid-out");
       scene = composeScene(plan, results);
@@ -177,11 +181,43 @@ export class GraphController {
     const st = this.client.stats;
     this.container.dataset.layouts = `${st.computed} computed (${Math.round(st.ms)} ms in workers), ${st.cached} cached`;
     this.emit("scene", scene);
+    this.container.dataset.complete = only ? "false" : "true";
+    if (only) this.completeLayout(seq, plan);
     if (!settle) return true;
     await painted();
     if (seq !== this.seq) return false;
     this.handlers.setState("ready", scene.boxes.length + scene.groups.length === 0 ? "This graph is empty." : "");
     return true;
+  }
+
+  /**
+   * The second pass of a first view drawn before all of it was laid out: every level laid out
+   * (those already done answer from the layout cache), drawn again with what is on screen kept
+   * where it is. Sets #graph[data-complete=true].
+   */
+  async completeLayout(seq, plan) {
+    let results;
+    try {
+      results = await layoutScene(plan, (input) => this.client.run(input));
+    } catch (err) {
+      if (seq === this.seq) this.handlers.setState("ready", `Part of the drawing could not be laid out: ${err.message || err}`);
+      return;
+    }
+    if (seq !== this.seq) return;
+    const anchor = this.view.anchorOnScreen();
+    const scene = composeScene(plan, results);
+    this.scene = scene;
+    this.view.render(scene);
+    this.applyMarks();
+    this.applySelection();
+    this.applyTrace();
+    if (anchor) {
+      const r = this.view.rectOf(anchor.id);
+      if (r) this.view.anchor(r.x, r.y, anchor.sx, anchor.sy);
+    }
+    this.container.dataset.complete = "true";
+    performance.mark("studio:complete");
+    this.emit("scene", scene);
   }
 
   // ---------------------------------------------------------------- groups

@@ -14,6 +14,11 @@ import { opCategory } from "./graph-model.js";
 export const LIMITS = {
   maxChildren: 600,     // more children than this and a group is cut into parts...
   partSize: 300,        // ...of this many children
+  // a group of nodes alone (a graph without scopes: PaddlePaddle, TensorFlow, most of the
+  // model zoo) is cut finer: sections of raw nodes cost dagre far more than group boxes, and
+  // the first view waits only for the first section (scene.js firstViewLevels)
+  flatMaxChildren: 240,
+  flatPartSize: 120,
   minGroupNodes: 2,     // smaller groups are dissolved
   smallGraph: 500,      // graphs up to this many nodes open fully expanded
   overviewBudget: 120,  // the overview expands a whole level while it stays under this many boxes
@@ -186,7 +191,7 @@ function sortChildren(h, g) {
  * Where to cut `list` (children in graph order) into runs of about partSize: where the fewest
  * tensors cross (between the blocks of a network, rarely inside one). Returns run starts.
  */
-function cutPoints(h, list) {
+function cutPoints(h, list, partSize, maxChildren) {
   const n = list.length;
   const pos = new Map(); // node box id -> position of the child holding it
   const mark = (c, i) => {
@@ -207,7 +212,6 @@ function cutPoints(h, list) {
   const cross = new Int32Array(n + 1);
   let run = 0;
   for (let i = 0; i <= n; i += 1) { run += diff[i]; cross[i] = run; }
-  const { partSize, maxChildren } = h.limits;
   const min = Math.ceil(partSize / 2);
   const max = Math.min(maxChildren, Math.floor(partSize * 1.5));
   const starts = [0];
@@ -228,7 +232,9 @@ function cutPoints(h, list) {
 /** Cut groups with too many children into parts of consecutive children. */
 function split(h, g) {
   for (const c of g.children) if (c.group) split(h, c.group);
-  const { maxChildren } = h.limits;
+  const flat = !g.children.some((c) => c.group);
+  const maxChildren = flat ? h.limits.flatMaxChildren : h.limits.maxChildren;
+  const partSize = flat ? h.limits.flatPartSize : h.limits.partSize;
   if (g.children.length <= maxChildren) return;
   // the graph's inputs/outputs stay on the root level itself
   const fixed = g.children.filter((c) => c.box && h.boxOrder.get(c.box) < 0);
@@ -258,7 +264,7 @@ function split(h, g) {
   while (rest.length > maxChildren) {
     level += 1;
     const parts = [];
-    const starts = cutPoints(h, rest);
+    const starts = cutPoints(h, rest, partSize, maxChildren);
     starts.forEach((from, k) => {
       const slice = rest.slice(from, k + 1 < starts.length ? starts[k + 1] : rest.length);
       const id = `${g.id}~${level > 1 ? `${level}.` : ""}${k + 1}`;

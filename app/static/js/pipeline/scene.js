@@ -378,7 +378,7 @@ export function frameTitle(g) {
  * @param {(input: any) => Promise<any>} runLayout
  * @param {(done: number, total: number) => void} [onProgress]
  */
-export async function layoutScene(plan, runLayout, onProgress = () => {}) {
+export async function layoutScene(plan, runLayout, onProgress = () => {}, { only = null } = {}) {
   const results = new Map();
   const sizes = new Map();
   const pending = [...plan.levels.values()];
@@ -394,7 +394,8 @@ export async function layoutScene(plan, runLayout, onProgress = () => {}) {
   for (const d of depths) {
     await Promise.all(byDepth.get(d).map(async (L) => {
       const input = levelInput(plan, L, sizes);
-      const result = await runLayout(input);
+      // a level left out of a first view gets a column for now (the next pass lays it out)
+      const result = only && !only.has(L.id) ? columnLayout(input) : await runLayout(input);
       results.set(L.id, { input, result });
       if (L.id !== "") {
         const titleWidth = plan.model.measure(frameTitle(L.group), FONTS.frame) + 44;
@@ -411,11 +412,65 @@ export async function layoutScene(plan, runLayout, onProgress = () => {}) {
 }
 
 /**
- * Absolute positions of everything drawn. Returns the scene the renderers draw:
- * {width, height, boxes: [{id, kind, x, y, w, h, lines, category, box}],
- *  groups: [{id, x, y, w, h, lines, group}] (collapsed), frames: [{id, x, y, w, h, group, title}],
- *  edges: [{id, from, to, tensor, points, label, lx, ly}], byKey: item key -> drawn thing}
+ * A stand-in layout of a level: its items in one column, in graph order, edges straight —
+ * what a level below the first screen shows for the moment its real layout takes (the shape
+ * of layout-worker.js's answer).
  */
+export function columnLayout(input) {
+  const { nodes, edges, opts } = input;
+  const n = nodes.length / 2;
+  let width = 0;
+  for (let i = 0; i < n; i += 1) width = Math.max(width, nodes[2 * i]);
+  const xy = new Float64Array(2 * n);
+  let y = opts.marginy;
+  for (let i = 0; i < n; i += 1) {
+    xy[2 * i] = opts.marginx + width / 2;
+    xy[2 * i + 1] = y + nodes[2 * i + 1] / 2;
+    y += nodes[2 * i + 1] + opts.ranksep;
+  }
+  const m = edges.length / 5;
+  const lines = [];
+  for (let j = 0; j < m; j += 1) {
+    const f = edges[5 * j];
+    const t = edges[5 * j + 1];
+    lines.push(Float64Array.of(xy[2 * f], xy[2 * f + 1] + nodes[2 * f + 1] / 2, xy[2 * t], xy[2 * t + 1] - nodes[2 * t + 1] / 2));
+  }
+  return {
+    width: width + 2 * opts.marginx,
+    height: Math.max(0, y - opts.ranksep) + opts.marginy,
+    xy, edges: lines, labels: new Float64Array(2 * m).fill(NaN), ms: 0,
+  };
+}
+
+/**
+ * The levels a first view needs laid out before it is drawn, when the rest is worth waiting
+ * for apart: those holding the graph's first node (where a reader starts: the view opens
+ * there), and every small one. null when everything is quick to lay out at once.
+ * @param {ReturnType<typeof planScene>} plan
+ * @param {ReturnType<typeof import("./grouping.js").buildHierarchy>} h
+ */
+export function firstViewLevels(plan, h, limits = PROGRESSIVE) {
+  let first = null;
+  let order = Infinity;
+  for (const [id, o] of h.boxOrder) {
+    if (o >= 0 && o < order && plan.visOf(id)) { order = o; first = id; }
+  }
+  if (first === null) return null;
+  const only = new Set([""]);
+  for (let g = h.parentOf.get(first); g; g = g.parent) only.add(g.id);
+  let later = 0;
+  for (const L of plan.levels.values()) {
+    if (only.has(L.id)) continue;
+    if (L.items.length <= limits.small) only.add(L.id);
+    else later += L.items.length;
+  }
+  return later >= limits.worthSplitting ? only : null;
+}
+
+// first views: levels up to `small` items are laid out with the first screen's; the rest
+// waits for a second pass when it holds at least `worthSplitting` items
+export const PROGRESSIVE = { small: 24, worthSplitting: 150 };
+
 export function composeScene(plan, results) {
   const scene = {
     width: 0, height: 0, boxes: [], groups: [], frames: [], edges: [], byKey: new Map(), plan,

@@ -560,6 +560,22 @@ export class GraphView {
     this.setView(w / 2 - cx * k, top + 12, k);
   }
 
+  /** A drawn box in the window (the topmost, then leftmost) and where it is on screen: what
+   * to keep in place when the drawing under it is replaced. */
+  anchorOnScreen() {
+    if (!this.scene) return null;
+    const { w, h } = this.viewportSize();
+    const { x, y, k } = this.view;
+    let best = null;
+    for (const r of [...this.scene.boxes, ...this.scene.groups]) {
+      const sx = x + r.x * k;
+      const sy = y + r.y * k;
+      if (sx < 0 || sy < 0 || sx > w || sy > h) continue;
+      if (!best || sy < best.sy || (sy === best.sy && sx < best.sx)) best = { id: r.id, sx, sy };
+    }
+    return best;
+  }
+
   /** Drawn rectangle of a box or group id, or undefined. */
   rectOf(id) {
     return this.centers.get(id);
