@@ -4,6 +4,19 @@ from __future__ import annotations
 
 import onnx
 
+# The on-screen size (CSS px) of every text of a drawn box in the window: its font size times
+# the drawing's scale. Tests and bench/first_view.py judge a first view's readability by it.
+LABEL_SIZES = """() => {
+  const area = document.getElementById('graph').getBoundingClientRect();
+  const out = [];
+  for (const t of document.querySelectorAll('#graph .box text')) {
+    const r = t.getBoundingClientRect();
+    if (r.width === 0 || r.bottom < area.top || r.top > area.bottom || r.right < area.left || r.left > area.right) continue;
+    out.push(parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+  }
+  return out;
+}"""
+
 
 def upload(page, server: str, model: onnx.ModelProto, name: str = "model.onnx") -> dict:
     """Store a model through the API (tests of the upload page use the file picker instead)."""

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from .browser_models import if_model, tiny_cnn
-from .browser_pages import open_model, reveal, upload, wait_ready
+from .browser_pages import LABEL_SIZES, open_model, reveal, upload, wait_ready
 from .scale_models import bert_like, llama_like
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -585,19 +585,6 @@ def test_screenshots_small_and_grouped(page, server, artifacts):
     page.locator("#search-input").press("Enter")
     page.keyboard.press("Escape")
     page.screenshot(path=str(artifacts / "scale-bert-expanded.png"))
-
-
-# the on-screen size of every node label in the window: font size times the drawing's scale
-LABEL_SIZES = """() => {
-  const area = document.getElementById('graph').getBoundingClientRect();
-  const out = [];
-  for (const t of document.querySelectorAll('#graph .box text')) {
-    const r = t.getBoundingClientRect();
-    if (r.width === 0 || r.bottom < area.top || r.top > area.bottom || r.right < area.left || r.left > area.right) continue;
-    out.push(parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
-  }
-  return out;
-}"""
 
 
 def first_view_checks(page) -> dict:
