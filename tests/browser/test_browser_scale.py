@@ -657,3 +657,23 @@ def test_a_drawing_that_fits_readable_opens_whole(page, server):
         assert area["y"] <= b["y"] and b["y"] + b["height"] <= area["y"] + area["height"]
     assert min(page.evaluate(LABEL_SIZES)) >= 11
     assert not page.locator("#minimap").is_visible()  # nothing off screen to show
+
+
+def test_a_big_graph_without_scopes_opens_on_its_first_sections(page, server):
+    model = flat(llama_like(40))  # ~3,800 nodes, no names, no scopes
+    summary = upload(page, server, model, "flat_big.onnx")
+    open_model(page, server, summary["id"])
+    # the first sections' nodes as SVG boxes (text in the page), the rest as collapsed sections
+    assert page.get_attribute("#graph", "data-renderer") == "svg"
+    collapsed = attr_list(page, "#graph [data-group-id][data-collapsed=true]", "data-group-id")
+    opened = attr_list(page, "#graph [data-group-id][data-collapsed=false]", "data-group-id")
+    assert collapsed and opened and all("~" in g for g in collapsed + opened)
+    assert page.locator("#graph g.box.node").count() <= 2000  # the parts budget
+    seen = first_view_checks(page)
+    assert seen["labels"] >= 10 and seen["smallest"] >= 11 and seen["input_on_top"]
+    page.wait_for_selector("#graph[data-complete=true]")
+    # a collapsed section expands on double-click, like any group
+    last = collapsed[-1]
+    reveal(page, group=last)
+    page.locator(f"#graph [data-group-id='{last}']").dblclick()
+    page.wait_for_selector(f"#graph [data-group-id='{last}'][data-collapsed=false]")

@@ -379,11 +379,20 @@ export function overviewExpanded(h, limits = h.limits) {
       visible = all;
       continue;
     }
-    // parts are a cut for the layout's sake, not structure: show what they hold
-    if (frontier.every((g) => g.part) && all <= limits.partsBudget) {
-      for (const g of frontier) expanded.add(g.id);
-      visible = all;
-      continue;
+    // parts are a cut for the layout's sake, not structure: show what they hold — in graph
+    // order while the drawing stays under budget, the rest stays collapsed below (a 5,000-node
+    // graph without scopes opens on its first sections' nodes, drawn as SVG boxes)
+    if (frontier.every((g) => g.part)) {
+      const budget = Math.max(limits.partsBudget, visible + frontier[0].children.length);
+      let opened = 0;
+      for (const g of [...frontier].sort((a, b) => a.first - b.first)) {
+        if (visible - 1 + g.children.length > budget) break;
+        expanded.add(g.id);
+        visible += g.children.length - 1;
+        opened += 1;
+      }
+      if (opened === frontier.length) continue;
+      break;
     }
     frontier.sort((a, b) => b.nodeCount - a.nodeCount);
     const big = frontier[0];
