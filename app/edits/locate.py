@@ -8,7 +8,7 @@ from collections.abc import MutableSequence
 import onnx
 
 from ..errors import NotFound, StudioError
-from ..onnx_io.address import GraphRef, node_id, resolve_graph, resolve_node, subgraph_path
+from ..onnx_io.address import GraphRef, node_id, resolve_node, walk_graphs
 
 _NODE_ID = re.compile(r"(^|/)n\d+$")
 
@@ -63,29 +63,6 @@ def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProt
             f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)",
         )
     raise NotFound("unknown_node", f"no node {key!r} in this model")
-
-
-def walk_graphs(model: onnx.ModelProto):
-    """Every graph and function with its path: main graph, subgraphs (any depth), functions, training."""
-    roots = [""] + [f"fn[{k}]" for k in range(len(model.functions))]
-    for k, t in enumerate(model.training_info):
-        if t.HasField("initialization"):
-            roots.append(f"train[{k}].init")
-        if t.HasField("algorithm"):
-            roots.append(f"train[{k}].algo")
-    stack = [resolve_graph(model, p) for p in reversed(roots)]
-    while stack:
-        ref = stack.pop()
-        yield ref
-        subs = []
-        for i, n in enumerate(ref.container.node):
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH or a.type == onnx.AttributeProto.GRAPHS:
-                    nid = node_id(ref.path, i)
-                    items = [None] if a.type == onnx.AttributeProto.GRAPH else range(len(a.graphs))
-                    for j in items:
-                        subs.append(resolve_graph(model, subgraph_path(nid, a.name, j)))
-        stack.extend(reversed(subs))
 
 
 def main_graph_value(model: onnx.ModelProto, name: str, where: str) -> tuple[MutableSequence[onnx.ValueInfoProto], int]:

@@ -7,7 +7,8 @@ import re
 import onnx
 
 from ..errors import StudioError
-from .locate import check_kind, require, walk_graphs
+from ..onnx_io.address import walk_graphs
+from .locate import check_kind, require
 from .registry import edit_op
 
 

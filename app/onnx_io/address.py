@@ -102,11 +102,50 @@ def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
         attr_name, item = _parse_attr(segs[i + 1], path)
         sub = _attr_graph(node, attr_name, item, path)
         here = join(join(here, segs[i]), segs[i + 1])
-        label = f"{node.op_type} {node.name or segs[i]} · {attr_name}" + (f"[{item}]" if item is not None else "")
-        crumbs.append({"path": here, "label": label})
+        crumbs.append({"path": here, "label": _crumb_label(node, segs[i], attr_name, item)})
         container = sub
         i += 2
     return GraphRef(path, container, crumbs)
+
+
+def _crumb_label(node: onnx.NodeProto, node_seg: str, attr_name: str, item: int | None) -> str:
+    """The breadcrumb label of a subgraph: "If If_0 · then_branch", "Scan n3 · body", "X n1 · branches[1]"."""
+    return f"{node.op_type} {node.name or node_seg} · {attr_name}" + (f"[{item}]" if item is not None else "")
+
+
+def walk_graphs(model: onnx.ModelProto):
+    """Every graph and function with its path, as GraphRefs, depth first: the main graph and its
+    subgraphs (If/Loop/Scan bodies, any GRAPH or GRAPHS attribute, at any depth up to MAX_DEPTH),
+    then each model-local function and its subgraphs, then the training graphs. The one walk over
+    a model's graphs (search and edits use it); each GraphRef's crumbs are resolve_graph's."""
+    roots = [""] + [f"fn[{k}]" for k in range(len(model.functions))]
+    for k, t in enumerate(model.training_info):
+        if t.HasField("initialization"):
+            roots.append(f"train[{k}].init")
+        if t.HasField("algorithm"):
+            roots.append(f"train[{k}].algo")
+    stack = [(resolve_graph(model, p), 0) for p in reversed(roots)]
+    graph_types = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    while stack:
+        ref, depth = stack.pop()
+        yield ref
+        if depth >= MAX_DEPTH:  # deeper paths are refused by resolve_graph: not addressable
+            continue
+        subs = []
+        for i, n in enumerate(ref.container.node):
+            for a in n.attribute:
+                if a.type not in graph_types:
+                    continue
+                nid = node_id(ref.path, i)
+                node_seg = f"n{i}"
+                graphs: list[tuple[int | None, onnx.GraphProto]] = (
+                    [(None, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+                )
+                for item, g in graphs:
+                    path = subgraph_path(nid, a.name, item)
+                    crumbs = [*ref.crumbs, {"path": path, "label": _crumb_label(n, node_seg, a.name, item)}]
+                    subs.append((GraphRef(path, g, crumbs), depth + 1))
+        stack.extend(reversed(subs))
 
 
 def resolve_node(model: onnx.ModelProto, nid: str) -> tuple[GraphRef, int, onnx.NodeProto]:
