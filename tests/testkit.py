@@ -31,3 +31,82 @@ def node_testcases() -> dict:
 
 def node_testcase_names() -> list[str]:
     return sorted(node_testcases())
+
+
+def nested_search_model() -> onnx.ModelProto:
+    """For search: the main graph holds an If (`If_0`) whose then branch holds a Loop (`Loop_3`)
+    whose body holds the model's only Conv (`inner_conv`); next to them a Transpose (perm
+    [0, 2, 1, 3]), a Cast to INT64, a ConvTranspose, a Relu named `my_conv_name` and a call to
+    the model-local function `Swish` (Sigmoid, Mul)."""
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    f = lambda name, shape: h.make_tensor_value_info(name, T.FLOAT, shape)  # noqa: E731
+    weight = nh.from_array(np.ones((3, 3, 1, 1), np.float32), "conv_weight")
+    body = h.make_graph(
+        [
+            h.make_node("Conv", ["x", "conv_weight"], ["conv_out"], name="inner_conv", kernel_shape=[1, 1]),
+            h.make_node("Add", ["acc_in", "conv_out"], ["acc_out"], name="accumulate"),
+            h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+        ],
+        "loop_body",
+        [
+            h.make_tensor_value_info("iter", T.INT64, []),
+            h.make_tensor_value_info("cond_in", T.BOOL, []),
+            f("acc_in", [1, 3, 4, 4]),
+        ],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), f("acc_out", [1, 3, 4, 4])],
+        [weight],
+    )
+    then_g = h.make_graph(
+        [h.make_node("Loop", ["trips", "cond", "x"], ["then_y"], name="Loop_3", body=body)],
+        "then_graph",
+        [],
+        [f("then_y", [1, 3, 4, 4])],
+    )
+    else_g = h.make_graph(
+        [h.make_node("Identity", ["x"], ["else_y"], name="else_identity")],
+        "else_graph",
+        [],
+        [f("else_y", [1, 3, 4, 4])],
+    )
+    swish = h.make_function(
+        "local",
+        "Swish",
+        ["X"],
+        ["Y"],
+        [h.make_node("Sigmoid", ["X"], ["S"], name="fn_sigmoid"), h.make_node("Mul", ["X", "S"], ["Y"], name="fn_mul")],
+        [h.make_opsetid("", 17)],
+    )
+    nodes = [
+        h.make_node("Transpose", ["x"], ["xt"], name="transpose_in", perm=[0, 2, 1, 3]),
+        h.make_node("Cast", ["x"], ["x_int"], name="cast_in", to=T.INT64),
+        h.make_node("ConvTranspose", ["x", "deconv_weight"], ["deconv_out"], name="up", kernel_shape=[1, 1]),
+        h.make_node("Relu", ["x"], ["relu_out"], name="my_conv_name"),
+        h.make_node("If", ["cond"], ["branch_out"], name="If_0", then_branch=then_g, else_branch=else_g),
+        h.make_node("Swish", ["x"], ["swish_out"], name="call_swish", domain="local"),
+        h.make_node("LeakyRelu", ["x"], ["leaky_out"], name="leaky", alpha=0.1),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "main_graph",
+        [f("x", [1, 3, 4, 4]), h.make_tensor_value_info("cond", T.BOOL, [])],
+        [
+            f("xt", [1, 4, 3, 4]),
+            h.make_tensor_value_info("x_int", T.INT64, [1, 3, 4, 4]),
+            f("deconv_out", [1, 3, 4, 4]),
+            f("relu_out", [1, 3, 4, 4]),
+            f("branch_out", [1, 3, 4, 4]),
+            f("swish_out", [1, 3, 4, 4]),
+            f("leaky_out", [1, 3, 4, 4]),
+        ],
+        [
+            nh.from_array(np.full((), 2, np.int64), "trips"),
+            nh.from_array(np.ones((3, 3, 1, 1), np.float32), "deconv_weight"),
+        ],
+    )
+    model = h.make_model(graph, functions=[swish], opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)])
+    onnx.checker.check_model(model, full_check=True)
+    return model

@@ -92,6 +92,40 @@ def document() -> dict:
                     "responses": {"200": _json("Graph"), "404": _ERROR},
                 }
             },
+            "/api/models/{id}/search": {
+                "get": {
+                    "summary": "Find nodes, tensors, graphs and functions anywhere in the model, best first",
+                    "description": "Every graph at any depth (subgraphs, functions, training graphs) is searched. "
+                    "Ranks: op type exact > op type prefix > name exact > name prefix > name substring > "
+                    "op type substring > tensor name > attribute (value in the node panel's text, or its name); "
+                    "at equal rank the graph `near` first, then model order. `op:`, `name:`, `tensor:` or "
+                    "`attr:` before the text narrows it to one field; `perm=[0,2,1,3]` finds an attribute by "
+                    "name and value.",
+                    "parameters": [
+                        _ID,
+                        {
+                            "name": "q",
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+                            "description": "what to find (case-insensitive)",
+                        },
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
+                        },
+                        {
+                            "name": "near",
+                            "in": "query",
+                            "schema": {"type": "string"},
+                            "description": "graph path on screen: its results first at equal rank",
+                        },
+                        _REV_Q,
+                    ],
+                    "responses": {"200": _json("SearchResults"), "400": _ERROR, "404": _ERROR},
+                }
+            },
             "/api/models/{id}/tensors/{ref}": {
                 "get": {
                     "summary": "Tensor preview: dtype, shape, stats and a window of values",
@@ -232,6 +266,41 @@ def document() -> dict:
                         "inputs": {"type": "array"},
                         "outputs": {"type": "array"},
                         "initializers": {"type": "array"},
+                    },
+                },
+                "SearchResults": {
+                    "type": "object",
+                    "required": ["results", "total", "truncated"],
+                    "properties": {
+                        "query": {"type": "string"},
+                        "revision": {"type": "integer"},
+                        "total": {"type": "integer", "description": "matches in all, shown or not"},
+                        "truncated": {"type": "boolean", "description": "more matched than `limit`"},
+                        "results": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["kind", "path", "name", "breadcrumb", "why", "score"],
+                                "properties": {
+                                    "kind": {"enum": ["node", "tensor", "graph", "function"]},
+                                    "path": {"type": "string", "description": "graph path of the graph holding it"},
+                                    "node": {"type": "string", "description": "node id (kind node)"},
+                                    "name": {"type": "string"},
+                                    "op_type": {"type": "string"},
+                                    "domain": {"type": "string"},
+                                    "role": {"enum": ["input", "output", "initializer", "value"]},
+                                    "breadcrumb": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {"path": {"type": "string"}, "label": {"type": "string"}},
+                                        },
+                                    },
+                                    "why": {"type": "string"},
+                                    "score": {"type": "integer"},
+                                },
+                            },
+                        },
                     },
                 },
                 "TensorPreview": {

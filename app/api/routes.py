@@ -23,6 +23,7 @@ from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
 from ..views.schema import operators_at
+from ..views.search import parse_limit, parse_query
 from ..views.tensors import tensor_array
 from ..views.values import value_info_json
 from . import bp
@@ -34,6 +35,7 @@ from .documents import (
     load,
     load_data_file,
     revision_number,
+    search_index,
     store,
     verdict,
     verdict_if_cheap,
@@ -169,6 +171,19 @@ def get_types(model_id):
     return jsonify(
         {"path": path, "revision": revision.rev, "inferred_value_info": [value_info_json(v) for v in values]}
     )
+
+
+@bp.get("/models/<model_id>/search")
+def search(model_id):
+    """Find nodes (op type, name, attribute values), tensors, graphs and functions anywhere in the
+    model (`?q=`), best first: `?limit=` results at most, `?near=<graph path>` first at equal rank."""
+    store().model(model_id)  # an unknown model is a 404 whatever the query
+    query = request.args.get("q", "")
+    parse_query(query)  # a bad query or limit is refused before the model is parsed
+    limit = parse_limit(request.args.get("limit"))
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    found = search_index(revision, model).search(query, limit, request.args.get("near"))
+    return jsonify({"query": query, "revision": revision.rev, **found})
 
 
 def _model_and_node(model_id: str, param: str):

@@ -127,3 +127,24 @@ export function formatFloat32(v) {
   }
   return String(v);
 }
+
+/** TensorProto.DataType names by number (onnx 1.23). */
+const ELEMENT_TYPES = [
+  "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
+  "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+  "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2",
+];
+/** INT attributes of standard operators naming a data type (Cast's `to`, ...); as DTYPE_ATTRIBUTES in app/views/search.py. */
+const DTYPE_ATTRIBUTES = new Set(["to", "dtype", "output_dtype", "output_datatype", "stash_type", "softmax_precision"]);
+
+/**
+ * The data type an INT attribute such as Cast's `to` names ("INT64"), else "".
+ * @param {{domain?: string}} node
+ * @param {{name: string, type: string, value: unknown}} attr
+ * @returns {string}
+ */
+export function dtypeAttributeName(node, attr) {
+  if (attr.type !== "INT" || !DTYPE_ATTRIBUTES.has(attr.name) || (node.domain && node.domain !== "ai.onnx")) return "";
+  const v = attr.value;
+  return typeof v === "number" && v > 0 && v < ELEMENT_TYPES.length ? ELEMENT_TYPES[v] : "";
+}

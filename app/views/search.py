@@ -1,0 +1,472 @@
+"""Find in the whole model: nodes by op type, name and attribute value, tensors, graphs and
+functions, in every graph at any depth (address.walk_graphs), ranked and bounded.
+
+Attribute values are matched in the text the node panel shows them in (panels/attribute-view.js
+with lib/format.js: an INTS `[0, 2, 1, 3]`, a FLOAT `0.1`, a STRINGS `["a","b"]`, a Cast's `to` as
+`7 (INT64)`); the functions below produce that text from the same JSON the page is sent. No Flask.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import json
+import math
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import onnx
+
+from ..errors import StudioError
+from ..onnx_io.address import node_id, walk_graphs
+from .values import attribute_json
+
+MAX_QUERY = 200  # characters
+DEFAULT_LIMIT = 200
+MAX_LIMIT = 1000
+FIELDS = ("op", "name", "tensor", "attr")  # "op:Conv" etc. narrow a query to one field
+
+# ranks: op type above names above tensors above attributes (docs/api.md lists them)
+OP_EXACT, OP_PREFIX = 100, 90
+NAME_EXACT, NAME_PREFIX, NAME_PART = 80, 70, 60
+OP_PART = 55
+TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART = 50, 45, 40
+ATTR_PAIR, ATTR_VALUE_EXACT, ATTR_VALUE, ATTR_NAME = 35, 34, 30, 25
+
+# INT attributes of standard operators that hold a TensorProto data type (Cast's `to`, ...):
+# shown and found by the type's name too. Mirrors DTYPE_ATTRIBUTES in lib/format.js.
+DTYPE_ATTRIBUTES = frozenset({"to", "dtype", "output_dtype", "output_datatype", "stash_type", "softmax_precision"})
+_STANDARD_DOMAINS = ("", "ai.onnx")
+_GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+_TENSOR_TYPES = (
+    onnx.AttributeProto.TENSOR,
+    onnx.AttributeProto.SPARSE_TENSOR,
+    onnx.AttributeProto.TENSORS,
+    onnx.AttributeProto.SPARSE_TENSORS,
+)
+
+
+# ------------------------------------------------------------------ the page's number and value text
+
+
+def js_number(x: float | int) -> str:
+    """A number as JavaScript's String(x) writes it: 100, 0.1, 1e-7, 1.5e+22, NaN, Infinity."""
+    if isinstance(x, int):
+        return str(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    _, digit_tuple, exponent = Decimal(repr(abs(x))).normalize().as_tuple()  # shortest round-trip digits
+    digits = "".join(map(str, digit_tuple))
+    k = len(digits)
+    n = int(exponent) + k  # x = 0.<digits> × 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    body = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{sign}{body}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def format_float32(v) -> str:
+    """lib/format.js formatFloat32: the shortest decimal that reads back as the same float32."""
+    if isinstance(v, str) or not math.isfinite(v):
+        return v if isinstance(v, str) else js_number(v)
+    target = np.float32(v)
+    if float(target) != v:
+        return js_number(v)
+    with np.errstate(over="ignore"):  # 3.5e+38 is beyond float32: inf, not a match
+        for p in range(1, 10):
+            s = float(_significant(v, p))
+            if np.float32(s) == target:
+                return js_number(s)
+    return js_number(v)
+
+
+def format_number(v) -> str:
+    """lib/format.js formatNumber: ints as they are, other numbers to 6 significant digits."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int):
+        return str(v)
+    if v.is_integer():
+        return js_number(v)
+    a = abs(v)
+    if a != 0 and (a < 1e-4 or a >= 1e6):  # toExponential(4), trailing zeros dropped
+        _, digit_tuple, exponent = _significant(v, 5).as_tuple()
+        digits = "".join(map(str, digit_tuple))
+        e = int(exponent) + len(digits) - 1  # 9999999.9 rounds up to 1e+7
+        digits = digits.rstrip("0")
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{'-' if v < 0 else ''}{body}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return js_number(float(_significant(v, 6)))
+
+
+def _significant(v: float, p: int) -> Decimal:
+    """v rounded to p significant digits as JavaScript's toPrecision does (ties away from zero)."""
+    d = Decimal(v)
+    return d.quantize(Decimal(1).scaleb(d.adjusted() - p + 1), rounding=ROUND_HALF_UP)
+
+
+def format_tensor(dtype, shape) -> str:
+    """lib/format.js formatTensor: "FLOAT ⟨1×3×224×224⟩", "INT64 scalar"."""
+    if shape is None:
+        dims = ""
+    elif not shape:
+        dims = "scalar"
+    else:
+        dims = "⟨" + "×".join("?" if d is None or d == "" else str(d) for d in shape) + "⟩"
+    return " ".join(x for x in (dtype or "", dims) if x)
+
+
+def onnx_type(t) -> str:
+    """lib/format.js onnxType: tensor(float)[N,3], seq(...), map(int64, ...), optional(...)."""
+    if not t:
+        return "?"
+    kind = t.get("kind")
+
+    def dims(shape):
+        return "" if shape is None else "[" + ",".join("?" if d is None or d == "" else str(d) for d in shape) + "]"
+
+    def word(d):
+        return str(d).lower() if d else "?"
+
+    if kind in ("tensor", "sparse_tensor"):
+        return f"{kind}({word(t.get('dtype'))}){dims(t.get('shape'))}"
+    if kind == "sequence":
+        return f"seq({onnx_type(t.get('elem'))})"
+    if kind == "optional":
+        return f"optional({onnx_type(t.get('elem'))})"
+    if kind == "map":
+        return f"map({word(t.get('key'))}, {onnx_type(t.get('value'))})"
+    if kind == "opaque":
+        return f"opaque({'.'.join(x for x in (t.get('domain'), t.get('name')) if x)})"
+    return "?"
+
+
+def _tensor_line(v: dict, sparse: bool) -> str:
+    out = format_tensor(v.get("dtype"), v.get("shape"))
+    if sparse:
+        out = f"sparse {out}" + (f" · {format_number(v['nnz'])} non-zero" if v.get("nnz") is not None else "")
+    if v.get("values") is not None:  # the few values of a small Constant, as its box shows them
+        out += " [" + ", ".join(format_number(x) for x in v["values"]) + "]"
+    if v.get("name"):
+        out += f" · {v['name']}"
+    return out
+
+
+def dtype_attribute_name(attr: onnx.AttributeProto, domain: str) -> str | None:
+    """The data type an INT attribute such as Cast's `to` names ("INT64"), else None."""
+    if attr.type != onnx.AttributeProto.INT or attr.name not in DTYPE_ATTRIBUTES or domain not in _STANDARD_DOMAINS:
+        return None
+    if attr.i <= 0:
+        return None
+    try:
+        return onnx.TensorProto.DataType.Name(attr.i)
+    except ValueError:
+        return None
+
+
+def attribute_text(attr: onnx.AttributeProto, domain: str = "") -> str | None:
+    """An attribute's value as the node panel shows it (the editor's text for the editable types,
+    the value view's for the others); None for subgraphs, which are found as graphs."""
+    if attr.type in _GRAPH_TYPES:
+        return None
+    if attr.ref_attr_name:
+        return f"function attribute {attr.ref_attr_name}"
+    j = attribute_json(attr, "")
+    v, kind, cut = j["value"], j["type"], "truncated" in j
+    if kind == "FLOAT":
+        return format_float32(v)
+    if kind == "INT":
+        dtype = dtype_attribute_name(attr, domain)
+        return f"{v} ({dtype})" if dtype else str(v)
+    if kind == "STRING":
+        return v
+    if kind == "INTS":
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    if kind == "FLOATS":
+        return "[" + ", ".join((format_number if cut else format_float32)(x) for x in v) + "]"
+    if kind == "STRINGS":
+        if cut:
+            return "[" + ", ".join(json.dumps(x, ensure_ascii=False) for x in v) + "]"
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    if kind in ("TENSOR", "SPARSE_TENSOR"):
+        return _tensor_line(v, kind == "SPARSE_TENSOR")
+    if kind in ("TENSORS", "SPARSE_TENSORS"):
+        return "; ".join(_tensor_line(x, kind == "SPARSE_TENSORS") for x in v)
+    if kind == "TYPE_PROTO":
+        return onnx_type(v)
+    if kind == "TYPE_PROTOS":
+        return ", ".join(onnx_type(x) for x in v)
+    return None
+
+
+# ------------------------------------------------------------------ the index
+
+
+@dataclass
+class _Graph:
+    path: str
+    kind: str  # "graph" | "function"
+    name: str
+    crumbs: list
+
+
+def _compact(s: str) -> str:
+    return "".join(s.split())
+
+
+class SearchIndex:
+    """Everything searchable in one model, in flat columns (no protos kept): built once per
+    revision, then searched many times."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.graphs: list[_Graph] = []
+        self.ops: dict[tuple[str, str], list[int]] = {}  # (domain, op_type) -> nodes
+        # distinct attribute values (name, text as shown) and the nodes carrying them
+        self.attr_name: list[str] = []
+        self.attr_text: list[str] = []
+        self.attr_nodes: list[list[int]] = []
+        self._attr_keys: dict = {}  # (standard domain?, serialized attribute) -> its index
+        nodes: list[tuple[int, int, str, str, str]] = []  # (graph, index in it, name, op type, domain)
+        tensors: list[tuple[int, str, str]] = []  # (graph, name, role), one per name and graph
+        # hundreds of thousands of small objects, none in a cycle: the cyclic GC would only rescan them
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            for ref in walk_graphs(model):
+                self._add_graph(ref, nodes, tensors)
+        finally:
+            if gc_was_on:
+                gc.enable()
+        del self._attr_keys
+        # nodes, in walk order
+        self.node_graph, self.node_index, self.node_name, self.node_op, self.node_domain = (
+            (list(c) for c in zip(*nodes, strict=True)) if nodes else ([], [], [], [], [])
+        )
+        self.node_name_l = [s.lower() for s in self.node_name]
+        self.attr_name_l = [s.lower() for s in self.attr_name]
+        self.attr_text_l = [s.lower() for s in self.attr_text]
+        self.attr_compact = [_compact(s) for s in self.attr_text_l]
+        # tensors: one per (graph, name), in walk order
+        self.tensor_graph, self.tensor_name, self.tensor_role = (
+            (list(c) for c in zip(*tensors, strict=True)) if tensors else ([], [], [])
+        )
+        self.tensor_name_l = [s.lower() for s in self.tensor_name]
+
+    def _add_graph(self, ref, nodes: list, tensors: list) -> None:
+        g = ref.container
+        gi = len(self.graphs)
+        is_fn = isinstance(g, onnx.FunctionProto)
+        self.graphs.append(_Graph(ref.path, "function" if is_fn else "graph", g.name, ref.crumbs))
+        roles: dict[str, str] = {}  # the first role a name has, in this order
+        if is_fn:
+            for name in g.input:
+                roles.setdefault(name, "input")
+            for name in g.output:
+                roles.setdefault(name, "output")
+        else:
+            for t in g.initializer:
+                roles.setdefault(t.name, "initializer")
+            for sp in g.sparse_initializer:
+                roles.setdefault(sp.values.name, "initializer")
+            for v in g.input:
+                roles.setdefault(v.name, "input")
+            for v in g.output:
+                roles.setdefault(v.name, "output")
+        for v in g.value_info:
+            roles.setdefault(v.name, "value")
+        ops, keys, attr_nodes = self.ops, self._attr_keys, self.attr_nodes
+        k = len(nodes)
+        for i, n in enumerate(g.node):
+            op, domain = n.op_type, n.domain
+            nodes.append((gi, i, n.name, op, domain))
+            ops.setdefault((domain, op), []).append(k)
+            attrs = n.attribute
+            if attrs:
+                standard = domain in _STANDARD_DOMAINS
+                for a in attrs:
+                    t = a.type
+                    if t in _GRAPH_TYPES:
+                        continue
+                    # a tensor of weights is not serialized to be compared: shared only when small
+                    key = (standard, a.SerializeToString()) if t not in _TENSOR_TYPES or a.ByteSize() <= 512 else None
+                    j = keys.get(key) if key else None
+                    if j is None:
+                        text = attribute_text(a, domain)
+                        if text is None:
+                            continue
+                        j = len(self.attr_name)
+                        self.attr_name.append(a.name)
+                        self.attr_text.append(text)
+                        attr_nodes.append([])
+                        if key:
+                            keys[key] = j
+                    attr_nodes[j].append(k)
+            for out in n.output:
+                roles.setdefault(out, "value")
+            k += 1
+        tensors.extend((gi, name, role) for name, role in roles.items() if name)
+
+    # -------------------------------------------------------------- searching
+
+    def search(self, query: str, limit: int = DEFAULT_LIMIT, near: str | None = None) -> dict:
+        """{"results": [...] best first, at most `limit`, "total", "truncated"}. `near`: the graph
+        path on screen; its results come first among results of equal score."""
+        field, needle = parse_query(query)
+        near_gi = next((gi for gi, g in enumerate(self.graphs) if g.path == near), -1) if near is not None else -1
+        nodes: dict[int, tuple[int, str]] = {}  # node -> (score, why), the best reason
+
+        def hit(k: int, score: int, why: str) -> None:
+            cur = nodes.get(k)
+            if cur is None or score > cur[0]:
+                nodes[k] = (score, why)
+
+        if field in (None, "op"):
+            for (domain, op), ks in self.ops.items():
+                score = _op_score(needle, op, domain, field == "op")
+                if score:
+                    for k in ks:
+                        hit(k, score, "op type")
+        if field in (None, "name"):
+            names = self.node_name_l
+            for k in [k for k, s in enumerate(names) if needle in s]:
+                s = names[k]
+                hit(k, NAME_EXACT if s == needle else NAME_PREFIX if s.startswith(needle) else NAME_PART, "name")
+        if field in (None, "attr"):
+            self._attribute_hits(needle, field == "attr", hit)
+        tensors: list[tuple[int, int]] = []
+        if field in (None, "tensor"):
+            tn = self.tensor_name_l
+            for j in [j for j, s in enumerate(tn) if needle in s]:
+                s = tn[j]
+                tensors.append(
+                    (j, TENSOR_EXACT if s == needle else TENSOR_PREFIX if s.startswith(needle) else TENSOR_PART)
+                )
+        graphs: list[tuple[int, int]] = []
+        if field in (None, "name"):
+            for gi, g in enumerate(self.graphs):
+                s = g.name.lower()
+                if g.name and needle in s:
+                    graphs.append(
+                        (gi, NAME_EXACT if s == needle else NAME_PREFIX if s.startswith(needle) else NAME_PART)
+                    )
+
+        # best score first; at equal score the graph on screen first, then nodes, graphs, tensors
+        # in the walk's order
+        ng, tg = self.node_graph, self.tensor_graph
+        keys = [(-s, ng[k] != near_gi, 0, k, "n") for k, (s, _) in nodes.items()]
+        keys += [(-s, gi != near_gi, 1, gi, "g") for gi, s in graphs]
+        keys += [(-s, tg[j] != near_gi, 2, j, "t") for j, s in tensors]
+        total = len(keys)
+        best = heapq.nsmallest(limit, keys) if total > limit else sorted(keys)
+        results = [self._result(kind, i, -neg, nodes) for neg, _, _, i, kind in best]
+        return {"results": results, "total": total, "truncated": total > len(results)}
+
+    def _attribute_hits(self, needle: str, names_too: bool, hit) -> None:
+        pair = None
+        if "=" in needle:
+            left, _, right = needle.partition("=")
+            if left.strip() and right.strip():
+                pair = (left.strip(), right.strip(), _compact(right))
+        compact = _compact(needle)
+        for j, text in enumerate(self.attr_text_l):
+            name = self.attr_name_l[j]
+            if pair and name == pair[0] and (pair[1] in text or pair[2] in self.attr_compact[j]):
+                score = ATTR_PAIR
+            elif needle in text or (compact and compact in self.attr_compact[j]):
+                score = ATTR_VALUE_EXACT if text == needle else ATTR_VALUE
+            elif name == needle or (names_too and needle in name):
+                score = ATTR_NAME
+            else:
+                continue
+            shown = self.attr_text[j]
+            why = f"attribute {self.attr_name[j]} = {shown if len(shown) <= 60 else shown[:59] + '…'}"
+            for k in self.attr_nodes[j]:
+                hit(k, score, why)
+
+    def _result(self, kind: str, i: int, score: int, nodes: dict) -> dict:
+        if kind == "n":
+            g = self.graphs[self.node_graph[i]]
+            return {
+                "kind": "node",
+                "path": g.path,
+                "node": node_id(g.path, self.node_index[i]),
+                "name": self.node_name[i],
+                "op_type": self.node_op[i],
+                "domain": self.node_domain[i],
+                "breadcrumb": g.crumbs,
+                "why": nodes[i][1],
+                "score": score,
+            }
+        if kind == "t":
+            g = self.graphs[self.tensor_graph[i]]
+            role = self.tensor_role[i]
+            return {
+                "kind": "tensor",
+                "path": g.path,
+                "name": self.tensor_name[i],
+                "role": role,
+                "breadcrumb": g.crumbs,
+                "why": role,
+                "score": score,
+            }
+        g = self.graphs[i]
+        return {
+            "kind": g.kind,
+            "path": g.path,
+            "name": g.name,
+            "breadcrumb": g.crumbs,
+            "why": f"{g.kind} name",
+            "score": score,
+        }
+
+
+def _op_score(needle: str, op: str, domain: str, parts: bool) -> int:
+    o = op.lower()
+    q = f"{domain}.{op}".lower() if domain not in _STANDARD_DOMAINS else None
+    if needle in (o, q):
+        return OP_EXACT
+    if o.startswith(needle) or (q and q.startswith(needle)):
+        return OP_PREFIX
+    if needle in o or (parts and q and needle in q):
+        return OP_PART
+    return 0
+
+
+def parse_query(query) -> tuple[str | None, str]:
+    """(field or None, lower-cased needle) from "Conv", "op:Conv", "attr: perm"; refuses an
+    empty or overlong query."""
+    q = (query or "").strip()
+    if not q:
+        raise StudioError("missing_query", "give what to find as ?q=<text> (an op type, a name, a tensor, a value)")
+    if len(q) > MAX_QUERY:
+        raise StudioError("query_too_long", f"the query is {len(q)} characters long; at most {MAX_QUERY} are searched")
+    field = None
+    head, sep, rest = q.partition(":")
+    if sep and head.strip().lower() in FIELDS:
+        field, q = head.strip().lower(), rest.strip()
+        if not q:
+            raise StudioError("missing_query", f"give what to find after {field}:")
+    return field, q.lower()
+
+
+def parse_limit(raw) -> int:
+    """The `limit` parameter: DEFAULT_LIMIT when absent, else an integer 1..MAX_LIMIT."""
+    if raw is None or raw == "":
+        return DEFAULT_LIMIT
+    text = str(raw).strip()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_LIMIT:
+        raise StudioError("bad_limit", f"limit must be a whole number from 1 to {MAX_LIMIT}, got {raw!r}")
+    return int(text)
