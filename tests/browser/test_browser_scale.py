@@ -348,10 +348,13 @@ def test_search_and_deep_link_expand_the_groups_holding_a_node(page, server, dee
     page.keyboard.press("Control+f")
     search.fill("op:Softmax")
     page.wait_for_function("document.getElementById('search-status').textContent.startsWith('320 found')")
-    search.fill("perm")  # no node is named so; attribute names alone do not match
-    page.wait_for_function("document.getElementById('search-status').textContent === 'Nothing found.'")
+    search.fill("perm")  # no node is named so: the Transposes, by their attribute's name and value
+    page.wait_for_selector("#search-results[data-query='perm']")
+    assert page.locator("#search-results .search-result .sr-why").first.text_content().startswith("attribute perm = [")
     search.fill("attr:perm")
     page.wait_for_function("document.getElementById('search-status').textContent.includes('found')")
+    search.fill("no such thing")
+    page.wait_for_function("document.getElementById('search-status').textContent === 'Nothing found.'")
     page.keyboard.press("Escape")
 
     # a deep link to a node inside collapsed groups opens them

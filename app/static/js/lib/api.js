@@ -91,8 +91,8 @@ function errorFrom(status, text, statusText) {
   return new ApiError(message, status, code);
 }
 
-async function request(method, path, body) {
-  const init = { method, headers: { Accept: "application/json" } };
+async function request(method, path, body, signal = undefined) {
+  const init = { method, headers: { Accept: "application/json" }, signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = toJSON(body);
@@ -135,6 +135,22 @@ export function withScopeLevels(graph) {
     if (typeof node.scope === "number") node.scope = scopes[node.scope] || [];
   }
   return graph;
+}
+
+/**
+ * Find in the whole model (GET .../search): {query, revision, results, total, truncated}.
+ * @param {string} id model id
+ * @param {string} query what to find
+ * @param {{revision?: number, near?: string, limit?: number, signal?: AbortSignal}} [options]
+ *   revision: the one on screen; near: the graph path on screen (its results first at equal rank)
+ * @returns {Promise<object>}
+ */
+export function searchModel(id, query, { revision, near, limit, signal } = {}) {
+  const params = new URLSearchParams({ q: query });
+  if (revision !== undefined && revision !== null) params.set("revision", String(revision));
+  if (near !== undefined && near !== null) params.set("near", near);
+  if (limit) params.set("limit", String(limit));
+  return request("GET", `/api/models/${enc(id)}/search?${params}`, undefined, signal);
 }
 
 export function getTensor(id, ref, offset = 0, count = 100) {

@@ -6,7 +6,7 @@ import { el, clear } from "../widgets/dom.js";
 import { exportPng, exportSvg } from "../renderers/export-view.js";
 import { ancestorsOf } from "../pipeline/grouping.js";
 import { Minimap } from "../renderers/minimap.js";
-import { buildSearchIndex, search } from "../pipeline/search.js";
+import { ModelSearch, placeOf, searchable, statusText, targetOf } from "../pipeline/search.js";
 import { buildHash } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -74,13 +74,15 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
   buttons.keys.addEventListener("click", () => { keysHelp.hidden = !keysHelp.hidden; });
   keysHelp.addEventListener("click", () => { keysHelp.hidden = true; });
 
-  // ------------------------------------------------------------ search
+  // ------------------------------------------------------------ search (the whole model, pipeline/search.js)
 
-  let index = null;
-  let indexed = null;
+  const finder = new ModelSearch(state.modelId);
+  /** @type {import("../pipeline/search.js").SearchResult[]} */
   let found = [];
+  let shown = ""; // listKey() of the answer listed ("" none)
   let active = -1;
   let timer = 0;
+  let seq = 0;
 
   const openSearch = () => {
     searchBox.hidden = false;
@@ -94,29 +96,71 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
   };
   buttons.find.addEventListener("click", () => (searchBox.hidden ? openSearch() : closeSearch()));
 
+  /** @param {string} id node id in the graph on screen @returns {string} its groups, outermost first */
   const where = (id) => (view.h ? ancestorsOf(view.h, id).map((g) => g.label).join(" › ") : "");
+  /** @returns {string} what the list is for: query, revision and graph on screen */
+  const listKey = () => `${input.value.trim()}\u0000${state.summary ? state.summary.revision : ""}\u0000${state.path}`;
 
-  function runSearch() {
-    if (!state.model) return;
-    if (indexed !== state.model) {
-      index = buildSearchIndex(state.model);
-      indexed = state.model;
+  /**
+   * Ask the server for the query in the field and list its answer (a later call wins).
+   * @returns {Promise<void>}
+   */
+  async function runSearch() {
+    const query = input.value;
+    const key = listKey();
+    const mine = ++seq;
+    if (!searchable(query) || !state.summary) {
+      show(query, null, key);
+      return;
     }
-    const { results: list, total } = search(index, input.value);
-    found = list;
-    active = list.length ? 0 : -1;
+    const slow = setTimeout(() => { if (mine === seq) { status.textContent = statusText(query, null); results.setAttribute("aria-busy", "true"); } }, 150);
+    try {
+      const answer = await finder.find(query, { revision: state.summary.revision, near: state.path });
+      if (answer && mine === seq) show(query, answer, key);
+    } catch (err) {
+      if (mine !== seq) return;
+      found = [];
+      shown = "";
+      clear(results);
+      status.textContent = `Search failed: ${err.message || err}`;
+    } finally {
+      clearTimeout(slow);
+      if (mine === seq) results.removeAttribute("aria-busy");
+    }
+  }
+
+  /**
+   * List an answer: op type and name, then where it is (the graph's breadcrumb for a result in
+   * another graph, the groups for one in the graph on screen) and what matched.
+   * @param {string} query
+   * @param {import("../pipeline/search.js").SearchAnswer | null} answer
+   * @param {string} key listKey() when it was asked
+   */
+  function show(query, answer, key) {
+    found = answer ? answer.results : [];
+    shown = answer ? key : "";
+    active = found.length ? 0 : -1;
     clear(results);
-    status.textContent = !input.value.trim() ? "Type a node name, op type, tensor name or attribute value."
-      : total === 0 ? "Nothing found." : total > list.length ? `${total.toLocaleString("en-US")} found — the first ${list.length} shown` : `${total} found`;
-    list.forEach((r, i) => {
-      const item = r.kind === "node"
-        ? el("li", { class: "search-result", "data-result": r.id, role: "option" },
-          el("span", { class: "sr-op" }, r.node.op_type),
-          el("span", { class: "sr-name" }, r.node.name || r.id),
-          el("span", { class: "sr-where" }, [where(r.id), r.why && r.why !== "name" ? ` · ${r.why}` : ""].filter(Boolean).join("")))
-        : el("li", { class: "search-result", "data-result-tensor": r.name, role: "option" },
-          el("span", { class: "sr-op" }, "tensor"), el("span", { class: "sr-name" }, r.name),
-          el("span", { class: "sr-where" }, `${(state.model.consumers.get(r.name) || []).length} consumers`));
+    results.dataset.query = answer ? query.trim() : ""; // page hook: the query listed
+    status.textContent = statusText(query, answer);
+    const elsewhere = found.some((r) => r.path !== state.path);
+    found.forEach((r, i) => {
+      const here = r.path === state.path;
+      const place = here
+        ? (r.kind === "node" && where(r.node)) || (elsewhere ? "this graph" : "")
+        : placeOf(r).join(" › ");
+      const uses = r.kind === "tensor" && here && state.model ? (state.model.consumers.get(r.name) || []).length : -1;
+      const why = r.kind === "node" ? (r.why !== "name" ? r.why : "")
+        : r.kind === "tensor" ? [r.why, uses >= 0 ? `${uses} consumer${uses === 1 ? "" : "s"}` : ""].filter(Boolean).join(", ")
+          : "";
+      const item = el("li", {
+        class: `search-result${here ? "" : " sr-elsewhere"}`, role: "option", "data-kind": r.kind, "data-path": r.path,
+        "data-result": r.kind === "node" ? r.node : null, "data-result-tensor": r.kind === "tensor" ? r.name : null,
+      },
+      el("span", { class: "sr-op" }, r.kind === "node" ? r.op_type : r.kind),
+      el("span", { class: "sr-name" }, r.kind === "node" ? r.name || r.node : r.name || r.path),
+      why ? el("span", { class: "sr-why", title: why }, why) : null,
+      place ? el("span", { class: "sr-where" }, el("span", { class: "sr-place", title: place }, place)) : null);
       item.addEventListener("mousedown", (e) => e.preventDefault());
       item.addEventListener("click", () => { active = i; choose(); });
       results.append(item);
@@ -130,25 +174,32 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
     if (li) li.scrollIntoView({ block: "nearest" });
   }
 
+  /** Go to the active result: select it in the graph on screen, or open its graph with it selected; the list closes. */
   function choose() {
     const r = found[active];
     if (!r) return;
-    if (r.kind === "node") selectBox(r.id, { reveal: true });
-    else select({ kind: "tensor", id: r.name }, { reveal: true });
+    closeSearch();
+    const { path, selection } = targetOf(r);
+    if (path === state.path && state.model) {
+      if (selection && selection.kind === "node") selectBox(selection.id, { reveal: true });
+      else if (selection) select(selection, { reveal: true });
+    } else {
+      window.location.hash = buildHash(path, selection); // the page's navigation: loads, draws, reveals
+    }
   }
 
   input.addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(runSearch, input.value.length < 3 ? 200 : 80);
   });
-  input.addEventListener("keydown", (e) => {
+  input.addEventListener("keydown", async (e) => {
     if (e.key === "ArrowDown") { e.preventDefault(); active = Math.min(found.length - 1, active + 1); markActive(); }
     else if (e.key === "ArrowUp") { e.preventDefault(); active = Math.max(0, active - 1); markActive(); }
     else if (e.key === "Enter") {
       e.preventDefault();
       clearTimeout(timer);
-      if (indexed !== state.model || !found.length) runSearch();
-      choose();
+      if (shown !== listKey()) await runSearch(); // the answer for what is typed now
+      if (shown === listKey()) choose();
     } else if (e.key === "Escape") { e.preventDefault(); closeSearch(); }
   });
 

@@ -8,7 +8,7 @@ import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { disclosure, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
 import { tensorValueForms } from "../editing/tensor-edit.js";
-import { attributeEditText, formatNumber, formatTensor, onnxType } from "../lib/format.js";
+import { attributeEditText, dtypeAttributeName, formatNumber, formatTensor, onnxType } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { previewToggle } from "./tensor-view.js";
 import { fieldError, graphLink, mono, showError, tag } from "../widgets/ui.js";
@@ -168,6 +168,8 @@ export function attributeRow(attr, node, ctx) {
     row.append(referenceView(attr, ctx));
   } else if (EDITABLE.has(attr.type) && attr.truncated === undefined) {
     row.append(editor(attr, node, ctx, error));
+    const dtype = dtypeAttributeName(node, attr); // Cast's to = 7: INT64
+    if (dtype) row.append(el("div", { class: "muted attr-note attr-dtype" }, `data type ${dtype}`));
   } else {
     row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row)));
     if (editing && (attr.type === "TENSOR" || attr.type === "TENSORS") && attr.truncated === undefined) {

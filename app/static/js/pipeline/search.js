@@ -1,81 +1,117 @@
-// Finding things in the graph on screen — node names, op types, tensor names, attribute values
-// — over the whole graph, not just what is drawn (a result inside collapsed groups expands
-// them when chosen). Pure functions, no DOM.
-import { formatNumber } from "../lib/format.js";
+// Find in the whole model: the server searches every graph — main graph, subgraphs at any depth,
+// functions, training graphs — and ranks (GET /api/models/<id>/search, app/views/search.py).
+// This module asks it (the latest query only: an earlier request still under way is aborted;
+// recent answers are kept), and says where a result is and where picking it goes. No DOM.
+import * as api from "../lib/api.js";
 
-const MAX_RESULTS = 200;
+/** @typedef {{path: string, label: string}} Crumb */
+/**
+ * @typedef {object} SearchResult
+ * @property {"node" | "tensor" | "graph" | "function"} kind
+ * @property {string} path graph path of the graph holding it (a graph or function: its own)
+ * @property {string} [node] node id (kind "node")
+ * @property {string} name
+ * @property {string} [op_type]
+ * @property {string} [domain]
+ * @property {string} [role] a tensor's: "initializer" | "input" | "output" | "value"
+ * @property {Crumb[]} breadcrumb from the main graph to `path`
+ * @property {string} why what matched: "op type", "name", "attribute perm = [0, 2, 1, 3]", ...
+ * @property {number} score
+ */
+/** @typedef {{query: string, revision: number, results: SearchResult[], total: number, truncated: boolean}} SearchAnswer */
 
-function attrText(a) {
-  const v = a.value;
-  if (v === null || v === undefined) return "";
-  if (Array.isArray(v)) return v.slice(0, 64).map((x) => (typeof x === "object" && x !== null ? "" : formatNumber(x))).join(",");
-  if (typeof v === "object") return "";
-  return typeof v === "string" ? v : formatNumber(v);
+const FIELD_ONLY = /^(op|name|tensor|attr):\s*$/i;
+const KEEP = 24; // answers kept per model page
+
+/**
+ * Is there something to ask for? Not "", nor a field prefix alone ("op:").
+ * @param {string} query
+ * @returns {boolean}
+ */
+export function searchable(query) {
+  const q = String(query || "").trim();
+  return q !== "" && !FIELD_ONLY.test(q);
 }
 
-/** A search index of a graph-model.js model (built once per model, on first search). */
-export function buildSearchIndex(model) {
-  const entries = [];
-  for (const box of model.boxes.values()) {
-    if (box.kind !== "node") continue;
-    const n = box.node;
-    entries.push({
-      id: box.id, node: n,
-      name: (n.name || "").toLowerCase(),
-      op: `${n.domain && n.domain !== "ai.onnx" ? `${n.domain}.` : ""}${n.op_type}`.toLowerCase(),
-      tensors: [...(n.inputs || []), ...(n.outputs || [])].filter(Boolean),
-      attrs: (n.attributes || []).map((a) => [a.name, attrText(a)]),
-    });
+/** Searches of one model: one request at a time, recent answers cached by revision, graph and query. */
+export class ModelSearch {
+  /**
+   * @param {string} modelId
+   * @param {typeof api.searchModel} [load] the API call (tests may pass another)
+   */
+  constructor(modelId, load = api.searchModel) {
+    this.modelId = modelId;
+    this.load = load;
+    /** @type {Map<string, SearchAnswer>} */
+    this.answers = new Map();
+    /** @type {AbortController | null} */
+    this.controller = null;
   }
-  const tensors = new Set();
-  for (const [name] of model.producer) tensors.add(name);
-  for (const [name] of model.initializers) tensors.add(name);
-  for (const [name] of model.consumers || []) tensors.add(name);
-  return { entries, tensors: [...tensors] };
+
+  /**
+   * The answer for `query` in `revision`, the graph on screen (`near`) first at equal rank.
+   * Resolves to null when a later find() made this one moot; rejects with the server's ApiError.
+   * @param {string} query
+   * @param {{revision: number, near: string}} where
+   * @returns {Promise<SearchAnswer | null>}
+   */
+  async find(query, { revision, near }) {
+    const q = String(query || "").trim();
+    const key = `${revision}\u0000${near}\u0000${q}`;
+    if (this.controller) this.controller.abort();
+    this.controller = null;
+    const known = this.answers.get(key);
+    if (known) return known;
+    const controller = new AbortController();
+    this.controller = controller;
+    try {
+      const answer = await this.load(this.modelId, q, { revision, near, signal: controller.signal });
+      if (controller.signal.aborted) return null;
+      this.answers.set(key, answer);
+      if (this.answers.size > KEEP) this.answers.delete(this.answers.keys().next().value);
+      return answer;
+    } catch (err) {
+      if (controller.signal.aborted) return null;
+      throw err;
+    } finally {
+      if (this.controller === controller) this.controller = null;
+    }
+  }
 }
 
 /**
- * Results for `query` (case-insensitive; "op:Conv", "name:", "tensor:", "attr:" narrow it):
- * [{kind: "node", id, node, why, score} | {kind: "tensor", name, why, score}], best first.
+ * Where picking a result goes: a graph path and what to select there.
+ * @param {SearchResult} result
+ * @returns {{path: string, selection: {kind: string, id: string} | null}}
  */
-export function search(index, query) {
-  let q = String(query || "").trim();
-  if (!q) return { results: [], total: 0 };
-  let field = null;
-  const m = /^(op|name|tensor|attr):\s*(.*)$/i.exec(q);
-  if (m) { field = m[1].toLowerCase(); q = m[2]; }
-  const needle = q.toLowerCase();
-  if (!needle) return { results: [], total: 0 };
-  const results = [];
-  for (const e of index.entries) {
-    let score = 0;
-    let why = "";
-    if (!field || field === "name") {
-      if (e.name === needle) { score = 100; why = "name"; }
-      else if (e.name.startsWith(needle)) { score = 80; why = "name"; }
-      else if (e.name.includes(needle)) { score = 60; why = "name"; }
-    }
-    if (!score && (!field || field === "op")) {
-      if (e.op === needle || e.op.endsWith(`.${needle}`)) { score = 70; why = "op type"; }
-      else if (field === "op" && e.op.includes(needle)) { score = 50; why = "op type"; }
-    }
-    if (!score && (!field || field === "tensor")) {
-      const t = e.tensors.find((x) => x.toLowerCase() === needle) || e.tensors.find((x) => x.toLowerCase().includes(needle));
-      if (t) { score = t.toLowerCase() === needle ? 45 : 30; why = `${(e.node.outputs || []).includes(t) ? "output" : "input"} ${t}`; }
-    }
-    if (!score && (!field || field === "attr")) {
-      const a = e.attrs.find(([k, v]) => v.toLowerCase().includes(needle) || (field === "attr" && k.toLowerCase().includes(needle)));
-      if (a) { score = 20; why = `${a[0]}=${a[1].length > 40 ? `${a[1].slice(0, 39)}…` : a[1]}`; }
-    }
-    if (score) results.push({ kind: "node", id: e.id, node: e.node, why, score });
-  }
-  if (!field || field === "tensor") {
-    for (const t of index.tensors) {
-      const lower = t.toLowerCase();
-      if (lower === needle) results.push({ kind: "tensor", name: t, why: "tensor", score: 90 });
-      else if (lower.includes(needle) && field === "tensor") results.push({ kind: "tensor", name: t, why: "tensor", score: 40 });
-    }
-  }
-  results.sort((a, b) => b.score - a.score);
-  return { results: results.slice(0, MAX_RESULTS), total: results.length };
+export function targetOf(result) {
+  if (result.kind === "node") return { path: result.path, selection: { kind: "node", id: result.node || "" } };
+  if (result.kind === "tensor") return { path: result.path, selection: { kind: "tensor", id: result.name } };
+  return { path: result.path, selection: null };
+}
+
+/**
+ * The labels of the graphs from the main graph to the one holding a result
+ * ("main › If If_0 · then_branch › Loop Loop_3 · body"); a graph or function result ends at its parent.
+ * @param {SearchResult} result
+ * @returns {string[]}
+ */
+export function placeOf(result) {
+  const crumbs = (result.breadcrumb || []).map((c) => c.label);
+  return result.kind === "graph" || result.kind === "function" ? crumbs.slice(0, -1) : crumbs;
+}
+
+/**
+ * The status line under the search field.
+ * @param {string} query
+ * @param {SearchAnswer | null} answer
+ * @returns {string}
+ */
+export function statusText(query, answer) {
+  if (!searchable(query)) return "Type an op type, a node or tensor name, or an attribute value: the whole model is searched.";
+  if (!answer) return "Searching…";
+  const { total, results } = answer;
+  if (total === 0) return "Nothing found.";
+  if (total > results.length) return `${total.toLocaleString("en-US")} found — the first ${results.length} shown`;
+  return `${total} found`;
 }
