@@ -294,3 +294,25 @@ def test_data_type_names_and_attributes_match_lib_format_js():
     assert names == [name for name, _ in sorted(TensorProto.DataType.items(), key=lambda kv: kv[1])]
     attrs = re.search(r"const DTYPE_ATTRIBUTES = new Set\(\[(.*?)\]\)", source, re.S).group(1)
     assert set(re.findall(r'"(\w+)"', attrs)) == DTYPE_ATTRIBUTES
+
+
+def test_training_graphs_are_searched_too(client):
+    model = nested_search_model()
+    info = model.training_info.add()
+    info.algorithm.CopyFrom(
+        helper.make_graph(
+            [
+                helper.make_node(
+                    "Adagrad", ["R", "T", "X", "G", "H"], ["X2", "H2"], name="step", domain="ai.onnx.preview.training"
+                )
+            ],
+            "training_step",
+            [],
+            [],
+        )
+    )
+    mid = upload(client, model.SerializeToString(), "train.onnx").get_json()["id"]
+    hit = find(client, mid, "adagrad")["results"][0]
+    assert (hit["node"], hit["path"]) == ("train[0].algo/n0", "train[0].algo")
+    assert [c["label"] for c in hit["breadcrumb"]] == ["main_graph", "training 0 algorithm"]
+    assert find(client, mid, "ai.onnx.preview.training.Adagrad")["results"][0]["score"] == 100
