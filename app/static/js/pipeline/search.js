@@ -65,7 +65,7 @@ export class ModelSearch {
     const controller = new AbortController();
     this.controller = controller;
     try {
-      const answer = await this.load(this.modelId, q, { revision, near, signal: controller.signal });
+      const answer = /** @type {SearchAnswer} */ (await this.load(this.modelId, q, { revision, near, signal: controller.signal }));
       if (controller.signal.aborted) return null;
       this.answers.set(key, answer);
       if (this.answers.size > KEEP) this.answers.delete(this.answers.keys().next().value);
