@@ -11,7 +11,7 @@
 //  - edges carry the tensor's dtype and shape when inputs/outputs/value_info know it.
 //
 // Box sizes are measured lazily (measureBox): a 40,000-node graph only measures what is drawn.
-import { formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
+import { attributeValueName, formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
 
 const SANS = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Liberation Sans", "DejaVu Sans", Arial, sans-serif';
 const MONO = '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
@@ -153,9 +153,12 @@ export function tensorTypes(graph) {
   return types;
 }
 
-/** A short text for an attribute value (ints, floats, strings; lists shortened). */
-function attrValueText(a) {
+/** A short text for an attribute value of `node` (ints, floats, strings; lists shortened; a data
+ * type by its name). */
+function attrValueText(a, node) {
   const v = a.value;
+  const named = attributeValueName(node, a);
+  if (named) return named;
   switch (a.type) {
     case "INT": case "FLOAT": return formatNumber(v);
     case "STRING": return JSON.stringify(truncate(v, 24));
@@ -180,7 +183,7 @@ const ATTR_SHORT = { kernel_shape: "k", strides: "s", pads: "p", dilations: "d",
 export function keyAttributeLines(node) {
   const attrs = (node.attributes || []).filter((a) => a.type !== "GRAPH" && a.type !== "GRAPHS");
   if (!attrs.length) return [];
-  const parts = attrs.map((a) => `${ATTR_SHORT[a.name] || a.name}=${attrValueText(a)}`);
+  const parts = attrs.map((a) => `${ATTR_SHORT[a.name] || a.name}=${attrValueText(a, node)}`);
   const lines = [];
   let line = "";
   for (const p of parts) {

@@ -1,12 +1,14 @@
 // Finding things in the graph on screen — node names, op types, tensor names, attribute values
 // — over the whole graph, not just what is drawn (a result inside collapsed groups expands
 // them when chosen). Pure functions, no DOM.
-import { formatNumber } from "../lib/format.js";
+import { attributeValueName, formatNumber } from "../lib/format.js";
 
 const MAX_RESULTS = 200;
 
-function attrText(a) {
+function attrText(a, node) {
   const v = a.value;
+  const named = attributeValueName(node, a); // a data type: its name, as the boxes show it, and its number
+  if (named) return `${named} (${formatNumber(v)})`;
   if (v === null || v === undefined) return "";
   if (Array.isArray(v)) return v.slice(0, 64).map((x) => (typeof x === "object" && x !== null ? "" : formatNumber(x))).join(",");
   if (typeof v === "object") return "";
@@ -24,7 +26,7 @@ export function buildSearchIndex(model) {
       name: (n.name || "").toLowerCase(),
       op: `${n.domain && n.domain !== "ai.onnx" ? `${n.domain}.` : ""}${n.op_type}`.toLowerCase(),
       tensors: [...(n.inputs || []), ...(n.outputs || [])].filter(Boolean),
-      attrs: (n.attributes || []).map((a) => [a.name, attrText(a)]),
+      attrs: (n.attributes || []).map((a) => [a.name, attrText(a, n)]),
     });
   }
   const tensors = new Set();
