@@ -13,6 +13,7 @@ import { renderGroupPanel } from "../panels/group-panel.js";
 import { renderHistoryPanel } from "../panels/history-panel.js";
 import { buildHash, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { openTextView } from "../panels/text-view.js";
+import { withWaitStatus } from "../widgets/wait.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -20,6 +21,7 @@ const messageEl = $("graph-message");
 const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
+const waitPill = $("wait-status"); // "Saving…", "Undoing…" while an answer is slow (wait.js)
 const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
   undo: $("btn-undo"), redo: $("btn-redo"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
   history: $("btn-history"),
@@ -84,8 +86,8 @@ function renderToolbar() {
     const fullOk = !v.full || v.full.ok;
     validity.hidden = false;
     if (v.pending) {  // big models are checked in the background; watchValidation fills this in
-      validity.textContent = "checking…";
-      validity.className = "badge badge-kind";
+      validity.textContent = "Checking…";
+      validity.className = "badge badge-wait";
       validity.title = "onnx.checker and shape inference are running in the background";
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
@@ -312,7 +314,7 @@ async function applyEdits(ops, { selection } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
   try {
-    const result = await api.postEdits(state.modelId, state.summary.revision, ops);
+    const result = await withWaitStatus(waitPill, "Saving…", () => api.postEdits(state.modelId, state.summary.revision, ops));
     await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
@@ -338,7 +340,7 @@ async function step(direction) {
   setBusy(true);
   try {
     const call = direction === "undo" ? api.undo : api.redo;
-    const summary = await call(state.modelId, state.summary.revision);
+    const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, state.summary.revision));
     await refreshAfter(summary);
     toast(`${direction === "undo" ? "Undone" : "Redone"} — now at revision ${state.summary.revision}.`, "info");
   } catch (err) {
