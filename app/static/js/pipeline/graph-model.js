@@ -316,10 +316,19 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types })
   }
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
   if (node.subgraphs && node.subgraphs.length) {
-    const names = node.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
-    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub" });
+    const subgraphs = subgraphsOf(node);
+    const names = subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
+    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub", subgraphs });
   }
   return lines;
+}
+
+/** The graph paths of a node's subgraphs in reading order (an If's then before its else:
+ * attributes come sorted by name); the first is what a double-click on its box opens.
+ * @param {{subgraphs?: string[]}} node @returns {string[]} */
+export function subgraphsOf(node) {
+  const rank = (p) => (p.endsWith("/then_branch") ? 0 : p.endsWith("/else_branch") ? 1 : 2);
+  return [...(node.subgraphs || [])].sort((a, b) => rank(a) - rank(b));
 }
 
 const STANDARD_OPS = new Set(["", "ai.onnx"]);
