@@ -4,7 +4,6 @@ depth, ranking, attribute values in the node panel's text, tensors, bounds and e
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import struct
 import subprocess
@@ -18,7 +17,7 @@ from protowalk import graph_paths
 from testkit import nested_search_model, node_testcases, upload
 
 from app.onnx_io.address import walk_graphs
-from app.views.search import DTYPE_ATTRIBUTES, SearchIndex, format_float32, format_number, js_number
+from app.views.search import SearchIndex, format_float32, format_number, js_number
 
 REPO = Path(__file__).resolve().parents[1]
 INNER_CONV = "n4/then_branch/n0/body/n0"
@@ -285,15 +284,6 @@ def test_python_formats_numbers_as_the_pages_lib_format_js():
     assert [format_float32(v) for v in f32] == js_f32
     assert [format_number(v) for v in doubles] == js_num
     assert [js_number(v) for v in doubles] == js_str
-
-
-def test_data_type_names_and_attributes_match_lib_format_js():
-    source = (REPO / "app/static/js/lib/format.js").read_text()
-    table = re.search(r"const ELEMENT_TYPES = \[(.*?)\];", source, re.S).group(1)
-    names = re.findall(r'"(\w+)"', table)
-    assert names == [name for name, _ in sorted(TensorProto.DataType.items(), key=lambda kv: kv[1])]
-    attrs = re.search(r"const DTYPE_ATTRIBUTES = new Set\(\[(.*?)\]\)", source, re.S).group(1)
-    assert set(re.findall(r'"(\w+)"', attrs)) == DTYPE_ATTRIBUTES
 
 
 def test_training_graphs_are_searched_too(client):

@@ -20,6 +20,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.address import node_id, walk_graphs
+from ..onnx_io.dtype_attributes import dtype_attribute_name
 from .values import attribute_json
 
 MAX_QUERY = 200  # characters
@@ -34,11 +35,9 @@ OP_PART = 55
 TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART = 50, 45, 40
 ATTR_PAIR, ATTR_VALUE_EXACT, ATTR_VALUE, ATTR_NAME = 35, 34, 30, 25
 
-# INT attributes of standard operators that hold a TensorProto data type (Cast's `to`, ...):
-# shown and found by the type's name too. Mirrors DTYPE_ATTRIBUTES in lib/format.js.
-DTYPE_ATTRIBUTES = frozenset({"to", "dtype", "output_dtype", "output_datatype", "stash_type", "softmax_precision"})
 _STANDARD_DOMAINS = ("", "ai.onnx")
 _GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+_INT = onnx.AttributeProto.INT
 _TENSOR_TYPES = (
     onnx.AttributeProto.TENSOR,
     onnx.AttributeProto.SPARSE_TENSOR,
@@ -165,19 +164,7 @@ def _tensor_line(v: dict, sparse: bool) -> str:
     return out
 
 
-def dtype_attribute_name(attr: onnx.AttributeProto, domain: str) -> str | None:
-    """The data type an INT attribute such as Cast's `to` names ("INT64"), else None."""
-    if attr.type != onnx.AttributeProto.INT or attr.name not in DTYPE_ATTRIBUTES or domain not in _STANDARD_DOMAINS:
-        return None
-    if attr.i <= 0:
-        return None
-    try:
-        return onnx.TensorProto.DataType.Name(attr.i)
-    except ValueError:
-        return None
-
-
-def attribute_text(attr: onnx.AttributeProto, domain: str = "") -> str | None:
+def attribute_text(attr: onnx.AttributeProto, domain: str = "", op_type: str = "") -> str | None:
     """An attribute's value as the node panel shows it (the editor's text for the editable types,
     the value view's for the others); None for subgraphs, which are found as graphs."""
     if attr.type in _GRAPH_TYPES:
@@ -189,7 +176,7 @@ def attribute_text(attr: onnx.AttributeProto, domain: str = "") -> str | None:
     if kind == "FLOAT":
         return format_float32(v)
     if kind == "INT":
-        dtype = dtype_attribute_name(attr, domain)
+        dtype = dtype_attribute_name(attr, domain, op_type)  # Cast's to = 7: also "INT64"
         return f"{v} ({dtype})" if dtype else str(v)
     if kind == "STRING":
         return v
@@ -295,16 +282,23 @@ class SearchIndex:
             ops.setdefault((domain, op), []).append(k)
             attrs = n.attribute
             if attrs:
-                standard = domain in _STANDARD_DOMAINS
                 for a in attrs:
                     t = a.type
                     if t in _GRAPH_TYPES:
                         continue
                     # a tensor of weights is not serialized to be compared: shared only when small
-                    key = (standard, a.SerializeToString()) if t not in _TENSOR_TYPES or a.ByteSize() <= 512 else None
+                    # (an INT's text depends on its op: Cast's `to` names a data type)
+                    small = t not in _TENSOR_TYPES or a.ByteSize() <= 512
+                    key = (
+                        (domain, op, a.SerializeToString())
+                        if t == _INT
+                        else (a.SerializeToString(),)
+                        if small
+                        else None
+                    )
                     j = keys.get(key) if key else None
                     if j is None:
-                        text = attribute_text(a, domain)
+                        text = attribute_text(a, domain, op)
                         if text is None:
                             continue
                         j = len(self.attr_name)

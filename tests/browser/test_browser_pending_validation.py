@@ -42,3 +42,44 @@ def test_validation_arrives_after_the_graph(page, small_limit_server, tmp_path):
     wait_ready(page)
     page.wait_for_function("document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
     assert page.locator("#validation .check.ok").count() == 2  # checker and full check both pass
+
+
+def wait_held(page, held: list) -> None:
+    """Wait for the page's request to be held by the route (route handlers run as Playwright
+    dispatches its events, which page calls do)."""
+    for _ in range(100):
+        if held:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError("the request never came")
+
+
+def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path, artifacts):
+    """The toolbar says "Checking…" while the background checks run: on opening, and after an
+    edit (the checks of the new revision)."""
+    app, server = small_limit_server
+    model = tiny_cnn()
+    model.doc_string = f"checking {tmp_path}"
+    record = app.extensions["store"].create_model("big.onnx", model.SerializeToString())
+    held = []
+    page.route("**/api/models/*/validation", lambda route: held.append(route))
+    page.goto(f"{server}/models/{record.id}")
+    wait_ready(page)
+    badge = page.locator("#model-validity")
+    page.wait_for_function("() => document.getElementById('model-validity').textContent === 'Checking…'")
+    assert badge.is_visible() and "badge-wait" in badge.get_attribute("class")
+    page.screenshot(path=str(artifacts / "pending-checking.png"))
+    wait_held(page, held)
+    held.pop().continue_()
+    page.wait_for_function("document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
+
+    # an edit: its new revision is checked in the background too
+    page.click("#graph [data-node-id=n0]")
+    page.locator("#sidebar .ed-rename-node input[name=name]").fill("conv_renamed")
+    page.locator("#sidebar .ed-rename-node button[type=submit]").click()
+    page.wait_for_function("document.getElementById('model-revision').textContent === 'rev 1'")
+    page.wait_for_function("document.getElementById('model-validity').textContent === 'Checking…'")
+    assert badge.is_visible()
+    wait_held(page, held)
+    held.pop().continue_()
+    page.wait_for_function("document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)

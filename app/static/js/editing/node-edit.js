@@ -3,6 +3,7 @@
 // reconnecting its readers), make one of its outputs a graph output.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
+import { dtypeNumber, isDtypeAttribute } from "../lib/format.js";
 import { parseAttributeInput } from "../panels/attribute-view.js";
 import {
   ATTRIBUTE_TYPES, actionBar, checkbox, editForm, field, fieldId, operatorField, parseTensorJSON, select, submit, textInput,
@@ -37,6 +38,15 @@ export function attributeValueFrom(type, text) {
   }
   return parseAttributeInput(type, text);
 }
+
+/** A value typed for attribute `name` of `node` ({op_type, domain}): an attribute holding a data
+ * type also takes its name (INT64), sent as its number. */
+function typedAttributeValue(node, name, type, text) {
+  const number = isDtypeAttribute(node, { name, type }) ? dtypeNumber(String(text || "").trim().toUpperCase()) : null;
+  return number ?? attributeValueFrom(type, text);
+}
+
+const DTYPE_HINT = "a data type: INT64, FLOAT… or its number";
 
 const VALUE_HINT = {
   FLOAT: "a number", INT: "an integer", STRING: "text", FLOATS: "numbers, e.g. 0.5, 1", INTS: "integers, e.g. 1, 1",
@@ -94,7 +104,7 @@ export function addAttributeForm(node, ctx) {
     const describe = () => {
       const a = known ? free.find((x) => x.name === nameCtl.value) : null;
       const type = typeOf();
-      value.placeholder = VALUE_HINT[type] || "";
+      value.placeholder = (isDtypeAttribute(node, { name: nameCtl.value, type }) ? DTYPE_HINT : VALUE_HINT[type]) || "";
       const def = a && a.default !== null && a.default !== undefined ? ` Default: ${JSON.stringify(a.default, (k, v) => (typeof v === "bigint" ? v.toString() : v))}.` : "";
       desc.textContent = a ? `${a.type}${a.required ? " · required" : ""}.${def} ${a.description || ""}`.trim() : `${type}: ${VALUE_HINT[type] || ""}`;
     };
@@ -115,7 +125,7 @@ export function addAttributeForm(node, ctx) {
       const name = nameCtl.value.trim();
       if (!name) throw new Error("Give the attribute a name.");
       const type = typeOf();
-      const op = { op: "set_attribute", node: node.id, name, value: attributeValueFrom(type, value.value) };
+      const op = { op: "set_attribute", node: node.id, name, value: typedAttributeValue(node, name, type, value.value) };
       if (!known) op.type = type;
       await ctx.actions.edit([op]);
     }, { id: "add-attribute" });
@@ -134,9 +144,11 @@ function names(text) {
 /** One field per schema attribute of the chosen operator; read() -> {name: value} of those filled in. */
 function attributeFields(container) {
   let rows = [];
+  let shown = null;
   const show = (entry) => {
     container.replaceChildren();
     rows = [];
+    shown = entry;
     if (!entry) return;
     const attrs = entry.attributes || [];
     if (!attrs.length) { container.append(el("div", { class: "ed-hint muted" }, `${entry.op_type} has no attributes.`)); return; }
@@ -144,9 +156,10 @@ function attributeFields(container) {
     const grid = el("div", { class: "ed-attr-grid" });
     for (const a of attrs) {
       const settable = ATTRIBUTE_TYPES.includes(a.type);
+      const hint = isDtypeAttribute(entry, a) ? DTYPE_HINT : VALUE_HINT[a.type] || a.type;
       const input = textInput(`attr-${a.name}`, "", {
         class: "mono", "data-attr-name": a.name, disabled: !settable,
-        placeholder: settable ? (a.required ? `required · ${VALUE_HINT[a.type] || a.type}` : VALUE_HINT[a.type] || a.type) : "not set here",
+        placeholder: settable ? (a.required ? `required · ${hint}` : hint) : "not set here",
         "aria-label": `Attribute ${a.name}`,
       });
       grid.append(el("label", { class: "mono ed-attr-name", for: (input.id = fieldId("ins")) }, a.name,
@@ -160,7 +173,7 @@ function attributeFields(container) {
     for (const { a, input } of rows) {
       if (input.value.trim() === "") continue; // (the form's controls are disabled while it runs)
       try {
-        out[a.name] = attributeValueFrom(a.type, input.value);
+        out[a.name] = typedAttributeValue(shown, a.name, a.type, input.value);
       } catch (err) {
         throw new Error(`Attribute ${a.name}: ${err.message}`, { cause: err });
       }

@@ -128,23 +128,49 @@ export function formatFloat32(v) {
   return String(v);
 }
 
-/** TensorProto.DataType names by number (onnx 1.23). */
-const ELEMENT_TYPES = [
-  "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
-  "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-  "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2",
+/** TensorProto.DataType: the element type names by number (onnx.proto; the server's dtype
+ * names are these; tests/test_dtype_tables.py checks the list against onnx). */
+export const DATA_TYPES = [
+  "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL",
+  "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16",
+  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
+  "FLOAT8E8M0", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2",
 ];
-/** INT attributes of standard operators naming a data type (Cast's `to`, ...); as DTYPE_ATTRIBUTES in app/views/search.py. */
-const DTYPE_ATTRIBUTES = new Set(["to", "dtype", "output_dtype", "output_datatype", "stash_type", "softmax_precision"]);
 
-/**
- * The data type an INT attribute such as Cast's `to` names ("INT64"), else "".
- * @param {{domain?: string}} node
- * @param {{name: string, type: string, value: unknown}} attr
- * @returns {string}
- */
-export function dtypeAttributeName(node, attr) {
-  if (attr.type !== "INT" || !DTYPE_ATTRIBUTES.has(attr.name) || (node.domain && node.domain !== "ai.onnx")) return "";
-  const v = attr.value;
-  return typeof v === "number" && v > 0 && v < ELEMENT_TYPES.length ? ELEMENT_TYPES[v] : "";
+/** The name of TensorProto.DataType number `n` ("INT64" for 7), or null. */
+export function dtypeName(n) {
+  const i = typeof n === "bigint" ? Number(n) : n;
+  return Number.isInteger(i) && i > 0 && i < DATA_TYPES.length ? DATA_TYPES[i] : null;
+}
+
+/** The number of a TensorProto.DataType name (7 for "INT64"), or null. */
+export function dtypeNumber(name) {
+  const i = DATA_TYPES.indexOf(String(name));
+  return i > 0 ? i : null;
+}
+
+// INT attributes whose value is a TensorProto.DataType, by operator: those onnx.defs documents
+// as one ("The data type…", "…precision…"; tests/test_dtype_tables.py finds them there).
+// Key: the op type, prefixed by its domain outside ai.onnx.
+const DTYPE_ATTRIBUTES = new Map(Object.entries({
+  Bernoulli: ["dtype"], BitCast: ["to"], Cast: ["to"], EyeLike: ["dtype"], Multinomial: ["dtype"],
+  RandomNormal: ["dtype"], RandomNormalLike: ["dtype"], RandomUniform: ["dtype"], RandomUniformLike: ["dtype"],
+  SequenceEmpty: ["dtype"], BlackmanWindow: ["output_datatype"], HammingWindow: ["output_datatype"],
+  HannWindow: ["output_datatype"], MelWeightMatrix: ["output_datatype"], DequantizeLinear: ["output_dtype"],
+  QuantizeLinear: ["output_dtype", "precision"], Attention: ["softmax_precision"],
+  LayerNormalization: ["stash_type"], GroupNormalization: ["stash_type"], RMSNormalization: ["stash_type"],
+  Range: ["stash_type"], "ai.onnx.preview.FlexAttention": ["softmax_precision"],
+}));
+
+/** Does attribute `attr` of `node` hold a TensorProto.DataType (Cast's `to`, RandomNormal's `dtype`…)? */
+export function isDtypeAttribute(node, attr) {
+  if (!node || !attr || attr.type !== "INT") return false;
+  const domain = node.domain === "ai.onnx" ? "" : node.domain || "";
+  const names = DTYPE_ATTRIBUTES.get(domain ? `${domain}.${node.op_type}` : node.op_type);
+  return !!names && names.includes(attr.name);
+}
+
+/** The name an enum-valued attribute's value stands for ("INT64" for Cast's to = 7), or null. */
+export function attributeValueName(node, attr) {
+  return isDtypeAttribute(node, attr) ? dtypeName(attr.value) : null;
 }

@@ -5,6 +5,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { exportPng, exportSvg } from "../renderers/export-view.js";
 import { ancestorsOf } from "../pipeline/grouping.js";
+import { subgraphsOf } from "../pipeline/graph-model.js";
 import { Minimap } from "../renderers/minimap.js";
 import { ModelSearch, placeOf, searchable, statusText, targetOf } from "../pipeline/search.js";
 import { buildHash } from "./state.js";
@@ -271,7 +272,10 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
     } else if (!mod && !e.altKey && e.key === "t") toggleTrace();
     else if (!mod && !e.altKey && (e.key === "e" || e.key === "Enter")) {
       const sel = state.selection;
+      const subgraphs = sel && sel.kind === "node" && state.model && state.model.nodeById.has(sel.id) ? subgraphsOf(state.model.nodeById.get(sel.id)) : null;
       if (sel && sel.kind === "group" && !busy()) view.toggle(sel.id);
+      // as a double-click on its box (not when Enter presses a focused button or link)
+      else if (e.key === "Enter" && subgraphs && subgraphs.length && !/** @type {Element} */ (e.target).closest("button, a, summary")) window.location.hash = buildHash(subgraphs[0], null);
     } else if (!mod && (e.key === "+" || e.key === "=" || e.key === "-")) {
       const { w, h } = view.view.viewportSize();
       const { x, y, k } = view.view.view;

@@ -13,6 +13,7 @@ import { renderGroupPanel } from "../panels/group-panel.js";
 import { renderHistoryPanel } from "../panels/history-panel.js";
 import { buildHash, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { openTextView } from "../panels/text-view.js";
+import { withWaitStatus } from "../widgets/wait.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -20,6 +21,7 @@ const messageEl = $("graph-message");
 const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
+const waitPill = $("wait-status"); // "Saving…", "Undoing…" while an answer is slow (wait.js)
 const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
   undo: $("btn-undo"), redo: $("btn-redo"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
   history: $("btn-history"),
@@ -33,6 +35,11 @@ const view = new GraphController(graphEl, layoutClient, {
   onSelect: (boxId) => selectBox(boxId),
   onSelectTensor: (name) => select({ kind: "tensor", id: name }),
   onSelectGroup: (id) => select({ kind: "group", id }),
+  // a double-click on an If/Loop/Scan box: that node selected (what Back comes back to), then its subgraph
+  onOpenSubgraph: (path, boxId) => {
+    selectBox(boxId);
+    window.location.hash = buildHash(path, null);
+  },
   setState: (value, message) => setGraphState(value, message),
 });
 
@@ -84,8 +91,8 @@ function renderToolbar() {
     const fullOk = !v.full || v.full.ok;
     validity.hidden = false;
     if (v.pending) {  // big models are checked in the background; watchValidation fills this in
-      validity.textContent = "checking…";
-      validity.className = "badge badge-kind";
+      validity.textContent = "Checking…";
+      validity.className = "badge badge-wait";
       validity.title = "onnx.checker and shape inference are running in the background";
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
@@ -176,7 +183,8 @@ function renderSidebar() {
   };
   const shows = `${state.path}|${selectionKey(state.selection)}`;
   const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
-  sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : "model";
+  const group = !box && tensor === null && state.selection && state.selection.kind === "group";
+  sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : group ? "group" : "model";
   sidebar.dataset.shows = shows;
   if (box && box.kind === "node") renderNodePanel(sidebar, box.node, ctx);
   else if (box) renderValuePanel(sidebar, box, ctx);
@@ -234,10 +242,31 @@ async function prefetchedGraph(path) {
   return text === null ? null : api.withScopeLevels(api.parseJSON(text));
 }
 
+/** The node of graph `path` holding the subgraph `inner` (at any depth), or null:
+ * ("", "n3/then_branch/n0/body") -> "n3"; ("n3/then_branch", "n3/then_branch/n0/body") -> "n3/then_branch/n0". */
+function holderIn(path, inner) {
+  const prefix = path ? `${path}/` : "";
+  if (!inner || !inner.startsWith(prefix)) return null;
+  const m = /^n\d+(?=\/)/.exec(inner.slice(prefix.length));
+  return m ? prefix + m[0] : null;
+}
+
+/** Remember how the graph on screen looks (view, expanded groups, selection): coming back to it
+ * shows it so (state.views, a few graphs per page). */
+function rememberGraph() {
+  const snap = state.graph ? view.snapshot() : null;
+  if (!snap) return;
+  state.views.delete(state.path);
+  state.views.set(state.path, { ...snap, selection: state.selection });
+  if (state.views.size > 32) state.views.delete(state.views.keys().next().value);
+}
+
 async function loadGraph(path, { home = true, selection = state.selection, keepPanel = false } = {}) {
   const seq = ++state.loadSeq;
   const stale = () => seq !== state.loadSeq;
   const samePath = !!state.graph && path === state.path;
+  const cameFrom = samePath ? null : state.path;
+  if (!samePath) rememberGraph();
   setGraphState("loading", state.graph && path === state.path ? "Updating…" : "Loading graph…");
   let graph;
   try {
@@ -255,8 +284,18 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   state.path = graph.path ?? path;
   state.model = model;
   renderBreadcrumb(breadcrumb, graph, panelContext);
+  // back to a graph seen before: as it was left; with no selection asked for, the node holding
+  // the subgraph we come from, else what was selected here
+  const memory = samePath ? null : state.views.get(state.path) || null;
+  const holder = samePath ? null : holderIn(state.path, cameFrom);
+  if (!samePath && !selection) {
+    selection = holder && model.boxes.has(holder) ? { kind: "node", id: holder } : memory ? memory.selection : null;
+  }
+  // a graph opened fresh shows its selection; one come back to, only something else asked for (a link)
+  const revealSelection = home && (!memory || (selectionKey(selection) !== selectionKey(memory.selection)
+    && !(holder && selection && selection.kind === "node" && selection.id === holder)));
   // the layouts run in the workers while the sidebar is drawn
-  const drawing = view.show(model, { home, focus: boxIdOf(selection), keep: samePath });
+  const drawing = view.show(model, { home, focus: boxIdOf(selection), keep: samePath, restore: memory });
   state.selection = selectionValid(model, selection) ? selection : null;
   if (!keepPanel) renderSidebar();
   let drawn;
@@ -270,7 +309,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   if (stale() || !drawn) return;
   markProblems();
   highlightSelection();
-  if (home && state.selection) view.reveal(boxIdOf(state.selection));
+  if (revealSelection && state.selection) view.reveal(boxIdOf(state.selection));
   syncHash();
   await painted();
   if (stale()) return;
@@ -312,7 +351,7 @@ async function applyEdits(ops, { selection } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
   try {
-    const result = await api.postEdits(state.modelId, state.summary.revision, ops);
+    const result = await withWaitStatus(waitPill, "Saving…", () => api.postEdits(state.modelId, state.summary.revision, ops));
     await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
@@ -338,7 +377,7 @@ async function step(direction) {
   setBusy(true);
   try {
     const call = direction === "undo" ? api.undo : api.redo;
-    const summary = await call(state.modelId, state.summary.revision);
+    const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, state.summary.revision));
     await refreshAfter(summary);
     toast(`${direction === "undo" ? "Undone" : "Redone"} — now at revision ${state.summary.revision}.`, "info");
   } catch (err) {

@@ -14,6 +14,9 @@ export const state = {
   busy: false,          // an edit/undo/redo request is in flight
   dataFile: false,      // the file is a data file (tensor, sequence, ...): data view, no graph
   loadSeq: 0,           // increments on each graph load; stale answers are dropped
+  /** graph path -> how it was left (pan/zoom, expanded groups, selection): coming back shows it so
+   * @type {Map<string, {view: {x: number, y: number, k: number}, expanded: Set<string>, selection: {kind: string, id: string} | null}>} */
+  views: new Map(),
 };
 
 const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer", tensor: "tensor", group: "group" };

@@ -6,9 +6,9 @@
 // from a JSON list.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
-import { disclosure, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
+import { disclosure, dtypeSelect, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
 import { tensorValueForms } from "../editing/tensor-edit.js";
-import { attributeEditText, dtypeAttributeName, formatNumber, formatTensor, onnxType } from "../lib/format.js";
+import { attributeEditText, attributeValueName, dtypeNumber, formatNumber, formatTensor, isDtypeAttribute, onnxType } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { previewToggle } from "./tensor-view.js";
 import { fieldError, graphLink, mono, showError, tag } from "../widgets/ui.js";
@@ -62,9 +62,12 @@ function tensorLine(v, ctx, holder, sparse) {
   ];
 }
 
-/** A readable view of an attribute value of any type. */
-export function attributeValueView(attr, ctx, row) {
+/** A readable view of an attribute value of any type (`node`: the node holding it, for the
+ * attributes whose number names a data type). */
+export function attributeValueView(attr, ctx, row, node = null) {
   const v = attr.value;
+  const named = attributeValueName(node, attr);
+  if (named) return el("code", { class: "mono attr-enum", title: `TensorProto.DataType ${formatNumber(v)}` }, named);
   const list = (items, render) => el("ol", { class: "attr-list", start: 0 }, (items || []).map((item, k) => {
     const li = el("li", { "data-item": k });
     li.append(...[render(item, k, li)].flat(Infinity).filter((x) => x !== null && x !== undefined && x !== false));
@@ -101,7 +104,25 @@ function referenceView(attr, ctx) {
       : el("span", { class: "muted" }, " · no default: the caller must set it"));
 }
 
+/** The editor of an INT attribute holding a data type: a picker of the names, sending the number. */
+function dtypeEditor(attr, node, ctx, error) {
+  const number = formatNumber(attr.value);
+  const picker = dtypeSelect(attributeValueName(node, attr) || number, {
+    name: "value", "aria-label": `Value of ${attr.name}`, title: `TensorProto.DataType ${number}`,
+  });
+  const form = el("form", { class: "attr-edit attr-edit-dtype" }, picker, el("button", { type: "submit", class: "btn btn-small" }, "Save"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    runForm(form, error, async () => {
+      const value = dtypeNumber(picker.value) ?? parseAttributeInput("INT", picker.value);
+      await ctx.actions.setAttribute(node.id, attr.name, value);
+    });
+  });
+  return form;
+}
+
 function editor(attr, node, ctx, error) {
+  if (isDtypeAttribute(node, attr)) return dtypeEditor(attr, node, ctx, error);
   const initial = attributeEditText(attr);
   const input = el("input", {
     type: "text", name: "value", value: initial, class: "mono", spellcheck: "false",
@@ -168,10 +189,8 @@ export function attributeRow(attr, node, ctx) {
     row.append(referenceView(attr, ctx));
   } else if (EDITABLE.has(attr.type) && attr.truncated === undefined) {
     row.append(editor(attr, node, ctx, error));
-    const dtype = dtypeAttributeName(node, attr); // Cast's to = 7: INT64
-    if (dtype) row.append(el("div", { class: "muted attr-note attr-dtype" }, `data type ${dtype}`));
   } else {
-    row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row)));
+    row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row, node)));
     if (editing && (attr.type === "TENSOR" || attr.type === "TENSORS") && attr.truncated === undefined) {
       row.append(tensorReplace(attr, node, ctx));
     }

@@ -40,9 +40,9 @@ function attributeList(schema, node, ctx) {
   return el("ul", { class: "schema-list" }, schema.attributes.map((a) => {
     const mine = set.get(a.name);
     let status;
-    if (mine) status = [tag("set on this node", "tag-set"), " ", mine.ref_attr_name ? mono(`@${mine.ref_attr_name}`) : attributeValueView(mine, ctx, null)];
+    if (mine) status = [tag("set on this node", "tag-set"), " ", mine.ref_attr_name ? mono(`@${mine.ref_attr_name}`) : attributeValueView(mine, ctx, null, node)];
     else if (a.required) status = tag("required · missing", "tag-bad");
-    else if (a.default !== null && a.default !== undefined) status = el("span", { class: "muted" }, "default ", attributeValueView({ name: a.name, type: a.type, value: a.default }, ctx, null));
+    else if (a.default !== null && a.default !== undefined) status = el("span", { class: "muted" }, "default ", attributeValueView({ name: a.name, type: a.type, value: a.default }, ctx, null, node));
     else status = el("span", { class: "muted" }, "optional, no default");
     return el("li", { "data-schema-attr": a.name, class: mine ? "is-set" : null },
       el("div", { class: "schema-item-head" }, mono(a.name, "schema-name"), " ", el("span", { class: "attr-type" }, a.type),

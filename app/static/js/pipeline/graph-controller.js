@@ -38,8 +38,11 @@ function progressMessage(text, fraction) {
  * @property {(id: string | null) => void} onSelect a box id (null: nothing)
  * @property {(name: string) => void} onSelectTensor
  * @property {(id: string) => void} onSelectGroup
+ * @property {(path: string, boxId: string) => void} onOpenSubgraph a double-click on the box of a node holding subgraphs
  * @property {(value: string, message?: string | Node) => void} setState #graph's data-state and message
  */
+
+/** @typedef {{view: {x: number, y: number, k: number}, expanded: Set<string>}} ViewSnapshot a graph's view, to come back to */
 
 export class GraphController {
   /**
@@ -69,6 +72,7 @@ export class GraphController {
       onSelectTensor: (name) => handlers.onSelectTensor(name),
       onSelectGroup: (id) => handlers.onSelectGroup(id),
       onToggleGroup: (id) => this.toggle(id),
+      onOpenSubgraph: (path, boxId) => handlers.onOpenSubgraph(path, boxId),
       onReference: (ref, boxId) => this.followReference(ref, boxId),
       onViewChange: (v) => this.emit("view", v),
     });
@@ -94,14 +98,17 @@ export class GraphController {
    * Show a new graph model (a graph loaded or reloaded after an edit).
    * home: start from the reader's view (renderer.home); keep: the same graph as before (an edit): keep the expanded groups that still exist.
    * focus: a box id to show (its groups are expanded before the first layout).
+   * restore: a snapshot() of this graph taken earlier (coming back to it): its expanded groups and view.
+   * @param {import("./graph-model.js").GraphModel} model
+   * @param {{home?: boolean, focus?: string | null, keep?: boolean, restore?: ViewSnapshot | null}} [options]
    */
-  async show(model, { home = true, focus = null, keep = false } = {}) {
-    const previous = this.expanded;
+  async show(model, { home = true, focus = null, keep = false, restore = null } = {}) {
+    const previous = restore ? restore.expanded : this.expanded;
     this.model = model;
     this.adjacency = null;
     this.h = buildHierarchy(model);
     performance.mark("studio:grouped");
-    if (keep && previous) {
+    if ((keep || restore) && previous) {
       this.expanded = new Set([...previous].filter((id) => this.h.groups.has(id)));
       this.expanded.add("");
     } else {
@@ -109,7 +116,14 @@ export class GraphController {
     }
     delete this.container.dataset.expanded;
     if (focus) for (const g of ancestorsOf(this.h, focus)) this.expanded.add(g.id);
-    return this.redraw({ home, settle: false });
+    return this.redraw({ home: home && !restore, restore: restore && restore.view, settle: false });
+  }
+
+  /** What to come back to on this graph: its pan/zoom and expanded groups (null before it is drawn).
+   * @returns {ViewSnapshot | null} */
+  snapshot() {
+    if (!this.scene || this.drawnModel !== this.model) return null;
+    return { view: { ...this.view.view }, expanded: new Set(this.expanded) };
   }
 
   /** Plan, lay out (workers, cached), compose and draw; false when a newer redraw took over. */
@@ -124,7 +138,10 @@ export class GraphController {
     }
   }
 
-  async draw({ home = false, anchor = null, settle = true } = {}) {
+  /** @param {{home?: boolean, anchor?: string | null, keepInView?: boolean, restore?: {x: number, y: number, k: number} | null, settle?: boolean}} [options]
+   * anchor: a drawn id kept where it was on screen (keepInView: and brought into the window);
+   * restore: the view to show (pan and zoom) */
+  async draw({ home = false, anchor = null, keepInView = false, restore = null, settle = true } = {}) {
     const seq = ++this.seq;
     const started = performance.now();
     this.handlers.setState("layout", "");
@@ -165,6 +182,7 @@ export class GraphController {
       if (r) before = this.view.toScreen(r.x, r.y);
     }
     this.scene = scene;
+    this.drawnModel = this.model;
     performance.mark("studio:composed");
     this.view.render(scene);
     performance.mark("studio:rendered");
@@ -172,9 +190,11 @@ export class GraphController {
     this.applySelection();
     this.applyTrace();
     if (home) this.view.home();
+    else if (restore) this.view.setView(restore.x, restore.y, restore.k);
     else if (before) {
       const r = this.view.rectOf(anchor);
       if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
+      if (r && keepInView) this.view.reveal(anchor, { minScale: 0, zoom: 0 });
     }
     // for benchmarks: time from asking to drawn; layouts computed / answered from the cache
     this.container.dataset.layoutMs = String(Math.round(performance.now() - started));
@@ -424,9 +444,13 @@ export class GraphController {
 
   // ---------------------------------------------------------------- view options
 
+  /** Change what boxes show (names, attributes); the selection stays where it was on screen. */
   setOptions(options) {
     Object.assign(this.options, options);
-    return this.model ? this.redraw({}) : Promise.resolve(false);
+    if (!this.model) return Promise.resolve(false);
+    const t = this.activeTensor;
+    const anchor = this.drawnIdOf(t !== null ? this.model.producer.get(t) : this.selected);
+    return this.redraw({ anchor, keepInView: true });
   }
 
   // ---------------------------------------------------------------- pass-through

@@ -11,7 +11,7 @@
 //  - edges carry the tensor's dtype and shape when inputs/outputs/value_info know it.
 //
 // Box sizes are measured lazily (measureBox): a 40,000-node graph only measures what is drawn.
-import { formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
+import { attributeValueName, formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
 
 const SANS = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Liberation Sans", "DejaVu Sans", Arial, sans-serif';
 const MONO = '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
@@ -153,9 +153,12 @@ export function tensorTypes(graph) {
   return types;
 }
 
-/** A short text for an attribute value (ints, floats, strings; lists shortened). */
-function attrValueText(a) {
+/** A short text for an attribute value of `node` (ints, floats, strings; lists shortened; a data
+ * type by its name). */
+function attrValueText(a, node) {
   const v = a.value;
+  const named = attributeValueName(node, a);
+  if (named) return named;
   switch (a.type) {
     case "INT": case "FLOAT": return formatNumber(v);
     case "STRING": return JSON.stringify(truncate(v, 24));
@@ -180,7 +183,7 @@ const ATTR_SHORT = { kernel_shape: "k", strides: "s", pads: "p", dilations: "d",
 export function keyAttributeLines(node) {
   const attrs = (node.attributes || []).filter((a) => a.type !== "GRAPH" && a.type !== "GRAPHS");
   if (!attrs.length) return [];
-  const parts = attrs.map((a) => `${ATTR_SHORT[a.name] || a.name}=${attrValueText(a)}`);
+  const parts = attrs.map((a) => `${ATTR_SHORT[a.name] || a.name}=${attrValueText(a, node)}`);
   const lines = [];
   let line = "";
   for (const p of parts) {
@@ -313,10 +316,19 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types })
   }
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
   if (node.subgraphs && node.subgraphs.length) {
-    const names = node.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
-    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub" });
+    const subgraphs = subgraphsOf(node);
+    const names = subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
+    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub", subgraphs });
   }
   return lines;
+}
+
+/** The graph paths of a node's subgraphs in reading order (an If's then before its else:
+ * attributes come sorted by name); the first is what a double-click on its box opens.
+ * @param {{subgraphs?: string[]}} node @returns {string[]} */
+export function subgraphsOf(node) {
+  const rank = (p) => (p.endsWith("/then_branch") ? 0 : p.endsWith("/else_branch") ? 1 : 2);
+  return [...(node.subgraphs || [])].sort((a, b) => rank(a) - rank(b));
 }
 
 const STANDARD_OPS = new Set(["", "ai.onnx"]);

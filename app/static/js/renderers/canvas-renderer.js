@@ -5,7 +5,7 @@
 // 12,000 edges, all on screen): one redraw ~16 ms here against ~550 ms for per-box SVG and
 // ~65 ms for SVG batched into a few paths.
 // paintScene() also draws the PNG export.
-import { FONTS, METRICS } from "../pipeline/graph-model.js";
+import { FONTS, METRICS, measureText } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgeSegments } from "./edge-path.js";
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
@@ -571,7 +571,8 @@ export class CanvasLayer {
       if (b.kind === "group") {
         if (x >= b.x + b.w - 24 && y <= b.y + 22) return { kind: "toggle", id: b.id, item: b };
         const line = lineAt(b, y);
-        if (line && line.ref) return { kind: "ref", box: b.id, ref: line.ref, item: b };
+        // a reference line is its text (as in SVG): the rest of a group box selects the group
+        if (line && line.ref && x <= b.x + METRICS.padX + measureText(line.text, FONTS[line.font])) return { kind: "ref", box: b.id, ref: line.ref, item: b };
         return { kind: "group", id: b.id, item: b };
       }
       const line = b.kind === "node" ? lineAt(b, y) : null;

@@ -9,7 +9,7 @@
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 import { clear } from "../widgets/dom.js";
 import { CATEGORY_ORDER, CanvasLayer, categoryColor } from "./canvas-renderer.js";
-import { FONTS, METRICS, READABLE_SCALE } from "../pipeline/graph-model.js";
+import { FONTS, METRICS, READABLE_SCALE, measureText, subgraphsOf } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgePath } from "./edge-path.js";
 
@@ -167,6 +167,7 @@ function measureTitle(text) {
  * @property {(name: string) => void} onSelectTensor an edge
  * @property {(id: string) => void} onSelectGroup a group box or frame
  * @property {(id: string) => void} onToggleGroup a group's expand/collapse toggle
+ * @property {(path: string, boxId: string) => void} onOpenSubgraph a double-click on the box of a node holding subgraphs
  * @property {(ref: {kind: string, tensor?: string}, boxId: string) => void} onReference a reference line
  * @property {(view: {x: number, y: number, k: number}) => void} [onViewChange] after a pan or zoom
  */
@@ -251,6 +252,12 @@ export class GraphView {
     s.addEventListener("pointercancel", end);
     s.addEventListener("dblclick", (e) => {
       clearTimeout(this.pendingRef);
+      const open = this.subgraphAt(e, s);
+      if (open) {
+        e.preventDefault();
+        this.handlers.onOpenSubgraph(open.path, open.box);
+        return;
+      }
       let t = this.targetOf(e);
       if (t && t.kind === "ref" && this.scene && this.scene.groups.some((g) => g.id === t.box)) t = { kind: "group", id: t.box };
       if (t && (t.kind === "group" || t.kind === "frame")) {
@@ -299,6 +306,39 @@ export class GraphView {
     const edge = t.closest("[data-tensor]");
     if (edge) return { kind: "edge", tensor: edge.getAttribute("data-tensor") };
     return null;
+  }
+
+  /**
+   * The subgraph a double-click at event `e` opens: on the box of a node holding subgraphs (If,
+   * Loop, Scan), the one named under the pointer in its "⤷ then_branch · else_branch" line,
+   * anywhere else on the box its first. Null elsewhere.
+   * @param {MouseEvent} e @param {Element} surface the svg or canvas the event came to
+   * @returns {{path: string, box: string} | null}
+   */
+  subgraphAt(e, surface) {
+    if (!this.scene) return null;
+    const rect = surface.getBoundingClientRect();
+    const x = (e.clientX - rect.left - this.view.x) / this.view.k;
+    const y = (e.clientY - rect.top - this.view.y) / this.view.k;
+    const item = this.scene.boxes.find((b) => b.kind === "node" && x >= b.x && x <= b.x + b.w && y >= b.y && y <= b.y + b.h);
+    if (!item || !item.box.node.subgraphs || !item.box.node.subgraphs.length) return null;
+    const subLine = item.lines.find((l) => l.subgraphs);
+    const paths = subLine ? subLine.subgraphs : subgraphsOf(item.box.node);
+    const { headHeight, lineHeight, bodyPadY, padX } = METRICS;
+    const i = Math.floor((y - item.y - headHeight - bodyPadY) / lineHeight) + 1;
+    const line = i >= 1 && i < item.lines.length ? item.lines[i] : null;
+    let k = 0;
+    if (line && line === subLine) {
+      // the line reads "⤷ " + the names joined by " · ": the name under the pointer, or the nearest
+      const names = line.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
+      const font = FONTS[line.font];
+      const px = x - item.x - padX;
+      const gap = measureText(" · ", font) / 2;
+      for (let n = 1; n < names.length; n += 1) {
+        if (px >= measureText(`⤷ ${names.slice(0, n).join(" · ")} · `, font) - gap) k = n;
+      }
+    }
+    return { path: paths[k], box: item.id };
   }
 
   click(t) {

@@ -2,7 +2,9 @@
 // tooltip say the same thing.
 
 export function nodeTitle(box) {
-  return `${box.node.op_type}${box.node.name ? ` · ${box.node.name}` : ""}`;
+  const subgraphs = box.node.subgraphs || [];
+  const open = subgraphs.length ? `. Double-click to open ${subgraphs.length > 1 ? "a subgraph" : "its subgraph"}.` : "";
+  return `${box.node.op_type}${box.node.name ? ` · ${box.node.name}` : ""}${open}`;
 }
 
 export function ioTitle(lines) {

@@ -1,0 +1,280 @@
+"""The drawing is the way in (issue 10): a double-click on an If/Loop/Scan box opens its subgraph,
+coming back selects that node in the view it was left in; a click on a collapsed group selects
+the group; Names/Attributes keep the selection in the window; data-type attributes by name;
+slow edits say so."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from .browser_models import if_model, official_node_models
+from .browser_pages import downloaded, open_model, reveal, upload, wait_ready, wait_revision
+from .scale_models import bert_like
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+VIEWPORT = "#graph svg > g.viewport"
+
+
+def transform(page) -> str:
+    return page.locator(VIEWPORT).get_attribute("transform")
+
+
+def selected_ids(page) -> list[str]:
+    return page.locator("#graph .selected[data-node-id]").evaluate_all(
+        "els => els.map(e => e.getAttribute('data-node-id'))"
+    )
+
+
+def wait_graph(page, node_id: str) -> None:
+    page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{node_id}']")
+    wait_ready(page)
+
+
+def move_view(page) -> None:
+    """Zoom in and pan: a view that is not the start view."""
+    page.keyboard.press("+")
+    box = page.locator("#graph").bounding_box()
+    x, y = box["x"] + 60, box["y"] + box["height"] - 60  # the background, bottom left
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 30, y - 20, steps=4)
+    page.mouse.move(x + 45, y - 25, steps=4)
+    page.mouse.up()
+
+
+def expect_back_on_if(page, before: str) -> None:
+    wait_graph(page, "n1")
+    page.wait_for_selector("#graph [data-node-id=n1].selected")
+    assert selected_ids(page) == ["n1"]
+    assert page.locator("#sidebar .panel-title").text_content() == "If"
+    assert transform(page) == before
+    assert "node=n1" in page.url
+
+
+def test_double_click_opens_a_branch_and_back_comes_back(page, server, artifacts):
+    summary = upload(page, server, if_model(), "if.onnx")
+    open_model(page, server, summary["id"])
+    start = transform(page)
+    move_view(page)
+    before = transform(page)
+    assert before != start
+    if_box = page.locator("#graph [data-node-id=n1]")
+    assert "⤷ then_branch · else_branch" in if_box.text_content()
+    page.screenshot(path=str(artifacts / "nav-if-main.png"))
+
+    # the box: its first subgraph
+    if_box.dblclick()
+    wait_graph(page, "n1/then_branch/n0")
+    assert "path=n1%2Fthen_branch" in page.url
+    assert "then_branch" in page.locator("#breadcrumb .crumb.current").text_content()
+    # a graph opened fresh: the start view
+    page.locator("#breadcrumb a.crumb").first.click()
+    expect_back_on_if(page, before)
+
+    # the "else_branch" word of its "⤷" line: that branch
+    line = if_box.locator("text.t-sub")
+    size = line.bounding_box()
+    line.dblclick(position={"x": size["width"] * 0.85, "y": size["height"] / 2})
+    wait_graph(page, "n1/else_branch/n1")
+    page.screenshot(path=str(artifacts / "nav-if-else-branch.png"))
+    page.keyboard.press("Alt+ArrowLeft")
+    expect_back_on_if(page, before)
+
+    # the "then_branch" word: that one; back with the browser's Back button
+    line.dblclick(position={"x": size["width"] * 0.3, "y": size["height"] / 2})
+    wait_graph(page, "n1/then_branch/n0")
+    page.go_back()
+    expect_back_on_if(page, before)
+    page.screenshot(path=str(artifacts / "nav-if-back.png"))
+
+    # Backspace too, and forward again with Enter on the selected If node
+    page.locator("#graph").focus()
+    page.keyboard.press("Enter")
+    wait_graph(page, "n1/then_branch/n0")
+    page.keyboard.press("Backspace")
+    expect_back_on_if(page, before)
+
+
+def test_nested_subgraphs_come_back_to_their_holders(page, server):
+    model = official_node_models()["test_loop16_seq_none"]
+    body = next(a.g for a in model.graph.node[0].attribute if a.name == "body")
+    nested_if = next(i for i, n in enumerate(body.node) if n.op_type == "If")
+    summary = upload(page, server, model, "loop16.onnx")
+    open_model(page, server, summary["id"])
+    main_view = transform(page)
+
+    page.locator("#graph [data-node-id=n0]").dblclick()
+    wait_graph(page, "n0/body/n0")
+    move_view(page)
+    body_view = transform(page)
+    page.locator(f"#graph [data-node-id='n0/body/n{nested_if}']").dblclick()
+    wait_graph(page, f"n0/body/n{nested_if}/then_branch/n0")
+
+    page.keyboard.press("Backspace")  # to the loop body: the If selected, the view as left
+    page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='n0/body/n{nested_if}'].selected")
+    assert transform(page) == body_view
+    assert page.locator("#sidebar .panel-title").text_content() == "If"
+    page.locator("#breadcrumb a.crumb").first.click()  # to the main graph: the Loop selected
+    page.wait_for_selector("#graph[data-state=ready] [data-node-id=n0].selected")
+    assert transform(page) == main_view
+    assert page.locator("#sidebar .panel-title").text_content() == "Loop"
+
+
+def test_click_on_a_collapsed_group_selects_the_group(page, server, artifacts):
+    summary = upload(page, server, bert_like(12), "bert_like.onnx")
+    open_model(page, server, summary["id"])
+    group = "/bert/encoder/layer.3"
+    reveal(page, group=group)
+    page.keyboard.press("Escape")
+    box = page.locator(f"#graph [data-group-id='{group}'][data-collapsed=true]")
+    size = box.bounding_box()
+    # its head, its body under the text lines, its stripe: the group, never a node inside it
+    for x, y in ((size["width"] * 0.3, 8), (size["width"] * 0.9, size["height"] - 4), (size["width"] - 30, 27)):
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#sidebar[data-panel=model]")
+        box.click(position={"x": x, "y": y})
+        page.wait_for_timeout(400)  # longer than a reference line waits for a double-click
+        page.wait_for_selector(f"#graph [data-group-id='{group}'].selected")
+        assert page.locator("#sidebar").get_attribute("data-panel") == "group"
+        assert page.locator("#sidebar .panel-kicker").text_content() == "Group"
+        assert page.locator("#sidebar .panel-title").text_content() == "layer.3"
+        assert page.locator("#graph .selected[data-node-id]").count() == 0
+        assert box.get_attribute("data-collapsed") == "true"  # still collapsed
+    page.screenshot(path=str(artifacts / "nav-group-selected.png"))
+    # its reference lines ("↳ tensor · producer") still lead to the producer
+    ref = box.locator("text[data-ref-kind=in]").first
+    producer = ref.get_attribute("data-ref-from")
+    ref.click()
+    page.wait_for_selector(f"#graph [data-node-id='{producer}'].selected")
+    assert page.locator("#sidebar").get_attribute("data-panel") == "node"
+
+
+def in_window(page, selector: str, most: float = 1e9) -> bool:
+    """Is the element inside the drawing's window (its top-left `most` px: an expanded group
+    bigger than the window, its tab)?"""
+    area = page.locator("#graph").bounding_box()
+    r = page.locator(selector).bounding_box()
+    return (
+        r is not None
+        and r["x"] >= area["x"]
+        and r["y"] >= area["y"]
+        and r["x"] + min(r["width"], most) <= area["x"] + area["width"]
+        and r["y"] + min(r["height"], most) <= area["y"] + area["height"]
+    )
+
+
+def test_names_and_attributes_keep_the_selection_in_the_window(page, server, artifacts):
+    summary = upload(page, server, bert_like(12), "bert_like.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#expand-all")  # hundreds of named boxes above it: a line more or less each
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]")
+    # the last node (the pooler's Tanh), at the bottom of the drawing
+    node = page.locator("#graph [data-node-id]", has=page.locator(".t-op", has_text="Tanh")).get_attribute(
+        "data-node-id"
+    )
+    reveal(page, node=node)
+    selector = f"#graph [data-node-id='{node}']"
+    page.locator(selector).click()
+    page.wait_for_selector(f"{selector}.selected")
+    assert in_window(page, selector)
+    for button in ("#btn-names", "#btn-attrs", "#btn-names", "#btn-attrs"):
+        page.click(button)
+        page.wait_for_timeout(100)
+        wait_ready(page)
+        assert in_window(page, selector), button
+        assert page.locator(f"{selector}.selected").count() == 1
+    page.screenshot(path=str(artifacts / "nav-names-toggled.png"))
+
+    # a group selected (an expanded one: its tab): the same
+    group = "/bert/encoder/layer.9"
+    reveal(page, group=group)
+    gsel = f"#graph [data-group-id='{group}']"
+    page.wait_for_selector(f"{gsel}.selected")
+    for button in ("#btn-names", "#btn-names"):
+        page.click(button)
+        page.wait_for_timeout(100)
+        wait_ready(page)
+        assert in_window(page, gsel, most=100), button
+
+
+def cast_model() -> onnx.ModelProto:
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
+    y = h.make_tensor_value_info("y", T.FLOAT, [2, 3])
+    nodes = [
+        h.make_node("Cast", ["x"], ["c"], name="to_int", to=T.INT64),
+        h.make_node("Cast", ["c"], ["y"], name="back", to=T.FLOAT),
+        h.make_node("RandomNormalLike", ["x"], ["r"], name="noise", dtype=T.FLOAT16),
+    ]
+    out_r = h.make_tensor_value_info("r", T.FLOAT16, [2, 3])
+    graph = h.make_graph(nodes, "casts", [x], [y, out_r])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_data_type_attributes_by_name(page, server, artifacts):
+    summary = upload(page, server, cast_model(), "casts.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#graph [data-node-id=n0]")
+    row = page.locator("#sidebar [data-attr=to]")
+    picker = row.locator("select")
+    assert picker.locator("option:checked").text_content() == "INT64"
+    assert "7" in picker.get_attribute("title")
+    # the schema's line names it too
+    page.wait_for_selector("#sidebar [data-schema-attr=to] .attr-enum")
+    assert page.locator("#sidebar [data-schema-attr=to] .attr-enum").text_content() == "INT64"
+    assert page.locator("#sidebar [data-schema-attr=to] .attr-enum").get_attribute("title").endswith(" 7")
+
+    page.click("#btn-attrs")
+    page.wait_for_function(
+        "() => (document.querySelector('#graph [data-node-id=n0]') || {}).textContent.includes('to=INT64')"
+    )
+    wait_ready(page)
+    assert "dtype=FLOAT16" in page.locator("#graph [data-node-id=n2]").text_content()
+    page.screenshot(path=str(artifacts / "nav-cast-attributes.png"))
+
+    # the picker sends the number
+    picker.select_option("INT32")
+    row.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    model = downloaded(page, server, summary["id"])
+    assert next(a.i for a in model.graph.node[0].attribute if a.name == "to") == T.INT32
+    page.click("#graph [data-node-id=n0]")
+    assert page.locator("#sidebar [data-attr=to] select option:checked").text_content() == "INT32"
+    assert "to=INT32" in page.locator("#graph [data-node-id=n0]").text_content()
+
+
+def test_a_slow_edit_says_saving(page, server, artifacts):
+    summary = upload(page, server, cast_model(), "casts.onnx")
+    open_model(page, server, summary["id"])
+    status = page.locator("#wait-status")
+    assert status.is_hidden()
+    held = []
+    page.route("**/api/models/*/edits", lambda route: held.append(route))  # answered when the test says
+
+    page.click("#graph [data-node-id=n0]")
+    page.locator("#sidebar [data-attr=to] select").select_option("INT32")
+    page.locator("#sidebar [data-attr=to] button[type=submit]").click()
+    page.wait_for_selector("#wait-status:not([hidden])")
+    assert status.text_content() == "Saving…"
+    page.wait_for_timeout(700)  # held for ~1 s in all
+    page.screenshot(path=str(artifacts / "nav-saving.png"))
+    assert status.is_visible() and status.text_content() == "Saving…"
+    assert len(held) == 1
+    held.pop().continue_()
+    wait_revision(page, 1)
+    page.wait_for_selector("#wait-status", state="hidden")
+    page.unroute("**/api/models/*/edits")
+
+    page.route("**/api/models/*/undo", lambda route: held.append(route))
+    page.click("#btn-undo")
+    page.wait_for_selector("#wait-status:not([hidden])")
+    assert status.text_content() == "Undoing…"
+    assert len(held) == 1
+    held.pop().continue_()
+    wait_revision(page, 0)
+    page.wait_for_selector("#wait-status", state="hidden")
