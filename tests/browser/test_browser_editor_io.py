@@ -23,6 +23,7 @@ def dims(value: onnx.ValueInfoProto) -> list:
 def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(omit_value_info=("c1", "r1", "p1", "g1", "f1", "logits")), "tiny_cnn.onnx")
     open_model(page, server, summary["id"])
+    page.click("#btn-fit")  # the whole small CNN in the window: every box clickable
     panel = page.locator("#sidebar")
 
     # the graph input: make its batch dim dynamic

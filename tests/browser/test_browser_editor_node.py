@@ -128,6 +128,7 @@ def test_delete_identity_with_reconnect(page, server, artifacts):
 def test_insert_node_after_and_before(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")
+    page.click("#btn-fit")  # the whole small CNN in the window: every box clickable
     panel = page.locator("#sidebar")
     assert panel.locator(".panel-title").text_content() == "LeakyRelu"
 
@@ -180,6 +181,7 @@ def test_insert_node_after_and_before(page, server, artifacts):
 def test_change_operator_and_add_graph_output(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")
+    page.click("#btn-fit")  # the whole small CNN in the window: every box clickable
     panel = page.locator("#sidebar")
 
     # LeakyRelu -> Relu: Relu has no alpha, the server refuses and says so next to the form
