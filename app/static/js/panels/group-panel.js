@@ -2,7 +2,7 @@
 // of, the tensors crossing its border, its members; expand/collapse from here too.
 import { el, clear } from "../widgets/dom.js";
 import { CATEGORY_NAMES } from "../pipeline/graph-model.js";
-import { categoryColor } from "../renderers/canvas-renderer.js";
+import { categoryColor } from "../renderers/theme.js";
 import { plural, propertyList, section } from "../widgets/ui.js";
 
 const MAX_MEMBERS = 60;

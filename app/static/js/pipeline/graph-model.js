@@ -12,34 +12,16 @@
 //
 // Box sizes are measured lazily (measureBox): a 40,000-node graph only measures what is drawn.
 import { attributeValueName, formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
+import { FONTS } from "../renderers/theme.js";
 
-const SANS = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Liberation Sans", "DejaVu Sans", Arial, sans-serif';
-const MONO = '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
-
-/** Fonts of every kind of text line; the renderers draw with exactly these. */
-export const FONTS = {
-  op: `600 13px ${SANS}`,
-  name: `11.5px ${SANS}`,
-  attr: `11px ${MONO}`,
-  init: `11px ${MONO}`,
-  more: `italic 11px ${SANS}`,
-  sub: `italic 11px ${SANS}`,
-  ref: `11px ${SANS}`,
-  refOut: `11px ${SANS}`,
-  ioName: `600 12px ${SANS}`,
-  ioType: `11px ${MONO}`,
-  caption: `italic 11px ${SANS}`,
-  edge: `10px ${MONO}`,
-  group: `600 13px ${SANS}`,
-  count: `11px ${SANS}`,
-  frame: `600 11.5px ${SANS}`,
-};
+/** Fonts of every kind of text line (app.css --g-font-*, through theme.js); the renderers draw with exactly these. */
+export { FONTS };
 
 // The smallest size box text may have on screen for a person to read it without zooming
 // (issue 10: Netron opens at 100 %, 10-13 px text). Box text is at least 11 px at 100 %, so
 // a drawing opens at 100 % unless it fits the window whole at that size.
 export const READABLE_PX = 11;
-const SMALLEST_BOX_FONT_PX = 11;
+const SMALLEST_BOX_FONT_PX = 11; // the smallest box text size of app.css (--g-font-*)
 export const READABLE_SCALE = READABLE_PX / SMALLEST_BOX_FONT_PX;
 
 export const METRICS = {

@@ -5,34 +5,12 @@
 // 12,000 edges, all on screen): one redraw ~16 ms here against ~550 ms for per-box SVG and
 // ~65 ms for SVG batched into a few paths.
 // paintScene() also draws the PNG export.
-import { FONTS, METRICS, measureText } from "../pipeline/graph-model.js";
+import { FONTS } from "./theme.js";
+import { METRICS, measureText } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgeSegments } from "./edge-path.js";
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
-
-export const CATEGORY_ORDER = ["conv", "matmul", "activation", "norm", "pool", "control", "quant", "shape", "math", "custom", "other"];
-
-const HEAD_FILL = {
-  conv: "#dbe7fe", matmul: "#e3e3fd", activation: "#fde1df", norm: "#d9f3e3", pool: "#d8f0f8", control: "#fdefc7",
-  quant: "#efe3fc", shape: "#e9edf2", math: "#fde8d4", custom: "#fce4f1", other: "#eef1f5",
-};
-const STRONG = {
-  conv: "#4f86f0", matmul: "#6f6cf0", activation: "#ea6259", norm: "#35b26b", pool: "#23a9c9", control: "#e3a21a",
-  quant: "#a368ee", shape: "#9aa6b5", math: "#ef8a3c", custom: "#e05aa8", other: "#c3cad4",
-};
-
-/** The strong colour of an op category (group stripes, minimap, far-out boxes). */
-export function categoryColor(cat) {
-  return STRONG[cat] || STRONG.other;
-}
-
-export const COLORS = {
-  edge: "#a3adba", active: "#2563eb", trace: "#d97706", text: "#1d2733", name: "#4b5563", init: "#5b6675", muted: "#7b8794",
-  outline: "#c9cfd8", ref: "#1d4ed8", refOut: "#7c3aed", groupHead: "#e4e9f2", frameStroke: "#c3ccd8", error: "#c2312b",
-  inputFill: "#e9f8f0", inputStroke: "#5cc28d", outputFill: "#fff3e6", outputStroke: "#ee9a4d", outerFill: "#f7f8fa", outerStroke: "#9aa5b4",
-};
-const FRAME_FILL = ["rgba(226,232,240,0.45)", "rgba(226,232,240,0.45)", "rgba(255,255,255,0.7)", "rgba(224,231,255,0.35)", "rgba(255,255,255,0.7)"];
-const LINE_FILL = { name: COLORS.name, attr: COLORS.init, init: COLORS.init, more: COLORS.muted, sub: COLORS.muted, ref: COLORS.ref, refOut: COLORS.refOut, count: COLORS.name, ioType: COLORS.name, caption: COLORS.muted, ioName: COLORS.text };
+import { CATEGORY_ORDER, categoryColor, theme } from "./theme.js";
 
 /** A grid of buckets over the drawing: what is near a point, what is in a rectangle. */
 class GridIndex {
@@ -158,6 +136,7 @@ function arrowHead(ctx, pts, size) {
  */
 export function paintScene(ctx, scene, k, area, state = {}) {
   const { grid, edgeGrid } = indexScene(scene);
+  const T = theme();
   const [ax0, ay0, ax1, ay1] = area;
   const items = grid.query(ax0, ay0, ax1, ay1).sort((a, b) => a._order - b._order);
   const edges = edgeGrid.query(ax0, ay0, ax1, ay1);
@@ -175,10 +154,10 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     if (f.kind !== "frame") continue;
     ctx.beginPath();
     roundRect(ctx, f.x, f.y, f.w, f.h, Math.min(10, f.w / 4));
-    ctx.fillStyle = FRAME_FILL[Math.min(f.depth || 1, 4)];
+    ctx.fillStyle = T.frameFill[Math.min(f.depth || 1, 4)];
     ctx.fill();
     ctx.lineWidth = Math.max(1, 0.8 * px);
-    ctx.strokeStyle = COLORS.frameStroke;
+    ctx.strokeStyle = T.frameStroke;
     if (f.group.part) ctx.setLineDash([6, 4]);
     ctx.stroke();
     ctx.setLineDash([]);
@@ -209,20 +188,20 @@ export function paintScene(ctx, scene, k, area, state = {}) {
       } else tracePath(ctx, e.points, false);
     }
   } else for (const [e] of plain) tracePath(ctx, e.points, smooth);
-  ctx.strokeStyle = COLORS.edge;
+  ctx.strokeStyle = T.edge;
   ctx.lineWidth = Math.max(1.3, 0.7 * px);
   ctx.stroke();
   if (k > 0.25) {
     ctx.beginPath();
     for (const [e] of plain) arrowHead(ctx, e.points, 7);
-    ctx.fillStyle = COLORS.edge;
+    ctx.fillStyle = T.edge;
     ctx.fill();
   }
   ctx.globalAlpha = 1;
   for (const [e, s] of lit) {
     ctx.beginPath();
     tracePath(ctx, e.points, smooth);
-    ctx.strokeStyle = s === "trace" ? COLORS.trace : COLORS.active;
+    ctx.strokeStyle = s === "trace" ? T.trace : T.selected;
     ctx.lineWidth = Math.max(2, 1.5 * px);
     ctx.stroke();
     ctx.beginPath();
@@ -231,11 +210,11 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     ctx.fill();
   }
   if (k >= 0.5) {
-    ctx.font = FONTS.edge;
+    ctx.font = T.font.edge;
     ctx.textAlign = "center";
     ctx.lineWidth = 3;
-    ctx.strokeStyle = "#fbfcfd";
-    ctx.fillStyle = "#56616f";
+    ctx.strokeStyle = T.background;
+    ctx.fillStyle = T.ink.edge;
     for (const e of edges) {
       if (!e.label || !Number.isFinite(e.lx)) continue;
       ctx.strokeText(e.label, e.lx, e.ly + 3.5);
@@ -248,26 +227,26 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     for (const f of items) {
       if (f.kind !== "frame") continue;
       ctx.globalAlpha = dim(f.id) ? 0.35 : 1;
-      ctx.font = FONTS.frame;
+      ctx.font = T.font.frame;
       const tw = Math.min(f.w - 8, ctx.measureText(f.title).width + 38);
       ctx.beginPath();
       roundRect(ctx, f.x + 4, f.y + 4, tw, FRAME.head - 10, 5);
-      ctx.fillStyle = f.id === state.selected ? "#dbe6fe" : "#ffffff";
+      ctx.fillStyle = f.id === state.selected ? T.frameTabSelected : T.frameTab;
       ctx.fill();
-      ctx.strokeStyle = f.id === state.selected ? COLORS.active : COLORS.frameStroke;
+      ctx.strokeStyle = f.id === state.selected ? T.selected : T.frameStroke;
       ctx.lineWidth = 1;
       ctx.stroke();
       ctx.beginPath();
       roundRect(ctx, f.x + 8, f.y + 7, 14, 14, 3);
-      ctx.fillStyle = "#eef2f7";
+      ctx.fillStyle = T.frameToggleFill;
       ctx.fill();
-      ctx.strokeStyle = "#8a94a3";
+      ctx.strokeStyle = T.toggleStroke;
       ctx.stroke();
       ctx.beginPath();
       ctx.moveTo(f.x + 11.5, f.y + 14);
       ctx.lineTo(f.x + 18.5, f.y + 14);
       ctx.stroke();
-      ctx.fillStyle = "#334155";
+      ctx.fillStyle = T.ink.frame;
       ctx.textAlign = "left";
       ctx.fillText(f.title, f.x + 28, f.y + 18.5, tw - 30);
     }
@@ -280,7 +259,7 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     const byColor = new Map();
     for (const b of items) {
       if (b.kind === "frame") continue;
-      const c = b.kind === "group" ? "#7d8da3" : b.kind === "node" ? categoryColor(b.category) : b.kind === "input" ? COLORS.inputStroke : b.kind === "output" ? COLORS.outputStroke : COLORS.outerStroke;
+      const c = b.kind === "group" ? T.groupFar : b.kind === "node" ? categoryColor(b.category) : b.kind === "input" ? T.inputStroke : b.kind === "output" ? T.outputStroke : T.outerStroke;
       if (!byColor.has(c)) byColor.set(c, []);
       byColor.get(c).push(b);
     }
@@ -296,7 +275,7 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     for (const b of special) {
       ctx.beginPath();
       ctx.rect(b.x, b.y, b.w, b.h);
-      ctx.fillStyle = b.id === state.selected ? COLORS.active : errors.has(b.id) ? COLORS.error : COLORS.trace;
+      ctx.fillStyle = b.id === state.selected ? T.selected : errors.has(b.id) ? T.error : T.trace;
       ctx.fill();
     }
     return;
@@ -320,18 +299,19 @@ const FAR_LABEL_PX = 10;
  * fixed on-screen size, where it fits in the box, so the overview still says what is where.
  */
 function paintFarLabels(ctx, items, k, dim) {
+  const T = theme();
   const size = FAR_LABEL_PX / k;
   ctx.textAlign = "center";
-  ctx.fillStyle = COLORS.text;
   ctx.lineWidth = 3 / k;
-  ctx.strokeStyle = "rgba(255,255,255,0.85)";
+  ctx.strokeStyle = T.farLabelHalo;
   ctx.lineJoin = "round";
   for (const b of items) {
     if (b.kind !== "node" && b.kind !== "group") continue;
     const text = b.lines[0].text;
-    ctx.font = farFont(b.kind === "group" ? FONTS.group : FONTS.op, size);
+    ctx.font = farFont(b.kind === "group" ? T.font.group : T.font.op, size);
     if (ctx.measureText(text).width > b.w - 4 / k) continue;
     ctx.globalAlpha = dim(b.id) ? 0.3 : 1;
+    ctx.fillStyle = b.kind === "group" ? T.ink.group : T.ink.op;
     const y = b.y + b.h / 2 + 0.36 * size;
     ctx.strokeText(text, b.x + b.w / 2, y);
     ctx.fillText(text, b.x + b.w / 2, y);
@@ -352,24 +332,25 @@ function farFont(font, size) {
 }
 
 function outline(ctx, b, r, state, px, error, trace) {
+  const T = theme();
   ctx.beginPath();
   roundRect(ctx, b.x, b.y, b.w, b.h, r);
   if (b.id === state.selected) {
-    ctx.strokeStyle = COLORS.active;
+    ctx.strokeStyle = T.selected;
     ctx.lineWidth = Math.max(2.5, 2 * px);
   } else if (error) {
-    ctx.strokeStyle = COLORS.error;
+    ctx.strokeStyle = T.error;
     ctx.lineWidth = Math.max(2, 1.5 * px);
     ctx.setLineDash([5, 3]);
   } else if (state.ends && state.ends.has(b.id)) {
-    ctx.strokeStyle = COLORS.active;
+    ctx.strokeStyle = T.selected;
     ctx.lineWidth = Math.max(2, 1.5 * px);
     ctx.setLineDash([4, 2]);
   } else if (trace) {
-    ctx.strokeStyle = COLORS.trace;
+    ctx.strokeStyle = T.trace;
     ctx.lineWidth = Math.max(2, 1.5 * px);
   } else {
-    ctx.strokeStyle = COLORS.outline;
+    ctx.strokeStyle = T.boxStroke;
     ctx.lineWidth = Math.max(1, 0.7 * px);
   }
   ctx.stroke();
@@ -378,11 +359,12 @@ function outline(ctx, b, r, state, px, error, trace) {
 
 function paintLines(ctx, b, lines, top) {
   const { padX, lineHeight, bodyPadY } = METRICS;
+  const T = theme();
   let y = top + bodyPadY + lineHeight - 4;
   ctx.textAlign = "left";
   for (const line of lines) {
-    ctx.font = FONTS[line.font];
-    ctx.fillStyle = LINE_FILL[line.font] || COLORS.text;
+    ctx.font = T.font[line.font];
+    ctx.fillStyle = T.ink[line.font] || T.ink.op;
     ctx.fillText(line.text, b.x + padX, b.y + y);
     y += lineHeight;
   }
@@ -395,18 +377,19 @@ function isTraced(state, id) {
 
 function paintNode(ctx, b, showText, state, px, error) {
   const { headHeight } = METRICS;
+  const T = theme();
   ctx.beginPath();
   roundRect(ctx, b.x, b.y, b.w, b.h, 5);
-  ctx.fillStyle = "#fff";
+  ctx.fillStyle = T.boxFill;
   ctx.fill();
   ctx.beginPath();
   if (b.lines.length === 1) roundRect(ctx, b.x, b.y, b.w, b.h, 5);
   else topRound(ctx, b.x, b.y, b.w, headHeight, 5);
-  ctx.fillStyle = HEAD_FILL[b.category] || HEAD_FILL.other;
+  ctx.fillStyle = T.catHead[b.category] || T.catHead.other;
   ctx.fill();
   if (showText) {
-    ctx.font = FONTS.op;
-    ctx.fillStyle = COLORS.text;
+    ctx.font = T.font.op;
+    ctx.fillStyle = T.ink.op;
     ctx.textAlign = "center";
     ctx.fillText(b.lines[0].text, b.x + b.w / 2, b.y + headHeight / 2 + 4.5);
     paintLines(ctx, b, b.lines.slice(1), headHeight);
@@ -415,12 +398,13 @@ function paintNode(ctx, b, showText, state, px, error) {
 }
 
 function paintIo(ctx, b, showText, state, px) {
+  const T = theme();
   const r = b.kind === "outer" ? 5 : Math.min(b.h / 2, 16);
   ctx.beginPath();
   roundRect(ctx, b.x, b.y, b.w, b.h, r);
-  ctx.fillStyle = b.kind === "input" ? COLORS.inputFill : b.kind === "output" ? COLORS.outputFill : COLORS.outerFill;
+  ctx.fillStyle = b.kind === "input" ? T.inputFill : b.kind === "output" ? T.outputFill : T.outerFill;
   ctx.fill();
-  ctx.strokeStyle = b.id === state.selected ? COLORS.active : b.kind === "input" ? COLORS.inputStroke : b.kind === "output" ? COLORS.outputStroke : COLORS.outerStroke;
+  ctx.strokeStyle = b.id === state.selected ? T.selected : b.kind === "input" ? T.inputStroke : b.kind === "output" ? T.outputStroke : T.outerStroke;
   ctx.lineWidth = b.id === state.selected ? 2.5 : Math.max(1.3, 0.7 * px);
   if (b.kind === "outer") ctx.setLineDash([4, 3]);
   ctx.stroke();
@@ -428,28 +412,29 @@ function paintIo(ctx, b, showText, state, px) {
   if (!showText) return;
   ctx.textAlign = "center";
   b.lines.forEach((line, i) => {
-    ctx.font = FONTS[line.font];
-    ctx.fillStyle = LINE_FILL[line.font] || COLORS.text;
+    ctx.font = T.font[line.font];
+    ctx.fillStyle = T.ink[line.font] || T.ink.op;
     ctx.fillText(line.text, b.x + b.w / 2, b.y + (i === 0 ? 16 : 31 + (i - 1) * METRICS.lineHeight));
   });
 }
 
 function paintGroup(ctx, b, showText, state, px) {
   const { headHeight, stripe } = METRICS;
+  const T = theme();
   ctx.beginPath();
   roundRect(ctx, b.x + 4, b.y + 4, b.w, b.h, 6);
-  ctx.fillStyle = "#eef1f6";
+  ctx.fillStyle = T.groupStack;
   ctx.fill();
-  ctx.strokeStyle = COLORS.outline;
+  ctx.strokeStyle = T.boxStroke;
   ctx.lineWidth = Math.max(1, 0.7 * px);
   ctx.stroke();
   ctx.beginPath();
   roundRect(ctx, b.x, b.y, b.w, b.h, 6);
-  ctx.fillStyle = "#fff";
+  ctx.fillStyle = T.boxFill;
   ctx.fill();
   ctx.beginPath();
   topRound(ctx, b.x, b.y, b.w, headHeight, 6);
-  ctx.fillStyle = COLORS.groupHead;
+  ctx.fillStyle = T.groupHead;
   ctx.fill();
   const total = Object.values(b.group.cats).reduce((a, c) => a + c, 0) || 1;
   let x = b.x;
@@ -462,16 +447,16 @@ function paintGroup(ctx, b, showText, state, px) {
     x += w;
   }
   if (showText) {
-    ctx.font = FONTS.group;
-    ctx.fillStyle = COLORS.text;
+    ctx.font = T.font.group;
+    ctx.fillStyle = T.ink.group;
     ctx.textAlign = "left";
     ctx.fillText(b.lines[0].text, b.x + 10, b.y + headHeight / 2 + 4.5);
     paintLines(ctx, b, b.lines.slice(1), headHeight + stripe);
     ctx.beginPath();
     roundRect(ctx, b.x + b.w - 22, b.y + 4, 16, 16, 4);
-    ctx.fillStyle = "#fff";
+    ctx.fillStyle = T.toggleFill;
     ctx.fill();
-    ctx.strokeStyle = "#8a94a3";
+    ctx.strokeStyle = T.toggleStroke;
     ctx.lineWidth = 1;
     ctx.stroke();
     ctx.beginPath();

@@ -4,25 +4,26 @@
 import { clear } from "../widgets/dom.js";
 import { paintScene } from "./canvas-renderer.js";
 import { drawGroupBox, drawIoBox, drawNodeBox, edgePath, svg } from "./renderer.js";
-import { FONTS } from "../pipeline/graph-model.js";
+import { CATEGORY_ORDER, TEXT_KINDS, theme } from "./theme.js";
 import { FRAME } from "../pipeline/scene.js";
 
-// the drawing's rules of app.css, for an SVG file on its own
-const STYLE = `
-.box-body{fill:#fff}.box-outline{fill:none;stroke:#c9cfd8;stroke-width:1}.box-head{fill:#eef1f5}
-.t-op,.t-group,.t-ioName{fill:#1d2733}.t-name,.t-count,.t-ioType{fill:#4b5563}.t-init,.t-attr{fill:#5b6675}
-.t-more,.t-sub,.t-caption{fill:#7b8794}.t-ref{fill:#1d4ed8}.t-refOut{fill:#7c3aed}
-.cat-conv .box-head{fill:#dbe7fe}.cat-matmul .box-head{fill:#e3e3fd}.cat-activation .box-head{fill:#fde1df}
-.cat-norm .box-head{fill:#d9f3e3}.cat-pool .box-head{fill:#d8f0f8}.cat-control .box-head{fill:#fdefc7}
-.cat-quant .box-head{fill:#efe3fc}.cat-shape .box-head{fill:#e9edf2}.cat-math .box-head{fill:#fde8d4}
-.cat-custom .box-head{fill:#fce4f1}.cat-other .box-head{fill:#eef1f5}
-.io .box-body{stroke-width:1.3}.io-input .box-body{fill:#e9f8f0;stroke:#5cc28d}.io-output .box-body{fill:#fff3e6;stroke:#ee9a4d}
-.io-outer .box-body{fill:#f7f8fa;stroke:#9aa5b4;stroke-dasharray:4 3}
-.group-stack{fill:#eef1f6;stroke:#c9cfd8}.group-head{fill:#e4e9f2}.group-toggle rect{fill:#fff;stroke:#8a94a3}.group-toggle path{stroke:#4b5563;stroke-width:1.4}
-.frame-body{fill:rgba(226,232,240,.45);stroke:#c3ccd8}.frame.depth-2 .frame-body,.frame.depth-4 .frame-body{fill:rgba(255,255,255,.7)}.frame.depth-3 .frame-body{fill:rgba(224,231,255,.35)}.frame.part .frame-body{stroke-dasharray:6 4}.frame-tab{fill:#fff;stroke:#c3ccd8}.t-frame{fill:#334155}
-.edge{fill:none;stroke:#a3adba;stroke-width:1.3}.arrowhead{fill:#a3adba}
-.edge-label{fill:#56616f;stroke:#fbfcfd;stroke-width:3px;stroke-linejoin:round;paint-order:stroke}
+// the drawing's rules of app.css, for an SVG file on its own: the theme's values written in
+// (a file has no app.css to take var(--g-…) from)
+function exportStyle(T) {
+  const text = TEXT_KINDS.map((k) => `.t-${k}${k === "edge" ? ",.edge-label" : ""}{font:${T.font[k]};fill:${T.ink[k]}}`).join("");
+  const heads = CATEGORY_ORDER.map((c) => `.cat-${c} .box-head{fill:${T.catHead[c]}}`).join("");
+  return `
+.box-body{fill:${T.boxFill}}.box-outline{fill:none;stroke:${T.boxStroke};stroke-width:1}.box-head{fill:${T.catHead.other}}
+${heads}
+.io .box-body{stroke-width:1.3}.io-input .box-body{fill:${T.inputFill};stroke:${T.inputStroke}}.io-output .box-body{fill:${T.outputFill};stroke:${T.outputStroke}}
+.io-outer .box-body{fill:${T.outerFill};stroke:${T.outerStroke};stroke-dasharray:4 3}
+.group-stack{fill:${T.groupStack};stroke:${T.boxStroke}}.group-head{fill:${T.groupHead}}.group-toggle rect{fill:${T.toggleFill};stroke:${T.toggleStroke}}.group-toggle path{stroke:${T.toggleIcon};stroke-width:1.4}
+.frame-body{fill:${T.frameFill[1]};stroke:${T.frameStroke}}.frame.depth-2 .frame-body{fill:${T.frameFill[2]}}.frame.depth-3 .frame-body{fill:${T.frameFill[3]}}.frame.depth-4 .frame-body{fill:${T.frameFill[4]}}.frame.part .frame-body{stroke-dasharray:6 4}.frame-tab{fill:${T.frameTab};stroke:${T.frameStroke}}
+.edge{fill:none;stroke:${T.edge};stroke-width:1.3}.arrowhead{fill:${T.edge}}
+.edge-label{stroke:${T.background};stroke-width:3px;stroke-linejoin:round;paint-order:stroke}
+${text}
 `;
+}
 
 function download(blob, filename) {
   const url = URL.createObjectURL(blob);
@@ -48,14 +49,14 @@ export function sceneToSvg(scene, title = "") {
     xmlns: "http://www.w3.org/2000/svg", width: W, height: H, viewBox: `0 0 ${W} ${H}`, "font-family": "sans-serif",
   });
   if (title) root.append(svg("title", {}, title));
-  const fonts = Object.entries(FONTS).map(([k, f]) => `.t-${k}${k === "edge" ? ",.edge-label" : ""}{font:${f}}`).join("");
-  root.append(svg("style", {}, STYLE + fonts));
+  const T = theme();
+  root.append(svg("style", {}, exportStyle(T)));
   const defs = svg("defs");
   defs.append(svg("marker", {
     id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse",
   }, svg("path", { d: "M0,1L10,5L0,9Z", class: "arrowhead" })));
   root.append(defs);
-  root.append(svg("rect", { width: W, height: H, fill: "#fbfcfd" }));
+  root.append(svg("rect", { width: W, height: H, fill: T.background }));
   const g = svg("g", { transform: `translate(${pad},${pad})` });
   for (const f of scene.frames) {
     const fg = svg("g", { class: `frame depth-${Math.min(f.depth || 1, 4)}${f.group.part ? " part" : ""}`, "data-group-id": f.id, transform: `translate(${f.x.toFixed(1)},${f.y.toFixed(1)})` });
@@ -110,7 +111,7 @@ export function sceneToPng(scene, state = {}) {
   canvas.width = Math.max(1, Math.floor(W * s));
   canvas.height = Math.max(1, Math.floor(H * s));
   const ctx = canvas.getContext("2d");
-  ctx.fillStyle = "#fbfcfd";
+  ctx.fillStyle = theme().background;
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.setTransform(s, 0, 0, s, pad * s, pad * s);
   paintScene(ctx, scene, s, [-pad, -pad, scene.width + pad, scene.height + pad], state);

@@ -1,6 +1,6 @@
 // The overview in the corner: the whole drawing in miniature (boxes in their category colour,
 // expanded groups as outlines) and the window's place in it; click or drag to move there.
-import { categoryColor } from "./canvas-renderer.js";
+import { categoryColor, theme } from "./theme.js";
 
 // The miniature takes the drawing's shape within these bounds: a column of layers gets a
 // tall, narrow map rather than a sliver in a wide one.
@@ -65,18 +65,19 @@ export class Minimap {
     this.base.width = width * dpr;
     this.base.height = height * dpr;
     const ctx = this.base.getContext("2d");
+    const T = theme();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = T.minimapFill;
     ctx.fillRect(0, 0, width, height);
     ctx.translate(this.geometry.ox, this.geometry.oy);
     ctx.scale(s, s);
     ctx.lineWidth = 1 / s;
-    ctx.strokeStyle = "#c3ccd8";
+    ctx.strokeStyle = T.frameStroke;
     for (const f of scene.frames) ctx.strokeRect(f.x, f.y, f.w, f.h);
     const min = 1.2 / s; // at least a pixel
     const byColor = new Map();
     for (const b of [...scene.groups, ...scene.boxes]) {
-      const c = b.kind === "group" ? "#7d8da3" : b.kind === "node" ? categoryColor(b.category) : "#5cc28d";
+      const c = b.kind === "group" ? T.groupFar : b.kind === "node" ? categoryColor(b.category) : T.inputStroke;
       if (!byColor.has(c)) byColor.set(c, []);
       byColor.get(c).push(b);
     }
@@ -115,8 +116,9 @@ export class Minimap {
     const { s, ox, oy } = this.geometry;
     const rx = ox + (-x / k) * s;
     const ry = oy + (-y / k) * s;
-    ctx.fillStyle = "rgba(37, 99, 235, 0.10)";
-    ctx.strokeStyle = "#2563eb";
+    const T = theme();
+    ctx.fillStyle = T.minimapWindowFill;
+    ctx.strokeStyle = T.minimapWindow;
     ctx.lineWidth = 1.5;
     const rw = Math.max(3, (w / k) * s);
     const rh = Math.max(3, (h / k) * s);

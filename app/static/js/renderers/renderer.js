@@ -8,7 +8,8 @@
 //    same data attributes, one element per drawn box, for tests and tools.
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 import { clear } from "../widgets/dom.js";
-import { CATEGORY_ORDER, CanvasLayer, categoryColor } from "./canvas-renderer.js";
+import { CanvasLayer } from "./canvas-renderer.js";
+import { CATEGORY_ORDER, categoryColor } from "./theme.js";
 import { FONTS, METRICS, READABLE_SCALE, measureText, subgraphsOf } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgePath } from "./edge-path.js";

@@ -1,0 +1,87 @@
+// The drawing's colours and fonts. app.css declares them once, as custom properties of :root
+// (--g-*); the SVG drawing takes them through its classes (fill: var(--g-edge), font:
+// var(--g-font-op)). What is drawn or measured from JS — the canvas renderer, the minimap, the
+// SVG and PNG exports, the group panel's bar, graph-model.js's text widths — reads them here:
+// once, on first use, from the page's computed style, into a frozen object. A key is its
+// variable's name in camelCase: boxStroke <- --g-box-stroke, font.ioName <- --g-font-io-name,
+// ink.refOut <- --g-ink-ref-out, cat.conv <- --g-cat-conv, catHead.conv <- --g-cat-conv-head.
+
+/** Op categories (graph-model.js opCategory), in the order of a group's stripe. */
+export const CATEGORY_ORDER = ["conv", "matmul", "activation", "norm", "pool", "control", "quant", "shape", "math", "custom", "other"];
+
+/** Kinds of text line (graph-model.js line.font; SVG class t-<kind>): each has a font and a colour (ink). */
+export const TEXT_KINDS = ["op", "name", "attr", "init", "more", "sub", "ref", "refOut", "ioName", "ioType", "caption", "edge", "group", "count", "frame"];
+
+// Every other colour the JS draws with, with what stands in when app.css lacks its variable
+// (with a console warning): plain values that keep a drawing readable, not the theme's.
+const COLORS = {
+  background: "#ffffff", boxFill: "#ffffff", boxStroke: "#999999", selected: "#0000ff", trace: "#ff8800", error: "#ff0000",
+  edge: "#999999", inputFill: "#ffffff", inputStroke: "#999999", outputFill: "#ffffff", outputStroke: "#999999",
+  outerFill: "#ffffff", outerStroke: "#999999", groupStack: "#eeeeee", groupHead: "#eeeeee", groupFar: "#999999",
+  toggleFill: "#ffffff", toggleStroke: "#999999", toggleIcon: "#666666",
+  frameFill1: "rgba(0, 0, 0, .04)", frameFill2: "rgba(0, 0, 0, .02)", frameFill3: "rgba(0, 0, 0, .04)", frameFill4: "rgba(0, 0, 0, .02)",
+  frameStroke: "#cccccc", frameTab: "#ffffff", frameTabSelected: "#eeeeff", frameToggleFill: "#ffffff",
+  farLabelHalo: "rgba(255, 255, 255, .85)", minimapFill: "#ffffff", minimapWindow: "#0000ff", minimapWindowFill: "rgba(0, 0, 255, .1)",
+};
+const FALLBACK = { font: "12px sans-serif", ink: "#222222", cat: "#999999", catHead: "#eeeeee" };
+
+/**
+ * @typedef {Readonly<Record<keyof typeof COLORS, string>> & {
+ *   font: Readonly<Record<string, string>>, ink: Readonly<Record<string, string>>,
+ *   cat: Readonly<Record<string, string>>, catHead: Readonly<Record<string, string>>,
+ *   frameFill: readonly string[],
+ * }} Theme
+ * font: the canvas font of each text kind; ink: its colour; cat: the strong colour of each op
+ * category (group stripes, minimap, boxes far out); catHead: a node box's head by category;
+ * frameFill: an expanded group's body by depth (index 1-4, 0 as 1).
+ */
+
+/** @type {Theme | null} */
+let current = null;
+
+/** The drawing's theme, read from app.css on the first call. @returns {Theme} */
+export function theme() {
+  if (!current) current = readTheme();
+  return current;
+}
+
+const kebab = (key) => key.replace(/([a-z])([A-Z0-9])/g, "$1-$2").toLowerCase();
+
+/** @returns {Theme} */
+function readTheme() {
+  const style = typeof document === "undefined" ? null : getComputedStyle(document.documentElement);
+  const missing = [];
+  const read = (name, fallback) => {
+    const value = style ? style.getPropertyValue(name).trim() : "";
+    if (value) return value;
+    missing.push(name);
+    return fallback;
+  };
+  const table = (keys, name, fallback) => Object.freeze(Object.fromEntries(keys.map((k) => [k, read(name(k), fallback)])));
+  const colors = Object.fromEntries(Object.entries(COLORS).map(([k, fallback]) => [k, read(`--g-${kebab(k)}`, fallback)]));
+  const t = /** @type {Theme} */ (Object.freeze({
+    ...colors,
+    font: table(TEXT_KINDS, (k) => `--g-font-${kebab(k)}`, FALLBACK.font),
+    ink: table(TEXT_KINDS, (k) => `--g-ink-${kebab(k)}`, FALLBACK.ink),
+    cat: table(CATEGORY_ORDER, (c) => `--g-cat-${c}`, FALLBACK.cat),
+    catHead: table(CATEGORY_ORDER, (c) => `--g-cat-${c}-head`, FALLBACK.catHead),
+    frameFill: Object.freeze([colors.frameFill1, colors.frameFill1, colors.frameFill2, colors.frameFill3, colors.frameFill4]),
+  }));
+  if (missing.length) {
+    console.warn(`The drawing's theme: ${missing.length} variable(s) missing from app.css :root, plain defaults used: ${missing.join(", ")}`);
+  }
+  return t;
+}
+
+/** The strong colour of an op category (group stripes, minimap, boxes far out). */
+export function categoryColor(cat) {
+  const c = theme().cat;
+  return c[cat] || c.other;
+}
+
+/**
+ * The font of each text kind, read from the theme when first asked for (graph-model.js
+ * measures text with these; it exports this object as FONTS).
+ * @type {Readonly<Record<string, string>>}
+ */
+export const FONTS = Object.freeze(Object.defineProperties({}, Object.fromEntries(TEXT_KINDS.map((k) => [k, { get: () => theme().font[k], enumerable: true }]))));
