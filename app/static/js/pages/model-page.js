@@ -298,6 +298,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   const drawing = view.show(model, { home, focus: boxIdOf(selection), keep: samePath, restore: memory });
   state.selection = selectionValid(model, selection) ? selection : null;
   if (!keepPanel) renderSidebar();
+  performance.mark("studio:sidebar-drawn");
   let drawn;
   try {
     drawn = await drawing;
