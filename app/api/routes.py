@@ -45,7 +45,8 @@ from .documents import (
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
 
-def _summary(model_id: str) -> dict:
+def summary_of(model_id: str) -> dict:
+    """GET /api/models/<id>: what the model page shows first (the page embeds it for small models)."""
     if store().model(model_id).kind != "model":
         return _data_summary(model_id)
     record, revision, model = load(model_id)
@@ -100,7 +101,7 @@ def upload_model():
             raise StudioError("bad_request", "send a .zip alone: it holds the model and its external data")
         name, data, external = unpack_zip(files[0].stream, name)
         record = store().create_model(name, data, external)
-        return jsonify(_summary(record.id)), 201
+        return jsonify(summary_of(record.id)), 201
     detected = detect(files[0].read(), name)  # refuse what isn't an ONNX file before storing anything
     external = {}
     for f in files[1:]:
@@ -111,7 +112,7 @@ def upload_model():
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
         external[ext_name] = f.stream  # streamed into the store, never held whole in memory
     record = store().create_model(name, detected.data, external, detected.kind, detected.source)
-    return jsonify(_summary(record.id)), 201
+    return jsonify(summary_of(record.id)), 201
 
 
 @bp.get("/models")
@@ -135,7 +136,7 @@ def list_models():
 
 @bp.get("/models/<model_id>")
 def get_model(model_id):
-    return jsonify(_summary(model_id))
+    return jsonify(summary_of(model_id))
 
 
 @bp.delete("/models/<model_id>")
@@ -301,7 +302,12 @@ def post_edits(model_id):
     result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model), read_blob=_read_uploaded_blob)
     new_rev = s.commit_revision(model_id, base, result.data, revision.external, body["ops"], result.changes)
     return jsonify(
-        {"revision": new_rev, "changes": result.changes, "validation": result.validation, "summary": _summary(model_id)}
+        {
+            "revision": new_rev,
+            "changes": result.changes,
+            "validation": result.validation,
+            "summary": summary_of(model_id),
+        }
     )
 
 
@@ -337,13 +343,13 @@ def _optional_base():
 @bp.post("/models/<model_id>/undo")
 def undo(model_id):
     store().undo(model_id, _optional_base())
-    return jsonify(_summary(model_id))
+    return jsonify(summary_of(model_id))
 
 
 @bp.post("/models/<model_id>/redo")
 def redo(model_id):
     store().redo(model_id, _optional_base())
-    return jsonify(_summary(model_id))
+    return jsonify(summary_of(model_id))
 
 
 @bp.get("/models/<model_id>/revisions")

@@ -10,6 +10,7 @@ import os
 from urllib.parse import quote
 
 from flask import Blueprint, abort, current_app, render_template, request, send_from_directory
+from markupsafe import Markup
 
 from .scripts import page_scripts
 
@@ -39,7 +40,45 @@ def model_page(model_id: str):
     # shown as a "not found" message by the page itself.
     entry, modules = page_scripts("pages/model-page.js")
     prefetch = {"base": f"{request.script_root}/api/models/{quote(model_id, safe='')}", "modules": modules}
-    return render_template("model.html", model_id=model_id, entry=entry, prefetch=prefetch)
+    summary, graph = embedded_data(model_id)
+    return render_template(
+        "model.html", model_id=model_id, entry=entry, prefetch=prefetch, summary=summary, graph=graph
+    )
+
+
+# A small model's summary and main graph come inside its page, as JSON data blocks (not
+# scripts: nothing in them runs): the page starts drawing without the two requests its first
+# script would make (a 0.4 s first view of a small model: ~50 ms sooner). Bigger graphs are
+# fetched as before, so the page itself never waits for a big build.
+EMBED_MAX_NODES = 1000
+EMBED_MAX_BYTES = 1 << 20
+
+
+def embedded_data(model_id: str) -> tuple[Markup | None, Markup | None]:
+    """(summary JSON, main graph JSON) to write into the page, each escaped for a data block;
+    (None, None) when the page should ask the API (big, not a model, or not readable: the page
+    then shows what the API says)."""
+    from ..api.documents import graph_json, load
+    from ..api.routes import summary_of
+
+    try:
+        summary = summary_of(model_id)
+        if summary.get("kind", "model") != "model":
+            return None, None
+        head = _data_block(current_app.json.dumps(summary).encode())
+        _, revision, model = load(model_id)
+        if len(model.graph.node) > EMBED_MAX_NODES:
+            return head, None
+        graph = graph_json(revision, model, "", current_app.config["INFER_INLINE_NODES"])
+    except Exception:  # unknown, unreadable: the page asks the API, which says what is wrong
+        return None, None
+    return head, (_data_block(graph) if len(graph) <= EMBED_MAX_BYTES else None)
+
+
+def _data_block(body: bytes) -> Markup:
+    """JSON for a <script type="application/json"> block: no "<", ">" or "&" left to end it
+    (they only occur inside JSON strings, where their \\u escapes mean the same)."""
+    return Markup(body.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026").decode("utf-8"))
 
 
 @bp.get("/vendor/<package>/<path:filename>")

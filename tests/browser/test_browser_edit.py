@@ -139,7 +139,10 @@ def test_model_strings_are_shown_as_text(page, server):
     wait_ready(page)
     assert page.evaluate("window.__pwned") is None
     assert page.locator("img").count() == 0
-    assert page.locator("script:not([src])").count() == 0
+    # no script but the page's own files; the only inline ones are its two JSON data blocks
+    assert page.locator("script:not([src]):not([type='application/json'])").count() == 0
+    data = page.locator("script[type='application/json']").evaluate_all("els => els.map(e => e.id)")
+    assert sorted(data) == ["embedded-graph", "embedded-summary"]
 
 
 def test_edit_on_a_stale_revision_says_so_and_retry_works(page, server):

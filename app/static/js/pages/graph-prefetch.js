@@ -1,5 +1,6 @@
-// A classic script at the top of model.html's <head>: starts fetching the model's summary and
-// graph while the modules load (model-page.js takes the answers, or asks again when one
+// A classic script at the top of model.html's <head>: takes the model's summary and main graph
+// from the page (small models: JSON data blocks), or starts fetching them, while the modules
+// load (model-page.js takes the answers, or asks again when one
 // failed), and starts the first layout worker. Its tag carries data-base (the model's API
 // URL), data-modules (JSON: the URLs of every module the page imports), data-layout-worker and
 // data-dagre (the worker's script and the dagre build it loads).
@@ -14,9 +15,17 @@
       .then(function (t) { mark(done); return t; })
       .catch(function () { return null; });
   };
+  // a small model's summary and main graph came with the page (JSON data blocks before this script)
+  var embedded = function (id, done) {
+    var block = document.getElementById(id);
+    if (!block) return null;
+    mark(done);
+    return Promise.resolve(block.textContent);
+  };
   var path = new URLSearchParams(window.location.hash.slice(1)).get("path") || "";
-  window.graphPrefetch = { path: path, text: get(prefetch.base + "/graph?path=" + encodeURIComponent(path), "studio:graph-fetched") };
-  window.summaryPrefetch = get(prefetch.base, "studio:summary-fetched");
+  var graph = path === "" ? embedded("embedded-graph", "studio:graph-fetched") : null;
+  window.graphPrefetch = { path: path, text: graph || get(prefetch.base + "/graph?path=" + encodeURIComponent(path), "studio:graph-fetched") };
+  window.summaryPrefetch = embedded("embedded-summary", "studio:summary-fetched") || get(prefetch.base, "studio:summary-fetched");
   // a worker started later, once the page parses a big graph, could not load its script until
   // the page's thread is free again: its first layout would wait 100-300 ms for it
   if (window.Worker && script.dataset.layoutWorker) {

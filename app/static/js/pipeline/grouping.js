@@ -17,8 +17,9 @@ export const LIMITS = {
   // a group of nodes alone (a graph without scopes: PaddlePaddle, TensorFlow, most of the
   // model zoo) is cut finer: sections of raw nodes cost dagre far more than group boxes, and
   // the first view waits only for the first section (scene.js firstViewLevels)
-  flatMaxChildren: 240,
+  flatMaxChildren: 100,
   flatPartSize: 120,
+  flatFirstPart: 40,    // ...the first of them shorter: what the first screen shows, laid out first
   minGroupNodes: 2,     // smaller groups are dissolved
   smallGraph: 500,      // graphs up to this many nodes open fully expanded
   overviewBudget: 120,  // the overview expands a whole level while it stays under this many boxes
@@ -191,7 +192,7 @@ function sortChildren(h, g) {
  * Where to cut `list` (children in graph order) into runs of about partSize: where the fewest
  * tensors cross (between the blocks of a network, rarely inside one). Returns run starts.
  */
-function cutPoints(h, list, partSize, maxChildren) {
+function cutPoints(h, list, partSize, maxChildren, firstSize = 0) {
   const n = list.length;
   const pos = new Map(); // node box id -> position of the child holding it
   const mark = (c, i) => {
@@ -212,15 +213,16 @@ function cutPoints(h, list, partSize, maxChildren) {
   const cross = new Int32Array(n + 1);
   let run = 0;
   for (let i = 0; i <= n; i += 1) { run += diff[i]; cross[i] = run; }
-  const min = Math.ceil(partSize / 2);
-  const max = Math.min(maxChildren, Math.floor(partSize * 1.5));
   const starts = [0];
   let start = 0;
-  while (n - start > max) {
+  // the first run may be shorter (firstSize): the first view waits for it alone
+  for (let size = firstSize || partSize; n - start > Math.min(maxChildren, Math.floor(size * 1.5)); size = partSize) {
+    const min = Math.ceil(size / 2);
+    const max = Math.min(maxChildren, Math.floor(size * 1.5));
     let best = -1;
     for (let i = start + min; i <= Math.min(n - 1, start + max); i += 1) {
       const better = best < 0 || cross[i] < cross[best]
-        || (cross[i] === cross[best] && Math.abs(i - start - partSize) < Math.abs(best - start - partSize));
+        || (cross[i] === cross[best] && Math.abs(i - start - size) < Math.abs(best - start - size));
       if (better) best = i;
     }
     starts.push(best);
@@ -264,7 +266,7 @@ function split(h, g) {
   while (rest.length > maxChildren) {
     level += 1;
     const parts = [];
-    const starts = cutPoints(h, rest, partSize, maxChildren);
+    const starts = cutPoints(h, rest, partSize, maxChildren, flat && level === 1 ? h.limits.flatFirstPart : 0);
     starts.forEach((from, k) => {
       const slice = rest.slice(from, k + 1 < starts.length ? starts[k + 1] : rest.length);
       const id = `${g.id}~${level > 1 ? `${level}.` : ""}${k + 1}`;

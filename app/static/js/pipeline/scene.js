@@ -469,7 +469,7 @@ export function firstViewLevels(plan, h, limits = PROGRESSIVE) {
 
 // first views: levels up to `small` items are laid out with the first screen's; the rest
 // waits for a second pass when it holds at least `worthSplitting` items
-export const PROGRESSIVE = { small: 24, worthSplitting: 150 };
+export const PROGRESSIVE = { small: 24, worthSplitting: 60 };
 
 export function composeScene(plan, results) {
   const scene = {
