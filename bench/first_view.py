@@ -8,7 +8,7 @@ browser context (no cache). Then the same page again (server warm, browser still
 
 Models: the onnx wheel's real architectures (backend/test/data/light: Caffe2 conversions,
 flat), flat exports (torch-style BERT with names and metadata stripped), a BERT with name
-scopes, a 44k-node LLaMA-style export, a model whose nodes sit almost all inside If branches;
+scopes, a 30k-node LLaMA-style export, a model whose nodes sit almost all inside If branches;
 and bench/corpus's torch exports (resnet50, bert_base, llama_deep) when make_corpus.py made them.
 """
 
@@ -86,7 +86,7 @@ def corpus() -> dict[str, Path]:
     made = {
         "bert_flat": lambda: flat(bert_like(12)),
         "bert_scoped": lambda: bert_like(12),
-        "llama_44k": lambda: llama_like(320),
+        "llama_30k": lambda: llama_like(320),
         "if_vad": if_heavy,
     }
     for name, make in made.items():
@@ -160,7 +160,8 @@ def readable_view(browser, url: str, timeout: float) -> dict:
 def measure(browser, path: Path, runs: int, timeout: float, netron: bool) -> dict:
     row: dict = {"model": path.stem, "nodes": len(onnx.load(path, load_external_data=False).graph.node)}
     cold, warm = [], []
-    for _ in range(runs):
+    for k in range(runs):
+        print(f"  {path.stem}: run {k + 1}", file=sys.stderr, flush=True)
         server = Server()
         try:
             page = browser.new_page()
@@ -194,7 +195,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-netron", action="store_true")
+    ap.add_argument("--table", type=Path, help="print the table of a saved run (its JSON lines) and stop")
     args = ap.parse_args()
+    if args.table:
+        print_table([json.loads(line) for line in args.table.read_text().splitlines() if line.startswith("{")])
+        return
     from playwright.sync_api import sync_playwright
 
     rows = []
@@ -205,17 +210,23 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
         browser.close()
+    print_table(rows)
+
+
+def print_table(rows: list[dict]) -> None:
     print(
-        "\n| model | nodes | ours cold: wall (page clock) | ours warm | smallest label | Netron | Netron ÷ ours cold |"
+        "\n| model | nodes | ours cold: wall (page clock) | ours warm | smallest label | Netron"
+        " | Netron ÷ ours cold | Netron ÷ ours warm |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         netron = r.get("netron")
-        ratio = f"{netron / r['cold']:.1f}×" if netron else "—"
+        cold = f"{netron / r['cold']:.1f}×" if netron else "—"
+        warm = f"{netron / r['warm']:.1f}×" if netron else "—"
         print(
             f"| {r['model']} | {r['nodes']:,} | {r['cold']:.2f} s ({r['cold_page']:.2f} s) | {r['warm']:.2f} s"
             f" | {r['smallest_px']} px{'' if r['readable'] else ' (not readable)'}"
-            f" | {f'{netron:.2f} s' if netron else 'did not finish'} | {ratio} |"
+            f" | {f'{netron:.2f} s' if netron else 'did not finish'} | {cold} | {warm} |"
         )
 
 
