@@ -28,17 +28,10 @@ import onnx
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.browser.conftest import CHROMIUM_ARGS  # noqa: E402  (the browser tests' launch flags)
+
 CORPUS = ROOT / "bench" / "corpus"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 MODELS = {
     "resnet50": CORPUS / "resnet50.onnx",
     "bert_base": CORPUS / "bert_base.onnx",

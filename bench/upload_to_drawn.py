@@ -19,18 +19,9 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app import create_app
+from tests.browser.conftest import CHROMIUM_ARGS
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def largest_models(n: int) -> list[Path]:
