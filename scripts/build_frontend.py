@@ -125,7 +125,7 @@ def build(root: Path = ROOT) -> None:
     dist = static / ".dist-new"  # same depth as dist: the source maps' relative paths hold
     shutil.rmtree(dist, ignore_errors=True)
     _run(
-        [str(esbuild), *(str(js / e) for e in ENTRIES), "--bundle", "--format=esm", "--splitting", "--sourcemap",
+        [str(esbuild), *(str(js / e) for e in ENTRIES), "--bundle", "--format=esm", "--splitting", "--minify", "--sourcemap",
          "--target=es2022", f"--outbase={js}", f"--outdir={dist}", "--log-level=warning"],
         root,
     )  # fmt: skip

@@ -2,7 +2,7 @@
 // in the worker, draws it, and wires the toolbar, the sidebar and the URL hash together.
 // A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
 import * as api from "../lib/api.js";
-import { el, clear } from "../widgets/dom.js";
+import { el, clear, painted } from "../widgets/dom.js";
 import { buildGraphModel } from "../pipeline/graph-model.js";
 import { LayoutClient } from "../pipeline/layout-client.js";
 import { renderDataPanel, renderDataView } from "../panels/data-view.js";
@@ -64,13 +64,6 @@ function toast(message, kind = "error") {
   toastTimer = setTimeout(() => { toastEl.hidden = true; }, kind === "error" ? 8000 : 2500);
 }
 
-// Resolves once the browser has painted what was just drawn (or soon, in a hidden tab
-// where animation frames do not run).
-/** @returns {Promise<void>} */
-const painted = () => new Promise((resolve) => {
-  const timer = setTimeout(resolve, 200);
-  requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(); }));
-});
 
 // ------------------------------------------------------------------ toolbar
 

@@ -4,17 +4,11 @@
 // `show`), plus expand/collapse, expand-all, collapse-all, trace and the view options.
 import { allGroupIds, ancestorsOf, buildHierarchy, overviewExpanded } from "./grouping.js";
 import { GraphView } from "../renderers/renderer.js";
+import { painted } from "../widgets/dom.js";
 import { composeScene, firstViewLevels, layoutScene, planScene } from "./scene.js";
 
 const PROGRESS_AFTER_MS = 400;
 
-// Resolves once the browser has painted what was just drawn (or soon, in a hidden tab
-// where animation frames do not run).
-/** @returns {Promise<void>} */
-const painted = () => new Promise((resolve) => {
-  const timer = setTimeout(resolve, 200);
-  requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(); }));
-});
 
 function progressMessage(text, fraction) {
   const box = document.createElement("div");
@@ -184,18 +178,19 @@ export class GraphController {
     this.scene = scene;
     this.drawnModel = this.model;
     performance.mark("studio:composed");
-    this.view.render(scene);
+    this.view.render(scene, () => {
+      if (home) this.view.home();
+      else if (restore) this.view.setView(restore.x, restore.y, restore.k);
+      else if (before) {
+        const r = this.view.rectOf(anchor);
+        if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
+        if (r && keepInView) this.view.reveal(anchor, { minScale: 0, zoom: 0 });
+      }
+    });
     performance.mark("studio:rendered");
     this.applyMarks();
     this.applySelection();
     this.applyTrace();
-    if (home) this.view.home();
-    else if (restore) this.view.setView(restore.x, restore.y, restore.k);
-    else if (before) {
-      const r = this.view.rectOf(anchor);
-      if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
-      if (r && keepInView) this.view.reveal(anchor, { minScale: 0, zoom: 0 });
-    }
     // for benchmarks: time from asking to drawn; layouts computed / answered from the cache
     this.container.dataset.layoutMs = String(Math.round(performance.now() - started));
     const st = this.client.stats;
@@ -227,14 +222,13 @@ export class GraphController {
     const anchor = this.view.anchorOnScreen();
     const scene = composeScene(plan, results);
     this.scene = scene;
-    this.view.render(scene);
+    this.view.render(scene, () => {
+      const r = anchor && this.view.rectOf(anchor.id);
+      if (r) this.view.anchor(r.x, r.y, anchor.sx, anchor.sy);
+    });
     this.applyMarks();
     this.applySelection();
     this.applyTrace();
-    if (anchor) {
-      const r = this.view.rectOf(anchor.id);
-      if (r) this.view.anchor(r.x, r.y, anchor.sx, anchor.sy);
-    }
     this.container.dataset.complete = "true";
     performance.mark("studio:complete");
     this.emit("scene", scene);

@@ -7,7 +7,7 @@
 //    only where it is readable. Its boxes are listed in a hidden element (.graph-hooks) with the
 //    same data attributes, one element per drawn box, for tests and tools.
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
-import { clear } from "../widgets/dom.js";
+import { clear, painted } from "../widgets/dom.js";
 import { CanvasLayer } from "./canvas-renderer.js";
 import { CATEGORY_ORDER, categoryColor } from "./theme.js";
 import { FONTS, METRICS, READABLE_SCALE, measureText, subgraphsOf } from "../pipeline/graph-model.js";
@@ -16,10 +16,27 @@ import { edgePath } from "./edge-path.js";
 
 export { edgePath };
 
+/** The bounding rectangle of a polyline [[x, y], ...]. */
+function boundsOf(points) {
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (const [x, y] of points) {
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    if (y > y1) y1 = y;
+  }
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
 // Laying out and painting SVG text costs the browser ~0.5 ms a box (bert-base's first view,
 // 1,250 boxes: 0.6 s of layout, text shaping and paint) against ~20 ms for a canvas frame; but
 // SVG boxes are elements a tool can click (the page hooks), the canvas's hooks are not.
 export const SVG_LIMIT = 2500;
+// drawn things put in the page per frame after the window's part (~10-15 ms of the browser's work)
+const REST_SLICE = 250;
 const MIN_SCALE = 0.005;
 const MAX_SCALE = 4;
 const DRAG_THRESHOLD = 4;
@@ -370,8 +387,13 @@ export class GraphView {
     if (this.handlers.onViewChange) this.handlers.onViewChange(this.view);
   }
 
-  /** Draw a scene (scene.js). */
-  render(scene) {
+  /**
+   * Draw a scene (scene.js). `place` sets the view (home, a kept or restored view, an anchor)
+   * once the scene's geometry is known and before anything is drawn: an SVG drawing then puts
+   * what that view shows in the page at once and the rest in the frames after (drawRest).
+   * @param {any} scene @param {(() => void) | null} [place]
+   */
+  render(scene, place = null) {
     this.reset();
     this.scene = scene;
     this.size = { width: scene.width || 0, height: scene.height || 0 };
@@ -381,53 +403,100 @@ export class GraphView {
     for (const item of [...scene.boxes, ...scene.groups, ...scene.frames]) {
       this.centers.set(item.id, item);
     }
+    if (place) place();
     if (this.mode === "svg") this.renderSvg(scene);
     else this.renderCanvas(scene);
     this.applyState();
   }
 
+  /** The part of the drawing the window shows, widened by half a window each way (what a
+   * first pan or a reveal nearby reaches before the rest is in), in drawing coordinates. */
+  windowRect() {
+    const { w, h } = this.viewportSize();
+    const { x, y, k } = this.view;
+    return { x0: (-x - w / 2) / k, y0: (-y - h / 2) / k, x1: (1.5 * w - x) / k, y1: (1.5 * h - y) / k };
+  }
+
   renderSvg(scene) {
-    const frameLayer = svg("g", { class: "frames" });
-    const edgeLayer = svg("g", { class: "edges" });
-    const labelLayer = svg("g", { class: "edge-labels" });
-    const headLayer = svg("g", { class: "frame-heads" });
-    const boxLayer = svg("g", { class: "boxes" });
-    for (const f of scene.frames) {
-      const [body, head] = drawFrame(f);
-      frameLayer.append(body);
-      headLayer.append(head);
-      this.boxEls.set(f.id, body);
-    }
-    for (const edge of scene.edges) {
-      const path = svg("path", {
-        class: "edge", d: edgePath(edge.points), "marker-end": "url(#arrow)", "data-from": edge.from, "data-to": edge.to, "data-tensor": edge.tensor,
-      });
-      path.append(svg("title", {}, edgeTitle(edge)));
-      edgeLayer.append(path);
-      this.edgeEls.push({ edge, el: path });
-      if (edge.label && Number.isFinite(edge.lx)) {
-        labelLayer.append(svg("text", {
-          class: "edge-label", x: edge.lx.toFixed(1), y: (edge.ly + 3.5).toFixed(1), "text-anchor": "middle",
-          "data-tensor": edge.tensor,
-        }, edge.label));
-      }
-    }
-    for (const item of scene.groups) {
-      const g = drawGroupBox(item);
-      g.setAttribute("transform", `translate(${item.x.toFixed(1)},${item.y.toFixed(1)})`);
-      boxLayer.append(g);
-      this.boxEls.set(item.id, g);
-    }
-    for (const item of scene.boxes) {
-      const g = item.kind === "node" ? drawNodeBox(item) : drawIoBox(item);
-      g.setAttribute("transform", `translate(${item.x.toFixed(1)},${item.y.toFixed(1)})`);
-      boxLayer.append(g);
-      this.boxEls.set(item.id, g);
-    }
-    this.viewport.append(frameLayer, edgeLayer, labelLayer, headLayer, boxLayer);
+    const layers = {
+      frames: svg("g", { class: "frames" }),
+      edges: svg("g", { class: "edges" }),
+      labels: svg("g", { class: "edge-labels" }),
+      heads: svg("g", { class: "frame-heads" }),
+      boxes: svg("g", { class: "boxes" }),
+    };
+    this.layers = layers;
+    // Laying out SVG text costs the browser ~50 us an element, on screen or not (a 900-node
+    // Inception's first view: ~0.2 s of layout and paint for the whole drawing, against a
+    // few ms for the window's part): the window's part goes in now, the rest after
+    const win = this.windowRect();
+    const meets = (r) => r.x <= win.x1 && r.x + r.w >= win.x0 && r.y <= win.y1 && r.y + r.h >= win.y0;
+    /** @type {{kind: string, item: any, r: {x: number, y: number, w: number, h: number}}[]} */
+    const later = [];
+    const sort = (kind, item, r) => {
+      if (meets(r)) this.drawItem(kind, item);
+      else later.push({ kind, item, r });
+    };
+    for (const f of scene.frames) sort("frame", f, f);
+    for (const edge of scene.edges) sort("edge", edge, boundsOf(edge.points));
+    for (const item of scene.groups) sort("group", item, item);
+    for (const item of scene.boxes) sort("box", item, item);
+    this.viewport.append(layers.frames, layers.edges, layers.labels, layers.heads, layers.boxes);
     if (!this.svg.isConnected) this.container.append(this.svg);
     this.svg.style.display = "";
     this.canvas.hide();
+    this.container.dataset.drawn = later.length ? "window" : "all";
+    if (later.length) this.drawRest(later);
+  }
+
+  /** One item of an SVG drawing into its layer. */
+  drawItem(kind, item) {
+    const layers = this.layers;
+    if (kind === "frame") {
+      const [body, head] = drawFrame(item);
+      layers.frames.append(body);
+      layers.heads.append(head);
+      this.boxEls.set(item.id, body);
+    } else if (kind === "edge") {
+      const path = svg("path", {
+        class: "edge", d: edgePath(item.points), "marker-end": "url(#arrow)", "data-from": item.from, "data-to": item.to, "data-tensor": item.tensor,
+      });
+      path.append(svg("title", {}, edgeTitle(item)));
+      layers.edges.append(path);
+      this.edgeEls.push({ edge: item, el: path });
+      if (item.label && Number.isFinite(item.lx)) {
+        layers.labels.append(svg("text", {
+          class: "edge-label", x: item.lx.toFixed(1), y: (item.ly + 3.5).toFixed(1), "text-anchor": "middle",
+          "data-tensor": item.tensor,
+        }, item.label));
+      }
+    } else {
+      const g = kind === "group" ? drawGroupBox(item) : item.kind === "node" ? drawNodeBox(item) : drawIoBox(item);
+      g.setAttribute("transform", `translate(${item.x.toFixed(1)},${item.y.toFixed(1)})`);
+      layers.boxes.append(g);
+      this.boxEls.set(item.id, g);
+    }
+  }
+
+  /** The rest of an SVG drawing, a slice per frame once the window's part is painted (the
+   * page answers clicks and pans meanwhile), nearest to where the window is then first; sets
+   * #graph[data-drawn=all] when all of it is in. A newer drawing stops it. */
+  async drawRest(later) {
+    const seq = this.drawSeq;
+    let rest = later;
+    while (rest.length) {
+      await painted();
+      if (seq !== this.drawSeq) return;
+      const win = this.windowRect();
+      const cx = (win.x0 + win.x1) / 2;
+      const cy = (win.y0 + win.y1) / 2;
+      const far = (/** @type {{x: number, y: number, w: number, h: number}} */ r) => Math.hypot(r.x + r.w / 2 - cx, r.y + r.h / 2 - cy);
+      rest.sort((a, b) => far(a.r) - far(b.r));
+      for (const { kind, item } of rest.slice(0, REST_SLICE)) this.drawItem(kind, item);
+      rest = rest.slice(REST_SLICE);
+      this.applyState();
+    }
+    this.container.dataset.drawn = "all";
   }
 
   renderCanvas(scene) {
@@ -463,6 +532,7 @@ export class GraphView {
     if (!this.hooks.isConnected) this.container.append(this.hooks);
     if (!this.svg.isConnected) this.container.append(this.svg);
     this.svg.style.display = "none";
+    this.container.dataset.drawn = "all"; // the canvas draws the window at each frame
     this.canvas.show(scene);
   }
 
@@ -654,6 +724,7 @@ export class GraphView {
 
   /** Remove the drawing. */
   reset() {
+    this.drawSeq = (this.drawSeq || 0) + 1;
     clear(this.viewport);
     clear(this.hooks);
     this.boxEls.clear();

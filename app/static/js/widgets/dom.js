@@ -40,3 +40,20 @@ export function clear(node) {
   while (node.firstChild) node.firstChild.remove();
   return node;
 }
+
+/**
+ * Resolves once the browser has painted what was just drawn: a task queued from an animation
+ * frame runs right after that frame's style, layout and paint (a second frame would add
+ * ~16 ms for nothing). Soon anyway in a hidden tab, where animation frames do not run.
+ * @returns {Promise<void>}
+ */
+export function painted() {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 200);
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => { clearTimeout(timer); resolve(); };
+      channel.port2.postMessage(null);
+    });
+  });
+}
