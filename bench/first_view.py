@@ -185,7 +185,9 @@ def netron_view(browser, path: Path, timeout: float) -> dict | None:
     ctx = browser.new_context(viewport=VIEWPORT)
     try:
         wait_http(f"http://localhost:{port}/")
-        ctx.add_cookies([{"name": "consent", "value": str(int(time.time() * 1000)), "url": f"http://localhost:{port}/"}])
+        ctx.add_cookies(
+            [{"name": "consent", "value": str(int(time.time() * 1000)), "url": f"http://localhost:{port}/"}]
+        )
         ctx.add_init_script(NETRON_DRAWN)
         page = ctx.new_page()
         t0 = time.perf_counter()
