@@ -8,10 +8,11 @@ class StudioError(Exception):
 
     status = 400
 
-    def __init__(self, code: str, message: str, status: int | None = None):
+    def __init__(self, code: str, message: str, status: int | None = None, details: list[str] | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.details = details or []  # further causes, one line each (the page folds them)
         if status is not None:
             self.status = status
 

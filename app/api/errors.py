@@ -1,4 +1,4 @@
-"""Every error leaves the API as {"error": {"code", "message"}}."""
+"""Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,18 @@ from ..errors import StudioError
 from . import bp
 
 
-def error_response(code: str, message: str, status: int):
-    resp = jsonify({"error": {"code": code, "message": message}})
+def error_response(code: str, message: str, status: int, details: list[str] | None = None):
+    body: dict = {"code": code, "message": message}
+    if details:
+        body["details"] = details
+    resp = jsonify({"error": body})
     resp.status_code = status
     return resp
 
 
 @bp.errorhandler(StudioError)
 def _studio_error(exc: StudioError):
-    return error_response(exc.code, exc.message, exc.status)
+    return error_response(exc.code, exc.message, exc.status, exc.details)
 
 
 @bp.errorhandler(HTTPException)

@@ -300,6 +300,17 @@ def post_edits(model_id):
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
     result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model), read_blob=_read_uploaded_blob)
+    if not result.changed:
+        return jsonify(
+            {
+                "revision": base,
+                "changes": [],
+                "unchanged": True,
+                "message": "nothing changed",
+                "validation": result.validation,
+                "summary": summary_of(model_id),
+            }
+        )
     new_rev = s.commit_revision(model_id, base, result.data, revision.external, body["ops"], result.changes)
     return jsonify(
         {

@@ -8,6 +8,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import checker_verdict, parse_model
+from ..onnx_io.causes import causes_of
 from ..onnx_io.light import basic_check, light_copy
 from .registry import REGISTRY
 from .sources import blob_reader
@@ -21,6 +22,7 @@ class EditResult:
     data: bytes
     changes: list[str]
     validation: dict
+    changed: bool = True  # False: the edited model serializes to the base's bytes (a no-op)
 
 
 def apply_edits(base_data: bytes, ops, base_validation: dict, read_blob=None) -> EditResult:
@@ -59,13 +61,20 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     try:
         data = model.SerializeToString()
     except Exception as exc:  # e.g. the 2 GiB protobuf limit
-        raise StudioError("cannot_serialize", f"the edited model can't be serialized: {exc}", 422) from None
+        raise StudioError("cannot_serialize", f"the edit made a model that can't be serialized: {exc}", 422) from None
+    if data == base_data:
+        # saving a value unchanged, renaming to the same name...: no new revision to check or store
+        return EditResult(model, data, [], dict(base_validation), changed=False)
     validation = basic_check(model)
     if base_validation.get("ok") and not validation["ok"]:
-        raise StudioError("invalid_result", f"the edit would make the model invalid: {validation['message']}", 422)
+        causes = causes_of(validation["message"], model)
+        raise StudioError("invalid_result", f"the edit would make the model invalid: {causes.line()}", 422, causes.more)
     if base_validation.get("full", {}).get("ok") and len(data) < 2**31 - 1:
         # the base also passed the full check (strict shape inference): the result must too
         full = checker_verdict(light_copy(model), full=True)
         if not full["ok"]:
-            raise StudioError("invalid_result", f"the edit would break shape/type inference: {full['message']}", 422)
+            causes = causes_of(full["message"], model)
+            raise StudioError(
+                "invalid_result", f"the edit would break shape/type inference: {causes.line()}", 422, causes.more
+            )
     return EditResult(model, data, changes, validation)

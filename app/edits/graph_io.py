@@ -7,8 +7,10 @@ import re
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..views.values import dim_json, shape_json
 from .locate import check_kind, main_graph_value, require
 from .registry import edit_op
+from .shape_hints import hard_coded_hint, refresh_types
 
 MAX_RANK = 64
 _DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
@@ -28,12 +30,22 @@ def _dtype(op: dict, value) -> int:
 
 
 def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape) -> None:
+    """Set `shape`; a dim sent as the model already has it at that index stays exactly as it is
+    (a "?" or "-1" PaddlePaddle writes, its denotation): only the dims that change are checked."""
     check_kind(op, "shape", shape, list)
     if len(shape) > MAX_RANK:
         raise StudioError("bad_value", f"{op['op']}: rank {len(shape)} is more than {MAX_RANK}")
+    old = list(shape_proto.dim)
+    same = lambda d, o: type(d) is type(dim_json(o)) and d == dim_json(o)  # noqa: E731 (True == 1 is not a match)
     dims = []
     for i, d in enumerate(shape):
-        if d is None:
+        # the dim at that index first, else one that moved (a dim removed before it)
+        was = old[i] if i < len(old) and same(d, old[i]) else next((o for o in old if same(d, o)), None)
+        if was is not None:
+            kept = onnx.TensorShapeProto.Dimension()
+            kept.CopyFrom(was)
+            dims.append(kept)
+        elif d is None:
             dims.append(onnx.TensorShapeProto.Dimension())
         elif isinstance(d, int) and not isinstance(d, bool):
             if not 0 <= d < 2**63:
@@ -49,17 +61,22 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape) -> None:
     shape_proto.dim.extend(dims)
 
 
-@edit_op("set_io_shape", required=("name", "shape"), optional=("dtype",))
+@edit_op("set_io_shape", required=("name", "shape"), optional=("dtype", "update_types"))
 def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     """Set the shape (each dim an integer, a symbolic name, or null for unknown; the whole shape
     null for unknown rank) and optionally the element type of a main-graph input or output.
-    Its name, doc_string and other fields stay."""
+    Dims sent as the model has them stay exactly as they are; its name, doc_string and other
+    fields stay. `update_types: true` re-infers the main graph's value_info and outputs' shapes
+    from it. The answer names nodes whose constant inputs still hard-code a value it changed."""
     name = require(op, "name")
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
     if not hits:
         raise NotFound("unknown_io", f"set_io_shape: the graph has no input or output named {name!r}")
     elem = _dtype(op, op["dtype"]) if op.get("dtype") is not None else None
     shape = op["shape"]
+    update = op.get("update_types", False)
+    check_kind(op, "update_types", update, bool)
+    before = [shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for v in hits]
     for v in hits:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
             raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
@@ -72,7 +89,12 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
             tt.ClearField("shape")
         else:
             _fill_shape(op, tt.shape, shape)
-    return f"{name!r} is now {onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)} {shape}"
+    said = f"{name!r} is now {onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)} {shape}"
+    if update:
+        said += f"; {refresh_types(model)}"
+    if any(v.name == name for v in model.graph.input) and before[0]:
+        said += hard_coded_hint(model, before[0], shape or [])
+    return said
 
 
 def _infer_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:

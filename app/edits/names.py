@@ -12,9 +12,13 @@ from .registry import edit_op
 @edit_op("rename_node", required=("node", "name"))
 def rename_node(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's name. Tensor names and everything else stay."""
-    _, _, node, nid = find_node(model, op.get("node"))
+    ref, idx, node, nid = find_node(model, op.get("node"))
     name = require(op, "name")
     old = node.name
+    # node names are unique within a graph (empty names excepted): a second "conv1" would make
+    # every link, error and history entry naming it ambiguous
+    if name and name != old and any(n.name == name for i, n in enumerate(ref.container.node) if i != idx):
+        raise StudioError("duplicate_name", f"this graph already has a node named {name!r}; choose another name")
     node.name = name
     return f"node {nid} renamed {old!r} -> {name!r}"
 

@@ -35,12 +35,14 @@ def text(b: bytes | str, limit: int = MAX_STRING_CHARS) -> str:
     return s if len(s) <= limit else s[:limit] + "…"
 
 
+def dim_json(d: onnx.TensorShapeProto.Dimension):
+    """A dim as the graph JSON shows it (and the page sends it back): number, name or null."""
+    which = d.WhichOneof("value")
+    return d.dim_value if which == "dim_value" else d.dim_param if which == "dim_param" else None
+
+
 def shape_json(shape: onnx.TensorShapeProto) -> list:
-    out = []
-    for d in shape.dim:
-        which = d.WhichOneof("value")
-        out.append(d.dim_value if which == "dim_value" else d.dim_param if which == "dim_param" else None)
-    return out
+    return [dim_json(d) for d in shape.dim]
 
 
 def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:

@@ -83,7 +83,7 @@ export async function runForm(form, errorBox, action) {
     return true;
   } catch (err) {
     if (errorBox.isConnected) {
-      showError(errorBox, plainMessage(err.message || String(err)));
+      showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
       errorBox.scrollIntoView({ block: "nearest" });
     }
     return false;

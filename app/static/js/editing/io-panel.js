@@ -5,11 +5,12 @@ import { el } from "../widgets/dom.js";
 import { button, checkbox, dimText, dtypeSelect, editForm, field, parseDim, parseDims, submit, textInput } from "./edit-forms.js";
 import { section } from "../widgets/ui.js";
 
-/** One dim's field. */
-function dimCell(index, value, onRemove) {
-  const input = textInput(`dim-${index}`, dimText(value), {
+/** One dim's field; `orig` is the dim as the model has it (kept when its text is not changed). */
+function dimCell(index, text, orig, onRemove) {
+  const input = textInput(`dim-${index}`, text, {
     class: "mono ed-dim-input", placeholder: "?", "aria-label": `Dimension ${index}`, title: "A number, a name (dynamic), or empty (unknown)",
   });
+  if (orig !== undefined) input.dataset.orig = JSON.stringify(orig);
   return el("div", { class: "ed-dim", "data-dim": index },
     el("span", { class: "ed-dim-index" }, String(index)), input,
     el("button", { type: "button", class: "linklike ed-dim-remove", title: `Remove dimension ${index}`, "aria-label": `Remove dimension ${index}`, onclick: onRemove }, "×"));
@@ -17,18 +18,27 @@ function dimCell(index, value, onRemove) {
 
 /**
  * A shape editor: one field per dim, add/remove dims, "unknown rank". Returns {root, read()}
- * where read() gives the shape for the server (a list, or null for unknown rank).
+ * where read() gives the shape for the server (a list, or null for unknown rank). A dim whose
+ * field was not changed is sent as the model has it (a "?" name or a -1 stays what it is).
  */
 export function shapeEditor(shape) {
   const dims = el("div", { class: "ed-dims" });
   const unknown = checkbox("unknown_rank", "Unknown rank", shape === null || shape === undefined, "no shape at all");
-  const values = () => [...dims.querySelectorAll(".ed-dim-input")].map((i) => i.value);
+  /** @returns {{text: string, orig?: string}[]} */
+  const cells = () => [...dims.querySelectorAll(".ed-dim-input")].map((i) => {
+    const input = /** @type {HTMLInputElement} */ (i);
+    return { text: input.value, orig: input.dataset.orig };
+  });
   const draw = (list) => {
-    dims.replaceChildren(...list.map((v, i) => dimCell(i, v, () => { const cur = values(); cur.splice(i, 1); draw(cur.map(parseDim)); })));
+    dims.replaceChildren(...list.map((c, i) => dimCell(i, c.text, c.orig === undefined ? undefined : JSON.parse(c.orig), () => {
+      const cur = cells();
+      cur.splice(i, 1);
+      draw(cur);
+    })));
     if (!list.length) dims.append(el("span", { class: "muted ed-scalar" }, "scalar (rank 0)"));
   };
-  draw(shape || []);
-  const add = button("+ dim", { class: "btn btn-small ed-dim-add", title: "Add a dimension at the end", onclick: () => draw([...values().map(parseDim), null]) });
+  draw((shape || []).map((d) => ({ text: dimText(d), orig: JSON.stringify(d) })));
+  const add = button("+ dim", { class: "btn btn-small ed-dim-add", title: "Add a dimension at the end", onclick: () => draw([...cells(), { text: "" }]) });
   const sync = () => {
     const off = unknown.querySelector("input").checked;
     dims.classList.toggle("disabled", off);
@@ -37,9 +47,16 @@ export function shapeEditor(shape) {
   unknown.querySelector("input").addEventListener("change", sync);
   sync();
   const root = el("div", { class: "ed-shape" }, dims, el("div", { class: "ed-row ed-shape-controls" }, add, unknown));
+  const value = (c) => {
+    if (c.orig !== undefined) {
+      const orig = JSON.parse(c.orig);
+      if (c.text.trim() === dimText(orig)) return orig;
+    }
+    return parseDim(c.text);
+  };
   return {
     root,
-    read: () => (unknown.querySelector("input").checked ? null : values().map(parseDim)),
+    read: () => (unknown.querySelector("input").checked ? null : cells().map(value)),
   };
 }
 
@@ -47,13 +64,19 @@ export function shapeEditor(shape) {
 function typeForm(name, value, ctx) {
   const dtype = dtypeSelect(value.dtype || "FLOAT", { "aria-label": "Element type" });
   const shape = shapeEditor(value.shape);
+  const retype = checkbox("update_types", "Re-infer value_info and output shapes", false,
+    "after the change, shape inference updates the shapes the graph's value_info and outputs state");
   const { form } = editForm("ed-io-type", [
     field("Element type", dtype),
     el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Shape"), shape.root,
       el("div", { class: "ed-hint muted" }, "Each dim: a number, a name such as ", el("code", {}, "batch"), " (dynamic), or empty (unknown).")),
+    retype,
     el("div", { class: "ed-actions" }, submit("Save type and shape")),
   ], async () => {
-    await ctx.actions.edit([{ op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value }]);
+    const op = { op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value };
+    if (retype.querySelector("input").checked) op.update_types = true;
+    // the answer names the nodes that still hard-code a changed dim (a Reshape to [1, -1])
+    await ctx.actions.edit([op]);
   }, { "data-io-name": name });
   return form;
 }

@@ -4,11 +4,13 @@
 const ROOT = (document.body && document.body.dataset.root) || "";
 
 export class ApiError extends Error {
-  constructor(message, status = 0, code = "") {
+  /** @param {string} message @param {number} [status] @param {string} [code] @param {string[]} [details] further causes */
+  constructor(message, status = 0, code = "", details = []) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -78,17 +80,19 @@ export function toJSON(value) {
 function errorFrom(status, text, statusText) {
   let message = "";
   let code = "";
+  let details = [];
   try {
     const body = JSON.parse(text);
     if (body && body.error) {
       message = body.error.message || "";
       code = body.error.code || "";
+      if (Array.isArray(body.error.details)) details = body.error.details.map(String);
     }
   } catch {
     // not JSON: fall through to the status line
   }
   if (!message) message = `${status} ${statusText || "request failed"}`.trim();
-  return new ApiError(message, status, code);
+  return new ApiError(message, status, code, details);
 }
 
 async function request(method, path, body, signal = undefined) {

@@ -346,6 +346,11 @@ async function applyEdits(ops, { selection } = {}) {
   setBusy(true);
   try {
     const result = await withWaitStatus(waitPill, "Saving…", () => api.postEdits(state.modelId, state.summary.revision, ops));
+    if (result && result.unchanged) {
+      // the same value saved again: no new revision, nothing to redraw
+      toast("Nothing changed: the model already says that.", "info");
+      return result;
+    }
     await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");

@@ -57,9 +57,24 @@ export function fieldError() {
   return el("div", { class: "field-error", role: "alert", hidden: true });
 }
 
-export function showError(box, message) {
+/** An error in `box`: its first cause in one line, further causes folded under "N more". */
+export function showError(box, message, details = []) {
   box.textContent = message;
   box.hidden = !message;
+  if (message && details.length) {
+    const more = document.createElement("details");
+    more.className = "error-more";
+    const summary = document.createElement("summary");
+    summary.textContent = `${details.length} more`;
+    const list = document.createElement("ul");
+    for (const d of details) {
+      const item = document.createElement("li");
+      item.textContent = d;
+      list.append(item);
+    }
+    more.append(summary, list);
+    box.append(more);
+  }
 }
 
 /** Run an async action from a form: disable its controls, show the error inline on failure. */

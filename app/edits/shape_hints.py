@@ -1,0 +1,86 @@
+"""After an input's dims change: re-inferring value_info and outputs, and finding the nodes whose
+constant inputs still hard-code an old dim (a Reshape to [1, -1] after the batch went dynamic)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import numpy_helper
+
+from ..errors import StudioError
+
+# ops whose shape-like input (index) holds dims as constant values
+_SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Resize": 3}
+_MAX_CONSTANT = 64  # elements: a shape, never a weight
+
+
+def refresh_types(model: onnx.ModelProto) -> str:
+    """Re-infer the main graph's value_info and its outputs' shapes from its inputs (what they
+    said before may hold the old dims): stale entries inference can't type are dropped."""
+    g = model.graph
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    del probe.graph.value_info[:]
+    for o in probe.graph.output:
+        if o.type.HasField("tensor_type"):
+            o.type.tensor_type.ClearField("shape")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(probe, check_type=False, strict_mode=False, data_prop=True)
+    except Exception as exc:
+        raise StudioError("inference_failed", f"set_io_shape: shape inference failed: {exc}", 422) from None
+    found = {v.name: v for v in inferred.graph.value_info}
+    kept = [found[v.name] for v in g.value_info if v.name in found]
+    dropped = len(g.value_info) - len(kept)
+    del g.value_info[:]
+    g.value_info.extend(kept)
+    outs = {o.name: o for o in inferred.graph.output}
+    updated = 0
+    for o in g.output:
+        new = outs.get(o.name)
+        if new is not None and new.type.tensor_type.HasField("shape") and o.type.HasField("tensor_type"):
+            o.type.tensor_type.shape.CopyFrom(new.type.tensor_type.shape)
+            updated += 1
+    return f"value_info re-inferred ({len(kept)} kept, {dropped} dropped), {updated} output shape(s) updated"
+
+
+def _constants(g: onnx.GraphProto) -> dict[str, list[int]]:
+    """Small integer constants of a graph (initializers and Constant nodes) by name."""
+    out: dict[str, list[int]] = {}
+    tensors = [(t.name, t) for t in g.initializer]
+    for n in g.node:
+        if n.op_type == "Constant" and n.output:
+            for a in n.attribute:
+                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+                    tensors.append((n.output[0], a.t))
+    for name, t in tensors:
+        if t.data_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and len(t.dims) <= 1:
+            count = t.dims[0] if t.dims else 1
+            if count <= _MAX_CONSTANT and t.data_location != onnx.TensorProto.EXTERNAL:
+                out[name] = [int(x) for x in numpy_helper.to_array(t).reshape(-1)]
+    return out
+
+
+def hard_coded_hint(model: onnx.ModelProto, before: list, after: list) -> str:
+    """ "; still hard-coded: ..." naming main-graph nodes whose constant shape input holds, at a
+    dim's position, the number that dim had before it was made something else; else ""."""
+    changed = [
+        (i, old)
+        for i, old in enumerate(before)
+        if isinstance(old, int) and old > 0 and (i >= len(after) or after[i] != old)
+    ]
+    if not changed:
+        return ""
+    g = model.graph
+    consts = _constants(g)
+    named = []
+    for n in g.node:
+        k = _SHAPE_INPUTS.get(n.op_type)
+        if k is None or k >= len(n.input) or n.input[k] not in consts:
+            continue
+        values = consts[n.input[k]]
+        if any(i < len(values) and values[i] == old for i, old in changed):
+            named.append(f'"{n.name}" ({n.op_type})' if n.name else f"a {n.op_type}")
+    if not named:
+        return ""
+    more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+    dims = ", ".join(f"dim {i} = {old}" for i, old in changed)
+    return f"; still hard-coded ({dims}) in the constant input of {', '.join(named[:5])}{more}"
