@@ -85,3 +85,28 @@ def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):
     assert list(model.graph.node[0].input) == ["image", "conv1.weight", "conv1.bias"]
     assert [o.name for o in model.graph.output] == ["probs"]
     assert dims(model.graph.output[0]) == ["batch", None]
+
+
+def test_shape_editor_sends_back_the_dims_it_did_not_change(page, server):
+    """PaddlePaddle writes an input as [-1, 3, "?", "?"]: naming the batch keeps -1's neighbours
+    exactly ("?" stays a dim_param, not an unknown dim); a dim removed before a "?" keeps it too."""
+    model = tiny_cnn()
+    shape = model.graph.input[0].type.tensor_type.shape
+    shape.Clear()
+    for d in (-1, 3, "?", "?"):
+        dim = shape.dim.add()
+        if isinstance(d, int):
+            dim.dim_value = d
+        else:
+            dim.dim_param = d
+    del model.graph.value_info[:]
+    summary = upload(page, server, model, "paddle_like.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-fit")
+    page.click("#graph [data-io=input]")
+    form = page.locator("#sidebar #io-edit form")
+    assert [form.locator(f"input[name=dim-{i}]").input_value() for i in range(4)] == ["-1", "3", "?", "?"]
+    form.locator("input[name=dim-0]").fill("batch")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert dims(downloaded(page, server, summary["id"]).graph.input[0]) == ["batch", 3, "?", "?"]
