@@ -26,6 +26,7 @@ def create_app(config: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=8 * 1024**3,
         PREVIEW_MAX_COUNT=10_000,
         INFER_INLINE_NODES=5_000,  # bigger graphs get inferred types from GET .../types
+        ALLOWED_HOSTS=[],  # answered besides loopback names (web/guard.py)
     )
     if config:
         app.config.update(config)
@@ -39,4 +40,10 @@ def create_app(config: dict | None = None) -> Flask:
 
     app.register_blueprint(api_bp)
     app.register_blueprint(web_bp)
+
+    from .api.errors import install_api_not_found
+    from .web.guard import install
+
+    install(app)
+    install_api_not_found(app)
     return app

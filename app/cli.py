@@ -86,8 +86,18 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--host", default="127.0.0.1")
         p.add_argument("--port", type=int, default=8080)
         p.add_argument("--data-dir", type=Path, default=default_data_dir())
+        p.add_argument(
+            "--allowed-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="a host name the server answers besides localhost/127.0.0.1 (repeatable; '*' for any)",
+        )
         args = p.parse_args(argv[1:])
-        _serve(create_app({"DATA_DIR": str(args.data_dir)}), args.host, args.port)
+        hosts = list(args.allowed_host)
+        if args.host not in ("0.0.0.0", "::", ""):
+            hosts.append(args.host)  # the address it listens on is a name it answers
+        _serve(create_app({"DATA_DIR": str(args.data_dir), "ALLOWED_HOSTS": hosts}), args.host, args.port)
         return 0
     p = argparse.ArgumentParser(
         prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help)."

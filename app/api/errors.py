@@ -30,3 +30,17 @@ def _http_error(exc: HTTPException):
     if exc.code == 413:
         message = "the upload is larger than this server accepts"
     return error_response(code, message, exc.code or 500)
+
+
+def install_api_not_found(app) -> None:
+    """An unknown /api/... path (or a method it doesn't take) answers JSON like the rest of the
+    API, not the HTML page a browser gets."""
+    from flask import request
+
+    def handler(exc: HTTPException):
+        if request.path.startswith("/api/"):
+            return _http_error(exc)
+        return exc
+
+    app.register_error_handler(404, handler)
+    app.register_error_handler(405, handler)

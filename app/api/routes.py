@@ -41,6 +41,7 @@ from .documents import (
     verdict_if_cheap,
     warm_up,
 )
+from .file_names import file_name
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -222,11 +223,16 @@ def get_text(model_id):
         text = onnx.printer.to_text(model)
     except Exception as exc:
         raise StudioError("cannot_print", f"onnx.printer can't render this model: {exc}", 422) from None
-    resp = current_app.response_class(text, mimetype="text/plain; charset=utf-8")
     if request.args.get("download"):
-        stem = record.name[:-5] if record.name.endswith(".onnx") else record.name
-        resp.headers["Content-Disposition"] = f'attachment; filename="{stem}.r{revision.rev}.onnxtxt"'
-    return resp
+        base = file_name(record.name)
+        stem = base[:-5] if base.endswith(".onnx") else base
+        return send_file(
+            io.BytesIO(text.encode("utf-8")),
+            mimetype="text/plain; charset=utf-8",
+            as_attachment=True,
+            download_name=f"{stem}.r{revision.rev}.onnxtxt",
+        )
+    return current_app.response_class(text, mimetype="text/plain; charset=utf-8")
 
 
 def _int_arg(name: str, default: int) -> int:
@@ -274,7 +280,7 @@ def get_npy(model_id, ref):
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
     buf.seek(0)
-    safe = re.sub(r"[^\w.\-]+", "_", ref.lstrip("@"))[:100] or "tensor"
+    safe = re.sub(r"[^\w.\-]+", "_", ref.lstrip("@"))[:100] or "tensor"  # stricter than file_name: a tensor
     resp = send_file(buf, mimetype="application/octet-stream", as_attachment=True, download_name=f"{safe}.npy")
     resp.headers.update(resp_headers)
     return resp
@@ -392,8 +398,9 @@ def download(model_id):
     s = store()
     record = s.model(model_id)
     revision = s.revision(model_id, revision_number(request.args.get("revision")))
-    stem = record.name[:-5] if record.name.endswith(".onnx") else record.name
-    name = record.name if revision.rev == 0 else f"{stem}.r{revision.rev}.onnx"
+    base = file_name(record.name)
+    stem = base[:-5] if base.endswith(".onnx") else base
+    name = base if revision.rev == 0 else f"{stem}.r{revision.rev}.onnx"
     layout = request.args.get("layout", "as_stored")
     if layout not in ("as_stored", "embedded", "external"):
         raise StudioError(

@@ -62,12 +62,15 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    """A page in a fresh context; fails the test on any uncaught JavaScript error."""
+    """A page in a fresh context; fails the test on any uncaught JavaScript error or anything
+    the page's Content-Security-Policy refuses."""
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     context.set_default_timeout(20_000)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # what the Content-Security-Policy refuses (an inline style, a script) fails the test too
+    pg.on("console", lambda msg: errors.append(msg.text) if "Content Security Policy" in msg.text else None)
     pg.js_errors = errors
     try:
         yield pg

@@ -48,7 +48,13 @@ export function renderGroupPanel(root, view, id, ctx) {
   const cats = Object.entries(g.cats).sort((a, b) => b[1] - a[1]);
   const total = g.nodeCount || 1;
   root.append(section("Operator kinds",
-    el("div", { class: "cat-bar" }, cats.map(([c, n]) => el("span", { style: `width:${(100 * n) / total}%;background:${categoryColor(c)}`, title: `${CATEGORY_NAMES[c] || c}: ${n}` }))),
+    el("div", { class: "cat-bar" }, cats.map(([c, n]) => {
+      // through the style object: a style="" attribute is refused by the page's CSP
+      const bar = el("span", { title: `${CATEGORY_NAMES[c] || c}: ${n}` });
+      bar.style.width = `${(100 * n) / total}%`;
+      bar.style.background = categoryColor(c);
+      return bar;
+    })),
     el("ul", { class: "op-counts" }, Object.entries(g.ops).sort((a, b) => b[1] - a[1]).slice(0, 16).map(([op, n]) => el("li", {}, el("span", { class: "mono" }, op), el("span", { class: "muted" }, ` ×${n}`))))));
 
   // tensors crossing the border
