@@ -41,9 +41,10 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(api_bp)
     app.register_blueprint(web_bp)
 
-    from .api.errors import install_api_not_found
+    from .api.errors import install_api_not_found, install_readable_retry
     from .web.guard import install
 
     install(app)
     install_api_not_found(app)
+    install_readable_retry(app)
     return app

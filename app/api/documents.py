@@ -10,13 +10,16 @@ from collections import OrderedDict
 from concurrent.futures import Future
 
 import onnx
+import orjson
 from flask import current_app
+from google.protobuf.message import Message
 
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import ExternalFiles
 from ..onnx_io.inference import inferred_model
 from ..onnx_io.load import parse_model_file
+from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.validate import full_validation
 from ..store import Store
 
@@ -70,6 +73,44 @@ class _LRU:
 _models = _LRU(4)  # digest -> parsed ModelProto (read-only: edits parse their own copy)
 _verdicts = _LRU(256)  # digest -> validation state
 _inferred = _LRU(4)  # digest -> model with inferred value_info (or None)
+
+
+def make_readable() -> bool:
+    """Decode the invalid UTF-8 string fields of every model the views hold (text_fields.py);
+    True when any was found. Walking every model at load would cost ~8 µs a node on every big
+    model; only the rare model with such bytes pays, once, when a view trips over them."""
+    fixed = 0
+    for cache in (_models, _inferred):
+        with cache.lock:
+            held = list(cache.items.values())
+        fixed += sum(readable_strings(m) for m in held if isinstance(m, Message))
+    return fixed > 0
+
+
+def is_bytes_error(exc: BaseException) -> bool:
+    """What upb's bytes-for-invalid-UTF-8 strings raise in the views: str/bytes mix-ups in
+    Python, and JSON encoders refusing bytes."""
+    return isinstance(exc, UnicodeError) or (isinstance(exc, TypeError) and "bytes" in str(exc))
+
+
+def _json_ready(value):
+    """`value`, after checking it holds no bytes (which a JSON answer would trip over later)."""
+    try:
+        orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError as exc:
+        if is_bytes_error(exc):
+            raise
+    return value
+
+
+def readable_retry(make):
+    """make() (a JSON-ready value), once more after make_readable() when it failed on such bytes."""
+    try:
+        return _json_ready(make())
+    except (TypeError, UnicodeError) as exc:
+        if not is_bytes_error(exc) or not make_readable():
+            raise
+        return make()
 
 
 def store() -> Store:

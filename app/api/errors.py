@@ -44,3 +44,26 @@ def install_api_not_found(app) -> None:
 
     app.register_error_handler(404, handler)
     app.register_error_handler(405, handler)
+
+
+def install_readable_retry(app) -> None:
+    """A GET whose view tripped over a model's invalid UTF-8 strings (upb's bytes) runs again
+    once the models the views hold are decoded with replacement characters (documents.py)."""
+    from flask import current_app, g, request
+
+    from .documents import is_bytes_error, make_readable
+
+    def handler(exc: Exception):
+        if (
+            request.method not in ("GET", "HEAD")
+            or g.get("readable_retry")
+            or not is_bytes_error(exc)
+            or not make_readable()
+        ):
+            raise exc
+        g.readable_retry = True
+        view = current_app.view_functions[request.endpoint or ""]
+        return current_app.make_response(current_app.ensure_sync(view)(**(request.view_args or {})))
+
+    app.register_error_handler(TypeError, handler)
+    app.register_error_handler(UnicodeError, handler)

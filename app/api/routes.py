@@ -34,6 +34,7 @@ from .documents import (
     inferred,
     load,
     load_data_file,
+    readable_retry,
     revision_number,
     search_index,
     store,
@@ -48,6 +49,10 @@ _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
 def summary_of(model_id: str) -> dict:
     """GET /api/models/<id>: what the model page shows first (the page embeds it for small models)."""
+    return readable_retry(lambda: _summary_of(model_id))
+
+
+def _summary_of(model_id: str) -> dict:
     if store().model(model_id).kind != "model":
         return _data_summary(model_id)
     record, revision, model = load(model_id)
