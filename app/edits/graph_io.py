@@ -2,63 +2,41 @@
 
 from __future__ import annotations
 
-import re
-
 import onnx
 
 from ..errors import NotFound, StudioError
-from .locate import check_kind, main_graph_value, require
+from .field_types import DTYPE, NAME, NULL, SHAPE
+from .jsontypes import optional, required
+from .locate import main_graph_value
 from .registry import edit_op
 
-MAX_RANK = 64
-_DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
 
-
-def _dtype(op: dict, value) -> int:
-    check_kind(op, "dtype", value, str)
-    try:
-        elem = onnx.TensorProto.DataType.Value(value)
-    except ValueError:
-        raise StudioError(
-            "bad_value", f"{op['op']}: {value!r} is not a tensor element type (e.g. FLOAT, INT64, FLOAT16)"
-        ) from None
-    if elem == onnx.TensorProto.UNDEFINED:
-        raise StudioError("bad_value", f"{op['op']}: dtype UNDEFINED is not allowed")
-    return elem
-
-
-def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape) -> None:
-    check_kind(op, "shape", shape, list)
-    if len(shape) > MAX_RANK:
-        raise StudioError("bad_value", f"{op['op']}: rank {len(shape)} is more than {MAX_RANK}")
-    dims = []
-    for i, d in enumerate(shape):
-        if d is None:
-            dims.append(onnx.TensorShapeProto.Dimension())
-        elif isinstance(d, int) and not isinstance(d, bool):
-            if not 0 <= d < 2**63:
-                raise StudioError("bad_value", f"{op['op']}: dim {i} must be a non-negative 64-bit integer, got {d}")
-            dims.append(onnx.TensorShapeProto.Dimension(dim_value=d))
-        elif isinstance(d, str) and _DIM_PARAM.match(d):
-            dims.append(onnx.TensorShapeProto.Dimension(dim_param=d))
-        else:
-            raise StudioError(
-                "bad_value", f'{op["op"]}: dim {i} must be a number, a symbolic name like "batch", or null; got {d!r}'
-            )
+def _fill_shape(shape_proto: onnx.TensorShapeProto, shape: list) -> None:
+    """Dims as the contract's SHAPE type has them: an int, a symbolic name, or null for unknown."""
     shape_proto.Clear()
-    shape_proto.dim.extend(dims)
+    for d in shape:
+        dim = shape_proto.dim.add()
+        if isinstance(d, int):
+            dim.dim_value = d
+        elif d is not None:
+            dim.dim_param = d
 
 
-@edit_op("set_io_shape", required=("name", "shape"), optional=("dtype",))
+@edit_op(
+    "set_io_shape",
+    required("name", NAME, "a main-graph input or output"),
+    required("shape", SHAPE, "the new shape; null for unknown rank"),
+    optional("dtype", DTYPE | NULL, "the new element type (null: keep it)"),
+)
 def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     """Set the shape (each dim an integer, a symbolic name, or null for unknown; the whole shape
     null for unknown rank) and optionally the element type of a main-graph input or output.
     Its name, doc_string and other fields stay."""
-    name = require(op, "name")
+    name = op["name"]
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
     if not hits:
         raise NotFound("unknown_io", f"set_io_shape: the graph has no input or output named {name!r}")
-    elem = _dtype(op, op["dtype"]) if op.get("dtype") is not None else None
+    elem = onnx.TensorProto.DataType.Value(op["dtype"]) if op.get("dtype") is not None else None
     shape = op["shape"]
     for v in hits:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
@@ -71,7 +49,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
         if shape is None:
             tt.ClearField("shape")
         else:
-            _fill_shape(op, tt.shape, shape)
+            _fill_shape(tt.shape, shape)
     return f"{name!r} is now {onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)} {shape}"
 
 
@@ -93,11 +71,16 @@ def _infer_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:
     return None
 
 
-@edit_op("add_output", required=("tensor",), optional=("dtype", "shape"))
+@edit_op(
+    "add_output",
+    required("tensor", NAME, "the tensor to output"),
+    optional("dtype", DTYPE | NULL, "its element type, when it can't be inferred (null: infer it)"),
+    optional("shape", SHAPE, "its shape, with dtype (null or absent: unknown rank)"),
+)
 def add_output(model: onnx.ModelProto, op: dict) -> str:
     """Make an intermediate tensor a graph output. Its type comes from value_info or shape
     inference, or from `dtype`/`shape` when those can't tell."""
-    tensor = require(op, "tensor")
+    tensor = op["tensor"]
     g = model.graph
     if any(v.name == tensor for v in g.output):
         raise StudioError("already_output", f"add_output: {tensor!r} is already a graph output")
@@ -106,15 +89,15 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
         or any(v.name == tensor for v in g.input)
         or any(t.name == tensor for t in g.initializer)
     )
-    if not tensor or not produced:
+    if not produced:
         raise NotFound(
             "unknown_tensor", f"add_output: no node, input or initializer of the main graph produces {tensor!r}"
         )
     vi = onnx.ValueInfoProto(name=tensor)
     if op.get("dtype") is not None:
-        vi.type.tensor_type.elem_type = _dtype(op, op["dtype"])
+        vi.type.tensor_type.elem_type = onnx.TensorProto.DataType.Value(op["dtype"])
         if op.get("shape") is not None:
-            _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
+            _fill_shape(vi.type.tensor_type.shape, op["shape"])
     else:
         tp = _infer_type(model, tensor)
         if tp is None:
@@ -128,10 +111,10 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
     return f"added graph output {tensor!r}"
 
 
-@edit_op("remove_output", required=("name",))
+@edit_op("remove_output", required("name", NAME, "the graph output"))
 def remove_output(model: onnx.ModelProto, op: dict) -> str:
     """Remove a graph output (the tensor and its producer stay). The last output can't go."""
-    name = require(op, "name")
+    name = op["name"]
     field, i = main_graph_value(model, name, "output")
     if len(field) == 1:
         raise StudioError("last_output", f"remove_output: {name!r} is the graph's only output; a model needs one")
@@ -139,31 +122,36 @@ def remove_output(model: onnx.ModelProto, op: dict) -> str:
     return f"removed graph output {name!r}"
 
 
-@edit_op("add_input", required=("name", "dtype", "shape"))
+@edit_op(
+    "add_input",
+    required("name", NAME, "a new name, or an initializer's"),
+    required("dtype", DTYPE, "its element type"),
+    required("shape", SHAPE, "its shape; null for unknown rank"),
+)
 def add_input(model: onnx.ModelProto, op: dict) -> str:
     """Add a graph input: a new name, or an existing initializer's name (which then becomes an
     input the caller may override)."""
-    name = require(op, "name")
+    name = op["name"]
     g = model.graph
-    if not name or any(v.name == name for v in g.input):
-        raise StudioError("name_taken", f"add_input: {name!r} is empty or already a graph input")
+    if any(v.name == name for v in g.input):
+        raise StudioError("name_taken", f"add_input: {name!r} is already a graph input")
     if any(name in n.output for n in g.node):
         raise StudioError("name_taken", f"add_input: {name!r} is computed by a node; it can't also be an input")
     vi = onnx.ValueInfoProto(name=name)
-    vi.type.tensor_type.elem_type = _dtype(op, op["dtype"])
+    vi.type.tensor_type.elem_type = onnx.TensorProto.DataType.Value(op["dtype"])
     if op["shape"] is not None:
-        _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
+        _fill_shape(vi.type.tensor_type.shape, op["shape"])
     g.input.append(vi)
     return f"added graph input {name!r}"
 
 
-@edit_op("remove_input", required=("name",))
+@edit_op("remove_input", required("name", NAME, "the graph input"))
 def remove_input(model: onnx.ModelProto, op: dict) -> str:
     """Remove a graph input. Only when nothing reads it, or when an initializer of that name keeps
     supplying the value."""
     from .whole_model import names_read
 
-    name = require(op, "name")
+    name = op["name"]
     field, i = main_graph_value(model, name, "input")
     g = model.graph
     backed = any(t.name == name for t in g.initializer)
