@@ -17,6 +17,12 @@ class OrjsonProvider(DefaultJSONProvider):
         except TypeError:  # a type orjson doesn't know (or an int past 64 bits): the stdlib path
             return super().dumps(obj, **kwargs)
 
+    def loads(self, s, **kwargs):
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:  # nested deeper than the parser's stack: bad input (a 400), not a crash
+            raise ValueError("the JSON nests too deeply") from None
+
     def response(self, *args, **kwargs):
         obj = self._prepare_response_obj(args, kwargs)
         try:

@@ -280,9 +280,10 @@ def test_openapi_documents_the_core(client):
         "/api/models/{id}/download",
     ]:
         assert path in doc["paths"]
+    schemas = doc["components"]["schemas"]
     ops = {
-        o["properties"]["op"]["const"]
-        for o in doc["components"]["schemas"]["EditBatch"]["properties"]["ops"]["items"]["oneOf"]
+        schemas[o["$ref"].rsplit("/", 1)[1]]["properties"]["op"]["const"]
+        for o in schemas["EditBatch"]["properties"]["ops"]["items"]["oneOf"]
     }
     assert {
         "set_metadata",

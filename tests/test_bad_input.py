@@ -142,7 +142,11 @@ BAD_EDITS = {
         400,
         "unexpected field",
     ),
-    "missing_field": ({"base": 0, "ops": [{"op": "set_metadata", "key": "a"}]}, 400, "'value' is required"),
+    "missing_field": (
+        {"base": 0, "ops": [{"op": "set_metadata", "key": "a"}]},
+        400,
+        'op #1 (set_metadata): field "value" is required',
+    ),
     "negative_dim": ({"base": 0, "ops": [{"op": "set_io_shape", "name": "x", "shape": [-1, 2]}]}, 400, "non-negative"),
     "rename_onto_existing": (
         {"base": 0, "ops": [{"op": "rename_tensor", "from": "h", "to": "y"}]},
@@ -163,7 +167,7 @@ BAD_EDITS = {
     "bad_model_field": (
         {"base": 0, "ops": [{"op": "set_model_field", "field": "ir_version", "value": 3}]},
         400,
-        "not an editable model field",
+        'op #1 (set_model_field): field "field" must be one of',
     ),
     "second_op_fails": (
         {

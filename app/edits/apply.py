@@ -10,10 +10,8 @@ from ..errors import StudioError
 from ..onnx_io import checker_verdict, parse_model
 from ..onnx_io.causes import causes_of
 from ..onnx_io.light import basic_check, light_copy
-from .registry import REGISTRY
+from .contract import check_batch
 from .sources import blob_reader
-
-MAX_OPS = 1000
 
 
 @dataclass
@@ -34,28 +32,15 @@ def apply_edits(base_data: bytes, ops, base_validation: dict, read_blob=None) ->
 
 
 def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
-    if not isinstance(ops, list) or not ops:
-        raise StudioError("bad_request", "ops must be a non-empty list of edit ops")
-    if len(ops) > MAX_OPS:
-        raise StudioError("bad_request", f"a batch holds at most {MAX_OPS} ops")
+    checked = check_batch(ops)  # the whole batch, before the model is even parsed
     model = parse_model(base_data)
     changes = []
-    for k, op in enumerate(ops):
-        if not isinstance(op, dict) or not isinstance(op.get("op"), str):
-            raise StudioError("bad_op", f'op #{k + 1}: each op must be an object with an "op" name')
-        entry = REGISTRY.get(op["op"])
-        if entry is None:
-            raise StudioError(
-                "unknown_op", f"op #{k + 1}: unknown op {op['op']!r} (known: {', '.join(sorted(REGISTRY))})"
-            )
-        unknown = set(op) - {"op"} - set(entry.required) - set(entry.optional)
-        if unknown:
-            raise StudioError("bad_op", f"op #{k + 1} ({op['op']}): unexpected field(s) {', '.join(sorted(unknown))}")
+    for k, (entry, op) in enumerate(checked):
         try:
             changes.append(entry.fn(model, op))
         except StudioError as exc:
-            detail = exc.message.removeprefix(f"{op['op']}: ")
-            exc.message = f"op #{k + 1} ({op['op']}): {detail}"
+            detail = exc.message.removeprefix(f"{entry.name}: ")
+            exc.message = f"op #{k + 1} ({entry.name}): {detail}"
             exc.args = (exc.message,)
             raise
     try:

@@ -9,6 +9,8 @@ from .sources import SPECIAL_FLOATS as _SPECIAL
 from .sources import tensor_from_source
 
 INT64 = (-(2**63), 2**63 - 1)
+# the attribute types a JSON value can set (set_attribute_value below handles each)
+SETTABLE_TYPES = ("FLOAT", "INT", "STRING", "TENSOR", "FLOATS", "INTS", "STRINGS", "TENSORS")
 
 
 def _float(v, what: str) -> float:

@@ -6,8 +6,10 @@ import onnx
 from onnx import AttributeProto
 
 from ..errors import StudioError
-from .attr_values import set_attribute_value
-from .locate import find_node, require
+from .attr_values import SETTABLE_TYPES, set_attribute_value
+from .field_types import ATTRIBUTE_VALUE, NAME, NODE
+from .jsontypes import Enum, optional, required
+from .locate import find_node
 from .registry import edit_op
 
 
@@ -29,16 +31,23 @@ def schema_for(model: onnx.ModelProto, container, node: onnx.NodeProto):
         return None
 
 
-@edit_op("set_attribute", required=("node", "name", "value"), optional=("type",))
+@edit_op(
+    "set_attribute",
+    required("node", NODE, "the node"),
+    required("name", NAME, "the attribute's name"),
+    required("value", ATTRIBUTE_VALUE, "the new value"),
+    optional(
+        "type",
+        Enum(SETTABLE_TYPES),
+        "the attribute type of a new attribute of an operator without a schema (an existing one must match)",
+    ),
+)
 def set_attribute(model: onnx.ModelProto, op: dict) -> str:
     """Set a node attribute's value. An existing attribute keeps its type (a value of another type
     is refused). A new attribute takes its type from the operator schema, or from `type`
     (an AttributeProto type name) for operators without one. Graph attributes can't be set."""
-    ref, _, node, nid = find_node(model, op.get("node"))
-    name = require(op, "name")
-    if not name:
-        raise StudioError("bad_field", "set_attribute: name must not be empty")
-    value = op.get("value")
+    ref, _, node, nid = find_node(model, op["node"])
+    name, value = op["name"], op["value"]
     existing = [a for a in node.attribute if a.name == name]
     what = f"attribute {name!r} of {node.op_type} node {nid}"
     if existing:
@@ -80,17 +89,14 @@ def _new_attribute_type(model, container, node, name, type_name, what) -> int:
         raise StudioError("unknown_attribute", f"{node.op_type} has no attribute {name!r} (its attributes: {known})")
     if type_name is None:
         raise StudioError("missing_field", f'{what} is new and {node.op_type} has no schema here: give its "type"')
-    try:
-        return AttributeProto.AttributeType.Value(type_name)
-    except ValueError:
-        raise StudioError("bad_field", f"set_attribute: {type_name!r} is not an attribute type") from None
+    return AttributeProto.AttributeType.Value(type_name)  # one of SETTABLE_TYPES: the contract checked it
 
 
-@edit_op("delete_attribute", required=("node", "name"))
+@edit_op("delete_attribute", required("node", NODE, "the node"), required("name", NAME, "the attribute's name"))
 def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
     """Remove one attribute from a node (the operator's default then applies)."""
-    _, _, node, nid = find_node(model, op.get("node"))
-    name = require(op, "name")
+    _, _, node, nid = find_node(model, op["node"])
+    name = op["name"]
     for i, a in enumerate(node.attribute):
         if a.name == name:
             del node.attribute[i]

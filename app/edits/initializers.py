@@ -6,7 +6,8 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import resolve_graph
-from .locate import check_kind, require
+from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, TENSOR_VALUE
+from .jsontypes import optional, required
 from .registry import edit_op
 from .sources import tensor_from_source
 
@@ -18,10 +19,11 @@ def _find(g: onnx.GraphProto, name: str) -> int:
     raise NotFound("unknown_initializer", f"no initializer named {name!r} in that graph")
 
 
+_GRAPH = optional("graph", GRAPH_PATH, "the graph holding it", default="")
+
+
 def _graph(model: onnx.ModelProto, op: dict) -> onnx.GraphProto:
-    path = op.get("graph", "")
-    check_kind(op, "graph", path, str)
-    g = resolve_graph(model, path).container
+    g = resolve_graph(model, op["graph"]).container
     if isinstance(g, onnx.FunctionProto):
         raise StudioError("bad_value", f"{op['op']}: functions have no initializers")
     return g
@@ -31,17 +33,22 @@ def _dtype_name(t: onnx.TensorProto) -> str:
     return onnx.TensorProto.DataType.Name(t.data_type)
 
 
-@edit_op("set_initializer", required=("name", "value"), optional=("graph", "dtype", "allow_type_change"))
+@edit_op(
+    "set_initializer",
+    required("name", NAME, "the initializer"),
+    required("value", TENSOR_VALUE, "its new value"),
+    _GRAPH,
+    optional("dtype", DTYPE | NULL, "cast an .npy value to this element type"),
+    optional("allow_type_change", BOOLEAN, "let the dtype and shape change", default=False),
+)
 def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     """Replace an initializer's values with `value`: {"npy": <blob digest>} (an uploaded .npy, cast
     to `dtype` if given) or {"dtype", "shape", "values"}. Its dtype and shape must stay unless
     allow_type_change is true. The name, doc_string and metadata stay; external data is inlined."""
-    name = require(op, "name")
+    name = op["name"]
     g = _graph(model, op)
     old = g.initializer[_find(g, name)]
-    dtype = op.get("dtype")
-    allow = op.get("allow_type_change", False)
-    check_kind(op, "allow_type_change", allow, bool)
+    dtype, allow = op.get("dtype"), op["allow_type_change"]
     if dtype is None and not allow and isinstance(op["value"], dict) and "npy" in op["value"]:
         dtype = _dtype_name(old)  # an .npy of float64 for a FLOAT weight is the usual case: cast
     new = tensor_from_source(op["value"], f"initializer {name!r}", name, dtype)
@@ -59,12 +66,16 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}"
 
 
-@edit_op("add_initializer", required=("name", "value"), optional=("graph", "dtype"))
+@edit_op(
+    "add_initializer",
+    required("name", NAME, "a name no value of the graph has"),
+    required("value", TENSOR_VALUE, "its value"),
+    _GRAPH,
+    optional("dtype", DTYPE | NULL, "cast an .npy value to this element type"),
+)
 def add_initializer(model: onnx.ModelProto, op: dict) -> str:
     """Add a new initializer (a constant tensor nodes can read) from JSON values or an .npy blob."""
-    name = require(op, "name")
-    if not name:
-        raise StudioError("bad_field", "add_initializer: name must not be empty")
+    name = op["name"]
     g = _graph(model, op)
     taken = {t.name for t in g.initializer} | {v.name for v in g.input} | {o for n in g.node for o in n.output}
     if name in taken:
@@ -74,12 +85,12 @@ def add_initializer(model: onnx.ModelProto, op: dict) -> str:
     return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})"
 
 
-@edit_op("delete_initializer", required=("name",), optional=("graph",))
+@edit_op("delete_initializer", required("name", NAME, "the initializer"), _GRAPH)
 def delete_initializer(model: onnx.ModelProto, op: dict) -> str:
     """Delete an initializer no node reads (a graph input of the same name goes too)."""
     from .whole_model import names_read
 
-    name = require(op, "name")
+    name = op["name"]
     g = _graph(model, op)
     idx = _find(g, name)
     if name in names_read(g) or any(o.name == name for o in g.output):

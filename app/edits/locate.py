@@ -13,32 +13,6 @@ from ..onnx_io.address import GraphRef, node_id, resolve_node, walk_graphs
 _NODE_ID = re.compile(r"(^|/)n\d+$")
 
 
-_KIND_WORDS = {
-    str: "a string",
-    int: "an integer",
-    float: "a number",
-    bool: "true or false",
-    list: "a list",
-    dict: "an object",
-    type(None): "null",
-}
-
-
-def require(op: dict, field: str, kind: type | tuple[type, ...] = str):
-    """op[field], checked to be of `kind` (bools are not numbers here)."""
-    if field not in op:
-        raise StudioError("missing_field", f"{op.get('op')}: field {field!r} is required")
-    return check_kind(op, field, op[field], kind)
-
-
-def check_kind(op: dict, field: str, value, kind):
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        words = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
-        raise StudioError("bad_field", f"{op.get('op')}: field {field!r} must be {words}")
-    return value
-
-
 def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProto, str]:
     """A node by id ("n3", "n3/body/n0") or by a name that is unique in the model."""
     if not isinstance(key, str) or not key:

@@ -6,7 +6,9 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.address import resolve_graph
-from .locate import check_kind, find_node, require
+from .field_types import NAME, NULL, STRING
+from .jsontypes import Enum, Integer, kind_of, optional, required
+from .locate import find_node
 from .registry import edit_op
 
 MODEL_FIELDS = {"doc_string": str, "producer_name": str, "producer_version": str, "domain": str, "model_version": int}
@@ -16,7 +18,6 @@ def _metadata_owner(model: onnx.ModelProto, target):
     """The message whose metadata_props an op edits, and a word for it."""
     if target is None or target == "model":
         return model, "model"
-    check_kind({"op": "set_metadata"}, "target", target, str)
     if target == "" or target == "graph":
         return model.graph, "main graph"
     try:
@@ -28,14 +29,21 @@ def _metadata_owner(model: onnx.ModelProto, target):
     return ref.container, ("function " if ref.is_function else "graph ") + target
 
 
-@edit_op("set_metadata", required=("key", "value"), optional=("target",))
+@edit_op(
+    "set_metadata",
+    required("key", NAME, "the entry's key"),
+    required("value", STRING | NULL, "its new value; null deletes the entry"),
+    optional(
+        "target",
+        STRING | NULL,
+        'whose metadata: "model" (or null), "graph" (or "") for the main graph, a node id or name, '
+        "or a graph or function path",
+    ),
+)
 def set_metadata(model: onnx.ModelProto, op: dict) -> str:
     """Add, change (value a string) or delete (value null) one metadata_props entry on the model, or
     on the graph, node or function named by `target`. Other entries keep their order."""
-    key = require(op, "key")
-    value = require(op, "value", (str, type(None)))
-    if not key:
-        raise StudioError("bad_field", "set_metadata: key must not be empty")
+    key, value = op["key"], op["value"]
     owner, where = _metadata_owner(model, op.get("target"))
     props = owner.metadata_props
     hits = [i for i, p in enumerate(props) if p.key == key]
@@ -57,18 +65,21 @@ def set_metadata(model: onnx.ModelProto, op: dict) -> str:
     return f"added metadata {key!r} = {value!r} to the {where}"
 
 
-@edit_op("set_model_field", required=("field", "value"))
+@edit_op(
+    "set_model_field",
+    required("field", Enum(tuple(MODEL_FIELDS)), "the model field"),
+    required("value", STRING | Integer(), "its new value: an integer for model_version, else a string"),
+)
 def set_model_field(model: onnx.ModelProto, op: dict) -> str:
     """Set one model field: doc_string, producer_name, producer_version, domain (strings) or
     model_version (an integer)."""
-    field = require(op, "field")
-    if field not in MODEL_FIELDS:
+    field, value = op["field"], op["value"]
+    kind = MODEL_FIELDS[field]
+    if not isinstance(value, kind):  # which of the two the field takes
+        words = "an integer" if kind is int else "a string"
         raise StudioError(
-            "bad_field", f"set_model_field: {field!r} is not an editable model field (one of {', '.join(MODEL_FIELDS)})"
+            "bad_field", f'set_model_field: field "value" must be {words} for {field}, got {kind_of(value)}'
         )
-    value = require(op, "value", MODEL_FIELDS[field])
-    if field == "model_version" and not -(2**63) <= value < 2**63:
-        raise StudioError("bad_value", "set_model_field: model_version must fit in a 64-bit integer")
     old = getattr(model, field)
     setattr(model, field, value)
     return f"{field}: {old!r} -> {value!r}"

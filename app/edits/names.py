@@ -5,15 +5,17 @@ from __future__ import annotations
 import onnx
 
 from ..errors import NotFound, StudioError
-from .locate import find_node, require
+from .field_types import NAME, NODE, STRING
+from .jsontypes import required
+from .locate import find_node
 from .registry import edit_op
 
 
-@edit_op("rename_node", required=("node", "name"))
+@edit_op("rename_node", required("node", NODE, "the node"), required("name", STRING, 'its new name ("" clears it)'))
 def rename_node(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's name. Tensor names and everything else stay."""
-    ref, idx, node, nid = find_node(model, op.get("node"))
-    name = require(op, "name")
+    ref, idx, node, nid = find_node(model, op["node"])
+    name = op["name"]
     old = node.name
     # node names are unique within a graph (empty names excepted): a second "conv1" would make
     # every link, error and history entry naming it ambiguous
@@ -94,14 +96,12 @@ def all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
     return names
 
 
-@edit_op("rename_tensor", required=("from", "to"))
+@edit_op("rename_tensor", required("from", NAME, "the tensor's name"), required("to", NAME, "a name no tensor has yet"))
 def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
     """Rename a tensor (value) of the main graph everywhere it appears: producer, consumers, graph
     inputs/outputs, value_info, initializers, quantization annotations, and subgraphs that read it
     from the outer scope. Refused when the new name is already used anywhere."""
-    old, new = require(op, "from"), require(op, "to")
-    if not old or not new:
-        raise StudioError("bad_field", "rename_tensor: from and to must be non-empty")
+    old, new = op["from"], op["to"]
     if old == new:
         raise StudioError("bad_value", "rename_tensor: from and to are the same name")
     if new in all_names(model.graph):

@@ -5,21 +5,25 @@ from __future__ import annotations
 import onnx
 
 from ..errors import NotFound, StudioError
-from .locate import check_kind, find_node, require
+from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
+from .jsontypes import Array, Map, optional, required
+from .locate import find_node
 from .names import rename_in_graph
 from .registry import edit_op
 
 
-@edit_op("delete_node", required=("node",), optional=("reconnect",))
+@edit_op(
+    "delete_node",
+    required("node", NODE, "the node"),
+    optional("reconnect", BOOLEAN, "wire its first input to the readers of its first output", default=False),
+)
 def delete_node(model: onnx.ModelProto, op: dict) -> str:
     """Delete a node. With reconnect=true its first input takes the place of its first output
     everywhere that output was read (consumers, graph outputs), so a pass-through node such as
     Identity, Dropout or Cast goes away cleanly. Without it, readers of its outputs are left
     dangling and the batch is refused if that breaks a model that passed the checker."""
-    ref, idx, node, nid = find_node(model, op.get("node"))
-    reconnect = op.get("reconnect", False)
-    if not isinstance(reconnect, bool):
-        raise StudioError("bad_field", "delete_node: reconnect must be true or false")
+    ref, idx, node, nid = find_node(model, op["node"])
+    reconnect = op["reconnect"]
     g = ref.container
     desc = f"deleted {node.op_type} node {nid}" + (f" ({node.name!r})" if node.name else "")
     if reconnect:
@@ -75,8 +79,28 @@ def _fresh_name(model: onnx.ModelProto, base: str) -> str:
 
 @edit_op(
     "insert_node",
-    required=("tensor", "op_type"),
-    optional=("domain", "name", "attributes", "inputs", "output", "consumers"),
+    required("tensor", NAME, "a tensor of the main graph"),
+    required("op_type", NAME, "the new node's operator"),
+    optional("domain", STRING, 'its domain ("" is ai.onnx)', default=""),
+    optional("name", STRING, "the new node's name", default=""),
+    optional(
+        "attributes",
+        Map(ATTRIBUTE_VALUE, label="an object: attribute name -> value"),
+        "the new node's attributes, typed from the operator schema",
+        default={},
+    ),
+    optional(
+        "inputs",
+        Array(STRING, label="an array of tensor names"),
+        'more inputs after `tensor` ("" skips an optional input)',
+        default=[],
+    ),
+    optional("output", STRING | NULL, "the new node's output name (a fresh one if absent, null or empty)"),
+    optional(
+        "consumers",
+        Array(NODE, min_items=1, label="a non-empty array of node ids") | NULL,
+        "only these readers of `tensor` read the new output (null or absent: all of them)",
+    ),
 )
 def insert_node(model: onnx.ModelProto, op: dict) -> str:
     """Insert a node of any operator onto the edge carrying `tensor` in the main graph. The new
@@ -85,21 +109,14 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     keep their names. `attributes` maps names to values, typed from the operator schema."""
     from .attributes import new_attribute
 
-    tensor, op_type = require(op, "tensor"), require(op, "op_type")
-    domain = op.get("domain", "")
-    check_kind(op, "domain", domain, str)
-    extra = op.get("inputs", [])
-    check_kind(op, "inputs", extra, list)
-    if not all(isinstance(x, str) for x in extra):
-        raise StudioError("bad_field", "insert_node: inputs must be tensor names")
-    attrs = op.get("attributes", {})
-    check_kind(op, "attributes", attrs, dict)
+    tensor, op_type, domain = op["tensor"], op["op_type"], op["domain"]
+    extra, attrs = op["inputs"], op["attributes"]
     g = model.graph
     producer = next((i for i, n in enumerate(g.node) if tensor in n.output), None)
     is_source = any(v.name == tensor for v in g.input) or any(t.name == tensor for t in g.initializer)
     if producer is None and not is_source:
         raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in the main graph")
-    node = onnx.NodeProto(op_type=op_type, domain=domain, name=op.get("name", ""))
+    node = onnx.NodeProto(op_type=op_type, domain=domain, name=op["name"])
     for attr_name, value in attrs.items():
         node.attribute.append(new_attribute(model, g, node, attr_name, value, None))
     consumers = op.get("consumers")
@@ -116,7 +133,6 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         g.node.insert(producer + 1, node)
         return f"inserted {op_type} after {tensor!r} (all readers)"
     output = op.get("output") or _fresh_name(model, f"{tensor}_{op_type.lower()}")
-    check_kind(op, "output", output, str)
     if output in _names(g):
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
     node.input.extend([tensor, *extra])
@@ -139,8 +155,6 @@ def _names(g: onnx.GraphProto) -> set[str]:
 
 
 def _consumer_nodes(model, consumers, tensor) -> list:
-    if not isinstance(consumers, list) or not consumers:
-        raise StudioError("bad_field", "insert_node: consumers must be a non-empty list of node ids")
     out = []
     for key in consumers:
         ref, _, n, nid = find_node(model, key)
@@ -150,16 +164,20 @@ def _consumer_nodes(model, consumers, tensor) -> list:
     return out
 
 
-@edit_op("set_node_op", required=("node", "op_type"), optional=("domain",))
+@edit_op(
+    "set_node_op",
+    required("node", NODE, "the node"),
+    required("op_type", NAME, "the new operator"),
+    optional("domain", STRING, 'its domain ("" is ai.onnx; the node\'s own by default)'),
+)
 def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's operator (op_type, and domain) when the new operator's schema at the model's
     opset fits the node: its input/output counts and its attributes."""
     from .attributes import schema_for
 
-    ref, _, node, nid = find_node(model, op.get("node"))
-    op_type = require(op, "op_type")
+    ref, _, node, nid = find_node(model, op["node"])
+    op_type = op["op_type"]
     domain = op.get("domain", node.domain)
-    check_kind(op, "domain", domain, str)
     trial = onnx.NodeProto()
     trial.CopyFrom(node)
     trial.op_type, trial.domain = op_type, domain

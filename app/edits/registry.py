@@ -1,30 +1,65 @@
-"""The registry of edit ops: JSON op name -> function. The API, the UI and the OpenAPI document read it."""
+"""The registry of edit ops: JSON op name -> function and the fields it takes, declared once with
+their types. The batch check, the API, the UI and the OpenAPI document all read it."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import onnx
+
+from .jsontypes import MISSING, Field, Object
 
 
 @dataclass(frozen=True)
 class EditOp:
     name: str
     fn: Callable[[onnx.ModelProto, dict], str]  # applies in place, returns what it changed
-    required: tuple[str, ...]
-    optional: tuple[str, ...]
+    fields: tuple[Field, ...]
     doc: str
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields if f.required)
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields if not f.required)
+
+    @property
+    def contract(self) -> Object:
+        """The op's fields as one JSON object type ("op" itself aside)."""
+        return Object(self.fields)
+
+    def with_defaults(self, op: dict) -> dict:
+        """op with the declared default of each optional field it leaves out."""
+        out = {f.name: copy.deepcopy(f.default) for f in self.fields if f.default is not MISSING}
+        out.update(op)
+        return out
+
+    def schema(self) -> dict:
+        """The JSON Schema of one such op, "op" included."""
+        body = self.contract.schema()
+        return {
+            "type": "object",
+            "title": self.name,
+            "description": self.doc,
+            "properties": {"op": {"const": self.name}, **body["properties"]},
+            "required": ["op", *body["required"]],
+            "additionalProperties": False,
+        }
 
 
 REGISTRY: dict[str, EditOp] = {}
 
 
-def edit_op(name: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()):
-    """Register fn(model, op) as the edit op `name`; its docstring documents it."""
+def edit_op(name: str, *fields: Field):
+    """Register fn(model, op) as the edit op `name` taking `fields`; its docstring documents it.
+    fn sees an op already checked against the fields, with defaults filled in."""
 
     def wrap(fn):
-        REGISTRY[name] = EditOp(name, fn, tuple(required), tuple(optional), " ".join((fn.__doc__ or "").split()))
+        REGISTRY[name] = EditOp(name, fn, fields, " ".join((fn.__doc__ or "").split()))
         return fn
 
     return wrap
@@ -32,6 +67,6 @@ def edit_op(name: str, required: tuple[str, ...] = (), optional: tuple[str, ...]
 
 def describe() -> list[dict]:
     return [
-        {"op": e.name, "required": list(e.required), "optional": list(e.optional), "doc": e.doc}
+        {"op": e.name, "required": list(e.required), "optional": list(e.optional), "doc": e.doc, "schema": e.schema()}
         for e in REGISTRY.values()
     ]

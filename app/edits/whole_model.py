@@ -8,7 +8,8 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.address import walk_graphs
-from .locate import check_kind, require
+from .field_types import BOOLEAN, NAME
+from .jsontypes import Array, Integer, optional, required
 from .registry import edit_op
 
 
@@ -51,15 +52,18 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     return f"stored {added} inferred value_info entries"
 
 
-@edit_op("cleanup", optional=("nodes", "initializers", "value_info"))
+@edit_op(
+    "cleanup",
+    optional("nodes", BOOLEAN, "remove dead nodes", default=True),
+    optional("initializers", BOOLEAN, "remove unused initializers", default=True),
+    optional("value_info", BOOLEAN, "remove value_info of values no longer there", default=True),
+)
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
     """Remove from the main graph what no graph output depends on: dead nodes, unused initializers
     (with their graph-input twins in IR < 4 models), and value_info of values no longer present.
     Each part can be switched off (nodes/initializers/value_info: false)."""
     g = model.graph
-    flags = {k: op.get(k, True) for k in ("nodes", "initializers", "value_info")}
-    for k, v in flags.items():
-        check_kind(op, k, v, bool)
+    flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
     needed = {o.name for o in g.output}
     live = [False] * len(g.node)
     for i in reversed(range(len(g.node))):
@@ -93,15 +97,15 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
     return f"removed {len(dead)} dead nodes, {len(unused_inits)} unused initializers, {dropped_vi} stale value_info"
 
 
-@edit_op("extract_subgraph", required=("inputs", "outputs"))
+@edit_op(
+    "extract_subgraph",
+    required("inputs", Array(NAME, label="an array of tensor names"), "the tensors the part starts from"),
+    required("outputs", Array(NAME, min_items=1, label="a non-empty array of tensor names"), "the tensors it computes"),
+)
 def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     """Keep only the part of the main graph that computes `outputs` from `inputs` (tensor names),
     as onnx.utils.extract_model does. Model fields, metadata and the graph's name stay."""
-    inputs, outputs = require(op, "inputs", list), require(op, "outputs", list)
-    if not outputs or not all(isinstance(x, str) and x for x in inputs + outputs):
-        raise StudioError(
-            "bad_value", "extract_subgraph: inputs and outputs must be lists of tensor names (outputs non-empty)"
-        )
+    inputs, outputs = op["inputs"], op["outputs"]
     known = (
         {v.name for v in model.graph.input}
         | {t.name for t in model.graph.initializer}
@@ -130,11 +134,11 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}"
 
 
-@edit_op("convert_opset", required=("version",))
+@edit_op("convert_opset", required("version", Integer(minimum=1), "the ai.onnx opset version to convert to"))
 def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     """Convert the model to another ai.onnx opset version with onnx.version_converter. Refused,
     with the converter's reason, when an operator can't be converted. Model fields stay."""
-    version = require(op, "version", int)
+    version = op["version"]
     latest = onnx.defs.onnx_opset_version()
     if not 1 <= version <= latest:
         raise StudioError("bad_value", f"convert_opset: version must be between 1 and {latest}")

@@ -1,0 +1,243 @@
+"""Schemas of the API's JSON bodies for the OpenAPI document; edit ops come from their declarations."""
+
+from __future__ import annotations
+
+from ..edits import REGISTRY
+
+
+def op_ref(name: str) -> str:
+    return f"#/components/schemas/EditOp.{name}"
+
+
+def edit_schemas() -> dict:
+    """One schema per edit op, as declared in app/edits, and the batch that holds them."""
+    ops = {f"EditOp.{e.name}": e.schema() for e in REGISTRY.values()}
+    batch = {
+        "type": "object",
+        "required": ["base", "ops"],
+        "properties": {
+            "base": {"type": "integer", "description": "the revision the edits start from (the head)"},
+            "ops": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 1000,
+                "items": {
+                    "oneOf": [{"$ref": op_ref(name)} for name in REGISTRY],
+                    "discriminator": {"propertyName": "op", "mapping": {name: op_ref(name) for name in REGISTRY}},
+                },
+            },
+        },
+    }
+    return {**ops, "EditBatch": batch}
+
+
+SCHEMAS: dict = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            }
+        },
+    },
+    "Shape": {"type": ["array", "null"], "items": {"type": ["integer", "string", "null"]}},
+    "ModelList": {
+        "type": "object",
+        "properties": {"models": {"type": "array", "items": {"type": "object"}}},
+    },
+    "Summary": {
+        "type": "object",
+        "required": ["id", "revision", "ir_version", "opset_import"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "revision": {"type": "integer"},
+            "can_undo": {"type": "boolean"},
+            "can_redo": {"type": "boolean"},
+            "ir_version": {"type": "integer"},
+            "opset_import": {"type": "array"},
+            "producer_name": {"type": "string"},
+            "producer_version": {"type": "string"},
+            "domain": {"type": "string"},
+            "model_version": {"type": "integer"},
+            "doc_string": {"type": "string"},
+            "metadata_props": {"type": "array"},
+            "counts": {"type": "object"},
+            "validation": {"type": "object"},
+        },
+    },
+    "Attribute": {
+        "type": "object",
+        "required": ["name", "type", "value"],
+        "properties": {"name": {"type": "string"}, "type": {"type": "string"}, "value": {}},
+    },
+    "Node": {
+        "type": "object",
+        "required": ["id", "name", "op_type", "domain", "inputs", "outputs", "attributes"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "op_type": {"type": "string"},
+            "domain": {"type": "string"},
+            "inputs": {"type": "array", "items": {"type": "string"}},
+            "outputs": {"type": "array", "items": {"type": "string"}},
+            "attributes": {"type": "array", "items": {"$ref": "#/components/schemas/Attribute"}},
+        },
+    },
+    "Graph": {
+        "type": "object",
+        "required": ["nodes", "inputs", "outputs", "initializers"],
+        "properties": {
+            "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+            "inputs": {"type": "array"},
+            "outputs": {"type": "array"},
+            "initializers": {"type": "array"},
+        },
+    },
+    "SearchResults": {
+        "type": "object",
+        "required": ["results", "total", "truncated"],
+        "properties": {
+            "query": {"type": "string"},
+            "revision": {"type": "integer"},
+            "total": {"type": "integer", "description": "matches in all, shown or not"},
+            "truncated": {"type": "boolean", "description": "more matched than `limit`"},
+            "results": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["kind", "path", "name", "breadcrumb", "why", "score"],
+                    "properties": {
+                        "kind": {"enum": ["node", "tensor", "graph", "function"]},
+                        "path": {"type": "string", "description": "graph path of the graph holding it"},
+                        "node": {"type": "string", "description": "node id (kind node)"},
+                        "name": {"type": "string"},
+                        "op_type": {"type": "string"},
+                        "domain": {"type": "string"},
+                        "role": {"enum": ["input", "output", "initializer", "value"]},
+                        "breadcrumb": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {"path": {"type": "string"}, "label": {"type": "string"}},
+                            },
+                        },
+                        "why": {"type": "string"},
+                        "score": {"type": "integer"},
+                    },
+                },
+            },
+        },
+    },
+    "TensorPreview": {
+        "type": "object",
+        "required": ["dtype", "shape", "stats", "offset", "values"],
+        "properties": {
+            "dtype": {"type": "string"},
+            "shape": {"type": "array", "items": {"type": "integer"}},
+            "stats": {"type": ["object", "null"]},
+            "offset": {"type": "integer"},
+            "values": {"type": "array"},
+        },
+    },
+    "EditResult": {
+        "type": "object",
+        "required": ["revision", "changes"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "changes": {"type": "array", "items": {"type": "string"}, "description": "what each op changed"},
+            "validation": {"type": "object"},
+            "summary": {"$ref": "#/components/schemas/Summary"},
+        },
+    },
+    "Validation": {
+        "type": "object",
+        "properties": {
+            "ok": {"type": ["boolean", "null"], "description": "onnx.checker's basic verdict (null while pending)"},
+            "message": {"type": "string"},
+            "pending": {"type": "boolean"},
+            "full": {"type": "object", "description": "check_model(full_check=True)"},
+            "inference_errors": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "InferredTypes": {
+        "type": "object",
+        "required": ["path", "revision", "inferred_value_info"],
+        "properties": {
+            "path": {"type": "string"},
+            "revision": {"type": "integer"},
+            "inferred_value_info": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "NodeSchema": {
+        "type": "object",
+        "required": ["node", "op_type", "domain", "kind"],
+        "properties": {
+            "node": {"type": "string"},
+            "op_type": {"type": "string"},
+            "domain": {"type": "string"},
+            "opset_version": {"type": ["integer", "null"]},
+            "known": {"type": "boolean"},
+            "kind": {"enum": ["schema", "function", "unknown"]},
+        },
+    },
+    "Operators": {
+        "type": "object",
+        "required": ["operators"],
+        "properties": {"operators": {"type": "array", "items": {"type": "object"}}},
+    },
+    "Revisions": {
+        "type": "object",
+        "required": ["head", "redo", "revisions"],
+        "properties": {
+            "head": {"type": "integer"},
+            "redo": {"type": "array", "items": {"type": "integer"}, "description": "next redo first"},
+            "revisions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "revision": {"type": "integer"},
+                        "parent": {"type": ["integer", "null"]},
+                        "ops": {"type": "array", "items": {"type": "object"}},
+                        "changes": {"type": "array", "items": {"type": "string"}},
+                        "created": {"type": "number"},
+                        "current": {"type": "boolean"},
+                    },
+                },
+            },
+        },
+    },
+    "Blob": {
+        "type": "object",
+        "required": ["blob", "dtype", "shape"],
+        "properties": {
+            "blob": {"type": "string", "description": 'sha256 digest; ops name it as {"npy": blob}'},
+            "dtype": {"type": "string", "description": "the numpy dtype"},
+            "shape": {"type": "array", "items": {"type": "integer"}},
+        },
+    },
+    "OpList": {
+        "type": "object",
+        "required": ["ops"],
+        "properties": {
+            "ops": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["op", "required", "optional", "doc", "schema"],
+                    "properties": {
+                        "op": {"type": "string"},
+                        "required": {"type": "array", "items": {"type": "string"}},
+                        "optional": {"type": "array", "items": {"type": "string"}},
+                        "doc": {"type": "string"},
+                        "schema": {"type": "object", "description": "the JSON Schema of the op, as in EditBatch"},
+                    },
+                },
+            }
+        },
+    },
+}
