@@ -146,3 +146,12 @@ def test_downstream_consequences_fold_behind_the_first_cause():
     assert causes.first == 'node "add0" (Add) in the main graph: Incompatible dimensions'
     assert len(causes.more) == 4 and all("expected to have type" in m for m in causes.more)
     assert causes.line() == f"{causes.first} (+4 more)"
+
+
+def test_a_batch_of_many_whole_model_ops_is_refused_before_running(client):
+    mid = _upload(client, chain_model())
+    ops = [{"op": "convert_opset", "version": 17 + (k % 2)} for k in range(1000)]
+    r = _post(client, mid, 0, ops)
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "batch_too_heavy"
+    assert client.get(f"/api/models/{mid}/revisions").get_json()["head"] == 0
+    assert _post(client, mid, 0, [{"op": "infer_shapes"}] * 2).status_code == 200

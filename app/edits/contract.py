@@ -7,6 +7,10 @@ from ..errors import StudioError
 from .registry import REGISTRY, EditOp
 
 MAX_OPS = 1000
+# ops that run onnx over the whole model (inference, the version converter, extraction): a
+# batch of 1,000 convert_opset held a server 45 s
+WHOLE_MODEL_OPS = frozenset({"convert_opset", "infer_shapes", "extract_subgraph", "cleanup"})
+MAX_WHOLE_MODEL_OPS = 8
 
 
 def check_batch(ops) -> list[tuple[EditOp, dict]]:
@@ -16,7 +20,16 @@ def check_batch(ops) -> list[tuple[EditOp, dict]]:
         raise StudioError("bad_request", "ops must be a non-empty list of edit ops")
     if len(ops) > MAX_OPS:
         raise StudioError("bad_request", f"a batch holds at most {MAX_OPS} ops")
-    return [_check_op(k, op) for k, op in enumerate(ops, start=1)]
+    checked = [_check_op(k, op) for k, op in enumerate(ops, start=1)]
+    heavy = sum(1 for entry, fields in checked if entry.name in WHOLE_MODEL_OPS or fields.get("update_types"))
+    if heavy > MAX_WHOLE_MODEL_OPS:
+        raise StudioError(
+            "batch_too_heavy",
+            f"a batch runs at most {MAX_WHOLE_MODEL_OPS} whole-model ops ({', '.join(sorted(WHOLE_MODEL_OPS))},"
+            f" set_io_shape with update_types); this one has {heavy}",
+            422,
+        )
+    return checked
 
 
 def _check_op(k: int, op) -> tuple[EditOp, dict]:
