@@ -27,6 +27,8 @@ def create_app(config: dict | None = None) -> Flask:
         PREVIEW_MAX_COUNT=10_000,
         INFER_INLINE_NODES=5_000,  # bigger graphs get inferred types from GET .../types
         ALLOWED_HOSTS=[],  # answered besides loopback names (web/guard.py)
+        ZIP_MAX_UNCOMPRESSED=16 << 30,  # what an uploaded zip may unpack to (onnx_io/zip_reading.py)
+        ZIP_MAX_RATIO=200,  # times a member's compressed size
     )
     if config:
         app.config.update(config)

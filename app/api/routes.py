@@ -19,6 +19,7 @@ from ..onnx_io.external import normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.save import embedded, with_external_data
+from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
@@ -105,7 +106,8 @@ def upload_model():
     if name.lower().endswith(".zip"):
         if len(files) > 1:
             raise StudioError("bad_request", "send a .zip alone: it holds the model and its external data")
-        name, data, external = unpack_zip(files[0].stream, name)
+        budget = ZipBudget(name, current_app.config["ZIP_MAX_UNCOMPRESSED"], current_app.config["ZIP_MAX_RATIO"])
+        name, data, external = unpack_zip(files[0].stream, name, budget)
         record = store().create_model(name, data, external)
         return jsonify(summary_of(record.id)), 201
     detected = detect(files[0].read(), name)  # refuse what isn't an ONNX file before storing anything

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from ..errors import StudioError
 from .load import parse_model
+from .zip_reading import BoundedMember, ZipBudget
 
 MAX_ZIP_MEMBERS = 10_000
+MAX_MODEL_BYTES = 2**31  # one protobuf message
 
 
 def normalize_location(location: str) -> str | None:
@@ -62,14 +64,17 @@ class ExternalFiles:
     __call__ = read  # a reader(location, offset, length), as tensor previews and save expect
 
 
-def unpack_zip(stream, name: str):
-    """(model file name, model bytes, {relative location: member stream opener}) from a .zip
-    holding one .onnx file and its external data files (paths relative to the .onnx's folder)."""
+def unpack_zip(stream, name: str, budget: ZipBudget | None = None):
+    """(model file name, model bytes, {relative location: member stream}) from a .zip holding
+    one .onnx file and its external data files (paths relative to the .onnx's folder). What the
+    members decompress to is counted as they are read (zip_reading.py)."""
+    budget = budget or ZipBudget(name)
     try:
         z = zipfile.ZipFile(stream)
-    except zipfile.BadZipFile as exc:
+        infos = z.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise StudioError("bad_zip", f"{name} is not a readable zip archive: {exc}") from None
-    members = [m for m in z.infolist() if not m.is_dir()]
+    members = [m for m in infos if not m.is_dir()]
     if len(members) > MAX_ZIP_MEMBERS:
         raise StudioError("bad_zip", f"{name} holds {len(members)} files; that is more than a model has")
     models = [m for m in members if m.filename.lower().endswith(".onnx")]
@@ -77,15 +82,15 @@ def unpack_zip(stream, name: str):
         raise StudioError("bad_zip", f"{name} must hold exactly one .onnx file (it holds {len(models)})")
     model_info = models[0]
     folder = posixpath.dirname(model_info.filename)
-    data = z.read(model_info)
-    parse_model(data, model_info.filename)
+    data = BoundedMember(z, model_info, budget).read_all(MAX_MODEL_BYTES)
+    parse_model(data, posixpath.basename(model_info.filename))
     external = {}
     for m in members:
         if m is model_info:
             continue
         rel = posixpath.relpath(m.filename, folder) if folder else m.filename
         key = normalize_location(rel)
-        if key is None:
-            continue  # outside the model's folder: no tensor may name it
-        external[key] = z.open(m)
+        if key is None or any(c in key for c in "\r\n"):
+            continue  # outside the model's folder (or a name no tensor can give): no tensor may name it
+        external[key] = BoundedMember(z, m, budget)
     return posixpath.basename(model_info.filename), data, external

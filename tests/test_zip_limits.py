@@ -1,0 +1,113 @@
+"""Uploaded zips are read without trusting them (issue 12): what members decompress to is
+counted while reading (a total and a ratio), and encrypted, corrupt or strangely named members
+are a 4xx naming the problem; nothing is stored and the server keeps serving."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from app import create_app
+
+
+def _model_with_external(size: int) -> tuple[bytes, str]:
+    """A model whose one initializer (`size` float32s) lives in weights.bin."""
+    w = numpy_helper.from_array(np.zeros(size, np.float32), "w")
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "weights.bin"), ("offset", "0"), ("length", str(4 * size))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [size])],
+        [w],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString(), "weights.bin"
+
+
+def _zip(members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _post(client, data: bytes, name: str = "m.zip"):
+    return client.post("/api/models", data={"file": [(io.BytesIO(data), name)]}, content_type="multipart/form-data")
+
+
+def _app(tmp_path, **config):
+    return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, **config})
+
+
+def _stored_bytes(tmp_path) -> int:
+    return sum(f.stat().st_size for f in (tmp_path / "data").rglob("*") if f.is_file() and f.suffix != ".db")
+
+
+def test_a_zip_bomb_is_refused_while_reading(tmp_path):
+    client = _app(tmp_path).test_client()
+    size = 16 << 20  # 64 MiB of zeros: ~65 KB compressed, 1000x
+    model, weights = _model_with_external(size)
+    r = _post(client, _zip({"m.onnx": model, weights: bytes(4 * size)}))
+    assert r.status_code == 413 and r.get_json()["error"]["code"] == "zip_bomb", r.get_json()
+    assert "weights.bin" in r.get_json()["error"]["message"]
+    assert client.get("/api/models").get_json()["models"] == []
+    assert _stored_bytes(tmp_path) < 8 << 20  # nothing like the 64 MiB was kept
+
+
+def test_what_a_zip_unpacks_to_is_bounded(tmp_path):
+    client = _app(tmp_path, ZIP_MAX_UNCOMPRESSED=1 << 20).test_client()
+    model, weights = _model_with_external(1 << 19)  # 2 MiB of random floats: no compression helps
+    data = np.random.default_rng(0).standard_normal(1 << 19).astype(np.float32).tobytes()
+    r = _post(client, _zip({"m.onnx": model, weights: data}))
+    assert r.status_code == 413 and r.get_json()["error"]["code"] == "zip_too_big"
+    assert client.get("/api/models").get_json()["models"] == []
+    # within the limits the same archive is stored and downloads whole
+    client = _app(tmp_path / "ok").test_client()
+    r = _post(client, _zip({"m.onnx": model, weights: data}))
+    assert r.status_code == 201, r.get_json()
+
+
+def _flip(data: bytes, what: bytes, offset: int, value: int) -> bytes:
+    """Set the byte at `offset` after each occurrence of `what` (a zip header signature)."""
+    out = bytearray(data)
+    start = 0
+    while (i := out.find(what, start)) >= 0:
+        out[i + offset] |= value
+        start = i + 1
+    return bytes(out)
+
+
+@pytest.mark.parametrize("damage", ["encrypted", "bad_crc", "truncated", "bad_method"])
+def test_damaged_members_are_a_400_naming_them(client, damage):
+    model, weights = _model_with_external(256)
+    data = _zip({"m.onnx": model, weights: os.urandom(1024)}, zipfile.ZIP_STORED)
+    if damage == "encrypted":  # the general-purpose flag's bit 0, local and central headers
+        data = _flip(_flip(data, b"PK\x03\x04", 6, 1), b"PK\x01\x02", 8, 1)
+    elif damage == "bad_crc":
+        i = data.index(model) + len(model) + 40  # inside weights.bin's bytes
+        data = data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1 :]
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    else:  # compression method 99 (AES), local and central headers
+        data = _flip(_flip(data, b"PK\x03\x04", 8, 99), b"PK\x01\x02", 10, 99)
+    r = _post(client, data)
+    assert 400 <= r.status_code < 500, (damage, r.status_code, r.data[:300])
+    assert r.get_json()["error"]["message"]
+    assert client.get("/api/models").get_json()["models"] == []
+
+
+@pytest.mark.parametrize("member", ["w\r\n.bin", "a\nb/weights.bin", "../weights.bin", "/abs/weights.bin"])
+def test_strange_member_names_never_fail_the_server(client, member):
+    model, _ = _model_with_external(16)
+    r = _post(client, _zip({"m.onnx": model, member: bytes(64)}))
+    assert r.status_code < 500, r.data[:300]
