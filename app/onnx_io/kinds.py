@@ -123,6 +123,38 @@ def _optional_ok(o: onnx.OptionalProto, depth: int = 0) -> bool:
     return False
 
 
+# brackets ONNX text may nest: a subgraph costs two or three levels ("<...{...}>"), and the
+# parser recurses in C++ per level (an If nested 5,000 deep crashed it); address.py follows 64
+MAX_TEXT_NESTING = 256
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of (), [], {} and <> in ONNX text, string literals aside."""
+    depth = deepest = 0
+    in_string = escaped = False
+    prev = ""
+    for ch in text:
+        arrow = ch == ">" and prev == "="  # "=>" between a graph's inputs and outputs
+        prev = ch
+        if arrow:
+            continue
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "([{<":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}>":
+            depth -= 1
+    return deepest
+
+
 def _text_model(data: bytes, name: str) -> Detected | None:
     if len(data) > 64 * 1024 * 1024 or b"\0" in data[:4096]:
         return None
@@ -132,6 +164,10 @@ def _text_model(data: bytes, name: str) -> Detected | None:
         return None
     if "{" not in text or ("=>" not in text and "<" not in text.lstrip()[:1]):
         return None
+    if nesting_depth(text) > MAX_TEXT_NESTING:
+        raise StudioError(
+            "too_deep", f"{name} nests brackets more than {MAX_TEXT_NESTING} deep; no real model does", 422
+        )
     try:
         model = onnx.parser.parse_model(text)
     except Exception as exc:
