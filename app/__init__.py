@@ -27,6 +27,7 @@ def create_app(config: dict | None = None) -> Flask:
         PREVIEW_MAX_COUNT=10_000,
         INFER_INLINE_NODES=5_000,  # bigger graphs get inferred types from GET .../types
         ALLOWED_HOSTS=[],  # answered besides loopback names (web/guard.py)
+        AUTH_TOKEN=None,  # set: every page and API call needs it (web/auth.py)
         ZIP_MAX_UNCOMPRESSED=16 << 30,  # what an uploaded zip may unpack to (onnx_io/zip_reading.py)
         ZIP_MAX_RATIO=200,  # times a member's compressed size
     )
@@ -44,9 +45,11 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(web_bp)
 
     from .api.errors import install_api_not_found, install_readable_retry
+    from .web import auth
     from .web.guard import install
 
     install(app)
+    auth.install(app)
     install_api_not_found(app)
     install_readable_retry(app)
     return app

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
+import os
+import secrets
 import socket
 import sys
 import threading
@@ -56,6 +59,13 @@ def _free_port(host: str, preferred: int) -> int:
             return s.getsockname()[1]
 
 
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = False) -> None:
     from werkzeug.serving import make_server
 
@@ -93,11 +103,22 @@ def main(argv: list[str] | None = None) -> int:
             metavar="NAME",
             help="a host name the server answers besides localhost/127.0.0.1 (repeatable; '*' for any)",
         )
+        p.add_argument(
+            "--auth-token",
+            default=os.environ.get("ONNX_STUDIO_AUTH_TOKEN") or None,
+            help="require this access token (env ONNX_STUDIO_AUTH_TOKEN); made up and printed when the"
+            " server listens beyond loopback without one",
+        )
         args = p.parse_args(argv[1:])
         hosts = list(args.allowed_host)
         if args.host not in ("0.0.0.0", "::", ""):
             hosts.append(args.host)  # the address it listens on is a name it answers
-        _serve(create_app({"DATA_DIR": str(args.data_dir), "ALLOWED_HOSTS": hosts}), args.host, args.port)
+        token = args.auth_token
+        if token is None and not _is_loopback(args.host):
+            token = secrets.token_urlsafe(24)
+            print(f"Access token (anyone reaching {args.host} needs it): {token}", flush=True)
+        config = {"DATA_DIR": str(args.data_dir), "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
+        _serve(create_app(config), args.host, args.port)
         return 0
     p = argparse.ArgumentParser(
         prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help)."

@@ -27,23 +27,32 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1400, "height": 860}
 
 
-@pytest.fixture
-def server(tmp_path):
-    """Base URL of a real server (fresh app, empty store) on 127.0.0.1."""
+def serve(config: dict):
+    """A real server for `config` on 127.0.0.1: (base URL, stop())."""
     from werkzeug.serving import make_server
 
     from app import create_app
 
-    app = create_app({"DATA_DIR": str(tmp_path / "data")})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    httpd = make_server("127.0.0.1", 0, create_app(config), threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, name="studio-server", daemon=True)
     thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}"
-    finally:
+
+    def stop():
         httpd.shutdown()
         thread.join(timeout=10)
         httpd.server_close()
+
+    return f"http://127.0.0.1:{httpd.server_port}", stop
+
+
+@pytest.fixture
+def server(tmp_path):
+    """Base URL of a real server (fresh app, empty store) on 127.0.0.1."""
+    url, stop = serve({"DATA_DIR": str(tmp_path / "data")})
+    try:
+        yield url
+    finally:
+        stop()
 
 
 @pytest.fixture(scope="session")

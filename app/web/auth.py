@@ -1,0 +1,76 @@
+"""Optional token authentication: with app.config["AUTH_TOKEN"] set, every page and API call
+needs it — as `Authorization: Bearer TOKEN` (scripts, curl) or the cookie the login page sets
+(the browser). The page's own scripts, styles and libraries stay public: they hold no data."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from urllib.parse import urlsplit
+
+from flask import Flask, jsonify, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+COOKIE = "onnx_studio_session"
+PUBLIC_PREFIXES = ("/static/", "/vendor/")
+PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post"}
+
+
+def _session_value(token: str) -> str:
+    """What the cookie holds: derived from the token, so the cookie never carries the token itself."""
+    return hashlib.sha256(b"onnx-studio-session\0" + token.encode()).hexdigest()
+
+
+def _authorized(token: str) -> bool:
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer ") and hmac.compare_digest(header[7:].strip().encode(), token.encode()):
+        return True
+    cookie = request.cookies.get(COOKIE, "")
+    return bool(cookie) and hmac.compare_digest(cookie.encode(), _session_value(token).encode())
+
+
+def _safe_next(target: str | None) -> str:
+    """Where to go after logging in: a path on this server only (never another site)."""
+    parts = urlsplit(target or "/")
+    if parts.scheme or parts.netloc or not (target or "/").startswith("/") or (target or "").startswith("//"):
+        return "/"
+    return target or "/"
+
+
+def install(app: Flask) -> None:
+    from flask import Blueprint
+
+    bp = Blueprint("auth", __name__)
+
+    @bp.get("/login")
+    def login():
+        return render_template("login.html", next=_safe_next(request.args.get("next")), failed=False)
+
+    @bp.post("/login")
+    def login_post():
+        token = app.config.get("AUTH_TOKEN") or ""
+        given = request.form.get("token", "")
+        target = _safe_next(request.form.get("next"))
+        if not token or not hmac.compare_digest(given.encode(), token.encode()):
+            return render_template("login.html", next=target, failed=True), 401
+        resp = redirect(target)
+        resp.set_cookie(
+            COOKIE, _session_value(token), httponly=True, samesite="Strict", secure=request.is_secure, path="/"
+        )
+        return resp
+
+    app.register_blueprint(bp)
+
+    @app.before_request
+    def _require_token() -> Response | None:
+        token = app.config.get("AUTH_TOKEN")
+        if not token or request.endpoint in PUBLIC_ENDPOINTS or request.path.startswith(PUBLIC_PREFIXES):
+            return None
+        if _authorized(token):
+            return None
+        if request.path.startswith("/api/"):
+            resp = jsonify({"error": {"code": "unauthorized", "message": "this server needs its access token"}})
+            resp.status_code = 401
+            resp.headers["WWW-Authenticate"] = 'Bearer realm="onnx-studio"'
+            return resp
+        return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))

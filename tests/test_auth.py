@@ -1,0 +1,71 @@
+"""Optional token authentication (issue 12): with a token set, pages redirect to the login page
+and the API answers 401 until the token comes as a Bearer header or the login's cookie; the
+page's scripts and styles stay public; the login only sends people back to this server."""
+
+from __future__ import annotations
+
+import pytest
+from test_guard import upload_with
+
+from app import create_app
+from app.cli import _is_loopback
+from app.web.auth import COOKIE
+
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture
+def guarded(tmp_path):
+    return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "AUTH_TOKEN": TOKEN}).test_client()
+
+
+def test_without_the_token_nothing_is_answered(guarded):
+    r = guarded.get("/api/models")
+    assert r.status_code == 401 and r.get_json()["error"]["code"] == "unauthorized"
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    assert upload_with(guarded, {}).status_code == 401
+    r = guarded.get("/models/abc?x=1")
+    assert r.status_code == 302 and r.headers["Location"].startswith("/login?next=/models/abc")
+    assert guarded.get("/api/models", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    # what the login page itself needs stays public
+    assert guarded.get("/login").status_code == 200
+    assert guarded.get("/static/css/app.css").status_code == 200
+
+
+def test_a_bearer_token_opens_the_api(guarded):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert guarded.get("/api/models", headers=auth).status_code == 200
+    assert upload_with(guarded, auth).status_code == 201
+
+
+def test_logging_in_sets_a_cookie_that_opens_pages_and_the_api(guarded):
+    r = guarded.post("/login", data={"token": "nope", "next": "/"})
+    assert r.status_code == 401 and b"not this server" in r.data
+    assert guarded.get("/api/models").status_code == 401
+    r = guarded.post("/login", data={"token": TOKEN, "next": "/models/abc"})
+    assert r.status_code == 302 and r.headers["Location"] == "/models/abc"
+    cookie = r.headers["Set-Cookie"]
+    assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert TOKEN not in cookie  # the cookie is derived from the token, not the token
+    assert guarded.get("/api/models").status_code == 200
+    assert guarded.get("/").status_code == 200
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)", "evil"])
+def test_the_login_sends_people_back_to_this_server_only(guarded, target):
+    r = guarded.post("/login", data={"token": TOKEN, "next": target})
+    assert r.status_code == 302 and r.headers["Location"] == "/"
+
+
+def test_no_token_no_login(client):
+    assert client.get("/api/models").status_code == 200
+    upload_with(client, {})
+    assert client.get("/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("localhost", True), ("::1", True), ("0.0.0.0", False), ("10.1.2.3", False)],
+)
+def test_a_token_is_made_up_beyond_loopback(host, loopback):
+    assert _is_loopback(host) is loopback
