@@ -14,8 +14,23 @@ def default_data_dir() -> Path:
     return Path(base) / "onnx-studio"
 
 
+def check_protobuf_backend() -> None:
+    """The server relies on protobuf's upb backend: its parser is the one tested on hostile
+    files (and the pure-Python one is ~50x slower, a denial of service by itself)."""
+    from google.protobuf.internal import api_implementation
+
+    backend = api_implementation.Type()
+    if backend != "upb":
+        raise RuntimeError(
+            f"ONNX Studio needs protobuf's upb backend, this environment has {backend!r}"
+            " (unset PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION, use protobuf >= 4.21)"
+        )
+
+
 def create_app(config: dict | None = None) -> Flask:
     from .json_provider import OrjsonProvider
+
+    check_protobuf_backend()
 
     class StudioFlask(Flask):
         json_provider_class = OrjsonProvider

@@ -149,3 +149,14 @@ def test_file_names_for_downloads(given, safe):
     from app.api.file_names import file_name
 
     assert file_name(given) == safe
+
+
+def test_the_server_starts_only_on_protobufs_upb_backend(monkeypatch):
+    from google.protobuf.internal import api_implementation
+
+    from app import check_protobuf_backend
+
+    check_protobuf_backend()  # this environment: upb
+    monkeypatch.setattr(api_implementation, "Type", lambda: "python")
+    with pytest.raises(RuntimeError, match="upb"):
+        check_protobuf_backend()
