@@ -40,7 +40,7 @@ def test_validation_arrives_after_the_graph(page, small_limit_server, tmp_path):
     assert first["validation"]["pending"] is True
     page.goto(f"{server}/models/{record.id}")
     wait_ready(page)
-    page.wait_for_function("document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
+    page.wait_for_function("() => document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
     assert page.locator("#validation .check.ok").count() == 2  # checker and full check both pass
 
 
@@ -71,15 +71,15 @@ def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path,
     page.screenshot(path=str(artifacts / "pending-checking.png"))
     wait_held(page, held)
     held.pop().continue_()
-    page.wait_for_function("document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
+    page.wait_for_function("() => document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
 
     # an edit: its new revision is checked in the background too
     page.click("#graph [data-node-id=n0]")
     page.locator("#sidebar .ed-rename-node input[name=name]").fill("conv_renamed")
     page.locator("#sidebar .ed-rename-node button[type=submit]").click()
-    page.wait_for_function("document.getElementById('model-revision').textContent === 'rev 1'")
-    page.wait_for_function("document.getElementById('model-validity').textContent === 'Checking…'")
+    page.wait_for_function("() => document.getElementById('model-revision').textContent === 'rev 1'")
+    page.wait_for_function("() => document.getElementById('model-validity').textContent === 'Checking…'")
     assert badge.is_visible()
     wait_held(page, held)
     held.pop().continue_()
-    page.wait_for_function("document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
+    page.wait_for_function("() => document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)

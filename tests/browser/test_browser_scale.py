@@ -222,7 +222,7 @@ def graph_json(page, server, model_id) -> dict:
 
 
 def wait_settled(page, timeout=120_000):
-    page.wait_for_function("document.querySelector('#graph').dataset.state === 'ready'", timeout=timeout)
+    page.wait_for_function("() => document.querySelector('#graph').dataset.state === 'ready'", timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -347,14 +347,14 @@ def test_search_and_deep_link_expand_the_groups_holding_a_node(page, server, dee
     # search by op type and by attribute value
     page.keyboard.press("Control+f")
     search.fill("op:Softmax")
-    page.wait_for_function("document.getElementById('search-status').textContent.startsWith('320 found')")
+    page.wait_for_function("() => document.getElementById('search-status').textContent.startsWith('320 found')")
     search.fill("perm")  # no node is named so: the Transposes, by their attribute's name and value
     page.wait_for_selector("#search-results[data-query='perm']")
     assert page.locator("#search-results .search-result .sr-why").first.text_content().startswith("attribute perm = [")
     search.fill("attr:perm")
-    page.wait_for_function("document.getElementById('search-status').textContent.includes('found')")
+    page.wait_for_function("() => document.getElementById('search-status').textContent.includes('found')")
     search.fill("no such thing")
-    page.wait_for_function("document.getElementById('search-status').textContent === 'Nothing found.'")
+    page.wait_for_function("() => document.getElementById('search-status').textContent === 'Nothing found.'")
     page.keyboard.press("Escape")
 
     # a deep link to a node inside collapsed groups opens them
@@ -429,9 +429,9 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     target = next(n for n in graph["nodes"] if n["name"] == "/model/layers.30/self_attn/Softmax")
     # a link selects it and brings it to the middle of the window
     page.evaluate("id => { location.hash = `#path=&node=${encodeURIComponent(id)}`; }", target["id"])
-    page.wait_for_function("document.querySelector('#sidebar .panel-title')?.textContent === 'Softmax'")
+    page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'Softmax'")
     page.keyboard.press("Escape")
-    page.wait_for_function("!location.hash.includes('node=')")
+    page.wait_for_function("() => !location.hash.includes('node=')")
     # a click on the canvas where it is drawn selects it again (the canvas's own hit test)
     area = page.locator("#graph").bounding_box()
     page.mouse.click(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
