@@ -104,7 +104,7 @@ def test_delete_identity_with_reconnect_keeps_outputs(client, path):
     assert len(edited.graph.node) == len(model.graph.node)
     assert [o.name for o in edited.graph.output] == [o.name for o in model.graph.output]
     assert_same_outputs(before, run(edited, feeds))
-    assert resp["changes"][0].startswith("deleted Identity node n1")
+    assert resp["changes"][0].startswith('deleted node "spliced_identity" (Identity)')
 
 
 def test_delete_identity_feeding_graph_output_keeps_output_name(client):

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 from protowalk import graph_paths
 from testkit import nested_search_model, node_testcases, upload
 
-from app.onnx_io.address import walk_graphs
+from app.onnx_io.traverse import walk_graphs
 from app.views.search import SearchIndex, format_float32, format_number, js_number
 
 REPO = Path(__file__).resolve().parents[1]

@@ -136,11 +136,27 @@ def _paths() -> dict:
             description=_SEARCH_DESCRIPTION,
         ),
         f"{m}/node": _get(
-            "One node in full: metadata values and doc_string uncut",
-            [_ID, _query("id", {"type": "string"}, "node id", True), _REV_Q],
+            "One node in full: metadata values and doc_string uncut; `address` its id by name",
+            [_ID, _query("id", {"type": "string"}, "node id, by position or by name", True), _REV_Q],
             _json("Node"),
             "400",
             "404",
+        ),
+        f"{m}/locate": _get(
+            "Where the graph and node a link made in revision `from` names are now, by position",
+            [
+                _ID,
+                _query("from", {"type": "integer"}, "the revision the link was made in", True),
+                _PATH_Q,
+                _query("node", {"type": "string"}, "node id, by position or by name"),
+                _REV_Q,
+            ],
+            _json("Located"),
+            "400",
+            "404",
+            description="Each node along the address is followed by the name it had in revision `from` where "
+            "that was unique, else by its operator and outputs; null for what is gone. 404 when the address "
+            "names nothing in `from` either.",
         ),
         f"{m}/schema": _get(
             "The operator schema of one node at the model's opset",
@@ -248,7 +264,8 @@ def document() -> dict:
         "info": {
             "title": "ONNX Studio API",
             "version": "1",
-            "description": "Open, view, edit and download ONNX models. Node ids, graph paths and tensor refs are described in docs/api.md.",
+            "description": "Open, view, edit and download ONNX models. Node ids, graph paths and tensor refs "
+            "are described in docs/api.md; a node may be named by position (`n3`) or by name (`@conv1`).",
         },
         "paths": _paths(),
         "components": {

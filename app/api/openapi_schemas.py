@@ -79,6 +79,7 @@ SCHEMAS: dict = {
         "required": ["id", "name", "op_type", "domain", "inputs", "outputs", "attributes"],
         "properties": {
             "id": {"type": "string"},
+            "address": {"type": "string", "description": "the id by name (GET .../node only)"},
             "name": {"type": "string"},
             "op_type": {"type": "string"},
             "domain": {"type": "string"},
@@ -91,6 +92,8 @@ SCHEMAS: dict = {
         "type": "object",
         "required": ["nodes", "inputs", "outputs", "initializers"],
         "properties": {
+            "path": {"type": "string"},
+            "address": {"type": "string", "description": "the path by name"},
             "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
             "inputs": {"type": "array"},
             "outputs": {"type": "array"},
@@ -170,6 +173,16 @@ SCHEMAS: dict = {
             "path": {"type": "string"},
             "revision": {"type": "integer"},
             "inferred_value_info": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "Located": {
+        "type": "object",
+        "required": ["revision", "from", "path", "node"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "from": {"type": "integer"},
+            "path": {"type": ["string", "null"]},
+            "node": {"type": ["string", "null"]},
         },
     },
     "NodeSchema": {

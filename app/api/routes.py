@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -13,8 +14,8 @@ from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
 from ..edits.sources import load_npy
-from ..errors import StudioError
-from ..onnx_io.address import resolve_graph, resolve_tensor
+from ..errors import NotFound, StudioError
+from ..onnx_io.address import carry, resolve_graph, resolve_tensor
 from ..onnx_io.external import normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
@@ -158,7 +159,7 @@ def get_graph(model_id):
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
     # shape inference on a 40k-node model takes seconds: big graphs come back without it at once
     # and the page asks GET .../types for edge labels after drawing
-    path = request.args.get("path", "")
+    path = resolve_graph(model, request.args.get("path", "")).path  # a path by names shares the cache
     body = graph_json(revision, model, path, current_app.config["INFER_INLINE_NODES"])
     return current_app.response_class(body, mimetype="application/json")
 
@@ -191,7 +192,11 @@ def search(model_id):
     parse_query(query)  # a bad query or limit is refused before the model is parsed
     limit = parse_limit(request.args.get("limit"))
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    found = search_index(revision, model).search(query, limit, request.args.get("near"))
+    near = request.args.get("near")
+    if near:  # the index knows graphs by position; a graph that isn't there is no graph to favour
+        with contextlib.suppress(NotFound):
+            near = resolve_graph(model, near).path
+    found = search_index(revision, model).search(query, limit, near)
     return jsonify({"query": query, "revision": revision.rev, **found})
 
 
@@ -207,6 +212,22 @@ def _model_and_node(model_id: str, param: str):
 def get_node(model_id):
     """One node in full (`?id=<node id>`): metadata values and doc_string uncut."""
     return jsonify(node_view(*_model_and_node(model_id, "id")))
+
+
+@bp.get("/models/<model_id>/locate")
+def locate(model_id):
+    """Where what a link names (`?path=` graph path, `?node=` node id, either form) in revision
+    `?from=` is now (or in `?revision=`): positional, null for what is gone."""
+    old_rev = revision_number(request.args.get("from"))
+    if old_rev is None:
+        raise StudioError("missing_revision", "give the revision the link was made in as ?from=<revision>")
+    _, _, old = load(model_id, old_rev)
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    out: dict = {"revision": revision.rev, "from": old_rev}
+    for key in ("path", "node"):
+        address = request.args.get(key)
+        out[key] = None if address is None else carry(old, model, address)
+    return jsonify(out)
 
 
 @bp.get("/models/<model_id>/schema")

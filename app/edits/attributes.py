@@ -6,29 +6,12 @@ import onnx
 from onnx import AttributeProto
 
 from ..errors import StudioError
+from ..onnx_io.traverse import op_schema
 from .attr_values import SETTABLE_TYPES, set_attribute_value
 from .field_types import ATTRIBUTE_VALUE, NAME, NODE
 from .jsontypes import Enum, optional, required
-from .locate import find_node
+from .locate import find_node, node_words
 from .registry import edit_op
-
-
-def opset_version(model: onnx.ModelProto, container, domain: str) -> int | None:
-    imports = container.opset_import if isinstance(container, onnx.FunctionProto) else model.opset_import
-    for o in imports:
-        if o.domain in (domain, "ai.onnx" if domain == "" else domain):
-            return o.version
-    return None
-
-
-def schema_for(model: onnx.ModelProto, container, node: onnx.NodeProto):
-    version = opset_version(model, container, node.domain)
-    if version is None:
-        return None
-    try:
-        return onnx.defs.get_schema(node.op_type, version, node.domain)
-    except onnx.defs.SchemaError:
-        return None
 
 
 @edit_op(
@@ -49,7 +32,7 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
     ref, _, node, nid = find_node(model, op["node"])
     name, value = op["name"], op["value"]
     existing = [a for a in node.attribute if a.name == name]
-    what = f"attribute {name!r} of {node.op_type} node {nid}"
+    what = f"attribute {name!r} of {node_words(node, nid)}"
     if existing:
         attr = existing[0]
         if attr.ref_attr_name:
@@ -81,9 +64,9 @@ def new_attribute(
 
 
 def _new_attribute_type(model, container, node, name, type_name, what) -> int:
-    schema = schema_for(model, container, node)
+    schema = op_schema(model, container, node)
     if schema is not None and name in schema.attributes:
-        return int(schema.attributes[name].type)
+        return int(schema.attributes[name].type)  # type: ignore[call-overload]  # stub: AttrType has no __int__
     if schema is not None and type_name is None:
         known = ", ".join(sorted(schema.attributes)) or "none"
         raise StudioError("unknown_attribute", f"{node.op_type} has no attribute {name!r} (its attributes: {known})")
@@ -100,5 +83,5 @@ def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
     for i, a in enumerate(node.attribute):
         if a.name == name:
             del node.attribute[i]
-            return f"deleted attribute {name!r} of {node.op_type} node {nid}"
-    raise StudioError("unknown_attribute", f"{node.op_type} node {nid} has no attribute {name!r}", 404)
+            return f"deleted attribute {name!r} of {node_words(node, nid)}"
+    raise StudioError("unknown_attribute", f"{node_words(node, nid)} has no attribute {name!r}", 404)

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import re
+import json
 from collections.abc import MutableSequence
 
 import onnx
 
 from ..errors import NotFound, StudioError
-from ..onnx_io.address import GraphRef, node_id, resolve_node, walk_graphs
-
-_NODE_ID = re.compile(r"(^|/)n\d+$")
+from ..onnx_io.address import GraphRef, node_id, resolve_node
+from ..onnx_io.traverse import walk_graphs
 
 
 def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProto, str]:
-    """A node by id ("n3", "n3/body/n0") or by a name that is unique in the model."""
+    """A node by id, by position or by name ("n3", "n3/body/n0", "@conv1", "@loop/body/@add"),
+    or by a name that is unique in the model; with its positional id."""
     if not isinstance(key, str) or not key:
         raise StudioError("bad_field", "node must be a node id or a node name (a non-empty string)")
-    if _NODE_ID.search(key):
-        try:
-            ref, idx, node = resolve_node(model, key)
-            return ref, idx, node, key
-        except NotFound:
-            pass
+    try:
+        ref, idx, node = resolve_node(model, key)
+        return ref, idx, node, node_id(ref.path, idx)
+    except NotFound as exc:
+        if exc.code == "ambiguous_node":
+            raise
     matches = [
         (ref, i, n, node_id(ref.path, i))
         for ref in walk_graphs(model)
@@ -37,6 +37,13 @@ def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProt
             f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)",
         )
     raise NotFound("unknown_node", f"no node {key!r} in this model")
+
+
+def node_words(node: onnx.NodeProto, nid: str) -> str:
+    """How changes and errors name a node, as the history shows them: by name and operator,
+    `node "conv1" (Conv)`, or by id when it has no name, `node n213 (Conv)`."""
+    who = json.dumps(node.name, ensure_ascii=False) if node.name else nid
+    return f"node {who} ({node.op_type})"
 
 
 def main_graph_value(model: onnx.ModelProto, name: str, where: str) -> tuple[MutableSequence[onnx.ValueInfoProto], int]:

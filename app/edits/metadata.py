@@ -8,7 +8,7 @@ from ..errors import StudioError
 from ..onnx_io.address import resolve_graph
 from .field_types import NAME, NULL, STRING
 from .jsontypes import Enum, Integer, kind_of, optional, required
-from .locate import find_node
+from .locate import find_node, node_words
 from .registry import edit_op
 
 MODEL_FIELDS = {"doc_string": str, "producer_name": str, "producer_version": str, "domain": str, "model_version": int}
@@ -22,7 +22,7 @@ def _metadata_owner(model: onnx.ModelProto, target):
         return model.graph, "main graph"
     try:
         _, _, node, nid = find_node(model, target)
-        return node, f"node {nid}"
+        return node, node_words(node, nid)
     except StudioError:
         pass
     ref = resolve_graph(model, target)

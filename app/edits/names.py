@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.traverse import graphs_within
 from .field_types import NAME, NODE, STRING
 from .jsontypes import required
-from .locate import find_node
+from .locate import find_node, node_words
 from .registry import edit_op
 
 
@@ -21,8 +24,9 @@ def rename_node(model: onnx.ModelProto, op: dict) -> str:
     # every link, error and history entry naming it ambiguous
     if name and name != old and any(n.name == name for i, n in enumerate(ref.container.node) if i != idx):
         raise StudioError("duplicate_name", f"this graph already has a node named {name!r}; choose another name")
+    was = node_words(node, nid)
     node.name = name
-    return f"node {nid} renamed {old!r} -> {name!r}"
+    return f"{was} renamed to {json.dumps(name, ensure_ascii=False)}"
 
 
 def _defines(g: onnx.GraphProto, name: str) -> bool:
@@ -34,10 +38,16 @@ def _defines(g: onnx.GraphProto, name: str) -> bool:
     )
 
 
-def rename_in_graph(g: onnx.GraphProto, old: str, new: str, depth: int = 0) -> int:
+def rename_in_graph(g: onnx.GraphProto, old: str, new: str) -> int:
     """Rename `old` to `new` in g and in subgraphs that read it from the outer scope. Counts uses."""
-    if depth > 64:
-        raise StudioError("too_deep", "subgraphs nest too deeply to rename through")
+    hits = 0
+    # a subgraph defining its own `old` shadows ours: it and what it holds keep theirs
+    for h in graphs_within(g, descend=lambda sub: not _defines(sub, old)):
+        hits += _rename_here(h, old, new)
+    return hits
+
+
+def _rename_here(g: onnx.GraphProto, old: str, new: str) -> int:
     hits = 0
     for coll in (g.input, g.output, g.value_info):
         for v in coll:
@@ -62,37 +72,18 @@ def rename_in_graph(g: onnx.GraphProto, old: str, new: str, depth: int = 0) -> i
                 if x == old:
                     field[i] = new
                     hits += 1
-        for a in n.attribute:
-            subs = (
-                [a.g]
-                if a.type == onnx.AttributeProto.GRAPH
-                else a.graphs
-                if a.type == onnx.AttributeProto.GRAPHS
-                else []
-            )
-            for sub in subs:
-                if not _defines(sub, old):  # a subgraph defining its own `old` shadows ours
-                    hits += rename_in_graph(sub, old, new, depth + 1)
     return hits
 
 
-def all_names(g: onnx.GraphProto, depth: int = 0) -> set[str]:
-    names = {v.name for v in g.input} | {v.name for v in g.output} | {v.name for v in g.value_info}
-    names |= {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
-    for n in g.node:
-        names.update(n.input)
-        names.update(n.output)
-        if depth < 64:
-            for a in n.attribute:
-                subs = (
-                    [a.g]
-                    if a.type == onnx.AttributeProto.GRAPH
-                    else a.graphs
-                    if a.type == onnx.AttributeProto.GRAPHS
-                    else []
-                )
-                for sub in subs:
-                    names |= all_names(sub, depth + 1)
+def all_names(g: onnx.GraphProto) -> set[str]:
+    """Every value name of g and the graphs it holds."""
+    names: set[str] = set()
+    for h in graphs_within(g):
+        names |= {v.name for v in h.input} | {v.name for v in h.output} | {v.name for v in h.value_info}
+        names |= {t.name for t in h.initializer} | {s.values.name for s in h.sparse_initializer}
+        for n in h.node:
+            names.update(n.input)
+            names.update(n.output)
     return names
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.traverse import op_schema
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
 from .jsontypes import Array, Map, optional, required
-from .locate import find_node
+from .locate import find_node, node_words
 from .names import rename_in_graph
 from .registry import edit_op
 
@@ -25,13 +26,13 @@ def delete_node(model: onnx.ModelProto, op: dict) -> str:
     ref, idx, node, nid = find_node(model, op["node"])
     reconnect = op["reconnect"]
     g = ref.container
-    desc = f"deleted {node.op_type} node {nid}" + (f" ({node.name!r})" if node.name else "")
+    desc = f"deleted {node_words(node, nid)}"
     if reconnect:
         src = next((x for x in node.input if x), None)
         dst = node.output[0] if node.output else ""
         if src is None or not dst:
             raise StudioError(
-                "cannot_reconnect", f"delete_node: {node.op_type} node {nid} has no input to reconnect its consumers to"
+                "cannot_reconnect", f"delete_node: {node_words(node, nid)} has no input to reconnect its consumers to"
             )
         del g.node[idx]
         if isinstance(g, onnx.FunctionProto):
@@ -159,7 +160,9 @@ def _consumer_nodes(model, consumers, tensor) -> list:
     for key in consumers:
         ref, _, n, nid = find_node(model, key)
         if ref.path != "" or tensor not in n.input:
-            raise StudioError("bad_value", f"insert_node: node {nid} does not read {tensor!r} in the main graph")
+            raise StudioError(
+                "bad_value", f"insert_node: {node_words(n, nid)} does not read {tensor!r} in the main graph"
+            )
         out.append(n)
     return out
 
@@ -173,15 +176,13 @@ def _consumer_nodes(model, consumers, tensor) -> list:
 def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's operator (op_type, and domain) when the new operator's schema at the model's
     opset fits the node: its input/output counts and its attributes."""
-    from .attributes import schema_for
-
     ref, _, node, nid = find_node(model, op["node"])
     op_type = op["op_type"]
     domain = op.get("domain", node.domain)
     trial = onnx.NodeProto()
     trial.CopyFrom(node)
     trial.op_type, trial.domain = op_type, domain
-    schema = schema_for(model, ref.container, trial)
+    schema = op_schema(model, ref.container, trial)
     if schema is None:
         raise StudioError(
             "no_schema", f"set_node_op: {domain or 'ai.onnx'}::{op_type} has no schema at this model's opset"
@@ -191,7 +192,7 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError(
             "schema_mismatch",
             f"set_node_op: {op_type} takes {schema.min_input}-{schema.max_input} inputs and "
-            f"{schema.min_output}-{schema.max_output} outputs; node {nid} has {n_in} and {n_out}",
+            f"{schema.min_output}-{schema.max_output} outputs; {node_words(node, nid)} has {n_in} and {n_out}",
         )
     unknown = [a.name for a in node.attribute if a.name not in schema.attributes]
     if unknown:
@@ -199,6 +200,6 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     missing = [k for k, a in schema.attributes.items() if a.required and k not in {x.name for x in node.attribute}]
     if missing:
         raise StudioError("schema_mismatch", f"set_node_op: {op_type} requires attribute(s) {', '.join(missing)}")
-    old = f"{node.domain or 'ai.onnx'}::{node.op_type}"
+    was = node_words(node, nid)
     node.op_type, node.domain = op_type, domain
-    return f"node {nid}: {old} -> {domain or 'ai.onnx'}::{op_type}"
+    return f"{was} is now {domain or 'ai.onnx'}::{op_type}"

@@ -7,29 +7,15 @@ import re
 import onnx
 
 from ..errors import StudioError
-from ..onnx_io.address import walk_graphs
+from ..onnx_io.traverse import graphs_within, opset_version, standard_domain, subgraphs, walk_graphs
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
 from .registry import edit_op
 
 
-def _subgraphs(n: onnx.NodeProto):
-    for a in n.attribute:
-        if a.type == onnx.AttributeProto.GRAPH:
-            yield a.g
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            yield from a.graphs
-
-
-def names_read(g, depth: int = 0) -> set[str]:
+def names_read(g) -> set[str]:
     """Every value name the graph's nodes read, including reads from inside their subgraphs."""
-    read: set[str] = set()
-    for n in g.node:
-        read.update(x for x in n.input if x)
-        if depth < 64:
-            for sub in _subgraphs(n):
-                read |= names_read(sub, depth + 1)
-    return read
+    return {x for h in graphs_within(g) for n in h.node for x in n.input if x}
 
 
 @edit_op("infer_shapes")
@@ -71,7 +57,7 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
         if not flags["nodes"] or any(o in needed for o in n.output):
             live[i] = True
             needed.update(x for x in n.input if x)
-            for sub in _subgraphs(n):
+            for sub in subgraphs(n):
                 needed |= names_read(sub)
     dead = [i for i, ok in enumerate(live) if not ok]
     for i in reversed(dead):
@@ -142,7 +128,7 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     latest = onnx.defs.onnx_opset_version()
     if not 1 <= version <= latest:
         raise StudioError("bad_value", f"convert_opset: version must be between 1 and {latest}")
-    current = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    current = opset_version(model, model.graph, "")
     if current is None:
         raise StudioError("bad_value", "convert_opset: the model imports no ai.onnx opset")
     if current == version:
@@ -200,7 +186,7 @@ def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
             readers.setdefault(x, []).append(n)
     reshaped: set[str] = set()
     for n in g.node:
-        if n.op_type != "PRelu" or n.domain not in ("", "ai.onnx") or len(n.input) < 2 or n.input[1] in reshaped:
+        if n.op_type != "PRelu" or standard_domain(n.domain) or len(n.input) < 2 or n.input[1] in reshaped:
             continue
         slope, rank = inits.get(n.input[1]), ranks.get(n.input[0])
         if slope is None or len(slope.dims) != 1 or slope.dims[0] == 1 or rank is None or rank <= 2:

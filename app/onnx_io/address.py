@@ -1,13 +1,17 @@
-"""Stable addresses for graphs and nodes inside a ModelProto.
+"""Addresses of graphs and nodes inside a ModelProto: building, parsing, resolving.
 
-ONNX names may be empty or repeated, so we address by position:
   graph path  ""                 the main graph
               "n3/body"          the GRAPH attribute `body` of node 3
               "n3/branches[1]"   item 1 of a GRAPHS attribute
               "fn[0]"            model.functions[0]
               "train[0].init"    model.training_info[0].initialization (".algo": algorithm)
   node id     "<graph path>/n<i>" ("n<i>" in the main graph)
-Attribute names are percent-encoded when they hold '/', '[', ']', ':', '#' or '%'.
+A node segment is a position, `n<i>`, or a name, `@<name>`: the node of that graph with that
+name, which must be unique there ("@conv1", "@if_0/then_branch/@add"). Positions are what the
+server answers with: valid whatever the names, but only within one revision. Names survive
+edits elsewhere in the graph, so links use them (named_address), and carry() follows an address
+from one revision to another. Attribute and node names are percent-encoded when they hold '/',
+'[', ']', ':', '#' or '%'.
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ from urllib.parse import quote, unquote
 import onnx
 
 from ..errors import NotFound
+from .limits import MAX_GRAPH_DEPTH
 
-MAX_DEPTH = 64  # subgraph nesting we follow; deeper paths are refused
 _ROOT_FN = re.compile(r"^fn\[(\d+)\]$")
 _ROOT_TRAIN = re.compile(r"^train\[(\d+)\]\.(init|algo)$")
 _NODE = re.compile(r"^n(\d+)$")
@@ -33,6 +37,11 @@ def encode_attr(name: str) -> str:
     return quote(name, safe="!$&'()*+,;=@-._~ ")
 
 
+def named_segment(name: str) -> str:
+    """The node segment naming a node by its name."""
+    return "@" + encode_attr(name)
+
+
 def join(parent: str, segment: str) -> str:
     return f"{parent}/{segment}" if parent else segment
 
@@ -42,15 +51,23 @@ def node_id(graph_path: str, index: int) -> str:
 
 
 def subgraph_path(node_path: str, attr_name: str, item: int | None = None) -> str:
-    seg = encode_attr(attr_name) + (f"[{item}]" if item is not None else "")
-    return join(node_path, seg)
+    return join(node_path, _attr_segment(attr_name, item))
+
+
+def _attr_segment(attr_name: str, item: int | None) -> str:
+    return encode_attr(attr_name) + (f"[{item}]" if item is not None else "")
+
+
+def crumb_label(node: onnx.NodeProto, index: int, attr_name: str, item: int | None) -> str:
+    """The breadcrumb label of a subgraph: "If If_0 · then_branch", "Scan n3 · body", "X n1 · branches[1]"."""
+    return f"{node.op_type} {node.name or f'n{index}'} · {attr_name}" + (f"[{item}]" if item is not None else "")
 
 
 @dataclass
 class GraphRef:
     """A resolved graph path: the GraphProto or FunctionProto and how we got there."""
 
-    path: str
+    path: str  # positional, whatever form it was asked for in
     container: onnx.GraphProto | onnx.FunctionProto
     crumbs: list  # [{"path", "label"}] from the main graph to here
 
@@ -59,112 +76,183 @@ class GraphRef:
         return isinstance(self.container, onnx.FunctionProto)
 
 
-def _segments(path: str) -> list[str]:
-    segs = path.split("/") if path else []
-    if len(segs) > 2 * MAX_DEPTH + 1:
-        raise NotFound("bad_path", f"graph path nests deeper than {MAX_DEPTH} levels")
-    return segs
+@dataclass
+class _Hop:
+    """One node segment of an address, resolved."""
+
+    container: onnx.GraphProto | onnx.FunctionProto
+    index: int
+    # the graph attribute followed next (name, item, graph); None: the address ends at this node
+    into: tuple[str, int | None, onnx.GraphProto] | None
+
+    @property
+    def node(self) -> onnx.NodeProto:
+        return self.container.node[self.index]
 
 
-def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
-    segs = _segments(path)
-    crumbs = [{"path": "", "label": model.graph.name or "main graph"}]
-    container: onnx.GraphProto | onnx.FunctionProto = model.graph
-    start = 0
-    if segs:
-        m_fn, m_tr = _ROOT_FN.match(segs[0]), _ROOT_TRAIN.match(segs[0])
-        if m_fn:
-            k = int(m_fn.group(1))
-            if k >= len(model.functions):
-                raise NotFound("unknown_graph", f"the model has no function #{k}")
-            container = model.functions[k]
-            crumbs.append(
-                {"path": segs[0], "label": f"function {container.domain}:{container.name}".replace(" :", " ")}
-            )
-            start = 1
-        elif m_tr:
-            k, which = int(m_tr.group(1)), m_tr.group(2)
-            if k >= len(model.training_info):
-                raise NotFound("unknown_graph", f"the model has no training_info #{k}")
-            info = model.training_info[k]
-            field = "initialization" if which == "init" else "algorithm"
-            if not info.HasField(field):
-                raise NotFound("unknown_graph", f"training_info #{k} has no {field} graph")
-            container = getattr(info, field)
-            crumbs.append({"path": segs[0], "label": f"training {k} {field}"})
-            start = 1
-    here = segs[0] if start else ""
-    i = start
-    while i < len(segs):
-        node = _node_at(container, segs[i], path)
-        if i + 1 >= len(segs):
-            raise NotFound("bad_path", f"graph path {path!r} ends at a node, not a graph")
-        attr_name, item = _parse_attr(segs[i + 1], path)
-        sub = _attr_graph(node, attr_name, item, path)
-        here = join(join(here, segs[i]), segs[i + 1])
-        crumbs.append({"path": here, "label": _crumb_label(node, segs[i], attr_name, item)})
+@dataclass
+class _Trace:
+    root: str  # "", "fn[k]" or "train[k].init|algo"
+    container: onnx.GraphProto | onnx.FunctionProto  # the root's
+    hops: list[_Hop]
+
+
+def _trace(model: onnx.ModelProto, address: str) -> _Trace:
+    """`address` resolved segment by segment (either form); NotFound names the first that fails."""
+    segs = address.split("/") if address else []
+    if len(segs) > 2 * MAX_GRAPH_DEPTH + 1:
+        raise NotFound("bad_path", f"graph path nests deeper than {MAX_GRAPH_DEPTH} levels")
+    root, container = _root(model, segs[0]) if segs else ("", model.graph)
+    start = container
+    hops: list[_Hop] = []
+    rest = segs[1:] if root else segs
+    for k in range(0, len(rest), 2):
+        last = k + 1 == len(rest)
+        index = _node_index(container, rest[k], address, "unknown_node" if last else "unknown_graph")
+        if last:
+            hops.append(_Hop(container, index, None))
+            break
+        attr_name, item = _parse_attr(rest[k + 1], address)
+        sub = _attr_graph(container.node[index], attr_name, item, address)
+        hops.append(_Hop(container, index, (attr_name, item, sub)))
         container = sub
-        i += 2
+    return _Trace(root, start, hops)
+
+
+def _root(model: onnx.ModelProto, seg: str) -> tuple[str, onnx.GraphProto | onnx.FunctionProto]:
+    """("fn[k]" / "train[k].x", its graph) when seg names a root other than the main graph, else ("", main graph)."""
+    m_fn, m_tr = _ROOT_FN.match(seg), _ROOT_TRAIN.match(seg)
+    if m_fn:
+        k = int(m_fn.group(1))
+        if k >= len(model.functions):
+            raise NotFound("unknown_graph", f"the model has no function #{k}")
+        return f"fn[{k}]", model.functions[k]
+    if m_tr:
+        k, which = int(m_tr.group(1)), m_tr.group(2)
+        if k >= len(model.training_info):
+            raise NotFound("unknown_graph", f"the model has no training_info #{k}")
+        field = "initialization" if which == "init" else "algorithm"
+        if not model.training_info[k].HasField(field):
+            raise NotFound("unknown_graph", f"training_info #{k} has no {field} graph")
+        return f"train[{k}].{which}", getattr(model.training_info[k], field)
+    return "", model.graph
+
+
+def _node_index(container, seg: str, address: str, code: str) -> int:
+    if seg.startswith("@"):
+        name = unquote(seg[1:])
+        hits = [i for i, n in enumerate(container.node) if n.name == name] if name else []
+        if len(hits) > 1:
+            raise NotFound("ambiguous_node", f"{address!r}: {len(hits)} nodes of that graph are named {name!r}")
+        if hits:
+            return hits[0]
+        raise NotFound(code, f"{address!r}: that graph has no node named {name!r}")
+    m = _NODE.match(seg)
+    if not m:
+        what = "a node id" if code == "unknown_node" else "a graph path"
+        raise NotFound(code, f"{address!r} is not {what}: {seg!r} is not a node of that graph")
+    if int(m.group(1)) >= len(container.node):
+        raise NotFound(code, f"{address!r}: {seg!r} is not a node of that graph (it has {len(container.node)} nodes)")
+    return int(m.group(1))
+
+
+def _root_crumbs(model: onnx.ModelProto, root: str, container) -> list[dict]:
+    crumbs = [{"path": "", "label": model.graph.name or "main graph"}]
+    if root.startswith("fn["):
+        crumbs.append({"path": root, "label": f"function {container.domain}:{container.name}".replace(" :", " ")})
+    elif root:
+        k, which = _ROOT_TRAIN.match(root).groups()  # type: ignore[union-attr]  # _root matched it
+        crumbs.append({"path": root, "label": f"training {k} {'initialization' if which == 'init' else 'algorithm'}"})
+    return crumbs
+
+
+def _graph_ref(model: onnx.ModelProto, t: _Trace, hops: list[_Hop]) -> GraphRef:
+    """The graph `hops` (all following a graph attribute) lead to from t's root, positionally."""
+    crumbs = _root_crumbs(model, t.root, t.container)
+    path, container = t.root, t.container
+    for hop in hops:
+        assert hop.into is not None
+        attr_name, item, container = hop.into
+        path = subgraph_path(node_id(path, hop.index), attr_name, item)
+        crumbs.append({"path": path, "label": crumb_label(hop.node, hop.index, attr_name, item)})
     return GraphRef(path, container, crumbs)
 
 
-def _crumb_label(node: onnx.NodeProto, node_seg: str, attr_name: str, item: int | None) -> str:
-    """The breadcrumb label of a subgraph: "If If_0 · then_branch", "Scan n3 · body", "X n1 · branches[1]"."""
-    return f"{node.op_type} {node.name or node_seg} · {attr_name}" + (f"[{item}]" if item is not None else "")
-
-
-def walk_graphs(model: onnx.ModelProto):
-    """Every graph and function with its path, as GraphRefs, depth first: the main graph and its
-    subgraphs (If/Loop/Scan bodies, any GRAPH or GRAPHS attribute, at any depth up to MAX_DEPTH),
-    then each model-local function and its subgraphs, then the training graphs. The one walk over
-    a model's graphs (search and edits use it); each GraphRef's crumbs are resolve_graph's."""
-    roots = [""] + [f"fn[{k}]" for k in range(len(model.functions))]
-    for k, t in enumerate(model.training_info):
-        if t.HasField("initialization"):
-            roots.append(f"train[{k}].init")
-        if t.HasField("algorithm"):
-            roots.append(f"train[{k}].algo")
-    stack = [(resolve_graph(model, p), 0) for p in reversed(roots)]
-    graph_types = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-    while stack:
-        ref, depth = stack.pop()
-        yield ref
-        if depth >= MAX_DEPTH:  # deeper paths are refused by resolve_graph: not addressable
-            continue
-        subs = []
-        for i, n in enumerate(ref.container.node):
-            for a in n.attribute:
-                if a.type not in graph_types:
-                    continue
-                nid = node_id(ref.path, i)
-                node_seg = f"n{i}"
-                graphs: list[tuple[int | None, onnx.GraphProto]] = (
-                    [(None, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
-                )
-                for item, g in graphs:
-                    path = subgraph_path(nid, a.name, item)
-                    crumbs = [*ref.crumbs, {"path": path, "label": _crumb_label(n, node_seg, a.name, item)}]
-                    subs.append((GraphRef(path, g, crumbs), depth + 1))
-        stack.extend(reversed(subs))
+def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
+    t = _trace(model, path)
+    if t.hops and t.hops[-1].into is None:
+        raise NotFound("bad_path", f"graph path {path!r} ends at a node, not a graph")
+    return _graph_ref(model, t, t.hops)
 
 
 def resolve_node(model: onnx.ModelProto, nid: str) -> tuple[GraphRef, int, onnx.NodeProto]:
-    graph_path, _, last = nid.rpartition("/")
-    ref = resolve_graph(model, graph_path)
-    m = _NODE.match(last)
-    if not m:
+    """(the node's graph, its index there, the node) for a node id in either form."""
+    t = _trace(model, nid)
+    if not t.hops or t.hops[-1].into is not None:
         raise NotFound("unknown_node", f"{nid!r} is not a node id")
-    idx = int(m.group(1))
-    if idx >= len(ref.container.node):
-        raise NotFound("unknown_node", f"no node {nid!r}: that graph has {len(ref.container.node)} nodes")
-    return ref, idx, ref.container.node[idx]
+    last = t.hops[-1]
+    return _graph_ref(model, t, t.hops[:-1]), last.index, last.node
 
 
-def _node_at(container, seg: str, path: str) -> onnx.NodeProto:
-    m = _NODE.match(seg)
-    if not m or int(m.group(1)) >= len(container.node):
-        raise NotFound("unknown_graph", f"graph path {path!r}: {seg!r} is not a node of that graph")
-    return container.node[int(m.group(1))]
+def _node_segment(container, index: int) -> str:
+    name = container.node[index].name
+    if name and sum(1 for n in container.node if n.name == name) == 1:
+        return named_segment(name)
+    return f"n{index}"
+
+
+def named_address(model: onnx.ModelProto, address: str) -> str:
+    """The name form of a graph path or node id: each node by its name where that is unique in
+    its graph, else by position."""
+    t = _trace(model, address)
+    path = t.root
+    for hop in t.hops:
+        path = join(path, _node_segment(hop.container, hop.index))
+        if hop.into is not None:
+            path = join(path, _attr_segment(hop.into[0], hop.into[1]))
+    return path
+
+
+def carry(old: onnx.ModelProto, new: onnx.ModelProto, address: str) -> str | None:
+    """The positional address in `new` (another revision) of what `address` names in `old`, or
+    None when it is gone. Each node along it is followed by the name it had in `old` where that
+    was unique, else by its operator and outputs (tensor names are unique in a graph): never to
+    a node that merely took its position."""
+    t = _trace(old, address)
+    try:
+        path, container = _root(new, t.root) if t.root else ("", new.graph)
+    except NotFound:
+        return None
+    for hop in t.hops:
+        index = _same_node(hop, container)
+        if index is None:
+            return None
+        path = join(path, f"n{index}")
+        if hop.into is not None:
+            attr_name, item, _ = hop.into
+            try:
+                container = _attr_graph(container.node[index], attr_name, item, address)
+            except NotFound:
+                return None
+            path = join(path, _attr_segment(attr_name, item))
+    return path
+
+
+def _same_node(hop: _Hop, container) -> int | None:
+    """The index in `container` (the graph in another revision) of the node `hop` reached."""
+    node = hop.node
+    if _node_segment(hop.container, hop.index) != f"n{hop.index}":  # named, uniquely
+        hits = [i for i, n in enumerate(container.node) if n.name == node.name]
+    else:
+        key = _identity(node)
+        if hop.index < len(container.node) and _identity(container.node[hop.index]) == key:
+            return hop.index
+        hits = [i for i, n in enumerate(container.node) if _identity(n) == key]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _identity(node: onnx.NodeProto) -> tuple:
+    return node.op_type, node.domain, node.name, tuple(node.output)
 
 
 def _parse_attr(seg: str, path: str) -> tuple[str, int | None]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from .address import walk_graphs
+from .traverse import walk_graphs
 
 # onnx names a failing node as "(op_type:Conv, node name: conv1): [ShapeInferenceError] text"
 _PART = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\):\s*")

@@ -11,6 +11,8 @@ from functools import lru_cache
 import onnx
 import onnx.defs
 
+from .traverse import standard_domain
+
 # INT attributes whose documentation speaks of a data type or a precision without holding one
 NOT_DATA_TYPES = frozenset({("", "Attention", "qk_matmul_output_mode")})
 
@@ -32,7 +34,7 @@ def dtype_attribute_name(attr: onnx.AttributeProto, domain: str, op_type: str) -
     """The data type an INT attribute such as Cast's `to` names ("INT64"), else None."""
     if attr.type != onnx.AttributeProto.INT or attr.i <= 0:
         return None
-    if ("" if domain == "ai.onnx" else domain, op_type, attr.name) not in dtype_attributes():
+    if (standard_domain(domain), op_type, attr.name) not in dtype_attributes():
         return None
     try:
         return onnx.TensorProto.DataType.Name(attr.i)

@@ -7,6 +7,7 @@ import onnx
 
 from .address import resolve_graph
 from .light import light_copy
+from .limits import PROTOBUF_LIMIT
 
 
 def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
@@ -14,7 +15,7 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     try:
         # never ByteSize() the model itself: upb walks every weight for it (seconds on 1 GiB)
         light = light_copy(model)
-        if light.ByteSize() >= 2**31 - 1:
+        if light.ByteSize() >= PROTOBUF_LIMIT:
             return None
         return onnx.shape_inference.infer_shapes(light, check_type=False, strict_mode=False, data_prop=True)
     except Exception:

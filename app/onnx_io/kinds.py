@@ -17,10 +17,10 @@ from google.protobuf.message import DecodeError, Message
 from onnx import numpy_helper
 
 from ..errors import StudioError
+from .limits import MAX_DATA_DEPTH
 from .load import parse_model
 
 KINDS = ("model", "tensor", "sequence", "map", "optional", "operator_set")
-MAX_DATA_DEPTH = 32
 
 
 @dataclass

@@ -7,9 +7,6 @@ from google.protobuf.message import DecodeError
 
 from ..errors import StudioError
 
-# protobuf's own nesting guard is 100; a model deeper than this is hostile or broken
-MAX_NESTING = 64
-
 
 def parse_model(data: bytes | memoryview, name: str = "model") -> onnx.ModelProto:
     """Parse serialized ModelProto bytes; raise StudioError(400) for anything else.

@@ -11,6 +11,7 @@ import onnx
 from onnx.external_data_helper import _get_all_tensors, convert_model_to_external_data
 
 from ..errors import StudioError
+from .limits import PROTOBUF_LIMIT
 from .load import parse_model
 
 EXTERNAL_THRESHOLD = 1024  # bytes; smaller tensors stay inside the .onnx
@@ -31,7 +32,7 @@ def embedded(data: bytes, read) -> bytes:
     """The model as one file: external data read (via `read(location, offset, length)`) and inlined."""
     model = parse_model(data)
     _inline(model, read)
-    if model.ByteSize() >= 2**31 - 1:
+    if model.ByteSize() >= PROTOBUF_LIMIT:
         raise StudioError(
             "too_large",
             "the model with its weights inlined is over protobuf's 2 GiB limit; download it with external data",

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .address import walk_graphs
+from .traverse import walk_graphs
 
 ZEROS_LIMIT = 64 << 20  # bytes of zeros put inline for one tensor; past it, a location nobody has
 NOWHERE = "(external data: checked by ONNX Studio, not by the checker)"

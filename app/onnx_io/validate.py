@@ -8,6 +8,7 @@ import re
 import onnx
 
 from .light import basic_check, light_copy
+from .limits import PROTOBUF_LIMIT
 from .load import checker_verdict
 
 # onnx names the failing node as "(op_type:Conv, node name: conv1)"
@@ -46,7 +47,7 @@ def full_validation(model: onnx.ModelProto) -> dict:
     ok, message = basic["ok"], basic["message"]
     out = {"ok": ok, "message": message}
     light = light_copy(model)
-    if light.ByteSize() < 2**31 - 1:  # the full check serialises the (weightless) model
+    if light.ByteSize() < PROTOBUF_LIMIT:  # the full check serialises the (weightless) model
         full_ok, full_message = _check(light, full=True) if ok else (False, message)
         out["full"] = {"ok": full_ok, "message": full_message}
         out["inference_errors"] = [] if full_ok else inference_errors(model)

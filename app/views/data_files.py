@@ -10,6 +10,7 @@ from __future__ import annotations
 import onnx
 
 from ..errors import NotFound
+from ..onnx_io.limits import MAX_DATA_DEPTH
 from .values import dtype_name, sparse_brief, tensor_brief, text
 
 MAX_ITEMS = 1000
@@ -28,7 +29,7 @@ def _seq_items(s: onnx.SequenceProto) -> list:
 
 
 def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
-    if depth > 32:
+    if depth > MAX_DATA_DEPTH:
         return {"kind": "truncated"}
     if isinstance(msg, onnx.TensorProto):
         return {"kind": "tensor", **tensor_brief(msg, ref)}

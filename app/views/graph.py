@@ -9,8 +9,10 @@ import onnx
 import orjson
 from google.protobuf.json_format import MessageToDict
 
-from ..onnx_io.address import join, resolve_graph
+from ..onnx_io.address import join, named_address, node_id, resolve_graph, resolve_node
 from ..onnx_io.inference import inferred_value_info
+from ..onnx_io.traverse import fold, graphs_within
+from ..onnx_io.traverse import subgraphs as held_graphs
 from . import forked
 from .scopes import ScopeTable, node_scope
 from .values import attribute_json, sparse_brief, tensor_brief, text, value_info_json
@@ -45,7 +47,7 @@ CHILD_SHARE = (
 
 def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | None) -> dict:
     ref = resolve_graph(model, path)
-    g = ref.container
+    path, g = ref.path, ref.container  # asked for by name or position: answered by position
     functions = _function_refs(model)
     scopes = ScopeTable()
     # only a graph held by a node attribute has an enclosing scope to read from; what the main
@@ -63,6 +65,7 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
         nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop)
         out: dict = {
             "path": path,
+            "address": named_address(model, path),
             "kind": "function" if ref.is_function else "graph",
             "name": g.name,
             "doc_string": text(g.doc_string),
@@ -166,13 +169,13 @@ def _function_refs(model: onnx.ModelProto) -> dict:
 
 def node_view(model: onnx.ModelProto, nid: str) -> dict:
     """One node's JSON in full: every metadata entry, scope as levels, doc_string uncut."""
-    from ..onnx_io.address import resolve_node
-
-    _, _, n = resolve_node(model, nid)
+    ref, index, n = resolve_node(model, nid)
+    nid = node_id(ref.path, index)  # asked for by name or position: answered by position
     functions = _function_refs(model)
     attributes = [attribute_json(a, nid) for a in n.attribute]
     out = {
         "id": nid,
+        "address": named_address(model, nid),
         "name": n.name,
         "op_type": n.op_type,
         "domain": n.domain,
@@ -228,8 +231,8 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
             if bound:
                 subgraphs = _subgraph_paths(attributes)
                 if reads is not None:
-                    for sub in _subgraphs(attrs):
-                        reads |= free_names(sub, 1)
+                    for sub in held_graphs(n):
+                        reads |= free_names(sub)
         else:
             attributes = _EMPTY
         name = n.name
@@ -280,14 +283,6 @@ _NODE_BOUND = {
 }
 
 
-def _subgraphs(attrs):
-    for a in attrs:
-        if a.type == onnx.AttributeProto.GRAPH:
-            yield a.g
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            yield from a.graphs
-
-
 def _unbound(g, reads: set[str]) -> set[str]:
     """Names read by a graph's nodes (and their subgraphs) that the graph does not define."""
     if isinstance(g, onnx.FunctionProto):
@@ -314,23 +309,11 @@ def _subgraph_paths(attributes: list[dict]) -> list[str]:
     return paths
 
 
-def free_names(g, depth: int = 0) -> set[str]:
+def free_names(g) -> set[str]:
     """Names the graph (and its nested subgraphs) read but do not define: outer-scope values."""
-    if depth > 64:
-        return set()
-    used: set[str] = set()
-    for n in g.node:
-        used.update(n.input)
-        for sub in _subgraphs(n.attribute):
-            used |= free_names(sub, depth + 1)
-    return _unbound(g, used)
+    return fold(g, lambda h, inner: _unbound(h, set().union(*inner, *(n.input for n in h.node))))
 
 
-def count_subgraphs(g, depth: int = 0) -> int:
-    if depth > 64:
-        return 0
-    total = 0
-    for n in g.node:
-        for sub in _subgraphs(n.attribute):
-            total += 1 + count_subgraphs(sub, depth + 1)
-    return total
+def count_subgraphs(g) -> int:
+    """How many graphs g's nodes hold, at any depth."""
+    return sum(1 for _ in graphs_within(g)) - 1

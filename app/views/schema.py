@@ -5,16 +5,9 @@ from __future__ import annotations
 import onnx
 from onnx import defs
 
-from ..onnx_io.address import resolve_node
+from ..onnx_io.address import node_id, resolve_node
+from ..onnx_io.traverse import op_schema, opset_imports, opset_version
 from .values import attribute_json
-
-
-def _opset_version(model: onnx.ModelProto, container, domain: str) -> int | None:
-    imports = container.opset_import if isinstance(container, onnx.FunctionProto) else model.opset_import
-    for o in imports:
-        if o.domain == domain or (domain in ("", "ai.onnx") and o.domain in ("", "ai.onnx")):
-            return o.version
-    return None
 
 
 def _formal(p) -> dict:
@@ -27,9 +20,14 @@ def _formal(p) -> dict:
 
 
 def node_schema(model: onnx.ModelProto, nid: str) -> dict:
-    ref, _, node = resolve_node(model, nid)
-    version = _opset_version(model, ref.container, node.domain)
-    out: dict = {"node": nid, "op_type": node.op_type, "domain": node.domain, "opset_version": version}
+    ref, index, node = resolve_node(model, nid)
+    version = opset_version(model, ref.container, node.domain)
+    out: dict = {
+        "node": node_id(ref.path, index),
+        "op_type": node.op_type,
+        "domain": node.domain,
+        "opset_version": version,
+    }
     local = [
         f"fn[{k}]"
         for k, f in enumerate(model.functions)
@@ -38,12 +36,7 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
     if local:
         out.update(known=True, kind="function", function=local[0])
         return out
-    schema = None
-    if version is not None:
-        try:
-            schema = defs.get_schema(node.op_type, version, node.domain)
-        except defs.SchemaError:
-            schema = None
+    schema = op_schema(model, ref.container, node)
     if schema is None:
         out.update(
             known=False,
@@ -95,7 +88,7 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
 def operators_at(model: onnx.ModelProto) -> list[dict]:
     """Every operator the model's opset imports offer (the newest version of each at or below the
     imported one), with its attributes: what an "insert node" form may offer."""
-    imports = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    imports = opset_imports(model)
     best: dict[tuple[str, str], defs.OpSchema] = {}
     for schema in defs.get_all_schemas_with_history():
         version = imports.get(schema.domain)

@@ -12,7 +12,7 @@ import re
 
 import onnx
 
-MAX_DEPTH = 32
+MAX_SCOPE_LEVELS = 32  # name-scope levels kept per node (not graph nesting: that is limits.MAX_GRAPH_DEPTH)
 NAME_SCOPES = "pkg.torch.onnx.name_scopes"
 NAMESPACE = "namespace"
 
@@ -27,19 +27,19 @@ def _from_name_scopes(value: str) -> list[str] | None:
         return None
     scopes = _ITEM.findall(value)
     levels = [s for s in scopes[:-1] if s]  # drop the root '' and the op itself
-    return levels[:MAX_DEPTH]
+    return levels[:MAX_SCOPE_LEVELS]
 
 
 def _from_namespace(value: str) -> list[str]:
     parts = [p.split(":", 1)[0].strip() for p in value.split("/")]
-    return [p for p in parts[1:-1] if p][:MAX_DEPTH]
+    return [p for p in parts[1:-1] if p][:MAX_SCOPE_LEVELS]
 
 
 def _from_name(name: str) -> list[str]:
     if not name.startswith("/") or name.count("/") < 2:
         return []
     parts = name.split("/")[1:-1]
-    return ["/" + "/".join(parts[: i + 1]) for i in range(min(len(parts), MAX_DEPTH))]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(min(len(parts), MAX_SCOPE_LEVELS))]
 
 
 def scope_of(name: str, name_scopes: str | None, namespace: str | None) -> list[str]:

@@ -1,5 +1,5 @@
 """Find in the whole model: nodes by op type, name and attribute value, tensors, graphs and
-functions, in every graph at any depth (address.walk_graphs), ranked and bounded.
+functions, in every graph at any depth (traverse.walk_graphs), ranked and bounded.
 
 Attribute values are matched in the text the node panel shows them in (panels/attribute-view.js
 with lib/format.js: an INTS `[0, 2, 1, 3]`, a FLOAT `0.1`, a STRINGS `["a","b"]`, a Cast's `to` as
@@ -19,8 +19,9 @@ import numpy as np
 import onnx
 
 from ..errors import StudioError
-from ..onnx_io.address import node_id, walk_graphs
+from ..onnx_io.address import node_id
 from ..onnx_io.dtype_attributes import dtype_attribute_name
+from ..onnx_io.traverse import standard_domain, walk_graphs
 from .values import attribute_json
 
 MAX_QUERY = 200  # characters
@@ -35,7 +36,6 @@ OP_PART = 55
 TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART = 50, 45, 40
 ATTR_PAIR, ATTR_VALUE_EXACT, ATTR_VALUE, ATTR_NAME = 35, 34, 30, 25
 
-_STANDARD_DOMAINS = ("", "ai.onnx")
 _GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 _INT = onnx.AttributeProto.INT
 _TENSOR_TYPES = (
@@ -429,7 +429,7 @@ class SearchIndex:
 
 def _op_score(needle: str, op: str, domain: str, parts: bool) -> int:
     o = op.lower()
-    q = f"{domain}.{op}".lower() if domain not in _STANDARD_DOMAINS else None
+    q = f"{domain}.{op}".lower() if standard_domain(domain) else None
     if needle in (o, q):
         return OP_EXACT
     if o.startswith(needle) or (q and q.startswith(needle)):

@@ -8,6 +8,7 @@ import onnx
 from onnx import AttributeProto, numpy_helper
 
 from ..onnx_io.address import encode_attr, subgraph_path
+from ..onnx_io.limits import MAX_DATA_DEPTH
 
 MAX_LIST_ITEMS = 4096  # longer attribute lists are cut; the item count is still reported
 MAX_STRING_CHARS = 4096
@@ -46,7 +47,7 @@ def shape_json(shape: onnx.TensorShapeProto) -> list:
 
 
 def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:
-    if depth > 32:
+    if depth > MAX_DATA_DEPTH:
         return {"kind": "unknown"}
     which = tp.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):

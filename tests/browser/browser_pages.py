@@ -49,6 +49,22 @@ def wait_revision(page, revision: int) -> None:
     wait_ready(page)
 
 
+def hash_params(page) -> dict[str, str]:
+    """The model page's URL hash, decoded: {"rev", "path", "node" | "tensor" | ...}."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    return dict(parse_qsl(urlsplit(page.url).fragment, keep_blank_values=True))
+
+
+def address_of(page, server: str, model_id: str, node_id: str) -> str:
+    """A node's address in its name form as the server writes it: what the page's links say."""
+    from urllib.parse import quote
+
+    response = page.request.get(f"{server}/api/models/{model_id}/node?id={quote(node_id)}")
+    assert response.ok, response.text()
+    return response.json()["address"]
+
+
 def upload_bytes(page, server: str, data: bytes, name: str) -> dict:
     """Store any file (a data file such as a TensorProto .pb) through the API."""
     response = page.request.post(

@@ -76,7 +76,7 @@ def test_inference_error_links_to_its_node(page, server, artifacts):
     link.click()
     page.wait_for_selector("#graph [data-node-id=n1].selected")
     assert page.locator("#sidebar .panel-title").text_content() == "Add"
-    assert "node=n1" in page.url
+    assert "node=@bad_add" in page.url
 
 
 def test_text_form_viewer_shows_the_model_text(page, server, artifacts):

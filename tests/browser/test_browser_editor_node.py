@@ -140,7 +140,7 @@ def test_insert_node_after_and_before(page, server, artifacts):
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert panel.locator(".panel-title").text_content() == "Relu"  # the new node is selected
-    assert "node=n2" in page.url
+    assert "node=@extra_relu" in page.url
 
     # before: a LeakyRelu with alpha on Softmax's input (now n8), feeding only the Softmax
     page.click("#graph [data-node-id=n8]")

@@ -131,7 +131,7 @@ def test_initializer_of_a_subgraph(page, server):
         "[[1, 2, 3], [4, 5, 6]]",
     )
     wait_revision(page, 1)
-    assert "path=n1%2Fthen_branch" in page.url and panel.locator(".panel-title").text_content() == "one"
+    assert "path=@branch/then_branch" in page.url and panel.locator(".panel-title").text_content() == "one"
     result = downloaded(page, server, summary["id"])
     then_branch = next(a.g for a in result.graph.node[1].attribute if a.name == "then_branch")
     np.testing.assert_array_equal(

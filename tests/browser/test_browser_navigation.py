@@ -10,6 +10,8 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from app.onnx_io.address import named_segment
+
 from .browser_models import if_model, official_node_models
 from .browser_pages import downloaded, open_model, reveal, upload, wait_ready, wait_revision
 from .scale_models import bert_like
@@ -52,7 +54,7 @@ def expect_back_on_if(page, before: str) -> None:
     assert selected_ids(page) == ["n1"]
     assert page.locator("#sidebar .panel-title").text_content() == "If"
     assert transform(page) == before
-    assert "node=n1" in page.url
+    assert "node=@branch" in page.url
 
 
 def test_double_click_opens_a_branch_and_back_comes_back(page, server, artifacts):
@@ -69,7 +71,7 @@ def test_double_click_opens_a_branch_and_back_comes_back(page, server, artifacts
     # the box: its first subgraph
     if_box.dblclick()
     wait_graph(page, "n1/then_branch/n0")
-    assert "path=n1%2Fthen_branch" in page.url
+    assert "path=@branch/then_branch" in page.url
     assert "then_branch" in page.locator("#breadcrumb .crumb.current").text_content()
     # a graph opened fresh: the start view
     page.locator("#breadcrumb a.crumb").first.click()
@@ -278,3 +280,41 @@ def test_a_slow_edit_says_saving(page, server, artifacts):
     held.pop().continue_()
     wait_revision(page, 0)
     page.wait_for_selector("#wait-status", state="hidden")
+
+
+def test_a_link_from_before_a_delete_opens_the_same_node(page, server):
+    """Links carry their revision and name nodes by name: a link written before a delete opens
+    the node it named, not the one that took its position, in a subgraph too."""
+    mid = upload(page, server, if_model(), "if.onnx")["id"]
+    open_model(page, server, mid, "#path=n1%2Felse_branch&node=n1%2Felse_branch%2Fn1")
+    page.wait_for_selector("#graph [data-node-id='n1/else_branch/n1'].selected")
+    # the page writes the revision, and the If and the Relu by name
+    assert page.url.endswith("#rev=0&path=@branch/else_branch&node=@branch/else_branch/@else_relu")
+    named = page.url
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "delete_node", "node": "pre"}]}
+    )
+    assert r.ok, r.text()  # the If moves up: n1 -> n0
+
+    by_position = f"{server}/models/{mid}#rev=0&path=n1%2Felse_branch&node=n1%2Felse_branch%2Fn0"  # the Neg
+    for link, node, op in [(by_position, "n0/else_branch/n0", "Neg"), (named, "n0/else_branch/n1", "Relu")]:
+        page.goto("about:blank")
+        page.goto(link)
+        page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{node}'].selected")
+        assert selected_ids(page) == [node]
+        assert page.locator("#sidebar .panel-title").text_content() == op
+        assert "#rev=1&path=@branch/else_branch&node=" in page.url
+
+    # a link followed without reloading (the hash changes): n1 of revision 0 is the If
+    page.evaluate("h => { location.hash = h; }", "#rev=0&path=&node=n1")
+    page.wait_for_selector("#graph[data-state=ready] [data-node-id=n0].selected")
+    assert page.locator("#sidebar .panel-title").text_content() == "If"
+    assert page.url.endswith("#rev=1&path=&node=@branch")
+
+    # the page spells names in addresses as the server does
+    names = ["conv 1", "/model/layers.0/If", "x$&+,;=@y", "50%", "[0]#:?", "ünï €", "n3", "(~'!*)", '"<>`^{|}\\']
+    spelled = page.evaluate(
+        "async names => { const m = await import('/static/js/lib/address.js'); return names.map((n) => m.nameSegment(n)); }",
+        names,
+    )
+    assert spelled == [named_segment(n) for n in names]

@@ -11,7 +11,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 from testkit import nested_search_model
 
-from .browser_pages import open_model, upload, wait_ready
+from .browser_pages import hash_params, open_model, upload, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -60,7 +60,11 @@ def test_find_a_nested_conv_from_the_main_graph_and_open_it(page, server, artifa
     assert page.locator("#sidebar .panel-subtitle").text_content() == "inner_conv"
     crumbs = [t.strip() for t in page.locator("#breadcrumb .crumb").all_text_contents()]
     assert crumbs == ["main_graph", "If If_0 · then_branch", "Loop Loop_3 · body"]
-    assert "path=n4%2Fthen_branch%2Fn0%2Fbody" in page.url and "node=n4%2Fthen_branch%2Fn0%2Fbody%2Fn0" in page.url
+    assert hash_params(page) == {
+        "rev": "0",
+        "path": "@If_0/then_branch/@Loop_3/body",
+        "node": "@If_0/then_branch/@Loop_3/body/@inner_conv",
+    }
     page.screenshot(path=str(artifacts / "search-opened-nested-conv.png"))
 
     # from inside the loop body: a result of the main graph takes the page back there (Enter picks the first)
@@ -115,7 +119,7 @@ def test_tensor_and_function_results_open_where_they_live(page, server):
     row.click()
     wait_ready(page)
     page.wait_for_function("() => document.getElementById('sidebar').dataset.panel === 'tensor'")
-    assert "tensor=acc_out" in page.url and "path=n4%2Fthen_branch%2Fn0%2Fbody" in page.url
+    assert "tensor=acc_out" in page.url and "path=@If_0/then_branch/@Loop_3/body" in page.url
 
     open_find(page, "Sigmoid")
     row = page.locator("#search-results .search-result[data-result='fn[0]/n0']")

@@ -239,6 +239,21 @@ export function getNode(id, nodeId) {
   return request("GET", `/api/models/${enc(id)}/node?id=${enc(nodeId)}`);
 }
 
+/**
+ * Where what a link made in revision `from` names is now: {revision, from, path, node}, each
+ * positional, null when gone.
+ * @param {string} id model id
+ * @param {number} from the link's revision
+ * @param {{path?: string | null, node?: string | null}} [what] a graph path, a node address (either form)
+ * @returns {Promise<any>}
+ */
+export function locate(id, from, { path, node } = {}) {
+  const params = new URLSearchParams({ from: String(from) });
+  if (path !== undefined && path !== null) params.set("path", path);
+  if (node !== undefined && node !== null) params.set("node", node);
+  return request("GET", `/api/models/${enc(id)}/locate?${params}`);
+}
+
 /** {revisions: [{revision, parent, ops, changes, created, current}], head} */
 export function getRevisions(id) {
   return request("GET", `/api/models/${enc(id)}/revisions`);

@@ -11,7 +11,8 @@ import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { renderGroupPanel } from "../panels/group-panel.js";
 import { renderHistoryPanel } from "../panels/history-panel.js";
-import { buildHash, parseHash, selectionKey, state, syncHash } from "./state.js";
+import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
+import { hasPositions, nodeIdIn } from "../lib/address.js";
 import { openTextView } from "../panels/text-view.js";
 import { withWaitStatus } from "../widgets/wait.js";
 
@@ -210,6 +211,39 @@ function selectBox(boxId, options) {
   select(selectionOf(boxId), options);
 }
 
+/** A node selection as the graph on screen knows it: its `address` (kept over an edit) or its
+ * id (a link's address, by name or position) resolved to the node's id; else as it was. */
+function nodeSelectionIn(graph, model, selection) {
+  for (const key of [selection.address, selection.id]) {
+    const id = key ? nodeIdIn(graph, key) : null;
+    if (id && model.boxes.has(id)) return { kind: "node", id };
+  }
+  return selection;
+}
+
+// ------------------------------------------------------------------ links
+
+/** The graph path and selection a link (parseHash) means in the revision on screen. A link
+ * written in another revision that names anything by position is followed by the names those
+ * nodes had there (GET .../locate); names alone mean the same in every revision. */
+async function followLink({ rev, path, selection }) {
+  const node = selection && selection.kind === "node" ? selection.id : null;
+  const current = state.summary ? state.summary.revision : rev;
+  if (rev === null || rev === current || !(hasPositions(path) || (node && hasPositions(node)))) return { path, selection };
+  try {
+    const now = await api.locate(state.modelId, rev, { path, node });
+    if (now.path === null) {
+      toast(`The graph this link shows (revision ${rev}) is no longer in the model: showing the main graph.`);
+      return { path: "", selection: null };
+    }
+    if (node && now.node === null) toast(`The node this link names (revision ${rev}) is no longer in the model.`);
+    return { path: now.path, selection: node ? (now.node ? { kind: "node", id: now.node } : null) : selection };
+  } catch (err) {
+    toast(`This link (revision ${rev}) could not be followed: ${err.message || err}`);
+    return { path: "", selection: null };
+  }
+}
+
 /** Outline the nodes that shape inference complains about (they are main-graph nodes). */
 function markProblems() {
   const errors = (state.summary && state.summary.validation && state.summary.validation.inference_errors) || [];
@@ -254,16 +288,20 @@ function rememberGraph() {
   if (state.views.size > 32) state.views.delete(state.views.keys().next().value);
 }
 
-async function loadGraph(path, { home = true, selection = state.selection, keepPanel = false } = {}) {
+/** Show graph `path` (either address form); `fallbackPath`: the one to show should `path` be gone. */
+async function loadGraph(path, { home = true, selection = state.selection, keepPanel = false, fallbackPath = path } = {}) {
   const seq = ++state.loadSeq;
   const stale = () => seq !== state.loadSeq;
-  const samePath = !!state.graph && path === state.path;
+  const samePath = !!state.graph && (path === state.path || path === state.graph.address);
   const cameFrom = samePath ? null : state.path;
   if (!samePath) rememberGraph();
-  setGraphState("loading", state.graph && path === state.path ? "Updating…" : "Loading graph…");
+  setGraphState("loading", samePath ? "Updating…" : "Loading graph…");
   let graph;
   try {
-    graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path);
+    graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path).catch((err) => {
+      if (err.status === 404 && fallbackPath !== path) return api.getGraph(state.modelId, fallbackPath);
+      throw err;
+    });
   } catch (err) {
     if (stale()) return;
     showGraphError(err, path);
@@ -276,6 +314,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   state.graph = graph;
   state.path = graph.path ?? path;
   state.model = model;
+  if (selection && selection.kind === "node") selection = nodeSelectionIn(graph, model, selection);
   renderBreadcrumb(breadcrumb, graph, panelContext);
   // back to a graph seen before: as it was left; with no selection asked for, the node holding
   // the subgraph we come from, else what was selected here
@@ -326,10 +365,15 @@ function showGraphError(err, path) {
 // ------------------------------------------------------------------ edits, undo, redo
 
 async function refreshAfter(summary, options = {}) {
+  // the graph and node on screen, kept by name: the change may have moved their positions (an
+  // undo bringing back a node before them); by position when the name is gone (a rename)
+  const path = state.graph ? state.graph.address ?? state.path : state.path;
+  const keep = options.selection === undefined && state.selection && state.selection.kind === "node"
+    ? { selection: { ...state.selection, address: linkSelection(state.selection).id } } : {};
   state.summary = summary || await api.getSummary(state.modelId);
   watchValidation();
   renderToolbar();
-  await loadGraph(state.path, { home: false, ...options });
+  await loadGraph(path, { home: false, fallbackPath: state.path, ...keep, ...options });
 }
 
 /** The words for a 409: the model changed elsewhere; the page has caught up. */
@@ -406,13 +450,17 @@ buttons.text.addEventListener("click", () => {
   });
 });
 
-window.addEventListener("hashchange", () => {
-  const { path, selection } = parseHash(window.location.hash);
+window.addEventListener("hashchange", async () => {
   if (!state.summary || state.dataFile) return;
-  if (path !== state.path || graphEl.dataset.state === "error") {
+  const { path, selection } = await followLink(parseHash(window.location.hash));
+  const here = !!state.graph && (path === state.path || path === state.graph.address);
+  if (!here || graphEl.dataset.state === "error") {
     loadGraph(path, { home: true, selection });
-  } else if (selectionKey(selection) !== selectionKey(state.selection)) {
-    select(selectionValid(state.model, selection) ? selection : null, { reveal: true });
+    return;
+  }
+  const wanted = selection && selection.kind === "node" ? nodeSelectionIn(state.graph, state.model, selection) : selection;
+  if (selectionKey(wanted) !== selectionKey(state.selection)) {
+    select(selectionValid(state.model, wanted) ? wanted : null, { reveal: true });
   }
 });
 
@@ -431,8 +479,8 @@ document.addEventListener("keydown", (e) => {
 // ------------------------------------------------------------------ start
 
 async function start() {
-  const { path, selection } = parseHash(window.location.hash);
-  state.path = path;
+  const link = parseHash(window.location.hash);
+  state.path = link.path;
   setGraphState("loading", "Loading model…");
   try {
     state.summary = (await prefetchedSummary()) || await api.getSummary(state.modelId);
@@ -455,6 +503,7 @@ async function start() {
     return;
   }
   renderToolbar();
+  const { path, selection } = await followLink(link);
   await loadGraph(path, { home: true, selection });
 }
 

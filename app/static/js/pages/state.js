@@ -1,7 +1,10 @@
-// The model page's one application state object, and its mirror in the URL hash
-// (#path=<graph path>&node=<node id>, or &input=<name> / &output=<name> / &outer=<name> /
-// &tensor=<name> for any tensor name of the graph, shown in the tensor panel; &group=<id> for a
-// name-scope group of the drawing, see grouping.js).
+// The model page's one application state object, and its mirror in the URL hash:
+// #rev=<revision>&path=<graph path>&node=<node address>, or &input=<name> / &output=<name> /
+// &outer=<name> / &tensor=<name> for any tensor name of the graph, shown in the tensor panel;
+// &group=<id> for a name-scope group of the drawing, see grouping.js. The page writes graphs and
+// nodes by name where it can (lib/address.js) and the revision it shows, so a link opens the same
+// node after later edits; state.path and node selections are positional ids (the server's).
+import { nodeAddress } from "../lib/address.js";
 
 export const state = {
   modelId: "",
@@ -21,29 +24,43 @@ export const state = {
 
 const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer", tensor: "tensor", group: "group" };
 
-/** Read {path, selection} from a location hash. */
+/** Read {rev, path, selection} from a location hash (rev: null when it names none). */
 export function parseHash(hash) {
   const params = new URLSearchParams(String(hash || "").replace(/^#/, ""));
   const path = params.get("path") || "";
+  const rev = /^\d+$/.test(params.get("rev") || "") ? Number(params.get("rev")) : null;
   let selection = null;
   for (const [kind, key] of Object.entries(SELECTION_KEYS)) {
     const id = params.get(key);
     if (id) { selection = { kind, id }; break; }
   }
-  return { path, selection };
+  return { rev, path, selection };
 }
 
-/** The hash for a graph path and selection. */
-export function buildHash(path, selection) {
-  const params = new URLSearchParams();
-  params.set("path", path || "");
-  if (selection) params.set(SELECTION_KEYS[selection.kind], selection.id);
-  return `#${params.toString()}`;
+// a hash value encoded as URLSearchParams reads it back, with the '/' and '@' of addresses left
+// as they are: #path=@branch/else_branch rather than #path=%40branch%2Felse_branch
+const hashValue = (value) => encodeURIComponent(value).replace(/%2F|%40/g, (m) => decodeURIComponent(m));
+
+/** The hash for a graph path and selection, in the revision on screen (`rev`, by default). */
+export function buildHash(path, selection, rev = state.summary ? state.summary.revision : null) {
+  const params = [];
+  if (rev !== null && rev !== undefined) params.push(`rev=${rev}`);
+  params.push(`path=${hashValue(path || "")}`);
+  if (selection) params.push(`${SELECTION_KEYS[selection.kind]}=${hashValue(selection.id)}`);
+  return `#${params.join("&")}`;
 }
 
-/** Put the current path + selection in the URL without adding a history entry. */
+/** The selection as a link names it: a node by its address (name form) rather than its id. */
+export function linkSelection(selection) {
+  if (!selection || selection.kind !== "node" || !state.graph || !state.model) return selection;
+  const box = state.model.boxes.get(selection.id);
+  return box && box.node ? { kind: "node", id: nodeAddress(state.graph, box.node) } : selection;
+}
+
+/** Put the current path + selection in the URL, by name, without adding a history entry. */
 export function syncHash() {
-  const hash = buildHash(state.path, state.selection);
+  const path = state.graph ? state.graph.address ?? state.path : state.path;
+  const hash = buildHash(path, linkSelection(state.selection));
   if (window.location.hash !== hash) {
     history.replaceState(history.state, "", `${window.location.pathname}${window.location.search}${hash}`);
   }

@@ -1,0 +1,116 @@
+"""Walking a model's graphs at any depth, and the opset a node's place in them gives it.
+
+The one walk: the main graph, graphs held by node attributes (If/Loop/Scan bodies, any GRAPH or
+GRAPHS attribute), model-local functions and training graphs, down to MAX_GRAPH_DEPTH. Views
+and edits reach nested graphs through here, never through their own attribute loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import onnx
+from onnx import defs
+
+from .address import GraphRef, crumb_label, node_id, resolve_graph, subgraph_path
+from .limits import MAX_GRAPH_DEPTH
+
+_GRAPH, _GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+T = TypeVar("T")
+
+
+def node_graphs(node: onnx.NodeProto) -> Iterator[tuple[str, int | None, onnx.GraphProto]]:
+    """(attribute name, item, graph) for each graph a node holds: item None for a GRAPH
+    attribute, k for item k of a GRAPHS attribute."""
+    for a in node.attribute:
+        if a.type == _GRAPH:
+            yield a.name, None, a.g
+        elif a.type == _GRAPHS:
+            for k, g in enumerate(a.graphs):
+                yield a.name, k, g
+
+
+def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
+    """The graphs a node holds, in attribute order."""
+    for _, _, g in node_graphs(node):
+        yield g
+
+
+def graphs_within(g, descend: Callable[[onnx.GraphProto], bool] | None = None) -> Iterator:
+    """g and every graph its nodes hold at any depth, depth first. descend(sub) false skips sub
+    and all it holds (a subgraph that defines a name of its own shadows the outer one)."""
+    stack = [(g, 0)]
+    while stack:
+        here, depth = stack.pop()
+        yield here
+        if depth >= MAX_GRAPH_DEPTH:
+            continue
+        subs = [sub for n in here.node for sub in subgraphs(n) if descend is None or descend(sub)]
+        stack.extend((sub, depth + 1) for sub in reversed(subs))
+
+
+def fold(g, combine: Callable[[Any, list[T]], T], depth: int = 0) -> T:
+    """combine(g, [fold of each graph g's nodes hold]): a value built bottom up, for what a
+    graph's answer takes from its subgraphs' (the names they read from outside, say)."""
+    inner = [] if depth >= MAX_GRAPH_DEPTH else [fold(sub, combine, depth + 1) for n in g.node for sub in subgraphs(n)]
+    return combine(g, inner)
+
+
+def walk_graphs(model: onnx.ModelProto) -> Iterator[GraphRef]:
+    """Every graph and function with its path, as GraphRefs, depth first: the main graph and its
+    subgraphs, then each model-local function and its subgraphs, then the training graphs. Each
+    GraphRef's crumbs are resolve_graph's."""
+    roots = [""] + [f"fn[{k}]" for k in range(len(model.functions))]
+    for k, t in enumerate(model.training_info):
+        if t.HasField("initialization"):
+            roots.append(f"train[{k}].init")
+        if t.HasField("algorithm"):
+            roots.append(f"train[{k}].algo")
+    stack = [(resolve_graph(model, p), 0) for p in reversed(roots)]
+    while stack:
+        ref, depth = stack.pop()
+        yield ref
+        if depth >= MAX_GRAPH_DEPTH:  # deeper paths are refused by resolve_graph: not addressable
+            continue
+        subs = []
+        for i, n in enumerate(ref.container.node):
+            for attr, item, g in node_graphs(n):
+                path = subgraph_path(node_id(ref.path, i), attr, item)
+                crumbs = [*ref.crumbs, {"path": path, "label": crumb_label(n, i, attr, item)}]
+                subs.append((GraphRef(path, g, crumbs), depth + 1))
+        stack.extend(reversed(subs))
+
+
+# ------------------------------------------------------------------ opsets
+
+
+def standard_domain(domain: str) -> str:
+    """The default ONNX domain is spelled "" or "ai.onnx"; both are ""."""
+    return "" if domain == "ai.onnx" else domain
+
+
+def opset_imports(model: onnx.ModelProto, container=None) -> dict[str, int]:
+    """domain ("" for ai.onnx) -> imported version, for nodes of `container`: a function imports
+    its own opsets, every graph the model's."""
+    imports = container.opset_import if isinstance(container, onnx.FunctionProto) else model.opset_import
+    out: dict[str, int] = {}
+    for o in imports:
+        out.setdefault(standard_domain(o.domain), o.version)  # the first, should a model import one twice
+    return out
+
+
+def opset_version(model: onnx.ModelProto, container, domain: str) -> int | None:
+    """The version of `domain` a node of `container` runs at, or None when none is imported."""
+    return opset_imports(model, container).get(standard_domain(domain))
+
+
+def op_schema(model: onnx.ModelProto, container, node: onnx.NodeProto) -> defs.OpSchema | None:
+    """The operator schema of a node at its opset, or None (no import, or not an operator there)."""
+    version = opset_version(model, container, node.domain)
+    if version is None:
+        return None
+    try:
+        return defs.get_schema(node.op_type, version, standard_domain(node.domain))
+    except defs.SchemaError:
+        return None

@@ -1,0 +1,60 @@
+// Node addresses as links write them (docs/api.md "Addresses", app/onnx_io/address.py): a node
+// is named by `@<name>` where its name is unique in its graph, else by its position `n<i>`.
+// Positions change when a node before it is deleted; names don't, so links use names.
+
+const POSITION = /^n\d+$/;
+
+/** A node name as an address segment, percent-encoded exactly as the server's encode_attr. */
+export function nameSegment(name) {
+  return `@${encodeURIComponent(name).replace(/%(2[046BC]|3[BD]|40)/g, (m) => decodeURIComponent(m))}`;
+}
+
+/** @type {WeakMap<object, Set<string>>} graph JSON -> names held by exactly one of its nodes */
+const uniqueNames = new WeakMap();
+
+function uniqueIn(graph) {
+  let names = uniqueNames.get(graph);
+  if (!names) {
+    const seen = new Set();
+    names = new Set();
+    for (const n of graph.nodes || []) {
+      if (!n.name) continue;
+      if (seen.has(n.name)) names.delete(n.name);
+      else { seen.add(n.name); names.add(n.name); }
+    }
+    uniqueNames.set(graph, names);
+  }
+  return names;
+}
+
+/** The address a link gives `node` of `graph` (graph JSON): the graph's address, then the node
+ * by name where that is unique in the graph, else by position. */
+export function nodeAddress(graph, node) {
+  const seg = node.name && uniqueIn(graph).has(node.name) ? nameSegment(node.name) : node.id.slice(node.id.lastIndexOf("/") + 1);
+  const base = graph.address ?? graph.path;
+  return base ? `${base}/${seg}` : seg;
+}
+
+/** The id of the node of `graph` that `address` (either form) names, or null when the address
+ * is of another graph or names no node of this one. */
+export function nodeIdIn(graph, address) {
+  const cut = address.lastIndexOf("/");
+  const parent = cut < 0 ? "" : address.slice(0, cut);
+  const seg = address.slice(cut + 1);
+  if (parent !== graph.path && parent !== graph.address) return null;
+  let id = null;
+  if (POSITION.test(seg)) id = graph.path ? `${graph.path}/${seg}` : seg;
+  else if (seg.startsWith("@")) {
+    let name;
+    try { name = decodeURIComponent(seg.slice(1)); } catch { return null; }
+    if (!uniqueIn(graph).has(name)) return null;
+    id = graph.nodes.find((n) => n.name === name).id;
+  }
+  return id;
+}
+
+/** Does an address name a node by position anywhere along it? Such an address means what it
+ * says only in the revision it was written in. */
+export function hasPositions(address) {
+  return String(address || "").split("/").some((s) => POSITION.test(s));
+}
