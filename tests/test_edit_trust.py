@@ -113,7 +113,7 @@ def test_a_dynamic_batch_names_the_reshape_that_hard_codes_it_and_can_re_infer(c
     r = _post(client, mid, 0, [op])
     assert r.status_code == 200, r.get_json()
     said = r.get_json()["changes"][0]
-    assert 'still hard-coded (dim 0 = 1) in the constant input of "flatten" (Reshape)' in said
+    assert 'still hard-coded (dim 0 = 1) in the constant input of node "flatten" (Reshape)' in said
     stored = _stored(client, mid)
     a = next(v for v in stored.graph.value_info if v.name == "a")
     assert a.type.tensor_type.shape.dim[0].dim_param == "batch"  # value_info no longer says 1

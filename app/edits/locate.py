@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import MutableSequence
 
 import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_node
+from ..onnx_io.address import node_words as address_words
 from ..onnx_io.traverse import walk_graphs
 
 
@@ -40,10 +40,8 @@ def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProt
 
 
 def node_words(node: onnx.NodeProto, nid: str) -> str:
-    """How changes and errors name a node, as the history shows them: by name and operator,
-    `node "conv1" (Conv)`, or by id when it has no name, `node n213 (Conv)`."""
-    who = json.dumps(node.name, ensure_ascii=False) if node.name else nid
-    return f"node {who} ({node.op_type})"
+    """`node "conv1" (Conv)`, or `node n213 (Conv)` without a name (address.node_words)."""
+    return address_words(node.name, node.op_type, nid)
 
 
 def main_graph_value(model: onnx.ModelProto, name: str, where: str) -> tuple[MutableSequence[onnx.ValueInfoProto], int]:

@@ -7,6 +7,7 @@ import onnx
 from onnx import numpy_helper
 
 from ..errors import StudioError
+from ..onnx_io.address import node_words
 
 # ops whose shape-like input (index) holds dims as constant values
 _SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Resize": 3}
@@ -78,7 +79,7 @@ def hard_coded_hint(model: onnx.ModelProto, before: list, after: list) -> str:
             continue
         values = consts[n.input[k]]
         if any(i < len(values) and values[i] == old for i, old in changed):
-            named.append(f'"{n.name}" ({n.op_type})' if n.name else f"a {n.op_type}")
+            named.append(node_words(n.name, n.op_type))
     if not named:
         return ""
     more = f" and {len(named) - 5} more" if len(named) > 5 else ""

@@ -17,6 +17,7 @@ from one revision to another. Attribute and node names are percent-encoded when 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
@@ -321,3 +322,11 @@ def _initializer(g: onnx.GraphProto, name: str):
         if s.values.name == name:
             return s
     return None
+
+
+def node_words(name: str, op_type: str, nid: str | None = None) -> str:
+    """How people are told about a node (history, errors, hints): by name and operator,
+    `node "conv1" (Conv)`; by id without a name, `node n213 (Conv)`; else `a Conv node`."""
+    if name:
+        return f"node {json.dumps(name, ensure_ascii=False)} ({op_type})"
+    return f"node {nid} ({op_type})" if nid else f"a {op_type} node"

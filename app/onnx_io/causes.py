@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from .address import node_words
 from .traverse import walk_graphs
 
 # onnx names a failing node as "(op_type:Conv, node name: conv1): [ShapeInferenceError] text"
@@ -45,7 +46,7 @@ def _graph_of(model: onnx.ModelProto | None, name: str, op_type: str) -> str | N
 
 def _node_words(model, op_type: str, name: str) -> str:
     where = _graph_of(model, name, op_type)
-    who = f'node "{name}" ({op_type})' if name else f"a {op_type} node"
+    who = node_words(name, op_type)
     return f"{who} in {where}" if where else who
 
 
