@@ -65,6 +65,10 @@ def create_app(config: dict | None = None) -> Flask:
 
     install(app)
     auth.install(app)
+
+    from .onnx_io import offload
+
+    offload.prewarm()  # onnx's C++ runs in the helper process: started before the first page asks
     install_api_not_found(app)
     install_readable_retry(app)
     return app

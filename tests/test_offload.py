@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = """
 import sys, multiprocessing
 from app.onnx_io import offload
-verdict = offload.validate_file(sys.argv[1])
+verdict = offload.validate_file(sys.argv[1], "key")
 helpers = [p.pid for p in multiprocessing.active_children()]
 print(verdict["ok"], *helpers, flush=True)
 sys.stdin.read()  # until killed

@@ -17,10 +17,8 @@ from google.protobuf.message import Message
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import ExternalFiles
-from ..onnx_io.inference import inferred_model
 from ..onnx_io.load import parse_model_file
 from ..onnx_io.text_fields import readable_strings
-from ..onnx_io.validate import full_validation
 from ..store import Store
 
 
@@ -163,9 +161,18 @@ def _offloaded(digest: str, model: onnx.ModelProto) -> bool:
 
 
 def verdict(digest: str, model: onnx.ModelProto) -> dict:
-    if _offloaded(digest, model):  # seconds of C++ holding the GIL: run it in the helper process
-        return _verdicts.get(digest, lambda: offload.validate_file(str(store().blobs.path(digest))))
-    return _verdicts.get(digest, lambda: full_validation(model))
+    """The validation state: onnx's checker and inference run in the helper process (offload.py),
+    whatever the model's size; a model they crash on is invalid, with that said."""
+    return _verdicts.get(digest, lambda: _helper_verdict(digest))
+
+
+def _helper_verdict(digest: str) -> dict:
+    try:
+        return offload.validate_file(str(store().blobs.path(digest)), digest)
+    except StudioError as exc:
+        if exc.code != "onnx_failed":
+            raise
+        return {"ok": False, "message": exc.message, "full": {"ok": False, "message": exc.message}}
 
 
 OFFLOAD_BYTES = 64 * 2**20
@@ -180,9 +187,17 @@ def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
 
 
 def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
-    if _big_graph(model):  # inference runs on the weightless stand-in: only graph size matters
-        return _inferred.get(digest, lambda: offload.infer_file(str(store().blobs.path(digest))))
-    return _inferred.get(digest, lambda: inferred_model(model))
+    """The model after shape inference (in the helper process), or None when it can't run there."""
+
+    def infer():
+        try:
+            return offload.infer_file(str(store().blobs.path(digest)), digest)
+        except StudioError as exc:
+            if exc.code != "onnx_failed":
+                raise
+            return None  # the graph is drawn without inferred types
+
+    return _inferred.get(digest, infer)
 
 
 def inferred_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> tuple[onnx.ModelProto | None, bool]:

@@ -9,12 +9,12 @@ import re
 import zipfile
 
 import numpy as np
-import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
 from ..edits.sources import load_npy
 from ..errors import NotFound, StudioError
+from ..onnx_io import offload
 from ..onnx_io.address import carry, resolve_graph, resolve_tensor
 from ..onnx_io.external import normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
@@ -246,10 +246,10 @@ def get_operators(model_id):
 @bp.get("/models/<model_id>/text")
 def get_text(model_id):
     """The model in ONNX text syntax (onnx.printer); ?download=1 as a .onnxtxt attachment."""
-    record, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    try:
-        text = onnx.printer.to_text(model)
-    except Exception as exc:
+    record, revision, _ = load(model_id, revision_number(request.args.get("revision")))
+    try:  # onnx's printer is C++: in the helper process (offload.py)
+        text = offload.run("print_text", revision.blob, str(store().blobs.path(revision.blob)))
+    except ValueError as exc:
         raise StudioError("cannot_print", f"onnx.printer can't render this model: {exc}", 422) from None
     if request.args.get("download"):
         base = file_name(record.name)

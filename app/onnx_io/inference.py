@@ -9,6 +9,23 @@ from .address import resolve_graph
 from .light import light_copy
 from .limits import PROTOBUF_LIMIT
 
+# data propagation carries a 1-D tensor's values through Add/Mul/...: ~140 bytes an element, in
+# C++ holding the GIL (x: float[2^40] grew a server to 17.5 GB); shape tensors are far smaller
+MAX_PROPAGATED = 1 << 16
+
+
+def data_propagation_is_bounded(model: onnx.ModelProto) -> bool:
+    """False when a 1-D tensor the main graph declares (input, output, value_info) is longer
+    than MAX_PROPAGATED, or of unknown length: inference then runs without data propagation."""
+    g = model.graph
+    for v in (*g.input, *g.output, *g.value_info):
+        t = v.type.tensor_type
+        if v.type.HasField("tensor_type") and t.HasField("shape") and len(t.shape.dim) == 1:
+            d = t.shape.dim[0]
+            if d.HasField("dim_value") and d.dim_value > MAX_PROPAGATED:
+                return False
+    return True
+
 
 def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     """The model with shape inference's value_info added, or None when inference can't run."""
@@ -17,7 +34,9 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
         light = light_copy(model)
         if light.ByteSize() >= PROTOBUF_LIMIT:
             return None
-        return onnx.shape_inference.infer_shapes(light, check_type=False, strict_mode=False, data_prop=True)
+        return onnx.shape_inference.infer_shapes(
+            light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
+        )
     except Exception:
         return None
 

@@ -168,9 +168,11 @@ def _text_model(data: bytes, name: str) -> Detected | None:
         raise StudioError(
             "too_deep", f"{name} nests brackets more than {MAX_TEXT_NESTING} deep; no real model does", 422
         )
-    try:
-        model = onnx.parser.parse_model(text)
-    except Exception as exc:
+    from . import offload
+
+    try:  # onnx's parser is C++: in the helper process
+        model = onnx.ModelProto.FromString(offload.run("parse_text", offload.content_key(data), text))
+    except ValueError as exc:
         if text.lstrip().startswith("<"):
             raise StudioError(
                 "bad_text_model", f"{name} looks like ONNX text syntax but does not parse: {exc}"

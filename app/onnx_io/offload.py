@@ -1,21 +1,52 @@
-"""Heavy onnx calls (checker, shape inference) in a separate process.
+"""onnx's C++ on untrusted models, in a helper process with limits.
 
-onnx's C++ checker and inference hold Python's GIL for their whole run: seconds on a 40k-node
-model, during which a threaded server answers nothing. A one-process pool runs them instead;
-it reads the model from the store's file itself, so no model bytes cross the process boundary.
+onnx's checker, shape inference, printer and text parser are native code: on a hostile file
+they segfault (Shape -> Slice with step 2^63-1), allocate without end (data propagation of
+x: float[2^40]) or hold Python's GIL for seconds. Each runs here in a helper process under a
+memory limit (RLIMIT_AS), a CPU-time limit and a wall-clock limit. A crash or a limit costs that
+job only: it answers 422 naming what failed, the verdict is remembered for that content (never
+retried in-process, never again at each request), and the server keeps serving. The helper
+reads models from the store's files itself, so big models' bytes don't cross the boundary.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections import OrderedDict
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from ..errors import StudioError
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory: int = 8 << 30  # bytes of address space (the light copies are small; a 2 GiB model fits)
+    cpu_seconds: int = 300  # per job
+    wall_seconds: float = 600.0  # per job, waiting included
+
+
+LIMITS = Limits()
+# what each job is called in answers: "onnx's shape inference crashed on this model"
+WHAT = {
+    "validate": "checker and shape inference",
+    "infer": "shape inference",
+    "print_text": "printer",
+    "parse_text": "text parser",
+    "check": "checker",
+}
 
 _pool: ProcessPoolExecutor | None = None
 _lock = threading.Lock()
+_failures: OrderedDict[tuple[str, str], str] = OrderedDict()  # (job, content key) -> message
+_FAILURES_KEPT = 4096
 
 
 def _executor() -> ProcessPoolExecutor:
@@ -25,15 +56,51 @@ def _executor() -> ProcessPoolExecutor:
             _pool = ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_exit_with_parent,
-                initargs=(os.getpid(),),
+                initializer=_helper_start,
+                initargs=(os.getpid(), LIMITS.memory),
             )
         return _pool
 
 
-def _exit_with_parent(parent: int) -> None:
-    """In the helper: leave when the server goes. A server stopped by a signal never shuts its
-    pool down, and the orphaned helper would hold hundreds of MB (and some CPU) forever."""
+def _reset(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool whose helper crashed or ran out of time (killing it if it still runs)."""
+    global _pool
+    with _lock:
+        if _pool is pool:
+            _pool = None
+    for p in list(getattr(pool, "_processes", {}).values()):
+        if p.is_alive():
+            p.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def prewarm() -> None:
+    """Start the helper now (importing onnx there takes ~1 s): the first view needs it."""
+    with contextlib.suppress(Exception):  # never in the way of serving; the first job starts it again
+        _executor().submit(_noop)
+
+
+def _noop() -> None:
+    return None
+
+
+def _helper_works() -> bool:
+    """Whether a fresh helper runs a job that does nothing (after a crash: was it the job's?)."""
+    pool = _executor()
+    try:
+        pool.submit(_noop).result(timeout=LIMITS.wall_seconds)
+        return True
+    except Exception:
+        _reset(pool)
+        return False
+
+
+def _helper_start(parent: int, memory: int) -> None:
+    """In the helper: its memory limit, and leave when the server goes (a server stopped by a
+    signal never shuts its pool down; an orphaned helper would hold memory forever)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     def watch():
         while os.getppid() == parent:
@@ -43,43 +110,86 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _validate_file(path: str) -> dict:
-    from .load import parse_model_file
-    from .validate import full_validation
+def _in_helper(job: str, cpu_seconds: int, *args):
+    """Run a job in the helper with its CPU-time limit on top of what the helper used so far
+    (past it the kernel kills the helper: a job that spins in C++ can't be interrupted)."""
+    import resource
 
-    return full_validation(parse_model_file(path))
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    budget = int(used.ru_utime + used.ru_stime) + cpu_seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (budget, resource.RLIM_INFINITY))
+    from . import offload_jobs
 
-
-def _infer_file(path: str) -> bytes | None:
-    from .inference import inferred_model
-    from .light import light_copy
-    from .load import parse_model_file
-
-    inferred = inferred_model(parse_model_file(path))
-    return None if inferred is None else light_copy(inferred).SerializeToString()
-
-
-def _run(fn, path: str):
-    """fn(path) in the helper process; in this one if the helper can't run (it crashed, or the
-    interpreter's main module can't be re-imported there)."""
-    global _pool
     try:
-        return _executor().submit(fn, path).result()
-    except (BrokenProcessPool, OSError):
-        with _lock:
-            _pool = None
-        return fn(path)
+        return getattr(offload_jobs, job)(*args)
+    except MemoryError:
+        raise RuntimeError("MemoryError: it needed more memory than the helper may use") from None
 
 
-def validate_file(path: str) -> dict:
-    return _run(_validate_file, path)
+def content_key(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
-def infer_file(path: str):
+def _remember(job: str, key: str, message: str) -> None:
+    with _lock:
+        _failures[(job, key)] = message
+        while len(_failures) > _FAILURES_KEPT:
+            _failures.popitem(last=False)
+
+
+def known_failure(job: str, key: str) -> str | None:
+    with _lock:
+        return _failures.get((job, key))
+
+
+def run(job: str, key: str, *args, limits: Limits | None = None):
+    """offload_jobs.<job>(*args) in the helper; `key` names the content (a blob digest, a hash)
+    its failure is remembered under. A crash, a limit or a time-out: StudioError 422."""
+    limits = limits or LIMITS
+    failed = known_failure(job, key)
+    if failed:
+        raise StudioError("onnx_failed", failed, 422)
+    for attempt in (1, 2):
+        pool = _executor()
+        future: Future = pool.submit(_in_helper, job, limits.cpu_seconds, *args)
+        try:
+            return future.result(timeout=limits.wall_seconds)
+        except FutureTimeout:
+            _reset(pool)
+            message = f"onnx's {WHAT.get(job, job)} ran out of time on this model ({limits.wall_seconds:g} s)"
+        except BrokenProcessPool:
+            _reset(pool)
+            if attempt == 1:
+                # another job in the same helper may have been the one that crashed it: once more, alone
+                continue
+            if not _helper_works():  # it can't even start: no verdict on the model, nothing remembered
+                raise StudioError("helper_unavailable", "the helper process for onnx could not start", 503) from None
+            message = f"onnx's {WHAT.get(job, job)} crashed on this model (or ran out of its memory or CPU time)"
+        except RuntimeError as exc:
+            if "MemoryError" not in str(exc):
+                raise
+            message = f"onnx's {WHAT.get(job, job)} needed more memory than this server allows for it"
+        except OSError as exc:  # the helper could not start at all: no verdict, nothing remembered
+            _reset(pool)
+            raise StudioError("helper_unavailable", f"the helper process for onnx could not run: {exc}", 503) from None
+        _remember(job, key, message)
+        raise StudioError("onnx_failed", message, 422)
+    raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------- the server's calls
+
+
+def validate_file(path: str, key: str) -> dict:
+    """The validation state (offload_jobs.validate) of the model file at `path`."""
+    return run("validate", key, path)
+
+
+def infer_file(path: str, key: str):
     """The model at `path` after shape inference (weights left out), or None."""
     import onnx
 
-    data = _run(_infer_file, path)
+    data = run("infer", key, path)
     if data is None:
         return None
     model = onnx.ModelProto()

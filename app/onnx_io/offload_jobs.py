@@ -1,0 +1,55 @@
+"""What the helper process runs (offload.py): each job calls onnx's C++ on one model, read from a
+file of the store or handed over as bytes, and answers plain data (dicts, bytes, text)."""
+
+from __future__ import annotations
+
+
+def validate(path: str) -> dict:
+    from .load import parse_model_file
+    from .validate import full_validation
+
+    return full_validation(parse_model_file(path))
+
+
+def infer(path: str) -> bytes | None:
+    """The weightless stand-in after shape inference, serialized; None when inference can't run."""
+    from .inference import inferred_model
+    from .light import light_copy
+    from .load import parse_model_file
+
+    inferred = inferred_model(parse_model_file(path))
+    return None if inferred is None else light_copy(inferred).SerializeToString()
+
+
+def print_text(path: str) -> str:
+    """onnx.printer's text of the model at `path`; a ValueError carrying the printer's words."""
+    import onnx
+
+    from .load import parse_model_file
+    from .text_fields import readable_strings
+
+    model = parse_model_file(path)
+    readable_strings(model)  # invalid UTF-8 strings printed with replacement characters
+    try:
+        return onnx.printer.to_text(model)
+    except Exception as exc:
+        raise ValueError(str(exc)) from None
+
+
+def parse_text(text: str) -> bytes:
+    """onnx.parser's ModelProto for ONNX text, serialized; a ValueError carrying its words."""
+    import onnx
+
+    try:
+        return onnx.parser.parse_model(text).SerializeToString()
+    except Exception as exc:
+        raise ValueError(str(exc)) from None
+
+
+def check(data: bytes, full: bool) -> dict:
+    """onnx.checker's verdict on a serialized (weightless) model."""
+    import onnx
+
+    from .load import checker_verdict
+
+    return checker_verdict(onnx.ModelProto.FromString(data), full)
