@@ -359,6 +359,7 @@ def post_edits(model_id):
             }
         )
     settled = result.runtime if result.runtime and result.runtime["status"] != "pending" else None
+    settled = None if settled and settled.get("transient") else settled
     new_rev = s.commit_revision(
         model_id, base, result.data, revision.external, body["ops"], result.changes, settled, result.invalid
     )

@@ -90,7 +90,8 @@ def with_runtime(validation: dict, revision, model: onnx.ModelProto, wait: bool 
 
 def _compute(revision, model: onnx.ModelProto) -> dict:
     verdict = check(revision, model)
-    store().set_runtime(revision.model_id, revision.rev, verdict)
+    if not verdict.get("transient"):  # kept with the revision; a worker's hiccup is not
+        store().set_runtime(revision.model_id, revision.rev, verdict)
     return verdict
 
 

@@ -183,7 +183,9 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         status, message = "limit", "onnxruntime ran out of memory (the check's limit)"
     if status == "crashed":
         return {"status": "fails", "ok": False, "message": message, "node_name": None, "op_type": None, "node": None}
-    if status != "fails":  # skipped, limit, error: no verdict on the model itself
+    if status == "error":  # the worker's own trouble: worth asking again later
+        return {"status": "skipped", "ok": None, "message": message, "transient": True}
+    if status != "fails":  # skipped, limit: no verdict on the model itself
         return {"status": "skipped", "ok": None, "message": message}
     message = _PREFIX.sub("", message)
     name = op_type = None
