@@ -258,6 +258,9 @@ def warm_up(app, model_id: str) -> None:
                 limit = app.config["INFER_INLINE_NODES"]
                 graph_json(revision, model, "", limit)  # without inferred types, if they take long
                 verdict(revision.blob, model)
+                from .runtime import runtime_verdict  # it builds on this module
+
+                runtime_verdict(revision, model, wait=True)  # onnxruntime's smoke run, kept on the row
                 inferred(revision.blob, model)
                 graph_json(revision, model, "", limit)  # with them, as the next page load asks
                 search_index(revision, model)  # Find answers at once

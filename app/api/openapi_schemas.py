@@ -17,6 +17,11 @@ def edit_schemas() -> dict:
         "required": ["base", "ops"],
         "properties": {
             "base": {"type": "integer", "description": "the revision the edits start from (the head)"},
+            "allow_invalid": {
+                "type": "boolean",
+                "default": False,
+                "description": "store the result even when a validation gate refuses it; validation.invalid says why",
+            },
             "ops": {
                 "type": "array",
                 "minItems": 1,

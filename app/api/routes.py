@@ -28,7 +28,7 @@ from ..views.schema import operators_at
 from ..views.search import parse_limit, parse_query
 from ..views.tensors import tensor_array
 from ..views.values import value_info_json
-from . import bp
+from . import bp, runtime
 from .documents import (
     cached_stats,
     external_reader,
@@ -45,6 +45,7 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
+from .runtime import with_runtime
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -72,7 +73,7 @@ def _summary_of(model_id: str) -> dict:
     validation = verdict_if_cheap(revision.blob, model, current_app.config["INFER_INLINE_NODES"])
     if validation.get("pending"):
         warm_up(current_app._get_current_object(), record.id)  # type: ignore[attr-defined]  # a LocalProxy typed as Flask
-    out.update(model_summary(model, validation))
+    out.update(model_summary(model, with_runtime(validation, revision, model)))
     return out
 
 
@@ -166,9 +167,10 @@ def get_graph(model_id):
 
 @bp.get("/models/<model_id>/validation")
 def get_validation(model_id):
-    """The validation state (checker, full check, inference errors); waits for it on big models."""
+    """The validation state (checker, full check, inference errors, onnxruntime's smoke run, the
+    gates the revision was stored past); waits for it on big models."""
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    return jsonify(verdict(revision.blob, model))
+    return jsonify(with_runtime(verdict(revision.blob, model), revision, model, wait=True))
 
 
 @bp.get("/models/<model_id>/types")
@@ -322,6 +324,9 @@ def post_edits(model_id):
     base = body.get("base")
     if not isinstance(base, int) or isinstance(base, bool):
         raise StudioError("missing_base", '"base" must be the revision number the edits start from')
+    allow_invalid = body.get("allow_invalid", False)
+    if not isinstance(allow_invalid, bool):
+        raise StudioError("bad_request", '"allow_invalid" must be true or false')
     s = store()
     record = s.model(model_id)
     if record.head != base:
@@ -333,7 +338,15 @@ def post_edits(model_id):
     revision = s.revision(model_id, base)
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
-    result = apply_edits(data, body.get("ops"), verdict(revision.blob, base_model), read_blob=_read_uploaded_blob)
+    base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
+    result = apply_edits(
+        data,
+        body.get("ops"),
+        base_validation,
+        read_blob=_read_uploaded_blob,
+        check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
+        allow_invalid=allow_invalid,
+    )
     if not result.changed:
         return jsonify(
             {
@@ -345,13 +358,21 @@ def post_edits(model_id):
                 "summary": summary_of(model_id),
             }
         )
-    new_rev = s.commit_revision(model_id, base, result.data, revision.external, body["ops"], result.changes)
+    settled = result.runtime if result.runtime and result.runtime["status"] != "pending" else None
+    settled = None if settled and settled.get("transient") else settled
+    new_rev = s.commit_revision(
+        model_id, base, result.data, revision.external, body["ops"], result.changes, settled, result.invalid
+    )
+    if settled is None and base_validation["runtime"]["status"] in ("ok", "pending"):
+        runtime.in_background(model_id, new_rev)  # the gate could not wait: it marks the revision later
+    summary = summary_of(model_id)
+    checks = summary.get("validation", {})
     return jsonify(
         {
             "revision": new_rev,
             "changes": result.changes,
-            "validation": result.validation,
-            "summary": summary_of(model_id),
+            "validation": {**result.validation, "runtime": checks.get("runtime"), "invalid": result.invalid},
+            "summary": summary,
         }
     )
 
@@ -414,6 +435,7 @@ def revisions(model_id):
                     "changes": r.changes,
                     "created": r.created,
                     "current": r.rev == head,
+                    "validation": {"runtime": r.runtime, "invalid": r.invalid},
                 }
                 for r in s.revisions(model_id)
             ],

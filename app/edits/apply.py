@@ -1,8 +1,10 @@
-"""Applying a batch of edit ops all-or-nothing, with the validation gate."""
+"""Applying a batch of edit ops all-or-nothing, with the validation gates: the result must
+pass each check its base passed (onnx.checker, the full check, onnxruntime's smoke run)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import onnx
 
@@ -21,14 +23,28 @@ class EditResult:
     changes: list[str]
     validation: dict
     changed: bool = True  # False: the edited model serializes to the base's bytes (a no-op)
+    runtime: dict | None = None  # onnxruntime's verdict when the gate ran it (or "pending")
+    invalid: list[str] = field(default_factory=list)  # the gates' refusals, stored past with allow_invalid
 
 
-def apply_edits(base_data: bytes, ops, base_validation: dict, read_blob=None) -> EditResult:
+def apply_edits(
+    base_data: bytes,
+    ops,
+    base_validation: dict,
+    read_blob=None,
+    check_runtime: Callable[[onnx.ModelProto], dict] | None = None,
+    allow_invalid: bool = False,
+) -> EditResult:
     """Apply `ops` in order to a fresh copy of the base model. Any failing op fails the batch.
-    The result may not fail onnx.checker when the base passed it. read_blob(digest) -> bytes
-    supplies uploaded .npy files that ops name."""
+    The result may not fail a check the base passed (base_validation: "ok", "full", "runtime");
+    with allow_invalid it is kept anyway and the refusals are listed. read_blob(digest) -> bytes
+    supplies uploaded .npy files that ops name; check_runtime(model) -> onnxruntime's verdict on
+    the result (runtime_check.check_model, or {"status": "pending"} when it can't wait)."""
     with blob_reader(read_blob):
-        return _apply(base_data, ops, base_validation)
+        result = _apply(base_data, ops, base_validation)
+    if result.changed:
+        _gate(result, base_validation, check_runtime, allow_invalid)
+    return result
 
 
 def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
@@ -50,16 +66,30 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     if data == base_data:
         # saving a value unchanged, renaming to the same name...: no new revision to check or store
         return EditResult(model, data, [], dict(base_validation), changed=False)
-    validation = basic_check(model)
-    if base_validation.get("ok") and not validation["ok"]:
-        causes = causes_of(validation["message"], model)
-        raise StudioError("invalid_result", f"the edit would make the model invalid: {causes.line()}", 422, causes.more)
-    if base_validation.get("full", {}).get("ok") and len(data) < 2**31 - 1:
+    return EditResult(model, data, changes, basic_check(model))
+
+
+def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool) -> None:
+    def refuse(message: str, details: list[str] | None = None) -> None:
+        if not allow_invalid:
+            raise StudioError("invalid_result", message, 422, details)
+        result.invalid.append(message)
+
+    if base.get("ok") and not result.validation["ok"]:
+        causes = causes_of(result.validation["message"], result.model)
+        refuse(f"the edit would make the model invalid: {causes.line()}", causes.more)
+    if base.get("full", {}).get("ok") and len(result.data) < 2**31 - 1:
         # the base also passed the full check (strict shape inference): the result must too
-        full = checker_verdict(light_copy(model), full=True)
+        full = checker_verdict(light_copy(result.model), full=True)
         if not full["ok"]:
-            causes = causes_of(full["message"], model)
-            raise StudioError(
-                "invalid_result", f"the edit would break shape/type inference: {causes.line()}", 422, causes.more
-            )
-    return EditResult(model, data, changes, validation)
+            causes = causes_of(full["message"], result.model)
+            refuse(f"the edit would break shape/type inference: {causes.line()}", causes.more)
+    if check_runtime is not None and (base.get("runtime") or {}).get("status") == "ok":
+        # onnx's checks pass models onnxruntime refuses (a kernel_shape the weights don't have)
+        result.runtime = check_runtime(result.model)
+        if result.runtime.get("status") == "fails":
+            refuse(runtime_refusal(result.runtime))
+
+
+def runtime_refusal(verdict: dict) -> str:
+    return f"onnxruntime can't run the edited model: {verdict['message']}"

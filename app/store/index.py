@@ -12,7 +12,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Conflict, NotFound, StudioError
@@ -40,6 +40,13 @@ CREATE TABLE IF NOT EXISTS revisions (
     PRIMARY KEY (model_id, rev)
 );
 """
+# columns added after the first release: added to an older index when it is opened
+LATER_COLUMNS = {
+    "revisions": {
+        "runtime": "TEXT",  # onnxruntime's verdict (JSON), once computed
+        "invalid": "TEXT NOT NULL DEFAULT '[]'",  # why the revision fails a gate it was let through
+    }
+}
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,8 @@ class Revision:
     ops: list
     changes: list
     created: float
+    runtime: dict | None = None  # onnxruntime's verdict (runtime_check.check_model), once computed
+    invalid: list = field(default_factory=list)  # messages of the gates it was stored past
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,11 @@ class Store:
         self._local = threading.local()
         with self._conn() as c:
             c.executescript(SCHEMA)
+            for table, columns in LATER_COLUMNS.items():
+                have = {row["name"] for row in c.execute(f"PRAGMA table_info({table})")}
+                for name, decl in columns.items():
+                    if name not in have:
+                        c.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
     def _conn(self) -> _Tx:
         conn = getattr(self._local, "conn", None)
@@ -153,7 +167,17 @@ class Store:
             rows = c.execute("SELECT * FROM revisions WHERE model_id = ? ORDER BY rev", (model_id,)).fetchall()
         return [_revision(r) for r in rows]
 
-    def commit_revision(self, model_id: str, base: int, data: bytes, external: dict, ops: list, changes: list) -> int:
+    def commit_revision(
+        self,
+        model_id: str,
+        base: int,
+        data: bytes,
+        external: dict,
+        ops: list,
+        changes: list,
+        runtime: dict | None = None,
+        invalid: list | None = None,
+    ) -> int:
         """Store a new revision whose parent is `base`, if `base` is still the head."""
         digest = self.blobs.put(data)
         with self._conn() as c:
@@ -170,7 +194,8 @@ class Store:
                 "SELECT COALESCE(MAX(rev), -1) + 1 FROM revisions WHERE model_id = ?", (model_id,)
             ).fetchone()[0]
             c.execute(
-                "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created, runtime, invalid)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     model_id,
                     new_rev,
@@ -180,10 +205,28 @@ class Store:
                     json.dumps(ops),
                     json.dumps(changes),
                     time.time(),
+                    None if runtime is None else json.dumps(runtime),
+                    json.dumps(invalid or []),
                 ),
             )
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
+
+    def set_runtime(self, model_id: str, rev: int, verdict: dict, invalid: str | None = None) -> None:
+        """Record onnxruntime's verdict on a revision, and why it is invalid when the verdict
+        refuses an edit its parent ran (a check that finished after the edit was stored)."""
+        with self._conn() as c:
+            c.execute("BEGIN IMMEDIATE")
+            row = c.execute("SELECT invalid FROM revisions WHERE model_id = ? AND rev = ?", (model_id, rev)).fetchone()
+            if row is None:
+                return  # deleted meanwhile
+            reasons = json.loads(row["invalid"])
+            if invalid and invalid not in reasons:
+                reasons.append(invalid)
+            c.execute(
+                "UPDATE revisions SET runtime = ?, invalid = ? WHERE model_id = ? AND rev = ?",
+                (json.dumps(verdict), json.dumps(reasons), model_id, rev),
+            )
 
     def undo(self, model_id: str, base: int | None = None) -> int:
         with self._conn() as c:
@@ -238,6 +281,8 @@ def _revision(row) -> Revision:
         json.loads(row["ops"]),
         json.loads(row["changes"]),
         row["created"],
+        None if row["runtime"] is None else json.loads(row["runtime"]),
+        json.loads(row["invalid"]),
     )
 
 

@@ -41,7 +41,7 @@ def test_validation_arrives_after_the_graph(page, small_limit_server, tmp_path):
     page.goto(f"{server}/models/{record.id}")
     wait_ready(page)
     page.wait_for_function("() => document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
-    assert page.locator("#validation .check.ok").count() == 2  # checker and full check both pass
+    assert page.locator("#validation .check.ok").count() == 3  # checker, full check and onnxruntime pass
 
 
 def wait_held(page, held: list) -> None:

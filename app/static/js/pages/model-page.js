@@ -83,15 +83,20 @@ function renderToolbar() {
   } else {
     const v = s.validation || {};
     const fullOk = !v.full || v.full.ok;
+    const runtime = v.runtime || {};
     validity.hidden = false;
-    if (v.pending) {  // big models are checked in the background; watchValidation fills this in
+    if (v.pending || runtime.status === "pending") {  // big models are checked in the background; watchValidation fills this in
       validity.textContent = "Checking…";
       validity.className = "badge badge-wait";
-      validity.title = "onnx.checker and shape inference are running in the background";
+      validity.title = "onnx.checker, shape inference and onnxruntime are running in the background";
+    } else if (v.ok && fullOk && runtime.status === "fails") {
+      validity.textContent = "valid · onnxruntime fails";
+      validity.className = "badge badge-warn";
+      validity.title = `onnx's checks accept this model; onnxruntime can't run it: ${runtime.message || ""}`;
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
       validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;
-      validity.title = !v.ok ? v.message || "" : fullOk ? "onnx.checker accepts this model"
+      validity.title = !v.ok ? v.message || "" : fullOk ? `onnx.checker accepts this model${runtime.status === "ok" ? " and onnxruntime runs it" : ""}`
         : "onnx.checker accepts this model; the full check (with strict shape inference) does not — see the model panel";
     }
   }
@@ -244,10 +249,11 @@ async function followLink({ rev, path, selection }) {
   }
 }
 
-/** Outline the nodes that shape inference complains about (they are main-graph nodes). */
+/** Outline the nodes that shape inference or onnxruntime complain about (main-graph nodes). */
 function markProblems() {
-  const errors = (state.summary && state.summary.validation && state.summary.validation.inference_errors) || [];
-  view.mark(state.path === "" ? errors.map((e) => e.node).filter(Boolean) : [], "has-error");
+  const v = (state.summary && state.summary.validation) || {};
+  const failing = [...(v.inference_errors || []), v.runtime && v.runtime.status === "fails" ? v.runtime : {}];
+  view.mark(state.path === "" ? failing.map((e) => e.node).filter(Boolean) : [], "has-error");
 }
 
 // ------------------------------------------------------------------ loading a graph
@@ -534,7 +540,8 @@ start();
 // and the model panel (once per summary that says "pending").
 function watchValidation() {
   const s = state.summary;
-  if (!s || !s.validation || !s.validation.pending || s.validationWatched) return;
+  const v = s && s.validation;
+  if (!v || !(v.pending || (v.runtime && v.runtime.status === "pending")) || s.validationWatched) return;
   s.validationWatched = true;
   api.getValidation(state.modelId).then((v) => {
     if (state.summary !== s) return;

@@ -98,6 +98,22 @@ const STANDING = {
   branch: ["other branch", "tag-warn", "Left behind when an edit followed an undo: Undo/Redo no longer reach it, but it can be downloaded"],
 };
 
+// stored past a gate (allow_invalid, or a background check that came late): say so, and why
+function validityTag(v) {
+  const invalid = v.invalid || [];
+  if (invalid.length) {
+    const t = tag("stored invalid", "hist-tag hist-invalid tag-bad");
+    t.title = invalid.join("\n");
+    return t;
+  }
+  if (v.runtime && v.runtime.status === "fails") {
+    const t = tag("onnxruntime fails", "hist-tag hist-runtime tag-warn");
+    t.title = v.runtime.message || "";
+    return t;
+  }
+  return null;
+}
+
 function revisionItem(r, where, ctx, name) {
   const [label, cls, title] = STANDING[where];
   const ops = r.ops || [];
@@ -106,6 +122,7 @@ function revisionItem(r, where, ctx, name) {
     el("div", { class: "hist-head" },
       el("strong", { class: "hist-rev" }, `Revision ${r.revision}`),
       tag(label, `hist-tag ${cls}`.trim()),
+      validityTag(r.validation || {}),
       r.parent !== null && r.parent !== undefined && r.parent !== r.revision - 1 ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
       el("span", { class: "hist-time muted" }, formatDate(r.created))),
     r.revision === 0 || (r.parent === null && !ops.length)

@@ -1,5 +1,6 @@
 // The model panel (nothing selected): the graph or function on screen, validation in detail
-// (basic checker, full check, inference errors linked to their nodes), model fields, the
+// (basic checker, full check, inference errors linked to their nodes, onnxruntime's smoke run,
+// the gates an edit was stored past), model fields, the
 // doc_string as Markdown, editable metadata, model-local functions, training info and device
 // configurations. Editing: the model fields, graph inputs, whole-model tools (opset
 // conversion, shape inference, clean-up, subgraph extraction) and the download choices
@@ -22,12 +23,43 @@ function check(ok, title, detail, message) {
     message ? el("div", { class: "verdict-message" }, message) : null);
 }
 
+function nodeLink(ctx, node, label) {
+  return el("a", { class: "inference-link", href: ctx.nodeHref("", node), "data-node": node }, `${label} ›`);
+}
+
+// onnxruntime loads the model (graph optimisations on) and runs it once on a smoke input
+function runtimeCheck(r, ctx) {
+  const title = r.onnxruntime ? `onnxruntime ${r.onnxruntime}` : "onnxruntime";
+  const row = (ok, detail, message) => {
+    const out = check(ok, title, detail, message);
+    out.classList.add("runtime-check");
+    out.dataset.status = r.status || "";
+    return out;
+  };
+  if (r.status === "pending") return row(null, "checking in the background…");
+  if (r.status === "ok") return row(true, "loads and runs it");
+  if (r.status !== "fails") return row(null, "not run", r.message);
+  const out = row(false, "can't run it", r.message);
+  if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${r.node_name || r.node}`));
+  return out;
+}
+
+// the gates an edit was stored past ("allow_invalid", or a background check that came late)
+function invalidMarks(reasons) {
+  if (!reasons || !reasons.length) return null;
+  return el("div", { class: "invalid-marks" },
+    el("h4", {}, "Stored although invalid"),
+    el("ul", {}, reasons.map((m) => el("li", { class: "verdict-message" }, m))));
+}
+
 function validationSection(v, ctx) {
+  const runtime = v.runtime ? runtimeCheck(v.runtime, ctx) : null;
   if (v.pending) {
     return el("section", { class: "panel-section validation", id: "validation", "data-pending": "true" },
       el("h3", {}, "Validation"),
       check(null, "onnx.checker", "checking in the background…"),
-      check(null, "Full check", "checking in the background…"));
+      check(null, "Full check", "checking in the background…"),
+      runtime, invalidMarks(v.invalid));
   }
   const full = v.full;
   const errors = v.inference_errors || [];
@@ -38,12 +70,13 @@ function validationSection(v, ctx) {
     full ? check(full.ok, "Full check", full.ok ? "passes, with strict shape inference" : same ? "fails (as above)" : "fails",
       full.ok || same ? "" : full.message)
       : check(null, "Full check", "not run: the model is too large to serialise for it"),
+    runtime,
+    invalidMarks(v.invalid),
     errors.length ? el("div", { class: "inference-errors" },
       el("h4", {}, `Shape inference errors (${errors.length})`),
       el("ul", {}, errors.map((e) => el("li", { class: "inference-error", "data-node": e.node || "" },
         el("div", { class: "ie-head" },
-          e.node ? el("a", { class: "inference-link", href: ctx.nodeHref("", e.node), "data-node": e.node },
-            `${e.op_type || "node"} ${e.node_name || e.node} ›`)
+          e.node ? nodeLink(ctx, e.node, `${e.op_type || "node"} ${e.node_name || e.node}`)
             : el("span", { class: "muted" }, e.op_type ? `${e.op_type} ${e.node_name || ""}` : "whole model")),
         el("div", { class: "verdict-message" }, e.message))))) : null);
 }

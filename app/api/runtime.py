@@ -1,0 +1,124 @@
+"""onnxruntime's verdict on each revision: computed once, kept on the revision's row, and part
+of its validation next to the checker's.
+
+A revision's own verdict is computed while the request waits when the model is at most
+SYNC_BYTES (a few ms with a warm worker), else in the background ("pending" until then). An
+edit's gate waits for the edited model's run when its base's run took at most SLOW_SECONDS,
+whatever the size (big weights cost the stand-in nothing: 1 GiB of MatMuls checks in ~0.1 s);
+otherwise the edit is stored first and marked invalid afterwards if onnxruntime ran its parent
+and can't run it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import onnx
+from flask import current_app
+
+from ..edits.apply import runtime_refusal
+from ..onnx_io.runtime_check import WALL_SECONDS, check_model, ort_version
+from .documents import _LRU, external_reader, load, store
+
+SYNC_BYTES = 100 * 2**20
+SLOW_SECONDS = 1.5
+GATE_WALL_SECONDS = 15.0  # an edit's check while the request waits (its base ran in under SLOW_SECONDS)
+PENDING = {"status": "pending", "ok": None, "message": "onnxruntime is checking it in the background"}
+
+_verdicts = _LRU(512)  # (data dir, model id, rev) -> verdict; the row keeps it across restarts
+_slow: set = set()  # (data dir, model id) whose smoke runs take long: their checks go to the background
+_running: set = set()  # revisions a background thread is checking
+_lock = threading.Lock()
+
+
+def _key(revision) -> tuple:
+    return (str(store().data_dir), revision.model_id, revision.rev)
+
+
+def model_bytes(revision) -> int:
+    """The revision's size with its external data files."""
+    s = store()
+    size = s.blobs.size(revision.blob)
+    for entry in revision.external.values():
+        with contextlib.suppress(OSError):  # a linked file that is gone: the check will say so
+            size += s.external_path(entry).stat().st_size
+    return size
+
+
+def is_quick(revision) -> bool:
+    return (str(store().data_dir), revision.model_id) not in _slow and model_bytes(revision) <= SYNC_BYTES
+
+
+def gate_check(revision, base_verdict: dict, model: onnx.ModelProto) -> dict:
+    """The edited model's verdict for the gate: now when its base ran quickly, else PENDING."""
+    if (base_verdict.get("seconds") or 0) > SLOW_SECONDS:
+        return PENDING
+    return check(revision, model, GATE_WALL_SECONDS)  # the edit keeps the base's external data
+
+
+def check(revision, model: onnx.ModelProto, wall: float = WALL_SECONDS) -> dict:
+    """Smoke-run a model with the revision's external data files (no caching)."""
+    verdict = check_model(model, external_reader(revision), wall)
+    if (verdict.get("seconds") or 0) > SLOW_SECONDS:
+        _slow.add((str(store().data_dir), revision.model_id))
+    return verdict
+
+
+def _stored(revision) -> dict | None:
+    known = _verdicts.peek(_key(revision)) or revision.runtime
+    return known if known and known.get("onnxruntime") == ort_version() else None
+
+
+def runtime_verdict(revision, model: onnx.ModelProto, wait: bool = False) -> dict:
+    """The revision's verdict: remembered, computed now (wait, or a quick model), else PENDING
+    while a background thread computes it."""
+    known = _stored(revision)
+    if known is not None:
+        return known
+    if wait or is_quick(revision):
+        return _verdicts.get(_key(revision), lambda: _compute(revision, model))
+    in_background(revision.model_id, revision.rev)
+    return PENDING
+
+
+def with_runtime(validation: dict, revision, model: onnx.ModelProto, wait: bool = False) -> dict:
+    """A revision's whole validation: the content checks, onnxruntime's verdict, and the gates
+    it was stored past ("invalid")."""
+    return {**validation, "runtime": runtime_verdict(revision, model, wait), "invalid": revision.invalid}
+
+
+def _compute(revision, model: onnx.ModelProto) -> dict:
+    verdict = check(revision, model)
+    if not verdict.get("transient"):  # kept with the revision; a worker's hiccup is not
+        store().set_runtime(revision.model_id, revision.rev, verdict)
+    return verdict
+
+
+def in_background(model_id: str, rev: int) -> None:
+    """Compute a revision's verdict in a thread; for an edit whose parent onnxruntime ran and
+    which it can't, mark the revision invalid (the gate, late)."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]  # a LocalProxy typed as Flask
+    key = (str(store().data_dir), model_id, rev)
+    with _lock:
+        if key in _running:
+            return
+        _running.add(key)
+
+    def run():
+        with app.app_context():
+            try:
+                _, revision, model = load(model_id, rev)
+                verdict = runtime_verdict(revision, model, wait=True)
+                if revision.parent is None or verdict.get("status") != "fails":
+                    return
+                _, parent, parent_model = load(model_id, revision.parent)
+                if runtime_verdict(parent, parent_model, wait=True).get("status") == "ok":
+                    store().set_runtime(model_id, rev, verdict, invalid=runtime_refusal(verdict))
+            except Exception:  # a deleted model, a stopped app: nothing to record
+                pass
+            finally:
+                with _lock:
+                    _running.discard(key)
+
+    threading.Thread(target=run, name=f"ort-{model_id}-{rev}", daemon=True).start()

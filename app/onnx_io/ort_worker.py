@@ -1,0 +1,183 @@
+"""The onnxruntime smoke-run worker: a separate interpreter the server starts (never imported
+by it). It reads one JSON job a line on stdin and answers one JSON line on stdout.
+
+It imports only the standard library, numpy and onnxruntime: no onnx, no app, so it starts in
+a few hundred ms and stays warm between jobs. Native code that crashes, loops or allocates
+without end takes only this process down; the limits set before each job bound it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import sys
+import threading
+import time
+
+# ORT's tensor(...) element types that numpy can feed directly
+_NUMPY = {
+    "float": "float32",
+    "double": "float64",
+    "float16": "float16",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "bool": "bool",
+    "string": "object",
+}
+# ... and those fed as raw bytes under their ONNX type (TensorProto numbers)
+_RAW = {
+    "bfloat16": ("uint16", 16),
+    "float8e4m3fn": ("uint8", 17),
+    "float8e4m3fnuz": ("uint8", 18),
+    "float8e5m2": ("uint8", 19),
+    "float8e5m2fnuz": ("uint8", 20),
+}
+_TENSOR = re.compile(r"^tensor\((\w+)\)$")
+
+
+class Skip(Exception):
+    """The model can't be smoke-run fairly (not that it is wrong)."""
+
+
+def _shape(arg, dims_hint: int) -> list[int]:
+    if arg.shape is None:
+        raise Skip(f'input "{arg.name}" has no shape')
+    return [d if isinstance(d, int) and d >= 0 else dims_hint for d in arg.shape]
+
+
+def _feed(ort, np, arg, dims_hint: int, rng):
+    m = _TENSOR.match(arg.type)
+    if not m:
+        raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
+    elem, shape = m.group(1), _shape(arg, dims_hint)
+    if elem in _NUMPY:
+        dtype = np.dtype(_NUMPY[elem])
+        if dtype.kind == "f":  # values in [0, 1): no NaN, no overflow, every op's domain
+            return rng.random(shape).astype(dtype)
+        if dtype.kind == "O":
+            return np.full(shape, "", dtype=object)
+        return np.zeros(shape, dtype)  # zero: a valid index, shape entry and mask for every input
+    if elem in _RAW:
+        raw, onnx_type = _RAW[elem]
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.zeros(shape, raw), onnx_type)
+    raise Skip(f'input "{arg.name}" has element type {elem}, which onnxruntime can\'t be fed from Python')
+
+
+def _session(ort, path: str, optimize: bool):
+    so = ort.SessionOptions()
+    so.log_severity_level = 4  # failures come back as exceptions; the server's log stays quiet
+    so.intra_op_num_threads = 1  # a smoke run is small: one core, and the server keeps the other
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = (
+        ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    )
+    so.add_session_config_entry("session.disable_prepacking", "1")  # no packed copy of big weights
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
+    try:
+        sess = _session(ort, path, optimize)
+    except Exception as exc:
+        return {"status": "fails", "stage": "load", "message": str(exc)}
+    symbolic = any(not isinstance(d, int) or d < 0 for arg in sess.get_inputs() for d in arg.shape or [])
+    rng = np.random.default_rng(0)
+    feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng) for arg in sess.get_inputs()}
+    if any(isinstance(v, np.ndarray) and v.dtype == object for v in feeds.values()):
+        run = lambda: sess.run(None, feeds)  # noqa: E731  (strings can't be OrtValues; numpy outputs then)
+    else:
+        # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
+        values = {
+            k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()
+        }
+        run = lambda: sess.run_with_ort_values(None, values)  # noqa: E731
+    try:
+        run()
+    except Exception as exc:
+        return {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
+    return {"status": "ok", "stage": "run", "message": ""}
+
+
+def check(job: dict) -> dict:
+    import numpy as np
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)  # loading warns on stderr before session options apply
+    path, hint = job["path"], int(job.get("dims", 1))
+    try:
+        out = _attempt(ort, np, path, True, hint)
+        if out.get("symbolic") and _attempt(ort, np, path, True, hint + 1)["status"] == "ok":
+            # a dim of 1 can change what runs (a Squeeze without axes): no refusal for that alone
+            out = {"status": "ok", "stage": "run", "message": "", "dims": hint + 1}
+        if out["status"] == "fails":
+            # optimisation renames and fuses nodes ("r_nchwc", FusedConv): unoptimised, the
+            # message names the model's own node, if the failure is still there
+            plain = _attempt(ort, np, path, False, hint)
+            if plain["status"] == "fails":
+                out = plain
+    except Skip as exc:
+        out = {"status": "skipped", "message": str(exc)}
+    except MemoryError:
+        out = {"status": "limit", "message": "onnxruntime ran out of memory"}
+    out["onnxruntime"] = ort.__version__
+    return out
+
+
+def _address_space() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _limit(job: dict) -> None:
+    """This job's CPU time on top of what the worker used so far, and its address space."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = int(used.ru_utime + used.ru_stime) + 1
+    memory = _address_space() + int(job["memory"])  # the allowance comes on top of what is mapped
+    for kind, value in ((resource.RLIMIT_CPU, spent + int(job["cpu"])), (resource.RLIMIT_AS, memory)):
+        hard = resource.getrlimit(kind)[1]
+        resource.setrlimit(kind, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+
+
+def _exit_with_parent(parent: int) -> None:
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def main() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash costs a verdict, not a core file
+    _exit_with_parent(os.getppid())
+    out = sys.stdout
+    sys.stdout = sys.stderr  # stray prints must not break the protocol
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    unlimited = resource.getrlimit(resource.RLIMIT_AS)
+    for line in sys.stdin:
+        job = json.loads(line)
+        _limit(job)
+        try:
+            answer = check(job)
+        except Exception as exc:  # the worker's own failure: no verdict on the model
+            answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, unlimited)  # the next job sets its own
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

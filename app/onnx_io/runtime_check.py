@@ -1,0 +1,217 @@
+"""onnxruntime's verdict on a model: does it load (graph optimisations on) and run once on a
+smoke input? onnx.checker and strict inference pass models that onnxruntime then refuses
+(a Conv's kernel_shape that its weights don't have, a group that doesn't divide the channels).
+
+The run happens in ort_worker.py, a spawned interpreter with CPU-time and address-space limits
+and a wall clock kept here: a crash, a runaway run or an allocation storm costs a verdict, never
+the server. Not offload.py's pool: that one runs onnx's own checks and falls back to running
+them in this process when its helper dies, which for native onnxruntime code is the thing to
+avoid; its executor can't kill a worker on a timeout either, and limits set in a worker that
+does the checker's work would bound that work too. The workers here stay warm between checks
+(a fresh interpreter with onnxruntime costs ~0.3 s) and are replaced when they die or time out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+import onnx
+
+from .causes import _node_words
+from .smoke_model import write_stand_in
+
+WALL_SECONDS = 60.0
+CPU_SECONDS = 60
+MEMORY_ALLOWANCE = 2 * 2**30  # address space a check may map on top of the worker's own and its weights
+WORKERS = 2  # one check can wait in the background while an edit's gate runs
+JOBS_PER_WORKER = 200  # a fresh interpreter now and then: onnxruntime's arenas keep what they took
+_WORKER_SCRIPT = Path(__file__).with_name("ort_worker.py")
+
+
+def ort_version() -> str | None:
+    try:
+        return metadata.version("onnxruntime")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+class _Worker:
+    """One worker interpreter, started on first use and after it dies."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.busy = False
+        self.jobs = 0
+        self.buf = b""
+
+    def _start(self, deadline: float) -> None:
+        # -P: the script's folder (app/onnx_io) must not shadow modules numpy or onnxruntime import
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", "-u", str(_WORKER_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            close_fds=True,
+        )
+        self.jobs, self.buf = 0, b""
+        if self._line(deadline) is None:
+            raise TimeoutError
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The worker's next line; None when the deadline passes; EOFError when it died."""
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if select.select([fd], [], [], left)[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise EOFError
+                self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line
+
+    def run(self, job: dict, wall: float) -> dict:
+        deadline = time.monotonic() + wall
+        if self.proc is None or self.proc.poll() is not None or self.jobs >= JOBS_PER_WORKER:
+            self.stop()
+            try:
+                self._start(deadline)
+            except (EOFError, TimeoutError, OSError) as exc:  # no verdict on the model: the worker's failure
+                self.stop()
+                return {"status": "error", "message": f"the onnxruntime worker did not start ({type(exc).__name__})"}
+        try:
+            assert self.proc is not None and self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.jobs += 1
+            line = self._line(deadline)
+        except (EOFError, BrokenPipeError):
+            return self._died()
+        if line is None:
+            self.stop()
+            return {"status": "limit", "message": f"onnxruntime ran out of time ({wall:.0f} s)"}
+        return json.loads(line)
+
+    def _died(self) -> dict:
+        assert self.proc is not None
+        code = self.proc.wait()
+        self.proc = None
+        if code == -signal.SIGXCPU:
+            return {"status": "limit", "message": f"onnxruntime ran out of CPU time ({CPU_SECONDS} s)"}
+        if code == -signal.SIGKILL:
+            return {"status": "limit", "message": "onnxruntime was killed (out of memory?)"}
+        what = signal.Signals(-code).name if code < 0 and -code in signal.valid_signals() else f"exit status {code}"
+        return {"status": "crashed", "message": f"onnxruntime crashed ({what})"}
+
+
+_all_workers = [_Worker() for _ in range(WORKERS)]
+_slots: queue.LifoQueue = queue.LifoQueue()  # LIFO: the warm worker is the one reused
+for _worker in _all_workers:
+    _slots.put(_worker)
+
+
+def _run(job: dict, wall: float) -> dict:
+    worker = _slots.get()
+    worker.busy = True
+    try:
+        return worker.run(job, wall)
+    finally:
+        worker.busy = False
+        _slots.put(worker)
+
+
+def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -> dict:
+    """The verdict: {"status": ok | fails | skipped, "ok": True | False | None, "message" (one
+    line), "node_name", "op_type", "node" (main-graph node id), "onnxruntime" (version),
+    "seconds"}. `read(location, offset, length)` reads the model's external data files."""
+    version = ort_version()
+    if version is None:
+        return {"status": "skipped", "ok": None, "message": "onnxruntime is not installed", "onnxruntime": None}
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="onnx-studio-ort-") as tmp:
+        try:
+            path, zeros = write_stand_in(model, Path(tmp), read)
+        except Exception as exc:  # e.g. the stand-in is over protobuf's 2 GiB
+            return {"status": "skipped", "ok": None, "message": f"no stand-in to run: {exc}", "onnxruntime": version}
+        # the weights are mapped (zeros twice over: a folded or transposed copy of each may be made)
+        raw = _run({"path": str(path), "cpu": CPU_SECONDS, "memory": MEMORY_ALLOWANCE + 2 * zeros}, wall)
+    out = describe(raw, model)
+    out["onnxruntime"] = raw.get("onnxruntime") or version
+    out["seconds"] = round(time.monotonic() - start, 3)
+    return out
+
+
+# "[ONNXRuntimeError] : 1 : FAIL : " and "Load model from /tmp/.../model.onnx failed:"
+_PREFIX = re.compile(r"^\[ONNXRuntimeError\] : \d+ : \w+ : |Load model from \S+ failed:\s*")
+# run: "Non-zero status code returned while running Conv node. Name:'conv1' Status Message: ..."
+_RUNNING = re.compile(r"Non-zero status code returned while running (\S+) node\. Name:'([^']*)' Status Message: ")
+# load: "Node (softmax) Op (Softmax) ..." or "In Node, ("conv1", Conv, "", -1) : ..."
+_LOADING = re.compile(r'Node \(([^)]*)\) Op \(([^)]*)\) |In Node, \("([^"]*)", (\w+), "[^"]*", -?\d+\) : ')
+# named in passing: "... of operator (Conv) in node (conv1) is invalid."
+_NAMED = re.compile(r"operator \((\w+)\) in node \(([^)]*)\)")
+# an ORT_ENFORCE's "/onnxruntime_src/.../common.h:31 int64_t onnxruntime::F(int64_t) "
+_SOURCE = re.compile(r"(?:/\S+|\b\w+)\.(?:h|cc|cpp):\d+ (?:[\w:<>*&, ]+?\([^()]*\) )?")
+_NO_MEMORY = re.compile(r"bad_alloc|Failed to allocate|out of memory", re.I)
+_MAX_MESSAGE = 500
+
+
+def describe(raw: dict, model: onnx.ModelProto) -> dict:
+    """The worker's answer as a verdict with a one-line message that names the node."""
+    status, message = raw.get("status"), " ".join(str(raw.get("message", "")).split())
+    if status == "ok":
+        return {"status": "ok", "ok": True, "message": ""}
+    if status == "fails" and _NO_MEMORY.search(message):
+        status, message = "limit", "onnxruntime ran out of memory (the check's limit)"
+    if status == "crashed":
+        return {"status": "fails", "ok": False, "message": message, "node_name": None, "op_type": None, "node": None}
+    if status == "error":  # the worker's own trouble: worth asking again later
+        return {"status": "skipped", "ok": None, "message": message, "transient": True}
+    if status != "fails":  # skipped, limit: no verdict on the model itself
+        return {"status": "skipped", "ok": None, "message": message}
+    message = _PREFIX.sub("", message)
+    name = op_type = None
+    m = _RUNNING.search(message) or _LOADING.search(message)
+    if m:
+        groups = [g for g in m.groups() if g is not None]
+        if m.re is _RUNNING:
+            op_type, name = groups
+        else:
+            name, op_type = groups
+        message = message[: m.start()] + message[m.end() :]
+    elif m := _NAMED.search(message):
+        op_type, name = m.groups()
+    message = _SOURCE.sub("", message).strip()
+    if op_type:  # worded as the checker gates word theirs: 'node "conv1" (Conv) in the main graph'
+        message = f"{_node_words(model, op_type, name or '')}: {message}"
+    if len(message) > _MAX_MESSAGE:
+        message = message[: _MAX_MESSAGE - 1] + "…"
+    ids = [
+        f"n{i}" for i, n in enumerate(model.graph.node) if name is not None and (n.name, n.op_type) == (name, op_type)
+    ]
+    return {
+        "status": "fails",
+        "ok": False,
+        "message": message,
+        "node_name": name,
+        "op_type": op_type,
+        "node": ids[0] if len(ids) == 1 else None,
+    }

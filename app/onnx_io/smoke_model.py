@@ -1,0 +1,153 @@
+"""The stand-in onnxruntime smoke-runs: the model with its big weights read from a sparse file
+of zeros.
+
+A run needs every weight's shape but hardly its values, and copying a 1 GiB model's weights
+costs more than the run. Small tensors keep their values (they may be shapes, axes, indices,
+scales); integer tensors up to 1 MiB too (shapes and indices; a zero is a valid index for
+bigger ones). Every other tensor becomes external data at offset 0 of one file that
+ftruncate makes as long as the biggest of them: a hole on disk, zeros to read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto as T
+
+SMALL_BYTES = 64 * 1024
+SMALL_INT_BYTES = 1 << 20
+ZEROS = "zeros.bin"
+_INTS = {T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64}
+_PACKED_BITS: dict[int, int] = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+Reader = Callable[[str, int, "int | None"], bytes]
+
+
+def _nbytes(t: T) -> int | None:
+    """The tensor's data size as raw bytes, or None for types without a fixed size."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if t.data_type in _PACKED_BITS:
+        return (n * _PACKED_BITS[t.data_type] + 7) // 8
+    if t.data_type in (T.STRING, T.UNDEFINED) or t.data_type not in T.DataType.values():
+        return None
+    try:
+        return n * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    except Exception:  # FLOAT6..., types numpy has no storage for
+        return None
+
+
+def _keeps_values(t: T, nbytes: int) -> bool:
+    return nbytes <= (SMALL_INT_BYTES if t.data_type in _INTS else SMALL_BYTES)
+
+
+def _zero_backed(t: T, nbytes: int) -> T:
+    """A copy of t's name, type and shape whose bytes are the zero file's first nbytes."""
+    out = T(name=t.name, data_type=t.data_type, dims=t.dims, data_location=T.EXTERNAL)
+    _point_at_zeros(out, nbytes)
+    return out
+
+
+def _point_at_zeros(t: T, nbytes: int) -> None:
+    for field in _DATA_FIELDS:
+        t.ClearField(field)
+    del t.external_data[:]
+    t.data_location = T.EXTERNAL
+    for key, value in (("location", ZEROS), ("offset", "0"), ("length", str(nbytes))):
+        t.external_data.add(key=key, value=value)
+
+
+def _fix_in_place(t: T, read: Reader | None) -> int:
+    """Make t (already a copy) runnable from the stand-in's folder; the zero bytes it needs."""
+    nbytes = _nbytes(t)
+    if nbytes is None:
+        return 0
+    if t.data_location == T.EXTERNAL:
+        info = {e.key: e.value for e in t.external_data}
+        if info.get("location") == ZEROS:
+            return nbytes
+        if read is not None and _keeps_values(t, nbytes):
+            try:
+                t.raw_data = read(info.get("location", ""), int(info.get("offset") or 0), nbytes)
+                del t.external_data[:]
+                t.ClearField("data_location")
+                return 0
+            except Exception:  # missing or short: zeros fail the base the same way
+                pass
+        _point_at_zeros(t, nbytes)
+        return nbytes
+    if not _keeps_values(t, nbytes):
+        _point_at_zeros(t, nbytes)
+        return nbytes
+    return 0
+
+
+def _graph_tensors(g: onnx.GraphProto) -> Iterable[T]:
+    """Tensors inside nodes (attributes, subgraphs) and subgraph initializers."""
+    for node in g.node:
+        yield from _node_tensors(node)
+
+
+def _node_tensors(node: onnx.NodeProto) -> Iterable[T]:
+    for a in node.attribute:
+        if a.HasField("t"):
+            yield a.t
+        yield from a.tensors
+        for sub in [a.g] if a.HasField("g") else []:
+            yield from sub.initializer
+            yield from _graph_tensors(sub)
+        for sub in a.graphs:
+            yield from sub.initializer
+            yield from _graph_tensors(sub)
+
+
+def stand_in(model: onnx.ModelProto, read: Reader | None = None) -> tuple[onnx.ModelProto, list[int]]:
+    """(the stand-in, the size of each tensor it reads from the zero file). `read(location,
+    offset, length)` gives external data of the model's own files, for small tensors kept whole."""
+    out = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name == "graph":
+            continue
+        if field.is_repeated:
+            getattr(out, field.name).extend(value)
+        elif field.message_type:
+            getattr(out, field.name).CopyFrom(value)
+        else:
+            setattr(out, field.name, value)
+    g, og = model.graph, out.graph
+    for field, value in g.ListFields():
+        if field.name == "initializer":
+            continue
+        if field.is_repeated:
+            getattr(og, field.name).extend(value)
+        else:
+            setattr(og, field.name, value)
+    zeros = []
+    # the main graph's weights: big ones never copied, nor ByteSize()d (upb walks all their bytes)
+    for t in g.initializer:
+        nbytes = _nbytes(t)
+        if nbytes is not None and t.data_location != T.EXTERNAL and not _keeps_values(t, nbytes):
+            og.initializer.append(_zero_backed(t, nbytes))
+            zeros.append(nbytes)
+        else:
+            og.initializer.append(t)
+            zeros.append(_fix_in_place(og.initializer[-1], read))
+    for t in [*_graph_tensors(og), *(t for f in out.functions for n in f.node for t in _node_tensors(n))]:
+        zeros.append(_fix_in_place(t, read))
+    return out, [n for n in zeros if n]
+
+
+def write_stand_in(model: onnx.ModelProto, folder: Path, read: Reader | None = None) -> tuple[Path, int]:
+    """(folder/model.onnx, the bytes of zeros it reads in all): the stand-in written with
+    folder/zeros.bin beside it."""
+    light, zeros = stand_in(model, read)
+    path = Path(folder) / "model.onnx"
+    path.write_bytes(light.SerializeToString())
+    with open(Path(folder) / ZEROS, "wb") as f:
+        os.ftruncate(f.fileno(), max(zeros, default=0))  # a hole: no disk blocks, no bytes written
+    return path, sum(zeros)

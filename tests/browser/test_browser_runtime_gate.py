@@ -1,0 +1,44 @@
+"""The model panel shows onnxruntime's verdict next to the checker's, and why a revision that
+was stored past a gate is invalid."""
+
+from __future__ import annotations
+
+import onnxruntime as ort
+import pytest
+from test_runtime_gate import classifier  # tests/ is on sys.path, as for test_edits.py
+
+from .browser_pages import open_model, upload
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def test_runtime_verdict_and_invalid_marks_in_the_model_panel(page, server, artifacts):
+    summary = upload(page, server, classifier(), "classifier.onnx")
+    open_model(page, server, summary["id"])
+    row = page.locator("#validation .runtime-check")
+    assert row.get_attribute("data-status") == "ok"
+    assert f"onnxruntime {ort.__version__}" in row.text_content() and "loads and runs it" in row.text_content()
+    assert page.locator("#model-validity").text_content() == "valid"
+
+    # stored past the gate through the API: the page shows the failure, its node and why
+    op = {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]}
+    r = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits", data={"base": 0, "ops": [op], "allow_invalid": True}
+    )
+    assert r.ok, r.text()
+    open_model(page, server, summary["id"])
+    row = page.locator("#validation .runtime-check[data-status=fails]")
+    assert "kernel_shape is not compatible with W shape" in row.text_content()
+    assert row.locator("a.inference-link").text_content() == "Conv conv1 ›"
+    marks = page.locator("#validation .invalid-marks")
+    assert "onnxruntime can't run the edited model" in marks.text_content()
+    assert page.locator("#model-validity").text_content() == "valid · onnxruntime fails"
+    page.screenshot(path=str(artifacts / "runtime-gate-invalid.png"))
+
+    # the history marks the revision stored past the gate
+    page.click("#btn-history")
+    mark = page.locator("#history-list > li[data-revision='1'] .hist-invalid")
+    mark.wait_for()
+    assert mark.text_content() == "stored invalid"
+    assert "kernel_shape" in mark.get_attribute("title")
+    assert page.locator("#history-list > li[data-revision='0'] .hist-invalid").count() == 0

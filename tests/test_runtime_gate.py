@@ -1,0 +1,414 @@
+"""The onnxruntime gate: an edit onnx.checker and strict inference accept but onnxruntime can't
+run is refused at once (422, one line naming the node) when onnxruntime ran the base."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import ONNX_DATA, upload
+
+from app.onnx_io import runtime_check
+
+CONVERTED = sorted((ONNX_DATA / "pytorch-converted").glob("*/model.onnx"))
+
+
+def classifier() -> onnx.ModelProto:
+    """The shape of the PaddleOCR-like classifier of the findings: a Conv with 3x3 weights on
+    3 -> 8 channels, and a Softmax on a 2-D tensor whose rank onnx's inference can't know
+    (a Squeeze without axes on a symbolic batch), so only onnxruntime sees a bad axis."""
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(rng.random((8, 3, 3, 3), np.float32), "conv1.w"),
+        numpy_helper.from_array(rng.random((8, 2), np.float32), "fc.w"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "conv1.w"], ["c"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"], name="gap"),
+        helper.make_node("Squeeze", ["p"], ["f"], name="squeeze"),
+        helper.make_node("MatMul", ["f", "fc.w"], ["logits"], name="fc"),
+        helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cls",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 48, 192])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _upload(client, model: onnx.ModelProto) -> str:
+    r = upload(client, model.SerializeToString())
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()["id"]
+
+
+def _edit(client, mid: str, ops: list, base: int = 0, **extra):
+    return client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": ops, **extra})
+
+
+def _attr(node: str, name: str, value) -> dict:
+    return {"op": "set_attribute", "node": node, "name": name, "value": value}
+
+
+FINDINGS = [
+    pytest.param(
+        _attr("conv1", "kernel_shape", [5, 5]),
+        'node "conv1" (Conv) in the main graph: kernel_shape is not compatible with W shape',
+        id="kernel_shape",
+    ),
+    pytest.param(
+        _attr("conv1", "group", 3),
+        'node "conv1" (Conv) in the main graph: Input channels C is not equal to kernel channels * group',
+        id="group",
+    ),
+    pytest.param(_attr("softmax", "axis", 7), 'node "softmax" (Softmax) in the main graph: ', id="softmax_axis"),
+]
+
+
+@pytest.mark.parametrize(("op", "names"), FINDINGS)
+def test_the_three_findings_are_refused_at_once_in_one_line(client, op, names):
+    model = classifier()
+    edited = onnx.ModelProto.FromString(model.SerializeToString())
+    node = next(n for n in edited.graph.node if n.name == op["node"])
+    attr = next((a for a in node.attribute if a.name == op["name"]), None) or node.attribute.add(name=op["name"])
+    if isinstance(op["value"], list):
+        del attr.ints[:]
+        attr.ints.extend(op["value"])
+        attr.type = onnx.AttributeProto.INTS
+    else:
+        attr.i, attr.type = op["value"], onnx.AttributeProto.INT
+    onnx.checker.check_model(edited, full_check=True)  # onnx's checks see nothing wrong: the gate must
+    mid = _upload(client, model)
+    r = _edit(client, mid, [op])
+    assert r.status_code == 422, r.get_json()
+    error = r.get_json()["error"]
+    assert error["code"] == "invalid_result"
+    assert "\n" not in error["message"]
+    assert error["message"].startswith(f"onnxruntime can't run the edited model: {names}"), error["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0  # nothing stored
+
+
+def test_edits_that_keep_the_model_runnable_are_accepted(client):
+    mid = _upload(client, classifier())
+    ops = [
+        [{"op": "rename_node", "node": "conv1", "name": "stem"}],
+        [{"op": "set_metadata", "key": "source", "value": "test"}],
+        [_attr("stem", "pads", [0, 0, 0, 0])],  # smaller feature map, still valid for the pooling after it
+        [_attr("softmax", "axis", 0)],
+    ]
+    for base, batch in enumerate(ops):
+        r = _edit(client, mid, batch, base)
+        assert r.status_code == 200, r.get_json()
+        assert r.get_json()["validation"]["runtime"]["status"] == "ok"
+        assert r.get_json()["summary"]["validation"]["runtime"]["status"] == "ok"
+
+
+def test_the_summary_and_the_history_carry_the_three_verdicts(client):
+    mid = _upload(client, classifier())
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert v["ok"] is True and v["full"]["ok"] is True
+    assert v["runtime"]["status"] == "ok" and v["runtime"]["ok"] is True
+    assert v["runtime"]["onnxruntime"] == ort.__version__
+    assert v["invalid"] == []
+    assert client.get(f"/api/models/{mid}/validation").get_json()["runtime"]["status"] == "ok"
+    assert _edit(client, mid, [{"op": "set_metadata", "key": "k", "value": "v"}]).status_code == 200
+    history = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]
+    assert [r["validation"]["runtime"]["status"] for r in history] == ["ok", "ok"]
+
+
+def _plain_onnxruntime(path) -> str | None:
+    """None when onnxruntime runs the model on its own test data, else why not."""
+    ort.set_default_logger_severity(3)  # opset 6 models warn on load
+    try:
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        feeds = {}
+        for k, arg in enumerate(sess.get_inputs()):
+            t = onnx.TensorProto.FromString((path.parent / "test_data_set_0" / f"input_{k}.pb").read_bytes())
+            feeds[arg.name] = numpy_helper.to_array(t)
+        sess.run(None, feeds)
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("path", CONVERTED, ids=[p.parent.name for p in CONVERTED])
+def test_every_pytorch_converted_model_gets_onnxruntimes_own_verdict_and_a_harmless_edit(client, path):
+    # a third of them are opset 6, whose kernels onnxruntime no longer has: those fail as they
+    # do plainly, and the rest run
+    mid = _upload(client, onnx.load(path))
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    plain = _plain_onnxruntime(path)
+    if plain is None:
+        assert v["status"] == "ok", v
+    else:
+        assert v["status"] == "fails" and v["message"] in plain, (v, plain)
+    r = _edit(client, mid, [{"op": "set_metadata", "key": "checked", "value": "yes"}])
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["status"] == v["status"]
+
+
+def test_allow_invalid_stores_marks_and_the_next_edit_is_gated_against_that_state(client):
+    mid = _upload(client, classifier())
+    r = _edit(client, mid, [_attr("conv1", "kernel_shape", [5, 5])], allow_invalid=True)
+    assert r.status_code == 200, r.get_json()
+    body = r.get_json()
+    assert body["validation"]["runtime"]["status"] == "fails"
+    (why,) = body["validation"]["invalid"]
+    assert why.startswith('onnxruntime can\'t run the edited model: node "conv1" (Conv)')
+    summary = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert summary["invalid"] == [why] and summary["runtime"]["node"] == "n0"
+    history = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]
+    assert history[1]["validation"]["invalid"] == [why]
+    # onnxruntime can't run the base any more: its check no longer gates
+    r = _edit(client, mid, [_attr("conv1", "group", 3)], base=1)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["invalid"] == []
+    # the checker still gates: the base passes it
+    unknown = {**_attr("conv1", "studio_flag", 1), "type": "INT"}
+    r = _edit(client, mid, [unknown], base=2)
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"].startswith("the edit would make the model invalid")
+    # and allow_invalid stores past it too, saying why
+    r = _edit(client, mid, [unknown], base=2, allow_invalid=True)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["invalid"][0].startswith("the edit would make the model invalid")
+    assert _edit(client, mid, [], base=3, allow_invalid="yes").status_code == 400
+
+
+def test_a_model_onnxruntime_cant_run_is_not_refused_an_edit(client):
+    model = classifier()
+    model.graph.node[1].domain = "studio.custom"  # an op onnxruntime has no kernel for
+    model.opset_import.append(helper.make_opsetid("studio.custom", 1))
+    mid = _upload(client, model)
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert v["runtime"]["status"] == "fails" and "studio.custom" in v["runtime"]["message"]
+    r = _edit(client, mid, [_attr("conv1", "kernel_shape", [5, 5])])
+    assert r.status_code == 200, r.get_json()
+
+
+def test_inputs_it_cant_feed_skip_the_check(client):
+    graph = helper.make_graph(
+        [helper.make_node("SequenceLength", ["s"], ["n"], name="len")],
+        "g",
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+    )
+    mid = _upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert v["runtime"] == {**v["runtime"], "status": "skipped", "ok": None}
+    assert '"s"' in v["runtime"]["message"] and "seq" in v["runtime"]["message"]
+    assert _edit(client, mid, [{"op": "rename_node", "node": "len", "name": "length"}]).status_code == 200
+
+
+def test_big_weights_are_read_from_a_sparse_file_of_zeros(tmp_path):
+    model = classifier()
+    big = numpy_helper.from_array(np.ones((1024, 1024), np.float32), "big")  # 4 MiB
+    model.graph.initializer.append(big)
+    model.graph.node.append(helper.make_node("MatMul", ["x", "big"], ["z"], name="mm", domain=""))
+    model.graph.input[0].type.tensor_type.shape.dim[3].dim_value = 1024
+    model.graph.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    from app.onnx_io.smoke_model import write_stand_in
+
+    path, zeros = write_stand_in(model, tmp_path)
+    assert zeros == 4 * 2**20
+    light = onnx.load(path, load_external_data=False)
+    assert path.stat().st_size < 64 * 1024
+    stub = next(t for t in light.graph.initializer if t.name == "big")
+    assert {e.key: e.value for e in stub.external_data}["location"] == "zeros.bin"
+    zeros = tmp_path / "zeros.bin"
+    assert zeros.stat().st_size == 4 * 2**20 and zeros.stat().st_blocks == 0  # a hole
+    assert runtime_check.check_model(model)["status"] == "ok"
+
+
+def _spinning_model() -> onnx.ModelProto:
+    """A Loop of 10^12 Adds: it runs until something stops it."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond"], ["cond_out"]),
+            helper.make_node("Add", ["acc", "acc"], ["acc_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc", TensorProto.FLOAT, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [1]),
+        ],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "", "x"], ["y"], body=body)],
+        "spin",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [numpy_helper.from_array(np.array(10**12, np.int64), "trips")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_run_past_the_wall_clock_is_a_verdict_and_the_worker_is_replaced():
+    start = time.monotonic()
+    verdict = runtime_check.check_model(_spinning_model(), wall=1.0)
+    assert verdict["status"] == "skipped" and "ran out of time" in verdict["message"]
+    assert time.monotonic() - start < 10
+    assert runtime_check.check_model(classifier())["status"] == "ok"
+
+
+def test_the_cpu_limit_is_a_verdict(monkeypatch):
+    monkeypatch.setattr(runtime_check, "CPU_SECONDS", 1)
+    verdict = runtime_check.check_model(_spinning_model(), wall=30.0)
+    assert verdict["status"] == "skipped" and "CPU time" in verdict["message"]
+
+
+def test_a_crash_is_a_verdict_not_a_dead_server():
+    found: dict = {}
+    worker = threading.Thread(target=lambda: found.update(runtime_check.check_model(_spinning_model(), wall=30.0)))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the worker that took the job, once it is running
+        busy = [w for w in runtime_check._all_workers if w.busy and w.proc is not None]
+        if busy:
+            time.sleep(0.5)
+            busy[0].proc.send_signal(11)  # SIGSEGV, as a native crash
+            break
+        time.sleep(0.05)
+    worker.join(30)
+    assert found["status"] == "fails" and found["message"] == "onnxruntime crashed (SIGSEGV)"
+
+
+def test_the_memory_limit_is_a_verdict(monkeypatch):
+    monkeypatch.setattr(runtime_check, "MEMORY_ALLOWANCE", 256 * 2**20)
+    graph = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["shape"], ["y"], value=helper.make_tensor("v", 1, [1], [1.0]))],
+        "alloc",
+        [helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    # fed zeros, the shape input asks for nothing: make it a constant 1 GiB
+    model.graph.ClearField("input")
+    model.graph.initializer.append(numpy_helper.from_array(np.array([1 << 14, 1 << 14], np.int64), "shape"))
+    verdict = runtime_check.check_model(model)
+    assert verdict["status"] == "skipped" and "memory" in verdict["message"], verdict
+
+
+def test_external_data_small_tensors_keep_their_values_and_the_gate_still_refuses(client, tmp_path):
+    model = classifier()
+    # a shape read from the model's external file: zeros there would break the Reshape
+    model.graph.initializer.append(numpy_helper.from_array(np.array([-1, 8], np.int64), "flat"))
+    model.graph.node.insert(4, helper.make_node("Reshape", ["f", "flat"], ["f2"], name="flatten"))
+    model.graph.node[5].input[0] = "f2"
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    convert_model_to_external_data(model, location="weights.bin", size_threshold=0)
+    onnx.save(model, tmp_path / "m.onnx")
+    data = (tmp_path / "m.onnx").read_bytes()
+    r = upload(client, data, "m.onnx", [((tmp_path / "weights.bin").read_bytes(), "weights.bin")])
+    assert r.status_code == 201, r.get_json()
+    mid = r.get_json()["id"]
+    assert r.get_json()["validation"]["runtime"]["status"] == "ok", r.get_json()["validation"]["runtime"]
+    r = _edit(client, mid, [_attr("conv1", "kernel_shape", [5, 5])])
+    assert r.status_code == 422 and "kernel_shape is not compatible" in r.get_json()["error"]["message"]
+    assert _edit(client, mid, [_attr("conv1", "pads", [0, 0, 0, 0])]).status_code == 200
+
+
+def test_a_model_too_big_to_wait_for_is_stored_then_marked(client, monkeypatch):
+    from app.api import runtime
+
+    mid = _upload(client, classifier())  # its own verdict while it is small
+    monkeypatch.setattr(runtime, "SLOW_SECONDS", 0)  # the base's run now counts as slow: the gate can't wait
+    monkeypatch.setattr(runtime, "SYNC_BYTES", 0)  # nor the summary
+    r = _edit(client, mid, [_attr("conv1", "kernel_shape", [5, 5])])
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["status"] == "pending"
+    v = client.get(f"/api/models/{mid}/validation").get_json()  # waits for the check
+    assert v["runtime"]["status"] == "fails"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        history = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]
+        if history[1]["validation"]["invalid"]:
+            break
+        time.sleep(0.05)
+    (why,) = history[1]["validation"]["invalid"]
+    assert why.startswith('onnxruntime can\'t run the edited model: node "conv1" (Conv)')
+    summary = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert summary["runtime"]["status"] == "fails" and summary["invalid"] == [why]
+
+
+def test_without_onnxruntime_the_verdict_is_skipped_and_nothing_is_refused(client, monkeypatch):
+    monkeypatch.setattr(runtime_check, "ort_version", lambda: None)
+    monkeypatch.setattr("app.api.runtime.ort_version", lambda: None)
+    mid = _upload(client, classifier())
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert v["status"] == "skipped" and v["message"] == "onnxruntime is not installed"
+    assert _edit(client, mid, [_attr("conv1", "kernel_shape", [5, 5])]).status_code == 200
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT16", "DOUBLE", "BOOL", "STRING", "UINT64", "INT8", "BFLOAT16", "FLOAT8E4M3FN"])
+def test_inputs_of_every_type_onnxruntime_takes_are_fed(dtype):
+    t = TensorProto.DataType.Value(dtype)
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", t, ["batch", 3])],
+        [helper.make_tensor_value_info("y", t, ["batch", 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    assert runtime_check.check_model(model)["status"] == "ok"
+
+
+def test_a_failure_only_at_symbolic_dims_of_1_is_no_refusal(client):
+    # the Squeeze drops the batch dim too when it is 1: a Softmax axis of 1 then fails, though
+    # any batch of 2 or more runs
+    mid = _upload(client, classifier())
+    r = _edit(client, mid, [_attr("softmax", "axis", 1)])
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["status"] == "ok"
+
+
+SERVER = """
+import sys
+from app.onnx_io import runtime_check
+import onnx
+verdict = runtime_check.check_model(onnx.load(sys.argv[1]))
+print(verdict["status"], *[w.proc.pid for w in runtime_check._all_workers if w.proc], flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+def test_the_worker_leaves_with_the_server(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from test_offload import ROOT, _alive
+
+    path = tmp_path / "m.onnx"
+    onnx.save(classifier(), path)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(path)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        status, *workers = server.stdout.readline().split()
+        assert status == "ok" and workers
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_alive(int(p)) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(int(p)) for p in workers), "the worker outlived the server"
+    finally:
+        server.kill()
