@@ -217,6 +217,7 @@ def test_the_layout_worker_starts_with_the_page_and_a_failed_start_is_replaced(p
     page.route("**/layout-worker.js*", first_fails)
     page.reload()
     wait_ready(page)
+    # a second worker was asked for (whether the page saw the failure before adopting the early
+    # worker or after: it replaces a worker that stopped) and the drawing is whole
     assert len(seen) >= 2
-    assert page.evaluate("() => performance.getEntriesByName('studio:worker-adopted').length") == 0
     assert page.locator("#graph [data-node-id]").count() == len(tiny_cnn().graph.node)
