@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 import onnx
 
 from ..errors import StudioError
-from ..onnx_io import checker_verdict, parse_model
+from ..onnx_io import offload, parse_model
 from ..onnx_io.causes import causes_of
 from ..onnx_io.light import basic_check, light_copy
+from ..onnx_io.limits import PROTOBUF_LIMIT
 from .contract import check_batch
 from .sources import blob_reader
 
@@ -66,7 +67,7 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     if data == base_data:
         # saving a value unchanged, renaming to the same name...: no new revision to check or store
         return EditResult(model, data, [], dict(base_validation), changed=False)
-    return EditResult(model, data, changes, basic_check(model))
+    return EditResult(model, data, changes, basic_check(model, offload.checker_verdict))
 
 
 def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool) -> None:
@@ -78,9 +79,9 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool) ->
     if base.get("ok") and not result.validation["ok"]:
         causes = causes_of(result.validation["message"], result.model)
         refuse(f"the edit would make the model invalid: {causes.line()}", causes.more)
-    if base.get("full", {}).get("ok") and len(result.data) < 2**31 - 1:
+    if base.get("full", {}).get("ok") and len(result.data) < PROTOBUF_LIMIT:
         # the base also passed the full check (strict shape inference): the result must too
-        full = checker_verdict(light_copy(result.model), full=True)
+        full = offload.checker_verdict(light_copy(result.model), full=True)  # C++: in the helper process
         if not full["ok"]:
             causes = causes_of(full["message"], result.model)
             refuse(f"the edit would break shape/type inference: {causes.line()}", causes.more)

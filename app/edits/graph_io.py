@@ -7,6 +7,7 @@ import re
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.inference import infer_isolated
 from ..views.values import dim_json, shape_json
 from .field_types import BOOLEAN, DTYPE, NAME, NULL, SHAPE
 from .jsontypes import optional, required
@@ -95,9 +96,9 @@ def _infer_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:
     for t in g.initializer:
         if t.name == tensor:
             return onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:
+    try:  # in the helper process (onnx's C++ on an untrusted model)
+        inferred = infer_isolated(model)
+    except (ValueError, StudioError):
         return None
     for v in inferred.graph.value_info:
         if v.name == tensor and v.HasField("type"):

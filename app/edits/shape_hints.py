@@ -8,6 +8,7 @@ from onnx import numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io.address import node_words
+from ..onnx_io.inference import infer_isolated
 
 # ops whose shape-like input (index) holds dims as constant values
 _SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Resize": 3}
@@ -24,9 +25,9 @@ def refresh_types(model: onnx.ModelProto) -> str:
     for o in probe.graph.output:
         if o.type.HasField("tensor_type"):
             o.type.tensor_type.ClearField("shape")
-    try:
-        inferred = onnx.shape_inference.infer_shapes(probe, check_type=False, strict_mode=False, data_prop=True)
-    except Exception as exc:
+    try:  # in the helper process (onnx's C++ on an untrusted model)
+        inferred = infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True)
+    except ValueError as exc:
         raise StudioError("inference_failed", f"set_io_shape: shape inference failed: {exc}", 422) from None
     found = {v.name: v for v in inferred.graph.value_info}
     kept = [found[v.name] for v in g.value_info if v.name in found]

@@ -7,6 +7,8 @@ import re
 import onnx
 
 from ..errors import StudioError
+from ..onnx_io import offload
+from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.traverse import graphs_within, opset_version, standard_domain, subgraphs, walk_graphs
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
@@ -22,9 +24,9 @@ def names_read(g) -> set[str]:
 def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     """Run onnx shape inference and store what it finds as value_info in every graph (main and
     subgraphs). Existing value_info, inputs and outputs are left as they are."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
-    except Exception as exc:
+    try:  # in the helper process, on the weightless stand-in (onnx's C++ on an untrusted model)
+        inferred = infer_isolated(model, check_type=False, strict_mode=False, data_prop=True)
+    except ValueError as exc:
         raise StudioError("inference_failed", f"infer_shapes: shape inference failed: {exc}", 422) from None
     added = 0
     for ours, theirs in zip(walk_graphs(model), walk_graphs(inferred), strict=True):
@@ -102,8 +104,10 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("unknown_tensor", f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}", 404)
     try:
         # the Extractor types new inputs/outputs from value_info, so infer on a copy first
-        typed = onnx.shape_inference.infer_shapes(model, data_prop=True)
+        typed = with_inferred_value_info(model, data_prop=True)
         extracted = onnx.utils.Extractor(typed).extract_model(inputs, outputs)
+    except StudioError:
+        raise
     except Exception as exc:
         raise StudioError("extract_failed", f"extract_subgraph: {exc}", 422) from None
     g = extracted.graph
@@ -134,8 +138,8 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     if current == version:
         raise StudioError("bad_value", f"convert_opset: the model is already at opset {version}")
     try:
-        converted = onnx.version_converter.convert_version(model, version)
-    except Exception as exc:
+        converted = offload.convert(model, version)  # C++: in the helper process
+    except ValueError as exc:
         raise StudioError(
             "conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {_plain(exc)}", 422
         ) from None
@@ -170,7 +174,7 @@ def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
     g = model.graph
     inits = {t.name: t for t in g.initializer}
     try:
-        typed = onnx.shape_inference.infer_shapes(model)
+        typed = with_inferred_value_info(model)
     except Exception as exc:
         raise StudioError(
             "conversion_failed", f"convert_opset: can't type PRelu inputs to adapt their slopes: {exc}", 422

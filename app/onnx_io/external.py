@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import StudioError
+from .limits import PROTOBUF_LIMIT
 from .load import parse_model
 from .zip_reading import BoundedMember, ZipBudget
 
 MAX_ZIP_MEMBERS = 10_000
-MAX_MODEL_BYTES = 2**31  # one protobuf message
+MAX_MODEL_BYTES = PROTOBUF_LIMIT  # one protobuf message
 
 
 def normalize_location(location: str) -> str | None:

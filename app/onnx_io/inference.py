@@ -54,3 +54,24 @@ def inferred_value_info(model: onnx.ModelProto, inferred: onnx.ModelProto | None
         return []
     known = {v.name for v in ours.value_info} | {v.name for v in ours.input} | {v.name for v in ours.output}
     return [v for v in theirs.value_info if v.name not in known]
+
+
+def infer_isolated(model: onnx.ModelProto, **options) -> onnx.ModelProto:
+    """Shape inference on the weightless stand-in of an untrusted model, in the helper process
+    (offload.py), data propagation only where it is bounded. ValueError: onnx's words."""
+    from . import offload
+
+    light = light_copy(model)
+    if options.get("data_prop") and not data_propagation_is_bounded(light):
+        options["data_prop"] = False
+    return offload.infer(light, **options)
+
+
+def with_inferred_value_info(model: onnx.ModelProto, **options) -> onnx.ModelProto:
+    """A copy of `model` whose main graph also holds what inference found (infer_isolated)."""
+    inferred = infer_isolated(model, **options)
+    typed = onnx.ModelProto()
+    typed.CopyFrom(model)
+    known = {v.name for v in model.graph.value_info}
+    typed.graph.value_info.extend(v for v in inferred.graph.value_info if v.name not in known)
+    return typed

@@ -41,6 +41,8 @@ WHAT = {
     "print_text": "printer",
     "parse_text": "text parser",
     "check": "checker",
+    "infer_model": "shape inference",
+    "convert": "version converter",
 }
 
 _pool: ProcessPoolExecutor | None = None
@@ -195,3 +197,33 @@ def infer_file(path: str, key: str):
     model = onnx.ModelProto()
     model.ParseFromString(data)
     return model
+
+
+def checker_verdict(model, full: bool = False) -> dict:
+    """onnx.checker's verdict (load.checker_verdict) on `model`, in the helper; a crash there is
+    the verdict "invalid", with what happened said."""
+    data = model.SerializeToString()
+    try:
+        return run("check", content_key(data) + (":full" if full else ""), data, full)
+    except StudioError as exc:
+        if exc.code != "onnx_failed":
+            raise
+        return {"ok": False, "message": exc.message}
+
+
+def infer(model, **options):
+    """onnx.shape_inference.infer_shapes(model, **options) in the helper; ValueError with onnx's
+    words when inference refuses the model, StudioError 422 when it crashes there."""
+    import onnx
+
+    data = model.SerializeToString()
+    key = content_key(data) + repr(sorted(options.items()))
+    return onnx.ModelProto.FromString(run("infer_model", key, data, options))
+
+
+def convert(model, version: int):
+    """onnx.version_converter.convert_version in the helper (ValueError: its words)."""
+    import onnx
+
+    data = model.SerializeToString()
+    return onnx.ModelProto.FromString(run("convert", f"{content_key(data)}:{version}", data, version))

@@ -53,3 +53,24 @@ def check(data: bytes, full: bool) -> dict:
     from .load import checker_verdict
 
     return checker_verdict(onnx.ModelProto.FromString(data), full)
+
+
+def infer_model(data: bytes, options: dict) -> bytes:
+    """onnx.shape_inference.infer_shapes(model, **options) on a serialized model, serialized; a
+    ValueError carrying onnx's words when it refuses the model."""
+    import onnx
+
+    try:
+        return onnx.shape_inference.infer_shapes(onnx.ModelProto.FromString(data), **options).SerializeToString()
+    except Exception as exc:
+        raise ValueError(str(exc)) from None
+
+
+def convert(data: bytes, version: int) -> bytes:
+    """onnx.version_converter's model at `version`, serialized; a ValueError with its words."""
+    import onnx
+
+    try:
+        return onnx.version_converter.convert_version(onnx.ModelProto.FromString(data), version).SerializeToString()
+    except Exception as exc:
+        raise ValueError(str(exc)) from None

@@ -39,10 +39,14 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
     assert items(page) == ["2", "1", "0"]
     assert current(page) == "2"
     rev1 = panel.locator("#history-list > li[data-revision='1']")
-    assert rev1.locator(".hist-op").first.locator("div").first.text_content() == 'Rename node n1 to "act"'
+    # the op names the node as it was then, by name and op (the server's account lends them)
+    assert (
+        rev1.locator(".hist-op").first.locator("div").first.text_content()
+        == 'Rename node "/features/act1/LeakyRelu" (LeakyRelu) to "act"'
+    )
     assert rev1.locator(".hist-change").text_content() == 'node "/features/act1/LeakyRelu" (LeakyRelu) renamed to "act"'
     rev2 = panel.locator("#history-list > li[data-revision='2']")
-    assert rev2.locator(".hist-op div").first.text_content() == "Set attribute alpha of node n1 to 0.2"
+    assert rev2.locator(".hist-op div").first.text_content() == 'Set attribute alpha of node "act" (LeakyRelu) to 0.2'
     assert "Opened tiny_cnn.onnx" in panel.locator("#history-list > li[data-revision='0']").text_content()
     page.screenshot(path=str(artifacts / "editor-history-panel.png"))
 

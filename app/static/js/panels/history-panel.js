@@ -34,29 +34,34 @@ function targetWords(target) {
   return `graph ${target}`;
 }
 
-/** One edit op in plain words. */
-export function describeOp(op) {
+// how the server's account of a change names a node: node "conv1" (Conv), node n213 (Conv)
+const NODE_IN_CHANGE = /node (?:"(?:[^"\\]|\\.)*"|\S+) \([^)]*\)/;
+
+/** One edit op in plain words; `change` (the server's line for it) lends the node's name and op. */
+export function describeOp(op, change = "") {
   const o = op || {};
+  const found = NODE_IN_CHANGE.exec(change);
+  const nodeWords = (id) => (found ? found[0] : `node ${id}`);
   switch (o.op) {
     case "set_metadata":
       return o.value === null ? `Delete metadata ${short(o.key)} of ${targetWords(o.target)}`
         : `Set metadata ${short(o.key)} of ${targetWords(o.target)} to ${short(o.value)}`;
     case "set_model_field": return `Set the model's ${o.field} to ${short(o.value)}`;
-    case "set_attribute": return `Set attribute ${o.name} of node ${o.node} to ${valueWords(o.value)}`;
-    case "delete_attribute": return `Delete attribute ${o.name} of node ${o.node}`;
-    case "rename_node": return `Rename node ${o.node} to ${short(o.name)}`;
+    case "set_attribute": return `Set attribute ${o.name} of ${nodeWords(o.node)} to ${valueWords(o.value)}`;
+    case "delete_attribute": return `Delete attribute ${o.name} of ${nodeWords(o.node)}`;
+    case "rename_node": return `Rename ${nodeWords(o.node)} to ${short(o.name)}`;
     case "rename_tensor": return `Rename tensor ${short(o.from)} to ${short(o.to)}`;
     case "set_io_shape": return `Set ${short(o.name)} to ${o.dtype ? `${o.dtype} ` : ""}${shapeWords(o.shape)}`;
     case "add_output": return `Make ${short(o.tensor)} a graph output`;
     case "remove_output": return `Remove graph output ${short(o.name)}`;
     case "add_input": return `Add graph input ${short(o.name)} (${o.dtype} ${shapeWords(o.shape)})`;
     case "remove_input": return `Remove graph input ${short(o.name)}`;
-    case "delete_node": return `Delete node ${o.node}${o.reconnect ? ", reconnecting its readers" : ""}`;
+    case "delete_node": return `Delete ${nodeWords(o.node)}${o.reconnect ? ", reconnecting its readers" : ""}`;
     case "insert_node": {
       const where = o.consumers ? `before node${o.consumers.length > 1 ? "s" : ""} ${o.consumers.join(", ")} on ${short(o.tensor)}` : `after ${short(o.tensor)}`;
       return `Insert ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""} ${where}`;
     }
-    case "set_node_op": return `Change node ${o.node} to ${o.domain ? `${o.domain}.` : ""}${o.op_type}`;
+    case "set_node_op": return `Change ${nodeWords(o.node)} to ${o.domain ? `${o.domain}.` : ""}${o.op_type}`;
     case "set_initializer": return `Replace the values of initializer ${short(o.name)} with ${valueWords(o.value)}${o.allow_type_change ? " (type/shape may change)" : ""}`;
     case "add_initializer": return `Add initializer ${short(o.name)} (${valueWords(o.value)})`;
     case "delete_initializer": return `Delete initializer ${short(o.name)}`;
@@ -128,7 +133,7 @@ function revisionItem(r, where, ctx, name) {
     r.revision === 0 || (r.parent === null && !ops.length)
       ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)
       : el("ol", { class: "hist-ops" }, ops.map((op, i) => el("li", { class: "hist-op", "data-op": op.op },
-        el("div", {}, describeOp(op)),
+        el("div", {}, describeOp(op, changes[i] || "")),
         changes[i] ? el("div", { class: "hist-change muted" }, changes[i]) : null))));
   item.title = title;
   item.append(el("div", { class: "hist-actions" },
