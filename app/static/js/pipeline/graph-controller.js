@@ -197,7 +197,9 @@ export class GraphController {
     this.container.dataset.layouts = `${st.computed} computed (${Math.round(st.ms)} ms in workers), ${st.cached} cached`;
     this.emit("scene", scene);
     this.container.dataset.complete = only ? "false" : "true";
-    if (only) this.completeLayout(seq, plan);
+    // the rest of the layout starts once the first view is painted: planning its levels takes
+    // the page's thread for tens of ms that the first frame would otherwise wait for
+    if (only) painted().then(() => { if (seq === this.seq) this.completeLayout(seq, plan); });
     if (!settle) return true;
     await painted();
     if (seq !== this.seq) return false;
