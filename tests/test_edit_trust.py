@@ -155,3 +155,13 @@ def test_a_batch_of_many_whole_model_ops_is_refused_before_running(client):
     assert r.status_code == 422 and r.get_json()["error"]["code"] == "batch_too_heavy"
     assert client.get(f"/api/models/{mid}/revisions").get_json()["head"] == 0
     assert _post(client, mid, 0, [{"op": "infer_shapes"}] * 2).status_code == 200
+
+
+def test_a_json_body_past_its_limit_is_refused_unread(tmp_path):
+    from app import create_app
+
+    client = create_app({"DATA_DIR": str(tmp_path), "TESTING": True, "MAX_JSON_BYTES": 1000}).test_client()
+    mid = _upload(client, chain_model())
+    value = {"dtype": "INT64", "shape": [2], "values": [1, -1]}
+    r = _post(client, mid, 0, [{"op": "set_initializer", "name": "shp", "value": value, "pad": "x" * 2000}])
+    assert r.status_code == 413 and r.get_json()["error"]["code"] == "body_too_big"

@@ -67,3 +67,18 @@ def install_readable_retry(app) -> None:
 
     app.register_error_handler(TypeError, handler)
     app.register_error_handler(UnicodeError, handler)
+
+
+@bp.before_request
+def _json_body_size():
+    """A JSON body is held whole to be parsed: bounded far below an upload's limit
+    (app.config["MAX_JSON_BYTES"]); big tensors come as uploaded .npy files instead."""
+    from flask import current_app, request
+
+    limit = current_app.config["MAX_JSON_BYTES"]
+    if request.mimetype == "application/json" and (request.content_length or 0) > limit:
+        raise StudioError(
+            "body_too_big",
+            f"a JSON body may hold at most {limit:,} bytes; send big tensors as .npy (POST /api/blobs)",
+            413,
+        )
