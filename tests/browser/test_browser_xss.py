@@ -93,12 +93,15 @@ def test_markup_in_every_string_never_runs(page, server, artifacts):
     page.wait_for_selector("#history-list[data-ready=true]")
     # the search (results list the names) and the text view
     page.keyboard.press("Escape")
+    page.locator("#graph").click(position={"x": 5, "y": 300})
+    page.keyboard.press("/")
     page.fill("#search-input", "relu")
     page.wait_for_function("() => document.getElementById('search-status').textContent.includes('found')")
     page.keyboard.press("Escape")
     page.click("#btn-text")
     page.wait_for_selector("#text-view[data-state=ready]")
     page.screenshot(path=str(artifacts / "xss-walk.png"))
+    page.keyboard.press("Escape")
     # the function's own graph
     page.goto(f"{server}/models/{summary['id']}#path=fn%5B0%5D")
     page.wait_for_selector("#graph[data-state=ready] [data-node-id]")
