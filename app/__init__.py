@@ -40,6 +40,7 @@ def create_app(config: dict | None = None) -> Flask:
         DATA_DIR=str(default_data_dir()),
         MAX_CONTENT_LENGTH=8 * 1024**3,
         MAX_JSON_BYTES=256 << 20,  # an edit batch's JSON (api/errors.py)
+        UPLOAD_IN_MEMORY_BYTES=64 << 20,  # bigger uploads are parsed and stored from their spooled file
         PREVIEW_MAX_COUNT=10_000,
         INFER_INLINE_NODES=5_000,  # bigger graphs get inferred types from GET .../types
         ALLOWED_HOSTS=[],  # answered besides loopback names (web/guard.py)

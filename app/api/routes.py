@@ -19,6 +19,7 @@ from ..onnx_io.address import carry, resolve_graph, resolve_tensor
 from ..onnx_io.external import normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
+from ..onnx_io.load import parse_model_stream
 from ..onnx_io.save import embedded, with_external_data
 from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
@@ -112,7 +113,17 @@ def upload_model():
         name, data, external = unpack_zip(files[0].stream, name, budget)
         record = store().create_model(name, data, external)
         return jsonify(summary_of(record.id)), 201
-    detected = detect(files[0].read(), name)  # refuse what isn't an ONNX file before storing anything
+    stream = files[0].stream
+    size = stream.seek(0, 2)
+    stream.seek(0)
+    if size > current_app.config["UPLOAD_IN_MEMORY_BYTES"]:
+        # big: only a binary model can be (text and data files are smaller); parsed from the
+        # spooled upload's memory map, then streamed into the store, never read whole
+        parse_model_stream(stream, name)
+        stream.seek(0)
+        detected = None
+    else:
+        detected = detect(stream.read(), name)  # refuse what isn't an ONNX file before storing anything
     external = {}
     for f in files[1:]:
         ext_name = normalize_location((f.filename or "").replace("\\", "/"))  # "weights/w.bin" keeps its folder
@@ -121,7 +132,10 @@ def upload_model():
         if ext_name in external or ext_name == name:
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
         external[ext_name] = f.stream  # streamed into the store, never held whole in memory
-    record = store().create_model(name, detected.data, external, detected.kind, detected.source)
+    if detected is None:
+        record = store().create_model(name, stream, external)
+    else:
+        record = store().create_model(name, detected.data, external, detected.kind, detected.source)
     return jsonify(summary_of(record.id)), 201
 
 

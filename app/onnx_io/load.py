@@ -62,3 +62,18 @@ def checker_verdict(model: onnx.ModelProto, full: bool = False) -> dict:
     except Exception as exc:  # checker raises ValidationError, and others on odd input
         return {"ok": False, "message": str(exc).strip()}
     return {"ok": True, "message": ""}
+
+
+def parse_model_stream(stream, name: str = "model") -> onnx.ModelProto:
+    """parse_model over a memory map of an uploaded file's stream (werkzeug spools big uploads
+    to a temporary file): the upload is never read into memory whole."""
+    import mmap
+
+    fd = stream.fileno()  # a SpooledTemporaryFile moves to disk for this
+    stream.seek(0)
+    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+        view = memoryview(mm)
+        try:
+            return parse_model(view, name)
+        finally:
+            view.release()

@@ -101,11 +101,12 @@ class Store:
 
     # --- models -----------------------------------------------------------------
     def create_model(
-        self, name: str, data: bytes, external: dict | None = None, kind: str = "model", source: str = "binary"
+        self, name: str, data, external: dict | None = None, kind: str = "model", source: str = "binary"
     ) -> ModelRecord:
-        """Store a model. `external` maps each external data location to its bytes, a readable
-        stream (stored without holding it in memory) or a Path (linked in place, not copied)."""
-        digest = self.blobs.put(data)
+        """Store a model: `data` its bytes or a readable stream (stored without holding it in
+        memory). `external` maps each external data location to its bytes, a readable stream or
+        a Path (linked in place, not copied)."""
+        digest = self.blobs.put(bytes(data)) if isinstance(data, (bytes, bytearray)) else self.blobs.put_stream(data)
         ext = {loc: self._external_entry(content) for loc, content in (external or {}).items()}
         model_id = secrets.token_hex(6)
         now = time.time()
