@@ -332,15 +332,25 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   // a graph opened fresh shows its selection; one come back to, only something else asked for (a link)
   const revealSelection = home && (!memory || (selectionKey(selection) !== selectionKey(memory.selection)
     && !(holder && selection && selection.kind === "node" && selection.id === holder)));
-  // the layouts run in the workers while the sidebar is drawn
   const drawing = view.show(model, { home, focus: boxIdOf(selection), keep: samePath, restore: memory });
   state.selection = selectionValid(model, selection) ? selection : null;
-  if (!keepPanel) renderSidebar();
-  performance.mark("studio:sidebar-drawn");
+  // The panel is drawn once the graph is (a small graph's layout answers in a few ms, and a
+  // panel drawn meanwhile held its answer 20-40 ms), or while a layout takes longer than that.
+  let panelDrawn = keepPanel;
+  const drawPanel = () => {
+    if (panelDrawn || stale()) return;
+    panelDrawn = true;
+    renderSidebar();
+    sidebar.dataset.state = "ready";
+    performance.mark("studio:sidebar-drawn");
+  };
+  if (!keepPanel) delete sidebar.dataset.state;
+  const panelTimer = setTimeout(drawPanel, PANEL_WAITS_MS);
   let drawn;
   try {
     drawn = await drawing;
   } catch (err) {
+    clearTimeout(panelTimer);
     if (stale()) return;
     showGraphError(err, path);
     return;
@@ -354,7 +364,12 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   if (stale()) return;
   setGraphState("ready", model.boxes.size === 0 ? "This graph is empty." : "");
   performance.mark("studio:ready");
+  clearTimeout(panelTimer);
+  drawPanel();
 }
+
+// how long a first view's panel waits for the drawing before it is drawn anyway
+const PANEL_WAITS_MS = 150;
 
 function showGraphError(err, path) {
   view.reset();
@@ -366,6 +381,7 @@ function showGraphError(err, path) {
     path ? el("a", { href: buildHash("", null) }, "Open the main graph") : null);
   setGraphState("error", message);
   renderSidebar();
+  sidebar.dataset.state = "ready";
 }
 
 // ------------------------------------------------------------------ edits, undo, redo
