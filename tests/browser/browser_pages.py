@@ -39,6 +39,7 @@ def wait_ready(page, timeout: float = 30_000) -> None:
     """Wait until every box and edge of the graph on screen is drawn (the page hook): the page
     is ready once the window's part is painted, the rest follows a slice per frame."""
     page.wait_for_selector("#graph[data-state=ready]:not([data-drawn=window])", timeout=timeout)
+    page.wait_for_selector("#sidebar[data-state=ready]", state="attached", timeout=timeout)
 
 
 def wait_revision(page, revision: int) -> None:

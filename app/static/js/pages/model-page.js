@@ -515,6 +515,7 @@ async function start() {
       el("div", {}, err.message || String(err)),
       el("a", { href: $("back-link").getAttribute("href") }, "Back to the model list"));
     setGraphState("error", message);
+    sidebar.dataset.state = "ready";
     buttons.model.disabled = true;
     buttons.download.removeAttribute("href");
     buttons.download.classList.add("disabled");
@@ -544,6 +545,7 @@ async function showDataFile(summary) {
   graphEl.classList.add("has-data-view");
   renderDataView(container, summary, { loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count) });
   renderDataPanel(sidebar, summary);
+  sidebar.dataset.state = "ready";
   await painted();
   setGraphState("ready", "");
 }
