@@ -221,3 +221,23 @@ def test_the_layout_worker_starts_with_the_page_and_a_failed_start_is_replaced(p
     # worker or after: it replaces a worker that stopped) and the drawing is whole
     assert len(seen) >= 2
     assert page.locator("#graph [data-node-id]").count() == len(tiny_cnn().graph.node)
+
+
+def test_a_model_is_deleted_from_the_models_page_after_asking(page, server, artifacts):
+    keep = upload(page, server, tiny_cnn(), "keep.onnx")
+    gone = upload(page, server, tiny_cnn(), "gone.onnx")
+    page.goto(server + "/")
+    row = page.locator(f"#models-table tr[data-model-id='{gone['id']}']")
+    row.locator(".delete-model").click()
+    dialog = page.locator("dialog#delete-model")
+    dialog.wait_for()
+    assert "gone.onnx" in dialog.text_content() and "can't be undone" in dialog.text_content()
+    page.screenshot(path=str(artifacts / "delete-model.png"))
+    dialog.locator(".modal-close").click()  # asked, and said no: nothing happens
+    assert row.count() == 1
+    row.locator(".delete-model").click()
+    page.locator("dialog#delete-model .confirm-delete").click()
+    page.wait_for_selector(f"#models-table tr[data-model-id='{gone['id']}']", state="detached")
+    assert page.locator("#models-status").text_content() == "Deleted gone.onnx."
+    ids = [m["id"] for m in page.request.get(server + "/api/models").json()["models"]]
+    assert ids == [keep["id"]]

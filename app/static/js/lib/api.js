@@ -123,6 +123,11 @@ export function listModels() {
   return request("GET", "/api/models");
 }
 
+/** Delete a model and all its revisions. */
+export function deleteModel(id) {
+  return request("DELETE", `/api/models/${enc(id)}`);
+}
+
 export function getSummary(id) {
   return request("GET", `/api/models/${enc(id)}`);
 }

@@ -2,6 +2,7 @@
 import * as api from "../lib/api.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatDate } from "../lib/format.js";
+import { openModal } from "../widgets/modal.js";
 
 const dropzone = document.getElementById("dropzone");
 const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
@@ -88,7 +89,9 @@ async function loadModels() {
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
-        el("td", { class: "muted" }, formatDate(m.created))));
+        el("td", { class: "muted" }, formatDate(m.created)),
+        el("td", { class: "actions-cell" },
+          el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
     setStatus(modelsStatus, models && models.length ? "" : "No models yet — open one above.");
@@ -96,6 +99,33 @@ async function loadModels() {
     table.hidden = true;
     setStatus(modelsStatus, `Could not list the models: ${err.message}`, "error");
   }
+}
+
+/** Ask first, then delete a model with every revision of it. */
+function confirmDelete(m) {
+  const name = m.name || m.id;
+  const error = el("p", { class: "field-error", role: "alert", hidden: true });
+  const yes = el("button", { type: "button", class: "btn btn-small btn-danger confirm-delete" }, "Delete");
+  const { dialog, body } = openModal({
+    id: "delete-model", title: `Delete ${name}?`, actions: [yes], label: `Delete ${name}`, cls: "modal-confirm",
+  });
+  body.append(
+    el("p", {}, `${name} and its whole history of edits will be removed from this server. `
+      + "Download what you want to keep first: this can't be undone."),
+    error);
+  yes.addEventListener("click", async () => {
+    yes.disabled = true;
+    try {
+      await api.deleteModel(m.id);
+      dialog.close();
+      await loadModels();
+      setStatus(modelsStatus, `Deleted ${name}.`, "ok");
+    } catch (err) {
+      error.textContent = `Could not delete ${name}: ${err.message}`;
+      error.hidden = false;
+      yes.disabled = false;
+    }
+  });
 }
 
 document.getElementById("refresh-models").addEventListener("click", loadModels);
