@@ -159,10 +159,15 @@ export class GraphController {
       this.lastDone = 0;
       // a first view draws once what the window shows is laid out; the rest follows
       only = home ? firstViewLevels(plan, this.h) : null;
-      const results = await layoutScene(plan, (input) => this.client.run(input), (done, total) => {
+      const laying = layoutScene(plan, (input) => this.client.run(input), (done, total) => {
         this.lastDone = done;
         report(done, total);
       }, { only });
+      // the drawing area's size, measured while the workers lay out: it costs the page its
+      // first full layout (~20-30 ms), and asked after a big drawing went in, the browser
+      // would lay the whole drawing out on the spot
+      this.view.viewportSize();
+      const results = await laying;
       if (seq !== this.seq) return false;
       performance.mark("studio:laid-out");
       scene = composeScene(plan, results);

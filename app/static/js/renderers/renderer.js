@@ -227,9 +227,6 @@ export class GraphView {
     this.hooks.hidden = true;
     this.bindEvents(this.svg);
     this.bindEvents(this.canvas.el);
-    // measured now, while the page is small: asked first after a big drawing went in, the
-    // browser lays the whole drawing out on the spot (~0.1 s for a few hundred boxes)
-    this.viewportSize();
   }
 
   bindEvents(s) {
