@@ -52,6 +52,29 @@ def basic_check(model: onnx.ModelProto, verdict_of=None) -> dict:
     return verdict
 
 
+def graph_shell(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model without its main graph's initializers, copied field by field: the
+    weights are neither copied nor walked (ByteSize() alone reads every byte of 1 GiB)."""
+    shell = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name == "graph":
+            continue
+        if field.is_repeated:
+            getattr(shell, field.name).extend(value)
+        elif field.message_type:
+            getattr(shell, field.name).CopyFrom(value)
+        else:
+            setattr(shell, field.name, value)
+    for field, value in model.graph.ListFields():
+        if field.name == "initializer":
+            continue
+        if field.is_repeated:
+            getattr(shell.graph, field.name).extend(value)
+        else:
+            setattr(shell.graph, field.name, value)
+    return shell
+
+
 def light_copy(model: onnx.ModelProto, keep=None) -> onnx.ModelProto:
     """The model with big main-graph initializers replaced by graph inputs of the same type
     (`keep(tensor)` decides which stay; by default the small ones)."""
@@ -59,20 +82,8 @@ def light_copy(model: onnx.ModelProto, keep=None) -> onnx.ModelProto:
     g = model.graph
     if all(keep(t) for t in g.initializer):
         return model
-    light = onnx.ModelProto()
-    for field, value in model.ListFields():
-        if field.name != "graph":
-            getattr(light, field.name).CopyFrom(value) if field.message_type and not field.is_repeated else (
-                getattr(light, field.name).extend(value) if field.is_repeated else setattr(light, field.name, value)
-            )
+    light = graph_shell(model)
     lg = light.graph
-    for field, value in g.ListFields():
-        if field.name == "initializer":
-            continue
-        if field.is_repeated:
-            getattr(lg, field.name).extend(value)
-        else:
-            setattr(lg, field.name, value)
     inputs = {v.name for v in g.input}
     for t in g.initializer:
         if keep(t):

@@ -10,27 +10,10 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .traverse import walk_graphs
+from .traverse import tensors
 
 ZEROS_LIMIT = 64 << 20  # bytes of zeros put inline for one tensor; past it, a location nobody has
 NOWHERE = "(external data: checked by ONNX Studio, not by the checker)"
-
-
-def _tensors(model: onnx.ModelProto):
-    """Every TensorProto of every graph and function, initializers and attributes."""
-    for ref in walk_graphs(model):
-        g = ref.container
-        if isinstance(g, onnx.GraphProto):
-            yield from g.initializer
-            for s in g.sparse_initializer:
-                yield from (s.values, s.indices)
-        for n in g.node:
-            for a in n.attribute:
-                if a.HasField("t"):
-                    yield a.t
-                yield from a.tensors
-                for s in [a.sparse_tensor, *a.sparse_tensors] if a.HasField("sparse_tensor") else a.sparse_tensors:
-                    yield from (s.values, s.indices)
 
 
 def _inline_zeros(t: onnx.TensorProto) -> bool:
@@ -54,7 +37,7 @@ def sealed(model: onnx.ModelProto) -> onnx.ModelProto:
     if b"location" not in data:  # every external tensor names its location under this key
         return model
     copy = onnx.ModelProto.FromString(data)
-    for t in _tensors(copy):
+    for t in tensors(copy):
         if t.data_location != onnx.TensorProto.EXTERNAL or _inline_zeros(t):
             continue
         for entry in t.external_data:

@@ -11,11 +11,14 @@ ftruncate makes as long as the biggest of them: a hole on disk, zeros to read.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 from onnx import TensorProto as T
+
+from .light import graph_shell
+from .traverse import tensors
 
 SMALL_BYTES = 64 * 1024
 SMALL_INT_BYTES = 1 << 20
@@ -87,46 +90,11 @@ def _fix_in_place(t: T, read: Reader | None) -> int:
     return 0
 
 
-def _graph_tensors(g: onnx.GraphProto) -> Iterable[T]:
-    """Tensors inside nodes (attributes, subgraphs) and subgraph initializers."""
-    for node in g.node:
-        yield from _node_tensors(node)
-
-
-def _node_tensors(node: onnx.NodeProto) -> Iterable[T]:
-    for a in node.attribute:
-        if a.HasField("t"):
-            yield a.t
-        yield from a.tensors
-        for sub in [a.g] if a.HasField("g") else []:
-            yield from sub.initializer
-            yield from _graph_tensors(sub)
-        for sub in a.graphs:
-            yield from sub.initializer
-            yield from _graph_tensors(sub)
-
-
 def stand_in(model: onnx.ModelProto, read: Reader | None = None) -> tuple[onnx.ModelProto, list[int]]:
     """(the stand-in, the size of each tensor it reads from the zero file). `read(location,
     offset, length)` gives external data of the model's own files, for small tensors kept whole."""
-    out = onnx.ModelProto()
-    for field, value in model.ListFields():
-        if field.name == "graph":
-            continue
-        if field.is_repeated:
-            getattr(out, field.name).extend(value)
-        elif field.message_type:
-            getattr(out, field.name).CopyFrom(value)
-        else:
-            setattr(out, field.name, value)
+    out = graph_shell(model)
     g, og = model.graph, out.graph
-    for field, value in g.ListFields():
-        if field.name == "initializer":
-            continue
-        if field.is_repeated:
-            getattr(og, field.name).extend(value)
-        else:
-            setattr(og, field.name, value)
     zeros = []
     # the main graph's weights: big ones never copied, nor ByteSize()d (upb walks all their bytes)
     for t in g.initializer:
@@ -137,7 +105,7 @@ def stand_in(model: onnx.ModelProto, read: Reader | None = None) -> tuple[onnx.M
         else:
             og.initializer.append(t)
             zeros.append(_fix_in_place(og.initializer[-1], read))
-    for t in [*_graph_tensors(og), *(t for f in out.functions for n in f.node for t in _node_tensors(n))]:
+    for t in list(tensors(out, main_initializers=False)):  # subgraphs, attributes, functions
         zeros.append(_fix_in_place(t, read))
     return out, [n for n in zeros if n]
 

@@ -85,6 +85,25 @@ def walk_graphs(model: onnx.ModelProto) -> Iterator[GraphRef]:
 # ------------------------------------------------------------------ opsets
 
 
+def tensors(model: onnx.ModelProto, main_initializers: bool = True) -> Iterator[onnx.TensorProto]:
+    """Every TensorProto of every graph and function: initializers, sparse initializers' values
+    and indices, and node attributes' tensors (the main graph's initializers left out on ask)."""
+    for ref in walk_graphs(model):
+        g = ref.container
+        if isinstance(g, onnx.GraphProto):
+            if ref.path or main_initializers:
+                yield from g.initializer
+            for s in g.sparse_initializer:
+                yield from (s.values, s.indices)
+        for n in g.node:
+            for a in n.attribute:
+                if a.HasField("t"):
+                    yield a.t
+                yield from a.tensors
+                for s in [a.sparse_tensor, *a.sparse_tensors] if a.HasField("sparse_tensor") else a.sparse_tensors:
+                    yield from (s.values, s.indices)
+
+
 def standard_domain(domain: str) -> str:
     """The default ONNX domain is spelled "" or "ai.onnx"; both are ""."""
     return "" if domain == "ai.onnx" else domain
