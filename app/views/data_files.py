@@ -16,6 +16,9 @@ from .values import dtype_name, sparse_brief, tensor_brief, text
 MAX_ITEMS = 1000
 _ELEM = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 
+# OptionalProto.elem_type -> the field holding its value
+OPTIONAL_FIELD = {1: "tensor_value", 2: "sparse_tensor_value", 3: "sequence_value", 4: "map_value", 5: "optional_value"}
+
 
 def _seq_items(s: onnx.SequenceProto) -> list:
     field = {
@@ -59,13 +62,7 @@ def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
             ],
         }
     if isinstance(msg, onnx.OptionalProto):
-        field = {
-            1: "tensor_value",
-            2: "sparse_tensor_value",
-            3: "sequence_value",
-            4: "map_value",
-            5: "optional_value",
-        }.get(msg.elem_type)
+        field = OPTIONAL_FIELD.get(msg.elem_type)
         has = bool(field) and msg.HasField(field)
         return {
             "kind": "optional",
@@ -121,13 +118,7 @@ def resolve_data_tensor(msg, ref: str):
         elif isinstance(node, onnx.MapProto):
             items = _seq_items(node.values)
         elif isinstance(node, onnx.OptionalProto) and seg == "value":
-            field = {
-                1: "tensor_value",
-                2: "sparse_tensor_value",
-                3: "sequence_value",
-                4: "map_value",
-                5: "optional_value",
-            }.get(node.elem_type)
+            field = OPTIONAL_FIELD.get(node.elem_type)
             if not field or not node.HasField(field):
                 raise NotFound("unknown_tensor", f"{ref!r}: the optional holds no value")
             node = getattr(node, field)
