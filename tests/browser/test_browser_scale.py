@@ -433,8 +433,8 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     page.keyboard.press("Escape")
     page.wait_for_function("() => !location.hash.includes('node=')")
     # a click on the canvas where it is drawn selects it again (the canvas's own hit test)
+    click_middle_of_drawing(page)
     area = page.locator("#graph").bounding_box()
-    page.mouse.click(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
     page.wait_for_function("() => location.hash.includes('node=')")  # the link names it (by name: issue 11)
     assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
     # the pointer over it gets the tooltip the SVG drawing's <title> gives
@@ -450,6 +450,34 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     page.mouse.up()
     t = page.get_attribute("#graph svg > g.viewport", "transform")
     assert re.fullmatch(r"translate\([-\d.]+,[-\d.]+\) scale\([\d.]+\)", t)
+
+
+def click_middle_of_drawing(page) -> None:
+    area = page.locator("#graph").bounding_box()
+    page.mouse.click(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+
+
+def test_a_link_followed_while_the_drawing_is_laid_out_is_revealed_once_drawn(page, server):
+    # a deep link that arrives while expand-all lays the graph out (the first pass draws only
+    # the window's part): the node is brought into view when it is drawn, not left off-screen
+    model = llama_like(53)
+    summary = upload(page, server, model, "llama_5k_link.onnx")
+    graph = graph_json(page, server, summary["id"])
+    open_model(page, server, summary["id"])
+    target = next(n for n in graph["nodes"] if n["name"] == "/model/layers.40/self_attn/Softmax")
+    page.evaluate(
+        "id => { document.querySelector('#expand-all').click(); location.hash = `#path=&node=${encodeURIComponent(id)}`; }",
+        target["id"],
+    )
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready][data-complete=true]", timeout=120_000)
+    page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'Softmax'")
+    # it is in the middle of the window: a click there selects it again
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !location.hash.includes('node=')")
+    click_middle_of_drawing(page)
+    page.wait_for_function("() => location.hash.includes('node=')")
+    assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
+    assert "layers.40" in page.evaluate("() => decodeURIComponent(location.hash)")
 
 
 def test_subgraph_and_back_with_the_keyboard(page, server):

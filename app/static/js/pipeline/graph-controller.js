@@ -122,10 +122,11 @@ export class GraphController {
 
   /** Plan, lay out (workers, cached), compose and draw; false when a newer redraw took over. */
   async redraw(options = {}) {
-    if (options.settle === false) return this.draw(options);
+    if (options.settle === false) return this.draw(options).catch((err) => { this.drawing = false; throw err; });
     try {
       return await this.draw(options);
     } catch (err) {
+      this.drawing = false;
       // the drawing on screen stays as it was; say why nothing changed
       this.handlers.setState("ready", `The drawing could not be updated: ${err.message || err}`);
       return false;
@@ -137,6 +138,7 @@ export class GraphController {
    * restore: the view to show (pan and zoom) */
   async draw({ home = false, anchor = null, keepInView = false, restore = null, settle = true } = {}) {
     const seq = ++this.seq;
+    this.drawing = true;
     const started = performance.now();
     this.handlers.setState("layout", "");
     let shown = false;
@@ -191,7 +193,9 @@ export class GraphController {
         if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
         if (r && keepInView) this.view.reveal(anchor, { minScale: 0, zoom: 0 });
       }
+      this.revealPending(!only);
     });
+    this.drawing = false;
     performance.mark("studio:rendered");
     this.applyMarks();
     this.applySelection();
@@ -226,12 +230,14 @@ export class GraphController {
       return;
     }
     if (seq !== this.seq) return;
-    const anchor = this.view.anchorOnScreen();
+    // what is selected (a link just brought it into view) stays where it is; else the window's top box
+    const anchor = this.view.anchorOnScreen(this.drawnIdOf(this.selected));
     const scene = composeScene(plan, results);
     this.scene = scene;
     this.view.render(scene, () => {
       const r = anchor && this.view.rectOf(anchor.id);
       if (r) this.view.anchor(r.x, r.y, anchor.sx, anchor.sy);
+      this.revealPending(true);
     });
     this.applyMarks();
     this.applySelection();
@@ -333,7 +339,26 @@ export class GraphController {
       for (const g of groups) this.expanded.add(g.id);
       if (!(await this.redraw({}))) return;
     }
-    this.view.reveal(this.shownBoxOf(id));
+    this.revealDrawn(this.shownBoxOf(id));
+  }
+
+  /** Bring a drawn box into view; one not laid out yet (a first view drawn before the rest
+   * was laid out) is brought into view once the rest is in. */
+  revealDrawn(id) {
+    this.pendingReveal = id;
+    // while a drawing is being laid out, the box is brought into view once it is drawn
+    if (!this.drawing) this.revealPending(this.container.dataset.complete !== "false");
+  }
+
+  /** The box asked for while the drawing was not all in, brought into view once it is drawn
+   * (last: when nothing more will come). */
+  revealPending(last) {
+    const id = this.pendingReveal;
+    if (!id) return;
+    if (this.view.rectOf(id) || last) {
+      this.pendingReveal = null;
+      this.view.reveal(id);
+    }
   }
 
   // ---------------------------------------------------------------- selection and marks

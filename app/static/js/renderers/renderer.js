@@ -668,18 +668,24 @@ export class GraphView {
     this.setView(w / 2 - cx * k, top + 12, k);
   }
 
-  /** A drawn box in the window (the topmost, then leftmost) and where it is on screen: what
-   * to keep in place when the drawing under it is replaced. */
-  anchorOnScreen() {
+  /** A drawn box in the window and where it is on screen: what to keep in place when the
+   * drawing under it is replaced — `prefer` (the selection) when it is in the window, else
+   * the topmost, then leftmost box. */
+  anchorOnScreen(prefer = null) {
     if (!this.scene) return null;
     const { w, h } = this.viewportSize();
     const { x, y, k } = this.view;
-    let best = null;
-    for (const r of [...this.scene.boxes, ...this.scene.groups]) {
+    const onScreen = (r) => {
       const sx = x + r.x * k;
       const sy = y + r.y * k;
-      if (sx < 0 || sy < 0 || sx > w || sy > h) continue;
-      if (!best || sy < best.sy || (sy === best.sy && sx < best.sx)) best = { id: r.id, sx, sy };
+      return sx < 0 || sy < 0 || sx > w || sy > h ? null : { id: r.id, sx, sy };
+    };
+    const preferred = prefer && this.centers.get(prefer) ? onScreen(this.centers.get(prefer)) : null;
+    if (preferred) return preferred;
+    let best = null;
+    for (const r of [...this.scene.boxes, ...this.scene.groups]) {
+      const p = onScreen(r);
+      if (p && (!best || p.sy < best.sy || (p.sy === best.sy && p.sx < best.sx))) best = p;
     }
     return best;
   }
