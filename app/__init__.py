@@ -29,6 +29,7 @@ def check_protobuf_backend() -> None:
 
 def create_app(config: dict | None = None) -> Flask:
     from .json_provider import OrjsonProvider
+    from .store.wire import SPLIT_MIN_BYTES
 
     check_protobuf_backend()
 
@@ -47,13 +48,14 @@ def create_app(config: dict | None = None) -> Flask:
         AUTH_TOKEN=None,  # set: every page and API call needs it (web/auth.py)
         ZIP_MAX_UNCOMPRESSED=16 << 30,  # what an uploaded zip may unpack to (onnx_io/zip_reading.py)
         ZIP_MAX_RATIO=200,  # times a member's compressed size
+        STORE_SPLIT_MIN_BYTES=SPLIT_MIN_BYTES,  # tensors this big are stored as blobs of their own (store/wire.py)
     )
     if config:
         app.config.update(config)
 
     from .store import Store
 
-    app.extensions["store"] = Store(Path(app.config["DATA_DIR"]))
+    app.extensions["store"] = Store.in_folder(Path(app.config["DATA_DIR"]), app.config["STORE_SPLIT_MIN_BYTES"])
 
     from .api import bp as api_bp
     from .web import bp as web_bp

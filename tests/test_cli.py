@@ -43,7 +43,7 @@ def test_open_a_model_serves_its_page(tmp_path):
 def test_serve_for_uploads(tmp_path):
     proc, url = _start(["serve", "--port", "0"], tmp_path)
     try:
-        assert json.load(urllib.request.urlopen(f"{url}api/models")) == {"models": []}
+        assert json.load(urllib.request.urlopen(f"{url}api/models")) == {"models": [], "disk_bytes": 0}
     finally:
         proc.terminate()
         proc.wait(10)

@@ -13,6 +13,16 @@ from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, whee
 
 pytestmark = pytest.mark.corpus
 
+
+@pytest.fixture
+def app(tmp_path):
+    """Every tensor with raw_data stored as a blob of its own: the store's split path
+    (store/wire.py) on the whole corpus, not only on tensors of 4 KiB and more."""
+    from app import create_app
+
+    return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "STORE_SPLIT_MIN_BYTES": 1})
+
+
 EDITABLE = {
     onnx.AttributeProto.FLOAT,
     onnx.AttributeProto.INT,

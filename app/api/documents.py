@@ -209,8 +209,10 @@ def inferred_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> tuple[
 
 
 def external_reader(revision) -> ExternalFiles:
-    """The revision's external data files (uploaded blobs or files linked in place), by location."""
-    return ExternalFiles(revision.external, store().external_path)
+    """The files the revision's tensors name, by location: its external data files (uploaded
+    blobs or files linked in place) and the tensors the store took out of its graph."""
+    s = store()
+    return ExternalFiles(s.data_files(revision), s.external_path)
 
 
 _tensor_stats = _LRU(512)  # (digest, tensor ref) -> stats over the whole tensor

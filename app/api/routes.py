@@ -6,17 +6,19 @@ import contextlib
 import io
 import os
 import re
+import tempfile
 import zipfile
 
 import numpy as np
+import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
 from ..edits.sources import load_npy
 from ..errors import NotFound, StudioError
-from ..onnx_io import offload
+from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_tensor
-from ..onnx_io.external import normalize_location, unpack_zip
+from ..onnx_io.external import TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.load import parse_model_stream
@@ -47,6 +49,7 @@ from .documents import (
 )
 from .file_names import file_name
 from .runtime import with_runtime
+from .streaming import send_chunks
 
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
@@ -66,7 +69,7 @@ def _summary_of(model_id: str) -> dict:
         "revision": revision.rev,
         "can_undo": revision.parent is not None,
         "can_redo": bool(record.redo),
-        "size": store().blobs.size(revision.blob),
+        "size": store().model_size(revision),
         "external_files": sorted(revision.external),
         "kind": record.kind,
         "source": record.source,
@@ -112,7 +115,7 @@ def upload_model():
         budget = ZipBudget(name, current_app.config["ZIP_MAX_UNCOMPRESSED"], current_app.config["ZIP_MAX_RATIO"])
         name, data, external = unpack_zip(files[0].stream, name, budget)
         record = store().create_model(name, data, external)
-        return jsonify(summary_of(record.id)), 201
+        return jsonify(_created(record)), 201
     stream = files[0].stream
     size = stream.seek(0, 2)
     stream.seek(0)
@@ -136,12 +139,25 @@ def upload_model():
         record = store().create_model(name, stream, external)
     else:
         record = store().create_model(name, detected.data, external, detected.kind, detected.source)
-    return jsonify(summary_of(record.id)), 201
+    return jsonify(_created(record)), 201
+
+
+def _created(record) -> dict:
+    """An upload's answer: the new model's summary, and the models that already held the same
+    bytes (stored once: the new entry costs no space), for the page to offer instead."""
+    out = summary_of(record.id)
+    same = [m for m in store().find_content(record.content) if m.id != record.id] if record.content else []
+    if same:
+        out["duplicates"] = [{"id": m.id, "name": m.name, "created": m.created, "revision": m.head} for m in same]
+    return out
 
 
 @bp.get("/models")
 def list_models():
+    """Every model, newest first: its size as a model, and what its revisions hold on disk
+    (blobs shared with other models counted in each); the store's total counts each blob once."""
     s = store()
+    usage = s.disk_usage()
     out = []
     for m in s.list_models():
         rev = s.revision(m.id, m.head)
@@ -151,11 +167,12 @@ def list_models():
                 "name": m.name,
                 "revision": m.head,
                 "created": m.created,
-                "size": s.blobs.size(rev.blob),
+                "size": s.model_size(rev),
+                "disk_bytes": usage["models"].get(m.id, 0),
                 "kind": m.kind,
             }
         )
-    return jsonify({"models": out})
+    return jsonify({"models": out, "disk_bytes": usage["total"]})
 
 
 @bp.get("/models/<model_id>")
@@ -165,7 +182,9 @@ def get_model(model_id):
 
 @bp.delete("/models/<model_id>")
 def delete_model(model_id):
-    store().delete_model(model_id)
+    s = store()
+    s.delete_model(model_id)
+    s.collect_soon()  # its blobs no other revision uses go, once the grace period is over
     return "", 204
 
 
@@ -471,7 +490,8 @@ def download(model_id):
             "bad_layout",
             "layout must be as_stored, embedded (weights inside the .onnx) or external (weights in a .data file)",
         )
-    if layout != "as_stored" and record.kind == "model":
+    if layout != "as_stored" and record.kind == "model" and (layout == "external" or _names_files(model_id, revision)):
+        # a layout other than the stored one, with external data files: built in memory
         data, reader = s.blobs.get(revision.blob), external_reader(revision)
         if not name.endswith(".onnx"):
             name += ".onnx"
@@ -488,21 +508,34 @@ def download(model_id):
             as_attachment=True,
             download_name=f"{name[:-5]}.zip",
         )
+    if layout == "embedded" and not name.endswith(".onnx"):
+        name += ".onnx"
+    size, chunks = s.whole(revision)
     if not revision.external:
-        return send_file(
-            s.blobs.path(revision.blob),
-            mimetype="application/octet-stream",
-            as_attachment=True,
-            download_name=name,
-            etag=revision.blob,
-        )
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-        z.write(s.blobs.path(revision.blob), name)
+        # the model as one file, streamed from its blobs: its graph and its tensors
+        return send_chunks(chunks, size, name, etag=revision.blob)
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # the zip goes to disk, not memory; send_file closes it
+    with zipfile.ZipFile(spool, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        with z.open(name, "w", force_zip64=size >= 1 << 31) as w:
+            for block in chunks:
+                w.write(block)
         for fname, entry in sorted(revision.external.items()):
             z.write(s.external_path(entry), fname)
-    buf.seek(0)
-    return send_file(buf, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
+    spool.seek(0)
+    return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
+
+
+def _names_files(model_id: str, revision) -> bool:
+    """Whether the revision's tensors name external data files (any but the store's blobs)."""
+    if revision.external:
+        return True
+    _, _, model = load(model_id, revision.rev)
+    ours = {TENSOR_PREFIX + d for d in revision.tensors}
+    return any(
+        t.data_location == onnx.TensorProto.EXTERNAL
+        and next((e.value for e in t.external_data if e.key == "location"), None) not in ours
+        for t in traverse.tensors(model)
+    )
 
 
 @bp.get("/ops")

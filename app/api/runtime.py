@@ -11,7 +11,6 @@ and can't run it.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 
 import onnx
@@ -33,21 +32,16 @@ _lock = threading.Lock()
 
 
 def _key(revision) -> tuple:
-    return (str(store().data_dir), revision.model_id, revision.rev)
+    return (store().where, revision.model_id, revision.rev)
 
 
 def model_bytes(revision) -> int:
-    """The revision's size with its external data files."""
-    s = store()
-    size = s.blobs.size(revision.blob)
-    for entry in revision.external.values():
-        with contextlib.suppress(OSError):  # a linked file that is gone: the check will say so
-            size += s.external_path(entry).stat().st_size
-    return size
+    """The revision's size with its tensors and external data files."""
+    return store().model_size(revision)
 
 
 def is_quick(revision) -> bool:
-    return (str(store().data_dir), revision.model_id) not in _slow and model_bytes(revision) <= SYNC_BYTES
+    return (store().where, revision.model_id) not in _slow and model_bytes(revision) <= SYNC_BYTES
 
 
 def gate_check(revision, base_verdict: dict, model: onnx.ModelProto) -> dict:
@@ -61,7 +55,7 @@ def check(revision, model: onnx.ModelProto, wall: float = WALL_SECONDS) -> dict:
     """Smoke-run a model with the revision's external data files (no caching)."""
     verdict = check_model(model, external_reader(revision), wall)
     if (verdict.get("seconds") or 0) > SLOW_SECONDS:
-        _slow.add((str(store().data_dir), revision.model_id))
+        _slow.add((store().where, revision.model_id))
     return verdict
 
 
@@ -99,7 +93,7 @@ def in_background(model_id: str, rev: int) -> None:
     """Compute a revision's verdict in a thread; for an edit whose parent onnxruntime ran and
     which it can't, mark the revision invalid (the gate, late)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]  # a LocalProxy typed as Flask
-    key = (str(store().data_dir), model_id, rev)
+    key = (store().where, model_id, rev)
     with _lock:
         if key in _running:
             return

@@ -19,6 +19,9 @@ from .zip_reading import BoundedMember, ZipBudget
 
 MAX_ZIP_MEMBERS = 10_000
 MAX_MODEL_BYTES = PROTOBUF_LIMIT  # one protobuf message
+# where the store keeps a tensor it took out of a model (store/wire.py): "studio:tensor/<digest>".
+# No location of a user's model can name it: normalize_location refuses a ":" in the first part.
+TENSOR_PREFIX = "studio:tensor/"
 
 
 def normalize_location(location: str) -> str | None:
@@ -39,11 +42,16 @@ class ExternalFiles:
         self.path_of = path_of
 
     def path(self, location: str) -> Path:
-        key = normalize_location(location)
+        ours = location.startswith(TENSOR_PREFIX)
+        key = location if ours else normalize_location(location)
         entry = self.entries.get(key) if key else None
-        if entry is None and key:
+        if entry is None and key and not ours:
             # a browser sends bare file names: accept "w.bin" for "weights/w.bin" when unambiguous
-            same = [e for k, e in self.entries.items() if posixpath.basename(k) == posixpath.basename(key)]
+            same = [
+                e
+                for k, e in self.entries.items()
+                if posixpath.basename(k) == posixpath.basename(key) and not k.startswith(TENSOR_PREFIX)
+            ]
             entry = same[0] if len(same) == 1 else None
         if entry is None:
             raise StudioError(

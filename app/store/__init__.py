@@ -1,6 +1,8 @@
-"""Models and their revisions: immutable content-addressed blobs plus a SQLite index."""
+"""Models and their revisions: an index (SQLite) over content-addressed blobs (a folder)."""
 
 from .blobs import BlobStore
-from .index import ModelRecord, Revision, Store
+from .index import SqliteIndex
+from .records import ModelRecord, Revision
+from .store import Store
 
-__all__ = ["BlobStore", "ModelRecord", "Revision", "Store"]
+__all__ = ["BlobStore", "ModelRecord", "Revision", "SqliteIndex", "Store"]

@@ -1,11 +1,25 @@
-"""Content-addressed blob storage: a blob's name is the SHA-256 of its bytes."""
+"""Content-addressed blob storage: a blob's name is the SHA-256 of its bytes.
+
+The interface the rest of the app uses (a folder today; S3 behind the same methods next):
+put / put_stream / put_parts store bytes and answer their digest; open / read_range / size
+read them; path gives a local file for what needs one (memory maps, the helper process);
+digests / remove / created serve the collector."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+CHUNK = 1 << 22
+
+
+def is_digest(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
 class BlobStore:
@@ -14,48 +28,35 @@ class BlobStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def _path(self, digest: str) -> Path:
-        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+        if not is_digest(digest):
             raise ValueError(f"not a blob digest: {digest!r}")
         return self.root / digest[:2] / digest
 
-    def put(self, data: bytes) -> str:
-        """Store bytes atomically (temp file, fsync, rename); return their digest."""
-        digest = hashlib.sha256(data).hexdigest()
-        path = self._path(digest)
-        if path.exists():
-            return digest
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return digest
+    def put(self, data) -> str:
+        """Store bytes (or any buffer: a memoryview of a memory map is written without a copy)
+        atomically; return their digest."""
+        return self.put_parts([data])
 
-    def put_stream(self, stream, chunk: int = 1 << 22) -> str:
+    def put_stream(self, stream, chunk: int = CHUNK) -> str:
         """Store a file-like object's bytes without holding them in memory; return their digest."""
+        return self.put_parts(iter(lambda: stream.read(chunk), b""))
+
+    def put_parts(self, parts: Iterable) -> str:
+        """Store the concatenation of buffers (temp file, fsync, rename); return its digest."""
         h = hashlib.sha256()
-        self.root.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
-                while block := stream.read(chunk):
-                    h.update(block)
-                    f.write(block)
+                for part in parts:
+                    h.update(part)
+                    f.write(part)
                 f.flush()
                 os.fsync(f.fileno())
             path = self._path(h.hexdigest())
             path.parent.mkdir(parents=True, exist_ok=True)
-            if path.exists():
-                os.unlink(tmp)
-            else:
-                os.replace(tmp, path)
+            # also when the blob is there: its time is fresh again (the collector spares it), and
+            # a collector removing it meanwhile can't leave this put without its file
+            os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -65,8 +66,40 @@ class BlobStore:
     def get(self, digest: str) -> bytes:
         return self._path(digest).read_bytes()
 
+    def open(self, digest: str) -> BinaryIO:
+        return open(self._path(digest), "rb")
+
+    def read_chunks(self, digest: str, chunk: int = CHUNK) -> Iterator[bytes]:
+        with self.open(digest) as f:
+            while block := f.read(chunk):
+                yield block
+
     def path(self, digest: str) -> Path:
+        """A local file holding the blob's bytes."""
         return self._path(digest)
+
+    def exists(self, digest: str) -> bool:
+        return self._path(digest).is_file()
 
     def size(self, digest: str) -> int:
         return self._path(digest).stat().st_size
+
+    # --- for the collector ----------------------------------------------------------
+    def digests(self) -> Iterator[str]:
+        for sub in self.root.iterdir():
+            if sub.is_dir() and len(sub.name) == 2:
+                for f in sub.iterdir():
+                    if is_digest(f.name):
+                        yield f.name
+
+    def modified(self, digest: str) -> float:
+        """When the blob was last stored (put again counts): the collector spares fresh ones."""
+        return self._path(digest).stat().st_mtime
+
+    def remove(self, digest: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._path(digest).unlink()
+
+    def stray_temp_files(self) -> Iterator[Path]:
+        """Temp files of puts that a killed process left behind."""
+        yield from self.root.glob(".tmp-*")

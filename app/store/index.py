@@ -1,4 +1,5 @@
-"""The SQLite index over blobs: models, their revision tree, and the head each model is at.
+"""The SQLite index: models, their revision tree, the head each model is at, derived data by
+content, and the uploads and edits under way (which the blob collector must spare).
 
 Revisions are numbered per model and never reused. Undo moves the head to its parent and
 remembers the child for redo; a new edit from the head drops the redo trail. Every change of
@@ -12,11 +13,10 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Conflict, NotFound, StudioError
-from .blobs import BlobStore
+from .records import ModelRecord, Revision
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS models (
@@ -27,6 +27,16 @@ CREATE TABLE IF NOT EXISTS models (
     redo TEXT NOT NULL DEFAULT '[]',
     kind TEXT NOT NULL DEFAULT 'model',
     source TEXT NOT NULL DEFAULT 'binary'
+);
+CREATE TABLE IF NOT EXISTS derived (
+    key TEXT PRIMARY KEY,  -- kind/format version/digest of what it is derived from
+    digest TEXT NOT NULL,
+    source TEXT NOT NULL,  -- the blob it is derived from (collected with it)
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS intents (
+    id TEXT PRIMARY KEY,  -- an upload or edit storing blobs it has not referenced yet
+    started REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS revisions (
     model_id TEXT NOT NULL REFERENCES models(id) ON DELETE CASCADE,
@@ -45,41 +55,18 @@ LATER_COLUMNS = {
     "revisions": {
         "runtime": "TEXT",  # onnxruntime's verdict (JSON), once computed
         "invalid": "TEXT NOT NULL DEFAULT '[]'",  # why the revision fails a gate it was let through
-    }
+        "tensors": "TEXT NOT NULL DEFAULT '{}'",  # digest -> size of the tensors the graph references
+        "source": "TEXT",  # revision 0 of a split upload: how its bytes are rebuilt
+    },
+    "models": {
+        "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
+    },
 }
 
 
-@dataclass(frozen=True)
-class Revision:
-    model_id: str
-    rev: int
-    parent: int | None
-    blob: str
-    external: dict  # external data file name -> blob digest
-    ops: list
-    changes: list
-    created: float
-    runtime: dict | None = None  # onnxruntime's verdict (runtime_check.check_model), once computed
-    invalid: list = field(default_factory=list)  # messages of the gates it was stored past
-
-
-@dataclass(frozen=True)
-class ModelRecord:
-    id: str
-    name: str
-    created: float
-    head: int
-    redo: list
-    kind: str = "model"  # model | tensor | sequence | map | optional | operator_set
-    source: str = "binary"  # binary | text (a text-syntax model, stored as its binary form)
-
-
-class Store:
-    def __init__(self, data_dir: Path):
-        self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.blobs = BlobStore(self.data_dir / "blobs")
-        self._db_path = self.data_dir / "index.sqlite3"
+class SqliteIndex:
+    def __init__(self, db_path: Path):
+        self._db_path = Path(db_path)
         self._local = threading.local()
         with self._conn() as c:
             c.executescript(SCHEMA)
@@ -100,39 +87,20 @@ class Store:
         return _Tx(conn)
 
     # --- models -----------------------------------------------------------------
-    def create_model(
-        self, name: str, data, external: dict | None = None, kind: str = "model", source: str = "binary"
-    ) -> ModelRecord:
-        """Store a model: `data` its bytes or a readable stream (stored without holding it in
-        memory). `external` maps each external data location to its bytes, a readable stream or
-        a Path (linked in place, not copied)."""
-        digest = self.blobs.put(bytes(data)) if isinstance(data, (bytes, bytearray)) else self.blobs.put_stream(data)
-        ext = {loc: self._external_entry(content) for loc, content in (external or {}).items()}
+    def add_model(
+        self, name: str, revision: dict, kind: str = "model", source: str = "binary", content: str | None = None
+    ) -> str:
+        """A new model at its revision 0 (`revision`: the columns of insert_revision)."""
         model_id = secrets.token_hex(6)
         now = time.time()
         with self._conn() as c:
+            c.execute("BEGIN IMMEDIATE")
             c.execute(
-                "INSERT INTO models (id, name, created, head, kind, source) VALUES (?, ?, ?, 0, ?, ?)",
-                (model_id, name, now, kind, source),
+                "INSERT INTO models (id, name, created, head, kind, source, content) VALUES (?, ?, ?, 0, ?, ?, ?)",
+                (model_id, name, now, kind, source, content),
             )
-            c.execute(
-                "INSERT INTO revisions (model_id, rev, parent, blob, external, created) VALUES (?, 0, NULL, ?, ?, ?)",
-                (model_id, digest, json.dumps(ext), now),
-            )
-        return self.model(model_id)
-
-    def _external_entry(self, content):
-        if isinstance(content, Path):
-            return {"path": str(content.resolve()), "size": content.stat().st_size}
-        if isinstance(content, (bytes, bytearray)):
-            return self.blobs.put(bytes(content))
-        return self.blobs.put_stream(content)
-
-    def external_path(self, entry) -> Path:
-        """Where an external data entry's bytes are: a blob, or a file linked in place."""
-        if isinstance(entry, dict):
-            return Path(entry["path"])
-        return self.blobs.path(entry)
+            _insert_revision(c, model_id, 0, None, now, **revision)
+        return model_id
 
     def model(self, model_id: str) -> ModelRecord:
         with self._conn() as c:
@@ -149,6 +117,7 @@ class Store:
     def delete_model(self, model_id: str) -> None:
         self.model(model_id)
         with self._conn() as c:
+            c.execute("BEGIN IMMEDIATE")
             c.execute("DELETE FROM revisions WHERE model_id = ?", (model_id,))
             c.execute("DELETE FROM models WHERE id = ?", (model_id,))
 
@@ -168,19 +137,8 @@ class Store:
             rows = c.execute("SELECT * FROM revisions WHERE model_id = ? ORDER BY rev", (model_id,)).fetchall()
         return [_revision(r) for r in rows]
 
-    def commit_revision(
-        self,
-        model_id: str,
-        base: int,
-        data: bytes,
-        external: dict,
-        ops: list,
-        changes: list,
-        runtime: dict | None = None,
-        invalid: list | None = None,
-    ) -> int:
+    def commit_revision(self, model_id: str, base: int, revision: dict) -> int:
         """Store a new revision whose parent is `base`, if `base` is still the head."""
-        digest = self.blobs.put(data)
         with self._conn() as c:
             c.execute("BEGIN IMMEDIATE")
             row = c.execute("SELECT head FROM models WHERE id = ?", (model_id,)).fetchone()
@@ -194,22 +152,7 @@ class Store:
             new_rev = c.execute(
                 "SELECT COALESCE(MAX(rev), -1) + 1 FROM revisions WHERE model_id = ?", (model_id,)
             ).fetchone()[0]
-            c.execute(
-                "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created, runtime, invalid)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    model_id,
-                    new_rev,
-                    base,
-                    digest,
-                    json.dumps(external),
-                    json.dumps(ops),
-                    json.dumps(changes),
-                    time.time(),
-                    None if runtime is None else json.dumps(runtime),
-                    json.dumps(invalid or []),
-                ),
-            )
+            _insert_revision(c, model_id, new_rev, base, time.time(), **revision)
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
 
@@ -253,6 +196,62 @@ class Store:
             c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (target, json.dumps(redo), model_id))
         return target
 
+    def find_content(self, content: str) -> list[ModelRecord]:
+        """The models whose upload had this content key, oldest first."""
+        with self._conn() as c:
+            rows = c.execute("SELECT * FROM models WHERE content = ? ORDER BY created", (content,)).fetchall()
+        return [_record(r) for r in rows]
+
+    # --- derived data, by the content it comes from --------------------------------
+    def derived(self, key: str) -> str | None:
+        with self._conn() as c:
+            row = c.execute("SELECT digest FROM derived WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row["digest"]
+
+    def set_derived(self, key: str, digest: str, source: str) -> None:
+        with self._conn() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO derived (key, digest, source, created) VALUES (?, ?, ?, ?)",
+                (key, digest, source, time.time()),
+            )
+
+    # --- what the collector must keep ----------------------------------------------
+    def begin_intent(self) -> str:
+        """An upload or edit is about to store blobs: until end_intent, the collector spares
+        every blob stored since now."""
+        intent = secrets.token_hex(8)
+        with self._conn() as c:
+            c.execute("INSERT INTO intents (id, started) VALUES (?, ?)", (intent, time.time()))
+        return intent
+
+    def end_intent(self, intent: str) -> None:
+        with self._conn() as c:
+            c.execute("DELETE FROM intents WHERE id = ?", (intent,))
+
+    def oldest_intent(self, expire_before: float) -> float | None:
+        """When the oldest upload or edit still under way started (intents of processes killed
+        before expire_before are dropped)."""
+        with self._conn() as c:
+            c.execute("DELETE FROM intents WHERE started < ?", (expire_before,))
+            row = c.execute("SELECT MIN(started) AS t FROM intents").fetchone()
+        return row["t"]
+
+    def referenced(self) -> tuple[set[str], set[str]]:
+        """(every blob a revision needs, every derived blob whose source is one of those)."""
+        used: set[str] = set()
+        with self._conn() as c:
+            for row in c.execute("SELECT blob, external, tensors, source FROM revisions"):
+                used.add(row["blob"])
+                used.update(json.loads(row["tensors"]))
+                used.update(e for e in json.loads(row["external"]).values() if isinstance(e, str))
+                if row["source"]:
+                    used.add(json.loads(row["source"])["skeleton"])
+            derived = c.execute("SELECT key, digest, source FROM derived").fetchall()
+            stale = [r["key"] for r in derived if r["source"] not in used]
+            for key in stale:
+                c.execute("DELETE FROM derived WHERE key = ?", (key,))
+        return used, {r["digest"] for r in derived if r["source"] in used}
+
     @staticmethod
     def _locked_record(c, model_id: str, base: int | None):
         record = c.execute("SELECT * FROM models WHERE id = ?", (model_id,)).fetchone()
@@ -266,9 +265,52 @@ class Store:
         return record
 
 
+def _insert_revision(
+    c,
+    model_id: str,
+    rev: int,
+    parent: int | None,
+    created: float,
+    *,
+    blob: str,
+    external: dict,
+    tensors: dict,
+    source: dict | None = None,
+    ops: list | None = None,
+    changes: list | None = None,
+    runtime: dict | None = None,
+    invalid: list | None = None,
+) -> None:
+    c.execute(
+        "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created, runtime, invalid,"
+        " tensors, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            model_id,
+            rev,
+            parent,
+            blob,
+            json.dumps(external),
+            json.dumps(ops or []),
+            json.dumps(changes or []),
+            created,
+            None if runtime is None else json.dumps(runtime),
+            json.dumps(invalid or []),
+            json.dumps(tensors),
+            None if source is None else json.dumps(source),
+        ),
+    )
+
+
 def _record(row) -> ModelRecord:
     return ModelRecord(
-        row["id"], row["name"], row["created"], row["head"], json.loads(row["redo"]), row["kind"], row["source"]
+        row["id"],
+        row["name"],
+        row["created"],
+        row["head"],
+        json.loads(row["redo"]),
+        row["kind"],
+        row["source"],
+        row["content"],
     )
 
 
@@ -284,6 +326,8 @@ def _revision(row) -> Revision:
         row["created"],
         None if row["runtime"] is None else json.loads(row["runtime"]),
         json.loads(row["invalid"]),
+        json.loads(row["tensors"]),
+        None if row["source"] is None else json.loads(row["source"]),
     )
 
 

@@ -1,0 +1,328 @@
+"""The store: models and revisions in an index, their bytes in a content-addressed blob store.
+
+A model is stored as its graph — the ModelProto with every big tensor's bytes taken out
+(wire.py) — plus each such tensor as a blob of its own, shared by every revision and model that
+holds the same bytes. An edit stores a new graph and only the tensors it changed. Revision 0
+of a split upload also keeps its skeleton (the uploaded bytes without the tensors' bytes), so
+it downloads byte for byte as uploaded without a second copy of the weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import mmap
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..errors import StudioError
+from . import wire
+from .blobs import CHUNK, BlobStore
+from .index import SqliteIndex
+from .records import ModelRecord, Revision
+
+# blobs stored less than this long ago are never collected (besides those of uploads and edits
+# under way, which the index lists): a request that read a revision's digests just before the
+# revision was deleted may still open them
+COLLECT_GRACE_SECONDS = 600.0
+# an upload or edit still "under way" after this long was in a process that died
+INTENT_EXPIRES_SECONDS = 24 * 3600.0
+
+
+class Store:
+    def __init__(self, index: SqliteIndex, blobs: BlobStore, where: str, split_min_bytes: int = wire.SPLIT_MIN_BYTES):
+        self.index = index
+        self.blobs = blobs
+        self.split_min_bytes = split_min_bytes  # tensors this big or bigger are stored as blobs of their own
+        self.where = where  # names this store (in-process caches keyed across stores)
+        self._collector = ThreadPoolExecutor(1, thread_name_prefix="blob-collector")
+        self._collect_queued = threading.Lock()  # held while a collection waits to start
+
+    @classmethod
+    def in_folder(cls, data_dir: Path, split_min_bytes: int = wire.SPLIT_MIN_BYTES) -> Store:
+        """The default pair: SQLite and a blob folder, both under data_dir."""
+        data_dir = Path(data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        index = SqliteIndex(data_dir / "index.sqlite3")
+        return cls(index, BlobStore(data_dir / "blobs"), str(data_dir.resolve()), split_min_bytes)
+
+    # --- the index, as it is ----------------------------------------------------------
+    def model(self, model_id: str) -> ModelRecord:
+        return self.index.model(model_id)
+
+    def list_models(self) -> list[ModelRecord]:
+        return self.index.list_models()
+
+    def delete_model(self, model_id: str) -> None:
+        self.index.delete_model(model_id)
+
+    def revision(self, model_id: str, rev: int | None = None) -> Revision:
+        return self.index.revision(model_id, rev)
+
+    def revisions(self, model_id: str) -> list[Revision]:
+        return self.index.revisions(model_id)
+
+    def set_runtime(self, model_id: str, rev: int, verdict: dict, invalid: str | None = None) -> None:
+        self.index.set_runtime(model_id, rev, verdict, invalid)
+
+    def undo(self, model_id: str, base: int | None = None) -> int:
+        return self.index.undo(model_id, base)
+
+    def redo(self, model_id: str, base: int | None = None) -> int:
+        return self.index.redo(model_id, base)
+
+    def find_content(self, content: str) -> list[ModelRecord]:
+        return self.index.find_content(content)
+
+    # --- storing --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _intent(self) -> Iterator[None]:
+        intent = self.index.begin_intent()
+        try:
+            yield
+        finally:
+            self.index.end_intent(intent)
+
+    def create_model(
+        self, name: str, data, external: dict | None = None, kind: str = "model", source: str = "binary"
+    ) -> ModelRecord:
+        """Store a model: `data` its bytes or a readable stream (stored without holding it in
+        memory). `external` maps each external data location to its bytes, a readable stream or
+        a Path (linked in place, not copied)."""
+        with self._intent():
+            ext = {loc: self._external_entry(content) for loc, content in (external or {}).items()}
+            if kind == "model":
+                with _mapped(data) as buf:
+                    revision, content = self._put_model(buf)
+            else:
+                digest = self._put_any(data)
+                revision, content = {"blob": digest, "tensors": {}}, digest
+            model_id = self.index.add_model(name, {**revision, "external": ext}, kind, source, content)
+        return self.model(model_id)
+
+    def _put_any(self, data) -> str:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            return self.blobs.put(data)
+        return self.blobs.put_stream(data)
+
+    def _put_model(self, buf) -> tuple[dict, str]:
+        """(revision columns, content key) of a model's bytes, stored split."""
+        sp = wire.split(buf, self.blobs.put, self.split_min_bytes)
+        if not sp.payloads:
+            digest = self.blobs.put(buf)
+            return {"blob": digest, "tensors": {}}, digest
+        parts, cuts = wire.skeleton(buf, sp.payloads)
+        skeleton = self.blobs.put_parts(parts)
+        recipe = {"skeleton": skeleton, "skeleton_size": self.blobs.size(skeleton), "cuts": cuts}
+        tensors = {digest: p.end - p.start for p, digest in sp.payloads}
+        revision = {"blob": self.blobs.put(sp.graph), "tensors": tensors, "source": recipe}
+        return revision, _recipe_key(recipe)
+
+    def commit_revision(
+        self,
+        model_id: str,
+        base: int,
+        data: bytes,
+        external: dict,
+        ops: list,
+        changes: list,
+        runtime: dict | None = None,
+        invalid: list | None = None,
+    ) -> int:
+        """Store an edited graph as a new revision whose parent is `base`, if `base` is still
+        the head. Big tensors the edit put in are stored as blobs; references the base did not
+        hold (a hand-made external location naming a blob) stay references to nothing."""
+        with self._intent():
+            base_tensors = self.index.revision(model_id, base).tensors
+            sp = wire.split(data, self.blobs.put, self.split_min_bytes)
+            new = {digest for _p, digest in sp.payloads}
+            tensors = {d: n for d, n in sp.refs.items() if d in base_tensors or d in new}
+            revision = {
+                "blob": self.blobs.put(sp.graph),
+                "external": external,
+                "tensors": tensors,
+                "ops": ops,
+                "changes": changes,
+                "runtime": runtime,
+                "invalid": invalid,
+            }
+            return self.index.commit_revision(model_id, base, revision)
+
+    def _external_entry(self, content):
+        if isinstance(content, Path):
+            return {"path": str(content.resolve()), "size": content.stat().st_size}
+        return self._put_any(content)
+
+    # --- reading --------------------------------------------------------------------
+    def external_path(self, entry) -> Path:
+        """Where an external data entry's bytes are: a blob, or a file linked in place."""
+        if isinstance(entry, dict):
+            return Path(entry["path"])
+        return self.blobs.path(entry)
+
+    def data_files(self, revision: Revision) -> dict:
+        """Every file a revision's tensors name, location -> entry (for external.ExternalFiles):
+        its external data files and the tensor blobs its graph references."""
+        files = dict(revision.external)
+        files.update({wire.TENSOR_PREFIX + d: d for d in revision.tensors})
+        return files
+
+    def model_size(self, revision: Revision) -> int:
+        """The revision's bytes as a model with its external data files: exact for an upload,
+        else its graph and tensors (within a few bytes per tensor of what it downloads as)."""
+        if revision.source:
+            size = revision.source["skeleton_size"] + sum(c[2] for c in revision.source["cuts"])
+        else:
+            size = self.blobs.size(revision.blob) + sum(revision.tensors.values())
+        for entry in revision.external.values():
+            with contextlib.suppress(OSError):  # a linked file that is gone: the checks say so
+                size += self.external_path(entry).stat().st_size
+        return size
+
+    def whole(self, revision: Revision) -> tuple[int, Iterator[bytes]]:
+        """(size, chunks) of the revision as one .onnx, its tensors inside (external data files
+        stay external): the uploaded bytes for revision 0, else the graph with each tensor
+        reference replaced by the tensor's bytes — streamed, never held whole."""
+        if revision.source:
+            segments: list = wire.source_segments(revision.source)
+        elif revision.tensors:
+            segments = wire.join(self.blobs.get(revision.blob), revision.tensors)
+        else:
+            return self.blobs.size(revision.blob), self.blobs.read_chunks(revision.blob)
+        size = sum(_segment_size(s) for s in segments)
+        return size, self._stream(segments)
+
+    def _stream(self, segments: list) -> Iterator[bytes]:
+        for s in segments:
+            if isinstance(s, wire.BlobRef):
+                yield from self.blobs.read_chunks(s.digest)
+            elif isinstance(s, wire.SkeletonRange):
+                with self.blobs.open(s.digest) as f:
+                    f.seek(s.start)
+                    left = s.end - s.start
+                    while left > 0:
+                        block = f.read(min(CHUNK, left))
+                        if not block:
+                            raise StudioError("store_damaged", f"blob {s.digest} is shorter than recorded", 500)
+                        left -= len(block)
+                        yield block
+            else:
+                yield bytes(s)
+
+    def whole_bytes(self, revision: Revision) -> bytes:
+        """The revision as one .onnx, in memory (for what needs the model whole)."""
+        return b"".join(self.whole(revision)[1])
+
+    # --- housekeeping -------------------------------------------------------------------
+    def disk_usage(self) -> dict:
+        """Bytes the store holds: per model (every blob its revisions need, shared ones counted
+        in each) and in total (each blob once)."""
+        per_model: dict[str, int] = {}
+        sizes: dict[str, int] = {}
+
+        def size(d: str) -> int:
+            if d not in sizes:
+                try:
+                    sizes[d] = self.blobs.size(d)
+                except (FileNotFoundError, ValueError):
+                    sizes[d] = 0
+            return sizes[d]
+
+        for record in self.list_models():
+            used: set[str] = set()
+            for r in self.revisions(record.id):
+                used |= r.blobs()
+            per_model[record.id] = sum(size(d) for d in used)
+        total = sum(size(d) for d in self.blobs.digests())
+        return {"models": per_model, "total": total}
+
+    def collect_soon(self) -> None:
+        """Collect in the background (one collection at a time; asking while one waits to
+        start adds nothing)."""
+        if not self._collect_queued.acquire(blocking=False):
+            return
+
+        def run() -> None:
+            self._collect_queued.release()
+            with contextlib.suppress(Exception):  # the next one tries again
+                self.collect()
+
+        self._collector.submit(run)
+
+    def collect(self, now: float | None = None) -> dict:
+        """Remove the blobs no revision (or derived data of one) needs. Spared: blobs stored in
+        the last COLLECT_GRACE_SECONDS and since the start of the oldest upload or edit under
+        way (what it stored is not referenced yet). Answers {"removed", "bytes"}."""
+        now = time.time() if now is None else now
+        oldest = self.index.oldest_intent(now - INTENT_EXPIRES_SECONDS)
+        cutoff = now - COLLECT_GRACE_SECONDS
+        if oldest is not None:
+            cutoff = min(cutoff, oldest - 1.0)
+        used, derived = self.index.referenced()
+        keep = used | derived
+        removed = freed = 0
+        for digest in list(self.blobs.digests()):
+            if digest in keep:
+                continue
+            try:
+                if self.blobs.modified(digest) >= cutoff:
+                    continue
+                size = self.blobs.size(digest)
+            except FileNotFoundError:
+                continue
+            self.blobs.remove(digest)
+            removed += 1
+            freed += size
+        for tmp in self.blobs.stray_temp_files():
+            with contextlib.suppress(FileNotFoundError):
+                if tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+        return {"removed": removed, "bytes": freed}
+
+
+def _segment_size(s) -> int:
+    if isinstance(s, wire.BlobRef):
+        return s.size
+    if isinstance(s, wire.SkeletonRange):
+        return s.end - s.start
+    return len(s)
+
+
+def _recipe_key(recipe: dict) -> str:
+    """The content key of a split upload: its skeleton and tensors name its bytes exactly."""
+    return hashlib.sha256(json.dumps([recipe["skeleton"], recipe["cuts"]]).encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def _mapped(data) -> Iterator:
+    """A buffer over `data`: bytes as they are; a stream's file memory-mapped (a spooled
+    upload is on disk), or copied to a temporary file first when it has none."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        yield data
+        return
+    try:
+        fd = data.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    with contextlib.ExitStack() as stack:
+        if fd is None:
+            tmp = stack.enter_context(tempfile.TemporaryFile())
+            while block := data.read(CHUNK):
+                tmp.write(block)
+            tmp.flush()
+            fd = tmp.fileno()
+        if os.fstat(fd).st_size == 0:
+            yield b""
+            return
+        mm = stack.enter_context(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+        view = memoryview(mm)
+        try:
+            yield view
+        finally:
+            view.release()

@@ -1,0 +1,312 @@
+"""Revisions share their weights (issue 13): a model is stored as its graph plus its big tensors
+as content-addressed blobs; an edit stores a new graph and only the tensors it changed;
+revision 0 downloads byte for byte as uploaded; what no revision needs is collected, never what
+one does or what an upload or edit under way is about to reference."""
+
+from __future__ import annotations
+
+import io
+import random
+import threading
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import upload
+
+from app.onnx_io.external import TENSOR_PREFIX
+from app.store import wire
+from app.store.store import COLLECT_GRACE_SECONDS
+
+
+def weighty_model(seed: int = 0, width: int = 256, layers: int = 4) -> onnx.ModelProto:
+    """MatMul + Add + Relu layers with float weights (`width`² floats each, 256 KiB at 256),
+    a small shape tensor kept in the graph, and a Constant node holding a big tensor."""
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    x = "x"
+    for i in range(layers):
+        w = numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32), f"w{i}")
+        b = numpy_helper.from_array(rng.standard_normal(width).astype(np.float32), f"b{i}")
+        inits += [w, b]
+        nodes += [
+            helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"matmul{i}"),
+            helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"add{i}"),
+            helper.make_node("LeakyRelu", [f"a{i}"], [f"y{i}"], name=f"act{i}", alpha=0.1),
+        ]
+        x = f"y{i}"
+    big = numpy_helper.from_array(rng.standard_normal((4, width)).astype(np.float32), "bias_table")
+    nodes.append(helper.make_node("Constant", [], ["table"], name="table", value=big))
+    nodes.append(helper.make_node("ReduceSum", ["table"], ["table_sum"], name="table_sum", keepdims=0))
+    nodes.append(helper.make_node("Add", [x, "table_sum"], ["y"], name="out"))
+    graph = helper.make_graph(
+        nodes,
+        "weighty",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="studio-tests")
+
+
+def store_of(app):
+    return app.extensions["store"]
+
+
+def revision_blobs(store, model_id: str) -> set[str]:
+    return set().union(*(r.blobs() for r in store.revisions(model_id)))
+
+
+def download(client, mid: str, rev: int | None = None, layout: str | None = None) -> bytes:
+    q = {} if rev is None else {"revision": rev}
+    if layout:
+        q["layout"] = layout
+    r = client.get(f"/api/models/{mid}/download", query_string=q)
+    assert r.status_code == 200, r.data[:300]
+    return r.data
+
+
+def test_a_model_is_its_graph_plus_shared_tensor_blobs(app, client):
+    model = weighty_model()
+    data = model.SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    s = store_of(app)
+    rev = s.revision(mid)
+    # every float weight of 4 KiB or more is a blob of its own (the Constant's too); the
+    # biases (1 KiB) stay in the graph
+    weights = [t for t in model.graph.initializer if len(t.raw_data) >= wire.SPLIT_MIN_BYTES]
+    assert len(rev.tensors) == len(weights) + 1
+    assert s.blobs.size(rev.blob) < 0.05 * len(data)
+    graph = onnx.load_from_string(s.blobs.get(rev.blob))
+    refs = [t for t in graph.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    assert {e.value for t in refs for e in t.external_data if e.key == "location"} == {
+        TENSOR_PREFIX + d for d in rev.tensors if d != _digest_of_constant(model)
+    }
+    # revision 0 downloads byte for byte as uploaded, and as the same size the summary says
+    assert download(client, mid) == data
+    assert client.get(f"/api/models/{mid}").get_json()["size"] == len(data)
+    # the tensors' values read through the references
+    r = client.get(f"/api/models/{mid}/npy/w2")
+    assert r.status_code == 200, r.get_json()
+    want = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "w2"))
+    assert np.array_equal(np.load(io.BytesIO(r.data)), want)
+
+
+def _digest_of_constant(model: onnx.ModelProto) -> str:
+    import hashlib
+
+    node = next(n for n in model.graph.node if n.op_type == "Constant")
+    return hashlib.sha256(node.attribute[0].t.raw_data).hexdigest()
+
+
+def test_an_attribute_edit_stores_only_a_new_graph(app, client):
+    model = weighty_model(layers=6)
+    data = model.SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    s = store_of(app)
+    before = s.disk_usage()["total"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "act3", "name": "alpha", "value": 0.25}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    grown = s.disk_usage()["total"] - before
+    assert 0 < grown < 0.01 * len(data), grown
+    assert s.revision(mid, 1).tensors == s.revision(mid, 0).tensors
+    # the edited revision downloads as the model the edit made: the same proto, serialized
+    # as protobuf serializes it
+    expected = onnx.ModelProto.FromString(data)
+    next(a for n in expected.graph.node if n.name == "act3" for a in n.attribute).f = 0.25
+    got = download(client, mid)
+    assert onnx.ModelProto.FromString(got) == expected
+    assert got == expected.SerializeToString()
+    assert download(client, mid, layout="embedded") == got
+    # revision 0 is still the upload, byte for byte; undo/redo move between the two
+    assert download(client, mid, 0) == data
+    assert client.post(f"/api/models/{mid}/undo").status_code == 200
+    assert download(client, mid) == data
+    assert client.post(f"/api/models/{mid}/redo").status_code == 200
+    assert download(client, mid) == got
+
+
+def test_an_edit_that_changes_a_tensor_stores_that_tensor_only(app, client):
+    model = weighty_model()
+    data = model.SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    s = store_of(app)
+    new = np.full((256, 256), 0.5, np.float32)
+    buf = io.BytesIO()
+    np.save(buf, new)
+    blob = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "w1.npy")}).get_json()["blob"]
+    before = s.revision(mid, 0).tensors
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_initializer", "name": "w1", "value": {"npy": blob}}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    after = s.revision(mid, 1).tensors
+    assert len(set(after) - set(before)) == 1 and len(set(before) - set(after)) == 1
+    got = onnx.ModelProto.FromString(download(client, mid))
+    assert np.array_equal(numpy_helper.to_array(next(t for t in got.graph.initializer if t.name == "w1")), new)
+    onnx.checker.check_model(got, full_check=True)
+
+
+def test_the_same_file_uploaded_twice_is_stored_once_and_offered(app, client):
+    data = weighty_model(seed=3).SerializeToString()
+    first = upload(client, data, "a.onnx").get_json()
+    s = store_of(app)
+    total = s.disk_usage()["total"]
+    second = upload(client, data, "b.onnx").get_json()
+    assert second["id"] != first["id"]
+    assert [d["id"] for d in second["duplicates"]] == [first["id"]]
+    assert "duplicates" not in first
+    assert s.disk_usage()["total"] == total  # the second entry costs no blob
+    listed = client.get("/api/models").get_json()
+    assert listed["disk_bytes"] == total
+    assert {m["id"]: m["disk_bytes"] for m in listed["models"]} == {first["id"]: total, second["id"]: total}
+
+
+def test_a_hand_made_reference_reads_nothing_of_another_model(app, client):
+    """A model whose tensor names another model's tensor blob as its external location gets
+    no bytes from it: only the references the store made for a revision resolve."""
+    victim = upload(client, weighty_model(seed=7).SerializeToString()).get_json()["id"]
+    digest = next(iter(store_of(app).revision(victim).tensors))
+    model = weighty_model(seed=8, layers=1)
+    t = model.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value=TENSOR_PREFIX + digest)
+    t.external_data.add(key="length", value=str(256 * 256 * 4))
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    assert store_of(app).revision(mid).tensors.keys().isdisjoint({digest})
+    r = client.get(f"/api/models/{mid}/tensors/{t.name}")
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "external_data_missing"
+    r = client.get(f"/api/models/{mid}/download", query_string={"layout": "embedded"})
+    assert r.status_code == 422
+    # nor through an edit that writes such a reference into the graph
+    r = client.post(
+        f"/api/models/{victim}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "act0", "name": "alpha", "value": 0.5}]},
+    )
+    assert r.status_code == 200
+
+
+def test_deleting_a_model_collects_what_only_it_used(app, client):
+    s = store_of(app)
+    keep = upload(client, weighty_model(seed=1).SerializeToString()).get_json()["id"]
+    gone = upload(client, weighty_model(seed=2).SerializeToString()).get_json()["id"]
+    shared_model = weighty_model(seed=2)
+    shared_model.graph.node[2].attribute[0].f = 0.3  # the same weights as `gone`, another graph
+    shared = upload(client, shared_model.SerializeToString()).get_json()["id"]
+    only_gone = revision_blobs(s, gone) - revision_blobs(s, shared) - revision_blobs(s, keep)
+    assert only_gone and revision_blobs(s, gone) & revision_blobs(s, shared)
+    assert client.delete(f"/api/models/{gone}").status_code == 204
+    result = s.collect(now=time.time() + COLLECT_GRACE_SECONDS + 1)
+    assert result["removed"] == len(only_gone)
+    assert not any(s.blobs.exists(d) for d in only_gone)
+    for mid in (keep, shared):
+        assert all(s.blobs.exists(d) for d in revision_blobs(s, mid))
+        onnx.checker.check_model(onnx.ModelProto.FromString(download(client, mid)), full_check=True)
+    # within the grace period nothing goes (a request may still be reading a deleted model)
+    third = upload(client, weighty_model(seed=5).SerializeToString()).get_json()["id"]
+    blobs = revision_blobs(s, third)
+    client.delete(f"/api/models/{third}")
+    assert s.collect()["removed"] == 0
+    assert all(s.blobs.exists(d) for d in blobs)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_collection_never_removes_a_referenced_blob(app, seed):
+    """Uploads, edits and deletes from several threads while a collector with no grace period
+    runs over and over: every revision left is whole, and reads back as it was stored."""
+    s = store_of(app)
+    base_models = [weighty_model(seed=k, width=64, layers=2) for k in range(3)]
+    expected: dict[tuple[str, int], bytes] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def uploader(k: int) -> None:
+        r = random.Random(seed * 100 + k)
+        for _ in range(6):
+            m = onnx.ModelProto()
+            m.CopyFrom(base_models[r.randrange(3)])
+            m.graph.node[2].attribute[0].f = r.random()
+            data = m.SerializeToString()
+            record = s.create_model("m.onnx", data)
+            with lock:
+                expected[(record.id, 0)] = data
+
+    def editor(k: int) -> None:
+        r = random.Random(seed * 200 + k)
+        for _ in range(8):
+            with lock:
+                keys = [key for key in expected if key[1] == 0]
+            if not keys:
+                time.sleep(0.01)
+                continue
+            mid, _ = r.choice(keys)
+            try:
+                record = s.model(mid)
+                graph = onnx.ModelProto.FromString(s.blobs.get(s.revision(mid, record.head).blob))
+            except Exception:
+                continue  # deleted meanwhile
+            with lock:
+                whole = expected.get((mid, record.head))
+            if whole is None:
+                continue
+            new = numpy_helper.from_array(np.full((64, 64), r.random(), np.float32), "w0")  # a new tensor blob
+            graph.graph.initializer[0].CopyFrom(new)  # the graph: the other weights stay references
+            model = onnx.ModelProto.FromString(whole)
+            model.graph.initializer[0].CopyFrom(new)  # the model it stands for
+            try:
+                rev = s.commit_revision(mid, record.head, graph.SerializeToString(), {}, [], [])
+            except Exception:
+                continue  # deleted or moved meanwhile
+            with lock:
+                expected[(mid, rev)] = model.SerializeToString()
+
+    def deleter() -> None:
+        r = random.Random(seed * 300)
+        for _ in range(4):
+            time.sleep(0.05)
+            with lock:
+                ids = sorted({key[0] for key in expected})
+            if ids:
+                victim = r.choice(ids)
+                s.delete_model(victim)
+                with lock:
+                    for key in [key for key in expected if key[0] == victim]:
+                        del expected[key]
+
+    def collector() -> None:
+        while not stop.is_set():
+            s.collect(now=time.time() + COLLECT_GRACE_SECONDS)  # no grace: only intents protect
+
+    def guarded(fn, *args):
+        def run():
+            try:
+                fn(*args)
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        return threading.Thread(target=run)
+
+    workers = [guarded(uploader, k) for k in range(2)] + [guarded(editor, k) for k in range(2)] + [guarded(deleter)]
+    sweeper = guarded(collector)
+    sweeper.start()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    stop.set()
+    sweeper.join()
+    assert not errors, errors
+    s.collect(now=time.time() + COLLECT_GRACE_SECONDS)
+    assert expected
+    for (mid, rev), data in expected.items():
+        revision = s.revision(mid, rev)
+        assert all(s.blobs.exists(d) for d in revision.blobs()), (mid, rev)
+        assert s.whole_bytes(revision) == data  # byte for byte: the upload, or as protobuf writes it
