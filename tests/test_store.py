@@ -310,3 +310,42 @@ def test_collection_never_removes_a_referenced_blob(app, seed):
         revision = s.revision(mid, rev)
         assert all(s.blobs.exists(d) for d in revision.blobs()), (mid, rev)
         assert s.whole_bytes(revision) == data  # byte for byte: the upload, or as protobuf writes it
+
+
+def test_derived_data_are_kept_by_content_across_a_restart(tmp_path, monkeypatch):
+    """Graph JSON, verdicts, inferred types and tensor stats computed once are found again by
+    another process (here: a new app on the same folder, the in-memory caches emptied)."""
+    from app import create_app, views
+    from app.api import documents
+    from app.onnx_io import offload
+
+    config = {"DATA_DIR": str(tmp_path / "data"), "TESTING": True}
+    first = create_app(config).test_client()
+    mid = upload(first, weighty_model(seed=11).SerializeToString()).get_json()["id"]
+    answers = {
+        url: first.get(url).get_json()
+        for url in (
+            f"/api/models/{mid}/graph?path=",
+            f"/api/models/{mid}/validation",
+            f"/api/models/{mid}/types?path=",
+            f"/api/models/{mid}/tensors/w1",
+        )
+    }
+    for cache in (documents._graph_json, documents._verdicts, documents._inferred, documents._tensor_stats):
+        cache.items.clear()
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("derived again instead of read from the store")
+
+    monkeypatch.setattr(views, "graph_view", refuse)
+    monkeypatch.setattr(offload, "validate_file", refuse)
+    monkeypatch.setattr(offload, "infer_file", refuse)
+    monkeypatch.setattr("app.views.tensors._stats", refuse)
+    second = create_app(config).test_client()
+    for url, answer in answers.items():
+        r = second.get(url)
+        assert r.status_code == 200, (url, r.get_json())
+        got = r.get_json()
+        if url.endswith("/validation"):
+            got.pop("runtime", None), answer.pop("runtime", None)
+        assert got == answer, url

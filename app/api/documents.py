@@ -20,6 +20,7 @@ from ..onnx_io.external import ExternalFiles
 from ..onnx_io.load import parse_model_file
 from ..onnx_io.text_fields import readable_strings
 from ..store import Store
+from . import derived
 
 
 class _LRU:
@@ -162,8 +163,12 @@ def _offloaded(digest: str, model: onnx.ModelProto) -> bool:
 
 def verdict(digest: str, model: onnx.ModelProto) -> dict:
     """The validation state: onnx's checker and inference run in the helper process (offload.py),
-    whatever the model's size; a model they crash on is invalid, with that said."""
-    return _verdicts.get(digest, lambda: _helper_verdict(digest))
+    whatever the model's size; a model they crash on is invalid, with that said. Kept in the
+    store by the graph's digest (derived.py)."""
+    return _verdicts.get(
+        digest,
+        lambda: derived.kept(store(), "verdict", digest, lambda: _helper_verdict(digest), orjson.dumps, orjson.loads),
+    )
 
 
 def _helper_verdict(digest: str) -> dict:
@@ -181,7 +186,7 @@ PENDING = {"ok": None, "pending": True, "message": "validation is running; GET .
 
 def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
     """The validation state when cached or quick to compute (small models), else PENDING."""
-    if digest in _verdicts or not _offloaded(digest, model):
+    if digest in _verdicts or derived.known(store(), "verdict", digest) or not _offloaded(digest, model):
         return verdict(digest, model)
     return PENDING
 
@@ -197,13 +202,23 @@ def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
                 raise
             return None  # the graph is drawn without inferred types
 
-    return _inferred.get(digest, infer)
+    return _inferred.get(
+        digest, lambda: derived.kept(store(), "inferred", digest, infer, _model_bytes, _model_from_bytes)
+    )
+
+
+def _model_bytes(model: onnx.ModelProto | None) -> bytes:
+    return b"" if model is None else model.SerializeToString()
+
+
+def _model_from_bytes(data: bytes) -> onnx.ModelProto | None:
+    return onnx.ModelProto.FromString(data) if data else None  # what the helper inferred: ours
 
 
 def inferred_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> tuple[onnx.ModelProto | None, bool]:
     """(inferred model, True) when it is cached or the model is small enough to infer now;
     (None, False) when inference should be asked for separately (GET .../types)."""
-    if digest in _inferred or len(model.graph.node) <= limit:
+    if digest in _inferred or derived.known(store(), "inferred", digest) or len(model.graph.node) <= limit:
         return inferred(digest, model), True
     return None, False
 
@@ -222,7 +237,6 @@ _graph_json = _LRU(8)  # (digest, path, with types) -> serialized graph JSON byt
 def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) -> bytes:
     """The graph JSON of one graph as bytes, cached by content: a 40k-node view takes a second
     or two to build and is asked for again on every page load."""
-    import orjson
 
     from ..views import graph_view
 
@@ -230,11 +244,16 @@ def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) ->
 
     def build() -> bytes:
         out = graph_view(model, path, typed)
-        out["revision"] = revision.rev
         out["inferred_types"] = "included" if ready else "deferred"
         return orjson.dumps(out)
 
-    return _graph_json.get((revision.blob, path, ready), build)
+    def kept() -> bytes:
+        extra = f"{int(ready)}:{path}"
+        return derived.kept(store(), "graph", revision.blob, build, bytes, bytes, extra)
+
+    # kept without the revision number: the same graph can be several models' revisions
+    data = _graph_json.get((revision.blob, path, ready), kept)
+    return b'{"revision":%d,' % revision.rev + data[1:]
 
 
 _search_indexes = _LRU(4)  # digest -> views.search.SearchIndex
@@ -274,4 +293,8 @@ def warm_up(app, model_id: str) -> None:
 
 def cached_stats(digest: str, ref: str):
     """For tensor_preview: stats of one tensor of one revision, computed once."""
-    return lambda compute: _tensor_stats.get((digest, ref), compute)
+
+    def stats(compute):
+        return derived.kept(store(), "stats", digest, compute, orjson.dumps, orjson.loads, ref)
+
+    return lambda compute: _tensor_stats.get((digest, ref), lambda: stats(compute))

@@ -215,6 +215,11 @@ class SqliteIndex:
                 (key, digest, source, time.time()),
             )
 
+    def derived_blobs(self) -> list[tuple[str, str]]:
+        """(derived blob, the blob it comes from) of every derived entry."""
+        with self._conn() as c:
+            return [(r["digest"], r["source"]) for r in c.execute("SELECT digest, source FROM derived")]
+
     # --- what the collector must keep ----------------------------------------------
     def begin_intent(self) -> str:
         """An upload or edit is about to store blobs: until end_intent, the collector spares
