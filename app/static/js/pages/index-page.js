@@ -9,6 +9,7 @@ const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file
 const uploadStatus = document.getElementById("upload-status");
 const modelsStatus = document.getElementById("models-status");
 const table = /** @type {HTMLTableElement} */ (document.getElementById("models-table"));
+const modelsTotal = document.getElementById("models-total");
 
 function setStatus(node, message, kind = "") {
   node.textContent = message;
@@ -80,7 +81,7 @@ dropzone.addEventListener("keydown", (e) => {
 async function loadModels() {
   setStatus(modelsStatus, "Loading…");
   try {
-    const { models } = await api.listModels();
+    const { models, disk_bytes: diskBytes } = await api.listModels();
     const body = table.tBodies[0];
     clear(body);
     for (const m of models || []) {
@@ -89,16 +90,29 @@ async function loadModels() {
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
-        el("td", { class: "muted" }, formatDate(m.created)),
+        el("td", { class: "num" }, formatBytes(m.disk_bytes)),
+        el("td", { class: "muted date-cell" }, formatDate(m.created)),
         el("td", { class: "actions-cell" },
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
+    showTotal(models && models.length ? models.length : 0, diskBytes);
     setStatus(modelsStatus, models && models.length ? "" : "No models yet — open one above.");
   } catch (err) {
     table.hidden = true;
+    modelsTotal.hidden = true;
     setStatus(modelsStatus, `Could not list the models: ${err.message}`, "error");
   }
+}
+
+/** The line under the table: how many models, and what the store takes on disk in all. */
+function showTotal(count, diskBytes) {
+  modelsTotal.hidden = count === 0;
+  if (!count) return;
+  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} on disk` : "";
+  modelsTotal.textContent = `${count} model${count === 1 ? "" : "s"}${disk}`;
+  modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
+    + "so this total can be less than the sum of the On disk column.";
 }
 
 /** Ask first, then delete a model with every revision of it. */
