@@ -9,6 +9,7 @@ const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file
 const uploadStatus = document.getElementById("upload-status");
 const modelsStatus = document.getElementById("models-status");
 const table = /** @type {HTMLTableElement} */ (document.getElementById("models-table"));
+const modelsTotal = document.getElementById("models-total");
 
 function setStatus(node, message, kind = "") {
   node.textContent = message;
@@ -28,6 +29,68 @@ function orderFiles(files) {
   return [model, ...list.filter((f) => f !== model)];
 }
 
+/**
+ * The upload was a file the store already holds (the answer's `duplicates`, oldest first):
+ * open the stored one instead (the new entry is deleted) or keep the new entry as a copy.
+ */
+function askAboutDuplicate(summary, fileName) {
+  const newName = summary.name || fileName;
+  const first = summary.duplicates[0];
+  const firstName = first.name || first.id;
+  const more = summary.duplicates.length - 1;
+  const error = el("p", { class: "field-error", role: "alert", hidden: true });
+  const openIt = el("button", { type: "button", class: "btn btn-small btn-primary open-existing" }, "Open it");
+  const keep = el("button", { type: "button", class: "btn btn-small keep-copy" }, "Keep a separate copy");
+  const { dialog, body } = openModal({
+    id: "duplicate-upload", title: `${newName} is already stored`, actions: [openIt, keep],
+    label: `${newName} is already stored`, cls: "modal-confirm",
+  });
+  body.append(
+    el("p", {}, `This file is already stored as `, el("strong", {}, firstName), ` (uploaded ${formatDate(first.created)}).`
+      + (more > 0 ? ` ${more} more ${more === 1 ? "copy is" : "copies are"} stored too.` : "")),
+    el("p", { class: "muted" }, "A separate copy takes no more disk space, but it is one more entry in the list, "
+      + "with its own history of edits."),
+    error);
+  setStatus(uploadStatus, `${newName} is already stored as ${firstName}.`);
+  let decided = false;
+  // Closing the dialog (Close, Escape, a click on the backdrop) decides nothing: both entries
+  // stay, the page stays here, and the list is refreshed to show the new one.
+  dialog.addEventListener("close", () => {
+    if (decided) return;
+    const times = summary.duplicates.length + 1;
+    setStatus(uploadStatus, `Kept ${newName}: this file is stored ${times === 2 ? "twice" : `${times} times`} now (see the list below).`);
+    loadModels();
+  });
+  openIt.addEventListener("click", async () => {
+    decided = true;
+    openIt.disabled = true;
+    keep.disabled = true;
+    try {
+      await api.deleteModel(summary.id);
+    } catch (err) {
+      decided = false;
+      const message = `Could not remove the new copy of ${newName}: ${err.message}`;
+      if (dialog.open) {
+        error.textContent = message;
+        error.hidden = false;
+        openIt.disabled = false;
+        keep.disabled = false;
+      } else { // closed while the delete was under way: say it on the page
+        setStatus(uploadStatus, message, "error");
+        loadModels();
+      }
+      return;
+    }
+    setStatus(uploadStatus, `Opened ${firstName}.`, "ok");
+    window.location.assign(api.modelPageUrl(first.id));
+  });
+  keep.addEventListener("click", () => {
+    decided = true;
+    setStatus(uploadStatus, `Opened ${newName}.`, "ok");
+    window.location.assign(api.modelPageUrl(summary.id));
+  });
+}
+
 let uploading = false;
 async function upload(files) {
   if (!files || !files.length || uploading) return;
@@ -41,6 +104,10 @@ async function upload(files) {
       const pct = Math.round(fraction * 100);
       setStatus(uploadStatus, pct < 100 ? `Uploading ${ordered[0].name}${extra}… ${pct}%` : `Reading ${ordered[0].name}…`);
     });
+    if (summary.duplicates && summary.duplicates.length) {
+      askAboutDuplicate(summary, ordered[0].name);
+      return;
+    }
     setStatus(uploadStatus, `Opened ${summary.name || ordered[0].name}.`, "ok");
     window.location.assign(api.modelPageUrl(summary.id));
   } catch (err) {
@@ -80,7 +147,7 @@ dropzone.addEventListener("keydown", (e) => {
 async function loadModels() {
   setStatus(modelsStatus, "Loading…");
   try {
-    const { models } = await api.listModels();
+    const { models, disk_bytes: diskBytes } = await api.listModels();
     const body = table.tBodies[0];
     clear(body);
     for (const m of models || []) {
@@ -89,16 +156,29 @@ async function loadModels() {
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
-        el("td", { class: "muted" }, formatDate(m.created)),
+        el("td", { class: "num" }, formatBytes(m.disk_bytes)),
+        el("td", { class: "muted date-cell" }, formatDate(m.created)),
         el("td", { class: "actions-cell" },
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
+    showTotal(models && models.length ? models.length : 0, diskBytes);
     setStatus(modelsStatus, models && models.length ? "" : "No models yet — open one above.");
   } catch (err) {
     table.hidden = true;
+    modelsTotal.hidden = true;
     setStatus(modelsStatus, `Could not list the models: ${err.message}`, "error");
   }
+}
+
+/** The line under the table: how many models, and what the store takes on disk in all. */
+function showTotal(count, diskBytes) {
+  modelsTotal.hidden = count === 0;
+  if (!count) return;
+  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} on disk` : "";
+  modelsTotal.textContent = `${count} model${count === 1 ? "" : "s"}${disk}`;
+  modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
+    + "so this total can be less than the sum of the On disk column.";
 }
 
 /** Ask first, then delete a model with every revision of it. */

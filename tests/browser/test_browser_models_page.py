@@ -1,0 +1,163 @@
+"""The models page: what each model and the whole store take on disk, and an upload of a file
+the store already holds (open the stored one, or keep a separate copy)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from .browser_models import tiny_cnn
+from .browser_pages import upload
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def human(n: int) -> str:
+    """Bytes as the page writes them (lib/format.js formatBytes): 1024 steps, one decimal
+    under 10, none above, ties rounded up as JavaScript's toFixed does."""
+    units = ["B", "KB", "MB", "GB", "TB"]
+    value, i = Decimal(n), 0
+    while value >= 1024 and i < len(units) - 1:
+        value /= 1024
+        i += 1
+    if i == 0:
+        return f"{n} B"
+    places = Decimal("0.1") if value < 10 else Decimal("1")
+    return f"{value.quantize(places, rounding=ROUND_HALF_UP)} {units[i]}"
+
+
+def weighted(producer: str) -> onnx.ModelProto:
+    """Y = X·W with an 8 KiB W: big enough to be a blob of its own in the store, so models with
+    the same W share it."""
+    w = nh.from_array(np.arange(64 * 32, dtype=np.float32).reshape(64, 32), "W")
+    graph = h.make_graph(
+        [h.make_node("MatMul", ["X", "W"], ["Y"], name="mm")],
+        "weighted",
+        [h.make_tensor_value_info("X", T.FLOAT, [1, 64])],
+        [h.make_tensor_value_info("Y", T.FLOAT, [1, 32])],
+        [w],
+    )
+    return h.make_model(graph, producer_name=producer, opset_imports=[h.make_opsetid("", 17)])
+
+
+def listed(page, server: str) -> dict:
+    response = page.request.get(f"{server}/api/models")
+    assert response.ok, response.text()
+    return response.json()
+
+
+def column(page, header: str) -> int:
+    """The index of the models table's column headed `header`."""
+    headers = [t.strip() for t in page.locator("#models-table thead th").all_text_contents()]
+    assert header in headers, headers
+    return headers.index(header)
+
+
+def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server):
+    first = upload(page, server, weighted("one exporter"), "first.onnx")
+    second = upload(page, server, weighted("another exporter"), "second.onnx")  # the same weights
+    edit = page.request.post(
+        f"{server}/api/models/{second['id']}/edits",
+        data={"base": 0, "ops": [{"op": "set_metadata", "key": "note", "value": "edited"}]},
+    )
+    assert edit.status == 200, edit.text()
+
+    api = listed(page, server)
+    by_id = {m["id"]: m for m in api["models"]}
+    assert set(by_id) == {first["id"], second["id"]}
+    # what makes the column and the total worth showing: the weights are stored once (the
+    # total is less than the sum), and two revisions take more than the model's size
+    assert api["disk_bytes"] < sum(m["disk_bytes"] for m in api["models"])
+    assert human(by_id[second["id"]]["disk_bytes"]) != human(by_id[second["id"]]["size"])
+
+    page.goto(server + "/")
+    page.wait_for_selector("#models-table:not([hidden]) tbody tr")
+    disk, size = column(page, "On disk"), column(page, "Size")
+    for model_id, m in by_id.items():
+        cells = page.locator(f"#models-table tr[data-model-id='{model_id}'] td").all_text_contents()
+        assert cells[disk] == human(m["disk_bytes"]), (m, cells)
+        assert cells[size] == human(m["size"]), (m, cells)
+    total = page.locator("#models-total")
+    assert total.is_visible()
+    assert total.text_content() == f"2 models · {human(api['disk_bytes'])} on disk"
+    assert "stored once" in total.get_attribute("title")
+
+    # no models: no total line, the page says there are none
+    for model_id in by_id:
+        assert page.request.delete(f"{server}/api/models/{model_id}").status == 204
+    page.click("#refresh-models")
+    page.wait_for_selector("#models-table", state="hidden")
+    assert total.is_hidden()
+    assert page.locator("#models-status").text_content() == "No models yet — open one above."
+
+
+def upload_twice(page, server: str, tmp_path) -> tuple[dict, dict, object]:
+    """Upload one file through the page's file picker, then the same bytes under another name:
+    (the first model, the second's entry as the API lists it, the dialog the page shows)."""
+    data = tiny_cnn().SerializeToString()
+    (tmp_path / "first.onnx").write_bytes(data)
+    (tmp_path / "second.onnx").write_bytes(data)
+
+    page.goto(server + "/")
+    page.set_input_files("#file-input", str(tmp_path / "first.onnx"))
+    page.wait_for_url(re.compile(r"/models/[^/#]+"))
+    [first] = listed(page, server)["models"]
+    assert first["name"] == "first.onnx"
+
+    page.goto(server + "/")
+    page.wait_for_selector("#models-table:not([hidden]) tbody tr")
+    page.set_input_files("#file-input", str(tmp_path / "second.onnx"))
+    dialog = page.locator("dialog#duplicate-upload[open]")
+    dialog.wait_for()
+    assert page.url.rstrip("/") == server  # asked first: the page stays
+    models = listed(page, server)["models"]
+    assert len(models) == 2
+    [second] = [m for m in models if m["id"] != first["id"]]
+    assert second["name"] == "second.onnx"
+
+    body = dialog.locator(".modal-body").text_content()
+    assert body.startswith("This file is already stored as first.onnx (uploaded ")
+    assert str(datetime.fromtimestamp(first["created"]).year) in body
+    assert "second.onnx" not in body
+    assert dialog.locator("button.open-existing").text_content() == "Open it"
+    assert dialog.locator("button.keep-copy").text_content() == "Keep a separate copy"
+    return first, second, dialog
+
+
+def test_open_it_removes_the_new_entry_and_opens_the_stored_model(page, server, tmp_path):
+    first, second, dialog = upload_twice(page, server, tmp_path)
+    dialog.locator("button.open-existing").click()
+    page.wait_for_url(re.compile(rf"/models/{re.escape(first['id'])}(#.*)?$"))
+    page.wait_for_selector("#model-name")
+    assert page.locator("#model-name").text_content() == "first.onnx"
+    assert [m["id"] for m in listed(page, server)["models"]] == [first["id"]]
+    assert page.request.get(f"{server}/api/models/{second['id']}").status == 404
+
+
+def test_keep_a_separate_copy_opens_the_new_model_and_keeps_both(page, server, tmp_path):
+    first, second, dialog = upload_twice(page, server, tmp_path)
+    dialog.locator("button.keep-copy").click()
+    page.wait_for_url(re.compile(rf"/models/{re.escape(second['id'])}(#.*)?$"))
+    page.wait_for_function("document.getElementById('model-name').textContent === 'second.onnx'")
+    assert {m["id"] for m in listed(page, server)["models"]} == {first["id"], second["id"]}
+
+
+def test_closing_the_dialog_keeps_both_and_stays_on_the_list(page, server, tmp_path):
+    first, second, dialog = upload_twice(page, server, tmp_path)
+    dialog.press("Escape")
+    page.wait_for_selector("dialog#duplicate-upload", state="detached")
+    page.wait_for_selector(f"#models-table tr[data-model-id='{second['id']}']")
+    assert page.url.rstrip("/") == server
+    rows = page.locator("#models-table tbody tr")
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.modelId)")) == sorted([first["id"], second["id"]])
+    assert "stored twice" in page.locator("#upload-status").text_content()
+    assert page.locator("#models-total").text_content().startswith("2 models · ")
+    assert {m["id"] for m in listed(page, server)["models"]} == {first["id"], second["id"]}
