@@ -329,7 +329,7 @@ def test_a_model_too_big_to_wait_for_is_stored_then_marked(client, monkeypatch):
     from app.api import runtime
 
     mid = _upload(client, classifier())  # its own verdict while it is small
-    monkeypatch.setattr(runtime, "SLOW_SECONDS", 0)  # the base's run now counts as slow: the gate can't wait
+    monkeypatch.setattr(runtime, "GATE_WAITS_SECONDS", 0)  # the base's run now counts as slow: the gate can't wait
     monkeypatch.setattr(runtime, "SYNC_BYTES", 0)  # nor the summary
     r = _edit(client, mid, [_attr("conv1", "kernel_shape", [5, 5])])
     assert r.status_code == 200, r.get_json()
