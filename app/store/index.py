@@ -4,16 +4,27 @@ content, and the uploads and edits under way (which the blob collector must spar
 Revisions are numbered per model and never reused. Undo moves the head to its parent and
 remembers the child for redo; a new edit from the head drops the redo trail. Every change of
 head is a compare-and-swap on the row, so two writers can't silently overwrite each other.
+
+An upload or edit under way is an intent row naming the process that began it: a file in the
+owners folder next to the index, which that process holds an exclusive flock on for as long as
+it lives. The kernel lets go of the lock when the process dies however it dies (SIGKILL, the
+OOM killer), so the collector drops the intents of an owner whose lock it can take instead of
+sparing what they stored until they expire.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import secrets
 import sqlite3
+import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import Conflict, NotFound, StudioError
 from .records import ModelRecord, Revision
@@ -61,6 +72,9 @@ LATER_COLUMNS = {
     "models": {
         "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
     },
+    "intents": {
+        "owner": "TEXT",  # the process that began it: its file in the owners folder (see above)
+    },
 }
 
 
@@ -68,6 +82,11 @@ class SqliteIndex:
     def __init__(self, db_path: Path):
         self._db_path = Path(db_path)
         self._local = threading.local()
+        self._owners = self._db_path.with_name(self._db_path.name + ".owners")
+        self._owner: str | None = None  # this process's file in the owners folder, once it begins an intent
+        # kept open: the lock on it lasts as long as the process (or this index)
+        self._owner_file: BinaryIO | None = None
+        self._owner_lock = threading.Lock()
         with self._conn() as c:
             c.executescript(SCHEMA)
             for table, columns in LATER_COLUMNS.items():
@@ -225,17 +244,58 @@ class SqliteIndex:
         """An upload or edit is about to store blobs: until end_intent, the collector spares
         every blob stored since now."""
         intent = secrets.token_hex(8)
+        owner = self._owner_name()
         with self._conn() as c:
-            c.execute("INSERT INTO intents (id, started) VALUES (?, ?)", (intent, time.time()))
+            c.execute("INSERT INTO intents (id, started, owner) VALUES (?, ?, ?)", (intent, time.time(), owner))
         return intent
+
+    def _owner_name(self) -> str:
+        """This process's file in the owners folder, made (and locked) the first time it's asked for."""
+        with self._owner_lock:
+            if self._owner is None:
+                self._owners.mkdir(exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=self._owners, prefix=".new-")
+                self._owner_file = open(fd, "rb")  # noqa: SIM115 (held open on purpose)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh file: nobody else holds it
+                name = secrets.token_hex(8)
+                # named only once locked, so a collector never finds it unlocked while we run
+                os.replace(tmp, self._owners / name)
+                self._owner = name
+            return self._owner
+
+    def _drop_dead_owners(self) -> None:
+        """Drop the intents of processes that died under way: an owner file whose lock can be
+        taken (flock: also a second open of our own file in this process would fail to take it)."""
+        if not self._owners.is_dir():
+            return
+        for path in self._owners.iterdir():
+            if path.name.startswith(".new-") or path.name == self._owner:
+                continue  # .new-: being named (or left by a kill in that instant, with no intent)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue  # dropped by another collector just now
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its process is running
+                with self._conn() as c:
+                    c.execute("DELETE FROM intents WHERE owner = ?", (path.name,))
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()  # after the rows: a collector killed in between sees the file again
+            finally:
+                os.close(fd)
 
     def end_intent(self, intent: str) -> None:
         with self._conn() as c:
             c.execute("DELETE FROM intents WHERE id = ?", (intent,))
 
     def oldest_intent(self, expire_before: float) -> float | None:
-        """When the oldest upload or edit still under way started (intents of processes killed
-        before expire_before are dropped)."""
+        """When the oldest upload or edit still under way started. The intents of processes
+        that died are dropped, and any begun before expire_before (an owner's file lost, an
+        intent of a version that recorded no owner)."""
+        self._drop_dead_owners()
         with self._conn() as c:
             c.execute("DELETE FROM intents WHERE started < ?", (expire_before,))
             row = c.execute("SELECT MIN(started) AS t FROM intents").fetchone()

@@ -32,7 +32,9 @@ from .records import ModelRecord, Revision
 # under way, which the index lists): a request that read a revision's digests just before the
 # revision was deleted may still open them
 COLLECT_GRACE_SECONDS = 600.0
-# an upload or edit still "under way" after this long was in a process that died
+# an upload or edit still "under way" after this long was in a process that died (the intents of
+# a process that died are dropped as soon as the collector sees it gone: index.py; this is the
+# backstop for intents whose owner can't be told)
 INTENT_EXPIRES_SECONDS = 24 * 3600.0
 
 
