@@ -78,14 +78,23 @@ def post(url: str, body: dict | None = None) -> tuple[float, dict]:
     return time.perf_counter() - t, answer
 
 
-def target_attribute(path: Path) -> tuple[str, str, float]:
-    """(node name, attribute, value) of the first float attribute worth nudging."""
+def edit_ops(path: Path, count: int) -> tuple[str, list[dict]]:
+    """(what is edited, one op per edit): a float attribute (epsilon, alpha, beta) nudged by 1 %
+    each time; on a model with none, a node renamed."""
     model = onnx.load(path, load_external_data=False)
     for node in model.graph.node:
         for a in node.attribute:
             if a.type == onnx.AttributeProto.FLOAT and a.name in FLOAT_ATTRS and node.name:
-                return node.name, a.name, a.f
-    raise SystemExit(f"{path.name}: no node with a float attribute to edit")
+                ops = [
+                    {"op": "set_attribute", "node": node.name, "name": a.name, "value": a.f * (1.01 + 0.01 * k)}
+                    for k in range(count)
+                ]
+                return f"{node.op_type}.{a.name}", ops
+    node = next(n for n in model.graph.node if n.name)
+    return "rename", [
+        {"op": "rename_node", "node": node.name if k == 0 else f"{node.name}_r{k - 1}", "name": f"{node.name}_r{k}"}
+        for k in range(count)
+    ]
 
 
 def floor_load(path: Path) -> float:
@@ -109,8 +118,9 @@ def copy_speed(path: Path) -> float:
 
 def measure(path: Path, edits: int) -> dict:
     size = path.stat().st_size
-    node, attr, value = target_attribute(path)
-    row: dict = {"model": path.stem, "size": size, "onnx_load": floor_load(path), "copy_speed": copy_speed(path)}
+    what, ops = edit_ops(path, edits)
+    row: dict = {"model": path.stem, "size": size, "edited": what}
+    row.update(onnx_load=floor_load(path), copy_speed=copy_speed(path))
     server = Server()
     try:
         t = time.perf_counter()
@@ -128,8 +138,7 @@ def measure(path: Path, edits: int) -> dict:
         for k in range(edits):
             before = server.store_bytes()
             server.reset_peak()
-            op = {"op": "set_attribute", "node": node, "name": attr, "value": value * (1.01 + 0.01 * k)}
-            dt, answer = post(f"{server.base}/api/models/{mid}/edits", {"base": rev, "ops": [op]})
+            dt, answer = post(f"{server.base}/api/models/{mid}/edits", {"base": rev, "ops": [ops[k]]})
             rev = answer["revision"]
             times.append(dt)
             peaks.append(server.peak_rss())
@@ -167,7 +176,7 @@ def measure(path: Path, edits: int) -> dict:
 def print_table(rows: list[dict]) -> None:
     mb = 1 << 20
     print(
-        "| model | size | upload | edit (median, max) | edit ÷ onnx.load | store growth per edit "
+        "| model | size | upload | edit (median, max): what | edit ÷ onnx.load | store growth per edit "
         "| undo / redo | download speed ÷ disk copy | peak RSS in download ÷ size |"
     )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -175,7 +184,7 @@ def print_table(rows: list[dict]) -> None:
         speed = r["download_bytes"] / r["download"]
         print(
             f"| {r['model']} | {r['size'] / mb:,.0f} MiB | {r['upload']:.1f} s "
-            f"| {r['edit'] * 1000:.0f} ms ({r['edit_max'] * 1000:.0f} ms) | {r['edit'] / r['onnx_load']:.2f}× "
+            f"| {r['edit'] * 1000:.0f} ms ({r['edit_max'] * 1000:.0f} ms): {r.get('edited', '')} | {r['edit'] / r['onnx_load']:.2f}× "
             f"| {r['edit_growth'] / 1024:,.0f} KiB ({100 * r['edit_growth'] / r['size']:.3f} %) "
             f"| {r['undo'] * 1000:.0f} / {r['redo'] * 1000:.0f} ms "
             f"| {speed / mb:,.0f} MiB/s ÷ {r['copy_speed'] / mb:,.0f} MiB/s = {speed / r['copy_speed']:.2f}× "

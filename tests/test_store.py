@@ -349,3 +349,21 @@ def test_derived_data_are_kept_by_content_across_a_restart(tmp_path, monkeypatch
         if url.endswith("/validation"):
             got.pop("runtime", None), answer.pop("runtime", None)
         assert got == answer, url
+
+
+def test_an_edits_verdict_is_remembered_as_validation_would_give_it(app, client):
+    """The gate's checks of an edited graph become its verdict (no second validation when the
+    next edit asks for its base's): the same answer the helper's validation gives."""
+    from app.api import documents
+
+    mid = upload(client, weighty_model(seed=4).SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "act1", "name": "alpha", "value": 0.2}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    with app.app_context():
+        digest = store_of(app).revision(mid, 1).blob
+        remembered = documents._verdicts.peek(digest)
+        assert remembered is not None
+        assert remembered == documents._helper_verdict(digest)

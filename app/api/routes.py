@@ -40,6 +40,7 @@ from .documents import (
     load,
     load_data_file,
     readable_retry,
+    remember_verdict,
     revision_number,
     search_index,
     store,
@@ -394,8 +395,17 @@ def post_edits(model_id):
     settled = result.runtime if result.runtime and result.runtime["status"] != "pending" else None
     settled = None if settled and settled.get("transient") else settled
     new_rev = s.commit_revision(
-        model_id, base, result.data, revision.external, body["ops"], result.changes, settled, result.invalid
+        model_id,
+        base,
+        result.data,
+        revision.external,
+        body["ops"],
+        result.changes,
+        settled,
+        result.invalid,
+        model=result.model,
     )
+    remember_verdict(s.revision(model_id, new_rev).blob, result.validation, result.full)
     if settled is None and base_validation["runtime"]["status"] in ("ok", "pending"):
         runtime.in_background(model_id, new_rev)  # the gate could not wait: it marks the revision later
     summary = summary_of(model_id)

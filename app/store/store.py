@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import onnx
+
 from ..errors import StudioError
 from . import wire
 from .blobs import CHUNK, BlobStore
@@ -137,17 +139,31 @@ class Store:
         changes: list,
         runtime: dict | None = None,
         invalid: list | None = None,
+        model: onnx.ModelProto | None = None,
     ) -> int:
         """Store an edited graph as a new revision whose parent is `base`, if `base` is still
         the head. Big tensors the edit put in are stored as blobs; references the base did not
-        hold (a hand-made external location naming a blob) stay references to nothing."""
+        hold (a hand-made external location naming a blob) stay references to nothing.
+        `model`: the parsed graph `data` serializes, when the caller has it (split in place,
+        faster than walking the bytes)."""
         with self._intent():
             base_tensors = self.index.revision(model_id, base).tensors
-            sp = wire.split(data, self.blobs.put, self.split_min_bytes)
-            new = {digest for _p, digest in sp.payloads}
-            tensors = {d: n for d, n in sp.refs.items() if d in base_tensors or d in new}
+            new: set[str] = set()
+
+            def put(raw) -> str:
+                digest = self.blobs.put(raw)
+                new.add(digest)
+                return digest
+
+            if model is not None:
+                changed, refs = wire.split_model(model, put, self.split_min_bytes)
+                graph = model.SerializeToString() if changed else data
+            else:
+                sp = wire.split(data, put, self.split_min_bytes)
+                graph, refs = sp.graph, sp.refs
+            tensors = {d: n for d, n in refs.items() if d in base_tensors or d in new}
             revision = {
-                "blob": self.blobs.put(sp.graph),
+                "blob": self.blobs.put(graph),
                 "external": external,
                 "tensors": tensors,
                 "ops": ops,
