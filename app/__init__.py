@@ -53,9 +53,9 @@ def create_app(config: dict | None = None) -> Flask:
     if config:
         app.config.update(config)
 
-    from .store import Store
+    from .store import open_store
 
-    app.extensions["store"] = Store.in_folder(Path(app.config["DATA_DIR"]), app.config["STORE_SPLIT_MIN_BYTES"])
+    app.extensions["store"] = open_store(app.config)  # the index and blob store the configuration names
 
     from .api import bp as api_bp
     from .web import bp as web_bp

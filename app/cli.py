@@ -70,6 +70,9 @@ def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = Fals
     from werkzeug.serving import make_server
 
     server = make_server(host, port, app, threaded=True)
+    # what a process killed earlier left behind (blobs of models deleted meanwhile, temp files
+    # of puts cut short) goes in the background, past the grace period
+    app.extensions["store"].collect_soon()
     url = f"http://{host}:{server.port}{page}"
     print(f"ONNX Studio on {url}  (Ctrl+C stops)", flush=True)
     if open_browser:

@@ -367,3 +367,34 @@ def test_an_edits_verdict_is_remembered_as_validation_would_give_it(app, client)
         remembered = documents._verdicts.peek(digest)
         assert remembered is not None
         assert remembered == documents._helper_verdict(digest)
+
+
+def test_an_edited_revision_downloads_with_external_data(app, client, tmp_path):
+    """layout=external: every tensor over 1 KiB in one .data file next to the .onnx, copied
+    from the blobs (streamed into the zip); onnx loads it back as the same model."""
+    import zipfile
+
+    model = weighty_model(seed=9)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "act0", "name": "alpha", "value": 0.3}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    data = download(client, mid, layout="external")
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        assert sorted(z.namelist()) == ["model.r1.data", "model.r1.onnx"]
+        z.extractall(tmp_path)
+    got = onnx.load(str(tmp_path / "model.r1.onnx"))
+    stored = onnx.load(str(tmp_path / "model.r1.onnx"), load_external_data=False)
+    moved = [t for t in stored.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    assert {t.name for t in moved} == {t.name for t in model.graph.initializer if len(t.raw_data) > 1024}
+    expected = onnx.ModelProto.FromString(model.SerializeToString())
+    next(a for n in expected.graph.node if n.name == "act0" for a in n.attribute).f = 0.3
+    for t in expected.graph.initializer:
+        want = numpy_helper.to_array(t)
+        assert np.array_equal(numpy_helper.to_array(next(g for g in got.graph.initializer if g.name == t.name)), want)
+    const = next(n for n in got.graph.node if n.op_type == "Constant").attribute[0].t
+    want = numpy_helper.to_array(next(n for n in expected.graph.node if n.op_type == "Constant").attribute[0].t)
+    assert np.array_equal(numpy_helper.to_array(const), want)
+    onnx.checker.check_model(got, full_check=True)

@@ -22,7 +22,7 @@ from ..onnx_io.external import TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.load import parse_model_stream
-from ..onnx_io.save import embedded, with_external_data
+from ..onnx_io.save import embedded, external_zip
 from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
@@ -500,23 +500,25 @@ def download(model_id):
             "bad_layout",
             "layout must be as_stored, embedded (weights inside the .onnx) or external (weights in a .data file)",
         )
-    if layout != "as_stored" and record.kind == "model" and (layout == "external" or _names_files(model_id, revision)):
-        # a layout other than the stored one, with external data files: built in memory
+    if layout != "as_stored" and record.kind == "model" and not name.endswith(".onnx"):
+        name += ".onnx"
+    if layout == "external" and record.kind == "model":
+        # every tensor over 1 KiB in one .data file next to the .onnx, copied from the blobs
+        # and files it is in (spooled to disk, never held in memory)
+        model = onnx.ModelProto()
+        model.CopyFrom(load(model_id, revision.rev)[2])
+        spool = tempfile.TemporaryFile()  # noqa: SIM115  # send_file closes it
+        external_zip(model, external_reader(revision), name, spool)
+        spool.seek(0)
+        return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
+    if layout == "embedded" and record.kind == "model" and _names_files(model_id, revision):
+        # its external data files inlined: built in memory (under protobuf's 2 GiB anyway)
         data, reader = s.blobs.get(revision.blob), external_reader(revision)
-        if not name.endswith(".onnx"):
-            name += ".onnx"
-        if layout == "embedded":
-            return send_file(
-                io.BytesIO(embedded(data, reader)),
-                mimetype="application/octet-stream",
-                as_attachment=True,
-                download_name=name,
-            )
         return send_file(
-            io.BytesIO(with_external_data(data, reader, name)),
-            mimetype="application/zip",
+            io.BytesIO(embedded(data, reader)),
+            mimetype="application/octet-stream",
             as_attachment=True,
-            download_name=f"{name[:-5]}.zip",
+            download_name=name,
         )
     if layout == "embedded" and not name.endswith(".onnx"):
         name += ".onnx"

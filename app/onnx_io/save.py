@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import tempfile
 import zipfile
 from pathlib import Path
 
 import onnx
-from onnx.external_data_helper import _get_all_tensors, convert_model_to_external_data
+from onnx.external_data_helper import _get_all_tensors
 
 from ..errors import StudioError
 from .limits import PROTOBUF_LIMIT
@@ -41,18 +39,54 @@ def embedded(data: bytes, read) -> bytes:
     return model.SerializeToString()
 
 
-def with_external_data(data: bytes, read, name: str) -> bytes:
-    """A .zip holding `name` and `<stem>.data` with every tensor over 1 KiB moved out of the .onnx."""
-    model = parse_model(data)
-    _inline(model, read)
+CHUNK = 1 << 22
+
+
+def external_zip(model: onnx.ModelProto, files, name: str, out) -> None:
+    """Write to the file `out` a .zip holding `name` and `<stem>.data`, with every tensor over
+    1 KiB moved out of the .onnx into the .data file (one after another, offsets recorded as
+    onnx's convert_model_to_external_data does). Streamed: each tensor's bytes are copied from
+    where they are (the model, or the file `files.path(location)` names: external.ExternalFiles),
+    never held whole. `model` is changed."""
     stem = name[:-5] if name.endswith(".onnx") else name
-    convert_model_to_external_data(
-        model, all_tensors_to_one_file=True, location=f"{stem}.data", size_threshold=EXTERNAL_THRESHOLD
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        onnx.save_model(model, Path(tmp) / name)
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-            for f in sorted(Path(tmp).iterdir()):
-                z.write(f, f.name)
-    return buf.getvalue()
+    location = f"{stem}.data"
+    pieces: list[tuple[bytes | Path, int, int]] = []  # (inline bytes or a file, offset, length)
+    offset = 0
+    for t in _get_all_tensors(model):
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            info = {e.key: e.value for e in t.external_data}
+            path = files.path(info.get("location", ""))
+            start = int(info.get("offset") or 0)
+            length = int(info["length"]) if info.get("length") else path.stat().st_size - start
+            pieces.append((path, start, length))
+        elif t.HasField("raw_data") and len(t.raw_data) > EXTERNAL_THRESHOLD:
+            length = len(t.raw_data)
+            pieces.append((t.raw_data, 0, length))
+        else:
+            continue
+        del t.external_data[:]
+        t.ClearField("raw_data")
+        t.data_location = onnx.TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
+            t.external_data.add(key=key, value=value)
+        offset += length
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        z.writestr(name, model.SerializeToString())
+        if not pieces:
+            return  # no tensor over 1 KiB: the .onnx alone
+        with z.open(location, "w", force_zip64=offset >= 1 << 31) as w:
+            for source, start, length in pieces:
+                if isinstance(source, bytes):
+                    w.write(source)
+                    continue
+                with open(source, "rb") as f:
+                    f.seek(start)
+                    left = length
+                    while left > 0:
+                        block = f.read(min(CHUNK, left))
+                        if not block:
+                            raise StudioError(
+                                "external_data_short", f"{source.name} holds fewer bytes than a tensor needs", 422
+                            )
+                        w.write(block)
+                        left -= len(block)
