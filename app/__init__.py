@@ -64,11 +64,13 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(web_bp)
 
     from .api.errors import install_api_not_found, install_readable_retry
-    from .web import auth
+    from .web import auth, health, request_log
     from .web.guard import install
 
+    app.register_blueprint(health.bp)
     install(app)
     auth.install(app)
+    request_log.install(app)  # its id comes first: before the guard's and the token's checks
 
     from .onnx_io import offload
 

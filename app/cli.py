@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
-import os
 import secrets
 import socket
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import onnx
 
-from . import create_app, default_data_dir
+from . import create_app, default_data_dir, logs, settings
 from .errors import StudioError
 from .onnx_io import parse_model
 from .onnx_io.external import normalize_location
@@ -92,37 +91,40 @@ def _open(args):
     return app.extensions["store"].create_model(args.model.name, data, external), app
 
 
+def _serve_command(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="onnx-studio serve",
+        description="Serve ONNX Studio for uploads. Settings come from these flags, then ONNX_STUDIO_* "
+        "environment variables, then a TOML --config file (README: Configuration).",
+    )
+    settings.add_flags(p)
+    try:
+        values = settings.resolve(p.parse_args(argv))
+    except settings.SettingsError as exc:
+        p.error(str(exc))
+    host = values["host"]
+    hosts = list(values.get("allowed_hosts", []))
+    if host not in ("0.0.0.0", "::", ""):
+        hosts.append(host)  # the address it listens on is a name it answers
+    token = values.get("auth_token")
+    if token is None and not _is_loopback(host):
+        token = secrets.token_urlsafe(24)
+        print(f"Access token (anyone reaching {host} needs it): {token}", flush=True)
+    config = {**settings.flask_config(values), "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
+    logs.configure(values["log_level"], values["log_format"])
+    if values["workers"] > 1:
+        from . import serving
+
+        serving.run(config, host, values["port"], values["workers"], values["threads"])
+    else:
+        _serve(create_app(config), host, values["port"])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "serve":
-        p = argparse.ArgumentParser(prog="onnx-studio serve", description="Serve ONNX Studio for uploads.")
-        p.add_argument("--host", default="127.0.0.1")
-        p.add_argument("--port", type=int, default=8080)
-        p.add_argument("--data-dir", type=Path, default=default_data_dir())
-        p.add_argument(
-            "--allowed-host",
-            action="append",
-            default=[],
-            metavar="NAME",
-            help="a host name the server answers besides localhost/127.0.0.1 (repeatable; '*' for any)",
-        )
-        p.add_argument(
-            "--auth-token",
-            default=os.environ.get("ONNX_STUDIO_AUTH_TOKEN") or None,
-            help="require this access token (env ONNX_STUDIO_AUTH_TOKEN); made up and printed when the"
-            " server listens beyond loopback without one",
-        )
-        args = p.parse_args(argv[1:])
-        hosts = list(args.allowed_host)
-        if args.host not in ("0.0.0.0", "::", ""):
-            hosts.append(args.host)  # the address it listens on is a name it answers
-        token = args.auth_token
-        if token is None and not _is_loopback(args.host):
-            token = secrets.token_urlsafe(24)
-            print(f"Access token (anyone reaching {args.host} needs it): {token}", flush=True)
-        config = {"DATA_DIR": str(args.data_dir), "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
-        _serve(create_app(config), args.host, args.port)
-        return 0
+        return _serve_command(argv[1:])
     p = argparse.ArgumentParser(
         prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help)."
     )

@@ -84,6 +84,13 @@ class BlobStore:
     def size(self, digest: str) -> int:
         return self._path(digest).stat().st_size
 
+    def ping(self) -> None:
+        """Raise unless blobs can be stored here (the folder is there and writable)."""
+        if not self.root.is_dir():
+            raise OSError(f"{self.root} is missing")
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise OSError(f"{self.root} is not writable")
+
     # --- for the collector ----------------------------------------------------------
     def digests(self) -> Iterator[str]:
         for sub in self.root.iterdir():

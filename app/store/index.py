@@ -105,6 +105,11 @@ class SqliteIndex:
             self._local.conn = conn
         return _Tx(conn)
 
+    def ping(self) -> None:
+        """Raise unless the index answers a query."""
+        with self._conn() as c:
+            c.execute("SELECT 1 FROM models LIMIT 1").fetchall()
+
     # --- models -----------------------------------------------------------------
     def add_model(
         self, name: str, revision: dict, kind: str = "model", source: str = "binary", content: str | None = None

@@ -261,6 +261,20 @@ class Store:
             digest = self.blobs.put(zlib.compress(data, 1))
             self.index.set_derived(key, digest, source)
 
+    # --- health -----------------------------------------------------------------------
+    def reachable(self) -> list[str]:
+        """What of the store can't be reached now (empty: all is well)."""
+        problems = []
+        try:
+            self.index.ping()
+        except Exception as exc:
+            problems.append(f"index: {exc}")
+        try:
+            self.blobs.ping()
+        except Exception as exc:
+            problems.append(f"blob store: {exc}")
+        return problems
+
     # --- housekeeping -------------------------------------------------------------------
     def disk_usage(self) -> dict:
         """Bytes the store holds: per model (every blob its revisions need and the data derived

@@ -11,9 +11,11 @@ from urllib.parse import urlsplit
 from flask import Flask, jsonify, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from .health import ENDPOINTS as HEALTH_ENDPOINTS
+
 COOKIE = "onnx_studio_session"
 PUBLIC_PREFIXES = ("/static/", "/vendor/")
-PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post"}
+PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post", *HEALTH_ENDPOINTS}
 
 
 def _session_value(token: str) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from flask import Flask, Request, Response, jsonify, request
 
+from .health import ENDPOINTS as HEALTH_ENDPOINTS
+
 # the page: its own scripts and styles only (no inline script, no eval), no framing; workers and
 # fetches to itself; exported images are data:/blob: URLs
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -75,6 +77,8 @@ def install(app: Flask) -> None:
 
     @app.before_request
     def _guard():
+        if request.endpoint in HEALTH_ENDPOINTS:
+            return None  # probes use the container's address as Host; the answer says nothing
         hosts = allowed_hosts()
         if "*" not in hosts and host_name(request.host or "") not in hosts:
             return _refuse(

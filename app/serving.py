@@ -1,0 +1,50 @@
+"""`onnx-studio serve --workers N`: gunicorn with N worker processes of `threads` threads each
+(gthread), every one running its own app over the shared store — any worker answers any
+request. SIGTERM stops it gracefully: requests under way (an edit being stored) finish first,
+for up to GRACEFUL_SECONDS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+GRACEFUL_SECONDS = 60
+# a worker silent this long is restarted; gthread workers keep beating while a request runs,
+# so this bounds a hung worker, not a long upload
+WORKER_TIMEOUT_SECONDS = 120
+
+
+class StudioServer(BaseApplication):
+    def __init__(self, config: dict[str, Any], options: dict[str, Any]):
+        self.config = config
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from . import create_app
+
+        app = create_app(self.config)
+        app.extensions["store"].collect_soon()  # what a killed process left behind, past the grace period
+        return app
+
+
+def run(config: dict[str, Any], host: str, port: int, workers: int, threads: int) -> None:
+    StudioServer(
+        config,
+        {
+            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+            "workers": workers,
+            "threads": threads,
+            "worker_class": "gthread",
+            "graceful_timeout": GRACEFUL_SECONDS,
+            "timeout": WORKER_TIMEOUT_SECONDS,
+            "accesslog": None,  # web/request_log.py writes one line per request
+            "errorlog": "-",
+            "proc_name": "onnx-studio",
+        },
+    ).run()

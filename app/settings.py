@@ -1,0 +1,136 @@
+"""The server's settings, from command-line flags, environment variables and an optional TOML
+config file, in that order of precedence (then the defaults). One table: each setting's flag,
+variable, file key and what it becomes in the Flask config. README.md's table lists them all
+(tests/test_settings.py checks it does)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "ONNX_STUDIO_"
+CONFIG_ENV = ENV_PREFIX + "CONFIG"
+
+
+class SettingsError(ValueError):
+    """A setting with a value it can't take: the message names where it came from."""
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be 1 or more")
+    return value
+
+
+def _names(value: Any) -> list[str]:
+    """A list of names: a TOML list, or a comma-separated string (an environment variable)."""
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [v.strip() for v in str(value).split(",") if v.strip()]
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def parse(text: Any) -> str:
+        value = str(text).lower()
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return parse
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # the config file's key; --key-with-dashes; ONNX_STUDIO_KEY
+    parse: Callable[[Any], Any]
+    help: str
+    flask: str | None = None  # the Flask config key it sets (None: the CLI uses it)
+    repeat: bool = False  # the flag can be given several times (a list)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.key.replace("_", "-") if not self.repeat else "--" + self.key.rstrip("s").replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.key.upper()
+
+
+SETTINGS = (
+    Setting("data_dir", Path, "folder of the store (SQLite index and blobs)", "DATA_DIR"),
+    Setting("host", str, "address to listen on"),
+    Setting("port", int, "port to listen on"),
+    Setting("workers", _positive_int, "worker processes (more than 1: gunicorn)"),
+    Setting("threads", _positive_int, "threads per worker process"),
+    Setting("allowed_hosts", _names, "host names answered besides loopback ('*': any)", "ALLOWED_HOSTS", repeat=True),
+    Setting("auth_token", str, "access token every page and API call needs", "AUTH_TOKEN"),
+    Setting("log_level", _choice("debug", "info", "warning", "error"), "log level"),
+    Setting("log_format", _choice("text", "json"), "log lines as text or one JSON object each"),
+    Setting("max_upload_bytes", _positive_int, "largest upload accepted", "MAX_CONTENT_LENGTH"),
+    Setting("zip_max_uncompressed", _positive_int, "bytes an uploaded zip may unpack to", "ZIP_MAX_UNCOMPRESSED"),
+    Setting("zip_max_ratio", _positive_int, "times its compressed size a zip member may unpack to", "ZIP_MAX_RATIO"),
+)
+BY_KEY = {s.key: s for s in SETTINGS}
+DEFAULTS = {"host": "127.0.0.1", "port": 8080, "workers": 1, "threads": 8, "log_level": "info", "log_format": "text"}
+
+
+def add_flags(parser: argparse.ArgumentParser, keys: tuple[str, ...] | None = None) -> None:
+    """The settings' flags, defaulting to "not given" (the environment and file come next)."""
+    parser.add_argument("--config", type=Path, default=None, help=f"a TOML file of settings (env {CONFIG_ENV})")
+    for s in SETTINGS:
+        if keys is not None and s.key not in keys:
+            continue
+        if s.repeat:
+            parser.add_argument(s.flag, dest=s.key, action="append", default=None, metavar="NAME", help=s.help)
+        else:
+            parser.add_argument(s.flag, dest=s.key, default=None, help=f"{s.help} (env {s.env})")
+
+
+def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every setting's value: the flag's, else the environment's, else the config file's, else
+    its default (absent: create_app's own default applies)."""
+    environ = os.environ if environ is None else environ
+    config_path = getattr(args, "config", None) or environ.get(CONFIG_ENV)
+    from_file: dict[str, Any] = {}
+    if config_path:
+        try:
+            from_file = tomllib.loads(Path(config_path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"config file {config_path}: {exc}") from None
+        unknown = sorted(set(from_file) - set(BY_KEY))
+        if unknown:
+            raise SettingsError(f"config file {config_path}: unknown setting {', '.join(unknown)}")
+    values: dict[str, Any] = dict(DEFAULTS)
+    for s in SETTINGS:
+        given = getattr(args, s.key, None)
+        if given is not None:
+            source, raw = s.flag, given
+        elif s.env in environ:
+            source, raw = s.env, environ[s.env]
+        elif s.key in from_file:
+            source, raw = f"{config_path}: {s.key}", from_file[s.key]
+        else:
+            continue
+        try:
+            if s.repeat and isinstance(raw, list) and source == s.flag:
+                values[s.key] = [n for item in raw for n in s.parse(item)]
+            else:
+                values[s.key] = s.parse(raw)
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"{source}: {raw!r} {exc}") from None
+    return values
+
+
+def flask_config(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The Flask config the settings make (those that have a value)."""
+    return {
+        s.flask: (str(values[s.key]) if s.key == "data_dir" else values[s.key])
+        for s in SETTINGS
+        if s.flask and s.key in values
+    }

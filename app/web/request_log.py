@@ -1,0 +1,77 @@
+"""Request ids and request log lines. Each request gets an id (the caller's X-Request-Id when it
+is a plain token, else a new one), echoed in the X-Request-Id response header and in every JSON
+error body ({"error": {..., "request_id"}}), so a person's report and the server's log meet. One
+log line per request: id, method, path, route, status, duration (to the response's first byte:
+a streamed download's body goes on after)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+
+import orjson
+from flask import Flask, Response, g, request
+
+HEADER = "X-Request-Id"
+_CALLERS_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+log = logging.getLogger("onnx_studio.requests")
+
+
+def request_id() -> str:
+    """This request's id (made on first ask)."""
+    rid = g.get("request_id")
+    if rid is None:
+        given = request.headers.get(HEADER, "")
+        rid = given if _CALLERS_ID.fullmatch(given) else secrets.token_hex(8)
+        g.request_id = rid
+    return rid
+
+
+def install(app: Flask) -> None:
+    """Before every other hook (the host guard and the token check answer some requests
+    themselves: those get an id and a line too)."""
+
+    def start() -> None:
+        g.started = time.perf_counter()
+        request_id()
+
+    app.before_request_funcs.setdefault(None, []).insert(0, start)
+
+    @app.after_request
+    def finish(resp: Response) -> Response:
+        rid = request_id()
+        resp.headers[HEADER] = rid
+        if resp.status_code >= 400 and resp.mimetype == "application/json" and not resp.direct_passthrough:
+            _add_to_error(resp, rid)
+        started = g.get("started")
+        duration = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
+        route = request.url_rule.rule if request.url_rule is not None else None
+        log.info(
+            "%s %s %s %s ms [%s]",
+            request.method,
+            request.full_path.rstrip("?"),
+            resp.status_code,
+            duration,
+            rid,
+            extra={
+                "request_id": rid,
+                "method": request.method,
+                "path": request.path,
+                "route": route,
+                "status": resp.status_code,
+                "duration_ms": duration,
+            },
+        )
+        return resp
+
+
+def _add_to_error(resp: Response, rid: str) -> None:
+    try:
+        body = orjson.loads(resp.get_data())
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body["error"]["request_id"] = rid
+        resp.set_data(orjson.dumps(body))

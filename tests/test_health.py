@@ -1,0 +1,76 @@
+"""Operations (issue 14): health checks, request ids in headers and error bodies, one log line
+per request (JSON when asked)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+
+import pytest
+
+from app import create_app, logs
+
+
+@pytest.fixture
+def guarded(tmp_path):
+    return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "AUTH_TOKEN": "s3cret"}).test_client()
+
+
+def test_health_checks_answer_any_probe(guarded):
+    for path in ("/healthz", "/readyz"):
+        r = guarded.get(path, headers={"Host": "10.1.2.3:8080"})  # no token, a container's address
+        assert r.status_code == 200 and r.get_json() == {"status": "ok"}, path
+    assert guarded.get("/api/models").status_code == 401  # the rest still needs the token
+
+
+def test_readyz_says_what_is_unreachable(app, client, monkeypatch):
+    store = app.extensions["store"]
+    shutil.rmtree(store.blobs.root)
+    r = client.get("/readyz")
+    assert r.status_code == 503
+    assert r.get_json()["status"] == "unavailable"
+    assert any(p.startswith("blob store:") for p in r.get_json()["problems"])
+    store.blobs.root.mkdir()
+
+    def down():
+        raise OSError("database is locked")
+
+    monkeypatch.setattr(store.index, "ping", down)
+    r = client.get("/readyz")
+    assert r.status_code == 503 and r.get_json()["problems"] == ["index: database is locked"]
+    assert client.get("/healthz").status_code == 200  # the process itself is fine
+
+
+def test_request_ids_in_headers_and_error_bodies(client, guarded):
+    r = client.get("/api/models")
+    rid = r.headers["X-Request-Id"]
+    assert len(rid) == 16 and r.status_code == 200
+    assert client.get("/api/models", headers={"X-Request-Id": "lb-42.a"}).headers["X-Request-Id"] == "lb-42.a"
+    # a caller's id that isn't a plain token is replaced
+    odd = "<script>" + "x" * 80
+    assert client.get("/api/models", headers={"X-Request-Id": odd}).headers["X-Request-Id"] != odd
+    for response in (
+        client.get("/api/models/nope", headers={"X-Request-Id": "r1"}),  # the API's own errors
+        client.get("/api/nope", headers={"X-Request-Id": "r1"}),  # unknown API paths
+        client.get("/api/models", headers={"X-Request-Id": "r1", "Host": "evil.example"}),  # the host guard
+        guarded.get("/api/models", headers={"X-Request-Id": "r1"}),  # the token check
+    ):
+        assert response.status_code >= 400
+        assert response.headers["X-Request-Id"] == "r1"
+        assert response.get_json()["error"]["request_id"] == "r1", response.get_json()
+
+
+def test_one_log_line_per_request(client, caplog):
+    with caplog.at_level(logging.INFO, logger="onnx_studio.requests"):
+        client.get("/api/models/nope", headers={"X-Request-Id": "trace-1"})
+    (record,) = [r for r in caplog.records if r.name == "onnx_studio.requests"]
+    assert (record.request_id, record.method, record.path, record.status) == ("trace-1", "GET", "/api/models/nope", 404)
+    assert record.route == "/api/models/<model_id>" and record.duration_ms >= 0
+    line = json.loads(logs.JsonFormatter().format(record))
+    assert {k: line[k] for k in ("level", "request_id", "route", "status")} == {
+        "level": "info",
+        "request_id": "trace-1",
+        "route": "/api/models/<model_id>",
+        "status": 404,
+    }

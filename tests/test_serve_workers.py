@@ -1,0 +1,204 @@
+"""A team's server (issue 14): `onnx-studio serve --workers N` runs gunicorn; any worker answers
+any request, conflicting edits from many clients leave exactly one winner per round, uploads and
+downloads are byte-exact under concurrency, logs are JSON lines with request ids, and SIGTERM
+lets a request under way finish."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+STUDIO = Path(sys.executable).parent / "onnx-studio"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def small_model(seed: int, width: int = 64) -> bytes:
+    w = numpy_helper.from_array(np.random.default_rng(seed).standard_normal((width, width)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])],
+        [w],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def multipart(data: bytes, name: str) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    return head + data + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+class Served:
+    def __init__(self, tmp_path: Path, workers: int = 4):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.stderr = tmp_path / "server.log"
+        args = ["serve", "--workers", str(workers), "--threads", "4", "--port", str(self.port)]
+        args += ["--data-dir", str(tmp_path / "data"), "--log-format", "json"]
+        self.log = self.stderr.open("w")
+        self.proc = subprocess.Popen([str(STUDIO), *args], stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.get("/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"the server did not start: {self.stderr.read_text()[-2000:]}")
+            time.sleep(0.2)
+
+    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json"):
+        req = urllib.request.Request(self.base + path, data=body, method=method, headers={"Content-Type": content_type})
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return r.status, r.read(), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), dict(e.headers)
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post_json(self, path: str, payload: dict):
+        status, body, _ = self.request("POST", path, json.dumps(payload).encode())
+        return status, json.loads(body)
+
+    def upload(self, data: bytes, name: str = "m.onnx") -> dict:
+        body, ctype = multipart(data, name)
+        status, answer, _ = self.request("POST", "/api/models", body, ctype)
+        assert status == 201, answer[:300]
+        return json.loads(answer)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(90)
+        self.log.close()
+        return code
+
+
+@pytest.fixture
+def served(tmp_path):
+    server = Served(tmp_path)
+    yield server
+    server.stop()
+
+
+def test_conflicting_edits_from_many_clients_leave_one_winner_per_round(served):
+    mid = served.upload(small_model(0))["id"]
+    clients, rounds = 10, 10
+    results: list[list[tuple[int, int, str]]] = [[] for _ in range(rounds)]
+    barrier = threading.Barrier(clients)
+
+    def client(k: int) -> None:
+        for r in range(rounds):
+            barrier.wait()
+            head = json.loads(served.get(f"/api/models/{mid}")[1])["revision"]
+            barrier.wait()  # everyone read the same head: now all edit from it
+            text = f"client {k} round {r}"
+            status, answer = served.post_json(
+                f"/api/models/{mid}/edits",
+                {"base": head, "ops": [{"op": "set_model_field", "field": "doc_string", "value": text}]},
+            )
+            results[r].append((status, answer.get("revision", -1), text if status == 200 else answer["error"]["code"]))
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = []
+    for r, outcome in enumerate(results):
+        ok = [o for o in outcome if o[0] == 200]
+        assert len(ok) == 1, (r, outcome)
+        assert all(o[0] == 409 and o[2] == "stale_base" for o in outcome if o[0] != 200), outcome
+        winners.append(ok[0])
+    history = json.loads(served.get(f"/api/models/{mid}/revisions")[1])["revisions"]
+    assert len(history) == rounds + 1  # every acknowledged edit, and nothing from the stale ones
+    by_rev = {h["revision"]: h for h in history}
+    for _status, rev, text in winners:
+        assert by_rev[rev]["ops"][0]["value"] == text
+    final = onnx.load_from_string(served.get(f"/api/models/{mid}/download")[1])
+    assert final.doc_string == winners[-1][2]
+
+
+def test_concurrent_uploads_and_downloads_are_byte_exact(served):
+    errors: list[str] = []
+
+    def worker(k: int) -> None:
+        for j in range(4):
+            data = small_model(100 * k + j, width=96)
+            mid = served.upload(data, f"m{k}_{j}.onnx")["id"]
+            status, body, _ = served.get(f"/api/models/{mid}/download")
+            if status != 200 or body != data:
+                errors.append(f"{k}/{j}: {status}")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    listed = json.loads(served.get("/api/models")[1])["models"]
+    assert len(listed) == 24
+
+
+def test_json_log_lines_with_request_ids(served, tmp_path):
+    status, _, headers = served.request("GET", "/api/models/nope")
+    assert status == 404
+    rid = headers["X-Request-Id"]
+    served.stop()
+    lines = [json.loads(line) for line in served.stderr.read_text().splitlines() if line.startswith("{")]
+    (mine,) = [line for line in lines if line.get("request_id") == rid]
+    assert mine["status"] == 404 and mine["route"] == "/api/models/<model_id>" and mine["method"] == "GET"
+    assert mine["duration_ms"] >= 0 and mine["level"] == "info"
+
+
+def test_sigterm_lets_a_request_under_way_finish(served):
+    data = small_model(7, width=512)  # 1 MiB of weights
+    body, ctype = multipart(data, "late.onnx")
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+    conn.putrequest("POST", "/api/models")
+    conn.putheader("Content-Type", ctype)
+    conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders()
+    conn.send(body[: len(body) // 2])  # the request is under way in a worker
+    time.sleep(0.5)
+    served.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    conn.send(body[len(body) // 2 :])
+    response = conn.getresponse()
+    assert response.status == 201, response.read()[:300]
+    mid = json.loads(response.read())["id"]
+    assert served.stop() == 0
+    # a new server on the same folder has it, whole
+    again = Served(served.stderr.parent)
+    try:
+        assert again.get(f"/api/models/{mid}/download")[1] == data
+    finally:
+        again.stop()
