@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -202,3 +203,67 @@ def test_sigterm_lets_a_request_under_way_finish(served):
         assert again.get(f"/api/models/{mid}/download")[1] == data
     finally:
         again.stop()
+
+
+def worker_pids(master: int) -> list[int]:
+    """The gunicorn master's worker processes (the helper processes they start are theirs)."""
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return [int(p) for p in children]
+
+
+def test_a_worker_killed_mid_edit_loses_no_acknowledged_edit(served):
+    """SIGKILL workers while clients edit: every edit a client got 200 for is in the history,
+    each revision downloads whole, and the server goes on (gunicorn starts new workers)."""
+    mid = served.upload(small_model(3, width=256))["id"]
+    acknowledged: list[tuple[int, str]] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def editor(k: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            text = f"editor {k} edit {n}"
+            head = json.loads(served.get(f"/api/models/{mid}")[1])["revision"]
+            value = np.full((256, 256), k + n / 1000, np.float32).tolist()
+            ops = [
+                {"op": "set_model_field", "field": "doc_string", "value": text},
+                {
+                    "op": "set_initializer",
+                    "name": "w",
+                    "value": {"dtype": "FLOAT", "shape": [256, 256], "values": value},
+                },
+            ]
+            try:
+                status, answer = served.post_json(f"/api/models/{mid}/edits", {"base": head, "ops": ops})
+            except (OSError, http.client.HTTPException):
+                continue  # its worker was killed under it: not acknowledged
+            if status == 200:
+                with lock:
+                    acknowledged.append((answer["revision"], text))
+
+    threads = [threading.Thread(target=editor, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    kills = 0
+    try:
+        for _ in range(4):
+            time.sleep(1.0)
+            pids = worker_pids(served.proc.pid)
+            if pids:
+                os.kill(pids[0], signal.SIGKILL)
+                kills += 1
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert kills == 4 and len(acknowledged) >= 4, (kills, len(acknowledged))
+    history = {h["revision"]: h for h in json.loads(served.get(f"/api/models/{mid}/revisions")[1])["revisions"]}
+    for rev, text in acknowledged:
+        assert history[rev]["ops"][0]["value"] == text
+    for rev in history:
+        status, body, _ = served.get(f"/api/models/{mid}/download?revision={rev}")
+        assert status == 200
+        onnx.checker.check_model(onnx.load_from_string(body))
+    assert served.get("/readyz")[0] == 200
