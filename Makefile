@@ -7,12 +7,12 @@ EXAMPLE  := build/example.onnx
 
 BUNDLE   := app/static/dist
 
-.PHONY: run test lint lint-py lint-js setup python-deps node-deps bundle chromium clean
+.PHONY: run test lint lint-py lint-js setup python-deps node-deps bundle chromium postgres clean
 
 run: setup $(EXAMPLE)
 	$(VENV)/bin/onnx-studio $(EXAMPLE)
 
-test: setup chromium lint
+test: setup chromium postgres lint
 	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
 
 # The quality gate: lint, format and types of the Python and of the page scripts.
@@ -56,6 +56,18 @@ $(EXAMPLE): python-deps scripts/make_example_model.py
 	$(PY) scripts/make_example_model.py $@
 
 # Browser tests need Debian's chromium; install it when we can (root), else say how.
+# The PostgreSQL back end's tests start a real server (tests/pg_server.py): Debian's postgresql
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql; \
+	  else \
+	    echo "The PostgreSQL tests need Debian's postgresql (initdb, pg_ctl)."; \
+	    echo "Install it with: sudo apt-get install -y postgresql   (then run make test again)"; \
+	    exit 1; \
+	  fi; \
+	fi
+
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

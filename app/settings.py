@@ -64,6 +64,7 @@ class Setting:
 
 SETTINGS = (
     Setting("data_dir", Path, "folder of the store (SQLite index and blobs)", "DATA_DIR"),
+    Setting("database_url", str, "the index: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB", "DATABASE_URL"),
     Setting("host", str, "address to listen on"),
     Setting("port", int, "port to listen on"),
     Setting("workers", _positive_int, "worker processes (more than 1: gunicorn)"),

@@ -15,3 +15,24 @@ def app(tmp_path):
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session (tests/pg_server.py)."""
+    from pg_server import PostgresServer, available
+
+    if not available():
+        pytest.fail("PostgreSQL's initdb/pg_ctl are missing: `make test` installs Debian's postgresql")
+    server = PostgresServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_app(tmp_path, postgres):
+    """An app whose index is a fresh PostgreSQL database."""
+    import secrets
+
+    url = postgres.database("t_" + secrets.token_hex(6))
+    return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "DATABASE_URL": url})

@@ -55,12 +55,15 @@ def multipart(data: bytes, name: str) -> tuple[bytes, str]:
 
 
 class Served:
-    def __init__(self, tmp_path: Path, workers: int = 4):
+    def __init__(self, tmp_path: Path, workers: int = 4, database_url: str | None = None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.stderr = tmp_path / "server.log"
         args = ["serve", "--workers", str(workers), "--threads", "4", "--port", str(self.port)]
         args += ["--data-dir", str(tmp_path / "data"), "--log-format", "json"]
+        if database_url:
+            args += ["--database-url", database_url]
+        self.database_url = database_url
         self.log = self.stderr.open("w")
         self.proc = subprocess.Popen([str(STUDIO), *args], stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 60
@@ -103,9 +106,15 @@ class Served:
         return code
 
 
-@pytest.fixture
-def served(tmp_path):
-    server = Served(tmp_path)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def served(request, tmp_path):
+    """4 gunicorn workers over SQLite, or over a PostgreSQL database of their own."""
+    url = None
+    if request.param == "postgresql":
+        import secrets
+
+        url = request.getfixturevalue("postgres").database("t_" + secrets.token_hex(6))
+    server = Served(tmp_path, database_url=url)
     yield server
     server.stop()
 
@@ -198,7 +207,7 @@ def test_sigterm_lets_a_request_under_way_finish(served):
     mid = json.loads(response.read())["id"]
     assert served.stop() == 0
     # a new server on the same folder has it, whole
-    again = Served(served.stderr.parent)
+    again = Served(served.stderr.parent, database_url=served.database_url)
     try:
         assert again.get(f"/api/models/{mid}/download")[1] == data
     finally:

@@ -78,32 +78,29 @@ LATER_COLUMNS = {
 }
 
 
-class SqliteIndex:
-    def __init__(self, db_path: Path):
-        self._db_path = Path(db_path)
+class SqlIndex:
+    """The index's logic, in SQL both back ends run; each connects, sets its schema up and
+    tells live uploads and edits from dead ones its own way (SqliteIndex, pg_index.PostgresIndex)."""
+
+    dialect = "sqlite"
+
+    def __init__(self) -> None:
         self._local = threading.local()
-        self._owners = self._db_path.with_name(self._db_path.name + ".owners")
-        self._owner: str | None = None  # this process's file in the owners folder, once it begins an intent
-        # kept open: the lock on it lasts as long as the process (or this index)
-        self._owner_file: BinaryIO | None = None
-        self._owner_lock = threading.Lock()
-        with self._conn() as c:
-            c.executescript(SCHEMA)
-            for table, columns in LATER_COLUMNS.items():
-                have = {row["name"] for row in c.execute(f"PRAGMA table_info({table})")}
-                for name, decl in columns.items():
-                    if name not in have:
-                        c.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+    def _connect(self):
+        raise NotImplementedError
+
+    def _owner_name(self) -> str:
+        raise NotImplementedError
+
+    def _drop_dead_owners(self) -> None:
+        raise NotImplementedError
 
     def _conn(self) -> _Tx:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self._db_path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.row_factory = sqlite3.Row
-            self._local.conn = conn
-        return _Tx(conn)
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = Db(self._connect(), self.dialect)
+        return _Tx(db)
 
     def ping(self) -> None:
         """Raise unless the index answers a query."""
@@ -118,7 +115,7 @@ class SqliteIndex:
         model_id = secrets.token_hex(6)
         now = time.time()
         with self._conn() as c:
-            c.execute("BEGIN IMMEDIATE")
+            c.begin()
             c.execute(
                 "INSERT INTO models (id, name, created, head, kind, source, content) VALUES (?, ?, ?, 0, ?, ?, ?)",
                 (model_id, name, now, kind, source, content),
@@ -141,7 +138,7 @@ class SqliteIndex:
     def delete_model(self, model_id: str) -> None:
         self.model(model_id)
         with self._conn() as c:
-            c.execute("BEGIN IMMEDIATE")
+            c.begin()
             c.execute("DELETE FROM revisions WHERE model_id = ?", (model_id,))
             c.execute("DELETE FROM models WHERE id = ?", (model_id,))
 
@@ -164,8 +161,8 @@ class SqliteIndex:
     def commit_revision(self, model_id: str, base: int, revision: dict) -> int:
         """Store a new revision whose parent is `base`, if `base` is still the head."""
         with self._conn() as c:
-            c.execute("BEGIN IMMEDIATE")
-            row = c.execute("SELECT head FROM models WHERE id = ?", (model_id,)).fetchone()
+            c.begin()
+            row = c.execute("SELECT head FROM models WHERE id = ?" + c.for_update, (model_id,)).fetchone()
             if row is None:
                 raise NotFound("unknown_model", f"no model with id {model_id!r}")
             if row["head"] != base:
@@ -174,8 +171,8 @@ class SqliteIndex:
                     f"revision {base} is no longer current (the model is at revision {row['head']}); reload and retry",
                 )
             new_rev = c.execute(
-                "SELECT COALESCE(MAX(rev), -1) + 1 FROM revisions WHERE model_id = ?", (model_id,)
-            ).fetchone()[0]
+                "SELECT COALESCE(MAX(rev), -1) + 1 AS next FROM revisions WHERE model_id = ?", (model_id,)
+            ).fetchone()["next"]
             _insert_revision(c, model_id, new_rev, base, time.time(), **revision)
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
@@ -184,8 +181,10 @@ class SqliteIndex:
         """Record onnxruntime's verdict on a revision, and why it is invalid when the verdict
         refuses an edit its parent ran (a check that finished after the edit was stored)."""
         with self._conn() as c:
-            c.execute("BEGIN IMMEDIATE")
-            row = c.execute("SELECT invalid FROM revisions WHERE model_id = ? AND rev = ?", (model_id, rev)).fetchone()
+            c.begin()
+            row = c.execute(
+                "SELECT invalid FROM revisions WHERE model_id = ? AND rev = ?" + c.for_update, (model_id, rev)
+            ).fetchone()
             if row is None:
                 return  # deleted meanwhile
             reasons = json.loads(row["invalid"])
@@ -198,11 +197,11 @@ class SqliteIndex:
 
     def undo(self, model_id: str, base: int | None = None) -> int:
         with self._conn() as c:
-            c.execute("BEGIN IMMEDIATE")
+            c.begin()
             record = self._locked_record(c, model_id, base)
             parent = c.execute(
                 "SELECT parent FROM revisions WHERE model_id = ? AND rev = ?", (model_id, record["head"])
-            ).fetchone()[0]
+            ).fetchone()["parent"]
             if parent is None:
                 raise StudioError("nothing_to_undo", "nothing to undo: the model is at its original revision", 409)
             redo = [*json.loads(record["redo"]), record["head"]]
@@ -211,7 +210,7 @@ class SqliteIndex:
 
     def redo(self, model_id: str, base: int | None = None) -> int:
         with self._conn() as c:
-            c.execute("BEGIN IMMEDIATE")
+            c.begin()
             record = self._locked_record(c, model_id, base)
             redo = json.loads(record["redo"])
             if not redo:
@@ -235,7 +234,8 @@ class SqliteIndex:
     def set_derived(self, key: str, digest: str, source: str) -> None:
         with self._conn() as c:
             c.execute(
-                "INSERT OR REPLACE INTO derived (key, digest, source, created) VALUES (?, ?, ?, ?)",
+                "INSERT INTO derived (key, digest, source, created) VALUES (?, ?, ?, ?) ON CONFLICT (key)"
+                " DO UPDATE SET digest = excluded.digest, source = excluded.source, created = excluded.created",
                 (key, digest, source, time.time()),
             )
 
@@ -253,6 +253,75 @@ class SqliteIndex:
         with self._conn() as c:
             c.execute("INSERT INTO intents (id, started, owner) VALUES (?, ?, ?)", (intent, time.time(), owner))
         return intent
+
+    def end_intent(self, intent: str) -> None:
+        with self._conn() as c:
+            c.execute("DELETE FROM intents WHERE id = ?", (intent,))
+
+    def oldest_intent(self, expire_before: float) -> float | None:
+        """When the oldest upload or edit still under way started. The intents of processes
+        that died are dropped, and any begun before expire_before (an owner's file lost, an
+        intent of a version that recorded no owner)."""
+        self._drop_dead_owners()
+        with self._conn() as c:
+            c.execute("DELETE FROM intents WHERE started < ?", (expire_before,))
+            row = c.execute("SELECT MIN(started) AS t FROM intents").fetchone()
+        return row["t"]
+
+    def referenced(self) -> tuple[set[str], set[str]]:
+        """(every blob a revision needs, every derived blob whose source is one of those)."""
+        used: set[str] = set()
+        with self._conn() as c:
+            for row in c.execute("SELECT blob, external, tensors, source FROM revisions"):
+                used.add(row["blob"])
+                used.update(json.loads(row["tensors"]))
+                used.update(e for e in json.loads(row["external"]).values() if isinstance(e, str))
+                if row["source"]:
+                    used.add(json.loads(row["source"])["skeleton"])
+            derived = c.execute("SELECT key, digest, source FROM derived").fetchall()
+            stale = [r["key"] for r in derived if r["source"] not in used]
+            for key in stale:
+                c.execute("DELETE FROM derived WHERE key = ?", (key,))
+        return used, {r["digest"] for r in derived if r["source"] in used}
+
+    @staticmethod
+    def _locked_record(c, model_id: str, base: int | None):
+        record = c.execute("SELECT * FROM models WHERE id = ?" + c.for_update, (model_id,)).fetchone()
+        if record is None:
+            raise NotFound("unknown_model", f"no model with id {model_id!r}")
+        if base is not None and record["head"] != base:
+            raise Conflict(
+                "stale_base",
+                f"revision {base} is no longer current (the model is at revision {record['head']}); reload and retry",
+            )
+        return record
+
+
+class SqliteIndex(SqlIndex):
+    """The index in one SQLite file (WAL: readers never wait for the writer)."""
+
+    def __init__(self, db_path: Path):
+        super().__init__()
+        self._db_path = Path(db_path)
+        self._owners = self._db_path.with_name(self._db_path.name + ".owners")
+        self._owner: str | None = None  # this process's file in the owners folder, once it begins an intent
+        # kept open: the lock on it lasts as long as the process (or this index)
+        self._owner_file: BinaryIO | None = None
+        self._owner_lock = threading.Lock()
+        with self._conn() as c:
+            c.conn.executescript(SCHEMA)
+            for table, columns in LATER_COLUMNS.items():
+                have = {row["name"] for row in c.execute(f"PRAGMA table_info({table})")}
+                for name, decl in columns.items():
+                    if name not in have:
+                        c.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+    def _connect(self):
+        conn = sqlite3.connect(self._db_path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.row_factory = sqlite3.Row
+        return conn
 
     def _owner_name(self) -> str:
         """This process's file in the owners folder, made (and locked) the first time it's asked for."""
@@ -291,48 +360,6 @@ class SqliteIndex:
                     path.unlink()  # after the rows: a collector killed in between sees the file again
             finally:
                 os.close(fd)
-
-    def end_intent(self, intent: str) -> None:
-        with self._conn() as c:
-            c.execute("DELETE FROM intents WHERE id = ?", (intent,))
-
-    def oldest_intent(self, expire_before: float) -> float | None:
-        """When the oldest upload or edit still under way started. The intents of processes
-        that died are dropped, and any begun before expire_before (an owner's file lost, an
-        intent of a version that recorded no owner)."""
-        self._drop_dead_owners()
-        with self._conn() as c:
-            c.execute("DELETE FROM intents WHERE started < ?", (expire_before,))
-            row = c.execute("SELECT MIN(started) AS t FROM intents").fetchone()
-        return row["t"]
-
-    def referenced(self) -> tuple[set[str], set[str]]:
-        """(every blob a revision needs, every derived blob whose source is one of those)."""
-        used: set[str] = set()
-        with self._conn() as c:
-            for row in c.execute("SELECT blob, external, tensors, source FROM revisions"):
-                used.add(row["blob"])
-                used.update(json.loads(row["tensors"]))
-                used.update(e for e in json.loads(row["external"]).values() if isinstance(e, str))
-                if row["source"]:
-                    used.add(json.loads(row["source"])["skeleton"])
-            derived = c.execute("SELECT key, digest, source FROM derived").fetchall()
-            stale = [r["key"] for r in derived if r["source"] not in used]
-            for key in stale:
-                c.execute("DELETE FROM derived WHERE key = ?", (key,))
-        return used, {r["digest"] for r in derived if r["source"] in used}
-
-    @staticmethod
-    def _locked_record(c, model_id: str, base: int | None):
-        record = c.execute("SELECT * FROM models WHERE id = ?", (model_id,)).fetchone()
-        if record is None:
-            raise NotFound("unknown_model", f"no model with id {model_id!r}")
-        if base is not None and record["head"] != base:
-            raise Conflict(
-                "stale_base",
-                f"revision {base} is no longer current (the model is at revision {record['head']}); reload and retry",
-            )
-        return record
 
 
 def _insert_revision(
@@ -401,16 +428,43 @@ def _revision(row) -> Revision:
     )
 
 
+class Db:
+    """One connection, as the index's SQL sees it: `?` placeholders, rows by column name,
+    explicit transactions (`begin`, committed or rolled back by the `with` block), and
+    `for_update` to lock the rows a compare-and-swap reads (PostgreSQL; SQLite's
+    BEGIN IMMEDIATE locks the whole database already)."""
+
+    def __init__(self, conn, dialect: str):
+        self.conn = conn
+        self.dialect = dialect
+        self.for_update = " FOR UPDATE" if dialect == "postgresql" else ""
+
+    def execute(self, sql: str, params: tuple | list = ()):
+        if self.dialect == "postgresql":
+            sql = sql.replace("?", "%s")
+        return self.conn.execute(sql, params)
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN" if self.dialect == "postgresql" else "BEGIN IMMEDIATE")
+
+    def in_transaction(self) -> bool:
+        if self.dialect == "postgresql":
+            from psycopg import pq
+
+            return self.conn.info.transaction_status != pq.TransactionStatus.IDLE
+        return self.conn.in_transaction
+
+
 class _Tx:
     """`with` block over a connection in autocommit mode: commits an explicit BEGIN, rolls back on error."""
 
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
+    def __init__(self, db: Db):
+        self.db = db
 
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
+    def __enter__(self) -> Db:
+        return self.db
 
     def __exit__(self, exc_type, exc, tb):
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        if self.db.in_transaction():
+            self.db.conn.execute("ROLLBACK" if exc_type else "COMMIT")
         return False

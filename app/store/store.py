@@ -27,7 +27,7 @@ import onnx
 from ..errors import StudioError
 from . import wire
 from .blobs import CHUNK, BlobStore
-from .index import SqliteIndex
+from .index import SqlIndex, SqliteIndex
 from .records import ModelRecord, Revision
 
 # blobs stored less than this long ago are never collected (besides those of uploads and edits
@@ -41,7 +41,7 @@ INTENT_EXPIRES_SECONDS = 24 * 3600.0
 
 
 class Store:
-    def __init__(self, index: SqliteIndex, blobs: BlobStore, where: str, split_min_bytes: int = wire.SPLIT_MIN_BYTES):
+    def __init__(self, index: SqlIndex, blobs: BlobStore, where: str, split_min_bytes: int = wire.SPLIT_MIN_BYTES):
         self.index = index
         self.blobs = blobs
         self.split_min_bytes = split_min_bytes  # tensors this big or bigger are stored as blobs of their own
