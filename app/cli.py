@@ -91,13 +91,30 @@ def _open(args):
     return app.extensions["store"].create_model(args.model.name, data, external), app
 
 
-def _serve_command(argv: list[str]) -> int:
+def serve_parser() -> argparse.ArgumentParser:
+    """`onnx-studio serve`'s arguments (tests/test_deploy_files.py checks the container commands)."""
     p = argparse.ArgumentParser(
         prog="onnx-studio serve",
         description="Serve ONNX Studio for uploads. Settings come from these flags, then ONNX_STUDIO_* "
         "environment variables, then a TOML --config file (README: Configuration).",
     )
     settings.add_flags(p)
+    return p
+
+
+def serve_token(values: dict) -> str | None:
+    """The access token a server needs: the one given, else (listening beyond loopback) one made up
+    and printed. An empty one counts as none (`ONNX_STUDIO_AUTH_TOKEN=` does not turn it off)."""
+    token = values.get("auth_token") or None
+    host = values["host"]
+    if token is None and not _is_loopback(host):
+        token = secrets.token_urlsafe(24)
+        print(f"Access token (anyone reaching {host} needs it): {token}", flush=True)
+    return token
+
+
+def _serve_command(argv: list[str]) -> int:
+    p = serve_parser()
     try:
         values = settings.resolve(p.parse_args(argv))
     except settings.SettingsError as exc:
@@ -106,10 +123,7 @@ def _serve_command(argv: list[str]) -> int:
     hosts = list(values.get("allowed_hosts", []))
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host)  # the address it listens on is a name it answers
-    token = values.get("auth_token")
-    if token is None and not _is_loopback(host):
-        token = secrets.token_urlsafe(24)
-        print(f"Access token (anyone reaching {host} needs it): {token}", flush=True)
+    token = serve_token(values)
     config = {**settings.flask_config(values), "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
     logs.configure(values["log_level"], values["log_format"])
     if values["workers"] > 1:
