@@ -218,6 +218,13 @@ def test_ping_says_what_is_wrong(blobs, prefix, tmp_path):
         missing.ping()
 
 
+def test_readyz_names_a_missing_bucket(s3_endpoint, tmp_path):
+    app = create_app({"DATA_DIR": str(tmp_path), "BLOB_URL": "s3://no-such-bucket-here/p", "TESTING": True})
+    r = app.test_client().get("/readyz")
+    assert r.status_code == 503
+    assert r.get_json()["problems"] == ["blob store: s3://no-such-bucket-here: no such bucket (404)"]
+
+
 @pytest.mark.parametrize(
     "url", ["http://bucket/p", "s3://", "s3:///prefix", "s3://Bad_Bucket/p", "s3://bucket/p?x=1", "s3://bucket/a/../b"]
 )
