@@ -65,6 +65,7 @@ class Setting:
 SETTINGS = (
     Setting("data_dir", Path, "folder of the store (SQLite index and blobs)", "DATA_DIR"),
     Setting("database_url", str, "the index: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB", "DATABASE_URL"),
+    Setting("blob_url", str, "s3://BUCKET/PREFIX: the blobs in S3 (default: a folder in data_dir)", "BLOB_URL"),
     Setting("host", str, "address to listen on"),
     Setting("port", int, "port to listen on"),
     Setting("workers", _positive_int, "worker processes (more than 1: gunicorn)"),

@@ -36,3 +36,11 @@ def pg_app(tmp_path, postgres):
 
     url = postgres.database("t_" + secrets.token_hex(6))
     return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "DATABASE_URL": url})
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """moto_server with a bucket, and the AWS_* variables pointing at it (tests/s3_server.py)."""
+    from s3_server import s3_endpoint as serve
+
+    yield from serve()

@@ -55,7 +55,7 @@ def multipart(data: bytes, name: str) -> tuple[bytes, str]:
 
 
 class Served:
-    def __init__(self, tmp_path: Path, workers: int = 4, database_url: str | None = None):
+    def __init__(self, tmp_path: Path, workers: int = 4, database_url: str | None = None, blob_url: str | None = None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.stderr = tmp_path / "server.log"
@@ -63,7 +63,9 @@ class Served:
         args += ["--data-dir", str(tmp_path / "data"), "--log-format", "json"]
         if database_url:
             args += ["--database-url", database_url]
-        self.database_url = database_url
+        if blob_url:
+            args += ["--blob-url", blob_url]
+        self.database_url, self.blob_url = database_url, blob_url
         self.log = self.stderr.open("w")
         self.proc = subprocess.Popen([str(STUDIO), *args], stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 60
@@ -108,7 +110,8 @@ class Served:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def served(request, tmp_path):
-    """4 gunicorn workers over SQLite, or over a PostgreSQL database of their own."""
+    """4 gunicorn workers over SQLite, or over a PostgreSQL database of their own (blobs in a
+    folder both times; S3 under gunicorn: not yet, see bench/RESULTS.md)."""
     url = None
     if request.param == "postgresql":
         import secrets
@@ -127,9 +130,9 @@ def test_conflicting_edits_from_many_clients_leave_one_winner_per_round(served):
 
     def client(k: int) -> None:
         for r in range(rounds):
-            barrier.wait()
+            barrier.wait(timeout=120)
             head = json.loads(served.get(f"/api/models/{mid}")[1])["revision"]
-            barrier.wait()  # everyone read the same head: now all edit from it
+            barrier.wait(timeout=120)  # everyone read the same head: now all edit from it
             text = f"client {k} round {r}"
             status, answer = served.post_json(
                 f"/api/models/{mid}/edits",
@@ -207,7 +210,7 @@ def test_sigterm_lets_a_request_under_way_finish(served):
     mid = json.loads(response.read())["id"]
     assert served.stop() == 0
     # a new server on the same folder has it, whole
-    again = Served(served.stderr.parent, database_url=served.database_url)
+    again = Served(served.stderr.parent, database_url=served.database_url, blob_url=served.blob_url)
     try:
         assert again.get(f"/api/models/{mid}/download")[1] == data
     finally:

@@ -26,7 +26,7 @@ import onnx
 
 from ..errors import StudioError
 from . import wire
-from .blobs import CHUNK, BlobStore
+from .blobs import CHUNK, Blobs, BlobStore
 from .index import SqlIndex, SqliteIndex
 from .records import ModelRecord, Revision
 
@@ -41,7 +41,7 @@ INTENT_EXPIRES_SECONDS = 24 * 3600.0
 
 
 class Store:
-    def __init__(self, index: SqlIndex, blobs: BlobStore, where: str, split_min_bytes: int = wire.SPLIT_MIN_BYTES):
+    def __init__(self, index: SqlIndex, blobs: Blobs, where: str, split_min_bytes: int = wire.SPLIT_MIN_BYTES):
         self.index = index
         self.blobs = blobs
         self.split_min_bytes = split_min_bytes  # tensors this big or bigger are stored as blobs of their own
@@ -201,7 +201,8 @@ class Store:
             size = self.blobs.size(revision.blob) + sum(revision.tensors.values())
         for entry in revision.external.values():
             with contextlib.suppress(OSError):  # a linked file that is gone: the checks say so
-                size += self.external_path(entry).stat().st_size
+                # a blob's size from the blob store: its path would fetch it when it is remote
+                size += Path(entry["path"]).stat().st_size if isinstance(entry, dict) else self.blobs.size(entry)
         return size
 
     def whole(self, revision: Revision) -> tuple[int, Iterator[bytes]]:

@@ -1,0 +1,346 @@
+"""Blobs in an S3 bucket (issue 14): the same interface as the blob folder (blobs.Blobs).
+
+Keys are `<prefix>/<digest[:2]>/<digest>`. A put hashes its bytes while spooling them to a local
+temp file, then uploads it (multipart when big: boto3's upload_file) unless the key is there —
+then the object is copied onto itself with fresh metadata, so its `stored` time (what the
+collector's grace period counts from) starts again. Reads stream from S3; what needs a local file
+(memory maps, the helper process) gets one from a bounded local cache (least recently used go
+first). Endpoint, credentials and region come from the standard AWS_* variables (boto3 reads
+them). Uploads cut short leave incomplete multipart uploads in the bucket: a lifecycle rule
+(AbortIncompleteMultipartUpload) clears them."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import boto3
+from botocore.exceptions import ClientError
+
+from .blobs import CHUNK, is_digest
+
+DEFAULT_CACHE_BYTES = 4 << 30
+_MISSING = {"404", "NoSuchKey", "NotFound"}
+
+
+def _missing(exc: ClientError) -> bool:
+    return str(exc.response.get("Error", {}).get("Code")) in _MISSING
+
+
+class S3BlobStore:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str,
+        cache_dir: Path,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        client: Any = None,
+        pin_seconds: float = 10.0,
+    ):
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.client = client if client is not None else boto3.client("s3")
+        self.cache = BlobCache(Path(cache_dir), cache_bytes, pin_seconds)
+
+    def __repr__(self) -> str:
+        return f"S3BlobStore(s3://{self.bucket}/{self.prefix})"
+
+    def _key(self, digest: str) -> str:
+        if not is_digest(digest):
+            raise ValueError(f"not a blob digest: {digest!r}")
+        return f"{self.prefix}/{digest[:2]}/{digest}" if self.prefix else f"{digest[:2]}/{digest}"
+
+    def _head(self, digest: str) -> Any:
+        try:
+            return self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
+        except ClientError as exc:
+            if _missing(exc):
+                raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
+            raise
+
+    # --- storing --------------------------------------------------------------------
+    def put(self, data) -> str:
+        return self.put_parts([data])
+
+    def put_stream(self, stream, chunk: int = CHUNK) -> str:
+        return self.put_parts(iter(lambda: stream.read(chunk), b""))
+
+    def put_parts(self, parts: Iterable) -> str:
+        """Spool the concatenation of buffers to a local temp file (hashing it), then store it
+        unless it is there (then refresh its stored time); the spooled file becomes its cache entry."""
+        h = hashlib.sha256()
+        fd, tmp = self.cache.temp_file()
+        try:
+            with os.fdopen(fd, "wb") as f:
+                for part in parts:
+                    h.update(part)
+                    f.write(part)
+            digest = h.hexdigest()
+            key = self._key(digest)
+            stored = {"stored": repr(time.time())}
+            if not self._refresh(key, stored):
+                self.client.upload_file(tmp, self.bucket, key, ExtraArgs={"Metadata": stored})
+            self.cache.adopt(digest, Path(tmp))
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return digest
+
+    def _refresh(self, key: str, stored: dict) -> bool:
+        """Copy the object onto itself with a fresh `stored` time; False when it isn't there."""
+        try:
+            # client.copy: a managed copy (multipart past 5 GiB, where copy_object stops)
+            self.client.copy(
+                {"Bucket": self.bucket, "Key": key},
+                self.bucket,
+                key,
+                ExtraArgs={"Metadata": stored, "MetadataDirective": "REPLACE"},
+            )
+        except ClientError as exc:
+            if _missing(exc):
+                return False
+            raise
+        return True
+
+    # --- reading --------------------------------------------------------------------
+    def get(self, digest: str) -> bytes:
+        return self._body(digest).read()
+
+    def _body(self, digest: str, start: int = 0):
+        kwargs: dict[str, Any] = {"Range": f"bytes={start}-"} if start else {}
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(digest), **kwargs)["Body"]
+        except ClientError as exc:
+            if _missing(exc):
+                raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
+            raise
+
+    def open(self, digest: str) -> BinaryIO:
+        """A seekable binary file over the object: each seek starts a new ranged GET."""
+        raw = _ObjectReader(self, digest, self.size(digest))
+        return io.BufferedReader(raw, CHUNK)
+
+    def read_chunks(self, digest: str, chunk: int = CHUNK) -> Iterator[bytes]:
+        body = self._body(digest)
+        try:
+            yield from body.iter_chunks(chunk)
+        finally:
+            body.close()
+
+    def path(self, digest: str) -> Path:
+        """A local file holding the blob's bytes (from the cache; downloaded on a miss)."""
+        key = self._key(digest)
+
+        def download(tmp: Path) -> None:
+            try:
+                self.client.download_file(self.bucket, key, str(tmp))
+            except ClientError as exc:
+                if _missing(exc):
+                    raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
+                raise
+
+        return self.cache.get(digest, download)
+
+    def exists(self, digest: str) -> bool:
+        try:
+            self._head(digest)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def size(self, digest: str) -> int:
+        return int(self._head(digest)["ContentLength"])
+
+    def ping(self) -> None:
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = error.get("Code", "?")
+            what = "no such bucket" if str(code) in ("404", "NoSuchBucket") else error.get("Message") or "refused"
+            raise OSError(f"s3://{self.bucket}: {what} ({code})") from None
+        except Exception as exc:  # unreachable endpoint, no credentials, ...
+            raise OSError(f"s3://{self.bucket}: {exc}") from None
+
+    # --- for the collector ----------------------------------------------------------
+    def digests(self, page_size: int = 1000) -> Iterator[str]:
+        paginator = self.client.get_paginator("list_objects_v2")
+        prefix = f"{self.prefix}/" if self.prefix else ""
+        pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, PaginationConfig={"PageSize": page_size})
+        for page in pages:
+            for item in page.get("Contents", ()):
+                name = item["Key"].rsplit("/", 1)[-1]
+                if is_digest(name) and item["Key"] == self._key(name):
+                    yield name
+
+    def modified(self, digest: str) -> float:
+        """When the blob was last stored (a put of it again counts)."""
+        head = self._head(digest)
+        with contextlib.suppress(KeyError, ValueError):
+            return float(head["Metadata"]["stored"])
+        return head["LastModified"].timestamp()
+
+    def remove(self, digest: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
+        self.cache.discard(digest)
+
+    def stray_temp_files(self) -> Iterator[Path]:
+        """Spooled puts and cache downloads a killed process left behind (local files)."""
+        return self.cache.temp_files()
+
+
+class _ObjectReader(io.RawIOBase):
+    """An object's bytes as a seekable raw file: reads continue one streaming GET from where the
+    last seek put them."""
+
+    def __init__(self, blobs: S3BlobStore, digest: str, size: int):
+        self._blobs, self._digest, self._size = blobs, digest, size
+        self._pos = 0
+        self._body: Any = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        pos = max(0, base + offset)
+        if pos != self._pos:
+            self._drop()
+            self._pos = pos
+        return pos
+
+    def readinto(self, buffer) -> int:
+        if self._pos >= self._size:
+            return 0
+        if self._body is None:
+            self._body = self._blobs._body(self._digest, self._pos)
+        data = self._body.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self._pos += n
+        return n
+
+    def _drop(self) -> None:
+        if self._body is not None:
+            self._body.close()
+            self._body = None
+
+    def close(self) -> None:
+        self._drop()
+        super().close()
+
+
+class BlobCache:
+    """Local copies of blobs, `<dir>/<digest>`, written atomically (temp file + rename); at most
+    `max_bytes` in all, least recently used evicted first. Shared by the processes of one server
+    (one folder): the files' mtimes are the use times, so any of them evicts what all used least.
+    Never evicted: the entry being returned, nor any used in the last `pin_seconds` (another
+    thread or process may be about to open it) — those may take the total over `max_bytes` for a
+    moment, as does one blob bigger than the whole cache."""
+
+    def __init__(self, root: Path, max_bytes: int, pin_seconds: float = 10.0):
+        self.root = root
+        self.max_bytes = max_bytes
+        self.pin_seconds = pin_seconds
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}  # one download per digest at a time
+
+    def _file(self, digest: str) -> Path:
+        return self.root / digest
+
+    def temp_file(self) -> tuple[int, str]:
+        return tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+
+    def temp_files(self) -> Iterator[Path]:
+        yield from self.root.glob(".tmp-*")
+
+    def _hit(self, digest: str) -> Path | None:
+        path = self._file(digest)
+        try:
+            with self._lock:  # not between an eviction's look at the use times and its unlinks
+                os.utime(path)  # its use time: now
+        except FileNotFoundError:
+            return None
+        return path
+
+    def get(self, digest: str, download) -> Path:
+        """The cached file of `digest`, after `download(temp_path)` fetched it on a miss."""
+        if (path := self._hit(digest)) is not None:
+            return path
+        with self._lock:
+            loading = self._loading.setdefault(digest, threading.Lock())
+        try:
+            with loading:
+                if (path := self._hit(digest)) is not None:
+                    return path
+                fd, tmp = self.temp_file()
+                os.close(fd)
+                try:
+                    download(Path(tmp))
+                    return self._install(digest, Path(tmp))
+                finally:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+        finally:
+            with self._lock:
+                self._loading.pop(digest, None)
+
+    def adopt(self, digest: str, tmp: Path) -> None:
+        """Keep a just-stored blob's spooled file as its entry (when it fits)."""
+        if tmp.stat().st_size <= self.max_bytes:
+            self._install(digest, tmp)
+
+    def _install(self, digest: str, tmp: Path) -> Path:
+        path = self._file(digest)
+        with self._lock:
+            os.replace(tmp, path)
+            os.utime(path)
+        self._evict(keep=digest)
+        return path
+
+    def discard(self, digest: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._file(digest).unlink()
+
+    def entries(self) -> list[tuple[float, int, Path]]:
+        """(use time, size, path) of every entry, least recently used first."""
+        found = []
+        with os.scandir(self.root) as it:
+            for e in it:
+                if is_digest(e.name):
+                    with contextlib.suppress(FileNotFoundError):
+                        st = e.stat()
+                        found.append((st.st_mtime, st.st_size, Path(e.path)))
+        return sorted(found)
+
+    def total(self) -> int:
+        return sum(size for _, size, _ in self.entries())
+
+    def _evict(self, keep: str) -> None:
+        with self._lock:
+            entries = self.entries()
+            total = sum(size for _, size, _ in entries)
+            pinned_since = time.time() - self.pin_seconds
+            for used, size, path in entries:
+                if total <= self.max_bytes:
+                    break
+                if path.name == keep or used >= pinned_since:
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                total -= size

@@ -1,0 +1,66 @@
+"""A real HTTP S3 for the tests: moto's standalone server (`moto_server`, from PyPI) on a free
+loopback port, with a bucket, and the standard AWS_* variables pointing boto3 (and the servers
+the tests start, which inherit them) at it. The fixture is `s3_endpoint` (conftest.py)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import boto3
+import pytest
+
+BUCKET = "studio-blobs"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def s3_endpoint():
+    """moto_server on a free loopback port, a bucket in it, and the AWS_* variables (fake
+    credentials) pointing boto3 at it."""
+    exe = Path(sys.executable).parent / "moto_server"
+    assert exe.exists(), f"{exe} missing: pip install 'moto[server]' (the test extra)"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"moto_server exited: {proc.stderr.read().decode()[-2000:]}") from None
+                if time.monotonic() > deadline:
+                    raise RuntimeError("moto_server did not answer in 20 s") from None
+                time.sleep(0.1)
+        with pytest.MonkeyPatch.context() as mp:
+            for name, value in {
+                "AWS_ENDPOINT_URL": url,
+                "AWS_ACCESS_KEY_ID": "testing",
+                "AWS_SECRET_ACCESS_KEY": "testing",
+                "AWS_DEFAULT_REGION": "us-east-1",
+            }.items():
+                mp.setenv(name, value)
+            for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+                mp.delenv(name, raising=False)
+            boto3.client("s3").create_bucket(Bucket=BUCKET)
+            yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
