@@ -111,7 +111,7 @@ class Served:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def served(request, tmp_path):
     """4 gunicorn workers over SQLite, or over a PostgreSQL database of their own (blobs in a
-    folder both times; S3 under gunicorn: not yet, see bench/RESULTS.md)."""
+    folder both times: with S3 blobs too, the conflicting-edits round hung — issue 14 is open on it)."""
     url = None
     if request.param == "postgresql":
         import secrets

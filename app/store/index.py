@@ -310,6 +310,7 @@ class SqliteIndex(SqlIndex):
         self._owner_lock = threading.Lock()
         with self._conn() as c:
             c.conn.executescript(SCHEMA)
+            c.begin()  # one process at a time adds the later columns (gunicorn's workers start together)
             for table, columns in LATER_COLUMNS.items():
                 have = {row["name"] for row in c.execute(f"PRAGMA table_info({table})")}
                 for name, decl in columns.items():
