@@ -7,13 +7,19 @@ EXAMPLE  := build/example.onnx
 
 BUNDLE   := app/static/dist
 
-.PHONY: run test lint lint-py lint-js setup python-deps node-deps bundle chromium postgres clean
+.PHONY: run test test-team lint lint-py lint-js setup python-deps node-deps bundle chromium postgres clean
 
 run: setup $(EXAMPLE)
 	$(VENV)/bin/onnx-studio $(EXAMPLE)
 
 test: setup chromium postgres lint
 	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
+	$(MAKE) --no-print-directory test-team
+
+# The API suite again with every app's store on PostgreSQL + S3, as a team's server keeps it
+# (tests/conftest.py); the browser and corpus tests don't depend on the store's back end.
+test-team: setup postgres
+	STUDIO_TEST_BACKEND=postgresql+s3 $(VENV)/bin/pytest -n 2 --dist loadgroup -q -m "not browser and not corpus and not wheel"
 
 # The quality gate: lint, format and types of the Python and of the page scripts.
 lint: lint-py lint-js

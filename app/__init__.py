@@ -72,8 +72,10 @@ def create_app(config: dict | None = None) -> Flask:
     auth.install(app)
     request_log.install(app)  # its id comes first: before the guard's and the token's checks
 
+    from .api.failures import StoreFailures
     from .onnx_io import offload
 
+    offload.shared = StoreFailures()  # a crash on a content: remembered in whichever app's store asks
     offload.prewarm()  # onnx's C++ runs in the helper process: started before the first page asks
     install_api_not_found(app)
     install_readable_retry(app)

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+from pathlib import Path
+
 import pytest
 
 from app import create_app
+
+# STUDIO_TEST_BACKEND=postgresql+s3 runs the tests again with every app's store on PostgreSQL and
+# S3 (a database and a bucket prefix per data folder), as a team's server keeps it (`make test`
+# runs the API tests this way too); tests marked local_store check the folder store's own files.
+TEAM_BACKEND = os.environ.get("STUDIO_TEST_BACKEND") == "postgresql+s3"
 
 
 @pytest.fixture
@@ -44,3 +53,30 @@ def s3_endpoint():
     from s3_server import s3_endpoint as serve
 
     yield from serve()
+
+
+@pytest.fixture(autouse=True)
+def _team_backend(request, monkeypatch):
+    if not TEAM_BACKEND or request.node.get_closest_marker("local_store"):
+        yield
+        return
+    from s3_server import BUCKET
+
+    import app.store as store_module
+
+    postgres = request.getfixturevalue("postgres")
+    request.getfixturevalue("s3_endpoint")
+    real_open_store = store_module.open_store
+    urls: dict[str, tuple[str, str]] = {}
+
+    def open_team_store(config):
+        if config.get("DATABASE_URL") or config.get("BLOB_URL"):
+            return real_open_store(config)
+        folder = str(Path(config["DATA_DIR"]).resolve())  # an app opened again on it: the same store
+        if folder not in urls:
+            urls[folder] = (postgres.database("t_" + secrets.token_hex(6)), f"s3://{BUCKET}/{secrets.token_hex(6)}")
+        database_url, blob_url = urls[folder]
+        return real_open_store({**config, "DATABASE_URL": database_url, "BLOB_URL": blob_url})
+
+    monkeypatch.setattr(store_module, "open_store", open_team_store)
+    yield

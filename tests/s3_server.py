@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -30,9 +31,10 @@ def s3_endpoint():
     assert exe.exists(), f"{exe} missing: pip install 'moto[server]' (the test extra)"
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    # its request log goes to a file: a pipe nobody reads fills up after ~500 requests and then
+    # every request moto answers blocks on writing its log line
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
+    proc = subprocess.Popen([str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=log)
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -41,7 +43,8 @@ def s3_endpoint():
                 break
             except OSError:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"moto_server exited: {proc.stderr.read().decode()[-2000:]}") from None
+                    log.seek(0)
+                    raise RuntimeError(f"moto_server exited: {log.read().decode()[-2000:]}") from None
                 if time.monotonic() > deadline:
                     raise RuntimeError("moto_server did not answer in 20 s") from None
                 time.sleep(0.1)
@@ -64,3 +67,4 @@ def s3_endpoint():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()

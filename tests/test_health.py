@@ -24,6 +24,7 @@ def test_health_checks_answer_any_probe(guarded):
     assert guarded.get("/api/models").status_code == 401  # the rest still needs the token
 
 
+@pytest.mark.local_store  # removes the blob folder (S3's case: test_s3_blobs.py)
 def test_readyz_says_what_is_unreachable(app, client, monkeypatch):
     store = app.extensions["store"]
     shutil.rmtree(store.blobs.root)
@@ -74,3 +75,17 @@ def test_one_log_line_per_request(client, caplog):
         "route": "/api/models/<model_id>",
         "status": 404,
     }
+
+
+def test_every_log_line_of_a_request_carries_its_id(app, caplog):
+    """A traceback or warning logged while a request runs can be found from the id in its error body."""
+    from app.web.request_log import request_id
+
+    with caplog.at_level(logging.WARNING, logger="onnx_studio.test"):
+        with app.test_request_context("/api/models", headers={"X-Request-Id": "trace-2"}):
+            request_id()
+            logging.getLogger("onnx_studio.test").warning("deep in the store")
+        logging.getLogger("onnx_studio.test").warning("outside any request")
+    inside, outside = [r for r in caplog.records if r.name == "onnx_studio.test"]
+    assert inside.request_id == "trace-2" and json.loads(logs.JsonFormatter().format(inside))["request_id"] == "trace-2"
+    assert not hasattr(outside, "request_id")

@@ -47,3 +47,24 @@ def test_a_helper_job_past_its_wall_clock_is_stopped():
         raise AssertionError("a job finished within a 1 ms wall clock")
     assert offload.known_failure("parse_text", key)
     assert offload.run("parse_text", offload.content_key(text.encode()), text)  # a fresh helper serves
+
+
+def test_a_crash_is_remembered_by_every_worker_and_after_a_restart(tmp_path, monkeypatch):
+    """Another worker, or the server after a restart, has none of this process's memory: the
+    store tells it the content crashes onnx, and the helper is not run on it again."""
+    from app import create_app
+
+    monkeypatch.setattr(offload, "_failures", type(offload._failures)())  # not known from another test
+    config = {"DATA_DIR": str(tmp_path / "data"), "TESTING": True}
+    first = create_app(config).test_client()
+    mid = upload(first, _crasher()).get_json()["id"]
+    edit = {"base": 0, "ops": [{"op": "infer_shapes"}]}
+    assert first.post(f"/api/models/{mid}/edits", json=edit).status_code == 422
+    monkeypatch.setattr(offload, "_failures", type(offload._failures)())  # a fresh process's memory
+
+    def no_helper(*args, **kwargs):
+        raise AssertionError("the helper ran again on a content known to crash it")
+
+    monkeypatch.setattr(offload, "_executor", no_helper)
+    r = create_app(config).test_client().post(f"/api/models/{mid}/edits", json=edit)
+    assert r.status_code == 422 and "shape inference crashed" in r.get_json()["error"]["message"]

@@ -155,6 +155,28 @@ def test_a_killed_puts_temp_file_is_stray(blobs):
     assert list(blobs.stray_temp_files()) == [Path(tmp)]
 
 
+def test_strays_of_killed_puts_are_removed_after_the_grace(blobs, prefix):
+    """A put killed mid-way leaves a spooled file and, when big, a multipart upload S3 keeps (and
+    bills) until someone aborts it: the collector's remove_strays takes those begun before its cutoff."""
+    fd, tmp = blobs.cache.temp_file()
+    os.close(fd)
+    client = blobs.client
+    begun = client.create_multipart_upload(Bucket=BUCKET, Key=f"{prefix}/ab/{'ab' * 32}")["UploadId"]
+    elsewhere = client.create_multipart_upload(Bucket=BUCKET, Key=f"other-{prefix}/x")["UploadId"]
+
+    def open_uploads(under: str) -> set[str]:
+        return {u["UploadId"] for u in client.list_multipart_uploads(Bucket=BUCKET, Prefix=under).get("Uploads", [])}
+
+    # moto dates every multipart upload 2010-11-10 (S3 gives the real time): only the spooled
+    # file can show that what is younger than the cutoff is kept
+    assert blobs.remove_strays(time.time() - 3600) == 1
+    assert open_uploads(f"{prefix}/") == set() and Path(tmp).exists()
+    assert open_uploads(f"other-{prefix}/") == {elsewhere}  # another store's prefix: not ours
+    assert blobs.remove_strays(time.time() + 5) == 1
+    assert not Path(tmp).exists() and begun
+    client.abort_multipart_upload(Bucket=BUCKET, Key=f"other-{prefix}/x", UploadId=elsewhere)
+
+
 def test_ping_says_what_is_wrong(blobs, prefix, tmp_path):
     blobs.ping()
     missing = S3BlobStore("no-such-bucket-here", prefix, tmp_path / "c2")

@@ -97,8 +97,18 @@ class Served:
     def upload(self, data: bytes, name: str = "m.onnx") -> dict:
         body, ctype = multipart(data, name)
         status, answer, _ = self.request("POST", "/api/models", body, ctype)
-        assert status == 201, answer[:300]
+        assert status == 201, self.explain(answer)
         return json.loads(answer)
+
+    def explain(self, answer: bytes) -> str:
+        """A failed answer with the server's log lines for its request id (a 500's traceback)."""
+        try:
+            request_id = json.loads(answer)["error"]["request_id"]
+        except (ValueError, KeyError, TypeError):
+            return repr(answer[:300])
+        self.log.flush()
+        lines = [line for line in self.stderr.read_text().splitlines() if request_id in line]
+        return f"{answer[:300]!r}\nserver log for {request_id}:\n" + "\n".join(lines)[-6000:]
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -108,16 +118,21 @@ class Served:
         return code
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql+s3"])
 def served(request, tmp_path):
-    """4 gunicorn workers over SQLite, or over a PostgreSQL database of their own (blobs in a
-    folder both times: with S3 blobs too, the conflicting-edits round hung — issue 14 is open on it)."""
-    url = None
-    if request.param == "postgresql":
-        import secrets
+    """4 gunicorn workers over SQLite and a blob folder, over a PostgreSQL database of their own
+    and a blob folder, or over PostgreSQL and S3 (moto_server) — a team's server."""
+    import secrets
 
-        url = request.getfixturevalue("postgres").database("t_" + secrets.token_hex(6))
-    server = Served(tmp_path, database_url=url)
+    database_url = blob_url = None
+    if request.param.startswith("postgresql"):
+        database_url = request.getfixturevalue("postgres").database("t_" + secrets.token_hex(6))
+    if request.param.endswith("+s3"):
+        request.getfixturevalue("s3_endpoint")
+        from s3_server import BUCKET
+
+        blob_url = f"s3://{BUCKET}/{secrets.token_hex(4)}"
+    server = Served(tmp_path, database_url=database_url, blob_url=blob_url)
     yield server
     server.stop()
 

@@ -32,3 +32,60 @@ def test_derived_data_are_kept_by_content_across_a_restart(tmp_path, monkeypatch
 
 def test_the_index_here_is_postgresql(app):
     assert type(app.extensions["store"].index).__name__ == "PostgresIndex"
+
+
+def test_a_worker_starting_waits_on_no_write_under_way(postgres):
+    """gunicorn starts (and restarts) workers while others write: opening an index that has its
+    schema must take no table lock, or it waits on every write under way and can deadlock with one
+    (what made uploads answer 500 while a slow worker started)."""
+    import secrets
+    import threading
+
+    import psycopg
+
+    from app.store.pg_index import PostgresIndex
+
+    url = postgres.database("t_" + secrets.token_hex(6))
+    PostgresIndex(url)
+    with psycopg.connect(url, autocommit=True) as writer:
+        writer.execute("BEGIN")
+        writer.execute("INSERT INTO models (id, name, created, head) VALUES ('m', 'm', 0, 0)")
+        opened = threading.Event()
+        threading.Thread(target=lambda: (PostgresIndex(url), opened.set()), daemon=True).start()
+        assert opened.wait(10), "opening the index waited on a write under way"
+        writer.execute("ROLLBACK")
+
+
+def test_an_older_index_gets_its_later_columns(postgres):
+    import secrets
+
+    import psycopg
+
+    from app.store.pg_index import PostgresIndex
+
+    url = postgres.database("t_" + secrets.token_hex(6))
+    PostgresIndex(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE revisions DROP COLUMN tensors")
+        conn.execute("ALTER TABLE models DROP COLUMN content")
+    index = PostgresIndex(url)
+    with index._conn() as c:
+        assert index._missing_schema(c) == []
+
+
+def test_a_lost_connection_is_made_again(pg_app):
+    """After the database server drops the app's connections (a restart, a failover), the
+    request that finds its connection gone fails and the next one works."""
+    import psycopg
+
+    store = pg_app.extensions["store"]
+    client = pg_app.test_client()
+    assert client.get("/api/models").status_code == 200
+    with psycopg.connect(store.index._url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+            " AND datname = current_database()"
+        )
+    with pytest.raises(psycopg.OperationalError):
+        store.index.list_models()
+    assert client.get("/api/models").status_code == 200

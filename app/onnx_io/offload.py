@@ -22,6 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..errors import StudioError
 
@@ -49,6 +50,17 @@ _pool: ProcessPoolExecutor | None = None
 _lock = threading.Lock()
 _failures: OrderedDict[tuple[str, str], str] = OrderedDict()  # (job, content key) -> message
 _FAILURES_KEPT = 4096
+
+
+class SharedFailures(Protocol):
+    """Where failures are remembered beyond this process (the store: every worker of a team's
+    server, and after a restart); set by the app (api/failures.py)."""
+
+    def get(self, job: str, key: str) -> str | None: ...
+    def put(self, job: str, key: str, message: str) -> None: ...
+
+
+shared: SharedFailures | None = None
 
 
 def _executor() -> ProcessPoolExecutor:
@@ -132,16 +144,23 @@ def content_key(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _remember(job: str, key: str, message: str) -> None:
+def _remember(job: str, key: str, message: str, share: bool = True) -> None:
     with _lock:
         _failures[(job, key)] = message
         while len(_failures) > _FAILURES_KEPT:
             _failures.popitem(last=False)
+    if share and shared is not None:
+        shared.put(job, key, message)
 
 
 def known_failure(job: str, key: str) -> str | None:
     with _lock:
-        return _failures.get((job, key))
+        message = _failures.get((job, key))
+    if message is None and shared is not None:
+        message = shared.get(job, key)
+        if message is not None:
+            _remember(job, key, message, share=False)
+    return message
 
 
 def run(job: str, key: str, *args, limits: Limits | None = None):

@@ -36,10 +36,22 @@ class Blobs(Protocol):
     def modified(self, digest: str) -> float: ...
     def remove(self, digest: str) -> None: ...
     def stray_temp_files(self) -> Iterator[Path]: ...
+    def remove_strays(self, before: float) -> int: ...
 
 
 def is_digest(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def remove_older(files: Iterable[Path], before: float) -> int:
+    """Remove the files last written before `before`; how many."""
+    removed = 0
+    for path in files:
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_mtime < before:
+                path.unlink()
+                removed += 1
+    return removed
 
 
 class BlobStore:
@@ -130,3 +142,7 @@ class BlobStore:
     def stray_temp_files(self) -> Iterator[Path]:
         """Temp files of puts that a killed process left behind."""
         yield from self.root.glob(".tmp-*")
+
+    def remove_strays(self, before: float) -> int:
+        """Remove what puts cut short before `before` left (their temp files); how many."""
+        return remove_older(self.stray_temp_files(), before)

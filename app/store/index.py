@@ -98,7 +98,7 @@ class SqlIndex:
 
     def _conn(self) -> _Tx:
         db = getattr(self._local, "db", None)
-        if db is None:
+        if db is None or db.lost():  # a database server restarted or failed over: connect again
             db = self._local.db = Db(self._connect(), self.dialect)
         return _Tx(db)
 
@@ -444,6 +444,10 @@ class Db:
         if self.dialect == "postgresql":
             sql = sql.replace("?", "%s")
         return self.conn.execute(sql, params)
+
+    def lost(self) -> bool:
+        """The connection is gone (PostgreSQL's server closed it); a SQLite file's never is."""
+        return self.dialect == "postgresql" and (self.conn.closed or self.conn.broken)
 
     def begin(self) -> None:
         self.conn.execute("BEGIN" if self.dialect == "postgresql" else "BEGIN IMMEDIATE")

@@ -7,43 +7,16 @@ connection goes, however the process died)."""
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import threading
 
 from .index import LATER_COLUMNS, SqlIndex
+from .index import SCHEMA as SQLITE_SCHEMA
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS models (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    head INTEGER NOT NULL,
-    redo TEXT NOT NULL DEFAULT '[]',
-    kind TEXT NOT NULL DEFAULT 'model',
-    source TEXT NOT NULL DEFAULT 'binary'
-);
-CREATE TABLE IF NOT EXISTS revisions (
-    model_id TEXT NOT NULL REFERENCES models(id) ON DELETE CASCADE,
-    rev INTEGER NOT NULL,
-    parent INTEGER,
-    blob TEXT NOT NULL,
-    external TEXT NOT NULL DEFAULT '{}',
-    ops TEXT NOT NULL DEFAULT '[]',
-    changes TEXT NOT NULL DEFAULT '[]',
-    created DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (model_id, rev)
-);
-CREATE TABLE IF NOT EXISTS derived (
-    key TEXT PRIMARY KEY,
-    digest TEXT NOT NULL,
-    source TEXT NOT NULL,
-    created DOUBLE PRECISION NOT NULL
-);
-CREATE TABLE IF NOT EXISTS intents (
-    id TEXT PRIMARY KEY,
-    started DOUBLE PRECISION NOT NULL
-);
-"""
+# SQLite's schema with PostgreSQL's name for a double
+SCHEMA = SQLITE_SCHEMA.replace(" REAL ", " DOUBLE PRECISION ")
+TABLES = re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA)
 
 
 def _lock_key(owner: str) -> int:
@@ -61,14 +34,28 @@ class PostgresIndex(SqlIndex):
         self._owner_conn = None  # holds this process's advisory lock for as long as it lives
         self._owner_lock = threading.Lock()
         with self._conn() as c:
+            if not self._missing_schema(c):
+                return  # no DDL: ALTER TABLE locks the table even when the column exists, and a
+                # worker starting while others write would wait on them (or deadlock with them)
             c.begin()
             c.execute("SELECT pg_advisory_xact_lock(4242)")  # one app at a time sets the schema up
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     c.execute(statement)
-            for table, columns in LATER_COLUMNS.items():
-                for name, decl in columns.items():
-                    c.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {decl}")
+            for table, name in self._missing_schema(c):
+                c.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {LATER_COLUMNS[table][name]}")
+
+    @staticmethod
+    def _missing_schema(c) -> list[tuple[str, str]]:
+        """The (table, column) pairs the index lacks ("" for a missing table)."""
+        rows = c.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+        ).fetchall()
+        have = {(r["table_name"], r["column_name"]) for r in rows}
+        tables = {t for t, _ in have}
+        missing = [(t, "") for t in TABLES if t not in tables]
+        missing += [(t, n) for t, cols in LATER_COLUMNS.items() for n in cols if (t, n) not in have]
+        return missing
 
     def _connect(self):
         import psycopg

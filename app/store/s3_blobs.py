@@ -6,8 +6,8 @@ then the object is copied onto itself with fresh metadata, so its `stored` time 
 collector's grace period counts from) starts again. Reads stream from S3; what needs a local file
 (memory maps, the helper process) gets one from a bounded local cache (least recently used go
 first). Endpoint, credentials and region come from the standard AWS_* variables (boto3 reads
-them). Uploads cut short leave incomplete multipart uploads in the bucket: a lifecycle rule
-(AbortIncompleteMultipartUpload) clears them."""
+them). Uploads cut short leave incomplete multipart uploads in the bucket: the collector aborts
+those older than its grace period (remove_strays)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ from typing import Any, BinaryIO
 import boto3
 from botocore.exceptions import ClientError
 
-from .blobs import CHUNK, is_digest
+from .blobs import CHUNK, is_digest, remove_older
 
 DEFAULT_CACHE_BYTES = 4 << 30
+COPY_OBJECT_MAX = 5 << 30  # the most one CopyObject copies
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 
@@ -95,20 +96,46 @@ class S3BlobStore:
         return digest
 
     def _refresh(self, key: str, stored: dict) -> bool:
-        """Copy the object onto itself with a fresh `stored` time; False when it isn't there."""
+        """Copy the object onto itself with a fresh `stored` time; False when it isn't there.
+        A HEAD first: the common answer is "not there", and a failed managed copy leaves its
+        exception (and the frames of this put, holding the caller's buffers) to the cycle collector."""
         try:
-            # client.copy: a managed copy (multipart past 5 GiB, where copy_object stops)
-            self.client.copy(
-                {"Bucket": self.bucket, "Key": key},
-                self.bucket,
-                key,
-                ExtraArgs={"Metadata": stored, "MetadataDirective": "REPLACE"},
-            )
+            size = self.client.head_object(Bucket=self.bucket, Key=key)["ContentLength"]
+            source: Any = {"Bucket": self.bucket, "Key": key}
+            if size < COPY_OBJECT_MAX:  # a whole-object checksum of its own: a multipart one doesn't carry over
+                self.client.copy_object(
+                    CopySource=source,
+                    Bucket=self.bucket,
+                    Key=key,
+                    ChecksumAlgorithm="CRC32",
+                    Metadata=stored,
+                    MetadataDirective="REPLACE",
+                )
+            else:  # a managed copy (multipart) past what one CopyObject may copy
+                extra = {"Metadata": stored, "MetadataDirective": "REPLACE"}
+                self.client.copy(source, self.bucket, key, ExtraArgs=extra)
         except ClientError as exc:
-            if _missing(exc):
+            if _missing(exc):  # not there, or collected between the HEAD and the copy
                 return False
             raise
         return True
+
+    def remove_strays(self, before: float) -> int:
+        """What puts cut short before `before` left: local spooled files, and multipart uploads
+        under the prefix a killed process never completed (S3 keeps and bills their parts)."""
+        removed = remove_older(self.stray_temp_files(), before)
+        pages = self.client.get_paginator("list_multipart_uploads").paginate(
+            Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else ""
+        )
+        for page in pages:
+            for upload in page.get("Uploads", []):
+                if upload["Initiated"].timestamp() < before:
+                    with contextlib.suppress(ClientError):  # completed or aborted meanwhile
+                        self.client.abort_multipart_upload(
+                            Bucket=self.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+                        )
+                        removed += 1
+        return removed
 
     # --- reading --------------------------------------------------------------------
     def get(self, digest: str) -> bytes:
@@ -250,7 +277,12 @@ class BlobCache:
     (one folder): the files' mtimes are the use times, so any of them evicts what all used least.
     Never evicted: the entry being returned, nor any used in the last `pin_seconds` (another
     thread or process may be about to open it) — those may take the total over `max_bytes` for a
-    moment, as does one blob bigger than the whole cache."""
+    moment, as does one blob bigger than the whole cache.
+
+    The folder is scanned only when this process's running total (the last scan's, plus what it
+    installed since) passes the bound: a scan per install made storing N blobs cost N² stats.
+    What other processes installed since is counted at the next scan, so the folder can go past
+    the bound by what they installed in between."""
 
     def __init__(self, root: Path, max_bytes: int, pin_seconds: float = 10.0):
         self.root = root
@@ -258,6 +290,7 @@ class BlobCache:
         self.pin_seconds = pin_seconds
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._total: int | None = None  # bytes in the folder as far as this process knows
         self._loading: dict[str, threading.Lock] = {}  # one download per digest at a time
 
     def _file(self, digest: str) -> Path:
@@ -307,10 +340,15 @@ class BlobCache:
 
     def _install(self, digest: str, tmp: Path) -> Path:
         path = self._file(digest)
+        size = tmp.stat().st_size
         with self._lock:
             os.replace(tmp, path)
             os.utime(path)
-        self._evict(keep=digest)
+            if self._total is not None:
+                self._total += size
+            over = self._total is None or self._total > self.max_bytes
+        if over:
+            self._evict(keep=digest)
         return path
 
     def discard(self, digest: str) -> None:
@@ -344,3 +382,4 @@ class BlobCache:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                 total -= size
+            self._total = total

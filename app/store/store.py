@@ -10,6 +10,7 @@ it downloads byte for byte as uploaded without a second copy of the weights.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import mmap
@@ -340,10 +341,7 @@ class Store:
             self.blobs.remove(digest)
             removed += 1
             freed += size
-        for tmp in self.blobs.stray_temp_files():
-            with contextlib.suppress(FileNotFoundError):
-                if tmp.stat().st_mtime < cutoff:
-                    tmp.unlink()
+        self.blobs.remove_strays(cutoff)
         return {"removed": removed, "bytes": freed}
 
 
@@ -381,9 +379,22 @@ def _mapped(data) -> Iterator:
         if os.fstat(fd).st_size == 0:
             yield b""
             return
-        mm = stack.enter_context(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        stack.callback(_unmap, mm)
         view = memoryview(mm)
         try:
             yield view
         finally:
             view.release()
+
+
+def _unmap(mm: mmap.mmap) -> None:
+    """Close a map, or leave it to be unmapped with its last view: a slice of it can outlive the
+    upload in a library's frames (an exception caught in a reference cycle) until the cycle
+    collector runs, and closing under it would fail the upload that is already stored."""
+    try:
+        mm.close()
+    except BufferError:
+        gc.collect()
+        with contextlib.suppress(BufferError):
+            mm.close()

@@ -12,7 +12,7 @@ import secrets
 import time
 
 import orjson
-from flask import Flask, Response, g, request
+from flask import Flask, Response, g, has_request_context, request
 
 HEADER = "X-Request-Id"
 _CALLERS_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -29,6 +29,25 @@ def request_id() -> str:
     return rid
 
 
+def _tag_records_with_request_id() -> None:
+    """Every log record made while a request runs (a 500's traceback, a warning deep in the
+    store) carries that request's id, so the line an error body points to can be found."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "tags_request_id", False):
+        return
+
+    def factory(*args, **kwargs) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        if has_request_context() and not hasattr(record, "request_id"):
+            rid = g.get("request_id")
+            if rid is not None:
+                record.request_id = rid
+        return record
+
+    factory.tags_request_id = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
 def install(app: Flask) -> None:
     """Before every other hook (the host guard and the token check answer some requests
     themselves: those get an id and a line too)."""
@@ -38,6 +57,7 @@ def install(app: Flask) -> None:
         request_id()
 
     app.before_request_funcs.setdefault(None, []).insert(0, start)
+    _tag_records_with_request_id()
 
     @app.after_request
     def finish(resp: Response) -> Response:
@@ -55,8 +75,7 @@ def install(app: Flask) -> None:
             resp.status_code,
             duration,
             rid,
-            extra={
-                "request_id": rid,
+            extra={  # request_id: set by the record factory, as on every line of a request
                 "method": request.method,
                 "path": request.path,
                 "route": route,
