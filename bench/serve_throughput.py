@@ -6,19 +6,27 @@ as stale). The load comes from this process's threads, on the same 2 cores as th
 compare the rows with each other, not with another machine.
 
   .venv/bin/python bench/serve_throughput.py [--seconds 5] [--clients 8] [--workers 1 4]
+      [--backends sqlite postgresql+s3]
+
+`postgresql+s3`: the index in a PostgreSQL server and the blobs in moto_server (the tests' own,
+tests/pg_server.py and tests/s3_server.py) on the same machine. moto is a Python S3 on the same
+2 cores: its rows show what the app adds per request on those back ends, not what a real S3 costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
+import secrets
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,10 +81,11 @@ def scenario(port: int, clients: int, seconds: float, make_request) -> dict:
     }
 
 
-def measure(workers: int, clients: int, seconds: float) -> dict:
+def measure(workers: int, clients: int, seconds: float, back_end: list[str]) -> dict:
     port = free_port()
     data_dir = tempfile.mkdtemp(prefix="serve-bench-")
     args = ["serve", "--workers", str(workers), "--threads", "8", "--port", str(port), "--data-dir", data_dir]
+    args += back_end
     proc = subprocess.Popen(
         [str(ROOT / ".venv/bin/onnx-studio"), *args, "--log-level", "warning"],
         stdout=subprocess.DEVNULL,
@@ -116,18 +125,49 @@ def measure(workers: int, clients: int, seconds: float) -> dict:
         proc.wait(60)
 
 
+STORES = {"sqlite": "SQLite + folder", "postgresql+s3": "PostgreSQL + S3 (moto)"}
+
+
+@contextlib.contextmanager
+def back_end(name: str) -> Iterator[Callable[[], list[str]]]:
+    """The serve flags of a fresh store on that back end, one per call (its servers up meanwhile)."""
+    if name == "sqlite":
+        yield lambda: []
+        return
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pg_server import PostgresServer
+    from s3_server import BUCKET, s3_endpoint
+
+    pg = PostgresServer()
+    s3 = s3_endpoint()
+    next(s3)
+    try:
+        yield lambda: [
+            "--database-url",
+            pg.database("bench_" + secrets.token_hex(4)),
+            "--blob-url",
+            f"s3://{BUCKET}/{secrets.token_hex(4)}",
+        ]
+    finally:
+        s3.close()
+        pg.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 4])
+    ap.add_argument("--backends", nargs="*", choices=sorted(STORES), default=["sqlite"])
     args = ap.parse_args()
     rows = []
-    for w in args.workers:
-        print(f"{w} worker(s): measuring", file=sys.stderr, flush=True)
-        row = measure(w, args.clients, args.seconds)
-        print(json.dumps(row), flush=True)
-        rows.append(row)
+    for name in args.backends:
+        with back_end(name) as flags:
+            for w in args.workers:
+                print(f"{name}, {w} worker(s): measuring", file=sys.stderr, flush=True)
+                row = {**measure(w, args.clients, args.seconds, flags()), "store": STORES[name]}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
     print("\n| workers | store | summary: req/s (p95) | graph JSON, cached: req/s (p95) | small edit: req/s (p95) |")
     print("| ---: | --- | ---: | ---: | ---: |")
     for r in rows:
@@ -137,7 +177,7 @@ def main() -> None:
             for k in ("summary", "graph", "edit")
         ]
         server = "built-in server" if r["workers"] == 1 else "gunicorn"
-        print(f"| {r['workers']} ({server}) | SQLite + folder | " + " | ".join(cells) + " |")
+        print(f"| {r['workers']} ({server}) | {r['store']} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

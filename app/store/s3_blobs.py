@@ -138,7 +138,21 @@ class S3BlobStore:
         return removed
 
     # --- reading --------------------------------------------------------------------
+    # A blob's bytes never change (its name is their digest): a copy in this host's cache is
+    # read instead of asking S3 (an edit reads its base graph and sizes: 3 requests fewer).
+    def _cached(self, digest: str) -> BinaryIO | None:
+        path = self.cache.hit(digest)
+        if path is None:
+            return None
+        try:
+            return path.open("rb")  # open: an eviction from now on can't take it away
+        except FileNotFoundError:
+            return None
+
     def get(self, digest: str) -> bytes:
+        if (f := self._cached(digest)) is not None:
+            with f:
+                return f.read()
         return self._body(digest).read()
 
     def _body(self, digest: str, start: int = 0):
@@ -151,11 +165,19 @@ class S3BlobStore:
             raise
 
     def open(self, digest: str) -> BinaryIO:
-        """A seekable binary file over the object: each seek starts a new ranged GET."""
+        """A seekable binary file over the object (the cached copy, else one whose every seek
+        starts a new ranged GET)."""
+        if (f := self._cached(digest)) is not None:
+            return f
         raw = _ObjectReader(self, digest, self.size(digest))
         return io.BufferedReader(raw, CHUNK)
 
     def read_chunks(self, digest: str, chunk: int = CHUNK) -> Iterator[bytes]:
+        if (f := self._cached(digest)) is not None:
+            with f:
+                while block := f.read(chunk):
+                    yield block
+            return
         body = self._body(digest)
         try:
             yield from body.iter_chunks(chunk)
@@ -184,6 +206,8 @@ class S3BlobStore:
         return True
 
     def size(self, digest: str) -> int:
+        with contextlib.suppress(FileNotFoundError):
+            return self.cache.size(digest)
         return int(self._head(digest)["ContentLength"])
 
     def ping(self) -> None:
@@ -217,6 +241,7 @@ class S3BlobStore:
 
     def remove(self, digest: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
+        self.cache.discard(digest)
         self.cache.discard(digest)
 
     def stray_temp_files(self) -> Iterator[Path]:
@@ -302,7 +327,12 @@ class BlobCache:
     def temp_files(self) -> Iterator[Path]:
         yield from self.root.glob(".tmp-*")
 
-    def _hit(self, digest: str) -> Path | None:
+    def size(self, digest: str) -> int:
+        """The cached copy's size (FileNotFoundError: none here)."""
+        return self._file(digest).stat().st_size
+
+    def hit(self, digest: str) -> Path | None:
+        """The cached copy, its use time now; None on a miss."""
         path = self._file(digest)
         try:
             with self._lock:  # not between an eviction's look at the use times and its unlinks
@@ -313,13 +343,13 @@ class BlobCache:
 
     def get(self, digest: str, download) -> Path:
         """The cached file of `digest`, after `download(temp_path)` fetched it on a miss."""
-        if (path := self._hit(digest)) is not None:
+        if (path := self.hit(digest)) is not None:
             return path
         with self._lock:
             loading = self._loading.setdefault(digest, threading.Lock())
         try:
             with loading:
-                if (path := self._hit(digest)) is not None:
+                if (path := self.hit(digest)) is not None:
                     return path
                 fd, tmp = self.temp_file()
                 os.close(fd)
