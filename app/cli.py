@@ -2,6 +2,7 @@
 
   onnx-studio MODEL.onnx [--port P] [--no-browser]   open one model in the browser
   onnx-studio serve [--host H] [--port P]            serve the app for uploads
+  onnx-studio apply MODEL.onnx RECIPE.json -o OUT    replay recorded edits on a model
 Both take --data-dir (default: the per-user data folder).
 """
 
@@ -139,8 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "serve":
         return _serve_command(argv[1:])
+    if argv and argv[0] == "apply":
+        from .replay_cli import apply_command
+
+        return apply_command(argv[1:])
     p = argparse.ArgumentParser(
-        prog="onnx-studio", description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help)."
+        prog="onnx-studio",
+        description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help, onnx-studio apply --help).",
     )
     p.add_argument("model", type=Path, help="the .onnx file to open")
     p.add_argument("--port", type=int, default=8080)

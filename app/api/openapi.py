@@ -238,6 +238,19 @@ def _paths() -> dict:
             }
         },
         f"{m}/revisions": _get("Revision history with the ops of each", [_ID], _json("Revisions"), "404"),
+        f"{m}/recipe": _get(
+            "The edits from one revision to another, to replay on another copy of the model",
+            [
+                _ID,
+                _query("from", {"type": "integer", "default": 0}, "an ancestor of `to`"),
+                _query("to", {"type": "integer"}, "default: the head"),
+                _query("download", {"type": "string"}, "any value: as a .recipe.json attachment"),
+            ],
+            _json("Recipe"),
+            "400",
+            "404",
+            "422",
+        ),
         f"{m}/download": _get(
             "The revision's bytes (.onnx, or .zip with external data files)",
             [

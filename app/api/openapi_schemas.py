@@ -229,6 +229,34 @@ SCHEMAS: dict = {
             },
         },
     },
+    "Recipe": {
+        "type": "object",
+        "required": ["format", "from", "to", "batches", "ops", "blobs"],
+        "description": "the edits from one revision to another; `onnx-studio apply MODEL RECIPE -o OUT` replays it",
+        "properties": {
+            "format": {"const": "onnx-studio-recipe/1"},
+            "model": {"type": "string"},
+            "from": {"type": "integer"},
+            "to": {"type": "integer"},
+            "batches": {
+                "type": "array",
+                "description": "each revision's edit batch, replayed all-or-nothing as the server applied it",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "revision": {"type": "integer"},
+                        "ops": {"type": "array", "items": {"type": "object"}},
+                    },
+                },
+            },
+            "ops": {"type": "array", "items": {"type": "object"}, "description": "every op of the batches, in order"},
+            "blobs": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "the .npy files ops name by digest, base64",
+            },
+        },
+    },
     "Blob": {
         "type": "object",
         "required": ["blob", "dtype", "shape"],

@@ -377,7 +377,7 @@ def post_edits(model_id):
         data,
         body.get("ops"),
         base_validation,
-        read_blob=_read_uploaded_blob,
+        read_blob=read_uploaded_blob,
         check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
         allow_invalid=allow_invalid,
     )
@@ -420,7 +420,7 @@ def post_edits(model_id):
     )
 
 
-def _read_uploaded_blob(digest: str) -> bytes:
+def read_uploaded_blob(digest: str) -> bytes:
     try:
         return store().blobs.get(digest)
     except (ValueError, FileNotFoundError):

@@ -3,6 +3,9 @@ downloading an older revision; and a stale edit (the model changed elsewhere) fr
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import onnx
 import pytest
 
@@ -88,6 +91,14 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
     leaky = model.graph.node[1]
     assert leaky.name == "act"
     assert onnx.helper.get_attribute_value(leaky.attribute[0]) == pytest.approx(0.2)
+    # and the recipe that led to it: the two edits of its branch, for `onnx-studio apply`
+    assert panel.locator("#history-list > li[data-revision='0'] .hist-recipe").count() == 0
+    with page.expect_download() as info:
+        panel.locator("#history-list > li[data-revision='2'] .hist-recipe").click()
+    assert info.value.suggested_filename == "tiny_cnn.r0-r2.recipe.json"
+    recipe = json.loads(Path(info.value.path()).read_text())
+    assert [b["revision"] for b in recipe["batches"]] == [1, 2]
+    assert [op["op"] for op in recipe["ops"]] == ["rename_node", "set_attribute"]
     head = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
     assert head.graph.node[1].name == "/features/act1/LeakyRelu"
     assert {p.key: p.value for p in head.metadata_props}["branch"] == "b"

@@ -278,6 +278,12 @@ export function downloadHref(id, { revision = null, layout = "" } = {}) {
   return `${downloadUrl(id)}${query ? `?${query}` : ""}`;
 }
 
+/** Download address of the recipe of the edits from revision `from` to revision `to` (GET .../recipe). */
+export function recipeHref(id, { from = 0, to }) {
+  const params = new URLSearchParams({ from: String(from), to: String(to), download: "1" });
+  return `${ROOT}/api/models/${enc(id)}/recipe?${params}`;
+}
+
 /** Upload a .npy file: resolves to {blob, dtype, shape}; ops name it as {"npy": blob}. */
 export async function uploadBlob(file) {
   const form = new FormData();

@@ -166,6 +166,7 @@ const panelContext = {
     redo: () => step("redo"),
   },
   downloadHref: (options) => api.downloadHref(state.modelId, options),
+  recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true }),
   graphHref: (path) => buildHash(path, null),
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),

@@ -1,7 +1,8 @@
 // The history panel (toolbar "History"): every revision of the model from GET .../revisions,
 // newest first, each with its edit ops in words and the server's account of what changed; the
 // current revision marked, where the others stand (undo reaches them, redo reaches them, or a
-// branch left behind by an edit after an undo), Undo/Redo, and a download of any revision.
+// branch left behind by an edit after an undo), Undo/Redo, and a download of any revision and of
+// the recipe that leads to it (its edits from the original, for `onnx-studio apply`).
 import { el, clear } from "../widgets/dom.js";
 import { formatDate } from "../lib/format.js";
 import { tag } from "../widgets/ui.js";
@@ -136,8 +137,15 @@ function revisionItem(r, where, ctx, name) {
         el("div", {}, describeOp(op, changes[i] || "")),
         changes[i] ? el("div", { class: "hist-change muted" }, changes[i]) : null))));
   item.title = title;
+  const recipe = r.revision === 0 ? null : el("a", {
+    class: "linklike hist-recipe",
+    href: ctx.recipeHref({ from: 0, to: r.revision }),
+    download: "",
+    title: "The edits from the original up to this revision, as JSON: `onnx-studio apply MODEL.onnx RECIPE.json -o OUT.onnx` replays them on the next export of the model",
+  }, "Download recipe");
   item.append(el("div", { class: "hist-actions" },
-    el("a", { class: "linklike hist-download", href: ctx.downloadHref({ revision: r.revision }), download: "" }, "Download this revision")));
+    el("a", { class: "linklike hist-download", href: ctx.downloadHref({ revision: r.revision }), download: "" }, "Download this revision"),
+    recipe));
   return item;
 }
 

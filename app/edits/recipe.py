@@ -1,0 +1,131 @@
+"""Recipes: the edit batches that lead from one revision to another, as one JSON document that
+replays them on another copy of the model (the next export of it) — `GET .../recipe` makes one,
+`onnx-studio apply` replays one with the same gates as the server's edits.
+
+A recipe is {"format": FORMAT, "model", "from", "to", "batches": [{"revision", "ops"}],
+"ops": [every op, in order], "blobs": {digest: base64 .npy}}: each batch is replayed as the
+server applied it (all-or-nothing, checked against its own base), and the .npy files that ops
+name by digest travel with it, so a recipe needs nothing of the server it came from.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import onnx
+
+from ..errors import StudioError
+from .apply import EditResult, apply_edits
+
+FORMAT = "onnx-studio-recipe/1"
+
+
+def revision_path(parents: dict[int, int | None], start: int, end: int) -> list[int]:
+    """The revisions after `start` up to `end`, in order, along the revision tree (`parents`:
+    each revision's parent). StudioError when `start` is not `end` or one of its ancestors."""
+    for asked in (start, end):
+        if asked not in parents:
+            raise StudioError("unknown_revision", f"the model has no revision {asked}", 404)
+    path = []
+    rev: int | None = end
+    while rev is not None and rev != start:
+        path.append(rev)
+        rev = parents[rev]
+    if rev is None:
+        raise StudioError(
+            "not_an_ancestor",
+            f"revision {start} is not an ancestor of revision {end}: a recipe follows the history from one to the other",
+            422,
+        )
+    return path[::-1]
+
+
+def npy_refs(ops: Any) -> Iterator[str]:
+    """The digests of the uploaded .npy files that ops name ({"npy": DIGEST} anywhere in them)."""
+    if isinstance(ops, dict):
+        if isinstance(ops.get("npy"), str):
+            yield ops["npy"]
+        for value in ops.values():
+            yield from npy_refs(value)
+    elif isinstance(ops, list):
+        for value in ops:
+            yield from npy_refs(value)
+
+
+def make_recipe(
+    model_name: str, start: int, end: int, batches: list[tuple[int, list]], read_blob: Callable[[str], bytes]
+) -> dict:
+    """The recipe of `batches` ((revision, its ops), in order)."""
+    blobs = {d: base64.b64encode(read_blob(d)).decode() for _, ops in batches for d in npy_refs(ops)}
+    return {
+        "format": FORMAT,
+        "model": model_name,
+        "from": start,
+        "to": end,
+        "batches": [{"revision": rev, "ops": ops} for rev, ops in batches],
+        "ops": [op for _, ops in batches for op in ops],
+        "blobs": blobs,
+    }
+
+
+def _batches(recipe: Any) -> list[list]:
+    """The recipe's batches; a bare {"ops": [...]} (hand-written) is one batch."""
+    if not isinstance(recipe, dict):
+        raise StudioError("bad_recipe", 'a recipe is a JSON object with its edit ops in "batches" or "ops"')
+    if "batches" in recipe:
+        batches = recipe["batches"]
+        if not isinstance(batches, list) or not all(
+            isinstance(b, dict) and isinstance(b.get("ops"), list) for b in batches
+        ):
+            raise StudioError("bad_recipe", 'the recipe\'s "batches" must be a list of {"ops": [...]}')
+        return [b["ops"] for b in batches]
+    if isinstance(recipe.get("ops"), list):
+        return [recipe["ops"]]
+    raise StudioError("bad_recipe", 'the recipe has neither "batches" nor "ops"')
+
+
+def _blob_reader(recipe: dict) -> Callable[[str], bytes]:
+    blobs = recipe.get("blobs") or {}
+    if not isinstance(blobs, dict):
+        raise StudioError("bad_recipe", 'the recipe\'s "blobs" must map digests to base64 .npy bytes')
+
+    def read(digest: str) -> bytes:
+        if digest not in blobs:
+            raise StudioError("unknown_blob", f"the recipe names .npy {digest!r} but does not carry it", 422)
+        try:
+            data = base64.b64decode(blobs[digest], validate=True)
+        except (ValueError, TypeError):
+            raise StudioError("bad_recipe", f"the recipe's .npy {digest!r} is not base64") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise StudioError("bad_recipe", f"the recipe's .npy {digest!r} does not have that digest")
+        return data
+
+    return read
+
+
+def replay(
+    data: bytes,
+    recipe: Any,
+    validation: Callable[[bytes], dict],
+    check_runtime: Callable[[onnx.ModelProto], dict] | None = None,
+    allow_invalid: bool = False,
+) -> list[EditResult]:
+    """Apply the recipe's batches in order to the model `data`, each gated as the server gates an
+    edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
+    base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model."""
+    read = _blob_reader(recipe)
+    results = []
+    for k, ops in enumerate(_batches(recipe)):
+        try:
+            result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
+        except StudioError as exc:
+            exc.message = f"batch {k + 1}: {exc.message}"
+            exc.args = (exc.message,)
+            raise
+        if result.changed:
+            results.append(result)
+            data = result.data
+    return results

@@ -1,0 +1,168 @@
+"""Replay (issue 15): GET .../recipe gives the edits from one revision to another, and
+`onnx-studio apply` replays them headless with the same gates: on the model they came from it
+makes the very bytes the server stored; on the next export of the model it makes the same edits."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import upload
+
+STUDIO = Path(sys.executable).parent / "onnx-studio"
+
+
+def conv_model(seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [w, b],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def edit(client, mid: str, base: int, *ops) -> int:
+    r = client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": list(ops)})
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()["revision"]
+
+
+def npy(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+def apply(tmp_path: Path, model: bytes, recipe: dict, *flags: str) -> subprocess.CompletedProcess:
+    (tmp_path / "in.onnx").write_bytes(model)
+    (tmp_path / "r.json").write_text(json.dumps(recipe))
+    cmd = [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "out.onnx")]
+    return subprocess.run([*cmd, *flags], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def history(client):
+    """A model with four edit batches: an attribute, names, metadata, and weights from an .npy."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    bias = np.arange(4, dtype=np.float32)
+    blob = client.post("/api/blobs", data={"file": (io.BytesIO(npy(bias)), "b.npy")}).get_json()["blob"]
+    rev = edit(client, mid, 0, {"op": "set_attribute", "node": "@conv", "name": "dilations", "value": [1, 1]})
+    rev = edit(
+        client,
+        mid,
+        rev,
+        {"op": "rename_node", "node": "@relu", "name": "activation"},
+        {"op": "rename_tensor", "from": "c", "to": "conv_out"},
+    )
+    rev = edit(client, mid, rev, {"op": "set_metadata", "key": "exported_by", "value": "studio"})
+    rev = edit(client, mid, rev, {"op": "set_initializer", "name": "b", "value": {"npy": blob}})
+    return mid, rev, bias
+
+
+def test_a_recipe_lists_the_batches_between_two_revisions(client, history):
+    mid, head, _ = history
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    assert (recipe["format"], recipe["from"], recipe["to"]) == ("onnx-studio-recipe/1", 0, head)
+    assert [b["revision"] for b in recipe["batches"]] == [1, 2, 3, 4]
+    assert [op["op"] for op in recipe["ops"]] == [
+        "set_attribute",
+        "rename_node",
+        "rename_tensor",
+        "set_metadata",
+        "set_initializer",
+    ]
+    assert len(recipe["blobs"]) == 1  # the .npy the last batch names travels with it
+    part = client.get(f"/api/models/{mid}/recipe?from=1&to=3").get_json()
+    assert [b["revision"] for b in part["batches"]] == [2, 3]
+    r = client.get(f"/api/models/{mid}/recipe?from=1&download=1")
+    assert (
+        r.headers["Content-Disposition"].startswith("attachment")
+        and "r1-r4.recipe.json" in r.headers["Content-Disposition"]
+    )
+
+
+def test_a_recipe_follows_the_history_tree(client, history):
+    mid, _, _ = history
+    client.post(f"/api/models/{mid}/undo")
+    client.post(f"/api/models/{mid}/undo")  # at revision 2
+    branch = edit(client, mid, 2, {"op": "set_model_field", "field": "doc_string", "value": "other way"})
+    recipe = client.get(f"/api/models/{mid}/recipe?to={branch}").get_json()
+    assert [b["revision"] for b in recipe["batches"]] == [1, 2, branch]
+    r = client.get(f"/api/models/{mid}/recipe?from=3&to={branch}")
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "not_an_ancestor"
+    assert client.get(f"/api/models/{mid}/recipe?to=99").status_code == 404
+    assert client.get(f"/api/models/{mid}/recipe?from=x").status_code == 400
+
+
+def test_replayed_on_its_own_model_a_recipe_makes_the_servers_bytes(client, history, tmp_path):
+    mid, head, bias = history
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    original = client.get(f"/api/models/{mid}/download?revision=0").data
+    run = apply(tmp_path, original, recipe)
+    assert run.returncode == 0, run.stderr
+    assert "4 batch(es) applied" in run.stdout
+    out = (tmp_path / "out.onnx").read_bytes()
+    assert out == client.get(f"/api/models/{mid}/download?revision={head}").data
+    model = onnx.load_from_string(out)
+    onnx.checker.check_model(model, full_check=True)
+    assert [n.name for n in model.graph.node] == ["conv", "activation"]
+    assert np.array_equal(numpy_helper.to_array(model.graph.initializer[1]), bias)
+
+
+def test_a_recipe_edits_the_next_export_of_the_model(client, history, tmp_path):
+    """Other weights, same structure: the same renames, attribute, metadata and bias."""
+    mid, _, bias = history
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, conv_model(seed=7), recipe)
+    assert run.returncode == 0, run.stderr
+    model = onnx.load(str(tmp_path / "out.onnx"))
+    assert [n.name for n in model.graph.node] == ["conv", "activation"]
+    assert model.graph.node[1].input[0] == "conv_out"
+    assert {p.key: p.value for p in model.metadata_props} == {"exported_by": "studio"}
+    assert np.array_equal(numpy_helper.to_array(model.graph.initializer[1]), bias)
+    weights = numpy_helper.to_array(model.graph.initializer[0])
+    assert np.array_equal(weights, numpy_helper.to_array(onnx.load_from_string(conv_model(7)).graph.initializer[0]))
+
+
+def test_a_batch_that_breaks_the_model_is_refused_as_the_server_refuses_it(tmp_path):
+    """Conv's group 1 -> 2 on 3 input channels: onnx's checks pass it, onnxruntime can't run it."""
+    recipe = {"ops": [{"op": "set_attribute", "node": "@conv", "name": "group", "value": 2}]}
+    run = apply(tmp_path, conv_model(), recipe)
+    assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
+    assert "batch 1:" in run.stderr and "onnxruntime can't run the edited model" in run.stderr, run.stderr
+    run = apply(tmp_path, conv_model(), recipe, "--allow-invalid")
+    assert run.returncode == 0 and "refused by a gate" in run.stderr
+    assert onnx.load(str(tmp_path / "out.onnx")).graph.node[0].attribute[-1].i == 2
+
+
+def test_bad_recipes_say_what_is_wrong(tmp_path):
+    for recipe, words in [
+        ({"nothing": 1}, 'neither "batches" nor "ops"'),
+        ({"batches": [{"ops": 3}]}, '"batches" must be a list'),
+        ({"ops": [{"op": "set_initializer", "name": "b", "value": {"npy": "ab" * 32}}]}, "does not carry it"),
+        ({"ops": [{"op": "rename_node", "node": "@nope", "name": "x"}]}, "op #1 (rename_node)"),
+    ]:
+        run = apply(tmp_path, conv_model(), recipe)
+        assert run.returncode == 1 and words in run.stderr, (recipe, run.stderr)
+    (tmp_path / "r.json").write_text("{not json")
+    run = subprocess.run(
+        [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "o.onnx")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and "is not JSON" in run.stderr
