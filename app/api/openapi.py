@@ -238,6 +238,17 @@ def _paths() -> dict:
             }
         },
         f"{m}/revisions": _get("Revision history with the ops of each", [_ID], _json("Revisions"), "404"),
+        f"{m}/stats": _get(
+            "Parameters, FLOPs and output bytes per node and in all",
+            [
+                _ID,
+                _REV_Q,
+                _query("dims", {"type": "string"}, "values of symbolic dims: NAME=N,NAME=N"),
+            ],
+            _json("Stats"),
+            "400",
+            "404",
+        ),
         f"{m}/recipe": _get(
             "The edits from one revision to another, to replay on another copy of the model",
             [

@@ -229,6 +229,43 @@ SCHEMAS: dict = {
             },
         },
     },
+    "Stats": {
+        "type": "object",
+        "required": ["revision", "dims", "totals", "nodes", "ops", "unknown"],
+        "description": "FLOPs: a multiply-accumulate counts 2 (formulas in docs/api.md); null where unknown, never 0",
+        "properties": {
+            "revision": {"type": "integer"},
+            "dims": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "totals": {
+                "type": "object",
+                "properties": {k: {"type": "integer"} for k in ("params", "param_bytes", "flops", "activation_bytes")},
+            },
+            "nodes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "node": {"type": "string"},
+                        "name": {"type": "string"},
+                        "op_type": {"type": "string"},
+                        "params": {"type": "integer"},
+                        "flops": {"type": ["integer", "null"]},
+                        "output_bytes": {"type": ["integer", "null"]},
+                    },
+                },
+            },
+            "ops": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "unknown": {
+                "type": "object",
+                "properties": {
+                    "flops_nodes": {"type": "integer"},
+                    "flops_ops": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "output_nodes": {"type": "integer"},
+                    "dims": {"type": "array", "items": {"type": "string"}, "description": "symbolic dims not given"},
+                },
+            },
+        },
+    },
     "Recipe": {
         "type": "object",
         "required": ["format", "from", "to", "batches", "ops", "blobs"],

@@ -18,13 +18,13 @@ import onnx
 from onnx import TensorProto as T
 
 from .light import graph_shell
+from .sizes import data_bytes
 from .traverse import tensors
 
 SMALL_BYTES = 64 * 1024
 SMALL_INT_BYTES = 1 << 20
 ZEROS = "zeros.bin"
 _INTS = {T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64}
-_PACKED_BITS: dict[int, int] = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
 _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 Reader = Callable[[str, int, "int | None"], bytes]
@@ -35,14 +35,7 @@ def _nbytes(t: T) -> int | None:
     n = 1
     for d in t.dims:
         n *= d
-    if t.data_type in _PACKED_BITS:
-        return (n * _PACKED_BITS[t.data_type] + 7) // 8
-    if t.data_type in (T.STRING, T.UNDEFINED) or t.data_type not in T.DataType.values():
-        return None
-    try:
-        return n * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-    except Exception:  # FLOAT6..., types numpy has no storage for
-        return None
+    return data_bytes(t.data_type, n)
 
 
 def _keeps_values(t: T, nbytes: int) -> bool:

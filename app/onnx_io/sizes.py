@@ -1,0 +1,21 @@
+"""How many bytes `count` elements of an ONNX data type take stored raw: the one home of the
+packed sub-byte types (int4, uint4, float4e2m1: 2 per byte; int2, uint2: 4 per byte)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto as T
+
+PACKED_BITS: dict[int, int] = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
+
+
+def data_bytes(data_type: int, count: int) -> int | None:
+    """Raw bytes of `count` elements, or None for types without a fixed size (strings, unknown)."""
+    if data_type in PACKED_BITS:
+        return (count * PACKED_BITS[data_type] + 7) // 8
+    if data_type in (T.STRING, T.UNDEFINED) or data_type not in T.DataType.values():
+        return None
+    try:
+        return count * onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    except Exception:  # FLOAT6..., types numpy has no storage for
+        return None

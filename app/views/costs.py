@@ -1,0 +1,438 @@
+"""What a model costs, node by node (GET .../stats): parameters, FLOPs and output bytes, from the
+shapes shape inference finds (symbolic dims given by the caller, else unknown).
+
+FLOPs: a multiply-accumulate counts 2. Formulas, by operator (docs/api.md repeats them):
+  Conv                2 · out · (C/group) · kernel  (+ out for the bias)
+  ConvTranspose       2 · in · (M/group) · kernel   (+ out for the bias)
+  MatMul, MatMulInteger, QLinearMatMul   2 · out · K   (K: A's last dim)
+  Gemm                2 · M · N · K  (+ M · N when C is given)
+  Einsum              2 · (operands − 1) · the product of every index's size
+  Attention           2 · B · H · S · L · (D + Dv) for Q·Kᵀ and ·V, + 3 per score (softmax)
+  element-wise        1 per output element (n-ary Sum/Max/Min/Mean: n − 1)
+  Softmax, LogSoftmax 3 per element; LayerNormalization, GroupNormalization, InstanceNormalization 5;
+  BatchNormalization  2 per element (inference: scale and shift); LRN: 2 · size + 3
+  reductions          1 per input element (ReduceSumSquare, ReduceL2, ReduceLogSumExp: 2)
+  MaxPool, AveragePool, LpPool   out · kernel; GlobalAveragePool, GlobalMaxPool: 1 per input element
+  data movement       0 (Reshape, Transpose, Gather, Concat, Slice, Cast, ...: no arithmetic)
+Any other op, or one whose shapes aren't known, has FLOPs None: counted as unknown, never as 0.
+Parameters: every element of every initializer (sparse ones: their values) and Constant value, each
+counted once; a node's own are those of the initializers and Constant it reads or holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import onnx
+from onnx import AttributeProto
+
+from ..onnx_io.address import node_id
+from ..onnx_io.sizes import data_bytes
+from ..onnx_io.traverse import walk_graphs
+
+Shape = list[int] | None  # None: rank or a dim unknown
+
+ELEMENTWISE = frozenset(
+    [
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Mod",
+        "Max",
+        "Min",
+        "Sum",
+        "Mean",
+        "Where",
+        "Equal",
+        "Less",
+        "LessOrEqual",
+        "Greater",
+        "GreaterOrEqual",
+        "And",
+        "Or",
+        "Xor",
+        "Not",
+        "Abs",
+        "Neg",
+        "Reciprocal",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Sign",
+        "Sqrt",
+        "Exp",
+        "Log",
+        "Erf",
+        "Sin",
+        "Cos",
+        "Tan",
+        "Asin",
+        "Acos",
+        "Atan",
+        "Sinh",
+        "Cosh",
+        "Tanh",
+        "Asinh",
+        "Acosh",
+        "Atanh",
+        "Relu",
+        "LeakyRelu",
+        "PRelu",
+        "Elu",
+        "Selu",
+        "Celu",
+        "Sigmoid",
+        "HardSigmoid",
+        "HardSwish",
+        "Softplus",
+        "Softsign",
+        "Gelu",
+        "Mish",
+        "ThresholdedRelu",
+        "Clip",
+        "IsNaN",
+        "IsInf",
+        "BitShift",
+        "BitwiseAnd",
+        "BitwiseOr",
+        "BitwiseXor",
+        "BitwiseNot",
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "Swish",
+    ]
+)
+NARY = frozenset({"Sum", "Max", "Min", "Mean"})
+PER_ELEMENT = {
+    "Softmax": 3,
+    "LogSoftmax": 3,
+    "Hardmax": 1,
+    "LayerNormalization": 5,
+    "GroupNormalization": 5,
+    "InstanceNormalization": 5,
+    "LpNormalization": 3,
+    "MeanVarianceNormalization": 5,
+    "BatchNormalization": 2,
+    "RMSNormalization": 4,
+}
+LRN_EXTRA = 3  # LRN: 2 · size (the window's squares and sum) + 3 (scale, power, divide) per element
+REDUCTIONS = {
+    "ReduceSum": 1,
+    "ReduceMean": 1,
+    "ReduceMax": 1,
+    "ReduceMin": 1,
+    "ReduceProd": 1,
+    "ReduceL1": 1,
+    "ReduceL2": 2,
+    "ReduceSumSquare": 2,
+    "ReduceLogSum": 1,
+    "ReduceLogSumExp": 2,
+    "ArgMax": 1,
+    "ArgMin": 1,
+    "CumSum": 1,
+}
+MOVEMENT = frozenset(
+    [
+        "Reshape",
+        "Transpose",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Concat",
+        "Split",
+        "Slice",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Scatter",
+        "ScatterElements",
+        "ScatterND",
+        "Shape",
+        "Size",
+        "Identity",
+        "Cast",
+        "CastLike",
+        "Constant",
+        "ConstantOfShape",
+        "Expand",
+        "Tile",
+        "Pad",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Range",
+        "OneHot",
+        "NonZero",
+        "Dropout",
+        "SequenceAt",
+        "SequenceConstruct",
+        "SequenceInsert",
+        "SequenceLength",
+        "SplitToSequence",
+        "ConcatFromSequence",
+        "Compress",
+        "ReverseSequence",
+        "Trilu",
+        "EyeLike",
+        "Optional",
+        "OptionalGetElement",
+        "OptionalHasElement",
+    ]
+)
+
+
+@dataclass
+class Values:
+    """What is known of each value of a graph: element type and shape."""
+
+    types: dict[str, tuple[int, Shape]]
+
+    def shape(self, name: str) -> Shape:
+        return self.types.get(name, (0, None))[1]
+
+    def elements(self, name: str) -> int | None:
+        shape = self.shape(name)
+        return None if shape is None else math.prod(shape)
+
+
+def _dims(t: onnx.TypeProto, dims: dict[str, int]) -> tuple[int, Shape]:
+    if not t.HasField("tensor_type"):
+        return 0, None
+    tt = t.tensor_type
+    if not tt.HasField("shape"):
+        return tt.elem_type, None
+    shape = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            shape.append(d.dim_value)
+        elif d.HasField("dim_param") and d.dim_param in dims:
+            shape.append(dims[d.dim_param])
+        else:
+            return tt.elem_type, None
+    return tt.elem_type, shape
+
+
+def _known_values(graphs: list[onnx.GraphProto], dims: dict[str, int]) -> Values:
+    types: dict[str, tuple[int, Shape]] = {}
+    for g in graphs:
+        for vi in [*g.input, *g.output, *g.value_info]:
+            if vi.name and vi.name not in types:
+                types[vi.name] = _dims(vi.type, dims)
+        for t in g.initializer:
+            types[t.name] = (t.data_type, list(t.dims))
+        for node in g.node:
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                for a in node.attribute:
+                    if a.name == "value" and a.type == AttributeProto.TENSOR:
+                        types[node.output[0]] = (a.t.data_type, list(a.t.dims))
+    return Values(types)
+
+
+def _attr(node: onnx.NodeProto, name: str, default):
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+def _input(node: onnx.NodeProto, k: int) -> str:
+    return node.input[k] if len(node.input) > k else ""
+
+
+def _einsum_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    equation = _attr(node, "equation", b"")
+    equation = equation.decode("utf-8", "replace") if isinstance(equation, bytes) else str(equation)
+    lhs = equation.replace(" ", "").split("->")[0].split(",")
+    sizes: dict[str, int] = {}
+    for term, name in zip(lhs, node.input, strict=False):
+        shape = v.shape(name)
+        if shape is None:
+            return None
+        if "..." in term:
+            head, tail = term.split("...")
+            middle = shape[len(head) : len(shape) - len(tail)]
+            sizes["..."] = max(sizes.get("...", 1), math.prod(middle))
+            term = head + tail
+            shape = shape[: len(head)] + shape[len(shape) - len(tail) :]
+        if len(term) != len(shape):
+            return None
+        for letter, size in zip(term, shape, strict=True):
+            sizes[letter] = max(sizes.get(letter, 1), size)
+    return 2 * max(len(lhs) - 1, 1) * math.prod(sizes.values())
+
+
+def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    q, k, val = (v.shape(_input(node, i)) for i in range(3))
+    if q is None or k is None or val is None:
+        return None
+    if len(q) == 4:  # [B, H, S, D]
+        b, h, s, d = q
+        length, dv = k[-2], val[-1]
+    elif len(q) == 3:  # [B, S, H·D]: heads from the attribute
+        heads = int(_attr(node, "q_num_heads", 0) or 0)
+        if not heads:
+            return None
+        b, s, h, d = q[0], q[1], heads, q[2] // heads
+        kv_heads = int(_attr(node, "kv_num_heads", heads) or heads)
+        length, dv = k[1], val[2] // kv_heads
+    else:
+        return None
+    scores = b * h * s * length
+    return 2 * scores * (d + dv) + 3 * scores
+
+
+def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    """FLOPs of one node (the formulas above), or None when unknown."""
+    op = node.op_type
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    out = v.elements(node.output[0]) if node.output and node.output[0] else None
+    if op in MOVEMENT:
+        return 0
+    if out is None:
+        return None
+    if op == "Conv":
+        w = v.shape(_input(node, 1))
+        if w is None:
+            return None
+        return 2 * out * math.prod(w[1:]) + (out if _input(node, 2) else 0)
+    if op == "ConvTranspose":
+        x, w = v.elements(_input(node, 0)), v.shape(_input(node, 1))
+        if x is None or w is None:
+            return None
+        return 2 * x * math.prod(w[1:]) + (out if _input(node, 2) else 0)
+    if op in ("MatMul", "MatMulInteger", "QLinearMatMul"):
+        a = v.shape(_input(node, 0))
+        return None if not a else 2 * out * a[-1]
+    if op == "Gemm":
+        a = v.shape(_input(node, 0))
+        if a is None or len(a) != 2:
+            return None
+        k = a[0] if _attr(node, "transA", 0) else a[1]
+        return 2 * out * k + (out if _input(node, 2) else 0)
+    if op == "Einsum":
+        return _einsum_flops(node, v)
+    if op == "Attention":
+        return _attention_flops(node, v)
+    if op in NARY:
+        return out * max(len([i for i in node.input if i]) - 1, 1)
+    if op in ELEMENTWISE:
+        return out
+    if op in PER_ELEMENT:
+        return PER_ELEMENT[op] * out
+    if op == "LRN":
+        return (2 * int(_attr(node, "size", 1)) + LRN_EXTRA) * out
+    if op in REDUCTIONS:
+        x = v.elements(_input(node, 0))
+        return None if x is None else REDUCTIONS[op] * x
+    if op in ("MaxPool", "AveragePool", "LpPool"):
+        kernel = _attr(node, "kernel_shape", None)
+        return None if not kernel else out * math.prod(kernel)
+    if op in ("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"):
+        return v.elements(_input(node, 0))
+    return None
+
+
+def _tensor_elements(t: onnx.TensorProto) -> int:
+    return math.prod(t.dims)
+
+
+def _bytes(data_type: int, count: int | None) -> int | None:
+    return None if count is None else data_bytes(data_type, count)
+
+
+def _graphs(model: onnx.ModelProto):
+    """The main graph and its subgraphs (functions run where they are called: their calls are
+    nodes of unknown cost; training graphs don't run at inference)."""
+    return [ref for ref in walk_graphs(model) if ref.path == "" or ref.path.startswith("n")]
+
+
+def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: dict[str, int]) -> dict:
+    """{"totals", "nodes", "ops", "unknown"} of the main graph and its subgraphs (their nodes
+    listed with their ids; a subgraph's FLOPs are in the totals once, as if it ran once)."""
+    shapes_from = inferred if inferred is not None else model
+    values = _known_values([ref.container for ref in _graphs(shapes_from)], dims)
+    weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
+    for ref in _graphs(model):
+        g = ref.container
+        for t in g.initializer:
+            weights[t.name] = (_tensor_elements(t), data_bytes(t.data_type, _tensor_elements(t)) or 0)
+        for st in g.sparse_initializer:
+            n = _tensor_elements(st.values)
+            weights[st.values.name] = (n, data_bytes(st.values.data_type, n) or 0)
+    nodes: list[dict] = []
+    ops: Counter[str] = Counter()
+    totals = {"params": sum(n for n, _ in weights.values()), "param_bytes": sum(b for _, b in weights.values())}
+    flops_total = activation_total = 0
+    unknown_flops: Counter = Counter()
+    unknown_outputs = 0
+    for ref in _graphs(model):
+        for i, node in enumerate(ref.container.node):
+            ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
+            params = sum(weights[name][0] for name in dict.fromkeys(node.input) if name in weights)
+            if node.op_type == "Constant":
+                for a in node.attribute:
+                    if a.type == AttributeProto.TENSOR:
+                        params += _tensor_elements(a.t)
+                        totals["params"] += _tensor_elements(a.t)
+                        totals["param_bytes"] += data_bytes(a.t.data_type, _tensor_elements(a.t)) or 0
+                    elif a.type in (AttributeProto.FLOATS, AttributeProto.INTS):
+                        n = len(a.floats) or len(a.ints)
+                        params += n
+                        totals["params"] += n
+                        totals["param_bytes"] += 4 * len(a.floats) + 8 * len(a.ints)
+                    elif a.type in (AttributeProto.FLOAT, AttributeProto.INT):
+                        params += 1
+                        totals["params"] += 1
+                        totals["param_bytes"] += 4 if a.type == AttributeProto.FLOAT else 8
+            flops = node_flops(node, values)
+            out_bytes: int | None = 0
+            for name in node.output:
+                if not name:
+                    continue
+                elem_type, _ = values.types.get(name, (0, None))
+                b = _bytes(elem_type, values.elements(name))
+                out_bytes = None if b is None or out_bytes is None else out_bytes + b
+            if flops is None:
+                unknown_flops[node.op_type] += 1
+            else:
+                flops_total += flops
+            if out_bytes is None:
+                unknown_outputs += 1
+            elif node.op_type != "Constant":
+                activation_total += out_bytes
+            nodes.append(
+                {
+                    "node": node_id(ref.path, i),
+                    "name": node.name,
+                    "op_type": node.op_type,
+                    "params": params,
+                    "flops": flops,
+                    "output_bytes": out_bytes,
+                }
+            )
+    totals.update(flops=flops_total, activation_bytes=activation_total)
+    return {
+        "totals": totals,
+        "nodes": nodes,
+        "ops": dict(ops.most_common()),
+        "unknown": {
+            "flops_nodes": sum(unknown_flops.values()),
+            "flops_ops": dict(unknown_flops.most_common()),
+            "output_nodes": unknown_outputs,
+            "dims": sorted(_symbolic_dims(shapes_from) - set(dims)),
+        },
+    }
+
+
+def _symbolic_dims(model: onnx.ModelProto) -> set[str]:
+    found: set[str] = set()
+    for ref in _graphs(model):
+        g = ref.container
+        for vi in [*g.input, *g.output, *g.value_info]:
+            if vi.type.HasField("tensor_type"):
+                found.update(d.dim_param for d in vi.type.tensor_type.shape.dim if d.dim_param)
+    return found

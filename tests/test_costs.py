@@ -1,0 +1,151 @@
+"""Measure (issue 15): GET .../stats counts parameters, FLOPs (a multiply-accumulate is 2) and
+output bytes per node, equal to hand-computed values on small models; unknown stays unknown."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import ONNX_DATA, upload
+
+F = TensorProto.FLOAT
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17) -> bytes:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def weight(name: str, *shape: int) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.ones(shape, np.float32), name)
+
+
+def stats(client, data: bytes, query: str = "") -> dict:
+    mid = upload(client, data).get_json()["id"]
+    r = client.get(f"/api/models/{mid}/stats{query}")
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def by_name(answer: dict) -> dict:
+    return {n["name"]: n for n in answer["nodes"]}
+
+
+def test_a_small_cnn_by_hand(client):
+    data = model(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["r"], name="relu"),
+            helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("ReduceMean", ["p"], ["y"], name="mean", keepdims=0),
+        ],
+        [helper.make_tensor_value_info("x", F, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [weight("w", 4, 3, 3, 3), weight("b", 4)],
+    )
+    answer = stats(client, data)
+    nodes = by_name(answer)
+    # Conv: 256 outputs x 27 MACs x 2, + 256 bias adds; 108 + 4 weights
+    assert (nodes["conv"]["flops"], nodes["conv"]["params"], nodes["conv"]["output_bytes"]) == (14080, 112, 1024)
+    assert nodes["relu"]["flops"] == 256
+    assert (nodes["pool"]["flops"], nodes["pool"]["output_bytes"]) == (64 * 4, 256)  # 4x4x4 out, 2x2 window
+    assert nodes["mean"]["flops"] == 64  # one per input element
+    assert answer["totals"] == {
+        "params": 112,
+        "param_bytes": 448,
+        "flops": 14080 + 256 + 256 + 64,
+        "activation_bytes": 1024 + 1024 + 256 + 4,
+    }
+    assert answer["ops"] == {"Conv": 1, "Relu": 1, "MaxPool": 1, "ReduceMean": 1}
+    assert answer["unknown"]["flops_nodes"] == 0 and nodes["conv"]["node"] == "n0"
+
+
+def test_matmul_gemm_einsum_and_symbolic_dims(client):
+    data = model(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            helper.make_node("Gemm", ["a", "g", "gc"], ["o"], name="gemm", transB=1),
+            helper.make_node("Einsum", ["p", "q"], ["e"], name="ein", equation="bij,bjk->bik"),
+        ],
+        [
+            helper.make_tensor_value_info("x", F, ["N", 16]),
+            helper.make_tensor_value_info("a", F, [2, 16]),
+            helper.make_tensor_value_info("p", F, [2, 3, 4]),
+            helper.make_tensor_value_info("q", F, [2, 4, 5]),
+        ],
+        [helper.make_tensor_value_info(n, F, None) for n in ("h", "o", "e")],
+        [weight("w", 16, 32), weight("g", 8, 16), weight("gc", 8)],
+    )
+    unknown = stats(client, data)
+    assert by_name(unknown)["mm"]["flops"] is None and by_name(unknown)["mm"]["output_bytes"] is None
+    assert unknown["unknown"]["dims"] == ["N"] and unknown["unknown"]["flops_ops"] == {"MatMul": 1}
+    assert unknown["totals"]["flops"] == 528 + 240  # the known ones only: never a silent 0 for MatMul
+    nodes = by_name(stats(client, data, "?dims=N=2"))
+    assert nodes["mm"]["flops"] == 2 * (2 * 32) * 16
+    assert nodes["gemm"]["flops"] == 2 * 16 * 16 + 16  # M=2 N=8 K=16, + C
+    assert nodes["ein"]["flops"] == 2 * 2 * 3 * 4 * 5  # = 2 x out (30) x K (4)
+    assert nodes["gemm"]["params"] == 8 * 16 + 8
+
+
+def test_attention_constants_and_unknown_ops(client):
+    data = model(
+        [
+            helper.make_node("Attention", ["q", "k", "v"], ["att"], name="att"),
+            helper.make_node(
+                "Constant", [], ["c"], name="const", value=numpy_helper.from_array(np.ones(3, np.float32))
+            ),
+            helper.make_node("TopK", ["s", "kk"], ["tv", "ti"], name="topk"),
+        ],
+        [
+            helper.make_tensor_value_info("q", F, [1, 2, 4, 8]),
+            helper.make_tensor_value_info("k", F, [1, 2, 6, 8]),
+            helper.make_tensor_value_info("v", F, [1, 2, 6, 8]),
+            helper.make_tensor_value_info("s", F, [10]),
+        ],
+        [helper.make_tensor_value_info(n, F, None) for n in ("att", "c", "tv")],
+        [numpy_helper.from_array(np.array([3], np.int64), "kk")],
+        opset=23,
+    )
+    answer = stats(client, data)
+    nodes = by_name(answer)
+    scores = 1 * 2 * 4 * 6
+    assert nodes["att"]["flops"] == 2 * scores * (8 + 8) + 3 * scores
+    assert nodes["const"]["params"] == 3 and nodes["const"]["flops"] == 0
+    assert nodes["topk"]["flops"] is None  # no formula: unknown, never 0
+    assert answer["unknown"]["flops_ops"] == {"TopK": 1}
+    assert answer["totals"]["params"] == 3 + 1  # the Constant's 3 and kk's 1
+
+
+def test_resnet50_costs_what_the_literature_says(client):
+    """ResNet-50 at 224x224: ~4.1 GMACs (8.2 GFLOPs). The wheel's light copy makes its weights
+    with ConstantOfShape at run time: its parameters are only the shapes those read."""
+    path = ONNX_DATA / "light" / "light_resnet50.onnx"
+    answer = stats(client, path.read_bytes())
+    assert 7.6e9 < answer["totals"]["flops"] < 8.4e9, answer["totals"]
+    light = onnx.load(str(path), load_external_data=False)
+    assert answer["totals"]["params"] == sum(int(np.prod(t.dims)) for t in light.graph.initializer)
+    assert answer["unknown"]["flops_nodes"] == 0
+    assert answer["ops"]["Conv"] == 53
+
+
+def test_bad_dims_and_revisions_are_refused(client):
+    mid = upload(
+        client,
+        model(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            [helper.make_tensor_value_info("x", F, [2])],
+            [helper.make_tensor_value_info("y", F, [2])],
+        ),
+    ).get_json()["id"]
+    for query, code in [("?dims=N", "bad_dims"), ("?dims=N=-1", "bad_dims"), ("?revision=x", "bad_revision")]:
+        r = client.get(f"/api/models/{mid}/stats{query}")
+        assert r.status_code == 400 and r.get_json()["error"]["code"] == code, query
+    assert client.get(f"/api/models/{mid}/stats?revision=7").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["light_bvlc_alexnet", "light_squeezenet", "light_inception_v1"])
+def test_real_models_have_every_flop_known(client, name):
+    answer = stats(client, (ONNX_DATA / "light" / f"{name}.onnx").read_bytes())
+    assert answer["unknown"]["flops_nodes"] == 0, answer["unknown"]
+    assert answer["totals"]["flops"] > 1e8 and answer["totals"]["activation_bytes"] > 0
