@@ -260,6 +260,15 @@ export function locate(id, from, { path, node } = {}) {
 }
 
 /** {revisions: [{revision, parent, ops, changes, created, current}], head} */
+/** Parameters, FLOPs and output bytes per node (GET .../stats); `dims`: "NAME=N,NAME=N". */
+export function getStats(id, dims = "", revision = null) {
+  const params = new URLSearchParams();
+  if (dims) params.set("dims", dims);
+  if (revision !== null && revision !== undefined) params.set("revision", String(revision));
+  const query = params.toString();
+  return request("GET", `/api/models/${enc(id)}/stats${query ? `?${query}` : ""}`);
+}
+
 export function getRevisions(id) {
   return request("GET", `/api/models/${enc(id)}/revisions`);
 }

@@ -82,6 +82,15 @@ export function formatBytes(n) {
   return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
 }
 
+/** A count in SI units: 8.2 G, 25.6 M, 1.3 K, 512. */
+export function formatCount(n) {
+  if (typeof n !== "number") return "";
+  const units = ["", " K", " M", " G", " T", " P"];
+  let i = 0;
+  while (Math.abs(n) >= 1000 && i < units.length - 1) { n /= 1000; i += 1; }
+  return i === 0 ? String(Math.round(n)) : `${n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0)}${units[i]}`;
+}
+
 export function formatDate(value) {
   if (value === null || value === undefined || value === "") return "";
   const date = typeof value === "number" ? new Date(value * (value < 1e12 ? 1000 : 1)) : new Date(value);

@@ -15,9 +15,13 @@ import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } fr
 import { hasPositions, nodeIdIn } from "../lib/address.js";
 import { openTextView } from "../panels/text-view.js";
 import { withWaitStatus } from "../widgets/wait.js";
+import { heatClasses } from "../pipeline/heat.js";
+import { renderHeatLegend } from "../widgets/heat-legend.js";
+import { HEAT_CLASSES } from "../renderers/theme.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
+const heatLegendEl = $("heat-legend");
 const messageEl = $("graph-message");
 const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
@@ -164,7 +168,14 @@ const panelContext = {
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
     redo: () => step("redo"),
+    loadStats: (dims) => {
+      state.costDims = dims || "";
+      return api.getStats(state.modelId, state.costDims, state.summary ? state.summary.revision : null);
+    },
+    showHeat: (metric, stats) => showHeat(metric, stats),
   },
+  heatMetric: () => (state.heat ? state.heat.metric : null),
+  costDims: () => state.costDims || "",
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true }),
@@ -248,6 +259,26 @@ async function followLink({ rev, path, selection }) {
     toast(`This link (revision ${rev}) could not be followed: ${err.message || err}`);
     return { path: "", selection: null };
   }
+}
+
+// ------------------------------------------------------------------ the heat map of costs
+
+/** Colour the drawing by a cost of its nodes (null: by op kind again), with a legend. */
+function showHeat(metric, stats) {
+  state.heat = metric ? { metric, stats } : null;
+  const heat = metric ? heatClasses(stats.nodes, metric) : null;
+  for (const cls of HEAT_CLASSES) view.mark(heat ? /** @type {string[]} */ (heat.classes.get(cls)) : [], cls);
+  renderHeatLegend(heatLegendEl, metric, heat, () => showHeat(null, stats));
+  graphEl.dataset.heat = metric || "";
+}
+
+/** After an edit, undo or redo: the heat map of the revision now on screen. */
+function refreshHeat() {
+  if (!state.heat) return;
+  const { metric } = state.heat;
+  api.getStats(state.modelId, state.costDims || "", state.summary.revision)
+    .then((stats) => { if (state.heat && state.heat.metric === metric) showHeat(metric, stats); })
+    .catch(() => showHeat(null, null));
 }
 
 /** Outline the nodes that shape inference or onnxruntime complain about (main-graph nodes). */
@@ -396,6 +427,7 @@ async function refreshAfter(summary, options = {}) {
   state.summary = summary || await api.getSummary(state.modelId);
   watchValidation();
   renderToolbar();
+  refreshHeat();
   await loadGraph(path, { home: false, fallbackPath: state.path, ...keep, ...options });
 }
 

@@ -1,7 +1,7 @@
 // The model panel (nothing selected): the graph or function on screen, validation in detail
 // (basic checker, full check, inference errors linked to their nodes, onnxruntime's smoke run,
 // the gates an edit was stored past), model fields, the
-// doc_string as Markdown, editable metadata, model-local functions, training info and device
+// doc_string as Markdown, costs (costs-section.js), editable metadata, model-local functions, training info and device
 // configurations. Editing: the model fields, graph inputs, whole-model tools (opset
 // conversion, shape inference, clean-up, subgraph extraction) and the download choices
 // (model-tools.js).
@@ -9,6 +9,7 @@ import { el, clear } from "../widgets/dom.js";
 import { disclosure } from "../editing/edit-forms.js";
 import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
 import { formatBytes, formatNumber } from "../lib/format.js";
+import { costsSection } from "./costs-section.js";
 import { deviceConfigurations } from "./device-config.js";
 import { graphInfo, opsetText } from "./graph-info.js";
 import { markdownBlock } from "../lib/markdown.js";
@@ -116,6 +117,7 @@ export function renderModelPanel(root, summary, ctx) {
   if (graph && graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
 
   root.append(validationSection(summary.validation || {}, ctx));
+  if (ctx.actions && ctx.actions.loadStats) root.append(costsSection(ctx));
 
   const counts = summary.counts || {};
   const editing = !!(ctx.actions && ctx.actions.edit);

@@ -10,7 +10,7 @@ import { METRICS, measureText } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgeSegments } from "./edge-path.js";
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
-import { CATEGORY_ORDER, categoryColor, theme } from "./theme.js";
+import { CATEGORY_ORDER, HEAT_CLASSES, categoryColor, theme } from "./theme.js";
 
 /** A grid of buckets over the drawing: what is near a point, what is in a rectangle. */
 class GridIndex {
@@ -370,6 +370,14 @@ function paintLines(ctx, b, lines, top) {
   }
 }
 
+/** The heat map's colour of a box (its hottest heat class, as the SVG's CSS picks), or null. */
+function heatOf(state, id) {
+  if (!state.marks) return null;
+  let found = null;
+  for (const cls of HEAT_CLASSES) if (state.marks.get(cls)?.has(id)) found = cls;
+  return found ? theme().heat[found] : null;
+}
+
 function isTraced(state, id) {
   const t = state.trace;
   return t && (t.up.has(id) || t.down.has(id) || t.focus === id);
@@ -385,7 +393,7 @@ function paintNode(ctx, b, showText, state, px, error) {
   ctx.beginPath();
   if (b.lines.length === 1) roundRect(ctx, b.x, b.y, b.w, b.h, 5);
   else topRound(ctx, b.x, b.y, b.w, headHeight, 5);
-  ctx.fillStyle = T.catHead[b.category] || T.catHead.other;
+  ctx.fillStyle = heatOf(state, b.id) || T.catHead[b.category] || T.catHead.other;
   ctx.fill();
   if (showText) {
     ctx.font = T.font.op;
@@ -434,7 +442,7 @@ function paintGroup(ctx, b, showText, state, px) {
   ctx.fill();
   ctx.beginPath();
   topRound(ctx, b.x, b.y, b.w, headHeight, 6);
-  ctx.fillStyle = T.groupHead;
+  ctx.fillStyle = heatOf(state, b.id) || T.groupHead;
   ctx.fill();
   const total = Object.values(b.group.cats).reduce((a, c) => a + c, 0) || 1;
   let x = b.x;

@@ -9,6 +9,12 @@
 /** Op categories (graph-model.js opCategory), in the order of a group's stripe. */
 export const CATEGORY_ORDER = ["conv", "matmul", "activation", "norm", "pool", "control", "quant", "shape", "math", "custom", "other"];
 
+/** Steps of the heat map (costs: FLOPs, params, output size), lightest first: `heat-<k>` box classes. */
+export const HEAT_STEPS = 6;
+/** Every heat class, weakest first (a group holding several shows the last: app.css orders them so):
+ * no cost at all, a cost nobody knows, then `heat-<k>`. */
+export const HEAT_CLASSES = ["heat-zero", "heat-unknown", ...Array.from({ length: HEAT_STEPS }, (_, k) => `heat-${k}`)];
+
 /** Kinds of text line (graph-model.js line.font; SVG class t-<kind>): each has a font and a colour (ink). */
 export const TEXT_KINDS = ["op", "name", "attr", "init", "more", "sub", "ref", "refOut", "ioName", "ioType", "caption", "edge", "group", "count", "frame"];
 
@@ -29,11 +35,11 @@ const FALLBACK = { font: "12px sans-serif", ink: "#222222", cat: "#999999", catH
  * @typedef {Readonly<Record<keyof typeof COLORS, string>> & {
  *   font: Readonly<Record<string, string>>, ink: Readonly<Record<string, string>>,
  *   cat: Readonly<Record<string, string>>, catHead: Readonly<Record<string, string>>,
- *   frameFill: readonly string[],
+ *   frameFill: readonly string[], heat: Readonly<Record<string, string>>,
  * }} Theme
  * font: the canvas font of each text kind; ink: its colour; cat: the strong colour of each op
  * category (group stripes, minimap, boxes far out); catHead: a node box's head by category;
- * frameFill: an expanded group's body by depth (index 1-4, 0 as 1).
+ * frameFill: an expanded group's body by depth (index 1-4, 0 as 1); heat: a box's head by heat class.
  */
 
 /** @type {Theme | null} */
@@ -65,6 +71,7 @@ function readTheme() {
     ink: table(TEXT_KINDS, (k) => `--g-ink-${kebab(k)}`, FALLBACK.ink),
     cat: table(CATEGORY_ORDER, (c) => `--g-cat-${c}`, FALLBACK.cat),
     catHead: table(CATEGORY_ORDER, (c) => `--g-cat-${c}-head`, FALLBACK.catHead),
+    heat: Object.freeze(Object.fromEntries(HEAT_CLASSES.map((c) => [c, read(`--g-${c}`, "#eeeeee")]))),
     frameFill: Object.freeze([colors.frameFill1, colors.frameFill1, colors.frameFill2, colors.frameFill3, colors.frameFill4]),
   }));
   if (missing.length) {

@@ -1,0 +1,121 @@
+// The model panel's Costs section (GET .../stats): parameters, FLOPs and activations in all, the
+// symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters or output size)
+// and a sortable table of the nodes, each a link to it.
+import { el, clear } from "../widgets/dom.js";
+import { formatBytes, formatCount } from "../lib/format.js";
+import { HEAT_METRICS } from "../pipeline/heat.js";
+import { mono, propertyList, section } from "../widgets/ui.js";
+
+const ROWS = 50; // the table's first page; "Show all" shows up to MAX_ROWS
+const MAX_ROWS = 2000;
+const COLUMNS = [
+  ["name", "Node"], ["op_type", "Op"], ["flops", "FLOPs"], ["params", "Params"], ["output_bytes", "Output"],
+];
+
+function cell(key, n) {
+  const v = n[key];
+  if (key === "output_bytes") return v === null ? "?" : formatBytes(v);
+  if (key === "flops" || key === "params") return v === null ? "?" : formatCount(v);
+  return String(v || "");
+}
+
+/** The node's graph path from its id ("n2/then_branch/n5" -> "n2/then_branch"). */
+function graphOf(id) {
+  const cut = id.lastIndexOf("/");
+  return cut < 0 ? "" : id.slice(0, cut);
+}
+
+function costTable(stats, ctx) {
+  let key = "flops";
+  let descending = true;
+  let limit = ROWS;
+  const table = el("table", { class: "cost-table", id: "cost-table" });
+  const more = el("button", { type: "button", class: "btn btn-small cost-more" });
+  const draw = () => {
+    const value = (n) => (n[key] === null || n[key] === undefined ? -1 : n[key]);
+    const rows = [...stats.nodes].sort((a, b) => {
+      const x = value(a);
+      const y = value(b);
+      const order = typeof x === "string" || typeof y === "string" ? String(x).localeCompare(String(y)) : x - y;
+      return descending ? -order : order;
+    });
+    clear(table);
+    table.append(el("thead", {}, el("tr", {}, COLUMNS.map(([k, label]) => el("th", {
+      scope: "col", "data-key": k, "aria-sort": k === key ? (descending ? "descending" : "ascending") : "none",
+      class: k === "name" || k === "op_type" ? "" : "num",
+    }, el("button", { type: "button", class: "linklike", onclick: () => {
+      descending = k === key ? !descending : k !== "name" && k !== "op_type";
+      key = k;
+      draw();
+    } }, label, k === key ? (descending ? " ▾" : " ▴") : ""))))));
+    table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
+      el("td", { title: n.name || n.node }, el("a", { href: ctx.nodeHref(graphOf(n.node), n.node), class: "cost-node" }, n.name || n.node)),
+      el("td", {}, mono(n.op_type)),
+      ...COLUMNS.slice(2).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
+    more.hidden = rows.length <= limit || limit >= MAX_ROWS;
+    more.textContent = `Show ${Math.min(rows.length, MAX_ROWS)} of ${rows.length} nodes`;
+  };
+  more.addEventListener("click", () => { limit = MAX_ROWS; draw(); });
+  draw();
+  return el("div", { class: "cost-table-wrap" }, table, more);
+}
+
+function dimsForm(stats, reload) {
+  const missing = stats.unknown.dims || [];
+  if (!missing.length) return null;
+  const inputs = missing.map((name) => el("input", { type: "number", min: "0", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name }));
+  const form = el("form", { class: "cost-dims ed-row" },
+    el("span", { class: "muted" }, "Symbolic dims leave some costs unknown: count with"),
+    ...missing.map((name, i) => el("label", {}, mono(name), " = ", inputs[i])),
+    el("button", { type: "submit", class: "btn btn-small" }, "Count"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const given = { ...stats.dims };
+    inputs.forEach((input) => { if (input.value !== "") given[input.name] = Number(input.value); });
+    reload(Object.entries(given).map(([k, v]) => `${k}=${v}`).join(","));
+  });
+  return form;
+}
+
+function heatChoice(stats, ctx) {
+  const current = ctx.heatMetric ? ctx.heatMetric() : null;
+  const buttons = [["", "Op kinds"], ...Object.entries(HEAT_METRICS)].map(([metric, label]) => {
+    const b = el("button", { type: "button", class: "btn btn-small", "data-metric": metric, "aria-pressed": String((current || "") === metric) }, label);
+    b.addEventListener("click", () => {
+      ctx.actions.showHeat(metric || null, stats);
+      for (const other of buttons) other.setAttribute("aria-pressed", String(other === b));
+    });
+    return b;
+  });
+  return el("div", { class: "ed-row cost-heat", role: "group", "aria-label": "Colour the drawing by" },
+    el("span", { class: "muted" }, "Colour the drawing by"), ...buttons);
+}
+
+function fill(body, stats, ctx, reload) {
+  clear(body);
+  body.classList.remove("muted");
+  const t = stats.totals;
+  const unknown = stats.unknown;
+  const unknownOps = Object.entries(unknown.flops_ops || {}).map(([op, n]) => `${op} ×${n}`).join(", ");
+  body.append(propertyList([
+    ["Parameters", `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
+    ["FLOPs", el("span", {}, formatCount(t.flops), unknown.flops_nodes
+      ? el("span", { class: "muted cost-unknown" }, ` + ${unknown.flops_nodes} node(s) unknown: ${unknownOps}`) : "")],
+    ["Activations", `${formatBytes(t.activation_bytes)}${unknown.output_nodes ? ` + ${unknown.output_nodes} output(s) of unknown size` : ""}`],
+  ]));
+  body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
+  body.dataset.ready = "true";
+}
+
+/** The Costs section; its numbers load after the panel is drawn. */
+export function costsSection(ctx) {
+  const body = el("div", { class: "costs-body muted", id: "costs" }, "Counting parameters and FLOPs…");
+  const reload = (dims) => {
+    ctx.actions.loadStats(dims).then((stats) => fill(body, stats, ctx, reload)).catch((err) => {
+      body.className = "field-error";
+      body.textContent = `The costs could not be counted: ${err.message || err}`;
+    });
+  };
+  reload(ctx.costDims ? ctx.costDims() : "");
+  return section("Costs", body);
+}

@@ -1,0 +1,34 @@
+// The heat map's legend over the drawing: what the colours count, each step's lower bound, the
+// colours of no cost and of an unknown one, and a button that turns the heat map off.
+import { el, clear } from "./dom.js";
+import { formatBytes, formatCount } from "../lib/format.js";
+import { HEAT_METRICS, stepStart } from "../pipeline/heat.js";
+import { HEAT_STEPS } from "../renderers/theme.js";
+
+function amount(metric, v) {
+  return metric === "output_bytes" ? formatBytes(Math.round(v)) : formatCount(v);
+}
+
+/**
+ * Fill `root` with the legend of `heat` (heatClasses' answer) for `metric`; hide it when off.
+ * @param {HTMLElement} root
+ * @param {string | null} metric
+ * @param {{lo: number, hi: number, unknown: number} | null} heat
+ * @param {() => void} turnOff
+ */
+export function renderHeatLegend(root, metric, heat, turnOff) {
+  clear(root);
+  root.hidden = !metric || !heat;
+  if (!metric || !heat) return;
+  const steps = Array.from({ length: HEAT_STEPS }, (_, k) => el("li", { class: `heat-step heat-${k}` },
+    el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
+  root.append(
+    el("div", { class: "heat-legend-head" },
+      el("strong", {}, `${HEAT_METRICS[/** @type {keyof typeof HEAT_METRICS} */ (metric)]} per node`),
+      el("button", { type: "button", class: "tool tool-icon heat-off", title: "Colour by op kind again", onclick: turnOff }, "×")),
+    el("ol", { class: "heat-scale" }, steps),
+    el("div", { class: "heat-notes muted" },
+      el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), "none"),
+      el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `unknown (${heat.unknown})` : "unknown"),
+      el("span", {}, `up to ${amount(metric, heat.hi)}`)));
+}
