@@ -238,6 +238,20 @@ def _paths() -> dict:
             }
         },
         f"{m}/revisions": _get("Revision history with the ops of each", [_ID], _json("Revisions"), "404"),
+        f"{m}/diff": _get(
+            "What changed between two revisions, or between another model and this one",
+            [
+                _ID,
+                _query("from", {"type": "integer", "default": 0}, "the older revision"),
+                _query("to", {"type": "integer"}, "the newer revision (default: the head)"),
+                _query("other", {"type": "string"}, "another model's id: compared with this one (not with from/to)"),
+                _query("other_revision", {"type": "integer"}, "the other model's revision (default: its head)"),
+                _REV_Q,
+            ],
+            _json("Diff"),
+            "400",
+            "404",
+        ),
         f"{m}/stats": _get(
             "Parameters, FLOPs and output bytes per node and in all",
             [

@@ -1,0 +1,309 @@
+"""A computed diff of two models (two revisions of one, or two models): GET .../diff.
+
+Nodes are matched by name where the name is unique in both graphs, then by structure: the same
+op with the same inputs, then with the same outputs, then the k-th remaining node of an op to the
+k-th remaining one of that op (reading order). Tensors (initializers) are matched by name and
+compared by content: the store keeps a big tensor as a reference to its content's digest, so two
+equal weights compare equal without reading them. Every field takes part: a node's op, domain,
+inputs, outputs, attributes of every type (subgraphs diffed recursively, their changes named by
+path), doc strings and metadata; the graphs' inputs, outputs and value_info; the model's fields,
+opsets, metadata and functions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import onnx
+from google.protobuf.message import Message
+from onnx import AttributeProto
+
+from ..onnx_io.address import node_id, subgraph_path
+
+MAX_VALUE = 80  # characters of a value shown in a change line
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, Message):
+        text = " ".join(str(value).split())
+    elif isinstance(value, bytes):
+        text = repr(value.decode("utf-8", "replace"))
+    elif isinstance(value, str):
+        text = repr(value)
+    else:
+        text = str(value)
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+def _attr_value(a: AttributeProto) -> Any:
+    if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+        return None  # diffed as graphs
+    if a.type == AttributeProto.TENSOR:
+        return a.t.SerializeToString()
+    if a.type == AttributeProto.SPARSE_TENSOR:
+        return a.sparse_tensor.SerializeToString()
+    if a.type == AttributeProto.TENSORS:
+        return [t.SerializeToString() for t in a.tensors]
+    return onnx.helper.get_attribute_value(a)
+
+
+def _attr_words(a: AttributeProto | None) -> str:
+    if a is None:
+        return "(none)"
+    if a.type == AttributeProto.TENSOR:
+        return f"tensor {list(a.t.dims)} {onnx.TensorProto.DataType.Name(a.t.data_type)}"
+    if a.type == AttributeProto.FLOAT:  # float32: its shortest form, not a double's digits
+        return f"{a.f:.7g}"
+    if a.type == AttributeProto.FLOATS:
+        return _short("[" + ", ".join(f"{v:.7g}" for v in a.floats) + "]").strip("'")
+    return _short(onnx.helper.get_attribute_value(a))
+
+
+class _Diff:
+    def __init__(self) -> None:
+        self.nodes: dict[str, list] = {"added": [], "removed": [], "changed": []}
+
+    # ---------------------------------------------------------------- nodes
+    def graphs(self, old: onnx.GraphProto, new: onnx.GraphProto, old_path: str, new_path: str) -> list[str]:
+        """Diff two graphs' nodes into self.nodes; answer the graph-level field changes."""
+        pairs, removed, added = match_nodes(list(old.node), list(new.node))
+        for i in removed:
+            n = old.node[i]
+            self.nodes["removed"].append({"node": node_id(old_path, i), "name": n.name, "op_type": n.op_type})
+        for j in added:
+            n = new.node[j]
+            self.nodes["added"].append({"node": node_id(new_path, j), "name": n.name, "op_type": n.op_type})
+        for i, j in pairs:
+            if old.node[i].SerializeToString() == new.node[j].SerializeToString():
+                continue  # the common case, and the quick way to see it
+            fields = self.node_fields(old.node[i], new.node[j], node_id(old_path, i), node_id(new_path, j))
+            if fields:
+                n = new.node[j]
+                self.nodes["changed"].append(
+                    {
+                        "node": node_id(new_path, j),
+                        "other": node_id(old_path, i),
+                        "name": n.name,
+                        "op_type": n.op_type,
+                        "fields": fields,
+                    }
+                )
+        changes = []
+        for field in ("name", "doc_string"):
+            if getattr(old, field) != getattr(new, field):
+                changes.append(f"{field}: {_short(getattr(old, field))} → {_short(getattr(new, field))}")
+        changes += [f"value_info {c}" for c in _named_changes(old.value_info, new.value_info)]
+        changes += [f"metadata {c}" for c in _props_changes(old.metadata_props, new.metadata_props)]
+        return changes
+
+    def node_fields(self, a: onnx.NodeProto, b: onnx.NodeProto, a_id: str, b_id: str) -> list[str]:
+        fields = []
+        for f in ("name", "op_type", "domain", "overload", "doc_string"):
+            if getattr(a, f) != getattr(b, f):
+                fields.append(f"{f}: {_short(getattr(a, f))} → {_short(getattr(b, f))}")
+        for f in ("input", "output"):
+            if list(getattr(a, f)) != list(getattr(b, f)):
+                fields.append(f"{f}s: {list(getattr(a, f))} → {list(getattr(b, f))}")
+        old_attrs = {x.name: x for x in a.attribute}
+        new_attrs = {x.name: x for x in b.attribute}
+        for name in [*old_attrs, *(n for n in new_attrs if n not in old_attrs)]:
+            x, y = old_attrs.get(name), new_attrs.get(name)
+            if x is not None and y is not None and x.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+                fields += self.attr_graphs(name, x, y, a_id, b_id)
+            elif x is None or y is None or x.type != y.type or _attr_value(x) != _attr_value(y):
+                fields.append(f"attribute {name}: {_attr_words(x)} → {_attr_words(y)}")
+        fields += [f"metadata {c}" for c in _props_changes(a.metadata_props, b.metadata_props)]
+        if [d.SerializeToString() for d in a.device_configurations] != [
+            d.SerializeToString() for d in b.device_configurations
+        ]:
+            fields.append("device configurations changed")
+        return fields
+
+    def attr_graphs(self, name: str, x: AttributeProto, y: AttributeProto, a_id: str, b_id: str) -> list[str]:
+        olds = [x.g] if x.type == AttributeProto.GRAPH else list(x.graphs)
+        news = [y.g] if y.type == AttributeProto.GRAPH else list(y.graphs)
+        if x.type != y.type or len(olds) != len(news):
+            return [f"attribute {name}: {len(olds)} graph(s) → {len(news)} graph(s)"]
+        fields = []
+        for k, (g, h) in enumerate(zip(olds, news, strict=True)):
+            item = None if x.type == AttributeProto.GRAPH else k
+            before = sum(len(v) for v in self.nodes.values())
+            graph_changes = self.graphs(g, h, subgraph_path(a_id, name, item), subgraph_path(b_id, name, item))
+            graph_changes += _io_words(g, h)
+            graph_changes += [f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer)]
+            inner = sum(len(v) for v in self.nodes.values()) - before
+            label = name if item is None else f"{name}[{k}]"
+            if inner:
+                fields.append(f"subgraph {label}: {inner} node(s) added, removed or changed")
+            fields += [f"subgraph {label}: {c}" for c in graph_changes]
+        return fields
+
+
+def match_nodes(old: list[onnx.NodeProto], new: list[onnx.NodeProto]):
+    """(matched (i, j) pairs, removed old indices, added new indices)."""
+    old_names = [n.name for n in old]  # read once: a field read on a protobuf message is not free
+    new_names = [n.name for n in new]
+    old_count, new_count = Counter(old_names), Counter(new_names)
+    new_by_name = {name: j for j, name in enumerate(new_names) if name and new_count[name] == 1}
+    pairs: list[tuple[int, int]] = []
+    left: list[int] = []
+    matched_new: set[int] = set()
+    for i, name in enumerate(old_names):
+        j = new_by_name.get(name) if name and old_count[name] == 1 else None
+        if j is None:
+            left.append(i)
+        else:
+            pairs.append((i, j))
+            matched_new.add(j)
+    right = [j for j in range(len(new)) if j not in matched_new]
+    for key in (
+        lambda n: (n.domain, n.op_type, tuple(n.input)),
+        lambda n: (n.domain, n.op_type, tuple(n.output)),
+        lambda n: (n.domain, n.op_type),
+    ):
+        if not left or not right:
+            break
+        waiting: dict[Any, list[int]] = defaultdict(list)
+        for j in right:
+            waiting[key(new[j])].append(j)
+        still: list[int] = []
+        taken: set[int] = set()
+        for i in left:
+            queue = waiting.get(key(old[i]))
+            if queue:
+                j = queue.pop(0)
+                pairs.append((i, j))
+                taken.add(j)
+            else:
+                still.append(i)
+        left, right = still, [j for j in right if j not in taken]
+    return sorted(pairs, key=lambda p: p[1]), left, right
+
+
+def _named_changes(old, new) -> list[str]:
+    """Changes between two lists of named protos (value_info, inputs, outputs)."""
+    a = {x.name: x for x in old}
+    b = {x.name: x for x in new}
+    out = [f"{_short(n)} removed" for n in a if n not in b]
+    out += [f"{_short(n)} added" for n in b if n not in a]
+    out += [f"{_short(n)}: {_short(a[n].type)} → {_short(b[n].type)}" for n in a if n in b and a[n] != b[n]]
+    return out
+
+
+def _io_words(old: onnx.GraphProto, new: onnx.GraphProto) -> list[str]:
+    return [f"input {c}" for c in _named_changes(old.input, new.input)] + [
+        f"output {c}" for c in _named_changes(old.output, new.output)
+    ]
+
+
+def _props_changes(old, new) -> list[str]:
+    a = {p.key: p.value for p in old}
+    b = {p.key: p.value for p in new}
+    out = [f"{_short(k)} removed" for k in a if k not in b]
+    out += [f"{_short(k)} = {_short(b[k])} added" for k in b if k not in a]
+    out += [f"{_short(k)}: {_short(a[k])} → {_short(b[k])}" for k in a if k in b and a[k] != b[k]]
+    return out
+
+
+def _content(t: onnx.TensorProto) -> bytes:
+    c = onnx.TensorProto()
+    c.CopyFrom(t)
+    c.name = ""
+    return c.SerializeToString(deterministic=True)
+
+
+def _tensor_changes(old, new) -> list[str]:
+    d = tensor_diff(old, new)
+    return (
+        [f"{t['name']} {t['change']}" for t in d["changed"]]
+        + [f"{n} added" for n in d["added"]]
+        + [f"{n} removed" for n in d["removed"]]
+    )
+
+
+def tensor_diff(old, new) -> dict:
+    a = {t.name: t for t in old}
+    b = {t.name: t for t in new}
+    changed = []
+    for name in a:
+        if name in b and _content(a[name]) != _content(b[name]):
+            x, y = a[name], b[name]
+            if list(x.dims) != list(y.dims) or x.data_type != y.data_type:
+                words = (
+                    f"{onnx.TensorProto.DataType.Name(x.data_type)} {list(x.dims)} → "
+                    f"{onnx.TensorProto.DataType.Name(y.data_type)} {list(y.dims)}"
+                )
+            else:
+                words = "values changed"
+            changed.append({"name": name, "change": words})
+    return {
+        "added": [n for n in b if n not in a],
+        "removed": [n for n in a if n not in b],
+        "changed": changed,
+    }
+
+
+def _io_diff(old, new) -> dict:
+    a = {x.name: x for x in old}
+    b = {x.name: x for x in new}
+    return {
+        "added": [n for n in b if n not in a],
+        "removed": [n for n in a if n not in b],
+        "changed": [
+            {"name": n, "from": _short(a[n].type), "to": _short(b[n].type)} for n in a if n in b and a[n] != b[n]
+        ],
+    }
+
+
+MODEL_FIELDS = ("ir_version", "producer_name", "producer_version", "domain", "model_version", "doc_string")
+
+
+def model_diff(old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
+    """The diff of `old` to `new` (what GET .../diff answers, besides which models they are)."""
+    d = _Diff()
+    graph_changes = d.graphs(old.graph, new.graph, "", "")
+    model: dict[str, Any] = {
+        f: [getattr(old, f), getattr(new, f)] for f in MODEL_FIELDS if getattr(old, f) != getattr(new, f)
+    }
+    opsets = ({o.domain: o.version for o in old.opset_import}, {o.domain: o.version for o in new.opset_import})
+    if opsets[0] != opsets[1]:
+        model["opset_import"] = list(opsets)
+    if graph_changes:
+        model["graph"] = graph_changes
+    old_fn = {(f.domain, f.name, f.overload): f.SerializeToString(deterministic=True) for f in old.functions}
+    new_fn = {(f.domain, f.name, f.overload): f.SerializeToString(deterministic=True) for f in new.functions}
+    functions = {
+        "added": [".".join(filter(None, k[:2])) for k in new_fn if k not in old_fn],
+        "removed": [".".join(filter(None, k[:2])) for k in old_fn if k not in new_fn],
+        "changed": [".".join(filter(None, k[:2])) for k in old_fn if k in new_fn and old_fn[k] != new_fn[k]],
+    }
+    training = [t.SerializeToString(deterministic=True) for t in old.training_info] != [
+        t.SerializeToString(deterministic=True) for t in new.training_info
+    ]
+    if training:
+        model["training_info"] = "changed"
+    if [c.SerializeToString() for c in old.configuration] != [c.SerializeToString() for c in new.configuration]:
+        model["configuration"] = "changed"
+    metadata = {
+        "added": {p.key: p.value for p in new.metadata_props if p.key not in {q.key for q in old.metadata_props}},
+        "removed": {p.key: p.value for p in old.metadata_props if p.key not in {q.key for q in new.metadata_props}},
+        "changed": {
+            k: [v, w]
+            for k, v in ((p.key, p.value) for p in old.metadata_props)
+            for w in [next((q.value for q in new.metadata_props if q.key == k), v)]
+            if w != v
+        },
+    }
+    counts = {k: len(v) for k, v in d.nodes.items()}
+    return {
+        "nodes": d.nodes,
+        "tensors": tensor_diff(list(old.graph.initializer), list(new.graph.initializer)),
+        "inputs": _io_diff(old.graph.input, new.graph.input),
+        "outputs": _io_diff(old.graph.output, new.graph.output),
+        "metadata": metadata,
+        "functions": functions,
+        "model": model,
+        "counts": counts,
+        "same": not any(counts.values()) and not model and old.SerializeToString() == new.SerializeToString(),
+    }

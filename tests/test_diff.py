@@ -1,0 +1,158 @@
+"""Compare (issue 15): GET .../diff names exactly what an edit changed — nodes matched by name,
+then by structure; tensors by name and content; attributes of every type, subgraphs recursively,
+metadata, inputs and outputs, model fields — between two revisions or two models."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import ONNX_DATA, upload
+
+from tests.browser.browser_models import tiny_cnn
+
+
+def edit(client, mid: str, *ops) -> int:
+    head = client.get(f"/api/models/{mid}").get_json()["revision"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": head, "ops": list(ops)})
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()["revision"]
+
+
+def diff(client, mid: str, query: str) -> dict:
+    r = client.get(f"/api/models/{mid}/diff?{query}")
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def test_a_revision_against_itself_is_the_same(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    d = diff(client, mid, "from=0&to=0")
+    assert d["same"] and d["counts"] == {"added": 0, "removed": 0, "changed": 0}
+
+
+@pytest.mark.parametrize(
+    ("ops", "expect"),
+    [
+        (
+            [{"op": "set_attribute", "node": "n6", "name": "alpha", "value": 0.5}],
+            {"changed": [("/classifier/fc/Gemm", ["attribute alpha: (none) → 0.5"])]},
+        ),
+        (
+            [{"op": "rename_node", "node": "@gap", "name": "global_pool"}],
+            {"changed": [("global_pool", ["name: 'gap' → 'global_pool'"])]},
+        ),
+        (
+            [{"op": "delete_attribute", "node": "n1", "name": "alpha"}],
+            {"changed": [("/features/act1/LeakyRelu", ["attribute alpha: 0.1 → (none)"])]},
+        ),
+        (
+            [{"op": "insert_node", "tensor": "p1", "op_type": "Relu", "name": "extra"}],
+            {"added": ["extra"], "changed": "one"},  # which tensor gets the new name is the op's choice
+        ),
+    ],
+)
+def test_each_edit_is_named_exactly(client, ops, expect):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    rev = edit(client, mid, *ops)
+    d = diff(client, mid, f"from=0&to={rev}")
+    changed = [(c["name"], c["fields"]) for c in d["nodes"]["changed"]]
+    if expect.get("changed") == "one":
+        ((name, fields),) = changed
+        assert name in ("pool1", "gap") and len(fields) == 1 and fields[0].startswith(("inputs:", "outputs:"))
+    else:
+        assert changed == expect.get("changed", [])
+    assert [n["name"] for n in d["nodes"]["added"]] == expect.get("added", [])
+    assert d["nodes"]["removed"] == []
+    assert not d["same"]
+
+
+def test_weights_metadata_and_io(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    rev = edit(
+        client,
+        mid,
+        {"op": "set_initializer", "name": "fc.bias", "value": {"dtype": "FLOAT", "shape": [10], "values": [1] * 10}},
+        {"op": "set_metadata", "key": "owner", "value": "team-a"},
+        {"op": "add_output", "tensor": "p1"},
+        {"op": "set_model_field", "field": "doc_string", "value": "tuned"},
+    )
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert d["tensors"] == {"added": [], "removed": [], "changed": [{"name": "fc.bias", "change": "values changed"}]}
+    assert d["metadata"]["added"] == {"owner": "team-a"}
+    assert d["outputs"]["added"] == ["p1"]
+    assert d["model"]["doc_string"] == ["", "tuned"]
+    assert d["nodes"]["changed"] == [] and d["nodes"]["added"] == []
+    # the other way round: what was added is removed
+    back = diff(client, mid, f"from={rev}&to=0")
+    assert back["outputs"]["removed"] == ["p1"] and back["metadata"]["removed"] == {"owner": "team-a"}
+
+
+def test_deleted_nodes_are_removed_and_the_rest_match(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    rev = edit(client, mid, {"op": "delete_node", "node": "n1", "reconnect": True})
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert [n["name"] for n in d["nodes"]["removed"]] == ["/features/act1/LeakyRelu"]
+    assert [(c["name"], c["fields"]) for c in d["nodes"]["changed"]] == [("pool1", ["inputs: ['r1'] → ['c1']"])]
+
+
+def if_model(then_alpha: float) -> bytes:
+    def branch(alpha: float, name: str) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("LeakyRelu", ["x"], [f"{name}_y"], name=f"{name}_act", alpha=alpha)],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [4])],
+        )
+
+    graph = helper.make_graph(
+        [
+            helper.make_node(
+                "If", ["c"], ["y"], name="if", then_branch=branch(then_alpha, "then"), else_branch=branch(0.5, "else")
+            )
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_subgraphs_are_diffed_recursively(client):
+    mid = upload(client, if_model(0.1)).get_json()["id"]
+    rev = edit(client, mid, {"op": "set_attribute", "node": "n0/then_branch/n0", "name": "alpha", "value": 0.3})
+    d = diff(client, mid, f"from=0&to={rev}")
+    by_node = {c["node"]: c for c in d["nodes"]["changed"]}
+    inner = by_node["n0/then_branch/n0"]
+    assert inner["fields"] == ["attribute alpha: 0.1 → 0.3"]
+    assert by_node["n0"]["fields"] == ["subgraph then_branch: 1 node(s) added, removed or changed"]
+
+
+def test_two_models_compare_by_name_and_content(client):
+    a = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    other = tiny_cnn()
+    other.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "conv1.weight"))
+    b = upload(client, other.SerializeToString()).get_json()["id"]
+    d = diff(client, b, f"other={a}")
+    assert (d["from"]["model"], d["to"]["model"]) == (a, b)
+    assert d["tensors"]["changed"] == [{"name": "conv1.weight", "change": "values changed"}]
+    assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
+    assert client.get(f"/api/models/{b}/diff?other={a}&from=0").status_code == 400
+    assert client.get(f"/api/models/{b}/diff?other=nope").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["light_inception_v1", "light_resnet50", "light_densenet121"])
+def test_a_rename_in_a_real_model_is_the_one_change(client, name):
+    data = (ONNX_DATA / "light" / f"{name}.onnx").read_bytes()
+    mid = upload(client, data).get_json()["id"]
+    model = onnx.load_from_string(data)
+    k = len(model.graph.node) // 2
+    rev = edit(client, mid, {"op": "rename_node", "node": f"n{k}", "name": "renamed_by_test"})
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert d["counts"] == {"added": 0, "removed": 0, "changed": 1}, d["counts"]
+    (change,) = d["nodes"]["changed"]
+    assert change["node"] == f"n{k}" and change["fields"] == [f"name: {model.graph.node[k].name!r} → 'renamed_by_test'"]
