@@ -260,6 +260,12 @@ export function locate(id, from, { path, node } = {}) {
 }
 
 /** {revisions: [{revision, parent, ops, changes, created, current}], head} */
+/** What differs (GET .../diff): `query` {from, to} revisions, or {other, other_revision, revision}. */
+export function getDiff(id, query) {
+  const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, String(v)]));
+  return request("GET", `/api/models/${enc(id)}/diff?${params}`);
+}
+
 /** Parameters, FLOPs and output bytes per node (GET .../stats); `dims`: "NAME=N,NAME=N". */
 export function getStats(id, dims = "", revision = null) {
   const params = new URLSearchParams();

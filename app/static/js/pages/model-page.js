@@ -11,6 +11,7 @@ import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { renderGroupPanel } from "../panels/group-panel.js";
 import { renderHistoryPanel } from "../panels/history-panel.js";
+import { renderComparePanel } from "../panels/compare-panel.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { hasPositions, nodeIdIn } from "../lib/address.js";
 import { openTextView } from "../panels/text-view.js";
@@ -27,9 +28,9 @@ const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
 const waitPill = $("wait-status"); // "Saving…", "Undoing…" while an answer is slow (wait.js)
-const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
+const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history" | "compare", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
   undo: $("btn-undo"), redo: $("btn-redo"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
-  history: $("btn-history"),
+  history: $("btn-history"), compare: $("btn-compare"),
 });
 
 state.modelId = /** @type {HTMLElement} */ (document.querySelector(".workspace")).dataset.modelId;
@@ -173,6 +174,9 @@ const panelContext = {
       return api.getStats(state.modelId, state.costDims, state.summary ? state.summary.revision : null);
     },
     showHeat: (metric, stats) => showHeat(metric, stats),
+    listModels: () => api.listModels(),
+    compareWith: (choice) => compareWith(choice),
+    stepCompare: (direction) => stepCompare(direction),
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),
   costDims: () => state.costDims || "",
@@ -190,7 +194,7 @@ function renderSidebar() {
   const tensor = state.selection && state.selection.kind === "tensor" && state.graph ? state.selection.id : null;
   const ctx = {
     ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
-    summary: state.summary, selection: state.selection,
+    summary: state.summary, selection: state.selection, modelId: state.modelId, compare: state.compare,
   };
   const shows = `${state.path}|${selectionKey(state.selection)}`;
   const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
@@ -202,11 +206,14 @@ function renderSidebar() {
   else if (tensor !== null) renderTensorPanel(sidebar, tensor, ctx);
   else if (state.selection && state.selection.kind === "group" && view.h) renderGroupPanel(sidebar, view, state.selection.id, ctx);
   else if (state.summary && state.panel === "history") renderHistoryPanel(sidebar, ctx);
+  else if (state.summary && state.panel === "compare") renderComparePanel(sidebar, ctx);
   else if (state.summary) renderModelPanel(sidebar, state.summary, ctx);
-  if (!box && tensor === null && state.panel === "history") sidebar.dataset.panel = "history";
+  const own = !box && tensor === null && !group;
+  if (own && (state.panel === "history" || state.panel === "compare")) sidebar.dataset.panel = state.panel;
   sidebar.scrollTop = scroll;
-  buttons.model.classList.toggle("active", !box && tensor === null && state.panel !== "history");
+  buttons.model.classList.toggle("active", !box && tensor === null && state.panel !== "history" && state.panel !== "compare");
   if (buttons.history) buttons.history.classList.toggle("active", !box && tensor === null && state.panel === "history");
+  buttons.compare.classList.toggle("active", !box && tensor === null && state.panel === "compare");
 }
 
 function highlightSelection() {
@@ -270,6 +277,48 @@ function showHeat(metric, stats) {
   for (const cls of HEAT_CLASSES) view.mark(heat ? /** @type {string[]} */ (heat.classes.get(cls)) : [], cls);
   renderHeatLegend(heatLegendEl, metric, heat, () => showHeat(null, stats));
   graphEl.dataset.heat = metric || "";
+}
+
+// ------------------------------------------------------------------ compare
+
+/** Compare the revision on screen with "rev:N" or "model:ID" (null: stop); marks the drawing. */
+async function compareWith(choice) {
+  if (!choice) {
+    state.compare = null;
+    view.mark([], "diff-added");
+    view.mark([], "diff-changed");
+    view.mark([], "diff-focus");
+    renderSidebar();
+    return;
+  }
+  const current = state.summary.revision;
+  const [kind, value] = [choice.slice(0, choice.indexOf(":")), choice.slice(choice.indexOf(":") + 1)];
+  const query = kind === "rev" ? { from: Number(value), to: current } : { other: value, revision: current };
+  state.compare = { choice, diff: null, step: -1 };
+  renderSidebar();
+  try {
+    const diff = await api.getDiff(state.modelId, query);
+    if (!state.compare || state.compare.choice !== choice) return; // another choice meanwhile
+    state.compare.diff = diff;
+    view.mark(diff.nodes.added.map((n) => n.node), "diff-added");
+    view.mark(diff.nodes.changed.map((n) => n.node), "diff-changed");
+  } catch (err) {
+    if (state.compare) state.compare.error = `The comparison failed: ${err.message || err}`;
+  }
+  if (state.panel === "compare") renderSidebar();
+}
+
+/** Bring the next (or previous) changed or added node of the graph on screen into view. */
+function stepCompare(direction) {
+  const c = state.compare;
+  if (!c || !c.diff) return;
+  const here = (id) => (id.lastIndexOf("/") < 0 ? "" : id.slice(0, id.lastIndexOf("/"))) === state.path;
+  const ids = [...c.diff.nodes.changed, ...c.diff.nodes.added].map((n) => n.node).filter(here);
+  if (!ids.length) return;
+  c.step = (c.step + direction + ids.length) % ids.length;
+  view.mark([ids[c.step]], "diff-focus");
+  view.reveal(ids[c.step]);
+  for (const li of sidebar.querySelectorAll(".compare-list li[data-node], .compare-changed")) li.classList.toggle("compare-current", li.getAttribute("data-node") === ids[c.step]);
 }
 
 /** After an edit, undo or redo: the heat map of the revision now on screen. */
@@ -428,6 +477,7 @@ async function refreshAfter(summary, options = {}) {
   watchValidation();
   renderToolbar();
   refreshHeat();
+  if (state.compare) compareWith(state.compare.choice);
   await loadGraph(path, { home: false, fallbackPath: state.path, ...keep, ...options });
 }
 
@@ -496,6 +546,7 @@ buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
 buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox(null); });
 if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
+buttons.compare.addEventListener("click", () => { state.panel = "compare"; selectBox(null); });
 buttons.text.addEventListener("click", () => {
   if (!state.summary || state.dataFile) return;
   openTextView({

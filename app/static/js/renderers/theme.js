@@ -22,7 +22,7 @@ export const TEXT_KINDS = ["op", "name", "attr", "init", "more", "sub", "ref", "
 // (with a console warning): plain values that keep a drawing readable, not the theme's.
 const COLORS = {
   background: "#ffffff", boxFill: "#ffffff", boxStroke: "#999999", selected: "#0000ff", trace: "#ff8800", error: "#ff0000",
-  edge: "#999999", inputFill: "#ffffff", inputStroke: "#999999", outputFill: "#ffffff", outputStroke: "#999999",
+  diffAdded: "#00aa00", diffChanged: "#ff8800", edge: "#999999", inputFill: "#ffffff", inputStroke: "#999999", outputFill: "#ffffff", outputStroke: "#999999",
   outerFill: "#ffffff", outerStroke: "#999999", groupStack: "#eeeeee", groupHead: "#eeeeee", groupFar: "#999999",
   toggleFill: "#ffffff", toggleStroke: "#999999", toggleIcon: "#666666",
   frameFill1: "rgba(0, 0, 0, .04)", frameFill2: "rgba(0, 0, 0, .02)", frameFill3: "rgba(0, 0, 0, .04)", frameFill4: "rgba(0, 0, 0, .02)",

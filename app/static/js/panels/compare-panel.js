@@ -1,0 +1,126 @@
+// The compare panel (toolbar "Compare"): pick a revision of this model or another model, and see
+// what differs from the model on screen (GET .../diff): counts, the changed nodes with each
+// field's value on both sides, the added and removed nodes, tensors, inputs and outputs,
+// metadata and model fields. The drawing marks added and changed boxes (model-page.js); each
+// node in the lists links to it, and Previous/Next step through them on the drawing.
+import { el, clear } from "../widgets/dom.js";
+import { mono, plural, section } from "../widgets/ui.js";
+
+/** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
+export function splitChange(line) {
+  const colon = line.indexOf(": ");
+  const arrow = line.indexOf(" → ", colon);
+  if (colon < 0 || arrow < 0) return [line, "", ""];
+  return [line.slice(0, colon), line.slice(colon + 2, arrow), line.slice(arrow + 3)];
+}
+
+function graphOf(id) {
+  const cut = id.lastIndexOf("/");
+  return cut < 0 ? "" : id.slice(0, cut);
+}
+
+function picker(ctx, onPick) {
+  const select = el("select", { id: "compare-with", "aria-label": "Compare with" },
+    el("option", { value: "" }, "Loading…"));
+  Promise.all([ctx.actions.loadRevisions(), ctx.actions.listModels()]).then(([revs, models]) => {
+    clear(select);
+    const here = ctx.summary.revision;
+    select.append(el("option", { value: "" }, "Choose…"),
+      el("optgroup", { label: "Revisions of this model" },
+        [...revs.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== here)
+          .map((r) => el("option", { value: `rev:${r.revision}` }, `Revision ${r.revision}`))),
+      el("optgroup", { label: "Other models" },
+        models.models.filter((m) => m.id !== ctx.modelId)
+          .map((m) => el("option", { value: `model:${m.id}` }, `${m.name} (revision ${m.revision})`))));
+    const chosen = ctx.compare && ctx.compare.choice;
+    if (chosen) select.value = chosen;
+  });
+  select.addEventListener("change", () => { if (select.value) onPick(select.value); });
+  return el("div", { class: "ed-row compare-pick" }, el("label", { for: "compare-with" }, "Compare with"), select);
+}
+
+function nodeLink(ctx, id, label) {
+  return el("a", { class: "compare-node", href: ctx.nodeHref(graphOf(id), id), "data-node": id }, label || id);
+}
+
+function changedItem(c, ctx) {
+  return el("li", { class: "compare-changed", "data-node": c.node },
+    el("div", {}, nodeLink(ctx, c.node, c.name || c.node), " ", mono(c.op_type)),
+    el("table", { class: "compare-fields" },
+      el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
+      el("tbody", {}, c.fields.map((line) => {
+        const [field, before, now] = splitChange(line);
+        return el("tr", {}, el("td", {}, field), el("td", { class: "compare-before" }, before), el("td", { class: "compare-now" }, now));
+      }))));
+}
+
+function pairs(title, obj, words) {
+  const lines = [];
+  for (const name of obj.added || []) lines.push(`${words(name)} added`);
+  for (const name of obj.removed || []) lines.push(`${words(name)} removed`);
+  for (const c of obj.changed || []) lines.push(typeof c === "string" ? `${c} changed` : `${words(c.name)}: ${c.change || `${c.from} → ${c.to}`}`);
+  return lines.length ? section(title, el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
+}
+
+function metadataLines(m) {
+  const lines = [
+    ...Object.entries(m.added || {}).map(([k, v]) => `${k} = ${v} added`),
+    ...Object.entries(m.removed || {}).map(([k]) => `${k} removed`),
+    ...Object.entries(m.changed || {}).map(([k, [a, b]]) => `${k}: ${a} → ${b}`),
+  ];
+  return lines.length ? section("Metadata", el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
+}
+
+function modelLines(model) {
+  const lines = Object.entries(model).flatMap(([k, v]) => (k === "graph" ? v.map((l) => `graph ${l}`)
+    : Array.isArray(v) ? [`${k}: ${JSON.stringify(v[0])} → ${JSON.stringify(v[1])}`] : [`${k} ${v}`]));
+  return lines.length ? section("Model", el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
+}
+
+function result(root, d, ctx) {
+  const n = d.nodes;
+  const sideName = (s) => (s.model === ctx.modelId ? `revision ${s.revision}` : `${s.name} (revision ${s.revision})`);
+  const stepper = el("div", { class: "ed-row compare-step" },
+    el("button", { type: "button", class: "btn btn-small", id: "compare-prev", onclick: () => ctx.actions.stepCompare(-1) }, "‹ Previous"),
+    el("button", { type: "button", class: "btn btn-small", id: "compare-next", onclick: () => ctx.actions.stepCompare(1) }, "Next ›"),
+    el("span", { class: "muted" }, "through the changed and added nodes on the drawing"));
+  root.append(...[
+    el("p", { class: "compare-summary", id: "compare-summary" }, d.same ? "The two are the same model." : [
+      `From ${sideName(d.from)} to ${sideName(d.to)}: `,
+      `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
+      d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
+      ` (${d.ms} ms).`].join("")),
+    el("div", { class: "compare-legend" },
+      el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")),
+    n.changed.length || n.added.length ? stepper : null,
+    n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx)))) : null,
+    n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", {}, nodeLink(ctx, a.node, a.name || a.node), " ", mono(a.op_type))))) : null,
+    n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, r.name || r.node, " ", mono(r.op_type))))) : null,
+    pairs("Tensors", d.tensors, (x) => x),
+    pairs("Graph inputs", d.inputs, (x) => x),
+    pairs("Graph outputs", d.outputs, (x) => x),
+    pairs("Functions", d.functions, (x) => x),
+    metadataLines(d.metadata),
+    modelLines(d.model)].filter((x) => x !== null));
+}
+
+/** Fill `root` (the sidebar) with the compare panel; ctx.compare: {choice, diff} when a comparison is on. */
+export function renderComparePanel(root, ctx) {
+  clear(root);
+  const body = el("div", { class: "compare-body", id: "compare-body" });
+  root.append(
+    el("header", { class: "panel-head" },
+      el("div", { class: "panel-kicker" }, "Compare"),
+      el("h2", { class: "panel-title" }, "What differs"),
+      el("div", { class: "panel-subtitle" }, `from another revision or model to revision ${ctx.summary.revision} on screen`)),
+    el("section", { class: "panel-section" },
+      picker(ctx, (choice) => ctx.actions.compareWith(choice)),
+      ctx.compare ? el("button", { type: "button", class: "btn btn-small", id: "compare-stop", onclick: () => ctx.actions.compareWith(null) }, "Stop comparing") : null,
+      body));
+  if (ctx.compare && ctx.compare.error) body.append(el("div", { class: "field-error" }, ctx.compare.error));
+  else if (ctx.compare && ctx.compare.diff) {
+    result(body, ctx.compare.diff, ctx);
+    body.dataset.ready = "true";
+  } else if (ctx.compare) body.append(el("div", { class: "muted" }, "Comparing…"));
+  else body.append(el("p", { class: "muted" }, "Choose a revision or a model: what was added or changed is marked on the drawing."));
+}
