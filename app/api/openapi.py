@@ -238,6 +238,17 @@ def _paths() -> dict:
             }
         },
         f"{m}/revisions": _get("Revision history with the ops of each", [_ID], _json("Revisions"), "404"),
+        f"{m}/run": {
+            "post": {
+                "summary": "Run a revision with onnxruntime (CPU) on uploaded or random inputs",
+                "parameters": [_ID],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RunRequest"}}},
+                },
+                "responses": {"200": _json("RunResult"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
+            }
+        },
         f"{m}/diff": _get(
             "What changed between two revisions, or between another model and this one",
             [

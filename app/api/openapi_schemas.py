@@ -229,6 +229,42 @@ SCHEMAS: dict = {
             },
         },
     },
+    "RunRequest": {
+        "type": "object",
+        "properties": {
+            "revision": {"type": "integer", "description": "default: the head"},
+            "inputs": {
+                "type": "object",
+                "description": 'input name -> {"npy": BLOB} (POST /api/blobs) or {"random": {"seed": S}} (default: random, seed 0)',
+                "additionalProperties": {"type": "object"},
+            },
+            "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+            "outputs": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "tensors to return (any intermediate one: an output for this run only); default: the graph's outputs",
+            },
+            "compare_to": {"type": "integer", "description": "run this revision on the same input values and compare"},
+        },
+    },
+    "RunResult": {
+        "type": "object",
+        "required": ["revision", "outputs", "inputs", "ms"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "outputs": {
+                "type": "object",
+                "description": "name -> dtype, shape, size, stats, values (as GET .../tensors)",
+            },
+            "inputs": {"type": "object", "description": "the values fed, previewed"},
+            "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},
+            "onnxruntime": {"type": "string"},
+            "compare": {
+                "type": "object",
+                "description": "outputs of both: {name: {equal, max_abs, max_rel, shape}}",
+            },
+        },
+    },
     "Diff": {
         "type": "object",
         "required": [

@@ -1,4 +1,4 @@
-"""The onnxruntime smoke-run worker: a separate interpreter the server starts (never imported
+"""The onnxruntime worker (smoke runs for the edit gate, and runs asked for with POST .../run): a separate interpreter the server starts (never imported
 by it). It reads one JSON job a line on stdin and answers one JSON line on stdout.
 
 It imports only the standard library, numpy and onnxruntime: no onnx, no app, so it starts in
@@ -131,6 +131,79 @@ def check(job: dict) -> dict:
     return out
 
 
+def _run_feed(np, arg, spec: dict, dims: dict):
+    """An input's value: its .npy file, or random values (seeded) of its type and shape."""
+    if "npy" in spec:
+        return np.load(spec["npy"], allow_pickle=False)
+    m = _TENSOR.match(arg.type)
+    if not m or m.group(1) not in _NUMPY or m.group(1) == "string":
+        raise Skip(f'input "{arg.name}" is a {arg.type}: give it as an .npy file')
+    shape = []
+    for d in arg.shape or []:
+        if isinstance(d, int) and d >= 0:
+            shape.append(d)
+        elif isinstance(d, str) and d in dims:
+            shape.append(int(dims[d]))
+        else:
+            raise Skip(f'input "{arg.name}" has a dim {d!r} of unknown size: give its value in "dims"')
+    dtype = np.dtype(_NUMPY[m.group(1)])
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
+
+
+def run(job: dict) -> dict:
+    """Run the model on the job's inputs; save what was fed and the outputs asked for as .npy
+    files in job["out"] (the server reads them): {"status", "inputs", "outputs": {name: path}, "ms"}."""
+    import numpy as np
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+    out_dir = job["out"]
+    try:
+        so = ort.SessionOptions()
+        so.log_severity_level = 4
+        so.intra_op_num_threads = int(job.get("threads", 1))
+        sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        return {"status": "fails", "stage": "load", "message": str(exc)}
+    try:
+        feeds = {
+            arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
+            for arg in sess.get_inputs()
+        }
+    except Skip as exc:
+        return {"status": "refused", "stage": "inputs", "message": str(exc)}
+    except ValueError as exc:
+        return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
+    names = job.get("outputs") or [o.name for o in sess.get_outputs()]
+    start = time.perf_counter()
+    try:
+        values = sess.run(names, feeds)
+    except Exception as exc:
+        return {"status": "fails", "stage": "run", "message": str(exc)}
+    ms = (time.perf_counter() - start) * 1000
+    saved_inputs, saved_outputs = {}, {}
+    for k, (name, value) in enumerate(feeds.items()):
+        path = os.path.join(out_dir, f"in{k}.npy")
+        np.save(path, value, allow_pickle=False)
+        saved_inputs[name] = path
+    for k, (name, value) in enumerate(zip(names, values, strict=True)):
+        path = os.path.join(out_dir, f"out{k}.npy")
+        np.save(path, np.asarray(value), allow_pickle=False)
+        saved_outputs[name] = path
+    return {
+        "status": "ok",
+        "inputs": saved_inputs,
+        "outputs": saved_outputs,
+        "ms": round(ms, 2),
+        "onnxruntime": ort.__version__,
+    }
+
+
 def _address_space() -> int:
     try:
         with open("/proc/self/statm") as f:
@@ -170,7 +243,7 @@ def main() -> None:
         job = json.loads(line)
         _limit(job)
         try:
-            answer = check(job)
+            answer = run(job) if job.get("kind") == "run" else check(job)
         except Exception as exc:  # the worker's own failure: no verdict on the model
             answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
         finally:

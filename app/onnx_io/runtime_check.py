@@ -33,6 +33,8 @@ from .smoke_model import write_stand_in
 
 WALL_SECONDS = 60.0
 CPU_SECONDS = 60
+RUN_CPU_SECONDS = 300  # a run asked for (POST .../run) may take longer than a smoke run
+RUN_WALL_SECONDS = 300.0
 MEMORY_ALLOWANCE = 2 * 2**30  # address space a check may map on top of the worker's own and its weights
 WORKERS = 2  # one check can wait in the background while an edit's gate runs
 JOBS_PER_WORKER = 200  # a fresh interpreter now and then: onnxruntime's arenas keep what they took
@@ -158,6 +160,22 @@ def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -
     out["onnxruntime"] = raw.get("onnxruntime") or version
     out["seconds"] = round(time.monotonic() - start, 3)
     return out
+
+
+def run_model(path: Path, out: Path, inputs: dict, dims: dict, outputs: list | None, size: int, wall: float) -> dict:
+    """Run the model file at `path` in a worker (ort_worker.run): `inputs` {name: {"npy": path} |
+    {"seed": S}}; the answer names the .npy files of what was fed and what came out, in `out`."""
+    job = {
+        "kind": "run",
+        "path": str(path),
+        "out": str(out),
+        "inputs": inputs,
+        "dims": dims,
+        "outputs": outputs,
+        "cpu": RUN_CPU_SECONDS,
+        "memory": MEMORY_ALLOWANCE + 3 * size,  # the weights, a copy ORT may make, activations
+    }
+    return _run(job, wall)
 
 
 # "[ONNXRuntimeError] : 1 : FAIL : " and "Load model from /tmp/.../model.onnx failed:"

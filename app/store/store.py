@@ -219,6 +219,12 @@ class Store:
         size = sum(_segment_size(s) for s in segments)
         return size, self._stream(segments)
 
+    def whole_graph(self, graph: bytes, tensors: dict[str, int]) -> tuple[int, Iterator[bytes]]:
+        """(size, chunks) of a graph that references the store's tensors (a revision's, changed:
+        a run's extra outputs), as one .onnx with the tensors inside."""
+        segments = wire.join(graph, tensors)
+        return sum(_segment_size(s) for s in segments), self._stream(segments)
+
     def _stream(self, segments: list) -> Iterator[bytes]:
         for s in segments:
             if isinstance(s, wire.BlobRef):

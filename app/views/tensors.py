@@ -148,6 +148,20 @@ def _to_json_values(window: np.ndarray) -> list:
     return [json_number(v) for v in window.astype(np.float64)]
 
 
+def array_preview(arr: np.ndarray, offset: int = 0, count: int = 100, cached_stats=None) -> dict:
+    """shape, size, stats and values[offset:offset+count] of an array (a tensor's, a run's output)."""
+    flat = arr.reshape(-1)
+    window = flat[offset : offset + count]
+    return {
+        "shape": list(arr.shape),
+        "size": int(flat.size),
+        "stats": cached_stats(lambda: _stats(arr)) if cached_stats else _stats(arr),
+        "offset": offset,
+        "count": int(window.size),
+        "values": _to_json_values(window),
+    }
+
+
 def tensor_preview(
     t, ref: str, offset: int = 0, count: int = 100, max_count: int = 10_000, external_reader=None, cached_stats=None
 ) -> dict:
@@ -160,18 +174,12 @@ def tensor_preview(
     arr = tensor_array(t, external_reader)
     is_sparse = isinstance(t, onnx.SparseTensorProto)
     proto = t.values if is_sparse else t
-    flat = arr.reshape(-1)
-    window = flat[offset : offset + count]
     out = {
         "ref": ref,
         "name": proto.name,
         "dtype": dtype_name(proto.data_type),
+        **array_preview(arr, offset, count, cached_stats),
         "shape": list(t.dims),
-        "size": int(flat.size),
-        "stats": cached_stats(lambda: _stats(arr)) if cached_stats else _stats(arr),
-        "offset": offset,
-        "count": int(window.size),
-        "values": _to_json_values(window),
     }
     if is_sparse:
         out["sparse"] = {"nnz": int(proto.dims[0]) if proto.dims else 0}

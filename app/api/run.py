@@ -1,0 +1,206 @@
+"""POST /api/models/<id>/run: run a revision with onnxruntime (CPU) in a worker process, bounded
+in time and memory, on uploaded or random inputs; any intermediate tensor can be asked for (added
+as a graph output for that run only). With compare_to, the other revision runs on the very same
+input values and each output common to both is compared.
+
+  {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
+   "outputs"?: [TENSOR, ...], "compare_to"?: REV}
+  -> {"revision", "outputs": {NAME: preview}, "inputs": {NAME: preview}, "ms", "onnxruntime",
+      "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}}}}
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from flask import current_app, jsonify, request
+
+from ..errors import StudioError
+from ..onnx_io.external import normalize_location
+from ..onnx_io.limits import PROTOBUF_LIMIT
+from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
+from ..views.tensors import array_preview
+from . import bp
+from .documents import inferred, load, store
+
+RUN_SIZE_LIMIT = PROTOBUF_LIMIT  # one .onnx file: bigger models need their weights outside it
+
+
+def _int(value, what: str, minimum: int = 0) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise StudioError("bad_request", f"{what} must be an integer ≥ {minimum}")
+    return value
+
+
+def _inputs(raw, model: onnx.ModelProto) -> dict:
+    """{name: {"npy": local path} | {"seed": S}} for the worker, every name a graph input."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise StudioError("bad_request", '"inputs" must map input names to {"npy": BLOB} or {"random": {"seed": S}}')
+    initializers = {t.name for t in model.graph.initializer}
+    names = {i.name for i in model.graph.input if i.name not in initializers}
+    out: dict[str, dict] = {}
+    for name, spec in raw.items():
+        if name not in names:
+            raise StudioError(
+                "unknown_input", f"the model has no input {name!r} (its inputs: {', '.join(sorted(names))})"
+            )
+        if isinstance(spec, dict) and isinstance(spec.get("npy"), str):
+            blobs = store().blobs
+            try:
+                if not blobs.exists(spec["npy"]):
+                    raise FileNotFoundError(spec["npy"])
+                out[name] = {"npy": str(blobs.path(spec["npy"]))}
+            except (ValueError, FileNotFoundError):
+                raise StudioError(
+                    "unknown_blob", f"no uploaded .npy {spec['npy']!r}: POST /api/blobs first", 404
+                ) from None
+        elif isinstance(spec, dict) and isinstance(spec.get("random"), dict):
+            out[name] = {"seed": _int(spec["random"].get("seed", 0), f"the seed of input {name!r}")}
+        else:
+            raise StudioError("bad_request", f'input {name!r}: give {{"npy": BLOB}} or {{"random": {{"seed": S}}}}')
+    return out
+
+
+def _dims(raw) -> dict:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise StudioError("bad_request", '"dims" must map symbolic dim names to sizes')
+    return {str(k): _int(v, f"dim {k!r}", 1) for k, v in raw.items()}
+
+
+def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw) or not raw:
+        raise StudioError("bad_request", '"outputs" must be a list of tensor names')
+    values = {o for n in model.graph.node for o in n.output if o} | {i.name for i in model.graph.input}
+    for name in raw:
+        if name not in values:
+            raise StudioError("unknown_tensor", f"the main graph has no tensor {name!r}")
+    return list(dict.fromkeys(raw))
+
+
+def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folder: Path) -> tuple[Path, int]:
+    """The revision as one .onnx in `folder` (its tensors inside, its external data files linked
+    beside it), with the tensors asked for added as graph outputs."""
+    graph = model
+    extra = [name for name in outputs or [] if name not in {o.name for o in model.graph.output}]
+    if extra:
+        typed = inferred(revision.blob, model)
+        known = {vi.name: vi for vi in [*(typed or model).graph.value_info, *model.graph.input]}
+        graph = onnx.ModelProto()
+        graph.CopyFrom(model)
+        for name in extra:
+            if name not in known:
+                raise StudioError(
+                    "unknown_type", f"shape inference can't tell the type of {name!r}, so it can't be an output"
+                )
+            graph.graph.output.append(known[name])
+    s = store()
+    size, chunks = s.whole_graph(graph.SerializeToString(), revision.tensors)
+    if size >= RUN_SIZE_LIMIT:
+        raise StudioError(
+            "too_big_to_run", f"the model is {size / 2**30:.1f} GiB: runs are for models under 2 GiB for now", 422
+        )
+    path = folder / "model.onnx"
+    with path.open("wb") as f:
+        for chunk in chunks:
+            f.write(chunk)
+    for location, entry in (revision.external or {}).items():
+        key = normalize_location(location)
+        if key and not key.startswith(("/", "..")):
+            target = folder / key
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(s.external_path(entry), target)
+    return path, size
+
+
+def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path) -> dict:
+    folder.mkdir()
+    path, size = _runnable(revision, model, outputs, folder)
+    answer = run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS)
+    status = answer.get("status")
+    if status == "refused":
+        raise StudioError("bad_inputs", answer["message"])
+    if status != "ok":
+        stage = "load" if answer.get("stage") == "load" else "run"
+        raise StudioError("run_failed", f"onnxruntime can't {stage} the model: {answer.get('message', status)}", 422)
+    return answer
+
+
+def _preview(path: str, count: int) -> dict:
+    arr = np.load(path, allow_pickle=False)
+    return {"dtype": str(arr.dtype), **array_preview(arr, 0, count)}
+
+
+def _compare(a_path: str, b_path: str) -> dict:
+    a = np.load(a_path, allow_pickle=False)
+    b = np.load(b_path, allow_pickle=False)
+    if a.shape != b.shape:
+        return {"equal": False, "max_abs": None, "max_rel": None, "shape": [list(a.shape), list(b.shape)]}
+    if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
+        return {"equal": bool(np.array_equal(a, b)), "max_abs": None, "max_rel": None, "shape": list(a.shape)}
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    diff = np.abs(x - y)
+    finite = np.isfinite(diff)
+    max_abs = float(diff[finite].max()) if finite.any() else 0.0
+    rel = diff / np.maximum(np.abs(y), np.finfo(np.float64).tiny)
+    max_rel = float(rel[finite].max()) if finite.any() else 0.0
+    return {
+        "equal": bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f")),
+        "max_abs": max_abs,
+        "max_rel": max_rel,
+        "shape": list(a.shape),
+    }
+
+
+@bp.post("/models/<model_id>/run")
+def post_run(model_id):
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise StudioError("bad_request", 'send a JSON object {"inputs": {...}, "dims"?, "outputs"?, "compare_to"?}')
+    rev = body.get("revision")
+    if rev is not None:
+        rev = _int(rev, '"revision"')
+    _, revision, model = load(model_id, rev)
+    inputs = _inputs(body.get("inputs"), model)
+    dims = _dims(body.get("dims"))
+    outputs = _outputs(body.get("outputs"), model)
+    compare_to = body.get("compare_to")
+    other = load(model_id, _int(compare_to, '"compare_to"')) if compare_to is not None else None
+    count = current_app.config["PREVIEW_MAX_COUNT"]
+    with tempfile.TemporaryDirectory(prefix="onnx-studio-run-") as tmp:
+        first = _run(revision, model, inputs, dims, outputs, Path(tmp) / "a")
+        answer = {
+            "revision": revision.rev,
+            "outputs": {name: _preview(p, count) for name, p in first["outputs"].items()},
+            "inputs": {name: _preview(p, min(count, 100)) for name, p in first["inputs"].items()},
+            "ms": first["ms"],
+            "onnxruntime": first.get("onnxruntime"),
+        }
+        if other is not None:
+            _, other_revision, other_model = other
+            same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}
+            asked = (
+                [n for n in first["outputs"] if n in {o.name for o in other_model.graph.output}]
+                if outputs is None
+                else outputs
+            )
+            second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
+            answer["compare"] = {
+                "revision": other_revision.rev,
+                "ms": second["ms"],
+                "outputs": {
+                    name: _compare(p, second["outputs"][name])
+                    for name, p in first["outputs"].items()
+                    if name in second["outputs"]
+                },
+            }
+    return jsonify(answer)

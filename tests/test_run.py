@@ -1,0 +1,129 @@
+"""Run (issue 15): POST .../run runs a revision with onnxruntime in a worker process on uploaded
+or random inputs; outputs equal onnxruntime's own, intermediate tensors can be asked for, and
+compare_to runs another revision on the same inputs and says how far each output moved."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from testkit import ONNX_DATA, upload
+
+from tests.browser.browser_models import tiny_cnn
+
+
+def npy_blob(client, arr: np.ndarray) -> str:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "x.npy")})
+    assert r.status_code == 201
+    return r.get_json()["blob"]
+
+
+def run(client, mid: str, body: dict, status: int = 200) -> dict:
+    r = client.post(f"/api/models/{mid}/run", json=body)
+    assert r.status_code == status, r.get_json()
+    return r.get_json()
+
+
+def reference(model_bytes: bytes, feeds: dict) -> dict:
+    so = ort.SessionOptions()
+    so.log_severity_level = 3  # old opsets warn at every load
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds), strict=True))
+
+
+PYTORCH = sorted(p.parent for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx"))
+
+
+@pytest.mark.parametrize("folder", PYTORCH, ids=lambda p: p.name)
+def test_outputs_equal_onnxruntimes_own_on_the_wheels_pytorch_models(client, folder):
+    data = (folder / "model.onnx").read_bytes()
+    model = onnx.load_from_string(data)
+    inputs_pb = sorted((folder / "test_data_set_0").glob("input_*.pb"))
+    feeds, blobs = {}, {}
+    initializers = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in initializers]
+    for name, pb in zip(names, inputs_pb, strict=False):
+        arr = onnx.numpy_helper.to_array(onnx.load_tensor(str(pb)))
+        feeds[name] = arr
+        blobs[name] = {"npy": npy_blob(client, arr)}
+    mid = upload(client, data).get_json()["id"]
+    try:
+        expected = reference(data, feeds)
+    except Exception as exc:  # an opset onnxruntime no longer implements: the run says so too
+        refused = run(client, mid, {"inputs": blobs}, 422)
+        assert (
+            refused["error"]["code"] == "run_failed" and str(exc).split(":")[-1].strip() in refused["error"]["message"]
+        )
+        return
+    answer = run(client, mid, {"inputs": blobs})
+    for name, value in expected.items():
+        got = answer["outputs"][name]
+        assert got["shape"] == list(value.shape)
+        if value.size <= len(got["values"]):
+            np.testing.assert_allclose(
+                np.array(got["values"], dtype=np.float64).reshape(value.shape), value, rtol=1e-5, atol=1e-6
+            )
+
+
+def test_random_inputs_an_intermediate_tensor_and_compare_to(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    body = {"inputs": {"input": {"random": {"seed": 3}}}, "outputs": ["p1", "probs"]}
+    first = run(client, mid, body)
+    assert set(first["outputs"]) == {"p1", "probs"}
+    assert first["outputs"]["p1"]["shape"] == [1, 8, 16, 16] and first["ms"] > 0
+    assert first["inputs"]["input"]["shape"] == [1, 3, 32, 32]
+    again = run(client, mid, body)
+    assert again["outputs"]["probs"]["values"] == first["outputs"]["probs"]["values"]  # the seed makes the inputs
+    # the stored model is untouched: p1 is an output for that run only
+    assert [o.name for o in onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.output] == [
+        "probs"
+    ]
+
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.5}]},
+    )
+    assert r.status_code == 200
+    compared = run(client, mid, {"inputs": {"input": {"random": {"seed": 3}}}, "compare_to": 0})
+    c = compared["compare"]
+    assert c["revision"] == 0 and set(c["outputs"]) == {"probs"}
+    assert c["outputs"]["probs"]["equal"] is False and c["outputs"]["probs"]["max_abs"] > 0
+    same = run(client, mid, {"revision": 0, "inputs": {"input": {"random": {"seed": 3}}}, "compare_to": 0})
+    assert same["compare"]["outputs"]["probs"] == {"equal": True, "max_abs": 0.0, "max_rel": 0.0, "shape": [1, 10]}
+
+
+def test_symbolic_dims_and_bad_requests(client):
+    g = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 4])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", 4])],
+    )
+    data = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 17)]).SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    refused = run(client, mid, {"inputs": {"x": {"random": {"seed": 1}}}}, 400)
+    assert "dim 'batch'" in refused["error"]["message"] and "dims" in refused["error"]["message"]
+    ok = run(client, mid, {"inputs": {"x": {"random": {"seed": 1}}}, "dims": {"batch": 3}})
+    assert ok["outputs"]["y"]["shape"] == [3, 4]
+    values = np.array(ok["outputs"]["y"]["values"])
+    assert (values >= 0).all() and ok["outputs"]["y"]["stats"] is not None
+    x = np.full((2, 4), -1.5, np.float32)
+    given = run(client, mid, {"inputs": {"x": {"npy": npy_blob(client, x)}}})
+    assert given["outputs"]["y"]["values"] == [0.0] * 8
+    for body, code in [
+        ({"inputs": {"nope": {"random": {}}}}, "unknown_input"),
+        ({"inputs": {"x": {"npy": "ab" * 32}}}, "unknown_blob"),
+        ({"inputs": {"x": 3}}, "bad_request"),
+        ({"outputs": ["nothing"]}, "unknown_tensor"),
+        ({"dims": {"batch": 0}}, "bad_request"),
+        ({"compare_to": 9}, "unknown_revision"),
+    ]:
+        r = client.post(f"/api/models/{mid}/run", json=body)
+        assert r.status_code in (400, 404) and r.get_json()["error"]["code"] == code, (body, r.get_json())
+    assert json.loads(client.get(f"/api/models/{mid}").data)["revision"] == 0
