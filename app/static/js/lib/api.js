@@ -187,6 +187,11 @@ export function textUrl(id, { download = false } = {}) {
   return `${ROOT}/api/models/${enc(id)}/text${download ? "?download=1" : ""}`;
 }
 
+/** Run a revision with onnxruntime (POST .../run): body {revision, inputs, dims, outputs, compare_to}. */
+export function runModel(id, body) {
+  return request("POST", `/api/models/${enc(id)}/run`, body);
+}
+
 export function postEdits(id, base, ops) {
   return request("POST", `/api/models/${enc(id)}/edits`, { base, ops });
 }

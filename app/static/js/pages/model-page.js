@@ -12,6 +12,7 @@ import { initGraphTools } from "./graph-tools.js";
 import { renderGroupPanel } from "../panels/group-panel.js";
 import { renderHistoryPanel } from "../panels/history-panel.js";
 import { renderComparePanel } from "../panels/compare-panel.js";
+import { renderRunPanel } from "../panels/run-panel.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { hasPositions, nodeIdIn } from "../lib/address.js";
 import { openTextView } from "../panels/text-view.js";
@@ -28,10 +29,11 @@ const sidebar = $("sidebar");
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
 const waitPill = $("wait-status"); // "Saving…", "Undoing…" while an answer is slow (wait.js)
-const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history" | "compare", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
+const buttons = /** @type {Record<"undo" | "redo" | "model" | "text" | "history" | "compare" | "run", HTMLButtonElement> & {download: HTMLAnchorElement}} */ ({
   undo: $("btn-undo"), redo: $("btn-redo"), model: $("btn-model"), text: $("btn-text"), download: $("btn-download"),
-  history: $("btn-history"), compare: $("btn-compare"),
+  history: $("btn-history"), compare: $("btn-compare"), run: $("btn-run"),
 });
+const OWN_PANELS = ["history", "compare", "run"]; // sidebar panels of their own, shown while nothing is selected
 
 state.modelId = /** @type {HTMLElement} */ (document.querySelector(".workspace")).dataset.modelId;
 
@@ -177,6 +179,7 @@ const panelContext = {
     listModels: () => api.listModels(),
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
+    run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision })),
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),
   costDims: () => state.costDims || "",
@@ -195,6 +198,7 @@ function renderSidebar() {
   const ctx = {
     ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
     summary: state.summary, selection: state.selection, modelId: state.modelId, compare: state.compare,
+    mainGraph: state.path === "" ? state.graph : null,
   };
   const shows = `${state.path}|${selectionKey(state.selection)}`;
   const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
@@ -207,13 +211,15 @@ function renderSidebar() {
   else if (state.selection && state.selection.kind === "group" && view.h) renderGroupPanel(sidebar, view, state.selection.id, ctx);
   else if (state.summary && state.panel === "history") renderHistoryPanel(sidebar, ctx);
   else if (state.summary && state.panel === "compare") renderComparePanel(sidebar, ctx);
+  else if (state.summary && state.panel === "run") renderRunPanel(sidebar, ctx);
   else if (state.summary) renderModelPanel(sidebar, state.summary, ctx);
   const own = !box && tensor === null && !group;
-  if (own && (state.panel === "history" || state.panel === "compare")) sidebar.dataset.panel = state.panel;
+  if (own && OWN_PANELS.includes(state.panel)) sidebar.dataset.panel = state.panel;
   sidebar.scrollTop = scroll;
-  buttons.model.classList.toggle("active", !box && tensor === null && state.panel !== "history" && state.panel !== "compare");
+  buttons.model.classList.toggle("active", !box && tensor === null && !OWN_PANELS.includes(state.panel));
   if (buttons.history) buttons.history.classList.toggle("active", !box && tensor === null && state.panel === "history");
   buttons.compare.classList.toggle("active", !box && tensor === null && state.panel === "compare");
+  buttons.run.classList.toggle("active", !box && tensor === null && state.panel === "run");
 }
 
 function highlightSelection() {
@@ -547,6 +553,7 @@ buttons.redo.addEventListener("click", () => step("redo"));
 buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox(null); });
 if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
 buttons.compare.addEventListener("click", () => { state.panel = "compare"; selectBox(null); });
+buttons.run.addEventListener("click", () => { state.panel = "run"; selectBox(null); });
 buttons.text.addEventListener("click", () => {
   if (!state.summary || state.dataFile) return;
   openTextView({

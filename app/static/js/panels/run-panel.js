@@ -1,0 +1,113 @@
+// The run panel (toolbar "Run"): run the revision on screen with onnxruntime (POST .../run) on
+// random or uploaded inputs, with the symbolic dims' sizes, any intermediate tensors as extra
+// outputs (the selected node's by default), and "compare with revision N": the other revision on
+// the very same input values, each output's largest difference said at once.
+import { el, clear } from "../widgets/dom.js";
+import { formatShape } from "../lib/format.js";
+import { tensorView } from "./tensor-view.js";
+import { mono, section } from "../widgets/ui.js";
+
+/** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
+function previewLoader(preview) {
+  return (_ref, offset, count) => Promise.resolve({
+    ...preview, offset, count: Math.max(0, Math.min(count, preview.values.length - offset)),
+    values: preview.values.slice(offset, offset + count),
+  });
+}
+
+function symbolicDims(inputs) {
+  const names = new Set();
+  for (const i of inputs) for (const d of i.shape || []) if (typeof d === "string" && d) names.add(d);
+  return [...names];
+}
+
+function inputRow(input) {
+  const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
+  const file = el("input", { type: "file", accept: ".npy", class: "run-npy", "aria-label": `.npy for ${input.name}` });
+  const row = el("li", { class: "run-input", "data-name": input.name },
+    el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, `${input.dtype || "?"} ${formatShape(input.shape)}`)),
+    el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy ", file)));
+  return { row, seed, file, name: input.name };
+}
+
+function results(root, answer) {
+  clear(root);
+  const compare = answer.compare;
+  root.append(el("p", { class: "run-summary", id: "run-summary" },
+    `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
+    compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
+  if (compare) {
+    root.append(section("Compared with revision " + compare.revision, el("table", { class: "run-compare", id: "run-compare" },
+      el("thead", {}, el("tr", {}, ["output", "same?", "max |Δ|", "max rel"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, Object.entries(compare.outputs).map(([name, c]) => el("tr", { "data-output": name, class: c.equal ? "run-equal" : "run-differs" },
+        el("td", {}, mono(name)), el("td", {}, c.equal ? "identical" : "differs"),
+        el("td", { class: "num" }, c.max_abs === null ? "—" : c.max_abs.toPrecision(3)),
+        el("td", { class: "num" }, c.max_rel === null ? "—" : c.max_rel.toPrecision(3))))))));
+  }
+  for (const [name, preview] of Object.entries(answer.outputs)) {
+    root.append(section(`Output ${name}`, el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
+      tensorView(`run:${name}`, previewLoader(preview), { wide: false })));
+  }
+}
+
+/** Fill `root` (the sidebar) with the run panel. */
+export function renderRunPanel(root, ctx) {
+  clear(root);
+  const graph = ctx.mainGraph;
+  if (!graph) {
+    root.append(el("header", { class: "panel-head" }, el("div", { class: "panel-kicker" }, "Run"), el("h2", { class: "panel-title" }, "Run the model")),
+      el("section", { class: "panel-section" }, el("p", { class: "muted" }, "Runs feed the main graph: open it (the breadcrumb's first step) to run the model.")));
+    return;
+  }
+  const inputs = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
+  const rows = inputs.map(inputRow);
+  const dimNames = symbolicDims(inputs);
+  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: "1", "aria-label": d, class: "run-dim" }) }));
+  const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
+  const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
+  ctx.actions.loadRevisions().then((data) => {
+    for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
+      if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision) }, `revision ${r.revision}`));
+    }
+  });
+  const out = el("div", { id: "run-results", class: "run-results" });
+  const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");
+  const form = el("form", { class: "run-form", id: "run-form" },
+    el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
+    dims.length ? el("div", { class: "ed-row run-dims" }, el("span", { class: "muted" }, "Sizes of the symbolic dims:"),
+      dims.map((d) => el("label", {}, mono(d.name), " = ", d.field))) : null,
+    el("label", { class: "run-extra-label" }, "Also return (intermediate tensors) ", extra),
+    el("label", {}, "Compare with ", compare),
+    el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    button.disabled = true;
+    clear(out);
+    out.append(el("div", { class: "muted" }, "Running…"));
+    try {
+      const body = { inputs: {}, dims: {} };
+      for (const r of rows) {
+        const f = r.file.files && r.file.files[0];
+        body.inputs[r.name] = f ? { npy: (await ctx.actions.uploadBlob(f)).blob } : { random: { seed: Number(r.seed.value || 0) } };
+      }
+      for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
+      const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
+      if (wanted.length) body.outputs = [...new Set([...(graph.outputs || []).map((o) => o.name), ...wanted])];
+      if (compare.value !== "") body.compare_to = Number(compare.value);
+      const answer = await ctx.actions.run(body);
+      results(out, answer);
+      out.dataset.ready = "true";
+    } catch (err) {
+      clear(out);
+      out.append(el("div", { class: "field-error" }, err.message || String(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  root.append(
+    el("header", { class: "panel-head" },
+      el("div", { class: "panel-kicker" }, "Run"),
+      el("h2", { class: "panel-title" }, "Run the model"),
+      el("div", { class: "panel-subtitle" }, `revision ${ctx.summary.revision} with onnxruntime`)),
+    el("section", { class: "panel-section" }, inputs.length ? form : el("p", { class: "muted" }, "The graph on screen has no inputs to feed."), out));
+}

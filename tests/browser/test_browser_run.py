@@ -1,0 +1,32 @@
+"""Run on the page (issue 15): run the model with random inputs, an intermediate tensor as an
+extra output, and compare with an earlier revision on the same inputs."""
+
+from __future__ import annotations
+
+from .browser_models import tiny_cnn
+from .browser_pages import open_model, upload, wait_revision
+
+
+def test_run_with_random_inputs_and_compare(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    mid = summary["id"]
+    edit = [{"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.5}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    assert page.locator("#sidebar[data-panel=run]").count() == 1
+    assert page.locator(".run-input[data-name=input]").count() == 1
+    page.fill("#run-extra", "p1")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "Ran revision 1" in page.locator("#run-summary").text_content()
+    probs = page.locator("#run-compare tr[data-output=probs]")
+    assert "differs" in probs.text_content()  # LeakyRelu's alpha changed what comes out
+    assert page.locator("#run-compare tr[data-output=p1]").count() == 1
+    sections = page.locator("#run-results .panel-section h3, #run-results h3").all_text_contents()
+    assert any("Output p1" in s for s in sections) and any("Output probs" in s for s in sections)
+    page.locator("#run-results .tensor-preview .tp-values, #run-results .tensor-preview table").first.wait_for()
+    page.screenshot(path=str(artifacts / "run-compare.png"))
