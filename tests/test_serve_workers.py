@@ -139,7 +139,7 @@ def served(request, tmp_path):
 
 def test_conflicting_edits_from_many_clients_leave_one_winner_per_round(served):
     mid = served.upload(small_model(0))["id"]
-    clients, rounds = 10, 10
+    clients, rounds = 20, 20
     results: list[list[tuple[int, int, str]]] = [[] for _ in range(rounds)]
     barrier = threading.Barrier(clients)
 
