@@ -127,3 +127,22 @@ def test_symbolic_dims_and_bad_requests(client):
         r = client.post(f"/api/models/{mid}/run", json=body)
         assert r.status_code in (400, 404) and r.get_json()["error"]["code"] == code, (body, r.get_json())
     assert json.loads(client.get(f"/api/models/{mid}").data)["revision"] == 0
+
+
+def test_locate_names_the_first_node_whose_output_differs(client):
+    """An edit deep in the graph: everything before it computes the same, the node after it is
+    the first whose output moves."""
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "n6", "name": "alpha", "value": 0.5}]},
+    )
+    assert r.status_code == 200
+    body = {"inputs": {"input": {"random": {"seed": 1}}}, "compare_to": 0, "locate": True}
+    answer = run(client, mid, body)
+    diverges = answer["compare"]["diverges"]
+    assert (diverges["node"], diverges["op_type"], diverges["tensor"]) == ("n6", "Gemm", "logits")
+    assert set(answer["outputs"]) == {"probs"}  # the probes are compared, not sent
+    same = run(client, mid, {**body, "compare_to": 1})
+    assert same["compare"]["diverges"] is None
+    assert client.post(f"/api/models/{mid}/run", json={"locate": True}).status_code == 400

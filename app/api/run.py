@@ -4,9 +4,13 @@ as a graph output for that run only). With compare_to, the other revision runs o
 input values and each output common to both is compared.
 
   {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
-   "outputs"?: [TENSOR, ...], "compare_to"?: REV}
+   "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true}
   -> {"revision", "outputs": {NAME: preview}, "inputs": {NAME: preview}, "ms", "onnxruntime",
-      "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}}}}
+      "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
+                   "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null}}
+With "locate", both runs also save every node output the two revisions share, and "diverges" names
+the first node (in graph order) whose output differs beyond rounding: where an edit changed what
+the model computes.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from . import bp
 from .documents import inferred, load, store
 
 RUN_SIZE_LIMIT = PROTOBUF_LIMIT  # one .onnx file: bigger models need their weights outside it
+MAX_PROBES = 5000  # intermediate tensors saved per run to find where two revisions part
+LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (kernels may differ a little)
 
 
 def _int(value, what: str, minimum: int = 0) -> int:
@@ -140,7 +146,8 @@ def _preview(path: str, count: int) -> dict:
     return {"dtype": str(arr.dtype), **array_preview(arr, 0, count)}
 
 
-def _compare(a_path: str, b_path: str) -> dict:
+def _compare(a_path: str, b_path: str, close: bool = False) -> dict:
+    """How far two outputs are apart; `close`: "equal" allows kernels' rounding (LOCATE_*)."""
     a = np.load(a_path, allow_pickle=False)
     b = np.load(b_path, allow_pickle=False)
     if a.shape != b.shape:
@@ -153,12 +160,48 @@ def _compare(a_path: str, b_path: str) -> dict:
     max_abs = float(diff[finite].max()) if finite.any() else 0.0
     rel = diff / np.maximum(np.abs(y), np.finfo(np.float64).tiny)
     max_rel = float(rel[finite].max()) if finite.any() else 0.0
+    if close:
+        same = bool(np.allclose(x, y, rtol=LOCATE_RTOL, atol=LOCATE_ATOL, equal_nan=True))
+    else:
+        same = bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
     return {
-        "equal": bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f")),
+        "equal": same,
         "max_abs": max_abs,
         "max_rel": max_rel,
         "shape": list(a.shape),
     }
+
+
+def _typed(revision, model: onnx.ModelProto) -> set[str]:
+    """Tensors of the main graph a run can return: the graph's outputs and the values shape
+    inference types."""
+    typed = inferred(revision.blob, model)
+    return {o.name for o in model.graph.output} | {vi.name for vi in (typed or model).graph.value_info}
+
+
+def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[str]:
+    """The node outputs both revisions have (and can return), in the graph's order."""
+    _, other_revision, other_model = other
+    mine, theirs = _typed(revision, model), _typed(other_revision, other_model)
+    names = [o for n in model.graph.node for o in n.output if o and o in mine and o in theirs and o not in shown]
+    if len(names) > MAX_PROBES:
+        raise StudioError(
+            "too_many_tensors",
+            f"finding where the revisions part would save {len(names)} tensors per run (at most {MAX_PROBES})",
+            422,
+        )
+    return names
+
+
+def _first_divergence(model: onnx.ModelProto, mine: dict, theirs: dict) -> dict | None:
+    """The first node (graph order, which is topological) with an output that differs."""
+    for i, node in enumerate(model.graph.node):
+        for name in node.output:
+            if name in mine and name in theirs:
+                c = _compare(mine[name], theirs[name], close=True)
+                if not c["equal"]:
+                    return {"node": f"n{i}", "name": node.name, "op_type": node.op_type, "tensor": name, **c}
+    return None
 
 
 @bp.post("/models/<model_id>/run")
@@ -175,12 +218,17 @@ def post_run(model_id):
     outputs = _outputs(body.get("outputs"), model)
     compare_to = body.get("compare_to")
     other = load(model_id, _int(compare_to, '"compare_to"')) if compare_to is not None else None
+    locate = body.get("locate", False)
+    if not isinstance(locate, bool) or (locate and other is None):
+        raise StudioError("bad_request", '"locate": true finds where two revisions part: it needs "compare_to"')
+    shown = outputs or [o.name for o in model.graph.output]
+    probes = _probes(revision, model, other, shown) if locate else []
     count = current_app.config["PREVIEW_MAX_COUNT"]
     with tempfile.TemporaryDirectory(prefix="onnx-studio-run-") as tmp:
-        first = _run(revision, model, inputs, dims, outputs, Path(tmp) / "a")
+        first = _run(revision, model, inputs, dims, (shown + probes) if outputs or probes else None, Path(tmp) / "a")
         answer = {
             "revision": revision.rev,
-            "outputs": {name: _preview(p, count) for name, p in first["outputs"].items()},
+            "outputs": {name: _preview(first["outputs"][name], count) for name in shown if name in first["outputs"]},
             "inputs": {name: _preview(p, min(count, 100)) for name, p in first["inputs"].items()},
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
@@ -188,19 +236,15 @@ def post_run(model_id):
         if other is not None:
             _, other_revision, other_model = other
             same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}
-            asked = (
-                [n for n in first["outputs"] if n in {o.name for o in other_model.graph.output}]
-                if outputs is None
-                else outputs
-            )
+            theirs = _typed(other_revision, other_model)
+            asked = [n for n in shown + probes if n in theirs]
             second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
+            both = [n for n in shown if n in second["outputs"]]
             answer["compare"] = {
                 "revision": other_revision.rev,
                 "ms": second["ms"],
-                "outputs": {
-                    name: _compare(p, second["outputs"][name])
-                    for name, p in first["outputs"].items()
-                    if name in second["outputs"]
-                },
+                "outputs": {name: _compare(first["outputs"][name], second["outputs"][name]) for name in both},
             }
+            if locate:
+                answer["compare"]["diverges"] = _first_divergence(model, first["outputs"], second["outputs"])
     return jsonify(answer)

@@ -28,5 +28,10 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     assert page.locator("#run-compare tr[data-output=p1]").count() == 1
     sections = page.locator("#run-results .panel-section h3, #run-results h3").all_text_contents()
     assert any("Output p1" in s for s in sections) and any("Output probs" in s for s in sections)
+    # the first node whose output differs: the LeakyRelu whose alpha changed, outlined
+    assert "/features/act1/LeakyRelu" in page.locator("#run-diverges").text_content()
+    page.click("#expand-all")
+    page.locator("#graph g.box.diverges").wait_for()
+    assert page.locator("#graph g.box.diverges").get_attribute("data-node-id") == "n1"
     page.locator("#run-results .tensor-preview .tp-values, #run-results .tensor-preview table").first.wait_for()
     page.screenshot(path=str(artifacts / "run-compare.png"))

@@ -179,6 +179,7 @@ const panelContext = {
     listModels: () => api.listModels(),
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
+    markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision })),
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),

@@ -30,13 +30,23 @@ function inputRow(input) {
   return { row, seed, file, name: input.name };
 }
 
-function results(root, answer) {
+function divergence(d, compare, ctx) {
+  if (!("diverges" in compare)) return null;
+  if (!d) return el("p", { class: "run-diverges", id: "run-diverges" }, `Every node's output matches revision ${compare.revision} (within rounding).`);
+  return el("p", { class: "run-diverges", id: "run-diverges" }, "First node whose output differs from revision ", String(compare.revision), ": ",
+    el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, d.name || d.node), " ", mono(d.op_type),
+    ` — ${d.tensor}: max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}. Outlined on the drawing.`);
+}
+
+function results(root, answer, ctx) {
   clear(root);
   const compare = answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
   if (compare) {
+    const d = divergence(compare.diverges, compare, ctx);
+    if (d) root.append(d);
     root.append(section("Compared with revision " + compare.revision, el("table", { class: "run-compare", id: "run-compare" },
       el("thead", {}, el("tr", {}, ["output", "same?", "max |Δ|", "max rel"].map((h) => el("th", {}, h)))),
       el("tbody", {}, Object.entries(compare.outputs).map(([name, c]) => el("tr", { "data-output": name, class: c.equal ? "run-equal" : "run-differs" },
@@ -65,6 +75,7 @@ export function renderRunPanel(root, ctx) {
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: "1", "aria-label": d, class: "run-dim" }) }));
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
+  const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
   ctx.actions.loadRevisions().then((data) => {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision) }, `revision ${r.revision}`));
@@ -78,6 +89,7 @@ export function renderRunPanel(root, ctx) {
       dims.map((d) => el("label", {}, mono(d.name), " = ", d.field))) : null,
     el("label", { class: "run-extra-label" }, "Also return (intermediate tensors) ", extra),
     el("label", {}, "Compare with ", compare),
+    el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and find the first node whose output differs"),
     el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -93,9 +105,13 @@ export function renderRunPanel(root, ctx) {
       for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
       const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
       if (wanted.length) body.outputs = [...new Set([...(graph.outputs || []).map((o) => o.name), ...wanted])];
-      if (compare.value !== "") body.compare_to = Number(compare.value);
+      if (compare.value !== "") {
+        body.compare_to = Number(compare.value);
+        body.locate = locate.checked;
+      }
       const answer = await ctx.actions.run(body);
-      results(out, answer);
+      results(out, answer, ctx);
+      ctx.actions.markDivergence(answer.compare && answer.compare.diverges ? answer.compare.diverges.node : null);
       out.dataset.ready = "true";
     } catch (err) {
       clear(out);
