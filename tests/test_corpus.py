@@ -130,6 +130,13 @@ def check_model_roundtrip(client, data: bytes, name: str, feeds: list | None = N
     base_ok = _passes_checker(original)
     if base_ok:
         onnx.checker.check_model(edited)
+    # ... and the diff of the edit to its base names that entry and nothing else
+    d = client.get(f"/api/models/{mid}/diff?from={rev - 1}&to={rev}").get_json()
+    assert d["metadata"] == {"added": {"studio.test": "✓ edited"}, "removed": {}, "changed": {}}, d
+    assert d["counts"] == {"added": 0, "removed": 0, "changed": 0} and d["model"] == {}, d
+    assert not any(
+        d[k][kind] for k in ("tensors", "inputs", "outputs", "functions") for kind in ("added", "removed", "changed")
+    )
 
     # set_attribute on the first main-graph node that has a plainly editable attribute
     target = next(
@@ -165,6 +172,12 @@ def check_model_roundtrip(client, data: bytes, name: str, feeds: list | None = N
     edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     assert edited == expected
     assert not _gate_refuses(original, edited)
+    # the diff names exactly that node and that attribute
+    d = client.get(f"/api/models/{mid}/diff?from={rev}&to={r.get_json()['revision']}").get_json()
+    assert d["counts"] == {"added": 0, "removed": 0, "changed": 1}, d
+    (change,) = d["nodes"]["changed"]
+    assert change["node"] == change["other"] == f"n{i}"
+    assert len(change["fields"]) == 1 and change["fields"][0].startswith(f"attribute {attr.name}: "), change
 
 
 @pytest.mark.parametrize("path", wheel_models(), ids=lambda p: str(p.relative_to(ONNX_DATA)))
