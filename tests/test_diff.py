@@ -156,3 +156,59 @@ def test_a_rename_in_a_real_model_is_the_one_change(client, name):
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 1}, d["counts"]
     (change,) = d["nodes"]["changed"]
     assert change["node"] == f"n{k}" and change["fields"] == [f"name: {model.graph.node[k].name!r} → 'renamed_by_test'"]
+
+
+@pytest.mark.parametrize(
+    ("ops", "check"),
+    [
+        (
+            [{"op": "rename_tensor", "from": "p1", "to": "pooled"}],
+            lambda d: {c["name"] for c in d["nodes"]["changed"]} == {"pool1", "gap"},
+        ),
+        (
+            [{"op": "set_io_shape", "name": "input", "shape": ["N", 3, 32, 32]}],
+            lambda d: [c["name"] for c in d["inputs"]["changed"]] == ["input"] and d["counts"]["changed"] == 0,
+        ),
+        (
+            [{"op": "add_output", "tensor": "logits"}, {"op": "remove_output", "name": "probs"}],
+            lambda d: d["outputs"]["removed"] == ["probs"] and d["outputs"]["added"] == ["logits"],
+        ),
+        (
+            [{"op": "add_input", "name": "extra", "dtype": "FLOAT", "shape": [1]}],
+            lambda d: d["inputs"]["added"] == ["extra"],
+        ),
+        (
+            [{"op": "add_initializer", "name": "k", "value": {"dtype": "FLOAT", "shape": [2], "values": [1, 2]}}],
+            lambda d: d["tensors"]["added"] == ["k"] and d["counts"] == {"added": 0, "removed": 0, "changed": 0},
+        ),
+        (
+            [{"op": "set_node_op", "node": "n7", "op_type": "LogSoftmax"}],
+            lambda d: [c["fields"] for c in d["nodes"]["changed"]] == [["op_type: 'Softmax' → 'LogSoftmax'"]],
+        ),
+        ([{"op": "convert_opset", "version": 18}], lambda d: d["model"]["opset_import"] == [{"": 17}, {"": 18}]),
+        (
+            [{"op": "extract_subgraph", "inputs": ["p1"], "outputs": ["probs"]}],
+            lambda d: (
+                {n["name"] for n in d["nodes"]["removed"]}
+                == {"/features/conv1/Conv", "/features/act1/LeakyRelu", "pool1"}
+                and d["inputs"]["added"] == ["p1"]
+                and d["inputs"]["removed"] == ["input"]
+            ),
+        ),
+    ],
+    ids=[
+        "rename_tensor",
+        "set_io_shape",
+        "outputs",
+        "add_input",
+        "add_initializer",
+        "set_node_op",
+        "convert_opset",
+        "extract",
+    ],
+)
+def test_the_other_ops_are_named_where_they_act(client, ops, check):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    rev = edit(client, mid, *ops)
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert check(d), d
