@@ -5,17 +5,11 @@ import * as api from "../lib/api.js";
 import { el, clear, painted } from "../widgets/dom.js";
 import { buildGraphModel } from "../pipeline/graph-model.js";
 import { LayoutClient } from "../pipeline/layout-client.js";
-import { renderDataPanel, renderDataView } from "../panels/data-view.js";
-import { renderBreadcrumb, renderModelPanel, renderNodePanel, renderTensorPanel, renderValuePanel } from "../panels/panels.js";
+import { renderBreadcrumb } from "../panels/breadcrumb.js";
 import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
-import { renderGroupPanel } from "../panels/group-panel.js";
-import { renderHistoryPanel } from "../panels/history-panel.js";
-import { renderComparePanel } from "../panels/compare-panel.js";
-import { renderRunPanel } from "../panels/run-panel.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { hasPositions, nodeIdIn } from "../lib/address.js";
-import { openTextView } from "../panels/text-view.js";
 import { withWaitStatus } from "../widgets/wait.js";
 import { heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
@@ -191,8 +185,28 @@ const panelContext = {
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
 
+// The sidebar's panels (panels/sidebar-panels.js): a chunk of their own, asked for when the
+// sidebar is first drawn (after the first view is painted, or PANEL_WAITS_MS into its layout).
+/** @type {Promise<typeof import("../panels/sidebar-panels.js")> | null} */
+let panelsLoading = null;
+let sidebarRenders = 0;
+function sidebarPanels() {
+  if (!panelsLoading) panelsLoading = import("../panels/sidebar-panels.js");
+  return panelsLoading;
+}
+
+/** Draw the sidebar for what is on screen; resolves once it is drawn (a later call wins). */
 function renderSidebar() {
-  if (state.dataFile) return;
+  if (state.dataFile) return Promise.resolve();
+  const token = ++sidebarRenders;
+  return sidebarPanels().then((panels) => {
+    if (token === sidebarRenders) drawSidebar(panels);
+  });
+}
+
+/** @param {typeof import("../panels/sidebar-panels.js")} panels */
+function drawSidebar(panels) {
+  const { renderComparePanel, renderGroupPanel, renderHistoryPanel, renderModelPanel, renderNodePanel, renderRunPanel, renderTensorPanel, renderValuePanel } = panels;
   const boxId = boxIdOf(state.selection);
   const box = boxId && state.model ? state.model.boxes.get(boxId) : null;
   const tensor = state.selection && state.selection.kind === "tensor" && state.graph ? state.selection.id : null;
@@ -428,9 +442,11 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   const drawPanel = () => {
     if (panelDrawn || stale()) return;
     panelDrawn = true;
-    renderSidebar();
-    sidebar.dataset.state = "ready";
-    performance.mark("studio:sidebar-drawn");
+    renderSidebar().then(() => {
+      if (stale()) return;
+      sidebar.dataset.state = "ready";
+      performance.mark("studio:sidebar-drawn");
+    });
   };
   if (!keepPanel) delete sidebar.dataset.state;
   const panelTimer = setTimeout(drawPanel, PANEL_WAITS_MS);
@@ -468,8 +484,7 @@ function showGraphError(err, path) {
     el("div", {}, err.message || String(err)),
     path ? el("a", { href: buildHash("", null) }, "Open the main graph") : null);
   setGraphState("error", message);
-  renderSidebar();
-  sidebar.dataset.state = "ready";
+  renderSidebar().then(() => { sidebar.dataset.state = "ready"; });
 }
 
 // ------------------------------------------------------------------ edits, undo, redo
@@ -555,8 +570,9 @@ buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox
 if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
 buttons.compare.addEventListener("click", () => { state.panel = "compare"; selectBox(null); });
 buttons.run.addEventListener("click", () => { state.panel = "run"; selectBox(null); });
-buttons.text.addEventListener("click", () => {
+buttons.text.addEventListener("click", async () => {
   if (!state.summary || state.dataFile) return;
+  const { openTextView } = await sidebarPanels();
   openTextView({
     title: state.summary.name || state.summary.id,
     load: () => api.getText(state.modelId),
@@ -635,6 +651,7 @@ async function showDataFile(summary) {
   const container = el("div", { class: "data-view", id: "data-view" });
   graphEl.append(container);
   graphEl.classList.add("has-data-view");
+  const { renderDataPanel, renderDataView } = await sidebarPanels();
   renderDataView(container, summary, { loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count) });
   renderDataPanel(sidebar, summary);
   sidebar.dataset.state = "ready";
