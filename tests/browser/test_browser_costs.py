@@ -48,3 +48,39 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     page.click("#heat-legend .heat-off")
     assert page.locator("#heat-legend").is_hidden()
     assert page.locator("#graph .box.heat-5").count() == 0
+
+
+HEAT_PIXELS = """(colours) => {
+  const c = document.querySelector('#graph canvas.graph-canvas');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (colours.some(([r, g, b]) => d[i] === r && d[i + 1] === g && d[i + 2] === b)) n++;
+  return n;
+}"""
+
+
+def test_the_heat_map_on_a_canvas_drawing(page, server, artifacts):
+    """A graph too big for one SVG element per box is painted on a canvas: its boxes take the
+    heat colours too (near and far out), and lose them when the heat map is turned off."""
+    from .scale_models import llama_like
+
+    summary = upload(page, server, llama_like(53), "llama_5k.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#expand-all")
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=120_000)
+    assert page.get_attribute("#graph", "data-renderer") == "canvas"
+    heat = page.evaluate(
+        "[0, 1, 2, 3, 4, 5].map((k) => getComputedStyle(document.documentElement).getPropertyValue(`--g-heat-${k}`).trim())"
+    )
+    colours = [[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in heat]
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for(timeout=60_000)
+    assert page.evaluate(HEAT_PIXELS, colours) == 0
+    page.click("#costs .cost-heat button[data-metric=flops]")
+    page.locator("#heat-legend:not([hidden])").wait_for()
+    page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) > 500", arg=colours, timeout=20_000)
+    page.screenshot(path=str(artifacts / "costs-heat-canvas.png"))
+    page.keyboard.press("f")  # the whole drawing: boxes far out are solid, in their heat colour
+    page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) > 50", arg=colours, timeout=20_000)
+    page.click("#heat-legend .heat-off")
+    page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) === 0", arg=colours, timeout=20_000)

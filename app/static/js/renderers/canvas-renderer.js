@@ -259,7 +259,8 @@ export function paintScene(ctx, scene, k, area, state = {}) {
     const byColor = new Map();
     for (const b of items) {
       if (b.kind === "frame") continue;
-      const c = b.kind === "group" ? T.groupFar : b.kind === "node" ? categoryColor(b.category) : b.kind === "input" ? T.inputStroke : b.kind === "output" ? T.outputStroke : T.outerStroke;
+      const heat = b.kind === "node" || b.kind === "group" ? heatOf(state, b.id) : null; // the heat map, when on
+      const c = heat || (b.kind === "group" ? T.groupFar : b.kind === "node" ? categoryColor(b.category) : b.kind === "input" ? T.inputStroke : b.kind === "output" ? T.outputStroke : T.outerStroke);
       if (!byColor.has(c)) byColor.set(c, []);
       byColor.get(c).push(b);
     }
