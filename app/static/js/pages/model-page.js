@@ -201,6 +201,11 @@ function renderSidebar() {
   const token = ++sidebarRenders;
   return sidebarPanels().then((panels) => {
     if (token === sidebarRenders) drawSidebar(panels);
+  }).catch((err) => {
+    panelsLoading = null; // asked again at the next draw
+    if (token !== sidebarRenders) return;
+    clear(sidebar);
+    sidebar.append(el("div", { class: "field-error" }, `The side panel could not be loaded: ${err.message || err}`));
   });
 }
 

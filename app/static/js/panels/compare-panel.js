@@ -34,6 +34,9 @@ function picker(ctx, onPick) {
           .map((m) => el("option", { value: `model:${m.id}` }, `${m.name} (revision ${m.revision})`))));
     const chosen = ctx.compare && ctx.compare.choice;
     if (chosen) select.value = chosen;
+  }).catch((err) => {
+    clear(select);
+    select.append(el("option", { value: "" }, `The revisions and models could not be listed: ${err.message || err}`));
   });
   select.addEventListener("change", () => { if (select.value) onPick(select.value); });
   return el("div", { class: "ed-row compare-pick" }, el("label", { for: "compare-with" }, "Compare with"), select);

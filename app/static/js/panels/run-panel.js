@@ -80,7 +80,7 @@ export function renderRunPanel(root, ctx) {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision) }, `revision ${r.revision}`));
     }
-  });
+  }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
   const out = el("div", { id: "run-results", class: "run-results" });
   const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");
   const form = el("form", { class: "run-form", id: "run-form" },
