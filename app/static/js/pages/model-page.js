@@ -177,6 +177,7 @@ const panelContext = {
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision })),
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),
+  afterFirstView: () => afterFirstView,
   costDims: () => state.costDims || "",
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
@@ -184,6 +185,12 @@ const panelContext = {
   graphHref: (path) => buildHash(path, null),
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
+
+// Work a first view must not compete with (a model's costs: inference in the helper process on the
+// server's same cores) waits for it: afterFirstView resolves once the first drawing is painted.
+/** @type {() => void} */
+let firstViewShown = () => {};
+const afterFirstView = new Promise((resolve) => { firstViewShown = () => resolve(undefined); });
 
 // The sidebar's panels (panels/sidebar-panels.js): a chunk of their own, asked for when the
 // sidebar is first drawn (after the first view is painted, or PANEL_WAITS_MS into its layout).
@@ -473,6 +480,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   if (stale()) return;
   setGraphState("ready", model.boxes.size === 0 ? "This graph is empty." : "");
   performance.mark("studio:ready");
+  firstViewShown();
   clearTimeout(panelTimer);
   drawPanel();
 }

@@ -116,6 +116,7 @@ export function costsSection(ctx) {
       body.textContent = `The costs could not be counted: ${err.message || err}`;
     });
   };
-  reload(ctx.costDims ? ctx.costDims() : "");
+  // counted once the first view is painted (a first view's panel may be drawn before it)
+  (ctx.afterFirstView ? ctx.afterFirstView() : Promise.resolve()).then(() => reload(ctx.costDims ? ctx.costDims() : ""));
   return section("Costs", body);
 }
