@@ -33,6 +33,10 @@ def _short(value: Any) -> str:
         text = repr(value)
     else:
         text = str(value)
+    return _clip(text)
+
+
+def _clip(text: str) -> str:
     return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
 
 
@@ -56,7 +60,7 @@ def _attr_words(a: AttributeProto | None) -> str:
     if a.type == AttributeProto.FLOAT:  # float32: its shortest form, not a double's digits
         return f"{a.f:.7g}"
     if a.type == AttributeProto.FLOATS:
-        return _short("[" + ", ".join(f"{v:.7g}" for v in a.floats) + "]").strip("'")
+        return _clip("[" + ", ".join(f"{v:.7g}" for v in a.floats) + "]")
     return _short(onnx.helper.get_attribute_value(a))
 
 

@@ -35,12 +35,17 @@ export function nodeAddress(graph, node) {
   return base ? `${base}/${seg}` : seg;
 }
 
+/** The graph path a node id or address is in: "n2/then_branch/n5" -> "n2/then_branch", "n3" -> "". */
+export function graphPathOf(address) {
+  const cut = address.lastIndexOf("/");
+  return cut < 0 ? "" : address.slice(0, cut);
+}
+
 /** The id of the node of `graph` that `address` (either form) names, or null when the address
  * is of another graph or names no node of this one. */
 export function nodeIdIn(graph, address) {
-  const cut = address.lastIndexOf("/");
-  const parent = cut < 0 ? "" : address.slice(0, cut);
-  const seg = address.slice(cut + 1);
+  const parent = graphPathOf(address);
+  const seg = address.slice(address.lastIndexOf("/") + 1);
   if (parent !== graph.path && parent !== graph.address) return null;
   let id = null;
   if (POSITION.test(seg)) id = graph.path ? `${graph.path}/${seg}` : seg;

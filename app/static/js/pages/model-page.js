@@ -9,7 +9,7 @@ import { renderBreadcrumb } from "../panels/breadcrumb.js";
 import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
-import { hasPositions, nodeIdIn } from "../lib/address.js";
+import { graphPathOf, hasPositions, nodeIdIn } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
 import { heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
@@ -345,7 +345,7 @@ async function compareWith(choice) {
 function stepCompare(direction) {
   const c = state.compare;
   if (!c || !c.diff) return;
-  const here = (id) => (id.lastIndexOf("/") < 0 ? "" : id.slice(0, id.lastIndexOf("/"))) === state.path;
+  const here = (id) => graphPathOf(id) === state.path;
   const ids = [...c.diff.nodes.changed, ...c.diff.nodes.added].map((n) => n.node).filter(here);
   if (!ids.length) return;
   c.step = (c.step + direction + ids.length) % ids.length;

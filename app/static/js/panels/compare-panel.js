@@ -5,6 +5,7 @@
 // node in the lists links to it, and Previous/Next step through them on the drawing.
 import { el, clear } from "../widgets/dom.js";
 import { mono, plural, section } from "../widgets/ui.js";
+import { graphPathOf } from "../lib/address.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -12,11 +13,6 @@ export function splitChange(line) {
   const arrow = line.indexOf(" → ", colon);
   if (colon < 0 || arrow < 0) return [line, "", ""];
   return [line.slice(0, colon), line.slice(colon + 2, arrow), line.slice(arrow + 3)];
-}
-
-function graphOf(id) {
-  const cut = id.lastIndexOf("/");
-  return cut < 0 ? "" : id.slice(0, cut);
 }
 
 function picker(ctx, onPick) {
@@ -43,7 +39,7 @@ function picker(ctx, onPick) {
 }
 
 function nodeLink(ctx, id, label) {
-  return el("a", { class: "compare-node", href: ctx.nodeHref(graphOf(id), id), "data-node": id }, label || id);
+  return el("a", { class: "compare-node", href: ctx.nodeHref(graphPathOf(id), id), "data-node": id }, label || id);
 }
 
 function changedItem(c, ctx) {

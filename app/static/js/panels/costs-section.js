@@ -5,6 +5,7 @@ import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount } from "../lib/format.js";
 import { HEAT_METRICS } from "../pipeline/heat.js";
 import { mono, propertyList, section } from "../widgets/ui.js";
+import { graphPathOf } from "../lib/address.js";
 
 const ROWS = 50; // the table's first page; "Show all" shows up to MAX_ROWS
 const MAX_ROWS = 2000;
@@ -17,12 +18,6 @@ function cell(key, n) {
   if (key === "output_bytes") return v === null ? "?" : formatBytes(v);
   if (key === "flops" || key === "params") return v === null ? "?" : formatCount(v);
   return String(v || "");
-}
-
-/** The node's graph path from its id ("n2/then_branch/n5" -> "n2/then_branch"). */
-function graphOf(id) {
-  const cut = id.lastIndexOf("/");
-  return cut < 0 ? "" : id.slice(0, cut);
 }
 
 function costTable(stats, ctx) {
@@ -49,7 +44,7 @@ function costTable(stats, ctx) {
       draw();
     } }, label, k === key ? (descending ? " ▾" : " ▴") : ""))))));
     table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
-      el("td", { title: n.name || n.node }, el("a", { href: ctx.nodeHref(graphOf(n.node), n.node), class: "cost-node" }, n.name || n.node)),
+      el("td", { title: n.name || n.node }, el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, n.name || n.node)),
       el("td", {}, mono(n.op_type)),
       ...COLUMNS.slice(2).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
     more.hidden = rows.length <= limit || limit >= MAX_ROWS;
