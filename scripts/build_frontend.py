@@ -20,6 +20,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = ("pages/model-page.js", "pages/index-page.js")
+# the layout worker, a classic script: built as dist/<WORKER> with dagre's build in front of it,
+# so a starting worker fetches one script instead of two in a row (app/web/scripts.py)
+WORKER = "pipeline/layout-worker.js"
+WORKER_DAGRE = ("@dagrejs/dagre", "dist/dagre.min.js")
 # /vendor/<package>/ (app/web/__init__.py): the npm package it comes from, the files copied
 VENDOR = {
     "dagre": ("@dagrejs/dagre", ("dist/dagre.min.js", "dist/dagre.min.js.map", "dist/dagre.min.js.LEGAL.txt")),
@@ -63,7 +67,7 @@ def is_current(root: Path = ROOT) -> bool:
         manifest is not None
         and manifest.get("sources") == bm.sources_digest(str(static / "js"))
         and manifest.get("lock") == _lock_digest(root)
-        and all((static / "dist" / e).is_file() for e in ENTRIES)
+        and all((static / "dist" / e).is_file() for e in (*ENTRIES, WORKER))
         and all(f.is_file() for f in _vendor_files(static))
     )
 
@@ -129,6 +133,7 @@ def build(root: Path = ROOT) -> None:
          "--target=es2022", f"--outbase={js}", f"--outdir={dist}", "--log-level=warning"],
         root,
     )  # fmt: skip
+    _build_worker(esbuild, root, js, dist)
     outputs = sorted(p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file())
     manifest = {
         "sources": sources,
@@ -138,6 +143,23 @@ def build(root: Path = ROOT) -> None:
     }
     (dist / bm.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     _replace_dir(dist, static / "dist")
+
+
+def _build_worker(esbuild: Path, root: Path, js: Path, dist: Path) -> None:
+    """dist/<WORKER>: dagre's minified build (it defines the global `dagre`), then the worker
+    minified (it imports dagre itself only where the global is missing: unbundled)."""
+    pkg, file = WORKER_DAGRE
+    dagre = root / "node_modules" / pkg / file
+    out = dist / WORKER
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _run(
+        [str(esbuild), str(js / WORKER), "--minify", "--target=es2022", f"--outfile={out}", "--log-level=warning"], root
+    )
+    worker = out.read_text(encoding="utf-8")
+    notice = (
+        f"/* {pkg} (MIT License, shipped as app/static/vendor/dagre/LICENSE), then ONNX Studio's layout worker */\n"
+    )
+    out.write_text(notice + dagre.read_text(encoding="utf-8").rstrip() + ";\n" + worker, encoding="utf-8")
 
 
 def ensure(root: Path = ROOT) -> bool:

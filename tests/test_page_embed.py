@@ -10,7 +10,7 @@ import onnx
 from onnx import TensorProto, helper
 from testkit import upload
 
-from app.web import EMBED_MAX_NODES
+from app.api.documents import EMBED_MAX_NODES
 
 HOSTILE = "</script><script>alert(1)</script><!-- & -->"
 
@@ -57,3 +57,23 @@ def test_big_graphs_and_unknown_models_are_asked_for(client):
     assert _block(page, "embedded-summary")["id"] == mid
     page = client.get("/models/no-such-model").get_data(as_text=True)
     assert _block(page, "embedded-summary") is None and _block(page, "embedded-graph") is None
+
+
+def _graph_kept(app, mid: str) -> bool:
+    from app.api import derived
+
+    with app.app_context():
+        s = app.extensions["store"]
+        blob = s.revision(mid, s.model(mid).head).blob
+        return any(derived.known(s, "graph", blob, f"{ready}:") for ready in (0, 1))
+
+
+def test_an_upload_builds_a_small_models_page_data_before_answering(app, client):
+    """The page opened right after an upload finds its graph JSON kept (a cold first view is
+    not held up building it); a big one's is left to its background warm-up."""
+    # contents no other test uploads: the process keeps graph JSON by content, whatever the store
+    small = upload(client, _model(name="upload-warm").SerializeToString(), "m.onnx").get_json()["id"]
+    assert _graph_kept(app, small)
+    big = _model(EMBED_MAX_NODES + 1, name="upload-cold").SerializeToString()
+    big = upload(client, big, "big.onnx").get_json()["id"]
+    assert not _graph_kept(app, big)

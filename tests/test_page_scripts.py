@@ -8,7 +8,7 @@ import os
 import time
 
 from app.web.bundle_manifest import sources_digest
-from app.web.scripts import page_scripts
+from app.web.scripts import layout_worker_script, page_scripts
 
 MODULES = ["/static/js/lib/api.js", "/static/js/pages/side.js", "/static/js/widgets/dom.js"]
 
@@ -73,3 +73,39 @@ def test_modules_without_a_manifest_or_for_an_entry_it_does_not_name(app, tmp_pa
         assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
         (dist / "manifest.json").write_text("{not json")
         assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
+
+
+def test_the_layout_worker_is_the_builds_copy_with_dagre_when_the_bundle_is_current(app, tmp_path):
+    now = time.time()
+    js, dist = tmp_path / "js", tmp_path / "dist"
+    _sources(js, now)
+    _write(js / "pipeline" / "layout-worker.js", "importScripts(x);\n", now)
+    _bundle(dist, sources_digest(str(js)), now)
+    app.static_folder = str(tmp_path)
+    with app.test_request_context("/"):
+        # a bundle without the worker's copy (built before it had one): the source
+        assert layout_worker_script() == "/static/js/pipeline/layout-worker.js"
+        _write(dist / "pipeline" / "layout-worker.js", "var dagre;\n", now)
+        assert layout_worker_script() == "/static/dist/pipeline/layout-worker.js"
+        # sources edited since the build: the source worker, as the source modules
+        _write(js / "pipeline" / "layout-worker.js", "importScripts(y);\n", now + 1)
+        assert layout_worker_script() == "/static/js/pipeline/layout-worker.js"
+
+
+def test_the_model_page_preloads_the_bundles_chunks_itself(client, app):
+    """The bundle's few chunks are <link rel=modulepreload>s of the page (the preload scanner
+    fetches them with the page's first requests); graph-prefetch.js is left none to add."""
+    with app.test_request_context("/"):
+        entry, modules = page_scripts("pages/model-page.js")
+    html = client.get("/models/nothing-here").get_data(as_text=True)
+    if entry.startswith("/static/dist/"):
+        assert modules and all(f'<link rel="modulepreload" href="{m}">' in html for m in modules)
+        assert 'data-modules="[]"' in html
+        assert f'data-layout-worker="{layout_worker_script_for(app)}"' in html
+    else:  # an unbundled checkout: ~45 modules, added by the script after its own requests
+        assert 'rel="modulepreload"' not in html
+
+
+def layout_worker_script_for(app) -> str:
+    with app.test_request_context("/"):
+        return layout_worker_script()

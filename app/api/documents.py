@@ -290,9 +290,26 @@ def search_index(revision, model: onnx.ModelProto):
     return _search_indexes.get(revision.blob, lambda: SearchIndex(model))
 
 
+# a model this small has its summary and main graph JSON written into its page (web/__init__.py)
+EMBED_MAX_NODES = 1000
+
+
+def page_ready(model_id: str) -> None:
+    """After an upload: a small model's main graph JSON built now (kept as a derived blob), so
+    the page about to be opened is answered at once (cold: ~20 ms sooner); big ones warm up in
+    the background once their summary is asked for. A failure here is the page's to report."""
+    try:
+        _, revision, model = load(model_id)
+        if len(model.graph.node) <= EMBED_MAX_NODES:
+            graph_json(revision, model, "", current_app.config["INFER_INLINE_NODES"])
+    except Exception:  # the page asks again and shows what is wrong
+        pass
+
+
 def warm_up(app, model_id: str) -> None:
-    """Build a big model's main graph JSON, checks, inferred types and search index in the
-    background, so the page the person is about to open finds them ready."""
+    """Build a model's main graph JSON, checks, inferred types and search index in the
+    background, so the page the person is about to open finds them ready (after an upload, and
+    for a big model whose checks are pending when its summary is asked for)."""
     import threading
 
     def run():

@@ -39,6 +39,7 @@ from .documents import (
     inferred,
     load,
     load_data_file,
+    page_ready,
     readable_retry,
     remember_verdict,
     revision_number,
@@ -140,7 +141,10 @@ def upload_model():
         record = store().create_model(name, stream, external)
     else:
         record = store().create_model(name, detected.data, external, detected.kind, detected.source)
-    return jsonify(_created(record)), 201
+    created = _created(record)
+    if record.kind == "model":
+        page_ready(record.id)
+    return jsonify(created), 201
 
 
 def _created(record) -> dict:

@@ -12,9 +12,15 @@ from urllib.parse import quote
 from flask import Blueprint, abort, current_app, render_template, request, send_from_directory
 from markupsafe import Markup
 
-from .scripts import page_scripts
+from .scripts import layout_worker_script, page_scripts
 
 bp = Blueprint("web", __name__)
+
+
+@bp.app_context_processor
+def _page_globals() -> dict:
+    return {"layout_worker_script": layout_worker_script}
+
 
 # /vendor/<package>/<file> -> static/vendor/<package>/<file>: the files the page loads of the
 # libraries npm installed, copied there by the front-end build (scripts/build_frontend.py) so an
@@ -39,18 +45,35 @@ def model_page(model_id: str):
     # The id is checked by the API when the page asks for the model; an unknown id is
     # shown as a "not found" message by the page itself.
     entry, modules = page_scripts("pages/model-page.js")
-    prefetch = {"base": f"{request.script_root}/api/models/{quote(model_id, safe='')}", "modules": modules}
+    # The bundle's few chunks are preloaded by the page's own <link>s: the preload scanner asks
+    # for them with the page's first requests (added by graph-prefetch.js instead, they came
+    # ~30 ms later, once that script had loaded). An unbundled checkout's ~45 source modules
+    # are still added by that script, after the graph and the layout worker are asked for.
+    early = modules if len(modules) <= HTML_PRELOADS_MAX else []
+    prefetch = {
+        "base": f"{request.script_root}/api/models/{quote(model_id, safe='')}",
+        "modules": [] if early else modules,
+    }
     summary, graph = embedded_data(model_id)
     return render_template(
-        "model.html", model_id=model_id, entry=entry, prefetch=prefetch, summary=summary, graph=graph
+        "model.html",
+        model_id=model_id,
+        entry=entry,
+        preloads=early,
+        prefetch=prefetch,
+        summary=summary,
+        graph=graph,
     )
+
+
+# more modules than this (an unbundled checkout) would queue the page's first requests
+HTML_PRELOADS_MAX = 8
 
 
 # A small model's summary and main graph come inside its page, as JSON data blocks (not
 # scripts: nothing in them runs): the page starts drawing without the two requests its first
 # script would make (a 0.4 s first view of a small model: ~50 ms sooner). Bigger graphs are
 # fetched as before, so the page itself never waits for a big build.
-EMBED_MAX_NODES = 1000
 EMBED_MAX_BYTES = 1 << 20
 
 
@@ -58,7 +81,7 @@ def embedded_data(model_id: str) -> tuple[Markup | None, Markup | None]:
     """(summary JSON, main graph JSON) to write into the page, each escaped for a data block;
     (None, None) when the page should ask the API (big, not a model, or not readable: the page
     then shows what the API says)."""
-    from ..api.documents import graph_json, load
+    from ..api.documents import EMBED_MAX_NODES, graph_json, load
     from ..api.routes import summary_of
 
     try:

@@ -65,14 +65,34 @@ def _bundle_stamp(static: str, entry: str, sources: str) -> str | None:
     return str(manifest.get("bundle", ""))
 
 
-def page_scripts(entry: str) -> tuple[str, list[str]]:
-    """(URL of the page's entry script, URLs of every module it imports)."""
+def _bundle_or_sources(entry: str) -> tuple[str, str]:
+    """(folder under static, its stamp): the bundle when it is current and holds `entry`."""
     static = current_app.static_folder
     assert static is not None  # create_app always gives the app its static folder
     folder, stamp = SOURCES, current_sources_digest(os.path.join(static, SOURCES))
     bundle = _bundle_stamp(static, entry, stamp) if current_app.config.get("BUNDLE", True) else None
-    if bundle is not None:
-        folder, stamp = BUNDLE, bundle
+    return (BUNDLE, bundle) if bundle is not None else (folder, stamp)
+
+
+# the layout worker: the build's copy carries dagre (one fetch for a starting worker), the
+# source imports it from /vendor
+WORKER = "pipeline/layout-worker.js"
+
+
+def layout_worker_script() -> str:
+    """URL of the layout worker's script (started with ?dagre=<dagre's URL> either way)."""
+    static = current_app.static_folder or ""
+    folder, _ = _bundle_or_sources("pages/model-page.js")
+    if folder == BUNDLE and not os.path.isfile(os.path.join(static, BUNDLE, WORKER)):
+        folder = SOURCES
+    return url_for("static", filename=f"{folder}/{WORKER}")
+
+
+def page_scripts(entry: str) -> tuple[str, list[str]]:
+    """(URL of the page's entry script, URLs of every module it imports)."""
+    static = current_app.static_folder
+    assert static is not None  # create_app always gives the app its static folder
+    folder, stamp = _bundle_or_sources(entry)
     imports = module_closure(os.path.join(static, folder), entry, stamp)
     return (
         url_for("static", filename=f"{folder}/{entry}"),

@@ -32,6 +32,7 @@ PACKAGED = [
     "app/static/css/app.css",
     "app/static/js/pages/graph-prefetch.js",
     "app/static/js/pipeline/layout-worker.js",
+    "app/static/dist/pipeline/layout-worker.js",
     "app/static/dist/manifest.json",
     "app/static/dist/pages/model-page.js",
     "app/static/vendor/dagre/dagre.min.js",

@@ -2,6 +2,8 @@
 // the tensor preview API and packed into NumPy's .npy format (version 1.0) in the browser.
 // Only for tensors up to NPY_MAX_ELEMENTS values of a dtype NumPy stores natively; anything
 // bigger needs a server-side download (GET .../tensors/<ref>.npy does not exist yet).
+import { formatInteger } from "./format.js";
+
 
 export const NPY_MAX_ELEMENTS = 1_000_000;
 const PAGE = 10_000; // the server's largest preview window
@@ -63,7 +65,7 @@ export function halfBits(value) {
 /** Can the page build a .npy of this tensor? "" when it can, else the reason in words. */
 export function npyProblem(dtype, size) {
   if (!CODECS[dtype]) return `${dtype} tensors can't be saved as .npy from the page (NumPy has no native ${dtype.toLowerCase()} type, or the preview shortens the values).`;
-  if (size > NPY_MAX_ELEMENTS) return `This tensor has more than ${NPY_MAX_ELEMENTS.toLocaleString("en-US")} values: the page only builds .npy files up to that size.`;
+  if (size > NPY_MAX_ELEMENTS) return `This tensor has more than ${formatInteger(NPY_MAX_ELEMENTS)} values: the page only builds .npy files up to that size.`;
   return "";
 }
 

@@ -4,8 +4,9 @@
 // `show`), plus expand/collapse, expand-all, collapse-all, trace and the view options.
 import { allGroupIds, ancestorsOf, buildHierarchy, overviewExpanded } from "./grouping.js";
 import { GraphView } from "../renderers/renderer.js";
-import { painted } from "../widgets/dom.js";
+import { nextTask, painted } from "../widgets/dom.js";
 import { composeScene, firstViewLevels, layoutScene, planScene } from "./scene.js";
+import { formatInteger } from "../lib/format.js";
 
 const PROGRESS_AFTER_MS = 400;
 
@@ -148,7 +149,7 @@ export class GraphController {
       if (elapsed < PROGRESS_AFTER_MS && !shown) return;
       shown = true;
       const secs = elapsed >= 2000 ? ` · ${(elapsed / 1000).toFixed(0)} s` : "";
-      this.handlers.setState("layout", progressMessage(`Laying out ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} groups${secs}…`, total ? done / total : null));
+      this.handlers.setState("layout", progressMessage(`Laying out ${formatInteger(done)} of ${formatInteger(total)} groups${secs}…`, total ? done / total : null));
     };
     const ticker = setInterval(() => report(this.lastDone || 0, this.lastTotal || 0), 500);
     let scene;
@@ -207,8 +208,9 @@ export class GraphController {
     this.emit("scene", scene);
     this.container.dataset.complete = only ? "false" : "true";
     // the rest of the layout starts once the first view is painted: planning its levels takes
-    // the page's thread for tens of ms that the first frame would otherwise wait for
-    if (only) painted().then(() => { if (seq === this.seq) this.completeLayout(seq, plan); });
+    // the page's thread for tens of ms that the first frame would otherwise wait for; and after
+    // the page has seen that paint (its own painted(), asked for after this one: ready)
+    if (only) painted().then(nextTask).then(() => { if (seq === this.seq) this.completeLayout(seq, plan); });
     if (!settle) return true;
     await painted();
     if (seq !== this.seq) return false;

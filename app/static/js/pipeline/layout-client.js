@@ -4,6 +4,8 @@
 // number of identical groups or the number of times a group is expanded and collapsed.
 
 const CACHE_LIMIT = 4000;
+// layouts waiting on every worker before one more is started
+const SPAWN_AT_QUEUE = 3;
 
 class Worker1 {
   constructor(url) {
@@ -84,9 +86,11 @@ export class LayoutClient {
     return this;
   }
 
-  /** The least busy worker (started on first need). */
+  /** The least busy worker; another one is started only once every worker has a queue (a
+   * worker starting cold takes 100-150 ms to load and compile dagre: a small graph's few
+   * layouts are done sooner by the warm one, one after another). */
   pick() {
-    if (this.workers.length < this.size && this.workers.every((w) => w.pending.size > 0)) {
+    if (this.workers.length < this.size && this.workers.every((w) => w.pending.size >= SPAWN_AT_QUEUE)) {
       this.workers.push(new Worker1(this.url));
     }
     let best = this.workers[0];

@@ -1,5 +1,6 @@
 // Graph layout off the main thread: a classic Web Worker running dagre (layered, top to
-// bottom). The page starts it as layout-worker.js?dagre=<url of dagre's UMD build>.
+// bottom). The page starts it as layout-worker.js?dagre=<url of dagre's UMD build>, or as the
+// front-end build's copy of it, which has dagre's build in front of it.
 //
 // In:  {seq, opts: {nodesep, edgesep, ranksep, marginx, marginy},
 //       nodes: [w0, h0, w1, h1, ...], edges: [from, to, labelWidth, labelHeight, minlen, ...]}
@@ -10,8 +11,8 @@
 /* global dagre */
 "use strict";
 
-const params = new URLSearchParams(self.location.search);
-importScripts(params.get("dagre"));
+// the built worker (static/dist) carries dagre in front of this script: no second fetch
+if (typeof dagre === "undefined") importScripts(new URLSearchParams(self.location.search).get("dagre"));
 
 function layout(input) {
   const n = input.nodes.length / 2;

@@ -3,6 +3,7 @@
 // This module asks it (the latest query only: an earlier request still under way is aborted;
 // recent answers are kept), and says where a result is and where picking it goes. No DOM.
 import * as api from "../lib/api.js";
+import { formatInteger } from "../lib/format.js";
 
 /** @typedef {{path: string, label: string}} Crumb */
 /**
@@ -112,6 +113,6 @@ export function statusText(query, answer) {
   if (!answer) return "Searching…";
   const { total, results } = answer;
   if (total === 0) return "Nothing found.";
-  if (total > results.length) return `${total.toLocaleString("en-US")} found — the first ${results.length} shown`;
+  if (total > results.length) return `${formatInteger(total)} found — the first ${results.length} shown`;
   return `${total} found`;
 }

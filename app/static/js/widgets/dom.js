@@ -57,3 +57,16 @@ export function painted() {
     });
   });
 }
+
+/**
+ * Resolves in a task queued now, behind those already queued: after painted(), what everyone
+ * else waiting for that paint does runs first (messages run in the order they were posted).
+ * @returns {Promise<void>}
+ */
+export function nextTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+}
