@@ -69,7 +69,10 @@ def _is_loopback(host: str) -> bool:
 def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = False) -> None:
     from werkzeug.serving import make_server
 
+    from .web import warm_pages
+
     server = make_server(host, port, app, threaded=True)
+    warm_pages(app)
     # what a process killed earlier left behind (blobs of models deleted meanwhile, temp files
     # of puts cut short) goes in the background, past the grace period
     app.extensions["store"].collect_soon()

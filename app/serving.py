@@ -27,9 +27,11 @@ class StudioServer(BaseApplication):
 
     def load(self):
         from . import create_app
+        from .web import warm_pages
 
         app = create_app(self.config)
         app.extensions["store"].collect_soon()  # what a killed process left behind, past the grace period
+        warm_pages(app)
         return app
 
 

@@ -109,3 +109,12 @@ def test_the_model_page_preloads_the_bundles_chunks_itself(client, app):
 def layout_worker_script_for(app) -> str:
     with app.test_request_context("/"):
         return layout_worker_script()
+
+
+def test_a_starting_server_compiles_the_pages_before_their_first_request(app):
+    from app.web import warm_pages
+
+    app.jinja_env.cache.clear()
+    warm_pages(app)
+    compiled = {key[1] for key in app.jinja_env.cache.keys()}
+    assert {"base.html", "model.html", "index.html", "preloads.html"} <= compiled
