@@ -475,18 +475,20 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   markProblems();
   highlightSelection();
   if (revealSelection && state.selection) view.reveal(boxIdOf(state.selection));
-  syncHash();
   await painted();
   if (stale()) return;
   setGraphState("ready", model.boxes.size === 0 ? "This graph is empty." : "");
   performance.mark("studio:ready");
+  syncHash(); // after the paint: a same-document navigation costs the first frame 4-6 ms
   firstViewShown();
   clearTimeout(panelTimer);
   drawPanel();
 }
 
-// how long a first view's panel waits for the drawing before it is drawn anyway
-const PANEL_WAITS_MS = 150;
+// how long a first view's panel waits for the drawing before it is drawn anyway: the panels'
+// chunk (~100 KB) loaded and run while a small graph's first frame is drawn (a fresh page:
+// ~150-250 ms from the graph to its paint) would hold that frame 10-20 ms
+const PANEL_WAITS_MS = 500;
 
 function showGraphError(err, path) {
   view.reset();
