@@ -40,6 +40,17 @@ def _bundle(dist, sources: str, mtime: float, entries=("pages/model-page.js",)) 
     _write(dist / "manifest.json", json.dumps(manifest), mtime)
 
 
+def scripts(app, entry: str) -> tuple[str, list[str]]:
+    """What a request for a page is given now (each request decides afresh, once)."""
+    with app.test_request_context("/"):
+        return page_scripts(entry)
+
+
+def worker(app) -> str:
+    with app.test_request_context("/"):
+        return layout_worker_script()
+
+
 def test_bundle_when_built_from_the_current_sources_whatever_the_dates(app, tmp_path):
     now = time.time()
     js, dist = tmp_path / "js", tmp_path / "dist"
@@ -47,23 +58,22 @@ def test_bundle_when_built_from_the_current_sources_whatever_the_dates(app, tmp_
     # the bundle is older than its sources, as file dates may be after `pip install`
     _bundle(dist, sources_digest(str(js)), now - 1000)
     app.static_folder = str(tmp_path)
-    with app.test_request_context("/"):
-        entry, modules = page_scripts("pages/model-page.js")
-        assert entry == "/static/dist/pages/model-page.js" and modules == ["/static/dist/chunk-AB12.js"]
-        # a source edited after the build: the bundle is stale, the modules themselves are served
-        _write(js / "widgets" / "dom.js", "export const b = 2;\n", now + 1)
-        entry, modules = page_scripts("pages/model-page.js")
-        assert entry == "/static/js/pages/model-page.js" and modules == MODULES
-        # the edit undone: the sources hash as the bundle's again, even with a newer date
-        _write(js / "widgets" / "dom.js", "export const b = 1;\n", now + 2)
-        assert page_scripts("pages/model-page.js")[0] == "/static/dist/pages/model-page.js"
-        # a module added to the sources is a change too
-        _write(js / "lib" / "new.js", "export {};\n", now - 2000)
-        assert page_scripts("pages/model-page.js")[0] == "/static/js/pages/model-page.js"
-        (js / "lib" / "new.js").unlink()
-        assert page_scripts("pages/model-page.js")[0] == "/static/dist/pages/model-page.js"
-        app.config["BUNDLE"] = False
-        assert page_scripts("pages/model-page.js")[0] == "/static/js/pages/model-page.js"
+    entry, modules = scripts(app, "pages/model-page.js")
+    assert entry == "/static/dist/pages/model-page.js" and modules == ["/static/dist/chunk-AB12.js"]
+    # a source edited after the build: the bundle is stale, the modules themselves are served
+    _write(js / "widgets" / "dom.js", "export const b = 2;\n", now + 1)
+    entry, modules = scripts(app, "pages/model-page.js")
+    assert entry == "/static/js/pages/model-page.js" and modules == MODULES
+    # the edit undone: the sources hash as the bundle's again, even with a newer date
+    _write(js / "widgets" / "dom.js", "export const b = 1;\n", now + 2)
+    assert scripts(app, "pages/model-page.js")[0] == "/static/dist/pages/model-page.js"
+    # a module added to the sources is a change too
+    _write(js / "lib" / "new.js", "export {};\n", now - 2000)
+    assert scripts(app, "pages/model-page.js")[0] == "/static/js/pages/model-page.js"
+    (js / "lib" / "new.js").unlink()
+    assert scripts(app, "pages/model-page.js")[0] == "/static/dist/pages/model-page.js"
+    app.config["BUNDLE"] = False
+    assert scripts(app, "pages/model-page.js")[0] == "/static/js/pages/model-page.js"
 
 
 def test_modules_without_a_manifest_or_for_an_entry_it_does_not_name(app, tmp_path):
@@ -72,13 +82,12 @@ def test_modules_without_a_manifest_or_for_an_entry_it_does_not_name(app, tmp_pa
     _sources(js, now - 100)
     _bundle(dist, sources_digest(str(js)), now, entries=("pages/index-page.js",))
     app.static_folder = str(tmp_path)
-    with app.test_request_context("/"):
-        # a bundle newer than every source, but not built for this entry
-        assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
-        (dist / "manifest.json").unlink()  # half-built (the manifest is written last) or a bundle of old
-        assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
-        (dist / "manifest.json").write_text("{not json")
-        assert page_scripts("pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
+    # a bundle newer than every source, but not built for this entry
+    assert scripts(app, "pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
+    (dist / "manifest.json").unlink()  # half-built (the manifest is written last) or a bundle of old
+    assert scripts(app, "pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
+    (dist / "manifest.json").write_text("{not json")
+    assert scripts(app, "pages/model-page.js") == ("/static/js/pages/model-page.js", MODULES)
 
 
 def test_the_layout_worker_is_the_builds_copy_with_dagre_when_the_bundle_is_current(app, tmp_path):
@@ -88,33 +97,26 @@ def test_the_layout_worker_is_the_builds_copy_with_dagre_when_the_bundle_is_curr
     _write(js / "pipeline" / "layout-worker.js", "importScripts(x);\n", now)
     _bundle(dist, sources_digest(str(js)), now)
     app.static_folder = str(tmp_path)
-    with app.test_request_context("/"):
-        # a bundle without the worker's copy (built before it had one): the source
-        assert layout_worker_script() == "/static/js/pipeline/layout-worker.js"
-        _write(dist / "pipeline" / "layout-worker.js", "var dagre;\n", now)
-        assert layout_worker_script() == "/static/dist/pipeline/layout-worker.js"
-        # sources edited since the build: the source worker, as the source modules
-        _write(js / "pipeline" / "layout-worker.js", "importScripts(y);\n", now + 1)
-        assert layout_worker_script() == "/static/js/pipeline/layout-worker.js"
+    # a bundle without the worker's copy (built before it had one): the source
+    assert worker(app) == "/static/js/pipeline/layout-worker.js"
+    _write(dist / "pipeline" / "layout-worker.js", "var dagre;\n", now)
+    assert worker(app) == "/static/dist/pipeline/layout-worker.js"
+    # sources edited since the build: the source worker, as the source modules
+    _write(js / "pipeline" / "layout-worker.js", "importScripts(y);\n", now + 1)
+    assert worker(app) == "/static/js/pipeline/layout-worker.js"
 
 
 def test_the_model_page_preloads_the_bundles_chunks_itself(client, app):
     """The bundle's few chunks are <link rel=modulepreload>s of the page (the preload scanner
     fetches them with the page's first requests); graph-prefetch.js is left none to add."""
-    with app.test_request_context("/"):
-        entry, modules = page_scripts("pages/model-page.js")
+    entry, modules = scripts(app, "pages/model-page.js")
     html = client.get("/models/nothing-here").get_data(as_text=True)
     if entry.startswith("/static/dist/"):
         assert modules and all(f'<link rel="modulepreload" href="{m}">' in html for m in modules)
         assert 'data-modules="[]"' in html
-        assert f'data-layout-worker="{layout_worker_script_for(app)}"' in html
+        assert f'data-layout-worker="{worker(app)}"' in html
     else:  # an unbundled checkout: ~45 modules, added by the script after its own requests
         assert 'rel="modulepreload"' not in html
-
-
-def layout_worker_script_for(app) -> str:
-    with app.test_request_context("/"):
-        return layout_worker_script()
 
 
 def test_a_starting_server_compiles_the_pages_before_their_first_request(app):

@@ -50,6 +50,7 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
+from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
 
@@ -356,9 +357,7 @@ def get_npy(model_id, ref):
 
 @bp.post("/models/<model_id>/edits")
 def post_edits(model_id):
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise StudioError("bad_request", 'send a JSON object {"base": REVISION, "ops": [...]}')
+    body = json_object('{"base": REVISION, "ops": [...]}')
     base = body.get("base")
     if not isinstance(base, int) or isinstance(base, bool):
         raise StudioError("missing_base", '"base" must be the revision number the edits start from')

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from flask import current_app, jsonify, request
+from flask import current_app, jsonify
 
 from ..errors import StudioError
 from ..onnx_io.external import normalize_location
@@ -30,6 +30,7 @@ from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..views.tensors import array_preview
 from . import bp
 from .documents import inferred, load, store
+from .request_body import json_object
 
 RUN_SIZE_LIMIT = PROTOBUF_LIMIT  # one .onnx file: bigger models need their weights outside it
 MAX_PROBES = 5000  # intermediate tensors saved per run to find where two revisions part
@@ -206,9 +207,7 @@ def _first_divergence(model: onnx.ModelProto, mine: dict, theirs: dict) -> dict 
 
 @bp.post("/models/<model_id>/run")
 def post_run(model_id):
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise StudioError("bad_request", 'send a JSON object {"inputs": {...}, "dims"?, "outputs"?, "compare_to"?}')
+    body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?}')
     rev = body.get("revision")
     if rev is not None:
         rev = _int(rev, '"revision"')

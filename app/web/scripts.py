@@ -11,7 +11,7 @@ import posixpath
 import re
 from functools import lru_cache
 
-from flask import current_app, url_for
+from flask import current_app, g, url_for
 
 from .bundle_manifest import read_manifest, source_files, sources_digest
 
@@ -66,7 +66,15 @@ def _bundle_stamp(static: str, entry: str, sources: str) -> str | None:
 
 
 def _bundle_or_sources(entry: str) -> tuple[str, str]:
-    """(folder under static, its stamp): the bundle when it is current and holds `entry`."""
+    """(folder under static, its stamp): the bundle when it is current and holds `entry`.
+    Decided once per request (a page asks for its scripts and its worker: 45 stats each)."""
+    decided = g.setdefault("_script_folders", {})
+    if entry not in decided:
+        decided[entry] = _decide(entry)
+    return decided[entry]
+
+
+def _decide(entry: str) -> tuple[str, str]:
     static = current_app.static_folder
     assert static is not None  # create_app always gives the app its static folder
     folder, stamp = SOURCES, current_sources_digest(os.path.join(static, SOURCES))
