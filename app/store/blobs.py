@@ -43,12 +43,24 @@ def is_digest(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
+# File times come from the kernel's coarse clock, up to a tick (4-10 ms) behind time.time(): a
+# file written just after a collector took its cutoff could look older than the cutoff (a put's
+# temp file was removed under it once, in a test collecting with no grace). A file counts as
+# written up to this much after its time says.
+FILE_TIME_SLACK = 0.05
+
+
+def file_time(path: Path) -> float:
+    """The latest time `path` may have been written (FILE_TIME_SLACK)."""
+    return path.stat().st_mtime + FILE_TIME_SLACK
+
+
 def remove_older(files: Iterable[Path], before: float) -> int:
     """Remove the files last written before `before`; how many."""
     removed = 0
     for path in files:
         with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_mtime < before:
+            if file_time(path) < before:
                 path.unlink()
                 removed += 1
     return removed
@@ -133,7 +145,7 @@ class BlobStore:
 
     def modified(self, digest: str) -> float:
         """When the blob was last stored (put again counts): the collector spares fresh ones."""
-        return self._path(digest).stat().st_mtime
+        return file_time(self._path(digest))
 
     def remove(self, digest: str) -> None:
         with contextlib.suppress(FileNotFoundError):
