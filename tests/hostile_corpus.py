@@ -280,6 +280,38 @@ def wide_nodes():
 
 
 @hostile
+def symbolic_sizes():
+    """Symbolic input dims a client gives any size to count costs at (GET .../stats?dims=, shapes
+    inferred again from those numbers): a Range as long as the input, a Reshape to [N, N], a
+    Shape -> Add chain."""
+    ints = {"zero": [0], "one": [1], "first": [0]}
+    consts = [
+        helper.make_node("Constant", [], [k], value=numpy_helper.from_array(np.array(v, np.int64)))
+        for k, v in ints.items()
+    ]
+    n = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "first"], ["n"])]
+    rng = [helper.make_node("Squeeze", ["n"], ["n0"]), helper.make_node("Range", ["zero_s", "n0", "one_s"], ["r"])]
+    scalars = [helper.make_node("Squeeze", [k], [f"{k}_s"]) for k in ("zero", "one")]
+    yield (
+        "range_of_input_length.onnx",
+        _bytes(
+            _model(
+                [*consts, *n, *scalars, *rng, helper.make_node("Add", ["r", "r"], ["y"])],
+                [_f("x", ["N"])],
+                [_f("y", None, TensorProto.INT64)],
+            )
+        ),
+    )
+    square = [helper.make_node("Concat", ["n", "n"], ["nn"], axis=0), helper.make_node("Expand", ["x", "nn"], ["y"])]
+    yield "expand_to_n_by_n.onnx", _bytes(_model([*consts, *n, *square], [_f("x", ["N"])], [_f("y", None)]))
+    chain = [helper.make_node("Add", [f"s{i}" if i else "s", f"s{i}" if i else "s"], [f"s{i + 1}"]) for i in range(200)]
+    yield (
+        "shape_add_chain.onnx",
+        _bytes(_model([n[0], *chain], [_f("x", ["A", "B", "C"])], [_f("s200", None, TensorProto.INT64)])),
+    )
+
+
+@hostile
 def huge_attributes():
     a = helper.make_node("Constant", [], ["y"], value_ints=list(range(2_000_000)))
     yield "constant_2m_ints.onnx", _bytes(_model([a], [], [_f("y", None, TensorProto.INT64)]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from browser.browser_models import position_slice_model
 from onnx import TensorProto, helper, numpy_helper
 from testkit import ONNX_DATA, upload
 
@@ -115,6 +116,26 @@ def test_attention_constants_and_unknown_ops(client):
     assert nodes["topk"]["flops"] is None  # no formula: unknown, never 0
     assert answer["unknown"]["flops_ops"] == {"TopK": 1}
     assert answer["totals"]["params"] == 3 + 1  # the Constant's 3 and kk's 1
+
+
+def test_given_input_sizes_fix_every_shape_that_follows_from_them(client):
+    data = position_slice_model().SerializeToString()
+    fixed = onnx.ModelProto.FromString(data)
+    for d in fixed.graph.input[0].type.tensor_type.shape.dim[:2]:
+        d.dim_value = {"batch": 2, "seq": 8}[d.dim_param]
+    by_onnx = onnx.shape_inference.infer_shapes(fixed, data_prop=True)
+    p = [v.type.tensor_type.shape.dim for v in by_onnx.graph.value_info if v.name == "p"]
+    assert not p or not all(d.HasField("dim_value") for d in p[0])  # why costs infer with ORT's
+
+    asked = stats(client, data)
+    assert asked["unknown"]["dims"] == ["batch", "seq"]  # the inputs' dims: never inference's unk__N
+    assert asked["unknown"]["flops_ops"] == {"MatMul": 1, "Add": 1}
+    answer = stats(client, data, "?dims=batch=2,seq=8")
+    nodes = by_name(answer)
+    assert nodes["mm"]["flops"] == 2 * 8 * 32 * 16 and nodes["mm"]["output_bytes"] == 8 * 32 * 4
+    assert nodes["add"]["flops"] == 2 * 8 * 32
+    assert answer["unknown"] == {"flops_nodes": 0, "flops_ops": {}, "output_nodes": 0, "dims": []}
+    assert answer["dims"] == {"batch": 2, "seq": 8}
 
 
 def test_resnet50_costs_what_the_literature_says(client):

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -23,7 +24,18 @@ pytestmark = pytest.mark.xdist_group("hostile")  # one server process for the wh
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = corpus()
-VIEWS = ["", "/graph", "/validation", "/text", "/types", "/search?q=a", "/revisions", "/download", "/operators"]
+VIEWS = [
+    "",
+    "/graph",
+    "/validation",
+    "/text",
+    "/types",
+    "/search?q=a",
+    "/revisions",
+    "/download",
+    "/operators",
+    "/stats",
+]
 
 
 def _free_port() -> int:
@@ -111,6 +123,11 @@ def test_a_hostile_file_costs_at_most_its_own_request(server, cls, name, data):
         status, body = server.request("GET", f"/api/models/{mid}{view}")
         assert status < 500, (view, status, body[:300])
         assert server.alive(), f"GET {view} killed the server"
+    status, body = server.request("GET", f"/api/models/{mid}/stats")
+    if status == 200 and json.loads(body)["input_dims"]:  # shapes inferred again at given sizes
+        sizes = ",".join(f"{d}=999999999999" for d in json.loads(body)["input_dims"])  # the most allowed
+        status, body = server.request("GET", f"/api/models/{mid}/stats?dims={urllib.parse.quote(sizes)}")
+        assert status < 500 and server.alive(), (status, body[:300])
     status, _ = server.request("GET", f"/models/{mid}")
     assert status == 200 and server.alive()
 

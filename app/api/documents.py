@@ -230,6 +230,17 @@ def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
     )
 
 
+def inferred_at_dims(digest: str, dims: dict[str, int]) -> onnx.ModelProto | None:
+    """The model after shape inference with the given input dims fixed (in the helper), or None
+    when that can't run there (the plain inference's shapes are used then)."""
+    try:
+        return offload.infer_file_at_dims(str(store().blobs.path(digest)), digest, dims)
+    except StudioError as exc:
+        if exc.code != "onnx_failed":
+            raise
+        return None
+
+
 def _model_bytes(model: onnx.ModelProto | None) -> bytes:
     return b"" if model is None else model.SerializeToString()
 

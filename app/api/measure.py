@@ -1,6 +1,8 @@
 """GET /api/models/<id>/stats[?revision=&dims=NAME=N,...]: parameters, FLOPs and output bytes,
 per node and in all (views/costs.py has the formulas). Symbolic dims are unknown unless given;
-the answer's "unknown" names the ones that left something unknown."""
+the answer's "unknown" names the ones that left something unknown. Given sizes of the inputs'
+dims, shapes are inferred again from those numbers (onnx_io/inference.shapes_at_dims), so every
+shape that follows from the inputs is known, not only the dims spelled the same way."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ import orjson
 from flask import current_app, request
 
 from ..errors import StudioError
+from ..onnx_io.inference import input_dims
 from ..views.costs import model_costs
 from . import bp, derived
-from .documents import inferred, load, revision_number, store
+from .documents import inferred, inferred_at_dims, load, revision_number, store
 
 _DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*(\d{1,12})\s*$")
 
@@ -36,10 +39,14 @@ def get_stats(model_id):
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
 
     def compute() -> dict:
-        return model_costs(model, inferred(revision.blob, model), dims)
+        at = {k: v for k, v in dims.items() if k in input_dims(model)}
+        shapes = inferred_at_dims(revision.blob, at) if at else None
+        return model_costs(model, shapes if shapes is not None else inferred(revision.blob, model), dims)
+
+    def encode(costs: dict) -> bytes:
+        # the app's encoder: counts past 64 bits (a hostile [2^62, 2^62] input) fall back to the stdlib's
+        return current_app.json.dumps(costs).encode()
 
     extra = ",".join(f"{k}={v}" for k, v in sorted(dims.items()))
-    costs = derived.kept(store(), "costs", revision.blob, compute, orjson.dumps, orjson.loads, extra)
-    return current_app.response_class(
-        orjson.dumps({"revision": revision.rev, "dims": dims, **costs}), mimetype="application/json"
-    )
+    costs = derived.kept(store(), "costs", revision.blob, compute, encode, orjson.loads, extra)
+    return current_app.json.response({"revision": revision.rev, "dims": dims, **costs})

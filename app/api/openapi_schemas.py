@@ -324,11 +324,16 @@ SCHEMAS: dict = {
     },
     "Stats": {
         "type": "object",
-        "required": ["revision", "dims", "totals", "nodes", "ops", "unknown"],
+        "required": ["revision", "dims", "input_dims", "totals", "nodes", "ops", "unknown"],
         "description": "FLOPs: a multiply-accumulate counts 2 (formulas in docs/api.md); null where unknown, never 0",
         "properties": {
             "revision": {"type": "integer"},
             "dims": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "input_dims": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the inputs' symbolic dims: given, every shape that follows from them is inferred",
+            },
             "totals": {
                 "type": "object",
                 "properties": {k: {"type": "integer"} for k in ("params", "param_bytes", "flops", "activation_bytes")},
@@ -354,7 +359,11 @@ SCHEMAS: dict = {
                     "flops_nodes": {"type": "integer"},
                     "flops_ops": {"type": "object", "additionalProperties": {"type": "integer"}},
                     "output_nodes": {"type": "integer"},
-                    "dims": {"type": "array", "items": {"type": "string"}, "description": "symbolic dims not given"},
+                    "dims": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "input dims not given; once all are, the data-dependent ones left",
+                    },
                 },
             },
         },

@@ -3,11 +3,15 @@ run on a copy (the stored model is never changed)."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
+from onnx import helper, numpy_helper
 
 from .address import resolve_graph
 from .light import light_copy
 from .limits import PROTOBUF_LIMIT
+from .sizes import data_bytes
+from .traverse import tensors, walk_graphs
 
 # data propagation carries a 1-D tensor's values through Add/Mul/...: ~140 bytes an element, in
 # C++ holding the GIL (x: float[2^40] grew a server to 17.5 GB); shape tensors are far smaller
@@ -39,6 +43,83 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
         )
     except Exception:
         return None
+
+
+def input_dims(model: onnx.ModelProto) -> list[str]:
+    """The symbolic dims of the main graph's inputs a caller feeds (not initializers), in order:
+    the sizes a person gives to count costs or run the model ("batch", "sequence")."""
+    weights = {t.name for t in model.graph.initializer}
+    found: dict[str, None] = {}
+    for v in model.graph.input:
+        if v.name not in weights and v.type.HasField("tensor_type"):
+            found.update((d.dim_param, None) for d in v.type.tensor_type.shape.dim if d.dim_param)
+    return list(found)
+
+
+def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
+    """Give the symbolic dims named in `dims` their sizes in the main graph's declared types
+    (inputs, outputs, value_info), in place: inference then works with numbers from the inputs on."""
+    g = model.graph
+    for v in (*g.input, *g.output, *g.value_info):
+        if v.type.HasField("tensor_type"):
+            for d in v.type.tensor_type.shape.dim:
+                if d.HasField("dim_param") and d.dim_param in dims:
+                    d.dim_value = dims[d.dim_param]
+
+
+def shapes_at_dims(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto:
+    """The stand-in of `model` with the input dims fixed, after shape inference (in the helper).
+
+    onnxruntime's symbolic shape inference first: it follows shapes through Shape -> Slice ->
+    ConstantOfShape -> Expand -> Where chains, where onnx's data propagation stops (a torch
+    BERT-base at batch=1, sequence=128: every node's shape against 315 nodes unknown). It can't
+    take every model (it raises on some GPT-2 exports): then onnx's own inference."""
+    light = light_copy(model)
+    if light is model:  # nothing heavy to leave out: light_copy hands the model itself back
+        light = onnx.ModelProto()
+        light.CopyFrom(model)
+    fix_dims(light, dims)
+    if _outside_constants_as_shapes(light):
+        try:
+            from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+            return SymbolicShapeInference.infer_shapes(light, auto_merge=True)
+        except Exception:
+            pass
+    return onnx.shape_inference.infer_shapes(
+        light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
+    )
+
+
+def _outside_constants_as_shapes(light: onnx.ModelProto) -> bool:
+    """Make the stand-in hold no tensor whose data lives outside it, for onnxruntime's inference
+    (it reads every Constant's values, and would open external data files relative to the working
+    directory: never ours to read). A Constant whose value is outside (the store takes big ones
+    out of the graph) becomes ConstantOfShape of the same type and shape. False when an outside
+    tensor is left elsewhere (a string Constant, another node's tensor attribute)."""
+    outside = onnx.TensorProto.EXTERNAL
+    for ref in list(walk_graphs(light)):
+        nodes = ref.container.node
+        if not any(
+            n.op_type == "Constant" and n.attribute and n.attribute[0].t.data_location == outside for n in nodes
+        ):
+            continue
+        rebuilt: list[onnx.NodeProto] = []
+        for n in nodes:
+            t = n.attribute[0].t if n.op_type == "Constant" and len(n.attribute) == 1 else None
+            if t is None or t.data_location != outside or t.data_type == onnx.TensorProto.STRING or not n.output:
+                rebuilt.append(onnx.NodeProto())
+                rebuilt[-1].CopyFrom(n)
+                continue
+            shape = f"{n.output[0]}::studio_shape"
+            fill = onnx.TensorProto(data_type=t.data_type, dims=[1], raw_data=bytes(data_bytes(t.data_type, 1) or 1))
+            rebuilt.append(
+                helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(np.array(t.dims, np.int64)))
+            )
+            rebuilt.append(helper.make_node("ConstantOfShape", [shape], list(n.output), value=fill))
+        del nodes[:]
+        nodes.extend(rebuilt)
+    return not any(t.data_location == outside for t in tensors(light))
 
 
 def inferred_value_info(model: onnx.ModelProto, inferred: onnx.ModelProto | None, path: str) -> list:

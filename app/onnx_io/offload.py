@@ -39,6 +39,7 @@ LIMITS = Limits()
 WHAT = {
     "validate": "checker and shape inference",
     "infer": "shape inference",
+    "infer_at_dims": "shape inference",
     "print_text": "printer",
     "parse_text": "text parser",
     "check": "checker",
@@ -216,6 +217,13 @@ def infer_file(path: str, key: str):
     model = onnx.ModelProto()
     model.ParseFromString(data)
     return model
+
+
+def infer_file_at_dims(path: str, key: str, dims: dict[str, int]):
+    """The model at `path` after shape inference with its input dims fixed (weights left out)."""
+    import onnx
+
+    return onnx.ModelProto.FromString(run("infer_at_dims", f"{key}:{sorted(dims.items())}", path, dims))
 
 
 def checker_verdict(model, full: bool = False) -> dict:

@@ -21,6 +21,15 @@ def infer(path: str) -> bytes | None:
     return None if inferred is None else light_copy(inferred).SerializeToString()
 
 
+def infer_at_dims(path: str, dims: dict[str, int]) -> bytes:
+    """The weightless stand-in with its input dims fixed, after shape inference, serialized."""
+    from .inference import shapes_at_dims
+    from .light import light_copy
+    from .load import parse_model_file
+
+    return light_copy(shapes_at_dims(parse_model_file(path), dims)).SerializeToString()
+
+
 def print_text(path: str) -> str:
     """onnx.printer's text of the model at `path`; a ValueError carrying the printer's words."""
     import onnx

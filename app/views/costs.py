@@ -29,6 +29,7 @@ import onnx
 from onnx import AttributeProto
 
 from ..onnx_io.address import node_id
+from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import walk_graphs
 
@@ -417,15 +418,23 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     totals.update(flops=flops_total, activation_bytes=activation_total)
     return {
         "totals": totals,
+        "input_dims": input_dims(model),
         "nodes": nodes,
         "ops": dict(ops.most_common()),
         "unknown": {
             "flops_nodes": sum(unknown_flops.values()),
             "flops_ops": dict(unknown_flops.most_common()),
             "output_nodes": unknown_outputs,
-            "dims": sorted(_symbolic_dims(shapes_from) - set(dims)),
+            "dims": _dims_to_ask(model, shapes_from, dims),
         },
     }
+
+
+def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dict[str, int]) -> list[str]:
+    """The inputs' symbolic dims not given yet (all else follows from them); once they are, the
+    symbols shape inference still left (data-dependent sizes, e.g. NonZero's count)."""
+    missing = [d for d in input_dims(model) if d not in dims]
+    return missing or sorted(_symbolic_dims(shapes_from) - set(dims))
 
 
 def _symbolic_dims(model: onnx.ModelProto) -> set[str]:

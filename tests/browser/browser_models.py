@@ -62,6 +62,36 @@ def tiny_cnn(omit_value_info: tuple[str, ...] = ()) -> onnx.ModelProto:
     return model
 
 
+def position_slice_model() -> onnx.ModelProto:
+    """x: float[batch, seq, 32]. A torch export's position-embedding pattern: the table (a
+    Constant, 32 KB: the store takes its data out of the graph) sliced to the input's length,
+    read off Shape -> Gather -> Unsqueeze, then MatMul and Add. onnx's own inference leaves the
+    slice's length unknown even with every input dim a number."""
+    consts = {
+        "one": np.array(1, np.int64),
+        "ax0": np.array([0], np.int64),
+        "start": np.array([0], np.int64),
+        "pos": np.ones((512, 16), np.float32),
+    }
+    nodes = [
+        *(h.make_node("Constant", [], [k], name=k, value=nh.from_array(v)) for k, v in consts.items()),
+        h.make_node("Shape", ["x"], ["s"], name="shape"),
+        h.make_node("Gather", ["s", "one"], ["seq"], name="gather", axis=0),
+        h.make_node("Unsqueeze", ["seq", "ax0"], ["end"], name="unsqueeze"),
+        h.make_node("Slice", ["pos", "start", "end", "ax0"], ["p"], name="slice"),
+        h.make_node("MatMul", ["p", "w"], ["z"], name="mm"),
+        h.make_node("Add", ["x", "z"], ["y"], name="add"),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 32])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+        [nh.from_array(np.ones((16, 32), np.float32), "w")],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
 def if_model() -> onnx.ModelProto:
     """Sigmoid + an If whose branches read `x` from the enclosing graph."""
     x = h.make_tensor_value_info("x", T.FLOAT, [2, 3])

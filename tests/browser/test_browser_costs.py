@@ -3,7 +3,7 @@ and the heat map of the drawing by FLOPs, parameters or output size, with its le
 
 from __future__ import annotations
 
-from .browser_models import tiny_cnn
+from .browser_models import position_slice_model, tiny_cnn
 from .browser_pages import open_model, upload
 
 
@@ -48,6 +48,30 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     page.click("#heat-legend .heat-off")
     assert page.locator("#heat-legend").is_hidden()
     assert page.locator("#graph .box.heat-5").count() == 0
+
+
+def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, artifacts):
+    """A model with symbolic input dims asks for those sizes only (never inference's unk__N);
+    counted at them, every node's FLOPs are known; the run panel starts from the same sizes."""
+    summary = upload(page, server, position_slice_model(), "position_slice.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    assert "unknown until the input sizes are given" in costs.text_content()
+    assert [f.get_attribute("name") for f in costs.locator(".cost-dims input").all()] == ["batch", "seq"]
+    page.fill("#costs .cost-dims input[name=batch]", "2")
+    page.fill("#costs .cost-dims input[name=seq]", "8")
+    page.click("#costs .cost-dims button[type=submit]")
+    page.wait_for_function("() => document.querySelector('#costs').textContent.includes('Counted at these sizes')")
+    mm = page.locator("#cost-table tr", has=page.locator("a", has_text="mm"))
+    assert mm.locator("td.num").first.text_content() == "8.19 K"  # 2 x 8 x 32 x 16
+    assert "unknown" not in costs.locator(".props").text_content()
+    page.screenshot(path=str(artifacts / "costs-input-sizes.png"))
+    page.click("#btn-run")
+    page.locator("#run-go").wait_for()
+    assert page.input_value(".run-dim[aria-label=batch]") == "2"
+    assert page.input_value(".run-dim[aria-label=seq]") == "8"
 
 
 HEAT_PIXELS = """(colours) => {

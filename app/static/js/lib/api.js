@@ -272,8 +272,10 @@ export function getDiff(id, query) {
 }
 
 /** Parameters, FLOPs and output bytes per node (GET .../stats); `dims`: "NAME=N,NAME=N". */
-export function getStats(id, dims = "", revision = null) {
+/** Sizes of symbolic dims, {batch: 1, sequence: 128}, as GET .../stats spells them. */
+export function getStats(id, sizes = {}, revision = null) {
   const params = new URLSearchParams();
+  const dims = Object.entries(sizes).map(([name, n]) => `${name}=${n}`).join(",");
   if (dims) params.set("dims", dims);
   if (revision !== null && revision !== undefined) params.set("revision", String(revision));
   const query = params.toString();

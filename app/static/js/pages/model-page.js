@@ -165,10 +165,12 @@ const panelContext = {
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
     redo: () => step("redo"),
-    loadStats: (dims) => {
-      state.costDims = dims || "";
-      return api.getStats(state.modelId, state.costDims, state.summary ? state.summary.revision : null);
+    // the sizes of the inputs' symbolic dims, shared by Costs and Run: given in one, used in both
+    loadStats: (sizes) => {
+      state.dimSizes = { ...sizes };
+      return api.getStats(state.modelId, state.dimSizes, state.summary ? state.summary.revision : null);
     },
+    rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),
     listModels: () => api.listModels(),
     compareWith: (choice) => compareWith(choice),
@@ -178,7 +180,7 @@ const panelContext = {
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),
   afterFirstView: () => afterFirstView,
-  costDims: () => state.costDims || "",
+  dimSizes: () => ({ ...state.dimSizes }),
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true }),
@@ -358,7 +360,7 @@ function stepCompare(direction) {
 function refreshHeat() {
   if (!state.heat) return;
   const { metric } = state.heat;
-  api.getStats(state.modelId, state.costDims || "", state.summary.revision)
+  api.getStats(state.modelId, state.dimSizes || {}, state.summary.revision)
     .then((stats) => { if (state.heat && state.heat.metric === metric) showHeat(metric, stats); })
     .catch(() => showHeat(null, null));
 }

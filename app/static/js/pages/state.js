@@ -17,6 +17,9 @@ export const state = {
   busy: false,          // an edit/undo/redo request is in flight
   dataFile: false,      // the file is a data file (tensor, sequence, ...): data view, no graph
   loadSeq: 0,           // increments on each graph load; stale answers are dropped
+  /** sizes of the inputs' symbolic dims ({batch: 1}) given in Costs or Run, used by both
+   * @type {Record<string, number>} */
+  dimSizes: {},
   /** graph path -> how it was left (pan/zoom, expanded groups, selection): coming back shows it so
    * @type {Map<string, {view: {x: number, y: number, k: number}, expanded: Set<string>, selection: {kind: string, id: string} | null}>} */
   views: new Map(),

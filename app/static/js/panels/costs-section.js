@@ -20,6 +20,11 @@ function cell(key, n) {
   return String(v || "");
 }
 
+/** A name with line-break opportunities after its separators ("/", ".", "_"). */
+function breakable(name) {
+  return name.split(/(?<=[/._])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+}
+
 function costTable(stats, ctx) {
   let key = "flops";
   let descending = true;
@@ -44,7 +49,7 @@ function costTable(stats, ctx) {
       draw();
     } }, label, k === key ? (descending ? " ▾" : " ▴") : ""))))));
     table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
-      el("td", { title: n.name || n.node }, el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, n.name || n.node)),
+      el("td", { title: n.name || n.node, class: "cost-name" }, el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node))),
       el("td", {}, mono(n.op_type)),
       ...COLUMNS.slice(2).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
     more.hidden = rows.length <= limit || limit >= MAX_ROWS;
@@ -55,19 +60,22 @@ function costTable(stats, ctx) {
   return el("div", { class: "cost-table-wrap" }, table, more);
 }
 
+/** The inputs' symbolic dims (always, so sizes can be changed after counting) and any symbol
+ * inference left once they are given: counted again at the sizes written. */
 function dimsForm(stats, reload) {
-  const missing = stats.unknown.dims || [];
-  if (!missing.length) return null;
-  const inputs = missing.map((name) => el("input", { type: "number", min: "0", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name }));
-  const form = el("form", { class: "cost-dims ed-row" },
-    el("span", { class: "muted" }, "Symbolic dims leave some costs unknown: count with"),
-    ...missing.map((name, i) => el("label", {}, mono(name), " = ", inputs[i])),
-    el("button", { type: "submit", class: "btn btn-small" }, "Count"));
+  const names = [...new Set([...(stats.input_dims || []), ...(stats.unknown.dims || [])])];
+  if (!names.length) return null;
+  const missing = new Set(stats.unknown.dims || []);
+  const fields = names.map((name) => el("input", { type: "number", min: "0", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name, required: true }));
+  const form = el("form", { class: "cost-dims" },
+    el("div", { class: "muted" }, missing.size ? "Some sizes are symbolic: give them to count every node" : "Counted at these sizes"),
+    el("div", { class: "ed-row" }, ...names.map((name, i) => el("label", {}, mono(name), " = ", fields[i])),
+      el("button", { type: "submit", class: "btn btn-small" }, "Count")));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const given = { ...stats.dims };
-    inputs.forEach((input) => { if (input.value !== "") given[input.name] = Number(input.value); });
-    reload(Object.entries(given).map(([k, v]) => `${k}=${v}`).join(","));
+    fields.forEach((field) => { if (field.value !== "") given[field.name] = Number(field.value); });
+    reload(given);
   });
   return form;
 }
@@ -92,10 +100,14 @@ function fill(body, stats, ctx, reload) {
   const t = stats.totals;
   const unknown = stats.unknown;
   const unknownOps = Object.entries(unknown.flops_ops || {}).map(([op, n]) => `${op} ×${n}`).join(", ");
+  // with input sizes missing, the few FLOPs counted are not the model's: say what is missing first
+  const waiting = (stats.input_dims || []).some((d) => !(d in stats.dims));
   body.append(propertyList([
     ["Parameters", `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
-    ["FLOPs", el("span", {}, formatCount(t.flops), unknown.flops_nodes
-      ? el("span", { class: "muted cost-unknown" }, ` + ${unknown.flops_nodes} node(s) unknown: ${unknownOps}`) : "")],
+    ["FLOPs", waiting && unknown.flops_nodes
+      ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${unknown.flops_nodes} node(s): ${unknownOps})`)
+      : el("span", {}, formatCount(t.flops), unknown.flops_nodes
+        ? el("span", { class: "muted cost-unknown" }, ` + ${unknown.flops_nodes} node(s) unknown: ${unknownOps}`) : "")],
     ["Activations", `${formatBytes(t.activation_bytes)}${unknown.output_nodes ? ` + ${unknown.output_nodes} output(s) of unknown size` : ""}`],
   ]));
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
@@ -112,6 +124,6 @@ export function costsSection(ctx) {
     });
   };
   // counted once the first view is painted (a first view's panel may be drawn before it)
-  (ctx.afterFirstView ? ctx.afterFirstView() : Promise.resolve()).then(() => reload(ctx.costDims ? ctx.costDims() : ""));
+  (ctx.afterFirstView ? ctx.afterFirstView() : Promise.resolve()).then(() => reload(ctx.dimSizes ? ctx.dimSizes() : {}));
   return section("Costs", body);
 }

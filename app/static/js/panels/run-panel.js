@@ -72,7 +72,8 @@ export function renderRunPanel(root, ctx) {
   const inputs = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
   const rows = inputs.map(inputRow);
   const dimNames = symbolicDims(inputs);
-  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: "1", "aria-label": d, class: "run-dim" }) }));
+  const known = ctx.dimSizes ? ctx.dimSizes() : {};
+  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
   const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
@@ -85,8 +86,8 @@ export function renderRunPanel(root, ctx) {
   const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");
   const form = el("form", { class: "run-form", id: "run-form" },
     el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
-    dims.length ? el("div", { class: "ed-row run-dims" }, el("span", { class: "muted" }, "Sizes of the symbolic dims:"),
-      dims.map((d) => el("label", {}, mono(d.name), " = ", d.field))) : null,
+    dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the symbolic dims"),
+      el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null,
     el("label", { class: "run-extra-label" }, "Also return (intermediate tensors) ", extra),
     el("label", {}, "Compare with ", compare),
     el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and find the first node whose output differs"),
@@ -103,6 +104,7 @@ export function renderRunPanel(root, ctx) {
         body.inputs[r.name] = f ? { npy: (await ctx.actions.uploadBlob(f)).blob } : { random: { seed: Number(r.seed.value || 0) } };
       }
       for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
+      if (dims.length && ctx.actions.rememberDimSizes) ctx.actions.rememberDimSizes(body.dims);
       const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
       if (wanted.length) body.outputs = [...new Set([...(graph.outputs || []).map((o) => o.name), ...wanted])];
       if (compare.value !== "") {
