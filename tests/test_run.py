@@ -145,3 +145,55 @@ def test_locate_names_the_first_node_whose_output_differs(client):
     same = run(client, mid, {**body, "compare_to": 1})
     assert same["compare"]["diverges"] is None
     assert client.post(f"/api/models/{mid}/run", json={"locate": True}).status_code == 400
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard-linked", "mapped-by-the-worker"])
+@pytest.mark.parametrize("location", ["weights/w.bin", "./w.bin"])
+def test_runs_read_external_data_files_and_the_stores_tensors_in_place(client, tmp_path, monkeypatch, location, links):
+    """The weights a run reads are the store's own files, never copied: hard-linked beside the
+    run's graph, or where a link can't be made (another file system), mapped into the worker's
+    memory by the location the graph names (onnxruntime refuses external data reached through a
+    symlink). A model uploaded with its data file, and its edited revision (whose weights are
+    the store's tensor blobs), both give numpy's answer."""
+    from onnx import helper, numpy_helper
+
+    if not links:
+
+        def cross_device(src, dst):
+            raise OSError(18, "Invalid cross-device link")
+
+        monkeypatch.setattr("app.api.run.os.link", cross_device)
+
+    w = np.arange(64 * 300, dtype=np.float32).reshape(64, 300) / 1000
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 64])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 300])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    (tmp_path / "weights").mkdir()
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location=location, size_threshold=1024)
+    buf = io.BytesIO()
+    with __import__("zipfile").ZipFile(buf, "w") as z:
+        z.write(tmp_path / "m.onnx", "m.onnx")
+        z.write(tmp_path / location, location.removeprefix("./"))
+    summary = upload(client, buf.getvalue(), "bundle.zip").get_json()
+    assert summary["external_files"], summary
+    x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(2, 64)
+    inputs = {"x": {"npy": npy_blob(client, x)}}
+    got = run(client, summary["id"], {"inputs": inputs})["outputs"]["y"]
+    np.testing.assert_allclose(np.array(got["values"], np.float32).reshape(2, 300), x @ w, rtol=1e-5)
+
+    # an edit that embeds the weights: revision 1's graph references the store's tensor blob
+    r = client.post(
+        f"/api/models/{summary['id']}/edits",
+        json={"base": 0, "ops": [{"op": "set_initializer", "name": "w", "value": {"npy": npy_blob(client, w * 2)}}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    got = run(client, summary["id"], {"inputs": inputs, "revision": 1, "compare_to": 0})
+    np.testing.assert_allclose(
+        np.array(got["outputs"]["y"]["values"], np.float32).reshape(2, 300), x @ (w * 2), rtol=1e-5
+    )
+    assert got["compare"]["outputs"]["y"]["equal"] is False

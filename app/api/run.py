@@ -24,15 +24,15 @@ import onnx
 from flask import current_app, jsonify
 
 from ..errors import StudioError
-from ..onnx_io.external import normalize_location
-from ..onnx_io.limits import PROTOBUF_LIMIT
+from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
+from ..onnx_io.traverse import tensors
 from ..views.tensors import array_preview
 from . import bp
 from .documents import inferred, load, store
 from .request_body import json_object
 
-RUN_SIZE_LIMIT = PROTOBUF_LIMIT  # one .onnx file: bigger models need their weights outside it
+RUN_TENSORS = "studio-tensors"  # the folder beside a run's model.onnx the store's tensors are linked into
 MAX_PROBES = 5000  # intermediate tensors saved per run to find where two revisions part
 LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (kernels may differ a little)
 
@@ -94,16 +94,19 @@ def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:
     return list(dict.fromkeys(raw))
 
 
-def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folder: Path) -> tuple[Path, int]:
-    """The revision as one .onnx in `folder` (its tensors inside, its external data files linked
-    beside it), with the tensors asked for added as graph outputs."""
-    graph = model
+def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folder: Path) -> tuple[Path, dict, int]:
+    """The revision's graph as a .onnx in `folder` (the tensors asked for added as graph outputs),
+    its weights the store's own files: hard-linked beside it (the run folder is on the blobs'
+    file system: onnxruntime maps them, nothing is copied), or where a link can't be made (a
+    file linked in place on another disk), handed to the worker by the location the graph names
+    them with, to map into its memory. A 415 MB BERT was written out whole for every run, a model
+    of 2 GiB or more can't be one file at all, and onnxruntime refuses data reached by a symlink."""
+    graph = onnx.ModelProto()
+    graph.CopyFrom(model)  # the graph only: the store keeps the weights outside it
     extra = [name for name in outputs or [] if name not in {o.name for o in model.graph.output}]
     if extra:
         typed = inferred(revision.blob, model)
         known = {vi.name: vi for vi in [*(typed or model).graph.value_info, *model.graph.input]}
-        graph = onnx.ModelProto()
-        graph.CopyFrom(model)
         for name in extra:
             if name not in known:
                 raise StudioError(
@@ -111,28 +114,42 @@ def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folde
                 )
             graph.graph.output.append(known[name])
     s = store()
-    size, chunks = s.whole_graph(graph.SerializeToString(), revision.tensors)
-    if size >= RUN_SIZE_LIMIT:
-        raise StudioError(
-            "too_big_to_run", f"the model is {size / 2**30:.1f} GiB: runs are for models under 2 GiB for now", 422
-        )
-    path = folder / "model.onnx"
-    with path.open("wb") as f:
-        for chunk in chunks:
-            f.write(chunk)
+    wanted = {f"{RUN_TENSORS}/{d}": s.blobs.path(d) for d in _tensors_beside(graph)}
     for location, entry in (revision.external or {}).items():
         key = normalize_location(location)
-        if key and not key.startswith(("/", "..")):
-            target = folder / key
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(s.external_path(entry), target)
-    return path, size
+        if key and not key.startswith(RUN_TENSORS):
+            wanted[location] = s.external_path(entry)
+    in_memory = {}
+    for location, source in wanted.items():
+        target = folder / (normalize_location(location) or location)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:  # another file system, or not ours to link
+            in_memory[location] = str(source)
+    path = folder / "model.onnx"
+    path.write_bytes(graph.SerializeToString())
+    return path, in_memory, s.model_size(revision)
+
+
+def _tensors_beside(graph: onnx.ModelProto) -> set[str]:
+    """Point each reference to a tensor of the store (TENSOR_PREFIX + digest) at the file
+    RUN_TENSORS/<digest> beside the model, in place; the digests."""
+    found: set[str] = set()
+    for t in tensors(graph):
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            for entry in t.external_data:
+                if entry.key == "location" and entry.value.startswith(TENSOR_PREFIX):
+                    digest = entry.value[len(TENSOR_PREFIX) :]
+                    entry.value = f"{RUN_TENSORS}/{digest}"
+                    found.add(digest)
+    return found
 
 
 def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path) -> dict:
     folder.mkdir()
-    path, size = _runnable(revision, model, outputs, folder)
-    answer = run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS)
+    path, files, size = _runnable(revision, model, outputs, folder)
+    answer = run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS, files)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
@@ -223,7 +240,7 @@ def post_run(model_id):
     shown = outputs or [o.name for o in model.graph.output]
     probes = _probes(revision, model, other, shown) if locate else []
     count = current_app.config["PREVIEW_MAX_COUNT"]
-    with tempfile.TemporaryDirectory(prefix="onnx-studio-run-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="run-", dir=store().blobs.scratch()) as tmp:
         first = _run(revision, model, inputs, dims, (shown + probes) if outputs or probes else None, Path(tmp) / "a")
         answer = {
             "revision": revision.rev,

@@ -155,6 +155,19 @@ def _run_feed(np, arg, spec: dict, dims: dict):
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
 
 
+def _external_files(np, so, files: dict) -> list:
+    """Hand onnxruntime the model's external data files by the location the model names them
+    with, mapped read-only from where they are (the store's blobs): nothing copied to disk, and
+    no link for onnxruntime to refuse. The maps, to keep alive until the session is made."""
+    names, maps = [], []
+    for location, path in files.items():
+        names.append(location)
+        maps.append(np.memmap(path, np.uint8, "r") if os.path.getsize(path) else np.zeros(0, np.uint8))
+    if names:
+        so.add_external_initializers_from_files_in_memory(names, maps, [m.size for m in maps])
+    return maps
+
+
 def run(job: dict) -> dict:
     """Run the model on the job's inputs; save what was fed and the outputs asked for as .npy
     files in job["out"] (the server reads them): {"status", "inputs", "outputs": {name: path}, "ms"}."""
@@ -167,7 +180,9 @@ def run(job: dict) -> dict:
         so = ort.SessionOptions()
         so.log_severity_level = 4
         so.intra_op_num_threads = int(job.get("threads", 1))
+        mapped = _external_files(np, so, job.get("files") or {})
         sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
+        del mapped  # session creation copied what it needs
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     try:

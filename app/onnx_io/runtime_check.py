@@ -162,10 +162,14 @@ def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -
     return out
 
 
-def run_model(path: Path, out: Path, inputs: dict, dims: dict, outputs: list | None, size: int, wall: float) -> dict:
+def run_model(
+    path: Path, out: Path, inputs: dict, dims: dict, outputs: list | None, size: int, wall: float, files: dict
+) -> dict:
     """Run the model file at `path` in a worker (ort_worker.run): `inputs` {name: {"npy": path} |
-    {"seed": S}}; the answer names the .npy files of what was fed and what came out, in `out`."""
+    {"seed": S}}; `files` {location the model names: local file} its external data files. The
+    answer names the .npy files of what was fed and what came out, in `out`."""
     job = {
+        "files": files,
         "kind": "run",
         "path": str(path),
         "out": str(out),

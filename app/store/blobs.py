@@ -29,6 +29,7 @@ class Blobs(Protocol):
     def open(self, digest: str) -> BinaryIO: ...
     def read_chunks(self, digest: str, chunk: int = CHUNK) -> Iterator[bytes]: ...
     def path(self, digest: str) -> Path: ...
+    def scratch(self) -> Path: ...
     def exists(self, digest: str) -> bool: ...
     def size(self, digest: str) -> int: ...
     def ping(self) -> None: ...
@@ -37,6 +38,16 @@ class Blobs(Protocol):
     def remove(self, digest: str) -> None: ...
     def stray_temp_files(self) -> Iterator[Path]: ...
     def remove_strays(self, before: float) -> int: ...
+
+
+SCRATCH = ".scratch"  # not a digest nor a 2-letter folder: no walk of the blobs meets it
+
+
+def scratch_in(root: Path) -> Path:
+    """The scratch folder of a blob root (made when missing)."""
+    folder = root / SCRATCH
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 def is_digest(value: object) -> bool:
@@ -121,6 +132,11 @@ class BlobStore:
     def path(self, digest: str) -> Path:
         """A local file holding the blob's bytes."""
         return self._path(digest)
+
+    def scratch(self) -> Path:
+        """A folder for a request's temporary files on the blobs' own file system: a hard link
+        there to a blob's file (path()) shares its bytes (a run's weights, runtime_check)."""
+        return scratch_in(self.root)
 
     def exists(self, digest: str) -> bool:
         return self._path(digest).is_file()

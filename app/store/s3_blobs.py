@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 import boto3
 from botocore.exceptions import ClientError
 
-from .blobs import CHUNK, is_digest, remove_older
+from .blobs import CHUNK, is_digest, remove_older, scratch_in
 
 DEFAULT_CACHE_BYTES = 4 << 30
 COPY_OBJECT_MAX = 5 << 30  # the most one CopyObject copies
@@ -183,6 +183,10 @@ class S3BlobStore:
             yield from body.iter_chunks(chunk)
         finally:
             body.close()
+
+    def scratch(self) -> Path:
+        """A folder for a request's temporary files beside the cache's files (hard links work)."""
+        return scratch_in(self.cache.root)
 
     def path(self, digest: str) -> Path:
         """A local file holding the blob's bytes (from the cache; downloaded on a miss)."""
