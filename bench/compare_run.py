@@ -6,7 +6,9 @@ previewed) and with compare_to, against a bare onnxruntime session + run in this
 
   .venv/bin/python bench/compare_run.py [--diff llama_deep] [--run resnet50] [--repeat 3]
 
-Models: bench/corpus (make_corpus.py).
+Models: bench/corpus (make_corpus.py); `--run matmul_2gib` builds a model of 2.26 GiB here (two
+MatMuls, weights in a data file beside it: no single .onnx can hold them) and uploads it with
+its data file.
 """
 
 from __future__ import annotations
@@ -38,11 +40,37 @@ def call(base: str, method: str, path: str, body: dict | None = None) -> tuple[f
     return time.perf_counter() - t, answer
 
 
-def upload(base: str, path: Path) -> str:
+def upload(base: str, path: Path, *data_files: Path) -> str:
+    files = [arg for p in (path, *data_files) for arg in ("-F", f"file=@{p}")]
     out = subprocess.run(
-        ["curl", "-s", "-F", f"file=@{path}", f"{base}/api/models"], capture_output=True, check=True, text=True
+        ["curl", "-s", *files, f"{base}/api/models"], capture_output=True, check=True, text=True
     ).stdout
     return json.loads(out)["id"]
+
+
+def matmul_2gib(folder: Path) -> tuple[Path, list[Path]]:
+    """x[1, n] @ w0 @ w1 with n = 17408: two float32 weights of 1.13 GiB each, in big.bin."""
+    from onnx import TensorProto, helper
+
+    n = 17408
+    row = np.full(n, 1.0 / n, np.float32).tobytes()
+    weights = []
+    with (folder / "big.bin").open("wb") as f:
+        for k in range(2):
+            for _ in range(n):
+                f.write(row)
+            t = TensorProto(name=f"w{k}", data_type=TensorProto.FLOAT, dims=[n, n], data_location=TensorProto.EXTERNAL)
+            for key, value in (("location", "big.bin"), ("offset", str(k * n * n * 4)), ("length", str(n * n * 4))):
+                entry = t.external_data.add()
+                entry.key, entry.value = key, value
+            weights.append(t)
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["h"]), helper.make_node("MatMul", ["h", "w1"], ["y"])]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])
+    graph = helper.make_graph(nodes, "matmul_2gib", [x], [y], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    (folder / "matmul_2gib.onnx").write_bytes(model.SerializeToString())
+    return folder / "matmul_2gib.onnx", [folder / "big.bin"]
 
 
 def serve(data_dir: str):
@@ -97,20 +125,32 @@ def bench_diff(name: str, repeat: int) -> dict:
 def bench_run(name: str, repeat: int) -> dict:
     import onnxruntime as ort
 
-    path = CORPUS / f"{name}.onnx"
+    with tempfile.TemporaryDirectory() as built:
+        if name == "matmul_2gib":
+            path, data_files = matmul_2gib(Path(built))
+        else:
+            path, data_files = CORPUS / f"{name}.onnx", []
+        return _bench_run(ort, name, path, data_files, repeat)
+
+
+def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) -> dict:
     t = time.perf_counter()
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     feeds = {}
     for arg in sess.get_inputs():
         shape = [d if isinstance(d, int) else 1 for d in arg.shape]
-        feeds[arg.name] = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        if "float" in arg.type:
+            feeds[arg.name] = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        else:  # token ids and the like: 0 is always a valid one
+            feeds[arg.name] = np.zeros(shape, np.int64)
     sess.run(None, feeds)
     floor = time.perf_counter() - t
+    dims = {d: 1 for arg in sess.get_inputs() for d in arg.shape if isinstance(d, str)}
+    del sess  # its weights: 2 GiB and more
     with tempfile.TemporaryDirectory() as data_dir:
         proc, base = serve(data_dir)
         try:
-            mid = upload(base, path)
-            dims = {d: 1 for arg in sess.get_inputs() for d in arg.shape if isinstance(d, str)}
+            mid = upload(base, path, *data_files)
             body = {"inputs": {k: {"random": {"seed": 0}} for k in feeds}, "dims": dims}
             runs = [call(base, "POST", f"/api/models/{mid}/run", body) for _ in range(repeat)]
             compared = call(base, "POST", f"/api/models/{mid}/run", {**body, "compare_to": 0})
@@ -129,7 +169,7 @@ def bench_run(name: str, repeat: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--diff", nargs="*", default=["llama_deep"])
-    ap.add_argument("--run", nargs="*", default=["resnet50"])
+    ap.add_argument("--run", nargs="*", default=["resnet50", "bert_base"])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     for name in args.diff:
