@@ -422,3 +422,25 @@ def test_a_file_written_at_the_cutoff_is_not_older_than_it(tmp_path):
     written.write_bytes(b"a put under way")
     assert remove_older([written], time.time()) == 0 and written.exists()
     assert remove_older([written], time.time() + 1) == 1 and not written.exists()
+
+
+def test_a_killed_runs_scratch_folder_is_removed_with_its_links(tmp_path):
+    """A run hard-links blobs into a scratch folder; a process killed mid-run leaves it, and its
+    links would keep removed blobs' bytes on disk: the collector's remove_strays takes scratch
+    folders well past its cutoff, never one a run may still use."""
+    import os
+
+    from app.store.blobs import SCRATCH_SLACK_SECONDS, BlobStore
+
+    blobs = BlobStore(tmp_path / "blobs")
+    digest = blobs.put(b"weights" * 1000)
+    stale = blobs.scratch() / "run-killed"
+    stale.mkdir()
+    os.link(blobs.path(digest), stale / "w.bin")
+    fresh = blobs.scratch() / "run-under-way"
+    fresh.mkdir()
+    old = time.time() - 2 * SCRATCH_SLACK_SECONDS
+    os.utime(stale, (old, old))
+    assert blobs.remove_strays(time.time()) == 1
+    assert not stale.exists() and fresh.exists() and blobs.exists(digest)
+    assert list(blobs.digests()) == [digest]  # the scratch folder is no blob

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 import boto3
 from botocore.exceptions import ClientError
 
-from .blobs import CHUNK, is_digest, remove_older, scratch_in
+from .blobs import CHUNK, is_digest, remove_older, remove_stale_scratch, scratch_in
 
 DEFAULT_CACHE_BYTES = 4 << 30
 COPY_OBJECT_MAX = 5 << 30  # the most one CopyObject copies
@@ -123,7 +123,7 @@ class S3BlobStore:
     def remove_strays(self, before: float) -> int:
         """What puts cut short before `before` left: local spooled files, and multipart uploads
         under the prefix a killed process never completed (S3 keeps and bills their parts)."""
-        removed = remove_older(self.stray_temp_files(), before)
+        removed = remove_older(self.stray_temp_files(), before) + remove_stale_scratch(self.cache.root, before)
         pages = self.client.get_paginator("list_multipart_uploads").paginate(
             Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else ""
         )
