@@ -170,3 +170,17 @@ def test_real_models_have_every_flop_known(client, name):
     answer = stats(client, (ONNX_DATA / "light" / f"{name}.onnx").read_bytes())
     assert answer["unknown"]["flops_nodes"] == 0, answer["unknown"]
     assert answer["totals"]["flops"] > 1e8 and answer["totals"]["activation_bytes"] > 0
+
+
+def test_control_flow_adds_nothing_of_its_own_and_its_bodies_are_counted(client):
+    """An If's branches are rows of their own, each node counted once; the If itself is 0, not
+    an "unknown" that every model with control flow would carry."""
+    from browser.browser_models import if_model
+
+    answer = stats(client, if_model().SerializeToString())
+    nodes = by_name(answer)
+    assert nodes["branch"]["flops"] == 0 and nodes["branch"]["node"] == "n1"
+    assert (nodes["then_add"]["flops"], nodes["else_neg"]["flops"], nodes["else_relu"]["flops"]) == (6, 6, 6)
+    assert nodes["then_add"]["node"] == "n1/then_branch/n0"
+    assert answer["unknown"]["flops_nodes"] == 0
+    assert answer["totals"]["flops"] == sum(n["flops"] for n in answer["nodes"])

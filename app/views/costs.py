@@ -185,6 +185,11 @@ MOVEMENT = frozenset(
 )
 
 
+# their bodies' nodes are rows of their own (counted once each, as if each body ran once): the
+# node holding them adds nothing, rather than an "unknown" that every model with an If carries
+CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
 @dataclass
 class Values:
     """What is known of each value of a graph: element type and shape."""
@@ -291,7 +296,7 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     if node.domain not in ("", "ai.onnx"):
         return None
     out = v.elements(node.output[0]) if node.output and node.output[0] else None
-    if op in MOVEMENT:
+    if op in MOVEMENT or op in CONTROL_FLOW:
         return 0
     if out is None:
         return None
