@@ -32,7 +32,7 @@ def test_runtime_verdict_and_invalid_marks_in_the_model_panel(page, server, arti
     assert row.locator("a.inference-link").text_content() == "Conv conv1 ›"
     marks = page.locator("#validation .invalid-marks")
     assert "onnxruntime can't run the edited model" in marks.text_content()
-    assert page.locator("#model-validity").text_content() == "valid · onnxruntime fails"
+    assert page.locator("#model-validity").text_content() == "onnxruntime fails"
     page.screenshot(path=str(artifacts / "runtime-gate-invalid.png"))
 
     # the history marks the revision stored past the gate
@@ -42,3 +42,25 @@ def test_runtime_verdict_and_invalid_marks_in_the_model_panel(page, server, arti
     assert mark.text_content() == "stored invalid"
     assert "kernel_shape" in mark.get_attribute("title")
     assert page.locator("#history-list > li[data-revision='0'] .hist-invalid").count() == 0
+
+
+def test_an_edit_whose_background_smoke_run_fails_says_so_at_once(page, server, monkeypatch, artifacts):
+    """A big model's edit is stored before onnxruntime's smoke run ends (the gate can't wait):
+    when that run then fails where the base ran, the page says so in a toast naming the cause,
+    and the badge never calls the model valid."""
+    monkeypatch.setattr("app.api.runtime.SYNC_BYTES", 0)  # every model checked in the background
+    monkeypatch.setattr("app.api.runtime.GATE_WAITS_SECONDS", -1.0)
+    summary = upload(page, server, classifier(), "classifier.onnx")
+    open_model(page, server, summary["id"])
+    page.wait_for_function("() => document.querySelector('#model-validity').textContent === 'valid'", timeout=30_000)
+    open_model(page, server, summary["id"], "#node=@conv1")
+    page.fill(".attr[data-attr=kernel_shape] input[name=value]", "5, 5")
+    page.click(".attr[data-attr=kernel_shape] button[type=submit]")
+    toast = page.locator("#toast.error")
+    toast.wait_for(timeout=30_000)
+    assert "onnxruntime can't run revision 1, which your edit made" in toast.text_content()
+    assert "kernel_shape is not compatible with W shape" in toast.text_content()
+    assert page.locator("#model-validity").text_content() == "onnxruntime fails"
+    page.wait_for_timeout(1000)  # the edit's own "Saved as revision 1" must not replace it
+    assert "your edit made" in page.locator("#toast.error:not([hidden])").text_content()
+    page.screenshot(path=str(artifacts / "runtime-gate-background-failure.png"))

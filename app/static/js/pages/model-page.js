@@ -58,7 +58,12 @@ function setGraphState(value, message = "") {
 }
 
 let toastTimer = 0;
+let errorShownAt = -Infinity;
 function toast(message, kind = "error") {
+  // news of a failure outranks a confirmation arriving just after it: "Saved as revision N"
+  // must not wipe "onnxruntime can't run revision N" off the screen (a later one may)
+  if (kind !== "error" && !toastEl.hidden && performance.now() - errorShownAt < 3000) return;
+  if (kind === "error") errorShownAt = performance.now();
   toastEl.textContent = message;
   toastEl.className = `toast ${kind}`;
   toastEl.hidden = false;
@@ -91,7 +96,8 @@ function renderToolbar() {
       validity.className = "badge badge-wait";
       validity.title = "onnx.checker, shape inference and onnxruntime are running in the background";
     } else if (v.ok && fullOk && runtime.status === "fails") {
-      validity.textContent = "valid · onnxruntime fails";
+      // never "valid" on what doesn't run: onnx's checks passing is in the title and the panel
+      validity.textContent = "onnxruntime fails";
       validity.className = "badge badge-warn";
       validity.title = `onnx's checks accept this model; onnxruntime can't run it: ${runtime.message || ""}`;
     } else {
@@ -532,6 +538,7 @@ function staleError(err) {
 async function applyEdits(ops, { selection } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
+  const baseRan = ((state.summary.validation || {}).runtime || {}).status === "ok";
   try {
     const result = await withWaitStatus(waitPill, "Saving…", () => api.postEdits(state.modelId, state.summary.revision, ops));
     if (result && result.unchanged) {
@@ -539,6 +546,9 @@ async function applyEdits(ops, { selection } = {}) {
       toast("Nothing changed: the model already says that.", "info");
       return result;
     }
+    // a big model's smoke run finishes after the edit is stored: if it then fails where the
+    // base ran, watchValidation says so at once (the badge alone is easy to miss)
+    if (baseRan && result && result.summary) state.brokenIfFails = result.summary.revision;
     await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
@@ -692,5 +702,9 @@ function watchValidation() {
     s.validation = v;
     renderToolbar();
     renderSidebar();
+    if (state.brokenIfFails === s.revision && v.runtime && v.runtime.status === "fails") {
+      const cause = String(v.runtime.message || "").split("\n")[0];
+      toast(`onnxruntime can't run revision ${s.revision}, which your edit made (the revision before ran): ${cause} — Undo goes back.`);
+    }
   }).catch(() => {});
 }

@@ -20,6 +20,7 @@ export const state = {
   /** sizes of the inputs' symbolic dims ({batch: 1}) given in Costs or Run, used by both
    * @type {Record<string, number>} */
   dimSizes: {},
+  brokenIfFails: -1,    // the revision an edit made from a base onnxruntime ran: its failing is news
   /** graph path -> how it was left (pan/zoom, expanded groups, selection): coming back shows it so
    * @type {Map<string, {view: {x: number, y: number, k: number}, expanded: Set<string>, selection: {kind: string, id: string} | null}>} */
   views: new Map(),
