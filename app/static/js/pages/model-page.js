@@ -174,7 +174,7 @@ const panelContext = {
     // the sizes of the inputs' symbolic dims, shared by Costs and Run: given in one, used in both
     loadStats: (sizes) => {
       state.dimSizes = { ...sizes };
-      return api.getStats(state.modelId, state.dimSizes, state.summary ? state.summary.revision : null);
+      return statsOf(state.summary ? state.summary.revision : null, state.dimSizes);
     },
     rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),
@@ -362,11 +362,24 @@ function stepCompare(direction) {
   for (const li of sidebar.querySelectorAll(".compare-list li[data-node], .compare-changed")) li.classList.toggle("compare-current", li.getAttribute("data-node") === ids[c.step]);
 }
 
+let statsAsked = { key: "", answer: Promise.resolve(null) };
+/** GET .../stats once per revision and sizes: the model panel is drawn again as verdicts and
+ * the graph arrive, and each drawing asked anew (three requests computing the same costs). */
+function statsOf(revision, sizes) {
+  const key = JSON.stringify([state.modelId, revision, sizes]);
+  if (statsAsked.key !== key) {
+    const answer = api.getStats(state.modelId, sizes, revision);
+    answer.catch(() => { if (statsAsked.answer === answer) statsAsked = { key: "", answer }; });
+    statsAsked = { key, answer };
+  }
+  return statsAsked.answer;
+}
+
 /** After an edit, undo or redo: the heat map of the revision now on screen. */
 function refreshHeat() {
   if (!state.heat) return;
   const { metric } = state.heat;
-  api.getStats(state.modelId, state.dimSizes || {}, state.summary.revision)
+  statsOf(state.summary.revision, state.dimSizes || {})
     .then((stats) => { if (state.heat && state.heat.metric === metric) showHeat(metric, stats); })
     .catch(() => showHeat(null, null));
 }
