@@ -95,6 +95,32 @@ def test_text_form(client):
     assert "attachment" in d.headers["Content-Disposition"]
 
 
+def test_the_text_form_shows_weights_as_the_external_layout_holds_them(client):
+    """Weights over 1 KiB print as references into <name>.data, exactly as the .onnx of
+    Download › external layout holds them: never the store's own keys (studio:tensor/...), and
+    the text with that .data file is the whole model again."""
+    import io
+    import zipfile
+
+    m = small_model()
+    big = np.arange(5000, dtype=np.float32).reshape(50, 100)
+    m.graph.initializer.append(numpy_helper.from_array(big, "table"))
+    m.graph.initializer.append(numpy_helper.from_array(np.ones(4, np.float32), "tiny"))
+    mid = upload(client, m.SerializeToString(), "net.onnx").get_json()["id"]
+    text = client.get(f"/api/models/{mid}/text").get_data(as_text=True)
+    assert "studio:tensor" not in text
+    assert 'float[50,100] table = ["location": "net.data", "offset": "0", "length": "20000"]' in text
+    z = zipfile.ZipFile(io.BytesIO(client.get(f"/api/models/{mid}/download?layout=external").data))
+    from_text = onnx.parser.parse_model(text)
+    from_zip = onnx.ModelProto.FromString(z.read("net.onnx"))
+    ours = {t.name: t for t in from_text.graph.initializer}
+    theirs = {t.name: t for t in from_zip.graph.initializer}
+    assert ours["table"].external_data == theirs["table"].external_data
+    assert np.array_equal(numpy_helper.to_array(ours["tiny"]), numpy_helper.to_array(theirs["tiny"]))
+    data = z.read("net.data")
+    assert np.array_equal(np.frombuffer(data[:20000], np.float32).reshape(50, 100), big)
+
+
 def test_ir10_and_ir11_fields_are_shown(client):
     m = small_model()
     m.ir_version = 11

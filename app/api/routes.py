@@ -22,7 +22,7 @@ from ..onnx_io.external import TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.load import parse_model_stream
-from ..onnx_io.save import embedded, external_zip
+from ..onnx_io.save import data_file_name, embedded, external_zip, move_weights_out
 from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
@@ -287,9 +287,16 @@ def get_operators(model_id):
 @bp.get("/models/<model_id>/text")
 def get_text(model_id):
     """The model in ONNX text syntax (onnx.printer); ?download=1 as a .onnxtxt attachment."""
-    record, revision, _ = load(model_id, revision_number(request.args.get("revision")))
+    record, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    # the model as the external layout's .onnx has it (Download › weights in a .data file):
+    # weights over 1 KiB as references into <name>.data, never the store's own keys, nor
+    # megabytes of printed floats
+    shown = onnx.ModelProto()
+    shown.CopyFrom(model)
+    move_weights_out(shown, data_file_name(file_name(record.name)), external_reader(revision))
+    data = shown.SerializeToString()
     try:  # onnx's printer is C++: in the helper process (offload.py)
-        text = offload.run("print_text", revision.blob, str(store().blobs.path(revision.blob)))
+        text = offload.run("print_text", offload.content_key(data), data)
     except ValueError as exc:
         raise StudioError("cannot_print", f"onnx.printer can't render this model: {exc}", 422) from None
     if request.args.get("download"):

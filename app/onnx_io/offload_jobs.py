@@ -30,14 +30,13 @@ def infer_at_dims(path: str, dims: dict[str, int]) -> bytes:
     return light_copy(shapes_at_dims(parse_model_file(path), dims)).SerializeToString()
 
 
-def print_text(path: str) -> str:
-    """onnx.printer's text of the model at `path`; a ValueError carrying the printer's words."""
+def print_text(data: bytes) -> str:
+    """onnx.printer's text of a serialized model; a ValueError carrying the printer's words."""
     import onnx
 
-    from .load import parse_model_file
     from .text_fields import readable_strings
 
-    model = parse_model_file(path)
+    model = onnx.ModelProto.FromString(data)
     readable_strings(model)  # invalid UTF-8 strings printed with replacement characters
     try:
         return onnx.printer.to_text(model)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import zipfile
-from pathlib import Path
 
 import onnx
 from onnx.external_data_helper import _get_all_tensors
@@ -42,23 +41,21 @@ def embedded(data: bytes, read) -> bytes:
 CHUNK = 1 << 22
 
 
-def external_zip(model: onnx.ModelProto, files, name: str, out) -> None:
-    """Write to the file `out` a .zip holding `name` and `<stem>.data`, with every tensor over
-    1 KiB moved out of the .onnx into the .data file (one after another, offsets recorded as
-    onnx's convert_model_to_external_data does). Streamed: each tensor's bytes are copied from
-    where they are (the model, or the file `files.path(location)` names: external.ExternalFiles),
-    never held whole. `model` is changed."""
-    stem = name[:-5] if name.endswith(".onnx") else name
-    location = f"{stem}.data"
-    pieces: list[tuple[bytes | Path, int, int]] = []  # (inline bytes or a file, offset, length)
+def move_weights_out(model: onnx.ModelProto, location: str, files) -> tuple[list[tuple[bytes | str, int, int]], int]:
+    """Point every tensor over 1 KiB at `location`, one after another (offsets recorded as onnx's
+    convert_model_to_external_data does), in place: the model as the `.onnx` of an external
+    layout. Answers where each tensor's bytes are now — (inline bytes, or the location of the
+    external file holding them, offset, length), in order — and the .data file's size. Only a
+    tensor whose external entry has no length asks `files.path` for its file's size."""
+    pieces: list[tuple[bytes | str, int, int]] = []
     offset = 0
     for t in _get_all_tensors(model):
         if t.data_location == onnx.TensorProto.EXTERNAL:
             info = {e.key: e.value for e in t.external_data}
-            path = files.path(info.get("location", ""))
             start = int(info.get("offset") or 0)
-            length = int(info["length"]) if info.get("length") else path.stat().st_size - start
-            pieces.append((path, start, length))
+            where = info.get("location", "")
+            length = int(info["length"]) if info.get("length") else files.path(where).stat().st_size - start
+            pieces.append((where, start, length))
         elif t.HasField("raw_data") and len(t.raw_data) > EXTERNAL_THRESHOLD:
             length = len(t.raw_data)
             pieces.append((t.raw_data, 0, length))
@@ -70,6 +67,22 @@ def external_zip(model: onnx.ModelProto, files, name: str, out) -> None:
         for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
             t.external_data.add(key=key, value=value)
         offset += length
+    return pieces, offset
+
+
+def data_file_name(name: str) -> str:
+    """The .data file beside `name` in an external layout: resnet50.onnx -> resnet50.data."""
+    return f"{name[:-5] if name.endswith('.onnx') else name}.data"
+
+
+def external_zip(model: onnx.ModelProto, files, name: str, out) -> None:
+    """Write to the file `out` a .zip holding `name` and `<stem>.data`, with every tensor over
+    1 KiB moved out of the .onnx into the .data file (move_weights_out). Streamed: each tensor's
+    bytes are copied from where they are (the model, or the file `files.path(location)` names:
+    external.ExternalFiles), never held whole. `model` is changed."""
+    location = data_file_name(name)
+    moved, offset = move_weights_out(model, location, files)
+    pieces = [(source if isinstance(source, bytes) else files.path(source), start, n) for source, start, n in moved]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
         z.writestr(name, model.SerializeToString())
         if not pieces:

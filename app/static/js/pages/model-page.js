@@ -617,6 +617,7 @@ buttons.text.addEventListener("click", async () => {
     title: state.summary.name || state.summary.id,
     load: () => api.getText(state.modelId),
     downloadHref: api.textUrl(state.modelId, { download: true }),
+    dataHref: api.downloadHref(state.modelId, { revision: state.summary.revision, layout: "external" }),
   });
 });
 

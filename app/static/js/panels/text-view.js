@@ -63,10 +63,20 @@ function renderText(body, text) {
   return lines.length;
 }
 
+/** What a text naming a .data file needs said: its weights are references into that file,
+ * which the external layout's download holds (the server prints the model as it has it). */
+function dataNote(text, dataHref) {
+  const m = /"location": "([^"]+)"/.exec(text);
+  if (!m) return null;
+  return el("div", { class: "muted text-note" }, "Weights over 1 KiB are references into ", el("span", { class: "mono" }, m[1]),
+    dataHref ? [", as in ", el("a", { href: dataHref, download: "" }, "the download with external data"), " (that file beside the .onnx)."] : ".");
+}
+
 /**
- * Open the viewer. `load()` resolves to the text; `downloadHref` is the ?download=1 address.
+ * Open the viewer. `load()` resolves to the text; `downloadHref` is the ?download=1 address,
+ * `dataHref` the download the weights it references are in.
  */
-export function openTextView({ title, load, downloadHref }) {
+export function openTextView({ title, load, downloadHref, dataHref = "" }) {
   const info = el("span", { class: "muted text-info" });
   let text = "";
   const copy = el("button", { type: "button", class: "btn btn-small text-copy", disabled: true }, "Copy");
@@ -90,6 +100,8 @@ export function openTextView({ title, load, downloadHref }) {
   load().then((t) => {
     text = t;
     const n = renderText(body, t);
+    const note = dataNote(t, dataHref);
+    if (note) body.prepend(note);
     info.textContent = `· ${formatNumber(n)} line${n === 1 ? "" : "s"}`;
     copy.disabled = false;
     dialog.dataset.state = "ready";
