@@ -11,9 +11,10 @@ import time
 import xml.etree.ElementTree as ET
 from collections import Counter
 
+import onnx
 import pytest
 
-from .browser_models import if_model, tiny_cnn
+from .browser_models import if_model, light_model, tiny_cnn
 from .browser_pages import LABEL_SIZES, address_of, hash_params, open_model, reveal, upload, wait_ready
 from .scale_models import bert_like, llama_like
 
@@ -708,3 +709,30 @@ def test_a_big_graph_without_scopes_opens_on_its_first_sections(page, server):
     reveal(page, group=last)
     page.locator(f"#graph [data-group-id='{last}']").dblclick()
     page.wait_for_selector(f"#graph [data-group-id='{last}'][data-collapsed=false]")
+
+
+def test_a_section_wider_than_the_window_keeps_its_tab_on_screen(page, server):
+    """The onnx wheel's Inception-v2 opens on its first section, a frame wider than the window
+    that starts left of it: its tab (title and − control) keeps to the window's left edge as a
+    sticky header, works there, and returns to the frame's corner once that is in the window."""
+    summary = upload(page, server, onnx.load(str(light_model("inception_v2"))), "inception_v2.onnx")
+    open_model(page, server, summary["id"])
+    part = page.locator("#graph g.frame.part").first
+    gid = part.get_attribute("data-group-id")
+    body = part.locator(".frame-body").bounding_box()
+    graph = page.locator("#graph").bounding_box()
+    assert body["x"] < graph["x"], "the first section should start left of the window here"
+    tab = page.locator(f"#graph [data-frame='{gid}'] .frame-tab").bounding_box()
+    assert graph["x"] <= tab["x"] <= graph["x"] + 20
+    assert "part 1" in page.locator(f"#graph [data-frame='{gid}'] text").text_content()
+    # panned right until the frame's corner is in the window: the tab is back at the corner
+    page.mouse.move(graph["x"] + 300, graph["y"] + 400)
+    page.mouse.down()
+    page.mouse.move(graph["x"] + 300 + (graph["x"] - body["x"]) + 100, graph["y"] + 400, steps=5)
+    page.mouse.up()
+    body = part.locator(".frame-body").bounding_box()
+    tab = page.locator(f"#graph [data-frame='{gid}'] .frame-tab").bounding_box()
+    assert body["x"] >= graph["x"] and abs(tab["x"] - (body["x"] + 4)) < 1.5
+    # its − control collapses the section
+    page.locator(f"#graph [data-frame='{gid}'] [data-toggle]").click()
+    page.wait_for_selector(f"#graph [data-group-id='{gid}'][data-collapsed=true]")

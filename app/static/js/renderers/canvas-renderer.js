@@ -9,6 +9,7 @@ import { FONTS } from "./theme.js";
 import { METRICS, measureText } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgeSegments } from "./edge-path.js";
+import { tabX } from "./frame-tab.js";
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 import { CATEGORY_ORDER, HEAT_CLASSES, categoryColor, theme } from "./theme.js";
 
@@ -229,26 +230,27 @@ export function paintScene(ctx, scene, k, area, state = {}) {
       ctx.globalAlpha = dim(f.id) ? 0.35 : 1;
       ctx.font = T.font.frame;
       const tw = Math.min(f.w - 8, ctx.measureText(f.title).width + 38);
+      const fx = tabX(f, tw + 4, ax0, k); // the tab's frame-relative geometry, at the kept x
       ctx.beginPath();
-      roundRect(ctx, f.x + 4, f.y + 4, tw, FRAME.head - 10, 5);
+      roundRect(ctx, fx + 4, f.y + 4, tw, FRAME.head - 10, 5);
       ctx.fillStyle = f.id === state.selected ? T.frameTabSelected : T.frameTab;
       ctx.fill();
       ctx.strokeStyle = f.id === state.selected ? T.selected : T.frameStroke;
       ctx.lineWidth = 1;
       ctx.stroke();
       ctx.beginPath();
-      roundRect(ctx, f.x + 8, f.y + 7, 14, 14, 3);
+      roundRect(ctx, fx + 8, f.y + 7, 14, 14, 3);
       ctx.fillStyle = T.frameToggleFill;
       ctx.fill();
       ctx.strokeStyle = T.toggleStroke;
       ctx.stroke();
       ctx.beginPath();
-      ctx.moveTo(f.x + 11.5, f.y + 14);
-      ctx.lineTo(f.x + 18.5, f.y + 14);
+      ctx.moveTo(fx + 11.5, f.y + 14);
+      ctx.lineTo(fx + 18.5, f.y + 14);
       ctx.stroke();
       ctx.fillStyle = T.ink.frame;
       ctx.textAlign = "left";
-      ctx.fillText(f.title, f.x + 28, f.y + 18.5, tw - 30);
+      ctx.fillText(f.title, fx + 28, f.y + 18.5, tw - 30);
     }
     ctx.globalAlpha = 1;
   }
@@ -582,10 +584,13 @@ export class CanvasLayer {
       if (line && line.tensor) return { kind: "init", box: b.id, tensor: line.tensor, item: b };
       return { kind: "box", id: b.id, item: b };
     }
+    const windowLeft = -this.view.view.x / this.view.view.k;
     for (const f of near) {
       if (f.kind !== "frame") continue;
-      if (x >= f.x + 4 && x <= f.x + 30 && y >= f.y + 4 && y <= f.y + FRAME.head - 6) return { kind: "toggle", id: f.id, item: f };
-      if (x >= f.x && x <= f.x + Math.min(f.w, 320) && y >= f.y && y <= f.y + FRAME.head - 4) return { kind: "frame", id: f.id, item: f };
+      const tab = Math.min(f.w, 320);
+      const fx = tabX(f, tab, windowLeft, this.view.view.k); // where paintScene drew its tab
+      if (x >= fx + 4 && x <= fx + 30 && y >= f.y + 4 && y <= f.y + FRAME.head - 6) return { kind: "toggle", id: f.id, item: f };
+      if (x >= f.x && x <= f.x + f.w && y >= f.y && y <= f.y + FRAME.head - 4 && x >= fx && x <= fx + tab) return { kind: "frame", id: f.id, item: f };
     }
     const tol = 5 / this.view.view.k;
     let best = null;

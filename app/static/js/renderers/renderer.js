@@ -13,6 +13,7 @@ import { CATEGORY_ORDER, categoryColor } from "./theme.js";
 import { FONTS, METRICS, READABLE_SCALE, measureText, subgraphsOf } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgePath } from "./edge-path.js";
+import { tabX } from "./frame-tab.js";
 
 export { edgePath };
 
@@ -161,6 +162,7 @@ function drawFrame(item) {
   const head = svg("g", { class: "frame-head", "data-frame": group.id, transform: `translate(${x.toFixed(1)},${y.toFixed(1)})` });
   head.append(svg("title", {}, groupTitle(group, false)));
   const tw = Math.min(w - 8, Math.ceil(measureTitle(item.title)) + 38);
+  head.dataset.tabWidth = String(tw + 4);
   head.append(svg("rect", { class: "frame-tab", x: 4, y: 4, width: tw, height: FRAME.head - 10, rx: 5 }));
   const toggle = svg("g", { class: "group-toggle", "data-toggle": group.id, transform: "translate(8,7)" });
   toggle.append(svg("title", {}, "Collapse"));
@@ -206,6 +208,8 @@ export class GraphView {
     this.boxEls = new Map(); // drawn id (box id or group id) -> element
     this.centers = new Map(); // drawn id -> {x, y, w, h}
     this.edgeEls = [];
+    /** @type {{el: Element, item: any, width: number, at: number}[]} */
+    this.tabs = [];
     this.selected = null;
     this.activeTensor = null;
     this.marks = new Map(); // class -> Set of ids
@@ -381,6 +385,7 @@ export class GraphView {
     this.view = { x, y, k };
     this.viewport.setAttribute("transform", `translate(${x.toFixed(2)},${y.toFixed(2)}) scale(${k.toFixed(5)})`);
     if (this.mode === "canvas") this.canvas.schedule();
+    else this.placeTabs();
     if (this.handlers.onViewChange) this.handlers.onViewChange(this.view);
   }
 
@@ -446,6 +451,21 @@ export class GraphView {
     if (later.length) this.drawRest(later);
   }
 
+  /** Keep each frame's tab on screen while the frame reaches past the window's left edge
+   * (frame-tab.js); only tabs whose place changes are touched. */
+  placeTabs() {
+    for (const tab of this.tabs) this.placeTab(tab);
+  }
+
+  /** @param {{el: Element, item: any, width: number, at: number}} tab */
+  placeTab(tab) {
+    const { x, k } = this.view;
+    const at = tabX(tab.item, tab.width, -x / k, k);
+    if (Math.abs(at - tab.at) * k < 0.5) return;
+    tab.at = at;
+    tab.el.setAttribute("transform", `translate(${at.toFixed(1)},${tab.item.y.toFixed(1)})`);
+  }
+
   /** One item of an SVG drawing into its layer. */
   drawItem(kind, item) {
     const layers = this.layers;
@@ -454,6 +474,9 @@ export class GraphView {
       layers.frames.append(body);
       layers.heads.append(head);
       this.boxEls.set(item.id, body);
+      const tab = { el: head, item, width: Number(head.dataset.tabWidth), at: item.x };
+      this.tabs.push(tab);
+      this.placeTab(tab);
     } else if (kind === "edge") {
       const path = svg("path", {
         class: "edge", d: edgePath(item.points), "marker-end": "url(#arrow)", "data-from": item.from, "data-to": item.to, "data-tensor": item.tensor,
@@ -733,6 +756,7 @@ export class GraphView {
     this.boxEls.clear();
     this.centers.clear();
     this.edgeEls = [];
+    this.tabs = []; // the SVG drawing's frame tabs, kept on screen by placeTabs
     this.scene = null;
     this.canvas.clearScene();
   }
