@@ -55,7 +55,7 @@ function results(root, answer, ctx) {
         el("td", { class: "num" }, c.max_rel === null ? "—" : c.max_rel.toPrecision(3))))))));
   }
   for (const [name, preview] of Object.entries(answer.outputs)) {
-    root.append(section(`Output ${name}`, el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
+    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
       tensorView(`run:${name}`, previewLoader(preview), { wide: false })));
   }
 }
