@@ -92,7 +92,25 @@ def _open(args):
     external = external_files(args.model, model)
     del model
     app = create_app({"DATA_DIR": str(args.data_dir)})
-    return app.extensions["store"].create_model(args.model.name, data, external), app
+    store = app.extensions["store"]
+    return _stored_once(store, store.create_model(args.model.name, data, external)), app
+
+
+def _stored_once(store, record):
+    """The model to open for a file opened again: its earlier entry when that is still the file
+    as it was (same name, bytes and external data files, never edited), the new one dropped —
+    `onnx-studio model.onnx` run every day made a list of identical entries. An earlier entry
+    with edits is left alone and named, since the file and it now differ."""
+    new = store.revision(record.id, 0)
+    for earlier in store.find_content(record.content) if record.content else []:
+        if earlier.id == record.id or earlier.name != record.name:
+            continue
+        if earlier.head == 0 and store.revision(earlier.id, 0).external == new.external:
+            store.delete_model(record.id)
+            print(f"{record.name} is stored already, unedited: opening that entry", flush=True)
+            return earlier
+        print(f"{record.name} is also stored with edits: /models/{earlier.id} (revision {earlier.head})", flush=True)
+    return record
 
 
 def serve_parser() -> argparse.ArgumentParser:

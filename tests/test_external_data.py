@@ -121,3 +121,29 @@ def test_external_data_models_validate_and_keep_the_edit_gate(client, tmp_path):
     assert s["validation"]["ok"] and s["validation"]["full"]["ok"], s["validation"]
     r = client.post(f"/api/models/{s['id']}/edits", json={"base": 0, "ops": [{"op": "delete_node", "node": "mm"}]})
     assert r.status_code == 422 and r.get_json()["error"]["code"] == "invalid_result"
+
+
+def test_the_cli_opens_a_file_opened_before_as_its_unedited_entry(tmp_path, capsys):
+    """`onnx-studio model.onnx` run again on the same file opens the entry it made, while that
+    entry is still the file (never edited): no list of identical entries. Once it has edits, a
+    new entry holds the file as it is and the edited one is named."""
+    import argparse
+
+    from app.cli import _open
+
+    path, _ = model_with_external(tmp_path)
+    args = argparse.Namespace(model=path, data_dir=tmp_path / "data")
+    first, app = _open(args)
+    again, app = _open(args)
+    assert again.id == first.id and "stored already, unedited" in capsys.readouterr().out
+    assert [m.id for m in app.extensions["store"].list_models()] == [first.id]
+    c = app.test_client()
+    r = c.post(
+        f"/api/models/{first.id}/edits", json={"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
+    )
+    assert r.status_code == 200
+    fresh, app = _open(args)
+    assert (
+        fresh.id != first.id and f"also stored with edits: /models/{first.id} (revision 1)" in capsys.readouterr().out
+    )
+    assert c.get(f"/api/models/{fresh.id}/tensors/E?offset=7&count=1").get_json()["values"] == [7.0]
