@@ -23,7 +23,10 @@ from ..store import Store
 from . import derived
 
 
-class _LRU:
+class LRU:
+    """A bounded, thread-safe cache of what one process computed (by key, least recently used
+    dropped); concurrent asks for one key share one computation."""
+
     def __init__(self, size: int):
         self.size = size
         self.items: OrderedDict = OrderedDict()
@@ -76,9 +79,9 @@ class _LRU:
         return value
 
 
-_models = _LRU(4)  # digest -> parsed ModelProto (read-only: edits parse their own copy)
-_verdicts = _LRU(256)  # digest -> validation state
-_inferred = _LRU(4)  # digest -> model with inferred value_info (or None)
+_models = LRU(4)  # digest -> parsed ModelProto (read-only: edits parse their own copy)
+_verdicts = LRU(256)  # digest -> validation state
+_inferred = LRU(4)  # digest -> model with inferred value_info (or None)
 
 
 def make_readable() -> bool:
@@ -264,8 +267,8 @@ def external_reader(revision) -> ExternalFiles:
     return ExternalFiles(s.data_files(revision), s.external_path)
 
 
-_tensor_stats = _LRU(512)  # (digest, tensor ref) -> stats over the whole tensor
-_graph_json = _LRU(8)  # (digest, path, with types) -> serialized graph JSON bytes
+_tensor_stats = LRU(512)  # (digest, tensor ref) -> stats over the whole tensor
+_graph_json = LRU(8)  # (digest, path, with types) -> serialized graph JSON bytes
 
 
 def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) -> bytes:
@@ -290,7 +293,7 @@ def graph_json(revision, model: onnx.ModelProto, path: str, infer_limit: int) ->
     return b'{"revision":%d,' % revision.rev + data[1:]
 
 
-_search_indexes = _LRU(4)  # digest -> views.search.SearchIndex
+_search_indexes = LRU(4)  # digest -> views.search.SearchIndex
 
 
 def search_index(revision, model: onnx.ModelProto):

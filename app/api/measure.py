@@ -15,8 +15,9 @@ from ..errors import StudioError
 from ..onnx_io.inference import input_dims
 from ..views.costs import model_costs
 from . import bp, derived
-from .documents import inferred, inferred_at_dims, load, revision_number, store
+from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
 
+_at_sizes = LRU(32)  # (revision blob, sizes) -> costs at those sizes
 _DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*(\d{1,12})\s*$")
 
 
@@ -47,6 +48,10 @@ def get_stats(model_id):
         # the app's encoder: counts past 64 bits (a hostile [2^62, 2^62] input) fall back to the stdlib's
         return current_app.json.dumps(costs).encode()
 
-    extra = ",".join(f"{k}={v}" for k, v in sorted(dims.items()))
-    costs = derived.kept(store(), "costs", revision.blob, compute, encode, orjson.loads, extra)
+    if dims:
+        # any sizes a client asks for: kept in this process, bounded, never in the store (a
+        # client trying sizes one after another would grow the store without end)
+        costs = _at_sizes.get((revision.blob, tuple(sorted(dims.items()))), compute)
+    else:
+        costs = derived.kept(store(), "costs", revision.blob, compute, encode, orjson.loads)
     return current_app.json.response({"revision": revision.rev, "dims": dims, **costs})

@@ -18,7 +18,7 @@ from flask import current_app
 
 from ..edits.apply import runtime_refusal
 from ..onnx_io.runtime_check import WALL_SECONDS, check_model, ort_version
-from .documents import _LRU, external_reader, load, store
+from .documents import LRU, external_reader, load, store
 
 SYNC_BYTES = 100 * 2**20
 SLOW_SECONDS = 1.5
@@ -28,7 +28,7 @@ GATE_WAITS_SECONDS = 0.35
 GATE_WALL_SECONDS = 15.0  # an edit's check while the request waits (its base ran in under SLOW_SECONDS)
 PENDING = {"status": "pending", "ok": None, "message": "onnxruntime is checking it in the background"}
 
-_verdicts = _LRU(512)  # (data dir, model id, rev) -> verdict; the row keeps it across restarts
+_verdicts = LRU(512)  # (data dir, model id, rev) -> verdict; the row keeps it across restarts
 _slow: set = set()  # (data dir, model id) whose smoke runs take long: their checks go to the background
 _running: set = set()  # revisions a background thread is checking
 _lock = threading.Lock()
