@@ -15,7 +15,7 @@ from testkit import ONNX_DATA, upload
 
 MUTANTS = int(os.environ.get("FUZZ_MUTANTS", "2000"))
 SEED = int(os.environ.get("FUZZ_SEED", "20261201"))
-VIEWS = ["", "/graph", "/validation", "/text"]
+VIEWS = ["", "/graph", "/validation", "/text", "/stats"]
 
 
 def _seeds() -> list[bytes]:
