@@ -64,6 +64,9 @@ def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, 
     costs.wait_for()
     assert "unknown until the input sizes are given" in costs.text_content()
     assert [f.get_attribute("name") for f in costs.locator(".cost-dims input").all()] == ["batch", "seq"]
+    page.click("#costs .cost-heat button[data-metric=flops]")  # on before counting: MatMul unknown
+    mm_box = page.locator('#graph g.box[data-node-id="n8"]')
+    assert "heat-unknown" in mm_box.get_attribute("class")
     page.fill("#costs .cost-dims input[name=batch]", "2")
     page.fill("#costs .cost-dims input[name=seq]", "8")
     page.click("#costs .cost-dims button[type=submit]")
@@ -71,6 +74,10 @@ def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, 
     mm = page.locator("#cost-table tr", has=page.locator("a", has_text="mm"))
     assert mm.locator("td.num").first.text_content() == "8.19 K"  # 2 x 8 x 32 x 16
     assert "unknown" not in costs.locator(".props").text_content()
+    # the heat map follows the new numbers: the MatMul is the hottest node now
+    page.wait_for_function(
+        "() => document.querySelector('#graph g.box[data-node-id=\"n8\"]').classList.contains('heat-5')"
+    )
     page.screenshot(path=str(artifacts / "costs-input-sizes.png"))
     page.click("#btn-run")
     page.locator("#run-go").wait_for()

@@ -185,6 +185,7 @@ const panelContext = {
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision })),
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),
+  heatStats: () => (state.heat ? state.heat.stats : null),
   afterFirstView: () => afterFirstView,
   dimSizes: () => ({ ...state.dimSizes }),
   downloadHref: (options) => api.downloadHref(state.modelId, options),

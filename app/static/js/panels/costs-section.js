@@ -111,6 +111,9 @@ function fill(body, stats, ctx, reload) {
     ["Activations", `${formatBytes(t.activation_bytes)}${unknown.output_nodes ? ` + ${unknown.output_nodes} output(s) of unknown size` : ""}`],
   ]));
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
+  // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
+  const metric = ctx.heatMetric ? ctx.heatMetric() : null;
+  if (metric && ctx.heatStats && ctx.heatStats() !== stats) ctx.actions.showHeat(metric, stats);
   body.dataset.ready = "true";
 }
 
