@@ -231,6 +231,7 @@ export function paintScene(ctx, scene, k, area, state = {}) {
       ctx.font = T.font.frame;
       const tw = Math.min(f.w - 8, ctx.measureText(f.title).width + 38);
       const fx = tabX(f, tw + 4, ax0, k); // the tab's frame-relative geometry, at the kept x
+      if (state.tabs) state.tabs.set(f.id, { x: fx, w: tw + 4 }); // where the window's hit() finds it
       ctx.beginPath();
       roundRect(ctx, fx + 4, f.y + 4, tw, FRAME.head - 10, 5);
       ctx.fillStyle = f.id === state.selected ? T.frameTabSelected : T.frameTab;
@@ -505,6 +506,9 @@ function lineAt(b, y) {
 
 export class CanvasLayer {
   constructor(container, view) {
+    /** frame id -> its tab as the last paint drew it (x, width), for hit()
+     * @type {Map<string, {x: number, w: number}>} */
+    this.tabs = new Map();
     this.container = container;
     this.view = view;
     this.el = document.createElement("canvas");
@@ -558,8 +562,10 @@ export class CanvasLayer {
     ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * x, dpr * y);
     const area = [-x / k, -y / k, (rect.width - x) / k, (rect.height - y) / k];
     const v = this.view;
+    this.tabs.clear();
     paintScene(ctx, this.scene, k, area, {
       selected: v.selected, activeTensor: v.activeTensor, marks: v.marks, trace: v.trace, edgeState: (e) => v.edgeState(e),
+      tabs: this.tabs,
     });
   }
 
@@ -584,13 +590,11 @@ export class CanvasLayer {
       if (line && line.tensor) return { kind: "init", box: b.id, tensor: line.tensor, item: b };
       return { kind: "box", id: b.id, item: b };
     }
-    const windowLeft = -this.view.view.x / this.view.view.k;
     for (const f of near) {
       if (f.kind !== "frame") continue;
-      const tab = Math.min(f.w, 320);
-      const fx = tabX(f, tab, windowLeft, this.view.view.k); // where paintScene drew its tab
-      if (x >= fx + 4 && x <= fx + 30 && y >= f.y + 4 && y <= f.y + FRAME.head - 6) return { kind: "toggle", id: f.id, item: f };
-      if (x >= f.x && x <= f.x + f.w && y >= f.y && y <= f.y + FRAME.head - 4 && x >= fx && x <= fx + tab) return { kind: "frame", id: f.id, item: f };
+      const tab = this.tabs.get(f.id) || { x: f.x, w: Math.min(f.w, 320) }; // as the last paint drew it
+      if (x >= tab.x + 4 && x <= tab.x + 30 && y >= f.y + 4 && y <= f.y + FRAME.head - 6) return { kind: "toggle", id: f.id, item: f };
+      if (x >= tab.x && x <= tab.x + tab.w && y >= f.y && y <= f.y + FRAME.head - 4) return { kind: "frame", id: f.id, item: f };
     }
     const tol = 5 / this.view.view.k;
     let best = null;
