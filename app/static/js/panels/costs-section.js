@@ -108,7 +108,8 @@ function fill(body, stats, ctx, reload) {
       ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${unknown.flops_nodes} node(s): ${unknownOps})`)
       : el("span", {}, formatCount(t.flops), unknown.flops_nodes
         ? el("span", { class: "muted cost-unknown" }, ` + ${unknown.flops_nodes} node(s) unknown: ${unknownOps}`) : "")],
-    ["Activations", `${formatBytes(t.activation_bytes)}${unknown.output_nodes ? ` + ${unknown.output_nodes} output(s) of unknown size` : ""}`],
+    [el("span", { title: "Every node's outputs, summed: what a run writes, not the most it holds at once" }, "Activations"),
+      `${formatBytes(t.activation_bytes)} in all${unknown.output_nodes ? ` + ${unknown.output_nodes} output(s) of unknown size` : ""}`],
   ]));
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
