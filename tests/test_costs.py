@@ -57,6 +57,8 @@ def test_a_small_cnn_by_hand(client):
         "param_bytes": 448,
         "flops": 14080 + 256 + 256 + 64,
         "activation_bytes": 1024 + 1024 + 256 + 4,
+        # alive at once, at most: the Relu's input and output (x, 768 bytes, is gone by then)
+        "peak_activation_bytes": 1024 + 1024,
     }
     assert answer["ops"] == {"Conv": 1, "Relu": 1, "MaxPool": 1, "ReduceMean": 1}
     assert answer["unknown"]["flops_nodes"] == 0 and nodes["conv"]["node"] == "n0"
@@ -186,3 +188,23 @@ def test_control_flow_adds_nothing_of_its_own_and_its_bodies_are_counted(client)
     assert nodes["then_add"]["node"] == "n1/then_branch/n0"
     assert answer["unknown"]["flops_nodes"] == 0
     assert answer["totals"]["flops"] == sum(n["flops"] for n in answer["nodes"])
+
+
+def test_peak_activations_follow_each_tensors_last_reader(client):
+    """A residual keeps its input alive across the branch: x (400 B) lives until the Add reads
+    it, so the peak is x + the branch's two live tensors, not any two outputs; unknown sizes
+    give no peak rather than a wrong one."""
+    relu = [helper.make_node("Relu", [a], [b], name=b) for a, b in (("x", "a"), ("a", "b"), ("b", "c"))]
+    data = model(
+        [*relu, helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+        [helper.make_tensor_value_info("x", F, [100])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    assert stats(client, data)["totals"]["peak_activation_bytes"] == 400 * 3  # x + b + c, at the last Relu
+    symbolic = model(
+        [helper.make_node("Relu", ["x"], ["y"], name="r")],
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    assert stats(client, symbolic)["totals"]["peak_activation_bytes"] is None
+    assert stats(client, symbolic, "?dims=N=10")["totals"]["peak_activation_bytes"] == 80

@@ -336,7 +336,13 @@ SCHEMAS: dict = {
             },
             "totals": {
                 "type": "object",
-                "properties": {k: {"type": "integer"} for k in ("params", "param_bytes", "flops", "activation_bytes")},
+                "properties": {
+                    **{k: {"type": "integer"} for k in ("params", "param_bytes", "flops", "activation_bytes")},
+                    "peak_activation_bytes": {
+                        "type": ["integer", "null"],
+                        "description": "most bytes alive at once in graph order (null: a size unknown)",
+                    },
+                },
             },
             "nodes": {
                 "type": "array",

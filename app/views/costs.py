@@ -31,7 +31,7 @@ from onnx import AttributeProto, numpy_helper
 from ..onnx_io.address import node_id
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
-from ..onnx_io.traverse import walk_graphs
+from ..onnx_io.traverse import graphs_within, subgraphs, walk_graphs
 
 Shape = list[int] | None  # None: rank or a dim unknown
 
@@ -442,7 +442,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             )
     totals.update(flops=flops_total, activation_bytes=activation_total)
     return {
-        "totals": totals,
+        "totals": {**totals, "peak_activation_bytes": _peak_bytes(model.graph, values)},
         "input_dims": input_dims(model),
         "nodes": nodes,
         "ops": dict(ops.most_common()),
@@ -453,6 +453,55 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             "dims": _dims_to_ask(model, shapes_from, dims),
         },
     }
+
+
+def _reads(node: onnx.NodeProto) -> list[str]:
+    """The names a node reads: its inputs, and what the graphs it holds read (from outside them
+    or not: an If keeps what its branches use alive until it has run)."""
+    names = list(node.input)
+    for g in subgraphs(node):
+        names.extend(name for sub in graphs_within(g) for n in sub.node for name in n.input)
+    return names
+
+
+def _peak_bytes(g: onnx.GraphProto, values: Values) -> int | None:
+    """The most bytes of activations alive at once when the main graph runs in its order: the
+    inputs fed and each node's outputs live from their writing to their last reader (the graph's
+    outputs to the end); weights and Constants not counted. An estimate a runtime's memory planner
+    beats by reusing buffers in place, or may miss by running nodes in another order. None when
+    a live tensor's size is unknown."""
+    weights = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
+    last: dict[str, int] = {}
+    for i, node in enumerate(g.node):
+        for name in _reads(node):
+            last[name] = i
+    for o in g.output:
+        last[o.name] = len(g.node)
+    frees: dict[int, int] = {}
+    live = peak = 0
+
+    def alive(name: str, at: int) -> bool:
+        nonlocal live
+        elem_type, _ = values.types.get(name, (0, None))
+        b = _bytes(elem_type, values.elements(name))
+        if b is None:
+            return False
+        live += b
+        end = last.get(name, at)
+        frees[end] = frees.get(end, 0) + b
+        return True
+
+    for v in g.input:
+        if v.name not in weights and v.name in last and not alive(v.name, -1):
+            return None
+    for i, node in enumerate(g.node):
+        if node.op_type != "Constant":
+            for name in node.output:
+                if name and not alive(name, i):
+                    return None
+        peak = max(peak, live)
+        live -= frees.pop(i, 0)
+    return peak
 
 
 def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dict[str, int]) -> list[str]:

@@ -74,6 +74,7 @@ def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, 
     mm = page.locator("#cost-table tr", has=page.locator("a", has_text="mm"))
     assert mm.locator("td.num").first.text_content() == "8.19 K"  # 2 x 8 x 32 x 16
     assert "unknown" not in costs.locator(".props").text_content()
+    assert "at most at once" in costs.locator(".props").text_content()
     # the heat map follows the new numbers: the MatMul is the hottest node now
     page.wait_for_function(
         "() => document.querySelector('#graph g.box[data-node-id=\"n8\"]').classList.contains('heat-5')"

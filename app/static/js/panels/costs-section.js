@@ -108,8 +108,10 @@ function fill(body, stats, ctx, reload) {
       ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${unknown.flops_nodes} node(s): ${unknownOps})`)
       : el("span", {}, formatCount(t.flops), unknown.flops_nodes
         ? el("span", { class: "muted cost-unknown" }, ` + ${unknown.flops_nodes} node(s) unknown: ${unknownOps}`) : "")],
-    [el("span", { title: "Every node's outputs, summed: what a run writes, not the most it holds at once" }, "Activations"),
-      `${formatBytes(t.activation_bytes)} in all${unknown.output_nodes ? ` + ${unknown.output_nodes} output(s) of unknown size` : ""}`],
+    [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
+      el("span", {}, `${formatBytes(t.activation_bytes)} in all`,
+        unknown.output_nodes ? el("span", { class: "muted" }, ` + ${unknown.output_nodes} output(s) of unknown size`) : "",
+        t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once`)],
   ]));
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
