@@ -219,3 +219,19 @@ def test_operators_at_the_model_opset(client):
     assert ("", "Attention") not in ops  # opset 23 arrives later than 17
     leaky = ops[("", "LeakyRelu")]["attributes"]
     assert leaky == [{"name": "alpha", "type": "FLOAT", "required": False, "default": 0.009999999776482582}]
+
+
+def test_inferred_dims_are_named_after_the_inputs_dims(client):
+    """onnx's inference calls the length of a sliced table unk__N; onnxruntime's symbolic
+    inference (run after it in the helper) names it from the inputs: the drawing reads seq, not
+    unk__0, wherever the size follows from the inputs."""
+    from browser.browser_models import position_slice_model
+
+    model = position_slice_model()
+    by_onnx = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    p = next(v for v in by_onnx.graph.value_info if v.name == "p")
+    assert p.type.tensor_type.shape.dim[0].dim_param.startswith("unk__")  # what it would say
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    shapes = {t["name"]: t["shape"] for t in client.get(f"/api/models/{mid}/types").get_json()["inferred_value_info"]}
+    assert shapes["p"] == ["seq", 16] and shapes["z"] == ["seq", 32]
+    assert "unk__" not in str(shapes), shapes

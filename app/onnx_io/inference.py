@@ -3,6 +3,10 @@ run on a copy (the stored model is never changed)."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -38,11 +42,69 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
         light = light_copy(model)
         if light.ByteSize() >= PROTOBUF_LIMIT:
             return None
-        return onnx.shape_inference.infer_shapes(
+        inferred = onnx.shape_inference.infer_shapes(
             light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
         )
     except Exception:
         return None
+    name_unknown_dims(light, inferred)
+    return inferred
+
+
+NAMING_SECONDS = 10.0  # onnxruntime's symbolic inference on a hostile graph: past this, onnx's names stand
+
+
+def _has_unknown(v: onnx.ValueInfoProto) -> bool:
+    return v.type.HasField("tensor_type") and any(d.dim_param.startswith("unk__") for d in v.type.tensor_type.shape.dim)
+
+
+def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
+    """Give the dims onnx's inference could only call unk__N the names onnxruntime's symbolic
+    inference finds for them, in terms of the inputs' dims: a torch BERT's tensors read
+    batch×sequence×768 instead of unk__7×unk__8×768 (on its drawing, in its panels). In place, in
+    the main graph; nothing changes when it can't run, or not within NAMING_SECONDS (in the
+    helper's main thread only: the limit is an alarm)."""
+    unnamed = [v for v in inferred.graph.value_info if _has_unknown(v)]
+    if not unnamed or threading.current_thread() is not threading.main_thread():
+        return
+    stand_in = onnx.ModelProto()
+    stand_in.CopyFrom(light)
+    if not _outside_constants_as_shapes(stand_in):
+        return
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        with _alarm(NAMING_SECONDS):
+            named = SymbolicShapeInference.infer_shapes(stand_in, auto_merge=True)
+    except Exception:  # anything it raises, the alarm's TimeoutError included: onnx's names stand
+        return
+    found = {v.name: v for v in named.graph.value_info}
+    for v in unnamed:
+        theirs = found.get(v.name)
+        if theirs is None or not theirs.type.HasField("tensor_type") or _has_unknown(theirs):
+            continue
+        mine, their = v.type.tensor_type, theirs.type.tensor_type
+        dims = their.shape.dim
+        if (
+            their.elem_type == mine.elem_type
+            and len(dims) == len(mine.shape.dim)
+            and all(d.HasField("dim_value") or d.dim_param for d in dims)
+        ):
+            mine.shape.CopyFrom(their.shape)
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float):
+    def expired(_signum, _frame):
+        raise TimeoutError("onnxruntime's symbolic shape inference took too long")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def input_dims(model: onnx.ModelProto) -> list[str]:

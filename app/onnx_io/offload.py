@@ -90,9 +90,17 @@ def _reset(pool: ProcessPoolExecutor) -> None:
 
 
 def prewarm() -> None:
-    """Start the helper now (importing onnx there takes ~1 s): the first view needs it."""
+    """Start the helper now (importing onnx there takes ~1 s, onnxruntime's symbolic shape
+    inference with sympy ~1 s more): the first view needs them."""
     with contextlib.suppress(Exception):  # never in the way of serving; the first job starts it again
-        _executor().submit(_noop)
+        _executor().submit(_warm)
+
+
+def _warm() -> None:
+    import onnx  # noqa: F401
+
+    with contextlib.suppress(Exception):  # without it, inference keeps onnx's names (inference.py)
+        import onnxruntime.tools.symbolic_shape_infer  # noqa: F401
 
 
 def _noop() -> None:
