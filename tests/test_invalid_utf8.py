@@ -69,6 +69,8 @@ def _routes(mid: str) -> list[str]:
         f"{base}/text?download=1",
         f"{base}/revisions",
         f"{base}/download",
+        f"{base}/stats",
+        f"{base}/stats?dims=SYMB%3D2",
         f"/models/{mid}",
     ]
 

@@ -47,7 +47,8 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
         )
     except Exception:
         return None
-    name_unknown_dims(light, inferred)
+    with contextlib.suppress(Exception):  # names are a nicety: onnx's inference stands without them
+        name_unknown_dims(light, inferred)
     return inferred
 
 
@@ -55,7 +56,10 @@ NAMING_SECONDS = 10.0  # onnxruntime's symbolic inference on a hostile graph: pa
 
 
 def _has_unknown(v: onnx.ValueInfoProto) -> bool:
-    return v.type.HasField("tensor_type") and any(d.dim_param.startswith("unk__") for d in v.type.tensor_type.shape.dim)
+    # a dim_param of invalid UTF-8 comes back from upb as bytes: never one of onnx's unk__N
+    return v.type.HasField("tensor_type") and any(
+        isinstance(d.dim_param, str) and d.dim_param.startswith("unk__") for d in v.type.tensor_type.shape.dim
+    )
 
 
 def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
