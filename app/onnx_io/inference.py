@@ -52,7 +52,8 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     return inferred
 
 
-NAMING_SECONDS = 10.0  # onnxruntime's symbolic inference on a hostile graph: past this, onnx's names stand
+NAMING_SECONDS = 10.0  # a nicety: past this, onnx's names stand
+AT_SIZES_SECONDS = 120.0  # costs a person asked for: a 30k-node graph takes ~2 s
 
 
 def _has_unknown(v: onnx.ValueInfoProto) -> bool:
@@ -62,25 +63,35 @@ def _has_unknown(v: onnx.ValueInfoProto) -> bool:
     )
 
 
-def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
-    """Give the dims onnx's inference could only call unk__N the names onnxruntime's symbolic
-    inference finds for them, in terms of the inputs' dims: a torch BERT's tensors read
-    batch×sequence×768 instead of unk__7×unk__8×768 (on its drawing, in its panels). In place, in
-    the main graph; nothing changes when it can't run, or not within NAMING_SECONDS (in the
-    helper's main thread only: the limit is an alarm)."""
-    unnamed = [v for v in inferred.graph.value_info if _has_unknown(v)]
-    if not unnamed or threading.current_thread() is not threading.main_thread():
-        return
+def symbolic_shapes(light: onnx.ModelProto, seconds: float) -> onnx.ModelProto | None:
+    """onnxruntime's symbolic shape inference on a copy of the stand-in `light`: it follows
+    shapes through Shape -> Slice -> ConstantOfShape -> Expand -> Where chains, where onnx's data
+    propagation stops. None when it can't run on it (an outside tensor left, it raises on the
+    model, as on some GPT-2 exports) or takes over `seconds` (an alarm: in a main thread only,
+    the helper's)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
     stand_in = onnx.ModelProto()
     stand_in.CopyFrom(light)
     if not _outside_constants_as_shapes(stand_in):
-        return
+        return None
     try:
         from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 
-        with _alarm(NAMING_SECONDS):
-            named = SymbolicShapeInference.infer_shapes(stand_in, auto_merge=True)
-    except Exception:  # anything it raises, the alarm's TimeoutError included: onnx's names stand
+        with _alarm(seconds):
+            return SymbolicShapeInference.infer_shapes(stand_in, auto_merge=True)
+    except Exception:  # anything it raises, the alarm's TimeoutError included
+        return None
+
+
+def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
+    """Give the dims onnx's inference could only call unk__N the names symbolic_shapes finds for
+    them, in terms of the inputs' dims: a torch BERT's tensors read batch×sequence×768 instead
+    of unk__7×unk__8×768 (on its drawing, in its panels). In place, in the main graph; nothing
+    changes when it can't run."""
+    unnamed = [v for v in inferred.graph.value_info if _has_unknown(v)]
+    named = symbolic_shapes(light, NAMING_SECONDS) if unnamed else None
+    if named is None:
         return
     found = {v.name: v for v in named.graph.value_info}
     for v in unnamed:
@@ -134,24 +145,17 @@ def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
 
 
 def shapes_at_dims(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto:
-    """The stand-in of `model` with the input dims fixed, after shape inference (in the helper).
-
-    onnxruntime's symbolic shape inference first: it follows shapes through Shape -> Slice ->
-    ConstantOfShape -> Expand -> Where chains, where onnx's data propagation stops (a torch
-    BERT-base at batch=1, sequence=128: every node's shape against 315 nodes unknown). It can't
-    take every model (it raises on some GPT-2 exports): then onnx's own inference."""
+    """The stand-in of `model` with the input dims fixed, after shape inference (in the helper):
+    symbolic_shapes first (a torch BERT-base at batch=1, sequence=128: every node's shape, where
+    onnx's left 315 nodes unknown), onnx's own inference where it can't run."""
     light = light_copy(model)
     if light is model:  # nothing heavy to leave out: light_copy hands the model itself back
         light = onnx.ModelProto()
         light.CopyFrom(model)
     fix_dims(light, dims)
-    if _outside_constants_as_shapes(light):
-        try:
-            from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-
-            return SymbolicShapeInference.infer_shapes(light, auto_merge=True)
-        except Exception:
-            pass
+    found = symbolic_shapes(light, AT_SIZES_SECONDS)
+    if found is not None:
+        return found
     return onnx.shape_inference.infer_shapes(
         light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
     )
