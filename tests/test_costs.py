@@ -150,6 +150,9 @@ def test_resnet50_costs_what_the_literature_says(client):
     assert 25_557_032 + 53_120 <= answer["totals"]["params"] < 25_557_032 + 53_120 + 5_000, answer["totals"]
     first_conv = next(n for n in answer["nodes"] if n["op_type"] == "Conv")
     assert first_conv["params"] == 64 * 3 * 7 * 7  # its weight, read from a ConstantOfShape
+    # weights made so are no activations: at most three 64x112x112 maps alive at once (the
+    # stem's BatchNorm, Mul, Add chain), not the 100 MB of weights on top
+    assert answer["totals"]["peak_activation_bytes"] == 3 * 64 * 112 * 112 * 4
     assert answer["unknown"]["flops_nodes"] == 0
     assert answer["ops"]["Conv"] == 53
 

@@ -428,7 +428,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                 flops_total += flops
             if out_bytes is None:
                 unknown_outputs += 1
-            elif node.op_type != "Constant":
+            elif node.op_type != "Constant" and not all(name in weights for name in node.output):
                 activation_total += out_bytes
             nodes.append(
                 {
@@ -442,7 +442,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             )
     totals.update(flops=flops_total, activation_bytes=activation_total)
     return {
-        "totals": {**totals, "peak_activation_bytes": _peak_bytes(model.graph, values)},
+        "totals": {**totals, "peak_activation_bytes": _peak_bytes(model.graph, values, set(weights))},
         "input_dims": input_dims(model),
         "nodes": nodes,
         "ops": dict(ops.most_common()),
@@ -464,13 +464,12 @@ def _reads(node: onnx.NodeProto) -> list[str]:
     return names
 
 
-def _peak_bytes(g: onnx.GraphProto, values: Values) -> int | None:
+def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> int | None:
     """The most bytes of activations alive at once when the main graph runs in its order: the
     inputs fed and each node's outputs live from their writing to their last reader (the graph's
-    outputs to the end); weights and Constants not counted. An estimate a runtime's memory planner
-    beats by reusing buffers in place, or may miss by running nodes in another order. None when
-    a live tensor's size is unknown."""
-    weights = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
+    outputs to the end); weights (initializers, _filled_weights) and Constants not counted. An
+    estimate a runtime's memory planner beats by reusing buffers in place, or may miss by running
+    nodes in another order. None when a live tensor's size is unknown."""
     last: dict[str, int] = {}
     for i, node in enumerate(g.node):
         for name in _reads(node):
@@ -497,7 +496,7 @@ def _peak_bytes(g: onnx.GraphProto, values: Values) -> int | None:
     for i, node in enumerate(g.node):
         if node.op_type != "Constant":
             for name in node.output:
-                if name and not alive(name, i):
+                if name and name not in weights and not alive(name, i):
                     return None
         peak = max(peak, live)
         live -= frees.pop(i, 0)
