@@ -27,7 +27,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY --from=build /dist/*.whl /tmp/wheels/
-RUN pip install --no-cache-dir /tmp/wheels/onnx_studio-*.whl \
+# the image's own setuptools (65.x) has known CVEs and nothing at run time needs it
+RUN pip install --no-cache-dir --upgrade pip \
+ && pip uninstall --yes setuptools wheel \
+ && pip install --no-cache-dir /tmp/wheels/onnx_studio-*.whl \
  && rm -rf /tmp/wheels
 RUN groupadd --system --gid 10001 studio \
  && useradd --system --uid 10001 --gid studio --home-dir /data --no-create-home studio \

@@ -7,12 +7,12 @@ EXAMPLE  := build/example.onnx
 
 BUNDLE   := app/static/dist
 
-.PHONY: run test test-team lint lint-py lint-js setup python-deps node-deps bundle chromium postgres clean
+.PHONY: run test test-team lint lint-py lint-js audit setup python-deps node-deps bundle chromium postgres clean
 
 run: setup $(EXAMPLE)
 	$(VENV)/bin/onnx-studio $(EXAMPLE)
 
-test: setup chromium postgres lint
+test: setup chromium postgres lint audit
 	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
 	$(MAKE) --no-print-directory test-team
 
@@ -20,6 +20,11 @@ test: setup chromium postgres lint
 # (tests/conftest.py); the browser and corpus tests don't depend on the store's back end.
 test-team: setup postgres
 	STUDIO_TEST_BACKEND=postgresql+s3 $(VENV)/bin/pytest -n 2 --dist loadgroup -q -m "not browser and not corpus and not wheel"
+
+# Known vulnerabilities in the installed Python packages, deprecations of the npm ones: what the
+# registries we can reach tell (scripts/audit_deps.py says what it can't cover and why).
+audit: python-deps node-deps
+	$(PY) scripts/audit_deps.py
 
 # The quality gate: lint, format and types of the Python and of the page scripts.
 lint: lint-py lint-js
@@ -41,7 +46,7 @@ setup: python-deps node-deps bundle
 python-deps: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet --upgrade pip setuptools  # the venv's own setuptools 65 has known CVEs
 	$(PIP) install --quiet -e '.[test]'
 	touch $@
 
