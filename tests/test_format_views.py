@@ -94,6 +94,16 @@ def test_text_form(client):
     d = client.get(f"/api/models/{mid}/text?download=1")
     assert "attachment" in d.headers["Content-Disposition"]
 
+    # any revision prints as it is, not only the head (the page asks for the one on screen)
+    node = reparsed.graph.node[1].name
+    edit = {"base": 0, "ops": [{"op": "rename_node", "node": "n1", "name": "renamed_relu"}]}
+    assert client.post(f"/api/models/{mid}/edits", json=edit).status_code == 200
+    head = client.get(f"/api/models/{mid}/text").get_data(as_text=True)
+    old = client.get(f"/api/models/{mid}/text?revision=0").get_data(as_text=True)
+    assert "renamed_relu" in head and "renamed_relu" not in old and node in old
+    d = client.get(f"/api/models/{mid}/text?revision=0&download=1")
+    assert d.get_data(as_text=True) == old and ".r0.onnxtxt" in d.headers["Content-Disposition"]
+
 
 def test_the_text_form_shows_weights_as_the_external_layout_holds_them(client):
     """Weights over 1 KiB print as references into <name>.data, exactly as the .onnx of

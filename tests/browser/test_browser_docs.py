@@ -98,7 +98,7 @@ def test_text_form_viewer_shows_the_model_text(page, server, artifacts):
     page.screenshot(path=str(artifacts / "text-form.png"))
 
     download = dialog.locator("a.text-download")
-    assert download.get_attribute("href").endswith(f"/api/models/{summary['id']}/text?download=1")
+    assert download.get_attribute("href").endswith(f"/api/models/{summary['id']}/text?revision=0&download=1")
     with page.expect_download() as info:
         download.click()
     assert info.value.suggested_filename == "tiny_cnn.r0.onnxtxt"

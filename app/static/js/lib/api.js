@@ -170,11 +170,11 @@ export function getSchema(id, nodeId) {
   return request("GET", `/api/models/${enc(id)}/schema?node=${enc(nodeId)}`);
 }
 
-/** The model in ONNX text syntax, as a string. */
-export async function getText(id) {
+/** The model (at `revision`, else its head) in ONNX text syntax, as a string. */
+export async function getText(id, revision = null) {
   let response;
   try {
-    response = await fetch(textUrl(id), { headers: { Accept: "text/plain" } });
+    response = await fetch(textUrl(id, { revision }), { headers: { Accept: "text/plain" } });
   } catch (err) {
     throw new ApiError(`The server could not be reached (${err.message}).`);
   }
@@ -183,8 +183,12 @@ export async function getText(id) {
   return text;
 }
 
-export function textUrl(id, { download = false } = {}) {
-  return `${ROOT}/api/models/${enc(id)}/text${download ? "?download=1" : ""}`;
+export function textUrl(id, { download = false, revision = null } = {}) {
+  const params = new URLSearchParams();
+  if (revision !== null && revision !== undefined) params.set("revision", String(revision));
+  if (download) params.set("download", "1");
+  const query = params.toString();
+  return `${ROOT}/api/models/${enc(id)}/text${query ? `?${query}` : ""}`;
 }
 
 /** Run a revision with onnxruntime (POST .../run): body {revision, inputs, dims, outputs, compare_to}. */

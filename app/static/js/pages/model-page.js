@@ -190,7 +190,7 @@ const panelContext = {
   dimSizes: () => ({ ...state.dimSizes }),
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
-  textHref: () => api.textUrl(state.modelId, { download: true }),
+  textHref: () => api.textUrl(state.modelId, { download: true, revision: state.summary ? state.summary.revision : null }),
   graphHref: (path) => buildHash(path, null),
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
@@ -616,8 +616,9 @@ buttons.text.addEventListener("click", async () => {
   const { openTextView } = await sidebarPanels();
   openTextView({
     title: state.summary.name || state.summary.id,
-    load: () => api.getText(state.modelId),
-    downloadHref: api.textUrl(state.modelId, { download: true }),
+    // the revision on screen, not whatever the head is when the text arrives
+    load: () => api.getText(state.modelId, state.summary.revision),
+    downloadHref: api.textUrl(state.modelId, { download: true, revision: state.summary.revision }),
     dataHref: api.downloadHref(state.modelId, { revision: state.summary.revision, layout: "external" }),
   });
 });
