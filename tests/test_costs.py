@@ -136,7 +136,7 @@ def test_given_input_sizes_fix_every_shape_that_follows_from_them(client):
     nodes = by_name(answer)
     assert nodes["mm"]["flops"] == 2 * 8 * 32 * 16 and nodes["mm"]["output_bytes"] == 8 * 32 * 4
     assert nodes["add"]["flops"] == 2 * 8 * 32
-    assert answer["unknown"] == {"flops_nodes": 0, "flops_ops": {}, "output_nodes": 0, "dims": []}
+    assert answer["unknown"] == {"flops_nodes": 0, "flops_ops": {}, "output_nodes": 0, "peak_outputs": 0, "dims": []}
     assert answer["dims"] == {"batch": 2, "seq": 8}
 
 
@@ -211,3 +211,23 @@ def test_peak_activations_follow_each_tensors_last_reader(client):
     )
     assert stats(client, symbolic)["totals"]["peak_activation_bytes"] is None
     assert stats(client, symbolic, "?dims=N=10")["totals"]["peak_activation_bytes"] == 80
+
+
+def test_the_peak_leaves_out_and_counts_outputs_shape_inference_cant_size(client):
+    """An op shape inference knows nothing of (a custom domain's) leaves one output unsized: the
+    peak is still given for the rest, and says how many it left out."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="a"),
+        helper.make_node("Mystery", ["a"], ["m"], name="m", domain="com.example"),
+        helper.make_node("Relu", ["a"], ["b"], name="b"),
+        helper.make_node("Add", ["a", "b"], ["y"], name="y"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, [100])], [helper.make_tensor_value_info("y", F, None)]
+    )
+    data = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]
+    ).SerializeToString()
+    answer = stats(client, data)
+    assert answer["totals"]["peak_activation_bytes"] == 400 * 3  # a, b and y when the Add writes (x is gone)
+    assert answer["unknown"]["peak_outputs"] == 1 and answer["unknown"]["output_nodes"] == 1

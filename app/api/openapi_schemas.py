@@ -340,7 +340,7 @@ SCHEMAS: dict = {
                     **{k: {"type": "integer"} for k in ("params", "param_bytes", "flops", "activation_bytes")},
                     "peak_activation_bytes": {
                         "type": ["integer", "null"],
-                        "description": "most bytes alive at once in graph order (null: a size unknown)",
+                        "description": "most bytes alive at once in graph order, leaving out unknown.peak_outputs tensors of unknown size (null: an input's size unknown)",
                     },
                 },
             },
@@ -365,6 +365,10 @@ SCHEMAS: dict = {
                     "flops_nodes": {"type": "integer"},
                     "flops_ops": {"type": "object", "additionalProperties": {"type": "integer"}},
                     "output_nodes": {"type": "integer"},
+                    "peak_outputs": {
+                        "type": "integer",
+                        "description": "node outputs of unknown size the peak leaves out",
+                    },
                     "dims": {
                         "type": "array",
                         "items": {"type": "string"},

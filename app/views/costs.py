@@ -441,8 +441,9 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                 }
             )
     totals.update(flops=flops_total, activation_bytes=activation_total)
+    peak, peak_unknown = _peak_bytes(model.graph, values, set(weights))
     return {
-        "totals": {**totals, "peak_activation_bytes": _peak_bytes(model.graph, values, set(weights))},
+        "totals": {**totals, "peak_activation_bytes": peak},
         "input_dims": input_dims(model),
         "nodes": nodes,
         "ops": dict(ops.most_common()),
@@ -450,6 +451,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             "flops_nodes": sum(unknown_flops.values()),
             "flops_ops": dict(unknown_flops.most_common()),
             "output_nodes": unknown_outputs,
+            "peak_outputs": peak_unknown,
             "dims": _dims_to_ask(model, shapes_from, dims),
         },
     }
@@ -464,12 +466,14 @@ def _reads(node: onnx.NodeProto) -> list[str]:
     return names
 
 
-def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> int | None:
+def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[int | None, int]:
     """The most bytes of activations alive at once when the main graph runs in its order: the
     inputs fed and each node's outputs live from their writing to their last reader (the graph's
     outputs to the end); weights (initializers, _filled_weights) and Constants not counted. An
     estimate a runtime's memory planner beats by reusing buffers in place, or may miss by running
-    nodes in another order. None when a live tensor's size is unknown."""
+    nodes in another order. With the number of node outputs of unknown size it leaves out (shape
+    inference's gaps, data-dependent sizes); None while an input's size is unknown, since then
+    nearly every size is."""
     last: dict[str, int] = {}
     for i, node in enumerate(g.node):
         for name in _reads(node):
@@ -477,7 +481,7 @@ def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> int | 
     for o in g.output:
         last[o.name] = len(g.node)
     frees: dict[int, int] = {}
-    live = peak = 0
+    live = peak = skipped = 0
 
     def alive(name: str, at: int) -> bool:
         nonlocal live
@@ -492,15 +496,15 @@ def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> int | 
 
     for v in g.input:
         if v.name not in weights and v.name in last and not alive(v.name, -1):
-            return None
+            return None, 0
     for i, node in enumerate(g.node):
         if node.op_type != "Constant":
             for name in node.output:
                 if name and name not in weights and not alive(name, i):
-                    return None
+                    skipped += 1
         peak = max(peak, live)
         live -= frees.pop(i, 0)
-    return peak
+    return peak, skipped
 
 
 def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dict[str, int]) -> list[str]:

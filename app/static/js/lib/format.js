@@ -20,6 +20,11 @@ export function formatInteger(n) {
 }
 
 /** [1, "N", null] -> "1×N×?"; null (unknown rank) -> "" */
+/** "1 output", "1,024 outputs": a count with its noun. */
+export function plural(n, word, many = `${word}s`) {
+  return `${formatInteger(n)} ${n === 1 ? word : many}`;
+}
+
 export function formatDims(shape) {
   if (shape === null || shape === undefined) return null;
   if (shape.length === 0) return "scalar";

@@ -2,7 +2,7 @@
 // symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters or output size)
 // and a sortable table of the nodes, each a link to it.
 import { el, clear } from "../widgets/dom.js";
-import { formatBytes, formatCount } from "../lib/format.js";
+import { formatBytes, formatCount, plural } from "../lib/format.js";
 import { HEAT_METRICS } from "../pipeline/heat.js";
 import { mono, propertyList, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
@@ -105,13 +105,14 @@ function fill(body, stats, ctx, reload) {
   body.append(propertyList([
     ["Parameters", `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
     ["FLOPs", waiting && unknown.flops_nodes
-      ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${unknown.flops_nodes} node(s): ${unknownOps})`)
+      ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
       : el("span", {}, formatCount(t.flops), unknown.flops_nodes
-        ? el("span", { class: "muted cost-unknown" }, ` + ${unknown.flops_nodes} node(s) unknown: ${unknownOps}`) : "")],
+        ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : "")],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
       el("span", {}, `${formatBytes(t.activation_bytes)} in all`,
-        unknown.output_nodes ? el("span", { class: "muted" }, ` + ${unknown.output_nodes} output(s) of unknown size`) : "",
-        t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once`)],
+        t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once`,
+        unknown.output_nodes
+          ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "")],
   ]));
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again

@@ -14,7 +14,7 @@
 import { FONTS, METRICS, edgeLabelSize, measureBox, nodeLines, opCategory } from "./graph-model.js";
 import { findChains, foldChain, linkPoints } from "./chains.js";
 import { chooseReferences, ranksOf } from "./long-edges.js";
-import { formatInteger } from "../lib/format.js";
+import { plural } from "../lib/format.js";
 
 export const FRAME = { padX: 12, head: 30, padBottom: 12 };
 export const LAYOUT_OPTIONS = {
@@ -231,10 +231,6 @@ function opWeight(op) {
   const c = opCategory(op);
   if (op === "Constant" || op === "Identity") return 0.05;
   return { conv: 4, matmul: 4, norm: 3, activation: 2, pool: 2, control: 3, quant: 2, custom: 2, math: 1, shape: 0.3 }[c] || 0.5;
-}
-
-function plural(n, word) {
-  return `${formatInteger(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
 /** Lines, width and height of a box or collapsed group item. */

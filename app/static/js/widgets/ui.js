@@ -18,9 +18,7 @@ export function mono(text, cls = "") {
   return el("code", { class: `mono ${cls}`.trim() }, text);
 }
 
-export function plural(n, word, many = `${word}s`) {
-  return `${n} ${n === 1 ? word : many}`;
-}
+export { plural } from "../lib/format.js";
 
 /** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
 export function keyValueList(pairs, { keyLabel = "Key", valueLabel = "Value", cls = "", formatValue = plainValue } = {}) {
