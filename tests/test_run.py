@@ -64,6 +64,10 @@ def test_outputs_equal_onnxruntimes_own_on_the_wheels_pytorch_models(client, fol
     for name, value in expected.items():
         got = answer["outputs"][name]
         assert got["shape"] == list(value.shape)
+        # named as ONNX names it (as GET .../tensors does): the page formats values by it
+        assert got["dtype"] == onnx.helper.tensor_dtype_to_string(
+            onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+        ).removeprefix("TensorProto.")
         if value.size <= len(got["values"]):
             np.testing.assert_allclose(
                 np.array(got["values"], dtype=np.float64).reshape(value.shape), value, rtol=1e-5, atol=1e-6

@@ -28,6 +28,7 @@ from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.traverse import tensors
 from ..views.tensors import array_preview
+from ..views.values import dtype_name
 from . import bp
 from .documents import inferred, load, store
 from .request_body import json_object
@@ -161,7 +162,16 @@ def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path) -> di
 
 def _preview(path: str, count: int) -> dict:
     arr = np.load(path, allow_pickle=False)
-    return {"dtype": str(arr.dtype), **array_preview(arr, 0, count)}
+    return {"dtype": _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
+
+
+def _onnx_dtype(dtype: np.dtype) -> str:
+    """The output's ONNX type name, as a tensor preview names it: the page formats values by it
+    (a float32's shortest decimal, not its float64 digits)."""
+    try:
+        return dtype_name(onnx.helper.np_dtype_to_tensor_dtype(dtype))
+    except (KeyError, ValueError, TypeError):
+        return str(dtype)
 
 
 def _compare(a_path: str, b_path: str, close: bool = False) -> dict:

@@ -3,6 +3,8 @@ extra output, and compare with an earlier revision on the same inputs."""
 
 from __future__ import annotations
 
+import re
+
 from .browser_models import tiny_cnn
 from .browser_pages import open_model, upload, wait_revision
 
@@ -34,4 +36,7 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     page.locator("#graph g.box.diverges").wait_for()
     assert page.locator("#graph g.box.diverges").get_attribute("data-node-id") == "n1"
     page.locator("#run-results .tensor-preview .tp-values, #run-results .tensor-preview table").first.wait_for()
+    # float32 outputs read as float32s (shortest decimal), not as their float64 digits
+    cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()
+    assert cells and all(len(re.sub(r"[-.]|e.*$", "", c).lstrip("0")) <= 9 for c in cells), cells
     page.screenshot(path=str(artifacts / "run-compare.png"))
