@@ -88,7 +88,7 @@ export function renderRunPanel(root, ctx) {
     el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
     dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the symbolic dims"),
       el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null,
-    el("label", { class: "run-extra-label" }, "Also return (intermediate tensors) ", extra),
+    el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
     el("label", {}, "Compare with ", compare),
     el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and find the first node whose output differs"),
     el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
