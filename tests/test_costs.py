@@ -59,7 +59,9 @@ def test_a_small_cnn_by_hand(client):
         "activation_bytes": 1024 + 1024 + 256 + 4,
         # alive at once, at most: the Relu's input and output (x, 768 bytes, is gone by then)
         "peak_activation_bytes": 1024 + 1024,
+        "peak_node": nodes["relu"]["node"],
     }
+    assert [nodes[n]["live_bytes"] for n in ("conv", "relu", "pool", "mean")] == [768 + 1024, 2048, 1280, 260]
     assert answer["ops"] == {"Conv": 1, "Relu": 1, "MaxPool": 1, "ReduceMean": 1}
     assert answer["unknown"]["flops_nodes"] == 0 and nodes["conv"]["node"] == "n0"
 
@@ -203,7 +205,11 @@ def test_peak_activations_follow_each_tensors_last_reader(client):
         [helper.make_tensor_value_info("x", F, [100])],
         [helper.make_tensor_value_info("y", F, None)],
     )
-    assert stats(client, data)["totals"]["peak_activation_bytes"] == 400 * 3  # x + b + c, at the last Relu
+    answer = stats(client, data)
+    assert answer["totals"]["peak_activation_bytes"] == 400 * 3  # x + b + c, at the last Relu
+    # what is alive as each node writes: x+a, x+a+b less a, x+b+c less b, x+c+y
+    assert [n["live_bytes"] for n in answer["nodes"]] == [800, 1200, 1200, 1200]
+    assert answer["totals"]["peak_node"] == "n1"  # the first node at the peak
     symbolic = model(
         [helper.make_node("Relu", ["x"], ["y"], name="r")],
         [helper.make_tensor_value_info("x", F, ["N"])],

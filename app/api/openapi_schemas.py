@@ -342,6 +342,10 @@ SCHEMAS: dict = {
                         "type": ["integer", "null"],
                         "description": "most bytes alive at once in graph order, leaving out unknown.peak_outputs tensors of unknown size (null: an input's size unknown)",
                     },
+                    "peak_node": {
+                        "type": ["string", "null"],
+                        "description": "the main graph's node whose outputs bring the peak",
+                    },
                 },
             },
             "nodes": {
@@ -355,6 +359,10 @@ SCHEMAS: dict = {
                         "params": {"type": "integer"},
                         "flops": {"type": ["integer", "null"]},
                         "output_bytes": {"type": ["integer", "null"]},
+                        "live_bytes": {
+                            "type": ["integer", "null"],
+                            "description": "activations alive as this node writes its outputs (main graph's nodes)",
+                        },
                     },
                 },
             },

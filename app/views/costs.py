@@ -438,12 +438,19 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                     "params": params,
                     "flops": flops,
                     "output_bytes": out_bytes,
+                    "live_bytes": None,  # the main graph's, once its order is walked below
                 }
             )
     totals.update(flops=flops_total, activation_bytes=activation_total)
-    peak, peak_unknown = _peak_bytes(model.graph, values, set(weights))
+    alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights))
+    peak = peak_node = None
+    if alive_at is not None:
+        for i, live in enumerate(alive_at):
+            nodes[i]["live_bytes"] = live  # the main graph's nodes come first, in order
+        peak = max(alive_at, default=0)
+        peak_node = nodes[alive_at.index(peak)]["node"] if alive_at else None
     return {
-        "totals": {**totals, "peak_activation_bytes": peak},
+        "totals": {**totals, "peak_activation_bytes": peak, "peak_node": peak_node},
         "input_dims": input_dims(model),
         "nodes": nodes,
         "ops": dict(ops.most_common()),
@@ -466,14 +473,14 @@ def _reads(node: onnx.NodeProto) -> list[str]:
     return names
 
 
-def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[int | None, int]:
-    """The most bytes of activations alive at once when the main graph runs in its order: the
-    inputs fed and each node's outputs live from their writing to their last reader (the graph's
-    outputs to the end); weights (initializers, _filled_weights) and Constants not counted. An
-    estimate a runtime's memory planner beats by reusing buffers in place, or may miss by running
-    nodes in another order. With the number of node outputs of unknown size it leaves out (shape
-    inference's gaps, data-dependent sizes); None while an input's size is unknown, since then
-    nearly every size is."""
+def _live_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[list[int] | None, int]:
+    """The bytes of activations alive as each node of the main graph writes its outputs, when the
+    graph runs in its order: the inputs fed and each node's outputs live from their writing to
+    their last reader (the graph's outputs to the end); weights (initializers, _filled_weights)
+    and Constants not counted. An estimate a runtime's memory planner beats by reusing buffers in
+    place, or may miss by running nodes in another order. With the number of node outputs of
+    unknown size it leaves out (shape inference's gaps, data-dependent sizes); None while an
+    input's size is unknown, since then nearly every size is."""
     last: dict[str, int] = {}
     for i, node in enumerate(g.node):
         for name in _reads(node):
@@ -481,7 +488,8 @@ def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[
     for o in g.output:
         last[o.name] = len(g.node)
     frees: dict[int, int] = {}
-    live = peak = skipped = 0
+    live = skipped = 0
+    alive_at: list[int] = []
 
     def alive(name: str, at: int) -> bool:
         nonlocal live
@@ -502,9 +510,9 @@ def _peak_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[
             for name in node.output:
                 if name and name not in weights and not alive(name, i):
                     skipped += 1
-        peak = max(peak, live)
+        alive_at.append(live)
         live -= frees.pop(i, 0)
-    return peak, skipped
+    return alive_at, skipped
 
 
 def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dict[str, int]) -> list[str]:

@@ -1,5 +1,6 @@
 """Measure on the page (issue 15): the model panel's Costs (totals, the sortable table of nodes)
-and the heat map of the drawing by FLOPs, parameters or output size, with its legend."""
+and the heat map of the drawing by FLOPs, parameters, output size or memory alive, with its
+legend; a node's own costs in its panel."""
 
 from __future__ import annotations
 
@@ -49,9 +50,28 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     page.locator("#costs[data-ready=true]").wait_for()
     page.locator(f'#cost-table tr[data-node="{conv["node"]}"] a').click()
     page.wait_for_selector("#sidebar[data-panel=node]")
+    # the node's own line of the costs, in its panel
+    node_costs = page.locator("#node-costs:not(.muted)")
+    node_costs.wait_for()
+    assert "FLOPs" in node_costs.text_content() and "Memory alive" in node_costs.text_content()
     page.click("#heat-legend .heat-off")
     assert page.locator("#heat-legend").is_hidden()
     assert page.locator("#graph .box.heat-5").count() == 0
+
+    # memory alive: the peak's node is named and linked, and is the hottest box of that heat map
+    peak = stats["totals"]["peak_node"]
+    assert peak and max(n["live_bytes"] for n in stats["nodes"]) == stats["totals"]["peak_activation_bytes"]
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=live_bytes]")
+    assert "Memory alive per node" in page.locator("#heat-legend").text_content()
+    assert "heat-5" in page.locator(f'#graph g.box[data-node-id="{peak}"]').get_attribute("class")
+    page.click(f'#costs .cost-peak a[data-node="{peak}"]')
+    page.wait_for_selector("#sidebar[data-panel=node]")
+    page.wait_for_function(
+        "() => document.querySelector('#node-costs:not(.muted)')?.textContent.includes(\"the model's peak\")"
+    )
+    page.screenshot(path=str(artifacts / "costs-memory-alive.png"))
 
 
 def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, artifacts):

@@ -176,6 +176,7 @@ const panelContext = {
       state.dimSizes = { ...sizes };
       return statsOf(state.summary ? state.summary.revision : null, state.dimSizes);
     },
+    currentStats: () => (state.summary ? statsOf(state.summary.revision, state.dimSizes || {}) : Promise.resolve(null)),
     rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),
     listModels: () => api.listModels(),

@@ -1,9 +1,9 @@
 // The model panel's Costs section (GET .../stats): parameters, FLOPs and activations in all, the
-// symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters or output size)
-// and a sortable table of the nodes, each a link to it.
+// symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters, output size or
+// memory alive) and a sortable table of the nodes, each a link to it.
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount, plural } from "../lib/format.js";
-import { HEAT_METRICS } from "../pipeline/heat.js";
+import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
 import { mono, propertyList, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 
@@ -14,10 +14,7 @@ const COLUMNS = [
 ];
 
 function cell(key, n) {
-  const v = n[key];
-  if (key === "output_bytes") return v === null ? "?" : formatBytes(v);
-  if (key === "flops" || key === "params") return v === null ? "?" : formatCount(v);
-  return String(v || "");
+  return key === "name" || key === "op_type" ? String(n[key] || "") : formatMetric(key, n[key]);
 }
 
 /** A name with line-break opportunities after its separators ("/", ".", "_"). */
@@ -58,6 +55,14 @@ function costTable(stats, ctx) {
   more.addEventListener("click", () => { limit = MAX_ROWS; draw(); });
   draw();
   return el("div", { class: "cost-table-wrap" }, table, more);
+}
+
+/** " (as n42 Concat writes)": where the peak is reached, a link to that node. */
+function peakLink(stats, nodeId, ctx) {
+  const n = stats.nodes.find((x) => x.node === nodeId);
+  const label = n ? `${n.name || n.node} (${n.op_type})` : nodeId;
+  return el("span", { class: "cost-peak" }, " as ",
+    el("a", { href: ctx.nodeHref(graphPathOf(nodeId), nodeId), class: "cost-node", "data-node": nodeId }, breakable(label)), " writes");
 }
 
 /** The inputs' symbolic dims (always, so sizes can be changed after counting) and any symbol
@@ -111,6 +116,7 @@ function fill(body, stats, ctx, reload) {
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
       el("span", {}, `${formatBytes(t.activation_bytes)} in all`,
         t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once`,
+        t.peak_node ? peakLink(stats, t.peak_node, ctx) : "",
         unknown.output_nodes
           ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "")],
   ]));

@@ -2,7 +2,7 @@
 // device configurations, and the operator's schema (with flags for unknown operators and for
 // attributes the schema does not define). Editing: rename, attributes (change, add, delete),
 // insert a node before/after, change the operator, delete (node-edit.js), outputs as graph
-// outputs, node metadata.
+// outputs, node metadata. Its line of the model's costs.
 import { el, clear } from "../widgets/dom.js";
 import { attributeRow } from "./attribute-view.js";
 import { nodeDeviceConfigurations } from "./device-config.js";
@@ -11,6 +11,7 @@ import { markdownBlock } from "../lib/markdown.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
 import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "../editing/node-edit.js";
 import { schemaSection } from "./schema-panel.js";
+import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
 import { tensorRow } from "./tensor-rows.js";
 import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
 
@@ -64,6 +65,30 @@ function nodeMetadataSection(node, ctx, count, editing) {
     holder.textContent = `The node's metadata could not be loaded: ${err.message || err}`;
   });
   return s;
+}
+
+/** The node's line of the model's costs (GET .../stats, counted once per revision and sizes):
+ * filled when they arrive, gone if they can't be counted or don't list the node. */
+function nodeCostsSection(node, ctx) {
+  const body = el("div", { class: "muted node-costs", id: "node-costs" }, "Counting…");
+  const sec = section("Costs", body);
+  ctx.actions.currentStats().then((stats) => {
+    const n = stats && stats.nodes.find((x) => x.node === node.id);
+    if (!n) { sec.remove(); return; }
+    const shown = (metric) => (n[metric] === null ? el("span", { class: "muted" }, "unknown") : formatMetric(metric, n[metric]));
+    clear(body);
+    body.classList.remove("muted");
+    body.append(propertyList([
+      [HEAT_METRICS.flops, shown("flops")],
+      [HEAT_METRICS.params, shown("params")],
+      [HEAT_METRICS.output_bytes, shown("output_bytes")],
+      // the main graph's nodes only: a subgraph's run is not laid out in the main graph's order
+      n.live_bytes === null || n.live_bytes === undefined ? null
+        : [el("span", { title: "Activations alive as this node writes its outputs, when the graph runs in its order" }, HEAT_METRICS.live_bytes),
+          [formatMetric("live_bytes", n.live_bytes), stats.totals.peak_node === node.id ? el("span", { class: "muted" }, " · the model's peak") : ""]],
+    ]));
+  }).catch(() => sec.remove());
+  return sec;
 }
 
 export function renderNodePanel(root, node, ctx) {
@@ -123,6 +148,8 @@ export function renderNodePanel(root, node, ctx) {
   root.append(section(`Outputs (${outs.length})`, outs.length
     ? el("ol", { class: "tensor-list" }, outs.map(outputRow))
     : el("p", { class: "muted" }, "This node has no outputs.")));
+
+  if (ctx.actions && ctx.actions.currentStats) root.append(nodeCostsSection(node, ctx));
 
   const count = node.metadata_count || 0;
   if (editing || count) root.append(nodeMetadataSection(node, c, count, editing));

@@ -2,9 +2,18 @@
 // put in one of HEAT_STEPS classes on a log scale between the smallest and the largest non-zero
 // value; no cost at all and an unknown cost have classes of their own (never the coolest step).
 import { HEAT_CLASSES, HEAT_STEPS } from "../renderers/theme.js";
+import { formatBytes, formatCount } from "../lib/format.js";
 
 /** What the drawing can be coloured by: a node field of the stats answer -> its words. */
-export const HEAT_METRICS = { flops: "FLOPs", params: "Parameters", output_bytes: "Output size" };
+export const HEAT_METRICS = { flops: "FLOPs", params: "Parameters", output_bytes: "Output size", live_bytes: "Memory alive" };
+
+const BYTE_METRICS = new Set(["output_bytes", "live_bytes"]);
+
+/** A node's value of `metric` (a stats node field) as text: bytes or a count; "?" unknown. */
+export function formatMetric(metric, v) {
+  if (v === null || v === undefined) return "?";
+  return BYTE_METRICS.has(metric) ? formatBytes(Math.round(v)) : formatCount(v);
+}
 
 /**
  * @param {Array<Record<string, any>>} nodes the stats answer's nodes

@@ -1,13 +1,8 @@
 // The heat map's legend over the drawing: what the colours count, each step's lower bound, the
 // colours of no cost and of an unknown one, and a button that turns the heat map off.
 import { el, clear } from "./dom.js";
-import { formatBytes, formatCount } from "../lib/format.js";
-import { HEAT_METRICS, stepStart } from "../pipeline/heat.js";
+import { HEAT_METRICS, formatMetric as amount, stepStart } from "../pipeline/heat.js";
 import { HEAT_STEPS } from "../renderers/theme.js";
-
-function amount(metric, v) {
-  return metric === "output_bytes" ? formatBytes(Math.round(v)) : formatCount(v);
-}
 
 /**
  * Fill `root` with the legend of `heat` (heatClasses' answer) for `metric`; hide it when off.
