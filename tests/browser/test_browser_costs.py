@@ -5,7 +5,7 @@ legend; a node's own costs in its panel."""
 from __future__ import annotations
 
 from .browser_models import position_slice_model, tiny_cnn
-from .browser_pages import open_model, upload
+from .browser_pages import open_model, reveal, upload
 
 
 def test_costs_table_and_heat_map(page, server, artifacts):
@@ -34,7 +34,7 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     # the heat map: each drawn node box gets its class, the legend says what it counts
     page.click("#costs .cost-heat button[data-metric=flops]")
     page.locator("#heat-legend:not([hidden])").wait_for()
-    assert "FLOPs per node" in page.locator("#heat-legend").text_content()
+    assert "FLOPs per box" in page.locator("#heat-legend").text_content()
     conv = max((n for n in stats["nodes"] if n["flops"]), key=lambda n: n["flops"])
     page.click("#expand-all")
     hottest = page.locator(f'#graph g.box[data-node-id="{conv["node"]}"]')
@@ -64,7 +64,7 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     page.click("#btn-model")
     page.locator("#costs[data-ready=true]").wait_for()
     page.click("#costs .cost-heat button[data-metric=live_bytes]")
-    assert "Memory alive per node" in page.locator("#heat-legend").text_content()
+    assert "Memory alive per box" in page.locator("#heat-legend").text_content()
     assert "heat-5" in page.locator(f'#graph g.box[data-node-id="{peak}"]').get_attribute("class")
     page.click(f'#costs .cost-peak a[data-node="{peak}"]')
     page.wait_for_selector("#sidebar[data-panel=node]")
@@ -139,3 +139,49 @@ def test_the_heat_map_on_a_canvas_drawing(page, server, artifacts):
     page.screenshot(path=str(artifacts / "costs-heat-canvas.png"))
     page.click("#heat-legend .heat-off")
     page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) === 0", arg=colours, timeout=20_000)
+
+
+def test_the_heat_map_on_collapsed_groups_counts_what_they_hold(page, server, artifacts):
+    """A hierarchical model opens as collapsed groups: coloured by FLOPs, each group's box takes
+    the sum of its nodes' (memory alive: their most), on a scale over what is drawn, and its
+    panel says what it costs; expanded, its nodes are coloured one by one."""
+    from .scale_models import llama_like
+
+    summary = upload(page, server, llama_like(24), "llama_24.onnx")
+    stats = page.request.get(f"{server}/api/models/{summary['id']}/stats").json()
+    open_model(page, server, summary["id"])
+    layer = page.locator("#graph g.box[data-group-id='/model/layers.3'][data-collapsed=true]")
+    layer.wait_for()
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=flops]")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    assert "A collapsed group: its nodes' sum" in legend.text_content()
+    # every layer costs the same and the most of anything drawn: all in the hottest class
+    assert "heat-5" in layer.get_attribute("class")
+    layers = page.locator("#graph g.box.group[data-group-id^='/model/layers.']")
+    assert layers.count() >= 2 and all("heat-5" in c for c in [x.get_attribute("class") for x in layers.all()])
+    summed = sum(n["flops"] for n in stats["nodes"] if n["name"].startswith("/model/layers.3/"))
+    assert summed > 0
+    page.screenshot(path=str(artifacts / "costs-heat-groups.png"))
+
+    # the group's panel (selected as a deep link does, which brings it into the window): its
+    # nodes' FLOPs added up
+    reveal(page, group="/model/layers.3")
+    page.wait_for_selector("#sidebar[data-panel=group]")
+    costs = page.locator("#group-costs:not(.muted)")
+    costs.wait_for()
+    flops = costs.locator("dd").first.text_content()
+    assert flops.endswith("K") and abs(float(flops.split()[0]) * 1000 - summed) <= 0.01 * summed, (flops, summed)
+
+    # expanded, what it holds is coloured one by one (its norm's few FLOPs against whole layers)
+    layer.dblclick()
+    page.wait_for_selector("#graph g[data-group-id='/model/layers.3'][data-collapsed=false]")
+    norm = page.locator("#graph g.box[data-group-id='/model/layers.3/input_layernorm'][data-collapsed=true]")
+    norm.wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelector(\"#graph g.box[data-group-id='/model/layers.3/input_layernorm']\").classList].some((c) => c.startsWith('heat-'))"
+    )
+    assert "heat-5" not in norm.get_attribute("class")
+    assert "heat-5" in page.locator("#graph g.box[data-group-id='/model/layers.4']").get_attribute("class")

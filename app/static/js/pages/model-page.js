@@ -11,7 +11,7 @@ import { initGraphTools } from "./graph-tools.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { graphPathOf, hasPositions, nodeIdIn } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
-import { heatClasses } from "../pipeline/heat.js";
+import { drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
 
@@ -313,14 +313,17 @@ async function followLink({ rev, path, selection }) {
 
 // ------------------------------------------------------------------ the heat map of costs
 
-/** Colour the drawing by a cost of its nodes (null: by op kind again), with a legend. */
+/** Colour the drawing by a cost of its boxes (null: by op kind again), with a legend; drawn
+ * again for each new drawing (a group expanded or collapsed changes what is compared). */
 function showHeat(metric, stats) {
   state.heat = metric ? { metric, stats } : null;
-  const heat = metric ? heatClasses(stats.nodes, metric) : null;
+  const drawn = metric ? drawnValues(stats.nodes, metric, (ids) => view.drawnBoxesOf(ids)) : null;
+  const heat = drawn ? { ...heatClasses(drawn.values), groups: drawn.groups } : null;
   for (const cls of HEAT_CLASSES) view.mark(heat ? /** @type {string[]} */ (heat.classes.get(cls)) : [], cls);
   renderHeatLegend(heatLegendEl, metric, heat, () => showHeat(null, stats));
   graphEl.dataset.heat = metric || "";
 }
+view.on((type) => { if (type === "scene" && state.heat) showHeat(state.heat.metric, state.heat.stats); });
 
 // ------------------------------------------------------------------ compare
 

@@ -1,9 +1,11 @@
 // The sidebar for a name-scope group of the drawing (grouping.js): its size, what it is made
-// of, the tensors crossing its border, its members; expand/collapse from here too.
+// of, what its nodes cost, the tensors crossing its border, its members; expand/collapse from
+// here too.
 import { el, clear } from "../widgets/dom.js";
 import { CATEGORY_NAMES } from "../pipeline/graph-model.js";
 import { categoryColor } from "../renderers/theme.js";
 import { plural, propertyList, section } from "../widgets/ui.js";
+import { HEAT_METRICS, formatMetric, groupValue } from "../pipeline/heat.js";
 
 const MAX_MEMBERS = 60;
 const MAX_TENSORS = 40;
@@ -16,11 +18,32 @@ function memberIds(g, out = new Set()) {
   return out;
 }
 
+/** What the group's nodes cost together (GET .../stats, counted once per revision and sizes). */
+function groupCostsSection(members, ctx) {
+  const body = el("div", { class: "muted group-costs", id: "group-costs" }, "Counting…");
+  const sec = section("Costs", body);
+  ctx.actions.currentStats().then((stats) => {
+    const nodes = stats ? stats.nodes.filter((n) => members.has(n.node)) : [];
+    if (!nodes.length) { sec.remove(); return; }
+    const row = (metric, label = HEAT_METRICS[metric]) => {
+      const v = groupValue(nodes.map((n) => n[metric]), metric);
+      return v === null ? null : [label, formatMetric(metric, v)];
+    };
+    clear(body);
+    body.classList.remove("muted");
+    body.append(propertyList([
+      row("flops"), row("params"), row("output_bytes", "Outputs"),
+      row("live_bytes", el("span", { title: "The most activations alive while its nodes run, when the graph runs in its order" }, "Memory alive")),
+    ].filter(Boolean)));
+  }).catch(() => sec.remove());
+  return sec;
+}
+
 /**
  * @param {HTMLElement} root the sidebar
  * @param {import("../pipeline/graph-controller.js").GraphController} view
  * @param {string} id the group id
- * @param {{actions: {select: (id: string) => void, selectTensor: (name: string) => void}}} ctx panel context
+ * @param {{actions: {select: (id: string) => void, selectTensor: (name: string) => void, currentStats?: () => Promise<any>}}} ctx panel context
  */
 export function renderGroupPanel(root, view, id, ctx) {
   clear(root);
@@ -44,6 +67,8 @@ export function renderGroupPanel(root, view, id, ctx) {
     ["Children", `${plural(g.children.length, "child", "children")}${subgroups ? ` (${plural(subgroups, "group")})` : ""}`],
     ["Depth", String(g.depth)],
   ])));
+
+  if (ctx.actions.currentStats) root.append(groupCostsSection(memberIds(g), ctx));
 
   const cats = Object.entries(g.cats).sort((a, b) => b[1] - a[1]);
   const total = g.nodeCount || 1;

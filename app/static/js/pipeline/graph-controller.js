@@ -390,6 +390,24 @@ export class GraphController {
     this.emit("selection", { tensor: name });
   }
 
+  /**
+   * The boxes drawn now for node ids `ids`: the id mark() takes for each box (a node's own, or
+   * "group:<id>" of a collapsed group) -> the ids it shows; ids not drawn here are left out.
+   * @param {string[]} ids
+   * @returns {Map<string, string[]>}
+   */
+  drawnBoxesOf(ids) {
+    const boxes = new Map();
+    for (const id of ids) {
+      const drawn = this.drawnIdOf(id);
+      if (!drawn) continue;
+      const box = this.isCollapsedGroup(drawn) ? `group:${drawn}` : drawn;
+      if (!boxes.has(box)) boxes.set(box, []);
+      boxes.get(box).push(id);
+    }
+    return boxes;
+  }
+
   mark(ids, cls) {
     this.marks.set(cls, ids);
     this.applyMarks();

@@ -1,6 +1,7 @@
-// The heat map of a model's costs (GET .../stats): each node's FLOPs, parameters or output size
-// put in one of HEAT_STEPS classes on a log scale between the smallest and the largest non-zero
-// value; no cost at all and an unknown cost have classes of their own (never the coolest step).
+// The heat map of a model's costs (GET .../stats): each drawn box's FLOPs, parameters, output
+// size or memory alive (a collapsed group's: what its nodes add up to) put in one of HEAT_STEPS
+// classes on a log scale between the smallest and the largest non-zero value of what is drawn;
+// no cost at all and an unknown cost have classes of their own (never the coolest step).
 import { HEAT_CLASSES, HEAT_STEPS } from "../renderers/theme.js";
 import { formatBytes, formatCount } from "../lib/format.js";
 
@@ -15,21 +16,57 @@ export function formatMetric(metric, v) {
   return BYTE_METRICS.has(metric) ? formatBytes(Math.round(v)) : formatCount(v);
 }
 
+/** How a collapsed group's box counts its nodes: their sum, or for memory alive their most. */
+const GROUP_MEASURE = { flops: "sum", params: "sum", output_bytes: "sum", live_bytes: "max" };
+
 /**
+ * The value of `metric` for each box drawn now: a node's own; a collapsed group's, its nodes'
+ * sum (live_bytes: their most), unknown if any of them is.
  * @param {Array<Record<string, any>>} nodes the stats answer's nodes
  * @param {string} metric a key of HEAT_METRICS
- * @returns {{classes: Map<string, string[]>, lo: number, hi: number, unknown: number}}
- *   node ids by heat class, and the range the steps span
+ * @param {(ids: string[]) => Map<string, string[]>} drawnBoxesOf the controller's: box -> node ids it shows
+ * @returns {{values: Array<[string, number | null]>, groups: number}} [box id as mark() takes it, value]
  */
-export function heatClasses(nodes, metric) {
-  const positive = nodes.map((n) => n[metric]).filter((v) => typeof v === "number" && v > 0);
+export function drawnValues(nodes, metric, drawnBoxesOf) {
+  const own = new Map(nodes.map((n) => [n.node, n[metric] ?? null]));
+  const values = /** @type {Array<[string, number | null]>} */ ([]);
+  let groups = 0;
+  for (const [box, members] of drawnBoxesOf(nodes.map((n) => n.node))) {
+    if (!box.startsWith("group:")) {
+      values.push([box, own.get(box) ?? null]);
+      continue;
+    }
+    groups += 1;
+    values.push([box, groupValue(members.map((id) => own.get(id) ?? null), metric)]);
+  }
+  return { values, groups };
+}
+
+/**
+ * A group's `metric` from its nodes' values: their sum (live_bytes: their most); null if any
+ * is unknown.
+ * @param {Array<number | null>} values
+ * @param {string} metric
+ */
+export function groupValue(values, metric) {
+  if (values.some((v) => v === null || v === undefined)) return null;
+  const sum = GROUP_MEASURE[/** @type {keyof typeof GROUP_MEASURE} */ (metric)] === "sum";
+  return values.reduce((acc, v) => (sum ? acc + Number(v) : Math.max(acc, Number(v))), 0);
+}
+
+/**
+ * @param {Array<[string, number | null]>} values box ids and their values (null: unknown)
+ * @returns {{classes: Map<string, string[]>, lo: number, hi: number, unknown: number}}
+ *   box ids by heat class, and the range the steps span
+ */
+export function heatClasses(values) {
+  const positive = values.map(([, v]) => v).filter((v) => typeof v === "number" && v > 0);
   const lo = positive.length ? Math.min(...positive) : 0;
   const hi = positive.length ? Math.max(...positive) : 0;
   const span = Math.log(hi) - Math.log(lo);
   const classes = new Map(HEAT_CLASSES.map((c) => [c, /** @type {string[]} */ ([])]));
   let unknown = 0;
-  for (const n of nodes) {
-    const v = n[metric];
+  for (const [id, v] of values) {
     let cls;
     if (v === null || v === undefined) {
       cls = "heat-unknown";
@@ -39,7 +76,7 @@ export function heatClasses(nodes, metric) {
       const k = span > 0 ? Math.floor(((Math.log(v) - Math.log(lo)) / span) * HEAT_STEPS) : HEAT_STEPS - 1;
       cls = `heat-${Math.min(HEAT_STEPS - 1, Math.max(0, k))}`;
     }
-    /** @type {string[]} */ (classes.get(cls)).push(n.node);
+    /** @type {string[]} */ (classes.get(cls)).push(id);
   }
   return { classes, lo, hi, unknown };
 }

@@ -381,7 +381,7 @@ function paintLines(ctx, b, lines, top) {
   }
 }
 
-/** The heat map's colour of a box (its hottest heat class, as the SVG's CSS picks), or null. */
+/** The heat map's colour of a box (its heat class), or null. */
 function heatOf(state, id) {
   if (!state.marks) return null;
   let found = null;

@@ -9,10 +9,9 @@
 /** Op categories (graph-model.js opCategory), in the order of a group's stripe. */
 export const CATEGORY_ORDER = ["conv", "matmul", "activation", "norm", "pool", "control", "quant", "shape", "math", "custom", "other"];
 
-/** Steps of the heat map (costs: FLOPs, params, output size), lightest first: `heat-<k>` box classes. */
+/** Steps of the heat map (costs: FLOPs, params, output size, memory alive), lightest first: `heat-<k>` box classes. */
 export const HEAT_STEPS = 6;
-/** Every heat class, weakest first (a group holding several shows the last: app.css orders them so):
- * no cost at all, a cost nobody knows, then `heat-<k>`. */
+/** Every heat class, weakest first: no cost at all, a cost nobody knows, then `heat-<k>`. */
 export const HEAT_CLASSES = ["heat-zero", "heat-unknown", ...Array.from({ length: HEAT_STEPS }, (_, k) => `heat-${k}`)];
 
 /** Kinds of text line (graph-model.js line.font; SVG class t-<kind>): each has a font and a colour (ink). */

@@ -8,7 +8,7 @@ import { HEAT_STEPS } from "../renderers/theme.js";
  * Fill `root` with the legend of `heat` (heatClasses' answer) for `metric`; hide it when off.
  * @param {HTMLElement} root
  * @param {string | null} metric
- * @param {{lo: number, hi: number, unknown: number} | null} heat
+ * @param {{lo: number, hi: number, unknown: number, groups?: number} | null} heat
  * @param {() => void} turnOff
  */
 export function renderHeatLegend(root, metric, heat, turnOff) {
@@ -19,11 +19,13 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
     el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
   root.append(
     el("div", { class: "heat-legend-head" },
-      el("strong", {}, `${HEAT_METRICS[/** @type {keyof typeof HEAT_METRICS} */ (metric)]} per node`),
+      el("strong", {}, `${HEAT_METRICS[/** @type {keyof typeof HEAT_METRICS} */ (metric)]} per box`),
       el("button", { type: "button", class: "tool tool-icon heat-off", title: "Colour by op kind again", onclick: turnOff }, "×")),
     el("ol", { class: "heat-scale" }, steps),
     el("div", { class: "heat-notes muted" },
       el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), "none"),
       el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `unknown (${heat.unknown})` : "unknown"),
-      el("span", {}, `up to ${amount(metric, heat.hi)}`)));
+      el("span", {}, `up to ${amount(metric, heat.hi)}`)),
+    heat.groups ? el("div", { class: "heat-groups muted" },
+      metric === "live_bytes" ? "A collapsed group: the most while its nodes run" : "A collapsed group: its nodes' sum") : "");
 }
