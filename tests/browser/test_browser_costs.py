@@ -141,6 +141,16 @@ def test_the_heat_map_on_a_canvas_drawing(page, server, artifacts):
     page.wait_for_function(f"(colours) => ({HEAT_PIXELS})(colours) === 0", arg=colours, timeout=20_000)
 
 
+MINIMAP_PIXELS = """() => {
+  const c = document.querySelector('#minimap');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  const [r, g, b] = COLOUR;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i] === r && d[i + 1] === g && d[i + 2] === b) n++;
+  return n;
+}"""
+
+
 def test_the_heat_map_on_collapsed_groups_counts_what_they_hold(page, server, artifacts):
     """A hierarchical model opens as collapsed groups: coloured by FLOPs, each group's box takes
     the sum of its nodes' (memory alive: their most), on a scale over what is drawn, and its
@@ -154,10 +164,15 @@ def test_the_heat_map_on_collapsed_groups_counts_what_they_hold(page, server, ar
     layer.wait_for()
     page.click("#btn-model")
     page.locator("#costs[data-ready=true]").wait_for()
+    hottest = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--g-heat-5').trim()")
+    hot_pixels = MINIMAP_PIXELS.replace("COLOUR", str([int(hottest[i : i + 2], 16) for i in (1, 3, 5)]))
+    assert page.evaluate(hot_pixels) == 0
     page.click("#costs .cost-heat button[data-metric=flops]")
     legend = page.locator("#heat-legend:not([hidden])")
     legend.wait_for()
     assert "A collapsed group: its nodes' sum" in legend.text_content()
+    # the overview in the corner takes the same colours: where the cost is, at a glance
+    page.wait_for_function(f"() => ({hot_pixels})() > 50")
     # every layer costs the same and the most of anything drawn: all in the hottest class
     assert "heat-5" in layer.get_attribute("class")
     layers = page.locator("#graph g.box.group[data-group-id^='/model/layers.']")

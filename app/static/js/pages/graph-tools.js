@@ -36,6 +36,7 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
   const busy = () => graphEl.dataset.state !== "ready";
 
   view.on((type, detail) => {
+    if (type === "marks" && detail.cls.startsWith("heat-")) minimap.recolour();
     if (type === "scene") {
       tools.hidden = false;
       minimap.setScene(detail);

@@ -73,7 +73,8 @@ export class GraphController {
     });
   }
 
-  /** Listen to "scene" (a new drawing), "selection" and "view" (pan/zoom); returns the remover. */
+  /** Listen to "scene" (a new drawing), "selection", "view" (pan/zoom) and "marks" ({cls}: boxes
+   * given a class); returns the remover. */
   on(fn) {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
@@ -411,6 +412,7 @@ export class GraphController {
   mark(ids, cls) {
     this.marks.set(cls, ids);
     this.applyMarks();
+    this.emit("marks", { cls });
   }
 
   applyMarks() {

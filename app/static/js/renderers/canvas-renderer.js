@@ -11,7 +11,7 @@ import { FRAME } from "../pipeline/scene.js";
 import { edgeSegments } from "./edge-path.js";
 import { tabX } from "./frame-tab.js";
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
-import { CATEGORY_ORDER, HEAT_CLASSES, categoryColor, theme } from "./theme.js";
+import { CATEGORY_ORDER, categoryColor, heatColour, theme } from "./theme.js";
 
 /** A grid of buckets over the drawing: what is near a point, what is in a rectangle. */
 class GridIndex {
@@ -381,12 +381,9 @@ function paintLines(ctx, b, lines, top) {
   }
 }
 
-/** The heat map's colour of a box (its heat class), or null. */
+/** The heat map's colour of a box, or null. */
 function heatOf(state, id) {
-  if (!state.marks) return null;
-  let found = null;
-  for (const cls of HEAT_CLASSES) if (state.marks.get(cls)?.has(id)) found = cls;
-  return found ? theme().heat[found] : null;
+  return heatColour(state.marks, id);
 }
 
 function isTraced(state, id) {

@@ -1,6 +1,7 @@
 // The overview in the corner: the whole drawing in miniature (boxes in their category colour,
-// expanded groups as outlines) and the window's place in it; click or drag to move there.
-import { categoryColor, theme } from "./theme.js";
+// or the heat map's when it is on; expanded groups as outlines) and the window's place in it;
+// click or drag to move there.
+import { categoryColor, heatColour, theme } from "./theme.js";
 
 // The miniature takes the drawing's shape within these bounds: a column of layers gets a
 // tall, narrow map rather than a sliver in a wide one.
@@ -18,6 +19,7 @@ export class Minimap {
     this.scene = null;
     this.base = document.createElement("canvas");
     this.frame = 0;
+    this.recolouring = false;
     let dragging = false;
     const move = (e) => {
       if (!this.scene) return;
@@ -77,7 +79,8 @@ export class Minimap {
     const min = 1.2 / s; // at least a pixel
     const byColor = new Map();
     for (const b of [...scene.groups, ...scene.boxes]) {
-      const c = b.kind === "group" ? T.groupFar : b.kind === "node" ? categoryColor(b.category) : T.inputStroke;
+      const c = (b.kind === "node" || b.kind === "group" ? heatColour(this.view.marks, b.id) : null)
+        || (b.kind === "group" ? T.groupFar : b.kind === "node" ? categoryColor(b.category) : T.inputStroke);
       if (!byColor.has(c)) byColor.set(c, []);
       byColor.get(c).push(b);
     }
@@ -91,6 +94,16 @@ export class Minimap {
     this.el.height = height * dpr;
     this.el.style.width = `${width}px`;
     this.el.style.height = `${height}px`;
+  }
+
+  /** The boxes' colours changed (the heat map on, off or recounted): the miniature again. */
+  recolour() {
+    if (this.recolouring) return;
+    this.recolouring = true; // once for the heat map's several classes, marked one after another
+    queueMicrotask(() => {
+      this.recolouring = false;
+      if (this.scene) this.setScene(this.scene);
+    });
   }
 
   /** The window moved: redraw its rectangle (once per frame). */

@@ -91,3 +91,15 @@ export function categoryColor(cat) {
  * @type {Readonly<Record<string, string>>}
  */
 export const FONTS = Object.freeze(Object.defineProperties({}, Object.fromEntries(TEXT_KINDS.map((k) => [k, { get: () => theme().font[k], enumerable: true }]))));
+
+/**
+ * The heat map's colour of drawn box `id` (its heat class among `marks`), or null.
+ * @param {Map<string, Set<string>> | null | undefined} marks a renderer's: class -> drawn ids
+ * @param {string} id
+ */
+export function heatColour(marks, id) {
+  if (!marks) return null;
+  let found = null;
+  for (const cls of HEAT_CLASSES) if (marks.get(cls)?.has(id)) found = cls;
+  return found ? theme().heat[found] : null;
+}
