@@ -249,6 +249,10 @@ SCHEMAS: dict = {
                 "type": "boolean",
                 "description": "with compare_to: compare.diverges names the first node whose output differs",
             },
+            "profile": {
+                "type": "boolean",
+                "description": "time each node of the main graph with onnxruntime's profiler (graph optimisations off; the median of 3 runs after a warm-up)",
+            },
         },
     },
     "RunResult": {
@@ -266,6 +270,10 @@ SCHEMAS: dict = {
             "compare": {
                 "type": "object",
                 "description": "outputs of both: {name: {equal, max_abs, max_rel, shape}}",
+            },
+            "profile": {
+                "type": "object",
+                "description": 'with "profile": {"nodes": [{"node", "name", "op_type", "time_us"}], "ms", "runs", "optimized": false}; Constant nodes (initializers to onnxruntime) have no time',
             },
         },
     },

@@ -24,6 +24,7 @@ import onnx
 from flask import current_app, jsonify
 
 from ..errors import StudioError
+from ..onnx_io.address import node_id
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.traverse import tensors
@@ -35,6 +36,7 @@ from .request_body import json_object
 
 RUN_TENSORS = "studio-tensors"  # the folder beside a run's model.onnx the store's tensors are linked into
 MAX_PROBES = 5000  # intermediate tensors saved per run to find where two revisions part
+PROFILE_RUNS = 3  # timed runs per node time (their median), after one to warm up
 LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (kernels may differ a little)
 
 
@@ -147,10 +149,10 @@ def _tensors_beside(graph: onnx.ModelProto) -> set[str]:
     return found
 
 
-def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path) -> dict:
+def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
     folder.mkdir()
     path, files, size = _runnable(revision, model, outputs, folder)
-    answer = run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS, files)
+    answer = run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS, files, profile)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
@@ -228,13 +230,34 @@ def _first_divergence(model: onnx.ModelProto, mine: dict, theirs: dict) -> dict 
             if name in mine and name in theirs:
                 c = _compare(mine[name], theirs[name], close=True)
                 if not c["equal"]:
-                    return {"node": f"n{i}", "name": node.name, "op_type": node.op_type, "tensor": name, **c}
+                    return {"node": node_id("", i), "name": node.name, "op_type": node.op_type, "tensor": name, **c}
     return None
+
+
+def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
+    """The profiler's times as {"nodes": [{"node", "name", "op_type", "time_us"}] (the main
+    graph's, in its order), "ms", "runs"}. onnxruntime numbers the nodes it keeps: its Constant
+    nodes become initializers (no index, no time), and a nameless node is called <op>_<index>; a
+    time is kept only where index, op and name agree with the main graph's node (a subgraph's
+    node of the same index never does)."""
+    if "error" in raw:
+        raise StudioError("run_failed", f"onnxruntime's profiler failed: {raw['error']}", 422)
+    times, ops, names = raw.get("nodes", {}), raw.get("ops", {}), raw.get("names", {})
+    nodes, kept = [], 0
+    for i, node in enumerate(model.graph.node):
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            continue
+        key, kept = str(kept), kept + 1
+        if key in times and ops.get(key) == node.op_type and names.get(key) == (node.name or f"{node.op_type}_{key}"):
+            nodes.append(
+                {"node": node_id("", i), "name": node.name, "op_type": node.op_type, "time_us": round(times[key], 1)}
+            )
+    return {"nodes": nodes, "ms": raw.get("ms"), "runs": raw.get("runs", 0), "optimized": False}
 
 
 @bp.post("/models/<model_id>/run")
 def post_run(model_id):
-    body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?}')
+    body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?, "profile"?}')
     rev = body.get("revision")
     if rev is not None:
         rev = _int(rev, '"revision"')
@@ -244,6 +267,9 @@ def post_run(model_id):
     outputs = _outputs(body.get("outputs"), model)
     compare_to = body.get("compare_to")
     other = load(model_id, _int(compare_to, '"compare_to"')) if compare_to is not None else None
+    profile = body.get("profile", False)
+    if not isinstance(profile, bool):
+        raise StudioError("bad_request", '"profile" is true or false')
     locate = body.get("locate", False)
     if not isinstance(locate, bool) or (locate and other is None):
         raise StudioError("bad_request", '"locate": true finds where two revisions part: it needs "compare_to"')
@@ -251,7 +277,15 @@ def post_run(model_id):
     probes = _probes(revision, model, other, shown) if locate else []
     count = current_app.config["PREVIEW_MAX_COUNT"]
     with tempfile.TemporaryDirectory(prefix="run-", dir=store().blobs.scratch()) as tmp:
-        first = _run(revision, model, inputs, dims, (shown + probes) if outputs or probes else None, Path(tmp) / "a")
+        first = _run(
+            revision,
+            model,
+            inputs,
+            dims,
+            (shown + probes) if outputs or probes else None,
+            Path(tmp) / "a",
+            PROFILE_RUNS if profile else 0,
+        )
         answer = {
             "revision": revision.rev,
             "outputs": {name: _preview(first["outputs"][name], count) for name in shown if name in first["outputs"]},
@@ -259,6 +293,8 @@ def post_run(model_id):
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }
+        if profile:
+            answer["profile"] = _node_times(model, first.get("profile") or {})
         if other is not None:
             _, other_revision, other_model = other
             same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}

@@ -163,12 +163,22 @@ def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -
 
 
 def run_model(
-    path: Path, out: Path, inputs: dict, dims: dict, outputs: list | None, size: int, wall: float, files: dict
+    path: Path,
+    out: Path,
+    inputs: dict,
+    dims: dict,
+    outputs: list | None,
+    size: int,
+    wall: float,
+    files: dict,
+    profile: int = 0,
 ) -> dict:
     """Run the model file at `path` in a worker (ort_worker.run): `inputs` {name: {"npy": path} |
     {"seed": S}}; `files` {location the model names: local file} its external data files. The
-    answer names the .npy files of what was fed and what came out, in `out`."""
+    answer names the .npy files of what was fed and what came out, in `out`; with `profile`
+    runs, each node's time too (ort_worker._profile)."""
     job = {
+        "profile": profile,
         "files": files,
         "kind": "run",
         "path": str(path),

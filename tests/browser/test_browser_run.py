@@ -40,3 +40,39 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()
     assert cells and all(len(re.sub(r"[-.]|e.*$", "", c).lstrip("0")) <= 9 for c in cells), cells
     page.screenshot(path=str(artifacts / "run-compare.png"))
+
+
+def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
+    """ "Time each node": the slowest nodes listed with their share, linked; the drawing coloured
+    by time with a legend; an edit (a revision the times were not measured on) turns it off."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.check("#run-profile")
+    page.click("#run-go")
+    times = page.locator("#run-times")
+    times.wait_for()
+    assert "7 nodes timed" in times.text_content()  # 8 nodes, the Constant an initializer to onnxruntime
+    rows = times.locator("tbody tr")
+    assert rows.count() == 7
+    shares = [float(t.split()[0]) for t in times.locator("tbody td:nth-child(4)").all_text_contents()]
+    assert shares == sorted(shares, reverse=True) and 99 <= sum(shares) <= 101
+    page.click("#run-time-heat")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    assert "Time per box" in legend.text_content()
+    page.click("#expand-all")
+    slowest = rows.first.get_attribute("data-node")
+    page.wait_for_function(
+        "(id) => document.querySelector(`#graph g.box[data-node-id=\"${id}\"]`)?.classList.contains('heat-5')",
+        arg=slowest,
+    )
+    page.screenshot(path=str(artifacts / "run-node-times.png"))
+    # the times were this revision's: an edit makes another, and the colours go
+    page.click('#graph g.box[data-node-id="n1"]')
+    page.wait_for_selector("#sidebar[data-panel=node]")
+    page.fill("#sidebar .attr[data-attr=alpha] input", "0.3")
+    page.press("#sidebar .attr[data-attr=alpha] input", "Enter")
+    wait_revision(page, 1)
+    page.wait_for_function("() => document.querySelector('#heat-legend').hidden")
+    assert page.locator("#graph .box.heat-5").count() == 0

@@ -11,7 +11,7 @@ import { initGraphTools } from "./graph-tools.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { graphPathOf, hasPositions, nodeIdIn } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
-import { drawnValues, heatClasses } from "../pipeline/heat.js";
+import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
 
@@ -384,6 +384,8 @@ function statsOf(revision, sizes) {
 function refreshHeat() {
   if (!state.heat) return;
   const { metric } = state.heat;
+  // a run's times are that revision's: off, until the next run measures this one
+  if (!(metric in HEAT_METRICS)) { showHeat(null, null); return; }
   statsOf(state.summary.revision, state.dimSizes || {})
     .then((stats) => { if (state.heat && state.heat.metric === metric) showHeat(metric, stats); })
     .catch(() => showHeat(null, null));

@@ -4,7 +4,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount, plural } from "../lib/format.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
-import { mono, propertyList, section } from "../widgets/ui.js";
+import { breakable, mono, propertyList, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 
 const ROWS = 50; // the table's first page; "Show all" shows up to MAX_ROWS
@@ -17,10 +17,6 @@ function cell(key, n) {
   return key === "name" || key === "op_type" ? String(n[key] || "") : formatMetric(key, n[key]);
 }
 
-/** A name with line-break opportunities after its separators ("/", ".", "_"). */
-function breakable(name) {
-  return name.split(/(?<=[/._])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
-}
 
 function costTable(stats, ctx) {
   let key = "flops";
@@ -123,7 +119,7 @@ function fill(body, stats, ctx, reload) {
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
   const metric = ctx.heatMetric ? ctx.heatMetric() : null;
-  if (metric && ctx.heatStats && ctx.heatStats() !== stats) ctx.actions.showHeat(metric, stats);
+  if (metric && metric in HEAT_METRICS && ctx.heatStats && ctx.heatStats() !== stats) ctx.actions.showHeat(metric, stats);
   body.dataset.ready = "true";
 }
 

@@ -1,11 +1,13 @@
 // The run panel (toolbar "Run"): run the revision on screen with onnxruntime (POST .../run) on
 // random or uploaded inputs, with the symbolic dims' sizes, any intermediate tensors as extra
 // outputs (the selected node's by default), and "compare with revision N": the other revision on
-// the very same input values, each output's largest difference said at once.
+// the very same input values, each output's largest difference said at once; each node's time
+// by onnxruntime's profiler, and the drawing coloured by it.
 import { el, clear } from "../widgets/dom.js";
 import { formatShape } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
-import { mono, section } from "../widgets/ui.js";
+import { breakable, mono, plural, section } from "../widgets/ui.js";
+import { formatMetric } from "../pipeline/heat.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -38,6 +40,30 @@ function divergence(d, compare, ctx) {
     ` — ${d.tensor}: max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}. Outlined on the drawing.`);
 }
 
+const PROFILE_NOTE = "graph optimisations off: each node runs and is timed as the model has it (fused in a real run, some cost less); the median of 3 runs after one to warm up";
+const SLOWEST = 10;
+
+/** Each node's time (the run's "profile"): the slowest listed with their share, and the drawing
+ * coloured by time on request. */
+function nodeTimes(profile, ctx) {
+  const nodes = profile.nodes || [];
+  const total = nodes.reduce((a, n) => a + n.time_us, 0) || 1;
+  const slowest = [...nodes].sort((a, b) => b.time_us - a.time_us).slice(0, SLOWEST);
+  const colour = el("button", { type: "button", class: "btn btn-small", id: "run-time-heat" }, "Colour the drawing by time");
+  colour.addEventListener("click", () => ctx.actions.showHeat("time_us", { nodes }));
+  return section("Time per node", el("div", { id: "run-times" },
+    el("p", { class: "muted" }, `${plural(nodes.length, "node")} timed, ${formatMetric("time_us", total)} in all`,
+      profile.ms ? ` (a run ${formatMetric("time_us", profile.ms * 1000)})` : "", ` — ${PROFILE_NOTE}.`),
+    el("table", { class: "run-compare run-times" },
+      el("thead", {}, el("tr", {}, [["node", ""], ["op", ""], ["time", "num"], ["share", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
+      el("tbody", {}, slowest.map((n) => el("tr", { "data-node": n.node },
+        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))),
+        el("td", {}, mono(n.op_type)),
+        el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
+        el("td", { class: "num" }, `${((100 * n.time_us) / total).toFixed(1)} %`))))),
+    el("div", { class: "ed-row" }, colour)));
+}
+
 function results(root, answer, ctx) {
   clear(root);
   const compare = answer.compare;
@@ -54,6 +80,7 @@ function results(root, answer, ctx) {
         el("td", { class: "num" }, c.max_abs === null ? "—" : c.max_abs.toPrecision(3)),
         el("td", { class: "num" }, c.max_rel === null ? "—" : c.max_rel.toPrecision(3))))))));
   }
+  if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
   for (const [name, preview] of Object.entries(answer.outputs)) {
     root.append(section(["Output ", el("span", { class: "h3-name" }, name)], el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
       tensorView(`run:${name}`, previewLoader(preview), { wide: false })));
@@ -77,6 +104,7 @@ export function renderRunPanel(root, ctx) {
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
   const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
+  const profile = el("input", { type: "checkbox", id: "run-profile" });
   ctx.actions.loadRevisions().then((data) => {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision) }, `revision ${r.revision}`));
@@ -91,6 +119,7 @@ export function renderRunPanel(root, ctx) {
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
     el("label", {}, "Compare with ", compare),
     el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and find the first node whose output differs"),
+    el("label", { title: `onnxruntime's profiler, ${PROFILE_NOTE}` }, profile, "Time each node"),
     el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -111,6 +140,7 @@ export function renderRunPanel(root, ctx) {
         body.compare_to = Number(compare.value);
         body.locate = locate.checked;
       }
+      if (profile.checked) body.profile = true;
       const answer = await ctx.actions.run(body);
       results(out, answer, ctx);
       ctx.actions.markDivergence(answer.compare && answer.compare.diverges ? answer.compare.diverges.node : null);

@@ -8,16 +8,25 @@ import { formatBytes, formatCount } from "../lib/format.js";
 /** What the drawing can be coloured by: a node field of the stats answer -> its words. */
 export const HEAT_METRICS = { flops: "FLOPs", params: "Parameters", output_bytes: "Output size", live_bytes: "Memory alive" };
 
+/** ... and what a run measures (POST .../run with "profile"): each node's time. */
+export const MEASURED_METRICS = { time_us: "Time" };
+
 const BYTE_METRICS = new Set(["output_bytes", "live_bytes"]);
 
-/** A node's value of `metric` (a stats node field) as text: bytes or a count; "?" unknown. */
+/** A node's value of `metric` (a stats or profile node field) as text: bytes, time or a count; "?" unknown. */
 export function formatMetric(metric, v) {
   if (v === null || v === undefined) return "?";
+  if (metric === "time_us") return v >= 1e6 ? `${(v / 1e6).toPrecision(3)} s` : v >= 1000 ? `${(v / 1000).toPrecision(3)} ms` : `${Math.round(v)} µs`;
   return BYTE_METRICS.has(metric) ? formatBytes(Math.round(v)) : formatCount(v);
 }
 
+/** The words of any metric the drawing can be coloured by. */
+export function metricLabel(metric) {
+  return { ...HEAT_METRICS, ...MEASURED_METRICS }[metric] || metric;
+}
+
 /** How a collapsed group's box counts its nodes: their sum, or for memory alive their most. */
-const GROUP_MEASURE = { flops: "sum", params: "sum", output_bytes: "sum", live_bytes: "max" };
+const GROUP_MEASURE = { flops: "sum", params: "sum", output_bytes: "sum", live_bytes: "max", time_us: "sum" };
 
 /**
  * The value of `metric` for each box drawn now: a node's own; a collapsed group's, its nodes'

@@ -1,7 +1,7 @@
 // The heat map's legend over the drawing: what the colours count, each step's lower bound, the
 // colours of no cost and of an unknown one, and a button that turns the heat map off.
 import { el, clear } from "./dom.js";
-import { HEAT_METRICS, formatMetric as amount, stepStart } from "../pipeline/heat.js";
+import { formatMetric as amount, metricLabel, stepStart } from "../pipeline/heat.js";
 import { HEAT_STEPS } from "../renderers/theme.js";
 
 /**
@@ -19,7 +19,7 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
     el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
   root.append(
     el("div", { class: "heat-legend-head" },
-      el("strong", {}, `${HEAT_METRICS[/** @type {keyof typeof HEAT_METRICS} */ (metric)]} per box`),
+      el("strong", {}, `${metricLabel(metric)} per box`),
       el("button", { type: "button", class: "tool tool-icon heat-off", title: "Colour by op kind again", onclick: turnOff }, "×")),
     el("ol", { class: "heat-scale" }, steps),
     el("div", { class: "heat-notes muted" },

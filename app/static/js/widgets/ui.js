@@ -20,6 +20,11 @@ export function mono(text, cls = "") {
 
 export { plural } from "../lib/format.js";
 
+/** A name with line-break opportunities after its separators ("/", ".", "_"). */
+export function breakable(name) {
+  return name.split(/(?<=[/._])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+}
+
 /** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
 export function keyValueList(pairs, { keyLabel = "Key", valueLabel = "Value", cls = "", formatValue = plainValue } = {}) {
   return el("table", { class: `kv-table ${cls}`.trim() },
