@@ -2,7 +2,8 @@
 revisions of a big graph (one rename apart) the first time it is asked for (both revisions
 parsed) and again, against the floor of a bare onnx.load of the model's graph; a run of a model
 on random inputs (POST .../run: the model written out, a session made, one run, the outputs
-previewed) and with compare_to, against a bare onnxruntime session + run in this process.
+previewed), with compare_to, and with each node timed ("profile"), against a bare onnxruntime
+session + run in this process (and a profiled session + 4 runs, for the timed one).
 
   .venv/bin/python bench/compare_run.py [--diff llama_deep] [--run resnet50] [--repeat 3]
 
@@ -147,6 +148,18 @@ def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) 
     floor = time.perf_counter() - t
     dims = {d: 1 for arg in sess.get_inputs() for d in arg.shape if isinstance(d, str)}
     del sess  # its weights: 2 GiB and more
+    with tempfile.TemporaryDirectory() as traces:  # the profiler's own cost, as the run asks for it
+        t = time.perf_counter()
+        so = ort.SessionOptions()
+        so.enable_profiling = True
+        so.profile_file_prefix = str(Path(traces) / "p")
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        for _ in range(4):
+            sess.run(None, feeds)
+        sess.end_profiling()
+        profile_floor = time.perf_counter() - t
+        del sess
     with tempfile.TemporaryDirectory() as data_dir:
         proc, base = serve(data_dir)
         try:
@@ -154,6 +167,7 @@ def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) 
             body = {"inputs": {k: {"random": {"seed": 0}} for k in feeds}, "dims": dims}
             runs = [call(base, "POST", f"/api/models/{mid}/run", body) for _ in range(repeat)]
             compared = call(base, "POST", f"/api/models/{mid}/run", {**body, "compare_to": 0})
+            profiled = call(base, "POST", f"/api/models/{mid}/run", {**body, "profile": True})
         finally:
             proc.terminate()
             proc.wait(60)
@@ -163,6 +177,9 @@ def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) 
         "ort_run_ms": runs[0][1]["ms"],
         "with_compare_s": round(compared[0], 3),
         "floor_session_and_run_s": round(floor, 3),
+        "with_node_times_s": round(profiled[0], 3),
+        "nodes_timed": len(profiled[1]["profile"]["nodes"]),
+        "floor_profiled_session_and_4_runs_s": round(profile_floor, 3),
     }
 
 

@@ -7,25 +7,31 @@ duplicated and spliced, uploaded, and the stored result's views opened. Every an
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 
 import pytest
-from testkit import ONNX_DATA, upload
+from testkit import ONNX_DATA, node_testcases, upload
 
 MUTANTS = int(os.environ.get("FUZZ_MUTANTS", "2000"))
 SEED = int(os.environ.get("FUZZ_SEED", "20261201"))
 VIEWS = ["", "/graph", "/validation", "/text", "/stats"]
 
 
-def _seeds() -> list[bytes]:
-    """Small real models: pytorch-converted architectures and node tests with subgraphs."""
+@functools.cache  # onnx builds its ~1,900 node-test models to hand these out: once a run
+def _seeds() -> tuple[bytes, ...]:
+    """Small real models: pytorch-converted architectures, and the official node tests with
+    subgraphs (If, Loop, Scan: built by onnx's test cases, the wheel ships no node/ folder)."""
     paths = sorted((ONNX_DATA / "pytorch-converted").glob("*/model.onnx"))
-    paths += sorted((ONNX_DATA / "node").glob("test_if*/model.onnx")) + sorted(
-        (ONNX_DATA / "node").glob("test_loop*/model.onnx")
-    )
-    paths += sorted((ONNX_DATA / "node").glob("test_scan*/model.onnx"))
-    return [p.read_bytes() for p in paths if p.stat().st_size < 2_000_000]
+    seeds = [p.read_bytes() for p in paths if p.stat().st_size < 2_000_000]
+    cases = node_testcases()
+    seeds += [
+        cases[name].model.SerializeToString()
+        for name in sorted(cases)
+        if name.startswith(("test_if", "test_loop", "test_scan"))
+    ]
+    return tuple(seeds)
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
