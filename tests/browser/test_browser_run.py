@@ -68,6 +68,11 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
         arg=slowest,
     )
     page.screenshot(path=str(artifacts / "run-node-times.png"))
+    # the node's own panel says its time and share
+    rows.first.locator("a").click()
+    page.wait_for_selector("#sidebar[data-panel=node]")
+    page.wait_for_function("() => / of the run/.test(document.querySelector('#node-costs')?.textContent || '')")
+    assert f"{shares[0]:.1f} % of the run" in page.locator("#node-costs").text_content()
     # the times were this revision's: an edit makes another, and the colours go
     page.click('#graph g.box[data-node-id="n1"]')
     page.wait_for_selector("#sidebar[data-panel=node]")

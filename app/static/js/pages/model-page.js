@@ -183,7 +183,12 @@ const panelContext = {
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
-    run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision })),
+    run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
+      .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
+    nodeTime: (nodeId) => {
+      const t = state.times;
+      return t && state.summary && t.revision === state.summary.revision ? t.byNode.get(nodeId) || null : null;
+    },
   },
   heatMetric: () => (state.heat ? state.heat.metric : null),
   heatStats: () => (state.heat ? state.heat.stats : null),
@@ -378,6 +383,13 @@ function statsOf(revision, sizes) {
     statsAsked = { key, answer };
   }
   return statsAsked.answer;
+}
+
+/** A run's node times (its "profile"), for the node panels of that revision. */
+function rememberTimes(answer) {
+  const nodes = answer.profile.nodes || [];
+  const total = nodes.reduce((a, n) => a + n.time_us, 0) || 1;
+  state.times = { revision: answer.revision, byNode: new Map(nodes.map((n) => [n.node, { time_us: n.time_us, share: n.time_us / total }])) };
 }
 
 /** After an edit, undo or redo: the heat map of the revision now on screen. */

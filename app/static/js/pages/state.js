@@ -20,6 +20,9 @@ export const state = {
   /** sizes of the inputs' symbolic dims ({batch: 1}) given in Costs or Run, used by both
    * @type {Record<string, number>} */
   dimSizes: {},
+  /** the last run's node times ("Time each node"): the revision they were measured on
+   * @type {{revision: number, byNode: Map<string, {time_us: number, share: number}>} | null} */
+  times: null,
   brokenIfFails: -1,    // the revision an edit made from a base onnxruntime ran: its failing is news
   /** graph path -> how it was left (pan/zoom, expanded groups, selection): coming back shows it so
    * @type {Map<string, {view: {x: number, y: number, k: number}, expanded: Set<string>, selection: {kind: string, id: string} | null}>} */

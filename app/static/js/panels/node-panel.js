@@ -72,6 +72,7 @@ function nodeMetadataSection(node, ctx, count, editing) {
 function nodeCostsSection(node, ctx) {
   const body = el("div", { class: "muted node-costs", id: "node-costs" }, "Counting…");
   const sec = section("Costs", body);
+  const time = ctx.actions.nodeTime ? ctx.actions.nodeTime(node.id) : null;
   ctx.actions.currentStats().then((stats) => {
     const n = stats && stats.nodes.find((x) => x.node === node.id);
     if (!n) { sec.remove(); return; }
@@ -86,6 +87,8 @@ function nodeCostsSection(node, ctx) {
       n.live_bytes === null || n.live_bytes === undefined ? null
         : [el("span", { title: "Activations alive as this node writes its outputs, when the graph runs in its order" }, HEAT_METRICS.live_bytes),
           [formatMetric("live_bytes", n.live_bytes), stats.totals.peak_node === node.id ? el("span", { class: "muted" }, " · the model's peak") : ""]],
+      time ? [el("span", { title: "Measured by the last run with \"Time each node\" on this revision" }, "Time"),
+        [formatMetric("time_us", time.time_us), el("span", { class: "muted" }, ` · ${(100 * time.share).toFixed(1)} % of the run`)]] : null,
     ]));
   }).catch(() => sec.remove());
   return sec;
