@@ -95,6 +95,48 @@ def test_a_model_is_its_graph_plus_shared_tensor_blobs(app, client):
     assert np.array_equal(np.load(io.BytesIO(r.data)), want)
 
 
+def _with_groups(message: bytes) -> bytes:
+    """`message` with an unknown field of the group wire type (proto2's groups: protobuf keeps
+    it) holding a nested group, before and after its own fields."""
+    tag = wire.encode_varint
+    group = tag(99 << 3 | 3) + tag(1 << 3) + tag(5) + tag(7 << 3 | 3) + tag(2 << 3 | 5) + b"\0" * 4
+    group += tag(7 << 3 | 4) + tag(99 << 3 | 4)
+    return group + message + group
+
+
+def test_unknown_group_fields_are_kept_and_the_tensors_still_split(app, client):
+    """A mutation fuzz campaign found a model protobuf accepts (an unknown field of the group
+    wire type) whose upload answered 500: the wire walk knew no groups. It skips them now, and
+    a model it can't walk is stored whole rather than refused."""
+    model = weighty_model()
+    graph = _with_groups(model.graph.SerializeToString())
+    outer = onnx.ModelProto()
+    outer.CopyFrom(model)
+    outer.ClearField("graph")
+    graph_field = wire.encode_varint(7 << 3 | 2) + wire.encode_varint(len(graph)) + graph
+    data = _with_groups(outer.SerializeToString() + graph_field)
+    parsed = onnx.load_from_string(data)  # protobuf takes it: the groups are unknown fields
+    assert len(parsed.graph.node) == len(model.graph.node)
+    r = upload(client, data)
+    assert r.status_code == 201, r.get_json()
+    mid = r.get_json()["id"]
+    assert len(store_of(app).revision(mid).tensors) == 5  # the 4 weights and the Constant's
+    assert download(client, mid) == data  # the groups and all
+    assert client.get(f"/api/models/{mid}/graph").status_code == 200
+
+
+def test_bytes_the_wire_walk_cant_follow_are_stored_whole(app, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise wire.WireError("unsupported wire type 6")
+
+    monkeypatch.setattr(wire, "split", refuse)
+    data = weighty_model().SerializeToString()
+    s = store_of(app)
+    record = s.create_model("m.onnx", data)
+    rev = s.revision(record.id)
+    assert rev.tensors == {} and s.blobs.get(rev.blob) == data
+
+
 def _digest_of_constant(model: onnx.ModelProto) -> str:
     import hashlib
 

@@ -118,8 +118,13 @@ class Store:
         return self.blobs.put_stream(data)
 
     def _put_model(self, buf) -> tuple[dict, str]:
-        """(revision columns, content key) of a model's bytes, stored split."""
-        sp = wire.split(buf, self.blobs.put, self.split_min_bytes)
+        """(revision columns, content key) of a model's bytes, stored split; whole when the wire
+        walk can't follow bytes protobuf accepted (they stay the model's, byte for byte)."""
+        try:
+            sp = wire.split(buf, self.blobs.put, self.split_min_bytes)
+        except wire.WireError:
+            digest = self.blobs.put(buf)
+            return {"blob": digest, "tensors": {}}, digest
         if not sp.payloads:
             digest = self.blobs.put(buf)
             return {"blob": digest, "tensors": {}}, digest

@@ -128,11 +128,48 @@ def _fields(buf, start: int, end: int) -> Iterator[tuple[int, int, int, int, int
         elif wire == 5:
             payload = pos
             pos += 4
+        elif wire == _START_GROUP:  # an unknown field protobuf keeps (proto2's groups): skipped whole
+            payload = pos
+            pos = _skip_group(buf, pos, end, number)
         else:
             raise WireError(f"unsupported wire type {wire}")
         if pos > end:
             raise WireError("field runs past the end of its message")
         yield number, wire, field_start, payload, pos
+
+
+_START_GROUP, _END_GROUP = 3, 4
+MAX_GROUP_DEPTH = 100  # protobuf's own recursion limit
+
+
+def _skip_group(buf, pos: int, end: int, number: int) -> int:
+    """The position after the group field `number` whose contents start at `pos` (its end tag
+    included), nested groups and all."""
+    open_groups = [number]
+    while open_groups:
+        if pos >= end:
+            raise WireError("group runs past the end of its message")
+        tag, pos = _varint(buf, pos)
+        n, wire = tag >> 3, tag & 7
+        if wire == _END_GROUP:
+            if n != open_groups.pop():
+                raise WireError("a group ends with another group's tag")
+        elif wire == _START_GROUP:
+            if len(open_groups) >= MAX_GROUP_DEPTH:
+                raise WireError("groups nested too deep")
+            open_groups.append(n)
+        elif wire == 0:
+            _, pos = _varint(buf, pos)
+        elif wire == 2:
+            length, pos = _varint(buf, pos)
+            pos += length
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        else:
+            raise WireError(f"unsupported wire type {wire}")
+    return pos
 
 
 @dataclass(frozen=True)
