@@ -4,7 +4,7 @@
 // metadata and model fields. The drawing marks added and changed boxes (model-page.js); each
 // node in the lists links to it, and Previous/Next step through them on the drawing.
 import { el, clear } from "../widgets/dom.js";
-import { mono, plural, section } from "../widgets/ui.js";
+import { breakable, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
@@ -49,7 +49,8 @@ function changedItem(c, ctx) {
       el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
       el("tbody", {}, c.fields.map((line) => {
         const [field, before, now] = splitChange(line);
-        return el("tr", {}, el("td", {}, field), el("td", { class: "compare-before" }, before), el("td", { class: "compare-now" }, now));
+        // long names wrap at their separators ("/", ".", "_") before anywhere else
+        return el("tr", {}, el("td", {}, field), el("td", { class: "compare-before" }, breakable(before)), el("td", { class: "compare-now" }, breakable(now)));
       }))));
 }
 
