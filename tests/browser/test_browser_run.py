@@ -57,6 +57,10 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     assert rows.count() == 7
     shares = [float(t.split()[0]) for t in times.locator("tbody td:nth-child(4)").all_text_contents()]
     assert shares == sorted(shares, reverse=True) and 99 <= sum(shares) <= 101
+    # by operator: its seven ops (one node each here), the six biggest named, the slowest first
+    named = page.locator("#run-by-op code").all_text_contents()
+    assert len(named) == 6 and named[0] == rows.first.locator("td:nth-child(2)").text_content()
+    assert page.locator("#run-by-op").text_content().endswith("· 1 more")
     page.click("#run-time-heat")
     legend = page.locator("#heat-legend:not([hidden])")
     legend.wait_for()
