@@ -3,6 +3,9 @@ output bytes per node, equal to hand-computed values on small models; unknown st
 
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 import onnx
 import pytest
@@ -237,3 +240,59 @@ def test_the_peak_leaves_out_and_counts_outputs_shape_inference_cant_size(client
     answer = stats(client, data)
     assert answer["totals"]["peak_activation_bytes"] == 400 * 3  # a, b and y when the Add writes (x is gone)
     assert answer["unknown"]["peak_outputs"] == 1 and answer["unknown"]["output_nodes"] == 1
+
+
+def evaluate(terms: list[dict], sizes: dict[str, int]) -> int:
+    return sum(t["coefficient"] * math.prod(sizes[s] ** p for s, p in t["symbols"].items()) for t in terms)
+
+
+def test_costs_as_formulas_in_the_inputs_dims(client):
+    """FLOPs and activation bytes as polynomials in the inputs' symbolic dims: a torch-style
+    position slice (its length read off the input's shape) gives 32·batch·seq + 1024·seq, which
+    at any sizes is what counting at those sizes gives."""
+    data = position_slice_model().SerializeToString()
+    formula = stats(client, data)["formula"]
+    assert formula["symbols"] == ["batch", "seq"] and formula["unknown_nodes"] == 0
+    assert formula["flops"] == [
+        {"coefficient": 32, "symbols": {"batch": 1, "seq": 1}},  # the Add
+        {"coefficient": 1024, "symbols": {"seq": 1}},  # the MatMul: 2 · seq · 32 · 16
+    ]
+    for batch, seq in ((1, 1), (2, 8), (3, 100)):
+        counted = stats(client, data, f"?dims=batch={batch},seq={seq}")
+        sizes = {"batch": batch, "seq": seq}
+        assert evaluate(formula["flops"], sizes) == counted["totals"]["flops"]
+        assert evaluate(formula["activation_bytes"], sizes) == counted["totals"]["activation_bytes"]
+
+
+def test_formulas_are_none_without_symbols_and_never_evaluate_a_dims_text(client):
+    fixed = model([helper.make_node("Relu", ["x"], ["y"], name="r")], [helper.make_tensor_value_info("x", F, [4])], [])
+    assert stats(client, fixed)["formula"] is None
+    # a dim's text is parsed, never run: a hostile one is just not a formula
+    hostile = "__import__('os').system('touch /tmp/pwned')"
+    data = model(
+        [helper.make_node("Relu", ["x"], ["h"], name="r"), helper.make_node("Relu", ["h"], ["y"], name="s")],
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    m = onnx.load_from_string(data)
+    m.graph.value_info.append(helper.make_tensor_value_info("h", F, [hostile]))
+    formula = stats(client, m.SerializeToString())["formula"]
+    assert formula["unknown_nodes"] == 2  # r's output and s's input are the hostile dim
+    assert not os.path.exists("/tmp/pwned")
+
+
+def test_the_formula_algebra():
+    from app.views.formula import Poly, parse_dim
+
+    b, s = Poly.symbol("b"), Poly.symbol("s")
+    assert parse_dim("2*s + 1", ["s"]).terms == (2 * s + 1).terms
+    assert parse_dim("(s+1)**2", ["s"]).terms == (s * s + 2 * s + 1).terms
+    assert parse_dim("7", ["s"]) == 7 and parse_dim("s - s", ["s"]) == 0
+    for text in ("s/2", "floor(s)", "t + 1", "s**9", "x" * 100, "s.__class__", "s if s else 1"):
+        assert parse_dim(text, ["s"]) is None, text
+    with pytest.raises(TypeError):
+        b < s  # noqa: B015 - a formula has no order
+    with pytest.raises(TypeError):
+        bool(b)
+    with pytest.raises(TypeError):
+        b // 2

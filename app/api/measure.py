@@ -13,7 +13,7 @@ from flask import current_app, request
 
 from ..errors import StudioError
 from ..onnx_io.inference import input_dims
-from ..views.costs import model_costs
+from ..views.costs import model_costs, model_formula
 from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
 
@@ -42,7 +42,9 @@ def get_stats(model_id):
     def compute() -> dict:
         at = {k: v for k, v in dims.items() if k in input_dims(model)}
         shapes = inferred_at_dims(revision.blob, at) if at else None
-        return model_costs(model, shapes if shapes is not None else inferred(revision.blob, model), dims)
+        plain = inferred(revision.blob, model)
+        costs = model_costs(model, shapes if shapes is not None else plain, dims)
+        return {**costs, "formula": model_formula(model, plain)}
 
     def encode(costs: dict) -> bytes:
         # the app's encoder: counts past 64 bits (a hostile [2^62, 2^62] input) fall back to the stdlib's

@@ -87,13 +87,13 @@ def symbolic_shapes(light: onnx.ModelProto, seconds: float) -> onnx.ModelProto |
 def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
     """Give the dims onnx's inference could only call unk__N the names symbolic_shapes finds for
     them, in terms of the inputs' dims: a torch BERT's tensors read batch×sequence×768 instead
-    of unk__7×unk__8×768 (on its drawing, in its panels). In place, in the main graph; nothing
-    changes when it can't run."""
-    unnamed = [v for v in inferred.graph.value_info if _has_unknown(v)]
+    of unk__7×unk__8×768 (on its drawing, in its panels), its outputs too. In place, in the main
+    graph; nothing changes when it can't run."""
+    unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
     named = symbolic_shapes(light, NAMING_SECONDS) if unnamed else None
     if named is None:
         return
-    found = {v.name: v for v in named.graph.value_info}
+    found = {v.name: v for v in [*named.graph.value_info, *named.graph.output]}
     for v in unnamed:
         theirs = found.get(v.name)
         if theirs is None or not theirs.type.HasField("tensor_type") or _has_unknown(theirs):

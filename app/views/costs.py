@@ -21,9 +21,12 @@ counted once; a node's own are those of the initializers and Constant it reads o
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from onnx import AttributeProto, numpy_helper
@@ -32,6 +35,7 @@ from ..onnx_io.address import node_id
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graphs_within, subgraphs, walk_graphs
+from .formula import Poly, SymbolicDims, terms
 
 Shape = list[int] | None  # None: rank or a dim unknown
 
@@ -204,7 +208,7 @@ class Values:
         return None if shape is None else math.prod(shape)
 
 
-def _dims(t: onnx.TypeProto, dims: dict[str, int]) -> tuple[int, Shape]:
+def _dims(t: onnx.TypeProto, dims: Mapping[str, Any]) -> tuple[int, Shape]:
     if not t.HasField("tensor_type"):
         return 0, None
     tt = t.tensor_type
@@ -221,7 +225,7 @@ def _dims(t: onnx.TypeProto, dims: dict[str, int]) -> tuple[int, Shape]:
     return tt.elem_type, shape
 
 
-def _known_values(graphs: list[onnx.GraphProto], dims: dict[str, int]) -> Values:
+def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Values:
     types: dict[str, tuple[int, Shape]] = {}
     for g in graphs:
         for vi in [*g.input, *g.output, *g.value_info]:
@@ -462,6 +466,51 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             "dims": _dims_to_ask(model, shapes_from, dims),
         },
     }
+
+
+def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> dict | None:
+    """FLOPs and activation bytes in all as polynomials in the inputs' symbolic dims (formula.py),
+    from the shapes inference names in terms of them: {"symbols", "flops", "activation_bytes"
+    (each a list of terms, the highest degree first), "unknown_nodes"} (nodes whose costs aren't
+    polynomials in those dims: a Conv's strided output size, a data-dependent shape). None for a
+    model without symbolic input dims, or when the formulas grow past formula.MAX_TERMS."""
+    symbols = input_dims(model)
+    if not symbols:
+        return None
+    shapes_from = inferred if inferred is not None else model
+    values = _known_values([ref.container for ref in _graphs(shapes_from)], SymbolicDims(symbols))
+    weights = {t.name for ref in _graphs(model) for t in ref.container.initializer}
+    weights |= {name for ref in _graphs(model) for name in _filled_weights(ref.container)}
+    flops: Poly | int = 0
+    activations: Poly | int = 0
+    unknown = 0
+    try:
+        for ref in _graphs(model):
+            for node in ref.container.node:
+                try:
+                    f = node_flops(node, values)
+                except TypeError:  # not a polynomial in the inputs' dims
+                    f = None
+                if f is None:
+                    unknown += 1
+                else:
+                    flops = flops + f
+                if node.op_type != "Constant" and not all(name in weights for name in node.output):
+                    with contextlib.suppress(TypeError):  # an output of unknown size: left out
+                        activations = activations + _output_bytes(node, values)
+    except TypeError:  # past MAX_TERMS
+        return None
+    return {"symbols": symbols, "flops": terms(flops), "activation_bytes": terms(activations), "unknown_nodes": unknown}
+
+
+def _output_bytes(node: onnx.NodeProto, values: Values) -> Poly | int:
+    out: Poly | int = 0
+    for name in filter(None, node.output):
+        b = _bytes(values.types.get(name, (0, None))[0], values.elements(name))
+        if b is None:
+            raise TypeError("an output of unknown size")
+        out = out + b
+    return out
 
 
 def _reads(node: onnx.NodeProto) -> list[str]:

@@ -53,6 +53,37 @@ function costTable(stats, ctx) {
   return el("div", { class: "cost-table-wrap" }, table, more);
 }
 
+const SUPERSCRIPT = ["", "", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸"];
+
+/** A formula's terms (GET .../stats "formula") as "37.3 K·batch·sequence² + 170 M·batch·sequence + 12". */
+export function formulaText(terms, format = formatCount) {
+  if (!terms.length) return "0";
+  return terms.map((t, i) => {
+    const symbols = Object.entries(t.symbols).map(([name, p]) => `${name}${SUPERSCRIPT[p] ?? `^${p}`}`);
+    const c = Math.abs(t.coefficient);
+    const head = c === 1 && symbols.length && format === formatCount ? "" : format(c);
+    const sign = t.coefficient < 0 ? (i ? " − " : "−") : i ? " + " : "";
+    return `${sign}${[head, ...symbols].filter(Boolean).join("·")}`;
+  }).join("");
+}
+
+/** Whether the stats carry `key` as a formula in the inputs' sizes. */
+function hasFormula(stats, key) {
+  const f = stats.formula;
+  return !!(f && f[key] && f[key].some((t) => Object.keys(t.symbols).length));
+}
+
+/** "37.3 K·batch·sequence² + …": how a cost grows with the inputs' sizes; `lead`: it is the
+ * value shown (no sizes given), else a muted line under the number counted at the sizes. */
+function formulaLine(stats, key, lead) {
+  if (!hasFormula(stats, key)) return "";
+  const f = stats.formula;
+  const format = key === "activation_bytes" ? formatBytes : formatCount;
+  const left = key === "flops" && f.unknown_nodes ? ` (${plural(f.unknown_nodes, "node")} not in it: no formula of these sizes)` : "";
+  return el("div", { class: `cost-formula${lead ? "" : " muted"}`, "data-formula": key, title: `For any sizes of ${f.symbols.join(", ")}` },
+    `${lead ? "" : "= "}${formulaText(f[key], format)}`, left ? el("span", { class: "muted" }, left) : "");
+}
+
 /** " (as n42 Concat writes)": where the peak is reached, a link to that node. */
 function peakLink(stats, nodeId, ctx) {
   const n = stats.nodes.find((x) => x.node === nodeId);
@@ -105,16 +136,19 @@ function fill(body, stats, ctx, reload) {
   const waiting = (stats.input_dims || []).some((d) => !(d in stats.dims));
   body.append(propertyList([
     ["Parameters", `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
-    ["FLOPs", waiting && unknown.flops_nodes
-      ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
-      : el("span", {}, formatCount(t.flops), unknown.flops_nodes
-        ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : "")],
+    ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? formulaLine(stats, "flops", true)
+      : [waiting && unknown.flops_nodes
+        ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
+        : el("span", {}, formatCount(t.flops), unknown.flops_nodes
+          ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : ""),
+      formulaLine(stats, "flops", false)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
-      el("span", {}, `${formatBytes(t.activation_bytes)} in all`,
+      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")] : el("span", {}, `${formatBytes(t.activation_bytes)} in all`,
         t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once`,
         t.peak_node ? peakLink(stats, t.peak_node, ctx) : "",
         unknown.output_nodes
-          ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "")],
+          ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "",
+        formulaLine(stats, "activation_bytes", false))],
   ]));
   body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
