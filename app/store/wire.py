@@ -107,32 +107,18 @@ def encode_varint(value: int) -> bytes:
 
 def _fields(buf, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
     """(field number, wire type, field start, payload start, payload end) of each field (a
-    varint's payload is its value's bytes)."""
+    varint's payload is its value's bytes; a group's, what lies between its tags)."""
     pos = start
     while pos < end:
         field_start = pos
         tag, pos = _varint(buf, pos)
         number, wire = tag >> 3, tag & 7
-        if wire == 0:
-            value_start = pos
-            _, pos = _varint(buf, pos)
-            yield number, wire, field_start, value_start, pos
-            continue
         if wire == 2:
-            length, pos = _varint(buf, pos)
-            payload = pos
-            pos += length
-        elif wire == 1:
-            payload = pos
-            pos += 8
-        elif wire == 5:
-            payload = pos
-            pos += 4
-        elif wire == _START_GROUP:  # an unknown field protobuf keeps (proto2's groups): skipped whole
-            payload = pos
-            pos = _skip_group(buf, pos, end, number)
+            length, payload = _varint(buf, pos)
+            pos = payload + length
         else:
-            raise WireError(f"unsupported wire type {wire}")
+            payload = pos
+            pos = _skip(buf, pos, end, number, wire)
         if pos > end:
             raise WireError("field runs past the end of its message")
         yield number, wire, field_start, payload, pos
@@ -142,34 +128,36 @@ _START_GROUP, _END_GROUP = 3, 4
 MAX_GROUP_DEPTH = 100  # protobuf's own recursion limit
 
 
-def _skip_group(buf, pos: int, end: int, number: int) -> int:
-    """The position after the group field `number` whose contents start at `pos` (its end tag
-    included), nested groups and all."""
-    open_groups = [number]
-    while open_groups:
-        if pos >= end:
-            raise WireError("group runs past the end of its message")
-        tag, pos = _varint(buf, pos)
-        n, wire = tag >> 3, tag & 7
-        if wire == _END_GROUP:
-            if n != open_groups.pop():
-                raise WireError("a group ends with another group's tag")
-        elif wire == _START_GROUP:
-            if len(open_groups) >= MAX_GROUP_DEPTH:
-                raise WireError("groups nested too deep")
-            open_groups.append(n)
-        elif wire == 0:
+def _skip(buf, pos: int, end: int, number: int, wire: int) -> int:
+    """The position after the value of field `number` of type `wire` that starts at `pos`: a
+    varint, 8 or 4 bytes, a length and its bytes, or a group (an unknown field protobuf keeps,
+    proto2's groups) up to its end tag, nested groups and all."""
+    open_groups: list[int] = []
+    while True:
+        if wire == 0:
             _, pos = _varint(buf, pos)
-        elif wire == 2:
-            length, pos = _varint(buf, pos)
-            pos += length
         elif wire == 1:
             pos += 8
         elif wire == 5:
             pos += 4
+        elif wire == 2:
+            length, pos = _varint(buf, pos)
+            pos += length
+        elif wire == _START_GROUP:
+            if len(open_groups) >= MAX_GROUP_DEPTH:
+                raise WireError("groups nested too deep")
+            open_groups.append(number)
+        elif wire == _END_GROUP and open_groups:
+            if number != open_groups.pop():
+                raise WireError("a group ends with another group's tag")
         else:
             raise WireError(f"unsupported wire type {wire}")
-    return pos
+        if not open_groups:
+            return pos
+        if pos >= end:
+            raise WireError("group runs past the end of its message")
+        tag, pos = _varint(buf, pos)
+        number, wire = tag >> 3, tag & 7
 
 
 @dataclass(frozen=True)
