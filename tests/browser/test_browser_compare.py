@@ -38,6 +38,15 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     page.locator("#graph g.box.diff-added").first.wait_for()
     assert page.locator("#graph g.box.diff-added").count() == 1
     assert page.locator("#graph g.box.diff-changed").count() == 2
+    # what each costs: the inserted Relu adds its 2,048 FLOPs (1×8×16×16) and no parameter
+    before, now = (page.request.get(f"{server}/api/models/{mid}/stats?revision={r}").json() for r in (0, 1))
+    assert now["totals"]["flops"] - before["totals"]["flops"] == 2048
+    costs = page.locator("#compare-costs table")
+    costs.wait_for()
+    assert costs.locator("tr[data-cost=params] td").last.text_content() == "same"
+    flops = costs.locator("tr[data-cost=flops] td").all_text_contents()
+    assert flops[3].startswith("+2.05 K (+")
+    assert "cost-moved" in (costs.locator("tr[data-cost=flops]").get_attribute("class") or "")
     page.click("#compare-next")
     assert page.locator("#graph g.box.diff-focus").count() == 1
     assert page.locator("#sidebar .compare-current").count() == 1

@@ -176,6 +176,8 @@ const panelContext = {
       state.dimSizes = { ...sizes };
       return statsOf(state.summary ? state.summary.revision : null, state.dimSizes);
     },
+    // any model's revision (Compare's other side), at the sizes given in Costs or Run
+    loadStatsOf: (modelId, revision) => (modelId === state.modelId ? statsOf(revision, state.dimSizes || {}) : api.getStats(modelId, state.dimSizes || {}, revision)),
     currentStats: () => (state.summary ? statsOf(state.summary.revision, state.dimSizes || {}) : Promise.resolve(null)),
     rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),

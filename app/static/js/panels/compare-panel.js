@@ -6,6 +6,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { breakable, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
+import { formatBytes, formatCount } from "../lib/format.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -77,6 +78,36 @@ function modelLines(model) {
   return lines.length ? section("Model", el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
 }
 
+/** @type {Array<[string, string, (n: number) => string]>} */
+const COST_ROWS = [
+  ["params", "Parameters", formatCount], ["flops", "FLOPs", formatCount],
+  ["activation_bytes", "Activations", formatBytes], ["peak_activation_bytes", "At most at once", formatBytes],
+];
+
+/** What each side costs (GET .../stats of both, at the sizes given in Costs or Run) and how it moved. */
+function costsSection(d, ctx) {
+  const body = el("div", { class: "muted", id: "compare-costs" }, "Counting…");
+  const sec = section("Costs", body);
+  Promise.all([d.from, d.to].map((side) => ctx.actions.loadStatsOf(side.model, side.revision))).then(([before, now]) => {
+    clear(body);
+    body.classList.remove("muted");
+    const unknown = (st) => (st.unknown.flops_nodes ? ` (+ ${plural(st.unknown.flops_nodes, "node")} unknown)` : "");
+    body.append(el("table", { class: "compare-costs" },
+      el("thead", {}, el("tr", {}, ["", "before", "now", "change"].map((h, i) => el("th", { class: i ? "num" : "" }, h)))),
+      el("tbody", {}, COST_ROWS.map(([key, label, format]) => {
+        const a = before.totals[key];
+        const b = now.totals[key];
+        const known = typeof a === "number" && typeof b === "number";
+        const change = !known ? "?" : a === b ? "same" : `${b > a ? "+" : "−"}${format(Math.abs(b - a))}${a ? ` (${b > a ? "+" : "−"}${((100 * Math.abs(b - a)) / a).toFixed(1)} %)` : ""}`;
+        return el("tr", { "data-cost": key, class: known && a !== b ? "cost-moved" : "" },
+          el("td", {}, label), el("td", { class: "num" }, known || typeof a === "number" ? format(a) : "?", key === "flops" ? unknown(before) : ""),
+          el("td", { class: "num" }, typeof b === "number" ? format(b) : "?", key === "flops" ? unknown(now) : ""),
+          el("td", { class: "num" }, change));
+      }))));
+  }).catch((err) => { body.className = "field-error"; body.textContent = `The costs could not be counted: ${err.message || err}`; });
+  return sec;
+}
+
 function result(root, d, ctx) {
   const n = d.nodes;
   const sideName = (s) => (s.model === ctx.modelId ? `revision ${s.revision}` : `${s.name} (revision ${s.revision})`);
@@ -93,6 +124,7 @@ function result(root, d, ctx) {
     el("div", { class: "compare-legend" },
       el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")),
     n.changed.length || n.added.length ? stepper : null,
+    ctx.actions.loadStatsOf ? costsSection(d, ctx) : null,
     n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx)))) : null,
     n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", {}, nodeLink(ctx, a.node, a.name || a.node), " ", mono(a.op_type))))) : null,
     n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, r.name || r.node, " ", mono(r.op_type))))) : null,
