@@ -348,6 +348,25 @@ def test_a_model_too_big_to_wait_for_is_stored_then_marked(client, monkeypatch):
     assert summary["runtime"]["status"] == "fails" and summary["invalid"] == [why]
 
 
+def test_a_model_of_many_nodes_is_checked_in_the_background(client, monkeypatch):
+    """onnxruntime's session for a 31k-node graph took 8 s of its upload's answer: past
+    SYNC_NODES the upload answers at once, "pending", and the verdict follows."""
+    from app.api import runtime
+
+    monkeypatch.setattr(runtime, "SYNC_NODES", 3)
+    r = upload(client, classifier().SerializeToString())
+    assert r.status_code == 201
+    assert r.get_json()["validation"]["runtime"]["status"] == "pending"
+    mid = r.get_json()["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]["status"]
+        if status != "pending":
+            break
+        time.sleep(0.05)
+    assert status == "ok"
+
+
 def test_without_onnxruntime_the_verdict_is_skipped_and_nothing_is_refused(client, monkeypatch):
     monkeypatch.setattr(runtime_check, "ort_version", lambda: None)
     monkeypatch.setattr("app.api.runtime.ort_version", lambda: None)

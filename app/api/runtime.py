@@ -2,7 +2,8 @@
 of its validation next to the checker's.
 
 A revision's own verdict is computed while the request waits when the model is at most
-SYNC_BYTES (a few ms with a warm worker), else in the background ("pending" until then). An
+SYNC_BYTES and SYNC_NODES (a few ms with a warm worker), else in the background ("pending" until
+then). An
 edit's gate waits for the edited model's run when its base's run took at most GATE_WAITS_SECONDS,
 whatever the size (big weights cost the stand-in little: 1 GiB of MatMuls checks in ~0.1 s);
 otherwise the edit is stored first and marked invalid afterwards if onnxruntime ran its parent
@@ -21,6 +22,9 @@ from ..onnx_io.runtime_check import WALL_SECONDS, check_model, ort_version
 from .documents import LRU, external_reader, load, store
 
 SYNC_BYTES = 100 * 2**20
+# onnxruntime makes a session in ~0.25 ms a node: a 31k-node LLaMA's smoke run took 8 s of its
+# upload's answer; past this many nodes the verdict comes in the background
+SYNC_NODES = 4000
 SLOW_SECONDS = 1.5
 # an edit answers in < 0.5 s on a 420 MB model and < 1 s on 1.3 GiB (issue 13's targets): the gate
 # waits for runs that fit that (a 415 MiB BERT's: ~0.05 s; a 1.3 GiB GPT-2's, ~1 s, goes behind)
@@ -43,8 +47,12 @@ def model_bytes(revision) -> int:
     return store().model_size(revision)
 
 
-def is_quick(revision) -> bool:
-    return (store().where, revision.model_id) not in _slow and model_bytes(revision) <= SYNC_BYTES
+def is_quick(revision, model: onnx.ModelProto) -> bool:
+    return (
+        (store().where, revision.model_id) not in _slow
+        and model_bytes(revision) <= SYNC_BYTES
+        and len(model.graph.node) <= SYNC_NODES
+    )
 
 
 def gate_check(revision, base_verdict: dict, model: onnx.ModelProto) -> dict:
@@ -73,7 +81,7 @@ def runtime_verdict(revision, model: onnx.ModelProto, wait: bool = False) -> dic
     known = _stored(revision)
     if known is not None:
         return known
-    if wait or is_quick(revision):
+    if wait or is_quick(revision, model):
         return _verdicts.get(_key(revision), lambda: _compute(revision, model))
     in_background(revision.model_id, revision.rev)
     return PENDING

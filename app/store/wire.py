@@ -15,6 +15,8 @@ inference and the onnxruntime smoke run read their values.
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -107,7 +109,10 @@ def encode_varint(value: int) -> bytes:
 
 def _fields(buf, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
     """(field number, wire type, field start, payload start, payload end) of each field (a
-    varint's payload is its value's bytes; a group's, what lies between its tags)."""
+    varint's payload is its value's bytes; a group's, what lies between its tags). A run of
+    one repeated scalar field written unpacked (2M int64s: 2M varints, each with its tag) comes
+    as one field spanning the run: every caller reads such fields by number and range only, and
+    walking them one by one held the server's GIL for seconds."""
     pos = start
     while pos < end:
         field_start = pos
@@ -119,9 +124,23 @@ def _fields(buf, start: int, end: int) -> Iterator[tuple[int, int, int, int, int
         else:
             payload = pos
             pos = _skip(buf, pos, end, number, wire)
+            if wire in _SCALAR_RUNS and pos < end and buf[pos] == buf[field_start]:
+                pattern = _scalar_run(bytes(buf[field_start:payload]), wire)
+                while run := pattern.match(buf, pos, end):  # a slice at a time: re holds the GIL
+                    pos = run.end()
         if pos > end:
             raise WireError("field runs past the end of its message")
         yield number, wire, field_start, payload, pos
+
+
+# a scalar's bytes after its tag, by wire type: a varint, 8 bytes, 4 bytes
+_SCALAR_RUNS = {0: rb"[\x80-\xff]{0,9}[\x00-\x7f]", 1: rb"[\x00-\xff]{8}", 5: rb"[\x00-\xff]{4}"}
+
+
+@functools.lru_cache(maxsize=64)
+def _scalar_run(tag: bytes, wire: int) -> re.Pattern[bytes]:
+    """Repetitions of one scalar field (its tag's bytes), matched by re in C."""
+    return re.compile(b"(?:" + re.escape(tag) + _SCALAR_RUNS[wire] + b"){1,4096}", re.DOTALL)
 
 
 _START_GROUP, _END_GROUP = 3, 4
