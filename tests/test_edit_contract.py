@@ -151,6 +151,7 @@ def test_each_sample_is_accepted(client, stored, op):
     assert r.status_code == 200, r.get_json()
 
 
+@pytest.mark.fuzz
 def test_fuzz_every_op_field_and_wrong_type(app, client, stored, capsys):
     counts = {"requests": 0, "2xx": 0, "4xx": 0, "5xx": 0}
     for op, sample in SAMPLES.items():

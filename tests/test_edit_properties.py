@@ -4,6 +4,7 @@ stored revision failing a check the original passed, and refused batches change 
 from __future__ import annotations
 
 import onnx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_corpus import _passes_checker
@@ -122,6 +123,7 @@ def op_for(draw, model: onnx.ModelProto):
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
+@pytest.mark.fuzz
 @given(data=st.data(), key=st.sampled_from([p.parent.name for p in MODELS] + NODE_CASES))
 def test_random_edit_batches_never_break_a_passing_model(client, data, key):
     original_bytes = model_bytes(key)

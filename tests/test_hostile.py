@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hostile_corpus import CLASSES, corpus
 
-pytestmark = pytest.mark.xdist_group("hostile")  # one server process for the whole module
+pytestmark = [pytest.mark.xdist_group("hostile"), pytest.mark.fuzz]  # one server process for the module
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = corpus()

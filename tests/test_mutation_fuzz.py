@@ -14,6 +14,8 @@ import random
 import pytest
 from testkit import ONNX_DATA, node_testcases, upload
 
+pytestmark = pytest.mark.fuzz
+
 MUTANTS = int(os.environ.get("FUZZ_MUTANTS", "2000"))
 SEED = int(os.environ.get("FUZZ_SEED", "20261201"))
 VIEWS = ["", "/graph", "/validation", "/text", "/stats"]
