@@ -126,7 +126,7 @@ def test_the_heat_map_on_a_canvas_drawing(page, server, artifacts):
     summary = upload(page, server, llama_like(53), "llama_5k.onnx")
     open_model(page, server, summary["id"])
     page.click("#expand-all")
-    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=120_000)
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]:not([data-drawn=window])", timeout=120_000)
     assert page.get_attribute("#graph", "data-renderer") == "canvas"
     heat = page.evaluate(
         "[0, 1, 2, 3, 4, 5].map((k) => getComputedStyle(document.documentElement).getPropertyValue(`--g-heat-${k}`).trim())"

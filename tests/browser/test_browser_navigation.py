@@ -173,7 +173,7 @@ def test_names_and_attributes_keep_the_selection_in_the_window(page, server, art
     summary = upload(page, server, bert_like(12), "bert_like.onnx")
     open_model(page, server, summary["id"])
     page.click("#expand-all")  # hundreds of named boxes above it: a line more or less each
-    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]")
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]:not([data-drawn=window])")
     # the last node (the pooler's Tanh), at the bottom of the drawing
     node = page.locator("#graph [data-node-id]", has=page.locator(".t-op", has_text="Tanh")).get_attribute(
         "data-node-id"

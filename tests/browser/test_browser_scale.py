@@ -223,7 +223,8 @@ def graph_json(page, server, model_id) -> dict:
 
 
 def wait_settled(page, timeout=120_000):
-    page.wait_for_function("() => document.querySelector('#graph').dataset.state === 'ready'", timeout=timeout)
+    """Ready and drawn whole: the window's part goes in first, the rest a slice per frame after."""
+    page.wait_for_selector("#graph[data-state=ready]:not([data-drawn=window])", timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -394,7 +395,7 @@ def test_expand_all_draws_every_node_then_collapse_all(page, server):
     assert overview_view == overview(graph)
     started = time.monotonic()
     page.click("#expand-all")
-    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=120_000)
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]:not([data-drawn=window])", timeout=120_000)
     elapsed = time.monotonic() - started
     assert elapsed < 60, f"expand-all took {elapsed:.1f}s"
     ids = attr_list(page, "#graph [data-node-id]", "data-node-id")
@@ -425,7 +426,7 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     graph = graph_json(page, server, summary["id"])
     open_model(page, server, summary["id"])
     page.click("#expand-all")
-    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]", timeout=120_000)
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]:not([data-drawn=window])", timeout=120_000)
     assert page.get_attribute("#graph", "data-renderer") == "canvas"
     target = next(n for n in graph["nodes"] if n["name"] == "/model/layers.30/self_attn/Softmax")
     # a link selects it and brings it to the middle of the window
