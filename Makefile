@@ -13,14 +13,13 @@ run: setup $(EXAMPLE)
 	$(VENV)/bin/onnx-studio $(EXAMPLE)
 
 test: setup chromium postgres lint audit
-	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
+	$(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 	$(MAKE) --no-print-directory test-team
 
-# The API suite again with every app's store on PostgreSQL + S3, as a team's server keeps it
-# (tests/conftest.py); the browser, corpus and hostile-input (fuzz) tests don't depend on the
-# store's back end.
+# The API suite again with every app's store on PostgreSQL + S3, as a team's server keeps it;
+# what doesn't depend on the store's back end runs once (tests/conftest.py: RUN_ONCE).
 test-team: setup postgres
-	STUDIO_TEST_BACKEND=postgresql+s3 $(VENV)/bin/pytest -n 2 --dist loadgroup -q -m "not browser and not corpus and not wheel and not fuzz"
+	STUDIO_TEST_BACKEND=postgresql+s3 $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 
 # Known vulnerabilities in the installed Python packages, deprecations of the npm ones: what the
 # registries we can reach tell (scripts/audit_deps.py says what it can't cover and why).

@@ -14,6 +14,20 @@ from app import create_app
 # S3 (a database and a bucket prefix per data folder), as a team's server keeps it (`make test`
 # runs the API tests this way too); tests marked local_store check the folder store's own files.
 TEAM_BACKEND = os.environ.get("STUDIO_TEST_BACKEND") == "postgresql+s3"
+# What runs once, on the default store, and not again on PostgreSQL + S3: the browser, corpus,
+# wheel and hostile-input (fuzz) tests don't depend on the store's back end, local_store ones
+# check the folder store's own files, own_backends ones start servers on every back end themselves.
+RUN_ONCE = ("browser", "corpus", "wheel", "fuzz", "local_store", "own_backends")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not TEAM_BACKEND:
+        return
+    once = [item for item in items if any(item.get_closest_marker(m) for m in RUN_ONCE)]
+    if once:
+        config.hook.pytest_deselected(items=once)
+        skipped = set(once)
+        items[:] = [item for item in items if item not in skipped]
 
 
 @pytest.fixture
@@ -57,7 +71,7 @@ def s3_endpoint():
 
 @pytest.fixture(autouse=True)
 def _team_backend(request, monkeypatch):
-    if not TEAM_BACKEND or request.node.get_closest_marker("local_store"):
+    if not TEAM_BACKEND:
         yield
         return
     from s3_server import BUCKET

@@ -26,6 +26,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 STUDIO = Path(sys.executable).parent / "onnx-studio"
 
+# parametrized over the back ends here: run once, not again under STUDIO_TEST_BACKEND
+pytestmark = pytest.mark.own_backends
+
 
 def free_port() -> int:
     with socket.socket() as s:

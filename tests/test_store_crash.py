@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import onnx
+import pytest
 from store_crash_worker import edit, make_model
 
 from app.store.store import COLLECT_GRACE_SECONDS, Store
@@ -48,6 +49,8 @@ WORKER = Path(__file__).with_name("store_crash_worker.py")
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 20
 KINDS = ("upload", "edit", "collect")  # each must get kills of its own
+
+pytestmark = pytest.mark.local_store  # the folder store and SQLite index, in a process of its own
 
 
 def test_a_process_killed_at_any_moment_leaves_every_revision_whole(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import tempfile
 import threading
 
 import numpy as np
@@ -78,7 +79,13 @@ def symbolic_shapes(light: onnx.ModelProto, seconds: float) -> onnx.ModelProto |
     try:
         from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 
-        with _alarm(seconds):
+        # where it falls short it saves what it got as sym_shape_infer_temp.onnx (and its data)
+        # in the working directory: a scratch one, not the server's or the person's
+        with (
+            tempfile.TemporaryDirectory(prefix="studio-shapes-") as scratch,
+            contextlib.chdir(scratch),
+            _alarm(seconds),
+        ):
             return SymbolicShapeInference.infer_shapes(stand_in, auto_merge=True)
     except Exception:  # anything it raises, the alarm's TimeoutError included
         return None

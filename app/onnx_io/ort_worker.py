@@ -168,6 +168,22 @@ def _external_files(np, so, files: dict) -> list:
     return maps
 
 
+def _job_session(ort, np, job: dict, profile: str | None = None):
+    """A session for a run job: its threads, its external data mapped from the store's blobs.
+    With `profile` (a file prefix): onnxruntime's profiler on, graph optimisations off."""
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.intra_op_num_threads = int(job.get("threads", 1))
+    if profile:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    mapped = _external_files(np, so, job.get("files") or {})
+    sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
+    del mapped  # session creation copied what it needs
+    return sess
+
+
 def run(job: dict) -> dict:
     """Run the model on the job's inputs; save what was fed and the outputs asked for as .npy
     files in job["out"] (the server reads them): {"status", "inputs", "outputs": {name: path}, "ms"}."""
@@ -177,12 +193,7 @@ def run(job: dict) -> dict:
     ort.set_default_logger_severity(4)
     out_dir = job["out"]
     try:
-        so = ort.SessionOptions()
-        so.log_severity_level = 4
-        so.intra_op_num_threads = int(job.get("threads", 1))
-        mapped = _external_files(np, so, job.get("files") or {})
-        sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
-        del mapped  # session creation copied what it needs
+        sess = _job_session(ort, np, job)
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     try:
@@ -235,15 +246,7 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
     of the model runs (and is timed) as written; a first run to warm up, then `runs` timed ones.
     {"nodes": {node index: median µs}, "ms": median run ms, "runs"}: the main graph's nodes (a
     control-flow node's time includes its subgraphs')."""
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    so.intra_op_num_threads = int(job.get("threads", 1))
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(job["out"], "profile")
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    mapped = _external_files(np, so, job.get("files") or {})
-    sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
-    del mapped
+    sess = _job_session(ort, np, job, profile=os.path.join(job["out"], "profile"))
     for _ in range(runs + 1):
         sess.run(None, feeds)
     with open(sess.end_profiling()) as f:

@@ -25,6 +25,19 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1400, "height": 860}
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marks and xdist groups by them
+def pytest_collection_modifyitems(items):
+    """Every test in this folder is a browser test, and they run one at a time in one xdist
+    worker ("browser" group): two Chromiums drawing at once on 2 cores made timings flaky.
+    (The wheel test keeps a group of its own: it makes no drawing while building.)"""
+    for item in items:
+        if HERE in Path(item.path).parents:
+            item.add_marker(pytest.mark.browser)
+            if not item.get_closest_marker("xdist_group"):
+                item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def serve(config: dict):

@@ -6,12 +6,9 @@ import re
 
 import numpy as np
 import onnx
-import pytest
 from onnx import helper, numpy_helper
 
 from .browser_pages import tensor_cells, upload_bytes, wait_ready
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def test_tensor_pb_opened_from_the_start_page(page, server, tmp_path, artifacts):

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import onnx
-import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
 from .browser_models import custom_op_with_int64, inference_error_model, tiny_cnn
 from .browser_pages import open_model, upload
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def test_conv_schema_doc_and_flags_for_unknown_ops(page, server, artifacts):

@@ -9,8 +9,6 @@ from onnx import helper
 from .browser_models import custom_op_with_int64, hostile_strings, tiny_cnn
 from .browser_pages import hash_params, open_model, upload, wait_ready, wait_revision
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 
 def attribute(model: onnx.ModelProto, node_name: str, attr: str):
     node = next(n for n in model.graph.node if n.name == node_name)

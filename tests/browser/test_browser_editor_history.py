@@ -12,8 +12,6 @@ import pytest
 from .browser_models import tiny_cnn
 from .browser_pages import open_model, upload, wait_revision
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 
 def items(page) -> list[str]:
     return page.locator("#history-list > li").evaluate_all("els => els.map(e => e.dataset.revision)")

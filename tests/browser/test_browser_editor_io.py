@@ -4,13 +4,10 @@ renaming, removing an output."""
 from __future__ import annotations
 
 import onnx
-import pytest
 from onnx import TensorProto as T
 
 from .browser_models import tiny_cnn
 from .browser_pages import downloaded, open_model, upload, wait_revision
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def dims(value: onnx.ValueInfoProto) -> list:

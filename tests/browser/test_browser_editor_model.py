@@ -8,15 +8,12 @@ import zipfile
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from .browser_models import tiny_cnn
 from .browser_pages import downloaded, open_model, upload, wait_revision
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def with_dead_parts() -> onnx.ModelProto:

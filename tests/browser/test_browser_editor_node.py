@@ -12,8 +12,6 @@ from onnx import helper as h
 from .browser_models import tiny_cnn
 from .browser_pages import downloaded, open_model, replace_json, upload, wait_revision
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 
 def node_named(model: onnx.ModelProto, name: str) -> onnx.NodeProto:
     return next(n for n in model.graph.node if n.name == name)

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import pytest
 from onnx import numpy_helper as nh
 
 from .browser_models import if_model, tiny_cnn
 from .browser_pages import downloaded, open_model, replace_json, upload, wait_revision
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def show_tensor(page, name: str) -> None:

@@ -9,8 +9,6 @@ import pytest
 from .browser_models import kitchen_sink_model
 from .browser_pages import open_model, upload, wait_ready
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 
 @pytest.fixture
 def kitchen(page, server):

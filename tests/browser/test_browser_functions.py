@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from .browser_models import function_model
 from .browser_pages import open_model, upload, wait_ready
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def node_ids(page) -> list[str]:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from .browser_models import tiny_cnn
 from .conftest import serve
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 TOKEN = "browser-test-token"
 

@@ -9,15 +9,12 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from .browser_models import tiny_cnn
 from .browser_pages import upload
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def human(n: int) -> str:

@@ -6,7 +6,6 @@ slow edits say so."""
 from __future__ import annotations
 
 import onnx
-import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -15,8 +14,6 @@ from app.onnx_io.address import named_segment
 from .browser_models import if_model, official_node_models
 from .browser_pages import downloaded, open_model, reveal, upload, wait_ready, wait_revision
 from .scale_models import bert_like
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 VIEWPORT = "#graph svg > g.viewport"
 

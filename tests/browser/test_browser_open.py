@@ -12,8 +12,6 @@ import pytest
 from .browser_models import light_model, tiny_cnn
 from .browser_pages import open_model, upload, wait_ready
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 
 def test_upload_through_file_picker_draws_every_node(page, server, tmp_path):
     model = tiny_cnn()

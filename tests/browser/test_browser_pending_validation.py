@@ -9,8 +9,6 @@ import pytest
 from .browser_models import tiny_cnn
 from .browser_pages import wait_ready
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 
 @pytest.fixture
 def small_limit_server(tmp_path):

@@ -4,12 +4,9 @@ was stored past a gate is invalid."""
 from __future__ import annotations
 
 import onnxruntime as ort
-import pytest
 from test_runtime_gate import classifier  # tests/ is on sys.path, as for test_edits.py
 
 from .browser_pages import open_model, upload
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def test_runtime_verdict_and_invalid_marks_in_the_model_panel(page, server, artifacts):

@@ -18,8 +18,6 @@ from .browser_models import if_model, light_model, tiny_cnn
 from .browser_pages import LABEL_SIZES, address_of, hash_params, open_model, reveal, upload, wait_ready
 from .scale_models import bert_like, llama_like
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
 # grouping.js LIMITS, mirrored by `overview` below
 MIN_GROUP_NODES = 2
 SMALL_GRAPH = 500

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import onnx
-import pytest
 
 from .browser_models import if_model, light_model, tiny_cnn
 from .browser_pages import open_model, upload, wait_ready
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def boxes(page) -> list[dict]:

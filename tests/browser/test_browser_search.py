@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 from testkit import nested_search_model
 
 from .browser_pages import hash_params, open_model, upload, wait_ready
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 INNER_CONV = "n4/then_branch/n0/body/n0"
 BODY = "n4/then_branch/n0/body"

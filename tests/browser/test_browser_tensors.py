@@ -7,13 +7,10 @@ import math
 
 import numpy as np
 import onnx
-import pytest
 from onnx import numpy_helper
 
 from .browser_models import every_dtype_model, kitchen_sink_model, low_precision_model
 from .browser_pages import first_flat_index, open_model, tensor_cells, upload
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def initializer(model: onnx.ModelProto, name: str) -> np.ndarray:

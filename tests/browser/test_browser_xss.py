@@ -7,12 +7,9 @@ that) fails the test."""
 
 from __future__ import annotations
 
-import pytest
 from onnx import TensorProto, helper
 
 from .browser_pages import open_model, upload, wait_revision
-
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 PAYLOADS = [
     '<img src=x onerror="window.__pwned=1">',

@@ -23,7 +23,7 @@ from onnx import helper as h
 
 from .browser_pages import wait_ready
 
-pytestmark = [pytest.mark.wheel, pytest.mark.browser, pytest.mark.xdist_group("wheel")]
+pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel")]
 
 REPO = Path(__file__).resolve().parents[2]
 # what the page loads, besides the Python package

@@ -177,7 +177,7 @@ const panelContext = {
       return statsOf(state.summary ? state.summary.revision : null, state.dimSizes);
     },
     // any model's revision (Compare's other side), at the sizes given in Costs or Run
-    loadStatsOf: (modelId, revision) => (modelId === state.modelId ? statsOf(revision, state.dimSizes || {}) : api.getStats(modelId, state.dimSizes || {}, revision)),
+    loadStatsOf: (modelId, revision) => statsOf(revision, state.dimSizes || {}, modelId),
     currentStats: () => (state.summary ? statsOf(state.summary.revision, state.dimSizes || {}) : Promise.resolve(null)),
     rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),
@@ -374,17 +374,25 @@ function stepCompare(direction) {
   for (const li of sidebar.querySelectorAll(".compare-list li[data-node], .compare-changed")) li.classList.toggle("compare-current", li.getAttribute("data-node") === ids[c.step]);
 }
 
-let statsAsked = { key: "", answer: Promise.resolve(null) };
-/** GET .../stats once per revision and sizes: the model panel is drawn again as verdicts and
- * the graph arrive, and each drawing asked anew (three requests computing the same costs). */
-function statsOf(revision, sizes) {
-  const key = JSON.stringify([state.modelId, revision, sizes]);
-  if (statsAsked.key !== key) {
-    const answer = api.getStats(state.modelId, sizes, revision);
-    answer.catch(() => { if (statsAsked.answer === answer) statsAsked = { key: "", answer }; });
-    statsAsked = { key, answer };
+// the revision on screen and a comparison's two sides, each asked once (Compare asked both
+// sides again and again through a one-entry cache)
+const STATS_KEPT = 4;
+/** @type {Map<string, Promise<any>>} */
+const statsAsked = new Map();
+/** GET .../stats once per model, revision and sizes: the model panel is drawn again as verdicts
+ * and the graph arrive, and each drawing asked anew (three requests computing the same costs). */
+function statsOf(revision, sizes, modelId = state.modelId) {
+  const key = JSON.stringify([modelId, revision, sizes]);
+  let answer = statsAsked.get(key);
+  if (answer) statsAsked.delete(key); // kept as the latest asked
+  else {
+    answer = api.getStats(modelId, sizes, revision);
+    const asked = answer;
+    asked.catch(() => { if (statsAsked.get(key) === asked) statsAsked.delete(key); });
+    if (statsAsked.size >= STATS_KEPT) statsAsked.delete(statsAsked.keys().next().value);
   }
-  return statsAsked.answer;
+  statsAsked.set(key, answer);
+  return answer;
 }
 
 /** A run's node times (its "profile"), for the node panels of that revision. */
