@@ -3,7 +3,8 @@ revisions of a big graph (one rename apart) the first time it is asked for (both
 parsed) and again, against the floor of a bare onnx.load of the model's graph; a run of a model
 on random inputs (POST .../run: the model written out, a session made, one run, the outputs
 previewed), with compare_to, and with each node timed ("profile"), against a bare onnxruntime
-session + run in this process (and a profiled session + 4 runs, for the timed one).
+session + run in this process (and two profiled sessions + 4 runs each, optimisations off and
+on, for the timed one).
 
   .venv/bin/python bench/compare_run.py [--diff llama_deep] [--run resnet50] [--repeat 3]
 
@@ -150,16 +151,18 @@ def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) 
     del sess  # its weights: 2 GiB and more
     with tempfile.TemporaryDirectory() as traces:  # the profiler's own cost, as the run asks for it
         t = time.perf_counter()
-        so = ort.SessionOptions()
-        so.enable_profiling = True
-        so.profile_file_prefix = str(Path(traces) / "p")
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-        for _ in range(4):
-            sess.run(None, feeds)
-        sess.end_profiling()
+        # the nodes as written (optimisations off), then the graph onnxruntime optimises it into
+        for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+            so = ort.SessionOptions()
+            so.enable_profiling = True
+            so.profile_file_prefix = str(Path(traces) / f"p{int(level)}")
+            so.graph_optimization_level = level
+            sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+            for _ in range(4):
+                sess.run(None, feeds)
+            sess.end_profiling()
+            del sess
         profile_floor = time.perf_counter() - t
-        del sess
     with tempfile.TemporaryDirectory() as data_dir:
         proc, base = serve(data_dir)
         try:
@@ -179,7 +182,10 @@ def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) 
         "floor_session_and_run_s": round(floor, 3),
         "with_node_times_s": round(profiled[0], 3),
         "nodes_timed": len(profiled[1]["profile"]["nodes"]),
-        "floor_profiled_session_and_4_runs_s": round(profile_floor, 3),
+        "profiled_run_ms": profiled[1]["profile"]["ms"],
+        "optimized_run_ms": profiled[1]["profile"]["optimized_run"]["ms"],
+        "optimized_nodes": profiled[1]["profile"]["optimized_run"]["nodes"],
+        "floor_two_profiled_sessions_4_runs_each_s": round(profile_floor, 3),
     }
 
 

@@ -223,6 +223,12 @@ def test_each_node_timed_by_onnxruntimes_profiler(client):
     conv = next(n for n in profile["nodes"] if n["op_type"] == "Conv")
     reshape = next(n for n in profile["nodes"] if n["op_type"] == "Reshape")
     assert conv["time_us"] > reshape["time_us"]  # a 3x3 conv over 32x32 against a view
+    # and as onnxruntime runs it by default: its own graph, the LeakyRelu fused into the Conv
+    fused = profile["optimized_run"]
+    assert fused["ms"] > 0 and fused["nodes"] > 0
+    ops = [o["op_type"] for o in fused["ops"]]
+    assert "Conv" in ops and "LeakyRelu" not in ops, ops
+    assert [o["time_us"] for o in fused["ops"]] == sorted((o["time_us"] for o in fused["ops"]), reverse=True)
     assert "profile" not in run(client, mid, {"inputs": {}})  # only when asked
 
     # an If whose branch holds a nameless Relu, as the main graph's first node is: onnxruntime

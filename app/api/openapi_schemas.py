@@ -251,7 +251,7 @@ SCHEMAS: dict = {
             },
             "profile": {
                 "type": "boolean",
-                "description": "time each node of the main graph with onnxruntime's profiler (graph optimisations off; the median of 3 runs after a warm-up)",
+                "description": "time each node of the main graph with onnxruntime's profiler (graph optimisations off; the median of 3 runs after a warm-up), and each operator of the graph onnxruntime optimises it into",
             },
         },
     },
@@ -273,7 +273,7 @@ SCHEMAS: dict = {
             },
             "profile": {
                 "type": "object",
-                "description": 'with "profile": {"nodes": [{"node", "name", "op_type", "time_us"}], "ms", "runs", "optimized": false}; Constant nodes (initializers to onnxruntime) have no time',
+                "description": 'with "profile": {"nodes": [{"node", "name", "op_type", "time_us"}], "ms", "runs", "optimized": false} timed with graph optimisations off (Constant nodes, initializers to onnxruntime, have no time); "optimized_run": {"ms", "nodes", "ops": [{"op_type", "time_us"}]}: the same runs as onnxruntime runs the model by default (fused, reordered nodes), by operator',
             },
         },
     },

@@ -168,15 +168,17 @@ def _external_files(np, so, files: dict) -> list:
     return maps
 
 
-def _job_session(ort, np, job: dict, profile: str | None = None):
+def _job_session(ort, np, job: dict, profile: str | None = None, optimize: bool = True):
     """A session for a run job: its threads, its external data mapped from the store's blobs.
-    With `profile` (a file prefix): onnxruntime's profiler on, graph optimisations off."""
+    With `profile` (a file prefix): onnxruntime's profiler on; `optimize` False: graph
+    optimisations off (every node runs as the model has it)."""
     so = ort.SessionOptions()
     so.log_severity_level = 4
     so.intra_op_num_threads = int(job.get("threads", 1))
     if profile:
         so.enable_profiling = True
         so.profile_file_prefix = profile
+    if not optimize:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     mapped = _external_files(np, so, job.get("files") or {})
     sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
@@ -241,12 +243,12 @@ def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
-def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
-    """Each node's kernel time by onnxruntime's profiler: graph optimisations off, so every node
-    of the model runs (and is timed) as written; a first run to warm up, then `runs` timed ones.
-    {"nodes": {node index: median µs}, "ms": median run ms, "runs"}: the main graph's nodes (a
-    control-flow node's time includes its subgraphs')."""
-    sess = _job_session(ort, np, job, profile=os.path.join(job["out"], "profile"))
+def _profiled(ort, np, job: dict, feeds: dict, runs: int, optimize: bool) -> tuple[dict[int, list[float]], dict, list]:
+    """A first run to warm up, then `runs` timed ones under onnxruntime's profiler: the main
+    graph's kernel times {node index: [µs each run]}, each index's last kernel event, and the
+    timed runs' (start, end) in µs. onnxruntime numbers the nodes of the graph it runs: the
+    model's own with optimisations off, its fused and reordered ones with them on."""
+    sess = _job_session(ort, np, job, os.path.join(job["out"], "profile" if optimize else "profile-plain"), optimize)
     for _ in range(runs + 1):
         sess.run(None, feeds)
     with open(sess.end_profiling()) as f:
@@ -264,24 +266,46 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
     )
     # the main graph's kernels only: a subgraph's run inside its If/Loop/Scan's own kernel time
     # (the sequential executor runs one kernel at a time) and numbers its nodes from 0 again
-    outer: list[dict] = []
+    outer: dict[int, dict] = {}
+    times: dict[int, list[float]] = {}
     outer_end = -1.0
     for e in kernels:
-        if e["ts"] >= outer_end:
-            outer.append(e)
-            outer_end = e["ts"] + e["dur"]
-    times: dict[int, list[float]] = {}
-    for e in outer:
+        if e["ts"] < outer_end:
+            continue
+        outer_end = e["ts"] + e["dur"]
+        index = int(e["args"]["node_index"])
+        outer[index] = e
         if any(start <= e["ts"] <= stop for start, stop in windows):  # the warm-up run left out
-            times.setdefault(int(e["args"]["node_index"]), []).append(float(e["dur"]))
-    return {
+            times.setdefault(index, []).append(float(e["dur"]))
+    return times, outer, windows
+
+
+def _run_ms(windows: list) -> float | None:
+    return round(_median([(end - start) / 1000 for start, end in windows]), 3) if windows else None
+
+
+def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
+    """Each node's kernel time by onnxruntime's profiler, graph optimisations off, so every node
+    of the model runs (and is timed) as written: {"nodes": {node index: median µs}, "ops",
+    "names", "ms": median run ms, "runs"} (a control-flow node's time includes its subgraphs').
+    And "optimized": the same model as onnxruntime runs it by default (nodes fused, reordered
+    for the CPU's vector width), by the operators of that graph: {"ms", "ops": {op: µs}, "nodes"}."""
+    times, outer, windows = _profiled(ort, np, job, feeds, runs, optimize=False)
+    answer = {
         "nodes": {str(i): _median(ts) for i, ts in times.items()},
         # each index's op and name: the server matches them with the main graph's nodes
-        "ops": {str(e["args"]["node_index"]): e["args"].get("op_name", "") for e in outer},
-        "names": {str(e["args"]["node_index"]): e["name"][: -len("_kernel_time")] for e in outer},
-        "ms": round(_median([(end - start) / 1000 for start, end in windows]), 3) if windows else None,
+        "ops": {str(i): e["args"].get("op_name", "") for i, e in outer.items()},
+        "names": {str(i): e["name"][: -len("_kernel_time")] for i, e in outer.items()},
+        "ms": _run_ms(windows),
         "runs": len(windows),
     }
+    fused, fused_outer, fused_windows = _profiled(ort, np, job, feeds, runs, optimize=True)
+    by_op: dict[str, float] = {}
+    for i, ts in fused.items():
+        op = fused_outer[i]["args"].get("op_name", "")
+        by_op[op] = by_op.get(op, 0.0) + _median(ts)
+    answer["optimized"] = {"ms": _run_ms(fused_windows), "ops": by_op, "nodes": len(fused)}
+    return answer
 
 
 def _address_space() -> int:

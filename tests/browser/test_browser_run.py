@@ -61,6 +61,12 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     named = page.locator("#run-by-op code").all_text_contents()
     assert len(named) == 6 and named[0] == rows.first.locator("td:nth-child(2)").text_content()
     assert page.locator("#run-by-op").text_content().endswith("· 1 more")
+    # and as onnxruntime runs it by default: the LeakyRelu fused into the Conv, its run's time
+    optimized = page.locator("#run-optimized")
+    assert "As onnxruntime runs it by default" in optimized.text_content()
+    assert " with optimisations off" in optimized.text_content()
+    fused = page.locator("#run-by-op-optimized code").all_text_contents()
+    assert "Conv" in fused and "LeakyRelu" not in fused, fused
     page.click("#run-time-heat")
     legend = page.locator("#heat-legend:not([hidden])")
     legend.wait_for()
