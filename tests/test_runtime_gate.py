@@ -431,3 +431,34 @@ def test_the_worker_leaves_with_the_server(tmp_path):
         assert not any(_alive(int(p)) for p in workers), "the worker outlived the server"
     finally:
         server.kill()
+
+
+def test_a_session_onnxruntime_refuses_is_made_once(tmp_path, capfd, monkeypatch):
+    """onnxruntime's Python retries a session that fails to load with its fallback providers
+    (printing "EP Error" to stdout): with the CPU provider only, the same model again, twice the
+    time and memory for one verdict. The worker asks for no fallback."""
+    from app.onnx_io import ort_worker
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    data = bytearray(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    at = data.index(b"Relu")
+    data[at : at + 4] = b"R\xfflu"  # onnxruntime's error message can't be decoded: a ValueError
+    path = tmp_path / "m.onnx"
+    path.write_bytes(bytes(data))
+    made = []
+    real = ort.InferenceSession._create_inference_session
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ort.InferenceSession, "_create_inference_session", counted)
+    out = ort_worker.check({"path": str(path)})
+    assert out["status"] == "fails" and out["stage"] == "load", out
+    assert len(made) == 2  # optimised, then plain for a message naming the model's own node
+    assert "EP Error" not in capfd.readouterr().out

@@ -71,6 +71,13 @@ def _feed(ort, np, arg, dims_hint: int, rng):
     raise Skip(f'input "{arg.name}" has element type {elem}, which onnxruntime can\'t be fed from Python')
 
 
+def _new_session(ort, path: str, so):
+    """A CPU session. onnxruntime's Python falls back to the CPU provider when making a session
+    fails (printing "EP Error" to stdout): with the CPU provider only, that made every model it
+    refuses again, twice the time and memory for one answer."""
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"], enable_fallback=0)
+
+
 def _session(ort, path: str, optimize: bool):
     so = ort.SessionOptions()
     so.log_severity_level = 4  # failures come back as exceptions; the server's log stays quiet
@@ -80,7 +87,7 @@ def _session(ort, path: str, optimize: bool):
         ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     )
     so.add_session_config_entry("session.disable_prepacking", "1")  # no packed copy of big weights
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return _new_session(ort, path, so)
 
 
 def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
@@ -181,7 +188,7 @@ def _job_session(ort, np, job: dict, profile: str | None = None, optimize: bool 
     if not optimize:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     mapped = _external_files(np, so, job.get("files") or {})
-    sess = ort.InferenceSession(job["path"], so, providers=["CPUExecutionProvider"])
+    sess = _new_session(ort, job["path"], so)
     del mapped  # session creation copied what it needs
     return sess
 
