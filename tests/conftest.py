@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,41 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=once)
         skipped = set(once)
         items[:] = [item for item in items if item not in skipped]
+
+
+REPO = Path(__file__).resolve().parent.parent
+_STRAY = pytest.StashKey[set[str] | None]()
+
+
+def _stray_files() -> set[str] | None:
+    """Files in the checkout git neither tracks nor ignores (None outside a git checkout)."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "--others", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return set(out.stdout.splitlines()) if out.returncode == 0 else None
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the xdist controller, or a run without it
+        session.config.stash[_STRAY] = _stray_files()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Nothing a test or the server under test does may leave files in the checkout: the
+    server's working directory is the person's (onnxruntime's shape inference once wrote its
+    sym_shape_infer_temp.onnx there)."""
+    before = session.config.stash.get(_STRAY, None)
+    after = _stray_files() if before is not None else None
+    if before is None or after is None or not (after - before):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter:
+        reporter.ensure_newline()
+        reporter.write_sep("=", f"files left in the checkout by the tests: {sorted(after - before)}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture
