@@ -266,3 +266,26 @@ def test_each_node_timed_by_onnxruntimes_profiler(client):
 def test_profile_must_be_a_boolean(client):
     mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
     assert run(client, mid, {"inputs": {}, "profile": "yes"}, 400)["error"]["code"] == "bad_request"
+
+
+def test_node_times_stand_when_the_optimised_profile_fails(tmp_path, monkeypatch):
+    """The optimised graph's profile is a second session: if onnxruntime can't make or run
+    that one, the model's node times still come back, and the part missing says why."""
+    from app.onnx_io import ort_worker
+
+    real = ort_worker._profiled
+
+    def plain_only(ort, np_, job, feeds, runs, optimize):
+        if optimize:
+            raise RuntimeError("no optimised session today")
+        return real(ort, np_, job, feeds, runs, optimize)
+
+    monkeypatch.setattr(ort_worker, "_profiled", plain_only)
+    path = tmp_path / "m.onnx"
+    onnx.save(tiny_cnn(), path)
+    (tmp_path / "out").mkdir()
+    job = {"path": str(path), "out": str(tmp_path / "out"), "inputs": {"input": {"seed": 1}}, "profile": 1}
+    answer = ort_worker.run(job)
+    assert answer["status"] == "ok"
+    assert len(answer["profile"]["nodes"]) == 7 and answer["profile"]["runs"] == 1
+    assert answer["profile"]["optimized"] == {"error": "no optimised session today"}

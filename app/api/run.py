@@ -263,6 +263,8 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
             for op, us in sorted((fused.get("ops") or {}).items(), key=lambda kv: -kv[1])
         ],
     }
+    if "error" in fused:
+        optimized_run["error"] = fused["error"]
     return {
         "nodes": nodes,
         "ms": raw.get("ms"),

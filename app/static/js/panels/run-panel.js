@@ -85,6 +85,7 @@ function opTotals(nodes) {
 /** The same runs as onnxruntime makes them by default (graph optimised: nodes fused, reordered
  * for the CPU): its operators' shares, and how the run's time compares. */
 function optimizedRun(run, plainMs) {
+  if (run && run.error) return el("p", { class: "muted", id: "run-optimized" }, `The run as onnxruntime optimises it could not be profiled: ${run.error}`);
   if (!run || !run.ms || !run.ops || !run.ops.length) return null;
   const total = run.ops.reduce((a, o) => a + o.time_us, 0) || 1;
   const against = plainMs ? `, against ${formatMetric("time_us", plainMs * 1000)} with optimisations off` : "";
