@@ -69,9 +69,13 @@ def _is_loopback(host: str) -> bool:
 def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = False) -> None:
     from werkzeug.serving import make_server
 
+    from .onnx_io import offload
+    from .serving import GRACEFUL_SECONDS
     from .web import warm_pages
+    from .web.graceful import InFlight, stop_on_sigterm
 
-    server = make_server(host, port, app, threaded=True)
+    in_flight = InFlight(app)
+    server = make_server(host, port, in_flight, threaded=True)
     warm_pages(app)
     # what a process killed earlier left behind (blobs of models deleted meanwhile, temp files
     # of puts cut short) goes in the background, past the grace period
@@ -80,8 +84,12 @@ def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = Fals
     print(f"ONNX Studio on {url}  (Ctrl+C stops)", flush=True)
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
+    stop_on_sigterm(server)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
+    # no new requests from here; those under way finish (an edit being stored), then the helper goes
+    in_flight.wait_idle(GRACEFUL_SECONDS)
+    offload.stop()
 
 
 def _open(args):

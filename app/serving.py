@@ -35,6 +35,12 @@ class StudioServer(BaseApplication):
         return app
 
 
+def _worker_exit(server, worker) -> None:
+    from .onnx_io import offload
+
+    offload.stop()
+
+
 def run(config: dict[str, Any], host: str, port: int, workers: int, threads: int) -> None:
     StudioServer(
         config,
@@ -48,5 +54,6 @@ def run(config: dict[str, Any], host: str, port: int, workers: int, threads: int
             "accesslog": None,  # web/request_log.py writes one line per request
             "errorlog": "-",
             "proc_name": "onnx-studio",
+            "worker_exit": _worker_exit,
         },
     ).run()

@@ -211,6 +211,28 @@ def test_json_log_lines_with_request_ids(served, tmp_path):
 
 
 def test_sigterm_lets_a_request_under_way_finish(served):
+    sigterm_mid_upload(served)
+
+
+def test_the_single_process_server_stops_as_gracefully(tmp_path):
+    """`onnx-studio serve` (one process, werkzeug) on SIGTERM: the upload under way finishes,
+    the process ends at once after it (as a container's PID 1 it used to ignore the signal),
+    its helper with it, nothing reported leaked."""
+    served = Served(tmp_path, workers=1)
+    try:
+        served.upload(small_model(3))  # the helper process is started (validation)
+    except BaseException:
+        served.stop()
+        raise
+    started = time.monotonic()
+    log = sigterm_mid_upload(served)
+    assert time.monotonic() - started < 30
+    assert "leaked" not in log, log[-2000:]
+
+
+def sigterm_mid_upload(served: Served) -> str:
+    """SIGTERM while an upload's body is half sent: it is stored, the server exits 0, and a new
+    server on the same store has it, whole. The stopped server's log."""
     data = small_model(7, width=512)  # 1 MiB of weights
     body, ctype = multipart(data, "late.onnx")
     conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
@@ -227,12 +249,14 @@ def test_sigterm_lets_a_request_under_way_finish(served):
     assert response.status == 201, response.read()[:300]
     mid = json.loads(response.read())["id"]
     assert served.stop() == 0
+    log = served.stderr.read_text()
     # a new server on the same folder has it, whole
     again = Served(served.stderr.parent, database_url=served.database_url, blob_url=served.blob_url)
     try:
         assert again.get(f"/api/models/{mid}/download")[1] == data
     finally:
         again.stop()
+    return log
 
 
 def worker_pids(master: int) -> list[int]:

@@ -89,6 +89,16 @@ def _reset(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+def stop() -> None:
+    """End the helper with this process (a server's worker leaving): its pool's queues and locks
+    go with it, not left to multiprocessing's resource tracker to report as leaked."""
+    with _lock:
+        pool = _pool
+    if pool is not None:
+        _reset(pool)
+        pool.shutdown(wait=True)
+
+
 def prewarm() -> None:
     """Start the helper now (importing onnx there takes ~1 s, onnxruntime's symbolic shape
     inference with sympy ~1 s more): the first view needs them."""
