@@ -259,3 +259,11 @@ def test_an_empty_token_beyond_loopback_is_made_up_not_turned_off(capsys):
     assert token and token in capsys.readouterr().out
     loopback = _serve_values(["onnx-studio", "serve", "--host", "127.0.0.1"], {})
     assert cli.serve_token(loopback) is None
+
+
+def test_containers_are_given_the_time_a_graceful_stop_takes():
+    from app.serving import GRACEFUL_SECONDS
+
+    for name, service in _app_services(_compose()).items():
+        grace = re.fullmatch(r"(\d+)s", str(service.get("stop_grace_period", "10s")))
+        assert grace and int(grace.group(1)) > GRACEFUL_SECONDS, (name, service.get("stop_grace_period"))
