@@ -156,7 +156,8 @@ def test_wheel_built_from_the_sdist_without_node_serves_a_page_that_draws(page, 
         page.goto(url + "#path=&node=n0")  # a node selected: its operator doc renders Markdown
         wait_ready(page)
         assert page.locator("#graph [data-node-id]").count() >= 1
-        page.locator("#sidebar .schema-doc").wait_for()
+        # the doc shows as plain text at once, then as Markdown once marked and DOMPurify load
+        page.locator("#sidebar .schema-doc[data-md=ready]").wait_for()
         # the layout worker's own requests may reach the context's events late, or not at all:
         # the drawing above proves the worker loaded dagre, and the server answers each of them
         direct = {u: page.request.get(url.split("/models/")[0] + u).status for u in VENDOR_URLS}
