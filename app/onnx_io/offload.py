@@ -77,8 +77,9 @@ def _executor() -> ProcessPoolExecutor:
         return _pool
 
 
-def _reset(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool whose helper crashed or ran out of time (killing it if it still runs)."""
+def _reset(pool: ProcessPoolExecutor, wait: bool = False) -> None:
+    """Stop a pool whose helper crashed or ran out of time (killing it if it still runs); `wait`:
+    until its queues are closed too."""
     global _pool
     with _lock:
         if _pool is pool:
@@ -86,7 +87,7 @@ def _reset(pool: ProcessPoolExecutor) -> None:
     for p in list(getattr(pool, "_processes", {}).values()):
         if p.is_alive():
             p.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def stop() -> None:
@@ -95,8 +96,7 @@ def stop() -> None:
     with _lock:
         pool = _pool
     if pool is not None:
-        _reset(pool)
-        pool.shutdown(wait=True)
+        _reset(pool, wait=True)
 
 
 def prewarm() -> None:
