@@ -67,6 +67,18 @@ def test_each_edit_is_named_exactly(client, ops, expect):
     assert not d["same"]
 
 
+def test_rewiring_and_an_added_node_are_named_exactly(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    rev = edit(client, mid, {"op": "set_node_input", "node": "gap", "index": 0, "tensor": "r1"})
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert [(c["name"], c["fields"]) for c in d["nodes"]["changed"]] == [("gap", ["inputs: ['p1'] → ['r1']"])]
+    assert d["nodes"]["added"] == d["nodes"]["removed"] == []
+    rev2 = edit(client, mid, {"op": "add_node", "op_type": "Relu", "name": "side", "inputs": ["p1"]})
+    d = diff(client, mid, f"from={rev}&to={rev2}")
+    assert [(n["name"], n["op_type"]) for n in d["nodes"]["added"]] == [("side", "Relu")]
+    assert d["nodes"]["changed"] == d["nodes"]["removed"] == []
+
+
 def test_weights_metadata_and_io(client):
     mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
     rev = edit(

@@ -64,6 +64,8 @@ def op_for(draw, model: onnx.ModelProto):
                 "infer_shapes",
                 "set_model_field",
                 "insert_node",
+                "set_node_input",
+                "add_node",
                 "garbage",
             ]
         )
@@ -116,6 +118,19 @@ def op_for(draw, model: onnx.ModelProto):
             "op": kind,
             "tensor": draw(st.sampled_from(tensors)),
             "op_type": draw(st.sampled_from(["Relu", "Identity", "Conv", "Zork"])),
+        }
+    if kind == "set_node_input":
+        return {
+            "op": kind,
+            "node": draw(st.sampled_from(nodes)),
+            "index": draw(st.integers(0, 3)),
+            "tensor": draw(st.sampled_from([*tensors, ""])),
+        }
+    if kind == "add_node":
+        return {
+            "op": kind,
+            "op_type": draw(st.sampled_from(["Relu", "Add", "Split", "Zork"])),
+            "inputs": draw(st.lists(st.sampled_from([*tensors, ""]), max_size=3)),
         }
     return {"op": draw(st.sampled_from(["explode", 3, None]))}
 

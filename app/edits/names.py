@@ -87,6 +87,16 @@ def all_names(g: onnx.GraphProto) -> set[str]:
     return names
 
 
+def fresh_name(model: onnx.ModelProto, base: str, taken: set[str] | None = None) -> str:
+    """`base`, or `base_1`, `base_2`… : the first not in `taken` (by default every value name of
+    the model's main graph and the graphs it holds)."""
+    taken = all_names(model.graph) if taken is None else taken
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    return name
+
+
 @edit_op("rename_tensor", required("from", NAME, "the tensor's name"), required("to", NAME, "a name no tensor has yet"))
 def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
     """Rename a tensor (value) of the main graph everywhere it appears: producer, consumers, graph

@@ -9,7 +9,7 @@ from ..onnx_io.traverse import op_schema
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
 from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
-from .names import rename_in_graph
+from .names import fresh_name, rename_in_graph
 from .registry import edit_op
 
 
@@ -68,16 +68,6 @@ def _rename_in_function(f: onnx.FunctionProto, old: str, new: str) -> None:
             f.output[i] = new
 
 
-def _fresh_name(model: onnx.ModelProto, base: str) -> str:
-    from .names import all_names
-
-    taken = all_names(model.graph)
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    return name
-
-
 @edit_op(
     "insert_node",
     required("tensor", NAME, "a tensor of the main graph"),
@@ -123,7 +113,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     consumers = op.get("consumers")
     if consumers is None and producer is not None:
         # the producer now writes a fresh name; the new node writes `tensor` for every reader
-        fresh = _fresh_name(model, f"{tensor}_pre")
+        fresh = fresh_name(model, f"{tensor}_pre")
         out = g.node[producer].output
         out[list(out).index(tensor)] = fresh
         for v in g.value_info:
@@ -133,7 +123,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         node.output.append(tensor)
         g.node.insert(producer + 1, node)
         return f"inserted {op_type} after {tensor!r} (all readers)"
-    output = op.get("output") or _fresh_name(model, f"{tensor}_{op_type.lower()}")
+    output = op.get("output") or fresh_name(model, f"{tensor}_{op_type.lower()}")
     if output in _names(g):
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
     node.input.extend([tensor, *extra])

@@ -50,6 +50,15 @@ def graphs_within(g, descend: Callable[[onnx.GraphProto], bool] | None = None) -
         stack.extend((sub, depth + 1) for sub in reversed(subs))
 
 
+def node_reads(node: onnx.NodeProto) -> list[str]:
+    """The names a node reads: its inputs, and what the graphs it holds read (from outside them
+    or not: an If needs what its branches use before it runs)."""
+    names = list(node.input)
+    for g in subgraphs(node):
+        names.extend(name for sub in graphs_within(g) for n in sub.node for name in n.input)
+    return names
+
+
 def fold(g, combine: Callable[[Any, list[T]], T], depth: int = 0) -> T:
     """combine(g, [fold of each graph g's nodes hold]): a value built bottom up, for what a
     graph's answer takes from its subgraphs' (the names they read from outside, say)."""

@@ -34,7 +34,7 @@ from onnx import AttributeProto, numpy_helper
 from ..onnx_io.address import node_id
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
-from ..onnx_io.traverse import graphs_within, subgraphs, walk_graphs
+from ..onnx_io.traverse import node_reads, walk_graphs
 from .formula import Poly, SymbolicDims, terms
 
 Shape = list[int] | None  # None: rank or a dim unknown
@@ -513,15 +513,6 @@ def _output_bytes(node: onnx.NodeProto, values: Values) -> Poly | int:
     return out
 
 
-def _reads(node: onnx.NodeProto) -> list[str]:
-    """The names a node reads: its inputs, and what the graphs it holds read (from outside them
-    or not: an If keeps what its branches use alive until it has run)."""
-    names = list(node.input)
-    for g in subgraphs(node):
-        names.extend(name for sub in graphs_within(g) for n in sub.node for name in n.input)
-    return names
-
-
 def _live_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[list[int] | None, int]:
     """The bytes of activations alive as each node of the main graph writes its outputs, when the
     graph runs in its order: the inputs fed and each node's outputs live from their writing to
@@ -532,7 +523,7 @@ def _live_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[
     input's size is unknown, since then nearly every size is."""
     last: dict[str, int] = {}
     for i, node in enumerate(g.node):
-        for name in _reads(node):
+        for name in node_reads(node):
             last[name] = i
     for o in g.output:
         last[o.name] = len(g.node)

@@ -1,0 +1,235 @@
+"""Rewiring: point one input of a node at another tensor, add a node that reads tensors already
+there. Both work in any graph (subgraphs and model functions too) and keep the node order a
+topological one, moving as few nodes as needed."""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+
+import onnx
+from onnx import defs
+
+from ..errors import NotFound, StudioError
+from ..onnx_io.address import GraphRef, node_id, resolve_graph
+from ..onnx_io.traverse import node_reads, op_schema
+from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
+from .jsontypes import Array, Integer, Map, optional, required
+from .locate import find_node, node_words
+from .names import all_names, fresh_name
+from .registry import edit_op
+
+Container = onnx.GraphProto | onnx.FunctionProto
+
+
+def _defined_here(c: Container) -> set[str]:
+    """The values a graph or function defines itself: its inputs, initializers, nodes' outputs."""
+    if isinstance(c, onnx.FunctionProto):
+        names = set(c.input)
+    else:
+        names = {v.name for v in c.input} | {t.name for t in c.initializer}
+        names |= {s.values.name for s in c.sparse_initializer}
+    names.update(x for n in c.node for x in n.output)
+    names.discard("")
+    return names
+
+
+def _scopes(model: onnx.ModelProto, ref: GraphRef) -> list[Container]:
+    """ref's graph, then each graph enclosing it out to the main graph (or function)."""
+    return [ref.container, *(resolve_graph(model, c["path"]).container for c in reversed(ref.crumbs[:-1]))]
+
+
+def _visible(model: onnx.ModelProto, ref: GraphRef) -> set[str]:
+    """What a node of ref's graph may read: its own values and its enclosing graphs' (a subgraph
+    reads the outer scope by name)."""
+    return set().union(*(_defined_here(c) for c in _scopes(model, ref)))
+
+
+def _taken(model: onnx.ModelProto, ref: GraphRef) -> set[str]:
+    """Names a new value of ref's graph must not take."""
+    if isinstance(ref.container, onnx.FunctionProto):
+        f = ref.container
+        return set(f.input) | set(f.output) | {x for n in f.node for x in (*n.input, *n.output)}
+    return all_names(model.graph)
+
+
+def _where(ref: GraphRef) -> str:
+    return "the main graph" if not ref.path else f"graph {ref.path}"
+
+
+def topological_order(c: Container) -> list[int] | None:
+    """The node positions of c in an order where every node comes after the producers of what it
+    reads (a subgraph's reads from this graph included), as close to the present order as can be
+    (a node moves only when it must); None when the nodes read each other in a cycle."""
+    producer = {x: i for i, n in enumerate(c.node) for x in n.output if x}
+    after: list[list[int]] = [[] for _ in c.node]
+    waiting = [0] * len(c.node)
+    for i, n in enumerate(c.node):
+        sources = {producer[x] for x in node_reads(n) if x in producer}
+        if i in sources:  # reads its own output (through a subgraph, say)
+            return None
+        for p in sources:
+            after[p].append(i)
+            waiting[i] += 1
+    ready = [i for i, w in enumerate(waiting) if not w]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in after[i]:
+            waiting[j] -= 1
+            if not waiting[j]:
+                heapq.heappush(ready, j)
+    return order if len(order) == len(c.node) else None
+
+
+def _reorder(c: Container, order: list[int]) -> int:
+    """Put c's nodes in `order`; the number of nodes that moved (the fewest that, taken out and
+    put back elsewhere, give that order: those off its longest run kept in the old order)."""
+    if order == list(range(len(c.node))):
+        return 0
+    nodes = [onnx.NodeProto() for _ in order]
+    for new, old in zip(nodes, order, strict=True):
+        new.CopyFrom(c.node[old])
+    del c.node[:]
+    c.node.extend(nodes)
+    tails: list[int] = []  # longest increasing subsequence, patience style
+    for i in order:
+        k = bisect.bisect_left(tails, i)
+        tails[k : k + 1] = [i]
+    return len(order) - len(tails)
+
+
+def _keep_order(model: onnx.ModelProto, ref: GraphRef, cause: str) -> int:
+    """Put the nodes of ref's graph and of every graph around it (a subgraph's reads order the
+    graph holding it) back in a topological order; the number moved. A cycle is refused."""
+    scopes = _scopes(model, ref)
+    orders = [topological_order(c) for c in scopes]
+    if any(order is None for order in orders):
+        raise StudioError("cycle", f"{cause}: reading it there makes a cycle")
+    return sum(_reorder(c, order) for c, order in zip(scopes, orders, strict=True) if order is not None)
+
+
+def _input_param(schema: defs.OpSchema | None, index: int) -> tuple[str, bool] | None:
+    """(formal name, optional?) of input `index` under the schema, None past its last input."""
+    if schema is None:
+        return None
+    params = list(schema.inputs)
+    if not params:
+        return None
+    param = params[min(index, len(params) - 1)]
+    if index >= len(params) and param.option != defs.OpSchema.FormalParameterOption.Variadic:
+        return None
+    return param.name, param.option == defs.OpSchema.FormalParameterOption.Optional
+
+
+@edit_op(
+    "set_node_input",
+    required("node", NODE, "the node"),
+    required("index", Integer(minimum=0), "which of its inputs (0 the first; its input count adds one)"),
+    required("tensor", STRING, 'the tensor it reads there ("" leaves an optional input out)'),
+)
+def set_node_input(model: onnx.ModelProto, op: dict) -> str:
+    """Make one input of a node read another tensor: any value its graph (or an enclosing one)
+    has — a graph input, an initializer, another node's output. The index one past its last input
+    adds an optional input; "" leaves an optional input out. The nodes are put back in an order
+    where each comes after what it reads, moving only those that must; a tensor computed from this
+    node's own outputs would make a cycle and is refused."""
+    ref, _, node, nid = find_node(model, op["node"])
+    index, tensor = op["index"], op["tensor"]
+    who = node_words(node, nid)
+    if index > len(node.input):
+        raise StudioError(
+            "bad_value", f"set_node_input: {who} has {len(node.input)} input(s); index {index} is past the next one"
+        )
+    schema = op_schema(model, ref.container, node)
+    param = _input_param(schema, index)
+    if schema is not None and param is None:
+        raise StudioError("schema_mismatch", f"set_node_input: {node.op_type} has no input {index}")
+    if tensor and tensor in node.output:
+        raise StudioError("cycle", f"set_node_input: {who} can't read its own output {tensor!r}")
+    if tensor and tensor not in _visible(model, ref):
+        raise NotFound("unknown_tensor", f"set_node_input: no tensor {tensor!r} in {_where(ref)} or around it")
+    if not tensor and param is not None and not param[1]:
+        raise StudioError(
+            "schema_mismatch", f"set_node_input: input {index} ({param[0]}) of {node.op_type} is required"
+        )
+    was = node.input[index] if index < len(node.input) else ""
+    if tensor == was:
+        return f"{who} input {index} already reads {tensor!r}"
+    if index == len(node.input):
+        node.input.append(tensor)
+    else:
+        node.input[index] = tensor
+    while node.input and not node.input[-1]:  # trailing empty inputs are just left out
+        node.input.pop()
+    moved = _keep_order(model, ref, f"set_node_input: {tensor!r} is computed from {who}'s outputs")
+    what = f"now reads {tensor!r}" if tensor else "is left out"
+    out = f"{who} input {index} {what}" + (f" (was {was!r})" if was else "")
+    return out + (f"; {moved} node(s) moved to keep the order" if moved else "")
+
+
+@edit_op(
+    "add_node",
+    required("op_type", NAME, "the new node's operator"),
+    optional("domain", STRING, 'its domain ("" is ai.onnx)', default=""),
+    optional("name", STRING, "its name (unique in its graph)", default=""),
+    optional(
+        "inputs", Array(STRING, label="an array of tensor names"), 'the tensors it reads ("" skips one)', default=[]
+    ),
+    optional(
+        "outputs",
+        Array(NAME, label="an array of new tensor names"),
+        "the names it writes (fresh ones, as many as the operator's schema needs, if absent)",
+    ),
+    optional(
+        "attributes",
+        Map(ATTRIBUTE_VALUE, label="an object: attribute name -> value"),
+        "its attributes, typed from the operator schema",
+        default={},
+    ),
+    optional("graph", GRAPH_PATH, "the graph it goes in", default=""),
+)
+def add_node(model: onnx.ModelProto, op: dict) -> str:
+    """Add a node of any operator reading tensors the graph already has and writing new ones;
+    nothing else is rewired (connect its outputs with set_node_input or add_output). It goes at
+    the end of its graph, so every other node there keeps its place and id (a graph around it is
+    reordered only when the node reads what that graph computes after its holder)."""
+    from .attributes import new_attribute
+
+    ref = resolve_graph(model, op["graph"])
+    c = ref.container
+    node = onnx.NodeProto(op_type=op["op_type"], domain=op["domain"], name=op["name"])
+    if node.name and any(n.name == node.name for n in c.node):
+        raise StudioError("duplicate_name", f"add_node: {_where(ref)} already has a node named {node.name!r}")
+    visible = _visible(model, ref)
+    unknown = [x for x in op["inputs"] if x and x not in visible]
+    if unknown:
+        raise NotFound("unknown_tensor", f"add_node: no tensor {unknown[0]!r} in {_where(ref)} or around it")
+    node.input.extend(op["inputs"])
+    for attr_name, value in op["attributes"].items():
+        node.attribute.append(new_attribute(model, c, node, attr_name, value, None))
+    taken = _taken(model, ref)
+    outputs = op.get("outputs")
+    if outputs is None:
+        schema = op_schema(model, c, node)
+        count = max(1, schema.min_output) if schema is not None else 1
+        base = node.name or op["op_type"].lower()
+        outputs = []
+        for k in range(count):
+            outputs.append(fresh_name(model, f"{base}_out" if count == 1 else f"{base}_out{k}", taken))
+            taken.add(outputs[-1])
+    else:
+        clash = next((x for x in outputs if x in taken or outputs.count(x) > 1), None)
+        if clash is not None:
+            raise StudioError("name_taken", f"add_node: {clash!r} is already used")
+    node.output.extend(outputs)
+    c.node.append(node)
+    # its own graph's order holds (it comes last); one around it may not, when it reads from there
+    moved = _keep_order(model, ref, f"add_node: {node.op_type} reads what its graph's holder computes")
+    nid = node_id(ref.path, len(c.node) - 1)
+    reads = ", ".join(map(repr, filter(None, op["inputs"]))) or "nothing"
+    writes = ", ".join(map(repr, outputs))
+    out = f"added {node_words(node, nid)} in {_where(ref)}, reading {reads}, writing {writes}"
+    return out + (f"; {moved} node(s) moved to keep the order" if moved else "")
