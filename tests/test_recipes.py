@@ -124,6 +124,24 @@ def test_replayed_on_its_own_model_a_recipe_makes_the_servers_bytes(client, hist
     assert np.array_equal(numpy_helper.to_array(model.graph.initializer[1]), bias)
 
 
+def test_rewiring_replays_to_the_servers_bytes(client, tmp_path):
+    """add_node + set_node_input (which may reorder nodes) give the same bytes headless."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    head = edit(
+        client,
+        mid,
+        0,
+        {"op": "add_node", "op_type": "Sigmoid", "name": "gate", "inputs": ["c"]},
+        {"op": "set_node_input", "node": "@relu", "index": 0, "tensor": "gate_out"},
+    )
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, conv_model(), recipe)
+    assert run.returncode == 0, run.stderr
+    out = (tmp_path / "out.onnx").read_bytes()
+    assert out == client.get(f"/api/models/{mid}/download?revision={head}").data
+    assert [n.name for n in onnx.load_from_string(out).graph.node] == ["conv", "gate", "relu"]
+
+
 def test_a_recipe_edits_the_next_export_of_the_model(client, history, tmp_path):
     """Other weights, same structure: the same renames, attribute, metadata and bias."""
     mid, _, bias = history

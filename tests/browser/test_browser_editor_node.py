@@ -176,6 +176,49 @@ def test_insert_node_after_and_before(page, server, artifacts):
     assert list(node_named(model, "softmax").input) == list(before.output)
 
 
+def test_rewire_an_input_and_add_a_node_as_an_output(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=@gap")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "GlobalAveragePool"
+
+    # rewire: the pool skipped, GlobalAveragePool reads the LeakyRelu's output
+    panel.locator("#node-edit [data-action=rewire]").click()
+    form = panel.locator(".ed-rewire")
+    slot = form.locator("input[data-index='0']")
+    slot.wait_for()
+    assert slot.input_value() == "p1"
+    assert form.locator("label", has_text="X").count() == 1  # the slot is named by the schema
+    options = form.locator("datalist option").evaluate_all("os => os.map(o => o.value)")
+    assert "r1" in options and "g1" not in options  # its own output can't feed it
+    slot.fill("r1")
+    page.screenshot(path=str(artifacts / "editor-node-rewire.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator(".panel-title").text_content() == "GlobalAveragePool"  # still selected
+    assert "r1" in panel.locator(".tensor-list").first.text_content()
+
+    # add a node beside the graph: a Sigmoid reading its output, made a graph output
+    panel.locator("#node-edit [data-action=add-node]").click()
+    form = panel.locator(".ed-add-node")
+    assert form.locator("input[name=inputs]").input_value() == "g1"
+    form.locator("input[name=op_type]").fill("Sigmoid")
+    form.locator("input[name=name]").fill("gate")
+    assert form.locator("input[name=output]").is_checked()
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 2)
+    assert panel.locator(".panel-title").text_content() == "Sigmoid"  # the new node is selected
+    assert page.locator("#graph [data-node-id=n8]").count() == 1
+
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    assert list(node_named(model, "gap").input) == ["r1"]
+    gate = node_named(model, "gate")
+    assert gate.op_type == "Sigmoid" and list(gate.input) == ["g1"] and list(gate.output) == ["gate_out"]
+    assert [o.name for o in model.graph.output] == ["probs", "gate_out"]
+    assert [n.name for n in model.graph.node][:8] == [n.name for n in tiny_cnn().graph.node]
+
+
 def test_change_operator_and_add_graph_output(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")

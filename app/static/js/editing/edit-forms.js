@@ -264,6 +264,22 @@ export function operatorField(opsetImport, { name = "op_type", value = "", place
 }
 
 /**
+ * A <datalist> of the value names a node of `graph` (graph JSON) can read: its inputs,
+ * initializers and nodes' outputs, and the names it reads from graphs around it; `exclude`
+ * (a node's own outputs, say) left out.
+ */
+export function tensorNameList(graph, exclude = []) {
+  const names = new Set([
+    ...(graph.inputs || []).map((v) => v.name),
+    ...(graph.initializers || []).map((t) => t.name),
+    ...(graph.nodes || []).flatMap((n) => n.outputs || []),
+    ...(graph.outer_scope || []),
+  ]);
+  for (const name of ["", ...exclude]) names.delete(name);
+  return el("datalist", { id: fieldId("tensors") }, [...names].map((name) => el("option", { value: name })));
+}
+
+/**
  * A row of buttons, each opening its own form in one shared area below (a click on the open
  * one closes it). items: [{label, build: () => Node, cls, key}]. Returns the wrapper.
  */

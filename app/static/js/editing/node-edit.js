@@ -1,12 +1,14 @@
 // Editing one node from its panel: rename it, change its operator, add an attribute (from the
-// schema's attributes it doesn't set), insert a node before or after it, delete it (optionally
-// reconnecting its readers), make one of its outputs a graph output.
+// schema's attributes it doesn't set), insert a node before or after it, rewire its inputs, add a
+// node reading its outputs, delete it (optionally reconnecting its readers), make one of its
+// outputs a graph output.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { dtypeNumber, isDtypeAttribute } from "../lib/format.js";
 import { parseAttributeInput } from "../panels/attribute-view.js";
 import {
-  ATTRIBUTE_TYPES, actionBar, checkbox, editForm, field, fieldId, operatorField, parseTensorJSON, select, submit, textInput,
+  ATTRIBUTE_TYPES, actionBar, checkbox, editForm, field, fieldId, operatorField, parseTensorJSON, select, submit,
+  tensorNameList, textInput,
 } from "./edit-forms.js";
 
 /** The index of a main-graph node from its id ("n7" -> 7), else null. */
@@ -247,6 +249,133 @@ function insertForm(node, ctx, where) {
   return form;
 }
 
+/** `base`, or `base_1`, `base_2`…: the first name no value of `graph` (graph JSON) has. */
+function freshName(graph, base) {
+  const taken = new Set([
+    ...(graph.inputs || []).map((v) => v.name), ...(graph.outputs || []).map((v) => v.name),
+    ...(graph.initializers || []).map((t) => t.name),
+    ...(graph.nodes || []).flatMap((n) => [...(n.inputs || []), ...(n.outputs || [])]),
+  ]);
+  let name = base;
+  for (let k = 1; taken.has(name); k += 1) name = `${base}_${k}`;
+  return name;
+}
+
+/** The label of input slot `i` under the operator's schema: "B (optional)", "inputs #2". */
+function slotLabel(schema, i) {
+  const params = schema && schema.kind === "schema" ? schema.inputs || [] : [];
+  if (!params.length) return `Input ${i}`;
+  const p = params[Math.min(i, params.length - 1)];
+  if (i >= params.length && p.option !== "variadic") return null;
+  const name = p.option === "variadic" ? `${p.name} #${i - params.length + 2}` : p.name;
+  return p.option === "optional" ? `${name} (optional)` : name;
+}
+
+/**
+ * Rewire (set_node_input): each input slot of the node as a tensor name to read, with the
+ * graph's names to pick from, and one more slot while the schema takes more; an optional input
+ * left empty is left out. Only the slots changed are sent.
+ */
+function rewireForm(node, ctx) {
+  const current = [...(node.inputs || [])];
+  const list = tensorNameList(ctx.graph || {}, node.outputs || []);
+  const holder = el("div", { class: "ed-rewire-slots" }, el("div", { class: "muted" }, "Loading the operator's inputs…"));
+  /** @type {HTMLInputElement[]} */
+  let fields = [];
+  const build = (schema) => {
+    const max = schema && schema.kind === "schema" ? schema.max_inputs : current.length;
+    const count = Math.min(Math.max(current.length + (max > current.length ? 1 : 0), 1), current.length + 1);
+    fields = [];
+    const rows = [];
+    for (let i = 0; i < count; i += 1) {
+      const label = slotLabel(schema, i);
+      if (label === null) break;
+      const input = textInput(`input-${i}`, current[i] || "", {
+        class: "mono", list: list.id, "data-index": String(i), placeholder: i < current.length ? "(left out)" : "add an input: a tensor name",
+        "aria-label": `Input ${i} (${label})`,
+      });
+      fields.push(input);
+      rows.push(field(label, input));
+    }
+    holder.replaceChildren(...rows);
+  };
+  ctx.actions.loadSchema(node.id).then(build).catch(() => build(null));
+  const { form } = editForm("ed-rewire", [
+    el("p", { class: "ed-hint muted ed-explain" }, "Type or pick the tensor each input reads: a graph input, an initializer or another node's output. Nodes are reordered when needed so each comes after what it reads."),
+    holder,
+    list,
+    el("div", { class: "ed-actions" }, submit("Rewire")),
+  ], async () => {
+    const ops = fields.map((input, i) => [i, input.value.trim()])
+      .filter(([i, tensor]) => tensor !== (current[i] || ""))
+      .map(([index, tensor]) => ({ op: "set_node_input", node: node.id, index, tensor }));
+    if (!ops.length) throw new Error("Nothing changed: type the name of another tensor for an input.");
+    await ctx.actions.edit(ops);
+  });
+  return form;
+}
+
+/**
+ * Add a node (add_node) that reads this node's first output (or other tensors) and writes new
+ * ones, rewiring nothing: a branch beside the graph, to make a graph output or to wire in next.
+ */
+function addNodeForm(node, ctx) {
+  const graph = ctx.graph || {};
+  const op = operatorField(ctx.summary ? ctx.summary.opset_import : []);
+  const domain = textInput("domain", "", { class: "mono", placeholder: "ai.onnx", "aria-label": "Domain" });
+  const name = textInput("name", "", { class: "mono", placeholder: "optional", "aria-label": "Name of the new node" });
+  const reads = textInput("inputs", (node.outputs || []).filter(Boolean)[0] || "", { class: "mono", "aria-label": "Inputs of the new node" });
+  const outs = textInput("outputs", "", { class: "mono", placeholder: "new names (fresh ones if empty)", "aria-label": "Outputs of the new node" });
+  const output = checkbox("output", "Make its first output a graph output", inMainGraph(ctx));
+  const attrsBox = el("div", { class: "ed-attrs-box" });
+  const attrs = attributeFields(attrsBox);
+  let shown;
+  const onOp = () => {
+    const entry = op.lookup(op.input.value);
+    if (entry === shown) return;
+    shown = entry;
+    if (entry) domain.value = entry.domain;
+    attrs.show(entry);
+  };
+  op.input.addEventListener("input", onOp);
+  op.input.addEventListener("change", onOp);
+  op.ready.then(onOp);
+  const { form } = editForm("ed-add-node", [
+    el("p", { class: "ed-hint muted ed-explain" }, "A new node reading tensors of this graph and writing new ones; no reader of this node changes."),
+    el("div", { class: "ed-grid2" }, field("Operator", op.input), field("Domain", domain)),
+    op.list,
+    field("Name", name),
+    field("Inputs", reads, "Tensor names, comma separated, in the operator's order."),
+    field("Outputs", outs, "New tensor names, comma separated."),
+    inMainGraph(ctx) ? output : null,
+    attrsBox,
+    el("div", { class: "ed-actions" }, submit("Add node")),
+  ], async (f) => {
+    const opType = op.input.value.trim();
+    if (!opType) throw new Error("Choose the operator of the new node, e.g. Relu.");
+    const entry = op.lookup(opType);
+    /** @type {{op: string, op_type: string, inputs: string[], graph?: string, domain?: string, name?: string, attributes?: object, outputs?: string[]}} */
+    const add = { op: "add_node", op_type: entry ? entry.op_type : opType, inputs: names(reads.value) };
+    if (graph.path) add.graph = graph.path;
+    if (domain.value.trim() && domain.value.trim() !== "ai.onnx") add.domain = domain.value.trim();
+    if (name.value.trim()) add.name = name.value.trim();
+    const values = attrs.read();
+    if (Object.keys(values).length) add.attributes = values;
+    /** @type {object[]} */
+    const ops = [add];
+    const written = names(outs.value);
+    if (f.elements.output && f.elements.output.checked) {
+      // the graph output needs its name now: the first typed, else a fresh one
+      if (!written.length) written.push(freshName(graph, `${(add.name || add.op_type).toLowerCase()}_out`));
+      ops.push({ op: "add_output", tensor: written[0] });
+    }
+    if (written.length) add.outputs = written;
+    const at = (graph.nodes || []).length; // appended: every other node keeps its id
+    await ctx.actions.edit(ops, { selection: { kind: "node", id: graph.path ? `${graph.path}/n${at}` : `n${at}` } });
+  });
+  return form;
+}
+
 function deleteForm(node, ctx) {
   const reconnect = checkbox("reconnect", "Reconnect", (node.inputs || []).some(Boolean) && (node.outputs || []).length === 1,
     "its first input feeds its readers");
@@ -268,6 +397,8 @@ export function nodeActions(node, ctx) {
   const items = [];
   if (main && (node.outputs || []).length) items.push({ key: "insert-after", label: "Insert after", build: () => insertForm(node, ctx, "after") });
   if (main && (node.inputs || []).some(Boolean)) items.push({ key: "insert-before", label: "Insert before", build: () => insertForm(node, ctx, "before") });
+  items.push({ key: "rewire", label: "Rewire", build: () => rewireForm(node, ctx) });
+  items.push({ key: "add-node", label: "Add node", build: () => addNodeForm(node, ctx) });
   items.push({ key: "change-op", label: "Change op", build: () => changeOpForm(node, ctx) });
   items.push({ key: "delete", label: "Delete", cls: "btn-danger", build: () => deleteForm(node, ctx) });
   const bar = actionBar(items, { cls: "node-actions" });
