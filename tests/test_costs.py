@@ -251,8 +251,14 @@ def test_costs_as_formulas_in_the_inputs_dims(client):
     position slice (its length read off the input's shape) gives 32·batch·seq + 1024·seq, which
     at any sizes is what counting at those sizes gives."""
     data = position_slice_model().SerializeToString()
-    formula = stats(client, data)["formula"]
+    symbolic = stats(client, data)
+    formula = symbolic["formula"]
+    assert "nodes" not in formula
     assert formula["symbols"] == ["batch", "seq"] and formula["unknown_nodes"] == 0
+    assert {r["op_type"]: r.get("flops_formula") for r in symbolic["nodes"] if r["flops"] is None} == {
+        "Add": [{"coefficient": 32, "symbols": {"batch": 1, "seq": 1}}],
+        "MatMul": [{"coefficient": 1024, "symbols": {"seq": 1}}],
+    }
     assert formula["flops"] == [
         {"coefficient": 32, "symbols": {"batch": 1, "seq": 1}},  # the Add
         {"coefficient": 1024, "symbols": {"seq": 1}},  # the MatMul: 2 · seq · 32 · 16
@@ -262,6 +268,13 @@ def test_costs_as_formulas_in_the_inputs_dims(client):
         sizes = {"batch": batch, "seq": seq}
         assert evaluate(formula["flops"], sizes) == counted["totals"]["flops"]
         assert evaluate(formula["activation_bytes"], sizes) == counted["totals"]["activation_bytes"]
+        # and each node's own, while the sizes aren't given, is what it counts at them
+        for row, at in zip(symbolic["nodes"], counted["nodes"], strict=True):
+            assert "flops_formula" not in at and "output_formula" not in at
+            if row["flops"] is None:
+                assert evaluate(row["flops_formula"], sizes) == at["flops"], row
+            if row["output_bytes"] is None:
+                assert evaluate(row["output_formula"], sizes) == at["output_bytes"], row
 
 
 def test_formulas_are_none_without_symbols_and_never_evaluate_a_dims_text(client):

@@ -13,7 +13,7 @@ from flask import current_app, request
 
 from ..errors import StudioError
 from ..onnx_io.inference import input_dims
-from ..views.costs import model_costs, model_formula
+from ..views.costs import model_costs, model_formula, with_node_formulas
 from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
 
@@ -44,7 +44,9 @@ def get_stats(model_id):
         shapes = inferred_at_dims(revision.blob, at) if at else None
         plain = inferred(revision.blob, model)
         costs = model_costs(model, shapes if shapes is not None else plain, dims)
-        return {**costs, "formula": model_formula(model, plain)}
+        # each node's formula too while sizes aren't given (given, they are counted)
+        formula = with_node_formulas(costs, model_formula(model, plain), attach=not at)
+        return {**costs, "formula": formula}
 
     def encode(costs: dict) -> bytes:
         # the app's encoder: counts past 64 bits (a hostile [2^62, 2^62] input) fall back to the stdlib's

@@ -371,6 +371,15 @@ SCHEMAS: dict = {
                             "type": ["integer", "null"],
                             "description": "activations alive as this node writes its outputs (main graph's nodes)",
                         },
+                        **{
+                            k: {
+                                "type": "array",
+                                "items": {"type": "object"},
+                                "description": f"{what} as a polynomial in the inputs' symbolic dims (terms as in formula), "
+                                "when it is unknown because sizes weren't given",
+                            }
+                            for k, what in (("flops_formula", "its FLOPs"), ("output_formula", "its output bytes"))
+                        },
                     },
                 },
             },

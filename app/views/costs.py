@@ -21,7 +21,6 @@ counted once; a node's own are those of the initializers and Constant it reads o
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -472,8 +471,10 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
     """FLOPs and activation bytes in all as polynomials in the inputs' symbolic dims (formula.py),
     from the shapes inference names in terms of them: {"symbols", "flops", "activation_bytes"
     (each a list of terms, the highest degree first), "unknown_nodes"} (nodes whose costs aren't
-    polynomials in those dims: a Conv's strided output size, a data-dependent shape). None for a
-    model without symbolic input dims, or when the formulas grow past formula.MAX_TERMS."""
+    polynomials in those dims: a Conv's strided output size, a data-dependent shape), and
+    "nodes": each node's own (flops, output bytes) polynomials, in model_costs' order, None where
+    it has none (with_node_formulas puts them on the nodes). None for a model without symbolic
+    input dims, or when the formulas grow past formula.MAX_TERMS."""
     symbols = input_dims(model)
     if not symbols:
         return None
@@ -484,6 +485,7 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
     flops: Poly | int = 0
     activations: Poly | int = 0
     unknown = 0
+    per_node: list[tuple[Poly | int | None, Poly | int | None]] = []
     try:
         for ref in _graphs(model):
             for node in ref.container.node:
@@ -495,12 +497,39 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
                     unknown += 1
                 else:
                     flops = flops + f
-                if node.op_type != "Constant" and not all(name in weights for name in node.output):
-                    with contextlib.suppress(TypeError):  # an output of unknown size: left out
-                        activations = activations + _output_bytes(node, values)
+                try:
+                    out: Poly | int | None = _output_bytes(node, values)
+                except TypeError:  # an output of unknown size: left out
+                    out = None
+                if out is not None and node.op_type != "Constant" and not all(name in weights for name in node.output):
+                    activations = activations + out
+                per_node.append((f, out))
     except TypeError:  # past MAX_TERMS
         return None
-    return {"symbols": symbols, "flops": terms(flops), "activation_bytes": terms(activations), "unknown_nodes": unknown}
+    return {
+        "symbols": symbols,
+        "flops": terms(flops),
+        "activation_bytes": terms(activations),
+        "unknown_nodes": unknown,
+        "nodes": per_node,
+    }
+
+
+def with_node_formulas(costs: dict, formula: dict | None, attach: bool = True) -> dict | None:
+    """Give each node whose FLOPs or output bytes are unknown (sizes not given: `attach`) its
+    formula in the inputs' dims, as `flops_formula` / `output_formula` terms; the formula
+    without its per-node part, for the answer."""
+    if formula is None:
+        return None
+    per_node = formula.pop("nodes")
+    if not attach:
+        return formula
+    for row, (f, out) in zip(costs["nodes"], per_node, strict=True):
+        if row["flops"] is None and isinstance(f, Poly):
+            row["flops_formula"] = terms(f)
+        if row["output_bytes"] is None and isinstance(out, Poly):
+            row["output_formula"] = terms(out)
+    return formula
 
 
 def _output_bytes(node: onnx.NodeProto, values: Values) -> Poly | int:

@@ -86,6 +86,11 @@ def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, 
     assert costs.locator("[data-formula=flops]").text_content() == "32·batch·seq + 1.02 K·seq"
     assert costs.locator("[data-formula=activation_bytes]").text_content() == "128 B·batch·seq + 192 B·seq + 40 B"
     assert [f.get_attribute("name") for f in costs.locator(".cost-dims input").all()] == ["batch", "seq"]
+    # each node's cost too: the table leads with what grows fastest (the Add's batch·seq first)
+    rows = costs.locator("#cost-table tbody tr")
+    assert rows.nth(0).locator("td.num").first.text_content() == "32·batch·seq"
+    mm = page.locator("#cost-table tr", has=page.locator("a", has_text="mm"))
+    assert mm.locator("td.num").first.text_content() == "1.02 K·seq"
     page.click("#costs .cost-heat button[data-metric=flops]")  # on before counting: MatMul unknown
     mm_box = page.locator('#graph g.box[data-node-id="n8"]')
     assert "heat-unknown" in mm_box.get_attribute("class")

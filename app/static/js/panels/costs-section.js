@@ -13,8 +13,47 @@ const COLUMNS = [
   ["name", "Node"], ["op_type", "Op"], ["flops", "FLOPs"], ["params", "Params"], ["output_bytes", "Output"],
 ];
 
+/** A node's FLOPs or output bytes as a formula in the inputs' sizes, when only that is known. */
+const FORMULA_OF = { flops: "flops_formula", output_bytes: "output_formula" };
+
+/** The formula text of node row `n`'s `key` ("1.18 M·batch·sequence"), or null. */
+export function nodeFormula(n, key) {
+  const terms = FORMULA_OF[key] ? n[FORMULA_OF[key]] : null;
+  return terms ? formulaText(terms, key === "output_bytes" ? formatBytes : formatCount) : null;
+}
+
 function cell(key, n) {
-  return key === "name" || key === "op_type" ? String(n[key] || "") : formatMetric(key, n[key]);
+  if (key === "name" || key === "op_type") return String(n[key] || "");
+  const formula = n[key] === null ? nodeFormula(n, key) : null;
+  if (!formula) return formatMetric(key, n[key]);
+  // a line may break after each "·" (the cell is narrow; the name of a size is never cut)
+  const parts = formula.split("·").flatMap((part, i) => (i ? [el("wbr"), `·${part}`] : [part]));
+  return el("span", { class: "cost-formula-cell", title: `${formula}: for any sizes of the inputs' dims` }, parts);
+}
+
+/** How a formula grows: [highest total power, its largest coefficient] (terms come highest first). */
+function growth(terms) {
+  const power = (t) => Object.values(t.symbols).reduce((a, b) => a + b, 0);
+  const top = power(terms[0]);
+  return [top, Math.max(...terms.filter((t) => power(t) === top).map((t) => t.coefficient))];
+}
+
+/** A row's sort key for `key`: unknown lowest, then counts, then formulas by how fast they grow
+ * (with sizes not given, what grows with the inputs outweighs any fixed count). */
+function sortKey(n, key) {
+  const v = n[key];
+  if (typeof v === "string") return [0, v];
+  if (v !== null && v !== undefined) return [1, v, 0];
+  const terms = FORMULA_OF[key] ? n[FORMULA_OF[key]] : null;
+  return terms ? [2, ...growth(terms)] : [-1, 0, 0];
+}
+
+function compareKeys(a, b) {
+  for (let i = 0; i < Math.max(a.length, b.length); i += 1) {
+    if (a[i] === b[i]) continue;
+    return typeof a[i] === "string" || typeof b[i] === "string" ? String(a[i]).localeCompare(String(b[i])) : a[i] - b[i];
+  }
+  return 0;
 }
 
 
@@ -22,14 +61,12 @@ function costTable(stats, ctx) {
   let key = "flops";
   let descending = true;
   let limit = ROWS;
-  const table = el("table", { class: "cost-table", id: "cost-table" });
+  const formulas = stats.nodes.some((n) => n.flops_formula || n.output_formula);
+  const table = el("table", { class: `cost-table${formulas ? " has-formulas" : ""}`, id: "cost-table" });
   const more = el("button", { type: "button", class: "btn btn-small cost-more" });
   const draw = () => {
-    const value = (n) => (n[key] === null || n[key] === undefined ? -1 : n[key]);
     const rows = [...stats.nodes].sort((a, b) => {
-      const x = value(a);
-      const y = value(b);
-      const order = typeof x === "string" || typeof y === "string" ? String(x).localeCompare(String(y)) : x - y;
+      const order = compareKeys(sortKey(a, key), sortKey(b, key));
       return descending ? -order : order;
     });
     clear(table);

@@ -12,6 +12,7 @@ import { metadataEditor } from "../editing/metadata-editor.js";
 import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "../editing/node-edit.js";
 import { schemaSection } from "./schema-panel.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
+import { nodeFormula } from "./costs-section.js";
 import { tensorRow } from "./tensor-rows.js";
 import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
 
@@ -76,7 +77,12 @@ function nodeCostsSection(node, ctx) {
   ctx.actions.currentStats().then((stats) => {
     const n = stats && stats.nodes.find((x) => x.node === node.id);
     if (!n) { sec.remove(); return; }
-    const shown = (metric) => (n[metric] === null ? el("span", { class: "muted" }, "unknown") : formatMetric(metric, n[metric]));
+    const shown = (metric) => {
+      if (n[metric] !== null) return formatMetric(metric, n[metric]);
+      const formula = nodeFormula(n, metric);
+      return formula ? el("span", { class: "cost-formula", title: "For any sizes of the inputs' dims: give them in the model panel's Costs to count" }, formula)
+        : el("span", { class: "muted" }, "unknown");
+    };
     clear(body);
     body.classList.remove("muted");
     body.append(propertyList([
