@@ -390,6 +390,7 @@ def post_edits(model_id):
         read_blob=read_uploaded_blob,
         check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
         allow_invalid=allow_invalid,
+        read_tensor=external_reader(revision),
     )
     if not result.changed:
         return jsonify(

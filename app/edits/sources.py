@@ -21,6 +21,10 @@ from ..errors import StudioError
 _blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
     "blob_reader", default=None
 )
+# reads the bytes of a tensor kept outside the model's graph: (location, offset, length) -> bytes
+_tensor_reader: contextvars.ContextVar[Callable[[str, int, int | None], bytes] | None] = contextvars.ContextVar(
+    "tensor_reader", default=None
+)
 MAX_NPY_ELEMENTS = 1 << 31
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -32,6 +36,38 @@ def blob_reader(reader: Callable[[str], bytes] | None):
         yield
     finally:
         _blob_reader.reset(token)
+
+
+@contextmanager
+def tensor_reader(reader: Callable[[str, int, int | None], bytes] | None):
+    """Bind where an op reads the bytes of tensors stored outside the graph (the store's tensor
+    blobs and the model's external data files) for one batch."""
+    token = _tensor_reader.set(reader)
+    try:
+        yield
+    finally:
+        _tensor_reader.reset(token)
+
+
+def inline_tensor(t: onnx.TensorProto, what: str) -> int:
+    """Put the bytes of a tensor kept outside the graph into its raw_data (the external
+    reference goes); the number of bytes read. A tensor already inside reads nothing."""
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        return 0
+    reader = _tensor_reader.get()
+    info = {e.key: e.value for e in t.external_data}
+    if reader is None or "location" not in info:
+        raise StudioError("external_data_missing", f"{what}: its data outside the model can't be read here", 422)
+    try:
+        offset, length = int(info.get("offset", 0)), int(info["length"]) if "length" in info else None
+    except ValueError:
+        offset = -1
+    if offset < 0 or (length is not None and length < 0):
+        raise StudioError("bad_external_data", f"{what}: its external data offset/length are not byte counts", 422)
+    t.raw_data = reader(info["location"], offset, length)
+    del t.external_data[:]
+    t.data_location = onnx.TensorProto.DEFAULT
+    return len(t.raw_data)
 
 
 def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:

@@ -101,14 +101,19 @@ def _reorder(c: Container, order: list[int]) -> int:
     return len(order) - len(tails)
 
 
-def _keep_order(model: onnx.ModelProto, ref: GraphRef, cause: str) -> int:
-    """Put the nodes of ref's graph and of every graph around it (a subgraph's reads order the
-    graph holding it) back in a topological order; the number moved. A cycle is refused."""
-    scopes = _scopes(model, ref)
-    orders = [topological_order(c) for c in scopes]
-    if any(order is None for order in orders):
+def keep_topological_order(c: Container, cause: str = "the nodes read each other") -> int:
+    """Put c's nodes back in a topological order (topological_order); the number moved. A cycle
+    is refused, with `cause` as its first words."""
+    order = topological_order(c)
+    if order is None:
         raise StudioError("cycle", f"{cause}: reading it there makes a cycle")
-    return sum(_reorder(c, order) for c, order in zip(scopes, orders, strict=True) if order is not None)
+    return _reorder(c, order)
+
+
+def _keep_order(model: onnx.ModelProto, ref: GraphRef, cause: str) -> int:
+    """keep_topological_order for ref's graph and every graph around it (a subgraph's reads
+    order the graph holding it), innermost first."""
+    return sum(keep_topological_order(c, cause) for c in _scopes(model, ref))
 
 
 def _input_param(schema: defs.OpSchema | None, index: int) -> tuple[str, bool] | None:

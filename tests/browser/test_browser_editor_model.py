@@ -131,6 +131,29 @@ def test_opset_conversion_and_shape_inference(page, server, artifacts):
     assert shapes["p1"] == [1, 8, 16, 16] and shapes["g1"] == [1, 8, 1, 1]
 
 
+def test_float16_conversion_with_a_blocked_operator(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=float16]").click()
+    form = panel.locator("#convert-float16")
+    assert form.locator("input[name=keep_io_types]").is_checked()
+    form.locator("input[name=op_block_list]").fill("Softmax")
+    page.screenshot(path=str(artifacts / "editor-model-float16.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    report = panel.locator("#model-tools .callout").text_content()
+    assert "converted to float16: 4 float32 tensor(s)" in report and "Cast node(s) added" in report
+
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    assert {t.data_type for t in model.graph.initializer} == {onnx.TensorProto.FLOAT16}
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    softmax = next(n for n in model.graph.node if n.op_type == "Softmax")
+    feeding = next(n for n in model.graph.node if softmax.input[0] in n.output)
+    assert feeding.op_type == "Cast"  # back to float32 for the blocked Softmax
+
+
 def test_cleanup_and_extract_subgraph(page, server):
     dead = upload(page, server, with_dead_parts(), "dead.onnx")
     open_model(page, server, dead["id"])

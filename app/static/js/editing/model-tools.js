@@ -1,5 +1,5 @@
 // Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
-// model_version), opset conversion, shape inference, clean-up, subgraph extraction, graph
+// model_version), opset conversion, float16 conversion, shape inference, clean-up, subgraph extraction, graph
 // inputs, and the download choices. A tool's report (the server's "changes") stays shown in the
 // panel for the revision it made.
 import { el } from "../widgets/dom.js";
@@ -130,6 +130,25 @@ function names(text) {
   return String(text || "").split(/[\n,]+/).map((s) => s.trim()).filter(Boolean);
 }
 
+function float16Form(ctx) {
+  const blockOps = textInput("op_block_list", "", { class: "mono", placeholder: "onnxruntime's list (ops without float16 kernels)", "aria-label": "Operators kept in float32" });
+  const blockNodes = textInput("node_block_list", "", { class: "mono", placeholder: "none", "aria-label": "Nodes kept in float32" });
+  const { form } = editForm("ed-float16", [
+    el("p", { class: "ed-hint muted" }, "Halves the weights and computes in float16 (onnxruntime's converter): values past float16's range are clamped; operators without float16 kernels stay float32 with Cast nodes around them."),
+    checkbox("keep_io_types", "Keep float32 inputs and outputs", true, "Cast nodes at the edges"),
+    field("Operators kept in float32", blockOps, "Operator types, comma separated; empty: onnxruntime's list."),
+    field("Nodes kept in float32", blockNodes, "Node names, comma separated."),
+    el("div", { class: "ed-actions" }, submit("Convert to float16")),
+  ], async (f) => {
+    /** @type {{op: string, keep_io_types: boolean, op_block_list?: string[], node_block_list?: string[]}} */
+    const op = { op: "convert_float16", keep_io_types: f.elements.keep_io_types.checked };
+    if (names(blockOps.value).length) op.op_block_list = names(blockOps.value);
+    if (names(blockNodes.value).length) op.node_block_list = names(blockNodes.value);
+    await runTool(ctx, "Converted to float16", [op]);
+  }, { id: "convert-float16" });
+  return form;
+}
+
 function extractForm(ctx) {
   const graph = ctx.graph && !ctx.graph.path ? ctx.graph : null;
   const inits = new Set(((graph && graph.initializers) || []).map((t) => t.name));
@@ -161,6 +180,7 @@ export function modelTools(summary, ctx) {
     reportFor(summary),
     actionBar([
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
+      { key: "float16", label: "Float16…", build: () => float16Form(ctx) },
       { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
       { key: "extract", label: "Extract subgraph…", build: () => extractForm(ctx) },

@@ -1,0 +1,139 @@
+"""Converting a model's float32 to float16 (weights halved, compute in half precision) with
+onnxruntime's converter (onnxruntime.transformers.float16: the one ORT's own model tools use),
+which casts around operators that have no float16 kernels and keeps the inputs' and outputs'
+types when asked."""
+
+from __future__ import annotations
+
+import onnx
+
+from ..errors import StudioError
+from ..onnx_io.inference import infer_isolated
+from ..onnx_io.traverse import walk_graphs
+from .field_types import BOOLEAN, NAME, NULL
+from .jsontypes import Array, optional
+from .registry import edit_op
+from .sources import inline_tensor
+from .wiring import keep_topological_order
+
+# the float32 bytes read into memory to convert: past this the converted model would not fit
+# a protobuf message (2 GiB) or the server's memory comfortably
+MAX_FLOAT_BYTES = 3 << 30
+
+_FLOAT, _FLOAT16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+
+
+def _converted_graphs(model: onnx.ModelProto):
+    """The graphs the converter walks: the main graph and the graphs its nodes hold (not model
+    functions or training graphs)."""
+    return [ref for ref in walk_graphs(model) if ref.path == "" or ref.path.startswith("n")]
+
+
+def _float_tensors(model: onnx.ModelProto):
+    """(what, tensor) for every float32 initializer and attribute tensor the converter converts."""
+    for ref in _converted_graphs(model):
+        c = ref.container
+        if not isinstance(c, onnx.FunctionProto):
+            for t in c.initializer:
+                if t.data_type == _FLOAT:
+                    yield f"initializer {t.name!r}", t
+        for n in c.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == _FLOAT:
+                    yield f"attribute {a.name!r} of node {n.name or n.op_type!r}", a.t
+
+
+@edit_op(
+    "convert_float16",
+    optional("keep_io_types", BOOLEAN, "keep float32 graph inputs and outputs (Cast nodes at the edges)", default=True),
+    optional(
+        "op_block_list",
+        Array(NAME, label="an array of operator types") | NULL,
+        "operators kept in float32, cast around (absent: onnxruntime's list of ops without float16 kernels)",
+    ),
+    optional("node_block_list", Array(NAME, label="an array of node names"), "nodes kept in float32", default=[]),
+)
+def convert_float16(model: onnx.ModelProto, op: dict) -> str:
+    """Convert float32 weights, values and computation to float16 with onnxruntime's converter:
+    weights (values beyond float16's range clamped), Constant values, Cast targets and types;
+    operators without float16 kernels (and those listed) stay float32 with Cast nodes around
+    them. With keep_io_types the model's float32 inputs and outputs stay float32."""
+    from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST, convert_float_to_float16
+
+    tensors = list(_float_tensors(model))
+    if not tensors and not _has_float_values(model):
+        raise StudioError("bad_value", "convert_float16: the model has no float32 tensors to convert")
+    size = sum(_data_size(t) for _, t in tensors)
+    if size > MAX_FLOAT_BYTES:
+        raise StudioError(
+            "too_big",
+            f"convert_float16: the model's float32 weights take {size / 2**30:.1f} GiB, more than the "
+            f"{MAX_FLOAT_BYTES >> 30} GiB converted here",
+            422,
+        )
+    # the converter places its casts by the types of every value: give it inference's
+    kept_value_info = [{v.name for v in ref.container.value_info} for ref in walk_graphs(model) if _is_graph(ref)]
+    try:
+        typed = infer_isolated(model, check_type=False, strict_mode=False, data_prop=True)
+    except ValueError as exc:
+        raise StudioError("inference_failed", f"convert_float16: shape inference failed: {exc}", 422) from None
+    for ours, theirs in zip(walk_graphs(model), walk_graphs(typed), strict=True):
+        if _is_graph(ours):
+            known = {v.name for v in ours.container.value_info}
+            ours.container.value_info.extend(v for v in theirs.container.value_info if v.name not in known)
+    for what, t in tensors:  # the converter reads float32 bytes: bring in those kept outside
+        inline_tensor(t, what)
+    before = sum(len(n.node) for n in _graphs(model))
+    blocked = op.get("op_block_list")
+    try:
+        converted = convert_float_to_float16(
+            model,
+            keep_io_types=op["keep_io_types"],
+            disable_shape_infer=True,
+            op_block_list=DEFAULT_OP_BLOCK_LIST if blocked is None else blocked,
+            node_block_list=op["node_block_list"],
+        )
+    except Exception as exc:  # its assertions and numpy's errors on a model it can't handle
+        raise StudioError("conversion_failed", f"convert_float16: the converter failed: {exc}", 422) from None
+    if converted is not model:
+        model.CopyFrom(converted)
+    # only the value_info the model had stays (converted to their new types)
+    for ref, had in zip((r for r in walk_graphs(model) if _is_graph(r)), kept_value_info, strict=True):
+        vi = ref.container.value_info
+        for i in reversed(range(len(vi))):
+            if vi[i].name not in had:
+                del vi[i]
+    moved = sum(keep_topological_order(ref.container) for ref in walk_graphs(model))  # casts go last
+    casts = sum(len(g.node) for g in _graphs(model)) - before
+    halved = sum(
+        _data_size(t) for ref in _converted_graphs(model) for t in _initializers(ref) if t.data_type == _FLOAT16
+    )
+    note = f"; {moved} node(s) reordered" if moved else ""
+    return (
+        f"converted to float16: {len(tensors)} float32 tensor(s) ({size / 2**20:.1f} MiB) now "
+        f"{halved / 2**20:.1f} MiB of float16 weights, {casts} Cast node(s) added{note}"
+    )
+
+
+def _is_graph(ref) -> bool:
+    return not isinstance(ref.container, onnx.FunctionProto)
+
+
+def _graphs(model: onnx.ModelProto):
+    return [ref.container for ref in walk_graphs(model)]
+
+
+def _initializers(ref):
+    return ref.container.initializer if _is_graph(ref) else []
+
+
+def _has_float_values(model: onnx.ModelProto) -> bool:
+    """Whether any graph input or output is float32 (a model without float weights may still compute in float)."""
+    return any(v.type.tensor_type.elem_type == _FLOAT for v in [*model.graph.input, *model.graph.output])
+
+
+def _data_size(t: onnx.TensorProto) -> int:
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        info = {e.key: e.value for e in t.external_data}
+        return int(info["length"]) if info.get("length", "").isdigit() else 0
+    return len(t.raw_data) or 4 * len(t.float_data) or 2 * len(t.int32_data)
