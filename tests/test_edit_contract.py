@@ -75,6 +75,13 @@ SAMPLES = {
     "extract_subgraph": {"inputs": ["x"], "outputs": ["h"]},
     "convert_opset": {"version": 16},
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
+    "quantize_dynamic": {
+        "weight_type": "QInt8",
+        "op_types": ["MatMul"],
+        "nodes_to_exclude": [],
+        "per_channel": False,
+        "reduce_range": False,
+    },
 }
 
 

@@ -150,3 +150,52 @@ def test_pytorch_converted_models_convert_and_compute_the_same(client, path):
         if b.dtype.kind == "f":
             scale = max(1.0, float(np.abs(b).max()))
             assert np.abs(a.astype(np.float64) - b).max() <= 2e-2 * scale, path.parent.name
+
+
+def test_dynamic_int8_quantization_keeps_the_models_fields_and_stays_close(client):
+    original = conv_net()
+    original.producer_name, original.doc_string = "exporter", "a net"
+    h.set_model_props(original, {"owner": "vision"})
+    data0 = original.SerializeToString()
+    mid = upload(client, data0).get_json()["id"]
+    op = {"op": "quantize_dynamic", "op_types": ["Conv", "Gemm", "MatMul"], "per_channel": True}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].startswith(
+        "quantized to QInt8: 2 MatMul/Conv node(s) now integer, weights 38.8 KiB -> 9.9 KiB"
+    ), r.get_json()["changes"]
+    data = client.get(f"/api/models/{mid}/download").data
+    m = onnx.load_from_string(data)
+    onnx.checker.check_model(m, full_check=True)
+    ops = [n.op_type for n in m.graph.node]
+    assert {"ConvInteger", "MatMulInteger", "DynamicQuantizeLinear"} <= set(ops) and "Conv" not in ops
+    assert (m.producer_name, m.doc_string) == ("exporter", "a net")
+    assert {p.key: p.value for p in m.metadata_props} == {"owner": "vision"}
+    assert len(m.graph.value_info) == 0  # the quantizer's inferred types are not stored
+    assert [64, 16, 3, 3] in [list(t.dims) for t in m.graph.initializer if t.data_type == T.INT8]
+    want, got = run(data0, {"x": X})[0], run(data, {"x": X})[0]
+    assert np.abs(got - want).max() < 0.05 and np.array_equal(got.argmax(1), want.argmax(1))
+
+
+def test_quantizing_a_model_without_weights_to_quantize_is_one_line(client):
+    model = conv_net()
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    op = {"op": "quantize_dynamic", "op_types": ["LSTM"]}  # the net has none
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 400 and "no node was quantized" in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _pytorch_converted(), ids=lambda p: p.parent.name)
+def test_pytorch_converted_models_quantize_or_say_why(client, path):
+    """Dynamic int8 quantization of every pytorch-converted model: a revision onnxruntime still
+    runs (the gate ran it), or a one-line refusal (nothing to quantize, the quantizer's reason)."""
+    mid = upload(client, path.read_bytes(), path.parent.name + ".onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code in (200, 400, 422), r.get_json()
+    if r.status_code != 200:
+        assert "\n" not in r.get_json()["error"]["message"]
+        assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+        return
+    onnx.checker.check_model(onnx.load_from_string(client.get(f"/api/models/{mid}/download").data))

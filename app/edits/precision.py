@@ -1,17 +1,21 @@
-"""Converting a model's float32 to float16 (weights halved, compute in half precision) with
-onnxruntime's converter (onnxruntime.transformers.float16: the one ORT's own model tools use),
-which casts around operators that have no float16 kernels and keeps the inputs' and outputs'
-types when asked."""
+"""Lower precision for deployment, with onnxruntime's own tools: float16 (weights halved, compute
+in half precision; onnxruntime.transformers.float16, which casts around operators without float16
+kernels and keeps the inputs' and outputs' types when asked) and dynamic int8 quantization
+(onnxruntime.quantization.quantize_dynamic: weights of MatMul, Conv, Gather… to int8, activations
+quantized as the model runs)."""
 
 from __future__ import annotations
 
 import onnx
 
 from ..errors import StudioError
+from ..onnx_io import offload
 from ..onnx_io.inference import infer_isolated
+from ..onnx_io.sizes import size_text
+from ..onnx_io.traverse import tensors as all_tensors
 from ..onnx_io.traverse import walk_graphs
 from .field_types import BOOLEAN, NAME, NULL
-from .jsontypes import Array, optional
+from .jsontypes import Array, Enum, optional
 from .registry import edit_op
 from .sources import inline_tensor
 from .wiring import keep_topological_order
@@ -67,8 +71,8 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     if size > MAX_FLOAT_BYTES:
         raise StudioError(
             "too_big",
-            f"convert_float16: the model's float32 weights take {size / 2**30:.1f} GiB, more than the "
-            f"{MAX_FLOAT_BYTES >> 30} GiB converted here",
+            f"convert_float16: the model's float32 weights take {size_text(size)}, more than the "
+            f"{size_text(MAX_FLOAT_BYTES)} converted here",
             422,
         )
     # the converter places its casts by the types of every value: give it inference's
@@ -110,8 +114,8 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     )
     note = f"; {moved} node(s) reordered" if moved else ""
     return (
-        f"converted to float16: {len(tensors)} float32 tensor(s) ({size / 2**20:.1f} MiB) now "
-        f"{halved / 2**20:.1f} MiB of float16 weights, {casts} Cast node(s) added{note}"
+        f"converted to float16: {len(tensors)} float32 tensor(s) ({size_text(size)}) now "
+        f"{size_text(halved)} of float16 weights, {casts} Cast node(s) added{note}"
     )
 
 
@@ -137,3 +141,89 @@ def _data_size(t: onnx.TensorProto) -> int:
         info = {e.key: e.value for e in t.external_data}
         return int(info["length"]) if info.get("length", "").isdigit() else 0
     return len(t.raw_data) or 4 * len(t.float_data) or 2 * len(t.int32_data)
+
+
+# what the helper is sent: the model with every tensor inside, as one protobuf message
+MAX_QUANTIZE_BYTES = (2 << 30) - (64 << 20)
+
+
+@edit_op(
+    "quantize_dynamic",
+    optional("weight_type", Enum(("QInt8", "QUInt8")), "the weights' 8-bit type", default="QInt8"),
+    optional(
+        "op_types",
+        Array(NAME, label="an array of operator types") | NULL,
+        "the operators quantized (absent: every one onnxruntime can: MatMul, Conv, Gather, Attention, LSTM…)",
+    ),
+    optional("nodes_to_exclude", Array(NAME, label="an array of node names"), "nodes left in float", default=[]),
+    optional("per_channel", BOOLEAN, "a scale per output channel rather than per tensor", default=False),
+    optional("reduce_range", BOOLEAN, "7-bit weights (for CPUs without VNNI)", default=False),
+)
+def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
+    """Quantize the model's weights to 8 bits with onnxruntime's dynamic quantization (activations
+    are quantized as it runs: no calibration data needed). MatMul and Conv become MatMulInteger
+    and ConvInteger behind DynamicQuantizeLinear. The model's fields, metadata and value_info
+    stay as they were."""
+    fields = ("producer_name", "producer_version", "domain", "model_version", "doc_string")
+    kept = {f: getattr(model, f) for f in fields}
+    metadata = list(model.metadata_props)
+    graph_doc, graph_metadata = model.graph.doc_string, list(model.graph.metadata_props)
+    had_value_info = {v.name for v in model.graph.value_info}
+    nodes_before, integer_before = len(model.graph.node), _integer_nodes(model)
+    for t in all_tensors(model):  # the quantizer reads a file: every tensor goes inside it
+        inline_tensor(t, f"tensor {t.name!r}")
+    size_before = sum(len(t.raw_data) for ref in walk_graphs(model) for t in _initializers(ref))
+    size = model.ByteSize()
+    if size > MAX_QUANTIZE_BYTES:
+        raise StudioError(
+            "too_big",
+            f"quantize_dynamic: the model takes {size_text(size)} with its weights, more than the "
+            f"{size_text(MAX_QUANTIZE_BYTES)} quantized here (one protobuf message)",
+            422,
+        )
+    options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
+    try:
+        out = onnx.ModelProto.FromString(offload.quantize(model.SerializeToString(), options))
+    except ValueError as exc:
+        raise StudioError(
+            "quantization_failed", f"quantize_dynamic: onnxruntime's quantizer failed: {exc}", 422
+        ) from None
+    model.CopyFrom(out)
+    for f, v in kept.items():  # the quantizer signs the model as its producer and drops metadata
+        setattr(model, f, v)
+    del model.metadata_props[:]
+    model.metadata_props.extend(metadata)
+    model.graph.doc_string = graph_doc
+    del model.graph.metadata_props[:]
+    model.graph.metadata_props.extend(graph_metadata)
+    vi = model.graph.value_info  # it stores what shape inference found: only the model's own stay
+    for i in reversed(range(len(vi))):
+        if vi[i].name not in had_value_info:
+            del vi[i]
+    moved = sum(keep_topological_order(ref.container) for ref in walk_graphs(model))
+    # its scales and zero points are initializers that aren't graph inputs, which IR < 4 forbids
+    if model.ir_version < 4:
+        note = f"; ir_version {model.ir_version} -> 4"
+        model.ir_version = 4
+    else:
+        note = ""
+    quantized = _integer_nodes(model) - integer_before
+    if quantized <= 0:
+        raise StudioError(
+            "bad_value",
+            "quantize_dynamic: no node was quantized: none of the operators asked for reads a constant "
+            "float weight (an initializer that isn't also a graph input)",
+        )
+    size_after = sum(len(t.raw_data) for ref in walk_graphs(model) for t in _initializers(ref))
+    note += f"; {moved} node(s) reordered" if moved else ""
+    return (
+        f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer, weights "
+        f"{size_text(size_before)} -> {size_text(size_after)}, "
+        f"{len(model.graph.node) - nodes_before} node(s) added{note}"
+    )
+
+
+def _integer_nodes(model: onnx.ModelProto) -> int:
+    """Nodes computing on quantized weights (what dynamic quantization makes of MatMul, Conv)."""
+    integer = ("MatMulInteger", "ConvInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM", "QAttention")
+    return sum(1 for ref in walk_graphs(model) for n in ref.container.node if n.op_type in integer)

@@ -37,14 +37,15 @@ class Limits:
 LIMITS = Limits()
 # what each job is called in answers: "onnx's shape inference crashed on this model"
 WHAT = {
-    "validate": "checker and shape inference",
-    "infer": "shape inference",
-    "infer_at_dims": "shape inference",
-    "print_text": "printer",
-    "parse_text": "text parser",
-    "check": "checker",
-    "infer_model": "shape inference",
-    "convert": "version converter",
+    "validate": "onnx's checker and shape inference",
+    "infer": "onnx's shape inference",
+    "infer_at_dims": "onnx's shape inference",
+    "print_text": "onnx's printer",
+    "parse_text": "onnx's text parser",
+    "check": "onnx's checker",
+    "infer_model": "onnx's shape inference",
+    "convert": "onnx's version converter",
+    "quantize": "onnxruntime's quantizer",
 }
 
 _pool: ProcessPoolExecutor | None = None
@@ -196,7 +197,7 @@ def run(job: str, key: str, *args, limits: Limits | None = None):
             return future.result(timeout=limits.wall_seconds)
         except FutureTimeout:
             _reset(pool)
-            message = f"onnx's {WHAT.get(job, job)} ran out of time on this model ({limits.wall_seconds:g} s)"
+            message = f"{WHAT[job]} ran out of time on this model ({limits.wall_seconds:g} s)"
         except BrokenProcessPool:
             _reset(pool)
             if attempt == 1:
@@ -204,11 +205,11 @@ def run(job: str, key: str, *args, limits: Limits | None = None):
                 continue
             if not _helper_works():  # it can't even start: no verdict on the model, nothing remembered
                 raise StudioError("helper_unavailable", "the helper process for onnx could not start", 503) from None
-            message = f"onnx's {WHAT.get(job, job)} crashed on this model (or ran out of its memory or CPU time)"
+            message = f"{WHAT[job]} crashed on this model (or ran out of its memory or CPU time)"
         except RuntimeError as exc:
             if "MemoryError" not in str(exc):
                 raise
-            message = f"onnx's {WHAT.get(job, job)} needed more memory than this server allows for it"
+            message = f"{WHAT[job]} needed more memory than this server allows for it"
         except OSError as exc:  # the helper could not start at all: no verdict, nothing remembered
             _reset(pool)
             raise StudioError("helper_unavailable", f"the helper process for onnx could not run: {exc}", 503) from None
@@ -264,6 +265,12 @@ def infer(model, **options):
     data = model.SerializeToString()
     key = content_key(data) + repr(sorted(options.items()))
     return onnx.ModelProto.FromString(run("infer_model", key, data, options))
+
+
+def quantize(data: bytes, options: dict) -> bytes:
+    """onnxruntime.quantization.quantize_dynamic on a serialized model (every tensor inside) in
+    the helper: it runs onnx's shape inference on it (ValueError: the quantizer's words)."""
+    return run("quantize", f"{content_key(data)}:{sorted(options.items())}", data, options)
 
 
 def convert(model, version: int):

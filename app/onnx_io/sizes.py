@@ -19,3 +19,14 @@ def data_bytes(data_type: int, count: int) -> int | None:
         return count * onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
     except Exception:  # FLOAT6..., types numpy has no storage for
         return None
+
+
+def size_text(n: int) -> str:
+    """A byte count for people: "812 B", "36.0 KiB", "207.5 MiB", "1.30 GiB"."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1 << 20:
+        return f"{n / 1024:.1f} KiB"
+    if n < 1 << 30:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / (1 << 30):.2f} GiB"

@@ -154,6 +154,25 @@ def test_float16_conversion_with_a_blocked_operator(page, server, artifacts):
     assert feeding.op_type == "Cast"  # back to float32 for the blocked Softmax
 
 
+def test_int8_quantization_from_the_tools(page, server, artifacts):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=int8]").click()
+    form = panel.locator("#quantize-dynamic")
+    form.locator("input[name=per_channel]").check()
+    page.screenshot(path=str(artifacts / "editor-model-int8.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert (
+        "quantized to QInt8: 2 MatMul/Conv node(s) now integer" in panel.locator("#model-tools .callout").text_content()
+    )
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    ops = {n.op_type for n in model.graph.node}
+    assert {"ConvInteger", "MatMulInteger"} <= ops and "Conv" not in ops
+
+
 def test_cleanup_and_extract_subgraph(page, server):
     dead = upload(page, server, with_dead_parts(), "dead.onnx")
     open_model(page, server, dead["id"])

@@ -1,5 +1,5 @@
 // Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
-// model_version), opset conversion, float16 conversion, shape inference, clean-up, subgraph extraction, graph
+// model_version), opset conversion, float16 conversion, int8 quantization, shape inference, clean-up, subgraph extraction, graph
 // inputs, and the download choices. A tool's report (the server's "changes") stays shown in the
 // panel for the revision it made.
 import { el } from "../widgets/dom.js";
@@ -174,6 +174,28 @@ function extractForm(ctx) {
   return form;
 }
 
+function int8Form(ctx) {
+  const weight = select("weight_type", [["QInt8", "int8 (signed)"], ["QUInt8", "uint8"]], "QInt8", { "aria-label": "Weight type" });
+  const opTypes = textInput("op_types", "", { class: "mono", placeholder: "every one it can: MatMul, Conv, Gather…", "aria-label": "Operators quantized" });
+  const exclude = textInput("nodes_to_exclude", "", { class: "mono", placeholder: "none", "aria-label": "Nodes left in float" });
+  const { form } = editForm("ed-int8", [
+    el("p", { class: "ed-hint muted" }, "Dynamic quantization (onnxruntime's): weights stored in 8 bits, activations quantized as the model runs — no calibration data. Run → \"Compare with revision\" shows how far the outputs move."),
+    field("Weights", weight),
+    checkbox("per_channel", "Per channel", false, "a scale per output channel"),
+    checkbox("reduce_range", "Reduce range", false, "7-bit weights, for CPUs without VNNI"),
+    field("Operators", opTypes, "Operator types, comma separated; empty: every one onnxruntime quantizes."),
+    field("Nodes left in float", exclude, "Node names, comma separated."),
+    el("div", { class: "ed-actions" }, submit("Quantize")),
+  ], async (f) => {
+    /** @type {{op: string, weight_type: string, per_channel: boolean, reduce_range: boolean, op_types?: string[], nodes_to_exclude?: string[]}} */
+    const op = { op: "quantize_dynamic", weight_type: weight.value, per_channel: f.elements.per_channel.checked, reduce_range: f.elements.reduce_range.checked };
+    if (names(opTypes.value).length) op.op_types = names(opTypes.value);
+    if (names(exclude.value).length) op.nodes_to_exclude = names(exclude.value);
+    await runTool(ctx, "Quantized", [op]);
+  }, { id: "quantize-dynamic" });
+  return form;
+}
+
 /** The "Tools" section's content: a report of the last tool run, and a bar of tool forms. */
 export function modelTools(summary, ctx) {
   return [
@@ -181,6 +203,7 @@ export function modelTools(summary, ctx) {
     actionBar([
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
       { key: "float16", label: "Float16…", build: () => float16Form(ctx) },
+      { key: "int8", label: "Int8…", build: () => int8Form(ctx) },
       { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
       { key: "extract", label: "Extract subgraph…", build: () => extractForm(ctx) },
