@@ -230,6 +230,29 @@ def test_the_single_process_server_stops_as_gracefully(tmp_path):
     assert "leaked" not in log, log[-2000:]
 
 
+def test_a_reset_connection_does_not_hold_the_stop(tmp_path):
+    """A client that reads only the head of an answer and resets the connection (werkzeug then
+    never closes the response): the request counts as done, and SIGTERM on the idle server
+    stops it at once, not after the grace period (60 s)."""
+    import struct
+
+    served = Served(tmp_path, workers=1)
+    try:
+        served.upload(small_model(5))
+        sock = socket.create_connection(("127.0.0.1", served.port))
+        sock.sendall(f"GET /api/models HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n\r\n".encode())
+        sock.recv(16)  # the status line's start; the rest left unread
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # RST
+        time.sleep(1)
+    except BaseException:
+        served.stop()
+        raise
+    started = time.monotonic()
+    assert served.stop() == 0
+    assert time.monotonic() - started < 15
+
+
 def sigterm_mid_upload(served: Served) -> str:
     """SIGTERM while an upload's body is half sent: it is stored, the server exits 0, and a new
     server on the same store has it, whole. The stopped server's log."""

@@ -87,10 +87,17 @@ def convert(data: bytes, version: int) -> bytes:
 def quantize(data: bytes, options: dict) -> bytes:
     """onnxruntime's dynamic int8 quantization of a serialized model (weights inside), serialized;
     a ValueError with its words. It works on files: a private folder, gone after."""
+    import logging
     import tempfile
     from pathlib import Path
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # its advice ("consider pre-processing") goes to logging's root: without a handler there,
+    # logging.warning() would print it on the server's stderr, amid its log lines
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
 
     with tempfile.TemporaryDirectory(prefix="studio-quantize-") as folder:
         src, dst = Path(folder) / "in.onnx", Path(folder) / "out.onnx"

@@ -10,11 +10,13 @@ import signal
 import threading
 import time
 
-from werkzeug.wsgi import ClosingIterator
-
 
 class InFlight:
-    """A WSGI wrapper counting the requests under way (until their response is closed)."""
+    """A WSGI wrapper counting the requests under way: each until its response is written to the
+    end, closed, or let go of. werkzeug calls close() after draining what is left of the request
+    body, and a client that resets the connection (a reader that stopped reading, a page closed
+    mid-download) makes that drain raise first: close() never comes, and a stop waited the whole
+    grace period for a request long gone."""
 
     def __init__(self, app):
         self.app = app
@@ -29,7 +31,7 @@ class InFlight:
         except BaseException:
             self._done()
             raise
-        return ClosingIterator(body, [self._done])
+        return _Tracked(body, self._done)
 
     def _done(self) -> None:
         with self.changed:
@@ -46,6 +48,43 @@ class InFlight:
                     return False
                 self.changed.wait(left)
         return True
+
+
+class _Tracked:
+    """A response body that reports, once, when it is done with: read to the end, closed, or
+    dropped by the server (CPython frees it as the request's handler lets go of it)."""
+
+    def __init__(self, body, done):
+        self._body = body
+        self._iter = iter(body)
+        self._done = done
+        self._finished = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._iter)
+        except StopIteration:
+            self._finish()
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._done()
+
+    def __del__(self) -> None:
+        self._finish()
 
 
 def stop_on_sigterm(server) -> None:

@@ -1,0 +1,107 @@
+"""Lower precision on big models: convert_float16 and quantize_dynamic through the HTTP API
+(checks and onnxruntime's gate included), against the same tool run bare in the same run —
+onnxruntime's float16 converter on the model loaded with onnx.load, quantize_dynamic from file
+to file — and what each adds to the store and the server's peak memory meanwhile.
+
+For each model: a fresh `onnx-studio serve` on an empty data folder, the model uploaded with
+curl and its checks settled, then convert_float16 on revision 0, undo, quantize_dynamic on
+revision 0. Peak RSS is the server's VmHWM (the quantizer runs in the helper process: its
+own peak is the helper's, not counted here).
+
+  .venv/bin/python bench/precision.py [--models bert_base gpt2_medium resnet50]
+
+Models: bench/corpus (make_corpus.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.store_edits import MODELS, Server, post  # noqa: E402
+
+
+def bare_float16(path: Path) -> float:
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    t = time.perf_counter()
+    convert_float_to_float16(onnx.load(path), keep_io_types=True, disable_shape_infer=True)
+    return time.perf_counter() - t
+
+
+def bare_quantize(path: Path) -> float:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        quantize_dynamic(path, Path(d) / "q.onnx", weight_type=QuantType.QInt8)
+        return time.perf_counter() - t
+
+
+def measure(path: Path) -> dict:
+    row: dict = {"model": path.stem, "size": path.stat().st_size}
+    row["bare_float16"], row["bare_quantize"] = bare_float16(path), bare_quantize(path)
+    server = Server()
+    try:
+        out = subprocess.run(
+            ["curl", "-sf", "-F", f"file=@{path}", f"{server.base}/api/models"], capture_output=True, check=True
+        ).stdout
+        mid = json.loads(out)["id"]
+        urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
+        for key, op in (("float16", {"op": "convert_float16"}), ("quantize", {"op": "quantize_dynamic"})):
+            before = server.store_bytes()
+            server.reset_peak()
+            dt, answer = post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [op]})
+            row[key] = dt
+            row[f"{key}_peak_rss"] = server.peak_rss()
+            row[f"{key}_change"] = answer["changes"][0]
+            row[f"{key}_runtime"] = (answer["validation"].get("runtime") or {}).get("status")
+            urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
+            row[f"{key}_growth"] = server.store_bytes() - before
+            post(f"{server.base}/api/models/{mid}/undo")
+    finally:
+        server.close()
+    return row
+
+
+def print_table(rows: list[dict]) -> None:
+    mb = 1 << 20
+    print(
+        "| model | size | tool | through the API (gate included) | bare tool | ratio | store growth | peak server RSS ÷ size | gate |"
+    )
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for r in rows:
+        for key, bare, label in (("float16", "bare_float16", "float16"), ("quantize", "bare_quantize", "int8 dynamic")):
+            print(
+                f"| {r['model']} | {r['size'] / mb:,.0f} MiB | {label} | {r[key]:.1f} s | {r[bare]:.1f} s "
+                f"| {r[key] / r[bare]:.2f}× | {r[f'{key}_growth'] / mb:,.0f} MiB "
+                f"| {r[f'{key}_peak_rss'] / mb:,.0f} MiB = {r[f'{key}_peak_rss'] / r['size']:.2f}× | {r[f'{key}_runtime']} |"
+            )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base", "gpt2_medium"], choices=list(MODELS))
+    args = ap.parse_args()
+    rows = []
+    for name in args.models:
+        if not MODELS[name].exists():
+            print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
+            continue
+        rows.append(measure(MODELS[name]))
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
