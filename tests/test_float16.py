@@ -68,7 +68,7 @@ def test_weights_in_blobs_are_halved_and_the_model_computes_the_same(client):
     assert m.graph.input[0].type.tensor_type.elem_type == T.FLOAT
     assert m.graph.output[0].type.tensor_type.elem_type == T.FLOAT
     assert [n.op_type for n in m.graph.node].count("Cast") == 2
-    assert "3 float32 tensor(s)" in answer["changes"][0] and "2 Cast node(s) added" in answer["changes"][0]
+    assert "3 float32 weight(s)" in answer["changes"][0] and "2 Cast node(s) added" in answer["changes"][0]
     np.testing.assert_allclose(run(data, {"x": X})[0], run(original, {"x": X})[0], atol=2e-3)
     # the store keeps the new weights as blobs of their own; the base revision is untouched
     assert client.get(f"/api/models/{mid}/download?revision=0").data == original

@@ -14,7 +14,7 @@ import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
-from ..edits.sources import load_npy
+from ..edits.sources import TensorFiles, load_npy
 from ..errors import NotFound, StudioError
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_tensor
@@ -390,7 +390,7 @@ def post_edits(model_id):
         read_blob=read_uploaded_blob,
         check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
         allow_invalid=allow_invalid,
-        read_tensor=external_reader(revision),
+        tensors=TensorFiles(external_reader(revision), s.blobs.scratch()),
     )
     if not result.changed:
         return jsonify(

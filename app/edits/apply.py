@@ -14,7 +14,7 @@ from ..onnx_io.causes import causes_of
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from .contract import check_batch
-from .sources import blob_reader, tensor_reader
+from .sources import TensorFiles, blob_reader, tensor_source
 
 
 @dataclass
@@ -36,16 +36,16 @@ def apply_edits(
     read_blob=None,
     check_runtime: Callable[[onnx.ModelProto], dict] | None = None,
     allow_invalid: bool = False,
-    read_tensor: Callable[[str, int, int | None], bytes] | None = None,
+    tensors: TensorFiles | None = None,
 ) -> EditResult:
     """Apply `ops` in order to a fresh copy of the base model. Any failing op fails the batch.
     The result may not fail a check the base passed (base_validation: "ok", "full", "runtime");
     with allow_invalid it is kept anyway and the refusals are listed. read_blob(digest) -> bytes
     supplies uploaded .npy files that ops name; check_runtime(model) -> onnxruntime's verdict on
     the result (runtime_check.check_model, or {"status": "pending"} when it can't wait);
-    read_tensor(location, offset, length) -> bytes reads tensors kept outside the graph (the
-    store's tensor blobs, external data files) for ops that change weights' values."""
-    with blob_reader(read_blob), tensor_reader(read_tensor):
+    `tensors`: where ops that rewrite weights find those kept outside the graph (the store's
+    tensor blobs, external data files)."""
+    with blob_reader(read_blob), tensor_source(tensors):
         result = _apply(base_data, ops, base_validation)
     if result.changed:
         _gate(result, base_validation, check_runtime, allow_invalid)

@@ -11,6 +11,9 @@ import io
 import math
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -21,10 +24,20 @@ from ..errors import StudioError
 _blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
     "blob_reader", default=None
 )
-# reads the bytes of a tensor kept outside the model's graph: (location, offset, length) -> bytes
-_tensor_reader: contextvars.ContextVar[Callable[[str, int, int | None], bytes] | None] = contextvars.ContextVar(
-    "tensor_reader", default=None
-)
+
+
+@dataclass(frozen=True)
+class TensorFiles:
+    """Where an op finds the tensors a model keeps outside its graph: `files` reads them
+    (files.read(location, offset, length) -> bytes, files.path(location) -> the file: an
+    onnx_io.external.ExternalFiles) and `scratch` is a folder on their file system, where they
+    can be hard-linked."""
+
+    files: Any
+    scratch: Path | None = None
+
+
+_tensor_files: contextvars.ContextVar[TensorFiles | None] = contextvars.ContextVar("tensor_files", default=None)
 MAX_NPY_ELEMENTS = 1 << 31
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -39,14 +52,19 @@ def blob_reader(reader: Callable[[str], bytes] | None):
 
 
 @contextmanager
-def tensor_reader(reader: Callable[[str, int, int | None], bytes] | None):
-    """Bind where an op reads the bytes of tensors stored outside the graph (the store's tensor
-    blobs and the model's external data files) for one batch."""
-    token = _tensor_reader.set(reader)
+def tensor_source(source: TensorFiles | None):
+    """Bind where ops read the tensors kept outside the graph (the store's tensor blobs and the
+    model's external data files) for one batch."""
+    token = _tensor_files.set(source)
     try:
         yield
     finally:
-        _tensor_reader.reset(token)
+        _tensor_files.reset(token)
+
+
+def tensor_files() -> TensorFiles | None:
+    """What tensor_source bound, if anything (the headless replay keeps every tensor inside)."""
+    return _tensor_files.get()
 
 
 def inline_tensor(t: onnx.TensorProto, what: str) -> int:
@@ -54,9 +72,9 @@ def inline_tensor(t: onnx.TensorProto, what: str) -> int:
     reference goes); the number of bytes read. A tensor already inside reads nothing."""
     if t.data_location != onnx.TensorProto.EXTERNAL:
         return 0
-    reader = _tensor_reader.get()
+    source = _tensor_files.get()
     info = {e.key: e.value for e in t.external_data}
-    if reader is None or "location" not in info:
+    if source is None or "location" not in info:
         raise StudioError("external_data_missing", f"{what}: its data outside the model can't be read here", 422)
     try:
         offset, length = int(info.get("offset", 0)), int(info["length"]) if "length" in info else None
@@ -64,7 +82,7 @@ def inline_tensor(t: onnx.TensorProto, what: str) -> int:
         offset = -1
     if offset < 0 or (length is not None and length < 0):
         raise StudioError("bad_external_data", f"{what}: its external data offset/length are not byte counts", 422)
-    t.raw_data = reader(info["location"], offset, length)
+    t.raw_data = source.files.read(info["location"], offset, length)
     del t.external_data[:]
     t.data_location = onnx.TensorProto.DEFAULT
     return len(t.raw_data)

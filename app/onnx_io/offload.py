@@ -46,6 +46,7 @@ WHAT = {
     "infer_model": "onnx's shape inference",
     "convert": "onnx's version converter",
     "quantize": "onnxruntime's quantizer",
+    "float16": "onnxruntime's float16 converter",
 }
 
 _pool: ProcessPoolExecutor | None = None
@@ -265,12 +266,6 @@ def infer(model, **options):
     data = model.SerializeToString()
     key = content_key(data) + repr(sorted(options.items()))
     return onnx.ModelProto.FromString(run("infer_model", key, data, options))
-
-
-def quantize(data: bytes, options: dict) -> bytes:
-    """onnxruntime.quantization.quantize_dynamic on a serialized model (every tensor inside) in
-    the helper: it runs onnx's shape inference on it (ValueError: the quantizer's words)."""
-    return run("quantize", f"{content_key(data)}:{sorted(options.items())}", data, options)
 
 
 def convert(model, version: int):

@@ -84,12 +84,10 @@ def convert(data: bytes, version: int) -> bytes:
         raise ValueError(str(exc)) from None
 
 
-def quantize(data: bytes, options: dict) -> bytes:
-    """onnxruntime's dynamic int8 quantization of a serialized model (weights inside), serialized;
-    a ValueError with its words. It works on files: a private folder, gone after."""
+def quantize(src: str, dst: str, options: dict) -> None:
+    """onnxruntime's dynamic int8 quantization of the model file `src` (its tensors beside it)
+    into `dst`; a ValueError with its words."""
     import logging
-    import tempfile
-    from pathlib import Path
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -98,21 +96,112 @@ def quantize(data: bytes, options: dict) -> bytes:
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.NullHandler())
+    try:
+        quantize_dynamic(
+            _load_beside(src),
+            dst,
+            weight_type=QuantType[options["weight_type"]],
+            op_types_to_quantize=options.get("op_types") or None,
+            nodes_to_exclude=options.get("nodes_to_exclude") or None,
+            per_channel=options.get("per_channel", False),
+            reduce_range=options.get("reduce_range", False),
+        )
+    except Exception as exc:
+        raise ValueError(str(exc) or type(exc).__name__) from None
 
-    with tempfile.TemporaryDirectory(prefix="studio-quantize-") as folder:
-        src, dst = Path(folder) / "in.onnx", Path(folder) / "out.onnx"
-        src.write_bytes(data)
-        del data
+
+def float16(src: str, dst: str, options: dict) -> None:
+    """onnxruntime's float16 converter on the model file `src` (its tensors beside it) into
+    `dst`. It places its casts by every value's type: inference's types go in first (on the
+    graph without its weights), and out again after, but for the model's own value_info."""
+    import os
+
+    import onnx
+    from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST, convert_float_to_float16
+
+    from .light import light_copy
+
+    model = onnx.load(src, load_external_data=False)
+    had = [{v.name for v in g.value_info} for g in _graphs(model)]
+    try:
+        typed = onnx.shape_inference.infer_shapes(light_copy(model), check_type=False, strict_mode=False)
+    except Exception as exc:
+        raise ValueError(f"shape inference failed: {exc}") from None
+    for g, t in zip(_graphs(model), _graphs(typed), strict=True):
+        known = {v.name for v in g.value_info}
+        g.value_info.extend(v for v in t.value_info if v.name not in known)
+    _read_beside(model, os.path.dirname(src))
+    blocked = options.get("op_block_list")
+    try:
+        model = convert_float_to_float16(
+            model,
+            keep_io_types=options.get("keep_io_types", True),
+            disable_shape_infer=True,
+            op_block_list=DEFAULT_OP_BLOCK_LIST if blocked is None else blocked,
+            node_block_list=options.get("node_block_list") or [],
+        )
+    except Exception as exc:  # its assertions and numpy's errors on a model it can't handle
+        raise ValueError(str(exc) or type(exc).__name__) from None
+    for g, names in zip(_graphs(model), had, strict=True):
+        for i in reversed(range(len(g.value_info))):
+            if g.value_info[i].name not in names:
+                del g.value_info[i]
+    with open(dst, "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def _load_beside(src: str):
+    """The model file `src` with its tensors read in from the files beside it."""
+    import os
+
+    import onnx
+
+    model = onnx.load(src, load_external_data=False)
+    _read_beside(model, os.path.dirname(src))
+    return model
+
+
+def _read_beside(model, folder: str) -> None:
+    """Read each tensor's bytes from the file beside the model its external data names: files
+    the server linked there itself (weights<N>.bin), so onnx's loader, which refuses hard-linked
+    files as a possible attack, is not the one reading them."""
+    import os
+    import re
+
+    import onnx
+
+    from .traverse import tensors
+
+    for t in tensors(model):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        name = info.get("location", "")
+        if not re.fullmatch(r"weights\d+\.bin", name):
+            raise ValueError(f"tensor {t.name!r} names data {name!r} the server did not put beside it")
         try:
-            quantize_dynamic(
-                src,
-                dst,
-                weight_type=QuantType[options["weight_type"]],
-                op_types_to_quantize=options.get("op_types") or None,
-                nodes_to_exclude=options.get("nodes_to_exclude") or None,
-                per_channel=options.get("per_channel", False),
-                reduce_range=options.get("reduce_range", False),
-            )
-        except Exception as exc:
-            raise ValueError(str(exc) or type(exc).__name__) from None
-        return dst.read_bytes()
+            offset, length = int(info.get("offset", 0)), int(info.get("length", -1))
+            with open(os.path.join(folder, name), "rb") as f:
+                f.seek(offset)
+                t.raw_data = f.read(length)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"tensor {t.name!r}: its data can't be read ({exc})") from None
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
+
+
+def _graphs(model) -> list:
+    """The main graph and the graphs its nodes hold, depth first (as the converter walks them)."""
+    import onnx
+
+    out, todo = [], [model.graph]
+    while todo:
+        g = todo.pop()
+        out.append(g)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    todo.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    todo.extend(a.graphs)
+    return out

@@ -143,7 +143,7 @@ def test_float16_conversion_with_a_blocked_operator(page, server, artifacts):
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     report = panel.locator("#model-tools .callout").text_content()
-    assert "converted to float16: 4 float32 tensor(s)" in report and "Cast node(s) added" in report
+    assert "converted to float16: 4 float32 weight(s)" in report and "Cast node(s) added" in report
 
     model = downloaded(page, server, summary["id"])
     onnx.checker.check_model(model, full_check=True)
