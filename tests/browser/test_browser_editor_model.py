@@ -144,6 +144,15 @@ def test_float16_conversion_with_a_blocked_operator(page, server, artifacts):
     wait_revision(page, 1)
     report = panel.locator("#model-tools .callout").text_content()
     assert "converted to float16: 4 float32 weight(s)" in report and "Cast node(s) added" in report
+    # the report leads on to what a person checks next: how far did the outputs move?
+    panel.locator("#model-tools .ed-report-run").click()
+    compare_to = page.locator("#run-compare-to")
+    page.wait_for_function("() => document.querySelector('#run-compare-to').value === '0'")
+    page.click("#run-go")
+    page.locator("#run-compare").wait_for()
+    row = page.locator("#run-compare tr[data-output=probs]")
+    assert row.count() == 1 and compare_to.input_value() == "0"
+    page.screenshot(path=str(artifacts / "editor-model-float16-compare.png"))
 
     model = downloaded(page, server, summary["id"])
     onnx.checker.check_model(model, full_check=True)

@@ -10,25 +10,31 @@ import { callout, mono } from "../widgets/ui.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
-async function runTool(ctx, title, ops) {
+/** Run `ops` as a tool; `compare`: its report offers to run the result against the revision it
+ * was made from (a conversion that changes numbers: how far did the outputs move?). */
+async function runTool(ctx, title, ops, { compare = false } = {}) {
+  const base = ctx.summary ? ctx.summary.revision : null;
   const result = await ctx.actions.edit(ops);
-  if (!result || !ctx.summary) return;
-  const report = { revision: result.revision, title, lines: result.changes || [] };
+  if (!result || !ctx.summary || result.unchanged) return;
+  const report = { revision: result.revision, title, lines: result.changes || [], base: compare ? base : null };
   reports.set(ctx.summary.id, report);
   // the panel was redrawn before the edit resolved: put the report into the one on screen
   const tools = document.getElementById("model-tools");
   if (tools && !tools.querySelector(".ed-report")) {
     const heading = tools.querySelector("h3");
-    const box = reportFor({ id: ctx.summary.id, revision: result.revision });
+    const box = reportFor({ id: ctx.summary.id, revision: result.revision }, ctx);
     if (heading && box) heading.after(box);
   }
 }
 
 /** The report of the tool that made the revision on screen, if one did. */
-function reportFor(summary) {
+function reportFor(summary, ctx = null) {
   const r = reports.get(summary.id);
   if (!r || r.revision !== summary.revision) return null;
-  return callout("ok", `${r.title} — saved as revision ${r.revision}`, el("ul", { class: "ed-report" }, r.lines.map((line) => el("li", {}, line))));
+  const check = r.base !== null && r.base !== undefined && ctx
+    ? el("button", { type: "button", class: "btn btn-small ed-report-run", onclick: () => ctx.actions.openRun(r.base) }, `Compare its outputs with revision ${r.base}…`)
+    : null;
+  return callout("ok", `${r.title} — saved as revision ${r.revision}`, el("ul", { class: "ed-report" }, r.lines.map((line) => el("li", {}, line))), check);
 }
 
 // ------------------------------------------------------------------ model fields
@@ -144,7 +150,7 @@ function float16Form(ctx) {
     const op = { op: "convert_float16", keep_io_types: f.elements.keep_io_types.checked };
     if (names(blockOps.value).length) op.op_block_list = names(blockOps.value);
     if (names(blockNodes.value).length) op.node_block_list = names(blockNodes.value);
-    await runTool(ctx, "Converted to float16", [op]);
+    await runTool(ctx, "Converted to float16", [op], { compare: true });
   }, { id: "convert-float16" });
   return form;
 }
@@ -191,7 +197,7 @@ function int8Form(ctx) {
     const op = { op: "quantize_dynamic", weight_type: weight.value, per_channel: f.elements.per_channel.checked, reduce_range: f.elements.reduce_range.checked };
     if (names(opTypes.value).length) op.op_types = names(opTypes.value);
     if (names(exclude.value).length) op.nodes_to_exclude = names(exclude.value);
-    await runTool(ctx, "Quantized", [op]);
+    await runTool(ctx, "Quantized", [op], { compare: true });
   }, { id: "quantize-dynamic" });
   return form;
 }
@@ -199,7 +205,7 @@ function int8Form(ctx) {
 /** The "Tools" section's content: a report of the last tool run, and a bar of tool forms. */
 export function modelTools(summary, ctx) {
   return [
-    reportFor(summary),
+    reportFor(summary, ctx),
     actionBar([
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
       { key: "float16", label: "Float16…", build: () => float16Form(ctx) },

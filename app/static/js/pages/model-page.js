@@ -185,6 +185,8 @@ const panelContext = {
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
+    // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
+    openRun: (revision) => { state.runCompareTo = revision; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
     nodeTime: (nodeId) => {
@@ -196,6 +198,7 @@ const panelContext = {
   heatStats: () => (state.heat ? state.heat.stats : null),
   afterFirstView: () => afterFirstView,
   dimSizes: () => ({ ...state.dimSizes }),
+  runCompareTo: () => { const r = state.runCompareTo; state.runCompareTo = null; return r ?? null; },
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true, revision: state.summary ? state.summary.revision : null }),

@@ -135,9 +135,10 @@ export function renderRunPanel(root, ctx) {
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
   const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
   const profile = el("input", { type: "checkbox", id: "run-profile" });
+  const preset = ctx.runCompareTo ? ctx.runCompareTo() : null;
   ctx.actions.loadRevisions().then((data) => {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
-      if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision) }, `revision ${r.revision}`));
+      if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision), selected: r.revision === preset }, `revision ${r.revision}`));
     }
   }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
   const out = el("div", { id: "run-results", class: "run-results" });
