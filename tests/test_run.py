@@ -102,7 +102,35 @@ def test_random_inputs_an_intermediate_tensor_and_compare_to(client):
     assert c["revision"] == 0 and set(c["outputs"]) == {"probs"}
     assert c["outputs"]["probs"]["equal"] is False and c["outputs"]["probs"]["max_abs"] > 0
     same = run(client, mid, {"revision": 0, "inputs": {"input": {"random": {"seed": 3}}}, "compare_to": 0})
-    assert same["compare"]["outputs"]["probs"] == {"equal": True, "max_abs": 0.0, "max_rel": 0.0, "shape": [1, 10]}
+    assert same["compare"]["outputs"]["probs"] == {
+        "equal": True,
+        "close": True,
+        "max_abs": 0.0,
+        "max_rel": 0.0,
+        "max_rel_to_range": 0.0,
+        "shape": [1, 10],
+    }
+
+
+def test_a_float16_conversion_compares_close_not_equal(client):
+    """The verdict a conversion needs: not bit for bit, but within 0.1 % of the output's range —
+    where the element-wise relative error of a near-zero probability says nothing."""
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 200, r.get_json()
+    c = run(client, mid, {"inputs": {"input": {"random": {"seed": 5}}}, "compare_to": 0})["compare"]
+    probs = c["outputs"]["probs"]
+    assert c["close_tolerance"] == 1e-3
+    assert probs["equal"] is False and probs["close"] is True
+    assert probs["max_rel_to_range"] < 1e-3 <= probs["max_rel"] or probs["max_rel"] < 1e-3
+    # a real change is not close
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 1, "ops": [{"op": "set_attribute", "node": "softmax", "name": "axis", "value": 0}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    moved = run(client, mid, {"inputs": {"input": {"random": {"seed": 5}}}, "compare_to": 0})["compare"]
+    assert moved["outputs"]["probs"]["close"] is False
 
 
 def test_symbolic_dims_and_bad_requests(client):

@@ -269,7 +269,7 @@ SCHEMAS: dict = {
             "onnxruntime": {"type": "string"},
             "compare": {
                 "type": "object",
-                "description": "outputs of both: {name: {equal, max_abs, max_rel, shape}}",
+                "description": "outputs of both: {name: {equal, close, max_abs, max_rel, max_rel_to_range, shape}}",
             },
             "profile": {
                 "type": "object",

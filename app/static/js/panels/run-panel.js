@@ -101,14 +101,19 @@ function results(root, answer, ctx) {
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
   if (compare) {
+    const close = `${100 * (compare.close_tolerance ?? 0.001)} %`;
     const d = divergence(compare.diverges, compare, ctx);
     if (d) root.append(d);
     root.append(section("Compared with revision " + compare.revision, el("table", { class: "run-compare", id: "run-compare" },
-      el("thead", {}, el("tr", {}, ["output", "same?", "max |Δ|", "max rel"].map((h) => el("th", {}, h)))),
-      el("tbody", {}, Object.entries(compare.outputs).map(([name, c]) => el("tr", { "data-output": name, class: c.equal ? "run-equal" : "run-differs" },
-        el("td", {}, mono(name)), el("td", {}, c.equal ? "identical" : "differs"),
-        el("td", { class: "num" }, c.max_abs === null ? "—" : c.max_abs.toPrecision(3)),
-        el("td", { class: "num" }, c.max_rel === null ? "—" : c.max_rel.toPrecision(3))))))));
+      el("thead", {}, el("tr", {}, [["output", ""], ["same?", `close: every value within ${close} of itself plus ${close} of the output's largest magnitude`],
+        ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element (large where values are near 0)"]]
+        .map(([h, title]) => el("th", { title }, h)))),
+      el("tbody", {}, Object.entries(compare.outputs).map(([name, c]) => {
+        const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
+        return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
+          el("td", {}, mono(name)), el("td", {}, verdict),
+          ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
+      })))));
   }
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
   for (const [name, preview] of Object.entries(answer.outputs)) {
