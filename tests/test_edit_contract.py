@@ -21,9 +21,12 @@ from app.edits.jsontypes import Array, Integer, Null, OneOf, String
 
 
 def fuzz_model() -> onnx.ModelProto:
-    """x -> MatMul(W) "mm" -> h -> LeakyRelu "act" -> y -> Identity "id" -> z, outputs z and y, an
-    unread input `spare` and an unread initializer `U`: every op has something to work on."""
+    """x -> MatMul(W) "mm" -> h -> LeakyRelu "act" -> y -> Dropout "drop" -> yd -> Identity "id"
+    -> z, outputs z and y, an unread input `spare` and an unread initializer `U`: every op has
+    something to work on (simplify: the Dropout, a no-op at inference)."""
     m = small_model()
+    m.graph.node.insert(2, helper.make_node("Dropout", ["y"], ["yd"], name="drop"))
+    m.graph.node[3].input[0] = "yd"
     m.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]))
     m.graph.input.append(helper.make_tensor_value_info("spare", TensorProto.FLOAT, [1]))
     m.graph.initializer.append(numpy_helper.from_array(np.zeros(3, np.float32), "U"))
@@ -75,6 +78,7 @@ SAMPLES = {
     "extract_subgraph": {"inputs": ["x"], "outputs": ["h"]},
     "convert_opset": {"version": 16},
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
+    "simplify": {},
     "quantize_dynamic": {
         "weight_type": "QInt8",
         "op_types": ["MatMul"],

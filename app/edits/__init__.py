@@ -1,6 +1,6 @@
 """Edit ops: one small module per kind, registered by JSON op name."""
 
-from . import attributes, graph_io, initializers, metadata, names, nodes, precision, whole_model, wiring  # noqa: F401  (registers the ops)
+from . import attributes, graph_io, initializers, metadata, names, nodes, precision, simplify, whole_model, wiring  # noqa: F401  (registers the ops)
 from .apply import apply_edits
 from .registry import REGISTRY, describe
 

@@ -47,6 +47,7 @@ WHAT = {
     "convert": "onnx's version converter",
     "quantize": "onnxruntime's quantizer",
     "float16": "onnxruntime's float16 converter",
+    "simplify": "onnxruntime's graph optimizer",
 }
 
 _pool: ProcessPoolExecutor | None = None

@@ -150,6 +150,23 @@ def float16(src: str, dst: str, options: dict) -> None:
         f.write(model.SerializeToString())
 
 
+def simplify(src: str, dst: str, options: dict) -> None:
+    """onnxruntime's basic graph optimizations (constant folding, redundant nodes removed,
+    fusions into standard operators) of the model file `src` saved as `dst`; a ValueError with
+    onnxruntime's words when it can't load the model."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = dst
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3  # its warnings would land amid the server's log lines
+    try:
+        ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ValueError(str(exc).strip() or type(exc).__name__) from None
+
+
 def _load_beside(src: str):
     """The model file `src` with its tensors read in from the files beside it."""
     import os

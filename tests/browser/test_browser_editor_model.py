@@ -182,6 +182,20 @@ def test_int8_quantization_from_the_tools(page, server, artifacts):
     assert {"ConvInteger", "MatMulInteger"} <= ops and "Conv" not in ops
 
 
+def test_simplify_from_the_tools(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=simplify]").click()
+    panel.locator("#simplify button[type=submit]").click()
+    wait_revision(page, 1)
+    report = panel.locator("#model-tools .callout").text_content()
+    assert "simplified with onnxruntime's basic optimizations: 8 -> 7 nodes (fewer Constant ×1)" in report
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    assert "Constant" not in [n.op_type for n in model.graph.node]  # the Reshape's shape, an initializer now
+
+
 def test_cleanup_and_extract_subgraph(page, server):
     dead = upload(page, server, with_dead_parts(), "dead.onnx")
     open_model(page, server, dead["id"])

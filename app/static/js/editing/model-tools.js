@@ -1,5 +1,5 @@
 // Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
-// model_version), opset conversion, float16 conversion, int8 quantization, shape inference, clean-up, subgraph extraction, graph
+// model_version), opset conversion, float16 conversion, int8 quantization, simplification, shape inference, clean-up, subgraph extraction, graph
 // inputs, and the download choices. A tool's report (the server's "changes") stays shown in the
 // panel for the revision it made.
 import { el } from "../widgets/dom.js";
@@ -180,6 +180,14 @@ function extractForm(ctx) {
   return form;
 }
 
+function simplifyForm(ctx) {
+  const { form } = editForm("ed-simplify", [
+    el("p", { class: "ed-hint muted" }, "onnxruntime's basic graph optimizations, in standard ONNX operators: constants folded into initializers, redundant nodes removed (Identity, Dropout, no-op Slice…), Conv fused with a following BatchNormalization, Add or Mul. Fix the inputs' symbolic dims first to fold the shape computations an export leaves."),
+    el("div", { class: "ed-actions" }, submit("Simplify")),
+  ], () => runTool(ctx, "Simplified", [{ op: "simplify" }], { compare: true }), { id: "simplify" });
+  return form;
+}
+
 function int8Form(ctx) {
   const weight = select("weight_type", [["QInt8", "int8 (signed)"], ["QUInt8", "uint8"]], "QInt8", { "aria-label": "Weight type" });
   const opTypes = textInput("op_types", "", { class: "mono", placeholder: "every one it can: MatMul, Conv, Gather…", "aria-label": "Operators quantized" });
@@ -210,6 +218,7 @@ export function modelTools(summary, ctx) {
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
       { key: "float16", label: "Float16…", build: () => float16Form(ctx) },
       { key: "int8", label: "Int8…", build: () => int8Form(ctx) },
+      { key: "simplify", label: "Simplify…", build: () => simplifyForm(ctx) },
       { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
       { key: "extract", label: "Extract subgraph…", build: () => extractForm(ctx) },

@@ -1,4 +1,5 @@
-"""convert_float16 through the real API: weights kept in the store's blobs are read, halved and
+"""onnxruntime's model tools as edit ops (convert_float16, quantize_dynamic, simplify) through the
+real API. convert_float16: weights kept in the store's blobs are read, halved and
 stored again; the model passes the checker and runs in onnxruntime with outputs close to the
 float32 model's; inputs and outputs keep float32 unless asked; blocked operators stay float32
 behind Cast nodes; the pytorch-converted models of the onnx wheel convert and still compute
@@ -199,3 +200,82 @@ def test_pytorch_converted_models_quantize_or_say_why(client, path):
         assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
         return
     onnx.checker.check_model(onnx.load_from_string(client.get(f"/api/models/{mid}/download").data))
+
+
+def foldable() -> onnx.ModelProto:
+    """y = (x + (a + b)) through an Identity and a Dropout, a, b Constant nodes: constants to fold,
+    pass-through nodes to drop; the model's metadata and opsets to keep."""
+    a = nh.from_array(np.full((4,), 1.5, np.float32))
+    b = nh.from_array(np.arange(4, dtype=np.float32))
+    g = h.make_graph(
+        [
+            h.make_node("Constant", [], ["a"], name="ca", value=a),
+            h.make_node("Constant", [], ["b"], name="cb", value=b),
+            h.make_node("Add", ["a", "b"], ["ab"], name="fold_me"),
+            h.make_node("Identity", ["x"], ["xi"], name="pass"),
+            h.make_node("Dropout", ["xi"], ["xd"], name="drop"),
+            h.make_node("Add", ["xd", "ab"], ["y"], name="out"),
+        ],
+        "foldable",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], producer_name="exporter")
+    h.set_model_props(m, {"owner": "nlp"})
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def test_simplify_folds_constants_and_drops_pass_throughs(client):
+    original = foldable().SerializeToString()
+    mid = upload(client, original).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].startswith("simplified with onnxruntime's basic optimizations: 6 -> 1 nodes")
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(m, full_check=True)
+    assert [(n.op_type, n.name) for n in m.graph.node] == [("Add", "out")]
+    assert [(o.domain, o.version) for o in m.opset_import] == [("", 17)]  # not every domain onnxruntime knows
+    assert m.producer_name == "exporter" and {p.key: p.value for p in m.metadata_props} == {"owner": "nlp"}
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(run(m.SerializeToString(), {"x": x})[0], run(original, {"x": x})[0])
+
+
+def test_simplify_with_nothing_to_do_says_so(client):
+    g = h.make_graph(
+        [h.make_node("Relu", ["x"], ["y"], name="r")],
+        "plain",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    mid = upload(client, h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 400 and "nothing to simplify" in r.get_json()["error"]["message"]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _pytorch_converted(), ids=lambda p: p.parent.name)
+def test_pytorch_converted_models_simplify_to_the_same_numbers(client, path):
+    """simplify on every pytorch-converted model: a revision computing what the model did (within
+    float rounding: folded constants and fusions reorder arithmetic), or a one-line refusal."""
+    original = path.read_bytes()
+    mid = upload(client, original, path.parent.name + ".onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code in (200, 400, 422), r.get_json()
+    if r.status_code != 200:
+        assert "\n" not in r.get_json()["error"]["message"]
+        return
+    data = client.get(f"/api/models/{mid}/download").data
+    model = onnx.load_from_string(original)
+    inputs = sorted(path.parent.glob("test_data_set_0/input_*.pb"))
+    weights_in = {t.name for t in model.graph.initializer}
+    feeds = {
+        v.name: nh.to_array(onnx.load_tensor(str(p)))
+        for v, p in zip([i for i in model.graph.input if i.name not in weights_in], inputs, strict=False)
+    }
+    try:
+        want = run(original, feeds)
+    except (ort.capi.onnxruntime_pybind11_state.Fail, ort.capi.onnxruntime_pybind11_state.NotImplemented):
+        return
+    for a, b in zip(run(data, feeds), want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -1,0 +1,142 @@
+"""Running onnxruntime's model tools (float16 conversion, dynamic quantization, graph
+optimization) on a model being edited: in the helper process (onnx's shape inference runs inside
+them, and a big model's conversion takes gigabytes: the helper's memory limit bounds it, the
+server's memory is not spent). The model is written to a scratch folder with the tensors kept
+outside its graph hard-linked beside it, the tool writes its result there, and the server reads
+that back and keeps the model's own fields, metadata and value_info."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import onnx
+
+from ..errors import StudioError
+from ..onnx_io import offload
+from ..onnx_io.sizes import size_text
+from ..onnx_io.traverse import tensors as all_tensors
+from ..onnx_io.traverse import walk_graphs
+from .sources import inline_tensor, tensor_files
+from .wiring import keep_topological_order
+
+# the weights a conversion takes on: the helper holds them a few times over (its memory limit is
+# 8 GiB), and the float16 result (half of them, inside one .onnx) must fit a protobuf message
+MAX_WEIGHT_BYTES = 3 << 30
+
+FLOAT, FLOAT16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+
+
+def converted_graphs(model: onnx.ModelProto):
+    """The graphs the tools walk: the main graph and the graphs its nodes hold (not model
+    functions or training graphs)."""
+    return [ref for ref in walk_graphs(model) if ref.path == "" or ref.path.startswith("n")]
+
+
+def initializers(ref):
+    return [] if isinstance(ref.container, onnx.FunctionProto) else ref.container.initializer
+
+
+def data_size(t: onnx.TensorProto) -> int:
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        info = {e.key: e.value for e in t.external_data}
+        return int(info["length"]) if info.get("length", "").isdigit() else 0
+    return len(t.raw_data) or 4 * len(t.float_data) or 2 * len(t.int32_data)
+
+
+def weights(model: onnx.ModelProto, dtype: int | None = None) -> list[onnx.TensorProto]:
+    """The initializers (of `dtype`) of the graphs the tools walk."""
+    return [t for ref in converted_graphs(model) for t in initializers(ref) if dtype is None or t.data_type == dtype]
+
+
+def check_size(model: onnx.ModelProto, what: str) -> int:
+    size = sum(data_size(t) for t in all_tensors(model))
+    if size > MAX_WEIGHT_BYTES:
+        raise StudioError(
+            "too_big",
+            f"{what}: the model's tensors take {size_text(size)}, more than the {size_text(MAX_WEIGHT_BYTES)} converted here",
+            422,
+        )
+    return size
+
+
+def write_beside(model: onnx.ModelProto, folder: Path) -> Path:
+    """`model` as folder/model.onnx: each file its tensors are kept in outside the graph (the
+    store's tensor blobs, external data files) hard-linked beside it and named there; a tensor
+    whose file can't be linked (another file system) is read into the graph instead."""
+    bound = tensor_files()
+    files = bound.files if bound is not None else None
+    links: dict[str, str | None] = {}
+    for t in all_tensors(model):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        entry = next((e for e in t.external_data if e.key == "location"), None)
+        if entry is None or files is None:
+            inline_tensor(t, f"tensor {t.name!r}")
+            continue
+        if entry.value not in links:
+            target = folder / f"weights{len(links)}.bin"
+            try:
+                os.link(files.path(entry.value), target)
+                links[entry.value] = target.name
+            except OSError:
+                links[entry.value] = None
+        linked = links[entry.value]
+        if linked is None:
+            inline_tensor(t, f"tensor {t.name!r}")
+        else:
+            entry.value = linked
+    path = folder / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def in_helper(model: onnx.ModelProto, job: str, options: dict, what: str) -> onnx.ModelProto:
+    """offload_jobs.<job>(model file, result file, options) on `model`; the result, parsed."""
+    bound = tensor_files()
+    # what a failure is remembered under: the graph (its tensors named by their blobs' digests)
+    key = f"{offload.content_key(model.SerializeToString())}:{sorted(options.items())}"
+    with tempfile.TemporaryDirectory(prefix=f"studio-{job}-", dir=bound.scratch if bound else None) as tmp:
+        src = write_beside(model, Path(tmp))
+        dst = Path(tmp) / "result.onnx"
+        try:
+            offload.run(job, key, str(src), str(dst), options)
+        except ValueError as exc:
+            raise StudioError("conversion_failed", f"{what}: {exc}", 422) from None
+        return onnx.ModelProto.FromString(dst.read_bytes())
+
+
+def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
+    """Put `result` in `model`'s place, with the model's own fields, metadata and value_info (the
+    tools sign the model as theirs, drop metadata and store the types inference found); the
+    ir_version only goes up, and to 4 where the tool made initializers that aren't graph inputs
+    (IR < 4 forbids them). A note of that change ("; ir_version 3 -> 4"), or ""."""
+    fields = ("ir_version", "producer_name", "producer_version", "domain", "model_version", "doc_string")
+    kept = {f: getattr(model, f) for f in fields}
+    metadata = list(model.metadata_props)
+    graph_doc, graph_metadata = model.graph.doc_string, list(model.graph.metadata_props)
+    had = [{v.name for v in ref.container.value_info} for ref in converted_graphs(model)]
+    model.CopyFrom(result)
+    for f, v in kept.items():
+        setattr(model, f, max(v, model.ir_version) if f == "ir_version" else v)
+    del model.metadata_props[:]
+    model.metadata_props.extend(metadata)
+    model.graph.doc_string = graph_doc
+    del model.graph.metadata_props[:]
+    model.graph.metadata_props.extend(graph_metadata)
+    for ref, names in zip(converted_graphs(model), had, strict=False):
+        vi = ref.container.value_info
+        for i in reversed(range(len(vi))):
+            if vi[i].name not in names:
+                del vi[i]
+    inputs = {v.name for v in model.graph.input}
+    if model.ir_version < 4 and any(t.name not in inputs for t in model.graph.initializer):
+        model.ir_version = 4
+    return f"; ir_version {kept['ir_version']} -> {model.ir_version}" if model.ir_version != kept["ir_version"] else ""
+
+
+def reorder(model: onnx.ModelProto) -> None:
+    """The tools append their Cast and quantizing nodes to a graph: each put where it is read."""
+    for ref in walk_graphs(model):
+        keep_topological_order(ref.container)

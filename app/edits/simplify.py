@@ -1,0 +1,44 @@
+"""Simplifying a graph with onnxruntime's basic optimizations (in the helper: model_tools.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import onnx
+
+from ..errors import StudioError
+from ..onnx_io.traverse import walk_graphs
+from .model_tools import check_size, in_helper, keep, reorder
+from .registry import edit_op
+
+
+@edit_op("simplify")
+def simplify(model: onnx.ModelProto, op: dict) -> str:
+    """Simplify the graph with onnxruntime's basic optimizations, which keep to standard ONNX
+    operators: constant folding (Constant nodes and what only depends on constants become
+    initializers), redundant nodes removed (Identity, Dropout, no-op Slice, Unsqueeze, Cast…) and
+    fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…). Fix the
+    inputs' symbolic dims first (set_io_shape) to fold the shape computations an export leaves.
+    The model's fields, opset imports, metadata and value_info stay."""
+    check_size(model, "simplify")
+    nodes = sum(len(ref.container.node) for ref in walk_graphs(model))
+    ops_before = Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
+    opsets = {o.domain: o.version for o in model.opset_import}
+    note = keep(model, in_helper(model, "simplify", {}, "simplify: onnxruntime can't optimize this model"))
+    used = {n.domain for ref in walk_graphs(model) for n in ref.container.node}
+    # onnxruntime imports every domain it knows: the model keeps its own, and those now used
+    found = {o.domain: o.version for o in model.opset_import}
+    del model.opset_import[:]
+    for domain, version in {**opsets, **{d: found[d] for d in used if d not in opsets and d in found}}.items():
+        model.opset_import.add(domain=domain, version=version)
+    reorder(model)
+    after = sum(len(ref.container.node) for ref in walk_graphs(model))
+    if after == nodes and Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node) == ops_before:
+        raise StudioError("bad_value", "simplify: onnxruntime's basic optimizations find nothing to simplify here")
+    gone = ops_before - Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
+    detail = ", ".join(f"{op} ×{k}" for op, k in gone.most_common(5))
+    return (
+        f"simplified with onnxruntime's basic optimizations: {nodes} -> {after} nodes"
+        + (f" (fewer {detail})" if detail else "")
+        + note
+    )
