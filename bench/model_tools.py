@@ -1,14 +1,14 @@
-"""Lower precision on big models: convert_float16 and quantize_dynamic through the HTTP API
-(checks and onnxruntime's gate included), against the same tool run bare in the same run —
-onnxruntime's float16 converter on the model loaded with onnx.load, quantize_dynamic from file
-to file — and what each adds to the store and the server's peak memory meanwhile.
+"""onnxruntime's model tools on big models: convert_float16, quantize_dynamic and simplify
+through the HTTP API (checks and onnxruntime's gate included), against the same tool run bare in
+the same run — onnxruntime's float16 converter on the model loaded with onnx.load,
+quantize_dynamic from file to file, an onnxruntime session saving its basic-optimized model —
+and what each adds to the store and the server's peak memory meanwhile.
 
 For each model: a fresh `onnx-studio serve` on an empty data folder, the model uploaded with
-curl and its checks settled, then convert_float16 on revision 0, undo, quantize_dynamic on
-revision 0. Peak RSS is the server's VmHWM (the quantizer runs in the helper process: its
+curl and its checks settled, then each tool on revision 0 and undo. Peak RSS is the server's VmHWM (the quantizer runs in the helper process: its
 own peak is the helper's, not counted here).
 
-  .venv/bin/python bench/precision.py [--models bert_base gpt2_medium resnet50]
+  .venv/bin/python bench/model_tools.py [--models bert_base gpt2_medium resnet50]
 
 Models: bench/corpus (make_corpus.py).
 """
@@ -48,9 +48,29 @@ def bare_quantize(path: Path) -> float:
         return time.perf_counter() - t
 
 
+def bare_simplify(path: Path) -> float:
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        so.optimized_model_filepath = str(Path(d) / "s.onnx")
+        t = time.perf_counter()
+        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        return time.perf_counter() - t
+
+
+TOOLS = (
+    ("float16", {"op": "convert_float16"}, bare_float16, "float16"),
+    ("quantize", {"op": "quantize_dynamic"}, bare_quantize, "int8 dynamic"),
+    ("simplify", {"op": "simplify"}, bare_simplify, "simplify"),
+)
+
+
 def measure(path: Path) -> dict:
     row: dict = {"model": path.stem, "size": path.stat().st_size}
-    row["bare_float16"], row["bare_quantize"] = bare_float16(path), bare_quantize(path)
+    for key, _, bare, _ in TOOLS:
+        row[f"bare_{key}"] = bare(path)
     server = Server()
     try:
         out = subprocess.run(
@@ -58,7 +78,7 @@ def measure(path: Path) -> dict:
         ).stdout
         mid = json.loads(out)["id"]
         urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
-        for key, op in (("float16", {"op": "convert_float16"}), ("quantize", {"op": "quantize_dynamic"})):
+        for key, op, _, _ in TOOLS:
             before = server.store_bytes()
             server.reset_peak()
             dt, answer = post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [op]})
@@ -81,10 +101,10 @@ def print_table(rows: list[dict]) -> None:
     )
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
-        for key, bare, label in (("float16", "bare_float16", "float16"), ("quantize", "bare_quantize", "int8 dynamic")):
+        for key, _, _, label in TOOLS:
             print(
-                f"| {r['model']} | {r['size'] / mb:,.0f} MiB | {label} | {r[key]:.1f} s | {r[bare]:.1f} s "
-                f"| {r[key] / r[bare]:.2f}× | {r[f'{key}_growth'] / mb:,.0f} MiB "
+                f"| {r['model']} | {r['size'] / mb:,.0f} MiB | {label} | {r[key]:.1f} s | {r[f'bare_{key}']:.1f} s "
+                f"| {r[key] / r[f'bare_{key}']:.2f}× | {r[f'{key}_growth'] / mb:,.0f} MiB "
                 f"| {r[f'{key}_peak_rss'] / mb:,.0f} MiB = {r[f'{key}_peak_rss'] / r['size']:.2f}× | {r[f'{key}_runtime']} |"
             )
 
