@@ -125,8 +125,8 @@ def test_replayed_on_its_own_model_a_recipe_makes_the_servers_bytes(client, hist
 
 
 def test_rewiring_replays_to_the_servers_bytes(client, tmp_path):
-    """add_node + set_node_input (which may reorder nodes), then convert_float16 (Cast nodes at
-    the edges), give the same bytes headless."""
+    """add_node + set_node_input (which may reorder nodes), then simplify and convert_float16
+    (onnxruntime's tools, in the helper; Cast nodes at the edges), give the same bytes headless."""
     mid = upload(client, conv_model()).get_json()["id"]
     head = edit(
         client,
@@ -135,7 +135,7 @@ def test_rewiring_replays_to_the_servers_bytes(client, tmp_path):
         {"op": "add_node", "op_type": "Sigmoid", "name": "gate", "inputs": ["c"]},
         {"op": "set_node_input", "node": "@relu", "index": 0, "tensor": "gate_out"},
     )
-    head = edit(client, mid, head, {"op": "convert_float16"})
+    head = edit(client, mid, head, {"op": "simplify"}, {"op": "convert_float16"})
     recipe = client.get(f"/api/models/{mid}/recipe").get_json()
     run = apply(tmp_path, conv_model(), recipe)
     assert run.returncode == 0, run.stderr
@@ -148,6 +148,14 @@ def test_rewiring_replays_to_the_servers_bytes(client, tmp_path):
         "relu",
         "graph_output_cast0",
     ]
+
+
+def test_quantization_replays_to_the_servers_bytes(client, tmp_path):
+    mid = upload(client, conv_model()).get_json()["id"]
+    head = edit(client, mid, 0, {"op": "quantize_dynamic", "op_types": ["Conv"]})
+    run = apply(tmp_path, conv_model(), client.get(f"/api/models/{mid}/recipe").get_json())
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out.onnx").read_bytes() == client.get(f"/api/models/{mid}/download?revision={head}").data
 
 
 def test_a_recipe_edits_the_next_export_of_the_model(client, history, tmp_path):

@@ -6,7 +6,6 @@ from collections import Counter
 
 import onnx
 
-from ..errors import StudioError
 from ..onnx_io.traverse import walk_graphs
 from .model_tools import check_size, in_helper, keep, reorder
 from .registry import edit_op
@@ -19,8 +18,11 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     initializers), redundant nodes removed (Identity, Dropout, no-op Slice, Unsqueeze, Cast…) and
     fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…). Fix the
     inputs' symbolic dims first (set_io_shape) to fold the shape computations an export leaves.
-    The model's fields, opset imports, metadata and value_info stay."""
+    The model's fields, opset imports, metadata and value_info stay; a model with nothing to
+    simplify stays as it is."""
     check_size(model, "simplify")
+    before = onnx.ModelProto()
+    before.CopyFrom(model)  # the graph (weights are references here): kept for a model already simple
     nodes = sum(len(ref.container.node) for ref in walk_graphs(model))
     ops_before = Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
     opsets = {o.domain: o.version for o in model.opset_import}
@@ -34,7 +36,10 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     reorder(model)
     after = sum(len(ref.container.node) for ref in walk_graphs(model))
     if after == nodes and Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node) == ops_before:
-        raise StudioError("bad_value", "simplify: onnxruntime's basic optimizations find nothing to simplify here")
+        # nothing to do is no failure (a recipe replayed on an export already simple goes on):
+        # the model stays byte for byte, so a batch of this op alone changes nothing
+        model.CopyFrom(before)
+        return "simplify: onnxruntime's basic optimizations find nothing to simplify here"
     gone = ops_before - Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
     detail = ", ".join(f"{op} ×{k}" for op, k in gone.most_common(5))
     return (
