@@ -280,3 +280,48 @@ def test_pytorch_converted_models_simplify_to_the_same_numbers(client, path):
         return
     for a, b in zip(run(data, feeds), want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_simplify_keeps_the_weights_in_the_stores_blobs(client):
+    """Weights big enough to live in blobs, the tool run beside hard links to them: the result
+    names those blobs again (no copy, nothing dangling) and downloads whole — onnxruntime loads
+    the download on its own, every weight read."""
+    model = conv_net()
+    model.graph.node.insert(1, h.make_node("Identity", ["c"], ["c2"], name="noop"))
+    model.graph.node[2].input[0] = "c2"
+    original = model.SerializeToString()
+    mid = upload(client, original).get_json()["id"]
+    before = client.get("/api/models").get_json()["disk_bytes"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    data = client.get(f"/api/models/{mid}/download").data
+    m = onnx.load_from_string(data)
+    assert "Identity" not in [n.op_type for n in m.graph.node]
+    assert all(t.data_location != T.EXTERNAL for t in m.graph.initializer)  # whole: weights inside
+    np.testing.assert_allclose(run(data, {"x": X})[0], run(original, {"x": X})[0], rtol=1e-5)
+    assert client.get("/api/models").get_json()["disk_bytes"] - before < 16 << 10  # the graph, not the weights
+
+
+def test_an_edit_may_not_leave_a_tensor_naming_a_file_the_model_lacks():
+    from app.edits import apply_edits
+
+    model = conv_net()
+    w = model.graph.initializer[0]
+    w.data_location = T.EXTERNAL
+    w.ClearField("raw_data")
+    w.external_data.add(key="location", value="w.bin")
+    base = model.SerializeToString()
+    moved = [{"op": "rename_tensor", "from": "w", "to": "w2"}]
+    assert apply_edits(base, moved, {"ok": True}).changed  # the same file named: fine
+    from app.edits.registry import REGISTRY, EditOp
+
+    def point_elsewhere(m, op):  # an op gone wrong: a tool's result naming a file of its own
+        m.graph.initializer[0].external_data[0].value = "elsewhere.bin"
+        return "moved"
+
+    REGISTRY["_test_elsewhere"] = EditOp("_test_elsewhere", point_elsewhere, (), "")
+    try:
+        with pytest.raises(Exception, match=r"external data 'elsewhere\.bin'"):
+            apply_edits(base, [{"op": "_test_elsewhere"}], {"ok": True})
+    finally:
+        del REGISTRY["_test_elsewhere"]

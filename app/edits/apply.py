@@ -13,6 +13,7 @@ from ..onnx_io import offload, parse_model
 from ..onnx_io.causes import causes_of
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
+from ..onnx_io.traverse import tensors
 from .contract import check_batch
 from .sources import TensorFiles, blob_reader, tensor_source
 
@@ -55,6 +56,7 @@ def apply_edits(
 def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     checked = check_batch(ops)  # the whole batch, before the model is even parsed
     model = parse_model(base_data)
+    files = _data_locations(model)
     changes = []
     for k, (entry, op) in enumerate(checked):
         try:
@@ -64,6 +66,14 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
             exc.message = f"op #{k + 1} ({entry.name}): {detail}"
             exc.args = (exc.message,)
             raise
+    stray = _data_locations(model) - files
+    if stray:
+        # no op writes data files: a tensor naming one the model didn't have points at nothing
+        raise StudioError(
+            "dangling_external_data",
+            f"the edit would leave tensors naming external data {sorted(stray)[0]!r} that the model has no file for",
+            422,
+        )
     try:
         data = model.SerializeToString()
     except Exception as exc:  # e.g. the 2 GiB protobuf limit
@@ -74,6 +84,17 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     result = EditResult(model, data, changes, {})
     result.validation, result.full = _checks(model, len(data), base_validation)
     return result
+
+
+def _data_locations(model: onnx.ModelProto) -> set[str]:
+    """The external data locations the model's tensors name."""
+    return {
+        e.value
+        for t in tensors(model)
+        if t.data_location == onnx.TensorProto.EXTERNAL
+        for e in t.external_data
+        if e.key == "location"
+    }
 
 
 def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict | None]:

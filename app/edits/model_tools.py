@@ -61,10 +61,11 @@ def check_size(model: onnx.ModelProto, what: str) -> int:
     return size
 
 
-def write_beside(model: onnx.ModelProto, folder: Path) -> Path:
+def write_beside(model: onnx.ModelProto, folder: Path) -> dict[str, str]:
     """`model` as folder/model.onnx: each file its tensors are kept in outside the graph (the
     store's tensor blobs, external data files) hard-linked beside it and named there; a tensor
-    whose file can't be linked (another file system) is read into the graph instead."""
+    whose file can't be linked (another file system) is read into the graph instead. The links
+    made: their name -> the location they stand for."""
     bound = tensor_files()
     files = bound.files if bound is not None else None
     links: dict[str, str | None] = {}
@@ -87,24 +88,51 @@ def write_beside(model: onnx.ModelProto, folder: Path) -> Path:
             inline_tensor(t, f"tensor {t.name!r}")
         else:
             entry.value = linked
-    path = folder / "model.onnx"
-    path.write_bytes(model.SerializeToString())
-    return path
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    return {link: location for location, link in links.items() if link is not None}
+
+
+def _settle_external(result: onnx.ModelProto, folder: Path, links: dict[str, str]) -> None:
+    """A tool's result may still name the weight files linked beside its input (onnxruntime
+    saves the initializers it left alone as they were): point them back at what they stand for
+    (the same blobs: no copy); any other file it names in the folder is read in before the
+    folder goes."""
+    for t in all_tensors(result):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        name = info.get("location", "")
+        if name in links:
+            for e in t.external_data:
+                if e.key == "location":
+                    e.value = links[name]
+            continue
+        path = folder / name
+        if "/" in name or name.startswith(".") or not path.is_file():
+            raise StudioError("conversion_failed", f"the tool's result names data {name!r} it did not write", 422)
+        with open(path, "rb") as f:
+            f.seek(int(info.get("offset", 0)))
+            t.raw_data = f.read(int(info.get("length", -1)))
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
 
 
 def in_helper(model: onnx.ModelProto, job: str, options: dict, what: str) -> onnx.ModelProto:
-    """offload_jobs.<job>(model file, result file, options) on `model`; the result, parsed."""
+    """offload_jobs.<job>(model file, result file, options) on `model`; the result, parsed, its
+    tensors kept outside the graph naming the store's files again."""
     bound = tensor_files()
     # what a failure is remembered under: the graph (its tensors named by their blobs' digests)
     key = f"{offload.content_key(model.SerializeToString())}:{sorted(options.items())}"
     with tempfile.TemporaryDirectory(prefix=f"studio-{job}-", dir=bound.scratch if bound else None) as tmp:
-        src = write_beside(model, Path(tmp))
+        links = write_beside(model, Path(tmp))
         dst = Path(tmp) / "result.onnx"
         try:
-            offload.run(job, key, str(src), str(dst), options)
+            offload.run(job, key, str(Path(tmp) / "model.onnx"), str(dst), options)
         except ValueError as exc:
             raise StudioError("conversion_failed", f"{what}: {exc}", 422) from None
-        return onnx.ModelProto.FromString(dst.read_bytes())
+        result = onnx.ModelProto.FromString(dst.read_bytes())
+        _settle_external(result, Path(tmp), links)
+        return result
 
 
 def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:

@@ -8,6 +8,7 @@ import onnx
 
 from ..onnx_io.traverse import walk_graphs
 from .model_tools import check_size, in_helper, keep, reorder
+from .names import rename_in_graph
 from .registry import edit_op
 
 
@@ -33,6 +34,7 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     del model.opset_import[:]
     for domain, version in {**opsets, **{d: found[d] for d in used if d not in opsets and d in found}}.items():
         model.opset_import.add(domain=domain, version=version)
+    note += _drop_inserted_casts(model)
     reorder(model)
     after = sum(len(ref.container.node) for ref in walk_graphs(model))
     if after == nodes and Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node) == ops_before:
@@ -47,3 +49,29 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
         + (f" (fewer {detail})" if detail else "")
         + note
     )
+
+
+# onnxruntime's CPU provider has no float16 kernel for some operators: at every session it wraps
+# them in Casts to float32 and back, named so. They are how this CPU runs the model, not part of
+# it (a GPU runs those operators in float16): the saved model goes without them.
+_INSERTED_CAST = "InsertedPrecisionFreeCast_"
+
+
+def _drop_inserted_casts(model: onnx.ModelProto) -> str:
+    """Remove the Casts onnxruntime's CPU provider inserted, each reader of a cast's output reading
+    its input again; a note of how many."""
+    dropped = 0
+    for ref in walk_graphs(model):
+        g = ref.container
+        if isinstance(g, onnx.FunctionProto):
+            continue
+        outputs = {v.name for v in g.output}
+        for i in reversed(range(len(g.node))):
+            n = g.node[i]
+            if n.op_type != "Cast" or not n.name.startswith(_INSERTED_CAST) or n.output[0] in outputs:
+                continue
+            src, dst = n.input[0], n.output[0]
+            del g.node[i]
+            rename_in_graph(g, dst, src)
+            dropped += 1
+    return f"; {dropped} float32 Cast(s) of onnxruntime's CPU provider left out" if dropped else ""
