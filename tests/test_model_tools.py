@@ -222,6 +222,9 @@ def foldable() -> onnx.ModelProto:
     )
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], producer_name="exporter")
     h.set_model_props(m, {"owner": "nlp"})
+    out = m.graph.node[-1]
+    out.doc_string = "the sum"
+    out.metadata_props.add(key="pkg.torch.onnx.name_scopes", value="['', 'block']")
     onnx.checker.check_model(m, full_check=True)
     return m
 
@@ -235,6 +238,11 @@ def test_simplify_folds_constants_and_drops_pass_throughs(client):
     m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     onnx.checker.check_model(m, full_check=True)
     assert [(n.op_type, n.name) for n in m.graph.node] == [("Add", "out")]
+    # onnxruntime drops nodes' metadata: the node it kept has its own back
+    assert m.graph.node[0].doc_string == "the sum"
+    assert [(p.key, p.value) for p in m.graph.node[0].metadata_props] == [
+        ("pkg.torch.onnx.name_scopes", "['', 'block']")
+    ]
     assert [(o.domain, o.version) for o in m.opset_import] == [("", 17)]  # not every domain onnxruntime knows
     assert m.producer_name == "exporter" and {p.key: p.value for p in m.metadata_props} == {"owner": "nlp"}
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
@@ -325,3 +333,14 @@ def test_an_edit_may_not_leave_a_tensor_naming_a_file_the_model_lacks():
             apply_edits(base, [{"op": "_test_elsewhere"}], {"ok": True})
     finally:
         del REGISTRY["_test_elsewhere"]
+
+
+def test_simplify_inlines_model_functions_and_says_so(client):
+    from testkit import nested_search_model
+
+    mid = upload(client, nested_search_model().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith("; model-local function(s) inlined: Swish")
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert not m.functions and {"Sigmoid", "Mul"} <= {n.op_type for n in m.graph.node}

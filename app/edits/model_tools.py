@@ -145,6 +145,7 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     metadata = list(model.metadata_props)
     graph_doc, graph_metadata = model.graph.doc_string, list(model.graph.metadata_props)
     had = [{v.name for v in ref.container.value_info} for ref in converted_graphs(model)]
+    nodes = _nodes_by_name(model)
     model.CopyFrom(result)
     for f, v in kept.items():
         setattr(model, f, max(v, model.ir_version) if f == "ir_version" else v)
@@ -158,10 +159,29 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
         for i in reversed(range(len(vi))):
             if vi[i].name not in names:
                 del vi[i]
+    # onnxruntime's optimizer drops every node's metadata (a torch export's scopes and stack
+    # traces): each node it kept, by name, has its own back, and its doc_string
+    for ref in walk_graphs(model):
+        for n in ref.container.node:
+            if n.name in nodes:
+                metadata_props, doc = nodes[n.name]
+                del n.metadata_props[:]
+                n.metadata_props.extend(metadata_props)
+                n.doc_string = doc
     inputs = {v.name for v in model.graph.input}
     if model.ir_version < 4 and any(t.name not in inputs for t in model.graph.initializer):
         model.ir_version = 4
     return f"; ir_version {kept['ir_version']} -> {model.ir_version}" if model.ir_version != kept["ir_version"] else ""
+
+
+def _nodes_by_name(model: onnx.ModelProto) -> dict[str, tuple[list, str]]:
+    """name -> (metadata_props, doc_string) of every node whose name is unique in the model."""
+    seen: dict[str, tuple[list, str] | None] = {}
+    for ref in walk_graphs(model):
+        for n in ref.container.node:
+            if n.name:
+                seen[n.name] = None if n.name in seen else (list(n.metadata_props), n.doc_string)
+    return {name: kept for name, kept in seen.items() if kept is not None}
 
 
 def reorder(model: onnx.ModelProto) -> None:

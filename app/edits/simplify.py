@@ -19,14 +19,16 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     initializers), redundant nodes removed (Identity, Dropout, no-op Slice, Unsqueeze, Cast…) and
     fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…). Fix the
     inputs' symbolic dims first (set_io_shape) to fold the shape computations an export leaves.
-    The model's fields, opset imports, metadata and value_info stay; a model with nothing to
-    simplify stays as it is."""
+    onnxruntime inlines calls to model-local functions (their definitions go). The model's fields,
+    opset imports, metadata (the model's, the graph's, each remaining node's) and value_info stay;
+    a model with nothing to simplify stays as it is."""
     check_size(model, "simplify")
     before = onnx.ModelProto()
     before.CopyFrom(model)  # the graph (weights are references here): kept for a model already simple
     nodes = sum(len(ref.container.node) for ref in walk_graphs(model))
     ops_before = Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
     opsets = {o.domain: o.version for o in model.opset_import}
+    functions = [f.name for f in model.functions]
     note = keep(model, in_helper(model, "simplify", {}, "simplify: onnxruntime can't optimize this model"))
     used = {n.domain for ref in walk_graphs(model) for n in ref.container.node}
     # onnxruntime imports every domain it knows: the model keeps its own, and those now used
@@ -35,6 +37,9 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     for domain, version in {**opsets, **{d: found[d] for d in used if d not in opsets and d in found}}.items():
         model.opset_import.add(domain=domain, version=version)
     note += _drop_inserted_casts(model)
+    inlined = sorted(set(functions) - {f.name for f in model.functions})
+    if inlined:
+        note += f"; model-local function(s) inlined: {', '.join(inlined)}"
     reorder(model)
     after = sum(len(ref.container.node) for ref in walk_graphs(model))
     if after == nodes and Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node) == ops_before:
