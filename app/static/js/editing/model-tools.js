@@ -14,7 +14,8 @@ const reports = new Map(); // model id -> {revision, title, lines}
  * was made from (a conversion that changes numbers: how far did the outputs move?). */
 async function runTool(ctx, title, ops, { compare = false } = {}) {
   const base = ctx.summary ? ctx.summary.revision : null;
-  const result = await ctx.actions.edit(ops);
+  // whole-model tools rewrite the graph: the drawing starts over at its top
+  const result = await ctx.actions.edit(ops, { home: true });
   if (!result || !ctx.summary || result.unchanged) return;
   const report = { revision: result.revision, title, lines: result.changes || [], base: compare ? base : null };
   reports.set(ctx.summary.id, report);

@@ -579,8 +579,13 @@ function staleError(err) {
   return stale;
 }
 
-/** @param {object[]} ops @param {{selection?: {kind: string, id: string}}} [options] what to select after the change */
-async function applyEdits(ops, { selection } = {}) {
+/**
+ * @param {object[]} ops
+ * @param {{selection?: {kind: string, id: string} | null, home?: boolean}} [options] what to select
+ *   after the change; `home`: the view starts over at the graph's top (a tool that redraws the
+ *   whole graph: the place on screen no longer shows what it did)
+ */
+async function applyEdits(ops, { selection, home = false } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
   const baseRan = ((state.summary.validation || {}).runtime || {}).status === "ok";
@@ -594,7 +599,7 @@ async function applyEdits(ops, { selection } = {}) {
     // a big model's smoke run finishes after the edit is stored: if it then fails where the
     // base ran, watchValidation says so at once (the badge alone is easy to miss)
     if (baseRan && result && result.summary) state.brokenIfFails = result.summary.revision;
-    await refreshAfter(result && result.summary, selection === undefined ? {} : { selection });
+    await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
     return result;
