@@ -344,3 +344,16 @@ def test_simplify_inlines_model_functions_and_says_so(client):
     assert r.get_json()["changes"][0].endswith("; model-local function(s) inlined: Swish")
     m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     assert not m.functions and {"Sigmoid", "Mul"} <= {n.op_type for n in m.graph.node}
+
+
+def test_the_tools_run_in_a_helper_of_their_own(client):
+    """A tool takes seconds to a minute on a big model: it runs in its own helper process, so the
+    checks and shape inference other models' pages wait for are not queued behind it."""
+    from app.onnx_io import offload
+
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    assert client.get(f"/api/models/{mid}/validation").status_code == 200  # the checks' helper
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 200, r.get_json()
+    helpers = {lane: {p.pid for p in pool._processes.values()} for lane, pool in offload._pools.items()}
+    assert {"checks", "tools"} <= set(helpers) and not helpers["checks"] & helpers["tools"]

@@ -50,7 +50,10 @@ WHAT = {
     "simplify": "onnxruntime's graph optimizer",
 }
 
-_pool: ProcessPoolExecutor | None = None
+# one helper per lane: the model tools (float16, int8, simplify: seconds to a minute on a big
+# model) have their own, so checks and shape inference of other models aren't queued behind them
+TOOL_JOBS = frozenset({"float16", "quantize", "simplify"})
+_pools: dict[str, ProcessPoolExecutor] = {}
 _lock = threading.Lock()
 _failures: OrderedDict[tuple[str, str], str] = OrderedDict()  # (job, content key) -> message
 _FAILURES_KEPT = 4096
@@ -67,26 +70,30 @@ class SharedFailures(Protocol):
 shared: SharedFailures | None = None
 
 
-def _executor() -> ProcessPoolExecutor:
-    global _pool
+def _lane(job: str) -> str:
+    return "tools" if job in TOOL_JOBS else "checks"
+
+
+def _executor(lane: str = "checks") -> ProcessPoolExecutor:
     with _lock:
-        if _pool is None:
-            _pool = ProcessPoolExecutor(
+        pool = _pools.get(lane)
+        if pool is None:
+            pool = _pools[lane] = ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_helper_start,
                 initargs=(os.getpid(), LIMITS.memory),
             )
-        return _pool
+        return pool
 
 
 def _reset(pool: ProcessPoolExecutor, wait: bool = False) -> None:
     """Stop a pool whose helper crashed or ran out of time (killing it if it still runs); `wait`:
     until its queues are closed too."""
-    global _pool
     with _lock:
-        if _pool is pool:
-            _pool = None
+        for lane, known in list(_pools.items()):
+            if known is pool:
+                del _pools[lane]
     for p in list(getattr(pool, "_processes", {}).values()):
         if p.is_alive():
             p.kill()
@@ -94,11 +101,11 @@ def _reset(pool: ProcessPoolExecutor, wait: bool = False) -> None:
 
 
 def stop() -> None:
-    """End the helper with this process (a server's worker leaving): its pool's queues and locks
-    go with it, not left to multiprocessing's resource tracker to report as leaked."""
+    """End the helpers with this process (a server's worker leaving): their pools' queues and
+    locks go with them, not left to multiprocessing's resource tracker to report as leaked."""
     with _lock:
-        pool = _pool
-    if pool is not None:
+        pools = list(_pools.values())
+    for pool in pools:
         _reset(pool, wait=True)
 
 
@@ -120,9 +127,9 @@ def _noop() -> None:
     return None
 
 
-def _helper_works() -> bool:
+def _helper_works(lane: str = "checks") -> bool:
     """Whether a fresh helper runs a job that does nothing (after a crash: was it the job's?)."""
-    pool = _executor()
+    pool = _executor(lane)
     try:
         pool.submit(_noop).result(timeout=LIMITS.wall_seconds)
         return True
@@ -193,7 +200,7 @@ def run(job: str, key: str, *args, limits: Limits | None = None):
     if failed:
         raise StudioError("onnx_failed", failed, 422)
     for attempt in (1, 2):
-        pool = _executor()
+        pool = _executor(_lane(job))
         future: Future = pool.submit(_in_helper, job, limits.cpu_seconds, *args)
         try:
             return future.result(timeout=limits.wall_seconds)
@@ -205,7 +212,7 @@ def run(job: str, key: str, *args, limits: Limits | None = None):
             if attempt == 1:
                 # another job in the same helper may have been the one that crashed it: once more, alone
                 continue
-            if not _helper_works():  # it can't even start: no verdict on the model, nothing remembered
+            if not _helper_works(_lane(job)):  # it can't even start: no verdict on the model, nothing remembered
                 raise StudioError("helper_unavailable", "the helper process for onnx could not start", 503) from None
             message = f"{WHAT[job]} crashed on this model (or ran out of its memory or CPU time)"
         except RuntimeError as exc:
