@@ -357,3 +357,27 @@ def test_the_tools_run_in_a_helper_of_their_own(client):
     assert r.status_code == 200, r.get_json()
     helpers = {lane: {p.pid for p in pool._processes.values()} for lane, pool in offload._pools.items()}
     assert {"checks", "tools"} <= set(helpers) and not helpers["checks"] & helpers["tools"]
+
+
+def test_weights_listed_as_inputs_made_constants_then_quantized(client):
+    """An IR 3 export lists every weight as a graph input too, and feeds its MatMul the weight's
+    Transpose: the quantizer finds no weight. cleanup's initializer_inputs makes the weight a
+    constant (IR 4), simplify folds its Transpose, and the quantizer then works."""
+    path = ONNX_DATA / "pytorch-converted" / "test_Linear_no_bias" / "model.onnx"
+    original = path.read_bytes()
+    mid = upload(client, original, "linear.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 400 and "initializer_inputs" in r.get_json()["error"]["message"]
+    assert "simplify folds" in r.get_json()["error"]["message"]
+    ops = [{"op": "cleanup", "initializer_inputs": True}, {"op": "simplify"}, {"op": "quantize_dynamic"}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    cleaned = r.get_json()["changes"][0]
+    assert "1 graph input(s) repeating an initializer (ir_version 3 -> 4)" in cleaned
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(m, full_check=True)
+    assert m.ir_version == 4 and [v.name for v in m.graph.input] == ["0"]
+    assert "MatMulInteger" in {n.op_type for n in m.graph.node}
+    x = nh.to_array(onnx.load_tensor(str(path.parent / "test_data_set_0" / "input_0.pb")))
+    want, got = run(original, {"0": x})[0], run(m.SerializeToString(), {"0": x})[0]
+    assert np.abs(got - want).max() < 0.05 * max(1.0, float(np.abs(want).max()))

@@ -76,8 +76,9 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     if quantized <= 0:
         raise StudioError(
             "bad_value",
-            "quantize_dynamic: no node was quantized: none of the operators asked for reads a constant "
-            "float weight (an initializer that isn't also a graph input)",
+            "quantize_dynamic: no node was quantized: none of the operators asked for reads a float "
+            "weight straight from an initializer (simplify folds weights computed from constants; "
+            "cleanup with initializer_inputs makes weights listed as graph inputs constants)",
         )
     # its scales and zero points are initializers that aren't graph inputs, which IR < 4 forbids
     reorder(model)

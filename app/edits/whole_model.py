@@ -45,11 +45,20 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     optional("nodes", BOOLEAN, "remove dead nodes", default=True),
     optional("initializers", BOOLEAN, "remove unused initializers", default=True),
     optional("value_info", BOOLEAN, "remove value_info of values no longer there", default=True),
+    optional(
+        "initializer_inputs",
+        BOOLEAN,
+        "remove the graph inputs that only repeat an initializer (IR < 4 exports list every weight as one), "
+        "making those weights constants",
+        default=False,
+    ),
 )
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
     """Remove from the main graph what no graph output depends on: dead nodes, unused initializers
     (with their graph-input twins in IR < 4 models), and value_info of values no longer present.
-    Each part can be switched off (nodes/initializers/value_info: false)."""
+    Each part can be switched off (nodes/initializers/value_info: false). With
+    initializer_inputs, the graph inputs that repeat an initializer go too: the weights become
+    constants (what quantization and constant folding need), the IR raised to 4 if lower."""
     g = model.graph
     flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
     needed = {o.name for o in g.output}
@@ -82,7 +91,17 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
             if g.value_info[i].name not in present:
                 del g.value_info[i]
                 dropped_vi += 1
-    return f"removed {len(dead)} dead nodes, {len(unused_inits)} unused initializers, {dropped_vi} stale value_info"
+    out = f"removed {len(dead)} dead nodes, {len(unused_inits)} unused initializers, {dropped_vi} stale value_info"
+    if op["initializer_inputs"]:
+        weights = {t.name for t in g.initializer}
+        repeated = [i for i, v in enumerate(g.input) if v.name in weights]
+        for i in reversed(repeated):
+            del g.input[i]
+        out += f", {len(repeated)} graph input(s) repeating an initializer"
+        if repeated and model.ir_version < 4:  # initializers that aren't inputs need IR 4
+            out += f" (ir_version {model.ir_version} -> 4)"
+            model.ir_version = 4
+    return out
 
 
 @edit_op(

@@ -202,7 +202,8 @@ def test_cleanup_and_extract_subgraph(page, server):
     panel = page.locator("#sidebar")
     panel.locator("#model-tools [data-action=cleanup]").click()
     form = panel.locator("#cleanup")
-    assert form.locator("input[type=checkbox]").count() == 3
+    assert form.locator("input[type=checkbox]").count() == 4
+    assert not form.locator("input[name=initializer_inputs]").is_checked()  # asked for, never by default
     form.locator("input[name=value_info]").uncheck()
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)

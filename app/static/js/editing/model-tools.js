@@ -123,11 +123,12 @@ function cleanupForm(ctx) {
     checkbox("nodes", "Dead nodes", true),
     checkbox("initializers", "Unused initializers", true),
     checkbox("value_info", "Stale value_info", true, "entries of values no longer there"),
+    checkbox("initializer_inputs", "Weights listed as inputs", false, "graph inputs repeating an initializer (old exports): the weights become constants, as quantization and folding need"),
     el("div", { class: "ed-actions" }, submit("Clean up")),
   ], async (f) => {
     const op = { op: "cleanup" };
-    for (const k of ["nodes", "initializers", "value_info"]) op[k] = f.elements[k].checked;
-    if (!op.nodes && !op.initializers && !op.value_info) throw new Error("Tick at least one thing to clean up.");
+    for (const k of ["nodes", "initializers", "value_info", "initializer_inputs"]) op[k] = f.elements[k].checked;
+    if (!op.nodes && !op.initializers && !op.value_info && !op.initializer_inputs) throw new Error("Tick at least one thing to clean up.");
     await runTool(ctx, "Clean-up", [op]);
   }, { id: "cleanup" });
   return form;
