@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import onnx
@@ -73,11 +71,8 @@ def measure(path: Path) -> dict:
         row[f"bare_{key}"] = bare(path)
     server = Server()
     try:
-        out = subprocess.run(
-            ["curl", "-sf", "-F", f"file=@{path}", f"{server.base}/api/models"], capture_output=True, check=True
-        ).stdout
-        mid = json.loads(out)["id"]
-        urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
+        mid = server.upload(path)["id"]
+        server.settled(mid)
         for key, op, _, _ in TOOLS:
             before = server.store_bytes()
             server.reset_peak()
@@ -86,7 +81,7 @@ def measure(path: Path) -> dict:
             row[f"{key}_peak_rss"] = server.peak_rss()
             row[f"{key}_change"] = answer["changes"][0]
             row[f"{key}_runtime"] = (answer["validation"].get("runtime") or {}).get("status")
-            urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
+            server.settled(mid)
             row[f"{key}_growth"] = server.store_bytes() - before
             post(f"{server.base}/api/models/{mid}/undo")
     finally:

@@ -50,6 +50,18 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         wait_http(self.base + "/api/models")
 
+    def upload(self, path: Path) -> dict:
+        """Upload with curl (the file streamed, as a person's browser sends it): the summary."""
+        out = subprocess.run(
+            ["curl", "-sf", "-F", f"file=@{path}", f"{self.base}/api/models"], capture_output=True, check=True
+        ).stdout
+        return json.loads(out)
+
+    def settled(self, model_id: str) -> None:
+        """Wait for the model's checks (validation, onnxruntime's smoke run), as a person who
+        looks at the model before editing it does."""
+        urllib.request.urlopen(f"{self.base}/api/models/{model_id}/validation", timeout=900).read()
+
     def reset_peak(self) -> None:
         Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
 
@@ -124,15 +136,10 @@ def measure(path: Path, edits: int) -> dict:
     server = Server()
     try:
         t = time.perf_counter()
-        out = subprocess.run(
-            ["curl", "-sf", "-F", f"file=@{path}", f"{server.base}/api/models"], capture_output=True, check=True
-        ).stdout
+        summary = server.upload(path)
         row["upload"] = time.perf_counter() - t
-        summary = json.loads(out)
         mid, rev = summary["id"], summary["revision"]
-        # the checks of revision 0 (validation, onnxruntime's smoke run) settle first, as when a
-        # person opens the model before editing it
-        urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
+        server.settled(mid)
         row["store_after_upload"] = server.store_bytes()
         times, growth, peaks = [], [], []
         for k in range(edits):
@@ -144,7 +151,7 @@ def measure(path: Path, edits: int) -> dict:
             peaks.append(server.peak_rss())
             # a check the edit left to the background (onnxruntime's run of a big model) settles
             # before the next edit, as when a person looks at the result first
-            urllib.request.urlopen(f"{server.base}/api/models/{mid}/validation", timeout=900).read()
+            server.settled(mid)
             growth.append(server.store_bytes() - before)
         row["edit"] = statistics.median(times)
         row["edit_max"] = max(times)

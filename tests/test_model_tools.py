@@ -327,7 +327,7 @@ def test_an_edit_may_not_leave_a_tensor_naming_a_file_the_model_lacks():
         m.graph.initializer[0].external_data[0].value = "elsewhere.bin"
         return "moved"
 
-    REGISTRY["_test_elsewhere"] = EditOp("_test_elsewhere", point_elsewhere, (), "")
+    REGISTRY["_test_elsewhere"] = EditOp("_test_elsewhere", point_elsewhere, (), "", rewrites_tensors=True)
     try:
         with pytest.raises(Exception, match=r"external data 'elsewhere\.bin'"):
             apply_edits(base, [{"op": "_test_elsewhere"}], {"ok": True})

@@ -16,8 +16,8 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.sizes import size_text
+from ..onnx_io.traverse import running_graphs, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
-from ..onnx_io.traverse import walk_graphs
 from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
 
@@ -26,12 +26,6 @@ from .wiring import keep_topological_order
 MAX_WEIGHT_BYTES = 3 << 30
 
 FLOAT, FLOAT16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
-
-
-def converted_graphs(model: onnx.ModelProto):
-    """The graphs the tools walk: the main graph and the graphs its nodes hold (not model
-    functions or training graphs)."""
-    return [ref for ref in walk_graphs(model) if ref.path == "" or ref.path.startswith("n")]
 
 
 def initializers(ref):
@@ -47,7 +41,7 @@ def data_size(t: onnx.TensorProto) -> int:
 
 def weights(model: onnx.ModelProto, dtype: int | None = None) -> list[onnx.TensorProto]:
     """The initializers (of `dtype`) of the graphs the tools walk."""
-    return [t for ref in converted_graphs(model) for t in initializers(ref) if dtype is None or t.data_type == dtype]
+    return [t for ref in running_graphs(model) for t in initializers(ref) if dtype is None or t.data_type == dtype]
 
 
 def check_size(model: onnx.ModelProto, what: str) -> int:
@@ -144,7 +138,7 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     kept = {f: getattr(model, f) for f in fields}
     metadata = list(model.metadata_props)
     graph_doc, graph_metadata = model.graph.doc_string, list(model.graph.metadata_props)
-    had = [{v.name for v in ref.container.value_info} for ref in converted_graphs(model)]
+    had = [{v.name for v in ref.container.value_info} for ref in running_graphs(model)]
     nodes = _nodes_by_name(model)
     model.CopyFrom(result)
     for f, v in kept.items():
@@ -154,7 +148,7 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     model.graph.doc_string = graph_doc
     del model.graph.metadata_props[:]
     model.graph.metadata_props.extend(graph_metadata)
-    for ref, names in zip(converted_graphs(model), had, strict=False):
+    for ref, names in zip(running_graphs(model), had, strict=False):
         vi = ref.container.value_info
         for i in reversed(range(len(vi))):
             if vi[i].name not in names:

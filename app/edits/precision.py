@@ -26,6 +26,7 @@ from .registry import edit_op
         "operators kept in float32, cast around (absent: onnxruntime's list of ops without float16 kernels)",
     ),
     optional("node_block_list", Array(NAME, label="an array of node names"), "nodes kept in float32", default=[]),
+    rewrites_tensors=True,
 )
 def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     """Convert float32 weights, values and computation to float16 with onnxruntime's converter:
@@ -61,6 +62,7 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     optional("nodes_to_exclude", Array(NAME, label="an array of node names"), "nodes left in float", default=[]),
     optional("per_channel", BOOLEAN, "a scale per output channel rather than per tensor", default=False),
     optional("reduce_range", BOOLEAN, "7-bit weights (for CPUs without VNNI)", default=False),
+    rewrites_tensors=True,
 )
 def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     """Quantize the model's weights to 8 bits with onnxruntime's dynamic quantization (activations

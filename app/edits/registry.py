@@ -18,6 +18,9 @@ class EditOp:
     fn: Callable[[onnx.ModelProto, dict], str]  # applies in place, returns what it changed
     fields: tuple[Field, ...]
     doc: str
+    # the op writes the model's tensors anew from a tool's result (where a tensor's external data
+    # file is named): the batch's result is checked to name no file the model lacks
+    rewrites_tensors: bool = False
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -54,12 +57,12 @@ class EditOp:
 REGISTRY: dict[str, EditOp] = {}
 
 
-def edit_op(name: str, *fields: Field):
+def edit_op(name: str, *fields: Field, rewrites_tensors: bool = False):
     """Register fn(model, op) as the edit op `name` taking `fields`; its docstring documents it.
     fn sees an op already checked against the fields, with defaults filled in."""
 
     def wrap(fn):
-        REGISTRY[name] = EditOp(name, fn, fields, " ".join((fn.__doc__ or "").split()))
+        REGISTRY[name] = EditOp(name, fn, fields, " ".join((fn.__doc__ or "").split()), rewrites_tensors)
         return fn
 
     return wrap

@@ -12,7 +12,7 @@ from .names import rename_in_graph
 from .registry import edit_op
 
 
-@edit_op("simplify")
+@edit_op("simplify", rewrites_tensors=True)
 def simplify(model: onnx.ModelProto, op: dict) -> str:
     """Simplify the graph with onnxruntime's basic optimizations, which keep to standard ONNX
     operators: constant folding (Constant nodes and what only depends on constants become

@@ -120,14 +120,15 @@ def float16(src: str, dst: str, options: dict) -> None:
     from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST, convert_float_to_float16
 
     from .light import light_copy
+    from .traverse import graphs_within
 
     model = onnx.load(src, load_external_data=False)
-    had = [{v.name for v in g.value_info} for g in _graphs(model)]
+    had = [{v.name for v in g.value_info} for g in list(graphs_within(model.graph))]
     try:
         typed = onnx.shape_inference.infer_shapes(light_copy(model), check_type=False, strict_mode=False)
     except Exception as exc:
         raise ValueError(f"shape inference failed: {exc}") from None
-    for g, t in zip(_graphs(model), _graphs(typed), strict=True):
+    for g, t in zip(list(graphs_within(model.graph)), list(graphs_within(typed.graph)), strict=True):
         known = {v.name for v in g.value_info}
         g.value_info.extend(v for v in t.value_info if v.name not in known)
     _read_beside(model, os.path.dirname(src))
@@ -142,7 +143,7 @@ def float16(src: str, dst: str, options: dict) -> None:
         )
     except Exception as exc:  # its assertions and numpy's errors on a model it can't handle
         raise ValueError(str(exc) or type(exc).__name__) from None
-    for g, names in zip(_graphs(model), had, strict=True):
+    for g, names in zip(list(graphs_within(model.graph)), had, strict=True):
         for i in reversed(range(len(g.value_info))):
             if g.value_info[i].name not in names:
                 del g.value_info[i]
@@ -205,20 +206,3 @@ def _read_beside(model, folder: str) -> None:
             raise ValueError(f"tensor {t.name!r}: its data can't be read ({exc})") from None
         del t.external_data[:]
         t.data_location = onnx.TensorProto.DEFAULT
-
-
-def _graphs(model) -> list:
-    """The main graph and the graphs its nodes hold, depth first (as the converter walks them)."""
-    import onnx
-
-    out, todo = [], [model.graph]
-    while todo:
-        g = todo.pop()
-        out.append(g)
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    todo.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    todo.extend(a.graphs)
-    return out

@@ -91,6 +91,13 @@ def walk_graphs(model: onnx.ModelProto) -> Iterator[GraphRef]:
         stack.extend(reversed(subs))
 
 
+def running_graphs(model: onnx.ModelProto) -> list:
+    """The main graph and the graphs its nodes hold, as GraphRefs (each container a GraphProto):
+    what runs when the model runs (model functions run where they are called; training graphs
+    don't run at inference)."""
+    return [ref for ref in walk_graphs(model) if ref.path == "" or ref.path.startswith("n")]
+
+
 # ------------------------------------------------------------------ opsets
 
 

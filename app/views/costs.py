@@ -33,7 +33,7 @@ from onnx import AttributeProto, numpy_helper
 from ..onnx_io.address import node_id
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
-from ..onnx_io.traverse import node_reads, walk_graphs
+from ..onnx_io.traverse import node_reads, running_graphs
 from .formula import Poly, SymbolicDims, terms
 
 Shape = list[int] | None  # None: rank or a dim unknown
@@ -353,12 +353,6 @@ def _bytes(data_type: int, count: int | None) -> int | None:
     return None if count is None else data_bytes(data_type, count)
 
 
-def _graphs(model: onnx.ModelProto):
-    """The main graph and its subgraphs (functions run where they are called: their calls are
-    nodes of unknown cost; training graphs don't run at inference)."""
-    return [ref for ref in walk_graphs(model) if ref.path == "" or ref.path.startswith("n")]
-
-
 def _filled_weights(g: onnx.GraphProto) -> dict[str, tuple[int, int]]:
     """ConstantOfShape outputs of a shape the graph holds as an initializer: constants as
     initializers are, counted as weights of the nodes reading them (the onnx wheel's light
@@ -382,9 +376,9 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     """{"totals", "nodes", "ops", "unknown"} of the main graph and its subgraphs (their nodes
     listed with their ids; a subgraph's FLOPs are in the totals once, as if it ran once)."""
     shapes_from = inferred if inferred is not None else model
-    values = _known_values([ref.container for ref in _graphs(shapes_from)], dims)
+    values = _known_values([ref.container for ref in running_graphs(shapes_from)], dims)
     weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
-    for ref in _graphs(model):
+    for ref in running_graphs(model):
         g = ref.container
         for t in g.initializer:
             weights[t.name] = (_tensor_elements(t), data_bytes(t.data_type, _tensor_elements(t)) or 0)
@@ -398,7 +392,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     flops_total = activation_total = 0
     unknown_flops: Counter = Counter()
     unknown_outputs = 0
-    for ref in _graphs(model):
+    for ref in running_graphs(model):
         for i, node in enumerate(ref.container.node):
             ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
             params = sum(weights[name][0] for name in dict.fromkeys(node.input) if name in weights)
@@ -479,15 +473,15 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
     if not symbols:
         return None
     shapes_from = inferred if inferred is not None else model
-    values = _known_values([ref.container for ref in _graphs(shapes_from)], SymbolicDims(symbols))
-    weights = {t.name for ref in _graphs(model) for t in ref.container.initializer}
-    weights |= {name for ref in _graphs(model) for name in _filled_weights(ref.container)}
+    values = _known_values([ref.container for ref in running_graphs(shapes_from)], SymbolicDims(symbols))
+    weights = {t.name for ref in running_graphs(model) for t in ref.container.initializer}
+    weights |= {name for ref in running_graphs(model) for name in _filled_weights(ref.container)}
     flops: Poly | int = 0
     activations: Poly | int = 0
     unknown = 0
     per_node: list[tuple[Poly | int | None, Poly | int | None]] = []
     try:
-        for ref in _graphs(model):
+        for ref in running_graphs(model):
             for node in ref.container.node:
                 try:
                     f = node_flops(node, values)
@@ -593,7 +587,7 @@ def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dic
 
 def _symbolic_dims(model: onnx.ModelProto) -> set[str]:
     found: set[str] = set()
-    for ref in _graphs(model):
+    for ref in running_graphs(model):
         g = ref.container
         for vi in [*g.input, *g.output, *g.value_info]:
             if vi.type.HasField("tensor_type"):

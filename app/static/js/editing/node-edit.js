@@ -186,22 +186,15 @@ function attributeFields(container) {
 }
 
 /**
- * The insert form. where = "after": a node on this node's first output, for all its readers;
- * "before": on one input of this node, feeding only this node.
+ * A new node's operator (with the model's operators to pick from), domain, name and the chosen
+ * operator's attribute fields, which follow the operator typed.
  */
-function insertForm(node, ctx, where) {
-  const graph = ctx.graph || {};
-  const index = mainIndex(node.id);
-  const inputs = (node.inputs || []).filter(Boolean);
+function newNodeFields(ctx) {
   const op = operatorField(ctx.summary ? ctx.summary.opset_import : []);
   const domain = textInput("domain", "", { class: "mono", placeholder: "ai.onnx", "aria-label": "Domain" });
   const name = textInput("name", "", { class: "mono", placeholder: "optional", "aria-label": "Name of the new node" });
-  const extra = textInput("inputs", "", { class: "mono", placeholder: "optional, e.g. scale, bias", "aria-label": "Extra inputs" });
   const attrsBox = el("div", { class: "ed-attrs-box" });
   const attrs = attributeFields(attrsBox);
-  const tensorCtl = where === "before"
-    ? select("tensor", inputs.map((n) => [n, n]), inputs[0], { class: "mono", "aria-label": "Input to insert on" })
-    : null;
   let shown;
   const onOp = () => {
     const entry = op.lookup(op.input.value);
@@ -213,6 +206,22 @@ function insertForm(node, ctx, where) {
   op.input.addEventListener("input", onOp);
   op.input.addEventListener("change", onOp);
   op.ready.then(onOp);
+  return { op, domain, name, attrs, attrsBox };
+}
+
+/**
+ * The insert form. where = "after": a node on this node's first output, for all its readers;
+ * "before": on one input of this node, feeding only this node.
+ */
+function insertForm(node, ctx, where) {
+  const graph = ctx.graph || {};
+  const index = mainIndex(node.id);
+  const inputs = (node.inputs || []).filter(Boolean);
+  const { op, domain, name, attrs, attrsBox } = newNodeFields(ctx);
+  const extra = textInput("inputs", "", { class: "mono", placeholder: "optional, e.g. scale, bias", "aria-label": "Extra inputs" });
+  const tensorCtl = where === "before"
+    ? select("tensor", inputs.map((n) => [n, n]), inputs[0], { class: "mono", "aria-label": "Input to insert on" })
+    : null;
   const explain = where === "after"
     ? ["The new node reads ", el("code", {}, node.outputs[0]), " and every reader of it reads the new node's output instead."]
     : ["The new node reads the chosen input; only this node reads the new node's output."];
@@ -321,25 +330,10 @@ function rewireForm(node, ctx) {
  */
 function addNodeForm(node, ctx) {
   const graph = ctx.graph || {};
-  const op = operatorField(ctx.summary ? ctx.summary.opset_import : []);
-  const domain = textInput("domain", "", { class: "mono", placeholder: "ai.onnx", "aria-label": "Domain" });
-  const name = textInput("name", "", { class: "mono", placeholder: "optional", "aria-label": "Name of the new node" });
+  const { op, domain, name, attrs, attrsBox } = newNodeFields(ctx);
   const reads = textInput("inputs", (node.outputs || []).filter(Boolean)[0] || "", { class: "mono", "aria-label": "Inputs of the new node" });
   const outs = textInput("outputs", "", { class: "mono", placeholder: "new names (fresh ones if empty)", "aria-label": "Outputs of the new node" });
   const output = checkbox("output", "Make its first output a graph output", inMainGraph(ctx));
-  const attrsBox = el("div", { class: "ed-attrs-box" });
-  const attrs = attributeFields(attrsBox);
-  let shown;
-  const onOp = () => {
-    const entry = op.lookup(op.input.value);
-    if (entry === shown) return;
-    shown = entry;
-    if (entry) domain.value = entry.domain;
-    attrs.show(entry);
-  };
-  op.input.addEventListener("input", onOp);
-  op.input.addEventListener("change", onOp);
-  op.ready.then(onOp);
   const { form } = editForm("ed-add-node", [
     el("p", { class: "ed-hint muted ed-explain" }, "A new node reading tensors of this graph and writing new ones; no reader of this node changes."),
     el("div", { class: "ed-grid2" }, field("Operator", op.input), field("Domain", domain)),
