@@ -1,8 +1,10 @@
-"""onnxruntime's model tools on big models: convert_float16, quantize_dynamic and simplify
-through the HTTP API (checks and onnxruntime's gate included), against the same tool run bare in
-the same run — onnxruntime's float16 converter on the model loaded with onnx.load,
-quantize_dynamic from file to file, an onnxruntime session saving its basic-optimized model —
-and what each adds to the store and the server's peak memory meanwhile.
+"""onnxruntime's model tools on big models: convert_float16, quantize_dynamic, quantize_static
+(calibrated on 8 samples) and simplify through the HTTP API (checks and onnxruntime's gate
+included), against the same tool run bare in the same run — onnxruntime's float16 converter on
+the model loaded with onnx.load, quantize_dynamic and quantize_static from file to file, an
+onnxruntime session saving its basic-optimized model — and what each adds to the store and the
+server's peak memory meanwhile. The calibration samples are random: uniform token ids below
+1,000 for integer inputs, normal values for float ones, symbolic dims 1 (the first) and 128.
 
 For each model: a fresh `onnx-studio serve` on an empty data folder, the model uploaded with
 curl and its checks settled, then each tool on revision 0 and undo. Peak RSS is the server's VmHWM (the quantizer runs in the helper process: its
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,10 +62,71 @@ def bare_simplify(path: Path) -> float:
         return time.perf_counter() - t
 
 
+SAMPLES = 8
+
+
+def calibration(path: Path) -> dict[str, np.ndarray]:
+    """SAMPLES random samples of each graph input, stacked along a new first axis."""
+    model = onnx.load(path, load_external_data=False)
+    rng = np.random.default_rng(0)
+    initializers = {t.name for t in model.graph.initializer}
+    samples = {}
+    for v in model.graph.input:
+        if v.name in initializers:
+            continue
+        t = v.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else (1 if k == 0 else 128) for k, d in enumerate(t.shape.dim)]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+        if np.issubdtype(dtype, np.integer):
+            samples[v.name] = rng.integers(0, 1000, (SAMPLES, *shape)).astype(dtype)
+        else:
+            samples[v.name] = rng.standard_normal((SAMPLES, *shape)).astype(dtype)
+    return samples
+
+
+class Samples:
+    """onnxruntime's CalibrationDataReader over calibration()'s arrays."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.arrays, self.next = arrays, 0
+
+    def get_next(self):
+        if self.next >= SAMPLES:
+            return None
+        self.next += 1
+        return {name: a[self.next - 1] for name, a in self.arrays.items()}
+
+
+def bare_quantize_static(path: Path) -> float:
+    from onnxruntime.quantization import quantize_static
+
+    arrays = calibration(path)
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        quantize_static(path, Path(d) / "q.onnx", Samples(arrays))  # type: ignore[arg-type]
+        return time.perf_counter() - t
+
+
+def static_op(server: Server, path: Path) -> dict:
+    """quantize_static on calibration()'s arrays, each uploaded as an .npy (POST /api/blobs)."""
+    given = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name, arr in calibration(path).items():
+            np.save(Path(d) / "x.npy", arr)
+            out = subprocess.run(
+                ["curl", "-sf", "-F", f"file=@{Path(d) / 'x.npy'}", f"{server.base}/api/blobs"],
+                capture_output=True,
+                check=True,
+            ).stdout
+            given[name] = {"npy": json.loads(out)["blob"]}
+    return {"op": "quantize_static", "calibration": given}
+
+
 TOOLS = (
-    ("float16", {"op": "convert_float16"}, bare_float16, "float16"),
-    ("quantize", {"op": "quantize_dynamic"}, bare_quantize, "int8 dynamic"),
-    ("simplify", {"op": "simplify"}, bare_simplify, "simplify"),
+    ("float16", lambda server, path: {"op": "convert_float16"}, bare_float16, "float16"),
+    ("quantize", lambda server, path: {"op": "quantize_dynamic"}, bare_quantize, "int8 dynamic"),
+    ("quantize_static", static_op, bare_quantize_static, f"int8 static ({SAMPLES} samples)"),
+    ("simplify", lambda server, path: {"op": "simplify"}, bare_simplify, "simplify"),
 )
 
 
@@ -73,7 +138,8 @@ def measure(path: Path) -> dict:
     try:
         mid = server.upload(path)["id"]
         server.settled(mid)
-        for key, op, _, _ in TOOLS:
+        for key, make_op, _, _ in TOOLS:
+            op = make_op(server, path)
             before = server.store_bytes()
             server.reset_peak()
             dt, answer = post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [op]})

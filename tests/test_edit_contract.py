@@ -79,6 +79,20 @@ SAMPLES = {
     "convert_opset": {"version": 16},
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
     "simplify": {},
+    "quantize_static": {
+        "calibration": {
+            "x": {"dtype": "FLOAT", "shape": [3, 1, 2], "values": [1, 2, -1, 0.5, 3, -2]},
+            "spare": {"dtype": "FLOAT", "shape": [3, 1], "values": [0, 1, 2]},
+        },
+        "quant_format": "QDQ",
+        "activation_type": "QUInt8",
+        "weight_type": "QInt8",
+        "calibrate_method": "MinMax",
+        "op_types": ["MatMul"],
+        "nodes_to_exclude": [],
+        "per_channel": False,
+        "reduce_range": False,
+    },
     "quantize_dynamic": {
         "weight_type": "QInt8",
         "op_types": ["MatMul"],

@@ -1,11 +1,13 @@
-"""onnxruntime's model tools as edit ops (convert_float16, quantize_dynamic, simplify) through the
-real API. convert_float16: weights kept in the store's blobs are read, halved and
+"""onnxruntime's model tools as edit ops (convert_float16, quantize_dynamic, quantize_static,
+simplify) through the real API. convert_float16: weights kept in the store's blobs are read, halved and
 stored again; the model passes the checker and runs in onnxruntime with outputs close to the
 float32 model's; inputs and outputs keep float32 unless asked; blocked operators stay float32
 behind Cast nodes; the pytorch-converted models of the onnx wheel convert and still compute
 what they did."""
 
 from __future__ import annotations
+
+import io
 
 import numpy as np
 import onnx
@@ -187,6 +189,151 @@ def test_quantizing_a_model_without_weights_to_quantize_is_one_line(client):
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
 
 
+def npy_blob(client, arr: np.ndarray) -> str:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "calibration.npy")})
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()["blob"]
+
+
+def quantize_static(client, mid: str, calibration: dict, **fields):
+    op = {"op": "quantize_static", "calibration": calibration, **fields}
+    return client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+
+
+def test_static_quantization_calibrated_on_uploaded_samples_stays_close(client):
+    """QDQ: QuantizeLinear/DequantizeLinear pairs around the Conv and the Gemm, int8 weights,
+    the model's fields kept; onnxruntime runs it with outputs close to the float model's."""
+    original = conv_net()
+    original.producer_name = "exporter"
+    h.set_model_props(original, {"owner": "vision"})
+    data0 = original.SerializeToString()
+    mid = upload(client, data0).get_json()["id"]
+    # 6 samples of a batch of 4 (float64, as numpy makes them: cast to the input's float32)
+    samples = np.random.default_rng(5).standard_normal((6, 4, 16, 8, 8))
+    r = quantize_static(client, mid, {"x": {"npy": npy_blob(client, samples)}}, per_channel=True)
+    assert r.status_code == 200, r.get_json()
+    change = r.get_json()["changes"][0]
+    assert (
+        change.startswith(
+            "quantized statically (QuantizeLinear/DequantizeLinear pairs, activations QUInt8, weights QInt8): "
+        )
+        and "calibrated on 6 sample(s) (MinMax); weights 38.8 KiB -> 10.8 KiB" in change
+    ), change
+    data = client.get(f"/api/models/{mid}/download").data
+    m = onnx.load_from_string(data)
+    onnx.checker.check_model(m, full_check=True)
+    ops = [n.op_type for n in m.graph.node]
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv", "Gemm"} <= set(ops)
+    produced = {o: n.op_type for n in m.graph.node for o in n.output}
+    conv = next(n for n in m.graph.node if n.op_type == "Conv")
+    assert [produced.get(i) for i in conv.input] == ["DequantizeLinear"] * 3
+    assert [64, 16, 3, 3] in [list(t.dims) for t in m.graph.initializer if t.data_type == T.INT8]
+    assert (m.producer_name, {p.key: p.value for p in m.metadata_props}) == ("exporter", {"owner": "vision"})
+    x = samples[0].astype(np.float32)
+    want, got = run(data0, {"x": x})[0], run(data, {"x": x})[0]
+    assert np.abs(got - want).max() < 0.05 and np.array_equal(got.argmax(1), want.argmax(1))
+
+
+def test_static_quantization_to_qlinear_operators(client):
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    samples = np.random.default_rng(6).standard_normal((2, 16, 8, 8)).astype(np.float32)
+    calibration = {"x": {"npy": npy_blob(client, samples)}}
+    r = quantize_static(client, mid, calibration, quant_format="QOperator", calibrate_method="Percentile")
+    assert r.status_code == 200, r.get_json()
+    assert "(QLinear operators," in r.get_json()["changes"][0] and "(Percentile)" in r.get_json()["changes"][0]
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert {"QLinearConv", "QGemm"} <= {n.op_type for n in m.graph.node}
+    assert "Conv" not in {n.op_type for n in m.graph.node}
+
+
+def test_a_batch_one_models_rows_are_its_samples():
+    """For an input whose first dim is a fixed 1, a stack of N rows is N samples of one row."""
+    from app.edits.calibration import calibration_samples
+    from app.edits.sources import blob_reader
+
+    model = conv_net()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    with blob_reader(None):
+        values = np.arange(5 * 16 * 64, dtype=np.float32).reshape(5, 16, 8, 8)
+        json_tensor = {"dtype": "FLOAT", "shape": list(values.shape), "values": values.ravel().tolist()}
+        samples, count = calibration_samples(model, {"x": json_tensor})
+    assert count == 5 and samples["x"].shape == (5, 1, 16, 8, 8)
+    assert np.array_equal(samples["x"][3, 0], values[3])
+
+
+@pytest.mark.parametrize(
+    ("calibration", "words"),
+    [
+        ({}, "calibration data is needed for every graph input; missing: x"),
+        ({"x": "ROWS", "image": "ROWS"}, "calibration data for 'image': the model's inputs are x"),
+        ({"x": "WRONG_RANK"}, "are 2-D [3, 16]; the input is 4-D [N, 16, 8, 8]: give a 4-D array"),
+        ({"x": "WRONG_DIM"}, "a sample is [2, 16, 8, 9], the input is [N, 16, 8, 8] (dim 3)"),
+        ({"x": "INTEGERS"}, "are float32; the input is int64"),
+        ({"x": "EMPTY"}, "hold no sample"),
+    ],
+)
+def test_calibration_data_that_dont_fit_are_refused_in_one_line(client, calibration, words):
+    model = conv_net()
+    if calibration.get("x") == "INTEGERS":
+        model.graph.input[0].type.tensor_type.elem_type = T.INT64
+        model.graph.node.insert(0, h.make_node("Cast", ["x"], ["xf"], to=T.FLOAT))
+        model.graph.node[1].input[0] = "xf"
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    arrays = {
+        "ROWS": np.zeros((3, 16, 8, 8), np.float32),
+        "WRONG_RANK": np.zeros((3, 16), np.float32),
+        "WRONG_DIM": np.zeros((2, 16, 8, 9), np.float32),
+        "INTEGERS": np.zeros((2, 16, 8, 8), np.float32),
+        "EMPTY": np.zeros((0, 2, 16, 8, 8), np.float32),
+    }
+    given = {name: {"npy": npy_blob(client, arrays[kind])} for name, kind in calibration.items()}
+    r = quantize_static(client, mid, given)
+    assert r.status_code in (400, 422), r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert words in message and "\n" not in message, message
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def test_quantizing_a_quantized_model_says_so(client):
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    calibration = {"x": {"npy": npy_blob(client, np.ones((1, 16, 8, 8), np.float32))}}
+    assert quantize_static(client, mid, calibration).status_code == 200
+    op = {"op": "quantize_static", "calibration": calibration, "quant_format": "QOperator"}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [op]})
+    assert r.status_code in (400, 422), r.get_json()
+    assert "already has 5 quantized operator(s)" in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 1
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _pytorch_converted(), ids=lambda p: p.parent.name)
+def test_pytorch_converted_models_quantize_statically_or_say_why(client, path):
+    """Static QDQ quantization of every pytorch-converted model, calibrated on its own test
+    inputs: a revision that passes the checker (and the runtime gate ran it), or one line."""
+    model = onnx.load_from_string(path.read_bytes())
+    initializers = {t.name for t in model.graph.initializer}
+    names = [v.name for v in model.graph.input if v.name not in initializers]
+    tensors = sorted(path.parent.glob("test_data_set_0/input_*.pb"))
+    mid = upload(client, path.read_bytes(), path.parent.name + ".onnx").get_json()["id"]
+    given = {
+        name: {"npy": npy_blob(client, nh.to_array(onnx.load_tensor(str(p))))}
+        for name, p in zip(names, tensors, strict=False)
+    }
+    passes_or_is_refused_in_one_line(client, mid, quantize_static(client, mid, given))
+
+
+def passes_or_is_refused_in_one_line(client, mid: str, r) -> None:
+    """A tool's answer: a revision that passes the checker, or a one-line refusal, nothing stored."""
+    assert r.status_code in (200, 400, 422), r.get_json()
+    if r.status_code != 200:
+        assert "\n" not in r.get_json()["error"]["message"]
+        assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+        return
+    onnx.checker.check_model(onnx.load_from_string(client.get(f"/api/models/{mid}/download").data))
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize("path", _pytorch_converted(), ids=lambda p: p.parent.name)
 def test_pytorch_converted_models_quantize_or_say_why(client, path):
@@ -194,12 +341,7 @@ def test_pytorch_converted_models_quantize_or_say_why(client, path):
     runs (the gate ran it), or a one-line refusal (nothing to quantize, the quantizer's reason)."""
     mid = upload(client, path.read_bytes(), path.parent.name + ".onnx").get_json()["id"]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
-    assert r.status_code in (200, 400, 422), r.get_json()
-    if r.status_code != 200:
-        assert "\n" not in r.get_json()["error"]["message"]
-        assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
-        return
-    onnx.checker.check_model(onnx.load_from_string(client.get(f"/api/models/{mid}/download").data))
+    passes_or_is_refused_in_one_line(client, mid, r)
 
 
 def foldable() -> onnx.ModelProto:

@@ -158,6 +158,19 @@ def test_quantization_replays_to_the_servers_bytes(client, tmp_path):
     assert (tmp_path / "out.onnx").read_bytes() == client.get(f"/api/models/{mid}/download?revision={head}").data
 
 
+def test_static_quantization_replays_with_its_calibration_data(client, tmp_path):
+    """The uploaded calibration .npy travels in the recipe: headless, the same bytes."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    samples = np.random.default_rng(3).standard_normal((4, 1, 3, 8, 8)).astype(np.float32)
+    blob = client.post("/api/blobs", data={"file": (io.BytesIO(npy(samples)), "cal.npy")}).get_json()["blob"]
+    head = edit(client, mid, 0, {"op": "quantize_static", "calibration": {"x": {"npy": blob}}, "per_channel": True})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    assert list(recipe["blobs"]) == [blob]
+    run = apply(tmp_path, conv_model(), recipe)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out.onnx").read_bytes() == client.get(f"/api/models/{mid}/download?revision={head}").data
+
+
 def test_a_recipe_edits_the_next_export_of_the_model(client, history, tmp_path):
     """Other weights, same structure: the same renames, attribute, metadata and bias."""
     mid, _, bias = history

@@ -10,7 +10,16 @@ MAX_OPS = 1000
 # ops that run onnx over the whole model (inference, the version converter, extraction): a
 # batch of 1,000 convert_opset held a server 45 s
 WHOLE_MODEL_OPS = frozenset(
-    {"convert_opset", "convert_float16", "quantize_dynamic", "simplify", "infer_shapes", "extract_subgraph", "cleanup"}
+    {
+        "convert_opset",
+        "convert_float16",
+        "quantize_dynamic",
+        "quantize_static",
+        "simplify",
+        "infer_shapes",
+        "extract_subgraph",
+        "cleanup",
+    }
 )
 MAX_WHOLE_MODEL_OPS = 8
 

@@ -11,6 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 from ..errors import StudioError
@@ -111,14 +112,20 @@ def _settle_external(result: onnx.ModelProto, folder: Path, links: dict[str, str
         t.data_location = onnx.TensorProto.DEFAULT
 
 
-def in_helper(model: onnx.ModelProto, job: str, options: dict, what: str) -> onnx.ModelProto:
+def in_helper(
+    model: onnx.ModelProto, job: str, options: dict, what: str, arrays: dict[str, np.ndarray] | None = None
+) -> onnx.ModelProto:
     """offload_jobs.<job>(model file, result file, options) on `model`; the result, parsed, its
-    tensors kept outside the graph naming the store's files again."""
+    tensors kept outside the graph naming the store's files again. `arrays` are saved beside the
+    model as <name>.npy (what determines them must be in `options`: failures are remembered by
+    the model and the options)."""
     bound = tensor_files()
     # what a failure is remembered under: the graph (its tensors named by their blobs' digests)
     key = f"{offload.content_key(model.SerializeToString())}:{sorted(options.items())}"
     with tempfile.TemporaryDirectory(prefix=f"studio-{job}-", dir=bound.scratch if bound else None) as tmp:
         links = write_beside(model, Path(tmp))
+        for name, arr in (arrays or {}).items():
+            np.save(Path(tmp) / f"{name}.npy", arr, allow_pickle=False)
         dst = Path(tmp) / "result.onnx"
         try:
             offload.run(job, key, str(Path(tmp) / "model.onnx"), str(dst), options)

@@ -1,8 +1,10 @@
 """Lower precision for deployment, with onnxruntime's own tools: float16 (weights halved,
 compute in half precision; onnxruntime.transformers.float16, which casts around operators
-without float16 kernels and keeps the inputs' and outputs' types when asked) and dynamic int8
+without float16 kernels and keeps the inputs' and outputs' types when asked), dynamic int8
 quantization (onnxruntime.quantization.quantize_dynamic: weights of MatMul, Conv, Gather… to
-int8, activations quantized as the model runs). Both run in the helper (model_tools.py)."""
+int8, activations quantized as the model runs) and static int8 quantization calibrated on the
+user's data (quantize_static: QDQ pairs or QLinear operators, what accelerators and onnxruntime's
+fastest int8 kernels take). All run in the helper (model_tools.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,14 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import walk_graphs
-from .field_types import BOOLEAN, NAME, NULL
-from .jsontypes import Array, Enum, optional
+from .calibration import calibration_samples
+from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
+from .jsontypes import Array, Enum, Map, optional, required
 from .model_tools import FLOAT, FLOAT16, check_size, data_size, in_helper, keep, reorder, weights
 from .registry import edit_op
+
+_OP_TYPES = Array(NAME, label="an array of operator types") | NULL
+_NODE_NAMES = Array(NAME, label="an array of node names")
 
 
 @edit_op(
@@ -22,10 +28,10 @@ from .registry import edit_op
     optional("keep_io_types", BOOLEAN, "keep float32 graph inputs and outputs (Cast nodes at the edges)", default=True),
     optional(
         "op_block_list",
-        Array(NAME, label="an array of operator types") | NULL,
+        _OP_TYPES,
         "operators kept in float32, cast around (absent: onnxruntime's list of ops without float16 kernels)",
     ),
-    optional("node_block_list", Array(NAME, label="an array of node names"), "nodes kept in float32", default=[]),
+    optional("node_block_list", _NODE_NAMES, "nodes kept in float32", default=[]),
     rewrites_tensors=True,
 )
 def convert_float16(model: onnx.ModelProto, op: dict) -> str:
@@ -56,10 +62,10 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     optional("weight_type", Enum(("QInt8", "QUInt8")), "the weights' 8-bit type", default="QInt8"),
     optional(
         "op_types",
-        Array(NAME, label="an array of operator types") | NULL,
+        _OP_TYPES,
         "the operators quantized (absent: every one onnxruntime can: MatMul, Conv, Gather, Attention, LSTM…)",
     ),
-    optional("nodes_to_exclude", Array(NAME, label="an array of node names"), "nodes left in float", default=[]),
+    optional("nodes_to_exclude", _NODE_NAMES, "nodes left in float", default=[]),
     optional("per_channel", BOOLEAN, "a scale per output channel rather than per tensor", default=False),
     optional("reduce_range", BOOLEAN, "7-bit weights (for CPUs without VNNI)", default=False),
     rewrites_tensors=True,
@@ -95,3 +101,86 @@ def _integer_nodes(model: onnx.ModelProto) -> int:
     """Nodes computing on quantized weights (what dynamic quantization makes of MatMul, Conv)."""
     integer = ("MatMulInteger", "ConvInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM", "QAttention")
     return sum(1 for ref in walk_graphs(model) for n in ref.container.node if n.op_type in integer)
+
+
+_FORMATS = {"QDQ": "QuantizeLinear/DequantizeLinear pairs", "QOperator": "QLinear operators"}
+
+
+@edit_op(
+    "quantize_static",
+    required(
+        "calibration",
+        Map(TENSOR_VALUE, label='an object: graph input name -> {"npy": blob} or {"dtype", "shape", "values"}'),
+        "each graph input's calibration values: one sample of the input's shape, samples along one more "
+        "leading axis, or for an input whose first dim is a fixed 1, a sample per row",
+    ),
+    optional(
+        "quant_format", Enum(tuple(_FORMATS)), "QDQ pairs around float operators, or QLinear operators", default="QDQ"
+    ),
+    optional("activation_type", Enum(("QUInt8", "QInt8")), "the activations' 8-bit type", default="QUInt8"),
+    optional("weight_type", Enum(("QInt8", "QUInt8")), "the weights' 8-bit type", default="QInt8"),
+    optional(
+        "calibrate_method",
+        Enum(("MinMax", "Entropy", "Percentile")),
+        "how an activation's range is chosen from the values seen",
+        default="MinMax",
+    ),
+    optional(
+        "op_types",
+        _OP_TYPES,
+        "the operators quantized (absent: every one onnxruntime can: Conv, MatMul, Gemm, Add, pooling…)",
+    ),
+    optional("nodes_to_exclude", _NODE_NAMES, "nodes left in float", default=[]),
+    optional("per_channel", BOOLEAN, "a weight scale per output channel rather than per tensor", default=False),
+    optional("reduce_range", BOOLEAN, "7-bit weights (for CPUs without VNNI)", default=False),
+    rewrites_tensors=True,
+)
+def quantize_static(model: onnx.ModelProto, op: dict) -> str:
+    """Quantize weights and activations to 8 bits with onnxruntime's static quantization: the
+    model first runs on the calibration samples to measure each activation's range, then scales
+    and zero points are fixed from them. QDQ puts QuantizeLinear/DequantizeLinear pairs around
+    the operators (what TensorRT, QNN and onnxruntime's int8 kernels take); QOperator uses
+    QLinearConv, QLinearMatMul… The model's fields, metadata and value_info stay as they were."""
+    size = check_size(model, "quantize_static")
+    samples, count = calibration_samples(model, op["calibration"])
+    files = {name: f"calibration{k}" for k, name in enumerate(sorted(samples))}
+    keys = ("quant_format", "activation_type", "weight_type", "calibrate_method", "op_types", "nodes_to_exclude")
+    options = {k: op.get(k) for k in (*keys, "per_channel", "reduce_range", "calibration")}
+    options.update(calibration_files=files, large=size > 1 << 30)
+    before = _quantized_operators(model)
+    what = "quantize_static: onnxruntime's quantizer failed"
+    if before:  # its errors on a quantized model say nothing of that ("'NoneType' object has no…")
+        what += f" (the model already has {before} quantized operator(s): quantize the float model it came from)"
+    result = in_helper(model, "quantize_static", options, what, {files[name]: arr for name, arr in samples.items()})
+    note = keep(model, result)
+    quantized = _quantized_operators(model) - before
+    if quantized <= 0:
+        raise StudioError(
+            "bad_value",
+            "quantize_static: no node was quantized: none of the operators asked for is one onnxruntime "
+            "quantizes statically (Conv, MatMul, Gemm, Add, Mul, pooling, Relu…) with float values",
+        )
+    reorder(model)
+    after = sum(data_size(t) for t in weights(model))
+    before_size = size_text(size)
+    return (
+        f"quantized statically ({_FORMATS[op['quant_format']]}, activations {op['activation_type']}, weights "
+        f"{op['weight_type']}): {quantized} operator(s) now on 8-bit values, calibrated on {count} sample(s) "
+        f"({op['calibrate_method']}); weights {before_size} -> {size_text(after)}{note}"
+    )
+
+
+_QDQ = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _quantized_operators(model: onnx.ModelProto) -> int:
+    """Operators computing on 8-bit values: QLinear… operators, and in QDQ form every other node
+    reading a DequantizeLinear's output."""
+    count = 0
+    for ref in walk_graphs(model):
+        dequantized = {o for n in ref.container.node if n.op_type == "DequantizeLinear" for o in n.output}
+        for n in ref.container.node:
+            qlinear = n.op_type.startswith("QLinear") or n.op_type in ("QGemm", "QAttention")
+            if qlinear or (n.op_type not in _QDQ and any(i in dequantized for i in n.input)):
+                count += 1
+    return count

@@ -117,20 +117,26 @@ def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> np.ndarray:
         raise StudioError("bad_value", f"{what}: can't convert {arr.dtype} to {dtype_name}: {exc}") from None
 
 
-def tensor_from_source(value, what: str, name: str = "", dtype: str | None = None) -> onnx.TensorProto:
-    """TensorProto from {"npy": digest} or {"dtype", "shape", "values"}; `dtype` casts an .npy."""
+def array_from_source(value, what: str) -> np.ndarray:
+    """The array of {"npy": digest} (as uploaded) or {"dtype", "shape", "values"}."""
     if isinstance(value, dict) and "npy" in value:
         reader = _blob_reader.get()
         digest = value["npy"]
         if reader is None or not isinstance(digest, str):
             raise StudioError("bad_value", f'{what}: "npy" must name an uploaded blob (POST /api/blobs)')
-        arr = _cast(load_npy(reader(digest), f"blob {digest[:12]}"), dtype or value.get("dtype"), what)
+        return _cast(load_npy(reader(digest), f"blob {digest[:12]}"), value.get("dtype"), what)
+    return numpy_helper.to_array(tensor_from_json(value, what))
+
+
+def tensor_from_source(value, what: str, name: str = "", dtype: str | None = None) -> onnx.TensorProto:
+    """TensorProto from {"npy": digest} or {"dtype", "shape", "values"}; `dtype` casts an .npy."""
+    if isinstance(value, dict) and "npy" in value:
+        arr = array_from_source({**value, "dtype": dtype or value.get("dtype")}, what)
         try:
             return numpy_helper.from_array(arr, name)
         except Exception as exc:
             raise StudioError("bad_value", f"{what}: {exc}") from None
-    t = tensor_from_json(value, what, name)
-    return t
+    return tensor_from_json(value, what, name)
 
 
 def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:

@@ -84,18 +84,22 @@ def convert(data: bytes, version: int) -> bytes:
         raise ValueError(str(exc)) from None
 
 
-def quantize(src: str, dst: str, options: dict) -> None:
-    """onnxruntime's dynamic int8 quantization of the model file `src` (its tensors beside it)
-    into `dst`; a ValueError with its words."""
+def _quiet_logging() -> None:
+    """The quantizer's advice ("consider pre-processing") goes to logging's root: without a
+    handler there, logging.warning() would print it on the server's stderr, amid its log lines."""
     import logging
 
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    # its advice ("consider pre-processing") goes to logging's root: without a handler there,
-    # logging.warning() would print it on the server's stderr, amid its log lines
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.NullHandler())
+
+
+def quantize(src: str, dst: str, options: dict) -> None:
+    """onnxruntime's dynamic int8 quantization of the model file `src` (its tensors beside it)
+    into `dst`; a ValueError with its words."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    _quiet_logging()
     try:
         quantize_dynamic(
             _load_beside(src),
@@ -107,7 +111,67 @@ def quantize(src: str, dst: str, options: dict) -> None:
             reduce_range=options.get("reduce_range", False),
         )
     except Exception as exc:
-        raise ValueError(str(exc) or type(exc).__name__) from None
+        raise ValueError(str(exc).strip() or type(exc).__name__) from None
+
+
+def quantize_static(src: str, dst: str, options: dict) -> None:
+    """onnxruntime's static quantization of the model file `src` (its tensors beside it) into
+    `dst`: the model runs on each calibration sample (<input>.npy beside it, samples along the
+    first axis) to measure every activation's range, then weights and activations are quantized
+    (QuantizeLinear/DequantizeLinear pairs, or QLinear operators); a ValueError with its words."""
+    import os
+
+    import numpy as np
+    import onnxruntime as ort
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+    )
+    from onnxruntime.quantization import quantize_static as quantize
+
+    folder = os.path.dirname(src)
+    arrays = {
+        name: np.load(os.path.join(folder, f"{file}.npy"), mmap_mode="r", allow_pickle=False)
+        for name, file in options["calibration_files"].items()
+    }
+    count = min(len(a) for a in arrays.values())
+
+    class Samples(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.next = 0
+
+        def get_next(self):
+            if self.next >= count:
+                return None
+            self.next += 1
+            return {name: np.ascontiguousarray(a[self.next - 1]) for name, a in arrays.items()}
+
+    model = _load_beside(src)
+    # the model it runs to calibrate has initializers that aren't graph inputs (the axes of the
+    # reductions it adds), which IR < 4 forbids: onnxruntime refuses its own augmented model
+    model.ir_version = max(model.ir_version, 4)
+    _quiet_logging()
+    ort.set_default_logger_severity(3)  # the sessions it makes to calibrate warn amid the server's log lines
+    try:
+        quantize(
+            model,
+            dst,
+            Samples(),
+            quant_format=QuantFormat[options["quant_format"]],
+            activation_type=QuantType[options["activation_type"]],
+            weight_type=QuantType[options["weight_type"]],
+            calibrate_method=CalibrationMethod[options["calibrate_method"]],
+            op_types_to_quantize=options.get("op_types") or None,
+            nodes_to_exclude=options.get("nodes_to_exclude") or None,
+            per_channel=options.get("per_channel", False),
+            reduce_range=options.get("reduce_range", False),
+            # the model it runs to calibrate is the float one with outputs added: past 2 GiB as one file
+            use_external_data_format=options.get("large", False),
+        )
+    except Exception as exc:
+        raise ValueError(str(exc).strip() or type(exc).__name__) from None
 
 
 def float16(src: str, dst: str, options: dict) -> None:
@@ -142,7 +206,7 @@ def float16(src: str, dst: str, options: dict) -> None:
             node_block_list=options.get("node_block_list") or [],
         )
     except Exception as exc:  # its assertions and numpy's errors on a model it can't handle
-        raise ValueError(str(exc) or type(exc).__name__) from None
+        raise ValueError(str(exc).strip() or type(exc).__name__) from None
     for g, names in zip(list(graphs_within(model.graph)), had, strict=True):
         for i in reversed(range(len(g.value_info))):
             if g.value_info[i].name not in names:

@@ -182,6 +182,37 @@ def test_int8_quantization_from_the_tools(page, server, artifacts):
     assert {"ConvInteger", "MatMulInteger"} <= ops and "Conv" not in ops
 
 
+def test_static_int8_quantization_calibrated_on_an_uploaded_npy(page, server, artifacts, tmp_path):
+    """Static mode: a file picker per graph input; without one the form says which input lacks
+    samples; with an .npy of 4 rows of the batch-1 input, QDQ pairs around the Conv and Gemm."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=int8]").click()
+    form = panel.locator("#quantize-dynamic")
+    assert form.locator(".q-static").is_hidden()
+    form.locator("select[name=mode]").select_option("static")
+    assert form.locator(".q-input").all_text_contents() == ["input FLOAT ⟨1×3×32×32⟩"]
+    form.locator("button[type=submit]").click()
+    assert "Choose an .npy of calibration samples for input." in form.locator(".field-error").text_content()
+    samples = tmp_path / "calibration.npy"
+    np.save(samples, np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32))
+    form.locator(".q-npy").set_input_files(str(samples))
+    form.locator("select[name=calibrate_method]").select_option("Entropy")
+    page.screenshot(path=str(artifacts / "editor-model-int8-static.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    report = panel.locator("#model-tools .callout").text_content()
+    assert "Quantized (static) — saved as revision 1" in report
+    assert "calibrated on 4 sample(s) (Entropy)" in report, report
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    produced = {o: n.op_type for n in model.graph.node for o in n.output}
+    for op in ("Conv", "Gemm"):
+        node = next(n for n in model.graph.node if n.op_type == op)
+        assert produced[node.input[0]] == produced[node.input[1]] == "DequantizeLinear", op
+
+
 def test_simplify_from_the_tools(page, server):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"])

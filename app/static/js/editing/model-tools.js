@@ -1,5 +1,6 @@
 // Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
-// model_version), opset conversion, float16 conversion, int8 quantization, simplification, shape inference, clean-up, subgraph extraction, graph
+// model_version), opset conversion, float16 conversion, int8 quantization (dynamic, or static
+// on calibration samples), simplification, shape inference, clean-up, subgraph extraction, graph
 // inputs, and the download choices. A tool's report (the server's "changes") stays shown in the
 // panel for the revision it made.
 import { el } from "../widgets/dom.js";
@@ -7,6 +8,7 @@ import { parseJSON } from "../lib/api.js";
 import { actionBar, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
 import { addInputForm } from "./io-panel.js";
 import { callout, mono } from "../widgets/ui.js";
+import { formatShape } from "../lib/format.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -190,12 +192,47 @@ function simplifyForm(ctx) {
   return form;
 }
 
+const INT8_HINTS = {
+  dynamic: "Dynamic quantization (onnxruntime's): weights stored in 8 bits, activations quantized as the model runs — no calibration data. Run → \"Compare with revision\" shows how far the outputs move.",
+  static: "Static quantization (onnxruntime's): the model runs on your samples to measure each activation's range, then weights and activations are fixed to 8 bits — QDQ pairs (what TensorRT, QNN and onnxruntime's int8 kernels take) or QLinear operators.",
+};
+
+/** The graph inputs a static quantization needs samples of: a file picker each. */
+function calibrationRows(ctx) {
+  const graph = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
+  const inits = new Set(((graph && graph.initializers) || []).map((t) => t.name));
+  return (graph ? graph.inputs || [] : []).filter((v) => !inits.has(v.name)).map((input) => {
+    const file = el("input", { type: "file", accept: ".npy", class: "q-npy", "aria-label": `Calibration .npy for ${input.name}` });
+    const row = el("li", { class: "q-input", "data-name": input.name },
+      el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, `${input.dtype || "?"} ${formatShape(input.shape)}`)), file);
+    return { row, file, name: input.name };
+  });
+}
+
 function int8Form(ctx) {
+  const mode = select("mode", [["dynamic", "Dynamic — no data needed"], ["static", "Static — calibrated on your samples"]], "dynamic", { "aria-label": "Quantization" });
   const weight = select("weight_type", [["QInt8", "int8 (signed)"], ["QUInt8", "uint8"]], "QInt8", { "aria-label": "Weight type" });
+  const activation = select("activation_type", [["QUInt8", "uint8"], ["QInt8", "int8 (signed)"]], "QUInt8", { "aria-label": "Activation type" });
+  const format = select("quant_format", [["QDQ", "QDQ (Q/DQ pairs)"], ["QOperator", "QOperator (QLinear…)"]], "QDQ", { "aria-label": "Format" });
+  const method = select("calibrate_method", [["MinMax", "min–max"], ["Entropy", "entropy"], ["Percentile", "percentile (99.999 %)"]], "MinMax", { "aria-label": "Calibration method" });
   const opTypes = textInput("op_types", "", { class: "mono", placeholder: "every one it can: MatMul, Conv, Gather…", "aria-label": "Operators quantized" });
   const exclude = textInput("nodes_to_exclude", "", { class: "mono", placeholder: "none", "aria-label": "Nodes left in float" });
+  const rows = calibrationRows(ctx);
+  const hint = el("p", { class: "ed-hint muted" }, INT8_HINTS.dynamic);
+  const calibration = el("div", { class: "q-static", hidden: true },
+    el("div", { class: "ed-field" }, el("span", { class: "ed-label" }, "Calibration samples"),
+      rows.length ? el("ul", { class: "q-inputs" }, rows.map((r) => r.row)) : el("p", { class: "muted" }, "The model has no graph input to feed."),
+      el("div", { class: "ed-hint muted" }, "An .npy per input: one sample of the input's shape, or samples stacked along a new first axis (for a batch-1 input, the rows of a batch are samples). A few dozen representative inputs are enough.")),
+    el("div", { class: "ed-grid2" }, field("Format", format), field("Activations", activation)),
+    field("Activation ranges", method, "How each activation's range is chosen from the values seen."));
+  mode.addEventListener("change", () => {
+    calibration.hidden = mode.value !== "static";
+    hint.textContent = INT8_HINTS[mode.value];
+  });
   const { form } = editForm("ed-int8", [
-    el("p", { class: "ed-hint muted" }, "Dynamic quantization (onnxruntime's): weights stored in 8 bits, activations quantized as the model runs — no calibration data. Run → \"Compare with revision\" shows how far the outputs move."),
+    field("Quantization", mode),
+    hint,
+    calibration,
     field("Weights", weight),
     checkbox("per_channel", "Per channel", false, "a scale per output channel"),
     checkbox("reduce_range", "Reduce range", false, "7-bit weights, for CPUs without VNNI"),
@@ -203,11 +240,18 @@ function int8Form(ctx) {
     field("Nodes left in float", exclude, "Node names, comma separated."),
     el("div", { class: "ed-actions" }, submit("Quantize")),
   ], async (f) => {
-    /** @type {{op: string, weight_type: string, per_channel: boolean, reduce_range: boolean, op_types?: string[], nodes_to_exclude?: string[]}} */
+    /** @type {Record<string, any>} */
     const op = { op: "quantize_dynamic", weight_type: weight.value, per_channel: f.elements.per_channel.checked, reduce_range: f.elements.reduce_range.checked };
     if (names(opTypes.value).length) op.op_types = names(opTypes.value);
     if (names(exclude.value).length) op.nodes_to_exclude = names(exclude.value);
-    await runTool(ctx, "Quantized", [op], { compare: true });
+    if (mode.value === "static") {
+      const missing = rows.filter((r) => !(r.file.files && r.file.files[0])).map((r) => r.name);
+      if (missing.length) throw new Error(`Choose an .npy of calibration samples for ${missing.join(", ")}.`);
+      const given = {};
+      for (const r of rows) given[r.name] = { npy: (await ctx.actions.uploadBlob(r.file.files[0])).blob };
+      Object.assign(op, { op: "quantize_static", calibration: given, quant_format: format.value, activation_type: activation.value, calibrate_method: method.value });
+    }
+    await runTool(ctx, mode.value === "static" ? "Quantized (static)" : "Quantized", [op], { compare: true });
   }, { id: "quantize-dynamic" });
   return form;
 }
