@@ -367,3 +367,45 @@ def every_dtype_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     graph = h.make_graph([], "every_dtype", [], outputs, inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
     return model, {t.name: nh.to_array(t) for t in model.graph.initializer}
+
+
+def qdq_model() -> onnx.ModelProto:
+    """A QDQ-quantized net as static quantization and quantization-aware exports write it:
+    x -> Q -> DQ -> Conv (int8 weight behind a DequantizeLinear) -> Q -> DQ -> MatMul (a float
+    weight quantized in the graph: Q -> DQ) -> y. Ids: n0 Q(x), n1 DQ, n2 DQ(w int8), n3 Conv,
+    n4 Q, n5 DQ, n6 Q(m), n7 DQ, n8 Flatten, n9 MatMul."""
+    rng = np.random.default_rng(0)
+    scale, zero = nh.from_array(np.array(0.05, np.float32), "s"), nh.from_array(np.array(128, np.uint8), "z")
+    wz = nh.from_array(np.array(0, np.int8), "wz")
+    inits = [
+        scale,
+        zero,
+        wz,
+        nh.from_array(rng.integers(-100, 100, (4, 3, 3, 3)).astype(np.int8), "conv.weight_quantized"),
+        nh.from_array(rng.standard_normal((64, 5)).astype(np.float32), "fc.weight"),
+    ]
+    nodes = [
+        h.make_node("QuantizeLinear", ["x", "s", "z"], ["x_q"], name="x_QuantizeLinear"),
+        h.make_node("DequantizeLinear", ["x_q", "s", "z"], ["x_dq"], name="x_DequantizeLinear"),
+        h.make_node(
+            "DequantizeLinear", ["conv.weight_quantized", "s", "wz"], ["conv.weight_dq"], name="w_DequantizeLinear"
+        ),
+        h.make_node("Conv", ["x_dq", "conv.weight_dq"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        h.make_node("QuantizeLinear", ["c", "s", "z"], ["c_q"], name="c_QuantizeLinear"),
+        h.make_node("DequantizeLinear", ["c_q", "s", "z"], ["c_dq"], name="c_DequantizeLinear"),
+        h.make_node("QuantizeLinear", ["fc.weight", "s", "wz"], ["fc_q"], name="fc_QuantizeLinear"),
+        h.make_node("DequantizeLinear", ["fc_q", "s", "wz"], ["fc_dq"], name="fc_DequantizeLinear"),
+        h.make_node("Flatten", ["c_dq"], ["f"], name="flatten"),
+        h.make_node("MatMul", ["f", "fc_dq"], ["y"], name="fc"),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "qdq",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 5])],
+        inits,
+        value_info=[h.make_tensor_value_info("c_dq", T.FLOAT, [1, 4, 4, 4])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model

@@ -56,8 +56,9 @@ VALUE_OPS = {
 
 
 def folded_constants(graph: dict) -> dict[str, str]:
-    """Nodes holding a value — Constants, and value ops whose inputs are all weights (standard
-    domain, one output that isn't a graph output) — read by other nodes -> their first reader:
+    """Nodes holding a value — Constants, and value ops whose inputs are all weights or values
+    of nodes before them (standard domain, one output that isn't a graph output) — read by
+    other nodes -> their first reader:
     graph-model.js lists them inside their readers' boxes (no box of their own; the first
     reader's line carries its data-node-id)."""
     outputs = {v["name"] for v in graph["outputs"]}
@@ -71,11 +72,11 @@ def folded_constants(graph: dict) -> dict[str, str]:
             return not inputs
         return bool(inputs) and all(i in weights for i in inputs)
 
-    const = {
-        n["outputs"][0]: n["id"]
-        for n in graph["nodes"]
-        if holds_a_value(n) and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs
-    }
+    const: dict[str, str] = {}
+    for n in graph["nodes"]:  # in graph order: what a value op makes of values is a value too
+        if holds_a_value(n) and len(n["outputs"]) == 1 and n["outputs"][0] and n["outputs"][0] not in outputs:
+            const[n["outputs"][0]] = n["id"]
+            weights.add(n["outputs"][0])
     first: dict[str, str] = {}
     for n in graph["nodes"]:
         for t in n["inputs"]:
@@ -85,8 +86,18 @@ def folded_constants(graph: dict) -> dict[str, str]:
 
 
 def with_folded(graph: dict, ids: set[str]) -> set[str]:
-    """`ids` and the Constants whose first reader is one of them (drawn as lines of its box)."""
-    return set(ids) | {c for c, reader in folded_constants(graph).items() if reader in ids}
+    """`ids` and the Constants whose first reader is one of them (drawn as lines of its box),
+    or is a Constant folded into one of them."""
+    folded = folded_constants(graph)
+
+    def shown(c: str) -> str:
+        for _ in range(64):
+            if c not in folded:
+                break
+            c = folded[c]
+        return c
+
+    return set(ids) | {c for c in folded if shown(c) in ids}
 
 
 def drawn_nodes(graph: dict) -> list[dict]:

@@ -3,6 +3,7 @@
 // model-page.js uses it where it used the plain renderer (same method names: render is
 // `show`), plus expand/collapse, expand-all, collapse-all, trace and the view options.
 import { allGroupIds, ancestorsOf, buildHierarchy, overviewExpanded } from "./grouping.js";
+import { shownBoxId } from "./graph-model.js";
 import { GraphView } from "../renderers/renderer.js";
 import { nextTask, painted } from "../widgets/dom.js";
 import { composeScene, firstViewLevels, layoutScene, planScene } from "./scene.js";
@@ -303,10 +304,10 @@ export class GraphController {
   }
 
   /** The id drawn for a box id: itself, or "group:<id>" of the collapsed group holding it. */
-  /** The box that shows box `id`: itself, or for a folded Constant the first box listing it. */
+  /** The box that shows box `id`: itself, or for a folded Constant (a quantization pair) the
+   * first box listing it. */
   shownBoxOf(id) {
-    const box = id && this.model ? this.model.boxes.get(id) : null;
-    return box && box.folded ? box.hosts[0] : id;
+    return shownBoxId(this.model, id);
   }
 
   drawnIdOf(id) {

@@ -13,6 +13,7 @@
 // Box sizes are measured lazily (measureBox): a 40,000-node graph only measures what is drawn.
 import { attributeValueName, formatDims, formatNumber, formatTensor, formatValueType, truncate } from "../lib/format.js";
 import { FONTS } from "../renderers/theme.js";
+import { quantizedPairs } from "./quantized-pairs.js";
 
 /** Fonts of every kind of text line (app.css --g-font-*, through theme.js); the renderers draw with exactly these. */
 export { FONTS };
@@ -242,8 +243,9 @@ export function ensureSized(model, box) {
 /** Width of an edge's label (measured once, on first need). */
 export function edgeLabelSize(model, edge) {
   if (edge.label === undefined) {
-    const t = model.types.get(edge.tensor);
+    const t = model.types.get(edge.tensor) || (edge.qdq && model.types.get(edge.qdq.source));
     edge.label = t ? formatValueType(t) : "";
+    if (edge.qdq) edge.label = [edge.label, `QDQ ${edge.qdq.dtype}`].filter(Boolean).join(" · ");
   }
   if (edge.labelWidth === undefined) {
     if (edge.label) edge.label = fitText(edge.label, FONTS.edge, 220, model.measure);
@@ -278,7 +280,7 @@ class NodeBox {
   }
 }
 
-function nodeBoxLines(node, { initializers, producer, folded, nodeById, types }) {
+function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, pairs }) {
   const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
   if (node.name) lines.push({ text: node.name, font: "name" });
   // initializers and folded Constant nodes it reads, each once, in input order; a Constant's
@@ -293,7 +295,11 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types })
       lines.push({ text: name, keep: dims === null ? "" : `⟨${dims}⟩`, font: "init", tensor: name });
     } else {
       const constant = nodeById.get(producer.get(name));
-      lines.push({ text: name, keep: foldedText(constant, initializers, types), font: "init", tensor: name, node: constant.id, primary: primary(name) });
+      const pair = pairs.get(name); // a weight quantized in the graph: by the weight's name
+      const text = pair ? pair.source : name;
+      const keep = pair ? quantizedWeightText(pair, initializers, types) : foldedText(constant, initializers, types);
+      lines.push({ text, keep, font: "init", tensor: name, node: constant.id, primary: primary(name) });
+      if (primary(name)) lines.push(...chainLines(constant, { initializers, producer, folded, nodeById, types }));
     }
   }
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
@@ -316,20 +322,23 @@ export function subgraphsOf(node) {
 const STANDARD_OPS = new Set(["", "ai.onnx"]);
 
 /** Node id -> ids of the nodes reading its output, for each node that only holds a value:
- * a node of the standard domain whose inputs are all weights (initializers) or none — a
- * Constant, an Identity of a weight (torch writes one per shared weight), a ConstantOfShape
- * (the onnx wheel's light models make every weight so), a DequantizeLinear of a quantized
- * weight — with one output that nodes of this graph read and that is not a graph output. */
+ * a node of the standard domain whose inputs are all weights (initializers, values of nodes
+ * before it) or none — a Constant, an Identity of a weight (torch writes one per shared
+ * weight), a ConstantOfShape (the onnx wheel's light models make every weight so), a
+ * DequantizeLinear of a quantized weight, an Identity of that (onnxruntime's quantizer writes
+ * one per reader of a shared bias) — with one output that nodes of this graph read and that is
+ * not a graph output. */
 function foldedConstants(graph, nodes) {
   const outputs = new Set((graph.outputs || []).map((v) => v.name));
   const weights = new Set((graph.initializers || []).map((t) => t.name));
   for (const node of nodes) for (const out of node.outputs || []) weights.delete(out);
   const byTensor = new Map();
-  for (const node of nodes) {
+  for (const node of nodes) { // in graph order: what a value op makes of values is a value too
     if (!isValueNode(node, weights)) continue;
     const outs = node.outputs || [];
     if (outs.length !== 1 || !outs[0] || outputs.has(outs[0])) continue;
     byTensor.set(outs[0], node.id);
+    weights.add(outs[0]);
   }
   const folded = new Map();
   if (!byTensor.size) return folded;
@@ -358,14 +367,41 @@ function isValueNode(node, weights) {
 }
 
 /** What a folded node holds, short: "= [1,-1]" for a few numbers, else "⟨dims⟩" (with the
- * op for what is computed: "DequantizeLinear ⟨64×3×3×3⟩"). */
+ * op for what is computed: "Transpose ⟨64×3×3×3⟩"; a dequantized weight's stored type). */
 function foldedText(node, initializers, types) {
   if (node.op_type === "Constant") return constantText(node);
   const out = types && types.get(node.outputs[0]);
   let dims = out ? formatDims(out.shape) : null;
   if (dims === null && node.op_type === "Identity") dims = formatDims((initializers.get(node.inputs[0]) || {}).shape);
   const shape = dims === null ? "" : `⟨${dims || "scalar"}⟩`;
+  if (node.op_type === "DequantizeLinear") { // a weight stored in 8 bits: "⟨64×3×3×3⟩ · INT8"
+    const stored = initializers.get(node.inputs[0]) || (types && types.get(node.inputs[0]));
+    return [shape, stored && stored.dtype].filter(Boolean).join(" · ") || node.op_type;
+  }
   return node.op_type === "Identity" ? shape : `${node.op_type} ${shape}`.trim();
+}
+
+/** The folded values a folded value is made of (a Reshape of a ConstantOfShape, an Identity
+ * of a DequantizeLinear), drawn nowhere else: a "↳" line each under it, in its first reader. */
+function chainLines(value, { initializers, producer, folded, nodeById, types }, depth = 0) {
+  const lines = [];
+  if (depth >= 4) return lines;
+  for (const name of new Set(value.inputs || [])) {
+    const id = name && producer.get(name);
+    const hosts = id && folded.get(id);
+    if (!hosts || hosts[0] !== value.id) continue;
+    const made = nodeById.get(id);
+    lines.push({ text: `↳ ${name}`, keep: foldedText(made, initializers, types), font: "init", tensor: name, node: id, primary: true });
+    lines.push(...chainLines(made, { initializers, producer, folded, nodeById, types }, depth + 1));
+  }
+  return lines;
+}
+
+/** A weight quantized by a QDQ pair in the graph: "⟨64×3×3×3⟩ · QDQ INT8". */
+function quantizedWeightText(pair, initializers, types) {
+  const weight = initializers.get(pair.source) || types.get(pair.source);
+  const dims = weight ? formatDims(weight.shape) : null;
+  return [dims === null ? "" : `⟨${dims || "scalar"}⟩`, `QDQ ${pair.dtype}`].filter(Boolean).join(" · ");
 }
 
 function constantText(node) {
@@ -447,10 +483,20 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   // boxes of the model, marked folded, with the boxes that list them as hosts: never drawn,
   // still selectable (their panel) and found by search, which shows a host.
   const folded = foldedConstants(graph, nodes);
-  const context = { initializers, producer, folded, nodeById, types };
+  // QuantizeLinear -> DequantizeLinear pairs (quantized-pairs.js): one of a weight is listed in
+  // its readers as a folded value; one of a computed value is drawn as the edge it quantizes
+  const isWeight = (name) => (initializers.has(name) && !nodeById.has(producer.get(name) || "")) || folded.has(producer.get(name));
+  const pairs = quantizedPairs(graph, nodes, isWeight, types);
+  const elsewhere = new Map(); // node id -> the boxes that show it (the pair's readers)
+  for (const pair of pairs.values()) {
+    if (pair.weight) folded.set(pair.dq, pair.readers);
+    else elsewhere.set(pair.dq, pair.readers);
+    if (!elsewhere.has(pair.q)) elsewhere.set(pair.q, pair.readers);
+  }
+  const context = { initializers, producer, folded, nodeById, types, pairs };
   for (const node of nodes) {
     const box = /** @type {NodeBox & {folded?: boolean, hosts?: string[]}} */ (new NodeBox(node, context));
-    const hosts = folded.get(node.id);
+    const hosts = folded.get(node.id) || elsewhere.get(node.id);
     if (hosts) {
       box.folded = true;
       box.hosts = hosts;
@@ -466,24 +512,35 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   }
 
   // an edge is (producer, consumer, tensor) once: a node reading a tensor twice gets one edge
-  const addEdge = (from, to, tensor) => {
-    if (from === to) return;
-    edges.push({ id: `e${edges.length}`, from, to, tensor, label: undefined });
+  const readBy = (tensor, id) => {
     let list = consumers.get(tensor);
     if (!list) consumers.set(tensor, list = []);
-    list.push(to);
+    list.push(id);
+  };
+  const addEdge = (from, to, tensor) => {
+    if (from === to) return null;
+    const edge = { id: `e${edges.length}`, from, to, tensor, label: undefined };
+    edges.push(edge);
+    readBy(tensor, to);
+    return edge;
   };
 
   for (const node of nodes) {
     const inputs = node.inputs || [];
+    const hidden = elsewhere.has(node.id);
     for (let i = 0; i < inputs.length; i += 1) {
       const name = inputs[i];
       if (!name || inputs.indexOf(name) !== i) continue;
       const from = producer.get(name);
-      if (from !== undefined && folded.has(from)) {
-        let list = consumers.get(name); // read, with no line drawn: the reader lists it
-        if (!list) consumers.set(name, list = []);
-        list.push(node.id);
+      const pair = pairs.get(name);
+      if (hidden || (from !== undefined && folded.has(from))) {
+        readBy(name, node.id); // read, with no line drawn: the reader lists it, or an edge stands for it
+      } else if (pair && !pair.weight) {
+        let start = pair.source; // a value quantized twice over (Q, DQ, Q, DQ): from the first
+        for (let hops = 0; pairs.has(start) && !pairs.get(start).weight && hops < 64; hops += 1) start = pairs.get(start).source;
+        const source = producer.get(start) ?? (outer.has(start) ? outerBox(start) : undefined);
+        const edge = source === undefined ? null : addEdge(source, node.id, name);
+        if (edge) edge.qdq = pair;
       } else if (from !== undefined) addEdge(from, node.id, name);
       else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
     }
@@ -520,6 +577,17 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     for (const e of edges) edgeLabelSize(model, e);
   }
   return model;
+}
+
+/** The box drawn for box `id`: itself, or for a box listed in others (a folded Constant, a
+ * quantization pair) the first box that shows it, through pairs of pairs. */
+export function shownBoxId(model, id) {
+  for (let hops = 0; hops < 64; hops += 1) {
+    const box = id && model ? model.boxes.get(id) : null;
+    if (!box || !box.folded) return id;
+    id = box.hosts[0];
+  }
+  return id;
 }
 
 /** @typedef {ReturnType<typeof buildGraphModel>} GraphModel the model of one graph (boxes, edges, lookups) */

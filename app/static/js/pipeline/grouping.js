@@ -9,7 +9,7 @@
 //  - a group with more than LIMITS.maxChildren children is cut into parts of consecutive
 //    children (in graph order), so no layout ever gets more than that many boxes.
 // Group ids are the scope paths (parts: "<path>~<k>"); the root group's id is "".
-import { opCategory } from "./graph-model.js";
+import { opCategory, shownBoxId } from "./graph-model.js";
 
 export const LIMITS = {
   maxChildren: 600,     // more children than this and a group is cut into parts...
@@ -327,8 +327,7 @@ export function groupLabel(g) {
 
 /** The groups holding `boxId`, outermost first (the root left out). */
 export function ancestorsOf(h, boxId) {
-  const box = h.model && h.model.boxes.get(boxId);
-  if (box && box.folded) boxId = box.hosts[0]; // a folded Constant is where its first reader is
+  boxId = shownBoxId(h.model, boxId); // a folded Constant is where its first reader is
   const out = [];
   for (let g = h.parentOf.get(boxId); g && g.id !== ""; g = g.parent) out.push(g);
   return out.reverse();

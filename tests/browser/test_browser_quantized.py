@@ -1,0 +1,38 @@
+"""A QDQ model drawn as what it computes: each QuantizeLinear -> DequantizeLinear pair of an
+activation is the edge it quantizes (labelled with the 8-bit type), a weight's pair and a
+DequantizeLinear of an int8 weight are lines of their reader's box; the hidden nodes are still
+found and selected (their reader is shown)."""
+
+from __future__ import annotations
+
+from .browser_models import qdq_model
+from .browser_pages import open_model, upload, wait_ready
+
+
+def test_quantization_pairs_are_drawn_as_the_edges_and_weights_they_quantize(page, server, artifacts):
+    model = qdq_model()
+    summary = upload(page, server, model, "qdq.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    page.screenshot(path=str(artifacts / "quantized-qdq.png"))
+    boxes = page.locator("#graph g.box[data-node-id]")
+    drawn = sorted(boxes.evaluate_all("els => els.map(e => e.getAttribute('data-node-id'))"))
+    assert drawn == ["n3", "n8", "n9"]  # Conv, Flatten, MatMul: every Q and DQ is drawn elsewhere
+    labels = page.locator("#graph .edge-label").all_text_contents()
+    assert "FLOAT ⟨1×3×4×4⟩ · QDQ UINT8" in labels  # x -> Conv, through x's pair
+    assert "FLOAT ⟨1×4×4×4⟩ · QDQ UINT8" in labels  # Conv -> Flatten, through c's pair
+    assert page.locator("#graph path.edge").count() == 4  # x->Conv, Conv->Flatten, Flatten->MatMul, MatMul->y
+    conv = page.locator("#graph g.box[data-node-id=n3]")
+    assert "conv.weight_dq ⟨4×3×3×3⟩ · INT8" in conv.text_content()  # an int8 weight, dequantized
+    matmul = page.locator("#graph g.box[data-node-id=n9]")
+    assert "fc.weight ⟨64×5⟩ · QDQ INT8" in matmul.text_content()  # a float weight quantized in the graph
+
+    # a hidden node is found, its panel opens, and its reader's box is the one outlined
+    page.keyboard.press("/")
+    page.keyboard.type("c_QuantizeLinear")
+    page.locator(".search-results li").first.click()
+    panel = page.locator("#sidebar")
+    panel.locator(".panel-title").wait_for()
+    assert panel.locator(".panel-title").text_content() == "QuantizeLinear"
+    assert "c_QuantizeLinear" in panel.text_content()
+    page.wait_for_function("document.querySelector('#graph g.box[data-node-id=n8]').classList.contains('selected')")
