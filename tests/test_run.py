@@ -108,6 +108,8 @@ def test_random_inputs_an_intermediate_tensor_and_compare_to(client):
         "max_abs": 0.0,
         "max_rel": 0.0,
         "max_rel_to_range": 0.0,
+        "rel_error": 0.0,
+        "sqnr_db": None,
         "shape": [1, 10],
     }
 
@@ -181,6 +183,28 @@ def test_locate_names_the_first_node_whose_output_differs(client):
     same = run(client, mid, {**body, "compare_to": 1})
     assert same["compare"]["diverges"] is None
     assert client.post(f"/api/models/{mid}/run", json={"locate": True}).status_code == 400
+
+
+def test_locate_measures_each_nodes_error_against_the_other_revision(client):
+    """Every node's output against revision 0's: nodes before the edit equal (error 0), the
+    edited node and those after it off by exactly what numpy says of the two outputs."""
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    edit = {"op": "set_attribute", "node": "n6", "name": "alpha", "value": 0.5}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [edit]}).status_code == 200
+    body = {"inputs": {"input": {"random": {"seed": 1}}}, "compare_to": 0, "locate": True, "outputs": ["logits"]}
+    nodes = run(client, mid, body)["compare"]["nodes"]
+    by_op = {n["op_type"]: n for n in nodes}
+    assert [n["node"] for n in nodes] == sorted((n["node"] for n in nodes), key=lambda i: int(i[1:]))
+    for op in ("Conv", "LeakyRelu", "MaxPool", "GlobalAveragePool", "Reshape"):
+        assert by_op[op]["equal"] and by_op[op]["rel_error"] == 0.0 and by_op[op]["sqnr_db"] is None, op
+    gemm = by_op["Gemm"]
+    assert not gemm["equal"] and gemm["tensor"] == "logits"
+    mine = np.array(run(client, mid, {**body, "compare_to": None, "locate": False})["outputs"]["logits"]["values"])
+    body0 = {"inputs": body["inputs"], "outputs": ["logits"], "revision": 0}
+    theirs = np.array(client.post(f"/api/models/{mid}/run", json=body0).get_json()["outputs"]["logits"]["values"])
+    want = np.linalg.norm(mine - theirs) / np.linalg.norm(theirs)
+    assert gemm["rel_error"] == pytest.approx(want, rel=1e-3)
+    assert gemm["sqnr_db"] == pytest.approx(-20 * np.log10(want), rel=1e-3)
 
 
 @pytest.mark.parametrize("links", [True, False], ids=["hard-linked", "mapped-by-the-worker"])

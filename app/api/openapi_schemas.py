@@ -247,7 +247,7 @@ SCHEMAS: dict = {
             "compare_to": {"type": "integer", "description": "run this revision on the same input values and compare"},
             "locate": {
                 "type": "boolean",
-                "description": "with compare_to: compare.diverges names the first node whose output differs",
+                "description": "with compare_to: compare.diverges names the first node whose output differs, compare.nodes each node's error against the other revision (rel_error, sqnr_db)",
             },
             "profile": {
                 "type": "boolean",

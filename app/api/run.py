@@ -7,10 +7,13 @@ input values and each output common to both is compared.
    "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true}
   -> {"revision", "outputs": {NAME: preview}, "inputs": {NAME: preview}, "ms", "onnxruntime",
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
-                   "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null}}
-With "locate", both runs also save every node output the two revisions share, and "diverges" names
-the first node (in graph order) whose output differs beyond rounding: where an edit changed what
-the model computes.
+                   "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
+                   "nodes"?: [{"node", "name", "op_type", "tensor", "rel_error", "sqnr_db", ...}]}}
+With "locate", both runs also save every node output the two revisions share: "diverges" names
+the first node (in graph order) whose output differs beyond rounding — where an edit changed what
+the model computes — and "nodes" how far each node's output is from the other revision's (its
+output furthest off): the relative error ‖Δ‖/‖value‖ and the SQNR in dB, where a conversion
+(float16, int8) loses precision along the graph.
 """
 
 from __future__ import annotations
@@ -202,12 +205,16 @@ def _compare(a_path: str, b_path: str, close: bool = False) -> dict:
         same = bool(np.allclose(x, y, rtol=LOCATE_RTOL, atol=LOCATE_ATOL, equal_nan=True))
     else:
         same = bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    # the relative L2 error (and SQNR) of the whole tensor: what quantization tools report
+    noise, signal = float(np.linalg.norm(np.where(finite, x - y, 0.0))), float(np.linalg.norm(y[np.isfinite(y)]))
     return {
         "equal": same,
         "close": same or near,
         "max_abs": max_abs,
         "max_rel": max_rel,
         "max_rel_to_range": max_abs / scale if scale else (0.0 if max_abs == 0 else None),
+        "rel_error": noise / signal if signal else (0.0 if noise == 0 else None),
+        "sqnr_db": 20 * float(np.log10(signal / noise)) if signal and noise else None,
         "shape": list(a.shape),
     }
 
@@ -233,15 +240,27 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[s
     return names
 
 
-def _first_divergence(model: onnx.ModelProto, mine: dict, theirs: dict) -> dict | None:
-    """The first node (graph order, which is topological) with an output that differs."""
+def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict) -> list[dict]:
+    """Each main-graph node with an output both runs saved (graph order, which is topological):
+    how far its output furthest from the other revision's is ("equal" within rounding)."""
+    nodes = []
     for i, node in enumerate(model.graph.node):
+        worst = None
         for name in node.output:
             if name in mine and name in theirs:
-                c = _compare(mine[name], theirs[name], close=True)
-                if not c["equal"]:
-                    return {"node": node_id("", i), "name": node.name, "op_type": node.op_type, "tensor": name, **c}
-    return None
+                c = {"tensor": name, **_compare(mine[name], theirs[name], close=True)}
+                if worst is None or _further(c, worst):
+                    worst = c
+        if worst is not None:
+            nodes.append({"node": node_id("", i), "name": node.name, "op_type": node.op_type, **worst})
+    return nodes
+
+
+def _further(a: dict, b: dict) -> bool:
+    """Whether output comparison `a` is further off than `b` (unequal first, then by error)."""
+    if a["equal"] != b["equal"]:
+        return not a["equal"]
+    return (a["rel_error"] or 0.0) > (b["rel_error"] or 0.0)
 
 
 def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
@@ -338,5 +357,7 @@ def post_run(model_id):
                 "outputs": {name: _compare(first["outputs"][name], second["outputs"][name]) for name in both},
             }
             if locate:
-                answer["compare"]["diverges"] = _first_divergence(model, first["outputs"], second["outputs"])
+                nodes = _node_errors(model, first["outputs"], second["outputs"])
+                answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
+                answer["compare"]["nodes"] = nodes
     return jsonify(answer)

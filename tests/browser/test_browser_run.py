@@ -36,6 +36,17 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     page.click("#expand-all")
     page.locator("#graph g.box.diverges").wait_for()
     assert page.locator("#graph g.box.diverges").get_attribute("data-node-id") == "n1"
+    # each node's error against revision 0: the LeakyRelu and what follows it off (but the
+    # saturated softmax), the Conv before it not
+    errors = page.locator("#run-errors")
+    assert "8 nodes compared on the same inputs, 5 off beyond rounding" in errors.text_content()
+    rows = errors.locator("tbody tr")
+    assert sorted(rows.nth(i).get_attribute("data-node") for i in range(rows.count())) == ["n1", "n2", "n3", "n5", "n6"]
+    page.click("#run-error-heat")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    assert "Error per box" in legend.text_content() and "identical" in legend.text_content()
+    page.wait_for_function("document.querySelector('#graph g.box[data-node-id=n0]')?.classList.contains('heat-zero')")
     page.locator("#run-results .tensor-preview .tp-values, #run-results .tensor-preview table").first.wait_for()
     # float32 outputs read as float32s (shortest decimal), not as their float64 digits
     cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()

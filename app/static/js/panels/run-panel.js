@@ -1,8 +1,8 @@
 // The run panel (toolbar "Run"): run the revision on screen with onnxruntime (POST .../run) on
 // random or uploaded inputs, with the symbolic dims' sizes, any intermediate tensors as extra
 // outputs (the selected node's by default), and "compare with revision N": the other revision on
-// the very same input values, each output's largest difference said at once; each node's time
-// by onnxruntime's profiler, and the drawing coloured by it.
+// the very same input values, each output's largest difference said at once, and each node's
+// error against it; each node's time by onnxruntime's profiler; the drawing coloured by either.
 import { el, clear } from "../widgets/dom.js";
 import { formatShape } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
@@ -38,6 +38,30 @@ function divergence(d, compare, ctx) {
   return el("p", { class: "run-diverges", id: "run-diverges" }, "First node whose output differs from revision ", String(compare.revision), ": ",
     el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, d.name || d.node), " ", mono(d.op_type),
     ` — ${d.tensor}: max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}. Outlined on the drawing.`);
+}
+
+const WORST = 8;
+
+/** How far each node's output is from the other revision's (the run's "locate"): the nodes
+ * furthest off listed, and the drawing coloured by it on request. */
+function nodeErrors(compare, ctx) {
+  const nodes = compare.nodes || [];
+  const off = nodes.filter((n) => !n.equal);
+  const worst = [...off].sort((a, b) => (b.rel_error ?? Infinity) - (a.rel_error ?? Infinity)).slice(0, WORST);
+  const colour = el("button", { type: "button", class: "btn btn-small", id: "run-error-heat" }, "Colour the drawing by error");
+  colour.addEventListener("click", () => ctx.actions.showHeat("rel_error", { nodes }));
+  const db = (v) => (v === null || v === undefined ? "—" : `${v.toFixed(1)} dB`);
+  return section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
+    el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${off.length} off beyond rounding. `,
+      "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
+    worst.length ? el("table", { class: "run-compare run-errors" },
+      el("thead", {}, el("tr", {}, [["node", ""], ["op", ""], ["error", "num"], ["SQNR", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
+      el("tbody", {}, worst.map((n) => el("tr", { "data-node": n.node },
+        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))),
+        el("td", {}, mono(n.op_type)),
+        el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)),
+        el("td", { class: "num" }, db(n.sqnr_db)))))) : null,
+    off.length ? el("div", { class: "ed-row" }, colour) : null));
 }
 
 const PROFILE_NOTE = "graph optimisations off: each node runs and is timed as the model has it (fused in a real run, some cost less); the median of 3 runs after one to warm up";
@@ -115,6 +139,7 @@ function results(root, answer, ctx) {
           ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
       })))));
   }
+  if (compare && compare.nodes) root.append(nodeErrors(compare, ctx));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
   for (const [name, preview] of Object.entries(answer.outputs)) {
     root.append(section(["Output ", el("span", { class: "h3-name" }, name)], el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
@@ -154,7 +179,7 @@ export function renderRunPanel(root, ctx) {
       el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null,
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
     el("label", {}, "Compare with ", compare),
-    el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and find the first node whose output differs"),
+    el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and measure each node's output: the first that differs, the furthest off"),
     el("label", { title: `onnxruntime's profiler, ${PROFILE_NOTE}` }, profile, "Time each node"),
     el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
   form.addEventListener("submit", async (e) => {
