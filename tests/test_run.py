@@ -207,6 +207,28 @@ def test_locate_measures_each_nodes_error_against_the_other_revision(client):
     assert gemm["sqnr_db"] == pytest.approx(-20 * np.log10(want), rel=1e-3)
 
 
+def test_a_qdq_models_nodes_are_measured_on_what_their_readers_read(client):
+    """Static quantization drops the Relu after the Conv (its QuantizeLinear clips at 0) and the
+    Conv's output takes the Relu's name: read raw, it would be the Conv's unclipped output
+    against the float model's Relu output. Each node is measured on the DequantizeLinear's
+    output its readers read, so the Conv is as close as int8 makes it."""
+    from test_model_tools import conv_net
+
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    samples = np.random.default_rng(0).standard_normal((8, 1, 16, 8, 8)).astype(np.float32)
+    buf = io.BytesIO()
+    np.save(buf, samples)
+    blob = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "c.npy")}).get_json()["blob"]
+    op = {"op": "quantize_static", "calibration": {"x": {"npy": blob}}}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
+    quantized = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert "Relu" not in {n.op_type for n in quantized.graph.node}
+    body = {"inputs": {"x": {"random": {"seed": 2}}}, "dims": {"N": 1}, "compare_to": 0, "locate": True}
+    nodes = {n["op_type"]: n for n in run(client, mid, body)["compare"]["nodes"]}
+    assert nodes["Conv"]["tensor"] == "r" and 0 < nodes["Conv"]["rel_error"] < 0.05, nodes["Conv"]
+    assert nodes["Gemm"]["rel_error"] < 0.05 and nodes["Gemm"]["sqnr_db"] > 25
+
+
 @pytest.mark.parametrize("links", [True, False], ids=["hard-linked", "mapped-by-the-worker"])
 @pytest.mark.parametrize("location", ["weights/w.bin", "./w.bin"])
 def test_runs_read_external_data_files_and_the_stores_tensors_in_place(client, tmp_path, monkeypatch, location, links):

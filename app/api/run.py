@@ -240,15 +240,31 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[s
     return names
 
 
-def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict) -> list[dict]:
+def dequantized(model: onnx.ModelProto) -> dict[str, str]:
+    """Tensor -> the output of the DequantizeLinear reading its QuantizeLinear: in a QDQ model,
+    the value the next nodes read in its place (quantized, and clipped where the quantizer
+    dropped a Relu after it). A node's error is measured on that."""
+    standard = ("", "ai.onnx")
+    dq = {n.input[0]: n.output[0] for n in model.graph.node if n.op_type == "DequantizeLinear" and n.domain in standard}
+    pairs: dict[str, str] = {}
+    for n in model.graph.node:
+        if n.op_type == "QuantizeLinear" and n.domain in standard and n.output[0] in dq:
+            pairs.setdefault(n.input[0], dq[n.output[0]])
+    return pairs
+
+
+def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict, read_as: tuple[dict, dict]) -> list[dict]:
     """Each main-graph node with an output both runs saved (graph order, which is topological):
-    how far its output furthest from the other revision's is ("equal" within rounding)."""
+    how far its output furthest from the other revision's is ("equal" within rounding), each
+    side's output read as its next nodes read it (`read_as`: dequantized() of either model)."""
     nodes = []
     for i, node in enumerate(model.graph.node):
         worst = None
         for name in node.output:
             if name in mine and name in theirs:
-                c = {"tensor": name, **_compare(mine[name], theirs[name], close=True)}
+                a = mine.get(read_as[0].get(name, ""), mine[name])
+                b = theirs.get(read_as[1].get(name, ""), theirs[name])
+                c = {"tensor": name, **_compare(a, b, close=True)}
                 if worst is None or _further(c, worst):
                     worst = c
         if worst is not None:
@@ -323,6 +339,9 @@ def post_run(model_id):
         raise StudioError("bad_request", '"locate": true finds where two revisions part: it needs "compare_to"')
     shown = outputs or [o.name for o in model.graph.output]
     probes = _probes(revision, model, other, shown) if locate else []
+    read_as = (dequantized(model), dequantized(other[2])) if locate and other is not None else ({}, {})
+    mine_typed = _typed(revision, model) if read_as[0] else set()
+    probes += [read_as[0][p] for p in probes if read_as[0].get(p) in mine_typed]
     count = current_app.config["PREVIEW_MAX_COUNT"]
     with tempfile.TemporaryDirectory(prefix="run-", dir=store().blobs.scratch()) as tmp:
         first = _run(
@@ -348,6 +367,7 @@ def post_run(model_id):
             same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}
             theirs = _typed(other_revision, other_model)
             asked = [n for n in shown + probes if n in theirs]
+            asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
             second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
             both = [n for n in shown if n in second["outputs"]]
             answer["compare"] = {
@@ -357,7 +377,7 @@ def post_run(model_id):
                 "outputs": {name: _compare(first["outputs"][name], second["outputs"][name]) for name in both},
             }
             if locate:
-                nodes = _node_errors(model, first["outputs"], second["outputs"])
+                nodes = _node_errors(model, first["outputs"], second["outputs"], read_as)
                 answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
                 answer["compare"]["nodes"] = nodes
     return jsonify(answer)
