@@ -729,6 +729,7 @@ def test_a_section_wider_than_the_window_keeps_its_tab_on_screen(page, server):
     open_model(page, server, summary["id"])
     part = page.locator("#graph g.frame.part").first
     gid = part.get_attribute("data-group-id")
+    part.locator(".frame-body").wait_for()  # on a busy machine the frame may still be on its way
     body = part.locator(".frame-body").bounding_box()
     graph = page.locator("#graph").bounding_box()
     assert body["x"] < graph["x"], "the first section should start left of the window here"
