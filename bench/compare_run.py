@@ -185,7 +185,19 @@ def _bench_run(ort, name: str, path: Path, data_files: list[Path], repeat: int) 
         "profiled_run_ms": profiled[1]["profile"]["ms"],
         "optimized_run_ms": profiled[1]["profile"]["optimized_run"]["ms"],
         "optimized_nodes": profiled[1]["profile"]["optimized_run"]["nodes"],
+        **deployed(profiled[1]["profile"]["optimized_run"]),
         "floor_two_profiled_sessions_4_runs_each_s": round(profile_floor, 3),
+    }
+
+
+def deployed(run: dict) -> dict:
+    """How much of the optimised run's kernel time landed on the model's own nodes (by_node)."""
+    by_node, total = run.get("by_node") or [], sum(o["time_us"] for o in run["ops"]) or 1
+    return {
+        "deployed_nodes_with_a_kernel": sum(1 for n in by_node if n["time_us"] > 0),
+        "deployed_nodes_fused": sum(1 for n in by_node if "fused_into" in n),
+        "deployed_share_on_model_nodes": round(sum(n["time_us"] for n in by_node) / total, 4),
+        "deployed_other_kernels": len(run.get("other") or []),
     }
 
 

@@ -349,10 +349,10 @@ def test_node_times_stand_when_the_optimised_profile_fails(tmp_path, monkeypatch
 
     real = ort_worker._profiled
 
-    def plain_only(ort, np_, job, feeds, runs, optimize):
+    def plain_only(ort, np_, job, feeds, runs, optimize, save=None):
         if optimize:
             raise RuntimeError("no optimised session today")
-        return real(ort, np_, job, feeds, runs, optimize)
+        return real(ort, np_, job, feeds, runs, optimize, save)
 
     monkeypatch.setattr(ort_worker, "_profiled", plain_only)
     path = tmp_path / "m.onnx"

@@ -35,6 +35,7 @@ from ..views.tensors import array_preview
 from ..views.values import dtype_name
 from . import bp
 from .documents import inferred, load, store
+from .kernel_times import kernel_times
 from .request_body import json_object
 
 RUN_TENSORS = "studio-tensors"  # the folder beside a run's model.onnx the store's tensors are linked into
@@ -310,6 +311,9 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
     }
     if "error" in fused:
         optimized_run["error"] = fused["error"]
+    elif fused.get("kernels") is not None:
+        on_nodes = kernel_times(model, fused["kernels"], fused.get("graph") or [])
+        optimized_run["by_node"], optimized_run["other"] = on_nodes["nodes"], on_nodes["other"]
     return {
         "nodes": nodes,
         "ms": raw.get("ms"),

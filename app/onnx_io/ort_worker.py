@@ -175,10 +175,11 @@ def _external_files(np, so, files: dict) -> list:
     return maps
 
 
-def _job_session(ort, np, job: dict, profile: str | None = None, optimize: bool = True):
+def _job_session(ort, np, job: dict, profile: str | None = None, optimize: bool = True, save: str | None = None):
     """A session for a run job: its threads, its external data mapped from the store's blobs.
     With `profile` (a file prefix): onnxruntime's profiler on; `optimize` False: graph
-    optimisations off (every node runs as the model has it)."""
+    optimisations off (every node runs as the model has it); `save`: the graph it optimised
+    written there (its weights beside it, in one file: a model past 2 GiB fits)."""
     so = ort.SessionOptions()
     so.log_severity_level = 4
     so.intra_op_num_threads = int(job.get("threads", 1))
@@ -187,6 +188,10 @@ def _job_session(ort, np, job: dict, profile: str | None = None, optimize: bool 
         so.profile_file_prefix = profile
     if not optimize:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if save:
+        so.optimized_model_filepath = save
+        so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "optimized.bin")
+        so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
     mapped = _external_files(np, so, job.get("files") or {})
     sess = _new_session(ort, job["path"], so)
     del mapped  # session creation copied what it needs
@@ -250,12 +255,15 @@ def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
-def _profiled(ort, np, job: dict, feeds: dict, runs: int, optimize: bool) -> tuple[dict[int, list[float]], dict, list]:
+def _profiled(
+    ort, np, job: dict, feeds: dict, runs: int, optimize: bool, save: str | None = None
+) -> tuple[dict[int, list[float]], dict, list]:
     """A first run to warm up, then `runs` timed ones under onnxruntime's profiler: the main
     graph's kernel times {node index: [µs each run]}, each index's last kernel event, and the
     timed runs' (start, end) in µs. onnxruntime numbers the nodes of the graph it runs: the
     model's own with optimisations off, its fused and reordered ones with them on."""
-    sess = _job_session(ort, np, job, os.path.join(job["out"], "profile" if optimize else "profile-plain"), optimize)
+    prefix = os.path.join(job["out"], "profile" if optimize else "profile-plain")
+    sess = _job_session(ort, np, job, prefix, optimize, save)
     for _ in range(runs + 1):
         sess.run(None, feeds)
     with open(sess.end_profiling()) as f:
@@ -306,17 +314,44 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
         "ms": _run_ms(windows),
         "runs": len(windows),
     }
+    saved = os.path.join(job["out"], "optimized.onnx")
     try:
-        fused, fused_outer, fused_windows = _profiled(ort, np, job, feeds, runs, optimize=True)
+        fused, fused_outer, fused_windows = _profiled(ort, np, job, feeds, runs, optimize=True, save=saved)
     except Exception as exc:  # the nodes' times stand; this part says why it is missing
         answer["optimized"] = {"error": str(exc)}
         return answer
     by_op: dict[str, float] = {}
+    kernels = []
     for i, ts in fused.items():
         op = fused_outer[i]["args"].get("op_name", "")
         by_op[op] = by_op.get(op, 0.0) + _median(ts)
-    answer["optimized"] = {"ms": _run_ms(fused_windows), "ops": by_op, "nodes": len(fused)}
+        kernels.append({"name": fused_outer[i]["name"][: -len("_kernel_time")], "op_type": op, "time_us": _median(ts)})
+    answer["optimized"] = {
+        "ms": _run_ms(fused_windows),
+        "ops": by_op,
+        "nodes": len(fused),
+        "kernels": kernels,
+        "graph": _graph_io(saved),
+    }
     return answer
+
+
+def _graph_io(path: str) -> list[dict]:
+    """The nodes of the graph onnxruntime saved (its optimised one): name, op, inputs, outputs —
+    what the server needs to put each kernel's time on the model's nodes; [] if it can't be read."""
+    import onnx
+
+    try:
+        graph = onnx.load(path, load_external_data=False).graph
+    except Exception:
+        return []
+    finally:
+        for name in (path, os.path.join(os.path.dirname(path), "optimized.bin")):
+            if os.path.exists(name):
+                os.remove(name)  # the weights again: gone before the answer
+    return [
+        {"name": n.name, "op_type": n.op_type, "inputs": list(n.input), "outputs": list(n.output)} for n in graph.node
+    ]
 
 
 def _address_space() -> int:

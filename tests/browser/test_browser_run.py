@@ -65,9 +65,9 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     times = page.locator("#run-times")
     times.wait_for()
     assert "7 nodes timed" in times.text_content()  # 8 nodes, the Constant an initializer to onnxruntime
-    rows = times.locator("tbody tr")
+    rows = page.locator("#run-times > table tbody tr")
     assert rows.count() == 7
-    shares = [float(t.split()[0]) for t in times.locator("tbody td:nth-child(4)").all_text_contents()]
+    shares = [float(t.split()[0]) for t in page.locator("#run-times > table tbody td:nth-child(4)").all_text_contents()]
     assert shares == sorted(shares, reverse=True) and 99 <= sum(shares) <= 101
     # by operator: its seven ops (one node each here), the six biggest named, the slowest first
     named = page.locator("#run-by-op code").all_text_contents()
@@ -79,11 +79,20 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     assert " with optimisations off" in optimized.text_content()
     fused = page.locator("#run-by-op-optimized code").all_text_contents()
     assert "Conv" in fused and "LeakyRelu" not in fused, fused
+    # that run on the model's nodes: the Conv ran with its LeakyRelu fused into it
+    deployed = page.locator("#run-deployed")
+    assert "1 fused into one of them" in deployed.text_content()
+    conv = deployed.locator("tbody tr[data-node=n0]")
+    assert "+1 fused" in conv.locator("td").nth(1).text_content()
+    page.click("#run-deployed-heat")
+    page.locator("#heat-legend:not([hidden])").wait_for()
+    assert "no kernel of its own" in page.locator("#heat-legend").text_content()
+    page.click("#expand-all")
+    page.wait_for_function("document.querySelector('#graph g.box[data-node-id=n1]')?.classList.contains('heat-zero')")
     page.click("#run-time-heat")
     legend = page.locator("#heat-legend:not([hidden])")
     legend.wait_for()
     assert "Time per box" in legend.text_content()
-    page.click("#expand-all")
     slowest = rows.first.get_attribute("data-node")
     page.wait_for_function(
         "(id) => document.querySelector(`#graph g.box[data-node-id=\"${id}\"]`)?.classList.contains('heat-5')",

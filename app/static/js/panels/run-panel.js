@@ -73,7 +73,7 @@ function nodeTimes(profile, ctx) {
   const nodes = profile.nodes || [];
   const total = nodes.reduce((a, n) => a + n.time_us, 0) || 1;
   const slowest = [...nodes].sort((a, b) => b.time_us - a.time_us).slice(0, SLOWEST);
-  const colour = el("button", { type: "button", class: "btn btn-small", id: "run-time-heat" }, "Colour the drawing by time");
+  const colour = el("button", { type: "button", class: "btn btn-small", id: "run-time-heat" }, "Colour the drawing by time, optimisations off");
   colour.addEventListener("click", () => ctx.actions.showHeat("time_us", { nodes }));
   return section("Time per node", el("div", { id: "run-times" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} timed, ${formatMetric("time_us", total)} in all`,
@@ -86,7 +86,7 @@ function nodeTimes(profile, ctx) {
         el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
         el("td", { class: "num" }, `${((100 * n.time_us) / total).toFixed(1)} %`))))),
     byOperator(opTotals(nodes), total, "run-by-op"),
-    optimizedRun(profile.optimized_run, profile.ms),
+    optimizedRun(profile.optimized_run, profile.ms, ctx),
     el("div", { class: "ed-row" }, colour)));
 }
 
@@ -108,14 +108,37 @@ function opTotals(nodes) {
 
 /** The same runs as onnxruntime makes them by default (graph optimised: nodes fused, reordered
  * for the CPU): its operators' shares, and how the run's time compares. */
-function optimizedRun(run, plainMs) {
+function optimizedRun(run, plainMs, ctx) {
   if (run && run.error) return el("p", { class: "muted", id: "run-optimized" }, `The run as onnxruntime optimises it could not be profiled: ${run.error}`);
   if (!run || !run.ms || !run.ops || !run.ops.length) return null;
   const total = run.ops.reduce((a, o) => a + o.time_us, 0) || 1;
   const against = plainMs ? `, against ${formatMetric("time_us", plainMs * 1000)} with optimisations off` : "";
   return el("div", { class: "run-optimized", id: "run-optimized" },
     el("p", { class: "muted" }, `As onnxruntime runs it by default, its graph optimised into ${plural(run.nodes, "node")} of its own (fused, reordered): a run ${formatMetric("time_us", run.ms * 1000)}${against}.`),
-    byOperator(run.ops.map((o) => [o.op_type, o.time_us]), total, "run-by-op-optimized", "Its operators: "));
+    byOperator(run.ops.map((o) => [o.op_type, o.time_us]), total, "run-by-op-optimized", "Its operators: "),
+    run.by_node ? deployedNodes(run, total, ctx) : null);
+}
+
+/** The optimised run's kernels on the model's nodes (GET .../run "by_node"): the slowest, each
+ * with the operator it ran as and the nodes fused into it, and the drawing coloured by them. */
+function deployedNodes(run, total, ctx) {
+  const timed = run.by_node.filter((n) => n.time_us > 0).sort((a, b) => b.time_us - a.time_us);
+  const fused = run.by_node.length - timed.length;
+  const own = (run.other || []).reduce((a, o) => a + o.time_us, 0);
+  const colour = el("button", { type: "button", class: "btn btn-small", id: "run-deployed-heat" }, "Colour the drawing by time as deployed");
+  colour.addEventListener("click", () => ctx.actions.showHeat("time_us", { nodes: run.by_node }));
+  const ranAs = (n) => [mono(n.kernel_op), n.fused ? el("span", { class: "muted" }, ` +${n.fused.length} fused`) : ""];
+  return el("div", { id: "run-deployed" },
+    el("p", { class: "muted" }, `On the model's nodes: ${plural(timed.length, "node")} with a kernel of their own, ${fused} fused into one of them`,
+      own ? `; ${formatMetric("time_us", own)} in onnxruntime's own nodes (layout reorders…).` : "."),
+    el("table", { class: "run-compare run-times" },
+      el("thead", {}, el("tr", {}, [["node", ""], ["ran as", ""], ["time", "num"], ["share", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
+      el("tbody", {}, timed.slice(0, SLOWEST).map((n) => el("tr", { "data-node": n.node },
+        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))),
+        el("td", {}, ranAs(n)),
+        el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
+        el("td", { class: "num" }, `${((100 * n.time_us) / total).toFixed(1)} %`))))),
+    el("div", { class: "ed-row" }, colour));
 }
 
 function results(root, answer, ctx) {

@@ -38,7 +38,12 @@ export function groupWords(metric) {
 
 /** What a value of 0 is called in the legend. */
 export function zeroWords(metric) {
-  return metric === "rel_error" ? "identical" : "none";
+  return { rel_error: "identical", time_us: "no kernel of its own" }[metric] || "none";
+}
+
+/** What a box without a value is called in the legend. */
+export function unknownWords(metric) {
+  return { rel_error: "not compared", time_us: "not timed" }[metric] || "unknown";
 }
 
 /**

@@ -1,7 +1,7 @@
 // The heat map's legend over the drawing: what the colours count, each step's lower bound, the
 // colours of no cost and of an unknown one, and a button that turns the heat map off.
 import { el, clear } from "./dom.js";
-import { formatMetric as amount, groupWords, metricLabel, stepStart, zeroWords } from "../pipeline/heat.js";
+import { formatMetric as amount, groupWords, metricLabel, stepStart, unknownWords, zeroWords } from "../pipeline/heat.js";
 import { HEAT_STEPS } from "../renderers/theme.js";
 
 /**
@@ -24,7 +24,7 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
     el("ol", { class: "heat-scale" }, steps),
     el("div", { class: "heat-notes muted" },
       el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),
-      el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `unknown (${heat.unknown})` : "unknown"),
+      el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `${unknownWords(metric)} (${heat.unknown})` : unknownWords(metric)),
       el("span", {}, `up to ${amount(metric, heat.hi)}`)),
     heat.groups ? el("div", { class: "heat-groups muted" }, groupWords(metric)) : "");
 }
