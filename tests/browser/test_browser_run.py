@@ -107,6 +107,8 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     # the times were this revision's: an edit makes another, and the colours go
     page.click('#graph g.box[data-node-id="n1"]')
     page.wait_for_selector("#sidebar[data-panel=node]")
+    page.wait_for_function("() => /As deployed/.test(document.querySelector('#node-costs')?.textContent || '')")
+    assert "As deployedfused into /features/conv1/Conv" in page.locator("#node-costs").text_content()  # the LeakyRelu
     page.fill("#sidebar .attr[data-attr=alpha] input", "0.3")
     page.press("#sidebar .attr[data-attr=alpha] input", "Enter")
     wait_revision(page, 1)

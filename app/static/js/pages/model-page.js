@@ -402,7 +402,16 @@ function statsOf(revision, sizes, modelId = state.modelId) {
 function rememberTimes(answer) {
   const nodes = answer.profile.nodes || [];
   const total = nodes.reduce((a, n) => a + n.time_us, 0) || 1;
-  state.times = { revision: answer.revision, byNode: new Map(nodes.map((n) => [n.node, { time_us: n.time_us, share: n.time_us / total }])) };
+  const byNode = new Map(nodes.map((n) => [n.node, { time_us: n.time_us, share: n.time_us / total }]));
+  // and as onnxruntime runs it by default: the kernel each node ran in, or what it was fused into
+  const run = answer.profile.optimized_run || {};
+  const runTotal = (run.ops || []).reduce((a, o) => a + o.time_us, 0) || 1;
+  for (const d of run.by_node || []) {
+    const entry = byNode.get(d.node) || { time_us: null, share: null };
+    entry.deployed = { ...d, share: d.time_us / runTotal };
+    byNode.set(d.node, entry);
+  }
+  state.times = { revision: answer.revision, byNode };
 }
 
 /** After an edit, undo or redo: the heat map of the revision now on screen. */

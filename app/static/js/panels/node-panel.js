@@ -93,11 +93,24 @@ function nodeCostsSection(node, ctx) {
       n.live_bytes === null || n.live_bytes === undefined ? null
         : [el("span", { title: "Activations alive as this node writes its outputs, when the graph runs in its order" }, HEAT_METRICS.live_bytes),
           [formatMetric("live_bytes", n.live_bytes), stats.totals.peak_node === node.id ? el("span", { class: "muted" }, " · the model's peak") : ""]],
-      time ? [el("span", { title: "Measured by the last run with \"Time each node\" on this revision" }, "Time"),
+      time && time.time_us !== null ? [el("span", { title: "Measured by the last run with \"Time each node\" on this revision, graph optimisations off" }, "Time"),
         [formatMetric("time_us", time.time_us), el("span", { class: "muted" }, ` · ${(100 * time.share).toFixed(1)} % of the run`)]] : null,
+      time && time.deployed ? [el("span", { title: "The same run as onnxruntime makes it by default (nodes fused)" }, "As deployed"), deployedTime(time.deployed, ctx)] : null,
     ]));
   }).catch(() => sec.remove());
   return sec;
+}
+
+/** A node's part in onnxruntime's optimised run: its kernel's time (and what was fused into
+ * it), or the node it was fused into. */
+function deployedTime(d, ctx) {
+  if (d.fused_into) {
+    const into = ctx.actions.nodeTime ? ctx.actions.nodeTime(d.fused_into) : null;
+    const name = (into && into.deployed && into.deployed.name) || d.fused_into;
+    return ["fused into ", el("a", { href: ctx.nodeHref("", d.fused_into), class: "cost-node" }, name)];
+  }
+  return [formatMetric("time_us", d.time_us), el("span", { class: "muted" },
+    ` as ${d.kernel_op}${d.fused ? ` with ${d.fused.length} fused` : ""} · ${(100 * d.share).toFixed(1)} % of the run`)];
 }
 
 export function renderNodePanel(root, node, ctx) {
