@@ -3,7 +3,10 @@ extra output, and compare with an earlier revision on the same inputs."""
 
 from __future__ import annotations
 
+import io
 import re
+
+import numpy as np
 
 from .browser_models import tiny_cnn
 from .browser_pages import open_model, upload, wait_revision
@@ -114,3 +117,43 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     wait_revision(page, 1)
     page.wait_for_function("() => document.querySelector('#heat-legend').hidden")
     assert page.locator("#graph .box.heat-5").count() == 0
+
+
+def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server, artifacts):
+    """A static quantization compared with its float base: each node's error, the worst
+    listed; ticking one and "Quantize revision 0 again" undoes the quantization and makes it
+    again with that node in float, then the Run panel comes back set to compare with revision 0."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    mid = summary["id"]
+    samples = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
+    buf = io.BytesIO()
+    np.save(buf, samples)
+    blob = page.request.post(
+        f"{server}/api/blobs",
+        multipart={"file": {"name": "c.npy", "mimeType": "application/octet-stream", "buffer": buf.getvalue()}},
+    ).json()["blob"]
+    op = {"op": "quantize_static", "calibration": {"input": {"npy": blob}}}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    page.locator("#run-requantize:not([hidden])").wait_for()
+    rows = page.locator("#run-errors tbody tr")
+    assert rows.count() >= 3
+    worst = rows.first.locator("td a").text_content()
+    page.locator("#run-requantize").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-errors-requantize.png"))
+    page.click("#run-requantize-go")  # nothing ticked: says so
+    assert "Tick the nodes" in page.locator("#run-requantize .field-error").text_content()
+    rows.first.locator("input[type=checkbox]").check()
+    page.click("#run-requantize-go")
+    wait_revision(page, 2)
+    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
+    made = next(r for r in revisions["revisions"] if r["revision"] == 2)
+    assert made["parent"] == 0 and made["ops"][0]["nodes_to_exclude"] == [worst]
+    page.locator("#sidebar[data-panel=run]").wait_for()
+    assert page.locator("#run-compare-to").input_value() == "0"

@@ -170,6 +170,8 @@ const panelContext = {
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId),
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
+    revisionNow: () => (state.summary ? state.summary.revision : null),
+    toast: (message, kind) => toast(message, kind),
     redo: () => step("redo"),
     // the sizes of the inputs' symbolic dims, shared by Costs and Run: given in one, used in both
     loadStats: (sizes) => {

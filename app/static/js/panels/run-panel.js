@@ -51,17 +51,68 @@ function nodeErrors(compare, ctx) {
   const colour = el("button", { type: "button", class: "btn btn-small", id: "run-error-heat" }, "Colour the drawing by error");
   colour.addEventListener("click", () => ctx.actions.showHeat("rel_error", { nodes }));
   const db = (v) => (v === null || v === undefined ? "—" : `${v.toFixed(1)} dB`);
-  return section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
+  const ticks = new Map(); // node name -> its "leave in float" checkbox, once the offer stands
+  const tickCells = worst.map(() => el("td", { class: "run-tick" }));
+  const offer = el("div", { class: "run-requantize", id: "run-requantize", hidden: true });
+  const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${off.length} off beyond rounding. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
     worst.length ? el("table", { class: "run-compare run-errors" },
-      el("thead", {}, el("tr", {}, [["node", ""], ["op", ""], ["error", "num"], ["SQNR", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
-      el("tbody", {}, worst.map((n) => el("tr", { "data-node": n.node },
-        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))),
-        el("td", {}, mono(n.op_type)),
+      el("thead", {}, el("tr", {}, [["", "run-tick"], ["node", ""], ["error", "num"], ["SQNR", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
+      el("tbody", {}, worst.map((n, k) => el("tr", { "data-node": n.node },
+        tickCells[k],
+        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node)),
+          el("div", { class: "muted run-op" }, mono(n.op_type))),
         el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)),
         el("td", { class: "num" }, db(n.sqnr_db)))))) : null,
-    off.length ? el("div", { class: "ed-row" }, colour) : null));
+    off.length ? el("div", { class: "ed-row" }, colour) : null,
+    offer));
+  quantizedFrom(compare.revision, ctx).then((op) => {
+    if (!op) return;
+    worst.forEach((n, k) => {
+      if (!n.name || n.op_type === "QuantizeLinear" || n.op_type === "DequantizeLinear") return;
+      const box = el("input", { type: "checkbox", "aria-label": `Leave ${n.name} in float`, title: "Leave this node in float when quantizing again" });
+      ticks.set(n.name, box);
+      tickCells[k].append(box);
+    });
+    const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, the ticked nodes left in float`);
+    again.addEventListener("click", () => requantize(op, [...ticks].filter(([, b]) => b.checked).map(([name]) => name), compare.revision, ctx, offer));
+    offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: tick the nodes that lose the most to quantize it again without them.`),
+      el("div", { class: "ed-row" }, again));
+    offer.hidden = false;
+  }).catch(() => {});
+  return root;
+}
+
+/** The quantize op that made the revision on screen from revision `base`, when it is the head
+ * and was made by that op alone; else null. */
+async function quantizedFrom(base, ctx) {
+  const data = await ctx.actions.loadRevisions();
+  const here = data.revisions.find((r) => r.revision === ctx.summary.revision);
+  if (!here || data.head !== here.revision || here.parent !== base || (here.ops || []).length !== 1) return null;
+  const op = here.ops[0];
+  return op.op === "quantize_static" || op.op === "quantize_dynamic" ? op : null;
+}
+
+/** Undo the quantization and make it again from its base with `names` left in float; then the
+ * Run panel again, set to compare with the base. */
+async function requantize(op, names, base, ctx, box) {
+  const error = box.querySelector(".field-error") || box.appendChild(el("div", { class: "field-error", hidden: true }));
+  if (!names.length) {
+    error.hidden = false;
+    error.textContent = "Tick the nodes to leave in float first.";
+    return;
+  }
+  await ctx.actions.undo();
+  if (ctx.actions.revisionNow() !== base) return; // changed elsewhere meanwhile: the page says so
+  const exclude = [...new Set([...(op.nodes_to_exclude || []), ...names])];
+  try {
+    await ctx.actions.edit([{ ...op, nodes_to_exclude: exclude }]);
+  } catch (err) { // refused: the model stays at its base
+    ctx.actions.toast(`Quantizing again failed — the model is back at revision ${base}, Redo returns to the quantized one: ${err.message || err}`);
+    return;
+  }
+  ctx.actions.openRun(base);
 }
 
 const PROFILE_NOTE = "graph optimisations off: each node runs and is timed as the model has it (fused in a real run, some cost less); the median of 3 runs after one to warm up";
