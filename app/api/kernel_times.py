@@ -39,12 +39,17 @@ def kernel_times(model: onnx.ModelProto, kernels: list[dict], graph: list[dict])
             names[n.name] = None if n.name in names else i
     producer = {out: i for i, n in enumerate(nodes) for out in n.output if out}
     weights = _constants(model)
+    readers: dict[str, list[int]] = {}
+    for i, n in enumerate(nodes):
+        for name in set(n.input):
+            if name:
+                readers.setdefault(name, []).append(i)
     io = {g["name"]: g for g in graph}
     timed: dict[int, dict] = {}
     fused_into: dict[int, int] = {}
     other = []
     for k in kernels:
-        region = _region(k, io.get(k["name"]), nodes, names, producer, weights)
+        region = _region(k, io.get(k["name"]), nodes, names, producer, weights, readers)
         if not region:
             other.append({"name": k["name"], "op_type": k["op_type"], "time_us": round(k["time_us"], 1)})
             continue
@@ -92,7 +97,9 @@ def _main(region: list[int], op_type: str, nodes: list) -> int:
     return next((i for i in region if nodes[i].op_type not in pairs), region[0])
 
 
-def _region(kernel: dict, io: dict | None, nodes: list, names: dict, producer: dict, weights: set[str]) -> list[int]:
+def _region(
+    kernel: dict, io: dict | None, nodes: list, names: dict, producer: dict, weights: set[str], readers: dict
+) -> list[int]:
     name = kernel["name"]
     made = [t for t in io["outputs"] if t in producer] if io is not None else []
     region = _between(made, set(io["inputs"]), nodes, producer, weights) if io is not None and made else []
@@ -106,11 +113,11 @@ def _region(kernel: dict, io: dict | None, nodes: list, names: dict, producer: d
     for cut in range(len(parts) - 1, 0, -1):
         prefix = "/".join(parts[:cut])
         if names.get(prefix) is not None:
-            return _grown([names[prefix]], set(io["inputs"]) if io else set(), nodes)
+            return _grown([names[prefix]], set(io["inputs"]) if io else set(), nodes, readers)
     return []
 
 
-def _grown(region: list[int], inputs: set[str], nodes: list) -> list[int]:
+def _grown(region: list[int], inputs: set[str], nodes: list, readers: dict[str, list[int]]) -> list[int]:
     """`region` with the nodes after it that the kernel also runs: a node reading the region's
     output and, besides, only the kernel's own inputs, one of them new (MatMul + the bias Add
     onnxruntime fuses into one Gemm reads the bias)."""
@@ -118,13 +125,12 @@ def _grown(region: list[int], inputs: set[str], nodes: list) -> list[int]:
     for _ in range(MAX_CHAIN):
         made = {o for i in grown for o in nodes[i].output if o}
         read = {t for i in grown for t in nodes[i].input if t}
+        near = sorted({j for t in made for j in readers.get(t, ()) if j not in grown})
         after = [
             j
-            for j, n in enumerate(nodes)
-            if j not in grown
-            and made & set(n.input)
-            and all(t in made or t in inputs for t in n.input if t)
-            and any(t in inputs and t not in read for t in n.input)
+            for j in near
+            if all(t in made or t in inputs for t in nodes[j].input if t)
+            and any(t in inputs and t not in read for t in nodes[j].input)
         ]
         if not after:
             break
