@@ -258,3 +258,37 @@ def test_download_layouts(client, tmp_path):
     inline = onnx.load_from_string(client.get(f"/api/models/{mid}/download?layout=embedded").data)
     assert inline == m
     assert client.get(f"/api/models/{mid}/download?layout=sideways").status_code == 400
+
+
+def positions_model() -> onnx.ModelProto:
+    """A torch BERT's position ids: table[:, :sequence] sliced by the input's own length
+    (Shape -> Gather -> Unsqueeze -> Slice) and added to it: onnx's inference calls the Slice's
+    dims unk__0 x unk__1, onnxruntime's symbolic inference 1 x sequence."""
+    inits = [
+        numpy_helper.from_array(np.zeros((1, 512), np.float32), "table"),
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+        numpy_helper.from_array(np.array([0], np.int64), "axes0"),
+    ]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "one"], ["n"], name="sequence_length"),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["u"], name="unsqueeze"),
+        helper.make_node("Slice", ["table", "zero", "u", "axis1"], ["pos"], name="positions"),
+        helper.make_node("Add", ["x", "pos"], ["y"], name="add"),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    return helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)]
+    )
+
+
+def test_infer_shapes_stores_dims_named_after_the_inputs(client):
+    """The stored value_info says what the page showed before the tool ran: batch x sequence,
+    not onnx's unk__N (stored value_info wins over what the page infers)."""
+    edited, _ = edit(client, positions_model().SerializeToString(), [{"op": "infer_shapes"}])
+    dims = {v.name: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim] for v in edited.graph.value_info}
+    assert dims["pos"] == [1, "sequence"] and dims["s"] == [2]
+    assert not any(isinstance(d, str) and d.startswith("unk__") for ds in dims.values() for d in ds), dims

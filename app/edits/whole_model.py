@@ -23,9 +23,11 @@ def names_read(g) -> set[str]:
 @edit_op("infer_shapes")
 def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     """Run onnx shape inference and store what it finds as value_info in every graph (main and
-    subgraphs). Existing value_info, inputs and outputs are left as they are."""
+    subgraphs), the main graph's dims it can't name named in terms of the inputs' where
+    onnxruntime's symbolic inference can (batch×sequence×768, not unk__7×unk__8×768). Existing
+    value_info, inputs and outputs are left as they are."""
     try:  # in the helper process, on the weightless stand-in (onnx's C++ on an untrusted model)
-        inferred = infer_isolated(model, check_type=False, strict_mode=False, data_prop=True)
+        inferred = infer_isolated(model, check_type=False, strict_mode=False, data_prop=True, name_dims=True)
     except ValueError as exc:
         raise StudioError("inference_failed", f"infer_shapes: shape inference failed: {exc}", 422) from None
     added = 0

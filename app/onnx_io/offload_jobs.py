@@ -65,13 +65,25 @@ def check(data: bytes, full: bool) -> dict:
 
 def infer_model(data: bytes, options: dict) -> bytes:
     """onnx.shape_inference.infer_shapes(model, **options) on a serialized model, serialized; a
-    ValueError carrying onnx's words when it refuses the model."""
+    ValueError carrying onnx's words when it refuses the model. With "name_dims": the dims it
+    leaves unk__N named in terms of the inputs' where onnxruntime's symbolic inference can."""
+    import contextlib
+
     import onnx
 
+    from .inference import name_unknown_dims
+
+    options = dict(options)
+    name_dims = options.pop("name_dims", False)
+    model = onnx.ModelProto.FromString(data)
     try:
-        return onnx.shape_inference.infer_shapes(onnx.ModelProto.FromString(data), **options).SerializeToString()
+        inferred = onnx.shape_inference.infer_shapes(model, **options)
     except Exception as exc:
         raise ValueError(str(exc)) from None
+    if name_dims:
+        with contextlib.suppress(Exception):  # a nicety: onnx's names stand without it
+            name_unknown_dims(model, inferred)
+    return inferred.SerializeToString()
 
 
 def convert(data: bytes, version: int) -> bytes:
