@@ -113,7 +113,7 @@ function opsetForm(summary, ctx) {
 
 function inferForm(ctx) {
   const { form } = editForm("ed-infer", [
-    el("p", { class: "ed-hint muted" }, "Stores the types and shapes ONNX shape inference finds as value_info (in every graph). What the model already declares stays."),
+    el("p", { class: "ed-hint muted" }, "Stores the types and shapes ONNX shape inference finds as value_info (in every graph), dims it leaves unknown named after the inputs' where onnxruntime's symbolic inference can (batch×sequence). What the model already declares stays."),
     el("div", { class: "ed-actions" }, submit("Run shape inference")),
   ], () => runTool(ctx, "Shape inference", [{ op: "infer_shapes" }]), { id: "infer-shapes" });
   return form;
