@@ -78,6 +78,27 @@ def test_weights_in_blobs_are_halved_and_the_model_computes_the_same(client):
     assert len(data) < len(original) * 0.6
 
 
+def test_a_tools_weights_stream_from_its_file_into_the_stores_blobs(client, app, monkeypatch):
+    """The converter writes its weights to a file beside its result; the server streams each
+    (a chunk at a time) into the store, never reading them into the graph: the new revision
+    holds them as blobs of its own (w's 18 KiB, fc's 1.25 KiB too small for one: inline)."""
+    from app.edits import model_tools
+
+    read_in = []
+    real = model_tools._segment
+    monkeypatch.setattr(model_tools, "_segment", lambda *a, **k: read_in.append(a[2]) or real(*a, **k))
+    mid, _, data = convert(client, conv_net().SerializeToString())
+    store = app.extensions["store"]
+    tensors = store.revision(mid, 1).tensors
+    w16 = nh.to_array(conv_net().graph.initializer[0]).astype(np.float16).tobytes()
+    assert read_in == [len(w16)]  # only w is big enough to be a blob (4 KiB and more)
+    digest = next(d for d, n in tensors.items() if n == len(w16))
+    assert store.blobs.get(digest) == w16
+    graph = onnx.ModelProto.FromString(store.blobs.get(store.revision(mid, 1).blob))
+    w = next(t for t in graph.graph.initializer if t.name == "w")
+    assert w.data_location == T.EXTERNAL and not w.raw_data
+
+
 def test_float16_inputs_and_outputs_when_asked(client):
     _, _, data = convert(client, conv_net().SerializeToString(), keep_io_types=False)
     m = onnx.load_from_string(data)

@@ -383,6 +383,7 @@ def post_edits(model_id):
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
     base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
+    tensors = TensorFiles(external_reader(revision), s.blobs.scratch(), s.blobs.put_parts, s.split_min_bytes)
     result = apply_edits(
         data,
         body.get("ops"),
@@ -390,7 +391,7 @@ def post_edits(model_id):
         read_blob=read_uploaded_blob,
         check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
         allow_invalid=allow_invalid,
-        tensors=TensorFiles(external_reader(revision), s.blobs.scratch()),
+        tensors=tensors,
     )
     if not result.changed:
         return jsonify(
@@ -415,6 +416,7 @@ def post_edits(model_id):
         settled,
         result.invalid,
         model=result.model,
+        added=tensors.added,
     )
     remember_verdict(s.revision(model_id, new_rev).blob, result.validation, result.full)
     if settled is None and base_validation["runtime"]["status"] in ("ok", "pending"):

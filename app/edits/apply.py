@@ -11,11 +11,12 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
 from ..onnx_io.causes import causes_of
+from ..onnx_io.external import TENSOR_PREFIX
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.traverse import tensors
 from .contract import check_batch
-from .sources import TensorFiles, blob_reader, tensor_source
+from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
 
 
 @dataclass
@@ -68,7 +69,9 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
             exc.message = f"op #{k + 1} ({entry.name}): {detail}"
             exc.args = (exc.message,)
             raise
-    stray = _data_locations(model) - files if rewrites else set()
+    stored = tensor_files()  # what the ops streamed into the store's blobs is the model's own
+    ours = {TENSOR_PREFIX + d for d in stored.added} if stored is not None else set()
+    stray = _data_locations(model) - files - ours if rewrites else set()
     if stray:
         # no op writes data files: a tensor naming one the model didn't have points at nothing
         raise StudioError(

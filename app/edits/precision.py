@@ -146,7 +146,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     files = {name: f"calibration{k}" for k, name in enumerate(sorted(samples))}
     keys = ("quant_format", "activation_type", "weight_type", "calibrate_method", "op_types", "nodes_to_exclude")
     options = {k: op.get(k) for k in (*keys, "per_channel", "reduce_range", "calibration")}
-    options.update(calibration_files=files, large=size > 1 << 30)
+    options["calibration_files"] = files
     before = _quantized_operators(model)
     what = "quantize_static: onnxruntime's quantizer failed"
     if before:  # its errors on a quantized model say nothing of that ("'NoneType' object has no…")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import contextvars
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,16 @@ class TensorFiles:
     """Where an op finds the tensors a model keeps outside its graph: `files` reads them
     (files.read(location, offset, length) -> bytes, files.path(location) -> the file: an
     onnx_io.external.ExternalFiles) and `scratch` is a folder on their file system, where they
-    can be hard-linked."""
+    can be hard-linked. `put` stores a tensor's bytes (chunks) as a blob of the store and
+    answers its digest — how a tool's result gets its weights in without holding them in
+    memory — for tensors of `min_bytes` and more; `added` collects what it stored, for the
+    revision to hold."""
 
     files: Any
     scratch: Path | None = None
+    put: Callable[[Iterable[bytes]], str] | None = None
+    min_bytes: int = 4096
+    added: set[str] = field(default_factory=set)
 
 
 _tensor_files: contextvars.ContextVar[TensorFiles | None] = contextvars.ContextVar("tensor_files", default=None)

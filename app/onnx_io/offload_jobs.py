@@ -121,6 +121,7 @@ def quantize(src: str, dst: str, options: dict) -> None:
             nodes_to_exclude=options.get("nodes_to_exclude") or None,
             per_channel=options.get("per_channel", False),
             reduce_range=options.get("reduce_range", False),
+            use_external_data_format=True,  # its weights in a file beside it: the server streams them in
         )
     except Exception as exc:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None
@@ -179,8 +180,9 @@ def quantize_static(src: str, dst: str, options: dict) -> None:
             nodes_to_exclude=options.get("nodes_to_exclude") or None,
             per_channel=options.get("per_channel", False),
             reduce_range=options.get("reduce_range", False),
-            # the model it runs to calibrate is the float one with outputs added: past 2 GiB as one file
-            use_external_data_format=options.get("large", False),
+            # its weights in a file beside it (the server streams them in), and the model it
+            # runs to calibrate (the float one with outputs added) too: past 2 GiB as one file
+            use_external_data_format=True,
         )
     except Exception as exc:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None
@@ -223,8 +225,11 @@ def float16(src: str, dst: str, options: dict) -> None:
         for i in reversed(range(len(g.value_info))):
             if g.value_info[i].name not in names:
                 del g.value_info[i]
-    with open(dst, "wb") as f:
-        f.write(model.SerializeToString())
+    # the weights in a file beside it: the server streams them into its store, and a result
+    # past 2 GiB is no protobuf limit
+    onnx.save(
+        model, dst, save_as_external_data=True, all_tensors_to_one_file=True, location="result.bin", size_threshold=1024
+    )
 
 
 def simplify(src: str, dst: str, options: dict) -> None:

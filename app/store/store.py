@@ -146,15 +146,17 @@ class Store:
         runtime: dict | None = None,
         invalid: list | None = None,
         model: onnx.ModelProto | None = None,
+        added: set[str] | None = None,
     ) -> int:
         """Store an edited graph as a new revision whose parent is `base`, if `base` is still
         the head. Big tensors the edit put in are stored as blobs; references the base did not
-        hold (a hand-made external location naming a blob) stay references to nothing.
+        hold (a hand-made external location naming a blob) stay references to nothing, but for
+        `added`: blobs the edit itself stored (a tool's result streamed in).
         `model`: the parsed graph `data` serializes, when the caller has it (split in place,
         faster than walking the bytes)."""
         with self._intent():
             base_tensors = self.index.revision(model_id, base).tensors
-            new: set[str] = set()
+            new: set[str] = set(added or ())
 
             def put(raw) -> str:
                 digest = self.blobs.put(raw)
