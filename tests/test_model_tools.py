@@ -87,7 +87,7 @@ def test_a_tools_weights_stream_from_its_file_into_the_stores_blobs(client, app,
     read_in = []
     real = model_tools._segment
     monkeypatch.setattr(model_tools, "_segment", lambda *a, **k: read_in.append(a[2]) or real(*a, **k))
-    mid, _, data = convert(client, conv_net().SerializeToString())
+    mid, _, _ = convert(client, conv_net().SerializeToString())
     store = app.extensions["store"]
     tensors = store.revision(mid, 1).tensors
     w16 = nh.to_array(conv_net().graph.initializer[0]).astype(np.float16).tobytes()
