@@ -25,7 +25,7 @@ from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
 
 # the weights a conversion takes on: the helper holds them a few times over (its memory limit is
-# 8 GiB), and the float16 result (half of them, inside one .onnx) must fit a protobuf message
+# 8 GiB); its result's weights go to a file beside it, streamed into the store
 MAX_WEIGHT_BYTES = 3 << 30
 
 FLOAT, FLOAT16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
