@@ -94,6 +94,15 @@ def test_model_fields_metadata_inputs_and_downloads(page, server, artifacts):
         onnx.checker.check_model(onnx.load_from_string(z.read("tiny_cnn.r3.onnx")))
 
 
+def tool_form(page, server, model: onnx.ModelProto, action: str, form_id: str):
+    """The model uploaded and opened, its Tools bar's `action` clicked: (summary, sidebar, the form)."""
+    summary = upload(page, server, model, "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator(f"#model-tools [data-action={action}]").click()
+    return summary, panel, panel.locator(f"#{form_id}")
+
+
 def test_opset_conversion_and_shape_inference(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(omit_value_info=("p1", "g1")), "tiny_cnn.onnx")
     open_model(page, server, summary["id"])
@@ -132,11 +141,7 @@ def test_opset_conversion_and_shape_inference(page, server, artifacts):
 
 
 def test_float16_conversion_with_a_blocked_operator(page, server, artifacts):
-    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
-    open_model(page, server, summary["id"])
-    panel = page.locator("#sidebar")
-    panel.locator("#model-tools [data-action=float16]").click()
-    form = panel.locator("#convert-float16")
+    summary, panel, form = tool_form(page, server, tiny_cnn(), "float16", "convert-float16")
     assert form.locator("input[name=keep_io_types]").is_checked()
     form.locator("input[name=op_block_list]").fill("Softmax")
     page.screenshot(path=str(artifacts / "editor-model-float16.png"))
@@ -164,11 +169,7 @@ def test_float16_conversion_with_a_blocked_operator(page, server, artifacts):
 
 
 def test_int8_quantization_from_the_tools(page, server, artifacts):
-    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
-    open_model(page, server, summary["id"])
-    panel = page.locator("#sidebar")
-    panel.locator("#model-tools [data-action=int8]").click()
-    form = panel.locator("#quantize-dynamic")
+    summary, panel, form = tool_form(page, server, tiny_cnn(), "int8", "quantize-dynamic")
     form.locator("input[name=per_channel]").check()
     page.screenshot(path=str(artifacts / "editor-model-int8.png"))
     form.locator("button[type=submit]").click()
@@ -185,11 +186,7 @@ def test_int8_quantization_from_the_tools(page, server, artifacts):
 def test_static_int8_quantization_calibrated_on_an_uploaded_npy(page, server, artifacts, tmp_path):
     """Static mode: a file picker per graph input; without one the form says which input lacks
     samples; with an .npy of 4 rows of the batch-1 input, QDQ pairs around the Conv and Gemm."""
-    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
-    open_model(page, server, summary["id"])
-    panel = page.locator("#sidebar")
-    panel.locator("#model-tools [data-action=int8]").click()
-    form = panel.locator("#quantize-dynamic")
+    summary, panel, form = tool_form(page, server, tiny_cnn(), "int8", "quantize-dynamic")
     assert form.locator(".q-static").is_hidden()
     form.locator("select[name=mode]").select_option("static")
     assert form.locator(".q-input").all_text_contents() == ["input FLOAT ⟨1×3×32×32⟩"]
@@ -214,11 +211,8 @@ def test_static_int8_quantization_calibrated_on_an_uploaded_npy(page, server, ar
 
 
 def test_simplify_from_the_tools(page, server):
-    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
-    open_model(page, server, summary["id"])
-    panel = page.locator("#sidebar")
-    panel.locator("#model-tools [data-action=simplify]").click()
-    panel.locator("#simplify button[type=submit]").click()
+    summary, panel, form = tool_form(page, server, tiny_cnn(), "simplify", "simplify")
+    form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     report = panel.locator("#model-tools .callout").text_content()
     assert "simplified with onnxruntime's basic optimizations: 8 -> 7 nodes (fewer Constant ×1)" in report
