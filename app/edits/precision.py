@@ -117,8 +117,18 @@ _FORMATS = {"QDQ": "QuantizeLinear/DequantizeLinear pairs", "QOperator": "QLinea
     optional(
         "quant_format", Enum(tuple(_FORMATS)), "QDQ pairs around float operators, or QLinear operators", default="QDQ"
     ),
-    optional("activation_type", Enum(("QUInt8", "QInt8")), "the activations' 8-bit type", default="QUInt8"),
-    optional("weight_type", Enum(("QInt8", "QUInt8")), "the weights' 8-bit type", default="QInt8"),
+    optional(
+        "activation_type",
+        Enum(("QUInt8", "QInt8", "QUInt16", "QInt16")),
+        "the activations' type (16 bits: A16W8 for NPUs such as QNN's, QDQ only, opset 21)",
+        default="QUInt8",
+    ),
+    optional(
+        "weight_type",
+        Enum(("QInt8", "QUInt8", "QInt16", "QUInt16", "QInt4", "QUInt4")),
+        "the weights' type (4 and 16 bits: QDQ only, opset 21)",
+        default="QInt8",
+    ),
     optional(
         "calibrate_method",
         Enum(("MinMax", "Entropy", "Percentile")),
@@ -136,11 +146,15 @@ _FORMATS = {"QDQ": "QuantizeLinear/DequantizeLinear pairs", "QOperator": "QLinea
     rewrites_tensors=True,
 )
 def quantize_static(model: onnx.ModelProto, op: dict) -> str:
-    """Quantize weights and activations to 8 bits with onnxruntime's static quantization: the
-    model first runs on the calibration samples to measure each activation's range, then scales
-    and zero points are fixed from them. QDQ puts QuantizeLinear/DequantizeLinear pairs around
-    the operators (what TensorRT, QNN and onnxruntime's int8 kernels take); QOperator uses
-    QLinearConv, QLinearMatMul… The model's fields, metadata and value_info stay as they were."""
+    """Quantize weights and activations (8 bits; or 16-bit activations, 4- or 16-bit weights)
+    with onnxruntime's static quantization: the model first runs on the calibration samples to
+    measure each activation's range, then scales and zero points are fixed from them. QDQ puts
+    QuantizeLinear/DequantizeLinear pairs around the operators (what TensorRT, QNN and
+    onnxruntime's int8 kernels take); QOperator uses QLinearConv, QLinearMatMul… (8 bits only).
+    The model's fields, metadata and value_info stay as they were."""
+    narrow = ("QInt8", "QUInt8")
+    if op["quant_format"] == "QOperator" and not (op["activation_type"] in narrow and op["weight_type"] in narrow):
+        raise StudioError("bad_value", "quantize_static: QLinear operators (QOperator) take 8-bit types only: use QDQ")
     size = check_size(model, "quantize_static")
     samples, count = calibration_samples(model, op["calibration"])
     files = {name: f"calibration{k}" for k, name in enumerate(sorted(samples))}
@@ -165,7 +179,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     before_size = size_text(size)
     return (
         f"quantized statically ({_FORMATS[op['quant_format']]}, activations {op['activation_type']}, weights "
-        f"{op['weight_type']}): {quantized} operator(s) now on 8-bit values, calibrated on {count} sample(s) "
+        f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {count} sample(s) "
         f"({op['calibrate_method']}); weights {before_size} -> {size_text(after)}{note}"
     )
 
@@ -174,7 +188,7 @@ _QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 
 def _quantized_operators(model: onnx.ModelProto) -> int:
-    """Operators computing on 8-bit values: QLinear… operators, and in QDQ form every other node
+    """Operators computing on quantized values: QLinear… operators, and in QDQ form every other node
     reading a DequantizeLinear's output."""
     count = 0
     for ref in walk_graphs(model):

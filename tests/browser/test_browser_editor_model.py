@@ -188,7 +188,10 @@ def test_static_int8_quantization_calibrated_on_an_uploaded_npy(page, server, ar
     samples; with an .npy of 4 rows of the batch-1 input, QDQ pairs around the Conv and Gemm."""
     summary, panel, form = tool_form(page, server, tiny_cnn(), "int8", "quantize-dynamic")
     assert form.locator(".q-static").is_hidden()
+    weights = "values => [...values.options].map((o) => o.value)"
+    assert form.locator("select[name=weight_type]").evaluate(weights) == ["QInt8", "QUInt8"]  # dynamic: 8 bits
     form.locator("select[name=mode]").select_option("static")
+    assert "QInt4" in form.locator("select[name=weight_type]").evaluate(weights)  # static QDQ: 4 and 16 bits too
     assert form.locator(".q-input").all_text_contents() == ["input FLOAT ⟨1×3×32×32⟩"]
     form.locator("button[type=submit]").click()
     assert "Choose an .npy of calibration samples for input." in form.locator(".field-error").text_content()

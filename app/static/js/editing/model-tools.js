@@ -211,8 +211,10 @@ function calibrationRows(ctx) {
 
 function int8Form(ctx) {
   const mode = select("mode", [["dynamic", "Dynamic — no data needed"], ["static", "Static — calibrated on your samples"]], "dynamic", { "aria-label": "Quantization" });
-  const weight = select("weight_type", [["QInt8", "int8 (signed)"], ["QUInt8", "uint8"]], "QInt8", { "aria-label": "Weight type" });
-  const activation = select("activation_type", [["QUInt8", "uint8"], ["QInt8", "int8 (signed)"]], "QUInt8", { "aria-label": "Activation type" });
+  const EIGHT = [["QInt8", "int8 (signed)"], ["QUInt8", "uint8"]];
+  const WIDER = [["QInt16", "int16 (static QDQ)"], ["QUInt16", "uint16 (static QDQ)"], ["QInt4", "int4 (static QDQ)"], ["QUInt4", "uint4 (static QDQ)"]];
+  const weight = select("weight_type", EIGHT, "QInt8", { "aria-label": "Weight type" });
+  const activation = select("activation_type", [["QUInt8", "uint8"], ["QInt8", "int8 (signed)"], ["QUInt16", "uint16 — A16W8, for NPUs (QDQ)"], ["QInt16", "int16 (QDQ)"]], "QUInt8", { "aria-label": "Activation type" });
   const format = select("quant_format", [["QDQ", "QDQ (Q/DQ pairs)"], ["QOperator", "QOperator (QLinear…)"]], "QDQ", { "aria-label": "Format" });
   const method = select("calibrate_method", [["MinMax", "min–max"], ["Entropy", "entropy"], ["Percentile", "percentile (99.999 %)"]], "MinMax", { "aria-label": "Calibration method" });
   const opTypes = textInput("op_types", "", { class: "mono", placeholder: "every one it can: MatMul, Conv, Gather…", "aria-label": "Operators quantized" });
@@ -228,6 +230,10 @@ function int8Form(ctx) {
   mode.addEventListener("change", () => {
     calibration.hidden = mode.value !== "static";
     hint.textContent = INT8_HINTS[mode.value];
+    // 4- and 16-bit weights: static quantization's QDQ pairs only (dynamic is 8 bits)
+    const kept = weight.value;
+    weight.replaceChildren(...(mode.value === "static" ? [...EIGHT, ...WIDER] : EIGHT).map(([v, text]) => el("option", { value: v, selected: v === kept }, text)));
+    if (!weight.value) weight.value = "QInt8";
   });
   const { form } = editForm("ed-int8", [
     field("Quantization", mode),
@@ -263,7 +269,7 @@ export function modelTools(summary, ctx) {
     actionBar([
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
       { key: "float16", label: "Float16…", build: () => float16Form(ctx) },
-      { key: "int8", label: "Int8…", build: () => int8Form(ctx) },
+      { key: "int8", label: "Quantize…", build: () => int8Form(ctx) },
       { key: "simplify", label: "Simplify…", build: () => simplifyForm(ctx) },
       { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
