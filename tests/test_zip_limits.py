@@ -111,3 +111,42 @@ def test_strange_member_names_never_fail_the_server(client, member):
     model, _ = _model_with_external(16)
     r = _post(client, _zip({"m.onnx": model, member: bytes(64)}))
     assert r.status_code < 500, r.data[:300]
+
+
+def _npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def _post_blob(client, data: bytes, name: str = "samples.npz"):
+    return client.post("/api/blobs", data={"file": (io.BytesIO(data), name)}, content_type="multipart/form-data")
+
+
+def test_an_npz_is_stored_as_an_array_each(client):
+    """numpy.savez of two inputs' samples: one blob per array, each a .npy numpy reads back."""
+    ids, mask = np.arange(24, dtype=np.int64).reshape(2, 3, 4), np.ones((2, 3, 4), np.int64)
+    r = _post_blob(client, _npz(input_ids=ids, attention_mask=mask))
+    assert r.status_code == 201, r.get_json()
+    arrays = r.get_json()["arrays"]
+    assert {k: (v["dtype"], v["shape"]) for k, v in arrays.items()} == {
+        "input_ids": ("int64", [2, 3, 4]),
+        "attention_mask": ("int64", [2, 3, 4]),
+    }
+    store = client.application.extensions["store"]
+    assert np.array_equal(np.load(io.BytesIO(store.blobs.get(arrays["input_ids"]["blob"]))), ids)
+
+
+def test_an_npz_bomb_or_a_pickle_in_one_is_a_4xx(tmp_path):
+    client = _app(tmp_path).test_client()
+    zeros = np.zeros(16 << 20, np.uint8)  # 16 MiB of zeros compress ~1000x: a bomb
+    r = _post_blob(client, _npz(x=zeros))
+    assert r.status_code == 413 and r.get_json()["error"]["code"] == "zip_bomb", r.get_json()
+    buf = io.BytesIO()
+    np.savez(buf, x=np.array([{"a": 1}], dtype=object))  # an object array: a pickle inside
+    r = _post_blob(client, buf.getvalue())
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_npy", r.get_json()
+    r = _post_blob(client, _zip({"x.npy": b"\x93NUMPY junk", "notes.txt": b"hi"}))
+    assert r.status_code == 400 and "'notes.txt' is not an .npy" in r.get_json()["error"]["message"]
+    r = _post_blob(client, b"PK\x03\x04 not a zip at all")
+    assert r.status_code == 400 and "not a readable .npz" in r.get_json()["error"]["message"]

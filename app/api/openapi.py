@@ -216,8 +216,8 @@ def _paths() -> dict:
         },
         "/api/blobs": {
             "post": {
-                "summary": 'Store an uploaded .npy for ops to name as {"npy": blob}',
-                "requestBody": _upload("one .npy file"),
+                "summary": 'Store an uploaded .npy for ops to name as {"npy": blob} (an .npz: each of its arrays)',
+                "requestBody": _upload("one .npy file, or an .npz (numpy.savez) of several"),
                 "responses": {"201": _json("Blob", "Stored"), "400": _ERROR, "413": _ERROR},
             }
         },

@@ -437,11 +437,16 @@ SCHEMAS: dict = {
     },
     "Blob": {
         "type": "object",
-        "required": ["blob", "dtype", "shape"],
+        "description": 'an .npy: {"blob", "dtype", "shape"}; an .npz: {"arrays": {name: {"blob", "dtype", "shape"}}}',
         "properties": {
             "blob": {"type": "string", "description": 'sha256 digest; ops name it as {"npy": blob}'},
             "dtype": {"type": "string", "description": "the numpy dtype"},
             "shape": {"type": "array", "items": {"type": "integer"}},
+            "arrays": {
+                "type": "object",
+                "description": "an .npz's arrays, each stored as an .npy blob of its own",
+                "additionalProperties": {"type": "object"},
+            },
         },
     },
     "OpList": {

@@ -14,7 +14,7 @@ import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
-from ..edits.sources import TensorFiles, load_npy
+from ..edits.sources import TensorFiles, load_npy, npz_arrays
 from ..errors import NotFound, StudioError
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_tensor
@@ -444,13 +444,24 @@ def read_uploaded_blob(digest: str) -> bytes:
 
 @bp.post("/blobs")
 def upload_blob():
-    """Store an uploaded .npy (for set_initializer / tensor attributes); answers its digest."""
+    """Store an uploaded .npy (for set_initializer / tensor attributes, run inputs, calibration
+    samples); answers its digest. An .npz (numpy.savez: one array per input, say) is stored as
+    one blob per array: {"arrays": {name: {"blob", "dtype", "shape"}}}."""
     f = request.files.get("file")
     if f is None:
         raise StudioError("missing_file", 'send the .npy as a multipart form field named "file"')
     data = f.read()
-    arr = load_npy(data, f.filename or "the upload")
-    digest = store().blobs.put(data)
+    what = f.filename or "the upload"
+    blobs = store().blobs
+    if data[:4] == b"PK\x03\x04":  # a zip: an .npz
+        budget = ZipBudget(what, current_app.config["ZIP_MAX_UNCOMPRESSED"], current_app.config["ZIP_MAX_RATIO"])
+        arrays = {
+            name: {"blob": blobs.put(raw), "dtype": str(arr.dtype), "shape": list(arr.shape)}
+            for name, raw, arr in npz_arrays(data, what, budget)
+        }
+        return jsonify({"arrays": arrays}), 201
+    arr = load_npy(data, what)
+    digest = blobs.put(data)
     return jsonify({"blob": digest, "dtype": str(arr.dtype), "shape": list(arr.shape)}), 201
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 import io
 import math
+import zipfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -107,6 +108,35 @@ def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     if arr.dtype.kind in "OV":
         raise StudioError("bad_npy", f"{what} has dtype {arr.dtype}, which has no ONNX tensor type")
     return arr
+
+
+def npz_arrays(data: bytes, what: str, budget) -> list[tuple[str, bytes, np.ndarray]]:
+    """The arrays of an .npz (numpy.savez: a zip of .npy files), each as (its name, its .npy
+    bytes, the array): read with the zip's members counted against `budget` (a
+    zip_reading.ZipBudget: an .npz is an upload like any zip), pickles refused."""
+    from ..onnx_io.external import MAX_ZIP_MEMBERS
+    from ..onnx_io.zip_reading import BoundedMember
+
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+        members = [m for m in z.infolist() if not m.is_dir()]
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise StudioError("bad_npy", f"{what} is not a readable .npz: {exc}") from None
+    if not members or len(members) > MAX_ZIP_MEMBERS:
+        raise StudioError("bad_npy", f"{what} holds {len(members)} files: an .npz holds one .npy per array")
+    stray = next((m.filename for m in members if not m.filename.endswith(".npy")), None)
+    if stray is not None:
+        raise StudioError("bad_npy", f"{what}: {stray!r} is not an .npy: an .npz holds one per array")
+    out = []
+    for m in members:
+        member = BoundedMember(z, m, budget)
+        try:
+            raw = member.read_all(budget.max_total)
+        finally:
+            member.close()
+        name = m.filename.removesuffix(".npy")
+        out.append((name, raw, load_npy(raw, f"{what}: {name!r}")))
+    return out
 
 
 def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> np.ndarray:

@@ -409,3 +409,16 @@ def qdq_model() -> onnx.ModelProto:
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def two_inputs() -> onnx.ModelProto:
+    """(x + y) @ W, x and y float [1, 4]: a model fed by two inputs."""
+    w = nh.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "W")
+    g = h.make_graph(
+        [h.make_node("Add", ["x", "y"], ["s"], name="add"), h.make_node("MatMul", ["s", "W"], ["z"], name="mm")],
+        "two",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 4]), h.make_tensor_value_info("y", T.FLOAT, [1, 4])],
+        [h.make_tensor_value_info("z", T.FLOAT, [1, 3])],
+        [w],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from .browser_models import tiny_cnn
+from .browser_models import tiny_cnn, two_inputs
 from .browser_pages import open_model, upload, wait_revision
 
 
@@ -157,3 +157,34 @@ def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server
     assert made["parent"] == 0 and made["ops"][0]["nodes_to_exclude"] == [worst]
     page.locator("#sidebar[data-panel=run]").wait_for()
     assert page.locator("#run-compare-to").input_value() == "0"
+
+
+def test_every_input_from_one_npz_for_a_run_and_for_calibration(page, server, tmp_path):
+    """numpy.savez(x=…, y=…): the Run panel feeds both inputs from it; the static quantization
+    form takes its samples from one too (3 samples each, along the first axis)."""
+    summary = upload(page, server, two_inputs(), "two.onnx")
+    open_model(page, server, summary["id"])
+    x, y = np.array([[1, 2, 3, 4]], np.float32), np.array([[0.5, 0, -1, 2]], np.float32)
+    np.savez(tmp_path / "inputs.npz", x=x, y=y)
+    page.click("#btn-run")
+    page.set_input_files("#run-npz", str(tmp_path / "inputs.npz"))
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()
+    want = (x + y) @ (np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+    assert [round(float(c), 4) for c in cells[:3]] == [round(float(v), 4) for v in want.ravel()], cells
+    # the quantization form: no .npy per input, the .npz for both
+    np.savez(
+        tmp_path / "samples.npz",
+        x=np.random.default_rng(0).standard_normal((3, 1, 4)).astype(np.float32),
+        y=np.random.default_rng(1).standard_normal((3, 1, 4)).astype(np.float32),
+    )
+    page.click("#btn-model")
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=int8]").click()
+    form = panel.locator("#quantize-dynamic")
+    form.locator("select[name=mode]").select_option("static")
+    form.locator(".q-npz").set_input_files(str(tmp_path / "samples.npz"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert "calibrated on 3 sample(s)" in panel.locator("#model-tools .callout").text_content()

@@ -9,6 +9,7 @@ import { actionBar, checkbox, disclosure, editForm, field, loadCatalog, select, 
 import { addInputForm } from "./io-panel.js";
 import { callout, mono } from "../widgets/ui.js";
 import { formatShape } from "../lib/format.js";
+import { inputsFromNpz } from "../lib/arrays-upload.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -220,11 +221,13 @@ function int8Form(ctx) {
   const opTypes = textInput("op_types", "", { class: "mono", placeholder: "every one it can: MatMul, Conv, Gather…", "aria-label": "Operators quantized" });
   const exclude = textInput("nodes_to_exclude", "", { class: "mono", placeholder: "none", "aria-label": "Nodes left in float" });
   const rows = calibrationRows(ctx);
+  const npz = el("input", { type: "file", accept: ".npz", class: "q-npz", "aria-label": "Calibration .npz for every input" });
   const hint = el("p", { class: "ed-hint muted" }, INT8_HINTS.dynamic);
   const calibration = el("div", { class: "q-static", hidden: true },
     el("div", { class: "ed-field" }, el("span", { class: "ed-label" }, "Calibration samples"),
       rows.length ? el("ul", { class: "q-inputs" }, rows.map((r) => r.row)) : el("p", { class: "muted" }, "The model has no graph input to feed."),
-      el("div", { class: "ed-hint muted" }, "An .npy per input: one sample of the input's shape, or samples stacked along a new first axis (for a batch-1 input, the rows of a batch are samples). A few dozen representative inputs are enough.")),
+      rows.length > 1 ? el("label", { class: "q-npz-label" }, "or all of them from one .npz ", npz) : null,
+      el("div", { class: "ed-hint muted" }, "An .npy per input: one sample of the input's shape, or samples stacked along a new first axis (for a batch-1 input, the rows of a batch are samples)", rows.length > 1 ? "; or an .npz with an array per input, named after it (numpy.savez)" : "", ". A few dozen representative inputs are enough.")),
     el("div", { class: "ed-grid2" }, field("Format", format), field("Activations", activation)),
     field("Activation ranges", method, "How each activation's range is chosen from the values seen."));
   mode.addEventListener("change", () => {
@@ -251,10 +254,12 @@ function int8Form(ctx) {
     if (names(opTypes.value).length) op.op_types = names(opTypes.value);
     if (names(exclude.value).length) op.nodes_to_exclude = names(exclude.value);
     if (mode.value === "static") {
-      const missing = rows.filter((r) => !(r.file.files && r.file.files[0])).map((r) => r.name);
+      const chosen = (input) => input.files && input.files[0];
+      const fromNpz = chosen(npz) ? await inputsFromNpz(ctx.actions.uploadBlob, chosen(npz), rows.map((r) => r.name)) : {};
+      const missing = rows.filter((r) => !chosen(r.file) && !fromNpz[r.name]).map((r) => r.name);
       if (missing.length) throw new Error(`Choose an .npy of calibration samples for ${missing.join(", ")}.`);
       const given = {};
-      for (const r of rows) given[r.name] = { npy: (await ctx.actions.uploadBlob(r.file.files[0])).blob };
+      for (const r of rows) given[r.name] = { npy: chosen(r.file) ? (await ctx.actions.uploadBlob(chosen(r.file))).blob : fromNpz[r.name] };
       Object.assign(op, { op: "quantize_static", calibration: given, quant_format: format.value, activation_type: activation.value, calibrate_method: method.value });
     }
     await runTool(ctx, mode.value === "static" ? "Quantized (static)" : "Quantized", [op], { compare: true });

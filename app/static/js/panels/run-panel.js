@@ -8,6 +8,7 @@ import { formatShape } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { breakable, mono, plural, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
+import { inputsFromNpz } from "../lib/arrays-upload.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -232,6 +233,7 @@ export function renderRunPanel(root, ctx) {
   }
   const inputs = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
   const rows = inputs.map(inputRow);
+  const npz = el("input", { type: "file", accept: ".npz", id: "run-npz", "aria-label": "One .npz for every input" });
   const dimNames = symbolicDims(inputs);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
@@ -249,6 +251,7 @@ export function renderRunPanel(root, ctx) {
   const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");
   const form = el("form", { class: "run-form", id: "run-form" },
     el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
+    rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
     dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the symbolic dims"),
       el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null,
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
@@ -263,9 +266,12 @@ export function renderRunPanel(root, ctx) {
     out.append(el("div", { class: "muted" }, "Running…"));
     try {
       const body = { inputs: {}, dims: {} };
+      const archive = npz.files && npz.files[0];
+      const fromNpz = archive ? await inputsFromNpz(ctx.actions.uploadBlob, archive, rows.map((r) => r.name)) : {};
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
-        body.inputs[r.name] = f ? { npy: (await ctx.actions.uploadBlob(f)).blob } : { random: { seed: Number(r.seed.value || 0) } };
+        body.inputs[r.name] = f ? { npy: (await ctx.actions.uploadBlob(f)).blob }
+          : fromNpz[r.name] ? { npy: fromNpz[r.name] } : { random: { seed: Number(r.seed.value || 0) } };
       }
       for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
       if (dims.length && ctx.actions.rememberDimSizes) ctx.actions.rememberDimSizes(body.dims);
