@@ -437,6 +437,39 @@ def test_simplify_folds_constants_and_drops_pass_throughs(client):
     np.testing.assert_allclose(run(m.SerializeToString(), {"x": x})[0], run(original, {"x": x})[0])
 
 
+def test_the_constants_simplify_folds_stream_into_the_store(client, app, monkeypatch):
+    """y = x + (a + b), a and b 64x64 Constants: the folded 16 KiB sum is written beside the
+    result and streamed into a blob (never read into the graph)."""
+    from app.edits import model_tools
+
+    streamed = []
+    real = model_tools._segment
+    monkeypatch.setattr(model_tools, "_segment", lambda *a, **k: streamed.append(a[2]) or real(*a, **k))
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    g = h.make_graph(
+        [
+            h.make_node("Constant", [], ["a"], value=nh.from_array(a)),
+            h.make_node("Constant", [], ["b"], value=nh.from_array(b)),
+            h.make_node("Add", ["a", "b"], ["ab"], name="fold_me"),
+            h.make_node("Add", ["x", "ab"], ["y"], name="add"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [64, 64])],
+        [h.make_tensor_value_info("y", T.FLOAT, [64, 64])],
+    )
+    original = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    mid = upload(client, original).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    assert streamed == [64 * 64 * 4]
+    store = app.extensions["store"]
+    assert store.blobs.get(next(iter(store.revision(mid, 1).tensors))) == (a + b).tobytes()
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    data = client.get(f"/api/models/{mid}/download").data
+    np.testing.assert_allclose(run(data, {"x": x})[0], x + (a + b), rtol=1e-6)
+
+
 def test_simplify_with_nothing_to_do_says_so(client):
     g = h.make_graph(
         [h.make_node("Relu", ["x"], ["y"], name="r")],
