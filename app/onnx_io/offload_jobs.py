@@ -225,11 +225,7 @@ def float16(src: str, dst: str, options: dict) -> None:
         for i in reversed(range(len(g.value_info))):
             if g.value_info[i].name not in names:
                 del g.value_info[i]
-    # the weights in a file beside it: the server streams them into its store, and a result
-    # past 2 GiB is no protobuf limit
-    onnx.save(
-        model, dst, save_as_external_data=True, all_tensors_to_one_file=True, location="result.bin", size_threshold=1024
-    )
+    _save_beside(model, dst, "result.bin")
 
 
 def simplify(src: str, dst: str, options: dict) -> None:
@@ -247,24 +243,22 @@ def simplify(src: str, dst: str, options: dict) -> None:
         ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None
-    _constants_beside(dst)
-
-
-def _constants_beside(path: str) -> None:
-    """The tensors a saved model holds inline (the constants onnxruntime folded: 199 MiB of a
-    GPT-2 medium) moved to a file beside it, the server streaming them into its store; those it
-    already names outside (the weights it left alone, by the linked files) stay as they are."""
+    # the constants it folded (199 MiB of a GPT-2 medium) are inline in what it saved; the
+    # weights it left alone it names by the linked files, and those stay as they are
     import onnx
 
-    model = onnx.load(path, load_external_data=False)
-    # only inline tensors become external: onnx's converter skips tensors without raw_data
+    _save_beside(onnx.load(dst, load_external_data=False), dst, "folded.bin")
+
+
+def _save_beside(model, path: str, location: str) -> None:
+    """A tool's result saved as `path`, the tensors it holds inline moved to the file `location`
+    beside it: the server parses the graph alone and streams them into its store (and a result
+    past 2 GiB is no protobuf limit). Tensors already named outside stay: onnx's converter
+    skips tensors without raw_data."""
+    import onnx
+
     onnx.save(
-        model,
-        path,
-        save_as_external_data=True,
-        all_tensors_to_one_file=True,
-        location="folded.bin",
-        size_threshold=1024,
+        model, path, save_as_external_data=True, all_tensors_to_one_file=True, location=location, size_threshold=1024
     )
 
 
