@@ -76,7 +76,7 @@ function nodeErrors(compare, ctx) {
       ticks.set(n.name, box);
       tickCells[k].append(box);
     });
-    const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, the ticked nodes left in float`);
+    const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, ticked nodes in float`);
     again.addEventListener("click", () => requantize(op, [...ticks].filter(([, b]) => b.checked).map(([name]) => name), compare.revision, ctx, offer));
     offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: tick the nodes that lose the most to quantize it again without them.`),
       el("div", { class: "ed-row" }, again));
