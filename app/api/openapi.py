@@ -249,6 +249,17 @@ def _paths() -> dict:
                 "responses": {"200": _json("RunResult"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
             }
         },
+        f"{m}/sensitivity": {
+            "post": {
+                "summary": "Rank a QDQ revision's quantized nodes by the accuracy each costs (against its float base)",
+                "parameters": [_ID],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SensitivityRequest"}}},
+                },
+                "responses": {"200": _json("Sensitivity"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
+            }
+        },
         f"{m}/diff": _get(
             "What changed between two revisions, or between another model and this one",
             [

@@ -277,6 +277,49 @@ SCHEMAS: dict = {
             },
         },
     },
+    "SensitivityRequest": {
+        "type": "object",
+        "required": ["base"],
+        "properties": {
+            "base": {"type": "integer", "description": "the float revision the quantization was made from"},
+            "revision": {"type": "integer", "description": "the QDQ revision (default: the head)"},
+            "inputs": {
+                "type": "object",
+                "description": 'as for a run: input name -> {"npy": BLOB} or {"random": {"seed": S}}',
+                "additionalProperties": {"type": "object"},
+            },
+            "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+            "mode": {
+                "type": "string",
+                "enum": ["alone", "without"],
+                "default": "alone",
+                "description": "alone: each node the only one quantized; without: each node the only one left float",
+            },
+        },
+    },
+    "Sensitivity": {
+        "type": "object",
+        "required": ["revision", "base", "mode", "outputs", "all", "nodes", "ms", "runs"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "base": {"type": "integer"},
+            "mode": {"type": "string"},
+            "outputs": {"type": "array", "items": {"type": "string"}, "description": "the float outputs measured"},
+            "all": {
+                "type": "object",
+                "description": "every node quantized: {output (the furthest off), rel_error, sqnr_db}",
+            },
+            "nodes": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "{node, name, op_type, inputs (how many it quantizes), output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose leaving out saves the most first",
+            },
+            "ms": {"type": "number", "description": "one run of the switched model (median)"},
+            "runs": {"type": "integer"},
+            "seconds": {"type": "number"},
+            "onnxruntime": {"type": "string"},
+        },
+    },
     "Diff": {
         "type": "object",
         "required": [

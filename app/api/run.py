@@ -29,7 +29,9 @@ from flask import current_app, jsonify
 from ..errors import StudioError
 from ..onnx_io.address import node_id
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location
+from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
+from ..onnx_io.tensor_error import signal_error
 from ..onnx_io.traverse import tensors
 from ..views.tensors import array_preview
 from ..views.values import dtype_name
@@ -47,13 +49,13 @@ LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (ker
 CLOSE_TOLERANCE = 1e-3
 
 
-def _int(value, what: str, minimum: int = 0) -> int:
+def integer(value, what: str, minimum: int = 0) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise StudioError("bad_request", f"{what} must be an integer ≥ {minimum}")
     return value
 
 
-def _inputs(raw, model: onnx.ModelProto) -> dict:
+def check_inputs(raw, model: onnx.ModelProto) -> dict:
     """{name: {"npy": local path} | {"seed": S}} for the worker, every name a graph input."""
     if raw is None:
         return {}
@@ -78,18 +80,18 @@ def _inputs(raw, model: onnx.ModelProto) -> dict:
                     "unknown_blob", f"no uploaded .npy {spec['npy']!r}: POST /api/blobs first", 404
                 ) from None
         elif isinstance(spec, dict) and isinstance(spec.get("random"), dict):
-            out[name] = {"seed": _int(spec["random"].get("seed", 0), f"the seed of input {name!r}")}
+            out[name] = {"seed": integer(spec["random"].get("seed", 0), f"the seed of input {name!r}")}
         else:
             raise StudioError("bad_request", f'input {name!r}: give {{"npy": BLOB}} or {{"random": {{"seed": S}}}}')
     return out
 
 
-def _dims(raw) -> dict:
+def check_dims(raw) -> dict:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
         raise StudioError("bad_request", '"dims" must map symbolic dim names to sizes')
-    return {str(k): _int(v, f"dim {k!r}", 1) for k, v in raw.items()}
+    return {str(k): integer(v, f"dim {k!r}", 1) for k, v in raw.items()}
 
 
 def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:
@@ -123,12 +125,20 @@ def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folde
                     "unknown_type", f"shape inference can't tell the type of {name!r}, so it can't be an output"
                 )
             graph.graph.output.append(known[name])
+    path, in_memory = write_runnable(graph, [revision], folder)
+    return path, in_memory, store().model_size(revision)
+
+
+def write_runnable(graph: onnx.ModelProto, revisions: list, folder: Path) -> tuple[Path, dict]:
+    """`graph` (its tensors the store's, or the external files of `revisions`) as folder/model.onnx
+    for onnxruntime, and {location: file} of the files to hand the worker to map (_runnable)."""
     s = store()
     wanted = {f"{RUN_TENSORS}/{d}": s.blobs.path(d) for d in _tensors_beside(graph)}
-    for location, entry in (revision.external or {}).items():
-        key = normalize_location(location)
-        if key and not key.startswith(RUN_TENSORS):
-            wanted[location] = s.external_path(entry)
+    for revision in revisions:
+        for location, entry in (revision.external or {}).items():
+            key = normalize_location(location)
+            if key and not key.startswith(RUN_TENSORS):
+                wanted.setdefault(location, s.external_path(entry))
     in_memory = {}
     for location, source in wanted.items():
         target = folder / (normalize_location(location) or location)
@@ -139,7 +149,7 @@ def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folde
             in_memory[location] = str(source)
     path = folder / "model.onnx"
     path.write_bytes(graph.SerializeToString())
-    return path, in_memory, s.model_size(revision)
+    return path, in_memory
 
 
 def _tensors_beside(graph: onnx.ModelProto) -> set[str]:
@@ -206,16 +216,13 @@ def _compare(a_path: str, b_path: str, close: bool = False) -> dict:
         same = bool(np.allclose(x, y, rtol=LOCATE_RTOL, atol=LOCATE_ATOL, equal_nan=True))
     else:
         same = bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
-    # the relative L2 error (and SQNR) of the whole tensor: what quantization tools report
-    noise, signal = float(np.linalg.norm(np.where(finite, x - y, 0.0))), float(np.linalg.norm(y[np.isfinite(y)]))
     return {
         "equal": same,
         "close": same or near,
         "max_abs": max_abs,
         "max_rel": max_rel,
         "max_rel_to_range": max_abs / scale if scale else (0.0 if max_abs == 0 else None),
-        "rel_error": noise / signal if signal else (0.0 if noise == 0 else None),
-        "sqnr_db": 20 * float(np.log10(signal / noise)) if signal and noise else None,
+        **signal_error(x, y),  # the whole tensor's relative L2 error and SQNR
         "shape": list(a.shape),
     }
 
@@ -239,19 +246,6 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[s
             422,
         )
     return names
-
-
-def dequantized(model: onnx.ModelProto) -> dict[str, str]:
-    """Tensor -> the output of the DequantizeLinear reading its QuantizeLinear: in a QDQ model,
-    the value the next nodes read in its place (quantized, and clipped where the quantizer
-    dropped a Relu after it). A node's error is measured on that."""
-    standard = ("", "ai.onnx")
-    dq = {n.input[0]: n.output[0] for n in model.graph.node if n.op_type == "DequantizeLinear" and n.domain in standard}
-    pairs: dict[str, str] = {}
-    for n in model.graph.node:
-        if n.op_type == "QuantizeLinear" and n.domain in standard and n.output[0] in dq:
-            pairs.setdefault(n.input[0], dq[n.output[0]])
-    return pairs
 
 
 def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict, read_as: tuple[dict, dict]) -> list[dict]:
@@ -328,13 +322,13 @@ def post_run(model_id):
     body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?, "profile"?}')
     rev = body.get("revision")
     if rev is not None:
-        rev = _int(rev, '"revision"')
+        rev = integer(rev, '"revision"')
     _, revision, model = load(model_id, rev)
-    inputs = _inputs(body.get("inputs"), model)
-    dims = _dims(body.get("dims"))
+    inputs = check_inputs(body.get("inputs"), model)
+    dims = check_dims(body.get("dims"))
     outputs = _outputs(body.get("outputs"), model)
     compare_to = body.get("compare_to")
-    other = load(model_id, _int(compare_to, '"compare_to"')) if compare_to is not None else None
+    other = load(model_id, integer(compare_to, '"compare_to"')) if compare_to is not None else None
     profile = body.get("profile", False)
     if not isinstance(profile, bool):
         raise StudioError("bad_request", '"profile" is true or false')

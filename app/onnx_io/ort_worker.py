@@ -1,4 +1,4 @@
-"""The onnxruntime worker (smoke runs for the edit gate, and runs asked for with POST .../run): a separate interpreter the server starts (never imported
+"""The onnxruntime worker (smoke runs for the edit gate, runs asked for with POST .../run, sensitivity sweeps): a separate interpreter the server starts (never imported
 by it). It reads one JSON job a line on stdin and answers one JSON line on stdout.
 
 It imports only the standard library, numpy and onnxruntime: no onnx, no app, so it starts in
@@ -340,6 +340,81 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
     return answer
 
 
+def _tensor_error():
+    """tensor_error.signal_error, loaded by its path: this worker imports no app module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tensor_error", os.path.join(os.path.dirname(__file__), "tensor_error.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.signal_error
+
+
+def sweep(job: dict) -> dict:
+    """Run a model with quantization switches (job["flags"], bool graph inputs) with all off (the
+    reference), all on, then one configuration per switch: it alone on ("alone") or alone off
+    ("without"); {"status", "all", "nodes": [per switch], "outputs" measured, "ms" (median
+    run), "runs"}, each entry the float output furthest from the reference: {"output",
+    "rel_error", "sqnr_db"}."""
+    import numpy as np
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+    signal_error = _tensor_error()
+    flags = job["flags"]
+    try:
+        sess = _job_session(ort, np, job)
+    except Exception as exc:
+        return {"status": "fails", "stage": "load", "message": str(exc)}
+    switches = set(flags)
+    try:
+        feeds = {
+            arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
+            for arg in sess.get_inputs()
+            if arg.name not in switches
+        }
+    except Skip as exc:
+        return {"status": "refused", "stage": "inputs", "message": str(exc)}
+    except ValueError as exc:
+        return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
+    names = [o.name for o in sess.get_outputs()]
+    times: list[float] = []
+
+    def outputs(on) -> list:
+        start = time.perf_counter()
+        values = sess.run(names, {**feeds, **{flag: np.array(k in on) for k, flag in enumerate(flags)}})
+        times.append((time.perf_counter() - start) * 1000)
+        return values
+
+    try:
+        reference = outputs(set())
+        measured = [k for k, v in enumerate(reference) if np.asarray(v).dtype.kind == "f"]
+        if not measured:
+            return {"status": "refused", "stage": "outputs", "message": "the model has no float output to measure"}
+
+        def worst(values: list) -> dict:
+            errors = [{"output": names[k], **signal_error(values[k], reference[k])} for k in measured]
+            return max(errors, key=lambda e: float("inf") if e["rel_error"] is None else e["rel_error"])
+
+        every = set(range(len(flags)))
+        answer_all = worst(outputs(every))
+        nodes = [worst(outputs({k} if job["mode"] == "alone" else every - {k})) for k in range(len(flags))]
+    except Exception as exc:
+        return {"status": "fails", "stage": "run", "message": str(exc)}
+    return {
+        "status": "ok",
+        "all": answer_all,
+        "nodes": nodes,
+        "outputs": [names[k] for k in measured],
+        "ms": round(_median(times[1:] or times), 2),  # the first run warms up
+        "runs": len(times),
+        "onnxruntime": ort.__version__,
+    }
+
+
 def _graph_io(path: str) -> list[dict]:
     """The nodes of the graph onnxruntime saved (its optimised one): name, op, inputs, outputs —
     what the server needs to put each kernel's time on the model's nodes; [] if it can't be read."""
@@ -397,7 +472,8 @@ def main() -> None:
         job = json.loads(line)
         _limit(job)
         try:
-            answer = run(job) if job.get("kind") == "run" else check(job)
+            kind = job.get("kind")
+            answer = run(job) if kind == "run" else sweep(job) if kind == "sweep" else check(job)
         except Exception as exc:  # the worker's own failure: no verdict on the model
             answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
         finally:

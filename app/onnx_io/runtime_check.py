@@ -192,6 +192,25 @@ def run_model(
     return _run(job, wall)
 
 
+def sweep_model(path: Path, inputs: dict, dims: dict, flags: list[str], mode: str, size: int, files: dict) -> dict:
+    """A quantization sensitivity sweep in a worker (ort_worker.sweep): the model at `path`
+    (quant_switches.switchable) run once with every switch in `flags` off, once with all on, and
+    once per switch with it alone on (`mode` "alone") or alone off ("without"); each run's
+    outputs measured against the first."""
+    job = {
+        "kind": "sweep",
+        "files": files,
+        "path": str(path),
+        "inputs": inputs,
+        "dims": dims,
+        "flags": flags,
+        "mode": mode,
+        "cpu": RUN_CPU_SECONDS,
+        "memory": MEMORY_ALLOWANCE + 3 * size,
+    }
+    return _run(job, RUN_WALL_SECONDS)
+
+
 # "[ONNXRuntimeError] : 1 : FAIL : " and "Load model from /tmp/.../model.onnx failed:"
 _PREFIX = re.compile(r"^\[ONNXRuntimeError\] : \d+ : \w+ : |Load model from \S+ failed:\s*")
 # run: "Non-zero status code returned while running Conv node. Name:'conv1' Status Message: ..."

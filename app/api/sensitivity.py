@@ -1,0 +1,97 @@
+"""POST /api/models/<id>/sensitivity: which quantized nodes cost the most accuracy.
+
+A QDQ revision and the float revision it was made from: the float model with each quantized
+node's quantization behind a switch (onnx_io/quant_switches.py) runs in onnxruntime's worker with
+every node float (the reference), every node quantized (the whole quantization, simulated), and
+once per node with that node alone quantized ("alone", the default: what it costs by itself) or
+alone left float ("without": what leaving it out of the quantization saves). Each run's outputs
+are measured against the reference as the run's per-node error is (relative L2 error, SQNR).
+
+  {"base": REV, "revision"?, "inputs"?, "dims"?, "mode"?: "alone" | "without"}
+  -> {"revision", "base", "mode", "outputs": [NAME], "all": {"output", "rel_error", "sqnr_db"},
+      "nodes": [{"node", "name", "op_type", "inputs", "output", "rel_error", "sqnr_db"}] the
+      costliest first, "ms" (one run), "runs", "seconds", "onnxruntime"}
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from flask import jsonify
+
+from ..errors import StudioError
+from ..onnx_io.address import node_id
+from ..onnx_io.quant_switches import switchable
+from ..onnx_io.runtime_check import sweep_model
+from . import bp
+from .documents import load, store
+from .request_body import json_object
+from .run import check_dims, check_inputs, integer, write_runnable
+
+MODES = ("alone", "without")
+MAX_SWITCHES = 5000  # one run of the whole model each
+
+
+def _costliest_first(entry: dict) -> tuple:
+    error = entry["rel_error"]
+    return (error is None, -(error or 0.0))
+
+
+@bp.post("/models/<model_id>/sensitivity")
+def post_sensitivity(model_id):
+    body = json_object('{"base": REV, "inputs"?, "dims"?, "mode"?}')
+    rev = body.get("revision")
+    _, revision, quantized = load(model_id, None if rev is None else integer(rev, '"revision"'))
+    if body.get("base") is None:
+        raise StudioError("bad_request", '"base" names the float revision the quantization was made from')
+    _, base_revision, base = load(model_id, integer(body["base"], '"base"'))
+    mode = body.get("mode", "alone")
+    if mode not in MODES:
+        raise StudioError("bad_request", f'"mode" is one of {", ".join(MODES)}')
+    inputs = check_inputs(body.get("inputs"), base)
+    dims = check_dims(body.get("dims"))
+    model, switches = switchable(base, quantized)
+    if len(switches) > MAX_SWITCHES:
+        raise StudioError(
+            "too_many_nodes", f"{len(switches)} quantized nodes would take a run each (at most {MAX_SWITCHES})", 422
+        )
+    s = store()
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="sweep-", dir=s.blobs.scratch()) as tmp:
+        path, files = write_runnable(model, [base_revision, revision], Path(tmp))
+        size = s.model_size(base_revision) + s.model_size(revision)
+        answer = sweep_model(path, inputs, dims, [w.flag for w in switches], mode, size, files)
+    status = answer.get("status")
+    if status == "refused":
+        raise StudioError("bad_inputs", answer["message"])
+    if status != "ok":
+        stage = "load" if answer.get("stage") == "load" else "run"
+        raise StudioError(
+            "run_failed", f"onnxruntime can't {stage} the switched model: {answer.get('message', status)}", 422
+        )
+    nodes = [
+        {"node": node_id("", w.node), "name": w.name, "op_type": w.op_type, "inputs": w.inputs, **measured}
+        for w, measured in zip(switches, answer["nodes"], strict=True)
+    ]
+    return jsonify(
+        {
+            "revision": revision.rev,
+            "base": base_revision.rev,
+            "mode": mode,
+            "outputs": answer["outputs"],
+            "all": answer["all"],
+            "nodes": sorted(nodes, key=_costliest_first) if mode == "alone" else sorted(nodes, key=_savings_first),
+            "ms": answer["ms"],
+            "runs": answer["runs"],
+            "seconds": round(time.monotonic() - start, 2),
+            "onnxruntime": answer.get("onnxruntime"),
+        }
+    )
+
+
+def _savings_first(entry: dict) -> tuple:
+    """ "without": the node whose leaving out leaves the least error first."""
+    error = entry["rel_error"]
+    return (error is None, error or 0.0)
