@@ -159,6 +159,53 @@ def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server
     assert page.locator("#run-compare-to").input_value() == "0"
 
 
+def test_what_each_node_costs_alone_picks_the_nodes_to_leave_in_float(page, server, artifacts):
+    """A QDQ quantization compared with its float base: "Measure what each node costs alone"
+    lists the quantized nodes, the costliest first, with the same checkboxes as the error table
+    (ticking one ticks its row there too); the drawing is coloured by that cost; quantizing
+    again leaves the ticked node in float."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    mid = summary["id"]
+    samples = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
+    buf = io.BytesIO()
+    np.save(buf, samples)
+    blob = page.request.post(
+        f"{server}/api/blobs",
+        multipart={"file": {"name": "c.npy", "mimeType": "application/octet-stream", "buffer": buf.getvalue()}},
+    ).json()["blob"]
+    op = {"op": "quantize_static", "calibration": {"input": {"npy": blob}}}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-requantize:not([hidden])").wait_for()
+    page.click("#run-sensitivity-go")
+    page.locator("#run-sensitivity[data-ready=true]").wait_for()
+    rows = page.locator("#run-sensitivity tbody tr")
+    assert rows.count() >= 2
+    costs = [float(c.rstrip(" %")) for c in page.locator("#run-sensitivity tbody td.num:nth-child(3)").all_text_contents()]
+    assert costs == sorted(costs, reverse=True) and costs[0] > 0
+    costliest = rows.first.locator("td a").text_content()
+    rows.first.locator("input[type=checkbox]").check()
+    twin = page.locator(f"#run-errors tbody input[aria-label='Leave {costliest} in float']")
+    if twin.count():
+        assert twin.is_checked()
+    page.click("#run-sensitivity-heat")
+    legend = page.locator("#heat-legend")
+    legend.wait_for()
+    assert "Cost quantized alone" in legend.text_content()
+    page.locator("#run-sensitivity").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-sensitivity.png"))
+    page.click("#run-requantize-go")
+    wait_revision(page, 2)
+    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
+    made = next(r for r in revisions["revisions"] if r["revision"] == 2)
+    assert made["parent"] == 0 and made["ops"][0]["nodes_to_exclude"] == [costliest]
+
+
 def test_every_input_from_one_npz_for_a_run_and_for_calibration(page, server, tmp_path):
     """numpy.savez(x=…, y=…): the Run panel feeds both inputs from it; the static quantization
     form takes its samples from one too (3 samples each, along the first axis)."""

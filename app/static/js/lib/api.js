@@ -196,6 +196,11 @@ export function runModel(id, body) {
   return request("POST", `/api/models/${enc(id)}/run`, body);
 }
 
+/** Which quantized nodes cost the most accuracy (POST .../sensitivity). */
+export function sensitivity(id, body) {
+  return request("POST", `/api/models/${enc(id)}/sensitivity`, body);
+}
+
 export function postEdits(id, base, ops) {
   return request("POST", `/api/models/${enc(id)}/edits`, { base, ops });
 }

@@ -191,6 +191,7 @@ const panelContext = {
     openRun: (revision) => { state.runCompareTo = revision; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
+    sensitivity: (body) => withWaitStatus(waitPill, "Measuring each node…", () => api.sensitivity(state.modelId, { ...body, revision: state.summary.revision })),
     nodeTime: (nodeId) => {
       const t = state.times;
       return t && state.summary && t.revision === state.summary.revision ? t.byNode.get(nodeId) || null : null;

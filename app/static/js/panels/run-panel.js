@@ -42,47 +42,111 @@ function divergence(d, compare, ctx) {
 }
 
 const WORST = 8;
+const db = (v) => (v === null || v === undefined ? "—" : `${v.toFixed(1)} dB`);
+
+/** "Leave in float" checkboxes by node name: a node listed in two tables has one in each, kept
+ * in step; the requantize offer reads them. */
+class Ticks {
+  constructor() { this.boxes = new Map(); }
+  box(name) {
+    const box = el("input", { type: "checkbox", "aria-label": `Leave ${name} in float`, title: "Leave this node in float when quantizing again" });
+    const same = this.boxes.get(name) || [];
+    this.boxes.set(name, [...same, box]);
+    box.addEventListener("change", () => { for (const other of this.boxes.get(name)) other.checked = box.checked; });
+    if (same.length) box.checked = same[0].checked;
+    return box;
+  }
+  ticked() { return [...this.boxes].filter(([, boxes]) => boxes[0].checked).map(([name]) => name); }
+}
+
+/** Whether a node can be left out of a quantization (nodes_to_exclude names it). */
+const excludable = (n) => Boolean(n.name) && n.op_type !== "QuantizeLinear" && n.op_type !== "DequantizeLinear";
+
+/** The rows of nodes with their error, SQNR and a cell for their checkbox. */
+function errorTable(rows, ctx, cls) {
+  const cells = rows.map(() => el("td", { class: "run-tick" }));
+  const table = el("table", { class: `run-compare ${cls}` },
+    el("thead", {}, el("tr", {}, [["", "run-tick"], ["node", ""], ["error", "num"], ["SQNR", "num"]].map(([h, c]) => el("th", { class: c }, h)))),
+    el("tbody", {}, rows.map((n, k) => el("tr", { "data-node": n.node },
+      cells[k],
+      el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node)),
+        el("div", { class: "muted run-op" }, mono(n.op_type))),
+      el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)),
+      el("td", { class: "num" }, db(n.sqnr_db))))));
+  return { table, cells };
+}
 
 /** How far each node's output is from the other revision's (the run's "locate"): the nodes
- * furthest off listed, and the drawing coloured by it on request. */
-function nodeErrors(compare, ctx) {
+ * furthest off listed, and the drawing coloured by it on request. When the revision on screen
+ * is a quantization of that one: what each node costs alone (POST .../sensitivity, on the run's
+ * inputs), and quantizing again with the ticked nodes left in float. */
+function nodeErrors(compare, ctx, body) {
   const nodes = compare.nodes || [];
   const off = nodes.filter((n) => !n.equal);
   const worst = [...off].sort((a, b) => (b.rel_error ?? Infinity) - (a.rel_error ?? Infinity)).slice(0, WORST);
   const colour = el("button", { type: "button", class: "btn btn-small", id: "run-error-heat" }, "Colour the drawing by error");
   colour.addEventListener("click", () => ctx.actions.showHeat("rel_error", { nodes }));
-  const db = (v) => (v === null || v === undefined ? "—" : `${v.toFixed(1)} dB`);
-  const ticks = new Map(); // node name -> its "leave in float" checkbox, once the offer stands
-  const tickCells = worst.map(() => el("td", { class: "run-tick" }));
+  const ticks = new Ticks();
+  const { table, cells } = errorTable(worst, ctx, "run-errors");
   const offer = el("div", { class: "run-requantize", id: "run-requantize", hidden: true });
   const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${off.length} off beyond rounding. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
-    worst.length ? el("table", { class: "run-compare run-errors" },
-      el("thead", {}, el("tr", {}, [["", "run-tick"], ["node", ""], ["error", "num"], ["SQNR", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
-      el("tbody", {}, worst.map((n, k) => el("tr", { "data-node": n.node },
-        tickCells[k],
-        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node)),
-          el("div", { class: "muted run-op" }, mono(n.op_type))),
-        el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)),
-        el("td", { class: "num" }, db(n.sqnr_db)))))) : null,
+    worst.length ? table : null,
     off.length ? el("div", { class: "ed-row" }, colour) : null,
     offer));
   quantizedFrom(compare.revision, ctx).then((op) => {
     if (!op) return;
-    worst.forEach((n, k) => {
-      if (!n.name || n.op_type === "QuantizeLinear" || n.op_type === "DequantizeLinear") return;
-      const box = el("input", { type: "checkbox", "aria-label": `Leave ${n.name} in float`, title: "Leave this node in float when quantizing again" });
-      ticks.set(n.name, box);
-      tickCells[k].append(box);
-    });
+    worst.forEach((n, k) => { if (excludable(n)) cells[k].append(ticks.box(n.name)); });
     const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, ticked nodes in float`);
-    again.addEventListener("click", () => requantize(op, [...ticks].filter(([, b]) => b.checked).map(([name]) => name), compare.revision, ctx, offer));
-    offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: tick the nodes that lose the most to quantize it again without them.`),
-      el("div", { class: "ed-row" }, again));
+    again.addEventListener("click", () => requantize(op, ticks.ticked(), compare.revision, ctx, offer));
+    const qdq = op.op === "quantize_static" && (op.quant_format || "QDQ") === "QDQ";
+    offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: `,
+      qdq ? "an error grows along the graph, so measure what each node costs by itself, then " : "",
+      "tick the nodes that lose the most to quantize it again without them."),
+    qdq ? costAlone(compare.revision, ctx, body, ticks) : null,
+    el("div", { class: "ed-row" }, again));
     offer.hidden = false;
   }).catch(() => {});
   return root;
+}
+
+const COSTLIEST = 10;
+
+/** "What each node costs alone": the sweep on the run's inputs, its costliest nodes listed with
+ * checkboxes, the drawing coloured by it on request. */
+function costAlone(base, ctx, body, ticks) {
+  const go = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-go" }, "Measure what each node costs alone");
+  const out = el("div", { id: "run-sensitivity" });
+  go.addEventListener("click", async () => {
+    go.disabled = true;
+    clear(out);
+    const started = Date.now();
+    const note = el("div", { class: "muted" }, "Running the model once per quantized node…");
+    out.append(note);
+    const timer = setInterval(() => { note.textContent = `Running the model once per quantized node… ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+    try {
+      const answer = await ctx.actions.sensitivity({ base, inputs: body.inputs, dims: body.dims });
+      clear(out);
+      const rows = answer.nodes.slice(0, COSTLIEST);
+      const { table, cells } = errorTable(rows, ctx, "run-sensitivity");
+      rows.forEach((n, k) => { if (excludable(n)) cells[k].append(ticks.box(n.name)); });
+      const colour = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-heat" }, "Colour the drawing by cost");
+      colour.addEventListener("click", () => ctx.actions.showHeat("quant_cost", { nodes: answer.nodes.map((n) => ({ node: n.node, quant_cost: n.rel_error })) }));
+      out.append(
+        el("p", { class: "muted" }, `${plural(answer.nodes.length, "quantized node")}, each quantized alone with the rest in float (${answer.runs} runs, ${answer.seconds.toFixed(1)} s): `,
+          `the error it leaves in ${answer.outputs.length === 1 ? "the output" : "the output furthest off"}. All quantized: ${formatMetric("rel_error", answer.all.rel_error)} (${db(answer.all.sqnr_db)}, simulated).`),
+        table, el("div", { class: "ed-row" }, colour));
+      out.dataset.ready = "true";
+    } catch (err) {
+      clear(out);
+      out.append(el("div", { class: "field-error" }, err.message || String(err)));
+    } finally {
+      clearInterval(timer);
+      go.disabled = false;
+    }
+  });
+  return el("div", { class: "run-sensitivity-box" }, el("div", { class: "ed-row" }, go), out);
 }
 
 /** The quantize op that made the revision on screen from revision `base`, when it is the head
@@ -193,7 +257,7 @@ function deployedNodes(run, total, ctx) {
     el("div", { class: "ed-row" }, colour));
 }
 
-function results(root, answer, ctx) {
+function results(root, answer, ctx, body) {
   clear(root);
   const compare = answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
@@ -214,7 +278,7 @@ function results(root, answer, ctx) {
           ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
       })))));
   }
-  if (compare && compare.nodes) root.append(nodeErrors(compare, ctx));
+  if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
   for (const [name, preview] of Object.entries(answer.outputs)) {
     root.append(section(["Output ", el("span", { class: "h3-name" }, name)], el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
@@ -283,7 +347,7 @@ export function renderRunPanel(root, ctx) {
       }
       if (profile.checked) body.profile = true;
       const answer = await ctx.actions.run(body);
-      results(out, answer, ctx);
+      results(out, answer, ctx, body);
       ctx.actions.markDivergence(answer.compare && answer.compare.diverges ? answer.compare.diverges.node : null);
       out.dataset.ready = "true";
     } catch (err) {

@@ -8,9 +8,12 @@ import { formatBytes, formatCount } from "../lib/format.js";
 /** What the drawing can be coloured by: a node field of the stats answer -> its words. */
 export const HEAT_METRICS = { flops: "FLOPs", params: "Parameters", output_bytes: "Output size", live_bytes: "Memory alive" };
 
-/** ... and what a run measures (POST .../run): each node's time ("profile"), and how far its
- * output is from another revision's ("locate": ‖Δ‖ / ‖value‖). */
-export const MEASURED_METRICS = { time_us: "Time", rel_error: "Error" };
+/** ... and what a run measures (POST .../run): each node's time ("profile"), how far its
+ * output is from another revision's ("locate": ‖Δ‖ / ‖value‖), and how far the model's outputs
+ * move when that node alone is quantized (POST .../sensitivity). */
+export const MEASURED_METRICS = { time_us: "Time", rel_error: "Error", quant_cost: "Cost quantized alone" };
+
+const RATIO_METRICS = new Set(["rel_error", "quant_cost"]);
 
 const BYTE_METRICS = new Set(["output_bytes", "live_bytes"]);
 
@@ -18,7 +21,7 @@ const BYTE_METRICS = new Set(["output_bytes", "live_bytes"]);
 export function formatMetric(metric, v) {
   if (v === null || v === undefined) return "?";
   if (metric === "time_us") return v >= 1e6 ? `${(v / 1e6).toPrecision(3)} s` : v >= 1000 ? `${(v / 1000).toPrecision(3)} ms` : `${Math.round(v)} µs`;
-  if (metric === "rel_error") return v === 0 ? "0" : `${Number((100 * v).toPrecision(2))} %`;
+  if (RATIO_METRICS.has(metric)) return v === 0 ? "0" : `${Number((100 * v).toPrecision(2))} %`;
   return BYTE_METRICS.has(metric) ? formatBytes(Math.round(v)) : formatCount(v);
 }
 
@@ -28,22 +31,23 @@ export function metricLabel(metric) {
 }
 
 /** How a collapsed group's box counts its nodes: their sum, or for memory alive their most. */
-const GROUP_MEASURE = { flops: "sum", params: "sum", output_bytes: "sum", live_bytes: "max", time_us: "sum", rel_error: "max" };
+const GROUP_MEASURE = { flops: "sum", params: "sum", output_bytes: "sum", live_bytes: "max", time_us: "sum", rel_error: "max", quant_cost: "max" };
 
 /** How a collapsed group's value is made, in words for the legend. */
 export function groupWords(metric) {
   if (metric === "live_bytes") return "A collapsed group: the most while its nodes run";
+  if (metric === "quant_cost") return "A collapsed group: its costliest node";
   return GROUP_MEASURE[/** @type {keyof typeof GROUP_MEASURE} */ (metric)] === "max" ? "A collapsed group: its node furthest off" : "A collapsed group: its nodes' sum";
 }
 
 /** What a value of 0 is called in the legend. */
 export function zeroWords(metric) {
-  return { rel_error: "identical", time_us: "no kernel of its own" }[metric] || "none";
+  return { rel_error: "identical", time_us: "no kernel of its own", quant_cost: "no loss" }[metric] || "none";
 }
 
 /** What a box without a value is called in the legend. */
 export function unknownWords(metric) {
-  return { rel_error: "not compared", time_us: "not timed" }[metric] || "unknown";
+  return { rel_error: "not compared", time_us: "not timed", quant_cost: "not quantized" }[metric] || "unknown";
 }
 
 /**
