@@ -20,7 +20,7 @@ from app.onnx_io.quant_switches import switchable
 
 
 def three_convs(names: bool = True) -> onnx.ModelProto:
-    """x -> conv1 -> relu -> conv2 -> relu -> conv3 -> y; conv2's weights hold one value 1000x
+    """x -> conv1 -> relu -> conv2 -> relu -> conv3 -> + x -> y; conv2's weights hold one value 1000x
     the others (on a channel conv1 leaves at 0, so it adds nothing), and per-tensor int8 weights
     keep that one and round every other to 0."""
     rng = np.random.default_rng(0)
@@ -39,7 +39,8 @@ def three_convs(names: bool = True) -> onnx.ModelProto:
         h.make_node("Relu", ["c1"], ["r1"], name="relu1" if names else ""),
         h.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2" if names else "", **conv),
         h.make_node("Relu", ["c2"], ["r2"], name="relu2" if names else ""),
-        h.make_node("Conv", ["r2", "w3"], ["y"], name="conv3" if names else "", **conv),
+        h.make_node("Conv", ["r2", "w3"], ["c3"], name="conv3" if names else "", **conv),
+        h.make_node("Add", ["c3", "x"], ["y"], name="add" if names else ""),
     ]
     graph = h.make_graph(
         nodes,
@@ -79,9 +80,9 @@ def test_the_node_whose_quantization_ruins_the_model_ranks_first(client):
     mid = quantized(client, three_convs())
     answer = sweep(client, mid, {"base": 0, "inputs": {"x": {"random": {"seed": 3}}}})
     assert answer["revision"] == 1 and answer["base"] == 0 and answer["mode"] == "alone"
-    assert answer["outputs"] == ["y"] and answer["runs"] == 2 + 3
+    assert answer["outputs"] == ["y"] and answer["runs"] == 2 + 4
     names = [n["name"] for n in answer["nodes"]]
-    assert sorted(names) == ["conv1", "conv2", "conv3"]
+    assert sorted(names) == ["add", "conv1", "conv2", "conv3"]
     first, *rest = answer["nodes"]
     assert first["name"] == "conv2" and first["op_type"] == "Conv" and first["inputs"] == 2  # activation + weight
     assert first["rel_error"] > 0.5 and all(n["rel_error"] < 0.1 for n in rest), answer["nodes"]
@@ -102,12 +103,20 @@ def test_without_ranks_the_node_whose_leaving_out_saves_the_most_first(client):
     assert first["name"] == "conv2" and first["rel_error"] < 0.1 < min(n["rel_error"] for n in rest)
 
 
+def test_op_types_measures_only_their_nodes(client):
+    mid = quantized(client, three_convs())
+    answer = sweep(client, mid, {"base": 0, "op_types": ["Conv"]})
+    assert sorted(n["name"] for n in answer["nodes"]) == ["conv1", "conv2", "conv3"] and answer["runs"] == 5
+    r = client.post(f"/api/models/{mid}/sensitivity", json={"base": 0, "op_types": ["MatMul"]})
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "no_nodes"
+
+
 def test_unnamed_nodes_are_matched_by_what_they_make(client):
     """Without names, a Conv whose Relu the quantizer dropped makes the Relu's output: still the
     float model's Conv."""
     mid = quantized(client, three_convs(names=False))
     answer = sweep(client, mid, {"base": 0})
-    assert len(answer["nodes"]) == 3 and {n["op_type"] for n in answer["nodes"]} == {"Conv"}
+    assert len(answer["nodes"]) == 4 and {n["op_type"] for n in answer["nodes"]} == {"Conv", "Add"}
     assert answer["nodes"][0]["rel_error"] > 0.5
 
 
@@ -119,7 +128,7 @@ def test_all_off_is_the_float_model_and_all_on_its_quantization(client):
     base = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=0").data)
     qdq = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=1").data)
     model, switches = switchable(base, qdq)
-    assert [s.name for s in switches] == ["conv1", "conv2", "conv3"]
+    assert [s.name for s in switches] == ["conv1", "conv2", "conv3", "add"]
     x = np.random.default_rng(5).standard_normal((1, 4, 8, 8)).astype(np.float32)
     so = ort.SessionOptions()
     so.log_severity_level = 3
@@ -144,6 +153,7 @@ def test_all_off_is_the_float_model_and_all_on_its_quantization(client):
         ({"base": "0"}, "bad_request"),
         ({"base": 0, "inputs": {"nope": {"random": {"seed": 1}}}}, "unknown_input"),
         ({"base": 7}, "unknown_revision"),
+        ({"base": 0, "op_types": "Conv"}, "bad_request"),
     ],
 )
 def test_wrong_requests_are_refused_naming_the_problem(client, body, code):

@@ -295,6 +295,11 @@ SCHEMAS: dict = {
                 "default": "alone",
                 "description": "alone: each node the only one quantized; without: each node the only one left float",
             },
+            "op_types": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "measure only the quantized nodes of these operators (each a run of the whole model)",
+            },
         },
     },
     "Sensitivity": {

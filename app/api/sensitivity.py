@@ -7,7 +7,7 @@ once per node with that node alone quantized ("alone", the default: what it cost
 alone left float ("without": what leaving it out of the quantization saves). Each run's outputs
 are measured against the reference as the run's per-node error is (relative L2 error, SQNR).
 
-  {"base": REV, "revision"?, "inputs"?, "dims"?, "mode"?: "alone" | "without"}
+  {"base": REV, "revision"?, "inputs"?, "dims"?, "mode"?: "alone" | "without", "op_types"?: [OP]}
   -> {"revision", "base", "mode", "outputs": [NAME], "all": {"output", "rel_error", "sqnr_db"},
       "nodes": [{"node", "name", "op_type", "inputs", "output", "rel_error", "sqnr_db"}] the
       costliest first, "ms" (one run), "runs", "seconds", "onnxruntime"}
@@ -52,20 +52,33 @@ def post_sensitivity(model_id):
         raise StudioError("bad_request", f'"mode" is one of {", ".join(MODES)}')
     inputs = check_inputs(body.get("inputs"), base)
     dims = check_dims(body.get("dims"))
+    op_types = body.get("op_types")
+    if op_types is not None and (not isinstance(op_types, list) or not all(isinstance(o, str) for o in op_types)):
+        raise StudioError("bad_request", '"op_types" is a list of operator names (measure only their nodes)')
     model, switches = switchable(base, quantized)
-    if len(switches) > MAX_SWITCHES:
+    each = [k for k, w in enumerate(switches) if op_types is None or w.op_type in op_types]
+    if not each:
+        raise StudioError("no_nodes", f"no quantized node is one of {', '.join(op_types or [])}", 422)
+    if len(each) > MAX_SWITCHES:
         raise StudioError(
-            "too_many_nodes", f"{len(switches)} quantized nodes would take a run each (at most {MAX_SWITCHES})", 422
+            "too_many_nodes", f"{len(each)} quantized nodes would take a run each (at most {MAX_SWITCHES})", 422
         )
     s = store()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sweep-", dir=s.blobs.scratch()) as tmp:
         path, files = write_runnable(model, [base_revision, revision], Path(tmp))
         size = s.model_size(base_revision) + s.model_size(revision)
-        answer = sweep_model(path, inputs, dims, [w.flag for w in switches], mode, size, files)
+        answer = sweep_model(path, inputs, dims, [w.flag for w in switches], each, mode, size, files)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
+    if status == "limit":
+        raise StudioError(
+            "run_failed",
+            f"{answer['message']}: {len(each)} runs of the whole model — measure fewer nodes (op_types) "
+            "or smaller inputs (dims)",
+            422,
+        )
     if status != "ok":
         stage = "load" if answer.get("stage") == "load" else "run"
         raise StudioError(
@@ -73,7 +86,7 @@ def post_sensitivity(model_id):
         )
     nodes = [
         {"node": node_id("", w.node), "name": w.name, "op_type": w.op_type, "inputs": w.inputs, **measured}
-        for w, measured in zip(switches, answer["nodes"], strict=True)
+        for w, measured in zip([switches[k] for k in each], answer["nodes"], strict=True)
     ]
     return jsonify(
         {

@@ -355,8 +355,8 @@ def _tensor_error():
 
 def sweep(job: dict) -> dict:
     """Run a model with quantization switches (job["flags"], bool graph inputs) with all off (the
-    reference), all on, then one configuration per switch: it alone on ("alone") or alone off
-    ("without"); {"status", "all", "nodes": [per switch], "outputs" measured, "ms" (median
+    reference), all on, then one configuration per switch (of job["each"], their indices, if
+    given): it alone on ("alone") or alone off ("without"); {"status", "all", "nodes": [per switch], "outputs" measured, "ms" (median
     run), "runs"}, each entry the float output furthest from the reference: {"output",
     "rel_error", "sqnr_db"}."""
     import numpy as np
@@ -401,7 +401,8 @@ def sweep(job: dict) -> dict:
 
         every = set(range(len(flags)))
         answer_all = worst(outputs(every))
-        nodes = [worst(outputs({k} if job["mode"] == "alone" else every - {k})) for k in range(len(flags))]
+        each = job.get("each", range(len(flags)))
+        nodes = [worst(outputs({k} if job["mode"] == "alone" else every - {k})) for k in each]
     except Exception as exc:
         return {"status": "fails", "stage": "run", "message": str(exc)}
     return {

@@ -192,10 +192,13 @@ def run_model(
     return _run(job, wall)
 
 
-def sweep_model(path: Path, inputs: dict, dims: dict, flags: list[str], mode: str, size: int, files: dict) -> dict:
+def sweep_model(
+    path: Path, inputs: dict, dims: dict, flags: list[str], each: list[int], mode: str, size: int, files: dict
+) -> dict:
     """A quantization sensitivity sweep in a worker (ort_worker.sweep): the model at `path`
     (quant_switches.switchable) run once with every switch in `flags` off, once with all on, and
-    once per switch with it alone on (`mode` "alone") or alone off ("without"); each run's
+    once per switch of `each` (indices into `flags`) with it alone on (`mode` "alone") or alone
+    off ("without"); each run's
     outputs measured against the first."""
     job = {
         "kind": "sweep",
@@ -204,6 +207,7 @@ def sweep_model(path: Path, inputs: dict, dims: dict, flags: list[str], mode: st
         "inputs": inputs,
         "dims": dims,
         "flags": flags,
+        "each": each,
         "mode": mode,
         "cpu": RUN_CPU_SECONDS,
         "memory": MEMORY_ALLOWANCE + 3 * size,
