@@ -1,16 +1,18 @@
-"""POST /api/models/<id>/sensitivity: which quantized nodes cost the most accuracy.
+"""POST /api/models/<id>/sensitivity: which parts of a quantization cost the most accuracy.
 
-A QDQ revision and the float revision it was made from: the float model with each quantized
-node's quantization behind a switch (onnx_io/quant_switches.py) runs in onnxruntime's worker with
-every node float (the reference), every node quantized (the whole quantization, simulated), and
-once per node with that node alone quantized ("alone", the default: what it costs by itself) or
-alone left float ("without": what leaving it out of the quantization saves). Each run's outputs
-are measured against the reference as the run's per-node error is (relative L2 error, SQNR).
+A QDQ revision and the float revision it was made from: the float model with each of the
+quantization's points (an activation tensor, a node's weights) behind a switch
+(onnx_io/quant_switches.py) runs in onnxruntime's worker with every point off (the float model,
+the reference), every point on (the whole quantization, simulated), and once per point with that
+point alone on ("alone", the default: what it costs by itself) or alone off ("without": what
+turning it float saves). Each run's outputs are measured against the reference as a run's
+per-node error is (relative L2 error, SQNR). Each point names its owners: the nodes to leave out
+of the quantization (nodes_to_exclude) to turn it float.
 
   {"base": REV, "revision"?, "inputs"?, "dims"?, "mode"?: "alone" | "without", "op_types"?: [OP]}
   -> {"revision", "base", "mode", "outputs": [NAME], "all": {"output", "rel_error", "sqnr_db"},
-      "nodes": [{"node", "name", "op_type", "inputs", "output", "rel_error", "sqnr_db"}] the
-      costliest first, "ms" (one run), "runs", "seconds", "onnxruntime"}
+      "points": [{"kind", "tensors", "dtype", "of"?, "owners": [{"node", "name", "op_type"}],
+      "output_owners"?, "output", "rel_error", "sqnr_db"}] the costliest first, "ms" (one run), "runs", "seconds", "onnxruntime"}
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .request_body import json_object
 from .run import check_dims, check_inputs, integer, write_runnable
 
 MODES = ("alone", "without")
-MAX_SWITCHES = 5000  # one run of the whole model each
+MAX_POINTS = 5000  # one run of the whole model each
 
 
 def _costliest_first(entry: dict) -> tuple:
@@ -55,27 +57,28 @@ def post_sensitivity(model_id):
     op_types = body.get("op_types")
     if op_types is not None and (not isinstance(op_types, list) or not all(isinstance(o, str) for o in op_types)):
         raise StudioError("bad_request", '"op_types" is a list of operator names (measure only their nodes)')
-    model, switches = switchable(base, quantized)
-    each = [k for k, w in enumerate(switches) if op_types is None or w.op_type in op_types]
+    model, points = switchable(base, quantized)
+    nodes = quantized.graph.node
+    each = [k for k, p in enumerate(points) if op_types is None or any(nodes[o].op_type in op_types for o in p.owners)]
     if not each:
         raise StudioError("no_nodes", f"no quantized node is one of {', '.join(op_types or [])}", 422)
-    if len(each) > MAX_SWITCHES:
+    if len(each) > MAX_POINTS:
         raise StudioError(
-            "too_many_nodes", f"{len(each)} quantized nodes would take a run each (at most {MAX_SWITCHES})", 422
+            "too_many_points", f"{len(each)} quantization points would take a run each (at most {MAX_POINTS})", 422
         )
     s = store()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sweep-", dir=s.blobs.scratch()) as tmp:
         path, files = write_runnable(model, [base_revision, revision], Path(tmp))
         size = s.model_size(base_revision) + s.model_size(revision)
-        answer = sweep_model(path, inputs, dims, [w.flag for w in switches], each, mode, size, files)
+        answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
     if status == "limit":
         raise StudioError(
             "run_failed",
-            f"{answer['message']}: {len(each)} runs of the whole model — measure fewer nodes (op_types) "
+            f"{answer['message']}: {len(each)} runs of the whole model — measure fewer points (op_types) "
             "or smaller inputs (dims)",
             422,
         )
@@ -84,9 +87,21 @@ def post_sensitivity(model_id):
         raise StudioError(
             "run_failed", f"onnxruntime can't {stage} the switched model: {answer.get('message', status)}", 422
         )
-    nodes = [
-        {"node": node_id("", w.node), "name": w.name, "op_type": w.op_type, "inputs": w.inputs, **measured}
-        for w, measured in zip([switches[k] for k in each], answer["nodes"], strict=True)
+
+    def node(index: int) -> dict:
+        return {"node": node_id("", index), "name": nodes[index].name, "op_type": nodes[index].op_type}
+
+    measured = [
+        {
+            "kind": p.kind,
+            "tensors": p.tensors,
+            "dtype": p.dtype,
+            **({} if p.node is None else {"of": node(p.node)}),
+            "owners": [node(o) for o in p.owners],
+            **({"output_owners": True} if p.output_owners else {}),
+            **error,
+        }
+        for p, error in zip([points[k] for k in each], answer["nodes"], strict=True)
     ]
     return jsonify(
         {
@@ -95,7 +110,7 @@ def post_sensitivity(model_id):
             "mode": mode,
             "outputs": answer["outputs"],
             "all": answer["all"],
-            "nodes": sorted(nodes, key=_costliest_first) if mode == "alone" else sorted(nodes, key=_savings_first),
+            "points": sorted(measured, key=_costliest_first if mode == "alone" else _savings_first),
             "ms": answer["ms"],
             "runs": answer["runs"],
             "seconds": round(time.monotonic() - start, 2),

@@ -1,12 +1,19 @@
 """A QDQ model's quantization as switches on its float base, for a sensitivity sweep.
 
-For each node the quantized model quantizes (a node reading DequantizeLinear outputs), the same
-quantization is put on the float model's node: each activation input through QuantizeLinear →
-DequantizeLinear with the quantized model's own scale and zero point, each weight input as the
-quantized model's integer weight dequantized; the node reads the quantized value or the float
-one through a Where on a boolean graph input of its own. One onnxruntime session then runs the
-model with any set of nodes quantized: all off is the float model, all on its quantization
-simulated, one on what that node costs alone, all but one what leaving it float would save.
+The quantized model's quantization is a set of points: each activation tensor it quantizes
+(QuantizeLinear → DequantizeLinear, the pair's output read by every node of the tensor in its
+place) and each node's quantized weights (its integer tensors dequantized, bias included). Each
+point is put on the float model behind a boolean graph input of its own: an activation tensor
+through an If whose one branch quantizes it with the quantized model's own scale and zero point
+and the other passes it on; a node with quantized weights as an If running it on its dequantized
+weights or on its float ones. One onnxruntime session then runs the model with any set of
+points on: all off is the float model, all on its quantization simulated, one on what that
+point costs alone, all but one what turning it float would save.
+
+A point's owners are the nodes whose exclusion from the quantization (onnxruntime's
+nodes_to_exclude) it takes to remove it: a node's weights, that node; an activation tensor, the
+quantized node making it (its output is quantized) and every quantized node reading it — leaving
+a Softmax alone out keeps its input and output quantized for the MatMuls around it.
 
 The float model is the reference, not the QDQ graph with its pairs bypassed: onnxruntime drops
 the Relu or Clip after a quantized node (the output's range does its clipping), so bypassing
@@ -15,7 +22,7 @@ every pair of the QDQ graph computes something else than the float model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import onnx
 from onnx import TensorProto, helper
@@ -24,19 +31,32 @@ from ..errors import StudioError
 from .traverse import standard_domain
 
 SWITCH_PREFIX = "studio_quantized/"
-QDQ_DOMAINS = ("", "com.microsoft")  # onnxruntime writes 16-bit and 4-bit pairs in its own domain at low opsets
+QDQ_DOMAINS = ("", "com.microsoft")
+# onnxruntime (its WeightBiasQuantization graph transformer) quantizes the float weights of these
+# ops itself, per tensor, when they read a DequantizeLinear and their output leads to a
+# QuantizeLinear: leaving such a node out of the quantization keeps its weights float only if
+# its output is left float too (its readers left out)
+REQUANTIZED_WEIGHTS = (
+    "Conv",
+    "ConvTranspose",
+    "Gemm",
+)  # onnxruntime writes 16-bit and 4-bit pairs in its own domain at low opsets
 
 
 @dataclass
-class Switch:
-    """One node's quantization: `flag` (a bool graph input) turns it on; `node` is the node's
-    index in the quantized model's main graph; `inputs` how many of its inputs it quantizes."""
+class Point:
+    """One quantization point: `flag` (a bool graph input) turns it on. `kind` "activation" (of
+    `tensors`[0], the float model's name) or "weights" (of one node: its integer `tensors`);
+    `owners`: indices in the quantized model's main graph of the nodes that quantize it;
+    `dtype`: the quantized type's name; `node`: for weights, the node they are of."""
 
     flag: str
-    node: int
-    name: str
-    op_type: str
-    inputs: int
+    kind: str
+    tensors: list[str]
+    dtype: str
+    owners: list[int] = field(default_factory=list)
+    output_owners: bool = False  # weights: owners include its output's (REQUANTIZED_WEIGHTS)
+    node: int | None = None  # weights: the node they are of
 
 
 def _is(node: onnx.NodeProto, op: str) -> bool:
@@ -107,13 +127,17 @@ def _match(
     return None
 
 
-def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Switch]]:
+def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Point]]:
     """The float model `base` with `quantized`'s quantization behind switches (the module's
     doc). Tensors copied from the quantized model (integer weights, scales, zero points) keep
     their data as they are (external references included) under names of SWITCH_PREFIX. A
     StudioError when `quantized` quantizes no node of `base` in QDQ form."""
     qg = quantized.graph
-    producer = {out: n for n in qg.node for out in n.output if out}
+    producer = {out: i for i, n in enumerate(qg.node) for out in n.output if out}
+    readers: dict[str, list[int]] = {}
+    for i, n in enumerate(qg.node):
+        for name in set(n.input):
+            readers.setdefault(name, []).append(i)
     initializers = {t.name: t for t in qg.initializer}
     by_name, by_output = _base_nodes(base.graph)
     pairs = dequantized(quantized)
@@ -126,6 +150,8 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
     del out.opset_import[:]
     out.opset_import.extend(quantized.opset_import)
     out.ir_version = max(base.ir_version, quantized.ir_version)
+    float_tensors = {o for n in g.node for o in n.output if o} | {v.name for v in g.input}
+    graph_outputs = {o.name for o in g.output}
 
     copied: dict[str, str] = {}  # quantized model's initializer -> its name here
 
@@ -142,52 +168,143 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
             copied[name] = t.name
         return copied[name]
 
-    switched: dict[int, onnx.NodeProto] = {}  # float node index -> the If standing for it
-    switches: list[Switch] = []
-    for qi, qn in enumerate(qg.node):
-        if _is(qn, "QuantizeLinear") or _is(qn, "DequantizeLinear"):
+    def is_qdq(i: int) -> bool:
+        return _is(qg.node[i], "QuantizeLinear") or _is(qg.node[i], "DequantizeLinear")
+
+    matched = {
+        qi: bi
+        for qi, qn in enumerate(qg.node)
+        if not is_qdq(qi) and (bi := _match(qn, g, by_name, by_output, pairs)) is not None
+    }
+    points: list[Point] = []
+    made_by: dict[int, list[int]] = {}  # a QuantizeLinear of the quantized model -> the points it makes
+    after: dict[int, list[onnx.NodeProto]] = {}  # float node index (-1: the graph's inputs) -> Ifs right after it
+    weights: dict[int, list[tuple[int, onnx.NodeProto]]] = {}  # quantized node -> (input slot, its DequantizeLinear)
+
+    for dq in qg.node:
+        if not _is(dq, "DequantizeLinear") or not dq.input or not dq.output:
             continue
-        bi = _match(qn, base.graph, by_name, by_output, pairs)
-        if bi is None or bi in switched or not all(g.node[bi].output):
+        slots = [
+            (r, k)
+            for r in readers.get(dq.output[0], [])
+            if not is_qdq(r)
+            for k, x in enumerate(qg.node[r].input)
+            if x == dq.output[0]
+        ]
+        source = producer.get(dq.input[0])
+        if source is None or not _is(qg.node[source], "QuantizeLinear"):
+            for r, k in slots:  # a weight: one point per node, below
+                if r in matched and dq.input[0] in initializers:
+                    weights.setdefault(r, []).append((k, dq))
             continue
-        target = g.node[bi]
-        flag = f"{SWITCH_PREFIX}{len(switches)}"
-        fake: list[onnx.NodeProto] = []  # the quantization of its inputs, in the If's quantized branch
-        reads = list(target.input)
-        for i, name in enumerate(qn.input):
-            dq = producer.get(name)
-            if dq is None or not _is(dq, "DequantizeLinear") or not target.input[i]:
+        q = qg.node[source]
+        # the float model's tensor: the pair's input, or where a graph output was renamed for the
+        # pair to make it, the pair's output
+        found = [x for x in (q.input[0], dq.output[0]) if x in float_tensors]
+        params = [copy(x) for x in [*q.input[1:], *dq.input[1:]]]
+        if not found or None in params or (not slots and dq.output[0] not in graph_outputs):
+            continue
+        name = found[0]
+        flag = f"{SWITCH_PREFIX}{len(points)}"
+        value, shown = f"{flag}/value", name
+        if dq.output[0] in graph_outputs and name == dq.output[0]:  # the graph's output itself is quantized
+            made = f"{flag}/float"
+            for n in g.node:
+                n.input[:] = [made if x == name else x for x in n.input]
+                n.output[:] = [made if x == name else x for x in n.output]
+            value, name = name, made
+        for r, k in slots:
+            if r in matched:
+                g.node[matched[r]].input[k] = value
+        fake_q = _renamed(q, f"{flag}/q", [name, *params[: len(q.input) - 1]])
+        fake_dq = _renamed(dq, f"{flag}/dq", [fake_q.output[0], *params[len(q.input) - 1 :]])
+        maker = next((i for i, n in enumerate(g.node) if name in n.output), -1)
+        after.setdefault(maker, []).append(
+            helper.make_node(
+                "If",
+                [flag],
+                [value],
+                name=f"{flag}/if",
+                then_branch=_branch(f"{flag}/quantized", [fake_q, fake_dq], fake_dq.output[0]),
+                else_branch=_branch(
+                    f"{flag}/float", [helper.make_node("Identity", [name], [f"{flag}/id"])], f"{flag}/id"
+                ),
+            )
+        )
+        producer_node = producer.get(q.input[0])
+        owners = {r for r, _ in slots} | (
+            {producer_node} if producer_node is not None and not is_qdq(producer_node) else set()
+        )
+        made_by.setdefault(source, []).append(len(points))
+        points.append(Point(flag, "activation", [shown], _quantized_type(dq, initializers), sorted(owners)))
+
+    for qi, taken in weights.items():
+        flag = f"{SWITCH_PREFIX}{len(points)}"
+        target = g.node[matched[qi]]
+        fake, reads, floats = [], list(target.input), []
+        for k, wdq in taken:
+            params = [copy(x) for x in wdq.input[1:]]
+            integer = copy(wdq.input[0])
+            if None in params or not integer or not target.input[k]:
                 continue
-            stem = f"{flag}/in{i}"
-            params = [copy(x) for x in dq.input[1:]]
-            q = producer.get(dq.input[0])
-            if q is not None and _is(q, "QuantizeLinear"):  # an activation: quantize the float value
-                q_params = [copy(x) for x in q.input[1:]]
-                if None in params or None in q_params:
-                    continue
-                fake.append(_renamed(q, f"{stem}/q", [target.input[i], *q_params]))
-                quantized_value = f"{stem}/q"
-            else:  # a weight: the quantizer's integer tensor
-                quantized_value = copy(dq.input[0]) or ""
-                if not quantized_value or None in params:
-                    continue
-            fake.append(_renamed(dq, f"{stem}/dq", [quantized_value, *params]))
-            reads[i] = f"{stem}/dq"
-        if not fake:
-            continue
-        switched[bi] = _switch(flag, target, fake, reads)
-        g.input.append(helper.make_tensor_value_info(flag, TensorProto.BOOL, []))
-        switches.append(Switch(flag, qi, qn.name, qn.op_type, sum(1 for n in fake if _is(n, "DequantizeLinear"))))
-    if not switches:
+            fake.append(_renamed(wdq, f"{flag}/in{k}", [integer, *params]))
+            reads[k] = fake[-1].output[0]
+            floats.append(target.input[k])
+        if fake and all(target.output):
+            target.CopyFrom(_switch(flag, target, fake, reads))
+            weight = min(taken, key=lambda slot: slot[0])[1]  # the weight's type, not its bias's (INT32)
+            point = Point(flag, "weights", floats, _quantized_type(weight, initializers), [qi], node=qi)
+            if qg.node[qi].op_type in REQUANTIZED_WEIGHTS:
+                after_it = _quantized_after(qg, qi, readers)
+                if after_it is not None:
+                    held = {o for k in made_by.get(after_it, []) for o in points[k].owners}
+                    point.owners, point.output_owners = sorted(held | {qi}), True
+            points.append(point)
+
+    if not points:
         raise StudioError(
             "not_quantized",
             "no node of this revision reads QuantizeLinear/DequantizeLinear pairs that the other revision's nodes "
             "can take: compare a QDQ quantization (quant_format QDQ) with the float revision it was made from",
             422,
         )
-    for i, node in switched.items():
-        g.node[i].CopyFrom(node)
-    return out, switches
+    nodes = list(g.node)
+    del g.node[:]
+    g.node.extend(after.get(-1, []))
+    for i, n in enumerate(nodes):  # each If right after what it reads: the graph stays in order
+        g.node.append(n)
+        g.node.extend(after.get(i, []))
+    for p in points:
+        g.input.append(helper.make_tensor_value_info(p.flag, TensorProto.BOOL, []))
+    return out, points
+
+
+def _quantized_after(graph: onnx.GraphProto, index: int, readers: dict[str, list[int]]) -> int | None:
+    """The QuantizeLinear a node's single output leads to, through Relu or Clip nodes and
+    without branching (onnxruntime's test for quantizing a node's float weights), or None."""
+    node = graph.node[index]
+    while len(node.output) == 1:
+        after = readers.get(node.output[0], [])
+        if len(after) != 1:
+            return None
+        node = graph.node[after[0]]
+        if _is(node, "QuantizeLinear"):
+            return after[0]
+        if node.op_type not in REMOVABLE:
+            return None
+    return None
+
+
+def _quantized_type(dq: onnx.NodeProto, initializers: dict[str, TensorProto]) -> str:
+    """The integer type of a DequantizeLinear's input: its tensor's, or its zero point's."""
+    for name in (dq.input[0], dq.input[2] if len(dq.input) > 2 else ""):
+        if name in initializers:
+            return TensorProto.DataType.Name(initializers[name].data_type)
+    return "UINT8"  # no zero point: QuantizeLinear's default
+
+
+def _branch(name: str, nodes: list[onnx.NodeProto], output: str) -> onnx.GraphProto:
+    return helper.make_graph(nodes, name, [], [onnx.ValueInfoProto(name=output)])  # typed by the If's runtime
 
 
 def _renamed(node: onnx.NodeProto, output: str, inputs: list) -> onnx.NodeProto:

@@ -44,19 +44,33 @@ function divergence(d, compare, ctx) {
 const WORST = 8;
 const db = (v) => (v === null || v === undefined ? "—" : `${v.toFixed(1)} dB`);
 
-/** "Leave in float" checkboxes by node name: a node listed in two tables has one in each, kept
- * in step; the requantize offer reads them. */
+/** "Leave in float" checkboxes: each stands for one or more nodes (a node of the error table,
+ * the owners of a quantization point) and is ticked while all of them are; the requantize offer
+ * reads the nodes ticked. */
 class Ticks {
-  constructor() { this.boxes = new Map(); }
-  box(name) {
-    const box = el("input", { type: "checkbox", "aria-label": `Leave ${name} in float`, title: "Leave this node in float when quantizing again" });
-    const same = this.boxes.get(name) || [];
-    this.boxes.set(name, [...same, box]);
-    box.addEventListener("change", () => { for (const other of this.boxes.get(name)) other.checked = box.checked; });
-    if (same.length) box.checked = same[0].checked;
+  constructor() {
+    /** @type {Set<string>} */
+    this.names = new Set();
+    /** @type {Array<{box: HTMLInputElement, names: string[]}>} */
+    this.boxes = [];
+  }
+  /** A checkbox for the nodes `names`, with what it leaves in float in words. */
+  box(names, what) {
+    const box = /** @type {HTMLInputElement} */ (el("input", { type: "checkbox", "aria-label": `Leave ${what} in float`, title: `Leave ${names.join(", ")} in float when quantizing again` }));
+    this.boxes.push({ box, names });
+    box.checked = names.every((n) => this.names.has(n));
+    box.indeterminate = !box.checked && names.some((n) => this.names.has(n));
+    box.addEventListener("change", () => this.set(names, box.checked));
     return box;
   }
-  ticked() { return [...this.boxes].filter(([, boxes]) => boxes[0].checked).map(([name]) => name); }
+  set(names, checked) {
+    for (const n of names) { if (checked) this.names.add(n); else this.names.delete(n); }
+    for (const b of this.boxes) {
+      b.box.checked = b.names.every((n) => this.names.has(n));
+      b.box.indeterminate = !b.box.checked && b.names.some((n) => this.names.has(n)); // some of its nodes ticked elsewhere
+    }
+  }
+  ticked() { return [...this.names]; }
 }
 
 /** Whether a node can be left out of a quantization (nodes_to_exclude names it). */
@@ -97,12 +111,12 @@ function nodeErrors(compare, ctx, body) {
     offer));
   quantizedFrom(compare.revision, ctx).then((op) => {
     if (!op) return;
-    worst.forEach((n, k) => { if (excludable(n)) cells[k].append(ticks.box(n.name)); });
+    worst.forEach((n, k) => { if (excludable(n)) cells[k].append(ticks.box([n.name], n.name)); });
     const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, ticked nodes in float`);
     again.addEventListener("click", () => requantize(op, ticks.ticked(), compare.revision, ctx, offer));
     const qdq = op.op === "quantize_static" && (op.quant_format || "QDQ") === "QDQ";
     offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: `,
-      qdq ? "an error grows along the graph, so measure what each node costs by itself, then " : "",
+      qdq ? "an error grows along the graph, so measure what each quantized tensor costs by itself, then " : "",
       "tick the nodes that lose the most to quantize it again without them."),
     qdq ? costAlone(compare.revision, ctx, body, ticks) : null,
     el("div", { class: "ed-row" }, again));
@@ -112,31 +126,68 @@ function nodeErrors(compare, ctx, body) {
 }
 
 const COSTLIEST = 10;
+const TICK_FIRST = 5; // leaving the few costliest in float recovers the most (bench/sensitivity.py)
 
-/** "What each node costs alone": the sweep on the run's inputs, its costliest nodes listed with
- * checkboxes, the drawing coloured by it on request. */
+/** A node as a link to it. */
+const nodeLink = (n, ctx) => el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node));
+
+/** The costliest quantization points: what each is (an activation tensor, a node's weights),
+ * the nodes to leave out to turn it float, its error and SQNR, a checkbox for those nodes. */
+function pointTable(points, ctx, ticks) {
+  return el("table", { class: "run-compare run-sensitivity" },
+    el("thead", {}, el("tr", {}, [["", "run-tick"], ["quantized", ""], ["error", "num"], ["SQNR", "num"]].map(([h, c]) => el("th", { class: c }, h)))),
+    el("tbody", {}, points.map((p) => {
+      const owners = p.owners.filter(excludable);
+      const what = p.kind === "weights" ? `the weights of ${p.of.name || p.of.node}` : p.tensors[0];
+      const tick = el("td", { class: "run-tick" }, owners.length === p.owners.length ? ticks.box(owners.map((n) => n.name), what) : null);
+      const held = p.output_owners ? el("span", { title: "onnxruntime quantizes a Conv's or Gemm's float weights itself while its input and output are quantized: its output's readers are left out too" }, " (and its output)") : null;
+      return el("tr", { "data-kind": p.kind },
+        tick,
+        el("td", { class: "cost-name" },
+          p.kind === "weights" ? el("div", {}, "weights of ", nodeLink(p.of, ctx), el("span", { class: "muted" }, ` · ${p.dtype}`))
+            : el("div", {}, mono(breakable(p.tensors[0])), el("span", { class: "muted" }, ` · ${p.dtype}`)),
+          el("div", { class: "muted run-owners" }, "leave out ", ...owners.flatMap((n, k) => (k ? [", ", nodeLink(n, ctx)] : [nodeLink(n, ctx)])), held)),
+        el("td", { class: "num" }, formatMetric("rel_error", p.rel_error)),
+        el("td", { class: "num" }, db(p.sqnr_db)));
+    })));
+}
+
+/** Each node's cost for the heat map: the most any point it owns costs. */
+function costOfNodes(points) {
+  const cost = new Map();
+  for (const p of points) {
+    for (const n of p.owners) cost.set(n.node, Math.max(cost.get(n.node) ?? 0, p.rel_error ?? 0));
+  }
+  return [...cost].map(([node, quant_cost]) => ({ node, quant_cost }));
+}
+
+/** "What each quantized tensor costs alone": the sweep on the run's inputs, its costliest points
+ * listed with checkboxes, the drawing coloured by it on request. */
 function costAlone(base, ctx, body, ticks) {
-  const go = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-go" }, "Measure what each node costs alone");
+  const go = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-go" }, "Measure what each quantized tensor costs alone");
   const out = el("div", { id: "run-sensitivity" });
   go.addEventListener("click", async () => {
     go.disabled = true;
     clear(out);
     const started = Date.now();
-    const note = el("div", { class: "muted" }, "Running the model once per quantized node…");
+    const waiting = "Running the model once per quantized tensor…";
+    const note = el("div", { class: "muted" }, waiting);
     out.append(note);
-    const timer = setInterval(() => { note.textContent = `Running the model once per quantized node… ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+    const timer = setInterval(() => { note.textContent = `${waiting} ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
     try {
       const answer = await ctx.actions.sensitivity({ base, inputs: body.inputs, dims: body.dims });
       clear(out);
-      const rows = answer.nodes.slice(0, COSTLIEST);
-      const { table, cells } = errorTable(rows, ctx, "run-sensitivity");
-      rows.forEach((n, k) => { if (excludable(n)) cells[k].append(ticks.box(n.name)); });
+      const rows = answer.points.slice(0, COSTLIEST);
+      const pick = rows.filter((p) => p.owners.every(excludable)).slice(0, TICK_FIRST);
+      const tickFirst = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-tick" }, `Tick the ${pick.length} costliest`);
+      tickFirst.addEventListener("click", () => { for (const p of pick) ticks.set(p.owners.map((n) => n.name), true); });
       const colour = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-heat" }, "Colour the drawing by cost");
-      colour.addEventListener("click", () => ctx.actions.showHeat("quant_cost", { nodes: answer.nodes.map((n) => ({ node: n.node, quant_cost: n.rel_error })) }));
+      colour.addEventListener("click", () => ctx.actions.showHeat("quant_cost", { nodes: costOfNodes(answer.points) }));
       out.append(
-        el("p", { class: "muted" }, `${plural(answer.nodes.length, "quantized node")}, each quantized alone with the rest in float (${answer.runs} runs, ${answer.seconds.toFixed(1)} s): `,
-          `the error it leaves in ${answer.outputs.length === 1 ? "the output" : "the output furthest off"}. All quantized: ${formatMetric("rel_error", answer.all.rel_error)} (${db(answer.all.sqnr_db)}, simulated).`),
-        table, el("div", { class: "ed-row" }, colour));
+        el("p", { class: "muted" }, `${plural(answer.points.length, "quantized tensor")} (activations, and each node's weights), each quantized alone with the rest in float (${answer.runs} runs, ${answer.seconds.toFixed(1)} s): `,
+          `the error it leaves in ${answer.outputs.length === 1 ? "the output" : "the output furthest off"}. All quantized: ${formatMetric("rel_error", answer.all.rel_error)} (${db(answer.all.sqnr_db)}, simulated). `,
+          "Turning one float takes leaving out every node that quantizes it."),
+        pointTable(rows, ctx, ticks), el("div", { class: "ed-row" }, pick.length ? tickFirst : null, colour));
       out.dataset.ready = "true";
     } catch (err) {
       clear(out);

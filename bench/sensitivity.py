@@ -1,0 +1,149 @@
+"""Quantization sensitivity on big models (POST .../sensitivity): what the sweep costs against
+the runs it makes, and whether its ranking picks better nodes to leave in float than the run's
+per-node error table does.
+
+For each model: a fresh `onnx-studio serve`, the model uploaded, quantize_static (QDQ, 8 random
+samples: bench/model_tools.py calibration()), then
+- the sweep ("alone") on one random input, symbolic dims 1 (the first) and SEQUENCE; its time
+  against a floor measured in the same run: the float model run bare in onnxruntime (one
+  thread, as the worker runs it) as many times as the sweep runs it;
+- the output error of three quantizations on the same input (POST .../run against the float
+  revision, onnxruntime's default optimisations: as deployed): all quantized; the owners of the
+  TOP costliest points of the sweep left out (nodes_to_exclude); the TOP nodes furthest off in
+  the run's per-node error table (compare.nodes, what the page listed before) left out.
+
+  .venv/bin/python bench/sensitivity.py [--models resnet50 bert_base]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.model_tools import static_op  # noqa: E402
+from bench.store_edits import MODELS, Server, post  # noqa: E402
+
+SEQUENCE = 128
+TOP = 5
+
+
+def dims_of(path: Path) -> dict[str, int]:
+    """Each symbolic dim of the inputs: the first 1, the others SEQUENCE."""
+    model = onnx.load(path, load_external_data=False)
+    dims: dict[str, int] = {}
+    for v in model.graph.input:
+        for k, d in enumerate(v.type.tensor_type.shape.dim):
+            if d.HasField("dim_param") and d.dim_param not in dims:
+                dims[d.dim_param] = 1 if k == 0 else SEQUENCE
+    return dims
+
+
+def bare_run_ms(path: Path, dims: dict[str, int], repeat: int = 5) -> float:
+    """The float model's median run in onnxruntime, one thread, on zeros / small token ids."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    feeds = {}
+    for arg in sess.get_inputs():
+        shape = [d if isinstance(d, int) else dims.get(d, 1) for d in arg.shape]
+        kind = arg.type[len("tensor(") : -1]
+        feeds[arg.name] = np.ones(shape, np.int64 if kind == "int64" else np.float32)
+    sess.run(None, feeds)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        sess.run(None, feeds)
+        times.append((time.perf_counter() - t) * 1000)
+    return sorted(times)[len(times) // 2]
+
+
+def output_error(server: Server, mid: str, dims: dict) -> float:
+    """The worst output's relative error of the head against revision 0, on random input seed 7."""
+    _, answer = post(f"{server.base}/api/models/{mid}/run", {"dims": dims, "compare_to": 0})
+    return max(c["rel_error"] for c in answer["compare"]["outputs"].values() if c.get("rel_error") is not None)
+
+
+def requantized(server: Server, mid: str, op: dict, names: list[str], dims: dict) -> float:
+    """The output error of the quantization made again with `names` in float (then undone)."""
+    post(f"{server.base}/api/models/{mid}/undo")
+    post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [{**op, "nodes_to_exclude": names}]})
+    error = output_error(server, mid, dims)
+    return error
+
+
+def measure(path: Path) -> dict:
+    dims = dims_of(path)
+    row: dict = {"model": path.stem, "dims": dims}
+    server = Server()
+    try:
+        mid = server.upload(path)["id"]
+        server.settled(mid)
+        op = static_op(server, path)
+        post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [op]})
+        server.settled(mid)
+        dt, sweep = post(f"{server.base}/api/models/{mid}/sensitivity", {"base": 0, "dims": dims})
+        row.update(seconds=dt, runs=sweep["runs"], points=len(sweep["points"]), sweep_ms=sweep["ms"])
+        row["all_simulated"] = sweep["all"]["rel_error"]
+        row["costliest"] = [
+            (p["kind"], p["tensors"], [o["name"] for o in p["owners"]], p["rel_error"]) for p in sweep["points"][:TOP]
+        ]
+        _, run = post(f"{server.base}/api/models/{mid}/run", {"dims": dims, "compare_to": 0, "locate": True})
+        off = [n for n in run["compare"]["nodes"] if not n["equal"] and n["name"] and "Linear" not in n["op_type"]]
+        furthest = sorted(off, key=lambda n: -(n["rel_error"] or 0))[:TOP]
+        row["furthest"] = [(n["name"], n["op_type"], n["rel_error"]) for n in furthest]
+        row["error_all"] = output_error(server, mid, dims)
+        owners = sorted({name for *_, names, _ in row["costliest"] for name in names})
+        row["left_out"] = len(owners)
+        row["error_without_costliest"] = requantized(server, mid, op, owners, dims)
+        row["error_without_furthest"] = requantized(server, mid, op, [n[0] for n in row["furthest"]], dims)
+    finally:
+        server.close()
+    row["bare_ms"] = bare_run_ms(path, dims)
+    row["floor"] = row["runs"] * row["bare_ms"] / 1000
+    return row
+
+
+def print_table(rows: list[dict]) -> None:
+    print(
+        "| model | quantized tensors | sweep | floor: the float model run as often, bare | ratio | one switched run ÷ bare "
+        f"| output error: all quantized (simulated) | owners of the top {TOP} by cost alone left out "
+        f"| top {TOP} of the error table left out |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(
+            f"| {r['model']} | {r['points']} | {r['seconds']:.1f} s ({r['runs']} runs) | {r['floor']:.1f} s "
+            f"| {r['seconds'] / r['floor']:.2f}× | {r['sweep_ms'] / r['bare_ms']:.2f}× "
+            f"| {100 * r['error_all']:.2f} % ({100 * r['all_simulated']:.2f} %) "
+            f"| {100 * r['error_without_costliest']:.2f} % ({r['left_out']} nodes) "
+            f"| {100 * r['error_without_furthest']:.2f} % |"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base"], choices=list(MODELS))
+    args = ap.parse_args()
+    rows = []
+    for name in args.models:
+        if not MODELS[name].exists():
+            print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
+            continue
+        rows.append(measure(MODELS[name]))
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
