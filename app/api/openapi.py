@@ -251,7 +251,7 @@ def _paths() -> dict:
         },
         f"{m}/sensitivity": {
             "post": {
-                "summary": "Rank a QDQ revision's quantized nodes by the accuracy each costs (against its float base)",
+                "summary": "Rank a QDQ revision's quantized tensors and weights by the accuracy each costs (against its float base)",
                 "parameters": [_ID],
                 "requestBody": {
                     "required": True,

@@ -293,18 +293,18 @@ SCHEMAS: dict = {
                 "type": "string",
                 "enum": ["alone", "without"],
                 "default": "alone",
-                "description": "alone: each node the only one quantized; without: each node the only one left float",
+                "description": "alone: each point (an activation tensor, a node's weights) the only one quantized; without: the only one left float",
             },
             "op_types": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "measure only the quantized nodes of these operators (each a run of the whole model)",
+                "description": "measure only the points a node of these operators owns (each a run of the whole model)",
             },
         },
     },
     "Sensitivity": {
         "type": "object",
-        "required": ["revision", "base", "mode", "outputs", "all", "nodes", "ms", "runs"],
+        "required": ["revision", "base", "mode", "outputs", "all", "points", "ms", "runs"],
         "properties": {
             "revision": {"type": "integer"},
             "base": {"type": "integer"},
@@ -314,10 +314,10 @@ SCHEMAS: dict = {
                 "type": "object",
                 "description": "every node quantized: {output (the furthest off), rel_error, sqnr_db}",
             },
-            "nodes": {
+            "points": {
                 "type": "array",
                 "items": {"type": "object"},
-                "description": "{node, name, op_type, inputs (how many it quantizes), output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose leaving out saves the most first",
+                "description": "{kind (activation | weights), tensors, dtype, of? (weights: their node), owners: [{node, name, op_type}] (the nodes to leave out to turn it float), output_owners?, output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose turning float saves the most first",
             },
             "ms": {"type": "number", "description": "one run of the switched model (median)"},
             "runs": {"type": "integer"},

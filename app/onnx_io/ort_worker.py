@@ -175,14 +175,25 @@ def _external_files(np, so, files: dict) -> list:
     return maps
 
 
-def _job_session(ort, np, job: dict, profile: str | None = None, optimize: bool = True, save: str | None = None):
+def _job_session(
+    ort,
+    np,
+    job: dict,
+    profile: str | None = None,
+    optimize: bool = True,
+    save: str | None = None,
+    config: dict | None = None,
+):
     """A session for a run job: its threads, its external data mapped from the store's blobs.
     With `profile` (a file prefix): onnxruntime's profiler on; `optimize` False: graph
     optimisations off (every node runs as the model has it); `save`: the graph it optimised
-    written there (its weights beside it, in one file: a model past 2 GiB fits)."""
+    written there (its weights beside it, in one file: a model past 2 GiB fits); `config`: session
+    config entries."""
     so = ort.SessionOptions()
     so.log_severity_level = 4
     so.intra_op_num_threads = int(job.get("threads", 1))
+    for key, value in (config or {}).items():
+        so.add_session_config_entry(key, value)
     if profile:
         so.enable_profiling = True
         so.profile_file_prefix = profile
@@ -366,7 +377,9 @@ def sweep(job: dict) -> dict:
     signal_error = _tensor_error()
     flags = job["flags"]
     try:
-        sess = _job_session(ort, np, job)
+        # the quantization simulated as the pairs say, not fused into integer kernels: onnxruntime's
+        # QDQ transformers expect a pair's weights in its own graph, not an If branch's outer one
+        sess = _job_session(ort, np, job, config={"session.disable_quant_qdq": "1"})
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     switches = set(flags)
