@@ -195,6 +195,12 @@ def test_all_off_is_the_float_model_and_all_on_its_quantization(client):
         ({"base": 0, "inputs": {"nope": {"random": {"seed": 1}}}}, "unknown_input"),
         ({"base": 7}, "unknown_revision"),
         ({"base": 0, "op_types": "Conv"}, "bad_request"),
+        ({"base": 0, "op_types": [1]}, "bad_request"),
+        ({"base": 0, "mode": ["alone"]}, "bad_request"),
+        ({"base": 0, "dims": {"N": "1"}}, "bad_request"),
+        ({"base": 0, "inputs": {"x": {"npy": "f" * 64}}}, "unknown_blob"),
+        ({"base": 0, "inputs": {"x": {"random": {"seed": -1}}}}, "bad_request"),
+        ({"base": True}, "bad_request"),
     ],
 )
 def test_wrong_requests_are_refused_naming_the_problem(client, body, code):
