@@ -7,8 +7,6 @@ what they did."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -16,7 +14,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from testkit import ONNX_DATA, upload
+from testkit import ONNX_DATA, npy_blob, upload
 
 
 def conv_net() -> onnx.ModelProto:
@@ -208,14 +206,6 @@ def test_quantizing_a_model_without_weights_to_quantize_is_one_line(client):
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
     assert r.status_code == 400 and "no node was quantized" in r.get_json()["error"]["message"]
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
-
-
-def npy_blob(client, arr: np.ndarray) -> str:
-    buf = io.BytesIO()
-    np.save(buf, arr)
-    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "calibration.npy")})
-    assert r.status_code == 201, r.get_json()
-    return r.get_json()["blob"]
 
 
 def quantize_static(client, mid: str, calibration: dict, **fields):

@@ -13,16 +13,7 @@ import onnxruntime as ort
 import pytest
 from browser.browser_models import tiny_cnn
 from onnx import helper
-from testkit import ONNX_DATA, upload
-
-
-def npy_blob(client, arr: np.ndarray) -> str:
-    buf = io.BytesIO()
-    np.save(buf, arr)
-    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "x.npy")})
-    assert r.status_code == 201
-    return r.get_json()["blob"]
-
+from testkit import ONNX_DATA, npy_blob, upload
 
 F = onnx.TensorProto.FLOAT
 

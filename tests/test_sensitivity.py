@@ -5,8 +5,6 @@ measured alone, the one that ruins the model first, with the nodes that own it."
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -14,7 +12,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from testkit import upload
+from testkit import npy_blob, upload
 
 from app.onnx_io.quant_switches import switchable
 
@@ -52,19 +50,11 @@ def three_convs(names: bool = True) -> onnx.ModelProto:
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
 
 
-def npy(client, arr: np.ndarray) -> str:
-    buf = io.BytesIO()
-    np.save(buf, arr)
-    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "a.npy")})
-    assert r.status_code == 201
-    return r.get_json()["blob"]
-
-
 def quantized(client, model: onnx.ModelProto, **options) -> str:
     """The model uploaded and quantized (QDQ unless told) on 8 samples: revision 1 of its id."""
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     samples = np.random.default_rng(1).standard_normal((8, 1, 4, 8, 8)).astype(np.float32)
-    op = {"op": "quantize_static", "calibration": {"x": {"npy": npy(client, samples)}}, **options}
+    op = {"op": "quantize_static", "calibration": {"x": {"npy": npy_blob(client, samples)}}, **options}
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
     assert r.status_code == 200, r.get_json()
     return mid

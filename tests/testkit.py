@@ -6,6 +6,7 @@ import functools
 import io
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -14,6 +15,15 @@ ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 def upload(client, data: bytes, name: str = "model.onnx", extra: list[tuple[bytes, str]] = ()):
     files = [(io.BytesIO(data), name)] + [(io.BytesIO(d), n) for d, n in extra]
     return client.post("/api/models", data={"file": files}, content_type="multipart/form-data")
+
+
+def npy_blob(client, arr: np.ndarray) -> str:
+    """`arr` uploaded as an .npy (POST /api/blobs): its blob, as ops and runs name it."""
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "array.npy")})
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()["blob"]
 
 
 def wheel_models() -> list[Path]:

@@ -150,7 +150,12 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
     del out.opset_import[:]
     out.opset_import.extend(quantized.opset_import)
     out.ir_version = max(base.ir_version, quantized.ir_version)
-    float_tensors = {o for n in g.node for o in n.output if o} | {v.name for v in g.input}
+    makers = {o: i for i, n in enumerate(g.node) for o in n.output if o}  # float tensor -> its node
+    float_readers: dict[str, list[int]] = {}
+    for i, n in enumerate(g.node):
+        for x in set(n.input):
+            float_readers.setdefault(x, []).append(i)
+    float_tensors = set(makers) | {v.name for v in g.input}
     graph_outputs = {o.name for o in g.output}
 
     copied: dict[str, str] = {}  # quantized model's initializer -> its name here
@@ -209,17 +214,19 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
         value, shown = f"{flag}/value", name
         if dq.output[0] in graph_outputs and name == dq.output[0]:  # the graph's output itself is quantized
             made = f"{flag}/float"
-            for n in g.node:
-                n.input[:] = [made if x == name else x for x in n.input]
-                n.output[:] = [made if x == name else x for x in n.output]
+            for i in [makers[name]] if name in makers else []:
+                g.node[i].output[:] = [made if x == name else x for x in g.node[i].output]
+                makers[made] = makers.pop(name)
+            float_readers[made] = float_readers.pop(name, [])
+            for i in float_readers[made]:
+                g.node[i].input[:] = [made if x == name else x for x in g.node[i].input]
             value, name = name, made
         for r, k in slots:
             if r in matched:
                 g.node[matched[r]].input[k] = value
         fake_q = _renamed(q, f"{flag}/q", [name, *params[: len(q.input) - 1]])
         fake_dq = _renamed(dq, f"{flag}/dq", [fake_q.output[0], *params[len(q.input) - 1 :]])
-        maker = next((i for i, n in enumerate(g.node) if name in n.output), -1)
-        after.setdefault(maker, []).append(
+        after.setdefault(makers.get(name, -1), []).append(
             helper.make_node(
                 "If",
                 [flag],

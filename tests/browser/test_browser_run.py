@@ -119,12 +119,10 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     assert page.locator("#graph .box.heat-5").count() == 0
 
 
-def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server, artifacts):
-    """A static quantization compared with its float base: each node's error, the worst
-    listed; ticking one and "Quantize revision 0 again" undoes the quantization and makes it
-    again with that node in float, then the Run panel comes back set to compare with revision 0."""
-    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
-    mid = summary["id"]
+def quantized_and_compared(page, server) -> str:
+    """tiny_cnn uploaded and quantized statically (revision 1, on 4 samples), its page's Run
+    panel set to compare with revision 0 and run; the model's id."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
     samples = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
     buf = io.BytesIO()
     np.save(buf, samples)
@@ -140,6 +138,14 @@ def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server
     page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
     page.select_option("#run-compare-to", "0")
     page.click("#run-go")
+    return mid
+
+
+def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server, artifacts):
+    """A static quantization compared with its float base: each node's error, the worst
+    listed; ticking one and "Quantize revision 0 again" undoes the quantization and makes it
+    again with that node in float, then the Run panel comes back set to compare with revision 0."""
+    mid = quantized_and_compared(page, server)
     page.locator("#run-results[data-ready=true]").wait_for()
     page.locator("#run-requantize:not([hidden])").wait_for()
     rows = page.locator("#run-errors tbody tr")
@@ -165,23 +171,7 @@ def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, se
     out to turn it float and a checkbox for them (ticking it ticks those nodes' rows in the error
     table too), the 5 costliest at once; the drawing is coloured by that cost; quantizing again
     leaves the ticked nodes out."""
-    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
-    mid = summary["id"]
-    samples = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
-    buf = io.BytesIO()
-    np.save(buf, samples)
-    blob = page.request.post(
-        f"{server}/api/blobs",
-        multipart={"file": {"name": "c.npy", "mimeType": "application/octet-stream", "buffer": buf.getvalue()}},
-    ).json()["blob"]
-    op = {"op": "quantize_static", "calibration": {"input": {"npy": blob}}}
-    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-run")
-    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
-    page.select_option("#run-compare-to", "0")
-    page.click("#run-go")
+    mid = quantized_and_compared(page, server)
     page.locator("#run-requantize:not([hidden])").wait_for()
     page.click("#run-sensitivity-go")
     page.locator("#run-sensitivity[data-ready=true]").wait_for()
@@ -189,7 +179,9 @@ def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, se
     assert rows.count() >= 4 and {"weights", "activation"} <= {
         rows.nth(k).get_attribute("data-kind") for k in range(rows.count())
     }
-    costs = [float(c.rstrip(" %")) for c in page.locator("#run-sensitivity tbody td.num:nth-child(3)").all_text_contents()]
+    costs = [
+        float(c.rstrip(" %")) for c in page.locator("#run-sensitivity tbody td.num:nth-child(3)").all_text_contents()
+    ]
     assert costs == sorted(costs, reverse=True) and costs[0] > 0
     boxes = page.locator("#run-sensitivity tbody input[type=checkbox]")
     boxes.first.check()
