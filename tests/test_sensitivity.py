@@ -132,6 +132,26 @@ def test_leaving_a_points_owners_out_turns_it_float(client):
     assert error_without(["conv2"]) > 0.3
 
 
+def test_samples_measure_each_configuration_on_several_inputs(client):
+    """The calibration set (10 samples along the first axis): the first 8 run for each point."""
+    mid = quantized(client, three_convs())
+    data = np.random.default_rng(9).standard_normal((10, 1, 4, 8, 8)).astype(np.float32)
+    answer = sweep(client, mid, {"base": 0, "samples": {"x": {"npy": npy_blob(client, data)}}})
+    assert answer["samples"] == 8 and answer["runs"] == 8 * (2 + len(answer["points"]))
+    assert answer["points"][0]["tensors"] == ["w2"] and answer["points"][0]["rel_error"] > 0.5
+    one = sweep(client, mid, {"base": 0})
+    assert one["samples"] == 1 and one["runs"] == 2 + len(one["points"])
+    both = {"base": 0, "samples": {"x": {"npy": npy_blob(client, data)}}, "inputs": {}}
+    r = client.post(f"/api/models/{mid}/sensitivity", json=both)
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_request"
+    wrong = np.zeros((2, 1, 3, 8, 8), np.float32)
+    r = client.post(
+        f"/api/models/{mid}/sensitivity", json={"base": 0, "samples": {"x": {"npy": npy_blob(client, wrong)}}}
+    )
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "shape_mismatch"
+    assert r.get_json()["error"]["message"].startswith("samples for 'x'")
+
+
 def test_op_types_measures_only_points_their_nodes_own(client):
     mid = quantized(client, three_convs())
     every = sweep(client, mid, {"base": 0})["points"]

@@ -289,6 +289,11 @@ SCHEMAS: dict = {
                 "additionalProperties": {"type": "object"},
             },
             "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+            "samples": {
+                "type": "object",
+                "description": 'instead of "inputs": input name -> {"npy": BLOB} of samples along its first axis (as a calibration; the first 8 run)',
+                "additionalProperties": {"type": "object"},
+            },
             "mode": {
                 "type": "string",
                 "enum": ["alone", "without"],
@@ -319,6 +324,7 @@ SCHEMAS: dict = {
                 "items": {"type": "object"},
                 "description": "{kind (activation | weights), tensors, dtype, of? (weights: their node), owners: [{node, name, op_type}] (the nodes to leave out to turn it float), output_owners?, output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose turning float saves the most first",
             },
+            "samples": {"type": "integer", "description": "inputs each configuration ran on"},
             "ms": {"type": "number", "description": "one run of the switched model (median)"},
             "runs": {"type": "integer"},
             "seconds": {"type": "number"},

@@ -9,10 +9,15 @@ turning it float saves). Each run's outputs are measured against the reference a
 per-node error is (relative L2 error, SQNR). Each point names its owners: the nodes to leave out
 of the quantization (nodes_to_exclude) to turn it float.
 
-  {"base": REV, "revision"?, "inputs"?, "dims"?, "mode"?: "alone" | "without", "op_types"?: [OP]}
+  {"base": REV, "revision"?, "inputs"? | "samples"?, "dims"?, "mode"?: "alone" | "without",
+   "op_types"?: [OP]}
   -> {"revision", "base", "mode", "outputs": [NAME], "all": {"output", "rel_error", "sqnr_db"},
       "points": [{"kind", "tensors", "dtype", "of"?, "owners": [{"node", "name", "op_type"}],
-      "output_owners"?, "output", "rel_error", "sqnr_db"}] the costliest first, "ms" (one run), "runs", "seconds", "onnxruntime"}
+      "output_owners"?, "output", "rel_error", "sqnr_db"}] the costliest first, "samples", "ms" (one
+      run), "runs", "seconds", "onnxruntime"}
+With "samples" (as a static quantization's calibration: {NAME: {"npy": BLOB}}, samples along
+the first axis), each configuration runs on each of the first MAX_SAMPLES of them and is measured
+over all of them at once; else on one input, "inputs" as for a run.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from flask import jsonify
 
+from ..edits.calibration import calibration_samples
+from ..edits.sources import blob_reader
 from ..errors import StudioError
 from ..onnx_io.address import node_id
 from ..onnx_io.quant_switches import switchable
@@ -30,10 +38,12 @@ from ..onnx_io.runtime_check import sweep_model
 from . import bp
 from .documents import load, store
 from .request_body import json_object
+from .routes import read_uploaded_blob
 from .run import check_dims, check_inputs, integer, write_runnable
 
 MODES = ("alone", "without")
 MAX_POINTS = 5000  # one run of the whole model each
+MAX_SAMPLES = 8  # samples each configuration runs on: the sweep's time grows with them
 
 
 def _costliest_first(entry: dict) -> tuple:
@@ -52,8 +62,17 @@ def post_sensitivity(model_id):
     mode = body.get("mode", "alone")
     if mode not in MODES:
         raise StudioError("bad_request", f'"mode" is one of {", ".join(MODES)}')
+    if body.get("samples") is not None and body.get("inputs") is not None:
+        raise StudioError("bad_request", 'give "inputs" (one input) or "samples" (several), not both')
     inputs = check_inputs(body.get("inputs"), base)
     dims = check_dims(body.get("dims"))
+    samples: dict[str, np.ndarray] = {}
+    if body.get("samples") is not None:
+        if not isinstance(body["samples"], dict):
+            raise StudioError("bad_request", '"samples" maps each input to {"npy": BLOB}, samples along its first axis')
+        with blob_reader(read_uploaded_blob):
+            samples, _ = calibration_samples(base, body["samples"], "samples")
+        samples = {name: a[:MAX_SAMPLES] for name, a in samples.items()}
     op_types = body.get("op_types")
     if op_types is not None and (not isinstance(op_types, list) or not all(isinstance(o, str) for o in op_types)):
         raise StudioError("bad_request", '"op_types" is a list of operator names (measure only their nodes)')
@@ -71,7 +90,11 @@ def post_sensitivity(model_id):
     with tempfile.TemporaryDirectory(prefix="sweep-", dir=s.blobs.scratch()) as tmp:
         path, files = write_runnable(model, [base_revision, revision], Path(tmp))
         size = s.model_size(base_revision) + s.model_size(revision)
-        answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files)
+        stacked = {}
+        for k, (name, arr) in enumerate(samples.items()):
+            stacked[name] = str(Path(tmp) / f"samples{k}.npy")
+            np.save(stacked[name], arr, allow_pickle=False)
+        answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files, stacked)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
@@ -111,6 +134,7 @@ def post_sensitivity(model_id):
             "outputs": answer["outputs"],
             "all": answer["all"],
             "points": sorted(measured, key=_costliest_first if mode == "alone" else _savings_first),
+            "samples": answer.get("samples", 1),
             "ms": answer["ms"],
             "runs": answer["runs"],
             "seconds": round(time.monotonic() - start, 2),

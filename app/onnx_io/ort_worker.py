@@ -384,11 +384,18 @@ def sweep(job: dict) -> dict:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     switches = set(flags)
     try:
-        feeds = {
-            arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
-            for arg in sess.get_inputs()
-            if arg.name not in switches
-        }
+        if job.get("samples"):  # several samples, stacked along the first axis
+            stacked = {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in job["samples"].items()}
+            count = min(len(a) for a in stacked.values())
+            samples = [{name: np.ascontiguousarray(a[k]) for name, a in stacked.items()} for k in range(count)]
+        else:
+            samples = [
+                {
+                    arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
+                    for arg in sess.get_inputs()
+                    if arg.name not in switches
+                }
+            ]
     except Skip as exc:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:
@@ -397,10 +404,14 @@ def sweep(job: dict) -> dict:
     times: list[float] = []
 
     def outputs(on) -> list:
-        start = time.perf_counter()
-        values = sess.run(names, {**feeds, **{flag: np.array(k in on) for k, flag in enumerate(flags)}})
-        times.append((time.perf_counter() - start) * 1000)
-        return values
+        """Each output over every sample (stacked along a new first axis)."""
+        switched = {flag: np.array(k in on) for k, flag in enumerate(flags)}
+        runs = []
+        for feeds in samples:
+            start = time.perf_counter()
+            runs.append(sess.run(names, {**feeds, **switched}))
+            times.append((time.perf_counter() - start) * 1000)
+        return [np.stack([np.asarray(r[k]) for r in runs]) for k in range(len(names))]
 
     try:
         reference = outputs(set())
@@ -425,6 +436,7 @@ def sweep(job: dict) -> dict:
         "outputs": [names[k] for k in measured],
         "ms": round(_median(times[1:] or times), 2),  # the first run warms up
         "runs": len(times),
+        "samples": len(samples),
         "onnxruntime": ort.__version__,
     }
 

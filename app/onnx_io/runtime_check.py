@@ -193,12 +193,21 @@ def run_model(
 
 
 def sweep_model(
-    path: Path, inputs: dict, dims: dict, flags: list[str], each: list[int], mode: str, size: int, files: dict
+    path: Path,
+    inputs: dict,
+    dims: dict,
+    flags: list[str],
+    each: list[int],
+    mode: str,
+    size: int,
+    files: dict,
+    samples: dict | None = None,
 ) -> dict:
     """A quantization sensitivity sweep in a worker (ort_worker.sweep): the model at `path`
     (quant_switches.switchable) run once with every switch in `flags` off, once with all on, and
     once per switch of `each` (indices into `flags`) with it alone on (`mode` "alone") or alone
-    off ("without"); each run's
+    off ("without"); `samples` {input: .npy of its samples stacked} in place of `inputs`: each
+    configuration runs on every sample; each run's
     outputs measured against the first."""
     job = {
         "kind": "sweep",
@@ -209,6 +218,7 @@ def sweep_model(
         "flags": flags,
         "each": each,
         "mode": mode,
+        "samples": samples or {},
         "cpu": RUN_CPU_SECONDS,
         "memory": MEMORY_ALLOWANCE + 3 * size,
     }

@@ -167,14 +167,16 @@ def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server
 
 def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, server, artifacts):
     """A QDQ quantization compared with its float base: "Measure what each quantized tensor costs
-    alone" lists the quantization's tensors, the costliest first, each with the nodes to leave
+    alone" (on its calibration samples) lists the quantization's tensors, the costliest first, each with the nodes to leave
     out to turn it float and a checkbox for them (ticking it ticks those nodes' rows in the error
     table too), the 5 costliest at once; the drawing is coloured by that cost; quantizing again
     leaves the ticked nodes out."""
     mid = quantized_and_compared(page, server)
     page.locator("#run-requantize:not([hidden])").wait_for()
+    page.check("#run-sensitivity-samples")  # on the 4 samples it was calibrated on
     page.click("#run-sensitivity-go")
     page.locator("#run-sensitivity[data-ready=true]").wait_for()
+    assert "runs on 4 samples" in page.locator("#run-sensitivity").text_content()
     rows = page.locator("#run-sensitivity tbody tr")
     assert rows.count() >= 4 and {"weights", "activation"} <= {
         rows.nth(k).get_attribute("data-kind") for k in range(rows.count())

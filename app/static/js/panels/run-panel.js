@@ -118,7 +118,7 @@ function nodeErrors(compare, ctx, body) {
     offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: `,
       qdq ? "an error grows along the graph, so measure what each quantized tensor costs by itself, then " : "",
       "tick the nodes that lose the most to quantize it again without them."),
-    qdq ? costAlone(compare.revision, ctx, body, ticks) : null,
+    qdq ? costAlone(compare.revision, ctx, body, ticks, op.calibration) : null,
     el("div", { class: "ed-row" }, again));
     offer.hidden = false;
   }).catch(() => {});
@@ -161,10 +161,16 @@ function costOfNodes(points) {
   return [...cost].map(([node, quant_cost]) => ({ node, quant_cost }));
 }
 
-/** "What each quantized tensor costs alone": the sweep on the run's inputs, its costliest points
- * listed with checkboxes, the drawing coloured by it on request. */
-function costAlone(base, ctx, body, ticks) {
+const SWEEP_SAMPLES = 8; // the server's MAX_SAMPLES
+
+/** "What each quantized tensor costs alone": the sweep on the run's inputs (or the quantization's
+ * calibration samples), its costliest points listed with checkboxes, the drawing coloured by it
+ * on request. */
+function costAlone(base, ctx, body, ticks, calibration) {
   const go = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-go" }, "Measure what each quantized tensor costs alone");
+  const onSamples = el("input", { type: "checkbox", id: "run-sensitivity-samples" });
+  const samplesLabel = calibration ? el("label", { class: "run-sensitivity-samples", title: `Each tensor measured on the first ${SWEEP_SAMPLES} samples the quantization was calibrated on: a steadier ranking, ${SWEEP_SAMPLES}× the runs` },
+    onSamples, `on its first ${SWEEP_SAMPLES} calibration samples instead of the run's inputs`) : null;
   const out = el("div", { id: "run-sensitivity" });
   go.addEventListener("click", async () => {
     go.disabled = true;
@@ -175,7 +181,7 @@ function costAlone(base, ctx, body, ticks) {
     out.append(note);
     const timer = setInterval(() => { note.textContent = `${waiting} ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
     try {
-      const answer = await ctx.actions.sensitivity({ base, inputs: body.inputs, dims: body.dims });
+      const answer = await ctx.actions.sensitivity(calibration && onSamples.checked ? { base, samples: calibration } : { base, inputs: body.inputs, dims: body.dims });
       clear(out);
       const rows = answer.points.slice(0, COSTLIEST);
       const pick = rows.filter((p) => p.owners.every(excludable)).slice(0, TICK_FIRST);
@@ -184,7 +190,7 @@ function costAlone(base, ctx, body, ticks) {
       const colour = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-heat" }, "Colour the drawing by cost");
       colour.addEventListener("click", () => ctx.actions.showHeat("quant_cost", { nodes: costOfNodes(answer.points) }));
       out.append(
-        el("p", { class: "muted" }, `${plural(answer.points.length, "quantized tensor")} (activations, and each node's weights), each quantized alone with the rest in float (${answer.runs} runs, ${answer.seconds.toFixed(1)} s): `,
+        el("p", { class: "muted" }, `${plural(answer.points.length, "quantized tensor")} (activations, and each node's weights), each quantized alone with the rest in float (${answer.runs} runs${answer.samples > 1 ? ` on ${answer.samples} samples` : ""}, ${answer.seconds.toFixed(1)} s): `,
           `the error it leaves in ${answer.outputs.length === 1 ? "the output" : "the output furthest off"}. All quantized: ${formatMetric("rel_error", answer.all.rel_error)} (${db(answer.all.sqnr_db)}, simulated). `,
           "Turning one float takes leaving out every node that quantizes it."),
         pointTable(rows, ctx, ticks), el("div", { class: "ed-row" }, pick.length ? tickFirst : null, colour));
@@ -197,7 +203,7 @@ function costAlone(base, ctx, body, ticks) {
       go.disabled = false;
     }
   });
-  return el("div", { class: "run-sensitivity-box" }, el("div", { class: "ed-row" }, go), out);
+  return el("div", { class: "run-sensitivity-box" }, el("div", { class: "ed-row" }, go), samplesLabel, out);
 }
 
 /** The quantize op that made the revision on screen from revision `base`, when it is the head
