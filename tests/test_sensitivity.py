@@ -152,6 +152,17 @@ def test_samples_measure_each_configuration_on_several_inputs(client):
     assert r.get_json()["error"]["message"].startswith("samples for 'x'")
 
 
+def test_a_sweep_foreseen_past_the_limit_is_refused_at_once(client, monkeypatch):
+    """After its first two configurations the worker knows what the rest will take: past the
+    limit, it says so with the numbers instead of running until killed."""
+    mid = quantized(client, three_convs())
+    monkeypatch.setattr("app.onnx_io.runtime_check.SWEEP_SECONDS", 1e-6)
+    r = client.post(f"/api/models/{mid}/sensitivity", json={"base": 0})
+    error = r.get_json()["error"]
+    assert r.status_code == 422 and error["code"] == "too_long", error
+    assert "8 points × 1 sample(s) would take about" in error["message"] and "op_types" in error["message"]
+
+
 def test_op_types_measures_only_points_their_nodes_own(client):
     mid = quantized(client, three_convs())
     every = sweep(client, mid, {"base": 0})["points"]

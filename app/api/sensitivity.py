@@ -96,13 +96,19 @@ def post_sensitivity(model_id):
             np.save(stacked[name], arr, allow_pickle=False)
         answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files, stacked)
     status = answer.get("status")
+    if status == "refused" and answer.get("stage") == "time":
+        raise StudioError(
+            "too_long",
+            f"{answer['message']}: measure fewer points (op_types), on smaller inputs (dims) or fewer samples",
+            422,
+        )
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
     if status == "limit":
         raise StudioError(
             "run_failed",
-            f"{answer['message']}: {len(each)} runs of the whole model — measure fewer points (op_types) "
-            "or smaller inputs (dims)",
+            f"{answer['message']}: {len(each) + 2} configurations of the whole model — measure fewer points "
+            "(op_types), on smaller inputs (dims) or fewer samples",
             422,
         )
     if status != "ok":

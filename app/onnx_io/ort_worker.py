@@ -426,6 +426,16 @@ def sweep(job: dict) -> dict:
         every = set(range(len(flags)))
         answer_all = worst(outputs(every))
         each = job.get("each", range(len(flags)))
+        # the two configurations so far tell what the rest will take: said now, not after the limit
+        per_configuration = sum(times[len(samples) :]) / 1000
+        expected = per_configuration * len(each)
+        if job.get("budget") and expected > job["budget"]:
+            return {
+                "status": "refused",
+                "stage": "time",
+                "message": f"{len(each)} points × {len(samples)} sample(s) would take about {expected:.0f} s "
+                f"({per_configuration * 1000:.0f} ms each), more than {job['budget']:.0f} s",
+            }
         nodes = [worst(outputs({k} if job["mode"] == "alone" else every - {k})) for k in each]
     except Exception as exc:
         return {"status": "fails", "stage": "run", "message": str(exc)}

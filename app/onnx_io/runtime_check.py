@@ -35,6 +35,7 @@ WALL_SECONDS = 60.0
 CPU_SECONDS = 60
 RUN_CPU_SECONDS = 300  # a run asked for (POST .../run) may take longer than a smoke run
 RUN_WALL_SECONDS = 300.0
+SWEEP_SECONDS = 0.9 * RUN_WALL_SECONDS  # what a sensitivity sweep may be foreseen to take
 MEMORY_ALLOWANCE = 2 * 2**30  # address space a check may map on top of the worker's own and its weights
 WORKERS = 2  # one check can wait in the background while an edit's gate runs
 JOBS_PER_WORKER = 200  # a fresh interpreter now and then: onnxruntime's arenas keep what they took
@@ -219,6 +220,7 @@ def sweep_model(
         "each": each,
         "mode": mode,
         "samples": samples or {},
+        "budget": SWEEP_SECONDS,  # the worker refuses a sweep it foresees taking longer
         "cpu": RUN_CPU_SECONDS,
         "memory": MEMORY_ALLOWANCE + 3 * size,
     }
