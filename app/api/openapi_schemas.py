@@ -322,7 +322,7 @@ SCHEMAS: dict = {
             "points": {
                 "type": "array",
                 "items": {"type": "object"},
-                "description": "{kind (activation | weights), tensors, dtype, of? (weights: their node), owners: [{node, name, op_type}] (the nodes to leave out to turn it float), output_owners?, output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose turning float saves the most first",
+                "description": "{kind (activation | weights), tensors, dtype, of? (weights: their node), owners: [{node, name, op_type}] (the nodes to leave out to turn it float), output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose turning float saves the most first",
             },
             "samples": {"type": "integer", "description": "inputs each configuration ran on"},
             "ms": {"type": "number", "description": "one run of the switched model (median)"},

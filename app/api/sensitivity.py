@@ -13,7 +13,7 @@ of the quantization (nodes_to_exclude) to turn it float.
    "op_types"?: [OP]}
   -> {"revision", "base", "mode", "outputs": [NAME], "all": {"output", "rel_error", "sqnr_db"},
       "points": [{"kind", "tensors", "dtype", "of"?, "owners": [{"node", "name", "op_type"}],
-      "output_owners"?, "output", "rel_error", "sqnr_db"}] the costliest first, "samples", "ms" (one
+      "output", "rel_error", "sqnr_db"}] the costliest first, "samples", "ms" (one
       run), "runs", "seconds", "onnxruntime"}
 With "samples" (as a static quantization's calibration: {NAME: {"npy": BLOB}}, samples along
 the first axis), each configuration runs on each of the first MAX_SAMPLES of them and is measured
@@ -127,7 +127,6 @@ def post_sensitivity(model_id):
             "dtype": p.dtype,
             **({} if p.node is None else {"of": node(p.node)}),
             "owners": [node(o) for o in p.owners],
-            **({"output_owners": True} if p.output_owners else {}),
             **error,
         }
         for p, error in zip([points[k] for k in each], answer["nodes"], strict=True)

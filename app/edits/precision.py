@@ -140,7 +140,13 @@ _FORMATS = {"QDQ": "QuantizeLinear/DequantizeLinear pairs", "QOperator": "QLinea
         _OP_TYPES,
         "the operators quantized (absent: every one onnxruntime can: Conv, MatMul, Gemm, Add, pooling…)",
     ),
-    optional("nodes_to_exclude", _NODE_NAMES, "nodes left in float", default=[]),
+    optional(
+        "nodes_to_exclude",
+        _NODE_NAMES,
+        "nodes left in float: on float weights, reading float values where the tensors they read are "
+        "quantized for other nodes (QDQ; a Relu or Clip the quantizer folded into a range is put back for them)",
+        default=[],
+    ),
     optional("per_channel", BOOLEAN, "a weight scale per output channel rather than per tensor", default=False),
     optional("reduce_range", BOOLEAN, "7-bit weights (for CPUs without VNNI)", default=False),
     rewrites_tensors=True,

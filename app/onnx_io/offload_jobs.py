@@ -131,7 +131,8 @@ def quantize_static(src: str, dst: str, options: dict) -> None:
     """onnxruntime's static quantization of the model file `src` (its tensors beside it) into
     `dst`: the model runs on each calibration sample (<input>.npy beside it, samples along the
     first axis) to measure every activation's range, then weights and activations are quantized
-    (QuantizeLinear/DequantizeLinear pairs, or QLinear operators); a ValueError with its words."""
+    (QuantizeLinear/DequantizeLinear pairs, or QLinear operators); a ValueError with its words.
+    The nodes left out read float values (qdq_float_nodes.py), not the pairs made for others."""
     import os
 
     import numpy as np
@@ -186,6 +187,14 @@ def quantize_static(src: str, dst: str, options: dict) -> None:
         )
     except Exception as exc:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None
+    if options.get("nodes_to_exclude") and options["quant_format"] == "QDQ":
+        import onnx
+
+        from .qdq_float_nodes import read_float
+
+        result = onnx.load(dst, load_external_data=False)  # the graph: its weights stay in the file beside
+        if read_float(onnx.load(src, load_external_data=False), result, set(options["nodes_to_exclude"])):
+            onnx.save(result, dst)
 
 
 def float16(src: str, dst: str, options: dict) -> None:

@@ -10,10 +10,11 @@ weights or on its float ones. One onnxruntime session then runs the model with a
 points on: all off is the float model, all on its quantization simulated, one on what that
 point costs alone, all but one what turning it float would save.
 
-A point's owners are the nodes whose exclusion from the quantization (onnxruntime's
-nodes_to_exclude) it takes to remove it: a node's weights, that node; an activation tensor, the
-quantized node making it (its output is quantized) and every quantized node reading it — leaving
-a Softmax alone out keeps its input and output quantized for the MatMuls around it.
+A point's owners are the nodes to leave out of the quantization (quantize_static's
+nodes_to_exclude, which makes them read float values: qdq_float_nodes.py) to remove it: a
+node's weights, that node; an activation tensor, every node reading its quantized value (a
+graph output's, the node making it) — leaving a Softmax alone out keeps its output quantized
+for the MatMul reading it.
 
 The float model is the reference, not the QDQ graph with its pairs bypassed: onnxruntime drops
 the Relu or Clip after a quantized node (the output's range does its clipping), so bypassing
@@ -31,16 +32,8 @@ from ..errors import StudioError
 from .traverse import standard_domain
 
 SWITCH_PREFIX = "studio_quantized/"
-QDQ_DOMAINS = ("", "com.microsoft")
-# onnxruntime (its WeightBiasQuantization graph transformer) quantizes the float weights of these
-# ops itself, per tensor, when they read a DequantizeLinear and their output leads to a
-# QuantizeLinear: leaving such a node out of the quantization keeps its weights float only if
-# its output is left float too (its readers left out)
-REQUANTIZED_WEIGHTS = (
-    "Conv",
-    "ConvTranspose",
-    "Gemm",
-)  # onnxruntime writes 16-bit and 4-bit pairs in its own domain at low opsets
+QDQ_DOMAINS = ("", "com.microsoft")  # onnxruntime writes 16-bit and 4-bit pairs in its own domain at low opsets
+REMOVABLE = ("Relu", "Clip")  # activations a QDQ quantizer folds into the range of the node before
 
 
 @dataclass
@@ -55,15 +48,15 @@ class Point:
     tensors: list[str]
     dtype: str
     owners: list[int] = field(default_factory=list)
-    output_owners: bool = False  # weights: owners include its output's (REQUANTIZED_WEIGHTS)
     node: int | None = None  # weights: the node they are of
 
 
-def _is(node: onnx.NodeProto, op: str) -> bool:
-    return node.op_type == op and standard_domain(node.domain) in QDQ_DOMAINS
-
-
-REMOVABLE = ("Relu", "Clip")  # activations a QDQ quantizer folds into the range of the node before
+def is_qdq(node: onnx.NodeProto, op: str | None = None) -> bool:
+    """Whether `node` is a QuantizeLinear or DequantizeLinear (`op`: that one) of a domain QDQ
+    models use."""
+    return node.op_type in ((op,) if op else ("QuantizeLinear", "DequantizeLinear")) and (
+        standard_domain(node.domain) in QDQ_DOMAINS
+    )
 
 
 def dequantized(model: onnx.ModelProto) -> dict[str, str]:
@@ -71,10 +64,10 @@ def dequantized(model: onnx.ModelProto) -> dict[str, str]:
     the value the next nodes read in its place (quantized, and clipped where the quantizer
     dropped a Relu after it)."""
     graph = model.graph
-    dq = {n.input[0]: n.output[0] for n in graph.node if _is(n, "DequantizeLinear") and n.input and n.output}
+    dq = {n.input[0]: n.output[0] for n in graph.node if is_qdq(n, "DequantizeLinear") and n.input and n.output}
     pairs: dict[str, str] = {}
     for n in graph.node:
-        if _is(n, "QuantizeLinear") and n.input and n.output and n.output[0] in dq:
+        if is_qdq(n, "QuantizeLinear") and n.input and n.output and n.output[0] in dq:
             pairs.setdefault(n.input[0], dq[n.output[0]])
     return pairs
 
@@ -173,31 +166,30 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
             copied[name] = t.name
         return copied[name]
 
-    def is_qdq(i: int) -> bool:
-        return _is(qg.node[i], "QuantizeLinear") or _is(qg.node[i], "DequantizeLinear")
+    def pair_node(i: int) -> bool:
+        return is_qdq(qg.node[i])
 
     matched = {
         qi: bi
         for qi, qn in enumerate(qg.node)
-        if not is_qdq(qi) and (bi := _match(qn, g, by_name, by_output, pairs)) is not None
+        if not pair_node(qi) and (bi := _match(qn, g, by_name, by_output, pairs)) is not None
     }
     points: list[Point] = []
-    made_by: dict[int, list[int]] = {}  # a QuantizeLinear of the quantized model -> the points it makes
     after: dict[int, list[onnx.NodeProto]] = {}  # float node index (-1: the graph's inputs) -> Ifs right after it
     weights: dict[int, list[tuple[int, onnx.NodeProto]]] = {}  # quantized node -> (input slot, its DequantizeLinear)
 
     for dq in qg.node:
-        if not _is(dq, "DequantizeLinear") or not dq.input or not dq.output:
+        if not is_qdq(dq, "DequantizeLinear") or not dq.input or not dq.output:
             continue
         slots = [
             (r, k)
             for r in readers.get(dq.output[0], [])
-            if not is_qdq(r)
+            if not pair_node(r)
             for k, x in enumerate(qg.node[r].input)
             if x == dq.output[0]
         ]
         source = producer.get(dq.input[0])
-        if source is None or not _is(qg.node[source], "QuantizeLinear"):
+        if source is None or not is_qdq(qg.node[source], "QuantizeLinear"):
             for r, k in slots:  # a weight: one point per node, below
                 if r in matched and dq.input[0] in initializers:
                     weights.setdefault(r, []).append((k, dq))
@@ -238,11 +230,10 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
                 ),
             )
         )
-        producer_node = producer.get(q.input[0])
-        owners = {r for r, _ in slots} | (
-            {producer_node} if producer_node is not None and not is_qdq(producer_node) else set()
-        )
-        made_by.setdefault(source, []).append(len(points))
+        owners = {r for r, _ in slots}
+        maker = producer.get(q.input[0])
+        if dq.output[0] in graph_outputs and maker is not None and not pair_node(maker):
+            owners.add(maker)  # no node reads a graph output's pair: its maker quantizes its output
         points.append(Point(flag, "activation", [shown], _quantized_type(dq, initializers), sorted(owners)))
 
     for qi, taken in weights.items():
@@ -260,13 +251,7 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
         if fake and all(target.output):
             target.CopyFrom(_switch(flag, target, fake, reads))
             weight = min(taken, key=lambda slot: slot[0])[1]  # the weight's type, not its bias's (INT32)
-            point = Point(flag, "weights", floats, _quantized_type(weight, initializers), [qi], node=qi)
-            if qg.node[qi].op_type in REQUANTIZED_WEIGHTS:
-                after_it = _quantized_after(qg, qi, readers)
-                if after_it is not None:
-                    held = {o for k in made_by.get(after_it, []) for o in points[k].owners}
-                    point.owners, point.output_owners = sorted(held | {qi}), True
-            points.append(point)
+            points.append(Point(flag, "weights", floats, _quantized_type(weight, initializers), [qi], node=qi))
 
     if not points:
         raise StudioError(
@@ -284,22 +269,6 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
     for p in points:
         g.input.append(helper.make_tensor_value_info(p.flag, TensorProto.BOOL, []))
     return out, points
-
-
-def _quantized_after(graph: onnx.GraphProto, index: int, readers: dict[str, list[int]]) -> int | None:
-    """The QuantizeLinear a node's single output leads to, through Relu or Clip nodes and
-    without branching (onnxruntime's test for quantizing a node's float weights), or None."""
-    node = graph.node[index]
-    while len(node.output) == 1:
-        after = readers.get(node.output[0], [])
-        if len(after) != 1:
-            return None
-        node = graph.node[after[0]]
-        if _is(node, "QuantizeLinear"):
-            return after[0]
-        if node.op_type not in REMOVABLE:
-            return None
-    return None
 
 
 def _quantized_type(dq: onnx.NodeProto, initializers: dict[str, TensorProto]) -> str:

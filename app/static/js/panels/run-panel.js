@@ -140,13 +140,12 @@ function pointTable(points, ctx, ticks) {
       const owners = p.owners.filter(excludable);
       const what = p.kind === "weights" ? `the weights of ${p.of.name || p.of.node}` : p.tensors[0];
       const tick = el("td", { class: "run-tick" }, owners.length === p.owners.length ? ticks.box(owners.map((n) => n.name), what) : null);
-      const held = p.output_owners && p.owners.length > 1 ? el("span", { title: "onnxruntime quantizes a Conv's or Gemm's float weights itself while its input and output are quantized: its output's readers are left out too" }, " (and its output)") : null;
       return el("tr", { "data-kind": p.kind },
         tick,
         el("td", { class: "cost-name" },
           p.kind === "weights" ? el("div", {}, "weights of ", nodeLink(p.of, ctx), el("span", { class: "muted" }, ` · ${p.dtype}`))
             : el("div", {}, mono(breakable(p.tensors[0])), el("span", { class: "muted" }, ` · ${p.dtype}`)),
-          el("div", { class: "muted run-owners" }, "leave out ", ...owners.flatMap((n, k) => (k ? [", ", nodeLink(n, ctx)] : [nodeLink(n, ctx)])), held)),
+          el("div", { class: "muted run-owners" }, "leave out ", ...owners.flatMap((n, k) => (k ? [", ", nodeLink(n, ctx)] : [nodeLink(n, ctx)])))),
         el("td", { class: "num" }, formatMetric("rel_error", p.rel_error)),
         el("td", { class: "num" }, db(p.sqnr_db)));
     })));
