@@ -171,6 +171,28 @@ def test_a_sweep_foreseen_past_the_limit_is_refused_at_once(client, monkeypatch)
     assert "8 points × 1 sample(s) would take about" in error["message"] and "op_types" in error["message"]
 
 
+def test_a_sweep_counts_its_runs_where_its_token_finds_them(client, tmp_path):
+    """The worker keeps "DONE TOTAL" in the progress file it is given (the last write: all
+    done); GET /api/sweeps/<token> reads a running sweep's, 404 for one that isn't running."""
+    from app.onnx_io.runtime_check import sweep_model
+
+    mid = quantized(client, three_convs())
+    base = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=0").data)
+    qdq = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=1").data)
+    model, points = switchable(base, qdq)
+    path = tmp_path / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    flags = [p.flag for p in points]
+    answer = sweep_model(path, {}, {}, flags, list(range(3)), "alone", 0, {}, progress=str(tmp_path / "progress"))
+    assert answer["status"] == "ok" and answer["runs"] == 5
+    assert (tmp_path / "progress").read_text() == "5 5"
+    r = client.get("/api/sweeps/abcdefgh12")
+    assert r.status_code == 404 and r.get_json()["error"]["code"] == "unknown_sweep"
+    assert client.get("/api/sweeps/x").status_code == 400
+    assert sweep(client, mid, {"base": 0, "progress": "page-token-1"})["points"]  # accepted, and gone after
+    assert client.get("/api/sweeps/page-token-1").status_code == 404
+
+
 def test_op_types_measures_only_points_their_nodes_own(client):
     mid = quantized(client, three_convs())
     every = sweep(client, mid, {"base": 0})["points"]
@@ -230,6 +252,8 @@ def test_all_off_is_the_float_model_and_all_on_its_quantization(client):
         ({"base": 0, "inputs": {"x": {"npy": "f" * 64}}}, "unknown_blob"),
         ({"base": 0, "inputs": {"x": {"random": {"seed": -1}}}}, "bad_request"),
         ({"base": True}, "bad_request"),
+        ({"base": 0, "progress": "short"}, "bad_request"),
+        ({"base": 0, "progress": "../../etc/passwd"}, "bad_request"),
     ],
 )
 def test_wrong_requests_are_refused_naming_the_problem(client, body, code):

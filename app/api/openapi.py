@@ -260,6 +260,23 @@ def _paths() -> dict:
                 "responses": {"200": _json("Sensitivity"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
             }
         },
+        "/api/sweeps/{token}": _get(
+            "How far a sensitivity sweep sent with this progress token is",
+            [{"name": "token", "in": "path", "required": True, "schema": {"type": "string"}}],
+            {
+                "description": "runs done and to do",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {"done": {"type": "integer"}, "total": {"type": "integer"}},
+                        }
+                    }
+                },
+            },
+            "400",
+            "404",
+        ),
         f"{m}/diff": _get(
             "What changed between two revisions, or between another model and this one",
             [

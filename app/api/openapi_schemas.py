@@ -294,6 +294,10 @@ SCHEMAS: dict = {
                 "description": 'instead of "inputs": input name -> {"npy": BLOB} of samples along its first axis (as a calibration; the first 8 run)',
                 "additionalProperties": {"type": "object"},
             },
+            "progress": {
+                "type": "string",
+                "description": "a token of 8-64 letters, digits, _ or - to poll GET /api/sweeps/{token} by while the sweep runs",
+            },
             "mode": {
                 "type": "string",
                 "enum": ["alone", "without"],

@@ -22,6 +22,7 @@ over all of them at once; else on one input, "inputs" as for a run.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -44,6 +45,7 @@ from .run import check_dims, check_inputs, integer, write_runnable
 MODES = ("alone", "without")
 MAX_POINTS = 5000  # one run of the whole model each
 MAX_SAMPLES = 8  # samples each configuration runs on: the sweep's time grows with them
+PROGRESS_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")  # the page's name for a sweep, to poll it by
 
 
 def _costliest_first(entry: dict) -> tuple:
@@ -66,6 +68,9 @@ def post_sensitivity(model_id):
         raise StudioError("bad_request", 'give "inputs" (one input) or "samples" (several), not both')
     inputs = check_inputs(body.get("inputs"), base)
     dims = check_dims(body.get("dims"))
+    token = body.get("progress")
+    if token is not None and not (isinstance(token, str) and PROGRESS_TOKEN.fullmatch(token)):
+        raise StudioError("bad_request", '"progress" is a token of 8 to 64 letters, digits, "_" or "-"')
     samples: dict[str, np.ndarray] = {}
     if body.get("samples") is not None:
         if not isinstance(body["samples"], dict):
@@ -87,14 +92,16 @@ def post_sensitivity(model_id):
         )
     s = store()
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="sweep-", dir=s.blobs.scratch()) as tmp:
+    # the folder named by the progress token: GET /api/sweeps/<token> finds its progress file
+    with tempfile.TemporaryDirectory(prefix=f"sweep-{token or ''}-", dir=s.blobs.scratch()) as tmp:
         path, files = write_runnable(model, [base_revision, revision], Path(tmp))
         size = s.model_size(base_revision) + s.model_size(revision)
         stacked = {}
         for k, (name, arr) in enumerate(samples.items()):
             stacked[name] = str(Path(tmp) / f"samples{k}.npy")
             np.save(stacked[name], arr, allow_pickle=False)
-        answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files, stacked)
+        progress = str(Path(tmp) / "progress") if token else None
+        answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files, stacked, progress)
     status = answer.get("status")
     if status == "refused" and answer.get("stage") == "time":
         raise StudioError(
@@ -146,6 +153,21 @@ def post_sensitivity(model_id):
             "onnxruntime": answer.get("onnxruntime"),
         }
     )
+
+
+@bp.get("/sweeps/<token>")
+def get_sweep_progress(token):
+    """How far a sensitivity sweep sent with {"progress": token} is: {"done", "total"} runs; 404
+    before its first runs are counted and once it has answered (or on another host)."""
+    if not PROGRESS_TOKEN.fullmatch(token):
+        raise StudioError("bad_request", "a progress token is 8 to 64 letters, digits, '_' or '-'")
+    for folder in store().blobs.scratch().glob(f"sweep-{token}-*"):
+        try:
+            done, total = (folder / "progress").read_text().split()
+            return jsonify({"done": int(done), "total": int(total)})
+        except (OSError, ValueError):
+            continue
+    raise StudioError("unknown_sweep", f"no sweep {token!r} is running here", 404)
 
 
 def _savings_first(entry: dict) -> tuple:

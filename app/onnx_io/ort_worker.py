@@ -402,6 +402,18 @@ def sweep(job: dict) -> dict:
         return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
     names = [o.name for o in sess.get_outputs()]
     times: list[float] = []
+    total = (2 + len(job.get("each", flags))) * len(samples)
+    progress = job.get("progress")
+    said = [0.0]
+
+    def tell(done: int) -> None:
+        """Runs done so far, in the job's progress file (the page polls it): twice a second."""
+        now = time.monotonic()
+        if progress and (now - said[0] >= 0.5 or done == total):
+            said[0] = now
+            with open(progress + ".tmp", "w") as f:
+                f.write(f"{done} {total}")
+            os.replace(progress + ".tmp", progress)
 
     def outputs(on) -> list:
         """Each output over every sample (stacked along a new first axis)."""
@@ -411,6 +423,7 @@ def sweep(job: dict) -> dict:
             start = time.perf_counter()
             runs.append(sess.run(names, {**feeds, **switched}))
             times.append((time.perf_counter() - start) * 1000)
+            tell(len(times))
         return [np.stack([np.asarray(r[k]) for r in runs]) for k in range(len(names))]
 
     try:

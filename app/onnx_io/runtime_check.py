@@ -203,12 +203,14 @@ def sweep_model(
     size: int,
     files: dict,
     samples: dict | None = None,
+    progress: str | None = None,
 ) -> dict:
     """A quantization sensitivity sweep in a worker (ort_worker.sweep): the model at `path`
     (quant_switches.switchable) run once with every switch in `flags` off, once with all on, and
     once per switch of `each` (indices into `flags`) with it alone on (`mode` "alone") or alone
     off ("without"); `samples` {input: .npy of its samples stacked} in place of `inputs`: each
-    configuration runs on every sample; each run's
+    configuration runs on every sample; `progress`: a file the worker keeps "RUNS_DONE TOTAL" in;
+    each run's
     outputs measured against the first."""
     job = {
         "kind": "sweep",
@@ -220,6 +222,7 @@ def sweep_model(
         "each": each,
         "mode": mode,
         "samples": samples or {},
+        "progress": progress,
         "budget": SWEEP_SECONDS,  # the worker refuses a sweep it foresees taking longer
         "cpu": RUN_CPU_SECONDS,
         "memory": MEMORY_ALLOWANCE + 3 * size,

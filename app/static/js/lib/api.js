@@ -201,6 +201,11 @@ export function sensitivity(id, body) {
   return request("POST", `/api/models/${enc(id)}/sensitivity`, body);
 }
 
+/** How far a sensitivity sweep sent with {progress: token} is: {done, total} runs. */
+export function sweepProgress(token) {
+  return request("GET", `/api/sweeps/${enc(token)}`);
+}
+
 export function postEdits(id, base, ops) {
   return request("POST", `/api/models/${enc(id)}/edits`, { base, ops });
 }

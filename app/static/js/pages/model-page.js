@@ -191,7 +191,8 @@ const panelContext = {
     openRun: (revision) => { state.runCompareTo = revision; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
-    sensitivity: (body) => withWaitStatus(waitPill, "Measuring each node…", () => api.sensitivity(state.modelId, { ...body, revision: state.summary.revision })),
+    sensitivity: (body) => withWaitStatus(waitPill, "Measuring each tensor…", () => api.sensitivity(state.modelId, { ...body, revision: state.summary.revision })),
+    sweepProgress: (token) => api.sweepProgress(token),
     nodeTime: (nodeId) => {
       const t = state.times;
       return t && state.summary && t.revision === state.summary.revision ? t.byNode.get(nodeId) || null : null;

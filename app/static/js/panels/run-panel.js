@@ -4,7 +4,7 @@
 // the very same input values, each output's largest difference said at once, and each node's
 // error against it; each node's time by onnxruntime's profiler; the drawing coloured by either.
 import { el, clear } from "../widgets/dom.js";
-import { formatShape } from "../lib/format.js";
+import { formatInteger, formatShape } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { breakable, mono, plural, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
@@ -176,11 +176,18 @@ function costAlone(base, ctx, body, ticks, calibration) {
     clear(out);
     const started = Date.now();
     const waiting = "Running the model once per quantized tensor…";
-    const note = el("div", { class: "muted" }, waiting);
+    const note = el("div", { class: "muted", id: "run-sensitivity-progress" }, waiting);
     out.append(note);
-    const timer = setInterval(() => { note.textContent = `${waiting} ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+    // the sweep's token: the server counts its runs under it, and this polls the count
+    const token = `s${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+    let runs = "";
+    const timer = setInterval(() => {
+      note.textContent = `${waiting} ${runs}${Math.round((Date.now() - started) / 1000)} s`;
+      ctx.actions.sweepProgress(token).then((p) => { runs = `${formatInteger(p.done)} of ${formatInteger(p.total)} runs, `; }).catch(() => {});
+    }, 1000);
     try {
-      const answer = await ctx.actions.sensitivity(calibration && onSamples.checked ? { base, samples: calibration } : { base, inputs: body.inputs, dims: body.dims });
+      const where = calibration && onSamples.checked ? { samples: calibration } : { inputs: body.inputs, dims: body.dims };
+      const answer = await ctx.actions.sensitivity({ base, progress: token, ...where });
       clear(out);
       const rows = answer.points.slice(0, COSTLIEST);
       const pick = rows.filter((p) => p.owners.every(excludable)).slice(0, TICK_FIRST);
