@@ -7,12 +7,14 @@ samples: bench/model_tools.py calibration()), then
 - the sweep ("alone") on one random input, symbolic dims 1 (the first) and SEQUENCE; its time
   against a floor measured in the same run: the float model run bare in onnxruntime (one
   thread, as the worker runs it) as many times as the sweep runs it;
-- the output error of three quantizations on the same input (POST .../run against the float
-  revision, onnxruntime's default optimisations: as deployed): all quantized; the owners of the
-  TOP costliest points of the sweep left out (nodes_to_exclude); the TOP nodes furthest off in
-  the run's per-node error table (compare.nodes, what the page listed before) left out.
+- with --samples, the same sweep on the 8 calibration samples (or how soon it is refused);
+- the output error of the quantizations on held-out random inputs (seed HELD_OUT; POST .../run
+  against the float revision, onnxruntime's default optimisations: as deployed): all quantized;
+  the owners of the TOP costliest points of the sweep left out (nodes_to_exclude); the TOP
+  nodes furthest off in the run's per-node error table (compare.nodes, what the page listed
+  before) left out; the owners of the samples sweep's TOP left out.
 
-  .venv/bin/python bench/sensitivity.py [--models resnet50 bert_base]
+  .venv/bin/python bench/sensitivity.py [--models resnet50 bert_base] [--samples]
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import json
 import sys
 import time
+import urllib.error
 from pathlib import Path
 
 import numpy as np
@@ -68,22 +71,32 @@ def bare_run_ms(path: Path, dims: dict[str, int], repeat: int = 5) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def output_error(server: Server, mid: str, dims: dict) -> float:
-    """The worst output's relative error of the head against revision 0, on random input seed 7."""
-    _, answer = post(f"{server.base}/api/models/{mid}/run", {"dims": dims, "compare_to": 0})
+HELD_OUT = 7  # the seed of the inputs quantizations are judged on: not the sweep's (seed 0)
+
+
+def output_error(server: Server, mid: str, dims: dict, inputs: list[str]) -> float:
+    """The worst output's relative error of the head against revision 0, on random inputs of
+    seed HELD_OUT."""
+    body = {"dims": dims, "compare_to": 0, "inputs": {name: {"random": {"seed": HELD_OUT}} for name in inputs}}
+    _, answer = post(f"{server.base}/api/models/{mid}/run", body)
     return max(c["rel_error"] for c in answer["compare"]["outputs"].values() if c.get("rel_error") is not None)
 
 
-def requantized(server: Server, mid: str, op: dict, names: list[str], dims: dict) -> float:
+def requantized(server: Server, mid: str, op: dict, names: list[str], dims: dict, inputs: list[str]) -> float:
     """The output error of the quantization made again with `names` in float (then undone)."""
     post(f"{server.base}/api/models/{mid}/undo")
     post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [{**op, "nodes_to_exclude": names}]})
-    error = output_error(server, mid, dims)
-    return error
+    return output_error(server, mid, dims, inputs)
 
 
-def measure(path: Path) -> dict:
+def owners_of(points: list[dict]) -> list[str]:
+    return sorted({o["name"] for p in points[:TOP] for o in p["owners"]})
+
+
+def measure(path: Path, on_samples: bool) -> dict:
     dims = dims_of(path)
+    graph = onnx.load(path, load_external_data=False).graph
+    inputs = [v.name for v in graph.input if v.name not in {t.name for t in graph.initializer}]
     row: dict = {"model": path.stem, "dims": dims}
     server = Server()
     try:
@@ -93,20 +106,33 @@ def measure(path: Path) -> dict:
         post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [op]})
         server.settled(mid)
         dt, sweep = post(f"{server.base}/api/models/{mid}/sensitivity", {"base": 0, "dims": dims})
+        t0 = time.perf_counter()
         row.update(seconds=dt, runs=sweep["runs"], points=len(sweep["points"]), sweep_ms=sweep["ms"])
         row["all_simulated"] = sweep["all"]["rel_error"]
         row["costliest"] = [
             (p["kind"], p["tensors"], [o["name"] for o in p["owners"]], p["rel_error"]) for p in sweep["points"][:TOP]
         ]
+        if on_samples:  # the same sweep on the 8 calibration samples (or its refusal, and how soon)
+            try:
+                dt, by_samples = post(
+                    f"{server.base}/api/models/{mid}/sensitivity", {"base": 0, "samples": op["calibration"]}
+                )
+                row.update(
+                    samples_seconds=dt, samples_runs=by_samples["runs"], samples_owners=owners_of(by_samples["points"])
+                )
+            except urllib.error.HTTPError as exc:
+                row.update(samples_seconds=time.perf_counter() - t0, samples_refused=json.load(exc)["error"]["message"])
         _, run = post(f"{server.base}/api/models/{mid}/run", {"dims": dims, "compare_to": 0, "locate": True})
         off = [n for n in run["compare"]["nodes"] if not n["equal"] and n["name"] and "Linear" not in n["op_type"]]
         furthest = sorted(off, key=lambda n: -(n["rel_error"] or 0))[:TOP]
         row["furthest"] = [(n["name"], n["op_type"], n["rel_error"]) for n in furthest]
-        row["error_all"] = output_error(server, mid, dims)
-        owners = sorted({name for *_, names, _ in row["costliest"] for name in names})
+        row["error_all"] = output_error(server, mid, dims, inputs)
+        owners = owners_of(sweep["points"])
         row["left_out"] = len(owners)
-        row["error_without_costliest"] = requantized(server, mid, op, owners, dims)
-        row["error_without_furthest"] = requantized(server, mid, op, [n[0] for n in row["furthest"]], dims)
+        row["error_without_costliest"] = requantized(server, mid, op, owners, dims, inputs)
+        row["error_without_furthest"] = requantized(server, mid, op, [n[0] for n in row["furthest"]], dims, inputs)
+        if row.get("samples_owners"):
+            row["error_without_samples_costliest"] = requantized(server, mid, op, row["samples_owners"], dims, inputs)
     finally:
         server.close()
     row["bare_ms"] = bare_run_ms(path, dims)
@@ -118,29 +144,39 @@ def print_table(rows: list[dict]) -> None:
     print(
         "| model | quantized tensors | sweep | floor: the float model run as often, bare | ratio | one switched run ÷ bare "
         f"| output error: all quantized (simulated) | owners of the top {TOP} by cost alone left out "
-        f"| top {TOP} of the error table left out |"
+        f"| top {TOP} of the error table left out | the sweep on 8 calibration samples | its top {TOP}'s owners left out |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
+        if "samples_refused" in r:
+            on_samples = f"refused after {r['samples_seconds']:.1f} s | —"
+        elif "samples_runs" in r:
+            on_samples = (
+                f"{r['samples_seconds']:.1f} s ({r['samples_runs']} runs) "
+                f"| {100 * r['error_without_samples_costliest']:.2f} % ({len(r['samples_owners'])} nodes)"
+            )
+        else:
+            on_samples = "— | —"
         print(
             f"| {r['model']} | {r['points']} | {r['seconds']:.1f} s ({r['runs']} runs) | {r['floor']:.1f} s "
             f"| {r['seconds'] / r['floor']:.2f}× | {r['sweep_ms'] / r['bare_ms']:.2f}× "
             f"| {100 * r['error_all']:.2f} % ({100 * r['all_simulated']:.2f} %) "
             f"| {100 * r['error_without_costliest']:.2f} % ({r['left_out']} nodes) "
-            f"| {100 * r['error_without_furthest']:.2f} % |"
+            f"| {100 * r['error_without_furthest']:.2f} % | {on_samples} |"
         )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base"], choices=list(MODELS))
+    ap.add_argument("--samples", action="store_true", help="also sweep on the 8 calibration samples")
     args = ap.parse_args()
     rows = []
     for name in args.models:
         if not MODELS[name].exists():
             print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
             continue
-        rows.append(measure(MODELS[name]))
+        rows.append(measure(MODELS[name], args.samples))
         print(json.dumps(rows[-1]), file=sys.stderr)
     print_table(rows)
 

@@ -56,6 +56,8 @@ def test_rename_attributes_and_metadata(page, server, artifacts):
     # add one the node doesn't set: the list offers only those
     panel.locator(".ed-add-attr-toggle").click()
     form = panel.locator("#add-attribute")
+    # the list comes from the operator catalog, a module loaded on first use
+    form.locator("select[name=name] option", has_text="dilations").first.wait_for(state="attached")
     options = form.locator("select[name=name] option").all_text_contents()
     assert any(o.startswith("dilations") for o in options)
     assert not any(o.startswith("kernel_shape") for o in options)  # already set
