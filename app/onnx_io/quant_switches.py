@@ -206,9 +206,9 @@ def switchable(base: onnx.ModelProto, quantized: onnx.ModelProto) -> tuple[onnx.
         value, shown = f"{flag}/value", name
         if dq.output[0] in graph_outputs and name == dq.output[0]:  # the graph's output itself is quantized
             made = f"{flag}/float"
-            for i in [makers[name]] if name in makers else []:
+            if name in makers:
+                makers[made] = i = makers.pop(name)
                 g.node[i].output[:] = [made if x == name else x for x in g.node[i].output]
-                makers[made] = makers.pop(name)
             float_readers[made] = float_readers.pop(name, [])
             for i in float_readers[made]:
                 g.node[i].input[:] = [made if x == name else x for x in g.node[i].input]
