@@ -172,7 +172,7 @@ function costAlone(base, ctx, body, ticks, calibration) {
     onSamples, `on its first ${SWEEP_SAMPLES} calibration samples instead of the run's inputs`) : null;
   const out = el("div", { id: "run-sensitivity" });
   go.addEventListener("click", async () => {
-    go.disabled = true;
+    go.disabled = onSamples.disabled = true;
     clear(out);
     const started = Date.now();
     const waiting = "Running the model once per quantized tensor…";
@@ -206,7 +206,7 @@ function costAlone(base, ctx, body, ticks, calibration) {
       out.append(el("div", { class: "field-error" }, err.message || String(err)));
     } finally {
       clearInterval(timer);
-      go.disabled = false;
+      go.disabled = onSamples.disabled = false;
     }
   });
   return el("div", { class: "run-sensitivity-box" }, el("div", { class: "ed-row" }, go), samplesLabel, out);
