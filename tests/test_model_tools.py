@@ -343,20 +343,26 @@ def test_quantizing_a_quantized_model_says_so(client):
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 1
 
 
+def own_inputs_as_blobs(client, model: onnx.ModelProto, path) -> dict:
+    """The model's own test inputs (test_data_set_0 beside `path`), each graph input's uploaded
+    as an .npy: {name: {"npy": blob}}, as calibration takes them."""
+    initializers = {t.name for t in model.graph.initializer}
+    names = [v.name for v in model.graph.input if v.name not in initializers]
+    tensors = sorted(path.parent.glob("test_data_set_0/input_*.pb"))
+    return {
+        name: {"npy": npy_blob(client, nh.to_array(onnx.load_tensor(str(p))))}
+        for name, p in zip(names, tensors, strict=False)
+    }
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize("path", _pytorch_converted(), ids=lambda p: p.parent.name)
 def test_pytorch_converted_models_quantize_statically_or_say_why(client, path):
     """Static QDQ quantization of every pytorch-converted model, calibrated on its own test
     inputs: a revision that passes the checker (and the runtime gate ran it), or one line."""
     model = onnx.load_from_string(path.read_bytes())
-    initializers = {t.name for t in model.graph.initializer}
-    names = [v.name for v in model.graph.input if v.name not in initializers]
-    tensors = sorted(path.parent.glob("test_data_set_0/input_*.pb"))
     mid = upload(client, path.read_bytes(), path.parent.name + ".onnx").get_json()["id"]
-    given = {
-        name: {"npy": npy_blob(client, nh.to_array(onnx.load_tensor(str(p))))}
-        for name, p in zip(names, tensors, strict=False)
-    }
+    given = own_inputs_as_blobs(client, model, path)
     passes_or_is_refused_in_one_line(client, mid, quantize_static(client, mid, given))
 
 
@@ -371,14 +377,8 @@ def test_nodes_left_out_of_a_static_quantization_read_float_values(client, path)
     for i, node in enumerate(model.graph.node):
         node.name = f"node{i}"
     left_out = [n.name for n in model.graph.node[::2]]
-    initializers = {t.name for t in model.graph.initializer}
-    names = [v.name for v in model.graph.input if v.name not in initializers]
-    tensors = sorted(path.parent.glob("test_data_set_0/input_*.pb"))
     mid = upload(client, model.SerializeToString(), path.parent.name + ".onnx").get_json()["id"]
-    given = {
-        name: {"npy": npy_blob(client, nh.to_array(onnx.load_tensor(str(p))))}
-        for name, p in zip(names, tensors, strict=False)
-    }
+    given = own_inputs_as_blobs(client, model, path)
     r = quantize_static(client, mid, given, nodes_to_exclude=left_out)
     passes_or_is_refused_in_one_line(client, mid, r)
     if r.status_code != 200:

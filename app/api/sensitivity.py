@@ -49,8 +49,15 @@ PROGRESS_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")  # the page's name for a swe
 
 
 def _costliest_first(entry: dict) -> tuple:
+    """ "alone": the point costing the most first."""
     error = entry["rel_error"]
     return (error is None, -(error or 0.0))
+
+
+def _savings_first(entry: dict) -> tuple:
+    """ "without": the point whose turning float leaves the least error first."""
+    error = entry["rel_error"]
+    return (error is None, error or 0.0)
 
 
 @bp.post("/models/<model_id>/sensitivity")
@@ -168,9 +175,3 @@ def get_sweep_progress(token):
         except (OSError, ValueError):
             continue
     raise StudioError("unknown_sweep", f"no sweep {token!r} is running here", 404)
-
-
-def _savings_first(entry: dict) -> tuple:
-    """ "without": the node whose leaving out leaves the least error first."""
-    error = entry["rel_error"]
-    return (error is None, error or 0.0)

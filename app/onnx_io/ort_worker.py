@@ -162,6 +162,16 @@ def _run_feed(np, arg, spec: dict, dims: dict):
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
 
 
+def _job_feeds(np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
+    """The job's value of each session input (not in `skip`): its .npy, or random of seed 0;
+    Skip or ValueError when one can't be made."""
+    return {
+        arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
+        for arg in sess.get_inputs()
+        if arg.name not in skip
+    }
+
+
 def _external_files(np, so, files: dict) -> list:
     """Hand onnxruntime the model's external data files by the location the model names them
     with, mapped read-only from where they are (the store's blobs): nothing copied to disk, and
@@ -222,10 +232,7 @@ def run(job: dict) -> dict:
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     try:
-        feeds = {
-            arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
-            for arg in sess.get_inputs()
-        }
+        feeds = _job_feeds(np, sess, job)
     except Skip as exc:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:
@@ -382,27 +389,21 @@ def sweep(job: dict) -> dict:
         sess = _job_session(ort, np, job, config={"session.disable_quant_qdq": "1"})
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
-    switches = set(flags)
     try:
         if job.get("samples"):  # several samples, stacked along the first axis
             stacked = {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in job["samples"].items()}
             count = min(len(a) for a in stacked.values())
             samples = [{name: np.ascontiguousarray(a[k]) for name, a in stacked.items()} for k in range(count)]
         else:
-            samples = [
-                {
-                    arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
-                    for arg in sess.get_inputs()
-                    if arg.name not in switches
-                }
-            ]
+            samples = [_job_feeds(np, sess, job, frozenset(flags))]
     except Skip as exc:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:
         return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
     names = [o.name for o in sess.get_outputs()]
     times: list[float] = []
-    total = (2 + len(job.get("each", flags))) * len(samples)
+    each = job.get("each", range(len(flags)))
+    total = (2 + len(each)) * len(samples)
     progress = job.get("progress")
     said = [0.0]
 
@@ -438,7 +439,6 @@ def sweep(job: dict) -> dict:
 
         every = set(range(len(flags)))
         answer_all = worst(outputs(every))
-        each = job.get("each", range(len(flags)))
         # the two configurations so far tell what the rest will take: said now, not after the limit
         per_configuration = sum(times[len(samples) :]) / 1000
         expected = per_configuration * len(each)
