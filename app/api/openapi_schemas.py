@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from ..edits import REGISTRY
 
+# a run's inputs and symbolic dims, as POST .../run and .../sensitivity take them
+_RUN_INPUTS = {
+    "inputs": {
+        "type": "object",
+        "description": 'input name -> {"npy": BLOB} (POST /api/blobs) or {"random": {"seed": S}} (default: random, seed 0)',
+        "additionalProperties": {"type": "object"},
+    },
+    "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+}
+
 
 def op_ref(name: str) -> str:
     return f"#/components/schemas/EditOp.{name}"
@@ -233,12 +243,7 @@ SCHEMAS: dict = {
         "type": "object",
         "properties": {
             "revision": {"type": "integer", "description": "default: the head"},
-            "inputs": {
-                "type": "object",
-                "description": 'input name -> {"npy": BLOB} (POST /api/blobs) or {"random": {"seed": S}} (default: random, seed 0)',
-                "additionalProperties": {"type": "object"},
-            },
-            "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+            **_RUN_INPUTS,
             "outputs": {
                 "type": "array",
                 "items": {"type": "string"},
@@ -283,12 +288,7 @@ SCHEMAS: dict = {
         "properties": {
             "base": {"type": "integer", "description": "the float revision the quantization was made from"},
             "revision": {"type": "integer", "description": "the QDQ revision (default: the head)"},
-            "inputs": {
-                "type": "object",
-                "description": 'as for a run: input name -> {"npy": BLOB} or {"random": {"seed": S}}',
-                "additionalProperties": {"type": "object"},
-            },
-            "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+            **_RUN_INPUTS,
             "samples": {
                 "type": "object",
                 "description": 'instead of "inputs": input name -> {"npy": BLOB} of samples along its first axis (as a calibration; the first 8 run)',
