@@ -9,45 +9,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto as T
-from onnx import helper as h
-from onnx import numpy_helper as nh
+from browser.browser_models import three_convs
 from testkit import npy_blob, upload
 
 from app.onnx_io.quant_switches import switchable
-
-
-def three_convs(names: bool = True) -> onnx.ModelProto:
-    """x -> conv1 -> relu -> conv2 -> relu -> conv3 -> + x -> y; conv2's weights hold one value 1000x
-    the others (on a channel conv1 leaves at 0, so it adds nothing), and per-tensor int8 weights
-    keep that one and round every other to 0."""
-    rng = np.random.default_rng(0)
-    w1 = rng.standard_normal((8, 4, 3, 3)).astype(np.float32) * 0.3
-    w1[0] = 0
-    w2 = rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.1
-    w2[0, 0, 0, 0] = 100.0
-    weights = {
-        "w1": w1,
-        "w2": w2,
-        "w3": rng.standard_normal((4, 8, 3, 3)).astype(np.float32) * 0.3,
-    }
-    conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
-    nodes = [
-        h.make_node("Conv", ["x", "w1"], ["c1"], name="conv1" if names else "", **conv),
-        h.make_node("Relu", ["c1"], ["r1"], name="relu1" if names else ""),
-        h.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2" if names else "", **conv),
-        h.make_node("Relu", ["c2"], ["r2"], name="relu2" if names else ""),
-        h.make_node("Conv", ["r2", "w3"], ["c3"], name="conv3" if names else "", **conv),
-        h.make_node("Add", ["c3", "x"], ["y"], name="add" if names else ""),
-    ]
-    graph = h.make_graph(
-        nodes,
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 8, 8])],
-        [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 8, 8])],
-        [nh.from_array(v, k) for k, v in weights.items()],
-    )
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
 
 
 def quantized(client, model: onnx.ModelProto, **options) -> str:
@@ -254,6 +219,10 @@ def test_all_off_is_the_float_model_and_all_on_its_quantization(client):
         ({"base": True}, "bad_request"),
         ({"base": 0, "progress": "short"}, "bad_request"),
         ({"base": 0, "progress": "../../etc/passwd"}, "bad_request"),
+        ({"base": 0, "target": 0}, "bad_request"),
+        ({"base": 0, "target": -0.1}, "bad_request"),
+        ({"base": 0, "target": "1%"}, "bad_request"),
+        ({"base": 0, "target": True}, "bad_request"),
     ],
 )
 def test_wrong_requests_are_refused_naming_the_problem(client, body, code):
@@ -269,3 +238,38 @@ def test_a_revision_without_qdq_pairs_is_refused(client):
     for body in ({"base": 0, "revision": 0}, {"base": 0}):
         r = client.post(f"/api/models/{mid}/sensitivity", json=body)
         assert r.status_code == 422 and r.get_json()["error"]["code"] == "not_quantized", r.get_json()
+
+
+def test_a_target_finds_the_fewest_nodes_to_leave_out_and_the_real_quantization_keeps_it(client):
+    """With "target": the sweep's ranking searched for the fewest nodes whose leaving out brings the
+    whole quantization within it — conv2 alone here (its weights and the activation only it
+    reads turn float) — and quantizing again without them, as onnxruntime runs it, stays within."""
+    mid = quantized(client, three_convs())
+    answer = sweep(client, mid, {"base": 0, "target": 0.05})
+    plan = answer["plan"]
+    assert answer["all"]["rel_error"] > 0.05
+    assert plan["reached"] and plan["target"] == 0.05 and [n["name"] for n in plan["nodes"]] == ["conv2"]
+    assert plan["rel_error"] <= 0.05 and plan["float"] == 2 and plan["output"] == "y"
+    # bisection over the 8 points, then conv2's point tried without: a few runs, counted in all
+    assert 2 <= plan["runs"] <= 6 and answer["runs"] == 2 + len(answer["points"]) + plan["runs"]
+    op = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"][-1]["ops"][0]
+    assert client.post(f"/api/models/{mid}/undo", json={"base": 1}).status_code == 200
+    again = {**op, "nodes_to_exclude": [n["name"] for n in plan["nodes"]]}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [again]}).status_code == 200
+    real = client.post(f"/api/models/{mid}/run", json={"compare_to": 0}).get_json()["compare"]["outputs"]["y"]
+    assert real["rel_error"] <= 0.05, (real, plan)
+
+
+def test_a_target_the_quantization_already_meets_leaves_nothing_out(client):
+    mid = quantized(client, three_convs())
+    answer = sweep(client, mid, {"base": 0, "target": 10})
+    assert answer["plan"]["reached"] and answer["plan"]["nodes"] == [] and answer["plan"]["runs"] == 0
+    assert answer["plan"]["rel_error"] == answer["all"]["rel_error"] and "plan" not in sweep(client, mid, {"base": 0})
+
+
+def test_a_target_unnamed_nodes_stand_in_the_way_of_is_not_reached(client):
+    """nodes_to_exclude names nodes: a point owned by an unnamed one can't be turned float, so a
+    target below what it costs is said not reached, with the error the search got down to."""
+    mid = quantized(client, three_convs(names=False))
+    plan = sweep(client, mid, {"base": 0, "target": 0.05})["plan"]
+    assert not plan["reached"] and plan["nodes"] == [] and plan["float"] == 0 and plan["rel_error"] > 0.05

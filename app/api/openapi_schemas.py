@@ -309,6 +309,11 @@ SCHEMAS: dict = {
                 "items": {"type": "string"},
                 "description": "measure only the points a node of these operators owns (each a run of the whole model)",
             },
+            "target": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "a relative error (0.01: 1 %): also find the fewest nodes to leave out for the simulated error to stay within it (plan)",
+            },
         },
     },
     "Sensitivity": {
@@ -327,6 +332,10 @@ SCHEMAS: dict = {
                 "type": "array",
                 "items": {"type": "object"},
                 "description": "{kind (activation | weights), tensors, dtype, of? (weights: their node), owners: [{node, name, op_type}] (the nodes to leave out to turn it float), output, rel_error, sqnr_db}: alone, the costliest first; without, the one whose turning float saves the most first",
+            },
+            "plan": {
+                "type": "object",
+                "description": "with target: {target, reached, nodes: [{node, name, op_type}] (the fewest to leave out), float (points they turn float), output, rel_error, sqnr_db (simulated with them left out), runs (the search's)}",
             },
             "samples": {"type": "integer", "description": "inputs each configuration ran on"},
             "ms": {"type": "number", "description": "one run of the switched model (median)"},

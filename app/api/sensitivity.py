@@ -10,11 +10,14 @@ per-node error is (relative L2 error, SQNR). Each point names its owners: the no
 of the quantization (nodes_to_exclude) to turn it float.
 
   {"base": REV, "revision"?, "inputs"? | "samples"?, "dims"?, "mode"?: "alone" | "without",
-   "op_types"?: [OP]}
+   "op_types"?: [OP], "target"?: REL_ERROR}
   -> {"revision", "base", "mode", "outputs": [NAME], "all": {"output", "rel_error", "sqnr_db"},
       "points": [{"kind", "tensors", "dtype", "of"?, "owners": [{"node", "name", "op_type"}],
-      "output", "rel_error", "sqnr_db"}] the costliest first, "samples", "ms" (one
-      run), "runs", "seconds", "onnxruntime"}
+      "output", "rel_error", "sqnr_db"}] the most worth turning float first, "plan"?, "samples",
+      "ms" (one run), "runs", "seconds", "onnxruntime"}
+With "target", "plan" is the fewest nodes to leave out for the simulated error to stay within it
+(quant_plan.py): {"target", "reached", "nodes": [{"node", "name", "op_type"}], "float": points
+turned float, "output", "rel_error", "sqnr_db", "runs"}.
 With "samples" (as a static quantization's calibration: {NAME: {"npy": BLOB}}, samples along
 the first axis), each configuration runs on each of the first MAX_SAMPLES of them and is measured
 over all of them at once; else on one input, "inputs" as for a run.
@@ -34,7 +37,8 @@ from ..edits.calibration import calibration_samples
 from ..edits.sources import blob_reader
 from ..errors import StudioError
 from ..onnx_io.address import node_id
-from ..onnx_io.quant_switches import switchable
+from ..onnx_io.quant_plan import turned_float
+from ..onnx_io.quant_switches import is_qdq, switchable
 from ..onnx_io.runtime_check import sweep_model
 from . import bp
 from .documents import load, store
@@ -48,16 +52,12 @@ MAX_SAMPLES = 8  # samples each configuration runs on: the sweep's time grows wi
 PROGRESS_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")  # the page's name for a sweep, to poll it by
 
 
-def _costliest_first(entry: dict) -> tuple:
-    """ "alone": the point costing the most first."""
-    error = entry["rel_error"]
-    return (error is None, -(error or 0.0))
-
-
-def _savings_first(entry: dict) -> tuple:
-    """ "without": the point whose turning float leaves the least error first."""
-    error = entry["rel_error"]
-    return (error is None, error or 0.0)
+def _target(value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e6:
+        raise StudioError("bad_request", '"target" is the relative error to stay within, a number above 0 (0.01: 1 %)')
+    return float(value)
 
 
 @bp.post("/models/<model_id>/sensitivity")
@@ -88,8 +88,11 @@ def post_sensitivity(model_id):
     op_types = body.get("op_types")
     if op_types is not None and (not isinstance(op_types, list) or not all(isinstance(o, str) for o in op_types)):
         raise StudioError("bad_request", '"op_types" is a list of operator names (measure only their nodes)')
+    target = _target(body.get("target"))
     model, points = switchable(base, quantized)
     nodes = quantized.graph.node
+    # the nodes each point can be turned float by: named ones (nodes_to_exclude names them)
+    owners = [p.owners if all(nodes[o].name and not is_qdq(nodes[o]) for o in p.owners) else [] for p in points]
     each = [k for k, p in enumerate(points) if op_types is None or any(nodes[o].op_type in op_types for o in p.owners)]
     if not each:
         raise StudioError("no_nodes", f"no quantized node is one of {', '.join(op_types or [])}", 422)
@@ -108,7 +111,8 @@ def post_sensitivity(model_id):
             stacked[name] = str(Path(tmp) / f"samples{k}.npy")
             np.save(stacked[name], arr, allow_pickle=False)
         progress = str(Path(tmp) / "progress") if token else None
-        answer = sweep_model(path, inputs, dims, [p.flag for p in points], each, mode, size, files, stacked, progress)
+        flags = [p.flag for p in points]
+        answer = sweep_model(path, inputs, dims, flags, each, mode, size, files, stacked, progress, target, owners)
     status = answer.get("status")
     if status == "refused" and answer.get("stage") == "time":
         raise StudioError(
@@ -145,6 +149,7 @@ def post_sensitivity(model_id):
         }
         for p, error in zip([points[k] for k in each], answer["nodes"], strict=True)
     ]
+    plan = answer.get("plan")
     return jsonify(
         {
             "revision": revision.rev,
@@ -152,7 +157,8 @@ def post_sensitivity(model_id):
             "mode": mode,
             "outputs": answer["outputs"],
             "all": answer["all"],
-            "points": sorted(measured, key=_costliest_first if mode == "alone" else _savings_first),
+            "points": [measured[k] for k in answer["order"]],
+            **({} if plan is None else {"plan": _plan(plan, target, owners, node)}),
             "samples": answer.get("samples", 1),
             "ms": answer["ms"],
             "runs": answer["runs"],
@@ -160,6 +166,17 @@ def post_sensitivity(model_id):
             "onnxruntime": answer.get("onnxruntime"),
         }
     )
+
+
+def _plan(plan: dict, target: float | None, owners: list[list[int]], node) -> dict:
+    return {
+        "target": target,
+        "reached": plan["reached"],
+        "nodes": [node(o) for o in plan["nodes"]],
+        "float": len(turned_float(plan["points"], owners)),
+        **plan["error"],
+        "runs": plan["runs"],
+    }
 
 
 @bp.get("/sweeps/<token>")

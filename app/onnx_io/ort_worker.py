@@ -358,31 +358,48 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
     return answer
 
 
-def _tensor_error():
-    """tensor_error.signal_error, loaded by its path: this worker imports no app module."""
+def _sibling(name: str):
+    """An app module that needs no other (tensor_error, quant_plan), loaded by its path: this
+    worker imports no app module."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "tensor_error", os.path.join(os.path.dirname(__file__), "tensor_error.py")
-    )
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), f"{name}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.signal_error
+    return module
+
+
+def _ranked(errors: list[dict], mode: str) -> list[int]:
+    """Positions of a sweep's points, the most worth turning float first: "alone", the one
+    costing the most by itself; "without", the one leaving the least error once float. A point
+    whose error is not finite comes last."""
+
+    def key(k: int) -> tuple:
+        error = errors[k]["rel_error"]
+        return (error is None, -(error or 0.0) if mode == "alone" else (error or 0.0))
+
+    return sorted(range(len(errors)), key=key)
 
 
 def sweep(job: dict) -> dict:
     """Run a model with quantization switches (job["flags"], bool graph inputs) with all off (the
     reference), all on, then one configuration per switch (of job["each"], their indices, if
-    given): it alone on ("alone") or alone off ("without"); {"status", "all", "nodes": [per switch], "outputs" measured, "ms" (median
-    run), "runs"}, each entry the float output furthest from the reference: {"output",
-    "rel_error", "sqnr_db"}."""
+    given): it alone on ("alone") or alone off ("without"); {"status", "all", "nodes": [per
+    switch], "order" (positions in "nodes", the most worth turning float first), "outputs"
+    measured, "ms" (median run), "runs"}, each entry the float output furthest from the
+    reference: {"output", "rel_error", "sqnr_db"}. With job["target"] (a relative error) and
+    job["owners"] (each switch's nodes; [] for one that can't be left out): "plan", the fewest
+    switches' owners to leave out for the error to stay within it (quant_plan.py)."""
     import numpy as np
     import onnxruntime as ort
 
     ort.set_default_logger_severity(4)
-    signal_error = _tensor_error()
+    signal_error = _sibling("tensor_error").signal_error
+    planning = _sibling("quant_plan")
     flags = job["flags"]
+    target = job.get("target")
+    owners = job.get("owners") or [[] for _ in flags]
     try:
         # the quantization simulated as the pairs say, not fused into integer kernels: onnxruntime's
         # QDQ transformers expect a pair's weights in its own graph, not an If branch's outer one
@@ -403,7 +420,9 @@ def sweep(job: dict) -> dict:
     names = [o.name for o in sess.get_outputs()]
     times: list[float] = []
     each = job.get("each", range(len(flags)))
-    total = (2 + len(each)) * len(samples)
+    candidates = [k for k in each if owners[k]]
+    planned = planning.runs_needed(len(candidates)) if target is not None else 0
+    total = (2 + len(each) + planned) * len(samples)
     progress = job.get("progress")
     said = [0.0]
 
@@ -441,21 +460,33 @@ def sweep(job: dict) -> dict:
         answer_all = worst(outputs(every))
         # the two configurations so far tell what the rest will take: said now, not after the limit
         per_configuration = sum(times[len(samples) :]) / 1000
-        expected = per_configuration * len(each)
+        expected = per_configuration * (len(each) + planned)
         if job.get("budget") and expected > job["budget"]:
+            searched = f" and up to {planned} to meet the target" if planned else ""
             return {
                 "status": "refused",
                 "stage": "time",
-                "message": f"{len(each)} points × {len(samples)} sample(s) would take about {expected:.0f} s "
+                "message": f"{len(each)} points{searched} × {len(samples)} sample(s) would take about {expected:.0f} s "
                 f"({per_configuration * 1000:.0f} ms each), more than {job['budget']:.0f} s",
             }
         nodes = [worst(outputs({k} if job["mode"] == "alone" else every - {k})) for k in each]
+        order = _ranked(nodes, job["mode"])
+        plan = None
+        if target is not None:
+            rel = answer_all["rel_error"]
+            if rel is not None and rel <= target:
+                plan = {"points": [], "nodes": [], "error": answer_all, "reached": True, "runs": 0}
+            else:
+                ranking = [each[k] for k in order if owners[each[k]]]
+                plan = planning.fewest_left_out(ranking, owners, lambda off: worst(outputs(every - off)), target)
     except Exception as exc:
         return {"status": "fails", "stage": "run", "message": str(exc)}
     return {
         "status": "ok",
         "all": answer_all,
         "nodes": nodes,
+        "order": order,
+        **({} if plan is None else {"plan": plan}),
         "outputs": [names[k] for k in measured],
         "ms": round(_median(times[1:] or times), 2),  # the first run warms up
         "runs": len(times),

@@ -204,14 +204,17 @@ def sweep_model(
     files: dict,
     samples: dict | None = None,
     progress: str | None = None,
+    target: float | None = None,
+    owners: list[list[int]] | None = None,
 ) -> dict:
     """A quantization sensitivity sweep in a worker (ort_worker.sweep): the model at `path`
     (quant_switches.switchable) run once with every switch in `flags` off, once with all on, and
     once per switch of `each` (indices into `flags`) with it alone on (`mode` "alone") or alone
     off ("without"); `samples` {input: .npy of its samples stacked} in place of `inputs`: each
     configuration runs on every sample; `progress`: a file the worker keeps "RUNS_DONE TOTAL" in;
-    each run's
-    outputs measured against the first."""
+    `target` (a relative error) with `owners` (each switch's nodes that can be left out): also the
+    fewest to leave out for the error to stay within it (quant_plan.py). Each run's outputs are
+    measured against the first."""
     job = {
         "kind": "sweep",
         "files": files,
@@ -223,6 +226,8 @@ def sweep_model(
         "mode": mode,
         "samples": samples or {},
         "progress": progress,
+        "target": target,
+        "owners": owners,
         "budget": SWEEP_SECONDS,  # the worker refuses a sweep it foresees taking longer
         "cpu": RUN_CPU_SECONDS,
         "memory": MEMORY_ALLOWANCE + 3 * size,

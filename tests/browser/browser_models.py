@@ -422,3 +422,36 @@ def two_inputs() -> onnx.ModelProto:
         [w],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def three_convs(names: bool = True) -> onnx.ModelProto:
+    """x -> conv1 -> relu -> conv2 -> relu -> conv3 -> + x -> y; conv2's weights hold one value 1000x
+    the others (on a channel conv1 leaves at 0, so it adds nothing), and per-tensor int8 weights
+    keep that one and round every other to 0."""
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((8, 4, 3, 3)).astype(np.float32) * 0.3
+    w1[0] = 0
+    w2 = rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.1
+    w2[0, 0, 0, 0] = 100.0
+    weights = {
+        "w1": w1,
+        "w2": w2,
+        "w3": rng.standard_normal((4, 8, 3, 3)).astype(np.float32) * 0.3,
+    }
+    conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    nodes = [
+        h.make_node("Conv", ["x", "w1"], ["c1"], name="conv1" if names else "", **conv),
+        h.make_node("Relu", ["c1"], ["r1"], name="relu1" if names else ""),
+        h.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2" if names else "", **conv),
+        h.make_node("Relu", ["c2"], ["r2"], name="relu2" if names else ""),
+        h.make_node("Conv", ["r2", "w3"], ["c3"], name="conv3" if names else "", **conv),
+        h.make_node("Add", ["c3", "x"], ["y"], name="add" if names else ""),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 8, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 8, 8])],
+        [nh.from_array(v, k) for k, v in weights.items()],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from .browser_models import tiny_cnn, two_inputs
+from .browser_models import three_convs, tiny_cnn, two_inputs
 from .browser_pages import open_model, upload, wait_revision
 
 
@@ -208,6 +208,48 @@ def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, se
     revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
     made = next(r for r in revisions["revisions"] if r["revision"] == 2)
     assert made["parent"] == 0 and set(made["ops"][0]["nodes_to_exclude"]) == owners
+
+
+def test_a_target_error_finds_the_nodes_to_leave_out(page, server, artifacts):
+    """ "then find the fewest nodes to leave out for an error within 5 %": the sweep says which
+    (conv2, whose int8 weights lose all but an outlier) and how far that brings the error, "Tick
+    it" ticks them, and quantizing again leaves exactly them out."""
+    mid = upload(page, server, three_convs(), "three_convs.onnx")["id"]
+    samples = np.random.default_rng(1).standard_normal((8, 1, 4, 8, 8)).astype(np.float32)
+    buf = io.BytesIO()
+    np.save(buf, samples)
+    blob = page.request.post(
+        f"{server}/api/blobs",
+        multipart={"file": {"name": "c.npy", "mimeType": "application/octet-stream", "buffer": buf.getvalue()}},
+    ).json()["blob"]
+    op = {"op": "quantize_static", "calibration": {"x": {"npy": blob}}}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-requantize:not([hidden])").wait_for()
+    page.fill("#run-sensitivity-target", "0")
+    page.click("#run-sensitivity-go")  # a target of 0 % is refused before anything runs
+    assert "above 0" in page.locator("#run-sensitivity .field-error").text_content()
+    page.fill("#run-sensitivity-target", "5")
+    page.click("#run-sensitivity-go")
+    page.locator("#run-sensitivity[data-ready=true]").wait_for()
+    plan = page.locator("#run-sensitivity-plan")
+    assert plan.get_attribute("data-reached") == "true"
+    text = plan.text_content()
+    assert re.search(r"Leaving out 1 node — conv2 — brings the error within 5(\.0+)? %: \d+(\.\d+)? % → \d", text), text
+    page.click("#run-sensitivity-plan-tick")
+    assert page.locator("#run-sensitivity tbody tr").first.locator("input[type=checkbox]").is_checked()
+    page.locator("#run-sensitivity-plan").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-sensitivity-plan.png"))
+    page.click("#run-requantize-go")
+    wait_revision(page, 2)
+    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
+    made = next(r for r in revisions["revisions"] if r["revision"] == 2)
+    assert made["parent"] == 0 and made["ops"][0]["nodes_to_exclude"] == ["conv2"]
 
 
 def test_every_input_from_one_npz_for_a_run_and_for_calibration(page, server, tmp_path):

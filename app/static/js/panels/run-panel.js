@@ -162,6 +162,29 @@ function costOfNodes(points) {
 
 const SWEEP_SAMPLES = 8; // the server's MAX_SAMPLES
 
+/** The sweep's "plan": the fewest nodes to leave out for the target, and a button ticking them. */
+function planNote(plan, all, ticks) {
+  const goal = formatMetric("rel_error", plan.target);
+  const names = plan.nodes.map((n) => n.name);
+  const box = el("div", { class: "run-plan", id: "run-sensitivity-plan", "data-reached": String(plan.reached) });
+  if (plan.reached && !names.length) {
+    box.append(el("p", {}, `The whole quantization is already within ${goal}: ${formatMetric("rel_error", all.rel_error)}, simulated. Nothing needs leaving out.`));
+    return box;
+  }
+  const tick = el("button", { type: "button", class: "btn btn-small", id: "run-sensitivity-plan-tick" }, `Tick ${names.length === 1 ? "it" : `these ${names.length}`}`);
+  tick.addEventListener("click", () => ticks.set(names, true));
+  const list = mono(breakable(names.join(", ")));
+  if (!plan.reached) {
+    box.append(el("p", {}, `No nodes that can be left out bring the error within ${goal}: leaving out all ${plural(names.length, "node")} that can (`, list,
+      `) gets it to ${formatMetric("rel_error", plan.rel_error)}, simulated; the rest are quantized by nodes without a name.`), names.length ? tick : null);
+    return box;
+  }
+  box.append(el("p", {}, `Leaving out ${plural(names.length, "node")} — `, list, ` — brings the error within ${goal}: `,
+    `${formatMetric("rel_error", all.rel_error)} → ${formatMetric("rel_error", plan.rel_error)} (${db(plan.sqnr_db)}), simulated, `,
+    `with ${plural(plan.float, "quantized tensor")} turned float (${plan.runs} more runs to find them).`), tick);
+  return box;
+}
+
 /** "What each quantized tensor costs alone": the sweep on the run's inputs (or the quantization's
  * calibration samples), its costliest points listed with checkboxes, the drawing coloured by it
  * on request. */
@@ -170,9 +193,18 @@ function costAlone(base, ctx, body, ticks, calibration) {
   const onSamples = el("input", { type: "checkbox", id: "run-sensitivity-samples" });
   const samplesLabel = calibration ? el("label", { class: "run-sensitivity-samples", title: `Each tensor measured on the first ${SWEEP_SAMPLES} samples the quantization was calibrated on: a steadier ranking, ${SWEEP_SAMPLES}× the runs` },
     onSamples, `on its first ${SWEEP_SAMPLES} calibration samples instead of the run's inputs`) : null;
+  const target = el("input", { type: "number", min: "0.001", step: "any", id: "run-sensitivity-target", placeholder: "1", class: "run-target", "aria-label": "Target error in %" });
+  const targetLabel = el("label", { class: "run-sensitivity-target", title: "After measuring, the switched model runs a few more times to find the fewest nodes whose leaving out brings the whole quantization within this error" },
+    "Target error ", target, " % ", el("span", { class: "muted" }, "Optional: also find the fewest nodes to leave out to stay within it."));
   const out = el("div", { id: "run-sensitivity" });
   go.addEventListener("click", async () => {
-    go.disabled = onSamples.disabled = true;
+    const percent = target.value === "" ? null : Number(target.value);
+    if (percent !== null && !(percent > 0)) {
+      clear(out);
+      out.append(el("div", { class: "field-error" }, "The target error is a percentage above 0 (1 for 1 %)."));
+      return;
+    }
+    go.disabled = onSamples.disabled = target.disabled = true;
     clear(out);
     const started = Date.now();
     const waiting = "Running the model once per quantized tensor…";
@@ -187,7 +219,7 @@ function costAlone(base, ctx, body, ticks, calibration) {
     }, 1000);
     try {
       const where = calibration && onSamples.checked ? { samples: calibration } : { inputs: body.inputs, dims: body.dims };
-      const answer = await ctx.actions.sensitivity({ base, progress: token, ...where });
+      const answer = await ctx.actions.sensitivity({ base, progress: token, ...where, ...(percent === null ? {} : { target: percent / 100 }) });
       clear(out);
       const rows = answer.points.slice(0, COSTLIEST);
       const pick = rows.filter((p) => p.owners.every(excludable)).slice(0, TICK_FIRST);
@@ -199,6 +231,7 @@ function costAlone(base, ctx, body, ticks, calibration) {
         el("p", { class: "muted" }, `${plural(answer.points.length, "quantized tensor")} (activations, and each node's weights), each quantized alone with the rest in float (${answer.runs} runs${answer.samples > 1 ? ` on ${answer.samples} samples` : ""}, ${answer.seconds.toFixed(1)} s): `,
           `the error it leaves in ${answer.outputs.length === 1 ? "the output" : "the output furthest off"}. All quantized: ${formatMetric("rel_error", answer.all.rel_error)} (${db(answer.all.sqnr_db)}, simulated). `,
           "Leaving out the nodes listed under one (they then read float values) turns it float."),
+        answer.plan ? planNote(answer.plan, answer.all, ticks) : null,
         pointTable(rows, ctx, ticks), el("div", { class: "ed-row" }, pick.length ? tickFirst : null, colour));
       out.dataset.ready = "true";
     } catch (err) {
@@ -206,10 +239,10 @@ function costAlone(base, ctx, body, ticks, calibration) {
       out.append(el("div", { class: "field-error" }, err.message || String(err)));
     } finally {
       clearInterval(timer);
-      go.disabled = onSamples.disabled = false;
+      go.disabled = onSamples.disabled = target.disabled = false;
     }
   });
-  return el("div", { class: "run-sensitivity-box" }, el("div", { class: "ed-row" }, go), samplesLabel, out);
+  return el("div", { class: "run-sensitivity-box" }, el("div", { class: "ed-row" }, go), samplesLabel, targetLabel, out);
 }
 
 /** The quantize op that made the revision on screen from revision `base`, when it is the head
