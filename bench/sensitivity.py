@@ -12,9 +12,13 @@ samples: bench/model_tools.py calibration()), then
   against the float revision, onnxruntime's default optimisations: as deployed): all quantized;
   the owners of the TOP costliest points of the sweep left out (nodes_to_exclude); the TOP
   nodes furthest off in the run's per-node error table (compare.nodes, what the page listed
-  before) left out; the owners of the samples sweep's TOP left out.
+  before) left out; the owners of the samples sweep's TOP left out;
+- with --target MODEL=REL_ERROR, the sweep asks for the fewest nodes to leave out for that error
+  ("plan": its nodes, the simulated error, the search's runs), and the quantization made again
+  without them is judged on the held-out inputs like the others.
 
   .venv/bin/python bench/sensitivity.py [--models resnet50 bert_base] [--samples]
+      [--target resnet50=0.006 bert_base=0.05]
 """
 
 from __future__ import annotations
@@ -93,7 +97,7 @@ def owners_of(points: list[dict]) -> list[str]:
     return sorted({o["name"] for p in points[:TOP] for o in p["owners"]})
 
 
-def measure(path: Path, on_samples: bool) -> dict:
+def measure(path: Path, on_samples: bool, target: float | None = None) -> dict:
     dims = dims_of(path)
     graph = onnx.load(path, load_external_data=False).graph
     inputs = [v.name for v in graph.input if v.name not in {t.name for t in graph.initializer}]
@@ -105,9 +109,14 @@ def measure(path: Path, on_samples: bool) -> dict:
         op = static_op(server, path)
         post(f"{server.base}/api/models/{mid}/edits", {"base": 0, "ops": [op]})
         server.settled(mid)
-        dt, sweep = post(f"{server.base}/api/models/{mid}/sensitivity", {"base": 0, "dims": dims})
+        asked = {"base": 0, "dims": dims, **({} if target is None else {"target": target})}
+        dt, sweep = post(f"{server.base}/api/models/{mid}/sensitivity", asked)
         t0 = time.perf_counter()
         row.update(seconds=dt, runs=sweep["runs"], points=len(sweep["points"]), sweep_ms=sweep["ms"])
+        if "plan" in sweep:
+            plan = sweep["plan"]
+            row["plan"] = {k: plan[k] for k in ("target", "reached", "float", "rel_error", "runs")}
+            row["plan"]["nodes"] = [n["name"] for n in plan["nodes"]]
         row["all_simulated"] = sweep["all"]["rel_error"]
         row["costliest"] = [
             (p["kind"], p["tensors"], [o["name"] for o in p["owners"]], p["rel_error"]) for p in sweep["points"][:TOP]
@@ -131,6 +140,8 @@ def measure(path: Path, on_samples: bool) -> dict:
         row["left_out"] = len(owners)
         row["error_without_costliest"] = requantized(server, mid, op, owners, dims, inputs)
         row["error_without_furthest"] = requantized(server, mid, op, [n[0] for n in row["furthest"]], dims, inputs)
+        if row.get("plan", {}).get("nodes"):
+            row["error_plan"] = requantized(server, mid, op, row["plan"]["nodes"], dims, inputs)
         if row.get("samples_owners"):
             row["error_without_samples_costliest"] = requantized(server, mid, op, row["samples_owners"], dims, inputs)
     finally:
@@ -166,19 +177,43 @@ def print_table(rows: list[dict]) -> None:
         )
 
 
+def print_plans(rows: list[dict]) -> None:
+    planned = [r for r in rows if "plan" in r]
+    if not planned:
+        return
+    print()
+    print(
+        "| model | target | nodes left out | points turned float | simulated error (all quantized) "
+        f"| held-out error as deployed | the search's runs | top {TOP} by cost alone left out |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in planned:
+        p = r["plan"]
+        deployed = f"{100 * r['error_plan']:.2f} %" if "error_plan" in r else "—"
+        print(
+            f"| {r['model']} | {100 * p['target']:.2f} % | {len(p['nodes'])}{'' if p['reached'] else ' (not reached)'} "
+            f"| {p['float']} of {r['points']} | {100 * p['rel_error']:.2f} % ({100 * r['all_simulated']:.2f} %) "
+            f"| {deployed} ({100 * r['error_all']:.2f} %) | {p['runs']} "
+            f"| {100 * r['error_without_costliest']:.2f} % ({r['left_out']} nodes) |"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base"], choices=list(MODELS))
     ap.add_argument("--samples", action="store_true", help="also sweep on the 8 calibration samples")
+    ap.add_argument("--target", nargs="*", default=[], help="MODEL=REL_ERROR: find the fewest nodes to leave out")
     args = ap.parse_args()
+    targets = {name: float(value) for name, _, value in (t.partition("=") for t in args.target)}
     rows = []
     for name in args.models:
         if not MODELS[name].exists():
             print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
             continue
-        rows.append(measure(MODELS[name], args.samples))
+        rows.append(measure(MODELS[name], args.samples, targets.get(name)))
         print(json.dumps(rows[-1]), file=sys.stderr)
     print_table(rows)
+    print_plans(rows)
 
 
 if __name__ == "__main__":

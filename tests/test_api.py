@@ -155,6 +155,31 @@ def test_tensor_preview_every_dtype(client, dtype):
         ]
         finite = numpy_helper.to_array(t).astype(np.float64)
         assert p["stats"]["max"] == float(finite[np.isfinite(finite)].max())
+        histogram = p["stats"].get("histogram")
+        if dtype == TensorProto.BOOL:
+            assert histogram is None and p["stats"]["zeros"] == 8  # true and false counts say it all
+        elif np.dtype(np_dtype).kind in "iu" or np.dtype(np_dtype).name.startswith(("int", "uint")):
+            ints = numpy_helper.to_array(t).astype(np.int64).reshape(-1)  # INT2 wraps 2 and 3 round to -2 and -1
+            counts = np.bincount(ints - ints.min()).tolist()  # a bar per value
+            assert histogram == {"lo": ints.min(), "hi": ints.max(), "counts": counts, "integers": True}
+        else:
+            counts, shown = histogram["counts"], finite[np.isfinite(finite)]  # FLOAT8E8M0 has no 0
+            assert sum(counts) == shown.size and counts[0] == counts[-1] == 3
+            assert p["stats"]["zeros"] == np.count_nonzero(shown == 0)
+
+
+def test_the_histogram_shows_an_outlier_a_quantization_would_ruin_the_rest_for(client):
+    """Weights of which one is 1000x the others: the log-scale histogram keeps the outlier's bar
+    (one value, in the last bin) beside the bulk's, and counts the zeros."""
+    w = np.random.default_rng(0).standard_normal(1000).astype(np.float32) * 0.1
+    w[:100], w[500] = 0.0, 100.0
+    m = small_model()
+    m.graph.initializer.append(numpy_helper.from_array(w, "outlier"))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    stats = client.get(f"/api/models/{mid}/tensors/outlier").get_json()["stats"]
+    h = stats["histogram"]
+    assert len(h["counts"]) == 64 and h["hi"] == 100.0 and h["counts"][-1] == 1 and sum(h["counts"][1:-1]) == 0
+    assert stats["zeros"] == 100 and "integers" not in h
 
 
 def test_uint64_values_stay_exact(client):

@@ -60,6 +60,20 @@ def tensors_with_refs(model: onnx.ModelProto):
                         yield f"@{nid}#{a.name}[{k}]", t
 
 
+def check_histogram(preview: dict, arr: np.ndarray, ref: str) -> None:
+    """The histogram counts every finite value once, between the min and max the stats give."""
+    stats = preview["stats"]
+    if stats is None or arr.dtype.kind == "b" or stats["min"] is None:
+        assert stats is None or "histogram" not in stats, ref
+        return
+    h = stats["histogram"]
+    values = np.abs(arr) if arr.dtype.kind == "c" else arr.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    assert sum(h["counts"]) == finite.size and (h["lo"], h["hi"]) == (stats["min"], stats["max"]), ref
+    assert h["counts"][0] > 0 and h["counts"][-1] > 0, ref  # the bins span exactly min to max
+    assert stats["zeros"] == int(np.count_nonzero(finite == 0)), ref
+
+
 def check_previews(client, model: onnx.ModelProto) -> int:
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     seen = 0
@@ -68,7 +82,9 @@ def check_previews(client, model: onnx.ModelProto) -> int:
         assert r.status_code == 200, (ref, r.get_json())
         p = r.get_json()
         assert p["dtype"] == onnx.TensorProto.DataType.Name(t.data_type) and p["shape"] == list(t.dims)
-        assert p["values"] == _json_expected(numpy_helper.to_array(t)), ref
+        arr = numpy_helper.to_array(t)
+        assert p["values"] == _json_expected(arr), ref
+        check_histogram(p, arr, ref)
         seen += 1
     return seen
 

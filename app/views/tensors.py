@@ -97,23 +97,35 @@ def _densify(st: onnx.SparseTensorProto, reader) -> np.ndarray:
     return dense.reshape(dims)
 
 
-def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
-    """min/max/mean/std over finite values and NaN/Inf counts, in chunks so a memory-mapped
-    tensor never needs a float64 copy of itself."""
-    if arr.size == 0 or arr.dtype.kind in "OSU":
-        return None
+HISTOGRAM_BINS = 64  # bars of a float tensor's histogram
+INTEGER_BINS = 256  # an integer tensor spanning at most this many values gets a bar per value
+
+
+def _finite_chunks(arr: np.ndarray, chunk: int):
+    """The tensor's finite values as float64 (magnitudes for complex), a chunk at a time, so a
+    memory-mapped tensor never needs a float64 copy of itself; with each chunk's NaN and Inf
+    counts."""
     flat = arr.reshape(-1)
-    lo, hi, nan, inf, count = np.inf, -np.inf, 0, 0, 0
-    mean_acc, m2 = 0.0, 0.0  # Chan et al. parallel variance: stable for large tensors
     for start in range(0, flat.size, chunk):
         x = flat[start : start + chunk]
         x = np.abs(x) if x.dtype.kind == "c" else x
         x = np.asarray(x).astype(np.float64)
-        nan += int(np.isnan(x).sum())
-        inf += int(np.isinf(x).sum())
-        x = x[np.isfinite(x)]
+        finite = np.isfinite(x)
+        yield x[finite], int(np.isnan(x).sum()), int((~finite).sum() - np.isnan(x).sum())
+
+
+def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
+    """min/max/mean/std over finite values, NaN/Inf and zero counts, and a histogram."""
+    if arr.size == 0 or arr.dtype.kind in "OSU":
+        return None
+    lo, hi, nan, inf, zeros, count = np.inf, -np.inf, 0, 0, 0, 0
+    mean_acc, m2 = 0.0, 0.0  # Chan et al. parallel variance: stable for large tensors
+    for x, nans, infs in _finite_chunks(arr, chunk):
+        nan += nans
+        inf += infs
         if x.size == 0:
             continue
+        zeros += int(np.count_nonzero(x == 0))
         lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
         n_b, mean_b = x.size, float(x.mean())
         m2_b = float(((x - mean_b) ** 2).sum())
@@ -122,7 +134,7 @@ def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
         mean_acc += delta * n_b / count
         m2 += m2_b + delta * delta * n_a * n_b / count
     if count == 0:
-        return {"min": None, "max": None, "mean": None, "std": None, "nan": nan, "inf": inf}
+        return {"min": None, "max": None, "mean": None, "std": None, "nan": nan, "inf": inf, "zeros": 0}
     return {
         "min": json_number(lo),
         "max": json_number(hi),
@@ -130,6 +142,33 @@ def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
         "std": json_number((m2 / count) ** 0.5),
         "nan": nan,
         "inf": inf,
+        "zeros": zeros,
+        **({} if arr.dtype.kind == "b" else {"histogram": _histogram(arr, lo, hi, chunk)}),
+    }
+
+
+def _histogram(arr: np.ndarray, lo: float, hi: float, chunk: int) -> dict:
+    """How the finite values spread between `lo` and `hi` (their min and max): {"lo", "hi",
+    "counts"}, bin k covering lo + k·(hi − lo)/len(counts) up to the next (the last one closed);
+    for integers spanning at most INTEGER_BINS values, one bin per value ("integers": true), so a
+    quantized tensor shows which of its levels it uses."""
+    integers = (arr.dtype.kind in "iu" or arr.dtype.name.startswith(("int", "uint"))) and hi - lo < INTEGER_BINS
+    bins = int(hi - lo) + 1 if integers else (HISTOGRAM_BINS if hi > lo else 1)
+    counts = np.zeros(bins, np.int64)
+    for x, _, _ in _finite_chunks(arr, chunk):
+        if integers:
+            counts += np.bincount((x - lo).astype(np.int64), minlength=bins)[:bins]
+        elif bins == 1:
+            counts[0] += x.size
+        else:  # np.histogram's uniform bins by hand: a third of its time
+            k = ((x - lo) * (bins / (hi - lo))).astype(np.int64)
+            np.clip(k, 0, bins - 1, out=k)
+            counts += np.bincount(k, minlength=bins)
+    return {
+        "lo": json_number(lo),
+        "hi": json_number(hi),
+        "counts": [int(c) for c in counts],
+        **({"integers": True} if integers else {}),
     }
 
 

@@ -32,6 +32,10 @@ def open_preview(page, ref: str):
     return view
 
 
+def bar_counts(view) -> list[int]:
+    return [int(c) for c in view.locator(".tp-hist .hist-bar").evaluate_all("bs => bs.map(b => b.dataset.count)")]
+
+
 def test_float8_and_int4_values_equal_numpy_helper(page, server, artifacts):
     model = low_precision_model()
     summary = upload(page, server, model, "low_precision.onnx")
@@ -46,6 +50,14 @@ def test_float8_and_int4_values_equal_numpy_helper(page, server, artifacts):
     assert "0.1015625" in shown and "NaN" in shown and "-0" in shown  # exact, not rounded to 0.1
     stats = view.locator(".tp-stats").text_content()
     assert "NaN 1" in stats and "max 448" in stats
+    # the histogram under the stats: every finite value in one of its 64 bars, the bulk and the
+    # 448 outlier both visible on its log scale
+    counts = bar_counts(view)
+    finite = f8.astype(np.float32).flatten()
+    assert len(counts) == 64 and sum(counts) == np.isfinite(finite).sum() and counts[-1] >= 1
+    assert view.locator(".tp-hist .hist-hi").text_content() == "448"
+    heights = view.locator(".tp-hist .hist-bar").evaluate_all("bs => bs.map(b => b.getBoundingClientRect().height)")
+    assert heights[-1] >= 2 and max(heights) <= 44
     # row labels are multi-indices of the 2×6 tensor
     labels = view.locator(".tp-row").evaluate_all("rows => rows.map(r => r.dataset.index)")
     assert labels[0] == "[0,0]" and all(lbl.startswith("[") for lbl in labels)
@@ -56,6 +68,9 @@ def test_float8_and_int4_values_equal_numpy_helper(page, server, artifacts):
     view = open_preview(page, "int4_weight")
     assert "INT4 ⟨3×5⟩" in view.locator(".tp-head").text_content()
     assert [int(s) for s in tensor_cells(view)] == [int(v) for v in i4.astype(np.int8).flatten()]
+    values = i4.astype(np.int64).flatten()  # a bar per int4 level between min and max
+    assert bar_counts(view) == np.bincount(values - values.min()).tolist()
+    assert "one bar per value" in view.locator(".tp-hist").text_content()
     page.screenshot(path=str(artifacts / "tensor-int4.png"))
 
 

@@ -9,6 +9,7 @@ import { formatNumber, formatTensor } from "../lib/format.js";
 import { measureText } from "../pipeline/graph-model.js";
 import { openModal } from "../widgets/modal.js";
 import { formatValue, isFloatType, parseIndex, unravel } from "../lib/tensor-format.js";
+import { histogramChart } from "../widgets/histogram.js";
 
 const FIRST_FETCH = 256;   // values asked for before the page size is known
 const CELL_FONT = '11.5px "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace';
@@ -51,9 +52,18 @@ function statsRow(t, size) {
   const complex = t.dtype === "COMPLEX64" || t.dtype === "COMPLEX128";
   const rows = [["min", s.min], ["max", s.max], ["mean", s.mean], ["std", s.std]];
   if (isFloatType(t.dtype) || complex) rows.push(["NaN", s.nan], ["Inf", s.inf]); // integers have neither
+  const zeros = s.zeros ? el("span", { class: "stat stat-zeros" }, el("span", { class: "stat-key" }, "zeros"), " ",
+    el("span", { class: "stat-val" }, `${formatNumber(s.zeros)} (${share(s.zeros, size)})`)) : null;
   return el("div", { class: "tp-stats", title: complex ? "statistics of the magnitudes |z|" : null },
     complex ? el("span", { class: "stat-key" }, "|z|") : null,
-    rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => stat(k, v)));
+    rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => stat(k, v)), zeros);
+}
+
+/** `part` of `whole` as a percentage a person reads: never "0 %" or "100 %" unless exact. */
+function share(part, whole) {
+  const p = (100 * part) / (whole || 1);
+  if (part === whole) return "100 %";
+  return `${p < 0.1 ? "< 0.1" : p > 99.9 ? "> 99.9" : Number(p.toPrecision(p < 10 ? 2 : 3))} %`;
 }
 
 /**
@@ -165,6 +175,7 @@ export function tensorView(ref, load, { wide = false, title = "" } = {}) {
           onclick: () => openTensorModal(ref, load, t.name || ref),
         }, "⤢ expand")),
       statsRow(t, view.size),
+      t.stats ? histogramChart(t.stats.histogram) : null,
       t.doc_string ? el("div", { class: "tp-doc muted" }, t.doc_string) : null,
     ].filter(Boolean));
     if (view.size === 0) {
