@@ -7,6 +7,8 @@ found before any op runs."""
 from __future__ import annotations
 
 import copy
+import hashlib
+import io
 import re
 
 import numpy as np
@@ -34,6 +36,20 @@ def fuzz_model() -> onnx.ModelProto:
     return m
 
 
+def added_model() -> bytes:
+    """The model the compose sample adds after fuzz_model: inp [1, 2] -> Neg -> neg."""
+    g = helper.make_graph(
+        [helper.make_node("Neg", ["inp"], ["neg"], name="negate")],
+        "added",
+        [helper.make_tensor_value_info("inp", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("neg", TensorProto.FLOAT, [1, 2])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+ADDED = added_model()  # uploaded as a blob by the `stored` fixture: blobs are named by their sha-256
 _TENSOR = {"dtype": "FLOAT", "shape": [2, 2], "values": [1, 2, 3, 4]}
 # one op per registered op that the server accepts, naming every field the op declares
 SAMPLES = {
@@ -100,6 +116,13 @@ SAMPLES = {
         "per_channel": False,
         "reduce_range": False,
     },
+    "compose": {
+        "model": {"onnx": hashlib.sha256(ADDED).hexdigest()},
+        "connect": {"inp": "z"},
+        "position": "after",
+        "prefix": "post/",
+        "keep_outputs": True,
+    },
 }
 
 
@@ -164,6 +187,8 @@ def mutations(sample: dict):
 def stored(client):
     r = upload(client, fuzz_model().SerializeToString(), "fuzz.onnx")
     assert r.status_code == 201
+    added = client.post("/api/blobs", data={"file": (io.BytesIO(ADDED), "added.onnx")})
+    assert added.get_json()["blob"] == SAMPLES["compose"]["model"]["onnx"]
     return r.get_json()["id"]
 
 

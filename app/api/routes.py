@@ -21,8 +21,9 @@ from ..onnx_io.address import carry, resolve_graph, resolve_tensor
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
-from ..onnx_io.load import parse_model_stream
+from ..onnx_io.load import parse_model, parse_model_stream
 from ..onnx_io.save import data_file_name, embedded, external_zip, move_weights_out
+from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
@@ -460,9 +461,29 @@ def upload_blob():
             for name, raw, arr in npz_arrays(data, what, budget)
         }
         return jsonify({"arrays": arrays}), 201
+    if data[:6] != b"\x93NUMPY" and what.lower().endswith(".onnx"):  # a model to compose with this one
+        return jsonify(_model_blob(blobs, data, what)), 201
     arr = load_npy(data, what)
     digest = blobs.put(data)
     return jsonify({"blob": digest, "dtype": str(arr.dtype), "shape": list(arr.shape)}), 201
+
+
+def _model_blob(blobs, data: bytes, what: str) -> dict:
+    """An uploaded .onnx kept as a blob for the compose op: its digest, and its graph's inputs and
+    outputs (names, types) for choosing what to connect."""
+    model = parse_model(data, what)
+    readable_strings(model)  # names shown: text (compose refuses a model whose names aren't)
+    g = model.graph
+    initialized = {t.name for t in g.initializer}
+    return {
+        "blob": blobs.put(data),
+        "kind": "model",
+        "name": g.name,
+        "nodes": len(g.node),
+        "opset_import": [{"domain": o.domain, "version": o.version} for o in model.opset_import],
+        "inputs": [value_info_json(v) for v in g.input if v.name not in initialized],
+        "outputs": [value_info_json(v) for v in g.output],
+    }
 
 
 def _optional_base():

@@ -1,6 +1,18 @@
 """Edit ops: one small module per kind, registered by JSON op name."""
 
-from . import attributes, graph_io, initializers, metadata, names, nodes, precision, simplify, whole_model, wiring  # noqa: F401  (registers the ops)
+from . import (  # noqa: F401  (registers the ops)
+    attributes,
+    compose,
+    graph_io,
+    initializers,
+    metadata,
+    names,
+    nodes,
+    precision,
+    simplify,
+    whole_model,
+    wiring,
+)
 from .apply import apply_edits
 from .registry import REGISTRY, describe
 

@@ -19,6 +19,7 @@ WHOLE_MODEL_OPS = frozenset(
         "infer_shapes",
         "extract_subgraph",
         "cleanup",
+        "compose",
     }
 )
 MAX_WHOLE_MODEL_OPS = 8

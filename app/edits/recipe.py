@@ -3,8 +3,8 @@ replays them on another copy of the model (the next export of it) — `GET .../r
 `onnx-studio apply` replays one with the same gates as the server's edits.
 
 A recipe is {"format": FORMAT, "model", "from", "to", "batches": [{"revision", "ops"}],
-"ops": [every op, in order], "blobs": {digest: base64 .npy}}: each batch is replayed as the
-server applied it (all-or-nothing, checked against its own base), and the .npy files that ops
+"ops": [every op, in order], "blobs": {digest: base64 bytes}}: each batch is replayed as the
+server applied it (all-or-nothing, checked against its own base), and the files (.npy, .onnx) that ops
 name by digest travel with it, so a recipe needs nothing of the server it came from.
 """
 
@@ -43,23 +43,27 @@ def revision_path(parents: dict[int, int | None], start: int, end: int) -> list[
     return path[::-1]
 
 
-def npy_refs(ops: Any) -> Iterator[str]:
-    """The digests of the uploaded .npy files that ops name ({"npy": DIGEST} anywhere in them)."""
+BLOB_KEYS = ("npy", "onnx")  # {"npy": DIGEST} an uploaded array, {"onnx": DIGEST} a model to compose
+
+
+def blob_refs(ops: Any) -> Iterator[str]:
+    """The digests of the uploaded files that ops name ({"npy" | "onnx": DIGEST} anywhere in them)."""
     if isinstance(ops, dict):
-        if isinstance(ops.get("npy"), str):
-            yield ops["npy"]
+        for key in BLOB_KEYS:
+            if isinstance(ops.get(key), str):
+                yield ops[key]
         for value in ops.values():
-            yield from npy_refs(value)
+            yield from blob_refs(value)
     elif isinstance(ops, list):
         for value in ops:
-            yield from npy_refs(value)
+            yield from blob_refs(value)
 
 
 def make_recipe(
     model_name: str, start: int, end: int, batches: list[tuple[int, list]], read_blob: Callable[[str], bytes]
 ) -> dict:
     """The recipe of `batches` ((revision, its ops), in order)."""
-    blobs = {d: base64.b64encode(read_blob(d)).decode() for _, ops in batches for d in npy_refs(ops)}
+    blobs = {d: base64.b64encode(read_blob(d)).decode() for _, ops in batches for d in blob_refs(ops)}
     return {
         "format": FORMAT,
         "model": model_name,
@@ -90,17 +94,17 @@ def _batches(recipe: Any) -> list[list]:
 def _blob_reader(recipe: dict) -> Callable[[str], bytes]:
     blobs = recipe.get("blobs") or {}
     if not isinstance(blobs, dict):
-        raise StudioError("bad_recipe", 'the recipe\'s "blobs" must map digests to base64 .npy bytes')
+        raise StudioError("bad_recipe", 'the recipe\'s "blobs" must map digests to base64 file bytes')
 
     def read(digest: str) -> bytes:
         if digest not in blobs:
-            raise StudioError("unknown_blob", f"the recipe names .npy {digest!r} but does not carry it", 422)
+            raise StudioError("unknown_blob", f"the recipe names file {digest!r} but does not carry it", 422)
         try:
             data = base64.b64decode(blobs[digest], validate=True)
         except (ValueError, TypeError):
-            raise StudioError("bad_recipe", f"the recipe's .npy {digest!r} is not base64") from None
+            raise StudioError("bad_recipe", f"the recipe's file {digest!r} is not base64") from None
         if hashlib.sha256(data).hexdigest() != digest:
-            raise StudioError("bad_recipe", f"the recipe's .npy {digest!r} does not have that digest")
+            raise StudioError("bad_recipe", f"the recipe's file {digest!r} does not have that digest")
         return data
 
     return read

@@ -95,6 +95,15 @@ def inline_tensor(t: onnx.TensorProto, what: str) -> int:
     return len(t.raw_data)
 
 
+def read_blob(digest: str, what: str) -> bytes:
+    """The bytes of a file uploaded with POST /api/blobs (an .npy, an .onnx), by its digest,
+    through the reader bound for this batch."""
+    reader = _blob_reader.get()
+    if reader is None:
+        raise StudioError("bad_value", f"{what}: uploaded files can't be read here")
+    return reader(digest)
+
+
 def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     """A numpy array from .npy bytes; pickled objects are refused."""
     try:
@@ -156,11 +165,10 @@ def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> np.ndarray:
 def array_from_source(value, what: str) -> np.ndarray:
     """The array of {"npy": digest} (as uploaded) or {"dtype", "shape", "values"}."""
     if isinstance(value, dict) and "npy" in value:
-        reader = _blob_reader.get()
         digest = value["npy"]
-        if reader is None or not isinstance(digest, str):
+        if not isinstance(digest, str):
             raise StudioError("bad_value", f'{what}: "npy" must name an uploaded blob (POST /api/blobs)')
-        return _cast(load_npy(reader(digest), f"blob {digest[:12]}"), value.get("dtype"), what)
+        return _cast(load_npy(read_blob(digest, what), f"blob {digest[:12]}"), value.get("dtype"), what)
     return numpy_helper.to_array(tensor_from_json(value, what))
 
 

@@ -455,3 +455,38 @@ def three_convs(names: bool = True) -> onnx.ModelProto:
         [nh.from_array(v, k) for k, v in weights.items()],
     )
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def classifier(opset: int = 17) -> onnx.ModelProto:
+    """x [1, 8] -> MatMul (a 8x300 weight: 9.6 KB, a blob of its own) -> Relu -> y [1, 300]."""
+    w = np.random.default_rng(0).standard_normal((8, 300)).astype(np.float32)
+    graph = h.make_graph(
+        [h.make_node("MatMul", ["x", "w"], ["mm"], name="fc"), h.make_node("Relu", ["mm"], ["y"], name="relu")],
+        "classifier",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 300])],
+        [nh.from_array(w, "w")],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)], producer_name="trainer")
+    h.set_model_props(model, {"author": "me", "license": "mine"})
+    return model
+
+
+def argmax_post(opset: int = 17) -> onnx.ModelProto:
+    """scores [1, 300] -> Softmax -> probs; ArgMax -> label. Its names clash with the classifier's
+    on purpose: "mm" and the node "relu"; its own weights ("w", 300 floats) too."""
+    w = np.linspace(0.5, 1.5, 300, dtype=np.float32).reshape(1, 300)
+    graph = h.make_graph(
+        [
+            h.make_node("Mul", ["scores", "w"], ["mm"], name="relu"),
+            h.make_node("Softmax", ["mm"], ["probs"], name="softmax", axis=-1),
+            h.make_node("ArgMax", ["mm"], ["label"], name="argmax", axis=-1, keepdims=0),
+        ],
+        "post",
+        [h.make_tensor_value_info("scores", T.FLOAT, [1, 300])],
+        [h.make_tensor_value_info("probs", T.FLOAT, [1, 300]), h.make_tensor_value_info("label", T.INT64, [1])],
+        [nh.from_array(w, "w")],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    h.set_model_props(model, {"license": "theirs", "post": "argmax"})
+    return model

@@ -1,8 +1,8 @@
 // Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
 // model_version), opset conversion, float16 conversion, int8 quantization (dynamic, or static
-// on calibration samples), simplification, shape inference, clean-up, subgraph extraction, graph
-// inputs, and the download choices. A tool's report (the server's "changes") stays shown in the
-// panel for the revision it made.
+// on calibration samples), simplification, shape inference, clean-up, subgraph extraction, another
+// model joined before or after (compose-form.js), graph inputs, and the download choices. A
+// tool's report (the server's "changes") stays shown in the panel for the revision it made.
 import { el } from "../widgets/dom.js";
 import { parseJSON } from "../lib/api.js";
 import { actionBar, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
@@ -10,6 +10,7 @@ import { addInputForm } from "./io-panel.js";
 import { callout, mono } from "../widgets/ui.js";
 import { formatShape } from "../lib/format.js";
 import { inputsFromNpz } from "../lib/arrays-upload.js";
+import { composeForm } from "./compose-form.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -185,6 +186,12 @@ function extractForm(ctx) {
   return form;
 }
 
+function addModelForm(ctx) {
+  const graph = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
+  if (!graph) return el("p", { class: "muted" }, "Open the main graph (the breadcrumb's first step) to add a model to it.");
+  return composeForm(ctx, graph, (title, ops) => runTool(ctx, title, ops, { compare: false }));
+}
+
 function simplifyForm(ctx) {
   const { form } = editForm("ed-simplify", [
     el("p", { class: "ed-hint muted" }, "onnxruntime's basic graph optimizations, in standard ONNX operators: constants folded into initializers, redundant nodes removed (Identity, Dropout, no-op Slice…), Conv fused with a following BatchNormalization, Add or Mul. Fix the inputs' symbolic dims first to fold the shape computations an export leaves."),
@@ -279,6 +286,7 @@ export function modelTools(summary, ctx) {
       { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
       { key: "extract", label: "Extract subgraph…", build: () => extractForm(ctx) },
+      { key: "compose", label: "Add a model…", build: () => addModelForm(ctx) },
     ], { cls: "model-tools" }),
   ];
 }

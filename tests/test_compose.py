@@ -1,0 +1,277 @@
+"""The compose op: another model (an uploaded .onnx) joined after this one (post-processing
+reading its outputs) or before it (pre-processing feeding its inputs) — checked by onnx.checker,
+run by onnxruntime against the two models run one after the other, this model's own names,
+fields and metadata unchanged."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from browser.browser_models import argmax_post, classifier
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+from testkit import upload
+
+
+def normalize_pre() -> onnx.ModelProto:
+    """image uint8 [1, 8] -> Cast float -> (x - 128) / 64 -> x: named like the classifier's input."""
+    graph = h.make_graph(
+        [
+            h.make_node("Cast", ["image"], ["f"], to=T.FLOAT),
+            h.make_node("Sub", ["f", "mean"], ["centred"]),
+            h.make_node("Div", ["centred", "scale"], ["x"]),
+        ],
+        "pre",
+        [h.make_tensor_value_info("image", T.UINT8, [1, 8])],
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 8])],
+        [nh.from_array(np.array(128, np.float32), "mean"), nh.from_array(np.array(64, np.float32), "scale")],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def model_blob(client, model: onnx.ModelProto, name: str = "added.onnx") -> dict:
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(model.SerializeToString()), name)})
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()
+
+
+def composed(client, base: onnx.ModelProto, added: onnx.ModelProto, status: int = 200, **op) -> tuple[str, dict]:
+    mid = upload(client, base.SerializeToString()).get_json()["id"]
+    blob = model_blob(client, added)["blob"]
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "compose", "model": {"onnx": blob}, **op}]}
+    )
+    assert r.status_code == status, r.get_json()
+    return mid, r.get_json()
+
+
+def download(client, mid: str, revision: int | None = None) -> onnx.ModelProto:
+    query = "" if revision is None else f"?revision={revision}"
+    return onnx.load_from_string(client.get(f"/api/models/{mid}/download{query}").data)
+
+
+def run(model: onnx.ModelProto, feeds: dict) -> dict:
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds), strict=True))
+
+
+X = np.random.default_rng(1).standard_normal((1, 8)).astype(np.float32)
+
+
+def test_a_post_processing_model_after_this_one_computes_both_in_turn(client):
+    """ArgMax after the classifier: y feeds "scores"; the model's outputs are the added model's
+    (y no longer, unless kept); the added model's "mm", "w" and node "relu" clash with the
+    classifier's and get a suffix, the classifier keeps every name, field and metadata value."""
+    mid, answer = composed(client, classifier(), argmax_post(), connect={"scores": "y"})
+    assert answer["revision"] == 1 and "3 of its names changed to stay unique" in answer["changes"][0], answer
+    model = download(client, mid)
+    onnx.checker.check_model(model, full_check=True)
+    assert [o.name for o in model.graph.output] == ["probs", "label"] and [i.name for i in model.graph.input] == ["x"]
+    assert [n.name for n in model.graph.node] == ["fc", "relu", "relu_1", "softmax", "argmax"]
+    assert model.producer_name == "trainer" and model.graph.name == "classifier"
+    props = {p.key: p.value for p in model.metadata_props}
+    assert props == {"author": "me", "license": "mine", "post": "argmax"}
+    assert "metadata kept this model's 'license'" in answer["changes"][0]
+    got = run(model, {"x": X})
+    y = run(classifier(), {"x": X})["y"]
+    want = run(argmax_post(), {"scores": y})
+    np.testing.assert_allclose(got["probs"], want["probs"], rtol=1e-6)
+    assert got["label"].tolist() == want["label"].tolist()
+    # this model's weights are its own still, the added one's stored too: the download has both
+    inits = {t.name: nh.to_array(t) for t in model.graph.initializer}
+    np.testing.assert_array_equal(inits["w"], nh.to_array(classifier().graph.initializer[0]))
+    np.testing.assert_array_equal(inits["w_1"], nh.to_array(argmax_post().graph.initializer[0]))
+    # y stays an output on request, and its type is kept as value_info otherwise
+    assert "y" in {v.name for v in model.graph.value_info}
+    kept = download(
+        client, composed(client, classifier(), argmax_post(), connect={"scores": "y"}, keep_outputs=True)[0]
+    )
+    assert [o.name for o in kept.graph.output] == ["y", "probs", "label"]
+
+
+def test_a_pre_processing_model_before_this_one_takes_its_inputs_place(client):
+    """uint8 normalisation in front: the model now reads "image" (uint8); the pre-processor's
+    output, named "x" like the classifier's input, computes it; this model's nodes follow."""
+    mid, answer = composed(client, classifier(), normalize_pre(), position="before", connect={"x": "x"})
+    model = download(client, mid)
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == ["image"] and [o.name for o in model.graph.output] == ["y"]
+    assert [n.op_type for n in model.graph.node] == ["Cast", "Sub", "Div", "MatMul", "Relu"]
+    image = np.random.default_rng(2).integers(0, 256, (1, 8)).astype(np.uint8)
+    want = run(classifier(), {"x": ((image.astype(np.float32) - 128) / 64)})["y"]
+    np.testing.assert_allclose(run(model, {"image": image})["y"], want, rtol=1e-6)
+    assert "added a model of 3 nodes before this one" in answer["changes"][0]
+
+
+def test_one_tensor_can_feed_several_inputs(client):
+    """After: y feeds both inputs of an Add. Before: the added model's one output feeds both
+    inputs of this model (the second through an Identity: a tensor has one name)."""
+    add = h.make_model(
+        h.make_graph(
+            [h.make_node("Add", ["a", "b"], ["sum"], name="add")],
+            "add",
+            [h.make_tensor_value_info(n, T.FLOAT, [1, 300]) for n in ("a", "b")],
+            [h.make_tensor_value_info("sum", T.FLOAT, [1, 300])],
+        ),
+        opset_imports=[h.make_opsetid("", 17)],
+    )
+    mid, _ = composed(client, classifier(), add, connect={"a": "y", "b": "y"})
+    model = download(client, mid)
+    onnx.checker.check_model(model, full_check=True)
+    np.testing.assert_allclose(run(model, {"x": X})["sum"], 2 * run(classifier(), {"x": X})["y"], rtol=1e-6)
+    two = add  # this model: a + b; the added one makes one tensor from "seed"
+    pre = h.make_model(
+        h.make_graph(
+            [h.make_node("Neg", ["seed"], ["minus"], name="neg")],
+            "pre",
+            [h.make_tensor_value_info("seed", T.FLOAT, [1, 300])],
+            [h.make_tensor_value_info("minus", T.FLOAT, [1, 300])],
+        ),
+        opset_imports=[h.make_opsetid("", 17)],
+    )
+    mid, _ = composed(client, two, pre, position="before", connect={"a": "minus", "b": "minus"})
+    model = download(client, mid)
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == ["seed"] and [n.op_type for n in model.graph.node] == [
+        "Neg",
+        "Identity",
+        "Add",
+    ]
+    seed = np.ones((1, 300), np.float32)
+    np.testing.assert_allclose(run(model, {"seed": seed})["sum"], -2 * seed)
+
+
+def test_a_prefix_goes_before_every_name_of_the_added_model(client):
+    mid, _ = composed(client, classifier(), argmax_post(), connect={"scores": "y"}, prefix="post/")
+    model = download(client, mid)
+    onnx.checker.check_model(model, full_check=True)
+    assert [o.name for o in model.graph.output] == ["post/probs", "post/label"]
+    assert [n.name for n in model.graph.node][2:] == ["post/relu", "post/softmax", "post/argmax"]
+    assert {t.name for t in model.graph.initializer} == {"w", "post/w"}
+
+
+def test_an_intermediate_tensor_can_feed_the_added_model(client):
+    """Post-processing on "mm" (the MatMul's output, before the Relu): y stays an output."""
+    mid, _ = composed(client, classifier(), argmax_post(), connect={"scores": "mm"})
+    model = download(client, mid)
+    assert [o.name for o in model.graph.output] == ["y", "probs", "label"]
+    got = run(model, {"x": X})
+    mm = X @ nh.to_array(classifier().graph.initializer[0])
+    assert got["label"].tolist() == run(argmax_post(), {"scores": mm})["label"].tolist()
+
+
+def test_the_added_models_opset_is_converted_to_this_ones(client):
+    mid, answer = composed(client, classifier(17), argmax_post(13), connect={"scores": "y"})
+    model = download(client, mid)
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 17)]
+    assert "the added model converted from opset 13 to 17" in answer["changes"][0]
+    onnx.checker.check_model(model, full_check=True)
+
+
+def test_functions_join_and_identical_ones_are_shared(client):
+    """A model-local function in both models, the same body: one copy; the added model's own
+    function joins this one's."""
+    double = h.make_function(
+        "local", "Double", ["a"], ["b"], [h.make_node("Add", ["a", "a"], ["b"])], [h.make_opsetid("", 17)]
+    )
+    triple = h.make_function(
+        "local",
+        "Triple",
+        ["a"],
+        ["b"],
+        [h.make_node("Add", ["a", "a"], ["t"]), h.make_node("Add", ["t", "a"], ["b"])],
+        [h.make_opsetid("", 17)],
+    )
+
+    def with_functions(model, node, functions):
+        model.graph.node.append(node)
+        model.functions.extend(functions)
+        model.opset_import.append(h.make_opsetid("local", 1))
+        return model
+
+    base = classifier()
+    base.graph.output[0].name = "d"
+    base = with_functions(base, h.make_node("Double", ["y"], ["d"], domain="local"), [double])
+    post = argmax_post()
+    post.graph.node[0].input[0] = "s3"
+    post = with_functions(post, h.make_node("Triple", ["scores"], ["s3"], domain="local"), [double, triple])
+    post.graph.node.insert(0, post.graph.node.pop())  # Triple first
+    mid, answer = composed(client, base, post, connect={"scores": "d"})
+    model = download(client, mid)
+    onnx.checker.check_model(model, full_check=True)
+    assert (
+        sorted(f.name for f in model.functions) == ["Double", "Triple"]
+        and "1 local function(s) added" in answer["changes"][0]
+    )
+    clash = h.make_function(
+        "local", "Double", ["a"], ["b"], [h.make_node("Mul", ["a", "a"], ["b"])], [h.make_opsetid("", 17)]
+    )
+    post.functions[0].CopyFrom(clash)
+    _, refused = composed(client, base, post, 422, connect={"scores": "d"})
+    assert refused["error"]["code"] == "function_clash"
+
+
+def test_a_recipe_with_a_composition_replays_with_the_added_model_inside(client, tmp_path):
+    from app.edits.recipe import replay
+
+    mid, _ = composed(client, classifier(), argmax_post(), connect={"scores": "y"})
+    recipe = client.get(f"/api/models/{mid}/recipe?from=0&to=1").get_json()
+    assert len(recipe["blobs"]) == 1
+    results = replay(classifier().SerializeToString(), recipe, lambda data: {"ok": True})
+    replayed = onnx.load_from_string(results[-1].data)
+    assert [o.name for o in replayed.graph.output] == ["probs", "label"]
+    assert replayed.SerializeToString() == client.get(f"/api/models/{mid}/download").data
+
+
+def external_model() -> onnx.ModelProto:
+    m = argmax_post()
+    t = m.graph.initializer[0]
+    t.data_location = T.EXTERNAL
+    t.ClearField("raw_data")
+    del t.float_data[:]
+    t.external_data.add(key="location", value="weights.bin")
+    return m
+
+
+@pytest.mark.parametrize(
+    ("op", "added", "status", "code"),
+    [
+        ({"connect": {"scores": "nope"}}, argmax_post, 404, "unknown_tensor"),
+        ({"connect": {"nope": "y"}}, argmax_post, 404, "unknown_tensor"),
+        ({"connect": {"x": "x"}, "position": "before"}, argmax_post, 404, "unknown_tensor"),  # no tensor x there
+        ({"connect": {}}, argmax_post, 400, "bad_value"),
+        ({"connect": {"image": "y"}}, normalize_pre, 422, "type_mismatch"),  # FLOAT into UINT8
+        ({"connect": {"scores": "y"}}, external_model, 422, "external_data_missing"),
+        ({"connect": {"scores": "y"}, "position": "aside"}, argmax_post, 400, "bad_field"),
+        ({"connect": {"scores": 3}}, argmax_post, 400, "bad_field"),
+    ],
+)
+def test_wrong_compositions_are_refused_and_nothing_is_stored(client, op, added, status, code):
+    mid, answer = composed(client, classifier(), added(), status, **op)
+    assert answer["error"]["code"] == code, answer
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def test_a_file_that_is_not_a_model_or_a_blob_that_is_not_one_is_refused(client):
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(b"\x08\x01garbage" * 10), "post.onnx")})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "not_onnx"
+    mid = upload(client, classifier().SerializeToString()).get_json()["id"]
+    buf = io.BytesIO()
+    np.save(buf, np.zeros(3, np.float32))
+    npy = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "a.npy")}).get_json()["blob"]
+    for blob, code in ((npy, "not_onnx"), ("f" * 64, "unknown_blob")):
+        op = {"op": "compose", "model": {"onnx": blob}, "connect": {"scores": "y"}}
+        r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+        assert 400 <= r.status_code < 500 and r.get_json()["error"]["code"] == code, r.get_json()
+
+
+def test_an_uploaded_model_says_what_it_takes_and_gives(client):
+    info = model_blob(client, argmax_post(), "post.onnx")
+    assert info["kind"] == "model" and info["nodes"] == 3 and info["name"] == "post"
+    assert [(i["name"], i["dtype"], i["shape"]) for i in info["inputs"]] == [("scores", "FLOAT", [1, 300])]
+    assert [o["name"] for o in info["outputs"]] == ["probs", "label"]
