@@ -6,6 +6,7 @@ fields and metadata unchanged."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -275,3 +276,88 @@ def test_an_uploaded_model_says_what_it_takes_and_gives(client):
     assert info["kind"] == "model" and info["nodes"] == 3 and info["name"] == "post"
     assert [(i["name"], i["dtype"], i["shape"]) for i in info["inputs"]] == [("scores", "FLOAT", [1, 300])]
     assert [o["name"] for o in info["outputs"]] == ["probs", "label"]
+
+
+def doubled(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model composed after itself, each input of the added copy fed by the same input: every
+    name of the copy clashes (tensors, nodes, subgraphs' values read from outer scopes, local
+    functions: shared), so all of them are renamed. compose itself, in-process, no server."""
+    from app.edits.compose import compose
+    from app.edits.sources import blob_reader
+
+    data = model.SerializeToString()
+    initialized = {t.name for t in model.graph.initializer}
+    inputs = [v.name for v in model.graph.input if v.name not in initialized]
+    result = onnx.ModelProto()
+    result.CopyFrom(model)
+    op = {"model": {"onnx": "copy"}, "connect": {i: i for i in inputs}, "position": "after", "prefix": ""}
+    with blob_reader(lambda digest: data):
+        compose(result, {**op, "keep_outputs": False})
+    return result
+
+
+def same_values(a, b) -> bool:
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def check_doubled(model: onnx.ModelProto, feeds: list) -> bool:
+    """The model after itself passes the checks the model passes, and computes each output twice,
+    equal to the model's own (False when onnxruntime can't run the model itself on `feeds`)."""
+    twice = doubled(model)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        full = True
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError):
+        full = False
+    onnx.checker.check_model(twice, full_check=full)
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    initialized = {t.name for t in model.graph.initializer}
+    names = [v.name for v in model.graph.input if v.name not in initialized]
+    try:
+        want = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(
+            None, dict(zip(names, feeds, strict=False))
+        )
+    except Exception:
+        return False
+    got = ort.InferenceSession(twice.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(
+        None, dict(zip(names, feeds, strict=False))
+    )
+    n = len(model.graph.output)
+    assert len(got) == 2 * n
+    for k, value in enumerate(want):
+        assert same_values(value, got[k]) and same_values(value, got[n + k]), model.graph.output[k].name
+    return True
+
+
+@pytest.mark.corpus
+def test_every_node_test_model_composed_after_itself_computes_itself_twice():
+    """The ~1,900 official node-test models (every operator, attribute kind, subgraph, function):
+    each composed after itself passes the checker as the model does, and onnxruntime computes
+    each of its outputs twice, equal to the model's own (1,525 run, in ~20 s)."""
+    from testkit import node_testcase_names, node_testcases
+
+    ran = 0
+    for name in node_testcase_names():
+        case = node_testcases()[name]
+        initialized = {t.name for t in case.model.graph.initializer}
+        if not [v for v in case.model.graph.input if v.name not in initialized]:
+            continue  # nothing to connect
+        ran += check_doubled(case.model, list(case.data_sets[0][0]))
+    assert ran > 1400
+
+
+@pytest.mark.corpus
+def test_real_models_composed_after_themselves_compute_themselves_twice():
+    """The onnx wheel's 82 pytorch-converted models, the same way, on their own test inputs (the
+    checks on every one; onnxruntime on the ones it runs by themselves: old opsets it refuses)."""
+    ran = 0
+    for path in sorted((Path(onnx.__file__).parent / "backend/test/data/pytorch-converted").glob("*/model.onnx")):
+        feeds = [nh.to_array(onnx.load_tensor(str(p))) for p in sorted(path.parent.glob("test_data_set_0/input_*.pb"))]
+        ran += check_doubled(onnx.load(path), feeds)
+    assert ran >= 55
