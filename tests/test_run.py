@@ -376,3 +376,62 @@ def test_node_times_stand_when_the_optimised_profile_fails(tmp_path, monkeypatch
     assert answer["status"] == "ok"
     assert len(answer["profile"]["nodes"]) == 7 and answer["profile"]["runs"] == 1
     assert answer["profile"]["optimized"] == {"error": "no optimised session today"}
+
+
+def pb_blob(client, path) -> dict:
+    """A TensorProto file (a test data set's input_0.pb) uploaded: {"blob", "dtype", "shape", "name"}."""
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(path.read_bytes()), path.name)})
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()
+
+
+def test_a_test_data_set_runs_and_its_outputs_are_checked(client):
+    """An ONNX test data set (input_0.pb, output_0.pb): the inputs uploaded as TensorProto files,
+    the run's outputs compared with the expected ones — close on the model; after an edit that
+    changes what it computes (the weights negated), said to differ."""
+    folder = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+    model = onnx.load(folder / "model.onnx")
+    mid = upload(client, (folder / "model.onnx").read_bytes(), "conv.onnx").get_json()["id"]
+    given = pb_blob(client, folder / "test_data_set_0" / "input_0.pb")
+    want = onnx.numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0" / "input_0.pb")))
+    assert given["shape"] == list(want.shape) and given["dtype"] == "float32"
+    expected = pb_blob(client, folder / "test_data_set_0" / "output_0.pb")
+    first_input = model.graph.input[0].name
+    output = model.graph.output[0].name
+    body = {"inputs": {first_input: {"npy": given["blob"]}}, "expected": {output: {"npy": expected["blob"]}}}
+    answer = run(client, mid, body)
+    check = answer["expected"]["outputs"][output]
+    assert check["close"] and check["max_abs"] < 1e-4, check
+    weights = next(t for t in model.graph.initializer if len(t.dims) == 4)
+    negated = -onnx.numpy_helper.to_array(weights)
+    op = {"op": "set_initializer", "name": weights.name, "value": {"npy": npy_blob(client, negated)}}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
+    check = run(client, mid, body)["expected"]["outputs"][output]
+    assert not check["close"] and not check["equal"] and check["max_abs"] > 0.1
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "code"),
+    [
+        (b"\xff\xff\xff garbage", "input_0.pb", "bad_npy"),
+        (onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [1], [b"a"]).SerializeToString(), "s.pb", "bad_npy"),
+        (onnx.TensorProto(name="nothing").SerializeToString(), "t.pb", "bad_npy"),  # no data type
+    ],
+)
+def test_tensor_files_that_cant_be_inputs_are_refused(client, data, name, code):
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(data), name)})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == code, r.get_json()
+
+
+def test_expected_outputs_must_be_outputs_of_the_run(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    blob = npy_blob(client, np.zeros(3, np.float32))
+    r = client.post(f"/api/models/{mid}/run", json={"expected": {"nope": {"npy": blob}}})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "unknown_output"
+    r = client.post(f"/api/models/{mid}/run", json={"expected": {"probs": blob}})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_request"
+    answer = run(client, mid, {"expected": {"probs": {"npy": blob}}})  # another shape: differs, says how
+    assert (
+        answer["expected"]["outputs"]["probs"]["equal"] is False
+        and len(answer["expected"]["outputs"]["probs"]["shape"]) == 2
+    )

@@ -254,6 +254,11 @@ SCHEMAS: dict = {
                 "type": "boolean",
                 "description": "with compare_to: compare.diverges names the first node whose output differs, compare.nodes each node's error against the other revision (rel_error, sqnr_db)",
             },
+            "expected": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "properties": {"npy": {"type": "string"}}},
+                "description": 'output name -> {"npy": BLOB} of the values it should have (a test data set\'s output_0.pb uploaded): compared as compare_to compares',
+            },
             "profile": {
                 "type": "boolean",
                 "description": "time each node of the main graph with onnxruntime's profiler (graph optimisations off; the median of 3 runs after a warm-up), and each operator of the graph onnxruntime optimises it into",
@@ -275,6 +280,10 @@ SCHEMAS: dict = {
             "compare": {
                 "type": "object",
                 "description": "outputs of both: {name: {equal, close, max_abs, max_rel, max_rel_to_range, shape}}",
+            },
+            "expected": {
+                "type": "object",
+                "description": 'with "expected": {"close_tolerance", "outputs": {name: as compare\'s}}',
             },
             "profile": {
                 "type": "object",

@@ -14,7 +14,7 @@ import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
-from ..edits.sources import TensorFiles, load_npy, npz_arrays
+from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
 from ..errors import NotFound, StudioError
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_tensor
@@ -447,7 +447,9 @@ def read_uploaded_blob(digest: str) -> bytes:
 def upload_blob():
     """Store an uploaded .npy (for set_initializer / tensor attributes, run inputs, calibration
     samples); answers its digest. An .npz (numpy.savez: one array per input, say) is stored as
-    one blob per array: {"arrays": {name: {"blob", "dtype", "shape"}}}."""
+    one blob per array: {"arrays": {name: {"blob", "dtype", "shape"}}}; a TensorProto `.pb` (an
+    ONNX test data set's input_0.pb) as the .npy of its values, with its name; an `.onnx` as
+    itself, for the compose op."""
     f = request.files.get("file")
     if f is None:
         raise StudioError("missing_file", 'send the .npy as a multipart form field named "file"')
@@ -463,6 +465,9 @@ def upload_blob():
         return jsonify({"arrays": arrays}), 201
     if data[:6] != b"\x93NUMPY" and what.lower().endswith(".onnx"):  # a model to compose with this one
         return jsonify(_model_blob(blobs, data, what)), 201
+    if data[:6] != b"\x93NUMPY" and what.lower().endswith(".pb"):  # a TensorProto, as in test data sets
+        npy, name, arr = npy_from_tensor_file(data, what)
+        return jsonify({"blob": blobs.put(npy), "dtype": str(arr.dtype), "shape": list(arr.shape), "name": name}), 201
     arr = load_npy(data, what)
     digest = blobs.put(data)
     return jsonify({"blob": digest, "dtype": str(arr.dtype), "shape": list(arr.shape)}), 201

@@ -4,8 +4,9 @@ as a graph output for that run only). With compare_to, the other revision runs o
 input values and each output common to both is compared.
 
   {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
-   "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true}
+   "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true, "expected"?: {OUTPUT: {"npy": BLOB}}}
   -> {"revision", "outputs": {NAME: preview}, "inputs": {NAME: preview}, "ms", "onnxruntime",
+      "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}},
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
                    "nodes"?: [{"node", "name", "op_type", "tensor", "rel_error", "sqnr_db", ...}]}}
@@ -13,7 +14,8 @@ With "locate", both runs also save every node output the two revisions share: "d
 the first node (in graph order) whose output differs beyond rounding — where an edit changed what
 the model computes — and "nodes" how far each node's output is from the other revision's (its
 output furthest off): the relative error ‖Δ‖/‖value‖ and the SQNR in dB, where a conversion
-(float16, int8) loses precision along the graph.
+(float16, int8) loses precision along the graph. "expected" (a test data set's output_0.pb,
+uploaded) compares outputs with the values they should have, as "compare" does.
 """
 
 from __future__ import annotations
@@ -70,20 +72,39 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
                 "unknown_input", f"the model has no input {name!r} (its inputs: {', '.join(sorted(names))})"
             )
         if isinstance(spec, dict) and isinstance(spec.get("npy"), str):
-            blobs = store().blobs
-            try:
-                if not blobs.exists(spec["npy"]):
-                    raise FileNotFoundError(spec["npy"])
-                out[name] = {"npy": str(blobs.path(spec["npy"]))}
-            except (ValueError, FileNotFoundError):
-                raise StudioError(
-                    "unknown_blob", f"no uploaded .npy {spec['npy']!r}: POST /api/blobs first", 404
-                ) from None
+            out[name] = {"npy": _npy_path(spec["npy"])}
         elif isinstance(spec, dict) and isinstance(spec.get("random"), dict):
             out[name] = {"seed": integer(spec["random"].get("seed", 0), f"the seed of input {name!r}")}
         else:
             raise StudioError("bad_request", f'input {name!r}: give {{"npy": BLOB}} or {{"random": {{"seed": S}}}}')
     return out
+
+
+def _npy_path(digest: str) -> str:
+    """Where an uploaded .npy is, for the worker to read (a local file)."""
+    blobs = store().blobs
+    try:
+        if not blobs.exists(digest):
+            raise FileNotFoundError(digest)
+        return str(blobs.path(digest))
+    except (ValueError, FileNotFoundError):
+        raise StudioError("unknown_blob", f"no uploaded .npy {digest!r}: POST /api/blobs first", 404) from None
+
+
+def _expected(raw, shown: list[str]) -> dict[str, str]:
+    """{output: the .npy it should equal}: each one of the outputs the run returns."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, dict) and isinstance(v.get("npy"), str) for v in raw.values()
+    ):
+        raise StudioError("bad_request", '"expected" maps output names to {"npy": BLOB}')
+    for name in raw:
+        if name not in shown:
+            raise StudioError(
+                "unknown_output", f"{name!r} is not an output of this run (its outputs: {', '.join(shown)})"
+            )
+    return {name: _npy_path(spec["npy"]) for name, spec in raw.items()}
 
 
 def check_dims(raw) -> dict:
@@ -336,6 +357,7 @@ def post_run(model_id):
     if not isinstance(locate, bool) or (locate and other is None):
         raise StudioError("bad_request", '"locate": true finds where two revisions part: it needs "compare_to"')
     shown = outputs or [o.name for o in model.graph.output]
+    expected = _expected(body.get("expected"), shown)
     probes = _probes(revision, model, other, shown) if locate else []
     read_as = (dequantized(model), dequantized(other[2])) if locate and other is not None else ({}, {})
     mine_typed = _typed(revision, model) if read_as[0] else set()
@@ -358,6 +380,11 @@ def post_run(model_id):
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }
+        if expected:
+            answer["expected"] = {
+                "close_tolerance": CLOSE_TOLERANCE,
+                "outputs": {name: _compare(first["outputs"][name], path) for name, path in expected.items()},
+            }
         if profile:
             answer["profile"] = _node_times(model, first.get("profile") or {})
         if other is not None:

@@ -119,6 +119,36 @@ def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     return arr
 
 
+def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray]:
+    """A serialized TensorProto (the `input_0.pb` of an ONNX test data set) as .npy bytes, with
+    the tensor's name and its array; refused in one line when it is no tensor, keeps its data
+    outside, or has no numpy type an .npy holds."""
+    from google.protobuf.message import DecodeError
+
+    t = onnx.TensorProto()
+    try:
+        t.ParseFromString(data)
+    except (DecodeError, RecursionError) as exc:
+        raise StudioError("bad_npy", f"{what} is not a readable TensorProto: {exc}") from None
+    if t.data_type == onnx.TensorProto.UNDEFINED or t.data_type not in onnx.TensorProto.DataType.values():
+        raise StudioError("bad_npy", f"{what} is not a TensorProto with a known data type")
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        raise StudioError("bad_npy", f"{what} keeps its values in an external file: save the tensor with them inside")
+    n = int(np.prod(t.dims, dtype=np.float64)) if t.dims else 1
+    if n > MAX_NPY_ELEMENTS:
+        raise StudioError("bad_npy", f"{what} has {n} elements, more than we accept")
+    try:
+        arr = numpy_helper.to_array(t)
+    except Exception as exc:
+        raise StudioError("bad_npy", f"{what}: its values don't match its type and dims ({exc})") from None
+    if arr.dtype.kind in "OUSV":
+        kind = onnx.TensorProto.DataType.Name(t.data_type)
+        raise StudioError("bad_npy", f"{what} holds {kind} values, which an .npy can't carry: give an .npy instead")
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue(), t.name, arr
+
+
 def npz_arrays(data: bytes, what: str, budget) -> list[tuple[str, bytes, np.ndarray]]:
     """The arrays of an .npz (numpy.savez: a zip of .npy files), each as (its name, its .npy
     bytes, the array): read with the zip's members counted against `budget` (a

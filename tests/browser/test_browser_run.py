@@ -7,6 +7,8 @@ import io
 import re
 
 import numpy as np
+import onnx
+from testkit import ONNX_DATA
 
 from .browser_models import three_convs, tiny_cnn, two_inputs
 from .browser_pages import open_model, upload, wait_revision
@@ -281,3 +283,21 @@ def test_every_input_from_one_npz_for_a_run_and_for_calibration(page, server, tm
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert "calibrated on 3 sample(s)" in panel.locator("#model-tools .callout").text_content()
+
+
+def test_a_test_data_set_feeds_the_run_and_checks_its_outputs(page, server, artifacts):
+    """The input_0.pb and output_0.pb of an ONNX test data set picked together: the input feeds
+    the run, the output is what the model's output should be — said close, in its own table."""
+    folder = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+    summary = upload(page, server, onnx.load(folder / "model.onnx"), "conv.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    files = [str(folder / "test_data_set_0" / name) for name in ("input_0.pb", "output_0.pb")]
+    page.set_input_files("#run-dataset", files)
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-expected-verdict").text_content().startswith("The test data's outputs: every output")
+    rows = page.locator("#run-expected tbody tr")
+    assert rows.count() == 1 and rows.first.locator("td").nth(1).text_content() in ("identical", "close")
+    page.locator("#run-expected").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-test-data-set.png"))

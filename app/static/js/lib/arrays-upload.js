@@ -16,3 +16,34 @@ export async function inputsFromNpz(upload, file, names) {
   if (!found.length) throw new Error(`${file.name} holds ${Object.keys(answer.arrays).join(", ")}: none is named after an input (${names.join(", ")}).`);
   return Object.fromEntries(found.map((n) => [n, answer.arrays[n].blob]));
 }
+
+/** The k of "input_k.pb" / "output_k.pb", or -1. */
+const indexOf = (file, kind) => {
+  const m = new RegExp(`^${kind}_(\\d+)\\.pb$`, "i").exec(file.name);
+  return m ? Number(m[1]) : -1;
+};
+
+/**
+ * An ONNX test data set (the input_k.pb and output_k.pb files of a test_data_set_N folder), each
+ * TensorProto uploaded: {inputs: {input: blob}, expected: {output: blob}}. A file goes to the
+ * input or output its tensor is named after, else to the k-th one; an Error names a file that
+ * fits neither.
+ * @param {(file: File) => Promise<any>} upload the page's uploadBlob
+ * @param {File[]} files
+ * @param {string[]} inputs the graph's inputs (without initializers), in order
+ * @param {string[]} outputs the graph's outputs, in order
+ * @returns {Promise<{inputs: Record<string, string>, expected: Record<string, string>}>}
+ */
+export async function fromTestDataSet(upload, files, inputs, outputs) {
+  const found = { inputs: {}, expected: {} };
+  for (const file of files) {
+    const kind = indexOf(file, "input") >= 0 ? "input" : indexOf(file, "output") >= 0 ? "output" : null;
+    if (!kind) throw new Error(`${file.name}: a test data set's files are input_0.pb, input_1.pb, …, output_0.pb, …`);
+    const names = kind === "input" ? inputs : outputs;
+    const answer = await upload(file);
+    const name = names.includes(answer.name) ? answer.name : names[indexOf(file, kind)];
+    if (!name) throw new Error(`${file.name} (tensor ${JSON.stringify(answer.name || "")}) matches no ${kind} of the model (${names.join(", ")}).`);
+    found[kind === "input" ? "inputs" : "expected"][name] = answer.blob;
+  }
+  return found;
+}

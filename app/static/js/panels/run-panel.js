@@ -8,7 +8,7 @@ import { formatInteger, formatShape } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { breakable, mono, plural, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
-import { inputsFromNpz } from "../lib/arrays-upload.js";
+import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -26,10 +26,10 @@ function symbolicDims(inputs) {
 
 function inputRow(input) {
   const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
-  const file = el("input", { type: "file", accept: ".npy", class: "run-npy", "aria-label": `.npy for ${input.name}` });
+  const file = el("input", { type: "file", accept: ".npy,.pb", class: "run-npy", "aria-label": `.npy or .pb for ${input.name}` });
   const row = el("li", { class: "run-input", "data-name": input.name },
     el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, `${input.dtype || "?"} ${formatShape(input.shape)}`)),
-    el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy ", file)));
+    el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy/.pb ", file)));
   return { row, seed, file, name: input.name };
 }
 
@@ -353,26 +353,38 @@ function deployedNodes(run, total, ctx) {
     el("div", { class: "ed-row" }, colour));
 }
 
+/** Each output against another run's or the expected values ({close_tolerance, outputs:
+ * {NAME: {equal, close, max_abs, max_rel_to_range, max_rel}}}): identical, close or differs. */
+function comparisonTable(compared, id) {
+  const close = `${100 * (compared.close_tolerance ?? 0.001)} %`;
+  return el("table", { class: "run-compare", id },
+    el("thead", {}, el("tr", {}, [["output", ""], ["same?", `close: every value within ${close} of itself plus ${close} of the output's largest magnitude`],
+      ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element (large where values are near 0)"]]
+      .map(([h, title]) => el("th", { title }, h)))),
+    el("tbody", {}, Object.entries(compared.outputs).map(([name, c]) => {
+      const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
+      return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
+        el("td", {}, mono(name)), el("td", {}, c.shape && Array.isArray(c.shape[0]) ? `differs: shape ${formatShape(c.shape[0])} ≠ ${formatShape(c.shape[1])}` : verdict),
+        ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
+    })));
+}
+
 function results(root, answer, ctx, body) {
   clear(root);
   const compare = answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
+  if (answer.expected) {
+    const all = Object.values(answer.expected.outputs);
+    const verdict = all.every((c) => c.equal) ? "every output as expected, exactly" : all.every((c) => c.close) ? "every output close to the expected values" : `${all.filter((c) => !c.close).length} of ${all.length} output(s) differ from the expected values`;
+    root.append(section("Against the expected outputs", el("p", { class: "muted", id: "run-expected-verdict" }, `The test data's outputs: ${verdict}.`),
+      comparisonTable(answer.expected, "run-expected")));
+  }
   if (compare) {
-    const close = `${100 * (compare.close_tolerance ?? 0.001)} %`;
     const d = divergence(compare.diverges, compare, ctx);
     if (d) root.append(d);
-    root.append(section("Compared with revision " + compare.revision, el("table", { class: "run-compare", id: "run-compare" },
-      el("thead", {}, el("tr", {}, [["output", ""], ["same?", `close: every value within ${close} of itself plus ${close} of the output's largest magnitude`],
-        ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element (large where values are near 0)"]]
-        .map(([h, title]) => el("th", { title }, h)))),
-      el("tbody", {}, Object.entries(compare.outputs).map(([name, c]) => {
-        const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
-        return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
-          el("td", {}, mono(name)), el("td", {}, verdict),
-          ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
-      })))));
+    root.append(section("Compared with revision " + compare.revision, comparisonTable(compare, "run-compare")));
   }
   if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
@@ -394,6 +406,7 @@ export function renderRunPanel(root, ctx) {
   const inputs = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
   const rows = inputs.map(inputRow);
   const npz = el("input", { type: "file", accept: ".npz", id: "run-npz", "aria-label": "One .npz for every input" });
+  const dataset = el("input", { type: "file", accept: ".pb", multiple: true, id: "run-dataset", "aria-label": "A test data set: input_k.pb and output_k.pb files" });
   const dimNames = symbolicDims(inputs);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
@@ -412,6 +425,8 @@ export function renderRunPanel(root, ctx) {
   const form = el("form", { class: "run-form", id: "run-form" },
     el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
     rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
+    el("label", { class: "run-npz-label", title: "The TensorProto files of an ONNX test data set (test_data_set_0/): its inputs feed the run, its outputs are the values the outputs should have" },
+      "or a test data set (input_k.pb, output_k.pb) ", dataset),
     dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the symbolic dims"),
       el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null,
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
@@ -428,11 +443,15 @@ export function renderRunPanel(root, ctx) {
       const body = { inputs: {}, dims: {} };
       const archive = npz.files && npz.files[0];
       const fromNpz = archive ? await inputsFromNpz(ctx.actions.uploadBlob, archive, rows.map((r) => r.name)) : {};
+      const set = dataset.files && dataset.files.length
+        ? await fromTestDataSet(ctx.actions.uploadBlob, [...dataset.files], rows.map((r) => r.name), (graph.outputs || []).map((o) => o.name))
+        : { inputs: {}, expected: {} };
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
-        body.inputs[r.name] = f ? { npy: (await ctx.actions.uploadBlob(f)).blob }
-          : fromNpz[r.name] ? { npy: fromNpz[r.name] } : { random: { seed: Number(r.seed.value || 0) } };
+        const given = f ? (await ctx.actions.uploadBlob(f)).blob : fromNpz[r.name] || set.inputs[r.name];
+        body.inputs[r.name] = given ? { npy: given } : { random: { seed: Number(r.seed.value || 0) } };
       }
+      if (Object.keys(set.expected).length) body.expected = Object.fromEntries(Object.entries(set.expected).map(([name, blob]) => [name, { npy: blob }]));
       for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
       if (dims.length && ctx.actions.rememberDimSizes) ctx.actions.rememberDimSizes(body.dims);
       const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
