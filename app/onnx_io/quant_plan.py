@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-PRUNE_MAX = 32  # points of a prefix tried one by one for whether the target holds without them
+PRUNE_MAX = 128  # points of a prefix tried one by one for whether the target holds without them (a run each)
 
 
 def turned_float(chosen: Sequence[int], owners: Sequence[Sequence[int]]) -> set[int]:
