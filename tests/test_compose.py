@@ -361,3 +361,28 @@ def test_real_models_composed_after_themselves_compute_themselves_twice():
         feeds = [nh.to_array(onnx.load_tensor(str(p))) for p in sorted(path.parent.glob("test_data_set_0/input_*.pb"))]
         ran += check_doubled(onnx.load(path), feeds)
     assert ran >= 55
+
+
+def test_a_stored_model_is_added_from_the_store(client):
+    """POST .../as-blob: a stored model's head as one .onnx blob (its weights joined in from the
+    store's tensor blobs), answered as an uploaded .onnx is; composed before another model, it
+    computes what the two compute one after the other."""
+    stored = upload(client, classifier().SerializeToString(), "classifier.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{stored}/as-blob")
+    assert r.status_code == 201, r.get_json()
+    info = r.get_json()
+    assert info["kind"] == "model" and info["nodes"] == 2 and [o["name"] for o in info["outputs"]] == ["y"]
+    mid = upload(client, argmax_post().SerializeToString(), "post.onnx").get_json()["id"]
+    op = {"op": "compose", "model": {"onnx": info["blob"]}, "connect": {"scores": "y"}, "position": "before"}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
+    model = download(client, mid)
+    assert [i.name for i in model.graph.input] == ["x"]
+    y = run(classifier(), {"x": X})["y"]
+    assert run(model, {"x": X})["label"].tolist() == run(argmax_post(), {"scores": y})["label"].tolist()
+    # an earlier revision, and what is no model, on request
+    assert client.post(f"/api/models/{stored}/as-blob?revision=0").status_code == 201
+    assert client.post(f"/api/models/{stored}/as-blob?revision=5").status_code == 404
+    tensor = onnx.helper.make_tensor("t", T.FLOAT, [2], [1.0, 2.0]).SerializeToString()
+    not_a_model = upload(client, tensor, "t.pb").get_json()["id"]
+    r = client.post(f"/api/models/{not_a_model}/as-blob")
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "not_a_model"

@@ -21,7 +21,7 @@ from ..onnx_io.address import carry, resolve_graph, resolve_tensor
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
-from ..onnx_io.load import parse_model, parse_model_stream
+from ..onnx_io.load import parse_model, parse_model_file, parse_model_stream
 from ..onnx_io.save import data_file_name, embedded, external_zip, move_weights_out
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
@@ -476,12 +476,31 @@ def upload_blob():
 def _model_blob(blobs, data: bytes, what: str) -> dict:
     """An uploaded .onnx kept as a blob for the compose op: its digest, and its graph's inputs and
     outputs (names, types) for choosing what to connect."""
-    model = parse_model(data, what)
+    return _model_blob_answer(blobs.put(data), parse_model(data, what))
+
+
+@bp.post("/models/<model_id>/as-blob")
+def model_as_blob(model_id):
+    """A revision (?revision=, default the head) of a stored model as one .onnx blob, its weights
+    inside, for the compose op: answers as POST /api/blobs does for an uploaded .onnx. Built from
+    the store's blobs (streamed; a model with external data files, in memory)."""
+    s = store()
+    if s.model(model_id).kind != "model":
+        raise StudioError("not_a_model", "only a model can be added to another", 400)
+    revision = s.revision(model_id, revision_number(request.args.get("revision")))
+    if _names_files(model_id, revision):
+        digest = s.blobs.put(embedded(s.blobs.get(revision.blob), external_reader(revision)))
+    else:
+        digest = s.blobs.put_parts(s.whole(revision)[1])
+    return jsonify(_model_blob_answer(digest, parse_model_file(s.blobs.path(digest), "the stored model"))), 201
+
+
+def _model_blob_answer(digest: str, model: onnx.ModelProto) -> dict:
     readable_strings(model)  # names shown: text (compose refuses a model whose names aren't)
     g = model.graph
     initialized = {t.name for t in g.initializer}
     return {
-        "blob": blobs.put(data),
+        "blob": digest,
         "kind": "model",
         "name": g.name,
         "nodes": len(g.node),

@@ -71,3 +71,23 @@ def test_a_pre_processing_model_feeds_this_ones_input(page, server, tmp_path):
     wait_revision(page, 1)
     model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
     assert [i.name for i in model.graph.input] == ["image"]
+
+
+def test_a_model_stored_here_can_be_added(page, server):
+    """ "or one stored here": the other models of the store listed; picking one lists its inputs
+    to connect, as a file would."""
+    post = upload(page, server, argmax_post(), "argmax_post.onnx")
+    summary = upload(page, server, classifier(), "classifier.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=compose]").click()
+    form = panel.locator("#compose")
+    form.locator(f"#compose-stored option[value='{post['id']}']").wait_for(state="attached")
+    form.locator("#compose-stored").select_option(post["id"])
+    row = form.locator("#compose-rows li[data-input=scores]")
+    row.wait_for()
+    assert row.locator("select").input_value() == "y"
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert [o.name for o in model.graph.output] == ["probs", "label"]

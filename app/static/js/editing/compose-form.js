@@ -66,25 +66,42 @@ export function composeForm(ctx, graph, run) {
     rows.append(...connections.map((c) => c.row));
   };
   position.addEventListener("change", layout);
-  file.addEventListener("change", async () => {
+  const stored = select("stored", [["", "Loading…"]], "", { id: "compose-stored", "aria-label": "A model stored here" });
+  ctx.actions.listModels().then((list) => {
+    const others = list.models.filter((m) => m.id !== ctx.modelId && (m.kind || "model") === "model");
+    stored.replaceChildren(el("option", { value: "" }, others.length ? "Choose…" : "no other model is stored here"),
+      ...others.map((m) => el("option", { value: m.id }, `${m.name} (revision ${m.revision})`)));
+  }).catch(() => { stored.replaceChildren(el("option", { value: "" }, "the stored models could not be listed")); });
+  /** The model to add: what `fetch()` answers (an uploaded file, a stored model as a blob). */
+  const choose = async (label, fetch) => {
     added = null;
     layout();
-    showError(error, ""); // a complaint about the file chosen before
-    const chosen = file.files && file.files[0];
-    if (!chosen) return;
-    summary.textContent = `Reading ${chosen.name}…`;
+    showError(error, ""); // a complaint about the model chosen before
+    summary.textContent = `Reading ${label}…`;
     try {
-      added = await ctx.actions.uploadBlob(chosen);
+      added = await fetch();
       const opsets = (added.opset_import || []).map((o) => `${o.domain || "ai.onnx"} ${o.version}`).join(", ");
-      summary.textContent = `${chosen.name}: ${added.nodes} nodes (${opsets}); ${added.inputs.length} input(s), ${added.outputs.length} output(s).`;
+      summary.textContent = `${label}: ${added.nodes} nodes (${opsets}); ${added.inputs.length} input(s), ${added.outputs.length} output(s).`;
       layout();
     } catch (err) {
       summary.textContent = err.message || String(err);
     }
+  };
+  file.addEventListener("change", () => {
+    const chosen = file.files && file.files[0];
+    if (!chosen) return;
+    stored.value = "";
+    choose(chosen.name, () => ctx.actions.uploadBlob(chosen));
+  });
+  stored.addEventListener("change", () => {
+    if (!stored.value) return;
+    file.value = "";
+    choose(stored.selectedOptions[0].textContent || stored.value, () => ctx.actions.modelAsBlob(stored.value));
   });
   const { form, error } = editForm("ed-compose", [
     el("p", { class: "ed-hint muted" }, "Joins another model to this one, like onnx.compose.merge_models: this model keeps every name, field and metadata entry; the added model's ai.onnx opset is converted to this model's, and its names that this model already uses get a suffix. Inputs not fed stay inputs of the model; the added model's outputs become its outputs."),
     field("Model to add", file),
+    field("or one stored here", stored),
     summary,
     field("Where", position),
     field("Connect", rows, "Each input fed by the tensor chosen beside it."),

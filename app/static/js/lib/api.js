@@ -123,6 +123,12 @@ export function listModels() {
   return request("GET", "/api/models");
 }
 
+/** A stored model's revision (the head unless given) as one .onnx blob, to compose with: answers
+ * as uploadBlob does for an .onnx. */
+export function modelAsBlob(id, revision = null) {
+  return request("POST", `/api/models/${enc(id)}/as-blob${revision === null ? "" : `?revision=${enc(revision)}`}`);
+}
+
 /** Delete a model and all its revisions. */
 export function deleteModel(id) {
   return request("DELETE", `/api/models/${enc(id)}`);

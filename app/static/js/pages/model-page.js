@@ -184,6 +184,7 @@ const panelContext = {
     rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),
     listModels: () => api.listModels(),
+    modelAsBlob: (id) => api.modelAsBlob(id),
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
