@@ -216,9 +216,18 @@ def _paths() -> dict:
         },
         "/api/blobs": {
             "post": {
-                "summary": 'Store an uploaded .npy for ops to name as {"npy": blob} (an .npz: each of its arrays)',
-                "requestBody": _upload("one .npy file, or an .npz (numpy.savez) of several"),
+                "summary": 'Store an uploaded .npy for ops to name as {"npy": blob} (an .npz: each of its arrays; a TensorProto .pb: its values; an .onnx: for compose)',
+                "requestBody": _upload(
+                    "one .npy file, an .npz (numpy.savez) of several, a TensorProto .pb, or an .onnx"
+                ),
                 "responses": {"201": _json("Blob", "Stored"), "400": _ERROR, "413": _ERROR},
+            }
+        },
+        f"{m}/as-blob": {
+            "post": {
+                "summary": "A revision of a stored model as one .onnx blob, to add to another with compose",
+                "parameters": [_ID, _REV_Q],
+                "responses": {"201": _json("Blob", "Stored"), "400": _ERROR, "404": _ERROR},
             }
         },
         f"{m}/undo": {

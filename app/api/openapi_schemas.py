@@ -513,11 +513,24 @@ SCHEMAS: dict = {
     },
     "Blob": {
         "type": "object",
-        "description": 'an .npy: {"blob", "dtype", "shape"}; an .npz: {"arrays": {name: {"blob", "dtype", "shape"}}}',
+        "description": 'an .npy: {"blob", "dtype", "shape"}; an .npz: {"arrays": {name: {"blob", "dtype", "shape"}}}; a TensorProto .pb: as an .npy, with "name"; an .onnx: {"blob", "kind": "model", "name", "nodes", "opset_import", "inputs", "outputs"}',
         "properties": {
-            "blob": {"type": "string", "description": 'sha256 digest; ops name it as {"npy": blob}'},
+            "blob": {
+                "type": "string",
+                "description": 'sha256 digest; ops name it as {"npy": blob} (an .onnx: {"onnx": blob})',
+            },
             "dtype": {"type": "string", "description": "the numpy dtype"},
             "shape": {"type": "array", "items": {"type": "integer"}},
+            "name": {"type": "string", "description": "a .pb's tensor name; an .onnx's graph name"},
+            "kind": {"type": "string", "description": '"model" for an .onnx'},
+            "nodes": {"type": "integer"},
+            "opset_import": {"type": "array", "items": {"type": "object"}},
+            "inputs": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "an .onnx's graph inputs (no initializer)",
+            },
+            "outputs": {"type": "array", "items": {"type": "object"}},
             "arrays": {
                 "type": "object",
                 "description": "an .npz's arrays, each stored as an .npy blob of its own",
