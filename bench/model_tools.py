@@ -30,7 +30,7 @@ import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.store_edits import MODELS, Server, post  # noqa: E402
+from bench.store_edits import MODELS, Server, measure_each, post  # noqa: E402
 
 
 def bare_float16(path: Path) -> float:
@@ -174,13 +174,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base", "gpt2_medium"], choices=list(MODELS))
     args = ap.parse_args()
-    rows = []
-    for name in args.models:
-        if not MODELS[name].exists():
-            print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
-            continue
-        rows.append(measure(MODELS[name]))
-        print(json.dumps(rows[-1]), file=sys.stderr)
+    rows = measure_each(args.models, measure)
     print_table(rows)
 
 

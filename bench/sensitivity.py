@@ -36,7 +36,7 @@ import onnx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.model_tools import static_op  # noqa: E402
-from bench.store_edits import MODELS, Server, post  # noqa: E402
+from bench.store_edits import MODELS, Server, measure_each, post  # noqa: E402
 
 SEQUENCE = 128
 TOP = 5
@@ -205,13 +205,7 @@ def main() -> None:
     ap.add_argument("--target", nargs="*", default=[], help="MODEL=REL_ERROR: find the fewest nodes to leave out")
     args = ap.parse_args()
     targets = {name: float(value) for name, _, value in (t.partition("=") for t in args.target)}
-    rows = []
-    for name in args.models:
-        if not MODELS[name].exists():
-            print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
-            continue
-        rows.append(measure(MODELS[name], args.samples, targets.get(name)))
-        print(json.dumps(rows[-1]), file=sys.stderr)
+    rows = measure_each(args.models, lambda path: measure(path, args.samples, targets.get(path.stem)))
     print_table(rows)
     print_plans(rows)
 

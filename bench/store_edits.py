@@ -80,6 +80,19 @@ class Server:
         shutil.rmtree(self.data, ignore_errors=True)
 
 
+def measure_each(names: list[str], measure) -> list[dict]:
+    """`measure(path)` of each corpus model named (a missing one said and skipped), each row
+    printed to stderr as it comes: the rows."""
+    rows = []
+    for name in names:
+        if not MODELS[name].exists():
+            print(f"{name}: {MODELS[name]} is missing (bench/make_corpus.py)", file=sys.stderr)
+            continue
+        rows.append(measure(MODELS[name]))
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
 def post(url: str, body: dict | None = None) -> tuple[float, dict]:
     req = urllib.request.Request(
         url, data=json.dumps(body or {}).encode(), headers={"Content-Type": "application/json"}, method="POST"

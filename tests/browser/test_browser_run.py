@@ -121,18 +121,21 @@ def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
     assert page.locator("#graph .box.heat-5").count() == 0
 
 
-def quantized_and_compared(page, server) -> str:
-    """tiny_cnn uploaded and quantized statically (revision 1, on 4 samples), its page's Run
-    panel set to compare with revision 0 and run; the model's id."""
-    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
-    samples = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
+def quantized_and_compared(page, server, model=None, samples=None, name: str = "tiny_cnn.onnx") -> str:
+    """A model (tiny_cnn) uploaded and quantized statically (revision 1, on `samples` of its
+    first input: 4 random ones), its page's Run panel set to compare with revision 0 and run;
+    the model's id."""
+    model = tiny_cnn() if model is None else model
+    if samples is None:
+        samples = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
+    mid = upload(page, server, model, name)["id"]
     buf = io.BytesIO()
     np.save(buf, samples)
     blob = page.request.post(
         f"{server}/api/blobs",
         multipart={"file": {"name": "c.npy", "mimeType": "application/octet-stream", "buffer": buf.getvalue()}},
     ).json()["blob"]
-    op = {"op": "quantize_static", "calibration": {"input": {"npy": blob}}}
+    op = {"op": "quantize_static", "calibration": {model.graph.input[0].name: {"npy": blob}}}
     assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
     open_model(page, server, mid)
     wait_revision(page, 1)
@@ -216,22 +219,8 @@ def test_a_target_error_finds_the_nodes_to_leave_out(page, server, artifacts):
     """ "then find the fewest nodes to leave out for an error within 5 %": the sweep says which
     (conv2, whose int8 weights lose all but an outlier) and how far that brings the error, "Tick
     it" ticks them, and quantizing again leaves exactly them out."""
-    mid = upload(page, server, three_convs(), "three_convs.onnx")["id"]
     samples = np.random.default_rng(1).standard_normal((8, 1, 4, 8, 8)).astype(np.float32)
-    buf = io.BytesIO()
-    np.save(buf, samples)
-    blob = page.request.post(
-        f"{server}/api/blobs",
-        multipart={"file": {"name": "c.npy", "mimeType": "application/octet-stream", "buffer": buf.getvalue()}},
-    ).json()["blob"]
-    op = {"op": "quantize_static", "calibration": {"x": {"npy": blob}}}
-    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-run")
-    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
-    page.select_option("#run-compare-to", "0")
-    page.click("#run-go")
+    mid = quantized_and_compared(page, server, three_convs(), samples, "three_convs.onnx")
     page.locator("#run-requantize:not([hidden])").wait_for()
     page.fill("#run-sensitivity-target", "0")
     page.click("#run-sensitivity-go")  # a target of 0 % is refused before anything runs
