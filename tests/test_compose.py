@@ -386,3 +386,18 @@ def test_a_stored_model_is_added_from_the_store(client):
     not_a_model = upload(client, tensor, "t.pb").get_json()["id"]
     r = client.post(f"/api/models/{not_a_model}/as-blob")
     assert r.status_code == 400 and r.get_json()["error"]["code"] == "not_a_model"
+
+
+def test_a_model_with_names_that_are_not_text_is_refused_to_add(client):
+    """A node name of invalid UTF-8 (bytes swapped in the serialized model): the upload describes
+    it with replacement characters; compose refuses it in one line, nothing stored."""
+    post = argmax_post()
+    post.graph.node[1].name = "SOFTNAME"
+    data = post.SerializeToString().replace(b"SOFTNAME", b"SOFT\xff\xfeME")
+    r = client.post("/api/blobs", data={"file": (io.BytesIO(data), "post.onnx")})
+    assert r.status_code == 201
+    mid = upload(client, classifier().SerializeToString()).get_json()["id"]
+    op = {"op": "compose", "model": {"onnx": r.get_json()["blob"]}, "connect": {"scores": "y"}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 400 and "not valid UTF-8" in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
