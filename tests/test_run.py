@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from browser.browser_models import tiny_cnn
+from browser.browser_models import loop_model, tiny_cnn
 from onnx import helper
 from testkit import ONNX_DATA, npy_blob, upload
 
@@ -323,9 +323,25 @@ def test_each_node_timed_by_onnxruntimes_profiler(client):
     mid = upload(client, branching.SerializeToString()).get_json()["id"]
     c = npy_blob(client, np.array(True))
     feeds = {"x": {"random": {"seed": 0}}, "big": {"random": {"seed": 0}}, "c": {"npy": c}}
-    timed = {n["node"]: n for n in run(client, mid, {"inputs": feeds, "profile": True})["profile"]["nodes"]}
+    profile = run(client, mid, {"inputs": feeds, "profile": True})["profile"]
+    timed = {n["node"]: n for n in profile["nodes"]}
     assert [(k, n["op_type"]) for k, n in timed.items()] == [("n0", "Relu"), ("n1", "If")]
     assert timed["n0"]["time_us"] * 20 < timed["n1"]["time_us"], timed
+    # the branch taken, timed on its own node, within the If's time; the other never ran
+    (inside,) = profile["subgraph_nodes"]
+    assert inside["node"] == "n1/then_branch/n0" and inside["op_type"] == "Relu" and inside["within"] == "n1"
+    assert timed["n0"]["time_us"] * 20 < inside["time_us"] <= timed["n1"]["time_us"], (inside, timed)
+
+
+def test_a_loops_body_is_timed_over_its_iterations(client):
+    """A Loop running its body (a named Mul over 1M values) 6 times: the body's node timed once
+    per run, its 6 kernels summed, within the Loop's own time."""
+    mid = upload(client, loop_model().SerializeToString()).get_json()["id"]
+    profile = run(client, mid, {"inputs": {"v": {"random": {"seed": 0}}}, "profile": True})["profile"]
+    (loop,) = profile["nodes"]
+    inside = {n["name"]: n for n in profile["subgraph_nodes"]}
+    assert set(inside) == {"keep_going", "double"} and inside["double"]["node"] == "n0/body/n1"
+    assert inside["double"]["within"] == "n0" and 0 < inside["double"]["time_us"] <= loop["time_us"]
 
 
 def test_profile_must_be_a_boolean(client):

@@ -287,7 +287,7 @@ SCHEMAS: dict = {
             },
             "profile": {
                 "type": "object",
-                "description": 'with "profile": {"nodes": [{"node", "name", "op_type", "time_us"}], "ms", "runs", "optimized": false} timed with graph optimisations off (Constant nodes, initializers to onnxruntime, have no time); "optimized_run": {"ms", "nodes", "ops": [{"op_type", "time_us"}]}: the same runs as onnxruntime runs the model by default (fused, reordered nodes), by operator',
+                "description": 'with "profile": {"nodes": [{"node", "name", "op_type", "time_us"}], "subgraph_nodes": [... "within": the main node whose time includes it], "ms", "runs", "optimized": false} timed with graph optimisations off (Constant nodes, initializers to onnxruntime, have no time); "optimized_run": {"ms", "nodes", "ops": [{"op_type", "time_us"}]}: the same runs as onnxruntime runs the model by default (fused, reordered nodes), by operator',
             },
         },
     },

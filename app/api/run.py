@@ -29,12 +29,12 @@ import onnx
 from flask import current_app, jsonify
 
 from ..errors import StudioError
-from ..onnx_io.address import node_id
+from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.tensor_error import signal_error
-from ..onnx_io.traverse import tensors
+from ..onnx_io.traverse import node_graphs, tensors
 from ..views.tensors import array_preview
 from ..views.values import dtype_name
 from . import bp
@@ -295,24 +295,58 @@ def _further(a: dict, b: dict) -> bool:
     return (a["rel_error"] or 0.0) > (b["rel_error"] or 0.0)
 
 
+def _kept(graph: onnx.GraphProto) -> dict[str, int]:
+    """onnxruntime's numbering of a graph's nodes -> their index in the graph: its Constant nodes
+    become initializers (no index, no time)."""
+    kept = [i for i, n in enumerate(graph.node) if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
+    return {str(k): i for k, i in enumerate(kept)}
+
+
+def _profiled_node(model: onnx.ModelProto, key: str, ops: dict, names: dict) -> tuple[str, onnx.NodeProto] | None:
+    """The node a profile key names ("3": onnxruntime's node 3 of the main graph; "3/0": node 0
+    of the subgraph node 3 ran): its id and the node, when index, op and name agree at every
+    level (a nameless node is called <op>_<index>) and exactly one of a node's subgraphs has it."""
+    segments = key.split("/")
+    graphs: list[tuple[str, onnx.GraphProto]] = [("", model.graph)]
+    found = None
+    for depth, seg in enumerate(segments):
+        prefix = "/".join(segments[: depth + 1])
+        matches = []
+        for path, g in graphs:
+            i = _kept(g).get(seg)
+            if (
+                i is not None
+                and ops.get(prefix) == g.node[i].op_type
+                and names.get(prefix) == (g.node[i].name or f"{g.node[i].op_type}_{seg}")
+            ):
+                matches.append((node_id(path, i), g.node[i]))
+        if len(matches) != 1:
+            return None
+        found = matches[0]
+        graphs = [(subgraph_path(found[0], attr, item), sub) for attr, item, sub in node_graphs(found[1])]
+    return found
+
+
 def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
     """The profiler's times as {"nodes": [{"node", "name", "op_type", "time_us"}] (the main
-    graph's, in its order), "ms", "runs", "optimized_run"}. onnxruntime numbers the nodes it keeps: its Constant
-    nodes become initializers (no index, no time), and a nameless node is called <op>_<index>; a
-    time is kept only where index, op and name agree with the main graph's node (a subgraph's
-    node of the same index never does)."""
+    graph's, in its order), "subgraph_nodes" (those inside If/Loop/Scan bodies, a Loop's body
+    summed over its iterations, each "within" the main graph's node whose time includes it),
+    "ms", "runs", "optimized_run"}. A time is kept only where onnxruntime's index, op and name
+    agree with the model's node (_profiled_node)."""
     if "error" in raw:
         raise StudioError("run_failed", f"onnxruntime's profiler failed: {raw['error']}", 422)
     times, ops, names = raw.get("nodes", {}), raw.get("ops", {}), raw.get("names", {})
-    nodes, kept = [], 0
-    for i, node in enumerate(model.graph.node):
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+    nodes, inside = [], []
+    for key, us in times.items():
+        hit = _profiled_node(model, key, ops, names)
+        if hit is None:
             continue
-        key, kept = str(kept), kept + 1
-        if key in times and ops.get(key) == node.op_type and names.get(key) == (node.name or f"{node.op_type}_{key}"):
-            nodes.append(
-                {"node": node_id("", i), "name": node.name, "op_type": node.op_type, "time_us": round(times[key], 1)}
-            )
+        entry = {"node": hit[0], "name": hit[1].name, "op_type": hit[1].op_type, "time_us": round(us, 1)}
+        if "/" in key:
+            inside.append({**entry, "within": hit[0].split("/", 1)[0]})
+        else:
+            nodes.append(entry)
+    nodes.sort(key=lambda n: int(n["node"][1:]))
     # the same runs as onnxruntime runs the model by default: its graph's nodes are fused and
     # reordered ones, not the model's, so they are summed by operator, the slowest first
     fused = raw.get("optimized") or {}
@@ -331,6 +365,7 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
         optimized_run["by_node"], optimized_run["other"] = on_nodes["nodes"], on_nodes["other"]
     return {
         "nodes": nodes,
+        "subgraph_nodes": sorted(inside, key=lambda n: -n["time_us"]),
         "ms": raw.get("ms"),
         "runs": raw.get("runs", 0),
         "optimized": False,

@@ -275,11 +275,12 @@ def _median(xs: list[float]) -> float:
 
 def _profiled(
     ort, np, job: dict, feeds: dict, runs: int, optimize: bool, save: str | None = None
-) -> tuple[dict[int, list[float]], dict, list]:
-    """A first run to warm up, then `runs` timed ones under onnxruntime's profiler: the main
-    graph's kernel times {node index: [µs each run]}, each index's last kernel event, and the
-    timed runs' (start, end) in µs. onnxruntime numbers the nodes of the graph it runs: the
-    model's own with optimisations off, its fused and reordered ones with them on."""
+) -> tuple[dict[str, list[float]], dict, list]:
+    """A first run to warm up, then `runs` timed ones under onnxruntime's profiler: each kernel's
+    times {path: [µs each run]} (a path: "3", node 3 of the main graph; "3/0", node 0 of the
+    subgraph node 3 ran), each path's last kernel event, and the timed runs' (start, end) in µs.
+    onnxruntime numbers the nodes of the graph it runs: the model's own with optimisations off,
+    its fused and reordered ones with them on."""
     prefix = os.path.join(job["out"], "profile" if optimize else "profile-plain")
     sess = _job_session(ort, np, job, prefix, optimize, save)
     for _ in range(runs + 1):
@@ -297,20 +298,24 @@ def _profiled(
         ),
         key=lambda e: (e["ts"], -e["dur"]),  # on a tie, the enclosing kernel first
     )
-    # the main graph's kernels only: a subgraph's run inside its If/Loop/Scan's own kernel time
-    # (the sequential executor runs one kernel at a time) and numbers its nodes from 0 again
-    outer: dict[int, dict] = {}
-    times: dict[int, list[float]] = {}
-    outer_end = -1.0
+    # a subgraph runs inside its If/Loop/Scan's own kernel time (the sequential executor runs one
+    # kernel at a time) and numbers its nodes from 0 again: a kernel's path is its enclosing
+    # kernels' indices and its own, "3" in the main graph, "3/0" in node 3's subgraph
+    enclosing: list[tuple[float, str]] = []  # (end, path)
+    last: dict[str, dict] = {}
+    per_run: dict[str, dict[int, float]] = {}
     for e in kernels:
-        if e["ts"] < outer_end:
-            continue
-        outer_end = e["ts"] + e["dur"]
-        index = int(e["args"]["node_index"])
-        outer[index] = e
-        if any(start <= e["ts"] <= stop for start, stop in windows):  # the warm-up run left out
-            times.setdefault(index, []).append(float(e["dur"]))
-    return times, outer, windows
+        while enclosing and enclosing[-1][0] <= e["ts"]:
+            enclosing.pop()
+        index = str(e["args"]["node_index"])
+        path = f"{enclosing[-1][1]}/{index}" if enclosing else index
+        enclosing.append((e["ts"] + e["dur"], path))
+        last[path] = e
+        run = next((k for k, (start, stop) in enumerate(windows) if start <= e["ts"] <= stop), None)
+        if run is not None:  # the warm-up run left out; a Loop's body summed over its iterations
+            by_run = per_run.setdefault(path, {})
+            by_run[run] = by_run.get(run, 0.0) + float(e["dur"])
+    return {path: list(r.values()) for path, r in per_run.items()}, last, windows
 
 
 def _run_ms(windows: list) -> float | None:
@@ -325,10 +330,10 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
     for the CPU's vector width), by the operators of that graph: {"ms", "ops": {op: µs}, "nodes"}."""
     times, outer, windows = _profiled(ort, np, job, feeds, runs, optimize=False)
     answer = {
-        "nodes": {str(i): _median(ts) for i, ts in times.items()},
-        # each index's op and name: the server matches them with the main graph's nodes
-        "ops": {str(i): e["args"].get("op_name", "") for i, e in outer.items()},
-        "names": {str(i): e["name"][: -len("_kernel_time")] for i, e in outer.items()},
+        "nodes": {path: _median(ts) for path, ts in times.items()},
+        # each path's op and name: the server matches them with the model's nodes
+        "ops": {path: e["args"].get("op_name", "") for path, e in outer.items()},
+        "names": {path: e["name"][: -len("_kernel_time")] for path, e in outer.items()},
         "ms": _run_ms(windows),
         "runs": len(windows),
     }
@@ -345,13 +350,15 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
     by_op: dict[str, float] = {}
     kernels = []
     for i, ts in fused.items():
+        if "/" in i:  # inside a subgraph: in its control-flow node's time already
+            continue
         op = fused_outer[i]["args"].get("op_name", "")
         by_op[op] = by_op.get(op, 0.0) + _median(ts)
         kernels.append({"name": fused_outer[i]["name"][: -len("_kernel_time")], "op_type": op, "time_us": _median(ts)})
     answer["optimized"] = {
         "ms": _run_ms(fused_windows),
         "ops": by_op,
-        "nodes": len(fused),
+        "nodes": len(kernels),
         "kernels": kernels,
         "graph": _graph_io(saved) if saved else [],
     }

@@ -490,3 +490,30 @@ def argmax_post(opset: int = 17) -> onnx.ModelProto:
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
     h.set_model_props(model, {"license": "theirs", "post": "argmax"})
     return model
+
+
+def loop_model(n: int = 1_000_000, trips: int = 6) -> onnx.ModelProto:
+    """v -> Loop "loop" (`trips` times: Identity "keep_going" on the condition, Mul "double" of
+    the n values by 1) -> out."""
+    body = h.make_graph(
+        [
+            h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+            h.make_node("Mul", ["v_in", "two"], ["v_out"], name="double"),
+        ],
+        "body",
+        [
+            h.make_tensor_value_info("i", T.INT64, []),
+            h.make_tensor_value_info("cond_in", T.BOOL, []),
+            h.make_tensor_value_info("v_in", T.FLOAT, [n]),
+        ],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("v_out", T.FLOAT, [n])],
+        [nh.from_array(np.array(1.0, np.float32), "two")],
+    )
+    graph = h.make_graph(
+        [h.make_node("Loop", ["trips", "", "v"], ["out"], name="loop", body=body)],
+        "g",
+        [h.make_tensor_value_info("v", T.FLOAT, [n])],
+        [h.make_tensor_value_info("out", T.FLOAT, [n])],
+        [nh.from_array(np.array(trips, np.int64), "trips")],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from testkit import ONNX_DATA
 
-from .browser_models import three_convs, tiny_cnn, two_inputs
+from .browser_models import loop_model, three_convs, tiny_cnn, two_inputs
 from .browser_pages import open_model, upload, wait_revision
 
 
@@ -290,3 +290,26 @@ def test_a_test_data_set_feeds_the_run_and_checks_its_outputs(page, server, arti
     assert rows.count() == 1 and rows.first.locator("td").nth(1).text_content() in ("identical", "close")
     page.locator("#run-expected").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-test-data-set.png"))
+
+
+def test_nodes_inside_a_loop_are_timed_and_open_in_their_subgraph(page, server, artifacts):
+    """ "Time each node" on a Loop: its body's nodes listed under "Inside subgraphs" with their
+    share of the Loop's time; a link opens the body with the node selected, its time in its panel."""
+    summary = upload(page, server, loop_model(), "loop.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.check("#run-profile")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    rows = page.locator("#run-subgraph-times tbody tr")
+    assert rows.count() == 2
+    double = page.locator("#run-subgraph-times tbody tr[data-node='n0/body/n1']")
+    assert double.locator("td").nth(1).text_content() == "loop" and double.locator("td").nth(3).text_content().endswith(
+        "%"
+    )
+    page.locator("#run-subgraph-times").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-subgraph-times.png"))
+    double.locator("td a").first.click()
+    page.wait_for_selector("#sidebar[data-panel=node]")
+    page.wait_for_function("() => / of the run/.test(document.querySelector('#node-costs')?.textContent || '')")
+    assert "double" in page.locator("#sidebar").text_content()

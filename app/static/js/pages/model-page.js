@@ -407,7 +407,10 @@ function statsOf(revision, sizes, modelId = state.modelId) {
 function rememberTimes(answer) {
   const nodes = answer.profile.nodes || [];
   const total = nodes.reduce((a, n) => a + n.time_us, 0) || 1;
-  const byNode = new Map(nodes.map((n) => [n.node, { time_us: n.time_us, share: n.time_us / total }]));
+  // nodes inside subgraphs too: their share of the run, which their If/Loop/Scan node's includes
+  const timed = [...nodes, ...(answer.profile.subgraph_nodes || [])];
+  /** @type {Map<string, {time_us: number | null, share: number | null, deployed?: object}>} */
+  const byNode = new Map(timed.map((n) => [n.node, { time_us: n.time_us, share: n.time_us / total }]));
   // and as onnxruntime runs it by default: the kernel each node ran in, or what it was fused into
   const run = answer.profile.optimized_run || {};
   const runTotal = (run.ops || []).reduce((a, o) => a + o.time_us, 0) || 1;

@@ -285,8 +285,9 @@ function nodeTimes(profile, ctx) {
   const nodes = profile.nodes || [];
   const total = nodes.reduce((a, n) => a + n.time_us, 0) || 1;
   const slowest = [...nodes].sort((a, b) => b.time_us - a.time_us).slice(0, SLOWEST);
+  const inside = profile.subgraph_nodes || [];
   const colour = el("button", { type: "button", class: "btn btn-small", id: "run-time-heat" }, "Colour the drawing by time, optimisations off");
-  colour.addEventListener("click", () => ctx.actions.showHeat("time_us", { nodes }));
+  colour.addEventListener("click", () => ctx.actions.showHeat("time_us", { nodes: [...nodes, ...inside] }));
   return section("Time per node", el("div", { id: "run-times" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} timed, ${formatMetric("time_us", total)} in all`,
       profile.ms ? ` (a run ${formatMetric("time_us", profile.ms * 1000)})` : "", ` — ${PROFILE_NOTE}.`),
@@ -298,8 +299,29 @@ function nodeTimes(profile, ctx) {
         el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
         el("td", { class: "num" }, `${((100 * n.time_us) / total).toFixed(1)} %`))))),
     byOperator(opTotals(nodes), total, "run-by-op"),
+    inside.length ? subgraphTimes(inside, nodes, ctx) : null,
     optimizedRun(profile.optimized_run, profile.ms, ctx),
     el("div", { class: "ed-row" }, colour)));
+}
+
+/** The slowest nodes inside If/Loop/Scan bodies, each with the share of its control-flow node's
+ * time it takes (a Loop's body summed over its iterations). */
+function subgraphTimes(inside, nodes, ctx) {
+  const holder = new Map(nodes.map((n) => [n.node, n]));
+  const graphOf = (id) => id.slice(0, id.lastIndexOf("/"));
+  return el("div", { id: "run-subgraph-times" },
+    el("p", { class: "muted" }, `Inside subgraphs: ${plural(inside.length, "node")} timed, within their If, Loop or Scan node's time.`),
+    el("table", { class: "run-compare run-times" },
+      el("thead", {}, el("tr", {}, [["node", ""], ["within", ""], ["time", "num"], ["of it", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
+      el("tbody", {}, inside.slice(0, SLOWEST).map((n) => {
+        const parent = holder.get(n.within);
+        return el("tr", { "data-node": n.node },
+          el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref(graphOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node)),
+            el("div", { class: "muted run-op" }, mono(n.op_type))),
+          el("td", {}, parent ? el("a", { href: ctx.nodeHref("", parent.node), class: "cost-node" }, breakable(parent.name || parent.node)) : mono(n.within)),
+          el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
+          el("td", { class: "num" }, parent && parent.time_us ? `${((100 * n.time_us) / parent.time_us).toFixed(1)} %` : "—"));
+      }))));
 }
 
 /** "Conv 61 % · LRN 39 % · …": where the time goes by operator, the biggest shares first.
