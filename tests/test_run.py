@@ -451,3 +451,47 @@ def test_expected_outputs_must_be_outputs_of_the_run(client):
         answer["expected"]["outputs"]["probs"]["equal"] is False
         and len(answer["expected"]["outputs"]["probs"]["shape"]) == 2
     )
+
+
+@pytest.mark.corpus
+def test_subgraph_nodes_of_the_node_test_models_are_timed_on_their_own_nodes(client):
+    """Every official node-test model with a subgraph that onnxruntime runs on its own inputs
+    (If, Loop, Scan, sequence ops…), profiled: each node timed inside a subgraph is a node of that
+    subgraph, of the op onnxruntime ran, within the main-graph node holding it, its time within
+    that node's."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    from app.onnx_io.address import resolve_node
+
+    timed = ran = 0
+    for case in collect_testcases(None):
+        model = case.model
+        if not any(
+            a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+            for n in model.graph.node
+            for a in n.attribute
+        ):
+            continue
+        initialized = {t.name for t in model.graph.initializer}
+        names = [v.name for v in model.graph.input if v.name not in initialized]
+        arrays = list(case.data_sets[0][0])
+        if not all(isinstance(a, np.ndarray) and a.dtype.kind in "biuf" for a in arrays):
+            continue  # sequences, optionals, bfloat16…: no .npy for them
+        mid = upload(client, model.SerializeToString()).get_json()["id"]
+        feeds = {name: {"npy": npy_blob(client, a)} for name, a in zip(names, arrays, strict=False)}
+        r = client.post(f"/api/models/{mid}/run", json={"inputs": feeds, "profile": True})
+        if r.status_code == 422:
+            continue  # onnxruntime can't run it (a newer operator)
+        assert r.status_code == 200, r.get_json()
+        ran += 1
+        profile = r.get_json()["profile"]
+        main = {n["node"]: n for n in profile["nodes"]}
+        for n in profile["subgraph_nodes"]:
+            _, _, node = resolve_node(model, n["node"])
+            assert node.op_type == n["op_type"] and node.name == n["name"], (case.name, n)
+            assert n["node"].split("/")[0] == n["within"] and n["time_us"] <= main[n["within"]]["time_us"] + 1, (
+                case.name,
+                n,
+            )
+            timed += 1
+    assert ran >= 20 and timed >= 300, (ran, timed)
