@@ -401,3 +401,21 @@ def test_a_model_with_names_that_are_not_text_is_refused_to_add(client):
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
     assert r.status_code == 400 and "not valid UTF-8" in r.get_json()["error"]["message"], r.get_json()
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def test_the_ir_version_goes_only_as_high_as_the_joined_model_needs(client):
+    """An IR-8 model stays IR 8 when the added model declares the newest IR but needs none of
+    it; a float8 Cast in the added model takes it to 9 (float8 came with IR 9), said in the
+    report."""
+    base = classifier()
+    base.ir_version = 8
+    post = argmax_post()
+    assert post.ir_version > 8
+    mid, answer = composed(client, base, post, connect={"scores": "y"})
+    assert download(client, mid).ir_version == 8 and "ir_version" not in answer["changes"][0]
+    post.graph.node.append(h.make_node("Cast", ["probs"], ["probs8"], name="to_f8", to=T.FLOAT8E4M3FN))
+    post.graph.output.append(h.make_tensor_value_info("probs8", T.FLOAT8E4M3FN, [1, 300]))
+    post.opset_import[0].version = 19  # float8 Cast
+    base.opset_import[0].version = 19
+    mid, answer = composed(client, base, post, connect={"scores": "y"})
+    assert download(client, mid).ir_version == 9 and "ir_version 8 -> 9" in answer["changes"][0], answer

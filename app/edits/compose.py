@@ -12,6 +12,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
+from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.traverse import graphs_within, standard_domain
 from .field_types import BOOLEAN, NAME, STRING
@@ -81,9 +82,6 @@ def _same_opsets(model: onnx.ModelProto, other: onnx.ModelProto) -> list[str]:
         if standard_domain(o.domain) not in mine:
             model.opset_import.add(domain=o.domain, version=o.version)
             said.append(f"opset {o.domain} {o.version} imported")
-    if other.ir_version > model.ir_version:
-        said.append(f"ir_version {model.ir_version} -> {other.ir_version}, the added model's")
-        model.ir_version = other.ir_version
     return said
 
 
@@ -153,7 +151,8 @@ def compose(model: onnx.ModelProto, op: dict) -> str:
     added model's inputs and outputs become the model's. This model's names, fields, opsets,
     metadata and functions stay; the added model's names that this model already uses get a
     suffix (or every name of it `prefix`); its ai.onnx opset is converted to this model's, its
-    functions and metadata entries join this model's (this model's value wins a key both have)."""
+    functions and metadata entries join this model's (this model's value wins a key both have);
+    ir_version rises only as far as the joined model needs (its opsets, its data types)."""
     other = _added_model(op["model"])
     connect: dict[str, str] = op["connect"]  # input -> the tensor feeding it
     if not connect:
@@ -238,6 +237,11 @@ def compose(model: onnx.ModelProto, op: dict) -> str:
     g.quantization_annotation.extend(h.quantization_annotation)
     said += _join_functions(model, other)
     said += _join_metadata(model, other)
+    # the IR version the joined model needs, not the newest the added one declares
+    needed = needed_ir_version(model)
+    if needed > model.ir_version:
+        said.append(f"ir_version {model.ir_version} -> {needed}, what the added model needs")
+        model.ir_version = needed
     pairs = ", ".join(f"{src!r} -> {dst!r}" for dst, src in connect.items())
     return (
         f"added a model of {added_nodes} nodes {op['position']} this one ({pairs})"

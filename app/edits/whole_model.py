@@ -9,6 +9,7 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
+from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.traverse import graphs_within, opset_version, standard_domain, subgraphs, walk_graphs
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
@@ -175,7 +176,7 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     model.opset_import.extend(converted.opset_import)
     note = ""
     # the converter adds initializers that aren't graph inputs, which IR < 4 forbids
-    needed_ir = max(converted.ir_version, onnx.helper.find_min_ir_version_for(list(model.opset_import), True), 4)
+    needed_ir = max(converted.ir_version, needed_ir_version(model))
     if needed_ir > model.ir_version:
         note = f"; ir_version {model.ir_version} -> {needed_ir}"
         model.ir_version = needed_ir
