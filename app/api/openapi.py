@@ -300,6 +300,17 @@ def _paths() -> dict:
             "400",
             "404",
         ),
+        f"{m}/weight-ranges": _get(
+            "How each weight tensor survives integer quantization, per tensor and per output channel",
+            [
+                _ID,
+                _REV_Q,
+                _query("bits", {"type": "integer", "enum": [4, 8, 16], "default": 8}, "the weights' width"),
+            ],
+            _json("WeightRanges"),
+            "400",
+            "404",
+        ),
         f"{m}/stats": _get(
             "Parameters, FLOPs and output bytes per node and in all",
             [

@@ -511,6 +511,19 @@ SCHEMAS: dict = {
             },
         },
     },
+    "WeightRanges": {
+        "type": "object",
+        "required": ["revision", "bits", "weights"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "bits": {"type": "integer"},
+            "weights": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "{tensor, shape, nodes: [{node, name, op_type}], channel_axis, per_tensor_sqnr_db, per_channel_sqnr_db (null: lossless), zeroed_per_tensor, zeroed_per_channel (shares of the nonzero values that round to 0), max_abs, std, outlier_ratio}: the most values lost to 0 first",
+            },
+        },
+    },
     "Blob": {
         "type": "object",
         "description": 'an .npy: {"blob", "dtype", "shape"}; an .npz: {"arrays": {name: {"blob", "dtype", "shape"}}}; a TensorProto .pb: as an .npy, with "name"; an .onnx: {"blob", "kind": "model", "name", "nodes", "opset_import", "inputs", "outputs"}',

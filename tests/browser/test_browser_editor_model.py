@@ -12,7 +12,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-from .browser_models import tiny_cnn
+from .browser_models import three_convs, tiny_cnn
 from .browser_pages import downloaded, open_model, upload, wait_revision
 
 
@@ -258,3 +258,26 @@ def test_cleanup_and_extract_subgraph(page, server):
     assert [n.op_type for n in model.graph.node] == ["Conv", "LeakyRelu"]
     assert [o.name for o in model.graph.output] == ["r1"]
     assert sorted(t.name for t in model.graph.initializer) == ["conv1.bias", "conv1.weight"]
+
+
+def test_the_weights_are_checked_before_quantizing(page, server, artifacts):
+    """Quantize… → "Check the weights first": conv2's weights (one outlier) lose nearly all their
+    values to 0 with one int8 scale per tensor, few per channel — listed first; "Quantize per
+    channel" ticks the form's box, "Leave their 1 node in float" names conv2 in its field."""
+    summary = upload(page, server, three_convs(), "three_convs.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=int8]").click()
+    form = panel.locator("#quantize-dynamic")
+    form.locator("#weight-check-go").click()
+    form.locator("#weight-check[data-ready=true]").wait_for()
+    summary_text = form.locator("#weight-check-summary").text_content()
+    assert "1 loses more than 5 % of its values to 0" in summary_text and "1 of them keeps most" in summary_text
+    first = form.locator("#weight-check tbody tr").first
+    assert first.get_attribute("data-tensor") == "w2" and "conv2" in first.text_content()
+    form.locator("#weight-check").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "weight-check.png"))
+    form.locator("#weight-check-per-channel").click()
+    assert form.locator("input[name=per_channel]").is_checked()
+    form.locator("#weight-check-exclude").click()
+    assert form.locator("input[name=nodes_to_exclude]").input_value() == "conv2"

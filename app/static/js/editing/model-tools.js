@@ -11,6 +11,7 @@ import { callout, mono } from "../widgets/ui.js";
 import { formatShape } from "../lib/format.js";
 import { inputsFromNpz } from "../lib/arrays-upload.js";
 import { composeForm } from "./compose-form.js";
+import { weightCheck } from "./weight-check.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -245,9 +246,16 @@ function int8Form(ctx) {
     weight.replaceChildren(...(mode.value === "static" ? [...EIGHT, ...WIDER] : EIGHT).map(([v, text]) => el("option", { value: v, selected: v === kept }, text)));
     if (!weight.value) weight.value = "QInt8";
   });
+  const bitsOf = { QInt8: 8, QUInt8: 8, QInt16: 16, QUInt16: 16, QInt4: 4, QUInt4: 4 };
+  const check = weightCheck(ctx, {
+    bits: () => bitsOf[/** @type {keyof typeof bitsOf} */ (weight.value)] || 8,
+    perChannel: (on) => { /** @type {HTMLInputElement} */ (form.elements.namedItem("per_channel")).checked = on; },
+    exclude: (list) => { exclude.value = [...new Set([...names(exclude.value), ...list])].join(", "); },
+  });
   const { form } = editForm("ed-int8", [
     field("Quantization", mode),
     hint,
+    check,
     calibration,
     field("Weights", weight),
     checkbox("per_channel", "Per channel", false, "a scale per output channel"),

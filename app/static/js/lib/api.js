@@ -291,6 +291,13 @@ export function getDiff(id, query) {
   return request("GET", `/api/models/${enc(id)}/diff?${params}`);
 }
 
+/** How each weight tensor survives `bits`-bit quantization, per tensor and per channel. */
+export function getWeightRanges(id, bits = 8, revision = null) {
+  const params = new URLSearchParams({ bits: String(bits) });
+  if (revision !== null && revision !== undefined) params.set("revision", String(revision));
+  return request("GET", `/api/models/${enc(id)}/weight-ranges?${params}`);
+}
+
 /** Parameters, FLOPs and output bytes per node (GET .../stats); `dims`: "NAME=N,NAME=N". */
 /** Sizes of symbolic dims, {batch: 1, sequence: 128}, as GET .../stats spells them. */
 export function getStats(id, sizes = {}, revision = null) {

@@ -185,6 +185,7 @@ const panelContext = {
     showHeat: (metric, stats) => showHeat(metric, stats),
     listModels: () => api.listModels(),
     modelAsBlob: (id) => api.modelAsBlob(id),
+    weightRanges: (bits) => api.getWeightRanges(state.modelId, bits, state.summary.revision),
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),

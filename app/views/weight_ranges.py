@@ -1,0 +1,112 @@
+"""How well each weight tensor survives integer quantization, from the weights alone (no data):
+before quantizing a model, which weights a per-tensor int8 scale would crush (one outlier sets
+the scale, every other value rounds to a few levels or to 0) and what a scale per output channel
+gets back.
+
+For each float initializer a Conv, ConvTranspose, Gemm or MatMul reads as its weights (or a
+Gather as its embedding table): symmetric quantization to `bits` bits (scale = max|w| / (2^(bits-1)
+- 1), values rounded and clipped, as onnxruntime's quantizer does for weights) per tensor and
+per output channel, each measured by its SQNR (signal to quantization noise, dB: 20·log10(‖w‖ /
+‖w − dequantized‖); about 6 dB a bit, so int8 of a well-spread tensor is ~40 dB), with the
+tensor's largest magnitude in standard deviations (its outlier ratio) and the share of its
+nonzero values that round to 0. SQNR alone hides an outlier: its own energy dominates the
+tensor's, so a tensor whose every other value rounds to 0 can still show 30 dB.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+
+from ..onnx_io.address import node_id
+from .tensors import tensor_array
+
+# op -> (which input holds the weights, the output-channel axis of that input (None: the last))
+WEIGHT_INPUTS = {
+    "Conv": (1, 0),
+    "ConvTranspose": (1, 1),
+    "Gemm": (1, None),  # transB decides: 0 when set
+    "MatMul": (1, None),
+    "Gather": (0, 0),  # an embedding table: a scale per row
+}
+MAX_ELEMENTS = 1 << 28  # past this a tensor is not measured (its preview isn't either)
+
+
+def _quantized(w: np.ndarray, axis: int | None, bits: int) -> tuple[float | None, float]:
+    """`w` quantized symmetrically to `bits` bits with one scale (axis None) or one per slice
+    along `axis`: (its SQNR in dB, None when nothing is lost; the share of its nonzero values
+    that round to 0 — what one outlier does to the rest under a per-tensor scale)."""
+    levels = 2 ** (bits - 1) - 1
+    if axis is None:
+        peak = np.max(np.abs(w))
+    else:
+        peak = np.max(np.abs(w), axis=tuple(k for k in range(w.ndim) if k != axis), keepdims=True)
+    scale = np.where(peak > 0, peak / levels, 1.0).astype(np.float32)
+    q = np.clip(np.round(w / scale), -levels, levels)
+    nonzero = w != 0
+    zeroed = float(np.count_nonzero((q == 0) & nonzero)) / max(1, int(np.count_nonzero(nonzero)))
+    signal_norm, noise_norm = float(np.linalg.norm(w)), float(np.linalg.norm(w - q * scale))
+    if noise_norm == 0 or signal_norm == 0:
+        return None, zeroed
+    return 20 * math.log10(signal_norm / noise_norm), zeroed
+
+
+def _channel_axis(node: onnx.NodeProto, rank: int) -> int:
+    axis = WEIGHT_INPUTS[node.op_type][1]
+    if node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute):
+        return 0
+    return rank - 1 if axis is None else axis
+
+
+def weight_ranges(model: onnx.ModelProto, reader, bits: int = 8) -> dict:
+    """{"bits", "weights": [{"tensor", "shape", "nodes": [{node, name, op_type}], "channel_axis",
+    "per_tensor_sqnr_db", "per_channel_sqnr_db", "zeroed_per_tensor", "zeroed_per_channel",
+    "max_abs", "std", "outlier_ratio"}]} the main graph's weight tensors, the worst per tensor
+    first (the most values rounded to 0, then the least SQNR)."""
+    g = model.graph
+    initializers = {t.name: t for t in g.initializer}
+    readers: dict[str, list[tuple[int, onnx.NodeProto]]] = {}
+    for i, node in enumerate(g.node):
+        spec = WEIGHT_INPUTS.get(node.op_type)
+        if spec is None or node.domain not in ("", "ai.onnx") or len(node.input) <= spec[0]:
+            continue
+        name = node.input[spec[0]]
+        t = initializers.get(name)
+        if t is not None and t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and len(t.dims) >= 2:
+            readers.setdefault(name, []).append((i, node))
+    out = []
+    for name, nodes in readers.items():
+        t = initializers[name]
+        if math.prod(t.dims) > MAX_ELEMENTS:
+            continue
+        w = np.asarray(tensor_array(t, reader), dtype=np.float32)
+        axis = _channel_axis(nodes[0][1], w.ndim)
+        std = float(w.std())
+        peak = float(np.max(np.abs(w))) if w.size else 0.0
+        whole, zeroed = _quantized(w, None, bits)
+        channels, zeroed_channels = _quantized(w, axis, bits)
+        out.append(
+            {
+                "tensor": name,
+                "shape": list(t.dims),
+                "nodes": [{"node": node_id("", i), "name": n.name, "op_type": n.op_type} for i, n in nodes],
+                "channel_axis": axis,
+                "per_tensor_sqnr_db": whole,
+                "per_channel_sqnr_db": channels,
+                "zeroed_per_tensor": zeroed,
+                "zeroed_per_channel": zeroed_channels,
+                "max_abs": peak,
+                "std": std,
+                "outlier_ratio": peak / std if std else None,
+            }
+        )
+    out.sort(key=_risk)
+    return {"bits": bits, "weights": out}
+
+
+def _risk(entry: dict) -> tuple[float, float]:
+    """The most values lost to 0 first, then the least SQNR."""
+    sqnr = entry["per_tensor_sqnr_db"]
+    return (-entry["zeroed_per_tensor"], math.inf if sqnr is None else sqnr)
