@@ -103,3 +103,19 @@ def test_the_wheels_pytorch_converted_models_have_their_weights_measured(client)
             assert 0 <= w["zeroed_per_channel"] <= w["zeroed_per_tensor"] <= 1, (path.parent.name, w)
             measured += 1
     assert measured >= 25  # 31: the Conv, Linear and embedding models
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((300, 70), 1), ((300, 70), 0), ((5, 6, 3, 3), 0), ((40, 7, 2, 2), 1)])
+def test_big_tensors_are_quantized_a_block_of_rows_at_a_time_with_the_same_result(monkeypatch, shape, axis):
+    """Blocks of 64 elements (a big tensor's rows, a few at a time): the same SQNR and values
+    lost to 0 as the whole tensor quantized at once."""
+    from app.views import weight_ranges
+
+    monkeypatch.setattr(weight_ranges, "BLOCK", 64)
+    w = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    w.flat[3] = 50
+    for bits in (4, 8):
+        for along in (None, axis):
+            sqnr, zeroed = weight_ranges._quantized(w, along, bits)
+            want_sqnr, want_zeroed = reference(w, along, bits)
+            assert sqnr == pytest.approx(want_sqnr, abs=1e-3) and zeroed == pytest.approx(want_zeroed)

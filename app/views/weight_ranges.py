@@ -34,23 +34,55 @@ WEIGHT_INPUTS = {
 MAX_ELEMENTS = 1 << 28  # past this a tensor is not measured (its preview isn't either)
 
 
+BLOCK = 1 << 22  # elements quantized at a time: a 500 MB embedding never needs float copies of itself
+
+
+def _blocks(w: np.ndarray):
+    """(start row, rows) of `w` along its first axis, about BLOCK elements each."""
+    rows = max(1, BLOCK // max(1, w[0].size)) if w.ndim and w.shape[0] else 1
+    for start in range(0, max(1, w.shape[0]), rows):
+        yield start, np.asarray(w[start : start + rows], dtype=np.float32)
+
+
+def _peaks(w: np.ndarray, axis: int | None) -> np.ndarray:
+    """max|w| over the whole tensor (axis None) or over each slice along `axis`, shaped to
+    broadcast against the tensor (or a block of it: axis 0 is sliced by the caller)."""
+    if axis is None:
+        return np.array(max(float(np.max(np.abs(b))) for _, b in _blocks(w)), dtype=np.float32)
+    others = tuple(k for k in range(w.ndim) if k != axis)
+    if axis == 0:
+        return np.concatenate([np.max(np.abs(b), axis=others) for _, b in _blocks(w)]).astype(np.float32)
+    peak = np.zeros(w.shape[axis], np.float32)
+    for _, b in _blocks(w):
+        np.maximum(peak, np.max(np.abs(b), axis=others), out=peak)
+    shape = [1] * w.ndim
+    shape[axis] = w.shape[axis]
+    return peak.reshape(shape)
+
+
 def _quantized(w: np.ndarray, axis: int | None, bits: int) -> tuple[float | None, float]:
     """`w` quantized symmetrically to `bits` bits with one scale (axis None) or one per slice
     along `axis`: (its SQNR in dB, None when nothing is lost; the share of its nonzero values
-    that round to 0 — what one outlier does to the rest under a per-tensor scale)."""
+    that round to 0 — what one outlier does to the rest under a per-tensor scale). A block of
+    rows at a time."""
     levels = 2 ** (bits - 1) - 1
-    if axis is None:
-        peak = np.max(np.abs(w))
-    else:
-        peak = np.max(np.abs(w), axis=tuple(k for k in range(w.ndim) if k != axis), keepdims=True)
-    scale = np.where(peak > 0, peak / levels, 1.0).astype(np.float32)
-    q = np.clip(np.round(w / scale), -levels, levels)
-    nonzero = w != 0
-    zeroed = float(np.count_nonzero((q == 0) & nonzero)) / max(1, int(np.count_nonzero(nonzero)))
-    signal_norm, noise_norm = float(np.linalg.norm(w)), float(np.linalg.norm(w - q * scale))
-    if noise_norm == 0 or signal_norm == 0:
-        return None, zeroed
-    return 20 * math.log10(signal_norm / noise_norm), zeroed
+    peak = _peaks(w, axis)
+    scales = np.where(peak > 0, peak / levels, 1.0).astype(np.float32)
+    signal = noise = 0.0
+    zeroed = nonzero = 0
+    for start, b in _blocks(w):
+        # a scale per row: this block's rows'
+        scale = scales[start : start + len(b)].reshape((len(b),) + (1,) * (w.ndim - 1)) if axis == 0 else scales
+        q = np.clip(np.round(b / scale), -levels, levels)
+        mask = b != 0
+        zeroed += int(np.count_nonzero((q == 0) & mask))
+        nonzero += int(np.count_nonzero(mask))
+        signal += float(np.square(b, dtype=np.float64).sum())
+        noise += float(np.square(b - q * scale, dtype=np.float64).sum())
+    share = zeroed / max(1, nonzero)
+    if noise == 0 or signal == 0:
+        return None, share
+    return 10 * math.log10(signal / noise), share
 
 
 def _channel_axis(node: onnx.NodeProto, rank: int) -> int:
@@ -81,10 +113,12 @@ def weight_ranges(model: onnx.ModelProto, reader, bits: int = 8) -> dict:
         t = initializers[name]
         if math.prod(t.dims) > MAX_ELEMENTS:
             continue
-        w = np.asarray(tensor_array(t, reader), dtype=np.float32)
+        w = tensor_array(t, reader)  # a memory map over the store's blob, when it can be one
         axis = _channel_axis(nodes[0][1], w.ndim)
-        std = float(w.std())
-        peak = float(np.max(np.abs(w))) if w.size else 0.0
+        total = sum(float(b.sum(dtype=np.float64)) for _, b in _blocks(w))
+        mean = total / max(1, w.size)
+        std = math.sqrt(sum(float(np.square(b - mean, dtype=np.float64).sum()) for _, b in _blocks(w)) / max(1, w.size))
+        peak = float(_peaks(w, None)) if w.size else 0.0
         whole, zeroed = _quantized(w, None, bits)
         channels, zeroed_channels = _quantized(w, axis, bits)
         out.append(
