@@ -302,10 +302,13 @@ def _kept(graph: onnx.GraphProto) -> dict[str, int]:
     return {str(k): i for k, i in enumerate(kept)}
 
 
-def _profiled_node(model: onnx.ModelProto, key: str, ops: dict, names: dict) -> tuple[str, onnx.NodeProto] | None:
+def _profiled_node(
+    model: onnx.ModelProto, key: str, ops: dict, names: dict, kept: dict[str, dict[str, int]]
+) -> tuple[str, onnx.NodeProto] | None:
     """The node a profile key names ("3": onnxruntime's node 3 of the main graph; "3/0": node 0
     of the subgraph node 3 ran): its id and the node, when index, op and name agree at every
-    level (a nameless node is called <op>_<index>) and exactly one of a node's subgraphs has it."""
+    level (a nameless node is called <op>_<index>) and exactly one of a node's subgraphs has it.
+    `kept`: each graph's numbering (by its path), made once for all of a profile's keys."""
     segments = key.split("/")
     graphs: list[tuple[str, onnx.GraphProto]] = [("", model.graph)]
     found = None
@@ -313,7 +316,9 @@ def _profiled_node(model: onnx.ModelProto, key: str, ops: dict, names: dict) -> 
         prefix = "/".join(segments[: depth + 1])
         matches = []
         for path, g in graphs:
-            i = _kept(g).get(seg)
+            if path not in kept:
+                kept[path] = _kept(g)
+            i = kept[path].get(seg)
             if (
                 i is not None
                 and ops.get(prefix) == g.node[i].op_type
@@ -337,8 +342,9 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
         raise StudioError("run_failed", f"onnxruntime's profiler failed: {raw['error']}", 422)
     times, ops, names = raw.get("nodes", {}), raw.get("ops", {}), raw.get("names", {})
     nodes, inside = [], []
+    numbering: dict[str, dict[str, int]] = {}
     for key, us in times.items():
-        hit = _profiled_node(model, key, ops, names)
+        hit = _profiled_node(model, key, ops, names, numbering)
         if hit is None:
             continue
         entry = {"node": hit[0], "name": hit[1].name, "op_type": hit[1].op_type, "time_us": round(us, 1)}

@@ -114,8 +114,9 @@ def _finite_chunks(arr: np.ndarray, chunk: int):
         yield x[finite], int(np.isnan(x).sum()), int((~finite).sum() - np.isnan(x).sum())
 
 
-def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
-    """min/max/mean/std over finite values, NaN/Inf and zero counts, and a histogram."""
+def array_stats(arr: np.ndarray, chunk: int = 1 << 20, histogram: bool = True) -> dict | None:
+    """min/max/mean/std over finite values, NaN/Inf and zero counts, and (unless told not to)
+    a histogram."""
     if arr.size == 0 or arr.dtype.kind in "OSU":
         return None
     lo, hi, nan, inf, zeros, count = np.inf, -np.inf, 0, 0, 0, 0
@@ -143,7 +144,7 @@ def _stats(arr: np.ndarray, chunk: int = 1 << 20) -> dict | None:
         "nan": nan,
         "inf": inf,
         "zeros": zeros,
-        **({} if arr.dtype.kind == "b" else {"histogram": _histogram(arr, lo, hi, chunk)}),
+        **({"histogram": _histogram(arr, lo, hi, chunk)} if histogram and arr.dtype.kind != "b" else {}),
     }
 
 
@@ -194,7 +195,7 @@ def array_preview(arr: np.ndarray, offset: int = 0, count: int = 100, cached_sta
     return {
         "shape": list(arr.shape),
         "size": int(flat.size),
-        "stats": cached_stats(lambda: _stats(arr)) if cached_stats else _stats(arr),
+        "stats": cached_stats(lambda: array_stats(arr)) if cached_stats else array_stats(arr),
         "offset": offset,
         "count": int(window.size),
         "values": _to_json_values(window),

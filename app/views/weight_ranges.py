@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 
 from ..onnx_io.address import node_id
-from .tensors import tensor_array
+from .tensors import array_stats, tensor_array
 
 # op -> (which input holds the weights, the output-channel axis of that input (None: the last))
 WEIGHT_INPUTS = {
@@ -115,10 +115,9 @@ def weight_ranges(model: onnx.ModelProto, reader, bits: int = 8) -> dict:
             continue
         w = tensor_array(t, reader)  # a memory map over the store's blob, when it can be one
         axis = _channel_axis(nodes[0][1], w.ndim)
-        total = sum(float(b.sum(dtype=np.float64)) for _, b in _blocks(w))
-        mean = total / max(1, w.size)
-        std = math.sqrt(sum(float(np.square(b - mean, dtype=np.float64).sum()) for _, b in _blocks(w)) / max(1, w.size))
-        peak = float(_peaks(w, None)) if w.size else 0.0
+        stats = array_stats(w, histogram=False) or {}
+        std = stats.get("std") or 0.0
+        peak = max(abs(stats.get("min") or 0.0), abs(stats.get("max") or 0.0))
         whole, zeroed = _quantized(w, None, bits)
         channels, zeroed_channels = _quantized(w, axis, bits)
         out.append(

@@ -146,6 +146,14 @@ def quantized_and_compared(page, server, model=None, samples=None, name: str = "
     return mid
 
 
+def requantized(page, server, mid: str) -> dict:
+    """ "Quantize revision 0 again" clicked: revision 2, as the history has it."""
+    page.click("#run-requantize-go")
+    wait_revision(page, 2)
+    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
+    return next(r for r in revisions["revisions"] if r["revision"] == 2)
+
+
 def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server, artifacts):
     """A static quantization compared with its float base: each node's error, the worst
     listed; ticking one and "Quantize revision 0 again" undoes the quantization and makes it
@@ -161,10 +169,7 @@ def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server
     page.click("#run-requantize-go")  # nothing ticked: says so
     assert "Tick the nodes" in page.locator("#run-requantize .field-error").text_content()
     rows.first.locator("input[type=checkbox]").check()
-    page.click("#run-requantize-go")
-    wait_revision(page, 2)
-    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
-    made = next(r for r in revisions["revisions"] if r["revision"] == 2)
+    made = requantized(page, server, mid)
     assert made["parent"] == 0 and made["ops"][0]["nodes_to_exclude"] == [worst]
     page.locator("#sidebar[data-panel=run]").wait_for()
     assert page.locator("#run-compare-to").input_value() == "0"
@@ -208,10 +213,7 @@ def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, se
     assert "Cost quantized alone" in legend.text_content()
     page.locator("#run-sensitivity").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-sensitivity.png"))
-    page.click("#run-requantize-go")
-    wait_revision(page, 2)
-    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
-    made = next(r for r in revisions["revisions"] if r["revision"] == 2)
+    made = requantized(page, server, mid)
     assert made["parent"] == 0 and set(made["ops"][0]["nodes_to_exclude"]) == owners
 
 
@@ -236,10 +238,7 @@ def test_a_target_error_finds_the_nodes_to_leave_out(page, server, artifacts):
     assert page.locator("#run-sensitivity tbody tr").first.locator("input[type=checkbox]").is_checked()
     page.locator("#run-sensitivity-plan").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-sensitivity-plan.png"))
-    page.click("#run-requantize-go")
-    wait_revision(page, 2)
-    revisions = page.request.get(f"{server}/api/models/{mid}/revisions").json()
-    made = next(r for r in revisions["revisions"] if r["revision"] == 2)
+    made = requantized(page, server, mid)
     assert made["parent"] == 0 and made["ops"][0]["nodes_to_exclude"] == ["conv2"]
 
 
