@@ -281,3 +281,17 @@ def test_the_weights_are_checked_before_quantizing(page, server, artifacts):
     assert form.locator("input[name=per_channel]").is_checked()
     form.locator("#weight-check-exclude").click()
     assert form.locator("input[name=nodes_to_exclude]").input_value() == "conv2"
+
+
+def test_a_model_without_weight_initializers_says_there_is_nothing_to_check(page, server):
+    """light_inception_v1 computes its weights (ConstantOfShape): the check says so in words."""
+    from testkit import ONNX_DATA
+
+    summary = upload(page, server, onnx.load(ONNX_DATA / "light" / "light_inception_v1.onnx"), "inception.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=int8]").click()
+    panel.locator("#weight-check-go").click()
+    panel.locator("#weight-check[data-ready=true]").wait_for()
+    text = panel.locator("#weight-check").text_content()
+    assert text.startswith("No weights to check") and "null" not in text

@@ -187,6 +187,7 @@ def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, se
     page.click("#run-sensitivity-go")
     page.locator("#run-sensitivity[data-ready=true]").wait_for()
     assert "runs on 4 samples" in page.locator("#run-sensitivity").text_content()
+    assert "null" not in page.locator("#run-sensitivity").text_content()  # no target asked: no plan shown
     rows = page.locator("#run-sensitivity tbody tr")
     assert rows.count() >= 4 and {"weights", "activation"} <= {
         rows.nth(k).get_attribute("data-kind") for k in range(rows.count())

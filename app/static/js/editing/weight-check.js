@@ -29,12 +29,17 @@ export function weightCheck(ctx, { bits, perChannel, exclude }) {
       clear(out);
       const risky = answer.weights.filter((w) => w.zeroed_per_tensor > LOST);
       const saved = risky.filter((w) => w.zeroed_per_channel < w.zeroed_per_tensor / 2); // per channel helps
+      if (!answer.weights.length) {
+        out.append(el("p", { class: "ed-hint muted", id: "weight-check-summary" }, "No weights to check: no Conv, Gemm, MatMul or Gather reads a float initializer as its weights (computed weights, a ConstantOfShape say, aren't known before the model runs)."));
+        out.dataset.ready = "true";
+        return;
+      }
       out.append(el("p", { class: "ed-hint muted", id: "weight-check-summary" },
         `${plural(answer.weights.length, "weight tensor")} at ${answer.bits} bits: `,
         risky.length
           ? `${risky.length} ${risky.length === 1 ? "loses" : "lose"} more than ${100 * LOST} % of its values to 0 with one scale per tensor (an outlier sets the scale); ${saved.length} of them ${saved.length === 1 ? "keeps" : "keep"} most of those with a scale per channel.`
           : `none loses more than ${100 * LOST} % of its values to 0 with one scale per tensor.`),
-      answer.weights.length ? table(answer.weights.slice(0, SHOWN), ctx) : null);
+      table(answer.weights.slice(0, SHOWN), ctx));
       if (risky.length) {
         const channel = el("button", { type: "button", class: "btn btn-small", id: "weight-check-per-channel" }, "Quantize per channel");
         channel.addEventListener("click", () => perChannel(true));

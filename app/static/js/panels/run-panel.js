@@ -231,7 +231,7 @@ function costAlone(base, ctx, body, ticks, calibration) {
         el("p", { class: "muted" }, `${plural(answer.points.length, "quantized tensor")} (activations, and each node's weights), each quantized alone with the rest in float (${answer.runs} runs${answer.samples > 1 ? ` on ${answer.samples} samples` : ""}, ${answer.seconds.toFixed(1)} s): `,
           `the error it leaves in ${answer.outputs.length === 1 ? "the output" : "the output furthest off"}. All quantized: ${formatMetric("rel_error", answer.all.rel_error)} (${db(answer.all.sqnr_db)}, simulated). `,
           "Leaving out the nodes listed under one (they then read float values) turns it float."),
-        answer.plan ? planNote(answer.plan, answer.all, ticks) : null,
+        answer.plan ? planNote(answer.plan, answer.all, ticks) : "",
         pointTable(rows, ctx, ticks), el("div", { class: "ed-row" }, pick.length ? tickFirst : null, colour));
       out.dataset.ready = "true";
     } catch (err) {
