@@ -439,7 +439,9 @@ def read_uploaded_blob(digest: str) -> bytes:
         return store().blobs.get(digest)
     except (ValueError, FileNotFoundError):
         raise StudioError(
-            "unknown_blob", f"no uploaded blob {digest!r}; upload the .npy with POST /api/blobs first", 404
+            "unknown_blob",
+            f"no uploaded blob {digest!r}; upload the file (.npy, .onnx) with POST /api/blobs first",
+            404,
         ) from None
 
 
