@@ -439,7 +439,7 @@ def test_derived_data_are_kept_by_content_across_a_restart(tmp_path, monkeypatch
     monkeypatch.setattr(views, "graph_view", refuse)
     monkeypatch.setattr(offload, "validate_file", refuse)
     monkeypatch.setattr(offload, "infer_file", refuse)
-    monkeypatch.setattr("app.views.tensors._stats", refuse)
+    monkeypatch.setattr("app.views.tensors.array_stats", refuse)
     second = create_app(config).test_client()
     for url, answer in answers.items():
         r = second.get(url)
