@@ -258,6 +258,57 @@ def _paths() -> dict:
                 "responses": {"200": _json("RunResult"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
             }
         },
+        f"{m}/checks": {
+            **_get("The model's reference cases and tolerance", [_ID], _json("ReferenceCases"), "404"),
+            "post": {
+                "summary": "Keep a reference case: inputs, and the outputs every revision must give for them (recorded from a run unless given)",
+                "parameters": [_ID],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReferenceCaseRequest"}}},
+                },
+                "responses": {
+                    "201": {
+                        "description": '{"case", "verdict": the revision\'s, with the new case}',
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    "400": _ERROR,
+                    "404": _ERROR,
+                    "409": _ERROR,
+                    "422": _ERROR,
+                },
+            },
+            "patch": {
+                "summary": "Set how close an output must be to its expected values",
+                "parameters": [_ID],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["tolerance"],
+                                "properties": {"tolerance": {"type": "number", "minimum": 0, "maximum": 1}},
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": _json("ReferenceCases"), "400": _ERROR, "404": _ERROR},
+            },
+        },
+        f"{m}/checks/{{name}}": {
+            "delete": {
+                "summary": "Drop a reference case",
+                "parameters": [_ID, {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {"204": {"description": "Deleted"}, "404": _ERROR},
+            }
+        },
+        f"{m}/checks/verdict": _get(
+            "Whether a revision gives each reference case's outputs (waits for it)",
+            [_ID, _REV_Q],
+            _json("ReferenceVerdict"),
+            "404",
+        ),
         f"{m}/sensitivity": {
             "post": {
                 "summary": "Rank a QDQ revision's quantized tensors and weights by the accuracy each costs (against its float base)",

@@ -179,6 +179,11 @@ SCHEMAS: dict = {
             "pending": {"type": "boolean"},
             "full": {"type": "object", "description": "check_model(full_check=True)"},
             "inference_errors": {"type": "array", "items": {"type": "object"}},
+            "runtime": {
+                "type": "object",
+                "description": "onnxruntime's smoke run: {status: ok | fails | pending | skipped, message, ...}",
+            },
+            "reference": {"$ref": "#/components/schemas/ReferenceVerdict"},
         },
     },
     "InferredTypes": {
@@ -288,6 +293,59 @@ SCHEMAS: dict = {
             "profile": {
                 "type": "object",
                 "description": 'with "profile": {"nodes": [{"node", "name", "op_type", "time_us"}], "subgraph_nodes": [... "within": the main node whose time includes it], "ms", "runs", "optimized": false} timed with graph optimisations off (Constant nodes, initializers to onnxruntime, have no time); "optimized_run": {"ms", "nodes", "ops": [{"op_type", "time_us"}]}: the same runs as onnxruntime runs the model by default (fused, reordered nodes), by operator',
+            },
+        },
+    },
+    "ReferenceCaseRequest": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 100, "description": 'default: "case N"'},
+            **_RUN_INPUTS,
+            "expected": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "properties": {"npy": {"type": "string"}}},
+                "description": 'output name -> {"npy": BLOB}: the outputs the case must give (a test data set\'s); default: what the revision gives now',
+            },
+            "revision": {
+                "type": "integer",
+                "description": "the revision run to record the outputs (default: the head)",
+            },
+        },
+    },
+    "ReferenceCases": {
+        "type": "object",
+        "required": ["tolerance", "cases"],
+        "properties": {
+            "tolerance": {
+                "type": "number",
+                "description": "an output passes when each value is within tolerance × itself + tolerance × the expected output's largest magnitude",
+            },
+            "cases": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "description": '{"name", "inputs": {NAME: {"npy", "dtype", "shape"}}, "expected": {...}, "dims", "recorded_from": REV | null, "created"}',
+                },
+            },
+        },
+    },
+    "ReferenceVerdict": {
+        "type": "object",
+        "required": ["status", "cases"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "status": {"enum": ["none", "pending", "passed", "failed"]},
+            "tolerance": {"type": "number"},
+            "cases": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "description": '{"name", "status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: {"passed", "equal", "close", "max_abs", "max_rel", "max_rel_to_range", "rel_error", "sqnr_db", "shape"}}}',
+                },
+            },
+            "worst": {
+                "type": "object",
+                "description": '{"case", "output", "max_rel_to_range"}: the output furthest from its expected values (null: shape or type changed)',
             },
         },
     },

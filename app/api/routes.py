@@ -51,6 +51,7 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
+from .reference import reference_verdict
 from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
@@ -81,7 +82,8 @@ def _summary_of(model_id: str) -> dict:
     validation = verdict_if_cheap(revision.blob, model, current_app.config["INFER_INLINE_NODES"])
     if validation.get("pending"):
         warm_up(current_app._get_current_object(), record.id)  # type: ignore[attr-defined]  # a LocalProxy typed as Flask
-    out.update(model_summary(model, with_runtime(validation, revision, model)))
+    validation = with_runtime(validation, revision, model)
+    out.update(model_summary(model, {**validation, "reference": reference_verdict(record.id, revision, model)}))
     return out
 
 
@@ -210,7 +212,8 @@ def get_validation(model_id):
     """The validation state (checker, full check, inference errors, onnxruntime's smoke run, the
     gates the revision was stored past); waits for it on big models."""
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    return jsonify(with_runtime(verdict(revision.blob, model), revision, model, wait=True))
+    validation = with_runtime(verdict(revision.blob, model), revision, model, wait=True)
+    return jsonify({**validation, "reference": reference_verdict(model_id, revision, model, wait=True)})
 
 
 @bp.get("/models/<model_id>/types")
@@ -428,7 +431,12 @@ def post_edits(model_id):
         {
             "revision": new_rev,
             "changes": result.changes,
-            "validation": {**result.validation, "runtime": checks.get("runtime"), "invalid": result.invalid},
+            "validation": {
+                **result.validation,
+                "runtime": checks.get("runtime"),
+                "invalid": result.invalid,
+                "reference": checks.get("reference"),
+            },
             "summary": summary,
         }
     )

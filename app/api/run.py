@@ -187,10 +187,15 @@ def _tensors_beside(graph: onnx.ModelProto) -> set[str]:
     return found
 
 
-def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
+def run_raw(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
+    """The worker's answer to running the revision (ort_worker.run), whatever its status."""
     folder.mkdir()
     path, files, size = _runnable(revision, model, outputs, folder)
-    answer = run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS, files, profile)
+    return run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS, files, profile)
+
+
+def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
+    answer = run_raw(revision, model, inputs, dims, outputs, folder, profile)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
@@ -214,8 +219,9 @@ def _onnx_dtype(dtype: np.dtype) -> str:
         return str(dtype)
 
 
-def _compare(a_path: str, b_path: str, close: bool = False) -> dict:
-    """How far two outputs are apart; `close`: "equal" allows kernels' rounding (LOCATE_*)."""
+def compare_outputs(a_path: str, b_path: str, close: bool = False, tolerance: float = CLOSE_TOLERANCE) -> dict:
+    """How far two outputs are apart; `close`: "equal" allows kernels' rounding (LOCATE_*);
+    "close": within `tolerance` of each value plus `tolerance` of b's largest magnitude."""
     a = np.load(a_path, allow_pickle=False)
     b = np.load(b_path, allow_pickle=False)
     none = {"max_abs": None, "max_rel": None, "max_rel_to_range": None}
@@ -232,7 +238,7 @@ def _compare(a_path: str, b_path: str, close: bool = False) -> dict:
     max_rel = float(rel[finite].max()) if finite.any() else 0.0
     magnitude = np.abs(y[np.isfinite(y)])
     scale = float(magnitude.max()) if magnitude.size else 0.0
-    near = bool(np.allclose(x, y, rtol=CLOSE_TOLERANCE, atol=CLOSE_TOLERANCE * scale, equal_nan=True))
+    near = bool(np.allclose(x, y, rtol=tolerance, atol=tolerance * scale, equal_nan=True))
     if close:
         same = bool(np.allclose(x, y, rtol=LOCATE_RTOL, atol=LOCATE_ATOL, equal_nan=True))
     else:
@@ -280,7 +286,7 @@ def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict, read_as: tupl
             if name in mine and name in theirs:
                 a = mine.get(read_as[0].get(name, ""), mine[name])
                 b = theirs.get(read_as[1].get(name, ""), theirs[name])
-                c = {"tensor": name, **_compare(a, b, close=True)}
+                c = {"tensor": name, **compare_outputs(a, b, close=True)}
                 if worst is None or _further(c, worst):
                     worst = c
         if worst is not None:
@@ -424,7 +430,7 @@ def post_run(model_id):
         if expected:
             answer["expected"] = {
                 "close_tolerance": CLOSE_TOLERANCE,
-                "outputs": {name: _compare(first["outputs"][name], path) for name, path in expected.items()},
+                "outputs": {name: compare_outputs(first["outputs"][name], path) for name, path in expected.items()},
             }
         if profile:
             answer["profile"] = _node_times(model, first.get("profile") or {})
@@ -440,7 +446,7 @@ def post_run(model_id):
                 "revision": other_revision.rev,
                 "ms": second["ms"],
                 "close_tolerance": CLOSE_TOLERANCE,
-                "outputs": {name: _compare(first["outputs"][name], second["outputs"][name]) for name in both},
+                "outputs": {name: compare_outputs(first["outputs"][name], second["outputs"][name]) for name in both},
             }
             if locate:
                 nodes = _node_errors(model, first["outputs"], second["outputs"], read_as)

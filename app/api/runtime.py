@@ -12,13 +12,11 @@ and can't run it.
 
 from __future__ import annotations
 
-import threading
-
 import onnx
-from flask import current_app
 
 from ..edits.apply import runtime_refusal
 from ..onnx_io.runtime_check import WALL_SECONDS, check_model, ort_version
+from .background import once_in_background
 from .documents import LRU, external_reader, load, store
 
 SYNC_BYTES = 100 * 2**20
@@ -34,8 +32,6 @@ PENDING = {"status": "pending", "ok": None, "message": "onnxruntime is checking 
 
 _verdicts = LRU(512)  # (data dir, model id, rev) -> verdict; the row keeps it across restarts
 _slow: set = set()  # (data dir, model id) whose smoke runs take long: their checks go to the background
-_running: set = set()  # revisions a background thread is checking
-_lock = threading.Lock()
 
 
 def _key(revision) -> tuple:
@@ -103,27 +99,14 @@ def _compute(revision, model: onnx.ModelProto) -> dict:
 def in_background(model_id: str, rev: int) -> None:
     """Compute a revision's verdict in a thread; for an edit whose parent onnxruntime ran and
     which it can't, mark the revision invalid (the gate, late)."""
-    app = current_app._get_current_object()  # type: ignore[attr-defined]  # a LocalProxy typed as Flask
-    key = (store().where, model_id, rev)
-    with _lock:
-        if key in _running:
+
+    def work() -> None:
+        _, revision, model = load(model_id, rev)
+        verdict = runtime_verdict(revision, model, wait=True)
+        if revision.parent is None or verdict.get("status") != "fails":
             return
-        _running.add(key)
+        _, parent, parent_model = load(model_id, revision.parent)
+        if runtime_verdict(parent, parent_model, wait=True).get("status") == "ok":
+            store().set_runtime(model_id, rev, verdict, invalid=runtime_refusal(verdict))
 
-    def run():
-        with app.app_context():
-            try:
-                _, revision, model = load(model_id, rev)
-                verdict = runtime_verdict(revision, model, wait=True)
-                if revision.parent is None or verdict.get("status") != "fails":
-                    return
-                _, parent, parent_model = load(model_id, revision.parent)
-                if runtime_verdict(parent, parent_model, wait=True).get("status") == "ok":
-                    store().set_runtime(model_id, rev, verdict, invalid=runtime_refusal(verdict))
-            except Exception:  # a deleted model, a stopped app: nothing to record
-                pass
-            finally:
-                with _lock:
-                    _running.discard(key)
-
-    threading.Thread(target=run, name=f"ort-{model_id}-{rev}", daemon=True).start()
+    once_in_background(("runtime", store().where, model_id, rev), f"ort-{model_id}-{rev}", work)

@@ -23,6 +23,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -71,6 +72,7 @@ LATER_COLUMNS = {
     },
     "models": {
         "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
+        "checks": "TEXT",  # its reference cases (JSON: api/reference.py), once it has any
     },
     "intents": {
         "owner": "TEXT",  # the process that began it: its file in the owners folder (see above)
@@ -195,6 +197,16 @@ class SqlIndex:
                 (json.dumps(verdict), json.dumps(reasons), model_id, rev),
             )
 
+    def update_checks(self, model_id: str, change: Callable[[dict], dict]) -> dict:
+        """Replace a model's reference cases by change(the current ones), in one transaction
+        with the row locked (two clients adding a case each keep both); answers the new ones."""
+        with self._conn() as c:
+            c.begin()
+            record = self._locked_record(c, model_id, None)
+            checks = change(json.loads(record["checks"]) if record["checks"] else {})
+            c.execute("UPDATE models SET checks = ? WHERE id = ?", (json.dumps(checks), model_id))
+        return checks
+
     def undo(self, model_id: str, base: int | None = None) -> int:
         with self._conn() as c:
             c.begin()
@@ -278,6 +290,8 @@ class SqlIndex:
                 used.update(e for e in json.loads(row["external"]).values() if isinstance(e, str))
                 if row["source"]:
                     used.add(json.loads(row["source"])["skeleton"])
+            for row in c.execute("SELECT checks FROM models WHERE checks IS NOT NULL"):
+                used.update(_check_blobs(json.loads(row["checks"])))
             derived = c.execute("SELECT key, digest, source FROM derived").fetchall()
             stale = [r["key"] for r in derived if r["source"] not in used]
             for key in stale:
@@ -399,6 +413,17 @@ def _insert_revision(
     )
 
 
+def _check_blobs(checks: dict) -> set[str]:
+    """The .npy blobs a model's reference cases name (their inputs and expected outputs)."""
+    return {
+        digest
+        for case in checks.get("cases", [])
+        for side in ("inputs", "expected")
+        for digest in case.get(side, {}).values()
+        if isinstance(digest, str)
+    }
+
+
 def _record(row) -> ModelRecord:
     return ModelRecord(
         row["id"],
@@ -409,6 +434,7 @@ def _record(row) -> ModelRecord:
         row["kind"],
         row["source"],
         row["content"],
+        json.loads(row["checks"]) if row["checks"] else None,
     )
 
 

@@ -39,3 +39,4 @@ class ModelRecord:
     kind: str = "model"  # model | tensor | sequence | map | optional | operator_set
     source: str = "binary"  # binary | text (a text-syntax model, stored as its binary form)
     content: str | None = None  # digest of the uploaded bytes (the same file uploaded again is found by it)
+    checks: dict | None = None  # reference cases its revisions' outputs are checked against (api/reference.py)

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -76,6 +76,9 @@ class Store:
 
     def set_runtime(self, model_id: str, rev: int, verdict: dict, invalid: str | None = None) -> None:
         self.index.set_runtime(model_id, rev, verdict, invalid)
+
+    def update_checks(self, model_id: str, change: Callable[[dict], dict]) -> dict:
+        return self.index.update_checks(model_id, change)
 
     def undo(self, model_id: str, base: int | None = None) -> int:
         return self.index.undo(model_id, base)

@@ -1,0 +1,291 @@
+"""Reference checks: input values kept with a model and the outputs it must give for them,
+checked on every revision, so an edit that changes what the model computes shows at once.
+
+A case is recorded from a run of a revision (its outputs become the expected ones) or given
+whole (a test data set's inputs and outputs). Cases live on the model's row; their arrays are
+.npy blobs of the store. A revision's verdict is derived data, keyed by its graph, its external
+files and the cases: computed once, by whichever worker asks first.
+
+  GET    /api/models/<id>/checks                  -> {"tolerance", "cases": [case]}
+  POST   /api/models/<id>/checks                  {"name"?, "inputs"?, "dims"?, "expected"?, "revision"?}
+  PATCH  /api/models/<id>/checks                  {"tolerance": T}
+  DELETE /api/models/<id>/checks/<name>
+  GET    /api/models/<id>/checks/verdict?revision= -> verdict (waits for it)
+
+A verdict: {"status": "none" | "pending" | "passed" | "failed", "tolerance", "cases": [{"name",
+"status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: as run's compare, with
+"passed"}}], "worst"?: {"case", "output", "max_rel_to_range"}}. An output passes when each value
+is within `tolerance` of the expected value plus `tolerance` of the expected output's largest
+magnitude (run.compare_outputs' "close"); integers and strings must be equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from flask import jsonify, request
+
+from ..errors import StudioError
+from . import bp, derived
+from .background import once_in_background
+from .documents import load, revision_number, store
+from .request_body import json_object
+from .run import CLOSE_TOLERANCE, check_dims, check_inputs, compare_outputs, integer, run_raw
+from .runtime import is_quick
+
+MAX_CASES = 20  # each case is one run per revision checked
+MAX_NAME = 100
+NONE = {"status": "none", "cases": []}
+PENDING = {"status": "pending", "cases": [], "message": "running the reference cases in the background"}
+TRANSIENT = ("error", "limit")  # the worker's trouble or its limits: no verdict on the model
+
+
+def _checks(model_id: str) -> dict:
+    return store().model(model_id).checks or {}
+
+
+def _tolerance(checks: dict) -> float:
+    return float(checks.get("tolerance", CLOSE_TOLERANCE))
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list[str]:
+    initializers = {t.name for t in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initializers]
+
+
+# --- a revision's verdict ---------------------------------------------------------------------
+def _source_key(revision, checks: dict) -> str:
+    """What a verdict depends on besides the graph blob: the external files and the cases."""
+    spec = {"external": revision.external, "cases": checks.get("cases", []), "tolerance": _tolerance(checks)}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def reference_verdict(model_id: str, revision, model: onnx.ModelProto, wait: bool = False) -> dict:
+    """The revision's verdict: known, computed now (wait, or a quick model), else PENDING while a
+    background thread computes it."""
+    checks = _checks(model_id)
+    if not checks.get("cases"):
+        return NONE
+    s, extra = store(), _source_key(revision, checks)
+    kept = s.derived(derived.key("reference", revision.blob, extra))
+    if kept is not None:
+        return json.loads(kept)
+    if wait or is_quick(revision, model):
+        return _computed(revision, model, checks, extra)
+
+    def work() -> None:
+        _, again, loaded = load(model_id, revision.rev)
+        reference_verdict(model_id, again, loaded, wait=True)
+
+    once_in_background(("reference", s.where, model_id, revision.rev), f"reference-{model_id}-{revision.rev}", work)
+    return PENDING
+
+
+def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str) -> dict:
+    tolerance = _tolerance(checks)
+    cases, transient = [], False
+    with tempfile.TemporaryDirectory(prefix="reference-", dir=store().blobs.scratch()) as tmp:
+        for i, case in enumerate(checks["cases"]):
+            result, lost = _checked_case(revision, model, case, tolerance, Path(tmp) / str(i))
+            cases.append(result)
+            transient = transient or lost
+    verdict: dict = {
+        "status": "passed" if all(c["status"] == "passed" for c in cases) else "failed",
+        "tolerance": tolerance,
+        "cases": cases,
+    }
+    worst = _worst(cases)
+    if worst:
+        verdict["worst"] = worst
+    if not transient:
+        store().set_derived(derived.key("reference", revision.blob, extra), json.dumps(verdict).encode(), revision.blob)
+    return verdict
+
+
+def _checked_case(revision, model: onnx.ModelProto, case: dict, tolerance: float, folder: Path) -> tuple[dict, bool]:
+    """One case's result, and whether it failed for a reason that says nothing of the model."""
+    out: dict = {"name": case["name"], "status": "error", "outputs": {}}
+    inputs, outputs = _graph_inputs(model), [o.name for o in model.graph.output]
+    missing = [n for n in inputs if n not in case["inputs"]]
+    gone = [n for n in case["inputs"] if n not in inputs] + [n for n in case["expected"] if n not in outputs]
+    if missing or gone:
+        parts = [f"the model has no {'input' if n in case['inputs'] else 'output'} {n!r} any more" for n in gone]
+        parts += [f"the case gives no value for input {n!r}" for n in missing]
+        return {**out, "message": "; ".join(parts)}, False
+    blobs = store().blobs
+    feed = {name: {"npy": str(blobs.path(digest))} for name, digest in case["inputs"].items()}
+    answer = run_raw(revision, model, feed, case.get("dims", {}), None, folder)
+    status = answer.get("status")
+    if status != "ok":
+        stage = "load" if answer.get("stage") == "load" else "run"
+        message = " ".join(str(answer.get("message", status)).split())
+        return {**out, "message": f"onnxruntime can't {stage} it: {message}"}, status in TRANSIENT
+    for name, digest in case["expected"].items():
+        got = answer["outputs"].get(name)
+        if got is None:
+            out["outputs"][name] = {"passed": False, "missing": True}
+            continue
+        c = compare_outputs(got, str(blobs.path(digest)), tolerance=tolerance)
+        out["outputs"][name] = {**c, "passed": bool(c["close"])}
+    out["status"] = "passed" if all(o["passed"] for o in out["outputs"].values()) else "failed"
+    return out, False
+
+
+def _worst(cases: list[dict]) -> dict | None:
+    """The output furthest from its expected values, relative to the expected output's range."""
+    found = None
+    for case in cases:
+        for name, o in case["outputs"].items():
+            far = o.get("max_rel_to_range")
+            if far is None and not o.get("passed"):
+                far = float("inf")  # a shape or dtype change, a missing output
+            if far is not None and (found is None or far > found["max_rel_to_range"]):
+                found = {"case": case["name"], "output": name, "max_rel_to_range": far}
+    if found and found["max_rel_to_range"] == float("inf"):
+        found["max_rel_to_range"] = None
+    return found
+
+
+# --- the cases ----------------------------------------------------------------------------
+def _case_view(case: dict) -> dict:
+    """A case as the API shows it: each array's blob, dtype and shape."""
+    blobs = store().blobs
+
+    def described(digest: str) -> dict:
+        try:
+            with blobs.open(digest) as f:  # the header only
+                major, _ = np.lib.format.read_magic(f)
+                read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(f)
+            return {"npy": digest, "dtype": str(dtype), "shape": list(shape)}
+        except (OSError, ValueError):
+            return {"npy": digest}
+
+    return {
+        **{k: v for k, v in case.items() if k not in ("inputs", "expected")},
+        "inputs": {n: described(d) for n, d in case["inputs"].items()},
+        "expected": {n: described(d) for n, d in case["expected"].items()},
+    }
+
+
+def _name(raw, taken: set[str]) -> str:
+    if raw is None:
+        n = len(taken) + 1
+        while f"case {n}" in taken:
+            n += 1
+        return f"case {n}"
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_NAME:
+        raise StudioError("bad_request", f'"name" is a non-empty string of at most {MAX_NAME} characters')
+    if raw in taken:
+        raise StudioError("duplicate_name", f"the model already has a reference case named {raw!r}", 409)
+    return raw
+
+
+def _expected(raw, model: onnx.ModelProto) -> dict[str, str] | None:
+    """{output: uploaded .npy blob} when the case gives its expected outputs."""
+    if raw is None:
+        return None
+    outputs = [o.name for o in model.graph.output]
+    if (
+        not isinstance(raw, dict)
+        or not raw
+        or not all(isinstance(v, dict) and isinstance(v.get("npy"), str) for v in raw.values())
+    ):
+        raise StudioError("bad_request", '"expected" maps output names to {"npy": BLOB}')
+    for name in raw:
+        if name not in outputs:
+            raise StudioError("unknown_output", f"the model has no output {name!r} (its outputs: {', '.join(outputs)})")
+    return {name: spec["npy"] for name, spec in raw.items()}
+
+
+def _recorded(revision, model: onnx.ModelProto, body: dict, expected: dict | None) -> tuple[dict, dict]:
+    """Run the revision on the case's inputs: {input: .npy bytes} fed, {output: .npy bytes} it
+    gave (or the expected ones given)."""
+    inputs = check_inputs(body.get("inputs"), model)
+    dims = check_dims(body.get("dims"))
+    with tempfile.TemporaryDirectory(prefix="reference-", dir=store().blobs.scratch()) as tmp:
+        answer = run_raw(revision, model, inputs, dims, None, Path(tmp) / "run")
+        if answer.get("status") == "refused":
+            raise StudioError("bad_inputs", answer["message"])
+        if answer.get("status") != "ok":
+            raise StudioError("run_failed", f"onnxruntime can't run the model: {answer.get('message')}", 422)
+        fed = {name: Path(p).read_bytes() for name, p in answer["inputs"].items()}
+        if expected is not None:
+            return fed, {name: store().blobs.get(d) for name, d in expected.items()}
+        return fed, {name: Path(p).read_bytes() for name, p in answer["outputs"].items()}
+
+
+@bp.get("/models/<model_id>/checks")
+def get_checks(model_id):
+    checks = _checks(model_id)
+    return jsonify({"tolerance": _tolerance(checks), "cases": [_case_view(c) for c in checks.get("cases", [])]})
+
+
+@bp.post("/models/<model_id>/checks")
+def add_check(model_id):
+    body = json_object(
+        '{"name"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?, "expected"?, "revision"?}'
+    )
+    s = store()
+    if s.model(model_id).kind != "model":
+        raise StudioError("not_a_model", "only a model has reference cases", 400)
+    rev = body.get("revision")
+    _, revision, model = load(model_id, None if rev is None else integer(rev, '"revision"'))
+    name = _name(body.get("name"), {c["name"] for c in _checks(model_id).get("cases", [])})
+    expected = _expected(body.get("expected"), model)
+    fed, gave = _recorded(revision, model, body, expected)
+    # stored (again: a blob's time renewed) just before the row names them, so the collector spares them
+    case = {
+        "name": name,
+        "inputs": {n: s.blobs.put(data) for n, data in fed.items()},
+        "expected": {n: s.blobs.put(data) for n, data in gave.items()},
+        "dims": check_dims(body.get("dims")),
+        "recorded_from": None if expected is not None else revision.rev,
+        "created": time.time(),
+    }
+
+    def added(checks: dict) -> dict:
+        cases = checks.get("cases", [])
+        if any(c["name"] == name for c in cases):
+            raise StudioError("duplicate_name", f"the model already has a reference case named {name!r}", 409)
+        if len(cases) >= MAX_CASES:
+            raise StudioError("too_many_cases", f"a model keeps at most {MAX_CASES} reference cases", 422)
+        return {**checks, "cases": [*cases, case]}
+
+    s.update_checks(model_id, added)
+    return jsonify({"case": _case_view(case), "verdict": reference_verdict(model_id, revision, model)}), 201
+
+
+@bp.patch("/models/<model_id>/checks")
+def set_tolerance(model_id):
+    body = json_object('{"tolerance": T}')
+    t = body.get("tolerance")
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 <= t <= 1:
+        raise StudioError("bad_request", '"tolerance" is a number from 0 to 1 (0.001: within 0.1 %)')
+    checks = store().update_checks(model_id, lambda c: {**c, "tolerance": float(t)})
+    return jsonify({"tolerance": _tolerance(checks), "cases": [_case_view(c) for c in checks.get("cases", [])]})
+
+
+@bp.delete("/models/<model_id>/checks/<path:name>")
+def delete_check(model_id, name):
+    def removed(checks: dict) -> dict:
+        cases = checks.get("cases", [])
+        if not any(c["name"] == name for c in cases):
+            raise StudioError("unknown_case", f"the model has no reference case named {name!r}", 404)
+        return {**checks, "cases": [c for c in cases if c["name"] != name]}
+
+    store().update_checks(model_id, removed)
+    store().collect_soon()  # its arrays, unless another case uses them
+    return "", 204
+
+
+@bp.get("/models/<model_id>/checks/verdict")
+def get_verdict(model_id):
+    _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    return jsonify({"revision": revision.rev, **reference_verdict(model_id, revision, model, wait=True)})

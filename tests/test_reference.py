@@ -1,0 +1,182 @@
+"""Reference checks: cases (inputs and the outputs they must give) kept with a model and checked
+on every revision; an edit that changes what the model computes fails them, one that does not
+passes, and the verdict names the case and output furthest off."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from browser.browser_models import tiny_cnn
+from testkit import ONNX_DATA, npy_blob, upload
+
+
+def model_id(client) -> str:
+    return upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+
+
+def add_case(client, mid: str, body: dict, status: int = 201) -> dict:
+    r = client.post(f"/api/models/{mid}/checks", json=body)
+    assert r.status_code == status, r.get_json()
+    return r.get_json()
+
+
+def edit(client, mid: str, ops: list) -> dict:
+    base = client.get(f"/api/models/{mid}").get_json()["revision"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def verdict(client, mid: str, rev: int | None = None) -> dict:
+    query = "" if rev is None else f"?revision={rev}"
+    r = client.get(f"/api/models/{mid}/checks/verdict{query}")
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def fc_bias(values) -> list:
+    return [{"op": "set_initializer", "name": "fc.bias", "value": {"dtype": "FLOAT", "shape": [10], "values": values}}]
+
+
+def test_a_recorded_case_passes_until_an_edit_changes_the_outputs(client):
+    mid = model_id(client)
+    assert verdict(client, mid)["status"] == "none"
+    added = add_case(client, mid, {"inputs": {"input": {"random": {"seed": 7}}}})
+    case = added["case"]
+    assert case["name"] == "case 1" and case["recorded_from"] == 0
+    assert case["inputs"]["input"]["shape"] == [1, 3, 32, 32] and case["inputs"]["input"]["dtype"] == "float32"
+    assert case["expected"]["probs"]["shape"] == [1, 10]
+    assert added["verdict"]["status"] == "passed"
+
+    # the recorded outputs are onnxruntime's own on the recorded inputs
+    x = np.load(_blob_path(client, case["inputs"]["input"]["npy"]))
+    sess = ort.InferenceSession(tiny_cnn().SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(
+        np.load(_blob_path(client, case["expected"]["probs"]["npy"])), sess.run(None, {"input": x})[0]
+    )
+
+    renamed = edit(client, mid, [{"op": "set_metadata", "key": "owner", "value": "vision"}])
+    assert renamed["validation"]["reference"]["status"] == "passed"  # the edit's answer says it at once
+
+    changed = edit(client, mid, fc_bias([100] + [0] * 9))  # class 0 wins whatever the input
+    v = changed["validation"]["reference"]
+    assert v["status"] == "failed" and v["worst"]["case"] == "case 1" and v["worst"]["output"] == "probs"
+    out = v["cases"][0]["outputs"]["probs"]
+    assert not out["passed"] and out["max_abs"] > 0.1 and out["shape"] == [1, 10]
+    assert verdict(client, mid, 1)["status"] == "passed" and verdict(client, mid)["status"] == "failed"
+
+    client.post(f"/api/models/{mid}/undo")
+    assert client.get(f"/api/models/{mid}").get_json()["validation"]["reference"]["status"] == "passed"
+
+
+def _blob_path(client, digest: str):
+    from app.api.documents import store
+
+    with client.application.app_context():
+        return store().blobs.path(digest)
+
+
+def linear_model() -> onnx.ModelProto:
+    """y = x·W + b, x: float[1, 4]: an output that moves as much as b does."""
+    h, nh = onnx.helper, onnx.numpy_helper
+    w = nh.from_array(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), "W")
+    b = nh.from_array(np.zeros(3, np.float32), "b")
+    nodes = [h.make_node("MatMul", ["x", "W"], ["xw"]), h.make_node("Add", ["xw", "b"], ["y"])]
+    x = h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3])
+    graph = h.make_graph(nodes, "linear", [x], [y], [w, b])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_tolerance_decides_what_is_close_enough(client):
+    mid = upload(client, linear_model().SerializeToString()).get_json()["id"]
+    ones = npy_blob(client, np.ones((1, 4), np.float32))
+    add_case(client, mid, {"name": "ones", "inputs": {"x": {"npy": ones}}})
+    bias = {"dtype": "FLOAT", "shape": [3], "values": [0.01, 0, 0]}
+    edit(client, mid, [{"op": "set_initializer", "name": "b", "value": bias}])  # y moves by 0.01
+    strict = verdict(client, mid)
+    assert strict["status"] == "failed" and strict["tolerance"] == pytest.approx(1e-3)
+    far = strict["worst"]["max_rel_to_range"]
+    assert 1e-3 < far < 0.05
+    r = client.patch(f"/api/models/{mid}/checks", json={"tolerance": 0.05})
+    assert r.status_code == 200 and r.get_json()["tolerance"] == 0.05
+    assert verdict(client, mid)["status"] == "passed"
+    for bad in (-1, 2, "0.1", True, None):
+        r = client.patch(f"/api/models/{mid}/checks", json={"tolerance": bad})
+        assert r.status_code == 400 and "tolerance" in r.get_json()["error"]["message"]
+
+
+def test_a_test_data_set_is_a_case_and_a_renamed_output_is_named(client):
+    folder = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+    if not folder.exists():
+        folder = sorted(p.parent for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx"))[0]
+    data = (folder / "model.onnx").read_bytes()
+    model = onnx.load_from_string(data)
+    mid = upload(client, data).get_json()["id"]
+    tensor = onnx.numpy_helper.to_array
+    x = tensor(onnx.load_tensor(str(folder / "test_data_set_0" / "input_0.pb")))
+    y = tensor(onnx.load_tensor(str(folder / "test_data_set_0" / "output_0.pb")))
+    inp, outp = model.graph.input[0].name, model.graph.output[0].name
+    added = add_case(
+        client,
+        mid,
+        {
+            "name": "test_data_set_0",
+            "inputs": {inp: {"npy": npy_blob(client, x)}},
+            "expected": {outp: {"npy": npy_blob(client, y)}},
+        },
+    )
+    assert added["case"]["recorded_from"] is None and added["verdict"]["status"] == "passed"
+
+    edit(client, mid, [{"op": "rename_tensor", "from": outp, "to": "renamed_out"}])
+    v = verdict(client, mid)
+    assert v["status"] == "failed" and v["cases"][0]["status"] == "error"
+    assert f"no output {outp!r} any more" in v["cases"][0]["message"]
+
+
+def test_cases_are_listed_deleted_and_refused_with_reasons(client):
+    mid = model_id(client)
+    add_case(client, mid, {"name": "a", "inputs": {"input": {"random": {"seed": 1}}}})
+    add_case(client, mid, {"inputs": {"input": {"random": {"seed": 2}}}})
+    listed = client.get(f"/api/models/{mid}/checks").get_json()
+    assert [c["name"] for c in listed["cases"]] == ["a", "case 2"]
+    assert add_case(client, mid, {"name": "a"}, 409)["error"]["code"] == "duplicate_name"
+    assert add_case(client, mid, {"inputs": {"nope": {"random": {}}}}, 400)["error"]["code"] == "unknown_input"
+    assert add_case(client, mid, {"expected": {"nope": {"npy": "0" * 64}}}, 400)["error"]["code"] == "unknown_output"
+    assert add_case(client, mid, {"name": ""}, 400)["error"]["code"] == "bad_request"
+    assert add_case(client, mid, {"revision": 9}, 404)["error"]["code"] == "unknown_revision"
+    bad_shape = npy_blob(client, np.zeros((1, 3, 5), np.float32))
+    refused = add_case(client, mid, {"inputs": {"input": {"npy": bad_shape}}}, 422)["error"]
+    assert refused["code"] == "run_failed" and "Got: 3 Expected: 4" in refused["message"]
+    assert client.delete(f"/api/models/{mid}/checks/a").status_code == 204
+    assert client.delete(f"/api/models/{mid}/checks/a").status_code == 404
+    assert [c["name"] for c in client.get(f"/api/models/{mid}/checks").get_json()["cases"]] == ["case 2"]
+
+
+def test_the_collector_keeps_a_cases_arrays_and_drops_them_with_it(client):
+    mid = model_id(client)
+    case = add_case(client, mid, {"inputs": {"input": {"random": {"seed": 5}}}})["case"]
+    digests = [case["inputs"]["input"]["npy"], case["expected"]["probs"]["npy"]]
+    from app.api.documents import store
+
+    with client.application.app_context():
+        s = store()
+        s.collect(now=10**10)  # far in the future: only what is referenced stays
+        assert all(s.blobs.exists(d) for d in digests)
+        assert verdict(client, mid)["status"] == "passed"
+        assert client.delete(f"/api/models/{mid}/checks/case 1").status_code == 204
+        s.collect(now=10**10)
+        assert not any(s.blobs.exists(d) for d in digests)
+
+
+def test_a_big_models_verdict_comes_from_the_background(client, monkeypatch):
+    mid = model_id(client)
+    add_case(client, mid, {"inputs": {"input": {"random": {"seed": 3}}}})
+    monkeypatch.setattr("app.api.runtime.SYNC_NODES", 0)  # every model counts as big
+    answer = edit(client, mid, fc_bias([100] + [0] * 9))
+    assert answer["validation"]["reference"]["status"] == "pending"
+    # the summary says pending until a worker has it; the verdict call waits for it
+    assert verdict(client, mid)["status"] == "failed"
+    assert client.get(f"/api/models/{mid}").get_json()["validation"]["reference"]["status"] == "failed"
