@@ -87,6 +87,15 @@ def reference_verdict(model_id: str, revision, model: onnx.ModelProto, wait: boo
     return PENDING
 
 
+def known_status(checks: dict | None, revision) -> str | None:
+    """The revision's verdict ("passed", "failed") when some worker has computed it, else None
+    (nothing is run: the history lists every revision)."""
+    if not checks or not checks.get("cases"):
+        return None
+    kept = store().derived(derived.key("reference", revision.blob, _source_key(revision, checks)))
+    return None if kept is None else json.loads(kept)["status"]
+
+
 def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str) -> dict:
     tolerance = _tolerance(checks)
     cases, transient = [], False
@@ -110,7 +119,7 @@ def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str) -> dic
 
 def _checked_case(revision, model: onnx.ModelProto, case: dict, tolerance: float, folder: Path) -> tuple[dict, bool]:
     """One case's result, and whether it failed for a reason that says nothing of the model."""
-    out: dict = {"name": case["name"], "status": "error", "outputs": {}}
+    out: dict = {"name": case["name"], "status": "error", "outputs": {}, "recorded_from": case.get("recorded_from")}
     inputs, outputs = _graph_inputs(model), [o.name for o in model.graph.output]
     missing = [n for n in inputs if n not in case["inputs"]]
     gone = [n for n in case["inputs"] if n not in inputs] + [n for n in case["expected"] if n not in outputs]

@@ -51,7 +51,7 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
-from .reference import reference_verdict
+from .reference import known_status, reference_verdict
 from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
@@ -557,7 +557,11 @@ def revisions(model_id):
                     "changes": r.changes,
                     "created": r.created,
                     "current": r.rev == head,
-                    "validation": {"runtime": r.runtime, "invalid": r.invalid},
+                    "validation": {
+                        "runtime": r.runtime,
+                        "invalid": r.invalid,
+                        "reference": known_status(record.checks, r),
+                    },
                 }
                 for r in s.revisions(model_id)
             ],

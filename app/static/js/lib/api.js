@@ -351,3 +351,26 @@ export async function uploadBlob(file) {
 export function getValidation(id) {
   return request("GET", `/api/models/${enc(id)}/validation`);
 }
+
+/** The model's reference cases: {tolerance, cases}. */
+export function getChecks(id) {
+  return request("GET", `/api/models/${enc(id)}/checks`);
+}
+
+/** Keep a reference case (outputs recorded from a run unless `expected` gives them): {case, verdict}. */
+export function addCheck(id, body) {
+  return request("POST", `/api/models/${enc(id)}/checks`, body);
+}
+
+/** Whether a revision gives its reference cases' outputs (waits for the runs). */
+export function getReferenceVerdict(id, revision) {
+  return request("GET", `/api/models/${enc(id)}/checks/verdict?revision=${enc(revision)}`);
+}
+
+export function deleteCheck(id, name) {
+  return request("DELETE", `/api/models/${enc(id)}/checks/${enc(name)}`);
+}
+
+export function setCheckTolerance(id, tolerance) {
+  return request("PATCH", `/api/models/${enc(id)}/checks`, { tolerance });
+}

@@ -196,3 +196,12 @@ export function isDtypeAttribute(node, attr) {
 export function attributeValueName(node, attr) {
   return isDtypeAttribute(node, attr) ? dtypeName(attr.value) : null;
 }
+
+/** A fraction as a percentage of two significant digits: 0.31 -> "31 %", 0.0012 -> "0.12 %". */
+export function formatPercent(fraction) {
+  if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) return "?";
+  const pct = 100 * fraction;
+  if (pct === 0) return "0 %";
+  if (Math.abs(pct) < 1e-4) return "< 0.0001 %";
+  return `${+pct.toPrecision(2)} %`;
+}

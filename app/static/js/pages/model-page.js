@@ -14,6 +14,7 @@ import { withWaitStatus } from "../widgets/wait.js";
 import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
+import { referenceCause } from "../lib/reference-words.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -107,11 +108,34 @@ function renderToolbar() {
         : "onnx.checker accepts this model; the full check (with strict shape inference) does not — see the model panel";
     }
   }
+  renderReferenceBadge(state.dataFile ? null : (s.validation || {}).reference);
   buttons.undo.disabled = state.busy || !s.can_undo;
   buttons.redo.disabled = state.busy || !s.can_redo;
   buttons.download.href = `${api.downloadUrl(state.modelId)}?revision=${encodeURIComponent(s.revision)}`;
   buttons.download.classList.remove("disabled");
   document.title = `${s.name || s.id} · ONNX Studio`;
+}
+
+// whether the revision gives its reference cases' outputs (api/reference.py): hidden without cases
+function renderReferenceBadge(ref) {
+  const badge = $("model-reference");
+  if (!badge) return;
+  badge.hidden = !ref || ref.status === "none";
+  if (badge.hidden) return;
+  const n = (ref.cases || []).length;
+  const [text, cls, title] = ref.status === "pending" ? ["checking outputs…", "badge-wait", "Running the reference cases in the background"]
+    : ref.status === "passed" ? ["outputs as kept", "badge-ok", `Gives the outputs kept for its ${n === 1 ? "reference case" : `${n} reference cases`}`]
+      : ["outputs differ", "badge-warn", `Not the outputs kept for its reference cases: ${referenceCause(ref)}`];
+  badge.textContent = text;
+  badge.className = `badge badge-reference ${cls}`;
+  badge.title = title;
+}
+
+/** A reference verdict of the revision on screen, fetched or answered elsewhere. */
+function setReference(verdict) {
+  if (!state.summary || !state.summary.validation) return;
+  state.summary.validation = { ...state.summary.validation, reference: verdict };
+  renderToolbar();
 }
 
 function setBusy(busy) {
@@ -195,6 +219,16 @@ const panelContext = {
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
     sensitivity: (body) => withWaitStatus(waitPill, "Measuring each tensor…", () => api.sensitivity(state.modelId, { ...body, revision: state.summary.revision })),
     sweepProgress: (token) => api.sweepProgress(token),
+    // the model's reference cases: every revision is held to their outputs
+    reference: {
+      list: () => api.getChecks(state.modelId),
+      add: (body) => api.addCheck(state.modelId, { ...body, revision: state.summary.revision })
+        .then((answer) => { setReference(answer.verdict); return answer; }),
+      remove: (name) => api.deleteCheck(state.modelId, name),
+      setTolerance: (tolerance) => api.setCheckTolerance(state.modelId, tolerance),
+      verdict: () => api.getReferenceVerdict(state.modelId, state.summary.revision)
+        .then((verdict) => { setReference(verdict); return verdict; }),
+    },
     nodeTime: (nodeId) => {
       const t = state.times;
       return t && state.summary && t.revision === state.summary.revision ? t.byNode.get(nodeId) || null : null;
@@ -617,9 +651,14 @@ async function applyEdits(ops, { selection, home = false } = {}) {
     // a big model's smoke run finishes after the edit is stored: if it then fails where the
     // base ran, watchValidation says so at once (the badge alone is easy to miss)
     if (baseRan && result && result.summary) state.brokenIfFails = result.summary.revision;
+    const keptBefore = ((state.summary.validation || {}).reference || {}).status === "passed";
     await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
+    // an edit that changes what the model computes: said at once, or when the background check ends
+    const ref = ((state.summary.validation || {}).reference) || {};
+    if (keptBefore && ref.status === "pending") state.outputsKeptBefore = state.summary.revision;
+    else if (keptBefore) warnIfOutputsChanged(state.summary.revision, ref);
     return result;
   } catch (err) {
     if (err.status === 409) {
@@ -762,10 +801,15 @@ start();
 
 // A big model's summary arrives before its checks finish: wait for them, then redraw the badge
 // and the model panel (once per summary that says "pending").
+function warnIfOutputsChanged(revision, ref) {
+  if (ref && ref.status === "failed") toast(`Revision ${revision} no longer gives the outputs kept for the model (its revision before did): ${referenceCause(ref)}. Undo goes back.`);
+}
+
 function watchValidation() {
   const s = state.summary;
   const v = s && s.validation;
-  if (!v || !(v.pending || (v.runtime && v.runtime.status === "pending")) || s.validationWatched) return;
+  const pending = v && (v.pending || (v.runtime && v.runtime.status === "pending") || (v.reference && v.reference.status === "pending"));
+  if (!pending || s.validationWatched) return;
   s.validationWatched = true;
   api.getValidation(state.modelId).then((v) => {
     if (state.summary !== s) return;
@@ -775,6 +819,6 @@ function watchValidation() {
     if (state.brokenIfFails === s.revision && v.runtime && v.runtime.status === "fails") {
       const cause = String(v.runtime.message || "").split("\n")[0];
       toast(`onnxruntime can't run revision ${s.revision}, which your edit made (the revision before ran): ${cause} — Undo goes back.`);
-    }
+    } else if (state.outputsKeptBefore === s.revision) warnIfOutputsChanged(s.revision, v.reference);
   }).catch(() => {});
 }

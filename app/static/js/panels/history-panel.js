@@ -120,6 +120,21 @@ function validityTag(v) {
   return null;
 }
 
+// whether it gives the outputs kept for the model's reference cases (known once checked)
+function referenceTag(v) {
+  if (v.reference === "passed") {
+    const t = tag("outputs as kept", "hist-tag hist-reference tag-set");
+    t.title = "Gives the outputs of the model's reference cases";
+    return t;
+  }
+  if (v.reference === "failed") {
+    const t = tag("outputs differ", "hist-tag hist-reference tag-warn");
+    t.title = "Does not give the outputs of the model's reference cases: open it and see the model panel's Validation";
+    return t;
+  }
+  return null;
+}
+
 function revisionItem(r, where, ctx, name) {
   const [label, cls, title] = STANDING[where];
   const ops = r.ops || [];
@@ -129,6 +144,7 @@ function revisionItem(r, where, ctx, name) {
       el("strong", { class: "hist-rev" }, `Revision ${r.revision}`),
       tag(label, `hist-tag ${cls}`.trim()),
       validityTag(r.validation || {}),
+      referenceTag(r.validation || {}),
       r.parent !== null && r.parent !== undefined && r.parent !== r.revision - 1 ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
       el("span", { class: "hist-time muted" }, formatDate(r.created))),
     r.revision === 0 || (r.parent === null && !ops.length)

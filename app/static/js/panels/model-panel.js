@@ -14,15 +14,8 @@ import { deviceConfigurations } from "./device-config.js";
 import { graphInfo, opsetText } from "./graph-info.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
-import { graphLink, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
-
-function check(ok, title, detail, message) {
-  return el("div", { class: `check ${ok === null ? "skipped" : ok ? "ok" : "bad"}` },
-    el("div", { class: "check-head" },
-      el("span", { class: "check-icon", "aria-hidden": "true" }, ok === null ? "–" : ok ? "✓" : "✗"),
-      el("strong", {}, title), el("span", { class: "check-verdict" }, detail)),
-    message ? el("div", { class: "verdict-message" }, message) : null);
-}
+import { checkRow, graphLink, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
+import { referenceChecks } from "./reference-checks.js";
 
 function nodeLink(ctx, node, label) {
   return el("a", { class: "inference-link", href: ctx.nodeHref("", node), "data-node": node }, `${label} ›`);
@@ -32,7 +25,7 @@ function nodeLink(ctx, node, label) {
 function runtimeCheck(r, ctx) {
   const title = r.onnxruntime ? `onnxruntime ${r.onnxruntime}` : "onnxruntime";
   const row = (ok, detail, message) => {
-    const out = check(ok, title, detail, message);
+    const out = checkRow(ok, title, detail, message);
     out.classList.add("runtime-check");
     out.dataset.status = r.status || "";
     return out;
@@ -58,20 +51,21 @@ function validationSection(v, ctx) {
   if (v.pending) {
     return el("section", { class: "panel-section validation", id: "validation", "data-pending": "true" },
       el("h3", {}, "Validation"),
-      check(null, "onnx.checker", "checking in the background…"),
-      check(null, "Full check", "checking in the background…"),
-      runtime, invalidMarks(v.invalid));
+      checkRow(null, "onnx.checker", "checking in the background…"),
+      checkRow(null, "Full check", "checking in the background…"),
+      runtime, referenceChecks(v.reference, ctx), invalidMarks(v.invalid));
   }
   const full = v.full;
   const errors = v.inference_errors || [];
   const same = full && !full.ok && full.message === v.message;
   return el("section", { class: "panel-section validation", id: "validation", "data-ok": v.ok ? "true" : "false" },
     el("h3", {}, "Validation"),
-    check(v.ok, "onnx.checker", v.ok ? "passes" : "fails", v.ok ? "" : v.message),
-    full ? check(full.ok, "Full check", full.ok ? "passes, with strict shape inference" : same ? "fails (as above)" : "fails",
+    checkRow(v.ok, "onnx.checker", v.ok ? "passes" : "fails", v.ok ? "" : v.message),
+    full ? checkRow(full.ok, "Full check", full.ok ? "passes, with strict shape inference" : same ? "fails (as above)" : "fails",
       full.ok || same ? "" : full.message)
-      : check(null, "Full check", "not run: the model is too large to serialise for it"),
+      : checkRow(null, "Full check", "not run: the model is too large to serialise for it"),
     runtime,
+    referenceChecks(v.reference, ctx),
     invalidMarks(v.invalid),
     errors.length ? el("div", { class: "inference-errors" },
       el("h4", {}, `Shape inference errors (${errors.length})`),

@@ -6,7 +6,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { formatInteger, formatShape } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
-import { breakable, mono, plural, section } from "../widgets/ui.js";
+import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 
@@ -391,12 +391,29 @@ function comparisonTable(compared, id) {
     })));
 }
 
+/** "Keep as a reference case": these inputs (and the test data's outputs, or this run's) are
+ * kept with the model, and every revision is checked against them. */
+function keepAsReference(ctx, body) {
+  const errorBox = fieldError();
+  const keep = el("button", { type: "button", class: "btn btn-small", id: "run-keep-reference",
+    title: "Keep these inputs and outputs with the model: every revision is then run on them and held to these outputs (Model panel, Validation)" },
+  "Keep as a reference case");
+  const row = el("div", { class: "ed-row run-keep" }, keep,
+    el("span", { class: "muted ed-hint" }, body.expected ? "the test data's outputs become the ones every revision must give" : "this run's outputs become the ones every revision must give"), errorBox);
+  keep.addEventListener("click", () => runInline(row, errorBox, async () => {
+    const kept = await ctx.actions.reference.add({ inputs: body.inputs, dims: body.dims, ...(body.expected ? { expected: body.expected } : {}) });
+    keep.replaceWith(el("span", { class: "run-kept", id: "run-kept" }, `Kept as “${kept.case.name}”: every revision is checked against it.`));
+  }));
+  return row;
+}
+
 function results(root, answer, ctx, body) {
   clear(root);
   const compare = answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
+  if (ctx.actions.reference) root.append(keepAsReference(ctx, body));
   if (answer.expected) {
     const all = Object.values(answer.expected.outputs);
     const verdict = all.every((c) => c.equal) ? "every output as expected, exactly" : all.every((c) => c.close) ? "every output close to the expected values" : `${all.filter((c) => !c.close).length} of ${all.length} output(s) differ from the expected values`;

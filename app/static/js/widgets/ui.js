@@ -52,6 +52,15 @@ export function callout(kind, title, ...children) {
     title ? el("strong", { class: "callout-title" }, title) : null, ...children);
 }
 
+/** One line of a verdict: ok true (✓), false (✗) or null (not run, pending: –). */
+export function checkRow(ok, title, detail, message) {
+  return el("div", { class: `check ${ok === null ? "skipped" : ok ? "ok" : "bad"}` },
+    el("div", { class: "check-head" },
+      el("span", { class: "check-icon", "aria-hidden": "true" }, ok === null ? "–" : ok ? "✓" : "✗"),
+      el("strong", {}, title), el("span", { class: "check-verdict" }, detail)),
+    message ? el("div", { class: "verdict-message" }, message) : null);
+}
+
 export function tag(text, cls = "") {
   return el("span", { class: `tag ${cls}`.trim() }, text);
 }

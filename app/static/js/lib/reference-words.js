@@ -1,0 +1,25 @@
+// A reference verdict's failure in words (api/reference.py), for the model panel, the toolbar's
+// badge and the note after an edit.
+import { formatPercent, formatShape, plural } from "./format.js";
+
+/** One output's miss in words: "probs is 31 % of its range off", "probs changed shape [1,10] → [1,5]". */
+function outputMiss(name, o) {
+  if (o.missing) return `${name} is not an output of this revision`;
+  if (Array.isArray(o.shape) && Array.isArray(o.shape[0])) return `${name} changed shape ${formatShape(o.shape[1])} → ${formatShape(o.shape[0])}`;
+  if (o.max_rel_to_range === null || o.max_rel_to_range === undefined) return `${name} differs`;
+  return `${name} is ${formatPercent(o.max_rel_to_range)} of its range off`;
+}
+
+/** Why a verdict failed, in one line ("" when it did not). */
+export function referenceCause(ref) {
+  if (!ref || ref.status !== "failed") return "";
+  const bad = (ref.cases || []).filter((c) => c.status !== "passed");
+  const first = bad.find((c) => ref.worst && c.name === ref.worst.case) || bad[0];
+  if (!first) return "";
+  const more = bad.length > 1 ? ` (and ${plural(bad.length - 1, "other case")})` : "";
+  if (first.status === "error") return `case “${first.name}”: ${first.message}${more}`;
+  const misses = Object.entries(first.outputs || {}).filter(([, o]) => !o.passed);
+  const worst = misses.find(([n]) => ref.worst && n === ref.worst.output) || misses[0];
+  const tolerance = ref.tolerance === undefined ? "" : ` (tolerance ${formatPercent(ref.tolerance)})`;
+  return `case “${first.name}”: ${worst ? outputMiss(worst[0], worst[1]) : "differs"}${tolerance}${more}`;
+}

@@ -1,0 +1,104 @@
+// Reference checks in the model panel (api/reference.py): whether the revision on screen still
+// gives the outputs kept for the model's reference cases, its worst miss in words, and the
+// cases themselves — kept from a run (the Run panel's "Keep as a reference case") or here in
+// one click on random inputs, dropped, and the tolerance they are held to.
+import { el, clear } from "../widgets/dom.js";
+import { disclosure } from "../editing/edit-forms.js";
+import { formatPercent, formatShape } from "../lib/format.js";
+import { referenceCause } from "../lib/reference-words.js";
+import { checkRow, fieldError, mono, runInline } from "../widgets/ui.js";
+
+function verdictRow(ref, ctx, revision) {
+  const title = "Reference outputs";
+  const n = (ref.cases || []).length;
+  let row;
+  if (!ref || ref.status === "none") {
+    row = checkRow(null, title, "no reference cases kept",
+      "Keep a case and every revision is run on its inputs and held to its outputs: an edit that changes what the model computes shows here.");
+  } else if (ref.status === "pending") row = checkRow(null, title, "checking in the background…");
+  else if (ref.status === "passed") {
+    const far = ref.worst ? ref.worst.max_rel_to_range : 0;
+    row = checkRow(true, title, `${n === 1 ? "its case gives its" : `all ${n} cases give their`} outputs${far ? ` (within ${formatPercent(far)} of range)` : ", bit for bit"}`);
+  } else {
+    const bad = (ref.cases || []).filter((c) => c.status !== "passed").length;
+    row = checkRow(false, title, n === 1 ? "its case differs" : `${bad} of ${n} cases differ`, referenceCause(ref));
+    // where the outputs part: a run of both revisions on the same inputs, node by node
+    const from = (ref.cases || []).find((c) => c.status === "failed" && c.recorded_from !== null && c.recorded_from !== undefined && c.recorded_from !== revision);
+    if (from && ctx.actions && ctx.actions.openRun) {
+      row.append(el("button", { type: "button", class: "linklike ref-locate", onclick: () => ctx.actions.openRun(from.recorded_from) },
+        `Find the first node whose output differs from revision ${from.recorded_from}'s ›`));
+    }
+  }
+  row.classList.add("reference-check");
+  row.dataset.status = (ref && ref.status) || "none";
+  return row;
+}
+
+function caseItem(c, ctx, refresh, errorBox) {
+  const arrays = (side) => Object.entries(c[side] || {}).map(([name, a], i) => [i ? ", " : "", mono(name), a.shape ? ` ${a.dtype || ""} ${formatShape(a.shape)}` : ""]);
+  const drop = el("button", { type: "button", class: "btn btn-small ref-drop", title: `Drop case “${c.name}”` }, "Drop");
+  drop.addEventListener("click", () => runInline(drop.parentElement || drop, errorBox, async () => {
+    await ctx.actions.reference.remove(c.name);
+    await refresh();
+  }));
+  return el("li", { class: "ref-case", "data-name": c.name },
+    el("div", { class: "ref-case-head" }, el("strong", {}, c.name),
+      el("span", { class: "muted" }, c.recorded_from === null || c.recorded_from === undefined ? " · outputs given" : ` · outputs of revision ${c.recorded_from}`), drop),
+    el("div", { class: "muted ref-arrays" }, "in: ", ...arrays("inputs")),
+    el("div", { class: "muted ref-arrays" }, "out: ", ...arrays("expected")));
+}
+
+function casesEditor(ctx, refresh) {
+  const box = el("div", { class: "ref-cases" });
+  const errorBox = fieldError();
+  const list = el("ul", { class: "ref-case-list" });
+  const tolerance = el("input", { type: "number", class: "ref-tolerance", min: "0", max: "100", step: "any", "aria-label": "Tolerance in percent" });
+  const keep = el("button", { type: "button", class: "btn btn-small", id: "ref-keep-random",
+    title: "Run this revision on random inputs (a new seed) and keep those inputs and its outputs as a case" }, "Keep this revision's outputs on random inputs");
+  const saveTolerance = el("button", { type: "button", class: "btn btn-small" }, "Set");
+  const show = (checks) => {
+    clear(list);
+    list.append(...(checks.cases || []).map((c) => caseItem(c, ctx, reload, errorBox)));
+    if (!(checks.cases || []).length) list.append(el("li", { class: "muted" }, "No cases yet."));
+    tolerance.value = String(+(100 * checks.tolerance).toPrecision(6));
+  };
+  const reload = async () => { show(await ctx.actions.reference.list()); await refresh(); };
+  keep.addEventListener("click", () => runInline(box, errorBox, async () => {
+    const seed = (await ctx.actions.reference.list()).cases.length + 1; // a case's inputs unlike the others'
+    const graph = ctx.mainGraph || { inputs: [], initializers: [] };
+    const fed = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
+    const inputs = Object.fromEntries(fed.map((i) => [i.name, { random: { seed } }]));
+    const known = ctx.dimSizes ? ctx.dimSizes() : {};
+    const dims = {}; // each symbolic dim at the size given in Costs or Run, else 1
+    for (const i of fed) for (const d of i.shape || []) if (typeof d === "string" && d) dims[d] = known[d] ?? 1;
+    await ctx.actions.reference.add({ inputs, ...(Object.keys(dims).length ? { dims } : {}) });
+    await reload();
+  }));
+  saveTolerance.addEventListener("click", () => runInline(box, errorBox, async () => {
+    const pct = Number(tolerance.value);
+    if (tolerance.value === "" || !(pct >= 0 && pct <= 100)) throw new Error("The tolerance is a percentage from 0 to 100.");
+    await ctx.actions.reference.setTolerance(pct / 100);
+    await reload();
+  }));
+  box.append(list,
+    el("div", { class: "ed-row" }, keep),
+    el("div", { class: "ed-row" }, el("label", {}, "Tolerance ", tolerance, " % "), saveTolerance,
+      el("span", { class: "muted ed-hint" }, "of each value, plus that share of the output's largest magnitude")),
+    el("p", { class: "muted ed-hint" }, "Run (toolbar) keeps a case from your own inputs or a test data set: “Keep as a reference case”."),
+    errorBox);
+  ctx.actions.reference.list().then(show).catch((err) => { errorBox.hidden = false; errorBox.textContent = err.message || String(err); });
+  return box;
+}
+
+/** The validation section's reference row, with the cases to manage below it. */
+export function referenceChecks(ref, ctx) {
+  const wrap = el("div", { class: "reference-checks", id: "reference-checks" }, verdictRow(ref || { status: "none" }, ctx, ctx.summary && ctx.summary.revision));
+  if (!ctx.actions || !ctx.actions.reference) return wrap;
+  const refresh = async () => {
+    const v = await ctx.actions.reference.verdict();
+    wrap.firstChild.replaceWith(verdictRow(v, ctx, ctx.summary && ctx.summary.revision));
+  };
+  wrap.append(disclosure(`Reference cases${ref && ref.cases && ref.cases.length ? ` (${ref.cases.length})` : ""}…`,
+    () => casesEditor(ctx, refresh), { cls: "ref-toggle" }));
+  return wrap;
+}

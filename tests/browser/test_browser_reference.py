@@ -1,0 +1,104 @@
+"""Reference checks on the page: a run kept as a reference case, an edit that changes the
+outputs said at once (toast, badge, model panel, history), undo back to outputs as kept, and
+cases added and dropped in the model panel."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from .browser_pages import open_model, upload, wait_revision
+
+
+def leaky_linear() -> onnx.ModelProto:
+    """y = LeakyRelu(x·W + b): alpha moves every negative output (no softmax to saturate)."""
+    rng = np.random.default_rng(0)
+    inits = [nh.from_array(rng.standard_normal((4, 6)).astype(np.float32), "W"), nh.from_array(np.zeros(6, np.float32), "b")]
+    nodes = [
+        h.make_node("MatMul", ["x", "W"], ["xw"], name="matmul"),
+        h.make_node("Add", ["xw", "b"], ["z"], name="add"),
+        h.make_node("LeakyRelu", ["z"], ["y"], name="act", alpha=0.1),
+    ]
+    x = h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 4])
+    y = h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 6])
+    graph = h.make_graph(nodes, "leaky_linear", [x], [y], inits)
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_a_kept_run_flags_the_edit_that_changes_the_outputs(page, server, artifacts):
+    mid = upload(page, server, leaky_linear(), "leaky.onnx")["id"]
+    open_model(page, server, mid)
+    badge = page.locator("#model-reference")
+    assert badge.is_hidden()  # no cases: nothing to say
+
+    page.click("#btn-run")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    page.click("#run-keep-reference")
+    assert "Kept as “case 1”" in page.locator("#run-kept").text_content()
+    assert badge.text_content() == "outputs as kept"
+
+    page.click("#graph [data-node-id=n2]")
+    panel = page.locator("#sidebar")
+    panel.locator("[data-attr=alpha] input[name=value]").fill("0.5")
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    wait_revision(page, 1)
+    toast = page.locator("#toast.error")
+    toast.wait_for()
+    assert "Revision 1 no longer gives the outputs kept for the model" in toast.text_content()
+    assert "case “case 1”: y is" in toast.text_content() and "of its range off (tolerance 0.1 %)" in toast.text_content()
+    assert badge.text_content() == "outputs differ" and "badge-warn" in badge.get_attribute("class")
+
+    page.click("#btn-model")
+    row = page.locator(".reference-check[data-status=failed]")
+    row.wait_for()
+    assert "its case differs" in row.text_content()
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "reference-failed.png"))
+
+    # from the verdict to where the outputs part: both revisions run on the same inputs
+    page.click(".ref-locate")
+    page.locator("#sidebar[data-panel=run]").wait_for()
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")  # once the revisions are listed
+    assert page.locator("#run-compare-to").input_value() == "0"
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "act" in page.locator("#run-diverges").text_content()
+
+    page.click("#btn-history")
+    page.locator("#history-list[data-ready=true]").wait_for()
+    assert page.locator(".hist-item[data-revision='1'] .hist-reference").text_content() == "outputs differ"
+    assert page.locator(".hist-item[data-revision='0'] .hist-reference").text_content() == "outputs as kept"
+
+    page.click("#history-undo")
+    wait_revision(page, 0)
+    page.locator("#model-reference.badge-ok").wait_for()
+    assert badge.text_content() == "outputs as kept"
+
+
+def test_cases_are_kept_and_dropped_in_the_model_panel(page, server):
+    mid = upload(page, server, leaky_linear(), "leaky.onnx")["id"]
+    open_model(page, server, mid)
+    page.locator(".reference-check[data-status=none]").wait_for()
+    page.click(".ref-toggle")
+    page.locator(".ref-case-list").wait_for()
+    page.click("#ref-keep-random")
+    page.locator(".ref-case[data-name='case 1']").wait_for()
+    page.click("#ref-keep-random")
+    page.locator(".ref-case[data-name='case 2']").wait_for()
+    assert "x float32 (2×4)" in page.locator(".ref-case[data-name='case 2']").text_content().replace("⟨", "(").replace("⟩", ")")
+    page.locator(".reference-check[data-status=passed]").wait_for()
+    assert "all 2 cases give their outputs, bit for bit" in page.locator(".reference-check").text_content()
+    # two seeds: two different inputs
+    cases = page.request.get(f"{server}/api/models/{mid}/checks").json()["cases"]
+    assert cases[0]["inputs"]["x"]["npy"] != cases[1]["inputs"]["x"]["npy"]
+    page.click(".ref-case[data-name='case 1'] .ref-drop")
+    page.locator(".ref-case[data-name='case 1']").wait_for(state="detached")
+    assert [c["name"] for c in page.request.get(f"{server}/api/models/{mid}/checks").json()["cases"]] == ["case 2"]
+    page.fill(".ref-tolerance", "5")
+    page.click(".ref-cases button:text('Set')")
+    page.locator(".ref-cases:not(.pending)").wait_for()
+    assert page.locator(".ref-tolerance").input_value() == "5"
+    assert page.request.get(f"{server}/api/models/{mid}/checks").json()["tolerance"] == 0.05
