@@ -145,7 +145,8 @@ def test_cases_are_listed_deleted_and_refused_with_reasons(client):
     assert add_case(client, mid, {"name": "a"}, 409)["error"]["code"] == "duplicate_name"
     assert add_case(client, mid, {"inputs": {"nope": {"random": {}}}}, 400)["error"]["code"] == "unknown_input"
     assert add_case(client, mid, {"expected": {"nope": {"npy": "0" * 64}}}, 400)["error"]["code"] == "unknown_output"
-    assert add_case(client, mid, {"name": ""}, 400)["error"]["code"] == "bad_request"
+    for bad in ("", " ", "x" * 101, "\ud800", 3):
+        assert add_case(client, mid, {"name": bad}, 400)["error"]["code"] == "bad_request"
     assert add_case(client, mid, {"revision": 9}, 404)["error"]["code"] == "unknown_revision"
     bad_shape = npy_blob(client, np.zeros((1, 3, 5), np.float32))
     refused = add_case(client, mid, {"inputs": {"input": {"npy": bad_shape}}}, 422)["error"]

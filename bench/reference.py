@@ -1,0 +1,100 @@
+"""Reference checks on big models: keeping a case (one run of the head, its inputs and outputs
+stored), the verdict on an edited revision (one run per case) and an edit's answer with a case
+kept against one without, each against a floor measured in the same run: onnxruntime making a
+session of the model and running it once on the same inputs, in this process.
+
+  .venv/bin/python bench/reference.py [--models resnet50 bert_base gpt2_medium]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from app.store.blobs import BlobStore  # noqa: E402
+from bench.store_edits import MODELS, Server, measure_each, post  # noqa: E402
+
+
+def get(url: str) -> tuple[float, dict]:
+    t = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=900) as r:
+        answer = json.load(r)
+    return time.perf_counter() - t, answer
+
+
+def edit(server: Server, mid: str, value: str) -> float:
+    base = get(f"{server.base}/api/models/{mid}")[1]["revision"]
+    op = {"op": "set_metadata", "key": "bench", "value": value}
+    return post(f"{server.base}/api/models/{mid}/edits", {"base": base, "ops": [op]})[0]
+
+
+def floor(path: Path, blobs: Path, case: dict) -> float:
+    """onnxruntime's own session and run on the case's inputs (as the server's worker runs it)."""
+    store = BlobStore(blobs)
+    feeds = {name: np.load(store.path(a["npy"])) for name, a in case["inputs"].items()}
+    t = time.perf_counter()
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, feeds)
+    return time.perf_counter() - t
+
+
+def measure(path: Path) -> dict:
+    server = Server()
+    try:
+        mid = server.upload(path)["id"]
+        server.settled(mid)
+        dims = {
+            d.dim_param: 1
+            for i in onnx.load(path, load_external_data=False).graph.input
+            for d in i.type.tensor_type.shape.dim
+            if d.dim_param
+        }
+        edit_without = min(edit(server, mid, f"a{i}") for i in range(3))
+        keep, added = post(f"{server.base}/api/models/{mid}/checks", {"dims": dims})
+        edit_with = min(edit(server, mid, f"b{i}") for i in range(3))
+        verdict, answer = get(f"{server.base}/api/models/{mid}/checks/verdict")
+        again, _ = get(f"{server.base}/api/models/{mid}/checks/verdict")
+        run_floor = min(floor(path, server.data / "blobs", added["case"]) for _ in range(2))
+    finally:
+        server.close()
+    return {
+        "model": path.stem,
+        "keep": keep,
+        "verdict": verdict,
+        "again": again,
+        "floor": run_floor,
+        "edit_without": edit_without,
+        "edit_with": edit_with,
+        "status": answer["status"],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base", "gpt2_medium"], choices=list(MODELS))
+    args = ap.parse_args()
+    rows = measure_each(args.models, measure)
+    print(
+        "| model | keep a case | verdict on an edit | floor: ORT session + run | ratio | verdict again (kept) | edit without a case | edit with one |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(
+            f"| {r['model']} | {r['keep']:.2f} s | {r['verdict']:.2f} s | {r['floor']:.2f} s | {r['verdict'] / r['floor']:.2f}× "
+            f"| {1000 * r['again']:.0f} ms | {r['edit_without']:.2f} s | {r['edit_with']:.2f} s |"
+        )
+
+
+if __name__ == "__main__":
+    main()
