@@ -181,3 +181,19 @@ def test_a_big_models_verdict_comes_from_the_background(client, monkeypatch):
     # the summary says pending until a worker has it; the verdict call waits for it
     assert verdict(client, mid)["status"] == "failed"
     assert client.get(f"/api/models/{mid}").get_json()["validation"]["reference"]["status"] == "failed"
+
+
+def test_cases_added_at_once_are_all_kept(app):
+    """Each add is a read-modify-write of the model's row, in one transaction with the row locked."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    mid = model_id(app.test_client())
+
+    def add(i: int) -> int:
+        body = {"name": f"c{i}", "inputs": {"input": {"random": {"seed": i}}}}
+        return app.test_client().post(f"/api/models/{mid}/checks", json=body).status_code
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(add, range(6))) == [201] * 6
+    names = [c["name"] for c in app.test_client().get(f"/api/models/{mid}/checks").get_json()["cases"]]
+    assert sorted(names) == [f"c{i}" for i in range(6)]

@@ -54,7 +54,7 @@ function casesEditor(ctx, refresh) {
   const list = el("ul", { class: "ref-case-list" });
   const tolerance = el("input", { type: "number", class: "ref-tolerance", min: "0", max: "100", step: "any", "aria-label": "Tolerance in percent" });
   const keep = el("button", { type: "button", class: "btn btn-small", id: "ref-keep-random",
-    title: "Run this revision on random inputs (a new seed) and keep those inputs and its outputs as a case" }, "Keep this revision's outputs on random inputs");
+    title: "Run this revision on random inputs (a new seed; symbolic dims at the sizes given in Costs or Run, else 1) and keep those inputs and its outputs as a case" }, "Keep this revision's outputs on random inputs");
   const saveTolerance = el("button", { type: "button", class: "btn btn-small" }, "Set");
   const show = (checks) => {
     clear(list);
