@@ -32,6 +32,7 @@ import onnx
 from flask import jsonify, request
 
 from ..edits.jsontypes import valid_text
+from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
 from . import bp, derived
 from .background import once_in_background
@@ -42,6 +43,8 @@ from .runtime import is_quick
 
 MAX_CASES = 20  # each case is one run per revision checked
 MAX_NAME = 100
+MAX_TEST_TENSOR_BYTES = 128 << 20  # one input_K.pb / output_K.pb of an uploaded test data set
+TEST_DATA_MAX_BYTES = 512 << 20  # all the test data sets of one upload
 NONE = {"status": "none", "cases": []}
 PENDING = {"status": "pending", "cases": [], "message": "running the reference cases in the background"}
 TRANSIENT = ("error", "limit")  # the worker's trouble or its limits: no verdict on the model
@@ -237,6 +240,61 @@ def _recorded(revision, model: onnx.ModelProto, body: dict, expected: dict | Non
         if expected is not None:
             return fed, {name: store().blobs.get(d) for name, d in expected.items()}
         return fed, {name: Path(p).read_bytes() for name, p in answer["outputs"].items()}
+
+
+def keep_test_data_sets(model_id: str, sets: dict[str, dict]) -> dict:
+    """Each test data set uploaded with a model (test_data_sets.split_test_data_sets) kept as a
+    reference case named after its folder: input_K.pb feeds the K-th graph input (or the input
+    its tensor names), output_K.pb is what the K-th output must give. {"kept": [names],
+    "skipped": [{"name", "reason"}]}: a set that can't be a case says why, the upload stands."""
+    _, _, model = load(model_id)
+    inputs, outputs = _graph_inputs(model), [o.name for o in model.graph.output]
+    kept: list[str] = []
+    skipped: list[dict] = []
+    cases: list[dict] = []
+    for name, files in sets.items():
+        try:
+            if files["problem"]:
+                raise StudioError("bad_test_data", files["problem"])
+            if len(cases) >= MAX_CASES:
+                raise StudioError("too_many_cases", f"a model keeps at most {MAX_CASES} reference cases")
+            fed = _matched(name, files["inputs"], inputs, "input")
+            expected = _matched(name, files["outputs"], outputs, "output")
+        except StudioError as exc:
+            skipped.append({"name": name, "reason": exc.message})
+            continue
+        cases.append(
+            {
+                "name": name,
+                "inputs": fed,
+                "expected": expected,
+                "dims": {},
+                "recorded_from": None,
+                "created": time.time(),
+            }
+        )
+        kept.append(name)
+    if cases:
+        store().update_checks(model_id, lambda checks: {**checks, "cases": [*checks.get("cases", []), *cases]})
+    return {"kept": kept, "skipped": skipped}
+
+
+def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[str, str]:
+    """{graph input/output name: .npy blob} of a test data set's files for one side: by the
+    names their tensors carry when every one is the graph's, else by position. Each tensor is
+    stored as it is read (one in memory at a time)."""
+    if len(readers) != len(names):
+        raise StudioError(
+            "bad_test_data", f"it has {len(readers)} {side} file(s); the model has {len(names)} {side}(s)"
+        )
+    stored = []
+    for k, reader in enumerate(readers):
+        npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TEST_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
+        stored.append((tensor_name, store().blobs.put(npy)))
+    by_name = {tensor_name for tensor_name, _ in stored}
+    if by_name == set(names) and len(by_name) == len(names):
+        return dict(stored)
+    return {name: digest for name, (_, digest) in zip(names, stored, strict=True)}
 
 
 @bp.get("/models/<model_id>/checks")

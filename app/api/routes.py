@@ -23,6 +23,7 @@ from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.load import parse_model, parse_model_file, parse_model_stream
 from ..onnx_io.save import data_file_name, embedded, external_zip, move_weights_out
+from ..onnx_io.test_data_sets import split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
@@ -51,7 +52,7 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
-from .reference import known_status, reference_verdict
+from .reference import TEST_DATA_MAX_BYTES, keep_test_data_sets, known_status, reference_verdict
 from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
@@ -120,8 +121,19 @@ def upload_model():
             raise StudioError("bad_request", "send a .zip alone: it holds the model and its external data")
         budget = ZipBudget(name, current_app.config["ZIP_MAX_UNCOMPRESSED"], current_app.config["ZIP_MAX_RATIO"])
         name, data, external = unpack_zip(files[0].stream, name, budget)
+        external, data_sets = split_test_data_sets(external)  # a model zoo archive's test_data_set_N/
+        # test inputs compress far more than weights (an all-zero image: 1000x) and are read into
+        # memory a tensor at a time: they are held to a total of their own instead of a ratio
+        test_data = ZipBudget(name, TEST_DATA_MAX_BYTES, max_ratio=1e12)
+        for files in data_sets.values():
+            for member in (*files["inputs"], *files["outputs"]):
+                member.budget = test_data
         record = store().create_model(name, data, external)
-        return jsonify(_created(record)), 201
+        imported = keep_test_data_sets(record.id, data_sets) if data_sets else None
+        created = _created(record)
+        if imported:
+            created["test_data_sets"] = imported
+        return jsonify(created), 201
     stream = files[0].stream
     size = stream.seek(0, 2)
     stream.seek(0)

@@ -1,0 +1,47 @@
+"""ONNX test data sets beside a model: the `test_data_set_N/` folders of onnx's backend tests
+and of the model zoo's archives, each holding `input_K.pb` and `output_K.pb` (serialized
+TensorProtos: the K-th input fed, the K-th output it must give)."""
+
+from __future__ import annotations
+
+import re
+
+_MEMBER = re.compile(r"^(test_data_set_[^/]+)/(input|output)_(\d+)\.pb$")
+_FOLDER = re.compile(r"^test_data_set_[^/]+/")
+
+
+def split_test_data_sets(files: dict) -> tuple[dict, dict[str, dict]]:
+    """(the files that are not test data, {set name: {"inputs": [reader, ...], "outputs": [...],
+    "problem"}}) from {path relative to the model's folder: reader}, each side ordered by K. Other files inside a
+    test data set's folder are neither (no tensor of the model names them). A set numbered
+    with a gap, or without outputs, says so in its "problem" (it can't be a reference case)."""
+    rest: dict = {}
+    found: dict[str, dict[str, dict[int, object]]] = {}
+    for path, reader in files.items():
+        m = _MEMBER.match(path)
+        if m:
+            found.setdefault(m.group(1), {"input": {}, "output": {}})[m.group(2)][int(m.group(3))] = reader
+        elif not _FOLDER.match(path):
+            rest[path] = reader
+    sets: dict[str, dict] = {}
+    for name in sorted(found, key=_natural):
+        sides = found[name]
+        gaps = [f"{side}_{len(files)}.pb" for side, files in sides.items() if sorted(files) != list(range(len(files)))]
+        problem = (
+            f"it lacks {' and '.join(gaps)} (its files are numbered with a gap)"
+            if gaps
+            else "it has no output_0.pb to hold the model to"
+            if not sides["output"]
+            else None
+        )
+        sets[name] = {
+            "inputs": [sides["input"][k] for k in sorted(sides["input"])],
+            "outputs": [sides["output"][k] for k in sorted(sides["output"])],
+            "problem": problem,
+        }
+    return rest, sets
+
+
+def _natural(name: str) -> tuple:
+    """test_data_set_2 before test_data_set_10."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))

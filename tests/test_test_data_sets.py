@@ -1,0 +1,172 @@
+"""A model uploaded in a .zip with its test data sets (the model zoo's layout, onnx's backend
+tests'): each `test_data_set_N/` becomes a reference case — its input_K.pb fed to the K-th input,
+its output_K.pb the values the K-th output must give — checked at once; sets that can't be a
+case say why, the model is stored all the same, and no test file becomes a data file of it."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload
+
+from app.api.run import CLOSE_TOLERANCE
+
+FOLDERS = sorted(p.parent for p in ONNX_DATA.glob("*/*/model.onnx") if any(p.parent.glob("test_data_set_*")))
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def folder_files(folder) -> dict[str, bytes]:
+    """The folder as the zoo packs it: model.onnx and test_data_set_N/*.pb under one folder."""
+    return {f"{folder.name}/{p.relative_to(folder).as_posix()}": p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def close(got: np.ndarray, want: np.ndarray) -> bool:
+    """The verdict's criterion (run.compare_outputs' "close")."""
+    if got.shape != want.shape:
+        return False
+    if want.dtype.kind not in "biuf":
+        return bool(np.array_equal(got, want))
+    scale = float(np.abs(want[np.isfinite(want)]).max()) if np.isfinite(want).any() else 0.0
+    return bool(np.allclose(got, want, rtol=CLOSE_TOLERANCE, atol=CLOSE_TOLERANCE * scale, equal_nan=True))
+
+
+def ort_passes(model_bytes: bytes, sets: list[tuple[list, list]], inputs: list[str]) -> bool:
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    try:
+        sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+        return all(
+            all(close(g, w) for g, w in zip(sess.run(None, dict(zip(inputs, ins, strict=True))), outs, strict=True))
+            for ins, outs in sets
+        )
+    except Exception:  # onnxruntime can't load or run it: the verdict says so too
+        return False
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_wheels_models_with_their_test_data_sets(client, folder):
+    model_bytes = (folder / "model.onnx").read_bytes()
+    model = onnx.load_from_string(model_bytes)
+    set_names = sorted(p.name for p in folder.glob("test_data_set_*"))
+    r = upload(client, zipped(folder_files(folder)), f"{folder.name}.zip")
+    assert r.status_code == 201, r.get_json()
+    answer = r.get_json()
+    assert answer["external_files"] == []  # no test file is taken for the model's data
+    read = lambda p: onnx.numpy_helper.to_array(onnx.load_tensor(str(p)))  # noqa: E731
+    if any(read(p).dtype.kind not in "biuf" for p in folder.glob("test_data_set_*/*.pb")):
+        # strings: no .npy holds them (pickles are refused), so no case; the upload says so
+        assert answer["test_data_sets"]["kept"] == [], answer["test_data_sets"]
+        assert all("STRING values" in s["reason"] for s in answer["test_data_sets"]["skipped"])
+        return
+    assert answer["test_data_sets"] == {"kept": set_names, "skipped": []}
+
+    initialized = {t.name for t in model.graph.initializer}
+    inputs = [i.name for i in model.graph.input if i.name not in initialized]
+    sets = [
+        ([read(p) for p in sorted((folder / s).glob("input_*.pb"))], [read(p) for p in sorted((folder / s).glob("output_*.pb"))])
+        for s in set_names
+    ]
+    verdict = answer["validation"]["reference"]
+    assert verdict["status"] == ("passed" if ort_passes(model_bytes, sets, inputs) else "failed"), verdict
+    cases = client.get(f"/api/models/{answer['id']}/checks").get_json()["cases"]
+    assert [c["name"] for c in cases] == set_names
+    assert list(cases[0]["inputs"]) == inputs and list(cases[0]["expected"]) == [o.name for o in model.graph.output]
+
+
+def _tensor_only(case) -> bool:
+    graph = case.model.graph
+    typed = [*graph.input, *graph.output]
+    arrays = [a for ins, outs in case.data_sets or [] for a in (*ins, *outs)]
+    return (
+        bool(case.data_sets)
+        and all(v.type.HasField("tensor_type") for v in typed)
+        and all(isinstance(a, np.ndarray) and a.dtype.kind in "biuf" and a.dtype != np.dtype("V") for a in arrays)
+    )
+
+
+
+
+@pytest.mark.corpus
+def test_node_test_models_zipped_with_their_data_sets(client):
+    """The official node tests packed as the zoo packs a model: every tensor-only one keeps its data
+    sets as cases, named and fed by position, and its verdict is what a run of the same inputs
+    against the same outputs says (POST .../run with "expected")."""
+    checked = passed = 0
+    for name in node_testcase_names():
+        case = node_testcases()[name]
+        if not _tensor_only(case):
+            continue
+        files = {"model.onnx": case.model.SerializeToString()}
+        for k, (ins, outs) in enumerate(case.data_sets):
+            for side, arrays in (("input", ins), ("output", outs)):
+                for j, a in enumerate(arrays):
+                    files[f"test_data_set_{k}/{side}_{j}.pb"] = onnx.numpy_helper.from_array(a).SerializeToString()
+        r = upload(client, zipped(files), f"{name}.zip")
+        assert r.status_code == 201, (name, r.get_json())
+        answer = r.get_json()
+        kept = answer["test_data_sets"]
+        assert kept["kept"] == [f"test_data_set_{k}" for k in range(len(case.data_sets))], (name, kept)
+        verdict = client.get(f"/api/models/{answer['id']}/checks/verdict").get_json()
+        cases = client.get(f"/api/models/{answer['id']}/checks").get_json()["cases"]
+        body = {
+            "inputs": {n: {"npy": a["npy"]} for n, a in cases[0]["inputs"].items()},
+            "expected": {n: {"npy": a["npy"]} for n, a in cases[0]["expected"].items()},
+        }
+        run = client.post(f"/api/models/{answer['id']}/run", json=body)
+        first = verdict["cases"][0]
+        if run.status_code == 422:  # onnxruntime can't run it: the case is an error naming why
+            assert first["status"] == "error" and "onnxruntime can't" in first["message"], (name, first)
+        else:
+            assert run.status_code == 200, (name, run.get_json())
+            outputs = run.get_json()["expected"]["outputs"]
+            assert {n: o["close"] for n, o in outputs.items()} == {n: o["passed"] for n, o in first["outputs"].items()}, name
+            passed += first["status"] == "passed"
+        checked += 1
+    assert checked >= 1400 and passed >= 1300, (checked, passed)  # 1,457 and 1,388 with onnxruntime 1.32
+
+
+def test_sets_that_cant_be_cases_say_why_and_the_model_stands(client):
+    folder = ONNX_DATA / "pytorch-converted" / "test_ReLU"
+    files = folder_files(folder)
+    prefix = f"{folder.name}/"
+    good_in = files[f"{prefix}test_data_set_0/input_0.pb"]
+    good_out = files[f"{prefix}test_data_set_0/output_0.pb"]
+    files.update(
+        {
+            f"{prefix}test_data_set_1/input_1.pb": good_in,  # no input_0.pb
+            f"{prefix}test_data_set_1/output_0.pb": good_out,
+            f"{prefix}test_data_set_2/input_0.pb": good_in,  # no outputs
+            f"{prefix}test_data_set_3/input_0.pb": b"\xff\xfe not a tensor",
+            f"{prefix}test_data_set_3/output_0.pb": good_out,
+            f"{prefix}test_data_set_4/input_0.pb": good_in,
+            f"{prefix}test_data_set_4/input_1.pb": good_in,  # one input too many
+            f"{prefix}test_data_set_4/output_0.pb": good_out,
+            f"{prefix}test_data_set_5/notes.txt": b"not a tensor file",
+            f"{prefix}test_data_set_6/input_0.pb": bytes(129 << 20),  # 129 MiB of zeros: ~130 KB zipped
+            f"{prefix}test_data_set_6/output_0.pb": good_out,
+        }
+    )
+    r = upload(client, zipped(files), "relu.zip")
+    assert r.status_code == 201, r.get_json()
+    answer = r.get_json()
+    assert answer["test_data_sets"]["kept"] == ["test_data_set_0"]
+    reasons = {s["name"]: s["reason"] for s in answer["test_data_sets"]["skipped"]}
+    assert "lacks input_1.pb" in reasons["test_data_set_1"]
+    assert "no output_0.pb" in reasons["test_data_set_2"]
+    assert "test_data_set_3/input_0.pb" in reasons["test_data_set_3"] and "TensorProto" in reasons["test_data_set_3"]
+    assert "2 input file(s); the model has 1 input(s)" in reasons["test_data_set_4"]
+    assert "test_data_set_5" not in reasons  # no tensors at all: not a test data set
+    assert "is too big" in reasons["test_data_set_6"]  # read no further than 128 MiB
+    assert answer["external_files"] == [] and answer["validation"]["reference"]["status"] == "passed"
