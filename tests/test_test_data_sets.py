@@ -163,7 +163,7 @@ def test_sets_that_cant_be_cases_say_why_and_the_model_stands(client):
     answer = r.get_json()
     assert answer["test_data_sets"]["kept"] == ["test_data_set_0"]
     reasons = {s["name"]: s["reason"] for s in answer["test_data_sets"]["skipped"]}
-    assert "lacks input_1.pb" in reasons["test_data_set_1"]
+    assert "lacks input_0.pb" in reasons["test_data_set_1"]
     assert "no output_0.pb" in reasons["test_data_set_2"]
     assert "test_data_set_3/input_0.pb" in reasons["test_data_set_3"] and "TensorProto" in reasons["test_data_set_3"]
     assert "2 input file(s); the model has 1 input(s)" in reasons["test_data_set_4"]

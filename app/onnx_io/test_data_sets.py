@@ -26,7 +26,11 @@ def split_test_data_sets(files: dict) -> tuple[dict, dict[str, dict]]:
     sets: dict[str, dict] = {}
     for name in sorted(found, key=_natural):
         sides = found[name]
-        gaps = [f"{side}_{len(files)}.pb" for side, files in sides.items() if sorted(files) != list(range(len(files)))]
+        gaps = [
+            f"{side}_{min(set(range(max(files))) - set(files))}.pb"
+            for side, files in sides.items()
+            if sorted(files) != list(range(len(files)))
+        ]
         problem = (
             f"it lacks {' and '.join(gaps)} (its files are numbered with a gap)"
             if gaps

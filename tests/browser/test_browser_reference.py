@@ -102,3 +102,30 @@ def test_cases_are_kept_and_dropped_in_the_model_panel(page, server):
     page.locator(".ref-cases:not(.pending)").wait_for()
     assert page.locator(".ref-tolerance").input_value() == "5"
     assert page.request.get(f"{server}/api/models/{mid}/checks").json()["tolerance"] == 0.05
+
+
+def test_a_zoo_archive_opens_with_its_test_data_sets_as_cases(page, server, tmp_path, artifacts):
+    """A .zip as the model zoo packs a model (the folder, model.onnx, test_data_set_N/) dropped on
+    the models page: the model page opens saying which sets it kept and which not, and why."""
+    import io
+    import zipfile
+
+    from testkit import ONNX_DATA
+
+    folder = ONNX_DATA / "pytorch-converted" / "test_ReLU"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for p in folder.rglob("*.pb"):
+            z.write(p, f"relu/{p.relative_to(folder).as_posix()}")
+            z.write(p, f"relu/test_data_set_9/{p.name.replace('input_0', 'input_1')}")  # numbered with a gap
+        z.write(folder / "model.onnx", "relu/model.onnx")
+    (tmp_path / "relu.zip").write_bytes(buf.getvalue())
+    page.goto(server + "/")
+    page.set_input_files("#file-input", str(tmp_path / "relu.zip"))
+    toast = page.locator("#toast.error")
+    toast.wait_for()
+    text = toast.text_content()
+    assert "Kept test_data_set_0 as reference case: every revision is held to their outputs." in text
+    assert "test_data_set_9 not kept: it lacks input_0.pb" in text
+    page.locator("#model-reference.badge-ok").wait_for()
+    page.screenshot(path=str(artifacts / "zoo-archive.png"))

@@ -92,6 +92,18 @@ function askAboutDuplicate(summary, fileName) {
 }
 
 let uploading = false;
+/** What the upload did besides storing the model (a zoo archive's test data sets kept as
+ * reference cases, or why not), for the model page to say once it opens. */
+function rememberUploadNote(summary) {
+  const sets = summary.test_data_sets;
+  if (!sets) return;
+  const kept = sets.kept.length ? `Kept ${sets.kept.join(", ")} as reference case${sets.kept.length > 1 ? "s" : ""}: every revision is held to their outputs.` : "";
+  const skipped = sets.skipped.map((s) => `${s.name} not kept: ${s.reason}`).join(" · ");
+  try {
+    sessionStorage.setItem(`upload-note:${summary.id}`, JSON.stringify({ message: [kept, skipped].filter(Boolean).join(" "), problem: !!skipped }));
+  } catch { /* storage off: the model panel still lists the cases */ }
+}
+
 async function upload(files) {
   if (!files || !files.length || uploading) return;
   uploading = true;
@@ -109,6 +121,7 @@ async function upload(files) {
       return;
     }
     setStatus(uploadStatus, `Opened ${summary.name || ordered[0].name}.`, "ok");
+    rememberUploadNote(summary);
     window.location.assign(api.modelPageUrl(summary.id));
   } catch (err) {
     setStatus(uploadStatus, `Could not open ${ordered[0].name}: ${err.message}`, "error");

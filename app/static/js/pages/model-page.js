@@ -69,7 +69,8 @@ function toast(message, kind = "error") {
   toastEl.className = `toast ${kind}`;
   toastEl.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { toastEl.hidden = true; }, kind === "error" ? 8000 : 2500);
+  // long enough to read: a long note stays up to an error's time
+  toastTimer = setTimeout(() => { toastEl.hidden = true; }, kind === "error" ? 8000 : Math.min(8000, Math.max(2500, 50 * message.length)));
 }
 
 
@@ -770,8 +771,19 @@ async function start() {
     return;
   }
   renderToolbar();
+  sayUploadNote();
   const { path, selection } = await followLink(link);
   await loadGraph(path, { home: true, selection });
+}
+
+/** What the models page's upload left to say about this model (index-page.js rememberUploadNote). */
+function sayUploadNote() {
+  try {
+    const key = `upload-note:${state.modelId}`;
+    const note = JSON.parse(sessionStorage.getItem(key) || "null");
+    sessionStorage.removeItem(key);
+    if (note && note.message) toast(note.message, note.problem ? "error" : "info");
+  } catch { /* storage off or damaged: nothing to say */ }
 }
 
 /** A data file: the data view in place of the drawing; no edits, no graph controls. */
