@@ -21,9 +21,11 @@ from pathlib import Path
 import onnx
 
 from . import create_app, default_data_dir, logs, settings
+from .api.reference import keep_test_data_sets
 from .errors import StudioError
 from .onnx_io import parse_model
 from .onnx_io.external import normalize_location
+from .onnx_io.test_data_sets import test_data_sets_beside
 
 
 def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
@@ -101,7 +103,23 @@ def _open(args):
     del model
     app = create_app({"DATA_DIR": str(args.data_dir)})
     store = app.extensions["store"]
-    return _stored_once(store, store.create_model(args.model.name, data, external)), app
+    record = _stored_once(store, store.create_model(args.model.name, data, external))
+    sets = test_data_sets_beside(args.model)
+    if sets and not (store.model(record.id).checks or {}).get("cases"):
+        with app.app_context():
+            _say_test_data_sets(keep_test_data_sets(record.id, sets))
+    return record, app
+
+
+def _say_test_data_sets(imported: dict) -> None:
+    """The test data sets beside the model, kept as reference cases (or why not), on the console."""
+    if imported["kept"]:
+        print(
+            f"kept {', '.join(imported['kept'])} as reference cases: every revision is held to their outputs",
+            flush=True,
+        )
+    for s in imported["skipped"]:
+        print(f"{s['name']} not kept: {s['reason']}", flush=True)
 
 
 def _stored_once(store, record):

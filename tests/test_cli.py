@@ -20,13 +20,17 @@ def _start(args, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
+    said = []  # what it says before its address (the test data sets it kept)
     line = proc.stdout.readline()
-    return proc, line.split(" on ")[1].split()[0]
+    while " on http" not in line:
+        said.append(line)
+        line = proc.stdout.readline()
+    return proc, line.split(" on ")[1].split()[0], said
 
 
 def test_open_a_model_serves_its_page(tmp_path):
     model = ONNX_DATA / "light" / "light_resnet50.onnx"
-    proc, url = _start([str(model), "--no-browser", "--port", "0"], tmp_path)
+    proc, url, _ = _start([str(model), "--no-browser", "--port", "0"], tmp_path)
     try:
         assert "/models/" in url
         base, mid = url.split("/models/")
@@ -40,8 +44,25 @@ def test_open_a_model_serves_its_page(tmp_path):
     assert not any((Path(__file__).parent.parent / "app").rglob("*.sqlite3"))  # data never in the package
 
 
+def test_a_models_test_data_sets_beside_it_become_reference_cases(tmp_path):
+    import shutil
+
+    folder = tmp_path / "relu"
+    shutil.copytree(ONNX_DATA / "pytorch-converted" / "test_ReLU", folder)
+    proc, url, said = _start([str(folder / "model.onnx"), "--no-browser", "--port", "0"], tmp_path)
+    try:
+        assert said == ["kept test_data_set_0 as reference cases: every revision is held to their outputs\n"]
+        base, mid = url.split("/models/")
+        summary = json.load(urllib.request.urlopen(f"{base}/api/models/{mid}"))
+        assert summary["validation"]["reference"]["status"] == "passed"
+        assert summary["external_files"] == []
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def test_serve_for_uploads(tmp_path):
-    proc, url = _start(["serve", "--port", "0"], tmp_path)
+    proc, url, _ = _start(["serve", "--port", "0"], tmp_path)
     try:
         assert json.load(urllib.request.urlopen(f"{url}api/models")) == {"models": [], "disk_bytes": 0}
     finally:

@@ -5,6 +5,9 @@ TensorProtos: the K-th input fed, the K-th output it must give)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from ..errors import StudioError
 
 _MEMBER = re.compile(r"^(test_data_set_[^/]+)/(input|output)_(\d+)\.pb$")
 _FOLDER = re.compile(r"^test_data_set_[^/]+/")
@@ -49,3 +52,29 @@ def split_test_data_sets(files: dict) -> tuple[dict, dict[str, dict]]:
 def _natural(name: str) -> tuple:
     """test_data_set_2 before test_data_set_10."""
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+class FileMember:
+    """A test data file on disk, read as an archive's member is (read_all with a limit)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def read_all(self, limit: int) -> bytes:
+        with self.path.open("rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise StudioError("too_big", f"{self.path.name} is too big", 413)
+        return data
+
+
+def test_data_sets_beside(model_path: Path) -> dict[str, dict]:
+    """The test data sets in the model file's folder (`onnx-studio path/model.onnx` of a model zoo
+    or backend test folder), as split_test_data_sets gives them."""
+    folder = model_path.parent
+    files = {
+        p.relative_to(folder).as_posix(): FileMember(p)
+        for p in folder.glob("test_data_set_*/*.pb")
+        if p.is_file() and not p.is_symlink()
+    }
+    return split_test_data_sets(files)[1]
