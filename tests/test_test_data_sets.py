@@ -170,3 +170,87 @@ def test_sets_that_cant_be_cases_say_why_and_the_model_stands(client):
     assert "test_data_set_5" not in reasons  # no tensors at all: not a test data set
     assert "is too big" in reasons["test_data_set_6"]  # read no further than 128 MiB
     assert answer["external_files"] == [] and answer["validation"]["reference"]["status"] == "passed"
+
+
+def tarred(files: dict[str, bytes], mode: str = "w:gz", links: dict[str, str] | None = None) -> bytes:
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(("suffix", "mode"), [(".tar.gz", "w:gz"), (".tgz", "w:gz"), (".tar", "w")])
+def test_a_zoo_tarball_opens_with_its_test_data_sets(client, suffix, mode):
+    folder = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+    r = upload(client, tarred(folder_files(folder), mode), f"conv{suffix}")
+    assert r.status_code == 201, r.get_json()
+    answer = r.get_json()
+    assert answer["name"] == "model.onnx" and answer["test_data_sets"] == {"kept": ["test_data_set_0"], "skipped": []}
+    assert answer["external_files"] == [] and answer["validation"]["reference"]["status"] == "passed"
+    stored = client.get(f"/api/models/{answer['id']}/download").data
+    assert stored == (folder / "model.onnx").read_bytes()
+
+
+def test_a_tarball_with_external_data_keeps_it(client, tmp_path):
+    from onnx import helper, numpy_helper
+
+    w = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 64])],
+        [numpy_helper.from_array(w, "W")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    (tmp_path / "weights").mkdir()
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="weights/w.bin", size_threshold=0)
+    files = {"zoo/m.onnx": (tmp_path / "m.onnx").read_bytes(), "zoo/weights/w.bin": (tmp_path / "weights" / "w.bin").read_bytes()}
+    r = upload(client, tarred(files), "m.tar.gz")
+    assert r.status_code == 201, r.get_json()
+    answer = r.get_json()
+    assert answer["external_files"] == ["weights/w.bin"] and "test_data_sets" not in answer
+    embedded = onnx.load_from_string(client.get(f"/api/models/{answer['id']}/download?layout=embedded").data)
+    np.testing.assert_array_equal(onnx.numpy_helper.to_array(embedded.graph.initializer[0]), w)
+
+
+def test_hostile_tarballs_are_refused_or_defused(client, app):
+    model = (ONNX_DATA / "pytorch-converted" / "test_ReLU" / "model.onnx").read_bytes()
+    # a link is never made or followed: the model is stored, the link is not one of its files
+    r = upload(client, tarred({"m/model.onnx": model}, links={"m/passwd.bin": "/etc/passwd"}), "links.tar.gz")
+    assert r.status_code == 201 and r.get_json()["external_files"] == []
+    refused = {
+        "escape.tar.gz": tarred({"../../model.onnx": model}),  # outside the archive: not unpacked
+        "two.tar.gz": tarred({"a.onnx": model, "b.onnx": model}),
+        "garbage.tar.gz": b"\x1f\x8b\x08\x00garbage" * 50,
+        "truncated.tar.gz": tarred({"m/model.onnx": model})[:60],
+        "bomb.tar.gz": tarred({"m/model.onnx": model, "m/zeros.bin": bytes(200 << 20)}),  # ~200 KB unpacking to 200 MB
+    }
+    codes = {}
+    for name, data in refused.items():
+        r = upload(client, data, name)
+        codes[name] = (r.status_code, r.get_json()["error"]["code"])
+        assert name in r.get_json()["error"]["message"]
+    assert codes == {
+        "escape.tar.gz": (400, "bad_tar"),
+        "two.tar.gz": (400, "bad_tar"),
+        "garbage.tar.gz": (400, "bad_tar"),
+        "truncated.tar.gz": (400, "bad_tar"),
+        "bomb.tar.gz": (413, "tar_bomb"),
+    }
+    from app.api.documents import store
+
+    with app.app_context():
+        scratch = store().blobs.scratch()
+        assert not any(p.name.startswith("tar-") for p in scratch.iterdir())  # every unpacked file gone
+    assert [m["name"] for m in client.get("/api/models").get_json()["models"]] == ["model.onnx"]

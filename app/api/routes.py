@@ -8,6 +8,7 @@ import os
 import re
 import tempfile
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -18,12 +19,13 @@ from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arr
 from ..errors import NotFound, StudioError
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_tensor
-from ..onnx_io.external import TENSOR_PREFIX, normalize_location, unpack_zip
+from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.load import parse_model, parse_model_file, parse_model_stream
 from ..onnx_io.save import data_file_name, embedded, external_zip, move_weights_out
-from ..onnx_io.test_data_sets import split_test_data_sets
+from ..onnx_io.tar_reading import is_tar_name, unpack_tar
+from ..onnx_io.test_data_sets import FileMember, split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
@@ -116,24 +118,10 @@ def upload_model():
     if not files:
         raise StudioError("missing_file", 'send the model as a multipart form field named "file"')
     name = _upload_name(files[0], "the model")
-    if name.lower().endswith(".zip"):
+    if name.lower().endswith(".zip") or is_tar_name(name):
         if len(files) > 1:
-            raise StudioError("bad_request", "send a .zip alone: it holds the model and its external data")
-        budget = ZipBudget(name, current_app.config["ZIP_MAX_UNCOMPRESSED"], current_app.config["ZIP_MAX_RATIO"])
-        name, data, external = unpack_zip(files[0].stream, name, budget)
-        external, data_sets = split_test_data_sets(external)  # a model zoo archive's test_data_set_N/
-        # test inputs compress far more than weights (an all-zero image: 1000x) and are read into
-        # memory a tensor at a time: they are held to a total of their own instead of a ratio
-        test_data = ZipBudget(name, TEST_DATA_MAX_BYTES, max_ratio=1e12)
-        for files in data_sets.values():
-            for member in (*files["inputs"], *files["outputs"]):
-                member.budget = test_data
-        record = store().create_model(name, data, external)
-        imported = keep_test_data_sets(record.id, data_sets) if data_sets else None
-        created = _created(record)
-        if imported:
-            created["test_data_sets"] = imported
-        return jsonify(created), 201
+            raise StudioError("bad_request", "send an archive alone: it holds the model and its external data")
+        return _upload_archive(files[0].stream, name)
     stream = files[0].stream
     size = stream.seek(0, 2)
     stream.seek(0)
@@ -160,6 +148,44 @@ def upload_model():
     created = _created(record)
     if record.kind == "model":
         page_ready(record.id)
+    return jsonify(created), 201
+
+
+def _upload_archive(stream, name: str):
+    """A .zip, .tar, .tar.gz or .tgz holding one .onnx, its external data files and maybe test
+    data sets (the model zoo's layout)."""
+    config = current_app.config
+    if not is_tar_name(name):
+        budget = ZipBudget(name, config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"])
+        name, data, external = unpack_zip(stream, name, budget)
+        external, data_sets = split_test_data_sets(external)
+        # test inputs compress far more than weights (an all-zero image: 1000x) and are read into
+        # memory a tensor at a time: they are held to a total of their own instead of a ratio
+        test_data = ZipBudget(name, TEST_DATA_MAX_BYTES, max_ratio=1e12)
+        for sides in data_sets.values():
+            for member in (*sides["inputs"], *sides["outputs"]):
+                member.budget = test_data
+        return _stored_archive(name, data, external, data_sets)
+    with tempfile.TemporaryDirectory(prefix="tar-", dir=store().blobs.scratch()) as tmp:
+        model_name, model_path, beside = unpack_tar(
+            stream, name, Path(tmp), config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"]
+        )
+        if model_path.stat().st_size > MAX_MODEL_BYTES:
+            raise StudioError("bad_tar", f"{name}: {model_name} is bigger than one protobuf message can be")
+        data = model_path.read_bytes()
+        parse_model(data, model_name)
+        rest, data_sets = split_test_data_sets({key: FileMember(path) for key, path in beside.items()})
+        with contextlib.ExitStack() as opened:  # streamed into the store, then closed
+            external = {key: opened.enter_context(member.path.open("rb")) for key, member in rest.items()}
+            return _stored_archive(model_name, data, external, data_sets)
+
+
+def _stored_archive(name: str, data: bytes, external: dict, data_sets: dict):
+    record = store().create_model(name, data, external)
+    imported = keep_test_data_sets(record.id, data_sets) if data_sets else None
+    created = _created(record)
+    if imported:
+        created["test_data_sets"] = imported
     return jsonify(created), 201
 
 
