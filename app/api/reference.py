@@ -38,7 +38,7 @@ from . import bp, derived
 from .background import once_in_background
 from .documents import load, revision_number, store
 from .request_body import json_object
-from .run import CLOSE_TOLERANCE, check_dims, check_inputs, compare_outputs, integer, run_raw
+from .run import CLOSE_TOLERANCE, check_dims, check_inputs, compare_outputs, integer, run_raw, uploaded_npy
 from .runtime import is_quick
 
 MAX_CASES = 20  # each case is one run per revision checked
@@ -222,6 +222,8 @@ def _expected(raw, model: onnx.ModelProto) -> dict[str, str] | None:
     for name in raw:
         if name not in outputs:
             raise StudioError("unknown_output", f"the model has no output {name!r} (its outputs: {', '.join(outputs)})")
+    for spec in raw.values():
+        uploaded_npy(spec["npy"])  # 404 unknown_blob for one never uploaded
     return {name: spec["npy"] for name, spec in raw.items()}
 
 

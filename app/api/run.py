@@ -72,7 +72,7 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
                 "unknown_input", f"the model has no input {name!r} (its inputs: {', '.join(sorted(names))})"
             )
         if isinstance(spec, dict) and isinstance(spec.get("npy"), str):
-            out[name] = {"npy": _npy_path(spec["npy"])}
+            out[name] = {"npy": uploaded_npy(spec["npy"])}
         elif isinstance(spec, dict) and isinstance(spec.get("random"), dict):
             out[name] = {"seed": integer(spec["random"].get("seed", 0), f"the seed of input {name!r}")}
         else:
@@ -80,7 +80,7 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
     return out
 
 
-def _npy_path(digest: str) -> str:
+def uploaded_npy(digest: str) -> str:
     """Where an uploaded .npy is, for the worker to read (a local file)."""
     blobs = store().blobs
     try:
@@ -104,7 +104,7 @@ def _expected(raw, shown: list[str]) -> dict[str, str]:
             raise StudioError(
                 "unknown_output", f"{name!r} is not an output of this run (its outputs: {', '.join(shown)})"
             )
-    return {name: _npy_path(spec["npy"]) for name, spec in raw.items()}
+    return {name: uploaded_npy(spec["npy"]) for name, spec in raw.items()}
 
 
 def check_dims(raw) -> dict:
