@@ -199,16 +199,36 @@ def test_cases_added_at_once_are_all_kept(app):
     assert sorted(names) == [f"c{i}" for i in range(6)]
 
 
-WRONG = [None, 0, -1, 1.5, True, "", "x", "\ud800", [], [1], {}, {"npy": 3}, {"random": 1}, {"random": {"seed": "s"}}, {"npy": "0" * 64}]
+WRONG = [
+    None,
+    0,
+    -1,
+    1.5,
+    True,
+    "",
+    "x",
+    "\ud800",
+    [],
+    [1],
+    {},
+    {"npy": 3},
+    {"random": 1},
+    {"random": {"seed": "s"}},
+    {"npy": "0" * 64},
+]
 
 
 def test_wrong_bodies_are_4xx_and_change_nothing(client):
     mid = model_id(client)
     add_case(client, mid, {"name": "kept", "inputs": {"input": {"random": {"seed": 1}}}})
     before = client.get(f"/api/models/{mid}/checks").get_json()
-    bodies = [w for w in WRONG if not isinstance(w, dict)] + [
-        {field: w} for field in ("name", "inputs", "dims", "expected", "revision") for w in WRONG
-    ] + [{"inputs": {"input": w}} for w in WRONG] + [{"expected": {"probs": w}} for w in WRONG] + [{"dims": {"n": w}} for w in WRONG]
+    bodies = (
+        [w for w in WRONG if not isinstance(w, dict)]
+        + [{field: w} for field in ("name", "inputs", "dims", "expected", "revision") for w in WRONG]
+        + [{"inputs": {"input": w}} for w in WRONG]
+        + [{"expected": {"probs": w}} for w in WRONG]
+        + [{"dims": {"n": w}} for w in WRONG]
+    )
     for body in bodies:
         r = client.post(f"/api/models/{mid}/checks", json=body)
         if r.status_code == 201:  # a body that is a case after all (a name, or defaults)
@@ -222,5 +242,5 @@ def test_wrong_bodies_are_4xx_and_change_nothing(client):
         r = client.post(f"/api/models/{mid}/checks", data=raw, content_type="application/json")
         assert r.status_code == 400, raw[:20]
     assert client.get(f"/api/models/{mid}/checks").get_json() == before
-    assert client.get(f"/api/models/nope/checks").status_code == 404
+    assert client.get("/api/models/nope/checks").status_code == 404
     assert client.get(f"/api/models/{mid}/checks/verdict?revision=x").status_code == 400

@@ -29,7 +29,9 @@ def zipped(files: dict[str, bytes]) -> bytes:
 
 def folder_files(folder) -> dict[str, bytes]:
     """The folder as the zoo packs it: model.onnx and test_data_set_N/*.pb under one folder."""
-    return {f"{folder.name}/{p.relative_to(folder).as_posix()}": p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    return {
+        f"{folder.name}/{p.relative_to(folder).as_posix()}": p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
 
 
 def close(got: np.ndarray, want: np.ndarray) -> bool:
@@ -75,7 +77,10 @@ def test_the_wheels_models_with_their_test_data_sets(client, folder):
     initialized = {t.name for t in model.graph.initializer}
     inputs = [i.name for i in model.graph.input if i.name not in initialized]
     sets = [
-        ([read(p) for p in sorted((folder / s).glob("input_*.pb"))], [read(p) for p in sorted((folder / s).glob("output_*.pb"))])
+        (
+            [read(p) for p in sorted((folder / s).glob("input_*.pb"))],
+            [read(p) for p in sorted((folder / s).glob("output_*.pb"))],
+        )
         for s in set_names
     ]
     verdict = answer["validation"]["reference"]
@@ -94,8 +99,6 @@ def _tensor_only(case) -> bool:
         and all(v.type.HasField("tensor_type") for v in typed)
         and all(isinstance(a, np.ndarray) and a.dtype.kind in "biuf" and a.dtype != np.dtype("V") for a in arrays)
     )
-
-
 
 
 @pytest.mark.corpus
@@ -131,7 +134,9 @@ def test_node_test_models_zipped_with_their_data_sets(client):
         else:
             assert run.status_code == 200, (name, run.get_json())
             outputs = run.get_json()["expected"]["outputs"]
-            assert {n: o["close"] for n, o in outputs.items()} == {n: o["passed"] for n, o in first["outputs"].items()}, name
+            assert {n: o["close"] for n, o in outputs.items()} == {
+                n: o["passed"] for n, o in first["outputs"].items()
+            }, name
             passed += first["status"] == "passed"
         checked += 1
     assert checked >= 1400 and passed >= 1300, (checked, passed)  # 1,457 and 1,388 with onnxruntime 1.32
@@ -215,7 +220,10 @@ def test_a_tarball_with_external_data_keeps_it(client, tmp_path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     (tmp_path / "weights").mkdir()
     onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="weights/w.bin", size_threshold=0)
-    files = {"zoo/m.onnx": (tmp_path / "m.onnx").read_bytes(), "zoo/weights/w.bin": (tmp_path / "weights" / "w.bin").read_bytes()}
+    files = {
+        "zoo/m.onnx": (tmp_path / "m.onnx").read_bytes(),
+        "zoo/weights/w.bin": (tmp_path / "weights" / "w.bin").read_bytes(),
+    }
     r = upload(client, tarred(files), "m.tar.gz")
     assert r.status_code == 201, r.get_json()
     answer = r.get_json()

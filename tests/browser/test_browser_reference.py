@@ -15,7 +15,10 @@ from .browser_pages import open_model, upload, wait_revision
 def leaky_linear() -> onnx.ModelProto:
     """y = LeakyRelu(x·W + b): alpha moves every negative output (no softmax to saturate)."""
     rng = np.random.default_rng(0)
-    inits = [nh.from_array(rng.standard_normal((4, 6)).astype(np.float32), "W"), nh.from_array(np.zeros(6, np.float32), "b")]
+    inits = [
+        nh.from_array(rng.standard_normal((4, 6)).astype(np.float32), "W"),
+        nh.from_array(np.zeros(6, np.float32), "b"),
+    ]
     nodes = [
         h.make_node("MatMul", ["x", "W"], ["xw"], name="matmul"),
         h.make_node("Add", ["xw", "b"], ["z"], name="add"),
@@ -48,7 +51,9 @@ def test_a_kept_run_flags_the_edit_that_changes_the_outputs(page, server, artifa
     toast = page.locator("#toast.error")
     toast.wait_for()
     assert "Revision 1 no longer gives the outputs kept for the model" in toast.text_content()
-    assert "case “case 1”: y is" in toast.text_content() and "of its range off (tolerance 0.1 %)" in toast.text_content()
+    assert (
+        "case “case 1”: y is" in toast.text_content() and "of its range off (tolerance 0.1 %)" in toast.text_content()
+    )
     assert badge.text_content() == "outputs differ" and "badge-warn" in badge.get_attribute("class")
 
     page.click("#btn-model")
@@ -88,7 +93,9 @@ def test_cases_are_kept_and_dropped_in_the_model_panel(page, server):
     page.locator(".ref-case[data-name='case 1']").wait_for()
     page.click("#ref-keep-random")
     page.locator(".ref-case[data-name='case 2']").wait_for()
-    assert "x float32 (2×4)" in page.locator(".ref-case[data-name='case 2']").text_content().replace("⟨", "(").replace("⟩", ")")
+    assert "x float32 (2×4)" in page.locator(".ref-case[data-name='case 2']").text_content().replace("⟨", "(").replace(
+        "⟩", ")"
+    )
     page.locator(".reference-check[data-status=passed]").wait_for()
     assert "all 2 cases give their outputs, bit for bit" in page.locator(".reference-check").text_content()
     # two seeds: two different inputs
