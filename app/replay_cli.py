@@ -15,7 +15,9 @@ import onnx
 from .edits.recipe import replay
 from .errors import StudioError
 from .onnx_io import offload, parse_model
+from .onnx_io.output_compare import CLOSE_TOLERANCE
 from .onnx_io.runtime_check import check_model
+from .replay_outputs import same_outputs
 
 
 def apply_parser() -> argparse.ArgumentParser:
@@ -29,7 +31,31 @@ def apply_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, required=True, help="where to write the edited model")
     p.add_argument("--allow-invalid", action="store_true", help="write the result even when a gate refuses it (listed)")
     p.add_argument("--no-runtime", action="store_true", help="skip the onnxruntime gate (a smoke run per batch)")
+    p.add_argument(
+        "--same-outputs",
+        action="store_true",
+        help="refuse a result whose outputs differ from the model's (beyond --tolerance) on the test data sets "
+        "beside the model (test_data_set_N/), else on seeded random inputs",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=CLOSE_TOLERANCE,
+        help="with --same-outputs: how close is the same, of each value plus of the output's largest magnitude "
+        "(default 0.001)",
+    )
+    p.add_argument("--dims", default="", help="with --same-outputs: sizes of symbolic dims, NAME=N,NAME=N (default 1)")
     return p
+
+
+def _dims(p: argparse.ArgumentParser, text: str) -> dict[str, int]:
+    dims = {}
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        name, _, size = part.partition("=")
+        if not name or not size.isdigit() or int(size) < 1:
+            p.error(f"--dims: {part!r} is not NAME=N with N ≥ 1")
+        dims[name.strip()] = int(size)
+    return dims
 
 
 def _verdict(data: bytes, runtime: bool) -> dict:
@@ -59,6 +85,8 @@ def apply_command(argv: list[str]) -> int:
     except Exception as exc:
         print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc}", file=sys.stderr)
         return 2
+    if not 0 <= args.tolerance <= 1:
+        p.error("--tolerance is a number from 0 to 1 (0.001: within 0.1 %)")
     runtime = not args.no_runtime
     try:
         results = replay(
@@ -73,11 +101,28 @@ def apply_command(argv: list[str]) -> int:
         for line in exc.details or []:
             print(f"  {line}", file=sys.stderr)
         return 1
-    args.output.write_bytes(results[-1].data if results else data)
+    result = results[-1].data if results else data
+    if args.same_outputs:
+        try:
+            outputs = same_outputs(args.model, data, result, _dims(p, args.dims), args.tolerance)
+        except StudioError as exc:
+            print(f"onnx-studio apply: the outputs could not be compared: {exc.message}", file=sys.stderr)
+            return 1
+        if outputs.problems:
+            for problem in outputs.problems:
+                print(f"onnx-studio apply: {problem}", file=sys.stderr)
+            if not args.allow_invalid:
+                print("onnx-studio apply: nothing written (--allow-invalid writes it anyway)", file=sys.stderr)
+                return 1
+    args.output.write_bytes(result)
     changes = [c for r in results for c in r.changes]
     print(f"{len(results)} batch(es) applied, {len(changes)} change(s): {args.output}")
     for change in changes:
         print(f"  {change}")
+    if args.same_outputs:
+        print("outputs, against the model's:")
+        for line in outputs.lines:
+            print(f"  {line}")
     for r in results:
         for reason in r.invalid:
             print(f"  refused by a gate, written anyway (--allow-invalid): {reason}", file=sys.stderr)

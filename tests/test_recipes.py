@@ -213,3 +213,61 @@ def test_bad_recipes_say_what_is_wrong(tmp_path):
         text=True,
     )
     assert run.returncode == 2 and "is not JSON" in run.stderr
+
+
+def test_same_outputs_passes_surgery_that_keeps_what_the_model_computes(client, tmp_path):
+    """Renames (the output's too: compared by position), metadata: the same outputs, written."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    edit(
+        client,
+        mid,
+        0,
+        {"op": "rename_tensor", "from": "y", "to": "scores"},
+        {"op": "set_metadata", "key": "owner", "value": "vision"},
+    )
+    run = apply(tmp_path, conv_model(), client.get(f"/api/models/{mid}/recipe").get_json(), "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "scores (was y): as the model's on seeded random inputs (within 0 % of range)" in run.stdout
+    assert (tmp_path / "out.onnx").exists()
+
+
+def test_same_outputs_refuses_surgery_that_changes_them(client, tmp_path):
+    mid = upload(client, conv_model()).get_json()["id"]
+    bias = {"dtype": "FLOAT", "shape": [4], "values": [5, 0, 0, 0]}
+    edit(client, mid, 0, {"op": "set_initializer", "name": "b", "value": bias})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, conv_model(), recipe, "--same-outputs")
+    assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
+    assert "of its range off the model's on seeded random inputs (tolerance 0.1 %)" in run.stderr, run.stderr
+    assert "nothing written (--allow-invalid writes it anyway)" in run.stderr
+    # a looser tolerance than the change: written
+    assert apply(tmp_path, conv_model(), recipe, "--same-outputs", "--tolerance", "1").returncode == 0
+    (tmp_path / "out.onnx").unlink()
+    assert apply(tmp_path, conv_model(), recipe, "--same-outputs", "--allow-invalid").returncode == 0
+    assert (tmp_path / "out.onnx").exists()
+    bad = apply(tmp_path, conv_model(), recipe, "--same-outputs", "--tolerance", "-1")
+    assert bad.returncode == 2 and "--tolerance" in bad.stderr
+
+
+def test_same_outputs_runs_the_test_data_sets_beside_the_model(client, tmp_path):
+    """The model's own test data: the result must give the outputs the model gives on them, and
+    the expected values where the model gives those."""
+    import onnxruntime as ort
+
+    model = conv_model()
+    x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    (y,) = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    folder = tmp_path / "test_data_set_0"
+    folder.mkdir()
+    (folder / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    (folder / "output_0.pb").write_bytes(numpy_helper.from_array(y, "y").SerializeToString())
+    mid = upload(client, model).get_json()["id"]
+    edit(client, mid, 0, {"op": "set_metadata", "key": "k", "value": "v"})
+    run = apply(tmp_path, model, client.get(f"/api/models/{mid}/recipe").get_json(), "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "y: as the model's on test_data_set_0" in run.stdout and "random" not in run.stdout
+    # the expected values changed: the model no longer gives them, which is said, not blamed on the recipe
+    (folder / "output_0.pb").write_bytes(numpy_helper.from_array(y + 1, "y").SerializeToString())
+    run = apply(tmp_path, model, client.get(f"/api/models/{mid}/recipe").get_json(), "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "y: the model itself is" in run.stdout and "off test_data_set_0's expected values" in run.stdout

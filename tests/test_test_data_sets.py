@@ -14,7 +14,7 @@ import onnxruntime as ort
 import pytest
 from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload
 
-from app.api.run import CLOSE_TOLERANCE
+from app.onnx_io.output_compare import CLOSE_TOLERANCE
 
 FOLDERS = sorted(p.parent for p in ONNX_DATA.glob("*/*/model.onnx") if any(p.parent.glob("test_data_set_*")))
 

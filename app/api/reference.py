@@ -34,11 +34,13 @@ from flask import jsonify, request
 from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
+from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
+from ..onnx_io.test_data_sets import by_graph_names
 from . import bp, derived
 from .background import once_in_background
 from .documents import load, revision_number, store
 from .request_body import json_object
-from .run import CLOSE_TOLERANCE, check_dims, check_inputs, compare_outputs, integer, run_raw, uploaded_npy
+from .run import check_dims, check_inputs, integer, run_raw, uploaded_npy
 from .runtime import is_quick
 
 MAX_CASES = 20  # each case is one run per revision checked
@@ -282,9 +284,8 @@ def keep_test_data_sets(model_id: str, sets: dict[str, dict]) -> dict:
 
 
 def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[str, str]:
-    """{graph input/output name: .npy blob} of a test data set's files for one side: by the
-    names their tensors carry when every one is the graph's, else by position. Each tensor is
-    stored as it is read (one in memory at a time)."""
+    """{graph input/output name: .npy blob} of a test data set's files for one side
+    (test_data_sets.by_graph_names); each tensor stored as it is read (one in memory at a time)."""
     if len(readers) != len(names):
         raise StudioError(
             "bad_test_data", f"it has {len(readers)} {side} file(s); the model has {len(names)} {side}(s)"
@@ -293,10 +294,7 @@ def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[
     for k, reader in enumerate(readers):
         npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TEST_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
         stored.append((tensor_name, store().blobs.put(npy)))
-    by_name = {tensor_name for tensor_name, _ in stored}
-    if by_name == set(names) and len(by_name) == len(names):
-        return dict(stored)
-    return {name: digest for name, (_, digest) in zip(names, stored, strict=True)}
+    return by_graph_names(stored, names)
 
 
 @bp.get("/models/<model_id>/checks")

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import StudioError
 
+T = TypeVar("T")
 _MEMBER = re.compile(r"^(test_data_set_[^/]+)/(input|output)_(\d+)\.pb$")
 _FOLDER = re.compile(r"^test_data_set_[^/]+/")
 
@@ -52,6 +54,16 @@ def split_test_data_sets(files: dict) -> tuple[dict, dict[str, dict]]:
 def _natural(name: str) -> tuple:
     """test_data_set_2 before test_data_set_10."""
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def by_graph_names(named: list[tuple[str, T]], names: list[str]) -> dict[str, T]:
+    """A test data set side's values ([(the name its tensor carries, value)], in K order) for the
+    graph's inputs or outputs `names`: by those names when every one is the graph's, else by
+    position (what onnx's backend test runner does)."""
+    carried = {name for name, _ in named}
+    if carried == set(names) and len(carried) == len(names):
+        return dict(named)
+    return {name: value for name, (_, value) in zip(names, named, strict=True)}
 
 
 class FileMember:

@@ -1,0 +1,121 @@
+"""`onnx-studio apply --same-outputs`: whether a replayed recipe left what the model computes as
+it was. The model and the result run with onnxruntime (the server's worker, its limits) on the
+same inputs — each test data set beside the model, else seeded random values — and each output
+of the result is compared with the model's at the same position (a recipe may rename them), and
+with the test data's expected values when there are some."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from .edits.sources import npy_from_tensor_file
+from .errors import StudioError
+from .onnx_io.output_compare import compare_outputs
+from .onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
+from .onnx_io.test_data_sets import by_graph_names, test_data_sets_beside
+
+MAX_TEST_TENSOR_BYTES = 128 << 20
+
+
+@dataclass
+class OutputsCheck:
+    lines: list[str] = field(default_factory=list)  # what was compared, one line each
+    problems: list[str] = field(default_factory=list)  # what differs beyond the tolerance
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list[str]:
+    initialized = {t.name for t in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initialized]
+
+
+def _run(data: bytes, folder: Path, inputs: dict, dims: dict) -> dict:
+    folder.mkdir()
+    path = folder / "model.onnx"
+    path.write_bytes(data)
+    answer = run_model(path, folder, inputs, dims, None, len(data), RUN_WALL_SECONDS, {})
+    if answer.get("status") != "ok":
+        stage = "load" if answer.get("stage") == "load" else "run"
+        raise StudioError("run_failed", f"onnxruntime can't {stage} it: {' '.join(str(answer.get('message')).split())}")
+    return answer
+
+
+def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tuple[str, dict, dict]]:
+    """(what the inputs are, {input: {"npy": path}} or {} for seeded random ones, {output index:
+    expected .npy path}) for each set of inputs to run on."""
+    sets = test_data_sets_beside(model_path)
+    if not sets:
+        return [("seeded random inputs", {}, {})]
+    inputs, outputs = _graph_inputs(before), [o.name for o in before.graph.output]
+    out = []
+    for name, files in sets.items():
+        if files["problem"]:
+            raise StudioError("bad_test_data", f"{name}: {files['problem']}")
+        saved: dict[str, list[tuple[str, str]]] = {}
+        for side, readers in (("input", files["inputs"]), ("output", files["outputs"])):
+            saved[side] = []
+            for k, reader in enumerate(readers):
+                npy, tensor_name, _ = npy_from_tensor_file(
+                    reader.read_all(MAX_TEST_TENSOR_BYTES), f"{name}/{side}_{k}.pb"
+                )
+                path = folder / f"{name}-{side}-{k}.npy"
+                path.write_bytes(npy)
+                saved[side].append((tensor_name, str(path)))
+        if len(saved["input"]) != len(inputs) or len(saved["output"]) != len(outputs):
+            raise StudioError("bad_test_data", f"{name}: its files don't match the model's inputs and outputs")
+        fed = by_graph_names(saved["input"], inputs)
+        expected = by_graph_names(saved["output"], outputs)
+        out.append((name, {n: {"npy": p} for n, p in fed.items()}, {outputs.index(n): p for n, p in expected.items()}))
+    return out
+
+
+def _percent(fraction: float | None) -> str:
+    return "?" if fraction is None else f"{100 * fraction:.2g} %"
+
+
+def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tolerance: float) -> OutputsCheck:
+    check = OutputsCheck()
+    model_before, model_after = onnx.load_from_string(before), onnx.load_from_string(after)
+    names_before = [o.name for o in model_before.graph.output]
+    names_after = [o.name for o in model_after.graph.output]
+    inputs_after = _graph_inputs(model_after)
+    if len(names_before) != len(names_after) or len(_graph_inputs(model_before)) != len(inputs_after):
+        check.problems.append(
+            f"the result has {len(inputs_after)} input(s) and {len(names_after)} output(s), the model "
+            f"{len(_graph_inputs(model_before))} and {len(names_before)}: their outputs can't be compared"
+        )
+        return check
+    with tempfile.TemporaryDirectory(prefix="same-outputs-") as tmp:
+        folder = Path(tmp)
+        for i, (what, fed, expected) in enumerate(_sources(model_path, model_before, folder)):
+            first = _run(before, folder / f"before-{i}", fed, dims)
+            # the very values the model was fed, to the result's inputs at the same positions
+            same = {
+                n: {"npy": first["inputs"][m]} for n, m in zip(inputs_after, _graph_inputs(model_before), strict=True)
+            }
+            second = _run(after, folder / f"after-{i}", same, dims)
+            for k, (b, a) in enumerate(zip(names_before, names_after, strict=True)):
+                c = compare_outputs(second["outputs"][a], first["outputs"][b], tolerance=tolerance)
+                shown = a if a == b else f"{a} (was {b})"
+                far = _percent(c["max_rel_to_range"])
+                if c["close"]:
+                    check.lines.append(f"{shown}: as the model's on {what} (within {far} of range)")
+                else:
+                    check.problems.append(
+                        f"{shown} is {far} of its range off the model's on {what} (tolerance {_percent(tolerance)})"
+                    )
+                if k in expected:  # the test data's values: a fault of the recipe only where the model gave them
+                    was = compare_outputs(first["outputs"][b], expected[k], tolerance=tolerance)
+                    now = compare_outputs(second["outputs"][a], expected[k], tolerance=tolerance)
+                    if was["close"] and not now["close"]:
+                        off = _percent(now["max_rel_to_range"])
+                        check.problems.append(
+                            f"{shown} is {off} of its range off {what}'s expected values, which the model gives"
+                        )
+                    elif not was["close"]:
+                        off = _percent(was["max_rel_to_range"])
+                        check.lines.append(f"{b}: the model itself is {off} of its range off {what}'s expected values")
+    return check
