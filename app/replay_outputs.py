@@ -16,20 +16,14 @@ from .edits.sources import npy_from_tensor_file
 from .errors import StudioError
 from .onnx_io.output_compare import compare_outputs
 from .onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
-from .onnx_io.test_data_sets import by_graph_names, test_data_sets_beside
-
-MAX_TEST_TENSOR_BYTES = 128 << 20
+from .onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names, test_data_sets_beside
+from .onnx_io.traverse import fed_inputs
 
 
 @dataclass
 class OutputsCheck:
     lines: list[str] = field(default_factory=list)  # what was compared, one line each
     problems: list[str] = field(default_factory=list)  # what differs beyond the tolerance
-
-
-def _graph_inputs(model: onnx.ModelProto) -> list[str]:
-    initialized = {t.name for t in model.graph.initializer}
-    return [i.name for i in model.graph.input if i.name not in initialized]
 
 
 def _run(data: bytes, folder: Path, inputs: dict, dims: dict) -> dict:
@@ -49,7 +43,7 @@ def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tu
     sets = test_data_sets_beside(model_path)
     if not sets:
         return [("seeded random inputs", {}, {})]
-    inputs, outputs = _graph_inputs(before), [o.name for o in before.graph.output]
+    inputs, outputs = fed_inputs(before.graph), [o.name for o in before.graph.output]
     out = []
     for name, files in sets.items():
         if files["problem"]:
@@ -58,9 +52,7 @@ def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tu
         for side, readers in (("input", files["inputs"]), ("output", files["outputs"])):
             saved[side] = []
             for k, reader in enumerate(readers):
-                npy, tensor_name, _ = npy_from_tensor_file(
-                    reader.read_all(MAX_TEST_TENSOR_BYTES), f"{name}/{side}_{k}.pb"
-                )
+                npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{name}/{side}_{k}.pb")
                 path = folder / f"{name}-{side}-{k}.npy"
                 path.write_bytes(npy)
                 saved[side].append((tensor_name, str(path)))
@@ -81,11 +73,11 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
     model_before, model_after = onnx.load_from_string(before), onnx.load_from_string(after)
     names_before = [o.name for o in model_before.graph.output]
     names_after = [o.name for o in model_after.graph.output]
-    inputs_after = _graph_inputs(model_after)
-    if len(names_before) != len(names_after) or len(_graph_inputs(model_before)) != len(inputs_after):
+    inputs_after = fed_inputs(model_after.graph)
+    if len(names_before) != len(names_after) or len(fed_inputs(model_before.graph)) != len(inputs_after):
         check.problems.append(
             f"the result has {len(inputs_after)} input(s) and {len(names_after)} output(s), the model "
-            f"{len(_graph_inputs(model_before))} and {len(names_before)}: their outputs can't be compared"
+            f"{len(fed_inputs(model_before.graph))} and {len(names_before)}: their outputs can't be compared"
         )
         return check
     with tempfile.TemporaryDirectory(prefix="same-outputs-") as tmp:
@@ -94,7 +86,8 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
             first = _run(before, folder / f"before-{i}", fed, dims)
             # the very values the model was fed, to the result's inputs at the same positions
             same = {
-                n: {"npy": first["inputs"][m]} for n, m in zip(inputs_after, _graph_inputs(model_before), strict=True)
+                n: {"npy": first["inputs"][m]}
+                for n, m in zip(inputs_after, fed_inputs(model_before.graph), strict=True)
             }
             second = _run(after, folder / f"after-{i}", same, dims)
             for k, (b, a) in enumerate(zip(names_before, names_after, strict=True)):

@@ -16,7 +16,7 @@ A verdict: {"status": "none" | "pending" | "passed" | "failed", "tolerance", "ca
 "status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: as run's compare, with
 "passed"}}], "worst"?: {"case", "output", "max_rel_to_range"}}. An output passes when each value
 is within `tolerance` of the expected value plus `tolerance` of the expected output's largest
-magnitude (run.compare_outputs' "close"); integers and strings must be equal.
+magnitude (output_compare.compare_outputs' "close"); integers and strings must be equal.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
-from ..onnx_io.test_data_sets import by_graph_names
+from ..onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names
+from ..onnx_io.traverse import fed_inputs
 from . import bp, derived
 from .background import once_in_background
 from .documents import load, revision_number, store
@@ -45,7 +46,6 @@ from .runtime import is_quick
 
 MAX_CASES = 20  # each case is one run per revision checked
 MAX_NAME = 100
-MAX_TEST_TENSOR_BYTES = 128 << 20  # one input_K.pb / output_K.pb of an uploaded test data set
 TEST_DATA_MAX_BYTES = 512 << 20  # all the test data sets of one upload
 NONE = {"status": "none", "cases": []}
 PENDING = {"status": "pending", "cases": [], "message": "running the reference cases in the background"}
@@ -62,11 +62,6 @@ def _checks(model_id: str) -> dict:
 
 def _tolerance(checks: dict) -> float:
     return float(checks.get("tolerance", CLOSE_TOLERANCE))
-
-
-def _graph_inputs(model: onnx.ModelProto) -> list[str]:
-    initializers = {t.name for t in model.graph.initializer}
-    return [i.name for i in model.graph.input if i.name not in initializers]
 
 
 # --- a revision's verdict ---------------------------------------------------------------------
@@ -134,7 +129,7 @@ def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str) -> dic
 def _checked_case(revision, model: onnx.ModelProto, case: dict, tolerance: float, folder: Path) -> tuple[dict, bool]:
     """One case's result, and whether it failed for a reason that says nothing of the model."""
     out: dict = {"name": case["name"], "status": "error", "outputs": {}, "recorded_from": case.get("recorded_from")}
-    inputs, outputs = _graph_inputs(model), [o.name for o in model.graph.output]
+    inputs, outputs = fed_inputs(model.graph), [o.name for o in model.graph.output]
     missing = [n for n in inputs if n not in case["inputs"]]
     gone = [n for n in case["inputs"] if n not in inputs] + [n for n in case["expected"] if n not in outputs]
     if missing or gone:
@@ -252,7 +247,7 @@ def keep_test_data_sets(model_id: str, sets: dict[str, dict]) -> dict:
     its tensor names), output_K.pb is what the K-th output must give. {"kept": [names],
     "skipped": [{"name", "reason"}]}: a set that can't be a case says why, the upload stands."""
     _, _, model = load(model_id)
-    inputs, outputs = _graph_inputs(model), [o.name for o in model.graph.output]
+    inputs, outputs = fed_inputs(model.graph), [o.name for o in model.graph.output]
     kept: list[str] = []
     skipped: list[dict] = []
     cases: list[dict] = []
@@ -292,7 +287,7 @@ def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[
         )
     stored = []
     for k, reader in enumerate(readers):
-        npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TEST_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
+        npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
         stored.append((tensor_name, store().blobs.put(npy)))
     return by_graph_names(stored, names)
 

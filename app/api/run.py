@@ -34,7 +34,7 @@ from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
-from ..onnx_io.traverse import node_graphs, tensors
+from ..onnx_io.traverse import fed_inputs, node_graphs, tensors
 from ..views.tensors import array_preview
 from ..views.values import dtype_name
 from . import bp
@@ -59,8 +59,7 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
         return {}
     if not isinstance(raw, dict):
         raise StudioError("bad_request", '"inputs" must map input names to {"npy": BLOB} or {"random": {"seed": S}}')
-    initializers = {t.name for t in model.graph.initializer}
-    names = {i.name for i in model.graph.input if i.name not in initializers}
+    names = set(fed_inputs(model.graph))
     out: dict[str, dict] = {}
     for name, spec in raw.items():
         if name not in names:

@@ -11,6 +11,7 @@ from typing import TypeVar
 from ..errors import StudioError
 
 T = TypeVar("T")
+MAX_TENSOR_BYTES = 128 << 20  # one input_K.pb / output_K.pb read (into memory) from an upload or a folder
 _MEMBER = re.compile(r"^(test_data_set_[^/]+)/(input|output)_(\d+)\.pb$")
 _FOLDER = re.compile(r"^test_data_set_[^/]+/")
 

@@ -50,6 +50,13 @@ def graphs_within(g, descend: Callable[[onnx.GraphProto], bool] | None = None) -
         stack.extend((sub, depth + 1) for sub in reversed(subs))
 
 
+def fed_inputs(graph: onnx.GraphProto) -> list[str]:
+    """The graph's inputs a run feeds, in order: those without an initializer (an IR < 4 model
+    lists its weights among its inputs)."""
+    initialized = {t.name for t in graph.initializer}
+    return [i.name for i in graph.input if i.name not in initialized]
+
+
 def node_reads(node: onnx.NodeProto) -> list[str]:
     """The names a node reads: its inputs, and what the graphs it holds read (from outside them
     or not: an If needs what its branches use before it runs)."""
