@@ -217,6 +217,7 @@ def list_models():
                 "size": s.model_size(rev),
                 "disk_bytes": usage["models"].get(m.id, 0),
                 "kind": m.kind,
+                "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
             }
         )
     return jsonify({"models": out, "disk_bytes": usage["total"]})

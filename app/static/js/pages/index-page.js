@@ -157,6 +157,15 @@ dropzone.addEventListener("keydown", (e) => {
   if (e.key === "Enter" || e.key === " ") { e.preventDefault(); fileInput.click(); }
 });
 
+/** Whether the model's current revision gives its reference cases' outputs (once checked). */
+function referenceTag(status) {
+  if (status !== "passed" && status !== "failed") return null;
+  return el("span", {
+    class: `badge badge-reference ${status === "passed" ? "badge-ok" : "badge-warn"}`,
+    title: status === "passed" ? "Its current revision gives the outputs of its reference cases" : "Its current revision does not give the outputs of its reference cases",
+  }, status === "passed" ? "outputs as kept" : "outputs differ");
+}
+
 async function loadModels() {
   setStatus(modelsStatus, "Loading…");
   try {
@@ -165,7 +174,7 @@ async function loadModels() {
     clear(body);
     for (const m of models || []) {
       body.append(el("tr", { "data-model-id": m.id },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link" }, m.name || m.id)),
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link" }, m.name || m.id), referenceTag(m.reference)),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
