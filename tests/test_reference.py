@@ -244,3 +244,45 @@ def test_wrong_bodies_are_4xx_and_change_nothing(client):
     assert client.get(f"/api/models/{mid}/checks").get_json() == before
     assert client.get("/api/models/nope/checks").status_code == 404
     assert client.get(f"/api/models/{mid}/checks/verdict?revision=x").status_code == 400
+
+
+@pytest.mark.parametrize("split", [None, 1], ids=["inline", "weights_as_blobs"])
+def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split):
+    """With "gate": an edit whose result does not give the cases' outputs is refused (422, nothing
+    stored) — its weights the store's own blobs or inline; one that keeps them is stored."""
+    from app import create_app
+
+    config = {"DATA_DIR": str(tmp_path / "data"), "TESTING": True}
+    if split:
+        config["STORE_SPLIT_MIN_BYTES"] = split  # every tensor a blob: the edited model runs from them
+    client = create_app(config).test_client()
+    mid = model_id(client)
+    add_case(client, mid, {"inputs": {"input": {"random": {"seed": 7}}}})
+    r = client.patch(f"/api/models/{mid}/checks", json={"gate": True})
+    assert r.status_code == 200 and r.get_json()["gate"] is True
+
+    refused = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": fc_bias([100] + [0] * 9)})
+    assert refused.status_code == 422, refused.get_json()
+    error = refused.get_json()["error"]
+    assert error["code"] == "invalid_result"
+    assert error["message"].startswith("the edit changes what the model computes: case 'case 1': probs is ")
+    assert "% of its range off (tolerance 0.1 %) (its reference cases gate edits)" in error["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0  # nothing stored
+
+    # what keeps the outputs passes the gate: a rename, new weights giving the same values
+    kept = edit(client, mid, [{"op": "rename_node", "node": "n7", "name": "classifier_softmax"}])
+    assert kept["revision"] == 1 and kept["validation"]["reference"]["status"] == "passed"
+    w = onnx.numpy_helper.to_array(tiny_cnn().graph.initializer[2])
+    same = {"dtype": "FLOAT", "shape": list(w.shape), "values": w.flatten().tolist()}
+    rewritten = edit(client, mid, [{"op": "set_initializer", "name": "fc.weight", "value": same}])
+    assert rewritten.get("unchanged") or rewritten["validation"]["reference"]["status"] == "passed"
+    head = client.get(f"/api/models/{mid}").get_json()["revision"]
+
+    stored = client.post(f"/api/models/{mid}/edits", json={"base": head, "ops": fc_bias([100] + [0] * 9), "allow_invalid": True})
+    assert stored.status_code == 200
+    assert stored.get_json()["validation"]["invalid"][0].startswith("the edit changes what the model computes")
+    client.post(f"/api/models/{mid}/undo")
+    client.patch(f"/api/models/{mid}/checks", json={"gate": False})
+    assert edit(client, mid, fc_bias([100] + [0] * 9))["validation"]["reference"]["status"] == "failed"
+    for bad in ({}, {"gate": 1}, {"gate": "yes"}):
+        assert client.patch(f"/api/models/{mid}/checks", json=bad).status_code == 400

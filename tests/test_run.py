@@ -495,3 +495,15 @@ def test_subgraph_nodes_of_the_node_test_models_are_timed_on_their_own_nodes(cli
             )
             timed += 1
     assert ran >= 20 and timed >= 300, (ran, timed)
+
+
+def test_a_constant_the_store_keeps_as_a_blob_runs(tmp_path):
+    """A Constant's value kept as a blob of its own (every tensor is, here) goes back into the
+    graph a run loads: onnxruntime reads only initializers from files, and a Reshape's shape from
+    a Constant it must have in the graph."""
+    from app import create_app
+
+    client = create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "STORE_SPLIT_MIN_BYTES": 1}).test_client()
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    answer = run(client, mid, {"inputs": {"input": {"random": {"seed": 1}}}})
+    assert answer["outputs"]["probs"]["shape"] == [1, 10]

@@ -279,7 +279,7 @@ def _paths() -> dict:
                 },
             },
             "patch": {
-                "summary": "Set how close an output must be to its expected values",
+                "summary": "Set how close an output must be to its expected values, and whether the cases gate edits",
                 "parameters": [_ID],
                 "requestBody": {
                     "required": True,
@@ -287,8 +287,13 @@ def _paths() -> dict:
                         "application/json": {
                             "schema": {
                                 "type": "object",
-                                "required": ["tolerance"],
-                                "properties": {"tolerance": {"type": "number", "minimum": 0, "maximum": 1}},
+                                "properties": {
+                                    "tolerance": {"type": "number", "minimum": 0, "maximum": 1},
+                                    "gate": {
+                                        "type": "boolean",
+                                        "description": "refuse edits whose result fails a case",
+                                    },
+                                },
                             }
                         }
                     },

@@ -314,8 +314,9 @@ SCHEMAS: dict = {
     },
     "ReferenceCases": {
         "type": "object",
-        "required": ["tolerance", "cases"],
+        "required": ["tolerance", "gate", "cases"],
         "properties": {
+            "gate": {"type": "boolean", "description": "edits whose result fails a case are refused"},
             "tolerance": {
                 "type": "number",
                 "description": "an output passes when each value is within tolerance × itself + tolerance × the expected output's largest magnitude",

@@ -35,13 +35,14 @@ from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
+from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names
 from ..onnx_io.traverse import fed_inputs
 from . import bp, derived
 from .background import once_in_background
 from .documents import load, revision_number, store
 from .request_body import json_object
-from .run import check_dims, check_inputs, integer, run_raw, uploaded_npy
+from .run import check_dims, check_inputs, integer, run_raw, uploaded_npy, write_runnable
 from .runtime import is_quick
 
 MAX_CASES = 20  # each case is one run per revision checked
@@ -106,11 +107,22 @@ def known_status(checks: dict | None, revision) -> str | None:
 
 
 def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str) -> dict:
+    verdict, transient = _cases_run(
+        checks, model, lambda feed, dims, folder: run_raw(revision, model, feed, dims, None, folder)
+    )
+    if not transient:
+        store().set_derived(derived.key("reference", revision.blob, extra), json.dumps(verdict).encode(), revision.blob)
+    return verdict
+
+
+def _cases_run(checks: dict, model: onnx.ModelProto, run) -> tuple[dict, bool]:
+    """The verdict of `model` on every case (`run(feed, dims, folder)`: the worker's answer), and
+    whether a case failed for a reason that says nothing of the model."""
     tolerance = _tolerance(checks)
     cases, transient = [], False
     with tempfile.TemporaryDirectory(prefix="reference-", dir=store().blobs.scratch()) as tmp:
         for i, case in enumerate(checks["cases"]):
-            result, lost = _checked_case(revision, model, case, tolerance, Path(tmp) / str(i))
+            result, lost = _checked_case(model, case, tolerance, run, Path(tmp) / str(i))
             cases.append(result)
             transient = transient or lost
     verdict: dict = {
@@ -121,12 +133,10 @@ def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str) -> dic
     worst = _worst(cases)
     if worst:
         verdict["worst"] = worst
-    if not transient:
-        store().set_derived(derived.key("reference", revision.blob, extra), json.dumps(verdict).encode(), revision.blob)
-    return verdict
+    return verdict, transient
 
 
-def _checked_case(revision, model: onnx.ModelProto, case: dict, tolerance: float, folder: Path) -> tuple[dict, bool]:
+def _checked_case(model: onnx.ModelProto, case: dict, tolerance: float, run, folder: Path) -> tuple[dict, bool]:
     """One case's result, and whether it failed for a reason that says nothing of the model."""
     out: dict = {"name": case["name"], "status": "error", "outputs": {}, "recorded_from": case.get("recorded_from")}
     inputs, outputs = fed_inputs(model.graph), [o.name for o in model.graph.output]
@@ -138,7 +148,7 @@ def _checked_case(revision, model: onnx.ModelProto, case: dict, tolerance: float
         return {**out, "message": "; ".join(parts)}, False
     blobs = store().blobs
     feed = {name: {"npy": str(blobs.path(digest))} for name, digest in case["inputs"].items()}
-    answer = run_raw(revision, model, feed, case.get("dims", {}), None, folder)
+    answer = run(feed, case.get("dims", {}), folder)
     status = answer.get("status")
     if status != "ok":
         stage = "load" if answer.get("stage") == "load" else "run"
@@ -153,6 +163,51 @@ def _checked_case(revision, model: onnx.ModelProto, case: dict, tolerance: float
         out["outputs"][name] = {**c, "passed": bool(c["close"])}
     out["status"] = "passed" if all(o["passed"] for o in out["outputs"].values()) else "failed"
     return out, False
+
+
+# --- the gate: edits that change the outputs refused ----------------------------------------
+def output_gate(model_id: str, base, base_model: onnx.ModelProto):
+    """check(edited model) -> why the edit is refused, or None — for an edit of `base` when the
+    model's cases gate its edits, the base gives their outputs and its cases run quickly (a big
+    model's verdict comes after the edit is stored, and the page says when it fails); else None."""
+    checks = _checks(model_id)
+    if not checks.get("gate") or not checks.get("cases"):
+        return None
+    s = store()
+    if (s.where, model_id) in _slow or not is_quick(base, base_model):
+        return None
+    if reference_verdict(model_id, base, base_model).get("status") != "passed":
+        return None
+    size = s.model_size(base)
+
+    def check(model: onnx.ModelProto) -> str | None:
+        def run(feed: dict, dims: dict, folder: Path) -> dict:
+            folder.mkdir()
+            graph = onnx.ModelProto()
+            graph.CopyFrom(model)  # pointed at the run folder's files in place
+            path, files = write_runnable(graph, [base], folder)
+            return run_model(path, folder, feed, dims, None, size, RUN_WALL_SECONDS, files)
+
+        verdict, transient = _cases_run(checks, model, run)
+        if verdict["status"] == "passed" or transient:
+            return None
+        return f"the edit changes what the model computes: {refusal_cause(verdict)} (its reference cases gate edits)"
+
+    return check
+
+
+def refusal_cause(verdict: dict) -> str:
+    """The failed verdict's first failing case in words (the page's lib/reference-words.js)."""
+    bad = [c for c in verdict["cases"] if c["status"] != "passed"]
+    worst = verdict.get("worst") or {}
+    case = next((c for c in bad if c["name"] == worst.get("case")), bad[0])
+    if case["status"] == "error":
+        return f"case {case['name']!r}: {case['message']}"
+    misses = [(n, o) for n, o in case["outputs"].items() if not o["passed"]]
+    name, o = next(((n, o) for n, o in misses if n == worst.get("output")), misses[0])
+    far = o.get("max_rel_to_range")
+    how = "changed shape or type" if far is None else f"is {100 * far:.2g} % of its range off"
+    return f"case {case['name']!r}: {name} {how} (tolerance {100 * verdict['tolerance']:.2g} %)"
 
 
 def _worst(cases: list[dict]) -> dict | None:
@@ -294,8 +349,7 @@ def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[
 
 @bp.get("/models/<model_id>/checks")
 def get_checks(model_id):
-    checks = _checks(model_id)
-    return jsonify({"tolerance": _tolerance(checks), "cases": [_case_view(c) for c in checks.get("cases", [])]})
+    return jsonify(_cases_answer(_checks(model_id)))
 
 
 @bp.post("/models/<model_id>/checks")
@@ -334,13 +388,30 @@ def add_check(model_id):
 
 
 @bp.patch("/models/<model_id>/checks")
-def set_tolerance(model_id):
-    body = json_object('{"tolerance": T}')
-    t = body.get("tolerance")
-    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 <= t <= 1:
-        raise StudioError("bad_request", '"tolerance" is a number from 0 to 1 (0.001: within 0.1 %)')
-    checks = store().update_checks(model_id, lambda c: {**c, "tolerance": float(t)})
-    return jsonify({"tolerance": _tolerance(checks), "cases": [_case_view(c) for c in checks.get("cases", [])]})
+def set_checks(model_id):
+    body = json_object('{"tolerance"?: T, "gate"?: true | false}')
+    change: dict = {}
+    if "tolerance" in body:
+        t = body["tolerance"]
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 <= t <= 1:
+            raise StudioError("bad_request", '"tolerance" is a number from 0 to 1 (0.001: within 0.1 %)')
+        change["tolerance"] = float(t)
+    if "gate" in body:
+        if not isinstance(body["gate"], bool):
+            raise StudioError("bad_request", '"gate" is true or false')
+        change["gate"] = body["gate"]
+    if not change:
+        raise StudioError("bad_request", 'send {"tolerance": T} or {"gate": true | false}')
+    checks = store().update_checks(model_id, lambda c: {**c, **change})
+    return jsonify(_cases_answer(checks))
+
+
+def _cases_answer(checks: dict) -> dict:
+    return {
+        "tolerance": _tolerance(checks),
+        "gate": bool(checks.get("gate")),
+        "cases": [_case_view(c) for c in checks.get("cases", [])],
+    }
 
 
 @bp.delete("/models/<model_id>/checks/<path:name>")

@@ -54,7 +54,7 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
-from .reference import TEST_DATA_MAX_BYTES, keep_test_data_sets, known_status, reference_verdict
+from .reference import TEST_DATA_MAX_BYTES, keep_test_data_sets, known_status, output_gate, reference_verdict
 from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
@@ -435,6 +435,7 @@ def post_edits(model_id):
         check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
         allow_invalid=allow_invalid,
         tensors=tensors,
+        check_outputs=output_gate(model_id, revision, base_model),
     )
     if not result.changed:
         return jsonify(

@@ -39,6 +39,7 @@ def apply_edits(
     check_runtime: Callable[[onnx.ModelProto], dict] | None = None,
     allow_invalid: bool = False,
     tensors: TensorFiles | None = None,
+    check_outputs: Callable[[onnx.ModelProto], str | None] | None = None,
 ) -> EditResult:
     """Apply `ops` in order to a fresh copy of the base model. Any failing op fails the batch.
     The result may not fail a check the base passed (base_validation: "ok", "full", "runtime");
@@ -46,11 +47,12 @@ def apply_edits(
     supplies uploaded .npy files that ops name; check_runtime(model) -> onnxruntime's verdict on
     the result (runtime_check.check_model, or {"status": "pending"} when it can't wait);
     `tensors`: where ops that rewrite weights find those kept outside the graph (the store's
-    tensor blobs, external data files)."""
+    tensor blobs, external data files); check_outputs(model) -> why the result's outputs are
+    refused (the model's reference cases, api/reference.output_gate), or None."""
     with blob_reader(read_blob), tensor_source(tensors):
         result = _apply(base_data, ops, base_validation)
     if result.changed:
-        _gate(result, base_validation, check_runtime, allow_invalid)
+        _gate(result, base_validation, check_runtime, allow_invalid, check_outputs)
     return result
 
 
@@ -118,7 +120,7 @@ def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict |
     return basic, full or None
 
 
-def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool) -> None:
+def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, check_outputs=None) -> None:
     def refuse(message: str, details: list[str] | None = None) -> None:
         if not allow_invalid:
             raise StudioError("invalid_result", message, 422, details)
@@ -137,6 +139,10 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool) ->
         result.runtime = check_runtime(result.model)
         if result.runtime.get("status") == "fails":
             refuse(runtime_refusal(result.runtime))
+    if check_outputs is not None and (result.runtime or {}).get("status") != "fails":
+        refusal = check_outputs(result.model)  # the outputs the model's reference cases keep
+        if refusal:
+            refuse(refusal)
 
 
 def runtime_refusal(verdict: dict) -> str:

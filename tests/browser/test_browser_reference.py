@@ -139,3 +139,25 @@ def test_a_zoo_archive_opens_with_its_test_data_sets_as_cases(page, server, tmp_
     # the models page says it too, for every model whose head was checked
     page.goto(server + "/")
     assert page.locator("#models-table tbody tr .badge-reference").text_content() == "outputs as kept"
+
+
+def test_a_gate_refuses_the_edit_in_its_form(page, server, artifacts):
+    mid = upload(page, server, leaky_linear(), "leaky.onnx")["id"]
+    open_model(page, server, mid)
+    page.click(".ref-toggle")
+    page.locator(".ref-case-list").wait_for()
+    page.click("#ref-keep-random")
+    page.locator(".ref-case[data-name='case 1']").wait_for()
+    page.check("#ref-gate")
+    page.locator(".ref-cases:not(.pending)").wait_for()
+    assert page.request.get(f"{server}/api/models/{mid}/checks").json()["gate"] is True
+
+    page.click("#graph [data-node-id=n2]")
+    panel = page.locator("#sidebar")
+    panel.locator("[data-attr=alpha] input[name=value]").fill("0.5")
+    panel.locator("[data-attr=alpha] button[type=submit]").click()
+    error = panel.locator("[data-attr=alpha] .field-error:not([hidden])")
+    error.wait_for()
+    assert "the edit changes what the model computes: case 'case 1': y is" in error.text_content()
+    assert page.locator("#model-revision").text_content() == "rev 0"
+    page.screenshot(path=str(artifacts / "reference-gate.png"))

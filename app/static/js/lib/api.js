@@ -371,6 +371,7 @@ export function deleteCheck(id, name) {
   return request("DELETE", `/api/models/${enc(id)}/checks/${enc(name)}`);
 }
 
-export function setCheckTolerance(id, tolerance) {
-  return request("PATCH", `/api/models/${enc(id)}/checks`, { tolerance });
+/** Set the cases' tolerance and whether they gate edits: {tolerance?, gate?} -> {tolerance, gate, cases}. */
+export function setChecks(id, settings) {
+  return request("PATCH", `/api/models/${enc(id)}/checks`, settings);
 }

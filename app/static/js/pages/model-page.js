@@ -226,7 +226,8 @@ const panelContext = {
       add: (body) => api.addCheck(state.modelId, { ...body, revision: state.summary.revision })
         .then((answer) => { setReference(answer.verdict); return answer; }),
       remove: (name) => api.deleteCheck(state.modelId, name),
-      setTolerance: (tolerance) => api.setCheckTolerance(state.modelId, tolerance),
+      setTolerance: (tolerance) => api.setChecks(state.modelId, { tolerance }),
+      setGate: (on) => api.setChecks(state.modelId, { gate: on }),
       verdict: () => api.getReferenceVerdict(state.modelId, state.summary.revision)
         .then((verdict) => { setReference(verdict); return verdict; }),
     },

@@ -56,11 +56,15 @@ function casesEditor(ctx, refresh) {
   const keep = el("button", { type: "button", class: "btn btn-small", id: "ref-keep-random",
     title: "Run this revision on random inputs (a new seed; symbolic dims at the sizes given in Costs or Run, else 1) and keep those inputs and its outputs as a case" }, "Keep this revision's outputs on random inputs");
   const saveTolerance = el("button", { type: "button", class: "btn btn-small" }, "Set");
+  const gate = el("input", { type: "checkbox", id: "ref-gate" });
+  const gateLabel = el("label", { class: "ref-gate", title: "An edit whose result does not give these outputs (within the tolerance) is refused and nothing is stored; a big model is checked after the edit is stored, and the page says when it fails" },
+    gate, "Refuse edits that change these outputs");
   const show = (checks) => {
     clear(list);
     list.append(...(checks.cases || []).map((c) => caseItem(c, ctx, reload, errorBox)));
     if (!(checks.cases || []).length) list.append(el("li", { class: "muted" }, "No cases yet."));
     tolerance.value = String(+(100 * checks.tolerance).toPrecision(6));
+    gate.checked = !!checks.gate;
   };
   const reload = async () => { show(await ctx.actions.reference.list()); await refresh(); };
   keep.addEventListener("click", () => runInline(box, errorBox, async () => {
@@ -74,6 +78,9 @@ function casesEditor(ctx, refresh) {
     await ctx.actions.reference.add({ inputs, ...(Object.keys(dims).length ? { dims } : {}) });
     await reload();
   }));
+  gate.addEventListener("change", () => runInline(box, errorBox, async () => {
+    show(await ctx.actions.reference.setGate(gate.checked));
+  }));
   saveTolerance.addEventListener("click", () => runInline(box, errorBox, async () => {
     const pct = Number(tolerance.value);
     if (tolerance.value === "" || !(pct >= 0 && pct <= 100)) throw new Error("The tolerance is a percentage from 0 to 100.");
@@ -82,6 +89,7 @@ function casesEditor(ctx, refresh) {
   }));
   box.append(list,
     el("div", { class: "ed-row" }, keep),
+    el("div", { class: "ed-row" }, gateLabel),
     el("div", { class: "ed-row" }, el("label", {}, "Tolerance ", tolerance, " % "), saveTolerance,
       el("span", { class: "muted ed-hint" }, "of each value, plus that share of the output's largest magnitude")),
     el("p", { class: "muted ed-hint" }, "Run (toolbar) keeps a case from your own inputs or a test data set: “Keep as a reference case”."),
