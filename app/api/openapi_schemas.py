@@ -337,6 +337,7 @@ SCHEMAS: dict = {
             "revision": {"type": "integer"},
             "status": {"enum": ["none", "pending", "passed", "failed"]},
             "tolerance": {"type": "number"},
+            "gate": {"type": "boolean", "description": "whether the cases gate edits"},
             "cases": {
                 "type": "array",
                 "items": {

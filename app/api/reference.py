@@ -74,10 +74,14 @@ def _source_key(revision, checks: dict) -> str:
 
 def reference_verdict(model_id: str, revision, model: onnx.ModelProto, wait: bool = False) -> dict:
     """The revision's verdict: known, computed now (wait, or a quick model), else PENDING while a
-    background thread computes it."""
+    background thread computes it; "gate" says whether the cases gate edits."""
     checks = _checks(model_id)
     if not checks.get("cases"):
         return NONE
+    return {**_verdict(model_id, revision, model, checks, wait), "gate": bool(checks.get("gate"))}
+
+
+def _verdict(model_id: str, revision, model: onnx.ModelProto, checks: dict, wait: bool) -> dict:
     s, extra = store(), _source_key(revision, checks)
     kept = s.derived(derived.key("reference", revision.blob, extra))
     if kept is not None:

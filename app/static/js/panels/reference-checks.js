@@ -106,7 +106,8 @@ export function referenceChecks(ref, ctx) {
     const v = await ctx.actions.reference.verdict();
     wrap.firstChild.replaceWith(verdictRow(v, ctx, ctx.summary && ctx.summary.revision));
   };
-  wrap.append(disclosure(`Reference cases${ref && ref.cases && ref.cases.length ? ` (${ref.cases.length})` : ""}…`,
+  const count = ref && ref.cases && ref.cases.length ? [String(ref.cases.length), ref.gate ? "gating edits" : ""].filter(Boolean).join(", ") : "";
+  wrap.append(disclosure(`Reference cases${count ? ` (${count})` : ""}…`,
     () => casesEditor(ctx, refresh), { cls: "ref-toggle" }));
   return wrap;
 }
