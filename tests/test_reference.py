@@ -286,3 +286,18 @@ def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split):
     assert edit(client, mid, fc_bias([100] + [0] * 9))["validation"]["reference"]["status"] == "failed"
     for bad in ({}, {"gate": 1}, {"gate": "yes"}):
         assert client.patch(f"/api/models/{mid}/checks", json=bad).status_code == 400
+
+
+def test_the_gates_runs_are_the_new_revisions_verdict(client, monkeypatch):
+    """The cases run once per gated edit: on the result before storing, kept for the revision."""
+    mid = model_id(client)
+    add_case(client, mid, {"inputs": {"input": {"random": {"seed": 2}}}})
+    client.patch(f"/api/models/{mid}/checks", json={"gate": True})
+
+    def no_second_run(*args, **kwargs):
+        raise AssertionError("the cases ran again after the edit was stored")
+
+    monkeypatch.setattr("app.api.reference.run_raw", no_second_run)
+    answer = edit(client, mid, [{"op": "set_metadata", "key": "k", "value": "v"}])
+    assert answer["validation"]["reference"]["status"] == "passed"
+    assert client.get(f"/api/models/{mid}/revisions").get_json()["revisions"][-1]["validation"]["reference"] == "passed"

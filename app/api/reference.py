@@ -170,10 +170,39 @@ def _checked_case(model: onnx.ModelProto, case: dict, tolerance: float, run, fol
 
 
 # --- the gate: edits that change the outputs refused ----------------------------------------
-def output_gate(model_id: str, base, base_model: onnx.ModelProto):
-    """check(edited model) -> why the edit is refused, or None — for an edit of `base` when the
-    model's cases gate its edits, the base gives their outputs and its cases run quickly (a big
-    model's verdict comes after the edit is stored, and the page says when it fails); else None."""
+class OutputGate:
+    """check(edited model) -> why the edit is refused, or None; the verdict it computed is kept
+    for the revision the edit then makes (remember), so it isn't run twice."""
+
+    def __init__(self, checks: dict, base, size: int):
+        self.checks, self.base, self.size = checks, base, size
+        self.verdict: dict | None = None
+
+    def __call__(self, model: onnx.ModelProto) -> str | None:
+        def run(feed: dict, dims: dict, folder: Path) -> dict:
+            folder.mkdir()
+            graph = onnx.ModelProto()
+            graph.CopyFrom(model)  # pointed at the run folder's files in place
+            path, files = write_runnable(graph, [self.base], folder)
+            return run_model(path, folder, feed, dims, None, self.size, RUN_WALL_SECONDS, files)
+
+        verdict, transient = _cases_run(self.checks, model, run)
+        self.verdict = None if transient else verdict
+        if verdict["status"] == "passed" or transient:
+            return None
+        return f"the edit changes what the model computes: {refusal_cause(verdict)} (its reference cases gate edits)"
+
+    def remember(self, revision) -> None:
+        """Keep the verdict for the stored revision (same graph, the base's external files)."""
+        if self.verdict is not None:
+            key = derived.key("reference", revision.blob, _source_key(revision, self.checks))
+            store().set_derived(key, json.dumps(self.verdict).encode(), revision.blob)
+
+
+def output_gate(model_id: str, base, base_model: onnx.ModelProto) -> OutputGate | None:
+    """The gate for an edit of `base` when the model's cases gate its edits, the base gives their
+    outputs and its cases run quickly (a big model's verdict comes after the edit is stored, and
+    the page says when it fails); else None."""
     checks = _checks(model_id)
     if not checks.get("gate") or not checks.get("cases"):
         return None
@@ -182,22 +211,7 @@ def output_gate(model_id: str, base, base_model: onnx.ModelProto):
         return None
     if reference_verdict(model_id, base, base_model).get("status") != "passed":
         return None
-    size = s.model_size(base)
-
-    def check(model: onnx.ModelProto) -> str | None:
-        def run(feed: dict, dims: dict, folder: Path) -> dict:
-            folder.mkdir()
-            graph = onnx.ModelProto()
-            graph.CopyFrom(model)  # pointed at the run folder's files in place
-            path, files = write_runnable(graph, [base], folder)
-            return run_model(path, folder, feed, dims, None, size, RUN_WALL_SECONDS, files)
-
-        verdict, transient = _cases_run(checks, model, run)
-        if verdict["status"] == "passed" or transient:
-            return None
-        return f"the edit changes what the model computes: {refusal_cause(verdict)} (its reference cases gate edits)"
-
-    return check
+    return OutputGate(checks, base, s.model_size(base))
 
 
 def refusal_cause(verdict: dict) -> str:

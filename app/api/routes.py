@@ -427,6 +427,7 @@ def post_edits(model_id):
     _, _, base_model = load(model_id, base)
     base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
     tensors = TensorFiles(external_reader(revision), s.blobs.scratch(), s.blobs.put_parts, s.split_min_bytes)
+    gate = output_gate(model_id, revision, base_model)
     result = apply_edits(
         data,
         body.get("ops"),
@@ -435,7 +436,7 @@ def post_edits(model_id):
         check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
         allow_invalid=allow_invalid,
         tensors=tensors,
-        check_outputs=output_gate(model_id, revision, base_model),
+        check_outputs=gate,
     )
     if not result.changed:
         return jsonify(
@@ -463,6 +464,8 @@ def post_edits(model_id):
         added=tensors.added,
     )
     remember_verdict(s.revision(model_id, new_rev).blob, result.validation, result.full)
+    if gate is not None:
+        gate.remember(s.revision(model_id, new_rev))  # its cases ran on the result already
     if settled is None and base_validation["runtime"]["status"] in ("ok", "pending"):
         runtime.in_background(model_id, new_rev)  # the gate could not wait: it marks the revision later
     summary = summary_of(model_id)
