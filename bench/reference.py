@@ -1,8 +1,9 @@
 """Reference checks on big models: keeping a case (one run of the head, its inputs and outputs
 stored), the verdict on an edited revision (one run per case: in the edit's answer for a
-model whose case runs quickly, else awaited after it) and an edit's answer with a case kept
-against one without, each against a floor measured in the same run: onnxruntime making a
-session of the model and running it once on the same inputs, in this process.
+model whose case runs quickly, else awaited after it), and an edit's answer without a case,
+with one, and with the cases gating edits — each against a floor measured in the same run:
+onnxruntime making a session of the model and running it once on the same inputs, in this
+process.
 
   .venv/bin/python bench/reference.py [--models resnet50 bert_base gpt2_medium]
 """
@@ -69,6 +70,17 @@ def measure(path: Path) -> dict:
             verdict, answer = get(f"{server.base}/api/models/{mid}/checks/verdict")
             verdicts.append(verdict)
         again, _ = get(f"{server.base}/api/models/{mid}/checks/verdict")
+        req = urllib.request.Request(
+            f"{server.base}/api/models/{mid}/checks",
+            data=json.dumps({"gate": True}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="PATCH",
+        )
+        urllib.request.urlopen(req, timeout=60).read()
+        gated = []
+        for i in range(3):
+            gated.append(edit(server, mid, f"c{i}"))
+            get(f"{server.base}/api/models/{mid}/checks/verdict")
         run_floor = min(floor(path, server.data / "blobs", added["case"]) for _ in range(2))
     finally:
         server.close()
@@ -80,6 +92,7 @@ def measure(path: Path) -> dict:
         "floor": run_floor,
         "edit_without": edit_without,
         "edit_with": min(edits),
+        "edit_gated": min(gated),
         "status": answer["status"],
     }
 
@@ -91,13 +104,14 @@ def main() -> None:
     rows = measure_each(args.models, measure)
     print(
         "| model | keep a case (one run, stored) | floor: ORT session + run | ratio | edit without a case | edit with one "
-        "| its verdict after the answer | verdict again (kept) |"
+        "| its verdict after the answer | verdict again (kept) | edit with the cases gating |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(
             f"| {r['model']} | {r['keep']:.2f} s | {r['floor']:.2f} s | {r['keep'] / r['floor']:.2f}× "
-            f"| {r['edit_without']:.2f} s | {r['edit_with']:.2f} s | {r['verdict']:.2f} s | {1000 * r['again']:.0f} ms |"
+            f"| {r['edit_without']:.2f} s | {r['edit_with']:.2f} s | {r['verdict']:.2f} s | {1000 * r['again']:.0f} ms "
+            f"| {r['edit_gated']:.2f} s |"
         )
 
 
