@@ -262,3 +262,38 @@ def test_hostile_tarballs_are_refused_or_defused(client, app):
         scratch = store().blobs.scratch()
         assert not any(p.name.startswith("tar-") for p in scratch.iterdir())  # every unpacked file gone
     assert [m["name"] for m in client.get("/api/models").get_json()["models"]] == ["model.onnx"]
+
+
+def test_a_models_cases_download_as_test_data_sets_and_round_trip(client, tmp_path):
+    """?tests=1: the model as the zoo packs one, its reference cases as test_data_set_N/ — which
+    onnx's own loader reads, an upload keeps as cases again, and onnxruntime agrees with."""
+    folder = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+    answer = upload(client, zipped(folder_files(folder)), "conv.zip").get_json()
+    mid = answer["id"]
+    client.post(f"/api/models/{mid}/checks", json={"name": "random", "inputs": {}})  # recorded from a run
+    r = client.get(f"/api/models/{mid}/download?tests=1")
+    assert r.status_code == 200 and r.headers["Content-Disposition"].endswith("model.zip")
+    with zipfile.ZipFile(io.BytesIO(r.data)) as z:
+        names = sorted(z.namelist())
+        z.extractall(tmp_path / "out")
+    assert names == [
+        "model/model.onnx",
+        "model/test_data_set_0/input_0.pb",
+        "model/test_data_set_0/output_0.pb",
+        "model/test_data_set_1/input_0.pb",
+        "model/test_data_set_1/output_0.pb",
+    ]
+    out = tmp_path / "out" / "model"
+    assert (out / "model.onnx").read_bytes() == (folder / "model.onnx").read_bytes()
+    given = onnx.load_tensor(str(folder / "test_data_set_0" / "output_0.pb"))
+    got = onnx.load_tensor(str(out / "test_data_set_0" / "output_0.pb"))
+    np.testing.assert_array_equal(onnx.numpy_helper.to_array(got), onnx.numpy_helper.to_array(given))
+    model = onnx.load(str(out / "model.onnx"))
+    assert got.name == model.graph.output[0].name
+    x = onnx.numpy_helper.to_array(onnx.load_tensor(str(out / "test_data_set_1" / "input_0.pb")))
+    y = onnx.numpy_helper.to_array(onnx.load_tensor(str(out / "test_data_set_1" / "output_0.pb")))
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {model.graph.input[0].name: x})[0], y)
+    again = upload(client, r.data, "again.zip").get_json()
+    assert again["test_data_sets"]["kept"] == ["test_data_set_0", "test_data_set_1"]
+    assert again["validation"]["reference"]["status"] == "passed"

@@ -401,6 +401,11 @@ def _paths() -> dict:
                     {"enum": ["as_stored", "embedded", "external"], "default": "as_stored"},
                     "embedded: external data inlined; external: tensors over 1 KiB moved to a .data file (a .zip)",
                 ),
+                _query(
+                    "tests",
+                    {"type": "string"},
+                    "any value: a .zip as the model zoo packs a model, a test_data_set_N/ per reference case",
+                ),
             ],
             {"description": "model file", "content": {"application/octet-stream": {}, "application/zip": {}}},
             "400",

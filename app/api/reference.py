@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from flask import jsonify, request
+from onnx import numpy_helper
 
 from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
@@ -363,6 +364,27 @@ def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[
         npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
         stored.append((tensor_name, store().blobs.put(npy)))
     return by_graph_names(stored, names)
+
+
+def test_data_set_files(checks: dict, model: onnx.ModelProto) -> list[tuple[str, bytes]]:
+    """[(test_data_set_N/input_K.pb or output_K.pb, a serialized TensorProto)] of each case that
+    gives every input the model is fed and expects every output it has (in the case's order;
+    the others can't be a test data set of this model), each tensor read one at a time."""
+    inputs, outputs = fed_inputs(model.graph), [o.name for o in model.graph.output]
+    blobs = store().blobs
+    files: list[tuple[str, bytes]] = []
+    fitting = [
+        c for c in checks.get("cases", []) if set(c["inputs"]) == set(inputs) and set(c["expected"]) == set(outputs)
+    ]
+    for n, case in enumerate(fitting):
+        for side, names, arrays in (("input", inputs, case["inputs"]), ("output", outputs, case["expected"])):
+            for k, name in enumerate(names):
+                with blobs.open(arrays[name]) as f:
+                    arr = np.load(f, allow_pickle=False)
+                files.append(
+                    (f"test_data_set_{n}/{side}_{k}.pb", numpy_helper.from_array(arr, name).SerializeToString())
+                )
+    return files
 
 
 @bp.get("/models/<model_id>/checks")

@@ -54,7 +54,14 @@ from .documents import (
     warm_up,
 )
 from .file_names import file_name
-from .reference import TEST_DATA_MAX_BYTES, keep_test_data_sets, known_status, output_gate, reference_verdict
+from .reference import (
+    TEST_DATA_MAX_BYTES,
+    keep_test_data_sets,
+    known_status,
+    output_gate,
+    reference_verdict,
+    test_data_set_files,
+)
 from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
@@ -628,6 +635,8 @@ def download(model_id):
         )
     if layout != "as_stored" and record.kind == "model" and not name.endswith(".onnx"):
         name += ".onnx"
+    if request.args.get("tests") and record.kind == "model":
+        return _with_test_data_sets(record, revision, name)
     if layout == "external" and record.kind == "model":
         # every tensor over 1 KiB in one .data file next to the .onnx, copied from the blobs
         # and files it is in (spooled to disk, never held in memory)
@@ -661,6 +670,31 @@ def download(model_id):
             z.write(s.external_path(entry), fname)
     spool.seek(0)
     return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
+
+
+def _with_test_data_sets(record, revision, name: str):
+    """The revision as the model zoo packs a model: a .zip of one folder holding the .onnx (as
+    stored), its external data files and a test_data_set_N/ per reference case (input_K.pb,
+    output_K.pb: TensorProtos named after the graph's inputs and outputs) — what `onnx-studio
+    apply --same-outputs`, onnx's backend test runner and an upload here all read."""
+    s = store()
+    if not name.endswith(".onnx"):
+        name += ".onnx"  # a text-syntax upload's name: the zip holds its binary form
+    stem = name[:-5]
+    _, _, model = load(record.id, revision.rev)
+    sets = test_data_set_files(record.checks or {}, model)
+    size, chunks = s.whole(revision)
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # the zip goes to disk, not memory; send_file closes it
+    with zipfile.ZipFile(spool, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as z:
+        with z.open(f"{stem}/{name}", "w", force_zip64=size >= 1 << 31) as w:
+            for block in chunks:
+                w.write(block)
+        for fname, entry in sorted(revision.external.items()):
+            z.write(s.external_path(entry), f"{stem}/{fname}")
+        for path, data in sets:
+            z.writestr(f"{stem}/{path}", data)
+    spool.seek(0)
+    return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{stem}.zip")
 
 
 def _names_files(model_id: str, revision) -> bool:

@@ -136,6 +136,12 @@ def test_a_zoo_archive_opens_with_its_test_data_sets_as_cases(page, server, tmp_
     assert "test_data_set_9 not kept: it lacks input_0.pb" in text
     page.locator("#model-reference.badge-ok").wait_for()
     page.screenshot(path=str(artifacts / "zoo-archive.png"))
+    # handed on as it came: the model with its test data, from the Download section
+    link = page.locator("#download-with-tests")
+    assert "tests=1" in link.get_attribute("href")
+    with page.expect_download() as got:
+        link.click()
+    assert got.value.suggested_filename == "model.zip"
     # the models page says it too, for every model whose head was checked
     page.goto(server + "/")
     assert page.locator("#models-table tbody tr .badge-reference").text_content() == "outputs as kept"

@@ -333,5 +333,15 @@ export function downloadChoices(summary, ctx) {
     link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GB)"),
     link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KB"),
     el("li", {}, el("a", { class: "btn btn-small ed-download", href: ctx.textHref(), download: "" }, "ONNX text"),
-      el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer")));
+      el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer")),
+    withTests(summary, ctx));
+}
+
+// the model zoo's layout: the model and a test_data_set_N/ per reference case, for whoever gets it next
+function withTests(summary, ctx) {
+  const cases = ((summary.validation || {}).reference || {}).cases || [];
+  if (!cases.length) return null;
+  return el("li", { "data-layout": "tests" },
+    el("a", { class: "btn btn-small ed-download", id: "download-with-tests", href: ctx.downloadHref({ revision: summary.revision, tests: true }), download: "" }, "With its test data"),
+    el("span", { class: "muted ed-hint" }, "a .zip as the model zoo packs one: the model and a ", mono("test_data_set_N/"), " per reference case"));
 }

@@ -319,10 +319,11 @@ export function getOps() {
 }
 
 /** Download address of a revision (default: the current one) in a layout (as_stored | embedded | external). */
-export function downloadHref(id, { revision = null, layout = "" } = {}) {
+export function downloadHref(id, { revision = null, layout = "", tests = false } = {}) {
   const params = new URLSearchParams();
   if (revision !== null && revision !== undefined) params.set("revision", String(revision));
   if (layout && layout !== "as_stored") params.set("layout", layout);
+  if (tests) params.set("tests", "1"); // with a test_data_set_N/ per reference case
   const query = params.toString();
   return `${downloadUrl(id)}${query ? `?${query}` : ""}`;
 }
