@@ -68,9 +68,14 @@ def test_a_kept_run_flags_the_edit_that_changes_the_outputs(page, server, artifa
     page.locator("#sidebar[data-panel=run]").wait_for()
     page.locator("#run-compare-to option[value='0']").wait_for(state="attached")  # once the revisions are listed
     assert page.locator("#run-compare-to").input_value() == "0"
+    assert "On the inputs of reference case “case 1”" in page.locator("#run-case").text_content()
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "act" in page.locator("#run-diverges").text_content()
+    # on the case's very inputs: y against its kept values, and against revision 0's, differs
+    assert page.locator("#run-expected tr[data-output=y] td").nth(1).text_content() == "differs"
+    assert page.locator("#run-compare tr[data-output=y] td").nth(1).text_content() == "differs"
+    assert page.locator("#run-keep-reference").count() == 0  # it is a case already
 
     page.click("#btn-history")
     page.locator("#history-list[data-ready=true]").wait_for()
@@ -101,6 +106,15 @@ def test_cases_are_kept_and_dropped_in_the_model_panel(page, server):
     # two seeds: two different inputs
     cases = page.request.get(f"{server}/api/models/{mid}/checks").json()["cases"]
     assert cases[0]["inputs"]["x"]["npy"] != cases[1]["inputs"]["x"]["npy"]
+    # a case runs in the Run panel on its kept inputs, held to its kept outputs
+    page.click(".ref-case[data-name='case 2'] .ref-run")
+    page.locator("#run-case").wait_for()
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-expected tr[data-output=y] td").nth(1).text_content() == "identical"
+    page.click("#btn-model")
+    page.click(".ref-toggle")
+    page.locator(".ref-case[data-name='case 1']").wait_for()
     page.click(".ref-case[data-name='case 1'] .ref-drop")
     page.locator(".ref-case[data-name='case 1']").wait_for(state="detached")
     assert [c["name"] for c in page.request.get(f"{server}/api/models/{mid}/checks").json()["cases"]] == ["case 2"]

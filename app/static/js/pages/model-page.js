@@ -215,7 +215,8 @@ const panelContext = {
     stepCompare: (direction) => stepCompare(direction),
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
-    openRun: (revision) => { state.runCompareTo = revision; state.panel = "run"; selectBox(null); },
+    // `inputs`: a reference case's ({label, inputs, dims, expected}) to run on instead of the form's
+    openRun: (revision, inputs = null) => { state.runCompareTo = revision; state.runInputs = inputs; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
     sensitivity: (body) => withWaitStatus(waitPill, "Measuring each tensor…", () => api.sensitivity(state.modelId, { ...body, revision: state.summary.revision })),
@@ -241,6 +242,7 @@ const panelContext = {
   afterFirstView: () => afterFirstView,
   dimSizes: () => ({ ...state.dimSizes }),
   runCompareTo: () => { const r = state.runCompareTo; state.runCompareTo = null; return r ?? null; },
+  runInputs: () => { const i = state.runInputs; state.runInputs = null; return i ?? null; },
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true, revision: state.summary ? state.summary.revision : null }),

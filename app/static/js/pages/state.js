@@ -24,6 +24,7 @@ export const state = {
    * @type {{revision: number, byNode: Map<string, {time_us: number, share: number}>} | null} */
   times: null,
   brokenIfFails: -1,    // the revision an edit made from a base onnxruntime ran: its failing is news
+  runInputs: null,       // a reference case's inputs the Run panel opens with (openRun)
   outputsKeptBefore: -1, // the revision an edit made from one that gave its reference outputs: its failing them is news
   /** graph path -> how it was left (pan/zoom, expanded groups, selection): coming back shows it so
    * @type {Map<string, {view: {x: number, y: number, k: number}, expanded: Set<string>, selection: {kind: string, id: string} | null}>} */

@@ -25,7 +25,11 @@ function verdictRow(ref, ctx, revision) {
     // where the outputs part: a run of both revisions on the same inputs, node by node
     const from = (ref.cases || []).find((c) => c.status === "failed" && c.recorded_from !== null && c.recorded_from !== undefined && c.recorded_from !== revision);
     if (from && ctx.actions && ctx.actions.openRun) {
-      row.append(el("button", { type: "button", class: "linklike ref-locate", onclick: () => ctx.actions.openRun(from.recorded_from) },
+      const locate = async () => {
+        const kept = (await ctx.actions.reference.list()).cases.find((c) => c.name === from.name);
+        ctx.actions.openRun(from.recorded_from, kept ? caseInputs(kept) : null);
+      };
+      row.append(el("button", { type: "button", class: "linklike ref-locate", onclick: () => { locate().catch((err) => ctx.actions.toast(err.message || String(err))); } },
         `Find the first node whose output differs from revision ${from.recorded_from}'s ›`));
     }
   }
@@ -34,16 +38,24 @@ function verdictRow(ref, ctx, revision) {
   return row;
 }
 
+/** A kept case as the Run panel takes it (openRun): its inputs, dims and expected outputs. */
+function caseInputs(c) {
+  const blobs = (side) => Object.fromEntries(Object.entries(c[side] || {}).map(([name, a]) => [name, { npy: a.npy }]));
+  return { label: c.name, inputs: blobs("inputs"), dims: c.dims || {}, expected: blobs("expected") };
+}
+
 function caseItem(c, ctx, refresh, errorBox) {
   const arrays = (side) => Object.entries(c[side] || {}).map(([name, a], i) => [i ? ", " : "", mono(name), a.shape ? ` ${a.dtype || ""} ${formatShape(a.shape)}` : ""]);
   const drop = el("button", { type: "button", class: "btn btn-small ref-drop", title: `Drop case “${c.name}”` }, "Drop");
+  const run = el("button", { type: "button", class: "btn btn-small ref-run", title: `Run this revision on case “${c.name}”'s inputs: its outputs against the kept ones, in the Run panel` }, "Run it");
+  run.addEventListener("click", () => ctx.actions.openRun(null, caseInputs(c)));
   drop.addEventListener("click", () => runInline(drop.parentElement || drop, errorBox, async () => {
     await ctx.actions.reference.remove(c.name);
     await refresh();
   }));
   return el("li", { class: "ref-case", "data-name": c.name },
     el("div", { class: "ref-case-head" }, el("strong", {}, c.name),
-      el("span", { class: "muted" }, c.recorded_from === null || c.recorded_from === undefined ? " · outputs given" : ` · outputs of revision ${c.recorded_from}`), drop),
+      el("span", { class: "muted" }, c.recorded_from === null || c.recorded_from === undefined ? " · outputs given" : ` · outputs of revision ${c.recorded_from}`), run, drop),
     el("div", { class: "muted ref-arrays" }, "in: ", ...arrays("inputs")),
     el("div", { class: "muted ref-arrays" }, "out: ", ...arrays("expected")));
 }

@@ -407,17 +407,17 @@ function keepAsReference(ctx, body) {
   return row;
 }
 
-function results(root, answer, ctx, body) {
+function results(root, answer, ctx, body, fromCase = false) {
   clear(root);
   const compare = answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
-  if (ctx.actions.reference) root.append(keepAsReference(ctx, body));
+  if (ctx.actions.reference && !fromCase) root.append(keepAsReference(ctx, body));
   if (answer.expected) {
     const all = Object.values(answer.expected.outputs);
     const verdict = all.every((c) => c.equal) ? "every output as expected, exactly" : all.every((c) => c.close) ? "every output close to the expected values" : `${all.filter((c) => !c.close).length} of ${all.length} output(s) differ from the expected values`;
-    root.append(section("Against the expected outputs", el("p", { class: "muted", id: "run-expected-verdict" }, `The test data's outputs: ${verdict}.`),
+    root.append(section("Against the expected outputs", el("p", { class: "muted", id: "run-expected-verdict" }, `${fromCase ? "The case's kept outputs" : "The test data's outputs"}: ${verdict}.`),
       comparisonTable(answer.expected, "run-expected")));
   }
   if (compare) {
@@ -454,6 +454,7 @@ export function renderRunPanel(root, ctx) {
   const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
   const profile = el("input", { type: "checkbox", id: "run-profile" });
   const preset = ctx.runCompareTo ? ctx.runCompareTo() : null;
+  let kept = ctx.runInputs ? ctx.runInputs() : null; // a reference case's inputs (and expected outputs)
   ctx.actions.loadRevisions().then((data) => {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision), selected: r.revision === preset }, `revision ${r.revision}`));
@@ -461,13 +462,19 @@ export function renderRunPanel(root, ctx) {
   }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
   const out = el("div", { id: "run-results", class: "run-results" });
   const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");
-  const form = el("form", { class: "run-form", id: "run-form" },
+  const own = el("div", { class: "run-own-inputs" },
     el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
     rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
     el("label", { class: "run-npz-label", title: "The TensorProto files of an ONNX test data set (test_data_set_0/): its inputs feed the run, its outputs are the values the outputs should have" },
       "or a test data set (input_k.pb, output_k.pb) ", dataset),
     dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the symbolic dims"),
-      el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null,
+      el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null);
+  const other = el("button", { type: "button", class: "linklike", id: "run-own-inputs" }, "use other inputs");
+  const caseNote = kept ? el("p", { class: "run-case", id: "run-case" }, `On the inputs of reference case “${kept.label}”, held to its kept outputs — `, other) : null;
+  other.addEventListener("click", () => { kept = null; caseNote.remove(); own.hidden = false; });
+  own.hidden = !!kept;
+  const form = el("form", { class: "run-form", id: "run-form" },
+    caseNote, own,
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
     el("label", {}, "Compare with ", compare),
     el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and measure each node's output: the first that differs, the furthest off"),
@@ -492,6 +499,7 @@ export function renderRunPanel(root, ctx) {
       }
       if (Object.keys(set.expected).length) body.expected = Object.fromEntries(Object.entries(set.expected).map(([name, blob]) => [name, { npy: blob }]));
       for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
+      if (kept) Object.assign(body, { inputs: kept.inputs, dims: kept.dims, expected: kept.expected });
       if (dims.length && ctx.actions.rememberDimSizes) ctx.actions.rememberDimSizes(body.dims);
       const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
       if (wanted.length) body.outputs = [...new Set([...(graph.outputs || []).map((o) => o.name), ...wanted])];
@@ -501,7 +509,7 @@ export function renderRunPanel(root, ctx) {
       }
       if (profile.checked) body.profile = true;
       const answer = await ctx.actions.run(body);
-      results(out, answer, ctx, body);
+      results(out, answer, ctx, body, !!kept);
       ctx.actions.markDivergence(answer.compare && answer.compare.diverges ? answer.compare.diverges.node : null);
       out.dataset.ready = "true";
     } catch (err) {
