@@ -103,6 +103,7 @@ def test_cases_are_kept_and_dropped_in_the_model_panel(page, server):
     )
     page.locator(".reference-check[data-status=passed]").wait_for()
     assert "all 2 cases give their outputs, bit for bit" in page.locator(".reference-check").text_content()
+    assert page.locator(".ref-case[data-name='case 2'] .ref-case-verdict").text_content() == "gives its outputs"
     # two seeds: two different inputs
     cases = page.request.get(f"{server}/api/models/{mid}/checks").json()["cases"]
     assert cases[0]["inputs"]["x"]["npy"] != cases[1]["inputs"]["x"]["npy"]

@@ -6,7 +6,7 @@ import { el, clear } from "../widgets/dom.js";
 import { disclosure } from "../editing/edit-forms.js";
 import { formatPercent, formatShape } from "../lib/format.js";
 import { referenceCause } from "../lib/reference-words.js";
-import { checkRow, fieldError, mono, runInline } from "../widgets/ui.js";
+import { checkRow, fieldError, mono, runInline, tag } from "../widgets/ui.js";
 
 function verdictRow(ref, ctx, revision) {
   const title = "Reference outputs";
@@ -44,7 +44,17 @@ function caseInputs(c) {
   return { label: c.name, inputs: blobs("inputs"), dims: c.dims || {}, expected: blobs("expected") };
 }
 
-function caseItem(c, ctx, refresh, errorBox) {
+/** How the revision on screen does on one case (its verdict's entry), as a tag. */
+function caseVerdict(result) {
+  if (!result) return null;
+  if (result.status === "passed") return tag("gives its outputs", "tag-set ref-case-verdict");
+  const t = tag(result.status === "error" ? "can't run" : "differs", "tag-warn ref-case-verdict");
+  t.title = result.message || Object.entries(result.outputs || {}).filter(([, o]) => !o.passed)
+    .map(([n, o]) => `${n}: ${o.max_rel_to_range === null || o.max_rel_to_range === undefined ? "shape or type changed" : `${formatPercent(o.max_rel_to_range)} of its range off`}`).join("; ");
+  return t;
+}
+
+function caseItem(c, ctx, refresh, errorBox, result) {
   const arrays = (side) => Object.entries(c[side] || {}).map(([name, a], i) => [i ? ", " : "", mono(name), a.shape ? ` ${a.dtype || ""} ${formatShape(a.shape)}` : ""]);
   const drop = el("button", { type: "button", class: "btn btn-small ref-drop", title: `Drop case “${c.name}”` }, "Drop");
   const run = el("button", { type: "button", class: "btn btn-small ref-run", title: `Run this revision on case “${c.name}”'s inputs: its outputs against the kept ones, in the Run panel` }, "Run it");
@@ -55,12 +65,13 @@ function caseItem(c, ctx, refresh, errorBox) {
   }));
   return el("li", { class: "ref-case", "data-name": c.name },
     el("div", { class: "ref-case-head" }, el("strong", {}, c.name),
-      el("span", { class: "muted" }, c.recorded_from === null || c.recorded_from === undefined ? " · outputs given" : ` · outputs of revision ${c.recorded_from}`), run, drop),
+      el("span", { class: "muted" }, c.recorded_from === null || c.recorded_from === undefined ? " · outputs given" : ` · outputs of revision ${c.recorded_from}`),
+      caseVerdict(result), run, drop),
     el("div", { class: "muted ref-arrays" }, "in: ", ...arrays("inputs")),
     el("div", { class: "muted ref-arrays" }, "out: ", ...arrays("expected")));
 }
 
-function casesEditor(ctx, refresh) {
+function casesEditor(ctx, refresh, latest) {
   const box = el("div", { class: "ref-cases" });
   const errorBox = fieldError();
   const list = el("ul", { class: "ref-case-list" });
@@ -73,12 +84,13 @@ function casesEditor(ctx, refresh) {
     gate, "Refuse edits that change these outputs");
   const show = (checks) => {
     clear(list);
-    list.append(...(checks.cases || []).map((c) => caseItem(c, ctx, reload, errorBox)));
+    const results = new Map(((latest() || {}).cases || []).map((r) => [r.name, r]));
+    list.append(...(checks.cases || []).map((c) => caseItem(c, ctx, reload, errorBox, results.get(c.name))));
     if (!(checks.cases || []).length) list.append(el("li", { class: "muted" }, "No cases yet."));
     tolerance.value = String(+(100 * checks.tolerance).toPrecision(6));
     gate.checked = !!checks.gate;
   };
-  const reload = async () => { show(await ctx.actions.reference.list()); await refresh(); };
+  const reload = async () => { await refresh(); show(await ctx.actions.reference.list()); };
   keep.addEventListener("click", () => runInline(box, errorBox, async () => {
     const seed = (await ctx.actions.reference.list()).cases.length + 1; // a case's inputs unlike the others'
     const graph = ctx.mainGraph || { inputs: [], initializers: [] };
@@ -114,12 +126,13 @@ function casesEditor(ctx, refresh) {
 export function referenceChecks(ref, ctx) {
   const wrap = el("div", { class: "reference-checks", id: "reference-checks" }, verdictRow(ref || { status: "none" }, ctx, ctx.summary && ctx.summary.revision));
   if (!ctx.actions || !ctx.actions.reference) return wrap;
+  let latest = ref;
   const refresh = async () => {
-    const v = await ctx.actions.reference.verdict();
-    wrap.firstChild.replaceWith(verdictRow(v, ctx, ctx.summary && ctx.summary.revision));
+    latest = await ctx.actions.reference.verdict();
+    wrap.firstChild.replaceWith(verdictRow(latest, ctx, ctx.summary && ctx.summary.revision));
   };
   const count = ref && ref.cases && ref.cases.length ? [String(ref.cases.length), ref.gate ? "gating edits" : ""].filter(Boolean).join(", ") : "";
   wrap.append(disclosure(`Reference cases${count ? ` (${count})` : ""}…`,
-    () => casesEditor(ctx, refresh), { cls: "ref-toggle" }));
+    () => casesEditor(ctx, refresh, () => latest), { cls: "ref-toggle" }));
   return wrap;
 }
