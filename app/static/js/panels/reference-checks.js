@@ -64,9 +64,8 @@ function caseItem(c, ctx, refresh, errorBox, result) {
     await refresh();
   }));
   return el("li", { class: "ref-case", "data-name": c.name },
-    el("div", { class: "ref-case-head" }, el("strong", {}, c.name),
-      el("span", { class: "muted" }, c.recorded_from === null || c.recorded_from === undefined ? " · outputs given" : ` · outputs of revision ${c.recorded_from}`),
-      caseVerdict(result), run, drop),
+    el("div", { class: "ref-case-head" }, el("strong", { class: "ref-case-name" }, c.name), caseVerdict(result), run, drop),
+    el("div", { class: "muted ref-arrays" }, c.recorded_from === null || c.recorded_from === undefined ? "outputs given" : `outputs of revision ${c.recorded_from}`),
     el("div", { class: "muted ref-arrays" }, "in: ", ...arrays("inputs")),
     el("div", { class: "muted ref-arrays" }, "out: ", ...arrays("expected")));
 }
