@@ -208,11 +208,13 @@ def _tensors_beside(graph: onnx.ModelProto) -> set[str]:
     return found
 
 
-def run_raw(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
+def run_raw(
+    revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0, wall: float = RUN_WALL_SECONDS
+) -> dict:
     """The worker's answer to running the revision (ort_worker.run), whatever its status."""
     folder.mkdir()
     path, files, size = _runnable(revision, model, outputs, folder)
-    return run_model(path, folder, inputs, dims, outputs, size, RUN_WALL_SECONDS, files, profile)
+    return run_model(path, folder, inputs, dims, outputs, size, wall, files, profile)
 
 
 def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
