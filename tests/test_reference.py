@@ -301,3 +301,44 @@ def test_the_gates_runs_are_the_new_revisions_verdict(client, monkeypatch):
     answer = edit(client, mid, [{"op": "set_metadata", "key": "k", "value": "v"}])
     assert answer["validation"]["reference"]["status"] == "passed"
     assert client.get(f"/api/models/{mid}/revisions").get_json()["revisions"][-1]["validation"]["reference"] == "passed"
+
+
+def test_the_next_export_takes_the_cases_of_the_last(client):
+    """Copied cases hold another model (the next export) to the first one's outputs; they stay
+    when the first model goes."""
+    first = model_id(client)
+    add_case(client, first, {"name": "a", "inputs": {"input": {"random": {"seed": 1}}}})
+    add_case(client, first, {"name": "b", "inputs": {"input": {"random": {"seed": 2}}}})
+    client.patch(f"/api/models/{first}/checks", json={"tolerance": 0.01})
+    same = upload(client, tiny_cnn().SerializeToString(), "again.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{same}/checks/copy", json={"from": first})
+    assert r.status_code == 200 and r.get_json() == {"kept": ["a", "b"], "skipped": []}
+    checks = client.get(f"/api/models/{same}/checks").get_json()
+    assert checks["tolerance"] == 0.01  # it had none: it takes theirs
+    assert checks["cases"][0]["copied_from"] == {"model": first, "name": "model.onnx", "case": "a"}
+    assert verdict(client, same)["status"] == "passed"
+    again = client.post(f"/api/models/{same}/checks/copy", json={"from": first}).get_json()
+    assert again["kept"] == ["a (2)", "b (2)"]
+
+    other = onnx.helper.make_model(
+        onnx.helper.make_graph(
+            [onnx.helper.make_node("Relu", ["x"], ["y"])],
+            "g",
+            [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 32, 32])],
+            [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 32, 32])],
+        ),
+        opset_imports=[onnx.helper.make_opsetid("", 17)],
+    )
+    oid = upload(client, other.SerializeToString(), "other.onnx").get_json()["id"]
+    answer = client.post(f"/api/models/{oid}/checks/copy", json={"from": first}).get_json()
+    assert answer["kept"] == [] and "differ from the case's (input, x, probs)" in answer["skipped"][0]["reason"]
+    for bad in ({}, {"from": 3}, {"from": oid}):
+        assert client.post(f"/api/models/{oid}/checks/copy", json=bad).status_code == 400
+    assert client.post(f"/api/models/{oid}/checks/copy", json={"from": "nope"}).status_code == 404
+
+    from app.api.documents import store
+
+    client.delete(f"/api/models/{first}")
+    with client.application.app_context():
+        store().collect(now=10**10)
+    assert verdict(client, same)["status"] == "passed"  # the copies' arrays stayed

@@ -301,6 +301,32 @@ def _paths() -> dict:
                 "responses": {"200": _json("ReferenceCases"), "400": _ERROR, "404": _ERROR},
             },
         },
+        f"{m}/checks/copy": {
+            "post": {
+                "summary": "Take another model's reference cases (an earlier export's) that this model's inputs and outputs fit",
+                "parameters": [_ID],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["from"],
+                                "properties": {"from": {"type": "string", "description": "the other model's id"}},
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": '{"kept": [NAME], "skipped": [{"name", "reason"}]}',
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
+            }
+        },
         f"{m}/checks/{{name}}": {
             "delete": {
                 "summary": "Drop a reference case",

@@ -457,6 +457,59 @@ def _cases_answer(checks: dict) -> dict:
     }
 
 
+@bp.post("/models/<model_id>/checks/copy")
+def copy_checks(model_id):
+    """Take another model's reference cases (its previous export's, say): each whose inputs and
+    outputs this model's head has by name, renamed where a name is taken; {"kept", "skipped":
+    [{"name", "reason"}]} as an upload's test data sets. With no cases of its own, this model
+    also takes the other's tolerance."""
+    body = json_object('{"from": MODEL_ID}')
+    other = body.get("from")
+    if not isinstance(other, str) or not other or other == model_id:
+        raise StudioError("bad_request", '"from" is the id of another model')
+    source = store().model(other)
+    theirs = source.checks or {}
+    _, _, model = load(model_id)
+    inputs, outputs = set(fed_inputs(model.graph)), {o.name for o in model.graph.output}
+    kept: list[str] = []
+    skipped: list[dict] = []
+
+    def copied(checks: dict) -> dict:
+        cases = list(checks.get("cases", []))
+        taken = {c["name"] for c in cases}
+        settings = {} if cases or "tolerance" not in theirs else {"tolerance": theirs["tolerance"]}
+        for case in theirs.get("cases", []):
+            lacks = sorted(set(case["inputs"]) ^ inputs) + sorted(set(case["expected"]) - outputs)
+            if lacks:
+                skipped.append(
+                    {
+                        "name": case["name"],
+                        "reason": f"this model's inputs and outputs differ from the case's ({', '.join(lacks)})",
+                    }
+                )
+                continue
+            if len(cases) >= MAX_CASES:
+                skipped.append({"name": case["name"], "reason": f"a model keeps at most {MAX_CASES} reference cases"})
+                continue
+            name, n = case["name"], 1
+            while name in taken:
+                n += 1
+                name = f"{case['name']} ({n})"
+            taken.add(name)
+            copy = {**case, "name": name, "recorded_from": None, "created": time.time()}
+            copy["copied_from"] = case.get("copied_from") or {"model": other, "name": source.name, "case": case["name"]}
+            cases.append(copy)
+            kept.append(name)
+        return {**checks, **settings, "cases": cases}
+
+    s = store()
+    for case in theirs.get("cases", []):  # stored again (their time renewed): the collector spares them
+        for digest in [*case["inputs"].values(), *case["expected"].values()]:
+            s.blobs.put(s.blobs.get(digest))
+    s.update_checks(model_id, copied)
+    return jsonify({"kept": kept, "skipped": skipped})
+
+
 @bp.delete("/models/<model_id>/checks/<path:name>")
 def delete_check(model_id, name):
     def removed(checks: dict) -> dict:

@@ -182,3 +182,22 @@ def test_a_gate_refuses_the_edit_in_its_form(page, server, artifacts):
     assert "the edit changes what the model computes: case 'case 1': y is" in error.text_content()
     assert page.locator("#model-revision").text_content() == "rev 0"
     page.screenshot(path=str(artifacts / "reference-gate.png"))
+
+
+def test_the_next_export_copies_the_cases_of_the_last(page, server):
+    first = upload(page, server, leaky_linear(), "v1.onnx")["id"]
+    body = {"inputs": {"x": {"random": {"seed": 4}}}}
+    assert page.request.post(f"{server}/api/models/{first}/checks", data=body).status == 201
+    nxt = leaky_linear()
+    nxt.graph.node[2].attribute[0].f = 0.3  # the next export computes a little differently
+    second = upload(page, server, nxt, "v2.onnx")["id"]
+    open_model(page, server, second)
+    page.click(".ref-toggle")
+    page.locator("#ref-copy-from option[value='%s']" % first).wait_for(state="attached")
+    page.select_option("#ref-copy-from", first)
+    page.click("#ref-copy")
+    page.locator(".ref-case[data-name='case 1']").wait_for()
+    assert "outputs of v1.onnx's case “case 1”" in page.locator(".ref-case[data-name='case 1']").text_content()
+    page.locator(".reference-check[data-status=failed]").wait_for()
+    assert page.locator(".ref-case[data-name='case 1'] .ref-case-verdict").text_content() == "differs"
+    assert page.locator("#toast").text_content() == "Copied case 1."

@@ -368,6 +368,11 @@ export function getReferenceVerdict(id, revision) {
   return request("GET", `/api/models/${enc(id)}/checks/verdict?revision=${enc(revision)}`);
 }
 
+/** Take another model's reference cases (its earlier export's): {kept, skipped}. */
+export function copyChecks(id, other) {
+  return request("POST", `/api/models/${enc(id)}/checks/copy`, { from: other });
+}
+
 export function deleteCheck(id, name) {
   return request("DELETE", `/api/models/${enc(id)}/checks/${enc(name)}`);
 }

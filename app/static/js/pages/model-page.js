@@ -229,6 +229,7 @@ const panelContext = {
       remove: (name) => api.deleteCheck(state.modelId, name),
       setTolerance: (tolerance) => api.setChecks(state.modelId, { tolerance }),
       setGate: (on) => api.setChecks(state.modelId, { gate: on }),
+      copyFrom: (other) => api.copyChecks(state.modelId, other),
       verdict: () => api.getReferenceVerdict(state.modelId, state.summary.revision)
         .then((verdict) => { setReference(verdict); return verdict; }),
     },

@@ -65,7 +65,8 @@ function caseItem(c, ctx, refresh, errorBox, result) {
   }));
   return el("li", { class: "ref-case", "data-name": c.name },
     el("div", { class: "ref-case-head" }, el("strong", { class: "ref-case-name" }, c.name), caseVerdict(result), run, drop),
-    el("div", { class: "muted ref-arrays" }, c.recorded_from === null || c.recorded_from === undefined ? "outputs given" : `outputs of revision ${c.recorded_from}`),
+    el("div", { class: "muted ref-arrays" }, c.copied_from ? `outputs of ${c.copied_from.name}'s case “${c.copied_from.case}”`
+      : c.recorded_from === null || c.recorded_from === undefined ? "outputs given" : `outputs of revision ${c.recorded_from}`),
     el("div", { class: "muted ref-arrays" }, "in: ", ...arrays("inputs")),
     el("div", { class: "muted ref-arrays" }, "out: ", ...arrays("expected")));
 }
@@ -110,8 +111,23 @@ function casesEditor(ctx, refresh, latest) {
     await ctx.actions.reference.setTolerance(pct / 100);
     await reload();
   }));
+  const others = el("select", { id: "ref-copy-from", "aria-label": "Another model" }, el("option", { value: "" }, "another model…"));
+  const copy = el("button", { type: "button", class: "btn btn-small", id: "ref-copy" }, "Copy its cases");
+  copy.addEventListener("click", () => runInline(box, errorBox, async () => {
+    if (!others.value) throw new Error("Pick the model whose cases to copy.");
+    const answer = await ctx.actions.reference.copyFrom(others.value);
+    await reload();
+    const skipped = answer.skipped.map((x) => `${x.name}: ${x.reason}`).join("; ");
+    ctx.actions.toast(`Copied ${answer.kept.length ? answer.kept.join(", ") : "no case"}${skipped ? ` — not copied: ${skipped}` : ""}.`, skipped ? "error" : "info");
+  }));
+  ctx.actions.listModels().then(({ models }) => {
+    for (const m of models || []) {
+      if (m.id !== ctx.modelId && (m.kind || "model") === "model") others.append(el("option", { value: m.id }, m.name || m.id));
+    }
+  }).catch(() => { copy.disabled = true; });
   box.append(list,
     el("div", { class: "ed-row" }, keep),
+    el("div", { class: "ed-row" }, "or copy the cases of ", others, copy),
     el("div", { class: "ed-row" }, gateLabel),
     el("div", { class: "ed-row" }, el("label", {}, "Tolerance ", tolerance, " % "), saveTolerance,
       el("span", { class: "muted ed-hint" }, "of each value, plus that share of the output's largest magnitude")),
