@@ -193,7 +193,7 @@ def test_the_next_export_copies_the_cases_of_the_last(page, server):
     second = upload(page, server, nxt, "v2.onnx")["id"]
     open_model(page, server, second)
     page.click(".ref-toggle")
-    page.locator("#ref-copy-from option[value='%s']" % first).wait_for(state="attached")
+    page.locator(f"#ref-copy-from option[value='{first}']").wait_for(state="attached")
     page.select_option("#ref-copy-from", first)
     page.click("#ref-copy")
     page.locator(".ref-case[data-name='case 1']").wait_for()
