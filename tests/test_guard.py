@@ -89,6 +89,11 @@ def test_cross_site_requests_change_nothing(client, mid, headers):
     assert client.post(f"/api/models/{mid}/edits", json=edit, headers=headers).status_code == 403
     assert client.post(f"/api/models/{mid}/undo", headers=headers).status_code == 403
     assert client.delete(f"/api/models/{mid}", headers=headers).status_code == 403
+    # the reference cases: none added, no gate set, none dropped (PATCH is as unsafe as POST)
+    assert client.post(f"/api/models/{mid}/checks", json={}, headers=headers).status_code == 403
+    assert client.patch(f"/api/models/{mid}/checks", json={"gate": True}, headers=headers).status_code == 403
+    assert client.delete(f"/api/models/{mid}/checks/x", headers=headers).status_code == 403
+    assert client.get(f"/api/models/{mid}/checks").get_json()["cases"] == []
     assert client.get(f"/api/models/{mid}/revisions").get_json()["head"] == 0
     # reading stays open (the page's own GETs, curl)
     assert client.get(f"/api/models/{mid}", headers=headers).status_code == 200
