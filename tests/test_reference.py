@@ -342,3 +342,14 @@ def test_the_next_export_takes_the_cases_of_the_last(client):
     with client.application.app_context():
         store().collect(now=10**10)
     assert verdict(client, same)["status"] == "passed"  # the copies' arrays stayed
+
+
+def test_a_case_cut_short_while_a_request_waits_is_no_verdict(client, monkeypatch):
+    """A quick model's cases run within the gate's wall while a request waits; one cut short says
+    nothing of the model: pending, and the background run (the full wall) gives the verdict."""
+    mid = model_id(client)
+    add_case(client, mid, {"inputs": {"input": {"random": {"seed": 3}}}})
+    monkeypatch.setattr("app.api.reference.GATE_WALL_SECONDS", 0.001)
+    answer = edit(client, mid, [{"op": "set_metadata", "key": "k", "value": "v"}])
+    assert answer["validation"]["reference"]["status"] == "pending"
+    assert verdict(client, mid)["status"] == "passed"

@@ -91,10 +91,11 @@ def _verdict(model_id: str, revision, model: onnx.ModelProto, checks: dict, wait
         # a request waiting for a quick model gives each case the runtime gate's wall; a longer
         # run makes the model slow, and its verdict comes from the background with the full wall
         t = time.perf_counter()
-        verdict = _computed(revision, model, checks, extra, RUN_WALL_SECONDS if wait else GATE_WALL_SECONDS)
+        verdict, transient = _computed(revision, model, checks, extra, RUN_WALL_SECONDS if wait else GATE_WALL_SECONDS)
         if time.perf_counter() - t > SYNC_SECONDS:
             _slow.add((s.where, model_id))
-        return verdict
+        if wait or not transient:
+            return verdict
 
     def work() -> None:
         _, again, loaded = load(model_id, revision.rev)
@@ -113,14 +114,15 @@ def known_status(checks: dict | None, revision) -> str | None:
     return None if kept is None else json.loads(kept)["status"]
 
 
-def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str, wall: float) -> dict:
-    """The verdict, each case run with `wall` seconds (a run cut short is no verdict: not kept)."""
+def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str, wall: float) -> tuple[dict, bool]:
+    """The verdict, each case run with `wall` seconds, and whether a run was cut short (then it
+    is no verdict on the model: not kept)."""
     verdict, transient = _cases_run(
         checks, model, lambda feed, dims, folder: run_raw(revision, model, feed, dims, None, folder, wall=wall)
     )
     if not transient:
         store().set_derived(derived.key("reference", revision.blob, extra), json.dumps(verdict).encode(), revision.blob)
-    return verdict
+    return verdict, transient
 
 
 def _cases_run(checks: dict, model: onnx.ModelProto, run) -> tuple[dict, bool]:
