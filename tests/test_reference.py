@@ -278,7 +278,9 @@ def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split):
     assert rewritten.get("unchanged") or rewritten["validation"]["reference"]["status"] == "passed"
     head = client.get(f"/api/models/{mid}").get_json()["revision"]
 
-    stored = client.post(f"/api/models/{mid}/edits", json={"base": head, "ops": fc_bias([100] + [0] * 9), "allow_invalid": True})
+    stored = client.post(
+        f"/api/models/{mid}/edits", json={"base": head, "ops": fc_bias([100] + [0] * 9), "allow_invalid": True}
+    )
     assert stored.status_code == 200
     assert stored.get_json()["validation"]["invalid"][0].startswith("the edit changes what the model computes")
     client.post(f"/api/models/{mid}/undo")
