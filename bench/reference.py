@@ -24,14 +24,7 @@ import onnxruntime as ort
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from app.store.blobs import BlobStore  # noqa: E402
-from bench.store_edits import MODELS, Server, measure_each, post  # noqa: E402
-
-
-def get(url: str) -> tuple[float, dict]:
-    t = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=900) as r:
-        answer = json.load(r)
-    return time.perf_counter() - t, answer
+from bench.store_edits import MODELS, Server, get, measure_each, post  # noqa: E402
 
 
 def edit(server: Server, mid: str, value: str) -> float:

@@ -93,6 +93,14 @@ def measure_each(names: list[str], measure) -> list[dict]:
     return rows
 
 
+def get(url: str) -> tuple[float, dict]:
+    """(seconds, the JSON answer) of a GET."""
+    t = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=900) as r:
+        answer = json.load(r)
+    return time.perf_counter() - t, answer
+
+
 def post(url: str, body: dict | None = None) -> tuple[float, dict]:
     req = urllib.request.Request(
         url, data=json.dumps(body or {}).encode(), headers={"Content-Type": "application/json"}, method="POST"

@@ -8,24 +8,15 @@ measured in the same run: onnx.load of the model (its weights read, nothing comp
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.store_edits import MODELS, Server, measure_each  # noqa: E402
-
-
-def get(url: str) -> tuple[float, dict]:
-    t = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=900) as r:
-        answer = json.load(r)
-    return time.perf_counter() - t, answer
+from bench.store_edits import MODELS, Server, get, measure_each  # noqa: E402
 
 
 def measure(path: Path) -> dict:

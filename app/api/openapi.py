@@ -40,6 +40,10 @@ def _json(ref: str, desc: str = "OK") -> dict:
     return {"description": desc, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
 
 
+def _json_body(schema: dict) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
 def _query(name: str, schema: dict, description: str = "", required: bool = False) -> dict:
     out = {"name": name, "in": "query", "schema": schema, "required": required}
     return {**out, "description": description} if description else out
@@ -201,10 +205,7 @@ def _paths() -> dict:
             "post": {
                 "summary": "Apply edit ops all-or-nothing as a new revision",
                 "parameters": [_ID],
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EditBatch"}}},
-                },
+                "requestBody": _json_body({"$ref": "#/components/schemas/EditBatch"}),
                 "responses": {
                     "200": _json("EditResult"),
                     "400": {**_ERROR, "description": _EDITS_400},
@@ -251,10 +252,7 @@ def _paths() -> dict:
             "post": {
                 "summary": "Run a revision with onnxruntime (CPU) on uploaded or random inputs",
                 "parameters": [_ID],
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RunRequest"}}},
-                },
+                "requestBody": _json_body({"$ref": "#/components/schemas/RunRequest"}),
                 "responses": {"200": _json("RunResult"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
             }
         },
@@ -263,10 +261,7 @@ def _paths() -> dict:
             "post": {
                 "summary": "Keep a reference case: inputs, and the outputs every revision must give for them (recorded from a run unless given)",
                 "parameters": [_ID],
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReferenceCaseRequest"}}},
-                },
+                "requestBody": _json_body({"$ref": "#/components/schemas/ReferenceCaseRequest"}),
                 "responses": {
                     "201": {
                         "description": '{"case", "verdict": the revision\'s, with the new case}',
@@ -281,23 +276,18 @@ def _paths() -> dict:
             "patch": {
                 "summary": "Set how close an output must be to its expected values, and whether the cases gate edits",
                 "parameters": [_ID],
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "tolerance": {"type": "number", "minimum": 0, "maximum": 1},
-                                    "gate": {
-                                        "type": "boolean",
-                                        "description": "refuse edits whose result fails a case",
-                                    },
-                                },
-                            }
-                        }
-                    },
-                },
+                "requestBody": _json_body(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "tolerance": {"type": "number", "minimum": 0, "maximum": 1},
+                            "gate": {
+                                "type": "boolean",
+                                "description": "refuse edits whose result fails a case",
+                            },
+                        },
+                    }
+                ),
                 "responses": {"200": _json("ReferenceCases"), "400": _ERROR, "404": _ERROR},
             },
         },
@@ -305,18 +295,13 @@ def _paths() -> dict:
             "post": {
                 "summary": "Take another model's reference cases (an earlier export's) that this model's inputs and outputs fit",
                 "parameters": [_ID],
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["from"],
-                                "properties": {"from": {"type": "string", "description": "the other model's id"}},
-                            }
-                        }
-                    },
-                },
+                "requestBody": _json_body(
+                    {
+                        "type": "object",
+                        "required": ["from"],
+                        "properties": {"from": {"type": "string", "description": "the other model's id"}},
+                    }
+                ),
                 "responses": {
                     "200": {
                         "description": '{"kept": [NAME], "skipped": [{"name", "reason"}]}',
@@ -344,10 +329,7 @@ def _paths() -> dict:
             "post": {
                 "summary": "Rank a QDQ revision's quantized tensors and weights by the accuracy each costs (against its float base)",
                 "parameters": [_ID],
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SensitivityRequest"}}},
-                },
+                "requestBody": _json_body({"$ref": "#/components/schemas/SensitivityRequest"}),
                 "responses": {"200": _json("Sensitivity"), "400": _ERROR, "404": _ERROR, "422": _ERROR},
             }
         },
