@@ -25,6 +25,7 @@ from .api.reference import keep_test_data_sets
 from .errors import StudioError
 from .onnx_io import parse_model
 from .onnx_io.external import normalize_location
+from .onnx_io.model_names import model_name
 from .onnx_io.test_data_sets import test_data_sets_beside
 
 
@@ -103,7 +104,8 @@ def _open(args):
     del model
     app = create_app({"DATA_DIR": str(args.data_dir)})
     store = app.extensions["store"]
-    record = _stored_once(store, store.create_model(args.model.name, data, external))
+    listed = model_name(args.model.resolve().as_posix())
+    record = _stored_once(store, store.create_model(listed, data, external))
     sets = test_data_sets_beside(args.model)
     if sets and not (store.model(record.id).checks or {}).get("cases"):
         with app.app_context():

@@ -55,7 +55,7 @@ def test_a_models_test_data_sets_beside_it_become_reference_cases(tmp_path):
         base, mid = url.split("/models/")
         summary = json.load(urllib.request.urlopen(f"{base}/api/models/{mid}"))
         assert summary["validation"]["reference"]["status"] == "passed"
-        assert summary["external_files"] == []
+        assert summary["external_files"] == [] and summary["name"] == "relu.onnx"  # model.onnx, named by its folder
     finally:
         proc.terminate()
         proc.wait(10)

@@ -200,7 +200,11 @@ def test_a_zoo_tarball_opens_with_its_test_data_sets(client, suffix, mode):
     r = upload(client, tarred(folder_files(folder), mode), f"conv{suffix}")
     assert r.status_code == 201, r.get_json()
     answer = r.get_json()
-    assert answer["name"] == "model.onnx" and answer["test_data_sets"] == {"kept": ["test_data_set_0"], "skipped": []}
+    # listed by its folder, as the zoo tells its model.onnx files apart
+    assert answer["name"] == "test_Conv2d.onnx" and answer["test_data_sets"] == {
+        "kept": ["test_data_set_0"],
+        "skipped": [],
+    }
     assert answer["external_files"] == [] and answer["validation"]["reference"]["status"] == "passed"
     stored = client.get(f"/api/models/{answer['id']}/download").data
     assert stored == (folder / "model.onnx").read_bytes()
@@ -261,7 +265,7 @@ def test_hostile_tarballs_are_refused_or_defused(client, app):
     with app.app_context():
         scratch = store().blobs.scratch()
         assert not any(p.name.startswith("tar-") for p in scratch.iterdir())  # every unpacked file gone
-    assert [m["name"] for m in client.get("/api/models").get_json()["models"]] == ["model.onnx"]
+    assert [m["name"] for m in client.get("/api/models").get_json()["models"]] == ["m.onnx"]
 
 
 def test_a_models_cases_download_as_test_data_sets_and_round_trip(client, tmp_path):
@@ -272,27 +276,27 @@ def test_a_models_cases_download_as_test_data_sets_and_round_trip(client, tmp_pa
     mid = answer["id"]
     client.post(f"/api/models/{mid}/checks", json={"name": "random", "inputs": {}})  # recorded from a run
     r = client.get(f"/api/models/{mid}/download?tests=1")
-    assert r.status_code == 200 and r.headers["Content-Disposition"].endswith("model.zip")
+    assert r.status_code == 200 and r.headers["Content-Disposition"].endswith("test_Conv2d.zip")
     with zipfile.ZipFile(io.BytesIO(r.data)) as z:
         names = sorted(z.namelist())
         z.extractall(tmp_path / "out")
     assert names == [
-        "model/model.onnx",
-        "model/test_data_set_0/input_0.pb",
-        "model/test_data_set_0/output_0.pb",
-        "model/test_data_set_1/input_0.pb",
-        "model/test_data_set_1/output_0.pb",
+        "test_Conv2d/test_Conv2d.onnx",  # listed by its folder's name (model_names.py)
+        "test_Conv2d/test_data_set_0/input_0.pb",
+        "test_Conv2d/test_data_set_0/output_0.pb",
+        "test_Conv2d/test_data_set_1/input_0.pb",
+        "test_Conv2d/test_data_set_1/output_0.pb",
     ]
-    out = tmp_path / "out" / "model"
-    assert (out / "model.onnx").read_bytes() == (folder / "model.onnx").read_bytes()
+    out = tmp_path / "out" / "test_Conv2d"
+    assert (out / "test_Conv2d.onnx").read_bytes() == (folder / "model.onnx").read_bytes()
     given = onnx.load_tensor(str(folder / "test_data_set_0" / "output_0.pb"))
     got = onnx.load_tensor(str(out / "test_data_set_0" / "output_0.pb"))
     np.testing.assert_array_equal(onnx.numpy_helper.to_array(got), onnx.numpy_helper.to_array(given))
-    model = onnx.load(str(out / "model.onnx"))
+    model = onnx.load(str(out / "test_Conv2d.onnx"))
     assert got.name == model.graph.output[0].name
     x = onnx.numpy_helper.to_array(onnx.load_tensor(str(out / "test_data_set_1" / "input_0.pb")))
     y = onnx.numpy_helper.to_array(onnx.load_tensor(str(out / "test_data_set_1" / "output_0.pb")))
-    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(str(out / "test_Conv2d.onnx"), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(sess.run(None, {model.graph.input[0].name: x})[0], y)
     again = upload(client, r.data, "again.zip").get_json()
     assert again["test_data_sets"]["kept"] == ["test_data_set_0", "test_data_set_1"]

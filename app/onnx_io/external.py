@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import StudioError
 from .limits import PROTOBUF_LIMIT
 from .load import parse_model
+from .model_names import model_name
 from .zip_reading import BoundedMember, ZipBudget
 
 MAX_ZIP_MEMBERS = 10_000
@@ -102,4 +103,4 @@ def unpack_zip(stream, name: str, budget: ZipBudget | None = None):
         if key is None or any(c in key for c in "\r\n"):
             continue  # outside the model's folder (or a name no tensor can give): no tensor may name it
         external[key] = BoundedMember(z, m, budget)
-    return posixpath.basename(model_info.filename), data, external
+    return model_name(model_info.filename, name), data, external

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import StudioError
 from .external import MAX_ZIP_MEMBERS, normalize_location
+from .model_names import model_name
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 CHUNK = 1 << 20
@@ -93,4 +94,4 @@ def unpack_tar(stream, name: str, folder: Path, max_total: int, max_ratio: float
         rel = posixpath.relpath(key, root) if root else key
         if normalize_location(rel) is not None:
             beside[rel] = path  # files outside the model's folder: no tensor may name them
-    return posixpath.basename(model_key), unpacked[model_key], beside
+    return model_name(model_key, name), unpacked[model_key], beside
