@@ -6,6 +6,7 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.traverse import op_schema
+from .domains import import_domain
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
 from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
@@ -97,7 +98,9 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     """Insert a node of any operator onto the edge carrying `tensor` in the main graph. The new
     node reads `tensor` (then the extra `inputs`, e.g. initializer names) and its output replaces
     `tensor` for all its readers, or only for the node ids listed in `consumers`. Graph outputs
-    keep their names. `attributes` maps names to values, typed from the operator schema."""
+    keep their names. `attributes` maps names to values, typed from the operator schema. A domain
+    the model doesn't import yet is imported with it (onnx's domains at the version of the
+    operator's newest schema, others at 1), the ir_version raised only if that import needs it."""
     from .attributes import new_attribute
 
     tensor, op_type, domain = op["tensor"], op["op_type"], op["domain"]
@@ -108,6 +111,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     if producer is None and not is_source:
         raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in the main graph")
     node = onnx.NodeProto(op_type=op_type, domain=domain, name=op["name"])
+    imported = import_domain(model, g, node)  # before its attributes: they are typed from its schema
     for attr_name, value in attrs.items():
         node.attribute.append(new_attribute(model, g, node, attr_name, value, None))
     consumers = op.get("consumers")
@@ -122,7 +126,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         node.input.extend([fresh, *extra])
         node.output.append(tensor)
         g.node.insert(producer + 1, node)
-        return f"inserted {op_type} after {tensor!r} (all readers)"
+        return _with(f"inserted {op_type} after {tensor!r} (all readers)", imported)
     output = op.get("output") or fresh_name(model, f"{tensor}_{op_type.lower()}")
     if output in _names(g):
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
@@ -136,7 +140,11 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
             if x == tensor:
                 n.input[k] = output
     g.node.insert(0 if producer is None else producer + 1, node)
-    return f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s), writing {output!r}"
+    return _with(f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s), writing {output!r}", imported)
+
+
+def _with(change: str, imported: str) -> str:
+    return f"{change}; {imported}" if imported else change
 
 
 def _names(g: onnx.GraphProto) -> set[str]:
@@ -172,6 +180,7 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     trial = onnx.NodeProto()
     trial.CopyFrom(node)
     trial.op_type, trial.domain = op_type, domain
+    imported = import_domain(model, ref.container, trial)  # a refusal below drops it with the batch
     schema = op_schema(model, ref.container, trial)
     if schema is None:
         raise StudioError(
@@ -192,4 +201,4 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("schema_mismatch", f"set_node_op: {op_type} requires attribute(s) {', '.join(missing)}")
     was = node_words(node, nid)
     node.op_type, node.domain = op_type, domain
-    return f"{was} is now {domain or 'ai.onnx'}::{op_type}"
+    return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}", imported)

@@ -13,6 +13,7 @@ from onnx import defs
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
 from ..onnx_io.traverse import node_reads, op_schema
+from .domains import import_domain
 from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import Array, Integer, Map, optional, required
 from .locate import find_node, node_words
@@ -200,7 +201,8 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     """Add a node of any operator reading tensors the graph already has and writing new ones;
     nothing else is rewired (connect its outputs with set_node_input or add_output). It goes at
     the end of its graph, so every other node there keeps its place and id (a graph around it is
-    reordered only when the node reads what that graph computes after its holder)."""
+    reordered only when the node reads what that graph computes after its holder). Its domain is
+    imported as insert_node's is, by its function too when it goes in one."""
     from .attributes import new_attribute
 
     ref = resolve_graph(model, op["graph"])
@@ -213,6 +215,7 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     if unknown:
         raise NotFound("unknown_tensor", f"add_node: no tensor {unknown[0]!r} in {_where(ref)} or around it")
     node.input.extend(op["inputs"])
+    imported = import_domain(model, c, node)  # before its attributes: they are typed from its schema
     for attr_name, value in op["attributes"].items():
         node.attribute.append(new_attribute(model, c, node, attr_name, value, None))
     taken = _taken(model, ref)
@@ -237,4 +240,5 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     reads = ", ".join(map(repr, filter(None, op["inputs"]))) or "nothing"
     writes = ", ".join(map(repr, outputs))
     out = f"added {node_words(node, nid)} in {_where(ref)}, reading {reads}, writing {writes}"
+    out += f"; {imported}" if imported else ""
     return out + (f"; {moved} node(s) moved to keep the order" if moved else "")
