@@ -97,7 +97,7 @@ def _infer_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:
         if t.name == tensor:
             return onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
     try:  # in the helper process (onnx's C++ on an untrusted model)
-        inferred = infer_isolated(model)
+        inferred = infer_isolated(model, name_dims=True)  # onnxruntime types its own ops' outputs
     except (ValueError, StudioError):
         return None
     for v in inferred.graph.value_info:

@@ -15,8 +15,9 @@ from onnx import helper, numpy_helper
 from .address import resolve_graph
 from .light import light_copy
 from .limits import PROTOBUF_LIMIT
+from .runtime_schemas import ONNX_DOMAINS
 from .sizes import data_bytes
-from .traverse import tensors, walk_graphs
+from .traverse import standard_domain, tensors, walk_graphs
 
 # data propagation carries a 1-D tensor's values through Add/Mul/...: ~140 bytes an element, in
 # C++ holding the GIL (x: float[2^40] grew a server to 17.5 GB); shape tensors are far smaller
@@ -95,12 +96,20 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     """Give the dims onnx's inference could only call unk__N the names symbolic_shapes finds for
     them, in terms of the inputs' dims: a torch BERT's tensors read batch×sequence×768 instead
     of unk__7×unk__8×768 (on its drawing, in its panels), its outputs too. In place, in the main
-    graph; nothing changes when it can't run."""
+    graph; nothing changes when it can't run. Values onnx can't type at all because onnxruntime's
+    own operators (com.microsoft's Attention, SkipLayerNormalization, …) compute them — onnx has
+    no inference for those — take the types it finds, so an optimized transformer's drawing,
+    panels and add_output know them too."""
     unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
-    named = symbolic_shapes(light, NAMING_SECONDS) if unnamed else None
+    untyped = _runtime_op_values(inferred)
+    named = symbolic_shapes(light, NAMING_SECONDS) if unnamed or untyped else None
     if named is None:
         return
     found = {v.name: v for v in [*named.graph.value_info, *named.graph.output]}
+    for name in untyped:
+        theirs = found.get(name)
+        if theirs is not None and theirs.type.HasField("tensor_type") and theirs.type.tensor_type.elem_type:
+            inferred.graph.value_info.append(theirs)
     for v in unnamed:
         theirs = found.get(v.name)
         if theirs is None or not theirs.type.HasField("tensor_type") or _has_unknown(theirs):
@@ -113,6 +122,18 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
             and all(d.HasField("dim_value") or d.dim_param for d in dims)
         ):
             mine.shape.CopyFrom(their.shape)
+
+
+def _runtime_op_values(inferred: onnx.ModelProto) -> list[str]:
+    """The main graph's values nothing types, in a graph with nodes of onnxruntime's own domains
+    (and only then: symbolic inference costs seconds on a big graph and can't help with a
+    custom operator nobody defines)."""
+    g = inferred.graph
+    if not any(standard_domain(n.domain) not in ONNX_DOMAINS for n in g.node):
+        return []
+    typed = {v.name for v in [*g.value_info, *g.input, *g.output] if v.type.WhichOneof("value")}
+    typed.update(t.name for t in g.initializer)
+    return [x for n in g.node for x in n.output if x and x not in typed]
 
 
 @contextlib.contextmanager

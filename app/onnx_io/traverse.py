@@ -148,11 +148,16 @@ def opset_version(model: onnx.ModelProto, container, domain: str) -> int | None:
 
 
 def op_schema(model: onnx.ModelProto, container, node: onnx.NodeProto) -> defs.OpSchema | None:
-    """The operator schema of a node at its opset, or None (no import, or not an operator there)."""
+    """The operator schema of a node at its opset — onnx's, or onnxruntime's for its own domains
+    (runtime_schemas.py) — or None (no import, or not an operator there)."""
     version = opset_version(model, container, node.domain)
     if version is None:
         return None
+    domain = standard_domain(node.domain)
     try:
-        return defs.get_schema(node.op_type, version, standard_domain(node.domain))
+        return defs.get_schema(node.op_type, version, domain)
     except defs.SchemaError:
-        return None
+        pass
+    from .runtime_schemas import runtime_schema  # onnxruntime's com.microsoft ops, read on first need
+
+    return runtime_schema(node.op_type, domain, version)

@@ -1,4 +1,5 @@
-"""Operator documentation from onnx.defs for a node, at the opset the model imports."""
+"""Operator documentation for a node, at the opset the model imports: from onnx.defs, or from
+onnxruntime for its own domains (com.microsoft)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import onnx
 from onnx import defs
 
 from ..onnx_io.address import node_id, resolve_node
+from ..onnx_io.runtime_schemas import ONNX_DOMAINS, runtime_operators
 from ..onnx_io.traverse import op_schema, opset_imports, opset_version
 from .values import attribute_json
 
@@ -66,6 +68,7 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
     out.update(
         known=True,
         kind="schema",
+        source="onnx" if schema.domain in ONNX_DOMAINS else "onnxruntime",  # whose registry documents it
         since_version=schema.since_version,
         deprecated=schema.deprecated,
         doc=schema.doc or "",
@@ -97,6 +100,8 @@ def operators_at(model: onnx.ModelProto) -> list[dict]:
         key = (schema.domain, schema.name)
         if key not in best or schema.since_version > best[key].since_version:
             best[key] = schema
+    for domain, version in imports.items():  # onnxruntime's own domains the model imports
+        best.update({(domain, r.name): r for r in runtime_operators(domain, version)})
     out = []
     for (domain, name), schema in sorted(best.items()):
         if schema.deprecated:

@@ -7,7 +7,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from .browser_models import custom_op_with_int64, inference_error_model, tiny_cnn
-from .browser_pages import open_model, upload
+from .browser_pages import open_model, upload, wait_revision
 
 
 def test_conv_schema_doc_and_flags_for_unknown_ops(page, server, artifacts):
@@ -146,3 +146,45 @@ def test_markdown_doc_strings_are_rendered_safely(page, server, artifacts):
     page.click("#btn-model")
     page.locator("#sidebar .model-doc").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "markdown-doc.png"))
+
+
+def test_onnxruntime_operators_are_documented_and_offered(page, server, artifacts):
+    """A com.microsoft node (what onnxruntime's transformer optimizer writes) reads its docs from
+    onnxruntime's registry, is not flagged unknown, and a model that imports no com.microsoft
+    offers its operators when inserting a node: picking FastGelu imports the domain with it."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_runtime_schemas import skip_layer_norm_model
+
+    summary = upload(page, server, skip_layer_norm_model(), "skip_ln.onnx")
+    open_model(page, server, summary["id"], "#path=&node=@skip_ln")
+    schema = page.locator("#sidebar .schema-section[data-schema=schema]")
+    schema.wait_for()
+    assert "com.microsoft.SkipLayerNormalization" in schema.locator(".schema-summary").text_content()
+    assert "onnxruntime operator" in schema.locator(".schema-summary").text_content()
+    assert "Defined by onnxruntime" in schema.locator(".schema-source").text_content()
+    assert "← gamma" in schema.locator("[data-formal=gamma]").text_content()
+    assert "set on this node" in schema.locator("[data-schema-attr=epsilon]").text_content()
+    assert page.locator("#sidebar .panel-flags").text_content() == ""  # not an unknown operator
+    schema.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "schema-onnxruntime-op.png"))
+
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    panel.locator("#node-edit [data-action=insert-after]").click()
+    form = panel.locator(".ed-insert-after")
+    option = form.locator("datalist option[value=FastGelu]")
+    option.wait_for(state="attached")
+    assert option.text_content() == "com.microsoft · imported with it"
+    form.locator("input[name=op_type]").fill("FastGelu")
+    form.locator("input[name=op_type]").dispatch_event("input")
+    assert form.locator("input[name=domain]").input_value() == "com.microsoft"
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert panel.locator(".panel-title").text_content() == "FastGelu"
+    model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert ("com.microsoft", 1) in [(o.domain, o.version) for o in model.opset_import]
+    assert [n.op_type for n in model.graph.node][2] == "FastGelu"

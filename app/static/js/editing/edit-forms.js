@@ -221,21 +221,28 @@ function importedVersion(opsetImport, domain) {
   return null;
 }
 
+// Domains offered when the model doesn't import them yet (an edit imports the domain with the
+// node): onnx's ML operators and onnxruntime's contrib operators, not onnxruntime's internal
+// layout domains.
+const OFFERED_DOMAINS = new Set(["ai.onnx.ml", "com.microsoft"]);
+
 /**
- * The operators a model's opset imports offer: [{domain, op_type, since, deprecated,
- * attributes: [{name, type, required}]}], sorted by name (ai.onnx first).
+ * The operators a model's opset imports offer, then those of OFFERED_DOMAINS it doesn't import,
+ * at their newest version: [{domain, op_type, since, deprecated, imports (the edit imports its
+ * domain), attributes: [{name, type, required}]}], sorted by name (ai.onnx first).
  */
 export async function operatorsFor(opsetImport) {
-  const { OPS } = await loadCatalog();
+  const { OPS, LATEST_OPSET } = await loadCatalog();
   const out = [];
   for (const [domain, opType, versions] of OPS) {
-    const at = importedVersion(opsetImport, domain);
-    if (at === null) continue;
+    const imported = importedVersion(opsetImport, domain);
+    if (imported === null && !OFFERED_DOMAINS.has(domain)) continue;
+    const at = imported === null ? LATEST_OPSET[domain] : imported;
     let pick = null;
     for (const v of versions) if (v[0] <= at) pick = v;
     if (!pick || pick[1]) continue; // not there yet, or deprecated at this opset
     out.push({
-      domain, op_type: opType, since: pick[0], deprecated: !!pick[1],
+      domain, op_type: opType, since: pick[0], deprecated: !!pick[1], imports: imported === null,
       attributes: pick[2].map(([name, type, required]) => ({ name, type, required: !!required })),
     });
   }
@@ -253,7 +260,8 @@ export function operatorField(opsetImport, { name = "op_type", value = "", place
   let ops = [];
   const ready = operatorsFor(opsetImport).then((found) => {
     ops = found;
-    list.append(...found.map((o) => el("option", { value: o.op_type }, o.domain ? `${o.domain} · opset ${o.since}` : `since opset ${o.since}`)));
+    const label = (o) => (o.imports ? `${o.domain} · imported with it` : o.domain ? `${o.domain} · opset ${o.since}` : `since opset ${o.since}`);
+    list.append(...found.map((o) => el("option", { value: o.op_type }, label(o))));
     return found;
   }).catch(() => []);
   const lookup = (text) => {

@@ -82,7 +82,11 @@ function schemaBody(schema, node, ctx) {
   const range = (min, max) => (min === max ? `${min}` : max > 1e6 ? `${min} or more` : `${min} to ${max}`);
   return [
     el("div", { class: "schema-summary" }, mono(`${domainName(schema.domain)}.${schema.op_type}`), el("span", { class: "muted" }, ` · ${since}${imports}`),
-      schema.deprecated ? [" ", tag("deprecated", "tag-bad")] : null),
+      schema.deprecated ? [" ", tag("deprecated", "tag-bad")] : null,
+      schema.source === "onnxruntime" ? [" ", tag("onnxruntime operator")] : null),
+    schema.source === "onnxruntime"
+      ? el("p", { class: "muted schema-source" }, "Defined by onnxruntime, not by the ONNX standard: other runtimes may not run it.")
+      : null,
     schema.doc ? collapsible(markdownBlock(schema.doc, { trusted: true, cls: "doc schema-doc" }), schema.doc.length > 500) : null,
     el("h4", {}, `Inputs (${range(schema.min_inputs, schema.max_inputs)})`),
     formalList(schema.inputs || [], node.inputs, "←"),
