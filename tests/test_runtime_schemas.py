@@ -118,3 +118,79 @@ def test_a_contrib_nodes_attributes_are_typed_from_its_schema(client):
     mean, var = (y + x).mean(-1, keepdims=True), (y + x).var(-1, keepdims=True)
     gamma, beta = (onnx.numpy_helper.to_array(t) for t in model.graph.initializer)
     np.testing.assert_allclose(z, (y + x - mean) / np.sqrt(var) * gamma + beta, atol=1e-3)
+
+
+def optimized_transformer_block(sequence: int | str = 16) -> onnx.ModelProto:
+    """What onnxruntime's transformer optimizer and an int4 export write: a packed-QKV Attention,
+    SkipLayerNormalization, a 4-bit MatMulNBits and FastGelu, all com.microsoft."""
+    rng = np.random.default_rng(0)
+    hidden, heads, out, block = 64, 4, 32, 32
+    blocks = hidden // block
+    packed = rng.integers(0, 255, (out, blocks, block * 4 // 8), dtype=np.uint8)
+    inits = [
+        onnx.numpy_helper.from_array(rng.standard_normal((hidden, 3 * hidden)).astype(np.float32) * 0.1, "qkv_w"),
+        onnx.numpy_helper.from_array(np.zeros(3 * hidden, np.float32), "qkv_b"),
+        onnx.numpy_helper.from_array(np.ones(hidden, np.float32), "gamma"),
+        onnx.numpy_helper.from_array(np.zeros(hidden, np.float32), "beta"),
+        onnx.numpy_helper.from_array(packed, "w4"),
+        onnx.numpy_helper.from_array(np.full(out * blocks, 0.01, np.float32), "w4_scales"),
+    ]
+    ms = "com.microsoft"
+    nodes = [
+        h.make_node("Attention", ["x", "qkv_w", "qkv_b"], ["att"], name="attention", domain=ms, num_heads=heads),
+        h.make_node("SkipLayerNormalization", ["att", "x", "gamma", "beta"], ["ln"], name="skip_ln", domain=ms),
+        h.make_node(
+            "MatMulNBits",
+            ["ln", "w4", "w4_scales"],
+            ["mm"],
+            name="fc",
+            domain=ms,
+            K=hidden,
+            N=out,
+            bits=4,
+            block_size=block,
+        ),
+        h.make_node("FastGelu", ["mm"], ["y"], name="gelu", domain=ms),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "block",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, sequence, hidden])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, sequence, out])],
+        inits,
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(ms, 1)], ir_version=8)
+
+
+def test_an_optimized_transformer_blocks_flops_are_known(client):
+    model = optimized_transformer_block()
+    ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": np.ones((1, 16, 64), np.float32)}
+    )  # a model onnxruntime runs, not only one we can count
+    mid = upload(client, model.SerializeToString(), "block.onnx").get_json()["id"]
+    answer = client.get(f"/api/models/{mid}/stats").get_json()
+    flops = {n["name"]: n["flops"] for n in answer["nodes"]}
+    scores = 1 * 4 * 16 * 16  # B · H · S · L
+    assert flops == {
+        "attention": 2 * 16 * 64 * 192 + 16 * 192 + 2 * scores * (16 + 16) + 3 * scores,  # projection, bias, attention
+        "skip_ln": 6 * 16 * 64,
+        "fc": 2 * 16 * 32 * 64,  # K from the attribute: the packed weights' shape doesn't say it
+        "gelu": 16 * 32,
+    }
+    assert answer["unknown"]["flops_ops"] == {}
+    assert answer["totals"]["flops"] == sum(flops.values())
+
+
+def test_symbolic_sequence_gives_a_formula_for_contrib_ops(client):
+    mid = upload(client, optimized_transformer_block("sequence").SerializeToString(), "block.onnx").get_json()["id"]
+    at_32 = client.get(f"/api/models/{mid}/stats?dims=sequence=32").get_json()
+    flops = {n["name"]: n["flops"] for n in at_32["nodes"]}
+    scores = 4 * 32 * 32
+    assert flops["attention"] == 2 * 32 * 64 * 192 + 32 * 192 + 2 * scores * 32 + 3 * scores
+    assert flops["fc"] == 2 * 32 * 32 * 64 and at_32["unknown"]["flops_ops"] == {}
+    formula = client.get(f"/api/models/{mid}/stats").get_json()["formula"]  # no size given: in terms of it
+    assert formula["unknown_nodes"] == 0
+    assert formula["flops"] == [
+        {"coefficient": 4 * 2 * 32 + 3 * 4, "symbols": {"sequence": 2}},  # the scores
+        {"coefficient": 2 * 64 * 192 + 192 + 6 * 64 + 2 * 32 * 64 + 32, "symbols": {"sequence": 1}},
+    ]

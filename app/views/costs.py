@@ -14,6 +14,7 @@ FLOPs: a multiply-accumulate counts 2. Formulas, by operator (docs/api.md repeat
   reductions          1 per input element (ReduceSumSquare, ReduceL2, ReduceLogSumExp: 2)
   MaxPool, AveragePool, LpPool   out · kernel; GlobalAveragePool, GlobalMaxPool: 1 per input element
   data movement       0 (Reshape, Transpose, Gather, Concat, Slice, Cast, ...: no arithmetic)
+onnxruntime's com.microsoft operators (Attention, MatMulNBits, SkipLayerNormalization, ...): runtime_costs.py.
 Any other op, or one whose shapes aren't known, has FLOPs None: counted as unknown, never as 0.
 Parameters: every element of every initializer (sparse ones: their values) and Constant value, each
 counted once; a node's own are those of the initializers and Constant it reads or holds.
@@ -240,19 +241,19 @@ def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Val
     return Values(types)
 
 
-def _attr(node: onnx.NodeProto, name: str, default):
+def node_attr(node: onnx.NodeProto, name: str, default):
     for a in node.attribute:
         if a.name == name:
             return onnx.helper.get_attribute_value(a)
     return default
 
 
-def _input(node: onnx.NodeProto, k: int) -> str:
+def node_input(node: onnx.NodeProto, k: int) -> str:
     return node.input[k] if len(node.input) > k else ""
 
 
 def _einsum_flops(node: onnx.NodeProto, v: Values) -> int | None:
-    equation = _attr(node, "equation", b"")
+    equation = node_attr(node, "equation", b"")
     equation = equation.decode("utf-8", "replace") if isinstance(equation, bytes) else str(equation)
     lhs = equation.replace(" ", "").split("->")[0].split(",")
     sizes: dict[str, int] = {}
@@ -274,18 +275,18 @@ def _einsum_flops(node: onnx.NodeProto, v: Values) -> int | None:
 
 
 def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
-    q, k, val = (v.shape(_input(node, i)) for i in range(3))
+    q, k, val = (v.shape(node_input(node, i)) for i in range(3))
     if q is None or k is None or val is None:
         return None
     if len(q) == 4:  # [B, H, S, D]
         b, h, s, d = q
         length, dv = k[-2], val[-1]
     elif len(q) == 3:  # [B, S, H·D]: heads from the attribute
-        heads = int(_attr(node, "q_num_heads", 0) or 0)
+        heads = int(node_attr(node, "q_num_heads", 0) or 0)
         if not heads:
             return None
         b, s, h, d = q[0], q[1], heads, q[2] // heads
-        kv_heads = int(_attr(node, "kv_num_heads", heads) or heads)
+        kv_heads = int(node_attr(node, "kv_num_heads", heads) or heads)
         length, dv = k[1], val[2] // kv_heads
     else:
         return None
@@ -296,6 +297,10 @@ def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
 def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     """FLOPs of one node (the formulas above), or None when unknown."""
     op = node.op_type
+    if node.domain == "com.microsoft":
+        from .runtime_costs import contrib_flops  # it builds on this module's helpers
+
+        return contrib_flops(node, v)
     if node.domain not in ("", "ai.onnx"):
         return None
     out = v.elements(node.output[0]) if node.output and node.output[0] else None
@@ -304,24 +309,24 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     if out is None:
         return None
     if op == "Conv":
-        w = v.shape(_input(node, 1))
+        w = v.shape(node_input(node, 1))
         if w is None:
             return None
-        return 2 * out * math.prod(w[1:]) + (out if _input(node, 2) else 0)
+        return 2 * out * math.prod(w[1:]) + (out if node_input(node, 2) else 0)
     if op == "ConvTranspose":
-        x, w = v.elements(_input(node, 0)), v.shape(_input(node, 1))
+        x, w = v.elements(node_input(node, 0)), v.shape(node_input(node, 1))
         if x is None or w is None:
             return None
-        return 2 * x * math.prod(w[1:]) + (out if _input(node, 2) else 0)
+        return 2 * x * math.prod(w[1:]) + (out if node_input(node, 2) else 0)
     if op in ("MatMul", "MatMulInteger", "QLinearMatMul"):
-        a = v.shape(_input(node, 0))
+        a = v.shape(node_input(node, 0))
         return None if not a else 2 * out * a[-1]
     if op == "Gemm":
-        a = v.shape(_input(node, 0))
+        a = v.shape(node_input(node, 0))
         if a is None or len(a) != 2:
             return None
-        k = a[0] if _attr(node, "transA", 0) else a[1]
-        return 2 * out * k + (out if _input(node, 2) else 0)
+        k = a[0] if node_attr(node, "transA", 0) else a[1]
+        return 2 * out * k + (out if node_input(node, 2) else 0)
     if op == "Einsum":
         return _einsum_flops(node, v)
     if op == "Attention":
@@ -333,15 +338,15 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     if op in PER_ELEMENT:
         return PER_ELEMENT[op] * out
     if op == "LRN":
-        return (2 * int(_attr(node, "size", 1)) + LRN_EXTRA) * out
+        return (2 * int(node_attr(node, "size", 1)) + LRN_EXTRA) * out
     if op in REDUCTIONS:
-        x = v.elements(_input(node, 0))
+        x = v.elements(node_input(node, 0))
         return None if x is None else REDUCTIONS[op] * x
     if op in ("MaxPool", "AveragePool", "LpPool"):
-        kernel = _attr(node, "kernel_shape", None)
+        kernel = node_attr(node, "kernel_shape", None)
         return None if not kernel else out * math.prod(kernel)
     if op in ("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"):
-        return v.elements(_input(node, 0))
+        return v.elements(node_input(node, 0))
     return None
 
 
@@ -366,7 +371,7 @@ def _filled_weights(g: onnx.GraphProto) -> dict[str, tuple[int, int]]:
         if shape is None or shape.data_type != onnx.TensorProto.INT64 or len(shape.dims) != 1:
             continue
         n = math.prod(int(d) for d in numpy_helper.to_array(shape))
-        value = _attr(node, "value", None)
+        value = node_attr(node, "value", None)
         dtype = value.data_type if value is not None else onnx.TensorProto.FLOAT
         found[node.output[0]] = (n, data_bytes(dtype, n) or 0)
     return found
