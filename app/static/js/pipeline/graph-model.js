@@ -190,10 +190,10 @@ export function keyAttributeLines(node) {
  */
 export function nodeLines(model, box, options = {}, extra = []) {
   const { names = true, attrs = false } = options;
-  const lines = [box.lines[0]];
+  const lines = [box.lines[0], ...box.lines.filter((l) => l.domain)];
   if (names && box.node.name) lines.push(box.lines.find((l) => l.font === "name") || { text: box.node.name, font: "name" });
   if (attrs) for (const text of keyAttributeLines(box.node)) lines.push({ text, font: "attr" });
-  for (const l of box.lines) if (l.font === "init" || l.font === "more" || l.font === "sub") lines.push(l);
+  for (const l of box.lines) if ((l.font === "init" || l.font === "more" || l.font === "sub") && !l.domain) lines.push(l);
   return extra.length ? lines.concat(extra) : lines;
 }
 
@@ -281,7 +281,10 @@ class NodeBox {
 }
 
 function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, pairs }) {
-  const lines = [{ text: node.domain && node.domain !== "ai.onnx" ? `${node.domain}.${node.op_type}` : node.op_type, font: "op" }];
+  // the operator heads the box; a domain of its own (com.microsoft, a company's) goes on a line
+  // under it, where "com.microsoft.SkipLayerNormalization" as the head was cut to fit
+  const lines = [{ text: node.op_type, font: "op" }];
+  if (node.domain && node.domain !== "ai.onnx") lines.push({ text: node.domain, font: "more", domain: true });
   if (node.name) lines.push({ text: node.name, font: "name" });
   // initializers and folded Constant nodes it reads, each once, in input order; a Constant's
   // first reader always lists it (that line is where the page draws the Constant node)
