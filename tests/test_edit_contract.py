@@ -116,6 +116,16 @@ SAMPLES = {
         "per_channel": False,
         "reduce_range": False,
     },
+    "quantize_weights": {
+        "bits": 4,
+        "block_size": 16,
+        "algorithm": "RTN",
+        "format": "MatMulNBits",
+        "symmetric": False,
+        "embeddings": False,
+        "accuracy_level": 0,
+        "nodes_to_exclude": [],
+    },
     "compose": {
         "model": {"onnx": hashlib.sha256(ADDED).hexdigest()},
         "connect": {"inp": "z"},

@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (registers the ops)
     nodes,
     precision,
     simplify,
+    weight_only,
     whole_model,
     wiring,
 )

@@ -47,13 +47,14 @@ WHAT = {
     "convert": "onnx's version converter",
     "quantize": "onnxruntime's quantizer",
     "quantize_static": "onnxruntime's calibration and quantizer",
+    "quantize_weights": "onnxruntime's MatMulNBits quantizer",
     "float16": "onnxruntime's float16 converter",
     "simplify": "onnxruntime's graph optimizer",
 }
 
 # one helper per lane: the model tools (float16, int8, calibration, simplify: seconds to a minute on a big
 # model) have their own, so checks and shape inference of other models aren't queued behind them
-TOOL_JOBS = frozenset({"float16", "quantize", "quantize_static", "simplify"})
+TOOL_JOBS = frozenset({"float16", "quantize", "quantize_static", "quantize_weights", "simplify"})
 _pools: dict[str, ProcessPoolExecutor] = {}
 _lock = threading.Lock()
 _failures: OrderedDict[tuple[str, str], str] = OrderedDict()  # (job, content key) -> message

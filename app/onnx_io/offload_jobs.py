@@ -127,6 +127,50 @@ def quantize(src: str, dst: str, options: dict) -> None:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None
 
 
+def quantize_weights(src: str, dst: str, options: dict) -> None:
+    """onnxruntime's block-wise weight-only quantization (MatMulNBits quantizer) of the model file
+    `src` (its tensors beside it) into `dst`; a ValueError with its words."""
+    from onnxruntime.quantization import QuantFormat
+    from onnxruntime.quantization.matmul_nbits_quantizer import (
+        DefaultWeightOnlyQuantConfig,
+        HQQWeightOnlyQuantConfig,
+        MatMulNBitsQuantizer,
+    )
+
+    _quiet_logging()
+    fmt = QuantFormat.QOperator if options["format"] == "MatMulNBits" else QuantFormat.QDQ
+    ops = ("MatMul", "Gather") if options["embeddings"] else ("MatMul",)
+    bits, block, symmetric = options["bits"], options["block_size"], options["symmetric"]
+    accuracy = options["accuracy_level"] or None
+    try:
+        if options["algorithm"] == "HQQ":
+            config = HQQWeightOnlyQuantConfig(block_size=block, bits=bits, quant_format=fmt, op_types_to_quantize=ops)
+        else:
+            config = DefaultWeightOnlyQuantConfig(
+                block_size=block,
+                is_symmetric=symmetric,
+                accuracy_level=accuracy,
+                quant_format=fmt,
+                op_types_to_quantize=ops,
+                bits=bits,
+            )
+        quantizer = MatMulNBitsQuantizer(
+            _load_beside(src),
+            bits=bits,
+            block_size=block,
+            is_symmetric=symmetric,
+            accuracy_level=accuracy,
+            nodes_to_exclude=options["nodes_to_exclude"] or None,
+            quant_format=fmt,
+            op_types_to_quantize=ops,
+            algo_config=config,
+        )
+        quantizer.process()
+        quantizer.model.save_model_to_file(dst, use_external_data_format=True)  # streamed in by the server
+    except Exception as exc:
+        raise ValueError(str(exc).strip() or type(exc).__name__) from None
+
+
 def quantize_static(src: str, dst: str, options: dict) -> None:
     """onnxruntime's static quantization of the model file `src` (its tensors beside it) into
     `dst`: the model runs on each calibration sample (<input>.npy beside it, samples along the

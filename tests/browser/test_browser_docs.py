@@ -152,10 +152,6 @@ def test_onnxruntime_operators_are_documented_and_offered(page, server, artifact
     """A com.microsoft node (what onnxruntime's transformer optimizer writes) reads its docs from
     onnxruntime's registry, is not flagged unknown, and a model that imports no com.microsoft
     offers its operators when inserting a node: picking FastGelu imports the domain with it."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from test_runtime_schemas import skip_layer_norm_model
 
     summary = upload(page, server, skip_layer_norm_model(), "skip_ln.onnx")

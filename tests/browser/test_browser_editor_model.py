@@ -295,3 +295,26 @@ def test_a_model_without_weight_initializers_says_there_is_nothing_to_check(page
     panel.locator("#weight-check[data-ready=true]").wait_for()
     text = panel.locator("#weight-check").text_content()
     assert text.startswith("No weights to check") and "null" not in text
+
+
+def test_four_bit_weights_from_the_tools(page, server, artifacts):
+    """The 4-bit tool on a small language model: MatMul weights and the embedding table in 4 bits
+    by blocks of 32 (MatMulNBits, GatherBlockQuantized), the report offering to compare outputs."""
+    from test_weight_only import tiny_lm
+
+    summary, panel, form = tool_form(page, server, tiny_lm(), "int4", "quantize-weights")
+    assert form.locator("select[name=block_size]").input_value() == "32"
+    form.locator("select[name=format]").select_option("QDQ")
+    assert "opset 21" in form.locator(".ed-hint").nth(1).text_content()
+    form.locator("select[name=format]").select_option("MatMulNBits")
+    form.locator("input[name=embeddings]").check()
+    page.screenshot(path=str(artifacts / "editor-model-int4.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    report = panel.locator("#model-tools .callout").text_content()
+    assert "Weights in 4 bits — saved as revision 1" in report
+    assert "weights quantized to 4 bits by blocks of 32 (RTN, com.microsoft MatMulNBits): 3 node(s)" in report, report
+    assert panel.locator("#model-tools .ed-report-run").text_content() == "Compare its outputs with revision 0…"
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model)
+    assert sorted(n.op_type for n in model.graph.node) == ["GatherBlockQuantized", "MatMulNBits", "MatMulNBits", "Relu"]

@@ -1,8 +1,9 @@
 // Whole-model editing in the model panel: the model fields (doc_string, producer, domain,
 // model_version), opset conversion, float16 conversion, int8 quantization (dynamic, or static
-// on calibration samples), simplification, shape inference, clean-up, subgraph extraction, another
-// model joined before or after (compose-form.js), graph inputs, and the download choices. A
-// tool's report (the server's "changes") stays shown in the panel for the revision it made.
+// on calibration samples), 4-bit weights by blocks (weight-only-form.js), simplification,
+// shape inference, clean-up, subgraph extraction, another model joined before or after
+// (compose-form.js), graph inputs, and the download choices. A tool's report (the server's
+// "changes") stays shown in the panel for the revision it made.
 import { el } from "../widgets/dom.js";
 import { parseJSON } from "../lib/api.js";
 import { actionBar, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
@@ -12,6 +13,7 @@ import { formatShape } from "../lib/format.js";
 import { inputsFromNpz } from "../lib/arrays-upload.js";
 import { composeForm } from "./compose-form.js";
 import { weightCheck } from "./weight-check.js";
+import { weightOnlyForm } from "./weight-only-form.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -290,6 +292,7 @@ export function modelTools(summary, ctx) {
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
       { key: "float16", label: "Float16…", build: () => float16Form(ctx) },
       { key: "int8", label: "Quantize…", build: () => int8Form(ctx) },
+      { key: "int4", label: "4-bit weights…", build: () => weightOnlyForm(ctx, runTool) },
       { key: "simplify", label: "Simplify…", build: () => simplifyForm(ctx) },
       { key: "infer", label: "Shape inference…", build: () => inferForm(ctx) },
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
