@@ -1,8 +1,9 @@
 """onnxruntime's model tools on big models: convert_float16, quantize_dynamic, quantize_static
-(calibrated on 8 samples) and simplify through the HTTP API (checks and onnxruntime's gate
+(calibrated on 8 samples), quantize_weights (4 bits, blocks of 32) and simplify through the HTTP API (checks and onnxruntime's gate
 included), against the same tool run bare in the same run — onnxruntime's float16 converter on
-the model loaded with onnx.load, quantize_dynamic and quantize_static from file to file, an
-onnxruntime session saving its basic-optimized model — and what each adds to the store and the
+the model loaded with onnx.load, quantize_dynamic and quantize_static from file to file, the
+MatMulNBits quantizer on the loaded model saving to a file, an onnxruntime session saving its
+basic-optimized model — and what each adds to the store and the
 server's peak memory meanwhile. The calibration samples are random: uniform token ids below
 1,000 for integer inputs, normal values for float ones, symbolic dims 1 (the first) and 128.
 
@@ -10,7 +11,7 @@ For each model: a fresh `onnx-studio serve` on an empty data folder, the model u
 curl and its checks settled, then each tool on revision 0 and undo. Peak RSS is the server's VmHWM (the quantizer runs in the helper process: its
 own peak is the helper's, not counted here).
 
-  .venv/bin/python bench/model_tools.py [--models bert_base gpt2_medium resnet50]
+  .venv/bin/python bench/model_tools.py [--models bert_base gpt2_medium resnet50] [--tools quantize_weights ...]
 
 Models: bench/corpus (make_corpus.py).
 """
@@ -47,6 +48,21 @@ def bare_quantize(path: Path) -> float:
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         quantize_dynamic(path, Path(d) / "q.onnx", weight_type=QuantType.QInt8)
+        return time.perf_counter() - t
+
+
+def bare_quantize_weights(path: Path) -> float:
+    from onnxruntime.quantization import QuantFormat
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
+
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        config = DefaultWeightOnlyQuantConfig(
+            block_size=32, quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul",)
+        )
+        quantizer = MatMulNBitsQuantizer(onnx.load(path), block_size=32, algo_config=config)
+        quantizer.process()
+        quantizer.model.save_model_to_file(str(Path(d) / "q.onnx"), use_external_data_format=True)
         return time.perf_counter() - t
 
 
@@ -126,19 +142,29 @@ TOOLS = (
     ("float16", lambda server, path: {"op": "convert_float16"}, bare_float16, "float16"),
     ("quantize", lambda server, path: {"op": "quantize_dynamic"}, bare_quantize, "int8 dynamic"),
     ("quantize_static", static_op, bare_quantize_static, f"int8 static ({SAMPLES} samples)"),
+    (
+        "quantize_weights",
+        lambda server, path: {"op": "quantize_weights", "block_size": 32},
+        bare_quantize_weights,
+        "4-bit weights (blocks of 32)",
+    ),
     ("simplify", lambda server, path: {"op": "simplify"}, bare_simplify, "simplify"),
 )
+CHOSEN = [t[0] for t in TOOLS]
 
 
 def measure(path: Path) -> dict:
     row: dict = {"model": path.stem, "size": path.stat().st_size}
     for key, _, bare, _ in TOOLS:
-        row[f"bare_{key}"] = bare(path)
+        if key in CHOSEN:
+            row[f"bare_{key}"] = bare(path)
     server = Server()
     try:
         mid = server.upload(path)["id"]
         server.settled(mid)
         for key, make_op, _, _ in TOOLS:
+            if key not in CHOSEN:
+                continue
             op = make_op(server, path)
             before = server.store_bytes()
             server.reset_peak()
@@ -163,6 +189,8 @@ def print_table(rows: list[dict]) -> None:
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
         for key, _, _, label in TOOLS:
+            if key not in CHOSEN:
+                continue
             print(
                 f"| {r['model']} | {r['size'] / mb:,.0f} MiB | {label} | {r[key]:.1f} s | {r[f'bare_{key}']:.1f} s "
                 f"| {r[key] / r[f'bare_{key}']:.2f}× | {r[f'{key}_growth'] / mb:,.0f} MiB "
@@ -173,7 +201,9 @@ def print_table(rows: list[dict]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", nargs="*", default=["resnet50", "bert_base", "gpt2_medium"], choices=list(MODELS))
+    ap.add_argument("--tools", nargs="*", default=CHOSEN, choices=CHOSEN)
     args = ap.parse_args()
+    CHOSEN[:] = args.tools
     rows = measure_each(args.models, measure)
     print_table(rows)
 

@@ -131,3 +131,61 @@ def test_a_model_without_matmul_weights_says_so(client):
     mid = upload(client, h.make_model(g, opset_imports=[h.make_opsetid("", 21)]).SerializeToString()).get_json()["id"]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_weights"}]})
     assert r.status_code == 400 and "no weight was quantized" in r.get_json()["error"]["message"]
+
+
+def linear_mlp() -> onnx.ModelProto:
+    """torch's Linear exported as Gemm (weight [out, in], transB=1, a bias) and GPT-2's Conv1D as
+    Gemm (weight [in, out], no transpose), then one left alone (named in nodes_to_exclude)."""
+    rng = np.random.default_rng(2)
+    inits = [
+        nh.from_array(rng.standard_normal((64, 128)).astype(np.float32) * 0.1, "fc1.weight"),  # [out, in]
+        nh.from_array(rng.standard_normal(64).astype(np.float32), "fc1.bias"),
+        nh.from_array(rng.standard_normal((64, 32)).astype(np.float32) * 0.1, "proj.weight"),  # [in, out]
+        nh.from_array(rng.standard_normal((32, 32)).astype(np.float32) * 0.1, "head.weight"),
+    ]
+    nodes = [
+        h.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], name="fc1", transB=1),
+        h.make_node("Relu", ["h"], ["r"], name="relu"),
+        h.make_node("Gemm", ["r", "proj.weight"], ["p"], name="proj"),
+        h.make_node("Gemm", ["p", "head.weight"], ["y"], name="head"),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "mlp",
+        [h.make_tensor_value_info("x", T.FLOAT, [4, 128])],
+        [h.make_tensor_value_info("y", T.FLOAT, [4, 32])],
+        inits,
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_gemm_weights_are_quantized_as_matmuls(client):
+    base = linear_mlp()
+    answer, model = quantized(client, base, block_size=32, nodes_to_exclude=["head"])
+    assert "2 node(s) (2 Gemm node(s) first made MatMul + Add)" in answer["changes"][0], answer["changes"]
+    ops = {n.name: n.op_type for n in model.graph.node}
+    assert ops["head"] == "Gemm" and list(ops.values()).count("MatMulNBits") == 2
+    assert "fc1.weight" not in {t.name for t in model.graph.initializer}  # its float copy went with it
+    x = np.random.default_rng(3).standard_normal((4, 128)).astype(np.float32)
+    run_ = lambda m: ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x}
+    )[0]  # noqa: E731
+    want = run_(base)
+    assert np.abs(run_(model) - want).max() / np.abs(want).max() < 0.1
+
+
+def test_gemm_as_matmul_computes_the_same():
+    from app.onnx_io.gemm_as_matmul import gemms_as_matmuls
+
+    base = linear_mlp()
+    model = onnx.ModelProto()
+    model.CopyFrom(base)
+    assert gemms_as_matmuls(model, set()) == 3
+    onnx.checker.check_model(model, full_check=True)
+    assert [n.op_type for n in model.graph.node] == ["MatMul", "Add", "Relu", "MatMul", "MatMul"]
+    assert [n.name for n in model.graph.node if n.op_type == "MatMul"] == ["fc1", "proj", "head"]
+    x = np.random.default_rng(4).standard_normal((4, 128)).astype(np.float32)
+    run_ = lambda m: ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x}
+    )[0]  # noqa: E731
+    np.testing.assert_allclose(run_(model), run_(base), rtol=1e-5, atol=1e-5)

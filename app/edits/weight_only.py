@@ -56,12 +56,13 @@ QUANTIZED_OPS = frozenset({"MatMulNBits", "GatherBlockQuantized"})
     rewrites_tensors=True,
 )
 def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
-    """Quantize the weights of MatMul nodes (and, with embeddings, of Gather embedding tables) to
-    4 or 8 bits by blocks with onnxruntime's MatMulNBits quantizer: a scale (and a zero point
-    unless symmetric) per block of block_size values along the input dim, activations left in
-    float, no calibration data — what int4 LLM exports ship. "MatMulNBits" writes onnxruntime's
+    """Quantize the weights of MatMul and Gemm nodes (and, with embeddings, of Gather embedding
+    tables) to 4 or 8 bits by blocks with onnxruntime's MatMulNBits quantizer: a scale (and a
+    zero point unless symmetric) per block of block_size values along the input dim,
+    activations left in float, no calibration data — what int4 LLM exports ship. "MatMulNBits" writes onnxruntime's
     com.microsoft operators; "QDQ" standard blocked DequantizeLinear before each MatMul (opset
-    21+). The model's fields, metadata and value_info stay as they were."""
+    21+). A Gemm with a constant weight is first made MatMul + Add (the quantizer takes MatMul
+    only). The model's fields, metadata and value_info stay as they were."""
     bits, block, fmt, algorithm = op["bits"], op["block_size"], op["format"], op["algorithm"]
     if bits not in BITS:
         raise StudioError("bad_value", f"quantize_weights: bits must be 4 or 8, not {bits}")
@@ -85,6 +86,7 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
         )
     check_size(model, "quantize_weights")
     before_nodes, before = _quantized(model), sum(data_size(t) for t in weights(model))
+    gemms = _count(model, "Gemm")
     options = {
         k: op[k]
         for k in (
@@ -105,15 +107,24 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
     if quantized <= 0:
         raise StudioError(
             "bad_value",
-            "quantize_weights: no weight was quantized: no MatMul reads a float weight of two dims "
+            "quantize_weights: no weight was quantized: no MatMul or Gemm reads a float weight of two dims "
             f"whose input dim is a multiple of {block} straight from an initializer",
         )
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
-    return (
-        f"weights quantized to {bits} bits by blocks of {block} ({algorithm}, {FORMATS[fmt]}): {quantized} node(s), "
-        f"weights {size_text(before)} -> {size_text(after)}{note}"
+    gemm_note = (
+        f" ({gemms - _count(model, 'Gemm')} Gemm node(s) first made MatMul + Add)"
+        if gemms > _count(model, "Gemm")
+        else ""
     )
+    return (
+        f"weights quantized to {bits} bits by blocks of {block} ({algorithm}, {FORMATS[fmt]}): {quantized} node(s)"
+        f"{gemm_note}, weights {size_text(before)} -> {size_text(after)}{note}"
+    )
+
+
+def _count(model: onnx.ModelProto, op_type: str) -> int:
+    return sum(n.op_type == op_type for n in model.graph.node)
 
 
 def _quantized(model: onnx.ModelProto) -> int:

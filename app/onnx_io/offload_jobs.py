@@ -137,6 +137,8 @@ def quantize_weights(src: str, dst: str, options: dict) -> None:
         MatMulNBitsQuantizer,
     )
 
+    from .gemm_as_matmul import gemms_as_matmuls
+
     _quiet_logging()
     fmt = QuantFormat.QOperator if options["format"] == "MatMulNBits" else QuantFormat.QDQ
     ops = ("MatMul", "Gather") if options["embeddings"] else ("MatMul",)
@@ -154,8 +156,10 @@ def quantize_weights(src: str, dst: str, options: dict) -> None:
                 op_types_to_quantize=ops,
                 bits=bits,
             )
+        model = _load_beside(src)
+        gemms_as_matmuls(model, set(options["nodes_to_exclude"]))  # it quantizes MatMul, not Gemm
         quantizer = MatMulNBitsQuantizer(
-            _load_beside(src),
+            model,
             bits=bits,
             block_size=block,
             is_symmetric=symmetric,
