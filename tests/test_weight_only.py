@@ -57,6 +57,11 @@ def quantized(client, base: onnx.ModelProto, **options) -> tuple[dict, onnx.Mode
     return r.get_json(), model
 
 
+def run_x(x: np.ndarray, model: onnx.ModelProto) -> np.ndarray:
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": x})[0]
+
+
 def off(model: onnx.ModelProto, base: onnx.ModelProto) -> float:
     want = run(base)
     return float(np.abs(run(model) - want).max() / np.abs(want).max())
@@ -167,11 +172,8 @@ def test_gemm_weights_are_quantized_as_matmuls(client):
     assert ops["head"] == "Gemm" and list(ops.values()).count("MatMulNBits") == 2
     assert "fc1.weight" not in {t.name for t in model.graph.initializer}  # its float copy went with it
     x = np.random.default_rng(3).standard_normal((4, 128)).astype(np.float32)
-    run_ = lambda m: ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
-        None, {"x": x}
-    )[0]  # noqa: E731
-    want = run_(base)
-    assert np.abs(run_(model) - want).max() / np.abs(want).max() < 0.1
+    want = run_x(x, base)
+    assert np.abs(run_x(x, model) - want).max() / np.abs(want).max() < 0.1
 
 
 def test_gemm_as_matmul_computes_the_same():
@@ -185,7 +187,4 @@ def test_gemm_as_matmul_computes_the_same():
     assert [n.op_type for n in model.graph.node] == ["MatMul", "Add", "Relu", "MatMul", "MatMul"]
     assert [n.name for n in model.graph.node if n.op_type == "MatMul"] == ["fc1", "proj", "head"]
     x = np.random.default_rng(4).standard_normal((4, 128)).astype(np.float32)
-    run_ = lambda m: ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
-        None, {"x": x}
-    )[0]  # noqa: E731
-    np.testing.assert_allclose(run_(model), run_(base), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run_x(x, model), run_x(x, base), rtol=1e-5, atol=1e-5)
