@@ -141,7 +141,14 @@ def test_given_input_sizes_fix_every_shape_that_follows_from_them(client):
     nodes = by_name(answer)
     assert nodes["mm"]["flops"] == 2 * 8 * 32 * 16 and nodes["mm"]["output_bytes"] == 8 * 32 * 4
     assert nodes["add"]["flops"] == 2 * 8 * 32
-    assert answer["unknown"] == {"flops_nodes": 0, "flops_ops": {}, "output_nodes": 0, "peak_outputs": 0, "dims": []}
+    assert answer["unknown"] == {
+        "flops_nodes": 0,
+        "flops_ops": {},
+        "output_nodes": 0,
+        "peak_outputs": 0,
+        "dims": [],
+        "dims_at": {},
+    }
     assert answer["dims"] == {"batch": 2, "seq": 8}
 
 
@@ -309,3 +316,26 @@ def test_the_formula_algebra():
         bool(b)
     with pytest.raises(TypeError):
         b // 2
+
+
+def test_sizes_computed_from_values_are_located(client):
+    """NonZero's count is no input's dim: asked for with where it first appears; given, it counts."""
+    data = model(
+        [
+            helper.make_node("NonZero", ["x"], ["idx"], name="nz"),
+            helper.make_node("Transpose", ["idx"], ["pairs"], name="t"),
+            helper.make_node("Cast", ["pairs"], ["f"], name="cast", to=F),
+            helper.make_node("MatMul", ["f", "w"], ["y"], name="mm"),
+        ],
+        [helper.make_tensor_value_info("x", F, [4, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [weight("w", 2, 8)],
+    )
+    answer = stats(client, data)
+    (symbol,) = answer["unknown"]["dims"]
+    assert answer["input_dims"] == [] and answer["unknown"]["flops_ops"] == {"MatMul": 1}
+    assert answer["unknown"]["dims_at"] == {symbol: {"tensor": "idx", "axis": 1, "node": "n0", "op": "NonZero"}}
+    mid = client.get("/api/models").get_json()["models"][0]["id"]
+    given = client.get(f"/api/models/{mid}/stats?dims={symbol}=5").get_json()
+    assert by_name(given)["mm"]["flops"] == 2 * 5 * 8 * 2 and given["unknown"]["dims"] == []
+    assert given["unknown"]["dims_at"][symbol]["op"] == "NonZero"  # still said where, to change it

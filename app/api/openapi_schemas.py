@@ -539,6 +539,19 @@ SCHEMAS: dict = {
                         "items": {"type": "string"},
                         "description": "input dims not given; once all are, the data-dependent ones left",
                     },
+                    "dims_at": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object",
+                            "properties": {
+                                "tensor": {"type": "string"},
+                                "axis": {"type": "integer"},
+                                "node": {"type": ["string", "null"]},
+                                "op": {"type": ["string", "null"]},
+                            },
+                        },
+                        "description": "where each size no input declares (asked for or given) first appears: that dim of that tensor, written by that node",
+                    },
                 },
             },
         },

@@ -451,6 +451,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             nodes[i]["live_bytes"] = live  # the main graph's nodes come first, in order
         peak = max(alive_at, default=0)
         peak_node = nodes[alive_at.index(peak)]["node"] if alive_at else None
+    asked = _dims_to_ask(model, shapes_from, dims)
     return {
         "totals": {**totals, "peak_activation_bytes": peak, "peak_node": peak_node},
         "input_dims": input_dims(model),
@@ -461,7 +462,9 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             "flops_ops": dict(unknown_flops.most_common()),
             "output_nodes": unknown_outputs,
             "peak_outputs": peak_unknown,
-            "dims": _dims_to_ask(model, shapes_from, dims),
+            "dims": asked,
+            # where each size no input declares appears: those asked for, and those given
+            "dims_at": _where_dims_appear(shapes_from, [d for d in [*asked, *dims] if d not in input_dims(model)]),
         },
     }
 
@@ -588,6 +591,27 @@ def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dic
     symbols shape inference still left (data-dependent sizes, e.g. NonZero's count)."""
     missing = [d for d in input_dims(model) if d not in dims]
     return missing or sorted(_symbolic_dims(shapes_from) - set(dims))
+
+
+def _where_dims_appear(shapes_from: onnx.ModelProto, symbols: list[str]) -> dict[str, dict]:
+    """Where each symbol no input declares first appears — a size the model computes from its
+    inputs' values (NonZero's count, Unique's, a Resize to given sizes): {SYM: {"tensor", "axis",
+    "node", "op"}}, the node writing that tensor (None for a graph input of a subgraph), so a
+    person can tell what unk__3 is before giving it a size."""
+    wanted, out = set(symbols), {}
+    for ref in running_graphs(shapes_from):
+        g = ref.container
+        writer = {x: (node_id(ref.path, i), n.op_type) for i, n in enumerate(g.node) for x in n.output}
+        values = {vi.name: vi for vi in [*g.input, *g.value_info, *g.output]}
+        for name in [*(x for n in g.node for x in n.output), *values]:  # in the order nodes write them
+            vi = values.get(name)
+            if vi is None or not vi.type.HasField("tensor_type"):
+                continue
+            for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+                if d.dim_param in wanted and d.dim_param not in out:
+                    node, op = writer.get(name, (None, None))
+                    out[d.dim_param] = {"tensor": name, "axis": axis, "node": node, "op": op}
+    return out
 
 
 def _symbolic_dims(model: onnx.ModelProto) -> set[str]:

@@ -207,3 +207,29 @@ def test_the_heat_map_on_collapsed_groups_counts_what_they_hold(page, server, ar
     )
     assert "heat-5" not in norm.get_attribute("class")
     assert "heat-5" in page.locator("#graph g.box[data-group-id='/model/layers.4']").get_attribute("class")
+
+
+def test_sizes_computed_from_values_say_where_they_appear(page, server, artifacts):
+    """Unique's outputs have sizes no input shape gives: Costs asks for them named by the tensor
+    and operator where each first appears (not as a bare Unique_0_o0__d0), linked to its node."""
+    from .browser_models import official_node_models
+
+    summary = upload(page, server, official_node_models()["test_unique_sorted_with_axis"], "unique.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    form = costs.locator(".cost-dims")
+    assert "computed from the inputs' values, not their shapes" in form.text_content()
+    where = form.locator(".cost-dim-where").first
+    assert where.text_content() == "dim 0 of Y (Unique)"
+    assert where.locator("a").get_attribute("data-node") == "n0"
+    form.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "costs-dims-from-values.png"))
+    for field in form.locator("input[type=number]").all():
+        field.fill("3")
+    form.locator("button[type=submit]").click()
+    counted = page.locator("#costs[data-ready=true] .cost-dims", has_text="Counted at these sizes")
+    counted.wait_for()  # the sizes given stay, to be changed
+    assert counted.locator("input[name=Unique_0_o1__d0]").input_value() == "3"
+    assert "dim 0 of indices (Unique)" in counted.text_content()

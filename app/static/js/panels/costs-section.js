@@ -130,15 +130,27 @@ function peakLink(stats, nodeId, ctx) {
 }
 
 /** The inputs' symbolic dims (always, so sizes can be changed after counting) and any symbol
- * inference left once they are given: counted again at the sizes written. */
-function dimsForm(stats, reload) {
-  const names = [...new Set([...(stats.input_dims || []), ...(stats.unknown.dims || [])])];
+ * inference left once they are given — a size computed from the inputs' values, named with
+ * where it first appears (unk__3 alone says nothing): counted again at the sizes written. */
+function dimsForm(stats, reload, ctx) {
+  // the sizes given stay listed, so they can be changed after counting
+  const names = [...new Set([...(stats.input_dims || []), ...Object.keys(stats.dims || {}), ...(stats.unknown.dims || [])])];
   if (!names.length) return null;
   const missing = new Set(stats.unknown.dims || []);
+  const at = stats.unknown.dims_at || {};
+  const fromValues = [...missing].every((name) => name in at);
   const fields = names.map((name) => el("input", { type: "number", min: "0", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name, required: true }));
+  const where = (name) => {
+    const w = at[name];
+    if (!w) return null;
+    const tensor = w.node ? el("a", { href: ctx.nodeHref(graphPathOf(w.node), w.node), class: "cost-node", "data-node": w.node }, breakable(w.tensor)) : breakable(w.tensor);
+    return el("span", { class: "muted cost-dim-where" }, `dim ${w.axis} of `, tensor, w.op ? ` (${w.op})` : "");
+  };
   const form = el("form", { class: "cost-dims" },
-    el("div", { class: "muted" }, missing.size ? "Some sizes are symbolic: give them to count every node" : "Counted at these sizes"),
-    el("div", { class: "ed-row" }, ...names.map((name, i) => el("label", {}, mono(name), " = ", fields[i])),
+    el("div", { class: "muted" }, !missing.size ? "Counted at these sizes"
+      : fromValues ? "Some sizes are computed from the inputs' values, not their shapes: give them to count every node"
+        : "Some sizes are symbolic: give them to count every node"),
+    el("div", { class: "ed-row" }, ...names.map((name, i) => el("label", {}, mono(name), " = ", fields[i], where(name))),
       el("button", { type: "submit", class: "btn btn-small" }, "Count")));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -187,7 +199,7 @@ function fill(body, stats, ctx, reload) {
           ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "",
         formulaLine(stats, "activation_bytes", false))],
   ]));
-  body.append(...[dimsForm(stats, reload), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
+  body.append(...[dimsForm(stats, reload, ctx), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
   const metric = ctx.heatMetric ? ctx.heatMetric() : null;
   if (metric && metric in HEAT_METRICS && ctx.heatStats && ctx.heatStats() !== stats) ctx.actions.showHeat(metric, stats);
