@@ -119,6 +119,18 @@ def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     return arr
 
 
+def _as_unicode(arr: np.ndarray) -> np.ndarray:
+    """A STRING tensor's bytes as fixed-width unicode, or as fixed-width bytes when they aren't
+    UTF-8: both kinds an .npy holds without pickle and onnxruntime takes for a string input."""
+    flat = arr.reshape(-1).tolist()
+    try:
+        return np.array([x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in flat], dtype=str).reshape(
+            arr.shape
+        )
+    except UnicodeDecodeError:
+        return np.array(flat, dtype=bytes).reshape(arr.shape)
+
+
 def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray]:
     """A serialized TensorProto (the `input_0.pb` of an ONNX test data set) as .npy bytes, with
     the tensor's name and its array; refused in one line when it is no tensor, keeps its data
@@ -141,7 +153,9 @@ def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray
         arr = numpy_helper.to_array(t)
     except Exception as exc:
         raise StudioError("bad_npy", f"{what}: its values don't match its type and dims ({exc})") from None
-    if arr.dtype.kind in "OUSV":
+    if arr.dtype.kind == "O":  # STRING: bytes per value, as unicode (an .npy holds no objects)
+        arr = _as_unicode(arr)
+    if arr.dtype.kind in "OV":
         kind = onnx.TensorProto.DataType.Name(t.data_type)
         raise StudioError("bad_npy", f"{what} holds {kind} values, which an .npy can't carry: give an .npy instead")
     buf = io.BytesIO()

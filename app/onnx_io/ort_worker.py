@@ -71,6 +71,13 @@ def _feed(ort, np, arg, dims_hint: int, rng):
     raise Skip(f'input "{arg.name}" has element type {elem}, which onnxruntime can\'t be fed from Python')
 
 
+def _storable(np, value):
+    """`value` as an .npy holds it without pickle: onnxruntime gives string tensors as object
+    arrays of str, kept as fixed-width unicode (what an uploaded string .npy is too)."""
+    arr = np.asarray(value)
+    return arr.astype(str) if arr.dtype.kind == "O" else arr
+
+
 def _new_session(ort, path: str, so):
     """A CPU session. onnxruntime's Python falls back to the CPU provider when making a session
     fails (printing "EP Error" to stdout): with the CPU provider only, that made every model it
@@ -247,11 +254,11 @@ def run(job: dict) -> dict:
     saved_inputs, saved_outputs = {}, {}
     for k, (name, value) in enumerate(feeds.items()):
         path = os.path.join(out_dir, f"in{k}.npy")
-        np.save(path, value, allow_pickle=False)
+        np.save(path, _storable(np, value), allow_pickle=False)
         saved_inputs[name] = path
     for k, (name, value) in enumerate(zip(names, values, strict=True)):
         path = os.path.join(out_dir, f"out{k}.npy")
-        np.save(path, np.asarray(value), allow_pickle=False)
+        np.save(path, _storable(np, value), allow_pickle=False)
         saved_outputs[name] = path
     answer = {
         "status": "ok",
