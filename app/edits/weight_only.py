@@ -7,6 +7,8 @@ No calibration data. Runs in the helper (model_tools.py)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import onnx
 
 from ..errors import StudioError
@@ -30,7 +32,7 @@ QUANTIZED_OPS = frozenset({"MatMulNBits", "GatherBlockQuantized"})
     optional(
         "algorithm",
         Enum(("RTN", "HQQ")),
-        "RTN rounds to the nearest step; HQQ optimizes each block's scale and zero point (MatMulNBits only)",
+        "RTN rounds to the nearest step; HQQ optimizes each block's scale and zero point (MatMulNBits only; needs PyTorch on the server)",
         default="RTN",
     ),
     optional(
@@ -75,6 +77,11 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
     if fmt == "QDQ" and (algorithm == "HQQ" or op["embeddings"]):
         raise StudioError(
             "bad_value", "quantize_weights: HQQ and embedding tables are quantized as MatMulNBits only, not QDQ"
+        )
+    if algorithm == "HQQ" and importlib.util.find_spec("torch") is None:
+        raise StudioError(
+            "bad_value",
+            "quantize_weights: HQQ needs PyTorch where the server runs (pip install torch); RTN needs nothing",
         )
     if algorithm == "HQQ" and op["embeddings"]:
         raise StudioError(
