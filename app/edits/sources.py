@@ -119,6 +119,15 @@ def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     return arr
 
 
+def _npy_holds(dtype: np.dtype) -> bool:
+    """Whether an .npy of this dtype reads back as it: ml_dtypes' float8 and int4 types call
+    themselves floats and ints of one byte ('<f1'), which no .npy reader takes."""
+    try:
+        return np.lib.format.descr_to_dtype(np.lib.format.dtype_to_descr(dtype)) == dtype
+    except (TypeError, ValueError):
+        return False
+
+
 def _as_unicode(arr: np.ndarray) -> np.ndarray:
     """A STRING tensor's bytes as fixed-width unicode, or as fixed-width bytes when they aren't
     UTF-8: both kinds an .npy holds without pickle and onnxruntime takes for a string input."""
@@ -155,9 +164,11 @@ def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray
         raise StudioError("bad_npy", f"{what}: its values don't match its type and dims ({exc})") from None
     if arr.dtype.kind == "O":  # STRING: bytes per value, as unicode (an .npy holds no objects)
         arr = _as_unicode(arr)
-    if arr.dtype.kind in "OV":
+    if arr.dtype.kind in "OV" or not _npy_holds(arr.dtype):
         kind = onnx.TensorProto.DataType.Name(t.data_type)
-        raise StudioError("bad_npy", f"{what} holds {kind} values, which an .npy can't carry: give an .npy instead")
+        raise StudioError(
+            "bad_npy", f"{what} holds {kind} values, which no .npy can carry (runs here are fed from .npy files)"
+        )
     buf = io.BytesIO()
     np.save(buf, arr, allow_pickle=False)
     return buf.getvalue(), t.name, arr
