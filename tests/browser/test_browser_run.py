@@ -313,3 +313,17 @@ def test_nodes_inside_a_loop_are_timed_and_open_in_their_subgraph(page, server, 
     page.wait_for_selector("#sidebar[data-panel=node]")
     page.wait_for_function("() => / of the run/.test(document.querySelector('#node-costs')?.textContent || '')")
     assert "double" in page.locator("#sidebar").text_content()
+
+
+def test_a_model_without_inputs_runs_from_the_page(page, server):
+    """A graph of constants has nothing to feed, and runs all the same (the panel had no Run)."""
+    from .browser_models import official_node_models
+
+    summary = upload(page, server, official_node_models()["test_constant"], "constant.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    assert "no inputs to feed" in page.locator(".run-no-inputs").text_content()
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "Ran revision 0" in page.locator("#run-summary").text_content()
+    assert any("Output values" in s for s in page.locator("#run-results h3").all_text_contents())

@@ -524,5 +524,6 @@ export function renderRunPanel(root, ctx) {
       el("div", { class: "panel-kicker" }, "Run"),
       el("h2", { class: "panel-title" }, "Run the model"),
       el("div", { class: "panel-subtitle" }, `revision ${ctx.summary.revision} with onnxruntime`)),
-    el("section", { class: "panel-section" }, inputs.length ? form : el("p", { class: "muted" }, "The graph on screen has no inputs to feed."), out));
+    // a model without inputs runs too: it computes its outputs from its constants
+    el("section", { class: "panel-section" }, inputs.length ? null : el("p", { class: "muted run-no-inputs" }, "The model has no inputs to feed: a run computes its outputs from its constants."), form, out));
 }
