@@ -53,7 +53,24 @@ def _shape(arg, dims_hint: int) -> list[int]:
     return [d if isinstance(d, int) and d >= 0 else dims_hint for d in arg.shape]
 
 
-def _feed(ort, np, arg, dims_hint: int, rng):
+# what integer inputs hold in the smoke run, tried in order until one runs: zero is a valid
+# index, shape entry and mask for every input, but a divisor, Slice step or Resize size of 0 (or
+# two axes of 0) fails a valid model; counting from 1 gives distinct non-zero values, ones the
+# smallest such sizes
+FILLS = ("zeros", "counting", "ones")
+RETRY_SECONDS = 1.0  # a run slower than this is not tried again with other values
+
+
+def _integers(np, shape, dtype, fill: str):
+    if fill == "zeros":
+        return np.zeros(shape, dtype)
+    if fill == "ones" or dtype == np.bool_:
+        return np.ones(shape, dtype)
+    n = int(np.prod(shape)) if shape else 1
+    return (np.arange(n) % 100 + 1).astype(dtype).reshape(shape)  # 1, 2, 3, ...: fits int8 and uint8
+
+
+def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros"):
     m = _TENSOR.match(arg.type)
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
@@ -64,7 +81,7 @@ def _feed(ort, np, arg, dims_hint: int, rng):
             return rng.random(shape).astype(dtype)
         if dtype.kind == "O":
             return np.full(shape, "", dtype=object)
-        return np.zeros(shape, dtype)  # zero: a valid index, shape entry and mask for every input
+        return _integers(np, shape, dtype, fill)
     if elem in _RAW:
         raw, onnx_type = _RAW[elem]
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.zeros(shape, raw), onnx_type)
@@ -103,21 +120,30 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     symbolic = any(not isinstance(d, int) or d < 0 for arg in sess.get_inputs() for d in arg.shape or [])
-    rng = np.random.default_rng(0)
-    feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng) for arg in sess.get_inputs()}
+    first: dict | None = None
+    for fill in FILLS:
+        rng = np.random.default_rng(0)
+        feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng, fill) for arg in sess.get_inputs()}
+        start = time.perf_counter()
+        try:
+            _run_once(ort, np, sess, feeds)
+            return {"status": "ok", "stage": "run", "message": ""}
+        except Exception as exc:
+            first = first or {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
+        integers = any(isinstance(v, np.ndarray) and v.dtype.kind in "iub" for v in feeds.values())
+        if not integers or time.perf_counter() - start > RETRY_SECONDS:
+            break  # other integer values can't help, or a big model's run would cost too long again
+    assert first is not None
+    return first
+
+
+def _run_once(ort, np, sess, feeds: dict) -> None:
     if any(isinstance(v, np.ndarray) and v.dtype == object for v in feeds.values()):
-        run = lambda: sess.run(None, feeds)  # noqa: E731  (strings can't be OrtValues; numpy outputs then)
-    else:
-        # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
-        values = {
-            k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()
-        }
-        run = lambda: sess.run_with_ort_values(None, values)  # noqa: E731
-    try:
-        run()
-    except Exception as exc:
-        return {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
-    return {"status": "ok", "stage": "run", "message": ""}
+        sess.run(None, feeds)  # strings can't be OrtValues; numpy outputs then
+        return
+    # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
+    values = {k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
+    sess.run_with_ort_values(None, values)
 
 
 def check(job: dict) -> dict:
