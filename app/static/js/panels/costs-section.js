@@ -192,8 +192,9 @@ function fill(body, stats, ctx, reload) {
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : ""),
       formulaLine(stats, "flops", false)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
-      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")] : el("span", {}, `${formatBytes(t.activation_bytes)} in all`,
-        t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once`,
+      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")] : el("span", {}, `${formatBytes(t.activation_bytes)} written by its nodes`,
+        // the peak counts the inputs fed, the total only what nodes write: say so, or a peak over the total reads wrong
+        t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once (inputs included)`,
         t.peak_node ? peakLink(stats, t.peak_node, ctx) : "",
         unknown.output_nodes
           ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "",
