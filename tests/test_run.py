@@ -520,3 +520,37 @@ def test_a_constant_the_store_keeps_as_a_blob_runs(tmp_path):
     mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
     answer = run(client, mid, {"inputs": {"input": {"random": {"seed": 1}}}})
     assert answer["outputs"]["probs"]["shape"] == [1, 10]
+
+
+@pytest.mark.parametrize(
+    ("to", "kind"),
+    [
+        (onnx.TensorProto.BFLOAT16, "bfloat16"),
+        (onnx.TensorProto.FLOAT8E4M3FN, "float8_e4m3fn"),  # numpy gave its bytes as UINT8
+        (onnx.TensorProto.FLOAT8E5M2, "float8_e5m2"),
+        (onnx.TensorProto.INT4, "int4"),
+        (onnx.TensorProto.UINT4, "uint4"),
+    ],
+)
+def test_outputs_of_types_numpy_lacks_are_shown_as_their_values(client, to, kind):
+    """A bfloat16, float8 or 4-bit output ran into "No corresponding Numpy type": it is read from
+    onnxruntime's buffer and shown widened, named by its own type."""
+    import ml_dtypes
+
+    x = np.array([[-9.0, -2.5, -1.0, 0.0, 0.3], [1.0, 1.5, 2.0, 7.0, 100.0]], np.float32)
+    if kind in ("int4", "uint4"):
+        x = np.clip(np.round(x), -8 if kind == "int4" else 0, 7)
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Cast", ["x"], ["y"], to=to)],
+        "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 5])],
+        [onnx.helper.make_tensor_value_info("y", to, [2, 5])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {"x": {"npy": npy_blob(client, x)}}})
+    assert r.status_code == 200, r.get_json()
+    y = r.get_json()["outputs"]["y"]
+    assert y["dtype"] == onnx.TensorProto.DataType.Name(to) and y["converted_from"] == y["dtype"]
+    want = x.astype(getattr(ml_dtypes, kind)).astype(np.float32)
+    np.testing.assert_array_equal(np.array(y["values"], np.float32).reshape(2, 5), want)

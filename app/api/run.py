@@ -228,9 +228,14 @@ def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profi
     return answer
 
 
-def _preview(path: str, count: int) -> dict:
+def _preview(path: str, count: int, converted: str | None = None) -> dict:
+    """An output's preview; `converted`: the ONNX type of one the worker widened (a bfloat16 or
+    float8 output saved as float32), named as such with the widened values."""
     arr = np.load(path, allow_pickle=False)
-    return {"dtype": _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
+    out = {"dtype": converted or _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
+    if converted:
+        out["converted_from"] = converted
+    return out
 
 
 def _onnx_dtype(dtype: np.dtype) -> str:
@@ -410,7 +415,11 @@ def post_run(model_id):
         )
         answer = {
             "revision": revision.rev,
-            "outputs": {name: _preview(first["outputs"][name], count) for name in shown if name in first["outputs"]},
+            "outputs": {
+                name: _preview(first["outputs"][name], count, first.get("converted", {}).get(name))
+                for name in shown
+                if name in first["outputs"]
+            },
             "inputs": {name: _preview(p, min(count, 100)) for name, p in first["inputs"].items()},
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),

@@ -88,6 +88,41 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros"):
     raise Skip(f'input "{arg.name}" has element type {elem}, which onnxruntime can\'t be fed from Python')
 
 
+# outputs of types numpy has none for: their ONNX name, ml_dtypes' type, how many values a byte
+# holds (ONNX packs 4-bit ones two to a byte, the first in the low bits) and what they widen to
+_NARROW = {
+    "tensor(bfloat16)": ("BFLOAT16", "bfloat16", 1, "float32"),
+    "tensor(float8e4m3fn)": ("FLOAT8E4M3FN", "float8_e4m3fn", 1, "float32"),
+    "tensor(float8e4m3fnuz)": ("FLOAT8E4M3FNUZ", "float8_e4m3fnuz", 1, "float32"),
+    "tensor(float8e5m2)": ("FLOAT8E5M2", "float8_e5m2", 1, "float32"),
+    "tensor(float8e5m2fnuz)": ("FLOAT8E5M2FNUZ", "float8_e5m2fnuz", 1, "float32"),
+    "tensor(int4)": ("INT4", "int8", 2, "int8"),
+    "tensor(uint4)": ("UINT4", "uint8", 2, "uint8"),
+}
+
+
+def _widened(np, value, narrow):
+    """An output OrtValue as a numpy array: as numpy gives it, or for a type numpy has none for,
+    its bytes read from onnxruntime's buffer and widened (bfloat16 and float8 to float32, 4-bit
+    integers to 8 bits, sign-extended)."""
+    if narrow is None:
+        return value.numpy()
+    import ctypes
+
+    import ml_dtypes
+
+    _, kind, per_byte, wide = narrow
+    shape = value.shape()
+    count = int(np.prod(shape)) if shape else 1
+    raw = np.frombuffer(ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes()), np.uint8)
+    if per_byte == 2:
+        nibbles = np.stack([raw & 0x0F, raw >> 4], axis=-1).reshape(-1)[:count]
+        if kind == "int8":
+            nibbles = np.where(nibbles > 7, nibbles.astype(np.int16) - 16, nibbles)
+        return nibbles.astype(wide).reshape(shape)
+    return raw.view(getattr(ml_dtypes, kind))[:count].astype(wide).reshape(shape)
+
+
 def _storable(np, value):
     """`value` as an .npy holds it without pickle: onnxruntime gives string tensors as object
     arrays of str, kept as fixed-width unicode (what an uploaded string .npy is too)."""
@@ -271,9 +306,19 @@ def run(job: dict) -> dict:
     except ValueError as exc:
         return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
     names = job.get("outputs") or [o.name for o in sess.get_outputs()]
+    narrow = {o.name: _NARROW[o.type] for o in sess.get_outputs() if o.name in names and o.type in _NARROW}
     start = time.perf_counter()
     try:
-        values = sess.run(names, feeds)
+        if narrow:  # no numpy type for these (float8e4m3fn would come back as uint8): raw, then widened
+            ort_feeds = {
+                k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()
+            }
+            values = [
+                _widened(np, v, narrow.get(n))
+                for n, v in zip(names, sess.run_with_ort_values(names, ort_feeds), strict=True)
+            ]
+        else:
+            values = sess.run(names, feeds)
     except Exception as exc:
         return {"status": "fails", "stage": "run", "message": str(exc)}
     ms = (time.perf_counter() - start) * 1000
@@ -292,6 +337,7 @@ def run(job: dict) -> dict:
         "outputs": saved_outputs,
         "ms": round(ms, 2),
         "onnxruntime": ort.__version__,
+        "converted": {name: t[0] for name, t in narrow.items()},  # saved widened: their own type's name
     }
     if job.get("profile"):
         del values, sess
