@@ -177,8 +177,12 @@ def _run_once(ort, np, sess, feeds: dict) -> None:
         sess.run(None, feeds)  # strings can't be OrtValues; numpy outputs then
         return
     # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
-    values = {k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
-    sess.run_with_ort_values(None, values)
+    sess.run_with_ort_values(None, _ort_values(ort, feeds))
+
+
+def _ort_values(ort, feeds: dict) -> dict:
+    """Feeds as OrtValues (those of a type numpy lacks are OrtValues already)."""
+    return {k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
 
 
 def check(job: dict) -> dict:
@@ -310,9 +314,7 @@ def run(job: dict) -> dict:
     start = time.perf_counter()
     try:
         if narrow:  # no numpy type for these (float8e4m3fn would come back as uint8): raw, then widened
-            ort_feeds = {
-                k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()
-            }
+            ort_feeds = _ort_values(ort, feeds)
             values = [
                 _widened(np, v, narrow.get(n))
                 for n, v in zip(names, sess.run_with_ort_values(names, ort_feeds), strict=True)
