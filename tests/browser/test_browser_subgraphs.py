@@ -86,3 +86,53 @@ def test_unknown_graph_path_offers_the_main_graph(page, server):
     page.locator("#graph a", has_text="Open the main graph").click()
     page.wait_for_selector("#graph[data-state=ready] [data-node-id=n1]")
     assert node_ids(page) == ["n0", "n1"]
+
+
+def long_prefix_branch_model():
+    """An If whose then_branch has no inputs of its own, reads `size` from outside and writes five
+    outputs whose names share a 40-character prefix (as a function's expansion names them)."""
+    from onnx import TensorProto, helper
+
+    prefix = "AffineGrid_test_affine_grid_expanded_function_"
+    ends = ["N_then", "C_then", "H_then", "W_then", "D_then"]
+    then_branch = helper.make_graph(
+        [helper.make_node("Split", ["size"], [prefix + e for e in ends], axis=0, num_outputs=5)],
+        "then",
+        [],
+        [helper.make_tensor_value_info(prefix + e, TensorProto.INT64, [1]) for e in ends],
+    )
+    else_branch = helper.make_graph(
+        [helper.make_node("Split", ["size"], [prefix + e + "_e" for e in ends], axis=0, num_outputs=5)],
+        "else",
+        [],
+        [helper.make_tensor_value_info(prefix + e + "_e", TensorProto.INT64, [1]) for e in ends],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["n", "c", "h", "w", "d"], then_branch=then_branch, else_branch=else_branch)],
+        "g",
+        [
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("size", TensorProto.INT64, [5]),
+        ],
+        [helper.make_tensor_value_info(o, TensorProto.INT64, [1]) for o in "nchwd"],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_long_names_keep_their_ends_and_a_branch_without_inputs_opens_on_what_it_reads(page, server):
+    summary = upload(page, server, long_prefix_branch_model(), "branch.onnx")
+    page.goto(f"{server}/models/{summary['id']}#path=n0%2Fthen_branch")
+    wait_ready(page)
+    labels = page.locator("#graph g.box[data-box^='output:']").evaluate_all(
+        "els => els.map(e => e.querySelector('text').textContent)"
+    )
+    # cut in their middles: each label still ends with what tells it from the others
+    assert len(labels) == 5 and len(set(labels)) == 5, labels
+    assert all("…" in t for t in labels), labels
+    assert sorted(t.split("…")[1][-6:] for t in labels) == sorted(["N_then", "C_then", "H_then", "W_then", "D_then"])
+    # wider than the window at a readable size, with no inputs: the view opens on the value it
+    # reads from the enclosing graph (where its reading starts), in the window
+    area = page.locator("#graph").bounding_box()
+    outer = page.locator("#graph g.box[data-box='outer:size']").bounding_box()
+    assert area["x"] <= outer["x"] and outer["x"] + outer["width"] <= area["x"] + area["width"], (area, outer)
+    assert area["y"] <= outer["y"] <= area["y"] + area["height"] / 3, (area, outer)

@@ -106,23 +106,39 @@ export function fitText(text, font, maxWidth, measure = measureText) {
 }
 
 /**
- * `name` then `keep` (a shape, a value) in maxWidth: the name is shortened in its middle —
- * its start and its end (".weight", ".bias") say which tensor it is — and `keep` never is.
+ * A name shortened in its middle to fit in maxWidth pixels, or null when fewer than 4 of its
+ * characters would stay. The start and the end of a name (".weight", "_output_0", the layer's
+ * number) together say which one it is, where names of one graph often share a long start
+ * (a function's or an exporter's prefix).
  */
+function middleCut(text, font, maxWidth, measure) {
+  const s = String(text ?? "");
+  if (s.length <= 80 && measure(s, font) <= maxWidth) return s;
+  const cut = (n) => `${s.slice(0, Math.ceil(n / 2))}…${s.slice(s.length - Math.floor(n / 2))}`;
+  let lo = 0;
+  let hi = Math.min(s.length - 1, 79);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (measure(cut(mid), font) <= maxWidth) lo = mid; else hi = mid - 1;
+  }
+  return lo >= 4 ? cut(lo) : null;
+}
+
+/** A name in maxWidth pixels, shortened in its middle (at its end when the room is too small for that). */
+export function fitMiddle(text, font, maxWidth, measure = measureText) {
+  return middleCut(text, font, maxWidth, measure) ?? fitText(text, font, maxWidth, measure);
+}
+
+/** `name` then `keep` (a shape, a value) in maxWidth: the name is shortened in its middle, `keep` never is. */
 export function fitNameAnd(name, keep, font, maxWidth, measure = measureText) {
   const whole = `${name} ${keep}`;
   if (measure(whole, font) <= maxWidth) return whole;
-  const room = maxWidth - measure(` ${keep}`, font);
-  const s = truncate(name, 80);
-  let lo = 0;
-  let hi = s.length - 1;
-  const cut = (n) => `${s.slice(0, Math.ceil(n / 2))}…${s.slice(s.length - Math.floor(n / 2))}`;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (measure(cut(mid), font) <= room) lo = mid; else hi = mid - 1;
-  }
-  return lo >= 4 ? `${cut(lo)} ${keep}` : fitText(whole, font, maxWidth, measure);
+  const fitted = middleCut(name, font, maxWidth - measure(` ${keep}`, font), measure);
+  return fitted === null ? fitText(whole, font, maxWidth, measure) : `${fitted} ${keep}`;
 }
+
+// Lines that hold a name are shortened in the middle; others (op types, types, captions) at the end.
+const NAME_FONTS = new Set(["name", "ioName"]);
 
 /**
  * name -> {dtype, shape, type} from inputs, outputs, value_info and initializers (later lists
@@ -206,7 +222,9 @@ export function measureBox(kind, lines, measure = measureText) {
   const inner = maxWidth - 2 * padX;
   const fitted = lines.map((line) => {
     const room = inner - (line.indent || 0);
-    const text = line.keep ? fitNameAnd(line.text, line.keep, FONTS[line.font], room, measure) : fitText(line.text, FONTS[line.font], room, measure);
+    const font = FONTS[line.font];
+    const text = line.keep ? fitNameAnd(line.text, line.keep, font, room, measure)
+      : NAME_FONTS.has(line.font) ? fitMiddle(line.text, font, room, measure) : fitText(line.text, font, room, measure);
     return { ...line, text, keep: undefined };
   });
   const widest = Math.max(0, ...fitted.map((l) => measure(l.text, FONTS[l.font]) + (l.indent || 0)));
@@ -561,7 +579,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
       const t = initializers.get(v.name);
       boxes.set(from, {
         id: from, kind: "outer", name: v.name, data: t,
-        lines: [{ text: "initializer", font: "caption" }, { text: `${v.name} ${formatTensor("", t.shape)}`.trim(), font: "ioName" }],
+        lines: [{ text: "initializer", font: "caption" }, { text: v.name, keep: formatTensor("", t.shape), font: "ioName" }],
       });
     } else if (!from && v.name) {
       from = outerBox(v.name);

@@ -672,19 +672,24 @@ export class GraphView {
     let cx = gw / 2;
     if (gw * k > w - 32) {
       // frame what the first screen shows: the boxes in its band, or when they are wider
-      // than the window, the first input (the leftmost of the topmost)
+      // than the window, where reading starts: the first input (the leftmost of the topmost),
+      // else (a subgraph without inputs) the first value it reads from outside, else the first box
       const band = (h - top) / k;
       let lo = Infinity;
       let hi = -Infinity;
-      let first = null;
+      const first = { input: null, outer: null, any: null };
+      const earlier = (r, than) => !than || r.y < than.y || (r.y === than.y && r.x < than.x);
       for (const r of this.scene ? [...this.scene.boxes, ...this.scene.groups] : []) {
         if (r.y > band) continue;
         lo = Math.min(lo, r.x);
         hi = Math.max(hi, r.x + r.w);
-        if (r.id.startsWith("input:") && (!first || r.y < first.y || (r.y === first.y && r.x < first.x))) first = r;
+        const kind = r.id.startsWith("input:") ? "input" : r.id.startsWith("outer:") ? "outer" : null;
+        if (kind && earlier(r, first[kind])) first[kind] = r;
+        if (earlier(r, first.any)) first.any = r;
       }
+      const start = first.input || first.outer || first.any;
       if (hi > lo && (hi - lo) * k <= w - 32) cx = (lo + hi) / 2;
-      else if (first) cx = first.x + first.w / 2;
+      else if (start) cx = start.x + start.w / 2;
       // never past the drawing's left or right edge
       cx = Math.min(Math.max(cx, (w / 2 - 16) / k), gw - (w / 2 - 16) / k);
     }
