@@ -52,10 +52,10 @@ def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tu
         for side, readers in (("input", files["inputs"]), ("output", files["outputs"])):
             saved[side] = []
             for k, reader in enumerate(readers):
-                npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{name}/{side}_{k}.pb")
+                read = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{name}/{side}_{k}.pb")
                 path = folder / f"{name}-{side}-{k}.npy"
-                path.write_bytes(npy)
-                saved[side].append((tensor_name, str(path)))
+                path.write_bytes(read.npy)
+                saved[side].append((read.name, str(path)))
         if len(saved["input"]) != len(inputs) or len(saved["output"]) != len(outputs):
             raise StudioError("bad_test_data", f"{name}: its files don't match the model's inputs and outputs")
         fed = by_graph_names(saved["input"], inputs)

@@ -155,6 +155,10 @@ SCHEMAS: dict = {
         "required": ["dtype", "shape", "stats", "offset", "values"],
         "properties": {
             "dtype": {"type": "string"},
+            "converted_from": {
+                "type": "string",
+                "description": "a run's input or output of a type numpy lacks (as dtype): its values widened",
+            },
             "shape": {"type": "array", "items": {"type": "integer"}},
             "stats": {"type": ["object", "null"]},
             "offset": {"type": "integer"},
@@ -608,6 +612,11 @@ SCHEMAS: dict = {
             "dtype": {"type": "string", "description": "the numpy dtype"},
             "shape": {"type": "array", "items": {"type": "integer"}},
             "name": {"type": "string", "description": "a .pb's tensor name; an .onnx's graph name"},
+            "converted_from": {
+                "type": "string",
+                "description": "a .pb of a type numpy lacks (BFLOAT16, FLOAT8E4M3FN, INT4...): kept widened to"
+                " `dtype`, exactly; a run narrows it back for an input of that type",
+            },
             "kind": {"type": "string", "description": '"model" for an .onnx'},
             "nodes": {"type": "integer"},
             "opset_import": {"type": "array", "items": {"type": "object"}},

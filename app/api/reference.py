@@ -35,6 +35,7 @@ from onnx import numpy_helper
 from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
+from ..onnx_io import narrow_types
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names
@@ -366,8 +367,8 @@ def _matched(set_name: str, readers: list, names: list[str], side: str) -> dict[
         )
     stored = []
     for k, reader in enumerate(readers):
-        npy, tensor_name, _ = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
-        stored.append((tensor_name, store().blobs.put(npy)))
+        read = npy_from_tensor_file(reader.read_all(MAX_TENSOR_BYTES), f"{set_name}/{side}_{k}.pb")
+        stored.append((read.name, store().blobs.put(read.npy)))
     return by_graph_names(stored, names)
 
 
@@ -381,11 +382,18 @@ def test_data_set_files(checks: dict, model: onnx.ModelProto) -> list[tuple[str,
     fitting = [
         c for c in checks.get("cases", []) if set(c["inputs"]) == set(inputs) and set(c["expected"]) == set(outputs)
     ]
+    # values of a type numpy lacks are kept widened: written back as the model declares them
+    declared = {
+        v.name: narrow_types.of_number(v.type.tensor_type.elem_type) for v in (*model.graph.input, *model.graph.output)
+    }
     for n, case in enumerate(fitting):
         for side, names, arrays in (("input", inputs, case["inputs"]), ("output", outputs, case["expected"])):
             for k, name in enumerate(names):
                 with blobs.open(arrays[name]) as f:
                     arr = np.load(f, allow_pickle=False)
+                narrow = declared.get(name)
+                if narrow is not None and arr.dtype.kind in "fiu":
+                    arr = arr.astype(narrow_types.ml_type(narrow))
                 files.append(
                     (f"test_data_set_{n}/{side}_{k}.pb", numpy_helper.from_array(arr, name).SerializeToString())
                 )

@@ -526,8 +526,11 @@ def upload_blob():
     if data[:6] != b"\x93NUMPY" and what.lower().endswith(".onnx"):  # a model to compose with this one
         return jsonify(_model_blob(blobs, data, what)), 201
     if data[:6] != b"\x93NUMPY" and what.lower().endswith(".pb"):  # a TensorProto, as in test data sets
-        npy, name, arr = npy_from_tensor_file(data, what)
-        return jsonify({"blob": blobs.put(npy), "dtype": str(arr.dtype), "shape": list(arr.shape), "name": name}), 201
+        read = npy_from_tensor_file(data, what)
+        answer = {"blob": blobs.put(read.npy), "dtype": str(read.array.dtype), "shape": list(read.array.shape)}
+        if read.converted_from:
+            answer["converted_from"] = read.converted_from
+        return jsonify({**answer, "name": read.name}), 201
     arr = load_npy(data, what)
     digest = blobs.put(data)
     return jsonify({"blob": digest, "dtype": str(arr.dtype), "shape": list(arr.shape)}), 201

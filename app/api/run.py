@@ -229,8 +229,8 @@ def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profi
 
 
 def _preview(path: str, count: int, converted: str | None = None) -> dict:
-    """An output's preview; `converted`: the ONNX type of one the worker widened (a bfloat16 or
-    float8 output saved as float32), named as such with the widened values."""
+    """An input's or output's preview; `converted`: the ONNX type of one the worker widened (a
+    bfloat16 or float8 one saved as float32), named as such with the widened values."""
     arr = np.load(path, allow_pickle=False)
     out = {"dtype": converted or _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
     if converted:
@@ -420,7 +420,10 @@ def post_run(model_id):
                 for name in shown
                 if name in first["outputs"]
             },
-            "inputs": {name: _preview(p, min(count, 100)) for name, p in first["inputs"].items()},
+            "inputs": {
+                name: _preview(p, min(count, 100), first.get("converted_inputs", {}).get(name))
+                for name, p in first["inputs"].items()
+            },
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }

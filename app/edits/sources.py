@@ -14,13 +14,14 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import StudioError
+from ..onnx_io import narrow_types
 
 _blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
     "blob_reader", default=None
@@ -140,10 +141,20 @@ def _as_unicode(arr: np.ndarray) -> np.ndarray:
         return np.array(flat, dtype=bytes).reshape(arr.shape)
 
 
-def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray]:
+class TensorFile(NamedTuple):
+    """A TensorProto file's values as an .npy holds them."""
+
+    npy: bytes
+    name: str  # the tensor's
+    array: np.ndarray
+    converted_from: str | None  # a type numpy lacks ("BFLOAT16"), its values widened in `array`
+
+
+def npy_from_tensor_file(data: bytes, what: str) -> TensorFile:
     """A serialized TensorProto (the `input_0.pb` of an ONNX test data set) as .npy bytes, with
-    the tensor's name and its array; refused in one line when it is no tensor, keeps its data
-    outside, or has no numpy type an .npy holds."""
+    the tensor's name and its array: values of a type numpy lacks (bfloat16, float8, 4-bit...)
+    widened, exactly (a run narrows them back for an input of that type). Refused in one line
+    when it is no tensor, keeps its data outside, or has values no .npy can carry."""
     from google.protobuf.message import DecodeError
 
     t = onnx.TensorProto()
@@ -164,6 +175,9 @@ def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray
         raise StudioError("bad_npy", f"{what}: its values don't match its type and dims ({exc})") from None
     if arr.dtype.kind == "O":  # STRING: bytes per value, as unicode (an .npy holds no objects)
         arr = _as_unicode(arr)
+    narrow = narrow_types.of_numpy(arr.dtype)
+    if narrow is not None:
+        arr = narrow_types.widen(arr, narrow)
     if arr.dtype.kind in "OV" or not _npy_holds(arr.dtype):
         kind = onnx.TensorProto.DataType.Name(t.data_type)
         raise StudioError(
@@ -171,7 +185,7 @@ def npy_from_tensor_file(data: bytes, what: str) -> tuple[bytes, str, np.ndarray
         )
     buf = io.BytesIO()
     np.save(buf, arr, allow_pickle=False)
-    return buf.getvalue(), t.name, arr
+    return TensorFile(buf.getvalue(), t.name, arr, narrow.onnx_name if narrow else None)
 
 
 def npz_arrays(data: bytes, what: str, budget) -> list[tuple[str, bytes, np.ndarray]]:

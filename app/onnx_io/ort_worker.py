@@ -32,14 +32,6 @@ _NUMPY = {
     "bool": "bool",
     "string": "object",
 }
-# ... and those fed as raw bytes under their ONNX type (TensorProto numbers)
-_RAW = {
-    "bfloat16": ("uint16", 16),
-    "float8e4m3fn": ("uint8", 17),
-    "float8e4m3fnuz": ("uint8", 18),
-    "float8e5m2": ("uint8", 19),
-    "float8e5m2fnuz": ("uint8", 20),
-}
 _TENSOR = re.compile(r"^tensor\((\w+)\)$")
 
 
@@ -82,51 +74,47 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros"):
         if dtype.kind == "O":
             return np.full(shape, "", dtype=object)
         return _integers(np, shape, dtype, fill)
-    if elem in _RAW:
-        raw, onnx_type = _RAW[elem]
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.zeros(shape, raw), onnx_type)
+    narrow = _narrow_types().NARROW.get(elem)
+    if narrow is not None:
+        return _narrow_value(ort, np.zeros(shape, np.float32), narrow)
     raise Skip(f'input "{arg.name}" has element type {elem}, which onnxruntime can\'t be fed from Python')
 
 
-# outputs of types numpy has none for: their ONNX name, ml_dtypes' type, how many values a byte
-# holds (ONNX packs 4-bit ones two to a byte, the first in the low bits) and what they widen to
-_NARROW = {
-    "tensor(bfloat16)": ("BFLOAT16", "bfloat16", 1, "float32"),
-    "tensor(float8e4m3fn)": ("FLOAT8E4M3FN", "float8_e4m3fn", 1, "float32"),
-    "tensor(float8e4m3fnuz)": ("FLOAT8E4M3FNUZ", "float8_e4m3fnuz", 1, "float32"),
-    "tensor(float8e5m2)": ("FLOAT8E5M2", "float8_e5m2", 1, "float32"),
-    "tensor(float8e5m2fnuz)": ("FLOAT8E5M2FNUZ", "float8_e5m2fnuz", 1, "float32"),
-    "tensor(int4)": ("INT4", "int8", 2, "int8"),
-    "tensor(uint4)": ("UINT4", "uint8", 2, "uint8"),
-}
+def _narrow_types():
+    """narrow_types.py (element types numpy lacks), loaded once by its path."""
+    global _NARROW_TYPES
+    if _NARROW_TYPES is None:
+        _NARROW_TYPES = _sibling("narrow_types")
+    return _NARROW_TYPES
 
 
-def _widened(np, value, narrow):
-    """An output OrtValue as a numpy array: as numpy gives it, or for a type numpy has none for,
-    its bytes read from onnxruntime's buffer and widened (bfloat16 and float8 to float32, 4-bit
-    integers to 8 bits, sign-extended)."""
+_NARROW_TYPES = None
+
+
+def _narrow_value(ort, values, narrow):
+    """`values` as an OrtValue of a type numpy lacks (bfloat16, float8, 4-bit...)."""
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(_narrow_types().ort_input(values, narrow), narrow.number)
+
+
+def _widened(np, value):
+    """An OrtValue as a numpy array: as numpy gives it, or for a type numpy has none for, its
+    bytes read from onnxruntime's buffer and widened (bfloat16 and float8 to float32, 4-bit
+    integers to 8 bits)."""
+    narrow = _narrow_types().of_ort_type(value.data_type())
     if narrow is None:
         return value.numpy()
     import ctypes
 
-    import ml_dtypes
-
-    _, kind, per_byte, wide = narrow
-    shape = value.shape()
-    count = int(np.prod(shape)) if shape else 1
-    raw = np.frombuffer(ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes()), np.uint8)
-    if per_byte == 2:
-        nibbles = np.stack([raw & 0x0F, raw >> 4], axis=-1).reshape(-1)[:count]
-        if kind == "int8":
-            nibbles = np.where(nibbles > 7, nibbles.astype(np.int16) - 16, nibbles)
-        return nibbles.astype(wide).reshape(shape)
-    return raw.view(getattr(ml_dtypes, kind))[:count].astype(wide).reshape(shape)
+    return _narrow_types().from_ort_buffer(
+        ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes()), value.shape(), narrow
+    )
 
 
 def _storable(np, value):
     """`value` as an .npy holds it without pickle: onnxruntime gives string tensors as object
-    arrays of str, kept as fixed-width unicode (what an uploaded string .npy is too)."""
-    arr = np.asarray(value)
+    arrays of str, kept as fixed-width unicode (what an uploaded string .npy is too); an
+    OrtValue (of a type numpy lacks) widened."""
+    arr = _widened(np, value) if not isinstance(value, np.ndarray) else value
     return arr.astype(str) if arr.dtype.kind == "O" else arr
 
 
@@ -210,13 +198,24 @@ def check(job: dict) -> dict:
     return out
 
 
-def _run_feed(np, arg, spec: dict, dims: dict):
-    """An input's value: its .npy file, or random values (seeded) of its type and shape."""
+def _run_feed(ort, np, arg, spec: dict, dims: dict):
+    """An input's value: its .npy file, or random values (seeded) of its type and shape; for a
+    type numpy lacks (bfloat16, float8, 4-bit...), an OrtValue of the values narrowed to it."""
+    narrow = _narrow_types().of_ort_type(arg.type)
     if "npy" in spec:
-        return np.load(spec["npy"], allow_pickle=False)
+        given = np.load(spec["npy"], allow_pickle=False)
+        if narrow is None:
+            return given
+        if given.dtype.kind not in "fiub":
+            raise Skip(f'input "{arg.name}" is a {arg.type}: its .npy holds {given.dtype}, not numbers')
+        return _narrow_value(ort, given, narrow)
     m = _TENSOR.match(arg.type)
-    if not m or m.group(1) not in _NUMPY or m.group(1) == "string":
-        raise Skip(f'input "{arg.name}" is a {arg.type}: give it as an .npy file')
+    if not m:
+        raise Skip(f'input "{arg.name}" is a {arg.type}: runs here are fed tensors (an .npy or random values)')
+    if m.group(1) == "string":
+        raise Skip(f'input "{arg.name}" is a {arg.type}: give its values as an .npy of strings')
+    if m.group(1) not in _NUMPY and narrow is None:
+        raise Skip(f'input "{arg.name}" has element type {m.group(1)}, which onnxruntime can\'t be fed from Python')
     shape = []
     for d in arg.shape or []:
         if isinstance(d, int) and d >= 0:
@@ -225,8 +224,11 @@ def _run_feed(np, arg, spec: dict, dims: dict):
             shape.append(int(dims[d]))
         else:
             raise Skip(f'input "{arg.name}" has a dim {d!r} of unknown size: give its value in "dims"')
-    dtype = np.dtype(_NUMPY[m.group(1)])
     rng = np.random.default_rng(int(spec.get("seed", 0)))
+    if narrow is not None:  # floats as float32 narrowed (values it holds), integers 0 as below
+        values = rng.standard_normal(shape) if narrow.wide == "float32" else np.zeros(shape)
+        return _narrow_value(ort, values, narrow)
+    dtype = np.dtype(_NUMPY[m.group(1)])
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
     if dtype.kind == "b":
@@ -234,11 +236,11 @@ def _run_feed(np, arg, spec: dict, dims: dict):
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
 
 
-def _job_feeds(np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
+def _job_feeds(ort, np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
     """The job's value of each session input (not in `skip`): its .npy, or random of seed 0;
     Skip or ValueError when one can't be made."""
     return {
-        arg.name: _run_feed(np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
+        arg.name: _run_feed(ort, np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
         for arg in sess.get_inputs()
         if arg.name not in skip
     }
@@ -304,21 +306,20 @@ def run(job: dict) -> dict:
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     try:
-        feeds = _job_feeds(np, sess, job)
+        feeds = _job_feeds(ort, np, sess, job)
     except Skip as exc:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:
         return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
     names = job.get("outputs") or [o.name for o in sess.get_outputs()]
-    narrow = {o.name: _NARROW[o.type] for o in sess.get_outputs() if o.name in names and o.type in _NARROW}
+    types = _narrow_types()
+    narrow = {o.name: types.of_ort_type(o.type) for o in sess.get_outputs() if o.name in names}
+    narrow = {name: t.onnx_name for name, t in narrow.items() if t is not None}
     start = time.perf_counter()
     try:
         if narrow:  # no numpy type for these (float8e4m3fn would come back as uint8): raw, then widened
             ort_feeds = _ort_values(ort, feeds)
-            values = [
-                _widened(np, v, narrow.get(n))
-                for n, v in zip(names, sess.run_with_ort_values(names, ort_feeds), strict=True)
-            ]
+            values = [_widened(np, v) for v in sess.run_with_ort_values(names, ort_feeds)]
         else:
             values = sess.run(names, feeds)
     except Exception as exc:
@@ -339,7 +340,13 @@ def run(job: dict) -> dict:
         "outputs": saved_outputs,
         "ms": round(ms, 2),
         "onnxruntime": ort.__version__,
-        "converted": {name: t[0] for name, t in narrow.items()},  # saved widened: their own type's name
+        # saved widened: their own type's name
+        "converted": narrow,
+        "converted_inputs": {
+            name: types.of_ort_type(v.data_type()).onnx_name
+            for name, v in feeds.items()
+            if not isinstance(v, np.ndarray)
+        },
     }
     if job.get("profile"):
         del values, sess
@@ -500,7 +507,7 @@ def sweep(job: dict) -> dict:
             count = min(len(a) for a in stacked.values())
             samples = [{name: np.ascontiguousarray(a[k]) for name, a in stacked.items()} for k in range(count)]
         else:
-            samples = [_job_feeds(np, sess, job, frozenset(flags))]
+            samples = [_job_feeds(ort, np, sess, job, frozenset(flags))]
     except Skip as exc:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:

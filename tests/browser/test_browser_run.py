@@ -327,3 +327,40 @@ def test_a_model_without_inputs_runs_from_the_page(page, server):
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "Ran revision 0" in page.locator("#run-summary").text_content()
     assert any("Output values" in s for s in page.locator("#run-results h3").all_text_contents())
+
+
+def test_a_bfloat16_models_test_data_set_runs_and_checks(page, server, artifacts, tmp_path):
+    """A bfloat16 input and output (a bf16 model's KV cache, say): its test data set's .pb files
+    feed the run and check it, and the values shown are the bfloat16 ones, named so."""
+    import ml_dtypes
+
+    bf16, f32 = onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT
+    graph = onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("Cast", ["past"], ["wide"], to=f32),
+            onnx.helper.make_node("Mul", ["wide", "wide"], ["squared"]),
+            onnx.helper.make_node("Cast", ["squared"], ["present"], to=bf16),
+        ],
+        "kv",
+        [onnx.helper.make_tensor_value_info("past", bf16, [2, 3])],
+        [onnx.helper.make_tensor_value_info("present", bf16, [2, 3])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)])
+    past = np.array([[1.5, -2.0, 0.25], [3.0, 0.5, -1.25]], np.float32).astype(ml_dtypes.bfloat16)
+    present = (past.astype(np.float32) ** 2).astype(ml_dtypes.bfloat16)
+    for name, arr, tensor in (("input_0.pb", past, "past"), ("output_0.pb", present, "present")):
+        (tmp_path / name).write_bytes(onnx.numpy_helper.from_array(arr, tensor).SerializeToString())
+    summary = upload(page, server, model, "kv.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.set_input_files("#run-dataset", [str(tmp_path / "input_0.pb"), str(tmp_path / "output_0.pb")])
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-expected-verdict").text_content().startswith("The test data's outputs: every output")
+    assert page.locator("#run-expected tbody tr").first.locator("td").nth(1).text_content() == "identical"
+    heads = " ".join(page.locator("#run-results .muted").all_text_contents())
+    assert "BFLOAT16" in heads, heads
+    cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()
+    assert {"2.25", "4", "0.0625", "9"} <= set(cells), cells
+    page.locator("#run-results").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-bfloat16.png"))
