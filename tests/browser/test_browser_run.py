@@ -364,3 +364,20 @@ def test_a_bfloat16_models_test_data_set_runs_and_checks(page, server, artifacts
     assert {"2.25", "4", "0.0625", "9"} <= set(cells), cells
     page.locator("#run-results").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-bfloat16.png"))
+
+
+def test_a_sequence_input_says_what_runs_take(page, server):
+    from .browser_models import official_node_models
+
+    summary = upload(page, server, official_node_models()["test_sequence_insert_at_back"], "seq.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    rows = page.locator(".run-input")
+    sequence = rows.filter(has=page.locator(".run-not-tensor"))
+    assert sequence.count() == 1 and "seq" in sequence.locator(".muted").first.text_content()
+    assert "runs here are fed tensors only" in sequence.locator(".run-not-tensor").text_content()
+    assert rows.count() - sequence.count() == len(rows.locator(".run-seed").all())  # the tensor inputs keep theirs
+    page.click("#run-go")
+    error = page.locator("#sidebar [role=alert]:not([hidden])").first
+    error.wait_for()
+    assert "runs here are fed tensors (an .npy or random values)" in error.text_content()

@@ -4,7 +4,7 @@
 // the very same input values, each output's largest difference said at once, and each node's
 // error against it; each node's time by onnxruntime's profiler; the drawing coloured by either.
 import { el, clear } from "../widgets/dom.js";
-import { formatInteger, formatShape } from "../lib/format.js";
+import { formatInteger, formatShape, formatValueType } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
@@ -27,9 +27,14 @@ function symbolicDims(inputs) {
 function inputRow(input) {
   const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
   const file = el("input", { type: "file", accept: ".npy,.pb", class: "run-npy", "aria-label": `.npy or .pb for ${input.name}` });
+  const kind = input.type && input.type.kind;
+  // a sequence, optional or map input: the runs here feed tensors (the server says the same)
+  const notTensor = kind && kind !== "tensor" && kind !== "unknown";
   const row = el("li", { class: "run-input", "data-name": input.name },
-    el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, `${input.dtype || "?"} ${formatShape(input.shape)}`)),
-    el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy/.pb ", file)));
+    el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, formatValueType(input) || "type not declared")),
+    notTensor
+      ? el("div", { class: "ed-hint run-not-tensor" }, `A ${kind} input: runs here are fed tensors only (an .npy, a TensorProto .pb or random values), so this model can't be run from this panel.`)
+      : el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy/.pb ", file)));
   return { row, seed, file, name: input.name };
 }
 
@@ -236,7 +241,7 @@ function costAlone(base, ctx, body, ticks, calibration) {
       out.dataset.ready = "true";
     } catch (err) {
       clear(out);
-      out.append(el("div", { class: "field-error" }, err.message || String(err)));
+      out.append(el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
     } finally {
       clearInterval(timer);
       go.disabled = onSamples.disabled = target.disabled = false;
@@ -514,7 +519,7 @@ export function renderRunPanel(root, ctx) {
       out.dataset.ready = "true";
     } catch (err) {
       clear(out);
-      out.append(el("div", { class: "field-error" }, err.message || String(err)));
+      out.append(el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
     } finally {
       button.disabled = false;
     }
