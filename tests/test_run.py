@@ -11,9 +11,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from browser.browser_models import loop_model, tiny_cnn
+from browser.browser_models import loop_model, tiny_cnn, zipmap_model
 from onnx import helper
-from testkit import ONNX_DATA, npy_blob, upload
+from testkit import ONNX_DATA, node_testcases, npy_blob, upload
 
 F = onnx.TensorProto.FLOAT
 
@@ -634,16 +634,108 @@ def test_a_float_npy_feeds_a_bfloat16_input_rounded_to_it(client):
     assert r.status_code == 400 and "not numbers" in r.get_json()["error"]["message"]
 
 
-def test_a_sequence_input_is_refused_naming_what_runs_take(client):
-    graph = onnx.helper.make_graph(
-        [onnx.helper.make_node("SequenceLength", ["s"], ["n"])],
-        "g",
-        [onnx.helper.make_tensor_sequence_value_info("s", F, None)],
-        [onnx.helper.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
-    )
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)])
+def pb_file(value, info: onnx.ValueInfoProto) -> bytes:
+    """A test data set's .pb of a graph input or output: a TensorProto, a SequenceProto or an
+    OptionalProto, as its type says."""
+    kind = info.type.WhichOneof("value")
+    if kind == "optional_type":
+        return onnx.numpy_helper.from_optional(value, info.name).SerializeToString()
+    if kind == "sequence_type":
+        return onnx.numpy_helper.from_list(value, info.name).SerializeToString()
+    return onnx.numpy_helper.from_array(value, info.name).SerializeToString()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["test_sequence_insert_at_back", "test_sequence_map_extract_shapes", "test_identity_opt", "test_loop16_seq_none"],
+)
+def test_sequence_and_optional_inputs_run_from_their_test_data(client, name):
+    """A sequence or optional input: no random values for it (400 saying so), its test data
+    set's .pb (SequenceProto, OptionalProto) feeds it, and the run gives onnxruntime's own
+    outputs — checked against the test data's expected .pb too."""
+    case = node_testcases()[name]
+    model, (ins, outs) = case.model, case.data_sets[0]
     mid = upload(client, model.SerializeToString()).get_json()["id"]
-    r = client.post(f"/api/models/{mid}/run", json={"inputs": {"s": {"random": {"seed": 0}}}})
+    graph_inputs = [i for i in model.graph.input]
+    seq = next(i for i in graph_inputs if not i.type.HasField("tensor_type"))
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {seq.name: {"random": {"seed": 0}}}})
     assert r.status_code == 400 and r.get_json()["error"]["message"] == (
-        'input "s" is a seq(tensor(float)): runs here are fed tensors (an .npy or random values)'
+        f'input "{seq.name}" is a {ort_type(seq.type)}: random values are made for tensors; give it a test data set\'s .pb'
     )
+    body = {"inputs": {}, "expected": {}}
+    for side, infos, values in (("inputs", graph_inputs, ins), ("expected", model.graph.output, outs)):
+        for info, value in zip(infos, values, strict=True):
+            r = client.post("/api/blobs", data={"file": (io.BytesIO(pb_file(value, info)), f"{side}.pb")})
+            assert r.status_code == 201, r.get_json()
+            tensor = info.type.HasField("tensor_type")
+            assert r.get_json().get("kind", "tensor") == ("tensor" if tensor else "sequence")
+            body[side][info.name] = {"npy": r.get_json()["blob"]}
+    answer = run(client, mid, body)
+    assert all(o["close"] for o in answer["expected"]["outputs"].values()), answer["expected"]
+    want = reference(model.SerializeToString(), {i.name: v for i, v in zip(graph_inputs, ins, strict=True)})
+    for out_name, value in want.items():
+        got = answer["outputs"][out_name]
+        if isinstance(value, list):
+            assert got["kind"] == "sequence" and got["count"] == len(value)
+            for item, v in zip(got["items"], value, strict=True):
+                np.testing.assert_array_equal(np.array(item["values"]).reshape(v.shape), v)
+        else:
+            np.testing.assert_array_equal(np.array(got["values"]).reshape(value.shape), value)
+
+
+def ort_type(tp: onnx.TypeProto) -> str:
+    """onnxruntime's name of a type: seq(tensor(float)), optional(seq(tensor(float)))."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return f"tensor({onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type).name.replace('float32', 'float').replace('float64', 'double')})"
+    if kind == "sequence_type":
+        return f"seq({ort_type(tp.sequence_type.elem_type)})"
+    return f"optional({ort_type(tp.optional_type.elem_type)})"
+
+
+def test_a_file_of_no_value_type_is_refused(client):
+    for data in (b"", onnx.SequenceProto(name="s").SerializeToString(), onnx.MapProto(name="m").SerializeToString()):
+        r = client.post("/api/blobs", data={"file": (io.BytesIO(data), "input_0.pb")})
+        assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_npy", (data, r.get_json())
+
+
+def test_a_zipmaps_sequence_of_maps_runs_compares_and_is_kept_as_a_case(client):
+    model = zipmap_model()
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    x = np.array([[0.1, 0.7, 0.2], [0.5, 0.25, 0.25]], np.float32)
+    answer = run(client, mid, {"inputs": {"X": {"npy": npy_blob(client, x)}}})
+    probs = answer["outputs"]["probs"]
+    assert probs["kind"] == "sequence" and probs["count"] == 2
+    want = reference(model.SerializeToString(), {"X": x})["probs"]
+    for item, row in zip(probs["items"], want, strict=True):
+        assert item["kind"] == "map" and item["keys"]["values"] == list(row)
+        np.testing.assert_allclose(item["values"]["values"], list(row.values()))
+    # the same inputs on another revision: equal, map by map
+    edit = {"op": "set_model_field", "field": "doc_string", "value": "again"}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [edit]}).status_code == 200
+    compared = run(client, mid, {"inputs": {"X": {"npy": npy_blob(client, x)}}, "compare_to": 0})["compare"]
+    assert compared["outputs"]["probs"]["equal"] and compared["outputs"]["probs"]["shape"] == [2]
+    # kept as a reference case, checked, and downloaded as a test data set onnx reads back
+    r = client.post(f"/api/models/{mid}/checks", json={"inputs": {"X": {"npy": npy_blob(client, x)}}})
+    assert r.status_code == 201 and r.get_json()["verdict"]["status"] == "passed", r.get_json()
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(client.get(f"/api/models/{mid}/download?tests=1").data)) as z:
+        stored = onnx.SequenceProto.FromString(z.read(next(n for n in z.namelist() if n.endswith("output_0.pb"))))
+    rows = onnx.numpy_helper.to_list(stored)
+    assert [sorted(r) for r in rows] == [[0, 1, 2]] * 2
+    np.testing.assert_allclose([float(r[1]) for r in rows], [0.7, 0.25], rtol=1e-6)
+
+
+def test_a_sequence_output_shows_each_tensor_as_onnxruntime_gives_it(client):
+    case = node_testcases()["test_split_to_sequence_2"]
+    data, inputs = case.model.SerializeToString(), case.data_sets[0][0]
+    names = [i.name for i in case.model.graph.input]
+    mid = upload(client, data).get_json()["id"]
+    answer = run(client, mid, {"inputs": {n: {"npy": npy_blob(client, v)} for n, v in zip(names, inputs, strict=True)}})
+    got = answer["outputs"]["seq"]
+    want = reference(data, dict(zip(names, inputs, strict=True)))["seq"]
+    assert got["kind"] == "sequence" and got["count"] == len(want) == len(got["items"])
+    for item, value in zip(got["items"], want, strict=True):
+        assert item["shape"] == list(value.shape) and item["dtype"] == "FLOAT"
+        np.testing.assert_array_equal(np.array(item["values"], np.float32).reshape(value.shape), value)

@@ -617,7 +617,11 @@ SCHEMAS: dict = {
                 "description": "a .pb of a type numpy lacks (BFLOAT16, FLOAT8E4M3FN, INT4...): kept widened to"
                 " `dtype`, exactly; a run narrows it back for an input of that type",
             },
-            "kind": {"type": "string", "description": '"model" for an .onnx'},
+            "kind": {
+                "type": "string",
+                "description": '"model" for an .onnx; "sequence" or "map" for a SequenceProto (or OptionalProto) or MapProto .pb',
+            },
+            "count": {"type": "integer", "description": "a sequence's items, a map's entries"},
             "nodes": {"type": "integer"},
             "opset_import": {"type": "array", "items": {"type": "object"}},
             "inputs": {

@@ -35,7 +35,7 @@ from onnx import numpy_helper
 from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
-from ..onnx_io import narrow_types
+from ..onnx_io import narrow_types, saved_values
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names
@@ -390,14 +390,31 @@ def test_data_set_files(checks: dict, model: onnx.ModelProto) -> list[tuple[str,
         for side, names, arrays in (("input", inputs, case["inputs"]), ("output", outputs, case["expected"])):
             for k, name in enumerate(names):
                 with blobs.open(arrays[name]) as f:
-                    arr = np.load(f, allow_pickle=False)
-                narrow = declared.get(name)
-                if narrow is not None and arr.dtype.kind in "fiu":
-                    arr = arr.astype(narrow_types.ml_type(narrow))
-                files.append(
-                    (f"test_data_set_{n}/{side}_{k}.pb", numpy_helper.from_array(arr, name).SerializeToString())
-                )
+                    value = saved_values.load(f)
+                files.append((f"test_data_set_{n}/{side}_{k}.pb", _value_proto(value, name, declared.get(name))))
     return files
+
+
+def _value_proto(value, name: str, narrow) -> bytes:
+    """A case's saved value as the proto a test data set holds: a TensorProto (of the narrow
+    type the model declares, for values kept widened), or a SequenceProto, OptionalProto or
+    MapProto."""
+    if isinstance(value, saved_values.Sequence):
+        items = [_as_dict(v) if isinstance(v, saved_values.Map) else v for v in value.items]
+        return numpy_helper.from_list(items, name).SerializeToString()
+    if isinstance(value, saved_values.Empty):
+        return numpy_helper.from_optional(None, name, onnx.OptionalProto.TENSOR).SerializeToString()
+    if isinstance(value, saved_values.Map):
+        return numpy_helper.from_dict(_as_dict(value), name).SerializeToString()
+    if narrow is not None and value.dtype.kind in "fiu":
+        value = value.astype(narrow_types.ml_type(narrow))
+    return numpy_helper.from_array(value, name).SerializeToString()
+
+
+def _as_dict(m: saved_values.Map) -> dict:
+    """A map as numpy_helper.from_dict takes one: keys as Python values, values as numpy's (so
+    their tensor keeps its type)."""
+    return dict(zip(m.keys.tolist(), list(m.values), strict=True))
 
 
 @bp.get("/models/<model_id>/checks")

@@ -527,6 +527,10 @@ def upload_blob():
         return jsonify(_model_blob(blobs, data, what)), 201
     if data[:6] != b"\x93NUMPY" and what.lower().endswith(".pb"):  # a TensorProto, as in test data sets
         read = npy_from_tensor_file(data, what)
+        if read.array is None:  # a sequence or map: the runs feed it to an input of that type
+            return jsonify(
+                {"blob": blobs.put(read.npy), "kind": read.kind, "count": read.entries, "name": read.name}
+            ), 201
         answer = {"blob": blobs.put(read.npy), "dtype": str(read.array.dtype), "shape": list(read.array.shape)}
         if read.converted_from:
             answer["converted_from"] = read.converted_from

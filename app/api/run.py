@@ -29,6 +29,7 @@ import onnx
 from flask import current_app, jsonify
 
 from ..errors import StudioError
+from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
@@ -228,14 +229,32 @@ def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profi
     return answer
 
 
-def _preview(path: str, count: int, converted: str | None = None) -> dict:
-    """An input's or output's preview; `converted`: the ONNX type of one the worker widened (a
-    bfloat16 or float8 one saved as float32), named as such with the widened values."""
-    arr = np.load(path, allow_pickle=False)
-    out = {"dtype": converted or _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
+def _preview(saved, count: int, converted: str | None = None) -> dict:
+    """An input's or output's preview (of its file, or of a value read from one): a tensor's as
+    GET .../tensors gives it; `converted`: the ONNX type of one the worker widened (a bfloat16
+    or float8 one saved as float32), named as such with the widened values; a sequence's
+    {"kind", "count", "items": [each one's preview]}, a map's {"kind", "keys", "values"}, an
+    empty optional's {"kind", "empty"}."""
+    value = saved_values.load(saved) if isinstance(saved, str) else saved
+    if isinstance(value, saved_values.Sequence):  # each tensor (or map) previewed, the first MAX_ITEMS
+        items = [_preview(a, count) for a in value.items[:MAX_ITEMS]]
+        return {"kind": "sequence", "count": len(value.items), "shape": [len(value.items)], "items": items}
+    if isinstance(value, saved_values.Map):
+        keys, values = _preview_array(value.keys, count), _preview_array(value.values, count)
+        return {"kind": "map", "count": len(value.keys), "shape": [len(value.keys)], "keys": keys, "values": values}
+    if isinstance(value, saved_values.Empty):
+        return {"kind": "optional", "empty": True}
+    out = _preview_array(value, count, converted)
     if converted:
         out["converted_from"] = converted
     return out
+
+
+MAX_ITEMS = 16  # a sequence's tensors previewed in a run's answer
+
+
+def _preview_array(arr: np.ndarray, count: int, converted: str | None = None) -> dict:
+    return {"dtype": converted or _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
 
 
 def _onnx_dtype(dtype: np.dtype) -> str:

@@ -142,19 +142,85 @@ def _as_unicode(arr: np.ndarray) -> np.ndarray:
 
 
 class TensorFile(NamedTuple):
-    """A TensorProto file's values as an .npy holds them."""
+    """A test data set file's values as an .npy holds them (a sequence's or map's: as an .npz,
+    as saved_values writes a run's)."""
 
     npy: bytes
     name: str  # the tensor's
-    array: np.ndarray
+    array: np.ndarray | None  # None for a sequence or map
     converted_from: str | None  # a type numpy lacks ("BFLOAT16"), its values widened in `array`
+    kind: str = "tensor"  # or "sequence", "map"
+    entries: int | None = None  # a sequence's items, a map's entries
 
 
 def npy_from_tensor_file(data: bytes, what: str) -> TensorFile:
-    """A serialized TensorProto (the `input_0.pb` of an ONNX test data set) as .npy bytes, with
-    the tensor's name and its array: values of a type numpy lacks (bfloat16, float8, 4-bit...)
-    widened, exactly (a run narrows them back for an input of that type). Refused in one line
-    when it is no tensor, keeps its data outside, or has values no .npy can carry."""
+    """A test data set's file (`input_0.pb`) as .npy bytes: a TensorProto's values with its name,
+    those of a type numpy lacks (bfloat16, float8, 4-bit...) widened, exactly (a run narrows them
+    back for an input of that type); a SequenceProto (of tensors or maps; an OptionalProto's bytes
+    read the same) or MapProto as an .npz. Refused in one line when it is none of them, keeps its
+    data outside, or has values no .npy can carry."""
+    try:
+        return _tensor_file(data, what)
+    except StudioError:
+        other = _sequence_or_map_file(data, what)
+        if other is None:
+            raise
+        return other
+
+
+def _sequence_or_map_file(data: bytes, what: str) -> TensorFile | None:
+    """A SequenceProto or MapProto file as saved_values keeps a run's such values, or None when
+    the bytes are neither."""
+    from google.protobuf import unknown_fields
+
+    from ..onnx_io import saved_values
+
+    readers: list[tuple[Any, Any]] = [
+        (onnx.SequenceProto, numpy_helper.to_list),
+        (onnx.MapProto, numpy_helper.to_dict),
+        (onnx.OptionalProto, _empty_optional),  # one with a value reads as a sequence of it, above
+    ]
+    for proto, read in readers:
+        p = proto()
+        try:
+            p.ParseFromString(data)
+            if len(unknown_fields.UnknownFieldSet(p)):
+                continue  # another message's fields (a TensorProto's dims, its external data)
+            value = read(p)
+        except Exception:  # not this kind of proto, or one onnx can't read
+            continue
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+            value = value[0]  # an optional sequence (OptionalProto) reads as a sequence of one
+        if value is None:  # an empty optional
+            return TensorFile(saved_values.dump(None, np.asarray), p.name, None, None, "optional", 0)
+        items = value if isinstance(value, list) else [value]
+        arrays = [a for v in items for a in (v.values() if isinstance(v, dict) else [v])]
+        if not all(isinstance(a, np.ndarray | np.generic | int | float | str) for a in arrays):
+            continue  # a nested sequence or an optional inside: not fed from here
+        if sum(np.size(a) for a in arrays) > MAX_NPY_ELEMENTS:
+            raise StudioError("bad_npy", f"{what} has more elements than we accept")
+        npz = saved_values.dump(value, lambda a: _storable_values(np.asarray(a)))
+        kind = "sequence" if isinstance(value, list) else "map"
+        return TensorFile(npz, p.name, None, None, kind, len(value))
+    return None
+
+
+def _empty_optional(p: onnx.OptionalProto) -> None:
+    """None for a named OptionalProto without a value; an error for anything else."""
+    if not p.name or numpy_helper.to_optional(p) is not None:
+        raise ValueError("not an empty optional")
+    return None
+
+
+def _storable_values(arr: np.ndarray) -> np.ndarray:
+    """An item's values as an .npy holds them: strings as unicode, narrow types widened."""
+    if arr.dtype.kind == "O":
+        return _as_unicode(arr)
+    narrow = narrow_types.of_numpy(arr.dtype)
+    return narrow_types.widen(arr, narrow) if narrow is not None else arr
+
+
+def _tensor_file(data: bytes, what: str) -> TensorFile:
     from google.protobuf.message import DecodeError
 
     t = onnx.TensorProto()

@@ -203,7 +203,13 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     type numpy lacks (bfloat16, float8, 4-bit...), an OrtValue of the values narrowed to it."""
     narrow = _narrow_types().of_ort_type(arg.type)
     if "npy" in spec:
-        given = np.load(spec["npy"], allow_pickle=False)
+        given = _sibling("saved_values").load(spec["npy"])
+        if not isinstance(given, np.ndarray):  # a sequence, optional or map (a test data set's .pb)
+            if arg.type.startswith("tensor("):
+                raise Skip(f'input "{arg.name}" is a {arg.type}: its file holds a {type(given).__name__.lower()}')
+            return _sibling("saved_values").as_fed(given, arg.type)
+        if not arg.type.startswith("tensor("):
+            raise Skip(f'input "{arg.name}" is a {arg.type}: give it a test data set\'s .pb of that type')
         if narrow is None:
             return given
         if given.dtype.kind not in "fiub":
@@ -211,7 +217,9 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
         return _narrow_value(ort, given, narrow)
     m = _TENSOR.match(arg.type)
     if not m:
-        raise Skip(f'input "{arg.name}" is a {arg.type}: runs here are fed tensors (an .npy or random values)')
+        raise Skip(
+            f'input "{arg.name}" is a {arg.type}: random values are made for tensors; give it a test data set\'s .pb'
+        )
     if m.group(1) == "string":
         raise Skip(f'input "{arg.name}" is a {arg.type}: give its values as an .npy of strings')
     if m.group(1) not in _NUMPY and narrow is None:
@@ -325,15 +333,19 @@ def run(job: dict) -> dict:
     except Exception as exc:
         return {"status": "fails", "stage": "run", "message": str(exc)}
     ms = (time.perf_counter() - start) * 1000
-    saved_inputs, saved_outputs = {}, {}
-    for k, (name, value) in enumerate(feeds.items()):
-        path = os.path.join(out_dir, f"in{k}.npy")
-        np.save(path, _storable(np, value), allow_pickle=False)
-        saved_inputs[name] = path
-    for k, (name, value) in enumerate(zip(names, values, strict=True)):
-        path = os.path.join(out_dir, f"out{k}.npy")
-        np.save(path, _storable(np, value), allow_pickle=False)
-        saved_outputs[name] = path
+    saved = _sibling("saved_values")
+
+    def storable(value):
+        return _storable(np, value)
+
+    saved_inputs = {
+        name: saved.save(os.path.join(out_dir, f"in{k}"), v, storable) for k, (name, v) in enumerate(feeds.items())
+    }
+    output_types = {o.name: o.type for o in sess.get_outputs()}
+    saved_outputs = {
+        name: saved.save(os.path.join(out_dir, f"out{k}"), v, storable, _map_values(output_types.get(name, "")))
+        for k, (name, v) in enumerate(zip(names, values, strict=True))
+    }
     answer = {
         "status": "ok",
         "inputs": saved_inputs,
@@ -343,9 +355,7 @@ def run(job: dict) -> dict:
         # saved widened: their own type's name
         "converted": narrow,
         "converted_inputs": {
-            name: types.of_ort_type(v.data_type()).onnx_name
-            for name, v in feeds.items()
-            if not isinstance(v, np.ndarray)
+            name: types.of_ort_type(v.data_type()).onnx_name for name, v in feeds.items() if isinstance(v, ort.OrtValue)
         },
     }
     if job.get("profile"):
@@ -355,6 +365,15 @@ def run(job: dict) -> dict:
         except Exception as exc:  # the outputs stand; the timing says why it is missing
             answer["profile"] = {"error": str(exc)}
     return answer
+
+
+_MAP = re.compile(r"map\(\w+,\s*tensor\((\w+)\)\)")
+
+
+def _map_values(type_name: str) -> str | None:
+    """The numpy type of the values of a map output ("seq(map(int64,tensor(float)))": float32)."""
+    m = _MAP.search(type_name)
+    return _NUMPY.get(m.group(1)) if m else None
 
 
 def _median(xs: list[float]) -> float:
@@ -458,9 +477,13 @@ def _sibling(name: str):
     worker imports no app module."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), f"{name}.py"))
+    if f"studio_{name}" in sys.modules:
+        return sys.modules[f"studio_{name}"]
+    path = os.path.join(os.path.dirname(__file__), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"studio_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

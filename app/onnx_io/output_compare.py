@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import saved_values
 from .tensor_error import signal_error
 
 LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (kernels may differ a little)
@@ -13,12 +14,59 @@ LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (ker
 CLOSE_TOLERANCE = 1e-3
 
 
+NONE = {"max_abs": None, "max_rel": None, "max_rel_to_range": None}
+
+
 def compare_outputs(a_path: str, b_path: str, close: bool = False, tolerance: float = CLOSE_TOLERANCE) -> dict:
     """How far two outputs are apart; `close`: "equal" allows kernels' rounding (LOCATE_*);
-    "close": within `tolerance` of each value plus `tolerance` of b's largest magnitude."""
-    a = np.load(a_path, allow_pickle=False)
-    b = np.load(b_path, allow_pickle=False)
-    none = {"max_abs": None, "max_rel": None, "max_rel_to_range": None}
+    "close": within `tolerance` of each value plus `tolerance` of b's largest magnitude. Two
+    sequences: tensor by tensor, the furthest apart; "shape" their lengths."""
+    a, b = saved_values.load(a_path), saved_values.load(b_path)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return compare_arrays(a, b, close, tolerance)
+    if isinstance(a, saved_values.Sequence) and isinstance(b, saved_values.Sequence):
+        return _compare_sequences(a.items, b.items, close, tolerance)
+    kinds = [saved_values.kind_of(a), saved_values.kind_of(b)]
+    if isinstance(a, saved_values.Map) and isinstance(b, saved_values.Map):
+        return _compare_items(a, b, close, tolerance)
+    same = kinds == ["optional", "optional"]  # both empty
+    return {"equal": same, "close": same, **NONE, "shape": [] if same else kinds}
+
+
+def _compare_sequences(a: list, b: list, close: bool, tolerance: float) -> dict:
+    if len(a) != len(b):
+        return {"equal": False, "close": False, **NONE, "shape": [[len(a)], [len(b)]]}
+    each = [_compare_items(x, y, close, tolerance) for x, y in zip(a, b, strict=True)]
+    if not each:
+        return {"equal": True, "close": True, **NONE, "shape": [0]}
+    known = [c for c in each if c["max_abs"] is not None]
+    out = {
+        "equal": all(c["equal"] for c in each),
+        "close": all(c["close"] for c in each),
+        **NONE,
+        "shape": [len(a)],
+    }
+    if known:
+        worst = max(known, key=lambda c: c["max_rel_to_range"] if c["max_rel_to_range"] is not None else float("inf"))
+        out.update({k: worst[k] for k in ("max_rel_to_range", "rel_error", "sqnr_db")})
+        out["max_abs"] = max(c["max_abs"] for c in known)
+        out["max_rel"] = max(c["max_rel"] for c in known)
+    return out
+
+
+def _compare_items(a, b, close: bool, tolerance: float) -> dict:
+    """Two tensors of sequences, or two maps (a ZipMap's probabilities): their values compared
+    where their keys are the same."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return compare_arrays(a, b, close, tolerance)
+    if isinstance(a, saved_values.Map) and isinstance(b, saved_values.Map) and np.array_equal(a.keys, b.keys):
+        return compare_arrays(a.values, b.values, close, tolerance)
+    return {"equal": False, "close": False, **NONE, "shape": []}
+
+
+def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance: float = CLOSE_TOLERANCE) -> dict:
+    """compare_outputs of two arrays."""
+    none = NONE
     if a.shape != b.shape:
         return {"equal": False, "close": False, **none, "shape": [list(a.shape), list(b.shape)]}
     if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":

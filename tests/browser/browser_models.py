@@ -517,3 +517,15 @@ def loop_model(n: int = 1_000_000, trips: int = 6) -> onnx.ModelProto:
         [nh.from_array(np.array(trips, np.int64), "trips")],
     )
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def zipmap_model() -> onnx.ModelProto:
+    """A classifier's tail as skl2onnx writes it: probabilities through ai.onnx.ml's ZipMap, a
+    sequence of maps class → probability, one per row."""
+    node = h.make_node("ZipMap", ["X"], ["probs"], domain="ai.onnx.ml", classlabels_int64s=[0, 1, 2])
+    probs = h.make_value_info(
+        "probs",
+        h.make_sequence_type_proto(h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(T.FLOAT, []))),
+    )
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [2, 3])], [probs])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)])

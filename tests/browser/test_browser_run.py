@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from testkit import ONNX_DATA
 
-from .browser_models import loop_model, three_convs, tiny_cnn, two_inputs
+from .browser_models import loop_model, three_convs, tiny_cnn, two_inputs, zipmap_model
 from .browser_pages import open_model, upload, wait_revision
 
 
@@ -366,18 +366,36 @@ def test_a_bfloat16_models_test_data_set_runs_and_checks(page, server, artifacts
     page.screenshot(path=str(artifacts / "run-bfloat16.png"))
 
 
-def test_a_sequence_input_says_what_runs_take(page, server):
+def test_a_sequence_input_runs_from_its_pb_and_a_zipmap_shows_its_maps(page, server, tmp_path, artifacts):
+    """A sequence input takes a test data set's .pb (no random values for it); the sequence it
+    gives back is shown tensor by tensor. A classifier's ZipMap output (a sequence of maps) shows
+    each row's class → probability table."""
     from .browser_models import official_node_models
 
-    summary = upload(page, server, official_node_models()["test_sequence_insert_at_back"], "seq.onnx")
+    case = official_node_models()["test_sequence_insert_at_back"]
+    summary = upload(page, server, case, "seq.onnx")
     open_model(page, server, summary["id"])
     page.click("#btn-run")
-    rows = page.locator(".run-input")
-    sequence = rows.filter(has=page.locator(".run-not-tensor"))
-    assert sequence.count() == 1 and "seq" in sequence.locator(".muted").first.text_content()
-    assert "runs here are fed tensors only" in sequence.locator(".run-not-tensor").text_content()
-    assert rows.count() - sequence.count() == len(rows.locator(".run-seed").all())  # the tensor inputs keep theirs
+    row = page.locator(".run-input[data-name=sequence]")
+    assert "seq" in row.locator(".muted").first.text_content() and row.locator(".run-seed").count() == 0
+    seq = [np.array([1, 2, 3, 4], np.int64), np.array([5, 6], np.int64)]
+    (tmp_path / "input_0.pb").write_bytes(onnx.numpy_helper.from_list(seq, "sequence").SerializeToString())
+    row.locator("input[type=file]").set_input_files(str(tmp_path / "input_0.pb"))
     page.click("#run-go")
-    error = page.locator("#sidebar [role=alert]:not([hidden])").first
-    error.wait_for()
-    assert "runs here are fed tensors (an .npy or random values)" in error.text_content()
+    page.locator("#run-results[data-ready=true]").wait_for()
+    kinds = page.locator("#run-results .run-value-kind").all_text_contents()
+    assert kinds == ["sequence of 3 items"], kinds  # the tensor input's random zero-d value appended
+    items = page.locator("#run-results .run-seq-item").all_text_contents()
+    assert [t[:12] for t in items] == ["[0]INT64 ⟨4⟩", "[1]INT64 ⟨2⟩", "[2]INT64 ⟨3⟩"], items
+
+    summary = upload(page, server, zipmap_model(), "zipmap.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    tables = page.locator("#run-results table.run-map")
+    assert tables.count() == 2
+    assert tables.first.locator("tbody tr td:first-child").all_text_contents() == ["0", "1", "2"]
+    assert "map of 3 entries: INT64 → FLOAT" in page.locator("#run-results .run-value-kind").nth(1).text_content()
+    page.locator("#run-results").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-zipmap.png"))

@@ -6,6 +6,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { formatInteger, formatShape, formatValueType } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
+import { formatValue } from "../lib/tensor-format.js";
 import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
@@ -28,12 +29,16 @@ function inputRow(input) {
   const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
   const file = el("input", { type: "file", accept: ".npy,.pb", class: "run-npy", "aria-label": `.npy or .pb for ${input.name}` });
   const kind = input.type && input.type.kind;
-  // a sequence, optional or map input: the runs here feed tensors (the server says the same)
+  // a sequence, optional or map input: no random values for it, a test data set's .pb instead
   const notTensor = kind && kind !== "tensor" && kind !== "unknown";
+  if (notTensor) {
+    file.setAttribute("accept", ".pb");
+    file.setAttribute("aria-label", `.pb for ${input.name}`);
+  }
   const row = el("li", { class: "run-input", "data-name": input.name },
     el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, formatValueType(input) || "type not declared")),
     notTensor
-      ? el("div", { class: "ed-hint run-not-tensor" }, `A ${kind} input: runs here are fed tensors only (an .npy, a TensorProto .pb or random values), so this model can't be run from this panel.`)
+      ? el("div", { class: "ed-row run-not-tensor" }, el("label", {}, `a ${kind} from a test data set's .pb `, file))
       : el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy/.pb ", file)));
   return { row, seed, file, name: input.name };
 }
@@ -433,9 +438,36 @@ function results(root, answer, ctx, body, fromCase = false) {
   if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
   for (const [name, preview] of Object.entries(answer.outputs)) {
-    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`),
-      tensorView(`run:${name}`, previewLoader(preview), { wide: false })));
+    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], ...valueViews(`run:${name}`, preview)));
   }
+}
+
+const MAP_ROWS = 50;
+
+/**
+ * A run's value as the page shows it: a tensor in the tensor viewer; a sequence as its count,
+ * then each of its tensors (or maps) previewed in turn; a map (a ZipMap's probabilities) as a
+ * key → value table; an empty optional said so.
+ */
+function valueViews(ref, preview) {
+  if (preview.kind === "optional") return [el("div", { class: "muted run-value-kind" }, "an empty optional: no value")];
+  if (preview.kind === "map") {
+    const keys = preview.keys.values;
+    const values = preview.values.values;
+    const rows = keys.slice(0, MAP_ROWS).map((k, i) => el("tr", {}, el("td", {}, mono(String(k))), el("td", { class: "num" }, formatValue(values[i], preview.values.dtype))));
+    const more = preview.count > rows.length ? el("div", { class: "muted" }, `first ${rows.length} of ${formatInteger(preview.count)} entries`) : null;
+    return [el("div", { class: "muted run-value-kind" }, `map of ${plural(preview.count, "entry", "entries")}: ${preview.keys.dtype} → ${preview.values.dtype}`),
+      el("table", { class: "run-map" }, el("thead", {}, el("tr", {}, el("th", {}, "key"), el("th", {}, "value"))), el("tbody", {}, ...rows)), more];
+  }
+  if (preview.kind === "sequence") {
+    const shown = preview.items.length;
+    const parts = [el("div", { class: "muted run-value-kind" }, `sequence of ${plural(preview.count, "item")}${shown < preview.count ? `, the first ${shown} shown` : ""}`)];
+    preview.items.forEach((item, k) => {
+      parts.push(el("div", { class: "run-seq-item" }, el("div", { class: "run-seq-index mono" }, `[${k}]`), ...valueViews(`${ref}[${k}]`, item)));
+    });
+    return parts;
+  }
+  return [el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`), tensorView(ref, previewLoader(preview), { wide: false })];
 }
 
 /** Fill `root` (the sidebar) with the run panel. */
