@@ -213,7 +213,8 @@ def _empty_optional(p: onnx.OptionalProto) -> None:
 
 
 def _storable_values(arr: np.ndarray) -> np.ndarray:
-    """An item's values as an .npy holds them: strings as unicode, narrow types widened."""
+    """Values as an .npy holds them: STRING's bytes as unicode (an .npy holds no objects), types
+    numpy lacks widened."""
     if arr.dtype.kind == "O":
         return _as_unicode(arr)
     narrow = narrow_types.of_numpy(arr.dtype)
@@ -239,11 +240,8 @@ def _tensor_file(data: bytes, what: str) -> TensorFile:
         arr = numpy_helper.to_array(t)
     except Exception as exc:
         raise StudioError("bad_npy", f"{what}: its values don't match its type and dims ({exc})") from None
-    if arr.dtype.kind == "O":  # STRING: bytes per value, as unicode (an .npy holds no objects)
-        arr = _as_unicode(arr)
     narrow = narrow_types.of_numpy(arr.dtype)
-    if narrow is not None:
-        arr = narrow_types.widen(arr, narrow)
+    arr = _storable_values(arr)
     if arr.dtype.kind in "OV" or not _npy_holds(arr.dtype):
         kind = onnx.TensorProto.DataType.Name(t.data_type)
         raise StudioError(

@@ -82,13 +82,7 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros"):
 
 def _narrow_types():
     """narrow_types.py (element types numpy lacks), loaded once by its path."""
-    global _NARROW_TYPES
-    if _NARROW_TYPES is None:
-        _NARROW_TYPES = _sibling("narrow_types")
-    return _NARROW_TYPES
-
-
-_NARROW_TYPES = None
+    return _sibling("narrow_types")
 
 
 def _narrow_value(ort, values, narrow):
