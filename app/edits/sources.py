@@ -228,9 +228,14 @@ def _tensor_file(data: bytes, what: str) -> TensorFile:
     try:
         t.ParseFromString(data)
     except (DecodeError, RecursionError) as exc:
-        raise StudioError("bad_npy", f"{what} is not a readable TensorProto: {exc}") from None
+        raise StudioError(
+            "bad_npy", f"{what} is not a readable TensorProto (nor SequenceProto, OptionalProto or MapProto): {exc}"
+        ) from None
     if t.data_type == onnx.TensorProto.UNDEFINED or t.data_type not in onnx.TensorProto.DataType.values():
-        raise StudioError("bad_npy", f"{what} is not a TensorProto with a known data type")
+        raise StudioError(
+            "bad_npy",
+            f"{what} is not a TensorProto with a known data type (nor SequenceProto, OptionalProto or MapProto)",
+        )
     if t.data_location == onnx.TensorProto.EXTERNAL:
         raise StudioError("bad_npy", f"{what} keeps its values in an external file: save the tensor with them inside")
     n = int(np.prod(t.dims, dtype=np.float64)) if t.dims else 1
