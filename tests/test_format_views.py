@@ -245,3 +245,24 @@ def test_inferred_dims_are_named_after_the_inputs_dims(client):
     shapes = {t["name"]: t["shape"] for t in client.get(f"/api/models/{mid}/types").get_json()["inferred_value_info"]}
     assert shapes["p"] == ["seq", 16] and shapes["z"] == ["seq", 32]
     assert "unk__" not in str(shapes), shapes
+
+
+def test_subgraph_inputs_and_outputs_declared_untyped_get_inferred_types(client):
+    """The expanded LinearAttention's Scan body declares its inputs and outputs without types
+    (as many exporters' loop bodies do): inference types them, and the graph says so."""
+    from testkit import node_testcases
+
+    model = node_testcases()["test_linear_attention_linear_expanded"].model
+    scan = next(i for i, n in enumerate(model.graph.node) if n.op_type == "Scan")
+    body = next(a.g for a in model.graph.node[scan].attribute if a.name == "body")
+    untyped = [v.name for v in [*body.input, *body.output] if not v.HasField("type")]
+    assert len(untyped) == len(body.input) + len(body.output) == 6  # what makes the case
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph?path=n{scan}/body").get_json()
+    assert all(v["type"] == {"kind": "unknown"} for v in [*g["inputs"], *g["outputs"]])  # as declared
+    inferred = {v["name"]: v for v in g["inferred_value_info"]}
+    assert set(untyped) <= set(inferred)
+    assert all(inferred[name]["dtype"] == "FLOAT" for name in untyped)
+    # the inputs' shapes follow from the Scan's inputs; the outputs' only their element type
+    assert all(len(inferred[v.name]["shape"]) >= 2 for v in body.input), [inferred[v.name] for v in body.input]
+    assert len(inferred) == len(set(inferred))  # each name once

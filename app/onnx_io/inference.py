@@ -231,8 +231,13 @@ def inferred_value_info(model: onnx.ModelProto, inferred: onnx.ModelProto | None
         return []
     if isinstance(ours, onnx.FunctionProto) or isinstance(theirs, onnx.FunctionProto):
         return []
-    known = {v.name for v in ours.value_info} | {v.name for v in ours.input} | {v.name for v in ours.output}
-    return [v for v in theirs.value_info if v.name not in known]
+    # A subgraph's inputs and outputs are often declared without a type (a Scan or Loop body, an
+    # If branch of an expanded function): inference types them, so they are reported here too.
+    known = {v.name for v in ours.value_info} | {v.name for v in [*ours.input, *ours.output] if v.HasField("type")}
+    found = [v for v in theirs.value_info if v.name not in known]
+    seen = {v.name for v in found}
+    found += [v for v in [*theirs.input, *theirs.output] if v.HasField("type") and v.name not in known | seen]
+    return found
 
 
 def infer_isolated(model: onnx.ModelProto, **options) -> onnx.ModelProto:

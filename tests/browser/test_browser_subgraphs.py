@@ -136,3 +136,25 @@ def test_long_names_keep_their_ends_and_a_branch_without_inputs_opens_on_what_it
     outer = page.locator("#graph g.box[data-box='outer:size']").bounding_box()
     assert area["x"] <= outer["x"] and outer["x"] + outer["width"] <= area["x"] + area["width"], (area, outer)
     assert area["y"] <= outer["y"] <= area["y"] + area["height"] / 3, (area, outer)
+
+
+def test_a_body_declared_without_types_shows_the_inferred_ones(page, server):
+    """The expanded LinearAttention's Scan body declares its inputs and outputs untyped: the
+    boxes show what inference found, said to be inferred, and the value panel says where from."""
+    model = official_node_models()["test_linear_attention_linear_expanded"]
+    scan = next(i for i, n in enumerate(model.graph.node) if n.op_type == "Scan")
+    body = next(a.g for a in model.graph.node[scan].attribute if a.name == "body")
+    summary = upload(page, server, model, "linear_attention.onnx")
+    page.goto(f"{server}/models/{summary['id']}#path=n{scan}%2Fbody")
+    wait_ready(page)
+    types = page.locator("#graph g.box[data-box^='input:'], #graph g.box[data-box^='output:']").evaluate_all(
+        "els => els.map(e => [...e.querySelectorAll('text')].map(t => t.textContent).join(' | '))"
+    )
+    assert len(types) == len(body.input) + len(body.output), types
+    assert all(t.endswith("(inferred)") and "FLOAT" in t for t in types), types
+    assert not any("not declared" in t for t in types), types
+    first = body.input[0].name
+    page.click(f"#graph g.box[data-box='input:{first}']")
+    panel = page.locator("#sidebar")
+    panel.get_by_text("inferred by ONNX shape inference").wait_for()
+    assert "FLOAT" in panel.text_content()

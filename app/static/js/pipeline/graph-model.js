@@ -142,14 +142,24 @@ const NAME_FONTS = new Set(["name", "ioName"]);
 
 /**
  * name -> {dtype, shape, type} from inputs, outputs, value_info and initializers (later lists
- * win); types the server inferred (`inferred_value_info`, when it sends them) fill the gaps.
+ * win); types the server inferred (`inferred_value_info`, when it sends them) fill the gaps,
+ * those of inputs and outputs declared without a type included.
  */
 export function tensorTypes(graph) {
   const types = new Map();
   for (const list of [graph.inferred_value_info, graph.initializers, graph.value_info, graph.outputs, graph.inputs]) {
-    for (const v of list || []) if (v && v.name) types.set(v.name, v);
+    for (const v of list || []) if (v && v.name && (formatValueType(v) || !types.has(v.name))) types.set(v.name, v);
   }
   return types;
+}
+
+/** The type line of a graph input or output box: as declared, else as inferred (said so), else
+ * `untyped` (what a missing type means in this graph). */
+function ioTypeText(v, types, untyped) {
+  const declared = formatValueType(v);
+  if (declared) return declared;
+  const inferred = formatValueType(types.get(v.name));
+  return inferred ? `${inferred} (inferred)` : untyped;
 }
 
 /** A short text for an attribute value of `node` (ints, floats, strings; lists shortened; a data
@@ -470,7 +480,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     const id = `input:${v.name}`;
     boxes.set(id, {
       id, kind: "input", name: v.name, data: v,
-      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || untyped, font: "ioType" }],
+      lines: [{ text: v.name, font: "ioName" }, { text: ioTypeText(v, types, untyped), font: "ioType" }],
     });
     producer.set(v.name, id);
   }
@@ -571,7 +581,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     const id = `output:${v.name}`;
     boxes.set(id, {
       id, kind: "output", name: v.name, data: v,
-      lines: [{ text: v.name, font: "ioName" }, { text: formatValueType(v) || untyped, font: "ioType" }],
+      lines: [{ text: v.name, font: "ioName" }, { text: ioTypeText(v, types, untyped), font: "ioType" }],
     });
     let from = producer.get(v.name);
     if (!from && initializers.has(v.name)) {
