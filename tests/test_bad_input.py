@@ -237,3 +237,26 @@ def test_hostile_external_data_path_is_never_read(client, tmp_path):
     p = client.get(f"/api/models/{mid}/tensors/W")
     assert p.status_code == 422
     assert "was not uploaded" in p.get_json()["error"]["message"]
+
+
+def _external_uint8(location: str) -> onnx.TensorProto:
+    t = TensorProto(name="t", data_type=TensorProto.UINT8, dims=[16], data_location=TensorProto.EXTERNAL)
+    t.external_data.add(key="location", value=location)
+    t.external_data.add(key="length", value="16")
+    return t
+
+
+@pytest.mark.parametrize("location", ["pyproject.toml", "/etc/passwd", "../../../../etc/passwd"])
+def test_a_value_file_pointing_at_an_outside_file_is_never_read(client, location):
+    """A sequence, map or optional .pb whose tensor keeps its values in an "external file": onnx
+    would read it relative to the server's folder (pyproject.toml is there as the tests run)."""
+    assert os.path.exists("pyproject.toml")  # what a read of the first would find
+    tensor = _external_uint8(location)
+    seq = onnx.SequenceProto(name="s", elem_type=onnx.SequenceProto.TENSOR, tensor_values=[tensor])
+    nested = onnx.SequenceProto(name="n", elem_type=onnx.SequenceProto.SEQUENCE, sequence_values=[seq])
+    mapped = onnx.MapProto(name="m", key_type=TensorProto.INT64, keys=[1], values=seq)
+    optional = onnx.OptionalProto(name="o", elem_type=onnx.OptionalProto.TENSOR, tensor_value=tensor)
+    for value in (seq, nested, mapped, optional):
+        r = client.post("/api/blobs", data={"file": (io.BytesIO(value.SerializeToString()), "input_0.pb")})
+        assert r.status_code == 400, (type(value).__name__, r.get_json())
+        assert "external file" in r.get_json()["error"]["message"], r.get_json()

@@ -186,8 +186,13 @@ def _sequence_or_map_file(data: bytes, what: str) -> TensorFile | None:
             p.ParseFromString(data)
             if len(unknown_fields.UnknownFieldSet(p)):
                 continue  # another message's fields (a TensorProto's dims, its external data)
+        except Exception:  # not this kind of proto
+            continue
+        if _holds_external_tensor(p):  # onnx would read it from a path relative to our folder
+            raise StudioError("bad_npy", f"{what} keeps values in an external file: save them inside")
+        try:
             value = read(p)
-        except Exception:  # not this kind of proto, or one onnx can't read
+        except Exception:  # one onnx can't read
             continue
         if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
             value = value[0]  # an optional sequence (OptionalProto) reads as a sequence of one
@@ -203,6 +208,22 @@ def _sequence_or_map_file(data: bytes, what: str) -> TensorFile | None:
         kind = "sequence" if isinstance(value, list) else "map"
         return TensorFile(npz, p.name, None, None, kind, len(value))
     return None
+
+
+def _holds_external_tensor(message) -> bool:
+    """Whether any TensorProto inside `message` (at any depth: a sequence's items, a map's
+    values, an optional's value, a sparse tensor's parts) points at an external file."""
+    if isinstance(message, onnx.TensorProto) and (
+        message.data_location == onnx.TensorProto.EXTERNAL or len(message.external_data)
+    ):
+        return True
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        if any(_holds_external_tensor(item) for item in items):
+            return True
+    return False
 
 
 def _empty_optional(p: onnx.OptionalProto) -> None:
