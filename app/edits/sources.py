@@ -217,10 +217,10 @@ def _holds_external_tensor(message) -> bool:
         message.data_location == onnx.TensorProto.EXTERNAL or len(message.external_data)
     ):
         return True
-    for field, value in message.ListFields():
-        if field.message_type is None:
+    for descriptor, value in message.ListFields():
+        if descriptor.message_type is None:
             continue
-        items = value if field.is_repeated else [value]
+        items = value if descriptor.is_repeated else [value]
         if any(_holds_external_tensor(item) for item in items):
             return True
     return False
