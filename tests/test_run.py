@@ -659,8 +659,10 @@ def test_sequence_and_optional_inputs_run_from_their_test_data(client, name):
     graph_inputs = [i for i in model.graph.input]
     seq = next(i for i in graph_inputs if not i.type.HasField("tensor_type"))
     r = client.post(f"/api/models/{mid}/run", json={"inputs": {seq.name: {"random": {"seed": 0}}}})
+    kind = ort_type(seq.type)
     assert r.status_code == 400 and r.get_json()["error"]["message"] == (
-        f'input "{seq.name}" is a {ort_type(seq.type)}: random values are made for tensors; give it a test data set\'s .pb'
+        f'input "{seq.name}" is {"an" if kind.startswith("optional") else "a"} {kind}: random values are made'
+        " for tensors; give it a test data set's .pb"
     )
     body = {"inputs": {}, "expected": {}}
     for side, infos, values in (("inputs", graph_inputs, ins), ("expected", model.graph.output, outs)):
@@ -743,3 +745,29 @@ def test_a_sequence_output_shows_each_tensor_as_onnxruntime_gives_it(client):
     for item, value in zip(got["items"], want, strict=True):
         assert item["shape"] == list(value.shape) and item["dtype"] == "FLOAT"
         np.testing.assert_array_equal(np.array(item["values"], np.float32).reshape(value.shape), value)
+
+
+def test_a_value_file_of_the_wrong_type_is_refused_naming_both_types(client):
+    """A sequence of floats fed to a seq(tensor(int64)) input: onnxruntime's own words are a C++
+    assertion in TensorSeq.h; the run says what the input is and what the file holds."""
+    case = node_testcases()["test_sequence_insert_at_back"]
+    model, (ins, _) = case.model, case.data_sets[0]
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    seq_info, tensor_info = model.graph.input
+    floats = [np.ones((2, 3), np.float32)]
+    body = {"inputs": {}}
+    for info, value in ((seq_info, floats), (tensor_info, ins[1])):
+        r = client.post("/api/blobs", data={"file": (io.BytesIO(pb_file(value, info)), "input.pb")})
+        body["inputs"][info.name] = {"npy": r.get_json()["blob"]}
+    r = client.post(f"/api/models/{mid}/run", json=body)
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        f'input "{seq_info.name}" is a seq(tensor(int64)): its file holds a seq(tensor(float))'
+    )
+    # the right element type runs; so does an empty sequence, which any sequence input takes
+    for value in (ins[0], []):
+        data = onnx.SequenceProto(name="s", elem_type=onnx.SequenceProto.TENSOR) if not value else None
+        blob = data.SerializeToString() if data is not None else pb_file(value, seq_info)
+        r = client.post("/api/blobs", data={"file": (io.BytesIO(blob), "input.pb")})
+        body["inputs"][seq_info.name] = {"npy": r.get_json()["blob"]}
+        assert client.post(f"/api/models/{mid}/run", json=body).status_code == 200

@@ -192,6 +192,42 @@ def check(job: dict) -> dict:
     return out
 
 
+def _a(text: str) -> str:
+    return f"{'an' if text[:1] in 'aeiou' else 'a'} {text}"
+
+
+def _element_name(np, array) -> str:
+    """onnxruntime's name of a saved array's element type (strings are saved as unicode)."""
+    if array.dtype.kind in "USO":
+        return "string"
+    return next((k for k, v in _NUMPY.items() if v != "object" and np.dtype(v) == array.dtype), str(array.dtype))
+
+
+def _held_type(np, value) -> str | None:
+    """onnxruntime's name of the type of a saved sequence or map ("seq(tensor(float))",
+    "map(int64,tensor(float))"); None for an empty one, which any sequence or optional takes."""
+    sv = _sibling("saved_values")
+    if isinstance(value, sv.Map):
+        return f"map({_element_name(np, value.keys)},tensor({_element_name(np, value.values)}))"
+    if isinstance(value, np.ndarray):
+        return f"tensor({_element_name(np, value)})"
+    if isinstance(value, sv.Empty) or not value.items:
+        return None
+    items = {_held_type(np, v) for v in value.items}
+    return f"seq({items.pop()})" if len(items) == 1 else "sequence of mixed types"
+
+
+def _holds_fit(held: str | None, wanted: str, value) -> bool:
+    """Whether a saved value of type `held` feeds an input of type `wanted`: a one-item sequence
+    is also how a test data set writes an optional of that item."""
+    if wanted.startswith("tensor("):
+        return False
+    if held is None or held == wanted:
+        return True
+    inner = wanted[len("optional(") : -1] if wanted.startswith("optional(") else None
+    return inner is not None and (held == inner or (held == f"seq({inner})" and len(value.items) == 1))
+
+
 def _run_feed(ort, np, arg, spec: dict, dims: dict):
     """An input's value: its .npy file, or random values (seeded) of its type and shape; for a
     type numpy lacks (bfloat16, float8, 4-bit...), an OrtValue of the values narrowed to it."""
@@ -199,11 +235,13 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     if "npy" in spec:
         given = _sibling("saved_values").load(spec["npy"])
         if not isinstance(given, np.ndarray):  # a sequence, optional or map (a test data set's .pb)
-            if arg.type.startswith("tensor("):
-                raise Skip(f'input "{arg.name}" is a {arg.type}: its file holds a {type(given).__name__.lower()}')
+            held = _held_type(np, given)
+            if not _holds_fit(held, arg.type, given):
+                what = held or "an empty optional"
+                raise Skip(f'input "{arg.name}" is {_a(arg.type)}: its file holds {_a(what)}')
             return _sibling("saved_values").as_fed(given, arg.type)
         if not arg.type.startswith("tensor("):
-            raise Skip(f'input "{arg.name}" is a {arg.type}: give it a test data set\'s .pb of that type')
+            raise Skip(f'input "{arg.name}" is {_a(arg.type)}: give it a test data set\'s .pb of that type')
         if narrow is None:
             return given
         if given.dtype.kind not in "fiub":
@@ -212,7 +250,7 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     m = _TENSOR.match(arg.type)
     if not m:
         raise Skip(
-            f'input "{arg.name}" is a {arg.type}: random values are made for tensors; give it a test data set\'s .pb'
+            f'input "{arg.name}" is {_a(arg.type)}: random values are made for tensors; give it a test data set\'s .pb'
         )
     if m.group(1) == "string":
         raise Skip(f'input "{arg.name}" is a {arg.type}: give its values as an .npy of strings')
