@@ -153,6 +153,14 @@ def test_a_body_declared_without_types_shows_the_inferred_ones(page, server):
     assert len(types) == len(body.input) + len(body.output), types
     assert all(t.endswith("(inferred)") and "FLOAT" in t for t in types), types
     assert not any("not declared" in t for t in types), types
+    # what the body reads from outside: one link a line, each opening that value
+    outside = page.locator("#sidebar ul.name-list [data-tensor]")
+    read = {x for n in body.node for x in n.input} - {x for n in body.node for x in n.output}
+    read -= {v.name for v in body.input} | {t.name for t in body.initializer}
+    assert sorted(outside.all_text_contents()) == sorted(read - {""}), outside.all_text_contents()
+    name = outside.first.get_attribute("data-tensor")
+    outside.first.click()
+    page.wait_for_selector(f"#sidebar .panel-title:text-is('{name}')")
     first = body.input[0].name
     page.click(f"#graph g.box[data-box='input:{first}']")
     panel = page.locator("#sidebar")

@@ -9,7 +9,7 @@ import { formatNumber, formatValueType } from "../lib/format.js";
 import { attributeValueView } from "./attribute-view.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { tensorNameLink } from "./tensor-rows.js";
-import { keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
+import { breakable, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
 
 export function opsetText(list) {
   return (list || []).map((o) => `${o.domain || "ai.onnx"} v${formatNumber(o.version)}`).join(", ");
@@ -90,8 +90,8 @@ function graphSections(graph, ctx) {
       ["Contents", [plural((graph.nodes || []).length, "node"), plural((graph.inputs || []).length, "input"),
         plural((graph.outputs || []).length, "output"),
         (graph.value_info || []).length ? plural(graph.value_info.length, "value_info entry", "value_info entries") : ""].filter(Boolean).join(" · ")],
-      outer.length ? ["Reads from outside", el("span", {}, outer.map((n, i) => [i ? ", " : "", mono(n)]))] : null,
-      parent ? ["Back to", el("a", { href: ctx.graphHref(parent.path), "data-path": parent.path }, parent.label)] : null,
+      outer.length ? ["Reads from outside", el("ul", { class: "name-list" }, outer.map((n) => el("li", {}, tensorNameLink(n, ctx, ""))))] : null,
+      parent ? ["Back to", el("a", { href: ctx.graphHref(parent.path), "data-path": parent.path }, breakable(parent.label))] : null,
     ]), initializerList(graph, ctx)),
     graph.doc_string ? section(graph.path ? "Graph documentation" : "Main graph documentation", markdownBlock(graph.doc_string, { cls: "doc graph-doc" })) : null,
     metadataSection(graph.path ? "Graph metadata" : "Main graph metadata", graph, ctx),

@@ -4,7 +4,7 @@
 import { el } from "../widgets/dom.js";
 import { formatValueType } from "../lib/format.js";
 import { previewToggle } from "./tensor-view.js";
-import { tag } from "../widgets/ui.js";
+import { breakable, tag } from "../widgets/ui.js";
 
 export function boxLabel(model, id) {
   const box = model.boxes.get(id);
@@ -19,7 +19,7 @@ export function tensorNameLink(name, ctx, cls = "tensor-name") {
   return el("button", {
     type: "button", class: `linklike mono ${cls}`, "data-tensor": name, title: `Open ${name}`,
     onclick: () => ctx.actions.selectTensor(name),
-  }, name);
+  }, breakable(name));
 }
 
 /**
