@@ -242,3 +242,37 @@ def test_a_model_is_deleted_from_the_models_page_after_asking(page, server, arti
     assert page.locator("#models-status").text_content() == "Deleted gone.onnx."
     ids = [m["id"] for m in page.request.get(server + "/api/models").json()["models"]]
     assert ids == [keep["id"]]
+
+
+def test_a_big_graphs_types_come_after_its_first_view_and_fill_the_panels(page, tmp_path):
+    """Past INFER_INLINE_NODES the graph JSON comes without inference's types (they would hold
+    the first view back): the page asks for them once the graph is drawn, and a node's panel
+    then gives its output's inferred type — nothing in the model declares it."""
+    from onnx import TensorProto, helper
+
+    from .conftest import serve
+
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="first"),
+        helper.make_node("Transpose", ["a"], ["b"], name="middle", perm=[1, 0]),
+        helper.make_node("Neg", ["b"], ["y"], name="last"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    url, stop = serve({"DATA_DIR": str(tmp_path / "data"), "INFER_INLINE_NODES": 2})
+    try:
+        summary = upload(page, url, model, "three.onnx")
+        graph = page.request.get(f"{url}/api/models/{summary['id']}/graph").json()
+        assert graph["inferred_types"] == "deferred" and graph["inferred_value_info"] == []
+        open_model(page, url, summary["id"])
+        page.wait_for_selector("#graph[data-types=inferred]")
+        page.click("#graph [data-node-id=n1]")
+        row = page.locator("#sidebar .tensor-row", has=page.locator("[data-tensor=b]"))
+        assert "⟨5×2⟩" in row.text_content(), row.text_content()
+    finally:
+        stop()

@@ -142,6 +142,12 @@ export async function getGraph(id, path = "") {
   return withScopeLevels(await request("GET", `/api/models/${enc(id)}/graph?path=${enc(path)}`));
 }
 
+/** Shape inference's types for graph `path` of `revision` (a big model's graph JSON leaves them
+ * out, `inferred_types: "deferred"`, to come sooner): waits for the inference. */
+export function getTypes(id, path, revision) {
+  return request("GET", `/api/models/${enc(id)}/types?path=${enc(path)}&revision=${enc(revision)}`);
+}
+
 /** Graph JSON names each node's scope by its index in the graph's `scopes` table: give every
  * node its levels (one shared array per scope). */
 export function withScopeLevels(graph) {

@@ -3,7 +3,7 @@
 // A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
 import * as api from "../lib/api.js";
 import { el, clear, painted } from "../widgets/dom.js";
-import { buildGraphModel } from "../pipeline/graph-model.js";
+import { addInferredTypes, buildGraphModel } from "../pipeline/graph-model.js";
 import { LayoutClient } from "../pipeline/layout-client.js";
 import { renderBreadcrumb } from "../panels/breadcrumb.js";
 import { GraphController } from "../pipeline/graph-controller.js";
@@ -526,6 +526,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   const cameFrom = samePath ? null : state.path;
   if (!samePath) rememberGraph();
   setGraphState("loading", samePath ? "Updating…" : "Loading graph…");
+  delete graphEl.dataset.types;
   let graph;
   try {
     graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path).catch((err) => {
@@ -593,6 +594,23 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   firstViewShown();
   clearTimeout(panelTimer);
   drawPanel();
+  if (graph.inferred_types === "deferred") fillDeferredTypes(graph, model);
+}
+
+/** A big graph comes without shape inference's types (they would hold its first view back):
+ * once it is drawn they are asked for, and fill the panels and the edges drawn from then on. */
+async function fillDeferredTypes(graph, model) {
+  let answer;
+  try {
+    answer = await api.getTypes(state.modelId, graph.path || "", graph.revision);
+  } catch {
+    return; // the types are a help, not the graph: it stays as drawn
+  }
+  if (state.graph !== graph) return;
+  graph.inferred_value_info = answer.inferred_value_info;
+  graph.inferred_types = "included";
+  addInferredTypes(model, answer.inferred_value_info);
+  graphEl.dataset.types = "inferred"; // for tests and tools: the types are in
 }
 
 // how long a first view's panel waits for the drawing before it is drawn anyway: the panels'

@@ -153,6 +153,14 @@ export function tensorTypes(graph) {
   return types;
 }
 
+/** Types inference found after the model was built (a big graph's, fetched once it is drawn):
+ * they fill what nothing declares, for the panels and for every edge labelled from now on. */
+export function addInferredTypes(model, values) {
+  for (const v of values || []) {
+    if (v && v.name && !formatValueType(model.types.get(v.name))) model.types.set(v.name, v);
+  }
+}
+
 /** The type line of a graph input or output box: as declared, else as inferred (said so), else
  * `untyped` (what a missing type means in this graph). */
 function ioTypeText(v, types, untyped) {
