@@ -771,3 +771,28 @@ def test_a_value_file_of_the_wrong_type_is_refused_naming_both_types(client):
         r = client.post("/api/blobs", data={"file": (io.BytesIO(blob), "input.pb")})
         body["inputs"][seq_info.name] = {"npy": r.get_json()["blob"]}
         assert client.post(f"/api/models/{mid}/run", json=body).status_code == 200
+
+
+def test_a_refused_run_does_not_say_where_the_server_keeps_its_files(client, app):
+    """onnxruntime names the file it could not find (a weight "kept" in pyproject.toml, beside
+    the model it was given in the store's scratch folder): the answer leaves the folder out."""
+    from onnx import TensorProto, helper
+
+    t = TensorProto(name="w", data_type=TensorProto.UINT8, dims=[16], data_location=TensorProto.EXTERNAL)
+    t.external_data.add(key="location", value="pyproject.toml")
+    t.external_data.add(key="length", value="16")
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [16])],
+        initializer=[t],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/run", json={})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert "pyproject.toml" in message  # onnxruntime's words stay...
+    data_dir = str(app.extensions["store"].blobs.scratch().parent)
+    assert data_dir not in message and ".scratch" not in message, message  # ...without our folders

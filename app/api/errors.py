@@ -20,7 +20,30 @@ def error_response(code: str, message: str, status: int, details: list[str] | No
 
 @bp.errorhandler(StudioError)
 def _studio_error(exc: StudioError):
-    return error_response(exc.code, exc.message, exc.status, exc.details)
+    hide = _server_paths()
+    return error_response(
+        exc.code, hide(exc.message), exc.status, [hide(d) for d in exc.details] if exc.details else None
+    )
+
+
+def _server_paths():
+    """A function taking the server's own folders out of a message: onnxruntime and onnx name
+    the files they were given (a run's model, written in the store's scratch folder), and where
+    the server keeps its data is nobody's business."""
+    from .documents import store
+
+    try:
+        folders = [str(store().blobs.scratch().resolve()), str(store().blobs.scratch())]
+    except Exception:  # the store itself failing is what the error says: no folder to hide
+        folders = []
+    folders = sorted({f for f in folders if len(f) > 1}, key=len, reverse=True)
+
+    def hide(text: str) -> str:
+        for folder in folders:
+            text = text.replace(folder + "/", "").replace(folder, "")
+        return text
+
+    return hide
 
 
 @bp.errorhandler(HTTPException)
