@@ -339,3 +339,71 @@ def test_sizes_computed_from_values_are_located(client):
     given = client.get(f"/api/models/{mid}/stats?dims={symbol}=5").get_json()
     assert by_name(given)["mm"]["flops"] == 2 * 5 * 8 * 2 and given["unknown"]["dims"] == []
     assert given["unknown"]["dims_at"][symbol]["op"] == "NonZero"  # still said where, to change it
+
+
+def test_recurrent_ops_by_hand(client):
+    """RNN, GRU and LSTM: steps · batch · directions · hidden · (2 · gates · (input + hidden) +
+    the element-wise work of a unit: RNN 2, GRU 11, LSTM 13, + 2 a gate with biases, + 6 for
+    LSTM's peepholes), the sizes read from X, W and hidden_size (or R)."""
+    steps, batch, inputs, hidden = 5, 3, 4, 6
+    x = helper.make_tensor_value_info("x", F, [steps, batch, inputs])
+    xb = helper.make_tensor_value_info("xb", F, [batch, steps, inputs])  # layout 1
+    data = model(
+        [
+            helper.make_node("RNN", ["x", "rnn_w", "rnn_r"], ["rnn_y"], name="rnn"),  # no hidden_size: R's
+            helper.make_node("GRU", ["x", "gru_w", "gru_r", "gru_b"], ["gru_y"], name="gru", hidden_size=hidden),
+            helper.make_node(
+                "LSTM",
+                ["xb", "lstm_w", "lstm_r", "", "", "", "", "lstm_p"],
+                ["lstm_y"],
+                name="lstm",
+                hidden_size=hidden,
+                direction="bidirectional",
+                layout=1,
+            ),
+        ],
+        [x, xb],
+        [helper.make_tensor_value_info(n, F, None) for n in ("rnn_y", "gru_y", "lstm_y")],
+        [
+            weight("rnn_w", 1, hidden, inputs),
+            weight("rnn_r", 1, hidden, hidden),
+            weight("gru_w", 1, 3 * hidden, inputs),
+            weight("gru_r", 1, 3 * hidden, hidden),
+            weight("gru_b", 1, 6 * hidden),
+            weight("lstm_w", 2, 4 * hidden, inputs),
+            weight("lstm_r", 2, 4 * hidden, hidden),
+            weight("lstm_p", 2, 3 * hidden),
+        ],
+        opset=22,
+    )
+    nodes = by_name(stats(client, data))
+    units = steps * batch * hidden
+    assert nodes["rnn"]["flops"] == units * (2 * 1 * (inputs + hidden) + 2)
+    assert nodes["gru"]["flops"] == units * (2 * 3 * (inputs + hidden) + 11 + 2 * 3)
+    assert nodes["lstm"]["flops"] == 2 * units * (2 * 4 * (inputs + hidden) + 13 + 6)
+
+
+def test_the_official_recurrent_tests_have_their_flops_known(client):
+    from testkit import node_testcases
+
+    cases = {n: c for n, c in node_testcases().items() if n.split("_")[1] in ("rnn", "gru", "lstm", "simple")}
+    cases = {n: c for n, c in cases.items() if c.model.graph.node[0].op_type in ("RNN", "GRU", "LSTM")}
+    assert len(cases) >= 8, sorted(cases)
+    for name, case in cases.items():
+        answer = stats(client, case.model.SerializeToString())
+        assert answer["unknown"]["flops_nodes"] == 0 and answer["totals"]["flops"] > 0, (name, answer["unknown"])
+
+
+def test_a_recurrent_ops_cost_as_a_formula_of_its_sequence_and_batch(client):
+    x = helper.make_tensor_value_info("x", F, ["seq", "batch", 4])
+    data = model(
+        [helper.make_node("GRU", ["x", "w", "r"], ["", "h"], name="gru", hidden_size=6)],
+        [x],
+        [helper.make_tensor_value_info("h", F, None)],
+        [weight("w", 1, 18, 4), weight("r", 1, 18, 6)],
+        opset=22,
+    )
+    answer = stats(client, data)
+    per_unit = 2 * 3 * (4 + 6) + 11
+    assert answer["formula"]["flops"] == [{"coefficient": 6 * per_unit, "symbols": {"batch": 1, "seq": 1}}]
+    assert by_name(stats(client, data, "?dims=seq=7,batch=2"))["gru"]["flops"] == 7 * 2 * 6 * per_unit

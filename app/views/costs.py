@@ -125,6 +125,12 @@ PER_ELEMENT = {
     "RMSNormalization": 4,
 }
 LRN_EXTRA = 3  # LRN: 2 · size (the window's squares and sum) + 3 (scale, power, divide) per element
+# Recurrent ops, per step, direction, batch row and hidden unit: their gates (matrix products of the
+# input and the hidden state: 2 · (input + hidden) each), then the element-wise work — the gates'
+# sums and activations, and RNN: nothing more (2 in all); GRU: the reset product and the blend
+# (1 - z)·h̃ + z·h (11); LSTM: c = f·c + i·g, h = o·tanh(c) (13). Biases add 2 a gate, LSTM's
+# peepholes 6.
+RECURRENT = {"RNN": (1, 2), "GRU": (3, 11), "LSTM": (4, 13)}  # op -> (gates, element-wise work)
 REDUCTIONS = {
     "ReduceSum": 1,
     "ReduceMean": 1,
@@ -294,6 +300,24 @@ def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
     return 2 * scores * (d + dv) + 3 * scores
 
 
+def _recurrent_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    x, w = v.shape(node_input(node, 0)), v.shape(node_input(node, 1))
+    if x is None or w is None or len(x) != 3 or len(w) != 3:
+        return None
+    gates, work = RECURRENT[node.op_type]
+    steps, batch = (x[1], x[0]) if node_attr(node, "layout", 0) else (x[0], x[1])
+    directions, inputs = w[0], w[2]
+    hidden = node_attr(node, "hidden_size", None)
+    if hidden is None:
+        r = v.shape(node_input(node, 2))
+        if r is None:
+            return None
+        hidden = r[-1]
+    work += 2 * gates if node_input(node, 3) else 0
+    work += 6 if node.op_type == "LSTM" and node_input(node, 7) else 0
+    return steps * batch * directions * hidden * (2 * gates * (inputs + hidden) + work)
+
+
 def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     """FLOPs of one node (the formulas above), or None when unknown."""
     op = node.op_type
@@ -306,6 +330,8 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     out = v.elements(node.output[0]) if node.output and node.output[0] else None
     if op in MOVEMENT or op in CONTROL_FLOW:
         return 0
+    if op in RECURRENT:  # sized by their inputs: their first output (Y) is optional
+        return _recurrent_flops(node, v)
     if out is None:
         return None
     if op == "Conv":
