@@ -407,3 +407,42 @@ def test_a_recurrent_ops_cost_as_a_formula_of_its_sequence_and_batch(client):
     per_unit = 2 * 3 * (4 + 6) + 11
     assert answer["formula"]["flops"] == [{"coefficient": 6 * per_unit, "symbols": {"batch": 1, "seq": 1}}]
     assert by_name(stats(client, data, "?dims=seq=7,batch=2"))["gru"]["flops"] == 7 * 2 * 6 * per_unit
+
+
+def test_a_scans_body_counts_once_per_step_and_nested_bodies_multiply(client):
+    """A Scan's body runs once per step of its scanned axis: its nodes' FLOPs are over all the
+    steps (their rows say how many runs), a Scan inside it multiplies again; an If's branches,
+    whose taking is a value, stay at their holder's count."""
+    from testkit import node_testcases
+
+    answer = stats(client, node_testcases()["test_scan9_sum"].model.SerializeToString())
+    add = next(n for n in answer["nodes"] if n["op_type"] == "Add")
+    assert (add["flops"], add["runs"], answer["totals"]["flops"]) == (3 * 2, 3, 3 * 2)  # 3 steps of [2]
+
+    def scan_body(inner_nodes, name):
+        return helper.make_graph(
+            inner_nodes,
+            name,
+            [helper.make_tensor_value_info(f"{name}_s", F, [2]), helper.make_tensor_value_info(f"{name}_x", F, [3, 2])],
+            [helper.make_tensor_value_info(f"{name}_s2", F, [2])],
+        )
+
+    innermost = helper.make_graph(
+        [helper.make_node("Add", ["i_s", "i_x"], ["i_s2"], name="add")],
+        "inner",
+        [helper.make_tensor_value_info("i_s", F, [2]), helper.make_tensor_value_info("i_x", F, [2])],
+        [helper.make_tensor_value_info("i_s2", F, [2])],
+    )
+    outer_body = scan_body(
+        [helper.make_node("Scan", ["o_s", "o_x"], ["o_s2"], name="inner_scan", body=innermost, num_scan_inputs=1)],
+        "o",
+    )
+    data = model(
+        [helper.make_node("Scan", ["s", "x"], ["s2"], name="outer_scan", body=outer_body, num_scan_inputs=1)],
+        [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("x", F, [4, 3, 2])],
+        [helper.make_tensor_value_info("s2", F, [2])],
+    )
+    nodes = by_name(stats(client, data))
+    assert nodes["inner_scan"]["runs"] == 4 and nodes["inner_scan"]["flops"] == 0
+    assert nodes["add"]["runs"] == 4 * 3 and nodes["add"]["flops"] == 4 * 3 * 2
+    assert "runs" not in nodes["outer_scan"]

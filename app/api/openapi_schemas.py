@@ -511,6 +511,11 @@ SCHEMAS: dict = {
                             "type": ["integer", "null"],
                             "description": "activations alive as this node writes its outputs (main graph's nodes)",
                         },
+                        "runs": {
+                            "type": ["integer", "null"],
+                            "description": "how many times the node's graph runs in one run of the model, when not"
+                            " once (a Scan's body: once per step; null: unknown); its flops are over all of them",
+                        },
                         **{
                             k: {
                                 "type": "array",

@@ -31,10 +31,10 @@ from typing import Any
 import onnx
 from onnx import AttributeProto, numpy_helper
 
-from ..onnx_io.address import node_id
+from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
-from ..onnx_io.traverse import node_reads, running_graphs
+from ..onnx_io.traverse import node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms
 
 Shape = list[int] | None  # None: rank or a dim unknown
@@ -195,8 +195,8 @@ MOVEMENT = frozenset(
 )
 
 
-# their bodies' nodes are rows of their own (counted once each, as if each body ran once): the
-# node holding them adds nothing, rather than an "unknown" that every model with an If carries
+# their bodies' nodes are rows of their own (graph_runs: a Scan's body per step, others once):
+# the node holding them adds nothing, rather than an "unknown" that every model with an If carries
 CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
@@ -376,6 +376,40 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     return None
 
 
+def graph_runs(model: onnx.ModelProto, values: Values) -> dict[str, Any]:
+    """How many times each running graph runs in one run of the model: a Scan's body once per
+    step (the length of its first scanned axis; Scan-8, batch first, once per row and step),
+    times the runs of the graph holding it; any other graph (If branches, Loop bodies, whose
+    counts are values, not shapes) as often as its holder. None where the count isn't known."""
+    runs: dict[str, Any] = {"": 1}
+    for ref in running_graphs(model):
+        holder = runs.get(ref.path.rsplit("/", 2)[0] if ref.path.count("/") >= 3 else "", 1)  # nK/attr/...
+        runs.setdefault(ref.path, holder)
+        here = runs[ref.path]
+        for i, node in enumerate(ref.container.node):
+            if node.op_type != "Scan" or node.domain not in ("", "ai.onnx"):
+                continue
+            runs[subgraph_path(node_id(ref.path, i), "body")] = _scan_steps(model, ref.container, node, values, here)
+    return runs
+
+
+def _scan_steps(model, container, node: onnx.NodeProto, values: Values, holder_runs) -> Any:
+    scanned = int(node_attr(node, "num_scan_inputs", 0) or 0)
+    shape = values.shape(node.input[len(node.input) - scanned]) if 0 < scanned <= len(node.input) else None
+    if shape is None or holder_runs is None:
+        return None
+    if (opset_version(model, container, node.domain) or 9) < 9:  # [batch, sequence, ...]
+        return holder_runs * shape[0] * shape[1] if len(shape) >= 2 else None
+    axes = node_attr(node, "scan_input_axes", None)
+    axis = int(axes[0]) if axes else 0
+    return holder_runs * shape[axis] if -len(shape) <= axis < len(shape) else None
+
+
+def _times(cost: Any, runs: Any) -> Any:
+    """A node's cost over every run of its graph (None when either is unknown)."""
+    return None if cost is None or runs is None else cost * runs
+
+
 def _tensor_elements(t: onnx.TensorProto) -> int:
     return math.prod(t.dims)
 
@@ -405,7 +439,7 @@ def _filled_weights(g: onnx.GraphProto) -> dict[str, tuple[int, int]]:
 
 def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: dict[str, int]) -> dict:
     """{"totals", "nodes", "ops", "unknown"} of the main graph and its subgraphs (their nodes
-    listed with their ids; a subgraph's FLOPs are in the totals once, as if it ran once)."""
+    listed with their ids; a Scan body's FLOPs over its steps, other subgraphs' as if they ran once)."""
     shapes_from = inferred if inferred is not None else model
     values = _known_values([ref.container for ref in running_graphs(shapes_from)], dims)
     weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
@@ -423,6 +457,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     flops_total = activation_total = 0
     unknown_flops: Counter = Counter()
     unknown_outputs = 0
+    runs = graph_runs(model, values)
     for ref in running_graphs(model):
         for i, node in enumerate(ref.container.node):
             ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
@@ -442,7 +477,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                         params += 1
                         totals["params"] += 1
                         totals["param_bytes"] += 4 if a.type == AttributeProto.FLOAT else 8
-            flops = node_flops(node, values)
+            flops = _times(node_flops(node, values), runs[ref.path])
             out_bytes: int | None = 0
             for name in node.output:
                 if not name:
@@ -467,6 +502,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                     "flops": flops,
                     "output_bytes": out_bytes,
                     "live_bytes": None,  # the main graph's, once its order is walked below
+                    **({"runs": runs[ref.path]} if runs[ref.path] != 1 else {}),
                 }
             )
     totals.update(flops=flops_total, activation_bytes=activation_total)
@@ -515,10 +551,14 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
     unknown = 0
     per_node: list[tuple[Poly | int | None, Poly | int | None]] = []
     try:
+        runs = graph_runs(model, values)
+    except TypeError:  # a scanned length that is no polynomial of the inputs' dims
+        runs = {ref.path: None for ref in running_graphs(model)} | {"": 1}
+    try:
         for ref in running_graphs(model):
             for node in ref.container.node:
                 try:
-                    f = node_flops(node, values)
+                    f = _times(node_flops(node, values), runs.get(ref.path))
                 except TypeError:  # not a polynomial in the inputs' dims
                     f = None
                 if f is None:

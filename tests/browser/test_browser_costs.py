@@ -233,3 +233,16 @@ def test_sizes_computed_from_values_say_where_they_appear(page, server, artifact
     counted.wait_for()  # the sizes given stay, to be changed
     assert counted.locator("input[name=Unique_0_o1__d0]").input_value() == "3"
     assert "dim 0 of indices (Unique)" in counted.text_content()
+
+
+def test_a_scan_bodys_nodes_say_their_flops_are_over_every_step(page, server):
+    from .browser_models import official_node_models
+
+    summary = upload(page, server, official_node_models()["test_scan9_sum"], "scan.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    row = page.locator("#cost-table tbody tr[data-node='n0/body/n0']")
+    cell = row.locator(".cost-runs")
+    assert cell.text_content() == "6 (3 runs)", cell.text_content()
+    assert "Scan's steps" in cell.get_attribute("title")

@@ -25,6 +25,11 @@ export function nodeFormula(n, key) {
 function cell(key, n) {
   if (key === "name" || key === "op_type") return String(n[key] || "");
   const formula = n[key] === null ? nodeFormula(n, key) : null;
+  if (!formula && key === "flops" && n.runs !== undefined && n[key] !== null) {
+    // a Scan body's node: its FLOPs are over every step the body runs
+    return el("span", { class: "cost-runs", title: `over ${formatCount(n.runs)} runs of its graph (a Scan's steps)` },
+      formatMetric(key, n[key]), el("span", { class: "muted" }, ` (${formatCount(n.runs)} runs)`));
+  }
   if (!formula) return formatMetric(key, n[key]);
   // a line may break after each "·" (the cell is narrow; the name of a size is never cut)
   const parts = formula.split("·").flatMap((part, i) => (i ? [el("wbr"), `·${part}`] : [part]));
