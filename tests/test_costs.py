@@ -446,3 +446,61 @@ def test_a_scans_body_counts_once_per_step_and_nested_bodies_multiply(client):
     assert nodes["inner_scan"]["runs"] == 4 and nodes["inner_scan"]["flops"] == 0
     assert nodes["add"]["runs"] == 4 * 3 and nodes["add"]["flops"] == 4 * 3 * 2
     assert "runs" not in nodes["outer_scan"]
+
+
+def test_quantized_convolutions_resize_and_more_by_hand(client):
+    """QLinearConv and ConvInteger (what a QOperator quantization writes) count as the Conv they
+    compute; Resize: nearest a copy (0), linear 3 per output element and resized axis."""
+    u8 = TensorProto.UINT8
+    scale = numpy_helper.from_array(np.array(0.1, np.float32), "scale")
+    zero = numpy_helper.from_array(np.array(0, np.uint8), "zero")
+    w = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.uint8), "w")
+    bias = numpy_helper.from_array(np.zeros(8, np.int32), "bias")
+    data = model(
+        [
+            helper.make_node(
+                "QLinearConv",
+                ["xq", "scale", "zero", "w", "scale", "zero", "scale", "zero", "bias"],
+                ["yq"],
+                name="qconv",
+            ),
+            helper.make_node("ConvInteger", ["xq", "w"], ["yi"], name="iconv"),
+            helper.make_node("Resize", ["img", "", "scales"], ["near"], name="near", mode="nearest"),
+            helper.make_node("Resize", ["img", "", "scales"], ["lin"], name="lin", mode="linear"),
+        ],
+        [helper.make_tensor_value_info("xq", u8, [1, 3, 10, 10]), helper.make_tensor_value_info("img", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("yq", "yi", "near", "lin")],
+        [scale, zero, w, bias, numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
+        opset=19,
+    )
+    nodes = by_name(stats(client, data))
+    out = 1 * 8 * 8 * 8
+    assert nodes["qconv"]["flops"] == 2 * out * 3 * 3 * 3 + out  # with its bias
+    assert nodes["iconv"]["flops"] == 2 * out * 3 * 3 * 3
+    assert nodes["near"]["flops"] == 0
+    assert nodes["lin"]["flops"] == (1 * 2 * 8 * 8) * 3 * 2  # two axes resized
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_qlinearconv",
+        "test_convinteger_with_padding",
+        "test_resize_upsample_scales_linear",
+        "test_resize_downsample_sizes_cubic",
+        "test_cumprod_1d",
+        "test_shrink_hard",
+        "test_rotary_embedding",
+        "test_bitcast_float32_to_int32",
+        "test_center_crop_pad_crop",
+        "test_basic_deform_conv_with_padding",
+    ],
+)
+def test_these_official_tests_have_their_flops_known(client, name):
+    from testkit import node_testcases
+
+    cases = node_testcases()
+    if name not in cases:
+        pytest.skip(f"this onnx has no {name}")
+    answer = stats(client, cases[name].model.SerializeToString())
+    assert answer["unknown"]["flops_nodes"] == 0, answer["unknown"]

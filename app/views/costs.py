@@ -109,6 +109,7 @@ ELEMENTWISE = frozenset(
         "QuantizeLinear",
         "DequantizeLinear",
         "Swish",
+        "Shrink",
     ]
 )
 NARY = frozenset({"Sum", "Max", "Min", "Mean"})
@@ -123,6 +124,7 @@ PER_ELEMENT = {
     "MeanVarianceNormalization": 5,
     "BatchNormalization": 2,
     "RMSNormalization": 4,
+    "RotaryEmbedding": 3,  # x·cos + rotated x·sin
 }
 LRN_EXTRA = 3  # LRN: 2 · size (the window's squares and sum) + 3 (scale, power, divide) per element
 # Recurrent ops, per step, direction, batch row and hidden unit: their gates (matrix products of the
@@ -145,6 +147,7 @@ REDUCTIONS = {
     "ArgMax": 1,
     "ArgMin": 1,
     "CumSum": 1,
+    "CumProd": 1,
 }
 MOVEMENT = frozenset(
     [
@@ -191,8 +194,18 @@ MOVEMENT = frozenset(
         "Optional",
         "OptionalGetElement",
         "OptionalHasElement",
+        "BitCast",
+        "CenterCropPad",
+        "SequenceEmpty",
+        "SequenceErase",
     ]
 )
+# convolutions whose weights (and bias) are other inputs than Conv's: op -> (weight, bias) index;
+# DeformConv counted as the Conv it computes on its sampled values (the sampling left out)
+CONV_LIKE = {"Conv": (1, 2), "ConvInteger": (1, None), "QLinearConv": (3, 8), "DeformConv": (1, 3)}
+# Resize per output element and resized axis: nearest a copy, linear a lerp (sub, mul, add),
+# cubic four taps (4 mul, 3 add)
+RESIZE_WORK = {"nearest": 0, "linear": 3, "bilinear": 3, "trilinear": 3, "cubic": 7}
 
 
 # their bodies' nodes are rows of their own (graph_runs: a Scan's body per step, others once):
@@ -318,6 +331,18 @@ def _recurrent_flops(node: onnx.NodeProto, v: Values) -> int | None:
     return steps * batch * directions * hidden * (2 * gates * (inputs + hidden) + work)
 
 
+def _resize_flops(node: onnx.NodeProto, v: Values, out) -> int | None:
+    mode = node_attr(node, "mode", b"nearest")
+    work = RESIZE_WORK.get(mode.decode() if isinstance(mode, bytes) else str(mode))
+    x, y = v.shape(node_input(node, 0)), v.shape(node.output[0])
+    if work is None or x is None or y is None or len(x) != len(y):
+        return None
+    if work == 0:
+        return 0
+    resized = sum(1 for a, b in zip(x, y, strict=True) if a is not b and a != b)
+    return out * work * resized
+
+
 def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
     """FLOPs of one node (the formulas above), or None when unknown."""
     op = node.op_type
@@ -334,11 +359,14 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
         return _recurrent_flops(node, v)
     if out is None:
         return None
-    if op == "Conv":
-        w = v.shape(node_input(node, 1))
+    if op in CONV_LIKE:
+        at, bias = CONV_LIKE[op]
+        w = v.shape(node_input(node, at))
         if w is None:
             return None
-        return 2 * out * math.prod(w[1:]) + (out if node_input(node, 2) else 0)
+        return 2 * out * math.prod(w[1:]) + (out if bias is not None and node_input(node, bias) else 0)
+    if op in ("Resize", "Upsample"):
+        return _resize_flops(node, v, out)
     if op == "ConvTranspose":
         x, w = v.elements(node_input(node, 0)), v.shape(node_input(node, 1))
         if x is None or w is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import onnx
 
+from .costs import PER_ELEMENT as STANDARD_PER_ELEMENT
 from .costs import Values, node_attr, node_input
 
 MATMULS = frozenset(
@@ -53,7 +54,7 @@ PER_ELEMENT = {
     "BiasAdd": 2,
     "BiasSplitGelu": 2,
     "BiasSoftmax": 4,
-    "RotaryEmbedding": 3,
+    "RotaryEmbedding": STANDARD_PER_ELEMENT["RotaryEmbedding"],  # as ai.onnx's
 }
 WITH_BIAS = {"SkipLayerNormalization": 4, "FastGelu": 1}  # the input index of an optional bias
 
