@@ -468,7 +468,10 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
             helper.make_node("Resize", ["img", "", "scales"], ["near"], name="near", mode="nearest"),
             helper.make_node("Resize", ["img", "", "scales"], ["lin"], name="lin", mode="linear"),
         ],
-        [helper.make_tensor_value_info("xq", u8, [1, 3, 10, 10]), helper.make_tensor_value_info("img", F, [1, 2, 4, 4])],
+        [
+            helper.make_tensor_value_info("xq", u8, [1, 3, 10, 10]),
+            helper.make_tensor_value_info("img", F, [1, 2, 4, 4]),
+        ],
         [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("yq", "yi", "near", "lin")],
         [scale, zero, w, bias, numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
         opset=19,
