@@ -339,7 +339,7 @@ def _resize_flops(node: onnx.NodeProto, v: Values, out) -> int | None:
         return None
     if work == 0:
         return 0
-    resized = sum(1 for a, b in zip(x, y, strict=True) if a is not b and a != b)
+    resized = sum(1 for a, b in zip(x, y, strict=True) if a != b)
     return out * work * resized
 
 
