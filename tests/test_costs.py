@@ -497,6 +497,9 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
         "test_bitcast_float32_to_int32",
         "test_center_crop_pad_crop",
         "test_basic_deform_conv_with_padding",
+        "test_gridsample",
+        "test_gridsample_nearest",
+        "test_gridsample_bicubic",
     ],
 )
 def test_these_official_tests_have_their_flops_known(client, name):

@@ -203,9 +203,9 @@ MOVEMENT = frozenset(
 # convolutions whose weights (and bias) are other inputs than Conv's: op -> (weight, bias) index;
 # DeformConv counted as the Conv it computes on its sampled values (the sampling left out)
 CONV_LIKE = {"Conv": (1, 2), "ConvInteger": (1, None), "QLinearConv": (3, 8), "DeformConv": (1, 3)}
-# Resize per output element and resized axis: nearest a copy, linear a lerp (sub, mul, add),
-# cubic four taps (4 mul, 3 add)
-RESIZE_WORK = {"nearest": 0, "linear": 3, "bilinear": 3, "trilinear": 3, "cubic": 7}
+# Resize per output element and resized axis (GridSample per spatial axis): nearest a copy,
+# linear a lerp (sub, mul, add), cubic four taps (4 mul, 3 add)
+RESIZE_WORK = {"nearest": 0, "linear": 3, "bilinear": 3, "trilinear": 3, "cubic": 7, "bicubic": 7}
 
 
 # their bodies' nodes are rows of their own (graph_runs: a Scan's body per step, others once):
@@ -332,8 +332,7 @@ def _recurrent_flops(node: onnx.NodeProto, v: Values) -> int | None:
 
 
 def _resize_flops(node: onnx.NodeProto, v: Values, out) -> int | None:
-    mode = node_attr(node, "mode", b"nearest")
-    work = RESIZE_WORK.get(mode.decode() if isinstance(mode, bytes) else str(mode))
+    work = _interpolation_work(node, "nearest")
     x, y = v.shape(node_input(node, 0)), v.shape(node.output[0])
     if work is None or x is None or y is None or len(x) != len(y):
         return None
@@ -341,6 +340,16 @@ def _resize_flops(node: onnx.NodeProto, v: Values, out) -> int | None:
         return 0
     resized = sum(1 for a, b in zip(x, y, strict=True) if a != b)
     return out * work * resized
+
+
+def _interpolation_work(node: onnx.NodeProto, default: str) -> int | None:
+    mode = node_attr(node, "mode", default.encode())
+    return RESIZE_WORK.get(mode.decode() if isinstance(mode, bytes) else str(mode))
+
+
+def _grid_sample_flops(node: onnx.NodeProto, v: Values, out) -> int | None:
+    work, y = _interpolation_work(node, "linear"), v.shape(node.output[0])
+    return None if work is None or y is None or len(y) < 3 else out * work * (len(y) - 2)
 
 
 def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
@@ -367,6 +376,8 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
         return 2 * out * math.prod(w[1:]) + (out if bias is not None and node_input(node, bias) else 0)
     if op in ("Resize", "Upsample"):
         return _resize_flops(node, v, out)
+    if op == "GridSample":
+        return _grid_sample_flops(node, v, out)
     if op == "ConvTranspose":
         x, w = v.elements(node_input(node, 0)), v.shape(node_input(node, 1))
         if x is None or w is None:
