@@ -450,7 +450,8 @@ def test_a_scans_body_counts_once_per_step_and_nested_bodies_multiply(client):
 
 def test_quantized_convolutions_resize_and_more_by_hand(client):
     """QLinearConv and ConvInteger (what a QOperator quantization writes) count as the Conv they
-    compute; Resize: nearest a copy (0), linear 3 per output element and resized axis."""
+    compute; Resize: nearest a copy (0), linear 3 per output element and resized axis; GridSample
+    likewise per spatial axis."""
     u8 = TensorProto.UINT8
     scale = numpy_helper.from_array(np.array(0.1, np.float32), "scale")
     zero = numpy_helper.from_array(np.array(0, np.uint8), "zero")
@@ -467,12 +468,14 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
             helper.make_node("ConvInteger", ["xq", "w"], ["yi"], name="iconv"),
             helper.make_node("Resize", ["img", "", "scales"], ["near"], name="near", mode="nearest"),
             helper.make_node("Resize", ["img", "", "scales"], ["lin"], name="lin", mode="linear"),
+            helper.make_node("GridSample", ["img", "grid"], ["sampled"], name="sample", mode="linear"),
         ],
         [
             helper.make_tensor_value_info("xq", u8, [1, 3, 10, 10]),
             helper.make_tensor_value_info("img", F, [1, 2, 4, 4]),
+            helper.make_tensor_value_info("grid", F, [1, 3, 3, 2]),
         ],
-        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("yq", "yi", "near", "lin")],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("yq", "yi", "near", "lin", "sampled")],
         [scale, zero, w, bias, numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
         opset=19,
     )
@@ -482,6 +485,7 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
     assert nodes["iconv"]["flops"] == 2 * out * 3 * 3 * 3
     assert nodes["near"]["flops"] == 0
     assert nodes["lin"]["flops"] == (1 * 2 * 8 * 8) * 3 * 2  # two axes resized
+    assert nodes["sample"]["flops"] == (1 * 2 * 3 * 3) * 3 * 2  # a lerp along each of 2 spatial axes
 
 
 @pytest.mark.parametrize(
