@@ -26,7 +26,9 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     assert page.locator(".run-input[data-name=input]").count() == 1
     page.fill("#run-extra", "p1")
     page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    assert page.locator("#run-locate").is_disabled()  # measuring each node is part of a comparison
     page.select_option("#run-compare-to", "0")
+    assert page.locator("#run-locate").is_enabled() and page.locator("#run-locate").is_checked()
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "Ran revision 1" in page.locator("#run-summary").text_content()

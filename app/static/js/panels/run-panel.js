@@ -496,6 +496,7 @@ export function renderRunPanel(root, ctx) {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision), selected: r.revision === preset }, `revision ${r.revision}`));
     }
+    syncLocate();
   }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
   const out = el("div", { id: "run-results", class: "run-results" });
   const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");
@@ -510,11 +511,20 @@ export function renderRunPanel(root, ctx) {
   const caseNote = kept ? el("p", { class: "run-case", id: "run-case" }, `On the inputs of reference case “${kept.label}”, held to its kept outputs — `, other) : null;
   other.addEventListener("click", () => { kept = null; caseNote.remove(); own.hidden = false; });
   own.hidden = !!kept;
+  // measuring each node's output is part of a comparison: off (and greyed) without one
+  const locateLabel = el("label", { class: "run-locate-label", title: "Both runs also keep every intermediate tensor the two revisions share" },
+    locate, "and measure each node's output: the first that differs, the furthest off");
+  const syncLocate = () => {
+    locate.disabled = compare.value === "";
+    locateLabel.classList.toggle("muted", locate.disabled);
+  };
+  compare.addEventListener("change", syncLocate);
+  syncLocate();
   const form = el("form", { class: "run-form", id: "run-form" },
     caseNote, own,
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
     el("label", {}, "Compare with ", compare),
-    el("label", { title: "Both runs also keep every intermediate tensor the two revisions share" }, locate, "and measure each node's output: the first that differs, the furthest off"),
+    locateLabel,
     el("label", { title: `onnxruntime's profiler, ${PROFILE_NOTE}` }, profile, "Time each node"),
     el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
   form.addEventListener("submit", async (e) => {
