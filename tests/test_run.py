@@ -650,20 +650,13 @@ def pb_file(value, info: onnx.ValueInfoProto) -> bytes:
     ["test_sequence_insert_at_back", "test_sequence_map_extract_shapes", "test_identity_opt", "test_loop16_seq_none"],
 )
 def test_sequence_and_optional_inputs_run_from_their_test_data(client, name):
-    """A sequence or optional input: no random values for it (400 saying so), its test data
-    set's .pb (SequenceProto, OptionalProto) feeds it, and the run gives onnxruntime's own
-    outputs — checked against the test data's expected .pb too."""
+    """A sequence or optional input: its test data set's .pb (SequenceProto, OptionalProto)
+    feeds it, and the run gives onnxruntime's own outputs — checked against the test data's
+    expected .pb too."""
     case = node_testcases()[name]
     model, (ins, outs) = case.model, case.data_sets[0]
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     graph_inputs = [i for i in model.graph.input]
-    seq = next(i for i in graph_inputs if not i.type.HasField("tensor_type"))
-    r = client.post(f"/api/models/{mid}/run", json={"inputs": {seq.name: {"random": {"seed": 0}}}})
-    kind = ort_type(seq.type)
-    assert r.status_code == 400 and r.get_json()["error"]["message"] == (
-        f'input "{seq.name}" is {"an" if kind.startswith("optional") else "a"} {kind}: random values are made'
-        " for tensors; give it a test data set's .pb"
-    )
     body = {"inputs": {}, "expected": {}}
     for side, infos, values in (("inputs", graph_inputs, ins), ("expected", model.graph.output, outs)):
         for info, value in zip(infos, values, strict=True):
@@ -796,3 +789,48 @@ def test_a_refused_run_does_not_say_where_the_server_keeps_its_files(client, app
     assert "pyproject.toml" in message  # onnxruntime's words stay...
     data_dir = str(app.extensions["store"].blobs.scratch().parent)
     assert data_dir not in message and ".scratch" not in message, message  # ...without our folders
+
+
+def test_sequence_and_optional_inputs_get_random_tensors_of_their_declared_shape(client):
+    """Random values for a sequence input: `count` tensors (2 unless said) of the shape its type
+    declares, symbolic dims from `dims`; an optional sequence likewise. A sequence whose tensors'
+    shape isn't declared, or a count past the bound, is refused saying so."""
+    cases = node_testcases()
+    model = cases["test_sequence_map_add_2_sequences"].model  # y0 = x0 + x1, item by item
+    x0, x1 = (i.name for i in model.graph.input)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    body = {
+        "dims": {"N": 3},
+        "inputs": {x0: {"random": {"seed": 1, "count": 3}}, x1: {"random": {"seed": 2, "count": 3}}},
+    }
+    answer = run(client, mid, body)
+    fed = answer["inputs"]
+    assert fed[x0]["kind"] == fed[x1]["kind"] == "sequence" and fed[x0]["count"] == fed[x1]["count"] == 3
+    assert all(item["shape"] == [3] and item["dtype"] == "FLOAT" for item in fed[x0]["items"])
+    assert fed[x0]["items"][0]["values"] != fed[x1]["items"][0]["values"]  # their own seeds
+    y0 = answer["outputs"][model.graph.output[0].name]
+    for a, b, y in zip(fed[x0]["items"], fed[x1]["items"], y0["items"], strict=True):
+        np.testing.assert_allclose(np.add(a["values"], b["values"]), y["values"], rtol=1e-6)
+    # unsaid: 2 items each
+    answer = run(client, mid, {"dims": {"N": 3}})
+    assert answer["inputs"][x0]["count"] == 2 and answer["outputs"][model.graph.output[0].name]["count"] == 2
+    r = client.post(f"/api/models/{mid}/run", json={"dims": {"N": 3}, "inputs": {x0: {"random": {"count": 1000}}}})
+    assert r.status_code == 400 and "at most 256" in r.get_json()["error"]["message"]
+    r = client.post(f"/api/models/{mid}/run", json={})
+    assert r.status_code == 400 and "dim 'N' of unknown size" in r.get_json()["error"]["message"]
+
+    optional = cases["test_identity_opt"].model  # optional(seq(tensor(float)[5])) -> itself
+    mid = upload(client, optional.SerializeToString()).get_json()["id"]
+    answer = run(client, mid, {})
+    fed, out = answer["inputs"]["opt_in"], answer["outputs"]["opt_out"]
+    assert fed["count"] == out["count"] == 2 and [i["values"] for i in fed["items"]] == [
+        i["values"] for i in out["items"]
+    ]
+
+    undeclared = cases["test_sequence_insert_at_back"].model  # seq(tensor(int64)) of no shape
+    mid = upload(client, undeclared.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/run", json={})
+    assert r.status_code == 400
+    assert r.get_json()["error"]["message"] == (
+        "input \"sequence\" (seq(tensor(int64))): its tensors' shape isn't declared; give it a test data set's .pb"
+    )

@@ -8,7 +8,8 @@ from ..edits import REGISTRY
 _RUN_INPUTS = {
     "inputs": {
         "type": "object",
-        "description": 'input name -> {"npy": BLOB} (POST /api/blobs) or {"random": {"seed": S}} (default: random, seed 0)',
+        "description": 'input name -> {"npy": BLOB} (POST /api/blobs) or {"random": {"seed": S, "count"?: N}}'
+        " (default: random, seed 0; a sequence input: N tensors of its declared shape, 2 by default)",
         "additionalProperties": {"type": "object"},
     },
     "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},

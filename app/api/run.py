@@ -57,10 +57,16 @@ def integer(value, what: str, minimum: int = 0) -> int:
     return value
 
 
+MAX_RANDOM_ITEMS = 256  # tensors in a random sequence input
+RANDOM_ITEMS = 2  # ... when the request doesn't say
+
+
 def check_inputs(raw, model: onnx.ModelProto) -> dict:
-    """{name: {"npy": local path} | {"seed": S}} for the worker, every name a graph input."""
+    """{name: {"npy": local path} | {"seed": S}} for the worker, every name a graph input; a
+    sequence or optional input fed random values also gets its items' type, shape and count
+    (`"element"`: onnxruntime knows only the sequence's element type)."""
     if raw is None:
-        return {}
+        raw = {}
     if not isinstance(raw, dict):
         raise StudioError("bad_request", '"inputs" must map input names to {"npy": BLOB} or {"random": {"seed": S}}')
     names = set(fed_inputs(model.graph))
@@ -73,10 +79,42 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
         if isinstance(spec, dict) and isinstance(spec.get("npy"), str):
             out[name] = {"npy": uploaded_npy(spec["npy"])}
         elif isinstance(spec, dict) and isinstance(spec.get("random"), dict):
-            out[name] = {"seed": integer(spec["random"].get("seed", 0), f"the seed of input {name!r}")}
+            random = spec["random"]
+            out[name] = {"seed": integer(random.get("seed", 0), f"the seed of input {name!r}")}
+            if "count" in random:
+                count = integer(random["count"], f"the count of input {name!r}")
+                if count > MAX_RANDOM_ITEMS:
+                    raise StudioError("bad_request", f"input {name!r}: at most {MAX_RANDOM_ITEMS} random items")
+                out[name]["count"] = count
         else:
             raise StudioError("bad_request", f'input {name!r}: give {{"npy": BLOB}} or {{"random": {{"seed": S}}}}')
+    for vi in model.graph.input:
+        element = _random_element(vi.type)
+        if vi.name in names and element is not None and "npy" not in out.get(vi.name, {}):
+            spec = out.setdefault(vi.name, {"seed": 0})
+            out[vi.name] = {**spec, "element": {**element, "count": spec.pop("count", RANDOM_ITEMS)}}
     return out
+
+
+def _random_element(tp: onnx.TypeProto) -> dict | None:
+    """{"type": onnxruntime's name of the tensors a sequence or optional input holds, "shape":
+    their declared dims (numbers, names; None when undeclared)}, or None for a tensor or map."""
+    kind = tp.WhichOneof("value")
+    if kind == "optional_type":
+        inner = tp.optional_type.elem_type
+        return _random_element(inner) if inner.WhichOneof("value") == "sequence_type" else _tensor_element(inner)
+    if kind == "sequence_type":
+        return _tensor_element(tp.sequence_type.elem_type)
+    return None
+
+
+def _tensor_element(tp: onnx.TypeProto) -> dict | None:
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.elem_type:
+        return None
+    t = tp.tensor_type
+    shape = [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in t.shape.dim]
+    name = onnx.TensorProto.DataType.Name(t.elem_type).lower()  # as onnxruntime names it: float, int64
+    return {"type": f"tensor({name})", "shape": shape if t.HasField("shape") else None}
 
 
 def uploaded_npy(digest: str) -> str:

@@ -247,24 +247,50 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
         if given.dtype.kind not in "fiub":
             raise Skip(f'input "{arg.name}" is a {arg.type}: its .npy holds {given.dtype}, not numbers')
         return _narrow_value(ort, given, narrow)
-    m = _TENSOR.match(arg.type)
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    if _TENSOR.match(arg.type):
+        return _random_tensor(ort, np, arg.name, arg.type, arg.shape, dims, rng)
+    element = spec.get("element")  # a sequence's or optional's tensors (run.py: their declared type)
+    if element is None:
+        raise Skip(
+            f'input "{arg.name}" is {_a(arg.type)}: random values are made for tensors and sequences of them;'
+            " give it a test data set's .pb"
+        )
+    what = f'input "{arg.name}" ({arg.type})'
+    if element["shape"] is None:
+        raise Skip(f"{what}: its tensors' shape isn't declared; give it a test data set's .pb")
+    if _narrow_types().of_ort_type(element["type"]) is not None:
+        raise Skip(f"{what}: onnxruntime takes no sequence of {element['type']} from Python; give it a .pb")
+
+    def item():
+        return _random_tensor(ort, np, arg.name, element["type"], element["shape"], dims, rng)
+
+    if arg.type.startswith("optional(") and not arg.type.startswith("optional(seq("):
+        return item()
+    return [item() for _ in range(element["count"])]
+
+
+def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng):
+    """Random values of a tensor type ("tensor(float)") and declared shape (symbolic dims from
+    `dims`): normal floats, zero integers, random booleans; a type numpy lacks, narrowed."""
+    m = _TENSOR.match(type_name)
     if not m:
         raise Skip(
-            f'input "{arg.name}" is {_a(arg.type)}: random values are made for tensors; give it a test data set\'s .pb'
+            f'input "{name}" is {_a(type_name)}: random values are made for tensors; give it a test data set\'s .pb'
         )
+    narrow = _narrow_types().of_ort_type(type_name)
     if m.group(1) == "string":
-        raise Skip(f'input "{arg.name}" is a {arg.type}: give its values as an .npy of strings')
+        raise Skip(f'input "{name}" holds {type_name}: give its values as an .npy of strings')
     if m.group(1) not in _NUMPY and narrow is None:
-        raise Skip(f'input "{arg.name}" has element type {m.group(1)}, which onnxruntime can\'t be fed from Python')
+        raise Skip(f'input "{name}" has element type {m.group(1)}, which onnxruntime can\'t be fed from Python')
     shape = []
-    for d in arg.shape or []:
+    for d in declared or []:
         if isinstance(d, int) and d >= 0:
             shape.append(d)
         elif isinstance(d, str) and d in dims:
             shape.append(int(dims[d]))
         else:
-            raise Skip(f'input "{arg.name}" has a dim {d!r} of unknown size: give its value in "dims"')
-    rng = np.random.default_rng(int(spec.get("seed", 0)))
+            raise Skip(f'input "{name}" has a dim {d!r} of unknown size: give its value in "dims"')
     if narrow is not None:  # floats as float32 narrowed (values it holds), integers 0 as below
         values = rng.standard_normal(shape) if narrow.wide == "float32" else np.zeros(shape)
         return _narrow_value(ort, values, narrow)
@@ -272,7 +298,7 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
     if dtype.kind == "b":
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)  # a 0-d comparison gives a scalar, which onnxruntime refuses
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
 
 

@@ -401,3 +401,25 @@ def test_a_sequence_input_runs_from_its_pb_and_a_zipmap_shows_its_maps(page, ser
     assert "map of 3 entries: INT64 → FLOAT" in page.locator("#run-results .run-value-kind").nth(1).text_content()
     page.locator("#run-results").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-zipmap.png"))
+
+
+def test_sequence_inputs_of_a_declared_shape_get_random_tensors(page, server):
+    """A seq(tensor(float)[N]) input: random, seed × count tensors, its N among the sizes to give;
+    the run feeds that many tensors of that shape."""
+    from .browser_models import official_node_models
+
+    model = official_node_models()["test_sequence_map_add_2_sequences"]
+    summary = upload(page, server, model, "seqmap.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    for vi in model.graph.input:
+        row = page.locator(f".run-input[data-name='{vi.name}']")
+        assert row.locator(".run-seed").count() == 1 and row.locator(".run-count").input_value() == "2"
+        row.locator(".run-count").fill("3")
+    page.fill(".run-dim[aria-label=N]", "4")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    kinds = page.locator("#run-results .run-value-kind").all_text_contents()
+    assert kinds[0] == "sequence of 3 items", kinds
+    items = page.locator("#run-results .run-seq-item").all_text_contents()
+    assert all(t.startswith(f"[{i}]FLOAT ⟨4⟩") for i, t in enumerate(items[:3])), items

@@ -19,9 +19,25 @@ function previewLoader(preview) {
   });
 }
 
+/** The tensors a sequence or optional input holds, when random ones can be made (their shape
+ * is declared): {shape, many} (many: a sequence of them, whose length the person picks), or null. */
+function randomElement(type) {
+  if (!type || (type.kind !== "sequence" && type.kind !== "optional")) return null;
+  const inner = type.elem || {};
+  if (type.kind === "optional" && inner.kind === "sequence") {
+    const items = randomElement(inner);
+    return items && { ...items, many: true };
+  }
+  if (inner.kind !== "tensor" || !Array.isArray(inner.shape)) return null;
+  return { shape: inner.shape, many: type.kind === "sequence" };
+}
+
 function symbolicDims(inputs) {
   const names = new Set();
-  for (const i of inputs) for (const d of i.shape || []) if (typeof d === "string" && d) names.add(d);
+  for (const i of inputs) {
+    const element = randomElement(i.type);
+    for (const d of (element ? element.shape : i.shape) || []) if (typeof d === "string" && d) names.add(d);
+  }
   return [...names];
 }
 
@@ -29,18 +45,26 @@ function inputRow(input) {
   const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
   const file = el("input", { type: "file", accept: ".npy,.pb", class: "run-npy", "aria-label": `.npy or .pb for ${input.name}` });
   const kind = input.type && input.type.kind;
-  // a sequence, optional or map input: no random values for it, a test data set's .pb instead
+  // a sequence, optional or map input: random tensors when their shape is declared, else (and a
+  // map always) a test data set's .pb
   const notTensor = kind && kind !== "tensor" && kind !== "unknown";
+  const element = randomElement(input.type);
+  const count = element && element.many
+    ? el("input", { type: "number", min: "0", max: "256", step: "1", value: "2", class: "run-count", "aria-label": `tensors in ${input.name}` })
+    : null;
   if (notTensor) {
     file.setAttribute("accept", ".pb");
     file.setAttribute("aria-label", `.pb for ${input.name}`);
   }
+  const random = notTensor && !element ? null
+    : el("label", {}, "random, seed ", seed, count ? [" × ", count, " tensors"] : "");
   const row = el("li", { class: "run-input", "data-name": input.name },
     el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, formatValueType(input) || "type not declared")),
     notTensor
-      ? el("div", { class: "ed-row run-not-tensor" }, el("label", {}, `a ${kind} from a test data set's .pb `, file))
-      : el("div", { class: "ed-row" }, el("label", {}, "random, seed ", seed), el("label", {}, "or .npy/.pb ", file)));
-  return { row, seed, file, name: input.name };
+      ? el("div", { class: "ed-row run-not-tensor" }, random,
+        el("label", {}, random ? "or a .pb " : `a ${kind} from a test data set's .pb `, file))
+      : el("div", { class: "ed-row" }, random, el("label", {}, "or .npy/.pb ", file)));
+  return { row, seed, count, file, name: input.name };
 }
 
 function divergence(d, compare, ctx) {
@@ -542,7 +566,8 @@ export function renderRunPanel(root, ctx) {
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
         const given = f ? (await ctx.actions.uploadBlob(f)).blob : fromNpz[r.name] || set.inputs[r.name];
-        body.inputs[r.name] = given ? { npy: given } : { random: { seed: Number(r.seed.value || 0) } };
+        body.inputs[r.name] = given ? { npy: given }
+          : { random: { seed: Number(r.seed.value || 0), ...(r.count ? { count: Number(r.count.value || 0) } : {}) } };
       }
       if (Object.keys(set.expected).length) body.expected = Object.fromEntries(Object.entries(set.expected).map(([name, blob]) => [name, { npy: blob }]));
       for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
