@@ -514,3 +514,36 @@ def test_these_official_tests_have_their_flops_known(client, name):
         pytest.skip(f"this onnx has no {name}")
     answer = stats(client, cases[name].model.SerializeToString())
     assert answer["unknown"]["flops_nodes"] == 0, answer["unknown"]
+
+
+def test_a_for_loops_body_counts_once_per_trip_a_while_loops_once(client):
+    """A Loop with a constant trip count, no condition of its own and a body passing its
+    condition on as it is runs every trip: its body's FLOPs count per trip. A body that
+    computes its condition may stop any time: counted once, as before."""
+    b = TensorProto.BOOL
+
+    def body(cond_node):
+        return helper.make_graph(
+            [helper.make_node("Add", ["acc", "one"], ["acc2"], name="step"), cond_node],
+            "body",
+            [
+                helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                helper.make_tensor_value_info("c", b, []),
+                helper.make_tensor_value_info("acc", F, [2]),
+            ],
+            [helper.make_tensor_value_info("c2", b, []), helper.make_tensor_value_info("acc2", F, [2])],
+            [weight("one", 2)],
+        )
+
+    def loop_model(cond_node):
+        return model(
+            [helper.make_node("Loop", ["m", "", "start"], ["out"], name="loop", body=body(cond_node))],
+            [helper.make_tensor_value_info("start", F, [2])],
+            [helper.make_tensor_value_info("out", F, [2])],
+            [numpy_helper.from_array(np.array(5, np.int64), "m")],
+        )
+
+    nodes = by_name(stats(client, loop_model(helper.make_node("Identity", ["c"], ["c2"], name="keep"))))
+    assert nodes["step"]["runs"] == 5 and nodes["step"]["flops"] == 5 * 2
+    nodes = by_name(stats(client, loop_model(helper.make_node("Not", ["c"], ["c2"], name="flip"))))
+    assert "runs" not in nodes["step"] and nodes["step"]["flops"] == 2  # may stop at any trip: once

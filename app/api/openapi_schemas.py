@@ -515,7 +515,7 @@ SCHEMAS: dict = {
                         "runs": {
                             "type": ["integer", "null"],
                             "description": "how many times the node's graph runs in one run of the model, when not"
-                            " once (a Scan's body: once per step; null: unknown); its flops are over all of them",
+                            " once (a Scan's body: once per step; a for loop's: per trip; null: unknown); its flops are over all of them",
                         },
                         **{
                             k: {

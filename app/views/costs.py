@@ -418,18 +418,66 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
 def graph_runs(model: onnx.ModelProto, values: Values) -> dict[str, Any]:
     """How many times each running graph runs in one run of the model: a Scan's body once per
     step (the length of its first scanned axis; Scan-8, batch first, once per row and step),
-    times the runs of the graph holding it; any other graph (If branches, Loop bodies, whose
-    counts are values, not shapes) as often as its holder. None where the count isn't known."""
+    times the runs of the graph holding it; a Loop's body once per trip when it is a plain for
+    loop (a constant trip count, a condition that starts true and the body passes on as it is);
+    any other graph (If branches, other Loop bodies, whose counts are values) as often as its
+    holder. None where the count isn't known."""
     runs: dict[str, Any] = {"": 1}
     for ref in running_graphs(model):
         holder = runs.get(ref.path.rsplit("/", 2)[0] if ref.path.count("/") >= 3 else "", 1)  # nK/attr/...
         runs.setdefault(ref.path, holder)
         here = runs[ref.path]
         for i, node in enumerate(ref.container.node):
-            if node.op_type != "Scan" or node.domain not in ("", "ai.onnx"):
+            if node.domain not in ("", "ai.onnx"):
                 continue
-            runs[subgraph_path(node_id(ref.path, i), "body")] = _scan_steps(model, ref.container, node, values, here)
+            body = subgraph_path(node_id(ref.path, i), "body")
+            if node.op_type == "Scan":
+                runs[body] = _scan_steps(model, ref.container, node, values, here)
+            elif node.op_type == "Loop" and (trips := _for_loop_trips(ref.container, node)) is not None:
+                runs[body] = None if here is None else here * trips
     return runs
+
+
+MAX_TRIPS = 1 << 31  # past this a trip count is a "while" loop's stand-in for no bound
+
+
+def _for_loop_trips(g: onnx.GraphProto, node: onnx.NodeProto) -> int | None:
+    """A Loop's trip count when it surely runs them all: a constant M, a condition that is
+    absent or a constant true, and a body giving back its condition untouched."""
+    body = node_attr(node, "body", None)
+    m = _constant_ints(g, node_input(node, 0))
+    cond = node_input(node, 1)
+    if body is None or m is None or len(m) != 1 or not 0 <= m[0] < MAX_TRIPS or len(body.input) < 2 or not body.output:
+        return None
+    if cond and _constant_ints(g, cond) != [1]:
+        return None
+    cond_in, cond_out = body.input[1].name, body.output[0].name
+    writer = next((n for n in body.node if cond_out in n.output), None)
+    passed_on = cond_out == cond_in or (
+        writer is not None and writer.op_type == "Identity" and list(writer.input) == [cond_in]
+    )
+    return m[0] if passed_on else None
+
+
+def _constant_ints(g: onnx.GraphProto, name: str) -> list[int] | None:
+    """The values of a small integer or boolean constant of graph `g` (an initializer or a
+    Constant node's), or None."""
+    if not name:
+        return None
+    tensor = next((t for t in g.initializer if t.name == name), None)
+    if tensor is None:
+        writer = next((n for n in g.node if n.op_type == "Constant" and list(n.output) == [name]), None)
+        tensor = node_attr(writer, "value", None) if writer is not None else None
+    if not isinstance(tensor, onnx.TensorProto) or tensor.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    if tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.BOOL):
+        return None
+    if math.prod(tensor.dims) > 1:
+        return None
+    try:
+        return [int(x) for x in numpy_helper.to_array(tensor).reshape(-1)]
+    except ValueError:
+        return None
 
 
 def _scan_steps(model, container, node: onnx.NodeProto, values: Values, holder_runs) -> Any:

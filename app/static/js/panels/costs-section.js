@@ -27,7 +27,7 @@ function cell(key, n) {
   const formula = n[key] === null ? nodeFormula(n, key) : null;
   if (!formula && key === "flops" && n.runs !== undefined && n[key] !== null) {
     // a Scan body's node: its FLOPs are over every step the body runs
-    return el("span", { class: "cost-runs", title: `over ${formatCount(n.runs)} runs of its graph (a Scan's steps)` },
+    return el("span", { class: "cost-runs", title: `over ${formatCount(n.runs)} runs of its graph (a Scan's steps, a for loop's trips)` },
       formatMetric(key, n[key]), el("span", { class: "muted" }, ` (${formatCount(n.runs)} runs)`));
   }
   if (!formula) return formatMetric(key, n[key]);
