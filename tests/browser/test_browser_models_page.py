@@ -158,3 +158,22 @@ def test_closing_the_dialog_keeps_both_and_stays_on_the_list(page, server, tmp_p
     assert "stored twice" in page.locator("#upload-status").text_content()
     assert page.locator("#models-total").text_content().startswith("2 models · ")
     assert {m["id"] for m in listed(page, server)["models"]} == {first["id"], second["id"]}
+
+
+def test_a_long_list_filters_by_name(page, server):
+    """Past a glance's worth of models a filter box appears: each word typed must be in the
+    name (or id), in any case; the line under the table counts what is shown."""
+    for k in range(9):
+        model = weighted(f"exporter {k}")  # different bytes: no duplicate offers
+        upload(page, server, model, f"{'resnet' if k % 3 == 0 else 'bert'}_v{k}.onnx")
+    page.goto(f"{server}/")
+    page.locator("#models-table:not([hidden]) tbody tr").first.wait_for()
+    box = page.locator("#models-filter")
+    assert box.is_visible()
+    box.fill("RESNET v")
+    visible = page.locator("#models-table tbody tr:not([hidden]) .model-link").all_text_contents()
+    assert sorted(visible) == ["resnet_v0.onnx", "resnet_v3.onnx", "resnet_v6.onnx"], visible
+    assert page.locator("#models-total").text_content().startswith("3 of 9 models")
+    box.fill("")
+    assert page.locator("#models-table tbody tr:not([hidden])").count() == 9
+    assert page.locator("#models-total").text_content().startswith("9 models")

@@ -166,6 +166,21 @@ function referenceTag(status) {
   }, status === "passed" ? "outputs as kept" : "outputs differ");
 }
 
+const filter = /** @type {HTMLInputElement} */ (document.getElementById("models-filter"));
+let shown = { count: 0, diskBytes: /** @type {number | undefined} */ (undefined) };
+
+/** Show the rows whose name (or id) holds the filter's words, each of them, in any case. */
+function applyFilter() {
+  const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+  let matching = 0;
+  for (const row of table.tBodies[0].rows) {
+    const text = (row.dataset.search || "").toLowerCase();
+    row.hidden = !words.every((w) => text.includes(w));
+    if (!row.hidden) matching += 1;
+  }
+  showTotal(shown.count, shown.diskBytes, words.length ? matching : null);
+}
+
 async function loadModels() {
   setStatus(modelsStatus, "Loading…");
   try {
@@ -173,8 +188,8 @@ async function loadModels() {
     const body = table.tBodies[0];
     clear(body);
     for (const m of models || []) {
-      body.append(el("tr", { "data-model-id": m.id },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link" }, m.name || m.id), referenceTag(m.reference)),
+      body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id}` },
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, m.name || m.id), referenceTag(m.reference)),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
@@ -184,7 +199,9 @@ async function loadModels() {
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
-    showTotal(models && models.length ? models.length : 0, diskBytes);
+    shown = { count: models && models.length ? models.length : 0, diskBytes };
+    filter.hidden = shown.count < FILTER_FROM;
+    applyFilter();
     setStatus(modelsStatus, models && models.length ? "" : "No models yet — open one above.");
   } catch (err) {
     table.hidden = true;
@@ -193,12 +210,17 @@ async function loadModels() {
   }
 }
 
-/** The line under the table: how many models, and what the store takes on disk in all. */
-function showTotal(count, diskBytes) {
+// a filter box once the list is longer than a glance takes in
+const FILTER_FROM = 8;
+
+/** The line under the table: how many models (of them, how many the filter shows), and what
+ * the store takes on disk in all. */
+function showTotal(count, diskBytes, matching = null) {
   modelsTotal.hidden = count === 0;
   if (!count) return;
   const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} on disk` : "";
-  modelsTotal.textContent = `${count} model${count === 1 ? "" : "s"}${disk}`;
+  const of = matching === null ? "" : `${matching} of `;
+  modelsTotal.textContent = `${of}${count} model${count === 1 ? "" : "s"}${disk}`;
   modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
     + "so this total can be less than the sum of the On disk column.";
 }
@@ -231,4 +253,5 @@ function confirmDelete(m) {
 }
 
 document.getElementById("refresh-models").addEventListener("click", loadModels);
+filter.addEventListener("input", applyFilter);
 loadModels();
