@@ -166,3 +166,37 @@ def test_a_body_declared_without_types_shows_the_inferred_ones(page, server):
     panel = page.locator("#sidebar")
     panel.get_by_text("inferred by ONNX shape inference").wait_for()
     assert "FLOAT" in panel.text_content()
+
+
+def test_a_body_reading_many_outer_values_lists_the_first_and_the_rest_on_a_click(page, server):
+    from onnx import TensorProto, helper
+
+    names = [f"x{k}" for k in range(30)]
+    branch = helper.make_graph(
+        [helper.make_node("Sum", names, ["s"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x0"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=other)],
+        "g",
+        [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])]
+        + [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    summary = upload(page, server, model, "many.onnx")
+    page.goto(f"{server}/models/{summary['id']}#path=n0%2Fthen_branch")
+    wait_ready(page)
+    links = page.locator("#sidebar ul.name-list [data-tensor]")
+    links.first.wait_for()
+    assert links.count() == 24
+    page.click("#sidebar .name-list-more")
+    assert sorted(links.all_text_contents()) == sorted(names)

@@ -78,6 +78,20 @@ function initializerList(graph, ctx) {
   return details;
 }
 
+const NAMES_SHOWN = 24; // a list's first names; the rest behind a button (a body may read hundreds)
+
+/** Tensor names as links, one a line; past NAMES_SHOWN, the rest on a click. */
+function nameList(names, ctx) {
+  const item = (n) => el("li", {}, tensorNameLink(n, ctx, ""));
+  const list = el("ul", { class: "name-list" }, names.slice(0, NAMES_SHOWN).map(item));
+  if (names.length > NAMES_SHOWN) {
+    const more = el("button", { type: "button", class: "linklike name-list-more" }, `+${names.length - NAMES_SHOWN} more`);
+    more.addEventListener("click", () => { more.parentElement.replaceWith(...names.slice(NAMES_SHOWN).map(item)); });
+    list.append(el("li", {}, more));
+  }
+  return list;
+}
+
 function graphSections(graph, ctx) {
   const crumbs = graph.breadcrumb || [];
   const parent = crumbs.length > 1 ? crumbs[crumbs.length - 2] : null;
@@ -90,7 +104,7 @@ function graphSections(graph, ctx) {
       ["Contents", [plural((graph.nodes || []).length, "node"), plural((graph.inputs || []).length, "input"),
         plural((graph.outputs || []).length, "output"),
         (graph.value_info || []).length ? plural(graph.value_info.length, "value_info entry", "value_info entries") : ""].filter(Boolean).join(" · ")],
-      outer.length ? ["Reads from outside", el("ul", { class: "name-list" }, outer.map((n) => el("li", {}, tensorNameLink(n, ctx, ""))))] : null,
+      outer.length ? ["Reads from outside", nameList(outer, ctx)] : null,
       parent ? ["Back to", el("a", { href: ctx.graphHref(parent.path), "data-path": parent.path }, breakable(parent.label))] : null,
     ]), initializerList(graph, ctx)),
     graph.doc_string ? section(graph.path ? "Graph documentation" : "Main graph documentation", markdownBlock(graph.doc_string, { cls: "doc graph-doc" })) : null,
