@@ -611,6 +611,9 @@ async function fillDeferredTypes(graph, model) {
   graph.inferred_types = "included";
   addInferredTypes(model, answer.inferred_value_info);
   graphEl.dataset.types = "inferred"; // for tests and tools: the types are in
+  // a node or value panel opened meanwhile shows them too, unless the person is typing in it
+  const typing = sidebar.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+  if (state.selection && !typing) renderSidebar();
 }
 
 // how long a first view's panel waits for the drawing before it is drawn anyway: the panels'
