@@ -354,6 +354,13 @@ def test_npy_download(client):
     assert r.headers["X-Converted-From"] == "bfloat16"
     assert np.load(io.BytesIO(r.data)).tolist() == [1.5, -2.0]
     assert client.get(f"/api/models/{mid}/npy/ghost").status_code == 404
+    m.graph.initializer.append(numpy_helper.from_array(np.array(2.5, np.float32), "S"))  # a scalar
+    m.graph.initializer.append(numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3).T, "T"))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    scalar = np.load(io.BytesIO(client.get(f"/api/models/{mid}/npy/S").data))
+    assert scalar.shape == () and scalar == 2.5  # not a [1] (numpy.ascontiguousarray's way)
+    transposed = np.load(io.BytesIO(client.get(f"/api/models/{mid}/npy/T").data))
+    assert transposed.tolist() == [[0, 3], [1, 4], [2, 5]]
 
 
 def test_tiny_constant_tensors_carry_their_values(client):

@@ -53,7 +53,7 @@ NO_KERNELS = {"float4e2m1"}
 
 
 @pytest.mark.parametrize("name", sorted(set(NARROW) - NO_KERNELS))
-@pytest.mark.parametrize("shape", [[2, 3], [5], [1, 7, 1]])
+@pytest.mark.parametrize("shape", [[2, 3], [5], [1, 7, 1], []])  # [] a scalar: it stays one
 def test_values_go_through_onnxruntime_unchanged(name, shape):
     n = NARROW[name]
     values = sample(n, shape)
@@ -67,7 +67,7 @@ def test_values_go_through_onnxruntime_unchanged(name, shape):
 
 
 @pytest.mark.parametrize("name", sorted(NARROW))
-@pytest.mark.parametrize("shape", [[2, 3], [5], [1, 7, 1], [0]])
+@pytest.mark.parametrize("shape", [[2, 3], [5], [1, 7, 1], [0], []])
 def test_packed_as_onnx_packs_a_tensors_raw_data(name, shape):
     n = NARROW[name]
     values = sample(n, shape)

@@ -834,3 +834,19 @@ def test_sequence_and_optional_inputs_get_random_tensors_of_their_declared_shape
     assert r.get_json()["error"]["message"] == (
         "input \"sequence\" (seq(tensor(int64))): its tensors' shape isn't declared; give it a test data set's .pb"
     )
+
+
+def test_scalar_inputs_of_a_narrow_type_stay_scalars(client):
+    """Range over bfloat16 scalars (start, limit, delta): fed as [1] they made a [2, 1] output
+    where onnx's test data (and onnxruntime fed scalars) give [2]."""
+    case = node_testcases()["test_range_bfloat16_type_positive_delta_expanded"]
+    model, (ins, outs) = case.model, case.data_sets[0]
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    body = {"inputs": {}, "expected": {}}
+    for side, infos, values in (("inputs", model.graph.input, ins), ("expected", model.graph.output, outs)):
+        for info, value in zip(infos, values, strict=True):
+            r = client.post("/api/blobs", data={"file": (io.BytesIO(pb_file(value, info)), "x.pb")})
+            body[side][info.name] = {"npy": r.get_json()["blob"]}
+    answer = run(client, mid, body)
+    assert answer["inputs"]["start"]["shape"] == [] and answer["outputs"]["output"]["shape"] == [2]
+    assert answer["expected"]["outputs"]["output"]["equal"], answer["expected"]

@@ -404,7 +404,7 @@ def get_npy(model_id, ref):
         arr = arr.astype(np.int8 if name.startswith(("int", "uint")) else np.float32)
         resp_headers["X-Converted-From"] = name
     buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    np.save(buf, arr, allow_pickle=False)  # any layout; a scalar stays 0-d
     buf.seek(0)
     safe = re.sub(r"[^\w.\-]+", "_", ref.lstrip("@"))[:100] or "tensor"  # stricter than file_name: a tensor
     resp = send_file(buf, mimetype="application/octet-stream", as_attachment=True, download_name=f"{safe}.npy")

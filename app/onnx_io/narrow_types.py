@@ -93,9 +93,9 @@ def ort_input(values: np.ndarray, n: Narrow) -> np.ndarray:
     packed bytes from the start of the buffer."""
     values = np.asarray(values)
     if n.bits == 16:
-        return np.ascontiguousarray(values.astype(ml_type(n))).view(np.uint16)
+        return values.astype(ml_type(n), order="C").view(np.uint16)  # (ascontiguousarray makes a 0-d array 1-d)
     if n.bits == 8:
-        return np.ascontiguousarray(values.astype(ml_type(n))).view(np.uint8)
+        return values.astype(ml_type(n), order="C").view(np.uint8)
     per = 8 // n.bits
     codes = _codes(values, n)
     codes = np.concatenate([codes, np.zeros((-codes.size) % per, np.uint8)]).reshape(-1, per)

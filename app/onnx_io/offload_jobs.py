@@ -208,7 +208,7 @@ def quantize_static(src: str, dst: str, options: dict) -> None:
             if self.next >= count:
                 return None
             self.next += 1
-            return {name: np.ascontiguousarray(a[self.next - 1]) for name, a in arrays.items()}
+            return {name: np.require(a[self.next - 1], requirements="C") for name, a in arrays.items()}  # 0-d stays 0-d
 
     model = _load_beside(src)
     # the model it runs to calibrate has initializers that aren't graph inputs (the axes of the

@@ -586,7 +586,7 @@ def sweep(job: dict) -> dict:
         if job.get("samples"):  # several samples, stacked along the first axis
             stacked = {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in job["samples"].items()}
             count = min(len(a) for a in stacked.values())
-            samples = [{name: np.ascontiguousarray(a[k]) for name, a in stacked.items()} for k in range(count)]
+            samples = [{name: np.require(a[k], requirements="C") for name, a in stacked.items()} for k in range(count)]
         else:
             samples = [_job_feeds(ort, np, sess, job, frozenset(flags))]
     except Skip as exc:
