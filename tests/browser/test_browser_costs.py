@@ -246,3 +246,7 @@ def test_a_scan_bodys_nodes_say_their_flops_are_over_every_step(page, server):
     cell = row.locator(".cost-runs")
     assert cell.text_content() == "6 (3 runs)", cell.text_content()
     assert "Scan's steps" in cell.get_attribute("title")
+    # the node's own panel, in its body, says so too
+    page.goto(f"{server}/models/{summary['id']}#path=n0%2Fbody&node=n0%2Fbody%2Fn0")
+    page.wait_for_function("() => (document.querySelector('#node-costs') || {}).textContent?.includes('runs')")
+    assert "6 · over 3 runs of its graph" in page.locator("#node-costs").text_content()

@@ -12,6 +12,7 @@ import { metadataEditor } from "../editing/metadata-editor.js";
 import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "../editing/node-edit.js";
 import { schemaSection } from "./schema-panel.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
+import { formatInteger } from "../lib/format.js";
 import { nodeFormula } from "./costs-section.js";
 import { tensorRow } from "./tensor-rows.js";
 import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
@@ -85,8 +86,10 @@ function nodeCostsSection(node, ctx) {
     };
     clear(body);
     body.classList.remove("muted");
+    const runs = n.runs !== undefined && n.flops !== null
+      ? el("span", { class: "muted" }, n.runs === null ? "" : ` · over ${formatInteger(n.runs)} runs of its graph`) : "";
     body.append(propertyList([
-      [HEAT_METRICS.flops, shown("flops")],
+      [HEAT_METRICS.flops, [shown("flops"), runs]],
       [HEAT_METRICS.params, shown("params")],
       [HEAT_METRICS.output_bytes, shown("output_bytes")],
       // the main graph's nodes only: a subgraph's run is not laid out in the main graph's order
