@@ -547,3 +547,18 @@ def test_a_for_loops_body_counts_once_per_trip_a_while_loops_once(client):
     assert nodes["step"]["runs"] == 5 and nodes["step"]["flops"] == 5 * 2
     nodes = by_name(stats(client, loop_model(helper.make_node("Not", ["c"], ["c2"], name="flip"))))
     assert "runs" not in nodes["step"] and nodes["step"]["flops"] == 2  # may stop at any trip: once
+
+
+def test_a_dynamic_quantization_of_a_real_model_has_every_flop_known(client):
+    """What the Quantize tool writes (ConvInteger, MatMulInteger, DynamicQuantizeLinear, the
+    scales' Mul and Cast) is counted: its costs are no less known than the float model's."""
+    from browser.browser_models import tiny_cnn
+
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 200, r.get_json()
+    answer = client.get(f"/api/models/{mid}/stats").get_json()
+    assert {"ConvInteger", "DynamicQuantizeLinear"} <= set(answer["ops"]), answer["ops"]
+    assert answer["unknown"]["flops_nodes"] == 0, answer["unknown"]
+    before = client.get(f"/api/models/{mid}/stats?revision=0").get_json()["totals"]["flops"]
+    assert 0.9 < answer["totals"]["flops"] / before < 1.2  # the same products, a little quantizing

@@ -125,6 +125,7 @@ PER_ELEMENT = {
     "BatchNormalization": 2,
     "RMSNormalization": 4,
     "RotaryEmbedding": 3,  # x·cos + rotated x·sin
+    "DynamicQuantizeLinear": 5,  # its range (min, max) and quantizing (divide, round, shift)
 }
 LRN_EXTRA = 3  # LRN: 2 · size (the window's squares and sum) + 3 (scale, power, divide) per element
 # Recurrent ops, per step, direction, batch row and hidden unit: their gates (matrix products of the
