@@ -562,3 +562,68 @@ def test_a_dynamic_quantization_of_a_real_model_has_every_flop_known(client):
     assert answer["unknown"]["flops_nodes"] == 0, answer["unknown"]
     before = client.get(f"/api/models/{mid}/stats?revision=0").get_json()["totals"]["flops"]
     assert 0.9 < answer["totals"]["flops"] / before < 1.2  # the same products, a little quantizing
+
+
+def test_a_qoperator_quantization_is_typed_and_counted_through(client):
+    """A QOperator quantization writes onnxruntime's QLinearLeakyRelu, QLinearGlobalAveragePool,
+    QGemm, QLinearSoftmax between standard operators: neither onnx's inference nor onnxruntime's
+    symbolic one types them, so everything from the first one on had no shape and no cost. They
+    are typed by their own rules, the standard operators after them by onnx's, and counted."""
+    import io
+
+    from browser.browser_models import tiny_cnn
+
+    model = tiny_cnn()
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    x = model.graph.input[0]
+    shape = [d.dim_value or 1 for d in x.type.tensor_type.shape.dim]
+    buf = io.BytesIO()
+    np.save(buf, np.random.default_rng(0).standard_normal([4, *shape[1:]]).astype(np.float32))
+    blob = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "x.npy")}).get_json()["blob"]
+    op = {"op": "quantize_static", "quant_format": "QOperator", "calibration": {x.name: {"npy": blob}}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    answer = client.get(f"/api/models/{mid}/stats").get_json()
+    contrib = {op for op in answer["ops"] if op.startswith("com.microsoft.")}
+    assert {"com.microsoft.QLinearLeakyRelu", "com.microsoft.QGemm"} <= contrib, answer["ops"]
+    assert answer["unknown"]["flops_nodes"] == 0 and answer["unknown"]["output_nodes"] == 0, answer["unknown"]
+    before = client.get(f"/api/models/{mid}/stats?revision=0").get_json()["totals"]["flops"]
+    assert 0.9 < answer["totals"]["flops"] / before < 1.1  # the same work, in 8 bits
+    # the drawing's types: the activation after the quantized LeakyRelu has its shape
+    graph = client.get(f"/api/models/{mid}/graph").get_json()
+    relu = next(n for n in graph["nodes"] if n["op_type"] == "QLinearLeakyRelu")
+    inferred = {v["name"]: v for v in graph["inferred_value_info"]}
+    assert inferred[relu["outputs"][0]]["dtype"] == "UINT8" and len(inferred[relu["outputs"][0]]["shape"]) == 4
+
+
+def test_quantized_add_and_concat_are_typed_by_their_rules(client):
+    """com.microsoft's QLinearAdd broadcasts its A and B; QLinearConcat joins its X's on its
+    axis (inputs: Y_scale, Y_zp, then X, X_scale, X_zp for each); what follows them is typed."""
+    u8 = TensorProto.UINT8
+    scale = numpy_helper.from_array(np.array(0.1, np.float32), "scale")
+    zero = numpy_helper.from_array(np.array(0, np.uint8), "zero")
+    nodes = [
+        helper.make_node(
+            "QLinearAdd", ["a", "scale", "zero", "b", "scale", "zero", "scale", "zero"], ["s"], domain="com.microsoft"
+        ),
+        helper.make_node(
+            "QLinearConcat",
+            ["scale", "zero", "s", "scale", "zero", "a", "scale", "zero"],
+            ["c"],
+            axis=1,
+            domain="com.microsoft",
+        ),
+        helper.make_node("Transpose", ["c"], ["t"], perm=[1, 0, 2]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("a", u8, [2, 3, 4]), helper.make_tensor_value_info("b", u8, [1, 1, 4])],
+        [helper.make_tensor_value_info("t", u8, None)],
+        [scale, zero],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    shapes = {v["name"]: v["shape"] for v in client.get(f"/api/models/{mid}/types").get_json()["inferred_value_info"]}
+    assert shapes["s"] == [2, 3, 4] and shapes["c"] == [2, 6, 4], shapes
+    assert [n["flops"] for n in client.get(f"/api/models/{mid}/stats").get_json()["nodes"]][:2] == [24, 0]

@@ -99,12 +99,20 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     graph; nothing changes when it can't run. Values onnx can't type at all because onnxruntime's
     own operators (com.microsoft's Attention, SkipLayerNormalization, …) compute them — onnx has
     no inference for those — take the types it finds, so an optimized transformer's drawing,
-    panels and add_output know them too."""
+    panels and add_output know them too; what it can't type either (a QOperator quantization's
+    QLinear operators stop it) runtime_types.py types by their rules."""
+    from .runtime_types import fill_runtime_op_types
+
     unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
     untyped = _runtime_op_values(inferred)
     named = symbolic_shapes(light, NAMING_SECONDS) if unnamed or untyped else None
-    if named is None:
-        return
+    if named is not None:
+        _take_names(named, inferred, unnamed, untyped)
+    if untyped:  # what neither inference typed: onnxruntime's quantized operators, and after them
+        fill_runtime_op_types(inferred)
+
+
+def _take_names(named: onnx.ModelProto, inferred: onnx.ModelProto, unnamed: list, untyped: list) -> None:
     found = {v.name: v for v in [*named.graph.value_info, *named.graph.output]}
     for name in untyped:
         theirs = found.get(name)

@@ -16,6 +16,9 @@ everything as unknown. Same conventions as costs.py (a multiply-accumulate is 2)
   EmbedLayerNormalization 6 per output element; GroupNorm 5, SkipGroupNorm 6
   Gelu, FastGelu, QuickGelu 1 per element (as onnx's Gelu; FastGelu with a bias, BiasGelu,
   BiasAdd, BiasSplitGelu 2); BiasSoftmax 4; RotaryEmbedding 3 (x·cos + rotated x·sin)
+  QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu 1 per element, QLinearSoftmax 3,
+  QLinearGlobalAveragePool 1 per input element, QLinearConcat 0, QGemm as Gemm (a QOperator
+  quantization's operators, counted as the float ones they stand for)
 Any other com.microsoft operator: unknown.
 """
 
@@ -55,6 +58,12 @@ PER_ELEMENT = {
     "BiasSplitGelu": 2,
     "BiasSoftmax": 4,
     "RotaryEmbedding": STANDARD_PER_ELEMENT["RotaryEmbedding"],  # as ai.onnx's
+    # what a QOperator quantization writes, as the float operator it stands for
+    "QLinearAdd": 1,
+    "QLinearMul": 1,
+    "QLinearSigmoid": 1,
+    "QLinearLeakyRelu": 1,
+    "QLinearSoftmax": STANDARD_PER_ELEMENT["Softmax"],
 }
 WITH_BIAS = {"SkipLayerNormalization": 4, "FastGelu": 1}  # the input index of an optional bias
 
@@ -70,6 +79,16 @@ def contrib_flops(node: onnx.NodeProto, v: Values) -> int | None:
         return _packed_attention(node, v)
     if op in ATTENTIONS:
         return _attention(node, v)
+    if op == "QGemm":  # A, a_scale, a_zp, B, ...: as Gemm, + M·N with its C
+        a = v.shape(node_input(node, 0))
+        if out is None or a is None or len(a) != 2:
+            return None
+        k = a[0] if node_attr(node, "transA", 0) else a[1]
+        return 2 * out * k + (out if node_input(node, 6) else 0)
+    if op == "QLinearGlobalAveragePool":  # as GlobalAveragePool: 1 per input element
+        return v.elements(node_input(node, 0))
+    if op == "QLinearConcat":
+        return 0
     if op in PER_ELEMENT and out is not None:
         bias = node_input(node, WITH_BIAS[op]) if op in WITH_BIAS else ""
         return (PER_ELEMENT[op] + (1 if bias else 0)) * out
