@@ -627,3 +627,34 @@ def test_quantized_add_and_concat_are_typed_by_their_rules(client):
     shapes = {v["name"]: v["shape"] for v in client.get(f"/api/models/{mid}/types").get_json()["inferred_value_info"]}
     assert shapes["s"] == [2, 3, 4] and shapes["c"] == [2, 6, 4], shapes
     assert [n["flops"] for n in client.get(f"/api/models/{mid}/stats").get_json()["nodes"]][:2] == [24, 0]
+
+
+def test_quantized_pools_and_where_are_typed_as_the_standard_ops_they_stand_for(client):
+    u8 = TensorProto.UINT8
+    q = ["scale", "zero"]
+    nodes = [
+        helper.make_node(
+            "QLinearAveragePool", ["x", *q, *q], ["p"], kernel_shape=[2, 2], strides=[2, 2], domain="com.microsoft"
+        ),
+        helper.make_node("QLinearWhere", ["cond", "p", *q, "p", *q, *q], ["w"], domain="com.microsoft"),
+        helper.make_node("Identity", ["w"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", u8, [1, 3, 8, 8]),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, [1, 1, 4, 4]),
+        ],
+        [helper.make_tensor_value_info("out", u8, None)],
+        [
+            numpy_helper.from_array(np.array(0.1, np.float32), "scale"),
+            numpy_helper.from_array(np.array(0, np.uint8), "zero"),
+        ],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    shapes = {v["name"]: v["shape"] for v in client.get(f"/api/models/{mid}/types").get_json()["inferred_value_info"]}
+    assert shapes["p"] == [1, 3, 4, 4], shapes
+    flops = [n["flops"] for n in client.get(f"/api/models/{mid}/stats").get_json()["nodes"]]
+    assert flops == [1 * 3 * 4 * 4 * 4, 1 * 3 * 4 * 4, 0]  # out · kernel; 1 per element; a copy

@@ -106,7 +106,34 @@ def _gemm(node, ins):  # QGemm: A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?
     return [_tensor(elem, [m, n])]
 
 
+def _as_standard(op_type: str, picked: tuple[int, ...], drop: tuple[str, ...] = ()) -> Rule:
+    """The rule of an operator that computes what a standard one does on some of its inputs
+    (QLinearAveragePool: AveragePool on its X): onnx's inference of that one."""
+
+    def rule(node, ins):
+        if any(a.name == "channels_last" and a.i for a in node.attribute):
+            return [None]  # a layout onnx's operator doesn't take
+        inputs = [node.input[k] if k < len(node.input) else "" for k in picked]
+        stand_in = onnx.helper.make_node(op_type, inputs, [node.output[0]])
+        stand_in.attribute.extend(a for a in node.attribute if a.name not in drop)
+        given = {x: ins[k] for k, x in zip(picked, inputs, strict=True) if x and k < len(ins) and ins[k] is not None}
+        data = [t for t in given.values() if _elem(t) != onnx.TensorProto.BOOL]
+        if not data:
+            return [None]
+        # the standard operator may not take 8-bit integers (AveragePool): its shape of floats
+        as_float = {x: _tensor(onnx.TensorProto.FLOAT, _dims(t)) or t if t in data else t for x, t in given.items()}
+        schema = defs.get_schema(op_type, STANDARD_OPSET)
+        out = onnx.shape_inference.infer_node_outputs(schema, stand_in, as_float).get(node.output[0])
+        return [_tensor(_elem(data[0]), _dims(out))]
+
+    return rule
+
+
+STANDARD_OPSET = 21  # the opset of the standard operators the rules stand in with
+
 RULES: dict[str, Rule] = {
+    "QLinearAveragePool": _as_standard("AveragePool", (0,), ("channels_last",)),
+    "QLinearWhere": _as_standard("Where", (0, 1, 4)),
     "QLinearSigmoid": _same_as_input,
     "QLinearLeakyRelu": _same_as_input,
     "QLinearSoftmax": _same_as_input,

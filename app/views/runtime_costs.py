@@ -17,12 +17,15 @@ everything as unknown. Same conventions as costs.py (a multiply-accumulate is 2)
   Gelu, FastGelu, QuickGelu 1 per element (as onnx's Gelu; FastGelu with a bias, BiasGelu,
   BiasAdd, BiasSplitGelu 2); BiasSoftmax 4; RotaryEmbedding 3 (x·cos + rotated x·sin)
   QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu 1 per element, QLinearSoftmax 3,
-  QLinearGlobalAveragePool 1 per input element, QLinearConcat 0, QGemm as Gemm (a QOperator
+  QLinearWhere 1, QLinearGlobalAveragePool 1 per input element, QLinearAveragePool out · kernel,
+  QLinearConcat 0, QGemm as Gemm (a QOperator
   quantization's operators, counted as the float ones they stand for)
 Any other com.microsoft operator: unknown.
 """
 
 from __future__ import annotations
+
+import math
 
 import onnx
 
@@ -64,6 +67,7 @@ PER_ELEMENT = {
     "QLinearSigmoid": 1,
     "QLinearLeakyRelu": 1,
     "QLinearSoftmax": STANDARD_PER_ELEMENT["Softmax"],
+    "QLinearWhere": 1,
 }
 WITH_BIAS = {"SkipLayerNormalization": 4, "FastGelu": 1}  # the input index of an optional bias
 
@@ -89,6 +93,9 @@ def contrib_flops(node: onnx.NodeProto, v: Values) -> int | None:
         return v.elements(node_input(node, 0))
     if op == "QLinearConcat":
         return 0
+    if op == "QLinearAveragePool":  # as AveragePool: out · kernel
+        kernel = node_attr(node, "kernel_shape", None)
+        return None if out is None or not kernel else out * math.prod(kernel)
     if op in PER_ELEMENT and out is not None:
         bias = node_input(node, WITH_BIAS[op]) if op in WITH_BIAS else ""
         return (PER_ELEMENT[op] + (1 if bias else 0)) * out
