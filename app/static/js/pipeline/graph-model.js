@@ -148,9 +148,17 @@ const NAME_FONTS = new Set(["name", "ioName"]);
 export function tensorTypes(graph) {
   const types = new Map();
   for (const list of [graph.inferred_value_info, graph.initializers, graph.value_info, graph.outputs, graph.inputs]) {
-    for (const v of list || []) if (v && v.name && (formatValueType(v) || !types.has(v.name))) types.set(v.name, v);
+    for (const v of list || []) if (v && v.name && (declaresType(v) || !types.has(v.name))) types.set(v.name, v);
   }
   return types;
+}
+
+/** Whether a value's entry says anything of its type (no text made: a 40k-node graph has 30k). */
+function declaresType(v) {
+  const kind = v.type && v.type.kind;
+  if (kind === "unknown") return false;
+  if (kind && kind !== "tensor" && kind !== "sparse_tensor") return true;
+  return !!v.dtype || Array.isArray(v.shape);
 }
 
 /** Types inference found after the model was built (a big graph's, fetched once it is drawn):
