@@ -165,7 +165,8 @@ function declaresType(v) {
  * they fill what nothing declares, for the panels and for every edge labelled from now on. */
 export function addInferredTypes(model, values) {
   for (const v of values || []) {
-    if (v && v.name && !formatValueType(model.types.get(v.name))) model.types.set(v.name, v);
+    const known = v && model.types.get(v.name);
+    if (v && v.name && !(known && declaresType(known))) model.types.set(v.name, v);
   }
 }
 
