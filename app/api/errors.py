@@ -33,10 +33,10 @@ def _server_paths():
     from .documents import store
 
     try:
-        folders = [str(store().blobs.scratch().resolve()), str(store().blobs.scratch())]
+        scratch = store().blobs.scratch()
+        folders = sorted({str(scratch), str(scratch.resolve())}, key=len, reverse=True)  # longest first
     except Exception:  # the store itself failing is what the error says: no folder to hide
         folders = []
-    folders = sorted({f for f in folders if len(f) > 1}, key=len, reverse=True)
 
     def hide(text: str) -> str:
         for folder in folders:

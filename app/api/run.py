@@ -37,7 +37,7 @@ from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.traverse import fed_inputs, node_graphs, tensors, walk_graphs
 from ..views.tensors import array_preview
-from ..views.values import dtype_name
+from ..views.values import dtype_name, shape_json
 from . import bp
 from .documents import inferred, load, store
 from .kernel_times import kernel_times
@@ -112,9 +112,8 @@ def _tensor_element(tp: onnx.TypeProto) -> dict | None:
     if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.elem_type:
         return None
     t = tp.tensor_type
-    shape = [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in t.shape.dim]
     name = onnx.TensorProto.DataType.Name(t.elem_type).lower()  # as onnxruntime names it: float, int64
-    return {"type": f"tensor({name})", "shape": shape if t.HasField("shape") else None}
+    return {"type": f"tensor({name})", "shape": shape_json(t.shape) if t.HasField("shape") else None}
 
 
 def uploaded_npy(digest: str) -> str:

@@ -9,6 +9,7 @@ from onnx import numpy_helper
 from ..errors import StudioError
 from ..onnx_io.address import node_words
 from ..onnx_io.inference import infer_isolated
+from ..onnx_io.traverse import graph_constants
 
 # ops whose shape-like input (index) holds dims as constant values
 _SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Resize": 3}
@@ -46,19 +47,11 @@ def refresh_types(model: onnx.ModelProto) -> str:
 
 def _constants(g: onnx.GraphProto) -> dict[str, list[int]]:
     """Small integer constants of a graph (initializers and Constant nodes) by name."""
-    out: dict[str, list[int]] = {}
-    tensors = [(t.name, t) for t in g.initializer]
-    for n in g.node:
-        if n.op_type == "Constant" and n.output:
-            for a in n.attribute:
-                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                    tensors.append((n.output[0], a.t))
-    for name, t in tensors:
-        if t.data_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and len(t.dims) <= 1:
-            count = t.dims[0] if t.dims else 1
-            if count <= _MAX_CONSTANT and t.data_location != onnx.TensorProto.EXTERNAL:
-                out[name] = [int(x) for x in numpy_helper.to_array(t).reshape(-1)]
-    return out
+    return {
+        name: [int(x) for x in numpy_helper.to_array(t).reshape(-1)]
+        for name, t in graph_constants(g, _MAX_CONSTANT).items()
+        if t.data_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and len(t.dims) <= 1
+    }
 
 
 def hard_coded_hint(model: onnx.ModelProto, before: list, after: list) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import onnx
 from onnx import TypeProto, defs
 
-from .traverse import opset_version, standard_domain
+from .traverse import graph_constants, opset_version, standard_domain
 
 Rule = Callable[[onnx.NodeProto, list[TypeProto | None]], list[TypeProto | None]]
 MAX_CONSTANT = 64  # elements of an initializer given to a node's inference as its value
@@ -155,12 +155,7 @@ def fill_runtime_op_types(inferred: onnx.ModelProto) -> int:
     for v in [*g.input, *g.value_info, *g.output]:
         if v.type.WhichOneof("value") and (not v.type.HasField("tensor_type") or v.type.tensor_type.elem_type):
             types.setdefault(v.name, v.type)
-    constants = {t.name: t for t in g.initializer}
-    for n in g.node:  # a Reshape's shape is as often a Constant node's
-        if n.op_type == "Constant" and standard_domain(n.domain) == "" and len(n.output) == 1:
-            value = next((a.t for a in n.attribute if a.name == "value" and a.HasField("t")), None)
-            if value is not None:
-                constants[n.output[0]] = value
+    constants = graph_constants(g, MAX_CONSTANT)  # given to a node's inference: a Reshape's shape
     for init in g.initializer:
         types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
     found = 0
@@ -193,13 +188,6 @@ def _node_types(model, g, node, ins, constants) -> list[TypeProto | None]:
         return []
     schema = defs.get_schema(node.op_type, version, domain)
     given = {x: t for x, t in zip(node.input, ins, strict=True) if x and t is not None}
-    data = {x: constants[x] for x in node.input if x in constants and _size(constants[x]) <= MAX_CONSTANT}
+    data = {x: constants[x] for x in node.input if x in constants}
     out = onnx.shape_inference.infer_node_outputs(schema, node, given, data, opset_imports=list(model.opset_import))
     return [out.get(x) for x in node.output]
-
-
-def _size(t: onnx.TensorProto) -> int:
-    n = 1
-    for d in t.dims:
-        n *= d
-    return n

@@ -127,6 +127,24 @@ def tensors(model: onnx.ModelProto, main_initializers: bool = True) -> Iterator[
                     yield from (s.values, s.indices)
 
 
+def graph_constants(g: onnx.GraphProto, max_elements: int) -> dict[str, onnx.TensorProto]:
+    """A graph's small constant tensors by name — its initializers and its Constant nodes'
+    `value` — of at most `max_elements` elements each, holding their values (not in an external
+    file): a Reshape's shape, a Loop's trip count."""
+    found = [(t.name, t) for t in g.initializer]
+    for n in g.node:
+        if n.op_type == "Constant" and standard_domain(n.domain) == "" and len(n.output) == 1:
+            found += [(n.output[0], a.t) for a in n.attribute if a.name == "value" and a.HasField("t")]
+    out = {}
+    for name, t in found:
+        size = 1
+        for d in t.dims:
+            size *= d
+        if size <= max_elements and t.data_location != onnx.TensorProto.EXTERNAL:
+            out[name] = t
+    return out
+
+
 def standard_domain(domain: str) -> str:
     """The default ONNX domain is spelled "" or "ai.onnx"; both are ""."""
     return "" if domain == "ai.onnx" else domain

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import onnx
-from onnx import AttributeProto, numpy_helper
+from onnx import AttributeProto, TensorProto, numpy_helper
 
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
-from ..onnx_io.traverse import node_reads, opset_version, running_graphs
+from ..onnx_io.traverse import graph_constants, node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms
 
 Shape = list[int] | None  # None: rank or a dim unknown
@@ -461,19 +461,9 @@ def _for_loop_trips(g: onnx.GraphProto, node: onnx.NodeProto) -> int | None:
 
 
 def _constant_ints(g: onnx.GraphProto, name: str) -> list[int] | None:
-    """The values of a small integer or boolean constant of graph `g` (an initializer or a
-    Constant node's), or None."""
-    if not name:
-        return None
-    tensor = next((t for t in g.initializer if t.name == name), None)
-    if tensor is None:
-        writer = next((n for n in g.node if n.op_type == "Constant" and list(n.output) == [name]), None)
-        tensor = node_attr(writer, "value", None) if writer is not None else None
-    if not isinstance(tensor, onnx.TensorProto) or tensor.data_location == onnx.TensorProto.EXTERNAL:
-        return None
-    if tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.BOOL):
-        return None
-    if math.prod(tensor.dims) > 1:
+    """The value of a one-element integer or boolean constant of graph `g`, or None."""
+    tensor = graph_constants(g, 1).get(name) if name else None
+    if tensor is None or tensor.data_type not in (TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL):
         return None
     try:
         return [int(x) for x in numpy_helper.to_array(tensor).reshape(-1)]
