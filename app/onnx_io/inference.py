@@ -243,8 +243,8 @@ def inferred_value_info(model: onnx.ModelProto, inferred: onnx.ModelProto | None
     # If branch of an expanded function): inference types them, so they are reported here too.
     known = {v.name for v in ours.value_info} | {v.name for v in [*ours.input, *ours.output] if v.HasField("type")}
     found = [v for v in theirs.value_info if v.name not in known]
-    seen = {v.name for v in found}
-    found += [v for v in [*theirs.input, *theirs.output] if v.HasField("type") and v.name not in known | seen]
+    known |= {v.name for v in found}  # one set, made once: a graph may have 20,000 inputs
+    found += [v for v in [*theirs.input, *theirs.output] if v.HasField("type") and v.name not in known]
     return found
 
 
