@@ -488,6 +488,48 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
     assert nodes["sample"]["flops"] == (1 * 2 * 3 * 3) * 3 * 2  # a lerp along each of 2 spatial axes
 
 
+def test_top_k_dft_and_stft_by_hand(client):
+    """TopK: a comparison per input element and level of a heap of K; DFT: 5·N·log2 N per
+    transform of a power-of-2 length (an FFT), 8·N² otherwise (the direct sum); STFT: each frame's
+    DFT plus the window's product. An axis or a length that is no constant leaves them unknown."""
+    i64 = TensorProto.INT64
+    consts = [
+        numpy_helper.from_array(np.array([3], np.int64), "k"),
+        numpy_helper.from_array(np.array(16, np.int64), "n16"),
+        numpy_helper.from_array(np.array(12, np.int64), "n12"),
+        numpy_helper.from_array(np.array(-2, np.int64), "axis"),
+        numpy_helper.from_array(np.array(4, np.int64), "step"),
+        numpy_helper.from_array(np.hanning(16).astype(np.float32), "window"),
+    ]
+    data = model(
+        [
+            helper.make_node("TopK", ["scores", "k"], ["top", "top_at"], name="topk"),
+            helper.make_node("DFT", ["sig", "n16", "axis"], ["fft"], name="fft"),
+            helper.make_node("DFT", ["sig", "n12"], ["direct"], name="direct"),
+            helper.make_node("DFT", ["sig", "", "free_axis"], ["free"], name="free"),
+            helper.make_node("STFT", ["sig", "step", "window"], ["spec"], name="stft"),
+        ],
+        [
+            helper.make_tensor_value_info("scores", F, [2, 100]),
+            helper.make_tensor_value_info("sig", F, [2, 64, 1]),
+            helper.make_tensor_value_info("free_axis", i64, []),
+        ],
+        [
+            helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None)
+            for n in ("top", "top_at", "fft", "direct", "free", "spec")
+        ],
+        consts,
+        opset=20,
+    )
+    nodes = by_name(stats(client, data))
+    assert nodes["topk"]["flops"] == 200 * 2  # a heap of 3: two levels
+    assert nodes["fft"]["flops"] == 2 * (5 * 16 * 4)  # one transform a batch row, along axis -2
+    assert nodes["direct"]["flops"] == 2 * (8 * 12 * 12)  # 12 is no power of 2: the direct sum
+    assert nodes["free"]["flops"] is None  # the axis is an input: not known before the run
+    frames = (64 - 16) // 4 + 1
+    assert nodes["stft"]["flops"] == 2 * frames * (5 * 16 * 4 + 16)
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -504,6 +546,10 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
         "test_gridsample",
         "test_gridsample_nearest",
         "test_gridsample_bicubic",
+        "test_top_k",
+        "test_dft_opset19",
+        "test_dft_irfft_opset19",
+        "test_stft_with_window",
     ],
 )
 def test_these_official_tests_have_their_flops_known(client, name):

@@ -13,6 +13,10 @@ FLOPs: a multiply-accumulate counts 2. Formulas, by operator (docs/api.md repeat
   BatchNormalization  2 per element (inference: scale and shift); LRN: 2 · size + 3
   reductions          1 per input element (ReduceSumSquare, ReduceL2, ReduceLogSumExp: 2)
   MaxPool, AveragePool, LpPool   out · kernel; GlobalAveragePool, GlobalMaxPool: 1 per input element
+  TopK                input elements · ⌈log2(K + 1)⌉ (a heap of K per row: one comparison a level)
+  DFT                 per transform of length N: 5 · N · log2 N (an FFT) when N is a power of 2,
+                      else 8 · N² (a complex multiply-add per term), as onnxruntime computes them
+  STFT                per frame: the DFT of the frame + frame_length (the window's product)
   data movement       0 (Reshape, Transpose, Gather, Concat, Slice, Cast, ...: no arithmetic)
 onnxruntime's com.microsoft operators (Attention, MatMulNBits, SkipLayerNormalization, ...): runtime_costs.py.
 Any other op, or one whose shapes aren't known, has FLOPs None: counted as unknown, never as 0.
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import onnx
@@ -209,6 +213,11 @@ CONV_LIKE = {"Conv": (1, 2), "ConvInteger": (1, None), "QLinearConv": (3, 8), "D
 RESIZE_WORK = {"nearest": 0, "linear": 3, "bilinear": 3, "trilinear": 3, "cubic": 7, "bicubic": 7}
 
 
+MAX_CONSTANT_ELEMENTS = 8  # the constants a cost reads are scalars and short lists (axes, a K)
+FFT_WORK = 5  # per point and radix-2 stage: a butterfly's complex multiply and two adds, halved
+DIRECT_DFT_WORK = 8  # per point and term: a complex multiply (6) and add (2)
+
+
 # their bodies' nodes are rows of their own (graph_runs: a Scan's body per step, others once):
 # the node holding them adds nothing, rather than an "unknown" that every model with an If carries
 CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
@@ -219,6 +228,17 @@ class Values:
     """What is known of each value of a graph: element type and shape."""
 
     types: dict[str, tuple[int, Shape]]
+    constants: dict[str, TensorProto] = field(default_factory=dict)  # small ones: a TopK's K, a DFT's axis
+
+    def ints(self, name: str) -> list[int] | None:
+        """The values of a small integer constant, or None."""
+        t = self.constants.get(name) if name else None
+        if t is None or t.data_type not in (TensorProto.INT64, TensorProto.INT32):
+            return None
+        try:
+            return [int(x) for x in numpy_helper.to_array(t).reshape(-1)]
+        except ValueError:
+            return None
 
     def shape(self, name: str) -> Shape:
         return self.types.get(name, (0, None))[1]
@@ -247,7 +267,9 @@ def _dims(t: onnx.TypeProto, dims: Mapping[str, Any]) -> tuple[int, Shape]:
 
 def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Values:
     types: dict[str, tuple[int, Shape]] = {}
+    constants: dict[str, TensorProto] = {}
     for g in graphs:
+        constants.update(graph_constants(g, MAX_CONSTANT_ELEMENTS))
         for vi in [*g.input, *g.output, *g.value_info]:
             if vi.name and vi.name not in types:
                 types[vi.name] = _dims(vi.type, dims)
@@ -258,7 +280,7 @@ def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Val
                 for a in node.attribute:
                     if a.name == "value" and a.type == AttributeProto.TENSOR:
                         types[node.output[0]] = (a.t.data_type, list(a.t.dims))
-    return Values(types)
+    return Values(types, constants)
 
 
 def node_attr(node: onnx.NodeProto, name: str, default):
@@ -413,7 +435,71 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
         return None if not kernel else out * math.prod(kernel)
     if op in ("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"):
         return v.elements(node_input(node, 0))
+    if op == "TopK":
+        return _top_k_flops(node, v)
+    if op == "DFT":
+        return _dft_flops(node, v)
+    if op == "STFT":
+        return _stft_flops(node, v)
     return None
+
+
+def _top_k_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    x, y = v.shape(node_input(node, 0)), v.shape(node.output[0])
+    axis = int(node_attr(node, "axis", -1))
+    if x is None or y is None or not -len(y) <= axis < len(y):
+        return None
+    k = y[axis]
+    return math.prod(x) * max(1, math.ceil(math.log2(k + 1))) if isinstance(k, int) else None
+
+
+def _transform_flops(n) -> int | None:
+    """A DFT of length n, as onnxruntime computes it (radix-2 FFT, else the direct sum)."""
+    if not isinstance(n, int) or n < 1:
+        return None
+    if n & (n - 1) == 0:
+        return FFT_WORK * n * (n.bit_length() - 1)
+    return DIRECT_DFT_WORK * n * n
+
+
+def _dft_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    """DFT over one axis of a [..., 1|2] signal: opset 17 names it in an attribute (default 1),
+    opset 20 in input 2 (default -2); with neither, both defaults must name the same axis."""
+    x = v.shape(node_input(node, 0))
+    if x is None or len(x) < 2:
+        return None
+    axes = [int(node_attr(node, "axis", 1))] if any(a.name == "axis" for a in node.attribute) else None
+    if axes is None and node_input(node, 2):
+        given = v.ints(node_input(node, 2))
+        axes = given if given and len(given) == 1 else None
+    elif axes is None:
+        axes = [1, -2]
+    if axes is None:
+        return None
+    rank = len(x) - 1  # the last axis holds real and imaginary parts
+    found = {a % len(x) for a in axes if -len(x) <= a < rank}
+    if len(found) != 1:
+        return None
+    axis = found.pop()
+    length = v.ints(node_input(node, 1)) if node_input(node, 1) else [x[axis]]
+    per = _transform_flops(length[0]) if length and len(length) == 1 else None
+    if per is None:
+        return None
+    return per * math.prod(d for i, d in enumerate(x[:-1]) if i != axis)
+
+
+def _stft_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    """STFT of a [batch, length, 1|2] signal into [batch, frames, bins, 2]: a DFT of each frame,
+    after the window's product when a window is given."""
+    y = v.shape(node.output[0])
+    window = v.shape(node_input(node, 2)) if node_input(node, 2) else None
+    length = [window[0]] if window else v.ints(node_input(node, 3))
+    if y is None or len(y) != 4 or not length or len(length) != 1:
+        return None
+    per = _transform_flops(length[0])
+    if per is None:
+        return None
+    return y[0] * y[1] * (per + (length[0] if window else 0))
 
 
 def graph_runs(model: onnx.ModelProto, values: Values) -> dict[str, Any]:
