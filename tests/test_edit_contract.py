@@ -64,6 +64,7 @@ SAMPLES = {
     "remove_output": {"name": "y"},
     "add_input": {"name": "extra", "dtype": "FLOAT", "shape": [1]},
     "remove_input": {"name": "spare"},
+    "freeze_input": {"name": "spare", "value": {"dtype": "FLOAT", "shape": [1], "values": [0.5]}},
     "set_initializer": {"name": "W", "value": _TENSOR, "graph": "", "dtype": "FLOAT", "allow_type_change": False},
     "add_initializer": {"name": "W2", "value": _TENSOR, "graph": "", "dtype": "FLOAT"},
     "delete_initializer": {"name": "U", "graph": ""},

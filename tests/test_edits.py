@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from browser.browser_models import flag_model
 from onnx import TensorProto, helper, numpy_helper
 from test_bad_input import small_model
 from testkit import ONNX_DATA, upload
@@ -329,3 +330,100 @@ def test_metadata_on_a_function(client):
     )
     assert edited == expected and "function fn[0]" in resp["changes"][0]
     np.testing.assert_allclose(run(edited, {"x": np.array([1.0, 2.0], np.float32)})["y"], [2.0, 4.0])
+
+
+def test_freeze_input_makes_a_constant_the_runtime_and_simplify_fold(client):
+    """A flag input fixed to false: the model keeps running as if it were fed false, the input is
+    gone and the value is an initializer of that name; Simplify then folds the If away. A mask
+    with a symbolic batch takes a value of any batch size."""
+    data = flag_model().SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={
+            "base": 0,
+            "ops": [
+                {"op": "freeze_input", "name": "use_cache", "value": {"dtype": "BOOL", "shape": [], "values": [False]}}
+            ],
+        },
+    )
+    assert r.status_code == 200, r.get_json()
+    frozen = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(frozen, full_check=True)
+    assert [i.name for i in frozen.graph.input] == ["x", "mask"]
+    assert numpy_helper.to_array(next(t for t in frozen.graph.initializer if t.name == "use_cache")).item() is False
+    x, mask = np.arange(8, dtype=np.float32).reshape(2, 4), np.full((2, 4), 0.5, np.float32)
+    assert_same_outputs(
+        run(frozen, {"x": x, "mask": mask}),
+        run(onnx.load_from_string(data), {"x": x, "mask": mask, "use_cache": np.array(False)}),
+    )
+
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    simple = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert "If" not in {n.op_type for n in simple.graph.node}, [n.op_type for n in simple.graph.node]
+    assert_same_outputs(run(simple, {"x": x, "mask": mask}), run(frozen, {"x": x, "mask": mask}))
+
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={
+            "base": 2,
+            "ops": [
+                {"op": "freeze_input", "name": "mask", "value": {"dtype": "FLOAT", "shape": [3, 4], "values": [1] * 12}}
+            ],
+        },
+    )
+    assert r.status_code == 200, r.get_json()  # batch is symbolic: 3 rows fit
+
+
+@pytest.mark.parametrize(
+    ("op", "status", "words"),
+    [
+        (
+            {"name": "use_cache", "value": {"dtype": "INT64", "shape": [], "values": [0]}},
+            400,
+            "is BOOL; the value is INT64",
+        ),
+        (
+            {"name": "mask", "value": {"dtype": "FLOAT", "shape": [2, 5], "values": [0] * 10}},
+            400,
+            "declared [batch, 4]",
+        ),
+        ({"name": "mask", "value": {"dtype": "FLOAT", "shape": [4], "values": [0] * 4}}, 400, "declared [batch, 4]"),
+        ({"name": "y", "value": {"dtype": "FLOAT", "shape": [1, 4], "values": [0] * 4}}, 404, "no input named 'y'"),
+    ],
+)
+def test_freeze_input_refuses_a_value_the_input_rules_out(client, op, status, words):
+    mid = upload(client, flag_model().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "freeze_input", **op}]})
+    assert r.status_code == status, r.get_json()
+    assert words in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def test_a_real_model_frozen_on_its_test_input_computes_its_expected_output(client):
+    """A torch-converted model with its input fixed to its test data set's input (uploaded as an
+    .npy of float64: cast to the input's FLOAT) runs with no inputs fed and gives the test data's
+    output. At its IR version 3 every initializer is also an input, so the input stays (as a
+    default) and the answer says so."""
+    from testkit import npy_blob
+
+    path = next(p for p in CONVERTED if p.parent.name == "test_Conv2d")
+    model, feeds = load_case(path)
+    name, value = "0", feeds["0"]  # its data input; "1" and "2" are weights listed as inputs too
+    mid = upload(client, path.read_bytes()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={
+            "base": 0,
+            "ops": [{"op": "freeze_input", "name": name, "value": {"npy": npy_blob(client, value.astype(np.float64))}}],
+        },
+    )
+    assert r.status_code == 200, r.get_json()
+    assert "it stays an input" in r.get_json()["changes"][0], r.get_json()
+    frozen = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert model.ir_version == 3 and name in {i.name for i in frozen.graph.input}
+    expected = onnx.TensorProto()
+    expected.ParseFromString((path.parent / "test_data_set_0" / "output_0.pb").read_bytes())
+    (got,) = run(frozen, {}).values()
+    np.testing.assert_allclose(got, numpy_helper.to_array(expected), rtol=1e-4, atol=1e-5)

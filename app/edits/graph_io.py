@@ -1,4 +1,5 @@
-"""Graph inputs and outputs: their types and shapes; adding and removing outputs."""
+"""Graph inputs and outputs: their types and shapes; adding and removing them; fixing an input
+to a constant."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import onnx
 from ..errors import NotFound, StudioError
 from ..onnx_io.inference import infer_isolated
 from ..views.values import dim_json, shape_json
-from .field_types import BOOLEAN, DTYPE, NAME, NULL, SHAPE
+from .field_types import BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
 from .jsontypes import optional, required
 from .locate import main_graph_value
 from .registry import edit_op
 from .shape_hints import hard_coded_hint, refresh_types
+from .sources import tensor_from_source
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
 _DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
@@ -194,3 +196,62 @@ def remove_input(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("in_use", f"remove_input: {name!r} is read by the graph; remove or rewire its readers first")
     del field[i]
     return f"removed graph input {name!r}" + (" (its initializer stays)" if backed else "")
+
+
+@edit_op(
+    "freeze_input",
+    required("name", NAME, "a main-graph input no initializer backs"),
+    required("value", TENSOR_VALUE, "the value it has from now on (an .npy is cast to the input's element type)"),
+)
+def freeze_input(model: onnx.ModelProto, op: dict) -> str:
+    """Fix a main-graph input to a constant: the value becomes an initializer of that name, so
+    every node reading the input reads it, and the input goes (below IR version 4, where every
+    initializer is also an input, it stays). The value has the input's element type and fits its
+    declared shape: fixed dims as they are, a symbolic or unknown dim any size (a mask's batch,
+    a `use_cache_branch` flag). Simplify then folds what the constant makes constant."""
+    name = op["name"]
+    field, i = main_graph_value(model, name, "input")
+    g = model.graph
+    if any(t.name == name for t in g.initializer):
+        raise StudioError(
+            "in_use", f"freeze_input: {name!r} already has an initializer; remove_input leaves that value fixed"
+        )
+    declared = field[i].type
+    if declared.WhichOneof("value") != "tensor_type":
+        raise StudioError("bad_value", f"freeze_input: {name!r} is not a tensor input; only tensors can be constants")
+    elem = declared.tensor_type.elem_type
+    dtype = onnx.TensorProto.DataType.Name(elem) if elem else None  # an .npy of float64 is the usual case
+    value = tensor_from_source(op["value"], f"the value of {name!r}", name, dtype)
+    _check_fits(name, value, declared.tensor_type)
+    g.initializer.append(value)
+    kept = model.ir_version < 4
+    if not kept:
+        del field[i]
+    shape = "×".join(str(d) for d in value.dims) or "scalar"
+    note = " (it stays an input: below IR version 4 every initializer is one, a default the caller may override)"
+    return f"graph input {name!r} fixed to a constant ({onnx.TensorProto.DataType.Name(value.data_type)} {shape})" + (
+        note if kept else ""
+    )
+
+
+def _check_fits(name: str, value: onnx.TensorProto, declared: onnx.TypeProto.Tensor) -> None:
+    """Refuse a value whose element type or shape the input's declaration rules out."""
+    want = declared.elem_type
+    if want and value.data_type != want:
+        raise StudioError(
+            "type_mismatch",
+            f"freeze_input: {name!r} is {onnx.TensorProto.DataType.Name(want)}; the value is "
+            f"{onnx.TensorProto.DataType.Name(value.data_type)}",
+        )
+    if not declared.HasField("shape"):
+        return
+    dims = [dim_json(d) for d in declared.shape.dim]
+    fits = len(dims) == len(value.dims) and all(
+        not isinstance(d, int) or d < 0 or d == n for d, n in zip(dims, value.dims, strict=True)
+    )
+    if not fits:
+        raise StudioError(
+            "shape_mismatch",
+            f"freeze_input: {name!r} is declared [{', '.join('?' if d is None else str(d) for d in dims)}]; "
+            f"the value's shape is {list(value.dims)}",
+        )

@@ -529,3 +529,27 @@ def zipmap_model() -> onnx.ModelProto:
     )
     graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [2, 3])], [probs])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)])
+
+
+def flag_model() -> onnx.ModelProto:
+    """y = If(use_cache) then x + 1 else x * mask, with `mask` [batch, 4] and a bool flag: an
+    Optimum merged decoder's `use_cache_branch` and attention mask in small."""
+    one = nh.from_array(np.array(1, np.float32), "one")
+    then = h.make_graph(
+        [h.make_node("Add", ["x", "one"], ["t"])], "then", [], [h.make_tensor_value_info("t", T.FLOAT, None)]
+    )
+    other = h.make_graph(
+        [h.make_node("Mul", ["x", "mask"], ["e"])], "else", [], [h.make_tensor_value_info("e", T.FLOAT, None)]
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["use_cache"], ["y"], name="branch", then_branch=then, else_branch=other)],
+        "flagged",
+        [
+            h.make_tensor_value_info("x", T.FLOAT, ["batch", 4]),
+            h.make_tensor_value_info("mask", T.FLOAT, ["batch", 4]),
+            h.make_tensor_value_info("use_cache", T.BOOL, []),
+        ],
+        [h.make_tensor_value_info("y", T.FLOAT, ["batch", 4])],
+        [one],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])

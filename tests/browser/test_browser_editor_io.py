@@ -6,7 +6,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto as T
 
-from .browser_models import tiny_cnn
+from .browser_models import flag_model, tiny_cnn
 from .browser_pages import downloaded, open_model, upload, wait_revision
 
 
@@ -107,3 +107,40 @@ def test_shape_editor_sends_back_the_dims_it_did_not_change(page, server):
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert dims(downloaded(page, server, summary["id"]).graph.input[0]) == ["batch", 3, "?", "?"]
+
+
+def test_fix_an_input_to_a_constant_from_its_panel(page, server, artifacts):
+    """A bool flag input fixed to false from its panel: the input box goes, the name is now an
+    initializer holding false, and the history says what was done. A value that doesn't fit the
+    declared shape is refused next to the form."""
+    summary = upload(page, server, flag_model(), "flagged.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    page.click("#graph [data-io=input][data-name=mask]")
+    form = panel.locator("#freeze-input .ed-json-form")
+    assert (
+        "their shape must be ⟨batch×4⟩ (a named or unknown dim takes any size)"
+        in panel.locator("#freeze-input").text_content()
+    )
+    form.locator("textarea[name=values]").fill("[1, 2, 3]")  # not [batch, 4]
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "declared [batch, 4]" in error.text_content()
+
+    page.click("#graph [data-io=input][data-name=use_cache]")
+    form = panel.locator("#freeze-input .ed-json-form")
+    form.locator("textarea[name=values]").fill("false")
+    page.screenshot(path=str(artifacts / "editor-freeze-input.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert page.locator("#graph [data-io=input][data-name=use_cache]").count() == 0
+    assert panel.locator(".panel-kicker").text_content() == "Initializer"
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    rev1 = panel.locator("#history-list > li[data-revision='1']")
+    assert rev1.locator(".hist-op div").first.text_content() == 'Fix graph input "use_cache" to false (BOOL scalar)'
+
+    model = downloaded(page, server, summary["id"])
+    assert [i.name for i in model.graph.input] == ["x", "mask"]
+    assert [t.name for t in model.graph.initializer] == ["one", "use_cache"]

@@ -1,8 +1,9 @@
 // Editing the main graph's inputs and outputs in the tensor panel: element type and shape (each
-// dim a number, a symbolic name such as "batch", or unknown), removing an input or an output;
-// and, in the model panel, adding a graph input.
+// dim a number, a symbolic name such as "batch", or unknown), fixing an input to a constant,
+// removing an input or an output; and, in the model panel, adding a graph input.
 import { el } from "../widgets/dom.js";
 import { button, checkbox, dimText, dtypeSelect, editForm, field, parseDim, parseDims, submit, textInput } from "./edit-forms.js";
+import { tensorValueForms } from "./tensor-edit.js";
 import { section } from "../widgets/ui.js";
 
 /** One dim's field; `orig` is the dim as the model has it (kept when its text is not changed). */
@@ -97,7 +98,21 @@ export function ioSections(name, facts, ctx) {
   edit.classList.add("ed-section");
   edit.id = "io-edit";
   out.push(edit);
+  if (facts.input && !facts.initializer && !nonTensor && value.dtype) out.push(freezeSection(name, value, ctx));
   return out;
+}
+
+/** "Fix to a constant" (freeze_input): the input's value from an .npy or JSON, as an initializer
+ * of its name; every reader then reads it, and the caller no longer gives it. */
+function freezeSection(name, value, ctx) {
+  const apply = (v) => ctx.actions.edit([{ op: "freeze_input", name, value: v }], { selection: { kind: "tensor", id: name } });
+  const s = section("Fix to a constant",
+    el("p", { class: "muted ed-hint" }, "The input becomes a constant of this name that every reader reads, and the caller no longer gives it — a flag such as ",
+      el("code", {}, "use_cache_branch"), ", a mask, a size. ", el("b", {}, "Simplify"), " (model panel, Tools) then folds what it makes constant."),
+    tensorValueForms({ dtype: value.dtype, shape: value.shape }, ctx, apply, { typeChange: false, cast: true, fit: true, what: "input" }));
+  s.classList.add("ed-section");
+  s.id = "freeze-input";
+  return s;
 }
 
 /** "Remove this graph output/input" forms for a main-graph input/output (for the Edit tensor section). */

@@ -2,7 +2,7 @@
 // initializers and TENSOR attributes), rename a tensor everywhere, delete an unused initializer,
 // save values as a .npy file.
 import { el } from "../widgets/dom.js";
-import { formatFloat32, formatNumber, formatTensor } from "../lib/format.js";
+import { formatFloat32, formatNumber, formatShape, formatTensor } from "../lib/format.js";
 import { checkbox, editForm, field, parseTensorJSON, submit, textInput } from "./edit-forms.js";
 import { fetchNpy, npyProblem, saveBytes } from "../lib/npy.js";
 import { showError } from "../widgets/ui.js";
@@ -37,9 +37,10 @@ function nestedJSON(values, shape, dtype) {
  * and, for tensors up to JSON_PREFILL_MAX values, from JSON prefilled with the current values.
  * `tensor`: {ref, dtype, shape, size}. `apply(value, {allowTypeChange})` makes the edit.
  * `typeChange`: offer "allow type/shape change". `cast`: send the current dtype with an .npy
- * (so the file's values are converted to it).
+ * (so the file's values are converted to it). `fit`: the values are new (a graph input fixed to
+ * a constant): their shape must fit `tensor.shape`, whose named dims take any size.
  */
-export function tensorValueForms(tensor, ctx, applyEdit, { typeChange = true, cast = false, what = "tensor" } = {}) {
+export function tensorValueForms(tensor, ctx, applyEdit, { typeChange = true, cast = false, fit = false, what = "tensor" } = {}) {
   const apply = (value, options) => applyEdit(value, options).catch((err) => {
     // the server names the op's field; the form names its checkbox
     err.message = String(err.message || "").replace(/\s*\(set allow_type_change to change it\)/, typeChange
@@ -53,8 +54,12 @@ export function tensorValueForms(tensor, ctx, applyEdit, { typeChange = true, ca
 
   // from a .npy file
   const file = el("input", { type: "file", name: "npy", accept: ".npy,application/octet-stream", class: "ed-file" });
-  const intro = typeChange ? `The file's dtype and shape must match this ${what}: ${current}.`
-    : `The values are converted to ${dtype}; the shape comes from the file (now ${current}).`;
+  const named = (tensor.shape || []).some((d) => typeof d !== "number");
+  const fitShape = tensor.shape && tensor.shape.length ? formatShape(tensor.shape) : "a scalar";
+  const intro = fit ? `The values are converted to ${dtype}; their shape must be ${fitShape}${named ? " (a named or unknown dim takes any size)" : ""}.`
+    : typeChange ? `The file's dtype and shape must match this ${what}: ${current}.`
+      : `The values are converted to ${dtype}; the shape comes from the file (now ${current}).`;
+  const verb = fit ? "Fix to these values" : null;
   const info = el("div", { class: "ed-hint muted ed-file-info" }, intro);
   const allowNpy = typeChange ? checkbox("allow_type_change", "Allow type/shape change", false) : null;
   let uploaded = null; // {file, promise}
@@ -68,7 +73,7 @@ export function tensorValueForms(tensor, ctx, applyEdit, { typeChange = true, ca
     field("Values from a .npy file", file),
     info,
     allowNpy,
-    el("div", { class: "ed-actions" }, submit("Replace values")),
+    el("div", { class: "ed-actions" }, submit(verb || "Replace values")),
   ], async (form) => {
     const pending = upload();
     if (!pending) throw new Error("Choose a .npy file first.");
@@ -114,9 +119,9 @@ export function tensorValueForms(tensor, ctx, applyEdit, { typeChange = true, ca
   });
   const allowJson = typeChange ? checkbox("allow_type_change", "Allow type/shape change", false) : null;
   const jsonForm = editForm("ed-json-form", [
-    field("Values as JSON", area, `A list (nested by dimension) or {"dtype", "shape", "values"}; NaN/Infinity as "NaN", "Infinity".${size > JSON_PREFILL_MAX ? "" : " Prefilled with the current values."}`),
+    field("Values as JSON", area, `A list (nested by dimension) or {"dtype", "shape", "values"}; NaN/Infinity as "NaN", "Infinity".${tensor.ref && size <= JSON_PREFILL_MAX ? " Prefilled with the current values." : ""}`),
     allowJson,
-    el("div", { class: "ed-actions" }, submit("Set values")),
+    el("div", { class: "ed-actions" }, submit(verb || "Set values")),
   ], async (form) => {
     const value = parseTensorJSON(area.value, { dtype, shape });
     await apply(value, { allowTypeChange: !!(allowJson && form.elements.allow_type_change.checked) });

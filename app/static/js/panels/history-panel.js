@@ -23,7 +23,13 @@ function shapeWords(shape) {
 function valueWords(value) {
   if (value && typeof value === "object" && !Array.isArray(value)) {
     if ("npy" in value) return "an uploaded .npy file";
-    if ("values" in value) return `${value.dtype || ""} ${shapeWords(value.shape || [])} typed values`.trim();
+    if ("values" in value) {
+      // a few values are shown as they are (a flag's false, a K of 5); more by their type
+      const shape = value.shape || [];
+      const few = Array.isArray(value.values) && value.values.length <= 4 ? (shape.length ? short(value.values, 40) : short(value.values[0], 40)) : null;
+      const type = `${value.dtype || ""} ${shape.length ? shapeWords(shape) : "scalar"}`.trim();
+      return few ? `${few} (${type})` : `${type} typed values`;
+    }
   }
   return short(value);
 }
@@ -57,6 +63,7 @@ export function describeOp(op, change = "") {
     case "remove_output": return `Remove graph output ${short(o.name)}`;
     case "add_input": return `Add graph input ${short(o.name)} (${o.dtype} ${shapeWords(o.shape)})`;
     case "remove_input": return `Remove graph input ${short(o.name)}`;
+    case "freeze_input": return `Fix graph input ${short(o.name)} to ${valueWords(o.value)}`;
     case "delete_node": return `Delete ${nodeWords(o.node)}${o.reconnect ? ", reconnecting its readers" : ""}`;
     case "insert_node": {
       const where = o.consumers ? `before node${o.consumers.length > 1 ? "s" : ""} ${o.consumers.join(", ")} on ${short(o.tensor)}` : `after ${short(o.tensor)}`;
