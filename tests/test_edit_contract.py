@@ -59,7 +59,7 @@ SAMPLES = {
     "delete_attribute": {"node": "act", "name": "alpha"},
     "rename_node": {"node": "mm", "name": "mm2"},
     "rename_tensor": {"from": "h", "to": "h2"},
-    "set_io_shape": {"name": "x", "shape": [1, 2], "dtype": "FLOAT", "update_types": False},
+    "set_io_shape": {"name": "x", "shape": [1, 2], "dtype": "FLOAT", "update_types": False, "cast": False},
     "add_output": {"tensor": "h", "dtype": "FLOAT", "shape": [1, 2]},
     "remove_output": {"name": "y"},
     "add_input": {"name": "extra", "dtype": "FLOAT", "shape": [1]},

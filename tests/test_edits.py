@@ -427,3 +427,55 @@ def test_a_real_model_frozen_on_its_test_input_computes_its_expected_output(clie
     expected.ParseFromString((path.parent / "test_data_set_0" / "output_0.pb").read_bytes())
     (got,) = run(frozen, {}).values()
     np.testing.assert_allclose(got, numpy_helper.to_array(expected), rtol=1e-4, atol=1e-5)
+
+
+def test_a_new_io_dtype_with_a_cast_keeps_what_the_graph_computes(client):
+    """A real CNN takes uint8 images and gives float16 out: Casts after the input and before the
+    output keep the graph in float, so it computes what it did on the same pixels (to float16's
+    precision); without `cast` the same dtype change is refused, naming the Conv that can't read uint8."""
+    path = next(p for p in CONVERTED if p.parent.name == "test_Conv2d")
+    model, feeds = load_case(path)
+    out = model.graph.output[0].name
+    pixels = np.random.default_rng(0).integers(0, 255, feeds["0"].shape).astype(np.uint8)
+    ops = [
+        {"op": "set_io_shape", "name": "0", "shape": dims_of(model.graph.input[0]), "dtype": "UINT8", "cast": True},
+        {"op": "set_io_shape", "name": out, "shape": dims_of(model.graph.output[0]), "dtype": "FLOAT16", "cast": True},
+    ]
+    edited, answer = edit(client, path.read_bytes(), ops)
+    assert "a Cast after it keeps the graph in FLOAT ('0_float')" in answer["changes"][0], answer
+    onnx.checker.check_model(edited, full_check=True)
+    casts = [n for n in edited.graph.node if n.op_type == "Cast"]
+    assert [(n.input[0], n.output[0]) for n in casts] == [("0", "0_float"), (f"{out}_float", out)]
+    got = run(edited, {"0": pixels})[out]
+    want = run(model, {"0": pixels.astype(np.float32)})[out]
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+
+    mid = upload(client, path.read_bytes()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{**ops[0], "cast": False}]})
+    assert r.status_code == 422 and "unsupported type: tensor(uint8)" in r.get_json()["error"]["message"]
+
+
+def test_a_cast_needs_an_inside(client):
+    """An input passed straight out as an output, or an output no node computes, has no inside to
+    keep: refused, nothing stored."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "pass",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+        ],
+    )
+    mid = upload(client, helper.make_model(g).SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_io_shape", "name": "x", "shape": [2], "dtype": "FLOAT16", "cast": True}]},
+    )
+    assert r.status_code == 400 and "both an input and an output" in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def dims_of(v: onnx.ValueInfoProto) -> list:
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in v.type.tensor_type.shape.dim]

@@ -13,6 +13,7 @@ from ..views.values import dim_json, shape_json
 from .field_types import BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
 from .jsontypes import optional, required
 from .locate import main_graph_value
+from .names import fresh_name, rename_in_graph
 from .registry import edit_op
 from .shape_hints import hard_coded_hint, refresh_types
 from .sources import tensor_from_source
@@ -56,13 +57,22 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
     required("shape", SHAPE, "the new shape; null for unknown rank"),
     optional("dtype", DTYPE | NULL, "the new element type (null: keep it)"),
     optional("update_types", BOOLEAN, "re-infer the main graph's value_info and outputs' shapes after", False),
+    optional(
+        "cast",
+        BOOLEAN,
+        "with a new dtype: the graph keeps computing in the old one, through a Cast after the input (before the output)",
+        False,
+    ),
 )
 def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     """Set the shape (each dim an integer, a symbolic name, or null for unknown; the whole shape
     null for unknown rank) and optionally the element type of a main-graph input or output.
     Dims sent as the model has them stay exactly as they are; its name, doc_string and other
-    fields stay. `update_types: true` re-infers the main graph's value_info and outputs' shapes
-    from it. The answer names nodes whose constant inputs still hard-code a value it changed."""
+    fields stay. `cast: true` with a new element type keeps the graph as it is inside: a Cast
+    from the new type to the old one after an input (uint8 images into a float model, int32
+    token ids for TensorRT), from the old to the new before an output (float16 out).
+    `update_types: true` re-infers the main graph's value_info and outputs' shapes from it. The
+    answer names nodes whose constant inputs still hard-code a value it changed."""
     name = op["name"]
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
     if not hits:
@@ -70,6 +80,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     elem = onnx.TensorProto.DataType.Value(op["dtype"]) if op.get("dtype") is not None else None
     shape = op["shape"]
     before = [shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for v in hits]
+    was = hits[0].type.tensor_type.elem_type
     for v in hits:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
             raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
@@ -83,11 +94,45 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
         else:
             _fill_shape(op, tt.shape, shape)
     said = f"{name!r} is now {onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)} {shape}"
+    if op.get("cast") and elem is not None and was and elem != was:
+        said += _cast_inside(model, name, was, elem, len(hits))
     if op.get("update_types"):
         said += f"; {refresh_types(model)}"
     if any(v.name == name for v in model.graph.input) and before[0]:
         said += hard_coded_hint(model, before[0], shape or [])
     return said
+
+
+def _cast_inside(model: onnx.ModelProto, name: str, was: int, now: int, places: int) -> str:
+    """Keep the graph reading (writing) `name` as element type `was`: what read the input now
+    reads a Cast of it, or what wrote the output now feeds a Cast to it."""
+    g = model.graph
+    is_input = any(v.name == name for v in g.input)
+    if places > 1:
+        raise StudioError(
+            "bad_value", f"set_io_shape: {name!r} is both an input and an output: there is no inside to cast"
+        )
+    producer = next((i for i, n in enumerate(g.node) if name in n.output), None)
+    if not is_input and producer is None:
+        raise StudioError("bad_value", f"set_io_shape: no node computes output {name!r}, so no Cast can go before it")
+    inner = fresh_name(model, f"{name}_{onnx.TensorProto.DataType.Name(was).lower()}")
+    rename_in_graph(g, name, inner)  # every reader (subgraphs too), the producer, value_info
+    for values in (g.input, g.output):
+        for v in values:
+            if v.name == inner:  # the graph's own input or output keeps its name
+                v.name = name
+    for t in g.initializer:
+        if t.name == inner:  # an input's default (below IR 4, weights are inputs too)
+            t.name = name
+    node_name = fresh_name(model, f"{name}_cast", {n.name for n in g.node})
+    if is_input:
+        cast = onnx.helper.make_node("Cast", [name], [inner], name=node_name, to=was)
+        g.node.insert(0, cast)
+    else:
+        assert producer is not None  # refused above
+        cast = onnx.helper.make_node("Cast", [inner], [name], name=node_name, to=now)
+        g.node.insert(producer + 1, cast)
+    return f"; a Cast {'after' if is_input else 'before'} it keeps the graph in {onnx.TensorProto.DataType.Name(was)} ({inner!r})"
 
 
 def _infer_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:

@@ -144,3 +144,28 @@ def test_fix_an_input_to_a_constant_from_its_panel(page, server, artifacts):
     model = downloaded(page, server, summary["id"])
     assert [i.name for i in model.graph.input] == ["x", "mask"]
     assert [t.name for t in model.graph.initializer] == ["one", "use_cache"]
+
+
+def test_a_new_input_type_keeps_the_graph_in_its_own_through_a_cast(page, server, artifacts):
+    """Choosing another element type for an input offers "Keep the graph in FLOAT" (ticked): saved,
+    a Cast after the input feeds every reader, and the model is valid."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-fit")
+    panel = page.locator("#sidebar")
+    page.click("#graph [data-io=input]")
+    form = panel.locator("#io-edit form")
+    keep = form.locator("label:has(input[name=cast])")
+    assert keep.is_hidden()  # the type is unchanged: nothing to keep
+    form.locator("select[name=dtype]").select_option("UINT8")
+    assert keep.is_visible() and "Keep the graph in FLOAT (a Cast after this input)" in keep.text_content()
+    page.screenshot(path=str(artifacts / "editor-io-cast.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert page.locator("#graph [data-node-id] .box-head, #graph [data-node-id]").filter(has_text="Cast").count() >= 1
+
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    first = model.graph.node[0]
+    assert first.op_type == "Cast" and first.input[0] == model.graph.input[0].name
+    assert model.graph.input[0].type.tensor_type.elem_type == T.UINT8

@@ -61,14 +61,21 @@ export function shapeEditor(shape) {
   };
 }
 
-/** Type + shape of a graph input/output, as a form (set_io_shape). */
-function typeForm(name, value, ctx) {
+/** Type + shape of a graph input/output, as a form (set_io_shape). `isInput`: where a Cast goes. */
+function typeForm(name, value, ctx, isInput) {
   const dtype = dtypeSelect(value.dtype || "FLOAT", { "aria-label": "Element type" });
   const shape = shapeEditor(value.shape);
   const retype = checkbox("update_types", "Re-infer value_info and output shapes", false,
     "after the change, shape inference updates the shapes the graph's value_info and outputs state");
+  // a new element type for the caller only: the graph inside keeps the old one (uint8 images in)
+  const cast = checkbox("cast", `Keep the graph in ${value.dtype || "its type"} (a Cast ${isInput ? "after this input" : "before this output"})`, true,
+    isInput ? "the caller gives the new type; the nodes reading it read it converted back" : "the nodes compute as before; the caller gets their result converted");
+  const syncCast = () => { cast.hidden = !value.dtype || dtype.value === value.dtype; };
+  dtype.addEventListener("change", syncCast);
+  syncCast();
   const { form } = editForm("ed-io-type", [
     field("Element type", dtype),
+    cast,
     el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Shape"), shape.root,
       el("div", { class: "ed-hint muted" }, "Each dim: a number, a name such as ", el("code", {}, "batch"), " (dynamic), or empty (unknown).")),
     retype,
@@ -76,6 +83,7 @@ function typeForm(name, value, ctx) {
   ], async () => {
     const op = { op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value };
     if (retype.querySelector("input").checked) op.update_types = true;
+    if (!cast.hidden && cast.querySelector("input").checked) op.cast = true;
     // the answer names the nodes that still hard-code a changed dim (a Reshape to [1, -1])
     await ctx.actions.edit([op]);
   }, { "data-io-name": name });
@@ -94,7 +102,8 @@ export function ioSections(name, facts, ctx) {
   const out = [];
   const nonTensor = value.type && value.type.kind && !["tensor", "unknown"].includes(value.type.kind);
   const edit = section(`Graph ${kind}: type and shape`,
-    nonTensor ? el("p", { class: "muted" }, "This value is not a tensor: its type is not edited here.") : typeForm(name, value, ctx));
+    nonTensor ? el("p", { class: "muted" }, "This value is not a tensor: its type is not edited here.")
+      : typeForm(name, value, ctx, !!facts.input && !facts.output));
   edit.classList.add("ed-section");
   edit.id = "io-edit";
   out.push(edit);

@@ -58,7 +58,7 @@ export function describeOp(op, change = "") {
     case "delete_attribute": return `Delete attribute ${o.name} of ${nodeWords(o.node)}`;
     case "rename_node": return `Rename ${nodeWords(o.node)} to ${short(o.name)}`;
     case "rename_tensor": return `Rename tensor ${short(o.from)} to ${short(o.to)}`;
-    case "set_io_shape": return `Set ${short(o.name)} to ${o.dtype ? `${o.dtype} ` : ""}${shapeWords(o.shape)}`;
+    case "set_io_shape": return `Set ${short(o.name)} to ${o.dtype ? `${o.dtype} ` : ""}${shapeWords(o.shape)}${o.cast ? ", the graph kept in its own type by a Cast" : ""}`;
     case "add_output": return `Make ${short(o.tensor)} a graph output`;
     case "remove_output": return `Remove graph output ${short(o.name)}`;
     case "add_input": return `Add graph input ${short(o.name)} (${o.dtype} ${shapeWords(o.shape)})`;
