@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import onnx
 from onnx import TensorProto as T
+from onnx import numpy_helper as nh
 
 from .browser_models import flag_model, tiny_cnn
 from .browser_pages import downloaded, open_model, upload, wait_revision
@@ -148,7 +149,8 @@ def test_fix_an_input_to_a_constant_from_its_panel(page, server, artifacts):
 
 def test_a_new_input_type_keeps_the_graph_in_its_own_through_a_cast(page, server, artifacts):
     """Choosing another element type for an input offers "Keep the graph in FLOAT" (ticked): saved,
-    a Cast after the input feeds every reader, and the model is valid."""
+    a Cast after the input feeds every reader, and the model is valid. A Mul inserted after the
+    Cast reads a constant typed in its form (=1/255), made in the same batch in the Cast's type."""
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"])
     page.click("#btn-fit")
@@ -164,8 +166,26 @@ def test_a_new_input_type_keeps_the_graph_in_its_own_through_a_cast(page, server
     wait_revision(page, 1)
     assert page.locator("#graph [data-node-id] .box-head, #graph [data-node-id]").filter(has_text="Cast").count() >= 1
 
+    # then scale the pixels: a Mul after the Cast reading a new constant typed inline (=1/255)
+    page.click("#graph [data-node-id=n0]")
+    assert panel.locator(".panel-title").text_content() == "Cast"
+    panel.locator("#node-edit [data-action=insert-after]").click()
+    form = panel.locator(".ed-insert-after")
+    form.locator("input[name=op_type]").fill("Mul")
+    form.locator("input[name=name]").fill("scale")
+    form.locator("input[name=inputs]").fill("=0.00392156862745098")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 2)
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    ops = panel.locator("#history-list > li[data-revision='2'] .hist-op > div")
+    assert ops.nth(0).text_content() == 'Add initializer "scale_const" (0.00392156862745098 (FLOAT scalar))'
+
     model = downloaded(page, server, summary["id"])
     onnx.checker.check_model(model, full_check=True)
-    first = model.graph.node[0]
+    first, second = model.graph.node[0], model.graph.node[1]
     assert first.op_type == "Cast" and first.input[0] == model.graph.input[0].name
     assert model.graph.input[0].type.tensor_type.elem_type == T.UINT8
+    assert second.op_type == "Mul" and list(second.input) == [first.output[0], "scale_const"]
+    scale = next(t for t in model.graph.initializer if t.name == "scale_const")
+    assert scale.data_type == T.FLOAT and list(scale.dims) == [] and abs(nh.to_array(scale) - 1 / 255) < 1e-9

@@ -22,7 +22,10 @@ export function fieldId(prefix = "f") {
   return `${prefix}-${uid}`;
 }
 
-/** A <label> above a control; `hint` (optional) is a muted line under it. */
+/**
+ * A <label> above a control; `hint` (optional) is a muted line under it (text, or nodes: code).
+ * @param {string} label @param {HTMLElement} control @param {string | Array<string | Node>} [hint]
+ */
 export function field(label, control, hint = "") {
   if (!control.id) control.id = fieldId("field");
   return el("div", { class: "ed-field" },

@@ -143,6 +143,49 @@ function names(text) {
   return String(text || "").split(",").map((s) => s.trim()).filter(Boolean);
 }
 
+/** `text` split at its commas outside brackets and quotes: "a, =[1, 2], b" -> three parts. */
+function topLevelParts(text) {
+  const parts = [];
+  let depth = 0, quote = false, start = 0;
+  const t = String(text || "");
+  for (let i = 0; i < t.length; i += 1) {
+    const c = t[i];
+    if (quote) { if (c === "\\") i += 1; else if (c === '"') quote = false; continue; }
+    if (c === '"') quote = true;
+    else if (c === "[" || c === "{") depth += 1;
+    else if (c === "]" || c === "}") depth -= 1;
+    else if (c === "," && depth === 0) { parts.push(t.slice(start, i)); start = i + 1; }
+  }
+  parts.push(t.slice(start));
+  return parts.map((p) => p.trim()).filter(Boolean);
+}
+
+/**
+ * Inputs typed in a form: tensor names, or `=VALUE` for a new constant (=255, =[0.5, 2]; of
+ * `dtype`, the main input's type, unless an object names its own). Returns the names to read
+ * and the add_initializer ops that make the constants, in the same batch as the node.
+ */
+function readsWithConstants(text, { graph, dtype, base }) {
+  const reads = [];
+  const constants = [];
+  for (const part of topLevelParts(text)) {
+    if (!part.startsWith("=")) { reads.push(part); continue; }
+    let value;
+    try {
+      value = parseTensorJSON(part.slice(1), { dtype: dtype || "FLOAT" });
+    } catch (err) {
+      throw new Error(`${part}: ${err.message}`, { cause: err });
+    }
+    const name = freshName(graph, `${base}_const`, constants.map((c) => c.name));
+    /** @type {{op: string, name: string, value: object, graph?: string}} */
+    const add = { op: "add_initializer", name, value };
+    if (graph.path) add.graph = graph.path;
+    constants.push(add);
+    reads.push(name);
+  }
+  return { reads, constants };
+}
+
 /** One field per schema attribute of the chosen operator; read() -> {name: value} of those filled in. */
 function attributeFields(container) {
   let rows = [];
@@ -231,7 +274,8 @@ function insertForm(node, ctx, where) {
     el("div", { class: "ed-grid2" }, field("Operator", op.input), field("Domain", domain)),
     op.list,
     field("Name", name),
-    field("Extra inputs", extra, "Read after the main input, e.g. an initializer's name."),
+    field("Extra inputs", extra, ["Read after the main input: a tensor's name, or ", el("code", {}, "=value"), " for a new constant of its type (",
+      el("code", {}, "=255"), ", ", el("code", {}, "=[0.5, 2]"), ")."]),
     attrsBox,
     el("div", { class: "ed-actions" }, submit(where === "after" ? "Insert after" : "Insert before")),
   ], async () => {
@@ -241,8 +285,9 @@ function insertForm(node, ctx, where) {
     const insert = { op: "insert_node", tensor: where === "after" ? node.outputs[0] : tensorCtl.value, op_type: entry ? entry.op_type : opType };
     if (domain.value.trim() && domain.value.trim() !== "ai.onnx") insert.domain = domain.value.trim();
     if (name.value.trim()) insert.name = name.value.trim();
-    const more = names(extra.value);
-    if (more.length) insert.inputs = more;
+    const base = (name.value.trim() || insert.op_type).toLowerCase();
+    const more = readsWithConstants(extra.value, { graph, dtype: ctx.model && ctx.model.types.get(insert.tensor)?.dtype, base });
+    if (more.reads.length) insert.inputs = more.reads;
     const values = attrs.read();
     if (Object.keys(values).length) insert.attributes = values;
     let selection;
@@ -253,17 +298,18 @@ function insertForm(node, ctx, where) {
       const producer = (graph.nodes || []).findIndex((n) => (n.outputs || []).includes(insert.tensor));
       selection = { kind: "node", id: `n${producer < 0 ? 0 : producer + 1}` };
     }
-    await ctx.actions.edit([insert], { selection });
+    await ctx.actions.edit([...more.constants, insert], { selection });
   });
   return form;
 }
 
-/** `base`, or `base_1`, `base_2`…: the first name no value of `graph` (graph JSON) has. */
-function freshName(graph, base) {
+/** `base`, or `base_1`, `base_2`…: the first name no value of `graph` (graph JSON) has, nor `also`. */
+function freshName(graph, base, also = []) {
   const taken = new Set([
     ...(graph.inputs || []).map((v) => v.name), ...(graph.outputs || []).map((v) => v.name),
     ...(graph.initializers || []).map((t) => t.name),
     ...(graph.nodes || []).flatMap((n) => [...(n.inputs || []), ...(n.outputs || [])]),
+    ...also,
   ]);
   let name = base;
   for (let k = 1; taken.has(name); k += 1) name = `${base}_${k}`;
@@ -339,7 +385,8 @@ function addNodeForm(node, ctx) {
     el("div", { class: "ed-grid2" }, field("Operator", op.input), field("Domain", domain)),
     op.list,
     field("Name", name),
-    field("Inputs", reads, "Tensor names, comma separated, in the operator's order."),
+    field("Inputs", reads, ["Tensor names, comma separated, in the operator's order; ", el("code", {}, "=value"), " makes a new constant (",
+      el("code", {}, "=1e-5"), ", ", el("code", {}, "=[1, -1]"), ")."]),
     field("Outputs", outs, "New tensor names, comma separated."),
     inMainGraph(ctx) ? output : null,
     attrsBox,
@@ -349,14 +396,18 @@ function addNodeForm(node, ctx) {
     if (!opType) throw new Error("Choose the operator of the new node, e.g. Relu.");
     const entry = op.lookup(opType);
     /** @type {{op: string, op_type: string, inputs: string[], graph?: string, domain?: string, name?: string, attributes?: object, outputs?: string[]}} */
-    const add = { op: "add_node", op_type: entry ? entry.op_type : opType, inputs: names(reads.value) };
+    const firstRead = topLevelParts(reads.value).find((r) => !r.startsWith("="));
+    const typed = readsWithConstants(reads.value, {
+      graph, dtype: firstRead && ctx.model ? ctx.model.types.get(firstRead)?.dtype : null, base: (name.value.trim() || opType).toLowerCase(),
+    });
+    const add = { op: "add_node", op_type: entry ? entry.op_type : opType, inputs: typed.reads };
     if (graph.path) add.graph = graph.path;
     if (domain.value.trim() && domain.value.trim() !== "ai.onnx") add.domain = domain.value.trim();
     if (name.value.trim()) add.name = name.value.trim();
     const values = attrs.read();
     if (Object.keys(values).length) add.attributes = values;
     /** @type {object[]} */
-    const ops = [add];
+    const ops = [...typed.constants, add];
     const written = names(outs.value);
     if (f.elements.output && f.elements.output.checked) {
       // the graph output needs its name now: the first typed, else a fresh one
