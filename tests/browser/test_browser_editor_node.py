@@ -291,3 +291,35 @@ def test_tensor_attribute_from_json_and_npy(page, server, tmp_path):
     wait_revision(page, 2)
     got = onnx.numpy_helper.to_array(downloaded(page, server, summary["id"]).graph.node[0].attribute[0].t)
     assert got.dtype == np.float32 and got.tolist() == [7, 8, 9]
+
+
+def test_a_top_k_beside_the_softmax_reads_a_k_typed_in_its_form(page, server, artifacts):
+    """Add node: TopK reading the probabilities and "=[3]": the constant K is made INT64, as
+    TopK's schema wants (not the FLOAT of the probabilities), in the same revision; the top-3
+    values, made a graph output, are the three largest probabilities in onnxruntime."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n7")
+    page.click("#btn-fit")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-title").text_content() == "Softmax"
+    panel.locator("#node-edit [data-action=add-node]").click()
+    form = panel.locator(".ed-add-node")
+    form.locator("input[name=op_type]").fill("TopK")
+    form.locator("input[data-attr-name=axis]").wait_for()  # the catalog is loaded
+    form.locator("input[name=name]").fill("top3")
+    form.locator("input[name=inputs]").fill("probs, =[3]")
+    form.locator("input[name=outputs]").fill("top_values, top_classes")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    k = next(t for t in model.graph.initializer if t.name == "top3_const")
+    assert k.data_type == onnx.TensorProto.INT64 and list(k.dims) == [1]
+    assert list(node_named(model, "top3").input) == ["probs", "top3_const"]
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    probs, top = sess.run(["probs", "top_values"], {"input": x})
+    assert top.shape == (1, 3) and np.allclose(top[0], np.sort(probs[0])[::-1][:3])

@@ -232,7 +232,8 @@ const OFFERED_DOMAINS = new Set(["ai.onnx.ml", "com.microsoft"]);
 /**
  * The operators a model's opset imports offer, then those of OFFERED_DOMAINS it doesn't import,
  * at their newest version: [{domain, op_type, since, deprecated, imports (the edit imports its
- * domain), attributes: [{name, type, required}]}], sorted by name (ai.onnx first).
+ * domain), attributes: [{name, type, required}], inputTypes (per input, a constant's element
+ * type: a name, "" as the first input's, 0 unknown)}], sorted by name (ai.onnx first).
  */
 export async function operatorsFor(opsetImport) {
   const { OPS, LATEST_OPSET } = await loadCatalog();
@@ -247,6 +248,7 @@ export async function operatorsFor(opsetImport) {
     out.push({
       domain, op_type: opType, since: pick[0], deprecated: !!pick[1], imports: imported === null,
       attributes: pick[2].map(([name, type, required]) => ({ name, type, required: !!required })),
+      inputTypes: pick[3] || [],
     });
   }
   out.sort((a, b) => (a.domain === b.domain ? a.op_type.localeCompare(b.op_type) : a.domain === "" ? -1 : b.domain === "" ? 1 : a.domain.localeCompare(b.domain)));

@@ -161,18 +161,25 @@ function topLevelParts(text) {
 }
 
 /**
- * Inputs typed in a form: tensor names, or `=VALUE` for a new constant (=255, =[0.5, 2]; of
- * `dtype`, the main input's type, unless an object names its own). Returns the names to read
- * and the add_initializer ops that make the constants, in the same batch as the node.
+ * Inputs typed in a form: tensor names, or `=VALUE` for a new constant (=255, =[0.5, 2]) at input
+ * slot `first` + its position. Its element type is what the operator's schema fixes for that slot
+ * (`entry.inputTypes`: TopK's K INT64), else the first input's (`dtype`), unless an object names
+ * its own. Returns the names to read and the add_initializer ops making the constants, for the
+ * same batch as the node.
  */
-function readsWithConstants(text, { graph, dtype, base }) {
+function readsWithConstants(text, { graph, dtype, base, entry, first = 0 }) {
   const reads = [];
   const constants = [];
-  for (const part of topLevelParts(text)) {
+  const types = (entry && entry.inputTypes) || [];
+  const slotType = (i) => {
+    const t = types.length ? types[Math.min(i, types.length - 1)] : 0; // the last formal may repeat
+    return typeof t === "string" && t ? t : dtype || "FLOAT";
+  };
+  for (const [k, part] of topLevelParts(text).entries()) {
     if (!part.startsWith("=")) { reads.push(part); continue; }
     let value;
     try {
-      value = parseTensorJSON(part.slice(1), { dtype: dtype || "FLOAT" });
+      value = parseTensorJSON(part.slice(1), { dtype: slotType(first + k) });
     } catch (err) {
       throw new Error(`${part}: ${err.message}`, { cause: err });
     }
@@ -274,7 +281,7 @@ function insertForm(node, ctx, where) {
     el("div", { class: "ed-grid2" }, field("Operator", op.input), field("Domain", domain)),
     op.list,
     field("Name", name),
-    field("Extra inputs", extra, ["Read after the main input: a tensor's name, or ", el("code", {}, "=value"), " for a new constant of its type (",
+    field("Extra inputs", extra, ["Read after the main input: a tensor's name, or ", el("code", {}, "=value"), " for a new constant of the type its input takes (",
       el("code", {}, "=255"), ", ", el("code", {}, "=[0.5, 2]"), ")."]),
     attrsBox,
     el("div", { class: "ed-actions" }, submit(where === "after" ? "Insert after" : "Insert before")),
@@ -286,7 +293,7 @@ function insertForm(node, ctx, where) {
     if (domain.value.trim() && domain.value.trim() !== "ai.onnx") insert.domain = domain.value.trim();
     if (name.value.trim()) insert.name = name.value.trim();
     const base = (name.value.trim() || insert.op_type).toLowerCase();
-    const more = readsWithConstants(extra.value, { graph, dtype: ctx.model && ctx.model.types.get(insert.tensor)?.dtype, base });
+    const more = readsWithConstants(extra.value, { graph, dtype: ctx.model && ctx.model.types.get(insert.tensor)?.dtype, base, entry, first: 1 });
     if (more.reads.length) insert.inputs = more.reads;
     const values = attrs.read();
     if (Object.keys(values).length) insert.attributes = values;
@@ -398,7 +405,7 @@ function addNodeForm(node, ctx) {
     /** @type {{op: string, op_type: string, inputs: string[], graph?: string, domain?: string, name?: string, attributes?: object, outputs?: string[]}} */
     const firstRead = topLevelParts(reads.value).find((r) => !r.startsWith("="));
     const typed = readsWithConstants(reads.value, {
-      graph, dtype: firstRead && ctx.model ? ctx.model.types.get(firstRead)?.dtype : null, base: (name.value.trim() || opType).toLowerCase(),
+      graph, dtype: firstRead && ctx.model ? ctx.model.types.get(firstRead)?.dtype : null, base: (name.value.trim() || opType).toLowerCase(), entry,
     });
     const add = { op: "add_node", op_type: entry ? entry.op_type : opType, inputs: typed.reads };
     if (graph.path) add.graph = graph.path;
