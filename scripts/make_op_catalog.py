@@ -26,6 +26,9 @@ from app.onnx_io.runtime_schemas import all_runtime_schemas as runtime_schemas
 OUT = Path(__file__).resolve().parents[1] / "app" / "static" / "js" / "lib" / "op-catalog.js"
 
 
+ELEMENT_TYPES = set(onnx.TensorProto.DataType.keys())
+
+
 def input_type(schema, formal) -> str | int:
     """What a constant typed for this input should be: its one element type ("INT64": TopK's K,
     Reshape's shape), "" for the first input's (Mul's B: same constraint T), INT64 for integer
@@ -34,7 +37,7 @@ def input_type(schema, formal) -> str | int:
     types = [formal.type_str] if allowed is None else list(allowed)
     if len(types) == 1 and types[0].startswith("tensor(") and types[0].endswith(")"):
         name = types[0][len("tensor(") : -1].upper()
-        if name in onnx.TensorProto.DataType.keys():
+        if name in ELEMENT_TYPES:
             return name
     if schema.inputs and formal is not schema.inputs[0] and formal.type_str == schema.inputs[0].type_str:
         return ""

@@ -40,4 +40,4 @@ def test_the_committed_catalog_carries_the_input_types():
     text = (ROOT / "app" / "static" / "js" / "lib" / "op-catalog.js").read_text(encoding="utf-8")
     row = next(line for line in text.splitlines() if line.startswith('  ["","TopK",'))
     versions = json.loads(re.sub(r",\s*$", "", row.strip()))[2]
-    assert [v[3] for v in versions if v[0] >= 10][0] == [0, "INT64"]
+    assert next(v[3] for v in versions if v[0] >= 10) == [0, "INT64"]
