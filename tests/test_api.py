@@ -36,6 +36,34 @@ def test_list_and_summary(client, resnet):
     assert s["validation"]["full"]["ok"] and s["validation"]["inference_errors"] == []
 
 
+def test_the_models_list_carries_each_models_card(client, resnet):
+    """Who made it, its opset and node count, read from the upload's bytes without parsing them,
+    follow its head through edits; a revision stored before cards gets one made once, and kept."""
+    from app.api.routes import store
+
+    mid, data = resnet
+    proto = onnx.load_from_string(data)
+    want = {"ir_version": proto.ir_version, "producer": proto.producer_name, "opset": 9, "nodes": len(proto.graph.node)}
+    listed = {m["id"]: m for m in client.get("/api/models").get_json()["models"]}
+    assert listed[mid]["card"] == want
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_model_field", "field": "producer_version", "value": "2.1"}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    listed = {m["id"]: m for m in client.get("/api/models").get_json()["models"]}
+    assert listed[mid]["card"] == {**want, "producer": f"{proto.producer_name} 2.1"}
+
+    with client.application.app_context():
+        s = store()
+        with s.index._conn() as c:  # as an index written before cards holds it
+            c.begin()
+            c.execute("UPDATE revisions SET card = NULL WHERE model_id = ?", (mid,))
+        assert s.revision(mid).card is None
+        assert client.get("/api/models").get_json()["models"][0]["card"] == listed[mid]["card"]
+        assert s.revision(mid).card == listed[mid]["card"]  # kept
+
+
 def test_graph_json_shapes_and_dtypes(client, resnet):
     mid, data = resnet
     g = client.get(f"/api/models/{mid}/graph").get_json()

@@ -224,6 +224,7 @@ def list_models():
                 "size": s.model_size(rev),
                 "disk_bytes": usage["models"].get(m.id, 0),
                 "kind": m.kind,
+                "card": s.card(rev),  # producer, opset, nodes of its head ({} when unknown, null for data files)
                 "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
             }
         )

@@ -69,6 +69,7 @@ LATER_COLUMNS = {
         "invalid": "TEXT NOT NULL DEFAULT '[]'",  # why the revision fails a gate it was let through
         "tensors": "TEXT NOT NULL DEFAULT '{}'",  # digest -> size of the tensors the graph references
         "source": "TEXT",  # revision 0 of a split upload: how its bytes are rebuilt
+        "card": "TEXT",  # producer, opset, node count (JSON: store/card.py), for the models list
     },
     "models": {
         "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
@@ -178,6 +179,12 @@ class SqlIndex:
             _insert_revision(c, model_id, new_rev, base, time.time(), **revision)
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
+
+    def set_card(self, model_id: str, rev: int, card: dict) -> None:
+        """Record a revision's card (store/card.py), made later for one stored without it."""
+        with self._conn() as c:
+            c.begin()
+            c.execute("UPDATE revisions SET card = ? WHERE model_id = ? AND rev = ?", (json.dumps(card), model_id, rev))
 
     def set_runtime(self, model_id: str, rev: int, verdict: dict, invalid: str | None = None) -> None:
         """Record onnxruntime's verdict on a revision, and why it is invalid when the verdict
@@ -392,10 +399,11 @@ def _insert_revision(
     changes: list | None = None,
     runtime: dict | None = None,
     invalid: list | None = None,
+    card: dict | None = None,
 ) -> None:
     c.execute(
         "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created, runtime, invalid,"
-        " tensors, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " tensors, source, card) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             model_id,
             rev,
@@ -409,6 +417,7 @@ def _insert_revision(
             json.dumps(invalid or []),
             json.dumps(tensors),
             None if source is None else json.dumps(source),
+            None if card is None else json.dumps(card),
         ),
     )
 
@@ -452,6 +461,7 @@ def _revision(row) -> Revision:
         json.loads(row["invalid"]),
         json.loads(row["tensors"]),
         None if row["source"] is None else json.loads(row["source"]),
+        None if row["card"] is None else json.loads(row["card"]),
     )
 
 

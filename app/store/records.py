@@ -19,6 +19,7 @@ class Revision:
     invalid: list = field(default_factory=list)  # messages of the gates it was stored past
     tensors: dict = field(default_factory=dict)  # blob digest -> size of each tensor the graph references
     source: dict | None = None  # revision 0 of a split upload: how its bytes are rebuilt (wire.skeleton)
+    card: dict | None = None  # producer, opset, node count (card.py); None for one stored before cards
 
     def blobs(self) -> set[str]:
         """Every blob this revision needs."""

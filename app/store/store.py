@@ -28,6 +28,7 @@ import onnx
 from ..errors import StudioError
 from . import wire
 from .blobs import CHUNK, Blobs, BlobStore
+from .card import card_of_bytes, card_of_model
 from .index import SqlIndex, SqliteIndex
 from .records import ModelRecord, Revision
 
@@ -74,6 +75,15 @@ class Store:
     def revisions(self, model_id: str) -> list[Revision]:
         return self.index.revisions(model_id)
 
+    def card(self, revision: Revision) -> dict | None:
+        """A revision's card; for one stored before cards, made from its graph once and kept."""
+        if revision.card is not None or self.model(revision.model_id).kind != "model":
+            return revision.card
+        with self.blobs.open(revision.blob) as f, _mapped(f) as buf:
+            card = card_of_bytes(buf) or {}  # {}: bytes the wire walk can't follow, not tried again
+        self.index.set_card(revision.model_id, revision.rev, card)
+        return card
+
     def set_runtime(self, model_id: str, rev: int, verdict: dict, invalid: str | None = None) -> None:
         self.index.set_runtime(model_id, rev, verdict, invalid)
 
@@ -109,6 +119,7 @@ class Store:
             if kind == "model":
                 with _mapped(data) as buf:
                     revision, content = self._put_model(buf)
+                    revision["card"] = card_of_bytes(buf) or {}
             else:
                 digest = self._put_any(data)
                 revision, content = {"blob": digest, "tensors": {}}, digest
@@ -169,9 +180,11 @@ class Store:
             if model is not None:
                 changed, refs = wire.split_model(model, put, self.split_min_bytes)
                 graph = model.SerializeToString() if changed else data
+                card = card_of_model(model)
             else:
                 sp = wire.split(data, put, self.split_min_bytes)
                 graph, refs = sp.graph, sp.refs
+                card = card_of_bytes(graph) or {}
             tensors = {d: n for d, n in refs.items() if d in base_tensors or d in new}
             revision = {
                 "blob": self.blobs.put(graph),
@@ -181,6 +194,7 @@ class Store:
                 "changes": changes,
                 "runtime": runtime,
                 "invalid": invalid,
+                "card": card,
             }
             return self.index.commit_revision(model_id, base, revision)
 

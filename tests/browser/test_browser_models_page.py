@@ -58,7 +58,7 @@ def column(page, header: str) -> int:
     return headers.index(header)
 
 
-def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server):
+def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server, artifacts):
     first = upload(page, server, weighted("one exporter"), "first.onnx")
     second = upload(page, server, weighted("another exporter"), "second.onnx")  # the same weights
     edit = page.request.post(
@@ -82,6 +82,9 @@ def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server
         cells = page.locator(f"#models-table tr[data-model-id='{model_id}'] td").all_text_contents()
         assert cells[disk] == human(m["disk_bytes"]), (m, cells)
         assert cells[size] == human(m["size"]), (m, cells)
+        card = page.locator(f"#models-table tr[data-model-id='{model_id}'] .model-card").text_content()
+        assert card == f"{m['card']['producer']} · opset 17 · 1 node", card  # who made it, under its name
+    page.screenshot(path=str(artifacts / "models-page-cards.png"))
     total = page.locator("#models-total")
     assert total.is_visible()
     assert total.text_content() == f"2 models · {human(api['disk_bytes'])} on disk"
@@ -162,9 +165,10 @@ def test_closing_the_dialog_keeps_both_and_stays_on_the_list(page, server, tmp_p
 
 def test_a_long_list_filters_by_name(page, server):
     """Past a glance's worth of models a filter box appears: each word typed must be in the
-    name (or id), in any case; the line under the table counts what is shown."""
+    name (or id, or the line under it: producer, opset), in any case; the line under the table
+    counts what is shown."""
     for k in range(9):
-        model = weighted(f"exporter {k}")  # different bytes: no duplicate offers
+        model = weighted(f"exporter-{k}")  # different bytes: no duplicate offers
         upload(page, server, model, f"{'resnet' if k % 3 == 0 else 'bert'}_v{k}.onnx")
     page.goto(f"{server}/")
     page.locator("#models-table:not([hidden]) tbody tr").first.wait_for()
@@ -174,6 +178,8 @@ def test_a_long_list_filters_by_name(page, server):
     visible = page.locator("#models-table tbody tr:not([hidden]) .model-link").all_text_contents()
     assert sorted(visible) == ["resnet_v0.onnx", "resnet_v3.onnx", "resnet_v6.onnx"], visible
     assert page.locator("#models-total").text_content().startswith("3 of 9 models")
+    box.fill("EXPORTER-4")  # the producer under each name is searched too
+    assert page.locator("#models-table tbody tr:not([hidden]) .model-link").all_text_contents() == ["bert_v4.onnx"]
     box.fill("")
     assert page.locator("#models-table tbody tr:not([hidden])").count() == 9
     assert page.locator("#models-total").text_content().startswith("9 models")

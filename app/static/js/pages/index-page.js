@@ -1,7 +1,7 @@
 // Entry module of the model list (/): upload by drag-and-drop or file picker, list stored models.
 import * as api from "../lib/api.js";
 import { el, clear } from "../widgets/dom.js";
-import { formatBytes, formatDate } from "../lib/format.js";
+import { formatBytes, formatDate, formatNumber } from "../lib/format.js";
 import { openModal } from "../widgets/modal.js";
 
 const dropzone = document.getElementById("dropzone");
@@ -166,6 +166,13 @@ function referenceTag(status) {
   }, status === "passed" ? "outputs as kept" : "outputs differ");
 }
 
+/** Who made the model, its opset and size as a muted line under its name: "pytorch 2.1 · opset 17 · 1,250 nodes". */
+function cardText(card) {
+  if (!card || !Object.keys(card).length) return "";
+  return [card.producer, card.opset ? `opset ${card.opset}` : null, `${formatNumber(card.nodes || 0)} node${card.nodes === 1 ? "" : "s"}`]
+    .filter(Boolean).join(" · ");
+}
+
 const filter = /** @type {HTMLInputElement} */ (document.getElementById("models-filter"));
 let shown = { count: 0, diskBytes: /** @type {number | undefined} */ (undefined) };
 
@@ -188,8 +195,10 @@ async function loadModels() {
     const body = table.tBodies[0];
     clear(body);
     for (const m of models || []) {
-      body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id}` },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, m.name || m.id), referenceTag(m.reference)),
+      const card = cardText(m.card);
+      body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id} ${card}` },
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, m.name || m.id), referenceTag(m.reference),
+          card ? el("div", { class: "muted model-card" }, card) : null),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
