@@ -628,3 +628,21 @@ def test_weights_listed_as_inputs_made_constants_then_quantized(client):
     x = nh.to_array(onnx.load_tensor(str(path.parent / "test_data_set_0" / "input_0.pb")))
     want, got = run(original, {"0": x})[0], run(m.SerializeToString(), {"0": x})[0]
     assert np.abs(got - want).max() < 0.05 * max(1.0, float(np.abs(want).max()))
+
+
+def test_simplify_reads_a_constant_inside_a_branch(client):
+    """A Constant inside an If branch, kept by the store in a blob: the tool's copy of the model
+    holds its value (onnxruntime's loader refuses a hard-linked file there), and the simplified
+    model computes what the model did on both branches."""
+    from browser.browser_models import constant_in_branch
+
+    model = constant_in_branch()
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    simple = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    x = np.arange(4096, dtype=np.float32)
+    for b in (True, False):
+        feeds = {"x": x, "b": np.array(b)}
+        want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
+        np.testing.assert_array_equal(ort.InferenceSession(simple.SerializeToString()).run(None, feeds)[0], want)

@@ -850,3 +850,20 @@ def test_scalar_inputs_of_a_narrow_type_stay_scalars(client):
     answer = run(client, mid, body)
     assert answer["inputs"]["start"]["shape"] == [] and answer["outputs"]["output"]["shape"] == [2]
     assert answer["expected"]["outputs"]["output"]["equal"], answer["expected"]
+
+
+def test_a_big_constant_inside_a_branch_runs(client):
+    """A 20 MB Constant inside an If branch (past the bound a main-graph Constant is read from its
+    file at): put in the graph the run loads, as onnxruntime's loader wants it there."""
+    from browser.browser_models import constant_in_branch
+
+    model = constant_in_branch(5_000_000)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    x = np.ones(5_000_000, np.float32)
+    r = client.post(
+        f"/api/models/{mid}/run",
+        json={"inputs": {"x": {"npy": npy_blob(client, x)}, "b": {"npy": npy_blob(client, np.array(True))}}},
+    )
+    assert r.status_code == 200, r.get_json()
+    stats = r.get_json()["outputs"]["out"]["stats"]
+    assert stats["min"] == 1 and abs(stats["max"] - 2) < 1e-6

@@ -35,7 +35,7 @@ from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
-from ..onnx_io.traverse import fed_inputs, node_graphs, tensors, walk_graphs
+from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
 from ..views.tensors import array_preview
 from ..views.values import dtype_name, shape_json
 from . import bp
@@ -43,10 +43,8 @@ from .documents import inferred, load, store
 from .kernel_times import kernel_times
 from .request_body import json_object
 
-RUN_TENSORS = "studio-tensors"
-INLINE_ATTRIBUTE_BYTES = (
-    16 << 20
-)  # an attribute's tensor up to this big is put back in the graph a run loads  # the folder beside a run's model.onnx the store's tensors are linked into
+RUN_TENSORS = "studio-tensors"  # the folder beside a run's model.onnx the store's tensors are linked into
+INLINE_ATTRIBUTE_BYTES = 16 << 20  # an attribute's tensor up to this big is put back in the graph a run loads
 MAX_PROBES = 5000  # intermediate tensors saved per run to find where two revisions part
 PROFILE_RUNS = 3  # timed runs per node time (their median), after one to warm up
 
@@ -212,24 +210,22 @@ def write_runnable(graph: onnx.ModelProto, revisions: list, folder: Path) -> tup
 
 def _inline_attribute_tensors(graph: onnx.ModelProto) -> None:
     """Put the values of node attributes' tensors the store keeps (a Constant's value) back into
-    the graph, up to INLINE_ATTRIBUTE_BYTES each: onnxruntime reads external data only for
-    initializers, and refuses a Constant feeding a Reshape's shape from a file ("Please load
-    external data into raw data")."""
+    the graph: onnxruntime refuses a Constant feeding a Reshape's shape from a file ("Please
+    load external data into raw data"), and one inside a subgraph or function it reads with
+    onnx's loader, which refuses a hard-linked file as a possible attack. A main-graph one over
+    INLINE_ATTRIBUTE_BYTES (a weight kept as a Constant) stays in its file: onnxruntime maps it."""
     blobs = store().blobs
     for ref in walk_graphs(graph):
-        for node in ref.container.node:
-            for a in node.attribute:
-                for t in [a.t, *a.tensors] if a.HasField("t") else a.tensors:
-                    entries = {e.key: e.value for e in t.external_data}
-                    where = entries.get("location", "")
-                    if t.data_location != onnx.TensorProto.EXTERNAL or not where.startswith(TENSOR_PREFIX):
-                        continue
-                    digest = where[len(TENSOR_PREFIX) :]
-                    if blobs.size(digest) > INLINE_ATTRIBUTE_BYTES:
-                        continue  # a weight kept as a Constant: onnxruntime reads it from the file
-                    t.raw_data = blobs.get(digest)
-                    del t.external_data[:]
-                    t.data_location = onnx.TensorProto.DEFAULT
+        for t in attribute_tensors_of(ref.container):
+            where = next((e.value for e in t.external_data if e.key == "location"), "")
+            if t.data_location != onnx.TensorProto.EXTERNAL or not where.startswith(TENSOR_PREFIX):
+                continue
+            digest = where[len(TENSOR_PREFIX) :]
+            if ref.path == "" and blobs.size(digest) > INLINE_ATTRIBUTE_BYTES:
+                continue
+            t.raw_data = blobs.get(digest)
+            del t.external_data[:]
+            t.data_location = onnx.TensorProto.DEFAULT
 
 
 def _tensors_beside(graph: onnx.ModelProto) -> set[str]:

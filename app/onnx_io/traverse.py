@@ -118,13 +118,24 @@ def tensors(model: onnx.ModelProto, main_initializers: bool = True) -> Iterator[
                 yield from g.initializer
             for s in g.sparse_initializer:
                 yield from (s.values, s.indices)
-        for n in g.node:
-            for a in n.attribute:
-                if a.HasField("t"):
-                    yield a.t
-                yield from a.tensors
-                for s in [a.sparse_tensor, *a.sparse_tensors] if a.HasField("sparse_tensor") else a.sparse_tensors:
-                    yield from (s.values, s.indices)
+        yield from attribute_tensors_of(g)
+
+
+def attribute_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The tensors of node attributes (a Constant's value), in every graph and function."""
+    for ref in walk_graphs(model):
+        yield from attribute_tensors_of(ref.container)
+
+
+def attribute_tensors_of(g) -> Iterator[onnx.TensorProto]:
+    """The tensors of the attributes of the nodes of one graph or function (not nested ones)."""
+    for n in g.node:
+        for a in n.attribute:
+            if a.HasField("t"):
+                yield a.t
+            yield from a.tensors
+            for s in [a.sparse_tensor, *a.sparse_tensors] if a.HasField("sparse_tensor") else a.sparse_tensors:
+                yield from (s.values, s.indices)
 
 
 def graph_constants(g: onnx.GraphProto, max_elements: int) -> dict[str, onnx.TensorProto]:

@@ -553,3 +553,26 @@ def flag_model() -> onnx.ModelProto:
         [one],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def constant_in_branch(elements: int = 4096) -> onnx.ModelProto:
+    """out = If(b) then x + c else x, with c a Constant node of `elements` floats inside the
+    branch: the store keeps it in a blob of its own, and onnxruntime reads a subgraph's Constant
+    with onnx's loader, which refuses a hard-linked file."""
+    c = nh.from_array(np.linspace(0, 1, elements, dtype=np.float32), "c")
+    then = h.make_graph(
+        [h.make_node("Constant", [], ["c"], value=c), h.make_node("Add", ["x", "c"], ["y"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("y", T.FLOAT, [elements])],
+    )
+    other = h.make_graph(
+        [h.make_node("Identity", ["x"], ["z"])], "else", [], [h.make_tensor_value_info("z", T.FLOAT, [elements])]
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["b"], ["out"], name="branch", then_branch=then, else_branch=other)],
+        "branchy",
+        [h.make_tensor_value_info("x", T.FLOAT, [elements]), h.make_tensor_value_info("b", T.BOOL, [])],
+        [h.make_tensor_value_info("out", T.FLOAT, [elements])],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
