@@ -103,7 +103,7 @@ def test_attention_constants_and_unknown_ops(client):
             helper.make_node(
                 "Constant", [], ["c"], name="const", value=numpy_helper.from_array(np.ones(3, np.float32))
             ),
-            helper.make_node("TopK", ["s", "kk"], ["tv", "ti"], name="topk"),
+            helper.make_node("Unique", ["s"], ["tv"], name="uniq"),
         ],
         [
             helper.make_tensor_value_info("q", F, [1, 2, 4, 8]),
@@ -120,9 +120,9 @@ def test_attention_constants_and_unknown_ops(client):
     scores = 1 * 2 * 4 * 6
     assert nodes["att"]["flops"] == 2 * scores * (8 + 8) + 3 * scores
     assert nodes["const"]["params"] == 3 and nodes["const"]["flops"] == 0
-    assert nodes["topk"]["flops"] is None  # no formula: unknown, never 0
-    assert answer["unknown"]["flops_ops"] == {"TopK": 1}
-    assert answer["totals"]["params"] == 3 + 1  # the Constant's 3 and kk's 1
+    assert nodes["uniq"]["flops"] is None  # no formula: unknown, never 0
+    assert answer["unknown"]["flops_ops"] == {"Unique": 1}
+    assert answer["totals"]["params"] == 3 + 1  # the Constant's 3 and kk's 1 (read by nothing)
 
 
 def test_given_input_sizes_fix_every_shape_that_follows_from_them(client):
@@ -704,3 +704,16 @@ def test_quantized_pools_and_where_are_typed_as_the_standard_ops_they_stand_for(
     assert shapes["p"] == [1, 3, 4, 4], shapes
     flops = [n["flops"] for n in client.get(f"/api/models/{mid}/stats").get_json()["nodes"]]
     assert flops == [1 * 3 * 4 * 4 * 4, 1 * 3 * 4 * 4, 0]  # out · kernel; 1 per element; a copy
+
+
+def test_unnamed_input_dims_are_asked_for_by_input_and_axis(client):
+    """Costs ask for an unnamed dim as "x[0]" (no formula is written in it: the model's shapes
+    can't name it), and given those sizes count every node."""
+    from browser.browser_models import unnamed_dims_model
+
+    data = unnamed_dims_model().SerializeToString()
+    plain = stats(client, data)
+    assert plain["input_dims"] == ["x[0]", "y[0]"] and plain["unknown"]["dims"] == ["x[0]", "y[0]"]
+    assert plain["formula"] is None
+    sized = by_name(stats(client, data, "?dims=x[0]=5,y[0]=5"))
+    assert sized["mm"]["flops"] == 2 * 5 * 3 * 4 and sized["add"]["flops"] == 5 * 3

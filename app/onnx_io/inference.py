@@ -13,6 +13,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from .address import resolve_graph
+from .dim_names import UNNAMED, axis_dim
 from .light import light_copy
 from .limits import PROTOBUF_LIMIT
 from .runtime_schemas import ONNX_DOMAINS
@@ -159,25 +160,51 @@ def _alarm(seconds: float):
 
 
 def input_dims(model: onnx.ModelProto) -> list[str]:
-    """The symbolic dims of the main graph's inputs a caller feeds (not initializers), in order:
-    the sizes a person gives to count costs or run the model ("batch", "sequence")."""
+    """The dims of the main graph's inputs a caller feeds (not initializers) that have no size,
+    in order: the sizes a person gives to count costs or run the model — symbolic ones by name
+    ("batch", "sequence"), unnamed ones by input and axis ("x[0]": dim_names.py)."""
     weights = {t.name for t in model.graph.initializer}
     found: dict[str, None] = {}
     for v in model.graph.input:
-        if v.name not in weights and v.type.HasField("tensor_type"):
-            found.update((d.dim_param, None) for d in v.type.tensor_type.shape.dim if d.dim_param)
+        if v.name not in weights and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
+            for axis, d in enumerate(v.type.tensor_type.shape.dim):
+                if _unnamed(d):
+                    found[axis_dim(v.name, axis)] = None
+                elif d.dim_param:
+                    found[d.dim_param] = None
     return list(found)
 
 
+def named_input_dims(model: onnx.ModelProto) -> list[str]:
+    """input_dims' symbolic ones only (what the model's own shapes can be written in)."""
+    named = {
+        d.dim_param for v in model.graph.input if v.type.HasField("tensor_type") for d in v.type.tensor_type.shape.dim
+    }
+    return [d for d in input_dims(model) if d in named]
+
+
 def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
-    """Give the symbolic dims named in `dims` their sizes in the main graph's declared types
-    (inputs, outputs, value_info), in place: inference then works with numbers from the inputs on."""
+    """Give the dims named in `dims` their sizes in the main graph's declared types (inputs,
+    outputs, value_info; an input's unnamed dims by input and axis), in place: inference then
+    works with numbers from the inputs on."""
     g = model.graph
     for v in (*g.input, *g.output, *g.value_info):
         if v.type.HasField("tensor_type"):
             for d in v.type.tensor_type.shape.dim:
-                if d.HasField("dim_param") and d.dim_param in dims:
+                if d.HasField("dim_param") and d.dim_param in dims and not _unnamed(d):
                     d.dim_value = dims[d.dim_param]
+    for v in g.input:
+        if v.type.HasField("tensor_type"):
+            for axis, d in enumerate(v.type.tensor_type.shape.dim):
+                if _unnamed(d) and axis_dim(v.name, axis) in dims:
+                    d.dim_value = dims[axis_dim(v.name, axis)]
+
+
+def _unnamed(d: onnx.TensorShapeProto.Dimension) -> bool:
+    """A dim with neither a size nor a name (or PaddlePaddle's -1 or "?" for one)."""
+    if d.HasField("dim_param"):
+        return d.dim_param in UNNAMED
+    return not (d.HasField("dim_value") and d.dim_value >= 0)
 
 
 def shapes_at_dims(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto:

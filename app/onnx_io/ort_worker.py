@@ -284,13 +284,18 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
     if m.group(1) not in _NUMPY and narrow is None:
         raise Skip(f'input "{name}" has element type {m.group(1)}, which onnxruntime can\'t be fed from Python')
     shape = []
-    for d in declared or []:
-        if isinstance(d, int) and d >= 0:
-            shape.append(d)
-        elif isinstance(d, str) and d in dims:
-            shape.append(int(dims[d]))
+    names = _sibling("dim_names")
+    for axis, d in enumerate(declared or []):
+        size = names.dim_size(name, axis, d, dims)
+        if size is not None:
+            shape.append(size)
+        elif names.is_unnamed(d):
+            key = names.axis_dim(name, axis)
+            raise Skip(
+                f'input "{name}" has an unnamed dim of unknown size at axis {axis}: give its size in "dims" as "{key}"'
+            )
         else:
-            raise Skip(f'input "{name}" has a dim {d!r} of unknown size: give its value in "dims"')
+            raise Skip(f'input "{name}" has dim "{d}" of unknown size: give its size in "dims"')
     if narrow is not None:  # floats as float32 narrowed (values it holds), integers 0 as below
         values = rng.standard_normal(shape) if narrow.wide == "float32" else np.zeros(shape)
         return _narrow_value(ort, values, narrow)

@@ -576,3 +576,20 @@ def constant_in_branch(elements: int = 4096) -> onnx.ModelProto:
         [h.make_tensor_value_info("out", T.FLOAT, [elements])],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def unnamed_dims_model() -> onnx.ModelProto:
+    """z = x·W + y with x [?, 4] (a dim with neither size nor name, as silero VAD declares its
+    input) and y ["?", 3] (PaddlePaddle's "?", written for every unknown dim): the sizes a person
+    gives them are named by input and axis, "x[0]" and "y[0]"."""
+    w = nh.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "W")
+    x = h.make_tensor_value_info("x", T.FLOAT, [None, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["?", 3])
+    g = h.make_graph(
+        [h.make_node("MatMul", ["x", "W"], ["xw"], name="mm"), h.make_node("Add", ["xw", "y"], ["z"], name="add")],
+        "unnamed",
+        [x, y],
+        [h.make_tensor_value_info("z", T.FLOAT, [None, 3])],
+        [w],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])

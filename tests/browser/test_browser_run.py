@@ -423,3 +423,23 @@ def test_sequence_inputs_of_a_declared_shape_get_random_tensors(page, server):
     assert kinds[0] == "sequence of 3 items", kinds
     items = page.locator("#run-results .run-seq-item").all_text_contents()
     assert all(t.startswith(f"[{i}]FLOAT ⟨4⟩") for i, t in enumerate(items[:3])), items
+
+
+def test_unnamed_dims_get_a_size_field_each(page, server, artifacts):
+    """Inputs whose dims have neither a size nor a name (x [?, 4], y ["?", 3]) get a field per dim,
+    named by input and axis; the run takes those sizes."""
+    from .browser_models import unnamed_dims_model
+
+    summary = upload(page, server, unnamed_dims_model(), "unnamed.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    fields = page.locator(".run-dims input.run-dim")
+    assert [fields.nth(i).get_attribute("aria-label") for i in range(fields.count())] == ["x[0]", "y[0]"]
+    assert "Sizes of the dynamic dims" in page.locator(".run-dims").text_content()
+    fields.nth(0).fill("5")
+    fields.nth(1).fill("5")
+    page.screenshot(path=str(artifacts / "run-unnamed-dims.png"))
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "Output z" in page.locator("#run-results").text_content()
+    assert "5×3" in page.locator("#run-results").text_content()

@@ -36,7 +36,12 @@ function symbolicDims(inputs) {
   const names = new Set();
   for (const i of inputs) {
     const element = randomElement(i.type);
-    for (const d of (element ? element.shape : i.shape) || []) if (typeof d === "string" && d) names.add(d);
+    for (const [axis, d] of ((element ? element.shape : i.shape) || []).entries()) {
+      // a dim with no size and no name (silero VAD's [?, ?], PaddlePaddle's -1 and "?"): by
+      // input and axis, as the server names it (app/onnx_io/dim_names.py)
+      if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) names.add(`${i.name}[${axis}]`);
+      else if (typeof d === "string") names.add(d);
+    }
   }
   return [...names];
 }
@@ -529,7 +534,7 @@ export function renderRunPanel(root, ctx) {
     rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
     el("label", { class: "run-npz-label", title: "The TensorProto files of an ONNX test data set (test_data_set_0/): its inputs feed the run, its outputs are the values the outputs should have" },
       "or a test data set (input_k.pb, output_k.pb) ", dataset),
-    dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the symbolic dims"),
+    dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the dynamic dims"),
       el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null);
   const other = el("button", { type: "button", class: "linklike", id: "run-own-inputs" }, "use other inputs");
   const caseNote = kept ? el("p", { class: "run-case", id: "run-case" }, `On the inputs of reference case “${kept.label}”, held to its kept outputs — `, other) : null;
