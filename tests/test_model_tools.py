@@ -630,13 +630,14 @@ def test_weights_listed_as_inputs_made_constants_then_quantized(client):
     assert np.abs(got - want).max() < 0.05 * max(1.0, float(np.abs(want).max()))
 
 
-def test_simplify_reads_a_constant_inside_a_branch(client):
-    """A Constant inside an If branch, kept by the store in a blob: the tool's copy of the model
-    holds its value (onnxruntime's loader refuses a hard-linked file there), and the simplified
-    model computes what the model did on both branches."""
+@pytest.mark.parametrize("initializer", [False, True], ids=["constant", "initializer"])
+def test_simplify_reads_a_constant_inside_a_branch(client, initializer):
+    """A Constant (or an initializer) inside an If branch, kept by the store in a blob: the
+    tool's copy of the model holds its value (onnxruntime's loader refuses a hard-linked file
+    there), and the simplified model computes what the model did on both branches."""
     from browser.browser_models import constant_in_branch
 
-    model = constant_in_branch()
+    model = constant_in_branch(initializer=initializer)
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
     assert r.status_code == 200, r.get_json()

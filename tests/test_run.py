@@ -852,12 +852,14 @@ def test_scalar_inputs_of_a_narrow_type_stay_scalars(client):
     assert answer["expected"]["outputs"]["output"]["equal"], answer["expected"]
 
 
-def test_a_big_constant_inside_a_branch_runs(client):
-    """A 20 MB Constant inside an If branch (past the bound a main-graph Constant is read from its
-    file at): put in the graph the run loads, as onnxruntime's loader wants it there."""
+@pytest.mark.parametrize("initializer", [False, True], ids=["constant", "initializer"])
+def test_a_big_constant_inside_a_branch_runs(client, initializer):
+    """A 20 MB Constant (or initializer) inside an If branch (past the bound a main-graph
+    Constant is read from its file at): put in the graph the run loads, as onnxruntime's loader
+    wants it there."""
     from browser.browser_models import constant_in_branch
 
-    model = constant_in_branch(5_000_000)
+    model = constant_in_branch(5_000_000, initializer)
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     x = np.ones(5_000_000, np.float32)
     r = client.post(

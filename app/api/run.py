@@ -188,7 +188,7 @@ def write_runnable(graph: onnx.ModelProto, revisions: list, folder: Path) -> tup
     """`graph` (its tensors the store's, or the external files of `revisions`) as folder/model.onnx
     for onnxruntime, and {location: file} of the files to hand the worker to map (_runnable)."""
     s = store()
-    _inline_attribute_tensors(graph)
+    _inline_loaded_by_onnx(graph)
     wanted = {f"{RUN_TENSORS}/{d}": s.blobs.path(d) for d in _tensors_beside(graph)}
     for revision in revisions:
         for location, entry in (revision.external or {}).items():
@@ -208,15 +208,20 @@ def write_runnable(graph: onnx.ModelProto, revisions: list, folder: Path) -> tup
     return path, in_memory
 
 
-def _inline_attribute_tensors(graph: onnx.ModelProto) -> None:
-    """Put the values of node attributes' tensors the store keeps (a Constant's value) back into
-    the graph: onnxruntime refuses a Constant feeding a Reshape's shape from a file ("Please
-    load external data into raw data"), and one inside a subgraph or function it reads with
-    onnx's loader, which refuses a hard-linked file as a possible attack. A main-graph one over
-    INLINE_ATTRIBUTE_BYTES (a weight kept as a Constant) stays in its file: onnxruntime maps it."""
+def _inline_loaded_by_onnx(graph: onnx.ModelProto) -> None:
+    """Put back into the graph the values the store keeps of the tensors onnxruntime reads with
+    onnx's loader, which refuses a hard-linked file as a possible attack: those of node
+    attributes (a Constant's value; a main-graph one feeding a Reshape's shape also "Please load
+    external data into raw data") and the initializers of subgraphs (what Simplify leaves in an
+    If branch). A main-graph Constant over INLINE_ATTRIBUTE_BYTES (a weight kept as a Constant)
+    stays in its file: onnxruntime maps it."""
     blobs = store().blobs
     for ref in walk_graphs(graph):
-        for t in attribute_tensors_of(ref.container):
+        g = ref.container
+        held = list(attribute_tensors_of(g))
+        if ref.path and isinstance(g, onnx.GraphProto):
+            held += [*g.initializer, *(x for sp in g.sparse_initializer for x in (sp.values, sp.indices))]
+        for t in held:
             where = next((e.value for e in t.external_data if e.key == "location"), "")
             if t.data_location != onnx.TensorProto.EXTERNAL or not where.startswith(TENSOR_PREFIX):
                 continue

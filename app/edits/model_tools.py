@@ -19,7 +19,7 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import TENSOR_PREFIX
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import attribute_tensors, running_graphs, walk_graphs
+from ..onnx_io.traverse import running_graphs, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
 from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
@@ -66,9 +66,10 @@ def write_beside(model: onnx.ModelProto, folder: Path) -> dict[str, str]:
     bound = tensor_files()
     files = bound.files if bound is not None else None
     links: dict[str, str | None] = {}
-    # a node attribute's tensor (a Constant's value) is read by onnx's own loader inside
-    # onnxruntime, which refuses a hard-linked file as a possible attack: it goes in the graph
-    for t in attribute_tensors(model):
+    # what onnxruntime reads with onnx's own loader, which refuses a hard-linked file as a
+    # possible attack, goes in the graph: node attributes' tensors (a Constant's value) and
+    # subgraphs' initializers — every tensor but the main graph's initializers
+    for t in all_tensors(model, main_initializers=False):
         if t.data_location == onnx.TensorProto.EXTERNAL:
             inline_tensor(t, f"tensor {t.name!r}")
     for t in all_tensors(model):

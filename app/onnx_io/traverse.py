@@ -121,12 +121,6 @@ def tensors(model: onnx.ModelProto, main_initializers: bool = True) -> Iterator[
         yield from attribute_tensors_of(g)
 
 
-def attribute_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    """The tensors of node attributes (a Constant's value), in every graph and function."""
-    for ref in walk_graphs(model):
-        yield from attribute_tensors_of(ref.container)
-
-
 def attribute_tensors_of(g) -> Iterator[onnx.TensorProto]:
     """The tensors of the attributes of the nodes of one graph or function (not nested ones)."""
     for n in g.node:

@@ -555,16 +555,21 @@ def flag_model() -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def constant_in_branch(elements: int = 4096) -> onnx.ModelProto:
+def constant_in_branch(elements: int = 4096, initializer: bool = False) -> onnx.ModelProto:
     """out = If(b) then x + c else x, with c a Constant node of `elements` floats inside the
-    branch: the store keeps it in a blob of its own, and onnxruntime reads a subgraph's Constant
-    with onnx's loader, which refuses a hard-linked file."""
+    branch (or the branch's initializer, as Simplify leaves it): the store keeps it in a blob of
+    its own, and onnxruntime reads a subgraph's tensors with onnx's loader, which refuses a
+    hard-linked file."""
     c = nh.from_array(np.linspace(0, 1, elements, dtype=np.float32), "c")
     then = h.make_graph(
-        [h.make_node("Constant", [], ["c"], value=c), h.make_node("Add", ["x", "c"], ["y"])],
+        [
+            *([] if initializer else [h.make_node("Constant", [], ["c"], value=c)]),
+            h.make_node("Add", ["x", "c"], ["y"]),
+        ],
         "then",
         [],
         [h.make_tensor_value_info("y", T.FLOAT, [elements])],
+        [c] if initializer else [],
     )
     other = h.make_graph(
         [h.make_node("Identity", ["x"], ["z"])], "else", [], [h.make_tensor_value_info("z", T.FLOAT, [elements])]
