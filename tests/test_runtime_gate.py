@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from browser.browser_models import reflect_padded
 from onnx import TensorProto, helper, numpy_helper
 from testkit import ONNX_DATA, upload
 
@@ -493,3 +494,25 @@ def test_a_valid_model_that_divides_by_an_input_is_not_marked_failing(client):
     mid = upload(client, model.SerializeToString(), "reshape.onnx").get_json()["id"]
     runtime = client.get(f"/api/models/{mid}/validation").get_json()["runtime"]
     assert runtime["status"] == "fails" and "Reshape" in runtime["message"], runtime
+
+
+def test_a_model_needing_longer_inputs_than_one_runs_at_a_bigger_size(client):
+    """Reflect-padding by 8 needs 9 samples: the smoke run tries its dynamic dims at 1, 2, then
+    16, where the model runs — a valid model is not called broken for a sequence of 1."""
+    mid = _upload(client, reflect_padded(8, fixed=False))
+    assert client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]["status"] == "ok"
+
+
+def test_a_failure_on_made_up_sizes_says_so_and_one_on_its_own_sizes_does_not(client):
+    """Padding by 500 fails at every size tried (1 to 128): the verdict says the sizes were made
+    up (`guessed`), so the page doesn't call the model broken outright; the same Pad on a fixed
+    [1, 2] input fails on the model's own sizes: no `guessed`."""
+    made_up = client.get(f"/api/models/{_upload(client, reflect_padded(500, fixed=False))}").get_json()["validation"][
+        "runtime"
+    ]
+    assert made_up["status"] == "fails" and made_up["stage"] == "run" and made_up["guessed"] is True
+    own = client.get(f"/api/models/{_upload(client, reflect_padded(500, fixed=True))}").get_json()["validation"][
+        "runtime"
+    ]
+    assert own["status"] == "fails" and own["stage"] == "run" and own["guessed"] is False
+    assert 'node "reflect" (Pad)' in own["message"]

@@ -148,6 +148,9 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
         except Exception as exc:
             first = first or {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
         integers = any(isinstance(v, np.ndarray) and v.dtype.kind in "iub" for v in feeds.values())
+        # sizes or integers made up for the run (a sample rate of 0, a sequence of 1): what
+        # failed may be them, not the model
+        first["guessed"] = symbolic or integers
         if not integers or time.perf_counter() - start > RETRY_SECONDS:
             break  # other integer values can't help, or a big model's run would cost too long again
     assert first is not None
@@ -175,9 +178,8 @@ def check(job: dict) -> dict:
     path, hint = job["path"], int(job.get("dims", 1))
     try:
         out = _attempt(ort, np, path, True, hint)
-        if out.get("symbolic") and _attempt(ort, np, path, True, hint + 1)["status"] == "ok":
-            # a dim of 1 can change what runs (a Squeeze without axes): no refusal for that alone
-            out = {"status": "ok", "stage": "run", "message": "", "dims": hint + 1}
+        if out.get("symbolic"):
+            out = _bigger_dims(ort, np, path, hint, out)
         if out["status"] == "fails":
             # optimisation renames and fuses nodes ("r_nchwc", FusedConv): unoptimised, the
             # message names the model's own node, if the failure is still there
@@ -190,6 +192,26 @@ def check(job: dict) -> dict:
         out = {"status": "limit", "message": "onnxruntime ran out of memory"}
     out["onnxruntime"] = ort.__version__
     return out
+
+
+# sizes the inputs' dynamic dims are tried at when the smoke run fails at the first: a dim of 1
+# can change what runs (a Squeeze without axes), and a model may need more (silero VAD pads its
+# audio by 64 samples, reflected: a sequence of 1 fails it) — no refusal for too small a size alone
+BIGGER_DIMS = (2, 16, 128)
+
+
+def _bigger_dims(ort, np, path: str, hint: int, failed: dict) -> dict:
+    """The first of BIGGER_DIMS the model runs at, or the failure at `hint` (also once a try
+    takes longer than RETRY_SECONDS: a big model's runs cost too much to go on)."""
+    for size in BIGGER_DIMS:
+        if size <= hint:
+            continue
+        start = time.perf_counter()
+        if _attempt(ort, np, path, True, size)["status"] == "ok":
+            return {"status": "ok", "stage": "run", "message": "", "dims": size}
+        if time.perf_counter() - start > RETRY_SECONDS:
+            break
+    return failed
 
 
 def _a(text: str) -> str:

@@ -289,4 +289,8 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         "node_name": name,
         "op_type": op_type,
         "node": ids[0] if len(ids) == 1 else None,
+        "stage": raw.get("stage") or "load",  # "load": onnxruntime refuses the model itself
+        # the run fed sizes or integers it made up (dynamic dims of 1 to 128; zeros, counting),
+        # which a model may not take: what failed may be them
+        "guessed": bool(raw.get("guessed")),
     }

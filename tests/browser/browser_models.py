@@ -598,3 +598,17 @@ def unnamed_dims_model() -> onnx.ModelProto:
         [w],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def reflect_padded(pad: int, fixed: bool) -> onnx.ModelProto:
+    """y = Pad(x, `pad` on each side of the last axis, reflected): onnxruntime needs more than
+    `pad` samples there, which a sequence of 1 (or 2) is not — as silero VAD pads its audio."""
+    pads = nh.from_array(np.array([0, pad, 0, pad], np.int64), "pads")
+    graph = h.make_graph(
+        [h.make_node("Pad", ["x", "pads"], ["y"], name="reflect", mode="reflect")],
+        "padded",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2] if fixed else ["batch", "sequence"])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2 + 2 * pad] if fixed else ["batch", "padded"])],
+        [pads],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])

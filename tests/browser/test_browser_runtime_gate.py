@@ -6,6 +6,7 @@ from __future__ import annotations
 import onnxruntime as ort
 from test_runtime_gate import classifier  # tests/ is on sys.path, as for test_edits.py
 
+from .browser_models import reflect_padded
 from .browser_pages import open_model, upload
 
 
@@ -61,3 +62,17 @@ def test_an_edit_whose_background_smoke_run_fails_says_so_at_once(page, server, 
     page.wait_for_timeout(1000)  # the edit's own "Saved as revision 1" must not replace it
     assert "your edit made" in page.locator("#toast.error:not([hidden])").text_content()
     page.screenshot(path=str(artifacts / "runtime-gate-background-failure.png"))
+
+
+def test_a_failure_on_made_up_sizes_is_not_called_broken(page, server, artifacts):
+    """A model that fails the smoke run only on sizes the run made up (a reflect pad longer than
+    any size tried) is badged "smoke run fails", and its panel says the inputs were made up."""
+    summary = upload(page, server, reflect_padded(500, fixed=False), "padded.onnx")
+    open_model(page, server, summary["id"])
+    page.wait_for_function(
+        "() => document.querySelector('#model-validity').textContent === 'smoke run fails'", timeout=30_000
+    )
+    row = page.locator("#validation .runtime-check[data-status=fails]")
+    assert "loads it, fails on made-up inputs" in row.text_content()
+    assert "Run it on real inputs" in row.locator(".runtime-note").text_content()
+    page.screenshot(path=str(artifacts / "runtime-made-up-inputs.png"))

@@ -99,9 +99,12 @@ function renderToolbar() {
       validity.title = "onnx.checker, shape inference and onnxruntime are running in the background";
     } else if (v.ok && fullOk && runtime.status === "fails") {
       // never "valid" on what doesn't run: onnx's checks passing is in the title and the panel
-      validity.textContent = "onnxruntime fails";
+      const made = runtime.guessed; // it loads; what failed may be the sizes or integers made up for it
+      validity.textContent = made ? "smoke run fails" : "onnxruntime fails";
       validity.className = "badge badge-warn";
-      validity.title = `onnx's checks accept this model; onnxruntime can't run it: ${runtime.message || ""}`;
+      validity.title = made
+        ? `onnx's checks accept this model and onnxruntime loads it, but it fails on the smoke run's made-up inputs: ${runtime.message || ""}`
+        : `onnx's checks accept this model; onnxruntime can't run it: ${runtime.message || ""}`;
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
       validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;

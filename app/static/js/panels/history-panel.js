@@ -120,8 +120,8 @@ function validityTag(v) {
     return t;
   }
   if (v.runtime && v.runtime.status === "fails") {
-    const t = tag("onnxruntime fails", "hist-tag hist-runtime tag-warn");
-    t.title = v.runtime.message || "";
+    const t = tag(v.runtime.guessed ? "smoke run fails" : "onnxruntime fails", "hist-tag hist-runtime tag-warn");
+    t.title = `${v.runtime.guessed ? "on the smoke run's made-up inputs: " : ""}${v.runtime.message || ""}`;
     return t;
   }
   return null;

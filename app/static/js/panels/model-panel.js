@@ -33,8 +33,12 @@ function runtimeCheck(r, ctx) {
   if (r.status === "pending") return row(null, "checking in the background…");
   if (r.status === "ok") return row(true, "loads and runs it");
   if (r.status !== "fails") return row(null, "not run", r.message);
-  const out = row(false, "can't run it", r.message);
+  const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${r.node_name || r.node}`));
+  if (r.guessed) {
+    out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 128; zeros, 1, 2, 3…). ",
+      "Run it on real inputs (Run, or a reference case) to know whether it works."));
+  }
   return out;
 }
 
