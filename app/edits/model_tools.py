@@ -19,7 +19,7 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import TENSOR_PREFIX
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import running_graphs, walk_graphs
+from ..onnx_io.traverse import running_graphs, standard_domain, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
 from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
@@ -43,8 +43,51 @@ def data_size(t: onnx.TensorProto) -> int:
 
 
 def weights(model: onnx.ModelProto, dtype: int | None = None) -> list[onnx.TensorProto]:
-    """The initializers (of `dtype`) of the graphs the tools walk."""
-    return [t for ref in running_graphs(model) for t in initializers(ref) if dtype is None or t.data_type == dtype]
+    """The initializers and Constant values (of `dtype`) of the graphs the tools walk: a
+    PaddlePaddle export holds every weight in a Constant node."""
+    found = [t for ref in running_graphs(model) for t in initializers(ref)]
+    found += [value for ref in running_graphs(model) for _n, value in _constant_values(ref.container)]
+    return [t for t in found if dtype is None or t.data_type == dtype]
+
+
+def _constant_values(g) -> Iterator[tuple[onnx.NodeProto, onnx.TensorProto]]:
+    """(node, its tensor) of the Constant nodes of `g` holding a tensor `value`."""
+    for n in g.node:
+        yield from _constant_values_of(n)
+
+
+def _constant_values_of(n: onnx.NodeProto) -> list[tuple[onnx.NodeProto, onnx.TensorProto]]:
+    if n.op_type != "Constant" or standard_domain(n.domain) != "" or len(n.output) != 1:
+        return []
+    return [(n, a.t) for a in n.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR]
+
+
+FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE)
+
+
+def constants_to_initializers(model: onnx.ModelProto) -> str:
+    """Make the main graph's Constant nodes holding float tensors initializers of their outputs'
+    names (the same values, read the same way): onnxruntime's quantizers take weights from
+    initializers only ("Expected conv2d_394.w_0 to be an initializer" on a PaddlePaddle export,
+    whose every weight is a Constant). Below IR version 4 an initializer is also a graph input,
+    which they refuse as much: left alone there. Returns the note for the edit's summary."""
+    g = model.graph
+    if model.ir_version < 4:
+        return ""
+    outputs = {o.name for o in g.output}
+    moved = []
+    for i, n in enumerate(g.node):
+        floats = [t for _n, t in _constant_values_of(n) if t.data_type in FLOAT_TYPES]
+        if floats and n.output[0] not in outputs:
+            init = g.initializer.add()
+            init.CopyFrom(floats[0])
+            init.name = n.output[0]
+            moved.append(i)
+    for i in reversed(moved):
+        del g.node[i]
+    if not moved:
+        return ""
+    return f"; {len(moved)} Constant node(s) holding float weights first made initializers, which the quantizer reads"
 
 
 def check_size(model: onnx.ModelProto, what: str) -> int:

@@ -16,7 +16,17 @@ from ..onnx_io.traverse import walk_graphs
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
 from .jsontypes import Array, Enum, Map, optional, required
-from .model_tools import FLOAT, FLOAT16, check_size, data_size, in_helper, keep, reorder, weights
+from .model_tools import (
+    FLOAT,
+    FLOAT16,
+    check_size,
+    constants_to_initializers,
+    data_size,
+    in_helper,
+    keep,
+    reorder,
+    weights,
+)
 from .registry import edit_op
 
 _OP_TYPES = Array(NAME, label="an array of operator types") | NULL
@@ -76,10 +86,11 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     and ConvInteger behind DynamicQuantizeLinear. The model's fields, metadata and value_info
     stay as they were."""
     check_size(model, "quantize_dynamic")
-    nodes, integer = len(model.graph.node), _integer_nodes(model)
     size = sum(data_size(t) for t in weights(model))
+    made = constants_to_initializers(model)
+    nodes, integer = len(model.graph.node), _integer_nodes(model)
     options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
-    note = keep(model, in_helper(model, "quantize", options, "quantize_dynamic: onnxruntime's quantizer failed"))
+    note = made + keep(model, in_helper(model, "quantize", options, "quantize_dynamic: onnxruntime's quantizer failed"))
     quantized = _integer_nodes(model) - integer
     if quantized <= 0:
         raise StudioError(
@@ -163,6 +174,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("bad_value", "quantize_static: QLinear operators (QOperator) take 8-bit types only: use QDQ")
     size = check_size(model, "quantize_static")
     samples, count = calibration_samples(model, op["calibration"])
+    made = constants_to_initializers(model)
     files = {name: f"calibration{k}" for k, name in enumerate(sorted(samples))}
     keys = ("quant_format", "activation_type", "weight_type", "calibrate_method", "op_types", "nodes_to_exclude")
     options = {k: op.get(k) for k in (*keys, "per_channel", "reduce_range", "calibration")}
@@ -172,7 +184,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     if before:  # its errors on a quantized model say nothing of that ("'NoneType' object has no…")
         what += f" (the model already has {before} quantized operator(s): quantize the float model it came from)"
     result = in_helper(model, "quantize_static", options, what, {files[name]: arr for name, arr in samples.items()})
-    note = keep(model, result)
+    note = made + keep(model, result)
     quantized = _quantized_operators(model) - before
     if quantized <= 0:
         raise StudioError(

@@ -16,7 +16,7 @@ from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import walk_graphs
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Enum, Integer, optional
-from .model_tools import check_size, data_size, in_helper, keep, reorder, weights
+from .model_tools import check_size, constants_to_initializers, data_size, in_helper, keep, reorder, weights
 from .registry import edit_op
 
 BITS = (4, 8)
@@ -92,7 +92,9 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
             "bad_value", "quantize_weights: blocked DequantizeLinear needs opset 21 or later; convert the opset first"
         )
     check_size(model, "quantize_weights")
-    before_nodes, before = _quantized(model), sum(data_size(t) for t in weights(model))
+    before = sum(data_size(t) for t in weights(model))
+    made = constants_to_initializers(model)
+    before_nodes = _quantized(model)
     gemms = _count(model, "Gemm")
     options = {
         k: op[k]
@@ -107,7 +109,7 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
             "nodes_to_exclude",
         )
     }
-    note = keep(
+    note = made + keep(
         model, in_helper(model, "quantize_weights", options, "quantize_weights: onnxruntime's quantizer failed")
     )
     quantized = _quantized(model) - before_nodes

@@ -55,7 +55,7 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     return inferred
 
 
-NAMING_SECONDS = 10.0  # a nicety: past this, onnx's names stand
+NAMING_SECONDS = 3.0  # a nicety, on the way to a small graph's first view (a PaddleOCR detector took 9 s): past this, onnx's names stand
 AT_SIZES_SECONDS = 120.0  # costs a person asked for: a 30k-node graph takes ~2 s
 
 
@@ -104,7 +104,10 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     QLinear operators stop it) runtime_types.py types by their rules."""
     from .runtime_types import fill_runtime_op_types
 
-    unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
+    # names in terms of the inputs' dims need inputs with named dims: a PaddlePaddle export's
+    # are all "?" or -1, and onnxruntime's inference took 8 s on its OCR detector for nothing
+    named_inputs = bool(named_input_dims(light))
+    unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if named_inputs and _has_unknown(v)]
     untyped = _runtime_op_values(inferred)
     named = symbolic_shapes(light, NAMING_SECONDS) if unnamed or untyped else None
     if named is not None:
