@@ -689,3 +689,32 @@ def test_simplify_reads_a_constant_inside_a_branch(client, initializer):
         feeds = {"x": x, "b": np.array(b)}
         want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
         np.testing.assert_array_equal(ort.InferenceSession(simple.SerializeToString()).run(None, feeds)[0], want)
+
+
+def test_float16_keeps_value_info_of_an_initializer_it_leaves_float32_saying_float32(client):
+    """onnxruntime's converter retypes every float32 value_info entry, a Resize's `scales` too,
+    whose initializer it must leave float32: the entry follows its initializer, so the
+    converted model passes the full check (silero VAD's could not be converted at all)."""
+    scales = nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    g = h.make_graph(
+        [
+            h.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest"),
+            h.make_node("Relu", ["y"], ["z"]),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 4, 4])],
+        [h.make_tensor_value_info("z", T.FLOAT, [1, 2, 8, 8])],
+        [scales],
+        value_info=[
+            h.make_tensor_value_info("scales", T.FLOAT, [4]),
+            h.make_tensor_value_info("y", T.FLOAT, [1, 2, 8, 8]),
+        ],
+    )
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 200, r.get_json()
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(m, full_check=True)
+    types = {v.name: v.type.tensor_type.elem_type for v in m.graph.value_info}
+    assert types == {"scales": T.FLOAT, "y": T.FLOAT16}

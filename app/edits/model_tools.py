@@ -233,6 +233,12 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
         for i in reversed(range(len(vi))):
             if vi[i].name not in names:
                 del vi[i]
+        # an entry for an initializer says what the initializer is: onnxruntime's float16
+        # converter retypes some to float16 and leaves their float32 initializer (silero VAD)
+        dtypes = {t.name: t.data_type for t in ref.container.initializer}
+        for v in vi:
+            if v.name in dtypes and v.type.HasField("tensor_type"):
+                v.type.tensor_type.elem_type = dtypes[v.name]
     # onnxruntime's optimizer drops every node's metadata (a torch export's scopes and stack
     # traces): each node it kept, by name, has its own back, and its doc_string
     for ref in walk_graphs(model):
