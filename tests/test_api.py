@@ -105,7 +105,8 @@ def test_subgraph_paths_open(client):
 
 
 def test_outer_scope_names(client):
-    """An If branch reading the main graph's `x` lists it as an outer-scope value."""
+    """An If branch reading the main graph's `x` lists it as an outer-scope value, and the If
+    node lists it among what it captures."""
     out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [2])
     then = helper.make_graph([helper.make_node("Neg", ["x"], ["o"])], "then", [], [out])
     other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "else", [], [out])
@@ -119,9 +120,12 @@ def test_outer_scope_names(client):
         [out],
     )
     mid = upload(client, helper.make_model(g).SerializeToString()).get_json()["id"]
-    assert client.get(f"/api/models/{mid}/graph").get_json()["outer_scope"] == []
+    main = client.get(f"/api/models/{mid}/graph").get_json()
+    assert main["outer_scope"] == []
+    assert main["nodes"][0]["captures"] == ["x"]  # what its branches read from here: drawn as an edge
     body = client.get(f"/api/models/{mid}/graph", query_string={"path": "n0/then_branch"}).get_json()
     assert body["outer_scope"] == ["x"]
+    assert "captures" not in body["nodes"][0]
 
 
 @pytest.mark.parametrize(

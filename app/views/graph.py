@@ -214,6 +214,7 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
         nid = prefix + str(i)
         attrs = n.attribute
         subgraphs: list[str] | tuple[()] = _EMPTY
+        captures: list[str] | None = None
         attributes: list[dict] | tuple[()]
         if attrs:
             attributes = []
@@ -230,9 +231,14 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
                     attributes.append(j)
             if bound:
                 subgraphs = _subgraph_paths(attributes)
+                captured: set[str] = set()
+                for sub in held_graphs(n):
+                    captured |= free_names(sub)
                 if reads is not None:
-                    for sub in held_graphs(n):
-                        reads |= free_names(sub)
+                    reads |= captured
+                captured.difference_update(n.input)
+                if captured:  # what its branches or body read from this graph: drawn as edges too
+                    captures = sorted(captured)
         else:
             attributes = _EMPTY
         name = n.name
@@ -247,6 +253,8 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
             "attributes": attributes,
             "subgraphs": subgraphs,
         }
+        if captures:
+            j["captures"] = captures
         if reads is not None:
             reads.update(inputs)
         meta = n.metadata_props

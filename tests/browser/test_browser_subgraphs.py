@@ -20,6 +20,10 @@ def test_if_branch_via_attribute_link_and_back(page, server):
     summary = upload(page, server, if_model(), "if.onnx")
     open_model(page, server, summary["id"])
     assert node_ids(page) == ["n0", "n1"]
+    # what the branches read from the main graph reaches the If as a dashed edge
+    implicit = page.locator("#graph path.edge.implicit")
+    assert implicit.count() == 1 and implicit.get_attribute("data-tensor") == "x"
+    assert implicit.get_attribute("data-to") == "n1" and implicit.get_attribute("stroke-dasharray") == "5 4"
 
     page.click("#graph [data-node-id=n1]")
     panel = page.locator("#sidebar")

@@ -594,6 +594,18 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     }
   }
 
+  // what a node's subgraphs read from this graph (an If's branches reading the model's input):
+  // a dashed edge to the node, so nothing it needs looks unconnected; weights are listed, not drawn
+  for (const node of nodes) {
+    if (elsewhere.has(node.id)) continue;
+    for (const name of node.captures || []) {
+      const from = producer.get(name) ?? (nested && !initializers.has(name) ? outerBox(name) : undefined);
+      if (from === undefined || folded.has(from) || (initializers.has(name) && !nodeById.has(from))) continue;
+      const edge = addEdge(from, node.id, name);
+      if (edge) edge.implicit = true;
+    }
+  }
+
   for (const v of graph.outputs || []) {
     const id = `output:${v.name}`;
     boxes.set(id, {

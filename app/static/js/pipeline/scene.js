@@ -616,7 +616,7 @@ export function composeScene(plan, results) {
     if (label) labelled.add(m);
     scene.edges.push({
       id: ve.id, from: ve.from, to: ve.to, fromKey: ve.fromKey, toKey: ve.toKey, tensor: ve.tensor, points,
-      label, lx: m.lx, ly: m.ly,
+      label, lx: m.lx, ly: m.ly, implicit: !!(ve.edge && ve.edge.implicit),
     });
   }
   return scene;

@@ -11,7 +11,7 @@ import { FRAME } from "../pipeline/scene.js";
 import { edgeSegments } from "./edge-path.js";
 import { tabX } from "./frame-tab.js";
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
-import { CATEGORY_ORDER, categoryColor, heatColour, theme } from "./theme.js";
+import { CATEGORY_ORDER, IMPLICIT_DASH, categoryColor, heatColour, theme } from "./theme.js";
 
 /** A grid of buckets over the drawing: what is near a point, what is in a rectangle. */
 class GridIndex {
@@ -188,10 +188,18 @@ export function paintScene(ctx, scene, k, area, state = {}) {
         ctx.lineTo(b[0], b[1]);
       } else tracePath(ctx, e.points, false);
     }
-  } else for (const [e] of plain) tracePath(ctx, e.points, smooth);
+  } else for (const [e] of plain) if (!e.implicit) tracePath(ctx, e.points, smooth);
   ctx.strokeStyle = T.edge;
   ctx.lineWidth = Math.max(1.3, 0.7 * px);
   ctx.stroke();
+  if (!tiny) {
+    // read inside a node's subgraphs: dashed (tiny: drawn as the others above)
+    ctx.beginPath();
+    for (const [e] of plain) if (e.implicit) tracePath(ctx, e.points, smooth);
+    ctx.setLineDash(IMPLICIT_DASH.map((d) => d * Math.max(1, 0.7 * px / 1.3)));
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
   if (k > 0.25) {
     ctx.beginPath();
     for (const [e] of plain) arrowHead(ctx, e.points, 7);

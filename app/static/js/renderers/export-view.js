@@ -4,7 +4,7 @@
 import { clear } from "../widgets/dom.js";
 import { paintScene } from "./canvas-renderer.js";
 import { drawGroupBox, drawIoBox, drawNodeBox, edgePath, svg } from "./renderer.js";
-import { CATEGORY_ORDER, TEXT_KINDS, theme } from "./theme.js";
+import { CATEGORY_ORDER, IMPLICIT_DASH, TEXT_KINDS, theme } from "./theme.js";
 import { FRAME } from "../pipeline/scene.js";
 
 // the drawing's rules of app.css, for an SVG file on its own: the theme's values written in
@@ -19,7 +19,7 @@ ${heads}
 .io-outer .box-body{fill:${T.outerFill};stroke:${T.outerStroke};stroke-dasharray:4 3}
 .group-stack{fill:${T.groupStack};stroke:${T.boxStroke}}.group-head{fill:${T.groupHead}}.group-toggle rect{fill:${T.toggleFill};stroke:${T.toggleStroke}}.group-toggle path{stroke:${T.toggleIcon};stroke-width:1.4}
 .frame-body{fill:${T.frameFill[1]};stroke:${T.frameStroke}}.frame.depth-2 .frame-body{fill:${T.frameFill[2]}}.frame.depth-3 .frame-body{fill:${T.frameFill[3]}}.frame.depth-4 .frame-body{fill:${T.frameFill[4]}}.frame.part .frame-body{stroke-dasharray:6 4}.frame-tab{fill:${T.frameTab};stroke:${T.frameStroke}}
-.edge{fill:none;stroke:${T.edge};stroke-width:1.3}.arrowhead{fill:${T.edge}}
+.edge{fill:none;stroke:${T.edge};stroke-width:1.3}.edge.implicit{stroke-dasharray:${IMPLICIT_DASH.join(" ")}}.arrowhead{fill:${T.edge}}
 .edge-label{stroke:${T.background};stroke-width:3px;stroke-linejoin:round;paint-order:stroke}
 ${text}
 `;
@@ -64,7 +64,7 @@ export function sceneToSvg(scene, title = "") {
     g.append(fg);
   }
   for (const e of scene.edges) {
-    g.append(svg("path", { class: "edge", d: edgePath(e.points), "marker-end": "url(#arrow)", "data-tensor": e.tensor }));
+    g.append(svg("path", { class: e.implicit ? "edge implicit" : "edge", d: edgePath(e.points), "marker-end": "url(#arrow)", "data-tensor": e.tensor }));
   }
   for (const e of scene.edges) {
     if (!e.label || !Number.isFinite(e.lx)) continue;

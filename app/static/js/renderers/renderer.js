@@ -9,7 +9,7 @@
 import { edgeTitle, groupTitle, ioTitle, nodeTitle } from "./titles.js";
 import { clear, painted } from "../widgets/dom.js";
 import { CanvasLayer } from "./canvas-renderer.js";
-import { CATEGORY_ORDER, categoryColor } from "./theme.js";
+import { CATEGORY_ORDER, IMPLICIT_DASH, categoryColor } from "./theme.js";
 import { FONTS, METRICS, READABLE_SCALE, measureText, subgraphsOf } from "../pipeline/graph-model.js";
 import { FRAME } from "../pipeline/scene.js";
 import { edgePath } from "./edge-path.js";
@@ -479,7 +479,8 @@ export class GraphView {
       this.placeTab(tab);
     } else if (kind === "edge") {
       const path = svg("path", {
-        class: "edge", d: edgePath(item.points), "marker-end": "url(#arrow)", "data-from": item.from, "data-to": item.to, "data-tensor": item.tensor,
+        class: item.implicit ? "edge implicit" : "edge", d: edgePath(item.points), "marker-end": "url(#arrow)", "data-from": item.from, "data-to": item.to, "data-tensor": item.tensor,
+        "stroke-dasharray": item.implicit ? IMPLICIT_DASH.join(" ") : null,
       });
       path.append(svg("title", {}, edgeTitle(item)));
       layers.edges.append(path);

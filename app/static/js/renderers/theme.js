@@ -11,6 +11,8 @@ export const CATEGORY_ORDER = ["conv", "matmul", "activation", "norm", "pool", "
 
 /** Steps of the heat map (costs: FLOPs, params, output size, memory alive), lightest first: `heat-<k>` box classes. */
 export const HEAT_STEPS = 6;
+// the dash of an edge a node's subgraphs read (an If's branches reading the model's input)
+export const IMPLICIT_DASH = Object.freeze([5, 4]);
 /** Every heat class, weakest first: no cost at all, a cost nobody knows, then `heat-<k>`. */
 export const HEAT_CLASSES = ["heat-zero", "heat-unknown", ...Array.from({ length: HEAT_STEPS }, (_, k) => `heat-${k}`)];
 

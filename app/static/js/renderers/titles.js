@@ -16,5 +16,6 @@ export function groupTitle(group, collapsed) {
 }
 
 export function edgeTitle(edge) {
-  return edge.label ? `${edge.tensor}: ${edge.label}` : edge.tensor;
+  const text = edge.label ? `${edge.tensor}: ${edge.label}` : edge.tensor;
+  return edge.implicit ? `${text} (read inside its subgraphs)` : text;
 }
