@@ -104,10 +104,7 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     QLinear operators stop it) runtime_types.py types by their rules."""
     from .runtime_types import fill_runtime_op_types
 
-    # names in terms of the inputs' dims need inputs with named dims: a PaddlePaddle export's
-    # are all "?" or -1, and onnxruntime's inference took 8 s on its OCR detector for nothing
-    named_inputs = bool(named_input_dims(light))
-    unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if named_inputs and _has_unknown(v)]
+    unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
     untyped = _runtime_op_values(inferred)
     named = symbolic_shapes(light, NAMING_SECONDS) if unnamed or untyped else None
     if named is not None:
