@@ -504,15 +504,41 @@ def test_a_model_needing_longer_inputs_than_one_runs_at_a_bigger_size(client):
 
 
 def test_a_failure_on_made_up_sizes_says_so_and_one_on_its_own_sizes_does_not(client):
-    """Padding by 500 fails at every size tried (1 to 128): the verdict says the sizes were made
+    """Padding by 1000 fails at every size tried (1 to 512): the verdict says the sizes were made
     up (`guessed`), so the page doesn't call the model broken outright; the same Pad on a fixed
     [1, 2] input fails on the model's own sizes: no `guessed`."""
-    made_up = client.get(f"/api/models/{_upload(client, reflect_padded(500, fixed=False))}").get_json()["validation"][
+    made_up = client.get(f"/api/models/{_upload(client, reflect_padded(1000, fixed=False))}").get_json()["validation"][
         "runtime"
     ]
     assert made_up["status"] == "fails" and made_up["stage"] == "run" and made_up["guessed"] is True
-    own = client.get(f"/api/models/{_upload(client, reflect_padded(500, fixed=True))}").get_json()["validation"][
+    own = client.get(f"/api/models/{_upload(client, reflect_padded(1000, fixed=True))}").get_json()["validation"][
         "runtime"
     ]
     assert own["status"] == "fails" and own["stage"] == "run" and own["guessed"] is False
     assert 'node "reflect" (Pad)' in own["message"]
+
+
+def test_fixing_a_flag_that_needs_longer_inputs_is_not_refused(client):
+    """A flag input choosing a branch that reflect-pads by 200 (as silero VAD's sample rate picks
+    its 16 kHz path, which takes chunks of 512): the base runs on the made-up flag (false); fixed
+    to true, the model runs only past 200 samples — at the smoke run's 512, so the edit is
+    accepted, not refused for the sizes the run made up."""
+    pads = numpy_helper.from_array(np.array([0, 200, 0, 200], np.int64), "pads")
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    then = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")], "then", [], [out], [pads])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "else", [], [out])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["long"], ["out"], name="choose", then_branch=then, else_branch=other)],
+        "flagged",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "samples"]),
+            helper.make_tensor_value_info("long", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", None])],
+    )
+    mid = _upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    assert client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]["status"] == "ok"
+    op = {"op": "freeze_input", "name": "long", "value": {"dtype": "BOOL", "shape": [], "values": [True]}}
+    r = _edit(client, mid, [op])
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["status"] == "ok"

@@ -196,8 +196,9 @@ def check(job: dict) -> dict:
 
 # sizes the inputs' dynamic dims are tried at when the smoke run fails at the first: a dim of 1
 # can change what runs (a Squeeze without axes), and a model may need more (silero VAD pads its
-# audio by 64 samples, reflected: a sequence of 1 fails it) — no refusal for too small a size alone
-BIGGER_DIMS = (2, 16, 128)
+# audio by 64 samples, reflected: a sequence of 1 fails it; fixed to 16 kHz it takes chunks of
+# 512) — no refusal for too small a size alone
+BIGGER_DIMS = (2, 16, 128, 512)
 
 
 def _bigger_dims(ort, np, path: str, hint: int, failed: dict) -> dict:

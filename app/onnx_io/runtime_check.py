@@ -290,7 +290,7 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         "op_type": op_type,
         "node": ids[0] if len(ids) == 1 else None,
         "stage": raw.get("stage") or "load",  # "load": onnxruntime refuses the model itself
-        # the run fed sizes or integers it made up (dynamic dims of 1 to 128; zeros, counting),
+        # the run fed sizes or integers it made up (dynamic dims of 1 to 512; zeros, counting),
         # which a model may not take: what failed may be them
         "guessed": bool(raw.get("guessed")),
     }

@@ -67,7 +67,7 @@ def test_an_edit_whose_background_smoke_run_fails_says_so_at_once(page, server, 
 def test_a_failure_on_made_up_sizes_is_not_called_broken(page, server, artifacts):
     """A model that fails the smoke run only on sizes the run made up (a reflect pad longer than
     any size tried) is badged "smoke run fails", and its panel says the inputs were made up."""
-    summary = upload(page, server, reflect_padded(500, fixed=False), "padded.onnx")
+    summary = upload(page, server, reflect_padded(1000, fixed=False), "padded.onnx")
     open_model(page, server, summary["id"])
     page.wait_for_function(
         "() => document.querySelector('#model-validity').textContent === 'smoke run fails'", timeout=30_000

@@ -36,7 +36,7 @@ function runtimeCheck(r, ctx) {
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${r.node_name || r.node}`));
   if (r.guessed) {
-    out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 128; zeros, 1, 2, 3…). ",
+    out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 512; zeros, 1, 2, 3…). ",
       "Run it on real inputs (Run, or a reference case) to know whether it works."));
   }
   return out;
