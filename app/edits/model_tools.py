@@ -19,7 +19,7 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import TENSOR_PREFIX
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import running_graphs, standard_domain, walk_graphs
+from ..onnx_io.traverse import constant_value, running_graphs, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
 from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
@@ -46,20 +46,8 @@ def weights(model: onnx.ModelProto, dtype: int | None = None) -> list[onnx.Tenso
     """The initializers and Constant values (of `dtype`) of the graphs the tools walk: a
     PaddlePaddle export holds every weight in a Constant node."""
     found = [t for ref in running_graphs(model) for t in initializers(ref)]
-    found += [value for ref in running_graphs(model) for _n, value in _constant_values(ref.container)]
+    found += [v for ref in running_graphs(model) for n in ref.container.node if (v := constant_value(n)) is not None]
     return [t for t in found if dtype is None or t.data_type == dtype]
-
-
-def _constant_values(g) -> Iterator[tuple[onnx.NodeProto, onnx.TensorProto]]:
-    """(node, its tensor) of the Constant nodes of `g` holding a tensor `value`."""
-    for n in g.node:
-        yield from _constant_values_of(n)
-
-
-def _constant_values_of(n: onnx.NodeProto) -> list[tuple[onnx.NodeProto, onnx.TensorProto]]:
-    if n.op_type != "Constant" or standard_domain(n.domain) != "" or len(n.output) != 1:
-        return []
-    return [(n, a.t) for a in n.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR]
 
 
 FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE)
@@ -77,10 +65,10 @@ def constants_to_initializers(model: onnx.ModelProto) -> str:
     outputs = {o.name for o in g.output}
     moved = []
     for i, n in enumerate(g.node):
-        floats = [t for _n, t in _constant_values_of(n) if t.data_type in FLOAT_TYPES]
-        if floats and n.output[0] not in outputs:
+        value = constant_value(n)
+        if value is not None and value.data_type in FLOAT_TYPES and n.output[0] not in outputs:
             init = g.initializer.add()
-            init.CopyFrom(floats[0])
+            init.CopyFrom(value)
             init.name = n.output[0]
             moved.append(i)
     for i in reversed(moved):

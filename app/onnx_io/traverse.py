@@ -132,14 +132,22 @@ def attribute_tensors_of(g) -> Iterator[onnx.TensorProto]:
                 yield from (s.values, s.indices)
 
 
+def constant_value(n: onnx.NodeProto) -> onnx.TensorProto | None:
+    """The tensor a standard Constant node holds as its `value`, else None."""
+    if n.op_type != "Constant" or standard_domain(n.domain) != "" or len(n.output) != 1:
+        return None
+    return next((a.t for a in n.attribute if a.name == "value" and a.HasField("t")), None)
+
+
 def graph_constants(g: onnx.GraphProto, max_elements: int) -> dict[str, onnx.TensorProto]:
     """A graph's small constant tensors by name — its initializers and its Constant nodes'
     `value` — of at most `max_elements` elements each, holding their values (not in an external
     file): a Reshape's shape, a Loop's trip count."""
     found = [(t.name, t) for t in g.initializer]
     for n in g.node:
-        if n.op_type == "Constant" and standard_domain(n.domain) == "" and len(n.output) == 1:
-            found += [(n.output[0], a.t) for a in n.attribute if a.name == "value" and a.HasField("t")]
+        value = constant_value(n)
+        if value is not None:
+            found.append((n.output[0], value))
     out = {}
     for name, t in found:
         size = 1
