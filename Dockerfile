@@ -32,6 +32,12 @@ RUN pip install --no-cache-dir --upgrade pip \
  && pip uninstall --yes setuptools wheel \
  && pip install --no-cache-dir /tmp/wheels/onnx_studio-*.whl \
  && rm -rf /tmp/wheels
+# onnxruntime's StringNormalizer (a scikit-learn text pipeline's first node) builds the
+# en_US.UTF-8 locale unless the model names another: slim images have none
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends locales \
+ && localedef -i en_US -f UTF-8 en_US.UTF-8 \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 studio \
  && useradd --system --uid 10001 --gid studio --home-dir /data --no-create-home studio \
  && mkdir /data \

@@ -7,12 +7,12 @@ EXAMPLE  := build/example.onnx
 
 BUNDLE   := app/static/dist
 
-.PHONY: run test test-team lint lint-py lint-js audit setup python-deps node-deps bundle chromium postgres clean
+.PHONY: run test test-team lint lint-py lint-js audit setup python-deps node-deps bundle chromium postgres locale clean
 
 run: setup $(EXAMPLE)
 	$(VENV)/bin/onnx-studio $(EXAMPLE)
 
-test: setup chromium postgres lint audit
+test: setup chromium postgres locale lint audit
 	$(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 	$(MAKE) --no-print-directory test-team
 
@@ -75,6 +75,20 @@ postgres:
 	  else \
 	    echo "The PostgreSQL tests need Debian's postgresql (initdb, pg_ctl)."; \
 	    echo "Install it with: sudo apt-get install -y postgresql   (then run make test again)"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# onnxruntime's StringNormalizer (the first node of a scikit-learn text pipeline) builds the
+# en_US.UTF-8 locale unless the model names another; Debian's locales package defines it
+locale:
+	@if ! locale -a 2>/dev/null | grep -qix 'en_US.utf-\?8'; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    ([ -f /usr/share/i18n/locales/en_US ] || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y locales)) \
+	      && localedef -i en_US -f UTF-8 en_US.UTF-8; \
+	  else \
+	    echo "The text-model tests need the en_US.UTF-8 locale."; \
+	    echo "Make it with: sudo localedef -i en_US -f UTF-8 en_US.UTF-8   (then run make test again)"; \
 	    exit 1; \
 	  fi; \
 	fi

@@ -8,8 +8,10 @@ from ..edits import REGISTRY
 _RUN_INPUTS = {
     "inputs": {
         "type": "object",
-        "description": 'input name -> {"npy": BLOB} (POST /api/blobs) or {"random": {"seed": S, "count"?: N}}'
-        " (default: random, seed 0; a sequence input: N tensors of its declared shape, 2 by default)",
+        "description": 'input name -> {"npy": BLOB} (POST /api/blobs), {"values": JSON} (typed in: nested lists'
+        " for a tensor, an object for a map, a list for a sequence) or"
+        ' {"random": {"seed": S, "count"?: N}} (default: random, seed 0; a sequence input: N tensors of its'
+        " declared shape, 2 by default; a categorical input: drawn from the vocabulary of the node looking it up)",
         "additionalProperties": {"type": "object"},
     },
     "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},

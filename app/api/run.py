@@ -36,6 +36,7 @@ from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
+from ..onnx_io.vocabularies import input_vocabularies
 from ..views.tensors import array_preview
 from ..views.values import dtype_name, shape_json
 from . import bp
@@ -60,9 +61,10 @@ RANDOM_ITEMS = 2  # ... when the request doesn't say
 
 
 def check_inputs(raw, model: onnx.ModelProto) -> dict:
-    """{name: {"npy": local path} | {"seed": S}} for the worker, every name a graph input; a
-    sequence or optional input fed random values also gets its items' type, shape and count
-    (`"element"`: onnxruntime knows only the sequence's element type)."""
+    """{name: {"npy": local path} | {"values": JSON} | {"seed": S}} for the worker, every name a
+    graph input; a sequence or optional input fed random values also gets its items' type,
+    shape and count (`"element"`: onnxruntime knows only the sequence's element type), and a
+    categorical one the values it can hold (`"vocabulary"`, vocabularies.py)."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -84,14 +86,46 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
                 if count > MAX_RANDOM_ITEMS:
                     raise StudioError("bad_request", f"input {name!r}: at most {MAX_RANDOM_ITEMS} random items")
                 out[name]["count"] = count
+        elif isinstance(spec, dict) and "values" in spec:
+            out[name] = {"values": typed_values(spec["values"], name)}
         else:
-            raise StudioError("bad_request", f'input {name!r}: give {{"npy": BLOB}} or {{"random": {{"seed": S}}}}')
+            raise StudioError(
+                "bad_request",
+                f'input {name!r}: give {{"npy": BLOB}}, {{"values": [...]}} or {{"random": {{"seed": S}}}}',
+            )
     for vi in model.graph.input:
         element = _random_element(vi.type)
-        if vi.name in names and element is not None and "npy" not in out.get(vi.name, {}):
+        if vi.name in names and element is not None and not {"npy", "values"} & set(out.get(vi.name, {})):
             spec = out.setdefault(vi.name, {"seed": 0})
             out[vi.name] = {**spec, "element": {**element, "count": spec.pop("count", RANDOM_ITEMS)}}
+    for name, vocabulary in input_vocabularies(model.graph, sorted(names)).items():
+        if not {"npy", "values"} & set(out.get(name, {})):  # random ones are drawn from it
+            out.setdefault(name, {"seed": 0})["vocabulary"] = vocabulary
     return out
+
+
+MAX_TYPED_VALUES = 100_000  # numbers, strings and keys in one input's "values"
+
+
+def typed_values(raw, name: str):
+    """An input's values as the request typed them (JSON: a number, string or boolean, nested
+    lists of them, an object for a map, a list of objects for a sequence of maps), checked to
+    be no bigger than MAX_TYPED_VALUES; the worker makes them the input's type."""
+    count, stack = 0, [raw]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > MAX_TYPED_VALUES:
+            raise StudioError(
+                "bad_request", f"input {name!r}: at most {MAX_TYPED_VALUES:,} values typed in; upload an .npy"
+            )
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif item is None or not isinstance(item, int | float | str | bool):
+            raise StudioError("bad_request", f"input {name!r}: values are numbers, strings, booleans, lists and maps")
+    return raw
 
 
 def _random_element(tp: onnx.TypeProto) -> dict | None:

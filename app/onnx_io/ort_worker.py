@@ -62,7 +62,10 @@ def _integers(np, shape, dtype, fill: str):
     return (np.arange(n) % 100 + 1).astype(dtype).reshape(shape)  # 1, 2, 3, ...: fits int8 and uint8
 
 
-def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros"):
+def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", vocabulary: dict | None = None):
+    words = (vocabulary or {}).get("values") or []
+    if arg.type.startswith("map(") and words:  # every key the lookup knows, valued 0
+        return dict.fromkeys(_map_keys(arg.type, words), _map_zero(np, arg.type))
     m = _TENSOR.match(arg.type)
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
@@ -71,6 +74,11 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros"):
         dtype = np.dtype(_NUMPY[elem])
         if dtype.kind == "f":  # values in [0, 1): no NaN, no overflow, every op's domain
             return rng.random(shape).astype(dtype)
+        # a categorical input: a value its lookup knows (an unknown one may be refused: a
+        # OneHotEncoder with zeros=0)
+        known = [w for w in words if isinstance(w, str) == (dtype.kind == "O")]
+        if known:
+            return np.full(shape, known[0], dtype=object if dtype.kind == "O" else dtype)
         if dtype.kind == "O":
             return np.full(shape, "", dtype=object)
         return _integers(np, shape, dtype, fill)
@@ -131,7 +139,7 @@ def _session(ort, path: str, optimize: bool):
     return _new_session(ort, path, so)
 
 
-def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
+def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, vocabularies: dict) -> dict:
     try:
         sess = _session(ort, path, optimize)
     except Exception as exc:
@@ -140,7 +148,9 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
     first: dict | None = None
     for fill in FILLS:
         rng = np.random.default_rng(0)
-        feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng, fill) for arg in sess.get_inputs()}
+        feeds = {
+            arg.name: _feed(ort, np, arg, dims_hint, rng, fill, vocabularies.get(arg.name)) for arg in sess.get_inputs()
+        }
         start = time.perf_counter()
         try:
             _run_once(ort, np, sess, feeds)
@@ -158,8 +168,8 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int) -> dict:
 
 
 def _run_once(ort, np, sess, feeds: dict) -> None:
-    if any(isinstance(v, np.ndarray) and v.dtype == object for v in feeds.values()):
-        sess.run(None, feeds)  # strings can't be OrtValues; numpy outputs then
+    if any((isinstance(v, np.ndarray) and v.dtype == object) or isinstance(v, dict | list) for v in feeds.values()):
+        sess.run(None, feeds)  # strings and maps can't be OrtValues; numpy outputs then
         return
     # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
     sess.run_with_ort_values(None, _ort_values(ort, feeds))
@@ -176,22 +186,43 @@ def check(job: dict) -> dict:
 
     ort.set_default_logger_severity(4)  # loading warns on stderr before session options apply
     path, hint = job["path"], int(job.get("dims", 1))
+    vocabularies = job.get("vocabularies") or {}
     try:
-        out = _attempt(ort, np, path, True, hint)
+        out = _attempt(ort, np, path, True, hint, vocabularies)
         if out.get("symbolic"):
-            out = _bigger_dims(ort, np, path, hint, out)
+            out = _bigger_dims(ort, np, path, hint, out, vocabularies)
         if out["status"] == "fails":
             # optimisation renames and fuses nodes ("r_nchwc", FusedConv): unoptimised, the
             # message names the model's own node, if the failure is still there
-            plain = _attempt(ort, np, path, False, hint)
+            plain = _attempt(ort, np, path, False, hint, vocabularies)
             if plain["status"] == "fails":
                 out = plain
     except Skip as exc:
         out = {"status": "skipped", "message": str(exc)}
     except MemoryError:
         out = {"status": "limit", "message": "onnxruntime ran out of memory"}
+    lacking = _missing_locale(out.get("message", "")) if out["status"] == "fails" else None
+    if lacking:  # the server's fault, not the model's
+        out = {"status": "skipped", "message": lacking}
     out["onnxruntime"] = ort.__version__
     return out
+
+
+_LOCALE = re.compile(r"Failed to construct locale with name:([^:]*):")
+
+
+def _missing_locale(message: str) -> str | None:
+    """What to say when onnxruntime failed for want of a locale on this machine: its
+    StringNormalizer builds the one the model names (en_US.UTF-8 unless it says another)."""
+    m = _LOCALE.search(message)
+    if not m:
+        return None
+    name = m.group(1) or "the default"
+    language, _, charset = name.partition(".")
+    return (
+        f"this server has no locale {name}, which onnxruntime's StringNormalizer needs for this model"
+        f" (on Debian: localedef -i {language} -f {charset or 'UTF-8'} {name})"
+    )
 
 
 # sizes the inputs' dynamic dims are tried at when the smoke run fails at the first: a dim of 1
@@ -201,14 +232,14 @@ def check(job: dict) -> dict:
 BIGGER_DIMS = (2, 16, 128, 512)
 
 
-def _bigger_dims(ort, np, path: str, hint: int, failed: dict) -> dict:
+def _bigger_dims(ort, np, path: str, hint: int, failed: dict, vocabularies: dict) -> dict:
     """The first of BIGGER_DIMS the model runs at, or the failure at `hint` (also once a try
     takes longer than RETRY_SECONDS: a big model's runs cost too much to go on)."""
     for size in BIGGER_DIMS:
         if size <= hint:
             continue
         start = time.perf_counter()
-        if _attempt(ort, np, path, True, size)["status"] == "ok":
+        if _attempt(ort, np, path, True, size, vocabularies)["status"] == "ok":
             return {"status": "ok", "stage": "run", "message": "", "dims": size}
         if time.perf_counter() - start > RETRY_SECONDS:
             break
@@ -270,9 +301,16 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
         if given.dtype.kind not in "fiub":
             raise Skip(f'input "{arg.name}" is a {arg.type}: its .npy holds {given.dtype}, not numbers')
         return _narrow_value(ort, given, narrow)
+    if "values" in spec:
+        return _typed_input(ort, np, arg, spec["values"])
     rng = np.random.default_rng(int(spec.get("seed", 0)))
+    words = (spec.get("vocabulary") or {}).get("values") or []
     if _TENSOR.match(arg.type):
-        return _random_tensor(ort, np, arg.name, arg.type, arg.shape, dims, rng)
+        return _random_tensor(ort, np, arg.name, arg.type, arg.shape, dims, rng, spec.get("vocabulary"))
+    if arg.type.startswith("map(") and words:  # some of the keys its lookup knows, normal values
+        keys = _map_keys(arg.type, words)
+        picked = [k for k in keys if rng.random() < 0.5] or keys[:1]
+        return {k: _map_value(np, arg.type, rng) for k in picked}
     element = spec.get("element")  # a sequence's or optional's tensors (run.py: their declared type)
     if element is None:
         raise Skip(
@@ -293,17 +331,19 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     return [item() for _ in range(element["count"])]
 
 
-def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng):
+def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng, vocabulary: dict | None = None):
     """Random values of a tensor type ("tensor(float)") and declared shape (symbolic dims from
-    `dims`): normal floats, zero integers, random booleans; a type numpy lacks, narrowed."""
+    `dims`): normal floats, zero integers, random booleans; a type numpy lacks, narrowed; a
+    categorical input's drawn from its vocabulary (vocabularies.py: text as words of it)."""
     m = _TENSOR.match(type_name)
     if not m:
         raise Skip(
             f'input "{name}" is {_a(type_name)}: random values are made for tensors; give it a test data set\'s .pb'
         )
     narrow = _narrow_types().of_ort_type(type_name)
-    if m.group(1) == "string":
-        raise Skip(f'input "{name}" holds {type_name}: give its values as an .npy of strings')
+    words = [w for w in (vocabulary or {}).get("values") or [] if isinstance(w, str) == (m.group(1) == "string")]
+    if m.group(1) == "string" and not words:
+        raise Skip(f'input "{name}" holds {type_name}: type its values in, or give them as an .npy of strings')
     if m.group(1) not in _NUMPY and narrow is None:
         raise Skip(f'input "{name}" has element type {m.group(1)}, which onnxruntime can\'t be fed from Python')
     shape = []
@@ -323,11 +363,118 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
         values = rng.standard_normal(shape) if narrow.wide == "float32" else np.zeros(shape)
         return _narrow_value(ort, values, narrow)
     dtype = np.dtype(_NUMPY[m.group(1)])
+    if words and (dtype.kind in "iuO"):
+        drawn = rng.choice(np.array(words, dtype=object), size=shape)
+        if dtype.kind == "O" and (vocabulary or {}).get("text"):  # a few words a value, as text
+            drawn = np.array([" ".join(rng.choice(words, size=int(rng.integers(1, 9)))) for _ in drawn.flat], object)
+            drawn = drawn.reshape(shape)
+        return drawn if dtype.kind == "O" else drawn.astype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
     if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)  # a 0-d comparison gives a scalar, which onnxruntime refuses
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
+
+
+_MAP_TYPE = re.compile(r"^map\((\w+),\s*tensor\((\w+)\)\)$")
+
+
+def _map_keys(type_name: str, words: list) -> list:
+    """The vocabulary's words a map's keys can be ("map(string,tensor(float))": its strings)."""
+    m = _MAP_TYPE.match(type_name)
+    strings = m is not None and m.group(1) == "string"
+    return [w for w in words if isinstance(w, str) == strings]
+
+
+def _map_zero(np, type_name: str):
+    m = _MAP_TYPE.match(type_name)
+    return "" if m and m.group(2) == "string" else 0.0 if m and m.group(2) in ("float", "double") else 0
+
+
+def _map_value(np, type_name: str, rng):
+    zero = _map_zero(np, type_name)
+    return float(rng.standard_normal()) if isinstance(zero, float) else zero
+
+
+def _typed_input(ort, np, arg, values):
+    """An input's values as a request typed them (JSON) in the input's type: a tensor's nested
+    lists as an array of its element type and declared rank, a map's object, a sequence's list."""
+    where = f'input "{arg.name}" ({arg.type})'
+    value = _typed(ort, np, arg.type, values, where)
+    if isinstance(value, np.ndarray) and arg.shape is not None:
+        declared = list(arg.shape)
+        fits = len(declared) == value.ndim and all(
+            not isinstance(d, int) or d < 0 or d == n for d, n in zip(declared, value.shape, strict=True)
+        )
+        if not fits:
+            want = "×".join(str(d) if isinstance(d, int) and d >= 0 else str(d or "?") for d in declared) or "a scalar"
+            got = "×".join(map(str, value.shape)) or "a scalar"
+            raise Skip(f"{where}: its shape is {want}, the values typed in are {got}")
+    return value
+
+
+def _typed(ort, np, type_name: str, values, where: str):
+    if type_name.startswith("optional(") and type_name.endswith(")"):
+        return _typed(ort, np, type_name[len("optional(") : -1], values, where)
+    if type_name.startswith("seq(") and type_name.endswith(")"):
+        if not isinstance(values, list):
+            raise Skip(f"{where}: a sequence is typed as a list")
+        return [_typed(ort, np, type_name[len("seq(") : -1], v, where) for v in values]
+    m = _MAP_TYPE.match(type_name)
+    if m:
+        if not isinstance(values, dict):
+            raise Skip(f'{where}: a map is typed as an object, {{"key": value, ...}}')
+        key = str if m.group(1) == "string" else int
+        try:
+            return {key(k): _typed_scalar(np, m.group(2), v) for k, v in values.items()}
+        except (TypeError, ValueError):
+            raise Skip(f"{where}: its keys are {m.group(1)}, its values {m.group(2)}") from None
+    m = _TENSOR.match(type_name)
+    if not m:
+        raise Skip(f"{where}: values can't be typed in for this type; give a test data set's .pb")
+    return _typed_array(ort, np, m.group(1), values, where)
+
+
+def _typed_scalar(np, elem: str, v):
+    if elem == "string":
+        if not isinstance(v, str):
+            raise TypeError(v)
+        return v
+    if isinstance(v, bool) or not isinstance(v, int | float) or (elem not in ("float", "double") and v != int(v)):
+        raise TypeError(v)
+    return float(v) if elem in ("float", "double") else int(v)
+
+
+def _typed_array(ort, np, elem: str, values, where: str):
+    try:
+        arr = np.array(values)
+    except ValueError:
+        raise Skip(f"{where}: the values typed in are not a rectangular array (rows of different lengths)") from None
+    narrow = _narrow_types().of_ort_type(f"tensor({elem})")
+    kind = arr.dtype.kind
+    if arr.size == 0:
+        kind = ""  # an empty list is numbers and strings alike
+    if elem == "string":
+        if kind not in ("U", ""):
+            raise Skip(f"{where}: strings are typed in quotes")
+        return arr.astype(object)
+    if elem == "bool":
+        if kind not in ("b", ""):
+            raise Skip(f"{where}: booleans are typed true or false")
+        return arr.astype(bool)
+    wide = narrow.wide if narrow is not None else _NUMPY.get(elem)
+    if wide is None:
+        raise Skip(f"{where}: element type {elem} can't be fed from Python")
+    dtype = np.dtype(wide)
+    if kind not in ("i", "u", "f", "") or (dtype.kind in "iu" and kind == "f"):
+        what = "whole numbers" if dtype.kind in "iu" else "numbers"
+        raise Skip(f"{where}: its values are {what}")
+    if dtype.kind in "iu" and arr.size:
+        info = np.iinfo(dtype)
+        if arr.min() < info.min or arr.max() > info.max:
+            raise Skip(f"{where}: a value is outside {elem}'s range {info.min}…{info.max}")
+    typed = arr.astype(dtype)
+    return typed if narrow is None else _narrow_value(ort, typed, narrow)
 
 
 def _job_feeds(ort, np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
@@ -398,7 +545,7 @@ def run(job: dict) -> dict:
     try:
         sess = _job_session(ort, np, job)
     except Exception as exc:
-        return {"status": "fails", "stage": "load", "message": str(exc)}
+        return {"status": "fails", "stage": "load", "message": _missing_locale(str(exc)) or str(exc)}
     try:
         feeds = _job_feeds(ort, np, sess, job)
     except Skip as exc:
@@ -424,8 +571,10 @@ def run(job: dict) -> dict:
     def storable(value):
         return _storable(np, value)
 
+    input_types = {i.name: i.type for i in sess.get_inputs()}
     saved_inputs = {
-        name: saved.save(os.path.join(out_dir, f"in{k}"), v, storable) for k, (name, v) in enumerate(feeds.items())
+        name: saved.save(os.path.join(out_dir, f"in{k}"), v, storable, _map_values(input_types.get(name, "")))
+        for k, (name, v) in enumerate(feeds.items())
     }
     output_types = {o.name: o.type for o in sess.get_outputs()}
     saved_outputs = {

@@ -30,6 +30,8 @@ import onnx
 
 from .causes import _node_words
 from .smoke_model import write_stand_in
+from .traverse import fed_inputs
+from .vocabularies import input_vocabularies
 
 WALL_SECONDS = 60.0
 CPU_SECONDS = 60
@@ -156,7 +158,14 @@ def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -
         except Exception as exc:  # e.g. the stand-in is over protobuf's 2 GiB
             return {"status": "skipped", "ok": None, "message": f"no stand-in to run: {exc}", "onnxruntime": version}
         # the weights are mapped (zeros twice over: a folded or transposed copy of each may be made)
-        raw = _run({"path": str(path), "cpu": CPU_SECONDS, "memory": MEMORY_ALLOWANCE + 2 * zeros}, wall)
+        vocabularies = input_vocabularies(model.graph, fed_inputs(model.graph))
+        job = {
+            "path": str(path),
+            "cpu": CPU_SECONDS,
+            "memory": MEMORY_ALLOWANCE + 2 * zeros,
+            "vocabularies": vocabularies,
+        }
+        raw = _run(job, wall)
     out = describe(raw, model)
     out["onnxruntime"] = raw.get("onnxruntime") or version
     out["seconds"] = round(time.monotonic() - start, 3)

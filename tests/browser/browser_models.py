@@ -612,3 +612,107 @@ def reflect_padded(pad: int, fixed: bool) -> onnx.ModelProto:
         [pads],
     )
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+
+
+ML_OPSET = h.make_opsetid("ai.onnx.ml", 3)
+WORDS = ["cat", "dog", "bird", "sat", "ran"]
+COLORS = ["red", "green", "blue"]
+
+
+def _ml_model(nodes, inputs, outputs, opsets, initializers=()) -> bytes:
+    g = h.make_graph(nodes, "pipeline", inputs, outputs, list(initializers))
+    m = h.make_model(g, opset_imports=opsets, ir_version=8)
+    onnx.checker.check_model(m)
+    return m.SerializeToString()
+
+
+def column_model(zeros: int = 0) -> bytes:
+    """A number column and a string column one-hot encoded, concatenated (ColumnTransformer);
+    zeros=0 is skl2onnx's handle_unknown="error": a category the encoder doesn't know fails the run."""
+    nodes = [
+        h.make_node("OneHotEncoder", ["color"], ["onehot"], domain="ai.onnx.ml", cats_strings=COLORS, zeros=zeros),
+        h.make_node("Reshape", ["onehot", "flat"], ["onehot2"]),
+        h.make_node("Concat", ["a", "onehot2"], ["features"], axis=1),
+    ]
+    g_inputs = [
+        h.make_tensor_value_info("a", T.FLOAT, [None, 1]),
+        h.make_tensor_value_info("color", T.STRING, [None, 1]),
+    ]
+    out = [h.make_tensor_value_info("features", T.FLOAT, [None, 4])]
+    flat = nh.from_array(np.array([-1, 3], np.int64), "flat")
+    return _ml_model(nodes, g_inputs, out, [h.make_opsetid("", 17), ML_OPSET], [flat])
+
+
+def dict_model() -> bytes:
+    nodes = [h.make_node("DictVectorizer", ["feats"], ["vector"], domain="ai.onnx.ml", string_vocabulary=WORDS)]
+    feats = h.make_value_info("feats", h.make_map_type_proto(T.STRING, h.make_tensor_type_proto(T.FLOAT, None)))
+    out = [h.make_tensor_value_info("vector", T.FLOAT, [None, len(WORDS)])]
+    return _ml_model(nodes, [feats], out, [h.make_opsetid("", 17), ML_OPSET])
+
+
+def text_model(locale: str | None = None) -> bytes:
+    """skl2onnx's TfidfVectorizer front: lower-cased, split into words, counted over a vocabulary."""
+    normalize = {"case_change_action": "LOWER", **({"locale": locale} if locale else {})}
+    nodes = [
+        h.make_node("StringNormalizer", ["text"], ["lower"], **normalize),
+        h.make_node(
+            "Tokenizer",
+            ["lower"],
+            ["tokens"],
+            domain="com.microsoft",
+            mark=0,
+            mincharnum=1,
+            pad_value="#",
+            tokenexp=r"\w+",
+        ),
+        h.make_node(
+            "TfIdfVectorizer",
+            ["tokens"],
+            ["counts"],
+            mode="TF",
+            min_gram_length=1,
+            max_gram_length=1,
+            max_skip_count=0,
+            ngram_counts=[0],
+            ngram_indexes=list(range(len(WORDS))),
+            pool_strings=WORDS,
+        ),
+    ]
+    inputs = [h.make_tensor_value_info("text", T.STRING, [None])]
+    out = [h.make_tensor_value_info("counts", T.FLOAT, [None, len(WORDS)])]
+    return _ml_model(nodes, inputs, out, [h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+
+
+def iris_classifier() -> onnx.ModelProto:
+    """A scikit-learn LogisticRegression on iris as skl2onnx writes it: X float [?, 4] scaled,
+    LinearClassifier's label and probabilities, the probabilities through a ZipMap."""
+    nodes = [
+        h.make_node(
+            "Scaler", ["X"], ["scaled"], domain="ai.onnx.ml", offset=[5.8, 3.0, 3.8, 1.2], scale=[1.2, 2.3, 0.6, 1.3]
+        ),
+        h.make_node(
+            "LinearClassifier",
+            ["scaled"],
+            ["label", "probabilities"],
+            domain="ai.onnx.ml",
+            classlabels_ints=[0, 1, 2],
+            coefficients=[-1.0, 1.1, -1.8, -1.7, 0.5, -0.3, -0.3, -0.7, 0.5, -0.8, 2.1, 2.4],
+            intercepts=[-0.2, 2.0, -1.8],
+            multi_class=1,
+            post_transform="SOFTMAX",
+        ),
+        h.make_node(
+            "ZipMap", ["probabilities"], ["output_probability"], domain="ai.onnx.ml", classlabels_int64s=[0, 1, 2]
+        ),
+    ]
+    probs = h.make_value_info(
+        "output_probability",
+        h.make_sequence_type_proto(h.make_map_type_proto(T.INT64, h.make_tensor_type_proto(T.FLOAT, []))),
+    )
+    g = h.make_graph(
+        nodes,
+        "iris",
+        [h.make_tensor_value_info("X", T.FLOAT, [None, 4])],
+        [h.make_tensor_value_info("label", T.INT64, [None]), probs],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)], ir_version=8)

@@ -443,3 +443,48 @@ def test_unnamed_dims_get_a_size_field_each(page, server, artifacts):
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "Output z" in page.locator("#run-results").text_content()
     assert "5×3" in page.locator("#run-results").text_content()
+
+
+def test_values_typed_in_run_a_classifier_and_a_map_input_runs_random(page, server, artifacts):
+    """A scikit-learn classifier's one row typed in as JSON (the field shows what such values
+    look like), the class and its probabilities shown; bad JSON said at once. A DictVectorizer's
+    map input, which used to take only a .pb, runs on random keys of its vocabulary."""
+    from .browser_models import dict_model, iris_classifier
+
+    model = iris_classifier()
+    summary = upload(page, server, model, "iris.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    field = page.locator(".run-input[data-name=X] .run-values")
+    assert field.get_attribute("placeholder") == "[[1.5, 1.5, 1.5, 1.5]]"
+    assert page.locator(".run-dim[aria-label='X[0]']").is_enabled()
+    field.fill("[[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]")  # a bracket short
+    assert page.locator(".run-dim[aria-label='X[0]']").is_disabled()  # the values give its size
+    page.click("#run-go")
+    assert "The values of X are not JSON" in page.locator("#run-results .field-error").text_content()
+    field.fill("[[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]]")
+    page.screenshot(path=str(artifacts / "run-typed-values-form.png"))
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    labels = sess.run(["label"], {"X": np.array([[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]], np.float32)})[0]
+    assert labels.tolist() == [0, 2]  # setosa, virginica: the coefficients do classify
+    text = page.locator("#run-results").text_content()
+    assert "Output label" in text and "2 maps" not in text
+    cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()
+    assert cells[:2] == ["0", "2"], cells
+    assert page.locator("#run-results table.run-map").count() == 2
+    page.locator("#run-results").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-typed-values.png"))
+
+    summary = upload(page, server, onnx.load_from_string(dict_model()), "dictvec.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    row = page.locator(".run-input[data-name=feats]")
+    assert row.locator(".run-seed").count() == 1
+    assert row.locator(".run-values").get_attribute("placeholder") == '{"key": 1.5}'
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "Output vector" in page.locator("#run-results").text_content()

@@ -32,26 +32,47 @@ function randomElement(type) {
   return { shape: inner.shape, many: type.kind === "sequence" };
 }
 
-function symbolicDims(inputs) {
-  const names = new Set();
-  for (const i of inputs) {
-    const element = randomElement(i.type);
-    for (const [axis, d] of ((element ? element.shape : i.shape) || []).entries()) {
-      // a dim with no size and no name (silero VAD's [?, ?], PaddlePaddle's -1 and "?"): by
-      // input and axis, as the server names it (app/onnx_io/dim_names.py)
-      if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) names.add(`${i.name}[${axis}]`);
-      else if (typeof d === "string") names.add(d);
-    }
+/** The names of an input's dims without a size (those random values need a size for). */
+function inputDims(i) {
+  const names = [];
+  const element = randomElement(i.type);
+  for (const [axis, d] of ((element ? element.shape : i.shape) || []).entries()) {
+    // a dim with no size and no name (silero VAD's [?, ?], PaddlePaddle's -1 and "?"): by
+    // input and axis, as the server names it (app/onnx_io/dim_names.py)
+    if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) names.push(`${i.name}[${axis}]`);
+    else if (typeof d === "string") names.push(d);
   }
-  return [...names];
+  return names;
+}
+
+function symbolicDims(inputs) {
+  return [...new Set(inputs.flatMap(inputDims))];
+}
+
+/** What typing an input's values in looks like for its type, as JSON (the field's placeholder):
+ * float[?, 4] → [[0.5, 0.5, 0.5, 0.5]], map(string, float) → {"key": 1.5}. */
+function valuesExample(type) {
+  if (!type || type.kind === "unknown") return "[…]";
+  if (type.kind === "map") return `{${type.key === "STRING" ? '"key"' : '"7"'}: ${valuesExample(type.value).replace(/^\[+|\]+$/g, "")}}`;
+  if (type.kind === "sequence") return `[${valuesExample(type.elem)}]`;
+  if (type.kind === "optional") return valuesExample(type.elem);
+  const dtype = type.dtype || "";
+  const leaf = dtype === "STRING" ? '"text"' : dtype === "BOOL" ? "true" : /INT/.test(dtype) ? "1" : "1.5";
+  const shape = Array.isArray(type.shape) ? type.shape : [null];
+  if (shape.length > 3) return "nested lists, as numpy.array takes them";
+  return shape.reduceRight((inner, d) => {
+    const n = typeof d === "number" && d > 0 ? d : 1;
+    return `[${Array.from({ length: Math.min(n, 4) }, () => inner).join(", ")}${n > 4 ? ", …" : ""}]`;
+  }, leaf);
 }
 
 function inputRow(input) {
   const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
   const file = el("input", { type: "file", accept: ".npy,.pb", class: "run-npy", "aria-label": `.npy or .pb for ${input.name}` });
   const kind = input.type && input.type.kind;
-  // a sequence, optional or map input: random tensors when their shape is declared, else (and a
-  // map always) a test data set's .pb
+  // a sequence, optional or map input: random tensors when their shape is declared, a map's
+  // keys when a lookup node names them (the server says when none does), else a test data
+  // set's .pb; any input's values typed in
   const notTensor = kind && kind !== "tensor" && kind !== "unknown";
   const element = randomElement(input.type);
   const count = element && element.many
@@ -61,15 +82,33 @@ function inputRow(input) {
     file.setAttribute("accept", ".pb");
     file.setAttribute("aria-label", `.pb for ${input.name}`);
   }
-  const random = notTensor && !element ? null
+  const random = notTensor && !element && kind !== "map" ? null
     : el("label", {}, "random, seed ", seed, count ? [" × ", count, " tensors"] : "");
+  const typed = input.type && input.type.kind ? input.type : { kind: "tensor", dtype: input.dtype, shape: input.shape };
+  const values = /** @type {HTMLInputElement} */ (el("input", {
+    type: "text", class: "run-values", spellcheck: "false", autocomplete: "off",
+    placeholder: valuesExample(typed), "aria-label": `values of ${input.name}`,
+    title: "The input's values as JSON: nested lists for a tensor, an object for a map",
+  }));
   const row = el("li", { class: "run-input", "data-name": input.name },
     el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, formatValueType(input) || "type not declared")),
     notTensor
       ? el("div", { class: "ed-row run-not-tensor" }, random,
         el("label", {}, random ? "or a .pb " : `a ${kind} from a test data set's .pb `, file))
-      : el("div", { class: "ed-row" }, random, el("label", {}, "or .npy/.pb ", file)));
-  return { row, seed, count, file, name: input.name };
+      : el("div", { class: "ed-row" }, random, el("label", {}, "or .npy/.pb ", file)),
+    el("label", { class: "run-values-label" }, "or values ", values));
+  return { row, seed, count, file, values, name: input.name };
+}
+
+/** An input's values typed in (JSON), or undefined when its field is empty. */
+function typedValues(r) {
+  const text = r.values.value.trim();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`The values of ${r.name} are not JSON: ${err.message}`, { cause: err });
+  }
 }
 
 function divergence(d, compare, ctx) {
@@ -515,6 +554,19 @@ export function renderRunPanel(root, ctx) {
   const dimNames = symbolicDims(inputs);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
+  // a size only inputs given by values or a file have is theirs: its field greys out
+  const syncDims = () => {
+    const given = new Set(rows.filter((r) => r.values.value.trim() || (r.file.files && r.file.files.length)).map((r) => r.name));
+    for (const d of dims) {
+      const idle = inputs.filter((i) => inputDims(i).includes(d.name)).every((i) => given.has(i.name));
+      d.field.disabled = idle;
+      d.field.title = idle ? "Taken from the values given" : "";
+    }
+  };
+  for (const r of rows) {
+    r.values.addEventListener("input", syncDims);
+    r.file.addEventListener("change", syncDims);
+  }
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
   const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
@@ -570,8 +622,9 @@ export function renderRunPanel(root, ctx) {
         : { inputs: {}, expected: {} };
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
-        const given = f ? (await ctx.actions.uploadBlob(f)).blob : fromNpz[r.name] || set.inputs[r.name];
-        body.inputs[r.name] = given ? { npy: given }
+        const values = f ? undefined : typedValues(r);
+        const given = f ? (await ctx.actions.uploadBlob(f)).blob : values === undefined && (fromNpz[r.name] || set.inputs[r.name]);
+        body.inputs[r.name] = given ? { npy: given } : values !== undefined ? { values }
           : { random: { seed: Number(r.seed.value || 0), ...(r.count ? { count: Number(r.count.value || 0) } : {}) } };
       }
       if (Object.keys(set.expected).length) body.expected = Object.fromEntries(Object.entries(set.expected).map(([name, blob]) => [name, { npy: blob }]));

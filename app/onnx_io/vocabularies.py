@@ -1,0 +1,100 @@
+"""The values a categorical input can hold, read off the nodes that look them up: a string column
+of a scikit-learn pipeline goes to a OneHotEncoder (`cats_strings`), a LabelEncoder (`keys_*`) or
+a CategoryMapper; a dict of features to a DictVectorizer (`string_vocabulary`); text, through a
+Tokenizer, to a TfIdfVectorizer's `pool_strings`. Random inputs drawn from them exercise the
+model's real paths — random strings or zeros only reach its "unknown category" branch, which a
+OneHotEncoder with `zeros=0` (skl2onnx's handle_unknown="error") refuses outright.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import onnx
+from onnx import numpy_helper
+
+from .traverse import standard_domain
+
+MAX_WORDS = 10_000  # entries of a vocabulary handed to the run (the job is one JSON line)
+MAX_HOPS = 64  # nodes followed from an input to the one that looks its values up
+
+# ops that pass an input's values on unchanged (some of them, reordered): the lookup after them
+# sees the input's own values; StringNormalizer only changes case, which the lookup's own
+# vocabulary already has
+PASS_ON = frozenset(
+    {
+        "Identity",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Gather",
+        "Slice",
+        "Concat",
+        "Transpose",
+        "Split",
+        "Expand",
+        "StringNormalizer",
+    }
+)
+SPLITS_WORDS = frozenset({"Tokenizer", "StringSplit"})  # text in, its words out
+
+# op -> attributes holding its vocabulary, strings first (the first one set is taken)
+LOOKUPS = {
+    "OneHotEncoder": ("cats_strings", "cats_int64s"),
+    "LabelEncoder": ("keys_strings", "keys_int64s", "keys_tensor"),
+    "CategoryMapper": ("cats_strings", "cats_int64s"),
+    "DictVectorizer": ("string_vocabulary", "int64_vocabulary"),
+    "TfIdfVectorizer": ("pool_strings", "pool_int64s"),
+}
+
+
+def _words(node: onnx.NodeProto) -> list | None:
+    for name in LOOKUPS[node.op_type]:
+        a = next((a for a in node.attribute if a.name == name), None)
+        if a is None:
+            continue
+        if a.type == onnx.AttributeProto.TENSOR:
+            values = numpy_helper.to_array(a.t).reshape(-1)[:MAX_WORDS]
+            if values.dtype.kind in "OSU":
+                return [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in values]
+            return [int(v) for v in values] if values.dtype.kind in "iu" else None
+        if a.strings:
+            return [s.decode("utf-8", "replace") for s in a.strings[:MAX_WORDS]]
+        if a.ints:
+            return [int(v) for v in a.ints[:MAX_WORDS]]
+    return None
+
+
+def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, dict]:
+    """{input: {"values": [...], "text": bool}} for each of `names` whose values a lookup node
+    reads (through ops that pass them on): its vocabulary (strings or integers), `text` when a
+    Tokenizer splits the input into the words it holds (a value is then words joined by spaces)."""
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        for x in dict.fromkeys(n.input):
+            if x:
+                readers.setdefault(x, []).append(n)
+    found = {}
+    for name in names:
+        queue, seen, hops = deque([(name, False)]), {name}, 0
+        while queue and hops < MAX_HOPS:
+            value, text = queue.popleft()
+            for n in readers.get(value, []):
+                hops += 1
+                domain = standard_domain(n.domain)
+                if domain == "ai.onnx.ml" or (domain in ("", "ai.onnx") and n.op_type == "TfIdfVectorizer"):
+                    words = _words(n) if n.op_type in LOOKUPS else None
+                    if words:
+                        found[name] = {"values": words, "text": text}
+                        queue.clear()
+                        break
+                    continue
+                passes = n.op_type in PASS_ON and (n.op_type != "Gather" or n.input[0] == value)
+                splits = n.op_type in SPLITS_WORDS
+                if passes or splits:
+                    for out in n.output:
+                        if out and out not in seen:
+                            seen.add(out)
+                            queue.append((out, text or splits))
+    return found
