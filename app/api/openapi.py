@@ -146,6 +146,19 @@ def _paths() -> dict:
             "400",
             "404",
         ),
+        f"{m}/trees": _get(
+            "A tree ensemble node's trees: how many, how deep, the features they split on; one tree's rules",
+            [
+                _ID,
+                _query("node", {"type": "string"}, "node id of a TreeEnsemble* node (ai.onnx.ml)", True),
+                _query("tree", {"type": "integer", "minimum": 0}, "also this tree's rules"),
+                _REV_Q,
+            ],
+            _json("Trees"),
+            "400",
+            "404",
+            "422",
+        ),
         f"{m}/locate": _get(
             "Where the graph and node a link made in revision `from` names are now, by position",
             [

@@ -106,6 +106,51 @@ SCHEMAS: dict = {
             "attributes": {"type": "array", "items": {"$ref": "#/components/schemas/Attribute"}},
         },
     },
+    "Trees": {
+        "type": "object",
+        "required": ["node", "op_type", "trees", "splits", "leaves", "depth", "features", "post_transform"],
+        "properties": {
+            "node": {"type": "string"},
+            "op_type": {"type": "string"},
+            "trees": {"type": "integer"},
+            "splits": {"type": "integer"},
+            "leaves": {"type": "integer"},
+            "depth": {
+                "type": "object",
+                "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "mean": {"type": "number"}},
+            },
+            "features": {
+                "type": "array",
+                "description": "each feature split on: how often, the thresholds' range; the most used first",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "feature": {"type": "integer"},
+                        "splits": {"type": "integer"},
+                        "min": {"type": ["number", "null"]},
+                        "max": {"type": ["number", "null"]},
+                    },
+                },
+            },
+            "classes": {"type": "array", "items": {}},
+            "targets": {"type": "integer"},
+            "aggregate_function": {"type": "string"},
+            "base_values": {"type": "array", "items": {"type": "number"}},
+            "post_transform": {"type": "string"},
+            "tree": {
+                "type": "object",
+                "description": "with ?tree=K: that tree's splits, leaves, depth and rules (at most 400 lines; `more` left)",
+                "properties": {
+                    "index": {"type": "integer"},
+                    "splits": {"type": "integer"},
+                    "leaves": {"type": "integer"},
+                    "depth": {"type": "integer"},
+                    "rules": {"type": "array", "items": {"type": "string"}},
+                    "more": {"type": "integer"},
+                },
+            },
+        },
+    },
     "Graph": {
         "type": "object",
         "required": ["nodes", "inputs", "outputs", "initializers"],

@@ -18,7 +18,7 @@ from ..edits import apply_edits, describe
 from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
 from ..errors import NotFound, StudioError
 from ..onnx_io import offload, traverse
-from ..onnx_io.address import carry, resolve_graph, resolve_tensor
+from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
 from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, normalize_location, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
@@ -34,6 +34,7 @@ from ..views.graph import node_view
 from ..views.schema import operators_at
 from ..views.search import parse_limit, parse_query
 from ..views.tensors import tensor_array
+from ..views.trees import BadTrees, ensemble_summary, is_ensemble
 from ..views.values import value_info_json
 from . import bp, runtime
 from .documents import (
@@ -304,6 +305,25 @@ def _model_and_node(model_id: str, param: str):
 def get_node(model_id):
     """One node in full (`?id=<node id>`): metadata values and doc_string uncut."""
     return jsonify(node_view(*_model_and_node(model_id, "id")))
+
+
+@bp.get("/models/<model_id>/trees")
+def get_trees(model_id):
+    """A tree ensemble node's trees (`?node=<node id>`, `&tree=K` adds tree K's rules): how
+    many, how deep, the features they split on (views/trees.py)."""
+    model, nid = _model_and_node(model_id, "node")
+    _, _, node = resolve_node(model, nid)
+    if not is_ensemble(node):
+        raise StudioError("not_trees", f"node {nid!r} is a {node.op_type}, not one of ai.onnx.ml's tree ensembles")
+    raw = request.args.get("tree")
+    if raw is not None and not re.fullmatch(r"\d{1,9}", raw):
+        raise StudioError("bad_request", "?tree= is a tree's index, 0 for the first")
+    try:
+        return jsonify({"node": nid, **ensemble_summary(node, None if raw is None else int(raw))})
+    except BadTrees as exc:
+        raise StudioError("bad_trees", f"the trees of node {nid!r} can't be read: {exc}", 422) from None
+    except IndexError:
+        raise StudioError("unknown_tree", f"node {nid!r} has no tree {raw}", 404) from None
 
 
 @bp.get("/models/<model_id>/locate")

@@ -271,6 +271,11 @@ export function uploadModel(files, onProgress) {
 // ------------------------------------------------------------------ editing (issue 4)
 
 /** One node's JSON in full (metadata values and doc_string uncut). */
+/** A tree ensemble node's trees; with `tree`, that tree's rules too. */
+export function getTrees(id, nodeId, tree) {
+  return request("GET", `/api/models/${enc(id)}/trees?node=${enc(nodeId)}${tree === undefined ? "" : `&tree=${tree}`}`);
+}
+
 export function getNode(id, nodeId) {
   return request("GET", `/api/models/${enc(id)}/node?id=${enc(nodeId)}`);
 }

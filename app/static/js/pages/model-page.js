@@ -196,6 +196,7 @@ const panelContext = {
     edit: (ops, options) => applyEdits(ops, options),
     uploadBlob: (file) => api.uploadBlob(file),
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId),
+    loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree),
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
     revisionNow: () => (state.summary ? state.summary.revision : null),

@@ -8,7 +8,7 @@ import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { disclosure, dtypeSelect, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
 import { tensorValueForms } from "../editing/tensor-edit.js";
-import { attributeEditText, attributeValueName, dtypeNumber, formatNumber, formatTensor, isDtypeAttribute, onnxType } from "../lib/format.js";
+import { attributeEditText, attributeValueName, dtypeNumber, formatInteger, formatNumber, formatTensor, isDtypeAttribute, onnxType } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { previewToggle } from "./tensor-view.js";
 import { fieldError, graphLink, mono, showError, tag } from "../widgets/ui.js";
@@ -168,6 +168,8 @@ function tensorReplace(attr, node, ctx) {
   }, { cls: "attr-replace" });
 }
 
+const LISTS = new Set(["INTS", "FLOATS", "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSORS", "TYPE_PROTOS"]);
+
 export function attributeRow(attr, node, ctx) {
   const row = el("div", { class: "attr", "data-attr": attr.name });
   const error = fieldError();
@@ -180,9 +182,11 @@ export function attributeRow(attr, node, ctx) {
     del.addEventListener("click", () => runForm(row, error,
       () => ctx.actions.edit([{ op: "delete_attribute", node: node.id, name: attr.name }])));
   }
+  // a list's length beside its type: a tree ensemble's nodes_* lists run to thousands
+  const length = LISTS.has(attr.type) && Array.isArray(attr.value) ? attr.truncated ?? attr.value.length : null;
   row.append(el("div", { class: "attr-head" },
     el("span", { class: "attr-name" }, attr.name),
-    el("span", { class: "attr-type" }, attr.type),
+    el("span", { class: "attr-type" }, attr.type, length === null ? "" : ` · ${formatInteger(length)}`),
     attr.ref_attr_name ? tag("reference", "tag-ref") : null,
     del));
   if (attr.ref_attr_name) {
