@@ -84,7 +84,7 @@ def _attrs(node: onnx.NodeProto) -> dict[str, object]:
 def _list(attrs: dict, *names: str) -> list:
     for name in names:
         if name in attrs:
-            return list(attrs[name])  # type: ignore[call-overload]
+            return list(attrs[name])
     return []
 
 
