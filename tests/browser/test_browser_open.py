@@ -290,3 +290,25 @@ def test_a_big_graphs_types_come_after_its_first_view_and_fill_the_panels(page, 
     page.wait_for_function(
         "() => [...document.querySelectorAll('#sidebar .tensor-row')].some(r => r.textContent.includes('⟨5×2⟩'))"
     )
+
+
+def test_long_dim_names_are_shortened_in_their_middle_and_every_dim_stays(page, server, artifacts):
+    """PaddlePaddle names its dynamic dims p2o.DynamicDimension.N: an input's type line and its
+    edge's label keep all four dims, each long name cut in its middle (its number kept), not the
+    last dims dropped at the line's end."""
+    dims = ["p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"]
+    g = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"])],
+        "paddle",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, dims)],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, dims)],
+    )
+    summary = upload(page, server, onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 17)]))
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    line = page.locator("#graph g.box.io[data-name=x] .t-ioType").text_content()
+    assert line.count("×") == 3 and "…" in line, line
+    assert re.search(r"…on\.0×3×p2o\.…on\.1×p2o\.…on\.2", line), line
+    label = page.locator("#graph .edge-label").first.text_content()
+    assert label.count("×") == 3 and label.rstrip(")⟩").endswith(".2"), label
+    page.screenshot(path=str(artifacts / "long-dim-names.png"))

@@ -137,7 +137,30 @@ export function fitNameAnd(name, keep, font, maxWidth, measure = measureText) {
   return fitted === null ? fitText(whole, font, maxWidth, measure) : `${fitted} ${keep}`;
 }
 
-// Lines that hold a name are shortened in the middle; others (op types, types, captions) at the end.
+/**
+ * A type ("FLOAT ⟨p2o.DynamicDimension.0×3×p2o.DynamicDimension.1⟩") in maxWidth: its dims'
+ * long names shortened in their middle, all alike, as little as it takes — every dim stays,
+ * where a cut at the end drops the last ones — and at its end only when that is not enough.
+ */
+export function fitType(text, font, maxWidth, measure = measureText) {
+  const s = String(text ?? "");
+  if (measure(s, font) <= maxWidth) return s;
+  const open = s.search(/[(⟨[]/);
+  if (open < 0) return fitText(s, font, maxWidth, measure);
+  const head = s.slice(0, open);
+  const parts = s.slice(open).split(/([×,()⟨⟩[\]\s])/); // the separators kept
+  const longest = Math.max(...parts.map((p) => p.length));
+  let cut = s;
+  for (let keep = Math.min(longest - 1, 24); keep >= 5; keep -= 1) {
+    const half = Math.ceil((keep - 1) / 2);
+    cut = head + parts.map((p) => (p.length > keep && /[A-Za-z_]/.test(p) ? `${p.slice(0, half)}…${p.slice(p.length - (keep - 1 - half))}` : p)).join("");
+    if (measure(cut, font) <= maxWidth) return cut;
+  }
+  return fitText(cut, font, maxWidth, measure);
+}
+
+// Lines that hold a name are shortened in the middle; types by their dims' names; others (op
+// types, captions) at the end.
 const NAME_FONTS = new Set(["name", "ioName"]);
 
 /**
@@ -251,7 +274,8 @@ export function measureBox(kind, lines, measure = measureText) {
     const room = inner - (line.indent || 0);
     const font = FONTS[line.font];
     const text = line.keep ? fitNameAnd(line.text, line.keep, font, room, measure)
-      : NAME_FONTS.has(line.font) ? fitMiddle(line.text, font, room, measure) : fitText(line.text, font, room, measure);
+      : NAME_FONTS.has(line.font) ? fitMiddle(line.text, font, room, measure)
+        : line.font === "ioType" ? fitType(line.text, font, room, measure) : fitText(line.text, font, room, measure);
     return { ...line, text, keep: undefined };
   });
   const widest = Math.max(0, ...fitted.map((l) => measure(l.text, FONTS[l.font]) + (l.indent || 0)));
@@ -293,7 +317,7 @@ export function edgeLabelSize(model, edge) {
     if (edge.qdq) edge.label = [edge.label, `QDQ ${edge.qdq.dtype}`].filter(Boolean).join(" · ");
   }
   if (edge.labelWidth === undefined) {
-    if (edge.label) edge.label = fitText(edge.label, FONTS.edge, 220, model.measure);
+    if (edge.label) edge.label = fitType(edge.label, FONTS.edge, 220, model.measure);
     edge.labelWidth = edge.label ? Math.ceil(model.measure(edge.label, FONTS.edge)) + 6 : 0;
     edge.labelHeight = edge.label ? METRICS.edgeLabelHeight : 0;
   }
