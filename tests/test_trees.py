@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from testkit import upload
 
-from app.views.trees import Leaf, Split, read_trees
+from app.views.trees import MODES, read_forest
 
 FEATURES = 5
 OPS = {"BRANCH_LEQ": np.less_equal, "BRANCH_LT": np.less, "BRANCH_GTE": np.greater_equal, "BRANCH_GT": np.greater}
@@ -137,12 +137,12 @@ def _model(node, ml: int) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=opsets, ir_version=10)
 
 
-def follow(root, x: np.ndarray) -> float:
-    node = root
-    while isinstance(node, Split):
-        node = node.true if OPS[node.mode](x[node.feature], np.float32(node.value)) else node.false
-    assert isinstance(node, Leaf)
-    return sum(w for _, w in node.weights)
+def follow(forest, tree: int, x: np.ndarray) -> float:
+    k = int(forest.roots[tree])
+    while not forest.leaf[k]:
+        test = OPS[MODES[forest.mode[k]]](x[forest.feature[k]], np.float32(forest.value[k]))
+        k = int(forest.true[k] if test else forest.false[k])
+    return sum(w for _, w in forest.weights(k))
 
 
 @pytest.mark.parametrize("layout", ["opset 3", "opset 5"])
@@ -154,10 +154,10 @@ def test_the_trees_read_predict_what_onnxruntime_predicts(layout):
     x = rng.normal(size=(64, FEATURES)).astype(np.float32)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, {"X": x})[0][:, 0]
-    roots = read_trees(model.graph.node[0])
-    assert len(roots) == 12
+    forest = read_forest(model.graph.node[0])
+    assert len(forest.roots) == 12
     base = 0.5 if layout == "opset 3" else 0.0
-    got = [base + sum(follow(r, row) for r in roots) for row in x]
+    got = [base + sum(follow(forest, t, row) for t in range(12)) for row in x]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
@@ -204,7 +204,7 @@ def _short_list(attrs):
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        (_cycle, "can't be reached from its root"),
+        (_cycle, "can't be reached from a tree's root"),
         (_missing_child, "points at node 999, which isn't there"),
         (_short_list, "nodes_values has"),
     ],
@@ -231,3 +231,23 @@ def test_requests_for_what_isnt_there(client):
     ]:
         r = client.get(f"/api/models/{mid}/trees?{query}")
         assert (r.status_code, r.get_json()["error"]["code"]) == (status, code), query
+
+
+def test_a_big_tree_is_cut_at_400_lines_and_huge_ids_are_only_ids(client):
+    """A full tree of depth 10 (2,047 nodes): its rules stop at 400 lines, the rest counted.
+    Node ids are names, not sizes: ids near 2^62 read as well as 0, 1, 2."""
+    trees = random_trees(np.random.default_rng(4), count=1, depth=10)
+    model = classic_regressor(trees)
+    node = model.graph.node[0]
+    big = {i: (1 << 62) - 7 * i for i in range(len(trees[0]))}  # every id renamed, far apart
+    for a in node.attribute:
+        if a.name in ("nodes_nodeids", "target_nodeids"):
+            a.ints[:] = [big[i] for i in a.ints]
+        elif a.name in ("nodes_truenodeids", "nodes_falsenodeids"):
+            modes = next(m for m in node.attribute if m.name == "nodes_modes").strings
+            a.ints[:] = [big[i] if modes[k] != b"LEAF" else 0 for k, i in enumerate(a.ints)]
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    got = client.get(f"/api/models/{mid}/trees?node=n0&tree=0").get_json()
+    total = len(trees[0])
+    assert got["splits"] + got["leaves"] == total
+    assert len(got["tree"]["rules"]) == 400 and got["tree"]["more"] == total - 400
