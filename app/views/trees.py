@@ -80,7 +80,7 @@ def _attrs(node: onnx.NodeProto) -> dict[str, object]:
         elif a.type == onnx.AttributeProto.FLOATS:
             out[a.name] = np.array(a.floats, np.float64)
         elif a.type == onnx.AttributeProto.STRINGS:
-            out[a.name] = [s.decode("utf-8", "replace") for s in a.strings]
+            out[a.name] = list(a.strings)  # bytes: nodes_modes runs to a million, decoding each costs
         elif a.type == onnx.AttributeProto.STRING:
             out[a.name] = a.s.decode("utf-8", "replace")
         elif a.type == onnx.AttributeProto.INT:
@@ -112,9 +112,9 @@ def _equal_lengths(n: int, what: str, **columns: np.ndarray | list) -> None:
             raise BadTrees(f"{name} has {len(column)} entries, {what} {n}")
 
 
-def read_forest(node: onnx.NodeProto) -> Forest:
-    """The node's trees; BadTrees naming what is wrong."""
-    attrs = _attrs(node)
+def read_forest(node: onnx.NodeProto, attrs: dict | None = None) -> Forest:
+    """The node's trees (`attrs`: its attributes as _attrs reads them); BadTrees naming what is wrong."""
+    attrs = _attrs(node) if attrs is None else attrs
     forest = _read_5(attrs) if "tree_roots" in attrs else _read_classic(attrs, node.op_type)
     _check_links(forest)
     return forest
@@ -164,11 +164,11 @@ def _read_classic(attrs: dict, op_type: str) -> Forest:
         nodes_truenodeids=trues,
         nodes_falsenodeids=falses,
     )
-    codes = {m: k for k, m in enumerate(MODES)} | {"LEAF": -1}
-    unknown = next((m for m in spelled if m not in codes), None)
-    if unknown is not None:
+    codes = {m.encode(): k for k, m in enumerate(MODES)} | {b"LEAF": -1}
+    mode = np.fromiter((codes.get(m, -2) for m in spelled), np.int64, len(spelled))
+    if (mode == -2).any():
+        unknown = spelled[int(np.flatnonzero(mode == -2)[0])].decode("utf-8", "replace")
         raise BadTrees(f"nodes_modes holds {unknown!r}, which is no test")
-    mode = np.array([codes[m] for m in spelled], np.int64)
     leaf = mode < 0
     missing = _array(attrs, np.int64, "nodes_missing_value_tracks_true")
     at = _Ids(trees, ids)
@@ -383,9 +383,9 @@ def ensemble_summary(node: onnx.NodeProto, tree: int | None = None) -> dict:
     "splits", "min", "max"}] (most splits first), "classes"?, "targets"?, "post_transform",
     "aggregate_function"?, "base_values"?, "tree"?: {"index", "splits", "leaves", "depth",
     "rules", "more"}} — BadTrees when the attributes make no trees, IndexError for `tree` out of range."""
-    forest = read_forest(node)
-    shapes = tree_shapes(forest)
     attrs = _attrs(node)
+    forest = read_forest(node, attrs)
+    shapes = tree_shapes(forest)
     depths = shapes.depth
     out: dict = {
         "op_type": node.op_type,
@@ -400,7 +400,10 @@ def ensemble_summary(node: onnx.NodeProto, tree: int | None = None) -> dict:
         "features": _features(forest, shapes.split_nodes),
         "post_transform": attrs.get("post_transform", "NONE"),
     }
-    classes = _list(attrs, "classlabels_strings", "classlabels_int64s")
+    classes = [
+        c.decode("utf-8", "replace") if isinstance(c, bytes) else c
+        for c in _list(attrs, "classlabels_strings", "classlabels_int64s")
+    ]
     if classes:
         out["classes"] = classes
     if node.op_type != "TreeEnsembleClassifier":
