@@ -142,6 +142,67 @@ def test_delete_identity_feeding_graph_output_keeps_output_name(client):
     assert_same_outputs(before, run(edited, feeds))
 
 
+def _classifier(label_dims: list) -> onnx.ModelProto:
+    """A linear classifier's probabilities through a ZipMap, as skl2onnx writes them by default."""
+    nodes = [
+        helper.make_node(
+            "LinearClassifier",
+            ["X"],
+            ["label", "probabilities"],
+            domain="ai.onnx.ml",
+            classlabels_ints=[0, 1, 2],
+            coefficients=[0.5, -1.0, 1.0, 0.2, -0.3, 0.8],
+            intercepts=[0.1, 0.0, -0.1],
+            post_transform="SOFTMAX",
+        ),
+        helper.make_node(
+            "ZipMap", ["probabilities"], ["output_probability"], domain="ai.onnx.ml", classlabels_int64s=[0, 1, 2]
+        ),
+    ]
+    probs = helper.make_value_info(
+        "output_probability",
+        helper.make_sequence_type_proto(
+            helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, []))
+        ),
+    )
+    g = helper.make_graph(
+        nodes,
+        "classifier",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 2])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, label_dims), probs],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)])
+
+
+def test_deleting_a_zipmap_leaves_the_probabilities_as_a_tensor_output(client):
+    """skl2onnx's ZipMap turns probabilities into a sequence of maps, which many runtimes can't
+    return: deleting it makes the graph output the tensor it read, retyped to that tensor's type."""
+    m = _classifier(["batch"])
+    x = np.array([[1.0, 2.0], [-1.0, 0.5]], np.float32)
+    edited, resp = edit(client, m.SerializeToString(), [{"op": "delete_node", "node": "n1", "reconnect": True}])
+    out = edited.graph.output[1]
+    assert out.name == "output_probability" and out.type.tensor_type.elem_type == TensorProto.FLOAT
+    assert [d.dim_value or d.dim_param for d in out.type.tensor_type.shape.dim][1] == 3
+    assert "graph output 'output_probability' is now FLOAT" in resp["changes"][0]
+    onnx.checker.check_model(edited, full_check=True)
+    sess = ort.InferenceSession(edited.SerializeToString(), providers=["CPUExecutionProvider"])
+    probs = sess.run(["output_probability"], {"X": x})[0]
+    assert probs.shape == (2, 3) and np.allclose(probs.sum(axis=1), 1)
+
+
+def test_deleting_a_pass_through_keeps_what_its_output_declares(client):
+    """An Identity in front of a graph output: same kind and element type, so the output keeps
+    its declared dims ("batch") rather than what inference says of the tensor before it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Identity", ["r"], ["y"], name="id")], "g", [x], [y]
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    edited, _ = edit(client, m.SerializeToString(), [{"op": "delete_node", "node": "id", "reconnect": True}])
+    assert edited.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+
+
 def test_add_and_remove_output(client):
     m = small_model()
     feeds = {"x": np.array([[1.0, -2.0]], np.float32)}

@@ -135,7 +135,9 @@ def _cast_inside(model: onnx.ModelProto, name: str, was: int, now: int, places: 
     return f"; a Cast {'after' if is_input else 'before'} it keeps the graph in {onnx.TensorProto.DataType.Name(was)} ({inner!r})"
 
 
-def _infer_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:
+def main_graph_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:
+    """A main-graph tensor's type: declared (value_info, inputs, outputs, initializers), else
+    inferred in the helper process; None when neither says."""
     g = model.graph
     for v in list(g.value_info) + list(g.input) + list(g.output):
         if v.name == tensor and v.HasField("type"):
@@ -181,7 +183,7 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
         if op.get("shape") is not None:
             _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
     else:
-        tp = _infer_type(model, tensor)
+        tp = main_graph_type(model, tensor)
         if tp is None:
             raise StudioError(
                 "unknown_type",

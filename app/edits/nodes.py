@@ -8,6 +8,7 @@ from ..errors import NotFound, StudioError
 from ..onnx_io.traverse import op_schema
 from .domains import import_domain
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
+from .graph_io import main_graph_type
 from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
 from .names import fresh_name, rename_in_graph
@@ -22,7 +23,9 @@ from .registry import edit_op
 def delete_node(model: onnx.ModelProto, op: dict) -> str:
     """Delete a node. With reconnect=true its first input takes the place of its first output
     everywhere that output was read (consumers, graph outputs), so a pass-through node such as
-    Identity, Dropout or Cast goes away cleanly. Without it, readers of its outputs are left
+    Identity, Dropout or Cast goes away cleanly; a graph output it wrote takes that input's type
+    where the two differ in kind or element type (deleting a classifier's ZipMap leaves its
+    probabilities tensor as the output, not a sequence of maps). Without it, readers of its outputs are left
     dangling and the batch is refused if that breaks a model that passed the checker."""
     ref, idx, node, nid = find_node(model, op["node"])
     reconnect = op["reconnect"]
@@ -35,22 +38,48 @@ def delete_node(model: onnx.ModelProto, op: dict) -> str:
             raise StudioError(
                 "cannot_reconnect", f"delete_node: {node_words(node, nid)} has no input to reconnect its consumers to"
             )
+        output_names = {v.name for v in g.output} if isinstance(g, onnx.GraphProto) else set()
+        # a graph output the node wrote is now src: it takes src's type where the two differ in
+        # kind or element type (deleting a ZipMap leaves a tensor, not a sequence of maps)
+        src_type = main_graph_type(model, src) if dst in output_names and g is model.graph else None
         del g.node[idx]
         if isinstance(g, onnx.FunctionProto):
             _rename_in_function(g, dst, src)
             return desc + f"; readers of {dst!r} now read {src!r}"
-        output_names = {v.name for v in g.output}
         made_by_node = any(src in n.output for n in g.node)
         if dst in output_names and made_by_node and src not in output_names:
             # keep the graph output's name: src's producer now writes dst directly
             _drop_value_info(g, src)
             rename_in_graph(g, src, dst)
-            return desc + f"; {src!r} is now written as {dst!r}"
+            return desc + f"; {src!r} is now written as {dst!r}" + _retype_output(g, dst, src_type)
         _drop_value_info(g, dst)
         rename_in_graph(g, dst, src)
-        return desc + f"; readers of {dst!r} now read {src!r}"
+        return desc + f"; readers of {dst!r} now read {src!r}" + _retype_output(g, src, src_type)
     del g.node[idx]
     return desc
+
+
+def _retype_output(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) -> str:
+    """Give graph output `name` the type `now` when its declared one is of another kind or
+    element type (what it says of dims stays otherwise: a deleted Identity keeps "batch")."""
+    out = next((v for v in g.output if v.name == name), None)
+    if out is None or now is None or _type_words(out.type) == _type_words(now):
+        return ""
+    out.type.CopyFrom(now)
+    if out.type.HasField("tensor_type"):
+        for d in out.type.tensor_type.shape.dim:
+            if d.dim_param.startswith("unk__"):  # inference's name for a dim it can't size: no name to declare
+                d.ClearField("dim_param")
+    return f"; graph output {name!r} is now {onnx.helper.printable_type(out.type)}"
+
+
+def _type_words(t: onnx.TypeProto) -> tuple:
+    kind = t.WhichOneof("value")
+    if kind == "tensor_type":
+        return kind, t.tensor_type.elem_type
+    if kind == "sparse_tensor_type":
+        return kind, t.sparse_tensor_type.elem_type
+    return kind, t.SerializeToString(deterministic=True)
 
 
 def _drop_value_info(g: onnx.GraphProto, name: str) -> None:
