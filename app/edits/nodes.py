@@ -65,12 +65,17 @@ def _retype_output(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) ->
     out = next((v for v in g.output if v.name == name), None)
     if out is None or now is None or _type_words(out.type) == _type_words(now):
         return ""
+    own = {d.dim_param for v in [*g.input, *g.output, *g.value_info] for d in _dims(v.type) if d.dim_param}
     out.type.CopyFrom(now)
-    if out.type.HasField("tensor_type"):
-        for d in out.type.tensor_type.shape.dim:
-            if d.dim_param.startswith("unk__"):  # inference's name for a dim it can't size: no name to declare
-                d.ClearField("dim_param")
+    for d in _dims(out.type):
+        # a name only inference gave (onnx's unk__3, onnxruntime's X_d0): not the model's to declare
+        if d.dim_param and d.dim_param not in own:
+            d.ClearField("dim_param")
     return f"; graph output {name!r} is now {onnx.helper.printable_type(out.type)}"
+
+
+def _dims(t: onnx.TypeProto) -> list:
+    return list(t.tensor_type.shape.dim) if t.HasField("tensor_type") else []
 
 
 def _type_words(t: onnx.TypeProto) -> tuple:

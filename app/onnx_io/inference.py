@@ -101,16 +101,17 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     own operators (com.microsoft's Attention, SkipLayerNormalization, …) compute them — onnx has
     no inference for those — take the types it finds, so an optimized transformer's drawing,
     panels and add_output know them too; what it can't type either (a QOperator quantization's
-    QLinear operators stop it) runtime_types.py types by their rules."""
-    from .runtime_types import fill_runtime_op_types
+    QLinear operators stop it) runtime_types.py types by their rules, and what ai.onnx.ml's
+    classical-ML operators make ml_types.py's (onnx types those partly: no batch dim)."""
+    from .type_rules import fill_rule_types
 
     unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
     untyped = _runtime_op_values(inferred)
     named = symbolic_shapes(light, NAMING_SECONDS) if unnamed or untyped else None
     if named is not None:
         _take_names(named, inferred, unnamed, untyped)
-    if untyped:  # what neither inference typed: onnxruntime's quantized operators, and after them
-        fill_runtime_op_types(inferred)
+    # what neither inference types well: onnxruntime's quantized operators, ai.onnx.ml's, and after them
+    fill_rule_types(inferred)
 
 
 def _take_names(named: onnx.ModelProto, inferred: onnx.ModelProto, unnamed: list, untyped: list) -> None:
@@ -216,12 +217,15 @@ def shapes_at_dims(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelPr
         light = onnx.ModelProto()
         light.CopyFrom(model)
     fix_dims(light, dims)
+    from .type_rules import fill_rule_types
+
     found = symbolic_shapes(light, AT_SIZES_SECONDS)
-    if found is not None:
-        return found
-    return onnx.shape_inference.infer_shapes(
-        light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
-    )
+    if found is None:
+        found = onnx.shape_inference.infer_shapes(
+            light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
+        )
+    fill_rule_types(found)  # the sizes through operators neither inference types well
+    return found
 
 
 def _outside_constants_as_shapes(light: onnx.ModelProto) -> bool:
