@@ -120,6 +120,13 @@ def _feature_vectorizer(node, ins):
     return [_rows(ins[0] if ins else None, sum(_attrs(node).get("inputdimensions") or []), TensorProto.FLOAT)]
 
 
+def _string_normalizer(node, ins):  # onnx sizes it unknown: only stopwords removed change X's shape
+    return [None if "stopwords" in _attrs(node) else ins[0]]
+
+
+# standard (ai.onnx) operators of text pipelines (skl2onnx's TfidfVectorizer)
+TEXT_RULES: dict[str, Rule] = {"StringNormalizer": _string_normalizer}
+
 RULES: dict[str, Rule] = {
     "LinearClassifier": _linear_classifier,
     "SVMClassifier": _svm_classifier,

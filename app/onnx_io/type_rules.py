@@ -89,9 +89,14 @@ def _overrides(new: TypeProto | None, old: TypeProto | None) -> bool:
 def rules() -> dict[tuple[str, str], Rule]:
     """(domain, op_type) -> rule, every table's."""
     from .ml_types import RULES as ML
+    from .ml_types import TEXT_RULES as TEXT
     from .runtime_types import RULES as RUNTIME
 
-    return {**{("com.microsoft", k): r for k, r in RUNTIME.items()}, **{("ai.onnx.ml", k): r for k, r in ML.items()}}
+    return {
+        **{("com.microsoft", k): r for k, r in RUNTIME.items()},
+        **{("ai.onnx.ml", k): r for k, r in ML.items()},
+        **{("", k): r for k, r in TEXT.items()},
+    }
 
 
 def has_ruled_nodes(g: onnx.GraphProto, table: dict[tuple[str, str], Rule]) -> bool:

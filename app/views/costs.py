@@ -118,6 +118,7 @@ ELEMENTWISE = frozenset(
 )
 NARY = frozenset({"Sum", "Max", "Min", "Mean"})
 PER_ELEMENT = {
+    "TfIdfVectorizer": 1,  # each n-gram's count weighted (its counting: lookups)
     "Softmax": 3,
     "LogSoftmax": 3,
     "Hardmax": 1,
@@ -203,6 +204,11 @@ MOVEMENT = frozenset(
         "CenterCropPad",
         "SequenceEmpty",
         "SequenceErase",
+        # text: case folding, stopwords, matching, joining and splitting: no arithmetic
+        "StringNormalizer",
+        "RegexFullMatch",
+        "StringConcat",
+        "StringSplit",
     ]
 )
 # convolutions whose weights (and bias) are other inputs than Conv's: op -> (weight, bias) index;
@@ -382,6 +388,10 @@ def node_flops(node: onnx.NodeProto, v: Values) -> int | None:
         from .runtime_costs import contrib_flops  # it builds on this module's helpers
 
         return contrib_flops(node, v)
+    if node.domain == "ai.onnx.ml":
+        from .ml_costs import ml_flops  # it builds on this module's helpers
+
+        return ml_flops(node, v)
     if node.domain not in ("", "ai.onnx"):
         return None
     out = v.elements(node.output[0]) if node.output and node.output[0] else None
@@ -574,7 +584,7 @@ def _times(cost: Any, runs: Any) -> Any:
     return None if cost is None or runs is None else cost * runs
 
 
-def _tensor_elements(t: onnx.TensorProto) -> int:
+def tensor_elements(t: onnx.TensorProto) -> int:
     return math.prod(t.dims)
 
 
@@ -610,9 +620,9 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     for ref in running_graphs(model):
         g = ref.container
         for t in g.initializer:
-            weights[t.name] = (_tensor_elements(t), data_bytes(t.data_type, _tensor_elements(t)) or 0)
+            weights[t.name] = (tensor_elements(t), data_bytes(t.data_type, tensor_elements(t)) or 0)
         for st in g.sparse_initializer:
-            n = _tensor_elements(st.values)
+            n = tensor_elements(st.values)
             weights[st.values.name] = (n, data_bytes(st.values.data_type, n) or 0)
         weights.update(_filled_weights(g))
     nodes: list[dict] = []
@@ -629,9 +639,9 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
             if node.op_type == "Constant":
                 for a in node.attribute:
                     if a.type == AttributeProto.TENSOR:
-                        params += _tensor_elements(a.t)
-                        totals["params"] += _tensor_elements(a.t)
-                        totals["param_bytes"] += data_bytes(a.t.data_type, _tensor_elements(a.t)) or 0
+                        params += tensor_elements(a.t)
+                        totals["params"] += tensor_elements(a.t)
+                        totals["param_bytes"] += data_bytes(a.t.data_type, tensor_elements(a.t)) or 0
                     elif a.type in (AttributeProto.FLOATS, AttributeProto.INTS):
                         n = len(a.floats) or len(a.ints)
                         params += n
@@ -641,6 +651,13 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                         params += 1
                         totals["params"] += 1
                         totals["param_bytes"] += 4 if a.type == AttributeProto.FLOAT else 8
+            elif node.domain == "ai.onnx.ml":  # coefficients, thresholds, leaf weights: attributes
+                from .ml_costs import ml_params
+
+                n, size = ml_params(node)
+                params += n
+                totals["params"] += n
+                totals["param_bytes"] += size
             flops = _times(node_flops(node, values), runs[ref.path])
             out_bytes: int | None = 0
             for name in node.output:

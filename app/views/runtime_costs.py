@@ -20,7 +20,7 @@ everything as unknown. Same conventions as costs.py (a multiply-accumulate is 2)
   QLinearWhere 1, QLinearGlobalAveragePool 1 per input element, QLinearAveragePool out · kernel,
   QLinearConcat 0, QGemm as Gemm (a QOperator
   quantization's operators, counted as the float ones they stand for)
-Any other com.microsoft operator: unknown.
+Tokenizer 0 (splitting text). Any other com.microsoft operator: unknown.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def contrib_flops(node: onnx.NodeProto, v: Values) -> int | None:
         return 2 * out * k + (out if node_input(node, 6) else 0)
     if op == "QLinearGlobalAveragePool":  # as GlobalAveragePool: 1 per input element
         return v.elements(node_input(node, 0))
-    if op == "QLinearConcat":
+    if op in ("QLinearConcat", "Tokenizer"):  # a copy; splitting text
         return 0
     if op == "QLinearAveragePool":  # as AveragePool: out · kernel
         kernel = node_attr(node, "kernel_shape", None)
