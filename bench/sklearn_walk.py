@@ -4,8 +4,9 @@ SVMClassifier, Scaler, OneHotEncoder, DictVectorizer, ZipMap; text through Strin
 Tokenizer and TfIdfVectorizer). Each model is trained here on a small dataset, converted,
 uploaded to a fresh store and walked as a person would: the runtime gate's verdict, a run on
 random inputs (one click: categorical ones drawn from their encoder's vocabulary) checked
-against onnxruntime run directly on the same values, the costs (FLOPs and output sizes still
-unknown, with the batch given), and a tree ensemble's trees.
+against onnxruntime run directly on the same values, the costs with the batch given (FLOPs,
+parameters, what is left unknown), a tree ensemble's trees, and deleting the ZipMap a
+classifier ends in (its probabilities left as a tensor output: the runtime gate's verdict).
 
     .venv/bin/pip install -r bench/requirements.txt
     .venv/bin/python bench/sklearn_walk.py [--only NAME]
@@ -171,6 +172,16 @@ def walk(name: str, model: onnx.ModelProto, client) -> dict:
     if ensembles:
         t = client.get(f"/api/models/{mid}/trees?node={ensembles[0]}").get_json()
         row["trees"] = f"{t['trees']} trees, {t['splits']} splits, depth {t['depth']['min']}–{t['depth']['max']}"
+    zipmap = next((n for n in graph["nodes"] if n["op_type"] == "ZipMap"), None)
+    if zipmap is not None:
+        op = {"op": "delete_node", "node": zipmap["id"], "reconnect": True}
+        edited = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+        verdict = edited.get_json()
+        row["zipmap"] = (
+            f"{edited.status_code}: {verdict['error']['message'][:60]}"
+            if edited.status_code != 200
+            else f"deleted, gate {verdict['validation']['runtime']['status']}"
+        )
     return row
 
 
@@ -189,12 +200,16 @@ def main() -> None:
                 continue
             rows.append(walk(name, model, client))
             print(rows[-1], flush=True)
-    print("\n| model | nodes | gate | run on random inputs | FLOPs | unknown FLOPs / outputs | params | trees |")
-    print("|---|---:|---|---|---:|---:|---:|---|")
+    print(
+        "\n| model | nodes | gate | run on random inputs | FLOPs | unknown FLOPs / outputs | params | trees"
+        " | ZipMap deleted |"
+    )
+    print("|---|---:|---|---|---:|---:|---:|---|---|")
     for r in rows:
         print(
             f"| {r['model']} | {r['nodes']} | {r['gate']} | {r['run']} | {r['flops']:,} |"
-            f" {r['unknown_flops']} / {r['unknown_outputs']} | {r['params']:,} | {r.get('trees', '')} |"
+            f" {r['unknown_flops']} / {r['unknown_outputs']} | {r['params']:,} | {r.get('trees', '')}"
+            f" | {r.get('zipmap', '')} |"
         )
 
 
