@@ -887,3 +887,19 @@ def test_unnamed_dims_are_sized_by_input_and_axis(client):
     r = client.post(f"/api/models/{mid}/run", json={"inputs": inputs, "dims": {"x[0]": 5, "y[0]": 5}})
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["outputs"]["z"]["shape"] == [5, 3]
+
+
+def _declared_one_row() -> onnx.ModelProto:
+    """A Relu on float[batch, 2] whose output declares one row, as onnxmltools declares a
+    LightGBM classifier's labels [1] whatever the batch."""
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 2])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 2])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_output_back_in_another_shape_than_declared_is_named(client):
+    mid = upload(client, _declared_one_row().SerializeToString()).get_json()["id"]
+    answer = run(client, mid, {"dims": {"batch": 3}})
+    assert answer["declared_mismatches"] == [{"output": "y", "declared": [1, 2], "shape": [3, 2]}]
+    assert "declared_mismatches" not in run(client, mid, {"dims": {"batch": 1}})

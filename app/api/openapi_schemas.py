@@ -334,6 +334,18 @@ SCHEMAS: dict = {
             "inputs": {"type": "object", "description": "the values fed, previewed"},
             "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},
             "onnxruntime": {"type": "string"},
+            "declared_mismatches": {
+                "type": "array",
+                "description": "graph outputs that came back in another shape than the model declares",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "output": {"type": "string"},
+                        "declared": {"type": "array", "description": "dims: a number, a name or null"},
+                        "shape": {"type": "array", "items": {"type": "integer"}},
+                    },
+                },
+            },
             "compare": {
                 "type": "object",
                 "description": "outputs of both: {name: {equal, close, max_abs, max_rel, max_rel_to_range, shape}}",

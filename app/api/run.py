@@ -6,6 +6,7 @@ input values and each output common to both is compared.
   {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
    "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true, "expected"?: {OUTPUT: {"npy": BLOB}}}
   -> {"revision", "outputs": {NAME: preview}, "inputs": {NAME: preview}, "ms", "onnxruntime",
+      "declared_mismatches"?: [{"output", "declared", "shape"}],
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}},
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
@@ -469,6 +470,26 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
     }
 
 
+def declared_mismatches(model: onnx.ModelProto, outputs: dict) -> list[dict]:
+    """The graph outputs that came back in another shape than the model declares (onnxmltools
+    declares a LightGBM classifier's labels [1] whatever the batch): {"output", "declared",
+    "shape"}, the declared dims as the API gives them (a number, a name, null). onnxruntime
+    only warns; a runtime or a caller that trusts the declaration fails."""
+    found = []
+    for v in model.graph.output:
+        preview = outputs.get(v.name)
+        t = v.type.tensor_type
+        if preview is None or "dtype" not in preview or not v.type.HasField("tensor_type") or not t.HasField("shape"):
+            continue
+        declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+        shape = list(preview["shape"])
+        if len(declared) != len(shape) or any(
+            isinstance(d, int) and d != n for d, n in zip(declared, shape, strict=True)
+        ):
+            found.append({"output": v.name, "declared": declared, "shape": shape})
+    return found
+
+
 @bp.post("/models/<model_id>/run")
 def post_run(model_id):
     body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?, "profile"?}')
@@ -518,6 +539,9 @@ def post_run(model_id):
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }
+        mismatches = declared_mismatches(model, answer["outputs"])
+        if mismatches:
+            answer["declared_mismatches"] = mismatches
         if expected:
             answer["expected"] = {
                 "close_tolerance": CLOSE_TOLERANCE,

@@ -488,3 +488,24 @@ def test_values_typed_in_run_a_classifier_and_a_map_input_runs_random(page, serv
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "Output vector" in page.locator("#run-results").text_content()
+
+
+def test_an_output_in_another_shape_than_declared_is_said_and_fixed(page, server, artifacts):
+    """A run at batch 3 of a model declaring its output one row: the output's section says so,
+    and one click declares the dim that differs unknown (revision 1), the rest kept."""
+    from test_run import _declared_one_row
+
+    summary = upload(page, server, _declared_one_row(), "one_row.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.fill(".run-dim[aria-label=batch]", "3")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    note = page.locator("#run-results .callout-warn", has_text="Not the shape the model declares")
+    assert "came back ⟨3×2⟩; the model declares ⟨1×2⟩" in note.text_content()
+    page.screenshot(path=str(artifacts / "run-declared-mismatch.png"))
+    note.locator("button.run-declare[data-output=y]").click()
+    wait_revision(page, 1)
+    data = page.request.get(f"{server}/api/models/{summary['id']}/download").body()
+    dims = onnx.load_from_string(data).graph.output[0].type.tensor_type.shape.dim
+    assert [(d.dim_value, d.dim_param) for d in dims] == [(0, ""), (2, "")]
