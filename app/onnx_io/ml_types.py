@@ -10,7 +10,8 @@ The batch N is X's first dim, or 1 for a 1-D X (onnxruntime's kernels read a 1-D
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 import onnx
 from onnx import TensorProto, TypeProto, helper
 
@@ -30,9 +31,11 @@ def _batch(x: TypeProto | None) -> tuple[bool, object]:
 
 
 def _rows(x: TypeProto | None, width, elem: int) -> TypeProto | None:
-    """[N, width] of `elem`."""
+    """[N, width] of `elem` (None for a width no attribute makes sense of: negative, not a number)."""
     known, n = _batch(x)
-    return tensor_type(elem, [n, width]) if known and width is not None else None
+    if not known or not isinstance(width, int) or width < 0:
+        return None
+    return tensor_type(elem, [n, width])
 
 
 def _labels(x: TypeProto | None, a: dict) -> TypeProto | None:
@@ -98,7 +101,7 @@ def _array_feature_extractor(node, ins):
         return [None]
     count: int | str | None
     if all(isinstance(d, int) for d in y):
-        count = int(np.prod(y, dtype=np.int64))
+        count = math.prod(y)  # past int64, the dim can't be set: the rule gives nothing
     else:  # a count of indices known only as one named dim of theirs (an argmax's batch)
         unsized = [d for d in y if d != 1]
         count = unsized[0] if len(unsized) == 1 else None
