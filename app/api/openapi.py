@@ -159,6 +159,18 @@ def _paths() -> dict:
             "404",
             "422",
         ),
+        f"{m}/coefficients": _get(
+            "A linear model node's weights: a row per class or target with its intercept, the features by weight",
+            [
+                _ID,
+                _query("node", {"type": "string"}, "node id of a LinearClassifier/LinearRegressor or linear SVM", True),
+                _REV_Q,
+            ],
+            _json("Coefficients"),
+            "400",
+            "404",
+            "422",
+        ),
         f"{m}/locate": _get(
             "Where the graph and node a link made in revision `from` names are now, by position",
             [

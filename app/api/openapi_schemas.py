@@ -106,6 +106,37 @@ SCHEMAS: dict = {
             "attributes": {"type": "array", "items": {"$ref": "#/components/schemas/Attribute"}},
         },
     },
+    "Coefficients": {
+        "type": "object",
+        "required": ["node", "op_type", "rows", "features", "post_transform", "rows_shown", "by_feature"],
+        "properties": {
+            "node": {"type": "string"},
+            "op_type": {"type": "string"},
+            "rows": {
+                "type": "array",
+                "description": "one per class (its label) or target (its index), with its intercept (null: none)",
+                "items": {
+                    "type": "object",
+                    "properties": {"label": {"type": ["string", "integer"]}, "intercept": {"type": ["number", "null"]}},
+                },
+            },
+            "features": {"type": "integer"},
+            "post_transform": {"type": "string"},
+            "rows_shown": {"type": "integer", "description": "rows whose weights each feature carries (the first 64)"},
+            "by_feature": {
+                "type": "array",
+                "description": "the heaviest 200 features: their weight in each row and the L2 norm of those",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "feature": {"type": "integer"},
+                        "weights": {"type": "array", "items": {"type": ["number", "null"]}},
+                        "norm": {"type": ["number", "null"]},
+                    },
+                },
+            },
+        },
+    },
     "Trees": {
         "type": "object",
         "required": ["node", "op_type", "trees", "splits", "leaves", "depth", "features", "post_transform"],

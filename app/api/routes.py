@@ -31,6 +31,7 @@ from ..onnx_io.zip_reading import ZipBudget
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
+from ..views.linear_models import BadLinear, is_linear, linear_summary
 from ..views.schema import operators_at
 from ..views.search import parse_limit, parse_query
 from ..views.tensors import tensor_array
@@ -324,6 +325,23 @@ def get_trees(model_id):
         raise StudioError("bad_trees", f"the trees of node {nid!r} can't be read: {exc}", 422) from None
     except IndexError:
         raise StudioError("unknown_tree", f"node {nid!r} has no tree {raw}", 404) from None
+
+
+@bp.get("/models/<model_id>/coefficients")
+def get_coefficients(model_id):
+    """A linear model node's weights (`?node=<node id>`): one row per class or target with its
+    intercept, the features by weight (views/linear_models.py)."""
+    model, nid = _model_and_node(model_id, "node")
+    _, _, node = resolve_node(model, nid)
+    if not is_linear(node):
+        raise StudioError(
+            "not_linear",
+            f"node {nid!r} is a {node.op_type}, not a linear model (LinearClassifier, LinearRegressor, a linear SVM)",
+        )
+    try:
+        return jsonify({"node": nid, **linear_summary(node)})
+    except BadLinear as exc:
+        raise StudioError("bad_coefficients", f"the coefficients of node {nid!r} can't be read: {exc}", 422) from None
 
 
 @bp.get("/models/<model_id>/locate")

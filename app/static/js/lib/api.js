@@ -270,12 +270,17 @@ export function uploadModel(files, onProgress) {
 
 // ------------------------------------------------------------------ editing (issue 4)
 
-/** One node's JSON in full (metadata values and doc_string uncut). */
 /** A tree ensemble node's trees; with `tree`, that tree's rules too. */
 export function getTrees(id, nodeId, tree) {
   return request("GET", `/api/models/${enc(id)}/trees?node=${enc(nodeId)}${tree === undefined ? "" : `&tree=${tree}`}`);
 }
 
+/** A linear model node's weights: a row per class or target, the features by weight. */
+export function getCoefficients(id, nodeId) {
+  return request("GET", `/api/models/${enc(id)}/coefficients?node=${enc(nodeId)}`);
+}
+
+/** One node's JSON in full (metadata values and doc_string uncut). */
 export function getNode(id, nodeId) {
   return request("GET", `/api/models/${enc(id)}/node?id=${enc(nodeId)}`);
 }

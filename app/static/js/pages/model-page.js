@@ -197,6 +197,7 @@ const panelContext = {
     uploadBlob: (file) => api.uploadBlob(file),
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId),
     loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree),
+    loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId),
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
     revisionNow: () => (state.summary ? state.summary.revision : null),

@@ -2,7 +2,8 @@
 // device configurations, and the operator's schema (with flags for unknown operators and for
 // attributes the schema does not define). Editing: rename, attributes (change, add, delete),
 // insert a node before/after, change the operator, delete (node-edit.js), outputs as graph
-// outputs, node metadata. Its line of the model's costs; a tree ensemble's trees.
+// outputs, node metadata. Its line of the model's costs; a tree ensemble's trees, a linear
+// model's weights.
 import { el, clear } from "../widgets/dom.js";
 import { attributeRow } from "./attribute-view.js";
 import { nodeDeviceConfigurations } from "./device-config.js";
@@ -16,6 +17,7 @@ import { formatInteger } from "../lib/format.js";
 import { nodeFormula } from "./costs-section.js";
 import { tensorRow } from "./tensor-rows.js";
 import { isTreeEnsemble, treesSection } from "./trees-section.js";
+import { coefficientsSection, isLinearModel } from "./coefficients-section.js";
 import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
 
 function localFunction(node, ctx) {
@@ -160,6 +162,7 @@ export function renderNodePanel(root, node, ctx) {
   }
   attrSection.id = "node-attributes";
   if (isTreeEnsemble(node) && ctx.actions && ctx.actions.loadTrees) root.append(treesSection(node, ctx));
+  if (isLinearModel(node) && ctx.actions && ctx.actions.loadCoefficients) root.append(coefficientsSection(node, ctx));
   root.append(attrSection);
   const ins = node.inputs || [];
   const outs = node.outputs || [];

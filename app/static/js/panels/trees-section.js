@@ -48,11 +48,11 @@ export function treesSection(node, ctx) {
     clear(body);
     body.classList.remove("muted");
     const d = trees.depth;
-    body.append(
+    body.append(...[
       el("p", { class: "trees-summary" }, `${formatInteger(trees.trees)} trees · ${formatInteger(trees.splits)} splits · ${formatInteger(trees.leaves)} leaves · depth ${d.min === d.max ? d.max : `${d.min}–${d.max}`}${d.min === d.max ? "" : ` (mean ${d.mean})`}`),
       propertyList([["Predicts", what(trees)], ["Then", trees.post_transform === "NONE" ? "nothing (post_transform NONE)" : mono(trees.post_transform)]]),
       trees.features.length ? featureTable(trees, x) : el("p", { class: "muted" }, "No tree splits: every tree is a leaf."),
-      trees.trees ? treeViewer(node, trees.trees, ctx) : null);
+      trees.trees ? treeViewer(node, trees.trees, ctx) : null].filter(Boolean)); // append() writes a null as "null"
   }).catch((err) => {
     body.className = "field-error";
     body.textContent = err.message || String(err);
