@@ -1,9 +1,9 @@
 // A linear model node's weights (GET .../coefficients): what a scikit-learn logistic regression,
 // linear regression or linear SVM holds behind its flat `coefficients` list — a row per class
 // or target with its intercept, and the features ranked by how much they weigh across them.
-import { el, clear } from "../widgets/dom.js";
+import { el } from "../widgets/dom.js";
 import { formatInteger, formatNumber } from "../lib/format.js";
-import { mono, section } from "../widgets/ui.js";
+import { loadedSection, mono } from "../widgets/ui.js";
 
 const FEATURES_SHOWN = 12;
 const COLUMNS = 4; // rows (classes, targets) given a column of their own; past that, the norm alone
@@ -55,17 +55,9 @@ function summary(coef) {
 
 /** The "Coefficients" section of a linear model node's panel, filled when the weights arrive. */
 export function coefficientsSection(node, ctx) {
-  const body = el("div", { class: "muted", id: "node-coefficients" }, "Reading the weights…");
-  const sec = section("Coefficients", body);
   const x = (node.inputs && node.inputs[0]) || "X";
-  ctx.actions.loadCoefficients(node.id).then((coef) => {
-    clear(body);
-    body.classList.remove("muted");
-    const byNorm = coef.rows.length > COLUMNS ? el("p", { class: "muted" }, `Features by the norm of their ${formatInteger(coef.rows.length)} weights (one per ${coef.op_type.endsWith("Classifier") ? "class" : "target"}).`) : null;
-    body.append(...[el("p", { class: "coef-summary" }, summary(coef)), table(coef, x), byNorm].filter(Boolean)); // append() writes a null as "null"
-  }).catch((err) => {
-    body.className = "field-error";
-    body.textContent = err.message || String(err);
-  });
-  return sec;
+  return loadedSection("Coefficients", "node-coefficients", "Reading the weights…", () => ctx.actions.loadCoefficients(node.id), (coef) => [
+    el("p", { class: "coef-summary" }, summary(coef)),
+    table(coef, x),
+    coef.rows.length > COLUMNS ? el("p", { class: "muted" }, `Features by the norm of their ${formatInteger(coef.rows.length)} weights (one per ${coef.op_type.endsWith("Classifier") ? "class" : "target"}).`) : null]);
 }

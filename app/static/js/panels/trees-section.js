@@ -1,9 +1,9 @@
 // A tree ensemble node's trees (GET .../trees): what a LightGBM, XGBoost or scikit-learn forest
 // holds behind its thousands of nodes_* values — how many trees, how deep, which features they
 // split on and between which thresholds, and any one tree as rules, stepped through.
-import { el, clear } from "../widgets/dom.js";
+import { el } from "../widgets/dom.js";
 import { formatInteger, formatNumber } from "../lib/format.js";
-import { fieldError, mono, propertyList, section } from "../widgets/ui.js";
+import { fieldError, loadedSection, mono, propertyList } from "../widgets/ui.js";
 
 const FEATURES_SHOWN = 12;
 
@@ -41,23 +41,15 @@ function what(trees) {
 
 /** The "Trees" section of a tree ensemble node's panel, filled when the summary arrives. */
 export function treesSection(node, ctx) {
-  const body = el("div", { class: "muted", id: "node-trees" }, "Reading the trees…");
-  const sec = section("Trees", body);
   const x = (node.inputs && node.inputs[0]) || "X";
-  ctx.actions.loadTrees(node.id).then((trees) => {
-    clear(body);
-    body.classList.remove("muted");
+  return loadedSection("Trees", "node-trees", "Reading the trees…", () => ctx.actions.loadTrees(node.id), (trees) => {
     const d = trees.depth;
-    body.append(...[
+    return [
       el("p", { class: "trees-summary" }, `${formatInteger(trees.trees)} trees · ${formatInteger(trees.splits)} splits · ${formatInteger(trees.leaves)} leaves · depth ${d.min === d.max ? d.max : `${d.min}–${d.max}`}${d.min === d.max ? "" : ` (mean ${d.mean})`}`),
       propertyList([["Predicts", what(trees)], ["Then", trees.post_transform === "NONE" ? "nothing (post_transform NONE)" : mono(trees.post_transform)]]),
       trees.features.length ? featureTable(trees, x) : el("p", { class: "muted" }, "No tree splits: every tree is a leaf."),
-      trees.trees ? treeViewer(node, trees.trees, ctx) : null].filter(Boolean)); // append() writes a null as "null"
-  }).catch((err) => {
-    body.className = "field-error";
-    body.textContent = err.message || String(err);
+      trees.trees ? treeViewer(node, trees.trees, ctx) : null];
   });
-  return sec;
 }
 
 /** One tree's rules at a time: its number, previous/next. */

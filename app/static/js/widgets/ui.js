@@ -1,6 +1,6 @@
 // Building blocks every sidebar panel uses: sections, property lists, key/value lists,
 // callouts, inline-form error handling. Text goes in through dom.js (text nodes only).
-import { el } from "./dom.js";
+import { el, clear } from "./dom.js";
 
 export function section(title, ...children) {
   return el("section", { class: "panel-section" }, el("h3", {}, title), ...children);
@@ -44,6 +44,23 @@ export function foldedValue(value) {
   return el("details", { class: "value-long" },
     el("summary", {}, firstLine.length > 100 ? `${firstLine.slice(0, 100)}…` : firstLine),
     el("pre", { class: "value-full" }, value));
+}
+
+/**
+ * A section whose body says `waiting` until `load()` answers, then holds what `fill(answer)`
+ * gives (nulls left out: append() would write them as "null"), or the error's words.
+ */
+export function loadedSection(title, id, waiting, load, fill) {
+  const body = el("div", { class: "muted", id }, waiting);
+  load().then((answer) => {
+    clear(body);
+    body.classList.remove("muted");
+    body.append(...fill(answer).filter(Boolean));
+  }).catch((err) => {
+    body.className = "field-error";
+    body.textContent = err.message || String(err);
+  });
+  return section(title, body);
 }
 
 /** A coloured note: kind "warn" | "bad" | "ok" | "info". */
