@@ -1,0 +1,102 @@
+"""Real scikit-learn, LightGBM (and XGBoost, where installed) exports through the app, as a data
+scientist brings them (tests/sklearn_exports.py trains and converts them here): the runtime gate
+passes them, every value's inferred size at a batch is the size onnxruntime returns (a graph
+output the converter declares otherwise is named by the run), every node's FLOPs are counted,
+and deleting the ZipMap a classifier ends in leaves a model onnxruntime runs."""
+
+from __future__ import annotations
+
+import functools
+
+import onnx
+import pytest
+from testkit import upload
+
+from app.onnx_io.inference import input_dims, shapes_at_dims
+from sklearn_exports import pipelines
+
+BATCH = 3
+pytestmark = pytest.mark.xdist_group("sklearn")  # trained and converted once per worker
+
+
+@functools.lru_cache(maxsize=1)
+def exports() -> dict[str, onnx.ModelProto]:
+    return pipelines()
+
+
+NAMES = [
+    "logistic regression",
+    "random forest",
+    "gradient boosting",
+    "isolation forest",
+    "SVC",
+    "k-means",
+    "MLP",
+    "PCA + kNN",
+    "columns (number + category)",
+    "tf-idf text",
+    "dict features",
+    "LightGBM",
+]
+
+
+def _uploaded(client, name: str) -> tuple[str, onnx.ModelProto, dict[str, int]]:
+    model = exports()[name]
+    mid = upload(client, model.SerializeToString(), f"{name}.onnx").get_json()["id"]
+    return mid, model, {d: BATCH for d in input_dims(model)}
+
+
+def test_every_export_is_built():
+    assert set(NAMES) <= set(exports())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_gate_passes_and_every_node_is_costed(client, name):
+    mid, _, dims = _uploaded(client, name)
+    assert client.get(f"/api/models/{mid}/validation").get_json()["runtime"]["status"] == "ok"
+    query = ",".join(f"{d}={n}" for d, n in dims.items())
+    stats = client.get(f"/api/models/{mid}/stats" + (f"?dims={query}" if query else "")).get_json()
+    assert stats["unknown"]["flops_nodes"] == 0, stats["unknown"]
+    assert stats["totals"]["params"] > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inferred_sizes_are_what_onnxruntime_returns(client, name):
+    """Every tensor a node makes, asked of a run at the batch: its shape is the inferred one;
+    where not, it is a graph output the converter declares another shape for, and the run says
+    so (onnxmltools declares a LightGBM classifier's labels [1])."""
+    mid, model, dims = _uploaded(client, name)
+    inferred = shapes_at_dims(model, dims)
+    g = inferred.graph
+    types = {v.name: v.type for v in [*g.value_info, *g.output] if v.type.HasField("tensor_type")}
+    asked = [x for n in model.graph.node for x in n.output if x and x in types]
+    r = client.post(f"/api/models/{mid}/run", json={"dims": dims, "outputs": asked})
+    assert r.status_code == 200, r.get_json()
+    answer = r.get_json()
+    declared_off = {m["output"] for m in answer.get("declared_mismatches", [])}
+    compared = 0
+    for x in asked:
+        got = answer["outputs"].get(x)
+        if got is None or "shape" not in got or "dtype" not in got:
+            continue
+        dims_of = [d.dim_value if d.HasField("dim_value") else None for d in types[x].tensor_type.shape.dim]
+        if None in dims_of:  # a data-dependent size (a text's tokens)
+            continue
+        compared += 1
+        assert dims_of == got["shape"] or x in declared_off, (x, dims_of, got["shape"])
+    assert compared >= len(asked) // 2
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if n not in ("gradient boosting", "isolation forest", "k-means", "LightGBM")]
+)
+def test_deleting_the_zipmap_leaves_a_model_onnxruntime_runs(client, name):
+    mid, model, _ = _uploaded(client, name)
+    zipmap = next(i for i, n in enumerate(model.graph.node) if n.op_type == "ZipMap")
+    op = {"op": "delete_node", "node": f"n{zipmap}", "reconnect": True}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["status"] == "ok"
+    edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    out = next(o for o in edited.graph.output if o.name == model.graph.node[zipmap].output[0])
+    assert out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
