@@ -10,10 +10,10 @@ import functools
 
 import onnx
 import pytest
+from sklearn_exports import pipelines
 from testkit import upload
 
 from app.onnx_io.inference import input_dims, shapes_at_dims
-from sklearn_exports import pipelines
 
 BATCH = 3
 pytestmark = pytest.mark.xdist_group("sklearn")  # trained and converted once per worker
