@@ -110,7 +110,10 @@ def _kernel(node: onnx.NodeProto, features: int) -> int:
 
 
 def _svm_classifier(node: onnx.NodeProto, rows: int, features: int, post: int) -> int | None:
-    vectors = sum(node_attr(node, "vectors_per_class", []))
+    per_class = node_attr(node, "vectors_per_class", [])
+    if any(n < 0 for n in per_class):  # no SVM's: not ours to count
+        return None
+    vectors = sum(per_class)
     if not vectors:  # liblinear: one row of coefficients per class
         return _linear(node, rows, features, post, classifier=True)
     labels = node_attr(node, "classlabels_ints", []) or node_attr(node, "classlabels_strings", [])
@@ -121,8 +124,10 @@ def _svm_classifier(node: onnx.NodeProto, rows: int, features: int, post: int) -
     return rows * per_row + post
 
 
-def _svm_regressor(node: onnx.NodeProto, rows: int, features: int) -> int:
+def _svm_regressor(node: onnx.NodeProto, rows: int, features: int) -> int | None:
     vectors = node_attr(node, "n_supports", 0)
+    if vectors < 0:
+        return None
     if not vectors:
         return rows * (2 * features + 1)
     return rows * (vectors * _kernel(node, features) + 2 * vectors + 1)
