@@ -108,3 +108,20 @@ def test_a_one_tree_depth_count_is_bounded_by_its_longest_path(client):
                target_ids=[0, 0, 0], target_weights=[1.0, 2.0, 3.0], **attrs)  # fmt: skip
     answer = stats(client, _model(_named([node])).SerializeToString(), f"?dims=batch={BATCH}")
     assert by_name(answer)["n0"]["flops"] == BATCH * (2 + 1)
+
+
+def test_lists_no_model_makes_are_counted_unknown_not_refused(client):
+    """Hostile or broken attributes (negative support-vector counts, coefficients no row count
+    divides, trees that loop) leave those nodes' FLOPs unknown; the answer stands."""
+    nodes = _named(
+        [
+            _ml("SVMClassifier", ["l1", "s1"], vectors_per_class=[-3, 2], classlabels_ints=[0, 1],
+                coefficients=[1.0], kernel_type="RBF"),
+            _ml("LinearRegressor", ["y2"], coefficients=[1.0] * 7),
+            _ml("TreeEnsembleRegressor", ["y3"], n_targets=1, target_treeids=[0], target_nodeids=[1],
+                target_ids=[0], target_weights=[1.0], **_tree(nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[0, 0, 0])),
+        ]
+    )  # fmt: skip
+    answer = stats(client, _model(nodes).SerializeToString(), f"?dims=batch={BATCH}")
+    assert {n["name"]: n["flops"] for n in answer["nodes"]} == {"n0": None, "n1": None, "n2": None}
+    assert answer["unknown"]["flops_nodes"] == 3
