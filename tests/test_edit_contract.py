@@ -24,7 +24,8 @@ from app.edits.jsontypes import Array, Integer, Null, OneOf, String
 
 def fuzz_model() -> onnx.ModelProto:
     """x -> MatMul(W) "mm" -> h -> LeakyRelu "act" -> y -> Dropout "drop" -> yd -> Identity "id"
-    -> z, outputs z and y, an unread input `spare` and an unread initializer `U`: every op has
+    -> z, outputs z and y, a Transpose "flip" of yd read by nothing (a list attribute, `perm`), an
+    unread input `spare` and an unread initializer `U`: every op has
     something to work on (simplify: the Dropout, a no-op at inference)."""
     m = small_model()
     m.graph.node.insert(2, helper.make_node("Dropout", ["y"], ["yd"], name="drop"))
@@ -32,6 +33,8 @@ def fuzz_model() -> onnx.ModelProto:
     m.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]))
     m.graph.input.append(helper.make_tensor_value_info("spare", TensorProto.FLOAT, [1]))
     m.graph.initializer.append(numpy_helper.from_array(np.zeros(3, np.float32), "U"))
+    # a list attribute for set_attribute_items: a Transpose whose output nothing reads
+    m.graph.node.append(helper.make_node("Transpose", ["yd"], ["yt"], name="flip", perm=[0, 1]))
     onnx.checker.check_model(m, full_check=True)
     return m
 
@@ -57,6 +60,7 @@ SAMPLES = {
     "set_model_field": {"field": "doc_string", "value": "d"},
     "set_attribute": {"node": "act", "name": "alpha", "value": 0.2, "type": "FLOAT"},
     "delete_attribute": {"node": "act", "name": "alpha"},
+    "set_attribute_items": {"node": "flip", "name": "perm", "items": [{"index": 0, "value": 0}]},
     "rename_node": {"node": "mm", "name": "mm2"},
     "rename_tensor": {"from": "h", "to": "h2"},
     "set_io_shape": {"name": "x", "shape": [1, 2], "dtype": "FLOAT", "update_types": False, "cast": False},

@@ -540,3 +540,63 @@ def test_a_cast_needs_an_inside(client):
 
 def dims_of(v: onnx.ValueInfoProto) -> list:
     return [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in v.type.tensor_type.shape.dim]
+
+
+def _forest_like() -> onnx.ModelProto:
+    """A node with FLOATS, INTS and STRINGS lists and a FLOAT: what set_attribute_items works on."""
+    from test_ml_types import _ml, _model, _tree
+
+    node = _ml("TreeEnsembleRegressor", ["y"], n_targets=1, target_treeids=[0, 0], target_nodeids=[1, 2],
+               target_ids=[0, 0], target_weights=[1.0, 2.0], **_tree())  # fmt: skip
+    node.name = "forest"
+    node.attribute.append(helper.make_attribute("post_transform", "NONE"))
+    return _model([node])
+
+
+def test_set_attribute_items_sets_those_items_only(client):
+    """One threshold of a tree and one leaf weight set by position: the rest of each list as it
+    was, and onnxruntime follows the new threshold."""
+    m = _forest_like()
+    ops = [
+        {"op": "set_attribute_items", "node": "forest", "name": "nodes_values", "items": [{"index": 0, "value": 2.0}]},
+        {
+            "op": "set_attribute_items",
+            "node": "forest",
+            "name": "target_weights",
+            "items": [{"index": 1, "value": "NaN"}],
+        },
+        {
+            "op": "set_attribute_items",
+            "node": "forest",
+            "name": "nodes_modes",
+            "items": [{"index": 0, "value": "BRANCH_LT"}],
+        },
+    ]
+    edited, resp = edit(client, m.SerializeToString(), ops)
+    attrs = {a.name: helper.get_attribute_value(a) for a in edited.graph.node[0].attribute}
+    assert attrs["nodes_values"] == [2.0, 0.0, 0.0] and attrs["nodes_modes"] == [b"BRANCH_LT", b"LEAF", b"LEAF"]
+    assert attrs["target_weights"][0] == 1.0 and np.isnan(attrs["target_weights"][1])
+    assert "'nodes_values'" in resp["changes"][0] and "[0] = 2.0" in resp["changes"][0]
+    sess = ort.InferenceSession(edited.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.array([[1.0, 0, 0, 0], [3.0, 0, 0, 0]], np.float32)  # 1 < 2: the true leaf (1.0); 3: the other
+    y = sess.run(None, {"X": x})[0]
+    assert y[0, 0] == 1.0 and np.isnan(y[1, 0])
+
+
+@pytest.mark.parametrize(
+    ("item", "name", "words"),
+    [
+        ({"index": 3, "value": 1.0}, "nodes_values", "has 3 items: there is no item 3"),
+        ({"index": 0, "value": "x"}, "nodes_values", "must be a number"),
+        ({"index": 0, "value": 1.5}, "nodes_treeids", "must be an integer"),
+        ({"index": 0, "value": 1}, "post_transform", "of type STRING: only FLOATS, INTS and STRINGS"),
+        ({"index": 0, "value": 1}, "nope", "has no attribute 'nope'"),
+        ({"index": -1, "value": 1}, "nodes_values", "non-negative integer"),
+    ],
+)
+def test_set_attribute_items_refuses_what_it_cant_set(client, item, name, words):
+    mid = upload(client, _forest_like().SerializeToString()).get_json()["id"]
+    op = {"op": "set_attribute_items", "node": "forest", "name": name, "items": [item]}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 400 and words in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0

@@ -43,6 +43,15 @@ def _list(v, what: str) -> list:
     return v
 
 
+def item_value(list_type: int, value, what: str) -> float | int | bytes:
+    """One item of a FLOATS, INTS or STRINGS list, from JSON (checked as the list's items are)."""
+    if list_type == AttributeProto.FLOATS:
+        return _float(value, what)
+    if list_type == AttributeProto.INTS:
+        return _int(value, what)
+    return _str(value, what)
+
+
 def set_attribute_value(attr: AttributeProto, value, what: str) -> None:
     """Replace attr's value with `value` (JSON), keeping attr.type."""
     t = attr.type

@@ -7,9 +7,9 @@ from onnx import AttributeProto
 
 from ..errors import StudioError
 from ..onnx_io.traverse import op_schema
-from .attr_values import SETTABLE_TYPES, set_attribute_value
-from .field_types import ATTRIBUTE_VALUE, NAME, NODE
-from .jsontypes import Enum, optional, required
+from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
+from .field_types import ATTRIBUTE_VALUE, NAME, NODE, NUMBER, STRING
+from .jsontypes import Array, Enum, Integer, Object, OneOf, optional, required
 from .locate import find_node, node_words
 from .registry import edit_op
 
@@ -50,6 +50,56 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
         return f"{what} set to {value!r}"
     node.attribute.append(new_attribute(model, ref.container, node, name, value, op.get("type"), what))
     return f"added {what} = {value!r}"
+
+
+MAX_ITEMS_SET = 100_000  # items one op sets: a whole list is set_attribute's
+ITEM = Object(
+    (
+        required("index", Integer(minimum=0), "the item's position in the list, 0 for the first"),
+        required("value", OneOf((NUMBER, STRING)), "its new value, of the list's type"),
+    )
+)
+
+
+@edit_op(
+    "set_attribute_items",
+    required("node", NODE, "the node"),
+    required("name", NAME, "the attribute's name: a FLOATS, INTS or STRINGS list"),
+    required("items", Array(ITEM, min_items=1, max_items=MAX_ITEMS_SET), "the items to set"),
+)
+def set_attribute_items(model: onnx.ModelProto, op: dict) -> str:
+    """Set some items of a list attribute by position, the rest left as they are: one threshold of
+    a tree ensemble's 500,000 `nodes_values`, one weight of a linear model's `coefficients`,
+    without sending the whole list back. Floats may be "NaN", "Infinity", "-Infinity"."""
+    _, _, node, nid = find_node(model, op["node"])
+    name = op["name"]
+    what = f"attribute {name!r} of {node_words(node, nid)}"
+    attr = next((a for a in node.attribute if a.name == name), None)
+    if attr is None:
+        raise StudioError("unknown_attribute", f"{node_words(node, nid)} has no attribute {name!r}")
+    field = {AttributeProto.FLOATS: "floats", AttributeProto.INTS: "ints", AttributeProto.STRINGS: "strings"}.get(
+        attr.type
+    )
+    if field is None:
+        kind = (
+            AttributeProto.AttributeType.Name(attr.type)
+            if attr.type in AttributeProto.AttributeType.values()
+            else attr.type
+        )
+        raise StudioError(
+            "bad_value", f"{what} is of type {kind}: only FLOATS, INTS and STRINGS lists have items to set"
+        )
+    values = getattr(attr, field)
+    found = []
+    for item in op["items"]:  # all checked before any is set
+        k = item["index"]
+        if k >= len(values):
+            raise StudioError("bad_value", f"{what} has {len(values)} items: there is no item {k}")
+        found.append((k, item_value(attr.type, item["value"], f"{what} item {k}")))
+    for k, v in found:
+        values[k] = v
+    shown = ", ".join(f"[{k}] = {v!r}" for k, v in found[:5]) + (f", … ({len(found)} in all)" if len(found) > 5 else "")
+    return f"{what}: {shown}"
 
 
 def new_attribute(

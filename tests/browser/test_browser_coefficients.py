@@ -40,3 +40,28 @@ def test_the_coefficients_section_tables_a_logistic_regression(page, server, art
     page.locator("#model-validity.badge-ok").wait_for()  # a model as converters write it: valid
     section.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "node-coefficients.png"))
+
+
+def test_a_weight_is_changed_in_its_cell(page, server):
+    """A click on a weight makes it a field; Enter sets that one item of `coefficients`
+    (revision 1), the table redrawn with it; the intercepts likewise."""
+    import onnx
+
+    from .browser_pages import wait_revision
+
+    model = _model([CASES["logistic regression, 3 classes"]()])
+    summary = upload(page, server, model, "logreg.onnx")
+    open_model(page, server, summary["id"], "#node=n0")
+    cell = page.locator("#coef-features tr[data-feature='2'] td").nth(2)  # X[2], class 5
+    cell.click()
+    page.fill("#coef-features .coef-field", "0")
+    page.press("#coef-features .coef-field", "Enter")
+    wait_revision(page, 1)
+    page.locator("#coef-features tr[data-feature='2']").wait_for()
+    data = page.request.get(f"{server}/api/models/{summary['id']}/download").body()
+    weights = onnx.helper.get_attribute_value(onnx.load_from_string(data).graph.node[0].attribute[1])
+    before = onnx.helper.get_attribute_value(model.graph.node[0].attribute[1])
+    assert weights[1 * 4 + 2] == 0.0 and [w for k, w in enumerate(weights) if k != 6] == [
+        w for k, w in enumerate(before) if k != 6
+    ]
+    assert page.locator("#coef-features tr[data-feature='2'] td").nth(2).text_content() == "0"

@@ -55,6 +55,9 @@ export function describeOp(op, change = "") {
         : `Set metadata ${short(o.key)} of ${targetWords(o.target)} to ${short(o.value)}`;
     case "set_model_field": return `Set the model's ${o.field} to ${short(o.value)}`;
     case "set_attribute": return `Set attribute ${o.name} of ${nodeWords(o.node)} to ${valueWords(o.value)}`;
+    case "set_attribute_items": return o.items.length === 1
+      ? `Set ${o.name}[${o.items[0].index}] of ${nodeWords(o.node)} to ${valueWords(o.items[0].value)}`
+      : `Set ${o.items.length} items of ${o.name} of ${nodeWords(o.node)}`;
     case "delete_attribute": return `Delete attribute ${o.name} of ${nodeWords(o.node)}`;
     case "rename_node": return `Rename ${nodeWords(o.node)} to ${short(o.name)}`;
     case "rename_tensor": return `Rename tensor ${short(o.from)} to ${short(o.to)}`;
