@@ -3,7 +3,7 @@
 // attributes the schema does not define). Editing: rename, attributes (change, add, delete),
 // insert a node before/after, change the operator, delete (node-edit.js), outputs as graph
 // outputs, node metadata. Its line of the model's costs; a tree ensemble's trees, a linear
-// model's weights.
+// model's weights, an encoder's lookup table.
 import { el, clear } from "../widgets/dom.js";
 import { attributeRow } from "./attribute-view.js";
 import { nodeDeviceConfigurations } from "./device-config.js";
@@ -18,6 +18,7 @@ import { nodeFormula } from "./costs-section.js";
 import { tensorRow } from "./tensor-rows.js";
 import { isTreeEnsemble, treesSection } from "./trees-section.js";
 import { coefficientsSection, isLinearModel } from "./coefficients-section.js";
+import { lookupOf, lookupSection } from "./lookup-section.js";
 import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
 
 function localFunction(node, ctx) {
@@ -163,6 +164,8 @@ export function renderNodePanel(root, node, ctx) {
   attrSection.id = "node-attributes";
   if (isTreeEnsemble(node) && ctx.actions && ctx.actions.loadTrees) root.append(treesSection(node, ctx));
   if (isLinearModel(node) && ctx.actions && ctx.actions.loadCoefficients) root.append(coefficientsSection(node, ctx));
+  const lookup = lookupOf(node);
+  if (lookup) root.append(lookupSection(lookup));
   root.append(attrSection);
   const ins = node.inputs || [];
   const outs = node.outputs || [];
