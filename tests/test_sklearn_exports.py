@@ -16,7 +16,9 @@ from testkit import upload
 from app.onnx_io.inference import input_dims, shapes_at_dims
 
 BATCH = 3
-pytestmark = pytest.mark.xdist_group("sklearn")  # trained and converted once per worker
+# trained and converted once per worker; a corpus of real models: its checks don't depend on the
+# store's back end, so the team pass leaves them out (conftest.RUN_ONCE)
+pytestmark = [pytest.mark.xdist_group("sklearn"), pytest.mark.corpus]
 
 
 @functools.lru_cache(maxsize=1)
