@@ -18,8 +18,15 @@ from onnx import TensorProto, TypeProto, helper
 from .type_rules import Rule, dims_of, elem_of, tensor_type
 
 
-def _attrs(node: onnx.NodeProto) -> dict:
+def node_attrs(node: onnx.NodeProto) -> dict:
+    """The node's attributes by name, as onnx.helper reads them."""
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def class_labels(a: dict) -> list:
+    """A classifier's class labels (its `node_attrs`): strings, or integers under the name its
+    operator gives them (classlabels_int64s for the tree ensembles, classlabels_ints otherwise)."""
+    return list(a.get("classlabels_strings") or a.get("classlabels_int64s") or a.get("classlabels_ints") or [])
 
 
 def _batch(x: TypeProto | None) -> tuple[bool, object]:
@@ -46,19 +53,18 @@ def _labels(x: TypeProto | None, a: dict) -> TypeProto | None:
 
 
 def _class_count(a: dict) -> int:
-    labels = a.get("classlabels_strings") or a.get("classlabels_int64s") or a.get("classlabels_ints")
-    return len(labels or [])
+    return len(class_labels(a))
 
 
 def _linear_classifier(node, ins):
-    a = _attrs(node)
+    a = node_attrs(node)
     classes, targets = _class_count(a), len(a.get("intercepts") or []) or _class_count(a)
     width = 2 if targets == 1 and classes == 2 else targets  # one score, its complement added
     return [_labels(ins[0], a), _rows(ins[0], width, TensorProto.FLOAT)]
 
 
 def _svm_classifier(node, ins):
-    a = _attrs(node)
+    a = node_attrs(node)
     classes = _class_count(a)
     width = classes
     if sum(a.get("vectors_per_class") or []) > 0 and not a.get("prob_a"):  # votes: one per pair
@@ -67,20 +73,20 @@ def _svm_classifier(node, ins):
 
 
 def _tree_classifier(node, ins):
-    a = _attrs(node)
+    a = node_attrs(node)
     return [_labels(ins[0], a), _rows(ins[0], _class_count(a), TensorProto.FLOAT)]
 
 
 def _linear_regressor(node, ins):
-    return [_rows(ins[0], _attrs(node).get("targets", 1), TensorProto.FLOAT)]
+    return [_rows(ins[0], node_attrs(node).get("targets", 1), TensorProto.FLOAT)]
 
 
 def _tree_regressor(node, ins):
-    return [_rows(ins[0], _attrs(node).get("n_targets", 1), TensorProto.FLOAT)]
+    return [_rows(ins[0], node_attrs(node).get("n_targets", 1), TensorProto.FLOAT)]
 
 
 def _tree_ensemble(node, ins):  # ai.onnx.ml 5: of X's type
-    return [_rows(ins[0], _attrs(node).get("n_targets"), elem_of(ins[0]))]
+    return [_rows(ins[0], node_attrs(node).get("n_targets"), elem_of(ins[0]))]
 
 
 def _svm_regressor(node, ins):  # one target only
@@ -114,17 +120,17 @@ def _dict_vectorizer(node, ins):  # one row of the vocabulary's width, of the ma
     m = ins[0]
     if m is None or not m.HasField("map_type"):
         return [None]
-    a = _attrs(node)
+    a = node_attrs(node)
     width = len(a.get("string_vocabulary") or a.get("int64_vocabulary") or [])
     return [tensor_type(elem_of(m.map_type.value_type), [1, width])]
 
 
 def _feature_vectorizer(node, ins):
-    return [_rows(ins[0] if ins else None, sum(_attrs(node).get("inputdimensions") or []), TensorProto.FLOAT)]
+    return [_rows(ins[0] if ins else None, sum(node_attrs(node).get("inputdimensions") or []), TensorProto.FLOAT)]
 
 
 def _string_normalizer(node, ins):  # onnx sizes it unknown: only stopwords removed change X's shape
-    return [None if "stopwords" in _attrs(node) else ins[0]]
+    return [None if "stopwords" in node_attrs(node) else ins[0]]
 
 
 # standard (ai.onnx) operators of text pipelines (skl2onnx's TfidfVectorizer)

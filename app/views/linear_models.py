@@ -12,6 +12,7 @@ import math
 import numpy as np
 import onnx
 
+from ..onnx_io.ml_types import class_labels, node_attrs
 from ..onnx_io.traverse import standard_domain
 
 LINEAR_OPS = frozenset({"LinearClassifier", "LinearRegressor", "SVMClassifier", "SVMRegressor"})
@@ -23,15 +24,11 @@ class BadLinear(ValueError):
     """The node's attributes don't make rows × features weights (the message says why)."""
 
 
-def _attrs(node: onnx.NodeProto) -> dict:
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-
-
 def is_linear(node: onnx.NodeProto) -> bool:
     """A linear model: LinearClassifier/LinearRegressor, or an SVM with no support vectors."""
     if standard_domain(node.domain) != "ai.onnx.ml" or node.op_type not in LINEAR_OPS:
         return False
-    a = _attrs(node)
+    a = node_attrs(node)
     return not (a.get("vectors_per_class") or a.get("n_supports") or a.get("support_vectors"))
 
 
@@ -41,7 +38,7 @@ def _text(v) -> str | int:
 
 def _rows(node: onnx.NodeProto, a: dict, count: int) -> tuple[list, list[float | None]]:
     """(labels of the rows: a class, a target's index; intercepts, None where there are none)."""
-    labels = [_text(x) for x in (a.get("classlabels_strings") or a.get("classlabels_ints") or [])]
+    labels = [_text(x) for x in class_labels(a)]
     if node.op_type.endswith("Classifier"):
         if count == 1 and len(labels) == 2:  # one score, for the second class (the first's its complement)
             labels = [labels[1]]
@@ -65,15 +62,14 @@ def _row_count(node: onnx.NodeProto, a: dict) -> int:
         return 1
     if node.op_type == "LinearClassifier" and a.get("intercepts"):
         return len(a["intercepts"])
-    labels = a.get("classlabels_strings") or a.get("classlabels_ints") or []
-    return len(labels)
+    return len(class_labels(a))
 
 
 def linear_summary(node: onnx.NodeProto) -> dict:
     """{"op_type", "rows": [{"label", "intercept"}], "features", "post_transform", "by_feature":
     [{"feature", "weights": [one per row, the first MAX_ROWS], "norm"}] the heaviest first (at
     most MAX_FEATURES), "rows_shown"}. BadLinear when the lists don't make a table."""
-    a = _attrs(node)
+    a = node_attrs(node)
     coefficients = np.asarray(a.get("coefficients") or [], dtype=np.float64)
     count = _row_count(node, a)
     if count < 1 or not len(coefficients) or len(coefficients) % count:

@@ -33,6 +33,7 @@ import math
 import onnx
 from onnx import AttributeProto
 
+from ..onnx_io.ml_types import class_labels, node_attrs
 from ..onnx_io.sizes import data_bytes
 from .costs import Values, node_attr, node_input, tensor_elements
 from .trees import BadTrees, read_forest, tree_shapes
@@ -116,8 +117,7 @@ def _svm_classifier(node: onnx.NodeProto, rows: int, features: int, post: int) -
     vectors = sum(per_class)
     if not vectors:  # liblinear: one row of coefficients per class
         return _linear(node, rows, features, post, classifier=True)
-    labels = node_attr(node, "classlabels_ints", []) or node_attr(node, "classlabels_strings", [])
-    classes = len(labels)
+    classes = len(class_labels(node_attrs(node)))
     pairs = classes * (classes - 1) // 2
     probabilities = 4 * pairs if node_attr(node, "prob_a", []) else 0
     per_row = vectors * _kernel(node, features) + 2 * (classes - 1) * vectors + 2 * pairs + probabilities

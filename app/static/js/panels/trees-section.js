@@ -45,7 +45,7 @@ export function treesSection(node, ctx) {
   return loadedSection("Trees", "node-trees", "Reading the trees…", () => ctx.actions.loadTrees(node.id), (trees) => {
     const d = trees.depth;
     return [
-      el("p", { class: "trees-summary" }, `${formatInteger(trees.trees)} trees · ${formatInteger(trees.splits)} splits · ${formatInteger(trees.leaves)} leaves · depth ${d.min === d.max ? d.max : `${d.min}–${d.max}`}${d.min === d.max ? "" : ` (mean ${d.mean})`}`),
+      el("p", { class: "trees-summary" }, `${formatInteger(trees.trees)} tree${trees.trees === 1 ? "" : "s"} · ${formatInteger(trees.splits)} splits · ${formatInteger(trees.leaves)} leaves · depth ${d.min === d.max ? d.max : `${d.min}–${d.max}`}${d.min === d.max ? "" : ` (mean ${d.mean})`}`),
       propertyList([["Predicts", what(trees)], ["Then", trees.post_transform === "NONE" ? "nothing (post_transform NONE)" : mono(trees.post_transform)]]),
       trees.features.length ? featureTable(trees, x) : el("p", { class: "muted" }, "No tree splits: every tree is a leaf."),
       trees.trees ? treeViewer(node, trees.trees, ctx) : null];
