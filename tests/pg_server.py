@@ -48,11 +48,19 @@ class PostgresServer:
         import psycopg
 
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            # copied file by file: half the time of the default (WAL-logged) copy, fsync being off
+            conn.execute(f'CREATE DATABASE "{name}" STRATEGY = FILE_COPY')
         return f"postgresql://studio@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
         subprocess.run(
             [*self.user, _bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"], capture_output=True
         )
-        shutil.rmtree(self.folder, ignore_errors=True)
+        # a database per test leaves ~10 GB of files by the end of a run: removed by a process
+        # of its own (~45 s) that the run does not wait for
+        subprocess.Popen(
+            ["rm", "-rf", str(self.folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )

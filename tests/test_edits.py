@@ -396,7 +396,7 @@ def test_metadata_on_a_function(client):
 def test_freeze_input_makes_a_constant_the_runtime_and_simplify_fold(client):
     """A flag input fixed to false: the model keeps running as if it were fed false, the input is
     gone and the value is an initializer of that name; Simplify then folds the If away. A mask
-    with a symbolic batch takes a value of any batch size."""
+    with a symbolic batch takes a value of any batch size, once x's batch is that size too."""
     data = flag_model().SerializeToString()
     mid = upload(client, data).get_json()["id"]
     r = client.post(
@@ -434,7 +434,12 @@ def test_freeze_input_makes_a_constant_the_runtime_and_simplify_fold(client):
             ],
         },
     )
-    assert r.status_code == 200, r.get_json()  # batch is symbolic: 3 rows fit
+    # batch is symbolic: 3 rows fit the declaration, but x's batch of 2 would no longer run
+    assert r.status_code == 422 and "no longer at 2" in r.get_json()["error"]["message"], r.get_json()
+    freeze = {"op": "freeze_input", "name": "mask", "value": {"dtype": "FLOAT", "shape": [3, 4], "values": [1] * 12}}
+    ops = [freeze, {"op": "set_io_shape", "name": "x", "shape": [3, 4]}]  # the batch the mask implies
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 2, "ops": ops})
+    assert r.status_code == 200, r.get_json()
 
 
 @pytest.mark.parametrize(

@@ -197,6 +197,18 @@ def test_a_batch_that_breaks_the_model_is_refused_as_the_server_refuses_it(tmp_p
     assert onnx.load(str(tmp_path / "out.onnx")).graph.node[0].attribute[-1].i == 2
 
 
+def test_a_batch_that_hard_codes_a_dynamic_batch_is_refused_as_the_server_refuses_it(tmp_path):
+    """The next export declares its batch dynamic and runs at 1 and 2: a recipe whose Reshape
+    hard-codes a batch of 1 is refused, as the server's gate refuses it."""
+    from test_runtime_gate import flattener
+
+    shape = {"dtype": "INT64", "shape": [2], "values": [1, 6]}
+    recipe = {"ops": [{"op": "set_initializer", "name": "shape", "value": shape}]}
+    run = apply(tmp_path, flattener([-1, 6]).SerializeToString(), recipe)
+    assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
+    assert "it runs with batch at 1 but no longer at 2" in run.stderr, run.stderr
+
+
 def test_bad_recipes_say_what_is_wrong(tmp_path):
     for recipe, words in [
         ({"nothing": 1}, 'neither "batches" nor "ops"'),

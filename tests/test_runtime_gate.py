@@ -542,3 +542,63 @@ def test_fixing_a_flag_that_needs_longer_inputs_is_not_refused(client):
     r = _edit(client, mid, [op])
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["validation"]["runtime"]["status"] == "ok"
+
+
+def flattener(shape: list[int]) -> onnx.ModelProto:
+    """x [batch, 2, 3] reshaped to `shape`: [-1, 6] takes any batch, [1, 6] only a batch of 1
+    (what a trace at batch 1 or an edit hard-coding it leaves, the batch still declared dynamic)."""
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="flatten")],
+        "flat",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])],
+        [numpy_helper.from_array(np.array(shape, np.int64), "shape")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _shape_op(values: list[int]) -> dict:
+    return {"op": "set_initializer", "name": "shape", "value": {"dtype": "INT64", "shape": [2], "values": values}}
+
+
+def test_the_smoke_run_tries_dynamic_dims_at_two_once_they_run_at_one(client):
+    verdict = client.get(f"/api/models/{_upload(client, flattener([-1, 6]))}").get_json()["validation"]["runtime"]
+    assert verdict["status"] == "ok"
+    assert verdict["other_size"] == {**verdict["other_size"], "status": "ok", "size": 2, "dims": ["batch"]}
+    fixed = client.get(f"/api/models/{_upload(client, classifier())}").get_json()["validation"]["runtime"]
+    assert fixed["other_size"]["status"] == "ok"  # N, as named
+    light = onnx.load(ONNX_DATA / "light" / "light_squeezenet.onnx")  # fixed sizes: nothing to try again
+    assert "other_size" not in runtime_check.check_model(light)
+
+
+def test_an_edit_that_hard_codes_a_dynamic_batch_is_refused(client):
+    """The base runs with its batch at 1 and at 2; the edit's Reshape to [1, 6] still runs at 1
+    but no longer at 2: refused in one line naming the node, nothing stored."""
+    mid = _upload(client, flattener([-1, 6]))
+    r = _edit(client, mid, [_shape_op([1, 6])])
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message.startswith("onnxruntime can't run the edited model: it runs with batch at 1 but no longer at 2")
+    assert 'node "flatten" (Reshape) in the main graph' in message and "\n" not in message
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+    # stored anyway, the revision's own verdict says why it fails
+    r = _edit(client, mid, [_shape_op([1, 6])], allow_invalid=True)
+    assert r.status_code == 200, r.get_json()
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert runtime["status"] == "fails" and runtime["node"] == "n0" and "no longer at 2" in runtime["message"]
+
+
+def test_a_model_that_runs_only_at_batch_one_is_warned_and_still_edited(client):
+    """Exported with its batch hard-coded: the verdict says it runs, and that it fails with the
+    batch at 2 (the page badges it "runs at size 1 only"); edits aren't held to what the base
+    never did."""
+    mid = _upload(client, flattener([1, 6]))
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert runtime["status"] == "ok" and runtime["other_size"]["status"] == "fails"
+    assert 'node "flatten" (Reshape)' in runtime["other_size"]["message"]
+    r = _edit(client, mid, [{"op": "rename_node", "node": "flatten", "name": "flat"}])
+    assert r.status_code == 200, r.get_json()
+    # and fixing it clears the warning
+    r = _edit(client, mid, [_shape_op([-1, 6])], base=1)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["other_size"]["status"] == "ok"

@@ -264,7 +264,11 @@ SCHEMAS: dict = {
             "inference_errors": {"type": "array", "items": {"type": "object"}},
             "runtime": {
                 "type": "object",
-                "description": "onnxruntime's smoke run: {status: ok | fails | pending | skipped, message, ...}",
+                "description": (
+                    "onnxruntime's smoke run: {status: ok | fails | pending | skipped, message, node, guessed,"
+                    " seconds, ...}; a model with dynamic input dims that ran with them at 1 also has"
+                    ' other_size: {size: 2, dims: ["batch", ...], status, message, node} (its run with them at 2)'
+                ),
             },
             "reference": {"$ref": "#/components/schemas/ReferenceVerdict"},
         },

@@ -15,7 +15,7 @@ from __future__ import annotations
 import onnx
 
 from ..edits.apply import runtime_refusal
-from ..onnx_io.runtime_check import WALL_SECONDS, check_model, ort_version
+from ..onnx_io.runtime_check import WALL_SECONDS, against_base, check_model, failed_somewhere, ort_version
 from .background import once_in_background
 from .documents import LRU, external_reader, load, store
 
@@ -55,16 +55,7 @@ def gate_check(revision, base_verdict: dict, model: onnx.ModelProto) -> dict:
     """The edited model's verdict for the gate: now when its base ran quickly, else PENDING."""
     if (base_verdict.get("seconds") or 0) > GATE_WAITS_SECONDS:
         return PENDING
-    verdict = check(revision, model, GATE_WALL_SECONDS)  # the edit keeps the base's external data
-    return _against_base(verdict, base_verdict)
-
-
-def _against_base(verdict: dict, base_verdict: dict | None) -> dict:
-    """An edit's failure where its base ran is the edit's, not the made-up inputs': the base ran
-    on the very same ones."""
-    if verdict.get("status") == "fails" and (base_verdict or {}).get("status") == "ok":
-        return {**verdict, "guessed": False}
-    return verdict
+    return check(revision, model, GATE_WALL_SECONDS)  # the edit keeps the base's external data
 
 
 def check(revision, model: onnx.ModelProto, wall: float = WALL_SECONDS) -> dict:
@@ -100,8 +91,8 @@ def with_runtime(validation: dict, revision, model: onnx.ModelProto, wait: bool 
 
 def _compute(revision, model: onnx.ModelProto) -> dict:
     verdict = check(revision, model)
-    if verdict.get("status") == "fails" and revision.parent is not None:
-        verdict = _against_base(verdict, _stored(store().revision(revision.model_id, revision.parent)))
+    if failed_somewhere(verdict) and revision.parent is not None:
+        verdict = against_base(verdict, _stored(store().revision(revision.model_id, revision.parent)))
     if not verdict.get("transient"):  # kept with the revision; a worker's hiccup is not
         store().set_runtime(revision.model_id, revision.rev, verdict)
     return verdict
@@ -114,12 +105,12 @@ def in_background(model_id: str, rev: int) -> None:
     def work() -> None:
         _, revision, model = load(model_id, rev)
         verdict = runtime_verdict(revision, model, wait=True)
-        if revision.parent is None or verdict.get("status") != "fails":
+        if revision.parent is None or not failed_somewhere(verdict):
             return
         _, parent, parent_model = load(model_id, revision.parent)
         parent_verdict = runtime_verdict(parent, parent_model, wait=True)
-        if parent_verdict.get("status") == "ok":  # the gate, late
-            verdict = _against_base(verdict, parent_verdict)
+        verdict = against_base(verdict, parent_verdict)
+        if verdict.get("status") == "fails" and parent_verdict.get("status") == "ok":  # the gate, late
             _verdicts.put(_key(revision), verdict)
             store().set_runtime(model_id, rev, verdict, invalid=runtime_refusal(verdict))
 

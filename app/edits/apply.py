@@ -14,6 +14,7 @@ from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
+from ..onnx_io.runtime_check import against_base
 from ..onnx_io.traverse import tensors
 from .contract import check_batch
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
@@ -136,7 +137,7 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
         refuse(f"the edit would break shape/type inference: {causes.line()}", causes.more)
     if check_runtime is not None and (base.get("runtime") or {}).get("status") == "ok":
         # onnx's checks pass models onnxruntime refuses (a kernel_shape the weights don't have)
-        result.runtime = check_runtime(result.model)
+        result.runtime = against_base(check_runtime(result.model), base["runtime"])
         if result.runtime.get("status") == "fails":
             refuse(runtime_refusal(result.runtime))
     if check_outputs is not None and (result.runtime or {}).get("status") != "fails":

@@ -4,7 +4,7 @@ was stored past a gate is invalid."""
 from __future__ import annotations
 
 import onnxruntime as ort
-from test_runtime_gate import classifier  # tests/ is on sys.path, as for test_edits.py
+from test_runtime_gate import classifier, flattener  # tests/ is on sys.path, as for test_edits.py
 
 from .browser_models import reflect_padded
 from .browser_pages import open_model, upload
@@ -76,3 +76,23 @@ def test_a_failure_on_made_up_sizes_is_not_called_broken(page, server, artifacts
     assert "loads it, fails on made-up inputs" in row.text_content()
     assert "Run it on real inputs" in row.locator(".runtime-note").text_content()
     page.screenshot(path=str(artifacts / "runtime-made-up-inputs.png"))
+
+
+def test_a_model_that_runs_only_at_batch_one_is_badged_so(page, server, artifacts):
+    """Declared with a dynamic batch, a Reshape to [1, 6] inside: onnxruntime runs it at 1 and
+    not at 2. The badge says "runs at size 1 only" (not plain "valid"), the panel says where it
+    fails with the node linked."""
+    summary = upload(page, server, flattener([1, 6]), "batch1.onnx")
+    open_model(page, server, summary["id"])
+    badge = page.locator("#model-validity")
+    assert badge.text_content() == "valid · runs at size 1 only"
+    assert "badge-warn" in (badge.get_attribute("class") or "")
+    assert "batch at 1, but not at 2" in (badge.get_attribute("title") or "")
+    row = page.locator("#validation .runtime-check.warn")
+    assert "runs it, but only at size 1" in row.text_content()
+    assert 'With batch at 2: node "flatten" (Reshape)' in row.text_content()
+    assert row.locator("a.inference-link").text_content() == "Reshape flatten ›"
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "runtime-size-one-only.png"))
+    row.locator("a.inference-link").click()
+    page.wait_for_function("() => location.hash.includes('flatten') || location.hash.includes('n0')")

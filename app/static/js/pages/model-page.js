@@ -105,6 +105,11 @@ function renderToolbar() {
       validity.title = made
         ? `onnx's checks accept this model and onnxruntime loads it, but it fails on the smoke run's made-up inputs: ${runtime.message || ""}`
         : `onnx's checks accept this model; onnxruntime can't run it: ${runtime.message || ""}`;
+    } else if (v.ok && fullOk && runtime.status === "ok" && runtime.other_size && runtime.other_size.status === "fails") {
+      const other = runtime.other_size; // it runs with its dynamic dims at 1, not at 2
+      validity.textContent = "valid · runs at size 1 only";
+      validity.className = "badge badge-warn";
+      validity.title = `onnx's checks accept this model and onnxruntime runs it with ${other.dims.join(", ")} at 1, but not at ${other.size}: ${other.message || ""}`;
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
       validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;

@@ -22,6 +22,20 @@ function nodeLink(ctx, node, label) {
 }
 
 // onnxruntime loads the model (graph optimisations on) and runs it once on a smoke input
+// it ran with its dynamic dims at 1 and failed with them at 2: a size hard-coded at export
+function onlyAtOne(r, out, ctx) {
+  const other = r.other_size;
+  out.classList.replace("ok", "warn");
+  const icon = out.querySelector(".check-icon");
+  if (icon) icon.textContent = "!";
+  out.append(el("div", { class: "verdict-message" }, `With ${other.dims.join(", ")} at ${other.size}: ${other.message}`));
+  if (other.node) out.append(nodeLink(ctx, other.node, `${other.op_type || "node"} ${other.node_name || other.node}`));
+  out.append(el("div", { class: "muted runtime-note" },
+    "The model declares these dims dynamic, yet fails when they are not 1: a Reshape, Expand or ConstantOfShape may hold the size it was exported at. ",
+    "Run it at the sizes you ship to be sure."));
+  return out;
+}
+
 function runtimeCheck(r, ctx) {
   const title = r.onnxruntime ? `onnxruntime ${r.onnxruntime}` : "onnxruntime";
   const row = (ok, detail, message) => {
@@ -31,7 +45,7 @@ function runtimeCheck(r, ctx) {
     return out;
   };
   if (r.status === "pending") return row(null, "checking in the background…");
-  if (r.status === "ok") return row(true, "loads and runs it");
+  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, "loads and runs it");
   if (r.status !== "fails") return row(null, "not run", r.message);
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${r.node_name || r.node}`));
