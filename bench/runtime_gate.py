@@ -72,7 +72,8 @@ def edit_request(path: Path, repeat: int) -> tuple[float, float]:
     """(median ms of a set_metadata edit through the API, median ms of its onnxruntime gate)."""
     from app import create_app
 
-    with tempfile.TemporaryDirectory(prefix="gate-bench-store-") as tmp:
+    # background work (derived data, the verdict) may still write in the store as it goes
+    with tempfile.TemporaryDirectory(prefix="gate-bench-store-", ignore_cleanup_errors=True) as tmp:
         app = create_app({"DATA_DIR": tmp, "TESTING": True})
         client = app.test_client()
         record = app.extensions["store"].create_model(path.name, path.read_bytes())

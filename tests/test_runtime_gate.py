@@ -602,3 +602,21 @@ def test_a_model_that_runs_only_at_batch_one_is_warned_and_still_edited(client):
     r = _edit(client, mid, [_shape_op([-1, 6])], base=1)
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["validation"]["runtime"]["other_size"]["status"] == "ok"
+
+
+def test_outputs_declared_in_another_shape_than_they_come_back_are_named(client):
+    """y declared [1, 3] on a batch-dynamic input: at batch 1 it fits, at 2 it comes back
+    [2, 3]; onnxruntime only warns, the verdict names it (a warning, not a failure)."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+    )
+    mid = _upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert runtime["status"] == "ok" and "declared_mismatches" not in runtime
+    assert runtime["other_size"]["declared_mismatches"] == [{"output": "y", "declared": [1, 3], "shape": [2, 3]}]
+    r = _edit(client, mid, [{"op": "set_io_shape", "name": "y", "shape": [None, 3]}])  # the page's fix
+    assert r.status_code == 200, r.get_json()
+    assert "declared_mismatches" not in r.get_json()["validation"]["runtime"]["other_size"]

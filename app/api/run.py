@@ -32,6 +32,7 @@ from flask import current_app, jsonify
 from ..errors import StudioError
 from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
+from ..onnx_io.declared_shapes import declared_mismatches
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
@@ -470,26 +471,6 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
     }
 
 
-def declared_mismatches(model: onnx.ModelProto, outputs: dict) -> list[dict]:
-    """The graph outputs that came back in another shape than the model declares (onnxmltools
-    declares a LightGBM classifier's labels [1] whatever the batch): {"output", "declared",
-    "shape"}, the declared dims as the API gives them (a number, a name, null). onnxruntime
-    only warns; a runtime or a caller that trusts the declaration fails."""
-    found = []
-    for v in model.graph.output:
-        preview = outputs.get(v.name)
-        t = v.type.tensor_type
-        if preview is None or "dtype" not in preview or not v.type.HasField("tensor_type") or not t.HasField("shape"):
-            continue
-        declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
-        shape = list(preview["shape"])
-        if len(declared) != len(shape) or any(
-            isinstance(d, int) and d != n for d, n in zip(declared, shape, strict=True)
-        ):
-            found.append({"output": v.name, "declared": declared, "shape": shape})
-    return found
-
-
 @bp.post("/models/<model_id>/run")
 def post_run(model_id):
     body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?, "profile"?}')
@@ -539,7 +520,8 @@ def post_run(model_id):
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }
-        mismatches = declared_mismatches(model, answer["outputs"])
+        shapes = {name: p["shape"] for name, p in answer["outputs"].items() if "dtype" in p}
+        mismatches = declared_mismatches(model, shapes)
         if mismatches:
             answer["declared_mismatches"] = mismatches
         if expected:

@@ -157,8 +157,8 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, vocabularies: d
         }
         start = time.perf_counter()
         try:
-            _run_once(ort, np, sess, feeds)
-            return {"status": "ok", "stage": "run", "message": "", "symbolic": symbolic}
+            shapes = _run_once(ort, np, sess, feeds)
+            return {"status": "ok", "stage": "run", "message": "", "symbolic": symbolic, "shapes": shapes}
         except Exception as exc:
             first = first or {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
         integers = any(isinstance(v, np.ndarray) and v.dtype.kind in "iub" for v in feeds.values())
@@ -171,12 +171,15 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, vocabularies: d
     return first
 
 
-def _run_once(ort, np, sess, feeds: dict) -> None:
+def _run_once(ort, np, sess, feeds: dict) -> dict:
+    """One run; the tensor outputs' shapes by name (what the model declares is checked against them)."""
+    names = [o.name for o in sess.get_outputs()]
     if any((isinstance(v, np.ndarray) and v.dtype == object) or isinstance(v, dict | list) for v in feeds.values()):
-        sess.run(None, feeds)  # strings and maps can't be OrtValues; numpy outputs then
-        return
+        values = sess.run(None, feeds)  # strings and maps can't be OrtValues; numpy outputs then
+        return {n: list(v.shape) for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
     # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
-    sess.run_with_ort_values(None, _ort_values(ort, feeds))
+    values = sess.run_with_ort_values(None, _ort_values(ort, feeds))
+    return {n: list(v.shape()) for n, v in zip(names, values, strict=True) if v.is_tensor()}
 
 
 def _ort_values(ort, feeds: dict) -> dict:
@@ -245,7 +248,7 @@ def _other_size(ort, np, path: str, vocabularies: dict, dims: list[str], session
     out = _attempt(ort, np, path, True, OTHER_SIZE, vocabularies, sessions)
     if out["status"] == "fails":
         out = _plain(ort, np, path, OTHER_SIZE, vocabularies, out, sessions)
-    answer = {"size": OTHER_SIZE, "dims": dims, "status": out["status"]}
+    answer = {"size": OTHER_SIZE, "dims": dims, "status": out["status"], "shapes": out.get("shapes", {})}
     if out["status"] == "fails":
         answer.update(message=out["message"], stage=out.get("stage"))
     return answer
@@ -959,8 +962,11 @@ def main() -> None:
             answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
         finally:
             resource.setrlimit(resource.RLIMIT_AS, unlimited)  # the next job sets its own
-        out.write(json.dumps(answer) + "\n")
-        out.flush()
+        try:
+            out.write(json.dumps(answer) + "\n")
+            out.flush()
+        except BrokenPipeError:  # the server is gone: so is the job's reader
+            return
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 import onnx
 
 from .causes import _node_words
+from .declared_shapes import declared_mismatches
 from .smoke_model import write_stand_in
 from .traverse import fed_inputs
 from .vocabularies import input_vocabularies
@@ -270,10 +271,13 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     """The worker's answer as a verdict with a one-line message that names the node."""
     status, message = raw.get("status"), " ".join(str(raw.get("message", "")).split())
     if status == "ok":
-        verdict = {"status": "ok", "ok": True, "message": ""}
+        verdict: dict = {"status": "ok", "ok": True, "message": ""}
+        mismatches = declared_mismatches(model, raw.get("shapes") or {})
+        if mismatches:  # outputs in another shape than declared: a warning, not a failure
+            verdict["declared_mismatches"] = mismatches
         other = raw.get("other_size")
         if other:  # the run again with the dynamic dims at 2
-            described = describe({k: other.get(k) for k in ("status", "message", "stage")}, model)
+            described = describe({k: other.get(k) for k in ("status", "message", "stage", "shapes")}, model)
             verdict["other_size"] = {**described, "size": other["size"], "dims": other["dims"]}
         return verdict
     if status == "fails" and _NO_MEMORY.search(message):

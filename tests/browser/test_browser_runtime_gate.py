@@ -96,3 +96,32 @@ def test_a_model_that_runs_only_at_batch_one_is_badged_so(page, server, artifact
     page.screenshot(path=str(artifacts / "runtime-size-one-only.png"))
     row.locator("a.inference-link").click()
     page.wait_for_function("() => location.hash.includes('flatten') || location.hash.includes('n0')")
+
+
+def test_an_output_declared_in_another_shape_is_said_with_its_fix(page, server, artifacts):
+    """y declared [1, 3] on a batch-dynamic input comes back [2, 3] from the smoke run at batch 2:
+    the Validation section says so with a "Declare it" button, which makes a revision whose
+    verdict no longer names it."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+    )
+    summary = upload(page, server, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "y13.onnx")
+    open_model(page, server, summary["id"])
+    note = page.locator("#validation .callout-warn")
+    note.wait_for()
+    assert "Output y came back ⟨2×3⟩ with batch at 2; the model declares ⟨1×3⟩" in note.text_content()
+    assert page.locator("#model-validity").text_content() == "valid"
+    note.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "runtime-declared-shape.png"))
+    fix = note.locator("button.run-declare")
+    assert fix.text_content() == "Declare it ⟨batch×3⟩"  # the batch it follows, not an unknown dim
+    fix.click()
+    page.wait_for_function("() => document.querySelector('#model-revision').textContent === 'rev 1'")
+    page.wait_for_function("() => !document.querySelector('#validation .callout-warn')", timeout=15_000)
+    graph = page.request.get(f"{server}/api/models/{summary['id']}/graph").json()
+    assert graph["outputs"][0]["shape"] == ["batch", 3], graph["outputs"]

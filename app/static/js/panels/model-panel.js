@@ -16,6 +16,7 @@ import { markdownBlock } from "../lib/markdown.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
 import { checkRow, graphLink, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
 import { referenceChecks } from "./reference-checks.js";
+import { declaredMismatch } from "./declared-shape.js";
 
 function nodeLink(ctx, node, label) {
   return el("a", { class: "inference-link", href: ctx.nodeHref("", node), "data-node": node }, `${label} ›`);
@@ -64,8 +65,28 @@ function invalidMarks(reasons) {
     el("ul", {}, reasons.map((m) => el("li", { class: "verdict-message" }, m))));
 }
 
+// outputs the smoke run got back in another shape than declared, at its first size or at 2
+function declaredShapes(r, ctx) {
+  if (!r || r.status !== "ok") return [];
+  const other = r.other_size && r.other_size.status === "ok" ? r.other_size : null;
+  const at = (size, dims) => `with ${dims.join(", ")} at ${size}`;
+  const seen = new Set();
+  const out = [];
+  // one named dynamic dim (not "x[0]"): what came back at its size is declared by its name
+  const only = other && other.dims.length === 1 && !other.dims[0].includes("[") ? { name: other.dims[0], size: other.size } : null;
+  for (const [list, when, dim] of [[r.declared_mismatches, "", null], [other && other.declared_mismatches, other ? at(other.size, other.dims) : "", only]]) {
+    for (const m of list || []) {
+      if (seen.has(m.output)) continue;
+      seen.add(m.output);
+      out.push(declaredMismatch(m, ctx, { when, named: true, dim }));
+    }
+  }
+  return out;
+}
+
 function validationSection(v, ctx) {
   const runtime = v.runtime ? runtimeCheck(v.runtime, ctx) : null;
+  const declared = declaredShapes(v.runtime, ctx);
   if (v.pending) {
     return el("section", { class: "panel-section validation", id: "validation", "data-pending": "true" },
       el("h3", {}, "Validation"),
@@ -83,6 +104,7 @@ function validationSection(v, ctx) {
       full.ok || same ? "" : full.message)
       : checkRow(null, "Full check", "not run: the model is too large to serialise for it"),
     runtime,
+    ...declared,
     referenceChecks(v.reference, ctx),
     invalidMarks(v.invalid),
     errors.length ? el("div", { class: "inference-errors" },

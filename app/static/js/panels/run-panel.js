@@ -7,8 +7,9 @@ import { el, clear } from "../widgets/dom.js";
 import { formatInteger, formatShape, formatValueType } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { formatValue } from "../lib/tensor-format.js";
-import { breakable, callout, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
+import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
+import { declaredMismatch } from "./declared-shape.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
@@ -510,22 +511,6 @@ function results(root, answer, ctx, body, fromCase = false) {
     const mismatch = mismatched.get(name);
     root.append(section(["Output ", el("span", { class: "h3-name" }, name)], mismatch ? declaredMismatch(mismatch, ctx) : null, ...valueViews(`run:${name}`, preview)));
   }
-}
-
-/**
- * An output that came back in another shape than the model declares (onnxmltools declares a
- * LightGBM classifier's labels ⟨1⟩ at any batch): said, with the fix — the dims that differ
- * declared unknown (set_io_shape), the rest as they are.
- */
-function declaredMismatch(m, ctx) {
-  const fixed = m.declared.length === m.shape.length
-    ? m.declared.map((d, i) => (typeof d === "number" && d !== m.shape[i] ? null : d))
-    : m.shape.map(() => null);
-  const fix = el("button", { type: "button", class: "btn btn-small run-declare", "data-output": m.output }, `Declare it ${formatShape(fixed)}`);
-  fix.addEventListener("click", () => ctx.actions.edit([{ op: "set_io_shape", name: m.output, shape: fixed }]));
-  return callout("warn", "Not the shape the model declares",
-    el("p", {}, `It came back ${formatShape(m.shape)}; the model declares ${formatShape(m.declared)}. onnxruntime only warns, but a runtime or caller that trusts the declaration (buffers sized from it, TensorRT) fails.`),
-    fix);
 }
 
 const MAP_ROWS = 50;

@@ -1,0 +1,29 @@
+// An output that comes back in another shape than the model declares (onnxmltools declares a
+// LightGBM classifier's labels ⟨1⟩ at any batch), in a run's answer (run-panel.js) and in the
+// smoke run's verdict (model-panel.js): said, with the fix.
+import { el } from "../widgets/dom.js";
+import { formatShape } from "../lib/format.js";
+import { callout, mono } from "../widgets/ui.js";
+
+/**
+ * The callout for one mismatch {output, declared, shape}: "Declare it" sets the output's shape
+ * with the dims that differ unknown, the rest as they are (set_io_shape). `when` (optional)
+ * says at which sizes it came back so ("with batch at 2"); `named` puts the output's name first;
+ * `dim` {name, size}: the one dynamic input dim the run set to `size` — a dim that came back at
+ * that size is declared by that name (⟨batch×3⟩), not unknown.
+ * @param {{output: string, declared: Array<number|string|null>, shape: number[]}} m
+ * @param {any} ctx @param {{when?: string, named?: boolean, dim?: {name: string, size: number} | null}} [how]
+ */
+export function declaredMismatch(m, ctx, { when = "", named = false, dim = null } = {}) {
+  // a dim that differs becomes unknown, or the input dim it follows when one is known
+  const open = (n) => (dim && n === dim.size ? dim.name : null);
+  const fixed = m.declared.length === m.shape.length
+    ? m.declared.map((d, i) => (typeof d === "number" && d !== m.shape[i] ? open(m.shape[i]) : d))
+    : m.shape.map(() => null);
+  const fix = el("button", { type: "button", class: "btn btn-small run-declare", "data-output": m.output }, `Declare it ${formatShape(fixed)}`);
+  fix.addEventListener("click", () => ctx.actions.edit([{ op: "set_io_shape", name: m.output, shape: fixed }]));
+  const subject = named ? ["Output ", mono(m.output), " came back "] : ["It came back "];
+  return callout("warn", "Not the shape the model declares",
+    el("p", {}, ...subject, `${formatShape(m.shape)}${when ? ` ${when}` : ""}; the model declares ${formatShape(m.declared)}. onnxruntime only warns, but a runtime or caller that trusts the declaration (buffers sized from it, TensorRT) fails.`),
+    fix);
+}
