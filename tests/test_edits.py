@@ -351,6 +351,11 @@ def test_set_io_shape_unknown_dims_and_refused_dtype(client):
         json={"base": 0, "ops": [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}]},
     )
     assert r.status_code == 422 and "elem type differs" in r.get_json()["error"]["message"]  # the graph computes FLOAT
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT"}]},
+    )
+    assert r.get_json()["changes"][0].startswith("'z' is now FLOAT ⟨?×n⟩"), r.get_json()  # as the page writes shapes
     edited, _ = edit(
         client, m.SerializeToString(), [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT"}]
     )

@@ -9,6 +9,7 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.inference import infer_isolated
+from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
 from .field_types import BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
 from .jsontypes import optional, required
@@ -93,7 +94,8 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
             tt.ClearField("shape")
         else:
             _fill_shape(op, tt.shape, shape)
-    said = f"{name!r} is now {onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)} {shape}"
+    elem_name = onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)
+    said = f"{name!r} is now {format_tensor(elem_name, shape) if shape is not None else elem_name + ' of unknown rank'}"
     if op.get("cast") and elem is not None and was and elem != was:
         said += _cast_inside(model, name, was, elem, len(hits))
     if op.get("update_types"):
