@@ -250,3 +250,30 @@ def test_a_scan_bodys_nodes_say_their_flops_are_over_every_step(page, server):
     page.goto(f"{server}/models/{summary['id']}#path=n0%2Fbody&node=n0%2Fbody%2Fn0")
     page.wait_for_function("() => (document.querySelector('#node-costs') || {}).textContent?.includes('runs')")
     assert "6 · over 3 runs of its graph" in page.locator("#node-costs").text_content()
+
+
+def test_unnamed_first_axes_follow_each_other(page, server):
+    """Three inputs whose batch is unnamed, as scikit-learn exports them (a[0], b[0], c[0]): a
+    size typed for one fills the others, in Costs and in Run, until one is given a size of its own."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["a", "b", "c"], ["y"], name="join", axis=1)],
+        "columns",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None, 2]) for n in "abc"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 6])],
+    )
+    summary = upload(page, server, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "cols.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    fields = {n: costs.locator(f".cost-dims input[name='{n}[0]']") for n in "abc"}
+    fields["b"].fill("8")
+    assert [fields[n].input_value() for n in "abc"] == ["8", "8", "8"]
+    fields["c"].fill("5")  # typed into: b keeps its own 8, a (never typed into) follows
+    assert [fields[n].input_value() for n in "abc"] == ["5", "8", "5"]
+    page.click("#btn-run")
+    run = {n: page.locator(f"#run-form input.run-dim[aria-label='{n}[0]']") for n in "abc"}
+    run["a"].fill("4")
+    assert [run[n].input_value() for n in "abc"] == ["4", "4", "4"]

@@ -1,6 +1,7 @@
 // The model panel's Costs section (GET .../stats): parameters, FLOPs and activations in all, the
 // symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters, output size or
 // memory alive) and a sortable table of the nodes, each a link to it.
+import { followFirstAxes } from "../lib/dim-fields.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount, plural } from "../lib/format.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
@@ -145,6 +146,7 @@ function dimsForm(stats, reload, ctx) {
   const at = stats.unknown.dims_at || {};
   const fromValues = [...missing].every((name) => name in at);
   const fields = names.map((name) => el("input", { type: "number", min: "0", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name, required: true }));
+  followFirstAxes(fields);
   const where = (name) => {
     const w = at[name];
     if (!w) return null;

@@ -10,6 +10,7 @@ import { formatValue } from "../lib/tensor-format.js";
 import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
 import { formatMetric } from "../pipeline/heat.js";
 import { declaredMismatch } from "./declared-shape.js";
+import { followFirstAxes } from "../lib/dim-fields.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
@@ -557,6 +558,7 @@ export function renderRunPanel(root, ctx) {
   const dimNames = symbolicDims(inputs);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
+  followFirstAxes(dims.map((d) => d.field));
   // a size only inputs given by values or a file have is theirs: its field greys out
   const syncDims = () => {
     const given = new Set(rows.filter((r) => r.values.value.trim() || (r.file.files && r.file.files.length)).map((r) => r.name));
