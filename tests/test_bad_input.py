@@ -117,7 +117,7 @@ def stored(client):
 BAD_EDITS = {
     "not_json": ("garbage{", 400, "JSON object"),
     "missing_base": ({"ops": [{"op": "set_metadata", "key": "a", "value": "b"}]}, 400, "base"),
-    "stale_base": ({"base": 7, "ops": [{"op": "set_metadata", "key": "a", "value": "b"}]}, 409, "no longer current"),
+    "unknown_base": ({"base": 7, "ops": [{"op": "set_metadata", "key": "a", "value": "b"}]}, 404, "has no revision 7"),
     "ops_not_list": ({"base": 0, "ops": {"op": "set_metadata"}}, 400, "list"),
     "empty_ops": ({"base": 0, "ops": []}, 400, "non-empty"),
     "unknown_op": ({"base": 0, "ops": [{"op": "explode"}]}, 400, "unknown op 'explode'"),

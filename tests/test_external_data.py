@@ -147,3 +147,18 @@ def test_the_cli_opens_a_file_opened_before_as_its_unedited_entry(tmp_path, caps
         fresh.id != first.id and f"also stored with edits: /models/{first.id} (revision 1)" in capsys.readouterr().out
     )
     assert c.get(f"/api/models/{fresh.id}/tensors/E?offset=7&count=1").get_json()["values"] == [7.0]
+
+
+def test_a_second_model_in_one_upload_is_refused_not_kept_as_data(client):
+    """Two .onnx files picked together: the second is no data file of the first (it would be
+    downloaded in the first's .zip ever after); refused naming it, nothing stored."""
+    model = small_model().SerializeToString()
+    r = client.post(
+        "/api/models",
+        data={"file": [(io.BytesIO(model), "a.onnx"), (io.BytesIO(model), "b.onnx")]},
+        content_type="multipart/form-data",
+    )
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["code"] == "several_models"
+    assert "'b.onnx' is a model too" in r.get_json()["error"]["message"]
+    assert client.get("/api/models").get_json()["models"] == []

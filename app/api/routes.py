@@ -149,6 +149,10 @@ def upload_model():
             raise StudioError("bad_filename", f"an external data file has an unusable name {f.filename!r}")
         if ext_name in external or ext_name == name:
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
+        if ext_name.lower().endswith(".onnx"):  # a second model would be kept as the first's data file
+            raise StudioError(
+                "several_models", f"upload one model at a time: {ext_name!r} is a model too, not {name}'s external data"
+            )
         external[ext_name] = f.stream  # streamed into the store, never held whole in memory
     if detected is None:
         record = store().create_model(name, stream, external)
@@ -462,13 +466,15 @@ def post_edits(model_id):
         raise StudioError("bad_request", '"allow_invalid" must be true or false')
     s = store()
     record = s.model(model_id)
+    if not 0 <= base < 2**63:  # no revision number an index can even hold
+        raise StudioError("unknown_revision", f"model {model_id} has no revision {base}", 404)
+    revision = s.revision(model_id, base)  # 404 unknown_revision for one the model never had
     if record.head != base:
         raise StudioError(
             "stale_base",
             f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry",
             409,
         )
-    revision = s.revision(model_id, base)
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
     base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
