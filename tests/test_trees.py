@@ -177,7 +177,14 @@ def test_the_summary_and_one_trees_rules(client):
     sign = {"BRANCH_LEQ": "<=", "BRANCH_LT": "<", "BRANCH_GTE": ">=", "BRANCH_GT": ">"}[first["mode"]]
     assert got["tree"]["rules"][0] == f"if X[{first['feature']}] {sign} {first['value']:.6g}:"
     assert got["tree"]["rules"][1].startswith("  ") and got["tree"]["more"] == 0
-    assert sum(line.lstrip().startswith(("→", "else →")) for line in got["tree"]["rules"]) == got["tree"]["leaves"]
+    lines = got["tree"]["rules"]
+    assert sum(line.lstrip().startswith("→") for line in lines) == got["tree"]["leaves"]
+    assert sum(line.lstrip() == "else:" for line in lines) == got["tree"]["splits"]
+    indent = [len(line) - len(line.lstrip()) for line in lines]
+    for j, line in enumerate(lines):  # an else is level with its if: only its true side between them
+        if line.lstrip() == "else:":
+            k = max(i for i in range(j) if indent[i] <= indent[j])
+            assert indent[k] == indent[j] and lines[k].lstrip().startswith("if "), lines[k : j + 1]
     assert client.get(f"/api/models/{mid}/trees?node=n0").get_json().get("tree") is None
 
 
@@ -250,4 +257,5 @@ def test_a_big_tree_is_cut_at_400_lines_and_huge_ids_are_only_ids(client):
     got = client.get(f"/api/models/{mid}/trees?node=n0&tree=0").get_json()
     total = len(trees[0])
     assert got["splits"] + got["leaves"] == total
-    assert len(got["tree"]["rules"]) == 400 and got["tree"]["more"] == total - 400
+    lines = total + got["splits"]  # a line a node, and an "else:" a split
+    assert len(got["tree"]["rules"]) == 400 and got["tree"]["more"] == lines - 400

@@ -356,15 +356,18 @@ def _leaf_text(weights: list[tuple[int, float]], what: str) -> str:
 
 
 def rules(forest: Forest, tree: int, x: str = "X", what: str = "target", limit: int = MAX_RULES) -> list[str]:
-    """One tree as indented rules ("X[2] <= 2.45:", "  → [0.0333, 0, 0]"), `x` the features'
-    tensor, at most `limit` lines."""
+    """One tree as indented rules ("if X[2] <= 2.45:", "  → [0.0333, 0, 0]", "else:", each
+    side one level in from its if/else), `x` the features' tensor, at most `limit` lines."""
     lines: list[str] = []
-    stack: list[tuple[int, int, str]] = [(int(forest.roots[tree]), 0, "")]
+    stack: list[tuple[int, int]] = [(int(forest.roots[tree]), 0)]  # (node, depth); node -1: "else:"
     while stack and len(lines) < limit:
-        k, depth, head = stack.pop()
+        k, depth = stack.pop()
         pad = "  " * depth
+        if k < 0:
+            lines.append(f"{pad}else:")
+            continue
         if forest.leaf[k]:
-            lines.append(f"{pad}{head}→ {_leaf_text(forest.weights(k), what)}")
+            lines.append(f"{pad}→ {_leaf_text(forest.weights(k), what)}")
             continue
         mode = MODES[int(forest.mode[k])]
         if mode == "BRANCH_MEMBER":
@@ -372,9 +375,10 @@ def rules(forest: Forest, tree: int, x: str = "X", what: str = "target", limit: 
         else:
             test = f"{x}[{forest.feature[k]}] {SIGNS[mode]} {_label(float(forest.value[k]))}"
         missing = " (or missing)" if forest.missing_true[k] else ""
-        lines.append(f"{pad}{head}if {test}{missing}:")
-        stack.append((int(forest.false[k]), depth + 1, "else "))
-        stack.append((int(forest.true[k]), depth + 1, ""))
+        lines.append(f"{pad}if {test}{missing}:")
+        stack.append((int(forest.false[k]), depth + 1))
+        stack.append((-1, depth))  # the else, level with its if, after the true side
+        stack.append((int(forest.true[k]), depth + 1))
     return lines
 
 
@@ -417,7 +421,7 @@ def ensemble_summary(node: onnx.NodeProto, tree: int | None = None) -> dict:
             raise IndexError(tree)
         what = "class" if node.op_type == "TreeEnsembleClassifier" else "target"
         lines = rules(forest, tree, node.input[0] if node.input else "X", what)
-        total = int(shapes.splits[tree] + shapes.leaves[tree])  # a line each
+        total = int(2 * shapes.splits[tree] + shapes.leaves[tree])  # a line each, and an "else:" a split
         out["tree"] = {
             "index": tree,
             "splits": int(shapes.splits[tree]),
