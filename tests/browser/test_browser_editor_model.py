@@ -32,6 +32,9 @@ def test_model_fields_metadata_inputs_and_downloads(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"])
     panel = page.locator("#sidebar")
+    # checks still running in the background redraw the panel when they end (closing a form
+    # opened before): wait for them, as CI's loaded machine once had to
+    page.wait_for_function("() => document.querySelector('#model-validity').textContent !== 'Checking…'")
 
     # the model fields, saved as one revision
     panel.locator(".ed-fields-toggle").click()
