@@ -86,3 +86,25 @@ def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path,
     wait_held(page, held)
     held.pop().continue_()
     page.wait_for_function("() => document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
+
+
+def test_checks_arriving_keep_an_open_form(page, small_limit_server, tmp_path):
+    """The background checks answering redraw the validation section alone: a form the person
+    opened meanwhile stays open with what they typed (a whole-panel redraw closed it)."""
+    app, server = small_limit_server
+    model = tiny_cnn()
+    model.doc_string = f"form {tmp_path}"
+    record = app.extensions["store"].create_model("big.onnx", model.SerializeToString())
+    held = []
+    page.route("**/api/models/*/validation", lambda route: held.append(route))
+    page.goto(f"{server}/models/{record.id}")
+    wait_ready(page)
+    page.wait_for_selector("#validation[data-pending=true]")
+    page.click("#sidebar .ed-fields-toggle")
+    page.locator("#sidebar .ed-model-fields input[name=producer_name]").fill("typed meanwhile")
+    wait_held(page, held)
+    held.pop().continue_()
+    page.wait_for_selector("#validation[data-ok=true]", timeout=60_000)
+    assert page.locator("#validation .check.ok").count() == 3
+    field = page.locator("#sidebar .ed-model-fields input[name=producer_name]")
+    assert field.is_visible() and field.input_value() == "typed meanwhile"

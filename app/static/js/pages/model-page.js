@@ -2,7 +2,7 @@
 // in the worker, draws it, and wires the toolbar, the sidebar and the URL hash together.
 // A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
 import * as api from "../lib/api.js";
-import { el, clear, painted } from "../widgets/dom.js";
+import { busyIn, el, clear, painted } from "../widgets/dom.js";
 import { addInferredTypes, buildGraphModel } from "../pipeline/graph-model.js";
 import { LayoutClient } from "../pipeline/layout-client.js";
 import { renderBreadcrumb } from "../panels/breadcrumb.js";
@@ -291,17 +291,29 @@ function renderSidebar() {
   });
 }
 
+function sidebarContext() {
+  return {
+    ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
+    summary: state.summary, selection: state.selection, modelId: state.modelId, compare: state.compare,
+    mainGraph: state.path === "" ? state.graph : null,
+  };
+}
+
+/** The background checks answered: the panels that show them catch up, without closing a
+ * form the person opened meanwhile (the model panel redraws its validation section alone). */
+function showChecks() {
+  const shown = sidebar.dataset.panel;
+  if (shown === "model") sidebarPanels().then((panels) => panels.refreshValidation(sidebar, state.summary, sidebarContext())).catch(() => {});
+  else if (shown === "history" && !busyIn(sidebar)) renderSidebar();
+}
+
 /** @param {typeof import("../panels/sidebar-panels.js")} panels */
 function drawSidebar(panels) {
   const { renderComparePanel, renderGroupPanel, renderHistoryPanel, renderModelPanel, renderNodePanel, renderRunPanel, renderTensorPanel, renderValuePanel } = panels;
   const boxId = boxIdOf(state.selection);
   const box = boxId && state.model ? state.model.boxes.get(boxId) : null;
   const tensor = state.selection && state.selection.kind === "tensor" && state.graph ? state.selection.id : null;
-  const ctx = {
-    ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
-    summary: state.summary, selection: state.selection, modelId: state.modelId, compare: state.compare,
-    mainGraph: state.path === "" ? state.graph : null,
-  };
+  const ctx = sidebarContext();
   const shows = `${state.path}|${selectionKey(state.selection)}`;
   const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
   const group = !box && tensor === null && state.selection && state.selection.kind === "group";
@@ -621,9 +633,8 @@ async function fillDeferredTypes(graph, model) {
   graph.inferred_types = "included";
   addInferredTypes(model, answer.inferred_value_info);
   graphEl.dataset.types = "inferred"; // for tests and tools: the types are in
-  // a node or value panel opened meanwhile shows them too, unless the person is typing in it
-  const typing = sidebar.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
-  if (state.selection && !typing) renderSidebar();
+  // a node or value panel opened meanwhile shows them too, unless the person is busy in it
+  if (state.selection && !busyIn(sidebar)) renderSidebar();
 }
 
 // how long a first view's panel waits for the drawing before it is drawn anyway: the panels'
@@ -862,7 +873,7 @@ function watchValidation() {
     if (state.summary !== s) return;
     s.validation = v;
     renderToolbar();
-    renderSidebar();
+    showChecks();
     if (state.brokenIfFails === s.revision && v.runtime && v.runtime.status === "fails") {
       const cause = String(v.runtime.message || "").split("\n")[0];
       toast(`onnxruntime can't run revision ${s.revision}, which your edit made (the revision before ran): ${cause} — Undo goes back.`);

@@ -5,7 +5,7 @@
 // configurations. Editing: the model fields, graph inputs, whole-model tools (opset
 // conversion, shape inference, clean-up, subgraph extraction) and the download choices
 // (model-tools.js).
-import { el, clear } from "../widgets/dom.js";
+import { busyIn, el, clear } from "../widgets/dom.js";
 import { disclosure } from "../editing/edit-forms.js";
 import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
 import { formatBytes, formatNumber } from "../lib/format.js";
@@ -137,6 +137,13 @@ function trainingList(training, ctx) {
     (t.update_binding || []).length
       ? keyValueList(t.update_binding, { keyLabel: "Initializer", valueLabel: "Updated from output", cls: "binding-update" })
       : el("p", { class: "muted" }, "none"))));
+}
+
+/** The validation section redrawn in place, once the background checks answer: the rest of the
+ * panel (a form being filled in, the place scrolled to) stays as it is. */
+export function refreshValidation(root, summary, ctx) {
+  const old = root.querySelector(":scope > #validation");
+  if (old && !busyIn(old)) old.replaceWith(validationSection(summary.validation || {}, ctx));
 }
 
 export function renderModelPanel(root, summary, ctx) {

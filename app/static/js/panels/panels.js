@@ -3,7 +3,7 @@
 // (dom.js) or as sanitised Markdown (markdown.js).
 
 export { parseAttributeInput } from "./attribute-view.js";
-export { renderModelPanel } from "./model-panel.js";
+export { refreshValidation, renderModelPanel } from "./model-panel.js";
 export { renderNodePanel } from "./node-panel.js";
 export { renderTensorPanel, renderValuePanel } from "./value-panel.js";
 

@@ -70,3 +70,11 @@ export function nextTask() {
     channel.port2.postMessage(null);
   });
 }
+
+/** Is the person busy in `root`: typing in a field of it, or with a form of it open? A redraw
+ * then would throw away what they typed, so background news waits for their next step. */
+export function busyIn(root) {
+  const active = document.activeElement;
+  if (active && root.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) return true;
+  return [...root.querySelectorAll(".ed-disclosure-body:not([hidden])")].some((body) => body.querySelector("input, select, textarea"));
+}
