@@ -51,6 +51,7 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     assert page.locator("#graph g.box.diff-focus").count() == 1
     assert page.locator("#sidebar .compare-current").count() == 1
     page.screenshot(path=str(artifacts / "compare-revision.png"))
+    costs.screenshot(path=str(artifacts / "compare-costs.png"))
 
     # another model: the same graph with other weights
     other = tiny_cnn()
@@ -66,3 +67,59 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     assert "From retrained.onnx (revision 0) to revision 1" in text and "conv1.weight: values changed" in text
     page.click("#compare-stop")
     assert page.locator("#graph g.box.diff-changed").count() == 0
+
+
+def batch_matmul():
+    """x[batch, 4] · W[4, 8] → Relu: costs known only as formulas in `batch`."""
+    from onnx import TensorProto, helper
+
+    w = numpy_helper.from_array(np.ones((4, 8), np.float32), "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm"), helper.make_node("Relu", ["y"], ["z"], name="act")],
+        "batch_matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 8])],
+        [w],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_compare_costs_of_a_model_with_symbolic_dims(page, server, artifacts):
+    """Costs that depend on an unsized input dim are formulas on both sides and in the change,
+    never a count of 0; the table stays inside the sidebar."""
+    summary = upload(page, server, batch_matmul(), "batch_matmul.onnx")
+    mid = summary["id"]
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits",
+        data={"base": 0, "ops": [{"op": "insert_node", "tensor": "y", "op_type": "Relu", "name": "extra"}]},
+    )
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-compare")
+    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    page.select_option("#compare-with", "rev:0")
+    costs = page.locator("#compare-costs table")
+    costs.wait_for()
+    # MatMul 2·4·8 + Relu 8 per row of the batch; the inserted Relu adds 8 more
+    assert costs.locator("tr[data-cost=flops] td").all_text_contents()[1:] == ["72·batch", "80·batch", "+8·batch"]
+    # outputs of 8 floats per row: 2 of them before, 3 now
+    assert costs.locator("tr[data-cost=activation_bytes] td").all_text_contents()[1:] == [
+        "64 B·batch",
+        "96 B·batch",
+        "+32 B·batch",
+    ]
+    assert costs.locator("tr[data-cost=params] td").all_text_contents()[1:] == ["32", "32", "same"]
+    assert costs.locator("tr[data-cost=peak_activation_bytes] td").all_text_contents()[1:] == ["?", "?", "?"]
+    fits = page.evaluate(
+        "() => { const t = document.querySelector('#compare-costs table'), s = document.getElementById('sidebar');"
+        " return t.getBoundingClientRect().right <= s.getBoundingClientRect().right + 0.5; }"
+    )
+    assert fits, "the costs table runs past the sidebar"
+    page.locator("#compare-costs").screenshot(path=str(artifacts / "compare-costs-symbolic.png"))
+
+    # the model panel says the same: a formula, and activations not "0 B"
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    text = page.locator("#costs").text_content()
+    assert "80·batch" in text and "96 B·batch" in text and "0 B" not in text

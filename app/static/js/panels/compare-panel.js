@@ -6,7 +6,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { breakable, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
-import { formatBytes, formatCount } from "../lib/format.js";
+import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -78,11 +78,25 @@ function modelLines(model) {
   return lines.length ? section("Model", el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
 }
 
-/** @type {Array<[string, string, (n: number) => string]>} */
 const COST_ROWS = [
-  ["params", "Parameters", formatCount], ["flops", "FLOPs", formatCount],
-  ["activation_bytes", "Activations", formatBytes], ["peak_activation_bytes", "At most at once", formatBytes],
+  ["params", "Parameters"], ["flops", "FLOPs"], ["activation_bytes", "Activations"], ["peak_activation_bytes", "At most at once"],
 ];
+
+/** One side's total in a cell: a count, a formula in the input sizes, or "?" saying why. */
+function totalCell(total, key, stats) {
+  const text = totalText(total, formatOf(key));
+  const left = key === "flops" && total.value !== undefined && stats.unknown.flops_nodes ? plural(stats.unknown.flops_nodes, "node") : 0;
+  return el("td", {
+    class: `num${total.formula ? " cost-formula-cell" : ""}`,
+    title: total.unknown ? "unknown until the input sizes are given (Costs, in the model panel)" : total.formula ? "for any sizes of the inputs' dims" : null,
+  }, breakableFormula(text), left ? el("div", { class: "muted cost-unknown" }, `+ ${left} unknown`) : "");
+}
+
+/** A total or its change, breakable before each "·", " + " and " (" (the sidebar is narrow;
+ * "+2.05 K (+0.4 %)" breaks before its percentage, never inside it). */
+function breakableFormula(text) {
+  return text.split(/(?=·|\s[+−]\s|\s\()/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+}
 
 /** What each side costs (GET .../stats of both, at the sizes given in Costs or Run) and how it moved. */
 function costsSection(d, ctx) {
@@ -91,18 +105,15 @@ function costsSection(d, ctx) {
   Promise.all([d.from, d.to].map((side) => ctx.actions.loadStatsOf(side.model, side.revision))).then(([before, now]) => {
     clear(body);
     body.classList.remove("muted");
-    const unknown = (st) => (st.unknown.flops_nodes ? ` (+ ${plural(st.unknown.flops_nodes, "node")} unknown)` : "");
     body.append(el("table", { class: "compare-costs" },
       el("thead", {}, el("tr", {}, ["", "before", "now", "change"].map((h, i) => el("th", { class: i ? "num" : "" }, h)))),
-      el("tbody", {}, COST_ROWS.map(([key, label, format]) => {
-        const a = before.totals[key];
-        const b = now.totals[key];
-        const known = typeof a === "number" && typeof b === "number";
-        const change = !known ? "?" : a === b ? "same" : `${b > a ? "+" : "−"}${format(Math.abs(b - a))}${a ? ` (${b > a ? "+" : "−"}${((100 * Math.abs(b - a)) / a).toFixed(1)} %)` : ""}`;
-        return el("tr", { "data-cost": key, class: known && a !== b ? "cost-moved" : "" },
-          el("td", {}, label), el("td", { class: "num" }, known || typeof a === "number" ? format(a) : "?", key === "flops" ? unknown(before) : ""),
-          el("td", { class: "num" }, typeof b === "number" ? format(b) : "?", key === "flops" ? unknown(now) : ""),
-          el("td", { class: "num" }, change));
+      el("tbody", {}, COST_ROWS.map(([key, label]) => {
+        const a = totalOf(before, key);
+        const b = totalOf(now, key);
+        const change = totalChange(a, b, formatOf(key));
+        return el("tr", { "data-cost": key, class: change !== "same" && change !== "?" ? "cost-moved" : "" },
+          el("td", {}, label), totalCell(a, key, before), totalCell(b, key, now),
+          el("td", { class: `num${a.formula ? " cost-formula-cell" : ""}` }, breakableFormula(change)));
       }))));
   }).catch((err) => { body.className = "field-error"; body.textContent = `The costs could not be counted: ${err.message || err}`; });
   return sec;

@@ -2,6 +2,7 @@
 // symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters, output size or
 // memory alive) and a sortable table of the nodes, each a link to it.
 import { followFirstAxes } from "../lib/dim-fields.js";
+import { formulaText, hasFormula, waitingForSizes } from "../lib/cost-formula.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount, plural } from "../lib/format.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
@@ -96,26 +97,6 @@ function costTable(stats, ctx) {
   return el("div", { class: "cost-table-wrap" }, table, more);
 }
 
-const SUPERSCRIPT = ["", "", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸"];
-
-/** A formula's terms (GET .../stats "formula") as "37.3 K·batch·sequence² + 170 M·batch·sequence + 12". */
-export function formulaText(terms, format = formatCount) {
-  if (!terms.length) return "0";
-  return terms.map((t, i) => {
-    const symbols = Object.entries(t.symbols).map(([name, p]) => `${name}${SUPERSCRIPT[p] ?? `^${p}`}`);
-    const c = Math.abs(t.coefficient);
-    const head = c === 1 && symbols.length && format === formatCount ? "" : format(c);
-    const sign = t.coefficient < 0 ? (i ? " − " : "−") : i ? " + " : "";
-    return `${sign}${[head, ...symbols].filter(Boolean).join("·")}`;
-  }).join("");
-}
-
-/** Whether the stats carry `key` as a formula in the inputs' sizes. */
-function hasFormula(stats, key) {
-  const f = stats.formula;
-  return !!(f && f[key] && f[key].some((t) => Object.keys(t.symbols).length));
-}
-
 /** "37.3 K·batch·sequence² + …": how a cost grows with the inputs' sizes; `lead`: it is the
  * value shown (no sizes given), else a muted line under the number counted at the sizes. */
 function formulaLine(stats, key, lead) {
@@ -189,7 +170,7 @@ function fill(body, stats, ctx, reload) {
   const unknown = stats.unknown;
   const unknownOps = Object.entries(unknown.flops_ops || {}).map(([op, n]) => `${op} ×${n}`).join(", ");
   // with input sizes missing, the few FLOPs counted are not the model's: say what is missing first
-  const waiting = (stats.input_dims || []).some((d) => !(d in stats.dims));
+  const waiting = waitingForSizes(stats);
   body.append(propertyList([
     ["Parameters", `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
     ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? formulaLine(stats, "flops", true)
@@ -199,7 +180,10 @@ function fill(body, stats, ctx, reload) {
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : ""),
       formulaLine(stats, "flops", false)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
-      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")] : el("span", {}, `${formatBytes(t.activation_bytes)} written by its nodes`,
+      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")]
+        : waiting && unknown.output_nodes && !t.activation_bytes
+          ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.output_nodes, "output")} of unknown size)`)
+          : el("span", {}, `${formatBytes(t.activation_bytes)} written by its nodes`,
         // the peak counts the inputs fed, the total only what nodes write: say so, or a peak over the total reads wrong
         t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once (inputs included)`,
         t.peak_node ? peakLink(stats, t.peak_node, ctx) : "",

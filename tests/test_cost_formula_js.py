@@ -1,0 +1,61 @@
+"""The page's cost totals (app/static/js/lib/cost-formula.js): a change between two formulas
+in the input sizes is their difference term by term, cancelling terms dropped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+MODULE = Path(__file__).resolve().parents[1] / "app" / "static" / "js" / "lib" / "cost-formula.js"
+
+
+def run_js(body: str):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = f'import * as f from "{MODULE.as_uri()}";\nconsole.log(JSON.stringify({body}));\n'
+    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def term(c, **symbols):
+    return {"coefficient": c, "symbols": symbols}
+
+
+def test_formula_changes():
+    a = [term(37300, batch=1, seq=2), term(1000, batch=1, seq=1), term(12)]
+    b = [term(37300, seq=2, batch=1), term(1500, batch=1, seq=1), term(4)]  # symbols in another order
+    fa, fb = (json.dumps({"formula": x}) for x in (a, b))
+    out = run_js(
+        f"[f.totalChange({fa}, {fb}, String), f.totalChange({fb}, {fa}, String), f.totalChange({fa}, {fa}, String),"
+        f" f.totalChange({{value: 100}}, {{value: 150}}, String), f.totalChange({fa}, {{value: 3}}, String),"
+        f" f.formulaDifference({json.dumps(a)}, {json.dumps(b)})]"
+    )
+    assert out[0] == "+500·batch·seq − 8"
+    assert out[1] == "−500·batch·seq + 8"
+    assert out[2] == "same"
+    assert out[3] == "+50 (+50.0 %)"
+    assert out[4] == "?"  # a count and a formula: not comparable
+    assert out[5] == [term(500, batch=1, seq=1), term(-8)]
+
+
+def test_totals_wait_for_sizes():
+    stats = {
+        "totals": {"flops": 0, "activation_bytes": 0, "params": 32, "peak_activation_bytes": None},
+        "input_dims": ["batch"],
+        "dims": {},
+        "unknown": {"flops_nodes": 2, "output_nodes": 2},
+        "formula": {"flops": [term(72, batch=1)], "unknown_nodes": 0},
+    }
+    sized = {**stats, "dims": {"batch": 2}, "totals": {**stats["totals"], "flops": 144}, "unknown": {}}
+    out = run_js(
+        f"[{json.dumps(stats)}, {json.dumps(sized)}].flatMap((s) =>"
+        ' ["flops", "activation_bytes", "params", "peak_activation_bytes"].map((k) => f.totalText(f.totalOf(s, k), String)))'
+    )
+    # FLOPs a formula, activations unknown (no formula), never 0 while batch has no size
+    assert out[:4] == ["72·batch", "?", "32", "?"]
+    assert out[4:] == ["144", "0", "32", "?"]
