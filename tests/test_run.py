@@ -903,3 +903,51 @@ def test_an_output_back_in_another_shape_than_declared_is_named(client):
     answer = run(client, mid, {"dims": {"batch": 3}})
     assert answer["declared_mismatches"] == [{"output": "y", "declared": [1, 2], "shape": [3, 2]}]
     assert "declared_mismatches" not in run(client, mid, {"dims": {"batch": 1}})
+
+
+def conv_bn():
+    """Conv → BatchNormalization: onnxruntime folds the normalisation into the Conv's weights
+    when nothing reads the Conv's own output, which moves the output's last digits."""
+    rng = np.random.default_rng(3)
+    init = [
+        onnx.numpy_helper.from_array(rng.standard_normal((4, 2, 3, 3)).astype(np.float32), "w"),
+        *(
+            onnx.numpy_helper.from_array(v.astype(np.float32), n)
+            for n, v in [
+                ("scale", rng.uniform(0.5, 3, 4)),
+                ("bias", rng.standard_normal(4)),
+                ("mean", rng.standard_normal(4)),
+                ("var", rng.uniform(0.01, 0.2, 4)),
+            ]
+        ),
+    ]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+            helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["y"], name="bn"),
+        ],
+        "conv_bn",
+        [helper.make_tensor_value_info("x", F, [1, 2, 5, 5])],
+        [helper.make_tensor_value_info("y", F, [1, 4, 5, 5])],
+        init,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_locate_answers_the_outputs_of_the_plain_run(client):
+    """Locating saves every shared tensor, which keeps onnxruntime from folding the
+    BatchNormalization into the Conv: the outputs and their comparison answered are still
+    those of the revision as it runs (what onnxruntime gives for it), not of the located run."""
+    data = conv_bn().SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    edit = {"op": "set_metadata", "key": "note", "value": "same compute"}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [edit]}).status_code == 200
+    body = {"inputs": {"x": {"random": {"seed": 4}}}, "compare_to": 0}
+    plain = run(client, mid, body)
+    located = run(client, mid, {**body, "locate": True})
+    assert located["outputs"]["y"]["values"] == plain["outputs"]["y"]["values"]
+    assert located["compare"]["outputs"] == plain["compare"]["outputs"]
+    x = np.array(plain["inputs"]["x"]["values"], np.float32).reshape(1, 2, 5, 5)
+    ours = reference(data, {"x": x})["y"].ravel()
+    assert np.array_equal(np.array(located["outputs"]["y"]["values"], np.float32), ours)
+    assert located["compare"]["diverges"] is None

@@ -11,7 +11,9 @@ input values and each output common to both is compared.
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
                    "nodes"?: [{"node", "name", "op_type", "tensor", "rel_error", "sqnr_db", ...}]}}
-With "locate", both runs also save every node output the two revisions share: "diverges" names
+With "locate", both also run again saving every node output the two revisions share (apart from
+the runs whose outputs are answered: saving a tensor keeps onnxruntime from fusing across it, which
+moves the outputs' last digits): "diverges" names
 the first node (in graph order) whose output differs beyond rounding — where an edit changed what
 the model computes — and "nodes" how far each node's output is from the other revision's (its
 output furthest off): the relative error ‖Δ‖/‖value‖ and the SQNR in dB, where a conversion
@@ -497,15 +499,9 @@ def post_run(model_id):
     probes += [read_as[0][p] for p in probes if read_as[0].get(p) in mine_typed]
     count = current_app.config["PREVIEW_MAX_COUNT"]
     with tempfile.TemporaryDirectory(prefix="run-", dir=store().blobs.scratch()) as tmp:
-        first = _run(
-            revision,
-            model,
-            inputs,
-            dims,
-            (shown + probes) if outputs or probes else None,
-            Path(tmp) / "a",
-            PROFILE_RUNS if profile else 0,
-        )
+        # the outputs as the revision gives them: the tensors "locate" saves, made outputs, keep
+        # onnxruntime from fusing across them, which moves the outputs' last digits
+        first = _run(revision, model, inputs, dims, outputs, Path(tmp) / "a", PROFILE_RUNS if profile else 0)
         answer = {
             "revision": revision.rev,
             "outputs": {
@@ -535,8 +531,7 @@ def post_run(model_id):
             _, other_revision, other_model = other
             same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}
             theirs = _typed(other_revision, other_model)
-            asked = [n for n in shown + probes if n in theirs]
-            asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
+            asked = [n for n in shown if n in theirs]
             second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
             both = [n for n in shown if n in second["outputs"]]
             answer["compare"] = {
@@ -546,7 +541,12 @@ def post_run(model_id):
                 "outputs": {name: compare_outputs(first["outputs"][name], second["outputs"][name]) for name in both},
             }
             if locate:
-                nodes = _node_errors(model, first["outputs"], second["outputs"], read_as)
+                # both again, saving every tensor they share: where they part, node by node
+                mine = _run(revision, model, same_inputs, dims, shown + probes, Path(tmp) / "c")
+                asked = [n for n in shown + probes if n in theirs]
+                asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
+                other_run = _run(other_revision, other_model, same_inputs, dims, asked, Path(tmp) / "d")
+                nodes = _node_errors(model, mine["outputs"], other_run["outputs"], read_as)
                 answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
                 answer["compare"]["nodes"] = nodes
     return jsonify(answer)
