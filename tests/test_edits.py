@@ -610,3 +610,40 @@ def test_set_attribute_items_refuses_what_it_cant_set(client, item, name, words)
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
     assert r.status_code == 400 and words in r.get_json()["error"]["message"], r.get_json()
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values", "words"),
+    [
+        ("INT64", [1, 1.7], "INT64 holds whole numbers: 1.7 is not one"),
+        ("FLOAT16", [1e6], "1e+06 is beyond the largest FLOAT16 (65504)"),
+        ("BOOL", [1, 2], "booleans are typed true or false (or 0 and 1)"),
+        ("INT4", [8], "a value is outside INT4's range -8…7"),
+        ("FLOAT8E4M3FN", [1000.0], "1000 is beyond the largest FLOAT8E4M3FN (448)"),
+        ("UINT8", [-1], "a value is outside UINT8's range 0…255"),
+        ("INT32", ["NaN"], "INT32 holds whole numbers: NaN and infinity are not"),
+        ("FLOAT", ["x"], "FLOAT holds numbers"),
+    ],
+)
+def test_typed_values_that_a_cast_would_change_are_refused(client, dtype, values, words):
+    """add_initializer casts nothing silently: a value the element type can't hold (1.7 as an
+    integer, 1e6 as float16, 2 as a boolean) is refused naming it; nothing is stored."""
+    mid = upload(client, small_model().SerializeToString()).get_json()["id"]
+    op = {"op": "add_initializer", "name": "c", "value": {"dtype": dtype, "shape": [len(values)], "values": values}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 400 and words in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def test_typed_values_that_fit_are_stored_as_typed(client):
+    mid = upload(client, small_model().SerializeToString()).get_json()["id"]
+    ops = [
+        {"op": "add_initializer", "name": n, "value": {"dtype": d, "shape": [len(v)], "values": v}}
+        for n, d, v in [("k_i", "INT64", [2.0, -3]), ("k_b", "BOOL", [0, 1, True]), ("k_h", "FLOAT16", [65504, 0.1])]
+    ]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    got = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    assert got["k_i"].tolist() == [2, -3] and got["k_b"].tolist() == [False, True, True]
+    assert got["k_h"].dtype == np.float16 and got["k_h"][0] == 65504

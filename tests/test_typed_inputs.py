@@ -89,7 +89,8 @@ def test_a_locale_the_server_lacks_is_not_the_models_fault(client):
     [
         ({"a": {"values": [[0.5], [1, 2]]}}, "not a rectangular array"),
         ({"a": {"values": [[0.5, 1.0]]}}, "its shape is ?×1, the values typed in are 1×2"),
-        ({"a": {"values": [["x"]]}}, "its values are numbers"),
+        ({"a": {"values": [["x"]]}}, "float holds numbers"),
+        ({"a": {"values": [[1e39]]}}, "1e+39 is beyond the largest float (3.40282e+38)"),
         ({"color": {"values": [[1]]}}, "strings are typed in quotes"),
         ({"a": {"values": [[None]]}}, "values are numbers, strings, booleans, lists and maps"),
         ({"a": {"values": list(range(100_001))}}, "at most 100,000 values typed in"),
@@ -114,6 +115,10 @@ def test_typed_integers_must_be_whole_and_in_range(client):
     ).get_json()["id"]
     assert run(client, mid, {"inputs": {"x": {"values": [-128, 127]}}})["outputs"]["y"]["values"] == [-128, 127]
     assert "outside int8's range" in run(client, mid, {"inputs": {"x": {"values": [0, 128]}}}, 400)["error"]["message"]
-    assert "whole numbers" in run(client, mid, {"inputs": {"x": {"values": [0, 1.5]}}}, 400)["error"]["message"]
+    assert (
+        "whole numbers: 1.5 is not one"
+        in run(client, mid, {"inputs": {"x": {"values": [0, 1.5]}}}, 400)["error"]["message"]
+    )
+    assert run(client, mid, {"inputs": {"x": {"values": [2.0, -3.0]}}})["outputs"]["y"]["values"] == [2, -3]
     map_refused = run(client, mid, {"inputs": {"x": {"values": {"k": 1}}}}, 400)
     assert 'input "x"' in map_refused["error"]["message"]

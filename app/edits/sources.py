@@ -22,6 +22,7 @@ from onnx import helper, numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io import narrow_types
+from ..onnx_io.typed_values import misfit
 
 _blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
     "blob_reader", default=None
@@ -360,8 +361,11 @@ def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:
             SPECIAL_FLOATS.get(x, x) if isinstance(x, str) and elem != onnx.TensorProto.STRING else x
             for x in (values if isinstance(values, list) else [values])
         ]
-        arr = np.array(flat, dtype=object if elem == onnx.TensorProto.STRING else np_dtype)
-        arr = arr.reshape(shape)
+        target = np.dtype(object) if elem == onnx.TensorProto.STRING else np.dtype(np_dtype)
+        problem = misfit(np.array(flat), target, v["dtype"])
+        if problem:
+            raise StudioError("bad_value", f"{what}: {problem}")
+        arr = np.array(flat, dtype=target).reshape(shape)
     except (ValueError, TypeError, OverflowError) as exc:
         raise StudioError(
             "bad_value", f"{what}: values don't fit dtype {v['dtype']} and shape {shape}: {exc}"

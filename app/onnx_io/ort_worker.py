@@ -497,28 +497,22 @@ def _typed_array(ort, np, elem: str, values, where: str):
     except ValueError:
         raise Skip(f"{where}: the values typed in are not a rectangular array (rows of different lengths)") from None
     narrow = _narrow_types().of_ort_type(f"tensor({elem})")
-    kind = arr.dtype.kind
-    if arr.size == 0:
-        kind = ""  # an empty list is numbers and strings alike
     if elem == "string":
-        if kind not in ("U", ""):
-            raise Skip(f"{where}: strings are typed in quotes")
-        return arr.astype(object)
-    if elem == "bool":
-        if kind not in ("b", ""):
-            raise Skip(f"{where}: booleans are typed true or false")
-        return arr.astype(bool)
-    wide = narrow.wide if narrow is not None else _NUMPY.get(elem)
-    if wide is None:
+        target = np.dtype(object)
+    elif elem == "bool":
+        target = np.dtype(bool)
+    elif narrow is not None:
+        target = _narrow_types().ml_type(narrow)
+    elif elem in _NUMPY:
+        target = np.dtype(_NUMPY[elem])
+    else:
         raise Skip(f"{where}: element type {elem} can't be fed from Python")
-    dtype = np.dtype(wide)
-    if kind not in ("i", "u", "f", "") or (dtype.kind in "iu" and kind == "f"):
-        what = "whole numbers" if dtype.kind in "iu" else "numbers"
-        raise Skip(f"{where}: its values are {what}")
-    if dtype.kind in "iu" and arr.size:
-        info = np.iinfo(dtype)
-        if arr.min() < info.min or arr.max() > info.max:
-            raise Skip(f"{where}: a value is outside {elem}'s range {info.min}…{info.max}")
+    problem = _sibling("typed_values").misfit(arr, target, elem)
+    if problem:
+        raise Skip(f"{where}: {problem}")
+    if elem == "string":
+        return arr.astype(object)
+    dtype = np.dtype(narrow.wide) if narrow is not None else target
     typed = arr.astype(dtype)
     return typed if narrow is None else _narrow_value(ort, typed, narrow)
 

@@ -1,0 +1,82 @@
+"""Whether values a person typed (JSON numbers, strings, booleans, read by numpy as it reads
+them) fit a tensor element type, before they are cast to it: a cast would make 1.7 an INT64 1,
+1e6 a FLOAT16 inf and 2 a BOOL true without a word. One check for every place values are typed
+in: initializers, attribute and input values of edits (edits/sources.py) and a run's inputs
+(the onnxruntime worker, which imports no app module, loads this file by its path).
+
+Numpy and ml_dtypes only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _integer_range(dtype: np.dtype) -> tuple[int, int] | None:
+    """(min, max) of an integer type, numpy's or ml_dtypes' (int4, uint2…); None for others."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    if dtype.kind == "V":  # ml_dtypes' types: integers have an iinfo, floats a finfo
+        import ml_dtypes
+
+        try:
+            info = ml_dtypes.iinfo(dtype)
+        except (ValueError, TypeError):
+            return None
+        return int(info.min), int(info.max)
+    return None
+
+
+def misfit(values: np.ndarray, dtype: np.dtype, type_name: str) -> str | None:
+    """Why `values` (numpy's reading of what was typed) can't be `type_name` held as numpy
+    `dtype` without changing a value beyond a float's rounding; None when they can."""
+    kind = values.dtype.kind if values.size else ""  # an empty list is numbers and strings alike
+    if dtype.kind == "O":
+        return None if kind in ("U", "") else "strings are typed in quotes"
+    if dtype.kind == "b":
+        if kind in ("b", ""):
+            return None
+        if kind in "iuf" and np.isin(values, (0, 1)).all():
+            return None  # 0 and 1 read as false and true
+        return "booleans are typed true or false (or 0 and 1)"
+    whole = _integer_range(dtype)
+    if kind == "O" and whole is not None and all(isinstance(v, int) for v in values.flat):
+        return _out_of_range(values, whole, type_name)  # beyond int64: numpy keeps Python ints
+    if kind not in ("i", "u", "f", "") or (whole is not None and kind == "f"):
+        if whole is not None and kind == "f":
+            bad = values[np.isfinite(values) & (values != np.round(values))] if values.size else values
+            if not bad.size:  # 2.0 is the whole number 2
+                return _out_of_range(values, whole, type_name)
+            return f"{type_name} holds whole numbers: {bad.flat[0].item()!r} is not one"
+        return f"{type_name} holds {'whole numbers' if whole is not None else 'numbers'}"
+    if whole is not None:
+        return _out_of_range(values, whole, type_name)
+    if kind == "" or dtype.kind == "c":
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = values.astype(dtype).astype(np.float64)
+    source = values.astype(np.float64)
+    lost = np.isfinite(source) & ~np.isfinite(cast)
+    if lost.any():
+        return f"{source[lost].flat[0]:g} is beyond the largest {type_name} ({_largest(dtype):g})"
+    return None
+
+
+def _out_of_range(values: np.ndarray, whole: tuple[int, int], type_name: str) -> str | None:
+    if not values.size:
+        return None
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        return f"{type_name} holds whole numbers: NaN and infinity are not"
+    low, high = whole
+    if values.min() < low or values.max() > high:
+        return f"a value is outside {type_name}'s range {low}…{high}"
+    return None
+
+
+def _largest(dtype: np.dtype) -> float:
+    if dtype.kind == "f":
+        return float(np.finfo(dtype).max)
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(dtype).max)
