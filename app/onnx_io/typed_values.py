@@ -21,10 +21,10 @@ def _integer_range(dtype: np.dtype) -> tuple[int, int] | None:
         import ml_dtypes
 
         try:
-            info = ml_dtypes.iinfo(dtype)
+            small = ml_dtypes.iinfo(dtype)
         except (ValueError, TypeError):
             return None
-        return int(info.min), int(info.max)
+        return int(small.min), int(small.max)
     return None
 
 
