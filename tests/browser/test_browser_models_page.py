@@ -99,9 +99,10 @@ def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server
     assert page.locator("#models-status").text_content() == "No models yet — open one above."
 
 
-def upload_twice(page, server: str, tmp_path) -> tuple[dict, dict, object]:
-    """Upload one file through the page's file picker, then the same bytes under another name:
-    (the first model, the second's entry as the API lists it, the dialog the page shows)."""
+def upload_twice(page, server: str, tmp_path, edit_first: bool = False) -> tuple[dict, dict, object]:
+    """Upload one file through the page's file picker (`edit_first`: then edit it), then the
+    same bytes under another name: (the first model, the second's entry as the API lists it,
+    the dialog the page shows)."""
     data = tiny_cnn().SerializeToString()
     (tmp_path / "first.onnx").write_bytes(data)
     (tmp_path / "second.onnx").write_bytes(data)
@@ -111,6 +112,9 @@ def upload_twice(page, server: str, tmp_path) -> tuple[dict, dict, object]:
     page.wait_for_url(re.compile(r"/models/[^/#]+"))
     [first] = listed(page, server)["models"]
     assert first["name"] == "first.onnx"
+    if edit_first:
+        op = {"op": "set_metadata", "key": "note", "value": "edited"}
+        assert page.request.post(f"{server}/api/models/{first['id']}/edits", data={"base": 0, "ops": [op]}).ok
 
     page.goto(server + "/")
     page.wait_for_selector("#models-table:not([hidden]) tbody tr")
@@ -127,9 +131,22 @@ def upload_twice(page, server: str, tmp_path) -> tuple[dict, dict, object]:
     assert body.startswith("This file is already stored as first.onnx (uploaded ")
     assert str(datetime.fromtimestamp(first["created"]).year) in body
     assert "second.onnx" not in body
-    assert dialog.locator("button.open-existing").text_content() == "Open it"
+    assert ("It has been edited since: it opens at revision 1" in body) == edit_first
+    assert dialog.locator("button.open-existing").text_content() == (
+        "Open it (revision 1)" if edit_first else "Open it"
+    )
     assert dialog.locator("button.keep-copy").text_content() == "Keep a separate copy"
     return first, second, dialog
+
+
+def test_an_edited_copy_is_offered_saying_it_was_edited(page, server, tmp_path, artifacts):
+    """The stored model holding these bytes was edited since: the dialog says it opens at its
+    latest revision, this file being its revision 0, and opening it shows revision 1."""
+    first, _, dialog = upload_twice(page, server, tmp_path, edit_first=True)
+    dialog.screenshot(path=str(artifacts / "duplicate-edited.png"))
+    dialog.locator("button.open-existing").click()
+    page.wait_for_url(re.compile(rf"/models/{re.escape(first['id'])}(#.*)?$"))
+    page.wait_for_function("document.getElementById('model-revision').textContent === 'rev 1'")
 
 
 def test_open_it_removes_the_new_entry_and_opens_the_stored_model(page, server, tmp_path):

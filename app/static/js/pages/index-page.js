@@ -39,7 +39,9 @@ function askAboutDuplicate(summary, fileName) {
   const firstName = first.name || first.id;
   const more = summary.duplicates.length - 1;
   const error = el("p", { class: "field-error", role: "alert", hidden: true });
-  const openIt = el("button", { type: "button", class: "btn btn-small btn-primary open-existing" }, "Open it");
+  // the stored one may have been edited since: opening it shows its edits, not this file
+  const edited = first.revision > 0;
+  const openIt = el("button", { type: "button", class: "btn btn-small btn-primary open-existing" }, edited ? `Open it (revision ${first.revision})` : "Open it");
   const keep = el("button", { type: "button", class: "btn btn-small keep-copy" }, "Keep a separate copy");
   const { dialog, body } = openModal({
     id: "duplicate-upload", title: `${newName} is already stored`, actions: [openIt, keep],
@@ -48,6 +50,8 @@ function askAboutDuplicate(summary, fileName) {
   body.append(
     el("p", {}, `This file is already stored as `, el("strong", {}, firstName), ` (uploaded ${formatDate(first.created)}).`
       + (more > 0 ? ` ${more} more ${more === 1 ? "copy is" : "copies are"} stored too.` : "")),
+    ...(edited ? [el("p", { class: "duplicate-edited" }, `It has been edited since: it opens at revision ${first.revision}, `
+      + "with this file as its revision 0 (History and Compare show what changed). Keep a separate copy to start again from this file.")] : []),
     el("p", { class: "muted" }, "A separate copy takes no more disk space, but it is one more entry in the list, "
       + "with its own history of edits."),
     error);
