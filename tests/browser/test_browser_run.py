@@ -509,3 +509,41 @@ def test_an_output_in_another_shape_than_declared_is_said_and_fixed(page, server
     data = page.request.get(f"{server}/api/models/{summary['id']}/download").body()
     dims = onnx.load_from_string(data).graph.output[0].type.tensor_type.shape.dim
     assert [(d.dim_value, d.dim_param) for d in dims] == [(0, ""), (2, "")]
+
+
+def reduce_model():
+    """x[2, 3] → Relu → ReduceSum(axes=[1], keepdims=1) → y[2, 1]."""
+    from onnx import TensorProto, helper
+
+    axes = onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="act"),
+            helper.make_node("ReduceSum", ["r", "axes"], ["y"], name="total", keepdims=1),
+        ],
+        "reduce",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [axes],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_a_node_whose_output_changed_shape_says_so(page, server):
+    """An edit that changes a node's output shape (keepdims 1 → 0): where it diverges and its
+    row in the error table say the two shapes, not an unmeasured "?"."""
+    mid = upload(page, server, reduce_model(), "reduce.onnx")["id"]
+    edit = [{"op": "set_attribute", "node": "total", "name": "keepdims", "value": 0}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "y: shape ⟨2⟩ ≠ ⟨2×1⟩" in page.locator("#run-diverges").text_content()
+    row = page.locator("#run-errors tbody tr[data-node=n1]")
+    assert row.locator(".run-shape-differs").text_content() == "shape ⟨2⟩ ≠ ⟨2×1⟩"
+    assert "?" not in row.text_content()
+    assert page.locator("#run-compare tr[data-output=y] td").nth(1).text_content() == "differs: shape ⟨2⟩ ≠ ⟨2×1⟩"

@@ -113,12 +113,17 @@ function typedValues(r) {
   }
 }
 
+/** "shape ⟨1×8⟩ ≠ ⟨1×4⟩" when a comparison's two tensors differ in shape (no value to measure), else null. */
+function shapesDiffer(c) {
+  return c.shape && Array.isArray(c.shape[0]) ? `shape ${formatShape(c.shape[0])} ≠ ${formatShape(c.shape[1])}` : null;
+}
+
 function divergence(d, compare, ctx) {
   if (!("diverges" in compare)) return null;
   if (!d) return el("p", { class: "run-diverges", id: "run-diverges" }, `Every node's output matches revision ${compare.revision} (within rounding).`);
   return el("p", { class: "run-diverges", id: "run-diverges" }, "First node whose output differs from revision ", String(compare.revision), ": ",
     el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, d.name || d.node), " ", mono(d.op_type),
-    ` — ${d.tensor}: max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}. Outlined on the drawing.`);
+    ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}`}. Outlined on the drawing.`);
 }
 
 const WORST = 8;
@@ -165,8 +170,8 @@ function errorTable(rows, ctx, cls) {
       cells[k],
       el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node)),
         el("div", { class: "muted run-op" }, mono(n.op_type))),
-      el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)),
-      el("td", { class: "num" }, db(n.sqnr_db))))));
+      ...(shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
+        : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])))));
   return { table, cells };
 }
 
@@ -466,7 +471,7 @@ function comparisonTable(compared, id) {
     el("tbody", {}, Object.entries(compared.outputs).map(([name, c]) => {
       const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
       return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
-        el("td", {}, mono(name)), el("td", {}, c.shape && Array.isArray(c.shape[0]) ? `differs: shape ${formatShape(c.shape[0])} ≠ ${formatShape(c.shape[1])}` : verdict),
+        el("td", {}, mono(name)), el("td", {}, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict),
         ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
     })));
 }
