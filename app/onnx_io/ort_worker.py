@@ -406,7 +406,7 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
         else:
             raise Skip(f'input "{name}" has dim "{d}" of unknown size: give its size in "dims"')
     if narrow is not None:  # floats as float32 narrowed (values it holds), integers 0 as below
-        values = rng.standard_normal(shape) if narrow.wide == "float32" else np.zeros(shape)
+        values = rng.standard_normal(shape, dtype=np.float32) if narrow.wide == "float32" else np.zeros(shape, np.int8)
         return _narrow_value(ort, values, narrow)
     dtype = np.dtype(_NUMPY[m.group(1)])
     if words and (dtype.kind in "iuO"):
@@ -415,8 +415,8 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
             drawn = np.array([" ".join(rng.choice(words, size=int(rng.integers(1, 9)))) for _ in drawn.flat], object)
             drawn = drawn.reshape(shape)
         return drawn if dtype.kind == "O" else drawn.astype(dtype)
-    if dtype.kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "f":  # drawn as float32 (float64 for a double): a float64 draw cast held twice the input
+        return rng.standard_normal(shape, dtype=np.float64 if dtype == np.float64 else np.float32).astype(dtype, copy=False)
     if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)  # a 0-d comparison gives a scalar, which onnxruntime refuses
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
