@@ -416,7 +416,9 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
             drawn = drawn.reshape(shape)
         return drawn if dtype.kind == "O" else drawn.astype(dtype)
     if dtype.kind == "f":  # drawn as float32 (float64 for a double): a float64 draw cast held twice the input
-        return rng.standard_normal(shape, dtype=np.float64 if dtype == np.float64 else np.float32).astype(dtype, copy=False)
+        return rng.standard_normal(shape, dtype=np.float64 if dtype == np.float64 else np.float32).astype(
+            dtype, copy=False
+        )
     if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)  # a 0-d comparison gives a scalar, which onnxruntime refuses
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
