@@ -62,7 +62,7 @@ def _zip_bytes() -> bytes:
 
 GOOD = small_model().SerializeToString()
 BAD_UPLOADS = {
-    "empty": (b"", "empty"),
+    "empty": (b"", "empty.onnx is empty: no bytes were uploaded"),
     "random_bytes": (os.urandom(4096), "not"),
     "truncated": (GOOD[: len(GOOD) // 2], "malformed or truncated"),
     "json_text": (b'{"graph": "nope"}', "not"),
@@ -92,6 +92,8 @@ def test_bad_upload_is_refused(client, case):
     assert 400 <= r.status_code < 500
     err = r.get_json()["error"]
     assert err["code"] and words in err["message"]
+    if case == "empty":  # nothing to read as a data file either: said once, plainly
+        assert err["message"] == "empty.onnx is empty: no bytes were uploaded"
     assert client.get("/api/models").get_json()["models"] == []  # nothing stored
     _assert_serving(client)
 

@@ -108,6 +108,10 @@ def read_blob(digest: str, what: str) -> bytes:
 
 def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     """A numpy array from .npy bytes; pickled objects are refused."""
+    if not data:
+        raise StudioError("bad_npy", f"{what} is empty: no bytes were uploaded")
+    if not data.startswith((b"\x93NUMPY", b"PK")):  # numpy would read other bytes as a pickle and call them that
+        raise StudioError("bad_npy", f"{what} is not an .npy file: it does not start with numpy's header (\\x93NUMPY)")
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as exc:

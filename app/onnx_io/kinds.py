@@ -191,6 +191,8 @@ def detect(data: bytes, name: str = "file") -> Detected:
         model = parse_model(data, name)
         return Detected("model", model, data, "binary")
     except StudioError as model_error:
+        if model_error.code == "empty_file":
+            raise  # nothing to read as anything else either
         first_error = model_error
     text = _text_model(data, name)
     if text is not None:
