@@ -120,5 +120,25 @@ def test_typed_integers_must_be_whole_and_in_range(client):
         in run(client, mid, {"inputs": {"x": {"values": [0, 1.5]}}}, 400)["error"]["message"]
     )
     assert run(client, mid, {"inputs": {"x": {"values": [2.0, -3.0]}}})["outputs"]["y"]["values"] == [2, -3]
+    assert (
+        "NaN and infinity are not"
+        in run(client, mid, {"inputs": {"x": {"values": ["NaN", 1]}}}, 400)["error"]["message"]
+    )
     map_refused = run(client, mid, {"inputs": {"x": {"values": {"k": 1}}}}, 400)
     assert 'input "x"' in map_refused["error"]["message"]
+
+
+def test_typed_floats_take_nan_and_infinity_as_edits_do(client):
+    """JSON has no NaN or infinity: typed as "NaN", "Infinity", "-Infinity" in a run's values,
+    as in an edit's tensor values."""
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "floats",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+    )
+    mid = upload(
+        client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    ).get_json()["id"]
+    got = run(client, mid, {"inputs": {"x": {"values": ["NaN", "Infinity", "-Infinity"]}}})["outputs"]["y"]
+    assert got["values"] == ["NaN", "Infinity", "-Infinity"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import io
-import math
 import zipfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ from onnx import helper, numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io import narrow_types
-from ..onnx_io.typed_values import misfit
+from ..onnx_io.typed_values import SPECIAL_FLOATS, misfit
 
 _blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
     "blob_reader", default=None
@@ -48,7 +47,6 @@ class TensorFiles:
 
 _tensor_files: contextvars.ContextVar[TensorFiles | None] = contextvars.ContextVar("tensor_files", default=None)
 MAX_NPY_ELEMENTS = 1 << 31
-SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 @contextmanager

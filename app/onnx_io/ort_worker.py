@@ -494,6 +494,8 @@ def _typed_scalar(np, elem: str, v):
 
 
 def _typed_array(ort, np, elem: str, values, where: str):
+    if elem != "string":
+        values = _sibling("typed_values").with_special_floats(values)
     try:
         arr = np.array(values)
     except ValueError:

@@ -9,7 +9,19 @@ Numpy and ml_dtypes only.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+# JSON has no literal for these: typed as strings, read as the floats they name
+SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def with_special_floats(values):
+    """`values` (a value or nested lists) with "NaN", "Infinity" and "-Infinity" as floats."""
+    if isinstance(values, list):
+        return [with_special_floats(v) for v in values]
+    return SPECIAL_FLOATS.get(values, values) if isinstance(values, str) else values
 
 
 def _integer_range(dtype: np.dtype) -> tuple[int, int] | None:
