@@ -200,3 +200,27 @@ def test_a_long_list_filters_by_name(page, server):
     box.fill("")
     assert page.locator("#models-table tbody tr:not([hidden])").count() == 9
     assert page.locator("#models-total").text_content().startswith("9 models")
+
+
+def test_a_long_file_name_breaks_between_its_words_not_inside_them(page, server):
+    """A long model name wraps after its "_" and "-", keeping each word and the ".onnx" whole."""
+    name = "very_long_model_name_exported_from_pytorch_inception_v2_quantized_final.onnx"
+    upload(page, server, tiny_cnn(), name)
+    page.goto(f"{server}/")
+    link = page.locator("#models-table .model-link").first
+    link.wait_for()
+    assert link.text_content() == name
+    lines = link.evaluate(
+        """a => {
+            const words = [];
+            for (const node of a.childNodes) if (node.nodeType === Node.TEXT_NODE) {
+                const r = document.createRange();
+                r.selectNodeContents(node);
+                words.push([node.textContent, new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size]);
+            }
+            return words;
+        }"""
+    )
+    assert all(n == 1 for _, n in lines), lines  # no word split across lines
+    assert lines[-1][0] == "final.onnx"
+    assert link.evaluate("a => a.getClientRects().length") > 1  # it does wrap in the column

@@ -3,6 +3,7 @@ import * as api from "../lib/api.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatDate, formatNumber } from "../lib/format.js";
 import { openModal } from "../widgets/modal.js";
+import { breakableFileName } from "../widgets/ui.js";
 
 const dropzone = document.getElementById("dropzone");
 const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
@@ -201,7 +202,7 @@ async function loadModels() {
     for (const m of models || []) {
       const card = cardText(m.card);
       body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id} ${card}` },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, m.name || m.id), referenceTag(m.reference),
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), referenceTag(m.reference),
           card ? el("div", { class: "muted model-card" }, card) : null),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),

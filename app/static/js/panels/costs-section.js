@@ -84,7 +84,7 @@ function costTable(stats, ctx) {
       descending = k === key ? !descending : k !== "name" && k !== "op_type";
       key = k;
       draw();
-    } }, label, k === key ? (descending ? " ↓" : " ↑") : ""))))));
+    } }, label, el("span", { class: "sort-arrow", "aria-hidden": "true" }, k === key ? (descending ? "↓" : "↑") : "")))))));
     table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
       el("td", { title: n.name || n.node, class: "cost-name" }, el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node))),
       el("td", {}, mono(n.op_type)),

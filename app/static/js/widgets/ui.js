@@ -25,6 +25,12 @@ export function breakable(name) {
   return name.split(/(?<=[/._])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
 }
 
+/** A file name with line-break opportunities after "_", "-" and "/", never inside its
+ * extension ("…_quantized_final.onnx" breaks as "…_quantized_" / "final.onnx"). */
+export function breakableFileName(name) {
+  return name.split(/(?<=[/_-])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+}
+
 /** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
 export function keyValueList(pairs, { keyLabel = "Key", valueLabel = "Value", cls = "", formatValue = plainValue } = {}) {
   return el("table", { class: `kv-table ${cls}`.trim() },
