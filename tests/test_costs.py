@@ -707,13 +707,16 @@ def test_quantized_pools_and_where_are_typed_as_the_standard_ops_they_stand_for(
 
 
 def test_unnamed_input_dims_are_asked_for_by_input_and_axis(client):
-    """Costs ask for an unnamed dim as "x[0]" (no formula is written in it: the model's shapes
-    can't name it), and given those sizes count every node."""
+    """Costs ask for an unnamed dim as "x[0]", are written in it as a formula (inference carries
+    the name the dims are asked by), and given those sizes count every node."""
     from browser.browser_models import unnamed_dims_model
 
     data = unnamed_dims_model().SerializeToString()
     plain = stats(client, data)
     assert plain["input_dims"] == ["x[0]", "y[0]"] and plain["unknown"]["dims"] == ["x[0]", "y[0]"]
-    assert plain["formula"] is None
+    formula = plain["formula"]
+    assert formula["symbols"] == ["x[0]", "y[0]"] and formula["unknown_nodes"] == 0
+    # the MatMul 2·4·3 per row of x, the Add (its output named after y's rows) 3
+    assert formula["flops"] == [{"coefficient": 24, "symbols": {"x[0]": 1}}, {"coefficient": 3, "symbols": {"y[0]": 1}}]
     sized = by_name(stats(client, data, "?dims=x[0]=5,y[0]=5"))
     assert sized["mm"]["flops"] == 2 * 5 * 3 * 4 and sized["add"]["flops"] == 5 * 3

@@ -45,6 +45,10 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
         light = light_copy(model)
         if light.ByteSize() >= PROTOBUF_LIMIT:
             return None
+        if light is model:  # nothing heavy to leave out: light_copy handed the model itself back
+            light = onnx.ModelProto()
+            light.CopyFrom(model)
+        name_unnamed_input_dims(light)
         inferred = onnx.shape_inference.infer_shapes(
             light, check_type=False, strict_mode=False, data_prop=data_propagation_is_bounded(light)
         )
@@ -53,6 +57,22 @@ def inferred_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     with contextlib.suppress(Exception):  # names are a nicety: onnx's inference stands without them
         name_unknown_dims(light, inferred)
     return inferred
+
+
+def name_unnamed_input_dims(light: onnx.ModelProto) -> None:
+    """Name each dim of the main graph's fed inputs that has neither a size nor a name by its
+    input and axis ("X[0]", what a person gives its size by), in place on the stand-in: onnx's
+    inference carries a name through the graph where it would invent one per node (a k-means'
+    tensors read X[0]×3, not unk__0×1, unk__1×3, unk__2×3 for the same batch), so the drawing
+    says which input's dim a size is and costs are formulas in it. The model's own inputs stay
+    as declared."""
+    weights = {t.name for t in light.graph.initializer}
+    for v in light.graph.input:
+        if v.name in weights or not v.type.HasField("tensor_type") or not v.type.tensor_type.HasField("shape"):
+            continue
+        for axis, d in enumerate(v.type.tensor_type.shape.dim):
+            if _unnamed(d):
+                d.dim_param = axis_dim(v.name, axis)  # dim_value and dim_param are one field: a -1 goes
 
 
 NAMING_SECONDS = 3.0  # a nicety, on the way to a small graph's first view (a PaddleOCR detector took 9 s): past this, onnx's names stand
@@ -176,14 +196,6 @@ def input_dims(model: onnx.ModelProto) -> list[str]:
     return list(found)
 
 
-def named_input_dims(model: onnx.ModelProto) -> list[str]:
-    """input_dims' symbolic ones only (what the model's own shapes can be written in)."""
-    named = {
-        d.dim_param for v in model.graph.input if v.type.HasField("tensor_type") for d in v.type.tensor_type.shape.dim
-    }
-    return [d for d in input_dims(model) if d in named]
-
-
 def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
     """Give the dims named in `dims` their sizes in the main graph's declared types (inputs,
     outputs, value_info; an input's unnamed dims by input and axis), in place: inference then
@@ -217,6 +229,7 @@ def shapes_at_dims(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelPr
         light = onnx.ModelProto()
         light.CopyFrom(model)
     fix_dims(light, dims)
+    name_unnamed_input_dims(light)  # those not given a size
     from .type_rules import fill_rule_types
 
     found = symbolic_shapes(light, AT_SIZES_SECONDS)

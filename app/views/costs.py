@@ -36,7 +36,7 @@ import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
 from ..onnx_io.address import node_id, subgraph_path
-from ..onnx_io.inference import input_dims, named_input_dims
+from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms
@@ -720,7 +720,7 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
     "nodes": each node's own (flops, output bytes) polynomials, in model_costs' order, None where
     it has none (with_node_formulas puts them on the nodes). None for a model without symbolic
     input dims, or when the formulas grow past formula.MAX_TERMS."""
-    symbols = named_input_dims(model)  # an unnamed dim is no symbol of the shapes inference writes
+    symbols = input_dims(model)  # an unnamed one as inference names it (name_unnamed_input_dims): "X[0]"
     if not symbols:
         return None
     shapes_from = inferred if inferred is not None else model
