@@ -21,10 +21,29 @@ TEAM_BACKEND = os.environ.get("STUDIO_TEST_BACKEND") == "postgresql+s3"
 RUN_ONCE = ("browser", "corpus", "wheel", "fuzz", "local_store", "own_backends")
 
 
+# The fixtures that open a store (client and the others build on them): a test with none of
+# them, in a module that makes no app of its own, checks no store and runs once too (onnx walks,
+# type tables, page scripts: a third of the team pass ran them again for nothing).
+STORE_FIXTURES = {"app", "pg_app"}
+
+
+def _makes_apps(path: Path, cache: dict[Path, bool]) -> bool:
+    if path not in cache:
+        cache[path] = "create_app(" in path.read_text(encoding="utf-8")
+    return cache[path]
+
+
+def _checks_no_store(item, cache: dict[Path, bool]) -> bool:
+    return not STORE_FIXTURES & set(getattr(item, "fixturenames", ())) and not _makes_apps(Path(item.path), cache)
+
+
 def pytest_collection_modifyitems(config, items):
     if not TEAM_BACKEND:
         return
-    once = [item for item in items if any(item.get_closest_marker(m) for m in RUN_ONCE)]
+    cache: dict[Path, bool] = {}
+    once = [
+        item for item in items if any(item.get_closest_marker(m) for m in RUN_ONCE) or _checks_no_store(item, cache)
+    ]
     if once:
         config.hook.pytest_deselected(items=once)
         skipped = set(once)

@@ -647,3 +647,90 @@ def test_typed_values_that_fit_are_stored_as_typed(client):
     got = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
     assert got["k_i"].tolist() == [2, -3] and got["k_b"].tolist() == [False, True, True]
     assert got["k_h"].dtype == np.float16 and got["k_h"][0] == 65504
+
+
+LIGHT_AND_TORCH = [
+    ONNX_DATA / "light" / "light_resnet50.onnx",
+    ONNX_DATA / "pytorch-converted" / "test_ConvTranspose2d" / "model.onnx",
+    ONNX_DATA / "pytorch-converted" / "test_PReLU_1d" / "model.onnx",
+]
+
+
+@pytest.mark.parametrize("path", LIGHT_AND_TORCH, ids=lambda p: p.parent.name if p.name == "model.onnx" else p.stem)
+def test_deleting_an_inserted_node_with_reconnect_gives_back_the_graph(client, path):
+    """insert_node (all readers) renames the producer's output to <tensor>_pre; deleting the new
+    node with reconnect names it back: the graph is the one before the insert, byte for byte."""
+    model = onnx.load(path)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    node = next(n for n in model.graph.node if n.op_type not in ("Constant", "ConstantOfShape") and n.output)
+    tensor = node.output[0]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "insert_node", "tensor": tensor, "op_type": "Identity", "name": "added"}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "delete_node", "node": "added", "reconnect": True}]}
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"] == [
+        f'deleted node "added" (Identity); {tensor + "_pre"!r} is now written as {tensor!r}'
+    ]
+    before, after = (onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision={k}").data) for k in (0, 2))
+    assert after.graph.SerializeToString(deterministic=True) == before.graph.SerializeToString(deterministic=True)
+
+
+def test_an_initializer_added_below_ir_4_is_a_graph_input_too(client):
+    """Below IR version 4 every initializer must also be a graph input (the onnx wheel's light
+    and pytorch-converted models are IR 3): add_initializer adds the input in the main graph, so a
+    typed constant (=2) works there; in a subgraph, which can't take one, the model goes to IR 4."""
+    data = (ONNX_DATA / "light" / "light_resnet50.onnx").read_bytes()
+    assert onnx.load_from_string(data).ir_version == 3
+    mid = upload(client, data).get_json()["id"]
+    ops = [
+        {"op": "add_initializer", "name": "two", "value": {"dtype": "FLOAT", "shape": [], "values": 2}},
+        {"op": "insert_node", "tensor": "r5", "op_type": "Mul", "inputs": ["two"], "name": "scale2"},
+    ]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    assert "and its graph input (below IR version 4 every initializer is one)" in r.get_json()["changes"][0]
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(model, full_check=True)
+    assert model.ir_version == 3 and model.graph.input[-1].name == "two"
+    assert onnx.helper.printable_type(model.graph.input[-1].type) == "FLOAT, scalar"
+
+    branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["y2"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1])],
+    )
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["out"], then_branch=branch, else_branch=other)],
+        "ir3_if",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1])],
+    )
+    old = helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)], ir_version=3)
+    onnx.checker.check_model(old)
+    mid = upload(client, old.SerializeToString()).get_json()["id"]
+    op = {"op": "add_initializer", "graph": "n0/then_branch", "name": "k", "value": {"dtype": "FLOAT", "values": [1.0]}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(
+        "; ir_version 3 -> 4 (below 4 every initializer must be a graph input, which a subgraph's can't be)"
+    )
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(model, full_check=True)
+    assert model.ir_version == 4 and [
+        t.name for a in model.graph.node[0].attribute if a.name == "then_branch" for t in a.g.initializer
+    ] == ["k"]

@@ -82,7 +82,22 @@ def add_initializer(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("name_taken", f"add_initializer: {name!r} already names a value in that graph")
     t = tensor_from_source(op["value"], f"initializer {name!r}", name, op.get("dtype"))
     g.initializer.append(t)
-    return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})"
+    return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})" + _below_ir4(model, g, t, main=not op["graph"])
+
+
+def _below_ir4(model: onnx.ModelProto, g: onnx.GraphProto, t: onnx.TensorProto, main: bool) -> str:
+    """Below IR version 4 every initializer is also a graph input (what the model's exporter
+    wrote for each weight): the main graph gets one for `t`, as its other weights have; a
+    subgraph can't take one (an If branch has no inputs, a Loop body's are its loop state), so
+    the model goes to IR 4, which drops the rule. The note of it, or ""."""
+    if model.ir_version >= 4:
+        return ""
+    if main:
+        g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+        return " and its graph input (below IR version 4 every initializer is one)"
+    before = model.ir_version
+    model.ir_version = 4
+    return f"; ir_version {before} -> 4 (below 4 every initializer must be a graph input, which a subgraph's can't be)"
 
 
 @edit_op("delete_initializer", required("name", NAME, "the initializer"), _GRAPH)

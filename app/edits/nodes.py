@@ -13,6 +13,7 @@ from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
 from .names import fresh_name, rename_in_graph
 from .registry import edit_op
+from .whole_model import names_read
 
 
 @edit_op(
@@ -22,7 +23,9 @@ from .registry import edit_op
 )
 def delete_node(model: onnx.ModelProto, op: dict) -> str:
     """Delete a node. With reconnect=true its first input takes the place of its first output
-    everywhere that output was read (consumers, graph outputs), so a pass-through node such as
+    everywhere that output was read (consumers, graph outputs) — where nothing else reads that
+    input and a node makes it, that node writes the output's name instead, so the readers keep
+    theirs (deleting what insert_node added gives back the graph before it) — so a pass-through node such as
     Identity, Dropout or Cast goes away cleanly; a graph output it wrote takes that input's type
     where the two differ in kind or element type (deleting a classifier's ZipMap leaves its
     probabilities tensor as the output, not a sequence of maps). Without it, readers of its outputs are left
@@ -52,6 +55,12 @@ def delete_node(model: onnx.ModelProto, op: dict) -> str:
             _drop_value_info(g, src)
             rename_in_graph(g, src, dst)
             return desc + f"; {src!r} is now written as {dst!r}" + _retype_output(g, dst, src_type)
+        if made_by_node and src not in output_names and src not in names_read(g):
+            # nothing else reads src: its producer writes dst, and every reader keeps its name
+            # (what insert_node did is undone to the byte: it renamed the producer's output)
+            _drop_value_info(g, dst)
+            rename_in_graph(g, src, dst)
+            return desc + f"; {src!r} is now written as {dst!r}"
         _drop_value_info(g, dst)
         rename_in_graph(g, dst, src)
         return desc + f"; readers of {dst!r} now read {src!r}" + _retype_output(g, src, src_type)
@@ -131,8 +140,10 @@ def _rename_in_function(f: onnx.FunctionProto, old: str, new: str) -> None:
 def insert_node(model: onnx.ModelProto, op: dict) -> str:
     """Insert a node of any operator onto the edge carrying `tensor` in the main graph. The new
     node reads `tensor` (then the extra `inputs`, e.g. initializer names) and its output replaces
-    `tensor` for all its readers, or only for the node ids listed in `consumers`. Graph outputs
-    keep their names. `attributes` maps names to values, typed from the operator schema. A domain
+    `tensor` for all its readers, or only for the node ids listed in `consumers`. For all readers,
+    the node making `tensor` writes `<tensor>_pre` and the new node writes `tensor`, so readers,
+    graph outputs and subgraphs reading it keep the name; for `consumers`, the new node writes
+    `output` (a fresh name) and those read it. `attributes` maps names to values, typed from the operator schema. A domain
     the model doesn't import yet is imported with it (onnx's domains at the version of the
     operator's newest schema, others at 1), the ir_version raised only if that import needs it."""
     from .attributes import new_attribute

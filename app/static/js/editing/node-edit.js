@@ -273,7 +273,8 @@ function insertForm(node, ctx, where) {
     ? select("tensor", inputs.map((n) => [n, n]), inputs[0], { class: "mono", "aria-label": "Input to insert on" })
     : null;
   const explain = where === "after"
-    ? ["The new node reads ", el("code", {}, node.outputs[0]), " and every reader of it reads the new node's output instead."]
+    ? ["This node's output becomes ", el("code", {}, `${node.outputs[0]}_pre`), "; the new node reads it and writes ", el("code", {}, node.outputs[0]),
+      ", so every reader (and a graph output) keeps its name. Deleting the new node with Reconnect puts it back."]
     : ["The new node reads the chosen input; only this node reads the new node's output."];
   const { form } = editForm(`ed-insert ed-insert-${where}`, [
     el("p", { class: "ed-hint muted ed-explain" }, explain),
