@@ -82,7 +82,9 @@ def add_initializer(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("name_taken", f"add_initializer: {name!r} already names a value in that graph")
     t = tensor_from_source(op["value"], f"initializer {name!r}", name, op.get("dtype"))
     g.initializer.append(t)
-    return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})" + _below_ir4(model, g, t, main=not op["graph"])
+    return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})" + _below_ir4(
+        model, g, t, main=not op["graph"]
+    )
 
 
 def _below_ir4(model: onnx.ModelProto, g: onnx.GraphProto, t: onnx.TensorProto, main: bool) -> str:
