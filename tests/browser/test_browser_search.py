@@ -180,3 +180,20 @@ def test_a_model_living_in_its_if_branches(page, server, artifacts):
     rows.nth(1).click()
     page.wait_for_selector("#graph[data-state=ready] [data-node-id='n4/then_branch/n198'].selected")
     assert page.locator("#sidebar .panel-subtitle").text_content() == "/encoder/block.99/Conv"
+
+
+def test_a_weight_found_counts_the_nodes_reading_it(page, server):
+    """A weight (an initializer, listed inside its reader's box, no line drawn) found and picked
+    says how many nodes read it, in the results and the tensor bar (it said "0 consumers")."""
+    from .browser_models import tiny_cnn
+
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    open_find(page, "conv1.weight")
+    hit = page.locator("#search-results .search-result[data-result-tensor='conv1.weight']")
+    hit.wait_for()
+    assert "1 consumer" in hit.locator(".sr-why").text_content()
+    hit.click()
+    bar = page.locator("#tensor-bar")
+    bar.wait_for()
+    assert "conv1.weight" in bar.text_content() and "→ 1 consumer" in bar.text_content()

@@ -615,6 +615,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
         if (edge) edge.qdq = pair;
       } else if (from !== undefined) addEdge(from, node.id, name);
       else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
+      else if (initializers.has(name)) readBy(name, node.id); // a weight: listed in its reader's box, no line
     }
   }
 
@@ -624,7 +625,11 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     if (elsewhere.has(node.id)) continue;
     for (const name of node.captures || []) {
       const from = producer.get(name) ?? (nested && !initializers.has(name) ? outerBox(name) : undefined);
-      if (from === undefined || folded.has(from) || (initializers.has(name) && !nodeById.has(from))) continue;
+      if (initializers.has(name) && !nodeById.has(from || "")) {
+        if (!(consumers.get(name) || []).includes(node.id)) readBy(name, node.id); // a weight its subgraph reads
+        continue;
+      }
+      if (from === undefined || folded.has(from)) continue;
       const edge = addEdge(from, node.id, name);
       if (edge) edge.implicit = true;
     }
