@@ -734,3 +734,15 @@ def test_an_initializer_added_below_ir_4_is_a_graph_input_too(client):
     assert model.ir_version == 4 and [
         t.name for a in model.graph.node[0].attribute if a.name == "then_branch" for t in a.g.initializer
     ] == ["k"]
+
+
+def test_set_node_op_says_how_many_inputs_the_operator_takes(client):
+    """The refusal reads "Relu takes 1 input and 1 output", not "1-1 inputs"."""
+    mid = upload(client, small_model().SerializeToString()).get_json()["id"]
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    two_inputs = next(i for i, n in enumerate(model.graph.node) if len([x for x in n.input if x]) >= 2)
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_node_op", "node": f"n{two_inputs}", "op_type": "Relu"}]},
+    )
+    assert r.status_code == 400 and "Relu takes 1 input and 1 output;" in r.get_json()["error"]["message"], r.get_json()

@@ -88,7 +88,7 @@ def test_a_locale_the_server_lacks_is_not_the_models_fault(client):
     ("inputs", "words"),
     [
         ({"a": {"values": [[0.5], [1, 2]]}}, "not a rectangular array"),
-        ({"a": {"values": [[0.5, 1.0]]}}, "its shape is ?×1, the values typed in are 1×2"),
+        ({"a": {"values": [[0.5, 1.0]]}}, "its shape is ?×1, the values typed in are of shape 1×2"),
         ({"a": {"values": [["x"]]}}, "float holds numbers"),
         ({"a": {"values": [[1e39]]}}, "1e+39 is beyond the largest float (3.40282e+38)"),
         ({"color": {"values": [[1]]}}, "strings are typed in quotes"),

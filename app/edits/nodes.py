@@ -83,6 +83,15 @@ def _retype_output(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) ->
     return f"; graph output {name!r} is now {onnx.helper.printable_type(out.type)}"
 
 
+def _count_range(low: int, high: int, word: str) -> str:
+    """ "1 input", "2 to 3 inputs", "1 or more inputs" (a variadic's max is 2**31 - 1)."""
+    if low == high:
+        return f"{low} {word}{'' if low == 1 else 's'}"
+    if high >= 2**31 - 1:
+        return f"{low} or more {word}s"
+    return f"{low} to {high} {word}s"
+
+
 def _dims(t: onnx.TypeProto) -> list:
     return list(t.tensor_type.shape.dim) if t.HasField("tensor_type") else []
 
@@ -235,8 +244,8 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     if not schema.min_input <= n_in <= schema.max_input or not schema.min_output <= n_out <= schema.max_output:
         raise StudioError(
             "schema_mismatch",
-            f"set_node_op: {op_type} takes {schema.min_input}-{schema.max_input} inputs and "
-            f"{schema.min_output}-{schema.max_output} outputs; {node_words(node, nid)} has {n_in} and {n_out}",
+            f"set_node_op: {op_type} takes {_count_range(schema.min_input, schema.max_input, 'input')} and "
+            f"{_count_range(schema.min_output, schema.max_output, 'output')}; {node_words(node, nid)} has {n_in} and {n_out}",
         )
     unknown = [a.name for a in node.attribute if a.name not in schema.attributes]
     if unknown:

@@ -456,8 +456,10 @@ def _typed_input(ort, np, arg, values):
         )
         if not fits:
             want = "×".join(str(d) if isinstance(d, int) and d >= 0 else str(d or "?") for d in declared) or "a scalar"
-            got = "×".join(map(str, value.shape)) or "a scalar"
-            raise Skip(f"{where}: its shape is {want}, the values typed in are {got}")
+            got = f"of shape {'×'.join(map(str, value.shape))}" if value.ndim else "a scalar"
+            raise Skip(
+                f"{where}: its shape is {want}, the values typed in are {got} (nest lists as numpy.array reads them)"
+            )
     return value
 
 

@@ -166,3 +166,20 @@ def test_edit_on_a_stale_revision_says_so_and_retry_works(page, server):
     model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
     assert attribute(model, "/features/act1/LeakyRelu", "alpha") == pytest.approx(0.3)
     assert metadata(model)["elsewhere"] == "1"
+
+
+def test_enter_then_save_keeps_saying_what_was_saved(page, server):
+    """Enter in an attribute field, then a click on Save: the second submit changes nothing, and
+    the toast keeps "Saved as revision 1" instead of "Nothing changed"."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    field = page.locator("#sidebar [data-attr=alpha] input[name=value]")
+    field.fill("0.3")
+    field.press("Enter")
+    wait_revision(page, 1)
+    with page.expect_response(lambda r: r.url.endswith("/edits") and r.request.method == "POST") as second:
+        page.locator("#sidebar [data-attr=alpha] button[type=submit]").click()
+    assert second.value.json().get("unchanged") is True
+    page.wait_for_timeout(100)  # the page has read that answer
+    assert page.locator("#model-revision").text_content() == "rev 1"
+    assert page.locator("#toast").text_content().startswith("Saved as revision 1")

@@ -59,6 +59,7 @@ function setGraphState(value, message = "") {
 }
 
 let toastTimer = 0;
+let savedShownAt = -Infinity; // when "Saved as revision N" was last shown
 let errorShownAt = -Infinity;
 function toast(message, kind = "error") {
   // news of a failure outranks a confirmation arriving just after it: "Saved as revision N"
@@ -691,8 +692,9 @@ async function applyEdits(ops, { selection, home = false } = {}) {
   try {
     const result = await withWaitStatus(waitPill, "Saving…", () => api.postEdits(state.modelId, state.summary.revision, ops));
     if (result && result.unchanged) {
-      // the same value saved again: no new revision, nothing to redraw
-      toast("Nothing changed: the model already says that.", "info");
+      // the same value saved again: no new revision, nothing to redraw; right after a save (Enter,
+      // then a click on Save) the "Saved as revision N" it repeats stays up
+      if (performance.now() - savedShownAt > 3000) toast("Nothing changed: the model already says that.", "info");
       return result;
     }
     // a big model's smoke run finishes after the edit is stored: if it then fails where the
@@ -702,6 +704,7 @@ async function applyEdits(ops, { selection, home = false } = {}) {
     await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
     const changes = (result && result.changes) || [];
     toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
+    savedShownAt = performance.now();
     // an edit that changes what the model computes: said at once, or when the background check ends
     const ref = ((state.summary.validation || {}).reference) || {};
     if (keptBefore && ref.status === "pending") state.outputsKeptBefore = state.summary.revision;
