@@ -746,3 +746,20 @@ def test_set_node_op_says_how_many_inputs_the_operator_takes(client):
         json={"base": 0, "ops": [{"op": "set_node_op", "node": f"n{two_inputs}", "op_type": "Relu"}]},
     )
     assert r.status_code == 400 and "Relu takes 1 input and 1 output;" in r.get_json()["error"]["message"], r.get_json()
+
+
+def test_a_node_added_without_a_name_has_no_name_field(client):
+    """A node inserted or added without a name leaves the field unset (proto2 keeps "" set, and
+    onnx's text form then prints it named [""])."""
+    mid = upload(client, small_model().SerializeToString()).get_json()["id"]
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    tensor = model.graph.node[0].output[0]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "insert_node", "tensor": tensor, "op_type": "Relu"}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    added = next(n for n in edited.graph.node if n.op_type == "Relu" and n.output[0] == tensor)
+    assert not added.HasField("name") and not added.HasField("domain")
+    assert '[""]' not in onnx.printer.to_text(edited.graph)

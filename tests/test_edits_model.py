@@ -185,7 +185,7 @@ def test_set_node_op_only_when_the_schema_fits(client):
     edited, _ = edit(client, m.SerializeToString(), [{"op": "set_node_op", "node": "act", "op_type": "Sigmoid"}])
     assert edited.graph.node[1].op_type == "Sigmoid"
     mid = upload(client, m.SerializeToString()).get_json()["id"]
-    for op_type, words in [("Conv", "takes 2-3 inputs"), ("NoSuchOp", "no schema")]:
+    for op_type, words in [("Conv", "takes 2 to 3 inputs"), ("NoSuchOp", "no schema")]:
         r = client.post(
             f"/api/models/{mid}/edits",
             json={"base": 0, "ops": [{"op": "set_node_op", "node": "act", "op_type": op_type}]},

@@ -44,3 +44,14 @@ def _version_for(op_type: str, domain: str) -> int:
         return int(defs.get_schema(op_type, domain=domain).since_version)
     except defs.SchemaError:
         return OTHER_DOMAIN_VERSION
+
+
+def new_node(op_type: str, domain: str, name: str) -> onnx.NodeProto:
+    """A node of `op_type`, its domain and name set only when given: proto2 keeps a field set to
+    "" (onnx's text form then prints the node named `[""]`), as onnx.helper.make_node does not."""
+    node = onnx.NodeProto(op_type=op_type)
+    if domain:
+        node.domain = domain
+    if name:
+        node.name = name
+    return node

@@ -6,7 +6,7 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.traverse import op_schema
-from .domains import import_domain
+from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
 from .graph_io import main_graph_type
 from .jsontypes import Array, Map, optional, required
@@ -164,7 +164,7 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     is_source = any(v.name == tensor for v in g.input) or any(t.name == tensor for t in g.initializer)
     if producer is None and not is_source:
         raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in the main graph")
-    node = onnx.NodeProto(op_type=op_type, domain=domain, name=op["name"])
+    node = new_node(op_type, domain, op["name"])
     imported = import_domain(model, g, node)  # before its attributes: they are typed from its schema
     for attr_name, value in attrs.items():
         node.attribute.append(new_attribute(model, g, node, attr_name, value, None))

@@ -13,7 +13,7 @@ from onnx import defs
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
 from ..onnx_io.traverse import node_reads, op_schema
-from .domains import import_domain
+from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import Array, Integer, Map, optional, required
 from .locate import find_node, node_words
@@ -207,7 +207,7 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
 
     ref = resolve_graph(model, op["graph"])
     c = ref.container
-    node = onnx.NodeProto(op_type=op["op_type"], domain=op["domain"], name=op["name"])
+    node = new_node(op["op_type"], op["domain"], op["name"])
     if node.name and any(n.name == node.name for n in c.node):
         raise StudioError("duplicate_name", f"add_node: {_where(ref)} already has a node named {node.name!r}")
     visible = _visible(model, ref)
