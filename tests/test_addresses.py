@@ -134,3 +134,19 @@ def test_history_names_nodes_by_name_and_operator(client):
         json={"base": 1, "ops": [{"op": "delete_attribute", "node": "@relu_1", "name": "alpha"}]},
     ).get_json()
     assert refused["error"]["message"] == "op #1 (delete_attribute): node \"relu_1\" (Relu) has no attribute 'alpha'"
+
+
+def test_a_link_to_a_node_whose_output_was_renamed_still_finds_it(client):
+    """insert_node after an unnamed node renames that node's output (p → p_pre): a link to it from
+    before still opens it, found by what it reads; a node that only took over a deleted one's
+    reads (writing a name the old graph had) is never taken for it."""
+    mid = upload(client, chain_model().SerializeToString()).get_json()["id"]
+    _edit(client, mid, 0, {"op": "insert_node", "tensor": "p", "op_type": "Relu", "name": "added"})
+    now = client.get(f"/api/models/{mid}/locate?from=0&node=n0").get_json()["node"]
+    node = client.get(f"/api/models/{mid}/node?id={now}").get_json()
+    assert (node["op_type"], node["outputs"]) == ("Abs", ["p_pre"])
+    # the first unnamed Exp (u → v) deleted while u is read elsewhere too: the second (v → y)
+    # now reads u as the first did, but writes y, which the old graph had: not the first one
+    _edit(client, mid, 1, {"op": "add_output", "tensor": "u"})
+    _edit(client, mid, 2, {"op": "delete_node", "node": "n6", "reconnect": True})
+    assert client.get(f"/api/models/{mid}/locate?from=2&node=n6").get_json()["node"] is None

@@ -217,8 +217,9 @@ def named_address(model: onnx.ModelProto, address: str) -> str:
 def carry(old: onnx.ModelProto, new: onnx.ModelProto, address: str) -> str | None:
     """The positional address in `new` (another revision) of what `address` names in `old`, or
     None when it is gone. Each node along it is followed by the name it had in `old` where that
-    was unique, else by its operator and outputs (tensor names are unique in a graph): never to
-    a node that merely took its position."""
+    was unique, else by its operator and outputs (tensor names are unique in a graph), or where
+    those were renamed (a node inserted after it) by its operator and inputs: never to a node
+    that merely took its position."""
     t = _trace(old, address)
     try:
         path, container = _root(new, t.root) if t.root else ("", new.graph)
@@ -249,11 +250,20 @@ def _same_node(hop: _Hop, container) -> int | None:
         if hop.index < len(container.node) and _identity(container.node[hop.index]) == key:
             return hop.index
         hits = [i for i, n in enumerate(container.node) if _identity(n) == key]
+        if not hits:  # its outputs renamed (a node inserted after it): by what it reads, writing only new names
+            written = {o for n in hop.container.node for o in n.output}
+            key = _reader(node)
+            hits = [i for i, n in enumerate(container.node) if _reader(n) == key and not written & set(n.output)]
     return hits[0] if len(hits) == 1 else None
 
 
 def _identity(node: onnx.NodeProto) -> tuple:
     return node.op_type, node.domain, node.name, tuple(node.output)
+
+
+def _reader(node: onnx.NodeProto) -> tuple:
+    """A node by what it reads: insert_node renames the output of the node it follows."""
+    return node.op_type, node.domain, node.name, tuple(node.input)
 
 
 def _parse_attr(seg: str, path: str) -> tuple[str, int | None]:
