@@ -139,13 +139,18 @@ def quantized_and_compared(page, server, model=None, samples=None, name: str = "
     ).json()["blob"]
     op = {"op": "quantize_static", "calibration": {model.graph.input[0].name: {"npy": blob}}}
     assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
+    run_against_revision_0(page, server, mid)
+    return mid
+
+
+def run_against_revision_0(page, server, mid: str) -> None:
+    """Open the model at its revision 1, and in its Run panel run it compared with revision 0."""
     open_model(page, server, mid)
     wait_revision(page, 1)
     page.click("#btn-run")
     page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
     page.select_option("#run-compare-to", "0")
     page.click("#run-go")
-    return mid
 
 
 def requantized(page, server, mid: str) -> dict:
@@ -535,12 +540,7 @@ def test_a_node_whose_output_changed_shape_says_so(page, server):
     mid = upload(page, server, reduce_model(), "reduce.onnx")["id"]
     edit = [{"op": "set_attribute", "node": "total", "name": "keepdims", "value": 0}]
     assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-run")
-    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
-    page.select_option("#run-compare-to", "0")
-    page.click("#run-go")
+    run_against_revision_0(page, server, mid)
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "y: shape ⟨2⟩ ≠ ⟨2×1⟩" in page.locator("#run-diverges").text_content()
     row = page.locator("#run-errors tbody tr[data-node=n1]")
