@@ -42,6 +42,20 @@ def test_validation_arrives_after_the_graph(page, small_limit_server, tmp_path):
     assert page.locator("#validation .check.ok").count() == 3  # checker, full check and onnxruntime pass
 
 
+def open_with_checks_held(page, small_limit_server, doc: str) -> list:
+    """Store tiny_cnn (its doc_string `doc`: new content, nothing cached) and open its page with
+    its GET .../validation held: the routes held, for wait_held and continue_()."""
+    app, server = small_limit_server
+    model = tiny_cnn()
+    model.doc_string = doc
+    record = app.extensions["store"].create_model("big.onnx", model.SerializeToString())
+    held: list = []
+    page.route("**/api/models/*/validation", lambda route: held.append(route))
+    page.goto(f"{server}/models/{record.id}")
+    wait_ready(page)
+    return held
+
+
 def wait_held(page, held: list) -> None:
     """Wait for the page's request to be held by the route (route handlers run as Playwright
     dispatches its events, which page calls do)."""
@@ -56,14 +70,7 @@ def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path,
     """The toolbar says "Checking…" while the background checks run: on opening, and after an
     edit whose onnxruntime check went to the background (the checker's and the full check's
     verdicts come with the edit: its gate ran them)."""
-    app, server = small_limit_server
-    model = tiny_cnn()
-    model.doc_string = f"checking {tmp_path}"
-    record = app.extensions["store"].create_model("big.onnx", model.SerializeToString())
-    held = []
-    page.route("**/api/models/*/validation", lambda route: held.append(route))
-    page.goto(f"{server}/models/{record.id}")
-    wait_ready(page)
+    held = open_with_checks_held(page, small_limit_server, f"checking {tmp_path}")
     badge = page.locator("#model-validity")
     page.wait_for_function("() => document.getElementById('model-validity').textContent === 'Checking…'")
     assert badge.is_visible() and "badge-wait" in badge.get_attribute("class")
@@ -91,14 +98,7 @@ def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path,
 def test_checks_arriving_keep_an_open_form(page, small_limit_server, tmp_path):
     """The background checks answering redraw the validation section alone: a form the person
     opened meanwhile stays open with what they typed (a whole-panel redraw closed it)."""
-    app, server = small_limit_server
-    model = tiny_cnn()
-    model.doc_string = f"form {tmp_path}"
-    record = app.extensions["store"].create_model("big.onnx", model.SerializeToString())
-    held = []
-    page.route("**/api/models/*/validation", lambda route: held.append(route))
-    page.goto(f"{server}/models/{record.id}")
-    wait_ready(page)
+    held = open_with_checks_held(page, small_limit_server, f"form {tmp_path}")
     page.wait_for_selector("#validation[data-pending=true]")
     page.click("#sidebar .ed-fields-toggle")
     page.locator("#sidebar .ed-model-fields input[name=producer_name]").fill("typed meanwhile")

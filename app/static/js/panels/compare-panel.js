@@ -4,7 +4,7 @@
 // metadata and model fields. The drawing marks added and changed boxes (model-page.js); each
 // node in the lists links to it, and Previous/Next step through them on the drawing.
 import { el, clear } from "../widgets/dom.js";
-import { breakable, mono, plural, section } from "../widgets/ui.js";
+import { breakable, breakableFormula, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
 
@@ -90,12 +90,6 @@ function totalCell(total, key, stats) {
     class: `num${total.formula ? " cost-formula-cell" : ""}`,
     title: total.unknown ? "unknown until the input sizes are given (Costs, in the model panel)" : total.formula ? "for any sizes of the inputs' dims" : null,
   }, breakableFormula(text), left ? el("div", { class: "muted cost-unknown" }, `+ ${left} unknown`) : "");
-}
-
-/** A total or its change, breakable before each "·", " + " and " (" (the sidebar is narrow;
- * "+2.05 K (+0.4 %)" breaks before its percentage, never inside it). */
-function breakableFormula(text) {
-  return text.split(/(?=·|\s[+−]\s|\s\()/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
 }
 
 /** What each side costs (GET .../stats of both, at the sizes given in Costs or Run) and how it moved. */

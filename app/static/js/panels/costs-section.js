@@ -6,7 +6,7 @@ import { formulaText, hasFormula, waitingForSizes } from "../lib/cost-formula.js
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount, plural } from "../lib/format.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
-import { breakable, mono, propertyList, section } from "../widgets/ui.js";
+import { breakable, breakableFormula, mono, propertyList, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 
 const ROWS = 50; // the table's first page; "Show all" shows up to MAX_ROWS
@@ -33,9 +33,8 @@ function cell(key, n) {
       formatMetric(key, n[key]), el("span", { class: "muted" }, ` (${formatCount(n.runs)} runs)`));
   }
   if (!formula) return formatMetric(key, n[key]);
-  // a line may break after each "·" (the cell is narrow; the name of a size is never cut)
-  const parts = formula.split("·").flatMap((part, i) => (i ? [el("wbr"), `·${part}`] : [part]));
-  return el("span", { class: "cost-formula-cell", title: `${formula}: for any sizes of the inputs' dims` }, parts);
+  // the cell is narrow: a line may break before each "·" (the name of a size is never cut)
+  return el("span", { class: "cost-formula-cell", title: `${formula}: for any sizes of the inputs' dims` }, breakableFormula(formula));
 }
 
 /** How a formula grows: [highest total power, its largest coefficient] (terms come highest first). */

@@ -20,15 +20,26 @@ export function mono(text, cls = "") {
 
 export { plural } from "../lib/format.js";
 
+/** `text` with a line-break opportunity (<wbr>) at each place `at` (a split pattern) finds. */
+function withBreaks(text, at) {
+  return text.split(at).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+}
+
 /** A name with line-break opportunities after its separators ("/", ".", "_"). */
 export function breakable(name) {
-  return name.split(/(?<=[/._])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+  return withBreaks(name, /(?<=[/._])/);
 }
 
 /** A file name with line-break opportunities after "_", "-" and "/", never inside its
  * extension ("…_quantized_final.onnx" breaks as "…_quantized_" / "final.onnx"). */
 export function breakableFileName(name) {
-  return name.split(/(?<=[/_-])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+  return withBreaks(name, /(?<=[/_-])/);
+}
+
+/** A cost or formula ("1.2 M·batch + 12", "+2.05 K (+0.4 %)") breakable before each "·", " + "
+ * and " (": never inside a size's name or a percentage. */
+export function breakableFormula(text) {
+  return withBreaks(text, /(?=·|\s[+−]\s|\s\()/);
 }
 
 /** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
