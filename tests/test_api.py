@@ -280,6 +280,14 @@ def test_edit_undo_redo_and_history(client, resnet):
     assert hist["revisions"][3]["ops"] == [{"op": "set_metadata", "key": "k", "value": "v3"}]
     old = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=2").data)
     assert old.metadata_props[0].value == "v2"
+    # any revision's summary, as the page shows it read-only: its own contents, the head's undo
+    s = client.get(f"/api/models/{mid}?revision=2").get_json()
+    assert s["revision"] == 2 and s["head"] == 3 and s["can_undo"] and not s["can_redo"]
+    assert {p["key"]: p["value"] for p in s["metadata_props"]}["k"] == "v2"
+    assert client.get(f"/api/models/{mid}").get_json()["head"] == 3
+    r = client.get(f"/api/models/{mid}?revision=9")
+    assert r.status_code == 404 and r.get_json()["error"]["code"] == "unknown_revision"
+    assert client.get(f"/api/models/{mid}?revision=x").status_code == 400
 
 
 def test_concurrent_edits_on_one_base_only_one_wins(app, resnet):

@@ -101,7 +101,7 @@ def _paths() -> dict:
             },
         },
         m: {
-            **_get("Model summary", [_ID], _json("Summary"), "404"),
+            **_get("Model summary (of the head, or of `revision`)", [_ID, _REV_Q], _json("Summary"), "404"),
             "delete": {
                 "summary": "Delete a model and its revisions",
                 "parameters": [_ID],

@@ -73,6 +73,10 @@ SCHEMAS: dict = {
             "id": {"type": "string"},
             "name": {"type": "string"},
             "revision": {"type": "integer"},
+            "head": {
+                "type": "integer",
+                "description": "the model's current revision (edits, undo and redo start there)",
+            },
             "can_undo": {"type": "boolean"},
             "can_redo": {"type": "boolean"},
             "ir_version": {"type": "integer"},

@@ -71,20 +71,23 @@ from .streaming import send_chunks
 _SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
 
-def summary_of(model_id: str) -> dict:
-    """GET /api/models/<id>: what the model page shows first (the page embeds it for small models)."""
-    return readable_retry(lambda: _summary_of(model_id))
+def summary_of(model_id: str, rev: int | None = None) -> dict:
+    """GET /api/models/<id>: what the model page shows first (the page embeds it for small models);
+    of the head, or of revision `rev` (the page viewing an earlier one)."""
+    return readable_retry(lambda: _summary_of(model_id, rev))
 
 
-def _summary_of(model_id: str) -> dict:
+def _summary_of(model_id: str, rev: int | None) -> dict:
     if store().model(model_id).kind != "model":
         return _data_summary(model_id)
-    record, revision, model = load(model_id)
+    record, revision, model = load(model_id, rev)
+    head = revision if rev is None or rev == record.head else store().revision(model_id)
     out = {
         "id": record.id,
         "name": record.name,
         "revision": revision.rev,
-        "can_undo": revision.parent is not None,
+        "head": record.head,  # undo and redo, like edits, start from the head
+        "can_undo": head.parent is not None,
         "can_redo": bool(record.redo),
         "size": store().model_size(revision),
         "external_files": sorted(revision.external),
@@ -105,6 +108,7 @@ def _data_summary(model_id: str) -> dict:
         "id": record.id,
         "name": record.name,
         "revision": revision.rev,
+        "head": revision.rev,
         "can_undo": False,
         "can_redo": False,
         "size": store().blobs.size(revision.blob),
@@ -239,7 +243,7 @@ def list_models():
 
 @bp.get("/models/<model_id>")
 def get_model(model_id):
-    return jsonify(summary_of(model_id))
+    return jsonify(summary_of(model_id, revision_number(request.args.get("revision"))))
 
 
 @bp.delete("/models/<model_id>")

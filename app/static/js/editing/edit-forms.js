@@ -15,6 +15,12 @@ export const DTYPES = [
 /** Attribute types a value typed in a form can have (the server sets no others from JSON). */
 export const ATTRIBUTE_TYPES = ["FLOAT", "INT", "STRING", "FLOATS", "INTS", "STRINGS", "TENSOR", "TENSORS"];
 
+/** Whether a panel offers edits: its context carries the edit action, which it does not while an
+ * earlier revision is viewed (read-only: edits are made on the current revision). */
+export function canEdit(ctx) {
+  return !!(ctx && ctx.actions && ctx.actions.edit);
+}
+
 let uid = 0;
 /** A fresh element id (labels point at their fields). */
 export function fieldId(prefix = "f") {

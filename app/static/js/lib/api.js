@@ -126,7 +126,7 @@ export function listModels() {
 /** A stored model's revision (the head unless given) as one .onnx blob, to compose with: answers
  * as uploadBlob does for an .onnx. */
 export function modelAsBlob(id, revision = null) {
-  return request("POST", `/api/models/${enc(id)}/as-blob${revision === null ? "" : `?revision=${enc(revision)}`}`);
+  return request("POST", `/api/models/${enc(id)}/as-blob${atRevision(revision, "?")}`);
 }
 
 /** Delete a model and all its revisions. */
@@ -134,12 +134,18 @@ export function deleteModel(id) {
   return request("DELETE", `/api/models/${enc(id)}`);
 }
 
-export function getSummary(id) {
-  return request("GET", `/api/models/${enc(id)}`);
+/** `&revision=N` for calls about one revision (the one on screen), nothing for the head. */
+function atRevision(revision, first = "&") {
+  return revision === null || revision === undefined ? "" : `${first}revision=${enc(revision)}`;
 }
 
-export async function getGraph(id, path = "") {
-  return withScopeLevels(await request("GET", `/api/models/${enc(id)}/graph?path=${enc(path)}`));
+/** The model's summary: of its head, or of `revision`. */
+export function getSummary(id, revision = null) {
+  return request("GET", `/api/models/${enc(id)}${atRevision(revision, "?")}`);
+}
+
+export async function getGraph(id, path = "", revision = null) {
+  return withScopeLevels(await request("GET", `/api/models/${enc(id)}/graph?path=${enc(path)}${atRevision(revision)}`));
 }
 
 /** Shape inference's types for graph `path` of `revision` (a big model's graph JSON leaves them
@@ -174,12 +180,12 @@ export function searchModel(id, query, { revision, near, limit, signal } = {}) {
   return request("GET", `/api/models/${enc(id)}/search?${params}`, undefined, signal);
 }
 
-export function getTensor(id, ref, offset = 0, count = 100) {
-  return request("GET", `/api/models/${enc(id)}/tensors/${enc(ref)}?offset=${offset}&count=${count}`);
+export function getTensor(id, ref, offset = 0, count = 100, revision = null) {
+  return request("GET", `/api/models/${enc(id)}/tensors/${enc(ref)}?offset=${offset}&count=${count}${atRevision(revision)}`);
 }
 
-export function getSchema(id, nodeId) {
-  return request("GET", `/api/models/${enc(id)}/schema?node=${enc(nodeId)}`);
+export function getSchema(id, nodeId, revision = null) {
+  return request("GET", `/api/models/${enc(id)}/schema?node=${enc(nodeId)}${atRevision(revision)}`);
 }
 
 /** The model (at `revision`, else its head) in ONNX text syntax, as a string. */
@@ -271,18 +277,18 @@ export function uploadModel(files, onProgress) {
 // ------------------------------------------------------------------ editing (issue 4)
 
 /** A tree ensemble node's trees; with `tree`, that tree's rules too. */
-export function getTrees(id, nodeId, tree) {
-  return request("GET", `/api/models/${enc(id)}/trees?node=${enc(nodeId)}${tree === undefined ? "" : `&tree=${tree}`}`);
+export function getTrees(id, nodeId, tree, revision = null) {
+  return request("GET", `/api/models/${enc(id)}/trees?node=${enc(nodeId)}${tree === undefined ? "" : `&tree=${tree}`}${atRevision(revision)}`);
 }
 
 /** A linear model node's weights: a row per class or target, the features by weight. */
-export function getCoefficients(id, nodeId) {
-  return request("GET", `/api/models/${enc(id)}/coefficients?node=${enc(nodeId)}`);
+export function getCoefficients(id, nodeId, revision = null) {
+  return request("GET", `/api/models/${enc(id)}/coefficients?node=${enc(nodeId)}${atRevision(revision)}`);
 }
 
 /** One node's JSON in full (metadata values and doc_string uncut). */
-export function getNode(id, nodeId) {
-  return request("GET", `/api/models/${enc(id)}/node?id=${enc(nodeId)}`);
+export function getNode(id, nodeId, revision = null) {
+  return request("GET", `/api/models/${enc(id)}/node?id=${enc(nodeId)}${atRevision(revision)}`);
 }
 
 /**
@@ -365,8 +371,8 @@ export async function uploadBlob(file) {
   return parseJSON(text);
 }
 
-export function getValidation(id) {
-  return request("GET", `/api/models/${enc(id)}/validation`);
+export function getValidation(id, revision = null) {
+  return request("GET", `/api/models/${enc(id)}/validation${atRevision(revision, "?")}`);
 }
 
 /** The model's reference cases: {tolerance, cases}. */

@@ -22,10 +22,15 @@
     mark(done);
     return Promise.resolve(block.textContent);
   };
-  var path = new URLSearchParams(window.location.hash.slice(1)).get("path") || "";
-  var graph = path === "" ? embedded("embedded-graph", "studio:graph-fetched") : null;
-  window.graphPrefetch = { path: path, text: graph || get(prefetch.base + "/graph?path=" + encodeURIComponent(path), "studio:graph-fetched") };
-  window.summaryPrefetch = embedded("embedded-summary", "studio:summary-fetched") || get(prefetch.base, "studio:summary-fetched");
+  var hash = new URLSearchParams(window.location.hash.slice(1));
+  var path = hash.get("path") || "";
+  // #at=N: an earlier revision, read-only; the page embeds the head's
+  var at = /^\d+$/.test(hash.get("at") || "") ? hash.get("at") : null;
+  var graph = path === "" && at === null ? embedded("embedded-graph", "studio:graph-fetched") : null;
+  var graphUrl = prefetch.base + "/graph?path=" + encodeURIComponent(path) + (at === null ? "" : "&revision=" + at);
+  window.graphPrefetch = { path: path, text: graph || get(graphUrl, "studio:graph-fetched") };
+  window.summaryPrefetch = (at === null && embedded("embedded-summary", "studio:summary-fetched"))
+    || get(prefetch.base + (at === null ? "" : "?revision=" + at), "studio:summary-fetched");
   // a worker started later, once the page parses a big graph, could not load its script until
   // the page's thread is free again: its first layout would wait 100-300 ms for it
   if (window.Worker && script.dataset.layoutWorker) {

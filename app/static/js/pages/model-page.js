@@ -82,7 +82,11 @@ function renderToolbar() {
   if (!s) return;
   $("model-name").textContent = s.name || s.id;
   $("model-name").title = s.name || "";
-  $("model-revision").textContent = state.dataFile ? "" : `rev ${s.revision}`;
+  const past = state.viewing !== null;
+  const revLabel = $("model-revision");
+  revLabel.textContent = state.dataFile ? "" : past ? `rev ${s.revision} of ${s.head}` : `rev ${s.revision}`;
+  revLabel.classList.toggle("badge-past", past);
+  revLabel.title = past ? `An earlier revision, read-only: the model is now at revision ${s.head}` : "Current revision";
   const validity = $("model-validity");
   if (state.dataFile) {
     validity.hidden = false;
@@ -119,8 +123,9 @@ function renderToolbar() {
     }
   }
   renderReferenceBadge(state.dataFile ? null : (s.validation || {}).reference);
-  buttons.undo.disabled = state.busy || !s.can_undo;
-  buttons.redo.disabled = state.busy || !s.can_redo;
+  buttons.undo.disabled = state.busy || past || !s.can_undo;
+  buttons.redo.disabled = state.busy || past || !s.can_redo;
+  renderPastBanner();
   buttons.download.href = `${api.downloadUrl(state.modelId)}?revision=${encodeURIComponent(s.revision)}`;
   buttons.download.classList.remove("disabled");
   document.title = `${s.name || s.id} · ONNX Studio`;
@@ -178,12 +183,16 @@ function selectionOf(boxId) {
   return { kind: box.id.startsWith("init:") ? "outer" : box.kind, id: box.name };
 }
 
+/** The revision on screen: every call about what is drawn asks for it, so a panel opened after
+ * an edit elsewhere still describes the drawing (and an earlier revision viewed is that one). */
+const onScreen = () => (state.summary ? state.summary.revision : null);
+
 const schemaCache = new Map(); // "<revision>|<node id>" -> Promise of the schema JSON
 
 function loadSchema(nodeId) {
   const key = `${state.summary ? state.summary.revision : ""}|${nodeId}`;
   if (!schemaCache.has(key)) {
-    const promise = api.getSchema(state.modelId, nodeId);
+    const promise = api.getSchema(state.modelId, nodeId, onScreen());
     promise.catch(() => schemaCache.delete(key)); // a failed load is tried again next time
     schemaCache.set(key, promise);
   }
@@ -194,16 +203,16 @@ const panelContext = {
   actions: {
     setAttribute: (node, name, value) => applyEdits([{ op: "set_attribute", node, name, value }]),
     setMetadata: (key, value) => applyEdits([{ op: "set_metadata", key, value }]),
-    loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count),
+    loadTensor: (ref, offset, count) => api.getTensor(state.modelId, ref, offset, count, onScreen()),
     loadSchema,
     select: (boxId) => selectBox(boxId, { reveal: true }),
     selectTensor: (name) => select({ kind: "tensor", id: name }, { reveal: true }),
     // editing (issue 4): any batch of edit ops; options.selection = what to select afterwards
     edit: (ops, options) => applyEdits(ops, options),
     uploadBlob: (file) => api.uploadBlob(file),
-    loadNode: (nodeId) => api.getNode(state.modelId, nodeId),
-    loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree),
-    loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId),
+    loadNode: (nodeId) => api.getNode(state.modelId, nodeId, onScreen()),
+    loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree, onScreen()),
+    loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId, onScreen()),
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
     revisionNow: () => (state.summary ? state.summary.revision : null),
@@ -227,6 +236,7 @@ const panelContext = {
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
     // `inputs`: a reference case's ({label, inputs, dims, expected}) to run on instead of the form's
+    openCompare: (revision) => { state.panel = "compare"; selectBox(null); compareWith(`rev:${revision}`); },
     openRun: (revision, inputs = null) => { state.runCompareTo = revision; state.runInputs = inputs; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
@@ -259,6 +269,8 @@ const panelContext = {
   recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true, revision: state.summary ? state.summary.revision : null }),
   graphHref: (path) => buildHash(path, null),
+  // History: revision `rev` on screen (read-only unless it is the head), on the graph on screen
+  revisionHref: (rev) => revisionHash(rev),
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
 
@@ -292,9 +304,13 @@ function renderSidebar() {
   });
 }
 
+// what an earlier revision viewed may not do: edit (it would fork the history), undo, redo
+const READ_ONLY = { edit: null, setAttribute: null, setMetadata: null, undo: null, redo: null };
+
 function sidebarContext() {
   return {
-    ...panelContext, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
+    ...panelContext, actions: state.viewing === null ? panelContext.actions : { ...panelContext.actions, ...READ_ONLY },
+    viewing: state.viewing, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
     summary: state.summary, selection: state.selection, modelId: state.modelId, compare: state.compare,
     mainGraph: state.path === "" ? state.graph : null,
   };
@@ -364,6 +380,62 @@ function nodeSelectionIn(graph, model, selection) {
     if (id && model.boxes.has(id)) return { kind: "node", id };
   }
   return selection;
+}
+
+// ------------------------------------------------------------------ an earlier revision, read-only
+
+/** The revision a summary asked `at` shows read-only: null when it is the head (edits go on). */
+function viewingOf(summary, at) {
+  return at !== null && summary.revision !== summary.head ? summary.revision : null;
+}
+
+/** Does a link's `at` (null: the current revision) ask for another revision than the one on screen? */
+function wantsOtherRevision(at) {
+  if (!state.summary) return false;
+  if (at === null) return state.viewing !== null;
+  return at !== state.summary.revision;
+}
+
+/** Put revision `at` (null: the current one) on screen: its summary, the toolbar, its checks,
+ * the costs and comparison made of it; the caller draws its graph. */
+async function showRevision(at) {
+  let summary;
+  try {
+    summary = await api.getSummary(state.modelId, at);
+  } catch (err) {
+    toast(`Revision ${at} could not be shown: ${err.message || err}`);
+    if (state.viewing === null) return;
+    summary = await api.getSummary(state.modelId);
+    at = null;
+  }
+  state.summary = summary;
+  state.viewing = viewingOf(summary, at);
+  state.times = null;
+  watchValidation();
+  renderToolbar();
+  refreshHeat();
+  if (state.compare) compareWith(state.compare.choice);
+}
+
+/** The link to revision `rev` on the graph on screen: read-only unless it is the head; back to
+ * the head, a node selected is followed to where it is now. */
+function revisionHash(rev) {
+  const path = state.graph ? state.graph.address ?? state.path : state.path;
+  if (state.summary && rev === state.summary.head) return buildHash(path, linkSelection(state.selection), onScreen(), null);
+  return buildHash(path, linkSelection(state.selection), null, rev);
+}
+
+/** Above the drawing while an earlier revision is on screen: which, and the way back. */
+function renderPastBanner() {
+  const banner = $("past-revision");
+  const s = state.summary;
+  clear(banner);
+  banner.hidden = state.viewing === null || !s;
+  if (banner.hidden) return;
+  const back = el("button", { type: "button", class: "btn btn-small btn-primary", id: "past-back" }, `Back to revision ${s.head}`);
+  back.addEventListener("click", () => { window.location.hash = revisionHash(s.head); });
+  const words = `, as it was: read-only. The model is now at revision ${s.head}; edits, undo and redo start there.`;
+  banner.append(el("span", { class: "past-words", title: `Revision ${s.revision}${words}` }, el("strong", {}, `Revision ${s.revision}`), words), back);
 }
 
 // ------------------------------------------------------------------ links
@@ -552,8 +624,8 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   delete graphEl.dataset.types;
   let graph;
   try {
-    graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path).catch((err) => {
-      if (err.status === 404 && fallbackPath !== path) return api.getGraph(state.modelId, fallbackPath);
+    graph = (await prefetchedGraph(path)) || await api.getGraph(state.modelId, path, onScreen()).catch((err) => {
+      if (err.status === 404 && fallbackPath !== path) return api.getGraph(state.modelId, fallbackPath, onScreen());
       throw err;
     });
   } catch (err) {
@@ -648,7 +720,7 @@ function showGraphError(err, path) {
   Object.assign(state, { graph: null, model: null, selection: null, path });
   clear(breadcrumb);
   const message = el("div", { class: "error-card" },
-    el("strong", {}, err.status === 404 && path ? "This graph does not exist in the current revision." : "The graph could not be shown."),
+    el("strong", {}, err.status === 404 && path ? `This graph does not exist in revision ${onScreen()}.` : "The graph could not be shown."),
     el("div", {}, err.message || String(err)),
     path ? el("a", { href: buildHash("", null) }, "Open the main graph") : null);
   setGraphState("error", message);
@@ -687,6 +759,7 @@ function staleError(err) {
  */
 async function applyEdits(ops, { selection, home = false } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
+  if (state.viewing !== null) throw new Error(`Revision ${state.viewing} is shown read-only: edits are made on the current revision.`);
   setBusy(true);
   const baseRan = ((state.summary.validation || {}).runtime || {}).status === "ok";
   try {
@@ -728,6 +801,10 @@ async function applyEdits(ops, { selection, home = false } = {}) {
 
 async function step(direction) {
   if (state.busy || !state.summary) return;
+  if (state.viewing !== null) {
+    toast(`Revision ${state.viewing} is shown read-only: back to the current revision to ${direction}.`, "info");
+    return;
+  }
   setBusy(true);
   try {
     const call = direction === "undo" ? api.undo : api.redo;
@@ -768,8 +845,16 @@ buttons.text.addEventListener("click", async () => {
 
 window.addEventListener("hashchange", async () => {
   if (!state.summary || state.dataFile) return;
-  const { path, selection } = await followLink(parseHash(window.location.hash));
+  const link = parseHash(window.location.hash);
+  const switched = wantsOtherRevision(link.at);
+  if (switched) await showRevision(link.at);
+  const { path, selection } = await followLink(link);
   const here = !!state.graph && (path === state.path || path === state.graph.address);
+  if (switched) {
+    // the same graph in another revision: drawn in place, the view kept where it was
+    loadGraph(path, { home: !here, selection, fallbackPath: "" });
+    return;
+  }
   if (!here || graphEl.dataset.state === "error") {
     loadGraph(path, { home: true, selection });
     return;
@@ -799,7 +884,13 @@ async function start() {
   state.path = link.path;
   setGraphState("loading", "Loading model…");
   try {
-    state.summary = (await prefetchedSummary()) || await api.getSummary(state.modelId);
+    state.summary = (await prefetchedSummary()) || await api.getSummary(state.modelId, link.at).catch((err) => {
+      if (link.at === null || err.code !== "unknown_revision") throw err;
+      toast(`This model has no revision ${link.at}: showing the current one.`);
+      link.at = null;
+      return api.getSummary(state.modelId);
+    });
+    state.viewing = viewingOf(state.summary, link.at);
     watchValidation();
   } catch (err) {
     $("model-name").textContent = err.status === 404 ? "Model not found" : "Error";
@@ -872,7 +963,7 @@ function watchValidation() {
   const pending = v && (v.pending || (v.runtime && v.runtime.status === "pending") || (v.reference && v.reference.status === "pending"));
   if (!pending || s.validationWatched) return;
   s.validationWatched = true;
-  api.getValidation(state.modelId).then((v) => {
+  api.getValidation(state.modelId, s.revision).then((v) => {
     if (state.summary !== s) return;
     s.validation = v;
     renderToolbar();

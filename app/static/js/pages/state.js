@@ -4,11 +4,16 @@
 // &group=<id> for a name-scope group of the drawing, see grouping.js. The page writes graphs and
 // nodes by name where it can (lib/address.js) and the revision it shows, so a link opens the same
 // node after later edits; state.path and node selections are positional ids (the server's).
+// #at=<revision> shows that earlier revision itself, read-only (History's "View"), where a link's
+// rev= alone is followed to the same place in the current one.
 import { nodeAddress } from "../lib/address.js";
 
 export const state = {
   modelId: "",
-  summary: null,        // GET /api/models/<id>
+  summary: null,        // GET /api/models/<id>: of the head, or of the revision viewed
+  /** an earlier revision on screen, read-only (#at=N); null: the head, which edits change
+   * @type {number | null} */
+  viewing: null,
   graph: null,          // graph JSON of the graph on screen
   path: "",             // its graph path ("" = main graph)
   model: null,          // graph-model.js result for `graph` (boxes, edges, indexes)
@@ -33,27 +38,32 @@ export const state = {
 
 const SELECTION_KEYS = { node: "node", input: "input", output: "output", outer: "outer", tensor: "tensor", group: "group" };
 
-/** Read {rev, path, selection} from a location hash (rev: null when it names none). */
+const revisionParam = (params, key) => (/^\d+$/.test(params.get(key) || "") ? Number(params.get(key)) : null);
+
+/** Read {rev, at, path, selection} from a location hash (rev, at: null when it names none). */
 export function parseHash(hash) {
   const params = new URLSearchParams(String(hash || "").replace(/^#/, ""));
   const path = params.get("path") || "";
-  const rev = /^\d+$/.test(params.get("rev") || "") ? Number(params.get("rev")) : null;
+  const rev = revisionParam(params, "rev");
+  const at = revisionParam(params, "at");
   let selection = null;
   for (const [kind, key] of Object.entries(SELECTION_KEYS)) {
     const id = params.get(key);
     if (id) { selection = { kind, id }; break; }
   }
-  return { rev, path, selection };
+  return { rev, at, path, selection };
 }
 
 // a hash value encoded as URLSearchParams reads it back, with the '/' and '@' of addresses left
 // as they are: #path=@branch/else_branch rather than #path=%40branch%2Felse_branch
 const hashValue = (value) => encodeURIComponent(value).replace(/%2F|%40/g, (m) => decodeURIComponent(m));
 
-/** The hash for a graph path and selection, in the revision on screen (`rev`, by default). */
-export function buildHash(path, selection, rev = state.summary ? state.summary.revision : null) {
+/** The hash for a graph path and selection, in the revision on screen (`rev`, by default; `at`:
+ * the earlier revision viewed, by default the one on screen). */
+export function buildHash(path, selection, rev = state.summary ? state.summary.revision : null, at = state.viewing) {
   const params = [];
-  if (rev !== null && rev !== undefined) params.push(`rev=${rev}`);
+  if (at !== null && at !== undefined) params.push(`at=${at}`);
+  else if (rev !== null && rev !== undefined) params.push(`rev=${rev}`);
   params.push(`path=${hashValue(path || "")}`);
   if (selection) params.push(`${SELECTION_KEYS[selection.kind]}=${hashValue(selection.id)}`);
   return `#${params.join("&")}`;

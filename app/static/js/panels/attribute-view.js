@@ -6,7 +6,7 @@
 // from a JSON list.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
-import { disclosure, dtypeSelect, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
+import { canEdit, disclosure, dtypeSelect, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
 import { tensorValueForms } from "../editing/tensor-edit.js";
 import { attributeEditText, attributeValueName, dtypeNumber, formatInteger, formatNumber, formatTensor, isDtypeAttribute, onnxType } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
@@ -173,7 +173,7 @@ const LISTS = new Set(["INTS", "FLOATS", "STRINGS", "TENSORS", "GRAPHS", "SPARSE
 export function attributeRow(attr, node, ctx) {
   const row = el("div", { class: "attr", "data-attr": attr.name });
   const error = fieldError();
-  const editing = !!(ctx.actions && ctx.actions.edit);
+  const editing = canEdit(ctx);
   const del = editing ? el("button", {
     type: "button", class: "linklike attr-delete", title: `Delete the attribute ${attr.name} (the operator's default then applies)`,
     "aria-label": `Delete attribute ${attr.name}`,
@@ -191,7 +191,7 @@ export function attributeRow(attr, node, ctx) {
     del));
   if (attr.ref_attr_name) {
     row.append(referenceView(attr, ctx));
-  } else if (EDITABLE.has(attr.type) && attr.truncated === undefined) {
+  } else if (editing && EDITABLE.has(attr.type) && attr.truncated === undefined) {
     row.append(editor(attr, node, ctx, error));
   } else {
     row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row, node)));

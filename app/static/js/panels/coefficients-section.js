@@ -4,6 +4,7 @@
 import { el } from "../widgets/dom.js";
 import { formatInteger, formatNumber } from "../lib/format.js";
 import { loadedSection, mono } from "../widgets/ui.js";
+import { canEdit } from "../editing/edit-forms.js";
 
 const FEATURES_SHOWN = 12;
 const COLUMNS = 4; // rows (classes, targets) given a column of their own; past that, the norm alone
@@ -45,7 +46,7 @@ function weight(w, set) {
 function table(coef, x, ctx, nodeId) {
   // a weight is item k·features + j of `coefficients` (rows × features, row-major); a Linear*
   // op's intercept item k of `intercepts` (a linear SVM's rho[0] serves every row: left alone)
-  const edit = (name, index) => (value) => ctx.actions.edit([{ op: "set_attribute_items", node: nodeId, name, items: [{ index, value }] }]);
+  const edit = (name, index) => (canEdit(ctx) ? (value) => ctx.actions.edit([{ op: "set_attribute_items", node: nodeId, name, items: [{ index, value }] }]) : null);
   const ownIntercepts = coef.op_type.startsWith("Linear");
   const columns = coef.rows.length <= COLUMNS ? coef.rows : null;
   const most = Math.max(1e-30, ...coef.by_feature.map((f) => f.norm || 0));

@@ -4,6 +4,7 @@
 import { el } from "../widgets/dom.js";
 import { formatShape } from "../lib/format.js";
 import { callout, mono } from "../widgets/ui.js";
+import { canEdit } from "../editing/edit-forms.js";
 
 /**
  * The callout for one mismatch {output, declared, shape}: "Declare it" sets the output's shape
@@ -20,8 +21,8 @@ export function declaredMismatch(m, ctx, { when = "", named = false, dim = null 
   const fixed = m.declared.length === m.shape.length
     ? m.declared.map((d, i) => (typeof d === "number" && d !== m.shape[i] ? open(m.shape[i]) : d))
     : m.shape.map(() => null);
-  const fix = el("button", { type: "button", class: "btn btn-small run-declare", "data-output": m.output }, `Declare it ${formatShape(fixed)}`);
-  fix.addEventListener("click", () => ctx.actions.edit([{ op: "set_io_shape", name: m.output, shape: fixed }]));
+  const fix = canEdit(ctx) ? el("button", { type: "button", class: "btn btn-small run-declare", "data-output": m.output }, `Declare it ${formatShape(fixed)}`) : null;
+  if (fix) fix.addEventListener("click", () => ctx.actions.edit([{ op: "set_io_shape", name: m.output, shape: fixed }]));
   const subject = named ? ["Output ", mono(m.output), " came back "] : ["It came back "];
   return callout("warn", "Not the shape the model declares",
     el("p", {}, ...subject, `${formatShape(m.shape)}${when ? ` ${when}` : ""}; the model declares ${formatShape(m.declared)}. onnxruntime only warns, but a runtime or caller that trusts the declaration (buffers sized from it, TensorRT) fails.`),

@@ -3,7 +3,7 @@
 // opset imports, doc_string, metadata). The graph's (or function's) metadata_props can be
 // edited (set_metadata with the graph path as target).
 import { el } from "../widgets/dom.js";
-import { disclosure } from "../editing/edit-forms.js";
+import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
 import { formatNumber, formatValueType } from "../lib/format.js";
 import { attributeValueView } from "./attribute-view.js";
@@ -52,7 +52,7 @@ function functionSections(graph, ctx) {
 /** The graph's metadata_props, read-only, with an "Edit…" form below when editing is on. */
 function metadataSection(title, graph, ctx) {
   const props = graph.metadata_props || [];
-  const editing = !!(ctx.actions && ctx.actions.edit);
+  const editing = canEdit(ctx);
   if (!props.length && !editing) return null;
   const s = section(`${title} (${props.length})`,
     props.length ? keyValueList(props, { cls: "graph-metadata" }) : el("p", { class: "muted" }, "None."));

@@ -108,7 +108,7 @@ function standing(revisions, head) {
 }
 
 const STANDING = {
-  current: ["current", "tag-set", "The revision on screen"],
+  current: ["current", "tag-set", "The model's current revision: edits, undo and redo start here"],
   undo: ["undo reaches it", "", "An earlier state: Undo goes back to it"],
   redo: ["redo reaches it", "tag-ref", "Undone: Redo brings it back"],
   branch: ["other branch", "tag-warn", "Left behind when an edit followed an undo: Undo/Redo no longer reach it, but it can be downloaded"],
@@ -149,10 +149,11 @@ function revisionItem(r, where, ctx, name) {
   const [label, cls, title] = STANDING[where];
   const ops = r.ops || [];
   const changes = r.changes || [];
-  const item = el("li", { class: `hist-item hist-${where}`, "data-revision": r.revision, "aria-current": where === "current" ? "true" : null },
+  const item = el("li", { class: `hist-item hist-${where}${r.revision === ctx.viewing ? " hist-on-screen" : ""}`, "data-revision": r.revision, "aria-current": where === "current" ? "true" : null },
     el("div", { class: "hist-head" },
       el("strong", { class: "hist-rev" }, `Revision ${r.revision}`),
       tag(label, `hist-tag ${cls}`.trim()),
+      r.revision === ctx.viewing ? tag("on screen", "hist-tag hist-viewing tag-warn") : null,
       validityTag(r.validation || {}),
       referenceTag(r.validation || {}),
       r.parent !== null && r.parent !== undefined && r.parent !== r.revision - 1 ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
@@ -169,8 +170,18 @@ function revisionItem(r, where, ctx, name) {
     download: "",
     title: "The edits from the original up to this revision, as JSON: `onnx-studio apply MODEL.onnx RECIPE.json -o OUT.onnx` replays them on the next export of the model",
   }, "Download recipe");
-  item.append(el("div", { class: "hist-actions" },
-    el("a", { class: "linklike hist-download", href: ctx.downloadHref({ revision: r.revision }), download: "" }, "Download this revision"),
+  // any revision can be looked at (read-only unless it is the current one) and compared with
+  const onScreen = ctx.viewing === null || ctx.viewing === undefined ? where === "current" : r.revision === ctx.viewing;
+  const view = onScreen ? null : el("a", {
+    class: "linklike hist-view", href: ctx.revisionHref(r.revision),
+    title: where === "current" ? "Back to the current revision" : "Show this revision as it was, read-only",
+  }, where === "current" ? "Back to it" : "View");
+  const compare = onScreen ? null : el("button", {
+    type: "button", class: "linklike hist-compare", title: "What differs between this revision and the one on screen",
+    onclick: () => ctx.actions.openCompare(r.revision),
+  }, "Compare");
+  item.append(el("div", { class: "hist-actions" }, view, compare,
+    el("a", { class: "linklike hist-download", href: ctx.downloadHref({ revision: r.revision }), download: "" }, "Download"),
     recipe));
   return item;
 }
@@ -181,16 +192,17 @@ export function renderHistoryPanel(root, ctx) {
   const summary = ctx.summary || {};
   const list = el("ol", { class: "hist-list", id: "history-list", reversed: true });
   const status = el("div", { class: "muted hist-status" }, "Loading the revisions…");
-  const undo = el("button", { type: "button", class: "btn btn-small", id: "history-undo", disabled: !summary.can_undo, onclick: () => ctx.actions.undo() }, "Undo");
-  const redo = el("button", { type: "button", class: "btn btn-small", id: "history-redo", disabled: !summary.can_redo, onclick: () => ctx.actions.redo() }, "Redo");
+  const past = ctx.viewing !== null && ctx.viewing !== undefined;
+  const undo = el("button", { type: "button", class: "btn btn-small", id: "history-undo", disabled: past || !summary.can_undo, onclick: () => ctx.actions.undo() }, "Undo");
+  const redo = el("button", { type: "button", class: "btn btn-small", id: "history-redo", disabled: past || !summary.can_redo, onclick: () => ctx.actions.redo() }, "Redo");
   root.append(
     el("header", { class: "panel-head" },
       el("div", { class: "panel-kicker" }, "History"),
       el("h2", { class: "panel-title" }, "Revisions"),
-      el("div", { class: "panel-subtitle" }, `now at revision ${summary.revision ?? "?"}`)),
+      el("div", { class: "panel-subtitle" }, past ? `now at revision ${summary.head}; revision ${summary.revision} on screen` : `now at revision ${summary.revision ?? "?"}`)),
     el("section", { class: "panel-section hist-section" },
       el("div", { class: "ed-row hist-controls" }, undo, redo,
-        el("span", { class: "muted ed-hint" }, "Each edit makes a revision; undo and redo move between them.")),
+        el("span", { class: "muted ed-hint" }, "Each edit makes a revision; undo and redo move between them. View shows any revision as it was.")),
       status, list));
   ctx.actions.loadRevisions().then((data) => {
     const revisions = [...(data.revisions || [])].sort((a, b) => b.revision - a.revision);

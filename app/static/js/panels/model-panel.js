@@ -6,7 +6,7 @@
 // conversion, shape inference, clean-up, subgraph extraction) and the download choices
 // (model-tools.js).
 import { busyIn, el, clear } from "../widgets/dom.js";
-import { disclosure } from "../editing/edit-forms.js";
+import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
 import { formatBytes, formatNumber } from "../lib/format.js";
 import { costsSection } from "./costs-section.js";
@@ -161,7 +161,7 @@ export function renderModelPanel(root, summary, ctx) {
   if (ctx.actions && ctx.actions.loadStats) root.append(costsSection(ctx));
 
   const counts = summary.counts || {};
-  const editing = !!(ctx.actions && ctx.actions.edit);
+  const editing = canEdit(ctx);
   root.append(section("Properties", propertyList([
     ["IR version", summary.ir_version === undefined ? "" : mono(formatNumber(summary.ir_version))],
     ["Opsets", opsetText(summary.opset_import)],
@@ -180,16 +180,19 @@ export function renderModelPanel(root, summary, ctx) {
   if (summary.doc_string) root.append(section("Documentation", markdownBlock(summary.doc_string, { cls: "doc model-doc" })));
   if (graph && !graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
 
-  root.append(section("Model metadata", metadataEditor(summary.metadata_props || [], ctx)));
+  const props = summary.metadata_props || [];
+  root.append(section("Model metadata", editing ? metadataEditor(props, ctx)
+    : props.length ? keyValueList(props, { cls: "model-metadata" }) : el("p", { class: "muted" }, "None.")));
   if (editing) {
     const io = section("Graph inputs and outputs", ...ioOverview(ctx));
     io.id = "model-io";
     const tools = section("Tools", ...modelTools(summary, ctx).filter(Boolean));
     tools.id = "model-tools";
-    const downloads = section("Download", downloadChoices(summary, ctx));
-    downloads.id = "downloads";
-    root.append(io, tools, downloads);
+    root.append(io, tools);
   }
+  const downloads = section("Download", downloadChoices(summary, ctx));
+  downloads.id = "downloads";
+  root.append(downloads);
 
   const fns = summary.functions || [];
   if (fns.length) root.append(section(`Functions (${fns.length})`, functionList(fns, ctx)));

@@ -7,7 +7,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { attributeRow } from "./attribute-view.js";
 import { nodeDeviceConfigurations } from "./device-config.js";
-import { disclosure } from "../editing/edit-forms.js";
+import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
 import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "../editing/node-edit.js";
@@ -132,7 +132,7 @@ export function renderNodePanel(root, node, ctx) {
   const flags = el("div", { class: "panel-flags" });
   root.append(flags);
 
-  const editing = !!(ctx.actions && ctx.actions.edit);
+  const editing = canEdit(ctx);
   root.append(section("Properties", propertyList([
     ["Name", editing ? renameNodeForm(node, c) : node.name ? mono(node.name) : ""],
     ["Operator", mono(node.op_type)],

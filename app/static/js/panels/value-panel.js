@@ -5,7 +5,7 @@
 // everywhere, making it a graph output, and an initializer's values (replace from .npy or JSON,
 // save as .npy, delete when unused).
 import { el, clear } from "../widgets/dom.js";
-import { editForm, submit } from "../editing/edit-forms.js";
+import { canEdit, editForm, submit } from "../editing/edit-forms.js";
 import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
 import { formatDims, formatNumber, formatType } from "../lib/format.js";
@@ -180,16 +180,17 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   root.append(...docAndMetadata(name, facts));
   const quant = quantizationSection(name, graph, ctx);
   if (quant) root.append(quant);
-  root.append(...ioSections(name, facts, ctx));
+  const editing = canEdit(ctx);
+  if (editing) root.append(...ioSections(name, facts, ctx));
   if (facts.initializer && facts.initializer.ref) {
     const init = facts.initializer;
     const values = section("Values", tensorView(init.ref, ctx.actions.loadTensor));
     if (!init.sparse) values.append(npyDownload({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, npyFilename(name)));
     root.append(values);
-    if (!init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
+    if (editing && !init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
   }
   if (ctx.model) root.append(producedAndRead(name, ctx));
-  const edits = tensorEditSection(name, facts, ctx, box);
+  const edits = editing ? tensorEditSection(name, facts, ctx, box) : null;
   if (edits) root.append(edits);
   if (box && box.kind === "outer" && !box.id.startsWith("init:")) {
     root.append(el("p", { class: "muted panel-note" }, box.enclosing
