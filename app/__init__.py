@@ -33,10 +33,13 @@ def create_app(config: dict | None = None) -> Flask:
 
     check_protobuf_backend()
 
+    from .web.template_cache import SHARED
+
     class StudioFlask(Flask):
         json_provider_class = OrjsonProvider
 
     app = StudioFlask(__name__)
+    app.jinja_options = {**app.jinja_options, "bytecode_cache": SHARED}  # before jinja_env is made
     app.config.update(
         DATA_DIR=str(default_data_dir()),
         MAX_CONTENT_LENGTH=8 * 1024**3,

@@ -9,18 +9,14 @@ import numpy as np
 import onnx
 import pytest
 from protowalk import graph_paths
-from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload, wheel_models
+from testkit import ONNX_DATA, corpus_app, node_testcase_names, node_testcases, upload, wheel_models
 
 pytestmark = pytest.mark.corpus
 
 
-@pytest.fixture
-def app(tmp_path):
-    """Every tensor with raw_data stored as a blob of its own: the store's split path
-    (store/wire.py) on the whole corpus, not only on tensors of 4 KiB and more."""
-    from app import create_app
-
-    return create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "STORE_SPLIT_MIN_BYTES": 1})
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    return corpus_app(tmp_path_factory)
 
 
 EDITABLE = {

@@ -121,10 +121,11 @@ class Served:
         return code
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "postgresql+s3"])
+@pytest.fixture(params=["sqlite", "postgresql+s3"])
 def served(request, tmp_path):
-    """4 gunicorn workers over SQLite and a blob folder, over a PostgreSQL database of their own
-    and a blob folder, or over PostgreSQL and S3 (moto_server) — a team's server."""
+    """4 gunicorn workers over SQLite and a blob folder (one host), or over PostgreSQL and S3
+    (moto_server): a team's server. PostgreSQL over a blob folder, the mix of the two, is
+    started and served in test_json_log_lines_with_request_ids."""
     import secrets
 
     database_url = blob_url = None
@@ -199,6 +200,7 @@ def test_concurrent_uploads_and_downloads_are_byte_exact(served):
     assert len(listed) == 24
 
 
+@pytest.mark.parametrize("served", ["sqlite", "postgresql", "postgresql+s3"], indirect=True)
 def test_json_log_lines_with_request_ids(served, tmp_path):
     status, _, headers = served.request("GET", "/api/models/nope")
     assert status == 404

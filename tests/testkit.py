@@ -12,6 +12,17 @@ import onnx
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 
 
+def corpus_app(tmp_path_factory):
+    """The app the corpus tests share, one per module: every tensor with raw_data stored as a
+    blob of its own (the store's split path, store/wire.py, on the whole corpus, not only on
+    tensors of 4 KiB and more). Each test uploads its own model and reads only that one back;
+    an app made per test was half of each test's time over ~2,000 models."""
+    from app import create_app
+
+    folder = tmp_path_factory.mktemp("corpus")
+    return create_app({"DATA_DIR": str(folder / "data"), "TESTING": True, "STORE_SPLIT_MIN_BYTES": 1})
+
+
 def upload(client, data: bytes, name: str = "model.onnx", extra: list[tuple[bytes, str]] = ()):
     files = [(io.BytesIO(data), name)] + [(io.BytesIO(d), n) for d, n in extra]
     return client.post("/api/models", data={"file": files}, content_type="multipart/form-data")
