@@ -315,3 +315,70 @@ def test_a_link_from_before_a_delete_opens_the_same_node(page, server):
         names,
     )
     assert spelled == [named_segment(n) for n in names]
+
+
+def branching() -> onnx.ModelProto:
+    """x -> Relu -> (Sigmoid, Tanh) -> Add -> y: a fork and a join."""
+    nodes = [
+        h.make_node("Relu", ["x"], ["r"], name="relu"),
+        h.make_node("Sigmoid", ["r"], ["s"], name="sig"),
+        h.make_node("Tanh", ["r"], ["t"], name="tanh"),
+        h.make_node("Add", ["s", "t"], ["y"], name="add"),
+    ]
+    graph = h.make_graph(
+        nodes, "fork", [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, [2])]
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_arrow_keys_step_along_the_lines(page, server):
+    summary = upload(page, server, branching(), "fork.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n0")
+    assert selected_ids(page) == ["n0"]
+    page.locator("#graph").focus()
+
+    def press(key: str, expected: str) -> None:
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "id => document.querySelector(`#graph g.box.selected[data-box='${id}']`)",
+            arg=expected,
+        )
+
+    press("ArrowDown", "n1")  # the first reader of relu's output
+    # the other reader, left or right of it as drawn, and round again
+    x = {n: page.locator(f"#graph g.box[data-node-id='{n}']").bounding_box()["x"] for n in ("n1", "n2")}
+    sideways = "ArrowRight" if x["n2"] > x["n1"] else "ArrowLeft"
+    press(sideways, "n2")
+    press(sideways, "n1")
+    press("ArrowDown", "n3")  # the join
+    press("ArrowUp", "n1")  # what makes its first input
+    press("ArrowUp", "n0")
+    assert page.locator("#sidebar .panel-title").text_content() == "Relu"
+    # from the node up to the graph input's box, and the sidebar follows
+    page.keyboard.press("ArrowUp")
+    page.wait_for_selector("#sidebar[data-panel=input]")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'Relu'")
+
+
+def test_an_arrow_step_into_a_collapsed_group_opens_it(page, server):
+    summary = upload(page, server, bert_like(12), "bert_like.onnx")
+    open_model(page, server, summary["id"])
+    drawn = "() => [...document.querySelectorAll('#graph g.box[data-node-id]')].map(e => e.dataset.nodeId)"
+    first_view = set(page.evaluate(drawn))
+    assert page.locator("#graph [data-collapsed=true]").count() > 0
+    start = page.locator("#graph g.box[data-node-id]").first.get_attribute("data-node-id")
+    page.locator(f"#graph g.box[data-node-id='{start}']").click()
+    page.locator("#graph").focus()
+    for _ in range(12):  # down the main line until a step lands on a node the first view kept in a group
+        page.keyboard.press("ArrowDown")
+        page.wait_for_timeout(150)
+        wait_ready(page)
+        (sel,) = selected_ids(page)
+        if sel not in first_view:
+            break
+    assert sel not in first_view, "no step went into a group"
+    # its group opened: the node is drawn, selected, in the window, its panel open
+    assert page.locator(f"#graph g.box[data-node-id='{sel}']").is_visible()
+    assert in_window(page, f"#graph g.box[data-node-id='{sel}']")
+    assert page.locator("#sidebar").get_attribute("data-panel") == "node"

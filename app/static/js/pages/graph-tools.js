@@ -1,7 +1,7 @@
 // The drawing's own controls: expand/collapse all, what boxes show, upstream/downstream trace,
 // search with a result list, following a tensor to its consumers, the minimap, SVG/PNG export
 // and the keyboard shortcuts (find: Ctrl/Cmd+F or "/", fit: f, back from a subgraph: Backspace
-// or Alt+Left, Escape clears). model-page.js calls initGraphTools once.
+// or Alt+Left, Escape clears, arrows step along the lines). model-page.js calls initGraphTools once.
 import { el, clear } from "../widgets/dom.js";
 import { exportPng, exportSvg } from "../renderers/export-view.js";
 import { ancestorsOf } from "../pipeline/grouping.js";
@@ -9,6 +9,7 @@ import { subgraphsOf } from "../pipeline/graph-model.js";
 import { Minimap } from "../renderers/minimap.js";
 import { ModelSearch, placeOf, searchable, statusText, targetOf } from "../pipeline/search.js";
 import { buildHash } from "./state.js";
+import { arrowStep } from "../pipeline/arrow-steps.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -16,7 +17,7 @@ function typing(target) {
   return target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable);
 }
 
-export function initGraphTools({ view, graphEl, state, select, selectBox }) {
+export function initGraphTools({ view, graphEl, state, select, selectBox, selectedBox }) {
   const tools = $("graph-tools");
   if (!tools) return;
   const buttons = /** @type {Record<"home" | "fit" | "find" | "expandAll" | "collapseAll" | "names" | "attrs" | "trace" | "svg" | "png" | "keys", HTMLButtonElement>} */ ({
@@ -247,6 +248,35 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
     }
   }
 
+  // ------------------------------------------------------------ arrow keys: along the lines
+
+  /** @type {import("../pipeline/arrow-steps.js").Choice | null} */
+  let lastChoice = null;
+  const xOf = (id) => {
+    const drawn = view.drawnIdOf(id);
+    const r = drawn ? view.view.rectOf(drawn) : null;
+    return r ? r.x : Infinity;
+  };
+  /** Step the selection with an arrow key; false when the key is not for that here. */
+  const arrow = (key) => {
+    if (!state.model || !view.model || busy()) return false;
+    const sel = state.selection;
+    if (sel && sel.kind === "tensor") {
+      // a line: up to what makes it, down to what reads it
+      const to = key === "ArrowUp" ? state.model.producer.get(sel.id) : key === "ArrowDown" ? (state.model.consumers.get(sel.id) || [])[0] : null;
+      if (to) selectBox(to, { reveal: true });
+      return key === "ArrowUp" || key === "ArrowDown";
+    }
+    const start = selectedBox();
+    if (!start || !state.model.boxes.has(start)) return false;
+    const step = arrowStep(view.neighbours(), view.shownBoxOf(start), key, lastChoice, xOf);
+    if (step) {
+      lastChoice = step.choice;
+      selectBox(step.to, { reveal: true });
+    }
+    return true;
+  };
+
   // ------------------------------------------------------------ keyboard
 
   document.addEventListener("keydown", (e) => {
@@ -283,5 +313,9 @@ export function initGraphTools({ view, graphEl, state, select, selectBox }) {
       const nk = Math.max(0.005, Math.min(4, k * (e.key === "-" ? 1 / 1.25 : 1.25)));
       view.view.setView(w / 2 - ((w / 2 - x) / k) * nk, h / 2 - ((h / 2 - y) / k) * nk, nk);
     } else if (!mod && e.key === "?") keysHelp.hidden = !keysHelp.hidden;
+    else if (!mod && !e.altKey && !e.shiftKey && e.key.startsWith("Arrow") && !(/** @type {Element} */ (e.target).closest("#sidebar, [role=listbox]"))) {
+      // (in the sidebar they scroll it, as ever)
+      if (arrow(e.key)) e.preventDefault();
+    }
   });
 }

@@ -947,7 +947,7 @@ async function showDataFile(summary) {
   setGraphState("ready", "");
 }
 
-initGraphTools({ view, graphEl, state, select, selectBox });
+initGraphTools({ view, graphEl, state, select, selectBox, selectedBox: () => boxIdOf(state.selection) });
 start();
 
 
