@@ -50,7 +50,7 @@ def open_with_checks_held(page, small_limit_server, doc: str) -> list:
     model.doc_string = doc
     record = app.extensions["store"].create_model("big.onnx", model.SerializeToString())
     held: list = []
-    page.route("**/api/models/*/validation", lambda route: held.append(route))
+    page.route("**/api/models/*/validation?*", lambda route: held.append(route))
     page.goto(f"{server}/models/{record.id}")
     wait_ready(page)
     return held
