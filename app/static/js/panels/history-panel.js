@@ -171,11 +171,13 @@ function revisionItem(r, where, ctx, name) {
     title: "The edits from the original up to this revision, as JSON: `onnx-studio apply MODEL.onnx RECIPE.json -o OUT.onnx` replays them on the next export of the model",
   }, "Download recipe");
   // any revision can be looked at (read-only unless it is the current one) and compared with
-  const onScreen = ctx.viewing === null || ctx.viewing === undefined ? where === "current" : r.revision === ctx.viewing;
+  // (the page may show an older head than the list, changed elsewhere meanwhile: "Show it")
+  const onScreen = r.revision === (ctx.summary || {}).revision;
+  const past = ctx.viewing !== null && ctx.viewing !== undefined;
   const view = onScreen ? null : el("a", {
     class: "linklike hist-view", href: ctx.revisionHref(r.revision),
-    title: where === "current" ? "Back to the current revision" : "Show this revision as it was, read-only",
-  }, where === "current" ? "Back to it" : "View");
+    title: where === "current" ? "The current revision, where edits are made" : "Show this revision as it was, read-only",
+  }, where !== "current" ? "View" : past ? "Back to it" : "Show it");
   const compare = onScreen ? null : el("button", {
     type: "button", class: "linklike hist-compare", title: "What differs between this revision and the one on screen",
     onclick: () => ctx.actions.openCompare(r.revision),
