@@ -370,9 +370,13 @@ def test_an_arrow_step_into_a_collapsed_group_opens_it(page, server):
     start = page.locator("#graph g.box[data-node-id]").first.get_attribute("data-node-id")
     page.locator(f"#graph g.box[data-node-id='{start}']").click()
     page.locator("#graph").focus()
+    sel = start
     for _ in range(12):  # down the main line until a step lands on a node the first view kept in a group
         page.keyboard.press("ArrowDown")
-        page.wait_for_timeout(150)
+        page.wait_for_function(
+            "was => { const s = document.querySelector('#graph g.box.selected[data-node-id]'); return s && s.dataset.nodeId !== was; }",
+            arg=sel,
+        )
         wait_ready(page)
         (sel,) = selected_ids(page)
         if sel not in first_view:
