@@ -272,6 +272,23 @@ def _paths() -> dict:
                 "responses": {"200": _json("Summary"), "400": _ERROR, "404": _ERROR, "409": _ERROR},
             }
         },
+        f"{m}/restore": {
+            "post": {
+                "summary": "Make what an earlier revision holds the head again, as a new revision",
+                "parameters": [_ID],
+                "requestBody": _json_body(
+                    {
+                        "type": "object",
+                        "required": ["base", "revision"],
+                        "properties": {
+                            "base": {"type": "integer", "description": "the head (409 unless it still is)"},
+                            "revision": {"type": "integer", "description": "the revision to restore"},
+                        },
+                    }
+                ),
+                "responses": {"200": _json("EditResult"), "400": _ERROR, "404": _ERROR, "409": _ERROR},
+            }
+        },
         f"{m}/revisions": _get("Revision history with the ops of each", [_ID], _json("Revisions"), "404"),
         f"{m}/run": {
             "post": {

@@ -8,7 +8,7 @@ import io
 import orjson
 from flask import request, send_file
 
-from ..edits.recipe import make_recipe, revision_path
+from ..edits.recipe import make_recipe, recipe_parents, restored_from, revision_path
 from . import bp
 from .documents import revision_number, store
 from .file_names import file_name
@@ -25,8 +25,9 @@ def get_recipe(model_id):
     start = 0 if start is None else start
     end = record.head if end is None else end
     revisions = {r.rev: r for r in s.revisions(model_id)}
-    path = revision_path({rev: r.parent for rev, r in revisions.items()}, start, end)
-    recipe = make_recipe(record.name, start, end, [(rev, revisions[rev].ops) for rev in path], read_uploaded_blob)
+    path = revision_path(recipe_parents({rev: (r.parent, r.ops) for rev, r in revisions.items()}), start, end)
+    batches = [(rev, revisions[rev].ops) for rev in path if restored_from(revisions[rev].ops) is None]
+    recipe = make_recipe(record.name, start, end, batches, read_uploaded_blob)
     body = orjson.dumps(recipe, option=orjson.OPT_INDENT_2)
     stem = file_name(record.name).removesuffix(".onnx")
     return send_file(

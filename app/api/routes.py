@@ -15,6 +15,7 @@ import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
+from ..edits.recipe import restore_op
 from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
 from ..errors import NotFound, StudioError
 from ..onnx_io import offload, traverse
@@ -644,6 +645,43 @@ def undo(model_id):
 def redo(model_id):
     store().redo(model_id, _optional_base())
     return jsonify(summary_of(model_id))
+
+
+@bp.post("/models/<model_id>/restore")
+def restore(model_id):
+    """`{"base": HEAD, "revision": N}`: what revision N holds becomes the head again, as a new
+    revision after the head (the history keeps everything between; nothing is copied)."""
+    body = json_object('{"base": REVISION, "revision": REVISION}')
+    for key in ("base", "revision"):
+        if not isinstance(body.get(key), int) or isinstance(body.get(key), bool):
+            raise StudioError("bad_request", f'"{key}" must be a revision number')
+    base, rev = body["base"], body["revision"]
+    s = store()
+    record = s.model(model_id)
+    for asked in (base, rev):
+        if not 0 <= asked < 2**63:  # no revision number an index can even hold
+            raise StudioError("unknown_revision", f"model {model_id} has no revision {asked}", 404)
+    old = s.revision(model_id, rev)  # 404 unknown_revision
+    if record.head != base:
+        raise StudioError(
+            "stale_base",
+            f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry",
+            409,
+        )
+    head = s.revision(model_id, base)
+    if (old.blob, old.external) == (head.blob, head.external):
+        return jsonify(
+            {
+                "revision": base,
+                "changes": [],
+                "unchanged": True,
+                "message": "nothing changed",
+                "summary": summary_of(model_id),
+            }
+        )
+    changes = [f"the model as revision {rev} held it"]
+    new_rev = s.restore(model_id, base, rev, [restore_op(rev)], changes)
+    return jsonify({"revision": new_rev, "changes": changes, "summary": summary_of(model_id)})
 
 
 @bp.get("/models/<model_id>/revisions")

@@ -22,6 +22,31 @@ from .apply import EditResult, apply_edits
 
 FORMAT = "onnx-studio-recipe/1"
 
+# A revision made by restoring an earlier one (POST .../restore) records this op alone: not an
+# edit to replay, and a recipe to it follows the edits to the revision it restored.
+RESTORE = "restore_revision"
+
+
+def restore_op(rev: int) -> dict:
+    return {"op": RESTORE, "revision": rev}
+
+
+def restored_from(ops: list) -> int | None:
+    """The revision a revision's ops restored, or None for edits."""
+    if len(ops) == 1 and isinstance(ops[0], dict) and ops[0].get("op") == RESTORE:
+        return ops[0]["revision"]
+    return None
+
+
+def recipe_parents(history: dict[int, tuple[int | None, list]]) -> dict[int, int | None]:
+    """Each revision's parent as a recipe follows the history ({rev: (parent, ops)}): a restored
+    revision's is the revision it restored (it holds that content, whatever came between)."""
+    out = {}
+    for rev, (parent, ops) in history.items():
+        restored = restored_from(ops)
+        out[rev] = parent if restored is None else restored
+    return out
+
 
 def revision_path(parents: dict[int, int | None], start: int, end: int) -> list[int]:
     """The revisions after `start` up to `end`, in order, along the revision tree (`parents`:

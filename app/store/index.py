@@ -180,6 +180,38 @@ class SqlIndex:
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
 
+    def restore(self, model_id: str, base: int, rev: int, ops: list, changes: list) -> int:
+        """A new revision on `base` (still the head) holding what revision `rev` holds: its
+        graph, tensors, files and verdicts, the same blobs (nothing is copied)."""
+        with self._conn() as c:
+            c.begin()
+            self._locked_record(c, model_id, base)
+            row = c.execute("SELECT * FROM revisions WHERE model_id = ? AND rev = ?", (model_id, rev)).fetchone()
+            if row is None:
+                raise NotFound("unknown_revision", f"model {model_id} has no revision {rev}")
+            old = _revision(row)
+            new_rev = c.execute(
+                "SELECT COALESCE(MAX(rev), -1) + 1 AS next FROM revisions WHERE model_id = ?", (model_id,)
+            ).fetchone()["next"]
+            _insert_revision(
+                c,
+                model_id,
+                new_rev,
+                base,
+                time.time(),
+                blob=old.blob,
+                external=old.external,
+                tensors=old.tensors,
+                source=old.source,
+                ops=ops,
+                changes=changes,
+                runtime=old.runtime,
+                invalid=old.invalid,
+                card=old.card,
+            )
+            c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
+        return new_rev
+
     def set_card(self, model_id: str, rev: int, card: dict) -> None:
         """Record a revision's card (store/card.py), made later for one stored without it."""
         with self._conn() as c:

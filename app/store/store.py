@@ -198,6 +198,12 @@ class Store:
             }
             return self.index.commit_revision(model_id, base, revision)
 
+    def restore(self, model_id: str, base: int, rev: int, ops: list, changes: list) -> int:
+        """Make what revision `rev` holds the head again, as a new revision on `base` (edits/
+        recipe.py restore_op): its blobs are the ones `rev` references."""
+        with self._intent():
+            return self.index.restore(model_id, base, rev, ops, changes)
+
     def _external_entry(self, content):
         if isinstance(content, Path):
             return {"path": str(content.resolve()), "size": content.stat().st_size}

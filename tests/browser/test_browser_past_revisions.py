@@ -134,3 +134,25 @@ def test_compare_from_the_history(page, server):
     changed.wait_for()
     assert "alpha" in changed.text_content()
     assert page.locator("#graph g.box.diff-changed[data-node-id='n1']").count() == 1
+
+
+def test_restore_an_earlier_revision_from_its_view(page, server):
+    model = tiny_cnn()
+    summary = upload(page, server, model, "tiny_cnn.onnx")
+    mid = summary["id"]
+    edit(page, server, mid, 0, {"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.2})
+    edit(page, server, mid, 1, {"op": "set_metadata", "key": "stage", "value": "late"})
+    open_model(page, server, mid, "#at=0&path=&node=n1")
+    page.locator("#past-restore").click()
+    wait_revision(page, 3)
+    assert page.locator("#past-revision").is_hidden()
+    assert "Revision 0 restored as revision 3" in page.locator("#toast").text_content()
+    # the node still selected, editable, with revision 0's value
+    assert "at" not in hash_params(page) and hash_params(page)["node"] == "@%2Ffeatures%2Fact1%2FLeakyRelu"
+    panel = page.locator("#sidebar")
+    assert panel.locator("[data-attr=alpha] input[name=value]").input_value() == "0.1"
+    body = page.request.get(f"{server}/api/models/{mid}/download").body()
+    assert body == model.SerializeToString()
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert "Restore revision 0" in panel.locator("#history-list > li[data-revision='3'] .hist-op").text_content()

@@ -228,6 +228,11 @@ export function postEdits(id, base, ops) {
   return request("POST", `/api/models/${enc(id)}/edits`, { base, ops });
 }
 
+/** What revision `revision` holds made the head again, as a new revision after `base` (the head). */
+export function restoreRevision(id, base, revision) {
+  return request("POST", `/api/models/${enc(id)}/restore`, { base, revision });
+}
+
 export function undo(id, base) {
   return request("POST", `/api/models/${enc(id)}/undo`, base === undefined ? {} : { base });
 }

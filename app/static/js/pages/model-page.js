@@ -434,8 +434,33 @@ function renderPastBanner() {
   if (banner.hidden) return;
   const back = el("button", { type: "button", class: "btn btn-small btn-primary", id: "past-back" }, `Back to revision ${s.head}`);
   back.addEventListener("click", () => { window.location.hash = revisionHash(s.head); });
+  const restore = el("button", {
+    type: "button", class: "btn btn-small", id: "past-restore", disabled: state.busy,
+    title: `Make what revision ${s.revision} holds the current model again: a new revision after ${s.head}, which stays in the history`,
+  }, "Restore it");
+  restore.addEventListener("click", () => restoreViewed());
   const words = `, as it was: read-only. The model is now at revision ${s.head}; edits, undo and redo start there.`;
-  banner.append(el("span", { class: "past-words", title: `Revision ${s.revision}${words}` }, el("strong", {}, `Revision ${s.revision}`), words), back);
+  banner.append(el("span", { class: "past-words", title: `Revision ${s.revision}${words}` }, el("strong", {}, `Revision ${s.revision}`), words), restore, back);
+}
+
+/** "Restore it": what the revision on screen holds becomes the head, as a new revision (POST
+ * .../restore); the page goes on there, editable, on the same graph and node (the same content). */
+async function restoreViewed() {
+  const rev = state.viewing;
+  if (rev === null || state.busy || !state.summary) return;
+  setBusy(true);
+  try {
+    const result = await withWaitStatus(waitPill, "Restoring…", () => api.restoreRevision(state.modelId, state.summary.head, rev));
+    state.viewing = null;
+    await refreshAfter(result.summary);
+    toast(result.unchanged ? `The current revision already holds what revision ${rev} holds: nothing changed.`
+      : `Revision ${rev} restored as revision ${state.summary.revision}; Undo goes back.`, "info");
+  } catch (err) {
+    toast(err.status === 409 ? `Not restored: the model was changed elsewhere. ${err.message || ""}` : `Not restored: ${err.message || err}`);
+    if (err.status === 409) await showRevision(rev);
+  } finally {
+    setBusy(false);
+  }
 }
 
 // ------------------------------------------------------------------ links

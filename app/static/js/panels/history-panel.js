@@ -84,6 +84,7 @@ export function describeOp(op, change = "") {
     }
     case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
     case "convert_opset": return `Convert to opset ${o.version}`;
+    case "restore_revision": return `Restore revision ${o.revision}`;
     default: return `${o.op || "edit"} ${short(o, 80)}`;
   }
 }
