@@ -173,9 +173,7 @@ class SqlIndex:
                     "stale_base",
                     f"revision {base} is no longer current (the model is at revision {row['head']}); reload and retry",
                 )
-            new_rev = c.execute(
-                "SELECT COALESCE(MAX(rev), -1) + 1 AS next FROM revisions WHERE model_id = ?", (model_id,)
-            ).fetchone()["next"]
+            new_rev = _next_revision(c, model_id)
             _insert_revision(c, model_id, new_rev, base, time.time(), **revision)
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
         return new_rev
@@ -190,9 +188,7 @@ class SqlIndex:
             if row is None:
                 raise NotFound("unknown_revision", f"model {model_id} has no revision {rev}")
             old = _revision(row)
-            new_rev = c.execute(
-                "SELECT COALESCE(MAX(rev), -1) + 1 AS next FROM revisions WHERE model_id = ?", (model_id,)
-            ).fetchone()["next"]
+            new_rev = _next_revision(c, model_id)
             _insert_revision(
                 c,
                 model_id,
@@ -414,6 +410,13 @@ class SqliteIndex(SqlIndex):
                     path.unlink()  # after the rows: a collector killed in between sees the file again
             finally:
                 os.close(fd)
+
+
+def _next_revision(c, model_id: str) -> int:
+    """The number a new revision of the model gets: never one it had (an undone branch keeps its)."""
+    return c.execute(
+        "SELECT COALESCE(MAX(rev), -1) + 1 AS next FROM revisions WHERE model_id = ?", (model_id,)
+    ).fetchone()["next"]
 
 
 def _insert_revision(
