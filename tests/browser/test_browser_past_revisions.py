@@ -156,3 +156,21 @@ def test_restore_an_earlier_revision_from_its_view(page, server):
     page.click("#btn-history")
     page.wait_for_selector("#history-list[data-ready=true]")
     assert "Restore revision 0" in panel.locator("#history-list > li[data-revision='3'] .hist-op").text_content()
+
+
+def test_restore_from_the_history(page, server):
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    mid = summary["id"]
+    edit(page, server, mid, 0, {"op": "set_metadata", "key": "stage", "value": "early"})
+    edit(page, server, mid, 1, {"op": "set_metadata", "key": "stage", "value": "late"})
+    open_model(page, server, mid)
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    panel = page.locator("#sidebar")
+    assert panel.locator("#history-list > li[data-revision='2'] .hist-restore").count() == 0  # the current one
+    panel.locator("#history-list > li[data-revision='1'] .hist-restore").click()
+    wait_revision(page, 3)
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert panel.locator("#history-list > li[aria-current=true]").get_attribute("data-revision") == "3"
+    meta = page.request.get(f"{server}/api/models/{mid}").json()["metadata_props"]
+    assert {p["key"]: p["value"] for p in meta}["stage"] == "early"

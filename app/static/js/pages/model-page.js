@@ -236,6 +236,7 @@ const panelContext = {
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
     // `inputs`: a reference case's ({label, inputs, dims, expected}) to run on instead of the form's
+    restore: (revision) => restoreRevision(revision),
     openCompare: (revision) => { state.panel = "compare"; selectBox(null); compareWith(`rev:${revision}`); },
     openRun: (revision, inputs = null) => { state.runCompareTo = revision; state.runInputs = inputs; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
@@ -438,16 +439,16 @@ function renderPastBanner() {
     type: "button", class: "btn btn-small", id: "past-restore", disabled: state.busy,
     title: `Make what revision ${s.revision} holds the current model again: a new revision after ${s.head}, which stays in the history`,
   }, "Restore it");
-  restore.addEventListener("click", () => restoreViewed());
+  restore.addEventListener("click", () => restoreRevision(s.revision));
   const words = `, as it was: read-only. The model is now at revision ${s.head}; edits, undo and redo start there.`;
   banner.append(el("span", { class: "past-words", title: `Revision ${s.revision}${words}` }, el("strong", {}, `Revision ${s.revision}`), words), restore, back);
 }
 
-/** "Restore it": what the revision on screen holds becomes the head, as a new revision (POST
- * .../restore); the page goes on there, editable, on the same graph and node (the same content). */
-async function restoreViewed() {
-  const rev = state.viewing;
-  if (rev === null || state.busy || !state.summary) return;
+/** "Restore it" (the banner, History): what revision `rev` holds becomes the head, as a new
+ * revision (POST .../restore); the page goes on there, editable, on the graph and node on screen
+ * (kept by name, as after an edit). */
+async function restoreRevision(rev) {
+  if (state.busy || !state.summary) return;
   setBusy(true);
   try {
     const result = await withWaitStatus(waitPill, "Restoring…", () => api.restoreRevision(state.modelId, state.summary.head, rev));
@@ -457,7 +458,10 @@ async function restoreViewed() {
       : `Revision ${rev} restored as revision ${state.summary.revision}; Undo goes back.`, "info");
   } catch (err) {
     toast(err.status === 409 ? `Not restored: the model was changed elsewhere. ${err.message || ""}` : `Not restored: ${err.message || err}`);
-    if (err.status === 409) await showRevision(rev);
+    if (err.status === 409) {  // the page catches up with the head it did not know of
+      if (state.viewing !== null) await showRevision(state.viewing);
+      else await refreshAfter(null).catch(() => {});
+    }
   } finally {
     setBusy(false);
   }

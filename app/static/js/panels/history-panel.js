@@ -183,7 +183,12 @@ function revisionItem(r, where, ctx, name) {
     type: "button", class: "linklike hist-compare", title: "What differs between this revision and the one on screen",
     onclick: () => ctx.actions.openCompare(r.revision),
   }, "Compare");
-  item.append(el("div", { class: "hist-actions" }, view, compare,
+  // what it holds made the head again (a new revision): for any but the current one
+  const restore = where === "current" ? null : el("button", {
+    type: "button", class: "linklike hist-restore", title: "Make what this revision holds the current model again: a new revision, the ones between kept",
+    onclick: () => ctx.actions.restore(r.revision),
+  }, "Restore");
+  item.append(el("div", { class: "hist-actions" }, view, compare, restore,
     el("a", { class: "linklike hist-download", href: ctx.downloadHref({ revision: r.revision }), download: "" }, "Download"),
     recipe));
   return item;
