@@ -23,3 +23,10 @@ class NotFound(StudioError):
 
 class Conflict(StudioError):
     status = 409
+
+
+def stale_base(base: int, head: int) -> Conflict:
+    """An edit, undo, redo or restore made from a revision that is no longer the head."""
+    return Conflict(
+        "stale_base", f"revision {base} is no longer current (the model is at revision {head}); reload and retry"
+    )

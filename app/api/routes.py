@@ -17,7 +17,7 @@ from flask import current_app, jsonify, request, send_file
 from ..edits import apply_edits, describe
 from ..edits.recipe import restore_op
 from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
-from ..errors import NotFound, StudioError
+from ..errors import NotFound, StudioError, stale_base
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
 from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, normalize_location, unpack_zip
@@ -460,6 +460,24 @@ def get_npy(model_id, ref):
     return resp
 
 
+def _stored_revision(model_id: str, rev: int):
+    """Revision `rev` of the model: 404 for a model or revision it never had (any integer)."""
+    if not 0 <= rev < 2**63:  # no revision number an index can even hold
+        store().model(model_id)  # an unknown model is said first
+        raise NotFound("unknown_revision", f"model {model_id} has no revision {rev}")
+    return store().revision(model_id, rev)
+
+
+def _head_revision(model_id: str, base: int):
+    """Revision `base`, which a change starts from: 404 when the model never had it, 409 when it
+    is no longer the head (the index checks again as it commits)."""
+    revision = _stored_revision(model_id, base)
+    head = store().model(model_id).head
+    if head != base:
+        raise stale_base(base, head)
+    return revision
+
+
 @bp.post("/models/<model_id>/edits")
 def post_edits(model_id):
     body = json_object('{"base": REVISION, "ops": [...]}')
@@ -470,16 +488,7 @@ def post_edits(model_id):
     if not isinstance(allow_invalid, bool):
         raise StudioError("bad_request", '"allow_invalid" must be true or false')
     s = store()
-    record = s.model(model_id)
-    if not 0 <= base < 2**63:  # no revision number an index can even hold
-        raise StudioError("unknown_revision", f"model {model_id} has no revision {base}", 404)
-    revision = s.revision(model_id, base)  # 404 unknown_revision for one the model never had
-    if record.head != base:
-        raise StudioError(
-            "stale_base",
-            f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry",
-            409,
-        )
+    revision = _head_revision(model_id, base)
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
     base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
@@ -657,18 +666,8 @@ def restore(model_id):
             raise StudioError("bad_request", f'"{key}" must be a revision number')
     base, rev = body["base"], body["revision"]
     s = store()
-    record = s.model(model_id)
-    for asked in (base, rev):
-        if not 0 <= asked < 2**63:  # no revision number an index can even hold
-            raise StudioError("unknown_revision", f"model {model_id} has no revision {asked}", 404)
-    old = s.revision(model_id, rev)  # 404 unknown_revision
-    if record.head != base:
-        raise StudioError(
-            "stale_base",
-            f"revision {base} is no longer current (the model is at revision {record.head}); reload and retry",
-            409,
-        )
-    head = s.revision(model_id, base)
+    old = _stored_revision(model_id, rev)
+    head = _head_revision(model_id, base)
     if (old.blob, old.external) == (head.blob, head.external):
         return jsonify(
             {

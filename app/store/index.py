@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import Conflict, NotFound, StudioError
+from ..errors import NotFound, StudioError, stale_base
 from .records import ModelRecord, Revision
 
 SCHEMA = """
@@ -165,14 +165,7 @@ class SqlIndex:
         """Store a new revision whose parent is `base`, if `base` is still the head."""
         with self._conn() as c:
             c.begin()
-            row = c.execute("SELECT head FROM models WHERE id = ?" + c.for_update, (model_id,)).fetchone()
-            if row is None:
-                raise NotFound("unknown_model", f"no model with id {model_id!r}")
-            if row["head"] != base:
-                raise Conflict(
-                    "stale_base",
-                    f"revision {base} is no longer current (the model is at revision {row['head']}); reload and retry",
-                )
+            self._locked_record(c, model_id, base)
             new_rev = _next_revision(c, model_id)
             _insert_revision(c, model_id, new_rev, base, time.time(), **revision)
             c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
@@ -339,10 +332,7 @@ class SqlIndex:
         if record is None:
             raise NotFound("unknown_model", f"no model with id {model_id!r}")
         if base is not None and record["head"] != base:
-            raise Conflict(
-                "stale_base",
-                f"revision {base} is no longer current (the model is at revision {record['head']}); reload and retry",
-            )
+            raise stale_base(base, record["head"])
         return record
 
 
