@@ -111,14 +111,23 @@ def test_a_link_to_an_earlier_revision_opens_it_read_only(page, server):
     )
     assert [n.op_type for n in model.graph.node][2] == "MaxPool"
 
-    # a revision the model doesn't have: said, and the current one shown
+    # a revision the model doesn't have: said, and the current one shown (a fresh page: the same
+    # page given another hash only navigates within it)
+    page.goto("about:blank")
     open_model(page, server, mid, "#at=7")
     assert toolbar_revision(page) == "rev 1"
     assert "no revision 7" in page.locator("#toast").text_content()
     # a link to the current revision by at= is simply the current revision, editable
+    page.goto("about:blank")
     open_model(page, server, mid, "#at=1&path=&node=n1")
     assert toolbar_revision(page) == "rev 1" and page.locator("#past-revision").is_hidden()
     assert page.locator("#sidebar .ed-rename-node").count() == 1
+    # and within the page, a hash naming a revision it doesn't have: said, the page stays
+    page.evaluate("() => { window.location.hash = '#at=9'; }")
+    page.wait_for_function(
+        "() => (document.getElementById('toast').textContent || '').includes('Revision 9 could not be shown')"
+    )
+    assert toolbar_revision(page) == "rev 1" and page.locator("#past-revision").is_hidden()
 
 
 def test_compare_from_the_history(page, server):
