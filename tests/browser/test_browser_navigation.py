@@ -386,3 +386,31 @@ def test_an_arrow_step_into_a_collapsed_group_opens_it(page, server):
     assert page.locator(f"#graph g.box[data-node-id='{sel}']").is_visible()
     assert in_window(page, f"#graph g.box[data-node-id='{sel}']")
     assert page.locator("#sidebar").get_attribute("data-panel") == "node"
+
+
+def test_arrow_keys_on_a_selected_group_step_from_group_to_group(page, server):
+    """A reader walking the collapsed layers of a BERT steps layer to layer: ↓ from a selected
+    group selects what reads its values as drawn (the next layer, still collapsed), ↑ comes back."""
+    summary = upload(page, server, bert_like(12), "bert_like.onnx")
+    open_model(page, server, summary["id"])
+    collapsed = "#graph g.group[data-collapsed=true]"
+    closed = page.locator(collapsed).count()
+    assert closed >= 3
+    first = page.locator(collapsed).first.get_attribute("data-group-id")
+    reveal(page, group=first)
+    page.wait_for_selector(f"#graph g.group.selected[data-group-id='{first}']")
+    page.locator("#graph").focus()
+
+    def step(key: str, was: str) -> str:
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "was => { const s = document.querySelector('#graph g.group.selected'); return s && s.dataset.groupId !== was; }",
+            arg=was,
+        )
+        wait_ready(page)
+        return page.locator("#graph g.group.selected").get_attribute("data-group-id")
+
+    second = step("ArrowDown", first)
+    assert page.locator("#sidebar").get_attribute("data-panel") == "group"
+    assert page.locator(collapsed).count() == closed  # nothing opened on the way
+    assert step("ArrowUp", second) == first

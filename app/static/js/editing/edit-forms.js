@@ -2,7 +2,7 @@
 // pickers, shapes, operator lists (from op-catalog.js, loaded on first use), disclosures that
 // open a form in place, and running a form's edit with its error shown inline in plain words.
 import { el } from "../widgets/dom.js";
-import { parseJSON } from "../lib/api.js";
+import { exactInteger, parseJSON } from "../lib/api.js";
 import { fieldError, showError } from "../widgets/ui.js";
 
 /** TensorProto element types, the common ones first. */
@@ -153,7 +153,7 @@ export function parseDims(text) {
 export function parseDim(text) {
   const s = String(text ?? "").trim();
   if (s === "" || s === "?") return null;
-  if (/^\d+$/.test(s)) return Number(s);
+  if (/^\d+$/.test(s)) return exactInteger(s);
   return s;
 }
 

@@ -34,10 +34,14 @@ const LONG_INTEGER = /\d{16}/;
 const LONG_INTEGERS = /(^|[:,[\s])(-?\d{16,})(?=$|[,\]}\s])/g;
 const MARK = "\u0000int:";
 
-function fromMark(v) {
-  const digits = v.slice(MARK.length);
+/** Decimal digits (an optional "-" first) -> a number, or a BigInt beyond 2^53 so none is rounded. */
+export function exactInteger(digits) {
   const n = Number(digits);
   return Number.isSafeInteger(n) ? n : BigInt(digits);
+}
+
+function fromMark(v) {
+  return exactInteger(v.slice(MARK.length));
 }
 
 function unmark(v) {

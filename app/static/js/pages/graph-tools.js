@@ -268,11 +268,20 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       return key === "ArrowUp" || key === "ArrowDown";
     }
     const start = selectedBox();
-    if (!start || !state.model.boxes.has(start)) return false;
-    const step = arrowStep(view.neighbours(), view.shownBoxOf(start), key, lastChoice, xOf);
+    const go = (to) => (to.startsWith("group:") ? select({ kind: "group", id: to.slice(6) }, { reveal: true }) : selectBox(to, { reveal: true }));
+    const group = start && start.startsWith("group:") && view.h ? view.h.groups.get(start.slice(6)) : null;
+    if (group && key === "ArrowDown" && !view.isCollapsedGroup(group.id) && group.children.length) {
+      // an open group is a frame around its boxes: ↓ goes in, to the first of them
+      const first = group.children[0];
+      go(first.box || `group:${first.group.id}`);
+      return true;
+    }
+    if (!group && (!start || !state.model.boxes.has(start))) return false;
+    const step = group ? arrowStep(view.neighboursOfGroup(group.id), start, key, lastChoice, xOf)
+      : arrowStep(view.neighbours(), view.shownBoxOf(start), key, lastChoice, xOf);
     if (step) {
       lastChoice = step.choice;
-      selectBox(step.to, { reveal: true });
+      go(step.to);
     }
     return true;
   };

@@ -443,6 +443,35 @@ export class GraphController {
     return this.adjacency;
   }
 
+  /** The lines as drawn around group `gid`, for the arrow keys on a selected group: its boxes
+   * (at any depth) as one, "group:<gid>", and every other box as what shows it now (itself, or
+   * "group:<id>" of the collapsed group holding it): a group steps to groups, a layer to the next. */
+  neighboursOfGroup(gid) {
+    const self = `group:${gid}`;
+    const items = new Map();
+    const itemOf = (id) => {
+      let item = items.get(id);
+      if (item === undefined) {
+        const box = shownBoxId(this.model, id);
+        let held = false;
+        for (let g = this.h.parentOf.get(box); g && g.id !== "" && !held; g = g.parent) held = g.id === gid;
+        const key = held ? null : this.plan.visOf(box);
+        item = held ? self : !key ? null : key[0] === "g" ? `group:${key.slice(1)}` : key.slice(1);
+        items.set(id, item);
+      }
+      return item;
+    };
+    const preds = new Map();
+    const succs = new Map();
+    const link = (map, a, b) => { const list = map.get(a); if (list) list.push(b); else map.set(a, [b]); };
+    for (const e of this.model.edges) {
+      const a = itemOf(e.from);
+      const b = itemOf(e.to);
+      if (a && b && a !== b) { link(succs, a, b); link(preds, b, a); }
+    }
+    return { preds, succs };
+  }
+
   /** Box ids upstream and downstream of box `id` (whole graph, not just what is drawn). */
   lineage(id) {
     const { preds, succs } = this.neighbours();
