@@ -318,11 +318,11 @@ def test_a_link_from_before_a_delete_opens_the_same_node(page, server):
 
 
 def branching() -> onnx.ModelProto:
-    """x -> Relu -> (Sigmoid, Tanh) -> Add -> y: a fork and a join."""
+    """x -> Relu -> (Sigmoid, Sigmoid) -> Add -> y: a fork and a join, drawn symmetric."""
     nodes = [
         h.make_node("Relu", ["x"], ["r"], name="relu"),
-        h.make_node("Sigmoid", ["r"], ["s"], name="sig"),
-        h.make_node("Tanh", ["r"], ["t"], name="tanh"),
+        h.make_node("Sigmoid", ["r"], ["s"], name="sig1"),
+        h.make_node("Sigmoid", ["r"], ["t"], name="sig2"),
         h.make_node("Add", ["s", "t"], ["y"], name="add"),
     ]
     graph = h.make_graph(
@@ -344,7 +344,7 @@ def test_arrow_keys_step_along_the_lines(page, server):
             arg=expected,
         )
 
-    press("ArrowDown", "n1")  # the first reader of relu's output
+    press("ArrowDown", "n1")  # of two readers as straight below, the first in the graph's order
     # the other reader, left or right of it as drawn, and round again
     x = {n: page.locator(f"#graph g.box[data-node-id='{n}']").bounding_box()["x"] for n in ("n1", "n2")}
     sideways = "ArrowRight" if x["n2"] > x["n1"] else "ArrowLeft"
@@ -359,6 +359,32 @@ def test_arrow_keys_step_along_the_lines(page, server):
     page.wait_for_selector("#sidebar[data-panel=input]")
     page.keyboard.press("ArrowDown")
     page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'Relu'")
+
+
+def test_down_follows_the_values_not_a_shape_read(page, server):
+    """x -> Relu -> Exp -> Log -> Neg -> y, with a Shape of Relu's output read first in the graph's
+    order (as torch writes them): ↓ from Relu goes down the data's line, ← → to the Shape."""
+    nodes = [
+        h.make_node("Relu", ["x"], ["r"], name="relu"),
+        h.make_node("Shape", ["r"], ["shape"], name="shape"),
+        h.make_node("Exp", ["r"], ["e"], name="exp"),
+        h.make_node("Log", ["e"], ["l"], name="log"),
+        h.make_node("Neg", ["l"], ["y"], name="neg"),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "side_read",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2]), h.make_tensor_value_info("shape", T.INT64, [1])],
+    )
+    summary = upload(page, server, h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), "side.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n0")
+    x = {n: page.locator(f"#graph g.box[data-node-id='{n}']").bounding_box()["x"] for n in ("n1", "n2")}
+    page.locator("#graph").focus()
+    page.keyboard.press("ArrowDown")
+    page.wait_for_selector("#graph g.box.selected[data-box='n2']")
+    page.keyboard.press("ArrowRight" if x["n1"] > x["n2"] else "ArrowLeft")
+    page.wait_for_selector("#graph g.box.selected[data-box='n1']")
 
 
 def test_an_arrow_step_into_a_collapsed_group_opens_it(page, server):

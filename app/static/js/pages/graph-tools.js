@@ -12,6 +12,7 @@ import { buildHash } from "./state.js";
 import { arrowStep } from "../pipeline/arrow-steps.js";
 
 const $ = (id) => document.getElementById(id);
+const SHAPE_READERS = new Set(["Shape", "Size"]); // they read a tensor's shape, not its values
 
 function typing(target) {
   return target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable);
@@ -255,7 +256,11 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
   const xOf = (id) => {
     const drawn = view.drawnIdOf(id);
     const r = drawn ? view.view.rectOf(drawn) : null;
-    return r ? r.x : Infinity;
+    return r ? r.x + r.w / 2 : Infinity;
+  };
+  const readsShapeOnly = (id) => {
+    const box = state.model.boxes.get(id);
+    return Boolean(box && box.kind === "node" && !box.node.domain && SHAPE_READERS.has(box.node.op_type));
   };
   /** Step the selection with an arrow key; false when the key is not for that here. */
   const arrow = (key) => {
@@ -277,8 +282,8 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       return true;
     }
     if (!group && (!start || !state.model.boxes.has(start))) return false;
-    const step = group ? arrowStep(view.neighboursOfGroup(group.id), start, key, lastChoice, xOf)
-      : arrowStep(view.neighbours(), view.shownBoxOf(start), key, lastChoice, xOf);
+    const step = group ? arrowStep(view.neighboursOfGroup(group.id), start, key, lastChoice, xOf, readsShapeOnly)
+      : arrowStep(view.neighbours(), view.shownBoxOf(start), key, lastChoice, xOf, readsShapeOnly);
     if (step) {
       lastChoice = step.choice;
       go(step.to);

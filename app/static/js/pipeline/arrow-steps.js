@@ -1,7 +1,8 @@
 // Moving the selection along the drawing's lines with the arrow keys: ↓ to what reads the
-// selected box's outputs, ↑ to what made its inputs, ← → among the boxes that step chose from
-// (the other readers, the other producers), left to right as drawn. Without such a step
-// before, ← → go among the other readers of what made the box's first input: its siblings.
+// selected box's outputs (the first that reads their values), ↑ to what made its inputs,
+// ← → among the boxes that step chose from (the other readers, the other producers), left to
+// right as drawn. Without such a step before, ← → go among the other readers of what made the
+// box's first input: its siblings.
 
 /** @typedef {{ids: string[], at: number}} Choice the boxes a step chose among, and which it took */
 
@@ -14,18 +15,21 @@ const unique = (ids) => [...new Set(ids || [])];
  * @param {string} start the selected box
  * @param {string} key ArrowUp | ArrowDown | ArrowLeft | ArrowRight
  * @param {Choice | null} last what the previous arrow step chose among
- * @param {(id: string) => number} xOf where a box is drawn, left to right (Infinity: not drawn)
+ * @param {(id: string) => number} xOf where a box's centre is drawn, left to right (Infinity: not drawn)
+ * @param {(id: string) => boolean} [readsShapeOnly] a box reading only its inputs' shapes (Shape, Size)
  * @returns {{to: string, choice: Choice} | null}
  */
-export function arrowStep(adjacency, start, key, last, xOf) {
+export function arrowStep(adjacency, start, key, last, xOf, readsShapeOnly = () => false) {
   const { preds, succs } = adjacency;
   const leftToRight = (ids) => ids.map((id, i) => ({ id, i, x: xOf(id) }))
     .sort((a, b) => a.x - b.x || a.i - b.i).map((e) => e.id);
   if (key === "ArrowDown" || key === "ArrowUp") {
-    const ids = leftToRight(unique((key === "ArrowDown" ? succs : preds).get(start)));
-    if (!ids.length) return null;
-    // down from a box: its first reader in the graph's order (the data's main line), as drawn
-    const first = unique((key === "ArrowDown" ? succs : preds).get(start))[0];
+    const inOrder = unique((key === "ArrowDown" ? succs : preds).get(start));
+    if (!inOrder.length) return null;
+    // down the data's line: its first reader in the graph's order that reads the values, not
+    // only their shape (torch writes a Shape of a tensor before the MatMul reading it)
+    const first = (key === "ArrowDown" && inOrder.find((id) => !readsShapeOnly(id))) || inOrder[0];
+    const ids = leftToRight(inOrder);
     return { to: first, choice: { ids, at: ids.indexOf(first) } };
   }
   if (key !== "ArrowLeft" && key !== "ArrowRight") return null;
