@@ -9,7 +9,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from browser.browser_models import tiny_cnn
-from testkit import ONNX_DATA, npy_blob, upload
+from testkit import ONNX_DATA, npy_blob, settled_reference, upload
 
 
 def model_id(client) -> str:
@@ -58,10 +58,10 @@ def test_a_recorded_case_passes_until_an_edit_changes_the_outputs(client):
     )
 
     renamed = edit(client, mid, [{"op": "set_metadata", "key": "owner", "value": "vision"}])
-    assert renamed["validation"]["reference"]["status"] == "passed"  # the edit's answer says it at once
+    assert settled_reference(client, mid, renamed)["status"] == "passed"
 
     changed = edit(client, mid, fc_bias([100] + [0] * 9))  # class 0 wins whatever the input
-    v = changed["validation"]["reference"]
+    v = settled_reference(client, mid, changed)
     assert v["status"] == "failed" and v["worst"]["case"] == "case 1" and v["worst"]["output"] == "probs"
     out = v["cases"][0]["outputs"]["probs"]
     assert not out["passed"] and out["max_abs"] > 0.1 and out["shape"] == [1, 10]
@@ -271,11 +271,11 @@ def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split):
 
     # what keeps the outputs passes the gate: a rename, new weights giving the same values
     kept = edit(client, mid, [{"op": "rename_node", "node": "n7", "name": "classifier_softmax"}])
-    assert kept["revision"] == 1 and kept["validation"]["reference"]["status"] == "passed"
+    assert kept["revision"] == 1 and settled_reference(client, mid, kept)["status"] == "passed"
     w = onnx.numpy_helper.to_array(tiny_cnn().graph.initializer[2])
     same = {"dtype": "FLOAT", "shape": list(w.shape), "values": w.flatten().tolist()}
     rewritten = edit(client, mid, [{"op": "set_initializer", "name": "fc.weight", "value": same}])
-    assert rewritten.get("unchanged") or rewritten["validation"]["reference"]["status"] == "passed"
+    assert rewritten.get("unchanged") or settled_reference(client, mid, rewritten)["status"] == "passed"
     head = client.get(f"/api/models/{mid}").get_json()["revision"]
 
     stored = client.post(
@@ -285,7 +285,7 @@ def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split):
     assert stored.get_json()["validation"]["invalid"][0].startswith("the edit changes what the model computes")
     client.post(f"/api/models/{mid}/undo")
     client.patch(f"/api/models/{mid}/checks", json={"gate": False})
-    assert edit(client, mid, fc_bias([100] + [0] * 9))["validation"]["reference"]["status"] == "failed"
+    assert settled_reference(client, mid, edit(client, mid, fc_bias([100] + [0] * 9)))["status"] == "failed"
     for bad in ({}, {"gate": 1}, {"gate": "yes"}):
         assert client.patch(f"/api/models/{mid}/checks", json=bad).status_code == 400
 

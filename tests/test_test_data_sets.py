@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from testkit import ONNX_DATA, node_testcase_names, node_testcases, upload
+from testkit import ONNX_DATA, node_testcase_names, node_testcases, settled_reference, upload
 
 from app.onnx_io import narrow_types
 from app.onnx_io.output_compare import CLOSE_TOLERANCE
@@ -29,12 +29,7 @@ def zipped(files: dict[str, bytes]) -> bytes:
 
 
 def reference_status(client, answer: dict) -> str:
-    """The uploaded model's verdict on its kept cases: the upload's answer says it, or (a loaded
-    machine: the quick run's wall passed) the background has it and GET .../checks/verdict waits."""
-    ref = answer["validation"]["reference"]
-    if ref["status"] == "pending":
-        ref = client.get(f"/api/models/{answer['id']}/checks/verdict?revision={answer['revision']}").get_json()
-    return ref["status"]
+    return settled_reference(client, answer["id"], answer)["status"]
 
 
 def folder_files(folder) -> dict[str, bytes]:

@@ -28,6 +28,16 @@ def upload(client, data: bytes, name: str = "model.onnx", extra: list[tuple[byte
     return client.post("/api/models", data={"file": files}, content_type="multipart/form-data")
 
 
+def settled_reference(client, model_id: str, answer: dict) -> dict:
+    """The reference-case verdict an upload's or edit's answer gives, once settled: the answer
+    says it, or (a loaded machine: a case ran past the quick budget, so the model's verdicts go
+    to the background) "pending", and GET .../checks/verdict waits for it."""
+    ref = answer["validation"]["reference"]
+    if ref["status"] == "pending":
+        ref = client.get(f"/api/models/{model_id}/checks/verdict?revision={answer['revision']}").get_json()
+    return ref
+
+
 def npy_blob(client, arr: np.ndarray) -> str:
     """`arr` uploaded as an .npy (POST /api/blobs): its blob, as ops and runs name it."""
     buf = io.BytesIO()
