@@ -68,6 +68,17 @@ def server(tmp_path):
         stop()
 
 
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory):
+    """A real server shared by a module's tests that only look at what it holds (models set up
+    once: a big one's upload and graph JSON cost seconds each time)."""
+    url, stop = serve({"DATA_DIR": str(tmp_path_factory.mktemp("shared") / "data")})
+    try:
+        yield url
+    finally:
+        stop()
+
+
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright

@@ -243,8 +243,18 @@ def deep_llama():
     return model
 
 
-def test_deep_model_opens_collapsed_and_groups_expand_in_place(page, server, deep_llama):
-    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+@pytest.fixture(scope="module")
+def served_llama(deep_llama, module_server, browser):
+    """(server, summary): the deep LLaMA uploaded once for the tests that only look at it."""
+    context = browser.new_context()
+    try:
+        return module_server, upload(context, module_server, deep_llama, "llama_deep.onnx")
+    finally:
+        context.close()
+
+
+def test_deep_model_opens_collapsed_and_groups_expand_in_place(page, served_llama):
+    server, summary = served_llama
     graph = graph_json(page, server, summary["id"])  # (also warms the server's cache)
     want_collapsed, want_frames, want_nodes = overview(graph)
     started = time.monotonic()
@@ -302,8 +312,8 @@ def test_deep_model_opens_collapsed_and_groups_expand_in_place(page, server, dee
     assert drawn(page) == (collapsed, frames, nodes)
 
 
-def test_long_fan_out_edges_are_references(page, server, deep_llama):
-    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+def test_long_fan_out_edges_are_references(page, served_llama):
+    server, summary = served_llama
     open_model(page, server, summary["id"])
     # the mask, rotary tables and shared scale feed all 320 layers: no 320 long lines, but
     # a reference in each layer box and a count at the producer
@@ -326,8 +336,8 @@ def test_long_fan_out_edges_are_references(page, server, deep_llama):
     assert hash_params(page)["node"] == address_of(page, server, summary["id"], producer)
 
 
-def test_search_and_deep_link_expand_the_groups_holding_a_node(page, server, deep_llama):
-    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+def test_search_and_deep_link_expand_the_groups_holding_a_node(page, served_llama):
+    server, summary = served_llama
     open_model(page, server, summary["id"])
     graph = graph_json(page, server, summary["id"])
     target = next(n for n in graph["nodes"] if n["name"] == "/model/layers.17/self_attn/Softmax")
@@ -544,8 +554,8 @@ def test_names_and_key_attributes_on_demand(page, server):
     assert "Conv" in page.locator("#graph [data-node-id=n0] .t-op").text_content()
 
 
-def test_follow_a_tensor_to_its_consumers(page, server, deep_llama):
-    summary = upload(page, server, deep_llama, "llama_deep.onnx")
+def test_follow_a_tensor_to_its_consumers(page, served_llama):
+    server, summary = served_llama
     graph = graph_json(page, server, summary["id"])
     open_model(page, server, summary["id"])
     mask = next(n for n in graph["nodes"] if n["name"] == "/model/Reshape_mask")["outputs"][0]
@@ -727,9 +737,11 @@ def test_a_section_wider_than_the_window_keeps_its_tab_on_screen(page, server):
     sticky header, works there, and returns to the frame's corner once that is in the window."""
     summary = upload(page, server, onnx.load(str(light_model("inception_v2"))), "inception_v2.onnx")
     open_model(page, server, summary["id"])
+    # the drawing complete: the rest of the layout, after the first paint, draws the frames again
+    # (a frame measured before that can be gone by the next line)
+    page.wait_for_selector("#graph[data-complete=true]:not([data-drawn=window])")
     part = page.locator("#graph g.frame.part").first
     gid = part.get_attribute("data-group-id")
-    part.locator(".frame-body").wait_for()  # on a busy machine the frame may still be on its way
     body = part.locator(".frame-body").bounding_box()
     graph = page.locator("#graph").bounding_box()
     assert body["x"] < graph["x"], "the first section should start left of the window here"
