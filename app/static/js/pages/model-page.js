@@ -234,9 +234,9 @@ const panelContext = {
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
     markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
+    restore: (revision) => restoreRevision(revision),
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
     // `inputs`: a reference case's ({label, inputs, dims, expected}) to run on instead of the form's
-    restore: (revision) => restoreRevision(revision),
     openCompare: (revision) => { state.panel = "compare"; selectBox(null); compareWith(`rev:${revision}`); },
     openRun: (revision, inputs = null) => { state.runCompareTo = revision; state.runInputs = inputs; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
