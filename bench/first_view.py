@@ -237,8 +237,10 @@ def netron_view(browser, path: Path, timeout: float) -> dict | None:
 
 
 def measure(browser, path: Path, runs: int, timeout: float, netron: bool) -> dict:
+    """Ours (cold, then warm) and Netron's, run by run in turn: a machine whose speed drifts
+    during the bench (another tenant, a CPU cooling down) slows both pages alike."""
     row: dict = {"model": path.stem, "nodes": len(onnx.load(path, load_external_data=False).graph.node)}
-    cold, warm = [], []
+    cold, warm, views = [], [], []
     for k in range(runs):
         print(f"  {path.stem}: run {k + 1}", file=sys.stderr, flush=True)
         server = Server()
@@ -251,6 +253,8 @@ def measure(browser, path: Path, runs: int, timeout: float, netron: bool) -> dic
             warm.append(readable_view(browser, url, timeout))
         finally:
             server.close()
+        if netron:
+            views.append(netron_view(browser, path, timeout))
     row["cold"] = statistics.median(r["wall"] for r in cold)
     row["warm"] = statistics.median(r["wall"] for r in warm)
     row["cold_page"] = statistics.median(r["page"] for r in cold)
@@ -258,7 +262,6 @@ def measure(browser, path: Path, runs: int, timeout: float, netron: bool) -> dic
     row["readable"] = all(r["readable"] for r in cold + warm)
     row["smallest_px"] = min((r["smallest_px"] or 0) for r in cold + warm)
     if netron:
-        views = [netron_view(browser, path, timeout) for _ in range(runs)]
         done = [v for v in views if v]
         if len(done) == len(views):
             row["netron"] = statistics.median(v["page"] for v in done)
