@@ -212,6 +212,51 @@ def test_inputs_it_cant_feed_skip_the_check(client):
     assert _edit(client, mid, [{"op": "rename_node", "node": "len", "name": "length"}]).status_code == 200
 
 
+# official node tests whose inputs are sequences or optionals of tensors of a declared shape
+SEQUENCE_INPUT_TESTS = (
+    "test_loop13_seq",
+    "test_loop16_seq_none",
+    "test_identity_opt",
+    "test_sequence_map_add_2_sequences",
+    "test_sequence_map_extract_shapes_expanded",
+    "test_sequence_map_identity_1_sequence_1_tensor",
+)
+
+
+@pytest.fixture(scope="module")
+def sequence_input_models():
+    from onnx.backend.test.case.node import collect_testcases
+
+    return {c.name: c.model for c in collect_testcases(None) if c.name in SEQUENCE_INPUT_TESTS}
+
+
+@pytest.mark.parametrize("name", SEQUENCE_INPUT_TESTS)
+def test_sequence_and_optional_inputs_are_fed_a_tensor_of_their_declared_shape(sequence_input_models, name):
+    model = sequence_input_models[name]
+    assert any(i.type.WhichOneof("value") != "tensor_type" for i in model.graph.input)
+    verdict = runtime_check.check_model(model)
+    assert verdict["status"] == "ok", verdict
+
+
+def test_a_sequence_inputs_length_is_tried_as_a_dynamic_dim(client):
+    """SequenceAt of item 3 fails on a made-up sequence of one tensor and runs on a longer one:
+    the model gets onnxruntime's "ok", and so does an edit to item 300 (no refusal)."""
+    graph = helper.make_graph(
+        [helper.make_node("SequenceAt", ["s", "at"], ["y"], name="pick")],
+        "g",
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["n", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])],
+        initializer=[numpy_helper.from_array(np.array(3, np.int64), "at")],
+    )
+    mid = _upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert v["runtime"]["status"] == "ok", v["runtime"]
+    value = {"dtype": "INT64", "shape": [], "values": [300]}
+    r = _edit(client, mid, [{"op": "set_initializer", "name": "at", "value": value}])
+    assert r.status_code == 200, r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]["status"] == "ok"
+
+
 def test_big_weights_are_read_from_a_sparse_file_of_zeros(tmp_path):
     model = classifier()
     big = numpy_helper.from_array(np.ones((1024, 1024), np.float32), "big")  # 4 MiB

@@ -36,13 +36,14 @@ from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.declared_shapes import declared_mismatches
 from ..onnx_io.external import TENSOR_PREFIX, normalize_location
+from ..onnx_io.input_elements import random_element
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
 from ..onnx_io.vocabularies import input_vocabularies
 from ..views.tensors import array_preview
-from ..views.values import dtype_name, shape_json
+from ..views.values import dtype_name
 from . import bp
 from .documents import inferred, load, store
 from .kernel_times import kernel_times
@@ -98,7 +99,7 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
                 f'input {name!r}: give {{"npy": BLOB}}, {{"values": [...]}} or {{"random": {{"seed": S}}}}',
             )
     for vi in model.graph.input:
-        element = _random_element(vi.type)
+        element = random_element(vi.type)
         if vi.name in names and element is not None and not {"npy", "values"} & set(out.get(vi.name, {})):
             spec = out.setdefault(vi.name, {"seed": 0})
             out[vi.name] = {**spec, "element": {**element, "count": spec.pop("count", RANDOM_ITEMS)}}
@@ -130,26 +131,6 @@ def typed_values(raw, name: str):
         elif item is None or not isinstance(item, int | float | str | bool):
             raise StudioError("bad_request", f"input {name!r}: values are numbers, strings, booleans, lists and maps")
     return raw
-
-
-def _random_element(tp: onnx.TypeProto) -> dict | None:
-    """{"type": onnxruntime's name of the tensors a sequence or optional input holds, "shape":
-    their declared dims (numbers, names; None when undeclared)}, or None for a tensor or map."""
-    kind = tp.WhichOneof("value")
-    if kind == "optional_type":
-        inner = tp.optional_type.elem_type
-        return _random_element(inner) if inner.WhichOneof("value") == "sequence_type" else _tensor_element(inner)
-    if kind == "sequence_type":
-        return _tensor_element(tp.sequence_type.elem_type)
-    return None
-
-
-def _tensor_element(tp: onnx.TypeProto) -> dict | None:
-    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.elem_type:
-        return None
-    t = tp.tensor_type
-    name = onnx.TensorProto.DataType.Name(t.elem_type).lower()  # as onnxruntime names it: float, int64
-    return {"type": f"tensor({name})", "shape": shape_json(t.shape) if t.HasField("shape") else None}
 
 
 def uploaded_npy(digest: str) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import onnx
 
+from .input_elements import declared_dims
+
 
 def declared_mismatches(model: onnx.ModelProto, shapes: dict[str, list[int]]) -> list[dict]:
     """{"output", "declared", "shape"} for each main-graph output whose shape in `shapes` (by
@@ -18,7 +20,7 @@ def declared_mismatches(model: onnx.ModelProto, shapes: dict[str, list[int]]) ->
         t = v.type.tensor_type
         if shape is None or not v.type.HasField("tensor_type") or not t.HasField("shape"):
             continue
-        declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+        declared = declared_dims(t.shape)
         shape = list(shape)
         if len(declared) != len(shape) or any(
             isinstance(d, int) and d != n for d, n in zip(declared, shape, strict=True)

@@ -62,11 +62,15 @@ def _integers(np, shape, dtype, fill: str):
     return (np.arange(n) % 100 + 1).astype(dtype).reshape(shape)  # 1, 2, 3, ...: fits int8 and uint8
 
 
-def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", vocabulary: dict | None = None):
+def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", hints: dict | None = None):
+    vocabulary = ((hints or {}).get("vocabularies") or {}).get(arg.name)
+    element = ((hints or {}).get("elements") or {}).get(arg.name)
     words = (vocabulary or {}).get("values") or []
     if arg.type.startswith("map(") and words:  # every key the lookup knows, valued 0
         return dict.fromkeys(_map_keys(arg.type, words), _map_zero(np, arg.type))
     m = _TENSOR.match(arg.type)
+    if not m and element is not None:
+        return _made_up_items(ort, np, arg, element, dims_hint, rng, fill)
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
     elem, shape = m.group(1), _shape(arg, dims_hint)
@@ -86,6 +90,29 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", vocabulary: di
     if narrow is not None:
         return _narrow_value(ort, np.zeros(shape, np.float32), narrow)
     raise Skip(f'input "{arg.name}" has element type {elem}, which onnxruntime can\'t be fed from Python')
+
+
+class _Declared:
+    """A sequence's tensors as an input to feed (what _feed reads of onnxruntime's NodeArg)."""
+
+    def __init__(self, name: str, element: dict) -> None:
+        self.name, self.type, self.shape = name, element["type"], element["shape"]
+
+
+def _made_up_items(ort, np, arg, element: dict, dims_hint: int, rng, fill: str):
+    """A sequence input as tensors of the shape the model declares for its tensors, as many as
+    a dynamic dim's size (its length is one: _dynamic_dims); an optional tensor as that tensor;
+    their values as a tensor input's would be."""
+    if element["shape"] is None:
+        raise Skip(f"input \"{arg.name}\" is a {arg.type} whose tensors' shape isn't declared")
+    item = _feed(ort, np, _Declared(arg.name, element), dims_hint, rng, fill)
+    if not isinstance(item, np.ndarray):
+        raise Skip(
+            f'input "{arg.name}" is a {arg.type}: onnxruntime takes no sequence of {element["type"]} from Python'
+        )
+    if arg.type.startswith("optional(") and not arg.type.startswith("optional(seq("):
+        return item
+    return [item] + [_feed(ort, np, _Declared(arg.name, element), dims_hint, rng, fill) for _ in range(dims_hint - 1)]
 
 
 def _narrow_types():
@@ -139,7 +166,7 @@ def _session(ort, path: str, optimize: bool):
     return _new_session(ort, path, so)
 
 
-def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, vocabularies: dict, sessions: dict) -> dict:
+def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, hints: dict, sessions: dict) -> dict:
     """One smoke run at `dims_hint`; `sessions` keeps the job's sessions (by `optimize`): a run
     at another size reuses the loaded model."""
     try:
@@ -152,16 +179,18 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, vocabularies: d
     first: dict | None = None
     for fill in FILLS:
         rng = np.random.default_rng(0)
-        feeds = {
-            arg.name: _feed(ort, np, arg, dims_hint, rng, fill, vocabularies.get(arg.name)) for arg in sess.get_inputs()
-        }
+        feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng, fill, hints) for arg in sess.get_inputs()}
         start = time.perf_counter()
         try:
             shapes = _run_once(ort, np, sess, feeds)
             return {"status": "ok", "stage": "run", "message": "", "symbolic": symbolic, "shapes": shapes}
         except Exception as exc:
             first = first or {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
-        integers = any(isinstance(v, np.ndarray) and v.dtype.kind in "iub" for v in feeds.values())
+        integers = any(
+            isinstance(a, np.ndarray) and a.dtype.kind in "iub"
+            for v in feeds.values()
+            for a in (v if isinstance(v, list) else [v])
+        )
         # sizes or integers made up for the run (a sample rate of 0, a sequence of 1): what
         # failed may be them, not the model
         first["guessed"] = bool(symbolic) or integers
@@ -193,18 +222,19 @@ def check(job: dict) -> dict:
 
     ort.set_default_logger_severity(4)  # loading warns on stderr before session options apply
     path, hint = job["path"], int(job.get("dims", 1))
-    vocabularies = job.get("vocabularies") or {}
+    # what the model says of some inputs: a categorical one's values, a sequence's tensors
+    hints = {"vocabularies": job.get("vocabularies") or {}, "elements": job.get("elements") or {}}
     try:
         start = time.perf_counter()
         sessions: dict = {}
-        out = _attempt(ort, np, path, True, hint, vocabularies, sessions)
+        out = _attempt(ort, np, path, True, hint, hints, sessions)
         quick = time.perf_counter() - start <= RETRY_SECONDS
         if out.get("symbolic") and out["status"] == "fails":
-            out = _bigger_dims(ort, np, path, hint, out, vocabularies, sessions)
+            out = _bigger_dims(ort, np, path, hint, out, hints, sessions)
         elif out.get("symbolic") and hint == 1 and quick:
-            out["other_size"] = _other_size(ort, np, path, vocabularies, out["symbolic"], sessions)
+            out["other_size"] = _other_size(ort, np, path, hints, out["symbolic"], sessions)
         if out["status"] == "fails":
-            out = _plain(ort, np, path, hint, vocabularies, out, sessions)
+            out = _plain(ort, np, path, hint, hints, out, sessions)
     except Skip as exc:
         out = {"status": "skipped", "message": str(exc)}
     except MemoryError:
@@ -216,11 +246,11 @@ def check(job: dict) -> dict:
     return out
 
 
-def _plain(ort, np, path: str, size: int, vocabularies: dict, failed: dict, sessions: dict) -> dict:
+def _plain(ort, np, path: str, size: int, hints: dict, failed: dict, sessions: dict) -> dict:
     """The failure again with graph optimisations off, if it is still there: optimisation
     renames and fuses nodes ("r_nchwc", FusedConv), unoptimised the message names the model's
     own node."""
-    plain = _attempt(ort, np, path, False, size, vocabularies, sessions)
+    plain = _attempt(ort, np, path, False, size, hints, sessions)
     return plain if plain["status"] == "fails" else failed
 
 
@@ -231,23 +261,24 @@ OTHER_SIZE = 2
 
 
 def _dynamic_dims(args) -> list[str]:
-    """The inputs' dynamic dims, by name ("batch") or, unnamed, by input and axis ("x[0]")."""
-    return sorted(
-        {
-            d if isinstance(d, str) and d else f"{arg.name}[{axis}]"
-            for arg in args
-            for axis, d in enumerate(arg.shape or [])
-            if not isinstance(d, int) or d < 0
-        }
-    )
+    """The inputs' dynamic dims, by name ("batch") or, unnamed, by input and axis ("x[0]"); and
+    a sequence input's length ("len(s)"), which the model leaves open as it does a dim."""
+    dims = {
+        d if isinstance(d, str) and d else f"{arg.name}[{axis}]"
+        for arg in args
+        if arg.type.startswith("tensor(")
+        for axis, d in enumerate(arg.shape or [])
+        if not isinstance(d, int) or d < 0
+    }
+    return sorted(dims | {f"len({arg.name})" for arg in args if "seq(" in arg.type})
 
 
-def _other_size(ort, np, path: str, vocabularies: dict, dims: list[str], sessions: dict) -> dict:
+def _other_size(ort, np, path: str, hints: dict, dims: list[str], sessions: dict) -> dict:
     """{"size", "dims", "status", and for a failure "message" and "stage"} of a run with every
     dynamic dim (`dims`) at OTHER_SIZE."""
-    out = _attempt(ort, np, path, True, OTHER_SIZE, vocabularies, sessions)
+    out = _attempt(ort, np, path, True, OTHER_SIZE, hints, sessions)
     if out["status"] == "fails":
-        out = _plain(ort, np, path, OTHER_SIZE, vocabularies, out, sessions)
+        out = _plain(ort, np, path, OTHER_SIZE, hints, out, sessions)
     answer = {"size": OTHER_SIZE, "dims": dims, "status": out["status"], "shapes": out.get("shapes", {})}
     if out["status"] == "fails":
         answer.update(message=out["message"], stage=out.get("stage"))
@@ -278,14 +309,14 @@ def _missing_locale(message: str) -> str | None:
 BIGGER_DIMS = (2, 16, 128, 512)
 
 
-def _bigger_dims(ort, np, path: str, hint: int, failed: dict, vocabularies: dict, sessions: dict) -> dict:
+def _bigger_dims(ort, np, path: str, hint: int, failed: dict, hints: dict, sessions: dict) -> dict:
     """The first of BIGGER_DIMS the model runs at, or the failure at `hint` (also once a try
     takes longer than RETRY_SECONDS: a big model's runs cost too much to go on)."""
     for size in BIGGER_DIMS:
         if size <= hint:
             continue
         start = time.perf_counter()
-        if _attempt(ort, np, path, True, size, vocabularies, sessions)["status"] == "ok":
+        if _attempt(ort, np, path, True, size, hints, sessions)["status"] == "ok":
             return {"status": "ok", "stage": "run", "message": "", "dims": size}
         if time.perf_counter() - start > RETRY_SECONDS:
             break

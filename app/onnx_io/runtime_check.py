@@ -30,6 +30,7 @@ import onnx
 
 from .causes import _node_words
 from .declared_shapes import declared_mismatches
+from .input_elements import input_elements
 from .smoke_model import write_stand_in
 from .traverse import fed_inputs
 from .vocabularies import input_vocabularies
@@ -165,12 +166,13 @@ def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -
         except Exception as exc:  # e.g. the stand-in is over protobuf's 2 GiB
             return {"status": "skipped", "ok": None, "message": f"no stand-in to run: {exc}", "onnxruntime": version}
         # the weights are mapped (zeros twice over: a folded or transposed copy of each may be made)
-        vocabularies = input_vocabularies(model.graph, fed_inputs(model.graph))
+        fed = fed_inputs(model.graph)
         job = {
             "path": str(path),
             "cpu": CPU_SECONDS,
             "memory": MEMORY_ALLOWANCE + 2 * zeros,
-            "vocabularies": vocabularies,
+            "vocabularies": input_vocabularies(model.graph, fed),
+            "elements": input_elements(model.graph, fed),  # a sequence input's tensors: one of them
         }
         timing: dict = {}
         raw = _run(job, wall, timing)
