@@ -199,22 +199,35 @@ def test_a_model_onnxruntime_cant_run_is_not_refused_an_edit(client):
 
 
 def test_inputs_it_cant_feed_skip_the_check(client):
+    optional = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["n"], name="same")],
+        "g",
+        [helper.make_value_info("s", optional)],
+        [helper.make_value_info("n", optional)],
+    )
+    mid = _upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    v = client.get(f"/api/models/{mid}").get_json()["validation"]
+    assert v["runtime"] == {**v["runtime"], "status": "skipped", "ok": None}
+    assert v["runtime"]["message"] == "input \"s\" is an optional(tensor(float)) whose tensor's shape isn't declared"
+    assert _edit(client, mid, [{"op": "rename_node", "node": "same", "name": "again"}]).status_code == 200
+
+
+def test_a_sequence_whose_tensors_have_no_declared_shape_is_fed_empty():
     graph = helper.make_graph(
         [helper.make_node("SequenceLength", ["s"], ["n"], name="len")],
         "g",
         [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)],
         [helper.make_tensor_value_info("n", TensorProto.INT64, [])],
     )
-    mid = _upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
-    v = client.get(f"/api/models/{mid}").get_json()["validation"]
-    assert v["runtime"] == {**v["runtime"], "status": "skipped", "ok": None}
-    assert '"s"' in v["runtime"]["message"] and "seq" in v["runtime"]["message"]
-    assert _edit(client, mid, [{"op": "rename_node", "node": "len", "name": "length"}]).status_code == 200
+    verdict = runtime_check.check_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert verdict["status"] == "ok", verdict
 
 
-# official node tests whose inputs are sequences or optionals of tensors of a declared shape
+# official node tests whose inputs are sequences or optionals of tensors
 SEQUENCE_INPUT_TESTS = (
     "test_loop13_seq",
+    "test_sequence_insert_at_back",  # its tensors' shape undeclared: an empty sequence
     "test_loop16_seq_none",
     "test_identity_opt",
     "test_sequence_map_add_2_sequences",
@@ -231,7 +244,7 @@ def sequence_input_models():
 
 
 @pytest.mark.parametrize("name", SEQUENCE_INPUT_TESTS)
-def test_sequence_and_optional_inputs_are_fed_a_tensor_of_their_declared_shape(sequence_input_models, name):
+def test_sequence_and_optional_inputs_are_fed(sequence_input_models, name):
     model = sequence_input_models[name]
     assert any(i.type.WhichOneof("value") != "tensor_type" for i in model.graph.input)
     verdict = runtime_check.check_model(model)
@@ -323,16 +336,17 @@ def test_a_crash_is_a_verdict_not_a_dead_server():
     found: dict = {}
     worker = threading.Thread(target=lambda: found.update(runtime_check.check_model(_spinning_model(), wall=30.0)))
     worker.start()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # the worker that took the job, once it is running
-        busy = [w for w in runtime_check._all_workers if w.busy and w.proc is not None]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the worker that took the job, once it has it (jobs > 0:
+        # started, which takes seconds on a loaded machine; a signal before that is no crash of a run)
+        busy = [w for w in runtime_check._all_workers if w.busy and w.proc is not None and w.jobs > 0]
         if busy:
             time.sleep(0.5)
             busy[0].proc.send_signal(11)  # SIGSEGV, as a native crash
             break
         time.sleep(0.05)
     worker.join(30)
-    assert found["status"] == "fails" and found["message"] == "onnxruntime crashed (SIGSEGV)"
+    assert found["status"] == "fails" and found["message"] == "onnxruntime crashed (SIGSEGV)", found
 
 
 def test_the_memory_limit_is_a_verdict(monkeypatch):

@@ -101,16 +101,19 @@ class _Declared:
 
 def _made_up_items(ort, np, arg, element: dict, dims_hint: int, rng, fill: str):
     """A sequence input as tensors of the shape the model declares for its tensors, as many as
-    a dynamic dim's size (its length is one: _dynamic_dims); an optional tensor as that tensor;
-    their values as a tensor input's would be."""
+    a dynamic dim's size (its length is one: _dynamic_dims), or none when it declares no shape;
+    an optional tensor as that tensor; their values as a tensor input's would be."""
+    sequence = not (arg.type.startswith("optional(") and not arg.type.startswith("optional(seq("))
+    if element["shape"] is None and sequence:
+        return []  # no shape to make its tensors by: a sequence of none (onnxruntime takes [])
     if element["shape"] is None:
-        raise Skip(f"input \"{arg.name}\" is a {arg.type} whose tensors' shape isn't declared")
+        raise Skip(f"input \"{arg.name}\" is {_a(arg.type)} whose tensor's shape isn't declared")
     item = _feed(ort, np, _Declared(arg.name, element), dims_hint, rng, fill)
     if not isinstance(item, np.ndarray):
         raise Skip(
             f'input "{arg.name}" is a {arg.type}: onnxruntime takes no sequence of {element["type"]} from Python'
         )
-    if arg.type.startswith("optional(") and not arg.type.startswith("optional(seq("):
+    if not sequence:
         return item
     return [item] + [_feed(ort, np, _Declared(arg.name, element), dims_hint, rng, fill) for _ in range(dims_hint - 1)]
 
