@@ -93,6 +93,16 @@ def test_history_views_an_earlier_revision_read_only_and_comes_back(page, server
     assert panel.locator("[data-attr=alpha] input[name=value]").input_value() == "0.3"
     assert not page.locator("#btn-undo").is_disabled()
 
+    # Ctrl+Y with nothing to redo: said so, nothing asked of the server (it answered 409, and the
+    # page said the model had been changed elsewhere)
+    assert page.locator("#btn-redo").is_disabled()
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/redo" in r.url else None)
+    page.locator("#graph").focus()
+    page.keyboard.press("Control+y")
+    page.wait_for_function("() => (document.querySelector('#toast')?.textContent || '').includes('Nothing to redo')")
+    assert asked == [] and toolbar_revision(page) == "rev 4"
+
 
 def test_a_link_to_an_earlier_revision_opens_it_read_only(page, server):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")

@@ -834,6 +834,11 @@ async function step(direction) {
     toast(`Revision ${state.viewing} is shown read-only: back to the current revision to ${direction}.`, "info");
     return;
   }
+  // the keys reach here with the button off too: nothing to step to is said, not asked (a 409)
+  if (!(direction === "undo" ? state.summary.can_undo : state.summary.can_redo)) {
+    toast(`Nothing to ${direction}.`, "info");
+    return;
+  }
   setBusy(true);
   try {
     const call = direction === "undo" ? api.undo : api.redo;
