@@ -308,6 +308,31 @@ def test_contract_is_checked_before_any_op_runs(client, stored, op, message):
     assert client.get(f"/api/models/{stored}").get_json()["revision"] == 0
 
 
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (1e39, "1e+39 is beyond the largest FLOAT (3.40282e+38)"),
+        (-1e39, "-1e+39 is beyond the largest FLOAT (3.40282e+38)"),
+        (1e-50, "1e-50 is nearer 0 than a FLOAT holds (1.4013e-45): it would be 0"),
+    ],
+)
+def test_a_float_attribute_that_float32_cant_hold_is_refused(client, stored, value, message):
+    """An attribute's floats are float32: 1e39 was stored as inf and 1e-50 as 0 while the change
+    said "set to 1e+39"."""
+    for op in (
+        {"op": "set_attribute", "node": "act", "name": "alpha", "value": value},
+        {"op": "set_attribute", "node": "act", "name": "beta", "value": value, "type": "FLOAT"},
+        {"op": "set_attribute", "node": "act", "name": "gammas", "value": [1.0, value], "type": "FLOATS"},
+    ):
+        r = _edit(client, stored, 0, op)
+        assert r.status_code in (400, 422) and message in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{stored}").get_json()["revision"] == 0
+    assert (
+        _edit(client, stored, 0, {"op": "set_attribute", "node": "act", "name": "alpha", "value": 3e38}).status_code
+        == 200
+    )
+
+
 def test_defaults_reach_the_op(client, stored):
     # cleanup's three switches default to true: the unread initializer U goes
     r = _edit(client, stored, 0, {"op": "cleanup"})

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 from onnx import AttributeProto
 
 from ..errors import StudioError
+from ..onnx_io.typed_values import misfit
 from .sources import SPECIAL_FLOATS as _SPECIAL
 from .sources import tensor_from_source
 
@@ -18,7 +20,16 @@ def _float(v, what: str) -> float:
         return _SPECIAL[v]
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise StudioError("bad_value", f"{what} must be a number")
-    return float(v)
+    # an attribute's floats are float32: a number that would become inf or 0 there is refused,
+    # not stored as something else than what the change says
+    f = float(v)
+    problem = misfit(np.array([f]), np.dtype(np.float32), "FLOAT")
+    if problem:
+        raise StudioError("bad_value", f"{what}: {problem}")
+    if f != 0 and np.float32(f) == 0:
+        tiny = float(np.finfo(np.float32).smallest_subnormal)
+        raise StudioError("bad_value", f"{what}: {f:g} is nearer 0 than a FLOAT holds ({tiny:g}): it would be 0")
+    return f
 
 
 def _int(v, what: str) -> int:
