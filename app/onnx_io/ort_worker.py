@@ -50,6 +50,7 @@ def _shape(arg, dims_hint: int) -> list[int]:
 # two axes of 0) fails a valid model; counting from 1 gives distinct non-zero values, ones the
 # smallest such sizes
 FILLS = ("zeros", "counting", "ones")
+MAX_MADE_UP_VALUES = 1 << 31  # an input this big is no smoke run: the memory limit would stop it anyway
 RETRY_SECONDS = 1.0  # a run slower than this is not tried again with other values
 
 
@@ -74,6 +75,12 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", hints: dict | 
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
     elem, shape = m.group(1), _shape(arg, dims_hint)
+    count = 1
+    for d in shape:
+        count *= d
+    if count > MAX_MADE_UP_VALUES:  # numpy's "array is too big" said of the input, not of numpy
+        dims = "×".join(str(d) for d in shape)
+        raise Skip(f'input "{arg.name}" would hold {count:.3g} values ({dims}): too many to make up for a run')
     if elem in _NUMPY:
         dtype = np.dtype(_NUMPY[elem])
         if dtype.kind == "f":  # values in [0, 1): no NaN, no overflow, every op's domain

@@ -110,6 +110,33 @@ def test_shape_editor_sends_back_the_dims_it_did_not_change(page, server):
     assert dims(downloaded(page, server, summary["id"]).graph.input[0]) == ["batch", 3, "?", "?"]
 
 
+def test_a_dim_past_2_53_opens_its_panel_and_is_kept_when_another_dim_changes(page, server):
+    """A dim of 2^62 came back from the server as a BigInt: the input's panel answered "Do not
+    know how to serialize a BigInt" (its shape editor kept each dim as JSON), and Costs "Cannot
+    convert a BigInt value to a number"."""
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"], name="act")],
+        "huge",
+        [onnx.helper.make_tensor_value_info("x", T.FLOAT, [2**62, 3, 4, 4])],
+        [onnx.helper.make_tensor_value_info("y", T.FLOAT, [2**62, 3, 4, 4])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    summary = upload(page, server, model, "huge_dim.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#costs[data-ready=true]").wait_for()
+    assert "could not be counted" not in panel.text_content()
+    page.click("#btn-fit")
+    page.click("#graph [data-io=input]")
+    form = panel.locator("#io-edit form")
+    assert form.locator("input[name=dim-0]").input_value() == str(2**62)
+    form.locator("input[name=dim-1]").fill("3")
+    form.locator("input[name=dim-3]").fill("size")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert dims(downloaded(page, server, summary["id"]).graph.input[0])[0] == 2**62
+
+
 def test_fix_an_input_to_a_constant_from_its_panel(page, server, artifacts):
     """A bool flag input fixed to false from its panel: the input box goes, the name is now an
     initializer holding false, and the history says what was done. A value that doesn't fit the

@@ -2,6 +2,7 @@
 // dim a number, a symbolic name such as "batch", or unknown), fixing an input to a constant,
 // removing an input or an output; and, in the model panel, adding a graph input.
 import { el } from "../widgets/dom.js";
+import { parseJSON, toJSON } from "../lib/api.js";
 import { button, checkbox, dimText, dtypeSelect, editForm, field, parseDim, parseDims, submit, textInput } from "./edit-forms.js";
 import { tensorValueForms } from "./tensor-edit.js";
 import { section } from "../widgets/ui.js";
@@ -11,7 +12,7 @@ function dimCell(index, text, orig, onRemove) {
   const input = textInput(`dim-${index}`, text, {
     class: "mono ed-dim-input", placeholder: "?", "aria-label": `Dimension ${index}`, title: "A number, a name (dynamic), or empty (unknown)",
   });
-  if (orig !== undefined) input.dataset.orig = JSON.stringify(orig);
+  if (orig !== undefined) input.dataset.orig = toJSON(orig); // a dim past 2^53 is a BigInt
   return el("div", { class: "ed-dim", "data-dim": index },
     el("span", { class: "ed-dim-index" }, String(index)), input,
     el("button", { type: "button", class: "linklike ed-dim-remove", title: `Remove dimension ${index}`, "aria-label": `Remove dimension ${index}`, onclick: onRemove }, "×"));
@@ -31,14 +32,14 @@ export function shapeEditor(shape) {
     return { text: input.value, orig: input.dataset.orig };
   });
   const draw = (list) => {
-    dims.replaceChildren(...list.map((c, i) => dimCell(i, c.text, c.orig === undefined ? undefined : JSON.parse(c.orig), () => {
+    dims.replaceChildren(...list.map((c, i) => dimCell(i, c.text, c.orig === undefined ? undefined : parseJSON(c.orig), () => {
       const cur = cells();
       cur.splice(i, 1);
       draw(cur);
     })));
     if (!list.length) dims.append(el("span", { class: "muted ed-scalar" }, "scalar (rank 0)"));
   };
-  draw((shape || []).map((d) => ({ text: dimText(d), orig: JSON.stringify(d) })));
+  draw((shape || []).map((d) => ({ text: dimText(d), orig: toJSON(d) })));
   const add = button("+ dim", { class: "btn btn-small ed-dim-add", title: "Add a dimension at the end", onclick: () => draw([...cells(), { text: "" }]) });
   const sync = () => {
     const off = unknown.querySelector("input").checked;
@@ -50,7 +51,7 @@ export function shapeEditor(shape) {
   const root = el("div", { class: "ed-shape" }, dims, el("div", { class: "ed-row ed-shape-controls" }, add, unknown));
   const value = (c) => {
     if (c.orig !== undefined) {
-      const orig = JSON.parse(c.orig);
+      const orig = parseJSON(c.orig);
       if (c.text.trim() === dimText(orig)) return orig;
     }
     return parseDim(c.text);
