@@ -56,16 +56,16 @@ def test_edit_attribute_and_metadata_undo_redo_download(page, server, tmp_path):
     # the model panel: change a metadata value, add a key
     page.click("#btn-model")
     meta = panel.locator("#metadata")
-    assert meta.locator("[data-meta-key=author] input[name=value]").input_value() == "tests"
-    meta.locator("[data-meta-key=author] input[name=value]").fill("studio")
+    assert meta.locator("[data-meta-key=author] textarea[name=value]").input_value() == "tests"
+    meta.locator("[data-meta-key=author] textarea[name=value]").fill("studio")
     meta.locator("[data-meta-key=author] button[type=submit]").click()
     wait_revision(page, 2)
     panel.locator("#metadata-add input[name=key]").fill("stage")
-    panel.locator("#metadata-add input[name=value]").fill("prod")
+    panel.locator("#metadata-add textarea[name=value]").fill("prod")
     panel.locator("#metadata-add button[type=submit]").click()
     wait_revision(page, 3)
-    assert panel.locator("#metadata [data-meta-key=stage] input[name=value]").input_value() == "prod"
-    assert panel.locator("#metadata [data-meta-key=author] input[name=value]").input_value() == "studio"
+    assert panel.locator("#metadata [data-meta-key=stage] textarea[name=value]").input_value() == "prod"
+    assert panel.locator("#metadata [data-meta-key=author] textarea[name=value]").input_value() == "studio"
 
     # undo: the new key is gone; redo: it is back
     assert page.locator("#btn-redo").is_disabled()
@@ -75,8 +75,15 @@ def test_edit_attribute_and_metadata_undo_redo_download(page, server, tmp_path):
     assert page.locator("#btn-redo").is_enabled()
     page.click("#btn-redo")
     wait_revision(page, 3)
-    assert panel.locator("#metadata [data-meta-key=stage] input[name=value]").input_value() == "prod"
+    assert panel.locator("#metadata [data-meta-key=stage] textarea[name=value]").input_value() == "prod"
     assert page.locator("#btn-redo").is_disabled()
+
+    # a value of several lines keeps them (an <input> dropped its newlines); Enter saves
+    stage = panel.locator("#metadata [data-meta-key=stage] textarea[name=value]")
+    stage.fill('{\n  "env": "prod"\n}')
+    stage.press("Enter")
+    wait_revision(page, 4)
+    assert panel.locator("#metadata [data-meta-key=stage] textarea[name=value]").input_value() == '{\n  "env": "prod"\n}'
 
     # download what the page shows
     with page.expect_download() as info:
@@ -86,7 +93,7 @@ def test_edit_attribute_and_metadata_undo_redo_download(page, server, tmp_path):
     model = onnx.load(str(path))
     onnx.checker.check_model(model)
     assert attribute(model, "/features/act1/LeakyRelu", "alpha") == pytest.approx(0.25)
-    assert metadata(model) == {"author": "studio", "license": "MIT", "stage": "prod"}
+    assert metadata(model) == {"author": "studio", "license": "MIT", "stage": '{\n  "env": "prod"\n}'}
 
 
 def test_delete_metadata_and_edit_ints_attribute(page, server, tmp_path):

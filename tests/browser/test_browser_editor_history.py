@@ -70,7 +70,7 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
     wait_revision(page, 0)
     page.click("#btn-model")
     panel.locator("#metadata-add input[name=key]").fill("branch")
-    panel.locator("#metadata-add input[name=value]").fill("b")
+    panel.locator("#metadata-add textarea[name=value]").fill("b")
     panel.locator("#metadata-add button[type=submit]").click()
     wait_revision(page, 3)
     page.click("#btn-history")

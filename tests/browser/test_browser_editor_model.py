@@ -58,7 +58,7 @@ def test_model_fields_metadata_inputs_and_downloads(page, server, artifacts):
     # main graph metadata (target "")
     panel.locator(".ed-graph-meta-toggle").click()
     panel.locator("#graph-metadata-edit-add input[name=key]").fill("graph_key")
-    panel.locator("#graph-metadata-edit-add input[name=value]").fill("graph value")
+    panel.locator("#graph-metadata-edit-add textarea[name=value]").fill("graph value")
     panel.locator("#graph-metadata-edit-add button[type=submit]").click()
     wait_revision(page, 2)
     assert panel.locator(".graph-metadata [data-key=graph_key]").count() == 1

@@ -83,14 +83,14 @@ def test_rename_attributes_and_metadata(page, server, artifacts):
     meta = panel.locator("#node-metadata-section")
     meta.locator(".ed-node-meta-toggle").click()
     meta.locator("#node-metadata-add input[name=key]").fill("owner")
-    meta.locator("#node-metadata-add input[name=value]").fill("vision")
+    meta.locator("#node-metadata-add textarea[name=value]").fill("vision")
     meta.locator("#node-metadata-add button[type=submit]").click()
     wait_revision(page, 4)
     assert meta.locator(".node-metadata [data-key=owner]").text_content() == "ownervision"
     meta.locator(".ed-node-meta-toggle").click()  # the editor shows the full values
     row = panel.locator("#node-metadata [data-meta-key=owner]")
-    assert row.locator("input[name=value]").input_value() == "vision"
-    row.locator("input[name=value]").fill("vision-team")
+    assert row.locator("textarea[name=value]").input_value() == "vision"
+    row.locator("textarea[name=value]").fill("vision-team")
     row.locator("button[type=submit]").click()
     wait_revision(page, 5)
     panel.locator("#node-edit").scroll_into_view_if_needed()

@@ -66,7 +66,7 @@ def test_screenshots(page, server, artifacts):
 
     page.click("#btn-model")
     page.locator("#metadata-add input[name=key]").fill("reviewed")
-    page.locator("#metadata-add input[name=value]").fill("yes")
+    page.locator("#metadata-add textarea[name=value]").fill("yes")
     page.locator("#metadata-add button[type=submit]").click()
     page.wait_for_selector("#metadata [data-meta-key=reviewed]")
     page.screenshot(path=str(artifacts / "model-page-metadata.png"))

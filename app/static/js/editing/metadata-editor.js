@@ -4,6 +4,23 @@ import { el } from "../widgets/dom.js";
 import { runForm } from "./edit-forms.js";
 import { fieldError, showError } from "../widgets/ui.js";
 
+/** A value's field: a textarea as tall as its lines (up to 8), so a JSON or multi-line value
+ * keeps its newlines (an <input> dropped them on save); Enter saves, Shift+Enter is a new line. */
+function valueField(value, label, placeholder = "") {
+  const lines = String(value).split("\n").length;
+  const field = /** @type {HTMLTextAreaElement} */ (el("textarea", {
+    name: "value", rows: String(Math.min(8, lines)), "aria-label": label, autocomplete: "off", spellcheck: "false",
+    class: "meta-value", placeholder, title: "Enter saves; Shift+Enter starts a new line",
+  }));
+  field.value = value;
+  field.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter" || e.shiftKey || e.isComposing) return;
+    e.preventDefault();
+    field.form?.requestSubmit();
+  });
+  return field;
+}
+
 /**
  * props: [{key, value}]. Options: target (see above; undefined = the model), idPrefix (element
  * ids: <prefix>, <prefix>-add, <prefix>-error).
@@ -20,7 +37,7 @@ export function metadataEditor(props, ctx, { target, idPrefix = "metadata" } = {
   const list = el("div", { class: "meta-list", id: idPrefix },
     el("div", { class: "meta-row meta-header" }, el("span", {}, "Key"), el("span", {}, "Value"), el("span", {})));
   for (const { key, value } of props) {
-    const input = el("input", { type: "text", name: "value", value, "aria-label": `Value of ${key}`, autocomplete: "off" });
+    const input = valueField(value, `Value of ${key}`);
     const del = el("button", { type: "button", class: "btn btn-small btn-danger", title: `Delete ${key}` }, "Delete");
     const form = el("form", { class: "meta-row", "data-meta-key": key },
       el("span", { class: "meta-key mono", title: key }, key), input,
@@ -35,7 +52,7 @@ export function metadataEditor(props, ctx, { target, idPrefix = "metadata" } = {
   if (!props.length) list.append(el("p", { class: "muted meta-empty" }, "No metadata yet."));
 
   const keyInput = el("input", { type: "text", name: "key", placeholder: "new key", "aria-label": "New metadata key", autocomplete: "off" });
-  const valueInput = el("input", { type: "text", name: "value", placeholder: "value", "aria-label": "New metadata value", autocomplete: "off" });
+  const valueInput = valueField("", "New metadata value", "value");
   const addForm = el("form", { class: "meta-row meta-add", id: `${idPrefix}-add` }, keyInput, valueInput,
     el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small btn-primary" }, "Add")));
   addForm.addEventListener("submit", (e) => {
