@@ -83,7 +83,9 @@ def test_edit_attribute_and_metadata_undo_redo_download(page, server, tmp_path):
     stage.fill('{\n  "env": "prod"\n}')
     stage.press("Enter")
     wait_revision(page, 4)
-    assert panel.locator("#metadata [data-meta-key=stage] textarea[name=value]").input_value() == '{\n  "env": "prod"\n}'
+    assert (
+        panel.locator("#metadata [data-meta-key=stage] textarea[name=value]").input_value() == '{\n  "env": "prod"\n}'
+    )
 
     # download what the page shows
     with page.expect_download() as info:
