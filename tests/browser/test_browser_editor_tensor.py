@@ -24,6 +24,8 @@ def initializer(model: onnx.ModelProto, name: str) -> np.ndarray:
 def test_replace_initializer_from_npy_and_json(page, server, artifacts, tmp_path):
     model = tiny_cnn()
     model.graph.initializer.append(nh.from_array(np.arange(6, dtype=np.int64).reshape(2, 3), "spare"))
+    fc_bias = next(t for t in model.graph.initializer if t.name == "fc.bias")
+    fc_bias.CopyFrom(nh.from_array(np.array([0, -0.0] + [0] * 8, np.float32), "fc.bias"))
     summary = upload(page, server, model, "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&tensor=conv1.weight")
     panel = page.locator("#sidebar")
@@ -57,8 +59,8 @@ def test_replace_initializer_from_npy_and_json(page, server, artifacts, tmp_path
         page,
         panel.locator("#initializer-edit textarea[name=values]"),
         panel.locator("#initializer-edit .ed-json-form button[type=submit]"),
-        "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]",
-        "[0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25]",
+        "[0, -0, 0, 0, 0, 0, 0, 0, 0, 0]",  # a -0 among them is prefilled as such
+        "[0.5, -0, 2, 3, 4, 5, 6, 7, 8, 9.25]",
     )
     wait_revision(page, 2)
 
@@ -80,9 +82,9 @@ def test_replace_initializer_from_npy_and_json(page, server, artifacts, tmp_path
 
     result = downloaded(page, server, summary["id"])
     np.testing.assert_array_equal(initializer(result, "conv1.weight"), weights.astype(np.float32))
-    np.testing.assert_array_equal(
-        initializer(result, "fc.bias"), np.array([0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9.25], np.float32)
-    )
+    bias = initializer(result, "fc.bias")
+    np.testing.assert_array_equal(bias, np.array([0.5, -0.0, 2, 3, 4, 5, 6, 7, 8, 9.25], np.float32))
+    assert np.signbit(bias[1]), "the -0 left as it was is still -0 (it became +0)"
     assert "spare" not in {t.name for t in result.graph.initializer}
 
 

@@ -15,7 +15,8 @@ function shapeWords(dtype, shape) {
 
 /** Nested lists of `values` in `shape` (row-major), as JSON text with one innermost row a line. */
 function nestedJSON(values, shape, dtype) {
-  const text = (v) => (typeof v === "bigint" ? v.toString()
+  // -0 written as such (JSON.stringify writes 0): a value left as it was stays itself
+  const text = (v) => (typeof v === "bigint" ? v.toString() : Object.is(v, -0) ? "-0"
     : dtype === "FLOAT" && typeof v === "number" ? formatFloat32(v) : JSON.stringify(v));
   if (!shape.length) return text(values[0]);
   const rec = (offset, depth) => {

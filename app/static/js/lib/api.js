@@ -74,9 +74,12 @@ export function parseJSON(text) {
 }
 
 export function toJSON(value) {
+  const raw = typeof JSON.rawJSON === "function";
   return JSON.stringify(value, (key, v) => {
+    // -0 as -0.0: JSON.stringify writes 0, and Python reads "-0" as the integer 0
+    if (Object.is(v, -0)) return raw ? JSON.rawJSON("-0.0") : v;
     if (typeof v !== "bigint") return v;
-    if (typeof JSON.rawJSON === "function") return JSON.rawJSON(v.toString());
+    if (raw) return JSON.rawJSON(v.toString());
     return Number(v);
   });
 }
