@@ -9,6 +9,7 @@ without end takes only this process down; the limits set before each job bound i
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import resource
@@ -75,9 +76,7 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", hints: dict | 
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
     elem, shape = m.group(1), _shape(arg, dims_hint)
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)
     if count > MAX_MADE_UP_VALUES:  # numpy's "array is too big" said of the input, not of numpy
         dims = "×".join(str(d) for d in shape)
         raise Skip(f'input "{arg.name}" would hold {count:.3g} values ({dims}): too many to make up for a run')
@@ -115,14 +114,13 @@ def _made_up_items(ort, np, arg, element: dict, dims_hint: int, rng, fill: str):
         return []  # no shape to make its tensors by: a sequence of none (onnxruntime takes [])
     if element["shape"] is None:
         raise Skip(f"input \"{arg.name}\" is {_a(arg.type)} whose tensor's shape isn't declared")
-    item = _feed(ort, np, _Declared(arg.name, element), dims_hint, rng, fill)
-    if not isinstance(item, np.ndarray):
+    declared = _Declared(arg.name, element)
+    items = [_feed(ort, np, declared, dims_hint, rng, fill) for _ in range(dims_hint if sequence else 1)]
+    if not isinstance(items[0], np.ndarray):
         raise Skip(
             f'input "{arg.name}" is a {arg.type}: onnxruntime takes no sequence of {element["type"]} from Python'
         )
-    if not sequence:
-        return item
-    return [item] + [_feed(ort, np, _Declared(arg.name, element), dims_hint, rng, fill) for _ in range(dims_hint - 1)]
+    return items if sequence else items[0]
 
 
 def _narrow_types():

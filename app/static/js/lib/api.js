@@ -332,8 +332,6 @@ export function getWeightRanges(id, bits = 8, revision = null) {
   return request("GET", `/api/models/${enc(id)}/weight-ranges?${params}`);
 }
 
-/** Parameters, FLOPs and output bytes per node (GET .../stats); `dims`: "NAME=N,NAME=N". */
-/** Sizes of symbolic dims, {batch: 1, sequence: 128}, as GET .../stats spells them. */
 /** `value` with every BigInt in it a Number (in place): for answers that are magnitudes. */
 function asNumbers(value) {
   if (value === null || typeof value !== "object") return typeof value === "bigint" ? Number(value) : value;
@@ -341,9 +339,10 @@ function asNumbers(value) {
   return value;
 }
 
-/** Costs are magnitudes: a count or a size past 2^53 (a dim of 2^62 typed in) is shown rounded,
- * never summed or compared as a BigInt, which the panels' arithmetic refused ("Cannot convert a
- * BigInt value to a number"). */
+/** Parameters, FLOPs and output bytes per node (GET .../stats); `sizes`: the symbolic dims'
+ * sizes, {batch: 1, sequence: 128}. Costs are magnitudes: a count or a size past 2^53 (a dim of
+ * 2^62 typed in) comes back a rounded Number, never a BigInt, which the panels' arithmetic
+ * refused ("Cannot convert a BigInt value to a number"). */
 export function getStats(id, sizes = {}, revision = null) {
   const params = new URLSearchParams();
   const dims = Object.entries(sizes).map(([name, n]) => `${name}=${n}`).join(",");
