@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import re
 
+from ..errors import StudioError
+from ..onnx_io.external import normalize_location
+
+SAFE_UPLOAD = re.compile(r"^[\w.\- ()+,@=]{1,255}$")  # what an uploaded file's name (each folder's) may be
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\\"]+")
 MAX_NAME = 200
 
@@ -14,3 +18,12 @@ def file_name(text: str, default: str = "model") -> str:
     """A safe file name for `text` (its stem kept readable), or `default` when nothing is left."""
     name = _UNSAFE.sub("_", str(text)).strip(" ._")
     return name[:MAX_NAME] or default
+
+
+def uploaded_file_name(upload) -> str:
+    """The location an uploaded external data file answers to: its name as sent, folders kept
+    ("weights/w.bin"), never leaving the model's folder."""
+    name = normalize_location((upload.filename or "").replace("\\", "/"))
+    if name is None or not all(SAFE_UPLOAD.match(part) for part in name.split("/")):
+        raise StudioError("bad_filename", f"an external data file has an unusable name {upload.filename!r}")
+    return name

@@ -256,6 +256,20 @@ def _paths() -> dict:
                 "responses": {"201": _json("Blob", "Stored"), "400": _ERROR, "404": _ERROR},
             }
         },
+        f"{m}/data-files": {
+            "post": {
+                "summary": "Attach the external data files the model's tensors name but it lacks, as a new revision",
+                "parameters": [_ID],
+                "requestBody": _upload('the missing files; with a form field "base": the head revision'),
+                "responses": {
+                    "201": _json("EditResult", "Attached"),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                    "409": _ERROR,
+                    "422": _ERROR,
+                },
+            }
+        },
         f"{m}/undo": {
             "post": {
                 "summary": "Move the head to the previous revision",

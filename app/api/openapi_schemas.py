@@ -89,6 +89,7 @@ SCHEMAS: dict = {
             "metadata_props": {"type": "array"},
             "counts": {"type": "object"},
             "validation": {"type": "object"},
+            "missing_data": {"type": "array", "items": {"type": "object"}},
         },
     },
     "Attribute": {

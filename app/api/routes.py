@@ -20,7 +20,7 @@ from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arr
 from ..errors import NotFound, StudioError, stale_base
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
-from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, normalize_location, unpack_zip
+from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, files_in_use, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
 from ..onnx_io.load import parse_model, parse_model_file, parse_model_stream
@@ -41,11 +41,13 @@ from ..views.values import value_info_json
 from . import bp, runtime
 from .documents import (
     cached_stats,
+    edited_has_its_weights,
     external_reader,
     graph_json,
     inferred,
     load,
     load_data_file,
+    missing_weights,
     page_ready,
     readable_retry,
     remember_verdict,
@@ -56,7 +58,7 @@ from .documents import (
     verdict_if_cheap,
     warm_up,
 )
-from .file_names import file_name
+from .file_names import SAFE_UPLOAD, file_name, uploaded_file_name
 from .reference import (
     TEST_DATA_MAX_BYTES,
     keep_test_data_sets,
@@ -68,8 +70,6 @@ from .reference import (
 from .request_body import json_object
 from .runtime import with_runtime
 from .streaming import send_chunks
-
-_SAFE_FILE = re.compile(r"^[\w.\- ()+,@=]{1,255}$")
 
 
 def summary_of(model_id: str, rev: int | None = None) -> dict:
@@ -92,6 +92,7 @@ def _summary_of(model_id: str, rev: int | None) -> dict:
         "can_redo": bool(record.redo),
         "size": store().model_size(revision),
         "external_files": sorted(revision.external),
+        "missing_data": missing_weights(revision, model),
         "kind": record.kind,
         "source": record.source,
     }
@@ -121,7 +122,7 @@ def _data_summary(model_id: str) -> dict:
 
 def _upload_name(f, what: str) -> str:
     name = os.path.basename((f.filename or "").replace("\\", "/"))
-    if not name or name in (".", "..") or not _SAFE_FILE.match(name):
+    if not name or name in (".", "..") or not SAFE_UPLOAD.match(name):
         raise StudioError("bad_filename", f"{what} has an unusable file name {f.filename!r}")
     return name
 
@@ -149,9 +150,7 @@ def upload_model():
         detected = detect(stream.read(), name)  # refuse what isn't an ONNX file before storing anything
     external = {}
     for f in files[1:]:
-        ext_name = normalize_location((f.filename or "").replace("\\", "/"))  # "weights/w.bin" keeps its folder
-        if ext_name is None or not all(_SAFE_FILE.match(part) for part in ext_name.split("/")):
-            raise StudioError("bad_filename", f"an external data file has an unusable name {f.filename!r}")
+        ext_name = uploaded_file_name(f)
         if ext_name in external or ext_name == name:
             raise StudioError("duplicate_file", f"{ext_name!r} was uploaded twice")
         if ext_name.lower().endswith(".onnx"):  # a second model would be kept as the first's data file
@@ -468,7 +467,7 @@ def _stored_revision(model_id: str, rev: int):
     return store().revision(model_id, rev)
 
 
-def _head_revision(model_id: str, base: int):
+def head_revision(model_id: str, base: int):
     """Revision `base`, which a change starts from: 404 when the model never had it, 409 when it
     is no longer the head (the index checks again as it commits)."""
     revision = _stored_revision(model_id, base)
@@ -488,7 +487,7 @@ def post_edits(model_id):
     if not isinstance(allow_invalid, bool):
         raise StudioError("bad_request", '"allow_invalid" must be true or false')
     s = store()
-    revision = _head_revision(model_id, base)
+    revision = head_revision(model_id, base)
     data = s.blobs.get(revision.blob)
     _, _, base_model = load(model_id, base)
     base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
@@ -517,19 +516,22 @@ def post_edits(model_id):
         )
     settled = result.runtime if result.runtime and result.runtime["status"] != "pending" else None
     settled = None if settled and settled.get("transient") else settled
+    external, changes = _files_still_used(revision, result)
     new_rev = s.commit_revision(
         model_id,
         base,
         result.data,
-        revision.external,
+        external,
         body["ops"],
-        result.changes,
+        changes,
         settled,
         result.invalid,
         model=result.model,
         added=tensors.added,
     )
-    remember_verdict(s.revision(model_id, new_rev).blob, result.validation, result.full)
+    edited = s.revision(model_id, new_rev)
+    remember_verdict(edited.blob, result.validation, result.full)
+    edited_has_its_weights(revision, edited)
     if gate is not None:
         gate.remember(s.revision(model_id, new_rev))  # its cases ran on the result already
     if settled is None and base_validation["runtime"]["status"] in ("ok", "pending"):
@@ -539,7 +541,7 @@ def post_edits(model_id):
     return jsonify(
         {
             "revision": new_rev,
-            "changes": result.changes,
+            "changes": changes,
             "validation": {
                 **result.validation,
                 "runtime": checks.get("runtime"),
@@ -549,6 +551,18 @@ def post_edits(model_id):
             "summary": summary,
         }
     )
+
+
+def _files_still_used(revision, result) -> tuple[dict, list[str]]:
+    """The base's external data files that the edited model's tensors still name, and the edit's
+    changes with a line for each file left out: a weight inlined or deleted no longer ships a
+    file nothing reads."""
+    if not revision.external:
+        return revision.external, result.changes
+    used = files_in_use(result.model, external_reader(revision))
+    dropped = sorted(set(revision.external) - used)
+    kept = {k: v for k, v in revision.external.items() if k in used}
+    return kept, [*result.changes, *(f"external data file {k!r} holds no tensor any more: left out" for k in dropped)]
 
 
 def read_uploaded_blob(digest: str) -> bytes:
@@ -667,7 +681,7 @@ def restore(model_id):
     base, rev = body["base"], body["revision"]
     s = store()
     old = _stored_revision(model_id, rev)
-    head = _head_revision(model_id, base)
+    head = head_revision(model_id, base)
     if (old.blob, old.external) == (head.blob, head.external):
         return jsonify(
             {

@@ -35,7 +35,7 @@ from ..errors import StudioError
 from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.declared_shapes import declared_mismatches
-from ..onnx_io.external import TENSOR_PREFIX, normalize_location
+from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
 from ..onnx_io.input_elements import random_element
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
@@ -207,6 +207,10 @@ def write_runnable(graph: onnx.ModelProto, revisions: list, folder: Path) -> tup
     """`graph` (its tensors the store's, or the external files of `revisions`) as folder/model.onnx
     for onnxruntime, and {location: file} of the files to hand the worker to map (_runnable)."""
     s = store()
+    files = {k: v for r in revisions for k, v in s.data_files(r).items()}
+    missing = missing_data(graph, ExternalFiles(files, s.external_path, s.data_file_size))
+    if missing:
+        raise StudioError("external_data_missing", f"onnxruntime can't run it: {missing_words(missing)}", 422)
     _inline_loaded_by_onnx(graph)
     wanted = {f"{RUN_TENSORS}/{d}": s.blobs.path(d) for d in _tensors_beside(graph)}
     for revision in revisions:

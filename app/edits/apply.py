@@ -11,11 +11,10 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
 from ..onnx_io.causes import causes_of
-from ..onnx_io.external import TENSOR_PREFIX
+from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base
-from ..onnx_io.traverse import tensors
 from .contract import check_batch
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
 
@@ -62,7 +61,7 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     model = parse_model(base_data)
     # walking every tensor costs ~0.1 s on a 44k-node graph: only for ops that write tensors anew
     rewrites = any(entry.rewrites_tensors for entry, _ in checked)
-    files = _data_locations(model) if rewrites else set()
+    files = set(data_refs(model)) if rewrites else set()
     changes = []
     for k, (entry, op) in enumerate(checked):
         try:
@@ -74,7 +73,7 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
             raise
     stored = tensor_files()  # what the ops streamed into the store's blobs is the model's own
     ours = {TENSOR_PREFIX + d for d in stored.added} if stored is not None else set()
-    stray = _data_locations(model) - files - ours if rewrites else set()
+    stray = set(data_refs(model)) - files - ours if rewrites else set()
     if stray:
         # no op writes data files: a tensor naming one the model didn't have points at nothing
         raise StudioError(
@@ -92,17 +91,6 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     result = EditResult(model, data, changes, {})
     result.validation, result.full = _checks(model, len(data), base_validation)
     return result
-
-
-def _data_locations(model: onnx.ModelProto) -> set[str]:
-    """The external data locations the model's tensors name."""
-    return {
-        e.value
-        for t in tensors(model)
-        if t.data_location == onnx.TensorProto.EXTERNAL
-        for e in t.external_data
-        if e.key == "location"
-    }
 
 
 def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict | None]:

@@ -7,15 +7,21 @@ absolute path simply names no file.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+import onnx
 
 from ..errors import StudioError
 from .limits import PROTOBUF_LIMIT
 from .load import parse_model
 from .model_names import model_name
+from .sizes import data_bytes, size_text
+from .traverse import tensors
 from .zip_reading import BoundedMember, ZipBudget
 
 MAX_ZIP_MEMBERS = 10_000
@@ -36,29 +42,43 @@ def normalize_location(location: str) -> str | None:
 
 
 class ExternalFiles:
-    """The external data files of one revision; `path_of(entry)` turns a stored entry into a Path."""
+    """The external data files of one revision; `path_of(entry)` turns a stored entry into a Path,
+    `size_of(entry)` gives its size (None when it can't be told) without fetching it."""
 
-    def __init__(self, entries: dict, path_of: Callable[[object], Path]):
+    def __init__(
+        self, entries: dict, path_of: Callable[[object], Path], size_of: Callable[[object], int | None] | None = None
+    ):
         self.entries = entries
         self.path_of = path_of
+        self.size_of = size_of
+
+    def key(self, location: str) -> str | None:
+        """The entry a tensor's location names, or None when no file of the model is it."""
+        if location.startswith(TENSOR_PREFIX):
+            return location if location in self.entries else None
+        key = normalize_location(location)
+        if key is None:
+            return None
+        if key in self.entries:
+            return key
+        # a browser sends bare file names: accept "w.bin" for "weights/w.bin" when unambiguous
+        same = [
+            k
+            for k in self.entries
+            if posixpath.basename(k) == posixpath.basename(key) and not k.startswith(TENSOR_PREFIX)
+        ]
+        return same[0] if len(same) == 1 else None
+
+    def size(self, key: str) -> int | None:
+        return self.size_of(self.entries[key]) if self.size_of else None
 
     def path(self, location: str) -> Path:
-        ours = location.startswith(TENSOR_PREFIX)
-        key = location if ours else normalize_location(location)
-        entry = self.entries.get(key) if key else None
-        if entry is None and key and not ours:
-            # a browser sends bare file names: accept "w.bin" for "weights/w.bin" when unambiguous
-            same = [
-                e
-                for k, e in self.entries.items()
-                if posixpath.basename(k) == posixpath.basename(key) and not k.startswith(TENSOR_PREFIX)
-            ]
-            entry = same[0] if len(same) == 1 else None
-        if entry is None:
+        key = self.key(location)
+        if key is None:
             raise StudioError(
                 "external_data_missing", f"external data file {location!r} was not uploaded with this model", 422
             )
-        path = self.path_of(entry)
+        path = self.path_of(self.entries[key])
         if not path.is_file():
             raise StudioError("external_data_missing", f"external data file {location!r} is no longer at {path}", 422)
         return path
@@ -72,6 +92,90 @@ class ExternalFiles:
         return data
 
     __call__ = read  # a reader(location, offset, length), as tensor previews and save expect
+
+
+@dataclass
+class DataRef:
+    """Where one tensor's bytes are in an external data file."""
+
+    tensor: str
+    offset: int
+    length: int | None  # None: the file's rest (a string tensor, an unknown type)
+
+
+def data_refs(model: onnx.ModelProto, main_only: bool = False) -> dict[str, list[DataRef]]:
+    """location -> the tensors whose bytes that external data file holds, over every graph and
+    function (the main graph's initializers only, on ask: where a model's weights almost always are)."""
+    out: dict[str, list[DataRef]] = {}
+    for t in model.graph.initializer if main_only else tensors(model):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        if "location" not in info:
+            continue
+        try:
+            offset = int(info.get("offset") or 0)
+            length = int(info["length"]) if info.get("length") else data_bytes(t.data_type, math.prod(t.dims))
+        except ValueError:
+            offset, length = 0, None  # not numbers: the checker says so; here, the file is "needed"
+        out.setdefault(info["location"], []).append(DataRef(t.name, offset, length))
+    return out
+
+
+def missing_data(model: onnx.ModelProto, files: ExternalFiles) -> list[dict]:
+    """The external data the model's tensors name that isn't among its files, or that a file
+    holds too few bytes of: [{"location", "tensors" (count), "names" (the first few), "bytes"
+    (their data's), "file_bytes" (the least the file must hold), "reason"}]. The store's own tensor blobs are not looked at."""
+    out = []
+    for location, refs in sorted(data_refs(model).items()):
+        if location.startswith(TENSOR_PREFIX):
+            continue
+        end = max((r.offset + (r.length or 0) for r in refs), default=0)
+        key = files.key(location)
+        if key is None:
+            reason = "not uploaded with this model"
+        else:
+            size = files.size(key)
+            if size is None or size >= end:
+                continue
+            reason = f"holds {size_text(size)}; its tensors need {size_text(end)}"
+        names = [r.tensor for r in refs]
+        out.append(
+            {
+                "location": location,
+                "tensors": len(names),
+                "names": names[:8],
+                "bytes": sum(r.length or 0 for r in refs),
+                "file_bytes": end,  # the least a file must hold: the end of the last tensor in it
+                "reason": reason,
+            }
+        )
+    return out
+
+
+def missing_words(missing: list[dict]) -> str:
+    """One line for people: what missing_data found, and what to do."""
+    first = missing[0]
+    held = ", ".join(first["names"][:3]) + (f" and {first['tensors'] - 3} more" if first["tensors"] > 3 else "")
+    n = len(missing) - 1
+    more = f" (and {n} more file{'s' if n > 1 else ''})" if n else ""
+    return (
+        f"the data of {held} is in {first['location']!r}, {first['reason']}{more}; "
+        "attach it (model panel, Validation) or upload the model with its data files"
+    )
+
+
+def files_in_use(model: onnx.ModelProto, files: ExternalFiles) -> set[str]:
+    """The keys of the model's external data files that some tensor names (the store's tensor
+    blobs left out). The main graph's initializers are looked at first: when they name every
+    file, the walk through subgraphs, attributes and functions (~0.1 s on 44k nodes) is skipped."""
+    wanted = {k for k in files.entries if not k.startswith(TENSOR_PREFIX)}
+    used: set[str] = set()
+    for main_only in (True, False):
+        used = {key for loc in data_refs(model, main_only) if (key := files.key(loc)) is not None and key in wanted}
+        if used == wanted:
+            break
+    return used
 
 
 def unpack_zip(stream, name: str, budget: ZipBudget | None = None):

@@ -198,6 +198,27 @@ class Store:
             }
             return self.index.commit_revision(model_id, base, revision)
 
+    def attach_files(self, model_id: str, base: int, files: dict, describe: Callable[[dict], list[str]]) -> int:
+        """A new revision on `base` (still the head) holding what `base` holds plus external data
+        files (location -> readable stream): its graph, tensors and uploaded bytes are `base`'s.
+        `describe(entries)` gives the revision's changes, or raises to store nothing (the blobs
+        put meanwhile are collected)."""
+        with self._intent():
+            entries = {loc: self._external_entry(content) for loc, content in files.items()}
+            changes = describe(entries)
+            old = self.index.revision(model_id, base)
+            revision = {
+                "blob": old.blob,
+                "external": {**old.external, **entries},
+                "tensors": old.tensors,
+                "source": old.source,  # the graph is the upload's still: it downloads byte for byte
+                "ops": [],  # nothing to replay: a recipe's batch for it is empty
+                "changes": changes,
+                "invalid": old.invalid,
+                "card": old.card,
+            }
+            return self.index.commit_revision(model_id, base, revision)
+
     def restore(self, model_id: str, base: int, rev: int, ops: list, changes: list) -> int:
         """Make what revision `rev` holds the head again, as a new revision on `base` (edits/
         recipe.py restore_op): its blobs are the ones `rev` references."""
@@ -216,6 +237,16 @@ class Store:
             return Path(entry["path"])
         return self.blobs.path(entry)
 
+    def data_file_size(self, entry) -> int | None:
+        """An external data entry's size (a blob's from the blob store, without fetching it);
+        None for a file linked in place that is gone."""
+        if isinstance(entry, dict):
+            try:
+                return Path(entry["path"]).stat().st_size
+            except OSError:
+                return None
+        return self.blobs.size(entry)
+
     def data_files(self, revision: Revision) -> dict:
         """Every file a revision's tensors name, location -> entry (for external.ExternalFiles):
         its external data files and the tensor blobs its graph references."""
@@ -230,11 +261,8 @@ class Store:
             size = revision.source["skeleton_size"] + sum(c[2] for c in revision.source["cuts"])
         else:
             size = self.blobs.size(revision.blob) + sum(revision.tensors.values())
-        for entry in revision.external.values():
-            with contextlib.suppress(OSError):  # a linked file that is gone: the checks say so
-                # a blob's size from the blob store: its path would fetch it when it is remote
-                size += Path(entry["path"]).stat().st_size if isinstance(entry, dict) else self.blobs.size(entry)
-        return size
+        # a linked file that is gone counts nothing: the checks say so
+        return size + sum(self.data_file_size(entry) or 0 for entry in revision.external.values())
 
     def whole(self, revision: Revision) -> tuple[int, Iterator[bytes]]:
         """(size, chunks) of the revision as one .onnx, its tensors inside (external data files

@@ -263,9 +263,23 @@ export function modelPageUrl(id) {
 export function uploadModel(files, onProgress) {
   const form = new FormData();
   for (const file of files) form.append("file", file, file.name);
+  return sendForm("/api/models", form, onProgress);
+}
+
+/** Attach external data files the model's tensors name but that were not uploaded with it:
+ * a new revision on `base`. Resolves to {revision, changes, summary}. */
+export function attachDataFiles(id, base, files, onProgress) {
+  const form = new FormData();
+  form.append("base", String(base));
+  for (const file of files) form.append("file", file, file.name);
+  return sendForm(`/api/models/${enc(id)}/data-files`, form, onProgress);
+}
+
+// a multipart POST by XMLHttpRequest, for its upload progress: onProgress(fraction 0..1)
+function sendForm(path, form, onProgress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", `${ROOT}/api/models`);
+    xhr.open("POST", `${ROOT}${path}`);
     xhr.setRequestHeader("Accept", "application/json");
     xhr.upload.onprogress = (e) => {
       if (onProgress && e.lengthComputable) onProgress(e.loaded / e.total);

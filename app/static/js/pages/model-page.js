@@ -102,6 +102,12 @@ function renderToolbar() {
       validity.textContent = "Checking…";
       validity.className = "badge badge-wait";
       validity.title = "onnx.checker, shape inference and onnxruntime are running in the background";
+    } else if (v.ok && (s.missing_data || []).length) {
+      // the graph checks out, its weights aren't here: nothing whole can be run or downloaded
+      const files = s.missing_data.map((m) => m.location).join(", ");
+      validity.textContent = "weights missing";
+      validity.className = "badge badge-warn";
+      validity.title = `External data ${s.missing_data.length === 1 ? "file" : "files"} ${files}: ${s.missing_data[0].reason}. Attach ${s.missing_data.length === 1 ? "it" : "them"} in the model panel (Validation).`;
     } else if (v.ok && fullOk && runtime.status === "fails") {
       // never "valid" on what doesn't run: onnx's checks passing is in the title and the panel
       const made = runtime.guessed; // it loads; what failed may be the sizes or integers made up for it
@@ -210,6 +216,7 @@ const panelContext = {
     // editing (issue 4): any batch of edit ops; options.selection = what to select afterwards
     edit: (ops, options) => applyEdits(ops, options),
     uploadBlob: (file) => api.uploadBlob(file),
+    attachDataFiles: (files) => attachDataFiles(files),
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId, onScreen()),
     loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree, onScreen()),
     loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId, onScreen()),
@@ -306,7 +313,7 @@ function renderSidebar() {
 }
 
 // what an earlier revision viewed may not do: edit (it would fork the history), undo, redo
-const READ_ONLY = { edit: null, setAttribute: null, setMetadata: null, undo: null, redo: null };
+const READ_ONLY = { edit: null, setAttribute: null, setMetadata: null, undo: null, redo: null, attachDataFiles: null };
 
 function sidebarContext() {
   return {
@@ -813,16 +820,32 @@ async function applyEdits(ops, { selection, home = false } = {}) {
     else if (keptBefore) warnIfOutputsChanged(state.summary.revision, ref);
     return result;
   } catch (err) {
-    if (err.status === 409) {
-      // The model moved on elsewhere: take its revision as the next base and redraw the graph.
-      // The panel (and the message shown in it) stays; trying again applies the change on top
-      // of that revision.
-      state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
-      renderToolbar();
-      loadGraph(state.path, { home: false, keepPanel: true });
-      throw staleError(err);
-    }
-    throw err;
+    throw err.status === 409 ? await movedOn(err) : err;
+  } finally {
+    setBusy(false);
+  }
+}
+
+// The model moved on elsewhere: take its revision as the next base and redraw the graph. The
+// panel (and the message shown in it) stays; trying again applies the change on top of that
+// revision. Resolves to the error to show.
+async function movedOn(err) {
+  state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
+  renderToolbar();
+  loadGraph(state.path, { home: false, keepPanel: true });
+  return staleError(err);
+}
+
+/** Attach the external data files the model lacks (panels/missing-data.js): a new revision. */
+async function attachDataFiles(files) {
+  if (state.busy) throw new Error("Another change is still being saved.");
+  setBusy(true);
+  try {
+    const result = await withWaitStatus(waitPill, "Uploading…", () => api.attachDataFiles(state.modelId, state.summary.revision, files));
+    await refreshAfter(result.summary);
+    toast(`Saved as revision ${state.summary.revision}: ${result.changes.join("; ")}`, "info");
+  } catch (err) {
+    throw err.status === 409 ? await movedOn(err) : err;
   } finally {
     setBusy(false);
   }

@@ -17,6 +17,7 @@ import { metadataEditor } from "../editing/metadata-editor.js";
 import { checkRow, graphLink, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
 import { referenceChecks } from "./reference-checks.js";
 import { declaredMismatch } from "./declared-shape.js";
+import { missingDataCheck } from "./missing-data.js";
 
 function nodeLink(ctx, node, label) {
   return el("a", { class: "inference-link", href: ctx.nodeHref("", node), "data-node": node }, `${label} ›`);
@@ -46,7 +47,9 @@ function runtimeCheck(r, ctx) {
     return out;
   };
   if (r.status === "pending") return row(null, "checking in the background…");
-  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, "loads and runs it");
+  // weights not uploaded: the smoke run put zeros in their place (missing-data.js says so)
+  const ran = (ctx.summary && (ctx.summary.missing_data || []).length) ? "loads and runs its graph" : "loads and runs it";
+  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, ran);
   if (r.status !== "fails") return row(null, "not run", r.message);
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${r.node_name || r.node}`));
@@ -84,7 +87,9 @@ function declaredShapes(r, ctx) {
   return out;
 }
 
-function validationSection(v, ctx) {
+function validationSection(summary, ctx) {
+  const v = summary.validation || {};
+  const weights = missingDataCheck(summary.missing_data, ctx);
   const runtime = v.runtime ? runtimeCheck(v.runtime, ctx) : null;
   const declared = declaredShapes(v.runtime, ctx);
   if (v.pending) {
@@ -92,7 +97,7 @@ function validationSection(v, ctx) {
       el("h3", {}, "Validation"),
       checkRow(null, "onnx.checker", "checking in the background…"),
       checkRow(null, "Full check", "checking in the background…"),
-      runtime, referenceChecks(v.reference, ctx), invalidMarks(v.invalid));
+      weights, runtime, referenceChecks(v.reference, ctx), invalidMarks(v.invalid));
   }
   const full = v.full;
   const errors = v.inference_errors || [];
@@ -103,6 +108,7 @@ function validationSection(v, ctx) {
     full ? checkRow(full.ok, "Full check", full.ok ? "passes, with strict shape inference" : same ? "fails (as above)" : "fails",
       full.ok || same ? "" : full.message)
       : checkRow(null, "Full check", "not run: the model is too large to serialise for it"),
+    weights,
     runtime,
     ...declared,
     referenceChecks(v.reference, ctx),
@@ -143,7 +149,7 @@ function trainingList(training, ctx) {
  * panel (a form being filled in, the place scrolled to) stays as it is. */
 export function refreshValidation(root, summary, ctx) {
   const old = root.querySelector(":scope > #validation");
-  if (old && !busyIn(old)) old.replaceWith(validationSection(summary.validation || {}, ctx));
+  if (old && !busyIn(old)) old.replaceWith(validationSection(summary, ctx));
 }
 
 export function renderModelPanel(root, summary, ctx) {
@@ -157,7 +163,7 @@ export function renderModelPanel(root, summary, ctx) {
   const graph = ctx.graph;
   if (graph && graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
 
-  root.append(validationSection(summary.validation || {}, ctx));
+  root.append(validationSection(summary, ctx));
   if (ctx.actions && ctx.actions.loadStats) root.append(costsSection(ctx));
 
   const counts = summary.counts || {};
