@@ -72,7 +72,7 @@ SAMPLES = {
     "set_initializer": {"name": "W", "value": _TENSOR, "graph": "", "dtype": "FLOAT", "allow_type_change": False},
     "add_initializer": {"name": "W2", "value": _TENSOR, "graph": "", "dtype": "FLOAT"},
     "delete_initializer": {"name": "U", "graph": ""},
-    "delete_node": {"node": "id", "reconnect": True},
+    "delete_node": {"node": "id", "reconnect": True, "keep_initializers": False},
     "insert_node": {
         "tensor": "h",
         "op_type": "LeakyRelu",

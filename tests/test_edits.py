@@ -680,6 +680,31 @@ def test_deleting_an_inserted_node_with_reconnect_gives_back_the_graph(client, p
     assert after.graph.SerializeToString(deterministic=True) == before.graph.SerializeToString(deterministic=True)
 
 
+@pytest.mark.parametrize("path", LIGHT_AND_TORCH, ids=lambda p: p.parent.name if p.name == "model.onnx" else p.stem)
+def test_deleting_an_inserted_mul_takes_its_constant_along(client, path):
+    """What the page's "=2" does (a new initializer, then insert_node reading it), undone by
+    Delete with Reconnect: the constant goes too (and its graph input below IR 4), so the graph is
+    the one before, byte for byte."""
+    model = onnx.load(path)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    node = next(n for n in model.graph.node if n.op_type not in ("Constant", "ConstantOfShape") and n.output)
+    ops = [
+        {"op": "add_initializer", "name": "scale2_b", "value": {"dtype": "FLOAT", "shape": [], "values": 2}},
+        {"op": "insert_node", "tensor": node.output[0], "op_type": "Mul", "inputs": ["scale2_b"], "name": "scale2"},
+    ]
+    # onnxruntime has no Mul of the converted models' opset 6: its gate is not what is tested here
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops, "allow_invalid": True})
+    assert r.status_code == 200, r.get_json()
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 1, "ops": [{"op": "delete_node", "node": "scale2", "reconnect": True}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith("; and its initializer 'scale2_b' (nothing else read it)")
+    before, after = (onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision={k}").data) for k in (0, 2))
+    assert after.graph.SerializeToString(deterministic=True) == before.graph.SerializeToString(deterministic=True)
+
+
 def test_an_initializer_added_below_ir_4_is_a_graph_input_too(client):
     """Below IR version 4 every initializer must also be a graph input (the onnx wheel's light
     and pytorch-converted models are IR 3): add_initializer adds the input in the main graph, so a

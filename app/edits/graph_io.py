@@ -235,13 +235,13 @@ def add_input(model: onnx.ModelProto, op: dict) -> str:
 def remove_input(model: onnx.ModelProto, op: dict) -> str:
     """Remove a graph input. Only when nothing reads it, or when an initializer of that name keeps
     supplying the value."""
-    from .whole_model import names_read
+    from .unused import initializer_names, names_in_use
 
     name = op["name"]
     field, i = main_graph_value(model, name, "input")
     g = model.graph
-    backed = any(t.name == name for t in g.initializer)
-    if not backed and (name in names_read(g) or any(o.name == name for o in g.output)):
+    backed = name in initializer_names(g)
+    if not backed and name in names_in_use(model, g):
         raise StudioError("in_use", f"remove_input: {name!r} is read by the graph; remove or rewire its readers first")
     del field[i]
     return f"removed graph input {name!r}" + (" (its initializer stays)" if backed else "")

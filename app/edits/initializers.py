@@ -104,18 +104,21 @@ def _below_ir4(model: onnx.ModelProto, g: onnx.GraphProto, t: onnx.TensorProto, 
 
 @edit_op("delete_initializer", required("name", NAME, "the initializer"), _GRAPH)
 def delete_initializer(model: onnx.ModelProto, op: dict) -> str:
-    """Delete an initializer no node reads (a graph input of the same name goes too)."""
-    from .whole_model import names_read
+    """Delete an initializer, dense or sparse, that nothing reads (a graph input of the same name
+    goes too): no node of its graph (subgraphs included), no graph output, and for the main
+    graph no training graph or binding."""
+    from .unused import drop_initializers, initializer_names, names_in_use
 
     name = op["name"]
     g = _graph(model, op)
-    idx = _find(g, name)
-    if name in names_read(g) or any(o.name == name for o in g.output):
+    if name not in initializer_names(g):
+        raise NotFound("unknown_initializer", f"no initializer named {name!r} in that graph")
+    if name in names_in_use(model, g):
         raise StudioError(
-            "in_use", f"delete_initializer: {name!r} is still read by the graph; remove its readers first"
+            "in_use",
+            f"delete_initializer: {name!r} is still read (by a node, a graph output or a training graph); "
+            "remove its readers first",
         )
-    del g.initializer[idx]
-    for i in reversed(range(len(g.input))):
-        if g.input[i].name == name:
-            del g.input[i]
-    return f"deleted initializer {name!r}"
+    sparse = any(s.values.name == name for s in g.sparse_initializer)
+    drop_initializers(g, {name})
+    return f"deleted {'sparse ' if sparse else ''}initializer {name!r}"

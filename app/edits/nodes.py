@@ -13,23 +13,49 @@ from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
 from .names import fresh_name, rename_in_graph
 from .registry import edit_op
-from .whole_model import names_read
+from .unused import drop_initializers, left_unread, names_read
 
 
 @edit_op(
     "delete_node",
     required("node", NODE, "the node"),
     optional("reconnect", BOOLEAN, "wire its first input to the readers of its first output", default=False),
+    optional(
+        "keep_initializers", BOOLEAN, "keep the initializers only it read (by default they go with it)", default=False
+    ),
 )
 def delete_node(model: onnx.ModelProto, op: dict) -> str:
     """Delete a node. With reconnect=true its first input takes the place of its first output
     everywhere that output was read (consumers, graph outputs) — where nothing else reads that
     input and a node makes it, that node writes the output's name instead, so the readers keep
-    theirs (deleting what insert_node added gives back the graph before it) — so a pass-through node such as
-    Identity, Dropout or Cast goes away cleanly; a graph output it wrote takes that input's type
-    where the two differ in kind or element type (deleting a classifier's ZipMap leaves its
-    probabilities tensor as the output, not a sequence of maps). Without it, readers of its outputs are left
-    dangling and the batch is refused if that breaks a model that passed the checker."""
+    theirs (deleting what insert_node added gives back the graph before it) — so a pass-through
+    node such as Identity, Dropout or Cast goes away cleanly; a graph output it wrote takes that
+    input's type where the two differ in kind or element type (deleting a classifier's ZipMap
+    leaves its probabilities tensor as the output, not a sequence of maps). Without it, readers of
+    its outputs are left dangling and the batch is refused if that breaks a model that passed the
+    checker. The initializers (dense or sparse) only it read go with it unless keep_initializers:
+    its weights, or the constant insert_node made for it, would stay behind unread (one that is
+    also a graph input stays: it is part of the model's interface)."""
+    ref, _, node, _ = find_node(model, op["node"])
+    reads = list(node.input)
+    desc = _delete_node(model, op)
+    g = ref.container
+    if op["keep_initializers"] or not isinstance(g, onnx.GraphProto):
+        return desc
+    gone = left_unread(model, g, reads)
+    drop_initializers(g, set(gone))
+    if not gone:
+        return desc
+    one = len(gone) == 1
+    names = ", ".join(map(repr, gone))
+    return (
+        desc
+        + f"; and {'its initializer' if one else 'the initializers'} {names} (nothing else read {'it' if one else 'them'})"
+    )
+
+
+def _delete_node(model: onnx.ModelProto, op: dict) -> str:
+    """The node deleted, its readers rewired on ask (delete_node)."""
     ref, idx, node, nid = find_node(model, op["node"])
     reconnect = op["reconnect"]
     g = ref.container

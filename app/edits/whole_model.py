@@ -10,15 +10,11 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
-from ..onnx_io.traverse import graphs_within, opset_version, standard_domain, subgraphs, walk_graphs
+from ..onnx_io.traverse import opset_version, standard_domain, subgraphs, walk_graphs
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
 from .registry import edit_op
-
-
-def names_read(g) -> set[str]:
-    """Every value name the graph's nodes read, including reads from inside their subgraphs."""
-    return {x for h in graphs_within(g) for n in h.node for x in n.input if x}
+from .unused import drop_initializers, initializer_names, names_read, read_elsewhere
 
 
 @edit_op("infer_shapes")
@@ -57,14 +53,14 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     ),
 )
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
-    """Remove from the main graph what no graph output depends on: dead nodes, unused initializers
-    (with their graph-input twins in IR < 4 models), and value_info of values no longer present.
+    """Remove from the main graph what no graph output (nor training graph) depends on: dead
+    nodes, unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present.
     Each part can be switched off (nodes/initializers/value_info: false). With
     initializer_inputs, the graph inputs that repeat an initializer go too: the weights become
     constants (what quantization and constant folding need), the IR raised to 4 if lower."""
     g = model.graph
     flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
-    needed = {o.name for o in g.output}
+    needed = read_elsewhere(model, g)  # its outputs, and what training graphs read or set
     live = [False] * len(g.node)
     for i in reversed(range(len(g.node))):
         n = g.node[i]
@@ -76,17 +72,12 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
     dead = [i for i, ok in enumerate(live) if not ok]
     for i in reversed(dead):
         del g.node[i]
-    unused_inits = []
+    unused_inits: set[str] = set()
     if flags["initializers"]:
-        real_inputs = {v.name for v in g.input} - {t.name for t in g.initializer}
-        unused_inits = [t.name for t in g.initializer if t.name not in needed and t.name not in real_inputs]
-        drop = set(unused_inits)
-        for i in reversed(range(len(g.initializer))):
-            if g.initializer[i].name in drop:
-                del g.initializer[i]
-        for i in reversed(range(len(g.input))):
-            if g.input[i].name in drop:
-                del g.input[i]
+        inits = initializer_names(g)
+        real_inputs = {v.name for v in g.input} - inits
+        unused_inits = inits - needed - real_inputs  # sparse ones too
+        drop_initializers(g, unused_inits)
     dropped_vi = 0
     if flags["value_info"]:
         present = {x for n in g.node for x in list(n.input) + list(n.output)} | needed

@@ -432,13 +432,17 @@ function addNodeForm(node, ctx) {
 function deleteForm(node, ctx) {
   const reconnect = checkbox("reconnect", "Reconnect", (node.inputs || []).some(Boolean) && (node.outputs || []).length === 1,
     "its first input feeds its readers");
+  // its weights (or the constant an insert made for it) go with it unless kept
+  const keep = checkbox("keep_initializers", "Keep its initializers", false, "those only it reads; they go with it otherwise");
   const { form } = editForm("ed-delete-node", [
     reconnect,
     el("p", { class: "ed-hint muted" }, "Without it, readers of its outputs are left without an input; the server refuses that when it breaks the model."),
+    keep,
     el("div", { class: "ed-actions" }, el("button", { type: "submit", class: "btn btn-small btn-danger" }, "Delete node")),
   ], async (f) => {
     const op = { op: "delete_node", node: node.id };
     if (f.elements.reconnect.checked) op.reconnect = true;
+    if (f.elements.keep_initializers.checked) op.keep_initializers = true;
     await ctx.actions.edit([op], { selection: null });
   });
   return form;

@@ -1,0 +1,65 @@
+"""Who reads a graph's values, and the initializers nobody does: the one home of that question
+for delete_node (the weights only it read go with it), delete_initializer (refused while read),
+remove_input and cleanup.
+
+A main-graph initializer is read by more than the main graph's nodes: the training graphs read
+it and their bindings set it (TrainingInfoProto), and a graph output may name it."""
+
+from __future__ import annotations
+
+import onnx
+
+from ..onnx_io.traverse import graphs_within
+
+
+def names_read(g) -> set[str]:
+    """Every value name the graph's nodes read, including reads from inside their subgraphs."""
+    return {x for h in graphs_within(g) for n in h.node for x in n.input if x}
+
+
+def read_elsewhere(model: onnx.ModelProto, g) -> set[str]:
+    """Names of g's values read other than by g's nodes: g's outputs, and for the main graph what
+    its training graphs read and what their bindings set."""
+    out = {o.name for o in g.output} if isinstance(g, onnx.GraphProto) else set()
+    if g is model.graph:
+        for t in model.training_info:
+            out |= {b.key for b in (*t.initialization_binding, *t.update_binding)}
+            for field in ("initialization", "algorithm"):
+                if t.HasField(field):
+                    out |= names_read(getattr(t, field))
+    return out
+
+
+def names_in_use(model: onnx.ModelProto, g) -> set[str]:
+    return names_read(g) | read_elsewhere(model, g)
+
+
+def initializer_names(g: onnx.GraphProto) -> set[str]:
+    """Dense and sparse initializers' names (a sparse one is named by its values)."""
+    return {t.name for t in g.initializer} | {s.values.name for s in g.sparse_initializer}
+
+
+def drop_initializers(g: onnx.GraphProto, names: set[str]) -> None:
+    """Remove the initializers (dense or sparse) of these names, with graph inputs of the same
+    names (below IR 4 every initializer is one)."""
+    for field, name_of in ((g.initializer, lambda t: t.name), (g.sparse_initializer, lambda s: s.values.name)):
+        for i in reversed(range(len(field))):
+            if name_of(field[i]) in names:
+                del field[i]
+    for i in reversed(range(len(g.input))):
+        if g.input[i].name in names:
+            del g.input[i]
+
+
+def left_unread(model: onnx.ModelProto, g: onnx.GraphProto, candidates) -> list[str]:
+    """Those of `candidates` that are initializers of g nothing reads any more, in their order:
+    none a graph input a caller may feed (IR 4 and up: an initializer that is also an input is
+    the input's default, part of the model's interface)."""
+    inits = initializer_names(g)
+    fed = {v.name for v in g.input} if model.ir_version >= 4 else set()
+    used = names_in_use(model, g)
+    out: list[str] = []
+    for name in candidates:
+        if name in inits and name not in used and name not in fed and name not in out:
+            out.append(name)
+    return out
