@@ -191,9 +191,10 @@ def test_real_models_have_every_flop_known(client, name):
     assert answer["totals"]["flops"] > 1e8 and answer["totals"]["activation_bytes"] > 0
 
 
-def test_control_flow_adds_nothing_of_its_own_and_its_bodies_are_counted(client):
-    """An If's branches are rows of their own, each node counted once; the If itself is 0, not
-    an "unknown" that every model with control flow would carry."""
+def test_control_flow_adds_nothing_of_its_own_and_one_branch_is_counted(client):
+    """An If's branches are rows of their own, each node listed once; the If itself is 0, not
+    an "unknown" that every model with control flow would carry. One branch runs: the totals
+    count the costlier one (the else branch's two nodes, not the then branch's one)."""
     from browser.browser_models import if_model
 
     answer = stats(client, if_model().SerializeToString())
@@ -202,7 +203,23 @@ def test_control_flow_adds_nothing_of_its_own_and_its_bodies_are_counted(client)
     assert (nodes["then_add"]["flops"], nodes["else_neg"]["flops"], nodes["else_relu"]["flops"]) == (6, 6, 6)
     assert nodes["then_add"]["node"] == "n1/then_branch/n0"
     assert answer["unknown"]["flops_nodes"] == 0
-    assert answer["totals"]["flops"] == sum(n["flops"] for n in answer["nodes"])
+    [branch] = answer["branches"]
+    assert (branch["node"], branch["counted"], branch["skipped"]) == ("n1", "n1/else_branch", "n1/then_branch")
+    assert branch["why"].startswith("the costlier branch")
+    assert answer["totals"]["flops"] == nodes["pre"]["flops"] + 12
+    assert answer["totals"]["activation_bytes"] == 24 * 4  # pre, the If (y), else_neg, else_relu: not then_add
+
+
+def test_an_if_on_a_constant_condition_counts_the_branch_it_takes(client):
+    from browser.browser_models import if_model
+
+    m = if_model()
+    del m.graph.input[1]
+    m.graph.initializer.append(numpy_helper.from_array(np.array(True), "cond"))
+    answer = stats(client, m.SerializeToString())
+    [branch] = answer["branches"]
+    assert branch["counted"] == "n1/then_branch" and branch["why"] == "its condition is a constant"
+    assert answer["totals"]["flops"] == by_name(answer)["pre"]["flops"] + 6
 
 
 def test_peak_activations_follow_each_tensors_last_reader(client):

@@ -45,7 +45,8 @@ def get_stats(model_id):
         plain = inferred(revision.blob, model)
         costs = model_costs(model, shapes if shapes is not None else plain, dims)
         # each node's formula too while sizes aren't given (given, they are counted)
-        formula = with_node_formulas(costs, model_formula(model, plain), attach=not at)
+        skipped = [b["skipped"] for b in costs["branches"]]  # the If branches its totals leave out
+        formula = with_node_formulas(costs, model_formula(model, plain, skipped), attach=not at)
         return {**costs, "formula": formula}
 
     def encode(costs: dict) -> bytes:

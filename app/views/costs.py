@@ -584,6 +584,42 @@ def _times(cost: Any, runs: Any) -> Any:
     return None if cost is None or runs is None else cost * runs
 
 
+def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[dict]:
+    """For each If that runs, the branch its totals count and the one left out: {"node",
+    "counted", "skipped" (graph paths), "why"}. A condition the graph holds as a constant picks
+    its branch; otherwise the branch of more FLOPs is counted (an upper bound: which one runs is
+    known only when it runs). `flops`: node id -> FLOPs (None unknown). Inner Ifs first, so a
+    branch holding one weighs what will be counted of it."""
+    ifs = [
+        (node_id(ref.path, i), ref.container, node)
+        for ref in running_graphs(model)
+        for i, node in enumerate(ref.container.node)
+        if node.op_type == "If" and node.domain in ("", "ai.onnx")
+    ]
+    out: list[dict] = []
+    for nid, g, node in sorted(ifs, key=lambda x: -x[0].count("/")):
+        paths = {b: subgraph_path(nid, b) for b in ("then_branch", "else_branch")}
+        cond = _constant_ints(g, node_input(node, 0))
+        if cond is not None and len(cond) == 1:
+            take, why = ("then_branch" if cond[0] else "else_branch"), "its condition is a constant"
+        else:
+            skipped = [b["skipped"] for b in out]
+            weigh = {
+                b: sum(f for n, f in flops.items() if f is not None and under(n, [p]) and not under(n, skipped))
+                for b, p in paths.items()
+            }
+            take = "else_branch" if weigh["else_branch"] > weigh["then_branch"] else "then_branch"
+            why = "the costlier branch: which one runs is known only when it runs"
+        other = "else_branch" if take == "then_branch" else "then_branch"
+        out.append({"node": nid, "counted": paths[take], "skipped": paths[other], "why": why})
+    return out
+
+
+def under(nid: str, paths: list[str]) -> bool:
+    """Whether node id `nid` is inside one of these graph paths (at any depth)."""
+    return any(nid.startswith(p + "/") for p in paths)
+
+
 def tensor_elements(t: onnx.TensorProto) -> int:
     return math.prod(t.dims)
 
@@ -628,8 +664,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     nodes: list[dict] = []
     ops: Counter[str] = Counter()
     totals = {"params": sum(n for n, _ in weights.values()), "param_bytes": sum(b for _, b in weights.values())}
-    flops_total = activation_total = 0
-    unknown_flops: Counter = Counter()
+    activations: dict[str, int] = {}  # node id -> the bytes its outputs add to the activations
     unknown_outputs = 0
     runs = graph_runs(model, values)
     for ref in running_graphs(model):
@@ -666,14 +701,10 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                 elem_type, _ = values.types.get(name, (0, None))
                 b = _bytes(elem_type, values.elements(name))
                 out_bytes = None if b is None or out_bytes is None else out_bytes + b
-            if flops is None:
-                unknown_flops[node.op_type] += 1
-            else:
-                flops_total += flops
             if out_bytes is None:
                 unknown_outputs += 1
             elif node.op_type != "Constant" and not all(name in weights for name in node.output):
-                activation_total += out_bytes
+                activations[node_id(ref.path, i)] = out_bytes
             nodes.append(
                 {
                     "node": node_id(ref.path, i),
@@ -686,7 +717,13 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                     **({"runs": runs[ref.path]} if runs[ref.path] != 1 else {}),
                 }
             )
-    totals.update(flops=flops_total, activation_bytes=activation_total)
+    # one branch of each If runs: its nodes are listed, the other's left out of the totals
+    branches = counted_branches(model, {row["node"]: row["flops"] for row in nodes})
+    skipped = [b["skipped"] for b in branches]
+    counted = [row for row in nodes if not under(row["node"], skipped)]
+    totals["flops"] = sum(row["flops"] for row in counted if row["flops"] is not None)
+    totals["activation_bytes"] = sum(activations.get(row["node"], 0) for row in counted)
+    unknown_flops = Counter(row["op_type"] for row in counted if row["flops"] is None)
     alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights))
     peak = peak_node = None
     if alive_at is not None:
@@ -699,6 +736,7 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
         "totals": {**totals, "peak_activation_bytes": peak, "peak_node": peak_node},
         "input_dims": input_dims(model),
         "nodes": nodes,
+        "branches": branches,
         "ops": dict(ops.most_common()),
         "unknown": {
             "flops_nodes": sum(unknown_flops.values()),
@@ -712,14 +750,17 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
     }
 
 
-def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> dict | None:
+def model_formula(
+    model: onnx.ModelProto, inferred: onnx.ModelProto | None, skipped: list[str] | None = None
+) -> dict | None:
     """FLOPs and activation bytes in all as polynomials in the inputs' symbolic dims (formula.py),
     from the shapes inference names in terms of them: {"symbols", "flops", "activation_bytes"
     (each a list of terms, the highest degree first), "unknown_nodes"} (nodes whose costs aren't
     polynomials in those dims: a Conv's strided output size, a data-dependent shape), and
     "nodes": each node's own (flops, output bytes) polynomials, in model_costs' order, None where
-    it has none (with_node_formulas puts them on the nodes). None for a model without symbolic
-    input dims, or when the formulas grow past formula.MAX_TERMS."""
+    it has none (with_node_formulas puts them on the nodes); the nodes of `skipped` graphs (the If
+    branches model_costs leaves out) are in "nodes", not in the totals. None for a model without
+    symbolic input dims, or when the formulas grow past formula.MAX_TERMS."""
     symbols = input_dims(model)  # an unnamed one as inference names it (name_unnamed_input_dims): "X[0]"
     if not symbols:
         return None
@@ -737,20 +778,22 @@ def model_formula(model: onnx.ModelProto, inferred: onnx.ModelProto | None) -> d
         runs = {ref.path: None for ref in running_graphs(model)} | {"": 1}
     try:
         for ref in running_graphs(model):
-            for node in ref.container.node:
+            for i, node in enumerate(ref.container.node):
+                counted = not under(node_id(ref.path, i), skipped or [])
                 try:
                     f = _times(node_flops(node, values), runs.get(ref.path))
                 except TypeError:  # not a polynomial in the inputs' dims
                     f = None
                 if f is None:
-                    unknown += 1
-                else:
+                    unknown += counted
+                elif counted:
                     flops = flops + f
                 try:
                     out: Poly | int | None = _output_bytes(node, values)
                 except TypeError:  # an output of unknown size: left out
                     out = None
-                if out is not None and node.op_type != "Constant" and not all(name in weights for name in node.output):
+                activation = node.op_type != "Constant" and not all(name in weights for name in node.output)
+                if out is not None and activation and counted:
                     activations = activations + out
                 per_node.append((f, out))
     except TypeError:  # past MAX_TERMS

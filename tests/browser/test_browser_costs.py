@@ -107,6 +107,15 @@ def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, 
         "() => document.querySelector('#graph g.box[data-node-id=\"n8\"]').classList.contains('heat-5')"
     )
     page.screenshot(path=str(artifacts / "costs-input-sizes.png"))
+    # a size it can't count at: said under the fields, which stay, with the last counts
+    page.fill("#costs .cost-dims input[name=seq]", "1" * 20)
+    page.click("#costs .cost-dims button[type=submit]")
+    refused = page.locator("#costs .field-error")
+    refused.wait_for()
+    assert refused.text_content().startswith("Not counted at those sizes: dims are NAME=N pairs")
+    assert costs.locator(".cost-dims input").count() == 2
+    assert mm.locator("td.num").first.text_content() == "8.19 K"
+    page.fill("#costs .cost-dims input[name=seq]", "8")
     page.click("#btn-run")
     page.locator("#run-go").wait_for()
     assert page.input_value(".run-dim[aria-label=batch]") == "2"
@@ -277,3 +286,19 @@ def test_unnamed_first_axes_follow_each_other(page, server):
     run = {n: page.locator(f"#run-form input.run-dim[aria-label='{n}[0]']") for n in "abc"}
     run["a"].fill("4")
     assert [run[n].input_value() for n in "abc"] == ["4", "4", "4"]
+
+
+def test_an_ifs_costlier_branch_is_counted_and_said(page, server):
+    from .browser_models import if_model
+
+    summary = upload(page, server, if_model(), "if.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    note = costs.locator(".cost-branches")
+    assert note.text_content() == "The If's costlier branch is counted: which one runs is known only when it runs."
+    assert note.get_attribute("title") == "n1: n1/else_branch counted, n1/then_branch left out"
+    assert (
+        costs.locator(".props").text_content().startswith("Parameters6 (24 B)FLOPs18")
+    )  # Sigmoid 6 + else 12, not then 6

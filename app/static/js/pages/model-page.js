@@ -226,10 +226,8 @@ const panelContext = {
     toast: (message, kind) => toast(message, kind),
     redo: () => step("redo"),
     // the sizes of the inputs' symbolic dims, shared by Costs and Run: given in one, used in both
-    loadStats: (sizes) => {
-      state.dimSizes = { ...sizes };
-      return statsOf(state.summary ? state.summary.revision : null, state.dimSizes);
-    },
+    loadStats: (sizes) => statsOf(state.summary ? state.summary.revision : null, { ...sizes })
+      .then((stats) => { state.dimSizes = { ...sizes }; return stats; }), // sizes refused are not kept
     // any model's revision (Compare's other side), at the sizes given in Costs or Run
     loadStatsOf: (modelId, revision) => statsOf(revision, state.dimSizes || {}, modelId),
     currentStats: () => (state.summary ? statsOf(state.summary.revision, state.dimSizes || {}) : Promise.resolve(null)),

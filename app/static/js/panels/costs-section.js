@@ -162,7 +162,16 @@ function heatChoice(stats, ctx) {
     el("span", { class: "muted" }, "Colour the drawing by"), ...buttons);
 }
 
-function fill(body, stats, ctx, reload) {
+// one branch of an If runs: the totals count the costlier one, which the page says
+function branchNote(stats) {
+  const guessed = (stats.branches || []).filter((b) => !b.why.startsWith("its condition"));
+  if (!guessed.length) return "";
+  return el("div", { class: "muted cost-branches", title: guessed.map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") },
+    guessed.length === 1 ? "The If's costlier branch is counted: which one runs is known only when it runs."
+      : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs.`);
+}
+
+function fill(body, stats, ctx, reload, error = "") {
   clear(body);
   body.classList.remove("muted");
   const t = stats.totals;
@@ -177,7 +186,7 @@ function fill(body, stats, ctx, reload) {
         ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
         : el("span", {}, formatCount(t.flops), unknown.flops_nodes
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : ""),
-      formulaLine(stats, "flops", false)]],
+      formulaLine(stats, "flops", false), branchNote(stats)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
       waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")]
         : waiting && unknown.output_nodes && !t.activation_bytes
@@ -190,7 +199,9 @@ function fill(body, stats, ctx, reload) {
           ? el("span", { class: "muted cost-unknown" }, ` (not counting ${plural(unknown.output_nodes, "output")} of unknown size)`) : "",
         formulaLine(stats, "activation_bytes", false))],
   ]));
-  body.append(...[dimsForm(stats, reload, ctx), heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
+  // sizes it could not count at: said under their fields, the last counts kept
+  const refused = error ? el("div", { class: "field-error", role: "alert" }, `Not counted at those sizes: ${error}`) : null;
+  body.append(...[dimsForm(stats, reload, ctx), refused, heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
   const metric = ctx.heatMetric ? ctx.heatMetric() : null;
   if (metric && metric in HEAT_METRICS && ctx.heatStats && ctx.heatStats() !== stats) ctx.actions.showHeat(metric, stats);
@@ -200,8 +211,13 @@ function fill(body, stats, ctx, reload) {
 /** The Costs section; its numbers load after the panel is drawn. */
 export function costsSection(ctx) {
   const body = el("div", { class: "costs-body muted", id: "costs" }, "Counting parameters and FLOPs…");
+  let shown = null; // the last counts drawn: sizes they can't be counted at leave them up
   const reload = (dims) => {
-    ctx.actions.loadStats(dims).then((stats) => fill(body, stats, ctx, reload)).catch((err) => {
+    ctx.actions.loadStats(dims).then((stats) => { shown = stats; fill(body, stats, ctx, reload); }).catch((err) => {
+      if (shown) {
+        fill(body, shown, ctx, reload, err.message || String(err));
+        return;
+      }
       body.className = "field-error";
       body.textContent = `The costs could not be counted: ${err.message || err}`;
     });
