@@ -324,3 +324,25 @@ def test_a_top_k_beside_the_softmax_reads_a_k_typed_in_its_form(page, server, ar
     x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
     probs, top = sess.run(["probs", "top_values"], {"input": x})
     assert top.shape == (1, 3) and np.allclose(top[0], np.sort(probs[0])[::-1][:3])
+
+
+def test_a_float_past_any_double_is_refused_on_the_page(page, server):
+    """1e400 is no number JavaScript (or a FLOAT) holds: said at once, not saved as Infinity;
+    an infinite value typed as one is what the person meant."""
+    from test_bad_input import small_model  # tests/ is on sys.path
+
+    summary = upload(page, server, small_model(), "small.onnx")
+    open_model(page, server, summary["id"], "#node=@act")
+    attr = page.locator(".attr[data-attr=alpha]")
+    attr.locator("input[name=value]").fill("1e400")
+    attr.locator("button[type=submit]").click()
+    error = attr.locator(".field-error")
+    error.wait_for(state="visible")
+    assert (
+        error.text_content() == "1e400 is beyond the largest FLOAT (3.40282e+38); type Infinity for an infinite value."
+    )
+    assert page.locator("#model-revision").text_content() == "rev 0"
+    attr.locator("input[name=value]").fill("Infinity")
+    attr.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert downloaded(page, server, summary["id"]).graph.node[1].attribute[0].f == float("inf")

@@ -21,7 +21,11 @@ export function parseAttributeInput(type, text) {
     const t = s.trim();
     if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(t)) {
       const v = parseJSON(t); // keeps big integers exact (BigInt)
-      if (typeof v === "number" && !Number.isFinite(v)) return v > 0 ? "Infinity" : "-Infinity"; // 1e400
+      // 1e400: past any double, so past any FLOAT (the server refuses 1e39 the same way); an
+      // infinite value is typed as one
+      if (typeof v === "number" && !Number.isFinite(v)) {
+        throw new Error(type.startsWith("INT") ? `${t} is no 64-bit integer.` : `${t} is beyond the largest FLOAT (3.40282e+38); type Infinity for an infinite value.`);
+      }
       return v;
     }
     if (t !== "" && Number.isFinite(Number(t))) return Number(t); // "1.", ".5", "+3"
