@@ -83,7 +83,7 @@ SAMPLES = {
         "output": "h_relu",
         "consumers": ["n1"],
     },
-    "set_node_op": {"node": "id", "op_type": "Relu", "domain": ""},
+    "set_node_op": {"node": "id", "op_type": "Relu", "domain": "", "attributes": {}, "drop_attributes": False},
     "set_node_input": {"node": "id", "index": 0, "tensor": "h"},
     "add_node": {
         "op_type": "LeakyRelu",

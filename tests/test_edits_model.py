@@ -193,6 +193,35 @@ def test_set_node_op_only_when_the_schema_fits(client):
         assert r.status_code == 400 and words in r.get_json()["error"]["message"]
 
 
+def test_set_node_op_drops_attributes_on_ask_and_sets_required_ones(client):
+    m = small_model()  # act: LeakyRelu alpha=0.1
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+
+    def change(base, **fields):
+        return client.post(
+            f"/api/models/{mid}/edits", json={"base": base, "ops": [{"op": "set_node_op", "node": "act", **fields}]}
+        )
+
+    r = change(0, op_type="Relu")
+    assert r.status_code == 400
+    assert r.get_json()["error"]["message"].endswith("Relu has no attribute 'alpha' (drop_attributes drops them)")
+    r = change(0, op_type="Relu", drop_attributes=True)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"] == ["node \"act\" (LeakyRelu) is now ai.onnx::Relu; dropped its 'alpha'"]
+    node = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node[1]
+    assert (node.op_type, list(node.attribute), node.name) == ("Relu", [], "act")
+    r = change(1, op_type="Cast")
+    assert (
+        r.status_code == 400
+        and 'requires attribute(s) to: give them in "attributes"' in r.get_json()["error"]["message"]
+    )
+    r = change(1, op_type="Cast", attributes={"to": onnx.TensorProto.FLOAT})  # FLOAT to FLOAT: the model still runs
+    assert r.status_code == 200, r.get_json()
+    node = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node[1]
+    assert node.op_type == "Cast" and onnx.helper.get_attribute_value(node.attribute[0]) == onnx.TensorProto.FLOAT
+    assert r.get_json()["changes"][0].endswith("is now ai.onnx::Cast; set 'to'")
+
+
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)
 def test_infer_shapes_and_cleanup_preserve_behaviour(client, path):
     model, feeds = load_case(path)

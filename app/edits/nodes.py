@@ -250,10 +250,26 @@ def _consumer_nodes(model, consumers, tensor) -> list:
     required("node", NODE, "the node"),
     required("op_type", NAME, "the new operator"),
     optional("domain", STRING, 'its domain ("" is ai.onnx; the node\'s own by default)'),
+    optional(
+        "attributes",
+        Map(ATTRIBUTE_VALUE, label="an object: attribute name -> value"),
+        "attributes to set on it, typed from the new operator's schema (one it requires, say)",
+        default={},
+    ),
+    optional(
+        "drop_attributes",
+        BOOLEAN,
+        "drop the node's attributes the new operator has none of (refused otherwise)",
+        default=False,
+    ),
 )
 def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's operator (op_type, and domain) when the new operator's schema at the model's
-    opset fits the node: its input/output counts and its attributes."""
+    opset fits the node: its input/output counts and its attributes. `attributes` sets some on
+    the way (Relu -> Cast needs `to`); with drop_attributes, those the new operator lacks go
+    (LeakyRelu -> Relu drops `alpha`), each named in the change."""
+    from .attributes import new_attribute
+
     ref, _, node, nid = find_node(model, op["node"])
     op_type = op["op_type"]
     domain = op.get("domain", node.domain)
@@ -273,12 +289,30 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
             f"set_node_op: {op_type} takes {_count_range(schema.min_input, schema.max_input, 'input')} and "
             f"{_count_range(schema.min_output, schema.max_output, 'output')}; {node_words(node, nid)} has {n_in} and {n_out}",
         )
-    unknown = [a.name for a in node.attribute if a.name not in schema.attributes]
-    if unknown:
-        raise StudioError("schema_mismatch", f"set_node_op: {op_type} has no attribute {', '.join(map(repr, unknown))}")
-    missing = [k for k, a in schema.attributes.items() if a.required and k not in {x.name for x in node.attribute}]
+    unknown = [a.name for a in trial.attribute if a.name not in schema.attributes]
+    if unknown and not op["drop_attributes"]:
+        raise StudioError(
+            "schema_mismatch",
+            f"set_node_op: {op_type} has no attribute {', '.join(map(repr, unknown))} (drop_attributes drops them)",
+        )
+    for i in reversed(range(len(trial.attribute))):
+        if trial.attribute[i].name in unknown:
+            del trial.attribute[i]
+    for name, value in op["attributes"].items():
+        kept = [i for i, a in enumerate(trial.attribute) if a.name == name]
+        for i in reversed(kept):
+            del trial.attribute[i]
+        trial.attribute.append(
+            new_attribute(model, ref.container, trial, name, value, None, f"attribute {name!r} of {op_type}")
+        )
+    missing = [k for k, a in schema.attributes.items() if a.required and k not in {x.name for x in trial.attribute}]
     if missing:
-        raise StudioError("schema_mismatch", f"set_node_op: {op_type} requires attribute(s) {', '.join(missing)}")
+        raise StudioError(
+            "schema_mismatch",
+            f'set_node_op: {op_type} requires attribute(s) {", ".join(missing)}: give them in "attributes"',
+        )
     was = node_words(node, nid)
-    node.op_type, node.domain = op_type, domain
-    return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}", imported)
+    node.CopyFrom(trial)
+    dropped = f"; dropped its {', '.join(map(repr, unknown))}" if unknown else ""
+    given = f"; set {', '.join(map(repr, op['attributes']))}" if op["attributes"] else ""
+    return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}{dropped}{given}", imported)

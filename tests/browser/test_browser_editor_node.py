@@ -238,6 +238,14 @@ def test_change_operator_and_add_graph_output(page, server, artifacts):
     assert "alpha" in error.text_content()
     page.screenshot(path=str(artifacts / "editor-node-change-op-refused.png"))
     assert page.locator("#model-revision").text_content() == "rev 0"
+    # the form offers to drop it, and shows the new operator's attributes (Relu: none)
+    assert form.locator(".ed-attrs-box").text_content() == "Relu has no attributes."
+    form.locator("input[name=drop_attributes]").check()
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert "dropped its 'alpha'" in page.locator("#toast").text_content()
+    page.click("#btn-undo")
+    wait_revision(page, 0)
 
     # Softmax -> LogSoftmax fits (same inputs, outputs and attribute axis)
     page.click("#graph [data-node-id=n7]")
@@ -245,13 +253,13 @@ def test_change_operator_and_add_graph_output(page, server, artifacts):
     form = panel.locator(".ed-change-op")
     form.locator("input[name=op_type]").fill("LogSoftmax")
     form.locator("button[type=submit]").click()
-    wait_revision(page, 1)
+    wait_revision(page, 2)  # revision 1, undone, stays in the history
     assert panel.locator(".panel-title").text_content() == "LogSoftmax"
 
     # make GlobalAveragePool's output a graph output
     page.click("#graph [data-node-id=n3]")
     panel.locator(".ed-add-output[data-tensor=g1] button").click()
-    wait_revision(page, 2)
+    wait_revision(page, 3)
     assert panel.locator(".ed-is-output").count() == 1
     assert page.locator("#graph [data-io=output]").count() == 2
 

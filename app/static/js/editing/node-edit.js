@@ -68,22 +68,52 @@ export function renameNodeForm(node, ctx) {
   return form;
 }
 
-/** Change the node's operator (set_node_op); the server says when the new one does not fit. */
+/** Change the node's operator (set_node_op); the server says when the new one does not fit.
+ * The new operator's attributes can be set on the way (one it requires), and the node's that it
+ * has none of dropped. */
 export function changeOpForm(node, ctx) {
   const op = operatorField(ctx.summary ? ctx.summary.opset_import : [], { placeholder: node.op_type });
+  const attrsBox = el("div", { class: "ed-attrs-box" });
+  const attrs = attributeFields(attrsBox);
+  followOperator(op, attrs);
+  const own = (node.attributes || []).map((a) => a.name);
+  const drop = own.length ? checkbox("drop_attributes", "Drop the attributes it has none of", false, `of ${own.join(", ")}`) : null;
   const { form } = editForm("ed-change-op", [
     field("New operator", op.input, "Its inputs, outputs and attributes must fit the new operator's schema."),
     op.list,
+    attrsBox,
+    drop,
     el("div", { class: "ed-actions" }, submit("Change operator")),
-  ], async () => {
+  ], async (f) => {
     const text = op.input.value.trim();
     if (!text) throw new Error("Type the new operator, e.g. Relu.");
     const entry = op.lookup(text);
     const change = { op: "set_node_op", node: node.id, op_type: entry ? entry.op_type : text };
     if (entry && entry.domain !== (node.domain || "")) change.domain = entry.domain;
+    const given = attrs.read();
+    if (Object.keys(given).length) change.attributes = given;
+    if (drop && f.elements.drop_attributes.checked) change.drop_attributes = true;
     await ctx.actions.edit([change]);
   });
   return form;
+}
+
+/**
+ * The attribute fields follow the operator typed; `onEntry(entry)` hears of each new one.
+ * @param {(entry: any) => void} [onEntry]
+ */
+function followOperator(op, attrs, onEntry = undefined) {
+  let shown;
+  const onOp = () => {
+    const entry = op.lookup(op.input.value);
+    if (entry === shown) return; // same operator: keep what was typed in its attribute fields
+    shown = entry;
+    if (onEntry) onEntry(entry);
+    attrs.show(entry);
+  };
+  op.input.addEventListener("input", onOp);
+  op.input.addEventListener("change", onOp);
+  op.ready.then(onOp);
 }
 
 /** Add an attribute: the schema's attributes the node doesn't set, or any name for an operator without a schema. */
@@ -245,17 +275,7 @@ function newNodeFields(ctx) {
   const name = textInput("name", "", { class: "mono", placeholder: "optional", "aria-label": "Name of the new node" });
   const attrsBox = el("div", { class: "ed-attrs-box" });
   const attrs = attributeFields(attrsBox);
-  let shown;
-  const onOp = () => {
-    const entry = op.lookup(op.input.value);
-    if (entry === shown) return; // same operator: keep what was typed in its attribute fields
-    shown = entry;
-    if (entry) domain.value = entry.domain;
-    attrs.show(entry);
-  };
-  op.input.addEventListener("input", onOp);
-  op.input.addEventListener("change", onOp);
-  op.ready.then(onOp);
+  followOperator(op, attrs, (entry) => { if (entry) domain.value = entry.domain; });
   return { op, domain, name, attrs, attrsBox };
 }
 
