@@ -266,3 +266,25 @@ def test_subgraph_inputs_and_outputs_declared_untyped_get_inferred_types(client)
     # the inputs' shapes follow from the Scan's inputs; the outputs' only their element type
     assert all(len(inferred[v.name]["shape"]) >= 2 for v in body.input), [inferred[v.name] for v in body.input]
     assert len(inferred) == len(set(inferred))  # each name once
+
+
+def test_what_a_subgraph_or_training_graph_reads_from_outside_is_typed(client):
+    """An If branch reading `x` of the main graph, and a training graph reading a main-graph
+    initializer, say where it comes from and its type (the page then types its edges)."""
+    from browser.browser_models import if_model
+    from test_unused_initializers import shared_model
+
+    mid = upload(client, if_model().SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph?path=n1/then_branch").get_json()
+    assert g["outer_scope"] == ["x"]
+    assert [(v["name"], v["dtype"], v["shape"], v["from"]) for v in g["outer_value_info"]] == [
+        ("x", "FLOAT", [2, 3], "")
+    ]
+    assert client.get(f"/api/models/{mid}/graph").get_json()["outer_value_info"] == []
+
+    mid = upload(client, shared_model().SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph?path=train[0].algo").get_json()
+    assert g["outer_scope"] == ["T"]
+    assert [(v["name"], v["dtype"], v["shape"], v["from"]) for v in g["outer_value_info"]] == [
+        ("T", "FLOAT", [2, 2], "")
+    ]

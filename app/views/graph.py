@@ -50,10 +50,12 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
     path, g = ref.path, ref.container  # asked for by name or position: answered by position
     functions = _function_refs(model)
     scopes = ScopeTable()
-    # only a graph held by a node attribute has an enclosing scope to read from; what the main
-    # graph, a function body or a training graph reads and doesn't define is just dangling
+    # only a graph held by a node attribute has an enclosing scope to read from, and a training
+    # graph the main graph's initializers; what the main graph or a function body reads and
+    # doesn't define is just dangling
     nested = "/" in path
-    reads: set[str] | None = set() if nested else None
+    training = path.startswith("train[")
+    reads: set[str] | None = set() if nested or training else None
     count = len(g.node)
     child, stop = None, 0  # the child builds nodes [0, stop) and value_info, this process the rest
     if count >= SPLIT_NODES and not ref.is_function and not nested:
@@ -72,9 +74,10 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             "breadcrumb": ref.crumbs,
             "nodes": nodes,
             "scopes": scopes.scopes,
-            "outer_scope": sorted(_unbound(g, reads)) if reads is not None else [],
+            "outer_scope": sorted(_outer_scope(model, g, reads, training)) if reads is not None else [],
         }
         types: dict = {}
+        out["outer_value_info"] = _outer_types(model, ref, inferred, out["outer_scope"], types)
         if isinstance(g, onnx.FunctionProto):  # ref.is_function, in a form mypy narrows g by
             out.update(
                 domain=g.domain,
@@ -289,6 +292,44 @@ _NODE_BOUND = {
     onnx.AttributeProto.GRAPH,
     onnx.AttributeProto.GRAPHS,
 }
+
+
+def _outer_scope(model: onnx.ModelProto, g, reads: set[str], training: bool) -> set[str]:
+    """What a graph reads from outside it: a nested graph, any name it doesn't define (its
+    enclosing graphs do, or nothing does); a training graph, the main graph's initializers."""
+    unbound = _unbound(g, reads)
+    if not training:
+        return unbound
+    main = model.graph
+    return unbound & ({t.name for t in main.initializer} | {s.values.name for s in main.sparse_initializer})
+
+
+def _outer_types(model: onnx.ModelProto, ref, inferred: onnx.ModelProto | None, names: list[str], types: dict) -> list:
+    """The types of the names a graph reads from outside it, from the graphs enclosing it
+    (innermost first; a training graph's: the main graph), as value_info JSON with `from`, the
+    path of the graph that defines it: declared types first, then inference's, then an
+    initializer's own."""
+    left = set(names)
+    out = []
+    enclosing = [c["path"] for c in reversed(ref.crumbs[:-1])] if "/" in ref.path else [""]
+    for path in enclosing:
+        if not left:
+            break
+        g = resolve_graph(model, path).container
+        if isinstance(g, onnx.FunctionProto):
+            continue
+        found: dict[str, onnx.ValueInfoProto] = {}
+        for name, t in [*((t.name, t) for t in g.initializer), *((s.values.name, s) for s in g.sparse_initializer)]:
+            if name in left:
+                dtype = t.values.data_type if isinstance(t, onnx.SparseTensorProto) else t.data_type
+                found[name] = onnx.helper.make_tensor_value_info(name, dtype, list(t.dims))
+        for v in [*inferred_value_info(model, inferred, path), *g.value_info, *g.output, *g.input]:
+            if v.name in left and v.HasField("type"):
+                found[v.name] = v  # the later lists, what the graph declares, win
+        for name in sorted(found):
+            out.append({**value_info_json(found[name], types), "from": path})
+        left -= set(found)
+    return out
 
 
 def _unbound(g, reads: set[str]) -> set[str]:

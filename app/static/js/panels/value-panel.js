@@ -23,6 +23,7 @@ export function tensorFacts(graph, name) {
     valueInfo: find(graph.value_info),
     inferred: find(graph.inferred_value_info),
     initializer: find(graph.initializers),
+    outer: find(graph.outer_value_info), // read from an enclosing graph (or, in a training graph, the main one)
   };
 }
 
@@ -35,12 +36,13 @@ function shapeText(shape) {
 function typeSection(name, facts) {
   const declared = facts.input || facts.output || facts.valueInfo;
   const known = (v) => v && (v.dtype || (v.type && v.type.kind && v.type.kind !== "unknown"));
-  const v = known(declared) ? declared : known(facts.inferred) ? facts.inferred : facts.initializer;
+  const v = known(declared) ? declared : known(facts.inferred) ? facts.inferred : facts.initializer || facts.outer;
   if (!v || !(v.dtype || known(v))) {
     return section("Type", propertyList([["Name", mono(name)], ["Type", el("span", { class: "muted" }, "not declared in this graph")]]));
   }
   const source = v === facts.inferred ? "inferred by ONNX shape inference (not stored in the model)"
-    : v === facts.initializer ? "the initializer's own" : v === facts.valueInfo ? "declared in value_info" : "declared by the graph";
+    : v === facts.initializer ? "the initializer's own" : v === facts.valueInfo ? "declared in value_info"
+      : v === facts.outer ? (v.from ? `the graph it comes from (${v.from})` : "the main graph, where it is defined") : "declared by the graph";
   const nonTensor = v.type && v.type.kind && v.type.kind !== "tensor";
   return section("Type", propertyList([
     ["Name", mono(name)],

@@ -166,11 +166,12 @@ const NAME_FONTS = new Set(["name", "ioName"]);
 /**
  * name -> {dtype, shape, type} from inputs, outputs, value_info and initializers (later lists
  * win); types the server inferred (`inferred_value_info`, when it sends them) fill the gaps,
- * those of inputs and outputs declared without a type included.
+ * those of inputs and outputs declared without a type included, and last the types of what the
+ * graph reads from the graphs enclosing it (`outer_value_info`).
  */
 export function tensorTypes(graph) {
   const types = new Map();
-  for (const list of [graph.inferred_value_info, graph.initializers, graph.value_info, graph.outputs, graph.inputs]) {
+  for (const list of [graph.outer_value_info, graph.inferred_value_info, graph.initializers, graph.value_info, graph.outputs, graph.inputs]) {
     for (const v of list || []) if (v && v.name && (declaresType(v) || !types.has(v.name))) types.set(v.name, v);
   }
   return types;
@@ -540,9 +541,11 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     const id = `outer:${name}`;
     if (!boxes.has(id)) {
       const enclosing = nested || (graph.outer_scope || []).includes(name);
+      // a training graph reads the main graph's initializers (TrainingInfoProto)
+      const from = nested ? "from enclosing graph" : "from the main graph";
       boxes.set(id, {
         id, kind: "outer", name, data: types.get(name) || { name }, enclosing,
-        lines: [{ text: enclosing ? "from enclosing graph" : "produced nowhere", font: "caption" }, { text: name, font: "ioName" }],
+        lines: [{ text: enclosing ? from : "produced nowhere", font: "caption" }, { text: name, font: "ioName" }],
       });
       producer.set(name, id);
     }
