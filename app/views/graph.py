@@ -319,10 +319,11 @@ def _outer_types(model: onnx.ModelProto, ref, inferred: onnx.ModelProto | None, 
         if isinstance(g, onnx.FunctionProto):
             continue
         found: dict[str, onnx.ValueInfoProto] = {}
-        for name, t in [*((t.name, t) for t in g.initializer), *((s.values.name, s) for s in g.sparse_initializer)]:
+        typed = [(t.name, t.data_type, list(t.dims)) for t in g.initializer]
+        typed += [(s.values.name, s.values.data_type, list(s.dims)) for s in g.sparse_initializer]
+        for name, dtype, dims in typed:
             if name in left:
-                dtype = t.values.data_type if isinstance(t, onnx.SparseTensorProto) else t.data_type
-                found[name] = onnx.helper.make_tensor_value_info(name, dtype, list(t.dims))
+                found[name] = onnx.helper.make_tensor_value_info(name, dtype, dims)
         for v in [*inferred_value_info(model, inferred, path), *g.value_info, *g.output, *g.input]:
             if v.name in left and v.HasField("type"):
                 found[v.name] = v  # the later lists, what the graph declares, win
