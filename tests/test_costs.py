@@ -741,3 +741,36 @@ def test_unnamed_input_dims_are_asked_for_by_input_and_axis(client):
     assert sum(t["coefficient"] for t in formula["flops"]) == 27
     sized = by_name(stats(client, data, "?dims=x[0]=5,y[0]=5"))
     assert sized["mm"]["flops"] == 2 * 5 * 3 * 4 and sized["add"]["flops"] == 5 * 3
+
+
+def test_a_call_of_a_model_function_costs_its_body(client):
+    """onnx.inliner puts each call's body where the call was (calls inside it too); each call is
+    counted as its body's nodes, at the shapes it is called with, attributes substituted."""
+    m = onnx.parser.parse_model(
+        """
+        <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+        g (float[2,4] x, float[4,8] w) => (float[2,8] y) {
+          a = local.Block <alpha: float = 0.5>(x)
+          b = Relu(a)
+          c = local.Block <alpha: float = 0.2>(b)
+          y = MatMul(c, w)
+        }
+        <domain: "local", opset_import: ["" : 17, "local" : 1]>
+        Block <alpha>(x) => (y) {
+          t = LeakyRelu <alpha: float = @alpha>(x)
+          u = local.Twice(t)
+          y = Add(u, x)
+        }
+        <domain: "local", opset_import: ["" : 17]>
+        Twice (x) => (y) {
+          y = Add(x, x)
+        }
+        """
+    )
+    answer = stats(client, m.SerializeToString())
+    rows = {(r["node"], r["op_type"]): r for r in answer["nodes"]}
+    # LeakyRelu 8 + Add 8 + Add 8 over [2, 4]; the Relu's 8; the MatMul's 2*2*8*4
+    assert rows[("n0", "Block")]["flops"] == 24 and rows[("n0", "Block")]["flops_from"] == "function body"
+    assert rows[("n2", "Block")]["flops"] == 24 and rows[("n1", "Relu")]["flops"] == 8
+    assert answer["totals"]["flops"] == 24 + 8 + 24 + 128
+    assert answer["unknown"]["flops_nodes"] == 0

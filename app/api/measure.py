@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 
+import onnx
 import orjson
 from flask import current_app, request
 
 from ..errors import StudioError
+from ..onnx_io import offload
 from ..onnx_io.inference import input_dims
 from ..views.costs import model_costs, model_formula, with_node_formulas
 from . import bp, derived
@@ -34,6 +36,21 @@ def parse_dims(raw: str | None) -> dict[str, int]:
     return dims
 
 
+def inlined_calls(revision, model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """The revision with its local functions inlined and inferred (in the helper), when its
+    main graph calls one: their bodies' FLOPs are counted on it; None otherwise or when onnx
+    can't inline it."""
+    local = {(f.domain, f.name, f.overload) for f in model.functions}
+    if not any((n.domain, n.op_type, n.overload) in local for n in model.graph.node):
+        return None
+    try:
+        return offload.inline_functions_file(str(store().blobs.path(revision.blob)), revision.blob)
+    except StudioError as exc:
+        if exc.code != "onnx_failed":
+            raise
+        return None  # the calls stay unknown
+
+
 @bp.get("/models/<model_id>/stats")
 def get_stats(model_id):
     dims = parse_dims(request.args.get("dims"))
@@ -43,7 +60,7 @@ def get_stats(model_id):
         at = {k: v for k, v in dims.items() if k in input_dims(model)}
         shapes = inferred_at_dims(revision.blob, at) if at else None
         plain = inferred(revision.blob, model)
-        costs = model_costs(model, shapes if shapes is not None else plain, dims)
+        costs = model_costs(model, shapes if shapes is not None else plain, dims, inlined_calls(revision, model))
         # each node's formula too while sizes aren't given (given, they are counted)
         skipped = [b["skipped"] for b in costs["branches"]]  # the If branches its totals leave out
         formula = with_node_formulas(costs, model_formula(model, plain, skipped), attach=not at)

@@ -40,6 +40,7 @@ WHAT = {
     "validate": "onnx's checker and shape inference",
     "infer": "onnx's shape inference",
     "infer_at_dims": "onnx's shape inference",
+    "inline_functions": "onnx's function inliner",
     "print_text": "onnx's printer",
     "parse_text": "onnx's text parser",
     "check": "onnx's checker",
@@ -247,6 +248,15 @@ def infer_file(path: str, key: str):
     model = onnx.ModelProto()
     model.ParseFromString(data)
     return model
+
+
+def inline_functions_file(path: str, key: str):
+    """The model at `path` with its local functions inlined, after shape inference (weights left
+    out), or None (offload_jobs.inline_functions)."""
+    import onnx
+
+    data = run("inline_functions", key, path)
+    return None if data is None else onnx.ModelProto.FromString(data)
 
 
 def infer_file_at_dims(path: str, key: str, dims: dict[str, int]):

@@ -30,6 +30,24 @@ def infer_at_dims(path: str, dims: dict[str, int]) -> bytes:
     return light_copy(shapes_at_dims(parse_model_file(path), dims)).SerializeToString()
 
 
+def inline_functions(path: str) -> bytes | None:
+    """The weightless stand-in with its model-local functions inlined (onnx.inliner), then
+    shape-inferred, serialized: what a call's body costs is counted on it (views/costs.py).
+    None when either can't run."""
+    from onnx import inliner
+
+    from .inference import inferred_model
+    from .light import light_copy
+    from .load import parse_model_file
+
+    try:
+        inlined = inliner.inline_local_functions(light_copy(parse_model_file(path)))
+    except Exception:
+        return None
+    inferred = inferred_model(inlined)
+    return None if inferred is None else inferred.SerializeToString()
+
+
 def print_text(data: bytes) -> str:
     """onnx.printer's text of a serialized model; a ValueError carrying the printer's words."""
     import onnx

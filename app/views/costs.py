@@ -584,6 +584,38 @@ def _times(cost: Any, runs: Any) -> Any:
     return None if cost is None or runs is None else cost * runs
 
 
+def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: dict[str, int]) -> list:
+    """Each main-graph node's FLOPs as counted on `inlined` (the model with its local functions
+    inlined: onnx.inliner puts a call's body, calls in it inlined too, where the call was, in
+    order): a call's the sum of its body's nodes (None when any of them is unknown), any other
+    node's its own. [] when the inlined graph is not the one expected (nothing is guessed)."""
+    local = {(f.domain, f.name, f.overload): f for f in model.functions}
+    sizes: dict = {}
+
+    def expanded(node: onnx.NodeProto, depth: int = 0) -> int | None:
+        f = local.get((node.domain, node.op_type, node.overload))
+        if f is None:
+            return 1
+        key = (f.domain, f.name, f.overload)
+        if key not in sizes:
+            if depth > len(local):  # a function calling itself: onnx refuses it; so do we
+                return None
+            parts = [expanded(n, depth + 1) for n in f.node]
+            sizes[key] = None if None in parts else sum(p for p in parts if p is not None)
+        return sizes[key]
+
+    counts = [expanded(n) for n in model.graph.node]
+    if None in counts or sum(c for c in counts if c is not None) != len(inlined.graph.node):
+        return []
+    body = model_costs(inlined, inlined, dims)["nodes"][: len(inlined.graph.node)]  # main-graph rows first
+    out, at = [], 0
+    for count in counts:
+        part = [row["flops"] for row in body[at : at + (count or 0)]]
+        at += count or 0
+        out.append(None if None in part else sum(part))
+    return out
+
+
 def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[dict]:
     """For each If that runs, the branch its totals count and the one left out: {"node",
     "counted", "skipped" (graph paths), "why"}. A condition the graph holds as a constant picks
@@ -647,9 +679,16 @@ def _filled_weights(g: onnx.GraphProto) -> dict[str, tuple[int, int]]:
     return found
 
 
-def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: dict[str, int]) -> dict:
+def model_costs(
+    model: onnx.ModelProto,
+    inferred: onnx.ModelProto | None,
+    dims: dict[str, int],
+    inlined: onnx.ModelProto | None = None,
+) -> dict:
     """{"totals", "nodes", "ops", "unknown"} of the main graph and its subgraphs (their nodes
-    listed with their ids; a Scan body's FLOPs over its steps, other subgraphs' as if they ran once)."""
+    listed with their ids; a Scan body's FLOPs over its steps, other subgraphs' as if they ran once).
+    `inlined`: the model with its local functions inlined and shape-inferred, where the main
+    graph's calls of them are counted as their bodies' nodes (function_call_flops)."""
     shapes_from = inferred if inferred is not None else model
     values = _known_values([ref.container for ref in running_graphs(shapes_from)], dims)
     weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
@@ -717,6 +756,10 @@ def model_costs(model: onnx.ModelProto, inferred: onnx.ModelProto | None, dims: 
                     **({"runs": runs[ref.path]} if runs[ref.path] != 1 else {}),
                 }
             )
+    if inlined is not None:
+        for row, flops in zip(nodes, function_call_flops(model, inlined, dims), strict=False):
+            if row["flops"] is None and flops is not None:
+                row["flops"], row["flops_from"] = flops, "function body"
     # one branch of each If runs: its nodes are listed, the other's left out of the totals
     branches = counted_branches(model, {row["node"]: row["flops"] for row in nodes})
     skipped = [b["skipped"] for b in branches]
