@@ -26,8 +26,8 @@ from onnx import helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.onnx_io.external import ExternalFiles, files_in_use, missing_data  # noqa: E402
-from app.onnx_io.traverse import tensors  # noqa: E402
+from app.onnx_io.external import ExternalFiles, files_in_use, missing_data
+from app.onnx_io.traverse import tensors
 
 
 def chain(n: int) -> onnx.ModelProto:
