@@ -173,3 +173,18 @@ def test_files_in_use_looks_inside_subgraphs_when_the_main_graph_names_too_few()
     assert files_in_use(model, files) == {"main.bin", "sub.bin"}
     [short] = missing_data(model, files)
     assert short["location"] == "sub.bin" and short["reason"] == "holds 8 B; its tensors need 16 B"
+
+
+def test_hostile_attachments_are_refused_and_nothing_is_stored(client, tmp_path):
+    model_bytes, data = saved(tmp_path)
+    mid = upload(client, model_bytes, "m.onnx").get_json()["id"]
+    for name in ("../w.bin", "/etc/passwd", "a\\..\\..\\w.bin", "studio:tensor/abc", "w.bin\r\nX: y"):
+        r = attach(client, mid, 0, (data, name))
+        assert r.status_code in (400, 422), (name, r.status_code)
+        assert r.get_json()["error"]["code"] in ("bad_filename", "unknown_data_file", "missing_file"), name
+    r = client.post(f"/api/models/{mid}/data-files", data={"file": [(io.BytesIO(data), "w.bin")]})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "missing_base"
+    r = client.post(f"/api/models/{mid}/data-files", data={"base": "0"})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "missing_file"
+    assert attach(client, mid, 0, (data, "w.bin"), (data, "w.bin")).get_json()["error"]["code"] == "duplicate_file"
+    assert client.get(f"/api/models/{mid}").get_json()["head"] == 0
