@@ -3,11 +3,14 @@ encoder alone takes about a second."""
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import orjson
 from flask import Response
 from flask.json.provider import DefaultJSONProvider
+
+from .errors import StudioError
 
 
 class OrjsonProvider(DefaultJSONProvider):
@@ -19,9 +22,22 @@ class OrjsonProvider(DefaultJSONProvider):
 
     def loads(self, s, **kwargs):
         try:
-            return super().loads(s, **kwargs)
+            return super().loads(s, parse_float=_finite_float, **kwargs)
         except RecursionError:  # nested deeper than the parser's stack: bad input (a 400), not a crash
             raise ValueError("the JSON nests too deeply") from None
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one past any double (1e400) is refused, not read as infinity:
+    an infinite value is asked for by name ("Infinity"), never by a number that overflowed. Not
+    a ValueError, which request.get_json(silent=True) would swallow into "not JSON"."""
+    value = float(text)
+    if math.isinf(value):
+        raise StudioError(
+            "number_out_of_range",
+            f'{text} is beyond the largest number a double holds (1.8e308); send "Infinity" for an infinite value',
+        )
+    return value
 
     def response(self, *args, **kwargs):
         obj = self._prepare_response_obj(args, kwargs)

@@ -333,6 +333,24 @@ def test_a_float_attribute_that_float32_cant_hold_is_refused(client, stored, val
     )
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "1E+309"])
+def test_a_json_number_past_any_double_is_refused_not_read_as_infinity(client, stored, number):
+    """Python's JSON reads 1e400 as inf: an attribute (or any value) then came out infinite with
+    no word said. Infinity is asked for by name."""
+    body = '{"base": 0, "ops": [{"op": "set_attribute", "node": "act", "name": "alpha", "value": NUMBER}]}'
+    body = body.replace("NUMBER", number)
+    r = client.post(f"/api/models/{stored}/edits", data=body, content_type="application/json")
+    assert r.status_code == 400
+    assert r.get_json()["error"] == {
+        "code": "number_out_of_range",
+        "message": f'{number} is beyond the largest number a double holds (1.8e308); send "Infinity" for an infinite value',
+        "request_id": r.get_json()["error"]["request_id"],
+    }
+    assert client.get(f"/api/models/{stored}").get_json()["revision"] == 0
+    r = _edit(client, stored, 0, {"op": "set_attribute", "node": "act", "name": "alpha", "value": "-Infinity"})
+    assert r.status_code == 200, r.get_json()
+
+
 def test_defaults_reach_the_op(client, stored):
     # cleanup's three switches default to true: the unread initializer U goes
     r = _edit(client, stored, 0, {"op": "cleanup"})
