@@ -26,6 +26,15 @@ class OrjsonProvider(DefaultJSONProvider):
         except RecursionError:  # nested deeper than the parser's stack: bad input (a 400), not a crash
             raise ValueError("the JSON nests too deeply") from None
 
+    def response(self, *args, **kwargs):
+        obj = self._prepare_response_obj(args, kwargs)
+        try:
+            body = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            body = super().dumps(obj).encode()
+        # _app is typed as the sans-IO App, whose Response takes no body; a Flask app's is the WSGI one
+        return cast("type[Response]", self._app.response_class)(body, mimetype="application/json")
+
 
 def _finite_float(text: str) -> float:
     """A JSON number as a float; one past any double (1e400) is refused, not read as infinity:
@@ -38,12 +47,3 @@ def _finite_float(text: str) -> float:
             f'{text} is beyond the largest number a double holds (1.8e308); send "Infinity" for an infinite value',
         )
     return value
-
-    def response(self, *args, **kwargs):
-        obj = self._prepare_response_obj(args, kwargs)
-        try:
-            body = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
-        except TypeError:
-            body = super().dumps(obj).encode()
-        # _app is typed as the sans-IO App, whose Response takes no body; a Flask app's is the WSGI one
-        return cast("type[Response]", self._app.response_class)(body, mimetype="application/json")

@@ -204,22 +204,29 @@ def test_set_node_op_drops_attributes_on_ask_and_sets_required_ones(client):
 
     r = change(0, op_type="Relu")
     assert r.status_code == 400
-    assert r.get_json()["error"]["message"].endswith("Relu has no attribute 'alpha' (drop_attributes drops them)")
+    assert r.get_json()["error"]["message"].endswith("set_node_op): Relu has no attribute 'alpha'")
+    r = change(0, op_type="Cast")  # both faults said at once
+    assert r.get_json()["error"]["message"].endswith("Cast has no attribute 'alpha' and requires attribute(s) 'to'")
     r = change(0, op_type="Relu", drop_attributes=True)
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["changes"] == ["node \"act\" (LeakyRelu) is now ai.onnx::Relu; dropped its 'alpha'"]
     node = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node[1]
     assert (node.op_type, list(node.attribute), node.name) == ("Relu", [], "act")
-    r = change(1, op_type="Cast")
-    assert (
-        r.status_code == 400
-        and 'requires attribute(s) to: give them in "attributes"' in r.get_json()["error"]["message"]
-    )
-    r = change(1, op_type="Cast", attributes={"to": onnx.TensorProto.FLOAT})  # FLOAT to FLOAT: the model still runs
+    r = change(1, op_type="Cast", attributes={"to": "float"})  # a data type by name; FLOAT to FLOAT still runs
     assert r.status_code == 200, r.get_json()
     node = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node[1]
     assert node.op_type == "Cast" and onnx.helper.get_attribute_value(node.attribute[0]) == onnx.TensorProto.FLOAT
     assert r.get_json()["changes"][0].endswith("is now ai.onnx::Cast; set 'to'")
+    r = change(2, op_type="Cast", attributes={"to": "float17"})
+    message = r.get_json()["error"]["message"]
+    assert "is a data type: a name such as FLOAT, FLOAT16, INT64 or its number, not 'float17'" in message
+    # LeakyRelu with its alpha given, then Elu with alpha removed: Elu's default applies
+    r = change(2, op_type="LeakyRelu", drop_attributes=True, attributes={"alpha": 0.3})
+    assert r.status_code == 200, r.get_json()
+    r = change(3, op_type="Elu", attributes={"alpha": None, "beta": None})
+    assert r.get_json()["changes"][0].endswith("is now ai.onnx::Elu; removed 'alpha'")
+    node = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node[1]
+    assert (node.op_type, list(node.attribute)) == ("Elu", [])
 
 
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)

@@ -6,7 +6,8 @@ import onnx
 from onnx import AttributeProto
 
 from ..errors import StudioError
-from ..onnx_io.traverse import op_schema
+from ..onnx_io.dtype_attributes import dtype_attributes
+from ..onnx_io.traverse import op_schema, standard_domain
 from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
 from .field_types import ATTRIBUTE_VALUE, NAME, NODE, NUMBER, STRING
 from .jsontypes import Array, Enum, Integer, Object, OneOf, optional, required
@@ -30,9 +31,10 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
     is refused). A new attribute takes its type from the operator schema, or from `type`
     (an AttributeProto type name) for operators without one. Graph attributes can't be set."""
     ref, _, node, nid = find_node(model, op["node"])
-    name, value = op["name"], op["value"]
+    name = op["name"]
     existing = [a for a in node.attribute if a.name == name]
     what = f"attribute {name!r} of {node_words(node, nid)}"
+    value = dtype_by_name(node, name, op["value"], what)
     if existing:
         attr = existing[0]
         if attr.ref_attr_name:
@@ -107,10 +109,24 @@ def new_attribute(
 ) -> AttributeProto:
     """A new AttributeProto for `node`, typed from the operator schema (or `type_name`)."""
     what = what or f"attribute {name!r} of the new {node.op_type} node"
+    value = dtype_by_name(node, name, value, what)
     # the stubs type the enum field as their AttributeType class; at run time (and from Value()) it is an int
     attr = AttributeProto(name=name, type=_new_attribute_type(model, container, node, name, type_name, what))  # type: ignore[arg-type]
     set_attribute_value(attr, value, what)
     return attr
+
+
+def dtype_by_name(node: onnx.NodeProto, name: str, value, what: str):
+    """A data type attribute (Cast's `to`) given by name ("FLOAT16") as the number it stores;
+    any other value as it is."""
+    if not isinstance(value, str) or (standard_domain(node.domain), node.op_type, name) not in dtype_attributes():
+        return value
+    try:
+        return onnx.TensorProto.DataType.Value(value.strip().upper())
+    except ValueError:
+        raise StudioError(
+            "bad_value", f"{what} is a data type: a name such as FLOAT, FLOAT16, INT64 or its number, not {value!r}"
+        ) from None
 
 
 def _new_attribute_type(model, container, node, name, type_name, what) -> int:

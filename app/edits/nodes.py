@@ -252,8 +252,8 @@ def _consumer_nodes(model, consumers, tensor) -> list:
     optional("domain", STRING, 'its domain ("" is ai.onnx; the node\'s own by default)'),
     optional(
         "attributes",
-        Map(ATTRIBUTE_VALUE, label="an object: attribute name -> value"),
-        "attributes to set on it, typed from the new operator's schema (one it requires, say)",
+        Map(ATTRIBUTE_VALUE | NULL, label="an object: attribute name -> value or null"),
+        "attributes to set on it, typed from the new operator's schema (one it requires, say); null removes one",
         default={},
     ),
     optional(
@@ -266,7 +266,8 @@ def _consumer_nodes(model, consumers, tensor) -> list:
 def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's operator (op_type, and domain) when the new operator's schema at the model's
     opset fits the node: its input/output counts and its attributes. `attributes` sets some on
-    the way (Relu -> Cast needs `to`); with drop_attributes, those the new operator lacks go
+    the way (Relu -> Cast needs `to`), null removing one (the new operator's default then
+    applies); with drop_attributes, those the new operator lacks go
     (LeakyRelu -> Relu drops `alpha`), each named in the change."""
     from .attributes import new_attribute
 
@@ -289,30 +290,28 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
             f"set_node_op: {op_type} takes {_count_range(schema.min_input, schema.max_input, 'input')} and "
             f"{_count_range(schema.min_output, schema.max_output, 'output')}; {node_words(node, nid)} has {n_in} and {n_out}",
         )
-    unknown = [a.name for a in trial.attribute if a.name not in schema.attributes]
-    if unknown and not op["drop_attributes"]:
-        raise StudioError(
-            "schema_mismatch",
-            f"set_node_op: {op_type} has no attribute {', '.join(map(repr, unknown))} (drop_attributes drops them)",
-        )
+    given = op["attributes"]
+    unknown = [a.name for a in trial.attribute if a.name not in schema.attributes and a.name not in given]
     for i in reversed(range(len(trial.attribute))):
-        if trial.attribute[i].name in unknown:
+        if trial.attribute[i].name in unknown or trial.attribute[i].name in given:
             del trial.attribute[i]
-    for name, value in op["attributes"].items():
-        kept = [i for i, a in enumerate(trial.attribute) if a.name == name]
-        for i in reversed(kept):
-            del trial.attribute[i]
-        trial.attribute.append(
-            new_attribute(model, ref.container, trial, name, value, None, f"attribute {name!r} of {op_type}")
-        )
+    for name, value in given.items():
+        if value is not None:
+            what = f"attribute {name!r} of {op_type}"
+            trial.attribute.append(new_attribute(model, ref.container, trial, name, value, None, what))
     missing = [k for k, a in schema.attributes.items() if a.required and k not in {x.name for x in trial.attribute}]
+    problems = [] if op["drop_attributes"] or not unknown else [f"has no attribute {', '.join(map(repr, unknown))}"]
     if missing:
-        raise StudioError(
-            "schema_mismatch",
-            f'set_node_op: {op_type} requires attribute(s) {", ".join(missing)}: give them in "attributes"',
-        )
+        problems.append(f"requires attribute(s) {', '.join(map(repr, missing))}")
+    if problems:
+        # both said at once: dropping one and then hearing of the other is two round trips
+        raise StudioError("schema_mismatch", f"set_node_op: {op_type} {' and '.join(problems)}")
     was = node_words(node, nid)
+    set_ = [k for k, v in given.items() if v is not None]
+    removed = [a.name for a in node.attribute if given.get(a.name, 0) is None]
     node.CopyFrom(trial)
     dropped = f"; dropped its {', '.join(map(repr, unknown))}" if unknown else ""
-    given = f"; set {', '.join(map(repr, op['attributes']))}" if op["attributes"] else ""
-    return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}{dropped}{given}", imported)
+    said = (f"; set {', '.join(map(repr, set_))}" if set_ else "") + (
+        f"; removed {', '.join(map(repr, removed))}" if removed else ""
+    )
+    return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}{dropped}{said}", imported)

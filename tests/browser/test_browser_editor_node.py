@@ -240,6 +240,13 @@ def test_change_operator_and_add_graph_output(page, server, artifacts):
     assert page.locator("#model-revision").text_content() == "rev 0"
     # the form offers to drop it, and shows the new operator's attributes (Relu: none)
     assert form.locator(".ed-attrs-box").text_content() == "Relu has no attributes."
+    assert form.locator(".ed-drop-attrs").text_content() == "Drop alpha — Relu has no such attribute"
+    # Selu has an alpha: the node's is filled in, nothing to drop
+    form.locator("input[name=op_type]").fill("Selu")
+    form.locator("input[name=attr-alpha]").wait_for()
+    assert form.locator("input[name=attr-alpha]").input_value() == "0.1"
+    assert form.locator(".ed-drop-attrs input").count() == 0
+    form.locator("input[name=op_type]").fill("Relu")
     form.locator("input[name=drop_attributes]").check()
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)

@@ -4,7 +4,7 @@
 // outputs a graph output.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
-import { dtypeNumber, isDtypeAttribute } from "../lib/format.js";
+import { attributeEditText, dtypeNumber, isDtypeAttribute } from "../lib/format.js";
 import { parseAttributeInput } from "../panels/attribute-view.js";
 import {
   ATTRIBUTE_TYPES, actionBar, checkbox, editForm, field, fieldId, operatorField, parseTensorJSON, select, submit,
@@ -74,15 +74,22 @@ export function renameNodeForm(node, ctx) {
 export function changeOpForm(node, ctx) {
   const op = operatorField(ctx.summary ? ctx.summary.opset_import : [], { placeholder: node.op_type });
   const attrsBox = el("div", { class: "ed-attrs-box" });
-  const attrs = attributeFields(attrsBox);
-  followOperator(op, attrs);
-  const own = (node.attributes || []).map((a) => a.name);
-  const drop = own.length ? checkbox("drop_attributes", "Drop the attributes it has none of", false, `of ${own.join(", ")}`) : null;
+  const current = new Map((node.attributes || []).map((a) => [a.name, attributeEditText(a)]));
+  const attrs = attributeFields(attrsBox, current);
+  // the node's attributes the operator typed has none of: offered to drop, by name
+  const dropBox = el("div", { class: "ed-drop-attrs" });
+  let lacking = [];
+  followOperator(op, attrs, (entry) => {
+    const known = new Set(((entry && entry.attributes) || []).map((a) => a.name));
+    lacking = entry ? [...current.keys()].filter((name) => !known.has(name)) : [];
+    dropBox.replaceChildren(...(lacking.length
+      ? [checkbox("drop_attributes", `Drop ${lacking.join(", ")}`, false, `${entry.op_type} has no such attribute`)] : []));
+  });
   const { form } = editForm("ed-change-op", [
     field("New operator", op.input, "Its inputs, outputs and attributes must fit the new operator's schema."),
     op.list,
     attrsBox,
-    drop,
+    dropBox,
     el("div", { class: "ed-actions" }, submit("Change operator")),
   ], async (f) => {
     const text = op.input.value.trim();
@@ -92,7 +99,9 @@ export function changeOpForm(node, ctx) {
     if (entry && entry.domain !== (node.domain || "")) change.domain = entry.domain;
     const given = attrs.read();
     if (Object.keys(given).length) change.attributes = given;
-    if (drop && f.elements.drop_attributes.checked) change.drop_attributes = true;
+    const dropping = lacking.length && f.elements.drop_attributes && f.elements.drop_attributes.checked;
+    if (dropping) change.drop_attributes = true;
+    else if (lacking.length) throw new Error(`${change.op_type} has no attribute ${lacking.join(", ")}: tick “Drop ${lacking.join(", ")}” to drop it.`);
     await ctx.actions.edit([change]);
   });
   return form;
@@ -223,8 +232,12 @@ function readsWithConstants(text, { graph, dtype, base, entry, first = 0 }) {
   return { reads, constants };
 }
 
-/** One field per schema attribute of the chosen operator; read() -> {name: value} of those filled in. */
-function attributeFields(container) {
+/**
+ * One field per schema attribute of the chosen operator; read() -> {name: value} of those filled
+ * in. `current` (name -> text) prefills the fields of a node's own attributes (Change op): one of
+ * them emptied reads as null, the operator's default then applying.
+ */
+function attributeFields(container, current = new Map()) {
   let rows = [];
   let shown = null;
   const show = (entry) => {
@@ -234,12 +247,13 @@ function attributeFields(container) {
     if (!entry) return;
     const attrs = entry.attributes || [];
     if (!attrs.length) { container.append(el("div", { class: "ed-hint muted" }, `${entry.op_type} has no attributes.`)); return; }
-    container.append(el("div", { class: "ed-label" }, `Attributes of ${entry.op_type}`, el("span", { class: "muted" }, " — leave empty for the default")));
+    const hint = attrs.some((a) => current.has(a.name)) ? " — the node's values filled in; empty for the default" : " — leave empty for the default";
+    container.append(el("div", { class: "ed-label" }, `Attributes of ${entry.op_type}`, el("span", { class: "muted" }, hint)));
     const grid = el("div", { class: "ed-attr-grid" });
     for (const a of attrs) {
       const settable = ATTRIBUTE_TYPES.includes(a.type);
       const hint = isDtypeAttribute(entry, a) ? DTYPE_HINT : VALUE_HINT[a.type] || a.type;
-      const input = textInput(`attr-${a.name}`, "", {
+      const input = textInput(`attr-${a.name}`, settable ? current.get(a.name) ?? "" : "", {
         class: "mono", "data-attr-name": a.name, disabled: !settable,
         placeholder: settable ? (a.required ? `required · ${hint}` : hint) : "not set here",
         "aria-label": `Attribute ${a.name}`,
@@ -253,7 +267,11 @@ function attributeFields(container) {
   const read = () => {
     const out = {};
     for (const { a, input } of rows) {
-      if (input.value.trim() === "") continue; // (the form's controls are disabled while it runs)
+      if (current.has(a.name) && input.value === current.get(a.name)) continue; // the node's own, left as it is
+      if (input.value.trim() === "") { // (the form's controls are disabled while it runs)
+        if (current.has(a.name)) out[a.name] = null; // emptied: the node's own value goes
+        continue;
+      }
       try {
         out[a.name] = typedAttributeValue(shown, a.name, a.type, input.value);
       } catch (err) {
