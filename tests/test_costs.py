@@ -178,9 +178,16 @@ def test_bad_dims_and_revisions_are_refused(client):
             [helper.make_tensor_value_info("y", F, [2])],
         ),
     ).get_json()["id"]
-    for query, code in [("?dims=N", "bad_dims"), ("?dims=N=-1", "bad_dims"), ("?revision=x", "bad_revision")]:
+    for query, code, words in [
+        ("?dims=N", "bad_dims", "dims are NAME=N pairs separated by commas; 'N' is not one"),
+        ("?dims=N=-1", "bad_dims", "N: a size is a whole number from 0, not -1"),
+        ("?dims=N=1.5", "bad_dims", "N: a size is a whole number from 0, not 1.5"),
+        ("?dims=N=1234567890123", "bad_dims", "N: 1234567890123 is too big a size (at most 1e+12)"),
+        ("?revision=x", "bad_revision", None),
+    ]:
         r = client.get(f"/api/models/{mid}/stats{query}")
         assert r.status_code == 400 and r.get_json()["error"]["code"] == code, query
+        assert words is None or r.get_json()["error"]["message"] == words
     assert client.get(f"/api/models/{mid}/stats?revision=7").status_code == 404
 
 
@@ -774,3 +781,17 @@ def test_a_call_of_a_model_function_costs_its_body(client):
     assert rows[("n2", "Block")]["flops"] == 24 and rows[("n1", "Relu")]["flops"] == 8
     assert answer["totals"]["flops"] == 24 + 8 + 24 + 128
     assert answer["unknown"]["flops_nodes"] == 0
+
+
+def test_an_if_whose_branches_costs_are_unknown_says_so(client):
+    from browser.browser_models import if_model
+
+    m = if_model()
+    for g in (m.graph.node[1].attribute[0].g, m.graph.node[1].attribute[1].g):
+        for n in g.node:
+            n.op_type, n.domain = "Mystery", "custom"
+    m.opset_import.add(domain="custom", version=1)
+    answer = stats(client, m.SerializeToString())
+    [branch] = answer["branches"]
+    assert branch["why"] == "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
+    assert answer["unknown"]["flops_ops"] == {"Mystery": 1}  # the then branch's one node, not the else's two

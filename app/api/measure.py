@@ -20,7 +20,8 @@ from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
 
 _at_sizes = LRU(32)  # (revision blob, sizes) -> costs at those sizes
-_DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*(\d{1,12})\s*$")
+_DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*([-+]?[0-9.eE+]+)\s*$")
+MAX_DIM = 10**12  # a size past this counts nothing a model runs at (and overflows the formulas' checks)
 
 
 def parse_dims(raw: str | None) -> dict[str, int]:
@@ -32,7 +33,12 @@ def parse_dims(raw: str | None) -> dict[str, int]:
         m = _DIM.match(part)
         if m is None:
             raise StudioError("bad_dims", f"dims are NAME=N pairs separated by commas; {part.strip()!r} is not one")
-        dims[m.group(1)] = int(m.group(2))
+        name, text = m.groups()
+        if not text.isdigit():
+            raise StudioError("bad_dims", f"{name}: a size is a whole number from 0, not {text}")
+        if int(text) > MAX_DIM:
+            raise StudioError("bad_dims", f"{name}: {text} is too big a size (at most {MAX_DIM:.0e})")
+        dims[name] = int(text)
     return dims
 
 

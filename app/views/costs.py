@@ -642,6 +642,8 @@ def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[d
             }
             take = "else_branch" if weigh["else_branch"] > weigh["then_branch"] else "then_branch"
             why = "the costlier branch: which one runs is known only when it runs"
+            if not any(weigh.values()) and any(f is None and under(n, list(paths.values())) for n, f in flops.items()):
+                why = "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
         other = "else_branch" if take == "then_branch" else "then_branch"
         out.append({"node": nid, "counted": paths[take], "skipped": paths[other], "why": why})
     return out

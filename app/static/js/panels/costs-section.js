@@ -142,7 +142,11 @@ function dimsForm(stats, reload, ctx) {
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const given = { ...stats.dims };
-    fields.forEach((field) => { if (field.value !== "") given[field.name] = Number(field.value); });
+    fields.forEach((field) => {
+      if (field.value === "") return;
+      const n = Number(field.value); // past 2^53 the typed digits go as typed: the server says what is wrong with them
+      given[field.name] = Number.isSafeInteger(n) ? n : field.value.trim();
+    });
     reload(given);
   });
   return form;
@@ -166,9 +170,12 @@ function heatChoice(stats, ctx) {
 function branchNote(stats) {
   const guessed = (stats.branches || []).filter((b) => !b.why.startsWith("its condition"));
   if (!guessed.length) return "";
-  return el("div", { class: "muted cost-branches", title: guessed.map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") },
-    guessed.length === 1 ? "The If's costlier branch is counted: which one runs is known only when it runs."
-      : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs.`);
+  const unknown = guessed.filter((b) => b.why.startsWith("neither"));
+  const text = guessed.length === 1
+    ? (unknown.length ? "Neither branch of the If has known FLOPs: its then branch is counted, as unknown."
+      : "The If's costlier branch is counted: which one runs is known only when it runs.")
+    : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs${unknown.length ? ` (${unknown.length} with neither branch's FLOPs known)` : ""}.`;
+  return el("div", { class: "muted cost-branches", title: guessed.map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") }, text);
 }
 
 function fill(body, stats, ctx, reload, error = "") {
