@@ -251,7 +251,7 @@ def test_cleanup_removes_exactly_what_is_dead(client):
     dirty.graph.value_info.append(helper.make_tensor_value_info("unused_out", TensorProto.FLOAT, [1, 2]))
     edited, resp = edit(client, dirty.SerializeToString(), [{"op": "cleanup"}])
     assert edited == m
-    assert resp["changes"] == ["removed 1 dead nodes, 1 unused initializers, 1 stale value_info"]
+    assert resp["changes"] == ["removed 1 dead node, 1 unused initializer, 1 stale value_info"]
 
 
 def test_extract_subgraph(client):

@@ -718,3 +718,21 @@ def test_float16_keeps_value_info_of_an_initializer_it_leaves_float32_saying_flo
     onnx.checker.check_model(m, full_check=True)
     types = {v.name: v.type.tensor_type.elem_type for v in m.graph.value_info}
     assert types == {"scales": T.FLOAT, "y": T.FLOAT16}
+
+
+def test_float16_says_why_weights_listed_as_inputs_stay_float32(client):
+    """An IR 3 export lists every weight as a graph input: the converter keeps them float32 (a
+    caller may feed them), which the change says, with the way out."""
+    data = (ONNX_DATA / "light" / "light_inception_v1.onnx").read_bytes()
+    mid, answer, _ = convert(client, data)
+    assert answer["changes"][0].endswith(
+        "of the weights are graph inputs too (as an IR < 4 export lists them), which the converter keeps float32: "
+        "Clean up with 'Weights listed as inputs' first makes them constants it converts"
+    )
+    client.post(f"/api/models/{mid}/undo", json={"base": 1})
+    ops = [{"op": "cleanup", "initializer_inputs": True}, {"op": "convert_float16"}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    assert "graph inputs too" not in r.get_json()["changes"][1]
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert any(t.data_type == T.FLOAT16 for t in m.graph.initializer)

@@ -12,6 +12,7 @@ from flask import jsonify, request
 from ..errors import StudioError
 from ..onnx_io.external import ExternalFiles, normalize_location
 from ..onnx_io.sizes import size_text
+from ..words import plural
 from . import bp
 from .documents import load, missing_weights, store
 from .file_names import uploaded_file_name
@@ -82,7 +83,3 @@ def _missing_location(name: str, missing: dict, present: dict) -> str:
         f"missing: {', '.join(repr(loc) for loc in missing)}",
         422,
     )
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"

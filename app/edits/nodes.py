@@ -6,6 +6,7 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.traverse import op_schema
+from ..words import plural
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
 from .graph_io import main_graph_type
@@ -112,7 +113,7 @@ def _retype_output(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) ->
 def _count_range(low: int, high: int, word: str) -> str:
     """ "1 input", "2 to 3 inputs", "1 or more inputs" (a variadic's max is 2**31 - 1)."""
     if low == high:
-        return f"{low} {word}{'' if low == 1 else 's'}"
+        return plural(low, word)
     if high >= 2**31 - 1:
         return f"{low} or more {word}s"
     return f"{low} to {high} {word}s"

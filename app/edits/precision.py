@@ -55,12 +55,19 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("bad_value", "convert_float16: the model has no float32 tensors to convert")
     check_size(model, "convert_float16")
     size = sum(data_size(t) for t in floats)
+    # weights a caller may feed (every one, in an IR < 4 export) the converter leaves float32
+    fed = len({v.name for v in model.graph.input} & {t.name for t in model.graph.initializer if t.data_type == FLOAT})
     nodes = sum(len(ref.container.node) for ref in walk_graphs(model))
     options = {k: op.get(k) for k in ("keep_io_types", "op_block_list", "node_block_list")}
     note = keep(model, in_helper(model, "float16", options, "convert_float16: the converter failed"))
     reorder(model)
     casts = sum(len(ref.container.node) for ref in walk_graphs(model)) - nodes
     halved = sum(data_size(t) for t in weights(model, FLOAT16))
+    if fed:
+        note += (
+            f"; {fed} of the weights are graph inputs too (as an IR < 4 export lists them), which the converter "
+            "keeps float32: Clean up with 'Weights listed as inputs' first makes them constants it converts"
+        )
     return (
         f"converted to float16: {len(floats)} float32 weight(s) ({size_text(size)}) now "
         f"{size_text(halved)} of float16 weights, {casts} Cast node(s) added{note}"

@@ -11,6 +11,7 @@ from ..onnx_io import offload
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.traverse import opset_version, standard_domain, subgraphs, walk_graphs
+from ..words import plural
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
 from .registry import edit_op
@@ -85,7 +86,10 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
             if g.value_info[i].name not in present:
                 del g.value_info[i]
                 dropped_vi += 1
-    out = f"removed {len(dead)} dead nodes, {len(unused_inits)} unused initializers, {dropped_vi} stale value_info"
+    out = (
+        f"removed {plural(len(dead), 'dead node')}, {plural(len(unused_inits), 'unused initializer')}, "
+        f"{dropped_vi} stale value_info"
+    )
     if op["initializer_inputs"]:
         weights = {t.name for t in g.initializer}
         repeated = [i for i, v in enumerate(g.input) if v.name in weights]

@@ -17,6 +17,7 @@ from pathlib import Path
 import onnx
 
 from ..errors import StudioError
+from ..words import plural
 from .limits import PROTOBUF_LIMIT
 from .load import parse_model
 from .model_names import model_name
@@ -158,7 +159,7 @@ def missing_words(missing: list[dict]) -> str:
     first = missing[0]
     held = ", ".join(first["names"][:3]) + (f" and {first['tensors'] - 3} more" if first["tensors"] > 3 else "")
     n = len(missing) - 1
-    more = f" (and {n} more file{'s' if n > 1 else ''})" if n else ""
+    more = f" (and {plural(n, 'more file', 'more files')})" if n else ""
     return (
         f"the data of {held} is in {first['location']!r}, {first['reason']}{more}; "
         "attach it (model panel, Validation) or upload the model with its data files"

@@ -239,7 +239,7 @@ def test_cleanup_and_extract_subgraph(page, server):
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert (
-        "removed 1 dead nodes, 1 unused initializers, 0 stale value_info"
+        "removed 1 dead node, 1 unused initializer, 0 stale value_info"
         in panel.locator("#model-tools .callout").text_content()
     )
     model = downloaded(page, server, dead["id"])

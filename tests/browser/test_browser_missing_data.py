@@ -20,6 +20,7 @@ def test_missing_weights_are_said_and_attached_from_the_model_panel(page, server
     assert "w.bin — not uploaded with this model: the data of W (16 KB)" in row.locator("li").text_content()
     assert "loads and runs its graph" in page.locator("#validation .runtime-check").text_content()
     page.screenshot(path=str(artifacts / "missing-data.png"))
+    assert page.locator("#downloads .ed-downloads-missing").text_content().startswith("w.bin is not here")
 
     form = row.locator("form.ed-attach-data")
     form.locator("button[type=submit]").click()  # nothing chosen: said, no request
@@ -32,4 +33,5 @@ def test_missing_weights_are_said_and_attached_from_the_model_panel(page, server
     assert "Saved as revision 1: attached external data file 'w.bin'" in page.locator("#toast").text_content()
     assert badge.text_content() == "valid"
     assert page.locator("#validation .missing-data").count() == 0
+    assert page.locator("#downloads .ed-downloads-missing").count() == 0
     assert page.locator("#model-revision").text_content() == "rev 1"

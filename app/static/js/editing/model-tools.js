@@ -331,7 +331,12 @@ export function downloadChoices(summary, ctx) {
   const link = (layout, label, hint) => el("li", { "data-layout": layout },
     el("a", { class: "btn btn-small ed-download", href: ctx.downloadHref({ revision: rev, layout }), download: "" }, label),
     el("span", { class: "muted ed-hint" }, hint));
+  // weights not uploaded: the stored model names files it doesn't hold, so no download is whole
+  const missing = (summary.missing_data || []).map((m) => m.location);
+  const lacking = missing.length ? el("li", { class: "field-error ed-downloads-missing" },
+    `${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not here: "As stored" names ${missing.length === 1 ? "it" : "them"} without holding ${missing.length === 1 ? "it" : "them"}, the others can't be made. Attach ${missing.length === 1 ? "it" : "them"} under Validation first.`) : null;
   return el("ul", { class: "ed-downloads" },
+    lacking,
     link("as_stored", "As stored", external ? "a .zip: the .onnx with its external data files" : "the .onnx file, byte for byte"),
     link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GB)"),
     link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KB"),
