@@ -188,3 +188,17 @@ def test_hostile_attachments_are_refused_and_nothing_is_stored(client, tmp_path)
     assert r.status_code == 400 and r.get_json()["error"]["code"] == "missing_file"
     assert attach(client, mid, 0, (data, "w.bin"), (data, "w.bin")).get_json()["error"]["code"] == "duplicate_file"
     assert client.get(f"/api/models/{mid}").get_json()["head"] == 0
+
+
+def test_a_location_outside_the_models_folder_is_said_and_never_attached(client, tmp_path):
+    model_bytes, data = saved(tmp_path)
+    m = onnx.ModelProto.FromString(model_bytes)
+    next(e for e in m.graph.initializer[0].external_data if e.key == "location").value = "../w.bin"
+    mid = upload(client, m.SerializeToString(), "m.onnx").get_json()["id"]
+    [missing] = client.get(f"/api/models/{mid}").get_json()["missing_data"]
+    assert missing["location"] == "../w.bin"
+    assert missing["reason"] == "a place outside the model's folder, where no file is read"
+    r = attach(client, mid, 0, (data, "w.bin"))
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "outside_folder"
+    assert "'../w.bin', outside the model's folder" in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["head"] == 0

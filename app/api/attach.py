@@ -30,8 +30,17 @@ def attach_data_files(model_id):
     base = int(raw_base)
     revision = head_revision(model_id, base)
     _, _, model = load(model_id, base)
-    # keyed as the store keys a model's files: the tensors' locations find them by it
-    missing = {normalize_location(m["location"]) or m["location"]: m for m in missing_weights(revision, model)}
+    # keyed as the store keys a model's files: the tensors' locations find them by it (one that
+    # leaves the model's folder names no file it may have: never a key, never a zip member)
+    lacking = missing_weights(revision, model)
+    missing = {key: m for m in lacking if (key := normalize_location(m["location"]))}
+    if lacking and not missing:
+        raise StudioError(
+            "outside_folder",
+            f"the missing data is at {', '.join(repr(m['location']) for m in lacking)}, outside the model's folder: "
+            "no file is attached there (a tensor's location must name a file beside the model)",
+            422,
+        )
     files = {}
     for upload in uploads:
         location = _missing_location(uploaded_file_name(upload), missing, revision.external)

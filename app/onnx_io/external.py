@@ -133,7 +133,9 @@ def missing_data(model: onnx.ModelProto, files: ExternalFiles) -> list[dict]:
             continue
         end = max((r.offset + (r.length or 0) for r in refs), default=0)
         key = files.key(location)
-        if key is None:
+        if normalize_location(location) is None:
+            reason = "a place outside the model's folder, where no file is read"
+        elif key is None:
             reason = "not uploaded with this model"
         else:
             size = files.size(key)

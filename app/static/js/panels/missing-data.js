@@ -37,6 +37,8 @@ export function missingDataCheck(missing, ctx) {
   row.append(el("div", { class: "muted runtime-note" },
     "The graph is shown and can be edited. onnxruntime's check ran on zeros in their place; "
     + "Run, these tensors' values and whole downloads need the files."));
-  if (canEdit(ctx) && ctx.actions.attachDataFiles) row.append(attachForm(missing, ctx));
+  // a location outside the model's folder names no file that can ever be attached
+  const attachable = missing.filter((m) => !m.reason.startsWith("a place outside"));
+  if (attachable.length && canEdit(ctx) && ctx.actions.attachDataFiles) row.append(attachForm(attachable, ctx));
   return row;
 }
