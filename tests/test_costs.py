@@ -795,3 +795,29 @@ def test_an_if_whose_branches_costs_are_unknown_says_so(client):
     [branch] = answer["branches"]
     assert branch["why"] == "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
     assert answer["unknown"]["flops_ops"] == {"Mystery": 1}  # the then branch's one node, not the else's two
+
+
+def test_a_call_inside_an_if_branch_costs_its_body_and_weighs_in_the_branch_choice(client):
+    m = onnx.parser.parse_model(
+        """
+        <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+        g (float[2,4] x, bool c) => (float[2,4] y) {
+          y = If (c) <
+            then_branch = t () => (float[2,4] ty) { ty = local.Block(x) },
+            else_branch = e () => (float[2,4] ey) { ey = Relu(x) }
+          >
+        }
+        <domain: "local", opset_import: ["" : 17]>
+        Block (x) => (y) {
+          t = Relu(x)
+          u = Add(t, x)
+          y = Mul(u, u)
+        }
+        """
+    )
+    answer = stats(client, m.SerializeToString())
+    rows = {r["node"]: r for r in answer["nodes"]}
+    assert rows["n0/then_branch/n0"]["flops"] == 24 and rows["n0/then_branch/n0"]["flops_from"] == "function body"
+    [branch] = answer["branches"]
+    assert branch["counted"] == "n0/then_branch" and branch["why"].startswith("the costlier branch")
+    assert answer["totals"]["flops"] == 24 and answer["unknown"]["flops_nodes"] == 0

@@ -15,6 +15,7 @@ from flask import current_app, request
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import input_dims
+from ..onnx_io.traverse import running_graphs
 from ..views.costs import model_costs, model_formula, with_node_formulas
 from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
@@ -43,11 +44,12 @@ def parse_dims(raw: str | None) -> dict[str, int]:
 
 
 def inlined_calls(revision, model: onnx.ModelProto) -> onnx.ModelProto | None:
-    """The revision with its local functions inlined and inferred (in the helper), when its
-    main graph calls one: their bodies' FLOPs are counted on it; None otherwise or when onnx
-    can't inline it."""
+    """The revision with its local functions inlined and inferred (in the helper), when a graph
+    of it that runs calls one: their bodies' FLOPs are counted on it; None otherwise or when
+    onnx can't inline it."""
     local = {(f.domain, f.name, f.overload) for f in model.functions}
-    if not any((n.domain, n.op_type, n.overload) in local for n in model.graph.node):
+    calls = (n for ref in running_graphs(model) for n in ref.container.node)
+    if not any((n.domain, n.op_type, n.overload) in local for n in calls):
         return None
     try:
         return offload.inline_functions_file(str(store().blobs.path(revision.blob)), revision.blob)

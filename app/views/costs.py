@@ -38,7 +38,7 @@ from onnx import AttributeProto, TensorProto, numpy_helper
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
-from ..onnx_io.traverse import graph_constants, node_reads, opset_version, running_graphs
+from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms
 
 Shape = list[int] | None  # None: rank or a dim unknown
@@ -584,11 +584,12 @@ def _times(cost: Any, runs: Any) -> Any:
     return None if cost is None or runs is None else cost * runs
 
 
-def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: dict[str, int]) -> list:
-    """Each main-graph node's FLOPs as counted on `inlined` (the model with its local functions
-    inlined: onnx.inliner puts a call's body, calls in it inlined too, where the call was, in
-    order): a call's the sum of its body's nodes (None when any of them is unknown), any other
-    node's its own. [] when the inlined graph is not the one expected (nothing is guessed)."""
+def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: dict[str, int]) -> dict[str, Any]:
+    """node id -> FLOPs of each call of a model-local function, in any graph that runs, counted
+    on `inlined` (the model with its local functions inlined: onnx.inliner puts a call's body,
+    calls in it inlined too, where the call was, in order, in the main graph and in subgraphs
+    alike): the sum of its body's nodes, None when any of them is unknown. The two models'
+    graphs are walked side by side; where one isn't the graph expected, nothing is guessed."""
     local = {(f.domain, f.name, f.overload): f for f in model.functions}
     sizes: dict = {}
 
@@ -604,15 +605,30 @@ def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: 
             sizes[key] = None if None in parts else sum(p for p in parts if p is not None)
         return sizes[key]
 
-    counts = [expanded(n) for n in model.graph.node]
-    if None in counts or sum(c for c in counts if c is not None) != len(inlined.graph.node):
-        return []
-    body = model_costs(inlined, inlined, dims)["nodes"][: len(inlined.graph.node)]  # main-graph rows first
-    out, at = [], 0
-    for count in counts:
-        part = [row["flops"] for row in body[at : at + (count or 0)]]
-        at += count or 0
-        out.append(None if None in part else sum(part))
+    counted = {row["node"]: row["flops"] for row in model_costs(inlined, inlined, dims)["nodes"]}
+    out: dict[str, Any] = {}
+
+    def pair(g, path: str, h, inlined_path: str) -> None:
+        counts = [expanded(n) for n in g.node]
+        if None in counts or sum(c for c in counts if c is not None) != len(h.node):
+            return  # not the graph expected: its calls stay unknown
+        at = 0
+        for i, (node, count) in enumerate(zip(g.node, counts, strict=True)):
+            assert count is not None
+            if (node.domain, node.op_type, node.overload) in local:
+                body = [counted.get(node_id(inlined_path, at + k)) for k in range(count)]
+                out[node_id(path, i)] = None if None in body else sum(body)
+            else:
+                theirs = {(attr, item): sub for attr, item, sub in node_graphs(h.node[at])}
+                for attr, item, sub in node_graphs(node):
+                    if (attr, item) in theirs:
+                        here, there = node_id(path, i), node_id(inlined_path, at)
+                        pair(
+                            sub, subgraph_path(here, attr, item), theirs[(attr, item)], subgraph_path(there, attr, item)
+                        )
+            at += count
+
+    pair(model.graph, "", inlined.graph, "")
     return out
 
 
@@ -689,8 +705,8 @@ def model_costs(
 ) -> dict:
     """{"totals", "nodes", "ops", "unknown"} of the main graph and its subgraphs (their nodes
     listed with their ids; a Scan body's FLOPs over its steps, other subgraphs' as if they ran once).
-    `inlined`: the model with its local functions inlined and shape-inferred, where the main
-    graph's calls of them are counted as their bodies' nodes (function_call_flops)."""
+    `inlined`: the model with its local functions inlined and shape-inferred, where the calls
+    of them are counted as their bodies' nodes (function_call_flops)."""
     shapes_from = inferred if inferred is not None else model
     values = _known_values([ref.container for ref in running_graphs(shapes_from)], dims)
     weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
@@ -759,9 +775,10 @@ def model_costs(
                 }
             )
     if inlined is not None:
-        for row, flops in zip(nodes, function_call_flops(model, inlined, dims), strict=False):
-            if row["flops"] is None and flops is not None:
-                row["flops"], row["flops_from"] = flops, "function body"
+        calls = function_call_flops(model, inlined, dims)
+        for row in nodes:
+            if row["flops"] is None and calls.get(row["node"]) is not None:
+                row["flops"], row["flops_from"] = calls[row["node"]], "function body"
     # one branch of each If runs: its nodes are listed, the other's left out of the totals
     branches = counted_branches(model, {row["node"]: row["flops"] for row in nodes})
     skipped = [b["skipped"] for b in branches]
