@@ -202,3 +202,16 @@ def test_a_location_outside_the_models_folder_is_said_and_never_attached(client,
     assert r.status_code == 422 and r.get_json()["error"]["code"] == "outside_folder"
     assert "'../w.bin', outside the model's folder" in r.get_json()["error"]["message"]
     assert client.get(f"/api/models/{mid}").get_json()["head"] == 0
+
+
+def test_a_renamed_file_is_attached_to_the_location_named_for_it(client, tmp_path):
+    model_bytes, data = saved(tmp_path)
+    mid = upload(client, model_bytes, "m.onnx").get_json()["id"]
+    form = {"base": "0", "location": "w.bin", "file": [(io.BytesIO(data), "weights-v2.bin")]}
+    r = client.post(f"/api/models/{mid}/data-files", data=form, content_type="multipart/form-data")
+    assert r.status_code == 201, r.get_json()
+    assert r.get_json()["summary"]["external_files"] == ["w.bin"] and r.get_json()["summary"]["missing_data"] == []
+    assert run(client, mid).status_code == 200
+    form = {"base": "1", "location": "w.bin", "file": [(io.BytesIO(data), "a.bin"), (io.BytesIO(data), "b.bin")]}
+    r = client.post(f"/api/models/{mid}/data-files", data=form, content_type="multipart/form-data")
+    assert r.status_code == 400 and "send one file with it" in r.get_json()["error"]["message"]

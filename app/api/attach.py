@@ -1,7 +1,8 @@
 """POST /api/models/<id>/data-files: attach the external data files a model's tensors name but
 that were not uploaded with it (a .onnx picked without its .bin), as a new revision: the graph
 and everything else as they were, so the edits made meanwhile are kept. Each file must be one a
-tensor names and hold the bytes its tensors need; otherwise nothing is stored."""
+tensor names and hold the bytes its tensors need; otherwise nothing is stored. A file renamed since the export
+is attached to the location a form field `location` names."""
 
 from __future__ import annotations
 
@@ -42,8 +43,11 @@ def attach_data_files(model_id):
             422,
         )
     files = {}
+    named = request.form.get("location")  # a file renamed since the export: the location it stands for
+    if named is not None and len(uploads) != 1:
+        raise StudioError("bad_request", '"location" names where one file goes: send one file with it')
     for upload in uploads:
-        location = _missing_location(uploaded_file_name(upload), missing, revision.external)
+        location = _missing_location(named or uploaded_file_name(upload), missing, revision.external)
         if location in files:
             raise StudioError("duplicate_file", f"{location!r} was sent twice")
         files[location] = upload.stream

@@ -25,7 +25,10 @@ def test_missing_weights_are_said_and_attached_from_the_model_panel(page, server
     form = row.locator("form.ed-attach-data")
     form.locator("button[type=submit]").click()  # nothing chosen: said, no request
     assert "Choose w.bin" in form.locator(".field-error").text_content()
-    form.locator("input[type=file]").set_input_files(str(tmp_path / "w.bin"))
+    # the file was renamed since the export: one missing, one picked, it is attached all the same
+    renamed = tmp_path / "weights-final.bin"
+    renamed.write_bytes((tmp_path / "w.bin").read_bytes())
+    form.locator("input[type=file]").set_input_files(str(renamed))
     form.locator("button[type=submit]").click()
     page.wait_for_function(
         "() => document.querySelector('#toast').textContent.includes('attached external data file')", timeout=30_000

@@ -267,10 +267,12 @@ export function uploadModel(files, onProgress) {
 }
 
 /** Attach external data files the model's tensors name but that were not uploaded with it:
- * a new revision on `base`. Resolves to {revision, changes, summary}. */
-export function attachDataFiles(id, base, files, onProgress) {
+ * a new revision on `base`; `location`: the missing file one file sent alone stands for, whatever
+ * its name. Resolves to {revision, changes, summary}. */
+export function attachDataFiles(id, base, files, onProgress, location = null) {
   const form = new FormData();
   form.append("base", String(base));
+  if (location !== null) form.append("location", location);
   for (const file of files) form.append("file", file, file.name);
   return sendForm(`/api/models/${enc(id)}/data-files`, form, onProgress);
 }

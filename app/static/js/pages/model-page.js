@@ -216,7 +216,7 @@ const panelContext = {
     // editing (issue 4): any batch of edit ops; options.selection = what to select afterwards
     edit: (ops, options) => applyEdits(ops, options),
     uploadBlob: (file) => api.uploadBlob(file),
-    attachDataFiles: (files) => attachDataFiles(files),
+    attachDataFiles: (files, location) => attachDataFiles(files, location),
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId, onScreen()),
     loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree, onScreen()),
     loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId, onScreen()),
@@ -835,11 +835,11 @@ async function movedOn(err) {
 }
 
 /** Attach the external data files the model lacks (panels/missing-data.js): a new revision. */
-async function attachDataFiles(files) {
+async function attachDataFiles(files, location = null) {
   if (state.busy) throw new Error("Another change is still being saved.");
   setBusy(true);
   try {
-    const result = await withWaitStatus(waitPill, "Uploading…", () => api.attachDataFiles(state.modelId, state.summary.revision, files));
+    const result = await withWaitStatus(waitPill, "Uploading…", () => api.attachDataFiles(state.modelId, state.summary.revision, files, undefined, location));
     await refreshAfter(result.summary);
     toast(`Saved as revision ${state.summary.revision}: ${result.changes.join("; ")}`, "info");
   } catch (err) {

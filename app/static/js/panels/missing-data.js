@@ -18,7 +18,9 @@ function attachForm(missing, ctx) {
     el("div", { class: "ed-row" }, input, submit(missing.length === 1 ? `Attach ${missing[0].location}` : "Attach")),
   ], async () => {
     if (!input.files || !input.files.length) throw new Error(`Choose ${missing.map((m) => m.location).join(", ")} on your disk.`);
-    await ctx.actions.attachDataFiles([...input.files]);
+    // one file missing, one picked: it is that file, whatever it is called now (its size is checked)
+    const one = missing.length === 1 && input.files.length === 1 ? missing[0].location : null;
+    await ctx.actions.attachDataFiles([...input.files], one);
   });
   return form;
 }
