@@ -35,7 +35,7 @@ export function missingDataCheck(missing, ctx) {
   if (icon) icon.textContent = "!";
   row.classList.add("missing-data");
   row.append(el("ul", { class: "missing-files" }, missing.map((m) => el("li", { "data-location": m.location },
-    mono(m.location), ` — ${m.reason}: the data of ${held(m)} (${formatBytes(m.bytes)})`))));
+    mono(m.location), ` — ${m.reason}: the data of ${held(m)} (${formatBytes(Number(m.bytes))})`)))); // a hostile length past 2^53 comes as a BigInt
   row.append(el("div", { class: "muted runtime-note" },
     "The graph is shown and can be edited. onnxruntime's check ran on zeros in their place; "
     + "Run, these tensors' values and whole downloads need the files."));
