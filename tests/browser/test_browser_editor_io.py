@@ -31,11 +31,15 @@ def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):
     assert form.locator("select[name=dtype]").input_value() == "FLOAT"
     assert [form.locator(f"input[name=dim-{i}]").input_value() for i in range(4)] == ["1", "3", "32", "32"]
     form.locator("input[name=dim-0]").fill("batch")
+    # a dim made dynamic: re-inferring the outputs' shapes is ticked, or they'd still say 1
+    assert form.locator("input[name=update_types]").is_checked()
     page.screenshot(path=str(artifacts / "editor-io-panel.png"))
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert panel.locator("#io-edit input[name=dim-0]").input_value() == "batch"
     assert "input=input" in page.url  # the input stays selected
+    # (the output stays [1, 10]: the model's Reshape to [1, -1] hard-codes it, which the change says)
+    assert "Reshape" in page.locator("#toast").text_content()
 
     # the output too, with an unknown dim and a dim removed then added back
     page.click("#graph [data-io=output]")
