@@ -307,7 +307,7 @@ def edited_has_its_weights(base, edited) -> None:
     if base_key is None or key is None or _missing.peek(base_key) != []:
         return
     _missing.put(key, [])
-    store().set_derived(derived.key("missing", edited.blob, key[2]), orjson.dumps([]), edited.blob)
+    store().set_derived(derived.key("missing", edited.blob, key[2]), _json_bytes([]), edited.blob)
 
 
 def _missing_key(revision) -> tuple | None:
