@@ -11,6 +11,8 @@ from browser.browser_models import tiny_cnn
 from onnx import TensorProto, helper, numpy_helper
 from testkit import ONNX_DATA, upload
 
+from app.views.io_pairs import same_shapes
+
 
 def edit(client, mid: str, *ops) -> int:
     head = client.get(f"/api/models/{mid}").get_json()["revision"]
@@ -226,3 +228,45 @@ def test_the_other_ops_are_named_where_they_act(client, ops, check):
     rev = edit(client, mid, *ops)
     d = diff(client, mid, f"from=0&to={rev}")
     assert check(d), d
+
+
+def test_renamed_inputs_and_outputs_are_renamed_not_added_and_removed(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    rev = edit(
+        client,
+        mid,
+        {"op": "rename_tensor", "from": "input", "to": "image"},
+        {"op": "rename_tensor", "from": "probs", "to": "scores"},
+        {"op": "set_io_shape", "name": "image", "shape": ["N", 3, 32, 32]},
+    )
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert d["inputs"]["added"] == d["inputs"]["removed"] == [] == d["outputs"]["added"] == d["outputs"]["removed"]
+    (inp,) = d["inputs"]["renamed"]
+    assert (inp["from"], inp["to"]) == ("input", "image") and "N" in inp["type"]
+    assert d["outputs"]["renamed"] == [{"from": "probs", "to": "scores"}]
+    # costs are counted with N at the 1 revision 0 fixes; back the other way, revision 0 has none to pin
+    assert d["same_shapes"] == {"from": {}, "to": {"N": 1}, "names": {}}
+    back = diff(client, mid, f"from={rev}&to=0")
+    assert back["same_shapes"] == {"from": {"N": 1}, "to": {}, "names": {}}
+    assert back["inputs"]["renamed"][0]["from"] == "image"
+
+
+def test_same_shapes_maps_differently_named_dims_and_skips_conflicts():
+    def model(a, b):
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["x", "y"], ["z"])],
+            "g",
+            [
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, a),
+                helper.make_tensor_value_info("y", TensorProto.FLOAT, b),
+            ],
+            [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        )
+        return helper.make_model(graph)
+
+    # N is 1 at one place and 2 at another in the old model: no one size makes the shapes match
+    assert same_shapes(model([1, "S"], [2, "S"]), model(["N", "seq"], ["N", "seq"])) == {
+        "from": {},
+        "to": {},
+        "names": {"S": "seq"},
+    }

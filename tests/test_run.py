@@ -951,3 +951,28 @@ def test_locate_answers_the_outputs_of_the_plain_run(client):
     ours = reference(data, {"x": x})["y"].ravel()
     assert np.array_equal(np.array(located["outputs"]["y"]["values"], np.float32), ours)
     assert located["compare"]["diverges"] is None
+
+
+def test_an_output_renamed_since_is_compared_with_its_old_self(client):
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "rename_tensor", "from": "probs", "to": "scores"}]}
+    )
+    assert r.status_code == 200, r.get_json()
+    c = run(client, mid, {"inputs": {"input": {"random": {"seed": 2}}}, "compare_to": 0})["compare"]
+    assert set(c["outputs"]) == {"scores"} and c["renamed"] == {"scores": "probs"}
+    assert c["outputs"]["scores"]["equal"] is True
+
+
+def test_a_zero_reference_gives_no_relative_error_and_no_overflow():
+    import warnings
+
+    from app.onnx_io.output_compare import compare_arrays
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "overflow encountered in divide" was one
+        c = compare_arrays(np.array([1e300, 2.0], np.float64), np.array([0.0, 2.0], np.float64))
+        assert c["max_abs"] == 1e300 and c["max_rel"] is None
+        c = compare_arrays(np.array([3.0, 1.0]), np.array([2.0, 0.0]))  # relative where the reference isn't 0
+        assert c["max_rel"] == 0.5 and c["max_abs"] == 1.0
+        assert compare_arrays(np.zeros(3), np.zeros(3))["max_rel"] == 0.0

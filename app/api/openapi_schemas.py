@@ -388,7 +388,7 @@ SCHEMAS: dict = {
             },
             "compare": {
                 "type": "object",
-                "description": "outputs of both: {name: {equal, close, max_abs, max_rel, max_rel_to_range, shape}}",
+                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, shape}}; renamed: {output: its name in the other revision}",
             },
             "expected": {
                 "type": "object",
@@ -557,8 +557,11 @@ SCHEMAS: dict = {
                 },
             },
             "tensors": {"type": "object"},
-            "inputs": {"type": "object"},
-            "outputs": {"type": "object"},
+            "inputs": {
+                "type": "object",
+                "description": "{added, removed, renamed: [{from, to, type?}] (in place: the old name gone, the new one nowhere in the old graph), changed: [{name, from, to}]}",
+            },
+            "outputs": {"type": "object", "description": "as inputs"},
             "metadata": {"type": "object"},
             "functions": {"type": "object"},
             "model": {
@@ -567,6 +570,10 @@ SCHEMAS: dict = {
             },
             "counts": {"type": "object"},
             "same": {"type": "boolean"},
+            "same_shapes": {
+                "type": "object",
+                "description": "sizes that give both sides' inputs the same shapes (costs compared like for like): {from: {dim: n} (the from side's symbolic dims the to side fixes), to: {dim: n}, names: {from dim: to dim}}",
+            },
             "ms": {"type": "number"},
         },
     },

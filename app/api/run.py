@@ -42,6 +42,7 @@ from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
 from ..onnx_io.vocabularies import input_vocabularies
+from ..views.io_pairs import paired
 from ..views.tensors import array_preview
 from ..views.values import dtype_name
 from . import bp
@@ -516,14 +517,20 @@ def post_run(model_id):
             _, other_revision, other_model = other
             same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}
             theirs = _typed(other_revision, other_model)
-            asked = [n for n in shown if n in theirs]
+            # an output renamed since is compared with its old self
+            was = {mine: old for old, mine in paired(other_model.graph, model.graph, "output")}
+            there = {n: was.get(n, n) for n in shown}
+            asked = [there[n] for n in shown if there[n] in theirs]
             second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
-            both = [n for n in shown if n in second["outputs"]]
+            both = [n for n in shown if there[n] in second["outputs"]]
             answer["compare"] = {
                 "revision": other_revision.rev,
                 "ms": second["ms"],
                 "close_tolerance": CLOSE_TOLERANCE,
-                "outputs": {name: compare_outputs(first["outputs"][name], second["outputs"][name]) for name in both},
+                "outputs": {
+                    name: compare_outputs(first["outputs"][name], second["outputs"][there[name]]) for name in both
+                },
+                "renamed": {name: there[name] for name in both if there[name] != name},
             }
             if locate:
                 # both again, saving every tensor they share: where they part, node by node

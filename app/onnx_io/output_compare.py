@@ -50,7 +50,8 @@ def _compare_sequences(a: list, b: list, close: bool, tolerance: float) -> dict:
         worst = max(known, key=lambda c: c["max_rel_to_range"] if c["max_rel_to_range"] is not None else float("inf"))
         out.update({k: worst[k] for k in ("max_rel_to_range", "rel_error", "sqnr_db")})
         out["max_abs"] = max(c["max_abs"] for c in known)
-        out["max_rel"] = max(c["max_rel"] for c in known)
+        rel = [c["max_rel"] for c in known if c["max_rel"] is not None]
+        out["max_rel"] = max(rel) if rel else None
     return out
 
 
@@ -76,8 +77,12 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
     diff = np.abs(x - y)
     finite = np.isfinite(diff)
     max_abs = float(diff[finite].max()) if finite.any() else 0.0
-    rel = diff / np.maximum(np.abs(y), np.finfo(np.float64).tiny)
-    max_rel = float(rel[finite].max()) if finite.any() else 0.0
+    # relative to the reference where it isn't 0 (x / 0 says nothing, and overflows); when
+    # every difference is at a 0, there is no relative error to give
+    nonzero = finite & (y != 0)
+    max_rel: float | None = float((diff[nonzero] / np.abs(y[nonzero])).max()) if nonzero.any() else 0.0
+    if max_rel == 0 and max_abs > 0:
+        max_rel = None
     magnitude = np.abs(y[np.isfinite(y)])
     scale = float(magnitude.max()) if magnitude.size else 0.0
     near = bool(np.allclose(x, y, rtol=tolerance, atol=tolerance * scale, equal_nan=True))

@@ -12,6 +12,13 @@ import math
 import numpy as np
 
 
+def _norm(v: np.ndarray) -> float:
+    """The L2 norm, scaled by the largest magnitude first: values near float64's limit (a model
+    gone wrong) would overflow their squares."""
+    scale = float(np.abs(v).max()) if v.size else 0.0
+    return scale * float(np.linalg.norm(v / scale)) if scale else 0.0
+
+
 def signal_error(value: np.ndarray, reference: np.ndarray) -> dict:
     """{"rel_error", "sqnr_db"} of `value` against `reference` (same shape), over the finite
     differences; rel_error None when the reference is all zeros and the value is not, sqnr_db
@@ -19,8 +26,8 @@ def signal_error(value: np.ndarray, reference: np.ndarray) -> dict:
     x = np.asarray(value, np.float64)
     y = np.asarray(reference, np.float64)
     diff = x - y
-    noise = float(np.linalg.norm(np.where(np.isfinite(diff), diff, 0.0)))
-    signal = float(np.linalg.norm(y[np.isfinite(y)]))
+    noise = _norm(diff[np.isfinite(diff)])
+    signal = _norm(y[np.isfinite(y)])
     return {
         "rel_error": noise / signal if signal else (0.0 if noise == 0 else None),
         "sqnr_db": 20 * math.log10(signal / noise) if signal and noise else None,

@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 from onnx import AttributeProto
 
 from ..onnx_io.address import node_id, subgraph_path
+from .io_pairs import paired, same_shapes
 
 MAX_VALUE = 80  # characters of a value shown in a change line
 
@@ -248,12 +249,23 @@ def tensor_diff(old, new) -> dict:
     }
 
 
-def _io_diff(old, new) -> dict:
-    a = {x.name: x for x in old}
-    b = {x.name: x for x in new}
+def _io_diff(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> dict:
+    """The graphs' inputs or outputs added, removed, renamed (in place: io_pairs) and changed."""
+    a = {x.name: x for x in getattr(old, field)}
+    b = {x.name: x for x in getattr(new, field)}
+    renamed = [(x, y) for x, y in paired(old, new, field) if x != y]
+    was, now = {x for x, _ in renamed}, {y for _, y in renamed}
     return {
-        "added": [n for n in b if n not in a],
-        "removed": [n for n in a if n not in b],
+        "added": [n for n in b if n not in a and n not in now],
+        "removed": [n for n in a if n not in b and n not in was],
+        "renamed": [
+            {
+                "from": x,
+                "to": y,
+                **({"type": f"{_short(a[x].type)} → {_short(b[y].type)}"} if a[x].type != b[y].type else {}),
+            }
+            for x, y in renamed
+        ],
         "changed": [
             {"name": n, "from": _short(a[n].type), "to": _short(b[n].type)} for n in a if n in b and a[n] != b[n]
         ],
@@ -303,11 +315,13 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
     return {
         "nodes": d.nodes,
         "tensors": tensor_diff(list(old.graph.initializer), list(new.graph.initializer)),
-        "inputs": _io_diff(old.graph.input, new.graph.input),
-        "outputs": _io_diff(old.graph.output, new.graph.output),
+        "inputs": _io_diff(old.graph, new.graph, "input"),
+        "outputs": _io_diff(old.graph, new.graph, "output"),
         "metadata": metadata,
         "functions": functions,
         "model": model,
         "counts": counts,
+        # what to count both at for costs of the same input shapes (Compare's costs)
+        "same_shapes": same_shapes(old, new),
         "same": not any(counts.values()) and not model and old.SerializeToString() == new.SerializeToString(),
     }

@@ -123,3 +123,33 @@ def test_compare_costs_of_a_model_with_symbolic_dims(page, server, artifacts):
     page.locator("#costs[data-ready=true]").wait_for()
     text = page.locator("#costs").text_content()
     assert "80·batch" in text and "96 B·batch" in text and "0 B" not in text
+
+
+def test_compare_counts_both_sides_at_the_same_input_shapes(page, server, artifacts):
+    """A batch made dynamic since is counted at the batch the older revision fixes (1), not at
+    the size given in Costs (4): making a dim dynamic changes no cost, and the note says why."""
+    model = batch_matmul()
+    for v in (*model.graph.input, *model.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_value = 1  # revision 0: batch fixed to 1
+    mid = upload(page, server, model, "fixed_batch.onnx")["id"]
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits",
+        data={"base": 0, "ops": [{"op": "set_io_shape", "name": "x", "shape": ["batch", 4], "update_types": True}]},
+    )
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-model")
+    page.locator("#costs .cost-dims input[name=batch]").wait_for()
+    page.fill("#costs .cost-dims input[name=batch]", "4")
+    page.click("#costs .cost-dims button[type=submit]")
+    page.locator("#cost-table").wait_for()
+    page.click("#btn-compare")
+    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    page.select_option("#compare-with", "rev:0")
+    costs = page.locator("#compare-costs table")
+    costs.wait_for()
+    assert costs.locator("tr[data-cost=flops] td").all_text_contents()[1:] == ["72", "72", "same"]
+    note = page.locator("#compare-sizes").text_content()
+    assert "batch = 1 (revision 0 fixes it; not the 4 given in Costs)" in note, note
+    page.locator("#compare-costs").screenshot(path=str(artifacts / "compare-costs-same-shapes.png"))

@@ -228,8 +228,8 @@ const panelContext = {
     // the sizes of the inputs' symbolic dims, shared by Costs and Run: given in one, used in both
     loadStats: (sizes) => statsOf(state.summary ? state.summary.revision : null, { ...sizes })
       .then((stats) => { state.dimSizes = { ...sizes }; return stats; }), // sizes refused are not kept
-    // any model's revision (Compare's other side), at the sizes given in Costs or Run
-    loadStatsOf: (modelId, revision) => statsOf(revision, state.dimSizes || {}, modelId),
+    // any model's revision (Compare's sides), at the sizes given (by default those of Costs or Run)
+    loadStatsOf: (modelId, revision, sizes = state.dimSizes || {}) => statsOf(revision, sizes, modelId),
     currentStats: () => (state.summary ? statsOf(state.summary.revision, state.dimSizes || {}) : Promise.resolve(null)),
     rememberDimSizes: (sizes) => { state.dimSizes = { ...state.dimSizes, ...sizes }; },
     showHeat: (metric, stats) => showHeat(metric, stats),

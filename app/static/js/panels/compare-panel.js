@@ -59,6 +59,7 @@ function pairs(title, obj, words) {
   const lines = [];
   for (const name of obj.added || []) lines.push(`${words(name)} added`);
   for (const name of obj.removed || []) lines.push(`${words(name)} removed`);
+  for (const r of obj.renamed || []) lines.push(`${words(r.from)} renamed to ${words(r.to)}${r.type ? ` (${r.type})` : ""}`);
   for (const c of obj.changed || []) lines.push(typeof c === "string" ? `${c} changed` : `${words(c.name)}: ${c.change || `${c.from} → ${c.to}`}`);
   return lines.length ? section(title, el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
 }
@@ -92,11 +93,36 @@ function totalCell(total, key, stats) {
   }, breakableFormula(text), left ? el("div", { class: "muted cost-unknown" }, `+ ${left} unknown`) : "");
 }
 
-/** What each side costs (GET .../stats of both, at the sizes given in Costs or Run) and how it moved. */
-function costsSection(d, ctx) {
+/** The sizes each side is counted at: those given in Costs or Run (the model on screen's, passed
+ * to the other side's dims by name or by place), then the ones the diff's same_shapes pins so that
+ * both take the same input shapes (a batch one side fixes to 1 is 1 on the other). */
+export function sizesOfSides(given, shapes) {
+  const to = { ...given, ...shapes.to };
+  const from = { ...to };
+  for (const [mine, theirs] of Object.entries(shapes.names)) if (theirs in to) from[mine] = to[theirs];
+  return { from: { ...from, ...shapes.from }, to };
+}
+
+const sizeWords = (sizes) => Object.entries(sizes).map(([k, v]) => `${k} = ${v}`).join(", ");
+
+/** Which sizes the counts are at, and why they aren't the ones given where the other side fixes them. */
+function sizesNote(given, shapes, sideName, d) {
+  const pinned = [
+    ...Object.entries(shapes.to).map(([k, v]) => `${k} = ${v} (${sideName(d.from)} fixes it${k in given && given[k] !== v ? `; not the ${given[k]} given in Costs` : ""})`),
+    ...Object.entries(shapes.from).map(([k, v]) => `${k} = ${v} in ${sideName(d.from)} (${sideName(d.to)} fixes it)`),
+  ];
+  if (pinned.length) return el("p", { class: "muted", id: "compare-sizes" }, `Both counted at the same input shapes: ${pinned.join("; ")}.`);
+  return Object.keys(given).length ? el("p", { class: "muted", id: "compare-sizes" }, `Both counted at the sizes given in Costs: ${sizeWords(given)}.`) : null;
+}
+
+/** What each side costs (GET .../stats of both, at the same input shapes) and how it moved. */
+function costsSection(d, ctx, sideName) {
   const body = el("div", { class: "muted", id: "compare-costs" }, "Counting…");
   const sec = section("Costs", body);
-  Promise.all([d.from, d.to].map((side) => ctx.actions.loadStatsOf(side.model, side.revision))).then(([before, now]) => {
+  const given = ctx.dimSizes ? ctx.dimSizes() : {};
+  const shapes = d.same_shapes || { from: {}, to: {}, names: {} };
+  const sizes = sizesOfSides(given, shapes);
+  Promise.all([[d.from, sizes.from], [d.to, sizes.to]].map(([side, at]) => ctx.actions.loadStatsOf(side.model, side.revision, at))).then(([before, now]) => {
     clear(body);
     body.classList.remove("muted");
     body.append(el("table", { class: "compare-costs" },
@@ -108,7 +134,7 @@ function costsSection(d, ctx) {
         return el("tr", { "data-cost": key, class: change !== "same" && change !== "?" ? "cost-moved" : "" },
           el("td", {}, label), totalCell(a, key, before), totalCell(b, key, now),
           el("td", { class: `num${a.formula ? " cost-formula-cell" : ""}` }, breakableFormula(change)));
-      }))));
+      }))), sizesNote(given, shapes, sideName, d));
   }).catch((err) => { body.className = "field-error"; body.textContent = `The costs could not be counted: ${err.message || err}`; });
   return sec;
 }
@@ -129,7 +155,7 @@ function result(root, d, ctx) {
     el("div", { class: "compare-legend" },
       el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")),
     n.changed.length || n.added.length ? stepper : null,
-    ctx.actions.loadStatsOf ? costsSection(d, ctx) : null,
+    ctx.actions.loadStatsOf ? costsSection(d, ctx, sideName) : null,
     n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx)))) : null,
     n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", {}, nodeLink(ctx, a.node, a.name || a.node), " ", mono(a.op_type))))) : null,
     n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, r.name || r.node, " ", mono(r.op_type))))) : null,

@@ -463,17 +463,31 @@ function deployedNodes(run, total, ctx) {
 /** Each output against another run's or the expected values ({close_tolerance, outputs:
  * {NAME: {equal, close, max_abs, max_rel_to_range, max_rel}}}): identical, close or differs. */
 function comparisonTable(compared, id) {
+  const was = compared.renamed || {}; // output -> its name in the other revision
   const close = `${100 * (compared.close_tolerance ?? 0.001)} %`;
   return el("table", { class: "run-compare", id },
     el("thead", {}, el("tr", {}, [["output", ""], ["same?", `close: every value within ${close} of itself plus ${close} of the output's largest magnitude`],
-      ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element (large where values are near 0)"]]
+      ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element, where the other run's value isn't 0 (large where values are near 0)"]]
       .map(([h, title]) => el("th", { title }, h)))),
     el("tbody", {}, Object.entries(compared.outputs).map(([name, c]) => {
       const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
       return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
-        el("td", {}, mono(name)), el("td", {}, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict),
-        ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => el("td", { class: "num" }, c[k] === null || c[k] === undefined ? "—" : c[k].toPrecision(3))));
+        el("td", {}, mono(name), was[name] ? el("span", { class: "muted run-was" }, ` (was ${was[name]})`) : ""),
+        el("td", {}, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict),
+        ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => {
+          const none = c[k] === null || c[k] === undefined;
+          // a max rel left out where every differing value's reference is 0 (x ÷ 0 says nothing)
+          const why = none && k === "max_rel" && c.max_abs ? "every value that differs is 0 in the other run: no relative error" : null;
+          return el("td", { class: "num", title: why }, none ? "—" : c[k].toPrecision(3));
+        }));
     })));
+}
+
+/** The outputs on screen the other revision has none of (added since, or another tensor). */
+function notCompared(answer) {
+  const left = Object.keys(answer.outputs).filter((name) => !(name in answer.compare.outputs));
+  return left.length ? el("p", { class: "muted", id: "run-not-compared" },
+    `Not in revision ${answer.compare.revision}, so not compared: ${left.join(", ")}.`) : null;
 }
 
 /** "Keep as a reference case": these inputs (and the test data's outputs, or this run's) are
@@ -508,7 +522,7 @@ function results(root, answer, ctx, body, fromCase = false) {
   if (compare) {
     const d = divergence(compare.diverges, compare, ctx);
     if (d) root.append(d);
-    root.append(section("Compared with revision " + compare.revision, comparisonTable(compare, "run-compare")));
+    root.append(section("Compared with revision " + compare.revision, comparisonTable(compare, "run-compare"), notCompared(answer)));
   }
   if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));

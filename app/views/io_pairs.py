@@ -1,0 +1,82 @@
+"""Which graph input (or output) of one model is which of another's: the same name, or renamed in
+place (the old name gone, a new one at the same position). Compare lists renamed ones as renamed,
+not as one removed and one added; Run compares a renamed output with its old self; and Compare's
+costs count both sides at the same input shapes (`same_shapes`)."""
+
+from __future__ import annotations
+
+import onnx
+
+from ..onnx_io.dim_names import UNNAMED, axis_dim
+
+
+def _names(g: onnx.GraphProto) -> set[str]:
+    """Every value the graph itself holds: inputs, initializers, node outputs."""
+    return {v.name for v in g.input} | {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
+
+
+def paired(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> list[tuple[str, str]]:
+    """(old name, new name) of each of the graphs' `field` ("input" or "output") in both, in old's
+    order: those of the same name, then those renamed in place — at the same position, the old
+    name gone from the new graph and the new one nowhere in the old (an output swapped for
+    another tensor of the graph is not a rename)."""
+    a = [v.name for v in getattr(old, field)]
+    b = [v.name for v in getattr(new, field)]
+    kept_a, kept_b = set(a), set(b)
+    pairs = [(n, n) for n in a if n in kept_b]
+    in_old, in_new = _names(old), _names(new)
+    pairs += [
+        (x, y)
+        for x, y in zip(a, b, strict=False)
+        if x not in kept_b and y not in kept_a and x not in in_new and y not in in_old
+    ]
+    return pairs
+
+
+def _dims(v: onnx.ValueInfoProto) -> list[tuple[str, int | str]] | None:
+    """An input's dims as ("size", n) or ("name", what a person calls it), None without a shape."""
+    t = v.type.tensor_type if v.type.HasField("tensor_type") else None
+    if t is None or not t.HasField("shape"):
+        return None
+    out: list[tuple[str, int | str]] = []
+    for axis, d in enumerate(t.shape.dim):
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            out.append(("size", d.dim_value))
+        elif d.HasField("dim_param") and d.dim_param not in UNNAMED:
+            out.append(("name", d.dim_param))
+        else:
+            out.append(("name", axis_dim(v.name, axis)))
+    return out
+
+
+def _fed(g: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
+    weights = {t.name for t in g.initializer}
+    return [v for v in g.input if v.name not in weights]
+
+
+def same_shapes(old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
+    """The sizes that give both models' inputs the same shapes: "to" pins the new model's
+    symbolic dims the old one fixes, "from" the old one's the new one fixes, and "names" maps an
+    old dim's name to the new one's at the same place ("N" -> "batch"). A dim fixed to different
+    sizes at different places can't be pinned and is left out."""
+    pins: dict[str, dict[str, set[int]]] = {"from": {}, "to": {}}
+    names: dict[str, str] = {}
+    old_inputs = {v.name: v for v in _fed(old.graph)}
+    new_inputs = {v.name: v for v in _fed(new.graph)}
+    for a_name, b_name in paired(old.graph, new.graph, "input"):
+        if a_name not in old_inputs or b_name not in new_inputs:
+            continue
+        a, b = _dims(old_inputs[a_name]), _dims(new_inputs[b_name])
+        if a is None or b is None or len(a) != len(b):
+            continue
+        for (kind_a, x), (kind_b, y) in zip(a, b, strict=True):
+            if kind_a == "size" and kind_b == "name":
+                pins["to"].setdefault(str(y), set()).add(int(x))
+            elif kind_a == "name" and kind_b == "size":
+                pins["from"].setdefault(str(x), set()).add(int(y))
+            elif kind_a == kind_b == "name" and x != y:
+                names.setdefault(str(x), str(y))
+    return {
+        **{side: {p: next(iter(v)) for p, v in found.items() if len(v) == 1} for side, found in pins.items()},
+        "names": names,
+    }
