@@ -25,6 +25,8 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     page.click("#btn-compare")
     assert page.locator("#sidebar[data-panel=compare]").count() == 1
     page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    # each revision is named by what made it, as History does
+    assert page.locator("#compare-with option[value='rev:0']").text_content() == "Revision 0: as opened"
     page.select_option("#compare-with", "rev:0")
     page.locator("#compare-body[data-ready=true]").wait_for()
     assert (
@@ -137,8 +139,13 @@ def test_compare_counts_both_sides_at_the_same_input_shapes(page, server, artifa
         data={"base": 0, "ops": [{"op": "set_io_shape", "name": "x", "shape": ["batch", 4], "update_types": True}]},
     )
     assert r.status == 200, r.text()
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits",
+        data={"base": 1, "ops": [{"op": "set_metadata", "key": "stage", "value": "dynamic"}]},
+    )
+    assert r.status == 200, r.text()
     open_model(page, server, mid)
-    wait_revision(page, 1)
+    wait_revision(page, 2)
     page.click("#btn-model")
     page.locator("#costs .cost-dims input[name=batch]").wait_for()
     page.fill("#costs .cost-dims input[name=batch]", "4")
@@ -146,6 +153,7 @@ def test_compare_counts_both_sides_at_the_same_input_shapes(page, server, artifa
     page.locator("#cost-table").wait_for()
     page.click("#btn-compare")
     page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    assert page.locator("#compare-with option[value='rev:1']").text_content() == 'Revision 1: Set "x" to [batch, 4]'
     page.select_option("#compare-with", "rev:0")
     costs = page.locator("#compare-costs table")
     costs.wait_for()

@@ -27,6 +27,7 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     page.fill("#run-extra", "p1")
     page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
     assert page.locator("#run-locate").is_disabled()  # measuring each node is part of a comparison
+    assert page.locator("#run-compare-to option[value='0']").text_content() == "Revision 0: as opened"
     page.select_option("#run-compare-to", "0")
     assert page.locator("#run-locate").is_enabled() and page.locator("#run-locate").is_checked()
     page.click("#run-go")
@@ -59,6 +60,9 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     cells = page.locator("#run-results .tensor-preview .tp-cell").all_text_contents()
     assert cells and all(len(re.sub(r"[-.]|e.*$", "", c).lstrip("0")) <= 9 for c in cells), cells
     page.screenshot(path=str(artifacts / "run-compare.png"))
+    # the outline goes with the results: another panel opened, it is gone
+    page.click("#btn-model")
+    page.wait_for_function("!document.querySelector('#graph g.box.diverges')")
 
 
 def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):

@@ -340,6 +340,9 @@ function drawSidebar(panels) {
   const shows = `${state.path}|${selectionKey(state.selection)}`;
   const scroll = sidebar.dataset.shows === shows ? sidebar.scrollTop : 0; // same panel redrawn: keep the place
   const group = !box && tensor === null && state.selection && state.selection.kind === "group";
+  // Run's "first node that differs" outline belongs to its results, which a toolbar panel drawn
+  // anew (Run's included) no longer shows; a node panel opened from them keeps it
+  if (!box && tensor === null && !group && (view.marks.get("diverges") || []).length) view.mark([], "diverges");
   sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : group ? "group" : "model";
   sidebar.dataset.shows = shows;
   if (box && box.kind === "node") renderNodePanel(sidebar, box.node, ctx);

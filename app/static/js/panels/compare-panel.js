@@ -7,6 +7,7 @@ import { el, clear } from "../widgets/dom.js";
 import { breakable, breakableFormula, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
+import { revisionChoice } from "./history-panel.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -25,7 +26,7 @@ function picker(ctx, onPick) {
     select.append(el("option", { value: "" }, "Choose…"),
       el("optgroup", { label: "Revisions of this model" },
         [...revs.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== here)
-          .map((r) => el("option", { value: `rev:${r.revision}` }, `Revision ${r.revision}`))),
+          .map((r) => { const { text, title } = revisionChoice(r); return el("option", { value: `rev:${r.revision}`, title }, text); })),
       el("optgroup", { label: "Other models" },
         models.models.filter((m) => m.id !== ctx.modelId)
           .map((m) => el("option", { value: `model:${m.id}` }, `${m.name} (revision ${m.revision})`))));

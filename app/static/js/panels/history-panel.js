@@ -89,6 +89,19 @@ export function describeOp(op, change = "") {
   }
 }
 
+const PICKED_MAX = 80; // characters of a revision's label in a picker
+
+/** A revision as Run's and Compare's pickers list it: its number and what made it (the first
+ * edit in plain words, how many more); `title` holds them all. */
+export function revisionChoice(r) {
+  const ops = r.ops || [];
+  const all = ops.map((op, i) => describeOp(op, (r.changes || [])[i] || ""));
+  let what = r.revision === 0 ? "as opened" : all.length ? all[0] : "";
+  if (what.length > PICKED_MAX) what = `${what.slice(0, PICKED_MAX - 1)}…`;
+  const more = all.length > 1 ? ` (+${all.length - 1} more)` : "";
+  return { text: `Revision ${r.revision}${what ? `: ${what}${more}` : ""}`, title: all.join("\n") || null };
+}
+
 /** Where each revision stands relative to the current one. */
 function standing(revisions, head) {
   const byRev = new Map(revisions.map((r) => [r.revision, r]));

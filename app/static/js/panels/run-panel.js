@@ -12,6 +12,7 @@ import { formatMetric } from "../pipeline/heat.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
+import { revisionChoice } from "./history-panel.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -599,7 +600,9 @@ export function renderRunPanel(root, ctx) {
   let kept = ctx.runInputs ? ctx.runInputs() : null; // a reference case's inputs (and expected outputs)
   ctx.actions.loadRevisions().then((data) => {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
-      if (r.revision !== ctx.summary.revision) compare.append(el("option", { value: String(r.revision), selected: r.revision === preset }, `revision ${r.revision}`));
+      if (r.revision === ctx.summary.revision) continue;
+      const { text, title } = revisionChoice(r);
+      compare.append(el("option", { value: String(r.revision), selected: r.revision === preset, title }, text));
     }
     syncLocate();
   }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
