@@ -30,6 +30,13 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     assert page.locator("#cost-table th[data-key=params]").get_attribute("aria-sort") == "descending"
     most_params = max(stats["nodes"], key=lambda n: n["params"])
     assert rows.first.get_attribute("data-node") == most_params["node"]
+    # each node's op under its name, whole (not cut to "Leaky…"); the rows sort by it too
+    page.click("#cost-table th[data-key=name] button[data-sort=op_type]")
+    ops = rows.locator(".cost-op").all_text_contents()
+    assert ops == sorted(n["op_type"] for n in stats["nodes"]), ops
+    assert page.evaluate(
+        "() => [...document.querySelectorAll('#cost-table .cost-op')].every((e) => e.scrollWidth <= e.clientWidth)"
+    ), "an op name is cut"
 
     # the heat map: each drawn node box gets its class, the legend says what it counts
     page.click("#costs .cost-heat button[data-metric=flops]")

@@ -17,7 +17,7 @@ def test_missing_weights_are_said_and_attached_from_the_model_panel(page, server
     assert "w.bin" in badge.get_attribute("title")
     row = page.locator("#validation .missing-data")
     assert "missing for 1 tensor" in row.text_content()
-    assert "w.bin — not uploaded with this model: the data of W (16 KB)" in row.locator("li").text_content()
+    assert "w.bin — not uploaded with this model: the data of W (16 KiB)" in row.locator("li").text_content()
     assert "loads and runs its graph" in page.locator("#validation .runtime-check").text_content()
     page.screenshot(path=str(artifacts / "missing-data.png"))
     assert page.locator("#downloads .ed-downloads-missing").text_content().startswith("w.bin is not here")

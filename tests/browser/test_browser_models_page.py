@@ -20,7 +20,7 @@ from .browser_pages import upload
 def human(n: int) -> str:
     """Bytes as the page writes them (lib/format.js formatBytes): 1024 steps, one decimal
     under 10, none above, ties rounded up as JavaScript's toFixed does."""
-    units = ["B", "KB", "MB", "GB", "TB"]
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
     value, i = Decimal(n), 0
     while value >= 1024 and i < len(units) - 1:
         value /= 1024

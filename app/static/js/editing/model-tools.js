@@ -338,8 +338,8 @@ export function downloadChoices(summary, ctx) {
   return el("ul", { class: "ed-downloads" },
     lacking,
     link("as_stored", "As stored", external ? "a .zip: the .onnx with its external data files" : "the .onnx file, byte for byte"),
-    link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GB)"),
-    link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KB"),
+    link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GiB)"),
+    link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KiB"),
     el("li", {}, el("a", { class: "btn btn-small ed-download", href: ctx.textHref(), download: "" }, "ONNX text"),
       el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer")),
     withTests(summary, ctx));

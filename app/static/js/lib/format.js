@@ -89,7 +89,7 @@ export function formatValueType(v) {
 
 export function formatBytes(n) {
   if (typeof n !== "number") return "";
-  const units = ["B", "KB", "MB", "GB", "TB"];
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"]; // powers of 1024, named as the server names them
   let i = 0;
   while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
   return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;

@@ -11,9 +11,12 @@ import { graphPathOf } from "../lib/address.js";
 
 const ROWS = 50; // the table's first page; "Show all" shows up to MAX_ROWS
 const MAX_ROWS = 2000;
+// the node's name and op share the first column (the op under the name), so the numbers and
+// formulas have the width a sidebar can give; either one sorts the rows
 const COLUMNS = [
-  ["name", "Node"], ["op_type", "Op"], ["flops", "FLOPs"], ["params", "Params"], ["output_bytes", "Output"],
+  ["name", "Node"], ["flops", "FLOPs"], ["params", "Params"], ["output_bytes", "Output"],
 ];
+const TEXT_KEYS = ["name", "op_type"];
 
 /** A node's FLOPs or output bytes as a formula in the inputs' sizes, when only that is known. */
 const FORMULA_OF = { flops: "flops_formula", output_bytes: "output_formula" };
@@ -25,7 +28,6 @@ export function nodeFormula(n, key) {
 }
 
 function cell(key, n) {
-  if (key === "name" || key === "op_type") return String(n[key] || "");
   const formula = n[key] === null ? nodeFormula(n, key) : null;
   if (!formula && key === "flops" && n.runs !== undefined && n[key] !== null) {
     // a Scan body's node: its FLOPs are over every step the body runs
@@ -76,18 +78,20 @@ function costTable(stats, ctx) {
       return descending ? -order : order;
     });
     clear(table);
-    table.append(el("thead", {}, el("tr", {}, COLUMNS.map(([k, label]) => el("th", {
-      scope: "col", "data-key": k, "aria-sort": k === key ? (descending ? "descending" : "ascending") : "none",
-      class: k === "name" || k === "op_type" ? "" : "num",
-    }, el("button", { type: "button", class: "linklike", onclick: () => {
-      descending = k === key ? !descending : k !== "name" && k !== "op_type";
+    const sortBy = (k, label) => el("button", { type: "button", class: "linklike", "data-sort": k, onclick: () => {
+      descending = k === key ? !descending : !TEXT_KEYS.includes(k);
       key = k;
       draw();
-    } }, label, el("span", { class: "sort-arrow", "aria-hidden": "true" }, k === key ? (descending ? "↓" : "↑") : "")))))));
+    } }, label, el("span", { class: "sort-arrow", "aria-hidden": "true" }, k === key ? (descending ? "↓" : "↑") : ""));
+    const sorted = (k) => (k === key || (k === "name" && key === "op_type") ? (descending ? "descending" : "ascending") : "none");
+    table.append(el("thead", {}, el("tr", {}, COLUMNS.map(([k, label]) => el("th", {
+      scope: "col", "data-key": k, "aria-sort": sorted(k), class: k === "name" ? "" : "num",
+    }, k === "name" ? [sortBy("name", label), el("span", { class: "muted" }, " · "), sortBy("op_type", "op")] : sortBy(k, label))))));
     table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
-      el("td", { title: n.name || n.node, class: "cost-name" }, el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node))),
-      el("td", {}, mono(n.op_type)),
-      ...COLUMNS.slice(2).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
+      el("td", { title: `${n.name || n.node} (${n.op_type})`, class: "cost-name" },
+        el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node)),
+        el("div", { class: "cost-op mono" }, n.op_type)),
+      ...COLUMNS.slice(1).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
     more.hidden = rows.length <= limit || limit >= MAX_ROWS;
     more.textContent = `Show ${Math.min(rows.length, MAX_ROWS)} of ${rows.length} nodes`;
   };
@@ -104,7 +108,7 @@ function formulaLine(stats, key, lead) {
   const format = key === "activation_bytes" ? formatBytes : formatCount;
   const left = key === "flops" && f.unknown_nodes ? ` (${plural(f.unknown_nodes, "node")} not in it: no formula of these sizes)` : "";
   return el("div", { class: `cost-formula${lead ? "" : " muted"}`, "data-formula": key, title: `For any sizes of ${f.symbols.join(", ")}` },
-    `${lead ? "" : "= "}${formulaText(f[key], format)}`, left ? el("span", { class: "muted" }, left) : "");
+    breakableFormula(`${lead ? "" : "= "}${formulaText(f[key], format)}`, { wholeTerms: true }), left ? el("span", { class: "muted" }, left) : "");
 }
 
 /** " (as n42 Concat writes)": where the peak is reached, a link to that node. */

@@ -38,8 +38,13 @@ export function breakableFileName(name) {
 
 /** A cost or formula ("1.2 M·batch + 12", "+2.05 K (+0.4 %)") breakable before each "·", " + "
  * and " (": never inside a size's name or a percentage. */
-export function breakableFormula(text) {
-  return withBreaks(text, /(?=·|\s[+−]\s|\s\()/);
+export function breakableFormula(text, { wholeTerms = false } = {}) {
+  // each piece kept whole: a line never breaks between a number and its unit ("64 B·batch");
+  // where there is room, not inside a term either
+  return text.split(wholeTerms ? /(?=\s[+−]\s|\s\()/ : /(?=·|\s[+−]\s|\s\()/).flatMap((part, i) => {
+    const piece = el("span", { class: "nobreak" }, part);
+    return i ? [el("wbr"), piece] : [piece];
+  });
 }
 
 /** Read-only list of {key, value} pairs (metadata_props, bindings, quantization parameters). */
