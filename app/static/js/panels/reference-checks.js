@@ -14,7 +14,7 @@ function verdictRow(ref, ctx, revision) {
   let row;
   if (!ref || ref.status === "none") {
     row = checkRow(null, title, "no reference cases kept",
-      "Keep a case and every revision is run on its inputs and held to its outputs: an edit that changes what the model computes shows here.");
+      "Keep a case and every revision is run on its inputs and held to its outputs: an edit that changes what the model computes shows here.", { prose: true });
   } else if (ref.status === "pending") row = checkRow(null, title, "checking in the background…");
   else if (ref.status === "passed") {
     const far = ref.worst ? ref.worst.max_rel_to_range : 0;

@@ -27,7 +27,7 @@ function withBreaks(text, at) {
 
 /** A name with line-break opportunities after its separators ("/", ".", "_"). */
 export function breakable(name) {
-  return withBreaks(name, /(?<=[/._])/);
+  return withBreaks(name, /(?<=[^\s/._][/._])/); // not after a leading "/" (a line of "/" alone)
 }
 
 /** A file name with line-break opportunities after "_", "-" and "/", never inside its
@@ -91,13 +91,14 @@ export function callout(kind, title, ...children) {
     title ? el("strong", { class: "callout-title" }, title) : null, ...children);
 }
 
-/** One line of a verdict: ok true (✓), false (✗) or null (not run, pending: –). */
-export function checkRow(ok, title, detail, message) {
+/** One line of a verdict: ok true (✓), false (✗) or null (not run, pending: –); `message` is a
+ * tool's own words (monospace) unless `prose` (a hint of ours). */
+export function checkRow(ok, title, detail, message, { prose = false } = {}) {
   return el("div", { class: `check ${ok === null ? "skipped" : ok ? "ok" : "bad"}` },
     el("div", { class: "check-head" },
       el("span", { class: "check-icon", "aria-hidden": "true" }, ok === null ? "–" : ok ? "✓" : "✗"),
       el("strong", {}, title), el("span", { class: "check-verdict" }, detail)),
-    message ? el("div", { class: "verdict-message" }, message) : null);
+    message ? el("div", { class: `verdict-message${prose ? " prose" : ""}` }, message) : null);
 }
 
 export function tag(text, cls = "") {
