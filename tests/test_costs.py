@@ -821,3 +821,21 @@ def test_a_call_inside_an_if_branch_costs_its_body_and_weighs_in_the_branch_choi
     [branch] = answer["branches"]
     assert branch["counted"] == "n0/then_branch" and branch["why"].startswith("the costlier branch")
     assert answer["totals"]["flops"] == 24 and answer["unknown"]["flops_nodes"] == 0
+
+
+def test_flops_none_of_which_are_known_are_unknown_not_zero(client):
+    """A graph of custom ops alone: its FLOPs are unknown (null), never a total of 0."""
+    g = helper.make_graph(
+        [helper.make_node("Foo", ["x"], ["y"], domain="my.ops")],
+        "custom",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("my.ops", 1)])
+    answer = stats(client, m.SerializeToString())
+    assert answer["totals"]["flops"] is None and answer["unknown"]["flops_ops"] == {"Foo": 1}
+    # one known beside it: the known ones are summed (and the rest said unknown)
+    g.node.append(helper.make_node("Relu", ["y"], ["z"]))
+    g.output[0].name = "z"
+    answer = stats(client, m.SerializeToString())
+    assert answer["totals"]["flops"] == 6 and answer["unknown"]["flops_nodes"] == 1

@@ -783,7 +783,9 @@ def model_costs(
     branches = counted_branches(model, {row["node"]: row["flops"] for row in nodes})
     skipped = [b["skipped"] for b in branches]
     counted = [row for row in nodes if not under(row["node"], skipped)]
-    totals["flops"] = sum(row["flops"] for row in counted if row["flops"] is not None)
+    known = [row["flops"] for row in counted if row["flops"] is not None]
+    # none known is unknown, not 0 (a graph of custom ops alone)
+    totals["flops"] = sum(known) if known or not counted else None
     totals["activation_bytes"] = sum(activations.get(row["node"], 0) for row in counted)
     unknown_flops = Counter(row["op_type"] for row in counted if row["flops"] is None)
     alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights))

@@ -195,6 +195,7 @@ function fill(body, stats, ctx, reload, error = "") {
     ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? formulaLine(stats, "flops", true)
       : [waiting && unknown.flops_nodes
         ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
+        : t.flops === null ? el("span", { class: "muted cost-unknown" }, `unknown: no formula for ${unknownOps}`)
         : el("span", {}, formatCount(t.flops), unknown.flops_nodes
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : ""),
       formulaLine(stats, "flops", false), branchNote(stats)]],
