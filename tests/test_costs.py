@@ -835,7 +835,7 @@ def test_flops_none_of_which_are_known_are_unknown_not_zero(client):
     answer = stats(client, m.SerializeToString())
     assert answer["totals"]["flops"] is None and answer["unknown"]["flops_ops"] == {"Foo": 1}
     # one known beside it: the known ones are summed (and the rest said unknown)
-    g.node.append(helper.make_node("Relu", ["y"], ["z"]))
-    g.output[0].name = "z"
+    m.graph.node.append(helper.make_node("Relu", ["x"], ["z"]))
+    m.graph.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3]))
     answer = stats(client, m.SerializeToString())
     assert answer["totals"]["flops"] == 6 and answer["unknown"]["flops_nodes"] == 1

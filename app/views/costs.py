@@ -784,8 +784,7 @@ def model_costs(
     skipped = [b["skipped"] for b in branches]
     counted = [row for row in nodes if not under(row["node"], skipped)]
     known = [row["flops"] for row in counted if row["flops"] is not None]
-    # none known is unknown, not 0 (a graph of custom ops alone)
-    totals["flops"] = sum(known) if known or not counted else None
+    totals["flops"] = sum(known)
     totals["activation_bytes"] = sum(activations.get(row["node"], 0) for row in counted)
     unknown_flops = Counter(row["op_type"] for row in counted if row["flops"] is None)
     alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights))
@@ -797,7 +796,13 @@ def model_costs(
         peak_node = nodes[alive_at.index(peak)]["node"] if alive_at else None
     asked = _dims_to_ask(model, shapes_from, dims)
     return {
-        "totals": {**totals, "peak_activation_bytes": peak, "peak_node": peak_node},
+        # FLOPs none of which are known are unknown, not 0 (a graph of custom ops alone)
+        "totals": {
+            **totals,
+            "flops": totals["flops"] if known or not counted else None,
+            "peak_activation_bytes": peak,
+            "peak_node": peak_node,
+        },
         "input_dims": input_dims(model),
         "nodes": nodes,
         "branches": branches,
