@@ -369,7 +369,7 @@ SCHEMAS: dict = {
             "revision": {"type": "integer"},
             "outputs": {
                 "type": "object",
-                "description": "name -> dtype, shape, size, stats, values (as GET .../tensors)",
+                "description": "name -> dtype, shape, size, stats, values (as GET .../tensors), top? ({rows: [{index, top: [[k, value], ...]}], of}: the largest values along the last axis of an output with at most two axes past its leading 1s)",
             },
             "inputs": {"type": "object", "description": "the values fed, previewed"},
             "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},

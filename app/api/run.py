@@ -5,10 +5,12 @@ input values and each output common to both is compared.
 
   {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
    "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true, "expected"?: {OUTPUT: {"npy": BLOB}}}
-  -> {"revision", "outputs": {NAME: preview}, "inputs": {NAME: preview}, "ms", "onnxruntime",
+  -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
+      "inputs": {NAME: preview}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}},
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
+                   "renamed": {NAME: its name in the other revision},
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
                    "nodes"?: [{"node", "name", "op_type", "tensor", "rel_error", "sqnr_db", ...}]}}
 With "locate", both also run again saving every node output the two revisions share (apart from
@@ -44,6 +46,7 @@ from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, te
 from ..onnx_io.vocabularies import input_vocabularies
 from ..views.io_pairs import paired
 from ..views.tensors import array_preview
+from ..views.top_values import top_values
 from ..views.values import dtype_name
 from . import bp
 from .documents import inferred, load, missing_weights, store
@@ -297,12 +300,13 @@ def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profi
     return answer
 
 
-def _preview(saved, count: int, converted: str | None = None) -> dict:
+def _preview(saved, count: int, converted: str | None = None, top: bool = False) -> dict:
     """An input's or output's preview (of its file, or of a value read from one): a tensor's as
     GET .../tensors gives it; `converted`: the ONNX type of one the worker widened (a bfloat16
     or float8 one saved as float32), named as such with the widened values; a sequence's
     {"kind", "count", "items": [each one's preview]}, a map's {"kind", "keys", "values"}, an
-    empty optional's {"kind", "empty"}."""
+    empty optional's {"kind", "empty"}. `top`: an output's largest values along its last axis too
+    (top_values)."""
     value = saved_values.load(saved) if isinstance(saved, str) else saved
     if isinstance(value, saved_values.Sequence):  # each tensor (or map) previewed, the first MAX_ITEMS
         items = [_preview(a, count) for a in value.items[:MAX_ITEMS]]
@@ -315,6 +319,9 @@ def _preview(saved, count: int, converted: str | None = None) -> dict:
     out = _preview_array(value, count, converted)
     if converted:
         out["converted_from"] = converted
+    largest = top_values(value) if top else None
+    if largest is not None:
+        out["top"] = largest
     return out
 
 
@@ -497,7 +504,7 @@ def post_run(model_id):
         answer = {
             "revision": revision.rev,
             "outputs": {
-                name: _preview(first["outputs"][name], count, first.get("converted", {}).get(name))
+                name: _preview(first["outputs"][name], count, first.get("converted", {}).get(name), top=True)
                 for name in shown
                 if name in first["outputs"]
             },

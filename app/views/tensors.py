@@ -173,7 +173,8 @@ def _histogram(arr: np.ndarray, lo: float, hi: float, chunk: int) -> dict:
     }
 
 
-def _to_json_values(window: np.ndarray) -> list:
+def json_values(window: np.ndarray) -> list:
+    """An array's values as JSON takes them (NaN, infinities and big integers kept exact)."""
     kind = window.dtype.kind
     if kind == "b":
         return [bool(v) for v in window]
@@ -198,7 +199,7 @@ def array_preview(arr: np.ndarray, offset: int = 0, count: int = 100, cached_sta
         "stats": cached_stats(lambda: array_stats(arr)) if cached_stats else array_stats(arr),
         "offset": offset,
         "count": int(window.size),
-        "values": _to_json_values(window),
+        "values": json_values(window),
     }
 
 

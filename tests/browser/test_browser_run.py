@@ -37,6 +37,9 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     # LeakyRelu's alpha changed what comes out: p1 by far, probs (a saturated softmax) hardly
     assert probs.locator("td").nth(1).text_content() in ("close", "differs")
     assert page.locator("#run-compare tr[data-output=p1] td").nth(1).text_content() == "differs"
+    # the softmax's largest values, its top class first; none for the feature map p1
+    assert page.locator("#run-results .run-top").count() == 1
+    assert page.locator("#run-results .run-top .run-top-item").count() == 5
     sections = page.locator("#run-results .panel-section h3, #run-results h3").all_text_contents()
     assert any("Output p1" in s for s in sections) and any("Output probs" in s for s in sections)
     # the first node whose output differs: the LeakyRelu whose alpha changed, outlined

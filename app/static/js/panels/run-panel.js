@@ -559,7 +559,22 @@ function valueViews(ref, preview) {
     });
     return parts;
   }
-  return [el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`), tensorView(ref, previewLoader(preview), { wide: false })];
+  return [el("div", { class: "muted" }, `${preview.dtype} ${formatShape(preview.shape)}`), preview.top ? topValues(preview) : null,
+    tensorView(ref, previewLoader(preview), { wide: false })];
+}
+
+/** An output's largest values along its last axis (a classifier's top classes, a language
+ * model's likeliest tokens), for its first rows and its last: "k → value", the largest first. */
+function topValues(preview) {
+  const { rows, of } = preview.top;
+  const last = preview.shape[preview.shape.length - 1];
+  const shownRows = rows.length < of ? ` (rows ${rows.slice(0, -1).map((r) => r.index[r.index.length - 1]).join(", ")} and the last of ${formatInteger(of)})` : "";
+  return el("div", { class: "run-top" },
+    el("div", { class: "muted" }, `Largest along the last axis (of ${formatInteger(last)})${shownRows}:`),
+    el("table", { class: "run-top-table" }, el("tbody", {}, rows.map((r) => el("tr", {},
+      of > 1 ? el("td", { class: "mono muted" }, `[${r.index.join(",")}]`) : null,
+      el("td", {}, r.top.flatMap(([k, v], i) => [i ? " · " : "", el("span", { class: "run-top-item mono", title: `index ${k} along the last axis` },
+        el("strong", {}, String(k)), ` → ${formatValue(v, preview.dtype)}`)]))))))); // a line breaks between pairs
 }
 
 /** Fill `root` (the sidebar) with the run panel. */
