@@ -121,7 +121,7 @@ function shapesDiffer(c) {
 
 function divergence(d, compare, ctx) {
   if (!("diverges" in compare)) return null;
-  if (!d) return el("p", { class: "run-diverges", id: "run-diverges" }, `Every node's output matches revision ${compare.revision} (within rounding).`);
+  if (!d) return el("p", { class: "run-diverges run-matches", id: "run-diverges" }, `Every node's output matches revision ${compare.revision} (within rounding).`);
   return el("p", { class: "run-diverges", id: "run-diverges" }, "First node whose output differs from revision ", String(compare.revision), ": ",
     el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, d.name || d.node), " ", mono(d.op_type),
     ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}`}. Outlined on the drawing.`);
