@@ -736,3 +736,29 @@ def test_float16_says_why_weights_listed_as_inputs_stay_float32(client):
     assert "graph inputs too" not in r.get_json()["changes"][1]
     m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     assert any(t.data_type == T.FLOAT16 for t in m.graph.initializer)
+
+
+@pytest.mark.parametrize(
+    ("op", "field", "value", "code", "words"),
+    [
+        (
+            "convert_float16",
+            "node_block_list",
+            ["gap", "/no/such/node"],
+            "unknown_node",
+            "no node named '/no/such/node'",
+        ),
+        ("convert_float16", "op_block_list", ["Softmax", "Foo"], "unknown_operator", "'Foo' is no operator"),
+        ("quantize_dynamic", "nodes_to_exclude", ["/typo"], "unknown_node", "no node named '/typo'"),
+        ("quantize_dynamic", "op_types", ["Conv", "Convv"], "unknown_operator", "'Convv' is no operator"),
+        ("quantize_weights", "nodes_to_exclude", ["x1", "x2", "x3", "x4", "x5", "x6"], "unknown_node", "and 1 more"),
+    ],
+)
+def test_a_tool_refuses_a_node_or_operator_it_would_silently_ignore(client, op, field, value, code, words):
+    """A typo in a node to leave in float would convert the very node meant to be protected: 400,
+    naming it, and nothing stored."""
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": op, field: value}]})
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["code"] == code and words in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["head"] == 0

@@ -976,3 +976,26 @@ def test_a_zero_reference_gives_no_relative_error_and_no_overflow():
         c = compare_arrays(np.array([3.0, 1.0]), np.array([2.0, 0.0]))  # relative where the reference isn't 0
         assert c["max_rel"] == 0.5 and c["max_abs"] == 1.0
         assert compare_arrays(np.zeros(3), np.zeros(3))["max_rel"] == 0.0
+
+
+def test_each_nodes_error_names_the_node_of_the_other_revision_writing_that_tensor(client):
+    """After a dynamic quantization, a Conv's output is written by an Add the quantizer made (its
+    bias): the row names the float model's Conv, the node to leave out to quantize again, and
+    quantizing again without it leaves it a Conv."""
+    from test_model_tools import conv_net
+
+    model = conv_net()
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 200, r.get_json()
+    body = {"inputs": {"x": {"random": {"seed": 2}}}, "dims": {"N": 1}, "compare_to": 0, "locate": True}
+    rows = run(client, mid, body)["compare"]["nodes"]
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    (row,) = [n for n in rows if n["tensor"] == conv.output[0]]
+    assert (row["other_name"], row["other_op"]) == (conv.name, "Conv") and row["name"] != conv.name
+    again = {"op": "quantize_dynamic", "nodes_to_exclude": [row["other_name"]]}
+    assert client.post(f"/api/models/{mid}/undo").status_code == 200  # as the page does
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [again]})
+    assert r.status_code == 200, r.get_json()
+    requantized = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert conv.name in {n.name for n in requantized.graph.node if n.op_type == "Conv"}

@@ -362,10 +362,16 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[s
     return names
 
 
-def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict, read_as: tuple[dict, dict]) -> list[dict]:
+def _node_errors(
+    model: onnx.ModelProto, other: onnx.ModelProto, mine: dict, theirs: dict, read_as: tuple[dict, dict]
+) -> list[dict]:
     """Each main-graph node with an output both runs saved (graph order, which is topological):
     how far its output furthest from the other revision's is ("equal" within rounding), each
-    side's output read as its next nodes read it (`read_as`: dequantized() of either model)."""
+    side's output read as its next nodes read it (`read_as`: dequantized() of either model), and
+    the node of the other revision writing that tensor ("other_name", "other_op"): the node to
+    leave out when the other revision is quantized again (a dynamic quantization's Conv output
+    is written by an Add it made, named after no node of the float model)."""
+    writers = {o: n for n in other.graph.node for o in n.output if o}
     nodes = []
     for i, node in enumerate(model.graph.node):
         worst = None
@@ -377,7 +383,11 @@ def _node_errors(model: onnx.ModelProto, mine: dict, theirs: dict, read_as: tupl
                 if worst is None or _further(c, worst):
                     worst = c
         if worst is not None:
-            nodes.append({"node": node_id("", i), "name": node.name, "op_type": node.op_type, **worst})
+            row = {"node": node_id("", i), "name": node.name, "op_type": node.op_type, **worst}
+            theirs_writer = writers.get(worst["tensor"])
+            if theirs_writer is not None:
+                row.update(other_name=theirs_writer.name, other_op=theirs_writer.op_type)
+            nodes.append(row)
     return nodes
 
 
@@ -551,7 +561,7 @@ def post_run(model_id):
                 asked = [n for n in shown + probes if n in theirs]
                 asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
                 other_run = _run(other_revision, other_model, same_inputs, dims, asked, Path(tmp) / "d")
-                nodes = _node_errors(model, mine["outputs"], other_run["outputs"], read_as)
+                nodes = _node_errors(model, other_model, mine["outputs"], other_run["outputs"], read_as)
                 answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
                 answer["compare"]["nodes"] = nodes
     return jsonify(answer)

@@ -28,6 +28,7 @@ from .model_tools import (
     weights,
 )
 from .registry import edit_op
+from .tool_names import check_tool_names
 
 _OP_TYPES = Array(NAME, label="an array of operator types") | NULL
 _NODE_NAMES = Array(NAME, label="an array of node names")
@@ -49,6 +50,7 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     weights (values beyond float16's range clamped), Constant values, Cast targets and types;
     operators without float16 kernels (and those listed) stay float32 with Cast nodes around
     them. With keep_io_types the model's float32 inputs and outputs stay float32."""
+    check_tool_names(model, op)
     floats = weights(model, FLOAT)
     io_floats = any(v.type.tensor_type.elem_type == FLOAT for v in [*model.graph.input, *model.graph.output])
     if not floats and not io_floats:
@@ -92,6 +94,7 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     are quantized as it runs: no calibration data needed). MatMul and Conv become MatMulInteger
     and ConvInteger behind DynamicQuantizeLinear. The model's fields, metadata and value_info
     stay as they were."""
+    check_tool_names(model, op)
     check_size(model, "quantize_dynamic")
     size = sum(data_size(t) for t in weights(model))
     made = constants_to_initializers(model)
@@ -179,6 +182,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     narrow = ("QInt8", "QUInt8")
     if op["quant_format"] == "QOperator" and not (op["activation_type"] in narrow and op["weight_type"] in narrow):
         raise StudioError("bad_value", "quantize_static: QLinear operators (QOperator) take 8-bit types only: use QDQ")
+    check_tool_names(model, op)
     size = check_size(model, "quantize_static")
     samples, count = calibration_samples(model, op["calibration"])
     made = constants_to_initializers(model)

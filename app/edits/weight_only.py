@@ -18,6 +18,7 @@ from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Enum, Integer, optional
 from .model_tools import check_size, constants_to_initializers, data_size, in_helper, keep, reorder, weights
 from .registry import edit_op
+from .tool_names import check_tool_names
 
 BITS = (4, 8)
 BLOCK_SIZES = (16, 32, 64, 128, 256)
@@ -65,6 +66,7 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
     com.microsoft operators; "QDQ" standard blocked DequantizeLinear before each MatMul (opset
     21+). A Gemm with a constant weight is first made MatMul + Add (the quantizer takes MatMul
     only). The model's fields, metadata and value_info stay as they were."""
+    check_tool_names(model, op)
     bits, block, fmt, algorithm = op["bits"], op["block_size"], op["format"], op["algorithm"]
     if bits not in BITS:
         raise StudioError("bad_value", f"quantize_weights: bits must be 4 or 8, not {bits}")

@@ -135,7 +135,7 @@ function costsSection(d, ctx, sideName) {
         return el("tr", { "data-cost": key, class: change !== "same" && change !== "?" ? "cost-moved" : "" },
           el("td", {}, label), totalCell(a, key, before), totalCell(b, key, now),
           el("td", { class: `num${a.formula ? " cost-formula-cell" : ""}` }, breakableFormula(change)));
-      }))), sizesNote(given, shapes, sideName, d));
+      }))), ...[sizesNote(given, shapes, sideName, d)].filter(Boolean)); // (DOM append writes a null as "null")
   }).catch((err) => { body.className = "field-error"; body.textContent = `The costs could not be counted: ${err.message || err}`; });
   return sec;
 }

@@ -44,6 +44,11 @@ function targetWords(target) {
 // how the server's account of a change names a node: node "conv1" (Conv), node n213 (Conv)
 const NODE_IN_CHANGE = /node (?:"(?:[^"\\]|\\.)*"|\S+) \([^)]*\)/;
 
+/** ", left in float: a, b" of the nodes or ops a conversion leaves out, or "". */
+function leftOut(names) {
+  return names && names.length ? `, left in float: ${names.map((x) => short(x, 40)).join(", ")}` : "";
+}
+
 /** One edit op in plain words; `change` (the server's line for it) lends the node's name and op. */
 export function describeOp(op, change = "") {
   const o = op || {};
@@ -85,6 +90,14 @@ export function describeOp(op, change = "") {
     case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
     case "convert_opset": return `Convert to opset ${o.version}`;
     case "restore_revision": return `Restore revision ${o.revision}`;
+    case "add_node": return `Add ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""} writing ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
+    case "set_node_input": return `Connect input ${o.index} of ${nodeWords(o.node)} to ${short(o.tensor) || "nothing"}`;
+    case "compose": return `Add the graph of another model ${o.position === "before" ? "before" : "after"} this one${o.prefix ? ` (names prefixed ${short(o.prefix)})` : ""}`;
+    case "simplify": return "Simplify (fold constants, fuse, drop what nothing reads)";
+    case "convert_float16": return `Convert to float16${leftOut([...(o.op_block_list || []), ...(o.node_block_list || [])])}${o.keep_io_types === false ? ", inputs and outputs too" : ""}`;
+    case "quantize_dynamic": return `Quantize dynamically to ${o.weight_type || "QInt8"}${o.op_types ? ` (${o.op_types.join(", ")})` : ""}${leftOut(o.nodes_to_exclude)}`;
+    case "quantize_static": return `Quantize statically (${o.quant_format || "QDQ"}, ${o.weight_type || "QInt8"} weights)${leftOut(o.nodes_to_exclude)}`;
+    case "quantize_weights": return `Quantize weights to ${o.bits || 4} bits${leftOut(o.nodes_to_exclude)}`;
     default: return `${o.op || "edit"} ${short(o, 80)}`;
   }
 }

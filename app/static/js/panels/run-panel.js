@@ -162,6 +162,10 @@ class Ticks {
 /** Whether a node can be left out of a quantization (nodes_to_exclude names it). */
 const excludable = (n) => Boolean(n.name) && n.op_type !== "QuantizeLinear" && n.op_type !== "DequantizeLinear";
 
+/** The node of the revision quantized that an error row stands for: the one writing the same
+ * tensor there (a dynamic quantization's Conv output is written by an Add it made). */
+const baseNode = (n) => (n.other_name !== undefined ? { name: n.other_name, op_type: n.other_op } : n);
+
 /** The rows of nodes with their error, SQNR and a cell for their checkbox. */
 function errorTable(rows, ctx, cls) {
   const cells = rows.map(() => el("td", { class: "run-tick" }));
@@ -197,15 +201,21 @@ function nodeErrors(compare, ctx, body) {
     offer));
   quantizedFrom(compare.revision, ctx).then((op) => {
     if (!op) return;
-    worst.forEach((n, k) => { if (excludable(n)) cells[k].append(ticks.box([n.name], n.name)); });
+    worst.forEach((n, k) => {
+      const base = baseNode(n);
+      if (!excludable(base)) return;
+      cells[k].append(ticks.box([base.name], base.name));
+      // the quantized node's name isn't the one left out: say which is
+      if (base.name !== n.name) cells[k].nextElementSibling.append(el("div", { class: "muted run-of" }, "of ", mono(base.name), ` (${base.op_type})`));
+    });
     const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, ticked nodes in float`);
     again.addEventListener("click", () => requantize(op, ticks.ticked(), compare.revision, ctx, offer));
     const qdq = op.op === "quantize_static" && (op.quant_format || "QDQ") === "QDQ";
-    offer.append(el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: `,
+    offer.append(...[el("p", { class: "muted" }, `This revision is ${op.op === "quantize_static" ? "a static" : "a dynamic"} quantization of revision ${compare.revision}: `,
       qdq ? "an error grows along the graph, so measure what each quantized tensor costs by itself, then " : "",
       "tick the nodes that lose the most to quantize it again without them."),
     qdq ? costAlone(compare.revision, ctx, body, ticks, op.calibration) : null,
-    el("div", { class: "ed-row" }, again));
+    el("div", { class: "ed-row" }, again)].filter(Boolean)); // (DOM append writes a null as "null")
     offer.hidden = false;
   }).catch(() => {});
   return root;
@@ -646,7 +656,7 @@ export function renderRunPanel(root, ctx) {
   const form = el("form", { class: "run-form", id: "run-form" },
     caseNote, own,
     el("label", { class: "run-extra-label" }, "Also return these intermediate tensors", extra),
-    el("label", {}, "Compare with ", compare),
+    el("label", { class: "run-compare-label" }, "Compare with ", compare),
     locateLabel,
     el("label", { title: `onnxruntime's profiler, ${PROFILE_NOTE}` }, profile, "Time each node"),
     el("div", { class: "ed-row" }, button, el("span", { class: "muted" }, "onnxruntime (CPU) on the server; the model is not changed")));
