@@ -54,16 +54,20 @@ function askAboutDuplicate(summary, fileName) {
     ...(edited ? [el("p", { class: "duplicate-edited" }, `It has been edited since: it opens at revision ${first.revision}, `
       + "with this file as its revision 0 (History and Compare show what changed). Keep a separate copy to start again from this file.")] : []),
     el("p", { class: "muted" }, "A separate copy takes no more disk space, but it is one more entry in the list, "
-      + "with its own history of edits."),
+      + "with its own history of edits. Close: this upload is not kept."),
     error);
   setStatus(uploadStatus, `${newName} is already stored as ${firstName}.`);
   let decided = false;
-  // Closing the dialog (Close, Escape, a click on the backdrop) decides nothing: both entries
-  // stay, the page stays here, and the list is refreshed to show the new one.
-  dialog.addEventListener("close", () => {
+  // Closing the dialog (Close, Escape, a click on the backdrop) backs out of the upload: the new
+  // entry goes (the stored one holds the same bytes), the page stays on the list
+  dialog.addEventListener("close", async () => {
     if (decided) return;
-    const times = summary.duplicates.length + 1;
-    setStatus(uploadStatus, `Kept ${newName}: this file is stored ${times === 2 ? "twice" : `${times} times`} now (see the list below).`);
+    try {
+      await api.deleteModel(summary.id);
+      setStatus(uploadStatus, `Not stored again: ${newName} is the same file as ${firstName}.`);
+    } catch (err) {
+      setStatus(uploadStatus, `Could not remove the new copy of ${newName}: ${err.message}`, "error");
+    }
     loadModels();
   });
   openIt.addEventListener("click", async () => {
