@@ -41,8 +41,8 @@ def apply_parser() -> argparse.ArgumentParser:
         "--tolerance",
         type=float,
         default=CLOSE_TOLERANCE,
-        help="with --same-outputs: how close is the same, of each value plus of the output's largest magnitude "
-        "(default 0.001)",
+        help="with --same-outputs: how close is the same, a fraction of each value plus of the output's largest "
+        "magnitude (default 0.001: within 0.1 %%)",
     )
     p.add_argument("--dims", default="", help="with --same-outputs: sizes of symbolic dims, NAME=N,NAME=N (default 1)")
     return p

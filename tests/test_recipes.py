@@ -283,3 +283,33 @@ def test_same_outputs_runs_the_test_data_sets_beside_the_model(client, tmp_path)
     run = apply(tmp_path, model, client.get(f"/api/models/{mid}/recipe").get_json(), "--same-outputs")
     assert run.returncode == 0, run.stderr
     assert "y: the model itself is" in run.stdout and "off test_data_set_0's expected values" in run.stdout
+
+
+def test_same_outputs_takes_a_symbolic_dim_not_given_at_1(client, tmp_path):
+    """--dims' default: a batch left symbolic runs at 1 on random inputs; given, at its size."""
+    model = onnx.load_from_string(conv_model())
+    for v in (*model.graph.input, *model.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    data = model.SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    edit(client, mid, 0, {"op": "set_metadata", "key": "k", "value": "v"})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, data, recipe, "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "y: as the model's on seeded random inputs" in run.stdout
+    (tmp_path / "out.onnx").unlink()
+    assert apply(tmp_path, data, recipe, "--same-outputs", "--dims", "batch=3").returncode == 0
+
+
+@pytest.mark.parametrize("tool", ["convert_float16", "quantize_dynamic"])
+def test_a_tool_on_weights_the_store_keeps_apart_replays_to_the_servers_bytes(client, tmp_path, tool):
+    """Weights of 4 KiB and more go through the store's blobs on the server and stay in memory
+    headless: both come back as if they had never been out (no explicit data_location)."""
+    from test_model_tools import conv_net
+
+    data = conv_net().SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    head = edit(client, mid, 0, {"op": tool})
+    run = apply(tmp_path, data, client.get(f"/api/models/{mid}/recipe").get_json())
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out.onnx").read_bytes() == client.get(f"/api/models/{mid}/download?revision={head}").data

@@ -158,7 +158,9 @@ def _settle_external(result: onnx.ModelProto, folder: Path, links: dict[str, str
         with open(path, "rb") as f:
             f.seek(offset)
             t.raw_data = f.read(length)
-        t.data_location = onnx.TensorProto.DEFAULT
+        # as if it had never been out (save.py does the same): the server's download and a
+        # recipe replayed by the CLI write the same bytes
+        t.ClearField("data_location")
 
 
 def _segment(path: Path, offset: int, length: int, chunk: int = 1 << 20) -> Iterator[bytes]:
