@@ -54,6 +54,11 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     assert page.locator("#sidebar .compare-current").count() == 1
     page.screenshot(path=str(artifacts / "compare-revision.png"))
     costs.screenshot(path=str(artifacts / "compare-costs.png"))
+    # under another panel (no legend for them there) the marks go; back in Compare, they return
+    page.click("#btn-model")
+    page.wait_for_function("!document.querySelector('#graph g.box.diff-changed')")
+    page.click("#btn-compare")
+    page.wait_for_function("document.querySelectorAll('#graph g.box.diff-changed').length === 2")
 
     # another model: the same graph with other weights
     other = tiny_cnn()

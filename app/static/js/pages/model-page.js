@@ -343,6 +343,7 @@ function drawSidebar(panels) {
   // Run's "first node that differs" outline belongs to its results, which a toolbar panel drawn
   // anew (Run's included) no longer shows; a node panel opened from them keeps it
   if (!box && tensor === null && !group && (view.marks.get("diverges") || []).length) view.mark([], "diverges");
+  if (!box && tensor === null && !group) showCompareMarks(state.panel === "compare");
   sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : group ? "group" : "model";
   sidebar.dataset.shows = shows;
   if (box && box.kind === "node") renderNodePanel(sidebar, box.node, ctx);
@@ -533,12 +534,22 @@ async function compareWith(choice) {
     const diff = await api.getDiff(state.modelId, query);
     if (!state.compare || state.compare.choice !== choice) return; // another choice meanwhile
     state.compare.diff = diff;
-    view.mark(diff.nodes.added.map((n) => n.node), "diff-added");
-    view.mark(diff.nodes.changed.map((n) => n.node), "diff-changed");
+    showCompareMarks(state.panel === "compare");
   } catch (err) {
     if (state.compare) state.compare.error = `The comparison failed: ${err.message || err}`;
   }
   if (state.panel === "compare") renderSidebar();
+}
+
+/** The comparison's marks on the drawing: shown while Compare (or a node opened from it) is the
+ * sidebar, hidden under another toolbar panel (no legend there says what orange means), kept. */
+function showCompareMarks(on) {
+  const diff = state.compare && state.compare.diff;
+  const shown = (view.marks.get("diff-added") || []).length + (view.marks.get("diff-changed") || []).length > 0;
+  if (!diff || on === shown) return;
+  view.mark(on ? diff.nodes.added.map((n) => n.node) : [], "diff-added");
+  view.mark(on ? diff.nodes.changed.map((n) => n.node) : [], "diff-changed");
+  if (!on) view.mark([], "diff-focus");
 }
 
 /** Bring the next (or previous) changed or added node of the graph on screen into view. */
