@@ -180,8 +180,9 @@ def test_bad_dims_and_revisions_are_refused(client):
     ).get_json()["id"]
     for query, code, words in [
         ("?dims=N", "bad_dims", "dims are NAME=N pairs separated by commas; 'N' is not one"),
-        ("?dims=N=-1", "bad_dims", "N: a size is a whole number from 0, not -1"),
-        ("?dims=N=1.5", "bad_dims", "N: a size is a whole number from 0, not 1.5"),
+        ("?dims=N=-1", "bad_dims", "N: a size is a whole number from 1, not -1"),
+        ("?dims=N=1.5", "bad_dims", "N: a size is a whole number from 1, not 1.5"),
+        ("?dims=N=0", "bad_dims", "N: a size is a whole number from 1, not 0"),
         ("?dims=N=1234567890123", "bad_dims", "N: 1234567890123 is too big a size (at most 1e+12)"),
         ("?revision=x", "bad_revision", None),
     ]:

@@ -35,8 +35,8 @@ def parse_dims(raw: str | None) -> dict[str, int]:
         if m is None:
             raise StudioError("bad_dims", f"dims are NAME=N pairs separated by commas; {part.strip()!r} is not one")
         name, text = m.groups()
-        if not text.isdigit():
-            raise StudioError("bad_dims", f"{name}: a size is a whole number from 0, not {text}")
+        if not text.isdigit() or int(text) < 1:  # as Run takes them: a batch of 0 runs nothing
+            raise StudioError("bad_dims", f"{name}: a size is a whole number from 1, not {text}")
         if int(text) > MAX_DIM:
             raise StudioError("bad_dims", f"{name}: {text} is too big a size (at most {MAX_DIM:.0e})")
         dims[name] = int(text)

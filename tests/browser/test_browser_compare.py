@@ -117,6 +117,8 @@ def test_compare_costs_of_a_model_with_symbolic_dims(page, server, artifacts):
         "+32 B·batch",
     ]
     assert costs.locator("tr[data-cost=params] td").all_text_contents()[1:] == ["32", "32", "same"]
+    # the weights' bytes too: what a float16 or int8 conversion changes, parameters staying the same
+    assert costs.locator("tr[data-cost=param_bytes] td").all_text_contents()[1:] == ["128 B", "128 B", "same"]
     assert costs.locator("tr[data-cost=peak_activation_bytes] td").all_text_contents()[1:] == ["?", "?", "?"]
     fits = page.evaluate(
         "() => { const t = document.querySelector('#compare-costs table'), s = document.getElementById('sidebar');"

@@ -81,7 +81,7 @@ function modelLines(model) {
 }
 
 const COST_ROWS = [
-  ["params", "Parameters"], ["flops", "FLOPs"], ["activation_bytes", "Activations"], ["peak_activation_bytes", "At most at once"],
+  ["params", "Parameters"], ["param_bytes", "Weights"], ["flops", "FLOPs"], ["activation_bytes", "Activations"], ["peak_activation_bytes", "At most at once"],
 ];
 
 /** One side's total in a cell: a count, a formula in the input sizes, or "?" saying why. */
