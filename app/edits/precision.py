@@ -206,9 +206,12 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
     before_size = size_text(size)
+    # an array of the input's own rank with a symbolic first dim is one sample, a batch of rows
+    rows = min((a.shape[1] if a.ndim > 1 else 1) for a in samples.values())
+    batches = f", each a batch of {rows}" if rows > 1 else ""
     return (
         f"quantized statically ({_FORMATS[op['quant_format']]}, activations {op['activation_type']}, weights "
-        f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {count} sample(s) "
+        f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {count} sample(s){batches} "
         f"({op['calibrate_method']}); weights {before_size} -> {size_text(after)}{note}"
     )
 
