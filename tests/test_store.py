@@ -251,6 +251,14 @@ def test_the_same_file_uploaded_twice_is_stored_once_and_offered(app, client):
     listed = client.get("/api/models").get_json()
     assert listed["disk_bytes"] == total
     assert {m["id"]: m["disk_bytes"] for m in listed["models"]} == {first["id"]: total, second["id"]: total}
+    assert listed["other_bytes"] == 0
+    # a file uploaded for a tool (calibration data) is on disk, no model's: said apart
+    buf = io.BytesIO()
+    np.save(buf, np.arange(1000, dtype=np.float32))
+    blob = client.post("/api/blobs", data={"file": (io.BytesIO(buf.getvalue()), "c.npy")})
+    assert blob.status_code in (200, 201), blob.get_json()
+    listed = client.get("/api/models").get_json()
+    assert listed["other_bytes"] > 0 and listed["disk_bytes"] == total + listed["other_bytes"]
 
 
 def test_a_hand_made_reference_reads_nothing_of_another_model(app, client):

@@ -238,7 +238,7 @@ def list_models():
                 "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
             }
         )
-    return jsonify({"models": out, "disk_bytes": usage["total"]})
+    return jsonify({"models": out, "disk_bytes": usage["total"], "other_bytes": usage["other"]})
 
 
 @bp.get("/models/<model_id>")

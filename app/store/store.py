@@ -359,14 +359,18 @@ class Store:
         derived: dict[str, set[str]] = {}
         for digest, source in self.index.derived_blobs():
             derived.setdefault(source, set()).add(digest)
+        in_models: set[str] = set()
         for record in self.list_models():
             used: set[str] = set()
             for r in self.revisions(record.id):
                 used |= r.blobs()
             used |= {d for source in list(used) for d in derived.get(source, ())}
             per_model[record.id] = sum(size(d) for d in used)
+            in_models |= used
         total = sum(size(d) for d in self.blobs.digests())
-        return {"models": per_model, "total": total}
+        # the rest: files uploaded for a tool or a run (calibration data, test data sets), and
+        # blobs nothing holds any more, until the next collection
+        return {"models": per_model, "total": total, "other": max(0, total - sum(size(d) for d in in_models))}
 
     def collect_soon(self) -> None:
         """Collect in the background (one collection at a time; asking while one waits to

@@ -183,7 +183,7 @@ function cardText(card) {
 }
 
 const filter = /** @type {HTMLInputElement} */ (document.getElementById("models-filter"));
-let shown = { count: 0, diskBytes: /** @type {number | undefined} */ (undefined) };
+let shown = { count: 0, diskBytes: /** @type {number | undefined} */ (undefined), otherBytes: 0 };
 
 /** Show the rows whose name (or id) holds the filter's words, each of them, in any case. */
 function applyFilter() {
@@ -194,13 +194,13 @@ function applyFilter() {
     row.hidden = !words.every((w) => text.includes(w));
     if (!row.hidden) matching += 1;
   }
-  showTotal(shown.count, shown.diskBytes, words.length ? matching : null);
+  showTotal(shown.count, shown.diskBytes, shown.otherBytes, words.length ? matching : null);
 }
 
 async function loadModels() {
   setStatus(modelsStatus, "Loading…");
   try {
-    const { models, disk_bytes: diskBytes } = await api.listModels();
+    const { models, disk_bytes: diskBytes, other_bytes: otherBytes } = await api.listModels();
     const body = table.tBodies[0];
     clear(body);
     for (const m of models || []) {
@@ -217,7 +217,7 @@ async function loadModels() {
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
-    shown = { count: models && models.length ? models.length : 0, diskBytes };
+    shown = { count: models && models.length ? models.length : 0, diskBytes, otherBytes: otherBytes || 0 };
     filter.hidden = shown.count < FILTER_FROM;
     applyFilter();
     setStatus(modelsStatus, models && models.length ? "" : "No models yet — open one above.");
@@ -233,14 +233,17 @@ const FILTER_FROM = 8;
 
 /** The line under the table: how many models (of them, how many the filter shows), and what
  * the store takes on disk in all. */
-function showTotal(count, diskBytes, matching = null) {
+function showTotal(count, diskBytes, otherBytes, matching = null) {
   modelsTotal.hidden = count === 0;
   if (!count) return;
-  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} on disk` : "";
+  // besides the models: files uploaded for a tool or a run, and blobs waiting to be collected
+  const other = otherBytes > 0 ? `, ${formatBytes(otherBytes)} of it other uploads` : "";
+  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} on disk${other}` : "";
   const of = matching === null ? "" : `${matching} of `;
   modelsTotal.textContent = `${of}${count} model${count === 1 ? "" : "s"}${disk}`;
   modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
-    + "so this total can be less than the sum of the On disk column.";
+    + "so the models' part can be less than the sum of the On disk column. Other uploads: calibration "
+    + "and test data given to a tool or a run, and files nothing holds any more until the store next collects them.";
 }
 
 /** Ask first, then delete a model with every revision of it. */
