@@ -752,7 +752,9 @@ def download(model_id):
         spool = tempfile.TemporaryFile()  # noqa: SIM115  # send_file closes it
         external_zip(model, external_reader(revision), name, spool)
         spool.seek(0)
-        return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
+        # named apart from the zoo layout's .zip (with its test data)
+        zip_name = f"{name[:-5]}.external-data.zip"
+        return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=zip_name)
     if layout == "embedded" and record.kind == "model" and _names_files(model_id, revision):
         # its external data files inlined: built in memory (under protobuf's 2 GiB anyway)
         data, reader = s.blobs.get(revision.blob), external_reader(revision)

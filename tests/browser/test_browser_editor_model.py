@@ -92,6 +92,7 @@ def test_model_fields_metadata_inputs_and_downloads(page, server, artifacts):
     # the external-data layout: a .zip holding the model (no tensor here is over 1 KiB)
     with page.expect_download() as info:
         panel.locator("#downloads [data-layout=external] a").click()
+    assert info.value.suggested_filename == "tiny_cnn.r3.external-data.zip"  # not the zoo layout's tiny_cnn.r3.zip
     with zipfile.ZipFile(io.BytesIO(open(info.value.path(), "rb").read())) as z:
         assert z.namelist() == ["tiny_cnn.r3.onnx"]
         onnx.checker.check_model(onnx.load_from_string(z.read("tiny_cnn.r3.onnx")))

@@ -337,7 +337,8 @@ export function downloadChoices(summary, ctx) {
     `${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not here: "As stored" names ${missing.length === 1 ? "it" : "them"} without holding ${missing.length === 1 ? "it" : "them"}, the others can't be made. Attach ${missing.length === 1 ? "it" : "them"} under Validation first.`) : null;
   return el("ul", { class: "ed-downloads" },
     lacking,
-    link("as_stored", "As stored", external ? "a .zip: the .onnx with its external data files" : "the .onnx file, byte for byte"),
+    link("as_stored", "As stored", external ? "a .zip: the .onnx with its external data files"
+      : rev === 0 ? "the .onnx file uploaded, byte for byte" : "the .onnx file, its weights where the upload had them"),
     link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GiB)"),
     link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KiB"),
     el("li", {}, el("a", { class: "btn btn-small ed-download", href: ctx.textHref(), download: "" }, "ONNX text"),

@@ -133,7 +133,9 @@ async function upload(files) {
     rememberUploadNote(summary);
     window.location.assign(api.modelPageUrl(summary.id));
   } catch (err) {
-    setStatus(uploadStatus, `Could not open ${ordered[0].name}: ${err.message}`, "error");
+    const message = String(err.message || err);
+    // the server's message names the file already ("x.onnx is not a readable ONNX model…")
+    setStatus(uploadStatus, message.startsWith(ordered[0].name) ? message : `Could not open ${ordered[0].name}: ${message}`, "error");
   } finally {
     uploading = false;
     dropzone.classList.remove("busy");
