@@ -56,9 +56,10 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     costs.screenshot(path=str(artifacts / "compare-costs.png"))
     # under another panel (no legend for them there) the marks go; back in Compare, they return
     page.click("#btn-model")
-    page.wait_for_function("!document.querySelector('#graph g.box.diff-changed')")
+    page.locator("#graph g.box.diff-changed").first.wait_for(state="detached")
     page.click("#btn-compare")
-    page.wait_for_function("document.querySelectorAll('#graph g.box.diff-changed').length === 2")
+    page.locator("#graph g.box.diff-changed").nth(1).wait_for()
+    assert page.locator("#graph g.box.diff-changed").count() == 2
 
     # another model: the same graph with other weights
     other = tiny_cnn()

@@ -65,7 +65,7 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     page.screenshot(path=str(artifacts / "run-compare.png"))
     # the outline goes with the results: another panel opened, it is gone
     page.click("#btn-model")
-    page.wait_for_function("!document.querySelector('#graph g.box.diverges')")
+    page.locator("#graph g.box.diverges").wait_for(state="detached")
 
 
 def test_time_each_node_and_colour_the_drawing_by_it(page, server, artifacts):
