@@ -101,8 +101,21 @@ def test_text_form_viewer_shows_the_model_text(page, server, artifacts):
     assert info.value.suggested_filename == "tiny_cnn.r0.onnxtxt"
     assert info.value.path().read_text(encoding="utf-8") == text
 
+    assert dialog.locator(".text-bits-note").count() == 0  # float32 values are written as numbers
     page.keyboard.press("Escape")
     page.wait_for_selector("#text-view", state="detached")
+
+    # float16 weights are written as the integers of their bits: said above the text
+    r = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits", data={"base": 0, "ops": [{"op": "convert_float16"}]}
+    )
+    assert r.status == 200, r.text()
+    page.reload()
+    page.wait_for_selector("#model-revision:has-text('rev 1')")
+    page.click("#btn-text")
+    note = page.locator("#text-view[data-state=ready] .text-bits-note")
+    note.wait_for()
+    assert note.text_content().startswith("float16 values are written as the integers of their bits")
 
 
 def test_markdown_doc_strings_are_rendered_safely(page, server, artifacts):

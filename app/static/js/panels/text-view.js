@@ -45,11 +45,19 @@ function lineNodes(lines, start) {
   });
 }
 
+// onnx.printer writes a 16-bit or 8-bit float tensor's values as the integers of their bits
+const BITS_TYPES = /\b(float16|bfloat16|float8\w*|float4e2m1)\[[^\]]*\] (?:"(?:[^"\\]|\\.)*"|[^\s=]+) =\s*\{/;
+
 function renderText(body, text) {
   clear(body);
   const lines = text.replace(/\n$/, "").split("\n");
   const box = el("div", { class: "text-lines mono", tabindex: "0", "aria-label": "Model text" });
   box.append(...lineNodes(lines.slice(0, FIRST_LINES), 0));
+  const bits = BITS_TYPES.exec(text);
+  if (bits) {
+    body.append(el("p", { class: "muted text-bits-note" }, `${bits[1]} values are written as the integers of their bits `
+      + "(onnx.printer's text syntax): the tensor panel shows them as numbers."));
+  }
   body.append(box);
   if (lines.length > FIRST_LINES) {
     const more = el("button", { type: "button", class: "btn btn-small text-more" },
