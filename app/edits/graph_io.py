@@ -46,7 +46,9 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
             dims.append(onnx.TensorShapeProto.Dimension(dim_param=d))
         else:
             raise StudioError(
-                "bad_value", f'{op["op"]}: dim {i} must be a number, a symbolic name like "batch", or null; got {d!r}'
+                "bad_value",
+                f'{op["op"]}: dim {i} must be a size (a whole number from 0), a symbolic name like "batch", '
+                f"or unknown (null; an empty field on the page); got {d!r}",
             )
     shape_proto.Clear()
     shape_proto.dim.extend(dims)
