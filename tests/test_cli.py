@@ -64,7 +64,11 @@ def test_a_models_test_data_sets_beside_it_become_reference_cases(tmp_path):
 def test_serve_for_uploads(tmp_path):
     proc, url, _ = _start(["serve", "--port", "0"], tmp_path)
     try:
-        assert json.load(urllib.request.urlopen(f"{url}api/models")) == {"models": [], "disk_bytes": 0}
+        assert json.load(urllib.request.urlopen(f"{url}api/models")) == {
+            "models": [],
+            "disk_bytes": 0,
+            "other_bytes": 0,
+        }
     finally:
         proc.terminate()
         proc.wait(10)
