@@ -35,6 +35,9 @@ def test_nan_sorts_last_and_integers_stay_exact():
 
 def test_none_where_the_last_axis_says_nothing():
     assert top_values(np.zeros((1, 8, 16, 16), np.float32)) is None  # a feature map
+    assert top_values(np.zeros((1, 128, 768), np.float32)) is None  # hidden states
+    assert top_values(np.zeros((1, 100, 6), np.float32)) is None  # boxes
+    assert top_values(np.zeros((1, 128, 32000), np.float16))["of"] == 128  # logits
     assert top_values(np.zeros((1, 2), np.float32)) is None  # two values: read whole
     assert top_values(np.array([True, False, True])) is None
     assert top_values(np.float32(3.0)) is None

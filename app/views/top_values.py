@@ -11,12 +11,17 @@ from .tensors import json_values
 TOP_K = 5  # values per row
 MAX_ROWS = 4  # rows shown: the first ones and the last (a sequence's next-token row)
 MIN_AXIS = 3  # a last axis shorter than this is read whole in the preview
+# many rows are a batch of scores only this few; else only a vocabulary-sized last axis makes
+# them scores (a language model's logits): 128 positions of hidden states, 100 boxes of 6
+# numbers have no "top" along their last axis
+FEW_ROWS, VOCABULARY = 16, 1000
 
 
 def top_values(arr: np.ndarray) -> dict | None:
     """{"rows": [{"index": [i, j, …], "top": [[k, value], …]}], "of": rows in all} for a real-valued
-    output with at most two axes past its leading 1s ([1, 1000], [4, 10], [1, 128, 32000]); None
-    for others (an image, a feature map: there, the largest values along the width say nothing)."""
+    output with at most two axes past its leading 1s, a few rows or a vocabulary-sized last axis
+    ([1, 1000], [4, 10], [1, 128, 32000]); None for others (an image, a feature map, hidden
+    states: there, the largest values along the last axis say nothing)."""
     if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b" or arr.ndim == 0 or arr.shape[-1] < MIN_AXIS:
         return None
     lead = 0
@@ -26,6 +31,8 @@ def top_values(arr: np.ndarray) -> dict | None:
         return None
     rows = arr.reshape(-1, arr.shape[-1])
     n = rows.shape[0]
+    if n > FEW_ROWS and arr.shape[-1] < VOCABULARY:
+        return None
     picked = list(range(n)) if n <= MAX_ROWS else [*range(MAX_ROWS - 1), n - 1]
     k = min(TOP_K, rows.shape[1])
     out = []
