@@ -165,3 +165,23 @@ def test_a_json_body_past_its_limit_is_refused_unread(tmp_path):
     value = {"dtype": "INT64", "shape": [2], "values": [1, -1]}
     r = _post(client, mid, 0, [{"op": "set_initializer", "name": "shp", "value": value, "pad": "x" * 2000}])
     assert r.status_code == 413 and r.get_json()["error"]["code"] == "body_too_big"
+
+
+def test_reinferred_output_shapes_keep_the_names_inference_would_invent(client):
+    """Inference can't name NonZero's count: re-inferring after an input edit keeps the output's
+    own "count" rather than shipping onnx's unk__N."""
+    g = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["y"])],
+        "nz",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2, "count"])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    mid = client.post(
+        "/api/models", data={"file": (__import__("io").BytesIO(m.SerializeToString()), "nz.onnx")}
+    ).get_json()["id"]
+    op = {"op": "set_io_shape", "name": "x", "shape": [1, 8], "update_types": True}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    out = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.output[0]
+    assert [d.dim_param or d.dim_value for d in out.type.tensor_type.shape.dim] == [2, "count"]
