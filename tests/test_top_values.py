@@ -37,7 +37,8 @@ def test_none_where_the_last_axis_says_nothing():
     assert top_values(np.zeros((1, 8, 16, 16), np.float32)) is None  # a feature map
     assert top_values(np.zeros((1, 128, 768), np.float32)) is None  # hidden states
     assert top_values(np.zeros((1, 100, 6), np.float32)) is None  # boxes
-    assert top_values(np.zeros((1, 128, 32000), np.float16))["of"] == 128  # logits
+    assert top_values(np.full((1, 1000), 0.001, np.float32)) is None  # uniform: nothing is largest
+    assert top_values(np.arange(128 * 32000, dtype=np.float32).reshape(1, 128, 32000))["of"] == 128  # logits
     assert top_values(np.zeros((1, 2), np.float32)) is None  # two values: read whole
     assert top_values(np.array([True, False, True])) is None
     assert top_values(np.float32(3.0)) is None

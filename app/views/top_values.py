@@ -33,6 +33,8 @@ def top_values(arr: np.ndarray) -> dict | None:
     n = rows.shape[0]
     if n > FEW_ROWS and arr.shape[-1] < VOCABULARY:
         return None
+    if arr.size and np.all(arr == arr.reshape(-1)[0]):
+        return None  # every value the same: nothing is largest
     picked = list(range(n)) if n <= MAX_ROWS else [*range(MAX_ROWS - 1), n - 1]
     k = min(TOP_K, rows.shape[1])
     out = []
