@@ -47,11 +47,7 @@ def refresh_types(model: onnx.ModelProto) -> str:
                 # where inference only invents a name (unk__1: it can't carry "sequence" through a
                 # Range), the output's own name for that dim stays
                 for d, old in zip(shape.dim, before, strict=True):
-                    if (
-                        old.dim_param
-                        and is_known(old.dim_param)
-                        and not is_known(d.dim_param or (d.dim_value if d.HasField("dim_value") else None))
-                    ):
+                    if is_known(old.dim_param) and not d.HasField("dim_value") and not is_known(d.dim_param):
                         d.dim_param = old.dim_param
             o.type.tensor_type.shape.CopyFrom(shape)
             updated += 1

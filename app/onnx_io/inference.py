@@ -71,7 +71,7 @@ def name_unnamed_input_dims(light: onnx.ModelProto) -> None:
         if v.name in weights or not v.type.HasField("tensor_type") or not v.type.tensor_type.HasField("shape"):
             continue
         for axis, d in enumerate(v.type.tensor_type.shape.dim):
-            if _unnamed(d):
+            if unnamed_dim(d):
                 d.dim_param = axis_dim(v.name, axis)  # dim_value and dim_param are one field: a -1 goes
 
 
@@ -189,7 +189,7 @@ def input_dims(model: onnx.ModelProto) -> list[str]:
     for v in model.graph.input:
         if v.name not in weights and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
             for axis, d in enumerate(v.type.tensor_type.shape.dim):
-                if _unnamed(d):
+                if unnamed_dim(d):
                     found[axis_dim(v.name, axis)] = None
                 elif d.dim_param:
                     found[d.dim_param] = None
@@ -204,16 +204,16 @@ def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
     for v in (*g.input, *g.output, *g.value_info):
         if v.type.HasField("tensor_type"):
             for d in v.type.tensor_type.shape.dim:
-                if d.HasField("dim_param") and d.dim_param in dims and not _unnamed(d):
+                if d.HasField("dim_param") and d.dim_param in dims and not unnamed_dim(d):
                     d.dim_value = dims[d.dim_param]
     for v in g.input:
         if v.type.HasField("tensor_type"):
             for axis, d in enumerate(v.type.tensor_type.shape.dim):
-                if _unnamed(d) and axis_dim(v.name, axis) in dims:
+                if unnamed_dim(d) and axis_dim(v.name, axis) in dims:
                     d.dim_value = dims[axis_dim(v.name, axis)]
 
 
-def _unnamed(d: onnx.TensorShapeProto.Dimension) -> bool:
+def unnamed_dim(d: onnx.TensorShapeProto.Dimension) -> bool:
     """A dim with neither a size nor a name (or PaddlePaddle's -1 or "?" for one)."""
     if d.HasField("dim_param"):
         return d.dim_param in UNNAMED

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import onnx
 
-from ..onnx_io.dim_names import UNNAMED, axis_dim
+from ..onnx_io.dim_names import axis_dim
+from ..onnx_io.inference import unnamed_dim
 
 
 def _names(g: onnx.GraphProto) -> set[str]:
@@ -40,12 +41,12 @@ def _dims(v: onnx.ValueInfoProto) -> list[tuple[str, int | str]] | None:
         return None
     out: list[tuple[str, int | str]] = []
     for axis, d in enumerate(t.shape.dim):
-        if d.HasField("dim_value") and d.dim_value >= 0:
-            out.append(("size", d.dim_value))
-        elif d.HasField("dim_param") and d.dim_param not in UNNAMED:
+        if unnamed_dim(d):
+            out.append(("name", axis_dim(v.name, axis)))
+        elif d.HasField("dim_param"):
             out.append(("name", d.dim_param))
         else:
-            out.append(("name", axis_dim(v.name, axis)))
+            out.append(("size", d.dim_value))
     return out
 
 
