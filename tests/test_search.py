@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from browser.scale_models import bert_like
 from onnx import TensorProto, helper
 from protowalk import graph_paths
 from testkit import nested_search_model, node_testcases, upload
@@ -306,3 +307,23 @@ def test_training_graphs_are_searched_too(client):
     assert (hit["node"], hit["path"]) == ("train[0].algo/n0", "train[0].algo")
     assert [c["label"] for c in hit["breadcrumb"]] == ["main_graph", "training 0 algorithm"]
     assert find(client, mid, "ai.onnx.preview.training.Adagrad")["results"][0]["score"] == 100
+
+
+def test_several_words_find_what_every_word_finds(client):
+    """A person narrows a find as they would in any search box: "layer.1 MatMul" lists that
+    layer's matrix products, not every MatMul and every layer.1 node."""
+    model = bert_like(2)
+    mid = upload(client, model.SerializeToString(), "bert.onnx").get_json()["id"]
+    want = [n.name for n in model.graph.node if "layer.1/" in n.name and n.op_type == "MatMul"]
+    answer = find(client, mid, "layer.1/ MatMul")
+    nodes = [r for r in answer["results"] if r["kind"] == "node"]
+    assert [r["name"] for r in nodes] == want and len(want) == 8
+    assert {r["why"] for r in nodes} == {"name + op type"} and {r["score"] for r in nodes} == {60}
+    # each word keeps its own field; tensors must hold every word in their name
+    narrowed = find(client, mid, "op:MatMul layer.1/attention")["results"]
+    assert [r["name"] for r in narrowed] == [w for w in want if "/attention/" in w]
+    tensors = find(client, mid, "tensor:layer.1 tensor:MatMul")["results"]
+    assert tensors and all("layer.1" in r["name"] and "MatMul" in r["name"] for r in tensors)
+    assert {r["kind"] for r in tensors} == {"tensor"}
+    # words that meet nowhere find nothing, though each alone finds much
+    assert find(client, mid, "layer.1/ Conv")["total"] == 0 < find(client, mid, "layer.1/")["total"]

@@ -84,4 +84,6 @@ def get_stats(model_id):
         costs = _at_sizes.get((revision.blob, tuple(sorted(dims.items()))), compute)
     else:
         costs = derived.kept(store(), "costs", revision.blob, compute, encode, orjson.loads)
-    return current_app.json.response({"revision": revision.rev, "dims": dims, **costs})
+    # the sizes this revision has a dim for: one fixed by an edit since is no longer a size to give
+    used = {k: v for k, v in dims.items() if k in costs["input_dims"] or k in costs["unknown"]["dims_at"]}
+    return current_app.json.response({"revision": revision.rev, "dims": used, **costs})

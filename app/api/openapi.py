@@ -81,7 +81,8 @@ _SEARCH_DESCRIPTION = (
     "op type substring > tensor name > attribute (value in the node panel's text, or its name); "
     "at equal rank the graph `near` first, then model order. `op:`, `name:`, `tensor:` or "
     "`attr:` before the text narrows it to one field; `perm=[0,2,1,3]` finds an attribute by "
-    "name and value."
+    "name and value. Several words (`layer.7 MatMul`) also find the nodes that every word finds, "
+    "ranked by the weakest word."
 )
 _EDITS_400 = (
     "Refused before any op runs when an op breaks its declared contract (a missing, unexpected or "

@@ -583,7 +583,11 @@ SCHEMAS: dict = {
         "description": "FLOPs: a multiply-accumulate counts 2 (formulas in docs/api.md); null where unknown, never 0",
         "properties": {
             "revision": {"type": "integer"},
-            "dims": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "dims": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "description": "the sizes given that this revision has a dim of (one fixed since is left out)",
+            },
             "input_dims": {
                 "type": "array",
                 "items": {"type": "string"},

@@ -21,6 +21,8 @@ from onnx import AttributeProto
 
 from ..onnx_io.address import node_id, subgraph_path
 from .io_pairs import paired, same_shapes
+from .search import format_type
+from .values import type_json
 
 MAX_VALUE = 80  # characters of a value shown in a change line
 
@@ -186,13 +188,26 @@ def match_nodes(old: list[onnx.NodeProto], new: list[onnx.NodeProto]):
     return sorted(pairs, key=lambda p: p[1]), left, right
 
 
+def _type_words(vi: onnx.ValueInfoProto) -> str:
+    """A value's type as the page writes it: "FLOAT ⟨batch×sequence×64⟩", "seq(tensor(float))"."""
+    return format_type(type_json(vi.type)) if vi.HasField("type") else "no type"
+
+
+def _value_change(x: onnx.ValueInfoProto, y: onnx.ValueInfoProto) -> str:
+    """What changed in a named value besides its name: its type in words, else its other fields."""
+    if x.type != y.type:
+        return f"{_type_words(x)} → {_type_words(y)}"
+    fields = [f.name for f in onnx.ValueInfoProto.DESCRIPTOR.fields if f.name not in ("name", "type")]
+    return ", ".join(f"{f} changed" for f in fields if getattr(x, f) != getattr(y, f))
+
+
 def _named_changes(old, new) -> list[str]:
     """Changes between two lists of named protos (value_info, inputs, outputs)."""
     a = {x.name: x for x in old}
     b = {x.name: x for x in new}
     out = [f"{_short(n)} removed" for n in a if n not in b]
     out += [f"{_short(n)} added" for n in b if n not in a]
-    out += [f"{_short(n)}: {_short(a[n].type)} → {_short(b[n].type)}" for n in a if n in b and a[n] != b[n]]
+    out += [f"{_short(n)}: {_value_change(a[n], b[n])}" for n in a if n in b and a[n] != b[n]]
     return out
 
 
@@ -262,12 +277,14 @@ def _io_diff(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> dict:
             {
                 "from": x,
                 "to": y,
-                **({"type": f"{_short(a[x].type)} → {_short(b[y].type)}"} if a[x].type != b[y].type else {}),
+                **({"type": _value_change(a[x], b[y])} if a[x].type != b[y].type else {}),
             }
             for x, y in renamed
         ],
         "changed": [
-            {"name": n, "from": _short(a[n].type), "to": _short(b[n].type)} for n in a if n in b and a[n] != b[n]
+            {"name": n, "from": _type_words(a[n]), "to": _type_words(b[n]), "change": _value_change(a[n], b[n])}
+            for n in a
+            if n in b and a[n] != b[n]
         ],
     }
 

@@ -12,6 +12,7 @@ import gc
 import heapq
 import json
 import math
+import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -28,6 +29,7 @@ MAX_QUERY = 200  # characters
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 1000
 FIELDS = ("op", "name", "tensor", "attr")  # "op:Conv" etc. narrow a query to one field
+_WORD = re.compile(r"(?:\b(" + "|".join(FIELDS) + r"):\s*)?(\S+)", re.IGNORECASE)
 
 # ranks: op type above names above tensors above attributes (docs/api.md lists them)
 OP_EXACT, OP_PREFIX = 100, 90
@@ -151,6 +153,15 @@ def onnx_type(t) -> str:
     if kind == "opaque":
         return f"opaque({'.'.join(x for x in (t.get('domain'), t.get('name')) if x)})"
     return "?"
+
+
+def format_type(t) -> str:
+    """lib/format.js formatType: plain tensors as "FLOAT ⟨batch×64⟩", everything else as onnx_type."""
+    if not t or t.get("kind") in (None, "unknown"):
+        return "unknown type"
+    if t["kind"] == "tensor":
+        return format_tensor(t.get("dtype"), t.get("shape")) or "tensor"
+    return onnx_type(t)
 
 
 def _tensor_line(v: dict, sparse: bool) -> str:
@@ -317,10 +328,32 @@ class SearchIndex:
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, near: str | None = None) -> dict:
         """{"results": [...] best first, at most `limit`, "total", "truncated"}. `near`: the graph
-        path on screen; its results come first among results of equal score."""
+        path on screen; its results come first among results of equal score. A query of several
+        words also finds the nodes (and tensors) that each word finds: "layer.7 MatMul"."""
         field, needle = parse_query(query)
         near_gi = next((gi for gi, g in enumerate(self.graphs) if g.path == near), -1) if near is not None else -1
-        nodes: dict[int, tuple[int, str]] = {}  # node -> (score, why), the best reason
+        nodes, tensors, graphs = self._hits(field, needle)
+        words = query_words(query)
+        if len(words) > 1:
+            self._hits_of_every_word(words, nodes, tensors)
+
+        # best score first; at equal score the graph on screen first, then nodes, graphs, tensors
+        # in the walk's order
+        ng, tg = self.node_graph, self.tensor_graph
+        keys = [(-s, ng[k] != near_gi, 0, k, "n") for k, (s, _) in nodes.items()]
+        keys += [(-s, gi != near_gi, 1, gi, "g") for gi, s in graphs.items()]
+        keys += [(-s, tg[j] != near_gi, 2, j, "t") for j, s in tensors.items()]
+        total = len(keys)
+        best = heapq.nsmallest(limit, keys) if total > limit else sorted(keys)
+        results = [self._result(kind, i, -neg, nodes) for neg, _, _, i, kind in best]
+        return {"results": results, "total": total, "truncated": total > len(results)}
+
+    def _hits(
+        self, field: str | None, needle: str
+    ) -> tuple[dict[int, tuple[int, str]], dict[int, int], dict[int, int]]:
+        """What one needle finds: nodes (index -> (score, why), the best reason), tensors and graphs
+        (index -> score)."""
+        nodes: dict[int, tuple[int, str]] = {}
 
         def hit(k: int, score: int, why: str) -> None:
             cur = nodes.get(k)
@@ -336,37 +369,33 @@ class SearchIndex:
         if field in (None, "name"):
             names = self.node_name_l
             for k in [k for k, s in enumerate(names) if needle in s]:
-                s = names[k]
-                hit(k, NAME_EXACT if s == needle else NAME_PREFIX if s.startswith(needle) else NAME_PART, "name")
+                hit(k, _text_score(names[k], needle, NAME_EXACT, NAME_PREFIX, NAME_PART), "name")
         if field in (None, "attr"):
             self._attribute_hits(needle, field == "attr", hit)
-        tensors: list[tuple[int, int]] = []
+        tensors: dict[int, int] = {}
         if field in (None, "tensor"):
             tn = self.tensor_name_l
             for j in [j for j, s in enumerate(tn) if needle in s]:
-                s = tn[j]
-                tensors.append(
-                    (j, TENSOR_EXACT if s == needle else TENSOR_PREFIX if s.startswith(needle) else TENSOR_PART)
-                )
-        graphs: list[tuple[int, int]] = []
+                tensors[j] = _text_score(tn[j], needle, TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART)
+        graphs: dict[int, int] = {}
         if field in (None, "name"):
             for gi, g in enumerate(self.graphs):
                 s = g.name.lower()
                 if g.name and needle in s:
-                    graphs.append(
-                        (gi, NAME_EXACT if s == needle else NAME_PREFIX if s.startswith(needle) else NAME_PART)
-                    )
+                    graphs[gi] = _text_score(s, needle, NAME_EXACT, NAME_PREFIX, NAME_PART)
+        return nodes, tensors, graphs
 
-        # best score first; at equal score the graph on screen first, then nodes, graphs, tensors
-        # in the walk's order
-        ng, tg = self.node_graph, self.tensor_graph
-        keys = [(-s, ng[k] != near_gi, 0, k, "n") for k, (s, _) in nodes.items()]
-        keys += [(-s, gi != near_gi, 1, gi, "g") for gi, s in graphs]
-        keys += [(-s, tg[j] != near_gi, 2, j, "t") for j, s in tensors]
-        total = len(keys)
-        best = heapq.nsmallest(limit, keys) if total > limit else sorted(keys)
-        results = [self._result(kind, i, -neg, nodes) for neg, _, _, i, kind in best]
-        return {"results": results, "total": total, "truncated": total > len(results)}
+    def _hits_of_every_word(self, words: list[tuple[str | None, str]], nodes: dict, tensors: dict) -> None:
+        """Adds the nodes and tensors that every word finds, each ranked by its weakest word (a
+        phrase found whole keeps its own rank when that is higher)."""
+        found = [self._hits(field, needle) for field, needle in words]
+        for k in set.intersection(*(set(f[0]) for f in found)):
+            score = min(f[0][k][0] for f in found)
+            why = " + ".join(dict.fromkeys(f[0][k][1] for f in found))
+            if k not in nodes or score > nodes[k][0]:
+                nodes[k] = (score, why)
+        for j in set.intersection(*(set(f[1]) for f in found)):
+            tensors[j] = max(tensors.get(j, 0), min(f[1][j] for f in found))
 
     def _attribute_hits(self, needle: str, names_too: bool, hit) -> None:
         pair = None
@@ -427,6 +456,10 @@ class SearchIndex:
         }
 
 
+def _text_score(text: str, needle: str, exact: int, prefix: int, part: int) -> int:
+    return exact if text == needle else prefix if text.startswith(needle) else part
+
+
 def _op_score(needle: str, op: str, domain: str, parts: bool) -> int:
     o = op.lower()
     q = f"{domain}.{op}".lower() if standard_domain(domain) else None
@@ -454,6 +487,15 @@ def parse_query(query) -> tuple[str | None, str]:
         if not q:
             raise StudioError("missing_query", f"give what to find after {field}:")
     return field, q.lower()
+
+
+def query_words(query: str) -> list[tuple[str | None, str]]:
+    """A query's words, each with its own field: "op:MatMul layer.7" -> [("op", "matmul"),
+    (None, "layer.7")]. A field prefix followed by a space narrows the next word."""
+    words: list[tuple[str | None, str]] = []
+    for field, word in _WORD.findall((query or "").strip()):
+        words.append((field.lower() or None, word.lower()))
+    return words
 
 
 def parse_limit(raw) -> int:

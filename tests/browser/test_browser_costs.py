@@ -4,6 +4,9 @@ legend; a node's own costs in its panel."""
 
 from __future__ import annotations
 
+import onnx
+from onnx import helper
+
 from .browser_models import position_slice_model, tiny_cnn
 from .browser_pages import open_model, reveal, upload
 
@@ -312,3 +315,30 @@ def test_an_ifs_costlier_branch_is_counted_and_said(page, server):
     assert (
         costs.locator(".props").text_content().startswith("Parameters6 (24 B)FLOPs18")
     )  # Sigmoid 6 + else 12, not then 6
+
+
+def test_unnamed_nodes_are_told_apart_from_names_like_ids(page, server):
+    """light_inception_v2 names a Conv "n15" and leaves its ConstantOfShape unnamed: the page
+    calls the unnamed one by its place ("#1 (unnamed)"), never by the API's id "n1", which would
+    read as the name of another node."""
+    f = onnx.TensorProto.FLOAT
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="n1"),  # an exporter's name like an id
+            helper.make_node("Relu", ["r"], ["y"]),  # unnamed: its id is n1 too
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", f, [1, 4])],
+        [helper.make_tensor_value_info("y", f, [1, 4])],
+    )
+    summary = upload(page, server, helper.make_model(graph), "named_like_ids.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    names = page.locator("#cost-table tbody tr .cost-node").all_text_contents()
+    assert sorted(names) == ["#1 (unnamed)", "n1"], names
+    # the named node's panel says where it is, and its reader by place
+    page.locator('#cost-table tr[data-node="n0"] a').click()
+    page.wait_for_selector("#sidebar[data-panel=node]")
+    panel = page.locator("#sidebar").text_content()
+    assert "#0 in its graph" in panel and "Relu #1 (unnamed)" in panel, panel

@@ -4,6 +4,7 @@
 // with the means to act on it: per channel, or those nodes left in float.
 import { el, clear } from "../widgets/dom.js";
 import { breakable, mono, plural } from "../widgets/ui.js";
+import { nodeLabel } from "../lib/format.js";
 
 const SHOWN = 8;
 // a tensor losing more of its values than this to 0 is at risk: well-spread weights lose 1–2 %
@@ -68,7 +69,7 @@ function table(weights, ctx) {
       el("td", { class: "cost-name", title: w.tensor },
         el("div", {}, mono(breakable(w.tensor))),
         el("div", { class: "muted run-owners" }, w.nodes.map((n, k) => [k ? ", " : "",
-          el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))]),
+          el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)))]),
         ` · max ${w.outlier_ratio === null ? "?" : w.outlier_ratio.toFixed(0)}σ`)),
       el("td", { class: "num" }, percent(w.zeroed_per_tensor), el("div", { class: "muted" }, percent(w.zeroed_per_channel))),
       el("td", { class: "num" }, db(w.per_tensor_sqnr_db), el("div", { class: "muted" }, db(w.per_channel_sqnr_db)))))));

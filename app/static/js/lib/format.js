@@ -37,6 +37,25 @@ export function formatShape(shape) {
   return dims === "scalar" ? "scalar" : `⟨${dims}⟩`;
 }
 
+/**
+ * What a node is called on the page: its name, or for an unnamed node its place in its graph,
+ * "#422 (unnamed)" — never the API's id ("n422"), which reads like the names some exporters give
+ * ("n15"). `id`: the node's id ("n422", "n4/then_branch/n0").
+ * @param {string | null | undefined} name
+ * @param {string} id
+ */
+export function nodeLabel(name, id) {
+  if (name) return name;
+  const place = nodePlace(id);
+  return place ? `${place} (unnamed)` : String(id || "");
+}
+
+/** "#422": a node's place in its graph, from its id ("n422", "n4/then_branch/n0" -> "#0"). */
+export function nodePlace(id) {
+  const index = /n(\d+)$/.exec(String(id || ""));
+  return index ? `#${index[1]}` : "";
+}
+
 /** dtype + shape, e.g. "FLOAT ⟨1×3×224×224⟩". */
 export function formatTensor(dtype, shape) {
   return [dtype || "", formatShape(shape)].filter(Boolean).join(" ");

@@ -10,6 +10,7 @@ import { Minimap } from "../renderers/minimap.js";
 import { ModelSearch, placeOf, searchable, statusText, targetOf } from "../pipeline/search.js";
 import { buildHash } from "./state.js";
 import { arrowStep } from "../pipeline/arrow-steps.js";
+import { nodeLabel } from "../lib/format.js";
 
 const $ = (id) => document.getElementById(id);
 const SHAPE_READERS = new Set(["Shape", "Size"]); // they read a tensor's shape, not its values
@@ -162,7 +163,7 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
         "data-result": r.kind === "node" ? r.node : null, "data-result-tensor": r.kind === "tensor" ? r.name : null,
       },
       el("span", { class: "sr-op" }, r.kind === "node" ? r.op_type : r.kind),
-      el("span", { class: "sr-name" }, r.kind === "node" ? r.name || r.node : r.name || r.path),
+      el("span", { class: "sr-name" }, r.kind === "node" ? nodeLabel(r.name, r.node) : r.name || r.path),
       why ? el("span", { class: "sr-why", title: why }, why) : null,
       place ? el("span", { class: "sr-where" }, el("span", { class: "sr-place", title: place }, place)) : null);
       item.addEventListener("mousedown", (e) => e.preventDefault());

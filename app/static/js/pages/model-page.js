@@ -227,7 +227,8 @@ const panelContext = {
     redo: () => step("redo"),
     // the sizes of the inputs' symbolic dims, shared by Costs and Run: given in one, used in both
     loadStats: (sizes) => statsOf(state.summary ? state.summary.revision : null, { ...sizes })
-      .then((stats) => { state.dimSizes = { ...sizes }; return stats; }), // sizes refused are not kept
+      // sizes refused are not kept, nor those of dims the revision no longer has (fixed by an edit)
+      .then((stats) => { state.dimSizes = { ...stats.dims }; return stats; }),
     // any model's revision (Compare's sides), at the sizes given (by default those of Costs or Run)
     loadStatsOf: (modelId, revision, sizes = state.dimSizes || {}) => statsOf(revision, sizes, modelId),
     currentStats: () => (state.summary ? statsOf(state.summary.revision, state.dimSizes || {}) : Promise.resolve(null)),

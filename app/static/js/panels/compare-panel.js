@@ -7,6 +7,7 @@ import { el, clear } from "../widgets/dom.js";
 import { breakable, breakableFormula, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
+import { nodeLabel } from "../lib/format.js";
 import { revisionChoice } from "./history-panel.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
@@ -46,7 +47,7 @@ function nodeLink(ctx, id, label) {
 
 function changedItem(c, ctx) {
   return el("li", { class: "compare-changed", "data-node": c.node },
-    el("div", {}, nodeLink(ctx, c.node, c.name || c.node), " ", mono(c.op_type)),
+    el("div", {}, nodeLink(ctx, c.node, nodeLabel(c.name, c.node)), " ", mono(c.op_type)),
     el("table", { class: "compare-fields" },
       el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
       el("tbody", {}, c.fields.map((line) => {
@@ -158,8 +159,8 @@ function result(root, d, ctx) {
     n.changed.length || n.added.length ? stepper : null,
     ctx.actions.loadStatsOf ? costsSection(d, ctx, sideName) : null,
     n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx)))) : null,
-    n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", {}, nodeLink(ctx, a.node, a.name || a.node), " ", mono(a.op_type))))) : null,
-    n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, r.name || r.node, " ", mono(r.op_type))))) : null,
+    n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", {}, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type))))) : null,
+    n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, nodeLabel(r.name, r.node), " ", mono(r.op_type))))) : null,
     pairs("Tensors", d.tensors, (x) => x),
     pairs("Graph inputs", d.inputs, (x) => x),
     pairs("Graph outputs", d.outputs, (x) => x),

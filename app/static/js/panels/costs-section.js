@@ -4,7 +4,7 @@
 import { followFirstAxes } from "../lib/dim-fields.js";
 import { formulaText, hasFormula, waitingForSizes } from "../lib/cost-formula.js";
 import { el, clear } from "../widgets/dom.js";
-import { formatBytes, formatCount, plural } from "../lib/format.js";
+import { formatBytes, formatCount, nodeLabel, plural } from "../lib/format.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
 import { breakable, breakableFormula, mono, propertyList, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
@@ -88,8 +88,8 @@ function costTable(stats, ctx) {
       scope: "col", "data-key": k, "aria-sort": sorted(k), class: k === "name" ? "" : "num",
     }, k === "name" ? [sortBy("name", label), el("span", { class: "muted" }, " · "), sortBy("op_type", "op")] : sortBy(k, label))))));
     table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
-      el("td", { title: `${n.name || n.node} (${n.op_type})`, class: "cost-name" },
-        el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node)),
+      el("td", { title: `${nodeLabel(n.name, n.node)} (${n.op_type})`, class: "cost-name" },
+        el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
         el("div", { class: "cost-op mono" }, n.op_type)),
       ...COLUMNS.slice(1).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
     more.hidden = rows.length <= limit || limit >= MAX_ROWS;
@@ -114,7 +114,7 @@ function formulaLine(stats, key, lead) {
 /** " (as n42 Concat writes)": where the peak is reached, a link to that node. */
 function peakLink(stats, nodeId, ctx) {
   const n = stats.nodes.find((x) => x.node === nodeId);
-  const label = n ? `${n.name || n.node} (${n.op_type})` : nodeId;
+  const label = n ? `${nodeLabel(n.name, n.node)} (${n.op_type})` : nodeId;
   return el("span", { class: "cost-peak" }, " as ",
     el("a", { href: ctx.nodeHref(graphPathOf(nodeId), nodeId), class: "cost-node", "data-node": nodeId }, breakable(label)), " writes");
 }

@@ -8,7 +8,7 @@
 import { busyIn, el, clear } from "../widgets/dom.js";
 import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
-import { formatBytes, formatNumber } from "../lib/format.js";
+import { formatBytes, formatNumber, nodeLabel } from "../lib/format.js";
 import { costsSection } from "./costs-section.js";
 import { deviceConfigurations } from "./device-config.js";
 import { graphInfo, opsetText } from "./graph-info.js";
@@ -31,7 +31,7 @@ function onlyAtOne(r, out, ctx) {
   const icon = out.querySelector(".check-icon");
   if (icon) icon.textContent = "!";
   out.append(el("div", { class: "verdict-message" }, `With ${other.dims.join(", ")} at ${other.size}: ${other.message}`));
-  if (other.node) out.append(nodeLink(ctx, other.node, `${other.op_type || "node"} ${other.node_name || other.node}`));
+  if (other.node) out.append(nodeLink(ctx, other.node, `${other.op_type || "node"} ${nodeLabel(other.node_name, other.node)}`));
   out.append(el("div", { class: "muted runtime-note" },
     "The model declares these dims dynamic, yet fails when they are not 1: a Reshape, Expand or ConstantOfShape may hold the size it was exported at. ",
     "Run it at the sizes you ship to be sure."));
@@ -52,7 +52,7 @@ function runtimeCheck(r, ctx) {
   if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, ran);
   if (r.status !== "fails") return row(null, "not run", r.message);
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
-  if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${r.node_name || r.node}`));
+  if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${nodeLabel(r.node_name, r.node)}`));
   if (r.guessed) {
     out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 512; zeros, 1, 2, 3…). ",
       "Run it on real inputs (Run, or a reference case) to know whether it works."));
@@ -117,7 +117,7 @@ function validationSection(summary, ctx) {
       el("h4", {}, `Shape inference errors (${errors.length})`),
       el("ul", {}, errors.map((e) => el("li", { class: "inference-error", "data-node": e.node || "" },
         el("div", { class: "ie-head" },
-          e.node ? nodeLink(ctx, e.node, `${e.op_type || "node"} ${e.node_name || e.node}`)
+          e.node ? nodeLink(ctx, e.node, `${e.op_type || "node"} ${nodeLabel(e.node_name, e.node)}`)
             : el("span", { class: "muted" }, e.op_type ? `${e.op_type} ${e.node_name || ""}` : "whole model")),
         el("div", { class: "verdict-message" }, e.message))))) : null);
 }

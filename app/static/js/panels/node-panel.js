@@ -13,7 +13,7 @@ import { metadataEditor } from "../editing/metadata-editor.js";
 import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "../editing/node-edit.js";
 import { schemaSection } from "./schema-panel.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
-import { formatInteger } from "../lib/format.js";
+import { formatInteger, nodePlace } from "../lib/format.js";
 import { nodeFormula } from "./costs-section.js";
 import { tensorRow } from "./tensor-rows.js";
 import { isTreeEnsemble, treesSection } from "./trees-section.js";
@@ -139,7 +139,8 @@ export function renderNodePanel(root, node, ctx) {
     ["Domain", node.domain ? mono(node.domain) : mono("ai.onnx (default)")],
     node.overload ? ["Overload", mono(node.overload)] : null,
     fn ? ["Defined by", graphLink(ctx, fn.path, `model function ${fn.name} ›`)] : null,
-    ["Node id", mono(node.id)],
+    // the API's id (n422) reads like a name some exporters give (n15): the page says where it is
+    ["Position", el("span", { title: `its id in the API: ${node.id}` }, `${nodePlace(node.id)} in its graph`)],
   ])));
   if (editing) {
     const edit = section("Edit node", nodeActions(node, c));

@@ -4,7 +4,7 @@
 // the very same input values, each output's largest difference said at once, and each node's
 // error against it; each node's time by onnxruntime's profiler; the drawing coloured by either.
 import { el, clear } from "../widgets/dom.js";
-import { formatInteger, formatShape, formatValueType } from "../lib/format.js";
+import { formatInteger, formatShape, formatValueType, nodeLabel } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { formatValue } from "../lib/tensor-format.js";
 import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
@@ -123,7 +123,7 @@ function divergence(d, compare, ctx) {
   if (!("diverges" in compare)) return null;
   if (!d) return el("p", { class: "run-diverges run-matches", id: "run-diverges" }, `Every node's output matches revision ${compare.revision} (within rounding).`);
   return el("p", { class: "run-diverges", id: "run-diverges" }, "First node whose output differs from revision ", String(compare.revision), ": ",
-    el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, d.name || d.node), " ", mono(d.op_type),
+    el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, nodeLabel(d.name, d.node)), " ", mono(d.op_type),
     ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}`}. Outlined on the drawing.`);
 }
 
@@ -173,7 +173,7 @@ function errorTable(rows, ctx, cls) {
     el("thead", {}, el("tr", {}, [["", "run-tick"], ["node", ""], ["error", "num"], ["SQNR", "num"]].map(([h, c]) => el("th", { class: c }, h)))),
     el("tbody", {}, rows.map((n, k) => el("tr", { "data-node": n.node },
       cells[k],
-      el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node)),
+      el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
         el("div", { class: "muted run-op" }, mono(n.op_type))),
       ...(shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
         : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])))));
@@ -225,7 +225,7 @@ const COSTLIEST = 10;
 const TICK_FIRST = 5; // leaving the few costliest in float recovers the most (bench/sensitivity.py)
 
 /** A node as a link to it. */
-const nodeLink = (n, ctx) => el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node));
+const nodeLink = (n, ctx) => el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)));
 
 /** The costliest quantization points: what each is (an activation tensor, a node's weights),
  * the nodes to leave out to turn it float, its error and SQNR, a checkbox for those nodes. */
@@ -234,7 +234,7 @@ function pointTable(points, ctx, ticks) {
     el("thead", {}, el("tr", {}, [["", "run-tick"], ["quantized", ""], ["error", "num"], ["SQNR", "num"]].map(([h, c]) => el("th", { class: c }, h)))),
     el("tbody", {}, points.map((p) => {
       const owners = p.owners.filter(excludable);
-      const what = p.kind === "weights" ? `the weights of ${p.of.name || p.of.node}` : p.tensors[0];
+      const what = p.kind === "weights" ? `the weights of ${nodeLabel(p.of.name, p.of.node)}` : p.tensors[0];
       const tick = el("td", { class: "run-tick" }, owners.length === p.owners.length ? ticks.box(owners.map((n) => n.name), what) : null);
       return el("tr", { "data-kind": p.kind },
         tick,
@@ -397,7 +397,7 @@ function nodeTimes(profile, ctx) {
     el("table", { class: "run-compare run-times" },
       el("thead", {}, el("tr", {}, [["node", ""], ["op", ""], ["time", "num"], ["share", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
       el("tbody", {}, slowest.map((n) => el("tr", { "data-node": n.node },
-        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))),
+        el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)))),
         el("td", {}, mono(n.op_type)),
         el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
         el("td", { class: "num" }, `${((100 * n.time_us) / total).toFixed(1)} %`))))),
@@ -419,9 +419,9 @@ function subgraphTimes(inside, nodes, ctx) {
       el("tbody", {}, inside.slice(0, SLOWEST).map((n) => {
         const parent = holder.get(n.within);
         return el("tr", { "data-node": n.node },
-          el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref(graphOf(n.node), n.node), class: "cost-node" }, breakable(n.name || n.node)),
+          el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref(graphOf(n.node), n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
             el("div", { class: "muted run-op" }, mono(n.op_type))),
-          el("td", {}, parent ? el("a", { href: ctx.nodeHref("", parent.node), class: "cost-node" }, breakable(parent.name || parent.node)) : mono(n.within)),
+          el("td", {}, parent ? el("a", { href: ctx.nodeHref("", parent.node), class: "cost-node" }, breakable(nodeLabel(parent.name, parent.node))) : mono(n.within)),
           el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
           el("td", { class: "num" }, parent && parent.time_us ? `${((100 * n.time_us) / parent.time_us).toFixed(1)} %` : "—"));
       }))));
@@ -471,7 +471,7 @@ function deployedNodes(run, total, ctx) {
     el("table", { class: "run-compare run-times" },
       el("thead", {}, el("tr", {}, [["node", ""], ["ran as", ""], ["time", "num"], ["share", "num"]].map(([h, cls]) => el("th", { class: cls }, h)))),
       el("tbody", {}, timed.slice(0, SLOWEST).map((n) => el("tr", { "data-node": n.node },
-        el("td", { class: "cost-name", title: n.name || n.node }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(n.name || n.node))),
+        el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)))),
         el("td", {}, ranAs(n)),
         el("td", { class: "num" }, formatMetric("time_us", n.time_us)),
         el("td", { class: "num" }, `${((100 * n.time_us) / total).toFixed(1)} %`))))),

@@ -2,14 +2,14 @@
 // the producing/consuming box), a preview of initializer values, and a click on the name that
 // opens the tensor's own panel (metadata, quantization, values).
 import { el } from "../widgets/dom.js";
-import { formatValueType } from "../lib/format.js";
+import { formatValueType, nodeLabel } from "../lib/format.js";
 import { previewToggle } from "./tensor-view.js";
 import { breakable, tag } from "../widgets/ui.js";
 
 export function boxLabel(model, id) {
   const box = model.boxes.get(id);
   if (!box) return id;
-  if (box.kind === "node") return box.node.name ? `${box.node.op_type} ${box.node.name}` : `${box.node.op_type} (${id})`;
+  if (box.kind === "node") return `${box.node.op_type} ${nodeLabel(box.node.name, id)}`;
   if (box.kind === "input") return `graph input ${box.name}`;
   if (box.kind === "output") return `graph output ${box.name}`;
   return box.name;
