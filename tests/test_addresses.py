@@ -125,7 +125,7 @@ def test_history_names_nodes_by_name_and_operator(client):
         "added metadata 'k' = 'v' to the node n0 (Abs)",
         'node "first" (Relu) renamed to "relu_1"',
         "node n0 (Abs) is now ai.onnx::Neg",
-        "deleted node \"third\" (LeakyRelu); 's' is now written as 't'",
+        "deleted node \"third\" (LeakyRelu); readers of 't' now read 's'",
     ]
     history = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]
     assert history[-1]["changes"] == result["changes"]

@@ -680,6 +680,34 @@ def test_deleting_an_inserted_node_with_reconnect_gives_back_the_graph(client, p
     assert after.graph.SerializeToString(deterministic=True) == before.graph.SerializeToString(deterministic=True)
 
 
+def test_deleting_an_exporters_dropout_keeps_the_upstream_tensors_name(client):
+    """A torch export's Dropout between a LayerNorm's Add and the next layer: deleted with
+    reconnect, the Add keeps writing its own tensor and the readers read it; no tensor is left
+    named after the node that is gone."""
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [
+            helper.make_node("Add", ["x", "b"], ["/ln/Add_1_output_0"], name="/ln/Add_1"),
+            helper.make_node("Dropout", ["/ln/Add_1_output_0"], ["/dropout/Dropout_output_0"], name="/dropout/Dropout"),
+            helper.make_node("Relu", ["/dropout/Dropout_output_0"], ["y"], name="/next/Relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", f, [1, 4])],
+        [helper.make_tensor_value_info("y", f, [1, 4])],
+        [helper.make_tensor("b", f, [4], [0.0, 1.0, 2.0, 3.0])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    edited, resp = edit(client, model.SerializeToString(), [{"op": "delete_node", "node": "n1", "reconnect": True}])
+    assert resp["changes"] == [
+        "deleted node \"/dropout/Dropout\" (Dropout); readers of '/dropout/Dropout_output_0' now read '/ln/Add_1_output_0'"
+    ]
+    assert [(n.name, list(n.input), list(n.output)) for n in edited.graph.node] == [
+        ("/ln/Add_1", ["x", "b"], ["/ln/Add_1_output_0"]),
+        ("/next/Relu", ["/ln/Add_1_output_0"], ["y"]),
+    ]
+    onnx.checker.check_model(edited, full_check=True)
+
+
 @pytest.mark.parametrize("path", LIGHT_AND_TORCH, ids=lambda p: p.parent.name if p.name == "model.onnx" else p.stem)
 def test_deleting_an_inserted_mul_takes_its_constant_along(client, path):
     """What the page's "=2" does (a new initializer, then insert_node reading it), undone by

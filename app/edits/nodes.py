@@ -27,9 +27,10 @@ from .unused import drop_initializers, left_unread, names_read
 )
 def delete_node(model: onnx.ModelProto, op: dict) -> str:
     """Delete a node. With reconnect=true its first input takes the place of its first output
-    everywhere that output was read (consumers, graph outputs) — where nothing else reads that
-    input and a node makes it, that node writes the output's name instead, so the readers keep
-    theirs (deleting what insert_node added gives back the graph before it) — so a pass-through
+    everywhere that output was read (consumers, graph outputs) — where that input is the name
+    insert_node gave a producer's output (`<output>_pre`) and nothing else reads it, the producer
+    writes the output's name again, so deleting what insert_node added gives back the graph before
+    it; a graph output keeps its name (its producer writes it) — so a pass-through
     node such as Identity, Dropout or Cast goes away cleanly; a graph output it wrote takes that
     input's type where the two differ in kind or element type (deleting a classifier's ZipMap
     leaves its probabilities tensor as the output, not a sequence of maps). Without it, readers of
@@ -82,9 +83,11 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
             _drop_value_info(g, src)
             rename_in_graph(g, src, dst)
             return desc + f"; {src!r} is now written as {dst!r}" + _retype_output(g, dst, src_type)
-        if made_by_node and src not in output_names and src not in names_read(g):
-            # nothing else reads src: its producer writes dst, and every reader keeps its name
-            # (what insert_node did is undone to the byte: it renamed the producer's output)
+        if made_by_node and src not in output_names and _inserted_before(src, dst) and src not in names_read(g):
+            # insert_node renamed the producer's output (dst -> dst_pre): its producer writes dst
+            # again and every reader keeps its name (what insert_node did is undone to the byte).
+            # Any other src keeps its own name: the upstream tensor is not named after a node
+            # that is gone (deleting a torch Dropout leaves LayerNorm's Add writing its own)
             _drop_value_info(g, dst)
             rename_in_graph(g, src, dst)
             return desc + f"; {src!r} is now written as {dst!r}"
@@ -93,6 +96,11 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
         return desc + f"; readers of {dst!r} now read {src!r}" + _retype_output(g, src, src_type)
     del g.node[idx]
     return desc
+
+
+def _inserted_before(src: str, dst: str) -> bool:
+    """Is `src` the name insert_node gave the output it took `dst` from (`dst_pre`, `dst_pre_2`)?"""
+    return src == f"{dst}_pre" or (src.startswith(f"{dst}_pre_") and src[len(dst) + 5 :].isdigit())
 
 
 def _retype_output(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) -> str:
