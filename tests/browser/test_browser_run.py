@@ -14,6 +14,30 @@ from .browser_models import loop_model, three_convs, tiny_cnn, two_inputs, zipma
 from .browser_pages import open_model, upload, wait_revision
 
 
+def test_a_long_revision_label_keeps_the_run_panel_in_its_width(page, server):
+    """A revision described by a long node name: the "Compare with" picker takes the panel's
+    width, never more (it once made the panel 752 px wide in a 419 px sidebar)."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    long_name = "/features/act1/LeakyRelu_renamed_" + "very_long_" * 8
+    for base, op in enumerate(
+        [
+            {"op": "rename_node", "node": "n1", "name": long_name},
+            {"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.5},
+        ]
+    ):
+        assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": base, "ops": [op]}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 2)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='1']").wait_for(state="attached")
+    assert page.locator("#run-compare-to option[value='1']").text_content().startswith("Revision 1: Rename node")
+    widths = page.evaluate(
+        "() => { const s = document.querySelector('#sidebar'); const p = document.querySelector('#run-compare-to');"
+        " return [s.scrollWidth, s.clientWidth, p.getBoundingClientRect().right, s.getBoundingClientRect().right]; }"
+    )
+    assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+
+
 def test_run_with_random_inputs_and_compare(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     mid = summary["id"]
