@@ -57,9 +57,21 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     # under another panel (no legend for them there) the marks go; back in Compare, they return
     page.click("#btn-model")
     page.locator("#graph g.box.diff-changed").first.wait_for(state="detached")
+    # a heat map turned on there waits under Compare's amber outlines, and comes back after
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=flops]")
+    page.locator("#heat-legend:not([hidden])").wait_for()
+    assert page.locator("#graph g.box.heat-5").count() >= 1
     page.click("#btn-compare")
     page.locator("#graph g.box.diff-changed").nth(1).wait_for()
     assert page.locator("#graph g.box.diff-changed").count() == 2
+    assert page.locator("#graph g.box.heat-5").count() == 0 and page.locator("#heat-legend").is_hidden()
+    page.click("#btn-model")
+    page.locator("#heat-legend:not([hidden])").wait_for()
+    assert page.locator("#graph g.box.heat-5").count() >= 1
+    page.click("#heat-legend .heat-off")
+    page.click("#btn-compare")
+    page.locator("#graph g.box.diff-changed").nth(1).wait_for()
 
     # another model: the same graph with other weights
     other = tiny_cnn()

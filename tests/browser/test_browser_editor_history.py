@@ -57,9 +57,14 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
     page.wait_for_selector("#history-list[data-ready=true]")
     assert current(page) == "1"
     assert "redo reaches it" in panel.locator("#history-list > li[data-revision='2'] .hist-tag").text_content()
+    # the toast says what was undone, not only where the model is now
+    undone = page.locator("#toast", has_text="Undone: ")
+    undone.wait_for()
+    assert "'alpha'" in undone.text_content() and undone.text_content().endswith("now at revision 1.")
     # the toolbar's redo works too, and the panel follows
     page.click("#btn-redo")
     wait_revision(page, 2)
+    assert "'alpha'" in page.locator("#toast", has_text="Redone: ").text_content()
     page.wait_for_selector("#history-list[data-ready=true]")
     assert current(page) == "2"
 

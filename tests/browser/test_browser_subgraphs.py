@@ -36,6 +36,11 @@ def test_if_branch_via_attribute_link_and_back(page, server):
     # x comes from the enclosing graph, `one` is the branch's own initializer
     assert page.locator("#graph [data-box='outer:x']").count() == 1
     assert "one ⟨2×3⟩" in page.locator("#graph [data-node-id='n1/then_branch/n0']").text_content()
+    # the branch's own panel says where it is as the breadcrumb does, not by the API's path
+    page.keyboard.press("Escape")
+    where = panel.locator(".graph-where")
+    where.wait_for()
+    assert where.text_content() == " › ".join(crumbs(page)) and "n1/then_branch" not in where.text_content()
 
     page.locator("#breadcrumb a.crumb").first.click()
     page.wait_for_selector("#graph[data-state=ready] [data-node-id=n0]")

@@ -506,12 +506,18 @@ async function followLink({ rev, path, selection }) {
  * again for each new drawing (a group expanded or collapsed changes what is compared). */
 function showHeat(metric, stats) {
   state.heat = metric ? { metric, stats } : null;
-  const drawn = metric ? drawnValues(stats.nodes, metric, (ids) => view.drawnBoxesOf(ids)) : null;
+  // Compare's outlines (amber on changed boxes) would sit on amber heat: the heat map waits
+  // under them, and comes back when they go (showCompareMarks)
+  const shown = metric && !compareMarksShown() ? metric : null;
+  const drawn = shown ? drawnValues(stats.nodes, shown, (ids) => view.drawnBoxesOf(ids)) : null;
   const heat = drawn ? { ...heatClasses(drawn.values), groups: drawn.groups } : null;
   for (const cls of HEAT_CLASSES) view.mark(heat ? /** @type {string[]} */ (heat.classes.get(cls)) : [], cls);
-  renderHeatLegend(heatLegendEl, metric, heat, () => showHeat(null, stats));
-  graphEl.dataset.heat = metric || "";
+  renderHeatLegend(heatLegendEl, shown, heat, () => showHeat(null, stats));
+  graphEl.dataset.heat = shown || "";
 }
+
+const compareMarksShown = () => (view.marks.get("diff-added") || []).length + (view.marks.get("diff-changed") || []).length > 0;
+const heatAgain = () => { if (state.heat) showHeat(state.heat.metric, state.heat.stats); };
 view.on((type) => { if (type === "scene" && state.heat) showHeat(state.heat.metric, state.heat.stats); });
 
 // ------------------------------------------------------------------ compare
@@ -523,6 +529,7 @@ async function compareWith(choice) {
     view.mark([], "diff-added");
     view.mark([], "diff-changed");
     view.mark([], "diff-focus");
+    heatAgain();
     renderSidebar();
     return;
   }
@@ -551,6 +558,7 @@ function showCompareMarks(on) {
   view.mark(on ? diff.nodes.added.map((n) => n.node) : [], "diff-added");
   view.mark(on ? diff.nodes.changed.map((n) => n.node) : [], "diff-changed");
   if (!on) view.mark([], "diff-focus");
+  heatAgain();
 }
 
 /** Bring the next (or previous) changed or added node of the graph on screen into view. */
@@ -878,9 +886,16 @@ async function step(direction) {
   setBusy(true);
   try {
     const call = direction === "undo" ? api.undo : api.redo;
-    const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, state.summary.revision));
+    const was = state.summary.revision;
+    const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, was));
     await refreshAfter(summary);
-    toast(`${direction === "undo" ? "Undone" : "Redone"} — now at revision ${state.summary.revision}.`, "info");
+    // what was undone is the revision left, what was redone the one reached: the toast says it
+    const stepped = direction === "undo" ? was : state.summary.revision;
+    const changes = await api.getRevisions(state.modelId)
+      .then((data) => (data.revisions.find((r) => r.revision === stepped) || {}).changes || [])
+      .catch(() => []);
+    const what = changes.length ? `: ${changes.join("; ")}` : "";
+    toast(`${direction === "undo" ? "Undone" : "Redone"}${what} — now at revision ${state.summary.revision}.`, "info");
   } catch (err) {
     if (err.status === 409) {
       await refreshAfter(null).catch(() => {});

@@ -37,7 +37,6 @@ function functionSections(graph, ctx) {
       ["Name", mono(graph.name)],
       ["Domain", graph.domain ? mono(graph.domain) : ""],
       graph.overload ? ["Overload", mono(graph.overload)] : null,
-      ["Path", mono(graph.path)],
       ["Inputs", names(graph.inputs, ctx)],
       ["Outputs", names(graph.outputs, ctx)],
       ["Opset imports", opsetText(graph.opset_import)],
@@ -100,7 +99,9 @@ function graphSections(graph, ctx) {
   return [
     section(title, propertyList([
       ["Name", graph.name ? mono(graph.name) : ""],
-      graph.path ? ["Path", mono(graph.path)] : null,
+      // where it sits in the words of the breadcrumb (the API's path, n2/then_branch, on hover)
+      graph.path ? ["Where", el("span", { class: "graph-where", title: `its path in the API: ${graph.path}` },
+        breakable(crumbs.map((c) => c.label).join(" › ") || graph.path))] : null,
       ["Contents", [plural((graph.nodes || []).length, "node"), plural((graph.inputs || []).length, "input"),
         plural((graph.outputs || []).length, "output"),
         (graph.value_info || []).length ? plural(graph.value_info.length, "value_info entry", "value_info entries") : ""].filter(Boolean).join(" · ")],
