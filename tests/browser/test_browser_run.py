@@ -578,3 +578,30 @@ def test_a_node_whose_output_changed_shape_says_so(page, server):
     assert row.locator(".run-shape-differs").text_content() == "shape ⟨2⟩ ≠ ⟨2×1⟩"
     assert "?" not in row.text_content()
     assert page.locator("#run-compare tr[data-output=y] td").nth(1).text_content() == "differs: shape ⟨2⟩ ≠ ⟨2×1⟩"
+
+
+def test_every_node_off_is_listed_on_a_click(page, server):
+    """An edit at the head of a 12-node chain moves every node's output: the 8 furthest off are
+    listed first, the other 4 on a click, still the furthest off first."""
+    f = onnx.TensorProto.FLOAT
+    nodes = [onnx.helper.make_node("Mul", ["x", "scale"], ["t0"], name="scale_it")]
+    nodes += [onnx.helper.make_node("Add", [f"t{k}", "one"], [f"t{k + 1}"], name=f"add{k}") for k in range(11)]
+    graph = onnx.helper.make_graph(
+        nodes,
+        "chain",
+        [onnx.helper.make_tensor_value_info("x", f, [1, 4])],
+        [onnx.helper.make_tensor_value_info("t11", f, [1, 4])],
+        [onnx.helper.make_tensor("scale", f, [1], [2.0]), onnx.helper.make_tensor("one", f, [1], [1.0])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    mid = upload(page, server, model, "chain.onnx")["id"]
+    edit = {"op": "set_initializer", "name": "scale", "value": {"dtype": "FLOAT", "shape": [1], "values": [3.0]}}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [edit]}).status == 200
+    run_against_revision_0(page, server, mid)
+    page.locator("#run-results[data-ready=true]").wait_for()
+    rows = page.locator("#run-errors tbody tr")
+    assert "12 off beyond rounding" in page.locator("#run-errors").text_content() and rows.count() == 8
+    page.click("#run-errors-all")
+    assert rows.count() == 12 and page.locator("#run-errors-all").count() == 0
+    errors = [float(c.rstrip(" %")) for c in page.locator("#run-errors tbody td.num:nth-child(3)").all_text_contents()]
+    assert errors == sorted(errors, reverse=True), errors

@@ -166,18 +166,26 @@ const excludable = (n) => Boolean(n.name) && n.op_type !== "QuantizeLinear" && n
  * tensor there (a dynamic quantization's Conv output is written by an Add it made). */
 const baseNode = (n) => (n.other_name !== undefined ? { name: n.other_name, op_type: n.other_op } : n);
 
-/** The rows of nodes with their error, SQNR and a cell for their checkbox. */
-function errorTable(rows, ctx, cls) {
-  const cells = rows.map(() => el("td", { class: "run-tick" }));
+/** A table of nodes with their error and SQNR; `addRows` appends rows, each with a cell for its
+ * checkbox handed to `onRow(node, cell)`. */
+function errorTable(ctx, cls, onRow) {
+  const body = el("tbody");
   const table = el("table", { class: `run-compare ${cls}` },
     el("thead", {}, el("tr", {}, [["", "run-tick"], ["node", ""], ["error", "num"], ["SQNR", "num"]].map(([h, c]) => el("th", { class: c }, h)))),
-    el("tbody", {}, rows.map((n, k) => el("tr", { "data-node": n.node },
-      cells[k],
-      el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
-        el("div", { class: "muted run-op" }, mono(n.op_type))),
-      ...(shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
-        : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])))));
-  return { table, cells };
+    body);
+  const addRows = (rows) => {
+    for (const n of rows) {
+      const cell = el("td", { class: "run-tick" });
+      body.append(el("tr", { "data-node": n.node },
+        cell,
+        el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
+          el("div", { class: "muted run-op" }, mono(n.op_type))),
+        ...(shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
+          : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])));
+      onRow(n, cell);
+    }
+  };
+  return { table, addRows };
 }
 
 /** How far each node's output is from the other revision's (the run's "locate"): the nodes
@@ -187,27 +195,35 @@ function errorTable(rows, ctx, cls) {
 function nodeErrors(compare, ctx, body) {
   const nodes = compare.nodes || [];
   const off = nodes.filter((n) => !n.equal);
-  const worst = [...off].sort((a, b) => (b.rel_error ?? Infinity) - (a.rel_error ?? Infinity)).slice(0, WORST);
+  const ranked = [...off].sort((a, b) => (b.rel_error ?? Infinity) - (a.rel_error ?? Infinity));
   const colour = el("button", { type: "button", class: "btn btn-small", id: "run-error-heat" }, "Colour the drawing by error");
   colour.addEventListener("click", () => ctx.actions.showHeat("rel_error", { nodes }));
   const ticks = new Ticks();
-  const { table, cells } = errorTable(worst, ctx, "run-errors");
+  /** @type {[any, HTMLElement][]} */
+  const shown = [];
+  let tickRow = null; // once the revision is known to be a quantization: a row's checkbox
+  const { table, addRows } = errorTable(ctx, "run-errors", (n, cell) => { shown.push([n, cell]); if (tickRow) tickRow(n, cell); });
+  addRows(ranked.slice(0, WORST));
+  // the furthest off first; the rest on a click (a quantized BERT has hundreds off)
+  const more = ranked.length > WORST ? el("button", { type: "button", class: "linklike", id: "run-errors-all" }, `Show all ${ranked.length} nodes off`) : null;
+  if (more) more.addEventListener("click", () => { more.remove(); addRows(ranked.slice(WORST)); });
   const offer = el("div", { class: "run-requantize", id: "run-requantize", hidden: true });
   const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${off.length} off beyond rounding. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
-    worst.length ? table : null,
-    off.length ? el("div", { class: "ed-row" }, colour) : null,
+    ranked.length ? table : null,
+    off.length ? el("div", { class: "ed-row" }, colour, more) : null,
     offer));
   quantizedFrom(compare.revision, ctx).then((op) => {
     if (!op) return;
-    worst.forEach((n, k) => {
+    tickRow = (n, cell) => {
       const base = baseNode(n);
       if (!excludable(base)) return;
-      cells[k].append(ticks.box([base.name], base.name));
+      cell.append(ticks.box([base.name], base.name));
       // the quantized node's name isn't the one left out: say which is
-      if (base.name !== n.name) cells[k].nextElementSibling.append(el("div", { class: "muted run-of" }, "of ", mono(base.name), ` (${base.op_type})`));
-    });
+      if (base.name !== n.name) cell.nextElementSibling.append(el("div", { class: "muted run-of" }, "of ", mono(base.name), ` (${base.op_type})`));
+    };
+    for (const [n, cell] of shown) tickRow(n, cell);
     const again = el("button", { type: "button", class: "btn btn-small", id: "run-requantize-go" }, `Quantize revision ${compare.revision} again, ticked nodes in float`);
     again.addEventListener("click", () => requantize(op, ticks.ticked(), compare.revision, ctx, offer));
     const qdq = op.op === "quantize_static" && (op.quant_format || "QDQ") === "QDQ";
