@@ -293,12 +293,11 @@ export class GraphController {
     return ok;
   }
 
-  /** Back to the overview the graph opened with (a small graph: every group collapsed). */
+  /** Every group collapsed, as the button says: the graph's top-level groups in reading order
+   * (it was "back to the first view", which left a BERT's embeddings open). */
   collapseAll() {
     if (!this.h) return Promise.resolve(false);
-    const overview = overviewExpanded(this.h, { ...this.h.limits, smallGraph: 0 });
-    const everything = overview.size === this.h.groups.size;
-    this.expanded = everything ? new Set([""]) : overview;
+    this.expanded = new Set([""]);
     delete this.container.dataset.expanded;
     return this.redraw({ home: true });
   }
