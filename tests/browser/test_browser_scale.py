@@ -762,3 +762,20 @@ def test_a_section_wider_than_the_window_keeps_its_tab_on_screen(page, server):
     # its − control collapses the section
     page.locator(f"#graph [data-frame='{gid}'] [data-toggle]").click()
     page.wait_for_selector(f"#graph [data-group-id='{gid}'][data-collapsed=true]")
+
+
+def test_a_group_opened_from_fit_is_shown_at_a_readable_size(page, server):
+    """Fit shows a 12-layer BERT whole, its labels tiny; double-clicking layer.7 there opens it
+    at a size its boxes can be read at (it kept Fit's zoom: labels of 2 px), its tab in view.
+    Opened at a readable zoom, a group stays where it was (the LLaMA test above)."""
+    summary = upload(page, server, bert_like(12), "bert_like.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-fit")
+    assert min(page.evaluate(LABEL_SIZES)) < 6  # Fit: unreadable, as a whole model's map is
+    page.locator("#graph [data-group-id='/bert/encoder/layer.7']").dblclick()
+    wait_settled(page)
+    frame = page.locator("#graph [data-group-id='/bert/encoder/layer.7'][data-collapsed=false]")
+    assert frame.count() == 1
+    assert min(page.evaluate(LABEL_SIZES)) >= 11
+    area, tab = page.locator("#graph").bounding_box(), frame.bounding_box()
+    assert area["y"] <= tab["y"] < area["y"] + area["height"] and area["x"] <= tab["x"] < area["x"] + area["width"]

@@ -3,7 +3,7 @@
 // model-page.js uses it where it used the plain renderer (same method names: render is
 // `show`), plus expand/collapse, expand-all, collapse-all, trace and the view options.
 import { allGroupIds, ancestorsOf, buildHierarchy, overviewExpanded } from "./grouping.js";
-import { shownBoxId } from "./graph-model.js";
+import { READABLE_SCALE, shownBoxId } from "./graph-model.js";
 import { GraphView } from "../renderers/renderer.js";
 import { nextTask, painted } from "../widgets/dom.js";
 import { composeScene, firstViewLevels, layoutScene, planScene } from "./scene.js";
@@ -136,10 +136,10 @@ export class GraphController {
     }
   }
 
-  /** @param {{home?: boolean, anchor?: string | null, keepInView?: boolean, restore?: {x: number, y: number, k: number} | null, settle?: boolean}} [options]
+  /** @param {{home?: boolean, anchor?: string | null, keepInView?: boolean, readable?: boolean, restore?: {x: number, y: number, k: number} | null, settle?: boolean}} [options]
    * anchor: a drawn id kept where it was on screen (keepInView: and brought into the window);
    * restore: the view to show (pan and zoom) */
-  async draw({ home = false, anchor = null, keepInView = false, restore = null, settle = true } = {}) {
+  async draw({ home = false, anchor = null, keepInView = false, readable = false, restore = null, settle = true } = {}) {
     const seq = ++this.seq;
     this.drawing = true;
     const started = performance.now();
@@ -195,6 +195,8 @@ export class GraphController {
         const r = this.view.rectOf(anchor);
         if (r) this.view.anchor(r.x, r.y, before[0], before[1]);
         if (r && keepInView) this.view.reveal(anchor, { minScale: 0, zoom: 0 });
+        // a group opened from a far view (Fit) is brought to a size its boxes can be read at
+        if (r && readable && this.view.view.k < READABLE_SCALE) this.view.reveal(anchor, { minScale: READABLE_SCALE, zoom: READABLE_SCALE });
       }
       this.revealPending(!only);
     });
@@ -272,8 +274,9 @@ export class GraphController {
     } else {
       this.expanded.add(id);
     }
+    const opened = this.expanded.has(id);
     delete this.container.dataset.expanded;
-    return this.redraw({ anchor: id });
+    return this.redraw({ anchor: id, readable: opened });
   }
 
   expand(id) {
