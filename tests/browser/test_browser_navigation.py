@@ -359,6 +359,13 @@ def test_arrow_keys_step_along_the_lines(page, server):
     page.wait_for_selector("#sidebar[data-panel=input]")
     page.keyboard.press("ArrowDown")
     page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'Relu'")
+    # ↑ goes back the way ↓ came: down through the second Sigmoid to the join, up to it again
+    # (not to the join's first input), then up to the Relu
+    press("ArrowDown", "n1")
+    press(sideways, "n2")
+    press("ArrowDown", "n3")
+    press("ArrowUp", "n2")
+    press("ArrowUp", "n0")
 
 
 def test_down_follows_the_values_not_a_shape_read(page, server):
