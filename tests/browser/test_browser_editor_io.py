@@ -31,6 +31,10 @@ def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):
     assert form.locator("select[name=dtype]").input_value() == "FLOAT"
     assert [form.locator(f"input[name=dim-{i}]").input_value() for i in range(4)] == ["1", "3", "32", "32"]
     form.locator("input[name=dim-0]").fill("batch")
+    # a field shows a whole name as it is typed ("sequence_length", not "sequer")
+    form.locator("input[name=dim-1]").fill("sequence_length")
+    assert form.locator("input[name=dim-1]").evaluate("e => e.scrollWidth <= e.clientWidth")
+    form.locator("input[name=dim-1]").fill("3")
     # a dim made dynamic: re-inferring the outputs' shapes is ticked, or they'd still say 1
     assert form.locator("input[name=update_types]").is_checked()
     page.screenshot(path=str(artifacts / "editor-io-panel.png"))

@@ -13,6 +13,10 @@ function dimCell(index, text, orig, onRemove) {
     class: "mono ed-dim-input", placeholder: "?", "aria-label": `Dimension ${index}`, title: "A number, a name (dynamic), or empty (unknown)",
   });
   if (orig !== undefined) input.dataset.orig = toJSON(orig); // a dim past 2^53 is a BigInt
+  // as wide as what it holds ("sequence", not "sequer"), never narrower than a short number
+  const fit = () => { input.size = Math.max(4, input.value.length + 1); };
+  input.addEventListener("input", fit);
+  fit();
   return el("div", { class: "ed-dim", "data-dim": index },
     el("span", { class: "ed-dim-index" }, String(index)), input,
     el("button", { type: "button", class: "linklike ed-dim-remove", title: `Remove dimension ${index}`, "aria-label": `Remove dimension ${index}`, onclick: onRemove }, "×"));
