@@ -779,3 +779,10 @@ def test_a_group_opened_from_fit_is_shown_at_a_readable_size(page, server):
     assert min(page.evaluate(LABEL_SIZES)) >= 11
     area, tab = page.locator("#graph").bounding_box(), frame.bounding_box()
     assert area["y"] <= tab["y"] < area["y"] + area["height"] and area["x"] <= tab["x"] < area["x"] + area["width"]
+    # the bar above the drawing names the groups the window is in, each a way to select it
+    crumbs = page.locator("#crumb-groups .crumb-group")
+    crumbs.filter(has_text="layer.7").wait_for()
+    assert crumbs.all_text_contents()[-1] == "layer.7"
+    crumbs.last.click()
+    page.wait_for_selector("#sidebar[data-panel=group]")
+    assert page.locator("#sidebar .panel-title").text_content() == "layer.7"

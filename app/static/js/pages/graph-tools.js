@@ -38,7 +38,29 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
   const pressed = (b, on) => b && b.setAttribute("aria-pressed", on ? "true" : "false");
   const busy = () => graphEl.dataset.state !== "ready";
 
+  // which groups the window is in, once a frame as the view moves
+  let groupsAsked = false;
+  const showGroupsInView = () => {
+    if (groupsAsked) return;
+    groupsAsked = true;
+    requestAnimationFrame(() => {
+      groupsAsked = false;
+      const where = document.getElementById("crumb-groups");
+      if (!where) return;
+      const groups = view.groupsInView();
+      const text = groups.map((g) => g.label).join(" › ");
+      if (where.dataset.groups === text) return;
+      where.dataset.groups = text;
+      clear(where);
+      for (const g of groups) {
+        where.append(el("span", { class: "crumb-sep", "aria-hidden": "true" }, "›"),
+          el("button", { type: "button", class: "linklike crumb-group", "data-group": g.id, title: `Select the group ${g.label}`, onclick: () => select({ kind: "group", id: g.id }, { reveal: true }) }, g.label));
+      }
+    });
+  };
+
   view.on((type, detail) => {
+    if (type === "scene" || type === "view") showGroupsInView();
     if (type === "marks" && detail.cls.startsWith("heat-")) minimap.recolour();
     if (type === "scene") {
       tools.hidden = false;

@@ -13,6 +13,8 @@ export function renderBreadcrumb(nav, graph, ctx) {
       ? el("span", { class: "crumb current", "aria-current": "page" }, c.label)
       : el("a", { class: "crumb", href: ctx.graphHref(c.path), "data-path": c.path }, c.label));
   });
+  // the groups at the window's centre (graph-tools.js fills it as the view moves)
+  nav.append(el("span", { class: "crumb-groups", id: "crumb-groups", title: "The groups at the centre of the window" }));
   const kind = graph.kind === "function" ? "function" : "graph";
   nav.append(el("span", { class: "crumb-info muted" }, `${kind} · ${plural((graph.nodes || []).length, "node")}`));
 }

@@ -305,6 +305,25 @@ export class GraphController {
     return this.redraw({ home: true });
   }
 
+  /** The expanded groups the window's centre is in, outermost first ({id, label}): zoomed into
+   * a layer, its frame's tab has scrolled away and this says which layer it is. */
+  groupsInView() {
+    if (!this.scene || !this.scene.frames.length) return [];
+    const { w, h } = this.view.viewportSize();
+    const { x, y, k } = this.view.view;
+    const top = this.view.insetTop || 0;
+    const cx = (w / 2 - x) / k;
+    const cy = (top + (h - top) / 2 - y) / k;
+    let inner = null;
+    for (const f of this.scene.frames) {
+      if (cx < f.x || cx > f.x + f.w || cy < f.y || cy > f.y + f.h) continue;
+      if (!inner || f.depth > inner.depth) inner = f;
+    }
+    const out = [];
+    for (let g = inner && inner.group; g && g.id !== ""; g = g.parent) out.unshift({ id: g.id, label: g.label });
+    return out;
+  }
+
   /** The id drawn for a box id: itself, or "group:<id>" of the collapsed group holding it. */
   /** The box that shows box `id`: itself, or for a folded Constant (a quantization pair) the
    * first box listing it. */
