@@ -100,9 +100,22 @@ def test_tolerance_decides_what_is_close_enough(client):
     assert strict["status"] == "failed" and strict["tolerance"] == pytest.approx(1e-3)
     far = strict["worst"]["max_rel_to_range"]
     assert 1e-3 < far < 0.05
+    needed = strict["cases"][0]["outputs"]["y"]["tolerance_needed"]
+    assert 1e-3 < needed <= far  # each value's own magnitude is allowed its share too
     r = client.patch(f"/api/models/{mid}/checks", json={"tolerance": 0.05})
     assert r.status_code == 200 and r.get_json()["tolerance"] == 0.05
     assert verdict(client, mid)["status"] == "passed"
+    # the kept runs are judged again at each tolerance: the history has every revision's verdict
+    # at once, none run again (the store keeps one verdict per revision)
+    history = lambda: {  # noqa: E731
+        r["revision"]: r["validation"]["reference"]
+        for r in client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]
+    }
+    assert history() == {0: "passed", 1: "passed"}
+    client.patch(f"/api/models/{mid}/checks", json={"tolerance": needed * 0.99})
+    assert history() == {0: "passed", 1: "failed"}
+    client.patch(f"/api/models/{mid}/checks", json={"tolerance": needed})
+    assert history() == {0: "passed", 1: "passed"} and verdict(client, mid)["status"] == "passed"
     for bad in (-1, 2, "0.1", True, None):
         r = client.patch(f"/api/models/{mid}/checks", json={"tolerance": bad})
         assert r.status_code == 400 and "tolerance" in r.get_json()["error"]["message"]

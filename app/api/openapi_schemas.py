@@ -388,7 +388,7 @@ SCHEMAS: dict = {
             },
             "compare": {
                 "type": "object",
-                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, shape}}; renamed: {output: its name in the other revision}",
+                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, tolerance_needed (the smallest tolerance at which it is close; null: none), shape}}; renamed: {output: its name in the other revision}",
             },
             "expected": {
                 "type": "object",
@@ -446,7 +446,7 @@ SCHEMAS: dict = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "description": '{"name", "status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: {"passed", "equal", "close", "max_abs", "max_rel", "max_rel_to_range", "rel_error", "sqnr_db", "shape"}}}',
+                    "description": '{"name", "status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: {"passed", "equal", "close", "max_abs", "max_rel", "max_rel_to_range", "tolerance_needed", "rel_error", "sqnr_db", "shape"}}}',
                 },
             },
             "worst": {

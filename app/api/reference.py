@@ -69,9 +69,34 @@ def _tolerance(checks: dict) -> float:
 
 # --- a revision's verdict ---------------------------------------------------------------------
 def _source_key(revision, checks: dict) -> str:
-    """What a verdict depends on besides the graph blob: the external files and the cases."""
-    spec = {"external": revision.external, "cases": checks.get("cases", []), "tolerance": _tolerance(checks)}
+    """What a verdict's runs depend on besides the graph blob: the external files and the cases
+    (not the tolerance: a kept verdict is judged again at the one set now, `_judged`)."""
+    spec = {"external": revision.external, "cases": checks.get("cases", [])}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _judged(verdict: dict, tolerance: float) -> dict:
+    """A kept verdict at `tolerance`: each output passes when equal or close at it (its
+    `tolerance_needed`), so changing the tolerance judges every revision run before at once."""
+    if verdict.get("tolerance") == tolerance:
+        return verdict
+    cases = []
+    for case in verdict["cases"]:
+        if case["status"] == "error":
+            cases.append(case)
+            continue
+        outputs = {}
+        for name, o in case["outputs"].items():
+            if o.get("missing"):
+                outputs[name] = o
+                continue
+            needed = o.get("tolerance_needed")
+            close = bool(o["equal"]) or (needed is not None and needed <= tolerance)
+            outputs[name] = {**o, "close": close, "passed": close}
+        passed = all(o["passed"] for o in outputs.values())
+        cases.append({**case, "outputs": outputs, "status": "passed" if passed else "failed"})
+    status = "passed" if all(c["status"] == "passed" for c in cases) else "failed"
+    return {**verdict, "status": status, "tolerance": tolerance, "cases": cases}
 
 
 def reference_verdict(model_id: str, revision, model: onnx.ModelProto, wait: bool = False) -> dict:
@@ -87,7 +112,7 @@ def _verdict(model_id: str, revision, model: onnx.ModelProto, checks: dict, wait
     s, extra = store(), _source_key(revision, checks)
     kept = s.derived(derived.key("reference", revision.blob, extra))
     if kept is not None:
-        return json.loads(kept)
+        return _judged(json.loads(kept), _tolerance(checks))
     if wait or (is_quick(revision, model) and (s.where, model_id) not in _slow):
         # a request waiting for a quick model gives each case the runtime gate's wall; a longer
         # run makes the model slow, and its verdict comes from the background with the full wall
@@ -112,7 +137,7 @@ def known_status(checks: dict | None, revision) -> str | None:
     if not checks or not checks.get("cases"):
         return None
     kept = store().derived(derived.key("reference", revision.blob, _source_key(revision, checks)))
-    return None if kept is None else json.loads(kept)["status"]
+    return None if kept is None else _judged(json.loads(kept), _tolerance(checks))["status"]
 
 
 def _computed(revision, model: onnx.ModelProto, checks: dict, extra: str, wall: float) -> tuple[dict, bool]:

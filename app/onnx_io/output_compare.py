@@ -14,7 +14,8 @@ LOCATE_RTOL, LOCATE_ATOL = 1e-4, 1e-5  # closer than this is the same value (ker
 CLOSE_TOLERANCE = 1e-3
 
 
-NONE = {"max_abs": None, "max_rel": None, "max_rel_to_range": None}
+# what is unknown of outputs of another shape or kind; "tolerance_needed": they are never close
+NONE = {"max_abs": None, "max_rel": None, "max_rel_to_range": None, "tolerance_needed": None}
 
 
 def compare_outputs(a_path: str, b_path: str, close: bool = False, tolerance: float = CLOSE_TOLERANCE) -> dict:
@@ -30,7 +31,13 @@ def compare_outputs(a_path: str, b_path: str, close: bool = False, tolerance: fl
     if isinstance(a, saved_values.Map) and isinstance(b, saved_values.Map):
         return _compare_items(a, b, close, tolerance)
     same = kinds == ["optional", "optional"]  # both empty
-    return {"equal": same, "close": same, **NONE, "shape": [] if same else kinds}
+    return {
+        "equal": same,
+        "close": same,
+        **NONE,
+        "tolerance_needed": 0.0 if same else None,
+        "shape": [] if same else kinds,
+    }
 
 
 def _compare_sequences(a: list, b: list, close: bool, tolerance: float) -> dict:
@@ -38,7 +45,7 @@ def _compare_sequences(a: list, b: list, close: bool, tolerance: float) -> dict:
         return {"equal": False, "close": False, **NONE, "shape": [[len(a)], [len(b)]]}
     each = [_compare_items(x, y, close, tolerance) for x, y in zip(a, b, strict=True)]
     if not each:
-        return {"equal": True, "close": True, **NONE, "shape": [0]}
+        return {"equal": True, "close": True, **NONE, "tolerance_needed": 0.0, "shape": [0]}
     known = [c for c in each if c["max_abs"] is not None]
     out = {
         "equal": all(c["equal"] for c in each),
@@ -52,6 +59,8 @@ def _compare_sequences(a: list, b: list, close: bool, tolerance: float) -> dict:
         out["max_abs"] = max(c["max_abs"] for c in known)
         rel = [c["max_rel"] for c in known if c["max_rel"] is not None]
         out["max_rel"] = max(rel) if rel else None
+    needed = [c["tolerance_needed"] for c in each]
+    out["tolerance_needed"] = None if None in needed else max(needed)
     return out
 
 
@@ -72,7 +81,7 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
         return {"equal": False, "close": False, **none, "shape": [list(a.shape), list(b.shape)]}
     if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
         same = bool(np.array_equal(a, b))
-        return {"equal": same, "close": same, **none, "shape": list(a.shape)}
+        return {"equal": same, "close": same, **none, "tolerance_needed": 0.0 if same else None, "shape": list(a.shape)}
     x, y = a.astype(np.float64), b.astype(np.float64)
     diff = np.abs(x - y)
     finite = np.isfinite(diff)
@@ -93,9 +102,30 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
     return {
         "equal": same,
         "close": same or near,
+        "tolerance_needed": 0.0 if same else _tolerance_needed(x, y, diff, scale),
         "max_abs": max_abs,
         "max_rel": max_rel,
         "max_rel_to_range": max_abs / scale if scale else (0.0 if max_abs == 0 else None),
         **signal_error(x, y),  # the whole tensor's relative L2 error and SQNR
         "shape": list(a.shape),
     }
+
+
+def _tolerance_needed(x: np.ndarray, y: np.ndarray, diff: np.ndarray, scale: float) -> float | None:
+    """The smallest tolerance t at which x is "close" to y (|x - y| <= t·|y| + t·scale everywhere,
+    NaN where NaN, each infinity where the same one): a verdict judged again at another tolerance
+    needs no new run. None: close at none (a NaN or an infinity moved, a change where y and its
+    scale are 0)."""
+    finite = np.isfinite(diff)
+    if not finite.all():
+        odd = ~finite
+        kept = (np.isnan(x[odd]) & np.isnan(y[odd])) | (x[odd] == y[odd])
+        if not kept.all():
+            return None
+    d, bound = diff[finite], scale + np.abs(y[finite])
+    if not d.size or not d.any():
+        return 0.0
+    if (d[bound == 0] > 0).any():
+        return None
+    moved = bound > 0
+    return float((d[moved] / bound[moved]).max())
