@@ -327,3 +327,36 @@ def test_several_words_find_what_every_word_finds(client):
     assert {r["kind"] for r in tensors} == {"tensor"}
     # words that meet nowhere find nothing, though each alone finds much
     assert find(client, mid, "layer.1/ Conv")["total"] == 0 < find(client, mid, "layer.1/")["total"]
+
+
+def test_python_writes_types_as_the_pages_lib_format_js():
+    """format_type (Compare's input and output changes) against formatType run by node, on the
+    types of every input and output of the official node tests (tensors of every dtype, unknown
+    and symbolic dims, sequences, maps, optionals, sparse tensors)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    from app.views.search import format_type
+    from app.views.values import type_json
+
+    types = {}
+    for case in node_testcases().values():
+        for v in [*case.model.graph.input, *case.model.graph.output]:
+            t = type_json(v.type)
+            types[json.dumps(t, sort_keys=True)] = t
+    types['{"kind": "unknown"}'] = {"kind": "unknown"}
+    listed = list(types.values())
+    assert len(listed) > 200
+    script = (
+        f'import {{ formatType }} from "{(REPO / "app/static/js/lib/format.js").as_uri()}";\n'
+        'let s = ""; process.stdin.on("data", (c) => { s += c; });\n'
+        'process.stdin.on("end", () => { console.log(JSON.stringify(JSON.parse(s).map(formatType))); });\n'
+    )
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        input=json.dumps(listed),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert [format_type(t) for t in listed] == json.loads(out)
