@@ -317,6 +317,13 @@ def test_costs_as_formulas_in_the_inputs_dims(client):
                 assert evaluate(row["flops_formula"], sizes) == at["flops"], row
             if row["output_bytes"] is None:
                 assert evaluate(row["output_formula"], sizes) == at["output_bytes"], row
+    # some sizes given: the formula is in the others alone (batch = 2: 64·seq + 1024·seq)
+    part = stats(client, data, "?dims=batch=2")
+    assert part["formula"]["symbols"] == ["seq"] and part["dims"] == {"batch": 2}
+    assert part["formula"]["flops"] == [{"coefficient": 64 + 1024, "symbols": {"seq": 1}}]
+    assert evaluate(part["formula"]["activation_bytes"], {"seq": 8}) == evaluate(
+        formula["activation_bytes"], {"batch": 2, "seq": 8}
+    )
 
 
 def test_formulas_are_none_without_symbols_and_never_evaluate_a_dims_text(client):

@@ -16,7 +16,7 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import input_dims
 from ..onnx_io.traverse import running_graphs
-from ..views.costs import model_costs, model_formula, with_node_formulas
+from ..views.costs import formula_at, model_costs, model_formula, with_node_formulas
 from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
 
@@ -72,6 +72,10 @@ def get_stats(model_id):
         # each node's formula too while sizes aren't given (given, they are counted)
         skipped = [b["skipped"] for b in costs["branches"]]  # the If branches its totals leave out
         formula = with_node_formulas(costs, model_formula(model, plain, skipped), attach=not at)
+        if formula is not None and at:
+            # the sizes given are no symbols any more: batch = 1 leaves a formula in sequence alone
+            # (Compare counts both sides at the same shapes: their formulas then read alike)
+            formula = formula_at(formula, at)
         return {**costs, "formula": formula}
 
     def encode(costs: dict) -> bytes:

@@ -39,7 +39,7 @@ from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
-from .formula import Poly, SymbolicDims, terms
+from .formula import Poly, SymbolicDims, terms, terms_at
 
 Shape = list[int] | None  # None: rank or a dim unknown
 
@@ -873,6 +873,16 @@ def model_formula(
         "activation_bytes": terms(activations),
         "unknown_nodes": unknown,
         "nodes": per_node,
+    }
+
+
+def formula_at(formula: dict, sizes: dict[str, int]) -> dict:
+    """model_formula's totals with the symbols of `sizes` given (a formula in the rest)."""
+    return {
+        **formula,
+        "symbols": [s for s in formula["symbols"] if s not in sizes],
+        "flops": terms_at(formula["flops"], sizes),
+        "activation_bytes": terms_at(formula["activation_bytes"], sizes),
     }
 
 

@@ -80,6 +80,19 @@ class Poly:
     __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = _refuse
     __bool__ = __int__ = __index__ = __float__ = _refuse
 
+    def at(self, values: Mapping[str, int]) -> Poly:
+        """The polynomial with the symbols of `values` given their sizes (the rest stay symbols)."""
+        out: dict[Monomial, int] = {}
+        for m, c in self.terms.items():
+            kept = []
+            for name, p in m:
+                if name in values:
+                    c *= values[name] ** p
+                else:
+                    kept.append((name, p))
+            out[tuple(kept)] = out.get(tuple(kept), 0) + c
+        return Poly(out)
+
     def constant(self) -> int | None:
         """Its value when it has no symbol left, else None."""
         if not self.terms:
@@ -170,3 +183,9 @@ def terms(value: Poly | int) -> list[dict]:
     poly = Poly.of(value)
     ordered = sorted(poly.terms.items(), key=lambda mc: (-sum(p for _, p in mc[0]), mc[0]))
     return [{"coefficient": c, "symbols": dict(m)} for m, c in ordered]
+
+
+def terms_at(listed: list[dict], values: Mapping[str, int]) -> list[dict]:
+    """terms() of a formula given as data, with the symbols of `values` given their sizes."""
+    poly = Poly({tuple(sorted(t["symbols"].items())): t["coefficient"] for t in listed})
+    return terms(poly.at(values))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import numpy_helper
 
-from .browser_models import tiny_cnn
+from .browser_models import position_slice_model, tiny_cnn
 from .browser_pages import open_model, upload, wait_revision
 
 
@@ -181,3 +181,32 @@ def test_compare_counts_both_sides_at_the_same_input_shapes(page, server, artifa
     note = page.locator("#compare-sizes").text_content()
     assert "batch = 1 (revision 0 fixes it; not the 4 given in Costs)" in note, note
     page.locator("#compare-costs").screenshot(path=str(artifacts / "compare-costs-same-shapes.png"))
+
+
+def test_a_dim_fixed_since_is_compared_at_its_size_and_long_names_wrap(page, server):
+    """batch fixed to 1 while seq stays symbolic: both sides' costs are formulas in seq alone
+    (revision 0's counted at batch = 1), so the change is "same", not −32·batch·seq + 32·seq; a
+    long node name in the changed list wraps inside the panel."""
+    mid = upload(page, server, position_slice_model(), "position_slice.onnx")["id"]
+    long_name = "/model/embeddings/position_embeddings/" + "renamed_to_something_long_" * 3 + "MatMul"
+    ops = [
+        {"op": "set_io_shape", "name": "x", "shape": [1, "seq", 32], "update_types": True},
+        {"op": "rename_node", "node": "@mm", "name": long_name},
+    ]
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": ops})
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-compare")
+    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    page.select_option("#compare-with", "rev:0")
+    costs = page.locator("#compare-costs table")
+    costs.wait_for()
+    flops = costs.locator("tr[data-cost=flops] td").all_text_contents()[1:]
+    assert flops == ["1.06 K·seq", "1.06 K·seq", "same"], flops
+    assert "batch = 1 in revision 0" in page.locator("#compare-costs").text_content()
+    page.locator("#compare-changed .compare-node").first.wait_for()
+    widths = page.evaluate(
+        "() => { const s = document.getElementById('sidebar'); return [s.scrollWidth, s.clientWidth]; }"
+    )
+    assert widths[0] <= widths[1], widths

@@ -42,7 +42,8 @@ function picker(ctx, onPick) {
 }
 
 function nodeLink(ctx, id, label) {
-  return el("a", { class: "compare-node", href: ctx.nodeHref(graphPathOf(id), id), "data-node": id }, label || id);
+  // a long node name wraps at its separators inside the panel (it ran past its right edge)
+  return el("a", { class: "compare-node", href: ctx.nodeHref(graphPathOf(id), id), "data-node": id }, breakable(label || id));
 }
 
 function changedItem(c, ctx) {
