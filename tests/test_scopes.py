@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import onnx
+from browser.scale_models import bert_like
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-from testkit import upload
+from testkit import ONNX_DATA, upload
 
 from app.views.scopes import ScopeTable, node_scope, scope_of
 
@@ -147,3 +149,58 @@ def test_graph_json_scopes_equal_each_nodes_own(client):
     for n, got in zip(nodes, graph["nodes"], strict=True):
         assert (graph["scopes"][got["scope"]] if "scope" in got else []) == node_scope(n), n.name
     assert len(graph["scopes"]) == 3 + 1 + 1  # m.l0..2, /a/b, odd
+
+
+def test_scope_from_tensorflow_names():
+    assert node_scope(_node("StatefulPartitionedCall/model/conv2d_3/Conv2D")) == [
+        "StatefulPartitionedCall",
+        "StatefulPartitionedCall/model",
+        "StatefulPartitionedCall/model/conv2d_3",
+    ]
+    assert node_scope(_node("conv1")) == [] and node_scope(_node("/Relu")) == []
+
+
+def test_a_graph_without_node_scopes_is_grouped_by_its_weights_names(client):
+    """light_inception_v2 names its nodes n193 or nothing; its weights carry the blocks
+    (inception_4a/double3x3b_w_0). Each node reading one is in that block; activations
+    (r193) never decide a scope; the blocks are the network's, in its order."""
+    path = ONNX_DATA / "light" / "light_inception_v2.onnx"
+    model = onnx.load(path)
+    mid = upload(client, path.read_bytes()).get_json()["id"]
+    graph = client.get(f"/api/models/{mid}/graph").get_json()
+    scope = {n["id"]: graph["scopes"][n["scope"]] for n in graph["nodes"] if "scope" in n}
+    conv = next(i for i, n in enumerate(model.graph.node) if n.op_type == "Conv" and "inception_3a/1x1_w_0" in n.input)
+    assert scope[f"n{conv}"] == ["inception_3a"]
+    mul = next(i for i, n in enumerate(model.graph.node) if "inception_4a/double3x3a/bn/sc_w_0" in n.input)
+    assert model.graph.node[mul].op_type != "ConstantOfShape"
+    assert scope[f"n{mul}"] == ["inception_4a", "inception_4a/double3x3a", "inception_4a/double3x3a/bn"]
+    # the ConstantOfShape making a weight is in the block of the weight it makes
+    maker = next(i for i, n in enumerate(model.graph.node) if list(n.output) == ["inception_4a/double3x3a/bn/sc_w_0"])
+    assert scope[f"n{maker}"] == scope[f"n{mul}"]
+    # a node reading activations alone (a Relu) is in the block its producers share
+    maker_of = {o: i for i, n in enumerate(model.graph.node) for o in n.output}
+    relus = [i for i, n in enumerate(model.graph.node) if n.op_type == "Relu"]
+    assert len(relus) > 50
+    for i in relus:
+        assert scope[f"n{i}"] == scope[f"n{maker_of[model.graph.node[i].input[0]]}"]
+    # only the joins of two blocks' outputs (a reduction block's Concat and pool) have none
+    loose = [n["op_type"] for n in graph["nodes"] if n["id"] not in scope]
+    assert sorted(loose) == ["AveragePool", "AveragePool", "Concat", "Concat"]
+    tops = list(dict.fromkeys(scope[n["id"]][0] for n in graph["nodes"] if n["id"] in scope))
+    assert tops == ["conv1", "conv2"] + [
+        f"inception_{b}" for b in ("3a", "3b", "3c", "4a", "4b", "4c", "4d", "4e", "5a", "5b")
+    ] + ["loss3"]
+    assert len(scope) == 912 and len(graph["nodes"]) == 916
+    # the node endpoint says the same scope
+    node = client.get(f"/api/models/{mid}/node?id=n{mul}").get_json()
+    assert node["scope"] == scope[f"n{mul}"]
+
+
+def test_torch_exports_keep_their_own_scopes(client):
+    """A torch BERT: scopes from its "/"-led node names, as before; its weights' dotted names
+    (bert.encoder.layer.0…) give nothing to nodes without a scope."""
+    model = bert_like(2)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    graph = client.get(f"/api/models/{mid}/graph").get_json()
+    for n, got in zip(model.graph.node, graph["nodes"], strict=True):
+        assert (graph["scopes"][got["scope"]] if "scope" in got else []) == scope_of(n.name, None, None), n.name

@@ -14,7 +14,7 @@ from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.traverse import fold, graphs_within
 from ..onnx_io.traverse import subgraphs as held_graphs
 from . import forked
-from .scopes import ScopeTable, node_scope
+from .scopes import ScopeTable, initializer_names, scope_by_weights, scope_in_graph
 from .values import attribute_json, sparse_brief, tensor_brief, text, value_info_json
 
 
@@ -65,6 +65,8 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             stop = 0
     try:
         nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop)
+        if not stop:  # (a graph built in two processes keeps its nodes' own scopes)
+            scope_by_weights(nodes, initializer_names(g), scopes)
         out: dict = {
             "path": path,
             "address": named_address(model, path),
@@ -189,7 +191,7 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
     }
     if n.metadata_props:
         out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
-    scope = node_scope(n)
+    scope = scope_in_graph(ref.container, index)
     if scope:
         out["scope"] = scope
     _add_rare_fields(n, out, functions)

@@ -1,6 +1,9 @@
 """A node's name scope, for grouping big graphs: from torch's node metadata when present
 (`pkg.torch.onnx.name_scopes`, `namespace`), else from a path-like node name
-(`/model/layers.3/self_attn/q_proj/MatMul`).
+(`/model/layers.3/self_attn/q_proj/MatMul`, TensorFlow's `model/conv2d_3/Conv2D`); in a graph
+whose nodes say none (Caffe2 exports, much of the model zoo: nodes unnamed or named `n193`),
+from the path-like name of a weight a node reads (`inception_4a/double3x3b_w_0`: inception_4a),
+else the scope its inputs' producers share (scope_by_weights).
 
 A scope is the list of its nested levels, each a full path, outermost first:
 ["/model", "/model/layers.3", "/model/layers.3/self_attn"] or ["layers.0", "layers.0.lin"].
@@ -36,10 +39,16 @@ def _from_namespace(value: str) -> list[str]:
 
 
 def _from_name(name: str) -> list[str]:
-    if not name.startswith("/") or name.count("/") < 2:
-        return []
-    parts = name.split("/")[1:-1]
-    return ["/" + "/".join(parts[: i + 1]) for i in range(min(len(parts), MAX_SCOPE_LEVELS))]
+    """The levels of a path-like name: torch's "/a/b/Op" -> ["/a", "/a/b"], TensorFlow's (and a
+    weight's) "a/b/Op" -> ["a", "a/b"]. Decided by the text before its last "/" alone (the
+    table caches by it)."""
+    if name.startswith("/"):
+        if name.count("/") < 2:
+            return []
+        parts = name.split("/")[1:-1]
+        return ["/" + "/".join(parts[: i + 1]) for i in range(min(len(parts), MAX_SCOPE_LEVELS))]
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(min(len(parts), MAX_SCOPE_LEVELS))]
 
 
 def scope_of(name: str, name_scopes: str | None, namespace: str | None) -> list[str]:
@@ -114,17 +123,112 @@ class ScopeTable:
         elif namespace is not None:
             cache, key = self._by_namespace, namespace.rpartition("/")[0]
         else:
-            cache, key = self._by_name, (name.rpartition("/")[0] if name.startswith("/") else "")
+            cache, key = self._by_name, name.rpartition("/")[0]
         hit = cache.get(key, -1)
         if hit != -1:
             return hit
-        levels = scope_of(name, name_scopes, namespace)
-        found = None
-        if levels:
-            t = tuple(levels)
-            found = self._index.get(t)
-            if found is None:
-                found = self._index[t] = len(self.scopes)
-                self.scopes.append(levels)
+        found = self.intern(scope_of(name, name_scopes, namespace))
         cache[key] = found
         return found
+
+    def intern(self, levels: list[str]) -> int | None:
+        """The table index of a scope (added when new), None for no scope."""
+        if not levels:
+            return None
+        t = tuple(levels)
+        found = self._index.get(t)
+        if found is None:
+            found = self._index[t] = len(self.scopes)
+            self.scopes.append(list(levels))
+        return found
+
+    def shared(self, indexes: list[int | None]) -> int | None:
+        """The scope the given ones share (their longest common prefix), None for none."""
+        common: list[str] | None = None
+        for k in indexes:
+            if k is None:
+                continue
+            levels = self.scopes[k]
+            if common is None:
+                common = levels
+                continue
+            n = 0
+            while n < len(common) and n < len(levels) and common[n] == levels[n]:
+                n += 1
+            common = common[:n]
+            if not common:
+                return None
+        return self.intern(common) if common else None
+
+
+# nodes whose outputs are weights when their inputs are (how the onnx wheel's light models and
+# some converters write them)
+_WEIGHT_MAKERS = ("Constant", "ConstantOfShape")
+
+
+def initializer_names(g) -> frozenset[str]:
+    """A graph's initializers' names (a function body has none)."""
+    names = {t.name for t in getattr(g, "initializer", ())}
+    names.update(sp.values.name for sp in getattr(g, "sparse_initializer", ()))
+    return frozenset(names)
+
+
+def _names_a_block(name: str) -> bool:
+    """A weight's name that says which block reads it (inception_4a/1x1_w_0, TensorFlow's
+    model/conv2d/kernel:0) — not torch's "/"-led Constant outputs, whose nodes' names say it."""
+    return "/" in name and not name.startswith("/")
+
+
+def scope_by_weights(nodes: list[dict], initializers: frozenset[str], table: ScopeTable) -> None:
+    """In a graph whose weights name blocks, give each node of the graph JSON (`nodes`, in the
+    graph's order: producers first) that has no scope of its own the block of the first weight
+    it reads (a Constant: of what it writes), else — a node whose name is no path (n193, or
+    none) — the scope its inputs' producers share: a Relu or a Concat between a block's
+    weighted nodes is in that block. In place; activations never name a block. A pass after
+    the hot one: a torch graph pays only the look for block-naming weights."""
+    constants = {
+        o
+        for j in nodes
+        if j["op_type"] in _WEIGHT_MAKERS and not j["domain"]
+        for o in j["outputs"]
+        if _names_a_block(o)
+    }
+    if not constants and not any(_names_a_block(w) for w in initializers):
+        return
+    made: dict[str, int | None] = {}  # tensor -> the scope of the node writing it
+    for j in nodes:
+        k = j.get("scope")
+        if k is None:
+            maker = j["op_type"] in _WEIGHT_MAKERS and not j["domain"]
+            weight = next(
+                (
+                    t
+                    for t in (j["outputs"] if maker else j["inputs"])
+                    if t in constants or (t in initializers and _names_a_block(t))
+                ),
+                None,
+            )
+            if weight is not None:
+                k = table.index(weight, None, None)
+            elif "/" not in j["name"]:
+                k = table.shared([made.get(t) for t in j["inputs"]])
+            if k is not None:
+                j["scope"] = k
+        for t in j["outputs"]:
+            made[t] = k
+
+
+def scope_in_graph(g, index: int) -> list[str]:
+    """The scope the graph JSON gives node `index` of graph `g` (by its weights and producers
+    too): the node endpoint says the same."""
+    table = ScopeTable()
+    nodes = []
+    for n in g.node:
+        j = {"op_type": n.op_type, "domain": n.domain, "name": n.name, "inputs": n.input[:], "outputs": n.output[:]}
+        k = table.of_node(n, n.metadata_props)
+        if k is not None:
+            j["scope"] = k
+        nodes.append(j)
+    scope_by_weights(nodes, initializer_names(g), table)
+    k = nodes[index].get("scope")
+    return table.scopes[k] if k is not None else []
