@@ -190,9 +190,8 @@ def test_bad_dims_and_revisions_are_refused(client):
     ).get_json()["id"]
     for query, code, words in [
         ("?dims=N", "bad_dims", "dims are NAME=N pairs separated by commas; 'N' is not one"),
-        ("?dims=N=-1", "bad_dims", "N: a size is a whole number from 1, not -1"),
-        ("?dims=N=1.5", "bad_dims", "N: a size is a whole number from 1, not 1.5"),
-        ("?dims=N=0", "bad_dims", "N: a size is a whole number from 1, not 0"),
+        ("?dims=N=-1", "bad_dims", "N: a size is a whole number from 0, not -1"),
+        ("?dims=N=1.5", "bad_dims", "N: a size is a whole number from 0, not 1.5"),
         ("?dims=N=1234567890123", "bad_dims", "N: 1234567890123 is too big a size (at most 1e+12)"),
         ("?revision=x", "bad_revision", None),
     ]:
@@ -324,6 +323,54 @@ def test_costs_as_formulas_in_the_inputs_dims(client):
     assert evaluate(part["formula"]["activation_bytes"], {"seq": 8}) == evaluate(
         formula["activation_bytes"], {"batch": 2, "seq": 8}
     )
+
+
+def kv_cache_attention() -> bytes:
+    """One attention head as a decoder exports it with a KV cache: q, k [batch, sequence, 16],
+    past_key [batch, past_sequence, 16]; the present key (Concat on the sequence axis) declared
+    [batch, total_sequence, 16], as optimum declares it."""
+    nodes = [
+        helper.make_node("Concat", ["past_key", "k"], ["present_key"], name="concat", axis=1),
+        helper.make_node("Transpose", ["present_key"], ["kT"], name="t", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kT"], ["scores"], name="scores"),
+        helper.make_node("Softmax", ["scores"], ["probs"], name="softmax", axis=-1),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("q", F, ["batch", "sequence", 16]),
+        helper.make_tensor_value_info("k", F, ["batch", "sequence", 16]),
+        helper.make_tensor_value_info("past_key", F, ["batch", "past_sequence", 16]),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("probs", F, ["batch", "sequence", "total_sequence"]),
+        helper.make_tensor_value_info("present_key", F, ["batch", "total_sequence", 16]),
+    ]
+    return model(nodes, inputs, outputs)
+
+
+def test_a_kv_caches_attention_is_a_formula_in_the_past_and_new_lengths(client):
+    """The outputs declare total_sequence, which inference carries back into the attention;
+    formulas use what the inputs make it, past_sequence + sequence: scores 2·16·s·(p + s), the
+    softmax 3·s·(p + s). A first step (past_sequence = 0) is a size too."""
+    data = kv_cache_attention()
+    answer = stats(client, data)
+    formula = answer["formula"]
+    assert formula["unknown_nodes"] == 0 and formula["symbols"] == ["batch", "sequence", "past_sequence"]
+    assert formula["flops"] == [
+        {"coefficient": 35, "symbols": {"batch": 1, "past_sequence": 1, "sequence": 1}},
+        {"coefficient": 35, "symbols": {"batch": 1, "sequence": 2}},
+    ]
+    mid = client.get("/api/models").get_json()["models"][0]["id"]
+    for past in (0, 5):
+        sizes = {"batch": 2, "sequence": 3, "past_sequence": past}
+        query = ",".join(f"{k}={v}" for k, v in sizes.items())
+        counted = client.get(f"/api/models/{mid}/stats?dims={query}").get_json()
+        assert counted["totals"]["flops"] == evaluate(formula["flops"], sizes) == 2 * 3 * (past + 3) * 35
+    # the drawing keeps the model's own name for the declared dim
+    graph = client.get(f"/api/models/{mid}/graph").get_json()
+    assert [o["shape"] for o in graph["outputs"]] == [
+        ["batch", "sequence", "total_sequence"],
+        ["batch", "total_sequence", 16],
+    ]
 
 
 def test_formulas_are_none_without_symbols_and_never_evaluate_a_dims_text(client):

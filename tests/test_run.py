@@ -145,12 +145,15 @@ def test_symbolic_dims_and_bad_requests(client):
     x = np.full((2, 4), -1.5, np.float32)
     given = run(client, mid, {"inputs": {"x": {"npy": npy_blob(client, x)}}})
     assert given["outputs"]["y"]["values"] == [0.0] * 8
+    # 0 is a size (a decoder's first step has no past): an empty batch runs and says so
+    empty = run(client, mid, {"inputs": {"x": {"random": {"seed": 1}}}, "dims": {"batch": 0}})
+    assert empty["outputs"]["y"]["shape"] == [0, 4] and empty["outputs"]["y"]["size"] == 0
     for body, code in [
         ({"inputs": {"nope": {"random": {}}}}, "unknown_input"),
         ({"inputs": {"x": {"npy": "ab" * 32}}}, "unknown_blob"),
         ({"inputs": {"x": 3}}, "bad_request"),
         ({"outputs": ["nothing"]}, "unknown_tensor"),
-        ({"dims": {"batch": 0}}, "bad_request"),
+        ({"dims": {"batch": -1}}, "bad_request"),
         ({"compare_to": 9}, "unknown_revision"),
     ]:
         r = client.post(f"/api/models/{mid}/run", json=body)

@@ -235,6 +235,17 @@ def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
     )
 
 
+def inferred_from_inputs(digest: str) -> onnx.ModelProto | None:
+    """The model inferred with its outputs' own dim names left out (in the helper): shapes in the
+    inputs' dims alone, for cost formulas; None when that can't run there."""
+    try:
+        return offload.infer_file_from_inputs(str(store().blobs.path(digest)), digest)
+    except StudioError as exc:
+        if exc.code != "onnx_failed":
+            raise
+        return None
+
+
 def inferred_at_dims(digest: str, dims: dict[str, int]) -> onnx.ModelProto | None:
     """The model after shape inference with the given input dims fixed (in the helper), or None
     when that can't run there (the plain inference's shapes are used then)."""

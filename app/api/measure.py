@@ -14,11 +14,11 @@ from flask import current_app, request
 
 from ..errors import StudioError
 from ..onnx_io import offload
-from ..onnx_io.inference import input_dims
+from ..onnx_io.inference import input_dims, output_only_dims
 from ..onnx_io.traverse import running_graphs
 from ..views.costs import formula_at, model_costs, model_formula, with_node_formulas
 from . import bp, derived
-from .documents import LRU, inferred, inferred_at_dims, load, revision_number, store
+from .documents import LRU, inferred, inferred_at_dims, inferred_from_inputs, load, revision_number, store
 
 _at_sizes = LRU(32)  # (revision blob, sizes) -> costs at those sizes
 _DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*([-+]?[0-9.eE+]+)\s*$")
@@ -35,8 +35,8 @@ def parse_dims(raw: str | None) -> dict[str, int]:
         if m is None:
             raise StudioError("bad_dims", f"dims are NAME=N pairs separated by commas; {part.strip()!r} is not one")
         name, text = m.groups()
-        if not text.isdigit() or int(text) < 1:  # as Run takes them: a batch of 0 runs nothing
-            raise StudioError("bad_dims", f"{name}: a size is a whole number from 1, not {text}")
+        if not text.isdigit():  # as Run takes them: 0 too (a decoder's first step has no past)
+            raise StudioError("bad_dims", f"{name}: a size is a whole number from 0, not {text}")
         if int(text) > MAX_DIM:
             raise StudioError("bad_dims", f"{name}: {text} is too big a size (at most {MAX_DIM:.0e})")
         dims[name] = int(text)
@@ -71,7 +71,9 @@ def get_stats(model_id):
         costs = model_costs(model, shapes if shapes is not None else plain, dims, inlined_calls(revision, model))
         # each node's formula too while sizes aren't given (given, they are counted)
         skipped = [b["skipped"] for b in costs["branches"]]  # the If branches its totals leave out
-        formula = with_node_formulas(costs, model_formula(model, plain, skipped), attach=not at)
+        # a decoder's outputs name total_sequence: formulas need it as past_sequence + sequence
+        from_inputs = inferred_from_inputs(revision.blob) if output_only_dims(model) else None
+        formula = with_node_formulas(costs, model_formula(model, from_inputs or plain, skipped), attach=not at)
         if formula is not None and at:
             # the sizes given are no symbols any more: batch = 1 leaves a formula in sequence alone
             # (Compare counts both sides at the same shapes: their formulas then read alike)

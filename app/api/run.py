@@ -169,7 +169,8 @@ def check_dims(raw) -> dict:
         return {}
     if not isinstance(raw, dict):
         raise StudioError("bad_request", '"dims" must map symbolic dim names to sizes')
-    return {str(k): integer(v, f"dim {k!r}", 1) for k, v in raw.items()}
+    # 0 is a size: a decoder's first step has no past (past_sequence = 0)
+    return {str(k): integer(v, f"dim {k!r}") for k, v in raw.items()}
 
 
 def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:

@@ -196,6 +196,38 @@ def input_dims(model: onnx.ModelProto) -> list[str]:
     return list(found)
 
 
+def output_only_dims(model: onnx.ModelProto) -> list[str]:
+    """The symbolic dims the main graph's outputs declare that no fed input has: a decoder's
+    present.N.key says `total_sequence` where it is past_sequence + sequence. Inference takes the
+    declared name back into the graph (the Concat making it, the attention after), where no
+    formula in the inputs' dims can use it."""
+    known = set(input_dims(model))
+    return list(
+        dict.fromkeys(
+            d.dim_param
+            for v in model.graph.output
+            if v.type.HasField("tensor_type")
+            for d in v.type.tensor_type.shape.dim
+            if d.dim_param and d.dim_param not in known
+        )
+    )
+
+
+def inferred_from_inputs(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """inferred_model of a copy whose outputs' output_only_dims are left unknown: every shape is
+    then what the inputs' dims make it (past_sequence + sequence, not total_sequence), for the
+    cost formulas (views/costs.py model_formula)."""
+    light = onnx.ModelProto()
+    light.CopyFrom(light_copy(model))
+    only = set(output_only_dims(light))
+    for v in light.graph.output:
+        if v.type.HasField("tensor_type"):
+            for d in v.type.tensor_type.shape.dim:
+                if d.dim_param in only:
+                    d.ClearField("dim_param")
+    return inferred_model(light)
+
+
 def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
     """Give the dims named in `dims` their sizes in the main graph's declared types (inputs,
     outputs, value_info; an input's unnamed dims by input and axis), in place: inference then

@@ -40,6 +40,7 @@ WHAT = {
     "validate": "onnx's checker and shape inference",
     "infer": "onnx's shape inference",
     "infer_at_dims": "onnx's shape inference",
+    "infer_from_inputs": "onnx's shape inference",
     "inline_functions": "onnx's function inliner",
     "print_text": "onnx's printer",
     "parse_text": "onnx's text parser",
@@ -256,6 +257,15 @@ def inline_functions_file(path: str, key: str):
     import onnx
 
     data = run("inline_functions", key, path)
+    return None if data is None else onnx.ModelProto.FromString(data)
+
+
+def infer_file_from_inputs(path: str, key: str):
+    """The model at `path` inferred with its outputs' own dim names left out (weights left out),
+    or None (offload_jobs.infer_from_inputs)."""
+    import onnx
+
+    data = run("infer_from_inputs", key, path)
     return None if data is None else onnx.ModelProto.FromString(data)
 
 

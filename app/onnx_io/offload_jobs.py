@@ -21,6 +21,17 @@ def infer(path: str) -> bytes | None:
     return None if inferred is None else light_copy(inferred).SerializeToString()
 
 
+def infer_from_inputs(path: str) -> bytes | None:
+    """The weightless stand-in inferred with its outputs' own dim names left out (inference.
+    inferred_from_inputs), serialized; None when inference can't run."""
+    from .inference import inferred_from_inputs
+    from .light import light_copy
+    from .load import parse_model_file
+
+    inferred = inferred_from_inputs(parse_model_file(path))
+    return None if inferred is None else light_copy(inferred).SerializeToString()
+
+
 def infer_at_dims(path: str, dims: dict[str, int]) -> bytes:
     """The weightless stand-in with its input dims fixed, after shape inference, serialized."""
     from .inference import shapes_at_dims

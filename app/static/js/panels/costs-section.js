@@ -129,7 +129,7 @@ function dimsForm(stats, reload, ctx) {
   const missing = new Set(stats.unknown.dims || []);
   const at = stats.unknown.dims_at || {};
   const fromValues = [...missing].every((name) => name in at);
-  const fields = names.map((name) => el("input", { type: "number", min: "1", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name, required: true }));
+  const fields = names.map((name) => el("input", { type: "number", min: "0", step: "1", name, value: String(stats.dims[name] ?? ""), "aria-label": name, required: true }));
   followFirstAxes(fields);
   const where = (name) => {
     const w = at[name];

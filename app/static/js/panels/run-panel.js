@@ -625,7 +625,7 @@ export function renderRunPanel(root, ctx) {
   const dataset = el("input", { type: "file", accept: ".pb", multiple: true, id: "run-dataset", "aria-label": "A test data set: input_k.pb and output_k.pb files" });
   const dimNames = symbolicDims(inputs);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
-  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "1", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
+  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "0", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
   followFirstAxes(dims.map((d) => d.field));
   // a size only inputs given by values or a file have is theirs: its field greys out
   const syncDims = () => {
