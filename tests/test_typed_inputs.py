@@ -142,3 +142,29 @@ def test_typed_floats_take_nan_and_infinity_as_edits_do(client):
     ).get_json()["id"]
     got = run(client, mid, {"inputs": {"x": {"values": ["NaN", "Infinity", "-Infinity"]}}})["outputs"]["y"]
     assert got["values"] == ["NaN", "Infinity", "-Infinity"]
+
+
+def test_random_token_ids_index_the_embedding_table(client):
+    """A language model's input_ids go (through an Unsqueeze) to a Gather of its embedding
+    table: random ones are token ids below its 50 rows, not all 0 — every position one token,
+    every row of the output the same. The gate's fills stay below the rows too."""
+    table = np.arange(50 * 4, dtype=np.float32).reshape(50, 4)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Unsqueeze", ["input_ids", "axes"], ["ids"]),
+            helper.make_node("Gather", ["embed", "ids"], ["hidden"]),
+        ],
+        "lm",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", 1, "sequence", 4])],
+        [
+            helper.make_tensor("embed", TensorProto.FLOAT, [50, 4], table.reshape(-1).tolist()),
+            helper.make_tensor("axes", TensorProto.INT64, [1], [1]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    got = run(client, mid, {"inputs": {"input_ids": {"random": {"seed": 2}}}, "dims": {"batch": 2, "sequence": 40}})
+    ids = np.array(got["inputs"]["input_ids"]["values"])
+    assert ids.shape == (80,) and ids.min() >= 0 and ids.max() < 50 and len(set(ids.tolist())) > 10
+    assert runtime_verdict(client, mid)["status"] == "ok"

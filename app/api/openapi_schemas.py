@@ -11,7 +11,7 @@ _RUN_INPUTS = {
         "description": 'input name -> {"npy": BLOB} (POST /api/blobs), {"values": JSON} (typed in: nested lists'
         " for a tensor, an object for a map, a list for a sequence) or"
         ' {"random": {"seed": S, "count"?: N}} (default: random, seed 0; a sequence input: N tensors of its'
-        " declared shape, 2 by default; a categorical input: drawn from the vocabulary of the node looking it up)",
+        " declared shape, 2 by default; a categorical input: drawn from the vocabulary of the node looking it up; token ids: below the rows of the table they index)",
         "additionalProperties": {"type": "object"},
     },
     "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},

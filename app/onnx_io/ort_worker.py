@@ -91,6 +91,9 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", hints: dict | 
             return np.full(shape, known[0], dtype=object if dtype.kind == "O" else dtype)
         if dtype.kind == "O":
             return np.full(shape, "", dtype=object)
+        below = (vocabulary or {}).get("below")
+        if below and dtype.kind in "iu":  # indices of a table: every fill's values kept below its rows
+            return (_integers(np, shape, dtype, fill).astype(np.int64) % int(below)).astype(dtype)
         return _integers(np, shape, dtype, fill)
     narrow = _narrow_types().NARROW.get(elem)
     if narrow is not None:
@@ -419,7 +422,8 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
 def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng, vocabulary: dict | None = None):
     """Random values of a tensor type ("tensor(float)") and declared shape (symbolic dims from
     `dims`): normal floats, zero integers, random booleans; a type numpy lacks, narrowed; a
-    categorical input's drawn from its vocabulary (vocabularies.py: text as words of it)."""
+    categorical input's drawn from its vocabulary (vocabularies.py: text as words of it), token
+    ids uniformly below the rows of the table they index."""
     m = _TENSOR.match(type_name)
     if not m:
         raise Skip(
@@ -460,6 +464,9 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
         )
     if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)  # a 0-d comparison gives a scalar, which onnxruntime refuses
+    below = (vocabulary or {}).get("below")
+    if below and dtype.kind in "iu":  # token ids: rows of the embedding table they index
+        return rng.integers(0, min(int(below), int(np.iinfo(dtype).max)), size=shape).astype(dtype)
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
 
 

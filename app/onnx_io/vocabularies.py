@@ -3,7 +3,9 @@ of a scikit-learn pipeline goes to a OneHotEncoder (`cats_strings`), a LabelEnco
 a CategoryMapper; a dict of features to a DictVectorizer (`string_vocabulary`); text, through a
 Tokenizer, to a TfIdfVectorizer's `pool_strings`. Random inputs drawn from them exercise the
 model's real paths — random strings or zeros only reach its "unknown category" branch, which a
-OneHotEncoder with `zeros=0` (skl2onnx's handle_unknown="error") refuses outright.
+OneHotEncoder with `zeros=0` (skl2onnx's handle_unknown="error") refuses outright. Likewise a
+language model's token ids index its embedding table (a Gather of an initializer): random ones
+are drawn below its row count (`"below"`), not all 0 (every position the same token).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
     """{input: {"values": [...], "text": bool}} for each of `names` whose values a lookup node
     reads (through ops that pass them on): its vocabulary (strings or integers), `text` when a
     Tokenizer splits the input into the words it holds (a value is then words joined by spaces)."""
+    tables = {t.name: list(t.dims) for t in graph.initializer}
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in graph.node:
         for x in dict.fromkeys(n.input):
@@ -90,6 +93,11 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
                         queue.clear()
                         break
                     continue
+                rows = _rows_indexed(n, value, tables) if domain in ("", "ai.onnx") else None
+                if rows:
+                    found[name] = {"values": [], "below": rows, "text": False}
+                    queue.clear()
+                    break
                 passes = n.op_type in PASS_ON and (n.op_type != "Gather" or n.input[0] == value)
                 splits = n.op_type in SPLITS_WORDS
                 if passes or splits:
@@ -98,3 +106,16 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
                             seen.add(out)
                             queue.append((out, text or splits))
     return found
+
+
+def _rows_indexed(node: onnx.NodeProto, value: str, tables: dict[str, list[int]]) -> int | None:
+    """How many rows `value` picks among, when it is the indices of a Gather of an initializer
+    (an embedding table: token ids): the table's size along the Gather's axis."""
+    if node.op_type != "Gather" or len(node.input) < 2 or node.input[1] != value or node.input[0] not in tables:
+        return None
+    dims = tables[node.input[0]]
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+    if not -len(dims) <= axis < len(dims):
+        return None
+    rows = dims[axis]
+    return rows if rows > 0 else None
