@@ -890,12 +890,16 @@ async function step(direction) {
     const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, was));
     await refreshAfter(summary);
     // what was undone is the revision left, what was redone the one reached: the toast says it
+    // once the history answers (not awaited: the page is free again at once)
     const stepped = direction === "undo" ? was : state.summary.revision;
-    const changes = await api.getRevisions(state.modelId)
+    const now = state.summary.revision;
+    api.getRevisions(state.modelId)
       .then((data) => (data.revisions.find((r) => r.revision === stepped) || {}).changes || [])
-      .catch(() => []);
-    const what = changes.length ? `: ${changes.join("; ")}` : "";
-    toast(`${direction === "undo" ? "Undone" : "Redone"}${what} — now at revision ${state.summary.revision}.`, "info");
+      .catch(() => [])
+      .then((changes) => {
+        const what = changes.length ? `: ${changes.join("; ")}` : "";
+        toast(`${direction === "undo" ? "Undone" : "Redone"}${what} — now at revision ${now}.`, "info");
+      });
   } catch (err) {
     if (err.status === 409) {
       await refreshAfter(null).catch(() => {});
