@@ -89,6 +89,18 @@ def test_compare_with_a_revision_and_with_another_model(page, server, artifacts)
     assert page.locator("#graph g.box.diff-changed").count() == 0
 
 
+def compared_with_revision_0(page, server, mid: str):
+    """The model's page at revision 1, compared with revision 0: the costs table, once drawn."""
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-compare")
+    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    page.select_option("#compare-with", "rev:0")
+    costs = page.locator("#compare-costs table")
+    costs.wait_for()
+    return costs
+
+
 def batch_matmul():
     """x[batch, 4] · W[4, 8] → Relu: costs known only as formulas in `batch`."""
     from onnx import TensorProto, helper
@@ -114,13 +126,7 @@ def test_compare_costs_of_a_model_with_symbolic_dims(page, server, artifacts):
         data={"base": 0, "ops": [{"op": "insert_node", "tensor": "y", "op_type": "Relu", "name": "extra"}]},
     )
     assert r.status == 200, r.text()
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-compare")
-    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
-    page.select_option("#compare-with", "rev:0")
-    costs = page.locator("#compare-costs table")
-    costs.wait_for()
+    costs = compared_with_revision_0(page, server, mid)
     # MatMul 2·4·8 + Relu 8 per row of the batch; the inserted Relu adds 8 more
     assert costs.locator("tr[data-cost=flops] td").all_text_contents()[1:] == ["72·batch", "80·batch", "+8·batch"]
     # outputs of 8 floats per row: 2 of them before, 3 now
@@ -195,13 +201,7 @@ def test_a_dim_fixed_since_is_compared_at_its_size_and_long_names_wrap(page, ser
     ]
     r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": ops})
     assert r.status == 200, r.text()
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-compare")
-    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
-    page.select_option("#compare-with", "rev:0")
-    costs = page.locator("#compare-costs table")
-    costs.wait_for()
+    costs = compared_with_revision_0(page, server, mid)
     flops = costs.locator("tr[data-cost=flops] td").all_text_contents()[1:]
     assert flops == ["1.06 K·seq", "1.06 K·seq", "same"], flops
     assert "batch = 1 in revision 0" in page.locator("#compare-costs").text_content()
