@@ -237,13 +237,18 @@ def inferred(digest: str, model: onnx.ModelProto) -> onnx.ModelProto | None:
 
 def inferred_from_inputs(digest: str) -> onnx.ModelProto | None:
     """The model inferred with its outputs' own dim names left out (in the helper): shapes in the
-    inputs' dims alone, for cost formulas; None when that can't run there."""
-    try:
-        return offload.infer_file_from_inputs(str(store().blobs.path(digest)), digest)
-    except StudioError as exc:
-        if exc.code != "onnx_failed":
-            raise
-        return None
+    inputs' dims alone, for cost formulas; None when that can't run there. Kept like `inferred`:
+    Costs at each new set of sizes asks for it again."""
+
+    def infer():
+        try:
+            return offload.infer_file_from_inputs(str(store().blobs.path(digest)), digest)
+        except StudioError as exc:
+            if exc.code != "onnx_failed":
+                raise
+            return None
+
+    return derived.kept(store(), "inferred_from_inputs", digest, infer, _model_bytes, _model_from_bytes)
 
 
 def inferred_at_dims(digest: str, dims: dict[str, int]) -> onnx.ModelProto | None:

@@ -14,7 +14,7 @@ _RUN_INPUTS = {
         " declared shape, 2 by default; a categorical input: drawn from the vocabulary of the node looking it up; token ids: below the rows of the table they index)",
         "additionalProperties": {"type": "object"},
     },
-    "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+    "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
 }
 
 

@@ -220,7 +220,10 @@ def scope_by_weights(nodes: list[dict], initializers: frozenset[str], table: Sco
 
 def scope_in_graph(g, index: int) -> list[str]:
     """The scope the graph JSON gives node `index` of graph `g` (by its weights and producers
-    too): the node endpoint says the same."""
+    too): the node endpoint says the same. A node with a scope of its own needs no walk."""
+    own = node_scope(g.node[index])
+    if own:
+        return own
     table = ScopeTable()
     nodes = []
     for n in g.node:
