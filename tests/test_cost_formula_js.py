@@ -59,3 +59,10 @@ def test_totals_wait_for_sizes():
     # FLOPs a formula, activations unknown (no formula), never 0 while batch has no size
     assert out[:4] == ["72·batch", "?", "32", "?"]
     assert out[4:] == ["144", "0", "32", "?"]
+
+
+def test_a_symbol_that_is_an_expression_is_bracketed_in_a_product():
+    """A size no input's dims make up (a dim named "total - 1" with no "total" elsewhere) stays a
+    symbol of its own; among others it reads as one: "4·batch·(total - 1)"."""
+    out = run_js(f"f.formulaText({json.dumps([term(4, batch=1, **{'total - 1': 1}), term(2, seq=2)])}, String)")
+    assert out == "4·batch·(total - 1) + 2·seq²"

@@ -345,6 +345,9 @@ def test_python_writes_types_as_the_pages_lib_format_js():
             t = type_json(v.type)
             types[json.dumps(t, sort_keys=True)] = t
     types['{"kind": "unknown"}'] = {"kind": "unknown"}
+    # dims written as expressions of others (optimum's decoder mask), bracketed among others
+    for shape in (["batch", "past_sequence + sequence"], ["2*s0"], ["batch-size", "s0 / 2", None]):
+        types[repr(shape)] = {"kind": "tensor", "dtype": "INT64", "shape": shape}
     listed = list(types.values())
     assert len(listed) > 200
     script = (
@@ -360,3 +363,5 @@ def test_python_writes_types_as_the_pages_lib_format_js():
         check=True,
     ).stdout
     assert [format_type(t) for t in listed] == json.loads(out)
+    assert format_type(types[repr(["batch", "past_sequence + sequence"])]) == "INT64 ⟨batch×(past_sequence + sequence)⟩"
+    assert format_type(types[repr(["2*s0"])]) == "INT64 ⟨2*s0⟩"  # alone: nothing to tell apart

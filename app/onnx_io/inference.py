@@ -13,7 +13,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from .address import resolve_graph
-from .dim_names import UNNAMED, axis_dim
+from .dim_names import UNNAMED, axis_dim, expression_names, expression_value, plain_dims
 from .light import light_copy
 from .limits import PROTOBUF_LIMIT
 from .runtime_schemas import ONNX_DOMAINS
@@ -183,17 +183,31 @@ def _alarm(seconds: float):
 def input_dims(model: onnx.ModelProto) -> list[str]:
     """The dims of the main graph's inputs a caller feeds (not initializers) that have no size,
     in order: the sizes a person gives to count costs or run the model — symbolic ones by name
-    ("batch", "sequence"), unnamed ones by input and axis ("x[0]": dim_names.py)."""
-    weights = {t.name for t in model.graph.initializer}
+    ("batch", "sequence"), unnamed ones by input and axis ("x[0]": dim_names.py). A dim that is
+    an expression of the others ("past_sequence + sequence") is asked as the dims it is made of."""
     found: dict[str, None] = {}
-    for v in model.graph.input:
-        if v.name not in weights and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
-            for axis, d in enumerate(v.type.tensor_type.shape.dim):
-                if unnamed_dim(d):
-                    found[axis_dim(v.name, axis)] = None
-                elif d.dim_param:
-                    found[d.dim_param] = None
+    plain = plain_dims([_declared_dims(v) for v in _fed_inputs(model)])
+    for v in _fed_inputs(model):
+        for axis, d in enumerate(v.type.tensor_type.shape.dim):
+            if unnamed_dim(d):
+                found[axis_dim(v.name, axis)] = None
+            elif d.dim_param:
+                found.update(dict.fromkeys(expression_names(d.dim_param, plain) or [d.dim_param]))
     return list(found)
+
+
+def _fed_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    """The main graph's inputs a caller feeds (not initializers) that declare a tensor shape."""
+    weights = {t.name for t in model.graph.initializer}
+    return [
+        v
+        for v in model.graph.input
+        if v.name not in weights and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")
+    ]
+
+
+def _declared_dims(v: onnx.ValueInfoProto) -> list:
+    return [d.dim_param if d.HasField("dim_param") else None for d in v.type.tensor_type.shape.dim]
 
 
 def output_only_dims(model: onnx.ModelProto) -> list[str]:
@@ -208,7 +222,7 @@ def output_only_dims(model: onnx.ModelProto) -> list[str]:
             for v in model.graph.output
             if v.type.HasField("tensor_type")
             for d in v.type.tensor_type.shape.dim
-            if d.dim_param and d.dim_param not in known
+            if d.dim_param and d.dim_param not in known and not expression_names(d.dim_param, known)
         )
     )
 
@@ -230,14 +244,19 @@ def inferred_from_inputs(model: onnx.ModelProto) -> onnx.ModelProto | None:
 
 def fix_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
     """Give the dims named in `dims` their sizes in the main graph's declared types (inputs,
-    outputs, value_info; an input's unnamed dims by input and axis), in place: inference then
-    works with numbers from the inputs on."""
+    outputs, value_info; an input's unnamed dims by input and axis; a dim that is an expression of
+    them, its value), in place: inference then works with numbers from the inputs on."""
     g = model.graph
     for v in (*g.input, *g.output, *g.value_info):
         if v.type.HasField("tensor_type"):
             for d in v.type.tensor_type.shape.dim:
-                if d.HasField("dim_param") and d.dim_param in dims and not unnamed_dim(d):
-                    d.dim_value = dims[d.dim_param]
+                if not d.HasField("dim_param") or unnamed_dim(d):
+                    continue
+                size = dims.get(d.dim_param)
+                if expression_names(d.dim_param, dims.keys() - {d.dim_param}):  # past_sequence + sequence
+                    size = expression_value(d.dim_param, dims)
+                if size is not None and size >= 0:
+                    d.dim_value = size
     for v in g.input:
         if v.type.HasField("tensor_type"):
             for axis, d in enumerate(v.type.tensor_type.shape.dim):

@@ -40,10 +40,22 @@ class Skip(Exception):
     """The model can't be smoke-run fairly (not that it is wrong)."""
 
 
-def _shape(arg, dims_hint: int) -> list[int]:
+def _shape(arg, dims_hint: int, plain: set[str]) -> list[int]:
+    """An input's shape with every dynamic dim at `dims_hint`, and one that is an expression of
+    them (`plain`: the inputs' dims that are names alone) its value there: optimum's attention
+    mask [batch, past_sequence + sequence] is 2 long where the key and value caches are 1."""
     if arg.shape is None:
         raise Skip(f'input "{arg.name}" has no shape')
-    return [d if isinstance(d, int) and d >= 0 else dims_hint for d in arg.shape]
+    names = _sibling("dim_names")
+    out = []
+    for d in arg.shape:
+        if isinstance(d, int) and d >= 0:
+            out.append(d)
+        else:
+            made_of = names.expression_names(d, plain) if isinstance(d, str) else None
+            size = names.expression_value(d, dict.fromkeys(made_of, dims_hint)) if made_of else None
+            out.append(size if size is not None and size >= 0 else dims_hint)
+    return out
 
 
 # what integer inputs hold in the smoke run, tried in order until one runs: zero is a valid
@@ -75,7 +87,7 @@ def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", hints: dict | 
         return _made_up_items(ort, np, arg, element, dims_hint, rng, fill)
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
-    elem, shape = m.group(1), _shape(arg, dims_hint)
+    elem, shape = m.group(1), _shape(arg, dims_hint, (hints or {}).get("plain") or set())
     count = math.prod(shape)
     if count > MAX_MADE_UP_VALUES:  # numpy's "array is too big" said of the input, not of numpy
         dims = "×".join(str(d) for d in shape)
@@ -187,6 +199,7 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, hints: dict, se
     except Exception as exc:
         return {"status": "fails", "stage": "load", "message": str(exc)}
     symbolic = _dynamic_dims(sess.get_inputs())
+    hints = {**hints, "plain": _sibling("dim_names").plain_dims(arg.shape for arg in sess.get_inputs())}
     first: dict | None = None
     for fill in FILLS:
         rng = np.random.default_rng(0)
@@ -272,15 +285,19 @@ OTHER_SIZE = 2
 
 
 def _dynamic_dims(args) -> list[str]:
-    """The inputs' dynamic dims, by name ("batch") or, unnamed, by input and axis ("x[0]"); and
-    a sequence input's length ("len(s)"), which the model leaves open as it does a dim."""
-    dims = {
-        d if isinstance(d, str) and d else f"{arg.name}[{axis}]"
-        for arg in args
-        if arg.type.startswith("tensor(")
-        for axis, d in enumerate(arg.shape or [])
-        if not isinstance(d, int) or d < 0
-    }
+    """The inputs' dynamic dims, by name ("batch") or, unnamed, by input and axis ("x[0]"), a dim
+    that is an expression of the others as them; and a sequence input's length ("len(s)"), which
+    the model leaves open as it does a dim."""
+    names = _sibling("dim_names")
+    tensors = [arg for arg in args if arg.type.startswith("tensor(")]
+    plain = names.plain_dims(arg.shape for arg in tensors)
+    dims: set[str] = set()
+    for arg in tensors:
+        for axis, d in enumerate(arg.shape or []):
+            if names.is_unnamed(d):
+                dims.add(names.axis_dim(arg.name, axis))
+            elif isinstance(d, str):
+                dims.update(names.expression_names(d, plain) or [d])
     return sorted(dims | {f"len({arg.name})" for arg in args if "seq(" in arg.type})
 
 

@@ -4,22 +4,22 @@ A shape inference leaves dims as names or expressions of the inputs' dims (onnxr
 symbolic inference writes "2*sequence", "sequence + 1"). Read as polynomials, they carry the
 FLOPs formulas of costs.py through unchanged: a product of dims is a product of polynomials.
 
-Poly is the whole algebra needed, with no eval anywhere: a dim's text is parsed with `ast` into
-sums, differences and products of whole numbers and the inputs' dim names only. Anything else
+Poly is the whole algebra needed, with no eval anywhere: a dim's text is parsed (dim_names.evaluate)
+into sums, differences and products of whole numbers and the inputs' dim names only. Anything else
 (a division, a floor, a comparison, a name that isn't an input's dim) is not a polynomial here:
 the operation raises TypeError and the node counts as unknown.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping
+
+from ..onnx_io.dim_names import MAX_EXPRESSION, MAX_POWER, evaluate
 
 Monomial = tuple[tuple[str, int], ...]  # ((symbol, power), ...), sorted; () is the constant term
 
-MAX_DIM_TEXT = 64  # a dim's expression longer than this is no input-dim formula
+MAX_DIM_TEXT = MAX_EXPRESSION  # a dim's expression longer than this is no input-dim formula
 MAX_TERMS = 64  # a polynomial growing past this many terms is given up (unknown)
-MAX_POWER = 4
 
 
 class Poly:
@@ -115,39 +115,18 @@ def parse_dim(text: str, symbols: Iterable[str]) -> Poly | int | None:
     allowed = set(symbols)
     if not isinstance(text, str) or len(text) > MAX_DIM_TEXT:
         return None
-    if text in allowed:
+    if text in allowed:  # an unnamed dim's "x[0]" too, which reads as no expression
         return Poly.symbol(text)
-    try:
-        tree = ast.parse(text, mode="eval")
-        value = _evaluate(tree.body, allowed)
-    except (SyntaxError, ValueError, TypeError, RecursionError):
-        return None
+
+    def symbol(name: str) -> Poly:
+        if name not in allowed:
+            raise KeyError(name)
+        return Poly.symbol(name)
+
+    value = evaluate(text, symbol)
     if isinstance(value, Poly) and value.constant() is not None:
         return value.constant()
     return value
-
-
-def _evaluate(node: ast.AST, allowed: set[str]) -> Poly | int:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in allowed:
-        return Poly.symbol(node.id)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -Poly.of(_evaluate(node.operand, allowed))
-    if isinstance(node, ast.BinOp):
-        left, right = _evaluate(node.left, allowed), _evaluate(node.right, allowed)
-        if isinstance(node.op, ast.Add):
-            return Poly.of(left) + right
-        if isinstance(node.op, ast.Sub):
-            return Poly.of(left) - right
-        if isinstance(node.op, ast.Mult):
-            return Poly.of(left) * right
-        if isinstance(node.op, ast.Pow) and isinstance(right, int) and 0 <= right <= MAX_POWER:
-            out: Poly = Poly.of(1)
-            for _ in range(right):
-                out = out * left
-            return out
-    raise ValueError("not a polynomial in the inputs' dims")
 
 
 class SymbolicDims(Mapping[str, "Poly | int"]):

@@ -10,6 +10,7 @@ import orjson
 from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.address import join, named_address, node_id, resolve_graph, resolve_node
+from ..onnx_io.dim_names import dim_expressions
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.traverse import fold, graphs_within
 from ..onnx_io.traverse import subgraphs as held_graphs
@@ -94,14 +95,17 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
                 metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
             )
         else:
+            inputs = [value_info_json(v, types) for v in g.input]
             out.update(
-                inputs=[value_info_json(v, types) for v in g.input],
+                inputs=inputs,
                 outputs=[value_info_json(v, types) for v in g.output],
                 initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
                 + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
                 value_info=None if stop else [value_info_json(v, types) for v in g.value_info],  # else the child's
                 inferred_value_info=[value_info_json(v, types) for v in inferred_value_info(model, inferred, path)],
                 metadata_props=[{"key": p.key, "value": p.value} for p in g.metadata_props],
+                # the inputs' dims that are sums of the others (a decoder's mask): Run asks for those
+                dim_expressions=_dim_expressions(g, inputs) if not path else {},
                 quantization_annotation=[
                     {
                         "tensor_name": a.tensor_name,
@@ -165,6 +169,12 @@ class _Head:
         if self.nodes != b"[]":  # its items, written into the array as they are
             nodes.insert(0, orjson.Fragment(self.nodes[1:-1]))
         return table
+
+
+def _dim_expressions(g: onnx.GraphProto, inputs: list[dict]) -> dict[str, list[str]]:
+    """dim_names.dim_expressions of the inputs a caller feeds (not initializers)."""
+    weights = initializer_names(g)
+    return dim_expressions(v["shape"] for v in inputs if v["name"] not in weights and v["type"]["kind"] == "tensor")
 
 
 def _function_refs(model: onnx.ModelProto) -> dict:

@@ -126,8 +126,19 @@ def format_tensor(dtype, shape) -> str:
     elif not shape:
         dims = "scalar"
     else:
-        dims = "⟨" + "×".join("?" if d is None or d == "" else str(d) for d in shape) + "⟩"
+        dims = "⟨" + "×".join(dim_word(d, len(shape) > 1) for d in shape) + "⟩"
     return " ".join(x for x in (dtype or "", dims) if x)
+
+
+_OPERATOR = re.compile(r"[\s+*/]")
+
+
+def dim_word(d, among: bool) -> str:
+    """lib/format.js dimWord: a size, a name, "?" for neither; an expression of other dims
+    bracketed among others, "batch×(past_sequence + sequence)"."""
+    if d is None or d == "":
+        return "?"
+    return f"({d})" if among and _OPERATOR.search(str(d)) else str(d)
 
 
 def onnx_type(t) -> str:

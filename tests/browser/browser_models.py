@@ -614,6 +614,39 @@ def reflect_padded(pad: int, fixed: bool) -> onnx.ModelProto:
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
 
 
+TOTAL = "past_sequence + sequence"  # how optimum names a decoder's mask and present length
+
+
+def masked_decoder() -> onnx.ModelProto:
+    """One attention step of a decoder with a KV cache, as optimum exports it: the mask's length
+    declared "past_sequence + sequence", added to the scores over the cached and the new keys —
+    a mask of any other length fails the Add (broadcasting hides only a length of 1)."""
+    nodes = [
+        h.make_node("Concat", ["past_key", "key"], ["present_key"], name="concat", axis=1),
+        h.make_node("Transpose", ["present_key"], ["key_t"], name="transpose", perm=[0, 2, 1]),
+        h.make_node("MatMul", ["query", "key_t"], ["scores"], name="scores"),
+        h.make_node("Unsqueeze", ["attention_mask", "one"], ["mask"], name="unsqueeze"),
+        h.make_node("Add", ["scores", "mask"], ["masked"], name="mask_add"),
+        h.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "decoder_step",
+        [
+            h.make_tensor_value_info("query", T.FLOAT, ["batch", "sequence", 8]),
+            h.make_tensor_value_info("key", T.FLOAT, ["batch", "sequence", 8]),
+            h.make_tensor_value_info("past_key", T.FLOAT, ["batch", "past_sequence", 8]),
+            h.make_tensor_value_info("attention_mask", T.FLOAT, ["batch", TOTAL]),
+        ],
+        [
+            h.make_tensor_value_info("probs", T.FLOAT, ["batch", "sequence", TOTAL]),
+            h.make_tensor_value_info("present_key", T.FLOAT, ["batch", TOTAL, 8]),
+        ],
+        [nh.from_array(np.array([1], np.int64), "one")],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
 ML_OPSET = h.make_opsetid("ai.onnx.ml", 3)
 WORDS = ["cat", "dog", "bird", "sat", "ran"]
 COLORS = ["red", "green", "blue"]

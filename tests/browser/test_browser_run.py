@@ -605,3 +605,26 @@ def test_every_node_off_is_listed_on_a_click(page, server):
     assert rows.count() == 12 and page.locator("#run-errors-all").count() == 0
     errors = [float(c.rstrip(" %")) for c in page.locator("#run-errors tbody td.num:nth-child(3)").all_text_contents()]
     assert errors == sorted(errors, reverse=True), errors
+
+
+def test_a_decoders_mask_length_is_asked_as_the_past_and_new_lengths(page, server, artifacts):
+    """optimum's mask [batch, past_sequence + sequence]: three size fields, not a fourth for the
+    sum; random inputs then fit together (the mask as long as the cached and new keys)."""
+    from .browser_models import masked_decoder
+
+    summary = upload(page, server, masked_decoder(), "decoder.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    fields = page.locator(".run-dims input.run-dim")
+    assert [fields.nth(i).get_attribute("aria-label") for i in range(fields.count())] == [
+        "batch",
+        "sequence",
+        "past_sequence",
+    ]
+    page.fill(".run-dim[aria-label=sequence]", "3")
+    page.fill(".run-dim[aria-label=past_sequence]", "5")
+    page.screenshot(path=str(artifacts / "run-decoder-dims.png"))
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    text = page.locator("#run-results").text_content()
+    assert "Output probs" in text and "1×3×8" in text, text

@@ -1,7 +1,7 @@
 // A model's costs as GET .../stats gives them: a count when every size is known, else a formula
 // in the inputs' symbolic dims ("72·batch"), else unknown. Pure functions, no DOM: the model
 // panel's Costs and the compare panel read totals through here, so both say the same.
-import { formatBytes, formatCount } from "./format.js";
+import { dimWord, formatBytes, formatCount } from "./format.js";
 
 /** @typedef {{coefficient: number, symbols: Record<string, number>}} Term */
 
@@ -11,7 +11,7 @@ const SUPERSCRIPT = ["", "", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸"];
 export function formulaText(/** @type {Term[]} */ terms, format = formatCount) {
   if (!terms.length) return "0";
   return terms.map((t, i) => {
-    const symbols = Object.entries(t.symbols).map(([name, p]) => `${name}${SUPERSCRIPT[p] ?? `^${p}`}`);
+    const symbols = Object.entries(t.symbols).map(([name, p]) => `${dimWord(name, true)}${SUPERSCRIPT[p] ?? `^${p}`}`);
     const c = Math.abs(t.coefficient);
     const head = c === 1 && symbols.length && format === formatCount ? "" : format(c);
     const sign = t.coefficient < 0 ? (i ? " − " : "−") : i ? " + " : "";

@@ -19,16 +19,26 @@ export function formatInteger(n) {
   return s.replace(/\B(?=(\d{3})+$)/g, ",");
 }
 
-/** [1, "N", null] -> "1×N×?"; null (unknown rank) -> "" */
 /** "1 output", "1,024 outputs": a count with its noun. */
 export function plural(n, word, many = `${word}s`) {
   return `${formatInteger(n)} ${n === 1 ? word : many}`;
 }
 
+/** [1, "N", null] -> "1×N×?"; [] -> "scalar"; null (unknown rank) -> null */
 export function formatDims(shape) {
   if (shape === null || shape === undefined) return null;
   if (shape.length === 0) return "scalar";
-  return shape.map((d) => (d === null || d === undefined || d === "" ? "?" : String(d))).join("×");
+  return shape.map((d) => dimWord(d, shape.length > 1)).join("×");
+}
+
+/** A dim as a shape shows it: a size, a name, "?" for neither; an expression of other dims
+ * bracketed among others, "batch×(past_sequence + sequence)" (app/views/search.py dim_word).
+ * @param {unknown} d
+ * @param {boolean} among */
+export function dimWord(d, among) {
+  if (d === null || d === undefined || d === "") return "?";
+  const text = String(d);
+  return among && /[\s+*/]/.test(text) ? `(${text})` : text;
 }
 
 export function formatShape(shape) {

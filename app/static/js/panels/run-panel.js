@@ -35,21 +35,23 @@ function randomElement(type) {
   return { shape: inner.shape, many: type.kind === "sequence" };
 }
 
-/** The names of an input's dims without a size (those random values need a size for). */
-function inputDims(i) {
+/** The names of an input's dims without a size (those random values need a size for); a dim
+ * the server read as an expression of the others (`expressions`: a decoder's mask, "past_sequence
+ * + sequence") as the dims it is made of. */
+function inputDims(i, expressions = {}) {
   const names = [];
   const element = randomElement(i.type);
   for (const [axis, d] of ((element ? element.shape : i.shape) || []).entries()) {
     // a dim with no size and no name (silero VAD's [?, ?], PaddlePaddle's -1 and "?"): by
     // input and axis, as the server names it (app/onnx_io/dim_names.py)
     if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) names.push(`${i.name}[${axis}]`);
-    else if (typeof d === "string") names.push(d);
+    else if (typeof d === "string") names.push(...(expressions[d] || [d]));
   }
   return names;
 }
 
-function symbolicDims(inputs) {
-  return [...new Set(inputs.flatMap(inputDims))];
+function symbolicDims(inputs, expressions) {
+  return [...new Set(inputs.flatMap((i) => inputDims(i, expressions)))];
 }
 
 /** What typing an input's values in looks like for its type, as JSON (the field's placeholder):
@@ -623,7 +625,8 @@ export function renderRunPanel(root, ctx) {
   const rows = inputs.map(inputRow);
   const npz = el("input", { type: "file", accept: ".npz", id: "run-npz", "aria-label": "One .npz for every input" });
   const dataset = el("input", { type: "file", accept: ".pb", multiple: true, id: "run-dataset", "aria-label": "A test data set: input_k.pb and output_k.pb files" });
-  const dimNames = symbolicDims(inputs);
+  const expressions = graph.dim_expressions || {};
+  const dimNames = symbolicDims(inputs, expressions);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "0", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
   followFirstAxes(dims.map((d) => d.field));
@@ -631,7 +634,7 @@ export function renderRunPanel(root, ctx) {
   const syncDims = () => {
     const given = new Set(rows.filter((r) => r.values.value.trim() || (r.file.files && r.file.files.length)).map((r) => r.name));
     for (const d of dims) {
-      const idle = inputs.filter((i) => inputDims(i).includes(d.name)).every((i) => given.has(i.name));
+      const idle = inputs.filter((i) => inputDims(i, expressions).includes(d.name)).every((i) => given.has(i.name));
       d.field.disabled = idle;
       d.field.title = idle ? "Taken from the values given" : "";
     }
