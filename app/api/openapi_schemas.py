@@ -429,7 +429,7 @@ SCHEMAS: dict = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "description": '{"name", "inputs": {NAME: {"npy", "dtype", "shape"}}, "expected": {...}, "dims", "recorded_from": REV | null, "created"}',
+                    "description": '{"name", "inputs": {NAME: {"npy", "dtype", "shape"}}, "expected": {...}, "dims", "recorded_from": REV | null, "created", "names": {"inputs", "outputs"} (the model\'s when the case was kept: what renames are followed by)}',
                 },
             },
         },
@@ -446,7 +446,7 @@ SCHEMAS: dict = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "description": '{"name", "status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: {"passed", "equal", "close", "max_abs", "max_rel", "max_rel_to_range", "tolerance_needed", "rel_error", "sqnr_db", "shape"}}}',
+                    "description": '{"name", "status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: {"passed", "equal", "close", "max_abs", "max_rel", "max_rel_to_range", "tolerance_needed", "rel_error", "sqnr_db", "shape", "was"?: its name in the case}}, "renamed"?: {the case\'s name: the model\'s now}, for inputs and outputs renamed since the case was kept}',
                 },
             },
             "worst": {

@@ -40,6 +40,7 @@ from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names
 from ..onnx_io.traverse import fed_inputs
+from ..views.io_pairs import graph_values, paired_names
 from . import bp, derived
 from .background import once_in_background
 from .documents import load, revision_number, store
@@ -176,29 +177,51 @@ def _checked_case(model: onnx.ModelProto, case: dict, tolerance: float, run, fol
     """One case's result, and whether it failed for a reason that says nothing of the model."""
     out: dict = {"name": case["name"], "status": "error", "outputs": {}, "recorded_from": case.get("recorded_from")}
     inputs, outputs = fed_inputs(model.graph), [o.name for o in model.graph.output]
-    missing = [n for n in inputs if n not in case["inputs"]]
-    gone = [n for n in case["inputs"] if n not in inputs] + [n for n in case["expected"] if n not in outputs]
+    now = _names_now(case, inputs, outputs, graph_values(model.graph))
+    given = {now.get(n, n): digest for n, digest in case["inputs"].items()}
+    expected = {now.get(n, n): digest for n, digest in case["expected"].items()}
+    was = {new: old for old, new in now.items() if new != old}
+    if was:  # the page feeds and reads the case by the names the model has now
+        out["renamed"] = {old: new for new, old in was.items()}
+    missing = [n for n in inputs if n not in given]
+    gone = [n for n in given if n not in inputs] + [n for n in expected if n not in outputs]
     if missing or gone:
-        parts = [f"the model has no {'input' if n in case['inputs'] else 'output'} {n!r} any more" for n in gone]
+        parts = [f"the model has no {'input' if n in given else 'output'} {n!r} any more" for n in gone]
         parts += [f"the case gives no value for input {n!r}" for n in missing]
         return {**out, "message": "; ".join(parts)}, False
     blobs = store().blobs
-    feed = {name: {"npy": str(blobs.path(digest))} for name, digest in case["inputs"].items()}
+    feed = {name: {"npy": str(blobs.path(digest))} for name, digest in given.items()}
     answer = run(feed, case.get("dims", {}), folder)
     status = answer.get("status")
     if status != "ok":
         stage = "load" if answer.get("stage") == "load" else "run"
         message = " ".join(str(answer.get("message", status)).split())
         return {**out, "message": f"onnxruntime can't {stage} it: {message}"}, status in TRANSIENT
-    for name, digest in case["expected"].items():
+    for name, digest in expected.items():
         got = answer["outputs"].get(name)
+        renamed = {"was": was[name]} if name in was else {}
         if got is None:
-            out["outputs"][name] = {"passed": False, "missing": True}
+            out["outputs"][name] = {"passed": False, "missing": True, **renamed}
             continue
         c = compare_outputs(got, str(blobs.path(digest)), tolerance=tolerance)
-        out["outputs"][name] = {**c, "passed": bool(c["close"])}
+        out["outputs"][name] = {**c, "passed": bool(c["close"]), **renamed}
     out["status"] = "passed" if all(o["passed"] for o in out["outputs"].values()) else "failed"
     return out, False
+
+
+def _names_now(case: dict, inputs: list[str], outputs: list[str], held: set[str]) -> dict[str, str]:
+    """{the case's input or output name: the model's name for it now}: the same, or renamed in
+    place since the case was kept (io_pairs.paired_names, by the inputs and outputs the model had
+    then: "names", or for a case kept before it was recorded, the case's own in order)."""
+    then = case.get("names") or {"inputs": list(case["inputs"]), "outputs": list(case["expected"])}
+    theirs = {*then["inputs"], *then["outputs"], *case["inputs"], *case["expected"]}
+    pairs = paired_names(then["inputs"], inputs, theirs, held) + paired_names(then["outputs"], outputs, theirs, held)
+    return dict(pairs)
+
+
+def _io_names(model: onnx.ModelProto) -> dict[str, list[str]]:
+    """The inputs a caller feeds and the outputs, in order: what a case's names are paired by."""
+    return {"inputs": fed_inputs(model.graph), "outputs": [o.name for o in model.graph.output]}
 
 
 # --- the gate: edits that change the outputs refused ----------------------------------------
@@ -375,6 +398,7 @@ def keep_test_data_sets(model_id: str, sets: dict[str, dict]) -> dict:
                 "dims": {},
                 "recorded_from": None,
                 "created": time.time(),
+                "names": _io_names(model),
             }
         )
         kept.append(name)
@@ -468,6 +492,7 @@ def add_check(model_id):
         "dims": check_dims(body.get("dims")),
         "recorded_from": None if expected is not None else revision.rev,
         "created": time.time(),
+        "names": _io_names(model),
     }
 
     def added(checks: dict) -> dict:

@@ -1,7 +1,8 @@
 """Which graph input (or output) of one model is which of another's: the same name, or renamed in
 place (the old name gone, a new one at the same position). Compare lists renamed ones as renamed,
-not as one removed and one added; Run compares a renamed output with its old self; and Compare's
-costs count both sides at the same input shapes (`same_shapes`)."""
+not as one removed and one added; Run compares a renamed output with its old self; a reference
+case feeds and checks renamed inputs and outputs; and Compare's costs count both sides at the same
+input shapes (`same_shapes`)."""
 
 from __future__ import annotations
 
@@ -11,21 +12,26 @@ from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.inference import unnamed_dim
 
 
-def _names(g: onnx.GraphProto) -> set[str]:
+def graph_values(g: onnx.GraphProto) -> set[str]:
     """Every value the graph itself holds: inputs, initializers, node outputs."""
     return {v.name for v in g.input} | {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
 
 
 def paired(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> list[tuple[str, str]]:
     """(old name, new name) of each of the graphs' `field` ("input" or "output") in both, in old's
-    order: those of the same name, then those renamed in place — at the same position, the old
-    name gone from the new graph and the new one nowhere in the old (an output swapped for
-    another tensor of the graph is not a rename)."""
+    order: those of the same name, then those renamed in place (paired_names)."""
     a = [v.name for v in getattr(old, field)]
     b = [v.name for v in getattr(new, field)]
+    return paired_names(a, b, graph_values(old), graph_values(new))
+
+
+def paired_names(a: list[str], b: list[str], in_old: set[str], in_new: set[str]) -> list[tuple[str, str]]:
+    """(old name, new name) of the names of list `a` (an old graph's inputs or outputs) in list
+    `b` (the new graph's), in a's order: the same name, then those renamed in place — at the same
+    position, the old name gone from the new graph (`in_new`: every value it holds) and the new
+    one nowhere in the old (`in_old`; an output swapped for another tensor is not a rename)."""
     kept_a, kept_b = set(a), set(b)
     pairs = [(n, n) for n in a if n in kept_b]
-    in_old, in_new = _names(old), _names(new)
     pairs += [
         (x, y)
         for x, y in zip(a, b, strict=False)

@@ -201,3 +201,23 @@ def test_the_next_export_copies_the_cases_of_the_last(page, server):
     page.locator(".reference-check[data-status=failed]").wait_for()
     assert page.locator(".ref-case[data-name='case 1'] .ref-case-verdict").text_content() == "differs"
     assert page.locator("#toast").text_content() == "Copied case 1."
+
+
+def test_a_case_runs_under_its_inputs_and_outputs_new_names(page, server):
+    """Kept, then the input and the output renamed: the case still passes, and "Run it" feeds
+    the renamed input and holds the renamed output to the kept values."""
+    mid = upload(page, server, leaky_linear(), "leaky.onnx")["id"]
+    api = f"{server}/api/models/{mid}"
+    assert page.request.post(f"{api}/checks", data={"inputs": {"x": {"random": {"seed": 1}}}}).status == 201
+    ops = [{"op": "rename_tensor", "from": "x", "to": "features"}, {"op": "rename_tensor", "from": "y", "to": "scores"}]
+    assert page.request.post(f"{api}/edits", data={"base": 0, "ops": ops}).status == 200
+    open_model(page, server, mid)
+    page.locator(".reference-check[data-status=passed]").wait_for()
+    page.click(".ref-toggle")
+    page.locator(".ref-case[data-name='case 1'] .ref-case-verdict").wait_for()
+    assert page.locator(".ref-case[data-name='case 1'] .ref-case-verdict").text_content() == "gives its outputs"
+    page.click(".ref-case[data-name='case 1'] .ref-run")
+    page.locator("#run-case").wait_for()
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-expected tr[data-output=scores] td").nth(1).text_content() == "identical"

@@ -6,6 +6,7 @@ import { el, clear } from "../widgets/dom.js";
 import { disclosure } from "../editing/edit-forms.js";
 import { formatPercent, formatShape } from "../lib/format.js";
 import { referenceCause } from "../lib/reference-words.js";
+import { symbolicDims } from "../lib/input-dims.js";
 import { checkRow, fieldError, mono, runInline, tag } from "../widgets/ui.js";
 
 function verdictRow(ref, ctx, revision) {
@@ -27,7 +28,7 @@ function verdictRow(ref, ctx, revision) {
     if (from && ctx.actions && ctx.actions.openRun) {
       const locate = async () => {
         const kept = (await ctx.actions.reference.list()).cases.find((c) => c.name === from.name);
-        ctx.actions.openRun(from.recorded_from, kept ? caseInputs(kept) : null);
+        ctx.actions.openRun(from.recorded_from, kept ? caseInputs(kept, from.renamed) : null);
       };
       row.append(el("button", { type: "button", class: "linklike ref-locate", onclick: () => { locate().catch((err) => ctx.actions.toast(err.message || String(err))); } },
         `Find the first node whose output differs from revision ${from.recorded_from}'s ›`));
@@ -38,9 +39,10 @@ function verdictRow(ref, ctx, revision) {
   return row;
 }
 
-/** A kept case as the Run panel takes it (openRun): its inputs, dims and expected outputs. */
-function caseInputs(c) {
-  const blobs = (side) => Object.fromEntries(Object.entries(c[side] || {}).map(([name, a]) => [name, { npy: a.npy }]));
+/** A kept case as the Run panel takes it (openRun): its inputs, dims and expected outputs, by
+ * the names the model has now (`renamed`: the verdict's old name -> new, for those renamed since). */
+function caseInputs(c, renamed = {}) {
+  const blobs = (side) => Object.fromEntries(Object.entries(c[side] || {}).map(([name, a]) => [renamed[name] || name, { npy: a.npy }]));
   return { label: c.name, inputs: blobs("inputs"), dims: c.dims || {}, expected: blobs("expected") };
 }
 
@@ -58,7 +60,7 @@ function caseItem(c, ctx, refresh, errorBox, result) {
   const arrays = (side) => Object.entries(c[side] || {}).map(([name, a], i) => [i ? ", " : "", mono(name), a.shape ? ` ${a.dtype || ""} ${formatShape(a.shape)}` : ""]);
   const drop = el("button", { type: "button", class: "btn btn-small ref-drop", title: `Drop case “${c.name}”` }, "Drop");
   const run = el("button", { type: "button", class: "btn btn-small ref-run", title: `Run this revision on case “${c.name}”'s inputs: its outputs against the kept ones, in the Run panel` }, "Run it");
-  run.addEventListener("click", () => ctx.actions.openRun(null, caseInputs(c)));
+  run.addEventListener("click", () => ctx.actions.openRun(null, caseInputs(c, (result || {}).renamed)));
   drop.addEventListener("click", () => runInline(drop.parentElement || drop, errorBox, async () => {
     await ctx.actions.reference.remove(c.name);
     await refresh();
@@ -97,8 +99,8 @@ function casesEditor(ctx, refresh, latest) {
     const fed = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
     const inputs = Object.fromEntries(fed.map((i) => [i.name, { random: { seed } }]));
     const known = ctx.dimSizes ? ctx.dimSizes() : {};
-    const dims = {}; // each symbolic dim at the size given in Costs or Run, else 1
-    for (const i of fed) for (const d of i.shape || []) if (typeof d === "string" && d) dims[d] = known[d] ?? 1;
+    // each dim a run asks for at the size given in Costs or Run, else 1
+    const dims = Object.fromEntries(symbolicDims(fed, graph.dim_expressions || {}).map((d) => [d, known[d] ?? 1]));
     await ctx.actions.reference.add({ inputs, ...(Object.keys(dims).length ? { dims } : {}) });
     await reload();
   }));

@@ -11,6 +11,7 @@ import { breakable, fieldError, mono, plural, runInline, section } from "../widg
 import { formatMetric } from "../pipeline/heat.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
+import { inputDims, randomElement, symbolicDims } from "../lib/input-dims.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice } from "./history-panel.js";
 
@@ -20,38 +21,6 @@ function previewLoader(preview) {
     ...preview, offset, count: Math.max(0, Math.min(count, preview.values.length - offset)),
     values: preview.values.slice(offset, offset + count),
   });
-}
-
-/** The tensors a sequence or optional input holds, when random ones can be made (their shape
- * is declared): {shape, many} (many: a sequence of them, whose length the person picks), or null. */
-function randomElement(type) {
-  if (!type || (type.kind !== "sequence" && type.kind !== "optional")) return null;
-  const inner = type.elem || {};
-  if (type.kind === "optional" && inner.kind === "sequence") {
-    const items = randomElement(inner);
-    return items && { ...items, many: true };
-  }
-  if (inner.kind !== "tensor" || !Array.isArray(inner.shape)) return null;
-  return { shape: inner.shape, many: type.kind === "sequence" };
-}
-
-/** The names of an input's dims without a size (those random values need a size for); a dim
- * the server read as an expression of the others (`expressions`: a decoder's mask, "past_sequence
- * + sequence") as the dims it is made of. */
-function inputDims(i, expressions = {}) {
-  const names = [];
-  const element = randomElement(i.type);
-  for (const [axis, d] of ((element ? element.shape : i.shape) || []).entries()) {
-    // a dim with no size and no name (silero VAD's [?, ?], PaddlePaddle's -1 and "?"): by
-    // input and axis, as the server names it (app/onnx_io/dim_names.py)
-    if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) names.push(`${i.name}[${axis}]`);
-    else if (typeof d === "string") names.push(...(expressions[d] || [d]));
-  }
-  return names;
-}
-
-function symbolicDims(inputs, expressions) {
-  return [...new Set(inputs.flatMap((i) => inputDims(i, expressions)))];
 }
 
 /** What typing an input's values in looks like for its type, as JSON (the field's placeholder):

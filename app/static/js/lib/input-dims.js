@@ -1,0 +1,37 @@
+// The sizes a run asks for: the dims of a model's inputs that have none (by name, or unnamed by
+// input and axis, as the server names them: app/onnx_io/dim_names.py), a dim that is an
+// expression of the others as the dims it is made of. The Run panel's size fields and a
+// reference case kept on random inputs both ask for these.
+
+/** The tensors a sequence or optional input holds, when random ones can be made (their shape
+ * is declared): {shape, many} (many: a sequence of them, whose length the person picks), or null. */
+export function randomElement(type) {
+  if (!type || (type.kind !== "sequence" && type.kind !== "optional")) return null;
+  const inner = type.elem || {};
+  if (type.kind === "optional" && inner.kind === "sequence") {
+    const items = randomElement(inner);
+    return items && { ...items, many: true };
+  }
+  if (inner.kind !== "tensor" || !Array.isArray(inner.shape)) return null;
+  return { shape: inner.shape, many: type.kind === "sequence" };
+}
+
+/** The names of an input's dims without a size (those random values need a size for); a dim
+ * the server read as an expression of the others (`expressions`: a decoder's mask, "past_sequence
+ * + sequence") as the dims it is made of. */
+export function inputDims(i, expressions = {}) {
+  const names = [];
+  const element = randomElement(i.type);
+  for (const [axis, d] of ((element ? element.shape : i.shape) || []).entries()) {
+    // a dim with no size and no name (silero VAD's [?, ?], PaddlePaddle's -1 and "?"): by
+    // input and axis, as the server names it (app/onnx_io/dim_names.py)
+    if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) names.push(`${i.name}[${axis}]`);
+    else if (typeof d === "string") names.push(...(expressions[d] || [d]));
+  }
+  return names;
+}
+
+/** Every dim of `inputs` a run needs a size for, once each, in order. */
+export function symbolicDims(inputs, expressions) {
+  return [...new Set(inputs.flatMap((i) => inputDims(i, expressions)))];
+}
