@@ -456,13 +456,15 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'Softmax'")
     page.keyboard.press("Escape")
     page.wait_for_function("() => !location.hash.includes('node=')")
-    # a click on the canvas where it is drawn selects it again (the canvas's own hit test)
-    click_middle_of_drawing(page)
+    # a click on the canvas where it is drawn selects it again (the canvas's own hit test);
+    # the link's reveal may land after the panel shows (a loaded machine): point first
     area = page.locator("#graph").bounding_box()
+    tip = page.locator("#graph .graph-tip")
+    point_until_tip_reads(page, area, "Softmax · /model/layers.30/self_attn/Softmax")
+    click_middle_of_drawing(page)
     page.wait_for_function("() => location.hash.includes('node=')")  # the link names it (by name: issue 11)
     assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
     # the pointer over it gets the tooltip the SVG drawing's <title> gives
-    tip = page.locator("#graph .graph-tip")
     page.mouse.move(area["x"] + area["width"] / 2 + 1, area["y"] + area["height"] / 2)
     tip.wait_for(state="visible")
     assert tip.text_content() == "Softmax · /model/layers.30/self_attn/Softmax"
@@ -474,6 +476,20 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     page.mouse.up()
     t = page.get_attribute("#graph svg > g.viewport", "transform")
     assert re.fullmatch(r"translate\([-\d.]+,[-\d.]+\) scale\([\d.]+\)", t)
+
+
+def point_until_tip_reads(page, area, text: str, timeout_s: float = 20.0) -> None:
+    """Move the pointer over the middle of the drawing until the canvas's tooltip reads text."""
+    tip = page.locator("#graph .graph-tip")
+    deadline = time.monotonic() + timeout_s
+    step = 0
+    while True:
+        step += 1
+        page.mouse.move(area["x"] + area["width"] / 2 + step % 2, area["y"] + area["height"] / 2)
+        if tip.is_visible() and tip.text_content() == text:
+            return
+        assert time.monotonic() < deadline, f"the middle of the drawing never pointed at {text!r}"
+        page.wait_for_timeout(100)
 
 
 def click_middle_of_drawing(page) -> None:
