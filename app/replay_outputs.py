@@ -15,7 +15,7 @@ import onnx
 from .edits.sources import npy_from_tensor_file
 from .errors import StudioError
 from .onnx_io.inference import input_dims
-from .onnx_io.output_compare import compare_outputs
+from .onnx_io.output_compare import compare_outputs, rows_words
 from .onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from .onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names, test_data_sets_beside
 from .onnx_io.traverse import fed_inputs
@@ -100,6 +100,8 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
                 far = _percent(c["max_rel_to_range"])
                 if c["close"]:
                     check.lines.append(f"{shown}: as the model's on {what} (within {far} of range)")
+                elif c.get("rows"):  # detections reordered: their indices say nothing as magnitudes
+                    check.problems.append(f"{shown} against the model's on {what}: {rows_words(c['rows'])}")
                 else:
                     check.problems.append(
                         f"{shown} is {far} of its range off the model's on {what} (tolerance {_percent(tolerance)})"

@@ -762,3 +762,50 @@ def test_a_tool_refuses_a_node_or_operator_it_would_silently_ignore(client, op, 
     assert r.status_code == 400, r.get_json()
     assert r.get_json()["error"]["code"] == code and words in r.get_json()["error"]["message"], r.get_json()
     assert client.get(f"/api/models/{mid}").get_json()["head"] == 0
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        {"op": "quantize_dynamic", "op_types": ["Conv", "Gemm", "MatMul"]},
+        {"op": "convert_float16"},
+        {"op": "simplify"},
+    ],
+    ids=lambda op: op["op"],
+)
+def test_a_tool_leaves_the_declared_shapes_as_they_were(client, op):
+    # batch fixed to 1 at the input, the output and a value_info entry still say N: the tools'
+    # shape inference writes 1 over them (the KV-cache QA's present.N); the model's words stay
+    model = conv_net()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    model.graph.value_info.append(h.make_tensor_value_info("f", T.FLOAT, ["N", 64]))
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(m, full_check=True)
+
+    def dims(v):
+        return [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
+
+    assert dims(m.graph.input[0]) == [1, 16, 8, 8]
+    assert dims(m.graph.output[0]) == ["N", 10]
+    kept = {v.name: dims(v) for v in m.graph.value_info}
+    assert kept.get("f", ["N", 64]) == ["N", 64]  # simplify may fold f away; where kept, as declared
+
+
+@pytest.mark.parametrize("op", ["quantize_dynamic", "quantize_static"])
+def test_quantizing_a_float16_revision_says_it_needs_float32_weights(client, op):
+    mid, _, _ = convert(client, conv_net().SerializeToString())
+    body = {"op": op}
+    if op == "quantize_static":
+        body["calibration"] = {"x": {"npy": npy_blob(client, np.ones((1, 16, 8, 8), np.float32))}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [body]})
+    assert r.status_code == 400, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message == (
+        f"op #1 ({op}): onnxruntime's quantizers need float32 weights: 3 of this revision's weights are float16 "
+        "(a float16 conversion); "
+        "quantize the float32 revision before it (undo the conversion, or restore that revision)"
+    ), message
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 1

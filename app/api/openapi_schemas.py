@@ -371,7 +371,12 @@ SCHEMAS: dict = {
                 "type": "object",
                 "description": "name -> dtype, shape, size, stats, values (as GET .../tensors), top? ({rows: [{index, top: [[k, value], ...]}], of}: the largest values along the last axis of an output with at most two axes past its leading 1s)",
             },
-            "inputs": {"type": "object", "description": "the values fed, previewed"},
+            "inputs": {
+                "type": "object",
+                "description": 'the values fed, previewed; one the run made says how: "random": {"seed", "role"?}'
+                ' (role "mask": an integer attention mask fed ones; "positions": position ids 0, 1, 2, … after'
+                " the past a longer mask covers; every input draws from a stream of its own for the seed)",
+            },
             "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},
             "onnxruntime": {"type": "string"},
             "declared_mismatches": {

@@ -36,7 +36,7 @@ from ..edits.jsontypes import valid_text
 from ..edits.sources import npy_from_tensor_file
 from ..errors import StudioError
 from ..onnx_io import narrow_types, saved_values
-from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
+from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs, rows_words
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
 from ..onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names
 from ..onnx_io.traverse import fed_inputs
@@ -280,6 +280,8 @@ def refusal_cause(verdict: dict) -> str:
     name, o = next(((n, o) for n, o in misses if n == worst.get("output")), misses[0])
     far = o.get("max_rel_to_range")
     how = "changed shape or type" if far is None else f"is {100 * far:.2g} % of its range off"
+    if o.get("rows"):
+        how = f"has {rows_words(o['rows'])}"
     return f"case {case['name']!r}: {name} {how} (tolerance {100 * verdict['tolerance']:.2g} %)"
 
 

@@ -6,7 +6,7 @@ input values and each output common to both is compared.
   {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
    "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true, "expected"?: {OUTPUT: {"npy": BLOB}}}
   -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
-      "inputs": {NAME: preview}, "ms", "onnxruntime",
+      "inputs": {NAME: preview (+ "random": {"seed", "role"?} for one the run made)}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}},
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
@@ -39,6 +39,7 @@ from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.declared_shapes import declared_mismatches
 from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
 from ..onnx_io.input_elements import random_element
+from ..onnx_io.input_roles import input_roles
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
@@ -110,7 +111,18 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
     for name, vocabulary in input_vocabularies(model.graph, sorted(names)).items():
         if not {"npy", "values"} & set(out.get(name, {})):  # random ones are drawn from it
             out.setdefault(name, {"seed": 0})["vocabulary"] = vocabulary
+    for name, role in input_roles(model.graph, names).items():
+        if not {"npy", "values"} & set(out.get(name, {})):  # a mask of ones, positions in order
+            out.setdefault(name, {"seed": 0})["role"] = role
     return out
+
+
+def _how_made(spec: dict) -> dict:
+    """How the run made an input it was not given: {"random": {"seed", "role"?}} (a mask's
+    ones, positions in order: input_roles.py), or nothing for values given."""
+    if "npy" in spec or "values" in spec:
+        return {}
+    return {"random": {"seed": spec.get("seed", 0), **({"role": spec["role"]} if "role" in spec else {})}}
 
 
 MAX_TYPED_VALUES = 100_000  # numbers, strings and keys in one input's "values"
@@ -520,7 +532,10 @@ def post_run(model_id):
                 if name in first["outputs"]
             },
             "inputs": {
-                name: _preview(p, min(count, 100), first.get("converted_inputs", {}).get(name))
+                name: {
+                    **_preview(p, min(count, 100), first.get("converted_inputs", {}).get(name)),
+                    **_how_made(inputs.get(name, {"seed": 0})),
+                }
                 for name, p in first["inputs"].items()
             },
             "ms": first["ms"],

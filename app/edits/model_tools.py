@@ -209,8 +209,10 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     metadata = list(model.metadata_props)
     graph_doc, graph_metadata = model.graph.doc_string, list(model.graph.metadata_props)
     had = [{v.name for v in ref.container.value_info} for ref in running_graphs(model)]
+    declared = _declared_types(model)
     nodes = _nodes_by_name(model)
     model.CopyFrom(result)
+    _restore_shapes(model, declared)
     for f, v in kept.items():
         setattr(model, f, max(v, model.ir_version) if f == "ir_version" else v)
     del model.metadata_props[:]
@@ -242,6 +244,37 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     if model.ir_version < 4 and any(t.name not in inputs for t in model.graph.initializer):
         model.ir_version = 4
     return f"; ir_version {kept['ir_version']} -> {model.ir_version}" if model.ir_version != kept["ir_version"] else ""
+
+
+def _declared_types(model: onnx.ModelProto) -> dict[str, dict[str, onnx.TypeProto]]:
+    """graph path -> name -> the declared type of each input, output and value_info entry."""
+    found: dict[str, dict[str, onnx.TypeProto]] = {}
+    for ref in running_graphs(model):
+        kept = found.setdefault(ref.path, {})
+        for v in (*ref.container.input, *ref.container.output, *ref.container.value_info):
+            kept[v.name] = onnx.TypeProto()
+            kept[v.name].CopyFrom(v.type)  # a copy: the model is overwritten next
+    return found
+
+
+def _restore_shapes(model: onnx.ModelProto, declared: dict[str, dict[str, onnx.TypeProto]]) -> None:
+    """The shapes the model declared, back where the tool's shape inference rewrote them (a
+    quantizer after batch was fixed to 1 at the input wrote 1 over the outputs' `batch`). The
+    element type stays the tool's (float16 retypes what it converts); a rank the tool changed
+    stays changed."""
+    for ref in running_graphs(model):
+        before = declared.get(ref.path, {})
+        for v in (*ref.container.input, *ref.container.output, *ref.container.value_info):
+            old = before.get(v.name)
+            if old is None or not (old.HasField("tensor_type") and v.type.HasField("tensor_type")):
+                continue
+            was, now = old.tensor_type, v.type.tensor_type
+            if was.HasField("shape") and now.HasField("shape") and len(was.shape.dim) != len(now.shape.dim):
+                continue
+            if was.HasField("shape"):
+                now.shape.CopyFrom(was.shape)
+            else:
+                now.ClearField("shape")
 
 
 def _nodes_by_name(model: onnx.ModelProto) -> dict[str, tuple[list, str]]:

@@ -98,6 +98,7 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     check_size(model, "quantize_dynamic")
     size = sum(data_size(t) for t in weights(model))
     made = constants_to_initializers(model)
+    _needs_float32(model)
     nodes, integer = len(model.graph.node), _integer_nodes(model)
     options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
     note = made + keep(model, in_helper(model, "quantize", options, "quantize_dynamic: onnxruntime's quantizer failed"))
@@ -116,6 +117,19 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
         f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer, weights "
         f"{size_text(size)} -> {size_text(after)}, {len(model.graph.node) - nodes} node(s) added{note}"
     )
+
+
+def _needs_float32(model: onnx.ModelProto) -> None:
+    """onnxruntime's quantizers take float32 models: on float16 weights their quantizing nodes
+    get float16 activations, which they don't take ("x_scale typestr: tensor(float), has
+    unsupported type: tensor(float16)" from the check after). Said before, in the user's words."""
+    halves = weights(model, FLOAT16)
+    if halves:
+        raise StudioError(
+            "bad_value",
+            f"onnxruntime's quantizers need float32 weights: {len(halves)} of this revision's weights are float16 (a float16 "
+            "conversion); quantize the float32 revision before it (undo the conversion, or restore that revision)",
+        )
 
 
 def _integer_nodes(model: onnx.ModelProto) -> int:
@@ -186,6 +200,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     size = check_size(model, "quantize_static")
     samples, count = calibration_samples(model, op["calibration"])
     made = constants_to_initializers(model)
+    _needs_float32(model)
     files = {name: f"calibration{k}" for k, name in enumerate(sorted(samples))}
     keys = ("quant_format", "activation_type", "weight_type", "calibrate_method", "op_types", "nodes_to_exclude")
     options = {k: op.get(k) for k in (*keys, "per_channel", "reduce_range", "calibration")}

@@ -16,6 +16,7 @@ import resource
 import sys
 import threading
 import time
+import zlib
 
 # ORT's tensor(...) element types that numpy can feed directly
 _NUMPY = {
@@ -408,10 +409,13 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
         return _narrow_value(ort, given, narrow)
     if "values" in spec:
         return _typed_input(ort, np, arg, spec["values"])
-    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    # a stream of its own for each input: the same seed on two inputs (the page's default 0)
+    # gave a decoder's past keys and values the same numbers, every layer alike
+    rng = np.random.default_rng([int(spec.get("seed", 0)), zlib.crc32(arg.name.encode())])
     words = (spec.get("vocabulary") or {}).get("values") or []
     if _TENSOR.match(arg.type):
-        return _random_tensor(ort, np, arg.name, arg.type, arg.shape, dims, rng, spec.get("vocabulary"))
+        values = _random_tensor(ort, np, arg.name, arg.type, arg.shape, dims, rng, spec.get("vocabulary"))
+        return _in_role(np, values, spec.get("role"))
     if arg.type.startswith("map(") and words:  # some of the keys its lookup knows, normal values
         keys = _map_keys(arg.type, words)
         picked = [k for k in keys if rng.random() < 0.5] or keys[:1]
@@ -434,6 +438,33 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     if arg.type.startswith("optional(") and not arg.type.startswith("optional(seq("):
         return item()
     return [item() for _ in range(element["count"])]
+
+
+def _in_role(np, values, role: str | None):
+    """Random values of an input its name says the role of (input_roles.py): a mask's ones,
+    position ids 0, 1, 2… along the last axis (_place_positions moves them past a cache)."""
+    if not isinstance(values, np.ndarray) or values.dtype.kind not in "iub" or role not in ("mask", "positions"):
+        return values
+    if role == "mask":
+        return np.ones_like(values)
+    if values.ndim == 0:
+        return values
+    return np.broadcast_to(np.arange(values.shape[-1], dtype=values.dtype), values.shape).copy()
+
+
+def _place_positions(np, feeds: dict, roles: dict) -> None:
+    """Position ids made in order start after the cached past: where a made mask covers more
+    positions (past and new) than the ids do (the new ones), the ids are the last of them."""
+    covered = [
+        m.shape[-1] for n, r in roles.items() if r == "mask" and isinstance(m := feeds.get(n), np.ndarray) and m.ndim
+    ]
+    for name, role in roles.items():
+        ids = feeds.get(name)
+        if role != "positions" or not isinstance(ids, np.ndarray) or ids.ndim == 0 or not covered:
+            continue
+        past = max(covered) - ids.shape[-1]
+        if past > 0:
+            feeds[name] = ids + ids.dtype.type(past)
 
 
 def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng, vocabulary: dict | None = None):
@@ -589,11 +620,19 @@ def _typed_array(ort, np, elem: str, values, where: str):
 def _job_feeds(ort, np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
     """The job's value of each session input (not in `skip`): its .npy, or random of seed 0;
     Skip or ValueError when one can't be made."""
-    return {
-        arg.name: _run_feed(ort, np, arg, job["inputs"].get(arg.name, {"seed": 0}), job.get("dims", {}))
+    specs = {arg.name: job["inputs"].get(arg.name, {"seed": 0}) for arg in sess.get_inputs() if arg.name not in skip}
+    feeds = {
+        arg.name: _run_feed(ort, np, arg, specs[arg.name], job.get("dims", {}))
         for arg in sess.get_inputs()
-        if arg.name not in skip
+        if arg.name in specs
     }
+    made = {
+        name: spec["role"]
+        for name, spec in specs.items()
+        if spec.get("role") and "npy" not in spec and "values" not in spec
+    }
+    _place_positions(np, feeds, made)
+    return feeds
 
 
 def _external_files(np, so, files: dict) -> list:

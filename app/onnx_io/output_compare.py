@@ -78,11 +78,21 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
     """compare_outputs of two arrays."""
     none = NONE
     if a.shape != b.shape:
-        return {"equal": False, "close": False, **none, "shape": [list(a.shape), list(b.shape)]}
+        rows = matched_rows(a, b, tolerance)
+        return {
+            "equal": False,
+            "close": False,
+            **none,
+            "shape": [list(a.shape), list(b.shape)],
+            **({"rows": rows} if rows and rows["matched"] else {}),
+        }
     if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
         same = bool(np.array_equal(a, b))
         return {"equal": same, "close": same, **none, "tolerance_needed": 0.0 if same else None, "shape": list(a.shape)}
     x, y = a.astype(np.float64), b.astype(np.float64)
+    held = _held_at_float16_limit(a, b, x, y)
+    if held is not None:  # the same "minus infinity" on both sides: not an error of the conversion
+        x[held] = y[held]
     diff = np.abs(x - y)
     finite = np.isfinite(diff)
     max_abs = float(diff[finite].max()) if finite.any() else 0.0
@@ -108,7 +118,87 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
         "max_rel_to_range": max_abs / scale if scale else (0.0 if max_abs == 0 else None),
         **signal_error(x, y),  # the whole tensor's relative L2 error and SQNR
         "shape": list(a.shape),
+        **({"float16_limit": int(held.sum())} if held is not None else {}),
+        **_reordered(a, b, near, tolerance),
     }
+
+
+def rows_words(rows: dict | None) -> str:
+    """matched_rows in words, as the page says them (lib/reference-words.js rowsWords)."""
+    if not rows:
+        return ""
+    here, there, matched = rows["here"], rows["there"], rows["matched"]
+    if here == there:
+        return (
+            f"the same {here} rows in another order"
+            if matched == here
+            else f"{matched} of {here} rows the same, reordered"
+        )
+    return f"{matched} of its {here} rows among the other's {there}"
+
+
+MAX_ROW_PAIRS = 1 << 24  # elements compared when matching rows (4,096 detections of 4 values: 2^26)
+
+
+def _reordered(a: np.ndarray, b: np.ndarray, near: bool, tolerance: float) -> dict:
+    """{"rows": ...} when rows out of place match: a detector's boxes or NonMaxSuppression's
+    selected indices in another order (an index compared as a magnitude says nothing)."""
+    if near:
+        return {}
+    rows = matched_rows(a, b, tolerance)
+    return {"rows": rows} if rows and rows["matched"] > rows["in_place"] else {}
+
+
+def matched_rows(a: np.ndarray, b: np.ndarray, tolerance: float = CLOSE_TOLERANCE) -> dict | None:
+    """How many rows (along the first axis) of `a` are, each, a row of `b` (a one-to-one
+    matching, greedy in a's order: within `tolerance` of b's row plus `tolerance` of b's largest
+    magnitude; whole numbers exactly): {"here", "there", "matched", "in_place"}. None for
+    tensors of under two axes, rows of other lengths, or too many pairs to compare."""
+    if a.ndim < 2 or a.shape[1:] != b.shape[1:] or a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
+        return None
+    n, m = len(a), len(b)
+    width = int(np.prod(a.shape[1:]))
+    if not n or not m or n * m * width > MAX_ROW_PAIRS:
+        return None
+    x, y = a.reshape(n, width).astype(np.float64), b.reshape(m, width).astype(np.float64)
+    exact = a.dtype.kind in "biu" and b.dtype.kind in "biu"
+    magnitude = np.abs(y[np.isfinite(y)])
+    scale = float(magnitude.max()) if magnitude.size else 0.0
+    bound = 0.0 if exact else tolerance * (scale + np.abs(y))  # (m, width)
+    fits = (np.abs(x[:, None, :] - y[None, :, :]) <= bound).all(axis=2) | (x[:, None, :] == y[None, :, :]).all(axis=2)
+    used = np.zeros(m, bool)
+    matched = in_place = 0
+    for i in range(n):
+        if i < m and not used[i] and fits[i, i]:
+            j = i
+            in_place += 1
+        else:
+            free = np.flatnonzero(fits[i] & ~used)
+            if not free.size:
+                continue
+            j = int(free[0])
+        used[j] = True
+        matched += 1
+    return {"here": n, "there": m, "matched": matched, "in_place": in_place}
+
+
+FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
+def _held_at_float16_limit(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Where one side is float16 and the other holds a value past float16's range that the
+    float16 side holds near its limit, same sign: a mask's -3.4e38 (float32's lowest, "minus
+    infinity" to a softmax) the float16 converter clamps to -65504. Both mask alike; counted as
+    a relative error of 100 % they led the per-node table over the MatMuls that lose precision
+    (the KV-cache QA). None when no element is so."""
+    if (a.dtype == np.float16) == (b.dtype == np.float16):
+        return None
+    wide, narrow = (y, x) if a.dtype == np.float16 else (x, y)
+    past = np.isfinite(wide) & (np.abs(wide) > FLOAT16_MAX)
+    if not past.any():
+        return None
+    held = past & (np.sign(narrow) == np.sign(wide)) & (np.abs(narrow) >= FLOAT16_MAX / 2)
+    return held if held.any() else None
 
 
 def _tolerance_needed(x: np.ndarray, y: np.ndarray, diff: np.ndarray, scale: float) -> float | None:

@@ -204,9 +204,41 @@ def test_a_dim_fixed_since_is_compared_at_its_size_and_long_names_wrap(page, ser
     costs = compared_with_revision_0(page, server, mid)
     flops = costs.locator("tr[data-cost=flops] td").all_text_contents()[1:]
     assert flops == ["1.06 K·seq", "1.06 K·seq", "same"], flops
-    assert "batch = 1 in revision 0" in page.locator("#compare-costs").text_content()
+    assert "batch = 1 (revision 1 fixes it)" in page.locator("#compare-costs").text_content()
     page.locator("#compare-changed .compare-node").first.wait_for()
     widths = page.evaluate(
         "() => { const s = document.getElementById('sidebar'); return [s.scrollWidth, s.clientWidth]; }"
     )
     assert widths[0] <= widths[1], widths
+
+
+def test_a_dim_fixed_at_one_input_is_that_size_at_the_others_naming_it(page, server):
+    """A decoder's input_ids batch fixed to 1 while its mask still says batch (the KV-cache QA):
+    revision 1's mask is counted at batch 1 too, so the costs are "same", not 48·batch − 48."""
+    from onnx import TensorProto, helper
+
+    w = numpy_helper.from_array(np.ones((4, 8), np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["ids", "w"], ["z"], name="mm"),
+            helper.make_node("Add", ["z", "mask"], ["y"], name="add"),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.FLOAT, ["batch", 4]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 8]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(page, server, model, "two_inputs.onnx")["id"]
+    op = {"op": "set_io_shape", "name": "ids", "shape": [1, 4]}
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]})
+    assert r.status == 200, r.text()
+    costs = compared_with_revision_0(page, server, mid)
+    flops = costs.locator("tr[data-cost=flops] td").all_text_contents()[1:]
+    assert flops == ["72", "72", "same"], flops
+    activations = costs.locator("tr[data-cost=activation_bytes] td").all_text_contents()[1:]
+    assert activations[2] == "same", activations
+    assert "batch = 1 (revision 1 fixes it)" in page.locator("#compare-sizes").text_content()

@@ -4,8 +4,9 @@ legend; a node's own costs in its panel."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from .browser_models import position_slice_model, tiny_cnn
 from .browser_pages import open_model, reveal, upload
@@ -342,3 +343,27 @@ def test_unnamed_nodes_are_told_apart_from_names_like_ids(page, server):
     page.wait_for_selector("#sidebar[data-panel=node]")
     panel = page.locator("#sidebar").text_content()
     assert "#0 in its graph" in panel and "Relu #1 (unnamed)" in panel, panel
+
+
+def test_a_heat_map_of_one_value_has_one_step(page, server):
+    """One box drawn with FLOPs (the rest none): the legend gives one step, "all N", not six
+    steps each saying N (the KV-cache QA's "20 % 20 % 20 % …")."""
+    w = numpy_helper.from_array(np.ones((4, 8), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 8])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(page, server, model, "one_matmul.onnx")["id"]
+    open_model(page, server, mid)
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=flops]")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    steps = legend.locator(".heat-scale li").all_text_contents()
+    assert steps == ["all 128"], steps
+    assert "up to" not in legend.text_content()

@@ -421,9 +421,12 @@ def test_a_sequence_input_runs_from_its_pb_and_a_zipmap_shows_its_maps(page, ser
     row.locator("input[type=file]").set_input_files(str(tmp_path / "input_0.pb"))
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
-    kinds = page.locator("#run-results .run-value-kind").all_text_contents()
+    kinds = page.locator("#run-results section .run-value-kind").all_text_contents()  # the outputs'
     assert kinds == ["sequence of 3 items"], kinds  # the tensor input's random zero-d value appended
-    items = page.locator("#run-results .run-seq-item").all_text_contents()
+    # the inputs fed, below: the sequence as given
+    fed = page.locator("#run-inputs-fed .run-value-kind").all_text_contents()
+    assert fed == ["sequence of 2 items"], fed
+    items = page.locator("#run-results section .run-seq-item").all_text_contents()
     assert [t[:12] for t in items] == ["[0]INT64 ⟨4⟩", "[1]INT64 ⟨2⟩", "[2]INT64 ⟨3⟩"], items
 
     summary = upload(page, server, zipmap_model(), "zipmap.onnx")
@@ -431,10 +434,12 @@ def test_a_sequence_input_runs_from_its_pb_and_a_zipmap_shows_its_maps(page, ser
     page.click("#btn-run")
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
-    tables = page.locator("#run-results table.run-map")
+    tables = page.locator("#run-results section table.run-map")
     assert tables.count() == 2
     assert tables.first.locator("tbody tr td:first-child").all_text_contents() == ["0", "1", "2"]
-    assert "map of 3 entries: INT64 → FLOAT" in page.locator("#run-results .run-value-kind").nth(1).text_content()
+    assert (
+        "map of 3 entries: INT64 → FLOAT" in page.locator("#run-results section .run-value-kind").nth(1).text_content()
+    )
     page.locator("#run-results").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-zipmap.png"))
 
@@ -628,3 +633,57 @@ def test_a_decoders_mask_length_is_asked_as_the_past_and_new_lengths(page, serve
     page.locator("#run-results[data-ready=true]").wait_for()
     text = page.locator("#run-results").text_content()
     assert "Output probs" in text and "1×3×8" in text, text
+
+
+def test_a_decoders_run_shows_the_inputs_it_made_and_a_table_that_fits(page, server, artifacts):
+    """The KV-cache QA: random inputs of a decoder step are a mask of ones, positions after the
+    past and a stream per input, listed with the result; the comparison table of long output
+    names stays inside the sidebar."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    inputs = [
+        h.make_tensor_value_info("attention_mask", T.INT64, ["batch", "past_sequence + sequence"]),
+        h.make_tensor_value_info("position_ids", T.INT64, ["batch", "sequence"]),
+        h.make_tensor_value_info("past_key_values.0.key", T.FLOAT, ["batch", "past_sequence", 4]),
+        h.make_tensor_value_info("past_key_values.0.value", T.FLOAT, ["batch", "past_sequence", 4]),
+    ]
+    long = "present_key_values_of_the_first_decoder_layer_after_this_step."
+    nodes = [h.make_node("Identity", [v.name], [f"{long}{k}"], name=f"pass{k}") for k, v in enumerate(inputs)]
+    outputs = [h.make_value_info(f"{long}{k}", v.type) for k, v in enumerate(inputs)]
+    model = h.make_model(h.make_graph(nodes, "step", inputs, outputs), opset_imports=[h.make_opsetid("", 17)])
+    mid = upload(page, server, model, "decoder_step.onnx")["id"]
+    op = {"op": "set_metadata", "key": "stage", "value": "checked"}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.fill("input.run-dim[aria-label=past_sequence]", "3")
+    page.fill("input.run-dim[aria-label=sequence]", "2")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    fed = page.locator("#run-inputs-fed")
+    assert fed.locator("summary").text_content() == "Inputs fed (4)"
+    fed.locator("summary").click()
+    heads = dict(
+        zip(
+            fed.locator(".run-input-fed").evaluate_all("els => els.map((e) => e.dataset.name)"),
+            fed.locator(".run-input-fed-head .muted").all_text_contents(),
+            strict=True,
+        )
+    )
+    assert heads["attention_mask"].startswith("made: ones") and heads["position_ids"].startswith("made: positions")
+    assert heads["past_key_values.0.key"] == heads["past_key_values.0.value"] == "made: random, seed 0"
+    answer = page.locator(".run-input-fed[data-name=position_ids]").text_content()
+    assert "3" in answer and "4" in answer  # the positions after the 3 cached
+    fits = page.evaluate(
+        "() => { const t = document.querySelector('#run-compare'), s = document.getElementById('sidebar');"
+        " return t.getBoundingClientRect().right <= s.getBoundingClientRect().right + 0.5; }"
+    )
+    page.locator("#run-compare").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-decoder-compare.png"))
+    fed.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-decoder-inputs.png"))
+    assert fits, "the comparison table runs past the sidebar"

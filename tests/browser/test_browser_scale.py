@@ -15,7 +15,7 @@ import onnx
 import pytest
 
 from .browser_models import if_model, light_model, tiny_cnn
-from .browser_pages import LABEL_SIZES, address_of, hash_params, open_model, reveal, upload, wait_ready
+from .browser_pages import LABEL_SIZES, address_of, hash_params, open_model, reveal, upload, wait_ready, wait_revision
 from .scale_models import bert_like, llama_like
 
 # grouping.js LIMITS, mirrored by `overview` below
@@ -810,3 +810,51 @@ def test_a_group_opened_from_fit_is_shown_at_a_readable_size(page, server):
     crumbs.last.click()
     page.wait_for_selector("#sidebar[data-panel=group]")
     assert page.locator("#sidebar .panel-title").text_content() == "layer.7"
+
+
+def scoped_net() -> onnx.ModelProto:
+    """Six nodes, all under the torch-style scope /model (two sub-scopes): the root opens it in place."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = [numpy_helper.from_array(np.full((8, 8), 0.1 * (k + 1), np.float32), f"w{k}") for k in range(3)]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w0"], ["a"], name="/model/stem/MatMul"),
+        helper.make_node("Relu", ["a"], ["b"], name="/model/stem/Relu"),
+        helper.make_node("MatMul", ["b", "w1"], ["c"], name="/model/body/MatMul"),
+        helper.make_node("Relu", ["c"], ["d"], name="/model/body/Relu"),
+        helper.make_node("MatMul", ["d", "w2"], ["e"], name="/model/head/MatMul"),
+        helper.make_node("Softmax", ["e"], ["y"], name="/model/head/Softmax", axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+        w,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_float16_revision_shown_in_place_keeps_its_groups_open(page, server):
+    """float16's Casts at the input and output have no scope, so the converted revision has a
+    "/model" group where the first's root opened its lone scope in place: undo and redo in
+    place draw every node again, not one "model · 8 ops" box (the KV-cache QA's YOLO)."""
+    mid = upload(page, server, scoped_net(), "scoped_net.onnx")["id"]
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status == 200, r.text()
+    graph = graph_json(page, server, mid)  # revision 1's
+    casts = [n["id"] for n in graph["nodes"] if n["op_type"] == "Cast"]
+    assert len(casts) == 2, casts
+    open_model(page, server, mid)
+    assert not drawn(page)[0], "revision 1 opens with a collapsed group"
+    page.click("#btn-undo")
+    wait_revision(page, 0)
+    wait_settled(page)
+    page.click("#btn-redo")
+    wait_revision(page, 1)
+    page.locator(f'#graph [data-node-id="{casts[0]}"]').wait_for(state="attached")
+    wait_settled(page)
+    collapsed, _, nodes = drawn(page)
+    assert not collapsed, collapsed
+    assert {n["id"] for n in drawn_nodes(graph)} <= nodes

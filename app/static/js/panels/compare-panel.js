@@ -98,21 +98,28 @@ function totalCell(total, key, stats) {
 
 /** The sizes each side is counted at: those given in Costs or Run (the model on screen's, passed
  * to the other side's dims by name or by place), then the ones the diff's same_shapes pins so that
- * both take the same input shapes (a batch one side fixes to 1 is 1 on the other). */
+ * both take the same input shapes (a batch one side fixes to 1 is 1 on the other). A pin holds on
+ * both sides: where one input's batch was fixed, the other inputs naming batch are that batch too
+ * (a decoder's mask and caches beside input_ids), else the change would show a cost no edit made. */
 export function sizesOfSides(given, shapes) {
-  const to = { ...given, ...shapes.to };
-  const from = { ...to };
-  for (const [mine, theirs] of Object.entries(shapes.names)) if (theirs in to) from[mine] = to[theirs];
-  return { from: { ...from, ...shapes.from }, to };
+  const theirs = (mine) => shapes.names[mine] ?? mine;
+  const mineOf = Object.fromEntries(Object.entries(shapes.names).map(([mine, other]) => [other, mine]));
+  const pinsTo = { ...shapes.to, ...Object.fromEntries(Object.entries(shapes.from).map(([k, v]) => [theirs(k), v])) };
+  const pinsFrom = { ...shapes.from, ...Object.fromEntries(Object.entries(shapes.to).map(([k, v]) => [mineOf[k] ?? k, v])) };
+  const to = { ...given, ...pinsTo };
+  const from = { ...given };
+  for (const [mine, other] of Object.entries(shapes.names)) if (other in to) from[mine] = to[other];
+  return { from: { ...from, ...pinsFrom }, to };
 }
 
 const sizeWords = (sizes) => Object.entries(sizes).map(([k, v]) => `${k} = ${v}`).join(", ");
 
 /** Which sizes the counts are at, and why they aren't the ones given where the other side fixes them. */
 function sizesNote(given, shapes, sideName, d) {
+  const pin = (k, v, side) => `${k} = ${v} (${sideName(side)} fixes it${k in given && given[k] !== v ? `; not the ${given[k]} given in Costs` : ""})`;
   const pinned = [
-    ...Object.entries(shapes.to).map(([k, v]) => `${k} = ${v} (${sideName(d.from)} fixes it${k in given && given[k] !== v ? `; not the ${given[k]} given in Costs` : ""})`),
-    ...Object.entries(shapes.from).map(([k, v]) => `${k} = ${v} in ${sideName(d.from)} (${sideName(d.to)} fixes it)`),
+    ...Object.entries(shapes.to).map(([k, v]) => pin(k, v, d.from)),
+    ...Object.entries(shapes.from).map(([k, v]) => pin(k, v, d.to)),
   ];
   if (pinned.length) return el("p", { class: "muted", id: "compare-sizes" }, `Both counted at the same input shapes: ${pinned.join("; ")}.`);
   return Object.keys(given).length ? el("p", { class: "muted", id: "compare-sizes" }, `Both counted at the sizes given in Costs: ${sizeWords(given)}.`) : null;

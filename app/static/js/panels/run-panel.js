@@ -14,6 +14,7 @@ import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, symbolicDims } from "../lib/input-dims.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice } from "./history-panel.js";
+import { rowsWords } from "../lib/reference-words.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -182,6 +183,7 @@ function nodeErrors(compare, ctx, body) {
   const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${off.length} off beyond rounding. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
+    float16Limit(nodes),
     ranked.length ? table : null,
     off.length ? el("div", { class: "ed-row" }, colour, more) : null,
     offer));
@@ -206,6 +208,17 @@ function nodeErrors(compare, ctx, body) {
     offer.hidden = false;
   }).catch(() => {});
   return root;
+}
+
+/** The nodes whose values past float16's range one side holds at its limit (a mask's −3.4e38 as
+ * −65504): said once, since they are counted as the same values, not as errors. */
+function float16Limit(nodes) {
+  const held = nodes.filter((n) => n.float16_limit);
+  if (!held.length) return null;
+  const names = held.slice(0, 3).map((n) => nodeLabel(n.name, n.node)).join(", ");
+  return el("p", { class: "muted", id: "run-float16-limit" },
+    `${plural(held.length, "node")} (${names}${held.length > 3 ? ", …" : ""}) hold values past float16's range, as a mask's −3.4e38, at its limit ±65504: `,
+    "both sides mask alike, so those values count as the same, not as an error.");
 }
 
 const COSTLIEST = 10;
@@ -478,7 +491,7 @@ function comparisonTable(compared, id) {
       const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
       return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
         el("td", {}, mono(name), was[name] ? el("span", { class: "muted run-was" }, ` (was ${was[name]})`) : ""),
-        el("td", {}, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict),
+        el("td", {}, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict, c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : ""),
         ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => {
           const none = c[k] === null || c[k] === undefined;
           // a max rel left out where every differing value's reference is 0 (x ÷ 0 says nothing)
@@ -536,6 +549,28 @@ function results(root, answer, ctx, body, fromCase = false) {
     const mismatch = mismatched.get(name);
     root.append(section(["Output ", el("span", { class: "h3-name" }, name)], mismatch ? declaredMismatch(mismatch, ctx) : null, ...valueViews(`run:${name}`, preview)));
   }
+  const fed = inputsFed(answer.inputs || {});
+  if (fed) root.append(fed);
+}
+
+/** How the run made an input it was not given (the API's "random": {seed, role}). */
+function madeWords(preview) {
+  const made = preview.random;
+  if (!made) return "as given";
+  if (made.role === "mask") return "made: ones (an attention mask: every position attended)";
+  if (made.role === "positions") return "made: positions 0, 1, 2… (after the past a longer mask covers)";
+  return `made: random, seed ${made.seed}`;
+}
+
+/** The inputs the run was fed, folded: what the outputs were computed from. */
+function inputsFed(inputs) {
+  const names = Object.keys(inputs);
+  if (!names.length) return null;
+  return el("details", { class: "run-inputs-fed", id: "run-inputs-fed" },
+    el("summary", {}, `Inputs fed (${names.length})`),
+    ...names.map((name) => el("div", { class: "run-input-fed", "data-name": name },
+      el("div", { class: "run-input-fed-head" }, mono(name), " ", el("span", { class: "muted" }, madeWords(inputs[name]))),
+      ...valueViews(`run-input:${name}`, inputs[name]))));
 }
 
 const MAP_ROWS = 50;

@@ -101,6 +101,7 @@ export class GraphController {
    */
   async show(model, { home = true, focus = null, keep = false, restore = null } = {}) {
     const previous = restore ? restore.expanded : this.expanded;
+    const before = this.h;
     this.model = model;
     this.adjacency = null;
     this.h = buildHierarchy(model);
@@ -108,12 +109,24 @@ export class GraphController {
     if ((keep || restore) && previous) {
       this.expanded = new Set([...previous].filter((id) => this.h.groups.has(id)));
       this.expanded.add("");
+      if (keep && before) this.openNewGroups(before);
     } else {
       this.expanded = overviewExpanded(this.h);
     }
     delete this.container.dataset.expanded;
     if (focus) for (const g of ancestorsOf(this.h, focus)) this.expanded.add(g.id);
     return this.redraw({ home: home && !restore, restore: restore && restore.view, settle: false });
+  }
+
+  /** Groups the graph had none of before (an edit's or another revision's) open where their
+   * parent is open: what was drawn stays drawn. A float16 conversion's Casts, scopeless beside a
+   * torch export's lone "/model" scope, make "/model" a group of its own where the root had
+   * opened it in place: kept shut, every node went into one box. */
+  openNewGroups(before) {
+    const fresh = [...this.h.groups.values()].filter((g) => g.id && !before.groups.has(g.id)).sort((a, b) => a.depth - b.depth);
+    for (const g of fresh) {
+      if (g.parent && this.expanded.has(g.parent.id) && g.nodeCount <= this.h.limits.smallGraph) this.expanded.add(g.id);
+    }
   }
 
   /** What to come back to on this graph: its pan/zoom and expanded groups (null before it is drawn).

@@ -15,8 +15,11 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
   clear(root);
   root.hidden = !metric || !heat;
   if (!metric || !heat) return;
-  const steps = Array.from({ length: HEAT_STEPS }, (_, k) => el("li", { class: `heat-step heat-${k}` },
-    el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
+  // one value over every box (a single box drawn, or all alike): one step, not six saying the same
+  const one = !(heat.hi > heat.lo);
+  const steps = one ? [el("li", { class: `heat-step heat-${HEAT_STEPS - 1}` }, el("span", { class: "heat-swatch" }), `all ${amount(metric, heat.hi)}`)]
+    : Array.from({ length: HEAT_STEPS }, (_, k) => el("li", { class: `heat-step heat-${k}` },
+      el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
   root.append(
     el("div", { class: "heat-legend-head" },
       el("strong", {}, `${metricLabel(metric)} per box`),
@@ -25,6 +28,6 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
     el("div", { class: "heat-notes muted" },
       el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),
       el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `${unknownWords(metric)} (${heat.unknown})` : unknownWords(metric)),
-      el("span", {}, `up to ${amount(metric, heat.hi)}`)),
+      one ? "" : el("span", {}, `up to ${amount(metric, heat.hi)}`)),
     heat.groups ? el("div", { class: "heat-groups muted" }, groupWords(metric)) : "");
 }

@@ -1,0 +1,96 @@
+"""Random inputs a decoder can run on meaningfully (the KV-cache QA): a mask of ones, position
+ids after the past, each input a stream of its own for one seed, and the answer says how each
+input was made."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from testkit import upload
+
+from app.onnx_io.input_roles import MASK, POSITIONS, input_roles
+
+TOTAL = "past_sequence + sequence"
+
+
+def decoder_inputs() -> onnx.ModelProto:
+    """A decoder step's inputs as optimum names them, each passed to an output of its own."""
+    inputs = [
+        h.make_tensor_value_info("input_ids", T.INT64, ["batch", "sequence"]),
+        h.make_tensor_value_info("attention_mask", T.INT64, ["batch", TOTAL]),
+        h.make_tensor_value_info("position_ids", T.INT64, ["batch", "sequence"]),
+        h.make_tensor_value_info("past_key", T.FLOAT, ["batch", "past_sequence", 4]),
+        h.make_tensor_value_info("past_value", T.FLOAT, ["batch", "past_sequence", 4]),
+    ]
+    nodes = [h.make_node("Identity", [v.name], [f"{v.name}_out"], name=f"pass_{v.name}") for v in inputs]
+    outputs = [h.make_value_info(f"{v.name}_out", v.type) for v in inputs]
+    model = h.make_model(h.make_graph(nodes, "step", inputs, outputs), opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def run(client, mid: str, body: dict) -> dict:
+    r = client.post(f"/api/models/{mid}/run", json=body)
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def values(preview: dict) -> np.ndarray:
+    return np.array(preview["values"]).reshape(preview["shape"])
+
+
+def test_a_decoders_random_inputs_attend_every_position_in_order(client):
+    mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]
+    answer = run(client, mid, {"dims": {"batch": 2, "sequence": 3, "past_sequence": 5}})
+    out = answer["outputs"]
+    assert values(out["attention_mask_out"]).tolist() == [[1] * 8] * 2
+    assert values(out["position_ids_out"]).tolist() == [[5, 6, 7]] * 2  # after the 5 cached
+    assert values(out["input_ids_out"]).shape == (2, 3)
+    # the same seed (0, the page's default) on two inputs: two streams, not the same numbers
+    key, value = values(out["past_key_out"]), values(out["past_value_out"])
+    assert key.shape == value.shape == (2, 5, 4) and not np.allclose(key, value)
+    made = {name: p.get("random") for name, p in answer["inputs"].items()}
+    assert made == {
+        "input_ids": {"seed": 0},
+        "attention_mask": {"seed": 0, "role": MASK},
+        "position_ids": {"seed": 0, "role": POSITIONS},
+        "past_key": {"seed": 0},
+        "past_value": {"seed": 0},
+    }
+    # a seed gives the same values again; another seed others
+    again = run(client, mid, {"dims": {"batch": 2, "sequence": 3, "past_sequence": 5}})
+    assert again["outputs"]["past_key_out"]["values"] == out["past_key_out"]["values"]
+    seeded = {"past_key": {"random": {"seed": 1}}}
+    other = run(client, mid, {"inputs": seeded, "dims": {"batch": 2, "sequence": 3, "past_sequence": 5}})
+    assert other["outputs"]["past_key_out"]["values"] != out["past_key_out"]["values"]
+
+
+def test_a_mask_given_is_fed_as_given(client):
+    mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]
+    given = {"attention_mask": {"values": [[0, 1, 1]]}, "position_ids": {"values": [[0, 0, 0]]}}
+    answer = run(client, mid, {"inputs": given, "dims": {"batch": 1, "sequence": 3, "past_sequence": 0}})
+    assert values(answer["outputs"]["attention_mask_out"]).tolist() == [[0, 1, 1]]
+    assert values(answer["outputs"]["position_ids_out"]).tolist() == [[0, 0, 0]]
+    assert "random" not in answer["inputs"]["attention_mask"]
+
+
+@pytest.mark.parametrize(
+    ("name", "elem", "role"),
+    [
+        ("attention_mask", T.INT64, MASK),
+        ("encoder_attention_mask", T.INT32, MASK),
+        ("mask", T.BOOL, MASK),
+        ("attention_mask", T.FLOAT, None),  # additive or multiplicative: not ours to guess
+        ("mask_rcnn_image", T.INT64, None),
+        ("position_ids", T.INT64, POSITIONS),
+        ("decoder_position_ids", T.INT32, POSITIONS),
+        ("position_ids", T.BOOL, None),
+        ("input_ids", T.INT64, None),
+    ],
+)
+def test_input_roles_by_name_and_type(name, elem, role):
+    graph = h.make_graph([], "g", [h.make_tensor_value_info(name, elem, [1, 4])], [])
+    assert input_roles(graph, {name}).get(name) == role

@@ -1,0 +1,66 @@
+"""Output comparison details: values a float16 conversion holds at its limit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.onnx_io.output_compare import FLOAT16_MAX, compare_arrays, rows_words
+
+LOWEST = float(np.finfo(np.float32).min)  # a torch export's mask value: "minus infinity"
+
+
+def test_a_masks_lowest_float_held_at_float16s_limit_is_the_same_value():
+    mask32 = np.array([[0.0, LOWEST, LOWEST], [0.0, 0.0, LOWEST]], np.float32)
+    mask16 = mask32.astype(np.float16)  # numpy gives -inf; the converter clamps: both held
+    clamped = np.clip(mask32, -FLOAT16_MAX, FLOAT16_MAX).astype(np.float16)
+    for held in (mask16, clamped):
+        c = compare_arrays(held, mask32, close=True)
+        assert c["float16_limit"] == 3 and c["equal"] and c["rel_error"] == 0.0 and c["max_abs"] == 0.0, c
+    # scores added to it stay near the limit: the same
+    scores = np.array([[0.3, 0.2, -0.1]], np.float32)
+    c = compare_arrays((scores + clamped[:1].astype(np.float32)).astype(np.float16), scores + mask32[:1], close=True)
+    assert c["float16_limit"] == 2 and c["rel_error"] < 1e-3, c
+    # the other way round (the float16 revision as the reference): the same
+    assert compare_arrays(mask32, clamped, close=True)["float16_limit"] == 3
+
+
+def test_values_past_float16s_range_that_are_not_held_there_are_errors():
+    wide = np.array([1e6, -1e6, 5.0], np.float32)
+    off = np.array([100.0, 1e3, 5.0], np.float16)  # far from the limit: a real error
+    c = compare_arrays(off, wide, close=True)
+    assert "float16_limit" not in c and not c["equal"] and c["rel_error"] > 0.9, c
+    flipped = np.array([-FLOAT16_MAX, FLOAT16_MAX, 5.0], np.float16)  # held, but the other sign
+    assert "float16_limit" not in compare_arrays(flipped, wide, close=True)
+    # two float32 tensors are compared as they are
+    c = compare_arrays(np.array([-FLOAT16_MAX], np.float32), np.array([LOWEST], np.float32), close=True)
+    assert "float16_limit" not in c and not c["equal"]
+
+
+def test_detections_in_another_order_are_matched_row_by_row():
+    rng = np.random.default_rng(0)
+    boxes = rng.uniform(0, 640, (28, 4)).astype(np.float32)
+    order = rng.permutation(28)
+    c = compare_arrays(boxes[order], boxes, close=False)
+    assert not c["close"] and c["rows"] == {
+        "here": 28,
+        "there": 28,
+        "matched": 28,
+        "in_place": int((order == np.arange(28)).sum()),
+    }
+    assert rows_words(c["rows"]) == "the same 28 rows in another order"
+    # float16's rounding: still the same rows; five moved far: 23 of 28
+    moved = boxes[order].astype(np.float16).astype(np.float32)
+    moved[:5] += 50
+    c = compare_arrays(moved, boxes)
+    assert c["rows"]["matched"] == 23 and rows_words(c["rows"]) == "23 of 28 rows the same, reordered"
+    # NonMaxSuppression's selected indices: whole numbers, matched exactly; one fewer detection
+    selected = np.array([[0, 0, k] for k in (5, 3, 9, 1)], np.int64)
+    c = compare_arrays(selected[[1, 0, 3]], selected)
+    assert c["shape"] == [[3, 3], [4, 3]] and c["rows"]["matched"] == 3
+    assert rows_words(c["rows"]) == "3 of its 3 rows among the other's 4"
+    near = selected.copy()
+    near[:, 2] += 1  # every index off by one: no row the same
+    assert "rows" not in compare_arrays(near, selected)
+    # rows in place that differ say nothing more than the element-wise comparison
+    assert "rows" not in compare_arrays(boxes + 100, boxes)
+    assert "rows" not in compare_arrays(boxes, boxes)
