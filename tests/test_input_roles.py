@@ -94,3 +94,19 @@ def test_a_mask_given_is_fed_as_given(client):
 def test_input_roles_by_name_and_type(name, elem, role):
     graph = h.make_graph([], "g", [h.make_tensor_value_info(name, elem, [1, 4])], [])
     assert input_roles(graph, {name}).get(name) == role
+
+
+def test_an_empty_cache_is_typed_as_no_values(client):
+    # past_sequence 0: the cache's shape is [2, 0, 4], which nested lists can't say; [] is it
+    mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]
+    given = {"past_key": {"values": []}, "past_value": {"values": [[]]}}
+    answer = run(client, mid, {"inputs": given, "dims": {"batch": 2, "sequence": 3, "past_sequence": 0}})
+    assert answer["outputs"]["past_key_out"]["shape"] == answer["outputs"]["past_value_out"]["shape"] == [2, 0, 4]
+    assert values(answer["outputs"]["attention_mask_out"]).tolist() == [[1] * 3] * 2
+    assert values(answer["outputs"]["position_ids_out"]).tolist() == [[0, 1, 2]] * 2
+    # where the declared shape isn't empty at those sizes, [] is refused as before
+    r = client.post(
+        f"/api/models/{mid}/run",
+        json={"inputs": {"past_key": {"values": []}}, "dims": {"batch": 2, "sequence": 3, "past_sequence": 1}},
+    )
+    assert r.status_code == 400 and "its shape is batch×past_sequence×4" in r.get_json()["error"]["message"]

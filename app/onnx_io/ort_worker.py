@@ -408,7 +408,7 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
             raise Skip(f'input "{arg.name}" is a {arg.type}: its .npy holds {given.dtype}, not numbers')
         return _narrow_value(ort, given, narrow)
     if "values" in spec:
-        return _typed_input(ort, np, arg, spec["values"])
+        return _typed_input(ort, np, arg, spec["values"], dims)
     # a stream of its own for each input: the same seed on two inputs (the page's default 0)
     # gave a decoder's past keys and values the same numbers, every layer alike
     rng = np.random.default_rng([int(spec.get("seed", 0)), zlib.crc32(arg.name.encode())])
@@ -538,11 +538,18 @@ def _map_value(np, type_name: str, rng):
     return float(rng.standard_normal()) if isinstance(zero, float) else zero
 
 
-def _typed_input(ort, np, arg, values):
+def _typed_input(ort, np, arg, values, dims: dict):
     """An input's values as a request typed them (JSON) in the input's type: a tensor's nested
-    lists as an array of its element type and declared rank, a map's object, a sequence's list."""
+    lists as an array of its element type and declared rank, a map's object, a sequence's list.
+    No values ([]) for a tensor whose declared shape is empty at the sizes in `dims` (an empty
+    KV cache: past_sequence 0) is that empty tensor: nested lists can't say [1, 4, 0, 16]."""
     where = f'input "{arg.name}" ({arg.type})'
     value = _typed(ort, np, arg.type, values, where)
+    if isinstance(value, np.ndarray) and value.size == 0 and arg.shape is not None and value.ndim != len(arg.shape):
+        names = _sibling("dim_names")
+        sized = [names.dim_size(arg.name, axis, d, dims) for axis, d in enumerate(arg.shape)]
+        if None not in sized and 0 in sized:
+            value = value.reshape(sized)
     if isinstance(value, np.ndarray) and arg.shape is not None:
         declared = list(arg.shape)
         fits = len(declared) == value.ndim and all(

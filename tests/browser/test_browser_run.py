@@ -687,3 +687,14 @@ def test_a_decoders_run_shows_the_inputs_it_made_and_a_table_that_fits(page, ser
     fed.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-decoder-inputs.png"))
     assert fits, "the comparison table runs past the sidebar"
+    # an empty cache typed as no values: past_sequence stays asked (its 0 is the cache's length)
+    for name in ("past_key_values.0.key", "past_key_values.0.value"):
+        page.fill(f".run-input[data-name='{name}'] input.run-values", "[]")
+    past = page.locator("input.run-dim[aria-label=past_sequence]")
+    assert past.is_enabled()
+    past.fill("0")
+    page.select_option("#run-compare-to", "")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true] #run-summary").wait_for()
+    shapes = page.locator("#run-results section .muted").all_text_contents()
+    assert "FLOAT ⟨1×0×4⟩" in shapes, shapes

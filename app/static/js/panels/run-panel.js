@@ -634,9 +634,11 @@ export function renderRunPanel(root, ctx) {
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
   const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "0", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
   followFirstAxes(dims.map((d) => d.field));
-  // a size only inputs given by values or a file have is theirs: its field greys out
+  // a size only inputs given by values or a file have is theirs: its field greys out; no values
+  // at all ("[]": an empty cache) say no size, the field gives the 0
+  const sized = (text) => text.trim() !== "" && !/^[\s[\]]*$/.test(text);
   const syncDims = () => {
-    const given = new Set(rows.filter((r) => r.values.value.trim() || (r.file.files && r.file.files.length)).map((r) => r.name));
+    const given = new Set(rows.filter((r) => sized(r.values.value) || (r.file.files && r.file.files.length)).map((r) => r.name));
     for (const d of dims) {
       const idle = inputs.filter((i) => inputDims(i, expressions).includes(d.name)).every((i) => given.has(i.name));
       d.field.disabled = idle;
