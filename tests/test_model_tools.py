@@ -218,7 +218,16 @@ def test_weights_held_in_constant_nodes_are_converted_too(client, op):
     weights from initializers only ("Expected w to be an initializer"), so the Constants holding
     float tensors become initializers first (said in the answer); the float16 converter handles
     them itself, and its answer counts them."""
-    data0 = constant_weights(conv_net()).SerializeToString()
+    model = constant_weights(conv_net())
+    # a scalar Constant beside the weights (an eps, a mask value) is no weight: left a Constant
+    softmax = next(n for n in model.graph.node if n.op_type == "Softmax")
+    softmax.input[0] = "shifted"
+    at = list(model.graph.node).index(softmax)
+    model.graph.node.insert(at, h.make_node("Add", ["logits", "eps"], ["shifted"], name="shift"))
+    model.graph.node.insert(
+        0, h.make_node("Constant", [], ["eps"], name="eps", value=nh.from_array(np.array(0.5, np.float32)))
+    )
+    data0 = model.SerializeToString()
     mid = upload(client, data0).get_json()["id"]
     body = {"op": op}
     if op == "quantize_static":
@@ -231,11 +240,13 @@ def test_weights_held_in_constant_nodes_are_converted_too(client, op):
     assert r.status_code == 200, r.get_json()
     said = r.get_json()["changes"][0]
     if op == "convert_float16":
-        assert said.startswith("converted to float16: 3 float32 weight(s) (38.8 KiB) now 19.4 KiB"), said
+        assert said.startswith("converted to float16: 4 float32 weight(s) (38.8 KiB) now 19.4 KiB"), said  # eps too
     else:
         assert "3 Constant node(s) holding float weights first made initializers" in said, said
         assert "38.8 KiB -> " in said, said
     data = client.get(f"/api/models/{mid}/download").data
+    if op != "convert_float16":
+        assert "eps" in [n.name for n in onnx.load_from_string(data).graph.node if n.op_type == "Constant"]
     onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
     want, got = run(data0, {"x": X})[0], run(data, {"x": X})[0]
     assert np.abs(got.astype(np.float32) - want).max() < 0.05

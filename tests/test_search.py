@@ -365,3 +365,33 @@ def test_python_writes_types_as_the_pages_lib_format_js():
     assert [format_type(t) for t in listed] == json.loads(out)
     assert format_type(types[repr(["batch", "past_sequence + sequence"])]) == "INT64 ⟨batch×(past_sequence + sequence)⟩"
     assert format_type(types[repr(["2*s0"])]) == "INT64 ⟨2*s0⟩"  # alone: nothing to tell apart
+
+
+def test_a_small_initializers_values_are_found_on_the_nodes_reading_it(client):
+    """A detector's thresholds are initializers, not Constant nodes (the KV-cache QA's YOLO):
+    Find "0.45" finds the node reading iou_threshold, as it finds a Constant's value."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    consts = [
+        numpy_helper.from_array(np.array(0.45, np.float32), "iou_threshold"),
+        numpy_helper.from_array(np.array([1, -1], np.int64), "flat"),
+        numpy_helper.from_array(np.ones((4, 4), np.float32), "big"),  # 16 values: not listed
+    ]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Mul", ["x", "iou_threshold"], ["m"], name="scale"),
+            helper.make_node("MatMul", ["m", "big"], ["b"], name="mm"),
+            helper.make_node("Reshape", ["b", "flat"], ["y"], name="flatten"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        consts,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString(), "thresholds.onnx").get_json()["id"]
+    found = find(client, mid, "0.45")["results"]
+    assert [(r["node"], r["why"]) for r in found] == [("n0", "reads iou_threshold = 0.45")], found
+    found = find(client, mid, "[1,-1]")["results"]
+    assert [(r["node"], r["why"]) for r in found] == [("n2", "reads flat = [1, -1]")], found
+    assert find(client, mid, "1,1,1,1")["total"] == 0  # the big one (16 values) is not listed

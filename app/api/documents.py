@@ -212,6 +212,16 @@ OFFLOAD_BYTES = 64 * 2**20
 PENDING = {"ok": None, "pending": True, "message": "validation is running; GET .../validation waits for it"}
 
 
+def known_verdict(digest: str) -> dict | None:
+    """The validation state when some request has computed it, else None (nothing is run: the
+    models page lists every model)."""
+    cached = _verdicts.peek(digest)
+    if cached is not None:
+        return cached
+    data = store().derived(derived.key("verdict", digest))  # every verdict is kept there (derived.kept)
+    return None if data is None else orjson.loads(data)
+
+
 def verdict_if_cheap(digest: str, model: onnx.ModelProto, limit: int) -> dict:
     """The validation state when cached or quick to compute (small models), else PENDING."""
     if digest in _verdicts or derived.known(store(), "verdict", digest) or not _offloaded(digest, model):

@@ -64,7 +64,34 @@ SCHEMAS: dict = {
     "Shape": {"type": ["array", "null"], "items": {"type": ["integer", "string", "null"]}},
     "ModelList": {
         "type": "object",
-        "properties": {"models": {"type": "array", "items": {"type": "object"}}},
+        "properties": {
+            "models": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "name": {"type": "string"},
+                        "revision": {"type": "integer", "description": "its head"},
+                        "created": {"type": "number"},
+                        "size": {"type": "integer", "description": "bytes, as a model"},
+                        "disk_bytes": {"type": "integer", "description": "what its revisions hold on disk"},
+                        "kind": {"type": "string"},
+                        "card": {"type": ["object", "null"], "description": "producer, opset, nodes of its head"},
+                        "reference": {
+                            "type": ["string", "null"],
+                            "description": "its head against its reference cases (passed, failed), once checked",
+                        },
+                        "valid": {
+                            "type": ["boolean", "null"],
+                            "description": "whether onnx's checker passes its head, once checked (null before)",
+                        },
+                    },
+                },
+            },
+            "disk_bytes": {"type": "integer", "description": "the store's total, each blob once"},
+            "other_bytes": {"type": "integer"},
+        },
     },
     "Summary": {
         "type": "object",

@@ -45,6 +45,7 @@ from .documents import (
     external_reader,
     graph_json,
     inferred,
+    known_verdict,
     load,
     load_data_file,
     missing_weights,
@@ -236,9 +237,17 @@ def list_models():
                 "kind": m.kind,
                 "card": s.card(rev),  # producer, opset, nodes of its head ({} when unknown, null for data files)
                 "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
+                "valid": _known_valid(rev) if m.kind == "model" else None,
             }
         )
     return jsonify({"models": out, "disk_bytes": usage["total"], "other_bytes": usage["other"]})
+
+
+def _known_valid(revision) -> bool | None:
+    """Whether onnx's checker passes the revision, once some request has checked it (None
+    before: listing the models runs nothing)."""
+    known = known_verdict(revision.blob)
+    return None if known is None or known.get("pending") else bool(known.get("ok"))
 
 
 @bp.get("/models/<model_id>")

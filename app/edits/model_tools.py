@@ -54,7 +54,7 @@ FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProt
 
 
 def constants_to_initializers(model: onnx.ModelProto) -> str:
-    """Make the main graph's Constant nodes holding float tensors initializers of their outputs'
+    """Make the main graph's Constant nodes holding float tensors (more than one value) initializers of their outputs'
     names (the same values, read the same way): onnxruntime's quantizers take weights from
     initializers only ("Expected conv2d_394.w_0 to be an initializer" on a PaddlePaddle export,
     whose every weight is a Constant). Below IR version 4 an initializer is also a graph input,
@@ -66,7 +66,10 @@ def constants_to_initializers(model: onnx.ModelProto) -> str:
     moved = []
     for i, n in enumerate(g.node):
         value = constant_value(n)
-        if value is not None and value.data_type in FLOAT_TYPES and n.output[0] not in outputs:
+        # a scalar (an eps, a mask's -3.4e38, a 2.0) is no weight a quantizer reads: left alone
+        if value is None or int(np.prod(value.dims)) <= 1:
+            continue
+        if value.data_type in FLOAT_TYPES and n.output[0] not in outputs:
             init = g.initializer.add()
             init.CopyFrom(value)
             init.name = n.output[0]

@@ -16,7 +16,17 @@ from ..onnx_io.traverse import fold, graphs_within
 from ..onnx_io.traverse import subgraphs as held_graphs
 from . import forked
 from .scopes import ScopeTable, initializer_names, scope_by_weights, scope_in_graph
-from .values import attribute_json, sparse_brief, tensor_brief, text, value_info_json
+from .values import attribute_json, few_values, sparse_brief, tensor_brief, text, value_info_json
+
+
+def _initializer_json(t, ref: str) -> dict:
+    """An initializer as the drawing lists it, with its values when they are few (a threshold,
+    a shape): its readers' boxes show "= 0.45" as they show a Constant's value."""
+    out = tensor_brief(t, ref)
+    few = few_values(t)
+    if few is not None:
+        out["values"] = few
+    return out
 
 
 def initializer_ref(graph_path: str, name: str) -> str:
@@ -99,7 +109,7 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             out.update(
                 inputs=inputs,
                 outputs=[value_info_json(v, types) for v in g.output],
-                initializers=[tensor_brief(t, initializer_ref(path, t.name)) for t in g.initializer]
+                initializers=[_initializer_json(t, initializer_ref(path, t.name)) for t in g.initializer]
                 + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
                 value_info=None if stop else [value_info_json(v, types) for v in g.value_info],  # else the child's
                 inferred_value_info=[value_info_json(v, types) for v in inferred_value_info(model, inferred, path)],

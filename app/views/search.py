@@ -23,7 +23,7 @@ from ..errors import StudioError
 from ..onnx_io.address import node_id
 from ..onnx_io.dtype_attributes import dtype_attribute_name
 from ..onnx_io.traverse import standard_domain, walk_graphs
-from .values import attribute_json
+from .values import attribute_json, few_values
 
 MAX_QUERY = 200  # characters
 DEFAULT_LIMIT = 200
@@ -246,6 +246,9 @@ class SearchIndex:
         # distinct attribute values (name, text as shown) and the nodes carrying them
         self.attr_name: list[str] = []
         self.attr_text: list[str] = []
+        # "attribute", or "reads" for a small initializer's values (iou_threshold = 0.45), found
+        # on the nodes reading it as a Constant's value is on the Constant
+        self.attr_word: list[str] = []
         self.attr_nodes: list[list[int]] = []
         self._attr_keys: dict = {}  # (standard domain?, serialized attribute) -> its index
         nodes: list[tuple[int, int, str, str, str]] = []  # (graph, index in it, name, op type, domain)
@@ -326,6 +329,7 @@ class SearchIndex:
                         j = len(self.attr_name)
                         self.attr_name.append(a.name)
                         self.attr_text.append(text)
+                        self.attr_word.append("attribute")
                         attr_nodes.append([])
                         if key:
                             keys[key] = j
@@ -333,7 +337,33 @@ class SearchIndex:
             for out in n.output:
                 roles.setdefault(out, "value")
             k += 1
+        if not is_fn:
+            self._add_small_initializers(g, len(nodes) - len(g.node))
         tensors.extend((gi, name, role) for name, role in roles.items() if name)
+
+    def _add_small_initializers(self, g: onnx.GraphProto, first: int) -> None:
+        """A few-valued initializer's values (a threshold, an axis list), searchable on the
+        nodes of `g` reading it (`first`: the index of g's first node among all)."""
+        values = {}
+        for t in g.initializer:
+            few = few_values(t)
+            if few is not None:
+                values[t.name] = few[0] if not t.dims and few else few
+        if not values:
+            return
+        readers: dict[str, list[int]] = {}
+        for i, n in enumerate(g.node):
+            for x in dict.fromkeys(n.input):
+                if x in values:
+                    readers.setdefault(x, []).append(first + i)
+        for name, nodes_reading in readers.items():
+            v = values[name]
+            self.attr_name.append(name)
+            self.attr_text.append(
+                "[" + ", ".join(format_number(x) for x in v) + "]" if isinstance(v, list) else format_number(v)
+            )
+            self.attr_word.append("reads")
+            self.attr_nodes.append(nodes_reading)
 
     # -------------------------------------------------------------- searching
 
@@ -426,7 +456,7 @@ class SearchIndex:
             else:
                 continue
             shown = self.attr_text[j]
-            why = f"attribute {self.attr_name[j]} = {shown if len(shown) <= 60 else shown[:59] + '…'}"
+            why = f"{self.attr_word[j]} {self.attr_name[j]} = {shown if len(shown) <= 60 else shown[:59] + '…'}"
             for k in self.attr_nodes[j]:
                 hit(k, score, why)
 

@@ -312,3 +312,68 @@ def test_long_dim_names_are_shortened_in_their_middle_and_every_dim_stays(page, 
     label = page.locator("#graph .edge-label").first.text_content()
     assert label.count("×") == 3 and label.rstrip(")⟩").endswith(".2"), label
     page.screenshot(path=str(artifacts / "long-dim-names.png"))
+
+
+def test_worded_dim_names_are_shortened_at_their_end(page, server):
+    """optimum's mask dims, batch×(past_sequence + sequence), too long for the mask's type line
+    and its edge's label: each name cut keeps its start ("past_s…", "seque…"), which reads as
+    it; cut in their middle they were "pa…ce" and "se…ce" (the KV-cache QA)."""
+    from .browser_models import masked_decoder
+
+    summary = upload(page, server, masked_decoder(), "decoder.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    line = page.locator("#graph g.box.io[data-name=attention_mask] .t-ioType").text_content()
+    labels = page.locator("#graph .edge-label").all_text_contents()
+    mask_label = next(t for t in labels if "+" in t)
+    cuts = [w for text in (line, mask_label) for w in re.split(r"[×()⟨⟩+\s]+", text) if "…" in w]
+    assert cuts, (line, mask_label)  # the test is about cut names: some must be cut
+    names = ("batch", "past_sequence", "sequence")
+    for w in cuts:
+        start = w.split("…")[0]
+        assert w.endswith("…") and len(start) >= 3 and any(n.startswith(start) for n in names), (w, line, mask_label)
+
+
+def test_the_models_page_marks_a_model_the_checker_refuses(page, server, artifacts):
+    good = upload(page, server, tiny_cnn(), "good.onnx")
+    broken = tiny_cnn()
+    del broken.opset_import[:]
+    bad = upload(page, server, broken, "cut.onnx")
+    for summary in (good, bad):
+        assert page.request.get(f"{server}/api/models/{summary['id']}/validation").ok
+    page.goto(server + "/")
+    page.locator(f"#models-table tr[data-model-id='{bad['id']}'] .badge-invalid").wait_for()
+    assert (
+        page.locator(f"#models-table tr[data-model-id='{bad['id']}'] .badge-invalid").text_content() == "checker errors"
+    )
+    assert page.locator(f"#models-table tr[data-model-id='{good['id']}'] .badge-invalid").count() == 0
+    page.locator("#models-table").screenshot(path=str(artifacts / "models-checker-errors.png"))
+
+
+def test_a_small_initializer_shows_its_value_on_its_reader(page, server):
+    """A threshold held in an initializer reads "iou_threshold = 0.45" on the node reading it,
+    as a Constant's value does (it read "iou_threshold ⟨scalar⟩"); a big one keeps its shape."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    graph = onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("Mul", ["x", "iou_threshold"], ["m"], name="scale"),
+            onnx.helper.make_node("MatMul", ["m", "big"], ["y"], name="mm"),
+        ],
+        "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])],
+        [
+            numpy_helper.from_array(np.array(0.45, np.float32), "iou_threshold"),
+            numpy_helper.from_array(np.ones((4, 4), np.float32), "big"),
+        ],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    summary = upload(page, server, model, "thresholds.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    scale = page.locator('#graph g.box[data-node-id="n0"]').text_content()
+    assert "iou_threshold = 0.45" in scale, scale
+    mm = page.locator('#graph g.box[data-node-id="n1"]').text_content()
+    assert "big ⟨4×4⟩" in mm, mm

@@ -150,6 +150,19 @@ def repeated_blocks(groups: list[Group], op_of: dict[str, str]) -> bool:
     return any(k >= 3 for k in Counter(frozenset(mix(g).items()) for g in groups).values())
 
 
+def layered(root: Group, op_of: dict[str, str]) -> bool:
+    """Repeated blocks at some level, following the group holding most of the nodes down."""
+    g = root
+    for _ in range(16):
+        if repeated_blocks(g.groups, op_of):
+            return True
+        big = max(g.groups, key=lambda c: c.count, default=None)
+        if big is None or big.count * 2 <= g.count:
+            return False
+        g = big
+    return False
+
+
 def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
     """(collapsed group ids, expanded group ids, node ids) the page opens with."""
     root = group_tree(graph)
@@ -162,10 +175,10 @@ def overview(graph: dict) -> tuple[set[str], set[str], set[str]]:
 
     walk(root)
     expanded = {""}
-    if root.count <= SMALL_GRAPH:
+    op_of = {n["id"]: n["op_type"] for n in graph["nodes"]}
+    if root.count <= SMALL_GRAPH and (root.count <= OVERVIEW_BUDGET or not layered(root, op_of)):
         expanded |= {g.id for g in every}
     else:
-        op_of = {n["id"]: n["op_type"] for n in graph["nodes"]}
         visible = root.children + len([i for i in graph["inputs"]]) + len(graph["outputs"])
         while True:
             frontier = []
@@ -435,10 +448,12 @@ def test_expand_all_draws_every_node_then_collapse_all(page, server):
     page.click("#collapse-all")
     wait_settled(page)
     assert page.get_attribute("#graph", "data-expanded") is None
-    # every group collapsed, the open view's frames too: only top-level boxes are drawn
+    # every group collapsed, the open view's frames too — but for /model, which holds almost
+    # every node beside a few loose ones: its parts (the layers) are what is drawn, not one box
     collapsed, frames, _ = drawn(page)
-    assert collapsed and not frames and collapsed <= overview_view[0] | overview_view[1]
-    assert page.locator("#graph [data-group-id][data-collapsed=false]").count() == 0
+    assert frames == {"/model"}, frames
+    assert collapsed and collapsed <= overview_view[0] | overview_view[1]
+    assert all(g.startswith("/model/") for g in collapsed), collapsed
     assert page.get_attribute("#graph", "data-renderer") == "svg"
 
 
@@ -858,3 +873,23 @@ def test_a_float16_revision_shown_in_place_keeps_its_groups_open(page, server):
     collapsed, _, nodes = drawn(page)
     assert not collapsed, collapsed
     assert {n["id"] for n in drawn_nodes(graph)} <= nodes
+    # collapse all: the model's parts, inside the group holding most of it (not one box)
+    page.click("#collapse-all")
+    wait_settled(page)
+    collapsed, frames, _ = drawn(page)
+    assert frames == {"/model"} and collapsed == {"/model/stem", "/model/body", "/model/head"}, (frames, collapsed)
+
+
+def test_a_small_model_of_layers_opens_as_its_parts(page, server, artifacts):
+    """A 4-layer LLaMA (~380 nodes) is small, but opened whole it was a staircase of frames under
+    its inputs (the KV-cache QA): a graph of layers past the overview budget opens as its parts,
+    the layers collapsed into readable boxes in reading order."""
+    model = llama_like(4)
+    assert 120 < len(model.graph.node) <= 500
+    summary = upload(page, server, model, "llama_4.onnx")
+    graph = graph_json(page, server, summary["id"])
+    open_model(page, server, summary["id"])
+    collapsed, frames, _ = drawn(page)
+    assert (collapsed, frames, drawn(page)[2]) == overview(graph)
+    assert {f"/model/layers.{k}" for k in range(4)} <= collapsed, collapsed
+    page.screenshot(path=str(artifacts / "llama-4-first-view.png"))

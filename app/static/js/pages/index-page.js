@@ -177,6 +177,12 @@ function referenceTag(status) {
   }, status === "passed" ? "outputs as kept" : "outputs differ");
 }
 
+/** A model whose current revision onnx's checker refuses (once checked), as its page's badge says it. */
+function validityTag(valid) {
+  if (valid !== false) return null;
+  return el("span", { class: "badge badge-invalid badge-warn", title: "onnx's checker refuses its current revision: open it to see why" }, "checker errors");
+}
+
 /** Who made the model, its opset and size as a muted line under its name: "pytorch 2.1 · opset 17 · 1,250 nodes". */
 function cardText(card) {
   if (!card || !Object.keys(card).length) return "";
@@ -208,7 +214,7 @@ async function loadModels() {
     for (const m of models || []) {
       const card = cardText(m.card);
       body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id} ${card}` },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), referenceTag(m.reference),
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), validityTag(m.valid), referenceTag(m.reference),
           card ? el("div", { class: "muted model-card" }, card) : null),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),

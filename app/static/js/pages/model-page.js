@@ -244,7 +244,8 @@ const panelContext = {
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
     // `inputs`: a reference case's ({label, inputs, dims, expected}) to run on instead of the form's
     openCompare: (revision) => { state.panel = "compare"; selectBox(null); compareWith(`rev:${revision}`); },
-    openRun: (revision, inputs = null) => { state.runCompareTo = revision; state.runInputs = inputs; state.panel = "run"; selectBox(null); },
+    // go: run at once (a link that says it finds something, not one that fills a form)
+    openRun: (revision, inputs = null, { go = false } = {}) => { state.runCompareTo = revision; state.runInputs = inputs; state.runGo = go; state.panel = "run"; selectBox(null); },
     run: (body) => withWaitStatus(waitPill, "Running…", () => api.runModel(state.modelId, { ...body, revision: state.summary.revision }))
       .then((answer) => { if (answer.profile) rememberTimes(answer); return answer; }),
     sensitivity: (body) => withWaitStatus(waitPill, "Measuring each tensor…", () => api.sensitivity(state.modelId, { ...body, revision: state.summary.revision })),
@@ -272,6 +273,7 @@ const panelContext = {
   dimSizes: () => ({ ...state.dimSizes }),
   runCompareTo: () => { const r = state.runCompareTo; state.runCompareTo = null; return r ?? null; },
   runInputs: () => { const i = state.runInputs; state.runInputs = null; return i ?? null; },
+  runGo: () => { const g = state.runGo; state.runGo = false; return !!g; },
   downloadHref: (options) => api.downloadHref(state.modelId, options),
   recipeHref: (options) => api.recipeHref(state.modelId, options),
   textHref: () => api.textUrl(state.modelId, { download: true, revision: state.summary ? state.summary.revision : null }),

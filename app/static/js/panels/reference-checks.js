@@ -28,7 +28,7 @@ function verdictRow(ref, ctx, revision) {
     if (from && ctx.actions && ctx.actions.openRun) {
       const locate = async () => {
         const kept = (await ctx.actions.reference.list()).cases.find((c) => c.name === from.name);
-        ctx.actions.openRun(from.recorded_from, kept ? caseInputs(kept, from.renamed) : null);
+        ctx.actions.openRun(from.recorded_from, kept ? caseInputs(kept, from.renamed) : null, { go: true });
       };
       row.append(el("button", { type: "button", class: "linklike ref-locate", onclick: () => { locate().catch((err) => ctx.actions.toast(err.message || String(err))); } },
         `Find the first node whose output differs from revision ${from.recorded_from}'s ›`));

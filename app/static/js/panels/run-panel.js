@@ -655,6 +655,7 @@ export function renderRunPanel(root, ctx) {
   const profile = el("input", { type: "checkbox", id: "run-profile" });
   const preset = ctx.runCompareTo ? ctx.runCompareTo() : null;
   let kept = ctx.runInputs ? ctx.runInputs() : null; // a reference case's inputs (and expected outputs)
+  const go = ctx.runGo ? ctx.runGo() : false;
   ctx.actions.loadRevisions().then((data) => {
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision === ctx.summary.revision) continue;
@@ -662,6 +663,7 @@ export function renderRunPanel(root, ctx) {
       compare.append(el("option", { value: String(r.revision), selected: r.revision === preset, title }, text));
     }
     syncLocate();
+    if (go && form.isConnected) form.requestSubmit(); // once the revision to compare with is chosen
   }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
   const out = el("div", { id: "run-results", class: "run-results" });
   const button = el("button", { type: "submit", class: "btn btn-primary", id: "run-go" }, "Run");

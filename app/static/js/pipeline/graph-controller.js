@@ -310,10 +310,12 @@ export class GraphController {
   }
 
   /** Every group collapsed, as the button says: the graph's top-level groups in reading order
-   * (it was "back to the first view", which left a BERT's embeddings open). */
+   * (it was "back to the first view", which left a BERT's embeddings open) — inside the one
+   * group holding most of the graph, where there is one ("model" beside a few loose nodes:
+   * collapsed, the whole LLaMA was one box). */
   collapseAll() {
     if (!this.h) return Promise.resolve(false);
-    this.expanded = new Set([""]);
+    this.expanded = dominantChain(this.h);
     delete this.container.dataset.expanded;
     return this.redraw({ home: true });
   }
@@ -576,5 +578,17 @@ export class GraphController {
     this.scene = null;
     this.plan = null;
     this.view.reset();
+  }
+}
+
+/** The root and the chain of groups below it each holding most of its parent's nodes, alone
+ * among its siblings: what "every group collapsed" opens, so that it shows the model's parts. */
+function dominantChain(h) {
+  const open = new Set([""]);
+  for (let g = h.root; ;) {
+    const groups = g.children.filter((c) => c.group).map((c) => c.group);
+    if (groups.length !== 1 || groups[0].nodeCount * 2 <= g.nodeCount) return open;
+    g = groups[0];
+    open.add(g.id);
   }
 }

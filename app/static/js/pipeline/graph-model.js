@@ -137,10 +137,21 @@ export function fitNameAnd(name, keep, font, maxWidth, measure = measureText) {
   return fitted === null ? fitText(whole, font, maxWidth, measure) : `${fitted} ${keep}`;
 }
 
+/** A dim's name in `keep` characters: a numbered one ("p2o.DynamicDimension.0") in its middle,
+ * its number kept; a word ("past_sequence", "sequence") at its end, where it reads as itself
+ * ("past_s…", "seque…" — a middle cut made "pa…ce" and "se…ce" of them). */
+function cutDim(p, keep) {
+  if (/\d$/.test(p)) {
+    const half = Math.ceil((keep - 1) / 2);
+    return `${p.slice(0, half)}…${p.slice(p.length - (keep - 1 - half))}`;
+  }
+  return `${p.slice(0, keep - 1)}…`;
+}
+
 /**
  * A type ("FLOAT ⟨p2o.DynamicDimension.0×3×p2o.DynamicDimension.1⟩") in maxWidth: its dims'
- * long names shortened in their middle, all alike, as little as it takes — every dim stays,
- * where a cut at the end drops the last ones — and at its end only when that is not enough.
+ * long names shortened (cutDim), all alike, as little as it takes — every dim stays, where a
+ * cut at the end drops the last ones — and at its end only when that is not enough.
  */
 export function fitType(text, font, maxWidth, measure = measureText) {
   const s = String(text ?? "");
@@ -152,8 +163,7 @@ export function fitType(text, font, maxWidth, measure = measureText) {
   const longest = Math.max(...parts.map((p) => p.length));
   let cut = s;
   for (let keep = Math.min(longest - 1, 24); keep >= 5; keep -= 1) {
-    const half = Math.ceil((keep - 1) / 2);
-    cut = head + parts.map((p) => (p.length > keep && /[A-Za-z_]/.test(p) ? `${p.slice(0, half)}…${p.slice(p.length - (keep - 1 - half))}` : p)).join("");
+    cut = head + parts.map((p) => (p.length > keep && /[A-Za-z_]/.test(p) ? cutDim(p, keep) : p)).join("");
     if (measure(cut, font) <= maxWidth) return cut;
   }
   return fitText(cut, font, maxWidth, measure);
@@ -364,8 +374,10 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
   const shown = listed.filter((n, k) => k < MAX_INIT_LINES || primary(n));
   for (const name of shown) {
     if (isInit(name)) {
-      const dims = formatDims(initializers.get(name).shape);
-      lines.push({ text: name, keep: dims === null ? "" : `⟨${dims}⟩`, font: "init", tensor: name });
+      const init = initializers.get(name);
+      const dims = formatDims(init.shape);
+      const keep = Array.isArray(init.values) ? fewValuesText(init.values, init.shape) : dims === null ? "" : `⟨${dims}⟩`;
+      lines.push({ text: name, keep, font: "init", tensor: name });
     } else {
       const constant = nodeById.get(producer.get(name));
       const pair = pairs.get(name); // a weight quantized in the graph: by the weight's name
@@ -477,6 +489,12 @@ function quantizedWeightText(pair, initializers, types) {
   return [dims === null ? "" : `⟨${dims || "scalar"}⟩`, `QDQ ${pair.dtype}`].filter(Boolean).join(" · ");
 }
 
+/** A tensor of few values as a box line shows it: "= 0.45", "= [1,-1]". */
+function fewValuesText(values, shape) {
+  const items = values.map(formatNumber);
+  return shape && shape.length === 0 ? `= ${items[0]}` : `= [${items.join(",")}]`;
+}
+
 function constantText(node) {
   const a = (node && node.attributes || [])[0];
   if (!a) return "";
@@ -487,10 +505,7 @@ function constantText(node) {
     case "STRING": return `= ${JSON.stringify(truncate(v, 20))}`;
     case "STRINGS": return `⟨${(v || []).length} strings⟩`;
     case "TENSOR": case "SPARSE_TENSOR": {
-      if (v && Array.isArray(v.values)) {
-        const items = v.values.map(formatNumber);
-        return v.shape && v.shape.length === 0 ? `= ${items[0]}` : `= [${items.join(",")}]`;
-      }
+      if (v && Array.isArray(v.values)) return fewValuesText(v.values, v.shape);
       const dims = v ? formatDims(v.shape) : null;
       return dims === null ? "" : `⟨${dims || "scalar"}⟩`;
     }

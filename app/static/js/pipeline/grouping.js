@@ -351,15 +351,31 @@ function repeatedBlocks(groups) {
   return [...counts.values()].some((n) => n >= 3);
 }
 
+/** Whether the graph is built of repeated blocks: three or more groups of one op mix at a
+ * level, following the group holding most of the nodes down from the root. */
+function layered(h) {
+  let g = h.root;
+  for (let depth = 0; g && depth < 16; depth += 1) {
+    const groups = g.children.filter((c) => c.group).map((c) => c.group);
+    if (repeatedBlocks(groups)) return true;
+    const big = groups.reduce((a, b) => (b.nodeCount > (a ? a.nodeCount : -1) ? b : a), null);
+    g = big && big.nodeCount * 2 > g.nodeCount ? big : null;
+  }
+  return false;
+}
+
 /**
  * The collapsed overview a graph opens with: the root expanded; then, while the drawing stays
  * small, whole levels of a few groups (many groups, or repeats of one block, are layers: they
  * stay collapsed); a group holding most of what is on screen is opened alone.
- * A small graph opens with everything expanded.
+ * A small graph opens with everything expanded (one of layers, only up to overviewBudget nodes).
  */
 export function overviewExpanded(h, limits = h.limits) {
   const expanded = new Set([""]);
-  if (h.root.nodeCount <= limits.smallGraph) {
+  // a small graph opens whole — unless it is built of layers and too big to read whole (a
+  // 4-layer LLaMA's 343 nodes were a staircase of frames): then its parts, as a big one's
+  const whole = h.root.nodeCount <= limits.overviewBudget || !layered(h);
+  if (h.root.nodeCount <= limits.smallGraph && whole) {
     for (const id of h.groups.keys()) expanded.add(id);
     return expanded;
   }
