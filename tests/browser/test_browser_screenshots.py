@@ -80,6 +80,14 @@ def test_screenshot_large_model(page, server, artifacts):
     model = onnx.load(light_model("inception_v1"))
     summary = upload(page, server, model, "light_inception_v1.onnx")
     open_model(page, server, summary["id"])
+    # its inception blocks (named by their weights) are layers: it opens as its parts, one column
+    page.screenshot(path=str(artifacts / "model-page-large-first.png"))
+    collapsed = page.locator("#graph [data-group-id][data-collapsed=true]").evaluate_all(
+        "els => els.map((e) => e.getAttribute('data-group-id'))"
+    )
+    assert {"inception_3a", "inception_5b"} <= set(collapsed), collapsed
+    page.click("#expand-all")
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]:not([data-drawn=window])")
     assert page.locator("#graph [data-node-id]").count() == len(model.graph.node)
     assert overlapping(boxes(page)) == []
     page.screenshot(path=str(artifacts / "model-page-large.png"))

@@ -376,7 +376,9 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
     if (isInit(name)) {
       const init = initializers.get(name);
       const dims = formatDims(init.shape);
-      const keep = Array.isArray(init.values) ? fewValuesText(init.values, init.shape) : dims === null ? "" : `⟨${dims}⟩`;
+      // a scalar's or a short list's values; a 2×3 table keeps its shape (flat, it reads as a list)
+      const few = Array.isArray(init.values) && (init.shape || []).length <= 1;
+      const keep = few ? fewValuesText(init.values, init.shape) : dims === null ? "" : `⟨${dims}⟩`;
       lines.push({ text: name, keep, font: "init", tensor: name });
     } else {
       const constant = nodeById.get(producer.get(name));
