@@ -56,7 +56,7 @@ def test_a_decoders_random_inputs_attend_every_position_in_order(client):
     assert made == {
         "input_ids": {"seed": 0},
         "attention_mask": {"seed": 0, "role": MASK},
-        "position_ids": {"seed": 0, "role": POSITIONS},
+        "position_ids": {"seed": 0, "role": POSITIONS, "from": 5},  # the page says "5, 6, 7…"
         "past_key": {"seed": 0},
         "past_value": {"seed": 0},
     }
@@ -109,4 +109,53 @@ def test_an_empty_cache_is_typed_as_no_values(client):
         f"/api/models/{mid}/run",
         json={"inputs": {"past_key": {"values": []}}, "dims": {"batch": 2, "sequence": 3, "past_sequence": 1}},
     )
-    assert r.status_code == 400 and "its shape is batch×past_sequence×4" in r.get_json()["error"]["message"]
+    message = r.get_json()["error"]["message"]
+    assert r.status_code == 400 and "its shape is batch×past_sequence×4, 2×1×4 at the sizes given" in message
+
+
+def refusal(client, mid: str, body: dict) -> str:
+    r = client.post(f"/api/models/{mid}/run", json=body)
+    assert r.status_code == 400, r.get_json()
+    return r.get_json()["error"]["message"]
+
+
+def test_values_given_that_disagree_with_the_dims_are_refused_in_one_line(client):
+    """The KV-cache QA: input_ids typed 1×2 at sequence 3 ran into onnxruntime's "Attempting to
+    broadcast an axis by a dimension other than 1. 2 by 3" at a kernel deep in the graph."""
+    mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]
+    dims = {"batch": 1, "sequence": 3, "past_sequence": 0}
+    ids = {"input_ids": {"values": [[1, 2]]}}
+    assert refusal(client, mid, {"inputs": ids, "dims": dims}) == (
+        'input "input_ids" is 1×2: its dim sequence is 2, but "dims" gives 3'
+    )
+    mask = {"attention_mask": {"values": [[1, 1, 1, 1]]}}
+    assert refusal(client, mid, {"inputs": mask, "dims": dims}) == (
+        'input "attention_mask" is 1×4: its dim "past_sequence + sequence" is 4, not 3'
+        " (past_sequence = 0, sequence = 3)"
+    )
+    # two inputs given that disagree with each other
+    both = {"input_ids": {"values": [[1, 2]]}, "position_ids": {"values": [[0, 1, 2]]}}
+    assert refusal(client, mid, {"inputs": both, "dims": {"batch": 1, "past_sequence": 0}}) == (
+        'input "position_ids" is 1×3: its dim sequence is 3, but input "input_ids" makes it 2'
+    )
+
+
+def test_values_given_size_the_inputs_made(client):
+    # no dims at all: input_ids says batch 2 and sequence 3, the mask of 5 the past of 2
+    mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]
+    given = {"input_ids": {"values": [[7, 8, 9], [1, 2, 3]]}, "attention_mask": {"values": [[1] * 5, [0, 1, 1, 1, 1]]}}
+    answer = run(client, mid, {"inputs": given})
+    assert answer["outputs"]["past_key_out"]["shape"] == [2, 2, 4]
+    assert values(answer["outputs"]["position_ids_out"]).tolist() == [[2, 3, 4]] * 2
+
+
+def test_a_missing_size_is_asked_by_the_dims_it_is_made_of(client):
+    mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]
+    message = refusal(client, mid, {"dims": {"batch": 1, "sequence": 3}})
+    assert 'give past_sequence in "dims"' in message, message
+    # a name that is no dim of the model's inputs is refused, not ignored
+    r = client.post(f"/api/models/{mid}/run", json={"dims": {"batch": 1, "sequence": 3, "past_len": 2}})
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "'past_len' is no dim of this model's inputs (its dims: batch, sequence, past_sequence)"
+    )

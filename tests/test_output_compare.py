@@ -75,3 +75,38 @@ def test_rows_are_matched_in_chunks_and_not_for_each_nodes_comparison(monkeypatc
     assert c["rows"] == {"here": 3, "there": 3, "matched": 3, "in_place": 0}, c
     # node by node (Run's locate: close=True), reordering isn't looked for
     assert "rows" not in compare_arrays(rows[[2, 0, 1]], rows, close=True)
+
+
+def test_reordered_rows_are_measured_against_the_rows_they_match():
+    rng = np.random.default_rng(1)
+    # NonMaxSuppression's selected indices (batch, class, box), the same 60 in another order
+    selected = np.stack([np.zeros(60), np.zeros(60), rng.permutation(200)[:60]], axis=1).astype(np.int64)
+    order = rng.permutation(60)
+    c = compare_arrays(selected[order], selected)
+    assert c["rows"]["matched"] == 60 and not c["equal"] and not c["close"], c
+    # measured row against row: nothing off (element by element an index said 90 % of range off)
+    assert c["max_abs"] == 0 and c["max_rel_to_range"] == 0 and c["rel_error"] == 0, c
+    assert c["tolerance_needed"] is None  # close at no tolerance: another order
+    # 56 of 60 the same: the four left are held against the four rows left, in their order
+    moved = selected[order].copy()
+    moved[-4:, 2] = [500, 501, 502, 503]
+    c = compare_arrays(moved, selected)
+    assert c["rows"]["matched"] == 56
+    left = selected[np.sort(order[56:]), 2]  # b's rows no row matched, in their order
+    assert c["max_abs"] == float(np.abs(np.array([500, 501, 502, 503]) - left).max()), c
+    # node by node (locate) too, for whole numbers: the same rows, no error to rank
+    c = compare_arrays(selected[order], selected, close=True)
+    assert c["rows"]["matched"] == 60 and c["rel_error"] == 0 and not c["equal"], c
+
+
+def test_values_held_at_float16s_limit_are_left_out_of_every_number():
+    mask = np.array([0.0, 0.0, LOWEST, LOWEST], np.float32)
+    scores = np.array([0.25, -0.5, 0.75, 0.1], np.float32)
+    exact = scores + mask
+    half = np.clip(exact, -FLOAT16_MAX, FLOAT16_MAX).astype(np.float16)
+    half[:2] += np.float16(0.01)  # the scores beside the mask lost precision
+    c = compare_arrays(half, exact, close=True)
+    assert c["float16_limit"] == 2
+    # measured over the two scores only: ~1 % of their magnitude, not 1e-40 of -3.4e38's
+    assert 0.005 < c["max_rel_to_range"] < 0.05 and 0.005 < c["rel_error"] < 0.05, c
+    assert c["sqnr_db"] < 60, c

@@ -400,9 +400,9 @@ SCHEMAS: dict = {
             },
             "inputs": {
                 "type": "object",
-                "description": 'the values fed, previewed; one the run made says how: "random": {"seed", "role"?}'
-                ' (role "mask": an integer attention mask fed ones; "positions": position ids 0, 1, 2, … after'
-                " the past a longer mask covers; every input draws from a stream of its own for the seed)",
+                "description": 'the values fed, previewed; one the run made says how: "random": {"seed", "role"?,'
+                ' "from"?} (role "mask": an integer attention mask fed ones; "positions": position ids from, from + 1,'
+                " …: after the past a longer mask covers; every input draws from a stream of its own for the seed)",
             },
             "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},
             "onnxruntime": {"type": "string"},

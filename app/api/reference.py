@@ -358,7 +358,7 @@ def _recorded(revision, model: onnx.ModelProto, body: dict, expected: dict | Non
     """Run the revision on the case's inputs: {input: .npy bytes} fed, {output: .npy bytes} it
     gave (or the expected ones given)."""
     inputs = check_inputs(body.get("inputs"), model)
-    dims = check_dims(body.get("dims"))
+    dims = check_dims(body.get("dims"), model)
     with tempfile.TemporaryDirectory(prefix="reference-", dir=store().blobs.scratch()) as tmp:
         answer = run_raw(revision, model, inputs, dims, None, Path(tmp) / "run")
         if answer.get("status") == "refused":

@@ -37,8 +37,10 @@ from ..errors import StudioError
 from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.declared_shapes import declared_mismatches
+from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
-from ..onnx_io.input_elements import random_element
+from ..onnx_io.inference import input_dims
+from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
@@ -112,17 +114,23 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
         if not {"npy", "values"} & set(out.get(name, {})):  # random ones are drawn from it
             out.setdefault(name, {"seed": 0})["vocabulary"] = vocabulary
     for name, role in input_roles(model.graph, names).items():
-        if not {"npy", "values"} & set(out.get(name, {})):  # a mask of ones, positions in order
-            out.setdefault(name, {"seed": 0})["role"] = role
+        # made: a mask of ones, positions in order; given: a mask's length places the made positions
+        out.setdefault(name, {"seed": 0})["role"] = role
     return out
 
 
-def _how_made(spec: dict) -> dict:
-    """How the run made an input it was not given: {"random": {"seed", "role"?}} (a mask's
-    ones, positions in order: input_roles.py), or nothing for values given."""
+def _how_made(spec: dict, saved: str) -> dict:
+    """How the run made an input it was not given: {"random": {"seed", "role"?, "from"?}} (a
+    mask's ones, positions in order from "from": after the cached past, input_roles.py), or
+    nothing for values given. `saved`: the value fed."""
     if "npy" in spec or "values" in spec:
         return {}
-    return {"random": {"seed": spec.get("seed", 0), **({"role": spec["role"]} if "role" in spec else {})}}
+    made = {"seed": spec.get("seed", 0), **({"role": spec["role"]} if "role" in spec else {})}
+    if made.get("role") == "positions":
+        value = saved_values.load(saved)
+        if isinstance(value, np.ndarray) and value.size:
+            made["from"] = int(value.flat[0])
+    return {"random": made}
 
 
 MAX_TYPED_VALUES = 100_000  # numbers, strings and keys in one input's "values"
@@ -176,13 +184,41 @@ def _expected(raw, shown: list[str]) -> dict[str, str]:
     return {name: uploaded_npy(spec["npy"]) for name, spec in raw.items()}
 
 
-def check_dims(raw) -> dict:
+def check_dims(raw, model: onnx.ModelProto | None = None) -> dict:
+    """The sizes a request gives its model's symbolic dims; with `model`, a name that is no dim
+    of its fed inputs is refused (a misspelt "seq_len" was ignored, and the run then asked for
+    the size it was meant to give)."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
         raise StudioError("bad_request", '"dims" must map symbolic dim names to sizes')
     # 0 is a size: a decoder's first step has no past (past_sequence = 0)
-    return {str(k): integer(v, f"dim {k!r}") for k, v in raw.items()}
+    dims = {str(k): integer(v, f"dim {k!r}") for k, v in raw.items()}
+    if model is not None:
+        known = _dim_names(model)
+        unknown = [k for k in dims if k not in known]
+        if unknown:
+            asked = input_dims(model)
+            raise StudioError(
+                "unknown_dim",
+                f"{', '.join(map(repr, unknown))} {'is no dim' if len(unknown) == 1 else 'are no dims'} of this"
+                f" model's inputs (its dims: {', '.join(asked) if asked else 'none without a size'})",
+            )
+    return dims
+
+
+def _dim_names(model: onnx.ModelProto) -> set[str]:
+    """Every name "dims" can give a size by: input_dims, and each dim's own text (an
+    expression's too), of the fed inputs and of the tensors their sequences hold."""
+    names = set(input_dims(model))
+    fed = set(fed_inputs(model.graph))
+    for v in model.graph.input:
+        if v.name not in fed:
+            continue
+        for shape in (tensor_element(v.type), random_element(v.type)):
+            for axis, d in enumerate((shape or {}).get("shape") or []):
+                names.add(d if isinstance(d, str) else axis_dim(v.name, axis))
+    return names
 
 
 def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:
@@ -503,7 +539,7 @@ def post_run(model_id):
         rev = integer(rev, '"revision"')
     _, revision, model = load(model_id, rev)
     inputs = check_inputs(body.get("inputs"), model)
-    dims = check_dims(body.get("dims"))
+    dims = check_dims(body.get("dims"), model)
     outputs = _outputs(body.get("outputs"), model)
     compare_to = body.get("compare_to")
     other = load(model_id, integer(compare_to, '"compare_to"')) if compare_to is not None else None
@@ -534,7 +570,7 @@ def post_run(model_id):
             "inputs": {
                 name: {
                     **_preview(p, min(count, 100), first.get("converted_inputs", {}).get(name)),
-                    **_how_made(inputs.get(name, {"seed": 0})),
+                    **_how_made(inputs.get(name, {"seed": 0}), p),
                 }
                 for name, p in first["inputs"].items()
             },

@@ -74,7 +74,7 @@ def post_sensitivity(model_id):
     if body.get("samples") is not None and body.get("inputs") is not None:
         raise StudioError("bad_request", 'give "inputs" (one input) or "samples" (several), not both')
     inputs = check_inputs(body.get("inputs"), base)
-    dims = check_dims(body.get("dims"))
+    dims = check_dims(body.get("dims"), base)
     token = body.get("progress")
     if token is not None and not (isinstance(token, str) and PROGRESS_TOKEN.fullmatch(token)):
         raise StudioError("bad_request", '"progress" is a token of 8 to 64 letters, digits, "_" or "-"')

@@ -102,6 +102,39 @@ def expression_value(text: str, sizes: Mapping[str, int]) -> int | None:
     return value if type(value) is int else None
 
 
+def missing_names(text, sizes: Mapping[str, int]) -> list[str]:
+    """The names in a dim's expression ("past_sequence + sequence") `sizes` has no size for;
+    [] for a name alone, or text that is no expression."""
+    if not isinstance(text, str) or text.isidentifier():
+        return []
+    seen: dict[str, None] = {}
+
+    def note(n: str) -> int:
+        seen[n] = None
+        return 1
+
+    return [n for n in seen if n not in sizes] if evaluate(text, note) is not None else []
+
+
+def solved(text: str, sizes: Mapping[str, int], value: int) -> tuple[str, int] | None:
+    """The one name of a dim's expression `sizes` lacks, and the size that makes the expression
+    `value` (a mask of 5 at sequence 3: past_sequence 2); None when more or none are missing,
+    or no whole size >= 0 does."""
+    missing = missing_names(text, sizes)
+    if len(missing) != 1:
+        return None
+    name = missing[0]
+
+    def at(v: int) -> int | None:
+        return expression_value(text, {**sizes, name: v})
+
+    first, second = at(0), at(1)
+    if first is None or second is None or first == second or (value - first) % (second - first):
+        return None
+    size = (value - first) // (second - first)
+    return (name, size) if size >= 0 and at(size) == value else None
+
+
 def plain_dims(shapes) -> set[str]:
     """The dims that are names alone in `shapes` (inputs' dims as JSON or onnxruntime give
     them), which the others' expressions are in."""

@@ -452,15 +452,16 @@ def _in_role(np, values, role: str | None):
     return np.broadcast_to(np.arange(values.shape[-1], dtype=values.dtype), values.shape).copy()
 
 
-def _place_positions(np, feeds: dict, roles: dict) -> None:
-    """Position ids made in order start after the cached past: where a made mask covers more
-    positions (past and new) than the ids do (the new ones), the ids are the last of them."""
+def _place_positions(np, feeds: dict, roles: dict, given: set) -> None:
+    """Position ids made in order start after the cached past: where a mask (made or `given`)
+    covers more positions (past and new) than the ids do (the new ones), the ids are the last
+    of them."""
     covered = [
         m.shape[-1] for n, r in roles.items() if r == "mask" and isinstance(m := feeds.get(n), np.ndarray) and m.ndim
     ]
     for name, role in roles.items():
         ids = feeds.get(name)
-        if role != "positions" or not isinstance(ids, np.ndarray) or ids.ndim == 0 or not covered:
+        if role != "positions" or name in given or not isinstance(ids, np.ndarray) or ids.ndim == 0 or not covered:
             continue
         past = max(covered) - ids.shape[-1]
         if past > 0:
@@ -494,6 +495,9 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
             raise Skip(
                 f'input "{name}" has an unnamed dim of unknown size at axis {axis}: give its size in "dims" as "{key}"'
             )
+        elif names.missing_names(d, dims):  # past_sequence + sequence: the names to give
+            give = " and ".join(names.missing_names(d, dims))
+            raise Skip(f'input "{name}" has dim "{d}": give {give} in "dims"')
         else:
             raise Skip(f'input "{name}" has dim "{d}" of unknown size: give its size in "dims"')
     if narrow is not None:  # floats as float32 narrowed (values it holds), integers 0 as below
@@ -545,11 +549,14 @@ def _typed_input(ort, np, arg, values, dims: dict):
     KV cache: past_sequence 0) is that empty tensor: nested lists can't say [1, 4, 0, 16]."""
     where = f'input "{arg.name}" ({arg.type})'
     value = _typed(ort, np, arg.type, values, where)
+    empty_at = None  # the declared shape at the sizes given, when [] can't be it
     if isinstance(value, np.ndarray) and value.size == 0 and arg.shape is not None and value.ndim != len(arg.shape):
         names = _sibling("dim_names")
         sized = [names.dim_size(arg.name, axis, d, dims) for axis, d in enumerate(arg.shape)]
         if None not in sized and 0 in sized:
             value = value.reshape(sized)
+        elif None not in sized:
+            empty_at = _shape_words(sized)
     if isinstance(value, np.ndarray) and arg.shape is not None:
         declared = list(arg.shape)
         fits = len(declared) == value.ndim and all(
@@ -557,6 +564,10 @@ def _typed_input(ort, np, arg, values, dims: dict):
         )
         if not fits:
             want = "×".join(str(d) if isinstance(d, int) and d >= 0 else str(d or "?") for d in declared) or "a scalar"
+            if empty_at:  # [] with a cache's past above 0
+                raise Skip(
+                    f"{where}: its shape is {want}, {empty_at} at the sizes given: [] is no tensor of that shape"
+                )
             got = f"of shape {'×'.join(map(str, value.shape))}" if value.ndim else "a scalar"
             raise Skip(
                 f"{where}: its shape is {want}, the values typed in are {got} (nest lists as numpy.array reads them)"
@@ -626,20 +637,73 @@ def _typed_array(ort, np, elem: str, values, where: str):
 
 def _job_feeds(ort, np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
     """The job's value of each session input (not in `skip`): its .npy, or random of seed 0;
-    Skip or ValueError when one can't be made."""
+    Skip or ValueError when one can't be made. The values given come first: their sizes are
+    checked against the dims' and give the made ones theirs (_given_dims)."""
     specs = {arg.name: job["inputs"].get(arg.name, {"seed": 0}) for arg in sess.get_inputs() if arg.name not in skip}
-    feeds = {
-        arg.name: _run_feed(ort, np, arg, specs[arg.name], job.get("dims", {}))
-        for arg in sess.get_inputs()
-        if arg.name in specs
-    }
-    made = {
-        name: spec["role"]
-        for name, spec in specs.items()
-        if spec.get("role") and "npy" not in spec and "values" not in spec
-    }
-    _place_positions(np, feeds, made)
+    args = [arg for arg in sess.get_inputs() if arg.name in specs]
+    given = [arg for arg in args if "npy" in specs[arg.name] or "values" in specs[arg.name]]
+    dims = dict(job.get("dims", {}))
+    made = {arg.name: _run_feed(ort, np, arg, specs[arg.name], dims) for arg in given}
+    dims = _given_dims(np, given, made, dims)
+    for arg in args:
+        if arg.name not in made:
+            made[arg.name] = _run_feed(ort, np, arg, specs[arg.name], dims)
+    feeds = {arg.name: made[arg.name] for arg in args}  # in the session's order
+    roles = {name: spec["role"] for name, spec in specs.items() if spec.get("role")}
+    _place_positions(np, feeds, roles, {arg.name for arg in given})
     return feeds
+
+
+def _value_shape(np, value) -> tuple | None:
+    """A tensor value's shape (an array's, or an OrtValue's of a type numpy lacks); None else."""
+    if isinstance(value, np.ndarray):
+        return value.shape
+    shape = getattr(value, "shape", None)
+    return tuple(shape()) if callable(shape) else None
+
+
+def _shape_words(shape) -> str:
+    return "×".join(map(str, shape)) if len(shape) else "a scalar"
+
+
+def _given_dims(np, args: list, values: dict, dims: dict) -> dict:
+    """`dims` with the sizes the values given say (input_ids 1×2: sequence 2; a mask of 5 at
+    sequence 3: past_sequence 2): the inputs made then fit them. A size that disagrees with
+    "dims" or with another input's is refused in one line, not left to a kernel's broadcast
+    error deep in the graph (the KV-cache QA: "Attempting to broadcast an axis by a dimension
+    other than 1. 2 by 3" at a rotary Mul)."""
+    names = _sibling("dim_names")
+    sized = dict(dims)
+    said_by: dict[str, str] = {}
+    shaped = []
+    for arg in args:
+        shape = _value_shape(np, values[arg.name])
+        if shape is not None and arg.shape is not None and len(arg.shape) == len(shape):
+            shaped.append((arg, shape))
+    for arg, shape in shaped:  # names first, then the expressions of them
+        for axis, (d, n) in enumerate(zip(arg.shape, shape, strict=True)):
+            key = names.axis_dim(arg.name, axis) if names.is_unnamed(d) else d
+            if not isinstance(key, str) or (key == d and names.missing_names(d, {})):
+                continue
+            if key in sized and sized[key] != n:
+                was = (
+                    f'input "{said_by[key]}" makes it {sized[key]}' if key in said_by else f'"dims" gives {sized[key]}'
+                )
+                raise Skip(f'input "{arg.name}" is {_shape_words(shape)}: its dim {key} is {n}, but {was}')
+            if not names.is_unnamed(d):
+                sized[key], said_by[key] = n, arg.name
+    for arg, shape in shaped:
+        for d, n in zip(arg.shape, shape, strict=True):
+            if not isinstance(d, str) or not names.missing_names(d, {}):
+                continue
+            found = names.solved(d, sized, n)
+            if found:
+                sized[found[0]], said_by[found[0]] = found[1], arg.name
+            size = names.expression_value(d, sized)
+            if size is not None and size != n:
+                at = ", ".join(f"{k} = {sized[k]}" for k in names.missing_names(d, {}))
+                raise Skip(f'input "{arg.name}" is {_shape_words(shape)}: its dim "{d}" is {n}, not {size} ({at})')
+    return sized
 
 
 def _external_files(np, so, files: dict) -> list:

@@ -75,7 +75,10 @@ def _compare_items(a, b, close: bool, tolerance: float) -> dict:
 
 
 def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance: float = CLOSE_TOLERANCE) -> dict:
-    """compare_outputs of two arrays."""
+    """compare_outputs of two arrays. Rows out of place that match ("rows"): the numbers are
+    measured with each row against the row it matched (_row_order), never "close" (another
+    order is another output), and for outputs only, or node by node (`close`) for whole
+    numbers: a NonMaxSuppression's selected indices compared as magnitudes led Run's table."""
     none = NONE
     if a.shape != b.shape:
         rows = None if close else matched_rows(a, b, tolerance)
@@ -89,10 +92,32 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
     if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
         same = bool(np.array_equal(a, b))
         return {"equal": same, "close": same, **none, "tolerance_needed": 0.0 if same else None, "shape": list(a.shape)}
+    out = _measured(a, b, close, tolerance)
+    whole = a.dtype.kind in "biu" and b.dtype.kind in "biu"
+    if out["close"] or (close and not whole):
+        return out
+    found = _row_order(a, b, tolerance)
+    if found is None:
+        return out
+    rows, order = found
+    # matched, the same rows: not equal, not close, none needed to be (another order)
+    return {
+        **_measured(a, b[order], close, tolerance),
+        "equal": False,
+        "close": False,
+        "tolerance_needed": None,
+        "rows": rows,
+    }
+
+
+def _measured(a: np.ndarray, b: np.ndarray, close: bool, tolerance: float) -> dict:
+    """compare_arrays of two numeric arrays of one shape, element by element. Elements a
+    float16 conversion holds at its limit (_held_at_float16_limit) are left out of every number:
+    a mask's -3.4e38 made the whole tensor's scale, and hid the error of the scores beside it."""
     x, y = a.astype(np.float64), b.astype(np.float64)
     held = _held_at_float16_limit(a, b, x, y)
-    if held is not None:  # the same "minus infinity" on both sides: not an error of the conversion
-        x[held] = y[held]
+    if held is not None:
+        x, y = x[~held], y[~held]
     diff = np.abs(x - y)
     finite = np.isfinite(diff)
     max_abs = float(diff[finite].max()) if finite.any() else 0.0
@@ -107,6 +132,8 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
     near = bool(np.allclose(x, y, rtol=tolerance, atol=tolerance * scale, equal_nan=True))
     if close:
         same = bool(np.allclose(x, y, rtol=LOCATE_RTOL, atol=LOCATE_ATOL, equal_nan=True))
+    elif held is not None:  # held alike, the rest exactly
+        same = bool(np.array_equal(x, y, equal_nan=True))
     else:
         same = bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
     return {
@@ -119,7 +146,6 @@ def compare_arrays(a: np.ndarray, b: np.ndarray, close: bool = False, tolerance:
         **signal_error(x, y),  # the whole tensor's relative L2 error and SQNR
         "shape": list(a.shape),
         **({"float16_limit": int(held.sum())} if held is not None else {}),
-        **({} if close else _reordered(a, b, near, tolerance)),  # outputs, not each node's (locate)
     }
 
 
@@ -141,20 +167,29 @@ MAX_ROW_PAIRS = 1 << 24  # elements compared when matching rows (2,048 detection
 ROW_CHUNK = 1 << 20  # ...a million at a time (8 MB of differences)
 
 
-def _reordered(a: np.ndarray, b: np.ndarray, near: bool, tolerance: float) -> dict:
-    """{"rows": ...} when rows out of place match: a detector's boxes or NonMaxSuppression's
-    selected indices in another order (an index compared as a magnitude says nothing)."""
-    if near:
-        return {}
-    rows = matched_rows(a, b, tolerance)
-    return {"rows": rows} if rows and rows["matched"] > rows["in_place"] else {}
-
-
 def matched_rows(a: np.ndarray, b: np.ndarray, tolerance: float = CLOSE_TOLERANCE) -> dict | None:
     """How many rows (along the first axis) of `a` are, each, a row of `b` (a one-to-one
     matching, greedy in a's order: within `tolerance` of b's row plus `tolerance` of b's largest
     magnitude; whole numbers exactly): {"here", "there", "matched", "in_place"}. None for
     tensors of under two axes, rows of other lengths, or too many pairs to compare."""
+    found = _matching(a, b, tolerance)
+    return found[0] if found else None
+
+
+def _row_order(a: np.ndarray, b: np.ndarray, tolerance: float) -> tuple[dict, np.ndarray] | None:
+    """When rows of `a` out of place match rows of `b` (a detector's boxes, NonMaxSuppression's
+    selected indices in another order): matched_rows, and the row of `b` to hold each row of `a`
+    against — the one it matched, or the rows left over in their order."""
+    found = _matching(a, b, tolerance)
+    if found is None or found[0]["matched"] <= found[0]["in_place"] or len(a) != len(b):
+        return None
+    rows, pairs = found
+    left = iter(np.flatnonzero(~np.isin(np.arange(len(b)), pairs[pairs >= 0])))
+    return rows, np.array([j if j >= 0 else next(left) for j in pairs])
+
+
+def _matching(a: np.ndarray, b: np.ndarray, tolerance: float) -> tuple[dict, np.ndarray] | None:
+    """matched_rows, and for each row of `a` the row of `b` it matched (-1: none)."""
     if a.ndim < 2 or a.shape[1:] != b.shape[1:] or a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
         return None
     n, m = len(a), len(b)
@@ -172,7 +207,8 @@ def matched_rows(a: np.ndarray, b: np.ndarray, tolerance: float = CLOSE_TOLERANC
         here = x[i : i + step, None, :]
         fits[i : i + step] = ((np.abs(here - y[None, :, :]) <= bound) | (here == y[None, :, :])).all(axis=2)
     used = np.zeros(m, bool)
-    matched = in_place = 0
+    pairs = np.full(n, -1)
+    in_place = 0
     for i in range(n):
         if i < m and not used[i] and fits[i, i]:
             j = i
@@ -183,8 +219,9 @@ def matched_rows(a: np.ndarray, b: np.ndarray, tolerance: float = CLOSE_TOLERANC
                 continue
             j = int(free[0])
         used[j] = True
-        matched += 1
-    return {"here": n, "there": m, "matched": matched, "in_place": in_place}
+        pairs[i] = j
+    rows = {"here": n, "there": m, "matched": int((pairs >= 0).sum()), "in_place": in_place}
+    return rows, pairs
 
 
 FLOAT16_MAX = float(np.finfo(np.float16).max)

@@ -749,3 +749,27 @@ def iris_classifier() -> onnx.ModelProto:
         [h.make_tensor_value_info("label", T.INT64, [None]), probs],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)], ir_version=8)
+
+
+def nms_detector(boxes: int = 12) -> onnx.ModelProto:
+    """boxes [1, N, 4] and scores [1, 1, N] -> NonMaxSuppression -> selected_indices [k, 3];
+    the scores pass a Mul by "gain" (1.0) first. IoU threshold 1: nothing is suppressed, every
+    box is selected in the order of its score, so a gain of -1 selects the same rows reversed."""
+    graph = h.make_graph(
+        [
+            h.make_node("Mul", ["scores", "gain"], ["ranked"], name="rank"),
+            h.make_node("NonMaxSuppression", ["boxes", "ranked", "keep", "iou"], ["selected_indices"], name="nms"),
+        ],
+        "detector",
+        [
+            h.make_tensor_value_info("boxes", T.FLOAT, [1, boxes, 4]),
+            h.make_tensor_value_info("scores", T.FLOAT, [1, 1, boxes]),
+        ],
+        [h.make_tensor_value_info("selected_indices", T.INT64, ["selected", 3])],
+        [
+            nh.from_array(np.array(1.0, np.float32), "gain"),
+            nh.from_array(np.array([boxes], np.int64), "keep"),
+            nh.from_array(np.array([1.0], np.float32), "iou"),
+        ],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])

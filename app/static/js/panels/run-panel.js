@@ -153,7 +153,8 @@ function errorTable(ctx, cls, onRow) {
         el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
           el("div", { class: "muted run-op" }, mono(n.op_type))),
         ...(shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
-          : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])));
+          : outputVerdict(n) === "reordered" ? [el("td", { class: "num run-reordered-node", colspan: "2", title: rowsWords(n.rows) }, "reordered")]
+            : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])));
       onRow(n, cell);
     }
   };
@@ -479,7 +480,7 @@ function deployedNodes(run, total, ctx) {
 }
 
 /** Each output against another run's or the expected values ({close_tolerance, outputs:
- * {NAME: {equal, close, max_abs, max_rel_to_range, max_rel}}}): identical, close or differs. */
+ * {NAME: {equal, close, max_abs, max_rel_to_range, max_rel}}}): identical, close, reordered or differs. */
 function comparisonTable(compared, id) {
   const was = compared.renamed || {}; // output -> its name in the other revision
   const close = `${100 * (compared.close_tolerance ?? 0.001)} %`;
@@ -488,17 +489,28 @@ function comparisonTable(compared, id) {
       ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element, where the other run's value isn't 0 (large where values are near 0)"]]
       .map(([h, title]) => el("th", { title }, h)))),
     el("tbody", {}, Object.entries(compared.outputs).map(([name, c]) => {
-      const verdict = c.equal ? "identical" : c.close ? "close" : "differs";
-      return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict === "close" ? "close" : "differs"}` },
-        el("td", {}, mono(name), was[name] ? el("span", { class: "muted run-was" }, ` (was ${was[name]})`) : ""),
-        el("td", {}, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict, c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : ""),
+      const verdict = outputVerdict(c);
+      // rows in another order (output_compare): each measured against the row it matched
+      const matched = c.rows && !shapesDiffer(c) ? "measured row by row, each against the row it matched" : null;
+      return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict}` },
+        el("td", {}, mono(breakable(name)), was[name] ? el("span", { class: "muted run-was" }, ` (was ${was[name]})`) : ""),
+        el("td", {}, el("span", { class: "run-verdict" }, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict), c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : ""),
         ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => {
           const none = c[k] === null || c[k] === undefined;
           // a max rel left out where every differing value's reference is 0 (x ÷ 0 says nothing)
-          const why = none && k === "max_rel" && c.max_abs ? "every value that differs is 0 in the other run: no relative error" : null;
+          const why = none && k === "max_rel" && c.max_abs ? "every value that differs is 0 in the other run: no relative error" : matched;
           return el("td", { class: "num", title: why }, none ? "—" : c[k].toPrecision(3));
         }));
     })));
+}
+
+/** One output's verdict against the other run: identical, close, reordered (the same rows,
+ * all of them, in another order: a detector's boxes) or differs. */
+function outputVerdict(c) {
+  if (c.equal) return "identical";
+  if (c.close) return "close";
+  const { here, there, matched } = c.rows || {};
+  return here !== undefined && here === there && matched === here ? "reordered" : "differs";
 }
 
 /** The outputs on screen the other revision has none of (added since, or another tensor). */
@@ -558,7 +570,10 @@ function madeWords(preview) {
   const made = preview.random;
   if (!made) return "as given";
   if (made.role === "mask") return "made: ones (an attention mask: every position attended)";
-  if (made.role === "positions") return "made: positions 0, 1, 2… (after the past a longer mask covers)";
+  if (made.role === "positions") {
+    const from = made.from ?? 0; // past the cached positions a longer mask covers
+    return `made: positions ${from}, ${from + 1}, ${from + 2}…${from ? ` (after a past of ${from})` : ""}`;
+  }
   return `made: random, seed ${made.seed}`;
 }
 
@@ -714,7 +729,8 @@ export function renderRunPanel(root, ctx) {
           : { random: { seed: Number(r.seed.value || 0), ...(r.count ? { count: Number(r.count.value || 0) } : {}) } };
       }
       if (Object.keys(set.expected).length) body.expected = Object.fromEntries(Object.entries(set.expected).map(([name, blob]) => [name, { npy: blob }]));
-      for (const d of dims) body.dims[d.name] = Number(d.field.value || 1);
+      // a size the values given have is theirs (the server refuses a field that disagrees)
+      for (const d of dims) if (!d.field.disabled) body.dims[d.name] = Number(d.field.value || 1);
       if (kept) Object.assign(body, { inputs: kept.inputs, dims: kept.dims, expected: kept.expected });
       if (dims.length && ctx.actions.rememberDimSizes) ctx.actions.rememberDimSizes(body.dims);
       const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
