@@ -104,6 +104,10 @@ def test_an_empty_cache_is_typed_as_no_values(client):
     assert answer["outputs"]["past_key_out"]["shape"] == answer["outputs"]["past_value_out"]["shape"] == [2, 0, 4]
     assert values(answer["outputs"]["attention_mask_out"]).tolist() == [[1] * 3] * 2
     assert values(answer["outputs"]["position_ids_out"]).tolist() == [[0, 1, 2]] * 2
+    # past_sequence not given: the caches' one size left is their empty one, and the mask's
+    answer = run(client, mid, {"inputs": given, "dims": {"batch": 2, "sequence": 3}})
+    assert answer["outputs"]["past_key_out"]["shape"] == [2, 0, 4]
+    assert values(answer["outputs"]["attention_mask_out"]).tolist() == [[1] * 3] * 2
     # where the declared shape isn't empty at those sizes, [] is refused as before
     r = client.post(
         f"/api/models/{mid}/run",

@@ -553,6 +553,8 @@ def _typed_input(ort, np, arg, values, dims: dict):
     if isinstance(value, np.ndarray) and value.size == 0 and arg.shape is not None and value.ndim != len(arg.shape):
         names = _sibling("dim_names")
         sized = [names.dim_size(arg.name, axis, d, dims) for axis, d in enumerate(arg.shape)]
+        if sized.count(None) == 1 and 0 not in sized:  # the one size not given is the empty one
+            sized[sized.index(None)] = 0
         if None not in sized and 0 in sized:
             value = value.reshape(sized)
         elif None not in sized:
