@@ -101,7 +101,7 @@ def compared_with_revision_0(page, server, mid: str):
     return costs
 
 
-def batch_matmul():
+def batch_matmul(batch: str = "batch"):
     """x[batch, 4] · W[4, 8] → Relu: costs known only as formulas in `batch`."""
     from onnx import TensorProto, helper
 
@@ -109,8 +109,8 @@ def batch_matmul():
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm"), helper.make_node("Relu", ["y"], ["z"], name="act")],
         "batch_matmul",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
-        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [batch, 8])],
         [w],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -127,10 +127,17 @@ def test_compare_costs_of_a_model_with_symbolic_dims(page, server, artifacts):
     )
     assert r.status == 200, r.text()
     costs = compared_with_revision_0(page, server, mid)
-    # MatMul 2·4·8 + Relu 8 per row of the batch; the inserted Relu adds 8 more
-    assert costs.locator("tr[data-cost=flops] td").all_text_contents()[1:] == ["72·batch", "80·batch", "+8·batch"]
+    # MatMul 2·4·8 + Relu 8 per row of the batch; the inserted Relu adds 8 more: formulas one
+    # under the other (side by side, long ones printed over each other: the KV-cache QA)
+    sides = costs.locator("tr[data-cost=flops] .cost-side")
+    assert sides.all_text_contents() == ["before", "now", "change"]
+    assert costs.locator("tr[data-cost=flops] .cost-side-value").all_text_contents() == [
+        "72·batch",
+        "80·batch",
+        "+8·batch",
+    ]
     # outputs of 8 floats per row: 2 of them before, 3 now
-    assert costs.locator("tr[data-cost=activation_bytes] td").all_text_contents()[1:] == [
+    assert costs.locator("tr[data-cost=activation_bytes] .cost-side-value").all_text_contents() == [
         "64 B·batch",
         "96 B·batch",
         "+32 B·batch",
@@ -138,7 +145,11 @@ def test_compare_costs_of_a_model_with_symbolic_dims(page, server, artifacts):
     assert costs.locator("tr[data-cost=params] td").all_text_contents()[1:] == ["32", "32", "same"]
     # the weights' bytes too: what a float16 or int8 conversion changes, parameters staying the same
     assert costs.locator("tr[data-cost=param_bytes] td").all_text_contents()[1:] == ["128 B", "128 B", "same"]
-    assert costs.locator("tr[data-cost=peak_activation_bytes] td").all_text_contents()[1:] == ["?", "?", "?"]
+    # the largest moment has no formula: said once, in words, not "? ? ?"
+    peak = costs.locator("tr[data-cost=peak_activation_bytes] td").all_text_contents()[1:]
+    assert peak == [
+        "unknown until the input sizes are given (Costs, in the model panel): a largest moment has no formula"
+    ], peak
     fits = page.evaluate(
         "() => { const t = document.querySelector('#compare-costs table'), s = document.getElementById('sidebar');"
         " return t.getBoundingClientRect().right <= s.getBoundingClientRect().right + 0.5; }"
@@ -202,7 +213,7 @@ def test_a_dim_fixed_since_is_compared_at_its_size_and_long_names_wrap(page, ser
     r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": ops})
     assert r.status == 200, r.text()
     costs = compared_with_revision_0(page, server, mid)
-    flops = costs.locator("tr[data-cost=flops] td").all_text_contents()[1:]
+    flops = costs.locator("tr[data-cost=flops] .cost-side-value").all_text_contents()
     assert flops == ["1.06 K·seq", "1.06 K·seq", "same"], flops
     assert "batch = 1 (revision 1 fixes it)" in page.locator("#compare-costs").text_content()
     page.locator("#compare-changed .compare-node").first.wait_for()
@@ -242,3 +253,38 @@ def test_a_dim_fixed_at_one_input_is_that_size_at_the_others_naming_it(page, ser
     activations = costs.locator("tr[data-cost=activation_bytes] td").all_text_contents()[1:]
     assert activations[2] == "same", activations
     assert "batch = 1 (revision 1 fixes it)" in page.locator("#compare-sizes").text_content()
+
+
+def test_long_cost_formulas_wrap_without_overlapping(page, server, artifacts):
+    """The KV-cache QA: "299·batch_size·past_sequence_length·…" before and now printed over
+    each other in a third of the sidebar each. Each formula has the table's width and wraps in it."""
+    name = "batch_size_times_past_sequence_length_plus_sequence_length"
+    mid = upload(page, server, batch_matmul(name), "long_dims.onnx")["id"]
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits",
+        data={"base": 0, "ops": [{"op": "insert_node", "tensor": "y", "op_type": "Relu", "name": "extra"}]},
+    )
+    assert r.status == 200, r.text()
+    costs = compared_with_revision_0(page, server, mid)
+    terms = costs.locator("tr[data-cost=flops] .cost-side-value .nobreak").evaluate_all(
+        "els => els.map((e) => e.getBoundingClientRect().right - e.closest('table').getBoundingClientRect().right)"
+    )
+    assert terms and max(terms) <= 0.5, terms  # no term runs out of the table (cut by the sidebar)
+    boxes = costs.locator("tr[data-cost=flops] .cost-side-value").evaluate_all(
+        "els => els.map((e) => { const r = e.getBoundingClientRect(), t = e.closest('table').getBoundingClientRect();"
+        " return [r.top, r.bottom, r.right, t.right]; })"
+    )
+    costs.screenshot(path=str(artifacts / "compare-costs-long.png"))
+    assert len(boxes) == 3, boxes
+    for (_, bottom, right, table_right), (top, *_) in zip(boxes, boxes[1:], strict=False):
+        assert bottom <= top + 0.5, boxes  # one under the other, never over
+        assert right <= table_right + 0.5, boxes
+    assert boxes[-1][2] <= boxes[-1][3] + 0.5, boxes
+    # the model panel's formulas too: each term inside the sidebar
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    over = page.locator("#costs .cost-formula .nobreak").evaluate_all(
+        "els => els.map((e) => e.getBoundingClientRect().right - document.getElementById('sidebar').getBoundingClientRect().right)"
+    )
+    page.locator("#costs").screenshot(path=str(artifacts / "model-costs-long.png"))
+    assert over and max(over) <= 0, over

@@ -96,6 +96,26 @@ function totalCell(total, key, stats) {
   }, breakableFormula(text), left ? el("div", { class: "muted cost-unknown" }, `+ ${left} unknown`) : "");
 }
 
+/** A cost row's cells after its label: three numbers side by side; formulas (a few terms each,
+ * too wide for a third of the sidebar: they printed over each other) one under the other across
+ * the three columns; unknown on both sides, said once in words. */
+function costCells(a, b, change, key, before, now) {
+  if (a.unknown && b.unknown) {
+    return [el("td", { colspan: "3", class: "muted cost-unknown cost-both-unknown" },
+      key === "peak_activation_bytes" ? "unknown until the input sizes are given (Costs, in the model panel): a largest moment has no formula"
+        : "unknown until the input sizes are given (Costs, in the model panel)")];
+  }
+  if (!a.formula && !b.formula) return [totalCell(a, key, before), totalCell(b, key, now), el("td", { class: "num" }, breakableFormula(change))];
+  const line = (name, cell) => [el("span", { class: "muted cost-side" }, name), cell];
+  const formula = (total, stats) => {
+    const cell = totalCell(total, key, stats);
+    return el("span", { class: "cost-side-value", title: cell.title || null }, ...cell.childNodes);
+  };
+  return [el("td", { colspan: "3", class: "cost-sides-cell" }, el("div", { class: "cost-sides" },
+    ...line("before", formula(a, before)), ...line("now", formula(b, now)),
+    ...line("change", el("span", { class: "cost-side-value" }, breakableFormula(change)))))];
+}
+
 /** The sizes each side is counted at: those given in Costs or Run (the model on screen's, passed
  * to the other side's dims by name or by place), then the ones the diff's same_shapes pins so that
  * both take the same input shapes (a batch one side fixes to 1 is 1 on the other). A pin holds on
@@ -142,8 +162,7 @@ function costsSection(d, ctx, sideName) {
         const b = totalOf(now, key);
         const change = totalChange(a, b, formatOf(key));
         return el("tr", { "data-cost": key, class: change !== "same" && change !== "?" ? "cost-moved" : "" },
-          el("td", {}, label), totalCell(a, key, before), totalCell(b, key, now),
-          el("td", { class: `num${a.formula ? " cost-formula-cell" : ""}` }, breakableFormula(change)));
+          el("td", {}, label), ...costCells(a, b, change, key, before, now));
       }))), ...[sizesNote(given, shapes, sideName, d)].filter(Boolean)); // (DOM append writes a null as "null")
   }).catch((err) => { body.className = "field-error"; body.textContent = `The costs could not be counted: ${err.message || err}`; });
   return sec;
