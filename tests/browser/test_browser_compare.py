@@ -3,6 +3,8 @@ boxes marked on the drawing, the changed fields before and now, and step through
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from onnx import numpy_helper
 
@@ -276,7 +278,7 @@ def test_long_cost_formulas_wrap_without_overlapping(page, server, artifacts):
     )
     costs.screenshot(path=str(artifacts / "compare-costs-long.png"))
     assert len(boxes) == 3, boxes
-    for (_, bottom, right, table_right), (top, *_) in zip(boxes, boxes[1:], strict=False):
+    for (_, bottom, right, table_right), (top, *_) in itertools.pairwise(boxes):
         assert bottom <= top + 0.5, boxes  # one under the other, never over
         assert right <= table_right + 0.5, boxes
     assert boxes[-1][2] <= boxes[-1][3] + 0.5, boxes
