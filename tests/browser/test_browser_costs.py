@@ -367,3 +367,28 @@ def test_a_heat_map_of_one_value_has_one_step(page, server):
     steps = legend.locator(".heat-scale li").all_text_contents()
     assert steps == ["all 128"], steps
     assert "up to" not in legend.text_content()
+
+
+def test_a_heat_map_with_no_box_above_zero_says_so_in_the_boxes_colour(page, server, artifacts):
+    """The KV-cache QA: Parameters over a model without weights read "all 0" beside the hottest
+    step's red swatch, the boxes all white."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu"), helper.make_node("Neg", ["y"], ["z"], name="neg")],
+        "no_weights",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [1, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    open_model(page, server, upload(page, server, model, "no_weights.onnx")["id"])
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=params]")
+    page.locator("#heat-legend:not([hidden])").wait_for()
+    scale = page.locator("#heat-legend .heat-scale li")
+    assert scale.count() == 1 and scale.text_content() == "every box: none"
+    swatch = scale.locator(".heat-swatch").evaluate("e => getComputedStyle(e).backgroundColor")
+    box = page.locator('#graph g.box[data-node-id="n0"] .box-head').evaluate("e => getComputedStyle(e).fill")
+    page.locator("#heat-legend").screenshot(path=str(artifacts / "heat-legend-none.png"))
+    assert swatch == box, (swatch, box)
+    # not said twice: the note of no cost goes with it
+    assert page.locator("#heat-legend .heat-notes .heat-zero").count() == 0

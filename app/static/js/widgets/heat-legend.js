@@ -17,7 +17,10 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
   if (!metric || !heat) return;
   // one value over every box (a single box drawn, or all alike): one step, not six saying the same
   const one = !(heat.hi > heat.lo);
-  const steps = one ? [el("li", { class: `heat-step heat-${HEAT_STEPS - 1}` }, el("span", { class: "heat-swatch" }), `all ${amount(metric, heat.hi)}`)]
+  // no box above 0 (parameters of a model without weights): every box has the "none" colour
+  const none = !(heat.hi > 0);
+  const steps = none ? [el("li", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), `every box: ${zeroWords(metric)}`)]
+    : one ? [el("li", { class: `heat-step heat-${HEAT_STEPS - 1}` }, el("span", { class: "heat-swatch" }), `all ${amount(metric, heat.hi)}`)]
     : Array.from({ length: HEAT_STEPS }, (_, k) => el("li", { class: `heat-step heat-${k}` },
       el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
   root.append(
@@ -26,7 +29,7 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
       el("button", { type: "button", class: "tool tool-icon heat-off", title: "Colour by op kind again", onclick: turnOff }, "×")),
     el("ol", { class: "heat-scale" }, steps),
     el("div", { class: "heat-notes muted" },
-      el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),
+      none ? "" : el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),
       el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `${unknownWords(metric)} (${heat.unknown})` : unknownWords(metric)),
       one ? "" : el("span", {}, `up to ${amount(metric, heat.hi)}`)),
     heat.groups ? el("div", { class: "heat-groups muted" }, groupWords(metric)) : "");
