@@ -184,3 +184,16 @@ def test_closing_the_dialog_backs_out_of_the_upload(page, server, tmp_path):
     assert page.locator("#models-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.modelId)") == [first["id"]]
     assert [m["id"] for m in listed(page, server)["models"]] == [first["id"]]
     assert page.request.get(f"{server}/api/models/{second['id']}").status == 404
+
+
+def test_models_of_one_name_are_told_apart_and_the_date_says_what_it_is(page, server):
+    """The KV-cache QA: three "llama_tiny.onnx" rows told apart by node count alone, under a
+    column "Opened" that showed when each was uploaded."""
+    ids = [upload(page, server, weighted(f"exporter {k}"), "same.onnx")["id"] for k in range(2)]
+    other = upload(page, server, tiny_cnn(), "other.onnx")["id"]
+    page.goto(server + "/")
+    page.wait_for_selector("#models-table:not([hidden]) tbody tr")
+    column(page, "Uploaded")
+    for mid in ids:
+        assert page.locator(f"#models-table tr[data-model-id='{mid}'] .model-twin").text_content().strip() == mid
+    assert page.locator(f"#models-table tr[data-model-id='{other}'] .model-twin").count() == 0

@@ -211,10 +211,14 @@ async function loadModels() {
     const { models, disk_bytes: diskBytes, other_bytes: otherBytes } = await api.listModels();
     const body = table.tBodies[0];
     clear(body);
+    const named = new Map();
+    for (const m of models || []) named.set(m.name, (named.get(m.name) || 0) + 1);
     for (const m of models || []) {
       const card = cardText(m.card);
+      // models of one name (the same export uploaded again, edited apart) told apart by their id
+      const twin = named.get(m.name) > 1 ? el("span", { class: "muted model-twin mono", title: "Other stored models have this name: this one's id" }, ` ${m.id}`) : null;
       body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id} ${card}` },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), validityTag(m.valid), referenceTag(m.reference),
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), twin, validityTag(m.valid), referenceTag(m.reference),
           card ? el("div", { class: "muted model-card" }, card) : null),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
