@@ -822,6 +822,8 @@ def test_a_group_opened_from_fit_is_shown_at_a_readable_size(page, server):
     crumbs = page.locator("#crumb-groups .crumb-group")
     crumbs.filter(has_text="layer.7").wait_for()
     assert crumbs.all_text_contents()[-1] == "layer.7"
+    # said as where the window is, apart from the path of the graph on screen
+    assert page.locator("#crumb-groups").text_content().startswith("in view:")
     crumbs.last.click()
     page.wait_for_selector("#sidebar[data-panel=group]")
     assert page.locator("#sidebar .panel-title").text_content() == "layer.7"

@@ -52,8 +52,11 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       if (where.dataset.groups === text) return;
       where.dataset.groups = text;
       clear(where);
-      for (const g of groups) {
-        where.append(el("span", { class: "crumb-sep", "aria-hidden": "true" }, "›"),
+      // the groups the window's centre is in, said as such: read as more of the path, they
+      // looked like a selection or a graph entered (the KV-cache QA)
+      if (groups.length) where.append(el("span", { class: "crumb-in-view" }, "in view:"));
+      for (const [i, g] of groups.entries()) {
+        where.append(i ? el("span", { class: "crumb-sep", "aria-hidden": "true" }, "›") : "",
           el("button", { type: "button", class: "linklike crumb-group", "data-group": g.id, title: `Select the group ${g.label}`, onclick: () => select({ kind: "group", id: g.id }, { reveal: true }) }, g.label));
       }
     });
