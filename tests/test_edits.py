@@ -816,3 +816,32 @@ def test_a_node_added_without_a_name_has_no_name_field(client):
     added = next(n for n in edited.graph.node if n.op_type == "Relu" and n.output[0] == tensor)
     assert not added.HasField("name") and not added.HasField("domain")
     assert '[""]' not in onnx.printer.to_text(edited.graph)
+
+
+def test_set_io_shape_of_a_weight_listed_as_an_input_says_it_is_a_weight(client):
+    """An IR 3 model lists its weights among its inputs (the wheel's light squeezenet: 52 of
+    its 53): a 4-D shape on a bias was refused by shape inference's "differ in rank: (1) vs (4)"."""
+    w = numpy_helper.from_array(np.ones(4, np.float32), "bias")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "bias"], ["y"], name="add")],
+        "ir3",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+            helper.make_tensor_value_info("bias", TensorProto.FLOAT, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [w],
+    )
+    model = helper.make_model(graph, ir_version=3, opset_imports=[helper.make_opsetid("", 9)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    for shape in (["batch", 3, 224, 224], [5]):
+        op = {"op": "set_io_shape", "name": "bias", "shape": shape, "update_types": True}
+        r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+        assert r.status_code == 400, r.get_json()
+        assert r.get_json()["error"]["message"] == (
+            "op #1 (set_io_shape): 'bias' is a weight (an initializer listed among the inputs) of shape FLOAT ⟨4⟩:"
+            " its shape is its initializer's (set_initializer changes it)"
+        )
+    # the data input takes a batch as before
+    op = {"op": "set_io_shape", "name": "x", "shape": ["batch", 4], "update_types": True}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200

@@ -82,6 +82,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
         raise NotFound("unknown_io", f"set_io_shape: the graph has no input or output named {name!r}")
     elem = onnx.TensorProto.DataType.Value(op["dtype"]) if op.get("dtype") is not None else None
     shape = op["shape"]
+    _fits_its_initializer(model, name, shape)
     before = [shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for v in hits]
     was = hits[0].type.tensor_type.elem_type
     for v in hits:
@@ -105,6 +106,24 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     if any(v.name == name for v in model.graph.input) and before[0]:
         said += hard_coded_hint(model, before[0], shape or [])
     return said
+
+
+def _fits_its_initializer(model: onnx.ModelProto, name: str, shape: list | None) -> None:
+    """An input with an initializer of its name (a weight, listed among the inputs as IR < 4
+    models list every weight; or an input's default value) has that tensor's shape: a shape of
+    another rank or size is refused saying so, not by shape inference's "Inferred shape and
+    existing shape differ in rank: (1) vs (4)"."""
+    weight = next((t for t in model.graph.initializer if t.name == name), None)
+    if weight is None or shape is None or not any(v.name == name for v in model.graph.input):
+        return
+    dims = list(weight.dims)
+    if len(shape) != len(dims) or any(isinstance(d, int) and d != w for d, w in zip(shape, dims, strict=True)):
+        raise StudioError(
+            "bad_value",
+            f"{name!r} is a weight (an initializer listed among the inputs) of shape"
+            f" {format_tensor(onnx.TensorProto.DataType.Name(weight.data_type), dims)}: its shape is its"
+            " initializer's (set_initializer changes it)",
+        )
 
 
 def _cast_inside(model: onnx.ModelProto, name: str, was: int, now: int, places: int) -> str:
