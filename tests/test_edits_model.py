@@ -282,6 +282,25 @@ def test_convert_opset_matches_the_reference_outputs(client, path):
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
 
 
+def test_a_conversion_the_converter_has_no_adapter_for_says_which_op_and_step(client):
+    """Relu changed at opset 13 and 14; onnx's converter has no adapter down from 13: its C++
+    said "No Adapter To Version $12 for Relu None"."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 7}]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (convert_opset): opset 13 -> 7 is not possible: onnx's version converter can't take Relu to"
+        " opset 12 (it has no adapter for that step)"
+    )
+
+
 def test_download_layouts(client, tmp_path):
     m = small_model()
     m.graph.initializer.append(numpy_helper.from_array(np.arange(1000, dtype=np.float32), "big"))

@@ -179,9 +179,15 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
 
 
 def _plain(exc: Exception) -> str:
-    """The converter's reason without its C++ file, line and assertion text."""
+    """The converter's reason without its C++ file, line and assertion text; its missing
+    adapter ("No Adapter To Version $12 for Relu None") in words."""
     text = str(exc).strip()
-    return re.sub(r"^.*?(Assertion `[^`]*` failed: )", "", text, flags=re.S) or text
+    text = re.sub(r"^.*?(Assertion `[^`]*` failed: )", "", text, flags=re.S) or text
+    missing = re.search(r"No Adapter (To|From) Version \$(\d+) for (\S+)", text)
+    if missing:
+        step = "to" if missing.group(1) == "To" else "from"
+        return f"onnx's version converter can't take {missing.group(3)} {step} opset {missing.group(2)} (it has no adapter for that step)"
+    return text
 
 
 def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
