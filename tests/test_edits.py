@@ -845,3 +845,34 @@ def test_set_io_shape_of_a_weight_listed_as_an_input_says_it_is_a_weight(client)
     # the data input takes a batch as before
     op = {"op": "set_io_shape", "name": "x", "shape": ["batch", 4], "update_types": True}
     assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
+
+
+def test_an_npy_cast_to_the_initializers_type_never_changes_a_value_silently(client):
+    """A float64 .npy is cast to a FLOAT weight's type (the usual case): 1e40 became inf, and an
+    .npy of 2.5 an INT64 2, without a word."""
+    from testkit import npy_blob
+
+    m = small_model()
+    m.graph.initializer.extend(
+        [numpy_helper.from_array(np.ones(4, np.float32), "w"), numpy_helper.from_array(np.ones(2, np.int64), "k")]
+    )
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+
+    def set_to(name: str, arr: np.ndarray):
+        op = {"op": "set_initializer", "name": name, "value": {"npy": npy_blob(client, arr)}}
+        return client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+
+    r = set_to("w", np.array([1.0, 2.0, 1e40, 4.0]))
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (set_initializer): initializer 'w': the .npy's float64 values can't be FLOAT:"
+        " 1e+40 is beyond the largest FLOAT (3.40282e+38)"
+    )
+    r = set_to("k", np.array([2.5, 3.0]))
+    assert r.status_code == 400 and "INT64 holds whole numbers: 2.5 is not one" in r.get_json()["error"]["message"]
+    # values the type holds are cast as before: float64 weights, whole floats as integers
+    assert set_to("w", np.array([0.5, 2.0, -3.0, 4.0])).status_code == 200
+    edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    np.testing.assert_array_equal(
+        numpy_helper.to_array(next(t for t in edited.graph.initializer if t.name == "w")), [0.5, 2, -3, 4]
+    )

@@ -318,10 +318,23 @@ def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> np.ndarray:
         np_dtype = helper.tensor_dtype_to_np_dtype(elem)
     except (ValueError, KeyError, TypeError):
         raise StudioError("bad_value", f"{what}: {dtype_name!r} is not a tensor element type") from None
+    if (
+        arr.dtype != np_dtype and arr.dtype.kind != "b"
+    ):  # (a mask's booleans are 0 and 1 anywhere) 1e40 in a float64 .npy became a FLOAT inf, 2.5 an INT64 2, without a word
+        flat = arr.reshape(-1)
+        for start in range(0, flat.size, CAST_CHECK_CHUNK):  # a bounded temporary for a big array
+            problem = misfit(flat[start : start + CAST_CHECK_CHUNK], np.dtype(np_dtype), dtype_name)
+            if problem:
+                raise StudioError(
+                    "bad_value", f"{what}: the .npy's {arr.dtype} values can't be {dtype_name}: {problem}"
+                )
     try:
         return arr.astype(np_dtype)
     except (ValueError, TypeError) as exc:
         raise StudioError("bad_value", f"{what}: can't convert {arr.dtype} to {dtype_name}: {exc}") from None
+
+
+CAST_CHECK_CHUNK = 1 << 20  # elements of an .npy checked at a time before a cast
 
 
 def array_from_source(value, what: str) -> np.ndarray:
