@@ -261,6 +261,17 @@ def test_extract_subgraph(client):
     assert edited.graph.name == m.graph.name
     out = run(edited, {"x": np.array([[1.0, 2.0]], np.float32)})
     np.testing.assert_allclose(out["h"], [[3.0, 3.0]])
+    # a part that needs a graph input not among its inputs: said so (the checker's "Graph output
+    # 'x' is not an output of any node in graph" before); the part from h on needs none
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    for inputs, outputs in ((["h"], ["x"]), ([], ["y"])):
+        op = {"op": "extract_subgraph", "inputs": inputs, "outputs": outputs}
+        r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+        assert r.status_code == 400, r.get_json()
+        message = r.get_json()["error"]["message"]
+        assert message.endswith("alone: it needs the graph input 'x' too (add it to the inputs)"), message
+    op = {"op": "extract_subgraph", "inputs": ["h"], "outputs": ["z"]}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
 
 
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)

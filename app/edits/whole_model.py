@@ -10,7 +10,7 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
-from ..onnx_io.traverse import opset_version, standard_domain, subgraphs, walk_graphs
+from ..onnx_io.traverse import node_reads, opset_version, standard_domain, subgraphs, walk_graphs
 from ..words import plural
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
@@ -119,6 +119,14 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     missing = [x for x in inputs + outputs if x not in known]
     if missing:
         raise StudioError("unknown_tensor", f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}", 404)
+    needed = _inputs_needed(model.graph, inputs, outputs)
+    if needed:
+        raise StudioError(
+            "bad_value",
+            f"extract_subgraph: {', '.join(map(repr, outputs))} can't be computed from {', '.join(map(repr, inputs)) or 'no inputs'}"
+            f" alone: {'it needs' if len(outputs) == 1 else 'they need'} the graph input {', '.join(map(repr, needed))} too"
+            " (add it to the inputs)",
+        )
     try:
         # the Extractor types new inputs/outputs from value_info, so infer on a copy first
         typed = with_inferred_value_info(model, data_prop=True)
@@ -139,6 +147,30 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     del model.functions[:]  # only the local functions the kept nodes still call
     model.functions.extend(extracted.functions)
     return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}"
+
+
+def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]) -> list[str]:
+    """The graph inputs (not in `inputs`) that `outputs` are computed from: what the part would
+    read and not have (onnx's Extractor made such a part, which the checker then refused as
+    "Graph output 'x' is not an output of any node")."""
+    producer = {o: n for n in graph.node for o in n.output if o}
+    weights = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
+    stop = set(inputs) | weights
+    fed = {v.name for v in graph.input}
+    needed: dict[str, None] = {}
+    seen: set[str] = set()
+    todo = list(outputs)
+    while todo:
+        name = todo.pop()
+        if not name or name in seen or name in stop:
+            continue
+        seen.add(name)
+        node = producer.get(name)
+        if node is not None:
+            todo.extend(node_reads(node))
+        elif name in fed:  # (not a subgraph's own name node_reads also gives)
+            needed[name] = None
+    return list(needed)
 
 
 @edit_op("convert_opset", required("version", Integer(minimum=1), "the ai.onnx opset version to convert to"))
