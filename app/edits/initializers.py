@@ -43,8 +43,10 @@ def _dtype_name(t: onnx.TensorProto) -> str:
 )
 def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     """Replace an initializer's values with `value`: {"npy": <blob digest>} (an uploaded .npy, cast
-    to `dtype` if given) or {"dtype", "shape", "values"}. Its dtype and shape must stay unless
-    allow_type_change is true. The name, doc_string and metadata stay; external data is inlined."""
+    to `dtype` if given, else to the initializer's type; refused where a value would change: 1e40
+    into FLOAT, 2.5 into INT64) or {"dtype", "shape", "values"}. Its dtype and shape must stay
+    unless allow_type_change is true. The name, doc_string and metadata stay; external data is
+    inlined."""
     name = op["name"]
     g = _graph(model, op)
     old = g.initializer[_find(g, name)]
