@@ -144,6 +144,23 @@ def test_values_given_that_disagree_with_the_dims_are_refused_in_one_line(client
     )
 
 
+def test_an_npy_of_another_size_than_the_model_fixes_is_refused_naming_the_dim(client):
+    from testkit import npy_blob
+
+    graph = h.make_graph(
+        [h.make_node("Relu", ["image"], ["y"], name="relu")],
+        "g",
+        [h.make_tensor_value_info("image", T.FLOAT, [1, 3, 32, 32])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 3, 32, 32])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    blob = npy_blob(client, np.zeros((1, 3, 64, 64), np.float32))
+    assert refusal(client, mid, {"inputs": {"image": {"npy": blob}}}) == (
+        'input "image" is 1×3×64×64: its dim 2 is 64, but the model fixes it at 32'
+    )
+
+
 def test_values_given_size_the_inputs_made(client):
     # no dims at all: input_ids says batch 2 and sequence 3, the mask of 5 the past of 2
     mid = upload(client, decoder_inputs().SerializeToString()).get_json()["id"]

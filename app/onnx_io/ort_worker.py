@@ -684,6 +684,10 @@ def _given_dims(np, args: list, values: dict, dims: dict) -> dict:
             shaped.append((arg, shape))
     for arg, shape in shaped:  # names first, then the expressions of them
         for axis, (d, n) in enumerate(zip(arg.shape, shape, strict=True)):
+            if isinstance(d, int) and not isinstance(d, bool) and d >= 0 and d != n:  # an .npy of another size
+                raise Skip(
+                    f'input "{arg.name}" is {_shape_words(shape)}: its dim {axis} is {n}, but the model fixes it at {d}'
+                )
             key = names.axis_dim(arg.name, axis) if names.is_unnamed(d) else d
             if not isinstance(key, str) or (key == d and names.missing_names(d, {})):
                 continue
