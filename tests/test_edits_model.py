@@ -312,6 +312,28 @@ def test_a_conversion_the_converter_has_no_adapter_for_says_which_op_and_step(cl
     )
 
 
+def test_converting_an_ir3_model_says_its_weights_are_still_inputs(client):
+    """The wheel's light squeezenet (IR 3) converted to opset 13 kept its 52 weights as graph
+    inputs, which onnxruntime then never folds ("Initializer … appears in graph inputs")."""
+    w = numpy_helper.from_array(np.ones(2, np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [w],
+    )
+    model = helper.make_model(graph, ir_version=3, opset_imports=[helper.make_opsetid("", 9)])
+    _, answer = edit(client, model.SerializeToString(), [{"op": "convert_opset", "version": 13}])
+    assert answer["changes"] == [
+        "converted from opset 9 to 13; ir_version 3 -> 7; 1 weight still listed among the graph inputs"
+        " (overridable, so never folded): Clean up’s “Weights listed as inputs” makes them constants"
+    ], answer["changes"]
+
+
 def test_download_layouts(client, tmp_path):
     m = small_model()
     m.graph.initializer.append(numpy_helper.from_array(np.arange(1000, dtype=np.float32), "big"))

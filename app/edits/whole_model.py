@@ -207,6 +207,13 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     if needed_ir > model.ir_version:
         note = f"; ir_version {model.ir_version} -> {needed_ir}"
         model.ir_version = needed_ir
+    weights = {t.name for t in model.graph.initializer}
+    listed = sum(v.name in weights for v in model.graph.input)
+    if listed and model.ir_version >= 4:  # what IR 3 needed, kept: onnxruntime folds none of them
+        note += (
+            f"; {plural(listed, 'weight')} still listed among the graph inputs (overridable, so never folded):"
+            " Clean up’s “Weights listed as inputs” makes them constants"
+        )
     return f"converted from opset {current} to {version}{note}"
 
 
