@@ -727,5 +727,9 @@ def test_detections_in_another_order_are_reordered_not_off(page, server, artifac
     # node by node: the NMS matched too, so the Mul whose gain changed leads, the NMS is no error
     errors = page.locator("#run-errors tbody tr")
     assert errors.first.get_attribute("data-node") == "n0", errors.all_text_contents()
+    assert (
+        "2 nodes compared on the same inputs, 1 off beyond rounding, 1 reordered."
+        in page.locator("#run-errors").text_content()
+    )
     nms = page.locator("#run-errors tbody tr[data-node=n1] td.num")
     assert nms.text_content() == "reordered" and nms.get_attribute("title") == "the same 12 rows in another order"

@@ -161,6 +161,13 @@ function errorTable(ctx, cls, onRow) {
   return { table, addRows };
 }
 
+/** "5 off beyond rounding", "1 off beyond rounding, 1 reordered": rows in another order are no
+ * error of values (an NMS after the node whose weights changed). */
+function offWords(off) {
+  const reordered = off.filter((n) => outputVerdict(n) === "reordered").length;
+  return `${off.length - reordered} off beyond rounding${reordered ? `, ${reordered} reordered` : ""}`;
+}
+
 /** How far each node's output is from the other revision's (the run's "locate"): the nodes
  * furthest off listed, and the drawing coloured by it on request. When the revision on screen
  * is a quantization of that one: what each node costs alone (POST .../sensitivity, on the run's
@@ -182,7 +189,7 @@ function nodeErrors(compare, ctx, body) {
   if (more) more.addEventListener("click", () => { more.remove(); addRows(ranked.slice(WORST)); });
   const offer = el("div", { class: "run-requantize", id: "run-requantize", hidden: true });
   const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
-    el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${off.length} off beyond rounding. `,
+    el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${offWords(off)}. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
     float16Limit(nodes),
     ranked.length ? table : null,
