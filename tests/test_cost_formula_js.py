@@ -33,6 +33,7 @@ def test_formula_changes():
     out = run_js(
         f"[f.totalChange({fa}, {fb}, String), f.totalChange({fb}, {fa}, String), f.totalChange({fa}, {fa}, String),"
         f" f.totalChange({{value: 100}}, {{value: 150}}, String), f.totalChange({fa}, {{value: 3}}, String),"
+        f" f.totalChange({{value: 4}}, {{value: 73900}}, String), f.totalChange({{value: 4}}, {{value: 40}}, String),"
         f" f.formulaDifference({json.dumps(a)}, {json.dumps(b)})]"
     )
     assert out[0] == "+500·batch·seq − 8"
@@ -40,7 +41,10 @@ def test_formula_changes():
     assert out[2] == "same"
     assert out[3] == "+50 (+50.0 %)"
     assert out[4] == "?"  # a count and a formula: not comparable
-    assert out[5] == [term(500, batch=1, seq=1), term(-8)]
+    # past tenfold a factor, not "(+1847400.0 %)" (which wrapped inside its column)
+    assert out[5] == "+73896 (×18.5 K)"
+    assert out[6] == "+36 (+900.0 %)"
+    assert out[7] == [term(500, batch=1, seq=1), term(-8)]
 
 
 def test_totals_wait_for_sizes():

@@ -334,6 +334,48 @@ def test_converting_an_ir3_model_says_its_weights_are_still_inputs(client):
     ], answer["changes"]
 
 
+def ir3_model() -> onnx.ModelProto:
+    """x + w -> Relu: IR 3, its weight listed among the graph inputs."""
+    w = numpy_helper.from_array(np.ones(2, np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["s"], name="add"), helper.make_node("Relu", ["s"], ["y"], name="relu")],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [w],
+    )
+    return helper.make_model(graph, ir_version=3, opset_imports=[helper.make_opsetid("", 9)])
+
+
+def test_a_part_of_an_ir3_model_keeps_its_weights(client):
+    """The QA: extract_subgraph refused every IR 3 model ("w in initializer but not in graph
+    input"): the part's weights are no inputs of it, which IR 4 allows."""
+    edited, answer = edit(
+        client, ir3_model().SerializeToString(), [{"op": "extract_subgraph", "inputs": ["x"], "outputs": ["s"]}]
+    )
+    assert answer["changes"] == ["extracted 1 of 2 nodes between ['x'] and ['s']; ir_version 3 -> 4"], answer
+    onnx.checker.check_model(edited, full_check=True)
+    np.testing.assert_allclose(run(edited, {"x": np.array([1.0, -3.0], np.float32)})["s"], [2.0, -2.0])
+
+
+def test_a_weight_listed_as_an_input_changes_shape_with_its_input(client):
+    """The QA: allow_type_change on a weight an IR 3 model lists among its inputs left that input
+    at the old shape, and shape inference refused the edit ("differ in dimension 0")."""
+    op = {
+        "op": "set_initializer",
+        "name": "w",
+        "value": {"dtype": "FLOAT", "shape": [1], "values": [5.0]},
+        "allow_type_change": True,
+    }
+    edited, _ = edit(client, ir3_model().SerializeToString(), [op])
+    onnx.checker.check_model(edited, full_check=True)
+    assert [d.dim_value for d in edited.graph.input[1].type.tensor_type.shape.dim] == [1]
+    np.testing.assert_allclose(run(edited, {"x": np.array([1.0, -9.0], np.float32)})["y"], [6.0, 0.0])
+
+
 def test_download_layouts(client, tmp_path):
     m = small_model()
     m.graph.initializer.append(numpy_helper.from_array(np.arange(1000, dtype=np.float32), "big"))

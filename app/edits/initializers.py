@@ -65,6 +65,12 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
         new.doc_string = old.doc_string
     new.metadata_props.extend(old.metadata_props)
     old.CopyFrom(new)
+    if changed:  # its twin among the inputs (IR < 4 lists every weight there) takes the new type
+        for v in g.input:
+            if v.name == name and v.type.HasField("tensor_type"):
+                v.type.tensor_type.elem_type = new.data_type
+                v.type.tensor_type.shape.Clear()
+                v.type.tensor_type.shape.dim.extend(onnx.TensorShapeProto.Dimension(dim_value=d) for d in new.dims)
     return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}"
 
 

@@ -146,7 +146,13 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     model.graph.CopyFrom(g)
     del model.functions[:]  # only the local functions the kept nodes still call
     model.functions.extend(extracted.functions)
-    return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}"
+    note = ""
+    # IR < 4 lists every weight as a graph input; the part keeps its weights, not those inputs
+    needed_ir = needed_ir_version(model)
+    if needed_ir > model.ir_version:
+        note = f"; ir_version {model.ir_version} -> {needed_ir}"
+        model.ir_version = needed_ir
+    return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}{note}"
 
 
 def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]) -> list[str]:

@@ -853,6 +853,20 @@ def scoped_net() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def test_with_nothing_selected_the_breadcrumb_names_the_graph_and_says_where_the_window_is(page, server, artifacts):
+    """The KV-cache QA: "yolo › model.0 › act" with nothing selected read as a path into the
+    model. The path is the graph on screen's, the main graph; the groups the window's centre is
+    in follow, said as such."""
+    open_model(page, server, upload(page, server, scoped_net(), "scoped_net.onnx")["id"])
+    page.locator("#crumb-groups .crumb-group").first.wait_for()
+    assert not {"node", "group", "tensor"} & hash_params(page).keys()  # nothing selected
+    assert [c.strip() for c in page.locator("#breadcrumb .crumb").all_text_contents()] == ["net"]
+    groups = page.locator("#crumb-groups")
+    assert groups.text_content().startswith("in view:model"), groups.text_content()
+    assert "centre of the window" in (groups.get_attribute("title") or "")
+    page.locator("#breadcrumb").screenshot(path=str(artifacts / "breadcrumb-in-view.png"))
+
+
 def test_a_float16_revision_shown_in_place_keeps_its_groups_open(page, server):
     """float16's Casts at the input and output have no scope, so the converted revision has a
     "/model" group where the first's root opened its lone scope in place: undo and redo in

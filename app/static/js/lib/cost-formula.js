@@ -71,13 +71,15 @@ export function totalText(total, format) {
   return total.formula ? formulaText(total.formula, format) : total.unknown ? "?" : format(total.value);
 }
 
-/** How a total moved from `a` to `b`: "same", "+1.2 M (+3.4 %)", "+8·batch", or "?" (not comparable). */
+/** How a total moved from `a` to `b`: "same", "+1.2 M (+3.4 %)", "+73.9 K (×18.5 K)", "+8·batch", or "?" (not comparable). */
 export function totalChange(a, b, format) {
   if (a.value !== undefined && b.value !== undefined) {
     if (a.value === b.value) return "same";
     const d = Math.abs(b.value - a.value);
     const sign = b.value > a.value ? "+" : "−";
-    return `${sign}${format(d)}${a.value ? ` (${sign}${((100 * d) / a.value).toFixed(1)} %)` : ""}`;
+    // past tenfold, as a factor: "+73.9 K (×18.5 K)", not "(+1846300.0 %)" wrapped in its column
+    const relative = !a.value ? "" : b.value > 10 * a.value ? ` (×${formatCount(b.value / a.value)})` : ` (${sign}${((100 * d) / a.value).toFixed(1)} %)`;
+    return `${sign}${format(d)}${relative}`;
   }
   if (a.formula && b.formula) {
     const d = formulaDifference(a.formula, b.formula);

@@ -86,14 +86,19 @@ const COST_ROWS = [
   ["params", "Parameters"], ["param_bytes", "Weights"], ["flops", "FLOPs"], ["activation_bytes", "Activations"], ["peak_activation_bytes", "At most at once"],
 ];
 
-/** One side's total in a cell: a count, a formula in the input sizes, or "?" saying why. */
-function totalCell(total, key, stats) {
-  const text = totalText(total, formatOf(key));
+const UNKNOWN_WHY = "unknown until the input sizes are given (Costs, in the model panel)";
+
+/** One side's total: a count, a formula in the input sizes, or "unknown" (why in its title). */
+function totalValue(total, key, stats) {
+  if (total.unknown) return el("span", { class: "muted", title: UNKNOWN_WHY }, "unknown");
   const left = key === "flops" && total.value !== undefined && stats.unknown.flops_nodes ? plural(stats.unknown.flops_nodes, "node") : 0;
-  return el("td", {
-    class: `num${total.formula ? " cost-formula-cell" : ""}`,
-    title: total.unknown ? "unknown until the input sizes are given (Costs, in the model panel)" : total.formula ? "for any sizes of the inputs' dims" : null,
-  }, breakableFormula(text), left ? el("div", { class: "muted cost-unknown" }, `+ ${left} unknown`) : "");
+  return el("span", { title: total.formula ? "for any sizes of the inputs' dims" : null },
+    breakableFormula(totalText(total, formatOf(key))), left ? el("div", { class: "muted cost-unknown" }, `+ ${left} unknown`) : null);
+}
+
+/** How a total moved; a dash where one side is unknown (nothing to measure the change from). */
+function changeValue(change) {
+  return change === "?" ? el("span", { class: "muted", title: "one side's total is unknown: no change to tell" }, "—") : breakableFormula(change);
 }
 
 /** A cost row's cells after its label: three numbers side by side; formulas (a few terms each,
@@ -102,18 +107,14 @@ function totalCell(total, key, stats) {
 function costCells(a, b, change, key, before, now) {
   if (a.unknown && b.unknown) {
     return [el("td", { colspan: "3", class: "muted cost-unknown cost-both-unknown" },
-      key === "peak_activation_bytes" ? "unknown until the input sizes are given (Costs, in the model panel): a largest moment has no formula"
-        : "unknown until the input sizes are given (Costs, in the model panel)")];
+      key === "peak_activation_bytes" ? `${UNKNOWN_WHY}: a largest moment has no formula` : UNKNOWN_WHY)];
   }
-  if (!a.formula && !b.formula) return [totalCell(a, key, before), totalCell(b, key, now), el("td", { class: "num" }, breakableFormula(change))];
-  const line = (name, cell) => [el("span", { class: "muted cost-side" }, name), cell];
-  const formula = (total, stats) => {
-    const cell = totalCell(total, key, stats);
-    return el("span", { class: "cost-side-value", title: cell.title || null }, ...cell.childNodes);
-  };
+  if (!a.formula && !b.formula) {
+    return [el("td", { class: "num" }, totalValue(a, key, before)), el("td", { class: "num" }, totalValue(b, key, now)), el("td", { class: "num" }, changeValue(change))];
+  }
+  const line = (name, value) => [el("span", { class: "muted cost-side" }, name), el("span", { class: "cost-side-value" }, value)];
   return [el("td", { colspan: "3", class: "cost-sides-cell" }, el("div", { class: "cost-sides" },
-    ...line("before", formula(a, before)), ...line("now", formula(b, now)),
-    ...line("change", el("span", { class: "cost-side-value" }, breakableFormula(change)))))];
+    ...line("before", totalValue(a, key, before)), ...line("now", totalValue(b, key, now)), ...line("change", changeValue(change))))];
 }
 
 /** The sizes each side is counted at: those given in Costs or Run (the model on screen's, passed

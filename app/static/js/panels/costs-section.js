@@ -108,7 +108,7 @@ function formulaLine(stats, key, lead) {
   const format = key === "activation_bytes" ? formatBytes : formatCount;
   const left = key === "flops" && f.unknown_nodes ? ` (${plural(f.unknown_nodes, "node")} not in it: no formula of these sizes)` : "";
   return el("div", { class: `cost-formula${lead ? "" : " muted"}`, "data-formula": key, title: `For any sizes of ${f.symbols.join(", ")}` },
-    breakableFormula(`${lead ? "" : "= "}${formulaText(f[key], format)}`, { wholeTerms: true }), left ? el("span", { class: "muted" }, left) : "");
+    breakableFormula(`${lead ? "" : "= "}${formulaText(f[key], format)}`), left ? el("span", { class: "muted" }, left) : "");
 }
 
 /** " (as n42 Concat writes)": where the peak is reached, a link to that node. */

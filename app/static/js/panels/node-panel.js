@@ -19,7 +19,7 @@ import { tensorRow } from "./tensor-rows.js";
 import { isTreeEnsemble, treesSection } from "./trees-section.js";
 import { coefficientsSection, isLinearModel } from "./coefficients-section.js";
 import { lookupOf, lookupSection } from "./lookup-section.js";
-import { callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
+import { breakableFormula, callout, foldedValue, graphLink, keyValueList, mono, propertyList, section, tag } from "../widgets/ui.js";
 
 function localFunction(node, ctx) {
   if (node.function) return { path: node.function, name: node.op_type };
@@ -85,7 +85,7 @@ function nodeCostsSection(node, ctx) {
     const shown = (metric) => {
       if (n[metric] !== null) return formatMetric(metric, n[metric]);
       const formula = nodeFormula(n, metric);
-      return formula ? el("span", { class: "cost-formula", title: "For any sizes of the inputs' dims: give them in the model panel's Costs to count" }, formula)
+      return formula ? el("span", { class: "cost-formula", title: "For any sizes of the inputs' dims: give them in the model panel's Costs to count" }, breakableFormula(formula))
         : el("span", { class: "muted" }, "unknown");
     };
     clear(body);

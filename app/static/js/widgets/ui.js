@@ -36,14 +36,16 @@ export function breakableFileName(name) {
   return withBreaks(name, /(?<=[/_-])/);
 }
 
-/** A cost or formula ("1.2 M·batch + 12", "+2.05 K (+0.4 %)") breakable before each "·", " + "
- * and " (": never inside a size's name or a percentage. */
-export function breakableFormula(text, { wholeTerms = false } = {}) {
-  // each piece kept whole: a line never breaks between a number and its unit ("64 B·batch");
-  // where there is room, not inside a term either
-  return text.split(wholeTerms ? /(?=\s[+−]\s|\s\()/ : /(?=·|\s[+−]\s|\s\()/).flatMap((part, i) => {
-    const piece = el("span", { class: "nobreak" }, part);
-    return i ? [el("wbr"), piece] : [piece];
+/** A cost or formula ("1.2 M·batch·seq + 12", "+2.05 K (+0.4 %)") that wraps between its terms
+ * first, then before a "·" inside a term too long for the line, and inside a size's name only
+ * where that name alone is wider than the line: never between a number and its unit. */
+export function breakableFormula(text) {
+  // terms and their factors are inline blocks (app.css .formula-term): each moves whole to the
+  // next line where it fits there, and wraps inside itself only where it is wider than the line,
+  // a size's name after a "_" first ("past_sequence_" / "length" in a node table's column)
+  return text.split(/\s(?=[+−]\s|\()/).flatMap((term, i) => {
+    const factors = term.split(/(?=·)/).flatMap((f, k) => [k ? el("wbr") : null, el("span", { class: "formula-factor" }, withBreaks(f, /(?<=_)/))]);
+    return [i ? " " : null, el("span", { class: "formula-term" }, factors)];
   });
 }
 
