@@ -70,6 +70,7 @@ from .reference import (
 )
 from .request_body import json_object
 from .runtime import with_runtime
+from .shipped_data import old_weights_lines, shipped_files, write_into
 from .streaming import send_chunks
 
 
@@ -525,7 +526,7 @@ def post_edits(model_id):
         )
     settled = result.runtime if result.runtime and result.runtime["status"] != "pending" else None
     settled = None if settled and settled.get("transient") else settled
-    external, changes = _files_still_used(revision, result)
+    external, changes = _files_still_used(revision, base_model, result)
     new_rev = s.commit_revision(
         model_id,
         base,
@@ -562,16 +563,19 @@ def post_edits(model_id):
     )
 
 
-def _files_still_used(revision, result) -> tuple[dict, list[str]]:
+def _files_still_used(revision, base_model, result) -> tuple[dict, list[str]]:
     """The base's external data files that the edited model's tensors still name, and the edit's
-    changes with a line for each file left out: a weight inlined or deleted no longer ships a
-    file nothing reads."""
+    changes with a line for each file left out (a weight inlined or deleted no longer ships a
+    file nothing reads) and for each kept file holding old weights no tensor reads any more."""
     if not revision.external:
         return revision.external, result.changes
-    used = files_in_use(result.model, external_reader(revision))
+    reader = external_reader(revision)
+    used = files_in_use(result.model, reader)
     dropped = sorted(set(revision.external) - used)
     kept = {k: v for k, v in revision.external.items() if k in used}
-    return kept, [*result.changes, *(f"external data file {k!r} holds no tensor any more: left out" for k in dropped)]
+    lines = [f"external data file {k!r} holds no tensor any more: left out" for k in dropped]
+    lines += old_weights_lines(base_model, result.model, reader, kept)
+    return kept, [*result.changes, *lines]
 
 
 def read_uploaded_blob(digest: str) -> bytes:
@@ -784,8 +788,8 @@ def download(model_id):
         with z.open(name, "w", force_zip64=size >= 1 << 31) as w:
             for block in chunks:
                 w.write(block)
-        for fname, entry in sorted(revision.external.items()):
-            z.write(s.external_path(entry), fname)
+        for f in shipped_files(model_id, revision):
+            write_into(z, f, f.name)
     spool.seek(0)
     return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{name[:-5]}.zip")
 
@@ -807,8 +811,8 @@ def _with_test_data_sets(record, revision, name: str):
         with z.open(f"{stem}/{name}", "w", force_zip64=size >= 1 << 31) as w:
             for block in chunks:
                 w.write(block)
-        for fname, entry in sorted(revision.external.items()):
-            z.write(s.external_path(entry), f"{stem}/{fname}")
+        for f in shipped_files(record.id, revision):
+            write_into(z, f, f"{stem}/{f.name}")
         for path, data in sets:
             z.writestr(f"{stem}/{path}", data)
     spool.seek(0)
