@@ -17,6 +17,7 @@ from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base
 from .contract import check_batch
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
+from .stale_value_info import reinfer_stale, says_stale
 
 
 @dataclass
@@ -119,6 +120,14 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
         causes = causes_of(result.validation["message"], result.model)
         refuse(f"the edit would make the model invalid: {causes.line()}", causes.more)
     full = result.full
+    if full is not None and result.validation["ok"] and not full["ok"] and says_stale(full["message"]):
+        # stored value_info saying the shapes before the edit: re-inferred, then checked again
+        line = reinfer_stale(result.model)
+        if line:
+            result.data = result.model.SerializeToString()
+            result.validation, result.full = _checks(result.model, len(result.data), base)
+            result.changes.append(line)
+            full = result.full
     if full is not None and result.validation["ok"] and not full["ok"]:
         # the base also passed the full check (strict shape inference): the result must too
         causes = causes_of(full["message"], result.model)

@@ -10,7 +10,7 @@ from ..errors import StudioError
 from ..onnx_io.address import node_words
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.traverse import graph_constants
-from ..onnx_io.type_rules import is_known
+from .stale_value_info import keep_dim_names
 
 # ops whose shape-like input (index) holds dims as constant values
 _SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Resize": 3}
@@ -41,15 +41,8 @@ def refresh_types(model: onnx.ModelProto) -> str:
     for o in g.output:
         new = outs.get(o.name)
         if new is not None and new.type.tensor_type.HasField("shape") and o.type.HasField("tensor_type"):
-            before = list(o.type.tensor_type.shape.dim)
-            shape = new.type.tensor_type.shape
-            if len(before) == len(shape.dim):
-                # where inference only invents a name (unk__1: it can't carry "sequence" through a
-                # Range), the output's own name for that dim stays
-                for d, old in zip(shape.dim, before, strict=True):
-                    if is_known(old.dim_param) and not d.HasField("dim_value") and not is_known(d.dim_param):
-                        d.dim_param = old.dim_param
-            o.type.tensor_type.shape.CopyFrom(shape)
+            keep_dim_names(new.type, o.type)
+            o.type.tensor_type.shape.CopyFrom(new.type.tensor_type.shape)
             updated += 1
     return f"value_info re-inferred ({len(kept)} kept, {dropped} dropped), {updated} output shape(s) updated"
 

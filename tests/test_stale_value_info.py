@@ -1,0 +1,101 @@
+"""An attribute edit that changes shapes, on a model whose value_info stores every intermediate
+shape (as exports and our own Shape inference tool leave it): the entries the edit made stale
+are re-inferred and said, not a refusal over a hint; the graph's outputs stay its contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper, numpy_helper
+from testkit import ONNX_DATA, upload
+
+
+def edit(client, mid, base, *ops):
+    return client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": list(ops)})
+
+
+def stored(client, mid) -> onnx.ModelProto:
+    return onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+
+
+def run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def pooled_cnn(output_shape=(1, 4, 1, 1)) -> onnx.ModelProto:
+    """x [1,3,16,16] -> Conv 3x3 -> MaxPool 2x2 -> GlobalAveragePool, value_info inferred."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2], strides=[1, 1]),
+        helper.make_node("GlobalAveragePool", ["p"], ["y"], name="gap"),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, list(output_shape))],
+        [w],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return onnx.shape_inference.infer_shapes(m, strict_mode=True)
+
+
+def shape_of(model: onnx.ModelProto, name: str) -> list[int]:
+    v = next(v for v in model.graph.value_info if v.name == name)
+    return [d.dim_value for d in v.type.tensor_type.shape.dim]
+
+
+def test_two_attributes_in_one_batch_re_infer_what_they_made_stale(client):
+    model = pooled_cnn()
+    assert shape_of(model, "p") == [1, 4, 15, 15]
+    mid = upload(client, model.SerializeToString(), "cnn.onnx").get_json()["id"]
+    r = edit(
+        client,
+        mid,
+        0,
+        {"op": "set_attribute", "node": "pool", "name": "kernel_shape", "value": [3, 3]},
+        {"op": "set_attribute", "node": "pool", "name": "pads", "value": [1, 1, 1, 1]},
+        {"op": "set_attribute", "node": "conv", "name": "strides", "value": [2, 2]},
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][-1] == (
+        "stored value_info of 'c', 'p' re-inferred: the edit changed their shapes (2 values)"
+    )
+    back = stored(client, mid)
+    onnx.checker.check_model(back, full_check=True)
+    assert shape_of(back, "c") == [1, 4, 8, 8] and shape_of(back, "p") == [1, 4, 8, 8]
+    x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    (y,) = run(back, {"x": x})
+    assert y.shape == (1, 4, 1, 1)
+
+
+def test_a_real_model_after_shape_inference_takes_a_strides_edit(client):
+    model = onnx.load(ONNX_DATA / "light" / "light_squeezenet.onnx")
+    model = onnx.shape_inference.infer_shapes(model)
+    before = shape_of(model, next(n.output[0] for n in model.graph.node if n.name == "n32"))
+    mid = upload(client, model.SerializeToString(), "squeezenet.onnx").get_json()["id"]
+    r = edit(client, mid, 0, {"op": "set_attribute", "node": "@n32", "name": "strides", "value": [1, 1]})
+    assert r.status_code == 200, r.get_json()
+    assert "re-inferred: the edit changed their shapes" in r.get_json()["changes"][-1]
+    back = stored(client, mid)
+    onnx.checker.check_model(back, full_check=True)
+    after = shape_of(back, next(n.output[0] for n in back.graph.node if n.name == "n32"))
+    assert before[2:] == [13, 13] and after[2:] == [25, 25]
+    x = np.random.default_rng(2).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    (y,) = run(back, {"data_0": x})
+    assert y.shape == (1, 1000, 1, 1)
+
+
+def test_an_edit_a_graph_output_contradicts_is_still_refused(client):
+    # the output itself is the Conv's: its declared shape is the model's contract, not a hint
+    model = pooled_cnn()
+    model.graph.output.append(helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, [1, 4, 16, 16]))
+    mid = upload(client, model.SerializeToString(), "cnn.onnx").get_json()["id"]
+    r = edit(client, mid, 0, {"op": "set_attribute", "node": "conv", "name": "strides", "value": [2, 2]})
+    assert r.status_code == 422
+    assert "would break shape/type inference" in r.get_json()["error"]["message"]
+    assert len(client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]) == 1
