@@ -99,3 +99,36 @@ def test_an_edit_a_graph_output_contradicts_is_still_refused(client):
     assert r.status_code == 422
     assert "would break shape/type inference" in r.get_json()["error"]["message"]
     assert len(client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]) == 1
+
+
+def test_an_output_set_with_update_types_keeps_the_shape_asked_and_names_what_fixes_it(client):
+    model = onnx.load(ONNX_DATA / "light" / "light_resnet50.onnx")
+    mid = upload(client, model.SerializeToString(), "resnet50.onnx").get_json()["id"]
+    r = edit(
+        client,
+        mid,
+        0,
+        {"op": "set_io_shape", "name": "gpu_0/data_0", "shape": ["batch", 3, 224, 224]},
+        {"op": "set_io_shape", "name": "gpu_0/softmax_1", "shape": ["batch", 1000], "update_types": True},
+    )
+    assert r.status_code == 200, r.get_json()
+    line = r.get_json()["changes"][1]
+    assert line.startswith("'gpu_0/softmax_1' is now FLOAT ⟨batch×1000⟩; value_info re-inferred")
+    assert "; inference still gives 'gpu_0/softmax_1' as FLOAT ⟨1×1000⟩; still hard-coded (dim 0 = 1)" in line
+    assert "Reshape" in line
+    out = stored(client, mid).graph.output[0]
+    assert [d.dim_param or d.dim_value for d in out.type.tensor_type.shape.dim] == ["batch", 1000]
+
+
+def test_an_input_made_dynamic_without_update_types_says_what_value_info_still_pins(client):
+    model = pooled_cnn()
+    mid = upload(client, model.SerializeToString(), "cnn.onnx").get_json()["id"]
+    r = edit(client, mid, 0, {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(
+        "; 2 stored value_info entries still give the sizes before (update_types re-infers them)"
+    )
+    r = edit(client, mid, 1, {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16], "update_types": True})
+    assert r.status_code == 200, r.get_json()
+    c = next(v for v in stored(client, mid).graph.value_info if v.name == "c")
+    assert c.type.tensor_type.shape.dim[0].dim_param == "batch"

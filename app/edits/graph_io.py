@@ -16,7 +16,7 @@ from .jsontypes import optional, required
 from .locate import main_graph_value
 from .names import fresh_name, rename_in_graph
 from .registry import edit_op
-from .shape_hints import hard_coded_hint, refresh_types
+from .shape_hints import hard_coded_hint, refresh_types, stale_hint
 from .sources import tensor_from_source
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
@@ -74,7 +74,9 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     fields stay. `cast: true` with a new element type keeps the graph as it is inside: a Cast
     from the new type to the old one after an input (uint8 images into a float model, int32
     token ids for TensorRT), from the old to the new before an output (float16 out).
-    `update_types: true` re-infers the main graph's value_info and outputs' shapes from it. The
+    `update_types: true` re-infers the main graph's value_info and outputs' shapes from it (an
+    output set here keeps the shape given; the answer says where inference still fixes a size);
+    without it, the answer counts the value_info entries that still give the sizes before. The
     answer names nodes whose constant inputs still hard-code a value it changed."""
     name = op["name"]
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
@@ -101,8 +103,11 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     said = f"{name!r} is now {format_tensor(elem_name, shape) if shape is not None else elem_name + ' of unknown rank'}"
     if op.get("cast") and elem is not None and was and elem != was:
         said += _cast_inside(model, name, was, elem, len(hits))
+    is_output = any(v.name == name for v in model.graph.output)
     if op.get("update_types"):
-        said += f"; {refresh_types(model)}"
+        said += f"; {refresh_types(model, asked=name if is_output else None)}"
+    elif shape != before[0] and not is_output:
+        said += stale_hint(model)
     if any(v.name == name for v in model.graph.input) and before[0]:
         said += hard_coded_hint(model, before[0], shape or [])
     return said

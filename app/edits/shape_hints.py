@@ -10,6 +10,9 @@ from ..errors import StudioError
 from ..onnx_io.address import node_words
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.traverse import graph_constants
+from ..views.search import format_tensor
+from ..views.values import shape_json
+from ..words import plural
 from .stale_value_info import keep_dim_names
 
 # ops whose shape-like input (index) holds dims as constant values
@@ -17,10 +20,53 @@ _SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Re
 _MAX_CONSTANT = 64  # elements: a shape, never a weight
 
 
-def refresh_types(model: onnx.ModelProto) -> str:
+def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
     """Re-infer the main graph's value_info and its outputs' shapes from its inputs (what they
-    said before may hold the old dims): stale entries inference can't type are dropped."""
+    said before may hold the old dims): stale entries inference can't type are dropped. An
+    output whose shape was just `asked` keeps it; where inference still fixes a size the person
+    made something else, the line says so and names the node whose constant hard-codes it."""
     g = model.graph
+    inferred = _inferred_without_value_info(model)
+    found = {v.name: v for v in inferred.graph.value_info}
+    kept = [found[v.name] for v in g.value_info if v.name in found]
+    dropped = len(g.value_info) - len(kept)
+    del g.value_info[:]
+    g.value_info.extend(kept)
+    outs = {o.name: o for o in inferred.graph.output}
+    updated, note = 0, ""
+    for o in g.output:
+        new = outs.get(o.name)
+        if new is None or not new.type.tensor_type.HasField("shape") or not o.type.HasField("tensor_type"):
+            continue
+        if o.name == asked:
+            note = _still_fixed(model, o, new)
+            continue
+        keep_dim_names(new.type, o.type)
+        o.type.tensor_type.shape.CopyFrom(new.type.tensor_type.shape)
+        updated += 1
+    return f"value_info re-inferred ({len(kept)} kept, {dropped} dropped), {updated} output shape(s) updated{note}"
+
+
+def stale_hint(model: onnx.ModelProto) -> str:
+    """ "; 37 stored value_info entries still give the sizes before ..." when an input's new
+    dims leave value_info that inference, run afresh, types otherwise; else ""."""
+    g = model.graph
+    if not len(g.value_info):
+        return ""
+    try:
+        found = {v.name: v.type for v in _inferred_without_value_info(model).graph.value_info}
+    except StudioError:
+        return ""
+    stale = sum(1 for v in g.value_info if v.name in found and v.type != found[v.name])
+    if not stale:
+        return ""
+    entries = plural(stale, "stored value_info entry", "stored value_info entries")
+    return f"; {entries} still give the sizes before (update_types re-infers them)"
+
+
+def _inferred_without_value_info(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model as shape inference types it from its inputs alone (no value_info, outputs'
+    shapes cleared)."""
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
     del probe.graph.value_info[:]
@@ -28,23 +74,20 @@ def refresh_types(model: onnx.ModelProto) -> str:
         if o.type.HasField("tensor_type"):
             o.type.tensor_type.ClearField("shape")
     try:  # in the helper process (onnx's C++ on an untrusted model)
-        inferred = infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True)
+        return infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True)
     except ValueError as exc:
         raise StudioError("inference_failed", f"set_io_shape: shape inference failed: {exc}", 422) from None
-    found = {v.name: v for v in inferred.graph.value_info}
-    kept = [found[v.name] for v in g.value_info if v.name in found]
-    dropped = len(g.value_info) - len(kept)
-    del g.value_info[:]
-    g.value_info.extend(kept)
-    outs = {o.name: o for o in inferred.graph.output}
-    updated = 0
-    for o in g.output:
-        new = outs.get(o.name)
-        if new is not None and new.type.tensor_type.HasField("shape") and o.type.HasField("tensor_type"):
-            keep_dim_names(new.type, o.type)
-            o.type.tensor_type.shape.CopyFrom(new.type.tensor_type.shape)
-            updated += 1
-    return f"value_info re-inferred ({len(kept)} kept, {dropped} dropped), {updated} output shape(s) updated"
+
+
+def _still_fixed(model: onnx.ModelProto, output: onnx.ValueInfoProto, inferred: onnx.ValueInfoProto) -> str:
+    """Where inference gives a fixed size for a dim of the output the person set otherwise."""
+    asked = shape_json(output.type.tensor_type.shape)
+    got = shape_json(inferred.type.tensor_type.shape)
+    if len(asked) != len(got) or not any(isinstance(g, int) and g != a for a, g in zip(asked, got, strict=True)):
+        return ""
+    elem = onnx.TensorProto.DataType.Name(output.type.tensor_type.elem_type)
+    hint = hard_coded_hint(model, got, asked) or "; a node before it fixes that size"
+    return f"; inference still gives {output.name!r} as {format_tensor(elem, got)}{hint}"
 
 
 def _constants(g: onnx.GraphProto) -> dict[str, list[int]]:
