@@ -9,6 +9,7 @@ from ..errors import StudioError
 from ..onnx_io.dtype_attributes import dtype_attributes
 from ..onnx_io.traverse import op_schema, standard_domain
 from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
+from .attribute_rules import check_attribute
 from .field_types import ATTRIBUTE_VALUE, NAME, NODE, NUMBER, STRING
 from .jsontypes import Array, Enum, Integer, Object, OneOf, optional, required
 from .locate import find_node, node_words
@@ -49,8 +50,10 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
         scratch.CopyFrom(attr)
         set_attribute_value(scratch, value, what)  # validate before touching the model
         attr.CopyFrom(scratch)
+        check_attribute(ref.container, node, nid, name)
         return f"{what} set to {value!r}"
     node.attribute.append(new_attribute(model, ref.container, node, name, value, op.get("type"), what))
+    check_attribute(ref.container, node, nid, name)
     return f"added {what} = {value!r}"
 
 
@@ -73,7 +76,7 @@ def set_attribute_items(model: onnx.ModelProto, op: dict) -> str:
     """Set some items of a list attribute by position, the rest left as they are: one threshold of
     a tree ensemble's 500,000 `nodes_values`, one weight of a linear model's `coefficients`,
     without sending the whole list back. Floats may be "NaN", "Infinity", "-Infinity"."""
-    _, _, node, nid = find_node(model, op["node"])
+    ref, _, node, nid = find_node(model, op["node"])
     name = op["name"]
     what = f"attribute {name!r} of {node_words(node, nid)}"
     attr = next((a for a in node.attribute if a.name == name), None)
@@ -100,6 +103,7 @@ def set_attribute_items(model: onnx.ModelProto, op: dict) -> str:
         found.append((k, item_value(attr.type, item["value"], f"{what} item {k}")))
     for k, v in found:
         values[k] = v
+    check_attribute(ref.container, node, nid, name)
     shown = ", ".join(f"[{k}] = {v!r}" for k, v in found[:5]) + (f", … ({len(found)} in all)" if len(found) > 5 else "")
     return f"{what}: {shown}"
 
@@ -144,10 +148,11 @@ def _new_attribute_type(model, container, node, name, type_name, what) -> int:
 @edit_op("delete_attribute", required("node", NODE, "the node"), required("name", NAME, "the attribute's name"))
 def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
     """Remove one attribute from a node (the operator's default then applies)."""
-    _, _, node, nid = find_node(model, op["node"])
+    ref, _, node, nid = find_node(model, op["node"])
     name = op["name"]
     for i, a in enumerate(node.attribute):
         if a.name == name:
             del node.attribute[i]
+            check_attribute(ref.container, node, nid, "auto_pad")  # what may be left alone now
             return f"deleted attribute {name!r} of {node_words(node, nid)}"
     raise StudioError("unknown_attribute", f"{node_words(node, nid)} has no attribute {name!r}", 404)

@@ -1,0 +1,144 @@
+"""What ONNX's operator specs say an attribute's value must be, where onnx's checker doesn't
+check it and onnxruntime refuses it in its own words ("Unknown AutoPadType String", "Attribute
+pads has incorrect size"): a string from a closed set, a conv's spatial lists of the right
+length, auto_pad and pads not both. Checked on the node an edit set an attribute of, and said
+in one line naming the node, what the value must be, and what was given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import onnx
+
+from ..errors import StudioError
+from ..onnx_io.traverse import standard_domain
+from .locate import node_words
+
+_PADDED = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "AveragePool", "MaxPool", "LpPool")
+_RESAMPLE = ("Resize", "Upsample")
+# the values the spec allows each closed-set string attribute (over every opset: a value valid
+# in another version is left to onnxruntime's run, which knows the model's)
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    **{(op, "auto_pad"): ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID") for op in _PADDED},
+    ("Pad", "mode"): ("constant", "reflect", "edge", "wrap"),
+    **{(op, "mode"): ("nearest", "linear", "bilinear", "cubic") for op in _RESAMPLE},
+    ("Resize", "coordinate_transformation_mode"): (
+        "half_pixel",
+        "half_pixel_symmetric",
+        "pytorch_half_pixel",
+        "align_corners",
+        "asymmetric",
+        "tf_half_pixel_for_nn",
+        "tf_crop_and_resize",
+    ),
+    ("Resize", "nearest_mode"): ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"),
+    ("Resize", "keep_aspect_ratio_policy"): ("stretch", "not_larger", "not_smaller"),
+    ("GridSample", "mode"): ("bilinear", "nearest", "bicubic", "linear", "cubic"),
+    ("GridSample", "padding_mode"): ("zeros", "border", "reflection"),
+    **{(op, "direction"): ("forward", "reverse", "bidirectional") for op in ("RNN", "GRU", "LSTM")},
+    **{
+        (op, "reduction"): ("none", "add", "mul", "max", "min")
+        for op in ("ScatterElements", "ScatterND", "TensorScatter")
+    },
+    ("DepthToSpace", "mode"): ("DCR", "CRD"),
+    ("RoiAlign", "mode"): ("avg", "max"),
+    ("RoiAlign", "coordinate_transformation_mode"): ("half_pixel", "output_half_pixel"),
+    ("Gelu", "approximate"): ("none", "tanh"),
+    ("TfIdfVectorizer", "mode"): ("TF", "IDF", "TFIDF"),
+    ("StringNormalizer", "case_change_action"): ("LOWER", "UPPER", "NONE"),
+}
+# list attributes of a conv or pool with one value per spatial axis (pads: two)
+_PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output_padding": 1, "output_shape": 1}
+_POSITIVE = ("kernel_shape", "strides", "dilations")
+# where onnxruntime refuses a pads attribute beside a set auto_pad (conv_attributes.h)
+_NO_PADS_WITH_AUTO_PAD = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv")
+_pending: ContextVar[list[Callable[[], None]] | None] = ContextVar("attribute_checks", default=None)
+
+
+def check_attribute(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
+    """Refuse (400) the value the node's attribute `name` now has where the spec rules it out."""
+    if standard_domain(node.domain) != "":
+        return  # another domain's operator of the same name may take other values
+    attr = next((a for a in node.attribute if a.name == name), None)
+    if attr is None:
+        return
+    what = f"attribute {name!r} of {node_words(node, nid)}"
+    choices = _CHOICES.get((node.op_type, name))
+    if choices and attr.type == onnx.AttributeProto.STRING:
+        got = attr.s.decode("utf-8", "replace")
+        if got not in choices:
+            raise StudioError("bad_value", f"{what} must be one of {', '.join(choices)}; got {got!r}")
+    if node.op_type in _PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
+        _check_per_axis(graph, node, what, name, list(attr.ints))
+    if node.op_type in _NO_PADS_WITH_AUTO_PAD and name in ("auto_pad", "pads"):
+        _later(lambda: _check_auto_pad(graph, node, nid))
+
+
+def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: list[int]) -> None:
+    axes = _spatial_axes(graph, node, name)
+    per = _PER_AXIS[name]
+    if axes is not None and len(values) != per * axes:
+        layout = (
+            f"the start of each of its {axes} spatial axes, then the end of each"
+            if per == 2
+            else f"one for each of its {axes} spatial axes"
+        )
+        raise StudioError("bad_value", f"{what} needs {per * axes} values ({layout}); got {len(values)}: {values}")
+    if name in _POSITIVE and any(v < 1 for v in values):
+        raise StudioError("bad_value", f"{what} must be whole numbers from 1; got {values}")
+
+
+def _spatial_axes(graph, node: onnx.NodeProto, skip: str) -> int | None:
+    """How many spatial axes the node works on: its weight's rank (a conv's), its data input's
+    declared rank, else another of its per-axis attributes (what the same batch may be changing
+    too, so the last word); None when unknown."""
+    weight = node.input[1] if node.op_type in ("Conv", "ConvTranspose", "ConvInteger") and len(node.input) > 1 else ""
+    if node.op_type == "QLinearConv" and len(node.input) > 3:
+        weight = node.input[3]
+    data = node.input[0] if node.input else ""
+    for t in getattr(graph, "initializer", ()):  # a function body has none
+        if weight and t.name == weight and len(t.dims) > 2:
+            return len(t.dims) - 2
+    for v in [*getattr(graph, "input", ()), *getattr(graph, "value_info", ())]:
+        if data and v.name == data and v.type.tensor_type.HasField("shape") and len(v.type.tensor_type.shape.dim) > 2:
+            return len(v.type.tensor_type.shape.dim) - 2
+    for a in node.attribute:
+        if a.name != skip and a.name in ("kernel_shape", "strides", "dilations") and len(a.ints):
+            return len(a.ints)
+    return None
+
+
+def _check_auto_pad(graph, node: onnx.NodeProto, nid: str) -> None:
+    if not any(n is node for n in graph.node):
+        return  # deleted later in the batch
+    attrs = {a.name: a for a in node.attribute}
+    auto_pad = attrs["auto_pad"].s.decode("utf-8", "replace") if "auto_pad" in attrs else "NOTSET"
+    if auto_pad != "NOTSET" and "pads" in attrs:
+        raise StudioError(
+            "bad_value",
+            f"{node_words(node, nid)} can't have both auto_pad {auto_pad} and pads {list(attrs['pads'].ints)}"
+            " (onnxruntime refuses it): delete pads, or set auto_pad to NOTSET",
+        )
+
+
+@contextmanager
+def batch_checks() -> Iterator[None]:
+    """Checks that hold for the batch's result, not after each op (set auto_pad, then delete
+    pads): run when the batch's ops are all done."""
+    token = _pending.set([])
+    try:
+        yield
+        for check in _pending.get() or []:
+            check()
+    finally:
+        _pending.reset(token)
+
+
+def _later(check: Callable[[], None]) -> None:
+    pending = _pending.get()
+    if pending is None:
+        check()  # an op applied on its own
+    else:
+        pending.append(check)

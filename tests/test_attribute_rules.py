@@ -1,0 +1,106 @@
+"""Attribute values ONNX's specs rule out but onnx's checker lets through (onnxruntime then
+refuses them in its own words): refused before anything runs, in one line naming the node, what
+the value must be and what was given; a batch that ends consistent is taken."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import helper, numpy_helper
+from onnx.backend.test.case.node import collect_testcases
+from testkit import upload
+
+
+def conv_model() -> onnx.ModelProto:
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", pads=[1, 1, 1, 1])],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4, 8, 8])],
+        [w],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def edit(client, mid, *ops):
+    return client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": list(ops)})
+
+
+def refusal(r) -> str:
+    assert r.status_code == 400, r.get_json()
+    return r.get_json()["error"]["message"]
+
+
+def outputs(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+@pytest.fixture
+def conv(client):
+    return upload(client, conv_model().SerializeToString(), "conv.onnx").get_json()["id"]
+
+
+def test_a_string_outside_its_closed_set_is_refused_naming_the_choices(client, conv):
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME"})
+    assert refusal(r) == (
+        "op #1 (set_attribute): attribute 'auto_pad' of node \"conv1\" (Conv) must be one of "
+        "NOTSET, SAME_UPPER, SAME_LOWER, VALID; got 'SAME'"
+    )
+
+
+def test_auto_pad_beside_pads_is_refused_unless_the_batch_deletes_pads(client, conv):
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME_UPPER"})
+    assert refusal(r) == (
+        'node "conv1" (Conv) can\'t have both auto_pad SAME_UPPER and pads [1, 1, 1, 1] '
+        "(onnxruntime refuses it): delete pads, or set auto_pad to NOTSET"
+    )
+    r = edit(
+        client,
+        conv,
+        {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME_UPPER"},
+        {"op": "delete_attribute", "node": "conv1", "name": "pads"},
+    )
+    assert r.status_code == 200, r.get_json()
+    back = onnx.load_from_string(client.get(f"/api/models/{conv}/download").data)
+    onnx.checker.check_model(back, full_check=True)
+    x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    # a 3x3 kernel at stride 1: SAME_UPPER pads one on each side, as pads [1, 1, 1, 1] did
+    np.testing.assert_allclose(outputs(back, x), outputs(conv_model(), x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_per_axis_list_of_the_wrong_length_says_how_many_and_what_they_are(client, conv):
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "pads", "value": [1, 1]})
+    assert refusal(r) == (
+        "op #1 (set_attribute): attribute 'pads' of node \"conv1\" (Conv) needs 4 values (the start of "
+        "each of its 2 spatial axes, then the end of each); got 2: [1, 1]"
+    )
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "strides", "value": [0, 0]})
+    assert refusal(r).endswith("attribute 'strides' of node \"conv1\" (Conv) must be whole numbers from 1; got [0, 0]")
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "dilations", "value": [2]})
+    assert "needs 2 values (one for each of its 2 spatial axes); got 1: [2]" in refusal(r)
+    assert len(client.get(f"/api/models/{conv}/revisions").get_json()["revisions"]) == 1
+
+
+def test_official_conv_and_pool_cases_take_their_own_values_and_refuse_typos(client):
+    cases = {
+        c.name: c
+        for c in collect_testcases(None)
+        if c.name in ("test_conv_with_autopad_same", "test_maxpool_3d_default")
+    }
+    conv = upload(client, cases["test_conv_with_autopad_same"].model.SerializeToString(), "c.onnx").get_json()["id"]
+    node = cases["test_conv_with_autopad_same"].model.graph.node[0]
+    ref = f"@{node.name}" if node.name else "n0"
+    # another value the spec allows is taken (the output keeps its declared shape)
+    r = edit(client, conv, {"op": "set_attribute", "node": ref, "name": "auto_pad", "value": "SAME_UPPER"})
+    assert r.status_code == 200, r.get_json()
+    op = {"op": "set_attribute", "node": ref, "name": "pads", "value": [1, 1, 1, 1]}
+    r = client.post(f"/api/models/{conv}/edits", json={"base": 1, "ops": [op]})
+    assert "can't have both auto_pad SAME_UPPER and pads [1, 1, 1, 1]" in refusal(r)
+    pool = upload(client, cases["test_maxpool_3d_default"].model.SerializeToString(), "p.onnx").get_json()["id"]
+    r = edit(client, pool, {"op": "set_attribute", "node": "n0", "name": "kernel_shape", "value": [2, 2]})
+    assert "needs 3 values (one for each of its 3 spatial axes); got 2: [2, 2]" in refusal(r)
+    r = edit(client, pool, {"op": "set_attribute", "node": "n0", "name": "strides", "value": [2, 2, 2]})
+    assert r.status_code == 422  # the right length: judged by shape inference (the output's size changes)
