@@ -65,6 +65,8 @@ def test_two_attributes_in_one_batch_re_infer_what_they_made_stale(client):
     assert r.get_json()["changes"][-1] == (
         "stored value_info of 'c', 'p' re-inferred: the edit changed their shapes (2 values)"
     )
+    # the answer carries the full check's verdict, as GET .../validation does
+    assert r.get_json()["validation"]["full"]["ok"] is True
     back = stored(client, mid)
     onnx.checker.check_model(back, full_check=True)
     assert shape_of(back, "c") == [1, 4, 8, 8] and shape_of(back, "p") == [1, 4, 8, 8]

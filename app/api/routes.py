@@ -554,6 +554,8 @@ def post_edits(model_id):
             "changes": changes,
             "validation": {
                 **result.validation,
+                # the full check's verdict and what inference found wrong, as GET .../validation gives them
+                **{k: checks[k] for k in ("full", "inference_errors") if k in checks},
                 "runtime": checks.get("runtime"),
                 "invalid": result.invalid,
                 "reference": checks.get("reference"),
