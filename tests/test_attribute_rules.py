@@ -104,3 +104,10 @@ def test_official_conv_and_pool_cases_take_their_own_values_and_refuse_typos(cli
     assert "needs 3 values (one for each of its 3 spatial axes); got 2: [2, 2]" in refusal(r)
     r = edit(client, pool, {"op": "set_attribute", "node": "n0", "name": "strides", "value": [2, 2, 2]})
     assert r.status_code == 422  # the right length: judged by shape inference (the output's size changes)
+
+
+def test_a_list_item_of_the_wrong_kind_is_named_with_its_value(client, conv):
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "strides", "value": [2.5, 2]})
+    assert refusal(r) == (
+        "op #1 (set_attribute): attribute 'strides' of node \"conv1\" (Conv): item 0 must be an integer, got 2.5"
+    )

@@ -19,7 +19,7 @@ def _float(v, what: str) -> float:
     if isinstance(v, str) and v in _SPECIAL:
         return _SPECIAL[v]
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise StudioError("bad_value", f"{what} must be a number")
+        raise StudioError("bad_value", f"{what} must be a number, got {_shown(v)}")
     # an attribute's floats are float32: a number that would become inf or 0 there is refused,
     # not stored as something else than what the change says
     f = float(v)
@@ -36,7 +36,7 @@ def _int(v, what: str) -> int:
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise StudioError("bad_value", f"{what} must be an integer")
+        raise StudioError("bad_value", f"{what} must be an integer, got {_shown(v)}")
     if not INT64[0] <= v <= INT64[1]:
         raise StudioError("bad_value", f"{what} does not fit in a 64-bit integer")
     return v
@@ -44,14 +44,20 @@ def _int(v, what: str) -> int:
 
 def _str(v, what: str) -> bytes:
     if not isinstance(v, str):
-        raise StudioError("bad_value", f"{what} must be a string")
+        raise StudioError("bad_value", f"{what} must be a string, got {_shown(v)}")
     return v.encode("utf-8")
 
 
 def _list(v, what: str) -> list:
     if not isinstance(v, list):
-        raise StudioError("bad_value", f"{what} must be a list")
+        raise StudioError("bad_value", f"{what} must be a list, got {_shown(v)}")
     return v
+
+
+def _shown(v) -> str:
+    """A JSON value as the person would recognise it, cut short."""
+    text = repr(v)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def item_value(list_type: int, value, what: str) -> float | int | bytes:
@@ -74,15 +80,15 @@ def set_attribute_value(attr: AttributeProto, value, what: str) -> None:
     elif t == A.STRING:
         attr.s = _str(value, what)
     elif t == A.FLOATS:
-        floats = [_float(x, f"{what} items") for x in _list(value, what)]
+        floats = [_float(x, f"{what}: item {k}") for k, x in enumerate(_list(value, what))]
         del attr.floats[:]
         attr.floats.extend(floats)
     elif t == A.INTS:
-        ints = [_int(x, f"{what} items") for x in _list(value, what)]
+        ints = [_int(x, f"{what}: item {k}") for k, x in enumerate(_list(value, what))]
         del attr.ints[:]
         attr.ints.extend(ints)
     elif t == A.STRINGS:
-        strings = [_str(x, f"{what} items") for x in _list(value, what)]
+        strings = [_str(x, f"{what}: item {k}") for k, x in enumerate(_list(value, what))]
         del attr.strings[:]
         attr.strings.extend(strings)
     elif t == A.TENSOR:
