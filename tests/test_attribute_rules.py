@@ -111,3 +111,30 @@ def test_a_list_item_of_the_wrong_kind_is_named_with_its_value(client, conv):
     assert refusal(r) == (
         "op #1 (set_attribute): attribute 'strides' of node \"conv1\" (Conv): item 0 must be an integer, got 2.5"
     )
+
+
+def test_a_conv_kernel_other_than_its_weights_is_refused(client, conv):
+    # onnx's checker passes it; onnxruntime refuses it ("kernel_shape is not compatible with W shape")
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]})
+    assert refusal(r) == (
+        "attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3], the last 2 dims"
+        " of its weight 'w' ⟨4×3×3×3⟩; got [5, 5] (set_initializer changes the weight)"
+    )
+    # the same batch giving the weight a 5x5 kernel (and the pads that keep the output's size)
+    w5 = np.ones((4, 3, 5, 5), np.float32) / 75
+    r = edit(
+        client,
+        conv,
+        {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]},
+        {"op": "set_attribute", "node": "conv1", "name": "pads", "value": [2, 2, 2, 2]},
+        {
+            "op": "set_initializer",
+            "name": "w",
+            "value": {"dtype": "FLOAT", "shape": [4, 3, 5, 5], "values": w5.ravel().tolist()},
+            "allow_type_change": True,
+        },
+    )
+    assert r.status_code == 200, r.get_json()
+    back = onnx.load_from_string(client.get(f"/api/models/{conv}/download").data)
+    x = np.ones((1, 3, 8, 8), np.float32)
+    assert outputs(back, x)[0, 0, 4, 4] == pytest.approx(1.0)  # a 5x5 window of ones, all inside

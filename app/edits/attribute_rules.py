@@ -88,19 +88,33 @@ def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: l
         raise StudioError("bad_value", f"{what} needs {per * axes} values ({layout}); got {len(values)}: {values}")
     if name in _POSITIVE and any(v < 1 for v in values):
         raise StudioError("bad_value", f"{what} must be whole numbers from 1; got {values}")
+    if name == "kernel_shape":
+        _later(lambda: _check_kernel(graph, node, what))  # the batch may give the weight its new shape too
+
+
+def _check_kernel(graph, node: onnx.NodeProto, what: str) -> None:
+    """A conv's kernel_shape is its weight's spatial dims (onnxruntime refuses any other)."""
+    attr = next((a for a in node.attribute if a.name == "kernel_shape"), None)
+    weight = _weight(graph, node)
+    if attr is None or weight is None or not any(n is node for n in graph.node):
+        return
+    values, kernel = list(attr.ints), list(weight.dims[2:])
+    if len(weight.dims) == len(values) + 2 and values != kernel:
+        raise StudioError(
+            "bad_value",
+            f"{what} must be {kernel}, the last {len(kernel)} dims of its weight {weight.name!r}"
+            f" ⟨{'×'.join(map(str, weight.dims))}⟩; got {values} (set_initializer changes the weight)",
+        )
 
 
 def _spatial_axes(graph, node: onnx.NodeProto, skip: str) -> int | None:
     """How many spatial axes the node works on: its weight's rank (a conv's), its data input's
     declared rank, else another of its per-axis attributes (what the same batch may be changing
     too, so the last word); None when unknown."""
-    weight = node.input[1] if node.op_type in ("Conv", "ConvTranspose", "ConvInteger") and len(node.input) > 1 else ""
-    if node.op_type == "QLinearConv" and len(node.input) > 3:
-        weight = node.input[3]
+    weight = _weight(graph, node)
+    if weight is not None and len(weight.dims) > 2:
+        return len(weight.dims) - 2
     data = node.input[0] if node.input else ""
-    for t in getattr(graph, "initializer", ()):  # a function body has none
-        if weight and t.name == weight and len(t.dims) > 2:
-            return len(t.dims) - 2
     for v in [*getattr(graph, "input", ()), *getattr(graph, "value_info", ())]:
         if data and v.name == data and v.type.tensor_type.HasField("shape") and len(v.type.tensor_type.shape.dim) > 2:
             return len(v.type.tensor_type.shape.dim) - 2
@@ -108,6 +122,14 @@ def _spatial_axes(graph, node: onnx.NodeProto, skip: str) -> int | None:
         if a.name != skip and a.name in ("kernel_shape", "strides", "dilations") and len(a.ints):
             return len(a.ints)
     return None
+
+
+def _weight(graph, node: onnx.NodeProto) -> onnx.TensorProto | None:
+    """A conv's weight when it is an initializer of its graph (a function body has none)."""
+    at = {"Conv": 1, "ConvTranspose": 1, "ConvInteger": 1, "QLinearConv": 3}.get(node.op_type)
+    if at is None or len(node.input) <= at or not node.input[at]:
+        return None
+    return next((t for t in getattr(graph, "initializer", ()) if t.name == node.input[at]), None)
 
 
 def _check_auto_pad(graph, node: onnx.NodeProto, nid: str) -> None:
