@@ -15,7 +15,7 @@ from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base
-from .attribute_rules import batch_checks
+from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
 from .stale_value_info import reinfer_stale, says_stale
@@ -64,16 +64,17 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     # walking every tensor costs ~0.1 s on a 44k-node graph: only for ops that write tensors anew
     rewrites = any(entry.rewrites_tensors for entry, _ in checked)
     files = set(data_refs(model)) if rewrites else set()
-    changes = []
-    with batch_checks():
+    made: list[str | LateLine] = []
+    with batch_end():
         for k, (entry, op) in enumerate(checked):
             try:
-                changes.append(entry.fn(model, op))
+                made.append(entry.fn(model, op))
             except StudioError as exc:
                 detail = exc.message.removeprefix(f"{entry.name}: ")
                 exc.message = f"op #{k + 1} ({entry.name}): {detail}"
                 exc.args = (exc.message,)
                 raise
+    changes = [str(line) for line in made]  # late lines (batch_end.py) written now
     stored = tensor_files()  # what the ops streamed into the store's blobs is the model's own
     ours = {TENSOR_PREFIX + d for d in stored.added} if stored is not None else set()
     stray = set(data_refs(model)) - files - ours if rewrites else set()

@@ -6,14 +6,11 @@ in one line naming the node, what the value must be, and what was given."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-
 import onnx
 
 from ..errors import StudioError
 from ..onnx_io.traverse import standard_domain
+from .batch_end import at_batch_end
 from .locate import node_words
 
 _PADDED = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "AveragePool", "MaxPool", "LpPool")
@@ -54,7 +51,6 @@ _PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output
 _POSITIVE = ("kernel_shape", "strides", "dilations")
 # where onnxruntime refuses a pads attribute beside a set auto_pad (conv_attributes.h)
 _NO_PADS_WITH_AUTO_PAD = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv")
-_pending: ContextVar[list[Callable[[], None]] | None] = ContextVar("attribute_checks", default=None)
 
 
 def check_attribute(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
@@ -73,7 +69,7 @@ def check_attribute(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
     if node.op_type in _PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
         _check_per_axis(graph, node, what, name, list(attr.ints))
     if node.op_type in _NO_PADS_WITH_AUTO_PAD and name in ("auto_pad", "pads"):
-        _later(lambda: _check_auto_pad(graph, node, nid))
+        at_batch_end(lambda: _check_auto_pad(graph, node, nid))
 
 
 def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: list[int]) -> None:
@@ -89,7 +85,7 @@ def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: l
     if name in _POSITIVE and any(v < 1 for v in values):
         raise StudioError("bad_value", f"{what} must be whole numbers from 1; got {values}")
     if name == "kernel_shape":
-        _later(lambda: _check_kernel(graph, node, what))  # the batch may give the weight its new shape too
+        at_batch_end(lambda: _check_kernel(graph, node, what))  # the batch may give the weight its new shape too
 
 
 def _check_kernel(graph, node: onnx.NodeProto, what: str) -> None:
@@ -143,24 +139,3 @@ def _check_auto_pad(graph, node: onnx.NodeProto, nid: str) -> None:
             f"{node_words(node, nid)} can't have both auto_pad {auto_pad} and pads {list(attrs['pads'].ints)}"
             " (onnxruntime refuses it): delete pads, or set auto_pad to NOTSET",
         )
-
-
-@contextmanager
-def batch_checks() -> Iterator[None]:
-    """Checks that hold for the batch's result, not after each op (set auto_pad, then delete
-    pads): run when the batch's ops are all done."""
-    token = _pending.set([])
-    try:
-        yield
-        for check in _pending.get() or []:
-            check()
-    finally:
-        _pending.reset(token)
-
-
-def _later(check: Callable[[], None]) -> None:
-    pending = _pending.get()
-    if pending is None:
-        check()  # an op applied on its own
-    else:
-        pending.append(check)

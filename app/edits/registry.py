@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 import onnx
 
+from .batch_end import LateLine
 from .jsontypes import MISSING, Field, Object
 
 
 @dataclass(frozen=True)
 class EditOp:
     name: str
-    fn: Callable[[onnx.ModelProto, dict], str]  # applies in place, returns what it changed
+    fn: Callable[[onnx.ModelProto, dict], str | LateLine]  # applies in place, returns what it changed
     fields: tuple[Field, ...]
     doc: str
     # the op writes the model's tensors anew from a tool's result (where a tensor's external data
