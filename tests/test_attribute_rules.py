@@ -29,8 +29,8 @@ def edit(client, mid, *ops):
     return client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": list(ops)})
 
 
-def refusal(r) -> str:
-    assert r.status_code == 400, r.get_json()
+def refusal(r, status: int = 422) -> str:
+    assert r.status_code == status, r.get_json()
     return r.get_json()["error"]["message"]
 
 
@@ -46,7 +46,7 @@ def conv(client):
 def test_a_string_outside_its_closed_set_is_refused_naming_the_choices(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME"})
     assert refusal(r) == (
-        "op #1 (set_attribute): attribute 'auto_pad' of node \"conv1\" (Conv) must be one of "
+        "the edit would make the model invalid: attribute 'auto_pad' of node \"conv1\" (Conv) must be one of "
         "NOTSET, SAME_UPPER, SAME_LOWER, VALID; got 'SAME'"
     )
 
@@ -54,7 +54,7 @@ def test_a_string_outside_its_closed_set_is_refused_naming_the_choices(client, c
 def test_auto_pad_beside_pads_is_refused_unless_the_batch_deletes_pads(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME_UPPER"})
     assert refusal(r) == (
-        'node "conv1" (Conv) can\'t have both auto_pad SAME_UPPER and pads [1, 1, 1, 1] '
+        'the edit would make the model invalid: node "conv1" (Conv) can\'t have both auto_pad SAME_UPPER and pads [1, 1, 1, 1] '
         "(onnxruntime refuses it): delete pads, or set auto_pad to NOTSET"
     )
     r = edit(
@@ -74,7 +74,7 @@ def test_auto_pad_beside_pads_is_refused_unless_the_batch_deletes_pads(client, c
 def test_a_per_axis_list_of_the_wrong_length_says_how_many_and_what_they_are(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "pads", "value": [1, 1]})
     assert refusal(r) == (
-        "op #1 (set_attribute): attribute 'pads' of node \"conv1\" (Conv) needs 4 values (the start of "
+        "the edit would make the model invalid: attribute 'pads' of node \"conv1\" (Conv) needs 4 values (the start of "
         "each of its 2 spatial axes, then the end of each); got 2: [1, 1]"
     )
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "strides", "value": [0, 0]})
@@ -108,7 +108,7 @@ def test_official_conv_and_pool_cases_take_their_own_values_and_refuse_typos(cli
 
 def test_a_list_item_of_the_wrong_kind_is_named_with_its_value(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "strides", "value": [2.5, 2]})
-    assert refusal(r) == (
+    assert refusal(r, 400) == (
         "op #1 (set_attribute): attribute 'strides' of node \"conv1\" (Conv): item 0 must be an integer, got 2.5"
     )
 
@@ -117,7 +117,8 @@ def test_a_conv_kernel_other_than_its_weights_is_refused(client, conv):
     # onnx's checker passes it; onnxruntime refuses it ("kernel_shape is not compatible with W shape")
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]})
     assert refusal(r) == (
-        "attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3], the last 2 dims"
+        "the edit would make the model invalid: attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3],"
+        " the last 2 dims"
         " of its weight 'w' ⟨4×3×3×3⟩; got [5, 5] (set_initializer changes the weight)"
     )
     # the same batch giving the weight a 5x5 kernel (and the pads that keep the output's size)
@@ -138,3 +139,13 @@ def test_a_conv_kernel_other_than_its_weights_is_refused(client, conv):
     back = onnx.load_from_string(client.get(f"/api/models/{conv}/download").data)
     x = np.ones((1, 3, 8, 8), np.float32)
     assert outputs(back, x)[0, 0, 4, 4] == pytest.approx(1.0)  # a 5x5 window of ones, all inside
+
+
+def test_allow_invalid_stores_past_a_rule_saying_why(client, conv):
+    op = {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]}
+    r = client.post(f"/api/models/{conv}/edits", json={"base": 0, "ops": [op], "allow_invalid": True})
+    assert r.status_code == 200, r.get_json()
+    invalid = r.get_json()["validation"]["invalid"]
+    assert invalid[0].startswith("the edit would make the model invalid: attribute 'kernel_shape'")
+    stored = onnx.load_from_string(client.get(f"/api/models/{conv}/download").data)
+    assert list(stored.graph.node[0].attribute[-1].ints) == [5, 5]

@@ -14,7 +14,7 @@ from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
-from ..onnx_io.runtime_check import against_base
+from ..onnx_io.runtime_check import against_base, nonfinite_words
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
@@ -52,20 +52,21 @@ def apply_edits(
     tensor blobs, external data files); check_outputs(model) -> why the result's outputs are
     refused (the model's reference cases, api/reference.output_gate), or None."""
     with blob_reader(read_blob), tensor_source(tensors):
-        result = _apply(base_data, ops, base_validation)
+        result = _apply(base_data, ops, base_validation, allow_invalid)
     if result.changed:
         _gate(result, base_validation, check_runtime, allow_invalid, check_outputs)
     return result
 
 
-def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
+def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = False) -> EditResult:
     checked = check_batch(ops)  # the whole batch, before the model is even parsed
     model = parse_model(base_data)
     # walking every tensor costs ~0.1 s on a 44k-node graph: only for ops that write tensors anew
     rewrites = any(entry.rewrites_tensors for entry, _ in checked)
     files = set(data_refs(model)) if rewrites else set()
     made: list[str | LateLine] = []
-    with batch_end():
+    invalid: list[str] = []  # what the batch's own checks refused, stored past with allow_invalid
+    with batch_end(invalid if allow_invalid else None):
         for k, (entry, op) in enumerate(checked):
             try:
                 made.append(entry.fn(model, op))
@@ -92,7 +93,7 @@ def _apply(base_data: bytes, ops, base_validation: dict) -> EditResult:
     if data == base_data:
         # saving a value unchanged, renaming to the same name...: no new revision to check or store
         return EditResult(model, data, [], dict(base_validation), changed=False)
-    result = EditResult(model, data, changes, {})
+    result = EditResult(model, data, changes, {}, invalid=invalid)
     result.validation, result.full = _checks(model, len(data), base_validation)
     return result
 
@@ -138,6 +139,8 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
     if check_runtime is not None and (base.get("runtime") or {}).get("status") == "ok":
         # onnx's checks pass models onnxruntime refuses (a kernel_shape the weights don't have)
         result.runtime = against_base(check_runtime(result.model), base["runtime"])
+        if result.runtime.get("new_nonfinite"):
+            result.changes.append(nonfinite_words(result.runtime["new_nonfinite"]))
         if result.runtime.get("status") == "fails":
             refuse(runtime_refusal(result.runtime))
     if check_outputs is not None and (result.runtime or {}).get("status") != "fails":

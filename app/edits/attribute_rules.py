@@ -2,7 +2,8 @@
 check it and onnxruntime refuses it in its own words ("Unknown AutoPadType String", "Attribute
 pads has incorrect size"): a string from a closed set, a conv's spatial lists of the right
 length, auto_pad and pads not both. Checked on the node an edit set an attribute of, and said
-in one line naming the node, what the value must be, and what was given."""
+in one line naming the node, what the value must be, and what was given. Judged on the batch's
+result, as the other gates are: a refusal of the result (422), which allow_invalid stores past."""
 
 from __future__ import annotations
 
@@ -54,22 +55,32 @@ _NO_PADS_WITH_AUTO_PAD = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv")
 
 
 def check_attribute(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
-    """Refuse (400) the value the node's attribute `name` now has where the spec rules it out."""
+    """Judge, when the batch is done (a later op may set the rest: delete pads, a new weight),
+    the value the node's attribute `name` has then."""
     if standard_domain(node.domain) != "":
         return  # another domain's operator of the same name may take other values
+    at_batch_end(lambda: _judge(graph, node, nid, name))
+
+
+def _judge(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
+    if not any(n is node for n in graph.node):
+        return  # deleted later in the batch
     attr = next((a for a in node.attribute if a.name == name), None)
-    if attr is None:
-        return
     what = f"attribute {name!r} of {node_words(node, nid)}"
     choices = _CHOICES.get((node.op_type, name))
-    if choices and attr.type == onnx.AttributeProto.STRING:
+    if attr is not None and choices and attr.type == onnx.AttributeProto.STRING:
         got = attr.s.decode("utf-8", "replace")
         if got not in choices:
-            raise StudioError("bad_value", f"{what} must be one of {', '.join(choices)}; got {got!r}")
-    if node.op_type in _PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
+            _refuse(f"{what} must be one of {', '.join(choices)}; got {got!r}")
+    if attr is not None and node.op_type in _PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
         _check_per_axis(graph, node, what, name, list(attr.ints))
     if node.op_type in _NO_PADS_WITH_AUTO_PAD and name in ("auto_pad", "pads"):
-        at_batch_end(lambda: _check_auto_pad(graph, node, nid))
+        _check_auto_pad(node, nid)
+
+
+def _refuse(message: str) -> None:
+    """A value the spec rules out: the result is invalid (allow_invalid stores past it)."""
+    raise StudioError("invalid_result", f"the edit would make the model invalid: {message}", 422)
 
 
 def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: list[int]) -> None:
@@ -81,26 +92,17 @@ def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: l
             if per == 2
             else f"one for each of its {axes} spatial axes"
         )
-        raise StudioError("bad_value", f"{what} needs {per * axes} values ({layout}); got {len(values)}: {values}")
+        _refuse(f"{what} needs {per * axes} values ({layout}); got {len(values)}: {values}")
     if name in _POSITIVE and any(v < 1 for v in values):
-        raise StudioError("bad_value", f"{what} must be whole numbers from 1; got {values}")
-    if name == "kernel_shape":
-        at_batch_end(lambda: _check_kernel(graph, node, what))  # the batch may give the weight its new shape too
-
-
-def _check_kernel(graph, node: onnx.NodeProto, what: str) -> None:
-    """A conv's kernel_shape is its weight's spatial dims (onnxruntime refuses any other)."""
-    attr = next((a for a in node.attribute if a.name == "kernel_shape"), None)
+        _refuse(f"{what} must be whole numbers from 1; got {values}")
     weight = _weight(graph, node)
-    if attr is None or weight is None or not any(n is node for n in graph.node):
-        return
-    values, kernel = list(attr.ints), list(weight.dims[2:])
-    if len(weight.dims) == len(values) + 2 and values != kernel:
-        raise StudioError(
-            "bad_value",
-            f"{what} must be {kernel}, the last {len(kernel)} dims of its weight {weight.name!r}"
-            f" ⟨{'×'.join(map(str, weight.dims))}⟩; got {values} (set_initializer changes the weight)",
-        )
+    if name == "kernel_shape" and weight is not None and len(weight.dims) == len(values) + 2:
+        kernel = list(weight.dims[2:])  # onnxruntime refuses any other kernel than its weight's
+        if values != kernel:
+            _refuse(
+                f"{what} must be {kernel}, the last {len(kernel)} dims of its weight {weight.name!r}"
+                f" ⟨{'×'.join(map(str, weight.dims))}⟩; got {values} (set_initializer changes the weight)"
+            )
 
 
 def _spatial_axes(graph, node: onnx.NodeProto, skip: str) -> int | None:
@@ -128,14 +130,11 @@ def _weight(graph, node: onnx.NodeProto) -> onnx.TensorProto | None:
     return next((t for t in getattr(graph, "initializer", ()) if t.name == node.input[at]), None)
 
 
-def _check_auto_pad(graph, node: onnx.NodeProto, nid: str) -> None:
-    if not any(n is node for n in graph.node):
-        return  # deleted later in the batch
+def _check_auto_pad(node: onnx.NodeProto, nid: str) -> None:
     attrs = {a.name: a for a in node.attribute}
     auto_pad = attrs["auto_pad"].s.decode("utf-8", "replace") if "auto_pad" in attrs else "NOTSET"
     if auto_pad != "NOTSET" and "pads" in attrs:
-        raise StudioError(
-            "bad_value",
+        _refuse(
             f"{node_words(node, nid)} can't have both auto_pad {auto_pad} and pads {list(attrs['pads'].ints)}"
-            " (onnxruntime refuses it): delete pads, or set auto_pad to NOTSET",
+            " (onnxruntime refuses it): delete pads, or set auto_pad to NOTSET"
         )

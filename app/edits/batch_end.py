@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from ..errors import StudioError
+
 _pending: ContextVar[list[Callable[[], None]] | None] = ContextVar("batch_end", default=None)
 
 
@@ -22,13 +24,20 @@ class LateLine:
 
 
 @contextmanager
-def batch_end() -> Iterator[None]:
-    """Run the checks the batch's ops left for its end, when they all succeeded."""
+def batch_end(stored_past: list[str] | None = None) -> Iterator[None]:
+    """Run the checks the batch's ops left for its end, when they all succeeded. With
+    `stored_past` (allow_invalid), a check's refusal of the result ("invalid_result") is
+    listed there instead of raised."""
     token = _pending.set([])
     try:
         yield
         for check in _pending.get() or []:
-            check()
+            try:
+                check()
+            except StudioError as exc:
+                if stored_past is None or exc.code != "invalid_result":
+                    raise
+                stored_past.append(exc.message)
     finally:
         _pending.reset(token)
 

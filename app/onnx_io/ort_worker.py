@@ -207,8 +207,15 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, hints: dict, se
         feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng, fill, hints) for arg in sess.get_inputs()}
         start = time.perf_counter()
         try:
-            shapes = _run_once(ort, np, sess, feeds)
-            return {"status": "ok", "stage": "run", "message": "", "symbolic": symbolic, "shapes": shapes}
+            shapes, nonfinite = _run_once(ort, np, sess, feeds)
+            return {
+                "status": "ok",
+                "stage": "run",
+                "message": "",
+                "symbolic": symbolic,
+                "shapes": shapes,
+                "nonfinite": nonfinite,
+            }
         except Exception as exc:
             first = first or {"status": "fails", "stage": "run", "message": str(exc), "symbolic": symbolic}
         integers = any(
@@ -225,15 +232,25 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, hints: dict, se
     return first
 
 
-def _run_once(ort, np, sess, feeds: dict) -> dict:
-    """One run; the tensor outputs' shapes by name (what the model declares is checked against them)."""
+def _run_once(ort, np, sess, feeds: dict) -> tuple[dict, dict]:
+    """One run: the tensor outputs' shapes by name (what the model declares is checked against
+    them), and [NaN or ±Inf count, size] of each float output holding any."""
     names = [o.name for o in sess.get_outputs()]
     if any((isinstance(v, np.ndarray) and v.dtype == object) or isinstance(v, dict | list) for v in feeds.values()):
         values = sess.run(None, feeds)  # strings and maps can't be OrtValues; numpy outputs then
-        return {n: list(v.shape) for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
-    # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
-    values = sess.run_with_ort_values(None, _ort_values(ort, feeds))
-    return {n: list(v.shape()) for n, v in zip(names, values, strict=True) if v.is_tensor()}
+        arrays = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
+    else:
+        # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
+        values = sess.run_with_ort_values(None, _ort_values(ort, feeds))
+        arrays = {n: _widened(np, v) for n, v in zip(names, values, strict=True) if v.is_tensor()}
+    shapes = {n: list(a.shape) for n, a in arrays.items()}
+    nonfinite = {}
+    for n, a in arrays.items():
+        if a.dtype.kind in "fc" and a.size:
+            bad = int(a.size - np.count_nonzero(np.isfinite(a)))
+            if bad:
+                nonfinite[n] = [bad, int(a.size)]
+    return shapes, nonfinite
 
 
 def _ort_values(ort, feeds: dict) -> dict:

@@ -273,7 +273,8 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     """The worker's answer as a verdict with a one-line message that names the node."""
     status, message = raw.get("status"), " ".join(str(raw.get("message", "")).split())
     if status == "ok":
-        verdict: dict = {"status": "ok", "ok": True, "message": ""}
+        # the float outputs holding NaN or ±Inf on the made-up inputs ({} says none did)
+        verdict: dict = {"status": "ok", "ok": True, "message": "", "nonfinite": raw.get("nonfinite") or {}}
         mismatches = declared_mismatches(model, raw.get("shapes") or {})
         if mismatches:  # outputs in another shape than declared: a warning, not a failure
             verdict["declared_mismatches"] = mismatches
@@ -324,6 +325,16 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     }
 
 
+def nonfinite_words(new: dict) -> str:
+    """A change line for outputs an edit made hold NaN or ±Inf where its base's held none."""
+    parts = [f"{name!r} ({bad:,} of {size:,} values)" for name, (bad, size) in sorted(new.items())[:3]]
+    more = f" and {len(new) - 3} more" if len(new) > 3 else ""
+    return (
+        f"warning: onnxruntime's smoke run now gives NaN or ±Inf in {', '.join(parts)}{more}, "
+        "where the base gave none on the same inputs"
+    )
+
+
 def failed_somewhere(verdict: dict) -> bool:
     """onnxruntime failed the model, at the first size or with its dynamic dims at 2."""
     return verdict.get("status") == "fails" or (verdict.get("other_size") or {}).get("status") == "fails"
@@ -334,6 +345,10 @@ def against_base(verdict: dict, base: dict | None) -> dict:
     where the base ran is the edit's, not the inputs' — and so is a failure with the dynamic dims
     at 2 where the base ran at 2 too (the edit hard-coded a size the model declares dynamic)."""
     base = base or {}
+    if verdict.get("status") == "ok" and base.get("status") == "ok" and "nonfinite" in base:
+        new = {n: c for n, c in (verdict.get("nonfinite") or {}).items() if n not in base["nonfinite"]}
+        if new:  # a warning, not a refusal: a mask of -inf may be what the edit is for
+            verdict = {**verdict, "new_nonfinite": new}
     if verdict.get("status") == "fails" and base.get("status") == "ok":
         return {**verdict, "guessed": False}
     other, base_other = verdict.get("other_size") or {}, base.get("other_size") or {}

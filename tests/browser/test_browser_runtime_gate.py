@@ -4,7 +4,7 @@ was stored past a gate is invalid."""
 from __future__ import annotations
 
 import onnxruntime as ort
-from test_runtime_gate import classifier, flattener  # tests/ is on sys.path, as for test_edits.py
+from test_runtime_gate import RUNTIME_ONLY, classifier, flattener  # tests/ is on sys.path, as for test_edits.py
 
 from .browser_models import reflect_padded
 from .browser_pages import open_model, upload
@@ -19,14 +19,14 @@ def test_runtime_verdict_and_invalid_marks_in_the_model_panel(page, server, arti
     assert page.locator("#model-validity").text_content() == "valid"
 
     # stored past the gate through the API: the page shows the failure, its node and why
-    op = {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]}
+    op = RUNTIME_ONLY
     r = page.request.post(
         f"{server}/api/models/{summary['id']}/edits", data={"base": 0, "ops": [op], "allow_invalid": True}
     )
     assert r.ok, r.text()
     open_model(page, server, summary["id"])
     row = page.locator("#validation .runtime-check[data-status=fails]")
-    assert "kernel_shape is not compatible with W shape" in row.text_content()
+    assert "Input channels C is not equal to kernel channels * group" in row.text_content()
     assert row.locator("a.inference-link").text_content() == "Conv conv1 ›"
     marks = page.locator("#validation .invalid-marks")
     assert "onnxruntime can't run the edited model" in marks.text_content()
@@ -38,7 +38,7 @@ def test_runtime_verdict_and_invalid_marks_in_the_model_panel(page, server, arti
     mark = page.locator("#history-list > li[data-revision='1'] .hist-invalid")
     mark.wait_for()
     assert mark.text_content() == "stored invalid"
-    assert "kernel_shape" in mark.get_attribute("title")
+    assert "kernel channels * group" in mark.get_attribute("title")
     assert page.locator("#history-list > li[data-revision='0'] .hist-invalid").count() == 0
 
 
@@ -51,13 +51,13 @@ def test_an_edit_whose_background_smoke_run_fails_says_so_at_once(page, server, 
     summary = upload(page, server, classifier(), "classifier.onnx")
     open_model(page, server, summary["id"])
     page.wait_for_function("() => document.querySelector('#model-validity').textContent === 'valid'", timeout=30_000)
-    open_model(page, server, summary["id"], "#node=@conv1")
-    page.fill(".attr[data-attr=kernel_shape] input[name=value]", "5, 5")
-    page.click(".attr[data-attr=kernel_shape] button[type=submit]")
+    open_model(page, server, summary["id"], "#node=@softmax")
+    page.fill(".attr[data-attr=axis] input[name=value]", "7")  # onnx's checks pass it; onnxruntime can't run it
+    page.click(".attr[data-attr=axis] button[type=submit]")
     toast = page.locator("#toast.error")
     toast.wait_for(timeout=30_000)
     assert "onnxruntime can't run revision 1, which your edit made" in toast.text_content()
-    assert "kernel_shape is not compatible with W shape" in toast.text_content()
+    assert 'node "softmax" (Softmax)' in toast.text_content()
     assert page.locator("#model-validity").text_content() == "onnxruntime fails"
     page.wait_for_timeout(1000)  # the edit's own "Saved as revision 1" must not replace it
     assert "your edit made" in page.locator("#toast.error:not([hidden])").text_content()
