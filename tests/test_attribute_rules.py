@@ -46,7 +46,7 @@ def conv(client):
 def test_a_string_outside_its_closed_set_is_refused_naming_the_choices(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME"})
     assert refusal(r) == (
-        "the edit would make the model invalid: attribute 'auto_pad' of node \"conv1\" (Conv) must be one of "
+        "the edit breaks its operator's spec: attribute 'auto_pad' of node \"conv1\" (Conv) must be one of "
         "NOTSET, SAME_UPPER, SAME_LOWER, VALID; got 'SAME'"
     )
 
@@ -54,7 +54,7 @@ def test_a_string_outside_its_closed_set_is_refused_naming_the_choices(client, c
 def test_auto_pad_beside_pads_is_refused_unless_the_batch_deletes_pads(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME_UPPER"})
     assert refusal(r) == (
-        'the edit would make the model invalid: node "conv1" (Conv) can\'t have both auto_pad SAME_UPPER and pads [1, 1, 1, 1] '
+        "the edit breaks its operator's spec: node \"conv1\" (Conv) can't have both auto_pad SAME_UPPER and pads [1, 1, 1, 1] "
         "(onnxruntime refuses it): delete pads, or set auto_pad to NOTSET"
     )
     r = edit(
@@ -74,7 +74,7 @@ def test_auto_pad_beside_pads_is_refused_unless_the_batch_deletes_pads(client, c
 def test_a_per_axis_list_of_the_wrong_length_says_how_many_and_what_they_are(client, conv):
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "pads", "value": [1, 1]})
     assert refusal(r) == (
-        "the edit would make the model invalid: attribute 'pads' of node \"conv1\" (Conv) needs 4 values (the start of "
+        "the edit breaks its operator's spec: attribute 'pads' of node \"conv1\" (Conv) needs 4 values (the start of "
         "each of its 2 spatial axes, then the end of each); got 2: [1, 1]"
     )
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "strides", "value": [0, 0]})
@@ -117,7 +117,7 @@ def test_a_conv_kernel_other_than_its_weights_is_refused(client, conv):
     # onnx's checker passes it; onnxruntime refuses it ("kernel_shape is not compatible with W shape")
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "kernel_shape", "value": [5, 5]})
     assert refusal(r) == (
-        "the edit would make the model invalid: attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3],"
+        "the edit breaks its operator's spec: attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3],"
         " the last 2 dims"
         " of its weight 'w' ⟨4×3×3×3⟩; got [5, 5] (set_initializer changes the weight)"
     )
@@ -146,6 +146,20 @@ def test_allow_invalid_stores_past_a_rule_saying_why(client, conv):
     r = client.post(f"/api/models/{conv}/edits", json={"base": 0, "ops": [op], "allow_invalid": True})
     assert r.status_code == 200, r.get_json()
     invalid = r.get_json()["validation"]["invalid"]
-    assert invalid[0].startswith("the edit would make the model invalid: attribute 'kernel_shape'")
+    assert invalid[0].startswith("the edit breaks its operator's spec: attribute 'kernel_shape'")
     stored = onnx.load_from_string(client.get(f"/api/models/{conv}/download").data)
     assert list(stored.graph.node[0].attribute[-1].ints) == [5, 5]
+
+
+def test_every_value_the_official_node_tests_use_is_among_the_choices():
+    from app.edits.attribute_rules import _CHOICES
+
+    seen = 0
+    for case in collect_testcases(None):
+        for node in case.model.graph.node:
+            for a in node.attribute:
+                choices = _CHOICES.get((node.op_type, a.name))
+                if choices and a.type == onnx.AttributeProto.STRING and not node.domain:
+                    assert a.s.decode() in choices, (case.name, node.op_type, a.name, a.s)
+                    seen += 1
+    assert seen > 100  # auto_pad, Pad and Resize modes, RNN directions, reductions...

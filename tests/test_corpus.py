@@ -11,6 +11,8 @@ import pytest
 from protowalk import graph_paths
 from testkit import ONNX_DATA, corpus_app, node_testcase_names, node_testcases, upload, wheel_models
 
+from app.edits.attribute_rules import SPEC_REFUSAL
+
 pytestmark = pytest.mark.corpus
 
 
@@ -157,7 +159,15 @@ def check_model_roundtrip(client, data: bytes, name: str, feeds: list | None = N
         # refused by a validation gate: only right when that change really breaks the checker,
         # or makes a model onnxruntime runs one it can't run
         assert r.get_json()["error"]["code"] == "invalid_result"
-        if r.get_json()["error"]["message"].startswith("onnxruntime can't run the edited model"):
+        message = r.get_json()["error"]["message"]
+        if message.startswith(SPEC_REFUSAL):
+            # a value the operator's spec rules out: never one its documentation names
+            node = original.graph.node[i]
+            schema = onnx.defs.get_schema(node.op_type, node.domain)
+            assert attr.type != onnx.AttributeProto.STRING or str(value) not in schema.attributes[attr.name].description
+            ran = None if feeds is None else (_runs(original, feeds), _runs(expected, feeds))
+            assert attr.type == onnx.AttributeProto.STRING or ran is None or None in ran or ran[1] is False, ran
+        elif message.startswith("onnxruntime can't run the edited model"):
             ran = None if feeds is None else (_runs(original, feeds), _runs(expected, feeds))
             assert ran is None or None in ran or ran == (True, False), ran
         else:

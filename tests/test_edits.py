@@ -350,7 +350,11 @@ def test_set_io_shape_unknown_dims_and_refused_dtype(client):
         f"/api/models/{mid}/edits",
         json={"base": 0, "ops": [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT16"}]},
     )
-    assert r.status_code == 422 and "elem type differs" in r.get_json()["error"]["message"]  # the graph computes FLOAT
+    # the graph computes FLOAT: said of the node writing z, the types by name
+    assert (
+        r.status_code == 422
+        and "its output 'z' is inferred FLOAT but declared FLOAT16" in r.get_json()["error"]["message"]
+    )
     r = client.post(
         f"/api/models/{mid}/edits",
         json={"base": 0, "ops": [{"op": "set_io_shape", "name": "z", "shape": [None, "n"], "dtype": "FLOAT"}]},

@@ -66,7 +66,7 @@ FINDINGS = [
     # refused before anything runs (edits/attribute_rules.py), in the spec's words
     pytest.param(
         _attr("conv1", "kernel_shape", [5, 5]),
-        "the edit would make the model invalid: attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3],"
+        "the edit breaks its operator's spec: attribute 'kernel_shape' of node \"conv1\" (Conv) must be [3, 3],"
         " the last 2 dims of its weight 'conv1.w'",
         id="kernel_shape",
     ),

@@ -13,7 +13,7 @@ from flask import current_app, request
 from ..errors import StudioError
 from ..views.diff import model_diff
 from . import bp
-from .documents import load, revision_number, store
+from .documents import external_reader, load, revision_number, store
 
 
 @bp.get("/models/<model_id>/diff")
@@ -33,7 +33,9 @@ def get_diff(model_id):
     t = time.perf_counter()
     old_record, old_revision, old = load(old_id, old_rev)
     new_record, new_revision, new = load(new_id, new_rev)
-    diff = model_diff(old, new)
+    # tensors kept outside the graph are read to tell what they hold (the same weights in a
+    # blob of the store and in an uploaded .data file are no change)
+    diff = model_diff(old, new, (external_reader(old_revision), external_reader(new_revision)))
     answer = {
         "from": {"model": old_record.id, "name": old_record.name, "revision": old_revision.rev},
         "to": {"model": new_record.id, "name": new_record.name, "revision": new_revision.rev},

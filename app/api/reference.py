@@ -45,7 +45,7 @@ from . import bp, derived
 from .background import once_in_background
 from .documents import load, revision_number, store
 from .request_body import json_object
-from .run import check_dims, check_inputs, integer, run_raw, uploaded_npy, write_runnable
+from .run import check_dims, check_inputs, integer, run_failed, run_raw, uploaded_npy, write_runnable
 from .runtime import GATE_WALL_SECONDS, is_quick
 
 MAX_CASES = 20  # each case is one run per revision checked
@@ -364,7 +364,7 @@ def _recorded(revision, model: onnx.ModelProto, body: dict, expected: dict | Non
         if answer.get("status") == "refused":
             raise StudioError("bad_inputs", answer["message"])
         if answer.get("status") != "ok":
-            raise StudioError("run_failed", f"onnxruntime can't run the model: {answer.get('message')}", 422)
+            raise run_failed(answer, model)
         fed = {name: Path(p).read_bytes() for name, p in answer["inputs"].items()}
         if expected is not None:
             return fed, {name: store().blobs.get(d) for name, d in expected.items()}

@@ -396,11 +396,13 @@ def get_text(model_id):
     """The model in ONNX text syntax (onnx.printer); ?download=1 as a .onnxtxt attachment."""
     record, revision, model = load(model_id, revision_number(request.args.get("revision")))
     # the model as the external layout's .onnx has it (Download › weights in a .data file):
-    # weights over 1 KiB as references into <name>.data, never the store's own keys, nor
-    # megabytes of printed floats
+    # weights over 1 KiB as references into the .data file that download holds (named after the
+    # revision's download: <stem>.r<N>.data), never the store's own keys, nor megabytes of
+    # printed floats
     shown = onnx.ModelProto()
     shown.CopyFrom(model)
-    move_weights_out(shown, data_file_name(file_name(record.name)), external_reader(revision))
+    location = data_file_name(download_name(record, revision.rev, binary=True))
+    move_weights_out(shown, location, external_reader(revision))
     data = shown.SerializeToString()
     try:  # onnx's printer is C++: in the helper process (offload.py)
         text = offload.run("print_text", offload.content_key(data), data)
@@ -741,22 +743,31 @@ def revisions(model_id):
     )
 
 
+def download_name(record, rev: int, binary: bool = False) -> str:
+    """The name a revision downloads as — one home for it: the download, and the text form that
+    names the download's .data file. The uploaded name at revision 0, <stem>.r<N>.onnx after;
+    binary: a model's file in a layout we write (embedded, external), so a text upload's name
+    gets ".onnx"."""
+    base = file_name(record.name)
+    stem = base[:-5] if base.endswith(".onnx") else base
+    name = base if rev == 0 else f"{stem}.r{rev}.onnx"
+    if binary and record.kind == "model" and not name.endswith(".onnx"):
+        name += ".onnx"
+    return name
+
+
 @bp.get("/models/<model_id>/download")
 def download(model_id):
     s = store()
     record = s.model(model_id)
     revision = s.revision(model_id, revision_number(request.args.get("revision")))
-    base = file_name(record.name)
-    stem = base[:-5] if base.endswith(".onnx") else base
-    name = base if revision.rev == 0 else f"{stem}.r{revision.rev}.onnx"
     layout = request.args.get("layout", "as_stored")
     if layout not in ("as_stored", "embedded", "external"):
         raise StudioError(
             "bad_layout",
             "layout must be as_stored, embedded (weights inside the .onnx) or external (weights in a .data file)",
         )
-    if layout != "as_stored" and record.kind == "model" and not name.endswith(".onnx"):
-        name += ".onnx"
+    name = download_name(record, revision.rev, binary=layout != "as_stored")
     if request.args.get("tests") and record.kind == "model":
         return _with_test_data_sets(record, revision, name)
     if layout == "external" and record.kind == "model":

@@ -44,7 +44,7 @@ from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
-from ..onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
+from ..onnx_io.runtime_check import RUN_WALL_SECONDS, describe, run_model
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
 from ..onnx_io.vocabularies import input_vocabularies
 from ..views.io_pairs import paired
@@ -344,9 +344,17 @@ def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profi
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
     if status != "ok":
-        stage = "load" if answer.get("stage") == "load" else "run"
-        raise StudioError("run_failed", f"onnxruntime can't {stage} the model: {answer.get('message', status)}", 422)
+        raise run_failed(answer, model)
     return answer
+
+
+def run_failed(answer: dict, model: onnx.ModelProto, what: str = "the model") -> StudioError:
+    """A worker's failed run as the error a request gets, in the words the Validation panel uses
+    for the same failure (runtime_check.describe): the node named as 'node "flatten" (Reshape)
+    in the main graph', onnxruntime's status prefix and C++ source locations taken out."""
+    stage = "load" if answer.get("stage") == "load" else "run"
+    message = describe(answer, model).get("message") or answer.get("message") or answer.get("status")
+    return StudioError("run_failed", f"onnxruntime can't {stage} {what}: {message}", 422)
 
 
 def _preview(saved, count: int, converted: str | None = None, top: bool = False) -> dict:

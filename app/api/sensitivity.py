@@ -44,7 +44,7 @@ from . import bp
 from .documents import load, store
 from .request_body import json_object
 from .routes import read_uploaded_blob
-from .run import check_dims, check_inputs, integer, write_runnable
+from .run import check_dims, check_inputs, integer, run_failed, write_runnable
 
 MODES = ("alone", "without")
 MAX_POINTS = 5000  # one run of the whole model each
@@ -130,10 +130,7 @@ def post_sensitivity(model_id):
             422,
         )
     if status != "ok":
-        stage = "load" if answer.get("stage") == "load" else "run"
-        raise StudioError(
-            "run_failed", f"onnxruntime can't {stage} the switched model: {answer.get('message', status)}", 422
-        )
+        raise run_failed(answer, model, "the switched model")
 
     def node(index: int) -> dict:
         return {"node": node_id("", index), "name": nodes[index].name, "op_type": nodes[index].op_type}

@@ -51,6 +51,7 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
 _PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output_padding": 1, "output_shape": 1}
 _POSITIVE = ("kernel_shape", "strides", "dilations")
 # where onnxruntime refuses a pads attribute beside a set auto_pad (conv_attributes.h)
+SPEC_REFUSAL = "the edit breaks its operator's spec: "  # onnx's checker passes it; onnxruntime refuses it
 _NO_PADS_WITH_AUTO_PAD = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv")
 
 
@@ -80,7 +81,7 @@ def _judge(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
 
 def _refuse(message: str) -> None:
     """A value the spec rules out: the result is invalid (allow_invalid stores past it)."""
-    raise StudioError("invalid_result", f"the edit would make the model invalid: {message}", 422)
+    raise StudioError("invalid_result", f"{SPEC_REFUSAL}{message}", 422)
 
 
 def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: list[int]) -> None:

@@ -8,16 +8,18 @@ import re
 import onnx
 
 from ..errors import NotFound, StudioError
-from ..onnx_io.inference import infer_isolated
 from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
-from .field_types import BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
+from .batch_end import LateLine
+from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, positional_words, where
+from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, SHAPE, TENSOR_VALUE
 from .jsontypes import optional, required
 from .locate import main_graph_value
 from .names import fresh_name, rename_in_graph
 from .registry import edit_op
 from .shape_hints import hard_coded_hint, refresh_types, stale_hint
 from .sources import tensor_from_source
+from .value_types import value_type
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
 _DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
@@ -67,7 +69,7 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
         False,
     ),
 )
-def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
+def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     """Set the shape (each dim an integer, a symbolic name, or null for unknown; the whole shape
     null for unknown rank) and optionally the element type of a main-graph input or output.
     Dims sent as the model has them stay exactly as they are; its name, doc_string and other
@@ -109,7 +111,9 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str:
     elif shape != before[0] and not is_output:
         said += stale_hint(model)
     if any(v.name == name for v in model.graph.input) and before[0]:
-        said += hard_coded_hint(model, before[0], shape or [])
+        # judged on the batch's result: a later op may replace the constant that hard-codes it
+        old_dims = before[0]
+        return LateLine(lambda: said + hard_coded_hint(model, old_dims, shape or []))
     return said
 
 
@@ -163,55 +167,56 @@ def _cast_inside(model: onnx.ModelProto, name: str, was: int, now: int, places: 
     return f"; a Cast {'after' if is_input else 'before'} it keeps the graph in {onnx.TensorProto.DataType.Name(was)} ({inner!r})"
 
 
-def main_graph_type(model: onnx.ModelProto, tensor: str) -> onnx.TypeProto | None:
-    """A main-graph tensor's type: declared (value_info, inputs, outputs, initializers), else
-    inferred in the helper process; None when neither says."""
-    g = model.graph
-    for v in list(g.value_info) + list(g.input) + list(g.output):
-        if v.name == tensor and v.HasField("type"):
-            return v.type
-    for t in g.initializer:
-        if t.name == tensor:
-            return onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
-    try:  # in the helper process (onnx's C++ on an untrusted model)
-        inferred = infer_isolated(model, name_dims=True)  # onnxruntime types its own ops' outputs
-    except (ValueError, StudioError):
-        return None
-    for v in inferred.graph.value_info:
-        if v.name == tensor and v.HasField("type"):
-            return v.type
-    return None
-
-
 @edit_op(
     "add_output",
     required("tensor", NAME, "the tensor to output"),
     optional("dtype", DTYPE | NULL, "its element type, when it can't be inferred (null: infer it)"),
     optional("shape", SHAPE, "its shape, with dtype (null or absent: unknown rank)"),
+    optional("graph", GRAPH_PATH, 'the graph: the main graph, or a body ("n3/then_branch")', default=""),
+    optional("replace", NAME | NULL, "an output of that graph the tensor takes the place of (needed in a body)"),
 )
 def add_output(model: onnx.ModelProto, op: dict) -> str:
-    """Make an intermediate tensor a graph output. Its type comes from value_info or shape
-    inference, or from `dtype`/`shape` when those can't tell."""
+    """Make a tensor an output of the main graph or, with `graph`, of a body. Its type comes
+    from value_info or shape inference, or from `dtype`/`shape` when those can't tell. With
+    `replace` it takes that output's place (which stops being one; its tensor and producer
+    stay). A body's outputs are positional — an If branch gives one per output of the If, a
+    Loop body its condition, carried values and scan outputs — so in a body an output is only
+    replaced, by a value of the body itself (not one it reads from around it) of the element
+    type the If or Loop needs there (the other branch's, the carried value's)."""
     tensor = op["tensor"]
-    g = model.graph
+    ref = graph_at(model, op["graph"], "add_output")
+    g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
+    body = body_of(model, ref)
+    here = where(model, ref)
     if any(v.name == tensor for v in g.output):
-        raise StudioError("already_output", f"add_output: {tensor!r} is already a graph output")
-    produced = (
-        any(tensor in n.output for n in g.node)
-        or any(v.name == tensor for v in g.input)
-        or any(t.name == tensor for t in g.initializer)
-    )
-    if not produced:
-        raise NotFound(
-            "unknown_tensor", f"add_output: no node, input or initializer of the main graph produces {tensor!r}"
+        said = "a graph output" if not ref.path else f"an output of {here}"
+        raise StudioError("already_output", f"add_output: {tensor!r} is already {said}")
+    if not defines(g, tensor):
+        if body is not None and enclosing_defines(model, ref, tensor):
+            raise StudioError(
+                "breaks_body",
+                f"add_output: {tensor!r} is a value of a graph around {here}; a body gives only its own values"
+                " (an Identity in it can pass this one)",
+            )
+        raise NotFound("unknown_tensor", f"add_output: no node, input or initializer of {here} produces {tensor!r}")
+    replace = op.get("replace")
+    if replace is None and body is not None:
+        raise StudioError(
+            "breaks_body",
+            f'add_output: {positional_words(model, body)}; give "replace" to make {tensor!r} one of them in place of another',
         )
+    k = len(g.output)
+    if replace is not None:
+        k = next((i for i, v in enumerate(g.output) if v.name == replace), -1)
+        if k < 0:
+            raise NotFound("unknown_output", f"add_output: {here} has no output named {replace!r}")
     vi = onnx.ValueInfoProto(name=tensor)
     if op.get("dtype") is not None:
         vi.type.tensor_type.elem_type = onnx.TensorProto.DataType.Value(op["dtype"])
         if op.get("shape") is not None:
             _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
     else:
-        tp = main_graph_type(model, tensor)
+        tp = value_type(model, ref.path, tensor)
         if tp is None:
             raise StudioError(
                 "unknown_type",
@@ -219,18 +224,41 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
                 422,
             )
         vi.type.CopyFrom(tp)
-    g.output.append(vi)
-    return f"added graph output {tensor!r}"
+    if body is not None:
+        check_type_kept(body, k, vi.type, "add_output", tensor)
+    if replace is None:
+        g.output.append(vi)
+        return f"added graph output {tensor!r}"
+    g.output[k].CopyFrom(vi)
+    role = f" ({body.role(k)})" if body is not None else ""
+    return f"{tensor!r} is now an output of {here} in place of {replace!r}{role}"
 
 
-@edit_op("remove_output", required("name", NAME, "the graph output"))
+@edit_op(
+    "remove_output",
+    required("name", NAME, "the graph output"),
+    optional("graph", GRAPH_PATH, "the graph: the main graph (a body's outputs are only replaced)", default=""),
+)
 def remove_output(model: onnx.ModelProto, op: dict) -> str:
-    """Remove a graph output (the tensor and its producer stay). The last output can't go."""
+    """Remove a graph output (the tensor and its producer stay). The last output can't go. A
+    body's outputs stand one for one for what its If or Loop gives: none goes alone (add_output
+    with `replace` puts another tensor in one's place)."""
     name = op["name"]
-    field, i = main_graph_value(model, name, "output")
-    if len(field) == 1:
+    ref = graph_at(model, op["graph"], "remove_output")
+    g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
+    i = next((k for k, v in enumerate(g.output) if v.name == name), -1)
+    if i < 0:
+        raise NotFound("unknown_output", f"the graph has no output named {name!r}")
+    body = body_of(model, ref)
+    if body is not None:
+        raise StudioError(
+            "breaks_body",
+            f"remove_output: {positional_words(model, body)}, so {name!r} can't go alone;"
+            ' add_output with "replace" puts another tensor in its place',
+        )
+    if len(g.output) == 1:
         raise StudioError("last_output", f"remove_output: {name!r} is the graph's only output; a model needs one")
-    del field[i]
+    del g.output[i]
     return f"removed graph output {name!r}"
 
 

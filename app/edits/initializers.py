@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import onnx
+from onnx import numpy_helper
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import resolve_graph
+from ..views.tensors import tensor_array
+from ..words import plural
 from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, TENSOR_VALUE
 from .jsontypes import optional, required
 from .registry import edit_op
-from .sources import tensor_from_source
+from .sources import nonfinite_counts, tensor_files, tensor_from_source
 
 
 def _find(g: onnx.GraphProto, name: str) -> int:
@@ -46,7 +49,8 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     to `dtype` if given, else to the initializer's type; refused where a value would change: 1e40
     into FLOAT, 2.5 into INT64) or {"dtype", "shape", "values"}. Its dtype and shape must stay
     unless allow_type_change is true. The name, doc_string and metadata stay; external data is
-    inlined."""
+    inlined. New values holding NaN or ±Inf the old ones did not are stored, with a warning in
+    the change line."""
     name = op["name"]
     g = _graph(model, op)
     old = g.initializer[_find(g, name)]
@@ -61,6 +65,7 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
             f"initializer {name!r} is {_dtype_name(old)} {list(old.dims)}; the new value is "
             f"{_dtype_name(new)} {list(new.dims)} (set allow_type_change to change it)",
         )
+    warning = _nonfinite_warning(old, new, name)
     if old.HasField("doc_string"):  # proto2 presence: don't add an empty field the file didn't have
         new.doc_string = old.doc_string
     new.metadata_props.extend(old.metadata_props)
@@ -71,7 +76,34 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
                 v.type.tensor_type.elem_type = new.data_type
                 v.type.tensor_type.shape.Clear()
                 v.type.tensor_type.shape.dim.extend(onnx.TensorShapeProto.Dimension(dim_value=d) for d in new.dims)
-    return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}"
+    return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}{warning}"
+
+
+def _nonfinite_warning(old: onnx.TensorProto, new: onnx.TensorProto, name: str) -> str:
+    """The change line's warning when the new values hold more NaN or ±Inf than the old ones did
+    ("; warning: 'w' now holds 216 NaN of 216 values": all-NaN weights run "ok" and answer NaN),
+    else "". Not a refusal: some weights carry Inf on purpose (attention masks). The old values
+    are read only when the new ones hold any."""
+    if new.data_type == onnx.TensorProto.STRING:
+        return ""
+    values = numpy_helper.to_array(new)
+    nan, inf = nonfinite_counts(values)
+    if not nan and not inf:
+        return ""
+    was_nan = was_inf = 0
+    try:
+        source = tensor_files()
+        was_nan, was_inf = nonfinite_counts(tensor_array(old, source.files if source else None))
+    except StudioError:
+        pass  # old values that can't be read here: the new ones' count is said alone
+    held = [
+        f"{n} {word}" + (f" ({was} before)" if was else "")
+        for n, was, word in ((nan, was_nan, "NaN"), (inf, was_inf, "±Inf"))
+        if n > was
+    ]
+    if not held:
+        return ""
+    return f"; warning: {name!r} now holds {' and '.join(held)} of {plural(values.size, 'value')}"
 
 
 @edit_op(

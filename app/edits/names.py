@@ -7,9 +7,12 @@ import json
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.address import resolve_graph
+from ..onnx_io.causes import graph_words
 from ..onnx_io.traverse import graphs_within
-from .field_types import NAME, NODE, STRING
-from .jsontypes import required
+from .bodies import defines, graph_at, where
+from .field_types import GRAPH_PATH, NAME, NODE, STRING
+from .jsontypes import optional, required
 from .locate import find_node, node_words
 from .registry import edit_op
 
@@ -29,20 +32,11 @@ def rename_node(model: onnx.ModelProto, op: dict) -> str:
     return f"{was} renamed to {json.dumps(name, ensure_ascii=False)}"
 
 
-def _defines(g: onnx.GraphProto, name: str) -> bool:
-    return (
-        any(v.name == name for v in g.input)
-        or any(t.name == name for t in g.initializer)
-        or any(s.values.name == name for s in g.sparse_initializer)
-        or any(name in n.output for n in g.node)
-    )
-
-
 def rename_in_graph(g: onnx.GraphProto, old: str, new: str) -> int:
     """Rename `old` to `new` in g and in subgraphs that read it from the outer scope. Counts uses."""
     hits = 0
     # a subgraph defining its own `old` shadows ours: it and what it holds keep theirs
-    for h in graphs_within(g, descend=lambda sub: not _defines(sub, old)):
+    for h in graphs_within(g, descend=lambda sub: not defines(sub, old)):
         hits += _rename_here(h, old, new)
     return hits
 
@@ -97,22 +91,45 @@ def fresh_name(model: onnx.ModelProto, base: str, taken: set[str] | None = None)
     return name
 
 
-@edit_op("rename_tensor", required("from", NAME, "the tensor's name"), required("to", NAME, "a name no tensor has yet"))
+@edit_op(
+    "rename_tensor",
+    required("from", NAME, "the tensor's name"),
+    required("to", NAME, "a name no tensor has yet"),
+    optional("graph", GRAPH_PATH, 'the graph it is a value of: the main graph, or a body ("n3/body")', default=""),
+)
 def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
-    """Rename a tensor (value) of the main graph everywhere it appears: producer, consumers, graph
-    inputs/outputs, value_info, initializers, quantization annotations, and subgraphs that read it
-    from the outer scope. Refused when the new name is already used anywhere."""
+    """Rename a tensor (value) of the main graph, or with `graph` of a body (an If branch, a Loop
+    or Scan body), everywhere it appears: producer, consumers, graph inputs/outputs, value_info,
+    initializers, quantization annotations, and the bodies inside it that read it from the outer
+    scope; values of the same name in other graphs stay. A body's inputs and outputs may be
+    renamed (its If or Loop matches them by position). Refused when the new name is already used
+    anywhere in the model, and for a value a body reads from a graph around it (renamed there)."""
     old, new = op["from"], op["to"]
+    ref = graph_at(model, op["graph"], "rename_tensor")
+    g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
     if old == new:
         raise StudioError("bad_value", "rename_tensor: from and to are the same name")
     if new in all_names(model.graph):
         raise StudioError("name_taken", f"rename_tensor: a tensor named {new!r} already exists")
-    if not _defines(model.graph, old) and not any(v.name == old for v in model.graph.output):
-        raise NotFound("unknown_tensor", f"rename_tensor: the main graph has no tensor {old!r}")
-    hits = rename_in_graph(model.graph, old, new)
-    for info in model.training_info:  # binding keys name main-graph initializers
-        for b in list(info.initialization_binding) + list(info.update_binding):
-            if b.key == old:
-                b.key = new
-                hits += 1
-    return f"tensor {old!r} renamed to {new!r} ({hits} places)"
+    if not defines(g, old):
+        outer = next(
+            (c["path"] for c in reversed(ref.crumbs[:-1]) if defines(resolve_graph(model, c["path"]).container, old)),
+            None,
+        )
+        if outer is not None:
+            raise StudioError(
+                "bad_value",
+                f"rename_tensor: {old!r} is a value of {graph_words(model, outer)}, which {where(model, ref)} reads;"
+                f' rename it there (graph: "{outer}")',
+            )
+        if not any(v.name == old for v in g.output):
+            raise NotFound("unknown_tensor", f"rename_tensor: {where(model, ref)} has no tensor {old!r}")
+    hits = rename_in_graph(g, old, new)
+    if not ref.path:
+        for info in model.training_info:  # binding keys name main-graph initializers
+            for b in list(info.initialization_binding) + list(info.update_binding):
+                if b.key == old:
+                    b.key = new
+                    hits += 1
+    in_body = f" in {where(model, ref)}" if ref.path else ""
+    return f"tensor {old!r} renamed to {new!r}{in_body} ({hits} places)"

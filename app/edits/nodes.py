@@ -1,4 +1,4 @@
-"""Deleting nodes."""
+"""Deleting, inserting and changing the operator of nodes."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import onnx
 from ..errors import NotFound, StudioError
 from ..onnx_io.traverse import op_schema
 from ..words import plural
+from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
 from .domains import import_domain, new_node
-from .field_types import ATTRIBUTE_VALUE, BOOLEAN, NAME, NODE, NULL, STRING
-from .graph_io import main_graph_type
+from .field_types import ATTRIBUTE_VALUE, BOOLEAN, GRAPH_PATH, NAME, NODE, NULL, STRING
 from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
-from .names import fresh_name, rename_in_graph
+from .names import all_names, fresh_name, rename_in_graph
 from .registry import edit_op
 from .unused import drop_initializers, left_unread, names_read
+from .value_types import inferred_type, retype_output, value_type
 
 
 @edit_op(
@@ -32,8 +33,9 @@ def delete_node(model: onnx.ModelProto, op: dict) -> str:
     writes the output's name again, so deleting what insert_node added gives back the graph before
     it; a graph output keeps its name (its producer writes it) — so a pass-through
     node such as Identity, Dropout or Cast goes away cleanly; a graph output it wrote takes that
-    input's type where the two differ in kind or element type (deleting a classifier's ZipMap
-    leaves its probabilities tensor as the output, not a sequence of maps). Without it, readers of
+    input's type where its declared one no longer fits (deleting a classifier's ZipMap leaves
+    its probabilities tensor as the output, not a sequence of maps). A body's output can't
+    become a value of a graph around it (refused: change the node to an Identity). Without it, readers of
     its outputs are left dangling and the batch is refused if that breaks a model that passed the
     checker. The initializers (dense or sparse) only it read go with it unless keep_initializers:
     its weights, or the constant insert_node made for it, would stay behind unread (one that is
@@ -70,19 +72,25 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
                 "cannot_reconnect", f"delete_node: {node_words(node, nid)} has no input to reconnect its consumers to"
             )
         output_names = {v.name for v in g.output} if isinstance(g, onnx.GraphProto) else set()
-        # a graph output the node wrote is now src: it takes src's type where the two differ in
-        # kind or element type (deleting a ZipMap leaves a tensor, not a sequence of maps)
-        src_type = main_graph_type(model, src) if dst in output_names and g is model.graph else None
+        # a graph output the node wrote is now src: it takes src's type where the two differ
+        # (deleting a ZipMap leaves a tensor, not a sequence of maps)
+        src_type = value_type(model, ref.path, src) if dst in output_names else None
         del g.node[idx]
         if isinstance(g, onnx.FunctionProto):
             _rename_in_function(g, dst, src)
             return desc + f"; readers of {dst!r} now read {src!r}"
+        if dst in output_names and not defines(g, src) and body_of(model, ref) is not None:
+            raise StudioError(
+                "cannot_reconnect",
+                f"delete_node: {dst!r}, an output of {where(model, ref)}, would become {src!r} of the enclosing"
+                " graph, which a body can't give as its output; change the node's operator to Identity instead",
+            )
         made_by_node = any(src in n.output for n in g.node)
         if dst in output_names and made_by_node and src not in output_names:
             # keep the graph output's name: src's producer now writes dst directly
             _drop_value_info(g, src)
             rename_in_graph(g, src, dst)
-            return desc + f"; {src!r} is now written as {dst!r}" + _retype_output(g, dst, src_type)
+            return desc + f"; {src!r} is now written as {dst!r}" + _retyped(g, dst, src_type)
         if made_by_node and src not in output_names and _inserted_before(src, dst) and src not in names_read(g):
             # insert_node renamed the producer's output (dst -> dst_pre): its producer writes dst
             # again and every reader keeps its name (what insert_node did is undone to the byte).
@@ -93,29 +101,19 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
             return desc + f"; {src!r} is now written as {dst!r}"
         _drop_value_info(g, dst)
         rename_in_graph(g, dst, src)
-        return desc + f"; readers of {dst!r} now read {src!r}" + _retype_output(g, src, src_type)
+        return desc + f"; readers of {dst!r} now read {src!r}" + _retyped(g, src, src_type)
     del g.node[idx]
     return desc
+
+
+def _retyped(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) -> str:
+    """retype_output where src's type is known (unknown: the output's declaration stays)."""
+    return retype_output(g, name, now) if now is not None else ""
 
 
 def _inserted_before(src: str, dst: str) -> bool:
     """Is `src` the name insert_node gave the output it took `dst` from (`dst_pre`, `dst_pre_2`)?"""
     return src == f"{dst}_pre" or (src.startswith(f"{dst}_pre_") and src[len(dst) + 5 :].isdigit())
-
-
-def _retype_output(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) -> str:
-    """Give graph output `name` the type `now` when its declared one is of another kind or
-    element type (what it says of dims stays otherwise: a deleted Identity keeps "batch")."""
-    out = next((v for v in g.output if v.name == name), None)
-    if out is None or now is None or _type_words(out.type) == _type_words(now):
-        return ""
-    own = {d.dim_param for v in [*g.input, *g.output, *g.value_info] for d in _dims(v.type) if d.dim_param}
-    out.type.CopyFrom(now)
-    for d in _dims(out.type):
-        # a name only inference gave (onnx's unk__3, onnxruntime's X_d0): not the model's to declare
-        if d.dim_param and d.dim_param not in own:
-            d.ClearField("dim_param")
-    return f"; graph output {name!r} is now {onnx.helper.printable_type(out.type)}"
 
 
 def _count_range(low: int, high: int, word: str) -> str:
@@ -125,19 +123,6 @@ def _count_range(low: int, high: int, word: str) -> str:
     if high >= 2**31 - 1:
         return f"{low} or more {word}s"
     return f"{low} to {high} {word}s"
-
-
-def _dims(t: onnx.TypeProto) -> list:
-    return list(t.tensor_type.shape.dim) if t.HasField("tensor_type") else []
-
-
-def _type_words(t: onnx.TypeProto) -> tuple:
-    kind = t.WhichOneof("value")
-    if kind == "tensor_type":
-        return kind, t.tensor_type.elem_type
-    if kind == "sparse_tensor_type":
-        return kind, t.sparse_tensor_type.elem_type
-    return kind, t.SerializeToString(deterministic=True)
 
 
 def _drop_value_info(g: onnx.GraphProto, name: str) -> None:
@@ -158,7 +143,7 @@ def _rename_in_function(f: onnx.FunctionProto, old: str, new: str) -> None:
 
 @edit_op(
     "insert_node",
-    required("tensor", NAME, "a tensor of the main graph"),
+    required("tensor", NAME, "a tensor of the graph, or one it reads from an enclosing graph"),
     required("op_type", NAME, "the new node's operator"),
     optional("domain", STRING, 'its domain ("" is ai.onnx)', default=""),
     optional("name", STRING, "the new node's name", default=""),
@@ -180,30 +165,43 @@ def _rename_in_function(f: onnx.FunctionProto, old: str, new: str) -> None:
         Array(NODE, min_items=1, label="a non-empty array of node ids") | NULL,
         "only these readers of `tensor` read the new output (null or absent: all of them)",
     ),
+    optional("graph", GRAPH_PATH, 'the graph it goes in: the main graph, or a body ("n3/body")', default=""),
 )
 def insert_node(model: onnx.ModelProto, op: dict) -> str:
-    """Insert a node of any operator onto the edge carrying `tensor` in the main graph. The new
-    node reads `tensor` (then the extra `inputs`, e.g. initializer names) and its output replaces
-    `tensor` for all its readers, or only for the node ids listed in `consumers`. For all readers,
-    the node making `tensor` writes `<tensor>_pre` and the new node writes `tensor`, so readers,
-    graph outputs and subgraphs reading it keep the name; for `consumers`, the new node writes
-    `output` (a fresh name) and those read it. `attributes` maps names to values, typed from the operator schema. A domain
-    the model doesn't import yet is imported with it (onnx's domains at the version of the
-    operator's newest schema, others at 1), the ir_version raised only if that import needs it."""
+    """Insert a node of any operator onto the edge carrying `tensor` in the main graph or, with
+    `graph`, in a body (an If branch, a Loop or Scan body). The new node reads `tensor` (then the
+    extra `inputs`, e.g. initializer names) and its output replaces `tensor` for all its readers in
+    that graph, or only for the node ids listed in `consumers`. For all readers of a tensor the
+    graph computes, the node making it writes `<tensor>_pre` and the new node writes `tensor`, so
+    readers, graph outputs and bodies reading it keep the name; a graph output it is takes the
+    type and shape the new node gives it (an ArgMax or a Cast after a model's output), said in
+    the change, or, where nothing can infer them, keeps its element type (a body's output then
+    of unknown shape; the main graph's keeps its declaration, the checker wanting a shape
+    there); a body's output must keep the element type its If or Loop needs. For `consumers`,
+    or a tensor the graph reads (an input, an initializer, a value of an enclosing graph), the
+    new node writes `output` (a fresh name) and those read it. `attributes` maps names to
+    values, typed from the operator schema. A domain the model doesn't import yet is imported
+    with it (onnx's domains at the version of the operator's newest schema, others at 1), the
+    ir_version raised only if that import needs it."""
     from .attributes import new_attribute
 
     tensor, op_type, domain = op["tensor"], op["op_type"], op["domain"]
     extra, attrs = op["inputs"], op["attributes"]
-    g = model.graph
+    ref = graph_at(model, op["graph"], "insert_node")
+    g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
+    here = where(model, ref)
     producer = next((i for i, n in enumerate(g.node) if tensor in n.output), None)
-    is_source = any(v.name == tensor for v in g.input) or any(t.name == tensor for t in g.initializer)
-    if producer is None and not is_source:
-        raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in the main graph")
+    if producer is None and not defines(g, tensor) and not enclosing_defines(model, ref, tensor):
+        around = " or around it" if ref.path else ""
+        raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in {here}{around}")
     node = new_node(op_type, domain, op["name"])
+    if node.name and any(n.name == node.name for n in g.node):
+        raise StudioError("duplicate_name", f"insert_node: {here} already has a node named {node.name!r}")
     imported = import_domain(model, g, node)  # before its attributes: they are typed from its schema
     for attr_name, value in attrs.items():
         node.attribute.append(new_attribute(model, g, node, attr_name, value, None))
     consumers = op.get("consumers")
+    in_body = f" in {here}" if ref.path else ""
     if consumers is None and producer is not None:
         # the producer now writes a fresh name; the new node writes `tensor` for every reader
         fresh = fresh_name(model, f"{tensor}_pre")
@@ -215,40 +213,53 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         node.input.extend([fresh, *extra])
         node.output.append(tensor)
         g.node.insert(producer + 1, node)
-        return _with(f"inserted {op_type} after {tensor!r} (all readers)", imported)
+        said = f"inserted {op_type} after {tensor!r} (all readers){in_body}"
+        return _with(said + _output_retyped(model, ref, tensor), imported)
     output = op.get("output") or fresh_name(model, f"{tensor}_{op_type.lower()}")
-    if output in _names(g):
+    if output in all_names(model.graph):  # a body's name too: it may not shadow one around it
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
     node.input.extend([tensor, *extra])
     node.output.append(output)
     targets = (
-        _consumer_nodes(model, consumers, tensor) if consumers is not None else [n for n in g.node if tensor in n.input]
+        _consumer_nodes(model, ref, consumers, tensor)
+        if consumers is not None
+        else [n for n in g.node if tensor in n.input]
     )
     for n in targets:
         for k, x in enumerate(n.input):
             if x == tensor:
                 n.input[k] = output
     g.node.insert(0 if producer is None else producer + 1, node)
-    return _with(f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s), writing {output!r}", imported)
+    said = f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s){in_body}, writing {output!r}"
+    return _with(said, imported)
+
+
+def _output_retyped(model: onnx.ModelProto, ref, tensor: str) -> str:
+    """When `tensor`, now written by a new node, is an output of ref's graph: that output
+    re-declared as the node now types it (refused where a body's contract fixes another)."""
+    g = ref.container
+    ks = [k for k, v in enumerate(g.output) if v.name == tensor]
+    if not ks:
+        return ""
+    now = inferred_type(model, ref.path, tensor, forget=True)
+    body = body_of(model, ref)
+    if body is not None:
+        for k in ks:
+            check_type_kept(body, k, now, "insert_node", tensor)
+    return retype_output(g, tensor, now, main=not ref.path)
 
 
 def _with(change: str, imported: str) -> str:
     return f"{change}; {imported}" if imported else change
 
 
-def _names(g: onnx.GraphProto) -> set[str]:
-    from .names import all_names
-
-    return all_names(g)
-
-
-def _consumer_nodes(model, consumers, tensor) -> list:
+def _consumer_nodes(model, graph, consumers, tensor) -> list:
     out = []
     for key in consumers:
         ref, _, n, nid = find_node(model, key)
-        if ref.path != "" or tensor not in n.input:
+        if ref.path != graph.path or tensor not in n.input:
             raise StudioError(
-                "bad_value", f"insert_node: {node_words(n, nid)} does not read {tensor!r} in the main graph"
+                "bad_value", f"insert_node: {node_words(n, nid)} does not read {tensor!r} in {where(model, graph)}"
             )
         out.append(n)
     return out

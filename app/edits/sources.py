@@ -337,6 +337,29 @@ def _cast(arr: np.ndarray, dtype_name: str | None, what: str) -> np.ndarray:
 CAST_CHECK_CHUNK = 1 << 20  # elements of an .npy checked at a time before a cast
 
 
+def nonfinite_counts(arr: np.ndarray) -> tuple[int, int]:
+    """(NaN, ±Inf) counts of an array's values; (0, 0) for types that hold neither. A chunk at a
+    time, and a chunk all finite (the usual one) costs one pass: no temporary the size of a
+    big weight. Narrow floats numpy lacks (bfloat16, float8: ml_dtypes) are read as float32."""
+    kind = arr.dtype.kind
+    narrow = kind == "V" and arr.dtype.name.startswith(("float", "bfloat"))
+    if kind not in "fc" and not narrow:
+        return 0, 0
+    flat = arr.reshape(-1)
+    nan = inf = 0
+    for start in range(0, flat.size, CAST_CHECK_CHUNK):
+        chunk = flat[start : start + CAST_CHECK_CHUNK]
+        if narrow:
+            chunk = chunk.astype(np.float32)
+        finite = np.isfinite(chunk)
+        if finite.all():
+            continue
+        nans = int(np.count_nonzero(np.isnan(chunk)))
+        nan += nans
+        inf += chunk.size - int(np.count_nonzero(finite)) - nans
+    return nan, inf
+
+
 def array_from_source(value, what: str) -> np.ndarray:
     """The array of {"npy": digest} (as uploaded) or {"dtype", "shape", "values"}."""
     if isinstance(value, dict) and "npy" in value:

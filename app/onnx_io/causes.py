@@ -1,25 +1,41 @@
 """onnx's checker and inference messages as causes a person reads: the first real one in one
-line naming its node (name, op, graph), the rest folded.
+line naming its node (name or operator and output, and the graph it is in), the rest folded.
 
 Strict inference reports one error per node: the node that is wrong, then "Input 0 expected to
 have type but instead is null" for every node downstream of it (~180 lines on a real model).
-Those follow from the first and are dropped when a real cause is there.
+Those follow from the first: they are folded after the real causes. A node holding subgraphs
+(If, Loop, Scan) reports the errors of its bodies nested under its own head, whose reason is
+only "Inference error(s):": that head is a wrapper, not a cause, and the nested ones are found
+inside its bodies. The checker names only the outermost node ("Bad node spec for node. Name:
+loop OpType: Loop") even when the fault is a node of its body: the message's attribute or node
+name finds that one.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 import onnx
 
-from .address import node_words
-from .traverse import walk_graphs
+from ..errors import NotFound
+from .address import named_address, node_id, subgraph_path
+from .address import node_words as named_node_words
+from .traverse import node_graphs, op_schema, walk_graphs
 
-# onnx names a failing node as "(op_type:Conv, node name: conv1): [ShapeInferenceError] text"
-_PART = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\):\s*")
+# onnx names a failing node as "(op_type:Conv, node name: conv1): [ShapeInferenceError] text",
+# a node without a name as "(op_type:Cast): text"
+_PART = re.compile(r"\(op_type:([^,)]*)(?:, node name: ([^)]*))?\):\s*")
 _TAG = re.compile(r"^\s*(?:\[[A-Za-z]+\]\s*)+")
 _CONSEQUENCE = "expected to have type but instead is null"
+_WRAPPER = {"", "Inference error(s):"}  # the reason of a node whose bodies' errors follow
+# the checker's context line: the node it was checking (the outermost one, for a body's node)
+_CONTEXT = re.compile(r"==> Context: Bad node spec for node\. Name: (.*?) OpType: (\S+)")
+_ELEM = re.compile(r"Inferred elem type differs from existing elem type: \((\w+)\) vs \((\w+)\)")
+_RANK = re.compile(r"Inferred shape and existing shape differ in rank: \((\d+)\) vs \((\d+)\)")
+_DIM = re.compile(r"Inferred shape and existing shape differ in dimension (\d+): \((\d+)\) vs \((\d+)\)")
+_MISMATCH = re.compile(r"source=(\d+)(;?) target=(\d+)")
 
 
 @dataclass
@@ -32,22 +48,114 @@ class Causes:
         return self.first if not self.more else f"{self.first} (+{len(self.more)} more)"
 
 
-def _graph_of(model: onnx.ModelProto | None, name: str, op_type: str) -> str | None:
-    """Where the node named `name` with op `op_type` is, when exactly one node fits."""
-    if model is None or not name:
-        return None
-    places = [
-        ref.path for ref in walk_graphs(model) for n in ref.container.node if n.name == name and n.op_type == op_type
-    ]
-    if len(places) != 1:
-        return None
-    return "the main graph" if places[0] == "" else f"graph {places[0]}"
+@dataclass(frozen=True)
+class _Place:
+    """A node found in the model: its graph's positional path, its index there, the node."""
+
+    path: str
+    index: int
+    node: onnx.NodeProto
+
+    @property
+    def nid(self) -> str:
+        return node_id(self.path, self.index)
+
+
+class _Nodes:
+    """The model's nodes by (operator, name), each with where it is; built on first need."""
+
+    def __init__(self, model: onnx.ModelProto | None):
+        self.model = model
+        self._index: dict[tuple[str, str], list[_Place]] | None = None
+        self._containers: dict[str, object] = {}
+
+    def index(self) -> dict[tuple[str, str], list[_Place]]:
+        if self._index is None:
+            self._index = {}
+            for ref in walk_graphs(self.model) if self.model is not None else []:
+                self._containers[ref.path] = ref.container
+                for i, n in enumerate(ref.container.node):
+                    self._index.setdefault((n.op_type, n.name), []).append(_Place(ref.path, i, n))
+        return self._index
+
+    def container(self, path: str):
+        self.index()
+        return self._containers.get(path)
+
+    def matches(self, op_type: str, name: str, within: str | None) -> list[_Place]:
+        """The nodes of that operator and name in the bodies of node `within` (a node id) at any
+        depth, or with within None those of the main graph (else of any graph)."""
+        places = self.index().get((op_type, name), [])
+        if within is not None:
+            return [p for p in places if p.path.startswith(within + "/")]
+        return [p for p in places if p.path == ""] or places
+
+    def find(self, op_type: str, name: str, within: str | None) -> _Place | None:
+        """The one node matches() gives, None when none or several fit."""
+        places = self.matches(op_type, name, within)
+        return places[0] if len(places) == 1 else None
+
+    def inside(self, holder: _Place) -> list[_Place]:
+        """Every node in the bodies of `holder`, at any depth."""
+        prefix = holder.nid + "/"
+        return [p for places in self.index().values() for p in places if p.path.startswith(prefix)]
+
+
+def graph_words(model: onnx.ModelProto | None, path: str) -> str:
+    """How people are told which graph: "the main graph", or its path with nodes by name
+    ("branch/else_branch": the else_branch of the node named branch; "n3/body" without a name)."""
+    if not path:
+        return "the main graph"
+    try:
+        named = named_address(model, path) if model is not None else path
+    except NotFound:  # an address the model no longer has: its positional form
+        named = path
+    return "/".join(unquote(seg[1:]) if seg.startswith("@") else seg for seg in named.split("/"))
+
+
+def _place_words(model, place: _Place) -> str:
+    node = place.node
+    if node.name:
+        who = named_node_words(node.name, node.op_type)
+    else:
+        written = next((x for x in node.output if x), None)
+        who = f"the {node.op_type} node writing {written!r}" if written else f"a {node.op_type} node"
+    return f"{who} in {graph_words(model, place.path)}"
 
 
 def _node_words(model, op_type: str, name: str) -> str:
-    where = _graph_of(model, name, op_type)
-    who = node_words(name, op_type)
-    return f"{who} in {where}" if where else who
+    """A node named by a message (operator, name): with its graph where exactly one node fits."""
+    place = _Nodes(model).find(op_type, name, None) if model is not None and name else None
+    return _place_words(model, place) if place is not None else named_node_words(name, op_type)
+
+
+def _type_name(code: str) -> str:
+    """An element type as onnx's enum names it (FLOAT16), whether onnx wrote its number or name."""
+    if code.isdigit():
+        try:
+            return onnx.TensorProto.DataType.Name(int(code))
+        except ValueError:
+            return code
+    return code
+
+
+def _said(reason: str, place: _Place | None) -> str:
+    """onnx's reason with element types by name, and what it compares made plain where the
+    node's output it is about is known ("'probs' is inferred FLOAT16 but declared FLOAT")."""
+    outs = [x for x in place.node.output if x] if place is not None else []
+    what = f"its output {outs[0]!r}" if len(outs) == 1 else "an output"
+    if m := _ELEM.search(reason):
+        inferred, declared = _type_name(m.group(1)), _type_name(m.group(2))
+        return reason[: m.start()] + f"{what} is inferred {inferred} but declared {declared}" + reason[m.end() :]
+    if m := _RANK.search(reason):
+        return reason[: m.start()] + f"{what} is inferred of rank {m.group(1)} but declared of rank {m.group(2)}"
+    if m := _DIM.search(reason):
+        k, inferred, declared = m.groups()
+        return reason[: m.start()] + f"{what} is inferred with dim {k} = {inferred} but declared {declared}"
+    if m := _MISMATCH.search(reason):
+        source, target = _type_name(m.group(1)), _type_name(m.group(3))
+        return reason[: m.start()] + f"source={source}{m.group(2)} target={target}" + reason[m.end() :]
+    return reason
 
 
 def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
@@ -55,14 +163,96 @@ def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
     text = str(message or "")
     heads = list(_PART.finditer(text))
     if not heads:
-        lines = [ln.strip() for ln in str(message or "").strip().splitlines() if ln.strip()]
-        return Causes(lines[0] if lines else "onnx refused the model", lines[1:])
-    found = []
+        return _checker_causes(text, _Nodes(model))
+    nodes = _Nodes(model)
+    found = []  # (place or None, op_type, name, reason, is_wrapper)
+    within: list[str] = []  # the node ids whose bodies' errors are being listed, innermost last
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         reason = _TAG.sub("", " ".join(text[m.end() : end].split()))
-        found.append((m.group(1).strip(), m.group(2).strip(), reason))
-    real = [c for c in found if _CONSEQUENCE not in c[2]] or found
-    follow = [c for c in found if c not in real]
-    lines = [f"{_node_words(model, op, name)}: {reason}" for op, name, reason in real + follow]
+        op_type, name = m.group(1).strip(), (m.group(2) or "").strip()
+        place = None
+        if model is not None:
+            while within and not nodes.matches(op_type, name, within[-1]):
+                within.pop()  # no such node in that node's bodies: its list has ended
+            place = nodes.find(op_type, name, within[-1] if within else None)
+        wrapper = reason in _WRAPPER and i + 1 < len(heads)
+        if wrapper and place is not None:
+            within.append(place.nid)
+        found.append((place, op_type, name, reason, wrapper))
+    causes = [c for c in found if not c[4]] or found
+    real = [c for c in causes if _CONSEQUENCE not in c[3]] or causes
+    follow = [c for c in causes if c not in real]
+    lines = [
+        f"{_words(model, place, op, name)}: {_said(reason, place)}" for place, op, name, reason, _ in real + follow
+    ]
     return Causes(lines[0], lines[1:])
+
+
+def _words(model, place: _Place | None, op_type: str, name: str) -> str:
+    return _place_words(model, place) if place is not None else named_node_words(name, op_type)
+
+
+def _checker_causes(text: str, nodes: _Nodes) -> Causes:
+    """The checker's message: its first line, said of the node it is about (the node of a body
+    its words point to, rather than the If or Loop holding it), the context line dropped."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return Causes("onnx refused the model")
+    context = next((m for ln in lines if (m := _CONTEXT.search(ln))), None)
+    if context is None or nodes.model is None:
+        return Causes(lines[0], lines[1:])
+    first = lines[0]
+    rest = [ln for ln in lines[1:] if not _CONTEXT.search(ln)]
+    holder = nodes.find(context.group(2), context.group(1).strip(), None)
+    if holder is None:
+        return Causes(f"{named_node_words(context.group(1).strip(), context.group(2))}: {first}", rest)
+    culprit = _culprit(first, holder, nodes)
+    if isinstance(culprit, str):  # a body itself (its outputs), not a node of it
+        return Causes(f"graph {graph_words(nodes.model, culprit)}: {first}", rest)
+    return Causes(f"{_place_words(nodes.model, culprit or holder)}: {first}", rest)
+
+
+_ATTR = re.compile(r"[Aa]ttribute:? '?([A-Za-z_]\w*)'?")
+_OPERATOR = re.compile(r"for operator (\w+)")
+_NAMED_NODE = re.compile(r"[Nn]ode \(([^)]*)\)|name: (\S*) OpType: (\S+)")
+_GRAPH_OUTPUT = re.compile(r"Graph output '([^']*)'")
+
+
+def _culprit(line: str, holder: _Place, nodes: _Nodes) -> _Place | str | None:
+    """The node (or a body's path, for a body's own fault) in holder's bodies the checker's
+    `line` is about, when its words point to exactly one; None: the holder itself, or unknown."""
+    inner = nodes.inside(holder)
+    if not inner:
+        return None
+    fits = None
+    if m := _ATTR.search(line):
+        attr = m.group(1)
+        if "missing" in line:
+            fits = lambda p: _requires(nodes, p, attr) and not any(a.name == attr for a in p.node.attribute)  # noqa: E731
+        else:
+            fits = lambda p: any(a.name == attr for a in p.node.attribute)  # noqa: E731
+        if fits(holder):
+            return None
+        if op := _OPERATOR.search(line):
+            only = fits
+            fits = lambda p: only(p) and p.node.op_type == op.group(1)  # noqa: E731
+    elif m := _NAMED_NODE.search(line):
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        fits = lambda p: p.node.name == name and (m.group(3) is None or p.node.op_type == m.group(3))  # noqa: E731
+    elif m := _GRAPH_OUTPUT.search(line):
+        bodies = {p.path for p in inner} | _empty_bodies(holder)
+        giving = [path for path in bodies if any(v.name == m.group(1) for v in nodes.container(path).output)]
+        return giving[0] if len(giving) == 1 else None
+    hits = [p for p in inner if fits(p)] if fits is not None else []
+    return hits[0] if len(hits) == 1 else None
+
+
+def _empty_bodies(holder: _Place) -> set[str]:
+    """The paths of holder's own bodies (a branch with no node is found by no node in it)."""
+    return {subgraph_path(holder.nid, attr, item) for attr, item, _ in node_graphs(holder.node)}
+
+
+def _requires(nodes: _Nodes, place: _Place, attr: str) -> bool:
+    schema = op_schema(nodes.model, nodes.container(place.path), place.node) if nodes.model is not None else None
+    return schema is not None and attr in schema.attributes and schema.attributes[attr].required

@@ -2,9 +2,10 @@
 
 Nodes are matched by name where the name is unique in both graphs, then by structure: the same
 op with the same inputs, then with the same outputs, then the k-th remaining node of an op to the
-k-th remaining one of that op (reading order). Tensors (initializers) are matched by name and
-compared by content: the store keeps a big tensor as a reference to its content's digest, so two
-equal weights compare equal without reading them. Every field takes part: a node's op, domain,
+k-th remaining one of that op (reading order). Tensors (initializers, tensor attributes) are
+matched by name and compared by what they hold, not by how it is written (tensor_content.py):
+the same values in raw_data and in float_data, or in a blob of the store and in an external data
+file, are no change. Every field takes part: a node's op, domain,
 inputs, outputs, attributes of every type (subgraphs diffed recursively, their changes named by
 path), doc strings and metadata; the graphs' inputs, outputs and value_info; the model's fields,
 opsets, metadata and functions.
@@ -22,6 +23,7 @@ from onnx import AttributeProto
 from ..onnx_io.address import node_id, subgraph_path
 from .io_pairs import paired, same_shapes
 from .search import format_type
+from .tensor_content import sparse_change, tensor_change
 from .values import type_json
 
 MAX_VALUE = 80  # characters of a value shown in a change line
@@ -43,16 +45,24 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
 
 
-def _attr_value(a: AttributeProto) -> Any:
-    if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-        return None  # diffed as graphs
-    if a.type == AttributeProto.TENSOR:
-        return a.t.SerializeToString()
-    if a.type == AttributeProto.SPARSE_TENSOR:
-        return a.sparse_tensor.SerializeToString()
-    if a.type == AttributeProto.TENSORS:
-        return [t.SerializeToString() for t in a.tensors]
-    return onnx.helper.get_attribute_value(a)
+def _attr_differs(x: AttributeProto, y: AttributeProto, reads) -> bool:
+    """Whether two attributes of one name differ (graphs are diffed as graphs, elsewhere);
+    tensors by what they hold (a Constant's value in raw_data or float_data is the same value)."""
+    if x.type != y.type:
+        return True
+    if x.type == AttributeProto.TENSOR:
+        return tensor_change(x.t, y.t, reads) is not None
+    if x.type == AttributeProto.SPARSE_TENSOR:
+        return sparse_change(x.sparse_tensor, y.sparse_tensor, reads)
+    if x.type == AttributeProto.TENSORS:
+        return len(x.tensors) != len(y.tensors) or any(
+            tensor_change(a, b, reads) is not None for a, b in zip(x.tensors, y.tensors, strict=True)
+        )
+    if x.type == AttributeProto.SPARSE_TENSORS:
+        return len(x.sparse_tensors) != len(y.sparse_tensors) or any(
+            sparse_change(a, b, reads) for a, b in zip(x.sparse_tensors, y.sparse_tensors, strict=True)
+        )
+    return onnx.helper.get_attribute_value(x) != onnx.helper.get_attribute_value(y)
 
 
 def _attr_words(a: AttributeProto | None) -> str:
@@ -68,8 +78,9 @@ def _attr_words(a: AttributeProto | None) -> str:
 
 
 class _Diff:
-    def __init__(self) -> None:
+    def __init__(self, reads) -> None:
         self.nodes: dict[str, list] = {"added": [], "removed": [], "changed": []}
+        self.reads = reads  # each side's reader of the tensors kept outside its graph
 
     # ---------------------------------------------------------------- nodes
     def graphs(self, old: onnx.GraphProto, new: onnx.GraphProto, old_path: str, new_path: str) -> list[str]:
@@ -118,7 +129,7 @@ class _Diff:
             x, y = old_attrs.get(name), new_attrs.get(name)
             if x is not None and y is not None and x.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
                 fields += self.attr_graphs(name, x, y, a_id, b_id)
-            elif x is None or y is None or x.type != y.type or _attr_value(x) != _attr_value(y):
+            elif x is None or y is None or _attr_differs(x, y, self.reads):
                 fields.append(f"attribute {name}: {_attr_words(x)} → {_attr_words(y)}")
         fields += [f"metadata {c}" for c in _props_changes(a.metadata_props, b.metadata_props)]
         if [d.SerializeToString() for d in a.device_configurations] != [
@@ -138,7 +149,7 @@ class _Diff:
             before = sum(len(v) for v in self.nodes.values())
             graph_changes = self.graphs(g, h, subgraph_path(a_id, name, item), subgraph_path(b_id, name, item))
             graph_changes += _io_words(g, h)
-            graph_changes += [f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer)]
+            graph_changes += [f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer, self.reads)]
             inner = sum(len(v) for v in self.nodes.values()) - before
             label = name if item is None else f"{name}[{k}]"
             if inner:
@@ -226,15 +237,8 @@ def _props_changes(old, new) -> list[str]:
     return out
 
 
-def _content(t: onnx.TensorProto) -> bytes:
-    c = onnx.TensorProto()
-    c.CopyFrom(t)
-    c.name = ""
-    return c.SerializeToString(deterministic=True)
-
-
-def _tensor_changes(old, new) -> list[str]:
-    d = tensor_diff(old, new)
+def _tensor_changes(old, new, reads) -> list[str]:
+    d = tensor_diff(old, new, reads)
     return (
         [f"{t['name']} {t['change']}" for t in d["changed"]]
         + [f"{n} added" for n in d["added"]]
@@ -242,20 +246,13 @@ def _tensor_changes(old, new) -> list[str]:
     )
 
 
-def tensor_diff(old, new) -> dict:
+def tensor_diff(old, new, reads=(None, None)) -> dict:
+    """Tensors added, removed and changed (by name): a change in words, by what they hold."""
     a = {t.name: t for t in old}
     b = {t.name: t for t in new}
     changed = []
     for name in a:
-        if name in b and _content(a[name]) != _content(b[name]):
-            x, y = a[name], b[name]
-            if list(x.dims) != list(y.dims) or x.data_type != y.data_type:
-                words = (
-                    f"{onnx.TensorProto.DataType.Name(x.data_type)} {list(x.dims)} → "
-                    f"{onnx.TensorProto.DataType.Name(y.data_type)} {list(y.dims)}"
-                )
-            else:
-                words = "values changed"
+        if name in b and (words := tensor_change(a[name], b[name], reads)) is not None:
             changed.append({"name": name, "change": words})
     return {
         "added": [n for n in b if n not in a],
@@ -292,9 +289,11 @@ def _io_diff(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> dict:
 MODEL_FIELDS = ("ir_version", "producer_name", "producer_version", "domain", "model_version", "doc_string")
 
 
-def model_diff(old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
-    """The diff of `old` to `new` (what GET .../diff answers, besides which models they are)."""
-    d = _Diff()
+def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -> dict:
+    """The diff of `old` to `new` (what GET .../diff answers, besides which models they are).
+    reads: each side's reader of its tensors kept outside the graph (external.ExternalFiles):
+    without one, such a tensor equals only one with the same reference."""
+    d = _Diff(reads)
     graph_changes = d.graphs(old.graph, new.graph, "", "")
     model: dict[str, Any] = {
         f: [getattr(old, f), getattr(new, f)] for f in MODEL_FIELDS if getattr(old, f) != getattr(new, f)
@@ -331,7 +330,7 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
     counts = {k: len(v) for k, v in d.nodes.items()}
     return {
         "nodes": d.nodes,
-        "tensors": tensor_diff(list(old.graph.initializer), list(new.graph.initializer)),
+        "tensors": tensor_diff(list(old.graph.initializer), list(new.graph.initializer), reads),
         "inputs": _io_diff(old.graph, new.graph, "input"),
         "outputs": _io_diff(old.graph, new.graph, "output"),
         "metadata": metadata,

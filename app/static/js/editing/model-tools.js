@@ -111,7 +111,8 @@ function opsetForm(summary, ctx) {
   ], async () => {
     const version = Number(picker.value);
     if (version === current) throw new Error(`The model is already at opset ${current}: pick another version.`);
-    await runTool(ctx, "Opset conversion", [{ op: "convert_opset", version }]);
+    // an adapter may rewrite an operator (Upsample -> Resize, Split's attribute -> input): did the outputs move?
+    await runTool(ctx, "Opset conversion", [{ op: "convert_opset", version }], { compare: true });
   }, { id: "convert-opset" });
   return form;
 }

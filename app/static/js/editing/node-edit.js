@@ -6,15 +6,21 @@ import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { attributeEditText, dtypeNumber, isDtypeAttribute } from "../lib/format.js";
 import { parseAttributeInput } from "../panels/attribute-view.js";
+import { attributeBatch } from "./attribute-batch.js";
 import {
   ATTRIBUTE_TYPES, actionBar, checkbox, editForm, field, fieldId, operatorField, parseTensorJSON, select, submit,
   tensorNameList, textInput,
 } from "./edit-forms.js";
 
-/** The index of a main-graph node from its id ("n7" -> 7), else null. */
-function mainIndex(nodeId) {
-  const m = /^n(\d+)$/.exec(nodeId || "");
+/** The index of a node in its graph from its id ("n7" -> 7, "n2/then_branch/n1" -> 1), else null. */
+function nodeIndex(nodeId) {
+  const m = /(?:^|\/)n(\d+)$/.exec(nodeId || "");
   return m ? Number(m[1]) : null;
+}
+
+/** The id of node `index` of the graph on screen (a body's ids start with its path). */
+function nodeIdIn(graph, index) {
+  return graph.path ? `${graph.path}/n${index}` : `n${index}`;
 }
 
 function inMainGraph(ctx) {
@@ -125,10 +131,12 @@ function followOperator(op, attrs, onEntry = undefined) {
   op.ready.then(onOp);
 }
 
-/** Add an attribute: the schema's attributes the node doesn't set, or any name for an operator without a schema. */
+/** Add an attribute: the schema's attributes the node doesn't set, or any name for an operator
+ * without a schema. Saved with the node's other attribute changes pending (attribute-batch.js). */
 export function addAttributeForm(node, ctx) {
   const holder = el("div", { class: "ed-add-attr" }, el("div", { class: "muted" }, "Loading the operator's attributes…"));
   const set = new Set((node.attributes || []).map((a) => a.name));
+  const batch = attributeBatch(node, ctx);
   const build = (schema) => {
     const known = schema && schema.kind === "schema";
     const free = (known ? schema.attributes : []).filter((a) => !set.has(a.name));
@@ -157,19 +165,32 @@ export function addAttributeForm(node, ctx) {
       typeCtl.addEventListener("change", describe);
     }
     nameCtl.addEventListener("change", describe);
-    const { form } = editForm("ed-add-attr-form", [
+    const button = submit("Add attribute");
+    // its value typed is one of the panel's pending changes: Add attribute saves the others with
+    // it, and their Save (or Enter) saves it with theirs
+    const entry = {
+      get name() { return nameCtl.value.trim() || "a new attribute"; },
+      isNew: true, mark: null, button, label: "Add attribute", error: null,
+      changed: () => value.value.trim() !== "",
+      op: () => {
+        const name = nameCtl.value.trim();
+        if (!name) throw new Error("Give the attribute a name.");
+        const type = typeOf();
+        const op = { op: "set_attribute", node: node.id, name, value: typedAttributeValue(node, name, type, value.value) };
+        if (!known) op.type = type;
+        return op;
+      },
+      discard: () => { value.value = ""; },
+      settle: () => { value.value = ""; },
+    };
+    const { form, error } = editForm("ed-add-attr-form", [
       known ? field("Attribute", nameCtl) : el("div", { class: "ed-grid2" }, field("Name", nameCtl), field("Type", typeCtl)),
       desc,
       field("Value", value),
-      el("div", { class: "ed-actions" }, submit("Add attribute")),
-    ], async () => {
-      const name = nameCtl.value.trim();
-      if (!name) throw new Error("Give the attribute a name.");
-      const type = typeOf();
-      const op = { op: "set_attribute", node: node.id, name, value: typedAttributeValue(node, name, type, value.value) };
-      if (!known) op.type = type;
-      await ctx.actions.edit([op]);
-    }, { id: "add-attribute" });
+      el("div", { class: "ed-actions" }, button),
+    ], () => batch.save(entry), { id: "add-attribute" });
+    Object.assign(entry, { mark: form, error });
+    batch.track(entry, [value, nameCtl]);
     describe();
     holder.replaceChildren(form);
   };
@@ -303,7 +324,7 @@ function newNodeFields(ctx) {
  */
 function insertForm(node, ctx, where) {
   const graph = ctx.graph || {};
-  const index = mainIndex(node.id);
+  const index = nodeIndex(node.id);
   const inputs = (node.inputs || []).filter(Boolean);
   const { op, domain, name, attrs, attrsBox } = newNodeFields(ctx);
   const extra = textInput("inputs", "", { class: "mono", placeholder: "optional, e.g. scale, bias", "aria-label": "Extra inputs" });
@@ -312,7 +333,7 @@ function insertForm(node, ctx, where) {
     : null;
   const explain = where === "after"
     ? ["This node's output becomes ", el("code", {}, `${node.outputs[0]}_pre`), "; the new node reads it and writes ", el("code", {}, node.outputs[0]),
-      ", so every reader (and a graph output) keeps its name. Deleting the new node with Reconnect puts it back."]
+      ", so every reader (and a graph output) keeps its name; a graph output takes the new node's type. Deleting the new node with Reconnect puts it back."]
     : ["The new node reads the chosen input; only this node reads the new node's output."];
   const { form } = editForm(`ed-insert ed-insert-${where}`, [
     el("p", { class: "ed-hint muted ed-explain" }, explain),
@@ -329,6 +350,7 @@ function insertForm(node, ctx, where) {
     if (!opType) throw new Error("Choose the operator of the new node, e.g. Relu.");
     const entry = op.lookup(opType);
     const insert = { op: "insert_node", tensor: where === "after" ? node.outputs[0] : tensorCtl.value, op_type: entry ? entry.op_type : opType };
+    if (graph.path) insert.graph = graph.path;
     if (domain.value.trim() && domain.value.trim() !== "ai.onnx") insert.domain = domain.value.trim();
     if (name.value.trim()) insert.name = name.value.trim();
     const base = (name.value.trim() || insert.op_type).toLowerCase();
@@ -338,11 +360,11 @@ function insertForm(node, ctx, where) {
     if (Object.keys(values).length) insert.attributes = values;
     let selection;
     if (where === "after") {
-      selection = { kind: "node", id: `n${index + 1}` }; // placed right after its producer: this node
+      selection = { kind: "node", id: nodeIdIn(graph, index + 1) }; // placed right after its producer: this node
     } else {
       insert.consumers = [node.id];
       const producer = (graph.nodes || []).findIndex((n) => (n.outputs || []).includes(insert.tensor));
-      selection = { kind: "node", id: `n${producer < 0 ? 0 : producer + 1}` };
+      selection = { kind: "node", id: nodeIdIn(graph, producer < 0 ? 0 : producer + 1) };
     }
     await ctx.actions.edit([...more.constants, insert], { selection });
   });
@@ -462,7 +484,7 @@ function addNodeForm(node, ctx) {
     }
     if (written.length) add.outputs = written;
     const at = (graph.nodes || []).length; // appended: every other node keeps its id
-    await ctx.actions.edit(ops, { selection: { kind: "node", id: graph.path ? `${graph.path}/n${at}` : `n${at}` } });
+    await ctx.actions.edit(ops, { selection: { kind: "node", id: nodeIdIn(graph, at) } });
   });
   return form;
 }
@@ -488,16 +510,17 @@ function deleteForm(node, ctx) {
 
 /** The "Edit node" section's buttons: insert before/after, change operator, delete. */
 export function nodeActions(node, ctx) {
-  const main = inMainGraph(ctx) && mainIndex(node.id) !== null;
+  // the main graph and its bodies (If branches, Loop and Scan bodies); not a model function
+  const inserts = (ctx.graph || {}).kind !== "function" && nodeIndex(node.id) !== null;
   const items = [];
-  if (main && (node.outputs || []).length) items.push({ key: "insert-after", label: "Insert after", build: () => insertForm(node, ctx, "after") });
-  if (main && (node.inputs || []).some(Boolean)) items.push({ key: "insert-before", label: "Insert before", build: () => insertForm(node, ctx, "before") });
+  if (inserts && (node.outputs || []).length) items.push({ key: "insert-after", label: "Insert after", build: () => insertForm(node, ctx, "after") });
+  if (inserts && (node.inputs || []).some(Boolean)) items.push({ key: "insert-before", label: "Insert before", build: () => insertForm(node, ctx, "before") });
   items.push({ key: "rewire", label: "Rewire", build: () => rewireForm(node, ctx) });
   items.push({ key: "add-node", label: "Add node", build: () => addNodeForm(node, ctx) });
   items.push({ key: "change-op", label: "Change op", build: () => changeOpForm(node, ctx) });
   items.push({ key: "delete", label: "Delete", cls: "btn-danger", build: () => deleteForm(node, ctx) });
   const bar = actionBar(items, { cls: "node-actions" });
-  if (!main) bar.append(el("div", { class: "ed-hint muted" }, "Inserting nodes works in the main graph."));
+  if (!inserts) bar.append(el("div", { class: "ed-hint muted" }, "Inserting nodes works in the main graph and its bodies, not in a model function."));
   return bar;
 }
 

@@ -184,7 +184,8 @@ export function npyFilename(name) {
   return `${safe}.npy`;
 }
 
-/** Rename a main-graph tensor everywhere (rename_tensor); `onRenamed(newName)` picks the new selection. */
+/** Rename a tensor of the graph on screen (the main graph or a body) everywhere (rename_tensor);
+ * `selectionFor(newName)` picks the new selection. */
 export function renameTensorForm(name, ctx, selectionFor) {
   const input = textInput("to", name, { class: "mono", "aria-label": `New name for ${name}` });
   const { form } = editForm("ed-inline ed-rename-tensor", [
@@ -193,7 +194,11 @@ export function renameTensorForm(name, ctx, selectionFor) {
     const to = input.value;
     if (!to.trim()) throw new Error("Give the tensor a name.");
     if (to === name) throw new Error("That is already its name.");
-    await ctx.actions.edit([{ op: "rename_tensor", from: name, to }], { selection: selectionFor(to) });
+    /** @type {{op: string, from: string, to: string, graph?: string}} */
+    const op = { op: "rename_tensor", from: name, to };
+    const path = (ctx.graph && ctx.graph.path) || "";
+    if (path) op.graph = path; // a body's value: renamed there and in the bodies inside it
+    await ctx.actions.edit([op], { selection: selectionFor(to) });
   });
   return form;
 }

@@ -1,12 +1,14 @@
 // One node attribute in the node panel: an inline editor for the scalar and list types, a
 // readable view of every other AttributeProto type (tensors with a preview, sparse tensors,
 // subgraphs as links, TypeProtos in ONNX notation), and `ref_attr_name` references inside
-// function bodies shown as a reference to the function's attribute. Every attribute can be
-// deleted; TENSOR attributes get their values replaced from an uploaded .npy or JSON, TENSORS
-// from a JSON list.
+// function bodies shown as a reference to the function's attribute. An attribute the operator
+// doesn't require can be deleted; TENSOR attributes get their values replaced from an uploaded
+// .npy or JSON, TENSORS from a JSON list. The typed fields' changes are saved together
+// (editing/attribute-batch.js): several attributes that must change at once are one edit.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
-import { canEdit, disclosure, dtypeSelect, editForm, field, parseTensorJSON, runForm, submit } from "../editing/edit-forms.js";
+import { canEdit, disclosure, dtypeSelect, editForm, field, parseTensorJSON, submit } from "../editing/edit-forms.js";
+import { attributeBatch } from "../editing/attribute-batch.js";
 import { tensorValueForms } from "../editing/tensor-edit.js";
 import { attributeEditText, attributeValueName, dtypeNumber, formatInteger, formatNumber, formatTensor, isDtypeAttribute, onnxType } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
@@ -109,41 +111,41 @@ function referenceView(attr, ctx) {
 }
 
 /** The editor of an INT attribute holding a data type: a picker of the names, sending the number. */
-function dtypeEditor(attr, node, ctx, error) {
-  const number = formatNumber(attr.value);
-  const picker = dtypeSelect(attributeValueName(node, attr) || number, {
-    name: "value", "aria-label": `Value of ${attr.name}`, title: `TensorProto.DataType ${number}`,
+function dtypeEditor(attr, node, row, error, del) {
+  let held = attributeValueName(node, attr) || formatNumber(attr.value);
+  const picker = dtypeSelect(held, {
+    name: "value", "aria-label": `Value of ${attr.name}`, title: `TensorProto.DataType ${formatNumber(attr.value)}`,
   });
-  const form = el("form", { class: "attr-edit attr-edit-dtype" }, picker, el("button", { type: "submit", class: "btn btn-small" }, "Save"));
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    runForm(form, error, async () => {
-      const value = dtypeNumber(picker.value) ?? parseAttributeInput("INT", picker.value);
-      await ctx.actions.setAttribute(node.id, attr.name, value);
-    });
-  });
-  return form;
+  const button = el("button", { type: "submit", class: "btn btn-small" }, "Save");
+  const form = el("form", { class: "attr-edit attr-edit-dtype" }, picker, button);
+  const entry = {
+    name: attr.name, mark: row, button, label: "Save", del, error,
+    changed: () => picker.value !== held,
+    op: () => ({ op: "set_attribute", node: node.id, name: attr.name, value: dtypeNumber(picker.value) ?? parseAttributeInput("INT", picker.value) }),
+    discard: () => { picker.value = held; },
+    settle: () => { held = picker.value; },
+  };
+  return { form, entry, watch: [picker] };
 }
 
-function editor(attr, node, ctx, error) {
-  if (isDtypeAttribute(node, attr)) return dtypeEditor(attr, node, ctx, error);
-  const initial = attributeEditText(attr);
+/** The text field of a scalar or list attribute, with its Save; Escape puts the value back. */
+function editor(attr, node, row, error, del) {
+  if (isDtypeAttribute(node, attr)) return dtypeEditor(attr, node, row, error, del);
+  let held = attributeEditText(attr);
   const input = el("input", {
-    type: "text", name: "value", value: initial, class: "mono", spellcheck: "false",
+    type: "text", name: "value", value: held, class: "mono", spellcheck: "false",
     "aria-label": `Value of ${attr.name}`, autocomplete: "off",
   });
-  const form = el("form", { class: "attr-edit" }, input, el("button", { type: "submit", class: "btn btn-small" }, "Save"));
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    runForm(form, error, async () => {
-      const value = parseAttributeInput(attr.type, input.value);
-      await ctx.actions.setAttribute(node.id, attr.name, value);
-    });
-  });
-  input.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") { input.value = initial; showError(error, ""); }
-  });
-  return form;
+  const button = el("button", { type: "submit", class: "btn btn-small" }, "Save");
+  const form = el("form", { class: "attr-edit" }, input, button);
+  const entry = {
+    name: attr.name, mark: row, button, label: "Save", del, error,
+    changed: () => input.value !== held,
+    op: () => ({ op: "set_attribute", node: node.id, name: attr.name, value: parseAttributeInput(attr.type, input.value) }),
+    discard: () => { input.value = held; },
+    settle: () => { held = input.value; },
+  };
+  return { form, entry, watch: [input] };
 }
 
 /** Replace a TENSOR attribute's value (from .npy or JSON) or a TENSORS attribute's list (JSON). */
@@ -174,17 +176,35 @@ function tensorReplace(attr, node, ctx) {
 
 const LISTS = new Set(["INTS", "FLOATS", "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSORS", "TYPE_PROTOS"]);
 
+/** A Delete button for an attribute, shown once the operator's schema says it doesn't require
+ * it (deleting If's then_branch or Cast's `to` can only be refused); a required one says so. */
+function deleteButton(attr, node, ctx) {
+  const del = el("button", {
+    type: "button", class: "linklike attr-delete", title: `Delete the attribute ${attr.name} (the operator's default then applies)`,
+    "aria-label": `Delete attribute ${attr.name}`, hidden: true,
+  }, "Delete");
+  ctx.actions.loadSchema(node.id).then((schema) => {
+    const formal = schema && schema.kind === "schema" ? (schema.attributes || []).find((a) => a.name === attr.name) : null;
+    if (!formal || !formal.required) { del.hidden = false; return; }
+    const why = tag("required", "attr-required");
+    why.title = `${node.op_type} requires ${attr.name}: it can't be deleted, only changed`;
+    del.replaceWith(why);
+  }).catch(() => { del.hidden = false; }); // no schema to ask: the server says when it is refused
+  return del;
+}
+
 export function attributeRow(attr, node, ctx) {
   const row = el("div", { class: "attr", "data-attr": attr.name });
   const error = fieldError();
   const editing = canEdit(ctx);
-  const del = editing ? el("button", {
-    type: "button", class: "linklike attr-delete", title: `Delete the attribute ${attr.name} (the operator's default then applies)`,
-    "aria-label": `Delete attribute ${attr.name}`,
-  }, "Delete") : null;
+  const del = editing ? deleteButton(attr, node, ctx) : null;
+  const batch = editing ? attributeBatch(node, ctx) : null;
+  const edited = editing && !attr.ref_attr_name && EDITABLE.has(attr.type) && attr.truncated === undefined
+    ? editor(attr, node, row, error, del) : null;
   if (del) {
-    del.addEventListener("click", () => runForm(row, error,
-      () => ctx.actions.edit([{ op: "delete_attribute", node: node.id, name: attr.name }])));
+    // the other fields' pending changes go with the deletion: the panel is drawn again after it
+    const own = { op: "delete_attribute", node: node.id, name: attr.name };
+    del.addEventListener("click", () => batch.submit(row, edited ? edited.entry : null, error, own));
   }
   // a list's length beside its type: a tree ensemble's nodes_* lists run to thousands
   const length = LISTS.has(attr.type) && Array.isArray(attr.value) ? attr.truncated ?? attr.value.length : null;
@@ -192,11 +212,24 @@ export function attributeRow(attr, node, ctx) {
     el("span", { class: "attr-name" }, attr.name),
     el("span", { class: "attr-type" }, attr.type, length === null ? "" : ` · ${formatInteger(length)}`),
     attr.ref_attr_name ? tag("reference", "tag-ref") : null,
+    edited ? tag("not saved", "tag-warn attr-unsaved") : null,
     del));
   if (attr.ref_attr_name) {
     row.append(referenceView(attr, ctx));
-  } else if (editing && EDITABLE.has(attr.type) && attr.truncated === undefined) {
-    row.append(editor(attr, node, ctx, error));
+  } else if (edited) {
+    row.append(edited.form);
+    edited.form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      batch.submit(row, edited.entry, error);
+    });
+    const field = edited.watch[0];
+    field.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      edited.entry.discard();
+      showError(error, "");
+      batch.refresh();
+    });
+    batch.track(edited.entry, edited.watch);
   } else {
     row.append(el("div", { class: "attr-value" }, attributeValueView(attr, ctx, row, node)));
     if (editing && (attr.type === "TENSOR" || attr.type === "TENSORS") && attr.truncated === undefined) {

@@ -18,19 +18,49 @@ export function splitChange(line) {
   return [line.slice(0, colon), line.slice(colon + 2, arrow), line.slice(arrow + 3)];
 }
 
+/** "12 Mar, 14:05" (the year too when it isn't this one): when a revision or model was made. */
+function shortTime(seconds) {
+  if (typeof seconds !== "number") return "";
+  const date = new Date(seconds * 1000);
+  const sameYear = date.getFullYear() === new Date().getFullYear();
+  return date.toLocaleString(undefined, {
+    day: "numeric", month: "short", ...(sameYear ? {} : { year: "numeric" }), hour: "numeric", minute: "2-digit",
+  });
+}
+
+/** An option for another model: its name, its id when another stored model has that name (as
+ * the models page tells them apart), the revision compared with and when it was uploaded. */
+function modelOption(m, twins) {
+  const id = twins.get(m.name) > 1 ? ` · ${m.id}` : "";
+  const when = m.created ? ` · uploaded ${shortTime(m.created)}` : "";
+  return el("option", { value: `model:${m.id}`, title: `model ${m.id}, revision ${m.revision}${when}` },
+    `${m.name}${id} · revision ${m.revision}${when}`);
+}
+
 function picker(ctx, onPick) {
   const select = el("select", { id: "compare-with", "aria-label": "Compare with" },
     el("option", { value: "" }, "Loading…"));
   Promise.all([ctx.actions.loadRevisions(), ctx.actions.listModels()]).then(([revs, models]) => {
     clear(select);
     const here = ctx.summary.revision;
+    const stored = models.models.filter((m) => (m.kind || "model") === "model"); // not a data file, a lone tensor
+    const others = stored.filter((m) => m.id !== ctx.modelId);
+    const twins = new Map();
+    for (const m of stored) twins.set(m.name, (twins.get(m.name) || 0) + 1);
+    // copies of this model (the same name: uploaded again, edited apart) before the rest
+    const name = ctx.summary.name;
+    const copies = others.filter((m) => m.name === name);
+    const rest = others.filter((m) => m.name !== name);
     select.append(el("option", { value: "" }, "Choose…"),
       el("optgroup", { label: "Revisions of this model" },
         [...revs.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== here)
-          .map((r) => { const { text, title } = revisionChoice(r); return el("option", { value: `rev:${r.revision}`, title }, text); })),
-      el("optgroup", { label: "Other models" },
-        models.models.filter((m) => m.id !== ctx.modelId)
-          .map((m) => el("option", { value: `model:${m.id}` }, `${m.name} (revision ${m.revision})`))));
+          .map((r) => {
+            const { text, title } = revisionChoice(r);
+            const when = shortTime(r.created);
+            return el("option", { value: `rev:${r.revision}`, title: [when ? `made ${when}` : "", title].filter(Boolean).join("\n") }, text);
+          })),
+      copies.length ? el("optgroup", { label: `Other models named ${name}` }, copies.map((m) => modelOption(m, twins))) : null,
+      rest.length ? el("optgroup", { label: "Other models" }, rest.map((m) => modelOption(m, twins))) : null);
     const chosen = ctx.compare && ctx.compare.choice;
     if (chosen) select.value = chosen;
   }).catch((err) => {
@@ -171,7 +201,9 @@ function costsSection(d, ctx, sideName) {
 
 function result(root, d, ctx) {
   const n = d.nodes;
-  const sideName = (s) => (s.model === ctx.modelId ? `revision ${s.revision}` : `${s.name} (revision ${s.revision})`);
+  // another model of this one's name (a copy uploaded again) by its id too, as the picker names it
+  const sideName = (s) => (s.model === ctx.modelId ? `revision ${s.revision}`
+    : s.name === ctx.summary.name ? `${s.name} (model ${s.model}, revision ${s.revision})` : `${s.name} (revision ${s.revision})`);
   const stepper = el("div", { class: "ed-row compare-step" },
     el("button", { type: "button", class: "btn btn-small", id: "compare-prev", onclick: () => ctx.actions.stepCompare(-1) }, "‹ Previous"),
     el("button", { type: "button", class: "btn btn-small", id: "compare-next", onclick: () => ctx.actions.stepCompare(1) }, "Next ›"),

@@ -638,6 +638,26 @@ function topValues(preview) {
         el("strong", {}, String(k)), ` → ${formatValue(v, preview.dtype)}`)]))))))); // a line breaks between pairs
 }
 
+// how the server names the node a run failed at (runtime_check.describe, as the Validation
+// panel's verdict words it): 'node "flatten" (Reshape) in the main graph: …'
+const FAILED_NODE = /^onnxruntime can't (?:run|load) the model: node ("(?:[^"\\]|\\.)*") \(([\w.]+)\)/;
+
+/** A refused run in the server's words, with a link to the node it failed at (as the
+ * Validation panel gives one) when exactly one node of the main graph has that name and op. */
+function runFailure(message, graph, ctx) {
+  const box = el("div", { class: "run-failure", id: "run-failure" }, el("div", { class: "field-error", role: "alert" }, message));
+  const m = FAILED_NODE.exec(message);
+  let name = null;
+  try { name = m ? JSON.parse(m[1]) : null; } catch { name = null; }
+  const found = name ? (graph.nodes || []).filter((n) => n.name === name && n.op_type === m[2]) : [];
+  if (found.length === 1) {
+    const node = found[0];
+    box.append(el("a", { class: "inference-link run-failure-node", href: ctx.nodeHref("", node.id), "data-node": node.id },
+      `${node.op_type} ${nodeLabel(node.name, node.id)} ›`));
+  }
+  return box;
+}
+
 /** Fill `root` (the sidebar) with the run panel. */
 export function renderRunPanel(root, ctx) {
   clear(root);
@@ -753,7 +773,7 @@ export function renderRunPanel(root, ctx) {
       out.dataset.ready = "true";
     } catch (err) {
       clear(out);
-      out.append(el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
+      out.append(runFailure(err.message || String(err), graph, ctx));
     } finally {
       button.disabled = false;
     }

@@ -1,11 +1,12 @@
 // The panel of one tensor name of the graph on screen — a graph input or output, an
 // initializer (dense or sparse), an intermediate value: its type (declared or inferred), its
 // doc_string and metadata_props, quantization annotations, values, producer and readers.
-// Editing: a graph input/output's type and shape (io-panel.js), renaming a main-graph tensor
-// everywhere, making it a graph output, and an initializer's values (replace from .npy or JSON,
-// save as .npy, delete when unused).
+// Editing: a graph input/output's type and shape (io-panel.js), renaming a tensor of the main
+// graph or a body everywhere, making it a graph output (in a body: in place of one, as a body's
+// outputs are positional), and an initializer's values (replace from .npy or JSON, save as .npy,
+// delete when unused).
 import { el, clear } from "../widgets/dom.js";
-import { canEdit, editForm, submit } from "../editing/edit-forms.js";
+import { canEdit, editForm, select, submit } from "../editing/edit-forms.js";
 import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
 import { formatDims, formatNumber, formatType } from "../lib/format.js";
@@ -112,25 +113,42 @@ function replaceValuesSection(name, init, ctx) {
   return s;
 }
 
-/** Whether `name` is a value of the main graph rename_tensor can rename. */
-function mainGraphTensor(name, facts, ctx) {
+/** Whether `name` is a value of the graph on screen (the main graph or a body, not a model
+ * function) that rename_tensor can rename: not one it reads from an enclosing graph. */
+function ownTensor(name, facts, ctx) {
   const graph = ctx.graph || {};
-  if (graph.path || graph.kind === "function") return false;
-  if (facts.input || facts.output || facts.initializer) return true;
+  if (graph.kind === "function") return false;
+  if (facts.input || facts.initializer) return true;
   const producer = ctx.model && ctx.model.producer.get(name);
-  return !!(producer && ctx.model.boxes.get(producer)?.kind === "node");
+  if (producer && ctx.model.boxes.get(producer)?.kind === "node") return true;
+  return !!facts.output && !graph.path; // a body's output from outside it is not its own
+}
+
+/** A body's value made one of its outputs, in place of the one chosen (add_output with replace). */
+function replaceOutputForm(name, graph, ctx) {
+  const outputs = (graph.outputs || []).map((o) => o.name);
+  const which = select("replace", outputs.map((o) => [o, o]), outputs[0], { class: "mono", "aria-label": "The output it replaces" });
+  const { form } = editForm("ed-inline ed-replace-output", [
+    el("div", { class: "ed-row" }, submit("Make it the output", "btn btn-small"), el("span", { class: "muted" }, "in place of"), which),
+    el("div", { class: "ed-hint muted" }, "A body's outputs are positional (one per output of its If or Loop): this tensor takes the chosen one's place."),
+  ], () => ctx.actions.edit([{ op: "add_output", graph: graph.path, tensor: name, replace: which.value }]));
+  return form;
 }
 
 /** Rename everywhere, add as graph output, delete an unused initializer. */
 function tensorEditSection(name, facts, ctx, box) {
   const graph = ctx.graph || {};
   const parts = [];
-  if (mainGraphTensor(name, facts, ctx)) {
+  if (ownTensor(name, facts, ctx)) {
     const sel = ctx.selection && ctx.selection.id === name ? ctx.selection : { kind: "tensor", id: name };
     parts.push(el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Rename everywhere"),
       renameTensorForm(name, ctx, (to) => ({ kind: sel.kind, id: to })),
-      el("div", { class: "ed-hint muted" }, "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
-    if (!facts.output) {
+      el("div", { class: "ed-hint muted" }, graph.path
+        ? "Its producer, readers, this graph's inputs/outputs, value_info and the bodies inside it follow; other graphs keep their names."
+        : "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
+    if (graph.path && !facts.output && (graph.outputs || []).length) {
+      parts.push(replaceOutputForm(name, graph, ctx));
+    } else if (!facts.output) {
       const { form } = editForm("ed-inline ed-add-output", [
         el("div", { class: "ed-row" }, submit("Add as graph output", "btn btn-small"),
           el("span", { class: "muted ed-hint" }, "The model then returns this tensor too.")),
@@ -139,8 +157,8 @@ function tensorEditSection(name, facts, ctx, box) {
     }
   } else if (!graph.path && box && box.kind === "outer") {
     // a name produced nowhere: nothing to edit
-  } else if (graph.path && !facts.initializer) {
-    parts.push(el("p", { class: "muted ed-hint" }, "Renaming and adding outputs work on the main graph's tensors."));
+  } else if (graph.path && graph.kind !== "function" && !facts.initializer) {
+    parts.push(el("p", { class: "muted ed-hint" }, "It comes from a graph around this one: rename it there."));
   }
   if (facts.initializer && !facts.initializer.sparse && graph.kind !== "function") {
     const readers = ctx.model ? [...ctx.model.boxes.values()].filter((b) => b.kind === "node" && (b.node.inputs || []).includes(name)).length : 0;

@@ -1,0 +1,115 @@
+"""set_initializer says when the new values hold NaN or ±Inf the old ones did not (QA item 13):
+a weight full of NaN runs "ok" in onnxruntime and answers NaN, so the change line warns —
+without refusing (attention masks carry -Inf on purpose)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+from browser.browser_models import tiny_cnn
+from onnx import TensorProto, helper, numpy_helper
+from testkit import npy_blob, upload
+
+from app.api.documents import load
+from app.edits.sources import CAST_CHECK_CHUNK, nonfinite_counts
+
+
+def set_value(client, mid: str, name: str, value: dict) -> str:
+    """The op's change line (the edit may add lines of its own after it: the smoke run's)."""
+    head = client.get(f"/api/models/{mid}").get_json()["revision"]
+    op = {"op": "set_initializer", "name": name, "value": value}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": head, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()["changes"][0]
+
+
+def test_an_all_nan_weight_is_stored_with_a_warning(client):
+    mid = upload(client, tiny_cnn().SerializeToString(), "tiny_cnn.onnx").get_json()["id"]
+    line = set_value(client, mid, "conv1.weight", {"npy": npy_blob(client, np.full((8, 3, 3, 3), np.nan))})
+    assert line == (
+        "initializer 'conv1.weight' set to FLOAT [8, 3, 3, 3]; warning: 'conv1.weight' now holds 216 NaN of 216 values"
+    )
+    # stored, not refused: what the warning is about is real (onnxruntime answers NaN)
+    edited = client.get(f"/api/models/{mid}/download").data
+    stored = {t.name: t for t in onnx.load_from_string(edited).graph.initializer}["conv1.weight"]
+    assert np.isnan(numpy_helper.to_array(stored)).all()
+    x = np.ones((1, 3, 32, 32), np.float32)
+    assert np.isnan(ort.InferenceSession(edited).run(None, {"input": x})[0]).all()
+
+
+def test_finite_values_and_infinities_already_there_say_nothing(client):
+    mid = upload(client, tiny_cnn().SerializeToString(), "tiny_cnn.onnx").get_json()["id"]
+    values = {"dtype": "FLOAT", "shape": [10], "values": [0.5] * 10}
+    assert set_value(client, mid, "fc.bias", values) == "initializer 'fc.bias' set to FLOAT [10]"
+
+    mask = {"dtype": "FLOAT", "shape": [10], "values": ["-Infinity"] + [0.0] * 9}
+    first = set_value(client, mid, "fc.bias", mask)
+    assert first.endswith("; warning: 'fc.bias' now holds 1 ±Inf of 10 values")
+    moved = {"dtype": "FLOAT", "shape": [10], "values": [0.0] * 9 + ["-Infinity"]}
+    assert set_value(client, mid, "fc.bias", moved) == "initializer 'fc.bias' set to FLOAT [10]"
+    more = {"dtype": "FLOAT", "shape": [10], "values": ["NaN", "Infinity", "-Infinity"] + [0.0] * 7}
+    assert set_value(client, mid, "fc.bias", more) == (
+        "initializer 'fc.bias' set to FLOAT [10]; warning: 'fc.bias' now holds 1 NaN and 2 ±Inf (1 before) of 10 values"
+    )
+
+
+def big_weight_model(weight: np.ndarray) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(weight.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(weight.shape))],
+        [numpy_helper.from_array(weight, "w")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_old_values_of_a_weight_kept_as_a_blob_are_read(client):
+    """A weight of 4 MiB is a blob of the store, outside the graph: its Inf are counted from there."""
+    w = np.zeros(1 << 20, np.float32)
+    w[123] = -np.inf
+    mid = upload(client, big_weight_model(w).SerializeToString(), "big.onnx").get_json()["id"]
+    with client.application.app_context():
+        (old,) = load(mid)[2].graph.initializer
+    assert old.data_location == TensorProto.EXTERNAL  # what the test is about
+    same_mask = w.copy()
+    same_mask[0], same_mask[123] = -np.inf, 1.0
+    assert set_value(client, mid, "w", {"npy": npy_blob(client, same_mask)}) == (
+        "initializer 'w' set to FLOAT [1048576]"
+    )
+    two = same_mask.copy()
+    two[-1] = np.inf  # in the last chunk checked
+    assert set_value(client, mid, "w", {"npy": npy_blob(client, two)}) == (
+        "initializer 'w' set to FLOAT [1048576]; warning: 'w' now holds 2 ±Inf (1 before) of 1048576 values"
+    )
+
+
+def test_narrow_floats_are_counted(client):
+    m = big_weight_model(np.zeros(4, np.float32))
+    m.graph.initializer.append(numpy_helper.from_array(np.zeros(4, ml_dtypes.bfloat16), "b16"))
+    mid = upload(client, m.SerializeToString(), "narrow.onnx").get_json()["id"]
+    value = {"dtype": "BFLOAT16", "shape": [4], "values": ["NaN", 1.0, 2.0, "NaN"]}
+    assert set_value(client, mid, "b16", value) == (
+        "initializer 'b16' set to BFLOAT16 [4]; warning: 'b16' now holds 2 NaN of 4 values"
+    )
+    ints = {"dtype": "INT64", "shape": [4], "values": [1, 2, 3, 4]}
+    m.graph.initializer.append(numpy_helper.from_array(np.zeros(4, np.int64), "i"))
+    mid = upload(client, m.SerializeToString(), "narrow.onnx").get_json()["id"]
+    assert set_value(client, mid, "i", ints) == "initializer 'i' set to INT64 [4]"
+
+
+def test_nonfinite_counts_across_chunks_and_types():
+    n = 2 * CAST_CHECK_CHUNK + 5
+    arr = np.zeros(n, np.float32)
+    nans = [0, CAST_CHECK_CHUNK - 1, CAST_CHECK_CHUNK, n - 1]
+    infs = [7, 2 * CAST_CHECK_CHUNK + 1]
+    arr[nans] = np.nan
+    arr[infs] = [np.inf, -np.inf]
+    assert nonfinite_counts(arr) == (4, 2)
+    assert nonfinite_counts(arr.astype(np.float64)) == (4, 2)
+    assert nonfinite_counts(arr[:100].astype(ml_dtypes.float8_e5m2)) == (1, 1)
+    assert nonfinite_counts(np.array([complex(np.nan, 0), complex(0, np.inf), 1j])) == (1, 1)
+    assert nonfinite_counts(np.arange(5)) == (0, 0)
+    assert nonfinite_counts(np.zeros(0, np.float32)) == (0, 0)

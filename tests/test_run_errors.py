@@ -1,0 +1,66 @@
+"""A run onnxruntime fails is told in the words the Validation panel uses for the same failure
+(runtime_check.describe): the node by name and operator, without onnxruntime's status prefix or
+the C++ source location it was raised at."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+from testkit import upload
+
+RAW_MARKS = ("[ONNXRuntimeError]", "onnxruntime_src", "Non-zero status code", "reshape_helper.h", "Name:'")
+
+
+def hard_coded_flatten(name: str = "flatten") -> onnx.ModelProto:
+    """A dynamic batch read by a Reshape to [1, 48]: it runs at batch 1 only, as an export traced
+    at batch 1 does."""
+    x = h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 4, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["batch", 48])
+    shape = nh.from_array(np.array([1, 48], np.int64), "flat_shape")
+    nodes = [
+        h.make_node("Reshape", ["x", "flat_shape"], ["f"], name=name),
+        h.make_node("Relu", ["f"], ["y"], name="act"),
+    ]
+    model = h.make_model(h.make_graph(nodes, "g", [x], [y], [shape]), opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def run(client, mid: str, batch: int):
+    return client.post(
+        f"/api/models/{mid}/run", json={"inputs": {"x": {"random": {"seed": 0}}}, "dims": {"batch": batch}}
+    )
+
+
+def test_a_run_that_fails_names_the_node_as_validation_does(client):
+    mid = upload(client, hard_coded_flatten().SerializeToString()).get_json()["id"]
+    assert run(client, mid, 1).status_code == 200  # the model runs at the size it was made for
+
+    refused = run(client, mid, 3)
+    assert refused.status_code == 422
+    error = refused.get_json()["error"]
+    assert error["code"] == "run_failed"
+    message = error["message"]
+    assert message.startswith('onnxruntime can\'t run the model: node "flatten" (Reshape) in the main graph: '), message
+    assert "Input shape:{3,3,4,4}, requested shape:{1,48}" in message  # onnxruntime's own reason stays
+    assert not [mark for mark in RAW_MARKS if mark in message], message
+    assert "\n" not in message
+
+    # the Validation panel's line for the same failure (its smoke run at batch 2): the same words
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    other = runtime["other_size"]
+    assert other["status"] == "fails" and other["node"] == "n0", runtime
+    said = message.removeprefix("onnxruntime can't run the model: ")
+    assert said == other["message"].replace("{2,3,4,4}", "{3,3,4,4}")
+
+
+def test_an_unnamed_node_is_named_by_its_operator(client):
+    mid = upload(client, hard_coded_flatten(name="").SerializeToString()).get_json()["id"]
+    refused = run(client, mid, 2)
+    assert refused.status_code == 422
+    message = refused.get_json()["error"]["message"]
+    assert message.startswith("onnxruntime can't run the model: a Reshape node: input_shape_size"), message
+    assert not [mark for mark in RAW_MARKS if mark in message], message
