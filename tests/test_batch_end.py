@@ -49,3 +49,33 @@ def test_a_later_op_replacing_the_constant_takes_the_warning_away(client):
     session = ort.InferenceSession(back.SerializeToString(), providers=["CPUExecutionProvider"])
     x = np.arange(24, dtype=np.float32).reshape(3, 2, 4)
     np.testing.assert_array_equal(session.run(None, {"x": x})[0], x.reshape(3, 8))
+
+
+def test_removing_an_output_names_the_nodes_only_it_needed(client):
+    """y = Relu(x) and z = Neg(Abs(x)): removing z leaves Abs and Neg computing nothing anyone
+    reads; the change line says so and cleanup then removes them (y still computed)."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["y"], name="relu"),
+            helper.make_node("Abs", ["x"], ["a"], name="abs"),
+            helper.make_node("Neg", ["a"], ["z"], name="neg"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [2]),
+        ],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString(), "m.onnx").get_json()["id"]
+    r = edit(client, mid, {"op": "remove_output", "name": "z"})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"] == [
+        "removed graph output 'z'; 2 nodes no output needs any more ('abs', 'neg'): "
+        "cleanup (Model › Tools › Clean up…) removes them"
+    ]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "cleanup"}]})
+    assert r.status_code == 200, r.get_json()
+    back = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert [n.name for n in back.graph.node] == ["relu"]

@@ -29,7 +29,8 @@ def test_an_all_nan_weight_is_stored_with_a_warning(client):
     mid = upload(client, tiny_cnn().SerializeToString(), "tiny_cnn.onnx").get_json()["id"]
     line = set_value(client, mid, "conv1.weight", {"npy": npy_blob(client, np.full((8, 3, 3, 3), np.nan))})
     assert line == (
-        "initializer 'conv1.weight' set to FLOAT [8, 3, 3, 3]; warning: 'conv1.weight' now holds 216 NaN of 216 values"
+        "initializer 'conv1.weight' set to FLOAT [8, 3, 3, 3] (converted from the .npy's float64); "
+        "warning: 'conv1.weight' now holds 216 NaN of 216 values"
     )
     # stored, not refused: what the warning is about is real (onnxruntime answers NaN)
     edited = client.get(f"/api/models/{mid}/download").data
@@ -42,16 +43,17 @@ def test_an_all_nan_weight_is_stored_with_a_warning(client):
 def test_finite_values_and_infinities_already_there_say_nothing(client):
     mid = upload(client, tiny_cnn().SerializeToString(), "tiny_cnn.onnx").get_json()["id"]
     values = {"dtype": "FLOAT", "shape": [10], "values": [0.5] * 10}
-    assert set_value(client, mid, "fc.bias", values) == "initializer 'fc.bias' set to FLOAT [10]"
+    assert set_value(client, mid, "fc.bias", values) == "initializer 'fc.bias' set to FLOAT [10], values 0.5"
 
     mask = {"dtype": "FLOAT", "shape": [10], "values": ["-Infinity"] + [0.0] * 9}
     first = set_value(client, mid, "fc.bias", mask)
     assert first.endswith("; warning: 'fc.bias' now holds 1 ±Inf of 10 values")
     moved = {"dtype": "FLOAT", "shape": [10], "values": [0.0] * 9 + ["-Infinity"]}
-    assert set_value(client, mid, "fc.bias", moved) == "initializer 'fc.bias' set to FLOAT [10]"
+    assert set_value(client, mid, "fc.bias", moved) == "initializer 'fc.bias' set to FLOAT [10], values 0"
     more = {"dtype": "FLOAT", "shape": [10], "values": ["NaN", "Infinity", "-Infinity"] + [0.0] * 7}
     assert set_value(client, mid, "fc.bias", more) == (
-        "initializer 'fc.bias' set to FLOAT [10]; warning: 'fc.bias' now holds 1 NaN and 2 ±Inf (1 before) of 10 values"
+        "initializer 'fc.bias' set to FLOAT [10], values 0; "
+        "warning: 'fc.bias' now holds 1 NaN and 2 ±Inf (1 before) of 10 values"
     )
 
 
@@ -77,12 +79,12 @@ def test_the_old_values_of_a_weight_kept_as_a_blob_are_read(client):
     same_mask = w.copy()
     same_mask[0], same_mask[123] = -np.inf, 1.0
     assert set_value(client, mid, "w", {"npy": npy_blob(client, same_mask)}) == (
-        "initializer 'w' set to FLOAT [1048576]"
+        "initializer 'w' set to FLOAT [1048576], values 0 … 1"
     )
     two = same_mask.copy()
     two[-1] = np.inf  # in the last chunk checked
     assert set_value(client, mid, "w", {"npy": npy_blob(client, two)}) == (
-        "initializer 'w' set to FLOAT [1048576]; warning: 'w' now holds 2 ±Inf (1 before) of 1048576 values"
+        "initializer 'w' set to FLOAT [1048576], values 0 … 1; warning: 'w' now holds 2 ±Inf (1 before) of 1048576 values"
     )
 
 
@@ -97,7 +99,7 @@ def test_narrow_floats_are_counted(client):
     ints = {"dtype": "INT64", "shape": [4], "values": [1, 2, 3, 4]}
     m.graph.initializer.append(numpy_helper.from_array(np.zeros(4, np.int64), "i"))
     mid = upload(client, m.SerializeToString(), "narrow.onnx").get_json()["id"]
-    assert set_value(client, mid, "i", ints) == "initializer 'i' set to INT64 [4]"
+    assert set_value(client, mid, "i", ints) == "initializer 'i' set to INT64 [4], values 1 … 4"
 
 
 def test_nonfinite_counts_across_chunks_and_types():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import onnx
 from onnx import numpy_helper
 
@@ -12,7 +15,7 @@ from ..words import plural
 from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, TENSOR_VALUE
 from .jsontypes import optional, required
 from .registry import edit_op
-from .sources import nonfinite_counts, tensor_files, tensor_from_source
+from .sources import nonfinite_counts, sourced_tensor, tensor_files, tensor_from_source
 
 
 def _find(g: onnx.GraphProto, name: str) -> int:
@@ -57,7 +60,7 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
     dtype, allow = op.get("dtype"), op["allow_type_change"]
     if dtype is None and not allow and isinstance(op["value"], dict) and "npy" in op["value"]:
         dtype = _dtype_name(old)  # an .npy of float64 for a FLOAT weight is the usual case: cast
-    new = tensor_from_source(op["value"], f"initializer {name!r}", name, dtype)
+    new, cast_from = sourced_tensor(op["value"], f"initializer {name!r}", name, dtype)
     changed = (new.data_type, list(new.dims)) != (old.data_type, list(old.dims))
     if changed and not allow:
         raise StudioError(
@@ -76,7 +79,25 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
                 v.type.tensor_type.elem_type = new.data_type
                 v.type.tensor_type.shape.Clear()
                 v.type.tensor_type.shape.dim.extend(onnx.TensorShapeProto.Dimension(dim_value=d) for d in new.dims)
-    return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}{warning}"
+    source = f" (converted from the .npy's {cast_from})" if cast_from else ""  # a wrong file shows here
+    return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}{source}{_value_range(new)}{warning}"
+
+
+def _value_range(t: onnx.TensorProto) -> str:
+    """ ", values -0.521 … 0.614": what tells one revision's new weights from another's in the
+    history, and a wrong file at a glance; "" for a tensor without numbers."""
+    if t.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.BOOL) or not math.prod(t.dims):
+        return ""
+    values = numpy_helper.to_array(t)
+    if values.dtype.kind not in "iuf":
+        return ""
+    low, high = values.min(), values.max()
+    if values.dtype.kind == "f" and not (np.isfinite(low) and np.isfinite(high)):
+        finite = values[np.isfinite(values)]  # a copy only where NaN or ±Inf are there (warned of)
+        if not finite.size:
+            return ""
+        low, high = finite.min(), finite.max()
+    return f", values {low:.3g}" if low == high else f", values {low:.3g} … {high:.3g}"
 
 
 def _nonfinite_warning(old: onnx.TensorProto, new: onnx.TensorProto, name: str) -> str:

@@ -363,22 +363,33 @@ def nonfinite_counts(arr: np.ndarray) -> tuple[int, int]:
 def array_from_source(value, what: str) -> np.ndarray:
     """The array of {"npy": digest} (as uploaded) or {"dtype", "shape", "values"}."""
     if isinstance(value, dict) and "npy" in value:
-        digest = value["npy"]
-        if not isinstance(digest, str):
-            raise StudioError("bad_value", f'{what}: "npy" must name an uploaded blob (POST /api/blobs)')
-        return _cast(load_npy(read_blob(digest, what), f"blob {digest[:12]}"), value.get("dtype"), what)
+        return _npy_array(value, value.get("dtype"), what)[1]
     return numpy_helper.to_array(tensor_from_json(value, what))
+
+
+def _npy_array(value: dict, dtype: str | None, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """(the uploaded .npy's array, it cast to `dtype`) of {"npy": digest}."""
+    digest = value["npy"]
+    if not isinstance(digest, str):
+        raise StudioError("bad_value", f'{what}: "npy" must name an uploaded blob (POST /api/blobs)')
+    loaded = load_npy(read_blob(digest, what), f"blob {digest[:12]}")
+    return loaded, _cast(loaded, dtype, what)
 
 
 def tensor_from_source(value, what: str, name: str = "", dtype: str | None = None) -> onnx.TensorProto:
     """TensorProto from {"npy": digest} or {"dtype", "shape", "values"}; `dtype` casts an .npy."""
+    return sourced_tensor(value, what, name, dtype)[0]
+
+
+def sourced_tensor(value, what: str, name: str = "", dtype: str | None = None) -> tuple[onnx.TensorProto, str | None]:
+    """tensor_from_source, and the .npy's own dtype ("int64") when it was cast to another."""
     if isinstance(value, dict) and "npy" in value:
-        arr = array_from_source({**value, "dtype": dtype or value.get("dtype")}, what)
+        loaded, arr = _npy_array(value, dtype or value.get("dtype"), what)
         try:
-            return numpy_helper.from_array(arr, name)
+            return numpy_helper.from_array(arr, name), (str(loaded.dtype) if arr.dtype != loaded.dtype else None)
         except Exception as exc:
             raise StudioError("bad_value", f"{what}: {exc}") from None
-    return tensor_from_json(value, what, name)
+    return tensor_from_json(value, what, name), None
 
 
 def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import onnx
 
-from ..onnx_io.traverse import graphs_within
+from ..onnx_io.traverse import graphs_within, subgraphs
 
 
 def names_read(g) -> set[str]:
@@ -32,6 +32,21 @@ def read_elsewhere(model: onnx.ModelProto, g) -> set[str]:
 
 def names_in_use(model: onnx.ModelProto, g) -> set[str]:
     return names_read(g) | read_elsewhere(model, g)
+
+
+def live_nodes(model: onnx.ModelProto, g: onnx.GraphProto) -> tuple[list[bool], set[str]]:
+    """Which of the main graph's nodes some graph output (or training graph) depends on, and
+    every value name they and those outputs need: one walk from the last node back."""
+    needed = read_elsewhere(model, g)
+    live = [False] * len(g.node)
+    for i in reversed(range(len(g.node))):
+        n = g.node[i]
+        if any(o in needed for o in n.output):
+            live[i] = True
+            needed.update(x for x in n.input if x)
+            for sub in subgraphs(n):
+                needed |= names_read(sub)
+    return live, needed
 
 
 def initializer_names(g: onnx.GraphProto) -> set[str]:

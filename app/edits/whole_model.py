@@ -10,12 +10,12 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
-from ..onnx_io.traverse import node_reads, opset_version, standard_domain, subgraphs, walk_graphs
+from ..onnx_io.traverse import node_reads, opset_version, standard_domain, walk_graphs
 from ..words import plural
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
 from .registry import edit_op
-from .unused import drop_initializers, initializer_names, names_read, read_elsewhere
+from .unused import drop_initializers, initializer_names, live_nodes, names_read
 
 
 @edit_op("infer_shapes")
@@ -61,16 +61,10 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
     constants (what quantization and constant folding need), the IR raised to 4 if lower."""
     g = model.graph
     flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
-    needed = read_elsewhere(model, g)  # its outputs, and what training graphs read or set
-    live = [False] * len(g.node)
-    for i in reversed(range(len(g.node))):
-        n = g.node[i]
-        if not flags["nodes"] or any(o in needed for o in n.output):
-            live[i] = True
-            needed.update(x for x in n.input if x)
-            for sub in subgraphs(n):
-                needed |= names_read(sub)
-    dead = [i for i, ok in enumerate(live) if not ok]
+    live, needed = live_nodes(model, g)  # from its outputs, and what training graphs read or set
+    if not flags["nodes"]:
+        needed |= names_read(g)  # every node stays, and what it reads
+    dead = [i for i, ok in enumerate(live) if not ok] if flags["nodes"] else []
     for i in reversed(dead):
         del g.node[i]
     unused_inits: set[str] = set()
