@@ -58,7 +58,7 @@ export function tensorValueForms(tensor, ctx, applyEdit, { typeChange = true, ca
   const named = (tensor.shape || []).some((d) => typeof d !== "number");
   const fitShape = tensor.shape && tensor.shape.length ? formatShape(tensor.shape) : "a scalar";
   const intro = fit ? `The values are converted to ${dtype}; their shape must be ${fitShape}${named ? " (a named or unknown dim takes any size)" : ""}.`
-    : typeChange ? `The file's dtype and shape must match this ${what}: ${current}.`
+    : typeChange ? `The file's shape must be this ${what}'s (${current}); its values are converted to ${dtype}, and refused where that would change one. "Allow type/shape change" keeps the file's own.`
       : `The values are converted to ${dtype}; the shape comes from the file (now ${current}).`;
   const verb = fit ? "Fix to these values" : null;
   const info = el("div", { class: "ed-hint muted ed-file-info" }, intro);
