@@ -603,7 +603,11 @@ SCHEMAS: dict = {
                 "description": "model fields, opsets, graph fields: [from, to] or change lines",
             },
             "counts": {"type": "object"},
-            "same": {"type": "boolean"},
+            "same": {"type": "boolean", "description": "the two serialize to the same bytes"},
+            "same_content": {
+                "type": "boolean",
+                "description": "nothing differs but how tensors are stored (raw_data or typed fields, embedded or external)",
+            },
             "same_shapes": {
                 "type": "object",
                 "description": "sizes that give both sides' inputs the same shapes (costs compared like for like): {from: {dim: n} (the from side's symbolic dims the to side fixes), to: {dim: n}, names: {from dim: to dim}}",

@@ -389,3 +389,28 @@ def test_a_total_unknown_on_one_side_says_so_in_words(page, server):
     texts = peak.all_text_contents()
     assert texts[1].endswith(" B") and texts[2:] == ["unknown", "—"], texts
     assert "until the input sizes are given" in (peak.nth(2).locator("[title]").get_attribute("title") or "")
+
+
+def test_a_model_stored_in_other_fields_is_said_to_hold_the_same(page, server, artifacts):
+    """The same weights in float_data instead of raw_data: not "10 tensors with other values"."""
+    model = tiny_cnn()
+    other = tiny_cnn()
+    for t in other.graph.initializer:
+        values = numpy_helper.to_array(t)
+        if values.dtype == np.float32:
+            t.ClearField("raw_data")
+            t.float_data.extend(values.reshape(-1).tolist())
+    mid = upload(page, server, model, "tiny_cnn.onnx")["id"]
+    other_id = upload(page, server, other, "tiny_cnn_typed.onnx")["id"]
+    open_model(page, server, mid)
+    page.click("#btn-compare")
+    page.locator(f"#compare-with option[value='model:{other_id}']").wait_for(state="attached")
+    page.select_option("#compare-with", f"model:{other_id}")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    assert (
+        page.locator("#compare-summary")
+        .text_content()
+        .startswith("The two hold the same model: only how its tensors are stored differs")
+    )
+    assert page.locator("#sidebar .compare-legend").count() == 0  # nothing marked on the drawing
+    page.screenshot(path=str(artifacts / "compare-same-content.png"))

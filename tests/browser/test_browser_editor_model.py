@@ -122,6 +122,9 @@ def test_opset_conversion_and_shape_inference(page, server, artifacts):
     panel.locator("#model-tools [data-action=opset]").click()
     form = panel.locator("#convert-opset")
     form.locator("select[name=version] option[value='1']").wait_for(state="attached")
+    # versions below the model's are set apart, with what to expect of them
+    older = form.locator("select[name=version] optgroup[label^=older]")
+    assert "often refused" in older.get_attribute("label") and older.locator("option").first.text_content() == "16"
     form.locator("select[name=version]").select_option("1")
     form.locator("button[type=submit]").click()
     error = form.locator(".field-error")

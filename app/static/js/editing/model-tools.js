@@ -100,9 +100,14 @@ function opsetForm(summary, ctx) {
   const picker = select("version", [[String(current), `${current} (current)`]], String(current), { class: "mono", "aria-label": "Target opset version" });
   loadCatalog().then(({ LATEST_OPSET }) => {
     const latest = Math.max(LATEST_OPSET[""] || current, current);
-    const options = [];
-    for (let v = latest; v >= 1; v -= 1) options.push(el("option", { value: String(v), selected: v === current }, v === current ? `${v} (current)` : String(v)));
-    picker.replaceChildren(...options);
+    const option = (v) => el("option", { value: String(v), selected: v === current }, v === current ? `${v} (current)` : String(v));
+    const range = (from, to) => Array.from({ length: Math.max(0, from - to + 1) }, (_, k) => option(from - k));
+    // going down rarely works: onnx's converter has adapters for few operators' older versions
+    picker.replaceChildren(
+      ...(latest > current ? [el("optgroup", { label: "newer" }, ...range(latest, current + 1))] : []),
+      option(current),
+      ...(current > 1 ? [el("optgroup", { label: "older (often refused: few operators convert down)" }, ...range(current - 1, 1))] : []),
+    );
   }).catch(() => {});
   const { form } = editForm("ed-opset", [
     el("p", { class: "ed-hint muted" }, "onnx.version_converter rewrites the operators for the new opset; it refuses, with its reason, when one can't be converted."),

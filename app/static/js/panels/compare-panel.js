@@ -209,13 +209,14 @@ function result(root, d, ctx) {
     el("button", { type: "button", class: "btn btn-small", id: "compare-next", onclick: () => ctx.actions.stepCompare(1) }, "Next ›"),
     el("span", { class: "muted" }, "through the changed and added nodes on the drawing"));
   root.append(...[
-    el("p", { class: "compare-summary", id: "compare-summary" }, d.same ? "The two are the same model." : [
+    el("p", { class: "compare-summary", id: "compare-summary" }, d.same ? "The two are the same model."
+      : d.same_content ? "The two hold the same model: only how its tensors are stored differs (raw bytes or typed fields, inside the file or beside it)." : [
       `From ${sideName(d.from)} to ${sideName(d.to)}: `,
       `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
       ` (${d.ms} ms).`].join("")),
-    el("div", { class: "compare-legend" },
-      el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")),
+    n.changed.length || n.added.length ? el("div", { class: "compare-legend" },
+      el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")) : null,
     n.changed.length || n.added.length ? stepper : null,
     ctx.actions.loadStatsOf ? costsSection(d, ctx, sideName) : null,
     n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx)))) : null,
