@@ -17,6 +17,7 @@ from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base, nonfinite_words
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
+from .refusal_reads import reads_words
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
 from .stale_value_info import reinfer_stale, says_stale
 
@@ -122,7 +123,7 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
 
     if base.get("ok") and not result.validation["ok"]:
         causes = causes_of(result.validation["message"], result.model)
-        refuse(f"the edit would make the model invalid: {causes.line()}", causes.more)
+        refuse(f"the edit would make the model invalid: {causes.line()}", causes.more)  # structure: no shapes
     full = result.full
     if full is not None and result.validation["ok"] and not full["ok"] and says_stale(full["message"]):
         # stored value_info saying the shapes before the edit: re-inferred, then checked again
@@ -135,18 +136,26 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
     if full is not None and result.validation["ok"] and not full["ok"]:
         # the base also passed the full check (strict shape inference): the result must too
         causes = causes_of(full["message"], result.model)
-        refuse(f"the edit would break shape/type inference: {causes.line()}", causes.more)
+        refuse(f"the edit would break shape/type inference: {_with_reads(result.model, causes)}", causes.more)
     if check_runtime is not None and (base.get("runtime") or {}).get("status") == "ok":
         # onnx's checks pass models onnxruntime refuses (a kernel_shape the weights don't have)
         result.runtime = against_base(check_runtime(result.model), base["runtime"])
         if result.runtime.get("new_nonfinite"):
             result.changes.append(nonfinite_words(result.runtime["new_nonfinite"]))
         if result.runtime.get("status") == "fails":
-            refuse(runtime_refusal(result.runtime))
+            node = result.runtime.get("node") or ""  # a main-graph node's id ("n7") when one is named
+            at = ("", int(node[1:])) if node[:1] == "n" and node[1:].isdigit() else None
+            refuse(runtime_refusal(result.runtime) + reads_words(result.model, at))
     if check_outputs is not None and (result.runtime or {}).get("status") != "fails":
         refusal = check_outputs(result.model)  # the outputs the model's reference cases keep
         if refusal:
             refuse(refusal)
+
+
+def _with_reads(model: onnx.ModelProto, causes) -> str:
+    """The first cause, what its node reads, and how many more causes there are."""
+    first = causes.first + reads_words(model, causes.at)
+    return first if not causes.more else f"{first} (+{len(causes.more)} more)"
 
 
 def runtime_refusal(verdict: dict) -> str:

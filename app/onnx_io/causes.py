@@ -42,6 +42,7 @@ _MISMATCH = re.compile(r"source=(\d+)(;?) target=(\d+)")
 class Causes:
     first: str  # one line
     more: list[str] = field(default_factory=list)  # the other causes, one line each
+    at: tuple[str, int] | None = None  # the first cause's node: its graph's path and its index there
 
     def line(self) -> str:
         """The first cause, with how many more there are."""
@@ -186,7 +187,8 @@ def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
     lines = [
         f"{_words(model, place, op, name)}: {_said(reason, place)}" for place, op, name, reason, _ in real + follow
     ]
-    return Causes(lines[0], lines[1:])
+    first = real[0][0]
+    return Causes(lines[0], lines[1:], (first.path, first.index) if first is not None else None)
 
 
 def _words(model, place: _Place | None, op_type: str, name: str) -> str:
@@ -210,7 +212,8 @@ def _checker_causes(text: str, nodes: _Nodes) -> Causes:
     culprit = _culprit(first, holder, nodes)
     if isinstance(culprit, str):  # a body itself (its outputs), not a node of it
         return Causes(f"graph {graph_words(nodes.model, culprit)}: {first}", rest)
-    return Causes(f"{_place_words(nodes.model, culprit or holder)}: {first}", rest)
+    place = culprit or holder
+    return Causes(f"{_place_words(nodes.model, place)}: {first}", rest, (place.path, place.index))
 
 
 _ATTR = re.compile(r"[Aa]ttribute:? '?([A-Za-z_]\w*)'?")
