@@ -55,7 +55,7 @@ def test_auto_pad_beside_pads_is_refused_unless_the_batch_deletes_pads(client, c
     r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "auto_pad", "value": "SAME_UPPER"})
     assert refusal(r) == (
         "the edit breaks its operator's spec: node \"conv1\" (Conv) can't have both auto_pad SAME_UPPER and pads [1, 1, 1, 1] "
-        "(onnxruntime refuses it): delete pads, or set auto_pad to NOTSET"
+        "(the spec takes one or the other): delete pads, or set auto_pad to NOTSET"
     )
     r = edit(
         client,
@@ -163,3 +163,28 @@ def test_every_value_the_official_node_tests_use_is_among_the_choices():
                     assert a.s.decode() in choices, (case.name, node.op_type, a.name, a.s)
                     seen += 1
     assert seen > 100  # auto_pad, Pad and Resize modes, RNN directions, reductions...
+
+
+def test_switches_groups_pads_and_pools_by_the_spec(client, conv):
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "group", "value": 0})
+    assert refusal(r).endswith("attribute 'group' of node \"conv1\" (Conv) must be a whole number from 1; got 0")
+    r = edit(client, conv, {"op": "set_attribute", "node": "conv1", "name": "pads", "value": [-1, 0, 0, 0]})
+    assert refusal(r).endswith(
+        "must be whole numbers from 0 (the pixels added before and after each axis); got [-1, 0, 0, 0]"
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2], pads=[0, 0, 0, 0]),
+            helper.make_node("ReduceMean", ["p"], ["y"], name="mean", axes=[2, 3], keepdims=1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 1, 1])],
+    )
+    pool = upload(
+        client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    ).get_json()
+    r = edit(client, pool["id"], {"op": "set_attribute", "node": "mean", "name": "keepdims", "value": 3})
+    assert refusal(r).endswith("attribute 'keepdims' of node \"mean\" (ReduceMean) is a switch: 0 or 1; got 3")
+    r = edit(client, pool["id"], {"op": "set_attribute", "node": "pool", "name": "auto_pad", "value": "SAME_UPPER"})
+    assert "can't have both auto_pad SAME_UPPER and pads [0, 0, 0, 0]" in refusal(r)

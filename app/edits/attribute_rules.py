@@ -50,9 +50,39 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
 # list attributes of a conv or pool with one value per spatial axis (pads: two)
 _PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output_padding": 1, "output_shape": 1}
 _POSITIVE = ("kernel_shape", "strides", "dilations")
-# where onnxruntime refuses a pads attribute beside a set auto_pad (conv_attributes.h)
 SPEC_REFUSAL = "the edit breaks its operator's spec: "  # onnx's checker passes it; onnxruntime refuses it
-_NO_PADS_WITH_AUTO_PAD = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv")
+# integer attributes the spec gives as a switch, 0 or 1, whatever the operator
+_FLAGS = frozenset(
+    [
+        "transA",
+        "transB",
+        "count_include_pad",
+        "ceil_mode",
+        "keepdims",
+        "select_last_index",
+        "exclusive",
+        "reverse",
+        "center_point_box",
+        "noop_with_empty_axes",
+        "largest",
+        "sorted",
+        "storage_order",
+        "training_mode",
+        "upper",
+        "detect_negative",
+        "detect_positive",
+        "fmod",
+        "periodic",
+        "onesided",
+        "inverse",
+        "is_case_sensitive",
+        "align_corners",
+        "linear_before_reset",
+        "input_forget",
+        "new_axis",
+    ]
+)
+_GROUPED = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv")
 
 
 def check_attribute(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
@@ -73,9 +103,14 @@ def _judge(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
         got = attr.s.decode("utf-8", "replace")
         if got not in choices:
             _refuse(f"{what} must be one of {', '.join(choices)}; got {got!r}")
+    if attr is not None and attr.type == onnx.AttributeProto.INT:
+        if name in _FLAGS and attr.i not in (0, 1):
+            _refuse(f"{what} is a switch: 0 or 1; got {attr.i}")
+        if name == "group" and node.op_type in _GROUPED and attr.i < 1:
+            _refuse(f"{what} must be a whole number from 1; got {attr.i}")
     if attr is not None and node.op_type in _PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
         _check_per_axis(graph, node, what, name, list(attr.ints))
-    if node.op_type in _NO_PADS_WITH_AUTO_PAD and name in ("auto_pad", "pads"):
+    if node.op_type in _PADDED and name in ("auto_pad", "pads"):
         _check_auto_pad(node, nid)
 
 
@@ -96,6 +131,8 @@ def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: l
         _refuse(f"{what} needs {per * axes} values ({layout}); got {len(values)}: {values}")
     if name in _POSITIVE and any(v < 1 for v in values):
         _refuse(f"{what} must be whole numbers from 1; got {values}")
+    if name == "pads" and any(v < 0 for v in values):
+        _refuse(f"{what} must be whole numbers from 0 (the pixels added before and after each axis); got {values}")
     weight = _weight(graph, node)
     if name == "kernel_shape" and weight is not None and len(weight.dims) == len(values) + 2:
         kernel = list(weight.dims[2:])  # onnxruntime refuses any other kernel than its weight's
@@ -137,5 +174,5 @@ def _check_auto_pad(node: onnx.NodeProto, nid: str) -> None:
     if auto_pad != "NOTSET" and "pads" in attrs:
         _refuse(
             f"{node_words(node, nid)} can't have both auto_pad {auto_pad} and pads {list(attrs['pads'].ints)}"
-            " (onnxruntime refuses it): delete pads, or set auto_pad to NOTSET"
+            " (the spec takes one or the other): delete pads, or set auto_pad to NOTSET"
         )
