@@ -874,6 +874,11 @@ def test_an_npy_cast_to_the_initializers_type_never_changes_a_value_silently(cli
     )
     r = set_to("k", np.array([2.5, 3.0]))
     assert r.status_code == 400 and "INT64 holds whole numbers: 2.5 is not one" in r.get_json()["error"]["message"]
+    # a whole number a FLOAT can't hold exactly is a changed value too (an id, a count)
+    r = set_to("w", np.array([1, 2, 16777217, 4], np.int64))
+    assert r.status_code == 400 and r.get_json()["error"]["message"].endswith(
+        "16777217 is not a FLOAT exactly (it would be 16777216)"
+    )
     # values the type holds are cast as before: float64 weights, whole floats as integers
     assert set_to("w", np.array([0.5, 2.0, -3.0, 4.0])).status_code == 200
     edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)

@@ -72,6 +72,14 @@ def misfit(values: np.ndarray, dtype: np.dtype, type_name: str) -> str | None:
     lost = np.isfinite(source) & ~np.isfinite(cast)
     if lost.any():
         return f"{source[lost].flat[0]:g} is beyond the largest {type_name} ({_largest(dtype):g})"
+    if kind in "iu":
+        # a whole number the float can't hold exactly changes (16777217 is 16777216 as a FLOAT):
+        # a float's rounding is expected of a typed 0.1, not of a count or an id
+        with np.errstate(over="ignore", invalid="ignore"):
+            changed = values.astype(dtype).astype(values.dtype) != values
+        if changed.any():
+            v = values[changed].flat[0]
+            return f"{v.item()} is not a {type_name} exactly (it would be {int(v.astype(dtype).item())})"
     return None
 
 
