@@ -79,12 +79,12 @@ def test_the_old_values_of_a_weight_kept_as_a_blob_are_read(client):
     same_mask = w.copy()
     same_mask[0], same_mask[123] = -np.inf, 1.0
     assert set_value(client, mid, "w", {"npy": npy_blob(client, same_mask)}) == (
-        "initializer 'w' set to FLOAT [1048576], values 0 … 1"
+        "initializer 'w' set to FLOAT [1048576], values 0 … 1 (mean 9.54e-07)"
     )
     two = same_mask.copy()
     two[-1] = np.inf  # in the last chunk checked
     assert set_value(client, mid, "w", {"npy": npy_blob(client, two)}) == (
-        "initializer 'w' set to FLOAT [1048576], values 0 … 1; warning: 'w' now holds 2 ±Inf (1 before) of 1048576 values"
+        "initializer 'w' set to FLOAT [1048576], values 0 … 1 (mean 9.54e-07); warning: 'w' now holds 2 ±Inf (1 before) of 1048576 values"
     )
 
 

@@ -84,20 +84,25 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
 
 
 def _value_range(t: onnx.TensorProto) -> str:
-    """ ", values -0.521 … 0.614": what tells one revision's new weights from another's in the
-    history, and a wrong file at a glance; "" for a tensor without numbers."""
+    """ ", values -0.521 … 0.614 (mean 0.0031)": what tells one revision's new weights from
+    another's in the history, and a wrong file at a glance; "" for a tensor without numbers."""
     if t.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.BOOL) or not math.prod(t.dims):
         return ""
     values = numpy_helper.to_array(t)
     if values.dtype.kind not in "iuf":
         return ""
-    low, high = values.min(), values.max()
-    if values.dtype.kind == "f" and not (np.isfinite(low) and np.isfinite(high)):
+    if values.dtype.kind in "iu":
+        low, high = int(values.min()), int(values.max())
+        return f", values {low}" if low == high else f", values {low} … {high}"
+    finite = values
+    if not (np.isfinite(values.min()) and np.isfinite(values.max())):  # NaN makes min and max NaN
         finite = values[np.isfinite(values)]  # a copy only where NaN or ±Inf are there (warned of)
         if not finite.size:
             return ""
-        low, high = finite.min(), finite.max()
-    return f", values {low:.3g}" if low == high else f", values {low:.3g} … {high:.3g}"
+    low, high = finite.min(), finite.max()
+    if low == high:
+        return f", values {low:.3g}"
+    return f", values {low:.3g} … {high:.3g} (mean {finite.mean(dtype=np.float64):.3g})"
 
 
 def _nonfinite_warning(old: onnx.TensorProto, new: onnx.TensorProto, name: str) -> str:
