@@ -109,3 +109,14 @@ def test_a_file_nothing_replaced_in_ships_byte_for_byte(client):
     shipped = client.get(f"/api/models/{mid}/download").data
     assert zipfile.ZipFile(io.BytesIO(shipped)).read("w.bin") == data
     np.testing.assert_allclose(outputs(shipped), np.ones((1, 32), np.float32) @ A @ B, rtol=1e-5)
+
+
+def test_the_model_is_found_among_its_data_files_in_any_order(client):
+    model_bytes, data = two_weights()
+    r = client.post(
+        "/api/models",
+        data={"file": [(io.BytesIO(data), "w.bin"), (io.BytesIO(model_bytes), "m.onnx")]},
+        content_type="multipart/form-data",
+    )
+    assert r.status_code == 201, r.get_json()
+    assert r.get_json()["name"] == "m.onnx" and r.get_json()["external_files"] == ["w.bin"]

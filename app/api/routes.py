@@ -134,6 +134,10 @@ def upload_model():
     files = request.files.getlist("file")
     if not files:
         raise StudioError("missing_file", 'send the model as a multipart form field named "file"')
+    models = [f for f in files if (f.filename or "").lower().endswith(".onnx")]
+    if len(files) > 1 and len(models) == 1 and files[0] is not models[0]:
+        # the model among its data files in any order (a folder's listing puts "m.data" first)
+        files = [models[0], *(f for f in files if f is not models[0])]
     name = _upload_name(files[0], "the model")
     if name.lower().endswith(".zip") or is_tar_name(name):
         if len(files) > 1:
