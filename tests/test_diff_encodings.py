@@ -347,3 +347,32 @@ def test_a_big_weight_kept_as_a_blob_is_read_to_compare(client):
     w[-1] += 1
     c = upload(client, model(typed(numpy_helper.from_array(w, "w"))), "typed2.onnx").get_json()["id"]
     assert diff(client, a, c)["tensors"]["changed"] == [{"name": "w", "change": "values changed"}]
+
+
+def test_weights_whose_file_was_not_uploaded_are_not_called_changed(client, tmp_path):
+    """The .onnx uploaded without its .data: its weight can't be read, so it is "not compared",
+    never "values changed" (a person reads that as a real difference)."""
+    w = numpy_helper.from_array(np.arange(2048, dtype=np.float32).reshape(32, 64), "W")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        [w],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    model_bytes, data = (tmp_path / "m.onnx").read_bytes(), (tmp_path / "m.data").read_bytes()
+    whole = upload(client, model_bytes, "m.onnx", [(data, "m.data")]).get_json()["id"]
+    alone = upload(client, model_bytes, "m.onnx").get_json()["id"]
+    d = diff(client, whole, alone)
+    assert d["tensors"]["changed"] == [
+        {"name": "W", "change": "values not compared: external data file 'm.data' was not uploaded with this model"}
+    ]
+    assert not d["same_content"]
+    # the same .onnx with another .data: its weight's values changed, though the graphs are byte-equal
+    other = bytearray(data)
+    other[4:8] = np.float32(-1).tobytes()
+    changed = upload(client, model_bytes, "m.onnx", [(bytes(other), "m.data")]).get_json()["id"]
+    assert diff(client, whole, changed)["tensors"]["changed"] == [{"name": "W", "change": "values changed"}]
+    assert diff(client, whole, whole)["same"]

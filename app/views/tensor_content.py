@@ -59,19 +59,23 @@ def tensor_change(x: onnx.TensorProto, y: onnx.TensorProto, reads=(None, None)) 
     """What differs from tensor `x` to `y` in words ("values changed", "FLOAT [2] → FLOAT [3]",
     "doc_string changed"), or None when they hold the same. Names are not compared (the
     caller matched them). reads: each side's reader of external data (external.ExternalFiles)."""
-    if x.SerializeToString() == y.SerializeToString():
-        return None
+    if x.SerializeToString() == y.SerializeToString() and (encoding(x) != "file" or _same_file(x, y, reads)):
+        return None  # (the same reference into another upload's data file may hold other bytes)
     if x.data_type != y.data_type or x.dims != y.dims:
         return f"{_type_words(x)} → {_type_words(y)}"
     others = [f for f in _OTHER if getattr(x, f) != getattr(y, f)]
-    if not same_values(x, y, reads, others_equal=not others and _same_frame(x, y)):
+    try:
+        same = same_values(x, y, reads, others_equal=not others and _same_frame(x, y))
+    except StudioError as exc:  # data that can't be read (a file not uploaded): not known either way
+        return f"values not compared: {exc.message}"
+    if not same:
         return "values changed"
     return ", ".join(f"{f} changed" for f in others) or None
 
 
 def same_values(x: onnx.TensorProto, y: onnx.TensorProto, reads=(None, None), others_equal: bool = False) -> bool:
     """Whether two tensors of one dtype and dims hold the same values, bit for bit (a NaN equals
-    itself, payload and all). others_equal: the caller knows their serialized bytes differ and
+    itself, payload and all; StudioError: one side's data can't be read). others_equal: the caller knows their serialized bytes differ and
     every other field is written alike (_same_frame), so written in one field their values differ."""
     ex, ey = encoding(x), encoding(y)
     if ex == ey:
@@ -90,10 +94,23 @@ def same_values(x: onnx.TensorProto, y: onnx.TensorProto, reads=(None, None), ot
     try:
         a, b = _values(x, reads[0]), _values(y, reads[1])
     except StudioError:
-        return False  # data that can't be read (a file not uploaded): not known to be the same
+        raise  # data that can't be read: the caller says so
     except Exception:  # values that don't fit their dtype and dims, a segment: compared as written
         return False
     return same_bits(a, b)
+
+
+def _same_file(x: onnx.TensorProto, y: onnx.TensorProto, reads) -> bool:
+    """Whether two tensors naming one location read it from the very same stored file (one blob
+    digest): then their bytes are the same without reading them."""
+    location = _refs(x).get("location", "")
+    if reads[0] is None or reads[1] is None:
+        return True  # nothing to read them by: as written
+    keys = reads[0].key(location), reads[1].key(location)
+    if None in keys:
+        return False
+    a, b = reads[0].entries[keys[0]], reads[1].entries[keys[1]]
+    return isinstance(a, str) and a == b
 
 
 def _same_frame(x: onnx.TensorProto, y: onnx.TensorProto) -> bool:
