@@ -63,7 +63,12 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
     required("name", NAME, "a main-graph input or output"),
     required("shape", SHAPE, "the new shape; null for unknown rank"),
     optional("dtype", DTYPE | NULL, "the new element type (null: keep it)"),
-    optional("update_types", BOOLEAN, "re-infer the main graph's value_info and outputs' shapes after", False),
+    optional(
+        "update_types",
+        BOOLEAN,
+        "re-infer the value_info of every graph and the outputs' shapes (bodies' too) after",
+        False,
+    ),
     optional(
         "cast",
         BOOLEAN,
@@ -78,8 +83,10 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     fields stay. `cast: true` with a new element type keeps the graph as it is inside: a Cast
     from the new type to the old one after an input (uint8 images into a float model, int32
     token ids for TensorRT), from the old to the new before an output (float16 out).
-    `update_types: true` re-infers the main graph's value_info and outputs' shapes from it (an
-    output set here keeps the shape given; the answer says where inference still fixes a size);
+    `update_types: true` re-infers from it the value_info of every graph, the main graph's
+    outputs' shapes (dims named as infer_shapes names them) and the If/Loop/Scan bodies' output
+    and fed input shapes (an output set here keeps the shape given; the answer says where
+    inference still fixes a size);
     without it, the answer counts the value_info entries that still give the sizes before. The
     answer names nodes whose constant inputs still hard-code a value it changed."""
     name = op["name"]

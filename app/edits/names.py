@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import resolve_graph
 from ..onnx_io.causes import graph_words
-from ..onnx_io.traverse import graphs_within
+from ..onnx_io.traverse import graphs_within, subgraphs
 from .bodies import defines, graph_at, where
 from .field_types import GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import optional, required
@@ -34,11 +35,34 @@ def rename_node(model: onnx.ModelProto, op: dict) -> str:
 
 def rename_in_graph(g: onnx.GraphProto, old: str, new: str) -> int:
     """Rename `old` to `new` in g and in subgraphs that read it from the outer scope. Counts uses."""
-    hits = 0
-    # a subgraph defining its own `old` shadows ours: it and what it holds keep theirs
-    for h in graphs_within(g, descend=lambda sub: not defines(sub, old)):
-        hits += _rename_here(h, old, new)
-    return hits
+    return sum(_rename_here(h, old, new) for h in _scope_of(g, old))
+
+
+def rename_captures(node: onnx.NodeProto, old: str, new: str) -> int:
+    """Rename `old` to `new` where the bodies of `node` read it from the graph around them, at any
+    depth (a body defining its own `old` keeps it). Counts uses."""
+    return sum(_rename_here(h, old, new) for h in _captured_scope(node, old))
+
+
+def captures(node: onnx.NodeProto, name: str) -> bool:
+    """Does a body of `node` read `name` from the graph around it (at any depth, shadowing kept)?"""
+    return any(
+        any(name in n.input for n in h.node) or any(v.name == name for v in h.output)
+        for h in _captured_scope(node, name)
+    )
+
+
+def _scope_of(g: onnx.GraphProto, name: str) -> Iterator[onnx.GraphProto]:
+    """g and the graphs inside it where `name` is g's value: a subgraph defining its own `name`
+    shadows ours, and it and what it holds keep theirs."""
+    return graphs_within(g, descend=lambda sub: not defines(sub, name))
+
+
+def _captured_scope(node: onnx.NodeProto, name: str) -> Iterator[onnx.GraphProto]:
+    """The graphs held by `node` (at any depth) where `name` is the value of node's own graph."""
+    for sub in subgraphs(node):
+        if not defines(sub, name):
+            yield from _scope_of(sub, name)
 
 
 def _rename_here(g: onnx.GraphProto, old: str, new: str) -> int:

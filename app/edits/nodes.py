@@ -5,6 +5,7 @@ from __future__ import annotations
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.address import node_id, resolve_graph
 from ..onnx_io.traverse import op_schema
 from ..words import plural
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
@@ -12,7 +13,7 @@ from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, GRAPH_PATH, NAME, NODE, NULL, STRING
 from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
-from .names import all_names, fresh_name, rename_in_graph
+from .names import all_names, captures, fresh_name, rename_captures, rename_in_graph
 from .registry import edit_op
 from .unused import drop_initializers, left_unread, names_read
 from .value_types import inferred_type, retype_output, value_type
@@ -171,19 +172,26 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     """Insert a node of any operator onto the edge carrying `tensor` in the main graph or, with
     `graph`, in a body (an If branch, a Loop or Scan body). The new node reads `tensor` (then the
     extra `inputs`, e.g. initializer names) and its output replaces `tensor` for all its readers in
-    that graph, or only for the node ids listed in `consumers`. For all readers of a tensor the
-    graph computes, the node making it writes `<tensor>_pre` and the new node writes `tensor`, so
-    readers, graph outputs and bodies reading it keep the name; a graph output it is takes the
+    that graph — the nodes reading it and the bodies of If/Loop/Scan nodes there that read it from
+    around them, at any depth (not where a body has its own value of that name) — or only for the
+    node ids listed in `consumers` (a node holding such bodies: those bodies' reads). For all
+    readers of a tensor the graph computes, the node making it writes `<tensor>_pre` and the new
+    node writes `tensor`, so readers, graph outputs and bodies reading it keep the name (an
+    `output` naming anything else is refused); a graph output it is takes the
     type and shape the new node gives it (an ArgMax or a Cast after a model's output), said in
     the change, or, where nothing can infer them, keeps its element type (a body's output then
     of unknown shape; the main graph's keeps its declaration, the checker wanting a shape
     there); a body's output must keep the element type its If or Loop needs. For `consumers`,
     or a tensor the graph reads (an input, an initializer, a value of an enclosing graph), the
-    new node writes `output` (a fresh name) and those read it. `attributes` maps names to
+    new node writes `output` (a fresh name) and those read it. A tensor nothing reads is
+    accepted (a later op of the batch may wire the new output), said in the change. An extra
+    input must be a value of the graph or one around it, not one the body's own holder computes;
+    nodes move where it is computed later. `attributes` maps names to
     values, typed from the operator schema. A domain the model doesn't import yet is imported
     with it (onnx's domains at the version of the operator's newest schema, others at 1), the
     ir_version raised only if that import needs it."""
     from .attributes import new_attribute
+    from .wiring import first_unknown  # wiring's ops register after this module's (docs/api.md's order)
 
     tensor, op_type, domain = op["tensor"], op["op_type"], op["domain"]
     extra, attrs = op["inputs"], op["attributes"]
@@ -191,9 +199,16 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
     here = where(model, ref)
     producer = next((i for i, n in enumerate(g.node) if tensor in n.output), None)
+    around = " or around it" if ref.path else ""
     if producer is None and not defines(g, tensor) and not enclosing_defines(model, ref, tensor):
-        around = " or around it" if ref.path else ""
         raise NotFound("unknown_tensor", f"insert_node: no tensor {tensor!r} in {here}{around}")
+    unknown = first_unknown(model, ref, extra)
+    if unknown is not None:
+        raise NotFound("unknown_tensor", f"insert_node: no tensor {unknown!r} in {here}{around}")
+    for name in [tensor, *extra]:
+        holder = _holder_computing(model, ref, name)
+        if holder is not None:
+            raise StudioError("cycle", f"insert_node: {here} can't read {name!r}: {holder.holder_words} computes it")
     node = new_node(op_type, domain, op["name"])
     if node.name and any(n.name == node.name for n in g.node):
         raise StudioError("duplicate_name", f"insert_node: {here} already has a node named {node.name!r}")
@@ -203,6 +218,15 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     consumers = op.get("consumers")
     in_body = f" in {here}" if ref.path else ""
     if consumers is None and producer is not None:
+        asked = op.get("output")
+        if asked and asked != tensor:
+            raise StudioError(
+                "bad_value",
+                f"insert_node: the new node can't write {asked!r}: for all readers of {tensor!r}, which {here}"
+                f" computes, it writes {tensor!r} itself; leave output out, or list the readers in consumers",
+            )
+        holders = [(i, n) for i, n in enumerate(g.node) if captures(n, tensor)]
+        unread = tensor not in names_read(g) and all(v.name != tensor for v in g.output)
         # the producer now writes a fresh name; the new node writes `tensor` for every reader
         fresh = fresh_name(model, f"{tensor}_pre")
         out = g.node[producer].output
@@ -213,25 +237,71 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
         node.input.extend([fresh, *extra])
         node.output.append(tensor)
         g.node.insert(producer + 1, node)
-        said = f"inserted {op_type} after {tensor!r} (all readers){in_body}"
-        return _with(said + _output_retyped(model, ref, tensor), imported)
+        bodies = f", and {_bodies_words(ref, holders, producer)}" if holders else ""
+        said = f"inserted {op_type} after {tensor!r} (all readers{bodies}){in_body}"
+        said += _unused(tensor, here, tensor) if unread else ""
+        said += _output_retyped(model, ref, tensor) + _reordered(model, ref, op_type, tensor, extra)
+        return _with(said, imported)
     output = op.get("output") or fresh_name(model, f"{tensor}_{op_type.lower()}")
     if output in all_names(model.graph):  # a body's name too: it may not shadow one around it
         raise StudioError("name_taken", f"insert_node: {output!r} is already used")
     node.input.extend([tensor, *extra])
     node.output.append(output)
-    targets = (
-        _consumer_nodes(model, ref, consumers, tensor)
-        if consumers is not None
-        else [n for n in g.node if tensor in n.input]
-    )
+    if consumers is not None:
+        chosen = _consumer_nodes(model, ref, consumers, tensor)
+    else:
+        chosen = [(i, n) for i, n in enumerate(g.node) if tensor in n.input or captures(n, tensor)]
+    targets = [n for _, n in chosen if tensor in n.input]
+    holders = [(i, n) for i, n in chosen if rename_captures(n, tensor, output)]
     for n in targets:
         for k, x in enumerate(n.input):
             if x == tensor:
                 n.input[k] = output
-    g.node.insert(0 if producer is None else producer + 1, node)
-    said = f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s){in_body}, writing {output!r}"
-    return _with(said, imported)
+    at = 0 if producer is None else producer + 1
+    g.node.insert(at, node)
+    bodies = f" and {_bodies_words(ref, holders, at - 1)}" if holders else ""
+    said = f"inserted {op_type} on {tensor!r} for {len(targets)} reader(s){bodies}{in_body}, writing {output!r}"
+    said += _unused(tensor, here, output) if not chosen else ""
+    return _with(said + _reordered(model, ref, op_type, tensor, extra), imported)
+
+
+def _holder_computing(model: onnx.ModelProto, ref, name: str):
+    """The Body whose holder itself writes `name`, a value its graph (ref's, or one ref is inside)
+    would read from around it: reading it makes a cycle. None if a graph on the way defines it."""
+    for crumb in reversed(ref.crumbs):
+        inner = resolve_graph(model, crumb["path"])
+        if defines(inner.container, name):
+            return None
+        body = body_of(model, inner)
+        if body is None:
+            return None
+        if name in body.holder.output:
+            return body
+    return None
+
+
+def _bodies_words(ref, holders: list, before: int) -> str:
+    """'the bodies of node "branch" (If)': the holders whose bodies now read the new output, by
+    their ids once the new node is in (those after position `before` moved one down)."""
+    return "the bodies of " + ", ".join(
+        node_words(n, node_id(ref.path, i + 1 if i > before else i)) for i, n in holders
+    )
+
+
+def _unused(tensor: str, here: str, output: str) -> str:
+    return f"; nothing reads {tensor!r} in {here}, so {output!r} goes unused"
+
+
+def _reordered(model: onnx.ModelProto, ref, op_type: str, tensor: str, extra: list) -> str:
+    """The graph (and those around it) put back in an order where each node follows what it reads:
+    an extra input computed later, or a value around a body computed after its holder."""
+    from .wiring import keep_order
+
+    if not extra and not ref.path:
+        return ""
+    reads = ", ".join(repr(x) for x in extra if x) or repr(tensor)
+    moved = keep_order(model, ref, f"insert_node: {reads} is computed from what the new {op_type} feeds")
+    return f"; {moved} node(s) moved to keep the order" if moved else ""
 
 
 def _output_retyped(model: onnx.ModelProto, ref, tensor: str) -> str:
@@ -254,14 +324,17 @@ def _with(change: str, imported: str) -> str:
 
 
 def _consumer_nodes(model, graph, consumers, tensor) -> list:
-    out = []
+    """(position, node) of each node `consumers` names: one reading `tensor` in graph's graph, or
+    holding bodies that read it from there."""
+    out: list[tuple[int, onnx.NodeProto]] = []
     for key in consumers:
-        ref, _, n, nid = find_node(model, key)
-        if ref.path != graph.path or tensor not in n.input:
+        ref, idx, n, nid = find_node(model, key)
+        if ref.path != graph.path or (tensor not in n.input and not captures(n, tensor)):
             raise StudioError(
                 "bad_value", f"insert_node: {node_words(n, nid)} does not read {tensor!r} in {where(model, graph)}"
             )
-        out.append(n)
+        if all(i != idx for i, _ in out):
+            out.append((idx, n))
     return out
 
 

@@ -8,12 +8,14 @@ from onnx import numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io.address import node_words
-from ..onnx_io.inference import infer_isolated
+from ..onnx_io.causes import graph_words
+from ..onnx_io.inference import infer_isolated, input_dims
 from ..onnx_io.traverse import graph_constants
 from ..views.search import format_tensor
 from ..views.values import shape_json
 from ..words import plural
-from .stale_value_info import keep_dim_names
+from .body_inputs import fit_body_inputs
+from .stale_value_info import cleared_probe, graph_pairs, graphs_of, keep_dim_names, reshape_output
 
 # ops whose shape-like input (index) holds dims as constant values
 _SHAPE_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1, "Resize": 3}
@@ -21,43 +23,79 @@ _MAX_CONSTANT = 64  # elements: a shape, never a weight
 
 
 def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
-    """Re-infer the main graph's value_info and its outputs' shapes from its inputs (what they
-    said before may hold the old dims): stale entries inference can't type are dropped. An
-    output whose shape was just `asked` keeps it; where inference still fixes a size the person
-    made something else, the line says so and names the node whose constant hard-codes it."""
-    g = model.graph
+    """Re-infer the value_info of every graph (main and bodies at any depth), the main graph's
+    outputs' shapes, and the bodies' outputs' and fed inputs' shapes, from the main graph's
+    inputs (what they said before may hold the old dims): stale entries inference can't type
+    are dropped. The main graph's dims are named as the Shape inference tool names them (N, not
+    unk__0). An output whose shape was just `asked` keeps it; where inference still fixes a size
+    the person made something else, the line says so and names the node whose constant
+    hard-codes it."""
     inferred = _inferred_without_value_info(model)
-    found = {v.name: v for v in inferred.graph.value_info}
-    kept = [found[v.name] for v in g.value_info if v.name in found]
-    dropped = len(g.value_info) - len(kept)
-    del g.value_info[:]
-    g.value_info.extend(kept)
-    outs = {o.name: o for o in inferred.graph.output}
+    refits = 0
+    for _ in range(_REFITS):  # a body's input re-declared changes what is inferred after it, nested bodies' too
+        if not fit_body_inputs(model, inferred):
+            break
+        refits += 1
+        inferred = _inferred_without_value_info(model)
+    names = set(input_dims(model))  # a dim named in none of them is one inference made up
+    entries = changed = 0
+    bodies: list[str] = []
     updated, note = 0, ""
-    for o in g.output:
-        new = outs.get(o.name)
-        if new is None or not new.type.tensor_type.HasField("shape") or not o.type.HasField("tensor_type"):
+    for ref, theirs in graph_pairs(model, inferred):
+        g = ref.container
+        found = {v.name: v for v in theirs.value_info}
+        kept = [_renamed(found[v.name], v, names) for v in g.value_info if v.name in found]
+        entries += len(g.value_info)
+        changed += sum(1 for v in g.value_info if v.name in found and found[v.name].type != v.type)
+        del g.value_info[:]
+        g.value_info.extend(kept)
+        if ref.path:
+            # positional outputs: their element types are the If/Loop/Scan contract, their shapes re-inferred
+            moved = sum(reshape_output(o, new, inputs=names) for o, new in zip(g.output, theirs.output, strict=False))
+            if moved:
+                bodies.append(graph_words(model, ref.path))
             continue
-        if o.name == asked:
-            note = _still_fixed(model, o, new)
-            continue
-        keep_dim_names(new.type, o.type)
-        o.type.tensor_type.shape.CopyFrom(new.type.tensor_type.shape)
-        updated += 1
-    return f"value_info re-inferred ({len(kept)} kept, {dropped} dropped), {updated} output shape(s) updated{note}"
+        outs = {o.name: o for o in theirs.output}
+        for o in g.output:
+            new = outs.get(o.name)
+            if o.name == asked and new is not None and new.type.tensor_type.HasField("shape"):
+                note = _still_fixed(model, o, new)
+            elif o.name != asked:
+                updated += reshape_output(o, new, inputs=names)
+    dropped = entries - sum(len(ref.container.value_info) for ref in graphs_of(model))
+    said = (
+        f"value_info re-inferred ({changed} of {plural(entries, 'entry', 'entries')} changed, {dropped} dropped),"
+        f" {updated} output shape(s) updated"
+    )
+    if bodies or refits:
+        said += f"; the bodies' shapes re-inferred too ({', '.join(bodies) or 'their inputs'})"
+    return said + note
+
+
+_REFITS = 3
+
+
+def _renamed(new: onnx.ValueInfoProto, old: onnx.ValueInfoProto, inputs: set[str]) -> onnx.ValueInfoProto:
+    """The inferred entry, with the dim names it only invents taken from the old one."""
+    keep_dim_names(new.type, old.type, inputs)
+    return new
 
 
 def stale_hint(model: onnx.ModelProto) -> str:
     """ "; 37 stored value_info entries still give the sizes before ..." when an input's new
-    dims leave value_info that inference, run afresh, types otherwise; else ""."""
-    g = model.graph
-    if not len(g.value_info):
+    dims leave value_info (of any graph) that inference, run afresh, types otherwise; else ""."""
+    if not any(len(ref.container.value_info) for ref in graphs_of(model)):
         return ""
     try:
-        found = {v.name: v.type for v in _inferred_without_value_info(model).graph.value_info}
-    except StudioError:
+        inferred = infer_isolated(
+            cleared_probe(model, main_outputs=True), check_type=False, strict_mode=False, data_prop=True
+        )
+    except ValueError:
         return ""
-    stale = sum(1 for v in g.value_info if v.name in found and v.type != found[v.name])
+    stale = 0
+    for ref, theirs in graph_pairs(model, inferred):
+        found = {v.name: v.type for v in theirs.value_info}
+        stale += sum(1 for v in ref.container.value_info if v.name in found and v.type != found[v.name])
     if not stale:
         return ""
     entries = plural(stale, "stored value_info entry", "stored value_info entries")
@@ -65,16 +103,11 @@ def stale_hint(model: onnx.ModelProto) -> str:
 
 
 def _inferred_without_value_info(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model as shape inference types it from its inputs alone (no value_info, outputs'
-    shapes cleared)."""
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    del probe.graph.value_info[:]
-    for o in probe.graph.output:
-        if o.type.HasField("tensor_type"):
-            o.type.tensor_type.ClearField("shape")
+    """The model as shape inference types it from its inputs alone (no value_info in any graph,
+    outputs' shapes cleared), its main graph's dims named as the Shape inference tool names them."""
+    probe = cleared_probe(model, main_outputs=True)
     try:  # in the helper process (onnx's C++ on an untrusted model)
-        return infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True)
+        return infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True, name_dims=True)
     except ValueError as exc:
         raise StudioError("inference_failed", f"set_io_shape: shape inference failed: {exc}", 422) from None
 

@@ -9,10 +9,14 @@ contract and are never changed here."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import onnx
 
+from ..onnx_io.causes import graph_words
+from ..onnx_io.dim_names import expression_names
 from ..onnx_io.inference import infer_isolated
+from ..onnx_io.traverse import walk_graphs
 from ..onnx_io.type_rules import is_known
 from ..words import plural, some_names
 
@@ -29,42 +33,107 @@ def says_stale(message: str) -> bool:
 
 
 def reinfer_stale(model: onnx.ModelProto) -> str | None:
-    """Replace the main graph's value_info entries that inference (run without them) now
-    contradicts; a change line naming them, or None when none does (or inference fails)."""
-    g = model.graph
-    if not len(g.value_info):
+    """Replace the value_info entries of every graph (the main one and bodies at any depth) that
+    inference, run without them, now contradicts, and the shapes of bodies' outputs it
+    contradicts (their element types are the If/Loop/Scan contract and stay); a change line
+    naming them and where, or None when none does (or inference fails)."""
+    graphs = graphs_of(model)
+    if len(graphs) == 1 and not len(model.graph.value_info):
         return None
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    del probe.graph.value_info[:]
     try:  # in the helper process (onnx's C++ on an untrusted model)
-        inferred = infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True)
+        inferred = infer_isolated(cleared_probe(model), check_type=False, strict_mode=False, data_prop=True)
     except ValueError:
         return None
-    found = {v.name: v.type for v in inferred.graph.value_info}
-    stale = []
-    for v in g.value_info:
-        new = found.get(v.name)
-        if new is not None and _contradicts(v.type, new):
-            keep_dim_names(new, v.type)
-            v.type.CopyFrom(new)
-            stale.append(v.name)
-    if not stale:
+    stale: list[str] = []  # "'u', 't' in branch/then_branch", one a graph
+    outputs: list[str] = []
+    count = 0
+    for ref, theirs in graph_pairs(model, inferred):
+        at = f" in {graph_words(model, ref.path)}" if ref.path else ""
+        found = {v.name: v.type for v in theirs.value_info}
+        names = []
+        for v in ref.container.value_info:
+            new = found.get(v.name)
+            if new is not None and _contradicts(v.type, new):
+                keep_dim_names(new, v.type)
+                v.type.CopyFrom(new)
+                names.append(v.name)
+        # a body's outputs are positional, their element types the holder's contract: shapes only
+        pairs = zip(ref.container.output, theirs.output, strict=False) if ref.path else ()
+        fixed = [o.name for o, new in pairs if reshape_output(o, new, _contradicts)]
+        stale += [some_names(names) + at] if names else []
+        outputs += [some_names(fixed) + at] if fixed else []
+        count += len(names) + len(fixed)
+    if not count:
         return None
-    return f"stored value_info of {some_names(stale)} re-inferred: the edit changed {_their(len(stale))}"
+    parts = [f"stored value_info of {', '.join(stale)}"] if stale else []
+    parts += [f"the output shapes of {', '.join(outputs)}"] if outputs else []
+    return f"{' and '.join(parts)} re-inferred: the edit changed {_their(count)}"
 
 
-def keep_dim_names(new: onnx.TypeProto, old: onnx.TypeProto) -> None:
+def graphs_of(model: onnx.ModelProto) -> list:
+    """The model's graphs (main and bodies at any depth, not functions) as GraphRefs."""
+    return [ref for ref in walk_graphs(model) if isinstance(ref.container, onnx.GraphProto)]
+
+
+def cleared_probe(model: onnx.ModelProto, main_outputs: bool = False) -> onnx.ModelProto:
+    """A copy without value_info in any graph and without the shapes of bodies' outputs (and of
+    the main graph's too when `main_outputs`): what inference makes of the graph itself."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    for ref in graphs_of(probe):
+        g = ref.container
+        del g.value_info[:]
+        if ref.path or main_outputs:
+            for o in g.output:
+                if o.type.HasField("tensor_type"):
+                    o.type.tensor_type.ClearField("shape")
+    return probe
+
+
+def graph_pairs(model: onnx.ModelProto, inferred: onnx.ModelProto) -> list[tuple]:
+    """(the model's GraphRef, the inferred model's graph at the same path) for every graph."""
+    theirs = {ref.path: ref.container for ref in graphs_of(inferred)}
+    return [(ref, theirs[ref.path]) for ref in graphs_of(model) if ref.path in theirs]
+
+
+def reshape_output(
+    output: onnx.ValueInfoProto, inferred: onnx.ValueInfoProto | None, when=None, inputs: Collection[str] | None = None
+) -> bool:
+    """Give a declared output the shape inference found for it (only where when(declared type,
+    inferred type) holds, when given), its element type and the names inference only invents
+    kept (keep_dim_names); whether its shape changed."""
+    if inferred is None or not output.type.HasField("tensor_type") or not inferred.type.HasField("tensor_type"):
+        return False
+    if not inferred.type.tensor_type.HasField("shape") or (when and not when(output.type, inferred.type)):
+        return False
+    new = onnx.TypeProto()
+    new.CopyFrom(inferred.type)
+    keep_dim_names(new, output.type, inputs)
+    if output.type.tensor_type.HasField("shape") and output.type.tensor_type.shape == new.tensor_type.shape:
+        return False
+    output.type.tensor_type.shape.CopyFrom(new.tensor_type.shape)
+    return True
+
+
+def keep_dim_names(new: onnx.TypeProto, old: onnx.TypeProto, inputs: Collection[str] | None = None) -> None:
     """Where inference only invents a dim's name (unk__1: it can't carry "sequence" through a
-    Range) and the old type named it, the old name stays."""
+    Range) and the old type named it, the old name stays. Given `inputs` (the dims the main
+    graph's inputs name), a name in terms of none of them is invented too: onnxruntime's
+    symbolic inference names a NonZero's count NonZero_0_o0__d1 where the model said "count"."""
     if not (new.HasField("tensor_type") and old.HasField("tensor_type")):
         return
     dims, before = new.tensor_type.shape.dim, old.tensor_type.shape.dim
     if len(dims) != len(before):
         return
     for d, o in zip(dims, before, strict=True):
-        if is_known(o.dim_param) and not d.HasField("dim_value") and not is_known(d.dim_param):
+        if is_known(o.dim_param) and not d.HasField("dim_value") and _invented(d.dim_param, inputs):
             d.dim_param = o.dim_param
+
+
+def _invented(name: str, inputs: Collection[str] | None) -> bool:
+    if not is_known(name):
+        return True
+    return inputs is not None and name not in inputs and expression_names(name, inputs) is None
 
 
 def _contradicts(stored: onnx.TypeProto, inferred: onnx.TypeProto) -> bool:

@@ -46,6 +46,13 @@ def _visible(model: onnx.ModelProto, ref: GraphRef) -> set[str]:
     return set().union(*(_defined_here(c) for c in _scopes(model, ref)))
 
 
+def first_unknown(model: onnx.ModelProto, ref: GraphRef, names) -> str | None:
+    """The first of `names` a node of ref's graph can't read (no value of it or a graph around
+    it); "" (an input left out) is no name."""
+    visible = _visible(model, ref)
+    return next((x for x in names if x and x not in visible), None)
+
+
 def _taken(model: onnx.ModelProto, ref: GraphRef) -> set[str]:
     """Names a new value of ref's graph must not take."""
     if isinstance(ref.container, onnx.FunctionProto):
@@ -111,7 +118,7 @@ def keep_topological_order(c: Container, cause: str = "the nodes read each other
     return _reorder(c, order)
 
 
-def _keep_order(model: onnx.ModelProto, ref: GraphRef, cause: str) -> int:
+def keep_order(model: onnx.ModelProto, ref: GraphRef, cause: str) -> int:
     """keep_topological_order for ref's graph and every graph around it (a subgraph's reads
     order the graph holding it), innermost first."""
     return sum(keep_topological_order(c, cause) for c in _scopes(model, ref))
@@ -170,7 +177,7 @@ def set_node_input(model: onnx.ModelProto, op: dict) -> str:
         node.input[index] = tensor
     while node.input and not node.input[-1]:  # trailing empty inputs are just left out
         node.input.pop()
-    moved = _keep_order(model, ref, f"set_node_input: {tensor!r} is computed from {who}'s outputs")
+    moved = keep_order(model, ref, f"set_node_input: {tensor!r} is computed from {who}'s outputs")
     what = f"now reads {tensor!r}" if tensor else "is left out"
     out = f"{who} input {index} {what}" + (f" (was {was!r})" if was else "")
     return out + (f"; {moved} node(s) moved to keep the order" if moved else "")
@@ -210,10 +217,9 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     node = new_node(op["op_type"], op["domain"], op["name"])
     if node.name and any(n.name == node.name for n in c.node):
         raise StudioError("duplicate_name", f"add_node: {_where(ref)} already has a node named {node.name!r}")
-    visible = _visible(model, ref)
-    unknown = [x for x in op["inputs"] if x and x not in visible]
-    if unknown:
-        raise NotFound("unknown_tensor", f"add_node: no tensor {unknown[0]!r} in {_where(ref)} or around it")
+    unknown = first_unknown(model, ref, op["inputs"])
+    if unknown is not None:
+        raise NotFound("unknown_tensor", f"add_node: no tensor {unknown!r} in {_where(ref)} or around it")
     node.input.extend(op["inputs"])
     imported = import_domain(model, c, node)  # before its attributes: they are typed from its schema
     for attr_name, value in op["attributes"].items():
@@ -235,7 +241,7 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     node.output.extend(outputs)
     c.node.append(node)
     # its own graph's order holds (it comes last); one around it may not, when it reads from there
-    moved = _keep_order(model, ref, f"add_node: {node.op_type} reads what its graph's holder computes")
+    moved = keep_order(model, ref, f"add_node: {node.op_type} reads what its graph's holder computes")
     nid = node_id(ref.path, len(c.node) - 1)
     reads = ", ".join(map(repr, filter(None, op["inputs"]))) or "nothing"
     writes = ", ".join(map(repr, outputs))

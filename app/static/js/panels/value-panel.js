@@ -79,16 +79,29 @@ function quantizationSection(name, graph, ctx) {
     asParam.map((p) => el("div", { class: "quant-param" }, "This tensor is the ", mono(p.key), " of ", tensorNameLink(p.tensor, ctx, ""), "."))));
 }
 
+/** Does this box's node read `name`: as an input, or through its branches or body (its graph
+ * JSON's `captures`: what they read from this graph, at any depth)? */
+function readsValue(b, name) {
+  return b.kind === "node" && ((b.node.inputs || []).includes(name) || (b.node.captures || []).includes(name));
+}
+
+/** Only its bodies read `name` (not one of its own inputs). */
+function capturesOnly(b, name) {
+  return b.kind === "node" && !(b.node.inputs || []).includes(name) && (b.node.captures || []).includes(name);
+}
+
 function producedAndRead(name, ctx) {
   const { model } = ctx;
   const producer = model.producer.get(name);
-  const readers = [...model.boxes.values()].filter((b) => (b.kind === "node" && (b.node.inputs || []).includes(name))
-    || (b.kind === "output" && b.name === name));
+  const readers = [...model.boxes.values()].filter((b) => readsValue(b, name) || (b.kind === "output" && b.name === name));
   const link = (id) => el("button", { type: "button", class: "linklike", onclick: () => ctx.actions.select(id) }, boxLabel(model, id));
+  const reader = (b) => capturesOnly(b, name)
+    ? el("span", { class: "reader-capture" }, link(b.id), el("span", { class: "muted" }, ` (in its ${b.node.op_type === "If" ? "branches" : "body"})`))
+    : link(b.id);
   const rows = [];
   if (producer && model.boxes.get(producer)?.kind === "node") rows.push(["Produced by", link(producer)]);
   else if (producer && model.boxes.get(producer)?.kind === "input") rows.push(["Produced by", "the caller (graph input)"]);
-  rows.push(["Read by", readers.length ? el("span", {}, readers.map((b, i) => [i ? ", " : "", link(b.id)]))
+  rows.push(["Read by", readers.length ? el("span", {}, readers.map((b, i) => [i ? ", " : "", reader(b)]))
     : el("span", { class: "muted" }, "nothing in this graph")]);
   return section("Connections", propertyList(rows));
 }
@@ -161,7 +174,7 @@ function tensorEditSection(name, facts, ctx, box) {
     parts.push(el("p", { class: "muted ed-hint" }, "It comes from a graph around this one: rename it there."));
   }
   if (facts.initializer && !facts.initializer.sparse && graph.kind !== "function") {
-    const readers = ctx.model ? [...ctx.model.boxes.values()].filter((b) => b.kind === "node" && (b.node.inputs || []).includes(name)).length : 0;
+    const readers = ctx.model ? [...ctx.model.boxes.values()].filter((b) => readsValue(b, name)).length : 0;
     const used = readers > 0 || !!facts.output;
     const op = { op: "delete_initializer", name };
     if (graph.path) op.graph = graph.path;
