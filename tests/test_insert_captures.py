@@ -330,3 +330,44 @@ def test_an_output_name_a_computed_tensor_would_not_take_is_refused(client):
     )
     changes, _ = _edit(client, computed_capture_model(), {**op, "consumers": ["@add"]})
     assert changes == ["inserted Relu on 'hh' for 1 reader(s), writing 'hh_relu'"]
+
+
+def test_a_replaced_body_output_names_what_it_left_and_cleanup_removes_it(client):
+    """then_branch: a = Abs(x), out = Neg(a); its output replaced by a leaves Neg computing
+    nothing: the change line says so, and cleanup removes it from the body."""
+    then_g = h.make_graph(
+        [h.make_node("Abs", ["x"], ["t_abs"], name="t_abs"), h.make_node("Neg", ["t_abs"], ["t_out"], name="t_neg")],
+        "then",
+        [],
+        [h.make_tensor_value_info("t_out", T.FLOAT, [2])],
+    )
+    else_g = h.make_graph(
+        [h.make_node("Relu", ["x"], ["e_out"], name="e_relu")],
+        "else",
+        [],
+        [h.make_tensor_value_info("e_out", T.FLOAT, [2])],
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString(), "if.onnx").get_json()["id"]
+    op = {"op": "add_output", "graph": "n0/then_branch", "tensor": "t_abs", "replace": "t_out"}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(
+        "; 1 node no output needs any more ('t_neg'): cleanup (Model › Tools › Clean up…) removes them"
+    )
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "cleanup"}]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].startswith("removed 0 dead nodes (and 1 in If/Loop/Scan bodies)")
+    back = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(back, full_check=True)
+    then_nodes = [n.name for a in back.graph.node[0].attribute if a.name == "then_branch" for n in a.g.node]
+    assert then_nodes == ["t_abs"]
+    x = np.array([-1.5, 2.0], np.float32)
+    sess = ort.InferenceSession(back.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"c": np.array(True), "x": x})[0], np.abs(x))

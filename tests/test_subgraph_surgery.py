@@ -636,6 +636,9 @@ def test_deleting_the_only_node_of_a_branch_reading_from_outside_is_refused_plai
 def test_main_graph_outputs_can_be_replaced_in_place(client):
     mid = _upload(client, classifier())
     said = _edit(client, mid, {"op": "add_output", "tensor": "logits", "replace": "probs"})
-    assert said["changes"] == ["'logits' is now an output of the main graph in place of 'probs'"]
+    assert said["changes"] == [
+        "'logits' is now an output of the main graph in place of 'probs'; 1 node no output needs any more"
+        " ('softmax'): cleanup (Model › Tools › Clean up…) removes them"
+    ]
     model = _download(client, mid)
     assert [o.name for o in model.graph.output] == ["logits"]

@@ -10,7 +10,6 @@ import onnx
 from ..errors import NotFound, StudioError
 from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
-from ..words import plural, some_names
 from .batch_end import LateLine
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, positional_words, where
 from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, SHAPE, TENSOR_VALUE
@@ -20,7 +19,7 @@ from .names import fresh_name, rename_in_graph
 from .registry import edit_op
 from .shape_hints import hard_coded_hint, refresh_types, stale_hint
 from .sources import tensor_from_source
-from .unused import live_nodes
+from .unused import live_nodes, newly_dead_words
 from .value_types import value_type
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
@@ -238,9 +237,10 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
     if replace is None:
         g.output.append(vi)
         return f"added graph output {tensor!r}"
+    was_live = live_nodes(model, g)[0]
     g.output[k].CopyFrom(vi)
     role = f" ({body.role(k)})" if body is not None else ""
-    return f"{tensor!r} is now an output of {here} in place of {replace!r}{role}"
+    return f"{tensor!r} is now an output of {here} in place of {replace!r}{role}{newly_dead_words(model, g, was_live)}"
 
 
 @edit_op(
@@ -269,16 +269,7 @@ def remove_output(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("last_output", f"remove_output: {name!r} is the graph's only output; a model needs one")
     was_live = live_nodes(model, g)[0]
     del g.output[i]
-    now_dead = [
-        n for n, before, now in zip(g.node, was_live, live_nodes(model, g)[0], strict=True) if before and not now
-    ]
-    said = f"removed graph output {name!r}"
-    if now_dead:
-        # still drawn, still in the download: what only that output needed
-        names = some_names([n.name or f"{n.op_type} → {n.output[0]}" for n in now_dead], 3)
-        nodes = plural(len(now_dead), "node")
-        said += f"; {nodes} no output needs any more ({names}): cleanup (Model › Tools › Clean up…) removes them"
-    return said
+    return f"removed graph output {name!r}{newly_dead_words(model, g, was_live)}"
 
 
 @edit_op(

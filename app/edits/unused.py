@@ -10,6 +10,7 @@ from __future__ import annotations
 import onnx
 
 from ..onnx_io.traverse import graphs_within, subgraphs
+from ..words import plural, some_names
 
 
 def names_read(g) -> set[str]:
@@ -47,6 +48,18 @@ def live_nodes(model: onnx.ModelProto, g: onnx.GraphProto) -> tuple[list[bool], 
             for sub in subgraphs(n):
                 needed |= names_read(sub)
     return live, needed
+
+
+def newly_dead_words(model: onnx.ModelProto, g: onnx.GraphProto, was_live: list[bool]) -> str:
+    """ "; 2 nodes no output needs any more ('abs', 'neg'): cleanup … removes them" for the nodes
+    of g live before an edit of its outputs (`was_live`, live_nodes' first answer then) and dead
+    now; "" when none. They stay drawn and in the download until cleaned up."""
+    now = live_nodes(model, g)[0]
+    dead = [n for n, before, after in zip(g.node, was_live, now, strict=True) if before and not after]
+    if not dead:
+        return ""
+    names = some_names([n.name or f"{n.op_type} → {n.output[0]}" for n in dead], 3)
+    return f"; {plural(len(dead), 'node')} no output needs any more ({names}): cleanup (Model › Tools › Clean up…) removes them"
 
 
 def initializer_names(g: onnx.GraphProto) -> set[str]:

@@ -55,12 +55,13 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
 )
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
     """Remove from the main graph what no graph output (nor training graph) depends on: dead
-    nodes, unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present.
+    nodes (in its If/Loop/Scan bodies too, what no output of their body needs), unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present.
     Each part can be switched off (nodes/initializers/value_info: false). With
     initializer_inputs, the graph inputs that repeat an initializer go too: the weights become
     constants (what quantization and constant folding need), the IR raised to 4 if lower."""
     g = model.graph
     flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
+    in_bodies = _clean_bodies(model) if flags["nodes"] else 0
     live, needed = live_nodes(model, g)  # from its outputs, and what training graphs read or set
     if not flags["nodes"]:
         needed |= names_read(g)  # every node stays, and what it reads
@@ -80,8 +81,9 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
             if g.value_info[i].name not in present:
                 del g.value_info[i]
                 dropped_vi += 1
+    bodies = f" (and {in_bodies} in If/Loop/Scan bodies)" if in_bodies else ""
     out = (
-        f"removed {plural(len(dead), 'dead node')}, {plural(len(unused_inits), 'unused initializer')}, "
+        f"removed {plural(len(dead), 'dead node')}{bodies}, {plural(len(unused_inits), 'unused initializer')}, "
         f"{dropped_vi} stale value_info"
     )
     if op["initializer_inputs"]:
@@ -94,6 +96,22 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
             out += f" (ir_version {model.ir_version} -> 4)"
             model.ir_version = 4
     return out
+
+
+def _clean_bodies(model: onnx.ModelProto) -> int:
+    """Remove the nodes of the main graph's If/Loop/Scan bodies that no output of their body
+    needs (what a replaced body output left behind), innermost bodies first: what they read
+    from around them may then go from the outer graphs too. The nodes removed."""
+    bodies = [  # not functions', not training graphs'
+        r.container for r in walk_graphs(model) if r.path[:1] == "n" and isinstance(r.container, onnx.GraphProto)
+    ]
+    removed = 0
+    for body in reversed(bodies):  # walk_graphs goes depth first: reversed, inner bodies come first
+        live, _ = live_nodes(model, body)
+        for i in reversed([i for i, ok in enumerate(live) if not ok]):
+            del body.node[i]
+            removed += 1
+    return removed
 
 
 @edit_op(
