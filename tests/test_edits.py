@@ -885,3 +885,16 @@ def test_an_npy_cast_to_the_initializers_type_never_changes_a_value_silently(cli
     np.testing.assert_array_equal(
         numpy_helper.to_array(next(t for t in edited.graph.initializer if t.name == "w")), [0.5, 2, -3, 4]
     )
+
+
+def test_one_value_fills_the_shape_given(client):
+    m = small_model()
+    m.graph.initializer.append(numpy_helper.from_array(np.ones(8, np.float32), "w8"))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    op = {"op": "set_initializer", "name": "w8", "value": {"dtype": "FLOAT", "shape": [8], "values": 0.25}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    np.testing.assert_array_equal(
+        numpy_helper.to_array(next(t for t in edited.graph.initializer if t.name == "w8")), [0.25] * 8
+    )

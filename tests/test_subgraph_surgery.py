@@ -492,7 +492,9 @@ def test_a_value_of_an_enclosing_graph_is_renamed_there(client):
     message = _refused(
         client, nested_model(), {"op": "rename_tensor", "graph": "n0/else_branch", "from": "t", "to": "one"}, status=400
     )
-    assert message == "op #1 (rename_tensor): a tensor named 'one' already exists"
+    assert message == (
+        "op #1 (rename_tensor): a tensor named 'one' already exists in outer/then_branch (names are unique in the model)"
+    )
     message = _refused(
         client,
         nested_model(),

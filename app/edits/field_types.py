@@ -46,7 +46,8 @@ JSON_TENSOR = Object(
         required(
             "values",
             Array(AnyJson()) | NUMBER | STRING | BOOLEAN,
-            'the values flat in row-major order, or one value; floats may be "NaN", "Infinity", "-Infinity"',
+            'the values flat in row-major order, or one value (filling the shape); floats may be "NaN", "Infinity",'
+            ' "-Infinity"',
         ),
     )
 )

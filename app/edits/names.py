@@ -10,7 +10,7 @@ import onnx
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import resolve_graph
 from ..onnx_io.causes import graph_words
-from ..onnx_io.traverse import graphs_within, subgraphs
+from ..onnx_io.traverse import graphs_within, subgraphs, walk_graphs
 from .bodies import defines, graph_at, where
 from .field_types import GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import optional, required
@@ -134,7 +134,13 @@ def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
     if old == new:
         raise StudioError("bad_value", "rename_tensor: from and to are the same name")
     if new in all_names(model.graph):
-        raise StudioError("name_taken", f"rename_tensor: a tensor named {new!r} already exists")
+        holder = next(
+            (r.path for r in walk_graphs(model) if r.path[:1] in ("", "n") and defines(r.container, new)), None
+        )
+        there = f" in {graph_words(model, holder)}" if holder is not None else ""
+        raise StudioError(
+            "name_taken", f"rename_tensor: a tensor named {new!r} already exists{there} (names are unique in the model)"
+        )
     if not defines(g, old):
         outer = next(
             (c["path"] for c in reversed(ref.crumbs[:-1]) if defines(resolve_graph(model, c["path"]).container, old)),

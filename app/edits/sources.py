@@ -414,7 +414,9 @@ def tensor_from_json(v, what: str, name: str = "") -> onnx.TensorProto:
         problem = misfit(np.array(flat), target, v["dtype"])
         if problem:
             raise StudioError("bad_value", f"{what}: {problem}")
-        arr = np.array(flat, dtype=target).reshape(shape)
+        arr = np.array(flat, dtype=target)
+        # one value (not a list) fills the shape: "values": 0.25 with "shape": [8]
+        arr = np.full(shape, arr[0], dtype=target) if not isinstance(values, list) else arr.reshape(shape)
     except (ValueError, TypeError, OverflowError) as exc:
         raise StudioError(
             "bad_value", f"{what}: values don't fit dtype {v['dtype']} and shape {shape}: {exc}"

@@ -37,7 +37,9 @@ function shapeText(shape) {
 function typeSection(name, facts) {
   const declared = facts.input || facts.output || facts.valueInfo;
   const known = (v) => v && (v.dtype || (v.type && v.type.kind && v.type.kind !== "unknown"));
-  const v = known(declared) ? declared : known(facts.inferred) ? facts.inferred : facts.initializer || facts.outer;
+  // what the model stores (its declaration, an initializer's own dtype and dims) before what inference adds
+  const stored = known(declared) ? declared : facts.initializer && facts.initializer.dtype ? facts.initializer : null;
+  const v = stored || (known(facts.inferred) ? facts.inferred : facts.outer);
   if (!v || !(v.dtype || known(v))) {
     return section("Type", propertyList([["Name", mono(name)], ["Type", el("span", { class: "muted" }, "not declared in this graph")]]));
   }
