@@ -149,6 +149,13 @@ def test_insert_node_after_and_before(page, server, artifacts):
     panel.locator("#node-edit [data-action=insert-before]").click()
     form = panel.locator(".ed-insert-before")
     assert form.locator("select[name=tensor]").input_value() == "logits"
+    # a required attribute left empty is said in the form; nothing is sent
+    form.locator("input[name=op_type]").fill("Cast")
+    form.locator("input[data-attr-name=to]").wait_for()
+    form.locator("button[type=submit]").click()
+    form.locator(".field-error").wait_for(state="visible")
+    assert form.locator(".field-error").text_content() == "Cast requires to: give it a value."
+    assert page.locator("#model-revision").text_content() == "rev 1"
     form.locator("input[name=op_type]").fill("LeakyRelu")
     form.locator("input[data-attr-name=alpha]").wait_for()  # the operator's attributes appear
     form.locator("input[data-attr-name=alpha]").fill("0.2")

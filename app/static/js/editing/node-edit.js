@@ -290,6 +290,8 @@ function attributeFields(container, current = new Map()) {
     for (const { a, input } of rows) {
       if (current.has(a.name) && input.value === current.get(a.name)) continue; // the node's own, left as it is
       if (input.value.trim() === "") { // (the form's controls are disabled while it runs)
+        // a required one left empty: said here, not by the checker after the edit is sent
+        if (a.required) throw new Error(`${shown.op_type} requires ${a.name}: give it a value.`);
         if (current.has(a.name)) out[a.name] = null; // emptied: the node's own value goes
         continue;
       }
