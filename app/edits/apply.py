@@ -10,6 +10,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
+from ..onnx_io.address import resolve_node
 from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.light import basic_check
@@ -143,13 +144,22 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
         if result.runtime.get("new_nonfinite"):
             result.changes.append(nonfinite_words(result.runtime["new_nonfinite"]))
         if result.runtime.get("status") == "fails":
-            node = result.runtime.get("node") or ""  # a main-graph node's id ("n7") when one is named
-            at = ("", int(node[1:])) if node[:1] == "n" and node[1:].isdigit() else None
-            refuse(runtime_refusal(result.runtime) + reads_words(result.model, at))
+            refuse(runtime_refusal(result.runtime) + reads_words(result.model, _node_at(result.model, result.runtime)))
     if check_outputs is not None and (result.runtime or {}).get("status") != "fails":
         refusal = check_outputs(result.model)  # the outputs the model's reference cases keep
         if refusal:
             refuse(refusal)
+
+
+def _node_at(model: onnx.ModelProto, verdict: dict) -> tuple[str, int] | None:
+    """Where the node a runtime verdict names is (its graph's path, its index), if it names one."""
+    if not verdict.get("node"):
+        return None
+    try:
+        ref, index, _ = resolve_node(model, verdict["node"])
+    except StudioError:
+        return None
+    return ref.path, index
 
 
 def _with_reads(model: onnx.ModelProto, causes) -> str:

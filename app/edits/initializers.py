@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import onnx
 from onnx import numpy_helper
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import resolve_graph
-from ..views.tensors import tensor_array
+from ..views.tensors import array_stats, tensor_array
 from ..words import plural
 from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, TENSOR_VALUE
 from .jsontypes import optional, required
@@ -85,24 +84,20 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
 
 def _value_range(t: onnx.TensorProto) -> str:
     """ ", values -0.521 … 0.614 (mean 0.0031)": what tells one revision's new weights from
-    another's in the history, and a wrong file at a glance; "" for a tensor without numbers."""
+    another's in the history, and a wrong file at a glance; "" for a tensor without numbers.
+    Over the finite values, as the tensor panel's statistics (array_stats) count them."""
     if t.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.BOOL) or not math.prod(t.dims):
         return ""
     values = numpy_helper.to_array(t)
-    if values.dtype.kind not in "iuf":
+    stats = array_stats(values, histogram=False) if values.dtype.kind in "iuf" else None
+    if not stats or stats["min"] is None:
         return ""
-    if values.dtype.kind in "iu":
-        low, high = int(values.min()), int(values.max())
-        return f", values {low}" if low == high else f", values {low} … {high}"
-    finite = values
-    if not (np.isfinite(values.min()) and np.isfinite(values.max())):  # NaN makes min and max NaN
-        finite = values[np.isfinite(values)]  # a copy only where NaN or ±Inf are there (warned of)
-        if not finite.size:
-            return ""
-    low, high = finite.min(), finite.max()
-    if low == high:
-        return f", values {low:.3g}"
-    return f", values {low:.3g} … {high:.3g} (mean {finite.mean(dtype=np.float64):.3g})"
+    shown = (lambda v: str(int(v))) if values.dtype.kind in "iu" else (lambda v: f"{v:.3g}")
+    low, high = shown(stats["min"]), shown(stats["max"])
+    if stats["min"] == stats["max"]:
+        return f", values {low}"
+    mean = f" (mean {stats['mean']:.3g})" if values.dtype.kind == "f" else ""
+    return f", values {low} … {high}{mean}"
 
 
 def _nonfinite_warning(old: onnx.TensorProto, new: onnx.TensorProto, name: str) -> str:
