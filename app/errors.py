@@ -8,11 +8,19 @@ class StudioError(Exception):
 
     status = 400
 
-    def __init__(self, code: str, message: str, status: int | None = None, details: list[str] | None = None):
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        status: int | None = None,
+        details: list[str] | None = None,
+        node: str | None = None,
+    ):
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details or []  # further causes, one line each (the page folds them)
+        self.node = node  # the node the message is about, by its id in the revision asked of (the page links it)
         if status is not None:
             self.status = status
 

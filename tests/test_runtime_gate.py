@@ -106,6 +106,8 @@ def test_the_three_findings_are_refused_at_once_in_one_line(client, op, names):
     assert error["code"] == "invalid_result"
     assert "\n" not in error["message"]
     assert error["message"].startswith(names), error["message"]
+    # the node it is about, by its id in the revision on screen: the page links it
+    assert error["node"] == f"n{[n.name for n in model.graph.node].index(op['node'])}"
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0  # nothing stored
 
 

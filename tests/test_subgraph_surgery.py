@@ -189,6 +189,28 @@ def test_a_missing_attribute_in_a_loop_body_is_said_of_its_node(client):
     ), message
 
 
+@pytest.mark.parametrize(
+    ("op", "node"),
+    [
+        ({"op": "set_attribute", "node": "@loop/body/@cast_i", "name": "to", "value": 11}, "n0/body/n3"),  # body_mul
+        ({"op": "delete_attribute", "node": "@loop/body/@cast_i", "name": "to"}, "n0/body/n1"),  # cast_i
+        # a node the batch inserts first moves cast_i: the error names it where the model on screen has it
+        (
+            [
+                {"op": "insert_node", "graph": "n0/body", "tensor": "iter", "op_type": "Identity"},
+                {"op": "delete_attribute", "node": "@loop/body/@cast_i", "name": "to"},
+            ],
+            "n0/body/n1",
+        ),
+    ],
+)
+def test_a_refusal_gives_the_id_of_the_body_node_it_names_in_the_revision_on_screen(client, op, node):
+    mid = _upload(client, loop_model())
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": op if isinstance(op, list) else [op]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["node"] == node, r.get_json()
+
+
 def test_an_unnamed_node_is_named_by_its_operator_and_output_and_types_by_name():
     """onnx says "(op_type:Cast): ... (10) vs (1)" of a nameless Cast writing a FLOAT output."""
     from app.onnx_io.causes import causes_of
@@ -644,3 +666,46 @@ def test_main_graph_outputs_can_be_replaced_in_place(client):
     ]
     model = _download(client, mid)
     assert [o.name for o in model.graph.output] == ["logits"]
+
+
+# ------------------------------------------------------------------ scan outputs re-declared around the body
+
+
+def _scan9():
+    case = node_testcases()["test_scan9_sum"]
+    (inputs, outputs) = case.data_sets[0]
+    feeds = dict(zip([i.name for i in case.model.graph.input], inputs, strict=True))
+    return case.model, feeds, outputs
+
+
+def test_a_loop_scan_output_given_a_new_shape_re_declares_the_loop_output(client):
+    """test_loop11's scan_out [1] stacked into res_scan [5,1]: an Unsqueeze after scan_out in the
+    body makes it [1,1], and res_scan, a main-graph output, is re-declared [?,1,1] (the trip count
+    is an input), the change saying so; the download runs to the stacked values."""
+    model, feeds, (_, scan) = _loop11()
+    mid = _upload(client, model)
+    op = {"op": "insert_node", "graph": "n0/body", "tensor": "scan_out", "op_type": "Unsqueeze"}
+    said = _edit(client, mid, {**op, "name": "unsq", "attributes": {"axes": [0]}})["changes"][0]
+    assert "graph output 'res_scan' is now FLOAT ⟨?×1×1⟩ (was FLOAT ⟨5×1⟩)" in said, said
+    edited = _download(client, mid)
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in edited.graph.output[1].type.tensor_type.shape.dim]
+    assert dims == [None, 1, 1]
+    _, got = _run(edited, **feeds)
+    np.testing.assert_allclose(got, scan.reshape(5, 1, 1))
+    # deleting it again (reconnecting) gives res_scan its rank back
+    said = _edit(client, mid, {"op": "delete_node", "node": "n0/body/@unsq", "reconnect": True}, base=1)["changes"][0]
+    assert "graph output 'res_scan' is now FLOAT ⟨?×1⟩ (was FLOAT ⟨?×1×1⟩)" in said, said
+    _, got = _run(_download(client, mid), **feeds)
+    np.testing.assert_allclose(got, scan)
+
+
+def test_a_scan_output_given_a_new_shape_re_declares_the_scan_output(client):
+    """test_scan9_sum's scan_out [2] stacked into z [3,2]: a ReduceSum (keepdims) after it makes
+    it [1] and z [3,1]."""
+    model, feeds, (_, z) = _scan9()
+    mid = _upload(client, model)
+    op = {"op": "insert_node", "graph": "n0/body", "tensor": "scan_out", "op_type": "ReduceSum"}
+    said = _edit(client, mid, op)["changes"][0]
+    assert "graph output 'z' is now FLOAT ⟨3×1⟩ (was FLOAT ⟨3×2⟩)" in said, said
+    _, got = _run(_download(client, mid), **feeds)
+    np.testing.assert_allclose(got, z.sum(axis=1, keepdims=True), rtol=1e-6)

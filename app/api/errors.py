@@ -1,4 +1,5 @@
-"""Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes)."""
+"""Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes,
+"node": the id of the node the message is about)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from ..errors import StudioError
 from . import bp
 
 
-def error_response(code: str, message: str, status: int, details: list[str] | None = None):
+def error_response(code: str, message: str, status: int, details: list[str] | None = None, node: str | None = None):
     body: dict = {"code": code, "message": message}
     if details:
         body["details"] = details
+    if node:
+        body["node"] = node
     resp = jsonify({"error": body})
     resp.status_code = status
     return resp
@@ -21,9 +24,8 @@ def error_response(code: str, message: str, status: int, details: list[str] | No
 @bp.errorhandler(StudioError)
 def _studio_error(exc: StudioError):
     hide = _server_paths()
-    return error_response(
-        exc.code, hide(exc.message), exc.status, [hide(d) for d in exc.details] if exc.details else None
-    )
+    details = [hide(d) for d in exc.details] if exc.details else None
+    return error_response(exc.code, hide(exc.message), exc.status, details, exc.node)
 
 
 def _server_paths():

@@ -57,7 +57,13 @@ SCHEMAS: dict = {
             "error": {
                 "type": "object",
                 "required": ["code", "message"],
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                "properties": {
+                    "code": {"type": "string"},
+                    "message": {"type": "string"},
+                    "details": {"type": "array", "items": {"type": "string"}, "description": "further causes"},
+                    "node": {"type": "string", "description": "id of the node the message is about"},
+                    "request_id": {"type": "string"},
+                },
             }
         },
     },

@@ -353,8 +353,11 @@ def run_failed(answer: dict, model: onnx.ModelProto, what: str = "the model") ->
     for the same failure (runtime_check.describe): the node named as 'node "flatten" (Reshape)
     in the main graph', onnxruntime's status prefix and C++ source locations taken out."""
     stage = "load" if answer.get("stage") == "load" else "run"
-    message = describe(answer, model).get("message") or answer.get("message") or answer.get("status")
-    return StudioError("run_failed", f"onnxruntime can't {stage} {what}: {message}", 422)
+    verdict = describe(answer, model)
+    message = verdict.get("message") or answer.get("message") or answer.get("status")
+    # the node by its id in the revision run; a switched model's ids are its own
+    node = verdict.get("node") if what == "the model" else None
+    return StudioError("run_failed", f"onnxruntime can't {stage} {what}: {message}", 422, node=node)
 
 
 def _preview(saved, count: int, converted: str | None = None, top: bool = False) -> dict:

@@ -3,14 +3,15 @@ pass each check its base passed (onnx.checker, the full check, onnxruntime's smo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
-from ..onnx_io.address import resolve_node
+from ..onnx_io.address import carry, node_id, resolve_node
 from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.light import basic_check
@@ -56,7 +57,7 @@ def apply_edits(
     with blob_reader(read_blob), tensor_source(tensors):
         result = _apply(base_data, ops, base_validation, allow_invalid)
     if result.changed:
-        _gate(result, base_validation, check_runtime, allow_invalid, check_outputs)
+        _gate(result, base_data, base_validation, check_runtime, allow_invalid, check_outputs)
     return result
 
 
@@ -68,7 +69,7 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
     files = set(data_refs(model)) if rewrites else set()
     made: list[str | LateLine] = []
     invalid: list[str] = []  # what the batch's own checks refused, stored past with allow_invalid
-    with batch_end(invalid if allow_invalid else None):
+    with _node_in_base(model, base_data), batch_end(invalid if allow_invalid else None):
         for k, (entry, op) in enumerate(checked):
             try:
                 made.append(entry.fn(model, op))
@@ -116,15 +117,18 @@ def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict |
     return basic, full or None
 
 
-def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, check_outputs=None) -> None:
-    def refuse(message: str, details: list[str] | None = None) -> None:
+def _gate(
+    result: EditResult, base_data: bytes, base: dict, check_runtime, allow_invalid: bool, check_outputs=None
+) -> None:
+    def refuse(message: str, details: list[str] | None = None, at: tuple[str, int] | None = None) -> None:
         if not allow_invalid:
-            raise StudioError("invalid_result", message, 422, details)
+            node = _in_base(result.model, base_data, node_id(*at)) if at else None
+            raise StudioError("invalid_result", message, 422, details, node)
         result.invalid.append(message)
 
     if base.get("ok") and not result.validation["ok"]:
         causes = causes_of(result.validation["message"], result.model)
-        refuse(f"the edit would make the model invalid: {causes.line()}", causes.more)  # structure: no shapes
+        refuse(f"the edit would make the model invalid: {causes.line()}", causes.more, causes.at)  # no shapes
     full = result.full
     if full is not None and result.validation["ok"] and not full["ok"] and says_stale(full["message"]):
         # stored value_info saying the shapes before the edit: re-inferred, then checked again
@@ -137,14 +141,17 @@ def _gate(result: EditResult, base: dict, check_runtime, allow_invalid: bool, ch
     if full is not None and result.validation["ok"] and not full["ok"]:
         # the base also passed the full check (strict shape inference): the result must too
         causes = causes_of(full["message"], result.model)
-        refuse(f"the edit would break shape/type inference: {_with_reads(result.model, causes)}", causes.more)
+        refuse(
+            f"the edit would break shape/type inference: {_with_reads(result.model, causes)}", causes.more, causes.at
+        )
     if check_runtime is not None and (base.get("runtime") or {}).get("status") == "ok":
         # onnx's checks pass models onnxruntime refuses (a kernel_shape the weights don't have)
         result.runtime = against_base(check_runtime(result.model), base["runtime"])
         if result.runtime.get("new_nonfinite"):
             result.changes.append(nonfinite_words(result.runtime["new_nonfinite"]))
         if result.runtime.get("status") == "fails":
-            refuse(runtime_refusal(result.runtime) + reads_words(result.model, _node_at(result.model, result.runtime)))
+            at = _node_at(result.model, result.runtime)
+            refuse(runtime_refusal(result.runtime) + reads_words(result.model, at), at=at)
     if check_outputs is not None and (result.runtime or {}).get("status") != "fails":
         refusal = check_outputs(result.model)  # the outputs the model's reference cases keep
         if refusal:
@@ -160,6 +167,28 @@ def _node_at(model: onnx.ModelProto, verdict: dict) -> tuple[str, int] | None:
     except StudioError:
         return None
     return ref.path, index
+
+
+@contextmanager
+def _node_in_base(model: onnx.ModelProto, base_data: bytes) -> Iterator[None]:
+    """A refusal naming a node of the edited model (a spec check's at batch end) names it by its
+    id in the base."""
+    try:
+        yield
+    except StudioError as exc:
+        if exc.node:
+            exc.node = _in_base(model, base_data, exc.node)
+        raise
+
+
+def _in_base(model: onnx.ModelProto, base_data: bytes, address: str) -> str | None:
+    """The id in the base revision (what the page shows while an edit is refused) of the node
+    `address` names in the edited model; None where the base has no such node (one the batch
+    added) or it can't be told."""
+    try:
+        return carry(model, parse_model(base_data), address)
+    except (StudioError, ValueError):
+        return None
 
 
 def _with_reads(model: onnx.ModelProto, causes) -> str:

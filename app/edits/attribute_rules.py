@@ -10,6 +10,7 @@ from __future__ import annotations
 import onnx
 
 from ..errors import StudioError
+from ..onnx_io.address import node_id
 from ..onnx_io.traverse import standard_domain
 from .batch_end import at_batch_end
 from .locate import node_words
@@ -90,7 +91,17 @@ def check_attribute(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
     the value the node's attribute `name` has then."""
     if standard_domain(node.domain) != "":
         return  # another domain's operator of the same name may take other values
-    at_batch_end(lambda: _judge(graph, node, nid, name))
+    at_batch_end(lambda: _judged(graph, node, nid, name))
+
+
+def _judged(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
+    """_judge, a refusal naming the node by where it is once the batch is done."""
+    try:
+        _judge(graph, node, nid, name)
+    except StudioError as exc:
+        at = next((i for i, n in enumerate(graph.node) if n is node), None)
+        exc.node = node_id(nid.rpartition("/")[0], at) if at is not None else None
+        raise
 
 
 def _judge(graph, node: onnx.NodeProto, nid: str, name: str) -> None:

@@ -104,6 +104,18 @@ class Body:
             return f"a scan output of {self.holder_words}"
         return f"output {k} of {self.attr}"
 
+    def outer_output(self, k: int) -> str | None:
+        """The holder's output standing for output k of the body: an If's k-th, a Scan's k-th,
+        a Loop's (k-1)-th (its condition stands for none); None where the holder gives none."""
+        j = k - 1 if self.holder.op_type == "Loop" else k
+        if self.holder.op_type not in ("If", "Loop", "Scan") or not 0 <= j < len(self.holder.output):
+            return None
+        return self.holder.output[j] or None
+
+    def around(self, model: onnx.ModelProto) -> GraphRef:
+        """The graph holding the holder."""
+        return resolve_node(model, self.holder_id)[0]
+
     def must_type(self, k: int) -> tuple[int, str] | None:
         """(element type, why) output k must keep, when the contract fixes one."""
         op = self.holder.op_type

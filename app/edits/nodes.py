@@ -91,7 +91,7 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
             # keep the graph output's name: src's producer now writes dst directly
             _drop_value_info(g, src)
             rename_in_graph(g, src, dst)
-            return desc + f"; {src!r} is now written as {dst!r}" + _retyped(g, dst, src_type)
+            return desc + f"; {src!r} is now written as {dst!r}" + _retyped(model, ref, dst, src_type)
         if made_by_node and src not in output_names and _inserted_before(src, dst) and src not in names_read(g):
             # insert_node renamed the producer's output (dst -> dst_pre): its producer writes dst
             # again and every reader keeps its name (what insert_node did is undone to the byte).
@@ -102,14 +102,21 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
             return desc + f"; {src!r} is now written as {dst!r}"
         _drop_value_info(g, dst)
         rename_in_graph(g, dst, src)
-        return desc + f"; readers of {dst!r} now read {src!r}" + _retyped(g, src, src_type)
+        return desc + f"; readers of {dst!r} now read {src!r}" + _retyped(model, ref, src, src_type)
     del g.node[idx]
     return desc
 
 
-def _retyped(g: onnx.GraphProto, name: str, now: onnx.TypeProto | None) -> str:
-    """retype_output where src's type is known (unknown: the output's declaration stays)."""
-    return retype_output(g, name, now) if now is not None else ""
+def _retyped(model: onnx.ModelProto, ref, name: str, now: onnx.TypeProto | None) -> str:
+    """retype_output where src's type is known (unknown: the output's declaration stays), and
+    for a body's output, the holder's outputs standing for it."""
+    if now is None:
+        return ""
+    said = retype_output(ref.container, name, now, main=not ref.path)
+    body = body_of(model, ref) if said else None
+    if body is not None:
+        said += _holder_outputs_retyped(model, body, [k for k, v in enumerate(body.graph.output) if v.name == name])
+    return said
 
 
 def _inserted_before(src: str, dst: str) -> bool:
@@ -316,7 +323,20 @@ def _output_retyped(model: onnx.ModelProto, ref, tensor: str) -> str:
     if body is not None:
         for k in ks:
             check_type_kept(body, k, now, "insert_node", tensor)
-    return retype_output(g, tensor, now, main=not ref.path)
+    said = retype_output(g, tensor, now, main=not ref.path)
+    if said and body is not None:
+        said += _holder_outputs_retyped(model, body, ks)
+    return said
+
+
+def _holder_outputs_retyped(model: onnx.ModelProto, body, ks: list[int]) -> str:
+    """A body output newly typed: the holder's outputs standing for it (a Loop's or Scan's
+    stacked scan output, an If's output) re-declared where the graph around declares them as its
+    outputs, on up through the bodies around (their value_info is re-inferred at batch end)."""
+    around = body.around(model)
+    return "".join(
+        _output_retyped(model, around, name) for name in dict.fromkeys(body.outer_output(k) for k in ks) if name
+    )
 
 
 def _with(change: str, imported: str) -> str:

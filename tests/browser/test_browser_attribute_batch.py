@@ -203,6 +203,26 @@ def test_compare_with_tells_same_named_models_apart(page, server, artifacts):
     page.screenshot(path=str(artifacts / "compare-with-copies.png"))
 
 
+def test_a_refused_edit_links_the_node_it_names(page, server, artifacts):
+    """kernel_shape 3 alone makes the pool 15×15, which the Add "shift" can't take: the refusal
+    names the Add, and its link opens it."""
+    mid = upload(page, server, pool_then_shift(), "pool_shift.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n0")
+    kernel = page.locator("#sidebar .attr[data-attr=kernel_shape]")
+    kernel.locator("input[name=value]").fill("3, 3")
+    kernel.locator("button[type=submit]").click()
+    error = kernel.locator(".field-error")
+    link = error.locator("a.refusal-node")
+    link.wait_for()
+    assert 'node "shift" (Add)' in error.text_content()
+    assert link.text_content() == "Show the node ›" and link.get_attribute("data-node") == "n1"
+    page.screenshot(path=str(artifacts / "refusal-node-link.png"))
+    link.click()
+    page.locator("#sidebar .panel-title", has_text="Add").wait_for()
+    assert page.locator("#graph [data-node-id=n1].selected").count() == 1
+    assert page.locator("#model-revision").text_content() == "rev 0"
+
+
 def hard_coded_flatten() -> onnx.ModelProto:
     """A dynamic batch reshaped to [1, 48]: it runs at batch 1 only."""
     x = h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 4, 4])

@@ -78,9 +78,17 @@ export function plainMessage(message) {
     .replace(/\$(\d+)/g, "$1");
 }
 
+/** @type {((id: string) => string) | null} */
+let refusalNodeHref = null;
+
+/** How the node a refusal is about (its id) becomes a link: the model page's, set once. */
+export function linkRefusalNodes(href) {
+  refusalNodeHref = href;
+}
+
 /**
  * Run a form's async action: controls disabled meanwhile, the error (in plain words) shown in
- * `errorBox`. Resolves to true when the action succeeded.
+ * `errorBox`, with a link to the node it names. Resolves to true when the action succeeded.
  */
 export async function runForm(form, errorBox, action) {
   const controls = [...form.querySelectorAll("input, button, textarea, select")].filter((c) => !c.disabled);
@@ -93,6 +101,9 @@ export async function runForm(form, errorBox, action) {
   } catch (err) {
     if (errorBox.isConnected) {
       showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
+      if (err.node && refusalNodeHref) {
+        errorBox.append(el("a", { class: "inference-link refusal-node", href: refusalNodeHref(err.node), "data-node": err.node }, "Show the node ›"));
+      }
       errorBox.scrollIntoView({ block: "nearest" });
     }
     return false;

@@ -4,13 +4,15 @@
 const ROOT = (document.body && document.body.dataset.root) || "";
 
 export class ApiError extends Error {
-  /** @param {string} message @param {number} [status] @param {string} [code] @param {string[]} [details] further causes */
-  constructor(message, status = 0, code = "", details = []) {
+  /** @param {string} message @param {number} [status] @param {string} [code] @param {string[]} [details] further causes
+   * @param {string} [node] the id of the node the message is about, in the revision asked of */
+  constructor(message, status = 0, code = "", details = [], node = "") {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.details = details;
+    this.node = node;
   }
 }
 
@@ -88,18 +90,20 @@ function errorFrom(status, text, statusText) {
   let message = "";
   let code = "";
   let details = [];
+  let node = "";
   try {
     const body = JSON.parse(text);
     if (body && body.error) {
       message = body.error.message || "";
       code = body.error.code || "";
       if (Array.isArray(body.error.details)) details = body.error.details.map(String);
+      if (typeof body.error.node === "string") node = body.error.node;
     }
   } catch {
     // not JSON: fall through to the status line
   }
   if (!message) message = `${status} ${statusText || "request failed"}`.trim();
-  return new ApiError(message, status, code, details);
+  return new ApiError(message, status, code, details, node);
 }
 
 async function request(method, path, body, signal = undefined) {

@@ -15,6 +15,7 @@ import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
 import { referenceCause } from "../lib/reference-words.js";
+import { linkRefusalNodes } from "../editing/edit-forms.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -282,6 +283,9 @@ const panelContext = {
   revisionHref: (rev) => revisionHash(rev),
   nodeHref: (path, nodeId) => buildHash(path, { kind: "node", id: nodeId }),
 };
+
+// a refused edit's node, in the revision on screen (the base the edit was refused on)
+linkRefusalNodes((id) => buildHash(graphPathOf(id), { kind: "node", id }));
 
 // Work a first view must not compete with (a model's costs: inference in the helper process on the
 // server's same cores) waits for it: afterFirstView resolves once the first drawing is painted.

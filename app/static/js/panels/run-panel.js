@@ -15,6 +15,7 @@ import { inputDims, randomElement, symbolicDims } from "../lib/input-dims.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice } from "./history-panel.js";
 import { rowsWords } from "../lib/reference-words.js";
+import { graphPathOf } from "../lib/address.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -638,22 +639,15 @@ function topValues(preview) {
         el("strong", {}, String(k)), ` → ${formatValue(v, preview.dtype)}`)]))))))); // a line breaks between pairs
 }
 
-// how the server names the node a run failed at (runtime_check.describe, as the Validation
-// panel's verdict words it): 'node "flatten" (Reshape) in the main graph: …'
-const FAILED_NODE = /^onnxruntime can't (?:run|load) the model: node ("(?:[^"\\]|\\.)*") \(([\w.]+)\)/;
-
-/** A refused run in the server's words, with a link to the node it failed at (as the
- * Validation panel gives one) when exactly one node of the main graph has that name and op. */
-function runFailure(message, graph, ctx) {
-  const box = el("div", { class: "run-failure", id: "run-failure" }, el("div", { class: "field-error", role: "alert" }, message));
-  const m = FAILED_NODE.exec(message);
-  let name = null;
-  try { name = m ? JSON.parse(m[1]) : null; } catch { name = null; }
-  const found = name ? (graph.nodes || []).filter((n) => n.name === name && n.op_type === m[2]) : [];
-  if (found.length === 1) {
-    const node = found[0];
-    box.append(el("a", { class: "inference-link run-failure-node", href: ctx.nodeHref("", node.id), "data-node": node.id },
-      `${node.op_type} ${nodeLabel(node.name, node.id)} ›`));
+/** A refused run in the server's words, with a link to the node it failed at (the error's
+ * `node`, as the Validation panel gives one). */
+function runFailure(err, graph, ctx) {
+  const box = el("div", { class: "run-failure", id: "run-failure" }, el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
+  if (err.node) {
+    const node = (graph.nodes || []).find((n) => n.id === err.node);
+    const label = node ? `${node.op_type} ${nodeLabel(node.name, node.id)}` : "Show the node";
+    box.append(el("a", { class: "inference-link run-failure-node", href: ctx.nodeHref(graphPathOf(err.node), err.node), "data-node": err.node },
+      `${label} ›`));
   }
   return box;
 }
@@ -773,7 +767,7 @@ export function renderRunPanel(root, ctx) {
       out.dataset.ready = "true";
     } catch (err) {
       clear(out);
-      out.append(runFailure(err.message || String(err), graph, ctx));
+      out.append(runFailure(err, graph, ctx));
     } finally {
       button.disabled = false;
     }
