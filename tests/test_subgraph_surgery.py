@@ -408,11 +408,16 @@ def test_unknown_tensors_and_readers_of_other_graphs_are_refused_naming_the_body
     assert message == "op #1 (insert_node): node \"sum\" (ReduceSum) does not read 'x' in branch/then_branch"
 
 
-def _loop11():
-    case = node_testcases()["test_loop11"]
+def _node_case(name: str):
+    """onnx's node test `name`: its model, its first data set's feeds by input name, its outputs."""
+    case = node_testcases()[name]
     (inputs, outputs) = case.data_sets[0]
     feeds = dict(zip([i.name for i in case.model.graph.input], inputs, strict=True))
     return case.model, feeds, outputs
+
+
+def _loop11():
+    return _node_case("test_loop11")
 
 
 def test_a_node_on_a_loop_carried_value_changes_every_iteration(client):
@@ -671,13 +676,6 @@ def test_main_graph_outputs_can_be_replaced_in_place(client):
 # ------------------------------------------------------------------ scan outputs re-declared around the body
 
 
-def _scan9():
-    case = node_testcases()["test_scan9_sum"]
-    (inputs, outputs) = case.data_sets[0]
-    feeds = dict(zip([i.name for i in case.model.graph.input], inputs, strict=True))
-    return case.model, feeds, outputs
-
-
 def test_a_loop_scan_output_given_a_new_shape_re_declares_the_loop_output(client):
     """test_loop11's scan_out [1] stacked into res_scan [5,1]: an Unsqueeze after scan_out in the
     body makes it [1,1], and res_scan, a main-graph output, is re-declared [?,1,1] (the trip count
@@ -702,7 +700,7 @@ def test_a_loop_scan_output_given_a_new_shape_re_declares_the_loop_output(client
 def test_a_scan_output_given_a_new_shape_re_declares_the_scan_output(client):
     """test_scan9_sum's scan_out [2] stacked into z [3,2]: a ReduceSum (keepdims) after it makes
     it [1] and z [3,1]."""
-    model, feeds, (_, z) = _scan9()
+    model, feeds, (_, z) = _node_case("test_scan9_sum")
     mid = _upload(client, model)
     op = {"op": "insert_node", "graph": "n0/body", "tensor": "scan_out", "op_type": "ReduceSum"}
     said = _edit(client, mid, op)["changes"][0]
