@@ -707,3 +707,29 @@ def test_a_scan_output_given_a_new_shape_re_declares_the_scan_output(client):
     assert "graph output 'z' is now FLOAT ⟨3×1⟩ (was FLOAT ⟨3×2⟩)" in said, said
     _, got = _run(_download(client, mid), **feeds)
     np.testing.assert_allclose(got, z.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ a new node's input count, by its schema
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (  # onnx's checker would name the Loop around it: "Node with schema(::Unsqueeze:11) has input size 2"
+            {"op": "insert_node", "graph": "n0/body", "tensor": "scan_out", "op_type": "Unsqueeze", "inputs": ["y_in"]},
+            "op #1 (insert_node): Unsqueeze at opset 11 takes 1 input; it would read 2: 'scan_out', 'y_in';"
+            " at this opset 'axes' is an attribute",
+        ),
+        (
+            {"op": "add_node", "graph": "n0/body", "op_type": "Add", "inputs": ["y_in"]},
+            "op #1 (add_node): Add at opset 11 takes 2 inputs; it would read 1: 'y_in'",
+        ),
+        (
+            {"op": "add_node", "op_type": "Clip", "inputs": ["y", "y", "y", "y"]},
+            "op #1 (add_node): Clip at opset 11 takes 1 to 3 inputs; it would read 4: 'y', 'y', 'y', 'y'",
+        ),
+    ],
+)
+def test_a_new_node_reading_more_or_fewer_inputs_than_its_schema_takes_is_refused(client, op, message):
+    model, _, _ = _loop11()
+    assert _refused(client, model, op, status=400) == message

@@ -7,7 +7,7 @@ import onnx
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import node_id, resolve_graph
 from ..onnx_io.traverse import op_schema
-from ..words import plural
+from .arity import check_input_count, count_range
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, BOOLEAN, GRAPH_PATH, NAME, NODE, NULL, STRING
@@ -124,15 +124,6 @@ def _inserted_before(src: str, dst: str) -> bool:
     return src == f"{dst}_pre" or (src.startswith(f"{dst}_pre_") and src[len(dst) + 5 :].isdigit())
 
 
-def _count_range(low: int, high: int, word: str) -> str:
-    """ "1 input", "2 to 3 inputs", "1 or more inputs" (a variadic's max is 2**31 - 1)."""
-    if low == high:
-        return plural(low, word)
-    if high >= 2**31 - 1:
-        return f"{low} or more {word}s"
-    return f"{low} to {high} {word}s"
-
-
 def _drop_value_info(g: onnx.GraphProto, name: str) -> None:
     for i in reversed(range(len(g.value_info))):
         if g.value_info[i].name == name:
@@ -222,6 +213,9 @@ def insert_node(model: onnx.ModelProto, op: dict) -> str:
     imported = import_domain(model, g, node)  # before its attributes: they are typed from its schema
     for attr_name, value in attrs.items():
         node.attribute.append(new_attribute(model, g, node, attr_name, value, None))
+    node.input.extend([tensor, *extra])  # the count checked here; which name it reads is set below
+    check_input_count(model, g, node, "insert_node")
+    del node.input[:]
     consumers = op.get("consumers")
     in_body = f" in {here}" if ref.path else ""
     if consumers is None and producer is not None:
@@ -400,8 +394,8 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     if not schema.min_input <= n_in <= schema.max_input or not schema.min_output <= n_out <= schema.max_output:
         raise StudioError(
             "schema_mismatch",
-            f"set_node_op: {op_type} takes {_count_range(schema.min_input, schema.max_input, 'input')} and "
-            f"{_count_range(schema.min_output, schema.max_output, 'output')}; {node_words(node, nid)} has {n_in} and {n_out}",
+            f"set_node_op: {op_type} takes {count_range(schema.min_input, schema.max_input, 'input')} and "
+            f"{count_range(schema.min_output, schema.max_output, 'output')}; {node_words(node, nid)} has {n_in} and {n_out}",
         )
     given = op["attributes"]
     unknown = [a.name for a in trial.attribute if a.name not in schema.attributes and a.name not in given]

@@ -13,6 +13,7 @@ from onnx import defs
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
 from ..onnx_io.traverse import node_reads, op_schema
+from .arity import check_input_count
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import Array, Integer, Map, optional, required
@@ -222,6 +223,7 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
         raise NotFound("unknown_tensor", f"add_node: no tensor {unknown!r} in {_where(ref)} or around it")
     node.input.extend(op["inputs"])
     imported = import_domain(model, c, node)  # before its attributes: they are typed from its schema
+    check_input_count(model, c, node, "add_node")
     for attr_name, value in op["attributes"].items():
         node.attribute.append(new_attribute(model, c, node, attr_name, value, None))
     taken = _taken(model, ref)
