@@ -191,7 +191,8 @@ def test_a_batch_that_breaks_the_model_is_refused_as_the_server_refuses_it(tmp_p
     recipe = {"ops": [{"op": "set_attribute", "node": "@conv", "name": "group", "value": 2}]}
     run = apply(tmp_path, conv_model(), recipe)
     assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
-    assert "batch 1:" in run.stderr and "onnxruntime can't run the edited model" in run.stderr, run.stderr
+    # the gate's refusal is of the batch: its ops are said
+    assert "batch 1 (set_attribute '@conv'): onnxruntime can't run the edited model" in run.stderr, run.stderr
     run = apply(tmp_path, conv_model(), recipe, "--allow-invalid")
     assert run.returncode == 0 and "refused by a gate" in run.stderr
     assert onnx.load(str(tmp_path / "out.onnx")).graph.node[0].attribute[-1].i == 2
@@ -209,12 +210,57 @@ def test_a_batch_that_hard_codes_a_dynamic_batch_is_refused_as_the_server_refuse
     assert "it runs with batch at 1 but no longer at 2" in run.stderr, run.stderr
 
 
+def shifted_conv_model() -> bytes:
+    """conv_model's next export with an Identity at its top: every node one place down."""
+    model = onnx.load_from_string(conv_model(seed=3))
+    model.graph.node.insert(0, helper.make_node("Identity", ["x"], ["x_in"], name="entry"))
+    model.graph.node[1].input[0] = "x_in"
+    return model.SerializeToString()
+
+
+def test_nodes_sent_by_position_are_recorded_by_name_and_replay_on_a_shifted_export(client, tmp_path):
+    """The page names nodes by position ("n1"); recorded so, the next export's node at that place
+    (another one) would be edited. Recorded by name, the recipe edits the nodes meant."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    rev = edit(
+        client,
+        mid,
+        0,
+        {"op": "set_attribute", "node": "n0", "name": "dilations", "value": [1, 1]},
+        {"op": "set_metadata", "key": "role", "value": "activation", "target": "n1"},
+    )
+    edit(client, mid, rev, {"op": "delete_node", "node": "n1", "reconnect": True})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    assert [[(op["op"], op.get("node", op.get("target"))) for op in b["ops"]] for b in recipe["batches"]] == [
+        [("set_attribute", "@conv"), ("set_metadata", "@relu")],
+        [("delete_node", "@relu")],
+    ]
+    run = apply(tmp_path, shifted_conv_model(), recipe)
+    assert run.returncode == 0, run.stderr
+    model = onnx.load(str(tmp_path / "out.onnx"))
+    assert [(n.name, n.op_type) for n in model.graph.node] == [("entry", "Identity"), ("conv", "Conv")]
+    assert [a.name for a in model.graph.node[1].attribute] == ["pads", "dilations"]
+
+
+def test_a_batch_with_no_ops_replays_as_nothing(tmp_path):
+    """A revision that attached data files records no ops: its batch replays as nothing."""
+    op = {"op": "set_metadata", "key": "k", "value": "v"}
+    recipe = {"format": "onnx-studio-recipe/1", "batches": [{"revision": 1, "ops": []}, {"revision": 2, "ops": [op]}]}
+    run = apply(tmp_path, conv_model(), recipe)
+    assert run.returncode == 0, run.stderr
+    assert {p.key: p.value for p in onnx.load(str(tmp_path / "out.onnx")).metadata_props} == {"k": "v"}
+
+
 def test_bad_recipes_say_what_is_wrong(tmp_path):
     for recipe, words in [
         ({"nothing": 1}, 'neither "batches" nor "ops"'),
         ({"batches": [{"ops": 3}]}, '"batches" must be a list'),
         ({"ops": [{"op": "set_initializer", "name": "b", "value": {"npy": "ab" * 32}}]}, "does not carry it"),
         ({"ops": [{"op": "rename_node", "node": "@nope", "name": "x"}]}, "op #1 (rename_node)"),
+        ([1, 2], "a recipe is a JSON object"),
+        ("just a string", "a recipe is a JSON object"),
+        ({"format": "onnx-studio-recipe/99", "ops": []}, "this onnx-studio reads 'onnx-studio-recipe/1'"),
+        ({"batches": [{"ops": [{"op": "cleanup"}]}], "ops": []}, 'the recipe\'s "ops" differ from its "batches"'),
     ]:
         run = apply(tmp_path, conv_model(), recipe)
         assert run.returncode == 1 and words in run.stderr, (recipe, run.stderr)

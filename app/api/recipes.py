@@ -26,7 +26,8 @@ def get_recipe(model_id):
     end = record.head if end is None else end
     revisions = {r.rev: r for r in s.revisions(model_id)}
     path = revision_path(recipe_parents({rev: (r.parent, r.ops) for rev, r in revisions.items()}), start, end)
-    batches = [(rev, revisions[rev].ops) for rev in path if restored_from(revisions[rev].ops) is None]
+    # restores replay as the edits they restored; attaching data files has no ops to replay
+    batches = [(rev, r.ops) for rev in path if (r := revisions[rev]).ops and restored_from(r.ops) is None]
     recipe = make_recipe(record.name, start, end, batches, read_uploaded_blob)
     body = orjson.dumps(recipe, option=orjson.OPT_INDENT_2)
     stem = file_name(record.name).removesuffix(".onnx")

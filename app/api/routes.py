@@ -538,7 +538,7 @@ def post_edits(model_id):
         base,
         result.data,
         external,
-        body["ops"],
+        result.ops,  # nodes by name: a recipe replays them on the next export
         changes,
         settled,
         result.invalid,

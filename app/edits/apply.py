@@ -20,6 +20,7 @@ from ..onnx_io.runtime_check import against_base, nonfinite_words
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .refusal_reads import reads_words
+from .stable_ops import stable_op
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
 from .stale_value_info import reinfer_stale, says_stale
 
@@ -34,6 +35,7 @@ class EditResult:
     runtime: dict | None = None  # onnxruntime's verdict when the gate ran it (or "pending")
     invalid: list[str] = field(default_factory=list)  # the gates' refusals, stored past with allow_invalid
     full: dict | None = None  # the full check's verdict when the gate ran it
+    ops: list = field(default_factory=list)  # the ops as recorded: nodes and graphs by name (stable_ops.py)
 
 
 def apply_edits(
@@ -69,8 +71,10 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
     files = set(data_refs(model)) if rewrites else set()
     made: list[str | LateLine] = []
     invalid: list[str] = []  # what the batch's own checks refused, stored past with allow_invalid
+    recorded: list[dict] = []
     with _node_in_base(model, base_data), batch_end(invalid if allow_invalid else None):
         for k, (entry, op) in enumerate(checked):
+            recorded.append(stable_op(entry, model, ops[k]))  # before it runs: its addresses read as sent
             try:
                 made.append(entry.fn(model, op))
             except StudioError as exc:
@@ -95,8 +99,8 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
         raise StudioError("cannot_serialize", f"the edit made a model that can't be serialized: {exc}", 422) from None
     if data == base_data:
         # saving a value unchanged, renaming to the same name...: no new revision to check or store
-        return EditResult(model, data, [], dict(base_validation), changed=False)
-    result = EditResult(model, data, changes, {}, invalid=invalid)
+        return EditResult(model, data, [], dict(base_validation), changed=False, ops=recorded)
+    result = EditResult(model, data, changes, {}, invalid=invalid, ops=recorded)
     result.validation, result.full = _checks(model, len(data), base_validation)
     return result
 

@@ -104,12 +104,21 @@ def _batches(recipe: Any) -> list[list]:
     """The recipe's batches; a bare {"ops": [...]} (hand-written) is one batch."""
     if not isinstance(recipe, dict):
         raise StudioError("bad_recipe", 'a recipe is a JSON object with its edit ops in "batches" or "ops"')
+    if "format" in recipe and recipe["format"] != FORMAT:
+        raise StudioError(
+            "bad_recipe", f"the recipe's format is {recipe['format']!r}; this onnx-studio reads {FORMAT!r}"
+        )
     if "batches" in recipe:
         batches = recipe["batches"]
         if not isinstance(batches, list) or not all(
             isinstance(b, dict) and isinstance(b.get("ops"), list) for b in batches
         ):
             raise StudioError("bad_recipe", 'the recipe\'s "batches" must be a list of {"ops": [...]}')
+        if "ops" in recipe and recipe["ops"] != [op for b in batches for op in b["ops"]]:
+            # make_recipe writes both; a hand edit of one would be silently lost
+            raise StudioError(
+                "bad_recipe", 'the recipe\'s "ops" differ from its "batches" (which are replayed): keep one of them'
+            )
         return [b["ops"] for b in batches]
     if isinstance(recipe.get("ops"), list):
         return [recipe["ops"]]
@@ -145,16 +154,35 @@ def replay(
     """Apply the recipe's batches in order to the model `data`, each gated as the server gates an
     edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
     base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model."""
+    batches = _batches(recipe)  # first: it says what a recipe is, to one that is none
     read = _blob_reader(recipe)
     results = []
-    for k, ops in enumerate(_batches(recipe)):
+    for k, ops in enumerate(batches):
+        if not ops:
+            continue  # a revision that attached data files: nothing to replay
         try:
             result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
         except StudioError as exc:
-            exc.message = f"batch {k + 1}: {exc.message}"
+            # a gate's refusal is of the whole batch: its ops said, as an op's own error says its op
+            which = "" if exc.message.startswith("op #") else f" ({_ops_words(ops)})"
+            exc.message = f"batch {k + 1}{which}: {exc.message}"
             exc.args = (exc.message,)
             raise
         if result.changed:
             results.append(result)
             data = result.data
     return results
+
+
+def _ops_words(ops: list, most: int = 3) -> str:
+    """ "set_io_shape 'hidden_in'", "rename_tensor 'x', set_attribute '@conv' (+2 more)": each op by
+    its name and what it names first."""
+
+    def one(op) -> str:
+        if not isinstance(op, dict):
+            return "?"
+        what = next((op[k] for k in ("node", "tensor", "name", "from", "key") if isinstance(op.get(k), str)), None)
+        return f"{op.get('op')} {what!r}" if what else str(op.get("op"))
+
+    words = ", ".join(one(op) for op in ops[:most])
+    return words + (f" (+{len(ops) - most} more)" if len(ops) > most else "")

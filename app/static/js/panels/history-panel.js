@@ -37,7 +37,7 @@ function valueWords(value) {
 function targetWords(target) {
   if (target === undefined || target === null || target === "model") return "the model";
   if (target === "" || target === "graph") return "the main graph";
-  if (/(^|\/)n\d+$/.test(target)) return `node ${target}`;
+  if (/(^|\/)(n\d+|@[^/]+)$/.test(target)) return `node ${target}`; // by position or by name
   return `graph ${target}`;
 }
 
