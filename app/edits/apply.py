@@ -20,8 +20,8 @@ from ..onnx_io.runtime_check import against_base, nonfinite_words
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .refusal_reads import reads_words
-from .stable_ops import stable_op
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
+from .stable_ops import stable_op
 from .stale_value_info import reinfer_stale, says_stale
 
 
