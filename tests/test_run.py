@@ -106,6 +106,54 @@ def test_random_inputs_an_intermediate_tensor_and_compare_to(client):
     }
 
 
+def test_compare_to_feeds_a_renamed_input_its_old_self_and_says_what_it_could_not_feed(client):
+    """tiny_cnn's input renamed: compared with revision 0, the old input gets the same values and
+    the outputs are equal. Made a batch of 2 (dynamic) and run at 2: revision 0, fixed at 1,
+    can't take those values, and the answer says so rather than "the same inputs"."""
+    mid = upload(client, tiny_cnn().SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "rename_tensor", "from": "input", "to": "image"}]}
+    )
+    assert r.status_code == 200, r.get_json()
+    body = {"inputs": {"image": {"random": {"seed": 3}}}, "compare_to": 0, "locate": True}
+    c = run(client, mid, body)["compare"]
+    assert c["outputs"]["probs"]["equal"] is True, c["outputs"]
+    assert c["inputs_renamed"] == {"image": "input"} and c["other_inputs"] == []
+    assert c["diverges"] is None
+
+
+def test_compare_to_says_which_inputs_the_other_revision_could_not_take(client):
+    """x @ w fixed at a batch of 1, then made dynamic: run at 2, revision 0 can't take those
+    values, and the answer says so rather than "the same inputs"."""
+    w = onnx.numpy_helper.from_array(np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")],
+        "fc",
+        [helper.make_tensor_value_info("x", F, [1, 4])],
+        [helper.make_tensor_value_info("y", F, [1, 5])],
+        [w],
+    )
+    mid = upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    mid = mid.get_json()["id"]
+    shape = {"op": "set_io_shape", "name": "x", "shape": ["batch", 4], "update_types": True}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [shape]})
+    assert r.status_code == 200, r.get_json()
+    c = run(client, mid, {"dims": {"batch": 1}, "compare_to": 0})["compare"]
+    assert c["other_inputs"] == [] and c["outputs"]["y"]["equal"] is True  # at batch 1 both take the same values
+    arr = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    refused = run(client, mid, {"inputs": {"x": {"npy": npy_blob(client, arr)}}, "compare_to": 0}, 400)["error"]
+    assert refused["message"] == (
+        "revision 0, compared with, can't take this run's inputs: input \"x\" is 2×4: its dim 0 is 2,"
+        " but the model fixes it at 1"
+    )
+    # an input only the other revision has is made up for it, and said
+    added = {"op": "add_input", "name": "flag", "dtype": "FLOAT", "shape": [1]}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [added]})
+    assert r.status_code == 200, r.get_json()
+    c = run(client, mid, {"revision": 1, "dims": {"batch": 1}, "compare_to": 2})["compare"]
+    assert c["other_inputs"] == ["flag"] and c["outputs"]["y"]["equal"] is True
+
+
 def test_a_float16_conversion_compares_close_not_equal(client):
     """The verdict a conversion needs: not bit for bit, but within 0.1 % of the output's range —
     where the element-wise relative error of a near-zero probability says nothing."""

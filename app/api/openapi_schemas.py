@@ -428,7 +428,7 @@ SCHEMAS: dict = {
             },
             "compare": {
                 "type": "object",
-                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, tolerance_needed (the smallest tolerance at which it is close; null: none), shape}}; renamed: {output: its name in the other revision}",
+                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, tolerance_needed (the smallest tolerance at which it is close; null: none), shape}}; renamed: {output: its name in the other revision}; inputs_renamed: {input: its name in the other revision} (fed this run's values); other_inputs: the other revision's inputs that did not get this run's values (it lacks the input, or its types or fixed sizes differ: they were made up for it)",
             },
             "expected": {
                 "type": "object",

@@ -25,6 +25,7 @@ uploaded) compares outputs with the values they should have, as "compare" does.
 
 from __future__ import annotations
 
+import filecmp
 import os
 import tempfile
 from pathlib import Path
@@ -360,6 +361,17 @@ def run_failed(answer: dict, model: onnx.ModelProto, what: str = "the model") ->
     return StudioError("run_failed", f"onnxruntime can't {stage} {what}: {message}", 422, node=node)
 
 
+def _not_the_same(mine: dict, theirs: dict, was_in: dict) -> list[str]:
+    """The other revision's inputs (by its names) that did not get this run's values: ones it has
+    and this revision lacks (made up for it), or ones whose values its types or sizes changed."""
+    fed = {was_in[name]: path for name, path in mine.items() if name in was_in}
+    return sorted(
+        name
+        for name, path in theirs.items()
+        if name not in fed or not (isinstance(path, str) and filecmp.cmp(path, fed[name], shallow=False))
+    )
+
+
 def _preview(saved, count: int, converted: str | None = None, top: bool = False) -> dict:
     """An input's or output's preview (of its file, or of a value read from one): a tensor's as
     GET .../tensors gives it; `converted`: the ONNX type of one the worker widened (a bfloat16
@@ -601,13 +613,23 @@ def post_run(model_id):
             answer["profile"] = _node_times(model, first.get("profile") or {})
         if other is not None:
             _, other_revision, other_model = other
-            same_inputs = {name: {"npy": p} for name, p in first["inputs"].items()}
+            # an input renamed since is fed its old self
+            was_in = {mine: old for old, mine in paired(other_model.graph, model.graph, "input")}
+            same_inputs = {was_in[name]: {"npy": p} for name, p in first["inputs"].items() if name in was_in}
             theirs = _typed(other_revision, other_model)
             # an output renamed since is compared with its old self
             was = {mine: old for old, mine in paired(other_model.graph, model.graph, "output")}
             there = {n: was.get(n, n) for n in shown}
             asked = [there[n] for n in shown if there[n] in theirs]
-            second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
+            try:
+                second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
+            except StudioError as exc:
+                if exc.code == "bad_inputs":  # said of the revision compared with, not of the one run
+                    exc.message = (
+                        f"revision {other_revision.rev}, compared with, can't take this run's inputs: {exc.message}"
+                    )
+                    exc.args = (exc.message,)
+                raise
             both = [n for n in shown if there[n] in second["outputs"]]
             answer["compare"] = {
                 "revision": other_revision.rev,
@@ -617,10 +639,15 @@ def post_run(model_id):
                     name: compare_outputs(first["outputs"][name], second["outputs"][there[name]]) for name in both
                 },
                 "renamed": {name: there[name] for name in both if there[name] != name},
+                "inputs_renamed": {
+                    mine: old for mine, old in was_in.items() if mine != old and mine in first["inputs"]
+                },
+                "other_inputs": _not_the_same(first["inputs"], second["inputs"], was_in),
             }
             if locate:
                 # both again, saving every tensor they share: where they part, node by node
-                mine = _run(revision, model, same_inputs, dims, shown + probes, Path(tmp) / "c")
+                again = {name: {"npy": p} for name, p in first["inputs"].items()}
+                mine = _run(revision, model, again, dims, shown + probes, Path(tmp) / "c")
                 asked = [n for n in shown + probes if n in theirs]
                 asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
                 other_run = _run(other_revision, other_model, same_inputs, dims, asked, Path(tmp) / "d")

@@ -190,7 +190,7 @@ function nodeErrors(compare, ctx, body) {
   if (more) more.addEventListener("click", () => { more.remove(); addRows(ranked.slice(WORST)); });
   const offer = el("div", { class: "run-requantize", id: "run-requantize", hidden: true });
   const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
-    el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared on the same inputs, ${offWords(off)}. `,
+    el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared ${(compare.other_inputs || []).length ? "on other values for some inputs" : "on the same inputs"}, ${offWords(off)}. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
     float16Limit(nodes),
     ranked.length ? table : null,
@@ -549,7 +549,7 @@ function results(root, answer, ctx, body, fromCase = false) {
   const compare = answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
-    compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms on the same inputs.` : "."));
+    compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : "."));
   if (ctx.actions.reference && !fromCase) root.append(keepAsReference(ctx, body));
   if (answer.expected) {
     const all = Object.values(answer.expected.outputs);
@@ -637,6 +637,15 @@ function topValues(preview) {
       of > 1 ? el("td", { class: "mono muted" }, `[${r.index.join(",")}]`) : null,
       el("td", {}, r.top.flatMap(([k, v], i) => [i ? " · " : "", el("span", { class: "run-top-item mono", title: `index ${k} along the last axis` },
         el("strong", {}, String(k)), ` → ${formatValue(v, preview.dtype)}`)]))))))); // a line breaks between pairs
+}
+
+/** How the compared revision was fed: "on the same inputs", their old names said, or which
+ * of its inputs could not take this run's values (made up for it: the outputs can't be compared as like for like). */
+function inputsWords(compare) {
+  const renamed = Object.entries(compare.inputs_renamed || {}).map(([mine, old]) => `${mine} as ${old}`);
+  const other = compare.other_inputs || [];
+  if (other.length) return `on other values for ${other.join(", ")} (it can't take this run's: its inputs differ), so its outputs differ for that too`;
+  return `on the same inputs${renamed.length ? ` (${renamed.join(", ")})` : ""}`;
 }
 
 /** A refused run in the server's words, with a link to the node it failed at (the error's
