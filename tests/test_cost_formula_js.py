@@ -70,3 +70,22 @@ def test_a_symbol_that_is_an_expression_is_bracketed_in_a_product():
     symbol of its own; among others it reads as one: "4·batch·(total - 1)"."""
     out = run_js(f"f.formulaText({json.dumps([term(4, batch=1, **{'total - 1': 1}), term(2, seq=2)])}, String)")
     assert out == "4·batch·(total - 1) + 2·seq²"
+
+
+def test_a_dim_named_b_beside_the_byte_unit_spells_the_unit_out():
+    """32 B·B·L·S reads as B²; with a dim named B the unit is "bytes", with none it stays B."""
+    fmt = (MODULE.parent / "format.js").as_uri()
+    terms = json.dumps([term(32, B=1, L=1, S=1), term(256, B=1, L=1)])
+    other = json.dumps([term(32, batch=1, seq=1)])
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = (
+        f'import * as f from "{MODULE.as_uri()}";\nimport {{ formatBytes }} from "{fmt}";\n'
+        f"console.log(JSON.stringify([f.formulaText({terms}, formatBytes), f.formulaText({other}, formatBytes),"
+        f" f.formulaText({terms})]));\n"
+    )
+    out = json.loads(
+        subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True).stdout
+    )
+    assert out == ["32 bytes·B·L·S + 256 bytes·B·L", "32 B·batch·seq", "32·B·L·S + 256·B·L"]

@@ -96,6 +96,25 @@ def test_matmul_gemm_einsum_and_symbolic_dims(client):
     assert nodes["gemm"]["params"] == 8 * 16 + 8
 
 
+def test_totals_of_nothing_known_but_free_nodes_are_unknown_not_zero(client):
+    """A MatMul of symbolic sizes and a Transpose (no FLOPs): before the sizes are given, the known
+    FLOPs sum to 0 and the activations too; both totals are unknown (null), not 0."""
+    data = model(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            helper.make_node("Transpose", ["h"], ["t"], name="tr", perm=[1, 0]),
+        ],
+        [helper.make_tensor_value_info("x", F, ["N", 16])],
+        [helper.make_tensor_value_info("t", F, None)],
+        [weight("w", 16, 8)],
+    )
+    answer = stats(client, data)
+    assert by_name(answer)["tr"]["flops"] == 0 and by_name(answer)["mm"]["flops"] is None
+    assert answer["totals"]["flops"] is None and answer["totals"]["activation_bytes"] is None
+    sized = stats(client, data, "?dims=N=2")["totals"]
+    assert sized["flops"] == 2 * 2 * 8 * 16 and sized["activation_bytes"] == 2 * (2 * 8 * 4)
+
+
 def test_attention_constants_and_unknown_ops(client):
     data = model(
         [

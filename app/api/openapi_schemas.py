@@ -640,7 +640,14 @@ SCHEMAS: dict = {
             "totals": {
                 "type": "object",
                 "properties": {
-                    **{k: {"type": "integer"} for k in ("params", "param_bytes", "flops", "activation_bytes")},
+                    **{k: {"type": "integer"} for k in ("params", "param_bytes")},
+                    **{
+                        k: {
+                            "type": ["integer", "null"],
+                            "description": "the known nodes' sum (unknown says how many are left out); null: none known",
+                        }
+                        for k in ("flops", "activation_bytes")
+                    },
                     "peak_activation_bytes": {
                         "type": ["integer", "null"],
                         "description": "most bytes alive at once in graph order, leaving out unknown.peak_outputs tensors of unknown size (null: an input's size unknown)",

@@ -796,10 +796,14 @@ def model_costs(
         peak_node = nodes[alive_at.index(peak)]["node"] if alive_at else None
     asked = _dims_to_ask(model, shapes_from, dims)
     return {
-        # FLOPs none of which are known are unknown, not 0 (a graph of custom ops alone)
+        # a sum of 0 beside nodes of unknown cost is unknown, not 0 (custom ops, symbolic sizes);
+        # a sum above 0 counts the known nodes (unknown says how many are left out)
         "totals": {
             **totals,
-            "flops": totals["flops"] if known or not counted else None,
+            "flops": totals["flops"] if totals["flops"] or not unknown_flops else None,
+            "activation_bytes": totals["activation_bytes"]
+            if totals["activation_bytes"] or not unknown_outputs
+            else None,
             "peak_activation_bytes": peak,
             "peak_node": peak_node,
         },

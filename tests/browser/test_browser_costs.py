@@ -392,3 +392,30 @@ def test_a_heat_map_with_no_box_above_zero_says_so_in_the_boxes_colour(page, ser
     assert swatch == box, (swatch, box)
     # not said twice: the note of no cost goes with it
     assert page.locator("#heat-legend .heat-notes .heat-zero").count() == 0
+
+
+def test_a_heat_map_of_zeros_beside_unknowns_says_the_others(page, server, artifacts):
+    """FLOPs of a MatMul of a symbolic size (unknown) and a Transpose (0): the one colour is of the
+    other boxes, the MatMul's step its own ("unknown (1)"), and the total unknown, not 0."""
+    w = onnx.numpy_helper.from_array(np.ones((16, 8), np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            helper.make_node("Transpose", ["h"], ["t"], name="tr", perm=[1, 0]),
+        ],
+        "symbolic",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["B", 16])],
+        [helper.make_tensor_value_info("t", onnx.TensorProto.FLOAT, None)],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    open_model(page, server, upload(page, server, model, "symbolic.onnx")["id"])
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=flops]")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    assert legend.locator(".heat-scale li").all_text_contents() == ["every other box: none"]
+    assert "unknown (1)" in legend.text_content()
+    legend.screenshot(path=str(artifacts / "heat-legend-others.png"))
+    page.locator("#costs").screenshot(path=str(artifacts / "costs-symbolic.png"))

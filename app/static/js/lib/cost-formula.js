@@ -10,10 +10,12 @@ const SUPERSCRIPT = ["", "", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸"];
 /** A formula's terms (GET .../stats "formula") as "37.3 K·batch·sequence² + 170 M·batch·sequence + 12". */
 export function formulaText(/** @type {Term[]} */ terms, format = formatCount) {
   if (!terms.length) return "0";
+  // a dim named B beside the byte unit B reads as B²: the unit spelled out then ("32 bytes·B·S")
+  const clash = format !== formatCount && terms.some((t) => Object.hasOwn(t.symbols, "B"));
   return terms.map((t, i) => {
     const symbols = Object.entries(t.symbols).map(([name, p]) => `${dimWord(name, true)}${SUPERSCRIPT[p] ?? `^${p}`}`);
     const c = Math.abs(t.coefficient);
-    const head = c === 1 && symbols.length && format === formatCount ? "" : format(c);
+    const head = c === 1 && symbols.length && format === formatCount ? "" : clash ? format(c).replace(/ B$/, " bytes") : format(c);
     const sign = t.coefficient < 0 ? (i ? " − " : "−") : i ? " + " : "";
     return `${sign}${[head, ...symbols].filter(Boolean).join("·")}`;
   }).join("");

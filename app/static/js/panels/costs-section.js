@@ -201,8 +201,8 @@ function fill(body, stats, ctx, reload, error = "") {
       formulaLine(stats, "flops", false), branchNote(stats)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
       waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")]
-        : waiting && unknown.output_nodes && !t.activation_bytes
-          ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.output_nodes, "output")} of unknown size)`)
+        : unknown.output_nodes && !t.activation_bytes
+          ? el("span", { class: "muted cost-unknown" }, `unknown${waiting ? " until the input sizes are given" : ""} (${plural(unknown.output_nodes, "output")} of unknown size)`)
           : el("span", {}, `${formatBytes(t.activation_bytes)} written by its nodes`,
         // the peak counts the inputs fed, the total only what nodes write: say so, or a peak over the total reads wrong
         t.peak_activation_bytes === null || t.peak_activation_bytes === undefined ? "" : `, ${formatBytes(t.peak_activation_bytes)} at most at once (inputs included)`,

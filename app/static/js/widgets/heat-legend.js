@@ -19,8 +19,10 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
   const one = !(heat.hi > heat.lo);
   // no box above 0 (parameters of a model without weights): every box has the "none" colour
   const none = !(heat.hi > 0);
-  const steps = none ? [el("li", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), `every box: ${zeroWords(metric)}`)]
-    : one ? [el("li", { class: `heat-step heat-${HEAT_STEPS - 1}` }, el("span", { class: "heat-swatch" }), `all ${amount(metric, heat.hi)}`)]
+  // boxes of unknown value have their own step below: the one colour is of the others
+  const others = heat.unknown ? " other" : "";
+  const steps = none ? [el("li", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), `every${others} box: ${zeroWords(metric)}`)]
+    : one ? [el("li", { class: `heat-step heat-${HEAT_STEPS - 1}` }, el("span", { class: "heat-swatch" }), `all${others ? " others" : ""} ${amount(metric, heat.hi)}`)]
     : Array.from({ length: HEAT_STEPS }, (_, k) => el("li", { class: `heat-step heat-${k}` },
       el("span", { class: "heat-swatch" }), amount(metric, stepStart(heat.lo, heat.hi, k))));
   root.append(
