@@ -733,3 +733,26 @@ def test_detections_in_another_order_are_reordered_not_off(page, server, artifac
     )
     nms = page.locator("#run-errors tbody tr[data-node=n1] td.num")
     assert nms.text_content() == "reordered" and nms.get_attribute("title") == "the same 12 rows in another order"
+
+
+def test_a_picked_npy_shows_the_sizes_it_gives(page, server, tmp_path):
+    """QA: after a 2×4 .npy was picked for x[batch, 4], the batch field (greyed: taken from the
+    values) still said 1 though the run used 2."""
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "dyn",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 4])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", 4])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    open_model(page, server, upload(page, server, model, "dyn.onnx")["id"])
+    np.save(tmp_path / "x.npy", np.ones((2, 4), np.float32))
+    page.click("#btn-run")
+    field = page.locator(".run-dim[aria-label=batch]")
+    assert field.input_value() == "1"
+    page.locator(".run-input[data-name=x] input.run-npy").set_input_files(str(tmp_path / "x.npy"))
+    page.wait_for_function("document.querySelector('.run-dim[aria-label=batch]').value === '2'")
+    assert field.is_disabled() and field.get_attribute("title") == "Taken from the values given"
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "2×4" in page.locator("#run-results").text_content()

@@ -31,6 +31,20 @@ export function inputDims(i, expressions = {}) {
   return names;
 }
 
+/** The sizes values of `shape` given for input `i` mean for its dims without one: {name: size}
+ * (an expression's dims are not told apart, so left out). */
+export function sizesFrom(i, shape, expressions = {}) {
+  /** @type {Record<string, number>} */
+  const out = {};
+  const declared = i.shape || [];
+  if (randomElement(i.type) || declared.length !== shape.length) return out;
+  for (const [axis, d] of declared.entries()) {
+    if (d === null || d === "" || d === "?" || (typeof d === "number" && d < 0)) out[`${i.name}[${axis}]`] = shape[axis];
+    else if (typeof d === "string" && !expressions[d]) out[d] = shape[axis];
+  }
+  return out;
+}
+
 /** Every dim of `inputs` a run needs a size for, once each, in order. */
 export function symbolicDims(inputs, expressions) {
   return [...new Set(inputs.flatMap((i) => inputDims(i, expressions)))];

@@ -126,3 +126,21 @@ export function saveBytes(bytes, filename, type = "application/octet-stream") {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
+
+/** The shape a .npy file's header declares (its first bytes read, not the values), or null for
+ * a file that is no .npy (a .pb) or one whose header can't be read. */
+export async function npyShape(/** @type {Blob} */ file) {
+  const head = new Uint8Array(await file.slice(0, 65536).arrayBuffer());
+  const magic = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+  if (head.length < 10 || magic.some((b, k) => head[k] !== b)) return null;
+  const view = new DataView(head.buffer);
+  const v1 = head[6] === 1;
+  const length = v1 ? view.getUint16(8, true) : view.getUint32(8, true);
+  const start = v1 ? 10 : 12;
+  if (start + length > head.length) return null;
+  const text = new TextDecoder("latin1").decode(head.subarray(start, start + length));
+  const m = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(text);
+  if (!m) return null;
+  const dims = m[1].split(",").map((x) => x.trim()).filter(Boolean).map(Number);
+  return dims.every((d) => Number.isInteger(d) && d >= 0) ? dims : null;
+}

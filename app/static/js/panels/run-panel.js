@@ -11,7 +11,8 @@ import { breakable, fieldError, mono, plural, runInline, section } from "../widg
 import { formatMetric } from "../pipeline/heat.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
-import { inputDims, randomElement, symbolicDims } from "../lib/input-dims.js";
+import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
+import { npyShape } from "../lib/npy.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice } from "./history-panel.js";
 import { rowsWords } from "../lib/reference-words.js";
@@ -690,9 +691,18 @@ export function renderRunPanel(root, ctx) {
       d.field.title = idle ? "Taken from the values given" : "";
     }
   };
+  // a .npy picked: the sizes it gives shown in the fields it takes over
+  const showSizes = async (r) => {
+    const f = r.file.files && r.file.files[0];
+    const shape = f ? await npyShape(f).catch(() => null) : null;
+    const input = inputs.find((i) => i.name === r.name);
+    if (!shape || !input) return;
+    const sizes = sizesFrom(input, shape, expressions);
+    for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
+  };
   for (const r of rows) {
     r.values.addEventListener("input", syncDims);
-    r.file.addEventListener("change", syncDims);
+    r.file.addEventListener("change", () => { syncDims(); showSizes(r); });
   }
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
