@@ -52,8 +52,8 @@ def _dims(p: argparse.ArgumentParser, text: str) -> dict[str, int]:
     dims = {}
     for part in filter(None, (x.strip() for x in text.split(","))):
         name, _, size = part.partition("=")
-        if not name or not size.isdigit() or int(size) < 1:
-            p.error(f"--dims: {part!r} is not NAME=N with N ≥ 1")
+        if not name or not size.isdigit():  # 0 too: a decoder's first step has no past
+            p.error(f"--dims: {part!r} is not NAME=N with N ≥ 0")
         dims[name.strip()] = int(size)
     return dims
 

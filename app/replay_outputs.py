@@ -84,7 +84,16 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
     with tempfile.TemporaryDirectory(prefix="same-outputs-") as tmp:
         folder = Path(tmp)
         # random inputs take a symbolic dim not given at 1 (--dims' default); a test data set's are its own
-        ones = dict.fromkeys(input_dims(model_before), 1)
+        symbols = input_dims(model_before)
+        ones = dict.fromkeys(symbols, 1)
+        # sizes only for the model's own symbols: a size it fixes can't be given (a recipe making
+        # its batch dynamic is compared at the batch the model takes, its values fed to the result)
+        fixed = sorted(set(dims) - set(symbols))
+        if fixed:
+            check.lines.append(
+                f"--dims {', '.join(fixed)}: the model has no such dim (it fixes those sizes), so compared at its own"
+            )
+        dims = {k: v for k, v in dims.items() if k in symbols}
         for i, (what, fed, expected) in enumerate(_sources(model_path, model_before, folder)):
             at = dims if fed else {**ones, **dims}
             first = _run(before, folder / f"before-{i}", fed, at)

@@ -307,6 +307,20 @@ def test_same_outputs_refuses_surgery_that_changes_them(client, tmp_path):
     assert bad.returncode == 2 and "--tolerance" in bad.stderr
 
 
+def test_same_outputs_at_a_size_the_model_fixes_compares_at_its_own(client, tmp_path):
+    """A recipe making conv_model's batch dynamic, checked with --dims batch=2 on the export that
+    fixes it at 1: compared at 1, and said so (the result's values were the export's, fed at 1;
+    "--dims batch=2" used to reach the result's run and clash with them)."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    shape = {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 8, 8], "update_types": True}
+    edit(client, mid, 0, shape)
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, conv_model(), recipe, "--same-outputs", "--dims", "batch=2")
+    assert run.returncode == 0, run.stderr
+    assert "--dims batch: the model has no such dim (it fixes those sizes), so compared at its own" in run.stdout
+    assert "y: as the model's on seeded random inputs" in run.stdout
+
+
 def test_same_outputs_runs_the_test_data_sets_beside_the_model(client, tmp_path):
     """The model's own test data: the result must give the outputs the model gives on them, and
     the expected values where the model gives those."""
