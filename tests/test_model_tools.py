@@ -516,6 +516,45 @@ def test_simplify_folds_constants_and_drops_pass_throughs(client):
     np.testing.assert_allclose(run(m.SerializeToString(), {"x": x})[0], run(original, {"x": x})[0])
 
 
+def residual_block() -> onnx.ModelProto:
+    """y = x + LayerNorm(x) @ w: the residual reads the model's float input itself."""
+    w = nh.from_array(np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32), "w")
+    g = h.make_graph(
+        [
+            h.make_node("LayerNormalization", ["x", "s", "b"], ["ln"], name="ln", axis=-1),
+            h.make_node("MatMul", ["ln", "w"], ["h"], name="mm"),
+            h.make_node("Add", ["x", "h"], ["y"], name="residual"),
+        ],
+        "block",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 16])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 16])],
+        [w, nh.from_array(np.ones(16, np.float32), "s"), nh.from_array(np.zeros(16, np.float32), "b")],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_simplify_after_float16_says_to_simplify_first(client):
+    """QA: convert_float16 (float inputs kept), then simplify: onnxruntime's CPU provider runs the
+    float16 LayerNorm and Add in float32 behind Casts of its own, and its optimizer merges one with
+    the model's input Cast, so the residual Add reads the float input beside a float16 value.
+    Refused in one line saying what to do, not in onnx's words of that Add; simplify first works."""
+    mid, _, _ = convert(client, residual_block().SerializeToString(), keep_io_types=True)
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (simplify): onnxruntime's CPU provider runs this model's FLOAT16 operators in float32 (2 Casts it"
+        " inserted), and its optimizer merged those with the model's own Casts: the result no longer types;"
+        " simplify before converting to float16"
+    )
+    mid = upload(client, residual_block().SerializeToString()).get_json()["id"]
+    base = 0
+    for op in [{"op": "simplify"}, {"op": "convert_float16", "keep_io_types": True}]:
+        r = client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": [op]})
+        assert r.status_code == 200, r.get_json()
+        base = r.get_json()["revision"]
+    assert base == 1  # simplify found nothing to do; the conversion made revision 1
+
+
 def test_the_constants_simplify_folds_stream_into_the_store(client, app, monkeypatch):
     """y = x + (a + b), a and b 64x64 Constants: the folded 16 KiB sum is written beside the
     result and streamed into a blob (never read into the graph)."""

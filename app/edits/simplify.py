@@ -6,7 +6,11 @@ from collections import Counter
 
 import onnx
 
+from ..errors import StudioError
+from ..onnx_io import offload
+from ..onnx_io.light import light_copy
 from ..onnx_io.traverse import walk_graphs
+from ..words import plural
 from .model_tools import check_size, in_helper, keep, reorder
 from .names import rename_in_graph
 from .registry import edit_op
@@ -36,7 +40,10 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     del model.opset_import[:]
     for domain, version in {**opsets, **{d: found[d] for d in used if d not in opsets and d in found}}.items():
         model.opset_import.add(domain=domain, version=version)
-    note += _drop_inserted_casts(model)
+    dropped = _drop_inserted_casts(model)
+    if dropped:
+        _check_float16_kept(model, dropped)
+        note += f"; {dropped} float32 Cast(s) of onnxruntime's CPU provider left out"
     inlined = sorted(set(functions) - {f.name for f in model.functions})
     if inlined:
         note += f"; model-local function(s) inlined: {', '.join(inlined)}"
@@ -62,9 +69,24 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
 _INSERTED_CAST = "InsertedPrecisionFreeCast_"
 
 
-def _drop_inserted_casts(model: onnx.ModelProto) -> str:
+def _check_float16_kept(model: onnx.ModelProto, dropped: int) -> None:
+    """Refuse a result whose float16 parts onnxruntime's optimizer folded into its float32 Casts
+    (a float16 input Cast merged away beside an inserted one): its types no longer fit together,
+    which the batch's full check would say in onnx's words of some Add far from the cause."""
+    verdict = offload.checker_verdict(light_copy(model), full=True)
+    if not verdict["ok"]:
+        raise StudioError(
+            "simplify_failed",
+            "simplify: onnxruntime's CPU provider runs this model's FLOAT16 operators in float32"
+            f" ({plural(dropped, 'Cast')} it inserted), and its optimizer merged those with the model's own Casts:"
+            " the result no longer types; simplify before converting to float16",
+            422,
+        )
+
+
+def _drop_inserted_casts(model: onnx.ModelProto) -> int:
     """Remove the Casts onnxruntime's CPU provider inserted, each reader of a cast's output reading
-    its input again; a note of how many."""
+    its input again; how many."""
     dropped = 0
     for ref in walk_graphs(model):
         g = ref.container
@@ -79,4 +101,4 @@ def _drop_inserted_casts(model: onnx.ModelProto) -> str:
             del g.node[i]
             rename_in_graph(g, dst, src)
             dropped += 1
-    return f"; {dropped} float32 Cast(s) of onnxruntime's CPU provider left out" if dropped else ""
+    return dropped
