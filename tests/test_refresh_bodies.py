@@ -156,12 +156,59 @@ def test_a_loop_body_s_carried_input_follows_the_batch_and_the_model_runs_at_bat
     assert dims(body.input[2]) == ["B", 4]  # s_in: what the Loop feeds it
     assert [dims(o) for o in body.output] == [[], ["B", 4], ["B", 4]]
     assert dims(back.graph.output[1])[1:] == ["B", 4]
+    # the carried value: onnx's inference leaves it untyped; the body gives it back as it took it
+    assert dims(back.graph.output[0]) == ["B", 4]
     rng = np.random.default_rng(0)
     x, s0 = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
     s_final, s_all = run(back, {"x": x, "s0": s0})
     want = np.stack([np.maximum(s0 + k * x, 0) for k in (1, 2, 3)])
     np.testing.assert_allclose(s_final, s0 + 3 * x, rtol=1e-6)
     np.testing.assert_allclose(s_all, want, rtol=1e-6)
+
+
+def test_what_follows_a_loop_s_carried_value_follows_the_batch(client):
+    """acc = Loop(x) adding x three times, y = Relu(acc), all at batch 1 (acc in value_info too):
+    x made [B, 4] types acc and y [B, 4] (onnx's inference alone leaves acc untyped, y at 1, and
+    onnxruntime warns at batch 3), and the smoke run at batch 2 finds nothing declared amiss."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+            helper.make_node("Add", ["acc_in", "x"], ["acc_out"], name="add"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_in", F, [1, 4]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_out", F, [1, 4]),
+        ],
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node("Loop", ["trip", "", "x"], ["acc"], name="loop", body=body),
+            helper.make_node("Relu", ["acc"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [1, 4])],
+        [helper.make_tensor_value_info("y", F, [1, 4])],
+        [numpy_helper.from_array(np.array(3, np.int64), "trip")],
+        value_info=[helper.make_tensor_value_info("acc", F, [1, 4])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    mid = upload(client, model.SerializeToString(), "loop_relu.onnx").get_json()["id"]
+    r = edit(client, mid, 0, {"op": "set_io_shape", "name": "x", "shape": ["B", 4], "update_types": True})
+    assert r.status_code == 200, r.get_json()
+    assert "1 output shape(s) updated" in r.get_json()["changes"][0]
+    assert "declared_mismatches" not in r.get_json()["validation"]["runtime"]["other_size"]
+    back = stored(client, mid)
+    onnx.checker.check_model(back, full_check=True)
+    assert dims(back.graph.value_info[0]) == ["B", 4] and dims(back.graph.output[0]) == ["B", 4]
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(run(back, {"x": x})[0], np.maximum(4 * x, 0), rtol=1e-6)
 
 
 def test_a_body_edit_after_shape_inference_re_infers_the_body_s_stored_value_info(client):

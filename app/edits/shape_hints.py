@@ -15,6 +15,7 @@ from ..views.search import format_tensor
 from ..views.values import shape_json
 from ..words import plural
 from .body_inputs import fit_body_inputs
+from .carried_shapes import invariant_carried
 from .stale_value_info import cleared_probe, graph_pairs, graphs_of, keep_dim_names, reshape_output
 
 # ops whose shape-like input (index) holds dims as constant values
@@ -37,6 +38,14 @@ def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
             break
         refits += 1
         inferred = _inferred_without_value_info(model)
+    hints: dict[str, list] = {}
+    for _ in range(_REFITS):  # a carried value typed types what follows it, nested Loops' too
+        more = invariant_carried(model, inferred)
+        if not more:
+            break
+        for path, typed in more.items():
+            hints.setdefault(path, []).extend(typed)
+        inferred = _inferred_without_value_info(model, hints)
     names = set(input_dims(model))  # a dim named in none of them is one inference made up
     entries = changed = 0
     bodies: list[str] = []
@@ -102,10 +111,19 @@ def stale_hint(model: onnx.ModelProto) -> str:
     return f"; {entries} still give the sizes before (update_types re-infers them)"
 
 
-def _inferred_without_value_info(model: onnx.ModelProto) -> onnx.ModelProto:
+def _inferred_without_value_info(model: onnx.ModelProto, hints: dict[str, list] | None = None) -> onnx.ModelProto:
     """The model as shape inference types it from its inputs alone (no value_info in any graph,
-    outputs' shapes cleared), its main graph's dims named as the Shape inference tool names them."""
+    outputs' shapes cleared), its main graph's dims named as the Shape inference tool names them;
+    `hints`: value_info to say in graphs (by path) first (carried_shapes.py)."""
     probe = cleared_probe(model, main_outputs=True)
+    for ref in graphs_of(probe):
+        g = ref.container
+        for hint in (hints or {}).get(ref.path, []):
+            out = next((o for o in g.output if o.name == hint.name), None)
+            if out is not None:
+                out.type.CopyFrom(hint.type)  # a graph output's type is said where it is declared
+            else:
+                g.value_info.append(hint)
     try:  # in the helper process (onnx's C++ on an untrusted model)
         return infer_isolated(probe, check_type=False, strict_mode=False, data_prop=True, name_dims=True)
     except ValueError as exc:
