@@ -733,3 +733,46 @@ def test_a_scan_output_given_a_new_shape_re_declares_the_scan_output(client):
 def test_a_new_node_reading_more_or_fewer_inputs_than_its_schema_takes_is_refused(client, op, message):
     model, _, _ = _loop11()
     assert _refused(client, model, op, status=400) == message
+
+
+# ------------------------------------------------------------------ a body value collected per iteration
+
+
+def test_a_loop_body_value_becomes_a_scan_output_of_the_loop(client):
+    """test_loop11's slice_out (each iteration's x[i]) collected: a new last output of the Loop
+    stacking it, which the download computes ([5, 1]: 1..5), then made a graph output."""
+    model, feeds, (y, _) = _loop11()
+    mid = _upload(client, model)
+    said = _edit(client, mid, {"op": "add_output", "graph": "n0/body", "tensor": "slice_out"})["changes"][0]
+    assert said == (
+        "'slice_out' is now a scan output of node n0 (Loop): each iteration's FLOAT ⟨?⟩ stacked into"
+        " 'slice_out_all', a new output of the node"
+    )
+    _edit(client, mid, {"op": "add_output", "tensor": "slice_out_all"}, base=1)
+    edited = _download(client, mid)
+    assert list(edited.graph.node[0].output) == ["res_y", "res_scan", "slice_out_all"]
+    got_y, _, got_slices = _run(edited, **feeds)
+    np.testing.assert_allclose(got_y, y)
+    np.testing.assert_allclose(got_slices, np.arange(1, 6, dtype=np.float32).reshape(5, 1))
+
+
+def test_a_scan_body_value_becomes_a_scan_output_along_its_lists(client):
+    """test_scan9_sum given scan_output_axes [0]: the new output's axis is listed too. Its body's
+    input `next` given back goes through an Identity (onnxruntime stacks zeros for it else)."""
+    model, feeds, (y, z) = _node_case("test_scan9_sum")
+    model.graph.node[0].attribute.append(h.make_attribute("scan_output_axes", [0]))
+    mid = _upload(client, model)
+    _edit(client, mid, {"op": "add_output", "graph": "n0/body", "tensor": "next"})
+    _edit(client, mid, {"op": "add_output", "tensor": "next_all"}, base=1)
+    edited = _download(client, mid)
+    assert h.get_attribute_value(edited.graph.node[0].attribute[-1]) == [0, 0]
+    got = _run(edited, **feeds)
+    np.testing.assert_allclose(got[1], z)
+    np.testing.assert_allclose(got[2], feeds["x"])  # each step's input, stacked again
+
+
+def test_an_if_branch_still_takes_no_output_of_its_own(client):
+    message = _refused(
+        client, if_model(), {"op": "add_output", "graph": "n2/then_branch", "tensor": "then_add"}, status=400
+    )
+    assert message.startswith('op #1 (add_output): each branch of node "branch" (If) gives 1 output'), message

@@ -8,6 +8,7 @@ import re
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.type_rules import is_known
 from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
 from .batch_end import LateLine
@@ -20,7 +21,7 @@ from .registry import edit_op
 from .shape_hints import hard_coded_hint, refresh_types, stale_hint
 from .sources import tensor_from_source
 from .unused import live_nodes, newly_dead_words
-from .value_types import value_type
+from .value_types import type_words, value_type
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
 _DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
@@ -188,9 +189,11 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
     from value_info or shape inference, or from `dtype`/`shape` when those can't tell. With
     `replace` it takes that output's place (which stops being one; its tensor and producer
     stay). A body's outputs are positional — an If branch gives one per output of the If, a
-    Loop body its condition, carried values and scan outputs — so in a body an output is only
-    replaced, by a value of the body itself (not one it reads from around it) of the element
-    type the If or Loop needs there (the other branch's, the carried value's)."""
+    Loop body its condition, carried values and scan outputs — so in an If branch an output is
+    only replaced, by a value of the body itself (not one it reads from around it) of the
+    element type the If or Loop needs there (the other branch's, the carried value's); in a
+    Loop or Scan body without `replace` it becomes a new scan output: each iteration's value
+    stacked into a new last output of the node (named `<tensor>_all`, said in the change)."""
     tensor = op["tensor"]
     ref = graph_at(model, op["graph"], "add_output")
     g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
@@ -208,7 +211,7 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
             )
         raise NotFound("unknown_tensor", f"add_output: no node, input or initializer of {here} produces {tensor!r}")
     replace = op.get("replace")
-    if replace is None and body is not None:
+    if replace is None and body is not None and not _scans_out(body):
         raise StudioError(
             "breaks_body",
             f'add_output: {positional_words(model, body)}; give "replace" to make {tensor!r} one of them in place of another',
@@ -234,6 +237,8 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
         vi.type.CopyFrom(tp)
     if body is not None:
         check_type_kept(body, k, vi.type, "add_output", tensor)
+    if replace is None and body is not None:
+        return _add_scan_output(model, body, vi)
     if replace is None:
         g.output.append(vi)
         return f"added graph output {tensor!r}"
@@ -241,6 +246,39 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
     g.output[k].CopyFrom(vi)
     role = f" ({body.role(k)})" if body is not None else ""
     return f"{tensor!r} is now an output of {here} in place of {replace!r}{role}{newly_dead_words(model, g, was_live)}"
+
+
+def _scans_out(body) -> bool:
+    """Whether the body's holder stacks its extra outputs (a Loop, a Scan from opset 9)."""
+    if body.holder.op_type == "Loop":
+        return True
+    return body.holder.op_type == "Scan" and not any(a.name == "directions" for a in body.holder.attribute)
+
+
+def _add_scan_output(model: onnx.ModelProto, body, vi: onnx.ValueInfoProto) -> str:
+    """A new last output of a Loop or Scan body: a scan output, each iteration's value stacked
+    into a new last output of the holder (a Scan's per-output axes and directions, where it
+    lists them, take 0: stacked along a new first axis, first iteration first)."""
+    holder, g, name = body.holder, body.graph, vi.name
+    outer = fresh_name(model, f"{name}_all")
+    through = ""
+    if any(v.name == name for v in g.input):
+        # onnxruntime (1.2x) stacks zeros for a body output that is the body's own input
+        vi.name = fresh_name(model, f"{name}_copy")
+        g.node.append(onnx.helper.make_node("Identity", [name], [vi.name], name=vi.name))
+        through = f" (through an Identity writing {vi.name!r}: onnxruntime stacks zeros for a body's input given back)"
+    for d in vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []:
+        if d.HasField("dim_param") and not is_known(d.dim_param):
+            d.ClearField("dim_param")  # onnx's unk__0: no name of the model's
+    g.output.append(vi)
+    holder.output.append(outer)
+    for a in holder.attribute:
+        if a.name in ("scan_output_axes", "scan_output_directions"):
+            a.ints.append(0)
+    return (
+        f"{name!r} is now a scan output of {body.holder_words}: each iteration's {type_words(vi.type)}"
+        f" stacked into {outer!r}, a new output of the node{through}"
+    )
 
 
 @edit_op(

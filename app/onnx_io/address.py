@@ -175,7 +175,10 @@ def _graph_ref(model: onnx.ModelProto, t: _Trace, hops: list[_Hop]) -> GraphRef:
         assert hop.into is not None
         attr_name, item, container = hop.into
         path = subgraph_path(node_id(path, hop.index), attr_name, item)
-        crumbs.append({"path": path, "label": crumb_label(hop.node, hop.index, attr_name, item)})
+        # op_type: what holds the body (the page offers a Loop's or Scan's scan outputs)
+        crumbs.append(
+            {"path": path, "label": crumb_label(hop.node, hop.index, attr_name, item), "op_type": hop.node.op_type}
+        )
     return GraphRef(path, container, crumbs)
 
 

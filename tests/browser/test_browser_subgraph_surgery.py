@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from .browser_models import if_model
+from .browser_models import if_model, loop_model
 from .browser_pages import downloaded, open_model, upload, wait_revision
 
 X = np.array([[-3.0, 1.0, 2.0], [0.5, -0.5, 4.0]], np.float32)
@@ -112,3 +112,31 @@ def test_a_refused_edit_in_a_branch_names_the_inner_node(page, server, artifacts
     assert error.text_content().startswith(
         "'then_y', output 0 of node \"branch\" (If), would be FLOAT16, but the other branch's output 'else_y' is FLOAT"
     ), error.text_content()
+
+
+def test_a_loop_body_value_collected_each_iteration(page, server, artifacts):
+    """The Loop's iteration count i, collected from its body's panel: a new output of the Loop
+    stacking it (through an Identity: onnxruntime stacks zeros for a body input given back),
+    then a graph output from the main graph's panel; the download gives 0..3."""
+    summary = upload(page, server, loop_model(n=3, trips=4), "loop.onnx")
+    panel = page.locator("#sidebar")
+    open_model(page, server, summary["id"], "#path=n0%2Fbody&tensor=i")
+    form = panel.locator(".ed-scan-output")
+    assert "the Loop stacks this value from every iteration" in form.text_content()
+    page.screenshot(path=str(artifacts / "subgraph-scan-output.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    open_model(page, server, summary["id"], "#path=&tensor=i_all")
+    panel.locator(".ed-add-output button[type=submit]").click()
+    wait_revision(page, 2)
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    assert list(model.graph.node[0].output) == ["out", "i_all"]
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    _, stacked = sess.run(None, {"v": np.ones(3, np.float32)})
+    assert stacked.tolist() == [0, 1, 2, 3]
+    # an If branch has no scan outputs to offer
+    summary = upload(page, server, if_model(), "if.onnx")
+    open_model(page, server, summary["id"], "#path=n1%2Felse_branch&tensor=n")
+    panel.locator(".ed-replace-output").wait_for()
+    assert panel.locator(".ed-scan-output").count() == 0

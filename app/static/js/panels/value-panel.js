@@ -150,6 +150,21 @@ function replaceOutputForm(name, graph, ctx) {
   return form;
 }
 
+/** The operator holding the body on screen ("Loop", "Scan", "If"), or "" in the main graph. */
+function holderOp(graph) {
+  const crumbs = graph.breadcrumb || [];
+  return graph.path && crumbs.length ? crumbs[crumbs.length - 1].op_type || "" : "";
+}
+
+/** A Loop's or Scan's body value collected each iteration (add_output without replace). */
+function scanOutputForm(name, graph, op, ctx) {
+  const { form } = editForm("ed-inline ed-scan-output", [
+    el("div", { class: "ed-row" }, submit("Collect each iteration", "btn btn-small"),
+      el("span", { class: "muted ed-hint" }, `A new scan output: the ${op} stacks this value from every iteration into a new output of its own.`)),
+  ], () => ctx.actions.edit([{ op: "add_output", graph: graph.path, tensor: name }]));
+  return form;
+}
+
 /** Rename everywhere, add as graph output, delete an unused initializer. */
 function tensorEditSection(name, facts, ctx, box) {
   const graph = ctx.graph || {};
@@ -163,6 +178,8 @@ function tensorEditSection(name, facts, ctx, box) {
         : "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
     if (graph.path && !facts.output && (graph.outputs || []).length) {
       parts.push(replaceOutputForm(name, graph, ctx));
+      const op = holderOp(graph);
+      if (op === "Loop" || op === "Scan") parts.push(scanOutputForm(name, graph, op, ctx));
     } else if (!facts.output) {
       const { form } = editForm("ed-inline ed-add-output", [
         el("div", { class: "ed-row" }, submit("Add as graph output", "btn btn-small"),
