@@ -759,7 +759,7 @@ def test_a_loop_body_value_becomes_a_scan_output_of_the_loop(client):
 def test_a_scan_body_value_becomes_a_scan_output_along_its_lists(client):
     """test_scan9_sum given scan_output_axes [0]: the new output's axis is listed too. Its body's
     input `next` given back goes through an Identity (onnxruntime stacks zeros for it else)."""
-    model, feeds, (y, z) = _node_case("test_scan9_sum")
+    model, feeds, (_, z) = _node_case("test_scan9_sum")
     model.graph.node[0].attribute.append(h.make_attribute("scan_output_axes", [0]))
     mid = _upload(client, model)
     _edit(client, mid, {"op": "add_output", "graph": "n0/body", "tensor": "next"})
