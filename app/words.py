@@ -1,4 +1,5 @@
-"""Counts in sentences the server says: "1 node", "3 nodes" (the page's twin: lib/format.js plural)."""
+"""Words in sentences the server says: counts ("1 node", "3 nodes"; the page's twin: lib/format.js
+plural), lists of names, a name a request sent quoted cut short."""
 
 from __future__ import annotations
 
@@ -11,3 +12,9 @@ def some_names(names: list[str], shown: int = 5) -> str:
     """ "'a', 'b', 'c' and 4 more": the first few names quoted, the rest counted."""
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return ", ".join(repr(n) for n in names[:shown]) + more
+
+
+def quoted(text: str, limit: int = 200) -> str:
+    """A name or address a request sent, as a message quotes it: cut short (a 100 KB address is
+    not echoed whole)."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")

@@ -129,6 +129,13 @@ BAD_EDITS = {
         "no node 'nope'",
     ),
     "node_id_out_of_range": ({"base": 0, "ops": [{"op": "rename_node", "node": "n99", "name": "x"}]}, 404, "n99"),
+    # int() chokes past 4,300 digits (a 500 before); the address is quoted cut short, not echoed whole
+    "node_id_of_5000_digits": (
+        {"base": 0, "ops": [{"op": "rename_node", "node": "n" + "9" * 5000, "name": "x"}]},
+        404,
+        "no node 'n999",
+    ),
+    "node_id_in_other_digits": ({"base": 0, "ops": [{"op": "rename_node", "node": "n٠", "name": "x"}]}, 404, "no node"),
     "wrong_attribute_type": (
         {"base": 0, "ops": [{"op": "set_attribute", "node": "act", "name": "alpha", "value": "high"}]},
         400,
@@ -194,6 +201,7 @@ def test_bad_edit_is_refused_and_changes_nothing(client, stored, case):
         r = client.post(f"/api/models/{stored}/edits", json=body)
     assert r.status_code == status, r.get_json()
     assert words in r.get_json()["error"]["message"]
+    assert len(r.data) < 2000  # nothing sent is echoed whole
     summary = client.get(f"/api/models/{stored}").get_json()
     assert summary["revision"] == 0 and not summary["can_undo"]
     assert client.get(f"/api/models/{stored}/download").data == GOOD
@@ -211,12 +219,29 @@ def test_bad_edit_is_refused_and_changes_nothing(client, stored, case):
         ("/api/models/{id}/tensors/W?offset=-1", 400, "non-negative"),
         ("/api/models/{id}/tensors/W?count=lots", 400, "integer"),
         ("/api/models/{id}/download?revision=5", 404, "no revision 5"),
+        # past what an index holds (SQLite: OverflowError, a 500 before) and not ASCII digits
+        ("/api/models/{id}?revision=9223372036854775808", 404, "no revision 9223372036854775808"),
+        ("/api/models/{id}/graph?revision=18446744073709551616", 404, "no revision"),
+        ("/api/models/{id}/diff?from=" + "9" * 50 + "&to=0", 400, "revision must be a whole number"),
+        ("/api/models/{id}?revision=%201", 400, 'revision must be a whole number, got " 1"'),
+        ("/api/models/{id}?revision=１", 400, "revision must be a whole number"),
     ],
 )
 def test_bad_reads(client, stored, url, status, words):
     r = client.get(url.format(id=stored))
-    assert r.status_code == status
+    assert r.status_code == status, r.get_json()
     assert words in r.get_json()["error"]["message"]
+    assert len(r.data) < 2000  # nothing sent is echoed whole
+
+
+def test_revision_numbers_an_index_cant_hold_are_unknown_in_json_bodies_too(client, stored):
+    for path, body in [
+        ("run", {"revision": 2**63}),
+        ("run", {"compare_to": 2**64}),
+        ("edits", {"base": 2**63, "ops": [{"op": "set_metadata", "key": "a", "value": "b"}]}),
+    ]:
+        r = client.post(f"/api/models/{stored}/{path}", json=body)
+        assert r.status_code == 404 and r.get_json()["error"]["code"] == "unknown_revision", (path, r.get_json())
 
 
 def test_undo_at_origin_and_redo_at_tip(client, stored):

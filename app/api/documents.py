@@ -16,6 +16,7 @@ import orjson
 from flask import current_app
 from google.protobuf.message import Message
 
+from ..edits.jsontypes import shown
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import ExternalFiles, missing_data
@@ -129,12 +130,12 @@ def store() -> Store:
 
 
 def revision_number(raw) -> int | None:
+    """A revision number from a query: ASCII digits only (int() also takes " 1" and "１")."""
     if raw is None or raw == "":
         return None
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        raise StudioError("bad_revision", f"revision must be an integer, got {raw!r}") from None
+    if not (isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 20):
+        raise StudioError("bad_revision", f"revision must be a whole number, got {shown(raw)}")
+    return int(raw)
 
 
 def load(model_id: str, rev: int | None = None):

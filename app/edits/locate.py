@@ -10,6 +10,7 @@ from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_node
 from ..onnx_io.address import node_words as address_words
 from ..onnx_io.traverse import walk_graphs
+from ..words import quoted
 
 
 def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProto, str]:
@@ -36,7 +37,7 @@ def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProt
             "ambiguous_node",
             f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)",
         )
-    raise NotFound("unknown_node", f"no node {key!r} in this model")
+    raise NotFound("unknown_node", f"no node {quoted(key)} in this model")
 
 
 def node_words(node: onnx.NodeProto, nid: str) -> str:

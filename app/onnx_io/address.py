@@ -25,12 +25,16 @@ from urllib.parse import quote, unquote
 import onnx
 
 from ..errors import NotFound
+from ..words import quoted
 from .limits import MAX_GRAPH_DEPTH
 
-_ROOT_FN = re.compile(r"^fn\[(\d+)\]$")
-_ROOT_TRAIN = re.compile(r"^train\[(\d+)\]\.(init|algo)$")
-_NODE = re.compile(r"^n(\d+)$")
-_ATTR = re.compile(r"^(.+?)(?:\[(\d+)\])?$")
+# positions in ASCII digits, no leading zeros, no more than an index can hold ("n٠", "n00" and a
+# 5,000-digit "n9…9" name no node: int() would take the first two and choke on the last)
+_INDEX = r"(0|[1-9][0-9]{0,17})"
+_ROOT_FN = re.compile(rf"^fn\[{_INDEX}\]$")
+_ROOT_TRAIN = re.compile(rf"^train\[{_INDEX}\]\.(init|algo)$")
+_NODE = re.compile(rf"^n{_INDEX}$")
+_ATTR = re.compile(rf"^(.+?)(?:\[{_INDEX}\])?$")
 
 
 @functools.lru_cache(maxsize=4096)  # a model has few distinct attribute names, used 10^4+ times
@@ -144,16 +148,20 @@ def _node_index(container, seg: str, address: str, code: str) -> int:
         name = unquote(seg[1:])
         hits = [i for i, n in enumerate(container.node) if n.name == name] if name else []
         if len(hits) > 1:
-            raise NotFound("ambiguous_node", f"{address!r}: {len(hits)} nodes of that graph are named {name!r}")
+            raise NotFound(
+                "ambiguous_node", f"{quoted(address)}: {len(hits)} nodes of that graph are named {quoted(name)}"
+            )
         if hits:
             return hits[0]
-        raise NotFound(code, f"{address!r}: that graph has no node named {name!r}")
+        raise NotFound(code, f"{quoted(address)}: that graph has no node named {quoted(name)}")
     m = _NODE.match(seg)
     if not m:
         what = "a node id" if code == "unknown_node" else "a graph path"
-        raise NotFound(code, f"{address!r} is not {what}: {seg!r} is not a node of that graph")
+        raise NotFound(code, f"{quoted(address)} is not {what}: {quoted(seg)} is not a node of that graph")
     if int(m.group(1)) >= len(container.node):
-        raise NotFound(code, f"{address!r}: {seg!r} is not a node of that graph (it has {len(container.node)} nodes)")
+        raise NotFound(
+            code, f"{quoted(address)}: {quoted(seg)} is not a node of that graph (it has {len(container.node)} nodes)"
+        )
     return int(m.group(1))
 
 
@@ -185,7 +193,7 @@ def _graph_ref(model: onnx.ModelProto, t: _Trace, hops: list[_Hop]) -> GraphRef:
 def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
     t = _trace(model, path)
     if t.hops and t.hops[-1].into is None:
-        raise NotFound("bad_path", f"graph path {path!r} ends at a node, not a graph")
+        raise NotFound("bad_path", f"graph path {quoted(path)} ends at a node, not a graph")
     return _graph_ref(model, t, t.hops)
 
 
@@ -193,7 +201,7 @@ def resolve_node(model: onnx.ModelProto, nid: str) -> tuple[GraphRef, int, onnx.
     """(the node's graph, its index there, the node) for a node id in either form."""
     t = _trace(model, nid)
     if not t.hops or t.hops[-1].into is not None:
-        raise NotFound("unknown_node", f"{nid!r} is not a node id")
+        raise NotFound("unknown_node", f"{quoted(nid)} is not a node id")
     last = t.hops[-1]
     return _graph_ref(model, t, t.hops[:-1]), last.index, last.node
 
@@ -272,7 +280,7 @@ def _reader(node: onnx.NodeProto) -> tuple:
 def _parse_attr(seg: str, path: str) -> tuple[str, int | None]:
     m = _ATTR.match(seg)
     if not m:
-        raise NotFound("bad_path", f"graph path {path!r}: bad segment {seg!r}")
+        raise NotFound("bad_path", f"graph path {quoted(path)}: bad segment {quoted(seg)}")
     return unquote(m.group(1)), (int(m.group(2)) if m.group(2) is not None else None)
 
 
@@ -286,7 +294,8 @@ def _attr_graph(node: onnx.NodeProto, name: str, item: int | None, path: str) ->
             return attr.graphs[item]
     raise NotFound(
         "unknown_graph",
-        f"graph path {path!r}: node has no graph attribute {name!r}" + (f"[{item}]" if item is not None else ""),
+        f"graph path {quoted(path)}: node has no graph attribute {quoted(name)}"
+        + (f"[{item}]" if item is not None else ""),
     )
 
 
@@ -317,7 +326,7 @@ def resolve_tensor(model: onnx.ModelProto, ref: str) -> onnx.TensorProto | onnx.
                     and item < len(attr.sparse_tensors)
                 ):
                     return attr.sparse_tensors[item]
-            raise NotFound("unknown_tensor", f"node {nid!r} has no tensor attribute {attr_seg!r}")
+            raise NotFound("unknown_tensor", f"node {quoted(nid)} has no tensor attribute {attr_seg!r}")
         if ":" in body:
             path, _, name = body.partition(":")
             g = resolve_graph(model, path).container
