@@ -77,6 +77,27 @@ def test_one_log_line_per_request(client, caplog):
     }
 
 
+def test_a_newline_in_a_url_cannot_forge_a_log_line(client, caplog):
+    with caplog.at_level(logging.INFO, logger="onnx_studio.requests"):
+        client.get("/api/models/abc%0A2026-12-05 FAKE admin logged in")
+    (record,) = [r for r in caplog.records if r.name == "onnx_studio.requests"]
+    line = logging.Formatter("%(message)s").format(record)
+    assert "\n" not in line and "abc\\n2026-12-05 FAKE" in line, line
+
+
+def test_a_server_error_is_logged_as_an_error(app, caplog):
+    @app.get("/api/boom-for-test")
+    def boom():
+        raise RuntimeError("boom")
+
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # as served: the error handler answers 500
+
+    with caplog.at_level(logging.INFO, logger="onnx_studio.requests"):
+        assert app.test_client().get("/api/boom-for-test").status_code == 500
+    (record,) = [r for r in caplog.records if r.name == "onnx_studio.requests"]
+    assert record.levelno == logging.ERROR and record.status == 500
+
+
 def test_every_log_line_of_a_request_carries_its_id(app, caplog):
     """A traceback or warning logged while a request runs can be found from the id in its error body."""
     from app.web.request_log import request_id

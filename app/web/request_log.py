@@ -68,10 +68,12 @@ def install(app: Flask) -> None:
         started = g.get("started")
         duration = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
         route = request.url_rule.rule if request.url_rule is not None else None
-        log.info(
+        # a server error is an error line: an alert on the request log's level sees it
+        log.log(
+            logging.ERROR if resp.status_code >= 500 else logging.INFO,
             "%s %s %s %s ms [%s]",
             request.method,
-            request.full_path.rstrip("?"),
+            _printable(request.full_path.rstrip("?")),
             resp.status_code,
             duration,
             rid,
@@ -84,6 +86,15 @@ def install(app: Flask) -> None:
             },
         )
         return resp
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _printable(text: str) -> str:
+    """A path as the text log writes it: control characters escaped (a %0A in a URL would write
+    a line of its own, a forged one)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _add_to_error(resp: Response, rid: str) -> None:
