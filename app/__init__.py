@@ -43,6 +43,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.update(
         DATA_DIR=str(default_data_dir()),
         MAX_CONTENT_LENGTH=8 * 1024**3,
+        # a model saved with one external data file per tensor is one part each (werkzeug: 1,000)
+        MAX_FORM_PARTS=100_000,
         MAX_JSON_BYTES=256 << 20,  # an edit batch's JSON (api/errors.py)
         UPLOAD_IN_MEMORY_BYTES=64 << 20,  # bigger uploads are parsed and stored from their spooled file
         PREVIEW_MAX_COUNT=10_000,

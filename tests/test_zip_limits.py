@@ -150,3 +150,44 @@ def test_an_npz_bomb_or_a_pickle_in_one_is_a_4xx(tmp_path):
     assert r.status_code == 400 and "'notes.txt' is not an .npy" in r.get_json()["error"]["message"]
     r = _post_blob(client, b"PK\x03\x04 not a zip at all")
     assert r.status_code == 400 and "not a readable .npz" in r.get_json()["error"]["message"]
+
+
+def _one_file_per_weight(count: int) -> tuple[bytes, dict[str, bytes]]:
+    """y = x + w0 + w1 + ... with each w_k saved to a file of its own (onnx's
+    all_tensors_to_one_file=False): one upload part per weight."""
+    inits, nodes, files, prev = [], [], {}, "x"
+    for k in range(count):
+        t = numpy_helper.from_array(np.full(4, k, np.float32), f"w{k}")
+        files[f"w{k}.bin"] = t.raw_data
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        t.external_data.add(key="location", value=f"w{k}.bin")
+        inits.append(t)
+        nodes.append(helper.make_node("Add", [prev, f"w{k}"], [f"s{k}"]))
+        prev = f"s{k}"
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [4])],
+        inits,
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString(), files
+
+
+def test_a_model_with_more_weight_files_than_werkzeugs_part_limit_uploads(tmp_path):
+    """QA: 1,100 parts (a model saved one file per weight) were refused as "larger than this server
+    accepts" on an 8 GiB limit: werkzeug's 1,000 form parts. A part limit says itself."""
+    model, files = _one_file_per_weight(1_100)
+    parts = [("file", (io.BytesIO(model), "m.onnx"))] + [("file", (io.BytesIO(b), n)) for n, b in files.items()]
+    client = create_app({"DATA_DIR": str(tmp_path / "a"), "TESTING": True}).test_client()
+    r = client.post("/api/models", data={"file": [p[1] for p in parts]}, content_type="multipart/form-data")
+    assert r.status_code == 201, r.get_json()
+    assert r.get_json()["missing_data"] == [] and len(r.get_json()["external_files"]) == 1_100
+    small = create_app({"DATA_DIR": str(tmp_path / "b"), "TESTING": True, "MAX_FORM_PARTS": 50}).test_client()
+    parts = [("file", (io.BytesIO(model), "m.onnx"))] + [("file", (io.BytesIO(b), n)) for n, b in files.items()]
+    r = small.post("/api/models", data={"file": [p[1] for p in parts]}, content_type="multipart/form-data")
+    assert (
+        r.status_code == 413
+        and r.get_json()["error"]["message"] == "an upload holds at most 50 files; send more as one .zip"
+    )

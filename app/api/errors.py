@@ -53,8 +53,22 @@ def _http_error(exc: HTTPException):
     code = (exc.name or "error").lower().replace(" ", "_")
     message = exc.description or exc.name
     if exc.code == 413:
-        message = "the upload is larger than this server accepts"
+        message = _too_large_words()
     return error_response(code, message, exc.code or 500)
+
+
+def _too_large_words() -> str:
+    """Which limit a 413 from werkzeug's form parser is: the request's size, or its file count."""
+    from flask import current_app, request
+
+    from ..onnx_io.sizes import size_text
+
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    size = request.content_length
+    parts = current_app.config.get("MAX_FORM_PARTS")
+    if limit and (size is None or size > limit):
+        return f"the upload is larger than this server accepts (at most {size_text(limit)})"
+    return f"an upload holds at most {parts:,} files; send more as one .zip"
 
 
 def install_api_not_found(app) -> None:
