@@ -7,6 +7,10 @@ from pathlib import Path
 
 from flask import Flask
 
+from .onnx_io.ort_env import telemetry_off
+
+telemetry_off()  # before anything imports onnxruntime, in this process and those it starts
+
 
 def default_data_dir() -> Path:
     """Per-user data folder (XDG), never inside the package."""

@@ -1142,6 +1142,7 @@ def main() -> None:
     sys.stdout = sys.stderr  # stray prints must not break the protocol
     # onnxruntime imported before "ready" (~0.3 s): a job's time is then the model's alone,
     # which is what the edit gate judges a model by
+    _sibling("ort_env").telemetry_off()  # before onnxruntime is imported (a worker started on its own)
     import numpy  # noqa: F401
     import onnxruntime  # noqa: F401
 
