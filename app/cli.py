@@ -174,12 +174,22 @@ def _serve_command(argv: list[str]) -> int:
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host)  # the address it listens on is a name it answers
     token = serve_token(values)
+    if host in ("0.0.0.0", "::", "") and not hosts:
+        # reached from elsewhere by a name this server can't know: the Host check refuses it (421)
+        print(
+            f"Listening on {host or 'every address'}, answering localhost only: add the name people reach it by"
+            " with --allowed-host NAME (or ONNX_STUDIO_ALLOWED_HOSTS)",
+            flush=True,
+        )
     config = {**settings.flask_config(values), "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
     logs.configure(values["log_level"], values["log_format"])
     if values["workers"] > 1:
         from . import serving
 
-        serving.run(config, host, values["port"], values["workers"], values["threads"])
+        options = serving.gunicorn_options(
+            host, values["port"], values["workers"], values["threads"], values["log_level"], values["log_format"]
+        )
+        serving.run(config, options)
     else:
         _serve(create_app(config), host, values["port"])
     return 0

@@ -41,19 +41,42 @@ def _worker_exit(server, worker) -> None:
     offload.stop()
 
 
-def run(config: dict[str, Any], host: str, port: int, workers: int, threads: int) -> None:
-    StudioServer(
-        config,
-        {
-            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-            "workers": workers,
-            "threads": threads,
-            "worker_class": "gthread",
-            "graceful_timeout": GRACEFUL_SECONDS,
-            "timeout": WORKER_TIMEOUT_SECONDS,
-            "accesslog": None,  # web/request_log.py writes one line per request
-            "errorlog": "-",
-            "proc_name": "onnx-studio",
-            "worker_exit": _worker_exit,
-        },
-    ).run()
+def gunicorn_options(host: str, port: int, workers: int, threads: int, log_level: str, log_format: str) -> dict:
+    """gunicorn's settings for the server: its own log lines (starting, signals, refused requests)
+    in the app's format and level, and no control socket (gunicorn 27 opens one under the home
+    folder, shared by every instance there; nothing here uses it)."""
+    options: dict[str, Any] = {
+        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "workers": workers,
+        "threads": threads,
+        "worker_class": "gthread",
+        "graceful_timeout": GRACEFUL_SECONDS,
+        "timeout": WORKER_TIMEOUT_SECONDS,
+        "accesslog": None,  # web/request_log.py writes one line per request
+        "errorlog": "-",
+        "loglevel": log_level,
+        "proc_name": "onnx-studio",
+        "worker_exit": _worker_exit,
+        "control_socket_disable": True,
+    }
+    if log_format == "json":
+        # gunicorn merges this over its defaults by top-level key: formatters and handlers whole
+        options["logconfig_dict"] = {
+            "version": 1,
+            "disable_existing_loggers": False,
+            "formatters": {"json": {"()": "app.logs.JsonFormatter"}},
+            "handlers": {
+                "stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+            },
+            "loggers": {
+                "gunicorn.error": {"handlers": ["stderr"], "level": log_level.upper(), "propagate": False},
+                # a log config turns gunicorn's access lines on: web/request_log.py writes ours
+                "gunicorn.access": {"handlers": [], "level": "CRITICAL", "propagate": False},
+            },
+            "root": {"level": log_level.upper(), "handlers": ["stderr"]},  # the app's lines, as logs.configure
+        }
+    return options
+
+
+def run(config: dict[str, Any], options: dict[str, Any]) -> None:
+    StudioServer(config, options).run()

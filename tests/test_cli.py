@@ -85,3 +85,16 @@ def test_not_a_model_exits_with_a_message(tmp_path):
         timeout=60,
     )
     assert r.returncode == 2 and "is not a readable ONNX model" in r.stderr
+
+
+def test_listening_on_every_address_says_how_remote_names_get_in(tmp_path, monkeypatch, capsys):
+    """QA: `serve --host 0.0.0.0` answered 421 to every remote name, and nothing said why."""
+    from app import cli
+
+    served = []
+    monkeypatch.setattr(cli, "_serve", lambda app, host, port: served.append((host, port)))
+    args = ["--host", "0.0.0.0", "--port", "9", "--data-dir", str(tmp_path), "--auth-token", "t0ken"]
+    assert cli._serve_command(args) == 0 and served == [("0.0.0.0", 9)]
+    assert "add the name people reach it by with --allowed-host NAME" in capsys.readouterr().out
+    assert cli._serve_command([*args, "--allowed-host", "studio.example.com"]) == 0
+    assert "--allowed-host" not in capsys.readouterr().out

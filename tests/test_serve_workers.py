@@ -70,7 +70,10 @@ class Served:
             args += ["--blob-url", blob_url]
         self.database_url, self.blob_url = database_url, blob_url
         self.log = self.stderr.open("w")
-        self.proc = subprocess.Popen([str(STUDIO), *args], stdout=subprocess.DEVNULL, stderr=self.log)
+        self.home = tmp_path / "home"  # what the server writes outside its data folder shows here
+        self.home.mkdir(exist_ok=True)
+        env = {**os.environ, "HOME": str(self.home)}
+        self.proc = subprocess.Popen([str(STUDIO), *args], stdout=subprocess.DEVNULL, stderr=self.log, env=env)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -206,10 +209,15 @@ def test_json_log_lines_with_request_ids(served, tmp_path):
     assert status == 404
     rid = headers["X-Request-Id"]
     served.stop()
-    lines = [json.loads(line) for line in served.stderr.read_text().splitlines() if line.startswith("{")]
+    # every line JSON, gunicorn's own (starting, stopping) too: a log shipper reads them all
+    lines = [json.loads(line) for line in served.stderr.read_text().splitlines() if line.strip()]
     (mine,) = [line for line in lines if line.get("request_id") == rid]
     assert mine["status"] == 404 and mine["route"] == "/api/models/<model_id>" and mine["method"] == "GET"
     assert mine["duration_ms"] >= 0 and mine["level"] == "info"
+    assert any(line["logger"] == "gunicorn.error" and "Starting gunicorn" in line["message"] for line in lines)
+    # nothing under the home folder: no gunicorn control socket (one per user, shared by every
+    # instance), no onnxruntime telemetry
+    assert [str(p.relative_to(served.home)) for p in served.home.rglob("*")] == []
 
 
 def test_sigterm_lets_a_request_under_way_finish(served):
