@@ -1051,3 +1051,25 @@ def test_each_nodes_error_names_the_node_of_the_other_revision_writing_that_tens
     assert r.status_code == 200, r.get_json()
     requantized = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     assert conv.name in {n.name for n in requantized.graph.node if n.op_type == "Conv"}
+
+
+def test_sizes_too_big_to_run_and_weights_asked_as_outputs_say_so(client):
+    """QA: dims of 10**40 were "an input's .npy can't be read" (none was sent), 10**12 a MemoryError
+    blamed on the model (422 run_failed), and an initializer asked as an output "no tensor"."""
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["batch", 4])],
+        [helper.make_tensor_value_info("y", F, ["batch", 3])],
+        [onnx.numpy_helper.from_array(np.ones((4, 3), np.float32), "W")],
+    )
+    mid = upload(client, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    mid = mid.get_json()["id"]
+    huge = run(client, mid, {"dims": {"batch": 10**40}}, 400)["error"]
+    assert huge["code"] == "bad_dims" and huge["message"] == "'batch': 1e+40 is too big a size (at most 1e+12)"
+    big = run(client, mid, {"dims": {"batch": 10**12}}, 400)["error"]
+    assert big["code"] == "bad_inputs" and big["message"] == (
+        "the inputs at these sizes (batch=1000000000000) take more memory than a run may use; give smaller dims"
+    )
+    weight = run(client, mid, {"dims": {"batch": 1}, "outputs": ["W"]}, 400)["error"]
+    assert weight["message"] == "'W' is a weight, not computed by a run: its values are in its tensor panel"

@@ -15,6 +15,7 @@ from flask import current_app, request
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.inference import input_dims, output_only_dims
+from ..onnx_io.limits import MAX_DIM_SIZE
 from ..onnx_io.traverse import running_graphs
 from ..views.costs import formula_at, model_costs, model_formula, with_node_formulas
 from . import bp, derived
@@ -22,7 +23,6 @@ from .documents import LRU, inferred, inferred_at_dims, inferred_from_inputs, lo
 
 _at_sizes = LRU(32)  # (revision blob, sizes) -> costs at those sizes
 _DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*([-+]?[0-9.eE+]+)\s*$")
-MAX_DIM = 10**12  # a size past this counts nothing a model runs at (and overflows the formulas' checks)
 
 
 def parse_dims(raw: str | None) -> dict[str, int]:
@@ -37,8 +37,8 @@ def parse_dims(raw: str | None) -> dict[str, int]:
         name, text = m.groups()
         if not text.isdigit():  # as Run takes them: 0 too (a decoder's first step has no past)
             raise StudioError("bad_dims", f"{name}: a size is a whole number from 0, not {text}")
-        if int(text) > MAX_DIM:
-            raise StudioError("bad_dims", f"{name}: {text} is too big a size (at most {MAX_DIM:.0e})")
+        if int(text) > MAX_DIM_SIZE:
+            raise StudioError("bad_dims", f"{name}: {text} is too big a size (at most {MAX_DIM_SIZE:.0e})")
         dims[name] = int(text)
     return dims
 

@@ -43,6 +43,7 @@ from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missi
 from ..onnx_io.inference import input_dims
 from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles
+from ..onnx_io.limits import MAX_DIM_SIZE
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, describe, run_model
@@ -52,6 +53,7 @@ from ..views.io_pairs import paired
 from ..views.tensors import array_preview
 from ..views.top_values import top_values
 from ..views.values import dtype_name
+from ..words import quoted
 from . import bp
 from .documents import inferred, load, missing_weights, store
 from .kernel_times import kernel_times
@@ -194,7 +196,10 @@ def check_dims(raw, model: onnx.ModelProto | None = None) -> dict:
     if not isinstance(raw, dict):
         raise StudioError("bad_request", '"dims" must map symbolic dim names to sizes')
     # 0 is a size: a decoder's first step has no past (past_sequence = 0)
-    dims = {str(k): integer(v, f"dim {k!r}") for k, v in raw.items()}
+    dims = {str(k): integer(v, f"dim {quoted(str(k))}") for k, v in raw.items()}
+    big = next((k for k, v in dims.items() if v > MAX_DIM_SIZE), None)
+    if big is not None:
+        raise StudioError("bad_dims", f"{quoted(big)}: {dims[big]:.3g} is too big a size (at most {MAX_DIM_SIZE:.0e})")
     if model is not None:
         known = _dim_names(model)
         unknown = [k for k in dims if k not in known]
@@ -202,7 +207,7 @@ def check_dims(raw, model: onnx.ModelProto | None = None) -> dict:
             asked = input_dims(model)
             raise StudioError(
                 "unknown_dim",
-                f"{', '.join(map(repr, unknown))} {'is no dim' if len(unknown) == 1 else 'are no dims'} of this"
+                f"{', '.join(map(quoted, unknown[:5]))} {'is no dim' if len(unknown) == 1 else 'are no dims'} of this"
                 f" model's inputs (its dims: {', '.join(asked) if asked else 'none without a size'})",
             )
     return dims
@@ -228,9 +233,14 @@ def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:
     if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw) or not raw:
         raise StudioError("bad_request", '"outputs" must be a list of tensor names')
     values = {o for n in model.graph.node for o in n.output if o} | {i.name for i in model.graph.input}
+    weights = {t.name for t in model.graph.initializer}
     for name in raw:
+        if name in weights and name not in values:
+            raise StudioError(
+                "not_computed", f"{quoted(name)} is a weight, not computed by a run: its values are in its tensor panel"
+            )
         if name not in values:
-            raise StudioError("unknown_tensor", f"the main graph has no tensor {name!r}")
+            raise StudioError("unknown_tensor", f"the main graph has no tensor {quoted(name)}")
     return list(dict.fromkeys(raw))
 
 

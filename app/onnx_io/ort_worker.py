@@ -794,6 +794,8 @@ def run(job: dict) -> dict:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:
         return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
+    except MemoryError:  # random inputs of the sizes asked (a batch of 10^9): the request's, not the model's
+        return {"status": "refused", "stage": "inputs", "message": _too_big_inputs(job)}
     names = job.get("outputs") or [o.name for o in sess.get_outputs()]
     types = _narrow_types()
     narrow = {o.name: types.of_ort_type(o.type) for o in sess.get_outputs() if o.name in names}
@@ -947,6 +949,11 @@ def _profile(ort, np, job: dict, feeds: dict, runs: int) -> dict:
         "graph": _graph_io(saved) if saved else [],
     }
     return answer
+
+
+def _too_big_inputs(job: dict) -> str:
+    dims = ", ".join(f"{k}={v}" for k, v in (job.get("dims") or {}).items())
+    return f"the inputs at these sizes ({dims or 'as declared'}) take more memory than a run may use; give smaller dims"
 
 
 def _sibling(name: str):
