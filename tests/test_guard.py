@@ -171,3 +171,21 @@ def test_the_server_starts_only_on_protobufs_upb_backend(monkeypatch):
     monkeypatch.setattr(api_implementation, "Type", lambda: "python")
     with pytest.raises(RuntimeError, match="upb"):
         check_protobuf_backend()
+
+
+def test_download_names_keep_their_extension_and_match_the_stored_name(client):
+    """QA: a model uploaded as ".onnx" downloaded as "onnx"; one that arrived as "....win.onnx"
+    was listed so but downloaded as "win.onnx"; the text form said its charset twice."""
+    from browser.browser_models import tiny_cnn
+    from testkit import upload
+
+    data = tiny_cnn().SerializeToString()
+    for sent, name in [(".onnx", "model.onnx"), ("....win.onnx", "win.onnx")]:
+        r = upload(client, data, sent)
+        assert r.status_code == 201 and r.get_json()["name"] == name, r.get_json()
+        mid = r.get_json()["id"]
+        disposition = client.get(f"/api/models/{mid}/download").headers["Content-Disposition"]
+        assert disposition == f"attachment; filename={name}"
+    text = client.get(f"/api/models/{mid}/text?download=1")
+    assert text.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert text.headers["Content-Disposition"] == "attachment; filename=win.r0.onnxtxt"

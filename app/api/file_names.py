@@ -15,8 +15,13 @@ MAX_NAME = 200
 
 
 def file_name(text: str, default: str = "model") -> str:
-    """A safe file name for `text` (its stem kept readable), or `default` when nothing is left."""
-    name = _UNSAFE.sub("_", str(text)).strip(" ._")
+    """A safe file name for `text` (its stem kept readable), or `default` when nothing is left;
+    a name that is only an extension (".onnx") keeps it after `default` ("model.onnx")."""
+    cleaned = _UNSAFE.sub("_", str(text)).strip()
+    stem, dot, ext = cleaned.rpartition(".")
+    if dot and ext.strip(" ._") and not stem.strip(" ._"):
+        cleaned = f"{default}.{ext}"
+    name = cleaned.strip(" ._")
     return name[:MAX_NAME] or default
 
 

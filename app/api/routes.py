@@ -126,7 +126,7 @@ def _upload_name(f, what: str) -> str:
     name = os.path.basename((f.filename or "").replace("\\", "/"))
     if not name or name in (".", "..") or not SAFE_UPLOAD.match(name):
         raise StudioError("bad_filename", f"{what} has an unusable file name {f.filename!r}")
-    return name
+    return file_name(name)  # stored as it downloads ("....win.onnx" arrives; "win.onnx" is its name)
 
 
 @bp.post("/models")
@@ -417,11 +417,11 @@ def get_text(model_id):
         stem = base[:-5] if base.endswith(".onnx") else base
         return send_file(
             io.BytesIO(text.encode("utf-8")),
-            mimetype="text/plain; charset=utf-8",
+            mimetype="text/plain",  # Flask adds the charset (given here too, it was said twice)
             as_attachment=True,
             download_name=f"{stem}.r{revision.rev}.onnxtxt",
         )
-    return current_app.response_class(text, mimetype="text/plain; charset=utf-8")
+    return current_app.response_class(text, mimetype="text/plain")
 
 
 def _int_arg(name: str, default: int) -> int:
