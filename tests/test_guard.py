@@ -189,3 +189,20 @@ def test_download_names_keep_their_extension_and_match_the_stored_name(client):
     text = client.get(f"/api/models/{mid}/text?download=1")
     assert text.headers["Content-Type"] == "text/plain; charset=utf-8"
     assert text.headers["Content-Disposition"] == "attachment; filename=win.r0.onnxtxt"
+
+
+def test_a_request_without_a_host_is_refused_and_probes_still_answer(client):
+    """QA: an HTTP/1.1 request with no Host header was answered (werkzeug took the listening
+    address for the name)."""
+    r = client.get("/api/models", environ_overrides={"HTTP_HOST": ""})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "missing_host"
+    assert client.get("/healthz", environ_overrides={"HTTP_HOST": ""}).status_code == 200
+
+
+def test_one_file_a_blob_upload(client):
+    """QA: a second file part was dropped without a word."""
+    import io
+
+    files = [(io.BytesIO(b"\x93NUMPY"), "a.npy"), (io.BytesIO(b"\x93NUMPY"), "b.npy")]
+    r = client.post("/api/blobs", data={"file": files}, content_type="multipart/form-data")
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "several_files"

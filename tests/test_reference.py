@@ -396,6 +396,11 @@ def test_the_next_export_takes_the_cases_of_the_last(client):
     for bad in ({}, {"from": 3}, {"from": oid}):
         assert client.post(f"/api/models/{oid}/checks/copy", json=bad).status_code == 400
     assert client.post(f"/api/models/{oid}/checks/copy", json={"from": "nope"}).status_code == 404
+    # a tensor .pb (a data file, no cases) said to be one, not "copied" as nothing
+    tensor = onnx.numpy_helper.from_array(np.ones(3, np.float32), "t").SerializeToString()
+    pb = upload(client, tensor, "input_0.pb").get_json()["id"]
+    r = client.post(f"/api/models/{oid}/checks/copy", json={"from": pb})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "not_a_model", r.get_json()
 
     from app.api.documents import store
 

@@ -547,6 +547,10 @@ def copy_checks(model_id):
     if not isinstance(other, str) or not other or other == model_id:
         raise StudioError("bad_request", '"from" is the id of another model')
     source = store().model(other)
+    if source.kind != "model":
+        raise StudioError(
+            "not_a_model", f"{source.name} is a {source.kind.replace('_', ' ')} file: it has no reference cases"
+        )
     theirs = source.checks or {}
     _, _, model = load(model_id)
     inputs, outputs = set(fed_inputs(model.graph)), {o.name for o in model.graph.output}

@@ -604,6 +604,8 @@ def upload_blob():
     f = request.files.get("file")
     if f is None:
         raise StudioError("missing_file", 'send the .npy as a multipart form field named "file"')
+    if len(request.files.getlist("file")) > 1:  # the second was dropped without a word
+        raise StudioError("several_files", "send one file a request (several arrays: one .npz)")
     data = f.read()
     what = f.filename or "the upload"
     blobs = store().blobs

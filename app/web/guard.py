@@ -80,6 +80,9 @@ def install(app: Flask) -> None:
         if request.endpoint in HEALTH_ENDPOINTS:
             return None  # probes use the container's address as Host; the answer says nothing
         hosts = allowed_hosts()
+        if "*" not in hosts and not request.environ.get("HTTP_HOST"):
+            # werkzeug would take the address it listens on for the name: HTTP/1.1 requires one
+            return _refuse(400, "missing_host", "a request must name the host it is for (a Host header)")
         if "*" not in hosts and host_name(request.host or "") not in hosts:
             return _refuse(
                 421,
