@@ -21,6 +21,17 @@ class SettingsError(ValueError):
     """A setting with a value it can't take: the message names where it came from."""
 
 
+MIN_TOKEN = 12  # characters; a made-up one has 32
+
+
+def _token(raw: object) -> str:
+    """An access token: none ("" turns none on), or one long enough to guess at no rate."""
+    token = str(raw)
+    if token.strip() and len(token.strip()) < MIN_TOKEN:
+        raise ValueError(f"is too short for an access token (at least {MIN_TOKEN} characters)")
+    return token.strip()
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -71,7 +82,7 @@ SETTINGS = (
     Setting("workers", _positive_int, "worker processes (more than 1: gunicorn)"),
     Setting("threads", _positive_int, "threads per worker process"),
     Setting("allowed_hosts", _names, "host names answered besides loopback ('*': any)", "ALLOWED_HOSTS", repeat=True),
-    Setting("auth_token", str, "access token every page and API call needs", "AUTH_TOKEN"),
+    Setting("auth_token", _token, "access token every page and API call needs", "AUTH_TOKEN"),
     Setting("log_level", _choice("debug", "info", "warning", "error"), "log level"),
     Setting("log_format", _choice("text", "json"), "log lines as text or one JSON object each"),
     Setting("max_upload_bytes", _positive_int, "largest upload accepted", "MAX_CONTENT_LENGTH"),

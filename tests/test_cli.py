@@ -93,7 +93,7 @@ def test_listening_on_every_address_says_how_remote_names_get_in(tmp_path, monke
 
     served = []
     monkeypatch.setattr(cli, "_serve", lambda app, host, port: served.append((host, port)))
-    args = ["--host", "0.0.0.0", "--port", "9", "--data-dir", str(tmp_path), "--auth-token", "t0ken"]
+    args = ["--host", "0.0.0.0", "--port", "9", "--data-dir", str(tmp_path), "--auth-token", "t0ken-0f-twelve"]
     assert cli._serve_command(args) == 0 and served == [("0.0.0.0", 9)]
     assert "add the name people reach it by with --allowed-host NAME" in capsys.readouterr().out
     assert cli._serve_command([*args, "--allowed-host", "studio.example.com"]) == 0

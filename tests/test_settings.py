@@ -40,12 +40,12 @@ def test_flags_then_environment_then_file_then_defaults(tmp_path):
 
 def test_the_flask_config_the_settings_make(tmp_path):
     values = settings.resolve(
-        parse(["--data-dir", str(tmp_path), "--max-upload-bytes", "1000", "--auth-token", "t0ken"]), {}
+        parse(["--data-dir", str(tmp_path), "--max-upload-bytes", "1000", "--auth-token", "t0ken-0f-twelve"]), {}
     )
     assert settings.flask_config(values) == {
         "DATA_DIR": str(tmp_path),
         "MAX_CONTENT_LENGTH": 1000,
-        "AUTH_TOKEN": "t0ken",
+        "AUTH_TOKEN": "t0ken-0f-twelve",
     }
 
 
@@ -57,6 +57,7 @@ def test_the_flask_config_the_settings_make(tmp_path):
         ([], {}, 'log_format = "xml"', "log_format: 'xml' must be one of text, json"),
         ([], {}, "colour = 3", "unknown setting colour"),
         ([], {}, "port = ", "config file"),
+        (["--auth-token", "S3cr3t"], {}, None, "is too short for an access token (at least 12 characters)"),
     ],
 )
 def test_a_bad_value_names_where_it_came_from(tmp_path, argv, env, file, words):
@@ -67,6 +68,11 @@ def test_a_bad_value_names_where_it_came_from(tmp_path, argv, env, file, words):
     with pytest.raises(settings.SettingsError, match=None) as info:
         settings.resolve(parse(argv), env)
     assert words in str(info.value)
+
+
+def test_a_blank_token_is_none():
+    # as ONNX_STUDIO_AUTH_TOKEN= : none given (a server beyond loopback then makes one up)
+    assert settings.resolve(parse(["--auth-token", " "]), {})["auth_token"] == ""
 
 
 def test_the_readme_lists_every_setting():
