@@ -38,3 +38,17 @@ def stale_base(base: int, head: int) -> Conflict:
     return Conflict(
         "stale_base", f"revision {base} is no longer current (the model is at revision {head}); reload and retry"
     )
+
+
+class StoreUnavailable(StudioError):
+    """The model index or the blob store can't be reached (its server down, hung or restarting):
+    503, a state of the server a client may retry after, not a fault of the request. Raised where
+    the store meets its database's or S3's own connection errors (store/pg_index.py, store/s3_blobs.py)."""
+
+    status = 503
+
+    def __init__(self, store: str, reason: str):
+        reason = reason.strip().splitlines()[0] if reason.strip() else "no answer"  # drivers add hint lines
+        super().__init__("store_unavailable", f"the {store} can't be reached: {reason}")
+        self.store = store  # what can't be reached: "model index (PostgreSQL)", "blob store (S3)"
+        self.reason = reason

@@ -81,7 +81,10 @@ SCHEMAS: dict = {
                         "revision": {"type": "integer", "description": "its head"},
                         "created": {"type": "number"},
                         "size": {"type": "integer", "description": "bytes, as a model"},
-                        "disk_bytes": {"type": "integer", "description": "what its revisions hold on disk"},
+                        "disk_bytes": {
+                            "type": ["integer", "null"],
+                            "description": "what its revisions hold on disk (null: the blob store can't be reached)",
+                        },
                         "kind": {"type": "string"},
                         "card": {"type": ["object", "null"], "description": "producer, opset, nodes of its head"},
                         "reference": {
@@ -95,8 +98,8 @@ SCHEMAS: dict = {
                     },
                 },
             },
-            "disk_bytes": {"type": "integer", "description": "the store's total, each blob once"},
-            "other_bytes": {"type": "integer"},
+            "disk_bytes": {"type": ["integer", "null"], "description": "the store's total, each blob once"},
+            "other_bytes": {"type": ["integer", "null"]},
         },
     },
     "Summary": {

@@ -85,8 +85,6 @@ class SqlIndex:
     """The index's logic, in SQL both back ends run; each connects, sets its schema up and
     tells live uploads and edits from dead ones its own way (SqliteIndex, pg_index.PostgresIndex)."""
 
-    dialect = "sqlite"
-
     def __init__(self) -> None:
         self._local = threading.local()
 
@@ -99,14 +97,21 @@ class SqlIndex:
     def _drop_dead_owners(self) -> None:
         raise NotImplementedError
 
+    def _open_db(self) -> Db:
+        """A new connection, as the SQL sees it."""
+        return Db(self._connect())
+
     def _conn(self) -> _Tx:
+        """This thread's connection, in a `with` block (one transaction when it calls begin)."""
         db = getattr(self._local, "db", None)
         if db is None or db.lost():  # a database server restarted or failed over: connect again
-            db = self._local.db = Db(self._connect(), self.dialect)
+            if db is not None:
+                db.close()
+            db = self._local.db = self._open_db()
         return _Tx(db)
 
     def ping(self) -> None:
-        """Raise unless the index answers a query."""
+        """Raise unless the index answers a query (on a connection found lost: a new one)."""
         with self._conn() as c:
             c.execute("SELECT 1 FROM models LIMIT 1").fetchall()
 
@@ -493,32 +498,35 @@ def _revision(row) -> Revision:
 class Db:
     """One connection, as the index's SQL sees it: `?` placeholders, rows by column name,
     explicit transactions (`begin`, committed or rolled back by the `with` block), and
-    `for_update` to lock the rows a compare-and-swap reads (PostgreSQL; SQLite's
+    `for_update` to lock the rows a compare-and-swap reads (PostgreSQL's, pg_index.PgDb; SQLite's
     BEGIN IMMEDIATE locks the whole database already)."""
 
-    def __init__(self, conn, dialect: str):
+    for_update = ""
+
+    def __init__(self, conn):
         self.conn = conn
-        self.dialect = dialect
-        self.for_update = " FOR UPDATE" if dialect == "postgresql" else ""
 
     def execute(self, sql: str, params: tuple | list = ()):
-        if self.dialect == "postgresql":
-            sql = sql.replace("?", "%s")
         return self.conn.execute(sql, params)
 
     def lost(self) -> bool:
-        """The connection is gone (PostgreSQL's server closed it); a SQLite file's never is."""
-        return self.dialect == "postgresql" and (self.conn.closed or self.conn.broken)
+        """The connection is gone (a database server closed it); a SQLite file's never is."""
+        return False
 
     def begin(self) -> None:
-        self.conn.execute("BEGIN" if self.dialect == "postgresql" else "BEGIN IMMEDIATE")
+        self.conn.execute("BEGIN IMMEDIATE")
 
     def in_transaction(self) -> bool:
-        if self.dialect == "postgresql":
-            from psycopg import pq
-
-            return self.conn.info.transaction_status != pq.TransactionStatus.IDLE
         return self.conn.in_transaction
+
+    def finish(self, failed: bool) -> None:
+        """End the block's transaction, if it began one: rolled back when the block failed."""
+        if self.in_transaction():
+            self.conn.execute("ROLLBACK" if failed else "COMMIT")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # a connection already gone
+            self.conn.close()
 
 
 class _Tx:
@@ -531,6 +539,5 @@ class _Tx:
         return self.db
 
     def __exit__(self, exc_type, exc, tb):
-        if self.db.in_transaction():
-            self.db.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        self.db.finish(exc_type is not None)
         return False

@@ -7,7 +7,8 @@ collector's grace period counts from) starts again. Reads stream from S3; what n
 (memory maps, the helper process) gets one from a bounded local cache (least recently used go
 first). Endpoint, credentials and region come from the standard AWS_* variables (boto3 reads
 them). Uploads cut short leave incomplete multipart uploads in the bucket: the collector aborts
-those older than its grace period (remove_strays)."""
+those older than its grace period (remove_strays). Every request is bounded in time (the
+*_SECONDS and ATTEMPTS below); S3 that can't be reached leaves the store as StoreUnavailable (503)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,56 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import boto3
-from botocore.exceptions import ClientError
+from boto3.exceptions import RetriesExceededError
+from botocore.config import Config
+from botocore.exceptions import ClientError, HTTPClientError, IncompleteReadError
+from botocore.exceptions import ConnectionError as EndpointUnreachable
 
+from ..errors import StoreUnavailable
 from .blobs import CHUNK, is_digest, remove_older, remove_stale_scratch, scratch_in
 
 DEFAULT_CACHE_BYTES = 4 << 30
 COPY_OBJECT_MAX = 5 << 30  # the most one CopyObject copies
 _MISSING = {"404", "NoSuchKey", "NotFound"}
+
+# How long a request may take, for a server (botocore's defaults, 60 s to connect and 60 s per
+# read over up to 5 attempts, held a request and its thread for minutes on a hung endpoint).
+CONNECT_TIMEOUT_SECONDS = 5.0
+# the longest wait for the next bytes of an answer: a stalled socket, not a whole transfer (a big
+# blob streams for as long as its bytes keep coming)
+READ_TIMEOUT_SECONDS = 20.0
+ATTEMPTS = 3  # per request, the first included (transient errors and timeouts are tried again)
+# the readiness probe (ping): one attempt, answered within this or the blob store counts as down
+PING_TIMEOUT_SECONDS = 2.0
+BLOB_STORE = "blob store (S3)"  # as errors name it
+# botocore's (and boto3's transfers') errors of an endpoint that can't be reached or stopped
+# answering: connect failures and timeouts, read timeouts, connections cut mid-answer
+UNREACHABLE = (EndpointUnreachable, HTTPClientError, IncompleteReadError, RetriesExceededError)
+
+
+def client_config() -> Config:
+    """The S3 client's bounds (standard retries: with backoff, on throttling and transient errors)."""
+    return Config(
+        connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        read_timeout=READ_TIMEOUT_SECONDS,
+        retries={"mode": "standard", "total_max_attempts": ATTEMPTS},
+    )
+
+
+def ping_config() -> Config:
+    """The readiness probe's client's bounds: one attempt, a few seconds."""
+    return Config(
+        connect_timeout=PING_TIMEOUT_SECONDS, read_timeout=PING_TIMEOUT_SECONDS, retries={"total_max_attempts": 1}
+    )
+
+
+@contextlib.contextmanager
+def reaching_s3() -> Iterator[None]:
+    """S3 that can't be reached, as StoreUnavailable."""
+    try:
+        yield
+    except UNREACHABLE as exc:
+        raise StoreUnavailable(BLOB_STORE, str(exc)) from exc
 
 
 def _missing(exc: ClientError) -> bool:
@@ -48,7 +92,9 @@ class S3BlobStore:
     ):
         self.bucket = bucket
         self.prefix = prefix.strip("/")
-        self.client = client if client is not None else boto3.client("s3")
+        self.client = client if client is not None else boto3.client("s3", config=client_config())
+        # the readiness probe's own client: its answer in seconds (a given client: that one)
+        self._probe = client if client is not None else boto3.client("s3", config=ping_config())
         self.cache = BlobCache(Path(cache_dir), cache_bytes, pin_seconds)
 
     def __repr__(self) -> str:
@@ -61,7 +107,8 @@ class S3BlobStore:
 
     def _head(self, digest: str) -> Any:
         try:
-            return self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
+            with reaching_s3():
+                return self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
         except ClientError as exc:
             if _missing(exc):
                 raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
@@ -87,8 +134,9 @@ class S3BlobStore:
             digest = h.hexdigest()
             key = self._key(digest)
             stored = {"stored": repr(time.time())}
-            if not self._refresh(key, stored):
-                self.client.upload_file(tmp, self.bucket, key, ExtraArgs={"Metadata": stored})
+            with reaching_s3():
+                if not self._refresh(key, stored):
+                    self.client.upload_file(tmp, self.bucket, key, ExtraArgs={"Metadata": stored})
             self.cache.adopt(digest, Path(tmp))
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -127,14 +175,15 @@ class S3BlobStore:
         pages = self.client.get_paginator("list_multipart_uploads").paginate(
             Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else ""
         )
-        for page in pages:
-            for upload in page.get("Uploads", []):
-                if upload["Initiated"].timestamp() < before:
-                    with contextlib.suppress(ClientError):  # completed or aborted meanwhile
-                        self.client.abort_multipart_upload(
-                            Bucket=self.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
-                        )
-                        removed += 1
+        with reaching_s3():
+            for page in pages:
+                for upload in page.get("Uploads", []):
+                    if upload["Initiated"].timestamp() < before:
+                        with contextlib.suppress(ClientError):  # completed or aborted meanwhile
+                            self.client.abort_multipart_upload(
+                                Bucket=self.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+                            )
+                            removed += 1
         return removed
 
     # --- reading --------------------------------------------------------------------
@@ -153,12 +202,15 @@ class S3BlobStore:
         if (f := self._cached(digest)) is not None:
             with f:
                 return f.read()
-        return self._body(digest).read()
+        body = self._body(digest)
+        with reaching_s3():
+            return body.read()
 
     def _body(self, digest: str, start: int = 0):
         kwargs: dict[str, Any] = {"Range": f"bytes={start}-"} if start else {}
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(digest), **kwargs)["Body"]
+            with reaching_s3():
+                return self.client.get_object(Bucket=self.bucket, Key=self._key(digest), **kwargs)["Body"]
         except ClientError as exc:
             if _missing(exc):
                 raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
@@ -180,7 +232,8 @@ class S3BlobStore:
             return
         body = self._body(digest)
         try:
-            yield from body.iter_chunks(chunk)
+            with reaching_s3():
+                yield from body.iter_chunks(chunk)
         finally:
             body.close()
 
@@ -194,7 +247,8 @@ class S3BlobStore:
 
         def download(tmp: Path) -> None:
             try:
-                self.client.download_file(self.bucket, key, str(tmp))
+                with reaching_s3():
+                    self.client.download_file(self.bucket, key, str(tmp))
             except ClientError as exc:
                 if _missing(exc):
                     raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
@@ -215,14 +269,18 @@ class S3BlobStore:
         return int(self._head(digest)["ContentLength"])
 
     def ping(self) -> None:
+        """Raise unless the bucket answers, within PING_TIMEOUT_SECONDS (StoreUnavailable: no
+        answer; OSError: an answer refusing, or no credentials)."""
         try:
-            self.client.head_bucket(Bucket=self.bucket)
+            self._probe.head_bucket(Bucket=self.bucket)
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = error.get("Code", "?")
             what = "no such bucket" if str(code) in ("404", "NoSuchBucket") else error.get("Message") or "refused"
             raise OSError(f"s3://{self.bucket}: {what} ({code})") from None
-        except Exception as exc:  # unreachable endpoint, no credentials, ...
+        except UNREACHABLE as exc:
+            raise StoreUnavailable(BLOB_STORE, f"s3://{self.bucket}: {exc}") from None
+        except Exception as exc:  # no credentials, ...
             raise OSError(f"s3://{self.bucket}: {exc}") from None
 
     # --- for the collector ----------------------------------------------------------
@@ -230,11 +288,12 @@ class S3BlobStore:
         paginator = self.client.get_paginator("list_objects_v2")
         prefix = f"{self.prefix}/" if self.prefix else ""
         pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, PaginationConfig={"PageSize": page_size})
-        for page in pages:
-            for item in page.get("Contents", ()):
-                name = item["Key"].rsplit("/", 1)[-1]
-                if is_digest(name) and item["Key"] == self._key(name):
-                    yield name
+        with reaching_s3():
+            for page in pages:
+                for item in page.get("Contents", ()):
+                    name = item["Key"].rsplit("/", 1)[-1]
+                    if is_digest(name) and item["Key"] == self._key(name):
+                        yield name
 
     def modified(self, digest: str) -> float:
         """When the blob was last stored (a put of it again counts)."""
@@ -244,8 +303,8 @@ class S3BlobStore:
         return head["LastModified"].timestamp()
 
     def remove(self, digest: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
-        self.cache.discard(digest)
+        with reaching_s3():
+            self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
         self.cache.discard(digest)
 
     def stray_temp_files(self) -> Iterator[Path]:
@@ -284,7 +343,8 @@ class _ObjectReader(io.RawIOBase):
             return 0
         if self._body is None:
             self._body = self._blobs._body(self._digest, self._pos)
-        data = self._body.read(len(buffer))
+        with reaching_s3():
+            data = self._body.read(len(buffer))
         n = len(data)
         buffer[:n] = data
         self._pos += n

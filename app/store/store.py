@@ -25,7 +25,7 @@ from pathlib import Path
 
 import onnx
 
-from ..errors import StudioError
+from ..errors import NotFound, StoreUnavailable, StudioError
 from . import wire
 from .blobs import CHUNK, Blobs, BlobStore
 from .card import card_of_bytes, card_of_model
@@ -70,6 +70,9 @@ class Store:
         self.index.delete_model(model_id)
 
     def revision(self, model_id: str, rev: int | None = None) -> Revision:
+        if rev is not None and not 0 <= rev < 2**63:  # no number an index can even hold (SQLite: OverflowError)
+            self.index.model(model_id)  # an unknown model is said first
+            raise NotFound("unknown_revision", f"model {model_id} has no revision {rev}")
         return self.index.revision(model_id, rev)
 
     def revisions(self, model_id: str) -> list[Revision]:
@@ -329,23 +332,25 @@ class Store:
 
     # --- health -----------------------------------------------------------------------
     def reachable(self) -> list[str]:
-        """What of the store can't be reached now (empty: all is well)."""
+        """What of the store can't be reached now (empty: all is well). Each ping is bounded in
+        time (S3's: s3_blobs.PING_TIMEOUT_SECONDS; PostgreSQL's connect: pg_index.CONNECT_TIMEOUT_SECONDS)."""
         problems = []
-        try:
-            self.index.ping()
-        except Exception as exc:
-            problems.append(f"index: {exc}")
-        try:
-            self.blobs.ping()
-        except Exception as exc:
-            problems.append(f"blob store: {exc}")
+        for what, part in (("index", self.index), ("blob store", self.blobs)):
+            try:
+                part.ping()
+            except StoreUnavailable as exc:
+                problems.append(f"{what}: {exc.reason}")  # the part is named already
+            except Exception as exc:
+                problems.append(f"{what}: {exc}")
         return problems
 
     # --- housekeeping -------------------------------------------------------------------
     def disk_usage(self) -> dict:
         """Bytes the store holds: per model (every blob its revisions need and the data derived
-        from them, shared ones counted in each) and in total (each blob once)."""
-        per_model: dict[str, int] = {}
+        from them, shared ones counted in each) and in total (each blob once). When the blob
+        store can't be reached (the sizes are its, the total a listing of it), every figure is
+        None: unknown, and the models list answers still. Its probe first: a hung S3 answers
+        that in seconds, where the sizes' requests would each wait out their timeouts."""
         sizes: dict[str, int] = {}
 
         def size(d: str) -> int:
@@ -359,15 +364,19 @@ class Store:
         derived: dict[str, set[str]] = {}
         for digest, source in self.index.derived_blobs():
             derived.setdefault(source, set()).add(digest)
-        in_models: set[str] = set()
+        held: dict[str, set[str]] = {}  # model -> the blobs it holds
         for record in self.list_models():
             used: set[str] = set()
             for r in self.revisions(record.id):
                 used |= r.blobs()
-            used |= {d for source in list(used) for d in derived.get(source, ())}
-            per_model[record.id] = sum(size(d) for d in used)
-            in_models |= used
-        total = sum(size(d) for d in self.blobs.digests())
+            held[record.id] = used | {d for source in list(used) for d in derived.get(source, ())}
+        try:  # the index answered: only the blob store's sizes are left to ask
+            self.blobs.ping()
+            per_model = {model_id: sum(size(d) for d in used) for model_id, used in held.items()}
+            total = sum(size(d) for d in self.blobs.digests())
+        except (StoreUnavailable, OSError):  # can't be reached (or its folder is gone)
+            return {"models": dict.fromkeys(held), "total": None, "other": None}
+        in_models = set().union(*held.values())
         # the rest: files uploaded for a tool or a run (calibration data, test data sets), and
         # blobs nothing holds any more, until the next collection
         return {"models": per_model, "total": total, "other": max(0, total - sum(size(d) for d in in_models))}
