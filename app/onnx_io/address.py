@@ -63,6 +63,12 @@ def _attr_segment(attr_name: str, item: int | None) -> str:
     return encode_attr(attr_name) + (f"[{item}]" if item is not None else "")
 
 
+def body_crumb(path: str, node: onnx.NodeProto, index: int, attr_name: str, item: int | None) -> dict:
+    """A body's step of the breadcrumb: its path, its label, and what holds it (op_type: the
+    page offers a Loop's or Scan's scan outputs)."""
+    return {"path": path, "label": crumb_label(node, index, attr_name, item), "op_type": node.op_type}
+
+
 def crumb_label(node: onnx.NodeProto, index: int, attr_name: str, item: int | None) -> str:
     """The breadcrumb label of a subgraph: "If If_0 · then_branch", "Scan n3 · body", "X n1 · branches[1]"."""
     return f"{node.op_type} {node.name or f'n{index}'} · {attr_name}" + (f"[{item}]" if item is not None else "")
@@ -183,10 +189,7 @@ def _graph_ref(model: onnx.ModelProto, t: _Trace, hops: list[_Hop]) -> GraphRef:
         assert hop.into is not None
         attr_name, item, container = hop.into
         path = subgraph_path(node_id(path, hop.index), attr_name, item)
-        # op_type: what holds the body (the page offers a Loop's or Scan's scan outputs)
-        crumbs.append(
-            {"path": path, "label": crumb_label(hop.node, hop.index, attr_name, item), "op_type": hop.node.op_type}
-        )
+        crumbs.append(body_crumb(path, hop.node, hop.index, attr_name, item))
     return GraphRef(path, container, crumbs)
 
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import onnx
 from onnx import defs
 
-from .address import GraphRef, crumb_label, node_id, resolve_graph, subgraph_path
+from .address import GraphRef, body_crumb, node_id, resolve_graph, subgraph_path
 from .limits import MAX_GRAPH_DEPTH
 
 _GRAPH, _GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
@@ -93,7 +93,7 @@ def walk_graphs(model: onnx.ModelProto) -> Iterator[GraphRef]:
         for i, n in enumerate(ref.container.node):
             for attr, item, g in node_graphs(n):
                 path = subgraph_path(node_id(ref.path, i), attr, item)
-                crumbs = [*ref.crumbs, {"path": path, "label": crumb_label(n, i, attr, item)}]
+                crumbs = [*ref.crumbs, body_crumb(path, n, i, attr, item)]
                 subs.append((GraphRef(path, g, crumbs), depth + 1))
         stack.extend(reversed(subs))
 
