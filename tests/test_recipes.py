@@ -242,6 +242,41 @@ def test_nodes_sent_by_position_are_recorded_by_name_and_replay_on_a_shifted_exp
     assert [a.name for a in model.graph.node[1].attribute] == ["pads", "dilations"]
 
 
+def _unnamed_chain(top: bool = False) -> bytes:
+    """x -> Relu -> LeakyRelu(0.1) -> LeakyRelu(0.2) -> y, no node named; `top`: an Identity first."""
+    nodes = [
+        helper.make_node("Relu", ["x0"], ["r"]),
+        helper.make_node("LeakyRelu", ["r"], ["l1"], alpha=0.1),
+        helper.make_node("LeakyRelu", ["l1"], ["y"], alpha=0.2),
+    ]
+    if top:
+        nodes.insert(0, helper.make_node("Identity", ["x"], ["x0"]))
+    else:
+        nodes[0].input[0] = "x"
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_unnamed_nodes_are_recorded_by_what_they_write(client, tmp_path):
+    """QA: nodes without names were recorded by position ("n2"); on a next export with a node
+    added at its top, the first LeakyRelu got the second's alpha. Recorded by the value each
+    writes (">y"), the same node is edited."""
+    mid = upload(client, _unnamed_chain()).get_json()["id"]
+    edit(client, mid, 0, {"op": "set_attribute", "node": "n2", "name": "alpha", "value": 0.3})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    assert recipe["batches"][0]["ops"][0]["node"] == ">y"
+    run = apply(tmp_path, _unnamed_chain(top=True), recipe)
+    assert run.returncode == 0, run.stderr
+    model = onnx.load(str(tmp_path / "out.onnx"))
+    alphas = [helper.get_attribute_value(n.attribute[0]) for n in model.graph.node if n.op_type == "LeakyRelu"]
+    assert alphas == [pytest.approx(0.1), pytest.approx(0.3)]
+
+
 def test_a_batch_with_no_ops_replays_as_nothing(tmp_path):
     """A revision that attached data files records no ops: its batch replays as nothing."""
     op = {"op": "set_metadata", "key": "k", "value": "v"}

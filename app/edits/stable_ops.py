@@ -3,16 +3,17 @@
 The page sends node ids ("n24", "n0/then_branch/n1"): positions, valid in the revision they were
 read from only. Recorded as sent, a recipe replayed on the next export of a model (one node more
 at its top) would edit whichever node took that position. Each op is recorded with its
-addresses in the name form (address.named_address: "@ffn_act", "@loop/body/@add"), read from
-the model as it stands just before the op runs, which resolves to the same node there; a node
-without a name unique in its graph keeps its position."""
+addresses in the name form (address.recorded_address: "@ffn_act", "@loop/body/@add"), read
+from the model as it stands just before the op runs, which resolves to the same node there; a
+node without a name unique in its graph by the first value it writes (">/model/Relu_output_0"),
+one without outputs by its position."""
 
 from __future__ import annotations
 
 import onnx
 
 from ..errors import StudioError
-from ..onnx_io.address import named_address
+from ..onnx_io.address import recorded_address
 from .field_types import GRAPH_PATH, NODE
 from .jsontypes import Array, JsonType, OneOf
 from .locate import find_node
@@ -53,14 +54,14 @@ def _holds_nodes(t: JsonType) -> bool:
 def _node(model: onnx.ModelProto, key: str) -> str:
     """A node's address by name; as sent where it names no node (the op says so itself)."""
     try:
-        return named_address(model, find_node(model, key)[3])
+        return recorded_address(model, find_node(model, key)[3])
     except StudioError:
         return key
 
 
 def _graph(model: onnx.ModelProto, path: str) -> str:
     try:
-        return named_address(model, path)
+        return recorded_address(model, path)
     except StudioError:
         return path
 
@@ -68,6 +69,6 @@ def _graph(model: onnx.ModelProto, path: str) -> str:
 def _target(model: onnx.ModelProto, target: str) -> str:
     """set_metadata's target: a node (as set_metadata tries first), else a graph or function path."""
     try:
-        return named_address(model, find_node(model, target)[3])
+        return recorded_address(model, find_node(model, target)[3])
     except StudioError:
         return _graph(model, target)

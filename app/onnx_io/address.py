@@ -7,7 +7,8 @@
               "train[0].init"    model.training_info[0].initialization (".algo": algorithm)
   node id     "<graph path>/n<i>" ("n<i>" in the main graph)
 A node segment is a position, `n<i>`, or a name, `@<name>`: the node of that graph with that
-name, which must be unique there ("@conv1", "@if_0/then_branch/@add"). Positions are what the
+name, which must be unique there ("@conv1", "@if_0/then_branch/@add"); or `><value>`, the node
+writing that value (recorded edits name unnamed nodes so). Positions are what the
 server answers with: valid whatever the names, but only within one revision. Names survive
 edits elsewhere in the graph, so links use them (named_address), and carry() follows an address
 from one revision to another. Attribute and node names are percent-encoded when they hold '/',
@@ -150,6 +151,12 @@ def _root(model: onnx.ModelProto, seg: str) -> tuple[str, onnx.GraphProto | onnx
 
 
 def _node_index(container, seg: str, address: str, code: str) -> int:
+    if seg.startswith(">"):  # the node writing that value (recorded_address: unnamed nodes in recipes)
+        value = unquote(seg[1:])
+        hits = [i for i, n in enumerate(container.node) if value and value in n.output]
+        if hits:
+            return hits[0]  # a value has one writer in a graph
+        raise NotFound(code, f"{quoted(address)}: no node of that graph writes {quoted(value)}")
     if seg.startswith("@"):
         name = unquote(seg[1:])
         hits = [i for i, n in enumerate(container.node) if n.name == name] if name else []
@@ -214,6 +221,23 @@ def _node_segment(container, index: int) -> str:
     if name and sum(1 for n in container.node if n.name == name) == 1:
         return named_segment(name)
     return f"n{index}"
+
+
+def recorded_address(model: onnx.ModelProto, address: str) -> str:
+    """The form an edit is recorded with (a recipe replays it on the next export): each node by
+    its name where that is unique in its graph, else by the first value it writes (">y": a node
+    inserted above it doesn't move that, as it moves a position), else by position."""
+    t = _trace(model, address)
+    path = t.root
+    for hop in t.hops:
+        seg = _node_segment(hop.container, hop.index)
+        written = next((x for x in hop.container.node[hop.index].output if x), None)
+        if not seg.startswith("@") and written:
+            seg = ">" + encode_attr(written)
+        path = join(path, seg)
+        if hop.into is not None:
+            path = join(path, _attr_segment(hop.into[0], hop.into[1]))
+    return path
 
 
 def named_address(model: onnx.ModelProto, address: str) -> str:
