@@ -751,6 +751,8 @@ def test_a_loop_body_value_becomes_a_scan_output_of_the_loop(client):
     _edit(client, mid, {"op": "add_output", "tensor": "slice_out_all"}, base=1)
     edited = _download(client, mid)
     assert list(edited.graph.node[0].output) == ["res_y", "res_scan", "slice_out_all"]
+    # declared without inference's made-up names (unk__0): the trip count is an input
+    assert [d.dim_param for d in edited.graph.output[-1].type.tensor_type.shape.dim] == ["", ""]
     got_y, _, got_slices = _run(edited, **feeds)
     np.testing.assert_allclose(got_y, y)
     np.testing.assert_allclose(got_slices, np.arange(1, 6, dtype=np.float32).reshape(5, 1))

@@ -8,7 +8,7 @@ import re
 import onnx
 
 from ..errors import NotFound, StudioError
-from ..onnx_io.type_rules import is_known
+from ..onnx_io.inference import input_dims
 from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
 from .batch_end import LateLine
@@ -20,8 +20,9 @@ from .names import fresh_name, rename_in_graph
 from .registry import edit_op
 from .shape_hints import hard_coded_hint, refresh_types, stale_hint
 from .sources import tensor_from_source
+from .stale_value_info import invented
 from .unused import live_nodes, newly_dead_words
-from .value_types import type_words, value_type
+from .value_types import declared_type, type_words, value_type
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
 _DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
@@ -235,6 +236,11 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
                 422,
             )
         vi.type.CopyFrom(tp)
+        names = input_dims(model)
+        inferred_only = declared_type(g, tensor) is None  # a model's own names stay (num_boxes)
+        for d in vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") and inferred_only else []:
+            if d.HasField("dim_param") and invented(d.dim_param, names):
+                d.ClearField("dim_param")  # unk__0 is no name of the model's: an output declares none
     if body is not None:
         check_type_kept(body, k, vi.type, "add_output", tensor)
     if replace is None and body is not None:
@@ -267,9 +273,6 @@ def _add_scan_output(model: onnx.ModelProto, body, vi: onnx.ValueInfoProto) -> s
         vi.name = fresh_name(model, f"{name}_copy")
         g.node.append(onnx.helper.make_node("Identity", [name], [vi.name], name=vi.name))
         through = f" (through an Identity writing {vi.name!r}: onnxruntime stacks zeros for a body's input given back)"
-    for d in vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []:
-        if d.HasField("dim_param") and not is_known(d.dim_param):
-            d.ClearField("dim_param")  # onnx's unk__0: no name of the model's
     g.output.append(vi)
     holder.output.append(outer)
     for a in holder.attribute:

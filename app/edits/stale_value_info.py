@@ -126,11 +126,13 @@ def keep_dim_names(new: onnx.TypeProto, old: onnx.TypeProto, inputs: Collection[
     if len(dims) != len(before):
         return
     for d, o in zip(dims, before, strict=True):
-        if is_known(o.dim_param) and not d.HasField("dim_value") and _invented(d.dim_param, inputs):
+        if is_known(o.dim_param) and not d.HasField("dim_value") and invented(d.dim_param, inputs):
             d.dim_param = o.dim_param
 
 
-def _invented(name: str, inputs: Collection[str] | None) -> bool:
+def invented(name: str, inputs: Collection[str] | None) -> bool:
+    """A dim name only inference gave (unk__3, onnxruntime's Loop_0_o0__d0): none of the inputs' dims
+    (`inputs`) or an expression of them."""
     if not is_known(name):
         return True
     return inputs is not None and name not in inputs and expression_names(name, inputs) is None
