@@ -115,6 +115,23 @@ def test_totals_of_nothing_known_but_free_nodes_are_unknown_not_zero(client):
     assert sized["flops"] == 2 * 2 * 8 * 16 and sized["activation_bytes"] == 2 * (2 * 8 * 4)
 
 
+def test_the_activation_formula_says_what_it_leaves_out(client):
+    """QA: "16 bytes·B in all" while NonZero's and its readers' outputs were of unknown size."""
+    data = model(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            helper.make_node("NonZero", ["x"], ["nz"], name="nz"),
+            helper.make_node("Transpose", ["nz"], ["t"], name="tr"),
+        ],
+        [helper.make_tensor_value_info("x", F, ["B", 4])],
+        [helper.make_tensor_value_info("h", F, None), helper.make_tensor_value_info("t", TensorProto.INT64, None)],
+        [weight("w", 4, 2)],
+    )
+    formula = stats(client, data)["formula"]
+    assert formula["activation_bytes"] == [{"coefficient": 8, "symbols": {"B": 1}}]  # h: B×2 floats
+    assert formula["unknown_outputs"] == 2  # nz, t
+
+
 def test_attention_constants_and_unknown_ops(client):
     data = model(
         [

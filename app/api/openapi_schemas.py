@@ -696,7 +696,7 @@ SCHEMAS: dict = {
             "ops": {"type": "object", "additionalProperties": {"type": "integer"}},
             "formula": {
                 "type": ["object", "null"],
-                "description": 'FLOPs and activation bytes as polynomials in the inputs\' symbolic dims: {"symbols", "flops", "activation_bytes": [{"coefficient", "symbols": {NAME: power}}], "unknown_nodes"}; null without symbolic inputs',
+                "description": 'FLOPs and activation bytes as polynomials in the inputs\' symbolic dims: {"symbols", "flops", "activation_bytes": [{"coefficient", "symbols": {NAME: power}}], "unknown_nodes" (whose FLOPs it leaves out), "unknown_outputs" (whose output bytes it leaves out)}; null without symbolic inputs',
             },
             "unknown": {
                 "type": "object",

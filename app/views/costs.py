@@ -828,7 +828,7 @@ def model_formula(
 ) -> dict | None:
     """FLOPs and activation bytes in all as polynomials in the inputs' symbolic dims (formula.py),
     from the shapes inference names in terms of them: {"symbols", "flops", "activation_bytes"
-    (each a list of terms, the highest degree first), "unknown_nodes"} (nodes whose costs aren't
+    (each a list of terms, the highest degree first), "unknown_nodes", "unknown_outputs"} (nodes whose costs aren't
     polynomials in those dims: a Conv's strided output size, a data-dependent shape), and
     "nodes": each node's own (flops, output bytes) polynomials, in model_costs' order, None where
     it has none (with_node_formulas puts them on the nodes); the nodes of `skipped` graphs (the If
@@ -843,7 +843,7 @@ def model_formula(
     weights |= {name for ref in running_graphs(model) for name in _filled_weights(ref.container)}
     flops: Poly | int = 0
     activations: Poly | int = 0
-    unknown = 0
+    unknown = unknown_outputs = 0
     per_node: list[tuple[Poly | int | None, Poly | int | None]] = []
     try:
         runs = graph_runs(model, values)
@@ -868,6 +868,8 @@ def model_formula(
                 activation = node.op_type != "Constant" and not all(name in weights for name in node.output)
                 if out is not None and activation and counted:
                     activations = activations + out
+                elif out is None and activation and counted:
+                    unknown_outputs += 1
                 per_node.append((f, out))
     except TypeError:  # past MAX_TERMS
         return None
@@ -876,6 +878,7 @@ def model_formula(
         "flops": terms(flops),
         "activation_bytes": terms(activations),
         "unknown_nodes": unknown,
+        "unknown_outputs": unknown_outputs,  # nodes whose output bytes the activation formula leaves out
         "nodes": per_node,
     }
 

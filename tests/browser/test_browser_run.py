@@ -756,3 +756,9 @@ def test_a_picked_npy_shows_the_sizes_it_gives(page, server, tmp_path):
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "2×4" in page.locator("#run-results").text_content()
+    # a file of another rank is said at once (not onnxruntime's "Invalid rank" after the run)
+    np.save(tmp_path / "x3.npy", np.ones((2, 4, 1), np.float32))
+    page.locator(".run-input[data-name=x] input.run-npy").set_input_files(str(tmp_path / "x3.npy"))
+    misfit = page.locator(".run-input[data-name=x] .run-npy-misfit")
+    misfit.wait_for()
+    assert misfit.text_content() == "x3.npy holds ⟨2×4×1⟩ (rank 3); x takes rank 2 (⟨batch×4⟩)"

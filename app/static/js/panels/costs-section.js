@@ -106,7 +106,8 @@ function formulaLine(stats, key, lead) {
   if (!hasFormula(stats, key)) return "";
   const f = stats.formula;
   const format = key === "activation_bytes" ? formatBytes : formatCount;
-  const left = key === "flops" && f.unknown_nodes ? ` (${plural(f.unknown_nodes, "node")} not in it: no formula of these sizes)` : "";
+  const left = key === "flops" && f.unknown_nodes ? ` (${plural(f.unknown_nodes, "node")} not in it: no formula of these sizes)`
+    : key === "activation_bytes" && f.unknown_outputs ? ` (${plural(f.unknown_outputs, "output")} of unknown size not in it)` : "";
   return el("div", { class: `cost-formula${lead ? "" : " muted"}`, "data-formula": key, title: `For any sizes of ${f.symbols.join(", ")}` },
     breakableFormula(`${lead ? "" : "= "}${formulaText(f[key], format)}`), left ? el("span", { class: "muted" }, left) : "");
 }
@@ -200,7 +201,8 @@ function fill(body, stats, ctx, reload, error = "") {
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : ""),
       formulaLine(stats, "flops", false), branchNote(stats)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
-      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes") ? [formulaLine(stats, "activation_bytes", true), el("span", { class: "muted" }, "in all")]
+      waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes")
+        ? [formulaLine(stats, "activation_bytes", true), stats.formula.unknown_outputs ? "" : el("span", { class: "muted" }, "in all")]
         : unknown.output_nodes && !t.activation_bytes
           ? el("span", { class: "muted cost-unknown" }, `unknown${waiting ? " until the input sizes are given" : ""} (${plural(unknown.output_nodes, "output")} of unknown size)`)
           : el("span", {}, `${formatBytes(t.activation_bytes)} written by its nodes`,

@@ -696,7 +696,16 @@ export function renderRunPanel(root, ctx) {
     const f = r.file.files && r.file.files[0];
     const shape = f ? await npyShape(f).catch(() => null) : null;
     const input = inputs.find((i) => i.name === r.name);
+    const misfit = r.row.querySelector(".run-npy-misfit");
+    if (misfit) misfit.remove();
     if (!shape || !input) return;
+    const declared = input.shape || [];
+    if (!randomElement(input.type) && declared.length && shape.length !== declared.length) {
+      // said at once, not as onnxruntime's "Invalid rank" after the run
+      r.row.append(el("div", { class: "field-error run-npy-misfit", role: "alert" },
+        `${f.name} holds ${formatShape(shape)} (rank ${shape.length}); ${input.name} takes rank ${declared.length} (${formatShape(declared)})`));
+      return;
+    }
     const sizes = sizesFrom(input, shape, expressions);
     for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
   };
@@ -784,9 +793,11 @@ export function renderRunPanel(root, ctx) {
       results(out, answer, ctx, body, !!kept);
       ctx.actions.markDivergence(answer.compare && answer.compare.diverges ? answer.compare.diverges.node : null);
       out.dataset.ready = "true";
+      out.scrollIntoView({ block: "nearest" }); // below the fold on a model of several inputs
     } catch (err) {
       clear(out);
       out.append(runFailure(err, graph, ctx));
+      out.scrollIntoView({ block: "nearest" });
     } finally {
       button.disabled = false;
     }
