@@ -64,3 +64,49 @@ def test_an_unnamed_node_is_named_by_its_operator(client):
     message = refused.get_json()["error"]["message"]
     assert message.startswith("onnxruntime can't run the model: a Reshape node: input_shape_size"), message
     assert not [mark for mark in RAW_MARKS if mark in message], message
+
+
+def test_a_run_failing_inside_a_loop_body_names_the_body_node(client):
+    """QA: the failure was said of the Loop with onnxruntime's nested wording, and linked to it."""
+    import numpy as np
+    from onnx import numpy_helper as nh
+
+    f = onnx.TensorProto.FLOAT
+    body = onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+            onnx.helper.make_node("Gather", ["data", "idx"], ["g"], name="body_gather", axis=0),
+            onnx.helper.make_node("Add", ["acc_in", "g"], ["acc_out"], name="body_add"),
+        ],
+        "body",
+        [
+            onnx.helper.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+            onnx.helper.make_tensor_value_info("cond_in", onnx.TensorProto.BOOL, []),
+            onnx.helper.make_tensor_value_info("acc_in", f, [2]),
+        ],
+        [
+            onnx.helper.make_tensor_value_info("cond_out", onnx.TensorProto.BOOL, []),
+            onnx.helper.make_tensor_value_info("acc_out", f, [2]),
+        ],
+    )
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Loop", ["trip", "", "acc0"], ["acc"], name="loop", body=body)],
+        "g",
+        [onnx.helper.make_tensor_value_info("idx", onnx.TensorProto.INT64, [2])],
+        [onnx.helper.make_tensor_value_info("acc", f, [2])],
+        [
+            nh.from_array(np.array(2, np.int64), "trip"),
+            nh.from_array(np.zeros(2, np.float32), "acc0"),
+            nh.from_array(np.arange(6, dtype=np.float32), "data"),
+        ],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {"idx": {"values": [7, 8]}}})
+    assert r.status_code == 422
+    error = r.get_json()["error"]
+    assert error["node"] == "n0/body/n1"
+    assert error["message"].startswith(
+        'onnxruntime can\'t run the model: node "body_gather" (Gather) in loop/body: indices element out of data bounds'
+    ), error["message"]
+    assert "Non-zero status" not in error["message"]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import onnx
 
-from .causes import _node_words
+from .causes import _node_words, _Nodes
 from .declared_shapes import declared_mismatches
 from .input_elements import input_elements
 from .smoke_model import write_stand_in
@@ -293,14 +293,18 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         return {"status": "skipped", "ok": None, "message": message}
     message = _PREFIX.sub("", message)
     name = op_type = None
-    m = _RUNNING.search(message) or _LOADING.search(message)
+    # a node in a Loop's or If's body fails inside its holder's run: "… running Loop node. Name:'loop'
+    # Status Message: Non-zero status code returned while running Gather node. Name:'body_gather' …":
+    # the innermost is the node that failed, the holders' wrappers go
+    runs = list(_RUNNING.finditer(message))
+    m = runs[-1] if runs else _LOADING.search(message)
     if m:
         groups = [g for g in m.groups() if g is not None]
         if m.re is _RUNNING:
             op_type, name = groups
         else:
             name, op_type = groups
-        message = message[: m.start()] + message[m.end() :]
+        message = message[: (runs[0] if runs else m).start()] + message[m.end() :]
     elif m := _NAMED.search(message):
         op_type, name = m.groups()
     message = _SOURCE.sub("", message).strip()
@@ -308,16 +312,14 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         message = f"{_node_words(model, op_type, name or '')}: {message}"
     if len(message) > _MAX_MESSAGE:
         message = message[: _MAX_MESSAGE - 1] + "…"
-    ids = [
-        f"n{i}" for i, n in enumerate(model.graph.node) if name is not None and (n.name, n.op_type) == (name, op_type)
-    ]
+    place = _Nodes(model).find(op_type, name, None) if name is not None and op_type else None  # in any graph
     return {
         "status": "fails",
         "ok": False,
         "message": message,
         "node_name": name,
         "op_type": op_type,
-        "node": ids[0] if len(ids) == 1 else None,
+        "node": place.nid if place is not None else None,
         "stage": raw.get("stage") or "load",  # "load": onnxruntime refuses the model itself
         # the run fed sizes or integers it made up (dynamic dims of 1 to 512; zeros, counting),
         # which a model may not take: what failed may be them

@@ -16,11 +16,12 @@ import { markdownBlock } from "../lib/markdown.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
 import { checkRow, graphLink, keyValueList, mono, plural, propertyList, section } from "../widgets/ui.js";
 import { referenceChecks } from "./reference-checks.js";
+import { graphPathOf } from "../lib/address.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { missingDataCheck } from "./missing-data.js";
 
 function nodeLink(ctx, node, label) {
-  return el("a", { class: "inference-link", href: ctx.nodeHref("", node), "data-node": node }, `${label} ›`);
+  return el("a", { class: "inference-link", href: ctx.nodeHref(graphPathOf(node), node), "data-node": node }, `${label} ›`);
 }
 
 // onnxruntime loads the model (graph optimisations on) and runs it once on a smoke input
