@@ -634,12 +634,14 @@ def post_run(model_id):
             try:
                 second = _run(other_revision, other_model, same_inputs, dims, asked or None, Path(tmp) / "b")
             except StudioError as exc:
-                if exc.code == "bad_inputs":  # said of the revision compared with, not of the one run
-                    exc.message = (
-                        f"revision {other_revision.rev}, compared with, can't take this run's inputs: {exc.message}"
-                    )
-                    exc.args = (exc.message,)
-                raise
+                if exc.code != "bad_inputs":
+                    raise
+                # this run stands; the revision compared with can't take its inputs, said beside it
+                answer["compare"] = {
+                    "revision": other_revision.rev,
+                    "refused": f"revision {other_revision.rev} can't take this run's inputs: {exc.message}",
+                }
+                return jsonify(answer)
             both = [n for n in shown if there[n] in second["outputs"]]
             answer["compare"] = {
                 "revision": other_revision.rev,

@@ -762,3 +762,28 @@ def test_a_picked_npy_shows_the_sizes_it_gives(page, server, tmp_path):
     misfit = page.locator(".run-input[data-name=x] .run-npy-misfit")
     misfit.wait_for()
     assert misfit.text_content() == "x3.npy holds ⟨2×4×1⟩ (rank 3); x takes rank 2 (⟨batch×4⟩)"
+
+
+def test_a_revision_that_cant_take_the_inputs_is_said_beside_this_runs_outputs(page, server, tmp_path):
+    """QA: comparing with a revision fixed at batch 1 refused the whole run of a batch-2 input."""
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "fixed",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    mid = upload(page, server, model, "fixed.onnx")["id"]
+    op = {"op": "set_io_shape", "name": "x", "shape": ["batch", 4], "update_types": True}
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}, headers={"Origin": server})
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    np.save(tmp_path / "x2.npy", np.ones((2, 4), np.float32))
+    page.click("#btn-run")
+    page.locator(".run-input[data-name=x] input.run-npy").set_input_files(str(tmp_path / "x2.npy"))
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    note = page.locator(".run-compare-refused")
+    assert note.text_content().startswith("Not compared: revision 0 can't take this run's inputs: input \"x\" is 2×4")
+    assert "2×4" in page.locator("#run-results").text_content()

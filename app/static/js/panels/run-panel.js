@@ -547,10 +547,13 @@ function keepAsReference(ctx, body) {
 
 function results(root, answer, ctx, body, fromCase = false) {
   clear(root);
-  const compare = answer.compare;
+  // a revision that can't take this run's inputs is said, and this run's outputs shown alone
+  const refused = answer.compare && answer.compare.refused;
+  const compare = refused ? null : answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : "."));
+  if (refused) root.append(el("p", { class: "field-error run-compare-refused", role: "alert" }, `Not compared: ${refused}.`));
   if (ctx.actions.reference && !fromCase) root.append(keepAsReference(ctx, body));
   if (answer.expected) {
     const all = Object.values(answer.expected.outputs);
