@@ -417,5 +417,6 @@ def test_a_heat_map_of_zeros_beside_unknowns_says_the_others(page, server, artif
     legend.wait_for()
     assert legend.locator(".heat-scale li").all_text_contents() == ["every other box: none"]
     assert "unknown (1)" in legend.text_content()
+    assert legend.locator(".heat-ask").text_content() == "Give B in Costs to count them."
     legend.screenshot(path=str(artifacts / "heat-legend-others.png"))
     page.locator("#costs").screenshot(path=str(artifacts / "costs-symbolic.png"))

@@ -10,8 +10,9 @@ import { HEAT_STEPS } from "../renderers/theme.js";
  * @param {string | null} metric
  * @param {{lo: number, hi: number, unknown: number, groups?: number} | null} heat
  * @param {() => void} turnOff
+ * @param {string[]} [asked] the inputs' dims the unknown boxes wait for (GET .../stats unknown.dims)
  */
-export function renderHeatLegend(root, metric, heat, turnOff) {
+export function renderHeatLegend(root, metric, heat, turnOff, asked = []) {
   clear(root);
   root.hidden = !metric || !heat;
   if (!metric || !heat) return;
@@ -34,5 +35,7 @@ export function renderHeatLegend(root, metric, heat, turnOff) {
       none ? "" : el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),
       el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `${unknownWords(metric)} (${heat.unknown})` : unknownWords(metric)),
       one ? "" : el("span", {}, `up to ${amount(metric, heat.hi)}`)),
-    heat.groups ? el("div", { class: "heat-groups muted" }, groupWords(metric)) : "");
+    heat.groups ? el("div", { class: "heat-groups muted" }, groupWords(metric)) : "",
+    // boxes unknown until the inputs' sizes are given: say which, and where
+    heat.unknown && asked.length ? el("div", { class: "heat-ask muted" }, `Give ${asked.join(", ")} in Costs to count them.`) : "");
 }
