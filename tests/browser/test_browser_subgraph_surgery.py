@@ -120,6 +120,9 @@ def test_a_loop_body_value_collected_each_iteration(page, server, artifacts):
     then a graph output from the main graph's panel; the download gives 0..3."""
     summary = upload(page, server, loop_model(n=3, trips=4), "loop.onnx")
     panel = page.locator("#sidebar")
+    # "in place of" offers the output of the value's own type first (the BOOL condition was first)
+    open_model(page, server, summary["id"], "#path=n0%2Fbody&tensor=v_in")
+    assert panel.locator(".ed-replace-output select[name=replace]").input_value() == "v_out"
     open_model(page, server, summary["id"], "#path=n0%2Fbody&tensor=i")
     form = panel.locator(".ed-scan-output")
     assert "the Loop stacks this value from every iteration" in form.text_content()

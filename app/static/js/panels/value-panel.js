@@ -140,9 +140,11 @@ function ownTensor(name, facts, ctx) {
 }
 
 /** A body's value made one of its outputs, in place of the one chosen (add_output with replace). */
-function replaceOutputForm(name, graph, ctx) {
+function replaceOutputForm(name, graph, ctx, dtype) {
   const outputs = (graph.outputs || []).map((o) => o.name);
-  const which = select("replace", outputs.map((o) => [o, o]), outputs[0], { class: "mono", "aria-label": "The output it replaces" });
+  // first the output of its own element type (a Loop body's BOOL condition first was always refused)
+  const fits = (graph.outputs || []).find((o) => dtype && o.dtype === dtype);
+  const which = select("replace", outputs.map((o) => [o, o]), fits ? fits.name : outputs[0], { class: "mono", "aria-label": "The output it replaces" });
   const { form } = editForm("ed-inline ed-replace-output", [
     el("div", { class: "ed-row" }, submit("Make it the output", "btn btn-small"), el("span", { class: "muted" }, "in place of"), which),
     el("div", { class: "ed-hint muted" }, "A body's outputs are positional (one per output of its If or Loop): this tensor takes the chosen one's place."),
@@ -177,7 +179,8 @@ function tensorEditSection(name, facts, ctx, box) {
         ? "Its producer, readers, this graph's inputs/outputs, value_info and the bodies inside it follow; other graphs keep their names."
         : "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
     if (graph.path && !facts.output && (graph.outputs || []).length) {
-      parts.push(replaceOutputForm(name, graph, ctx));
+      const typed = facts.valueInfo || facts.inferred || facts.input || null;
+      parts.push(replaceOutputForm(name, graph, ctx, typed && typed.dtype));
       const op = holderOp(graph);
       if (op === "Loop" || op === "Scan") parts.push(scanOutputForm(name, graph, op, ctx));
     } else if (!facts.output) {
