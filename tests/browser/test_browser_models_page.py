@@ -197,3 +197,17 @@ def test_models_of_one_name_are_told_apart_and_the_date_says_what_it_is(page, se
     for mid in ids:
         assert page.locator(f"#models-table tr[data-model-id='{mid}'] .model-twin").text_content().strip() == mid
     assert page.locator(f"#models-table tr[data-model-id='{other}'] .model-twin").count() == 0
+
+
+def test_leaving_the_page_with_the_question_open_backs_out_of_the_upload(page, server, tmp_path):
+    """QA: a reload with the dialog open kept the new copy, though it says "Close: this upload is
+    not kept"."""
+    first, second, _ = upload_twice(page, server, tmp_path)
+    page.goto(server + "/")
+    page.wait_for_selector("#models-table:not([hidden]) tbody tr")
+    for _ in range(50):  # the keepalive DELETE lands as the page goes
+        if [m["id"] for m in listed(page, server)["models"]] == [first["id"]]:
+            break
+        page.wait_for_timeout(100)
+    assert [m["id"] for m in listed(page, server)["models"]] == [first["id"]]
+    assert page.request.get(f"{server}/api/models/{second['id']}").status == 404

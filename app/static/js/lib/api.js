@@ -145,6 +145,11 @@ export function deleteModel(id) {
   return request("DELETE", `/api/models/${enc(id)}`);
 }
 
+/** Delete a model as the page goes away (the request outlives it: fetch's keepalive). */
+export function deleteModelOnLeaving(id) {
+  fetch(`${ROOT}/api/models/${enc(id)}`, { method: "DELETE", keepalive: true, headers: { Accept: "application/json" } });
+}
+
 /** `&revision=N` for calls about one revision (the one on screen), nothing for the head. */
 function atRevision(revision, first = "&") {
   return revision === null || revision === undefined ? "" : `${first}revision=${enc(revision)}`;

@@ -58,9 +58,14 @@ function askAboutDuplicate(summary, fileName) {
     error);
   setStatus(uploadStatus, `${newName} is already stored as ${firstName}.`);
   let decided = false;
+  // leaving the page (reload, another address) with the question open backs out too: the dialog
+  // said "Close: this upload is not kept", and a closing page fires no close event
+  const leaving = () => { if (!decided) api.deleteModelOnLeaving(summary.id); };
+  window.addEventListener("pagehide", leaving);
   // Closing the dialog (Close, Escape, a click on the backdrop) backs out of the upload: the new
   // entry goes (the stored one holds the same bytes), the page stays on the list
   dialog.addEventListener("close", async () => {
+    window.removeEventListener("pagehide", leaving);
     if (decided) return;
     try {
       await api.deleteModel(summary.id);
