@@ -221,6 +221,15 @@ def test_a_refused_edit_links_the_node_it_names(page, server, artifacts):
     page.locator("#sidebar .panel-title", has_text="Add").wait_for()
     assert page.locator("#graph [data-node-id=n1].selected").count() == 1
     assert page.locator("#model-revision").text_content() == "rev 0"
+    # a refusal of the node on screen itself links nowhere: the person is there
+    open_model(page, server, mid, "#path=&node=n0")
+    kernel = page.locator("#sidebar .attr[data-attr=kernel_shape]")
+    kernel.locator("input[name=value]").fill("0, 0")
+    kernel.locator("button[type=submit]").click()
+    error = kernel.locator(".field-error")
+    error.wait_for(state="visible")
+    assert 'node "pool" (MaxPool)' in error.text_content(), error.text_content()
+    assert error.locator("a.refusal-node").count() == 0
 
 
 def hard_coded_flatten() -> onnx.ModelProto:

@@ -80,10 +80,16 @@ export function plainMessage(message) {
 
 /** @type {((id: string) => string) | null} */
 let refusalNodeHref = null;
+const nowhere = (/** @type {string} */ id) => !id; // no node is on screen: every node id is non-empty
+/** @type {(id: string) => boolean} */
+let refusalNodeShown = nowhere;
 
-/** How the node a refusal is about (its id) becomes a link: the model page's, set once. */
-export function linkRefusalNodes(href) {
+/** How the node a refusal is about (its id) becomes a link, and whether it is the node on
+ * screen already (no link to where the person is): the model page's, set once.
+ * @param {(id: string) => string} href @param {(id: string) => boolean} [shown] */
+export function linkRefusalNodes(href, shown = nowhere) {
   refusalNodeHref = href;
+  refusalNodeShown = shown;
 }
 
 /**
@@ -101,7 +107,7 @@ export async function runForm(form, errorBox, action) {
   } catch (err) {
     if (errorBox.isConnected) {
       showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
-      if (err.node && refusalNodeHref) {
+      if (err.node && refusalNodeHref && !refusalNodeShown(err.node)) {
         errorBox.append(el("a", { class: "inference-link refusal-node", href: refusalNodeHref(err.node), "data-node": err.node }, "Show the node ›"));
       }
       errorBox.scrollIntoView({ block: "nearest" });

@@ -285,7 +285,8 @@ const panelContext = {
 };
 
 // a refused edit's node, in the revision on screen (the base the edit was refused on)
-linkRefusalNodes((id) => buildHash(graphPathOf(id), { kind: "node", id }));
+linkRefusalNodes((id) => buildHash(graphPathOf(id), { kind: "node", id }),
+  (id) => !!state.selection && state.selection.kind === "node" && state.selection.id === id);
 
 // Work a first view must not compete with (a model's costs: inference in the helper process on the
 // server's same cores) waits for it: afterFirstView resolves once the first drawing is painted.
