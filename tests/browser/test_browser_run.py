@@ -751,7 +751,7 @@ def test_a_picked_npy_shows_the_sizes_it_gives(page, server, tmp_path):
     field = page.locator(".run-dim[aria-label=batch]")
     assert field.input_value() == "1"
     page.locator(".run-input[data-name=x] input.run-npy").set_input_files(str(tmp_path / "x.npy"))
-    page.wait_for_function("document.querySelector('.run-dim[aria-label=batch]').value === '2'")
+    page.wait_for_function("() => document.querySelector('.run-dim[aria-label=batch]').value === '2'")
     assert field.is_disabled() and field.get_attribute("title") == "Taken from the values given"
     page.click("#run-go")
     page.locator("#run-results[data-ready=true]").wait_for()
