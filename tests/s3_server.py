@@ -49,15 +49,7 @@ def s3_endpoint():
                     raise RuntimeError("moto_server did not answer in 20 s") from None
                 time.sleep(0.1)
         with pytest.MonkeyPatch.context() as mp:
-            for name, value in {
-                "AWS_ENDPOINT_URL": url,
-                "AWS_ACCESS_KEY_ID": "testing",
-                "AWS_SECRET_ACCESS_KEY": "testing",
-                "AWS_DEFAULT_REGION": "us-east-1",
-            }.items():
-                mp.setenv(name, value)
-            for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
-                mp.delenv(name, raising=False)
+            point_boto3_at(mp, url)
             boto3.client("s3").create_bucket(Bucket=BUCKET)
             yield url
     finally:
@@ -68,3 +60,17 @@ def s3_endpoint():
             proc.kill()
             proc.wait()
         log.close()
+
+
+def point_boto3_at(monkeypatch, url: str) -> None:
+    """The AWS_* variables boto3 reads, for an S3 endpoint at `url` (fake credentials; no profile,
+    session or retry settings of the machine's)."""
+    for name, value in {
+        "AWS_ENDPOINT_URL": url,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"):
+        monkeypatch.delenv(name, raising=False)

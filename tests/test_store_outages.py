@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 from pg_server import PostgresServer, _bin, available
+from s3_server import point_boto3_at
 from test_store import weighty_model
 from testkit import upload
 
@@ -28,19 +29,6 @@ pytestmark = pytest.mark.own_backends  # starts and stops servers of its own
 
 BUCKET = "studio"
 EDIT = {"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
-
-
-def point_boto3_at(monkeypatch, url: str) -> None:
-    """The AWS_* variables boto3 reads, for an S3 endpoint at `url` (fake credentials)."""
-    for name, value in {
-        "AWS_ENDPOINT_URL": url,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def small_model(seed: int = 0) -> bytes:
