@@ -10,24 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+from test_stale_value_info import edit, run, stored
 from testkit import upload
 
 F = TensorProto.FLOAT
-
-
-def edit(client, mid, base, *ops):
-    return client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": list(ops)})
-
-
-def stored(client, mid) -> onnx.ModelProto:
-    return onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
-
-
-def run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 def dims(v: onnx.ValueInfoProto) -> list:
