@@ -69,3 +69,25 @@ def test_no_token_no_login(client):
 )
 def test_a_token_is_made_up_beyond_loopback(host, loopback):
     assert _is_loopback(host) is loopback
+
+
+def test_signing_out_takes_the_cookie_off(guarded):
+    assert b"Sign out" not in guarded.get("/login").data  # nobody is signed in yet
+    guarded.post("/login", data={"token": TOKEN, "next": "/"})
+    page = guarded.get("/").data.decode()
+    assert 'action="/logout"' in page and "Sign out" in page
+    r = guarded.post("/logout")
+    assert r.status_code == 303 and r.headers["Location"] == "/login"
+    assert f"{COOKIE}=;" in r.headers["Set-Cookie"] and "Expires=Thu, 01 Jan 1970" in r.headers["Set-Cookie"]
+    assert guarded.get("/api/models").status_code == 401
+    assert guarded.get("/").status_code == 302
+    # a script's Bearer token is no session: pages it reads offer no sign-out
+    page = guarded.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).data.decode()
+    assert "Sign out" not in page
+
+
+def test_another_site_cannot_sign_a_browser_out(guarded):
+    guarded.post("/login", data={"token": TOKEN, "next": "/"})
+    r = guarded.post("/logout", headers={"Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403 and "Set-Cookie" not in r.headers
+    assert guarded.get("/api/models").status_code == 200

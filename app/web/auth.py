@@ -1,6 +1,11 @@
 """Optional token authentication: with app.config["AUTH_TOKEN"] set, every page and API call
 needs it — as `Authorization: Bearer TOKEN` (scripts, curl) or the cookie the login page sets
-(the browser). The page's own scripts, styles and libraries stay public: they hold no data."""
+(the browser). The page's own scripts, styles and libraries stay public: they hold no data.
+Signing out (a POST from the pages' top bar) takes the cookie off this browser.
+
+Failed attempts are not throttled, by choice: a token is at least 12 characters (the one made up
+at start holds 24 random bytes), which no rate of guessing reaches, and a throttle keyed by address
+would lock a whole team out behind a load balancer, where every request has its address."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from .health import ENDPOINTS as HEALTH_ENDPOINTS
 
 COOKIE = "onnx_studio_session"
 PUBLIC_PREFIXES = ("/static/", "/vendor/")
-PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post", *HEALTH_ENDPOINTS}
+PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post", "auth.logout", *HEALTH_ENDPOINTS}
 
 
 def _session_value(token: str) -> str:
@@ -23,12 +28,17 @@ def _session_value(token: str) -> str:
     return hashlib.sha256(b"onnx-studio-session\0" + token.encode()).hexdigest()
 
 
+def _signed_in(token: str) -> bool:
+    """Does this browser hold the login's cookie?"""
+    cookie = request.cookies.get(COOKIE, "")
+    return bool(cookie) and hmac.compare_digest(cookie.encode(), _session_value(token).encode())
+
+
 def _authorized(token: str) -> bool:
     header = request.headers.get("Authorization", "")
     if header.startswith("Bearer ") and hmac.compare_digest(header[7:].strip().encode(), token.encode()):
         return True
-    cookie = request.cookies.get(COOKIE, "")
-    return bool(cookie) and hmac.compare_digest(cookie.encode(), _session_value(token).encode())
+    return _signed_in(token)
 
 
 def _safe_next(target: str | None) -> str:
@@ -61,7 +71,20 @@ def install(app: Flask) -> None:
         )
         return resp
 
+    @bp.post("/logout")
+    def logout():
+        # 303: the browser asks for the login page with GET
+        resp = redirect(url_for("auth.login"), code=303)
+        resp.delete_cookie(COOKIE, path="/", httponly=True, samesite="Strict", secure=request.is_secure)
+        return resp
+
     app.register_blueprint(bp)
+
+    @app.context_processor
+    def _sign_out_offered() -> dict[str, bool]:
+        # pages show "Sign out" to a browser signed in by the login (a Bearer header has no session)
+        token = app.config.get("AUTH_TOKEN") or ""
+        return {"signed_in": bool(token) and _signed_in(token)}
 
     @app.before_request
     def _require_token() -> Response | None:

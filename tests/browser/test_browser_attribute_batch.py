@@ -221,8 +221,22 @@ def test_a_refused_edit_links_the_node_it_names(page, server, artifacts):
     page.locator("#sidebar .panel-title", has_text="Add").wait_for()
     assert page.locator("#graph [data-node-id=n1].selected").count() == 1
     assert page.locator("#model-revision").text_content() == "rev 0"
-    # a refusal of the node on screen itself links nowhere: the person is there
+    # back at the pool, what was typed is still there, marked not saved, with its pads to go with it
+    page.go_back()
+    page.locator("#sidebar .panel-title", has_text="MaxPool").wait_for()
+    kernel = page.locator("#sidebar .attr[data-attr=kernel_shape]")
+    assert kernel.locator("input[name=value]").input_value() == "3, 3"
+    assert page.locator("#sidebar .attr-batch-text").text_content() == "Not saved: kernel_shape"
+    # discarded, it is gone for good: away and back, the model's value
+    page.locator("#sidebar .attr-batch-discard").click()
+    page.go_forward()
+    page.locator("#sidebar .panel-title", has_text="Add").wait_for()
+    page.go_back()
+    page.locator("#sidebar .panel-title", has_text="MaxPool").wait_for()
+    assert page.locator("#sidebar .attr[data-attr=kernel_shape] input[name=value]").input_value() == "[2, 2]"
+    assert page.locator("#sidebar .attr-batch").is_hidden()
     open_model(page, server, mid, "#path=&node=n0")
+    # a refusal of the node on screen itself links nowhere: the person is there
     kernel = page.locator("#sidebar .attr[data-attr=kernel_shape]")
     kernel.locator("input[name=value]").fill("0, 0")
     kernel.locator("button[type=submit]").click()

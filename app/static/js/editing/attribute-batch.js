@@ -4,7 +4,8 @@
 // refused. So any Save (or Enter, or a Delete) in a node's attributes sends every change pending
 // there as ONE edit: one revision, applied by the server whole or not at all. The changed fields
 // are marked, their Save buttons say "Save 2 changes", and a bar under the list names them with
-// a Discard.
+// a Discard. What is typed and not saved stays when the person looks elsewhere (another node,
+// a refusal's "Show the node ›") and comes back to this node in the same revision.
 import { el } from "../widgets/dom.js";
 import { fieldError, showError } from "../widgets/ui.js";
 import { runForm } from "./edit-forms.js";
@@ -23,9 +24,15 @@ import { runForm } from "./edit-forms.js";
  * @property {() => object} op its set_attribute op (throws when what is typed is no value)
  * @property {() => void} discard its field back to what the model holds
  * @property {() => void} settle what its field holds is now what the model holds
+ * @property {() => string} [typed] what its field holds (an existing attribute's: kept as a draft)
+ * @property {(text: string) => void} [retype] put a draft back in its field
  */
 
 const batches = new WeakMap(); // a node panel's context (a new one each time it is drawn) -> its batch
+
+/** Unsaved values of the page's node panels: "<revision>|<node id>" -> attribute -> text typed.
+ * Keyed by revision: after any edit the node may not hold what the draft was typed against. */
+const drafts = new Map();
 
 /** The batch of the node panel whose context is `ctx` (the panel's own, made as it is drawn). */
 export function attributeBatch(node, ctx) {
@@ -42,6 +49,19 @@ function makeBatch(node, ctx) {
   const entries = [];
   const words = (e) => (e.isNew ? `${e.name} (new)` : e.name);
   const pendingOnes = () => entries.filter((e) => e.changed());
+  const draftKey = `${ctx.actions.revisionNow ? ctx.actions.revisionNow() : ""}|${node.id}`;
+
+  /** The drafts of the fields followed so far, as their fields hold them now. */
+  const keepDrafts = () => {
+    const kept = drafts.get(draftKey) || new Map();
+    for (const e of entries) {
+      if (!e.typed) continue;
+      if (e.changed()) kept.set(e.name, e.typed());
+      else kept.delete(e.name);
+    }
+    if (kept.size) drafts.set(draftKey, kept);
+    else drafts.delete(draftKey);
+  };
 
   const text = el("span", { class: "attr-batch-text" });
   const saveAll = el("button", { type: "button", class: "btn btn-small btn-primary attr-batch-save" }, "Save");
@@ -54,6 +74,7 @@ function makeBatch(node, ctx) {
   const scope = (at) => at.closest(".panel-section") || at;
 
   const refresh = () => {
+    keepDrafts();
     const pending = pendingOnes();
     const n = pending.length;
     const names = pending.map(words).join(", ");
@@ -129,6 +150,11 @@ function makeBatch(node, ctx) {
     /** Follow one more field; `watch` are its controls, whose edits refresh the marks. */
     track(/** @type {Pending} */ entry, /** @type {HTMLElement[]} */ watch) {
       entries.push(entry);
+      const draft = entry.retype ? (drafts.get(draftKey) || new Map()).get(entry.name) : undefined;
+      if (draft !== undefined) {
+        entry.retype(draft);
+        queueMicrotask(refresh); // the bar goes under the list, which holds the row once the panel is drawn
+      }
       if (entry.del) entry.del.dataset.title = entry.del.title;
       for (const control of watch) {
         control.addEventListener("input", changed);

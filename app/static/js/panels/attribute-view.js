@@ -124,6 +124,8 @@ function dtypeEditor(attr, node, row, error, del) {
     op: () => ({ op: "set_attribute", node: node.id, name: attr.name, value: dtypeNumber(picker.value) ?? parseAttributeInput("INT", picker.value) }),
     discard: () => { picker.value = held; },
     settle: () => { held = picker.value; },
+    typed: () => picker.value,
+    retype: (text) => { if ([...picker.options].some((o) => o.value === text)) picker.value = text; },
   };
   return { form, entry, watch: [picker] };
 }
@@ -144,6 +146,8 @@ function editor(attr, node, row, error, del) {
     op: () => ({ op: "set_attribute", node: node.id, name: attr.name, value: parseAttributeInput(attr.type, input.value) }),
     discard: () => { input.value = held; },
     settle: () => { held = input.value; },
+    typed: () => input.value,
+    retype: (text) => { input.value = text; },
   };
   return { form, entry, watch: [input] };
 }
