@@ -58,6 +58,9 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int, log_level
         "proc_name": "onnx-studio",
         "worker_exit": _worker_exit,
         "control_socket_disable": True,
+        # the longest request line gunicorn takes (its default, 4094, is passed by an address of a
+        # node a few bodies deep in long names; past it gunicorn answers a bare 414 page itself)
+        "limit_request_line": 8190,
     }
     if log_format == "json":
         # gunicorn merges this over its defaults by top-level key: formatters and handlers whole

@@ -208,6 +208,9 @@ def test_json_log_lines_with_request_ids(served, tmp_path):
     status, _, headers = served.request("GET", "/api/models/nope")
     assert status == 404
     rid = headers["X-Request-Id"]
+    # a long address is the app's to answer (JSON), not gunicorn's (a bare 414 past 4,094 characters)
+    status, body, _ = served.request("GET", "/api/models/nope/nodes/" + "@" + "x" * 6000)
+    assert status == 404 and json.loads(body)["error"]["code"]
     served.stop()
     # every line JSON, gunicorn's own (starting, stopping) too: a log shipper reads them all
     lines = [json.loads(line) for line in served.stderr.read_text().splitlines() if line.strip()]
