@@ -88,3 +88,27 @@ def test_a_lost_connection_is_made_again(pg_app):
         )
     assert store.index.list_models() == []
     assert client.get("/api/models").status_code == 200
+
+
+def test_connections_notice_a_vanished_database_host(postgres):
+    """Every connection has TCP keepalives (a host gone without a word is noticed in about a
+    minute, not two hours), unless the URL sets its own."""
+    import secrets
+
+    from app.store.pg_index import KEEPALIVES, PostgresIndex
+
+    url = postgres.database("t_" + secrets.token_hex(6))
+    conn = PostgresIndex(url)._connect()
+    try:
+        held = conn.pgconn.info  # libpq's options as the connection uses them
+        options = {o.keyword.decode(): (o.val or b"").decode() for o in held}
+        assert {k: options[k] for k in KEEPALIVES} == {k: str(v) for k, v in KEEPALIVES.items()}
+        assert options["connect_timeout"] == "5"
+    finally:
+        conn.close()
+    sep = "&" if "?" in url else "?"
+    own = PostgresIndex(f"{url}{sep}keepalives_idle=7")._connect()
+    try:
+        assert {o.keyword.decode(): (o.val or b"").decode() for o in own.pgconn.info}["keepalives_idle"] == "7"
+    finally:
+        own.close()

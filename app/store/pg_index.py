@@ -31,6 +31,18 @@ INDEX = "model index (PostgreSQL)"  # as errors name it
 # a database host that doesn't answer (down, unroutable) fails a connection after this long,
 # not the operating system's minutes
 CONNECT_TIMEOUT_SECONDS = 5
+# TCP keepalives on every connection, unless the URL sets its own: a database host gone without a
+# word (a failover, a cut link) is noticed in about a minute, not the operating system's two
+# hours, both on a statement waiting for its answer and on the idle connection holding this
+# process's advisory lock (libpq's parameters; tcp_user_timeout in ms: data sent and not
+# acknowledged for that long ends the connection)
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 60_000,
+}
 
 
 def _lock_key(owner: str) -> int:
@@ -72,11 +84,17 @@ class PostgresIndex(SqlIndex):
     def _connect(self):
         """A new connection (StoreUnavailable: the server can't be reached)."""
         import psycopg
+        from psycopg.conninfo import conninfo_to_dict
         from psycopg.rows import dict_row
 
+        own = conninfo_to_dict(self._url)
+        defaults: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_SECONDS, **KEEPALIVES}
         try:
             return psycopg.connect(
-                self._url, autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_SECONDS
+                self._url,
+                autocommit=True,
+                row_factory=dict_row,
+                **{k: v for k, v in defaults.items() if k not in own},
             )
         except psycopg.OperationalError as exc:
             raise unavailable(exc) from exc
