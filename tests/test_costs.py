@@ -884,6 +884,37 @@ def test_a_call_of_a_model_function_costs_its_body(client):
     assert answer["unknown"]["flops_nodes"] == 0
 
 
+def test_a_nested_call_forwarding_a_defaulted_attribute_is_costed(client):
+    """Block forwards its `gain` (default 2) to ScaledAct's `beta`; the first call leaves gain to
+    the default. onnx's inliner drops such an attribute (the Constant it feeds has no value): the
+    calls' defaults are written into them first, so both identical calls are costed."""
+    m = onnx.parser.parse_model(
+        """
+        <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+        main (float[N, 4] X) => (float[N, 4] Y) <float[4, 4] W = {1,0,0,0, 0,2,0,0, 0,0,3,0, 0,0,0,4}> {
+          H = local.Block <slope: float = 0.2> (X, W)
+          Y = local.Block <slope: float = 0.05, gain: float = 3.0> (H, W)
+        }
+        <domain: "local", opset_import: ["" : 18, "local" : 1]>
+        ScaledAct <alpha, beta: float = 0.5> (X) => (Y) {
+          T1 = LeakyRelu <alpha: float = @alpha> (X)
+          B = Constant <value_float: float = @beta> ()
+          Y = Mul (T1, B)
+        }
+        <domain: "local", opset_import: ["" : 18, "local" : 1]>
+        Block <slope, gain: float = 2.0> (X, W) => (Y) {
+          M = MatMul (X, W)
+          Y = local.ScaledAct <alpha: float = @slope, beta: float = @gain> (M)
+        }
+        """
+    )
+    answer = stats(client, m.SerializeToString(), "?dims=N=2")
+    rows = {r["node"]: r for r in answer["nodes"]}
+    # MatMul 2·2·4·4 + LeakyRelu 8 + Mul 8 per call
+    assert rows["n0"]["flops"] == rows["n1"]["flops"] == 80
+    assert answer["totals"]["flops"] == 160 and answer["unknown"]["flops_nodes"] == 0
+
+
 def test_an_if_whose_branches_costs_are_unknown_says_so(client):
     from browser.browser_models import if_model
 

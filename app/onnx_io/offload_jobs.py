@@ -47,12 +47,13 @@ def inline_functions(path: str) -> bytes | None:
     None when either can't run."""
     from onnx import inliner
 
+    from .function_calls import with_explicit_defaults
     from .inference import inferred_model
     from .light import light_copy
     from .load import parse_model_file
 
     try:
-        inlined = inliner.inline_local_functions(light_copy(parse_model_file(path)))
+        inlined = inliner.inline_local_functions(with_explicit_defaults(light_copy(parse_model_file(path))))
     except Exception:
         return None
     inferred = inferred_model(inlined)

@@ -1,0 +1,40 @@
+"""Calls of model-local functions: which function a node calls, and calls made explicit.
+
+onnx's inliner (1.23) drops an attribute a nested call forwards (`beta = @gain`) when the outer
+call leaves `gain` to the function's default: the inlined Constant then has no value at all and
+inference of the inlined model fails from there. Writing every default a call relies on into the
+call first (what the function says it takes anyway) gives the inliner nothing to drop."""
+
+from __future__ import annotations
+
+import onnx
+
+from .traverse import walk_graphs
+
+
+def function_key(f: onnx.FunctionProto) -> tuple[str, str, str]:
+    return (f.domain, f.name, f.overload)
+
+
+def called_function(functions: dict[tuple[str, str, str], onnx.FunctionProto], node: onnx.NodeProto):
+    """The model-local function `node` calls, or None."""
+    return functions.get((node.domain, node.op_type, node.overload))
+
+
+def with_explicit_defaults(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` (changed in place, and returned) with each call of a model-local function, in
+    any graph or function body, setting every attribute the function gives a default and the
+    call leaves out."""
+    functions = {function_key(f): f for f in model.functions}
+    if not functions:
+        return model
+    for ref in walk_graphs(model):
+        for node in ref.container.node:
+            f = called_function(functions, node)
+            if f is None:
+                continue
+            have = {a.name for a in node.attribute}
+            for default in f.attribute_proto:
+                if default.name not in have:
+                    node.attribute.append(default)
+    return model
