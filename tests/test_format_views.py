@@ -55,6 +55,20 @@ def test_function_call_is_linked_to_its_function(client):
     assert [i["name"] for i in fn["inputs"]] == ["X"] and fn["breadcrumb"][-1]["path"] == "fn[0]"
 
 
+def test_a_reference_to_a_function_attribute_has_no_value_of_its_own(client):
+    """`value_float = @alpha` holds an empty 0.0 in its proto: sent as the reference alone, since
+    a reader (the drawing once) takes a value sent for the value it has."""
+    from browser.browser_models import function_model
+
+    mid = upload(client, function_model().SerializeToString()).get_json()["id"]
+    fn = client.get(f"/api/models/{mid}/graph?path=fn[0]").get_json()
+    [ref] = fn["nodes"][0]["attributes"]
+    assert ref == {"name": "value_float", "type": "FLOAT", "ref_attr_name": "alpha"}
+    # the call's own attribute is a value
+    call = client.get(f"/api/models/{mid}/graph").get_json()["nodes"][1]
+    assert call["attributes"] == [{"name": "alpha", "type": "FLOAT", "value": 2.0}]
+
+
 def test_inferred_types_fill_missing_value_info(client):
     m = small_model()
     assert not m.graph.value_info

@@ -174,10 +174,13 @@ def attribute_json(attr: AttributeProto, nid: str) -> dict:
     type_name = _ATTR_TYPE_NAMES.get(t) or f"UNKNOWN({t})"
     name = attr.name
     out: dict = {"name": name, "type": type_name}
-    if attr.ref_attr_name:
-        out["ref_attr_name"] = attr.ref_attr_name
     if attr.doc_string:
         out["doc_string"] = text(attr.doc_string)
+    if attr.ref_attr_name:
+        # a reference holds no value of its own (its fields are empty: 0, ""): no value is sent,
+        # which a reader would take for the value it has
+        out["ref_attr_name"] = attr.ref_attr_name
+        return out
     if t in _TENSOR_KINDS:
         tref = f"@{nid}#{encode_attr(name)}"
     if t == a.FLOAT:

@@ -36,6 +36,10 @@ def test_enter_a_local_function_from_its_calling_node(page, server, artifacts):
     drawn_ops = page.locator("#graph [data-node-id] .t-op").all_text_contents()
     assert sorted(drawn_ops) == sorted(n.op_type for n in fn.node if n.op_type != "Constant")
     assert page.locator("#graph [data-node-id][data-const]").count() == sum(n.op_type == "Constant" for n in fn.node)
+    # the Constant's value is the function attribute's, set by each call: drawn as the reference
+    # (its proto field is an empty 0.0, once drawn as "= 0")
+    const = page.locator("#graph [data-node-id='fn[0]/n0']").text_content()
+    assert "@alpha" in const and "0" not in const, const
     assert "function com.studio:ScaledRelu" in page.locator("#breadcrumb").text_content()
     # the function's own inputs and outputs are boxes, untyped as functions are
     assert page.locator("#graph [data-io=input]").text_content().startswith("X")

@@ -148,6 +148,7 @@ export function truncate(text, max) {
 
 /** The text an editable attribute value starts with in its input field. */
 export function attributeEditText(attr) {
+  if (attr.ref_attr_name) return `@${attr.ref_attr_name}`; // a function attribute's: no value of its own
   const v = attr.value;
   switch (attr.type) {
     case "FLOAT": return formatFloat32(v);
@@ -223,7 +224,7 @@ export function isDtypeAttribute(node, attr) {
 
 /** The name an enum-valued attribute's value stands for ("INT64" for Cast's to = 7), or null. */
 export function attributeValueName(node, attr) {
-  return isDtypeAttribute(node, attr) ? dtypeName(attr.value) : null;
+  return isDtypeAttribute(node, attr) && !attr.ref_attr_name ? dtypeName(attr.value) : null;
 }
 
 /** A fraction as a percentage of two significant digits: 0.31 -> "31 %", 0.0012 -> "0.12 %". */

@@ -216,6 +216,7 @@ function ioTypeText(v, types, untyped) {
 /** A short text for an attribute value of `node` (ints, floats, strings; lists shortened; a data
  * type by its name). */
 function attrValueText(a, node) {
+  if (a.ref_attr_name) return `@${a.ref_attr_name}`; // a function attribute's, set by each call
   const v = a.value;
   const named = attributeValueName(node, a);
   if (named) return named;
@@ -500,6 +501,7 @@ function fewValuesText(values, shape) {
 function constantText(node) {
   const a = (node && node.attributes || [])[0];
   if (!a) return "";
+  if (a.ref_attr_name) return `= @${a.ref_attr_name}`;
   const v = a.value;
   switch (a.type) {
     case "INT": case "FLOAT": return `= ${formatNumber(v)}`;
