@@ -65,11 +65,12 @@ def print_text(data: bytes) -> str:
     import onnx
 
     from .text_fields import readable_strings
+    from .text_form import model_text
 
     model = onnx.ModelProto.FromString(data)
     readable_strings(model)  # invalid UTF-8 strings printed with replacement characters
     try:
-        return onnx.printer.to_text(model)
+        return model_text(model)
     except Exception as exc:
         raise ValueError(str(exc)) from None
 
