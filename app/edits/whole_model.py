@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import onnx
 
 from ..errors import StudioError
@@ -12,6 +10,7 @@ from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.traverse import node_reads, opset_version, standard_domain, walk_graphs
 from ..words import plural
+from .converted_bodies import convert_functions, plain_reason, restore_dropped
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
 from .registry import edit_op
@@ -193,8 +192,10 @@ def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]
 
 @edit_op("convert_opset", required("version", Integer(minimum=1), "the ai.onnx opset version to convert to"))
 def convert_opset(model: onnx.ModelProto, op: dict) -> str:
-    """Convert the model to another ai.onnx opset version with onnx.version_converter. Refused,
-    with the converter's reason, when an operator can't be converted. Model fields stay."""
+    """Convert the model to another ai.onnx opset version with onnx.version_converter: the main
+    graph, its subgraphs and each model-local function's body (functions import the new version
+    too). Refused, with the converter's reason, when an operator can't be converted. Model
+    fields, node metadata and references to function attributes stay."""
     version = op["version"]
     latest = onnx.defs.onnx_opset_version()
     if not 1 <= version <= latest:
@@ -205,13 +206,17 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     if current == version:
         raise StudioError("bad_value", f"convert_opset: the model is already at opset {version}")
     try:
-        converted = offload.convert(model, version)  # C++: in the helper process
+        converted = offload.convert(without_functions(model), version)  # C++: in the helper process
     except ValueError as exc:
         raise StudioError(
-            "conversion_failed", f"convert_opset: opset {current} -> {version} is not possible: {_plain(exc)}", 422
+            "conversion_failed",
+            f"convert_opset: opset {current} -> {version} is not possible: {plain_reason(exc)}",
+            422,
         ) from None
+    bodies = convert_functions(model, version)  # the converter leaves them as they were
     if current < 7 <= version:
         _reshape_prelu_slopes(converted)
+    restore_dropped(model.graph.node, converted.graph.node)
     had = {v.name for v in model.graph.value_info}
     keep = [v for v in converted.graph.value_info if v.name in had]  # the converter infers shapes: don't store them
     del converted.graph.value_info[:]
@@ -232,19 +237,18 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
             f"; {plural(listed, 'weight')} still listed among the graph inputs (overridable, so never folded):"
             " Clean up’s “Weights listed as inputs” makes them constants"
         )
+    if bodies:
+        note += f"; {plural(len(bodies), 'model function')} converted too ({', '.join(bodies)})"
     return f"converted from opset {current} to {version}{note}"
 
 
-def _plain(exc: Exception) -> str:
-    """The converter's reason without its C++ file, line and assertion text; its missing
-    adapter ("No Adapter To Version $12 for Relu None") in words."""
-    text = str(exc).strip()
-    text = re.sub(r"^.*?(Assertion `[^`]*` failed: )", "", text, flags=re.S) or text
-    missing = re.search(r"No Adapter (To|From) Version \$(\d+) for (\S+)", text)
-    if missing:
-        step = "to" if missing.group(1) == "To" else "from"
-        return f"onnx's version converter can't take {missing.group(3)} {step} opset {missing.group(2)} (it has no adapter for that step)"
-    return text
+def without_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` without its functions: what the converter is given (it leaves them as
+    they are, and the checker it runs refuses a function importing an older opset)."""
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    del bare.functions[:]
+    return bare
 
 
 def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
