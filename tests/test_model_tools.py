@@ -859,3 +859,55 @@ def test_quantizing_a_float16_revision_says_it_needs_float32_weights(client, op)
         "quantize the float32 revision before it (undo the conversion, or restore that revision)"
     ), message
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 1
+
+
+def mlp_in_functions() -> onnx.ModelProto:
+    """A dynamo-style export: the MatMuls inside a model-local function, reading its inputs; the
+    weights initializers of the main graph; a float32 Constant in the body."""
+    model = onnx.parser.parse_model(
+        """
+        <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+        main (float[2, 8] x) => (float[2, 8] y) {
+          h = local.Linear (x, w1)
+          y = local.Linear (h, w2)
+        }
+        <domain: "local", opset_import: ["" : 18]>
+        Linear (X, W) => (Y) {
+          M = MatMul (X, W)
+          half = Constant <value_float: float = 0.5> ()
+          Y = Mul (M, half)
+        }
+        """
+    )
+    model.graph.node[0].name, model.graph.node[1].name = "l1", "l2"
+    rng = np.random.default_rng(0)
+    for name in ("w1", "w2"):
+        model.graph.initializer.append(nh.from_array(rng.standard_normal((8, 8)).astype(np.float32), name))
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_tools_on_a_model_of_functions_say_its_bodies_are_left_alone(client):
+    mid = upload(client, mlp_in_functions().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message == (
+        "op #1 (convert_float16): the converter leaves the bodies of model-local functions (Linear) in float32,"
+        " which the float16 values their calls now get don't fit: simplify inlines the functions first, or"
+        " node_block_list keeps their calls in float32"
+    ), message
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 400
+    assert r.get_json()["error"]["message"].endswith(
+        "; the quantizer leaves the bodies of model-local functions (Linear) as they are: simplify inlines them first"
+    )
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+    # the ways out said work: the calls kept float32, or simplify first
+    block = {"op": "convert_float16", "node_block_list": ["l1", "l2"]}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [block]})
+    assert r.status_code == 200, r.get_json()
+    for tool in ({"op": "quantize_dynamic"}, {"op": "convert_float16"}):
+        fresh = upload(client, mlp_in_functions().SerializeToString()).get_json()["id"]
+        r = client.post(f"/api/models/{fresh}/edits", json={"base": 0, "ops": [{"op": "simplify"}, tool]})
+        assert r.status_code == 200, r.get_json()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import onnx
 
 from ..errors import StudioError
+from ..onnx_io.inference import infer_isolated
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import walk_graphs
 from .calibration import calibration_samples
@@ -63,6 +64,7 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     options = {k: op.get(k) for k in ("keep_io_types", "op_block_list", "node_block_list")}
     note = keep(model, in_helper(model, "float16", options, "convert_float16: the converter failed"))
     reorder(model)
+    _check_function_bodies_fit(model)  # on the nodes in order: the converter appends its Casts
     casts = sum(len(ref.container.node) for ref in walk_graphs(model)) - nodes
     halved = sum(data_size(t) for t in weights(model, FLOAT16))
     if fed:
@@ -108,7 +110,8 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
             "bad_value",
             "quantize_dynamic: no node was quantized: none of the operators asked for reads a float "
             "weight straight from an initializer (simplify folds weights computed from constants; "
-            "cleanup with initializer_inputs makes weights listed as graph inputs constants)",
+            "cleanup with initializer_inputs makes weights listed as graph inputs constants)"
+            + _in_function_bodies(model),
         )
     # its scales and zero points are initializers that aren't graph inputs, which IR < 4 forbids
     reorder(model)
@@ -117,6 +120,42 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
         f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer, weights "
         f"{size_text(size)} -> {size_text(after)}, {len(model.graph.node) - nodes} node(s) added{note}"
     )
+
+
+def _function_names(model: onnx.ModelProto) -> str:
+    return ", ".join(dict.fromkeys(f.name for f in model.functions))
+
+
+def _in_function_bodies(model: onnx.ModelProto) -> str:
+    """What to say when nothing was quantized and the model has functions: onnxruntime's
+    quantizers work on the graphs only, and an exporter's functions (dynamo, onnxscript) hold
+    most of the model's MatMuls, reading function inputs rather than initializers."""
+    if not model.functions:
+        return ""
+    return (
+        f"; the quantizer leaves the bodies of model-local functions ({_function_names(model)}) as they are:"
+        " simplify inlines them first"
+    )
+
+
+def _check_function_bodies_fit(model: onnx.ModelProto) -> None:
+    """onnxruntime's float16 converter converts the graphs, not the bodies of model-local
+    functions: a call then gets float16 values that a float32 constant in its body meets
+    ("B has inconsistent type"). Said here in words, with the way out, rather than by the
+    checks after the edit naming a body node the person never touched."""
+    if not model.functions:
+        return
+    try:
+        infer_isolated(model, check_type=True, strict_mode=True)
+    except ValueError:
+        # onnx's words here are a cascade of "expected to have type but instead is null" per node
+        raise StudioError(
+            "bad_value",
+            f"convert_float16: the converter leaves the bodies of model-local functions ({_function_names(model)})"
+            " in float32, which the float16 values their calls now get don't fit: simplify inlines"
+            " the functions first, or node_block_list keeps their calls in float32",
+            422,
+        ) from None
 
 
 def _needs_float32(model: onnx.ModelProto) -> None:
@@ -216,7 +255,8 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError(
             "bad_value",
             "quantize_static: no node was quantized: none of the operators asked for is one onnxruntime "
-            "quantizes statically (Conv, MatMul, Gemm, Add, Mul, pooling, Relu…) with float values",
+            "quantizes statically (Conv, MatMul, Gemm, Add, Mul, pooling, Relu…) with float values"
+            + _in_function_bodies(model),
         )
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
