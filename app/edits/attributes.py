@@ -7,6 +7,7 @@ from onnx import AttributeProto
 
 from ..errors import StudioError
 from ..onnx_io.dtype_attributes import dtype_attributes
+from ..onnx_io.function_calls import called_function, declared_attributes, function_key
 from ..onnx_io.traverse import op_schema, standard_domain
 from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
 from .attribute_rules import check_attribute
@@ -29,8 +30,9 @@ from .registry import edit_op
 )
 def set_attribute(model: onnx.ModelProto, op: dict) -> str:
     """Set a node attribute's value. An existing attribute keeps its type (a value of another type
-    is refused). A new attribute takes its type from the operator schema, or from `type`
-    (an AttributeProto type name) for operators without one. Graph attributes can't be set."""
+    is refused). A new attribute takes its type from the operator schema — for a call of a
+    model-local function, from the function (an attribute it doesn't declare is refused) — or
+    from `type` (an AttributeProto type name) where neither says. Graph attributes can't be set."""
     ref, _, node, nid = find_node(model, op["node"])
     name = op["name"]
     existing = [a for a in node.attribute if a.name == name]
@@ -40,7 +42,9 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
         attr = existing[0]
         if attr.ref_attr_name:
             raise StudioError(
-                "bad_value", f"{what} refers to function attribute {attr.ref_attr_name!r}; set that instead"
+                "bad_value",
+                f"{what} takes the value of the function's attribute {attr.ref_attr_name!r}, which each call"
+                " sets (or leaves to the function's default): set it on the calls",
             )
         if "type" in op and op["type"] != AttributeProto.AttributeType.Name(attr.type):
             raise StudioError(
@@ -134,6 +138,9 @@ def dtype_by_name(node: onnx.NodeProto, name: str, value, what: str):
 
 
 def _new_attribute_type(model, container, node, name, type_name, what) -> int:
+    f = called_function({function_key(f): f for f in model.functions}, node)
+    if f is not None:
+        return _function_attribute_type(f, node, name, type_name, what)
     schema = op_schema(model, container, node)
     if schema is not None and name in schema.attributes:
         return int(schema.attributes[name].type)  # type: ignore[call-overload]  # stub: AttrType has no __int__
@@ -145,6 +152,29 @@ def _new_attribute_type(model, container, node, name, type_name, what) -> int:
     return AttributeProto.AttributeType.Value(type_name)  # one of SETTABLE_TYPES: the contract checked it
 
 
+def _function_attribute_type(f: onnx.FunctionProto, node, name: str, type_name: str | None, what: str) -> int:
+    """The type of a call's new attribute: the one the function declares (by its default, or by
+    the references to it in its body). An attribute it doesn't declare is refused."""
+    declared = {a["name"]: a for a in declared_attributes(f)}
+    if name not in declared:
+        known = ", ".join(declared) or "none"
+        raise StudioError(
+            "unknown_attribute", f"function {f.name} declares no attribute {name!r} (its attributes: {known})"
+        )
+    kind = declared[name]["type"]
+    if kind is None:
+        if type_name is None:
+            raise StudioError(
+                "missing_field", f'{what} is new and function {f.name} says nothing of its type: give its "type"'
+            )
+        return AttributeProto.AttributeType.Value(type_name)
+    if type_name is not None and AttributeProto.AttributeType.Value(type_name) != kind:
+        raise StudioError(
+            "bad_value", f"{what} is of type {AttributeProto.AttributeType.Name(kind)} in {f.name}, not {type_name}"
+        )
+    return int(kind)
+
+
 @edit_op("delete_attribute", required("node", NODE, "the node"), required("name", NAME, "the attribute's name"))
 def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
     """Remove one attribute from a node (the operator's default then applies)."""
@@ -154,5 +184,20 @@ def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
         if a.name == name:
             del node.attribute[i]
             check_attribute(ref.container, node, nid, "auto_pad")  # what may be left alone now
-            return f"deleted attribute {name!r} of {node_words(node, nid)}"
+            return f"deleted attribute {name!r} of {node_words(node, nid)}{_left_unset(model, node, name)}"
     raise StudioError("unknown_attribute", f"{node_words(node, nid)} has no attribute {name!r}", 404)
+
+
+def _left_unset(model: onnx.ModelProto, node: onnx.NodeProto, name: str) -> str:
+    """What a call's attribute deleted leaves: the function's default, or (without one) the
+    attributes of its body that refer to it unset, their operators' defaults applying."""
+    f = called_function({function_key(f): f for f in model.functions}, node)
+    if f is None:
+        return ""
+    declared = next((a for a in declared_attributes(f) if a["name"] == name), None)
+    if declared is None:
+        return ""
+    if declared["default"] is not None:
+        return f": the call takes {f.name}'s default"
+    users = ", ".join(declared["used_by"]) or "nothing in its body"
+    return f": {f.name} has no default for it, so what refers to it ({users}) is left unset and its operator's default applies"

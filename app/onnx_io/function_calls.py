@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import onnx
 
-from .traverse import walk_graphs
+from .traverse import graphs_within, subgraphs, walk_graphs
 
 
 def function_key(f: onnx.FunctionProto) -> tuple[str, str, str]:
@@ -38,3 +38,31 @@ def with_explicit_defaults(model: onnx.ModelProto) -> onnx.ModelProto:
                 if default.name not in have:
                     node.attribute.append(default)
     return model
+
+
+def declared_attributes(f: onnx.FunctionProto) -> list[dict]:
+    """A function's attributes as a call sees them: {"name", "type" (AttributeProto type number,
+    or None when neither a default nor a reference in the body says it), "default"
+    (AttributeProto or None), "used_by": ["LeakyRelu.alpha", ...] (the body's references)}."""
+    defaults = {a.name: a for a in f.attribute_proto}
+    used: dict[str, list[tuple[int, str]]] = {}
+    for g in _body_graphs(f):
+        for n in g.node:
+            for a in n.attribute:
+                if a.ref_attr_name:
+                    used.setdefault(a.ref_attr_name, []).append((a.type, f"{n.op_type}.{a.name}"))
+    out = []
+    for name in [*f.attribute, *defaults]:
+        default = defaults.get(name)
+        refs = used.get(name, [])
+        kind = default.type if default is not None else (refs[0][0] if refs else None)
+        out.append({"name": name, "type": kind, "default": default, "used_by": [r for _, r in refs]})
+    return out
+
+
+def _body_graphs(f: onnx.FunctionProto):
+    """The function's body and the graphs its nodes hold (references may sit in an If branch)."""
+    yield f
+    for n in f.node:
+        for g in subgraphs(n):
+            yield from graphs_within(g)

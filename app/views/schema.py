@@ -7,6 +7,7 @@ import onnx
 from onnx import defs
 
 from ..onnx_io.address import node_id, resolve_node
+from ..onnx_io.function_calls import declared_attributes
 from ..onnx_io.runtime_schemas import ONNX_DOMAINS, runtime_operators
 from ..onnx_io.traverse import op_schema, opset_imports, opset_version
 from .values import attribute_json
@@ -21,6 +22,24 @@ def _formal(p) -> dict:
     return {"name": p.name, "type": p.type_str, "option": option, "description": p.description}
 
 
+def _function_attributes(f: onnx.FunctionProto, nid: str) -> list[dict]:
+    """A function's attributes as a schema's: none is required (a call without one leaves what
+    refers to it unset), the type its default or its body's references give (null: neither)."""
+    out = []
+    for a in declared_attributes(f):
+        users = ", ".join(a["used_by"])
+        out.append(
+            {
+                "name": a["name"],
+                "type": None if a["type"] is None else onnx.AttributeProto.AttributeType.Name(a["type"]),
+                "required": False,
+                "default": None if a["default"] is None else attribute_json(a["default"], nid)["value"],
+                "description": f"Read by {users}." if users else "Nothing in the body reads it.",
+            }
+        )
+    return out
+
+
 def node_schema(model: onnx.ModelProto, nid: str) -> dict:
     ref, index, node = resolve_node(model, nid)
     version = opset_version(model, ref.container, node.domain)
@@ -31,12 +50,13 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
         "opset_version": version,
     }
     local = [
-        f"fn[{k}]"
+        (f"fn[{k}]", f)
         for k, f in enumerate(model.functions)
         if (f.domain, f.name, f.overload) == (node.domain, node.op_type, node.overload)
     ]
     if local:
-        out.update(known=True, kind="function", function=local[0])
+        path, f = local[0]
+        out.update(known=True, kind="function", function=path, attributes=_function_attributes(f, nid))
         return out
     schema = op_schema(model, ref.container, node)
     if schema is None:

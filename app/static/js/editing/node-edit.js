@@ -138,7 +138,8 @@ export function addAttributeForm(node, ctx) {
   const set = new Set((node.attributes || []).map((a) => a.name));
   const batch = attributeBatch(node, ctx);
   const build = (schema) => {
-    const known = schema && schema.kind === "schema";
+    // a call of a model-local function: the function's attributes are its schema's
+    const known = !!schema && (schema.kind === "schema" || (schema.kind === "function" && Array.isArray(schema.attributes)));
     const free = (known ? schema.attributes : []).filter((a) => !set.has(a.name));
     if (known && !free.length) {
       holder.replaceChildren(el("p", { class: "muted" }, schema.attributes.length
@@ -149,22 +150,26 @@ export function addAttributeForm(node, ctx) {
     const desc = el("div", { class: "ed-hint muted ed-attr-desc" });
     let nameCtl;
     let typeCtl = null;
-    const typeOf = () => (known ? (free.find((a) => a.name === nameCtl.value) || {}).type : typeCtl.value);
+    // a function attribute whose type nothing says (no default, no reference) is typed by hand
+    const chosen = () => (known ? free.find((a) => a.name === nameCtl.value) || null : null);
+    const typeOf = () => (chosen() && chosen().type) || typeCtl.value;
     const describe = () => {
       const a = known ? free.find((x) => x.name === nameCtl.value) : null;
       const type = typeOf();
       value.placeholder = (isDtypeAttribute(node, { name: nameCtl.value, type }) ? DTYPE_HINT : VALUE_HINT[type]) || "";
       const def = a && a.default !== null && a.default !== undefined ? ` Default: ${JSON.stringify(a.default, (k, v) => (typeof v === "bigint" ? v.toString() : v))}.` : "";
-      desc.textContent = a ? `${a.type}${a.required ? " · required" : ""}.${def} ${a.description || ""}`.trim() : `${type}: ${VALUE_HINT[type] || ""}`;
+      desc.textContent = a ? `${a.type || type}${a.required ? " · required" : ""}.${def} ${a.description || ""}`.trim() : `${type}: ${VALUE_HINT[type] || ""}`;
     };
+    typeCtl = select("type", ATTRIBUTE_TYPES, "INT", { "aria-label": "Attribute type" });
+    typeCtl.addEventListener("change", describe);
+    const typeField = field("Type", typeCtl);
     if (known) {
-      nameCtl = select("name", free.map((a) => [a.name, `${a.name} (${a.type}${a.required ? ", required" : ""})`]), free[0].name, { class: "mono", "aria-label": "Attribute" });
+      nameCtl = select("name", free.map((a) => [a.name, `${a.name} (${a.type || "type not declared"}${a.required ? ", required" : ""})`]), free[0].name, { class: "mono", "aria-label": "Attribute" });
     } else {
       nameCtl = textInput("name", "", { class: "mono", placeholder: "attribute name", "aria-label": "Attribute name" });
-      typeCtl = select("type", ATTRIBUTE_TYPES, "INT", { "aria-label": "Attribute type" });
-      typeCtl.addEventListener("change", describe);
     }
-    nameCtl.addEventListener("change", describe);
+    const showType = () => { typeField.hidden = known && !!(chosen() && chosen().type); };
+    nameCtl.addEventListener("change", () => { showType(); describe(); });
     const button = submit("Add attribute");
     // its value typed is one of the panel's pending changes: Add attribute saves the others with
     // it, and their Save (or Enter) saves it with theirs
@@ -177,20 +182,21 @@ export function addAttributeForm(node, ctx) {
         if (!name) throw new Error("Give the attribute a name.");
         const type = typeOf();
         const op = { op: "set_attribute", node: node.id, name, value: typedAttributeValue(node, name, type, value.value) };
-        if (!known) op.type = type;
+        if (!(chosen() && chosen().type)) op.type = type;
         return op;
       },
       discard: () => { value.value = ""; },
       settle: () => { value.value = ""; },
     };
     const { form, error } = editForm("ed-add-attr-form", [
-      known ? field("Attribute", nameCtl) : el("div", { class: "ed-grid2" }, field("Name", nameCtl), field("Type", typeCtl)),
+      el("div", { class: "ed-grid2" }, field(known ? "Attribute" : "Name", nameCtl), typeField),
       desc,
       field("Value", value),
       el("div", { class: "ed-actions" }, button),
     ], () => batch.save(entry), { id: "add-attribute" });
     Object.assign(entry, { mark: form, error });
     batch.track(entry, [value, nameCtl]);
+    showType();
     describe();
     holder.replaceChildren(form);
   };

@@ -107,7 +107,7 @@ function referenceView(attr, ctx) {
       ? el("a", { href: ctx.graphHref(graph.path), class: "mono fn-attr-link", "data-fn-attr": attr.ref_attr_name }, attr.ref_attr_name)
       : mono(attr.ref_attr_name),
     def ? el("span", { class: "muted" }, " · default ", attributeValueView(def, ctx, null))
-      : el("span", { class: "muted" }, " · no default: the caller must set it"));
+      : el("span", { class: "muted" }, " · no default: a call that doesn't set it leaves this unset (the operator's default applies)"));
 }
 
 /** The editor of an INT attribute holding a data type: a picker of the names, sending the number. */

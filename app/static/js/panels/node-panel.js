@@ -5,7 +5,7 @@
 // outputs, node metadata. Its line of the model's costs; a tree ensemble's trees, a linear
 // model's weights, an encoder's lookup table.
 import { el, clear } from "../widgets/dom.js";
-import { attributeRow } from "./attribute-view.js";
+import { attributeRow, attributeValueView } from "./attribute-view.js";
 import { nodeDeviceConfigurations } from "./device-config.js";
 import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { markdownBlock } from "../lib/markdown.js";
@@ -120,6 +120,24 @@ function deployedTime(d, ctx) {
     ` as ${d.kernel_op}${d.fused ? ` with ${d.fused.length} fused` : ""} · ${(100 * d.share).toFixed(1)} % of the run`)];
 }
 
+/** A call's attributes it leaves to the function: each default it computes with, and those
+ * without one, which leave what refers to them unset. */
+function functionDefaults(node, ctx) {
+  const box = el("div", { class: "fn-call-defaults", hidden: true });
+  const set = new Set((node.attributes || []).map((a) => a.name));
+  ctx.actions.loadSchema(node.id).then((s) => {
+    const left = (s.kind === "function" ? s.attributes || [] : []).filter((a) => !set.has(a.name));
+    if (!left.length) return;
+    box.append(el("div", { class: "muted fn-call-defaults-head" }, "Left to the function:"),
+      el("ul", { class: "fn-call-defaults-list" }, left.map((a) => el("li", { "data-fn-attr": a.name }, mono(a.name, "attr-name"), " ",
+        a.default !== null && a.default !== undefined
+          ? ["= ", attributeValueView({ name: a.name, type: a.type, value: a.default }, ctx, null), el("span", { class: "muted" }, " · its default")]
+          : el("span", { class: "muted" }, "not set, no default: what reads it takes its operator's default")))));
+    box.hidden = false;
+  }).catch(() => {});
+  return box;
+}
+
 export function renderNodePanel(root, node, ctx) {
   clear(root);
   const c = { ...ctx, selfId: node.id };
@@ -154,12 +172,13 @@ export function renderNodePanel(root, node, ctx) {
   const attrSection = section(`Attributes (${attrs.length})`,
     attrs.length ? el("div", { class: "attrs" }, attrs.map((a) => attributeRow(a, node, c)))
       : el("p", { class: "muted" }, "This node sets no attributes."));
+  if (fn) attrSection.append(functionDefaults(node, ctx));
   if (editing) {
     const add = disclosure("+ Add attribute…", () => addAttributeForm(node, c), { cls: "ed-add-attr-toggle" });
     attrSection.append(add);
     ctx.actions.loadSchema(node.id).then((s) => { // an operator whose attributes are all set (or has none)
       const set = new Set(attrs.map((a) => a.name));
-      if (s.kind === "schema" && !(s.attributes || []).some((a) => !set.has(a.name))) add.hidden = true;
+      if ((s.kind === "schema" || s.kind === "function") && !(s.attributes || []).some((a) => !set.has(a.name))) add.hidden = true;
     }).catch(() => {});
   }
   attrSection.id = "node-attributes";

@@ -1,0 +1,58 @@
+"""A call of a model-local function in the node panel: the attributes it leaves to the function
+(with the defaults it computes with), and "Add attribute" offering the function's own, typed."""
+
+from __future__ import annotations
+
+import onnx
+
+from .browser_pages import downloaded, open_model, upload, wait_revision
+
+MODEL = """
+<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+main (float[2, 4] X) => (float[2, 4] Y) {
+  H = local.Block <slope: float = 0.2> (X)
+  Y = local.Block <slope: float = 0.05, gain: float = 3.0> (H)
+}
+<domain: "local", opset_import: ["" : 18, "local" : 1]>
+Block <slope, gain: float = 2.0, note> (X) => (Y) {
+  T1 = LeakyRelu <alpha: float = @slope> (X)
+  B = Constant <value_float: float = @gain> ()
+  Y = Mul (T1, B)
+}
+"""
+
+
+def test_a_call_shows_and_sets_the_functions_attributes(page, server, artifacts):
+    model = onnx.parser.parse_model(MODEL)
+    model.graph.node[0].name = "block0"
+    mid = upload(page, server, model, "blocks.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n0")
+    panel = page.locator("#sidebar")
+    left = panel.locator(".fn-call-defaults")
+    left.wait_for()
+    assert left.locator("[data-fn-attr=gain]").text_content().replace("\u00a0", " ") == "gain = 2 · its default"
+    assert "not set, no default" in left.locator("[data-fn-attr=note]").text_content()
+    assert left.locator("[data-fn-attr=slope]").count() == 0  # the call sets it
+
+    panel.locator(".ed-add-attr-toggle").click()
+    add = panel.locator("#add-attribute")
+    names = add.locator("select[name=name]")
+    names.locator("option[value=gain]").wait_for(state="attached")
+    assert [o.strip() for o in names.locator("option").all_text_contents()] == [
+        "note (type not declared)",
+        "gain (FLOAT)",
+    ]
+    assert add.locator("select[name=type]").is_visible()  # note's type: the person's to give
+    names.select_option("gain")
+    assert not add.locator("select[name=type]").is_visible()  # the function says FLOAT
+    assert "Default: 2." in add.locator(".ed-attr-desc").text_content()
+    add.locator("input[name=value]").fill("5")
+    add.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "function-call-attributes.png"))
+    add.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    [gain] = [a for a in downloaded(page, server, mid).graph.node[0].attribute if a.name == "gain"]
+    assert gain.type == onnx.AttributeProto.FLOAT and gain.f == 5.0
+    # set now: no longer left to the function
+    panel.locator(".fn-call-defaults [data-fn-attr=note]").wait_for()
+    assert panel.locator(".fn-call-defaults [data-fn-attr=gain]").count() == 0

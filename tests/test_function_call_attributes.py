@@ -1,0 +1,101 @@
+"""A call of a model-local function sets the function's attributes: the ones it declares are
+offered with their types (the function is the call's schema), others are refused, and what a
+deleted one leaves is said."""
+
+from __future__ import annotations
+
+import onnx
+from testkit import upload
+
+MODEL = """
+<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+main (float[2, 4] X) => (float[2, 4] Y) {
+  H = local.Block <slope: float = 0.2> (X)
+  Y = local.Block <slope: float = 0.05, gain: float = 3.0> (H)
+}
+<domain: "local", opset_import: ["" : 18, "local" : 1]>
+Block <slope, gain: float = 2.0, note> (X) => (Y) {
+  T1 = LeakyRelu <alpha: float = @slope> (X)
+  B = Constant <value_float: float = @gain> ()
+  Y = Mul (T1, B)
+}
+"""
+
+
+def model_id(client) -> str:
+    return upload(client, onnx.parser.parse_model(MODEL).SerializeToString()).get_json()["id"]
+
+
+def post(client, mid: str, op: dict, base: int = 0):
+    return client.post(f"/api/models/{mid}/edits", json={"base": base, "ops": [op]})
+
+
+def test_a_calls_schema_is_its_functions_attributes(client):
+    mid = model_id(client)
+    schema = client.get(f"/api/models/{mid}/schema?node=n0").get_json()
+    assert schema["kind"] == "function" and schema["function"] == "fn[0]"
+    assert schema["attributes"] == [
+        {
+            "name": "slope",
+            "type": "FLOAT",
+            "required": False,
+            "default": None,
+            "description": "Read by LeakyRelu.alpha.",
+        },
+        {
+            "name": "note",
+            "type": None,
+            "required": False,
+            "default": None,
+            "description": "Nothing in the body reads it.",
+        },
+        {
+            "name": "gain",
+            "type": "FLOAT",
+            "required": False,
+            "default": 2.0,
+            "description": "Read by Constant.value_float.",
+        },
+    ]
+
+
+def test_a_calls_new_attribute_takes_the_functions_type(client):
+    mid = model_id(client)
+    r = post(client, mid, {"op": "set_attribute", "node": "n0", "name": "gain", "value": 5})
+    assert r.status_code == 200, r.get_json()
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    [gain] = [a for a in model.graph.node[0].attribute if a.name == "gain"]
+    assert gain.type == onnx.AttributeProto.FLOAT and gain.f == 5.0
+    # another type than the function's is refused; so is a name it doesn't declare
+    r = post(client, mid, {"op": "set_attribute", "node": "n1", "name": "note", "value": 1, "type": "INT"}, 1)
+    assert r.status_code == 200, r.get_json()  # nothing says note's type: the caller's
+    r = post(client, mid, {"op": "set_attribute", "node": "n0", "name": "bogus", "value": 1.0, "type": "FLOAT"}, 2)
+    assert r.status_code == 400
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (set_attribute): function Block declares no attribute 'bogus' (its attributes: slope, note, gain)"
+    )
+    r = post(client, mid, {"op": "set_attribute", "node": "n1", "name": "note", "value": 1.5}, 2)
+    assert r.status_code == 400  # exists as an INT now: 1.5 is refused
+
+
+def test_a_reference_in_the_body_says_where_it_is_set(client):
+    mid = model_id(client)
+    r = post(client, mid, {"op": "set_attribute", "node": "fn[0]/n0", "name": "alpha", "value": 0.3})
+    assert r.status_code == 400
+    assert r.get_json()["error"]["message"].endswith(
+        "takes the value of the function's attribute 'slope', which each call sets (or leaves to the"
+        " function's default): set it on the calls"
+    )
+
+
+def test_deleting_a_calls_attribute_says_what_it_leaves(client):
+    mid = model_id(client)
+    r = post(client, mid, {"op": "delete_attribute", "node": "n1", "name": "gain"})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(": the call takes Block's default")
+    r = post(client, mid, {"op": "delete_attribute", "node": "n1", "name": "slope"}, 1)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(
+        ": Block has no default for it, so what refers to it (LeakyRelu.alpha) is left unset and its operator's"
+        " default applies"
+    )
