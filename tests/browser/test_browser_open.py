@@ -229,12 +229,15 @@ def test_a_model_is_deleted_from_the_models_page_after_asking(page, server, arti
     gone = upload(page, server, tiny_cnn(), "gone.onnx")
     page.goto(server + "/")
     row = page.locator(f"#models-table tr[data-model-id='{gone['id']}']")
-    row.locator(".delete-model").click()
+    row.get_by_role("button", name="Delete gone.onnx").click()  # each row's button names its model
     dialog = page.locator("dialog#delete-model")
     dialog.wait_for()
     assert "gone.onnx" in dialog.text_content() and "can't be undone" in dialog.text_content()
     page.screenshot(path=str(artifacts / "delete-model.png"))
-    dialog.locator(".modal-close").click()  # asked, and said no: nothing happens
+    # the safe answer has the focus: Enter keeps the model
+    assert page.evaluate("() => document.activeElement.classList.contains('modal-close')")
+    page.keyboard.press("Enter")
+    dialog.wait_for(state="detached")
     assert row.count() == 1
     row.locator(".delete-model").click()
     page.locator("dialog#delete-model .confirm-delete").click()

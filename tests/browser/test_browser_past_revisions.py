@@ -46,7 +46,7 @@ def test_history_views_an_earlier_revision_read_only_and_comes_back(page, server
     assert hash_params(page)["at"] == "1" and "rev" not in hash_params(page)
     banner = page.locator("#past-revision")
     assert banner.is_visible()
-    assert "Revision 1" in banner.text_content() and "now at revision 3" in banner.text_content()
+    assert "Revision 1" in banner.text_content() and "edits go on from revision 3" in banner.text_content()
     assert page.locator("#btn-undo").is_disabled() and page.locator("#btn-redo").is_disabled()
     # the history says which revision is on screen and which is current
     page.wait_for_selector("#history-list[data-ready=true]")

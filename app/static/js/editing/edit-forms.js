@@ -133,6 +133,36 @@ export function editForm(cls, children, action, attrs = {}) {
   return { form, error };
 }
 
+const FIELD = "input:not([type=hidden]):not([type=checkbox]):not([type=file]), select, textarea";
+
+/** An opened form's first field focused and the form scrolled into view (it may open below
+ * the window's edge on a laptop); a form built once its data arrives, when it arrives, while
+ * the focus is still on the button that opened it. */
+function bringIn(/** @type {HTMLElement} */ body, /** @type {HTMLElement} */ opener) {
+  const first = /** @type {HTMLElement | null} */ (body.querySelector(FIELD));
+  body.scrollIntoView({ block: "nearest" });
+  if (first) {
+    first.focus({ preventScroll: true });
+    return;
+  }
+  const later = new MutationObserver(() => {
+    if (body.hidden || !body.querySelector(FIELD)) return;
+    later.disconnect();
+    if (document.activeElement === opener) bringIn(body, opener);
+  });
+  later.observe(body, { childList: true, subtree: true });
+}
+
+/** Escape in an open form closes it (a field's own Escape, putting its value back, first). */
+function closesOnEscape(/** @type {HTMLElement} */ body, /** @type {() => void} */ close) {
+  body.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented || body.hidden) return;
+    e.preventDefault();
+    e.stopPropagation(); // not the page's Escape too, which would close the whole panel
+    close();
+  });
+}
+
 /**
  * A button that opens (and closes) a panel below it holding what `build()` returns; built on
  * first open. Returns the wrapper element (.ed-disclosure).
@@ -147,12 +177,10 @@ export function disclosure(label, build, { cls = "", open = false, title = "" } 
     body.hidden = !opened;
     toggle.setAttribute("aria-expanded", opened ? "true" : "false");
     toggle.classList.toggle("active", opened);
-    if (opened) {
-      const first = body.querySelector("input:not([type=hidden]):not([type=checkbox]), select, textarea");
-      if (first) first.focus({ preventScroll: true });
-    }
+    if (opened && body.isConnected) bringIn(body, toggle);
   };
   toggle.addEventListener("click", () => set(body.hidden));
+  closesOnEscape(body, () => { set(false); toggle.focus(); });
   if (open) set(true);
   return wrap;
 }
@@ -335,10 +363,13 @@ export function actionBar(items, { cls = "" } = {}) {
       b.classList.add("active");
       b.setAttribute("aria-expanded", "true");
       area.append(item.build());
-      const first = area.querySelector("input:not([type=checkbox]):not([type=file]), select, textarea");
-      if (first) first.focus({ preventScroll: true });
+      bringIn(area, b);
     });
     return b;
+  });
+  closesOnEscape(area, () => {
+    const b = buttons.find((x) => x.dataset.action === openKey);
+    if (b) { b.click(); b.focus(); }
   });
   bar.append(...buttons);
   return el("div", { class: `ed-actionbar ${cls}`.trim() }, bar, area);

@@ -269,9 +269,9 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
         go(consumers[consumerIndex]);
       };
       tensorBar.append(
-        el("button", { type: "button", class: "btn btn-small tb-prev", title: "Previous consumer", onclick: () => step(-1) }, "‹"),
+        el("button", { type: "button", class: "btn btn-small tb-prev", title: "Previous consumer", "aria-label": "Previous consumer", onclick: () => step(-1) }, "‹"),
         pos,
-        el("button", { type: "button", class: "btn btn-small tb-next", title: "Next consumer", onclick: () => step(1) }, "›"));
+        el("button", { type: "button", class: "btn btn-small tb-next", title: "Next consumer", "aria-label": "Next consumer", onclick: () => step(1) }, "›"));
     }
   }
 
@@ -307,7 +307,15 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       go(first.box || `group:${first.group.id}`);
       return true;
     }
-    if (!group && (!start || !state.model.boxes.has(start))) return false;
+    if (!start) {
+      // nothing selected yet: the keys start where a reader does, at the graph's first input
+      const boxes = [...state.model.boxes.values()].filter((b) => view.drawnIdOf(b.id));
+      const first = boxes.find((b) => b.kind === "input") || boxes.find((b) => b.kind === "node");
+      if (!first) return false;
+      selectBox(first.id, { reveal: true });
+      return true;
+    }
+    if (!group && !state.model.boxes.has(start)) return false;
     const step = group ? arrowStep(view.neighboursOfGroup(group.id), start, key, lastChoice, xOf, readsShapeOnly)
       : arrowStep(view.neighbours(), view.shownBoxOf(start), key, lastChoice, xOf, readsShapeOnly);
     if (step) {
@@ -342,11 +350,13 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       if (view.traceOn) toggleTrace();
     } else if (!mod && !e.altKey && e.key === "t") toggleTrace();
     else if (!mod && !e.altKey && (e.key === "e" || e.key === "Enter")) {
+      // Enter that presses a focused button or link is that control's, never the drawing's too
+      if (e.key === "Enter" && /** @type {Element} */ (e.target).closest("button, a, summary, select")) return;
       const sel = state.selection;
       const subgraphs = sel && sel.kind === "node" && state.model && state.model.nodeById.has(sel.id) ? subgraphsOf(state.model.nodeById.get(sel.id)) : null;
       if (sel && sel.kind === "group" && !busy()) view.toggle(sel.id);
-      // as a double-click on its box (not when Enter presses a focused button or link)
-      else if (e.key === "Enter" && subgraphs && subgraphs.length && !/** @type {Element} */ (e.target).closest("button, a, summary")) window.location.hash = buildHash(subgraphs[0], null);
+      // as a double-click on its box
+      else if (e.key === "Enter" && subgraphs && subgraphs.length) window.location.hash = buildHash(subgraphs[0], null);
     } else if (!mod && (e.key === "+" || e.key === "=" || e.key === "-")) {
       const { w, h } = view.view.viewportSize();
       const { x, y, k } = view.view.view;

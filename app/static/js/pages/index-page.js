@@ -231,7 +231,7 @@ async function loadModels() {
         el("td", { class: "num" }, formatBytes(m.disk_bytes)),
         el("td", { class: "muted date-cell" }, formatDate(m.created)),
         el("td", { class: "actions-cell" },
-          el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", onclick: () => confirmDelete(m) }, "Delete"))));
+          el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", "aria-label": `Delete ${m.name || m.id}`, onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
     shown = { count: models && models.length ? models.length : 0, diskBytes, otherBytes: otherBytes || 0 };
@@ -275,6 +275,8 @@ function confirmDelete(m) {
     el("p", {}, `${name} and its whole history of edits will be removed from this server. `
       + "Download what you want to keep first: this can't be undone."),
     error);
+  // the safe answer has the focus: Enter, Enter must not remove a model and its history
+  /** @type {HTMLElement | null} */ (dialog.querySelector(".modal-close"))?.focus();
   yes.addEventListener("click", async () => {
     yes.disabled = true;
     try {

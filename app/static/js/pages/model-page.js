@@ -457,8 +457,10 @@ function renderPastBanner() {
     title: `Make what revision ${s.revision} holds the current model again: a new revision after ${s.head}, which stays in the history`,
   }, "Restore it");
   restore.addEventListener("click", () => restoreRevision(s.revision));
-  const words = `, as it was: read-only. The model is now at revision ${s.head}; edits, undo and redo start there.`;
-  banner.append(el("span", { class: "past-words", title: `Revision ${s.revision}${words}` }, el("strong", {}, `Revision ${s.revision}`), words), restore, back);
+  // short enough for a laptop's drawing column (the longer words cut off what mattered at 1024 px)
+  const words = `, read-only: edits go on from revision ${s.head}.`;
+  const title = `Revision ${s.revision}, as it was: read-only. The model is now at revision ${s.head}; edits, undo and redo start there.`;
+  banner.append(el("span", { class: "past-words", title }, el("strong", {}, `Revision ${s.revision}`), words), restore, back);
 }
 
 /** "Restore it" (the banner, History): what revision `rev` holds becomes the head, as a new

@@ -29,7 +29,7 @@ export function renderHeatLegend(root, metric, heat, turnOff, asked = []) {
   root.append(
     el("div", { class: "heat-legend-head" },
       el("strong", {}, `${metricLabel(metric)} per box`),
-      el("button", { type: "button", class: "tool tool-icon heat-off", title: "Colour by op kind again", onclick: turnOff }, "×")),
+      el("button", { type: "button", class: "tool tool-icon heat-off", title: "Colour by op kind again", "aria-label": "Stop colouring by this cost", onclick: turnOff }, "×")),
     el("ol", { class: "heat-scale" }, steps),
     el("div", { class: "heat-notes muted" },
       none ? "" : el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),

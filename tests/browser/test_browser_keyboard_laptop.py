@@ -1,0 +1,88 @@
+"""A laptop window and the keyboard (QA pass 12): the drawing entered by Tab and ↓, Enter on a
+button that is only that button's, edit forms that open in view and close with Escape, the
+toolbar readable at 1024 px."""
+
+from __future__ import annotations
+
+from .browser_models import tiny_cnn
+from .browser_pages import hash_params, open_model, upload
+
+
+def active(page) -> str:
+    """The focused element, as `tag#id.class data-action`."""
+    return page.evaluate(
+        "() => { const a = document.activeElement; return `${a.tagName.toLowerCase()}#${a.id}"
+        ".${a.className} ${a.dataset.action || ''}`; }"
+    )
+
+
+def test_the_drawing_is_entered_by_tab_then_arrow(page, server):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid)
+    page.focus("#graph")
+    ring = page.evaluate("() => getComputedStyle(document.getElementById('graph')).boxShadow")
+    assert ring != "none", ring  # focus shows on the drawing
+    page.keyboard.press("ArrowDown")  # nothing selected: the first input
+    page.wait_for_function("() => location.hash.includes('input=')")
+    assert hash_params(page)["input"] == "input"
+    page.keyboard.press("ArrowDown")  # then along the lines, as ever
+    page.wait_for_function("() => location.hash.includes('node=')")
+
+
+def test_enter_on_a_button_does_not_also_fold_the_selected_group(page, server):
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid)
+    group = page.locator("#graph g[data-group-id]").first
+    gid = group.get_attribute("data-group-id")
+    open_model(page, server, mid, f"#path=&group={gid}")
+    frame = page.locator(f"#graph g[data-group-id='{gid}']")
+    before = frame.get_attribute("data-collapsed")
+    page.focus("#btn-history")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#sidebar[data-panel=history]")
+    page.wait_for_timeout(300)  # a fold would be drawn by now
+    assert page.locator(f"#graph g[data-group-id='{gid}']").get_attribute("data-collapsed") == before
+
+
+def test_edit_forms_open_in_view_and_close_with_escape(page, server, artifacts):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n0")
+    insert = page.locator("#sidebar [data-action=insert-after]")
+    insert.click()
+    field = page.locator("#sidebar .ed-action-area input").first
+    field.wait_for()
+    assert page.evaluate("() => document.activeElement.closest('.ed-action-area') !== null")
+    page.keyboard.type("Rel")
+    page.keyboard.press("Escape")
+    page.locator("#sidebar .ed-action-area").wait_for(state="hidden")
+    assert "insert-after" in active(page)  # back on the button that opened it
+    assert hash_params(page)["node"]  # the node panel stays: Escape closed the form only
+    # "+ Add attribute…" far down the panel: its form is brought into the window, its field focused
+    page.locator("#sidebar .ed-add-attr-toggle").click()
+    value = page.locator("#add-attribute select[name=name], #add-attribute input[name=name]").first
+    value.wait_for()
+    page.wait_for_function("() => document.activeElement.closest('#add-attribute') !== null")
+    box = page.locator("#add-attribute").bounding_box()
+    assert box and box["y"] + 40 < 720, box
+    page.screenshot(path=str(artifacts / "add-attribute-in-view.png"))
+    page.keyboard.press("Escape")
+    page.locator("#add-attribute").wait_for(state="hidden")
+    assert "ed-add-attr-toggle" in active(page)
+
+
+def test_the_toolbar_at_1024_keeps_the_name_and_draws_nothing_over_undo(page, server, artifacts):
+    page.set_viewport_size({"width": 1024, "height": 768})
+    mid = upload(page, server, tiny_cnn(), "my_company_llama3_8b_instruct_finetuned_qdq_int8_v2.onnx")["id"]
+    open_model(page, server, mid)
+    page.locator("#model-validity:not([hidden])").wait_for()
+    name = page.locator("#model-name").bounding_box()
+    assert name and name["width"] >= 100, name  # was 0 px: which model is open, unsaid
+    title = page.locator(".toolbar-title").bounding_box()
+    undo = page.locator("#btn-undo").bounding_box()
+    assert title and undo and title["x"] + title["width"] <= undo["x"], (title, undo)
+    for badge in ("#model-revision", "#model-validity"):
+        b = page.locator(badge).bounding_box()
+        assert b and b["x"] + b["width"] <= title["x"] + title["width"] + 0.5, (badge, b, title)
+    page.screenshot(path=str(artifacts / "toolbar-1024.png"), clip={"x": 0, "y": 0, "width": 1024, "height": 60})
