@@ -8,7 +8,10 @@ the same values in raw_data and in float_data, or in a blob of the store and in 
 file, are no change. Every field takes part: a node's op, domain,
 inputs, outputs, attributes of every type (subgraphs diffed recursively, their changes named by
 path), doc strings and metadata; the graphs' inputs, outputs and value_info; the model's fields,
-opsets, metadata and functions.
+opsets, metadata and functions. Model-local functions match by (domain, name, overload); a body
+is diffed as a graph is (its nodes listed with ids under "fn[k]", each side's own k), and a
+function's own fields (inputs, outputs, attributes and their defaults, opsets, doc string,
+metadata, value_info) are named.
 """
 
 from __future__ import annotations
@@ -85,19 +88,33 @@ class _Diff:
     # ---------------------------------------------------------------- nodes
     def graphs(self, old: onnx.GraphProto, new: onnx.GraphProto, old_path: str, new_path: str) -> list[str]:
         """Diff two graphs' nodes into self.nodes; answer the graph-level field changes."""
-        pairs, removed, added = match_nodes(list(old.node), list(new.node))
+        self.body(old.node, new.node, old_path, new_path)
+        changes = []
+        for field in ("name", "doc_string"):
+            if getattr(old, field) != getattr(new, field):
+                changes.append(f"{field}: {_short(getattr(old, field))} → {_short(getattr(new, field))}")
+        changes += [f"value_info {c}" for c in _named_changes(old.value_info, new.value_info)]
+        changes += [f"metadata {c}" for c in _props_changes(old.metadata_props, new.metadata_props)]
+        return changes
+
+    def body(self, old_nodes, new_nodes, old_path: str, new_path: str) -> dict[str, int]:
+        """Diff the nodes of two graphs or function bodies into self.nodes (their ids under the
+        paths given, each side's own); answer how many were added, removed and changed there,
+        inside their subgraphs included."""
+        before = {k: len(v) for k, v in self.nodes.items()}
+        pairs, removed, added = match_nodes(list(old_nodes), list(new_nodes))
         for i in removed:
-            n = old.node[i]
+            n = old_nodes[i]
             self.nodes["removed"].append({"node": node_id(old_path, i), "name": n.name, "op_type": n.op_type})
         for j in added:
-            n = new.node[j]
+            n = new_nodes[j]
             self.nodes["added"].append({"node": node_id(new_path, j), "name": n.name, "op_type": n.op_type})
         for i, j in pairs:
-            if old.node[i].SerializeToString() == new.node[j].SerializeToString():
+            if old_nodes[i].SerializeToString() == new_nodes[j].SerializeToString():
                 continue  # the common case, and the quick way to see it
-            fields = self.node_fields(old.node[i], new.node[j], node_id(old_path, i), node_id(new_path, j))
+            fields = self.node_fields(old_nodes[i], new_nodes[j], node_id(old_path, i), node_id(new_path, j))
             if fields:
-                n = new.node[j]
+                n = new_nodes[j]
                 self.nodes["changed"].append(
                     {
                         "node": node_id(new_path, j),
@@ -107,13 +124,39 @@ class _Diff:
                         "fields": fields,
                     }
                 )
-        changes = []
-        for field in ("name", "doc_string"):
-            if getattr(old, field) != getattr(new, field):
-                changes.append(f"{field}: {_short(getattr(old, field))} → {_short(getattr(new, field))}")
-        changes += [f"value_info {c}" for c in _named_changes(old.value_info, new.value_info)]
-        changes += [f"metadata {c}" for c in _props_changes(old.metadata_props, new.metadata_props)]
-        return changes
+        return {k: len(v) - before[k] for k, v in self.nodes.items()}
+
+    def functions(self, old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
+        """The model-local functions added, removed (by name) and changed, matched by (domain,
+        name, overload): each changed one's body diffed as a graph's is (its nodes into
+        self.nodes, with ids under "fn[k]", each side's own index) and its own fields named."""
+        old_at = _function_indices(old)
+        new_at = _function_indices(new)
+        changed = []
+        for key, j in new_at.items():
+            i = old_at.get(key)
+            if i is None:
+                continue
+            f, g = old.functions[i], new.functions[j]
+            if f.SerializeToString(deterministic=True) == g.SerializeToString(deterministic=True):
+                continue
+            nodes = self.body(f.node, g.node, f"fn[{i}]", f"fn[{j}]")
+            fields = _function_fields(f, g, self.reads)
+            if fields or any(nodes.values()):
+                changed.append(
+                    {
+                        "function": _function_label(key),
+                        "path": f"fn[{j}]",
+                        "other": f"fn[{i}]",
+                        "fields": fields,
+                        "nodes": nodes,
+                    }
+                )
+        return {
+            "added": [_function_label(k) for k in new_at if k not in old_at],
+            "removed": [_function_label(k) for k in old_at if k not in new_at],
+            "changed": changed,
+        }
 
     def node_fields(self, a: onnx.NodeProto, b: onnx.NodeProto, a_id: str, b_id: str) -> list[str]:
         fields = []
@@ -156,6 +199,61 @@ class _Diff:
                 fields.append(f"subgraph {label}: {inner} node(s) added, removed or changed")
             fields += [f"subgraph {label}: {c}" for c in graph_changes]
         return fields
+
+
+def _function_indices(model: onnx.ModelProto) -> dict[tuple[str, str, str], int]:
+    """(domain, name, overload) -> the index of the function defining it (the first, if twice)."""
+    at: dict[tuple[str, str, str], int] = {}
+    for k, f in enumerate(model.functions):
+        at.setdefault((f.domain, f.name, f.overload), k)
+    return at
+
+
+def _function_label(key: tuple[str, str, str]) -> str:
+    """How the diff names a function: "local.fns.Block", with its overload "local.fns.Block:fp16"."""
+    domain, name, overload = key
+    return ".".join(filter(None, (domain, name))) + (f":{overload}" if overload else "")
+
+
+def _default_words(a: AttributeProto | None, declared: bool) -> str:
+    if a is not None:
+        return f"default {_attr_words(a)}"
+    return "no default" if declared else "(none)"
+
+
+def _function_fields(f: onnx.FunctionProto, g: onnx.FunctionProto, reads) -> list[str]:
+    """A function's own fields that changed, a line each: its inputs, outputs, attributes (each
+    one declared, with or without a default, and its default's value), opsets, doc string,
+    metadata and value_info. Its body's nodes are diffed as nodes, elsewhere."""
+    fields = []
+    for field in ("input", "output"):
+        if list(getattr(f, field)) != list(getattr(g, field)):
+            fields.append(f"{field}s: {list(getattr(f, field))} → {list(getattr(g, field))}")
+    old_defaults = {a.name: a for a in f.attribute_proto}
+    new_defaults = {a.name: a for a in g.attribute_proto}
+    old_names = [*f.attribute, *(n for n in old_defaults if n not in f.attribute)]
+    new_names = [*g.attribute, *(n for n in new_defaults if n not in g.attribute)]
+    for name in [*old_names, *(n for n in new_names if n not in old_names)]:
+        x, y = old_defaults.get(name), new_defaults.get(name)
+        if x is not None and y is not None:
+            differs = _attr_differs(x, y, reads)
+        else:  # declared on one side only, or a default on one side only
+            differs = x is not y or (name in old_names) != (name in new_names)
+        if differs:
+            before = _default_words(x, name in old_names)
+            after = _default_words(y, name in new_names)
+            fields.append(f"attribute {name}: {before} → {after}")
+    old_ops = {o.domain: o.version for o in f.opset_import}
+    new_ops = {o.domain: o.version for o in g.opset_import}
+    for domain in [*old_ops, *(d for d in new_ops if d not in old_ops)]:
+        if old_ops.get(domain) != new_ops.get(domain):
+            before, after = (str(v) if v is not None else "(none)" for v in (old_ops.get(domain), new_ops.get(domain)))
+            fields.append(f"opset {domain or 'ai.onnx'}: {before} → {after}")
+    if f.doc_string != g.doc_string:
+        fields.append(f"doc_string: {_short(f.doc_string)} → {_short(g.doc_string)}")
+    fields += [f"metadata {c}" for c in _props_changes(f.metadata_props, g.metadata_props)]
+    fields += [f"value_info {c}" for c in _named_changes(f.value_info, g.value_info)]
+    return fields
 
 
 def match_nodes(old: list[onnx.NodeProto], new: list[onnx.NodeProto]):
@@ -303,13 +401,7 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -
         model["opset_import"] = list(opsets)
     if graph_changes:
         model["graph"] = graph_changes
-    old_fn = {(f.domain, f.name, f.overload): f.SerializeToString(deterministic=True) for f in old.functions}
-    new_fn = {(f.domain, f.name, f.overload): f.SerializeToString(deterministic=True) for f in new.functions}
-    functions = {
-        "added": [".".join(filter(None, k[:2])) for k in new_fn if k not in old_fn],
-        "removed": [".".join(filter(None, k[:2])) for k in old_fn if k not in new_fn],
-        "changed": [".".join(filter(None, k[:2])) for k in old_fn if k in new_fn and old_fn[k] != new_fn[k]],
-    }
+    functions = d.functions(old, new)
     training = [t.SerializeToString(deterministic=True) for t in old.training_info] != [
         t.SerializeToString(deterministic=True) for t in new.training_info
     ]

@@ -1,8 +1,11 @@
 // The compare panel (toolbar "Compare"): pick a revision of this model or another model, and see
 // what differs from the model on screen (GET .../diff): counts, the changed nodes with each
 // field's value on both sides, the added and removed nodes, tensors, inputs and outputs,
-// metadata and model fields. The drawing marks added and changed boxes (model-page.js); each
-// node in the lists links to it, and Previous/Next step through them on the drawing.
+// metadata and model fields, and the model-local functions: each changed one's own fields
+// (attributes and their defaults, opsets, doc string...) and its body's nodes, listed with the
+// other nodes ("in function local.fns.Block"). The drawing marks added and changed boxes
+// (model-page.js), a function body's when it is on screen; each node in the lists links to it
+// (opening its function or subgraph), and Previous/Next step through those of the graph on screen.
 import { el, clear } from "../widgets/dom.js";
 import { breakable, breakableFormula, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
@@ -76,16 +79,79 @@ function nodeLink(ctx, id, label) {
   return el("a", { class: "compare-node", href: ctx.nodeHref(graphPathOf(id), id), "data-node": id }, breakable(label || id));
 }
 
-function changedItem(c, ctx) {
+const FUNCTION_ROOT = /^fn\[\d+\]$/;
+
+/** Where a node of a function body is, in words: "in function local.fns.Block", and the
+ * subgraph inside it ("· n1/then_branch"); null for a node of another graph. `side`: "path" for
+ * an id of the side on screen (added, changed), "other" for one of the other side (removed). */
+export function functionPlace(id, functions, side) {
+  const segs = String(id).split("/");
+  if (segs.length < 2 || !FUNCTION_ROOT.test(segs[0])) return null;
+  const fn = ((functions && functions.changed) || []).find((f) => typeof f === "object" && f[side] === segs[0]);
+  const inner = segs.slice(1, -1).join("/");
+  return `in function ${fn ? fn.function : segs[0]}${inner ? ` · ${inner}` : ""}`;
+}
+
+function placeNote(id, d, side) {
+  const place = functionPlace(id, d.functions, side);
+  return place ? [" ", el("span", { class: "muted compare-place" }, place)] : [];
+}
+
+/** A table of change lines: field, before, now ("attribute alpha: 0.1 → 0.3"). */
+function fieldsTable(lines, words = (f) => f) {
+  return el("table", { class: "compare-fields" },
+    el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
+    el("tbody", {}, lines.map((line) => {
+      const [field, before, now] = splitChange(line);
+      // a line with no before and now ("metadata 'k' = 'v' added", "subgraph body: 2 node(s)
+      // added…") across the row, not squeezed into the field's column
+      if (!before && !now && field === line) return el("tr", {}, el("td", { colspan: "3" }, breakable(words(line))));
+      // long names wrap at their separators ("/", ".", "_") before anywhere else
+      return el("tr", {}, el("td", {}, words(field)), el("td", { class: "compare-before" }, breakable(before)), el("td", { class: "compare-now" }, breakable(now)));
+    })));
+}
+
+function changedItem(c, ctx, d) {
   return el("li", { class: "compare-changed", "data-node": c.node },
-    el("div", {}, nodeLink(ctx, c.node, nodeLabel(c.name, c.node)), " ", mono(c.op_type)),
-    el("table", { class: "compare-fields" },
-      el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
-      el("tbody", {}, c.fields.map((line) => {
-        const [field, before, now] = splitChange(line);
-        // long names wrap at their separators ("/", ".", "_") before anywhere else
-        return el("tr", {}, el("td", {}, field), el("td", { class: "compare-before" }, breakable(before)), el("td", { class: "compare-now" }, breakable(now)));
-      }))));
+    el("div", {}, nodeLink(ctx, c.node, nodeLabel(c.name, c.node)), " ", mono(c.op_type), ...placeNote(c.node, d, "path")),
+    fieldsTable(c.fields));
+}
+
+/** A function's own field as a person names it: "doc_string" -> "doc string", "opset ai.onnx"
+ * -> "opset ai.onnx", "inputs" -> "inputs". */
+function functionFieldWords(field) {
+  return field.replace(/^doc_string$/, "doc string").replace(/^value_info\b/, "value info");
+}
+
+/** "its body: 1 node changed, 2 added" (the nodes themselves are in the node lists above). */
+function bodyWords(nodes) {
+  if (!nodes) return "";
+  const parts = [
+    nodes.changed ? `${plural(nodes.changed, "node")} changed` : "",
+    nodes.added ? `${plural(nodes.added, "node")} added` : "",
+    nodes.removed ? `${plural(nodes.removed, "node")} removed` : "",
+  ].filter(Boolean);
+  return parts.length ? `its body: ${parts.join(", ")} (in the node lists above)` : "";
+}
+
+/** The Functions section: each function added or removed, and each changed one with a link
+ * opening its body, how many of its body's nodes changed and its own fields before and now. */
+function functionsSection(fns, ctx) {
+  if (!fns) return null;
+  const items = [
+    ...(fns.added || []).map((name) => el("li", { "data-function": name }, mono(name), " added (its nodes are not listed)")),
+    ...(fns.removed || []).map((name) => el("li", { "data-function": name }, mono(name), " removed (its nodes are not listed)")),
+    ...(fns.changed || []).map((c) => {
+      if (typeof c === "string") return el("li", {}, `${c} changed`); // an older server's answer
+      const body = bodyWords(c.nodes);
+      const open = ctx.graphHref ? el("a", { class: "compare-function", href: ctx.graphHref(c.path), title: `open the body of ${c.function} (${c.path})` }, breakable(c.function)) : mono(c.function);
+      return el("li", { class: "compare-function-changed", "data-function": c.function, "data-path": c.path },
+        el("div", {}, open, " changed"),
+        body ? el("div", { class: "muted" }, body) : null,
+        c.fields.length ? fieldsTable(c.fields, functionFieldWords) : el("div", { class: "muted" }, "its own fields (inputs, outputs, attributes, opsets, doc string, metadata) are the same"));
+    }),
+  ];
+  return items.length ? section("Functions", el("ul", { class: "compare-lines", id: "compare-functions" }, items)) : null;
 }
 
 function pairs(title, obj, words) {
@@ -199,6 +265,24 @@ function costsSection(d, ctx, sideName) {
   return sec;
 }
 
+/** ", 1 function changed, 1 added" after the node counts (a function's own fields can change
+ * with no node of it changing). */
+function functionCounts(fns) {
+  if (!fns) return "";
+  const [changed, added, removed] = [fns.changed, fns.added, fns.removed].map((l) => (l || []).length);
+  const parts = [changed ? `${plural(changed, "function")} changed` : "", added ? `${plural(added, "function")} added` : "", removed ? `${plural(removed, "function")} removed` : ""].filter(Boolean);
+  return parts.length ? `; ${parts.join(", ")}` : "";
+}
+
+/** What Previous/Next step through: the changed and added nodes of the graph on screen; where
+ * they are all elsewhere (a function body, a subgraph), that the lists open them. */
+function stepWords(n, ctx) {
+  const here = ctx.graph ? ctx.graph.path ?? "" : null;
+  const ids = [...n.changed, ...n.added].map((x) => x.node);
+  if (here === null || !ids.length || ids.some((id) => graphPathOf(id) === here)) return "through the changed and added nodes on the drawing";
+  return "none of the changed or added nodes is in the graph on screen: a node's link below opens its graph";
+}
+
 function result(root, d, ctx) {
   const n = d.nodes;
   // another model of this one's name (a copy uploaded again) by its id too, as the picker names it
@@ -207,25 +291,26 @@ function result(root, d, ctx) {
   const stepper = el("div", { class: "ed-row compare-step" },
     el("button", { type: "button", class: "btn btn-small", id: "compare-prev", onclick: () => ctx.actions.stepCompare(-1) }, "‹ Previous"),
     el("button", { type: "button", class: "btn btn-small", id: "compare-next", onclick: () => ctx.actions.stepCompare(1) }, "Next ›"),
-    el("span", { class: "muted" }, "through the changed and added nodes on the drawing"));
+    el("span", { class: "muted", id: "compare-step-note" }, stepWords(n, ctx)));
   root.append(...[
     el("p", { class: "compare-summary", id: "compare-summary" }, d.same ? "The two are the same model."
       : d.same_content ? "The two hold the same model: only how its tensors are stored differs (raw bytes or typed fields, inside the file or beside it)." : [
       `From ${sideName(d.from)} to ${sideName(d.to)}: `,
       `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
+      functionCounts(d.functions),
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
       ` (${d.ms} ms).`].join("")),
     n.changed.length || n.added.length ? el("div", { class: "compare-legend" },
       el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")) : null,
     n.changed.length || n.added.length ? stepper : null,
     ctx.actions.loadStatsOf ? costsSection(d, ctx, sideName) : null,
-    n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx)))) : null,
-    n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", {}, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type))))) : null,
-    n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, nodeLabel(r.name, r.node), " ", mono(r.op_type))))) : null,
+    n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx, d)))) : null,
+    n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", { "data-node": a.node }, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type), ...placeNote(a.node, d, "path"))))) : null,
+    n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, nodeLabel(r.name, r.node), " ", mono(r.op_type), ...placeNote(r.node, d, "other"))))) : null,
     pairs("Tensors", d.tensors, (x) => x),
     pairs("Graph inputs", d.inputs, (x) => x),
     pairs("Graph outputs", d.outputs, (x) => x),
-    pairs("Functions", d.functions, (x) => x),
+    functionsSection(d.functions, ctx),
     metadataLines(d.metadata),
     modelLines(d.model)].filter((x) => x !== null));
 }
