@@ -5,7 +5,7 @@ toolbar readable at 1024 px."""
 from __future__ import annotations
 
 from .browser_models import tiny_cnn
-from .browser_pages import hash_params, open_model, upload
+from .browser_pages import hash_params, open_model, upload, wait_revision
 
 
 def active(page) -> str:
@@ -86,3 +86,27 @@ def test_the_toolbar_at_1024_keeps_the_name_and_draws_nothing_over_undo(page, se
         b = page.locator(badge).bounding_box()
         assert b and b["x"] + b["width"] <= title["x"] + title["width"] + 0.5, (badge, b, title)
     page.screenshot(path=str(artifacts / "toolbar-1024.png"), clip={"x": 0, "y": 0, "width": 1024, "height": 60})
+
+
+def test_the_keyboard_keeps_its_place_after_a_save_and_an_undo(page, server):
+    """Saved by Enter, the panel is drawn anew: the focus is back on the field saved, so the next
+    Tab goes on from there; Undo pressed by Enter keeps its focus (it is disabled meanwhile)."""
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n1")
+    field = page.locator("#sidebar .attr[data-attr=alpha] input[name=value]")
+    field.focus()
+    field.fill("0.2")
+    page.keyboard.press("Enter")
+    wait_revision(page, 1)
+    page.wait_for_function("() => document.activeElement.closest('.attr[data-attr=alpha]') !== null")
+    assert page.evaluate("() => document.activeElement.name") == "value"
+    page.keyboard.press("Control+a")
+    page.keyboard.type("0.3")
+    page.keyboard.press("Enter")
+    wait_revision(page, 2)
+    page.focus("#btn-undo")
+    page.keyboard.press("Enter")
+    wait_revision(page, 1)
+    page.wait_for_function("() => document.activeElement.id === 'btn-undo'")
+    page.keyboard.press("Enter")  # again, without going back to it
+    wait_revision(page, 0)

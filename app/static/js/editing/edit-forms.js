@@ -98,6 +98,7 @@ export function linkRefusalNodes(href, shown = nowhere) {
  */
 export async function runForm(form, errorBox, action) {
   const controls = [...form.querySelectorAll("input, button, textarea, select")].filter((c) => !c.disabled);
+  const focused = document.activeElement; // disabled, it loses the focus: given back after a refusal
   controls.forEach((c) => { c.disabled = true; });
   showError(errorBox, "");
   form.classList.add("pending");
@@ -116,6 +117,8 @@ export async function runForm(form, errorBox, action) {
   } finally {
     form.classList.remove("pending");
     controls.forEach((c) => { if (c.isConnected) c.disabled = false; });
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (lost && focused instanceof HTMLElement && focused.isConnected && controls.includes(focused)) focused.focus({ preventScroll: true });
   }
 }
 

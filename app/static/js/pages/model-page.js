@@ -16,12 +16,16 @@ import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
 import { referenceCause } from "../lib/reference-words.js";
 import { linkRefusalNodes } from "../editing/edit-forms.js";
+import { keepFocus } from "../widgets/focus-keeper.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
 const heatLegendEl = $("heat-legend");
 const messageEl = $("graph-message");
 const sidebar = $("sidebar");
+// the keyboard's place in the sidebar and the toolbar kept across their redraws (a Save, Undo)
+const sidebarFocus = keepFocus(sidebar);
+const toolbarFocus = keepFocus(/** @type {HTMLElement} */ (document.querySelector(".toolbar")));
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
 const waitPill = $("wait-status"); // "Saving…", "Undoing…" while an answer is slow (wait.js)
@@ -164,6 +168,7 @@ function setBusy(busy) {
   state.busy = busy;
   document.body.classList.toggle("busy", busy);
   renderToolbar();
+  if (!busy) toolbarFocus.restore(); // Undo pressed by Enter: disabled meanwhile, focused again
 }
 
 // ------------------------------------------------------------------ selection + sidebar
@@ -365,6 +370,7 @@ function drawSidebar(panels) {
   const own = !box && tensor === null && !group;
   if (own && OWN_PANELS.includes(state.panel)) sidebar.dataset.panel = state.panel;
   sidebar.scrollTop = scroll;
+  sidebarFocus.restore();
   buttons.model.classList.toggle("active", !box && tensor === null && !OWN_PANELS.includes(state.panel));
   if (buttons.history) buttons.history.classList.toggle("active", !box && tensor === null && state.panel === "history");
   buttons.compare.classList.toggle("active", !box && tensor === null && state.panel === "compare");
