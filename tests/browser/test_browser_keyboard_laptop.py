@@ -110,3 +110,50 @@ def test_the_keyboard_keeps_its_place_after_a_save_and_an_undo(page, server):
     page.wait_for_function("() => document.activeElement.id === 'btn-undo'")
     page.keyboard.press("Enter")  # again, without going back to it
     wait_revision(page, 0)
+
+
+def test_a_long_model_name_elsewhere_does_not_push_the_panel_past_the_sidebar(page, server):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    upload(page, server, tiny_cnn(), "my_company_llama3_8b_instruct_finetuned_qdq_int8_v2_with_more.onnx")
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid)
+    page.locator("#sidebar button", has_text="Reference cases").click()
+    page.locator("#ref-copy-from option").nth(1).wait_for(state="attached")
+    widths = page.evaluate(
+        "() => { const s = document.getElementById('sidebar'); return [s.scrollWidth, s.clientWidth]; }"
+    )
+    assert widths[0] <= widths[1], widths  # nothing cut off at the right, out of reach
+
+
+def test_find_results_show_names_whole_and_tell_a_screen_reader_which_is_active(page, server):
+    import onnx
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    names = [
+        "model.layers.20.self_attn.q_proj.MatMul_with_a_long_tail_1928",
+        "model.layers.20.self_attn.q_proj.weight_x",
+    ]
+    x = h.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name=names[0]), h.make_node("Relu", ["a"], ["y"], name=names[1])]
+    y = h.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    model = h.make_model(h.make_graph(nodes, "g", [x], [y]), opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    mid = upload(page, server, model, "long.onnx")["id"]
+    open_model(page, server, mid)
+    page.keyboard.press("/")
+    page.keyboard.type("q_proj")
+    first = page.locator("#search-results li").first
+    first.wait_for()
+    page.wait_for_function("() => document.querySelectorAll('#search-results li').length === 2")
+    for name_el in page.locator("#search-results .sr-name").all():
+        # the whole name on at most two lines: nothing cut at its end, where such names differ
+        assert name_el.evaluate("n => n.scrollHeight <= n.clientHeight + 1 && n.scrollWidth <= n.clientWidth + 1")
+        assert name_el.text_content() in names
+    field = page.locator("#search-input")
+    assert field.get_attribute("aria-activedescendant") == first.get_attribute("id")
+    page.keyboard.press("ArrowDown")
+    second = page.locator("#search-results li").nth(1)
+    assert field.get_attribute("aria-activedescendant") == second.get_attribute("id")
+    assert second.get_attribute("aria-selected") == "true" and first.get_attribute("aria-selected") == "false"

@@ -183,12 +183,15 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       const why = r.kind === "node" ? (r.why !== "name" ? r.why : "")
         : r.kind === "tensor" ? [r.why, uses >= 0 ? `${uses} consumer${uses === 1 ? "" : "s"}` : ""].filter(Boolean).join(", ")
           : "";
+      const label = r.kind === "node" ? nodeLabel(r.name, r.node) : r.name || r.path;
       const item = el("li", {
-        class: `search-result${here ? "" : " sr-elsewhere"}`, role: "option", "data-kind": r.kind, "data-path": r.path,
+        class: `search-result${here ? "" : " sr-elsewhere"}`, role: "option", id: `search-result-${i}`, "aria-selected": "false",
+        "data-kind": r.kind, "data-path": r.path,
         "data-result": r.kind === "node" ? r.node : null, "data-result-tensor": r.kind === "tensor" ? r.name : null,
       },
       el("span", { class: "sr-op" }, r.kind === "node" ? r.op_type : r.kind),
-      el("span", { class: "sr-name" }, r.kind === "node" ? nodeLabel(r.name, r.node) : r.name || r.path),
+      // on two lines rather than cut at its end, where exported names differ ("…q_proj.weight")
+      el("span", { class: "sr-name", title: label }, label),
       why ? el("span", { class: "sr-why", title: why }, why) : null,
       place ? el("span", { class: "sr-where" }, el("span", { class: "sr-place", title: place }, place)) : null);
       item.addEventListener("mousedown", (e) => e.preventDefault());
@@ -199,9 +202,15 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
   }
 
   function markActive() {
-    [...results.children].forEach((li, i) => li.classList.toggle("active", i === active));
+    [...results.children].forEach((li, i) => {
+      li.classList.toggle("active", i === active);
+      li.setAttribute("aria-selected", i === active ? "true" : "false");
+    });
     const li = results.children[active];
     if (li) li.scrollIntoView({ block: "nearest" });
+    // a screen reader follows the active result while the focus stays in the field (combobox)
+    if (li) input.setAttribute("aria-activedescendant", li.id);
+    else input.removeAttribute("aria-activedescendant");
   }
 
   /** Go to the active result: select it in the graph on screen, or open its graph with it selected; the list closes. */
