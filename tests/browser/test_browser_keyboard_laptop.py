@@ -157,3 +157,28 @@ def test_find_results_show_names_whole_and_tell_a_screen_reader_which_is_active(
     second = page.locator("#search-results li").nth(1)
     assert field.get_attribute("aria-activedescendant") == second.get_attribute("id")
     assert second.get_attribute("aria-selected") == "true" and first.get_attribute("aria-selected") == "false"
+
+
+def test_compare_with_an_unrelated_model_lists_the_first_nodes_then_all_on_asking(page, server):
+    import onnx
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    x = h.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = h.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    nodes = [h.make_node("Relu", ["x" if k == 0 else f"t{k}"], [f"t{k + 1}" if k < 119 else "y"]) for k in range(120)]
+    chain = h.make_model(h.make_graph(nodes, "chain", [x], [y]), opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(chain)
+    other = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    mid = upload(page, server, chain, "chain.onnx")["id"]
+    open_model(page, server, mid)
+    page.click("#btn-compare")
+    picker = page.locator("#compare-with")
+    picker.locator(f"option[value='model:{other}']").wait_for(state="attached")
+    picker.select_option(f"model:{other}")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    added = page.locator("#compare-added li")
+    assert added.count() == 50
+    more = page.locator("#sidebar .compare-more", has_text="Show all 120")
+    more.click()
+    assert added.count() == 120 and more.count() == 0

@@ -10,7 +10,7 @@ import { el, clear } from "../widgets/dom.js";
 import { breakable, breakableFormula, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
-import { nodeLabel } from "../lib/format.js";
+import { formatInteger, nodeLabel } from "../lib/format.js";
 import { revisionChoice } from "./history-panel.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
@@ -283,6 +283,22 @@ function stepWords(n, ctx) {
   return "none of the changed or added nodes is in the graph on screen: a node's link below opens its graph";
 }
 
+// a comparison with an unrelated model adds every one of its nodes: thousands of items (a
+// 242,000 px panel) — the first ones, then the rest on asking
+const LIST_FIRST = 50;
+
+/** A list of `items` drawn by `render`: the first LIST_FIRST, then a button for the others. */
+function cappedList(tag, attrs, items, render) {
+  const list = el(tag, attrs, items.slice(0, LIST_FIRST).map(render));
+  if (items.length <= LIST_FIRST) return list;
+  const more = el("button", { type: "button", class: "linklike compare-more" }, `Show all ${formatInteger(items.length)}`);
+  more.addEventListener("click", () => {
+    list.append(...items.slice(LIST_FIRST).map(render));
+    more.remove();
+  });
+  return el("div", {}, list, more);
+}
+
 function result(root, d, ctx) {
   const n = d.nodes;
   // another model of this one's name (a copy uploaded again) by its id too, as the picker names it
@@ -304,9 +320,9 @@ function result(root, d, ctx) {
       el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")) : null,
     n.changed.length || n.added.length ? stepper : null,
     ctx.actions.loadStatsOf ? costsSection(d, ctx, sideName) : null,
-    n.changed.length ? section("Changed nodes", el("ol", { class: "compare-list", id: "compare-changed" }, n.changed.map((c) => changedItem(c, ctx, d)))) : null,
-    n.added.length ? section("Added nodes", el("ul", { class: "compare-list", id: "compare-added" }, n.added.map((a) => el("li", { "data-node": a.node }, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type), ...placeNote(a.node, d, "path"))))) : null,
-    n.removed.length ? section("Removed nodes", el("ul", { class: "compare-list", id: "compare-removed" }, n.removed.map((r) => el("li", {}, nodeLabel(r.name, r.node), " ", mono(r.op_type), ...placeNote(r.node, d, "other"))))) : null,
+    n.changed.length ? section("Changed nodes", cappedList("ol", { class: "compare-list", id: "compare-changed" }, n.changed, (c) => changedItem(c, ctx, d))) : null,
+    n.added.length ? section("Added nodes", cappedList("ul", { class: "compare-list", id: "compare-added" }, n.added, (a) => el("li", { "data-node": a.node }, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type), ...placeNote(a.node, d, "path")))) : null,
+    n.removed.length ? section("Removed nodes", cappedList("ul", { class: "compare-list", id: "compare-removed" }, n.removed, (r) => el("li", {}, nodeLabel(r.name, r.node), " ", mono(r.op_type), ...placeNote(r.node, d, "other")))) : null,
     pairs("Tensors", d.tensors, (x) => x),
     pairs("Graph inputs", d.inputs, (x) => x),
     pairs("Graph outputs", d.outputs, (x) => x),
