@@ -162,3 +162,24 @@ def test_a_second_model_in_one_upload_is_refused_not_kept_as_data(client):
     assert r.get_json()["error"]["code"] == "several_models"
     assert "'b.onnx' is a model too" in r.get_json()["error"]["message"]
     assert client.get("/api/models").get_json()["models"] == []
+
+
+def test_a_weight_is_said_to_be_in_a_data_file_only_when_the_model_has_one(client, tmp_path):
+    """The store keeps every big tensor as a blob of its own (its graph says "studio:tensor/…"):
+    an embedded model's weight is still inline as the person has it, and is not called external."""
+    path, big = model_with_external(tmp_path)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.write(path, "m.onnx")
+        z.write(tmp_path / "weights" / "w.bin", "weights/w.bin")
+    zipped = upload(client, buf.getvalue(), "bundle.zip").get_json()["id"]
+    embedded = small_model()
+    embedded.graph.initializer.append(numpy_helper.from_array(big, "E"))
+    inline = upload(client, embedded.SerializeToString(), "inline.onnx").get_json()["id"]
+
+    def external(mid: str) -> bool:
+        graph = client.get(f"/api/models/{mid}/graph").get_json()
+        return next(t for t in graph["initializers"] if t["name"] == "E")["external"]
+
+    assert external(zipped) is True
+    assert external(inline) is False

@@ -8,6 +8,7 @@ import onnx
 from onnx import AttributeProto, numpy_helper
 
 from ..onnx_io.address import encode_attr, subgraph_path
+from ..onnx_io.external import TENSOR_PREFIX
 from ..onnx_io.limits import MAX_DATA_DEPTH
 
 MAX_LIST_ITEMS = 4096  # longer attribute lists are cut; the item count is still reported
@@ -93,13 +94,23 @@ def value_info_json(vi: onnx.ValueInfoProto, types: dict | None = None) -> dict:
     return out
 
 
+def in_data_file(t: onnx.TensorProto) -> bool:
+    """Is `t` in an external data file of the model as the person has it? A big tensor of an
+    embedded model is external in the stored graph too, but in the store's own blob (its
+    location "studio:tensor/…"): the model they uploaded and download holds it inline."""
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        return False
+    location = next((e.value for e in t.external_data if e.key == "location"), "")
+    return not location.startswith(TENSOR_PREFIX)
+
+
 def tensor_brief(t: onnx.TensorProto, ref: str) -> dict:
     out = {
         "name": t.name,
         "dtype": dtype_name(t.data_type),
         "shape": list(t.dims),
         "ref": ref,
-        "external": t.data_location == onnx.TensorProto.EXTERNAL,
+        "external": in_data_file(t),
     }
     if t.doc_string:
         out["doc_string"] = text(t.doc_string)
@@ -154,7 +165,7 @@ def sparse_brief(st: onnx.SparseTensorProto, ref: str) -> dict:
         "sparse": True,
         "indices": {"dtype": dtype_name(st.indices.data_type), "shape": list(st.indices.dims)},
     }
-    if st.values.data_location == onnx.TensorProto.EXTERNAL or st.indices.data_location == onnx.TensorProto.EXTERNAL:
+    if in_data_file(st.values) or in_data_file(st.indices):
         out["external"] = True
     if st.values.doc_string:
         out["doc_string"] = text(st.values.doc_string)

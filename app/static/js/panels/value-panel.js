@@ -230,7 +230,8 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   root.append(el("header", { class: "panel-head" },
     el("div", { class: "panel-kicker" }, kind),
     el("h2", { class: "panel-title mono" }, name),
-    facts.inferred && !facts.valueInfo ? el("div", { class: "panel-subtitle" }, tag("type inferred")) : null));
+    // an initializer's type is its own, never inference's (the Type section says so too)
+    facts.inferred && !facts.valueInfo && !(facts.initializer && facts.initializer.dtype) ? el("div", { class: "panel-subtitle" }, tag("type inferred")) : null));
   root.append(typeSection(name, facts));
   root.append(...docAndMetadata(name, facts));
   const quant = quantizationSection(name, graph, ctx);
