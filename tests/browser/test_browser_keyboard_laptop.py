@@ -182,3 +182,27 @@ def test_compare_with_an_unrelated_model_lists_the_first_nodes_then_all_on_askin
     more = page.locator("#sidebar .compare-more", has_text="Show all 120")
     more.click()
     assert added.count() == 120 and more.count() == 0
+
+
+def test_the_side_panel_hides_for_a_wide_drawing_and_stays_hidden(page, server, artifacts):
+    page.set_viewport_size({"width": 1024, "height": 768})
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid)
+    before = page.locator("#graph").bounding_box()
+    page.keyboard.press("p")
+    page.locator("#sidebar").wait_for(state="hidden")
+    page.wait_for_function("() => document.getElementById('graph').getBoundingClientRect().width > 1000")
+    toggle = page.get_by_role("button", name="Show the side panel")
+    assert toggle.get_attribute("aria-expanded") == "false"
+    page.screenshot(path=str(artifacts / "side-panel-hidden-1024.png"))
+    page.reload()  # the choice is kept for the next page
+    page.wait_for_selector("#graph[data-state=ready]")
+    assert page.locator("#sidebar").is_hidden()
+    toggle.click()
+    page.locator("#sidebar").wait_for()
+    page.keyboard.press("p")
+    page.locator("#sidebar").wait_for(state="hidden")
+    page.click("#btn-history")  # a toolbar panel asked for shows the side panel again
+    page.locator("#sidebar[data-panel=history]").wait_for()
+    after = page.locator("#graph").bounding_box()
+    assert before and after and abs(after["width"] - before["width"]) < 1

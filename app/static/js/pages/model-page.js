@@ -931,10 +931,12 @@ async function step(direction) {
 
 buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
-buttons.model.addEventListener("click", () => { state.panel = "model"; selectBox(null); });
-if (buttons.history) buttons.history.addEventListener("click", () => { state.panel = "history"; selectBox(null); });
-buttons.compare.addEventListener("click", () => { state.panel = "compare"; selectBox(null); });
-buttons.run.addEventListener("click", () => { state.panel = "run"; selectBox(null); });
+// a toolbar panel asked for is shown, the side panel too if it was hidden
+const openPanel = (panel) => { state.panel = panel; showPanel(true); selectBox(null); };
+buttons.model.addEventListener("click", () => openPanel("model"));
+if (buttons.history) buttons.history.addEventListener("click", () => openPanel("history"));
+buttons.compare.addEventListener("click", () => openPanel("compare"));
+buttons.run.addEventListener("click", () => openPanel("run"));
 buttons.text.addEventListener("click", async () => {
   if (!state.summary || state.dataFile) return;
   const { openTextView } = await sidebarPanels();
@@ -969,6 +971,24 @@ window.addEventListener("hashchange", async () => {
   }
 });
 
+// ------------------------------------------------------------------ the side panel hidden
+
+const workspace = /** @type {HTMLElement} */ (document.querySelector(".workspace"));
+const panelToggle = $("sidebar-toggle");
+const PANEL_HIDDEN_KEY = "onnx-studio.panel-hidden"; // kept for the next page: a laptop's choice
+
+function showPanel(shown) {
+  workspace.classList.toggle("panel-hidden", !shown);
+  panelToggle.textContent = shown ? "›" : "‹";
+  panelToggle.setAttribute("aria-expanded", shown ? "true" : "false");
+  const words = shown ? "Hide the side panel" : "Show the side panel";
+  panelToggle.setAttribute("aria-label", words);
+  panelToggle.title = `${words} (p)`;
+  try { localStorage.setItem(PANEL_HIDDEN_KEY, shown ? "" : "1"); } catch { /* private mode: this page only */ }
+}
+panelToggle.addEventListener("click", () => showPanel(workspace.classList.contains("panel-hidden")));
+try { if (localStorage.getItem(PANEL_HIDDEN_KEY)) showPanel(false); } catch { /* nothing kept */ }
+
 document.addEventListener("keydown", (e) => {
   const t = /** @type {HTMLElement} */ (e.target);
   if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
@@ -979,6 +999,7 @@ document.addEventListener("keydown", (e) => {
   else if (!mod && e.key === "Escape") selectBox(null);
   else if (!mod && !e.altKey && e.key === "f") view.fit();
   else if (!mod && !e.altKey && e.key === "Home") view.home();
+  else if (!mod && !e.altKey && e.key === "p") showPanel(workspace.classList.contains("panel-hidden"));
 });
 
 // ------------------------------------------------------------------ start
