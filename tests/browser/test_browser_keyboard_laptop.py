@@ -206,3 +206,22 @@ def test_the_side_panel_hides_for_a_wide_drawing_and_stays_hidden(page, server, 
     page.locator("#sidebar[data-panel=history]").wait_for()
     after = page.locator("#graph").bounding_box()
     assert before and after and abs(after["width"] - before["width"]) < 1
+
+
+def test_the_heat_legend_and_the_tensor_bar_stack_without_covering_each_other(page, server, artifacts):
+    page.set_viewport_size({"width": 1024, "height": 768})
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid)
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.click("#costs .cost-heat button[data-metric=flops]")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    page.evaluate("() => { location.hash = '#path=&tensor=conv1.weight'; }")
+    bar = page.locator("#tensor-bar:not([hidden])")
+    bar.wait_for()
+    a, b = legend.bounding_box(), bar.bounding_box()
+    assert a and b and (a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]), (a, b)
+    # the bar's controls on one line, whatever the tensor's name
+    buttons = [bar.locator(sel).bounding_box() for sel in (".tb-name", ".tb-next")]
+    assert buttons[0] and buttons[1] and abs(buttons[0]["y"] - buttons[1]["y"]) < 12, buttons
+    page.screenshot(path=str(artifacts / "heat-legend-and-tensor-bar.png"))

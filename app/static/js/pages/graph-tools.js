@@ -263,14 +263,14 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
     clear(tensorBar);
     tensorBar.hidden = false;
     const go = (id) => view.reveal(id);
-    tensorBar.append(el("span", { class: "tb-name mono" }, name));
+    tensorBar.append(el("span", { class: "tb-name mono", title: name }, name));
     if (producer) {
       tensorBar.append(el("span", { class: "muted" }, " from "),
-        el("button", { type: "button", class: "linklike tb-producer", title: "Show the producer", onclick: () => go(producer) }, label(producer)));
+        el("button", { type: "button", class: "linklike tb-producer", title: `Show the producer: ${label(producer)}`, onclick: () => go(producer) }, label(producer)));
     }
     tensorBar.append(el("span", { class: "muted" }, ` → ${consumers.length} consumer${consumers.length === 1 ? "" : "s"}`));
     if (consumers.length) {
-      const pos = el("span", { class: "tb-pos" }, consumerIndex >= 0 ? `${consumerIndex + 1} / ${consumers.length}` : "");
+      const pos = el("span", { class: "tb-pos" }, `${consumerIndex >= 0 ? consumerIndex + 1 : "–"} / ${consumers.length}`);
       const step = (d) => {
         consumerIndex = (consumerIndex + d + consumers.length) % consumers.length;
         pos.textContent = `${consumerIndex + 1} / ${consumers.length}`;
