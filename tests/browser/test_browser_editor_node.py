@@ -368,3 +368,29 @@ def test_a_float_past_any_double_is_refused_on_the_page(page, server):
     attr.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert downloaded(page, server, summary["id"]).graph.node[1].attribute[0].f == float("inf")
+
+
+def test_an_unnamed_inserted_node_joins_its_neighbours_group(page, server, artifacts):
+    """Inserted after /features/act1/LeakyRelu without a name, a Relu is named in that scope
+    (/features/act1/Relu): the drawing puts it inside the features group, beside its neighbour,
+    not below the group with its edges running out and back in (QA pass 12)."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    panel.locator("#node-edit [data-action=insert-after]").click()
+    form = panel.locator(".ed-insert-after")
+    assert "/features/act1/<operator>" in form.locator("input[name=name]").get_attribute("placeholder")
+    form.locator("input[name=op_type]").fill("Relu")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    model = downloaded(page, server, summary["id"])
+    assert model.graph.node[2].op_type == "Relu" and model.graph.node[2].name == "/features/act1/Relu"
+    inside = page.evaluate(
+        """() => {
+          const frame = document.querySelector('#graph g[data-group-id="/features"]').getBoundingClientRect();
+          const box = document.querySelector('#graph [data-node-id=n2]').getBoundingClientRect();
+          return box.top >= frame.top && box.bottom <= frame.bottom && box.left >= frame.left && box.right <= frame.right;
+        }"""
+    )
+    assert inside
+    page.screenshot(path=str(artifacts / "insert-in-scope.png"))

@@ -339,6 +339,10 @@ function insertForm(node, ctx, where) {
   const tensorCtl = where === "before"
     ? select("tensor", inputs.map((n) => [n, n]), inputs[0], { class: "mono", "aria-label": "Input to insert on" })
     : null;
+  // unnamed, the new node goes in this node's name scope (its group in the drawing): drawn
+  // beside it, not outside the group with its edges running out and back in
+  const scope = (node.scope || []).at(-1) || "";
+  if (scope) name.placeholder = `optional: ${scope}/<operator> by default`;
   const explain = where === "after"
     ? ["This node's output becomes ", el("code", {}, `${node.outputs[0]}_pre`), "; the new node reads it and writes ", el("code", {}, node.outputs[0]),
       ", so every reader (and a graph output) keeps its name; a graph output takes the new node's type. Deleting the new node with Reconnect puts it back."]
@@ -361,6 +365,7 @@ function insertForm(node, ctx, where) {
     if (graph.path) insert.graph = graph.path;
     if (domain.value.trim() && domain.value.trim() !== "ai.onnx") insert.domain = domain.value.trim();
     if (name.value.trim()) insert.name = name.value.trim();
+    else if (scope) insert.name = freeNodeName(graph, `${scope}/${insert.op_type}`);
     const base = (name.value.trim() || insert.op_type).toLowerCase();
     const more = readsWithConstants(extra.value, { graph, dtype: ctx.model && ctx.model.types.get(insert.tensor)?.dtype, base, entry, first: 1 });
     if (more.reads.length) insert.inputs = more.reads;
@@ -377,6 +382,14 @@ function insertForm(node, ctx, where) {
     await ctx.actions.edit([...more.constants, insert], { selection });
   });
   return form;
+}
+
+/** `base`, or `base_1`, `base_2`…: the first name no node of `graph` (graph JSON) has. */
+function freeNodeName(graph, base) {
+  const taken = new Set((graph.nodes || []).map((n) => n.name));
+  let name = base;
+  for (let k = 1; taken.has(name); k += 1) name = `${base}_${k}`;
+  return name;
 }
 
 /** `base`, or `base_1`, `base_2`…: the first name no value of `graph` (graph JSON) has, nor `also`. */
