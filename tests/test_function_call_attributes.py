@@ -99,3 +99,15 @@ def test_deleting_a_calls_attribute_says_what_it_leaves(client):
         ": Block has no default for it, so what refers to it (LeakyRelu.alpha) is left unset and its operator's"
         " default applies"
     )
+
+
+def test_deleting_the_node_writing_a_functions_output_says_so(client):
+    mid = model_id(client)
+    r = post(client, mid, {"op": "delete_node", "node": "fn[0]/n2"})
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (delete_node): node fn[0]/n2 (Mul) writes 'Y', an output of function Block: nothing"
+        " would compute it (reconnect gives it the node's first input instead)"
+    )
+    r = post(client, mid, {"op": "delete_node", "node": "fn[0]/n2", "reconnect": True})
+    assert r.status_code == 200, r.get_json()

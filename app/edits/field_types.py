@@ -16,6 +16,9 @@ NULL = Null()
 NAME = String(min_length=1, label="a non-empty name")
 NODE = String(min_length=1, label='a node id ("n3", "n3/body/n0") or a node name unique in the model')
 GRAPH_PATH = String(label='a graph path ("" the main graph, "n3/body", "fn[0]", ...)')
+# the main graph or a body held by a node at any depth, not a model function's (whose values
+# are its callers' to type and name: edits.bodies.graph_at refuses one)
+BODY_PATH = String(label='a graph path ("" the main graph, or a body: "n3/body", "n2/then_branch/n0/body")')
 DTYPE = Enum(
     tuple(n for n, v in onnx.TensorProto.DataType.items() if v != onnx.TensorProto.UNDEFINED),
     label="a tensor element type name (FLOAT, INT64, FLOAT16, ...)",

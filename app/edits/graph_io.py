@@ -13,7 +13,7 @@ from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
 from .batch_end import LateLine
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, positional_words, where
-from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, SHAPE, TENSOR_VALUE
+from .field_types import BODY_PATH, BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
 from .jsontypes import optional, required
 from .locate import main_graph_value
 from .names import fresh_name, rename_in_graph
@@ -182,7 +182,7 @@ def _cast_inside(model: onnx.ModelProto, name: str, was: int, now: int, places: 
     required("tensor", NAME, "the tensor to output"),
     optional("dtype", DTYPE | NULL, "its element type, when it can't be inferred (null: infer it)"),
     optional("shape", SHAPE, "its shape, with dtype (null or absent: unknown rank)"),
-    optional("graph", GRAPH_PATH, 'the graph: the main graph, or a body ("n3/then_branch")', default=""),
+    optional("graph", BODY_PATH, 'the graph: the main graph, or a body ("n3/then_branch")', default=""),
     optional("replace", NAME | NULL, "an output of that graph the tensor takes the place of (needed in a body)"),
 )
 def add_output(model: onnx.ModelProto, op: dict) -> str:
@@ -287,7 +287,7 @@ def _add_scan_output(model: onnx.ModelProto, body, vi: onnx.ValueInfoProto) -> s
 @edit_op(
     "remove_output",
     required("name", NAME, "the graph output"),
-    optional("graph", GRAPH_PATH, "the graph: the main graph (a body's outputs are only replaced)", default=""),
+    optional("graph", BODY_PATH, "the graph: the main graph (a body's outputs are only replaced)", default=""),
 )
 def remove_output(model: onnx.ModelProto, op: dict) -> str:
     """Remove a graph output (the tensor and its producer stay). The last output can't go. A

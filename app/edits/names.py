@@ -12,7 +12,7 @@ from ..onnx_io.address import resolve_graph
 from ..onnx_io.causes import graph_words
 from ..onnx_io.traverse import graphs_within, subgraphs, walk_graphs
 from .bodies import defines, graph_at, where
-from .field_types import GRAPH_PATH, NAME, NODE, STRING
+from .field_types import BODY_PATH, NAME, NODE, STRING
 from .jsontypes import optional, required
 from .locate import find_node, node_words
 from .registry import edit_op
@@ -119,7 +119,7 @@ def fresh_name(model: onnx.ModelProto, base: str, taken: set[str] | None = None)
     "rename_tensor",
     required("from", NAME, "the tensor's name"),
     required("to", NAME, "a name no tensor has yet"),
-    optional("graph", GRAPH_PATH, 'the graph it is a value of: the main graph, or a body ("n3/body")', default=""),
+    optional("graph", BODY_PATH, 'the graph it is a value of: the main graph, or a body ("n3/body")', default=""),
 )
 def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
     """Rename a tensor (value) of the main graph, or with `graph` of a body (an If branch, a Loop

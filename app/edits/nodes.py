@@ -10,7 +10,7 @@ from ..onnx_io.traverse import op_schema
 from .arity import check_input_count, count_range
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
 from .domains import import_domain, new_node
-from .field_types import ATTRIBUTE_VALUE, BOOLEAN, GRAPH_PATH, NAME, NODE, NULL, STRING
+from .field_types import ATTRIBUTE_VALUE, BODY_PATH, BOOLEAN, NAME, NODE, NULL, STRING
 from .jsontypes import Array, Map, optional, required
 from .locate import find_node, node_words
 from .names import all_names, captures, fresh_name, rename_captures, rename_in_graph
@@ -103,6 +103,16 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
         _drop_value_info(g, dst)
         rename_in_graph(g, dst, src)
         return desc + f"; readers of {dst!r} now read {src!r}" + _retyped(model, ref, src, src_type)
+    if isinstance(g, onnx.FunctionProto):
+        # said here: the checks after the edit would name a node of another function, the
+        # first to call this one, whose input no longer has a type
+        outputs = [x for x in node.output if x and x in g.output]
+        if outputs:
+            raise StudioError(
+                "bad_value",
+                f"delete_node: {node_words(node, nid)} writes {', '.join(map(repr, outputs))}, an output of function"
+                f" {g.name}: nothing would compute it (reconnect gives it the node's first input instead)",
+            )
     del g.node[idx]
     return desc
 
@@ -164,7 +174,7 @@ def _rename_in_function(f: onnx.FunctionProto, old: str, new: str) -> None:
         Array(NODE, min_items=1, label="a non-empty array of node ids") | NULL,
         "only these readers of `tensor` read the new output (null or absent: all of them)",
     ),
-    optional("graph", GRAPH_PATH, 'the graph it goes in: the main graph, or a body ("n3/body")', default=""),
+    optional("graph", BODY_PATH, 'the graph it goes in: the main graph, or a body ("n3/body")', default=""),
 )
 def insert_node(model: onnx.ModelProto, op: dict) -> str:
     """Insert a node of any operator onto the edge carrying `tensor` in the main graph or, with

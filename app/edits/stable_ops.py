@@ -14,7 +14,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.address import recorded_address
-from .field_types import GRAPH_PATH, NODE
+from .field_types import BODY_PATH, GRAPH_PATH, NODE
 from .jsontypes import Array, JsonType, OneOf
 from .locate import find_node
 from .registry import EditOp
@@ -29,7 +29,7 @@ def stable_op(entry: EditOp, model: onnx.ModelProto, op: dict) -> dict:
         value = op.get(f.name)
         if value is None:
             continue
-        if f.type is GRAPH_PATH and isinstance(value, str) and value:
+        if (f.type is GRAPH_PATH or f.type is BODY_PATH) and isinstance(value, str) and value:
             out[f.name] = _graph(model, value)
         elif _is_node(f.type) and isinstance(value, str):
             out[f.name] = _node(model, value)
