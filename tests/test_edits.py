@@ -398,7 +398,7 @@ def test_metadata_on_a_function(client):
     edited, resp = edit(
         client, m.SerializeToString(), [{"op": "set_metadata", "target": "fn[0]", "key": "owner", "value": "me"}]
     )
-    assert edited == expected and "function fn[0]" in resp["changes"][0]
+    assert edited == expected and "function Twice" in resp["changes"][0]
     np.testing.assert_allclose(run(edited, {"x": np.array([1.0, 2.0], np.float32)})["y"], [2.0, 4.0])
 
 

@@ -111,3 +111,10 @@ def test_deleting_the_node_writing_a_functions_output_says_so(client):
     )
     r = post(client, mid, {"op": "delete_node", "node": "fn[0]/n2", "reconnect": True})
     assert r.status_code == 200, r.get_json()
+
+
+def test_a_functions_body_is_named_by_the_function_in_what_is_said(client):
+    mid = model_id(client)
+    r = post(client, mid, {"op": "set_metadata", "target": "fn[0]", "key": "origin", "value": "tests"})
+    assert r.status_code == 200, r.get_json()
+    assert "function Block" in r.get_json()["changes"][0] and "fn[0]" not in r.get_json()["changes"][0]

@@ -6,6 +6,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.address import resolve_graph
+from ..onnx_io.causes import graph_words
 from .field_types import NAME, NULL, STRING
 from .jsontypes import Enum, Integer, kind_of, optional, required
 from .locate import find_node, node_words
@@ -26,7 +27,8 @@ def _metadata_owner(model: onnx.ModelProto, target):
     except StudioError:
         pass
     ref = resolve_graph(model, target)
-    return ref.container, ("function " if ref.is_function else "graph ") + target
+    words = graph_words(model, ref.path)  # "function GELU", "branch/then_branch"
+    return ref.container, words if ref.is_function else f"graph {words}"
 
 
 @edit_op(

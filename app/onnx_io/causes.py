@@ -111,7 +111,19 @@ def graph_words(model: onnx.ModelProto | None, path: str) -> str:
         named = named_address(model, path) if model is not None else path
     except NotFound:  # an address the model no longer has: its positional form
         named = path
-    return "/".join(unquote(seg[1:]) if seg.startswith("@") else seg for seg in named.split("/"))
+    words = "/".join(unquote(seg[1:]) if seg.startswith("@") else seg for seg in named.split("/"))
+    # a model function by its name ("function GELU", "function GELU/n2/then_branch"), not fn[1]
+    first, _, rest = words.partition("/")
+    k = _function_index(first)
+    if model is not None and k is not None and k < len(model.functions):
+        return f"function {model.functions[k].name}" + (f"/{rest}" if rest else "")
+    return words
+
+
+def _function_index(segment: str) -> int | None:
+    if segment.startswith("fn[") and segment.endswith("]") and segment[3:-1].isdigit():
+        return int(segment[3:-1])
+    return None
 
 
 def _place_words(model, place: _Place) -> str:

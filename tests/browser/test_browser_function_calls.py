@@ -56,3 +56,37 @@ def test_a_call_shows_and_sets_the_functions_attributes(page, server, artifacts)
     # set now: no longer left to the function
     panel.locator(".fn-call-defaults [data-fn-attr=note]").wait_for()
     assert panel.locator(".fn-call-defaults [data-fn-attr=gain]").count() == 0
+
+
+def test_overloaded_calls_say_which_and_a_bodys_inputs_are_the_functions(page, server):
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    def act(overload: str, op: str) -> onnx.FunctionProto:
+        f = h.make_function("local.fns", "Act", ["X"], ["Y"], [h.make_node(op, ["X"], ["Y"])], [h.make_opsetid("", 18)])
+        f.overload = overload
+        return f
+
+    calls = [h.make_node("Act", ["x"], ["t"], domain="local.fns"), h.make_node("Act", ["t"], ["y"], domain="local.fns")]
+    calls[0].overload, calls[1].overload = "relu", "sigmoid"
+    graph = h.make_graph(
+        calls,
+        "overloads",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = h.make_model(
+        graph,
+        opset_imports=[h.make_opsetid("", 18), h.make_opsetid("local.fns", 1)],
+        functions=[act("relu", "Relu"), act("sigmoid", "Sigmoid")],
+        ir_version=10,
+    )
+    onnx.checker.check_model(model, full_check=True)
+    mid = upload(page, server, model, "overloads.onnx")["id"]
+    open_model(page, server, mid)
+    texts = [page.locator(f"#graph [data-node-id=n{k}]").text_content() for k in (0, 1)]
+    assert "local.fns · relu" in texts[0] and "local.fns · sigmoid" in texts[1], texts
+    open_model(page, server, mid, "#path=fn%5B1%5D&node=fn%5B1%5D%2Fn0")
+    rows = page.locator("#sidebar .tensor-row").all_text_contents()
+    assert any("from function input X" in r for r in rows), rows
+    assert any("function output Y" in r for r in rows), rows

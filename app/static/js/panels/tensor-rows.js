@@ -6,12 +6,14 @@ import { formatValueType, nodeLabel } from "../lib/format.js";
 import { previewToggle } from "./tensor-view.js";
 import { breakable, tag } from "../widgets/ui.js";
 
-export function boxLabel(model, id) {
+/** A box in words; `graph` (graph JSON) names a function's inputs and outputs as its own. */
+export function boxLabel(model, id, graph = null) {
   const box = model.boxes.get(id);
   if (!box) return id;
+  const of = graph && graph.kind === "function" ? "function" : "graph";
   if (box.kind === "node") return `${box.node.op_type} ${nodeLabel(box.node.name, id)}`;
-  if (box.kind === "input") return `graph input ${box.name}`;
-  if (box.kind === "output") return `graph output ${box.name}`;
+  if (box.kind === "input") return `${of} input ${box.name}`;
+  if (box.kind === "output") return `${of} output ${box.name}`;
   return box.name;
 }
 
@@ -42,7 +44,7 @@ export function tensorRow(name, ctx, { from = false } = {}) {
     : model.edges.filter((e) => e.tensor === name && e.from === ctx.selfId).map((e) => e.to);
   if (links.length) {
     li.append(el("div", { class: "tensor-links" }, el("span", { class: "muted" }, from ? "from " : "to "),
-      links.map((id, i) => [i ? ", " : "", el("button", { type: "button", class: "linklike", onclick: () => ctx.actions.select(id) }, boxLabel(model, id))])));
+      links.map((id, i) => [i ? ", " : "", el("button", { type: "button", class: "linklike", onclick: () => ctx.actions.select(id) }, boxLabel(model, id, ctx.graph))])));
   }
   return li;
 }

@@ -96,7 +96,7 @@ function producedAndRead(name, ctx) {
   const { model } = ctx;
   const producer = model.producer.get(name);
   const readers = [...model.boxes.values()].filter((b) => readsValue(b, name) || (b.kind === "output" && b.name === name));
-  const link = (id) => el("button", { type: "button", class: "linklike", onclick: () => ctx.actions.select(id) }, boxLabel(model, id));
+  const link = (id) => el("button", { type: "button", class: "linklike", onclick: () => ctx.actions.select(id) }, boxLabel(model, id, ctx.graph));
   const reader = (b) => capturesOnly(b, name)
     ? el("span", { class: "reader-capture" }, link(b.id), el("span", { class: "muted" }, ` (in its ${b.node.op_type === "If" ? "branches" : "body"})`))
     : link(b.id);

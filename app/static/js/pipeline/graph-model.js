@@ -365,7 +365,10 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
   // the operator heads the box; a domain of its own (com.microsoft, a company's) goes on a line
   // under it, where "com.microsoft.SkipLayerNormalization" as the head was cut to fit
   const lines = [{ text: node.op_type, font: "op" }];
-  if (node.domain && node.domain !== "ai.onnx") lines.push({ text: node.domain, font: "more", domain: true });
+  // a call of a model-local function's overload says which (two calls of Act read alike else)
+  const overload = node.overload ? ` · ${node.overload}` : "";
+  if (node.domain && node.domain !== "ai.onnx") lines.push({ text: `${node.domain}${overload}`, font: "more", domain: true });
+  else if (overload) lines.push({ text: `overload ${node.overload}`, font: "more", domain: true });
   if (node.name) lines.push({ text: node.name, font: "name" });
   // initializers and folded Constant nodes it reads, each once, in input order; a Constant's
   // first reader always lists it (that line is where the page draws the Constant node)
