@@ -118,3 +118,33 @@ def test_a_functions_body_is_named_by_the_function_in_what_is_said(client):
     r = post(client, mid, {"op": "set_metadata", "target": "fn[0]", "key": "origin", "value": "tests"})
     assert r.status_code == 200, r.get_json()
     assert "function Block" in r.get_json()["changes"][0] and "fn[0]" not in r.get_json()["changes"][0]
+
+
+def test_cleanup_removes_the_functions_no_node_calls(client):
+    """After the only call of Block is deleted, Block goes, and Act, which only Block called;
+    Keep, called in an If branch, stays."""
+    model = onnx.parser.parse_model(
+        """
+        <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+        main (float[2] X, bool c) => (float[2] Y) {
+          H = local.Block (X)
+          Y = If (c) <
+            then_branch = t () => (float[2] a) { a = local.Keep (X) },
+            else_branch = e () => (float[2] b) { b = Neg (X) }
+          >
+        }
+        <domain: "local", opset_import: ["" : 18, "local" : 1]>
+        Block (X) => (Y) { Y = local.Act (X) }
+        <domain: "local", opset_import: ["" : 18]>
+        Act (X) => (Y) { Y = Relu (X) }
+        <domain: "local", opset_import: ["" : 18]>
+        Keep (X) => (Y) { Y = Sigmoid (X) }
+        """
+    )
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = post(client, mid, {"op": "cleanup"})
+    assert r.status_code == 200, r.get_json()
+    edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert [f.name for f in edited.functions] == ["Keep"]  # Block's call was dead: nothing reads H
+    assert r.get_json()["changes"][0].endswith(", 2 uncalled functions (Block, Act)")
+    onnx.checker.check_model(edited, full_check=True)

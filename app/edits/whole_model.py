@@ -6,6 +6,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload
+from ..onnx_io.function_calls import drop_uncalled_functions
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.traverse import node_reads, opset_version, standard_domain, walk_graphs
@@ -44,6 +45,7 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
     optional("nodes", BOOLEAN, "remove dead nodes", default=True),
     optional("initializers", BOOLEAN, "remove unused initializers", default=True),
     optional("value_info", BOOLEAN, "remove value_info of values no longer there", default=True),
+    optional("functions", BOOLEAN, "remove model-local functions no node calls", default=True),
     optional(
         "initializer_inputs",
         BOOLEAN,
@@ -54,8 +56,10 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
 )
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
     """Remove from the main graph what no graph output (nor training graph) depends on: dead
-    nodes (in its If/Loop/Scan bodies too, what no output of their body needs), unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present.
-    Each part can be switched off (nodes/initializers/value_info: false). With
+    nodes (in its If/Loop/Scan bodies too, what no output of their body needs), unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present;
+    and the model-local functions no node calls (once the dead nodes are gone; a function only
+    an uncalled function calls goes too). Each part can be switched off (nodes/initializers/
+    value_info/functions: false). With
     initializer_inputs, the graph inputs that repeat an initializer go too: the weights become
     constants (what quantization and constant folding need), the IR raised to 4 if lower."""
     g = model.graph
@@ -85,6 +89,10 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
         f"removed {plural(len(dead), 'dead node')}{bodies}, {plural(len(unused_inits), 'unused initializer')}, "
         f"{dropped_vi} stale value_info"
     )
+    if op["functions"]:
+        gone_fns = drop_uncalled_functions(model)
+        if gone_fns:
+            out += f", {plural(len(gone_fns), 'uncalled function')} ({', '.join(gone_fns)})"
     if op["initializer_inputs"]:
         weights = {t.name for t in g.initializer}
         repeated = [i for i, v in enumerate(g.input) if v.name in weights]

@@ -66,3 +66,27 @@ def _body_graphs(f: onnx.FunctionProto):
     for n in f.node:
         for g in subgraphs(n):
             yield from graphs_within(g)
+
+
+def drop_uncalled_functions(model: onnx.ModelProto) -> list[str]:
+    """Remove the model-local functions no node of a running graph calls, directly or through
+    other functions it calls (their bodies are walked from the calls); the names removed."""
+    functions = {function_key(f): f for f in model.functions}
+    called: set[tuple[str, str, str]] = set()
+    # the main graph, the graphs its nodes hold and the training graphs (each walked by
+    # walk_graphs), then the body of each function called from there
+    todo: list = [ref.container for ref in walk_graphs(model) if not ref.path.startswith("fn[")]
+    while todo:
+        g = todo.pop()
+        for sub in [g] if isinstance(g, onnx.GraphProto) else _body_graphs(g):
+            for n in sub.node:
+                key = (n.domain, n.op_type, n.overload)
+                if key in functions and key not in called:
+                    called.add(key)
+                    todo.append(functions[key])
+    gone = [f.name for f in model.functions if function_key(f) not in called]
+    keep = [f for f in model.functions if function_key(f) in called]
+    if gone:
+        del model.functions[:]
+        model.functions.extend(keep)
+    return gone

@@ -136,12 +136,15 @@ function cleanupForm(ctx) {
     checkbox("nodes", "Dead nodes", true),
     checkbox("initializers", "Unused initializers", true),
     checkbox("value_info", "Stale value_info", true, "entries of values no longer there"),
+    (ctx.summary && (ctx.summary.functions || []).length) ? checkbox("functions", "Uncalled functions", true, "model-local functions no node calls") : null,
     checkbox("initializer_inputs", "Weights listed as inputs", false, "graph inputs repeating an initializer (old exports): the weights become constants, as quantization and folding need"),
     el("div", { class: "ed-actions" }, submit("Clean up")),
   ], async (f) => {
     const op = { op: "cleanup" };
-    for (const k of ["nodes", "initializers", "value_info", "initializer_inputs"]) op[k] = f.elements[k].checked;
-    if (!op.nodes && !op.initializers && !op.value_info && !op.initializer_inputs) throw new Error("Tick at least one thing to clean up.");
+    for (const k of ["nodes", "initializers", "value_info", "functions", "initializer_inputs"]) {
+      if (f.elements[k]) op[k] = f.elements[k].checked; // "functions" only for a model that has some
+    }
+    if (!op.nodes && !op.initializers && !op.value_info && !op.functions && !op.initializer_inputs) throw new Error("Tick at least one thing to clean up.");
     await runTool(ctx, "Clean-up", [op]);
   }, { id: "cleanup" });
   return form;
