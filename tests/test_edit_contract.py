@@ -96,7 +96,7 @@ SAMPLES = {
         "graph": "",
     },
     "infer_shapes": {},
-    "cleanup": {"nodes": True, "initializers": True, "value_info": True, "initializer_inputs": False},
+    "cleanup": {"nodes": True, "initializers": True, "value_info": True, "functions": True, "initializer_inputs": False},
     "extract_subgraph": {"inputs": ["x"], "outputs": ["h"]},
     "convert_opset": {"version": 16},
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
