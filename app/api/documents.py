@@ -5,6 +5,7 @@ The caches hold only what can be recomputed from a blob, so any worker can serve
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import threading
@@ -20,6 +21,7 @@ from ..edits.jsontypes import shown
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import ExternalFiles, missing_data
+from ..onnx_io.light import light_copy
 from ..onnx_io.load import parse_model_file
 from ..onnx_io.text_fields import readable_strings
 from ..store import Store
@@ -271,6 +273,48 @@ def inferred_at_dims(digest: str, dims: dict[str, int]) -> onnx.ModelProto | Non
         if exc.code != "onnx_failed":
             raise
         return None
+
+
+_function_types = LRU(4)  # digest -> function_types()
+TypedAt = dict  # {"node", "name", "calls", "differ"}: the call a function body's types are as at
+
+
+def function_types(digest: str, model: onnx.ModelProto) -> dict[str, tuple[TypedAt, list[onnx.ValueInfoProto]]]:
+    """The types of the values in the model's functions' bodies, each as at one call of it
+    (onnx_io/function_types.py, in the helper process, on the model after inference), by graph
+    path ("fn[k]", or "fn[k]/n2/then_branch" within one): (the call, its value infos). A function
+    missing: none of its calls has known input types (or none there is). Kept like `inferred`."""
+    if not model.functions:
+        return {}
+
+    def compute() -> dict:
+        typed = inferred(digest, model)
+        try:
+            return offload.function_types(typed if typed is not None else light_copy(model))
+        except StudioError as exc:
+            if exc.code != "onnx_failed":
+                raise
+            return {}  # bodies drawn untyped, as before inference
+
+    def encode(value: dict) -> bytes:
+        return orjson.dumps(
+            {p: {**t, "value_info": base64.b64encode(t["value_info"]).decode()} for p, t in value.items()}
+        )
+
+    def decode(data: bytes) -> dict:
+        return {p: {**t, "value_info": base64.b64decode(t["value_info"])} for p, t in orjson.loads(data).items()}
+
+    def make() -> dict:
+        raw = derived.kept(store(), "function_types", digest, compute, encode, decode)
+        return {
+            path: (
+                {k: t[k] for k in ("node", "name", "calls", "differ")},
+                list(onnx.GraphProto.FromString(t["value_info"]).value_info),
+            )
+            for path, t in raw.items()
+        }
+
+    return _function_types.get(digest, make)
 
 
 def _model_bytes(model: onnx.ModelProto | None) -> bytes:

@@ -323,6 +323,16 @@ SCHEMAS: dict = {
             "path": {"type": "string"},
             "revision": {"type": "integer"},
             "inferred_value_info": {"type": "array", "items": {"type": "object"}},
+            "typed_at": {
+                "type": ["object", "null"],
+                "description": "in a function's body: the call its types are as at (null: none with known input types)",
+                "properties": {
+                    "node": {"type": "string"},
+                    "name": {"type": "string"},
+                    "calls": {"type": "integer"},
+                    "differ": {"type": "boolean"},
+                },
+            },
         },
     },
     "Located": {

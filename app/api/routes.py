@@ -43,6 +43,7 @@ from .documents import (
     cached_stats,
     edited_has_its_weights,
     external_reader,
+    function_types,
     graph_json,
     inferred,
     known_verdict,
@@ -289,10 +290,21 @@ def get_validation(model_id):
 
 @bp.get("/models/<model_id>/types")
 def get_types(model_id):
-    """Types shape inference finds for values of one graph (`?path=`) that the model doesn't record."""
+    """Types shape inference finds for values of one graph (`?path=`) that the model doesn't record;
+    in a function's body, as at one call of the function (`typed_at`)."""
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
     path = request.args.get("path", "")
-    resolve_graph(model, path)  # 404 for a bad path before any work
+    at = resolve_graph(model, path).path  # 404 for a bad path before any work; by position
+    if at.startswith("fn["):
+        typed_at, values = function_types(revision.blob, model).get(at, (None, []))
+        return jsonify(
+            {
+                "path": path,
+                "revision": revision.rev,
+                "inferred_value_info": [value_info_json(v) for v in values],
+                "typed_at": typed_at,
+            }
+        )
     values = inferred_value_info(model, inferred(revision.blob, model), path)
     return jsonify(
         {"path": path, "revision": revision.rev, "inferred_value_info": [value_info_json(v) for v in values]}

@@ -42,6 +42,7 @@ WHAT = {
     "infer_at_dims": "onnx's shape inference",
     "infer_from_inputs": "onnx's shape inference",
     "inline_functions": "onnx's function inliner",
+    "function_types": "onnx's shape inference",
     "print_text": "onnx's printer",
     "parse_text": "onnx's text parser",
     "check": "onnx's checker",
@@ -258,6 +259,13 @@ def inline_functions_file(path: str, key: str):
 
     data = run("inline_functions", key, path)
     return None if data is None else onnx.ModelProto.FromString(data)
+
+
+def function_types(model) -> dict[str, dict]:
+    """The types in model-local functions' bodies, each as at one call of it, of `model` (weightless,
+    after shape inference), in the helper (offload_jobs.function_types)."""
+    data = model.SerializeToString()
+    return run("function_types", content_key(data), data)
 
 
 def infer_file_from_inputs(path: str, key: str):

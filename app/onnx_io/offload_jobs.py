@@ -388,3 +388,25 @@ def _read_beside(model, folder: str) -> None:
             raise ValueError(f"tensor {t.name!r}: its data can't be read ({exc})") from None
         del t.external_data[:]
         t.data_location = onnx.TensorProto.DEFAULT
+
+
+def function_types(data: bytes) -> dict[str, dict]:
+    """The types of the values in model-local functions' bodies, each as at one call of it
+    (function_types.py), of a serialized weightless model after shape inference: {graph path:
+    {"node", "name", "calls", "differ", "value_info": a serialized GraphProto holding them}}."""
+    import onnx
+
+    from .function_types import function_types as types_of
+
+    out = {}
+    for path, t in types_of(onnx.ModelProto.FromString(data)).items():
+        holder = onnx.GraphProto()
+        holder.value_info.extend(t.values)
+        out[path] = {
+            "node": t.node,
+            "name": t.name if isinstance(t.name, str) else t.name.decode("utf-8", "replace"),  # upb's bytes
+            "calls": t.calls,
+            "differ": t.differ,
+            "value_info": holder.SerializeToString(),
+        }
+    return out

@@ -41,9 +41,9 @@ def test_enter_a_local_function_from_its_calling_node(page, server, artifacts):
     const = page.locator("#graph [data-node-id='fn[0]/n0']").text_content()
     assert "@alpha" in const and "0" not in const, const
     assert "function com.studio:ScaledRelu" in page.locator("#breadcrumb").text_content()
-    # the function's own inputs and outputs are boxes, untyped as functions are
+    # the function's own inputs and outputs are boxes, typed as at its call (x: N×4)
     assert page.locator("#graph [data-io=input]").text_content().startswith("X")
-    assert "untyped" in page.locator("#graph [data-io=output]").text_content()
+    assert "FLOAT ⟨N×4⟩ (inferred)" in page.locator("#graph [data-io=output]").text_content()
 
     # the sidebar describes the function: attributes with defaults, opsets, doc, metadata
     fn_attrs = panel.locator(".fn-attrs")

@@ -706,6 +706,8 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
     return;
   }
   if (stale()) return;
+  if (inFunction(graph)) await typeFunctionBody(graph);
+  if (stale()) return;
   performance.mark("studio:graph-parsed");
   const model = buildGraphModel(graph, undefined, { lazy: true });
   performance.mark("studio:model-built");
@@ -775,11 +777,41 @@ async function fillDeferredTypes(graph, model) {
   }
   if (state.graph !== graph) return;
   graph.inferred_value_info = answer.inferred_value_info;
+  if (inFunction(graph)) graph.typed_at = answer.typed_at;
   graph.inferred_types = "included";
   addInferredTypes(model, answer.inferred_value_info);
   graphEl.dataset.types = "inferred"; // for tests and tools: the types are in
   // a node or value panel opened meanwhile shows them too, unless the person is busy in it
   if (state.selection && !busyIn(sidebar)) renderSidebar();
+}
+
+/** Whether a graph is a model-local function's body or a graph its nodes hold ("fn[0]",
+ * "fn[0]/n2/then_branch"): a FunctionProto declares no types, its call gives them. */
+function inFunction(graph) {
+  return (graph.path || "").startsWith("fn[");
+}
+
+// how long a function's body waits for its types before it is drawn without them (the first
+// ask infers every function's body in the helper: on a big model with many functions, a while)
+const FUNCTION_TYPES_WAIT_MS = 3000;
+
+/** A function's body: its values' types as at one call of it (GET .../types: `typed_at` says
+ * which call), asked for before it is drawn so its edges and input/output boxes show them. When
+ * they take longer than FUNCTION_TYPES_WAIT_MS it is drawn without, and they fill in as a big
+ * graph's deferred types do (the panels, and edges drawn from then on). */
+async function typeFunctionBody(graph) {
+  const asked = api.getTypes(state.modelId, graph.path, graph.revision).catch(() => null);
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve("late"), FUNCTION_TYPES_WAIT_MS); });
+  const answer = await Promise.race([asked, late]);
+  clearTimeout(timer);
+  if (answer === "late") {
+    graph.inferred_types = "deferred";
+    return;
+  }
+  if (!answer) return; // the types are a help, not the graph: drawn as the function declares it
+  graph.inferred_value_info = answer.inferred_value_info;
+  graph.typed_at = answer.typed_at;
 }
 
 // how long a first view's panel waits for the drawing before it is drawn anyway: the panels'

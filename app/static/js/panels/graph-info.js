@@ -5,7 +5,8 @@
 import { el } from "../widgets/dom.js";
 import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
-import { formatNumber, formatValueType } from "../lib/format.js";
+import { formatNumber, formatValueType, nodeLabel } from "../lib/format.js";
+import { graphPathOf } from "../lib/address.js";
 import { attributeValueView } from "./attribute-view.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { tensorNameLink } from "./tensor-rows.js";
@@ -27,8 +28,22 @@ function functionAttributes(graph, ctx) {
     const def = defaults.get(name);
     return el("li", { "data-fn-attr": name }, mono(name, "attr-name"), " ",
       def ? [el("span", { class: "attr-type" }, def.type), el("span", { class: "muted" }, " · default "), attributeValueView(def, ctx, null)]
-        : el("span", { class: "muted" }, "no default: each call must set it"));
+        : el("span", { class: "muted" }, "no default: a call that doesn't set it leaves what reads it unset (its operator's default applies)"));
   }));
+}
+
+/** Which call a function body's types are as at (GET .../types' `typed_at`, asked for by the
+ * page when a body is opened): a FunctionProto declares none, each call gives its own. */
+function typedAtNote(graph, ctx) {
+  const at = graph.typed_at;
+  if (at === null) {
+    return el("p", { class: "muted typed-at" }, "No types: no call of this function has known input types.");
+  }
+  if (!at) return null;
+  const call = el("a", { href: ctx.nodeHref(graphPathOf(at.node), at.node), class: "typed-at-call", "data-node": at.node },
+    breakable(nodeLabel(at.name, at.node)));
+  return el("p", { class: "muted typed-at" }, "Types as at the call ", call,
+    at.differ ? ` (one of ${formatNumber(at.calls)} calls; other calls take other types)` : "");
 }
 
 function functionSections(graph, ctx) {
@@ -41,7 +56,7 @@ function functionSections(graph, ctx) {
       ["Outputs", names(graph.outputs, ctx)],
       ["Opset imports", opsetText(graph.opset_import)],
       ["Contents", plural((graph.nodes || []).length, "node")],
-    ])),
+    ]), typedAtNote(graph, ctx)),
     section("Function attributes", functionAttributes(graph, ctx)),
     graph.doc_string ? section("Function documentation", markdownBlock(graph.doc_string, { cls: "doc" })) : null,
     metadataSection("Function metadata", graph, ctx),
@@ -107,7 +122,7 @@ function graphSections(graph, ctx) {
         (graph.value_info || []).length ? plural(graph.value_info.length, "value_info entry", "value_info entries") : ""].filter(Boolean).join(" · ")],
       outer.length ? ["Reads from outside", nameList(outer, ctx)] : null,
       parent ? ["Back to", el("a", { href: ctx.graphHref(parent.path), "data-path": parent.path }, breakable(parent.label))] : null,
-    ]), initializerList(graph, ctx)),
+    ]), typedAtNote(graph, ctx), initializerList(graph, ctx)),
     graph.doc_string ? section(graph.path ? "Graph documentation" : "Main graph documentation", markdownBlock(graph.doc_string, { cls: "doc graph-doc" })) : null,
     metadataSection(graph.path ? "Graph metadata" : "Main graph metadata", graph, ctx),
   ];

@@ -9,7 +9,7 @@ import { el, clear } from "../widgets/dom.js";
 import { canEdit, editForm, select, submit } from "../editing/edit-forms.js";
 import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
-import { formatDims, formatNumber, formatType } from "../lib/format.js";
+import { formatDims, formatNumber, formatType, nodeLabel } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { tensorView } from "./tensor-view.js";
 import { boxLabel, tensorNameLink } from "./tensor-rows.js";
@@ -25,6 +25,7 @@ export function tensorFacts(graph, name) {
     inferred: find(graph.inferred_value_info),
     initializer: find(graph.initializers),
     outer: find(graph.outer_value_info), // read from an enclosing graph (or, in a training graph, the main one)
+    typedAt: graph.typed_at || null, // in a function's body: the call its inferred types are as at
   };
 }
 
@@ -43,7 +44,9 @@ function typeSection(name, facts) {
   if (!v || !(v.dtype || known(v))) {
     return section("Type", propertyList([["Name", mono(name)], ["Type", el("span", { class: "muted" }, "not declared in this graph")]]));
   }
-  const source = v === facts.inferred ? "inferred by ONNX shape inference (not stored in the model)"
+  const at = facts.typedAt;
+  const source = v === facts.inferred && at ? `inferred as at the call ${nodeLabel(at.name, at.node)}${at.differ ? " (other calls take other types)" : ""}`
+    : v === facts.inferred ? "inferred by ONNX shape inference (not stored in the model)"
     : v === facts.initializer ? "the initializer's own" : v === facts.valueInfo ? "declared in value_info"
       : v === facts.outer ? (v.from ? `the graph it comes from (${v.from})` : "the main graph, where it is defined") : "declared by the graph";
   const nonTensor = v.type && v.type.kind && v.type.kind !== "tensor";
