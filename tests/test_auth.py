@@ -76,6 +76,10 @@ def test_signing_out_takes_the_cookie_off(guarded):
     guarded.post("/login", data={"token": TOKEN, "next": "/"})
     page = guarded.get("/").data.decode()
     assert 'action="/logout"' in page and "Sign out" in page
+    # nothing a signed-in browser was sent is kept in its cache (Back after Sign out shows nothing)
+    for path in ("/", "/api/models"):
+        assert guarded.get(path).headers["Cache-Control"] == "no-store"
+    assert "no-store" not in guarded.get("/static/css/app.css").headers.get("Cache-Control", "")
     r = guarded.post("/logout")
     assert r.status_code == 303 and r.headers["Location"] == "/login"
     assert f"{COOKIE}=;" in r.headers["Set-Cookie"] and "Expires=Thu, 01 Jan 1970" in r.headers["Set-Cookie"]

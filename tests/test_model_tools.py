@@ -894,8 +894,8 @@ def test_tools_on_a_model_of_functions_say_its_bodies_are_left_alone(client):
     message = r.get_json()["error"]["message"]
     assert message == (
         "op #1 (convert_float16): the converter leaves the bodies of model-local functions (Linear) in float32,"
-        " which the float16 values their calls now get don't fit: simplify inlines the functions first, or"
-        " node_block_list keeps their calls in float32"
+        " which the float16 values their calls now get don't fit: simplify inlines the functions first, then"
+        " they convert with the rest"
     ), message
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
     assert r.status_code == 400

@@ -79,7 +79,8 @@ def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int)
         raise StudioError(
             "conversion_failed",
             f"convert_opset: in function {f.name}, opset {version} takes as an input what "
-            f"{', '.join(lost)} takes from the function's attribute: no reference can give an input",
+            f"{', '.join(lost)} takes from the function's attribute: no reference can give an input"
+            " (simplify inlines the functions, each call's value then a constant, and the model converts)",
             422,
         )
     out = onnx.FunctionProto()

@@ -80,6 +80,14 @@ def install(app: Flask) -> None:
 
     app.register_blueprint(bp)
 
+    @app.after_request
+    def _not_kept_by_the_browser(resp: Response) -> Response:
+        # behind a token, no page or answer is kept in the browser's cache: after Sign out, Back
+        # must not show the model again to whoever uses the machine next
+        if app.config.get("AUTH_TOKEN") and not request.path.startswith(PUBLIC_PREFIXES):
+            resp.headers["Cache-Control"] = "no-store"
+        return resp
+
     @app.context_processor
     def _sign_out_offered() -> dict[str, bool]:
         # pages show "Sign out" to a browser signed in by the login (a Bearer header has no session)

@@ -294,3 +294,22 @@ def test_the_opset_conversion_report_offers_to_compare_outputs(page, server):
     page.wait_for_function("() => document.querySelector('#run-compare-to')?.value === '0'")
     page.click("#run-go")
     page.locator("#run-compare tr[data-output=probs]").wait_for()
+
+
+def test_a_draft_outlives_an_edit_saved_on_another_node(page, server):
+    """Typed on the LeakyRelu and not saved, alpha 0.3 is still there after the Softmax's axis is
+    saved (a new revision) (QA pass 13)."""
+    mid = upload(page, server, tiny_cnn(), "cnn.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n1")
+    alpha = page.locator("#sidebar .attr[data-attr=alpha] input[name=value]")
+    alpha.fill("0.3")
+    page.evaluate("() => { location.hash = '#path=&node=n7'; }")
+    axis = page.locator("#sidebar .attr[data-attr=axis] input[name=value]")
+    axis.wait_for()
+    axis.fill("1")
+    axis.press("Enter")
+    wait_revision(page, 1)
+    page.evaluate("() => { location.hash = '#path=&node=n1'; }")
+    page.locator("#sidebar .panel-title", has_text="LeakyRelu").wait_for()
+    assert alpha.input_value() == "0.3"
+    assert page.locator("#sidebar .attr-batch-text").text_content() == "Not saved: alpha"

@@ -182,6 +182,9 @@ def test_compare_with_an_unrelated_model_lists_the_first_nodes_then_all_on_askin
     more = page.locator("#sidebar .compare-more", has_text="Show all 120")
     more.click()
     assert added.count() == 120 and more.count() == 0
+    # the other lists too: the model's value_info lines (one per value of the other model)
+    for items in page.locator("#sidebar .compare-lines").all():
+        assert items.locator("li").count() <= 50
 
 
 def test_the_side_panel_hides_for_a_wide_drawing_and_stays_hidden(page, server, artifacts):

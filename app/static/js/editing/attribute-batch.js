@@ -5,7 +5,8 @@
 // there as ONE edit: one revision, applied by the server whole or not at all. The changed fields
 // are marked, their Save buttons say "Save 2 changes", and a bar under the list names them with
 // a Discard. What is typed and not saved stays when the person looks elsewhere (another node,
-// a refusal's "Show the node ›") and comes back to this node in the same revision.
+// a refusal's "Show the node ›", an edit saved elsewhere) and comes back to this node, as long
+// as the model still holds the value it was typed over.
 import { el } from "../widgets/dom.js";
 import { fieldError, showError } from "../widgets/ui.js";
 import { runForm } from "./edit-forms.js";
@@ -25,13 +26,15 @@ import { runForm } from "./edit-forms.js";
  * @property {() => void} discard its field back to what the model holds
  * @property {() => void} settle what its field holds is now what the model holds
  * @property {() => string} [typed] what its field holds (an existing attribute's: kept as a draft)
+ * @property {() => string} [held] what the model holds, as its field shows it
  * @property {(text: string) => void} [retype] put a draft back in its field
  */
 
 const batches = new WeakMap(); // a node panel's context (a new one each time it is drawn) -> its batch
 
-/** Unsaved values of the page's node panels: "<revision>|<node id>" -> attribute -> text typed.
- * Keyed by revision: after any edit the node may not hold what the draft was typed against. */
+/** Unsaved values of the page's node panels: "<node id>|<op>|<name>" -> attribute -> {text typed,
+ * the value it was typed over}: after an edit elsewhere a draft comes back only where the node
+ * still holds that value (a node id may name another node after an insertion: op and name too). */
 const drafts = new Map();
 
 /** The batch of the node panel whose context is `ctx` (the panel's own, made as it is drawn). */
@@ -49,14 +52,14 @@ function makeBatch(node, ctx) {
   const entries = [];
   const words = (e) => (e.isNew ? `${e.name} (new)` : e.name);
   const pendingOnes = () => entries.filter((e) => e.changed());
-  const draftKey = `${ctx.actions.revisionNow ? ctx.actions.revisionNow() : ""}|${node.id}`;
+  const draftKey = `${node.id}|${node.op_type}|${node.name || ""}`;
 
   /** The drafts of the fields followed so far, as their fields hold them now. */
   const keepDrafts = () => {
     const kept = drafts.get(draftKey) || new Map();
     for (const e of entries) {
       if (!e.typed) continue;
-      if (e.changed()) kept.set(e.name, e.typed());
+      if (e.changed()) kept.set(e.name, { text: e.typed(), was: e.held ? e.held() : "" });
       else kept.delete(e.name);
     }
     if (kept.size) drafts.set(draftKey, kept);
@@ -151,8 +154,8 @@ function makeBatch(node, ctx) {
     track(/** @type {Pending} */ entry, /** @type {HTMLElement[]} */ watch) {
       entries.push(entry);
       const draft = entry.retype ? (drafts.get(draftKey) || new Map()).get(entry.name) : undefined;
-      if (draft !== undefined) {
-        entry.retype(draft);
+      if (draft !== undefined && draft.was === (entry.held ? entry.held() : "")) {
+        entry.retype(draft.text);
         queueMicrotask(refresh); // the bar goes under the list, which holds the row once the panel is drawn
       }
       if (entry.del) entry.del.dataset.title = entry.del.title;

@@ -125,6 +125,7 @@ function dtypeEditor(attr, node, row, error, del) {
     discard: () => { picker.value = held; },
     settle: () => { held = picker.value; },
     typed: () => picker.value,
+    held: () => held,
     retype: (text) => { if ([...picker.options].some((o) => o.value === text)) picker.value = text; },
   };
   return { form, entry, watch: [picker] };
@@ -147,6 +148,7 @@ function editor(attr, node, row, error, del) {
     discard: () => { input.value = held; },
     settle: () => { held = input.value; },
     typed: () => input.value,
+    held: () => held,
     retype: (text) => { input.value = text; },
   };
   return { form, entry, watch: [input] };

@@ -160,7 +160,7 @@ function pairs(title, obj, words) {
   for (const name of obj.removed || []) lines.push(`${words(name)} removed`);
   for (const r of obj.renamed || []) lines.push(`${words(r.from)} renamed to ${words(r.to)}${r.type ? ` (${r.type})` : ""}`);
   for (const c of obj.changed || []) lines.push(typeof c === "string" ? `${c} changed` : `${words(c.name)}: ${c.change || `${c.from} → ${c.to}`}`);
-  return lines.length ? section(title, el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
+  return lines.length ? section(title, cappedList("ul", { class: "compare-lines" }, lines, (l) => el("li", {}, l))) : null;
 }
 
 function metadataLines(m) {
@@ -169,13 +169,13 @@ function metadataLines(m) {
     ...Object.entries(m.removed || {}).map(([k]) => `${k} removed`),
     ...Object.entries(m.changed || {}).map(([k, [a, b]]) => `${k}: ${a} → ${b}`),
   ];
-  return lines.length ? section("Metadata", el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
+  return lines.length ? section("Metadata", cappedList("ul", { class: "compare-lines" }, lines, (l) => el("li", {}, l))) : null;
 }
 
 function modelLines(model) {
   const lines = Object.entries(model).flatMap(([k, v]) => (k === "graph" ? v.map((l) => `graph ${l}`)
     : Array.isArray(v) ? [`${k}: ${JSON.stringify(v[0])} → ${JSON.stringify(v[1])}`] : [`${k} ${v}`]));
-  return lines.length ? section("Model", el("ul", { class: "compare-lines" }, lines.map((l) => el("li", {}, l)))) : null;
+  return lines.length ? section("Model", cappedList("ul", { class: "compare-lines" }, lines, (l) => el("li", {}, l))) : null;
 }
 
 const COST_ROWS = [
