@@ -381,7 +381,10 @@ def test_an_unnamed_inserted_node_joins_its_neighbours_group(page, server, artif
     form = panel.locator(".ed-insert-after")
     assert "/features/act1/<operator>" in form.locator("input[name=name]").get_attribute("placeholder")
     form.locator("input[name=op_type]").fill("Relu")
-    form.locator("button[type=submit]").click()
+    # out of the field first: a click while its list of operators is open only closes the list
+    form.locator("input[name=op_type]").press("Tab")
+    with page.expect_request(lambda r: r.url.endswith("/edits") and r.method == "POST"):
+        form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     model = downloaded(page, server, summary["id"])
     assert model.graph.node[2].op_type == "Relu" and model.graph.node[2].name == "/features/act1/Relu"
