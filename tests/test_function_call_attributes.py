@@ -5,25 +5,12 @@ deleted one leaves is said."""
 from __future__ import annotations
 
 import onnx
+from browser.browser_models import function_calls_model
 from testkit import upload
-
-MODEL = """
-<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
-main (float[2, 4] X) => (float[2, 4] Y) {
-  H = local.Block <slope: float = 0.2> (X)
-  Y = local.Block <slope: float = 0.05, gain: float = 3.0> (H)
-}
-<domain: "local", opset_import: ["" : 18, "local" : 1]>
-Block <slope, gain: float = 2.0, note> (X) => (Y) {
-  T1 = LeakyRelu <alpha: float = @slope> (X)
-  B = Constant <value_float: float = @gain> ()
-  Y = Mul (T1, B)
-}
-"""
 
 
 def model_id(client) -> str:
-    return upload(client, onnx.parser.parse_model(MODEL).SerializeToString()).get_json()["id"]
+    return upload(client, function_calls_model().SerializeToString()).get_json()["id"]
 
 
 def post(client, mid: str, op: dict, base: int = 0):

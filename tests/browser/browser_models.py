@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnx.parser
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -773,3 +774,23 @@ def nms_detector(boxes: int = 12) -> onnx.ModelProto:
         ],
     )
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def function_calls_model() -> onnx.ModelProto:
+    """Two calls of a model-local function Block whose attributes are a reference (slope), one
+    with a default (gain) and one nothing in the body reads (note)."""
+    return onnx.parser.parse_model(
+        """
+        <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+        main (float[2, 4] X) => (float[2, 4] Y) {
+          H = local.Block <slope: float = 0.2> (X)
+          Y = local.Block <slope: float = 0.05, gain: float = 3.0> (H)
+        }
+        <domain: "local", opset_import: ["" : 18, "local" : 1]>
+        Block <slope, gain: float = 2.0, note> (X) => (Y) {
+          T1 = LeakyRelu <alpha: float = @slope> (X)
+          B = Constant <value_float: float = @gain> ()
+          Y = Mul (T1, B)
+        }
+        """
+    )

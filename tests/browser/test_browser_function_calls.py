@@ -5,25 +5,12 @@ from __future__ import annotations
 
 import onnx
 
+from .browser_models import function_calls_model
 from .browser_pages import downloaded, open_model, upload, wait_revision
-
-MODEL = """
-<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
-main (float[2, 4] X) => (float[2, 4] Y) {
-  H = local.Block <slope: float = 0.2> (X)
-  Y = local.Block <slope: float = 0.05, gain: float = 3.0> (H)
-}
-<domain: "local", opset_import: ["" : 18, "local" : 1]>
-Block <slope, gain: float = 2.0, note> (X) => (Y) {
-  T1 = LeakyRelu <alpha: float = @slope> (X)
-  B = Constant <value_float: float = @gain> ()
-  Y = Mul (T1, B)
-}
-"""
 
 
 def test_a_call_shows_and_sets_the_functions_attributes(page, server, artifacts):
-    model = onnx.parser.parse_model(MODEL)
+    model = function_calls_model()
     model.graph.node[0].name = "block0"
     mid = upload(page, server, model, "blocks.onnx")["id"]
     open_model(page, server, mid, "#path=&node=n0")
