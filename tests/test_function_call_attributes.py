@@ -135,3 +135,26 @@ def test_cleanup_removes_the_functions_no_node_calls(client):
     assert [f.name for f in edited.functions] == ["Keep"]  # Block's call was dead: nothing reads H
     assert r.get_json()["changes"][0].endswith(", 2 uncalled functions (Block, Act)")
     onnx.checker.check_model(edited, full_check=True)
+
+
+def test_a_node_can_become_a_call_of_a_function_and_back(client):
+    mid = model_id(client)
+    r = post(client, mid, {"op": "set_node_op", "node": "n1", "op_type": "Relu", "domain": "", "drop_attributes": True})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"] == ["node n1 (Block) is now ai.onnx::Relu; dropped its 'slope', 'gain'"]
+    # back to a call: the function's attributes are its schema, typed from the function
+    back = {"op": "set_node_op", "node": "n1", "op_type": "Block", "domain": "local"}
+    r = post(client, mid, {**back, "attributes": {"bogus": 1.0}}, 1)
+    assert r.status_code == 400 and "function Block declares no attribute 'bogus'" in r.get_json()["error"]["message"]
+    r = post(client, mid, {**back, "attributes": {"slope": 0.5}}, 1)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["ok"] is True
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    call = model.graph.node[1]
+    assert (call.domain, call.op_type) == ("local", "Block")
+    assert [(a.name, a.type, a.f) for a in call.attribute] == [("slope", onnx.AttributeProto.FLOAT, 0.5)]
+    # a call reading more inputs than the function takes is refused, saying how many it takes
+    r = post(client, mid, {"op": "insert_node", "tensor": "H", "op_type": "Add", "inputs": ["X"]}, 2)
+    assert r.status_code == 200, r.get_json()
+    r = post(client, mid, {**back, "node": "n1"}, 3)  # the Add, inserted after n0
+    assert r.status_code == 400 and "Block takes 0 to 1 inputs" in r.get_json()["error"]["message"], r.get_json()

@@ -142,6 +142,21 @@ def test_a_function_called_with_other_shapes_is_typed_at_its_first_call_and_says
     assert values == {"x": ("FLOAT", ["batch", 16]), "w": ("FLOAT", [16, 32]), "y": ("FLOAT", ["batch", 32])}
 
 
+def test_calls_with_the_same_input_types_but_other_attribute_values_say_the_types_differ(client):
+    # Block's second call casts to float64 through @dtype: its body's Y is typed otherwise
+    model = fn_model(
+        NESTED.replace(
+            "Z = local.fns.Block <slope: float = 0.05, gain: float = 3.0> (X)",
+            "Z = local.fns.Block <slope: float = 0.05, dtype: int = 11> (X)",
+        )
+    )
+    model.graph.output[1].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    mid = uploaded(client, model)
+    values, at = types(client, mid, function_path(model, "Block"))
+    assert at == {"node": "n0", "name": "", "calls": 2, "differ": True}
+    assert values["Y"] == ("FLOAT16", ["N", "N"])  # as at the first call
+
+
 def test_an_uncalled_function_and_one_whose_call_takes_unknown_types_have_none(client):
     model = fn_model("""
     <ir_version: 10, opset_import: ["" : 18, "local.fns" : 1, "vendor" : 1]>

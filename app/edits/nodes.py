@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import node_id, resolve_graph
+from ..onnx_io.function_calls import called_function, declared_attributes, function_key
 from ..onnx_io.traverse import op_schema
 from .arity import check_input_count, count_range
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
@@ -382,7 +385,8 @@ def _consumer_nodes(model, graph, consumers, tensor) -> list:
 )
 def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     """Change a node's operator (op_type, and domain) when the new operator's schema at the model's
-    opset fits the node: its input/output counts and its attributes. `attributes` sets some on
+    opset fits the node: its input/output counts and its attributes. A model-local function's
+    domain and name make the node a call of it (its declared attributes are the schema). `attributes` sets some on
     the way (Relu -> Cast needs `to`), null removing one (the new operator's default then
     applies); with drop_attributes, those the new operator lacks go
     (LeakyRelu -> Relu drops `alpha`), each named in the change."""
@@ -395,10 +399,11 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     trial.CopyFrom(node)
     trial.op_type, trial.domain = op_type, domain
     imported = import_domain(model, ref.container, trial)  # a refusal below drops it with the batch
-    schema = op_schema(model, ref.container, trial)
+    schema = _signature(model, ref.container, trial)
     if schema is None:
         raise StudioError(
-            "no_schema", f"set_node_op: {domain or 'ai.onnx'}::{op_type} has no schema at this model's opset"
+            "no_schema",
+            f"set_node_op: {domain or 'ai.onnx'}::{op_type} has no schema at this model's opset and is no function of the model",
         )
     n_in, n_out = len(node.input), len(node.output)
     if not schema.min_input <= n_in <= schema.max_input or not schema.min_output <= n_out <= schema.max_output:
@@ -416,7 +421,7 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
         if value is not None:
             what = f"attribute {name!r} of {op_type}"
             trial.attribute.append(new_attribute(model, ref.container, trial, name, value, None, what))
-    missing = [k for k, a in schema.attributes.items() if a.required and k not in {x.name for x in trial.attribute}]
+    missing = [k for k in schema.required if k not in {x.name for x in trial.attribute}]
     problems = [] if op["drop_attributes"] or not unknown else [f"has no attribute {', '.join(map(repr, unknown))}"]
     if missing:
         problems.append(f"requires attribute(s) {', '.join(map(repr, missing))}")
@@ -432,3 +437,31 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
         f"; removed {', '.join(map(repr, removed))}" if removed else ""
     )
     return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}{dropped}{said}", imported)
+
+
+class _Signature(NamedTuple):
+    """What a node of an operator or a call of a model-local function may read, write and set."""
+
+    min_input: int
+    max_input: int
+    min_output: int
+    max_output: int
+    attributes: set[str]
+    required: list[str]
+
+
+def _signature(model: onnx.ModelProto, container, node: onnx.NodeProto) -> _Signature | None:
+    """The operator schema's at the model's opset, else the model-local function's the node
+    would call (a call may leave out inputs and outputs at the end, and set any attribute the
+    function declares, none required: one left unset takes its default), else None."""
+    schema = op_schema(model, container, node)
+    if schema is not None:
+        required = [k for k, a in schema.attributes.items() if a.required]
+        return _Signature(
+            schema.min_input, schema.max_input, schema.min_output, schema.max_output, set(schema.attributes), required
+        )
+    f = called_function({function_key(f): f for f in model.functions}, node)
+    if f is None:
+        return None
+    names = {a["name"] for a in declared_attributes(f)}
+    return _Signature(0, len(f.input), 1, len(f.output), names, [])

@@ -25,6 +25,8 @@ from .traverse import node_graphs, standard_domain
 # values: data propagation carries them through the body's Reshape/Expand/...
 _PROPAGATED_ELEMENTS = 64
 _INTS = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+# other ways of calling a function typed to tell whether its types differ among its calls
+_COMPARED_CALLS = 8
 
 Types = dict[str, onnx.TypeProto]
 
@@ -36,7 +38,7 @@ class FunctionTypes(NamedTuple):
     node: str
     values: list[onnx.ValueInfoProto]
     calls: int  # calls of the function anywhere in the model (bodies of functions included)
-    differ: bool  # a call whose input types are known takes other types than `node`
+    differ: bool  # another call types the body otherwise than `node` does
     name: str
 
 
@@ -106,13 +108,39 @@ def function_types(model: onnx.ModelProto) -> dict[str, FunctionTypes]:
                         found.setdefault(index[id(f)], []).append(_Call(n, node_id(here, i), _input_types(n, scope)))
 
     calls = _call_counts(explicit, functions, index)
+    differs = {k: _types_differ(explicit, explicit.functions[k], typed_at[k], found.get(k, [])) for k in typed_at}
     result = {}
     for path, t in out.items():
         k = int(path[3 : path.index("]")])
-        chosen = _signature(typed_at[k].inputs)
-        differ = any(c.inputs is not None and _signature(c.inputs) != chosen for c in found.get(k, []))
-        result[path] = t._replace(calls=calls.get(k, 0), differ=differ)
+        result[path] = t._replace(calls=calls.get(k, 0), differ=differs[k])
     return result
+
+
+def _types_differ(model: onnx.ModelProto, f: onnx.FunctionProto, chosen: _Call, calls: list[_Call]) -> bool:
+    """Whether some call types the body otherwise than `chosen`: each other way of calling it
+    (input types, attribute values, small constants) is typed in turn, up to _COMPARED_CALLS of
+    them; past that, any other way counts as differing (we can't tell without typing it)."""
+    mine = _signature(model, chosen)
+    others: dict[tuple, _Call] = {}
+    for c in calls:
+        if c.inputs is not None and (s := _signature(model, c)) != mine:
+            others.setdefault(s, c)
+    if not others:
+        return False
+    if len(others) > _COMPARED_CALLS:
+        return True
+    typed = _typed_signature(_typed_body(model, f, chosen), f)
+    return any(_typed_signature(_typed_body(model, f, c), f) != typed for c in others.values())
+
+
+def _typed_signature(body: dict[str, tuple[onnx.GraphProto, Types]] | None, f: onnx.FunctionProto) -> tuple | None:
+    """What a typing of the body found, comparable across calls."""
+    if body is None:
+        return None
+    return tuple(
+        (path, sorted(v.SerializeToString(deterministic=True) for v in _values(g, scope, f if not path else None)))
+        for path, (g, scope) in sorted(body.items())
+    )
 
 
 def _own_types(g: onnx.GraphProto) -> Types:
@@ -155,8 +183,15 @@ def _input_types(node: onnx.NodeProto, scope: Types) -> list[onnx.TypeProto | No
     return out
 
 
-def _signature(inputs: list[onnx.TypeProto | None] | None) -> tuple:
-    return tuple(b"" if t is None else t.SerializeToString(deterministic=True) for t in inputs or [])
+def _signature(model: onnx.ModelProto, call: _Call) -> tuple:
+    """What a body's types can depend on at a call: its input types, its attributes (with the
+    function's defaults made explicit) and the small integer constants it passes in."""
+    types = tuple(b"" if t is None else t.SerializeToString(deterministic=True) for t in call.inputs or [])
+    attrs = tuple(sorted(a.SerializeToString(deterministic=True) for a in call.node.attribute))
+    small = tuple(
+        sorted((k, t.SerializeToString(deterministic=True)) for k, t in _small_int_constants(model, call).items())
+    )
+    return types, attrs, small
 
 
 def _call_counts(model: onnx.ModelProto, functions: dict, index: dict[int, int]) -> dict[int, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import onnx
 from google.protobuf.json_format import MessageToDict
 
+from ..onnx_io.function_calls import declared_attributes
 from .graph import count_subgraphs
 from .values import text
 
@@ -31,7 +32,23 @@ def model_summary(model: onnx.ModelProto, validation: dict) -> dict:
             "subgraphs": count_subgraphs(g),
         },
         "functions": [
-            {"path": f"fn[{k}]", "name": f.name, "domain": f.domain, "overload": f.overload, "nodes": len(f.node)}
+            {
+                "path": f"fn[{k}]",
+                "name": f.name,
+                "domain": f.domain,
+                "overload": f.overload,
+                "nodes": len(f.node),
+                "inputs": len(f.input),
+                "outputs": len(f.output),
+                # what a call may set (an operator list offering the function as a node's op)
+                "attributes": [
+                    {
+                        "name": a["name"],
+                        "type": onnx.AttributeProto.AttributeType.Name(a["type"]) if a["type"] else None,
+                    }
+                    for a in declared_attributes(f)
+                ],
+            }
             for k, f in enumerate(model.functions)
         ],
         "training": [

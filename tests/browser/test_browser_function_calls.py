@@ -77,3 +77,25 @@ def test_overloaded_calls_say_which_and_a_bodys_inputs_are_the_functions(page, s
     rows = page.locator("#sidebar .tensor-row").all_text_contents()
     assert any("from function input X" in r for r in rows), rows
     assert any("function output Y" in r for r in rows), rows
+
+
+def test_the_operator_lists_offer_the_models_functions_with_their_attributes(page, server, artifacts):
+    mid = upload(page, server, function_calls_model(), "blocks.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n0")
+    panel = page.locator("#sidebar")
+    panel.locator("#node-edit [data-action=insert-after]").click()
+    form = panel.locator(".ed-insert-after")
+    option = form.locator("datalist option[value='local.Block']")
+    option.wait_for(state="attached")
+    assert option.text_content() == "function of this model · 3 nodes"
+    form.locator("input[name=op_type]").fill("local.Block")
+    form.locator("input[data-attr-name=gain]").wait_for()  # the function's attributes, as fields
+    assert form.locator("input[name=domain]").input_value() == "local"
+    form.locator("input[data-attr-name=slope]").fill("0.5")
+    page.keyboard.press("Tab")
+    page.screenshot(path=str(artifacts / "function-call-insert.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    call = downloaded(page, server, mid).graph.node[1]
+    assert (call.domain, call.op_type) == ("local", "Block")
+    assert [(a.name, a.type, a.f) for a in call.attribute] == [("slope", onnx.AttributeProto.FLOAT, 0.5)]

@@ -3,6 +3,7 @@
 // open a form in place, and running a form's edit with its error shown inline in plain words.
 import { el } from "../widgets/dom.js";
 import { exactInteger, parseJSON } from "../lib/api.js";
+import { plural } from "../lib/format.js";
 import { fieldError, showError } from "../widgets/ui.js";
 
 /** TensorProto element types, the common ones first. */
@@ -284,12 +285,12 @@ function importedVersion(opsetImport, domain) {
 const OFFERED_DOMAINS = new Set(["ai.onnx.ml", "com.microsoft"]);
 
 /**
- * The operators a model's opset imports offer, then those of OFFERED_DOMAINS it doesn't import,
- * at their newest version: [{domain, op_type, since, deprecated, imports (the edit imports its
+ * The model's functions (functionEntries), the operators its opset imports offer, then those of
+ * OFFERED_DOMAINS it doesn't import, at their newest version: [{domain, op_type, since, deprecated, imports (the edit imports its
  * domain), attributes: [{name, type, required}], inputTypes (per input, a constant's element
  * type: a name, "" as the first input's, 0 unknown)}], sorted by name (ai.onnx first).
  */
-export async function operatorsFor(opsetImport) {
+export async function operatorsFor(opsetImport, functions = []) {
   const { OPS, LATEST_OPSET } = await loadCatalog();
   const out = [];
   for (const [domain, opType, versions] of OPS) {
@@ -306,26 +307,42 @@ export async function operatorsFor(opsetImport) {
     });
   }
   out.sort((a, b) => (a.domain === b.domain ? a.op_type.localeCompare(b.op_type) : a.domain === "" ? -1 : b.domain === "" ? 1 : a.domain.localeCompare(b.domain)));
-  return out;
+  return [...functionEntries(opsetImport, functions), ...out];
+}
+
+/**
+ * The model-local functions a node can call, as operator entries named by domain and name
+ * ("local.Block": a function may share an operator's name); one with an overload is left out
+ * (an edit can't name it). The summary's functions: [{name, domain, overload, nodes, attributes}].
+ */
+function functionEntries(opsetImport, functions) {
+  return (functions || []).filter((f) => !f.overload).map((f) => ({
+    domain: f.domain || "", op_type: f.name, qualified: f.domain ? `${f.domain}.${f.name}` : f.name,
+    function: true, nodes: f.nodes, since: null, deprecated: false, imports: importedVersion(opsetImport, f.domain || "") === null,
+    attributes: (f.attributes || []).map((a) => ({ name: a.name, type: a.type, required: false })),
+    inputTypes: [],
+  }));
 }
 
 /**
  * An operator-type text field with a list of the model's operators (a <datalist>). Returns
  * {input, list, lookup(text) -> catalog entry | null, ready (Promise of the operators)}.
  */
-export function operatorField(opsetImport, { name = "op_type", value = "", placeholder = "e.g. Relu" } = {}) {
+export function operatorField(opsetImport, { name = "op_type", value = "", placeholder = "e.g. Relu", functions = [] } = {}) {
   const list = el("datalist", { id: fieldId("ops") });
   const input = textInput(name, value, { class: "mono", list: list.id, placeholder, "aria-label": "Operator type" });
   let ops = [];
-  const ready = operatorsFor(opsetImport).then((found) => {
+  const ready = operatorsFor(opsetImport, functions).then((found) => {
     ops = found;
-    const label = (o) => (o.imports ? `${o.domain} · imported with it` : o.domain ? `${o.domain} · opset ${o.since}` : `since opset ${o.since}`);
-    list.append(...found.map((o) => el("option", { value: o.op_type }, label(o))));
+    const label = (o) => (o.function ? `function of this model · ${plural(o.nodes, "node")}` : o.imports ? `${o.domain} · imported with it` : o.domain ? `${o.domain} · opset ${o.since}` : `since opset ${o.since}`);
+    list.append(...found.map((o) => el("option", { value: o.qualified || o.op_type }, label(o))));
     return found;
   }).catch(() => []);
   const lookup = (text) => {
     const t = String(text || "").trim();
-    return ops.find((o) => o.op_type === t) || ops.find((o) => o.op_type.toLowerCase() === t.toLowerCase()) || null;
+    const named = (o) => o.qualified || o.op_type;
+    return ops.find((o) => named(o) === t) || ops.find((o) => !o.function && o.op_type === t)
+      || ops.find((o) => named(o).toLowerCase() === t.toLowerCase()) || null;
   };
   return { input, list, lookup, ready };
 }

@@ -78,7 +78,7 @@ export function renameNodeForm(node, ctx) {
  * The new operator's attributes can be set on the way (one it requires), and the node's that it
  * has none of dropped. */
 export function changeOpForm(node, ctx) {
-  const op = operatorField(ctx.summary ? ctx.summary.opset_import : [], { placeholder: node.op_type });
+  const op = operatorField(ctx.summary ? ctx.summary.opset_import : [], { placeholder: node.op_type, functions: ctx.summary ? ctx.summary.functions : [] });
   const attrsBox = el("div", { class: "ed-attrs-box" });
   const current = new Map((node.attributes || []).map((a) => [a.name, attributeEditText(a)]));
   const attrs = attributeFields(attrsBox, current);
@@ -282,11 +282,12 @@ function attributeFields(container, current = new Map()) {
       const hint = isDtypeAttribute(entry, a) ? DTYPE_HINT : VALUE_HINT[a.type] || a.type;
       const input = textInput(`attr-${a.name}`, settable ? current.get(a.name) ?? "" : "", {
         class: "mono", "data-attr-name": a.name, disabled: !settable,
-        placeholder: settable ? (a.required ? `required · ${hint}` : hint) : "not set here",
+        // a function's attribute nothing types (no default, no reference in the body): its type is the caller's, in Add attribute
+        placeholder: settable ? (a.required ? `required · ${hint}` : hint) : a.type ? "not set here" : "type not declared: set it with Add attribute",
         "aria-label": `Attribute ${a.name}`,
       });
       grid.append(el("label", { class: "mono ed-attr-name", for: (input.id = fieldId("ins")) }, a.name,
-        el("span", { class: "attr-type" }, ` ${a.type}`)), input);
+        el("span", { class: "attr-type" }, ` ${a.type || "untyped"}`)), input);
       if (settable) rows.push({ a, input });
     }
     container.append(grid);
@@ -317,7 +318,7 @@ function attributeFields(container, current = new Map()) {
  * operator's attribute fields, which follow the operator typed.
  */
 function newNodeFields(ctx) {
-  const op = operatorField(ctx.summary ? ctx.summary.opset_import : []);
+  const op = operatorField(ctx.summary ? ctx.summary.opset_import : [], { functions: ctx.summary ? ctx.summary.functions : [] });
   const domain = textInput("domain", "", { class: "mono", placeholder: "ai.onnx", "aria-label": "Domain" });
   const name = textInput("name", "", { class: "mono", placeholder: "optional", "aria-label": "Name of the new node" });
   const attrsBox = el("div", { class: "ed-attrs-box" });
