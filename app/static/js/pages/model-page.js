@@ -930,6 +930,7 @@ async function step(direction) {
     toast(`Nothing to ${direction}.`, "info");
     return;
   }
+  const pressed = document.activeElement === buttons.undo || document.activeElement === buttons.redo;
   setBusy(true);
   try {
     const call = direction === "undo" ? api.undo : api.redo;
@@ -956,7 +957,17 @@ async function step(direction) {
     toast(err.message || String(err));
   } finally {
     setBusy(false);
+    keepStepFocus(pressed, direction);
   }
+}
+
+/** A keyboard user who pressed Undo (Redo) to its end stays on the toolbar: the button, now off,
+ * lost the focus, so the other one takes it. */
+function keepStepFocus(pressed, direction) {
+  const [same, other] = direction === "undo" ? [buttons.undo, buttons.redo] : [buttons.redo, buttons.undo];
+  if (!pressed) return;
+  if (!same.disabled) same.focus();
+  else if (!other.disabled) other.focus();
 }
 
 // ------------------------------------------------------------------ events

@@ -293,8 +293,13 @@ function cappedList(tag, attrs, items, render) {
   if (items.length <= LIST_FIRST) return list;
   const more = el("button", { type: "button", class: "linklike compare-more" }, `Show all ${formatInteger(items.length)}`);
   more.addEventListener("click", () => {
-    list.append(...items.slice(LIST_FIRST).map(render));
-    more.remove();
+    const added = items.slice(LIST_FIRST).map(render);
+    list.append(...added);
+    more.remove(); // it had the focus: the first item shown now takes it, where the reader goes on
+    const first = added[0];
+    let next = first.matches("a, button") ? first : first.querySelector("a, button");
+    if (!next) { first.tabIndex = -1; next = first; } // a line of text: focusable by script only
+    next.focus();
   });
   return el("div", {}, list, more);
 }
