@@ -188,3 +188,24 @@ def test_switches_groups_pads_and_pools_by_the_spec(client, conv):
     assert refusal(r).endswith("attribute 'keepdims' of node \"mean\" (ReduceMean) is a switch: 0 or 1; got 3")
     r = edit(client, pool["id"], {"op": "set_attribute", "node": "pool", "name": "auto_pad", "value": "SAME_UPPER"})
     assert "can't have both auto_pad SAME_UPPER and pads [0, 0, 0, 0]" in refusal(r)
+
+
+def test_a_conv_kernel_is_checked_against_a_weight_made_by_constant_of_shape(client):
+    # as the wheel's light models make their weights: ConstantOfShape of constant dims
+    import onnx.parser
+
+    model = onnx.parser.parse_model("""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1, 3, 8, 8] x) => (float[1, 4, 6, 6] y) {
+      dims = Constant <value: tensor = int64[4] {4, 3, 3, 3}> ()
+      w = ConstantOfShape <value: tensor = float[1] {0.1}> (dims)
+      y = Conv <kernel_shape: ints = [3, 3]> (x, w)
+    }
+    """)
+    model.graph.node[2].name = "conv"
+    mid = upload(client, model.SerializeToString(), "c.onnx").get_json()["id"]
+    r = edit(client, mid, {"op": "set_attribute", "node": "conv", "name": "kernel_shape", "value": [5, 5]})
+    assert refusal(r) == (
+        "the edit breaks its operator's spec: attribute 'kernel_shape' of node \"conv\" (Conv) must be [3, 3],"
+        " the last 2 dims of its weight 'w' ⟨4×3×3×3⟩; got [5, 5] (the ConstantOfShape making it sets its shape)"
+    )

@@ -7,7 +7,10 @@ result, as the other gates are: a refusal of the result (422), which allow_inval
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import onnx
+from onnx import numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io.address import node_id
@@ -146,11 +149,11 @@ def _check_per_axis(graph, node: onnx.NodeProto, what: str, name: str, values: l
         _refuse(f"{what} must be whole numbers from 0 (the pixels added before and after each axis); got {values}")
     weight = _weight(graph, node)
     if name == "kernel_shape" and weight is not None and len(weight.dims) == len(values) + 2:
-        kernel = list(weight.dims[2:])  # onnxruntime refuses any other kernel than its weight's
+        kernel = weight.dims[2:]  # onnxruntime refuses any other kernel than its weight's
         if values != kernel:
             _refuse(
                 f"{what} must be {kernel}, the last {len(kernel)} dims of its weight {weight.name!r}"
-                f" ⟨{'×'.join(map(str, weight.dims))}⟩; got {values} (set_initializer changes the weight)"
+                f" ⟨{'×'.join(map(str, weight.dims))}⟩; got {values} ({weight.change})"
             )
 
 
@@ -171,12 +174,75 @@ def _spatial_axes(graph, node: onnx.NodeProto, skip: str) -> int | None:
     return None
 
 
-def _weight(graph, node: onnx.NodeProto) -> onnx.TensorProto | None:
-    """A conv's weight when it is an initializer of its graph (a function body has none)."""
+class _Weight(NamedTuple):
+    name: str
+    dims: list[int]
+    change: str  # how a person changes it, said with a refusal
+
+
+def _weight(graph, node: onnx.NodeProto) -> _Weight | None:
+    """A conv's weight, when its graph fixes its shape: an initializer, a Constant's value, a
+    ConstantOfShape of constant dims (how the wheel's light models make theirs), or a value
+    declared with every dim a number. A function body's weights come from its calls: None."""
     at = {"Conv": 1, "ConvTranspose": 1, "ConvInteger": 1, "QLinearConv": 3}.get(node.op_type)
     if at is None or len(node.input) <= at or not node.input[at]:
         return None
-    return next((t for t in getattr(graph, "initializer", ()) if t.name == node.input[at]), None)
+    name = node.input[at]
+    dims = _constant_dims(graph, name)
+    if dims is None:
+        return None
+    producer = next((n for n in graph.node if name in n.output), None)
+    initializer = any(t.name == name for t in getattr(graph, "initializer", ()))
+    change = (
+        "set_initializer changes the weight"
+        if initializer or producer is None
+        else f"the {producer.op_type} making it sets its shape"
+    )
+    return _Weight(name, dims, change)
+
+
+def _constant_dims(graph, name: str) -> list[int] | None:
+    """The shape of value `name` when its graph fixes it (see _weight), else None."""
+    for t in getattr(graph, "initializer", ()):
+        if t.name == name:
+            return list(t.dims)
+    producer = next((n for n in graph.node if name in n.output), None)
+    if producer is not None and standard_domain(producer.domain) == "" and producer.op_type == "Constant":
+        value = next(
+            (a for a in producer.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR), None
+        )
+        return list(value.t.dims) if value is not None else None
+    if producer is not None and standard_domain(producer.domain) == "" and producer.op_type == "ConstantOfShape":
+        shape = _small_ints(graph, producer.input[0] if producer.input else "")
+        if shape is not None:
+            return shape
+    for v in (*getattr(graph, "value_info", ()), *getattr(graph, "input", ())):
+        if v.name == name and v.type.tensor_type.HasField("shape"):
+            dims = v.type.tensor_type.shape.dim
+            if all(d.HasField("dim_value") for d in dims):
+                return [d.dim_value for d in dims]
+    return None
+
+
+def _small_ints(graph, name: str) -> list[int] | None:
+    """The values of a small 1-D integer constant (an initializer or a Constant), else None."""
+    tensor = next((t for t in getattr(graph, "initializer", ()) if t.name == name), None)
+    if tensor is None:
+        producer = next((n for n in graph.node if name in n.output), None)
+        if producer is not None and producer.op_type == "Constant" and standard_domain(producer.domain) == "":
+            tensor = next(
+                (a.t for a in producer.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR), None
+            )
+    if (
+        tensor is None
+        or len(tensor.dims) != 1
+        or tensor.dims[0] > 8
+        or tensor.data_location == onnx.TensorProto.EXTERNAL
+    ):
+        return None
+    if tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+        return None
+    return [int(v) for v in numpy_helper.to_array(tensor).tolist()]
 
 
 def _check_auto_pad(node: onnx.NodeProto, nid: str) -> None:
