@@ -258,3 +258,22 @@ def test_the_store_end_to_end_on_s3(s3_app, prefix, tmp_path):
     assert revision_blobs(s, mid) <= set(s.blobs.digests())
     assert download(client, mid, 0) == data
     assert download(client, mid) == expected.SerializeToString()
+
+
+def test_s3_down_a_moment_ago_is_tried_again_after_the_cool_off(blobs, monkeypatch):
+    from app.errors import StoreUnavailable
+    from app.store import s3_blobs
+
+    blobs._breaker.failed("Read timeout on endpoint URL")
+    puts = calls(blobs.client, "PutObject")
+    with pytest.raises(StoreUnavailable, match=r"it did not answer 0 s ago .*; tried again in 10 s"):
+        blobs.put(b"held back")
+    assert puts == []  # not asked at all
+    monkeypatch.setattr(s3_blobs, "COOL_OFF_SECONDS", 0.0)
+    digest = blobs.put(b"now it answers")
+    assert blobs.get(digest) == b"now it answers"
+    # a readiness ping that S3 answers closes the breaker too
+    monkeypatch.setattr(s3_blobs, "COOL_OFF_SECONDS", 60.0)
+    blobs._breaker.failed("Read timeout")
+    blobs.ping()
+    assert blobs.exists(digest)

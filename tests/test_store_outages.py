@@ -103,6 +103,26 @@ def test_a_request_needing_a_hung_s3_answers_503_within_the_bounds(hung_s3, tmp_
     assert time.monotonic() - started < 2 * 0.5 + 4  # two attempts and a backoff, not minutes
 
 
+def test_once_s3_failed_to_answer_requests_needing_it_answer_at_once(hung_s3, tmp_path, monkeypatch):
+    """A few requests on a hung S3 would each hold a worker thread for the whole timeout: after
+    the first, the others answer 503 at once, until the cool-off is over."""
+    monkeypatch.setattr(s3_blobs, "READ_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(s3_blobs, "ATTEMPTS", 1)
+    client = s3_app(tmp_path).test_client()
+    assert_unavailable(upload(client, small_model()), "blob store (S3)")
+    for seed in (1, 2, 3):
+        started = time.monotonic()
+        r = upload(client, small_model(seed))
+        assert time.monotonic() - started < 0.5
+        assert_unavailable(r, "blob store (S3)")
+        assert "it did not answer 0 s ago (Read timeout on endpoint URL" in r.get_json()["error"]["message"]
+    # past the cool-off, one request tries S3 again (and waits for its answer)
+    monkeypatch.setattr(s3_blobs, "COOL_OFF_SECONDS", 0.0)
+    started = time.monotonic()
+    assert_unavailable(upload(client, small_model(4)), "blob store (S3)")
+    assert time.monotonic() - started >= 0.5
+
+
 # --- S3 that answers slowly, then stalls --------------------------------------------------------
 TRICKLED = bytes(range(256)) * 64  # 16 KiB, sent in 8 pieces a pause apart
 STALLS = "b" * 64  # the digest whose answer stops after its first piece

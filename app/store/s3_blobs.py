@@ -45,6 +45,8 @@ READ_TIMEOUT_SECONDS = 20.0
 ATTEMPTS = 3  # per request, the first included (transient errors and timeouts are tried again)
 # the readiness probe (ping): one attempt, answered within this or the blob store counts as down
 PING_TIMEOUT_SECONDS = 2.0
+# once S3 failed to answer, how long requests needing it answer 503 at once (_Breaker)
+COOL_OFF_SECONDS = 10.0
 BLOB_STORE = "blob store (S3)"  # as errors name it
 # botocore's (and boto3's transfers') errors of an endpoint that can't be reached or stopped
 # answering: connect failures and timeouts, read timeouts, connections cut mid-answer
@@ -67,13 +69,67 @@ def ping_config() -> Config:
     )
 
 
-@contextlib.contextmanager
-def reaching_s3() -> Iterator[None]:
-    """S3 that can't be reached, as StoreUnavailable."""
-    try:
-        yield
-    except UNREACHABLE as exc:
-        raise StoreUnavailable(BLOB_STORE, str(exc)) from exc
+class _Breaker:
+    """Once S3 failed to answer, the requests needing it answer 503 at once for COOL_OFF_SECONDS
+    rather than each holding a worker thread for the whole timeout (3 attempts × 20 s: a few
+    requests would take every thread of a host, its health check with them); then one request
+    tries S3 again while the others still answer at once, and its answer (or a readiness ping's)
+    closes the breaker or opens it anew. One per store object, so per process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._down_at: float | None = None
+        self._reason = ""
+        self._trying = False
+
+    def enter(self) -> bool:
+        """Go ahead (True: as the one request trying S3 again), or raise StoreUnavailable."""
+        with self._lock:
+            if self._down_at is None:
+                return False
+            waited = time.monotonic() - self._down_at
+            if waited >= COOL_OFF_SECONDS and not self._trying:
+                self._trying = True
+                return True
+            when = (
+                "one request is trying it again"
+                if self._trying
+                else f"tried again in {COOL_OFF_SECONDS - waited:.0f} s"
+            )
+        raise StoreUnavailable(BLOB_STORE, f"it did not answer {waited:.0f} s ago ({self._reason}); {when}")
+
+    def answered(self) -> None:
+        with self._lock:
+            self._down_at, self._trying = None, False
+
+    def failed(self, reason: str) -> None:
+        with self._lock:
+            self._down_at, self._trying = time.monotonic(), False
+            self._reason = reason.strip().splitlines()[0][:200] if reason.strip() else "no answer"
+
+    def left(self, trying: bool) -> None:
+        """A request that tried S3 ended with no verdict (an error of ours, a stream let go)."""
+        if trying:
+            with self._lock:
+                self._trying = False
+
+    @contextlib.contextmanager
+    def reaching(self) -> Iterator[None]:
+        """A block of S3 requests: refused at once while S3 is down; S3 that can't be reached,
+        as StoreUnavailable, opening the breaker; any answer from S3 (a refusal too) closing it."""
+        trying = self.enter()
+        try:
+            yield
+        except UNREACHABLE as exc:
+            self.failed(str(exc))
+            raise StoreUnavailable(BLOB_STORE, str(exc)) from exc
+        except ClientError:
+            self.answered()
+            raise
+        except BaseException:
+            self.left(trying)
+            raise
+        self.answered()
 
 
 def _missing(exc: ClientError) -> bool:
@@ -96,6 +152,10 @@ class S3BlobStore:
         # the readiness probe's own client: its answer in seconds (a given client: that one)
         self._probe = client if client is not None else boto3.client("s3", config=ping_config())
         self.cache = BlobCache(Path(cache_dir), cache_bytes, pin_seconds)
+        self._breaker = _Breaker()
+
+    def _reaching(self) -> contextlib.AbstractContextManager[None]:
+        return self._breaker.reaching()
 
     def __repr__(self) -> str:
         return f"S3BlobStore(s3://{self.bucket}/{self.prefix})"
@@ -107,7 +167,7 @@ class S3BlobStore:
 
     def _head(self, digest: str) -> Any:
         try:
-            with reaching_s3():
+            with self._reaching():
                 return self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
         except ClientError as exc:
             if _missing(exc):
@@ -134,7 +194,7 @@ class S3BlobStore:
             digest = h.hexdigest()
             key = self._key(digest)
             stored = {"stored": repr(time.time())}
-            with reaching_s3():
+            with self._reaching():
                 if not self._refresh(key, stored):
                     self.client.upload_file(tmp, self.bucket, key, ExtraArgs={"Metadata": stored})
             self.cache.adopt(digest, Path(tmp))
@@ -175,7 +235,7 @@ class S3BlobStore:
         pages = self.client.get_paginator("list_multipart_uploads").paginate(
             Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else ""
         )
-        with reaching_s3():
+        with self._reaching():
             for page in pages:
                 for upload in page.get("Uploads", []):
                     if upload["Initiated"].timestamp() < before:
@@ -203,13 +263,13 @@ class S3BlobStore:
             with f:
                 return f.read()
         body = self._body(digest)
-        with reaching_s3():
+        with self._reaching():
             return body.read()
 
     def _body(self, digest: str, start: int = 0):
         kwargs: dict[str, Any] = {"Range": f"bytes={start}-"} if start else {}
         try:
-            with reaching_s3():
+            with self._reaching():
                 return self.client.get_object(Bucket=self.bucket, Key=self._key(digest), **kwargs)["Body"]
         except ClientError as exc:
             if _missing(exc):
@@ -232,7 +292,7 @@ class S3BlobStore:
             return
         body = self._body(digest)
         try:
-            with reaching_s3():
+            with self._reaching():
                 yield from body.iter_chunks(chunk)
         finally:
             body.close()
@@ -247,7 +307,7 @@ class S3BlobStore:
 
         def download(tmp: Path) -> None:
             try:
-                with reaching_s3():
+                with self._reaching():
                     self.client.download_file(self.bucket, key, str(tmp))
             except ClientError as exc:
                 if _missing(exc):
@@ -273,12 +333,15 @@ class S3BlobStore:
         answer; OSError: an answer refusing, or no credentials)."""
         try:
             self._probe.head_bucket(Bucket=self.bucket)
+            self._breaker.answered()  # back: requests go to it again at once
         except ClientError as exc:
+            self._breaker.answered()
             error = exc.response.get("Error", {})
             code = error.get("Code", "?")
             what = "no such bucket" if str(code) in ("404", "NoSuchBucket") else error.get("Message") or "refused"
             raise OSError(f"s3://{self.bucket}: {what} ({code})") from None
         except UNREACHABLE as exc:
+            self._breaker.failed(str(exc))
             raise StoreUnavailable(BLOB_STORE, f"s3://{self.bucket}: {exc}") from None
         except Exception as exc:  # no credentials, ...
             raise OSError(f"s3://{self.bucket}: {exc}") from None
@@ -288,7 +351,7 @@ class S3BlobStore:
         paginator = self.client.get_paginator("list_objects_v2")
         prefix = f"{self.prefix}/" if self.prefix else ""
         pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, PaginationConfig={"PageSize": page_size})
-        with reaching_s3():
+        with self._reaching():
             for page in pages:
                 for item in page.get("Contents", ()):
                     name = item["Key"].rsplit("/", 1)[-1]
@@ -303,7 +366,7 @@ class S3BlobStore:
         return head["LastModified"].timestamp()
 
     def remove(self, digest: str) -> None:
-        with reaching_s3():
+        with self._reaching():
             self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
         self.cache.discard(digest)
 
@@ -343,7 +406,7 @@ class _ObjectReader(io.RawIOBase):
             return 0
         if self._body is None:
             self._body = self._blobs._body(self._digest, self._pos)
-        with reaching_s3():
+        with self._blobs._reaching():
             data = self._body.read(len(buffer))
         n = len(data)
         buffer[:n] = data
