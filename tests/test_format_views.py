@@ -49,7 +49,16 @@ def test_function_call_is_linked_to_its_function(client):
     onnx.checker.check_model(m)
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     summary = client.get(f"/api/models/{mid}").get_json()
-    assert summary["functions"][0] == {"path": "fn[0]", "name": "Swish", "domain": "local", "overload": "", "nodes": 2}
+    assert summary["functions"][0] == {
+        "path": "fn[0]",
+        "name": "Swish",
+        "domain": "local",
+        "overload": "",
+        "nodes": 2,
+        "inputs": 1,
+        "outputs": 1,
+        "attributes": [],
+    }
     assert client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]["function"] == "fn[0]"
     assert client.get(f"/api/models/{mid}/schema?node=n0").get_json()["kind"] == "function"
     fn = client.get(f"/api/models/{mid}/graph?path=fn[0]").get_json()
