@@ -7,6 +7,8 @@ what they did."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -900,8 +902,10 @@ def test_tools_on_a_model_of_functions_say_its_bodies_are_left_alone(client):
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
     assert r.status_code == 400
     assert r.get_json()["error"]["message"].endswith(
-        "; the quantizer leaves the bodies of model-local functions (Linear) as they are: simplify inlines them first"
-    )
+        "; left in float: 1 MatMul node(s) in the bodies of model-local functions (Linear), on 2 weight(s), 512 B,"
+        " their calls pass in — onnxruntime's quantizers don't enter functions: simplify inlines them first,"
+        " then they quantize with the rest"
+    ), r.get_json()
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
     # the ways out said work: the calls kept float32, or simplify first
     block = {"op": "convert_float16", "node_block_list": ["l1", "l2"]}
@@ -911,3 +915,42 @@ def test_tools_on_a_model_of_functions_say_its_bodies_are_left_alone(client):
         fresh = upload(client, mlp_in_functions().SerializeToString()).get_json()["id"]
         r = client.post(f"/api/models/{fresh}/edits", json={"base": 0, "ops": [{"op": "simplify"}, tool]})
         assert r.status_code == 200, r.get_json()
+        assert "left in float" not in " ".join(r.get_json()["changes"])  # inlined: nothing left
+
+
+def test_a_quantization_that_leaves_function_bodies_in_float_says_so(client):
+    """A partial quantization (the main graph's MatMul done, the functions' left) says what it left."""
+    model = mlp_in_functions()
+    model.graph.node[1].CopyFrom(onnx.helper.make_node("MatMul", ["h", "w2"], ["y"], name="l2"))
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 200, r.get_json()
+    [change] = r.get_json()["changes"]
+    assert change.startswith("quantized to QInt8: 1 MatMul/Conv node(s) now integer"), change
+    assert change.endswith(
+        "; left in float: 1 MatMul node(s) in the bodies of model-local functions (Linear), on 1 weight(s), 256 B,"
+        " their calls pass in — onnxruntime's quantizers don't enter functions: simplify inlines them first,"
+        " then they quantize with the rest"
+    ), change
+    # what the quantizer didn't change is as it was, byte for byte (it writes an empty doc_string on every node)
+    back = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert back.graph.node[0].SerializeToString() == model.graph.node[0].SerializeToString()
+    assert back.functions[0].SerializeToString() == model.functions[0].SerializeToString()
+
+
+def test_a_quantizer_refusing_a_computed_weight_says_simplify_folds_it(client):
+    # the wheel's light models compute their weights with ConstantOfShape: the quantizer wants initializers
+    import onnx.backend.test
+
+    path = Path(onnx.backend.test.__file__).parent / "data" / "light" / "light_squeezenet.onnx"
+    mid = upload(client, path.read_bytes()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    message = r.get_json()["error"]["message"]
+    assert r.status_code == 422 and message.endswith(
+        "Expected conv1_w_0 to be an initializer (the weight 'conv1_w_0' is computed by a ConstantOfShape node:"
+        " simplify folds such weights into initializers first)"
+    ), message
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}, {"op": "quantize_dynamic"}]}
+    )
+    assert r.status_code == 200, r.get_json()  # the way out said works

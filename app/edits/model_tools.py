@@ -8,6 +8,7 @@ that back and keeps the model's own fields, metadata and value_info."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,6 +156,7 @@ def _settle_external(result: onnx.ModelProto, folder: Path, links: dict[str, str
         if bound is not None and bound.put is not None and length >= bound.min_bytes:
             digest = bound.put(_segment(path, offset, length))
             bound.added.add(digest)
+            bound.files.add(TENSOR_PREFIX + digest, digest)  # a later tool of the batch links it
             t.external_data.add(key="location", value=TENSOR_PREFIX + digest)
             t.external_data.add(key="length", value=str(length))
             continue
@@ -196,10 +198,26 @@ def in_helper(
         try:
             offload.run(job, key, str(Path(tmp) / "model.onnx"), str(dst), options)
         except ValueError as exc:
-            raise StudioError("conversion_failed", f"{what}: {exc}", 422) from None
+            raise StudioError("conversion_failed", f"{what}: {exc}{_way_out(model, str(exc))}", 422) from None
         result = onnx.ModelProto.FromString(dst.read_bytes())
         _settle_external(result, Path(tmp), links)
         return result
+
+
+_NOT_AN_INITIALIZER = re.compile(r"Expected (\S+) to be an initializer")
+
+
+def _way_out(model: onnx.ModelProto, error: str) -> str:
+    """What to do about a tool's failure, where its words don't say: onnxruntime's quantizers
+    want weights stored as initializers, and some exports compute them (the wheel's light models
+    from ConstantOfShape)."""
+    found = _NOT_AN_INITIALIZER.search(error)
+    if found is None:
+        return ""
+    name = found.group(1)
+    producer = next((n for ref in running_graphs(model) for n in ref.container.node if name in n.output), None)
+    made = f"is computed by a {producer.op_type} node" if producer is not None else "is not stored in the model"
+    return f" (the weight {name!r} {made}: simplify folds such weights into initializers first)"
 
 
 def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
@@ -236,13 +254,20 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
                 v.type.tensor_type.elem_type = dtypes[v.name]
     # onnxruntime's optimizer drops every node's metadata (a torch export's scopes and stack
     # traces): each node it kept, by name, has its own back, and its doc_string
+    # (an empty doc_string written where the node had none is no change: left out, as before —
+    # onnxruntime's quantizer writes one on every node, so every proto would differ otherwise)
     for ref in walk_graphs(model):
         for n in ref.container.node:
             if n.name in nodes:
                 metadata_props, doc = nodes[n.name]
                 del n.metadata_props[:]
                 n.metadata_props.extend(metadata_props)
-                n.doc_string = doc
+                if doc is None:
+                    n.ClearField("doc_string")
+                else:
+                    n.doc_string = doc
+            elif n.HasField("doc_string") and not n.doc_string:
+                n.ClearField("doc_string")
     inputs = {v.name for v in model.graph.input}
     if model.ir_version < 4 and any(t.name not in inputs for t in model.graph.initializer):
         model.ir_version = 4
@@ -280,13 +305,15 @@ def _restore_shapes(model: onnx.ModelProto, declared: dict[str, dict[str, onnx.T
                 now.ClearField("shape")
 
 
-def _nodes_by_name(model: onnx.ModelProto) -> dict[str, tuple[list, str]]:
-    """name -> (metadata_props, doc_string) of every node whose name is unique in the model."""
-    seen: dict[str, tuple[list, str] | None] = {}
+def _nodes_by_name(model: onnx.ModelProto) -> dict[str, tuple[list, str | None]]:
+    """name -> (metadata_props, doc_string or None when it has none) of every node whose name is
+    unique in the model."""
+    seen: dict[str, tuple[list, str | None] | None] = {}
     for ref in walk_graphs(model):
         for n in ref.container.node:
             if n.name:
-                seen[n.name] = None if n.name in seen else (list(n.metadata_props), n.doc_string)
+                doc = n.doc_string if n.HasField("doc_string") else None
+                seen[n.name] = None if n.name in seen else (list(n.metadata_props), doc)
     return {name: kept for name, kept in seen.items() if kept is not None}
 
 

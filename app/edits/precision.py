@@ -16,6 +16,7 @@ from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import walk_graphs
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
+from .functions_left import left_in_functions
 from .jsontypes import Array, Enum, Map, optional, required
 from .model_tools import (
     FLOAT,
@@ -111,7 +112,7 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
             "quantize_dynamic: no node was quantized: none of the operators asked for reads a float "
             "weight straight from an initializer (simplify folds weights computed from constants; "
             "cleanup with initializer_inputs makes weights listed as graph inputs constants)"
-            + _in_function_bodies(model),
+            + left_in_functions(model, op.get("op_types")),
         )
     # its scales and zero points are initializers that aren't graph inputs, which IR < 4 forbids
     reorder(model)
@@ -119,23 +120,12 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     return (
         f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer, weights "
         f"{size_text(size)} -> {size_text(after)}, {len(model.graph.node) - nodes} node(s) added{note}"
+        + left_in_functions(model, op.get("op_types"))
     )
 
 
 def _function_names(model: onnx.ModelProto) -> str:
     return ", ".join(dict.fromkeys(f.name for f in model.functions))
-
-
-def _in_function_bodies(model: onnx.ModelProto) -> str:
-    """What to say when nothing was quantized and the model has functions: onnxruntime's
-    quantizers work on the graphs only, and an exporter's functions (dynamo, onnxscript) hold
-    most of the model's MatMuls, reading function inputs rather than initializers."""
-    if not model.functions:
-        return ""
-    return (
-        f"; the quantizer leaves the bodies of model-local functions ({_function_names(model)}) as they are:"
-        " simplify inlines them first"
-    )
 
 
 def _check_function_bodies_fit(model: onnx.ModelProto) -> None:
@@ -257,7 +247,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
             "bad_value",
             "quantize_static: no node was quantized: none of the operators asked for is one onnxruntime "
             "quantizes statically (Conv, MatMul, Gemm, Add, Mul, pooling, Relu…) with float values"
-            + _in_function_bodies(model),
+            + left_in_functions(model, op.get("op_types")),
         )
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
@@ -269,6 +259,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
         f"quantized statically ({_FORMATS[op['quant_format']]}, activations {op['activation_type']}, weights "
         f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {count} sample(s){batches} "
         f"({op['calibrate_method']}); weights {before_size} -> {size_text(after)}{note}"
+        + left_in_functions(model, op.get("op_types"))
     )
 
 

@@ -15,6 +15,7 @@ from ..errors import StudioError
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import walk_graphs
 from .field_types import BOOLEAN, NAME
+from .functions_left import left_in_functions
 from .jsontypes import Array, Enum, Integer, optional
 from .model_tools import check_size, constants_to_initializers, data_size, in_helper, keep, reorder, weights
 from .registry import edit_op
@@ -119,7 +120,8 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError(
             "bad_value",
             "quantize_weights: no weight was quantized: no MatMul or Gemm reads a float weight of two dims "
-            f"whose input dim is a multiple of {block} straight from an initializer",
+            f"whose input dim is a multiple of {block} straight from an initializer"
+            + left_in_functions(model, ("MatMul", "Gemm")),
         )
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
@@ -131,6 +133,7 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
     return (
         f"weights quantized to {bits} bits by blocks of {block} ({algorithm}, {FORMATS[fmt]}): {quantized} node(s)"
         f"{gemm_note}, weights {size_text(before)} -> {size_text(after)}{note}"
+        + left_in_functions(model, ("MatMul", "Gemm"))
     )
 
 

@@ -73,6 +73,11 @@ class ExternalFiles:
     def size(self, key: str) -> int | None:
         return self.size_of(self.entries[key]) if self.size_of else None
 
+    def add(self, location: str, entry: object) -> None:
+        """A file made meanwhile (a tool's result stored as a blob): the next op of the batch
+        reading the same tensors finds it."""
+        self.entries[location] = entry
+
     def path(self, location: str) -> Path:
         key = self.key(location)
         if key is None:
