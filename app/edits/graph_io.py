@@ -66,9 +66,10 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
     optional("dtype", DTYPE | NULL, "the new element type (null: keep it)"),
     optional(
         "update_types",
-        BOOLEAN,
-        "re-infer the value_info of every graph and the outputs' shapes (bodies' too) after",
-        False,
+        BOOLEAN | NULL,
+        "re-infer the value_info of every graph and the outputs' shapes (bodies' too) after; absent or null:"
+        " done when an input's new dims leave value_info saying otherwise (false: never)",
+        None,
     ),
     optional(
         "cast",
@@ -87,8 +88,10 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     `update_types: true` re-infers from it the value_info of every graph, the main graph's
     outputs' shapes (dims named as infer_shapes names them) and the If/Loop/Scan bodies' output
     and fed input shapes (an output set here keeps the shape given; the answer says where
-    inference still fixes a size);
-    without it, the answer counts the value_info entries that still give the sizes before. The
+    inference still fixes a size). Left out, that is done when an input's new dims leave
+    value_info that inference now types otherwise (stale sizes there make onnxruntime's fused
+    kernels fail at any other size: a model valid at 1 only); with `false`, the answer counts
+    the value_info entries that still give the sizes before. The
     answer names nodes whose constant inputs still hard-code a value it changed."""
     name = op["name"]
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
@@ -116,10 +119,12 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     if op.get("cast") and elem is not None and was and elem != was:
         said += _cast_inside(model, name, was, elem, len(hits))
     is_output = any(v.name == name for v in model.graph.output)
-    if op.get("update_types"):
+    update = op.get("update_types")
+    stale = stale_hint(model) if update is not True and shape != before[0] and not is_output else ""
+    if update or (update is None and stale):
         said += f"; {refresh_types(model, asked=name if is_output else None)}"
-    elif shape != before[0] and not is_output:
-        said += stale_hint(model)
+    else:
+        said += stale
     if any(v.name == name for v in model.graph.input) and before[0]:
         # judged on the batch's result: a later op may replace the constant that hard-codes it
         old_dims = before[0]

@@ -99,7 +99,8 @@ function typeForm(name, value, ctx, isInput) {
     el("div", { class: "ed-actions" }, submit("Save type and shape")),
   ], async () => {
     const op = { op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value };
-    if (retype.querySelector("input").checked) op.update_types = true;
+    // said either way: left out, the server re-infers whenever value_info contradicts new dims
+    op.update_types = retype.querySelector("input").checked;
     if (!cast.hidden && cast.querySelector("input").checked) op.cast = true;
     // the answer names the nodes that still hard-code a changed dim (a Reshape to [1, -1])
     await ctx.actions.edit([op]);
