@@ -36,6 +36,35 @@ _BASE_BODY = {
 }
 
 
+_RECIPE_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["base", "recipe"],
+                "properties": {
+                    "base": {"type": "integer", "description": "the head the recipe is replayed on (409 otherwise)"},
+                    "recipe": {"$ref": "#/components/schemas/Recipe"},
+                    "allow_invalid": {"type": "boolean", "default": False},
+                },
+            }
+        },
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["base", "recipe"],
+                "properties": {
+                    "base": {"type": "integer"},
+                    "recipe": {"type": "string", "format": "binary", "description": "the .recipe.json file"},
+                    "allow_invalid": {"type": "boolean", "default": False},
+                },
+            }
+        },
+    },
+}
+
+
 def _json(ref: str, desc: str = "OK") -> dict:
     return {"description": desc, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
 
@@ -443,19 +472,34 @@ def _paths() -> dict:
             "400",
             "404",
         ),
-        f"{m}/recipe": _get(
-            "The edits from one revision to another, to replay on another copy of the model",
-            [
-                _ID,
-                _query("from", {"type": "integer", "default": 0}, "an ancestor of `to`"),
-                _query("to", {"type": "integer"}, "default: the head"),
-                _query("download", {"type": "string"}, "any value: as a .recipe.json attachment"),
-            ],
-            _json("Recipe"),
-            "400",
-            "404",
-            "422",
-        ),
+        f"{m}/recipe": {
+            **_get(
+                "The edits from one revision to another, to replay on another copy of the model",
+                [
+                    _ID,
+                    _query("from", {"type": "integer", "default": 0}, "an ancestor of `to`"),
+                    _query("to", {"type": "integer"}, "default: the head"),
+                    _query("download", {"type": "string"}, "any value: as a .recipe.json attachment"),
+                ],
+                _json("Recipe"),
+                "400",
+                "404",
+                "422",
+            ),
+            "post": {
+                "summary": "Replay a recipe on the head: each batch gated as an edit, a revision each, all or nothing",
+                "parameters": [_ID],
+                "requestBody": _RECIPE_BODY,
+                "responses": {
+                    "200": _json("RecipeApplied"),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                    "409": _ERROR,
+                    "413": _ERROR,
+                    "422": _ERROR,
+                },
+            },
+        },
         f"{m}/download": _get(
             "The revision's bytes (.onnx, or .zip with external data files)",
             [

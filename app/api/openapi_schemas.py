@@ -768,6 +768,25 @@ SCHEMAS: dict = {
             },
         },
     },
+    "RecipeApplied": {
+        "type": "object",
+        "required": ["revision", "changes", "revisions", "batches", "skipped"],
+        "description": "as an edit answers for the last revision the recipe made",
+        "properties": {
+            "revision": {"type": "integer", "description": "the head now"},
+            "changes": {"type": "array", "items": {"type": "string"}, "description": "the last revision's"},
+            "validation": {"type": "object"},
+            "summary": {"$ref": "#/components/schemas/Summary"},
+            "revisions": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "description": "the revision each batch that changed the model made, in order",
+            },
+            "batches": {"type": "integer", "description": "how many batches made a revision"},
+            "skipped": {"type": "integer", "description": "how many changed nothing (or had no ops)"},
+            "unchanged": {"type": "boolean", "description": "true when no batch changed anything"},
+        },
+    },
     "WeightRanges": {
         "type": "object",
         "required": ["revision", "bits", "weights"],

@@ -1,18 +1,37 @@
-"""GET /api/models/<id>/recipe?from=REV&to=REV: the edits from one revision to another as a
-recipe (edits/recipe.py) that `onnx-studio apply` replays on the next export of the model."""
+"""Recipes (edits/recipe.py): GET /api/models/<id>/recipe?from=REV&to=REV gives the edits from one
+revision to another, which `onnx-studio apply` replays on the next export of the model, and
+POST /api/models/<id>/recipe replays one here, on the head: each batch gated as an edit is
+(routes.apply_on) and stored as a revision of its own, once every batch has passed."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+from collections.abc import Callable
+from typing import Any
 
 import orjson
-from flask import request, send_file
+from flask import current_app, jsonify, request, send_file
 
-from ..edits.recipe import make_recipe, recipe_parents, restored_from, revision_path
+from ..edits.recipe import make_recipe, naming_batch, recipe_parents, recipe_parts, restored_from, revision_path
+from ..errors import Conflict, StudioError
+from ..store.records import Revision
 from . import bp
-from .documents import revision_number, store
+from .documents import remember_verdict, revision_number, store, verdict
 from .file_names import file_name
-from .routes import read_uploaded_blob
+from .reference import OutputGate
+from .request_body import json_object
+from .routes import (
+    AppliedEdit,
+    EditBase,
+    apply_on,
+    commit_edit,
+    edit_answer,
+    edit_options,
+    head_base,
+    read_uploaded_blob,
+    unchanged_answer,
+)
 
 
 @bp.get("/models/<model_id>/recipe")
@@ -37,3 +56,164 @@ def get_recipe(model_id):
         as_attachment=bool(request.args.get("download")),
         download_name=f"{stem}.r{start}-r{end}.recipe.json",
     )
+
+
+@bp.post("/models/<model_id>/recipe")
+def apply_recipe(model_id):
+    """{"base": HEAD, "recipe": {...}, "allow_invalid"?} (or a form: `base`, the file `recipe`):
+    every batch replayed on the head, all or nothing; each that changes the model a revision."""
+    base, recipe, allow_invalid = _recipe_request()
+    batches, read_recipe_blob = recipe_parts(recipe)
+    start = head_base(model_id, base)
+    applied, skipped = _replayed(start, batches, allow_invalid, _blob_keeper(read_recipe_blob))
+    counts = {"batches": len(applied), "skipped": skipped}
+    if not applied:
+        return jsonify({**unchanged_answer(model_id, base, start.validation), "revisions": [], **counts})
+    stored = _commit_all(model_id, applied, start.revision)
+    answer = edit_answer(model_id, stored[-1], applied[-1])
+    return jsonify({**answer, "revisions": [r.rev for r in stored], **counts})
+
+
+# --- the request ----------------------------------------------------------------------------
+def _recipe_request() -> tuple[int, Any, bool]:
+    """(base, recipe, allow_invalid) from a JSON body, or from a form with the recipe's file."""
+    if request.mimetype == "multipart/form-data":
+        return _form_request()
+    body = json_object('{"base": REVISION, "recipe": {...}}')
+    base, allow_invalid = edit_options(body)
+    if "recipe" not in body:
+        raise StudioError("missing_recipe", 'send the recipe (GET .../recipe gives one) as "recipe"')
+    return base, body["recipe"], allow_invalid
+
+
+def _form_request() -> tuple[int, Any, bool]:
+    """The page's upload: the .recipe.json as the file `recipe`, `base` and `allow_invalid` fields.
+    The file is parsed whole, so it is held to a JSON body's bound (MAX_JSON_BYTES)."""
+    limit = current_app.config["MAX_JSON_BYTES"]
+    if (request.content_length or 0) > limit:  # before the form is read (spooled to disk)
+        raise _too_big(limit)
+    f = request.files.get("recipe")
+    if f is None:
+        raise StudioError("missing_file", 'send the .recipe.json as a multipart form field named "recipe"')
+    data = f.read(limit + 1)
+    if len(data) > limit:
+        raise _too_big(limit)
+    try:
+        recipe = current_app.json.loads(data)
+    except ValueError as exc:
+        raise StudioError("bad_recipe", f"{f.filename or 'the recipe'} is not JSON: {exc}") from None
+    fields: dict[str, Any] = {"base": _form_revision(request.form.get("base"))}
+    if "allow_invalid" in request.form:
+        fields["allow_invalid"] = _form_flag(request.form["allow_invalid"])
+    base, allow_invalid = edit_options(fields)
+    return base, recipe, allow_invalid
+
+
+def _too_big(limit: int) -> StudioError:
+    return StudioError("body_too_big", f"a recipe may hold at most {limit:,} bytes", 413)
+
+
+def _form_revision(raw: str | None) -> int | None:
+    return None if raw is None else revision_number(raw)
+
+
+def _form_flag(raw: str) -> bool | str:
+    """A form's "true"/"false" (or 1/0) as a bool; anything else as sent, which edit_options refuses."""
+    return {"true": True, "1": True, "false": False, "0": False}.get(raw.strip().lower(), raw)
+
+
+def _blob_keeper(read_recipe_blob: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """Reads a file an op names: the recipe's copy, kept in the store (a recipe of the revisions
+    it makes carries it again), else one uploaded here (POST /api/blobs) for a hand-written recipe."""
+
+    def read(digest: str) -> bytes:
+        try:
+            data = read_recipe_blob(digest)
+        except StudioError as exc:
+            if exc.code != "unknown_blob":
+                raise
+            try:
+                return read_uploaded_blob(digest)
+            except StudioError:
+                raise exc from None
+        store().blobs.put(data)
+        return data
+
+    return read
+
+
+# --- replaying and storing -------------------------------------------------------------------
+def _replayed(
+    start: EditBase, batches: list[list], allow_invalid: bool, read_blob: Callable[[str], bytes]
+) -> tuple[list[AppliedEdit], int]:
+    """Every batch applied in turn to the one before's result, nothing stored: (the batches that
+    changed the model, how many changed nothing). A refusal names its batch."""
+    base, applied, skipped = start, [], 0
+    last: AppliedEdit | None = None  # the batch whose result the next one starts from
+    for k, ops in enumerate(batches):
+        if not ops:  # a revision that attached data files: nothing to replay
+            skipped += 1
+            continue
+        if last is not None:  # made only when a batch follows: its checks cost a helper run
+            base, last = _next_base(last), None
+        try:
+            with naming_batch(k, ops):
+                step = apply_on(base, ops, allow_invalid, read_blob)
+        except StudioError as exc:
+            if base is not start:
+                exc.node = None  # its id in an earlier batch's result, which no page shows
+            raise
+        if not step.result.changed:
+            skipped += 1
+            continue
+        applied.append(step)
+        last = step
+    return applied, skipped
+
+
+def _next_base(step: AppliedEdit) -> EditBase:
+    """A batch's result, not stored yet, as the next batch's base: the revision it will be (its
+    graph, the files it still names, the tensor blobs its ops stored), validated as a stored
+    one is, with onnxruntime's verdict the gate gave it (else the base's: the gate skipped it)."""
+    s = store()
+    result, before = step.result, step.base
+    digest = s.blobs.put(result.data)  # the checks run on the file, in the helper process
+    remember_verdict(digest, result.validation, result.full)  # both passed: nothing to run again
+    added = {d: s.blobs.size(d) for d in step.added}
+    revision = dataclasses.replace(
+        before.revision,
+        blob=digest,
+        external=step.external,
+        tensors={**before.revision.tensors, **added},
+        source=None,  # the upload's bytes rebuild revision 0 only
+        runtime=step.settled,
+        invalid=result.invalid,
+    )
+    runtime = result.runtime or before.validation["runtime"]
+    validation = {**verdict(digest, result.model), "runtime": runtime, "invalid": result.invalid}
+    return EditBase(revision, result.data, result.model, validation, _next_gate(before.gate, revision))
+
+
+def _next_gate(gate: OutputGate | None, revision: Revision) -> OutputGate | None:
+    """The reference cases' gate for the next batch: the cases the result passed hold it too."""
+    return None if gate is None else OutputGate(gate.checks, revision, store().model_size(revision))
+
+
+def _commit_all(model_id: str, applied: list[AppliedEdit], head: Revision) -> list[Revision]:
+    """Store each applied batch as a revision after the one before, from the head."""
+    stored: list[Revision] = []
+    parent = head
+    for step in applied:
+        try:
+            parent = commit_edit(model_id, step, parent)
+        except Conflict as exc:
+            if not stored:
+                raise
+            # no lock spans several commits: another change landed between two of them
+            raise Conflict(
+                "stale_base",
+                f"another change reached the model while the recipe was stored: its first {len(stored)} "
+                f"batch(es) are revisions {stored[0].rev}–{stored[-1].rev}, the rest was not stored ({exc.message})",
+            ) from None
+        stored.append(parent)
+    return stored

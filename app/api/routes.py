@@ -8,6 +8,8 @@ import os
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ import onnx
 from flask import current_app, jsonify, request, send_file
 
 from ..edits import apply_edits, describe
+from ..edits.apply import EditResult
 from ..edits.recipe import restore_op
 from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
 from ..errors import NotFound, StudioError, stale_base
@@ -29,6 +32,7 @@ from ..onnx_io.tar_reading import is_tar_name, unpack_tar
 from ..onnx_io.test_data_sets import FileMember, split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
+from ..store.records import Revision
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
@@ -63,6 +67,7 @@ from .documents import (
 from .file_names import SAFE_UPLOAD, file_name, uploaded_file_name
 from .reference import (
     TEST_DATA_MAX_BYTES,
+    OutputGate,
     keep_test_data_sets,
     known_status,
     output_gate,
@@ -505,79 +510,147 @@ def head_revision(model_id: str, base: int):
 @bp.post("/models/<model_id>/edits")
 def post_edits(model_id):
     body = json_object('{"base": REVISION, "ops": [...]}')
+    base, allow_invalid = edit_options(body)
+    applied = apply_on(head_base(model_id, base), body.get("ops"), allow_invalid)
+    if not applied.result.changed:
+        return jsonify(unchanged_answer(model_id, base, applied.result.validation))
+    edited = commit_edit(model_id, applied, applied.base.revision)
+    return jsonify(edit_answer(model_id, edited, applied))
+
+
+# --- applying an edit batch: POST .../edits, and each batch of a recipe (recipes.py) -------------
+def edit_options(body: dict) -> tuple[int, bool]:
+    """(base, allow_invalid) of a request that edits the model: 400 unless they are a revision
+    number and true or false."""
     base = body.get("base")
     if not isinstance(base, int) or isinstance(base, bool):
         raise StudioError("missing_base", '"base" must be the revision number the edits start from')
     allow_invalid = body.get("allow_invalid", False)
     if not isinstance(allow_invalid, bool):
         raise StudioError("bad_request", '"allow_invalid" must be true or false')
-    s = store()
+    return base, allow_invalid
+
+
+@dataclass
+class EditBase:
+    """What an edit batch is applied to: a revision (the head, or the result of a recipe's
+    earlier batch, not stored yet), its graph's bytes, the model parsed, its validation (what the
+    result may not fail) and the gate of the model's reference cases, if they gate edits."""
+
+    revision: Revision
+    data: bytes
+    model: onnx.ModelProto
+    validation: dict
+    gate: OutputGate | None
+
+
+def head_base(model_id: str, base: int) -> EditBase:
+    """The head as an edit's base: 404 when the model never had revision `base`, 409 when it is
+    no longer the head."""
     revision = head_revision(model_id, base)
-    data = s.blobs.get(revision.blob)
-    _, _, base_model = load(model_id, base)
-    base_validation = with_runtime(verdict(revision.blob, base_model), revision, base_model)
-    tensors = TensorFiles(external_reader(revision), s.blobs.scratch(), s.blobs.put_parts, s.split_min_bytes)
-    gate = output_gate(model_id, revision, base_model)
+    data = store().blobs.get(revision.blob)
+    _, _, model = load(model_id, base)
+    validation = with_runtime(verdict(revision.blob, model), revision, model)
+    return EditBase(revision, data, model, validation, output_gate(model_id, revision, model))
+
+
+@dataclass
+class AppliedEdit:
+    """An edit batch applied to its base and past its gates, not stored yet."""
+
+    base: EditBase
+    result: EditResult
+    added: set[str]  # tensor blobs the ops stored (a tool's result streamed in)
+    external: dict  # the base's external data files the result still names
+    changes: list[str]  # the ops' changes, and a line for each data file left out
+
+    @property
+    def settled(self) -> dict | None:
+        """onnxruntime's verdict on the result when the gate ran it to an end: kept with the
+        revision (a worker's hiccup is not)."""
+        verdict = self.result.runtime
+        if not verdict or verdict["status"] == "pending" or verdict.get("transient"):
+            return None
+        return verdict
+
+
+def apply_on(base: EditBase, ops, allow_invalid: bool, read_blob: Callable[[str], bytes] | None = None) -> AppliedEdit:
+    """Apply `ops` to `base` all-or-nothing, gated as every edit is (apply_edits); `read_blob`
+    reads the files ops name by digest (default: the uploaded blobs)."""
+    s = store()
+    tensors = TensorFiles(external_reader(base.revision), s.blobs.scratch(), s.blobs.put_parts, s.split_min_bytes)
     result = apply_edits(
-        data,
-        body.get("ops"),
-        base_validation,
-        read_blob=read_uploaded_blob,
-        check_runtime=lambda model: runtime.gate_check(revision, base_validation["runtime"], model),
+        base.data,
+        ops,
+        base.validation,
+        read_blob=read_blob or read_uploaded_blob,
+        check_runtime=lambda model: runtime.gate_check(base.revision, base.validation["runtime"], model),
         allow_invalid=allow_invalid,
         tensors=tensors,
-        check_outputs=gate,
+        check_outputs=base.gate,
     )
     if not result.changed:
-        return jsonify(
-            {
-                "revision": base,
-                "changes": [],
-                "unchanged": True,
-                "message": "nothing changed",
-                "validation": result.validation,
-                "summary": summary_of(model_id),
-            }
-        )
-    settled = result.runtime if result.runtime and result.runtime["status"] != "pending" else None
-    settled = None if settled and settled.get("transient") else settled
-    external, changes = _files_still_used(revision, base_model, result)
+        return AppliedEdit(base, result, tensors.added, base.revision.external, [])
+    external, changes = _files_still_used(base.revision, base.model, result)
+    return AppliedEdit(base, result, tensors.added, external, changes)
+
+
+def commit_edit(model_id: str, applied: AppliedEdit, parent: Revision) -> Revision:
+    """Store an applied edit as the revision after `parent` (still the head: 409 otherwise), and
+    keep what its gates found for it."""
+    s = store()
+    result = applied.result
     new_rev = s.commit_revision(
         model_id,
-        base,
+        parent.rev,
         result.data,
-        external,
+        applied.external,
         result.ops,  # nodes by name: a recipe replays them on the next export
-        changes,
-        settled,
+        applied.changes,
+        applied.settled,
         result.invalid,
         model=result.model,
-        added=tensors.added,
+        added=applied.added,
     )
     edited = s.revision(model_id, new_rev)
     remember_verdict(edited.blob, result.validation, result.full)
-    edited_has_its_weights(revision, edited)
-    if gate is not None:
-        gate.remember(s.revision(model_id, new_rev))  # its cases ran on the result already
-    if settled is None and base_validation["runtime"]["status"] in ("ok", "pending"):
+    edited_has_its_weights(parent, edited)
+    if applied.base.gate is not None:
+        applied.base.gate.remember(edited)  # its cases ran on the result already
+    if applied.settled is None and applied.base.validation["runtime"]["status"] in ("ok", "pending"):
         runtime.in_background(model_id, new_rev)  # the gate could not wait: it marks the revision later
+    return edited
+
+
+def edit_answer(model_id: str, edited: Revision, applied: AppliedEdit) -> dict:
+    """What an edit answers: the revision it made, its changes, its validation, the summary."""
     summary = summary_of(model_id)
     checks = summary.get("validation", {})
-    return jsonify(
-        {
-            "revision": new_rev,
-            "changes": changes,
-            "validation": {
-                **result.validation,
-                # the full check's verdict and what inference found wrong, as GET .../validation gives them
-                **{k: checks[k] for k in ("full", "inference_errors") if k in checks},
-                "runtime": checks.get("runtime"),
-                "invalid": result.invalid,
-                "reference": checks.get("reference"),
-            },
-            "summary": summary,
-        }
-    )
+    return {
+        "revision": edited.rev,
+        "changes": applied.changes,
+        "validation": {
+            **applied.result.validation,
+            # the full check's verdict and what inference found wrong, as GET .../validation gives them
+            **{k: checks[k] for k in ("full", "inference_errors") if k in checks},
+            "runtime": checks.get("runtime"),
+            "invalid": applied.result.invalid,
+            "reference": checks.get("reference"),
+        },
+        "summary": summary,
+    }
+
+
+def unchanged_answer(model_id: str, base: int, validation: dict) -> dict:
+    """What an edit that changed nothing answers: no new revision."""
+    return {
+        "revision": base,
+        "changes": [],
+        "unchanged": True,
+        "message": "nothing changed",
+        "validation": validation,
+        "summary": summary_of(model_id),
+    }
 
 
 def _files_still_used(revision, base_model, result) -> tuple[dict, list[str]]:

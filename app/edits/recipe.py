@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import onnx
@@ -144,6 +145,26 @@ def _blob_reader(recipe: dict) -> Callable[[str], bytes]:
     return read
 
 
+def recipe_parts(recipe: Any) -> tuple[list[list], Callable[[str], bytes]]:
+    """(the recipe's batches, a reader of the files its ops name by digest): StudioError 400
+    `bad_recipe` saying what is wrong with one that is none."""
+    batches = _batches(recipe)  # first: it says what a recipe is, to one that is none
+    return batches, _blob_reader(recipe)
+
+
+@contextmanager
+def naming_batch(k: int, ops: list) -> Iterator[None]:
+    """A refusal of batch `k` (0-based) said as of that batch: "batch 2 (rename_tensor 'x'): ..."."""
+    try:
+        yield
+    except StudioError as exc:
+        # a gate's refusal is of the whole batch: its ops said, as an op's own error says its op
+        which = "" if exc.message.startswith("op #") else f" ({_ops_words(ops)})"
+        exc.message = f"batch {k + 1}{which}: {exc.message}"
+        exc.args = (exc.message,)
+        raise
+
+
 def replay(
     data: bytes,
     recipe: Any,
@@ -154,20 +175,13 @@ def replay(
     """Apply the recipe's batches in order to the model `data`, each gated as the server gates an
     edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
     base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model."""
-    batches = _batches(recipe)  # first: it says what a recipe is, to one that is none
-    read = _blob_reader(recipe)
+    batches, read = recipe_parts(recipe)
     results = []
     for k, ops in enumerate(batches):
         if not ops:
             continue  # a revision that attached data files: nothing to replay
-        try:
+        with naming_batch(k, ops):
             result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
-        except StudioError as exc:
-            # a gate's refusal is of the whole batch: its ops said, as an op's own error says its op
-            which = "" if exc.message.startswith("op #") else f" ({_ops_words(ops)})"
-            exc.message = f"batch {k + 1}{which}: {exc.message}"
-            exc.args = (exc.message,)
-            raise
         if result.changed:
             results.append(result)
             data = result.data

@@ -402,6 +402,16 @@ export function recipeHref(id, { from = 0, to }) {
   return `${ROOT}/api/models/${enc(id)}/recipe?${params}`;
 }
 
+/** Replay a recipe file (a .recipe.json from Download recipe) on the head, `base` (POST .../recipe):
+ * each batch a new revision, all or nothing. Resolves to the last revision's edit answer with
+ * {revisions, batches, skipped}; onProgress(fraction 0..1) follows the upload. */
+export function applyRecipe(id, base, file, onProgress) {
+  const form = new FormData();
+  form.append("base", String(base));
+  form.append("recipe", file, file.name);
+  return sendForm(`/api/models/${enc(id)}/recipe`, form, onProgress);
+}
+
 /** Upload a .npy file: resolves to {blob, dtype, shape}; ops name it as {"npy": blob}. */
 export async function uploadBlob(file) {
   const form = new FormData();

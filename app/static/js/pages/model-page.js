@@ -221,6 +221,7 @@ const panelContext = {
     selectTensor: (name) => select({ kind: "tensor", id: name }, { reveal: true }),
     // editing (issue 4): any batch of edit ops; options.selection = what to select afterwards
     edit: (ops, options) => applyEdits(ops, options),
+    applyRecipe: (file, onProgress, said) => applyRecipe(file, onProgress, said),
     uploadBlob: (file) => api.uploadBlob(file),
     attachDataFiles: (files, location) => attachDataFiles(files, location),
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId, onScreen()),
@@ -861,13 +862,29 @@ function staleError(err) {
  *   after the change; `home`: the view starts over at the graph's top (a tool that redraws the
  *   whole graph: the place on screen no longer shows what it did)
  */
-async function applyEdits(ops, { selection, home = false } = {}) {
+async function applyEdits(ops, options = {}) {
+  return saveChange(() => api.postEdits(state.modelId, state.summary.revision, ops), "Saving…", options);
+}
+
+/** A recipe file replayed on the current revision (POST .../recipe): its batches as revisions,
+ * the page then at the last; `said(answer)` words the toast. */
+async function applyRecipe(file, onProgress, said) {
+  return saveChange(() => api.applyRecipe(state.modelId, state.summary.revision, file, onProgress), "Applying the recipe…", { said });
+}
+
+/** Send a change of the model (`send()`: its request, answering as POST .../edits does) and go on
+ * at the revision it made: the drawing, the panels, what it says of the outputs.
+ * @param {() => Promise<any>} send
+ * @param {string} waiting
+ * @param {{selection?: any, home?: boolean, said?: ((answer: any) => string) | null}} [options]
+ */
+async function saveChange(send, waiting, { selection = undefined, home = false, said = null } = {}) {
   if (state.busy) throw new Error("Another change is still being saved.");
   if (state.viewing !== null) throw new Error(`Revision ${state.viewing} is shown read-only: edits are made on the current revision.`);
   setBusy(true);
   const baseRan = ((state.summary.validation || {}).runtime || {}).status === "ok";
   try {
-    const result = await withWaitStatus(waitPill, "Saving…", () => api.postEdits(state.modelId, state.summary.revision, ops));
+    const result = await withWaitStatus(waitPill, waiting, send);
     if (result && result.unchanged) {
       // the same value saved again: no new revision, nothing to redraw; right after a save (Enter,
       // then a click on Save) the "Saved as revision N" it repeats stays up
@@ -880,7 +897,7 @@ async function applyEdits(ops, { selection, home = false } = {}) {
     const keptBefore = ((state.summary.validation || {}).reference || {}).status === "passed";
     await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
     const changes = (result && result.changes) || [];
-    toast(`Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
+    toast(said ? said(result) : `Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
     savedShownAt = performance.now();
     // an edit that changes what the model computes: said at once, or when the background check ends
     const ref = ((state.summary.validation || {}).reference) || {};

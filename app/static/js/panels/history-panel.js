@@ -2,10 +2,13 @@
 // newest first, each with its edit ops in words and the server's account of what changed; the
 // current revision marked, where the others stand (undo reaches them, redo reaches them, or a
 // branch left behind by an edit after an undo), Undo/Redo, and a download of any revision and of
-// the recipe that leads to it (its edits from the original, for `onnx-studio apply`).
+// the recipe that leads to it (its edits from the original, for `onnx-studio apply`), and "Apply
+// recipe…": such a recipe, made on another export of the model, replayed here.
 import { el, clear } from "../widgets/dom.js";
-import { formatDate } from "../lib/format.js";
+import { formatDate, plural } from "../lib/format.js";
+import { ApiError } from "../lib/api.js";
 import { tag } from "../widgets/ui.js";
+import { canEdit, disclosure, editForm, submit } from "../editing/edit-forms.js";
 
 function short(value, max = 60) {
   let text;
@@ -220,6 +223,47 @@ function revisionItem(r, where, ctx, name) {
   return item;
 }
 
+/** "Revisions 5–8", "revision 5": the revisions a recipe made. */
+function revisionsWords(revisions) {
+  return revisions.length === 1 ? `revision ${revisions[0]}` : `revisions ${revisions[0]}–${revisions[revisions.length - 1]}`;
+}
+
+/** What applying a recipe did, in one line. */
+function recipeWords(answer) {
+  const skipped = answer.skipped ? ` (${plural(answer.skipped, "batch", "batches")} changed nothing)` : "";
+  if (!answer.revisions.length) return `Nothing changed: the model already holds every batch of the recipe${skipped}.`;
+  return `Recipe applied: ${plural(answer.batches, "batch", "batches")} as ${revisionsWords(answer.revisions)}${skipped}; Undo steps back one batch at a time.`;
+}
+
+/** "Apply recipe…": a .recipe.json (Download recipe, on another export of the model) replayed on
+ * the current revision; the page then shows the revision it ends at. */
+function applyRecipeForm(ctx) {
+  const file = el("input", { type: "file", name: "recipe", accept: ".json,application/json", "aria-label": "Recipe file (.recipe.json)" });
+  const status = el("div", { class: "muted ed-hint hist-apply-status", role: "status", hidden: true });
+  const say = (text) => { status.textContent = text; status.hidden = !text; };
+  const { form } = editForm("hist-apply-recipe", [
+    el("p", { class: "ed-hint muted" }, "Replays a recipe (Download recipe, on another export of this model) on the current revision: each of its batches becomes a revision, checked as an edit is; nothing is kept unless every batch passes."),
+    el("div", { class: "ed-row" }, file, submit("Apply")),
+    status,
+  ], async () => {
+    const chosen = file.files && file.files[0];
+    if (!chosen) throw new Error("Choose a .recipe.json file.");
+    say("Uploading the recipe…");
+    try {
+      // the page goes on at the last revision it made (the panel is drawn anew: the toast says it)
+      const answer = await ctx.actions.applyRecipe(chosen,
+        (sent) => say(sent < 1 ? `Uploading the recipe… ${Math.round(sent * 100)} %` : "Replaying its batches, each checked as an edit is…"),
+        recipeWords);
+      say(recipeWords(answer));
+    } catch (err) {
+      say("");
+      // all or nothing: a refusal stored no batch, whichever batch it names
+      throw new ApiError(`Not applied: ${err.message || err}`, err.status, err.code, err.details || [], err.node || "");
+    }
+  });
+  return form;
+}
+
 /** Fill `root` (the sidebar) with the history panel; the revisions are fetched. */
 export function renderHistoryPanel(root, ctx) {
   clear(root);
@@ -237,6 +281,9 @@ export function renderHistoryPanel(root, ctx) {
     el("section", { class: "panel-section hist-section" },
       el("div", { class: "ed-row hist-controls" }, undo, redo,
         el("span", { class: "muted ed-hint" }, "Each edit makes a revision; undo and redo move between them. View shows any revision as it was.")),
+      past || !canEdit(ctx) ? null : el("div", { class: "hist-controls" }, disclosure("Apply recipe…", () => applyRecipeForm(ctx), {
+        cls: "hist-apply-toggle", title: "Replay the edits of a .recipe.json (Download recipe on another export of this model) here",
+      })),
       status, list));
   ctx.actions.loadRevisions().then((data) => {
     const revisions = [...(data.revisions || [])].sort((a, b) => b.revision - a.revision);
