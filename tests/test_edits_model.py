@@ -8,6 +8,7 @@ import zipfile
 
 import numpy as np
 import onnx
+import onnx.parser
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from test_bad_input import small_model
@@ -308,7 +309,28 @@ def test_a_conversion_the_converter_has_no_adapter_for_says_which_op_and_step(cl
     assert r.status_code == 422, r.get_json()
     assert r.get_json()["error"]["message"] == (
         "op #1 (convert_opset): opset 13 -> 7 is not possible: onnx's version converter can't take Relu to"
-        " opset 12 (it has no adapter for that step)"
+        " opset 12 (it has no adapter for that step) (node 'relu') (a revision from before an upward conversion"
+        " can be restored instead: History → Restore)"
+    )
+
+
+def test_a_conversion_below_an_operators_first_opset_says_from_which_opset_it_exists(client):
+    """onnx's words were "No Previous Version of LayerNormalization exists" (QA14 #3)."""
+    model = onnx.parser.parse_model("""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 4] x, float[4] s, float[4] b) => (float[2, 4] y) {
+      t = LayerNormalization (x, s, b)
+      y = LayerNormalization (t, s, b)
+    }
+    """)
+    model.graph.node[0].name, model.graph.node[1].name = "ln_1", "ln_2"
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 16}]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (convert_opset): opset 17 -> 16 is not possible: LayerNormalization exists from opset 17 on:"
+        " older opsets have no such operator (nodes 'ln_1', 'ln_2') (a revision from before an upward"
+        " conversion can be restored instead: History → Restore)"
     )
 
 

@@ -11,13 +11,14 @@ empty value (alpha = 0): both are put back on the node that writes the same firs
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import onnx
 from onnx import helper
 
 from ..errors import StudioError
 from ..onnx_io import offload
-from ..onnx_io.traverse import standard_domain
+from ..onnx_io.traverse import opset_imports, standard_domain
 
 
 def restore_dropped(before, after) -> list[str]:
@@ -71,7 +72,8 @@ def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int)
     except ValueError as exc:
         raise StudioError(
             "conversion_failed",
-            f"convert_opset: the body of function {f.name} can't be converted to opset {version}: {plain_reason(exc)}",
+            f"convert_opset: the body of function {f.name} can't be converted to opset {version}: "
+            + plain_reason(exc, f.node, down=version < (opset_imports(model, f).get("") or version)),
             422,
         ) from None
     lost = restore_dropped(f.node, converted.graph.node)
@@ -93,13 +95,44 @@ def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int)
     return out
 
 
-def plain_reason(exc: Exception) -> str:
+def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = (), down: bool = False) -> str:
     """The converter's reason without its C++ file, line and assertion text; its missing
-    adapter ("No Adapter To Version $12 for Relu None") in words."""
+    adapter ("No Adapter To Version $12 for Relu None") and an operator older opsets lack ("No
+    Previous Version of LayerNormalization exists") in words, naming the nodes of it (`nodes`:
+    those converted). `down`: a conversion to an older opset, which few operators can take."""
     text = str(exc).strip()
     text = re.sub(r"^.*?(Assertion `[^`]*` failed: )", "", text, flags=re.S) or text
+    back = " (a revision from before an upward conversion can be restored instead: History → Restore)" if down else ""
     missing = re.search(r"No Adapter (To|From) Version \$(\d+) for (\S+)", text)
     if missing:
         step = "to" if missing.group(1) == "To" else "from"
-        return f"onnx's version converter can't take {missing.group(3)} {step} opset {missing.group(2)} (it has no adapter for that step)"
+        op = missing.group(3)
+        return (
+            f"onnx's version converter can't take {op} {step} opset {missing.group(2)} (it has no adapter for that"
+            f" step){_named(nodes, op)}{back}"
+        )
+    newer = re.search(r"No Previous Version of (\S+) exists", text)
+    if newer:
+        op = newer.group(1)
+        since = _first_opset(op)
+        first = f"exists from opset {since} on" if since else "has no older version"
+        return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{back}"
     return text
+
+
+def _first_opset(op_type: str) -> int | None:
+    """The ai.onnx opset an operator first appears in."""
+    versions = [
+        s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == ""
+    ]
+    return min(versions) if versions else None
+
+
+def _named(nodes: Iterable[onnx.NodeProto], op_type: str, most: int = 3) -> str:
+    """ " (nodes 'ln_1', 'ln_2' and 4 more)": the nodes of an operator the conversion stops at."""
+    of = [n for n in nodes if n.op_type == op_type and standard_domain(n.domain) == ""]
+    if not of:
+        return ""
+    names = [repr(n.name) if n.name else "(unnamed)" for n in of[:most]]
+    more = f" and {len(of) - most} more" if len(of) > most else ""
+    return f" (node{'s' if len(of) > 1 else ''} {', '.join(names)}{more})"

@@ -9,7 +9,7 @@ from ..onnx_io import offload
 from ..onnx_io.function_calls import drop_uncalled_functions
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
-from ..onnx_io.traverse import node_reads, opset_version, standard_domain, walk_graphs
+from ..onnx_io.traverse import graphs_within, node_reads, opset_version, standard_domain, walk_graphs
 from ..words import plural
 from .converted_bodies import convert_functions, plain_reason, restore_dropped
 from .field_types import BOOLEAN, NAME
@@ -218,7 +218,8 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     except ValueError as exc:
         raise StudioError(
             "conversion_failed",
-            f"convert_opset: opset {current} -> {version} is not possible: {plain_reason(exc)}",
+            f"convert_opset: opset {current} -> {version} is not possible: "
+            + plain_reason(exc, (n for g in graphs_within(model.graph) for n in g.node), down=version < current),
             422,
         ) from None
     bodies = convert_functions(model, version)  # the converter leaves them as they were
