@@ -787,3 +787,26 @@ def test_a_revision_that_cant_take_the_inputs_is_said_beside_this_runs_outputs(p
     note = page.locator(".run-compare-refused")
     assert note.text_content().startswith("Not compared: revision 0 can't take this run's inputs: input \"x\" is 2×4")
     assert "2×4" in page.locator("#run-results").text_content()
+
+
+def test_a_conversion_whose_outputs_stay_close_shows_where_they_move_as_a_note(page, server):
+    """float16 moves every node's output a little and no output beyond tolerance (QA14 #11: the
+    first node that moves was shown as an error, in red)."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    verdicts = page.locator("#run-compare tbody tr td:nth-child(2)").all_text_contents()
+    assert set(verdicts) <= {"close", "identical"}, verdicts
+    note = page.locator("#run-diverges")
+    assert "run-within" in note.get_attribute("class")
+    assert note.text_content().startswith("Every output is close to revision 0's; the first node whose output moves: ")
+    page.click("#expand-all")
+    page.locator("#graph g.box.diverges-within").wait_for()
+    assert page.locator("#graph g.box.diverges").count() == 0

@@ -246,7 +246,11 @@ const panelContext = {
     weightRanges: (bits) => api.getWeightRanges(state.modelId, bits, state.summary.revision),
     compareWith: (choice) => compareWith(choice),
     stepCompare: (direction) => stepCompare(direction),
-    markDivergence: (nodeId) => view.mark(nodeId ? [nodeId] : [], "diverges"),
+    // within: every output still close (drawn as a note, not as an error)
+    markDivergence: (nodeId, within = false) => {
+      view.mark(nodeId && !within ? [nodeId] : [], "diverges");
+      view.mark(nodeId && within ? [nodeId] : [], "diverges-within");
+    },
     restore: (revision) => restoreRevision(revision),
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)
     // `inputs`: a reference case's ({label, inputs, dims, expected}) to run on instead of the form's
@@ -357,6 +361,7 @@ function drawSidebar(panels) {
   // Run's "first node that differs" outline belongs to its results, which a toolbar panel drawn
   // anew (Run's included) no longer shows; a node panel opened from them keeps it
   if (!box && tensor === null && !group && (view.marks.get("diverges") || []).length) view.mark([], "diverges");
+  if (!box && tensor === null && !group && (view.marks.get("diverges-within") || []).length) view.mark([], "diverges-within");
   if (!box && tensor === null && !group) showCompareMarks(state.panel === "compare");
   sidebar.dataset.panel = box ? box.kind : tensor !== null ? "tensor" : group ? "group" : "model";
   sidebar.dataset.shows = shows;

@@ -365,6 +365,10 @@ function outline(ctx, b, r, state, px, error, trace) {
     ctx.strokeStyle = T.error;
     ctx.lineWidth = Math.max(4, 3 * px);
     ctx.setLineDash([8, 3]);
+  } else if (state.marks && state.marks.get("diverges-within")?.has(b.id)) {
+    ctx.strokeStyle = T.selected; // where a close output starts to move: a note, not an error
+    ctx.lineWidth = Math.max(3, 2 * px);
+    ctx.setLineDash([8, 3]);
   } else if (state.marks && (state.marks.get("diff-added")?.has(b.id) || state.marks.get("diff-changed")?.has(b.id))) {
     ctx.strokeStyle = state.marks.get("diff-added")?.has(b.id) ? T.diffAdded : T.diffChanged;
     ctx.lineWidth = Math.max(3, 2 * px);
