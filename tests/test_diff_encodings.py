@@ -105,7 +105,7 @@ def diff(client, a: str, b: str) -> dict:
 def nothing_changed(d: dict) -> bool:
     return (
         d["counts"] == {"added": 0, "removed": 0, "changed": 0}
-        and d["tensors"] == {"added": [], "removed": [], "changed": []}
+        and d["tensors"] == {"added": [], "removed": [], "changed": [], "renamed": [], "renamed_count": 0}
         and not d["model"]
     )
 
@@ -133,7 +133,13 @@ def test_the_same_weights_in_raw_data_and_in_typed_fields_are_no_change(split_cl
     c = upload(split_client, other.SerializeToString(), "typed2.onnx").get_json()["id"]
     d = diff(split_client, a, c)
     assert not d["same_content"]
-    assert d["tensors"] == {"added": [], "removed": [], "changed": [{"name": name, "change": "values changed"}]}
+    assert d["tensors"] == {
+        "added": [],
+        "removed": [],
+        "changed": [{"name": name, "change": "values changed"}],
+        "renamed": [],
+        "renamed_count": 0,
+    }
     assert [(x["name"], x["fields"]) for x in d["nodes"]["changed"]] == [
         (node.name, ["attribute value: tensor [1] FLOAT → tensor [1] FLOAT"])
     ]

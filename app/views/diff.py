@@ -12,6 +12,11 @@ opsets, metadata and functions. Model-local functions match by (domain, name, ov
 is diffed as a graph is (its nodes listed with ids under "fn[k]", each side's own k), and a
 function's own fields (inputs, outputs, attributes and their defaults, opsets, doc string,
 metadata, value_info) are named.
+
+Tensors are compared through a correspondence of names (tensor_names.py): a tensor renamed
+between the two sides (a re-export's fresh intermediate names, a constant renamed with its
+content unchanged) is listed once as renamed, and a node reading or writing it is not changed for
+that; a node reading another producer's tensor is.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from ..onnx_io.address import node_id, subgraph_path
 from .io_pairs import paired, same_shapes
 from .search import format_type
 from .tensor_content import sparse_change, tensor_change
+from .tensor_names import TensorNames, correspond, io_names, used_names
 from .values import type_json
 
 MAX_VALUE = 80  # characters of a value shown in a change line
+MAX_RENAMED = 200  # renamed tensors listed (all counted): a re-export renames thousands
 
 
 def _short(value: Any) -> str:
@@ -84,35 +91,53 @@ class _Diff:
     def __init__(self, reads) -> None:
         self.nodes: dict[str, list] = {"added": [], "removed": [], "changed": []}
         self.reads = reads  # each side's reader of the tensors kept outside its graph
+        self.renamed: list[dict[str, str]] = []  # tensors renamed, in every graph and body
 
     # ---------------------------------------------------------------- nodes
-    def graphs(self, old: onnx.GraphProto, new: onnx.GraphProto, old_path: str, new_path: str) -> list[str]:
-        """Diff two graphs' nodes into self.nodes; answer the graph-level field changes."""
-        self.body(old.node, new.node, old_path, new_path)
+    def graphs(
+        self, old: onnx.GraphProto, new: onnx.GraphProto, old_path: str, new_path: str, outer: TensorNames | None = None
+    ) -> tuple[list[str], TensorNames]:
+        """Diff two graphs' nodes into self.nodes; answer the graph-level field changes and the
+        graphs' tensor correspondence. outer: the enclosing graph's, for a subgraph."""
+        _, names = self.body(old, new, old_path, new_path, outer)
         changes = []
         for field in ("name", "doc_string"):
             if getattr(old, field) != getattr(new, field):
                 changes.append(f"{field}: {_short(getattr(old, field))} → {_short(getattr(new, field))}")
-        changes += [f"value_info {c}" for c in _named_changes(old.value_info, new.value_info)]
+        changes += [f"value_info {c}" for c in _named_changes(old.value_info, new.value_info, names)]
         changes += [f"metadata {c}" for c in _props_changes(old.metadata_props, new.metadata_props)]
-        return changes
+        return changes, names
 
-    def body(self, old_nodes, new_nodes, old_path: str, new_path: str) -> dict[str, int]:
+    def body(
+        self,
+        old: onnx.GraphProto | onnx.FunctionProto,
+        new: onnx.GraphProto | onnx.FunctionProto,
+        old_path: str,
+        new_path: str,
+        outer: TensorNames | None = None,
+    ) -> tuple[dict[str, int], TensorNames]:
         """Diff the nodes of two graphs or function bodies into self.nodes (their ids under the
         paths given, each side's own); answer how many were added, removed and changed there,
-        inside their subgraphs included."""
+        inside their subgraphs included, and the bodies' tensor correspondence."""
         before = {k: len(v) for k, v in self.nodes.items()}
+        old_nodes, new_nodes = old.node, new.node
         pairs, removed, added = match_nodes(list(old_nodes), list(new_nodes))
+        # equal bytes: the common case, and the quick way to see it
+        alike = [old_nodes[i].SerializeToString() == new_nodes[j].SerializeToString() for i, j in pairs]
+        differing = [p for p, same in zip(pairs, alike, strict=True) if not same]
+        names = correspond(old, new, differing, self.reads, outer)
+        # the main graph's and a function's own inputs and outputs are listed as such elsewhere
+        self.note_renamed(names, new_path, io_names(old) if outer is None else set())
         for i in removed:
             n = old_nodes[i]
             self.nodes["removed"].append({"node": node_id(old_path, i), "name": n.name, "op_type": n.op_type})
         for j in added:
             n = new_nodes[j]
             self.nodes["added"].append({"node": node_id(new_path, j), "name": n.name, "op_type": n.op_type})
-        for i, j in pairs:
-            if old_nodes[i].SerializeToString() == new_nodes[j].SerializeToString():
-                continue  # the common case, and the quick way to see it
-            fields = self.node_fields(old_nodes[i], new_nodes[j], node_id(old_path, i), node_id(new_path, j))
+        for i, j in _pairs_to_compare(old_nodes, pairs, alike, names):
+            if _only_renamed(old_nodes[i], new_nodes[j], names):
+                continue  # a re-export's every node: told quicker than field by field
+            fields = self.node_fields(old_nodes[i], new_nodes[j], node_id(old_path, i), node_id(new_path, j), names)
             if fields:
                 n = new_nodes[j]
                 self.nodes["changed"].append(
@@ -124,7 +149,12 @@ class _Diff:
                         "fields": fields,
                     }
                 )
-        return {k: len(v) - before[k] for k, v in self.nodes.items()}
+        return {k: len(v) - before[k] for k, v in self.nodes.items()}, names
+
+    def note_renamed(self, names: TensorNames, path: str, listed_elsewhere: set[str]) -> None:
+        """Keep the tensors renamed in one graph or body, with its path when not the main graph."""
+        where = {"graph": path} if path else {}
+        self.renamed += [{"from": x, "to": y, **where} for x, y in names.renamed if x not in listed_elsewhere]
 
     def functions(self, old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
         """The model-local functions added, removed (by name) and changed, matched by (domain,
@@ -140,8 +170,8 @@ class _Diff:
             f, g = old.functions[i], new.functions[j]
             if f.SerializeToString(deterministic=True) == g.SerializeToString(deterministic=True):
                 continue
-            nodes = self.body(f.node, g.node, f"fn[{i}]", f"fn[{j}]")
-            fields = _function_fields(f, g, self.reads)
+            nodes, names = self.body(f, g, f"fn[{i}]", f"fn[{j}]")
+            fields = _function_fields(f, g, self.reads, names)
             if fields or any(nodes.values()):
                 changed.append(
                     {
@@ -158,20 +188,21 @@ class _Diff:
             "changed": changed,
         }
 
-    def node_fields(self, a: onnx.NodeProto, b: onnx.NodeProto, a_id: str, b_id: str) -> list[str]:
+    def node_fields(self, a: onnx.NodeProto, b: onnx.NodeProto, a_id: str, b_id: str, names: TensorNames) -> list[str]:
         fields = []
         for f in ("name", "op_type", "domain", "overload", "doc_string"):
             if getattr(a, f) != getattr(b, f):
                 fields.append(f"{f}: {_short(getattr(a, f))} → {_short(getattr(b, f))}")
         for f in ("input", "output"):
-            if list(getattr(a, f)) != list(getattr(b, f)):
-                fields.append(f"{f}s: {list(getattr(a, f))} → {list(getattr(b, f))}")
+            olds, news = list(getattr(a, f)), list(getattr(b, f))
+            if not names.same_list(olds, news):  # a tensor only renamed is the same tensor
+                fields.append(f"{f}s: {olds} → {news}{_taken_over_words(olds, news, names)}")
         old_attrs = {x.name: x for x in a.attribute}
         new_attrs = {x.name: x for x in b.attribute}
         for name in [*old_attrs, *(n for n in new_attrs if n not in old_attrs)]:
             x, y = old_attrs.get(name), new_attrs.get(name)
             if x is not None and y is not None and x.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-                fields += self.attr_graphs(name, x, y, a_id, b_id)
+                fields += self.attr_graphs(name, x, y, a_id, b_id, names)
             elif x is None or y is None or _attr_differs(x, y, self.reads):
                 fields.append(f"attribute {name}: {_attr_words(x)} → {_attr_words(y)}")
         fields += [f"metadata {c}" for c in _props_changes(a.metadata_props, b.metadata_props)]
@@ -181,7 +212,9 @@ class _Diff:
             fields.append("device configurations changed")
         return fields
 
-    def attr_graphs(self, name: str, x: AttributeProto, y: AttributeProto, a_id: str, b_id: str) -> list[str]:
+    def attr_graphs(
+        self, name: str, x: AttributeProto, y: AttributeProto, a_id: str, b_id: str, outer: TensorNames
+    ) -> list[str]:
         olds = [x.g] if x.type == AttributeProto.GRAPH else list(x.graphs)
         news = [y.g] if y.type == AttributeProto.GRAPH else list(y.graphs)
         if x.type != y.type or len(olds) != len(news):
@@ -190,15 +223,61 @@ class _Diff:
         for k, (g, h) in enumerate(zip(olds, news, strict=True)):
             item = None if x.type == AttributeProto.GRAPH else k
             before = sum(len(v) for v in self.nodes.values())
-            graph_changes = self.graphs(g, h, subgraph_path(a_id, name, item), subgraph_path(b_id, name, item))
-            graph_changes += _io_words(g, h)
-            graph_changes += [f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer, self.reads)]
+            graph_changes, names = self.graphs(
+                g, h, subgraph_path(a_id, name, item), subgraph_path(b_id, name, item), outer
+            )
+            graph_changes += _io_words(g, h, names)
+            graph_changes += [
+                f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer, self.reads, names)
+            ]
             inner = sum(len(v) for v in self.nodes.values()) - before
             label = name if item is None else f"{name}[{k}]"
             if inner:
                 fields.append(f"subgraph {label}: {inner} node(s) added, removed or changed")
             fields += [f"subgraph {label}: {c}" for c in graph_changes]
         return fields
+
+
+def _taken_over_words(olds: list[str], news: list[str], names: TensorNames) -> str:
+    """ " ('p1' now names another tensor; the old one is 'p1_pre')" for the names spelled alike on
+    both sides that are not the same tensor (a node inserted after its producer took it over):
+    the line would read "['p1'] → ['p1']" else."""
+    notes = []
+    for x, y in zip(olds, news, strict=False):
+        if x == y and not names.same(x, y):
+            now = names.to_new.get(x)
+            notes.append(f"{x!r} now names another tensor" + (f"; the old one is {now!r}" if now else ""))
+    return f" ({', '.join(notes)})" if notes else ""
+
+
+def _only_renamed(a: onnx.NodeProto, b: onnx.NodeProto, names: TensorNames) -> bool:
+    """Whether two nodes differ in nothing but the spelling of tensors that correspond: their
+    bytes without inputs and outputs equal. Not for a node holding subgraphs (what they read
+    from outside is spelled inside them)."""
+    if any(x.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for x in a.attribute):
+        return False
+    if not (names.same_list(a.input, b.input) and names.same_list(a.output, b.output)):
+        return False
+    bare = []
+    for node in (a, b):
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        del copy.input[:]
+        del copy.output[:]
+        bare.append(copy.SerializeToString())
+    return bare[0] == bare[1]
+
+
+def _pairs_to_compare(old_nodes, pairs: list[tuple[int, int]], alike: list[bool], names: TensorNames):
+    """The matched pairs whose fields are compared: those whose bytes differ, and those written
+    alike that use a name a rename moved (an inserted node took over the name its reader reads)."""
+    if not names.any_moved():
+        return [p for p, same in zip(pairs, alike, strict=True) if not same]
+    return [
+        (i, j)
+        for (i, j), same in zip(pairs, alike, strict=True)
+        if not same or names.touches_moved(used_names(old_nodes[i]))
+    ]
 
 
 def _function_indices(model: onnx.ModelProto) -> dict[tuple[str, str, str], int]:
@@ -221,7 +300,7 @@ def _default_words(a: AttributeProto | None, declared: bool) -> str:
     return "no default" if declared else "(none)"
 
 
-def _function_fields(f: onnx.FunctionProto, g: onnx.FunctionProto, reads) -> list[str]:
+def _function_fields(f: onnx.FunctionProto, g: onnx.FunctionProto, reads, names: TensorNames) -> list[str]:
     """A function's own fields that changed, a line each: its inputs, outputs, attributes (each
     one declared, with or without a default, and its default's value), opsets, doc string,
     metadata and value_info. Its body's nodes are diffed as nodes, elsewhere."""
@@ -252,7 +331,7 @@ def _function_fields(f: onnx.FunctionProto, g: onnx.FunctionProto, reads) -> lis
     if f.doc_string != g.doc_string:
         fields.append(f"doc_string: {_short(f.doc_string)} → {_short(g.doc_string)}")
     fields += [f"metadata {c}" for c in _props_changes(f.metadata_props, g.metadata_props)]
-    fields += [f"value_info {c}" for c in _named_changes(f.value_info, g.value_info)]
+    fields += [f"value_info {c}" for c in _named_changes(f.value_info, g.value_info, names)]
     return fields
 
 
@@ -310,19 +389,25 @@ def _value_change(x: onnx.ValueInfoProto, y: onnx.ValueInfoProto) -> str:
     return ", ".join(f"{f} changed" for f in fields if getattr(x, f) != getattr(y, f))
 
 
-def _named_changes(old, new) -> list[str]:
-    """Changes between two lists of named protos (value_info, inputs, outputs)."""
-    a = {x.name: x for x in old}
+def _named_changes(old, new, names: TensorNames) -> list[str]:
+    """Changes between two lists of named protos (value_info, inputs, outputs): an old one looked
+    for under its new name (a value renamed with its tensor is no change)."""
+    moved = names.any_moved()  # none: no need to translate 30k names
+    a = {names.new_name(x.name) if moved else x.name: x for x in old}
     b = {x.name: x for x in new}
-    out = [f"{_short(n)} removed" for n in a if n not in b]
+    out = [f"{_short(a[n].name)} removed" for n in a if n not in b]
     out += [f"{_short(n)} added" for n in b if n not in a]
-    out += [f"{_short(n)}: {_value_change(a[n], b[n])}" for n in a if n in b and a[n] != b[n]]
+    out += [
+        f"{_short(n)}: {change}"
+        for n in a
+        if n in b and a[n] != b[n] and (change := _value_change(a[n], b[n]))  # "": only the name differs
+    ]
     return out
 
 
-def _io_words(old: onnx.GraphProto, new: onnx.GraphProto) -> list[str]:
-    return [f"input {c}" for c in _named_changes(old.input, new.input)] + [
-        f"output {c}" for c in _named_changes(old.output, new.output)
+def _io_words(old: onnx.GraphProto, new: onnx.GraphProto, names: TensorNames) -> list[str]:
+    return [f"input {c}" for c in _named_changes(old.input, new.input, names)] + [
+        f"output {c}" for c in _named_changes(old.output, new.output, names)
     ]
 
 
@@ -335,8 +420,8 @@ def _props_changes(old, new) -> list[str]:
     return out
 
 
-def _tensor_changes(old, new, reads) -> list[str]:
-    d = tensor_diff(old, new, reads)
+def _tensor_changes(old, new, reads, names: TensorNames) -> list[str]:
+    d = tensor_diff(old, new, names, reads)
     return (
         [f"{t['name']} {t['change']}" for t in d["changed"]]
         + [f"{n} added" for n in d["added"]]
@@ -344,19 +429,27 @@ def _tensor_changes(old, new, reads) -> list[str]:
     )
 
 
-def tensor_diff(old, new, reads=(None, None)) -> dict:
-    """Tensors added, removed and changed (by name): a change in words, by what they hold."""
+def tensor_diff(old, new, names: TensorNames, reads=(None, None)) -> dict:
+    """Initializers added, removed and changed: each paired with its match (tensor_names: by
+    name, or renamed with the same content, which is neither added nor removed), a change in
+    words, by what they hold."""
     a = {t.name: t for t in old}
     b = {t.name: t for t in new}
     changed = []
     for name in a:
-        if name in b and (words := tensor_change(a[name], b[name], reads)) is not None:
+        other = names.to_new.get(name)  # the new side may have given its name to another tensor
+        if other in b and (words := tensor_change(a[name], b[other], reads)) is not None:
             changed.append({"name": name, "change": words})
     return {
-        "added": [n for n in b if n not in a],
-        "removed": [n for n in a if n not in b],
+        "added": [n for n in b if names.to_old.get(n) not in a],
+        "removed": [n for n in a if names.to_new.get(n) not in b],
         "changed": changed,
     }
+
+
+def _renamed_part(renamed: list[dict[str, str]]) -> dict:
+    """The tensors renamed, the first MAX_RENAMED listed, all counted."""
+    return {"renamed": renamed[:MAX_RENAMED], "renamed_count": len(renamed)}
 
 
 def _io_diff(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> dict:
@@ -392,7 +485,7 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -
     reads: each side's reader of its tensors kept outside the graph (external.ExternalFiles):
     without one, such a tensor equals only one with the same reference."""
     d = _Diff(reads)
-    graph_changes = d.graphs(old.graph, new.graph, "", "")
+    graph_changes, names = d.graphs(old.graph, new.graph, "", "")
     model: dict[str, Any] = {
         f: [getattr(old, f), getattr(new, f)] for f in MODEL_FIELDS if getattr(old, f) != getattr(new, f)
     }
@@ -421,7 +514,10 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -
     }
     counts = {k: len(v) for k, v in d.nodes.items()}
     parts = {
-        "tensors": tensor_diff(list(old.graph.initializer), list(new.graph.initializer), reads),
+        "tensors": {
+            **tensor_diff(list(old.graph.initializer), list(new.graph.initializer), names, reads),
+            **_renamed_part(d.renamed),
+        },
         "inputs": _io_diff(old.graph, new.graph, "input"),
         "outputs": _io_diff(old.graph, new.graph, "output"),
         "metadata": metadata,

@@ -22,6 +22,8 @@ def paired(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> list[tuple
     order: those of the same name, then those renamed in place (paired_names)."""
     a = [v.name for v in getattr(old, field)]
     b = [v.name for v in getattr(new, field)]
+    if set(a) == set(b):  # the common case: no rename to look for, no walk of every node's outputs
+        return [(n, n) for n in a]
     return paired_names(a, b, graph_values(old), graph_values(new))
 
 

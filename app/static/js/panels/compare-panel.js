@@ -158,8 +158,9 @@ function pairs(title, obj, words) {
   const lines = [];
   for (const name of obj.added || []) lines.push(`${words(name)} added`);
   for (const name of obj.removed || []) lines.push(`${words(name)} removed`);
-  for (const r of obj.renamed || []) lines.push(`${words(r.from)} renamed to ${words(r.to)}${r.type ? ` (${r.type})` : ""}`);
   for (const c of obj.changed || []) lines.push(typeof c === "string" ? `${c} changed` : `${words(c.name)}: ${c.change || `${c.from} → ${c.to}`}`);
+  // after the changes: a re-export renames hundreds of tensors, which would bury them
+  for (const r of obj.renamed || []) lines.push(`${words(r.from)} renamed to ${words(r.to)}${r.graph ? ` in ${r.graph}` : ""}${r.type ? ` (${r.type})` : ""}`);
   return lines.length ? section(title, cappedList("ul", { class: "compare-lines" }, lines, (l) => el("li", {}, l))) : null;
 }
 
@@ -320,6 +321,8 @@ function result(root, d, ctx) {
       `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
       functionCounts(d.functions),
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
+      // a re-export's tensors spelled anew: listed under Tensors, no node changed for them
+      d.tensors.renamed_count ? `, ${plural(d.tensors.renamed_count, "tensor")} renamed` : "",
       ` (${d.ms} ms).`].join("")),
     n.changed.length || n.added.length ? el("div", { class: "compare-legend" },
       el("span", { class: "compare-key diff-changed" }, "changed"), el("span", { class: "compare-key diff-added" }, "added")) : null,
