@@ -351,7 +351,8 @@ export function downloadChoices(summary, ctx) {
     link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GiB)"),
     link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KiB"),
     el("li", {}, el("a", { class: "btn btn-small ed-download", href: ctx.textHref(), download: "" }, "ONNX text"),
-      el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer")),
+      el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer; weights over 1 KiB are named in the ",
+        mono(".data"), " file the External data download holds (unpack both in one folder, or upload them together)")),
     withTests(summary, ctx));
 }
 
