@@ -44,6 +44,8 @@ export function graphPathOf(address) {
 /** The id of the node of `graph` that `address` (either form) names, or null when the address
  * is of another graph or names no node of this one. */
 export function nodeIdIn(graph, address) {
+  const whole = wholeName(graph, address);
+  if (whole !== null) return whole;
   const parent = graphPathOf(address);
   const seg = address.slice(address.lastIndexOf("/") + 1);
   if (parent !== graph.path && parent !== graph.address) return null;
@@ -56,6 +58,21 @@ export function nodeIdIn(graph, address) {
     id = graph.nodes.find((n) => n.name === name).id;
   }
   return id;
+}
+
+/** A hand-written link names a node whose name holds "/" with it left as it is (a torch export's
+ * "@/model/h.1/MatMul": a segment's "/" is written %2F, %252F in a page's hash): the id of the
+ * node of `graph` whose whole name follows the graph's address and "@", else null. */
+function wholeName(graph, address) {
+  const base = graph.address ?? graph.path;
+  const rest = !base ? address : address.startsWith(`${base}/`) ? address.slice(base.length + 1) : null;
+  if (!rest || !rest.startsWith("@") || !rest.includes("/")) return null;
+  let name = rest.slice(1);
+  if (!uniqueIn(graph).has(name)) {
+    try { name = decodeURIComponent(name); } catch { return null; }
+    if (!uniqueIn(graph).has(name)) return null;
+  }
+  return graph.nodes.find((n) => n.name === name).id;
 }
 
 /** Does an address name a node by position anywhere along it? Such an address means what it

@@ -1023,18 +1023,29 @@ window.addEventListener("hashchange", async () => {
   const here = !!state.graph && (path === state.path || path === state.graph.address);
   if (switched) {
     // the same graph in another revision: drawn in place, the view kept where it was
-    loadGraph(path, { home: !here, selection, fallbackPath: "" });
+    await loadGraph(path, { home: !here, selection, fallbackPath: "" });
+    sayUnfound(selection);
     return;
   }
   if (!here || graphEl.dataset.state === "error") {
-    loadGraph(path, { home: true, selection });
+    await loadGraph(path, { home: true, selection });
+    sayUnfound(selection);
     return;
   }
   const wanted = selection && selection.kind === "node" ? nodeSelectionIn(state.graph, state.model, selection) : selection;
   if (selectionKey(wanted) !== selectionKey(state.selection)) {
     select(selectionValid(state.model, wanted) ? wanted : null, { reveal: true });
+    sayUnfound(selection);
   }
 });
+
+/** A link naming a node the graph drawn doesn't have (a typo, a name written by hand) is said,
+ * not dropped without a word. */
+function sayUnfound(selection) {
+  if (!selection || selection.kind !== "node" || state.selection || !state.model) return;
+  const where = state.path ? `graph ${state.path}` : "the main graph";
+  toast(`This link names no node ${selection.id} in ${where} at revision ${onScreen()}: showing the graph.`);
+}
 
 // ------------------------------------------------------------------ the side panel hidden
 
@@ -1104,6 +1115,7 @@ async function start() {
   sayUploadNote();
   const { path, selection } = await followLink(link);
   await loadGraph(path, { home: true, selection });
+  sayUnfound(selection);
 }
 
 /** What the models page's upload left to say about this model (index-page.js rememberUploadNote). */
