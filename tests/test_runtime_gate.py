@@ -690,3 +690,22 @@ def test_outputs_declared_in_another_shape_than_they_come_back_are_named(client)
     r = _edit(client, mid, [{"op": "set_io_shape", "name": "y", "shape": [None, 3]}])  # the page's fix
     assert r.status_code == 200, r.get_json()
     assert "declared_mismatches" not in r.get_json()["validation"]["runtime"]["other_size"]
+
+
+def test_a_model_failing_with_its_dims_at_two_says_which_dim_alone_fails(client):
+    """x [batch, sequence] reshaped to [0, 1] (its batch kept, its sequence fixed at the export's
+    1): with both at 2 it fails, and only sequence is to blame — batch alone at 2 runs (QA14 #8:
+    both were blamed)."""
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
+        "fold",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 1])],
+        [numpy_helper.from_array(np.array([0, 1], np.int64), "shape")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    verdict = client.get(f"/api/models/{_upload(client, model)}").get_json()["validation"]["runtime"]
+    assert verdict["status"] == "ok", verdict
+    other = verdict["other_size"]
+    assert other["status"] == "fails" and other["dims"] == ["batch", "sequence"]
+    assert other["alone"] == {"batch": "ok", "sequence": "fails"}

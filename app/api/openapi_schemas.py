@@ -308,7 +308,8 @@ SCHEMAS: dict = {
                 "description": (
                     "onnxruntime's smoke run: {status: ok | fails | pending | skipped, message, node, guessed,"
                     " seconds, ...}; a model with dynamic input dims that ran with them at 1 also has"
-                    ' other_size: {size: 2, dims: ["batch", ...], status, message, node} (its run with them at 2);'
+                    ' other_size: {size: 2, dims: ["batch", ...], status, message, node, alone?} (its run with them at 2;'
+                    " alone, when several failed together: {dim: ok | fails} with each alone at 2, the others at 1);"
                     " nonfinite: {output: [NaN or ±Inf count, size]} of the run (an edit's answer also gives"
                     " new_nonfinite: those its base's run had none in)"
                 ),

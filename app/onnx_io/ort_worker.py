@@ -41,21 +41,30 @@ class Skip(Exception):
     """The model can't be smoke-run fairly (not that it is wrong)."""
 
 
-def _shape(arg, dims_hint: int, plain: set[str]) -> list[int]:
-    """An input's shape with every dynamic dim at `dims_hint`, and one that is an expression of
-    them (`plain`: the inputs' dims that are names alone) its value there: optimum's attention
+def _size(dims_hint, key: str) -> int:
+    """The size a dynamic dim (by name, "x[0]" or "len(s)") is run at: `dims_hint` is one size
+    for all, or {dim: size} with "*" for the rest (one dim tried alone at another size)."""
+    if isinstance(dims_hint, dict):
+        return int(dims_hint[key] if key in dims_hint else dims_hint["*"])
+    return int(dims_hint)
+
+
+def _shape(arg, dims_hint, plain: set[str]) -> list[int]:
+    """An input's shape with every dynamic dim at its size (_size), and one that is an expression
+    of them (`plain`: the inputs' dims that are names alone) its value there: optimum's attention
     mask [batch, past_sequence + sequence] is 2 long where the key and value caches are 1."""
     if arg.shape is None:
         raise Skip(f'input "{arg.name}" has no shape')
     names = _sibling("dim_names")
     out = []
-    for d in arg.shape:
+    for axis, d in enumerate(arg.shape):
         if isinstance(d, int) and d >= 0:
             out.append(d)
         else:
             made_of = names.expression_names(d, plain) if isinstance(d, str) else None
-            size = names.expression_value(d, dict.fromkeys(made_of, dims_hint)) if made_of else None
-            out.append(size if size is not None and size >= 0 else dims_hint)
+            size = names.expression_value(d, {n: _size(dims_hint, n) for n in made_of}) if made_of else None
+            key = names.axis_dim(arg.name, axis) if names.is_unnamed(d) else str(d)
+            out.append(size if size is not None and size >= 0 else _size(dims_hint, key))
     return out
 
 
@@ -77,7 +86,7 @@ def _integers(np, shape, dtype, fill: str):
     return (np.arange(n) % 100 + 1).astype(dtype).reshape(shape)  # 1, 2, 3, ...: fits int8 and uint8
 
 
-def _feed(ort, np, arg, dims_hint: int, rng, fill: str = "zeros", hints: dict | None = None):
+def _feed(ort, np, arg, dims_hint, rng, fill: str = "zeros", hints: dict | None = None):
     vocabulary = ((hints or {}).get("vocabularies") or {}).get(arg.name)
     element = ((hints or {}).get("elements") or {}).get(arg.name)
     words = (vocabulary or {}).get("values") or []
@@ -121,7 +130,7 @@ class _Declared:
         self.name, self.type, self.shape = name, element["type"], element["shape"]
 
 
-def _made_up_items(ort, np, arg, element: dict, dims_hint: int, rng, fill: str):
+def _made_up_items(ort, np, arg, element: dict, dims_hint, rng, fill: str):
     """A sequence input as tensors of the shape the model declares for its tensors, as many as
     a dynamic dim's size (its length is one: _dynamic_dims), or none when it declares no shape;
     an optional tensor as that tensor; their values as a tensor input's would be."""
@@ -131,7 +140,8 @@ def _made_up_items(ort, np, arg, element: dict, dims_hint: int, rng, fill: str):
     if element["shape"] is None:
         raise Skip(f"input \"{arg.name}\" is {_a(arg.type)} whose tensor's shape isn't declared")
     declared = _Declared(arg.name, element)
-    items = [_feed(ort, np, declared, dims_hint, rng, fill) for _ in range(dims_hint if sequence else 1)]
+    count = _size(dims_hint, f"len({arg.name})") if sequence else 1
+    items = [_feed(ort, np, declared, dims_hint, rng, fill) for _ in range(count)]
     if not isinstance(items[0], np.ndarray):
         raise Skip(
             f'input "{arg.name}" is a {arg.type}: onnxruntime takes no sequence of {element["type"]} from Python'
@@ -190,8 +200,9 @@ def _session(ort, path: str, optimize: bool):
     return _new_session(ort, path, so)
 
 
-def _attempt(ort, np, path: str, optimize: bool, dims_hint: int, hints: dict, sessions: dict) -> dict:
-    """One smoke run at `dims_hint`; `sessions` keeps the job's sessions (by `optimize`): a run
+def _attempt(ort, np, path: str, optimize: bool, dims_hint, hints: dict, sessions: dict) -> dict:
+    """One smoke run at `dims_hint` (a size for every dynamic dim, or {dim: size, "*": the rest's});
+    `sessions` keeps the job's sessions (by `optimize`): a run
     at another size reuses the loaded model."""
     try:
         if optimize not in sessions:
@@ -328,7 +339,26 @@ def _other_size(ort, np, path: str, hints: dict, dims: list[str], sessions: dict
     answer = {"size": OTHER_SIZE, "dims": dims, "status": out["status"], "shapes": out.get("shapes", {})}
     if out["status"] == "fails":
         answer.update(message=out["message"], stage=out.get("stage"))
+        if len(dims) > 1:
+            answer["alone"] = _each_alone(ort, np, path, hints, dims, sessions)
     return answer
+
+
+# dims tried one at a time once all at OTHER_SIZE fail: which of them the model holds fixed
+# (a position table sized for the export's sequence fails at any other sequence, not batch)
+MOST_DIMS_ALONE = 8
+
+
+def _each_alone(ort, np, path: str, hints: dict, dims: list[str], sessions: dict) -> dict[str, str]:
+    """{dim: "ok" | "fails"} of a run with that dim alone at OTHER_SIZE, the others at 1; the
+    dims past MOST_DIMS_ALONE, or once a run takes longer than RETRY_SECONDS, left out."""
+    alone: dict[str, str] = {}
+    for dim in dims[:MOST_DIMS_ALONE]:
+        start = time.perf_counter()
+        alone[dim] = _attempt(ort, np, path, True, {"*": 1, dim: OTHER_SIZE}, hints, sessions)["status"]
+        if time.perf_counter() - start > RETRY_SECONDS:
+            break
+    return alone
 
 
 _LOCALE = re.compile(r"Failed to construct locale with name:([^:]*):")

@@ -282,6 +282,8 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         if other:  # the run again with the dynamic dims at 2
             described = describe({k: other.get(k) for k in ("status", "message", "stage", "shapes")}, model)
             verdict["other_size"] = {**described, "size": other["size"], "dims": other["dims"]}
+            if other.get("alone"):  # each dim alone at 2: which the model holds fixed
+                verdict["other_size"]["alone"] = other["alone"]
         return verdict
     if status == "fails" and _NO_MEMORY.search(message):
         status, message = "limit", "onnxruntime ran out of memory (the check's limit)"

@@ -98,6 +98,28 @@ def test_a_model_that_runs_only_at_batch_one_is_badged_so(page, server, artifact
     page.wait_for_function("() => location.hash.includes('flatten') || location.hash.includes('n0')")
 
 
+def test_a_model_fixing_one_of_two_dims_names_it(page, server):
+    """x [batch, sequence] reshaped to [0, 1]: with both at 2 it fails; the panel and the badge
+    say sequence alone fails and batch alone runs."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
+        "fold",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 1])],
+        [numpy_helper.from_array(np.array([0, 1], np.int64), "shape")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    open_model(page, server, upload(page, server, model, "fold.onnx")["id"])
+    badge = page.locator("#model-validity")
+    assert badge.text_content() == "valid · runs at size 1 only"
+    assert "(sequence alone fails)" in (badge.get_attribute("title") or "")
+    note = page.locator("#validation .runtime-check.warn .runtime-alone")
+    assert note.text_content() == "Each alone at 2, the others at 1: sequence fails; batch runs."
+
+
 def test_an_output_declared_in_another_shape_is_said_with_its_fix(page, server, artifacts):
     """y declared [1, 3] on a batch-dynamic input comes back [2, 3] from the smoke run at batch 2:
     the Validation section says so with a "Declare it" button, which makes a revision whose

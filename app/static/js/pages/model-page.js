@@ -125,7 +125,9 @@ function renderToolbar() {
       const other = runtime.other_size; // it runs with its dynamic dims at 1, not at 2
       validity.textContent = "valid · runs at size 1 only";
       validity.className = "badge badge-warn";
-      validity.title = `onnx's checks accept this model and onnxruntime runs it with ${other.dims.join(", ")} at 1, but not at ${other.size}: ${other.message || ""}`;
+      const failing = Object.entries(other.alone || {}).filter(([, s]) => s === "fails").map(([d]) => d);
+      validity.title = `onnx's checks accept this model and onnxruntime runs it with ${other.dims.join(", ")} at 1, but not at ${other.size}`
+        + `${failing.length ? ` (${failing.join(", ")} alone ${failing.length === 1 ? "fails" : "fail"})` : ""}: ${other.message || ""}`;
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
       validity.className = `badge ${!v.ok ? "badge-bad" : fullOk ? "badge-ok" : "badge-warn"}`;

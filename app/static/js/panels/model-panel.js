@@ -32,11 +32,25 @@ function onlyAtOne(r, out, ctx) {
   const icon = out.querySelector(".check-icon");
   if (icon) icon.textContent = "!";
   out.append(el("div", { class: "verdict-message" }, `With ${other.dims.join(", ")} at ${other.size}: ${other.message}`));
+  const alone = aloneWords(other);
+  if (alone) out.append(el("div", { class: "verdict-message runtime-alone" }, alone));
   if (other.node) out.append(nodeLink(ctx, other.node, `${other.op_type || "node"} ${nodeLabel(other.node_name, other.node)}`));
   out.append(el("div", { class: "muted runtime-note" },
     "The model declares these dims dynamic, yet fails when they are not 1: a Reshape, Expand or ConstantOfShape may hold the size it was exported at. ",
     "Run it at the sizes you ship to be sure."));
   return out;
+}
+
+/** "Each alone at 2: sequence fails; batch runs." — which dims the model holds fixed, when the
+ * check tried them one at a time (several dynamic dims, all at 2 failing). */
+export function aloneWords(other) {
+  const tried = Object.entries(other.alone || {});
+  if (!tried.length) return "";
+  const fails = tried.filter(([, s]) => s === "fails").map(([d]) => d);
+  const runs = tried.filter(([, s]) => s === "ok").map(([d]) => d);
+  const parts = [fails.length ? `${fails.join(", ")} ${fails.length === 1 ? "fails" : "fail"}` : "", runs.length ? `${runs.join(", ")} ${runs.length === 1 ? "runs" : "run"}` : ""].filter(Boolean);
+  const only = !fails.length ? " (only together do they fail)" : "";
+  return `Each alone at ${other.size}, the others at 1: ${parts.join("; ")}${only}.`;
 }
 
 function runtimeCheck(r, ctx) {
