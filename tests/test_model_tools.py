@@ -916,6 +916,7 @@ def test_tools_on_a_model_of_functions_say_its_bodies_are_left_alone(client):
         r = client.post(f"/api/models/{fresh}/edits", json={"base": 0, "ops": [{"op": "simplify"}, tool]})
         assert r.status_code == 200, r.get_json()
         assert "left in float" not in " ".join(r.get_json()["changes"])  # inlined: nothing left
+        assert "nodes (a function's body counted once before, at each of its calls after)" in r.get_json()["changes"][0]
 
 
 def test_a_quantization_that_leaves_function_bodies_in_float_says_so(client):

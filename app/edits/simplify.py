@@ -56,8 +56,10 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
         return "simplify: onnxruntime's basic optimizations find nothing to simplify here"
     gone = ops_before - Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
     detail = ", ".join(f"{op} ×{k}" for op, k in gone.most_common(5))
+    # inlined, a body counted once before is counted at each call after: more nodes, not more work
+    counted = " (a function's body counted once before, at each of its calls after)" if inlined else ""
     return (
-        f"simplified with onnxruntime's basic optimizations: {nodes} -> {after} nodes"
+        f"simplified with onnxruntime's basic optimizations: {nodes} -> {after} nodes{counted}"
         + (f" (fewer {detail})" if detail else "")
         + note
     )
