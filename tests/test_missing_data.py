@@ -215,3 +215,13 @@ def test_a_renamed_file_is_attached_to_the_location_named_for_it(client, tmp_pat
     form = {"base": "1", "location": "w.bin", "file": [(io.BytesIO(data), "a.bin"), (io.BytesIO(data), "b.bin")]}
     r = client.post(f"/api/models/{mid}/data-files", data=form, content_type="multipart/form-data")
     assert r.status_code == 400 and "send one file with it" in r.get_json()["error"]["message"]
+
+
+def test_the_models_list_says_weights_missing_once_known(client, tmp_path):
+    model, data = saved(tmp_path)
+    mid = upload(client, model).get_json()["id"]
+    listed = lambda: next(m for m in client.get("/api/models").get_json()["models"] if m["id"] == mid)  # noqa: E731
+    assert listed()["missing_data"] == 1  # the upload's summary looked (and kept what it found)
+    assert attach(client, mid, 0, (data, "w.bin")).status_code == 201
+    client.get(f"/api/models/{mid}")
+    assert listed()["missing_data"] == 0

@@ -366,6 +366,21 @@ def missing_weights(revision, model: onnx.ModelProto) -> list[dict]:
     return _missing.get(key, compute)
 
 
+def known_missing_weights(revision) -> int | None:
+    """How many external data files the revision lacks, once some request has looked (a page
+    opened it; the models list then says "weights missing"); None before: listing runs nothing."""
+    key = _missing_key(revision)
+    if key is None:
+        return None
+    data = store().derived(derived.key("missing", revision.blob, key[2]))
+    if data is None:
+        return None
+    try:
+        return len({m.get("location") for m in json.loads(data)})
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
 def _json_bytes(value) -> bytes:
     return json.dumps(value).encode()
 

@@ -50,6 +50,7 @@ from .documents import (
     function_types,
     graph_json,
     inferred,
+    known_missing_weights,
     known_verdict,
     load,
     load_data_file,
@@ -249,6 +250,8 @@ def list_models():
                 "card": s.card(rev),  # producer, opset, nodes of its head ({} when unknown, null for data files)
                 "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
                 "valid": _known_valid(rev) if m.kind == "model" else None,
+                # external data files it names and lacks, once known (a page opened it)
+                "missing_data": known_missing_weights(rev) if m.kind == "model" else None,
             }
         )
     return jsonify({"models": out, "disk_bytes": usage["total"], "other_bytes": usage["other"]})
