@@ -455,3 +455,18 @@ def test_the_models_list_says_which_heads_the_checker_refuses_once_checked(clien
         assert client.get(f"/api/models/{model_id}/validation").status_code == 200
     listed = {m["id"]: m for m in client.get("/api/models").get_json()["models"]}
     assert listed[mid]["valid"] is True and listed[bad]["valid"] is False
+
+
+def test_a_model_is_renamed_and_a_bad_name_refused(client):
+    mid = upload(client, small_model().SerializeToString(), "model.onnx").get_json()["id"]
+    for bad, said in (("", "non-empty"), ("a\nb", "control character"), ("x" * 201, "at most 200"), (7, "non-empty")):
+        r = client.patch(f"/api/models/{mid}", json={"name": bad})
+        assert r.status_code == 400 and said in r.get_json()["error"]["message"], (bad, r.get_json())
+    assert client.get(f"/api/models/{mid}").get_json()["name"] == "model.onnx"  # untouched
+    r = client.patch(f"/api/models/{mid}", json={"name": "  baseline fp32.onnx "})
+    assert r.status_code == 200 and r.get_json()["name"] == "baseline fp32.onnx"
+    assert r.get_json()["revision"] == 0  # no new revision: the model's bytes are as they were
+    listed = {m["id"]: m["name"] for m in client.get("/api/models").get_json()["models"]}
+    assert listed[mid] == "baseline fp32.onnx"
+    assert "baseline fp32.onnx" in client.get(f"/api/models/{mid}/download").headers["Content-Disposition"]
+    assert client.patch("/api/models/nope", json={"name": "x"}).status_code == 404

@@ -137,6 +137,14 @@ def _paths() -> dict:
                 "parameters": [_ID],
                 "responses": {"204": {"description": "Deleted"}, "404": _ERROR},
             },
+            "patch": {
+                "summary": "Rename a model (its name as listed and as downloads are named; revisions unchanged)",
+                "parameters": [_ID],
+                "requestBody": _json_body(
+                    {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
+                ),
+                "responses": {"200": _json("Summary"), "400": _ERROR, "404": _ERROR},
+            },
         },
         f"{m}/graph": _get(
             "Graph JSON of the main graph, a subgraph or a function", [_ID, _PATH_Q, _REV_Q], _json("Graph"), "404"

@@ -65,7 +65,7 @@ from .documents import (
     verdict_if_cheap,
     warm_up,
 )
-from .file_names import SAFE_UPLOAD, file_name, uploaded_file_name
+from .file_names import MAX_NAME, SAFE_UPLOAD, file_name, uploaded_file_name
 from .reference import (
     TEST_DATA_MAX_BYTES,
     OutputGate,
@@ -275,6 +275,27 @@ def delete_model(model_id):
     s.delete_model(model_id)
     s.collect_soon()  # its blobs no other revision uses go, once the grace period is over
     return "", 204
+
+
+@bp.patch("/models/<model_id>")
+def rename_model(model_id):
+    """{"name": NAME}: the model's name as the models page lists it and downloads are named
+    (its revisions unchanged); the summary."""
+    body = json_object('{"name": "a new name"}')
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise StudioError("bad_value", '"name" must be a non-empty string')
+    name = name.strip()
+    if len(name) > MAX_MODEL_NAME or _CONTROL.search(name):
+        raise StudioError(
+            "bad_value", f'"name" must be at most {MAX_MODEL_NAME} characters, none of them a control character'
+        )
+    store().rename_model(model_id, name)
+    return jsonify(summary_of(model_id))
+
+
+MAX_MODEL_NAME = MAX_NAME  # as long as a file name is kept
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")  # and lone surrogates, which no file system takes
 
 
 @bp.get("/models/<model_id>/graph")

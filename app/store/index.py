@@ -240,6 +240,13 @@ class SqlIndex:
             c.execute("UPDATE models SET checks = ? WHERE id = ?", (json.dumps(checks), model_id))
         return checks
 
+    def rename(self, model_id: str, name: str) -> None:
+        """A model's name as listed and downloaded (its revisions stay as they are)."""
+        with self._conn() as c:
+            c.begin()
+            self._locked_record(c, model_id, None)  # 404 for no such model
+            c.execute("UPDATE models SET name = ? WHERE id = ?", (name, model_id))
+
     def undo(self, model_id: str, base: int | None = None) -> int:
         with self._conn() as c:
             c.begin()

@@ -93,6 +93,9 @@ class Store:
     def update_checks(self, model_id: str, change: Callable[[dict], dict]) -> dict:
         return self.index.update_checks(model_id, change)
 
+    def rename_model(self, model_id: str, name: str) -> None:
+        self.index.rename(model_id, name)
+
     def undo(self, model_id: str, base: int | None = None) -> int:
         return self.index.undo(model_id, base)
 

@@ -247,6 +247,35 @@ def test_a_model_is_deleted_from_the_models_page_after_asking(page, server, arti
     assert ids == [keep["id"]]
 
 
+def test_a_model_is_renamed_from_the_models_page(page, server, artifacts):
+    """Two uploads of one export told apart by a name of their own (QA14 #13)."""
+    first = upload(page, server, tiny_cnn(), "model.onnx")
+    upload(page, server, tiny_cnn(), "model.onnx")
+    page.goto(server + "/")
+    row = page.locator(f"#models-table tr[data-model-id='{first['id']}']")
+    assert row.locator(".model-twin").count() == 1  # told apart by its id, for now
+    row.get_by_role("button", name="Rename model.onnx").click()
+    dialog = page.locator("dialog#rename-model")
+    field = dialog.locator("input[name=name]")
+    assert page.evaluate("() => document.activeElement.name") == "name"  # typed over at once
+    field.fill("\u0007")
+    page.keyboard.press("Enter")
+    dialog.locator(".field-error").wait_for(state="visible")
+    assert "control character" in dialog.locator(".field-error").text_content()
+    field.fill("baseline fp32.onnx")
+    page.screenshot(path=str(artifacts / "rename-model.png"))
+    page.keyboard.press("Enter")
+    dialog.wait_for(state="detached")
+    assert row.locator(".model-link").text_content() == "baseline fp32.onnx"
+    assert row.locator(".model-twin").count() == 0
+    assert page.locator("#models-status").text_content() == "Renamed model.onnx to baseline fp32.onnx."
+    r = page.request.get(f"{server}/api/models/{first['id']}/download")
+    assert (
+        'filename="baseline fp32.onnx"' in r.headers["content-disposition"]
+        or "baseline" in r.headers["content-disposition"]
+    )
+
+
 def test_a_big_graphs_types_come_after_its_first_view_and_fill_the_panels(page, server):
     """Past INFER_INLINE_NODES the graph JSON can come without inference's types (they would
     hold the first view back): the page asks for them once the graph is drawn, and a node's

@@ -140,6 +140,11 @@ export function modelAsBlob(id, revision = null) {
   return request("POST", `/api/models/${enc(id)}/as-blob${atRevision(revision, "?")}`);
 }
 
+/** Rename a model (PATCH): resolves to its summary. */
+export function renameModel(id, name) {
+  return request("PATCH", `/api/models/${enc(id)}`, { name });
+}
+
 /** Delete a model and all its revisions. */
 export function deleteModel(id) {
   return request("DELETE", `/api/models/${enc(id)}`);

@@ -237,6 +237,7 @@ async function loadModels() {
         el("td", { class: "num" }, formatBytes(m.disk_bytes)),
         el("td", { class: "muted date-cell" }, formatDate(m.created)),
         el("td", { class: "actions-cell" },
+          el("button", { type: "button", class: "btn btn-small btn-ghost rename-model", "aria-label": `Rename ${m.name || m.id}`, onclick: () => askRename(m) }, "Rename"),
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", "aria-label": `Delete ${m.name || m.id}`, onclick: () => confirmDelete(m) }, "Delete"))));
     }
     table.hidden = !(models && models.length);
@@ -267,6 +268,35 @@ function showTotal(count, diskBytes, otherBytes, matching = null) {
   modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
     + "so the models' part can be less than the sum of the On disk column. Other uploads: calibration "
     + "and test data given to a tool or a run, and files nothing holds any more until the store next collects them.";
+}
+
+/** A new name for a model (two uploads of one export told apart: "v1 baseline", "v2 int8"). */
+function askRename(m) {
+  const name = m.name || m.id;
+  const field = el("input", { type: "text", name: "name", value: name, class: "mono", maxlength: "200", "aria-label": "New name", required: "" });
+  const error = el("p", { class: "field-error", role: "alert", hidden: true });
+  const save = el("button", { type: "submit", class: "btn btn-small btn-primary confirm-rename" }, "Rename");
+  const { dialog, body } = openModal({ id: "rename-model", title: `Rename ${name}`, actions: [save], label: `Rename ${name}`, cls: "modal-confirm" });
+  const form = el("form", { class: "rename-form" }, el("label", { class: "ed-label", for: (field.id = "rename-model-name") }, "Name"), field, error);
+  body.append(form);
+  save.setAttribute("form", (form.id = "rename-model-form"));
+  field.focus();
+  field.select();
+  field.addEventListener("input", () => { error.hidden = true; }); // said of what was typed before
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    save.disabled = true;
+    try {
+      await api.renameModel(m.id, field.value);
+      dialog.close();
+      await loadModels();
+      setStatus(modelsStatus, `Renamed ${name} to ${field.value.trim()}.`, "ok");
+    } catch (err) {
+      error.textContent = err.message;
+      error.hidden = false;
+      save.disabled = false;
+    }
+  });
 }
 
 /** Ask first, then delete a model with every revision of it. */
