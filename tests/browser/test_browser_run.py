@@ -810,3 +810,24 @@ def test_a_conversion_whose_outputs_stay_close_shows_where_they_move_as_a_note(p
     page.click("#expand-all")
     page.locator("#graph g.box.diverges-within").wait_for()
     assert page.locator("#graph g.box.diverges").count() == 0
+
+
+def test_the_compare_pickers_mark_undone_revisions(page, server):
+    """Revision 2 undone: the pickers of Run and Compare say so (QA14 #13: listed among the
+    head's ancestors as if still part of it)."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    for base, value in enumerate((0.2, 0.3)):
+        op = {"op": "set_attribute", "node": "n1", "name": "alpha", "value": value}
+        assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": base, "ops": [op]}).status == 200
+    assert page.request.post(f"{server}/api/models/{mid}/undo", data={"base": 2}).ok
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    option = page.locator("#run-compare-to option[value='2']")
+    option.wait_for(state="attached")
+    assert option.text_content().startswith("Revision 2 (undone): ")
+    assert page.locator("#run-compare-to option[value='0']").text_content() == "Revision 0: as opened"
+    page.click("#btn-compare")
+    option = page.locator("#compare-with option[value='rev:2']")
+    option.wait_for(state="attached")
+    assert option.text_content().startswith("Revision 2 (undone): ")

@@ -11,7 +11,7 @@ import { breakable, breakableFormula, mono, plural, section } from "../widgets/u
 import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
 import { formatInteger, nodeLabel } from "../lib/format.js";
-import { revisionChoice } from "./history-panel.js";
+import { revisionChoice, standing } from "./history-panel.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -46,6 +46,7 @@ function picker(ctx, onPick) {
   Promise.all([ctx.actions.loadRevisions(), ctx.actions.listModels()]).then(([revs, models]) => {
     clear(select);
     const here = ctx.summary.revision;
+    const stands = standing(revs.revisions, ctx.summary.head ?? here);
     const stored = models.models.filter((m) => (m.kind || "model") === "model"); // not a data file, a lone tensor
     const others = stored.filter((m) => m.id !== ctx.modelId);
     const twins = new Map();
@@ -58,7 +59,7 @@ function picker(ctx, onPick) {
       el("optgroup", { label: "Revisions of this model" },
         [...revs.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== here)
           .map((r) => {
-            const { text, title } = revisionChoice(r);
+            const { text, title } = revisionChoice(r, stands.get(r.revision));
             const when = shortTime(r.created);
             return el("option", { value: `rev:${r.revision}`, title: [when ? `made ${when}` : "", title].filter(Boolean).join("\n") }, text);
           })),

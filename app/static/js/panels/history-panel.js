@@ -107,19 +107,23 @@ export function describeOp(op, change = "") {
 
 const PICKED_MAX = 80; // characters of a revision's label in a picker
 
-/** A revision as Run's and Compare's pickers list it: its number and what made it (the first
- * edit in plain words, how many more); `title` holds them all. */
-export function revisionChoice(r) {
+// how a picker marks a revision off the head's line (undo reaches the rest)
+const OFF_LINE = { redo: " (undone)", branch: " (other branch)" };
+
+/** A revision as Run's and Compare's pickers list it: its number, whether it was undone or
+ * left on another branch (`where`: its standing), and what made it (the first edit in plain
+ * words, how many more); `title` holds them all. */
+export function revisionChoice(r, where = "") {
   const ops = r.ops || [];
   const all = ops.map((op, i) => describeOp(op, (r.changes || [])[i] || ""));
   let what = r.revision === 0 ? "as opened" : all.length ? all[0] : "";
   if (what.length > PICKED_MAX) what = `${what.slice(0, PICKED_MAX - 1)}…`;
   const more = all.length > 1 ? ` (+${all.length - 1} more)` : "";
-  return { text: `Revision ${r.revision}${what ? `: ${what}${more}` : ""}`, title: all.join("\n") || null };
+  return { text: `Revision ${r.revision}${OFF_LINE[where] || ""}${what ? `: ${what}${more}` : ""}`, title: all.join("\n") || null };
 }
 
-/** Where each revision stands relative to the current one. */
-function standing(revisions, head) {
+/** Where each revision stands relative to the current one ("current", "undo", "redo", "branch"). */
+export function standing(revisions, head) {
   const byRev = new Map(revisions.map((r) => [r.revision, r]));
   const ancestors = new Set();
   for (let r = byRev.get(head); r && r.parent !== null && r.parent !== undefined; r = byRev.get(r.parent)) ancestors.add(r.parent);
@@ -186,7 +190,8 @@ function revisionItem(r, where, ctx, name) {
       r.revision === ctx.viewing ? tag("on screen", "hist-tag hist-viewing tag-warn") : null,
       validityTag(r.validation || {}),
       referenceTag(r.validation || {}),
-      r.parent !== null && r.parent !== undefined && r.parent !== r.revision - 1 ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
+      // where it branches off: said on every revision of a branch (the one after the fork too), and where a line skips
+      r.parent !== null && r.parent !== undefined && (r.parent !== r.revision - 1 || where === "branch") ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
       el("span", { class: "hist-time muted" }, formatDate(r.created))),
     r.revision === 0 || (r.parent === null && !ops.length)
       ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)

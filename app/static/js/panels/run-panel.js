@@ -14,7 +14,7 @@ import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
 import { npyShape } from "../lib/npy.js";
 import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
-import { revisionChoice } from "./history-panel.js";
+import { revisionChoice, standing } from "./history-panel.js";
 import { rowsWords } from "../lib/reference-words.js";
 import { graphPathOf } from "../lib/address.js";
 
@@ -728,9 +728,10 @@ export function renderRunPanel(root, ctx) {
   let kept = ctx.runInputs ? ctx.runInputs() : null; // a reference case's inputs (and expected outputs)
   const go = ctx.runGo ? ctx.runGo() : false;
   ctx.actions.loadRevisions().then((data) => {
+    const stands = standing(data.revisions, ctx.summary.head ?? ctx.summary.revision);
     for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
       if (r.revision === ctx.summary.revision) continue;
-      const { text, title } = revisionChoice(r);
+      const { text, title } = revisionChoice(r, stands.get(r.revision));
       compare.append(el("option", { value: String(r.revision), selected: r.revision === preset, title }, text));
     }
     syncLocate();
