@@ -97,3 +97,35 @@ def test_invalid_utf8_is_shown_replaced_and_kept(client, token):
     stored = client.get(f"/api/models/{mid}/download").data
     assert (BAD + token[2:].encode()) in stored
     assert onnx.load_from_string(stored).metadata_props[-1].key == "edited"
+
+
+def _function_model() -> bytes:
+    """A model-local function named "QQQQ" (made invalid UTF-8 by the test), called once."""
+    f = onnx.FunctionProto(name="QQQQ", domain="local", input=["x"], output=["y"])
+    f.node.append(helper.make_node("Relu", ["x"], ["y"]))
+    f.opset_import.append(helper.make_opsetid("", 18))
+    call = helper.make_node("QQQQ", ["X"], ["Y"], domain="local")
+    graph = helper.make_graph(
+        [call],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)], ir_version=10
+    )
+    model.functions.append(f)
+    return model.SerializeToString().replace(b"QQQQ", BAD + b"QQ")
+
+
+def test_an_edit_tripping_over_invalid_utf8_runs_on_the_text_decoded_and_says_so(client):
+    """convert_opset writes the function's name into a graph of its own: the bytes upb gives
+    for it were a 500 (QA15). The batch runs again on the model decoded, and says what it wrote."""
+    mid = upload(client, _function_model()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 21}]})
+    assert r.status_code == 200, r.get_json()
+    [change] = r.get_json()["changes"]
+    assert change.endswith("; 2 text field(s) held invalid UTF-8: written with replacement characters (U+FFFD)"), change
+    stored = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert stored.functions[0].name == "\ufffd\ufffdQQ" and stored.graph.node[0].op_type == "\ufffd\ufffdQQ"
+    assert stored.opset_import[0].version == 21

@@ -23,7 +23,7 @@ from ..onnx_io import offload
 from ..onnx_io.external import ExternalFiles, missing_data
 from ..onnx_io.light import light_copy
 from ..onnx_io.load import parse_model_file
-from ..onnx_io.text_fields import readable_strings
+from ..onnx_io.text_fields import is_bytes_error, readable_strings
 from ..store import Store
 from . import derived
 
@@ -99,12 +99,6 @@ def make_readable() -> bool:
             held = list(cache.items.values())
         fixed += sum(readable_strings(m) for m in held if isinstance(m, Message))
     return fixed > 0
-
-
-def is_bytes_error(exc: BaseException) -> bool:
-    """What upb's bytes-for-invalid-UTF-8 strings raise in the views: str/bytes mix-ups in
-    Python, and JSON encoders refusing bytes."""
-    return isinstance(exc, UnicodeError) or (isinstance(exc, TypeError) and "bytes" in str(exc))
 
 
 def _json_ready(value):

@@ -90,7 +90,8 @@ def install_readable_retry(app) -> None:
     once the models the views hold are decoded with replacement characters (documents.py)."""
     from flask import current_app, g, request
 
-    from .documents import is_bytes_error, make_readable
+    from ..onnx_io.text_fields import is_bytes_error
+    from .documents import make_readable
 
     def handler(exc: Exception):
         if (

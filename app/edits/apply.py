@@ -17,6 +17,7 @@ from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base, nonfinite_words
+from ..onnx_io.text_fields import is_bytes_error, readable_strings
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .refusal_reads import reads_words
@@ -69,20 +70,22 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
     # walking every tensor costs ~0.1 s on a 44k-node graph: only for ops that write tensors anew
     rewrites = any(entry.rewrites_tensors for entry, _ in checked)
     files = set(data_refs(model)) if rewrites else set()
-    made: list[str | LateLine] = []
-    invalid: list[str] = []  # what the batch's own checks refused, stored past with allow_invalid
-    recorded: list[dict] = []
-    with _node_in_base(model, base_data), batch_end(invalid if allow_invalid else None):
-        for k, (entry, op) in enumerate(checked):
-            recorded.append(stable_op(entry, model, ops[k]))  # before it runs: its addresses read as sent
-            try:
-                made.append(entry.fn(model, op))
-            except StudioError as exc:
-                detail = exc.message.removeprefix(f"{entry.name}: ")
-                exc.message = f"op #{k + 1} ({entry.name}): {detail}"
-                exc.args = (exc.message,)
-                raise
-    changes = [str(line) for line in made]  # late lines (batch_end.py) written now
+    decoded = 0
+    try:
+        changes, invalid, recorded = _run_ops(model, base_data, checked, ops, allow_invalid)
+    except (UnicodeError, TypeError) as exc:
+        # a text field of invalid UTF-8 (upb gives it as bytes) tripped an op: the batch again on
+        # the model with such fields decoded — walking every field of every edit's model would
+        # cost ~8 µs a node, so only the rare model holding them pays
+        if not is_bytes_error(exc):
+            raise
+        model = parse_model(base_data)
+        decoded = readable_strings(model)
+        if not decoded:
+            raise
+        changes, invalid, recorded = _run_ops(model, base_data, checked, ops, allow_invalid)
+    if decoded and changes:
+        changes[-1] += f"; {decoded} text field(s) held invalid UTF-8: written with replacement characters (U+FFFD)"
     stored = tensor_files()  # what the ops streamed into the store's blobs is the model's own
     ours = {TENSOR_PREFIX + d for d in stored.added} if stored is not None else set()
     stray = set(data_refs(model)) - files - ours if rewrites else set()
@@ -103,6 +106,27 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
     result = EditResult(model, data, changes, {}, invalid=invalid, ops=recorded)
     result.validation, result.full = _checks(model, len(data), base_validation)
     return result
+
+
+def _run_ops(
+    model: onnx.ModelProto, base_data: bytes, checked: list, ops: list, allow_invalid: bool
+) -> tuple[list[str], list[str], list[dict]]:
+    """Apply the checked ops in order to `model`: (each op's change line, what the batch's own
+    checks refused and allow_invalid stores past, the ops as recorded)."""
+    made: list[str | LateLine] = []
+    invalid: list[str] = []
+    recorded: list[dict] = []
+    with _node_in_base(model, base_data), batch_end(invalid if allow_invalid else None):
+        for k, (entry, op) in enumerate(checked):
+            recorded.append(stable_op(entry, model, ops[k]))  # before it runs: its addresses read as sent
+            try:
+                made.append(entry.fn(model, op))
+            except StudioError as exc:
+                detail = exc.message.removeprefix(f"{entry.name}: ")
+                exc.message = f"op #{k + 1} ({entry.name}): {detail}"
+                exc.args = (exc.message,)
+                raise
+    return [str(line) for line in made], invalid, recorded  # late lines (batch_end.py) written now
 
 
 def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict | None]:

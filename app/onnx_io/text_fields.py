@@ -12,6 +12,12 @@ _STRING = FieldDescriptor.TYPE_STRING
 _MESSAGE = FieldDescriptor.TYPE_MESSAGE
 
 
+def is_bytes_error(exc: BaseException) -> bool:
+    """What upb's bytes-for-invalid-UTF-8 strings raise: str/bytes mix-ups in Python, and JSON
+    encoders refusing bytes."""
+    return isinstance(exc, UnicodeError) or (isinstance(exc, TypeError) and "bytes" in str(exc))
+
+
 def readable_strings(msg: Message) -> int:
     """Decode, in place, every string field of `msg` (at any depth) that holds invalid UTF-8;
     returns how many were replaced. Only set fields are visited: tensor data costs nothing."""
