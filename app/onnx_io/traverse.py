@@ -182,7 +182,7 @@ def op_schema(model: onnx.ModelProto, container, node: onnx.NodeProto) -> defs.O
     """The operator schema of a node at its opset — onnx's, or onnxruntime's for its own domains
     (runtime_schemas.py) — or None (no import, or not an operator there)."""
     version = opset_version(model, container, node.domain)
-    if version is None:
+    if version is None or not 0 <= version < 2**31:  # onnx's C++ takes an int: a hostile 2^40 is no opset
         return None
     domain = standard_domain(node.domain)
     try:

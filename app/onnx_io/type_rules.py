@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import onnx
-from onnx import TypeProto, defs
+from onnx import TypeProto
 
 from .dim_names import UNNAMED
-from .traverse import graph_constants, opset_version, standard_domain
+from .traverse import graph_constants, op_schema, standard_domain
 
 Rule = Callable[[onnx.NodeProto, list[TypeProto | None]], list[TypeProto | None]]
 MAX_CONSTANT = 64  # elements of an initializer given to a node's inference as its value
@@ -150,10 +150,9 @@ def _inferred(model, g, node, ins, constants) -> list[TypeProto | None]:
     domain = standard_domain(node.domain)
     if domain not in ("", "ai.onnx.ml") or any(t is None for t, x in zip(ins, node.input, strict=True) if x):
         return []
-    version = opset_version(model, g, node.domain)
-    if version is None:
+    schema = op_schema(model, g, node)  # None past an opset onnx's C++ takes, or for no operator there
+    if schema is None:
         return []
-    schema = defs.get_schema(node.op_type, version, domain)
     given = {x: t for x, t in zip(node.input, ins, strict=True) if x and t is not None}
     data = {x: constants[x] for x in node.input if x in constants}
     out = onnx.shape_inference.infer_node_outputs(schema, node, given, data, opset_imports=list(model.opset_import))
