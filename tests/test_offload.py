@@ -55,3 +55,16 @@ def test_helper_checks_a_model_and_exits_when_the_server_is_killed(tmp_path):
         assert not any(_alive(int(p)) for p in helpers), "the helper outlived the server"
     finally:
         server.kill()
+
+
+def test_a_pool_reset_twice_by_two_requests_is_no_error():
+    """Two requests whose jobs shared the helper that crashed both reset its pool: the second
+    found it shut down (its processes None) and answered 500 (QA15)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from app.onnx_io import offload
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    pool.submit(int, 1).result()
+    offload._reset(pool, wait=True)
+    offload._reset(pool)  # again, as the other request does

@@ -99,7 +99,9 @@ def _reset(pool: ProcessPoolExecutor, wait: bool = False) -> None:
         for lane, known in list(_pools.items()):
             if known is pool:
                 del _pools[lane]
-    for p in list(getattr(pool, "_processes", {}).values()):
+    # None once another thread's reset of the same broken pool shut it down (two requests whose
+    # jobs shared the helper that crashed)
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
         if p.is_alive():
             p.kill()
     pool.shutdown(wait=wait, cancel_futures=True)
