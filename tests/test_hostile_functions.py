@@ -37,3 +37,62 @@ def test_a_function_importing_an_opset_past_a_c_int_is_shown(client):
         r = client.get(f"/api/models/{mid}/{route}")
         assert r.status_code == 200, (route, r.get_json())
     assert client.get(f"/api/models/{mid}/schema?node=fn%5B0%5D/n0").get_json()["known"] is False
+
+
+def _chain(levels: int, fan: int) -> onnx.ModelProto:
+    """F0 calls F1 `fan` times, F1 calls F2 `fan` times, ...: a call of F0 stands for fan^levels nodes."""
+    functions = []
+    for k in range(levels):
+        f = onnx.FunctionProto(name=f"F{k}", domain="local", input=["x"], output=["y"])
+        f.opset_import.extend([h.make_opsetid("", 18), h.make_opsetid("local", 1)])
+        if k == levels - 1:
+            f.node.append(h.make_node("Relu", ["x"], ["y"]))
+        else:
+            names = ["x", *(f"t{i}" for i in range(fan - 1)), "y"]
+            f.node.extend(h.make_node(f"F{k + 1}", [a], [b], domain="local") for a, b in zip(names, names[1:]))
+        functions.append(f)
+    model = _calling(functions[0])
+    model.functions.extend(functions[1:])
+    return model
+
+
+def test_a_function_fan_out_is_refused_before_onnx_expands_it(client):
+    """10 functions each calling the next 10 times: 2.6 KB standing for 10^9 nodes held the
+    helper 10 minutes while every other upload waited (QA15 F1). Refused at once, saying so."""
+    import time
+
+    bomb = _chain(10, 10).SerializeToString()
+    assert len(bomb) < 4000
+    started = time.monotonic()
+    r = upload(client, bomb, "fanout.onnx")
+    assert time.monotonic() - started < 2
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "fanout.onnx: a call of its model-local function 'F0' expands to more than 100,000 nodes (its body's"
+        " calls of other functions, expanded in turn): more than onnx's shape inference and onnxruntime can"
+        " work through"
+    )
+    assert client.get("/api/models").get_json()["models"] == []  # nothing stored
+    # the same as ONNX text
+    r = upload(client, onnx.printer.to_text(_chain(10, 10)).encode(), "fanout.onnxtxt")
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "functions_too_large"
+    # deep but narrow chains, and a fan-out within bounds, are models like any other
+    for model in (_chain(300, 1), _chain(3, 10)):
+        assert upload(client, model.SerializeToString()).status_code == 201
+
+
+def test_an_edit_that_makes_a_call_fan_out_is_refused(client):
+    """F4's Relu made a call of H (10 calls of a Relu) in a chain 5 deep, 10 wide: a call of F0
+    would stand for 10^5 nodes and more."""
+    model = _chain(5, 10)  # F4: a Relu; F0 stands for ~10^4 nodes
+    leaf = _chain(2, 10)  # F0 calling F1 (a Relu) 10 times: renamed H and L
+    leaf.functions[0].name, leaf.functions[1].name = "H", "L"
+    for n in leaf.functions[0].node:
+        n.op_type = "L"
+    model.functions.extend(leaf.functions)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    op = {"op": "set_node_op", "node": "fn[4]/n0", "op_type": "H", "domain": "local"}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 422, r.get_json()
+    assert "function 'F0' expands to more than 100,000 nodes" in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0

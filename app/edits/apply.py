@@ -14,6 +14,7 @@ from ..onnx_io import offload, parse_model
 from ..onnx_io.address import carry, node_id, resolve_node
 from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
+from ..onnx_io.function_expansion import check_expansion
 from ..onnx_io.light import basic_check
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base, nonfinite_words
@@ -86,6 +87,7 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
         changes, invalid, recorded = _run_ops(model, base_data, checked, ops, allow_invalid)
     if decoded and changes:
         changes[-1] += f"; {decoded} text field(s) held invalid UTF-8: written with replacement characters (U+FFFD)"
+    check_expansion(model, "the edited model")  # a call made to fan out: refused before onnx's C++ expands it
     stored = tensor_files()  # what the ops streamed into the store's blobs is the model's own
     ours = {TENSOR_PREFIX + d for d in stored.added} if stored is not None else set()
     stray = set(data_refs(model)) - files - ours if rewrites else set()

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 
 import onnx
 
-from ..onnx_io.function_calls import called_function, function_key
+from ..onnx_io.function_calls import body_graphs, called_function, function_key
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import graphs_within, standard_domain, subgraphs, walk_graphs
+from ..onnx_io.traverse import standard_domain, walk_graphs
 from .model_tools import data_size
 
 QUANTIZED_BY_DEFAULT = ("MatMul", "Gemm", "Conv")
@@ -26,7 +26,7 @@ def left_in_functions(model: onnx.ModelProto, op_types: Iterable[str] | None) ->
     functions = {function_key(f): f for f in model.functions}
     holding: dict[str, dict[str, int]] = {}  # function name -> op -> count, in its body
     for f in model.functions:
-        for g in _body(f):
+        for g in body_graphs(f):
             for n in g.node:
                 if standard_domain(n.domain) == "" and n.op_type in wanted:
                     counted = holding.setdefault(f.name, {})
@@ -46,13 +46,6 @@ def left_in_functions(model: onnx.ModelProto, op_types: Iterable[str] | None) ->
         f"; left in float: {nodes} node(s) in the bodies of model-local functions ({', '.join(holding)}){weights}"
         " — onnxruntime's quantizers don't enter functions: simplify inlines them first, then they quantize with the rest"
     )
-
-
-def _body(f: onnx.FunctionProto):
-    yield f
-    for n in f.node:
-        for g in subgraphs(n):
-            yield from graphs_within(g)
 
 
 def _weights_passed(model: onnx.ModelProto, functions: dict, names: set[str]) -> list[onnx.TensorProto]:

@@ -46,7 +46,7 @@ def declared_attributes(f: onnx.FunctionProto) -> list[dict]:
     (AttributeProto or None), "used_by": ["LeakyRelu.alpha", ...] (the body's references)}."""
     defaults = {a.name: a for a in f.attribute_proto}
     used: dict[str, list[tuple[int, str]]] = {}
-    for g in _body_graphs(f):
+    for g in body_graphs(f):
         for n in g.node:
             for a in n.attribute:
                 if a.ref_attr_name:
@@ -60,7 +60,7 @@ def declared_attributes(f: onnx.FunctionProto) -> list[dict]:
     return out
 
 
-def _body_graphs(f: onnx.FunctionProto):
+def body_graphs(f: onnx.FunctionProto):
     """The function's body and the graphs its nodes hold (references may sit in an If branch)."""
     yield f
     for n in f.node:
@@ -78,7 +78,7 @@ def drop_uncalled_functions(model: onnx.ModelProto) -> list[str]:
     todo: list = [ref.container for ref in walk_graphs(model) if not ref.path.startswith("fn[")]
     while todo:
         g = todo.pop()
-        for sub in [g] if isinstance(g, onnx.GraphProto) else _body_graphs(g):
+        for sub in [g] if isinstance(g, onnx.GraphProto) else body_graphs(g):
             for n in sub.node:
                 key = (n.domain, n.op_type, n.overload)
                 if key in functions and key not in called:

@@ -17,6 +17,7 @@ from google.protobuf.message import DecodeError, Message
 from onnx import numpy_helper
 
 from ..errors import StudioError
+from .function_expansion import check_expansion
 from .limits import MAX_DATA_DEPTH
 from .load import parse_model
 
@@ -182,6 +183,7 @@ def _text_model(data: bytes, name: str) -> Detected | None:
         return None
     if model.ir_version <= 0:
         model.ir_version = onnx.IR_VERSION
+    check_expansion(model, name)
     return Detected("model", model, model.SerializeToString(), "text")
 
 
@@ -191,8 +193,8 @@ def detect(data: bytes, name: str = "file") -> Detected:
         model = parse_model(data, name)
         return Detected("model", model, data, "binary")
     except StudioError as model_error:
-        if model_error.code == "empty_file":
-            raise  # nothing to read as anything else either
+        if model_error.code in ("empty_file", "functions_too_large"):
+            raise  # nothing to read as anything else either; a model, refused as one
         first_error = model_error
     text = _text_model(data, name)
     if text is not None:

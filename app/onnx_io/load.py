@@ -6,6 +6,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from ..errors import StudioError
+from .function_expansion import check_expansion
 
 
 def parse_model(data: bytes | memoryview, name: str = "model") -> onnx.ModelProto:
@@ -34,6 +35,7 @@ def parse_model(data: bytes | memoryview, name: str = "model") -> onnx.ModelProt
         )
     if model.ir_version > 1000:
         raise StudioError("not_onnx", f"{name} claims ir_version {model.ir_version}, which no ONNX release has")
+    check_expansion(model, name)  # before any of onnx's C++ works through its calls
     return model
 
 
