@@ -3,6 +3,8 @@ view and edit answers, never a 500."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -49,7 +51,7 @@ def _chain(levels: int, fan: int) -> onnx.ModelProto:
             f.node.append(h.make_node("Relu", ["x"], ["y"]))
         else:
             names = ["x", *(f"t{i}" for i in range(fan - 1)), "y"]
-            f.node.extend(h.make_node(f"F{k + 1}", [a], [b], domain="local") for a, b in zip(names, names[1:]))
+            f.node.extend(h.make_node(f"F{k + 1}", [a], [b], domain="local") for a, b in pairwise(names))
         functions.append(f)
     model = _calling(functions[0])
     model.functions.extend(functions[1:])
