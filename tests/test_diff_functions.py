@@ -282,3 +282,30 @@ def test_functions_held_the_same_way_are_no_change(client):
     assert d["functions"] == {"added": [], "removed": [], "changed": []}
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
     assert d["same_content"] and not d["same"]
+
+
+def test_a_body_node_with_an_attribute_reference_diffs(client):
+    """A body node whose alpha is `@gain` renamed, then its reference changed: the diff answered
+    500 (onnx's get_attribute_value refuses a reference) (QA15 F2)."""
+    import onnx.parser
+
+    model = onnx.parser.parse_model("""
+    <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+    main (float[2] X) => (float[2] Y) { Y = local.Act <gain: float = 0.2> (X) }
+    <domain: "local", opset_import: ["" : 18]>
+    Act <gain, slope> (X) => (Y) { Y = LeakyRelu <alpha: float = @gain> (X) }
+    """)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    ops = [{"op": "rename_node", "node": "fn[0]/n0", "name": "leaky"}]
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops}).status_code == 200
+    r = client.get(f"/api/models/{mid}/diff?from=0&to=1")
+    assert r.status_code == 200, r.get_json()
+    [changed] = r.get_json()["nodes"]["changed"]
+    assert changed["node"] == "fn[0]/n0" and changed["fields"] == ["name: '' → 'leaky'"]
+    # the reference itself changed: said as references
+    other = onnx.parser.parse_model(onnx.printer.to_text(model).replace("@gain", "@slope"))
+    oid = upload(client, other.SerializeToString()).get_json()["id"]
+    r = client.get(f"/api/models/{oid}/diff?other={mid}&other_revision=0")
+    assert r.status_code == 200, r.get_json()
+    [changed] = r.get_json()["nodes"]["changed"]
+    assert changed["fields"] == ["attribute alpha: @gain → @slope"]

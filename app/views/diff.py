@@ -60,6 +60,8 @@ def _attr_differs(x: AttributeProto, y: AttributeProto, reads) -> bool:
     tensors by what they hold (a Constant's value in raw_data or float_data is the same value)."""
     if x.type != y.type:
         return True
+    if x.ref_attr_name or y.ref_attr_name:  # a function's `@name`: no value of its own to compare
+        return x.ref_attr_name != y.ref_attr_name
     if x.type == AttributeProto.TENSOR:
         return tensor_change(x.t, y.t, reads) is not None
     if x.type == AttributeProto.SPARSE_TENSOR:
@@ -78,6 +80,8 @@ def _attr_differs(x: AttributeProto, y: AttributeProto, reads) -> bool:
 def _attr_words(a: AttributeProto | None) -> str:
     if a is None:
         return "(none)"
+    if a.ref_attr_name:
+        return f"@{a.ref_attr_name}"
     if a.type == AttributeProto.TENSOR:
         return f"tensor {list(a.t.dims)} {onnx.TensorProto.DataType.Name(a.t.data_type)}"
     if a.type == AttributeProto.FLOAT:  # float32: its shortest form, not a double's digits
