@@ -98,3 +98,28 @@ def test_an_edit_that_makes_a_call_fan_out_is_refused(client):
     assert r.status_code == 422, r.get_json()
     assert "function 'F0' expands to more than 100,000 nodes" in r.get_json()["error"]["message"]
     assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+
+
+def test_add_node_with_a_hundred_thousand_outputs_is_refused_at_once(client):
+    """add_node's duplicate check was quadratic: 100,000 outputs held a core 173 s (QA15 F5)."""
+    import time
+
+    f = onnx.FunctionProto(name="F", domain="local", input=["x"], output=["y"])
+    f.node.append(h.make_node("Relu", ["x"], ["y"]))
+    f.opset_import.append(h.make_opsetid("", 18))
+    mid = upload(client, _calling(f).SerializeToString()).get_json()["id"]
+    for graph in ("", "fn[0]"):
+        op = {
+            "op": "add_node",
+            "op_type": "Relu",
+            "inputs": ["x" if graph else "X"],
+            "outputs": [f"o{k}" for k in range(100_000)],
+        }
+        if graph:
+            op["graph"] = graph
+        started = time.monotonic()
+        r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+        assert time.monotonic() - started < 5
+        assert r.status_code == 400 and "Relu takes 1 output; got 100000" in r.get_json()["error"]["message"], (
+            r.get_json()
+        )

@@ -13,7 +13,7 @@ from onnx import defs
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
 from ..onnx_io.traverse import node_reads, op_schema
-from .arity import check_input_count
+from .arity import check_input_count, count_range
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import Array, Integer, Map, optional, required
@@ -237,9 +237,16 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
             outputs.append(fresh_name(model, f"{base}_out" if count == 1 else f"{base}_out{k}", taken))
             taken.add(outputs[-1])
     else:
-        clash = next((x for x in outputs if x in taken or outputs.count(x) > 1), None)
-        if clash is not None:
-            raise StudioError("name_taken", f"add_node: {clash!r} is already used")
+        schema = op_schema(model, c, node)
+        if schema is not None and not schema.min_output <= len(outputs) <= schema.max_output:
+            # said before the names are looked at: 100,000 outputs once took minutes to refuse
+            takes = count_range(schema.min_output, schema.max_output, "output")
+            raise StudioError("schema_mismatch", f"add_node: {node.op_type} takes {takes}; got {len(outputs)}")
+        seen: set[str] = set()
+        for x in outputs:  # a set, not outputs.count per name: quadratic on a long list
+            if x in taken or x in seen:
+                raise StudioError("name_taken", f"add_node: {x!r} is already used")
+            seen.add(x)
     node.output.extend(outputs)
     c.node.append(node)
     # its own graph's order holds (it comes last); one around it may not, when it reads from there
