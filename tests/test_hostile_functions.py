@@ -123,3 +123,18 @@ def test_add_node_with_a_hundred_thousand_outputs_is_refused_at_once(client):
         assert r.status_code == 400 and "Relu takes 1 output; got 100000" in r.get_json()["error"]["message"], (
             r.get_json()
         )
+
+
+def test_a_checker_sentence_broken_across_lines_is_said_whole(client):
+    """Deleting a body node others read: the checker's "... however input 't' of node:" went out
+    alone, naming no node and not saying what was wrong (QA15 F7)."""
+    f = onnx.FunctionProto(name="Act", domain="local", input=["x"], output=["y"])
+    f.node.extend([h.make_node("Relu", ["x"], ["t"]), h.make_node("Mul", ["t", "t"], ["y"], name="mul")])
+    f.opset_import.append(h.make_opsetid("", 18))
+    mid = upload(client, _calling(f).SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "delete_node", "node": "fn[0]/n0"}]})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert "however input 't' of node: Name: mul OpType: Mul is neither output of any previous nodes" in message, (
+        message
+    )

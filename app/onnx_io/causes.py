@@ -210,7 +210,7 @@ def _words(model, place: _Place | None, op_type: str, name: str) -> str:
 def _checker_causes(text: str, nodes: _Nodes) -> Causes:
     """The checker's message: its first line, said of the node it is about (the node of a body
     its words point to, rather than the If or Loop holding it), the context line dropped."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    lines = _sentences([ln.strip() for ln in text.strip().splitlines() if ln.strip()])
     if not lines:
         return Causes("onnx refused the model")
     context = next((m for ln in lines if (m := _CONTEXT.search(ln))), None)
@@ -226,6 +226,20 @@ def _checker_causes(text: str, nodes: _Nodes) -> Causes:
         return Causes(f"graph {graph_words(nodes.model, culprit)}: {first}", rest)
     place = culprit or holder
     return Causes(f"{_place_words(nodes.model, place)}: {first}", rest, (place.path, place.index))
+
+
+def _sentences(lines: list[str]) -> list[str]:
+    """The checker's lines with a sentence it broke across lines put back together ("input 't'
+    of node:" / "Name: OpType: Mul" / "is neither output of ..."): its first line alone named
+    no node and said nothing of what was wrong."""
+    out: list[str] = []
+    for ln in lines:
+        # after a colon, and a line going on in lower case ("is neither output of ..."), is the same sentence
+        if out and (out[-1].endswith(":") or ln[:1].islower()) and not _CONTEXT.search(ln):
+            out[-1] = f"{out[-1]} {ln}"
+        else:
+            out.append(ln)
+    return out
 
 
 _ATTR = re.compile(r"[Aa]ttribute:? '?([A-Za-z_]\w*)'?")
