@@ -28,6 +28,7 @@ import onnx
 from ..errors import NotFound
 from ..words import quoted
 from .limits import MAX_GRAPH_DEPTH
+from .text_fields import shown
 
 # positions in ASCII digits, no leading zeros, no more than an index can hold ("n٠", "n00" and a
 # 5,000-digit "n9…9" name no node: int() would take the first two and choke on the last)
@@ -376,6 +377,7 @@ def _initializer(g: onnx.GraphProto, name: str):
 def node_words(name: str, op_type: str, nid: str | None = None) -> str:
     """How people are told about a node (history, errors, hints): by name and operator,
     `node "conv1" (Conv)`; by id without a name, `node n213 (Conv)`; else `a Conv node`."""
+    name, op_type = shown(name), shown(op_type)
     if name:
         return f"node {json.dumps(name, ensure_ascii=False)} ({op_type})"
     return f"node {nid} ({op_type})" if nid else f"a {op_type} node"

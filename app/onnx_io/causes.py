@@ -22,6 +22,7 @@ import onnx
 from ..errors import NotFound
 from .address import named_address, node_id, subgraph_path
 from .address import node_words as named_node_words
+from .text_fields import shown
 from .traverse import node_graphs, op_schema, walk_graphs
 
 # onnx names a failing node as "(op_type:Conv, node name: conv1): [ShapeInferenceError] text",
@@ -116,7 +117,7 @@ def graph_words(model: onnx.ModelProto | None, path: str) -> str:
     first, _, rest = words.partition("/")
     k = _function_index(first)
     if model is not None and k is not None and k < len(model.functions):
-        return f"function {model.functions[k].name}" + (f"/{rest}" if rest else "")
+        return f"function {shown(model.functions[k].name)}" + (f"/{rest}" if rest else "")
     return words
 
 

@@ -12,6 +12,12 @@ _STRING = FieldDescriptor.TYPE_STRING
 _MESSAGE = FieldDescriptor.TYPE_MESSAGE
 
 
+def shown(text) -> str:
+    """A string field as people are told it: upb's bytes for invalid UTF-8 decoded with
+    replacement characters (printed as b'\\xff...' otherwise)."""
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+
 def is_bytes_error(exc: BaseException) -> bool:
     """What upb's bytes-for-invalid-UTF-8 strings raise: str/bytes mix-ups in Python, and JSON
     encoders refusing bytes."""
