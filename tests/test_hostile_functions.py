@@ -138,3 +138,18 @@ def test_a_checker_sentence_broken_across_lines_is_said_whole(client):
     assert "however input 't' of node: Name: mul OpType: Mul is neither output of any previous nodes" in message, (
         message
     )
+
+
+def test_two_functions_of_one_key_resolve_to_the_first_everywhere(client):
+    """The graph linked the call to fn[1] (the last), the schema panel to fn[0] (QA15 F6)."""
+    first = onnx.FunctionProto(name="D", domain="local", input=["x"], output=["y"])
+    first.node.append(h.make_node("Relu", ["x"], ["y"]))
+    first.opset_import.append(h.make_opsetid("", 18))
+    second = onnx.FunctionProto()
+    second.CopyFrom(first)
+    second.node[0].op_type = "Neg"
+    model = _calling(first)
+    model.functions.append(second)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    assert client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]["function"] == "fn[0]"
+    assert client.get(f"/api/models/{mid}/schema?node=n0").get_json()["function"] == "fn[0]"

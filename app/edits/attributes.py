@@ -7,7 +7,7 @@ from onnx import AttributeProto
 
 from ..errors import StudioError
 from ..onnx_io.dtype_attributes import dtype_attributes
-from ..onnx_io.function_calls import called_function, declared_attributes, function_key
+from ..onnx_io.function_calls import called_function, declared_attributes, functions_by_key
 from ..onnx_io.traverse import op_schema, standard_domain
 from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
 from .attribute_rules import check_attribute
@@ -138,7 +138,7 @@ def dtype_by_name(node: onnx.NodeProto, name: str, value, what: str):
 
 
 def _new_attribute_type(model, container, node, name, type_name, what) -> int:
-    f = called_function({function_key(f): f for f in model.functions}, node)
+    f = called_function(functions_by_key(model), node)
     if f is not None:
         return _function_attribute_type(f, node, name, type_name, what)
     schema = op_schema(model, container, node)
@@ -191,7 +191,7 @@ def delete_attribute(model: onnx.ModelProto, op: dict) -> str:
 def _left_unset(model: onnx.ModelProto, node: onnx.NodeProto, name: str) -> str:
     """What a call's attribute deleted leaves: the function's default, or (without one) the
     attributes of its body that refer to it unset, their operators' defaults applying."""
-    f = called_function({function_key(f): f for f in model.functions}, node)
+    f = called_function(functions_by_key(model), node)
     if f is None:
         return ""
     declared = next((a for a in declared_attributes(f) if a["name"] == name), None)

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 import onnx
 
-from ..onnx_io.function_calls import body_graphs, called_function, function_key
+from ..onnx_io.function_calls import body_graphs, called_function, functions_by_key
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import standard_domain, walk_graphs
 from .model_tools import data_size
@@ -23,7 +23,7 @@ def left_in_functions(model: onnx.ModelProto, op_types: Iterable[str] | None) ->
     quantize with the rest", or "" when no body holds an operator of `op_types` (None: the
     quantizers' usual ones)."""
     wanted = set(op_types or QUANTIZED_BY_DEFAULT)
-    functions = {function_key(f): f for f in model.functions}
+    functions = functions_by_key(model)
     holding: dict[str, dict[str, int]] = {}  # function name -> op -> count, in its body
     for f in model.functions:
         for g in body_graphs(f):

@@ -8,7 +8,7 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import node_id, resolve_graph
-from ..onnx_io.function_calls import called_function, declared_attributes, function_key
+from ..onnx_io.function_calls import called_function, declared_attributes, functions_by_key
 from ..onnx_io.traverse import op_schema
 from .arity import check_input_count, count_range
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
@@ -460,7 +460,7 @@ def _signature(model: onnx.ModelProto, container, node: onnx.NodeProto) -> _Sign
         return _Signature(
             schema.min_input, schema.max_input, schema.min_output, schema.max_output, set(schema.attributes), required
         )
-    f = called_function({function_key(f): f for f in model.functions}, node)
+    f = called_function(functions_by_key(model), node)
     if f is None:
         return None
     names = {a["name"] for a in declared_attributes(f)}

@@ -16,6 +16,15 @@ def function_key(f: onnx.FunctionProto) -> tuple[str, str, str]:
     return (f.domain, f.name, f.overload)
 
 
+def functions_by_key(model: onnx.ModelProto) -> dict[tuple[str, str, str], onnx.FunctionProto]:
+    """(domain, name, overload) -> the model-local function; of two with one key (which the
+    checker refuses) the first, in every view and edit alike."""
+    out: dict[tuple[str, str, str], onnx.FunctionProto] = {}
+    for f in model.functions:
+        out.setdefault(function_key(f), f)
+    return out
+
+
 def called_function(functions: dict[tuple[str, str, str], onnx.FunctionProto], node: onnx.NodeProto):
     """The model-local function `node` calls, or None."""
     return functions.get((node.domain, node.op_type, node.overload))
@@ -25,7 +34,7 @@ def with_explicit_defaults(model: onnx.ModelProto) -> onnx.ModelProto:
     """`model` (changed in place, and returned) with each call of a model-local function, in
     any graph or function body, setting every attribute the function gives a default and the
     call leaves out."""
-    functions = {function_key(f): f for f in model.functions}
+    functions = functions_by_key(model)
     if not functions:
         return model
     for ref in walk_graphs(model):
@@ -71,7 +80,7 @@ def body_graphs(f: onnx.FunctionProto):
 def drop_uncalled_functions(model: onnx.ModelProto) -> list[str]:
     """Remove the model-local functions no node of a running graph calls, directly or through
     other functions it calls (their bodies are walked from the calls); the names removed."""
-    functions = {function_key(f): f for f in model.functions}
+    functions = functions_by_key(model)
     called: set[tuple[str, str, str]] = set()
     # the main graph, the graphs its nodes hold and the training graphs (each walked by
     # walk_graphs), then the body of each function called from there

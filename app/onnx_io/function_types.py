@@ -16,7 +16,7 @@ from typing import NamedTuple
 import onnx
 
 from .address import node_id, subgraph_path
-from .function_calls import called_function, function_key, with_explicit_defaults
+from .function_calls import called_function, functions_by_key, with_explicit_defaults
 from .inference import data_propagation_is_bounded
 from .limits import MAX_GRAPH_DEPTH
 from .traverse import node_graphs, standard_domain
@@ -57,7 +57,7 @@ def function_types(model: onnx.ModelProto) -> dict[str, FunctionTypes]:
     explicit = onnx.ModelProto()
     explicit.CopyFrom(model)
     with_explicit_defaults(explicit)  # every call sets what the body's `@name`s read
-    functions = {function_key(f): f for f in explicit.functions}
+    functions = functions_by_key(explicit)
     index = {id(f): k for k, f in enumerate(explicit.functions)}
     found: dict[int, list[_Call]] = {}
 
@@ -282,7 +282,7 @@ def _small_int_constants(model: onnx.ModelProto, call: _Call) -> dict[str, onnx.
     renamed to the input: its values let data propagation through the body."""
     if "/" in call.id or call.id.startswith("fn["):
         return {}
-    f = called_function({function_key(f): f for f in model.functions}, call.node)
+    f = called_function(functions_by_key(model), call.node)
     inits = {t.name: t for t in model.graph.initializer}
     out = {}
     for name, given in zip(f.input if f else [], call.node.input, strict=False):

@@ -189,7 +189,10 @@ def _dim_expressions(g: onnx.GraphProto, inputs: list[dict]) -> dict[str, list[s
 
 def _function_refs(model: onnx.ModelProto) -> dict:
     """(domain, name, overload) -> ref of each model-local function, for the nodes calling one."""
-    return {(f.domain, f.name, f.overload): f"fn[{k}]" for k, f in enumerate(model.functions)}
+    refs: dict = {}
+    for k, f in enumerate(model.functions):  # of two with one key, the first (function_calls.functions_by_key)
+        refs.setdefault((f.domain, f.name, f.overload), f"fn[{k}]")
+    return refs
 
 
 def node_view(model: onnx.ModelProto, nid: str) -> dict:
