@@ -153,3 +153,20 @@ def test_two_functions_of_one_key_resolve_to_the_first_everywhere(client):
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     assert client.get(f"/api/models/{mid}/graph").get_json()["nodes"][0]["function"] == "fn[0]"
     assert client.get(f"/api/models/{mid}/schema?node=n0").get_json()["function"] == "fn[0]"
+
+
+def test_a_call_given_more_inputs_than_its_function_takes_is_refused_in_words(client):
+    """onnxruntime's "actuals.size() <= formals.size() was false" was the answer (QA15 F7)."""
+    f = onnx.FunctionProto(name="Act", domain="local", input=["x"], output=["y"])
+    f.node.append(h.make_node("Relu", ["x"], ["y"]))
+    f.opset_import.append(h.make_opsetid("", 18))
+    mid = upload(client, _calling(f).SerializeToString()).get_json()["id"]
+    op = {"op": "set_node_input", "node": "n0", "index": 1, "tensor": "X"}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"].endswith("function Act takes 0 to 1 inputs: it has no input 1")
+    op = {"op": "add_node", "op_type": "Act", "domain": "local", "inputs": ["X", "X"]}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 400 and r.get_json()["error"]["message"].endswith(
+        "(add_node): function Act takes 0 to 1 inputs; it would read 2"
+    ), r.get_json()

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import node_id, resolve_graph
-from ..onnx_io.function_calls import called_function, declared_attributes, functions_by_key
-from ..onnx_io.traverse import op_schema
-from .arity import check_input_count, count_range
+from .arity import check_input_count, count_range, node_signature
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, where
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, BODY_PATH, BOOLEAN, NAME, NODE, NULL, STRING
@@ -399,7 +395,7 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
     trial.CopyFrom(node)
     trial.op_type, trial.domain = op_type, domain
     imported = import_domain(model, ref.container, trial)  # a refusal below drops it with the batch
-    schema = _signature(model, ref.container, trial)
+    schema = node_signature(model, ref.container, trial)
     if schema is None:
         raise StudioError(
             "no_schema",
@@ -437,31 +433,3 @@ def set_node_op(model: onnx.ModelProto, op: dict) -> str:
         f"; removed {', '.join(map(repr, removed))}" if removed else ""
     )
     return _with(f"{was} is now {domain or 'ai.onnx'}::{op_type}{dropped}{said}", imported)
-
-
-class _Signature(NamedTuple):
-    """What a node of an operator or a call of a model-local function may read, write and set."""
-
-    min_input: int
-    max_input: int
-    min_output: int
-    max_output: int
-    attributes: set[str]
-    required: list[str]
-
-
-def _signature(model: onnx.ModelProto, container, node: onnx.NodeProto) -> _Signature | None:
-    """The operator schema's at the model's opset, else the model-local function's the node
-    would call (a call may leave out inputs and outputs at the end, and set any attribute the
-    function declares, none required: one left unset takes its default), else None."""
-    schema = op_schema(model, container, node)
-    if schema is not None:
-        required = [k for k, a in schema.attributes.items() if a.required]
-        return _Signature(
-            schema.min_input, schema.max_input, schema.min_output, schema.max_output, set(schema.attributes), required
-        )
-    f = called_function(functions_by_key(model), node)
-    if f is None:
-        return None
-    names = {a["name"] for a in declared_attributes(f)}
-    return _Signature(0, len(f.input), 1, len(f.output), names, [])

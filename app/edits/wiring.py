@@ -13,7 +13,7 @@ from onnx import defs
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
 from ..onnx_io.traverse import node_reads, op_schema
-from .arity import check_input_count, count_range
+from .arity import check_input_count, count_range, node_signature
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import Array, Integer, Map, optional, required
@@ -161,6 +161,12 @@ def set_node_input(model: onnx.ModelProto, op: dict) -> str:
     param = _input_param(schema, index)
     if schema is not None and param is None:
         raise StudioError("schema_mismatch", f"set_node_input: {node.op_type} has no input {index}")
+    called = node_signature(model, ref.container, node) if schema is None else None
+    if called is not None and index >= called.max_input:  # a call: its function's inputs
+        takes = count_range(0, called.max_input, "input")
+        raise StudioError(
+            "schema_mismatch", f"set_node_input: function {node.op_type} takes {takes}: it has no input {index}"
+        )
     if tensor and tensor in node.output:
         raise StudioError("cycle", f"set_node_input: {who} can't read its own output {tensor!r}")
     if tensor and tensor not in _visible(model, ref):
