@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import onnx
+import onnx.parser
 
 from .browser_models import function_calls_model
 from .browser_pages import downloaded, open_model, upload, wait_revision
@@ -99,3 +100,20 @@ def test_the_operator_lists_offer_the_models_functions_with_their_attributes(pag
     call = downloaded(page, server, mid).graph.node[1]
     assert (call.domain, call.op_type) == ("local", "Block")
     assert [(a.name, a.type, a.f) for a in call.attribute] == [("slope", onnx.AttributeProto.FLOAT, 0.5)]
+
+
+def test_a_reference_to_an_attribute_the_function_does_not_declare_is_said(page, server):
+    """onnx's checker and onnxruntime pass it; it never takes a value (QA15 F9)."""
+    model = onnx.parser.parse_model(
+        """
+        <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+        main (float[2] X) => (float[2] Y) { Y = local.Act (X) }
+        <domain: "local", opset_import: ["" : 18]>
+        Act <gain> (X) => (Y) { Y = LeakyRelu <alpha: float = @slope> (X) }
+        """
+    )
+    mid = upload(page, server, model, "undeclared.onnx")["id"]
+    open_model(page, server, mid, "#path=fn%5B0%5D&node=fn%5B0%5D%2Fn0")
+    note = page.locator("#sidebar .attr-ref-undeclared")
+    note.wait_for()
+    assert note.text_content().startswith("refers to slope, which the function doesn't declare")

@@ -101,6 +101,16 @@ export function attributeValueView(attr, ctx, row, node = null) {
 function referenceView(attr, ctx) {
   const graph = ctx.graph || {};
   const def = (graph.attribute_defaults || []).find((a) => a.name === attr.ref_attr_name);
+  // a reference no call can set (onnx's checker lets it pass): said, since it never takes a value
+  const declared = def || (graph.attribute_names || []).includes(attr.ref_attr_name);
+  if (graph.kind === "function" && !declared) {
+    return el("div", { class: "attr-ref attr-ref-undeclared field-error" },
+      `refers to ${attr.ref_attr_name}, which the function doesn't declare: no call can set it, so it is always unset (the operator's default applies)`);
+  }
+  if (graph.kind === "graph" && !graph.path) {
+    return el("div", { class: "attr-ref attr-ref-undeclared field-error" },
+      `refers to a function attribute ${attr.ref_attr_name}, but the main graph is no function: nothing sets it`);
+  }
   return el("div", { class: "attr-ref" },
     el("span", { class: "muted" }, "takes the value of the function attribute "),
     graph.kind === "function"
