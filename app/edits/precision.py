@@ -11,11 +11,13 @@ from __future__ import annotations
 import onnx
 
 from ..errors import StudioError
+from ..onnx_io.function_calls import without_functions
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import walk_graphs
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
+from .float16_bodies import halve_bodies
 from .functions_left import left_in_functions
 from .jsontypes import Array, Enum, Map, optional, required
 from .model_tools import (
@@ -51,7 +53,10 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     """Convert float32 weights, values and computation to float16 with onnxruntime's converter:
     weights (values beyond float16's range clamped), Constant values, Cast targets and types;
     operators without float16 kernels (and those listed) stay float32 with Cast nodes around
-    them. With keep_io_types the model's float32 inputs and outputs stay float32."""
+    them. With keep_io_types the model's float32 inputs and outputs stay float32. The bodies of
+    model-local functions, which the converter leaves alone, get float16 constants, Cast targets
+    and dtypes (a constant taking a function attribute's value a Cast after it), unless a call is
+    kept float32 (node_block_list, op_block_list), which keeps its function float32."""
     check_tool_names(model, op)
     floats = weights(model, FLOAT)
     io_floats = any(v.type.tensor_type.elem_type == FLOAT for v in [*model.graph.input, *model.graph.output])
@@ -63,8 +68,17 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     fed = len({v.name for v in model.graph.input} & {t.name for t in model.graph.initializer if t.data_type == FLOAT})
     nodes = sum(len(ref.container.node) for ref in walk_graphs(model))
     options = {k: op.get(k) for k in ("keep_io_types", "op_block_list", "node_block_list")}
-    note = keep(model, in_helper(model, "float16", options, "convert_float16: the converter failed"))
+    # the converter gets the graphs alone: it trips over a body's references (`value_float =
+    # @scale`: an AssertionError) and leaves the bodies as they are anyway; they come back after
+    functions = [_copied(f) for f in model.functions]
+    converted = in_helper(without_functions(model), "float16", options, "convert_float16: the converter failed")
+    note = keep(model, converted)
+    model.functions.extend(functions)
     reorder(model)
+    if model.functions and not _calls_kept_float32(model, op):
+        halved_nodes = halve_bodies(model)  # the converter leaves them: their calls now give float16
+        if halved_nodes:
+            note += f"; {halved_nodes} node(s) in the bodies of model-local functions made float16"
     _check_function_bodies_fit(model)  # on the nodes in order: the converter appends its Casts
     casts = sum(len(ref.container.node) for ref in walk_graphs(model)) - nodes
     halved = sum(data_size(t) for t in weights(model, FLOAT16))
@@ -142,11 +156,28 @@ def _check_function_bodies_fit(model: onnx.ModelProto) -> None:
         # onnx's words here are a cascade of "expected to have type but instead is null" per node
         raise StudioError(
             "bad_value",
-            f"convert_float16: the converter leaves the bodies of model-local functions ({_function_names(model)})"
-            " in float32, which the float16 values their calls now get don't fit: simplify inlines"
+            f"convert_float16: the bodies of model-local functions ({_function_names(model)}) don't take the"
+            " float16 values their calls now get, even with their constants made float16: simplify inlines"
             " the functions first, then they convert with the rest",
             422,
         ) from None
+
+
+def _copied(f: onnx.FunctionProto) -> onnx.FunctionProto:
+    out = onnx.FunctionProto()
+    out.CopyFrom(f)
+    return out
+
+
+def _calls_kept_float32(model: onnx.ModelProto, op: dict) -> bool:
+    """Whether a call of a model-local function is kept float32 (node_block_list, op_block_list):
+    its body then stays float32 too, the converter's Casts around the call feeding it."""
+    names = {f.name for f in model.functions}
+    blocked_ops = set(op.get("op_block_list") or []) & names
+    blocked_nodes = set(op.get("node_block_list") or [])
+    return bool(blocked_ops) or any(
+        n.name in blocked_nodes and n.op_type in names for ref in walk_graphs(model) for n in ref.container.node
+    )
 
 
 def _needs_float32(model: onnx.ModelProto) -> None:

@@ -6,7 +6,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload
-from ..onnx_io.function_calls import drop_uncalled_functions
+from ..onnx_io.function_calls import drop_uncalled_functions, without_functions
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.traverse import graphs_within, node_reads, opset_version, standard_domain, walk_graphs
@@ -249,15 +249,6 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     if bodies:
         note += f"; {plural(len(bodies), 'model function')} converted too ({', '.join(bodies)})"
     return f"converted from opset {current} to {version}{note}"
-
-
-def without_functions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of `model` without its functions: what the converter is given (it leaves them as
-    they are, and the checker it runs refuses a function importing an older opset)."""
-    bare = onnx.ModelProto()
-    bare.CopyFrom(model)
-    del bare.functions[:]
-    return bare
 
 
 def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:

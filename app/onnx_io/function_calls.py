@@ -99,3 +99,14 @@ def drop_uncalled_functions(model: onnx.ModelProto) -> list[str]:
         del model.functions[:]
         model.functions.extend(keep)
     return gone
+
+
+def without_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` without its functions: what onnx's version converter and onnxruntime's
+    float16 converter are given (they leave bodies as they are, and trip over them: the checker
+    the version converter runs refuses a function importing an older opset, the float16
+    converter asserts on a body's attribute reference)."""
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    del bare.functions[:]
+    return bare
