@@ -180,7 +180,8 @@ def test_an_added_node_reads_tensors_writes_fresh_names_and_moves_nothing(client
     [
         ({"op_type": "Relu", "name": "s", "inputs": ["x"]}, 400, "duplicate_name"),
         ({"op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}, 400, "name_taken"),
-        ({"op_type": "Add", "inputs": ["x", "x"], "outputs": ["z", "z"]}, 400, "name_taken"),
+        ({"op_type": "Split", "inputs": ["x"], "outputs": ["z", "z"]}, 400, "name_taken"),
+        ({"op_type": "Add", "inputs": ["x", "x"], "outputs": ["z", "w"]}, 400, "schema_mismatch"),
         ({"op_type": "Relu", "inputs": ["ghost"]}, 404, "unknown_tensor"),
         ({"op_type": "Relu", "inputs": ["x"], "graph": "n9/body"}, 404, "unknown_graph"),
     ],
