@@ -709,3 +709,30 @@ def test_a_model_failing_with_its_dims_at_two_says_which_dim_alone_fails(client)
     other = verdict["other_size"]
     assert other["status"] == "fails" and other["dims"] == ["batch", "sequence"]
     assert other["alone"] == {"batch": "ok", "sequence": "fails"}
+
+
+def _folding_batch() -> onnx.ModelProto:
+    """y declared [batch, seq, 16]; a Reshape to [1, -1, 16] folds the batch its export fixed into seq."""
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
+        "fold",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 16])],
+        [numpy_helper.from_array(np.array([1, -1, 16], np.int64), "shape")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_output_whose_named_dim_comes_back_at_another_size_is_said(client):
+    """At batch 2 y came back [1, 4, 16]: every check passed and nothing was said (QA16 #1)."""
+    mid = _upload(client, _folding_batch())
+    verdict = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    other = verdict["other_size"]
+    assert other["status"] == "ok"
+    assert other["declared_mismatches"] == [{"output": "y", "declared": ["batch", "seq", 16], "shape": [1, 4, 16]}]
+    # a run says it too, at the sizes it was given
+    r = client.post(f"/api/models/{mid}/run", json={"dims": {"batch": 2, "seq": 3}})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["declared_mismatches"] == [
+        {"output": "y", "declared": ["batch", "seq", 16], "shape": [1, 6, 16]}
+    ]

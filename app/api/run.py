@@ -37,7 +37,7 @@ from flask import current_app, jsonify
 from ..errors import StudioError
 from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
-from ..onnx_io.declared_shapes import declared_mismatches
+from ..onnx_io.declared_shapes import declared_mismatches, fed_sizes
 from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
 from ..onnx_io.inference import input_dims
@@ -611,7 +611,8 @@ def post_run(model_id):
             "onnxruntime": first.get("onnxruntime"),
         }
         shapes = {name: p["shape"] for name, p in answer["outputs"].items() if "dtype" in p}
-        mismatches = declared_mismatches(model, shapes)
+        fed = {name: p["shape"] for name, p in answer["inputs"].items() if "shape" in p}
+        mismatches = declared_mismatches(model, shapes, fed_sizes(model, fed))
         if mismatches:
             answer["declared_mismatches"] = mismatches
         if expected:

@@ -275,12 +275,15 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     if status == "ok":
         # the float outputs holding NaN or ±Inf on the made-up inputs ({} says none did)
         verdict: dict = {"status": "ok", "ok": True, "message": "", "nonfinite": raw.get("nonfinite") or {}}
-        mismatches = declared_mismatches(model, raw.get("shapes") or {})
+        # the named dims the run gave a size (every dynamic dim at the same one)
+        sizes = dict.fromkeys(raw.get("symbolic") or [], int(raw.get("dims") or 1))
+        mismatches = declared_mismatches(model, raw.get("shapes") or {}, sizes)
         if mismatches:  # outputs in another shape than declared: a warning, not a failure
             verdict["declared_mismatches"] = mismatches
         other = raw.get("other_size")
         if other:  # the run again with the dynamic dims at 2
-            described = describe({k: other.get(k) for k in ("status", "message", "stage", "shapes")}, model)
+            again = {k: other.get(k) for k in ("status", "message", "stage", "shapes")}
+            described = describe({**again, "symbolic": other["dims"], "dims": other["size"]}, model)
             verdict["other_size"] = {**described, "size": other["size"], "dims": other["dims"]}
             if other.get("alone"):  # each dim alone at 2: which the model holds fixed
                 verdict["other_size"]["alone"] = other["alone"]

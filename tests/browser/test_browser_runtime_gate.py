@@ -147,3 +147,27 @@ def test_an_output_declared_in_another_shape_is_said_with_its_fix(page, server, 
     page.wait_for_function("() => !document.querySelector('#validation .callout-warn')", timeout=15_000)
     graph = page.request.get(f"{server}/api/models/{summary['id']}/graph").json()
     assert graph["outputs"][0]["shape"] == ["batch", 3], graph["outputs"]
+
+
+def test_a_named_dim_coming_back_at_another_size_is_said_without_a_declare_button(page, server, artifacts):
+    """y declared [batch, seq, 16] comes back [1, 4, 16] at 2: the model folds its batch; no
+    declaration fixes that (QA16 #1)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
+        "fold",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 16])],
+        [numpy_helper.from_array(np.array([1, -1, 16], np.int64), "shape")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    open_model(page, server, upload(page, server, model, "fold.onnx")["id"])
+    page.click("#btn-model")
+    callout = page.locator("#sidebar .callout", has_text="A named dim comes back at another size")
+    callout.wait_for()
+    assert "batch, seq are not the sizes fed" in callout.text_content()
+    assert callout.locator(".run-declare").count() == 0
+    callout.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "runtime-folded-batch.png"))

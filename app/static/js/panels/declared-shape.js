@@ -11,11 +11,22 @@ import { canEdit } from "../editing/edit-forms.js";
  * with the dims that differ unknown, the rest as they are (set_io_shape). `when` (optional)
  * says at which sizes it came back so ("with batch at 2"); `named` puts the output's name first;
  * `dim` {name, size}: the one dynamic input dim the run set to `size` — a dim that came back at
- * that size is declared by that name (⟨batch×3⟩), not unknown.
+ * that size is declared by that name (⟨batch×3⟩), not unknown; `sizes` {dim name: size}: what
+ * the run fed, so that a named dim coming back otherwise is said as the model's fault.
  * @param {{output: string, declared: Array<number|string|null>, shape: number[]}} m
- * @param {any} ctx @param {{when?: string, named?: boolean, dim?: {name: string, size: number} | null}} [how]
+ * @param {any} ctx @param {{when?: string, named?: boolean, dim?: {name: string, size: number} | null, sizes?: Record<string, number> | null}} [how]
  */
-export function declaredMismatch(m, ctx, { when = "", named = false, dim = null } = {}) {
+export function declaredMismatch(m, ctx, { when = "", named = false, dim = null, sizes = null } = {}) {
+  const subjectOf = named ? ["Output ", mono(m.output), " came back "] : ["It came back "];
+  // a dim the model names coming back at another size than its input's: the model holds the
+  // size it was exported at (a Reshape to [1, -1, 16] folding the batch), no declaration to fix
+  const folded = sizes && m.declared.length === m.shape.length
+    ? m.declared.filter((d, i) => typeof d === "string" && d in sizes && sizes[d] !== m.shape[i]) : [];
+  if (folded.length) {
+    return callout("warn", "A named dim comes back at another size",
+      el("p", {}, ...subjectOf, `${formatShape(m.shape)}${when ? ` ${when}` : ""}; the model declares ${formatShape(m.declared)}: `,
+        `${folded.join(", ")} ${folded.length === 1 ? "is" : "are"} not the size${folded.length === 1 ? "" : "s"} fed. A Reshape, Expand or ConstantOfShape may hold the size it was exported at: its outputs are wrong at any other size.`));
+  }
   // a dim that differs becomes unknown, or the input dim it follows when one is known
   const open = (n) => (dim && n === dim.size ? dim.name : null);
   const fixed = m.declared.length === m.shape.length
@@ -23,8 +34,7 @@ export function declaredMismatch(m, ctx, { when = "", named = false, dim = null 
     : m.shape.map(() => null);
   const fix = canEdit(ctx) ? el("button", { type: "button", class: "btn btn-small run-declare", "data-output": m.output }, `Declare it ${formatShape(fixed)}`) : null;
   if (fix) fix.addEventListener("click", () => ctx.actions.edit([{ op: "set_io_shape", name: m.output, shape: fixed }]));
-  const subject = named ? ["Output ", mono(m.output), " came back "] : ["It came back "];
   return callout("warn", "Not the shape the model declares",
-    el("p", {}, ...subject, `${formatShape(m.shape)}${when ? ` ${when}` : ""}; the model declares ${formatShape(m.declared)}. onnxruntime only warns, but a runtime or caller that trusts the declaration (buffers sized from it, TensorRT) fails.`),
+    el("p", {}, ...subjectOf, `${formatShape(m.shape)}${when ? ` ${when}` : ""}; the model declares ${formatShape(m.declared)}. onnxruntime only warns, but a runtime or caller that trusts the declaration (buffers sized from it, TensorRT) fails.`),
     fix);
 }

@@ -92,11 +92,12 @@ function declaredShapes(r, ctx) {
   const out = [];
   // one named dynamic dim (not "x[0]"): what came back at its size is declared by its name
   const only = other && other.dims.length === 1 && !other.dims[0].includes("[") ? { name: other.dims[0], size: other.size } : null;
-  for (const [list, when, dim] of [[r.declared_mismatches, "", null], [other && other.declared_mismatches, other ? at(other.size, other.dims) : "", only]]) {
+  const fed = other ? Object.fromEntries(other.dims.map((d) => [d, other.size])) : null;
+  for (const [list, when, dim, sizes] of [[r.declared_mismatches, "", null, null], [other && other.declared_mismatches, other ? at(other.size, other.dims) : "", only, fed]]) {
     for (const m of list || []) {
       if (seen.has(m.output)) continue;
       seen.add(m.output);
-      out.push(declaredMismatch(m, ctx, { when, named: true, dim }));
+      out.push(declaredMismatch(m, ctx, { when, named: true, dim, sizes }));
     }
   }
   return out;

@@ -573,12 +573,24 @@ function results(root, answer, ctx, body, fromCase = false) {
   if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
   const mismatched = new Map((answer.declared_mismatches || []).map((m) => [m.output, m]));
+  const sizes = fedSizes(ctx.graph, answer.inputs || {});
   for (const [name, preview] of Object.entries(answer.outputs)) {
     const mismatch = mismatched.get(name);
-    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], mismatch ? declaredMismatch(mismatch, ctx) : null, ...valueViews(`run:${name}`, preview)));
+    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], mismatch ? declaredMismatch(mismatch, ctx, { sizes }) : null, ...valueViews(`run:${name}`, preview)));
   }
   const fed = inputsFed(answer.inputs || {});
   if (fed) root.append(fed);
+}
+
+/** {dim name: size} of the graph's inputs' named dims in this run (what it fed them). */
+function fedSizes(graph, inputs) {
+  const sizes = {};
+  for (const v of (graph && graph.inputs) || []) {
+    const fed = inputs[v.name] && inputs[v.name].shape;
+    if (!fed || !v.shape || v.shape.length !== fed.length) continue;
+    v.shape.forEach((d, i) => { if (typeof d === "string" && d) sizes[d] = fed[i]; });
+  }
+  return sizes;
 }
 
 /** How the run made an input it was not given (the API's "random": {seed, role}). */
