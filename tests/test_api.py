@@ -470,3 +470,6 @@ def test_a_model_is_renamed_and_a_bad_name_refused(client):
     assert listed[mid] == "baseline fp32.onnx"
     assert "baseline fp32.onnx" in client.get(f"/api/models/{mid}/download").headers["Content-Disposition"]
     assert client.patch("/api/models/nope", json={"name": "x"}).status_code == 404
+    # a name without an extension downloads with one (QA16 #2)
+    client.patch(f"/api/models/{mid}", json={"name": "encoder v2"})
+    assert 'filename="encoder v2.onnx"' in client.get(f"/api/models/{mid}/download").headers["Content-Disposition"]

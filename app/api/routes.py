@@ -863,7 +863,8 @@ def download_name(record, rev: int, binary: bool = False) -> str:
     base = file_name(record.name)
     stem = base[:-5] if base.endswith(".onnx") else base
     name = base if rev == 0 else f"{stem}.r{rev}.onnx"
-    if binary and record.kind == "model" and not name.endswith(".onnx"):
+    # (a model renamed without an extension downloads with one: a file a person can open)
+    if record.kind == "model" and not name.endswith(".onnx") and (binary or "." not in name):
         name += ".onnx"
     return name
 
