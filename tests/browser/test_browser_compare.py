@@ -414,3 +414,18 @@ def test_a_model_stored_in_other_fields_is_said_to_hold_the_same(page, server, a
     )
     assert page.locator("#sidebar .compare-legend").count() == 0  # nothing marked on the drawing
     page.screenshot(path=str(artifacts / "compare-same-content.png"))
+
+
+def test_the_summary_counts_tensors_added_and_removed(page, server):
+    """A re-export's weights renamed and given other values are added and removed tensors: the
+    summary line left them out (QA16 #4)."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    op = {"op": "add_initializer", "name": "spare", "value": {"dtype": "FLOAT", "shape": [2], "values": [1, 2]}}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-compare")
+    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    page.select_option("#compare-with", "rev:0")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    assert "0 nodes changed, 0 added, 0 removed, 1 tensor added (" in page.locator("#compare-summary").text_content()

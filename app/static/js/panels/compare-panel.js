@@ -322,6 +322,8 @@ function result(root, d, ctx) {
       `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
       functionCounts(d.functions),
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
+      d.tensors.added.length ? `, ${plural(d.tensors.added.length, "tensor")} added` : "",
+      d.tensors.removed.length ? `, ${plural(d.tensors.removed.length, "tensor")} removed` : "",
       // a re-export's tensors spelled anew: listed under Tensors, no node changed for them
       d.tensors.renamed_count ? `, ${plural(d.tensors.renamed_count, "tensor")} renamed` : "",
       ` (${d.ms} ms).`].join("")),
