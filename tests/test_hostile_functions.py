@@ -170,3 +170,17 @@ def test_a_call_given_more_inputs_than_its_function_takes_is_refused_in_words(cl
     assert r.status_code == 400 and r.get_json()["error"]["message"].endswith(
         "(add_node): function Act takes 0 to 1 inputs; it would read 2"
     ), r.get_json()
+
+
+def test_an_unknown_node_named_by_an_encoded_address_is_said_by_its_name(client):
+    """A recipe names "/model/h.1/MatMul" as @%2Fmodel%2Fh.1%2FMatMul: said as the name too (QA16 #5)."""
+    f = onnx.FunctionProto(name="F", domain="local", input=["x"], output=["y"])
+    f.node.append(h.make_node("Relu", ["x"], ["y"]))
+    f.opset_import.append(h.make_opsetid("", 18))
+    mid = upload(client, _calling(f).SerializeToString()).get_json()["id"]
+    op = {"op": "rename_node", "node": "@%2Fmodel%2Fh.1%2FMatMul", "name": "mm"}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 404, r.get_json()
+    assert r.get_json()["error"]["message"].endswith(
+        "no node '@%2Fmodel%2Fh.1%2FMatMul' (a node named \"/model/h.1/MatMul\") in this model"
+    ), r.get_json()

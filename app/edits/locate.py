@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import MutableSequence
+from urllib.parse import unquote
 
 import onnx
 
@@ -37,7 +39,20 @@ def find_node(model: onnx.ModelProto, key) -> tuple[GraphRef, int, onnx.NodeProt
             "ambiguous_node",
             f"{len(matches)} nodes are named {key!r}; name one by its id ({matches[0][3]}, {matches[1][3]}, ...)",
         )
-    raise NotFound("unknown_node", f"no node {quoted(key)} in this model")
+    raise NotFound("unknown_node", f"no node {quoted(key)}{_named(key)} in this model")
+
+
+def _named(key: str) -> str:
+    """' (a node named "/model/h.1/MatMul")': the name an address's last `@` segment stands
+    for, when it is spelled encoded (a recipe's addresses, a name holding "/")."""
+    last = key.rsplit("/", 1)[-1]
+    if not last.startswith("@") or "%" not in last:
+        return ""
+    try:
+        name = unquote(last[1:], errors="strict")
+    except UnicodeDecodeError:
+        return ""
+    return f" (a node named {json.dumps(name, ensure_ascii=False)})"
 
 
 def node_words(node: onnx.NodeProto, nid: str) -> str:
