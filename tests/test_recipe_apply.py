@@ -252,7 +252,12 @@ def test_garbage_bodies_are_400s(client):
     form = {"base": "0", "recipe": (io.BytesIO(b"{not json"), "broken.recipe.json")}
     r = client.post(f"/api/models/{mid}/recipe", data=form, content_type="multipart/form-data")
     assert r.status_code == 400, r.get_json()
-    assert r.get_json()["error"]["message"].startswith("broken.recipe.json is not JSON")
+    assert r.get_json()["error"]["message"].startswith("broken.recipe.json is not a recipe: it is not JSON (")
+    form = {"base": "0", "recipe": (io.BytesIO(b"\xfe\xff\x00{"), "model.onnx")}  # a binary file picked by mistake
+    r = client.post(f"/api/models/{mid}/recipe", data=form, content_type="multipart/form-data")
+    assert r.status_code == 400 and r.get_json()["error"]["message"] == (
+        "model.onnx is not a recipe: it is no UTF-8 text (a .recipe.json from Download recipe is)"
+    ), r.get_json()
     r = client.post(f"/api/models/{mid}/recipe", data={"base": "0"}, content_type="multipart/form-data")
     assert r.status_code == 400 and r.get_json()["error"]["code"] == "missing_file"
     assert history(client, mid)[0] == 0

@@ -98,10 +98,17 @@ def _form_request() -> tuple[int, Any, bool]:
     data = f.read(limit + 1)
     if len(data) > limit:
         raise _too_big(limit)
+    name = f.filename or "the recipe"
     try:
-        recipe = current_app.json.loads(data)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:  # Python's codec words ("'utf-16-be' codec can't decode…") say nothing to a person
+        raise StudioError(
+            "bad_recipe", f"{name} is not a recipe: it is no UTF-8 text (a .recipe.json from Download recipe is)"
+        ) from None
+    try:
+        recipe = current_app.json.loads(text)
     except ValueError as exc:
-        raise StudioError("bad_recipe", f"{f.filename or 'the recipe'} is not JSON: {exc}") from None
+        raise StudioError("bad_recipe", f"{name} is not a recipe: it is not JSON ({exc})") from None
     fields: dict[str, Any] = {"base": _form_revision(request.form.get("base"))}
     if "allow_invalid" in request.form:
         fields["allow_invalid"] = _form_flag(request.form["allow_invalid"])
