@@ -266,7 +266,7 @@ def test_a_model_is_renamed_from_the_models_page(page, server, artifacts):
     page.screenshot(path=str(artifacts / "rename-model.png"))
     page.keyboard.press("Enter")
     dialog.wait_for(state="detached")
-    assert row.locator(".model-link").text_content() == "baseline fp32.onnx"
+    row.locator(".model-link", has_text="baseline fp32.onnx").wait_for()  # the list is fetched again
     assert row.locator(".model-twin").count() == 0
     assert page.locator("#models-status").text_content() == "Renamed model.onnx to baseline fp32.onnx."
     r = page.request.get(f"{server}/api/models/{first['id']}/download")
