@@ -268,7 +268,7 @@ def test_a_model_is_renamed_from_the_models_page(page, server, artifacts):
     dialog.wait_for(state="detached")
     row.locator(".model-link", has_text="baseline fp32.onnx").wait_for()  # the list is fetched again
     assert row.locator(".model-twin").count() == 0
-    assert page.locator("#models-status").text_content() == "Renamed model.onnx to baseline fp32.onnx."
+    page.locator("#models-status", has_text="Renamed model.onnx to baseline fp32.onnx.").wait_for()
     r = page.request.get(f"{server}/api/models/{first['id']}/download")
     assert (
         'filename="baseline fp32.onnx"' in r.headers["content-disposition"]
