@@ -118,6 +118,8 @@ def test_a_model_fixing_one_of_two_dims_names_it(page, server):
     assert "(sequence alone fails)" in (badge.get_attribute("title") or "")
     note = page.locator("#validation .runtime-check.warn .runtime-alone")
     assert note.text_content() == "Each alone at 2, the others at 1: sequence fails; batch runs."
+    said = page.locator("#validation .runtime-check.warn .runtime-note").text_content()
+    assert said.startswith("The model declares sequence dynamic, yet fails when it is not 1")
 
 
 def test_an_output_declared_in_another_shape_is_said_with_its_fix(page, server, artifacts):

@@ -35,8 +35,10 @@ function onlyAtOne(r, out, ctx) {
   const alone = aloneWords(other);
   if (alone) out.append(el("div", { class: "verdict-message runtime-alone" }, alone));
   if (other.node) out.append(nodeLink(ctx, other.node, `${other.op_type || "node"} ${nodeLabel(other.node_name, other.node)}`));
+  const failing = Object.entries(other.alone || {}).filter(([, s]) => s === "fails").map(([d]) => d);
+  const which = failing.length === 1 ? `${failing[0]} dynamic, yet fails when it is` : "these dims dynamic, yet fails when they are";
   out.append(el("div", { class: "muted runtime-note" },
-    "The model declares these dims dynamic, yet fails when they are not 1: a Reshape, Expand or ConstantOfShape may hold the size it was exported at. ",
+    `The model declares ${which} not 1: a Reshape, Expand or ConstantOfShape may hold the size it was exported at. `,
     "Run it at the sizes you ship to be sure."));
   return out;
 }
