@@ -258,6 +258,9 @@ def test_a_model_is_renamed_from_the_models_page(page, server, artifacts):
     dialog = page.locator("dialog#rename-model")
     field = dialog.locator("input[name=name]")
     assert page.evaluate("() => document.activeElement.name") == "name"  # typed over at once
+    field.fill("  ")
+    page.keyboard.press("Enter")
+    dialog.locator(".field-error", has_text="Give the model a name.").wait_for()
     field.fill("\u0007")
     page.keyboard.press("Enter")
     dialog.locator(".field-error").wait_for(state="visible")

@@ -285,6 +285,11 @@ function askRename(m) {
   field.addEventListener("input", () => { error.hidden = true; }); // said of what was typed before
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (!field.value.trim()) { // said here, in the page's words (the API's are about a JSON field)
+      error.textContent = "Give the model a name.";
+      error.hidden = false;
+      return;
+    }
     save.disabled = true;
     try {
       await api.renameModel(m.id, field.value);
