@@ -129,7 +129,8 @@ def test_an_input_made_dynamic_without_update_types_says_what_value_info_still_p
     r = edit(client, mid, 0, op)
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["changes"][0].endswith(
-        "; 2 stored value_info entries still give the sizes before (update_types re-infers them)"
+        "; 2 stored value_info entries still give the sizes before and output 'y' still declares the size before"
+        " (update_types re-infers them)"
     )
     r = edit(client, mid, 1, {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16], "update_types": True})
     assert r.status_code == 200, r.get_json()
@@ -152,3 +153,25 @@ def test_an_input_made_dynamic_re_infers_what_contradicts_it_unless_told_not_to(
     # nothing contradicts a size given back as a number: nothing re-inferred, nothing said
     r = edit(client, mid, 1, {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16], "dtype": "FLOAT"})
     assert r.get_json().get("unchanged") is True
+
+
+def test_an_output_still_declaring_the_old_size_is_said_and_re_inferred_by_default(client):
+    """No value_info, the output declared [1, 8]: update_types false said nothing of it (QA16 #6),
+    and left out it was not re-inferred."""
+    model = pooled_cnn()
+    del model.graph.value_info[:]
+    mid = upload(client, model.SerializeToString(), "cnn.onnx").get_json()["id"]
+    out = model.graph.output[0].name
+    op = {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16], "update_types": False}
+    r = edit(client, mid, 0, op)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(
+        f"; output '{out}' still declares the size before (update_types re-infers them)"
+    )
+    r = edit(client, mid, 1, {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16]})
+    assert r.get_json().get("unchanged") is True  # the same dims: nothing new to re-infer for
+    r = client.post(f"/api/models/{mid}/undo", json={"base": 1})
+    r = edit(client, mid, 0, {"op": "set_io_shape", "name": "x", "shape": ["batch", 3, 16, 16]})
+    assert r.status_code == 200, r.get_json()
+    declared = stored(client, mid).graph.output[0].type.tensor_type.shape.dim[0]
+    assert declared.dim_param == "batch", r.get_json()["changes"]

@@ -92,9 +92,8 @@ def _renamed(new: onnx.ValueInfoProto, old: onnx.ValueInfoProto, inputs: set[str
 
 def stale_hint(model: onnx.ModelProto) -> str:
     """ "; 37 stored value_info entries still give the sizes before ..." when an input's new
-    dims leave value_info (of any graph) that inference, run afresh, types otherwise; else ""."""
-    if not any(len(ref.container.value_info) for ref in graphs_of(model)):
-        return ""
+    dims leave value_info (of any graph) that inference, run afresh, types otherwise, and the
+    main graph's outputs still declaring a fixed size inference now gives otherwise; else ""."""
     try:
         inferred = infer_isolated(
             cleared_probe(model, main_outputs=True), check_type=False, strict_mode=False, data_prop=True
@@ -105,10 +104,33 @@ def stale_hint(model: onnx.ModelProto) -> str:
     for ref, theirs in graph_pairs(model, inferred):
         found = {v.name: v.type for v in theirs.value_info}
         stale += sum(1 for v in ref.container.value_info if v.name in found and v.type != found[v.name])
-    if not stale:
-        return ""
-    entries = plural(stale, "stored value_info entry", "stored value_info entries")
-    return f"; {entries} still give the sizes before (update_types re-infers them)"
+    now = {o.name: o for o in inferred.graph.output}
+    outputs = [o.name for o in model.graph.output if o.name in now and _fixed_size_moved(o, now[o.name])]
+    said = []
+    if stale:
+        said.append(
+            f"{plural(stale, 'stored value_info entry', 'stored value_info entries')} still give the sizes before"
+        )
+    if outputs:
+        names = ", ".join(map(repr, outputs))
+        said.append(
+            f"output{'s' if len(outputs) > 1 else ''} {names} still declare{'' if len(outputs) > 1 else 's'} the size before"
+        )
+    return f"; {' and '.join(said)} (update_types re-infers them)" if said else ""
+
+
+def _fixed_size_moved(declared: onnx.ValueInfoProto, inferred: onnx.ValueInfoProto) -> bool:
+    """Whether an output declares a fixed size where inference now finds another or a name."""
+    if not (declared.type.HasField("tensor_type") and inferred.type.HasField("tensor_type")):
+        return False
+    a, b = declared.type.tensor_type, inferred.type.tensor_type
+    if not (a.HasField("shape") and b.HasField("shape")) or len(a.shape.dim) != len(b.shape.dim):
+        return False
+    return any(
+        d.HasField("dim_value")
+        and (e.HasField("dim_param") or (e.HasField("dim_value") and e.dim_value != d.dim_value))
+        for d, e in zip(a.shape.dim, b.shape.dim, strict=True)
+    )
 
 
 def _inferred_without_value_info(model: onnx.ModelProto, hints: dict[str, list] | None = None) -> onnx.ModelProto:
