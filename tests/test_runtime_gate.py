@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from browser.browser_models import reflect_padded
+from browser.browser_models import reflect_padded, reshaped_to
 from onnx import TensorProto, helper, numpy_helper
 from testkit import ONNX_DATA, upload
 
@@ -696,14 +696,7 @@ def test_a_model_failing_with_its_dims_at_two_says_which_dim_alone_fails(client)
     """x [batch, sequence] reshaped to [0, 1] (its batch kept, its sequence fixed at the export's
     1): with both at 2 it fails, and only sequence is to blame — batch alone at 2 runs (QA14 #8:
     both were blamed)."""
-    graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
-        "fold",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 1])],
-        [numpy_helper.from_array(np.array([0, 1], np.int64), "shape")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = reshaped_to(["batch", "sequence"], [0, 1], ["batch", 1])
     verdict = client.get(f"/api/models/{_upload(client, model)}").get_json()["validation"]["runtime"]
     assert verdict["status"] == "ok", verdict
     other = verdict["other_size"]
@@ -711,21 +704,9 @@ def test_a_model_failing_with_its_dims_at_two_says_which_dim_alone_fails(client)
     assert other["alone"] == {"batch": "ok", "sequence": "fails"}
 
 
-def _folding_batch() -> onnx.ModelProto:
-    """y declared [batch, seq, 16]; a Reshape to [1, -1, 16] folds the batch its export fixed into seq."""
-    graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
-        "fold",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 16])],
-        [numpy_helper.from_array(np.array([1, -1, 16], np.int64), "shape")],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
 def test_an_output_whose_named_dim_comes_back_at_another_size_is_said(client):
     """At batch 2 y came back [1, 4, 16]: every check passed and nothing was said (QA16 #1)."""
-    mid = _upload(client, _folding_batch())
+    mid = _upload(client, reshaped_to(["batch", "seq", 16], [1, -1, 16], ["batch", "seq", 16]))
     verdict = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
     other = verdict["other_size"]
     assert other["status"] == "ok"

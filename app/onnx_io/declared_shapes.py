@@ -19,13 +19,7 @@ def declared_mismatches(
     the batch its export fixed); the declared dims as the API gives them (a number, a name, null)."""
     sizes = sizes or {}
     found = []
-    for v in model.graph.output:
-        shape = shapes.get(v.name)
-        t = v.type.tensor_type
-        if shape is None or not v.type.HasField("tensor_type") or not t.HasField("shape"):
-            continue
-        declared = declared_dims(t.shape)
-        shape = list(shape)
+    for v, declared, shape in _with_shapes(model.graph.output, shapes):
         if len(declared) != len(shape) or any(
             (isinstance(d, int) and d != n) or (isinstance(d, str) and d in sizes and sizes[d] != n)
             for d, n in zip(declared, shape, strict=True)
@@ -39,15 +33,19 @@ def fed_sizes(model: onnx.ModelProto, input_shapes: dict[str, list[int]]) -> dic
     `input_shapes` (by input name); a name fed two sizes is left out."""
     sizes: dict[str, int] = {}
     clashing: set[str] = set()
-    for v in model.graph.input:
-        shape = input_shapes.get(v.name)
-        t = v.type.tensor_type
-        if shape is None or not v.type.HasField("tensor_type") or not t.HasField("shape"):
-            continue
-        declared = declared_dims(t.shape)
+    for _, declared, shape in _with_shapes(model.graph.input, input_shapes):
         if len(declared) != len(shape):
             continue
         for d, n in zip(declared, shape, strict=True):
             if isinstance(d, str) and d and sizes.setdefault(d, int(n)) != int(n):
                 clashing.add(d)
     return {d: n for d, n in sizes.items() if d not in clashing}
+
+
+def _with_shapes(values, shapes: dict[str, list[int]]):
+    """(value, its declared dims, the shape `shapes` gives it) of each tensor value declaring a
+    shape that `shapes` names."""
+    for v in values:
+        shape = shapes.get(v.name)
+        if shape is not None and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
+            yield v, declared_dims(v.type.tensor_type.shape), list(shape)

@@ -794,3 +794,16 @@ def function_calls_model() -> onnx.ModelProto:
         }
         """
     )
+
+
+def reshaped_to(dims: list, shape: list[int], declared_out: list) -> onnx.ModelProto:
+    """x of `dims` reshaped to the constant `shape` (a Reshape holding what its export fixed), y
+    declared `declared_out`: a model some of whose dynamic dims run only at 1."""
+    graph = h.make_graph(
+        [h.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
+        "fold",
+        [h.make_tensor_value_info("x", T.FLOAT, dims)],
+        [h.make_tensor_value_info("y", T.FLOAT, declared_out)],
+        [nh.from_array(np.array(shape, np.int64), "shape")],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import onnxruntime as ort
 from test_runtime_gate import RUNTIME_ONLY, classifier, flattener  # tests/ is on sys.path, as for test_edits.py
 
-from .browser_models import reflect_padded
+from .browser_models import reflect_padded, reshaped_to
 from .browser_pages import open_model, upload
 
 
@@ -101,17 +101,7 @@ def test_a_model_that_runs_only_at_batch_one_is_badged_so(page, server, artifact
 def test_a_model_fixing_one_of_two_dims_names_it(page, server):
     """x [batch, sequence] reshaped to [0, 1]: with both at 2 it fails; the panel and the badge
     say sequence alone fails and batch alone runs."""
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-
-    graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
-        "fold",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 1])],
-        [numpy_helper.from_array(np.array([0, 1], np.int64), "shape")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = reshaped_to(["batch", "sequence"], [0, 1], ["batch", 1])
     open_model(page, server, upload(page, server, model, "fold.onnx")["id"])
     badge = page.locator("#model-validity")
     assert badge.text_content() == "valid · runs at size 1 only"
@@ -154,17 +144,7 @@ def test_an_output_declared_in_another_shape_is_said_with_its_fix(page, server, 
 def test_a_named_dim_coming_back_at_another_size_is_said_without_a_declare_button(page, server, artifacts):
     """y declared [batch, seq, 16] comes back [1, 4, 16] at 2: the model folds its batch; no
     declaration fixes that (QA16 #1)."""
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-
-    graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold")],
-        "fold",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 16])],
-        [numpy_helper.from_array(np.array([1, -1, 16], np.int64), "shape")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = reshaped_to(["batch", "seq", 16], [1, -1, 16], ["batch", "seq", 16])
     open_model(page, server, upload(page, server, model, "fold.onnx")["id"])
     page.click("#btn-model")
     callout = page.locator("#sidebar .callout", has_text="A named dim comes back at another size")
