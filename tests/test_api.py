@@ -459,7 +459,12 @@ def test_the_models_list_says_which_heads_the_checker_refuses_once_checked(clien
 
 def test_a_model_is_renamed_and_a_bad_name_refused(client):
     mid = upload(client, small_model().SerializeToString(), "model.onnx").get_json()["id"]
-    for bad, said in (("", "non-empty"), ("a\nb", "control character"), ("x" * 201, "at most 200"), (7, "non-empty")):
+    for bad, said in (
+        ("", "non-empty"),
+        ("a\nb", "control character"),
+        ("x" * 201, "at most 200 characters; this one has 201"),
+        (7, "non-empty"),
+    ):
         r = client.patch(f"/api/models/{mid}", json={"name": bad})
         assert r.status_code == 400 and said in r.get_json()["error"]["message"], (bad, r.get_json())
     assert client.get(f"/api/models/{mid}").get_json()["name"] == "model.onnx"  # untouched

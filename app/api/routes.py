@@ -286,10 +286,10 @@ def rename_model(model_id):
     if not isinstance(name, str) or not name.strip():
         raise StudioError("bad_value", '"name" must be a non-empty string')
     name = name.strip()
-    if len(name) > MAX_MODEL_NAME or _CONTROL.search(name):
-        raise StudioError(
-            "bad_value", f'"name" must be at most {MAX_MODEL_NAME} characters, none of them a control character'
-        )
+    if len(name) > MAX_MODEL_NAME:
+        raise StudioError("bad_value", f"a name is at most {MAX_MODEL_NAME} characters; this one has {len(name)}")
+    if _CONTROL.search(name):
+        raise StudioError("bad_value", "a name is one line of text: no tab, line break or other control character")
     store().rename_model(model_id, name)
     return jsonify(summary_of(model_id))
 
