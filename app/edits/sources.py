@@ -21,6 +21,7 @@ from onnx import helper, numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io import narrow_types
+from ..onnx_io.saved_values import NPY_LOCK
 from ..onnx_io.typed_values import SPECIAL_FLOATS, misfit
 
 _blob_reader: contextvars.ContextVar[Callable[[str], bytes] | None] = contextvars.ContextVar(
@@ -111,7 +112,8 @@ def load_npy(data: bytes, what: str = "the .npy file") -> np.ndarray:
     if not data.startswith((b"\x93NUMPY", b"PK")):  # numpy would read other bytes as a pickle and call them that
         raise StudioError("bad_npy", f"{what} is not an .npy file: it does not start with numpy's header (\\x93NUMPY)")
     try:
-        arr = np.load(io.BytesIO(data), allow_pickle=False)
+        with NPY_LOCK:  # numpy's header parse is no thread-safe compile on CPython 3.11
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as exc:
         raise StudioError("bad_npy", f"{what} is not a readable .npy array: {exc}") from None
     if not isinstance(arr, np.ndarray):

@@ -10,6 +10,7 @@ by its path.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,8 +95,19 @@ def as_fed(value: Value, type_name: str):
     return items
 
 
+# numpy reads an .npy header with ast.literal_eval, and CPython 3.11's compile() isn't safe
+# from several threads at once ("SystemError: AST constructor recursion depth mismatch", seen
+# in CI with four reference cases added at once): the server's threads read .npy one at a time
+NPY_LOCK = threading.Lock()
+
+
 def load(source) -> Value:
     """What `save` wrote (a path or a binary file)."""
+    with NPY_LOCK:
+        return _load(source)
+
+
+def _load(source) -> Value:
     raw = np.load(source, allow_pickle=False)
     if isinstance(raw, np.ndarray):
         return raw
