@@ -16,6 +16,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from testkit import npy_blob, upload
 
+from app.api import recipes
+from app.errors import StoreUnavailable
+from app.store import Store
+from app.store.records import Edited
+
 STUDIO = Path(sys.executable).parent / "onnx-studio"
 
 SYMBOLIC_BATCH = [
@@ -273,3 +278,57 @@ def test_a_recipe_is_held_to_the_json_bodies_bound(client):
     r = client.post(f"/api/models/{mid}/recipe", json={"base": 0, "recipe": big})
     assert r.status_code == 413
     assert history(client, mid)[0] == 0
+
+
+def test_a_change_landing_while_the_batches_replay_stores_none_of_them(client, monkeypatch):
+    """A change that reaches the model between the replay and the commit leaves the model as
+    that change made it, with no batch of the recipe."""
+    recipe = recipe_of(client, BATCHES)
+    mid = uploaded(client, conv_model(seed=7))
+    replayed = recipes._replayed
+
+    def replay_then_edit_elsewhere(*args):
+        out = replayed(*args)
+        s = recipes.store()
+        head = s.revision(mid)
+        s.commit_revision(mid, head.rev, s.blobs.get(head.blob), head.external, METADATA, ["elsewhere"])
+        return out
+
+    monkeypatch.setattr(recipes, "_replayed", replay_then_edit_elsewhere)
+    error = applied(client, mid, {"base": 0, "recipe": recipe}, 409)["error"]
+
+    assert error["code"] == "stale_base", error
+    head, revisions = history(client, mid)
+    assert head == 1 and [r[0] for r in revisions] == [0, 1]  # the other change only
+    assert revisions[1][2] == METADATA
+
+
+def test_the_batches_are_stored_in_one_transaction(client, monkeypatch):
+    """The store failing on batch 3 of 4 (its database gone, say) leaves none of them stored."""
+    recipe = recipe_of(client, BATCHES)
+    mid = uploaded(client, conv_model(seed=7))
+    record = Store._edited_record
+    calls = []
+
+    def fail_on_the_third(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise StoreUnavailable("the model index", "connection lost")
+        return record(self, *args)
+
+    monkeypatch.setattr(Store, "_edited_record", fail_on_the_third)
+    error = applied(client, mid, {"base": 0, "recipe": recipe}, 503)["error"]
+
+    assert error["code"] == "store_unavailable" and "connection lost" in error["message"], error
+    assert history(client, mid)[0] == 0 and len(history(client, mid)[1]) == 1
+
+
+def test_a_chain_of_revisions_is_stored_parent_after_parent(tmp_path):
+    s = Store.in_folder(tmp_path)
+    mid = s.create_model("m.onnx", conv_model()).id
+    graph = s.blobs.get(s.revision(mid, 0).blob)
+    revs = s.commit_revisions(mid, 0, [Edited(graph, {}, METADATA, ["a"]), Edited(graph, {}, RENAME, ["b"])])
+
+    assert revs == [1, 2] and s.model(mid).head == 2
+    assert [(r.rev, r.parent, r.changes) for r in s.revisions(mid)][1:] == [(1, 0, ["a"]), (2, 1, ["b"])]
+    assert s.revision(mid, 2).tensors == s.revision(mid, 0).tensors  # the weights shared, not copied

@@ -1,7 +1,7 @@
 """Recipes (edits/recipe.py): GET /api/models/<id>/recipe?from=REV&to=REV gives the edits from one
 revision to another, which `onnx-studio apply` replays on the next export of the model, and
 POST /api/models/<id>/recipe replays one here, on the head: each batch gated as an edit is
-(routes.apply_on) and stored as a revision of its own, once every batch has passed."""
+(routes.apply_on), then all stored in one transaction, a revision each."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import orjson
 from flask import current_app, jsonify, request, send_file
 
 from ..edits.recipe import make_recipe, naming_batch, recipe_parents, recipe_parts, restored_from, revision_path
-from ..errors import Conflict, StudioError
+from ..errors import StudioError
 from ..store.records import Revision
 from . import bp
 from .documents import remember_verdict, revision_number, store, verdict
@@ -25,7 +25,7 @@ from .routes import (
     AppliedEdit,
     EditBase,
     apply_on,
-    commit_edit,
+    commit_edits,
     edit_answer,
     edit_options,
     head_base,
@@ -207,20 +207,6 @@ def _next_gate(gate: OutputGate | None, revision: Revision) -> OutputGate | None
 
 
 def _commit_all(model_id: str, applied: list[AppliedEdit], head: Revision) -> list[Revision]:
-    """Store each applied batch as a revision after the one before, from the head."""
-    stored: list[Revision] = []
-    parent = head
-    for step in applied:
-        try:
-            parent = commit_edit(model_id, step, parent)
-        except Conflict as exc:
-            if not stored:
-                raise
-            # no lock spans several commits: another change landed between two of them
-            raise Conflict(
-                "stale_base",
-                f"another change reached the model while the recipe was stored: its first {len(stored)} "
-                f"batch(es) are revisions {stored[0].rev}–{stored[-1].rev}, the rest was not stored ({exc.message})",
-            ) from None
-        stored.append(parent)
-    return stored
+    """Store the applied batches as a chain of revisions from the head, in one transaction: if
+    another change reached the model meanwhile, none is stored (409)."""
+    return commit_edits(model_id, applied, head)

@@ -32,7 +32,7 @@ from ..onnx_io.tar_reading import is_tar_name, unpack_tar
 from ..onnx_io.test_data_sets import FileMember, split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
-from ..store.records import Revision
+from ..store.records import Edited, Revision
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.graph import node_view
@@ -622,11 +622,26 @@ def apply_on(base: EditBase, ops, allow_invalid: bool, read_blob: Callable[[str]
 def commit_edit(model_id: str, applied: AppliedEdit, parent: Revision) -> Revision:
     """Store an applied edit as the revision after `parent` (still the head: 409 otherwise), and
     keep what its gates found for it."""
+    return commit_edits(model_id, [applied], parent)[-1]
+
+
+def commit_edits(model_id: str, chain: list[AppliedEdit], parent: Revision) -> list[Revision]:
+    """Store applied edits, each made on the one before's result, as a chain of revisions after
+    `parent` (still the head: 409 otherwise) in one transaction, and keep what their gates found."""
     s = store()
+    revs = s.commit_revisions(model_id, parent.rev, [_edited(applied) for applied in chain])
+    stored = []
+    for applied, rev in zip(chain, revs, strict=True):
+        edited = s.revision(model_id, rev)
+        _after_commit(model_id, applied, parent, edited)
+        stored.append(edited)
+        parent = edited
+    return stored
+
+
+def _edited(applied: AppliedEdit) -> Edited:
     result = applied.result
-    new_rev = s.commit_revision(
-        model_id,
-        parent.rev,
+    return Edited(
         result.data,
         applied.external,
         result.ops,  # nodes by name: a recipe replays them on the next export
@@ -636,14 +651,17 @@ def commit_edit(model_id: str, applied: AppliedEdit, parent: Revision) -> Revisi
         model=result.model,
         added=applied.added,
     )
-    edited = s.revision(model_id, new_rev)
+
+
+def _after_commit(model_id: str, applied: AppliedEdit, parent: Revision, edited: Revision) -> None:
+    """What the gates found for a stored edit, kept for its revision."""
+    result = applied.result
     remember_verdict(edited.blob, result.validation, result.full)
     edited_has_its_weights(parent, edited)
     if applied.base.gate is not None:
         applied.base.gate.remember(edited)  # its cases ran on the result already
     if applied.settled is None and applied.base.validation["runtime"]["status"] in ("ok", "pending"):
-        runtime.in_background(model_id, new_rev)  # the gate could not wait: it marks the revision later
-    return edited
+        runtime.in_background(model_id, edited.rev)  # the gate could not wait: it marks the revision later
 
 
 def edit_answer(model_id: str, edited: Revision, applied: AppliedEdit) -> dict:

@@ -168,13 +168,23 @@ class SqlIndex:
 
     def commit_revision(self, model_id: str, base: int, revision: dict) -> int:
         """Store a new revision whose parent is `base`, if `base` is still the head."""
+        return self.commit_revisions(model_id, base, [revision])[-1]
+
+    def commit_revisions(self, model_id: str, base: int, revisions: list[dict]) -> list[int]:
+        """Store a chain of revisions, the first on `base` (still the head), each the next one's
+        parent, the last the head: all of them in one transaction, or none."""
+        stored: list[int] = []
         with self._conn() as c:
             c.begin()
             self._locked_record(c, model_id, base)
-            new_rev = _next_revision(c, model_id)
-            _insert_revision(c, model_id, new_rev, base, time.time(), **revision)
-            c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
-        return new_rev
+            parent, now = base, time.time()
+            for revision in revisions:
+                new_rev = _next_revision(c, model_id)
+                _insert_revision(c, model_id, new_rev, parent, now, **revision)
+                stored.append(new_rev)
+                parent = new_rev
+            c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (parent, model_id))
+        return stored
 
     def restore(self, model_id: str, base: int, rev: int, ops: list, changes: list) -> int:
         """A new revision on `base` (still the head) holding what revision `rev` holds: its

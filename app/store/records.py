@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,20 @@ class Revision:
         if self.source:
             out.add(self.source["skeleton"])
         return out
+
+
+@dataclass(frozen=True)
+class Edited:
+    """An edited graph to store as a revision (Store.commit_revisions)."""
+
+    data: bytes  # the graph's bytes
+    external: dict  # the external data files it still names
+    ops: list  # the edit ops that made it, nodes by name
+    changes: list
+    runtime: dict | None = None
+    invalid: list | None = None
+    model: Any = None  # the parsed graph `data` serializes, when the caller has it
+    added: set[str] = field(default_factory=set)  # blobs the edit itself stored
 
 
 @dataclass(frozen=True)

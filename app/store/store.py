@@ -30,7 +30,7 @@ from . import wire
 from .blobs import CHUNK, Blobs, BlobStore
 from .card import card_of_bytes, card_of_model
 from .index import SqlIndex, SqliteIndex
-from .records import ModelRecord, Revision
+from .records import Edited, ModelRecord, Revision
 
 # blobs stored less than this long ago are never collected (besides those of uploads and edits
 # under way, which the index lists): a request that read a revision's digests just before the
@@ -174,35 +174,48 @@ class Store:
         `added`: blobs the edit itself stored (a tool's result streamed in).
         `model`: the parsed graph `data` serializes, when the caller has it (split in place,
         faster than walking the bytes)."""
+        edited = Edited(data, external, ops, changes, runtime, invalid, model, added or set())
+        return self.commit_revisions(model_id, base, [edited])[-1]
+
+    def commit_revisions(self, model_id: str, base: int, chain: list[Edited]) -> list[int]:
+        """Store edited graphs as a chain of revisions on `base` (still the head), each the
+        next one's parent: all of them or none (a recipe's batches)."""
         with self._intent():
-            base_tensors = self.index.revision(model_id, base).tensors
-            new: set[str] = set(added or ())
+            tensors = self.index.revision(model_id, base).tensors
+            records = []
+            for edited in chain:
+                record = self._edited_record(edited, tensors)
+                records.append(record)
+                tensors = record["tensors"]
+            return self.index.commit_revisions(model_id, base, records)
 
-            def put(raw) -> str:
-                digest = self.blobs.put(raw)
-                new.add(digest)
-                return digest
+    def _edited_record(self, edited: Edited, base_tensors: dict[str, int]) -> dict:
+        """An edited graph's revision columns, its big tensors stored as blobs."""
+        new: set[str] = set(edited.added)
 
-            if model is not None:
-                changed, refs = wire.split_model(model, put, self.split_min_bytes)
-                graph = model.SerializeToString() if changed else data
-                card = card_of_model(model)
-            else:
-                sp = wire.split(data, put, self.split_min_bytes)
-                graph, refs = sp.graph, sp.refs
-                card = card_of_bytes(graph) or {}
-            tensors = {d: n for d, n in refs.items() if d in base_tensors or d in new}
-            revision = {
-                "blob": self.blobs.put(graph),
-                "external": external,
-                "tensors": tensors,
-                "ops": ops,
-                "changes": changes,
-                "runtime": runtime,
-                "invalid": invalid,
-                "card": card,
-            }
-            return self.index.commit_revision(model_id, base, revision)
+        def put(raw) -> str:
+            digest = self.blobs.put(raw)
+            new.add(digest)
+            return digest
+
+        if edited.model is not None:
+            changed, refs = wire.split_model(edited.model, put, self.split_min_bytes)
+            graph = edited.model.SerializeToString() if changed else edited.data
+            card = card_of_model(edited.model)
+        else:
+            sp = wire.split(edited.data, put, self.split_min_bytes)
+            graph, refs = sp.graph, sp.refs
+            card = card_of_bytes(graph) or {}
+        return {
+            "blob": self.blobs.put(graph),
+            "external": edited.external,
+            "tensors": {d: n for d, n in refs.items() if d in base_tensors or d in new},
+            "ops": edited.ops,
+            "changes": edited.changes,
+            "runtime": edited.runtime,
+            "invalid": edited.invalid,
+            "card": card,
+        }
 
     def attach_files(self, model_id: str, base: int, files: dict, describe: Callable[[dict], list[str]]) -> int:
         """A new revision on `base` (still the head) holding what `base` holds plus external data
