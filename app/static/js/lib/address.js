@@ -35,6 +35,19 @@ export function nodeAddress(graph, node) {
   return base ? `${base}/${seg}` : seg;
 }
 
+/** An address as a page's link writes it: a node's name with its "/" and other characters as
+ * they are (`@/model/h.1/MatMul`, which nodeIdIn reads back by the whole name) rather than
+ * percent-encoded, which the link's own encoding would double (`@%252Fmodel...`). A name holding
+ * "%" keeps the encoded form: decoded, it could read back as another name. */
+export function linkAddress(address) {
+  const cut = address.lastIndexOf("/") + 1;
+  const seg = address.slice(cut);
+  if (!seg.startsWith("@")) return address;
+  let name;
+  try { name = decodeURIComponent(seg.slice(1)); } catch { return address; }
+  return name.includes("%") ? address : `${address.slice(0, cut)}@${name}`;
+}
+
 /** The graph path a node id or address is in: "n2/then_branch/n5" -> "n2/then_branch", "n3" -> "". */
 export function graphPathOf(address) {
   const cut = address.lastIndexOf("/");
@@ -60,8 +73,8 @@ export function nodeIdIn(graph, address) {
   return id;
 }
 
-/** A hand-written link names a node whose name holds "/" with it left as it is (a torch export's
- * "@/model/h.1/MatMul": a segment's "/" is written %2F, %252F in a page's hash): the id of the
+/** A link names a node whose name holds "/" with it left as it is (a torch export's
+ * "@/model/h.1/MatMul", as the page's own links write it: linkAddress): the id of the
  * node of `graph` whose whole name follows the graph's address and "@", else null. */
 function wholeName(graph, address) {
   const base = graph.address ?? graph.path;

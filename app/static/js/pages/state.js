@@ -6,7 +6,7 @@
 // node after later edits; state.path and node selections are positional ids (the server's).
 // #at=<revision> shows that earlier revision itself, read-only (History's "View"), where a link's
 // rev= alone is followed to the same place in the current one.
-import { nodeAddress } from "../lib/address.js";
+import { linkAddress, nodeAddress } from "../lib/address.js";
 
 export const state = {
   modelId: "",
@@ -73,7 +73,7 @@ export function buildHash(path, selection, rev = state.summary ? state.summary.r
 export function linkSelection(selection) {
   if (!selection || selection.kind !== "node" || !state.graph || !state.model) return selection;
   const box = state.model.boxes.get(selection.id);
-  return box && box.node ? { kind: "node", id: nodeAddress(state.graph, box.node) } : selection;
+  return box && box.node ? { kind: "node", id: linkAddress(nodeAddress(state.graph, box.node)) } : selection;
 }
 
 /** Put the current path + selection in the URL, by name, without adding a history entry. */
