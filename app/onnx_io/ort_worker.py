@@ -282,9 +282,14 @@ def check(job: dict) -> dict:
         sessions: dict = {}
         out = _attempt(ort, np, path, True, hint, hints, sessions)
         quick = time.perf_counter() - start <= RETRY_SECONDS
+        if out.get("symbolic") and out["status"] == "fails" and quick:
+            out = _one_dim_more(ort, np, path, hint, out, hints, sessions)
+            if out["status"] == "ok" and hint == 1:
+                doubled = {dim: OTHER_SIZE * size for dim, size in out["dims"].items()}
+                out["other_size"] = _other_size(ort, np, path, hints, out["symbolic"], sessions, doubled)
         if out.get("symbolic") and out["status"] == "fails":
             out = _bigger_dims(ort, np, path, hint, out, hints, sessions)
-        elif out.get("symbolic") and hint == 1 and quick:
+        elif out.get("symbolic") and hint == 1 and quick and "other_size" not in out:
             out["other_size"] = _other_size(ort, np, path, hints, out["symbolic"], sessions)
         if out["status"] == "fails":
             out = _plain(ort, np, path, hint, hints, out, sessions)
@@ -299,7 +304,7 @@ def check(job: dict) -> dict:
     return out
 
 
-def _plain(ort, np, path: str, size: int, hints: dict, failed: dict, sessions: dict) -> dict:
+def _plain(ort, np, path: str, size: int | dict, hints: dict, failed: dict, sessions: dict) -> dict:
     """The failure again with graph optimisations off, if it is still there: optimisation
     renames and fuses nodes ("r_nchwc", FusedConv), unoptimised the message names the model's
     own node."""
@@ -330,18 +335,39 @@ def _dynamic_dims(args) -> list[str]:
     return sorted(dims | {f"len({arg.name})" for arg in args if "seq(" in arg.type})
 
 
-def _other_size(ort, np, path: str, hints: dict, dims: list[str], sessions: dict) -> dict:
+def _other_size(ort, np, path: str, hints: dict, dims: list[str], sessions: dict, sizes: dict | None = None) -> dict:
     """{"size", "dims", "status", and for a failure "message" and "stage"} of a run with every
-    dynamic dim (`dims`) at OTHER_SIZE."""
-    out = _attempt(ort, np, path, True, OTHER_SIZE, hints, sessions)
+    dynamic dim (`dims`) at OTHER_SIZE; `sizes` ({dim: size, "*": the rest's}): the sizes that
+    ran at first (_one_dim_more) doubled, given back as "sizes"."""
+    hint = sizes or OTHER_SIZE
+    out = _attempt(ort, np, path, True, hint, hints, sessions)
     if out["status"] == "fails":
-        out = _plain(ort, np, path, OTHER_SIZE, hints, out, sessions)
+        out = _plain(ort, np, path, hint, hints, out, sessions)
     answer = {"size": OTHER_SIZE, "dims": dims, "status": out["status"], "shapes": out.get("shapes", {})}
+    if sizes:
+        answer["sizes"] = sizes
     if out["status"] == "fails":
         answer.update(message=out["message"], stage=out.get("stage"))
-        if len(dims) > 1:
+        if len(dims) > 1 and not sizes:  # one dim alone at 2 would break the sizes' relation
             answer["alone"] = _each_alone(ort, np, path, hints, dims, sessions)
     return answer
+
+
+def _one_dim_more(ort, np, path: str, hint: int, failed: dict, hints: dict, sessions: dict) -> dict:
+    """The first run with one dynamic dim one bigger than the others that the model takes, with
+    "dims" {that dim: size, "*": the rest's}; else the failure. A decoder with a cache needs its
+    attention mask as long as the past and the new tokens together (torch names the three dims
+    apart: s53 = s15 + s70), which no size shared by every dim gives. Stops once a try takes
+    longer than RETRY_SECONDS."""
+    for dim in failed["symbolic"][:MOST_DIMS_ALONE]:
+        start = time.perf_counter()
+        sizes = {"*": hint, dim: hint + 1}
+        out = _attempt(ort, np, path, True, sizes, hints, sessions)
+        if out["status"] == "ok":
+            return {**out, "dims": sizes}
+        if time.perf_counter() - start > RETRY_SECONDS:
+            break
+    return failed
 
 
 # dims tried one at a time once all at OTHER_SIZE fail: which of them the model holds fixed
@@ -392,8 +418,11 @@ def _bigger_dims(ort, np, path: str, hint: int, failed: dict, hints: dict, sessi
         if size <= hint:
             continue
         start = time.perf_counter()
-        if _attempt(ort, np, path, True, size, hints, sessions)["status"] == "ok":
-            return {"status": "ok", "stage": "run", "message": "", "dims": size}
+        try:
+            if _attempt(ort, np, path, True, size, hints, sessions)["status"] == "ok":
+                return {"status": "ok", "stage": "run", "message": "", "dims": size}
+        except MemoryError:  # too big to make up: the failure at the first size is the news
+            break
         if time.perf_counter() - start > RETRY_SECONDS:
             break
     return failed

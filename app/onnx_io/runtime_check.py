@@ -269,22 +269,44 @@ _NO_MEMORY = re.compile(r"bad_alloc|Failed to allocate|out of memory", re.I)
 _MAX_MESSAGE = 500
 
 
+def run_sizes(dims: list[str], at) -> dict[str, int]:
+    """{dim: size} of a run's dynamic dims: `at` one size for all, or {dim: size, "*": the rest's}."""
+    if isinstance(at, dict):
+        return {d: int(at[d] if d in at else at["*"]) for d in dims}
+    return dict.fromkeys(dims, int(at))
+
+
+def at_words(sizes: dict[str, int]) -> str:
+    """ "batch, seq at 2 and total_seq at 4": the dims by the size they ran at."""
+    by_size: dict[int, list[str]] = {}
+    for dim, size in sizes.items():
+        by_size.setdefault(size, []).append(dim)
+    return " and ".join(f"{', '.join(dims)} at {size}" for size, dims in by_size.items())
+
+
 def describe(raw: dict, model: onnx.ModelProto) -> dict:
     """The worker's answer as a verdict with a one-line message that names the node."""
     status, message = raw.get("status"), " ".join(str(raw.get("message", "")).split())
     if status == "ok":
         # the float outputs holding NaN or ±Inf on the made-up inputs ({} says none did)
         verdict: dict = {"status": "ok", "ok": True, "message": "", "nonfinite": raw.get("nonfinite") or {}}
-        # the named dims the run gave a size (every dynamic dim at the same one)
-        sizes = dict.fromkeys(raw.get("symbolic") or [], int(raw.get("dims") or 1))
+        # the named dims the run gave a size (every dynamic dim at the same one, or one dim
+        # one bigger: ort_worker._one_dim_more)
+        sizes = run_sizes(raw.get("symbolic") or [], raw.get("dims") or 1)
+        if isinstance(raw.get("dims"), dict):
+            verdict["sizes"] = sizes
         mismatches = declared_mismatches(model, raw.get("shapes") or {}, sizes)
         if mismatches:  # outputs in another shape than declared: a warning, not a failure
             verdict["declared_mismatches"] = mismatches
         other = raw.get("other_size")
         if other:  # the run again with the dynamic dims at 2
             again = {k: other.get(k) for k in ("status", "message", "stage", "shapes")}
-            described = describe({**again, "symbolic": other["dims"], "dims": other["size"]}, model)
+            at = other.get("sizes") or other["size"]
+            described = describe({**again, "symbolic": other["dims"], "dims": at}, model)
             verdict["other_size"] = {**described, "size": other["size"], "dims": other["dims"]}
+            verdict["other_size"]["at"] = at_words(run_sizes(other["dims"], at))  # as the page says it
+            if other.get("sizes"):
+                verdict["other_size"]["sizes"] = run_sizes(other["dims"], other["sizes"])
             if other.get("alone"):  # each dim alone at 2: which the model holds fixed
                 verdict["other_size"]["alone"] = other["alone"]
         return verdict
@@ -360,7 +382,11 @@ def against_base(verdict: dict, base: dict | None) -> dict:
         return {**verdict, "guessed": False}
     other, base_other = verdict.get("other_size") or {}, base.get("other_size") or {}
     if verdict.get("status") == "ok" and other.get("status") == "fails" and base_other.get("status") == "ok":
-        dims = ", ".join(other["dims"])
-        message = f"it runs with {dims} at 1 but no longer at {other['size']}, as its base does: {other['message']}"
+        if other.get("sizes"):
+            first = at_words(verdict.get("sizes") or {})
+            message = f"it runs with {first} but no longer with {at_words(other['sizes'])}, as its base does: {other['message']}"
+        else:
+            dims = ", ".join(other["dims"])
+            message = f"it runs with {dims} at 1 but no longer at {other['size']}, as its base does: {other['message']}"
         return {**verdict, **other, "message": message, "guessed": False}
     return verdict

@@ -31,7 +31,7 @@ function onlyAtOne(r, out, ctx) {
   out.classList.replace("ok", "warn");
   const icon = out.querySelector(".check-icon");
   if (icon) icon.textContent = "!";
-  out.append(el("div", { class: "verdict-message" }, `With ${other.dims.join(", ")} at ${other.size}: ${other.message}`));
+  out.append(el("div", { class: "verdict-message" }, `With ${other.at || `${other.dims.join(", ")} at ${other.size}`}: ${other.message}`));
   const alone = aloneWords(other);
   if (alone) out.append(el("div", { class: "verdict-message runtime-alone" }, alone));
   if (other.node) out.append(nodeLink(ctx, other.node, `${other.op_type || "node"} ${nodeLabel(other.node_name, other.node)}`));
@@ -89,12 +89,12 @@ function invalidMarks(reasons) {
 function declaredShapes(r, ctx) {
   if (!r || r.status !== "ok") return [];
   const other = r.other_size && r.other_size.status === "ok" ? r.other_size : null;
-  const at = (size, dims) => `with ${dims.join(", ")} at ${size}`;
+  const at = (size, dims) => `with ${other && other.at ? other.at : `${dims.join(", ")} at ${size}`}`;
   const seen = new Set();
   const out = [];
   // one named dynamic dim (not "x[0]"): what came back at its size is declared by its name
   const only = other && other.dims.length === 1 && !other.dims[0].includes("[") ? { name: other.dims[0], size: other.size } : null;
-  const fed = other ? Object.fromEntries(other.dims.map((d) => [d, other.size])) : null;
+  const fed = other ? other.sizes || Object.fromEntries(other.dims.map((d) => [d, other.size])) : null;
   for (const [list, when, dim, sizes] of [[r.declared_mismatches, "", null, null], [other && other.declared_mismatches, other ? at(other.size, other.dims) : "", only, fed]]) {
     for (const m of list || []) {
       if (seen.has(m.output)) continue;

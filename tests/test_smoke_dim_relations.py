@@ -1,0 +1,69 @@
+"""The smoke run of a decoder with a cache: its attention mask must be as long as the past and the
+new tokens together, which no size shared by every dynamic dim gives (torch's exporters name the
+three dims apart: s53 = s15 + s70, or total_seq). It runs with one dim one bigger than the
+others, and again with those sizes doubled (QA19: every KV-cache export showed a red ✗ or
+"ran out of memory" after ~10 s of bigger tries)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto, helper
+from testkit import upload
+
+from app.onnx_io.runtime_check import check_model
+
+
+def cached_decoder(mask_dims: tuple[str, str] = ("s43", "s53")) -> onnx.ModelProto:
+    """x [s25, s70, 4] joins the cache past [s25, s15, 4]; the mask [s43, s53] is concatenated
+    beside the joined keys, so it must be exactly s15 + s70 long (and s43 = s25)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["s25", "s70", 4])
+    past = helper.make_tensor_value_info("past", TensorProto.FLOAT, ["s25", "s15", 4])
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, list(mask_dims))
+    present = helper.make_tensor_value_info("present", TensorProto.FLOAT, ["s25", "s15 + s70", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["s25", "s15 + s70", 5])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [-1])
+    nodes = [
+        helper.make_node("Concat", ["past", "x"], ["present"], name="cache", axis=1),
+        helper.make_node("Unsqueeze", ["attention_mask", "axes"], ["m3"], name="mask3"),
+        helper.make_node("Concat", ["present", "m3"], ["y"], name="with_mask", axis=2),
+    ]
+    graph = helper.make_graph(nodes, "decoder", [x, past, mask], [y, present], [axes])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_a_mask_as_long_as_the_past_and_the_tokens_runs():
+    verdict = check_model(cached_decoder())
+
+    assert verdict["status"] == "ok", verdict
+    assert verdict["sizes"] == {"s15": 1, "s25": 1, "s43": 1, "s53": 2, "s70": 1}
+    other = verdict["other_size"]
+    assert other["status"] == "ok", other
+    assert other["at"] == "s15, s25, s43, s70 at 2 and s53 at 4"
+    assert "declared_mismatches" not in verdict and "declared_mismatches" not in other
+
+
+def test_the_legacy_exporters_names_run_too():
+    verdict = check_model(cached_decoder(("batch", "total_seq")))
+
+    assert verdict["status"] == "ok", verdict
+    assert verdict["sizes"]["total_seq"] == 2
+
+
+def test_an_edit_of_such_a_decoder_is_gated_on_those_sizes(client):
+    mid = upload(client, cached_decoder().SerializeToString()).get_json()["id"]
+    runtime = client.get(f"/api/models/{mid}/validation").get_json()["runtime"]
+    assert runtime["status"] == "ok" and runtime["other_size"]["status"] == "ok", runtime
+
+    renamed = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "rename_tensor", "from": "y", "to": "scores"}]}
+    )
+    assert renamed.status_code == 200, renamed.get_json()
+    assert renamed.get_json()["validation"]["runtime"]["status"] == "ok"
+
+    # the mask's own batch fixed at 3: at the smoke run's sizes nothing runs any more
+    broken = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 1, "ops": [{"op": "set_io_shape", "name": "attention_mask", "shape": [3, "s53"]}]},
+    )
+    assert broken.status_code == 422, broken.get_json()
+    assert "onnxruntime can't run the edited model" in broken.get_json()["error"]["message"]
