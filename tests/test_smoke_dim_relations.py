@@ -67,3 +67,62 @@ def test_an_edit_of_such_a_decoder_is_gated_on_those_sizes(client):
     )
     assert broken.status_code == 422, broken.get_json()
     assert "onnxruntime can't run the edited model" in broken.get_json()["error"]["message"]
+
+
+def sized_reshape() -> onnx.ModelProto:
+    """y = Reshape(relu(x), [batch, 2·seq, 4]), the sizes computed from Shape(x): a part cut out
+    between `a` and `y` takes them as INT64 tensors `b` and `c`, which no made-up integer fits."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None, 4])
+    consts = [
+        helper.make_tensor(name, TensorProto.INT64, [1], [v])
+        for name, v in (("zero", 0), ("one", 1), ("two", 2), ("four", 4))
+    ]
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+        helper.make_node("Slice", ["shp", "zero", "one"], ["b"], name="batch_of"),
+        helper.make_node("Slice", ["shp", "one", "two"], ["s"], name="seq_of"),
+        helper.make_node("Mul", ["s", "two"], ["c"], name="twice"),
+        helper.make_node("Concat", ["b", "c", "four"], ["new_shape"], name="sizes", axis=0),
+        helper.make_node("Reshape", ["a", "new_shape"], ["y"], name="reshape"),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_a_part_cut_out_is_fed_the_values_its_model_computes(client):
+    """QA19 F6: a decoder layer extracted with its batch and sequence sizes as inputs was refused
+    ("runs at 1 but no longer at 2") though right. The smoke run feeds it what the model it was
+    cut from computes on the same made-up inputs; an edit of the part is gated on those too."""
+    mid = upload(client, sized_reshape().SerializeToString()).get_json()["id"]
+    extract = {"op": "extract_subgraph", "inputs": ["a", "b", "c"], "outputs": ["y"]}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [extract]})
+    assert r.status_code == 200, r.get_json()
+    runtime = r.get_json()["validation"]["runtime"]
+    assert runtime["status"] == "ok" and runtime["fed"] == ["a", "b", "c"] and runtime["fed_from"] == 0, runtime
+    assert runtime["other_size"]["status"] == "ok", runtime
+
+    # the part edited again: its inputs are still fed from revision 0
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "rename_tensor", "from": "y", "to": "out"}]}
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["fed_from"] == 0
+
+    # a wrong edit of the part is still refused: the reshape's size no longer fits
+    bad = {"op": "set_initializer", "name": "four", "value": {"dtype": "INT64", "shape": [1], "values": [3]}}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 2, "ops": [bad]})
+    assert r.status_code == 422, r.get_json()
+    assert "onnxruntime can't run the edited model" in r.get_json()["error"]["message"]
+
+
+def test_a_part_made_up_values_refuse_says_so_without_its_model(client):
+    """The same part uploaded alone: nothing computes its sizes, its verdict is on made-up values."""
+    part = onnx.utils.Extractor(onnx.shape_inference.infer_shapes(sized_reshape())).extract_model(
+        ["a", "b", "c"], ["y"]
+    )
+    mid = upload(client, part.SerializeToString()).get_json()["id"]
+    runtime = client.get(f"/api/models/{mid}/validation").get_json()["runtime"]
+    assert runtime["status"] == "fails" and runtime["guessed"], runtime
+    assert "fed" not in runtime

@@ -608,7 +608,7 @@ def apply_on(base: EditBase, ops, allow_invalid: bool, read_blob: Callable[[str]
         ops,
         base.validation,
         read_blob=read_blob or read_uploaded_blob,
-        check_runtime=lambda model: runtime.gate_check(base.revision, base.validation["runtime"], model),
+        check_runtime=lambda model: runtime.gate_check(base.revision, base.validation["runtime"], model, base.model),
         allow_invalid=allow_invalid,
         tensors=tensors,
         check_outputs=base.gate,

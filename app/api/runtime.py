@@ -15,6 +15,7 @@ from __future__ import annotations
 import onnx
 
 from ..edits.apply import runtime_refusal
+from ..errors import StudioError
 from ..onnx_io.runtime_check import WALL_SECONDS, against_base, check_model, failed_somewhere, ort_version
 from .background import once_in_background
 from .documents import LRU, external_reader, load, store
@@ -51,16 +52,39 @@ def is_quick(revision, model: onnx.ModelProto) -> bool:
     )
 
 
-def gate_check(revision, base_verdict: dict, model: onnx.ModelProto) -> dict:
+def gate_check(revision, base_verdict: dict, model: onnx.ModelProto, base_model: onnx.ModelProto) -> dict:
     """The edited model's verdict for the gate: now when its base ran quickly, else PENDING."""
     if (base_verdict.get("seconds") or 0) > GATE_WAITS_SECONDS:
         return PENDING
-    return check(revision, model, GATE_WALL_SECONDS)  # the edit keeps the base's external data
+    source = _source(revision, base_verdict, base_model)
+    return check(revision, model, GATE_WALL_SECONDS, source)  # the edit keeps the base's external data
 
 
-def check(revision, model: onnx.ModelProto, wall: float = WALL_SECONDS) -> dict:
-    """Smoke-run a model with the revision's external data files (no caching)."""
-    verdict = check_model(model, external_reader(revision), wall)
+def _source(parent, parent_verdict: dict | None, parent_model: onnx.ModelProto | None = None) -> tuple | None:
+    """(revision, model) whose values feed a model made from `parent` (runtime_check.values_from):
+    the one that fed the parent's own verdict, so that the two verdicts are of the same inputs
+    (a layer extracted, then edited again), else the parent."""
+    fed_from = (parent_verdict or {}).get("fed_from")
+    if fed_from is not None:
+        try:
+            _, revision, model = load(parent.model_id, fed_from)
+        except StudioError:  # deleted meanwhile: made-up values then
+            return None
+        return revision, model
+    if parent_model is None:
+        _, parent, parent_model = load(parent.model_id, parent.rev)
+    return parent, parent_model
+
+
+def check(revision, model: onnx.ModelProto, wall: float = WALL_SECONDS, source: tuple | None = None) -> dict:
+    """Smoke-run a model with the revision's external data files (no caching); `source`
+    (revision, model): the one it was made from, which computes inputs it takes."""
+    if source is None:
+        verdict = check_model(model, external_reader(revision), wall)
+    else:
+        verdict = check_model(model, external_reader(revision), wall, source[1], external_reader(source[0]))
+        if verdict.get("fed"):
+            verdict["fed_from"] = source[0].rev
     if (verdict.get("seconds") or 0) > SLOW_SECONDS:
         _slow.add((store().where, revision.model_id))
     return verdict
@@ -90,9 +114,11 @@ def with_runtime(validation: dict, revision, model: onnx.ModelProto, wait: bool 
 
 
 def _compute(revision, model: onnx.ModelProto) -> dict:
-    verdict = check(revision, model)
-    if failed_somewhere(verdict) and revision.parent is not None:
-        verdict = against_base(verdict, _stored(store().revision(revision.model_id, revision.parent)))
+    parent = store().revision(revision.model_id, revision.parent) if revision.parent is not None else None
+    source = _source(parent, _stored(parent)) if parent is not None else None
+    verdict = check(revision, model, source=source)
+    if failed_somewhere(verdict) and parent is not None:
+        verdict = against_base(verdict, _stored(parent))
     if not verdict.get("transient"):  # kept with the revision; a worker's hiccup is not
         store().set_runtime(revision.model_id, revision.rev, verdict)
     return verdict

@@ -215,7 +215,11 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint, hints: dict, session
     first: dict | None = None
     for fill in FILLS:
         rng = np.random.default_rng(0)
-        feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng, fill, hints) for arg in sess.get_inputs()}
+        given = _from_source(ort, np, optimize, dims_hint, fill, hints, sessions)
+        feeds = {
+            arg.name: given[arg.name] if arg.name in given else _feed(ort, np, arg, dims_hint, rng, fill, hints)
+            for arg in sess.get_inputs()
+        }
         start = time.perf_counter()
         try:
             shapes, nonfinite = _run_once(ort, np, sess, feeds)
@@ -241,6 +245,29 @@ def _attempt(ort, np, path: str, optimize: bool, dims_hint, hints: dict, session
             break  # other integer values can't help, or a big model's run would cost too long again
     assert first is not None
     return first
+
+
+def _from_source(ort, np, optimize: bool, dims_hint, fill: str, hints: dict, sessions: dict) -> dict:
+    """What the model is fed from the one it was made from (hints["source"]: {"path", "values"}),
+    run on the same made-up inputs: those inputs, and the values it computes that the model takes
+    as inputs (a layer extracted from a decoder takes its batch and sequence sizes as tensors,
+    which no made-up integer matches). {} when there is none, or it fails on those inputs."""
+    source = hints.get("source")
+    if not source:
+        return {}
+    try:
+        key = ("source", optimize)
+        if key not in sessions:
+            sessions[key] = _session(ort, source["path"], optimize)
+        sess = sessions[key]
+        inputs = sess.get_inputs()
+        own = {**hints, "plain": _sibling("dim_names").plain_dims(arg.shape for arg in inputs)}
+        rng = np.random.default_rng(0)
+        feeds = {arg.name: _feed(ort, np, arg, dims_hint, rng, fill, own) for arg in inputs}
+        values = sess.run(source["values"], feeds)
+    except Exception:  # the source fails on them (or can't be fed): the model gets made-up values of its own
+        return {}
+    return {**feeds, **dict(zip(source["values"], values, strict=True))}
 
 
 def _run_once(ort, np, sess, feeds: dict) -> tuple[dict, dict]:
@@ -276,7 +303,11 @@ def check(job: dict) -> dict:
     ort.set_default_logger_severity(4)  # loading warns on stderr before session options apply
     path, hint = job["path"], int(job.get("dims", 1))
     # what the model says of some inputs: a categorical one's values, a sequence's tensors
-    hints = {"vocabularies": job.get("vocabularies") or {}, "elements": job.get("elements") or {}}
+    hints = {
+        "vocabularies": job.get("vocabularies") or {},
+        "elements": job.get("elements") or {},
+        "source": job.get("source"),  # the model it was made from, to feed values it computes
+    }
     try:
         start = time.perf_counter()
         sessions: dict = {}

@@ -152,10 +152,19 @@ def _run(job: dict, wall: float, timing: dict | None = None) -> dict:
         _slots.put(worker)
 
 
-def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -> dict:
+def check_model(
+    model: onnx.ModelProto,
+    read=None,
+    wall: float = WALL_SECONDS,
+    source: onnx.ModelProto | None = None,
+    source_read=None,
+) -> dict:
     """The verdict: {"status": ok | fails | skipped, "ok": True | False | None, "message" (one
     line), "node_name", "op_type", "node" (main-graph node id), "onnxruntime" (version),
-    "seconds"}. `read(location, offset, length)` reads the model's external data files."""
+    "seconds"}. `read(location, offset, length)` reads the model's external data files.
+    `source`: the model this one was made from (`source_read` its files): inputs of this one that
+    are values `source` computes are fed what it computes on the same made-up inputs ("fed":
+    their names), not made-up values."""
     version = ort_version()
     if version is None:
         return {"status": "skipped", "ok": None, "message": "onnxruntime is not installed", "onnxruntime": None}
@@ -163,24 +172,41 @@ def check_model(model: onnx.ModelProto, read=None, wall: float = WALL_SECONDS) -
     with tempfile.TemporaryDirectory(prefix="onnx-studio-ort-") as tmp:
         try:
             path, zeros = write_stand_in(model, Path(tmp), read)
+            fed_from = values_from(model, source) if source is not None else []
+            if source is not None and fed_from:
+                (Path(tmp) / "source").mkdir()
+                source_path, source_zeros = write_stand_in(source, Path(tmp) / "source", source_read, fed_from)
         except Exception as exc:  # e.g. the stand-in is over protobuf's 2 GiB
             return {"status": "skipped", "ok": None, "message": f"no stand-in to run: {exc}", "onnxruntime": version}
         # the weights are mapped (zeros twice over: a folded or transposed copy of each may be made)
         fed = fed_inputs(model.graph)
-        job = {
+        job: dict = {
             "path": str(path),
             "cpu": CPU_SECONDS,
             "memory": MEMORY_ALLOWANCE + 2 * zeros,
             "vocabularies": input_vocabularies(model.graph, fed),
             "elements": input_elements(model.graph, fed),  # a sequence input's tensors: one of them
         }
+        if fed_from:
+            job["source"] = {"path": str(source_path), "values": fed_from}
+            job["memory"] += 2 * source_zeros
         timing: dict = {}
         raw = _run(job, wall, timing)
     out = describe(raw, model)
+    if fed_from:
+        out["fed"] = fed_from
     out["onnxruntime"] = raw.get("onnxruntime") or version
     # what the model costs a check (the edit gate waits for quick ones), a worker's start left out
     out["seconds"] = round(time.monotonic() - start - timing.get("worker_start", 0.0), 3)
     return out
+
+
+def values_from(model: onnx.ModelProto, source: onnx.ModelProto) -> list[str]:
+    """The inputs of `model` that `source` does not take but computes in its main graph: a part
+    of it cut out (extract), whose inputs were values inside it."""
+    taken = set(fed_inputs(source.graph))
+    computed = {name for node in source.graph.node for name in node.output if name}
+    return [name for name in fed_inputs(model.graph) if name not in taken and name in computed]
 
 
 def run_model(

@@ -103,10 +103,16 @@ def stand_in(model: onnx.ModelProto, read: Reader | None = None) -> tuple[onnx.M
     return out, [n for n in zeros if n]
 
 
-def write_stand_in(model: onnx.ModelProto, folder: Path, read: Reader | None = None) -> tuple[Path, int]:
+def write_stand_in(
+    model: onnx.ModelProto, folder: Path, read: Reader | None = None, outputs: list[str] | None = None
+) -> tuple[Path, int]:
     """(folder/model.onnx, the bytes of zeros it reads in all): the stand-in written with
-    folder/zeros.bin beside it."""
+    folder/zeros.bin beside it; `outputs`: values of the main graph it gives as outputs too."""
     light, zeros = stand_in(model, read)
+    declared = {o.name for o in light.graph.output}
+    for name in outputs or []:
+        if name not in declared:
+            light.graph.output.add(name=name)  # onnxruntime infers its type
     path = Path(folder) / "model.onnx"
     path.write_bytes(light.SerializeToString())
     with open(Path(folder) / ZEROS, "wb") as f:
