@@ -42,6 +42,15 @@ def test_scope_from_dynamo_metadata():
     assert node_scope(garbage) == ["/a", "/a/b"]  # never evaluated; falls back to the name
 
 
+def test_torchs_placeholder_for_nodes_of_no_module_is_no_scope():
+    """dynamo puts the inputs' Shape and sym_size ops in a scope of this name: no module of the model."""
+    hook = "_empty_nn_module_stack_from_metadata_hook"
+    n = _node("node_Shape_1", pkg__torch__onnx__name_scopes=f"['{hook}', 'sym_size_int_10']")
+    assert node_scope(n) == []
+    only_ns = _node("node_Shape_1", namespace=f"{hook}: {hook}/sym_size_int_10: aten.sym_size.int")
+    assert node_scope(only_ns) == []
+
+
 def test_graph_json_counts_metadata_and_the_node_gives_it_whole(client):
     n = _node("/enc/layer.0/Relu", pkg__torch__onnx__stack_trace="x" * 5000, note="y" * 5000)
     g = helper.make_graph(

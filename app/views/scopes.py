@@ -23,19 +23,24 @@ _ITEM = re.compile(r"'([^'\\]*)'")
 _PLAIN_LAST = re.compile(r" ?'[^',\\]*'\]")
 
 
+# the scope torch's dynamo exporter gives nodes of no module (the inputs' Shape and sym_size ops):
+# a placeholder, not a part of the model
+NO_MODULE = "_empty_nn_module_stack_from_metadata_hook"
+
+
 def _from_name_scopes(value: str) -> list[str] | None:
     """torch writes a Python list of plain strings: "['', 'model', 'model.layers.0', 'linear']".
     Parsed by pattern (ast.literal_eval costs 100 us a node, seconds on a 40k-node graph)."""
     if not (value.startswith("[") and value.endswith("]")):
         return None
     scopes = _ITEM.findall(value)
-    levels = [s for s in scopes[:-1] if s]  # drop the root '' and the op itself
+    levels = [s for s in scopes[:-1] if s and s != NO_MODULE]  # drop the root '' and the op itself
     return levels[:MAX_SCOPE_LEVELS]
 
 
 def _from_namespace(value: str) -> list[str]:
     parts = [p.split(":", 1)[0].strip() for p in value.split("/")]
-    return [p for p in parts[1:-1] if p][:MAX_SCOPE_LEVELS]
+    return [p for p in parts[1:-1] if p and p != NO_MODULE][:MAX_SCOPE_LEVELS]
 
 
 def _from_name(name: str) -> list[str]:

@@ -58,12 +58,17 @@ def hash_params(page) -> dict[str, str]:
 
 
 def address_of(page, server: str, model_id: str, node_id: str) -> str:
-    """A node's address in its name form as the server writes it: what the page's links say."""
-    from urllib.parse import quote
+    """A node's address in its name form as a page's link writes it: the server's, its last
+    segment's name as written (lib/address.js linkAddress) unless the name holds a "%"."""
+    from urllib.parse import quote, unquote
 
     response = page.request.get(f"{server}/api/models/{model_id}/node?id={quote(node_id)}")
     assert response.ok, response.text()
-    return response.json()["address"]
+    address = response.json()["address"]
+    base, _, last = address.rpartition("/")
+    if not last.startswith("@") or "%" in unquote(last[1:]):
+        return address
+    return f"{base}/@{unquote(last[1:])}" if base else f"@{unquote(last[1:])}"
 
 
 def upload_bytes(page, server: str, data: bytes, name: str) -> dict:

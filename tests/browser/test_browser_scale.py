@@ -369,7 +369,7 @@ def test_search_and_deep_link_expand_the_groups_holding_a_node(page, served_llam
     page.wait_for_selector(f"#graph[data-state=ready] [data-node-id='{target['id']}'].selected")
     assert page.locator("#graph [data-group-id='/model/layers.17'][data-collapsed=false]").count() == 1
     assert page.locator("#graph [data-group-id='/model/layers.17/self_attn'][data-collapsed=false]").count() == 1
-    assert hash_params(page)["node"] == "@%2Fmodel%2Flayers.17%2Fself_attn%2FSoftmax"
+    assert hash_params(page)["node"] == "@/model/layers.17/self_attn/Softmax"
     assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
     # the box is on screen
     box = page.locator(f"#graph [data-node-id='{target['id']}']").bounding_box()

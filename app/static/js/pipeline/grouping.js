@@ -92,6 +92,7 @@ export function buildHierarchy(model, limits = LIMITS) {
   }
   for (const box of io) root.children.push({ box: box.id });
 
+  splitCalls(h, taken);
   tidy(h, root);
   // the root holding one group (next to the graph's inputs/outputs) opens it in place
   for (;;) {
@@ -142,6 +143,100 @@ function effectiveScopes(model) {
     if (common && common.length) scopes.set(box.id, common);
   }
   return scopes;
+}
+
+// how many nodes a check that a group is left and re-entered may visit (past that: it is not)
+const CALL_CHECK_STEPS = 20000;
+
+/**
+ * A module run twice gets one scope for both calls in a torch dynamo export (torchvision's one
+ * `relu` after conv1 and again after the residual add): drawn as one group, the data would flow
+ * out of it and back in, every block a loop. A group of nodes alone whose nodes reach each other
+ * through nodes outside it is cut into its connected pieces, one per call, in graph order.
+ */
+function splitCalls(h, taken) {
+  const model = h.model;
+  for (const g of collectGroups(h.root)) {
+    if (g.children.length < 2 || g.children.some((c) => !c.box)) continue;
+    const inside = new Set(g.children.map((c) => c.box));
+    if (!leftAndReentered(h, inside)) continue;
+    const pieces = connectedPieces(model, inside);
+    if (pieces.length < 2) continue;
+    g.children = pieces[0].map((box) => ({ box }));
+    const at = g.parent.children.findIndex((c) => c.group === g);
+    const more = pieces.slice(1).map((piece, k) => {
+      let id = `${g.scope}~call${k + 2}`;
+      for (let j = 2; taken.has(id); j += 1) id = `${g.scope}~call${k + 2}.${j}`;
+      taken.add(id);
+      const call = makeGroup(id, g.parent, g.scope);
+      call.call = k + 2;
+      call.children = piece.map((box) => ({ box }));
+      return { group: call };
+    });
+    g.call = 1;
+    g.parent.children.splice(at + 1, 0, ...more);
+  }
+}
+
+function collectGroups(g, out = []) {
+  for (const c of g.children) {
+    if (!c.group) continue;
+    out.push(c.group);
+    collectGroups(c.group, out);
+  }
+  return out;
+}
+
+/** Does a path from a node of `inside` leave it and come back? Only nodes before its last one
+ * (in graph order: the nodes are sorted) can lead back. */
+function leftAndReentered(h, inside) {
+  const { model } = h;
+  let last = -Infinity;
+  for (const id of inside) last = Math.max(last, h.boxOrder.get(id));
+  const readers = (id) => {
+    const box = model.boxes.get(id);
+    return box && box.node ? (box.node.outputs || []).flatMap((t) => (t && model.consumers.get(t)) || []) : [];
+  };
+  const stack = [];
+  for (const id of inside) for (const r of readers(id)) if (!inside.has(r)) stack.push(r);
+  const seen = new Set();
+  while (stack.length && seen.size < CALL_CHECK_STEPS) {
+    const id = stack.pop();
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (!(h.boxOrder.get(id) < last)) continue;
+    for (const r of readers(id)) {
+      if (inside.has(r)) return true;
+      stack.push(r);
+    }
+  }
+  return false;
+}
+
+/** The nodes of `inside` in pieces joined by tensors passed between them, each in graph order,
+ * the pieces by their first node. */
+function connectedPieces(model, inside) {
+  const ids = [...inside];
+  const root = new Map(ids.map((id) => [id, id]));
+  const find = (id) => {
+    while (root.get(id) !== id) {
+      root.set(id, root.get(root.get(id)));
+      id = root.get(id);
+    }
+    return id;
+  };
+  for (const id of ids) {
+    for (const t of model.boxes.get(id).node.outputs || []) {
+      for (const r of (t && model.consumers.get(t)) || []) if (inside.has(r)) root.set(find(r), find(id));
+    }
+  }
+  const pieces = new Map();
+  for (const id of ids) {
+    const k = find(id);
+    if (!pieces.has(k)) pieces.set(k, []);
+    pieces.get(k).push(id);
+  }
+  return [...pieces.values()];
 }
 
 /** Bottom-up: count nodes, dissolve single-node groups, skip one-group links. */
@@ -322,7 +417,12 @@ export function groupLabel(g) {
   const ps = p ? p.scope : "";
   if (ps && s.startsWith(ps) && s.length > ps.length) s = s.slice(ps.length);
   s = s.replace(/^[/.:]+/, "");
-  return s || g.scope || g.id;
+  // a block of a Sequential says whose ("layer1.0", not "0"); a scope named as the one holding
+  // it says which it is (torch's "model" > "model.model": LlamaForCausalLM > LlamaModel)
+  if (/^\d+$/.test(s) && ps) s = `${ps.split(/[/.:]/).filter(Boolean).at(-1)}.${s}`;
+  else if (p && s && s === groupLabel(p)) s = g.scope;
+  const label = s || g.scope || g.id;
+  return g.call ? `${label} (call ${g.call})` : label;
 }
 
 /** The groups holding `boxId`, outermost first (the root left out). */
