@@ -9,11 +9,19 @@ from ..onnx_io import offload
 from ..onnx_io.function_calls import drop_uncalled_functions, without_functions
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
-from ..onnx_io.traverse import graphs_within, node_reads, opset_version, standard_domain, walk_graphs
+from ..onnx_io.traverse import (
+    graphs_within,
+    node_reads,
+    opset_imports,
+    opset_version,
+    standard_domain,
+    walk_graphs,
+)
 from ..words import plural
 from .converted_bodies import convert_functions, plain_reason, restore_dropped
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, optional, required
+from .opset_defaults import drop_unknown_defaults, dropped_words, merged
 from .registry import edit_op
 from .unused import drop_initializers, initializer_names, live_nodes, names_read
 
@@ -202,8 +210,11 @@ def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]
 def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     """Convert the model to another ai.onnx opset version with onnx.version_converter: the main
     graph, its subgraphs and each model-local function's body (functions import the new version
-    too). Refused, with the converter's reason, when an operator can't be converted. Model
-    fields, node metadata and references to function attributes stay."""
+    too). Refused, with the converter's reason, when an operator can't be converted. An
+    attribute the converter keeps that the new opset's operator doesn't define (ReduceMean's
+    noop_with_empty_axes, from 18 down to 17) is dropped when it holds the default the old opset
+    gives it (the change line says so), refused by name at another value. Model fields, node
+    metadata and references to function attributes stay."""
     version = op["version"]
     latest = onnx.defs.onnx_opset_version()
     if not 1 <= version <= latest:
@@ -222,7 +233,13 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
             + plain_reason(exc, (n for g in graphs_within(model.graph) for n in g.node), down=version < current),
             422,
         ) from None
+    # what the converter keeps that the new opset doesn't define: dropped at its default, else refused
+    dropped = drop_unknown_defaults(converted.graph, current, version)
+    sources = [opset_imports(model, f).get("") for f in model.functions]
     bodies = convert_functions(model, version)  # the converter leaves them as they were
+    for f, source in zip(model.functions, sources, strict=True):
+        if source is not None and source != version:  # the bodies convert_functions converted
+            dropped = merged(dropped, drop_unknown_defaults(f, source, version, f" in function {f.name}"))
     if current < 7 <= version:
         _reshape_prelu_slopes(converted)
     restore_dropped(model.graph.node, converted.graph.node)
@@ -248,6 +265,7 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
         )
     if bodies:
         note += f"; {plural(len(bodies), 'model function')} converted too ({', '.join(bodies)})"
+    note += dropped_words(dropped, version)
     return f"converted from opset {current} to {version}{note}"
 
 

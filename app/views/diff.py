@@ -17,6 +17,11 @@ Tensors are compared through a correspondence of names (tensor_names.py): a tens
 between the two sides (a re-export's fresh intermediate names, a constant renamed with its
 content unchanged) is listed once as renamed, and a node reading or writing it is not changed for
 that; a node reading another producer's tensor is.
+
+An attribute written at the default its operator's schema gives it (at the node's opset, in its
+domain) is the same as the attribute left out: torch's legacy exporter leaves `auto_pad` and
+`axis` out where its dynamo exporter writes `auto_pad = 'NOTSET'` and `axis = 1`, and no node is
+changed for that. One at another value, against one left out, is a change.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from google.protobuf.message import Message
 from onnx import AttributeProto
 
 from ..onnx_io.address import node_id, subgraph_path
+from ..onnx_io.schema_defaults import at_default, default_of
+from ..onnx_io.traverse import op_schema, opset_version, standard_domain
 from .io_pairs import paired, same_shapes
 from .search import format_type
 from .tensor_content import sparse_change, tensor_change
@@ -92,10 +99,15 @@ def _attr_words(a: AttributeProto | None) -> str:
 
 
 class _Diff:
-    def __init__(self, reads) -> None:
+    def __init__(self, reads, old: onnx.ModelProto | None = None, new: onnx.ModelProto | None = None) -> None:
         self.nodes: dict[str, list] = {"added": [], "removed": [], "changed": []}
         self.reads = reads  # each side's reader of the tensors kept outside its graph
         self.renamed: list[dict[str, str]] = []  # tensors renamed, in every graph and body
+        self.models = (old, new)
+        # each side's container whose opset imports the nodes diffed run at: the model's main
+        # graph (its subgraphs too), or the function whose body (and its subgraphs) is diffed
+        self.scopes: tuple[Any, Any] = (old.graph if old else None, new.graph if new else None)
+        self._schemas: dict[tuple[str, str, int | None], onnx.defs.OpSchema | None] = {}
 
     # ---------------------------------------------------------------- nodes
     def graphs(
@@ -174,7 +186,11 @@ class _Diff:
             f, g = old.functions[i], new.functions[j]
             if f.SerializeToString(deterministic=True) == g.SerializeToString(deterministic=True):
                 continue
-            nodes, names = self.body(f, g, f"fn[{i}]", f"fn[{j}]")
+            outside, self.scopes = self.scopes, (f, g)  # the body's nodes run at its own opsets
+            try:
+                nodes, names = self.body(f, g, f"fn[{i}]", f"fn[{j}]")
+            finally:
+                self.scopes = outside
             fields = _function_fields(f, g, self.reads, names)
             if fields or any(nodes.values()):
                 changed.append(
@@ -207,6 +223,10 @@ class _Diff:
             x, y = old_attrs.get(name), new_attrs.get(name)
             if x is not None and y is not None and x.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
                 fields += self.attr_graphs(name, x, y, a_id, b_id, names)
+            elif x is None and y is not None and self.written_as_left_out(name, y, (b, 1), (a, 0)):
+                continue  # written at its default on one side, left out on the other: the same
+            elif y is None and x is not None and self.written_as_left_out(name, x, (a, 0), (b, 1)):
+                continue
             elif x is None or y is None or _attr_differs(x, y, self.reads):
                 fields.append(f"attribute {name}: {_attr_words(x)} → {_attr_words(y)}")
         fields += [f"metadata {c}" for c in _props_changes(a.metadata_props, b.metadata_props)]
@@ -215,6 +235,28 @@ class _Diff:
         ]:
             fields.append("device configurations changed")
         return fields
+
+    def written_as_left_out(
+        self, name: str, written: AttributeProto, at: tuple[onnx.NodeProto, int], other: tuple[onnx.NodeProto, int]
+    ) -> bool:
+        """Whether attribute `written`, of the node `at` (node, side: 0 old, 1 new), holds what
+        the `other` node, which leaves it out, takes: the default its schema gives it — or, where
+        that schema has no such attribute (an opset since or before: ReduceMean's
+        noop_with_empty_axes, 18 against 17), the default the written side's schema gives it."""
+        schema = self.schema(*other)
+        if schema is not None and name in schema.attributes:
+            return at_default(written, default_of(schema, name))
+        return at_default(written, default_of(self.schema(*at), name))
+
+    def schema(self, node: onnx.NodeProto, side: int) -> onnx.defs.OpSchema | None:
+        """The schema of a node of one side (0 old, 1 new) at the opset it runs at, or None."""
+        model, container = self.models[side], self.scopes[side]
+        if model is None:
+            return None
+        key = (standard_domain(node.domain), node.op_type, opset_version(model, container, node.domain))
+        if key not in self._schemas:
+            self._schemas[key] = op_schema(model, container, node)
+        return self._schemas[key]
 
     def attr_graphs(
         self, name: str, x: AttributeProto, y: AttributeProto, a_id: str, b_id: str, outer: TensorNames
@@ -488,7 +530,7 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -
     """The diff of `old` to `new` (what GET .../diff answers, besides which models they are).
     reads: each side's reader of its tensors kept outside the graph (external.ExternalFiles):
     without one, such a tensor equals only one with the same reference."""
-    d = _Diff(reads)
+    d = _Diff(reads, old, new)
     graph_changes, names = d.graphs(old.graph, new.graph, "", "")
     model: dict[str, Any] = {
         f: [getattr(old, f), getattr(new, f)] for f in MODEL_FIELDS if getattr(old, f) != getattr(new, f)
