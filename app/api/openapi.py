@@ -107,9 +107,10 @@ def _get(summary: str, params: list, ok: dict, *errors: str, description: str = 
 _SEARCH_DESCRIPTION = (
     "Every graph at any depth (subgraphs, functions, training graphs) is searched. "
     "Ranks: op type exact > op type prefix > name exact > name prefix > name substring > "
+    "module scope (a node's module from torch's metadata or its name: `q_proj`, `layers.0`) > "
     "op type substring > tensor name > attribute (value in the node panel's text, or its name); "
     "at equal rank the graph `near` first, then model order. `op:`, `name:`, `tensor:` or "
-    "`attr:` before the text narrows it to one field; `perm=[0,2,1,3]` finds an attribute by "
+    "`attr:` before the text narrows it to one field (`name:` module scopes too); `perm=[0,2,1,3]` finds an attribute by "
     "name and value. Several words (`layer.7 MatMul`) also find the nodes that every word finds, "
     "ranked by the weakest word."
 )

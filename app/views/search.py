@@ -1,5 +1,10 @@
-"""Find in the whole model: nodes by op type, name and attribute value, tensors, graphs and
-functions, in every graph at any depth (traverse.walk_graphs), ranked and bounded.
+"""Find in the whole model: nodes by op type, name, module scope and attribute value, tensors,
+graphs and functions, in every graph at any depth (traverse.walk_graphs), ranked and bounded.
+
+A node's module scope is the one the drawing groups it by (scopes.py): torch's dynamo export
+names its nodes node_MatMul_12 and says `model.layers.0.self_attn.q_proj` only in metadata, so
+`q_proj` finds that module's nodes there as it finds /model/layers.0/self_attn/q_proj/MatMul by
+name in a TorchScript export.
 
 Attribute values are matched in the text the node panel shows them in (panels/attribute-view.js
 with lib/format.js: an INTS `[0, 2, 1, 3]`, a FLOAT `0.1`, a STRINGS `["a","b"]`, a Cast's `to` as
@@ -23,6 +28,7 @@ from ..errors import StudioError
 from ..onnx_io.address import node_id
 from ..onnx_io.dtype_attributes import dtype_attribute_name
 from ..onnx_io.traverse import standard_domain, walk_graphs
+from .scopes import ScopeTable, initializer_names, scope_by_weights
 from .values import attribute_json, few_values
 
 MAX_QUERY = 200  # characters
@@ -34,11 +40,17 @@ _WORD = re.compile(r"(?:\b(" + "|".join(FIELDS) + r"):\s*)?(\S+)", re.IGNORECASE
 # ranks: op type above names above tensors above attributes (docs/api.md lists them)
 OP_EXACT, OP_PREFIX = 100, 90
 NAME_EXACT, NAME_PREFIX, NAME_PART = 80, 70, 60
+# module scope: the node's own module named whole (`q_proj`), a module it is in named whole
+# (`layers.0`), part of a module's path (`layers.1` in layers.10); never above NAME_PART, so a
+# node whose name holds its scope (a TorchScript export) is found by name as before
+SCOPE_MODULE, SCOPE_WITHIN, SCOPE_PART = 60, 58, 56
 OP_PART = 55
 TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART = 50, 45, 40
 ATTR_PAIR, ATTR_VALUE_EXACT, ATTR_VALUE, ATTR_NAME = 35, 34, 30, 25
 
 _GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+_SEPARATORS = "./"  # between a scope path's parts: torch's model.layers.0, /model/layers.0
+_WEIGHT_MAKERS = ("Constant", "ConstantOfShape")  # as scopes.scope_by_weights reads them
 _INT = onnx.AttributeProto.INT
 _TENSOR_TYPES = (
     onnx.AttributeProto.TENSOR,
@@ -251,6 +263,9 @@ class SearchIndex:
         self.attr_word: list[str] = []
         self.attr_nodes: list[list[int]] = []
         self._attr_keys: dict = {}  # (standard domain?, serialized attribute) -> its index
+        # each node's module scope: an index into one scopes.ScopeTable (graphs share its parses)
+        self._scope_table = ScopeTable()
+        self._node_scope: list[int | None] = []
         nodes: list[tuple[int, int, str, str, str]] = []  # (graph, index in it, name, op type, domain)
         tensors: list[tuple[int, str, str]] = []  # (graph, name, role), one per name and graph
         # hundreds of thousands of small objects, none in a cycle: the cyclic GC would only rescan them
@@ -268,6 +283,7 @@ class SearchIndex:
             (list(c) for c in zip(*nodes, strict=True)) if nodes else ([], [], [], [], [])
         )
         self.node_name_l = [s.lower() for s in self.node_name]
+        self._index_scopes()
         self.attr_name_l = [s.lower() for s in self.attr_name]
         self.attr_text_l = [s.lower() for s in self.attr_text]
         self.attr_compact = [_compact(s) for s in self.attr_text_l]
@@ -300,10 +316,18 @@ class SearchIndex:
         for v in g.value_info:
             roles.setdefault(v.name, "value")
         ops, keys, attr_nodes = self.ops, self._attr_keys, self.attr_nodes
+        of_node = self._scope_table.of_node
+        scopes: list[int | None] = []
+        block_constants = False  # a Constant writing a block-named weight: see _add_scopes
         k = len(nodes)
         for i, n in enumerate(g.node):
             op, domain = n.op_type, n.domain
             nodes.append((gi, i, n.name, op, domain))
+            meta = n.metadata_props
+            # a node with no metadata has its name's scope, which the name finds: read if needed
+            scopes.append(of_node(n, meta) if meta else None)
+            if op in _WEIGHT_MAKERS and not domain and not block_constants:
+                block_constants = any(_names_a_block(o) for o in n.output)
             ops.setdefault((domain, op), []).append(k)
             attrs = n.attribute
             if attrs:
@@ -337,9 +361,59 @@ class SearchIndex:
             for out in n.output:
                 roles.setdefault(out, "value")
             k += 1
+        first = len(nodes) - len(g.node)
         if not is_fn:
-            self._add_small_initializers(g, len(nodes) - len(g.node))
+            self._add_small_initializers(g, first)
+        self._add_scopes(g, scopes, block_constants)
         tensors.extend((gi, name, role) for name, role in roles.items() if name)
+
+    def _add_scopes(self, g, scopes: list[int | None], block_constants: bool) -> None:
+        """The scopes of the nodes of `g`, the drawing's (graph.py): their own (`scopes`, from
+        metadata; those from names are read here only if needed), else the one scope_by_weights
+        gives them. That pass needs every node as a dict: only built when a node lacks a scope
+        and the graph has a block-named weight."""
+        if None in scopes:
+            weights = initializer_names(g)
+            if block_constants or any(_names_a_block(w) for w in weights):
+                of_node = self._scope_table.of_node
+                scopes = [of_node(n, n.metadata_props) if s is None else s for n, s in zip(g.node, scopes, strict=True)]
+                js = [
+                    {
+                        "op_type": n.op_type,
+                        "domain": n.domain,
+                        "name": n.name,
+                        "inputs": n.input[:],
+                        "outputs": n.output[:],
+                        **({} if s is None else {"scope": s}),
+                    }
+                    for n, s in zip(g.node, scopes, strict=True)
+                ]
+                scope_by_weights(js, weights, self._scope_table)
+                scopes = [j.get("scope") for j in js]
+        self._node_scope.extend(scopes)
+
+    def _index_scopes(self) -> None:
+        """Each scope's levels as written and lower-cased, the text a needle is looked for in
+        first (the innermost level, which holds the others when they nest, as torch's do) and
+        its nodes — but not those whose name holds the scope (/model/layers.0/MatMul): their
+        name finds them, ranked at least as high (SCOPE_MODULE <= NAME_PART)."""
+        self.scope_levels = self._scope_table.scopes
+        del self._scope_table
+        self.scope_levels_l = [[x.lower() for x in levels] for levels in self.scope_levels]
+        # the texts that hold every level's: the innermost alone when they nest, else each
+        self.scope_held = held = [
+            [levels[-1]] if all(levels[-1].startswith(x) for x in levels) else levels for levels in self.scope_levels_l
+        ]
+        self.scope_text = ["\n".join(texts) for texts in held]
+        self.scope_nodes: list[list[int]] = [[] for _ in self.scope_levels]
+        by_scope, names = self.scope_nodes, self.node_name_l
+        one = [texts[0] if len(texts) == 1 else None for texts in held]
+        for k, s in enumerate(self._node_scope):
+            if s is not None:
+                text = one[s]
+                if (text not in names[k]) if text is not None else not all(x in names[k] for x in held[s]):
+                    by_scope[s].append(k)
+        del self._node_scope
 
     def _add_small_initializers(self, g: onnx.GraphProto, first: int) -> None:
         """A few-valued initializer's values (a threshold, an axis list), searchable on the
@@ -411,6 +485,7 @@ class SearchIndex:
             names = self.node_name_l
             for k in [k for k, s in enumerate(names) if needle in s]:
                 hit(k, _text_score(names[k], needle, NAME_EXACT, NAME_PREFIX, NAME_PART), "name")
+            self._scope_hits(needle, nodes)
         if field in (None, "attr"):
             self._attribute_hits(needle, field == "attr", hit)
         tensors: dict[int, int] = {}
@@ -437,6 +512,29 @@ class SearchIndex:
                 nodes[k] = (score, why)
         for j in set.intersection(*(set(f[1]) for f in found)):
             tensors[j] = max(tensors.get(j, 0), min(f[1][j] for f in found))
+
+    def _scope_hits(self, needle: str, nodes: dict[int, tuple[int, str]]) -> None:
+        """Adds to `nodes` those of the scopes whose path holds `needle`, `why` naming the
+        outermost module that does from the part where `needle` starts ("module layers.0" for
+        model.layers.0, "module q_proj"): the page lists the groups around a node beside it.
+        Inlined hits: "model" finds every node of a torch export."""
+        by_scope, levels_of, texts = self.scope_nodes, self.scope_levels_l, self.scope_text
+        for s in [s for s, ks in enumerate(by_scope) if ks and needle in texts[s]]:
+            levels = levels_of[s]
+            at = next((j for j, x in enumerate(levels) if needle in x), None)
+            if at is None:  # across two levels' texts
+                continue
+            if _aligned(levels[-1], needle, at_end=True):
+                score = SCOPE_MODULE
+            elif any(_aligned(x, needle) for x in self.scope_held[s]):
+                score = SCOPE_WITHIN
+            else:
+                score = SCOPE_PART
+            found = (score, f"module {_from_part(self.scope_levels[s][at], levels[at], needle)}")
+            for k in by_scope[s]:
+                cur = nodes.get(k)
+                if cur is None or score > cur[0]:
+                    nodes[k] = found
 
     def _attribute_hits(self, needle: str, names_too: bool, hit) -> None:
         pair = None
@@ -495,6 +593,39 @@ class SearchIndex:
             "why": f"{g.kind} name",
             "score": score,
         }
+
+
+def _names_a_block(name: str) -> bool:
+    """A weight's name that may name the block reading it: scopes.scope_by_weights' test (a "/"
+    inside, not torch's "/"-led Constant outputs), asked before building what that pass reads."""
+    return "/" in name and not name.startswith("/")
+
+
+def _from_part(level: str, level_l: str, needle: str) -> str:
+    """A scope level from the start of the part holding `needle` on: model.layers.0.self_attn
+    with "self_attn" or "attn" -> self_attn, with "layers.0.self" -> layers.0.self_attn."""
+    at = level_l.find(needle)
+    if needle[0] in _SEPARATORS:
+        return level[at + 1 :] or level
+    return level[max(level_l.rfind(c, 0, at) for c in _SEPARATORS) + 1 :]
+
+
+def _aligned(text: str, needle: str, at_end: bool = False) -> bool:
+    """Does `needle` occur in the scope path `text` as whole parts ("layers.1" in
+    model.layers.1.mlp, not in model.layers.10)? `at_end`: as its last parts (q_proj in
+    model.layers.0.self_attn.q_proj)."""
+    n = len(needle)
+    if at_end:
+        return text.endswith(needle) and (len(text) == n or text[-n - 1] in _SEPARATORS)
+    at = text.find(needle)
+    while at >= 0:
+        end = at + n
+        if (at == 0 or text[at - 1] in _SEPARATORS or needle[0] in _SEPARATORS) and (
+            end == len(text) or text[end] in _SEPARATORS or needle[-1] in _SEPARATORS
+        ):
+            return True
+        at = text.find(needle, at + 1)
+    return False
 
 
 def _text_score(text: str, needle: str, exact: int, prefix: int, part: int) -> int:
