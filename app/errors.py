@@ -33,6 +33,21 @@ class Conflict(StudioError):
     status = 409
 
 
+class BlobMissing(StudioError, FileNotFoundError):
+    """A blob the index names that the blob store doesn't have: the store's own damage (a bucket
+    restored from a backup older than the index, a file removed by hand), not the request's. Is
+    a FileNotFoundError, as every blob store's reads raise for a blob that isn't there."""
+
+    status = 500
+
+    def __init__(self, digest: str, where: str):
+        super().__init__(
+            "blob_missing",
+            f"data this needs is missing from the blob store: no blob {digest} in {where}"
+            " (was the blob store restored from a backup older than the index?)",
+        )
+
+
 def stale_base(base: int, head: int) -> Conflict:
     """An edit, undo, redo or restore made from a revision that is no longer the head."""
     return Conflict(
@@ -47,8 +62,10 @@ class StoreUnavailable(StudioError):
 
     status = 503
 
-    def __init__(self, store: str, reason: str):
+    def __init__(self, store: str, reason: str, refused: bool = False):
         reason = reason.strip().splitlines()[0] if reason.strip() else "no answer"  # drivers add hint lines
-        super().__init__("store_unavailable", f"the {store} can't be reached: {reason}")
+        # refused: it answers, and turns every request down (a bucket that doesn't exist, credentials it won't take)
+        state = "refuses requests" if refused else "can't be reached"
+        super().__init__("store_unavailable", f"the {store} {state}: {reason}")
         self.store = store  # what can't be reached: "model index (PostgreSQL)", "blob store (S3)"
         self.reason = reason

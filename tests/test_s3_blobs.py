@@ -187,6 +187,25 @@ def test_ping_says_what_is_wrong(blobs, prefix, tmp_path):
         missing.ping()
 
 
+def test_a_missing_bucket_refuses_uploads_in_a_503_saying_so(s3_endpoint, tmp_path):
+    """QA18 F21: a mistyped or recreated bucket answered uploads a bare 500."""
+    app = create_app({"DATA_DIR": str(tmp_path), "BLOB_URL": "s3://no-such-bucket-here/p", "TESTING": True})
+    r = upload(app.test_client(), weighty_model().SerializeToString())
+    assert r.status_code == 503, r.get_json()
+    error = r.get_json()["error"]
+    assert error["code"] == "store_unavailable"
+    assert error["message"].startswith("the blob store (S3) refuses requests: An error occurred (NoSuchBucket)"), error
+
+
+def test_sizes_come_from_the_listing_and_stay_known(blobs):
+    """The models list sums every model's blob sizes: from one listing, not a HEAD each."""
+    digests = [blobs.put(bytes([k]) * (100 + k)) for k in range(3)]
+    fresh = S3BlobStore(BUCKET, blobs.prefix, blobs.cache.root.parent / "c3", pin_seconds=0)
+    assert sorted(fresh.digests()) == sorted(digests)
+    heads = calls(fresh.client, "HeadObject")
+    assert [fresh.size(d) for d in digests] == [100, 101, 102] and not heads
+
+
 def test_readyz_names_a_missing_bucket(s3_endpoint, tmp_path):
     app = create_app({"DATA_DIR": str(tmp_path), "BLOB_URL": "s3://no-such-bucket-here/p", "TESTING": True})
     r = app.test_client().get("/readyz")

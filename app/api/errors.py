@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import jsonify
 from werkzeug.exceptions import HTTPException
 
-from ..errors import StudioError
+from ..errors import BlobMissing, StudioError
 from . import bp
 
 
@@ -46,6 +46,23 @@ def _server_paths():
         return text
 
     return hide
+
+
+@bp.errorhandler(FileNotFoundError)
+def _missing_file(exc: FileNotFoundError):
+    """A blob the index names gone from the blob store's folder (S3's raise BlobMissing, a
+    StudioError): said as such, not as an internal error. Any other missing file is a fault."""
+    from pathlib import Path
+
+    from ..store.blobs import is_digest
+    from .documents import store
+
+    root = getattr(store().blobs, "root", None)
+    name = Path(str(exc.filename)) if exc.filename else None
+    if root is None or name is None or Path(root) not in name.parents or not is_digest(name.name):
+        raise exc
+    missing = BlobMissing(name.name, "the data folder's blobs")
+    return error_response(missing.code, missing.message, missing.status)
 
 
 @bp.errorhandler(HTTPException)

@@ -20,7 +20,7 @@ from ..edits import apply_edits, describe
 from ..edits.apply import EditResult
 from ..edits.recipe import restore_op
 from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
-from ..errors import NotFound, StudioError, stale_base
+from ..errors import BlobMissing, NotFound, StudioError, stale_base
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
 from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, files_in_use, unpack_zip
@@ -234,26 +234,33 @@ def list_models():
     """Every model, newest first: its size as a model, and what its revisions hold on disk
     (blobs shared with other models counted in each); the store's total counts each blob once."""
     s = store()
-    usage = s.disk_usage()
+    models = s.models_with_revisions()  # one snapshot: a model deleted meanwhile is left out
+    usage = s.disk_usage(models)
     out = []
-    for m in s.list_models():
-        rev = s.revision(m.id, m.head)
-        out.append(
-            {
-                "id": m.id,
-                "name": m.name,
-                "revision": m.head,
-                "created": m.created,
-                "size": s.model_size(rev),
-                "disk_bytes": usage["models"].get(m.id, 0),
-                "kind": m.kind,
-                "card": s.card(rev),  # producer, opset, nodes of its head ({} when unknown, null for data files)
-                "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
-                "valid": _known_valid(rev) if m.kind == "model" else None,
-                # external data files it names and lacks, once known (a page opened it)
-                "missing_data": known_missing_weights(rev) if m.kind == "model" else None,
-            }
-        )
+    for m, revisions in models:
+        rev = next((r for r in revisions if r.rev == m.head), None)
+        if rev is None:  # its head moved after the snapshot (an edit): listed at the next refresh
+            continue
+        entry = {
+            "id": m.id,
+            "name": m.name,
+            "revision": m.head,
+            "created": m.created,
+            "disk_bytes": usage["models"].get(m.id, 0),
+            "kind": m.kind,
+            "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
+            "valid": _known_valid(rev) if m.kind == "model" else None,
+            # external data files it names and lacks, once known (a page opened it)
+            "missing_data": known_missing_weights(rev) if m.kind == "model" else None,
+        }
+        try:
+            # producer, opset, nodes of its head ({} when unknown, null for data files)
+            entry.update(size=s.model_size(rev), card=s.card(rev))
+        except NotFound:  # deleted meanwhile
+            continue
+        except BlobMissing as exc:  # the blob store lost its data: the others are listed still
+            entry.update(size=None, card={}, damaged=exc.message)
+        out.append(entry)
     return jsonify({"models": out, "disk_bytes": usage["total"], "other_bytes": usage["other"]})
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from ..errors import BlobMissing
+
 CHUNK = 1 << 22
 
 
@@ -139,11 +141,21 @@ class BlobStore:
             raise
         return h.hexdigest()
 
+    @contextlib.contextmanager
+    def _reading(self, digest: str) -> Iterator[None]:
+        """A blob that isn't there: BlobMissing, named (a FileNotFoundError still)."""
+        try:
+            yield
+        except FileNotFoundError:
+            raise BlobMissing(digest, "the data folder's blobs") from None
+
     def get(self, digest: str) -> bytes:
-        return self._path(digest).read_bytes()
+        with self._reading(digest):
+            return self._path(digest).read_bytes()
 
     def open(self, digest: str) -> BinaryIO:
-        return open(self._path(digest), "rb")
+        with self._reading(digest):
+            return open(self._path(digest), "rb")
 
     def read_chunks(self, digest: str, chunk: int = CHUNK) -> Iterator[bytes]:
         with self.open(digest) as f:
@@ -163,7 +175,8 @@ class BlobStore:
         return self._path(digest).is_file()
 
     def size(self, digest: str) -> int:
-        return self._path(digest).stat().st_size
+        with self._reading(digest):
+            return self._path(digest).stat().st_size
 
     def ping(self) -> None:
         """Raise unless blobs can be stored here (the folder is there and writable)."""

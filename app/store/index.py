@@ -166,6 +166,14 @@ class SqlIndex:
             rows = c.execute("SELECT * FROM revisions WHERE model_id = ? ORDER BY rev", (model_id,)).fetchall()
         return [_revision(r) for r in rows]
 
+    def all_revisions(self) -> dict[str, list[Revision]]:
+        """Every model's revisions in one query (the models list: not one query a model)."""
+        out: dict[str, list[Revision]] = {}
+        with self._conn() as c:
+            for row in c.execute("SELECT * FROM revisions ORDER BY model_id, rev"):
+                out.setdefault(row["model_id"], []).append(_revision(row))
+        return out
+
     def commit_revision(self, model_id: str, base: int, revision: dict) -> int:
         """Store a new revision whose parent is `base`, if `base` is still the head."""
         return self.commit_revisions(model_id, base, [revision])[-1]

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import boto3
-from boto3.exceptions import RetriesExceededError
+from boto3.exceptions import RetriesExceededError, S3UploadFailedError
 from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError, IncompleteReadError
 from botocore.exceptions import ConnectionError as EndpointUnreachable
 
-from ..errors import StoreUnavailable
+from ..errors import BlobMissing, StoreUnavailable
 from .blobs import CHUNK, is_digest, remove_older, remove_stale_scratch, scratch_in
 
 DEFAULT_CACHE_BYTES = 4 << 30
@@ -123,8 +123,11 @@ class _Breaker:
         except UNREACHABLE as exc:
             self.failed(str(exc))
             raise StoreUnavailable(BLOB_STORE, str(exc)) from exc
-        except ClientError:
+        except (ClientError, S3UploadFailedError) as exc:
             self.answered()
+            refusal = _refusal(exc)
+            if refusal:  # the bucket or the credentials: every request fails so, say what S3 says
+                raise StoreUnavailable(BLOB_STORE, refusal, refused=True) from exc
             raise
         except BaseException:
             self.left(trying)
@@ -132,8 +135,30 @@ class _Breaker:
         self.answered()
 
 
+# S3's answers that turn down every request, not one blob: its configuration's fault
+_REFUSALS = ("NoSuchBucket", "AccessDenied", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch")
+
+
+def _refusal(exc: Exception) -> str | None:
+    """S3's words for an answer refusing every request ("An error occurred (NoSuchBucket) when
+    calling the PutObject operation: The specified bucket does not exist"), else None. boto3's
+    transfers wrap the answer in S3UploadFailedError, whose text holds it."""
+    if isinstance(exc, ClientError):
+        code = str(exc.response.get("Error", {}).get("Code"))
+        return str(exc) if code in _REFUSALS else None
+    text = str(exc)
+    return (
+        text[text.index("An error occurred") :]
+        if any(f"({c})" in text for c in _REFUSALS) and "An error occurred" in text
+        else None
+    )
+
+
 def _missing(exc: ClientError) -> bool:
     return str(exc.response.get("Error", {}).get("Code")) in _MISSING
+
+
+MAX_KNOWN_SIZES = 1_000_000  # blob sizes remembered (~150 bytes each)
 
 
 class S3BlobStore:
@@ -153,6 +178,9 @@ class S3BlobStore:
         self._probe = client if client is not None else boto3.client("s3", config=ping_config())
         self.cache = BlobCache(Path(cache_dir), cache_bytes, pin_seconds)
         self._breaker = _Breaker()
+        # digest -> size, from listings and heads: a blob's bytes never change, so a size learned
+        # once holds (the models list sums every model's blobs: a HEAD each was seconds of it)
+        self._sizes: dict[str, int] = {}
 
     def _reaching(self) -> contextlib.AbstractContextManager[None]:
         return self._breaker.reaching()
@@ -171,7 +199,7 @@ class S3BlobStore:
                 return self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
         except ClientError as exc:
             if _missing(exc):
-                raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
+                raise BlobMissing(digest, f"s3://{self.bucket}/{self.prefix}") from None
             raise
 
     # --- storing --------------------------------------------------------------------
@@ -273,7 +301,7 @@ class S3BlobStore:
                 return self.client.get_object(Bucket=self.bucket, Key=self._key(digest), **kwargs)["Body"]
         except ClientError as exc:
             if _missing(exc):
-                raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
+                raise BlobMissing(digest, f"s3://{self.bucket}/{self.prefix}") from None
             raise
 
     def open(self, digest: str) -> BinaryIO:
@@ -311,7 +339,7 @@ class S3BlobStore:
                     self.client.download_file(self.bucket, key, str(tmp))
             except ClientError as exc:
                 if _missing(exc):
-                    raise FileNotFoundError(f"no blob {digest} in s3://{self.bucket}/{self.prefix}") from None
+                    raise BlobMissing(digest, f"s3://{self.bucket}/{self.prefix}") from None
                 raise
 
         return self.cache.get(digest, download)
@@ -324,9 +352,19 @@ class S3BlobStore:
         return True
 
     def size(self, digest: str) -> int:
+        known = self._sizes.get(digest)
+        if known is not None:
+            return known
         with contextlib.suppress(FileNotFoundError):
             return self.cache.size(digest)
-        return int(self._head(digest)["ContentLength"])
+        size = int(self._head(digest)["ContentLength"])
+        self._learn(digest, size)
+        return size
+
+    def _learn(self, digest: str, size: int) -> None:
+        if len(self._sizes) >= MAX_KNOWN_SIZES:  # a bound, not an eviction policy: they come back from the next listing
+            self._sizes.clear()
+        self._sizes[digest] = size
 
     def ping(self) -> None:
         """Raise unless the bucket answers, within PING_TIMEOUT_SECONDS (StoreUnavailable: no
@@ -356,6 +394,8 @@ class S3BlobStore:
                 for item in page.get("Contents", ()):
                     name = item["Key"].rsplit("/", 1)[-1]
                     if is_digest(name) and item["Key"] == self._key(name):
+                        if "Size" in item:
+                            self._learn(name, int(item["Size"]))
                         yield name
 
     def modified(self, digest: str) -> float:
@@ -369,6 +409,7 @@ class S3BlobStore:
         with self._reaching():
             self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
         self.cache.discard(digest)
+        self._sizes.pop(digest, None)
 
     def stray_temp_files(self) -> Iterator[Path]:
         """Spooled puts and cache downloads a killed process left behind (local files)."""

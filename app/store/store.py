@@ -13,6 +13,7 @@ import contextlib
 import gc
 import hashlib
 import json
+import logging
 import mmap
 import os
 import tempfile
@@ -32,6 +33,8 @@ from .card import card_of_bytes, card_of_model
 from .index import SqlIndex, SqliteIndex
 from .records import Edited, ModelRecord, Revision
 
+log = logging.getLogger(__name__)
+
 # blobs stored less than this long ago are never collected (besides those of uploads and edits
 # under way, which the index lists): a request that read a revision's digests just before the
 # revision was deleted may still open them
@@ -50,6 +53,8 @@ class Store:
         self.where = where  # names this store (in-process caches keyed across stores)
         self._collector = ThreadPoolExecutor(1, thread_name_prefix="blob-collector")
         self._collect_queued = threading.Lock()  # held while a collection waits to start
+        self._timer: threading.Timer | None = None  # the next collection, for blobs too fresh at the last
+        self._timer_lock = threading.Lock()
 
     @classmethod
     def in_folder(cls, data_dir: Path, split_min_bytes: int = wire.SPLIT_MIN_BYTES) -> Store:
@@ -77,6 +82,13 @@ class Store:
 
     def revisions(self, model_id: str) -> list[Revision]:
         return self.index.revisions(model_id)
+
+    def models_with_revisions(self) -> list[tuple[ModelRecord, list[Revision]]]:
+        """Every model, newest first, with its revisions, in two index queries: a model deleted
+        between them is left out (listing the models while a teammate deletes one)."""
+        records = self.index.list_models()
+        by_model = self.index.all_revisions()
+        return [(record, by_model[record.id]) for record in records if record.id in by_model]
 
     def card(self, revision: Revision) -> dict | None:
         """A revision's card; for one stored before cards, made from its graph once and kept."""
@@ -361,7 +373,7 @@ class Store:
         return problems
 
     # --- housekeeping -------------------------------------------------------------------
-    def disk_usage(self) -> dict:
+    def disk_usage(self, models: list[tuple[ModelRecord, list[Revision]]] | None = None) -> dict:
         """Bytes the store holds: per model (every blob its revisions need and the data derived
         from them, shared ones counted in each) and in total (each blob once). When the blob
         store can't be reached (the sizes are its, the total a listing of it), every figure is
@@ -381,15 +393,15 @@ class Store:
         for digest, source in self.index.derived_blobs():
             derived.setdefault(source, set()).add(digest)
         held: dict[str, set[str]] = {}  # model -> the blobs it holds
-        for record in self.list_models():
+        for record, revisions in self.models_with_revisions() if models is None else models:
             used: set[str] = set()
-            for r in self.revisions(record.id):
+            for r in revisions:
                 used |= r.blobs()
             held[record.id] = used | {d for source in list(used) for d in derived.get(source, ())}
         try:  # the index answered: only the blob store's sizes are left to ask
             self.blobs.ping()
+            total = sum(size(d) for d in self.blobs.digests())  # first: S3's listing gives the sizes
             per_model = {model_id: sum(size(d) for d in used) for model_id, used in held.items()}
-            total = sum(size(d) for d in self.blobs.digests())
         except (StoreUnavailable, OSError):  # can't be reached (or its folder is gone)
             return {"models": dict.fromkeys(held), "total": None, "other": None}
         in_models = set().union(*held.values())
@@ -405,10 +417,24 @@ class Store:
 
         def run() -> None:
             self._collect_queued.release()
-            with contextlib.suppress(Exception):  # the next one tries again
-                self.collect()
+            try:
+                done = self.collect()
+            except Exception:  # the next one tries again; the operator hears of it
+                log.warning("collecting unused blobs failed", exc_info=True)
+                return
+            if done["spared"]:  # unused, yet too fresh to go: again once they are old enough
+                self._again_after(COLLECT_GRACE_SECONDS + 1.0)
 
         self._collector.submit(run)
+
+    def _again_after(self, seconds: float) -> None:
+        """One collection `seconds` from now (a later ask replaces an earlier one's timer)."""
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(seconds, self.collect_soon)
+            self._timer.daemon = True  # a process may end meanwhile: the next one starts by collecting
+            self._timer.start()
 
     def collect(self, now: float | None = None) -> dict:
         """Remove the blobs no revision (or derived data of one) needs. Spared: blobs stored in
@@ -421,12 +447,13 @@ class Store:
             cutoff = min(cutoff, oldest - 1.0)
         used, derived = self.index.referenced()
         keep = used | derived
-        removed = freed = 0
+        removed = freed = spared = 0
         for digest in list(self.blobs.digests()):
             if digest in keep:
                 continue
             try:
                 if self.blobs.modified(digest) >= cutoff:
+                    spared += 1
                     continue
                 size = self.blobs.size(digest)
             except FileNotFoundError:
@@ -435,7 +462,7 @@ class Store:
             removed += 1
             freed += size
         self.blobs.remove_strays(cutoff)
-        return {"removed": removed, "bytes": freed}
+        return {"removed": removed, "bytes": freed, "spared": spared}
 
 
 def _segment_size(s) -> int:

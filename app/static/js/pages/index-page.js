@@ -194,6 +194,12 @@ function missingTag(missing) {
   return el("span", { class: "badge badge-missing badge-warn", title: `${missing} external data file${missing === 1 ? "" : "s"} it names ${missing === 1 ? "was" : "were"} not uploaded: open it to attach ${missing === 1 ? "it" : "them"}` }, "weights missing");
 }
 
+/** The blob store lost some of the model's data (restored from an older backup than the index). */
+function damagedTag(damaged) {
+  if (!damaged) return null;
+  return el("span", { class: "badge badge-bad badge-damaged", title: damaged }, "data missing");
+}
+
 /** Who made the model, its opset and size as a muted line under its name: "pytorch 2.1 · opset 17 · 1,250 nodes". */
 function cardText(card) {
   if (!card || !Object.keys(card).length) return "";
@@ -229,7 +235,7 @@ async function loadModels() {
       // models of one name (the same export uploaded again, edited apart) told apart by their id
       const twin = named.get(m.name) > 1 ? el("span", { class: "muted model-twin mono", title: "Other stored models have this name: this one's id" }, ` ${m.id}`) : null;
       body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id} ${card}` },
-        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), twin, validityTag(m.valid), missingTag(m.missing_data), referenceTag(m.reference),
+        el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), twin, validityTag(m.valid), missingTag(m.missing_data), damagedTag(m.damaged), referenceTag(m.reference),
           card ? el("div", { class: "muted model-card" }, card) : null),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
