@@ -95,3 +95,39 @@ def test_another_site_cannot_sign_a_browser_out(guarded):
     r = guarded.post("/logout", headers={"Sec-Fetch-Site": "cross-site"})
     assert r.status_code == 403 and "Set-Cookie" not in r.headers
     assert guarded.get("/api/models").status_code == 200
+
+
+def test_signing_out_ends_the_session_not_only_the_browsers_cookie(guarded):
+    """QA18 F7: the cookie was a fixed hash of the token, the same for every sign-in and still
+    good after Sign out: a copied cookie stayed valid until the token changed."""
+    r = guarded.post("/login", data={"token": TOKEN, "next": "/"})
+    cookie = r.headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
+    assert f"Max-Age={7 * 24 * 3600}" in r.headers["Set-Cookie"]
+    other = guarded.application.test_client()  # another browser, signed in too
+    assert cookie not in other.post("/login", data={"token": TOKEN, "next": "/"}).headers["Set-Cookie"]
+
+    guarded.post("/logout")
+    guarded.set_cookie(COOKIE, cookie)  # a copy kept of the signed-out cookie
+    assert guarded.get("/api/models").status_code == 401
+    assert other.get("/api/models").status_code == 200  # its own session goes on
+
+
+def test_a_session_ends_when_the_token_changes(tmp_path):
+    app = create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "AUTH_TOKEN": TOKEN})
+    c = app.test_client()
+    c.post("/login", data={"token": TOKEN, "next": "/"})
+    assert c.get("/api/models").status_code == 200
+    app.config["AUTH_TOKEN"] = "another-s3cret-token"
+    assert c.get("/api/models").status_code == 401
+
+
+def test_behind_a_tls_proxy_the_cookie_is_https_only(guarded):
+    r = guarded.post("/login", data={"token": TOKEN, "next": "/"}, headers={"X-Forwarded-Proto": "https"})
+    assert "Secure" in r.headers["Set-Cookie"]
+    assert "Secure" not in guarded.post("/login", data={"token": TOKEN, "next": "/"}).headers["Set-Cookie"]
+
+
+def test_a_wrong_bearer_token_is_said_to_be_wrong(guarded):
+    r = guarded.get("/api/models", headers={"Authorization": "Bearer wrong"})
+    assert r.status_code == 401 and r.get_json()["error"]["message"] == "the access token sent is not this server's"
+    assert guarded.get("/api/models").get_json()["error"]["message"] == "this server needs its access token"

@@ -50,6 +50,10 @@ CREATE TABLE IF NOT EXISTS intents (
     id TEXT PRIMARY KEY,  -- an upload or edit storing blobs it has not referenced yet
     started REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sessions (
+    key TEXT PRIMARY KEY,  -- HMAC of the browser's session id under the access token (web/auth.py)
+    expires REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS revisions (
     model_id TEXT NOT NULL REFERENCES models(id) ON DELETE CASCADE,
     rev INTEGER NOT NULL,
@@ -165,6 +169,25 @@ class SqlIndex:
         with self._conn() as c:
             rows = c.execute("SELECT * FROM revisions WHERE model_id = ? ORDER BY rev", (model_id,)).fetchall()
         return [_revision(r) for r in rows]
+
+    # --- sign-in sessions (web/auth.py): shared by every worker and host -----------------
+    def add_session(self, key: str, expires: float) -> None:
+        """A browser signed in (its sessions past their time go)."""
+        with self._conn() as c:
+            c.begin()
+            c.execute("DELETE FROM sessions WHERE expires < ?", (time.time(),))
+            c.execute("INSERT INTO sessions (key, expires) VALUES (?, ?)", (key, expires))
+
+    def session_expires(self, key: str) -> float | None:
+        """When a signed-in browser's session ends; None when it has none (signed out, or never)."""
+        with self._conn() as c:
+            row = c.execute("SELECT expires FROM sessions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else float(row["expires"])
+
+    def end_session(self, key: str) -> None:
+        with self._conn() as c:
+            c.begin()
+            c.execute("DELETE FROM sessions WHERE key = ?", (key,))
 
     def all_revisions(self) -> dict[str, list[Revision]]:
         """Every model's revisions in one query (the models list: not one query a model)."""

@@ -1,7 +1,11 @@
 """Optional token authentication: with app.config["AUTH_TOKEN"] set, every page and API call
 needs it — as `Authorization: Bearer TOKEN` (scripts, curl) or the cookie the login page sets
 (the browser). The page's own scripts, styles and libraries stay public: they hold no data.
-Signing out (a POST from the pages' top bar) takes the cookie off this browser.
+Each sign-in is a session of its own: the cookie holds a random id, the index (shared by every
+worker and host) an HMAC of it under the token, until SESSION_SECONDS pass or Sign out (a POST
+from the pages' top bar) ends it — a copied cookie stops working then too, as every session does
+when the token changes. A worker remembers a session it checked for CHECKED_SECONDS: Sign out
+ends it on the other workers within that.
 
 Failed attempts are not throttled, by choice: a token is at least 12 characters (the one made up
 at start holds 24 random bytes), which no rate of guessing reaches, and a throttle keyed by address
@@ -11,6 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
+import threading
+import time
 from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, redirect, render_template, request, url_for
@@ -23,22 +30,57 @@ PUBLIC_PREFIXES = ("/static/", "/vendor/")
 PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post", "auth.logout", *HEALTH_ENDPOINTS}
 
 
-def _session_value(token: str) -> str:
-    """What the cookie holds: derived from the token, so the cookie never carries the token itself."""
-    return hashlib.sha256(b"onnx-studio-session\0" + token.encode()).hexdigest()
+SESSION_SECONDS = 7 * 24 * 3600  # a sign-in lasts a week (the cookie's Max-Age too)
+CHECKED_SECONDS = 5.0  # how long a worker trusts a session it found in the index
+_checked: dict[str, float] = {}  # session key -> when this worker last found it (and it was in time)
+_checked_lock = threading.Lock()
+
+
+def _session_key(token: str, session_id: str) -> str:
+    """What the index keeps of a session: neither the cookie's id nor the token, and no session
+    of another token matches it."""
+    return hmac.new(token.encode(), b"onnx-studio-session\0" + session_id.encode(), hashlib.sha256).hexdigest()
+
+
+def _index():
+    from ..api.documents import store
+
+    return store().index
 
 
 def _signed_in(token: str) -> bool:
-    """Does this browser hold the login's cookie?"""
+    """Does this browser hold the cookie of a session that has not ended?"""
     cookie = request.cookies.get(COOKIE, "")
-    return bool(cookie) and hmac.compare_digest(cookie.encode(), _session_value(token).encode())
+    if not cookie or len(cookie) > 100:
+        return False
+    key = _session_key(token, cookie)
+    now = time.monotonic()
+    with _checked_lock:
+        if now - _checked.get(key, -CHECKED_SECONDS) < CHECKED_SECONDS:
+            return True
+    expires = _index().session_expires(key)
+    if expires is None or expires < time.time():
+        return False
+    with _checked_lock:
+        if len(_checked) > 10_000:  # a bound, not a policy: they are looked up again
+            _checked.clear()
+        _checked[key] = now
+    return True
 
 
-def _authorized(token: str) -> bool:
+def _bearer(token: str) -> bool | None:
+    """The Authorization header's verdict: True for this server's token, False for another,
+    None when there is none."""
     header = request.headers.get("Authorization", "")
-    if header.startswith("Bearer ") and hmac.compare_digest(header[7:].strip().encode(), token.encode()):
-        return True
-    return _signed_in(token)
+    if not header.startswith("Bearer "):
+        return None
+    return hmac.compare_digest(header[7:].strip().encode(), token.encode())
+
+
+def _secure() -> bool:
+    """Is the browser's connection HTTPS, here or at the proxy in front (which ends TLS and says
+    so in X-Forwarded-Proto): the cookie is then sent over HTTPS only."""
+    return request.is_secure or request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip() == "https"
 
 
 def _safe_next(target: str | None) -> str:
@@ -65,17 +107,32 @@ def install(app: Flask) -> None:
         target = _safe_next(request.form.get("next"))
         if not token or not hmac.compare_digest(given.encode(), token.encode()):
             return render_template("login.html", next=target, failed=True), 401
+        session_id = secrets.token_urlsafe(32)
+        _index().add_session(_session_key(token, session_id), time.time() + SESSION_SECONDS)
         resp = redirect(target)
         resp.set_cookie(
-            COOKIE, _session_value(token), httponly=True, samesite="Strict", secure=request.is_secure, path="/"
+            COOKIE,
+            session_id,
+            max_age=SESSION_SECONDS,
+            httponly=True,
+            samesite="Strict",
+            secure=_secure(),
+            path="/",
         )
         return resp
 
     @bp.post("/logout")
     def logout():
+        token = app.config.get("AUTH_TOKEN") or ""
+        cookie = request.cookies.get(COOKIE, "")
+        if token and cookie and len(cookie) <= 100:  # the session ends here, not only in this browser
+            key = _session_key(token, cookie)
+            _index().end_session(key)
+            with _checked_lock:
+                _checked.pop(key, None)
         # 303: the browser asks for the login page with GET
         resp = redirect(url_for("auth.login"), code=303)
-        resp.delete_cookie(COOKIE, path="/", httponly=True, samesite="Strict", secure=request.is_secure)
+        resp.delete_cookie(COOKIE, path="/", httponly=True, samesite="Strict", secure=_secure())
         return resp
 
     app.register_blueprint(bp)
@@ -99,10 +156,17 @@ def install(app: Flask) -> None:
         token = app.config.get("AUTH_TOKEN")
         if not token or request.endpoint in PUBLIC_ENDPOINTS or request.path.startswith(PUBLIC_PREFIXES):
             return None
-        if _authorized(token):
+        bearer = _bearer(token)
+        if bearer or (bearer is None and _signed_in(token)):
             return None
         if request.path.startswith("/api/"):
-            resp = jsonify({"error": {"code": "unauthorized", "message": "this server needs its access token"}})
+            # a script told its token is wrong, not only that one is needed
+            words = (
+                "the access token sent is not this server's"
+                if bearer is False
+                else "this server needs its access token"
+            )
+            resp = jsonify({"error": {"code": "unauthorized", "message": words}})
             resp.status_code = 401
             resp.headers["WWW-Authenticate"] = 'Bearer realm="onnx-studio"'
             return resp
