@@ -10,7 +10,7 @@ import time
 import orjson
 
 # what a request's log line carries besides its message (web/request_log.py sets them)
-REQUEST_FIELDS = ("request_id", "method", "path", "route", "status", "duration_ms")
+REQUEST_FIELDS = ("request_id", "method", "path", "route", "status", "duration_ms", "error_code")
 
 
 class JsonFormatter(logging.Formatter):

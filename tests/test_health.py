@@ -75,6 +75,8 @@ def test_one_log_line_per_request(client, caplog):
         "route": "/api/models/<model_id>",
         "status": 404,
     }
+    # the error's code is on the line too: what went wrong is read from the log alone
+    assert line["error_code"] == "unknown_model" and record.getMessage().endswith("[trace-1] unknown_model")
 
 
 def test_a_newline_in_a_url_cannot_forge_a_log_line(client, caplog):

@@ -94,9 +94,10 @@ class _Breaker:
             when = (
                 "one request is trying it again"
                 if self._trying
-                else f"tried again in {COOL_OFF_SECONDS - waited:.0f} s"
+                else f"it will be tried again in {max(1, round(COOL_OFF_SECONDS - waited))} s"
             )
-        raise StoreUnavailable(BLOB_STORE, f"it did not answer {waited:.0f} s ago ({self._reason}); {when}")
+            ago = "just now" if waited < 1 else f"{waited:.0f} s ago"
+        raise StoreUnavailable(BLOB_STORE, f"it failed to answer {ago} ({self._reason}); {when}")
 
     def answered(self) -> None:
         with self._lock:

@@ -63,27 +63,32 @@ def install(app: Flask) -> None:
     def finish(resp: Response) -> Response:
         rid = request_id()
         resp.headers[HEADER] = rid
+        code = None  # the error's code, for the log line: a 503's component, a 422's gate
         if resp.status_code >= 400 and resp.mimetype == "application/json" and not resp.direct_passthrough:
-            _add_to_error(resp, rid)
+            code = _add_to_error(resp, rid)
         started = g.get("started")
         duration = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
         route = request.url_rule.rule if request.url_rule is not None else None
         # a server error is an error line: an alert on the request log's level sees it
+        extra = {  # request_id: set by the record factory, as on every line of a request
+            "method": request.method,
+            "path": request.path,
+            "route": route,
+            "status": resp.status_code,
+            "duration_ms": duration,
+        }
+        if code:
+            extra["error_code"] = code
         log.log(
             logging.ERROR if resp.status_code >= 500 else logging.INFO,
-            "%s %s %s %s ms [%s]",
+            "%s %s %s %s ms [%s]%s",
             request.method,
             _printable(request.full_path.rstrip("?")),
             resp.status_code,
             duration,
             rid,
-            extra={  # request_id: set by the record factory, as on every line of a request
-                "method": request.method,
-                "path": request.path,
-                "route": route,
-                "status": resp.status_code,
-                "duration_ms": duration,
-            },
+            f" {code}" if code else "",
+            extra=extra,
         )
         return resp
 
@@ -97,11 +102,15 @@ def _printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def _add_to_error(resp: Response, rid: str) -> None:
+def _add_to_error(resp: Response, rid: str) -> str | None:
+    """The request id put into an error's body; its code, if it has one."""
     try:
         body = orjson.loads(resp.get_data())
     except orjson.JSONDecodeError:
-        return
+        return None
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         body["error"]["request_id"] = rid
         resp.set_data(orjson.dumps(body))
+        code = body["error"].get("code")
+        return code if isinstance(code, str) else None
+    return None
