@@ -103,6 +103,12 @@ function errorFrom(status, text, statusText) {
     // not JSON: fall through to the status line
   }
   if (!message) message = `${status} ${statusText || "request failed"}`.trim();
+  if (code === "unknown_model") {
+    // a model deleted meanwhile (another page, a teammate): its id says nothing to a person
+    const id = (/'([^']*)'/.exec(message) || [])[1] || "";
+    message = "This model is no longer stored: it was deleted, on another page or by another user.";
+    document.dispatchEvent(new CustomEvent("studio:model-gone", { detail: { id } }));
+  }
   return new ApiError(message, status, code, details, node);
 }
 

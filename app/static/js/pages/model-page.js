@@ -457,6 +457,23 @@ function revisionHash(rev) {
   return buildHash(path, linkSelection(state.selection), null, rev);
 }
 
+/** Above the drawing once the model is deleted (on another page, by a teammate): what the
+ * page still shows is all there is; edits and History can't go on. */
+function showModelGone() {
+  const banner = $("model-gone");
+  if (!banner.hidden) return;
+  clear(banner);
+  banner.append(
+    el("span", { class: "past-words" }, el("strong", {}, "This model was deleted"), ", on another page or by another user: nothing here can be saved."),
+    el("a", { class: "btn btn-small btn-primary", href: `${document.body.dataset.root || ""}/` }, "Open the models list"));
+  banner.hidden = false;
+  setBusy(true); // edits, undo and redo would each say it again
+}
+
+document.addEventListener("studio:model-gone", (e) => {
+  if (/** @type {CustomEvent} */ (e).detail.id === state.modelId) showModelGone();
+});
+
 /** Above the drawing while an earlier revision is on screen: which, and the way back. */
 function renderPastBanner() {
   const banner = $("past-revision");
