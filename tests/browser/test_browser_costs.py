@@ -194,6 +194,9 @@ def test_the_heat_map_on_collapsed_groups_counts_what_they_hold(page, server, ar
     layer.wait_for()
     page.click("#btn-model")
     page.locator("#costs[data-ready=true]").wait_for()
+    # the exact count beside the rounded one: what one checks against the framework's
+    params = stats["totals"]["params"]
+    assert params > 1000 and f"({params:,} · " in page.locator("#costs").text_content()
     hottest = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--g-heat-5').trim()")
     hot_pixels = MINIMAP_PIXELS.replace("COLOUR", str([int(hottest[i : i + 2], 16) for i in (1, 3, 5)]))
     assert page.evaluate(hot_pixels) == 0

@@ -4,7 +4,7 @@
 import { followFirstAxes } from "../lib/dim-fields.js";
 import { formulaText, hasFormula, waitingForSizes } from "../lib/cost-formula.js";
 import { el, clear } from "../widgets/dom.js";
-import { formatBytes, formatCount, nodeLabel, plural } from "../lib/format.js";
+import { formatBytes, formatCount, formatInteger, nodeLabel, plural } from "../lib/format.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
 import { breakable, breakableFormula, mono, propertyList, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
@@ -192,7 +192,8 @@ function fill(body, stats, ctx, reload, error = "") {
   // with input sizes missing, the few FLOPs counted are not the model's: say what is missing first
   const waiting = waitingForSizes(stats);
   body.append(propertyList([
-    ["Parameters", `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
+    // the exact count too: what one checks against the framework's (torch's sum of numel())
+    ["Parameters", t.params >= 1000 ? `${formatCount(t.params)} (${formatInteger(t.params)} · ${formatBytes(t.param_bytes)})` : `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
     ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? formulaLine(stats, "flops", true)
       : [waiting && unknown.flops_nodes
         ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
