@@ -898,3 +898,30 @@ def test_one_value_fills_the_shape_given(client):
     np.testing.assert_array_equal(
         numpy_helper.to_array(next(t for t in edited.graph.initializer if t.name == "w8")), [0.25] * 8
     )
+
+
+@pytest.mark.parametrize("scale", ["initializer", "constant"])
+def test_reconnect_passes_on_the_data_not_the_weight(client, scale):
+    """QA19 F8: torch writes RMSNorm's scale as Mul(weight, x): deleting that Mul with reconnect
+    wired its readers to the ⟨256⟩ weight, and the refusal then spoke of batch sizes."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+    weight = numpy_helper.from_array(np.full(4, 2.0, np.float32), "weight")
+    nodes = [
+        helper.make_node("Mul", ["weight", "x"], ["scaled"], name="scale"),
+        helper.make_node("Relu", ["scaled"], ["y"]),
+    ]
+    inits = [weight]
+    if scale == "constant":
+        nodes.insert(0, helper.make_node("Constant", [], ["weight"], name="w", value=weight))
+        inits = []
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 18)]
+    )
+
+    edited, resp = edit(client, model.SerializeToString(), [{"op": "delete_node", "node": "scale", "reconnect": True}])
+
+    relu = next(n for n in edited.graph.node if n.op_type == "Relu")
+    assert list(relu.input) == ["x"], resp["changes"]
+    feeds = {"x": np.array([[-1, 2, -3, 4]], np.float32)}
+    assert np.array_equal(run(edited, feeds)["y"], np.maximum(feeds["x"], 0))

@@ -21,14 +21,20 @@ from .value_types import inferred_type, retype_output, value_type
 @edit_op(
     "delete_node",
     required("node", NODE, "the node"),
-    optional("reconnect", BOOLEAN, "wire its first input to the readers of its first output", default=False),
+    optional(
+        "reconnect",
+        BOOLEAN,
+        "wire its first input that is no weight or constant to the readers of its first output",
+        default=False,
+    ),
     optional(
         "keep_initializers", BOOLEAN, "keep the initializers only it read (by default they go with it)", default=False
     ),
 )
 def delete_node(model: onnx.ModelProto, op: dict) -> str:
-    """Delete a node. With reconnect=true its first input takes the place of its first output
-    everywhere that output was read (consumers, graph outputs) — where that input is the name
+    """Delete a node. With reconnect=true its first input that is no weight or constant (an
+    initializer, a Constant node's output: torch writes RMSNorm's scale as `Mul(weight, x)`), else
+    its first input, takes the place of its first output everywhere that output was read (consumers, graph outputs) — where that input is the name
     insert_node gave a producer's output (`<output>_pre`) and nothing else reads it, the producer
     writes the output's name again, so deleting what insert_node added gives back the graph before
     it; a graph output keeps its name (its producer writes it) — so a pass-through
@@ -65,7 +71,7 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
     g = ref.container
     desc = f"deleted {node_words(node, nid)}"
     if reconnect:
-        src = next((x for x in node.input if x), None)
+        src = _passed_on(g, node)
         dst = node.output[0] if node.output else ""
         if src is None or not dst:
             raise StudioError(
@@ -114,6 +120,14 @@ def _delete_node(model: onnx.ModelProto, op: dict) -> str:
             )
     del g.node[idx]
     return desc
+
+
+def _passed_on(g, node: onnx.NodeProto) -> str | None:
+    """The input a reconnect passes on: the first that is no weight or constant, else the first."""
+    given = [x for x in node.input if x]
+    fixed = {t.name for t in getattr(g, "initializer", ())}
+    fixed |= {x for n in g.node if n.op_type == "Constant" and not n.domain for x in n.output}
+    return next((x for x in given if x not in fixed), given[0] if given else None)
 
 
 def _retyped(model: onnx.ModelProto, ref, name: str, now: onnx.TypeProto | None) -> str:

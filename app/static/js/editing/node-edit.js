@@ -513,7 +513,7 @@ function addNodeForm(node, ctx) {
 
 function deleteForm(node, ctx) {
   const reconnect = checkbox("reconnect", "Reconnect", (node.inputs || []).some(Boolean) && (node.outputs || []).length === 1,
-    "its first input feeds its readers");
+    "its first input that is no weight or constant feeds its readers");
   // its weights (or the constant an insert made for it) go with it unless kept
   const keep = checkbox("keep_initializers", "Keep its initializers", false, "those only it reads; they go with it otherwise");
   const { form } = editForm("ed-delete-node", [
