@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 from testkit import ONNX_DATA
 
 from .browser_models import loop_model, three_convs, tiny_cnn, two_inputs, zipmap_model
@@ -310,6 +311,31 @@ def test_every_input_from_one_npz_for_a_run_and_for_calibration(page, server, tm
     form.locator("button[type=submit]").click()
     wait_revision(page, 1)
     assert "calibrated on 3 sample(s)" in panel.locator("#model-tools .callout").text_content()
+
+
+def test_outputs_saved_as_npy_are_what_the_run_is_held_to(page, server, tmp_path):
+    """QA19 F5: a framework's outputs are .npy files (np.save(out.numpy())), not a test data set's
+    .pb: one named after its output (torch_out.<output>.npy too) checks the run; one off says so."""
+    folder = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+    model = onnx.load(folder / "model.onnx")
+    x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0" / "input_0.pb")))
+    y = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0" / "output_0.pb")))
+    output = model.graph.output[0].name
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / f"torch_out.{output}.npy", y)
+    np.save(tmp_path / "off.npy", y + 1)
+    summary = upload(page, server, model, "conv.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.locator(".run-npy").first.set_input_files(str(tmp_path / "x.npy"))
+    page.set_input_files("#run-expected-files", str(tmp_path / f"torch_out.{output}.npy"))
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-expected-verdict").text_content().startswith("The outputs given: every output")
+    page.set_input_files("#run-expected-files", str(tmp_path / "off.npy"))  # one output: any name is its
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true] #run-expected-verdict").wait_for()
+    assert "1 of 1 output(s) differ from the expected values" in page.locator("#run-expected-verdict").text_content()
 
 
 def test_a_test_data_set_feeds_the_run_and_checks_its_outputs(page, server, artifacts):

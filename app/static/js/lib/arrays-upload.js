@@ -47,3 +47,37 @@ export async function fromTestDataSet(upload, files, inputs, outputs) {
   }
   return found;
 }
+
+/** The output a .npy file is named after: "logits.npy", or "<anything>.logits.npy" /
+ * "<anything>_logits.npy" (torch_out.logits.npy); the one output when there is one. */
+function outputOf(file, outputs) {
+  const stem = file.name.replace(/\.npy$/i, "");
+  const named = [...outputs].sort((a, b) => b.length - a.length) // "present.0.key" before "key"
+    .find((o) => stem === o || stem.endsWith(`.${o}`) || stem.endsWith(`_${o}`));
+  return named ?? (outputs.length === 1 ? outputs[0] : null);
+}
+
+/**
+ * The values the outputs should have, from .npy files named after them (what a framework's
+ * outputs saved with numpy.save are) or one .npz of arrays named after them, each uploaded:
+ * {output: blob}. An Error names a file that names no output.
+ * @param {(file: File) => Promise<any>} upload the page's uploadBlob
+ * @param {File[]} files
+ * @param {string[]} outputs the graph's outputs
+ * @returns {Promise<Record<string, string>>}
+ */
+export async function expectedFromFiles(upload, files, outputs) {
+  const expected = {};
+  for (const file of files) {
+    if (/\.npz$/i.test(file.name)) {
+      Object.assign(expected, await inputsFromNpz(upload, file, outputs).catch((err) => {
+        throw new Error(err.message.replace("named after an input", "named after an output").replace("one per input", "one per output"));
+      }));
+      continue;
+    }
+    const output = outputOf(file, outputs);
+    if (!output) throw new Error(`${file.name} names no output of this model (${outputs.join(", ")}): name it <output>.npy`);
+    expected[output] = (await upload(file)).blob;
+  }
+  return expected;
+}

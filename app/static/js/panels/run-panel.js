@@ -13,7 +13,7 @@ import { declaredMismatch } from "./declared-shape.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
 import { npyShape } from "../lib/npy.js";
-import { fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
+import { expectedFromFiles, fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice, standing } from "./history-panel.js";
 import { rowsWords } from "../lib/reference-words.js";
 import { graphPathOf } from "../lib/address.js";
@@ -562,7 +562,7 @@ function results(root, answer, ctx, body, fromCase = false) {
   if (answer.expected) {
     const all = Object.values(answer.expected.outputs);
     const verdict = all.every((c) => c.equal) ? "every output as expected, exactly" : all.every((c) => c.close) ? "every output close to the expected values" : `${all.filter((c) => !c.close).length} of ${all.length} output(s) differ from the expected values`;
-    root.append(section("Against the expected outputs", el("p", { class: "muted", id: "run-expected-verdict" }, `${fromCase ? "The case's kept outputs" : "The test data's outputs"}: ${verdict}.`),
+    root.append(section("Against the expected outputs", el("p", { class: "muted", id: "run-expected-verdict" }, `${fromCase ? "The case's kept outputs" : body.expectedWords || "The test data's outputs"}: ${verdict}.`),
       comparisonTable(answer.expected, "run-expected")));
   }
   if (compare) {
@@ -694,6 +694,8 @@ export function renderRunPanel(root, ctx) {
   const rows = inputs.map(inputRow);
   const npz = el("input", { type: "file", accept: ".npz", id: "run-npz", "aria-label": "One .npz for every input" });
   const dataset = el("input", { type: "file", accept: ".pb", multiple: true, id: "run-dataset", "aria-label": "A test data set: input_k.pb and output_k.pb files" });
+  // what the outputs should be, as a framework saves them (np.save(f"{name}.npy", torch_out))
+  const expectedFiles = el("input", { type: "file", accept: ".npy,.npz", multiple: true, id: "run-expected-files", "aria-label": "The outputs expected: <output>.npy files or one .npz" });
   const expressions = graph.dim_expressions || {};
   const dimNames = symbolicDims(inputs, expressions);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
@@ -756,6 +758,8 @@ export function renderRunPanel(root, ctx) {
     rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
     el("label", { class: "run-npz-label", title: "The TensorProto files of an ONNX test data set (test_data_set_0/): its inputs feed the run, its outputs are the values the outputs should have" },
       "or a test data set (input_k.pb, output_k.pb) ", dataset),
+    el("label", { class: "run-npz-label", title: "The values each output should have, as your framework gave them: numpy.save(\"logits.npy\", out) per output, or one numpy.savez(path, logits=…)" },
+      "Expected outputs (<output>.npy, or an .npz) ", expectedFiles),
     dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the dynamic dims"),
       el("div", { class: "ed-row" }, dims.map((d) => el("label", {}, mono(d.name), " = ", d.field)))) : null);
   const other = el("button", { type: "button", class: "linklike", id: "run-own-inputs" }, "use other inputs");
@@ -797,7 +801,11 @@ export function renderRunPanel(root, ctx) {
         body.inputs[r.name] = given ? { npy: given } : values !== undefined ? { values }
           : { random: { seed: Number(r.seed.value || 0), ...(r.count ? { count: Number(r.count.value || 0) } : {}) } };
       }
-      if (Object.keys(set.expected).length) body.expected = Object.fromEntries(Object.entries(set.expected).map(([name, blob]) => [name, { npy: blob }]));
+      const outputNames = (graph.outputs || []).map((o) => o.name);
+      const fromFiles = expectedFiles.files && expectedFiles.files.length
+        ? await expectedFromFiles(ctx.actions.uploadBlob, [...expectedFiles.files], outputNames) : {};
+      const expected = { ...set.expected, ...fromFiles };
+      if (Object.keys(expected).length) body.expected = Object.fromEntries(Object.entries(expected).map(([name, blob]) => [name, { npy: blob }]));
       // a size the values given have is theirs (the server refuses a field that disagrees)
       for (const d of dims) if (!d.field.disabled) body.dims[d.name] = Number(d.field.value || 1);
       if (kept) Object.assign(body, { inputs: kept.inputs, dims: kept.dims, expected: kept.expected });
@@ -810,7 +818,8 @@ export function renderRunPanel(root, ctx) {
       }
       if (profile.checked) body.profile = true;
       const answer = await ctx.actions.run(body);
-      results(out, answer, ctx, body, !!kept);
+      // the verdict names where the expected values came from (not sent: the API takes no such field)
+      results(out, answer, ctx, { ...body, expectedWords: Object.keys(fromFiles).length ? "The outputs given" : "" }, !!kept);
       const diverges = answer.compare && answer.compare.diverges;
       ctx.actions.markDivergence(diverges ? diverges.node : null, Object.values((answer.compare && answer.compare.outputs) || {}).every((c) => c.close));
       out.dataset.ready = "true";
