@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import logging
 import secrets
 import socket
 import sys
 import threading
 import webbrowser
 from pathlib import Path
+from typing import NoReturn
 
 import onnx
 
@@ -163,12 +165,45 @@ def serve_token(values: dict) -> str | None:
     return token
 
 
+def _refuse(p: argparse.ArgumentParser, message: str) -> NoReturn:
+    """A setting the server can't start with: argparse's error line and exit status (2), without
+    its usage block (the command line was well formed; a value in it, the environment or the
+    config file was not). One line: a log collector shows it whole."""
+    p.exit(2, f"{p.prog}: error: {' '.join(message.split())}\n")
+
+
+def _check_store(p: argparse.ArgumentParser, values: settings.Values, config: dict) -> None:
+    """The index and blob store the settings name, opened and asked once before the server starts:
+    a database or bucket it can't reach (a wrong password, a server down, a missing bucket) stops
+    it here with one line naming the setting's source, not with a traceback from each worker."""
+    from .store import StoreCheckFailed, check_store
+
+    try:
+        check_store(config)
+    except StoreCheckFailed as exc:
+        _refuse(p, f"{values.source(exc.setting)}: {exc.message}")
+
+
+def _say_what_it_serves(values: settings.Values, config: dict) -> None:
+    """One log line naming the store, processes and access the server starts with (the operator's
+    check that the settings meant were the ones applied)."""
+    from .store import describe_store
+
+    workers = values["workers"]
+    processes = f"{workers} workers x {values['threads']} threads" if workers > 1 else "1 process"
+    token = "an access token" if config.get("AUTH_TOKEN") else "no access token"
+    where = f"{values['host']}:{values['port']}" if values["port"] else f"{values['host']}, a free port"
+    logging.getLogger("app").info("serving on %s, %s; %s; needs %s", where, processes, describe_store(config), token)
+
+
 def _serve_command(argv: list[str]) -> int:
     p = serve_parser()
     try:
         values = settings.resolve(p.parse_args(argv))
     except settings.SettingsError as exc:
-        p.error(str(exc))
+        _refuse(p, str(exc))
+    config = {"DATA_DIR": str(default_data_dir()), **settings.flask_config(values)}
+    _check_store(p, values, config)
     host = values["host"]
     hosts = list(values.get("allowed_hosts", []))
     if host not in ("0.0.0.0", "::", ""):
@@ -181,8 +216,11 @@ def _serve_command(argv: list[str]) -> int:
             " with --allowed-host NAME (or ONNX_STUDIO_ALLOWED_HOSTS)",
             flush=True,
         )
-    config = {**settings.flask_config(values), "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
+    config = {**config, "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
     logs.configure(values["log_level"], values["log_format"])
+    for library in ("botocore", "boto3", "s3transfer"):  # "Found credentials in ...", in every worker
+        logging.getLogger(library).setLevel(logging.WARNING)
+    _say_what_it_serves(values, config)
     if values["workers"] > 1:
         from . import serving
 
@@ -193,6 +231,13 @@ def _serve_command(argv: list[str]) -> int:
     else:
         _serve(create_app(config), host, values["port"])
     return 0
+
+
+def _port(text: str) -> int:
+    try:
+        return settings.port_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Open an ONNX model in ONNX Studio (or: onnx-studio serve --help, onnx-studio apply --help).",
     )
     p.add_argument("model", type=Path, help="the .onnx file to open")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--port", type=_port, default=8080, help="port to listen on (taken: a free one)")
     p.add_argument("--data-dir", type=Path, default=default_data_dir())
     p.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     args = p.parse_args(argv)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,11 +33,57 @@ def _token(raw: object) -> str:
     return token.strip()
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
+def _whole(raw: Any) -> int:
+    """A whole number: a TOML integer, or its digits (a flag, an environment variable)."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    text = str(raw).strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise ValueError("is not a whole number")
+    return int(text)
+
+
+def _positive_int(raw: Any) -> int:
+    value = _whole(raw)
     if value < 1:
         raise ValueError("must be 1 or more")
     return value
+
+
+def port_number(raw: Any) -> int:
+    """A TCP port to listen on: 1 to 65535, or 0 for any free one (the address printed says which)."""
+    value = _whole(raw)
+    if not 0 <= value <= 65535:
+        raise ValueError("is not a port: 1 to 65535 (0: any free one)")
+    return value
+
+
+def _database_url(raw: Any) -> str:
+    """The index's URL: sqlite:///PATH or postgresql://... (empty: SQLite in data_dir)."""
+    from .store import check_database_url
+
+    url = str(raw).strip()
+    check_database_url(url)
+    return url
+
+
+def _blob_url(raw: Any) -> str:
+    """The blob store's URL: s3://BUCKET/PREFIX (empty: a folder in data_dir)."""
+    from .store import parse_blob_url
+
+    url = str(raw).strip()
+    if url:
+        try:
+            parse_blob_url(url)
+        except ValueError:
+            raise ValueError("is not s3://BUCKET/PREFIX") from None
+    return url
+
+
+def _shown_url(raw: Any) -> str:
+    from .store import masked_url
+
+    return repr(masked_url(str(raw)))
 
 
 def _names(value: Any) -> list[str]:
@@ -63,6 +110,8 @@ class Setting:
     help: str
     flask: str | None = None  # the Flask config key it sets (None: the CLI uses it)
     repeat: bool = False  # the flag can be given several times (a list)
+    # how an error message shows a value refused: repr, a URL without its password, nothing for a secret
+    show: Callable[[Any], str] = repr
 
     @property
     def flag(self) -> str:
@@ -75,14 +124,26 @@ class Setting:
 
 SETTINGS = (
     Setting("data_dir", Path, "folder of the store (SQLite index and blobs)", "DATA_DIR"),
-    Setting("database_url", str, "the index: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB", "DATABASE_URL"),
-    Setting("blob_url", str, "s3://BUCKET/PREFIX: the blobs in S3 (default: a folder in data_dir)", "BLOB_URL"),
+    Setting(
+        "database_url",
+        _database_url,
+        "the index: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB",
+        "DATABASE_URL",
+        show=_shown_url,
+    ),
+    Setting(
+        "blob_url",
+        _blob_url,
+        "s3://BUCKET/PREFIX: the blobs in S3 (default: a folder in data_dir)",
+        "BLOB_URL",
+        show=_shown_url,
+    ),
     Setting("host", str, "address to listen on"),
-    Setting("port", int, "port to listen on"),
+    Setting("port", port_number, "port to listen on (0: any free one)"),
     Setting("workers", _positive_int, "worker processes (more than 1: gunicorn)"),
     Setting("threads", _positive_int, "threads per worker process"),
     Setting("allowed_hosts", _names, "host names answered besides loopback ('*': any)", "ALLOWED_HOSTS", repeat=True),
-    Setting("auth_token", _token, "access token every page and API call needs", "AUTH_TOKEN"),
+    Setting("auth_token", _token, "access token every page and API call needs", "AUTH_TOKEN", show=lambda _: ""),
     Setting("log_level", _choice("debug", "info", "warning", "error"), "log level"),
     Setting("log_format", _choice("text", "json"), "log lines as text or one JSON object each"),
     Setting("max_upload_bytes", _positive_int, "largest upload accepted", "MAX_CONTENT_LENGTH"),
@@ -105,7 +166,21 @@ def add_flags(parser: argparse.ArgumentParser, keys: tuple[str, ...] | None = No
             parser.add_argument(s.flag, dest=s.key, default=None, help=f"{s.help} (env {s.env})")
 
 
-def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+class Values(dict[str, Any]):
+    """The settings' values, by key, and where each given one came from (`sources`: its flag, its
+    environment variable, or "FILE: key"), for the messages about them made later (a database the
+    server can't reach)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sources: dict[str, str] = {}
+
+    def source(self, key: str) -> str:
+        """Where a setting came from, as messages name it (one not given: its key, the default's)."""
+        return self.sources.get(key) or f"{key} (default)"
+
+
+def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Values:
     """Every setting's value: the flag's, else the environment's, else the config file's, else
     its default (absent: create_app's own default applies)."""
     environ = os.environ if environ is None else environ
@@ -119,7 +194,7 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
         unknown = sorted(set(from_file) - set(BY_KEY))
         if unknown:
             raise SettingsError(f"config file {config_path}: unknown setting {', '.join(unknown)}")
-    values: dict[str, Any] = dict(DEFAULTS)
+    values = Values(DEFAULTS)
     for s in SETTINGS:
         given = getattr(args, s.key, None)
         if given is not None:
@@ -127,7 +202,7 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
         elif s.env in environ:
             source, raw = s.env, environ[s.env]
         elif s.key in from_file:
-            source, raw = f"{config_path}: {s.key}", from_file[s.key]
+            source, raw = f"config file {config_path}: {s.key}", from_file[s.key]
         else:
             continue
         try:
@@ -136,7 +211,9 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
             else:
                 values[s.key] = s.parse(raw)
         except (TypeError, ValueError) as exc:
-            raise SettingsError(f"{source}: {raw!r} {exc}") from None
+            shown = s.show(raw)
+            raise SettingsError(f"{source}: {shown} {exc}" if shown else f"{source}: {exc}") from None
+        values.sources[s.key] = source
     return values
 
 
