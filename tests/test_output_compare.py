@@ -110,3 +110,12 @@ def test_values_held_at_float16s_limit_are_left_out_of_every_number():
     # measured over the two scores only: ~1 % of their magnitude, not 1e-40 of -3.4e38's
     assert 0.005 < c["max_rel_to_range"] < 0.05 and 0.005 < c["rel_error"] < 0.05, c
     assert c["sqnr_db"] < 60, c
+
+
+def test_an_activation_that_overflows_float16_is_an_error_not_a_mask():
+    """QA17 F1: a CNN's activations of 205,081 computed in float16 are inf: no mask held at
+    its limit, but the very overflow a float16 deployment must hear of."""
+    wide = np.array([205_081.0, -150_000.0, 3.0, 4.0], np.float32)
+    half = np.array([np.inf, -np.inf, 3.0, 4.0], np.float16)
+    c = compare_arrays(half, wide, close=True)
+    assert not c.get("float16_limit") and not c["close"] and not c["equal"], c

@@ -225,6 +225,9 @@ def _matching(a: np.ndarray, b: np.ndarray, tolerance: float) -> tuple[dict, np.
 
 
 FLOAT16_MAX = float(np.finfo(np.float16).max)
+# a mask's "minus infinity" as exporters write it (float32's lowest, -1e30, -1e38): far past any
+# activation; a value this big that float16 holds as inf is that mask
+MASK_MAGNITUDE = 1e30
 
 
 def _held_at_float16_limit(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
@@ -232,14 +235,17 @@ def _held_at_float16_limit(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.nd
     float16 side holds near its limit, same sign: a mask's -3.4e38 (float32's lowest, "minus
     infinity" to a softmax) the float16 converter clamps to -65504. Both mask alike; counted as
     a relative error of 100 % they led the per-node table over the MatMuls that lose precision
-    (the KV-cache QA). None when no element is so."""
+    (the KV-cache QA); or at ±inf where the other is mask-sized (MASK_MAGNITUDE: a cast gives inf).
+    An activation that overflowed (a CNN's 205,081 computed in float16, inf) is no mask: an error,
+    counted. None when no element is so."""
     if (a.dtype == np.float16) == (b.dtype == np.float16):
         return None
     wide, narrow = (y, x) if a.dtype == np.float16 else (x, y)
     past = np.isfinite(wide) & (np.abs(wide) > FLOAT16_MAX)
     if not past.any():
         return None
-    held = past & (np.sign(narrow) == np.sign(wide)) & (np.abs(narrow) >= FLOAT16_MAX / 2)
+    at_limit = np.isfinite(narrow) | (np.abs(wide) >= MASK_MAGNITUDE)
+    held = past & at_limit & (np.sign(narrow) == np.sign(wide)) & (np.abs(narrow) >= FLOAT16_MAX / 2)
     return held if held.any() else None
 
 
