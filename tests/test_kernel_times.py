@@ -80,6 +80,14 @@ def test_a_fusion_with_a_name_of_its_own_is_found_by_the_tensors_it_makes():
     assert "n0" not in nodes and other == []
 
 
+def test_a_quantized_conv_named_after_its_node_with_a_token_is_that_node():
+    """QA17 F5: an int8 model's QLinearConv kernels, named "<node>_token_<k>" by onnxruntime's
+    QDQ and NHWC transformers and writing tensors of their own: 80 % of the run was filed as
+    onnxruntime's own nodes."""
+    nodes, other = times(kernel("conv_token_2", "QLinearConv", 9, ["x_q_token"], ["c_q_token"]))
+    assert nodes["n0"]["time_us"] == 9 and nodes["n0"]["kernel_op"] == "QLinearConv" and other == []
+
+
 def mlp() -> onnx.ModelProto:
     """A transformer's MLP: MatMul -> bias Add -> Gelu as torch exports it (Div, Erf, Add, Mul,
     Mul) -> MatMul; onnxruntime runs the first MatMul and the bias as one Gemm

@@ -11,7 +11,9 @@ put on the model node it runs, found by, in order:
   3. "<tensor>_nchwc": the node making that tensor, back through the activation fused into it
      to the node of the kernel's operator;
   4. "<node name>/<fusion>/": that node, and the nodes after it reading the kernel's other
-     inputs (MatMul + bias Add as one Gemm).
+     inputs (MatMul + bias Add as one Gemm);
+  5. "<node name>_token_<k>": that node (the QDQ and NHWC transformers' QLinearConv of an int8
+     model's Conv).
 A kernel covering several nodes puts its time on the one of its own operator (or the operator it
 is a form of: QLinearMatMul's MatMul; else its first), and names the others as fused into it; a
 kernel matching nothing is onnxruntime's own. Constants (and what is made of them alone) bound
@@ -20,10 +22,13 @@ the nodes a kernel runs: onnxruntime folds them.
 
 from __future__ import annotations
 
+import re
+
 import onnx
 
 from ..onnx_io.address import node_id
 
+_TOKEN = re.compile(r"_token_\d+$")
 MAX_REGION = 64  # nodes a fused kernel may stand for: past that the tensors don't say what it runs
 MAX_CHAIN = 4  # nodes back from an NCHWc kernel's tensor to its operator (Conv <- Add <- Relu)
 
@@ -107,6 +112,9 @@ def _region(
         return sorted({names[name], *region}) if names[name] in region else [names[name]]
     if region:
         return region
+    own = _TOKEN.sub("", name)  # the QDQ and NHWC transformers' "<node>_token_<k>": a quantized Conv
+    if own != name and names.get(own) is not None:
+        return [names[own]]
     if name.endswith("_nchwc") and name[: -len("_nchwc")] in producer:
         return _back_to(producer[name[: -len("_nchwc")]], kernel["op_type"], nodes, producer)
     parts = name.rstrip("/").split("/")
