@@ -110,3 +110,20 @@ def test_a_run_failing_inside_a_loop_body_names_the_body_node(client):
         'onnxruntime can\'t run the model: node "body_gather" (Gather) in loop/body: indices element out of data bounds'
     ), error["message"]
     assert "Non-zero status" not in error["message"]
+
+
+def test_random_uint8_inputs_are_pixels_not_a_black_image(client):
+    """QA17 F7: random uint8 inputs were all zeros, so a reference case kept on them passed an
+    edit of the image's scaling (0/255 = 0/128)."""
+    graph = h.make_graph(
+        [h.make_node("Cast", ["img"], ["f"], to=T.FLOAT)],
+        "g",
+        [h.make_tensor_value_info("img", T.UINT8, [1, 3, 8, 8])],
+        [h.make_tensor_value_info("f", T.FLOAT, [1, 3, 8, 8])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {"img": {"random": {"seed": 3}}}})
+    assert r.status_code == 200, r.get_json()
+    stats = r.get_json()["outputs"]["f"]["stats"]
+    assert stats["min"] >= 0 and stats["max"] <= 255 and stats["max"] - stats["min"] > 200, stats

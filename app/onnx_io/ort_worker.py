@@ -577,7 +577,7 @@ def _place_positions(np, feeds: dict, roles: dict, given: set) -> None:
 
 def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng, vocabulary: dict | None = None):
     """Random values of a tensor type ("tensor(float)") and declared shape (symbolic dims from
-    `dims`): normal floats, zero integers, random booleans; a type numpy lacks, narrowed; a
+    `dims`): normal floats, uniform uint8 (pixels), zero other integers, random booleans; a type numpy lacks, narrowed; a
     categorical input's drawn from its vocabulary (vocabularies.py: text as words of it), token
     ids uniformly below the rows of the table they index."""
     m = _TENSOR.match(type_name)
@@ -626,6 +626,8 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
     below = (vocabulary or {}).get("below")
     if below and dtype.kind in "iu":  # token ids: rows of the embedding table they index
         return rng.integers(0, min(int(below), int(np.iinfo(dtype).max)), size=shape).astype(dtype)
+    if dtype == np.uint8:  # an image's pixels: all zeros (a black image) hid any edit of its scaling
+        return rng.integers(0, 256, size=shape, dtype=np.uint8)
     return np.zeros(shape, dtype)  # integers: 0 is a valid index, shape entry and token id
 
 
