@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-from testkit import upload
+from testkit import npy_blob, upload
 
 RAW_MARKS = ("[ONNXRuntimeError]", "onnxruntime_src", "Non-zero status code", "reshape_helper.h", "Name:'")
 
@@ -127,3 +127,29 @@ def test_random_uint8_inputs_are_pixels_not_a_black_image(client):
     assert r.status_code == 200, r.get_json()
     stats = r.get_json()["outputs"]["f"]["stats"]
     assert stats["min"] >= 0 and stats["max"] <= 255 and stats["max"] - stats["min"] > 200, stats
+
+
+def test_an_npy_of_another_width_is_fed_in_the_declared_type(client):
+    """QA17 F3, F9: numpy's float64 for a float32 input was refused as if the model were broken,
+    and a float16-in/out conversion could not be compared with its float32 original on any input."""
+    graph = h.make_graph(
+        [h.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 3])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    x = np.array([[-1.5, 0.25, 2.0], [3.0, -4.0, 0.5]])  # float64
+    blob = npy_blob(client, x)
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {"x": {"npy": blob}}})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["outputs"]["y"]["values"] == [0.0, 0.25, 2.0, 3.0, 0.0, 0.5]
+
+    half = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16", "keep_io_types": False}]}
+    )
+    assert half.status_code == 200, half.get_json()
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {"x": {"npy": blob}}, "compare_to": 0})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["compare"]["outputs"]["y"]["close"], r.get_json()["compare"]

@@ -510,7 +510,7 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
         if not arg.type.startswith("tensor("):
             raise Skip(f'input "{arg.name}" is {_a(arg.type)}: give it a test data set\'s .pb of that type')
         if narrow is None:
-            return given
+            return _as_declared(np, arg, given)
         if given.dtype.kind not in "fiub":
             raise Skip(f'input "{arg.name}" is a {arg.type}: its .npy holds {given.dtype}, not numbers')
         return _narrow_value(ort, given, narrow)
@@ -545,6 +545,26 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     if arg.type.startswith("optional(") and not arg.type.startswith("optional(seq("):
         return item()
     return [item() for _ in range(element["count"])]
+
+
+def _as_declared(np, arg, given):
+    """A .npy's values in the element type the input declares, where only the width differs: a
+    float64 array (numpy's default) for a float32 input, one revision's float32 inputs for
+    another's float16 (a float16 conversion compared with its original), int32 token ids for an
+    int64 input. Integers that don't fit, or floats for integers, are fed as they are: refused."""
+    m = _TENSOR.match(arg.type)
+    wanted = np.dtype(_NUMPY[m.group(1)]) if m and m.group(1) in _NUMPY else None
+    if wanted is None or given.dtype == wanted:
+        return given
+    floats = given.dtype.kind == wanted.kind == "f"
+    integers = given.dtype.kind in "iu" and wanted.kind in "iu"
+    if not (floats or integers):
+        return given
+    if integers and given.size:
+        info = np.iinfo(wanted)
+        if given.min() < info.min or given.max() > info.max:
+            return given
+    return given.astype(wanted)
 
 
 def _in_role(np, values, role: str | None):
