@@ -6,8 +6,9 @@ others, and again with those sizes doubled (QA19: every KV-cache export showed a
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from testkit import upload
 
 from app.onnx_io.runtime_check import check_model
@@ -126,3 +127,38 @@ def test_a_part_made_up_values_refuse_says_so_without_its_model(client):
     runtime = client.get(f"/api/models/{mid}/validation").get_json()["runtime"]
     assert runtime["status"] == "fails" and runtime["guessed"], runtime
     assert "fed" not in runtime
+
+
+def fixed_pool_cnn() -> onnx.ModelProto:
+    """A 3x3 Conv without padding, a fixed 30x30 AveragePool and a Reshape to [1, 4] (a
+    classifier's flatten): it runs at 32x32, as exported, and nowhere the smoke run used to try
+    (at 1 the conv's output would be negative; at 2 to 512 the reshape doesn't fit)."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    flat = numpy_helper.from_array(np.array([1, 4], np.int64), "flat")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("AveragePool", ["c"], ["p"], name="pool", kernel_shape=[30, 30]),
+        helper.make_node("Reshape", ["p", "flat"], ["y"], name="flatten"),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], [w, flat])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_dims_made_dynamic_are_run_at_the_sizes_the_model_had(client):
+    """QA17 F15: an image's 224x224 made height x width was refused ("AveragePool: output dimension
+    is negative"; a SqueezeNet crashed): the smoke run tried every dynamic dim at 1 first. It tries
+    the sizes the model fixed before, and the next edits the sizes that ran."""
+    mid = upload(client, fixed_pool_cnn().SerializeToString()).get_json()["id"]
+    dynamic = {"op": "set_io_shape", "name": "x", "shape": [1, 3, "height", "width"]}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [dynamic]})
+    assert r.status_code == 200, r.get_json()
+    runtime = r.get_json()["validation"]["runtime"]
+    assert runtime["status"] == "ok" and runtime["sizes"] == {"height": 32, "width": 32}, runtime
+
+    rename = {"op": "rename_tensor", "from": "y", "to": "pooled"}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [rename]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["sizes"] == {"height": 32, "width": 32}

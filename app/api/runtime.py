@@ -16,7 +16,14 @@ import onnx
 
 from ..edits.apply import runtime_refusal
 from ..errors import StudioError
-from ..onnx_io.runtime_check import WALL_SECONDS, against_base, check_model, failed_somewhere, ort_version
+from ..onnx_io.runtime_check import (
+    WALL_SECONDS,
+    against_base,
+    check_model,
+    failed_somewhere,
+    known_sizes,
+    ort_version,
+)
 from .background import once_in_background
 from .documents import LRU, external_reader, load, store
 
@@ -57,7 +64,8 @@ def gate_check(revision, base_verdict: dict, model: onnx.ModelProto, base_model:
     if (base_verdict.get("seconds") or 0) > GATE_WAITS_SECONDS:
         return PENDING
     source = _source(revision, base_verdict, base_model)
-    return check(revision, model, GATE_WALL_SECONDS, source)  # the edit keeps the base's external data
+    sizes = known_sizes(model, base_model, base_verdict)
+    return check(revision, model, GATE_WALL_SECONDS, source, sizes)  # the edit keeps the base's external data
 
 
 def _source(parent, parent_verdict: dict | None, parent_model: onnx.ModelProto | None = None) -> tuple | None:
@@ -76,13 +84,18 @@ def _source(parent, parent_verdict: dict | None, parent_model: onnx.ModelProto |
     return parent, parent_model
 
 
-def check(revision, model: onnx.ModelProto, wall: float = WALL_SECONDS, source: tuple | None = None) -> dict:
+def check(
+    revision, model: onnx.ModelProto, wall: float = WALL_SECONDS, source: tuple | None = None, sizes: dict | None = None
+) -> dict:
     """Smoke-run a model with the revision's external data files (no caching); `source`
-    (revision, model): the one it was made from, which computes inputs it takes."""
+    (revision, model): the one it was made from, which computes inputs it takes; `sizes`: its
+    dynamic dims' sizes to try first (runtime_check.known_sizes)."""
     if source is None:
-        verdict = check_model(model, external_reader(revision), wall)
+        verdict = check_model(model, external_reader(revision), wall, sizes=sizes)
     else:
-        verdict = check_model(model, external_reader(revision), wall, source[1], external_reader(source[0]))
+        verdict = check_model(
+            model, external_reader(revision), wall, source[1], external_reader(source[0]), sizes=sizes
+        )
         if verdict.get("fed"):
             verdict["fed_from"] = source[0].rev
     if (verdict.get("seconds") or 0) > SLOW_SECONDS:
@@ -114,9 +127,13 @@ def with_runtime(validation: dict, revision, model: onnx.ModelProto, wait: bool 
 
 
 def _compute(revision, model: onnx.ModelProto) -> dict:
+    source = sizes = None
     parent = store().revision(revision.model_id, revision.parent) if revision.parent is not None else None
-    source = _source(parent, _stored(parent)) if parent is not None else None
-    verdict = check(revision, model, source=source)
+    if parent is not None:
+        _, parent, parent_model = load(revision.model_id, parent.rev)
+        source = _source(parent, _stored(parent), parent_model)
+        sizes = known_sizes(model, parent_model, _stored(parent))
+    verdict = check(revision, model, source=source, sizes=sizes)
     if failed_somewhere(verdict) and parent is not None:
         verdict = against_base(verdict, _stored(parent))
     if not verdict.get("transient"):  # kept with the revision; a worker's hiccup is not

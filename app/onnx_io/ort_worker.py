@@ -302,6 +302,9 @@ def check(job: dict) -> dict:
 
     ort.set_default_logger_severity(4)  # loading warns on stderr before session options apply
     path, hint = job["path"], int(job.get("dims", 1))
+    # sizes the model it was made from fixed (or ran at) for dims now dynamic: tried first (a
+    # ResNet made 224x224 -> height x width runs at 224, not at 1, where it fails or crashes)
+    first = {"*": hint, **job["sizes"]} if job.get("sizes") else hint
     # what the model says of some inputs: a categorical one's values, a sequence's tensors
     hints = {
         "vocabularies": job.get("vocabularies") or {},
@@ -311,19 +314,21 @@ def check(job: dict) -> dict:
     try:
         start = time.perf_counter()
         sessions: dict = {}
-        out = _attempt(ort, np, path, True, hint, hints, sessions)
+        out = _attempt(ort, np, path, True, first, hints, sessions)
+        if out["status"] == "ok" and isinstance(first, dict):
+            out["dims"] = first
         quick = time.perf_counter() - start <= RETRY_SECONDS
         if out.get("symbolic") and out["status"] == "fails" and quick:
             out = _one_dim_more(ort, np, path, hint, out, hints, sessions)
-            if out["status"] == "ok" and hint == 1:
-                doubled = {dim: OTHER_SIZE * size for dim, size in out["dims"].items()}
-                out["other_size"] = _other_size(ort, np, path, hints, out["symbolic"], sessions, doubled)
         if out.get("symbolic") and out["status"] == "fails":
             out = _bigger_dims(ort, np, path, hint, out, hints, sessions)
-        elif out.get("symbolic") and hint == 1 and quick and "other_size" not in out:
+        elif out.get("symbolic") and hint == 1 and quick and isinstance(out.get("dims"), dict):
+            doubled = {dim: OTHER_SIZE * size for dim, size in out["dims"].items()}
+            out["other_size"] = _other_size(ort, np, path, hints, out["symbolic"], sessions, doubled)
+        elif out.get("symbolic") and hint == 1 and quick:
             out["other_size"] = _other_size(ort, np, path, hints, out["symbolic"], sessions)
         if out["status"] == "fails":
-            out = _plain(ort, np, path, hint, hints, out, sessions)
+            out = _plain(ort, np, path, first, hints, out, sessions)
     except Skip as exc:
         out = {"status": "skipped", "message": str(exc)}
     except MemoryError:

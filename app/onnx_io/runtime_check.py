@@ -30,6 +30,7 @@ import onnx
 
 from .causes import _node_words, _Nodes
 from .declared_shapes import declared_mismatches
+from .dim_names import axis_dim, is_unnamed
 from .input_elements import input_elements
 from .smoke_model import write_stand_in
 from .traverse import fed_inputs
@@ -158,13 +159,14 @@ def check_model(
     wall: float = WALL_SECONDS,
     source: onnx.ModelProto | None = None,
     source_read=None,
+    sizes: dict[str, int] | None = None,
 ) -> dict:
     """The verdict: {"status": ok | fails | skipped, "ok": True | False | None, "message" (one
     line), "node_name", "op_type", "node" (main-graph node id), "onnxruntime" (version),
     "seconds"}. `read(location, offset, length)` reads the model's external data files.
     `source`: the model this one was made from (`source_read` its files): inputs of this one that
     are values `source` computes are fed what it computes on the same made-up inputs ("fed":
-    their names), not made-up values."""
+    their names), not made-up values. `sizes`: dynamic dims' sizes to try first (known_sizes)."""
     version = ort_version()
     if version is None:
         return {"status": "skipped", "ok": None, "message": "onnxruntime is not installed", "onnxruntime": None}
@@ -190,6 +192,8 @@ def check_model(
         if fed_from:
             job["source"] = {"path": str(source_path), "values": fed_from}
             job["memory"] += 2 * source_zeros
+        if sizes:
+            job["sizes"] = sizes
         timing: dict = {}
         raw = _run(job, wall, timing)
     out = describe(raw, model)
@@ -198,6 +202,26 @@ def check_model(
     out["onnxruntime"] = raw.get("onnxruntime") or version
     # what the model costs a check (the edit gate waits for quick ones), a worker's start left out
     out["seconds"] = round(time.monotonic() - start - timing.get("worker_start", 0.0), 3)
+    return out
+
+
+def known_sizes(model: onnx.ModelProto, base: onnx.ModelProto, base_verdict: dict | None) -> dict[str, int]:
+    """Sizes for `model`'s dynamic dims from the model it was made from: those its smoke run ran
+    at ("sizes" of its verdict), and those it fixed where `model` has a dim now dynamic (an
+    image's 224 x 224 made height x width: at 1 a ResNet's pool fails, a SqueezeNet crashes)."""
+    out = {k: int(v) for k, v in ((base_verdict or {}).get("sizes") or {}).items() if int(v) > 1}
+    before = {i.name: i.type.tensor_type.shape.dim for i in base.graph.input if i.type.HasField("tensor_type")}
+    for i in model.graph.input:
+        if not i.type.HasField("tensor_type") or i.name not in before:
+            continue
+        dims, old = i.type.tensor_type.shape.dim, before[i.name]
+        if len(dims) != len(old):
+            continue
+        for axis, (d, o) in enumerate(zip(dims, old, strict=True)):
+            if d.HasField("dim_value") or not o.HasField("dim_value") or o.dim_value <= 1:
+                continue
+            key = d.dim_param if d.dim_param and not is_unnamed(d.dim_param) else axis_dim(i.name, axis)
+            out.setdefault(key, o.dim_value)
     return out
 
 
