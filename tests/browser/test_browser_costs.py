@@ -25,6 +25,7 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     stats = page.request.get(f"{server}/api/models/{summary['id']}/stats").json()
     text = costs.text_content()
     assert "Parameters" in text and "FLOPs" in text and "Activations" in text
+    assert "a multiply-add counts 2" in text  # QA17: 8.2 G for ResNet-50 read as 2x papers' 4.1 G MACs
     # the table: every node, FLOPs first, then sorted by parameters on a click
     rows = page.locator("#cost-table tbody tr")
     assert rows.count() == len(stats["nodes"])
