@@ -175,3 +175,15 @@ def test_an_output_still_declaring_the_old_size_is_said_and_re_inferred_by_defau
     assert r.status_code == 200, r.get_json()
     declared = stored(client, mid).graph.output[0].type.tensor_type.shape.dim[0]
     assert declared.dim_param == "batch", r.get_json()["changes"]
+
+
+def test_a_resolution_change_says_once_what_became_of_value_info(client):
+    """QA17 F10: with update_types false the change line said value_info "still give the sizes
+    before", then the gate re-inferred them (they broke strict inference) and said so too."""
+    mid = upload(client, pooled_cnn().SerializeToString(), "cnn.onnx").get_json()["id"]
+    op = {"op": "set_io_shape", "name": "x", "shape": [1, 3, 32, 32], "update_types": False}
+    r = edit(client, mid, 0, op)
+    assert r.status_code == 200, r.get_json()
+    changes = r.get_json()["changes"]
+    assert not any("still give the sizes before" in c for c in changes), changes
+    assert "re-inferred" in changes[-1], changes

@@ -22,6 +22,7 @@ from ..onnx_io.text_fields import is_bytes_error, readable_strings
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .refusal_reads import reads_words
+from .shape_hints import without_value_info_hint
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
 from .stable_ops import stable_op
 from .stale_value_info import reinfer_stale, says_stale
@@ -166,6 +167,8 @@ def _gate(
         if line:
             result.data = result.model.SerializeToString()
             result.validation, result.full = _checks(result.model, len(result.data), base)
+            # an op's "value_info still give the sizes before" no longer holds: one statement of what happened
+            result.changes = [without_value_info_hint(c) if isinstance(c, str) else c for c in result.changes]
             result.changes.append(line)
             full = result.full
     if full is not None and result.validation["ok"] and not full["ok"]:

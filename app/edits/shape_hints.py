@@ -3,6 +3,8 @@ constant inputs still hard-code an old dim (a Reshape to [1, -1] after the batch
 
 from __future__ import annotations
 
+import re
+
 import onnx
 from onnx import numpy_helper
 
@@ -88,6 +90,22 @@ def _renamed(new: onnx.ValueInfoProto, old: onnx.ValueInfoProto, inputs: set[str
     """The inferred entry, with the dim names it only invents taken from the old one."""
     keep_dim_names(new.type, old.type, inputs)
     return new
+
+
+_STALE_VALUE_INFO = re.compile(
+    r"(?P<alone>; )?[\d,]+ stored value_info entr(?:y|ies) still give the sizes before(?P<more> and )?"
+    r"(?(alone)(?(more)| \(update_types re-infers them\)))"
+)
+
+
+def without_value_info_hint(line: str) -> str:
+    """A change line without stale_hint's words on value_info: said of an edit whose stale
+    value_info the gate then re-inferred (edits/stale_value_info.py), they no longer hold."""
+
+    def cut(m: re.Match) -> str:
+        return "; " if m.group("alone") and m.group("more") else ""
+
+    return _STALE_VALUE_INFO.sub(cut, line)
 
 
 def stale_hint(model: onnx.ModelProto) -> str:
