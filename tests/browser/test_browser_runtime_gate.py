@@ -64,6 +64,20 @@ def test_an_edit_whose_background_smoke_run_fails_says_so_at_once(page, server, 
     page.screenshot(path=str(artifacts / "runtime-gate-background-failure.png"))
 
 
+def test_an_edit_stored_before_onnxruntime_ran_says_it_is_still_checked(page, server, monkeypatch):
+    """QA17 F12: past the gate's wait, an edit is stored first and onnxruntime's verdict comes
+    later: the save's words say so, not only a badge that changes seconds later."""
+    monkeypatch.setattr("app.api.runtime.SYNC_BYTES", 0)
+    monkeypatch.setattr("app.api.runtime.GATE_WAITS_SECONDS", -1.0)
+    summary = upload(page, server, classifier(), "classifier.onnx")
+    open_model(page, server, summary["id"], "#node=@softmax")
+    page.fill(".attr[data-attr=axis] input[name=value]", "1")
+    page.click(".attr[data-attr=axis] button[type=submit]")
+    toast = page.locator("#toast.info", has_text="Saved as revision 1")
+    toast.wait_for(timeout=30_000)
+    assert toast.text_content().endswith("onnxruntime is still checking it: the badge says when it is done.")
+
+
 def test_a_failure_on_made_up_sizes_is_not_called_broken(page, server, artifacts):
     """A model that fails the smoke run only on sizes the run made up (a reflect pad longer than
     any size tried) is badged "smoke run fails", and its panel says the inputs were made up."""

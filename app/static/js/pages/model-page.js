@@ -921,7 +921,10 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
     const keptBefore = ((state.summary.validation || {}).reference || {}).status === "passed";
     await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
     const changes = (result && result.changes) || [];
-    toast(said ? said(result) : `Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}`, "info");
+    // the gate could not wait for onnxruntime on a model this big: said, and said again if it then fails
+    const checking = ((result && result.validation && result.validation.runtime) || {}).status === "pending"
+      ? " onnxruntime is still checking it: the badge says when it is done." : "";
+    toast(said ? said(result) : `Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}${checking}`, "info");
     savedShownAt = performance.now();
     // an edit that changes what the model computes: said at once, or when the background check ends
     const ref = ((state.summary.validation || {}).reference) || {};
