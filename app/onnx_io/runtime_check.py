@@ -343,7 +343,7 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         # the named dims the run gave a size (every dynamic dim at the same one, or one dim
         # one bigger: ort_worker._one_dim_more)
         sizes = run_sizes(raw.get("symbolic") or [], raw.get("dims") or 1)
-        if isinstance(raw.get("dims"), dict):
+        if sizes:  # what the page holds a named dim coming back otherwise to
             verdict["sizes"] = sizes
         mismatches = declared_mismatches(model, raw.get("shapes") or {}, sizes)
         if mismatches:  # outputs in another shape than declared: a warning, not a failure

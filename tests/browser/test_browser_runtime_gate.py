@@ -167,3 +167,17 @@ def test_a_named_dim_coming_back_at_another_size_is_said_without_a_declare_butto
     assert callout.locator(".run-declare").count() == 0
     callout.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "runtime-folded-batch.png"))
+
+
+def test_a_named_dim_folded_at_the_first_size_is_said_without_a_declare_button(page, server):
+    """QA17 F2: ResNet-50 at 320x320 folds its 4x4 pool into the batch, the classifier's output
+    coming back 16 rows at batch 1; the page offered "Declare it ⟨batch×1000⟩", which changed
+    nothing. Here y [batch, 4] comes back [2, 4] at batch 1."""
+    model = reshaped_to(["batch", 2, 4], [-1, 4], ["batch", 4])
+    open_model(page, server, upload(page, server, model, "fold1.onnx")["id"])
+    page.click("#btn-model")
+    callout = page.locator("#sidebar .callout", has_text="A named dim comes back at another size")
+    callout.wait_for()
+    assert "came back ⟨2×4⟩; the model declares ⟨batch×4⟩" in callout.text_content()
+    assert "batch is not the size fed" in callout.text_content()
+    assert page.locator("#sidebar .run-declare").count() == 0

@@ -95,7 +95,9 @@ function declaredShapes(r, ctx) {
   // one named dynamic dim (not "x[0]"): what came back at its size is declared by its name
   const only = other && other.dims.length === 1 && !other.dims[0].includes("[") ? { name: other.dims[0], size: other.size } : null;
   const fed = other ? other.sizes || Object.fromEntries(other.dims.map((d) => [d, other.size])) : null;
-  for (const [list, when, dim, sizes] of [[r.declared_mismatches, "", null, null], [other && other.declared_mismatches, other ? at(other.size, other.dims) : "", only, fed]]) {
+  // the first run's sizes too: a named dim coming back otherwise there (a Reshape folding the
+  // pixels into the batch) is the model's doing, no declaration to fix (QA17: "Declare it" did nothing)
+  for (const [list, when, dim, sizes] of [[r.declared_mismatches, "", null, r.sizes || null], [other && other.declared_mismatches, other ? at(other.size, other.dims) : "", only, fed]]) {
     for (const m of list || []) {
       if (seen.has(m.output)) continue;
       seen.add(m.output);
