@@ -167,7 +167,7 @@ def test_restore_an_earlier_revision_from_its_view(page, server):
     assert page.locator("#past-revision").is_hidden()
     assert "Revision 0 restored as revision 3" in page.locator("#toast").text_content()
     # the node still selected, editable, with revision 0's value
-    assert "at" not in hash_params(page) and hash_params(page)["node"] == "@%2Ffeatures%2Fact1%2FLeakyRelu"
+    assert "at" not in hash_params(page) and hash_params(page)["node"] == "@/features/act1/LeakyRelu"
     panel = page.locator("#sidebar")
     assert panel.locator("[data-attr=alpha] input[name=value]").input_value() == "0.1"
     body = page.request.get(f"{server}/api/models/{mid}/download").body()

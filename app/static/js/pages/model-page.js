@@ -126,7 +126,8 @@ function renderToolbar() {
       validity.textContent = "valid · runs at size 1 only";
       validity.className = "badge badge-warn";
       const failing = Object.entries(other.alone || {}).filter(([, s]) => s === "fails").map(([d]) => d);
-      validity.title = `onnx's checks accept this model and onnxruntime runs it at its first sizes, but not ${other.at ? `with ${other.at}` : `with ${other.dims.join(", ")} at ${other.size}`}`
+      validity.title = (other.sizes ? `onnx's checks accept this model and onnxruntime runs it at its first sizes, but not with ${other.at}`
+        : `onnx's checks accept this model and onnxruntime runs it with ${other.dims.join(", ")} at 1, but not at ${other.size}`)
         + `${failing.length ? ` (${failing.join(", ")} alone ${failing.length === 1 ? "fails" : "fail"})` : ""}: ${other.message || ""}`;
     } else {
       validity.textContent = !v.ok ? "checker errors" : fullOk ? "valid" : "valid · full check fails";
