@@ -97,3 +97,14 @@ def test_a_module_run_twice_is_drawn_as_its_calls_top_to_bottom(page, server, ar
         order = [f"node_conv_{b}a", f"node_relu_{b}a", f"node_conv_{b}b", f"node_add_{b}", f"node_relu_{b}b"]
         ys = [top(page, index[name]) for name in order]
         assert ys == sorted(ys), dict(zip(order, ys, strict=True))
+
+
+def test_a_nodes_module_is_in_its_panel_when_its_name_does_not_say_it(page, server):
+    """QA19 F4: a dynamo export's q_proj, k_proj and v_proj are all `node_linear…`: the panel
+    says the module each belongs to (a TorchScript export's name says it already)."""
+    model = basic_blocks()
+    mid = upload(page, server, model, "blocks.onnx")["id"]
+    open_model(page, server, mid, "#node=@node_conv_0b")
+    props = page.locator("#sidebar .props").first
+    props.wait_for()
+    assert "Modulelayer1.0.conv2" in props.text_content().replace("\n", "")

@@ -75,6 +75,14 @@ function nodeMetadataSection(node, ctx, count, editing) {
 
 /** The node's line of the model's costs (GET .../stats, counted once per revision and sizes):
  * filled when they arrive, gone if they can't be counted or don't list the node. */
+/** The module the node belongs to, where its name doesn't say it: a torch dynamo export names
+ * nodes node_MatMul_12 and keeps the module (…self_attn.q_proj) in metadata (QA19). */
+function moduleRow(node) {
+  const scope = (node.scope || []).at(-1);
+  if (!scope || (node.name || "").includes(scope)) return null;
+  return ["Module", mono(scope)];
+}
+
 function nodeCostsSection(node, ctx) {
   const body = el("div", { class: "muted node-costs", id: "node-costs" }, "Counting…");
   const sec = section("Costs", body);
@@ -157,6 +165,7 @@ export function renderNodePanel(root, node, ctx) {
     ["Domain", node.domain ? mono(node.domain) : mono("ai.onnx (default)")],
     node.overload ? ["Overload", mono(node.overload)] : null,
     fn ? ["Defined by", graphLink(ctx, fn.path, `model function ${fn.name} ›`)] : null,
+    moduleRow(node),
     // the API's id (n422) reads like a name some exporters give (n15): the page says where it is
     ["Position", el("span", { title: `its id in the API: ${node.id}` }, `${nodePlace(node.id)} in its graph`)],
   ])));
