@@ -420,7 +420,9 @@ class Store:
             try:
                 done = self.collect()
             except Exception:  # the next one tries again; the operator hears of it
-                log.warning("collecting unused blobs failed", exc_info=True)
+                root = getattr(self.blobs, "root", None)
+                if root is None or Path(root).is_dir():  # not a store whose folder was removed under it
+                    log.warning("collecting unused blobs failed", exc_info=True)
                 return
             if done["spared"]:  # unused, yet too fresh to go: again once they are old enough
                 self._again_after(COLLECT_GRACE_SECONDS + 1.0)
