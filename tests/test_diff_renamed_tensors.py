@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnx.parser
 from onnx import TensorProto, helper, numpy_helper
-from testkit import upload
+from testkit import diff_between
 
 
 def torch_spelling(node: str) -> str:
@@ -81,23 +81,12 @@ def mlp(
     return model
 
 
-def between(client, old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
-    ids = []
-    for model in (old, new):
-        r = upload(client, model.SerializeToString())
-        assert r.status_code == 201, r.get_json()
-        ids.append(r.get_json()["id"])
-    r = client.get(f"/api/models/{ids[1]}/diff?other={ids[0]}")
-    assert r.status_code == 200, r.get_json()
-    return r.get_json()
-
-
 def changed(d: dict) -> list[tuple[str, list[str]]]:
     return [(c["name"], c["fields"]) for c in d["nodes"]["changed"]]
 
 
 def test_a_re_export_that_only_renames_tensors_changes_no_node(client):
-    d = between(client, mlp(), mlp(re_export_spelling, first_const=2))
+    d = diff_between(client, mlp(), mlp(re_export_spelling, first_const=2))
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
     intermediate = ["/fc/MatMul", "/fc/Add", "/act/Relu", "/act/Mul", "/act/Add", "/out/Mul"]
     # "onnx::Const_2" and "_3" are on both sides, other constants each: who reads them tells
@@ -112,7 +101,7 @@ def test_a_re_export_that_only_renames_tensors_changes_no_node(client):
 
 
 def test_an_added_identity_is_the_node_added_and_its_reader_the_one_changed(client):
-    d = between(client, mlp(), mlp(re_export_spelling, first_const=2, identity=True))
+    d = diff_between(client, mlp(), mlp(re_export_spelling, first_const=2, identity=True))
     assert [(n["name"], n["op_type"]) for n in d["nodes"]["added"]] == [("/fc/Identity", "Identity")]
     assert changed(d) == [("/act/Relu", ["inputs: ['/fc/Add_output_0'] → ['/fc/Identity_out0']"])]
     assert d["nodes"]["removed"] == []
@@ -120,14 +109,14 @@ def test_an_added_identity_is_the_node_added_and_its_reader_the_one_changed(clie
 
 
 def test_a_weight_renamed_with_its_values_kept_is_renamed_not_removed_and_added(client):
-    d = between(client, mlp(), mlp(weight="linear.weight"))
+    d = diff_between(client, mlp(), mlp(weight="linear.weight"))
     assert d["tensors"]["renamed"] == [{"from": "fc.weight", "to": "linear.weight"}]
     assert (d["tensors"]["added"], d["tensors"]["removed"], d["tensors"]["changed"]) == ([], [], [])
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
 
 
 def test_a_weight_renamed_with_other_values_is_removed_and_added(client):
-    d = between(client, mlp(), mlp(weight="linear.weight", weight_seed=1))
+    d = diff_between(client, mlp(), mlp(weight="linear.weight", weight_seed=1))
     assert (d["tensors"]["added"], d["tensors"]["removed"], d["tensors"]["renamed"]) == (
         ["linear.weight"],
         ["fc.weight"],
@@ -137,7 +126,7 @@ def test_a_weight_renamed_with_other_values_is_removed_and_added(client):
 
 
 def test_a_node_wired_to_another_producer_is_changed_through_the_renames(client):
-    d = between(client, mlp(), mlp(re_export_spelling, first_const=2, mul_reads_fc=True))
+    d = diff_between(client, mlp(), mlp(re_export_spelling, first_const=2, mul_reads_fc=True))
     assert changed(d) == [
         ("/act/Mul", ["inputs: ['/act/Relu_output_0', 'onnx::Const_1'] → ['/fc/Add_out0', 'onnx::Const_2']"])
     ]
@@ -152,7 +141,7 @@ def test_a_name_taken_over_by_an_inserted_node_changes_its_reader(client):
     add.output[0] = "/fc/Add_pre"
     at = list(new.graph.node).index(add) + 1
     new.graph.node.insert(at, helper.make_node("Identity", ["/fc/Add_pre"], ["/fc/Add_output_0"], name="extra"))
-    d = between(client, mlp(), new)
+    d = diff_between(client, mlp(), new)
     assert [n["name"] for n in d["nodes"]["added"]] == ["extra"]
     assert changed(d) == [
         (
@@ -203,7 +192,7 @@ def if_model(spell) -> onnx.ModelProto:
 
 
 def test_tensors_renamed_inside_subgraphs_and_read_from_outside_change_nothing(client):
-    d = between(client, if_model(torch_spelling), if_model(re_export_spelling))
+    d = diff_between(client, if_model(torch_spelling), if_model(re_export_spelling))
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
     assert d["tensors"]["renamed"] == [
         {"from": torch_spelling(n), "to": re_export_spelling(n), **({"graph": g} if g else {})}
@@ -233,7 +222,7 @@ def fn_model(body: str) -> onnx.ModelProto:
 def test_tensors_renamed_in_a_function_body_change_no_node_of_it(client):
     old = fn_model("Act (X) => (Y) {\n  a = Relu (X)\n  Y = Neg (a)\n}")
     new = fn_model("Act (Z) => (Y) {\n  a_1 = Relu (Z)\n  Y = Neg (a_1)\n}")
-    d = between(client, old, new)
+    d = diff_between(client, old, new)
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
     # its input is a field of the function's own; the body's tensor is renamed
     assert [(f["function"], f["fields"], f["nodes"]) for f in d["functions"]["changed"]] == [
@@ -254,7 +243,7 @@ def chain(spell, length: int) -> onnx.ModelProto:
 
 
 def test_thousands_of_renames_are_counted_and_the_first_ones_listed(client):
-    d = between(client, chain(torch_spelling, 301), chain(re_export_spelling, 301))
+    d = diff_between(client, chain(torch_spelling, 301), chain(re_export_spelling, 301))
     assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
     assert d["tensors"]["renamed_count"] == 300
     assert len(d["tensors"]["renamed"]) == 200

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import onnx
 import onnx.parser
-from testkit import upload
+from testkit import diff_between
 
 LEFT_OUT = """
 <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
@@ -40,24 +40,13 @@ def model(text: str) -> onnx.ModelProto:
     return m
 
 
-def between(client, old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
-    ids = []
-    for m in (old, new):
-        r = upload(client, m.SerializeToString())
-        assert r.status_code == 201, r.get_json()
-        ids.append(r.get_json()["id"])
-    r = client.get(f"/api/models/{ids[1]}/diff?other={ids[0]}")
-    assert r.status_code == 200, r.get_json()
-    return r.get_json()
-
-
 def changed(d: dict) -> list[tuple[str, list[str]]]:
     return [(c["op_type"], c["fields"]) for c in d["nodes"]["changed"]]
 
 
 def test_attributes_at_their_schema_default_are_no_change_either_way(client):
     for old, new in ((LEFT_OUT, WRITTEN), (WRITTEN, LEFT_OUT)):
-        d = between(client, model(old), model(new))
+        d = diff_between(client, model(old), model(new))
         assert changed(d) == [], changed(d)
         assert d["functions"]["changed"] == []
         assert d["counts"] == {"added": 0, "removed": 0, "changed": 0}
@@ -71,7 +60,7 @@ def test_a_value_other_than_the_default_is_still_a_change(client):
         .replace("alpha: float = 0.01", "alpha: float = 0.1")
         .replace("Softmax <axis: int = -1>", "Softmax <axis: int = 1>")
     ).replace("float[3, 2, 5, 5] G", "float[1, 3, 5, 5] G")
-    d = between(client, model(LEFT_OUT), model(other))
+    d = diff_between(client, model(LEFT_OUT), model(other))
     assert changed(d) == [
         ("Conv", ["attribute auto_pad: (none) → 'SAME_UPPER'"]),
         ("Gather", ["attribute axis: (none) → 1"]),
@@ -88,9 +77,9 @@ def test_the_default_is_the_one_of_the_node_s_opset(client):
     <ir_version: 10, opset_import: ["" : 11]>
     main (float[2, 3] X) => (float[2, 3] Y) { Y = Softmax (X) }
     """
-    d = between(client, model(at_11), model(at_11.replace("Softmax (X)", "Softmax <axis: int = -1> (X)")))
+    d = diff_between(client, model(at_11), model(at_11.replace("Softmax (X)", "Softmax <axis: int = -1> (X)")))
     assert changed(d) == [("Softmax", ["attribute axis: (none) → -1"])]
-    d = between(client, model(at_11), model(at_11.replace("Softmax (X)", "Softmax <axis: int = 1> (X)")))
+    d = diff_between(client, model(at_11), model(at_11.replace("Softmax (X)", "Softmax <axis: int = 1> (X)")))
     assert changed(d) == []
 
 
@@ -111,7 +100,7 @@ def test_an_attribute_the_other_opset_lacks_is_the_same_at_its_default(client):
       Y = ReduceMean <axes: ints = [1]> (X)
     }
     """
-    d = between(client, model(at_18), model(at_17))
+    d = diff_between(client, model(at_18), model(at_17))
     ((op, fields),) = changed(d)
     assert op == "ReduceMean"
     assert fields == ["inputs: ['X', 'ax'] → ['X']", "attribute axes: (none) → [1]"], fields

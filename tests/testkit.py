@@ -28,6 +28,18 @@ def upload(client, data: bytes, name: str = "model.onnx", extra: list[tuple[byte
     return client.post("/api/models", data={"file": files}, content_type="multipart/form-data")
 
 
+def diff_between(client, old: onnx.ModelProto, new: onnx.ModelProto) -> dict:
+    """GET .../diff of two models uploaded for it: `new` against `old` (?other=)."""
+    ids = []
+    for m in (old, new):
+        r = upload(client, m.SerializeToString())
+        assert r.status_code == 201, r.get_json()
+        ids.append(r.get_json()["id"])
+    r = client.get(f"/api/models/{ids[1]}/diff?other={ids[0]}")
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
 def settled_reference(client, model_id: str, answer: dict) -> dict:
     """The reference-case verdict an upload's or edit's answer gives, once settled: the answer
     says it, or (a loaded machine: a case ran past the quick budget, so the model's verdicts go
