@@ -80,7 +80,9 @@ function nodeMetadataSection(node, ctx, count, editing) {
 function moduleRow(node) {
   const scope = (node.scope || []).at(-1);
   if (!scope || (node.name || "").includes(scope)) return null;
-  return ["Module", mono(scope)];
+  // wraps after its dots only: "…self_attn." / "q_proj", not inside a module's name
+  const parts = scope.split(".").flatMap((part, i, all) => (i < all.length - 1 ? [`${part}.`, el("wbr")] : [part]));
+  return ["Module", el("span", { class: "mono module-path" }, ...parts)];
 }
 
 function nodeCostsSection(node, ctx) {
