@@ -129,3 +129,42 @@ def test_stale_edit_from_a_new_form_reloads_and_retries(page, server):
     model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
     assert model.graph.node[1].name == "act"
     assert {p.key: p.value for p in model.metadata_props}["elsewhere"] == "1"
+
+
+def test_a_stale_edit_redraws_the_panel_from_the_new_revision_keeping_what_was_typed(page, server, artifacts):
+    # QA18 F13: the panel kept the old revision's node name under a drawing of the new one
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    assert panel.locator(".panel-subtitle").text_content() == "/features/act1/LeakyRelu"
+    other = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits",
+        data={"base": 0, "ops": [{"op": "rename_node", "node": "n1", "name": "act_by_alice"}]},
+    )
+    assert other.status == 200, other.text()
+
+    form = panel.locator(".ed-rename-node")
+    form.locator("input[name=name]").fill("act_by_bob")
+    form.locator("button[type=submit]").click()
+    error = form.locator(".field-error")
+    error.wait_for(state="visible")
+    assert "changed elsewhere" in error.text_content() and "revision 1" in error.text_content()
+    # the panel shows revision 1's node, the field what Bob typed
+    assert panel.locator(".panel-subtitle").text_content() == "act_by_alice"
+    assert form.locator("input[name=name]").input_value() == "act_by_bob"
+    page.screenshot(path=str(artifacts / "editor-stale-rename.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 2)
+    assert panel.locator(".panel-subtitle").text_content() == "act_by_bob"
+
+    # a stale Delete (nothing typed, its form gone with the redraw): said in a toast, the panel
+    # showing the node as it now is
+    page.request.post(
+        f"{server}/api/models/{summary['id']}/edits",
+        data={"base": 2, "ops": [{"op": "rename_node", "node": "n1", "name": "act_again"}]},
+    )
+    panel.locator(".node-actions button", has_text="Delete").click()
+    panel.locator(".ed-delete-node button[type=submit]").click()
+    page.wait_for_function("() => (document.querySelector('#toast')?.textContent || '').includes('changed elsewhere')")
+    assert panel.locator(".panel-subtitle").text_content() == "act_again"
+    assert page.locator("#model-revision").text_content() == "rev 3"

@@ -5,6 +5,7 @@ import { el } from "../widgets/dom.js";
 import { exactInteger, parseJSON } from "../lib/api.js";
 import { plural } from "../lib/format.js";
 import { fieldError, showError } from "../widgets/ui.js";
+import { successorOf } from "../widgets/typed-keeper.js";
 
 /** TensorProto element types, the common ones first. */
 export const DTYPES = [
@@ -107,6 +108,9 @@ export async function runForm(form, errorBox, action) {
     await action();
     return true;
   } catch (err) {
+    // the panel drawn anew meanwhile (the model moved on: a 409): said in the form that replaced it
+    const next = errorBox.isConnected ? null : successorOf(form);
+    if (next) errorBox = next.querySelector(":scope > .field-error") || errorBox;
     if (errorBox.isConnected) {
       showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
       if (err.node && refusalNodeHref && !refusalNodeShown(err.node)) {

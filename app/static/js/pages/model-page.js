@@ -17,6 +17,7 @@ import { HEAT_CLASSES } from "../renderers/theme.js";
 import { referenceCause } from "../lib/reference-words.js";
 import { linkRefusalNodes } from "../editing/edit-forms.js";
 import { keepFocus } from "../widgets/focus-keeper.js";
+import { keepTyped } from "../widgets/typed-keeper.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -25,6 +26,7 @@ const messageEl = $("graph-message");
 const sidebar = $("sidebar");
 // the keyboard's place in the sidebar and the toolbar kept across their redraws (a Save, Undo)
 const sidebarFocus = keepFocus(sidebar);
+const sidebarTyped = keepTyped(sidebar);
 const toolbarFocus = keepFocus(/** @type {HTMLElement} */ (document.querySelector(".toolbar")));
 const breadcrumb = $("breadcrumb");
 const toastEl = $("toast");
@@ -939,14 +941,19 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
   }
 }
 
-// The model moved on elsewhere: take its revision as the next base and redraw the graph. The
-// panel (and the message shown in it) stays; trying again applies the change on top of that
-// revision. Resolves to the error to show.
+// The model moved on elsewhere: take its revision as the next base and draw it, the panel too
+// (left as it was, it named what the new revision no longer holds), with what the person typed
+// kept in it; trying again applies the change on top of that revision. Resolves to the error
+// to show (in the form that replaced the one it was sent from; a toast when none did).
 async function movedOn(err) {
+  const typed = sidebarTyped.take();
   state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
   renderToolbar();
-  loadGraph(state.path, { home: false, keepPanel: true });
-  return staleError(err);
+  await loadGraph(state.path, { home: false, keepPanel: true });
+  await renderSidebar();
+  const stale = staleError(err);
+  if (!sidebarTyped.put(typed)) toast(stale.message);
+  return stale;
 }
 
 /** Attach the external data files the model lacks (panels/missing-data.js): a new revision. */

@@ -6,7 +6,7 @@
 
 /** What identifies a control across redraws: its id, or the nearest keyed ancestor (an
  * attribute row, a tensor row, an action) plus its own tag, name and words. */
-function markOf(root, target) {
+export function markOf(root, target) {
   const scopeEl = target.closest("[id], [data-attr], [data-fn-attr], [data-node], [data-tensor], [data-key], [data-action], [data-sort]");
   let scope = null;
   if (scopeEl && root.contains(scopeEl) && scopeEl !== root) {
@@ -39,8 +39,9 @@ function follow(root, path) {
 
 const focusable = (n) => n instanceof HTMLElement && !(/** @type {any} */ (n).disabled) && !n.closest("[hidden]") && n.isConnected;
 
-/** The control `mark` names in `root` as drawn now, or null. */
-function find(root, mark) {
+/** The control `mark` names in `root` as drawn now, or null; `usable` (by default: it can take
+ * the focus) says which controls count. */
+export function find(root, mark, usable = focusable) {
   const within = mark.scope ? root.querySelector(mark.scope) : root;
   const alike = (n) => n.tagName === mark.tag && n.getAttribute("name") === mark.name
     && (n.getAttribute("aria-label") || n.textContent || "").trim().slice(0, 60) === mark.words;
@@ -48,10 +49,10 @@ function find(root, mark) {
     const candidates = [within, ...within.querySelectorAll(mark.tag)].filter((n) => n.tagName === mark.tag);
     const same = candidates.find(alike) || (mark.name !== null || mark.tag === "INPUT" || mark.tag === "SELECT" || mark.tag === "TEXTAREA"
       ? candidates.find((n) => n.getAttribute("name") === mark.name) : null);
-    if (same && focusable(same)) return same;
+    if (same && usable(same)) return same;
   }
   const at = follow(root, mark.path);
-  return at && at.tagName === mark.tag && focusable(at) ? at : null;
+  return at && at.tagName === mark.tag && usable(at) ? at : null;
 }
 
 /**
