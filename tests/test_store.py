@@ -536,3 +536,32 @@ def test_a_killed_runs_scratch_folder_is_removed_with_its_links(tmp_path):
     assert blobs.remove_strays(time.time()) == 1
     assert not stale.exists() and fresh.exists() and blobs.exists(digest)
     assert list(blobs.digests()) == [digest]  # the scratch folder is no blob
+
+
+def test_a_model_holding_a_tensor_twice_is_sized_as_it_downloads(app, client):
+    # QA17 F6: tied weights are stored once but downloaded (and loaded) twice; the models list
+    # summed the blobs (9.4 MiB listed for a 26 MB download)
+    model = weighty_model()
+    twin = onnx.TensorProto()
+    twin.CopyFrom(next(t for t in model.graph.initializer if t.name == "w0"))
+    twin.name = "w0_tied"
+    model.graph.initializer.append(twin)
+    model.graph.node.append(helper.make_node("MatMul", ["y", "w0_tied"], ["y2"], name="tied"))
+    model.graph.output.append(helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 256]))
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": "act1", "name": "alpha", "value": 0.3}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    s = store_of(app)
+    edited = s.revision(mid, 1)
+    listed = {m["id"]: m for m in client.get("/api/models").get_json()["models"]}[mid]
+    downloaded = len(download(client, mid))
+    assert listed["size"] == downloaded
+    assert s.blobs.size(edited.blob) + sum(edited.tensors.values()) < downloaded - 200_000  # the blobs, once: w0 once
+    assert client.get(f"/api/models/{mid}").get_json()["size"] == listed["size"]
+    # kept by the graph's content: another process (a restart) finds it without walking the graph
+    s._joined_sizes.clear()
+    assert s.has_derived(f"joined-size/1/{edited.blob}")
+    assert s.model_size(edited) == listed["size"]
