@@ -15,12 +15,14 @@ class StudioError(Exception):
         status: int | None = None,
         details: list[str] | None = None,
         node: str | None = None,
+        fix: dict | None = None,
     ):
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details or []  # further causes, one line each (the page folds them)
         self.node = node  # the node the message is about, by its id in the revision asked of (the page links it)
+        self.fix = fix  # {"label", "ops"}: the batch that would be accepted instead (outputs_follow.py)
         if status is not None:
             self.status = status
 

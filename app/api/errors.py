@@ -1,5 +1,6 @@
 """Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes,
-"node": the id of the node the message is about)."""
+"node": the id of the node the message is about, "fix": {"label", "ops"} a batch that would be
+accepted instead, for the page to offer)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,21 @@ from ..errors import BlobMissing, StudioError
 from . import bp
 
 
-def error_response(code: str, message: str, status: int, details: list[str] | None = None, node: str | None = None):
+def error_response(
+    code: str,
+    message: str,
+    status: int,
+    details: list[str] | None = None,
+    node: str | None = None,
+    fix: dict | None = None,
+):
     body: dict = {"code": code, "message": message}
     if details:
         body["details"] = details
     if node:
         body["node"] = node
+    if fix:
+        body["fix"] = fix
     resp = jsonify({"error": body})
     resp.status_code = status
     return resp
@@ -25,7 +35,7 @@ def error_response(code: str, message: str, status: int, details: list[str] | No
 def _studio_error(exc: StudioError):
     hide = _server_paths()
     details = [hide(d) for d in exc.details] if exc.details else None
-    return error_response(exc.code, hide(exc.message), exc.status, details, exc.node)
+    return error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix)
 
 
 def _server_paths():

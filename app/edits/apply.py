@@ -15,12 +15,13 @@ from ..onnx_io.address import carry, node_id, resolve_node
 from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.function_expansion import check_expansion
-from ..onnx_io.light import basic_check
+from ..onnx_io.light import basic_check, light_copy
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base, nonfinite_words
 from ..onnx_io.text_fields import is_bytes_error, readable_strings
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
+from .outputs_follow import outputs_following
 from .refusal_reads import reads_words
 from .shape_hints import without_value_info_hint
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
@@ -151,10 +152,12 @@ def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict |
 def _gate(
     result: EditResult, base_data: bytes, base: dict, check_runtime, allow_invalid: bool, check_outputs=None
 ) -> None:
-    def refuse(message: str, details: list[str] | None = None, at: tuple[str, int] | None = None) -> None:
+    def refuse(
+        message: str, details: list[str] | None = None, at: tuple[str, int] | None = None, fix: dict | None = None
+    ) -> None:
         if not allow_invalid:
             node = _in_base(result.model, base_data, node_id(*at)) if at else None
-            raise StudioError("invalid_result", message, 422, details, node)
+            raise StudioError("invalid_result", message, 422, details, node, fix)
         result.invalid.append(message)
 
     if base.get("ok") and not result.validation["ok"]:
@@ -174,8 +177,12 @@ def _gate(
     if full is not None and result.validation["ok"] and not full["ok"]:
         # the base also passed the full check (strict shape inference): the result must too
         causes = causes_of(full["message"], result.model)
+        fix = None if allow_invalid else outputs_following(result.model, causes.at, result.ops, _passes_full_check)
         refuse(
-            f"the edit would break shape/type inference: {_with_reads(result.model, causes)}", causes.more, causes.at
+            f"the edit would break shape/type inference: {_with_reads(result.model, causes)}",
+            causes.more,
+            causes.at,
+            fix,
         )
     if check_runtime is not None and (base.get("runtime") or {}).get("status") == "ok":
         # onnx's checks pass models onnxruntime refuses (a kernel_shape the weights don't have)
@@ -189,6 +196,10 @@ def _gate(
         refusal = check_outputs(result.model)  # the outputs the model's reference cases keep
         if refusal:
             refuse(refusal)
+
+
+def _passes_full_check(model: onnx.ModelProto) -> bool:
+    return bool(offload.checker_verdict(light_copy(model), full=True)["ok"])  # C++: in the helper
 
 
 def _node_at(model: onnx.ModelProto, verdict: dict) -> tuple[str, int] | None:

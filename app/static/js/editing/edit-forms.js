@@ -80,6 +80,31 @@ export function plainMessage(message) {
     .replace(/\$(\d+)/g, "$1");
 }
 
+/** @type {((ops: object[]) => Promise<any>) | null} */
+let sendFix = null;
+
+/** How a refusal's `fix` (the same batch with what else it needs, e.g. a graph output
+ * re-declared) is sent when the person takes it: the model page's, set once. */
+export function offerRefusalFixes(/** @type {(ops: object[]) => Promise<any>} */ send) {
+  sendFix = send;
+}
+
+/** The refusal's way out as a button under its message: sends the server's batch instead. */
+function fixButton(errorBox, fix) {
+  const button = el("button", { type: "button", class: "btn btn-small refusal-fix" }, `${fix.label} and save`);
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await sendFix(fix.ops);
+    } catch (err) {
+      if (errorBox.isConnected) showError(errorBox, plainMessage(err.message || String(err)));
+    } finally {
+      if (button.isConnected) button.disabled = false;
+    }
+  });
+  return button;
+}
+
 /** @type {((id: string) => string) | null} */
 let refusalNodeHref = null;
 const nowhere = (/** @type {string} */ id) => !id; // no node is on screen: every node id is non-empty
@@ -116,6 +141,7 @@ export async function runForm(form, errorBox, action) {
       if (err.node && refusalNodeHref && !refusalNodeShown(err.node)) {
         errorBox.append(el("a", { class: "inference-link refusal-node", href: refusalNodeHref(err.node), "data-node": err.node }, "Show the node ›"));
       }
+      if (err.fix && sendFix) errorBox.append(fixButton(errorBox, err.fix));
       errorBox.scrollIntoView({ block: "nearest" });
     }
     return false;

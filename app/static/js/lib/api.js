@@ -5,14 +5,16 @@ const ROOT = (document.body && document.body.dataset.root) || "";
 
 export class ApiError extends Error {
   /** @param {string} message @param {number} [status] @param {string} [code] @param {string[]} [details] further causes
-   * @param {string} [node] the id of the node the message is about, in the revision asked of */
-  constructor(message, status = 0, code = "", details = [], node = "") {
+   * @param {string} [node] the id of the node the message is about, in the revision asked of
+   * @param {{label: string, ops: object[]} | null} [fix] a batch of edits the server would take instead */
+  constructor(message, status = 0, code = "", details = [], node = "", fix = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.details = details;
     this.node = node;
+    this.fix = fix;
   }
 }
 
@@ -91,6 +93,8 @@ function errorFrom(status, text, statusText) {
   let code = "";
   let details = [];
   let node = "";
+  /** @type {{label: string, ops: object[]} | null} */
+  let fix = null;
   try {
     const body = JSON.parse(text);
     if (body && body.error) {
@@ -98,6 +102,8 @@ function errorFrom(status, text, statusText) {
       code = body.error.code || "";
       if (Array.isArray(body.error.details)) details = body.error.details.map(String);
       if (typeof body.error.node === "string") node = body.error.node;
+      const f = body.error.fix;
+      if (f && typeof f.label === "string" && Array.isArray(f.ops)) fix = f;
     }
   } catch {
     // not JSON: fall through to the status line
@@ -109,7 +115,7 @@ function errorFrom(status, text, statusText) {
     message = "This model is no longer stored: it was deleted, on another page or by another user.";
     document.dispatchEvent(new CustomEvent("studio:model-gone", { detail: { id } }));
   }
-  return new ApiError(message, status, code, details, node);
+  return new ApiError(message, status, code, details, node, fix);
 }
 
 async function request(method, path, body, signal = undefined) {

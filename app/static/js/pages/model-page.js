@@ -15,7 +15,7 @@ import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
 import { referenceCause } from "../lib/reference-words.js";
-import { linkRefusalNodes } from "../editing/edit-forms.js";
+import { linkRefusalNodes, offerRefusalFixes } from "../editing/edit-forms.js";
 import { keepFocus } from "../widgets/focus-keeper.js";
 import { keepTyped } from "../widgets/typed-keeper.js";
 
@@ -302,6 +302,8 @@ const panelContext = {
 // a refused edit's node, in the revision on screen (the base the edit was refused on)
 linkRefusalNodes((id) => buildHash(graphPathOf(id), { kind: "node", id }),
   (id) => !!state.selection && state.selection.kind === "node" && state.selection.id === id);
+// a refusal's way out (the batch with a graph output re-declared): sent as any edit is
+offerRefusalFixes((ops) => applyEdits(ops));
 
 // Work a first view must not compete with (a model's costs: inference in the helper process on the
 // server's same cores) waits for it: afterFirstView resolves once the first drawing is painted.
