@@ -62,6 +62,14 @@ SCHEMAS: dict = {
                     "message": {"type": "string"},
                     "details": {"type": "array", "items": {"type": "string"}, "description": "further causes"},
                     "node": {"type": "string", "description": "id of the node the message is about"},
+                    "fix": {
+                        "type": "object",
+                        "description": "a batch of edit ops the server would accept instead (a graph output re-declared)",
+                        "properties": {
+                            "label": {"type": "string"},
+                            "ops": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
                     "request_id": {"type": "string"},
                 },
             }
