@@ -77,7 +77,7 @@ def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server
 
     page.goto(server + "/")
     page.wait_for_selector("#models-table:not([hidden]) tbody tr")
-    disk, size = column(page, "On disk"), column(page, "Size")
+    disk, size = column(page, "Stored"), column(page, "Size")
     for model_id, m in by_id.items():
         cells = page.locator(f"#models-table tr[data-model-id='{model_id}'] td").all_text_contents()
         assert cells[disk] == human(m["disk_bytes"]), (m, cells)
@@ -87,11 +87,17 @@ def test_the_table_shows_what_each_model_and_the_store_take_on_disk(page, server
     page.screenshot(path=str(artifacts / "models-page-cards.png"))
     total = page.locator("#models-total")
     assert total.is_visible()
-    assert total.text_content() == f"2 models · {human(api['disk_bytes'])} on disk"
+    assert total.text_content() == f"2 models · {human(api['disk_bytes'])} stored"
     assert "stored once" in total.get_attribute("title")
 
+    # a model deleted: its files are held by no model until the store collects them
+    assert page.request.delete(f"{server}/api/models/{second['id']}").status == 204
+    page.click("#refresh-models")
+    page.wait_for_function("() => document.querySelector('#models-total').textContent.includes('held by no model')")
+    assert "deleted models" in total.get_attribute("title")
+
     # no models: no total line, the page says there are none
-    for model_id in by_id:
+    for model_id in [first["id"]]:
         assert page.request.delete(f"{server}/api/models/{model_id}").status == 204
     page.click("#refresh-models")
     page.wait_for_selector("#models-table", state="hidden")

@@ -262,18 +262,19 @@ async function loadModels() {
 const FILTER_FROM = 8;
 
 /** The line under the table: how many models (of them, how many the filter shows), and what
- * the store takes on disk in all. */
+ * the store (a folder, or an S3 bucket) takes in all. */
 function showTotal(count, diskBytes, otherBytes, matching = null) {
   modelsTotal.hidden = count === 0;
   if (!count) return;
-  // besides the models: files uploaded for a tool or a run, and blobs waiting to be collected
-  const other = otherBytes > 0 ? `, ${formatBytes(otherBytes)} of it other uploads` : "";
-  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} on disk${other}` : "";
+  // besides the models: files uploaded for a tool or a run, and deleted models' blobs until collected
+  const other = otherBytes > 0 ? `, ${formatBytes(otherBytes)} of it held by no model` : "";
+  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} stored${other}` : "";
   const of = matching === null ? "" : `${matching} of `;
   modelsTotal.textContent = `${of}${count} model${count === 1 ? "" : "s"}${disk}`;
   modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
-    + "so the models' part can be less than the sum of the On disk column. Other uploads: calibration "
-    + "and test data given to a tool or a run, and files nothing holds any more until the store next collects them.";
+    + "so the models' part can be less than the sum of the Stored column. Held by no model: calibration "
+    + "and test data given to a tool or a run, and the files of deleted models until the store collects them "
+    + "(ten minutes after they were last stored).";
 }
 
 /** A new name for a model (two uploads of one export told apart: "v1 baseline", "v2 int8"). */
