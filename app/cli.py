@@ -86,7 +86,7 @@ def _serve(app, host: str, port: int, page: str = "/", open_browser: bool = Fals
     # of puts cut short) goes in the background, past the grace period
     app.extensions["store"].collect_soon()
     url = f"http://{host}:{server.port}{page}"
-    print(f"ONNX Studio on {url}  (Ctrl+C stops)", flush=True)
+    logs.tell(f"ONNX Studio on {url}  (Ctrl+C stops)")
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
     stop_on_sigterm(server)
@@ -156,12 +156,15 @@ def serve_parser() -> argparse.ArgumentParser:
 
 def serve_token(values: dict) -> str | None:
     """The access token a server needs: the one given, else (listening beyond loopback) one made up
-    and printed. An empty one counts as none (`ONNX_STUDIO_AUTH_TOKEN=` does not turn it off)."""
+    and said. An empty one counts as none (`ONNX_STUDIO_AUTH_TOKEN=` does not turn it off)."""
     token = values.get("auth_token") or None
     host = values["host"]
     if token is None and not _is_loopback(host):
         token = secrets.token_urlsafe(24)
-        print(f"Access token (anyone reaching {host} needs it): {token}", flush=True)
+        logs.tell(
+            f"Access token (anyone reaching {host} needs it): {token} — made up at each start: "
+            "set ONNX_STUDIO_AUTH_TOKEN to keep people signed in over restarts and hosts",
+        )
     return token
 
 
@@ -208,16 +211,15 @@ def _serve_command(argv: list[str]) -> int:
     hosts = list(values.get("allowed_hosts", []))
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host)  # the address it listens on is a name it answers
+    logs.configure(values["log_level"], values["log_format"])
     token = serve_token(values)
     if host in ("0.0.0.0", "::", "") and not hosts:
         # reached from elsewhere by a name this server can't know: the Host check refuses it (421)
-        print(
+        logs.tell(
             f"Listening on {host or 'every address'}, answering localhost only: add the name people reach it by"
             " with --allowed-host NAME (or ONNX_STUDIO_ALLOWED_HOSTS)",
-            flush=True,
         )
     config = {**config, "ALLOWED_HOSTS": hosts, "AUTH_TOKEN": token}
-    logs.configure(values["log_level"], values["log_format"])
     for library in ("botocore", "boto3", "s3transfer"):  # "Found credentials in ...", in every worker
         logging.getLogger(library).setLevel(logging.WARNING)
     _say_what_it_serves(values, config)

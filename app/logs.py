@@ -40,3 +40,17 @@ def configure(level: str = "info", fmt: str = "text") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
+def is_json() -> bool:
+    """Whether the logs go out as JSON lines (configure(fmt="json")): then every line must be one."""
+    return any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers)
+
+
+def tell(message: str) -> None:
+    """A line for the person running the server (its address, a made-up token): printed, or one
+    more JSON line when the logs are JSON (a log shipper reads every line as JSON)."""
+    if is_json():
+        logging.getLogger("app").warning(message)
+    else:
+        print(message, flush=True)

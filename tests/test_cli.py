@@ -98,3 +98,28 @@ def test_listening_on_every_address_says_how_remote_names_get_in(tmp_path, monke
     assert "add the name people reach it by with --allowed-host NAME" in capsys.readouterr().out
     assert cli._serve_command([*args, "--allowed-host", "studio.example.com"]) == 0
     assert "--allowed-host" not in capsys.readouterr().out
+
+
+def test_with_json_logs_every_start_up_line_is_json(tmp_path, monkeypatch, capsys):
+    """QA18 F24: the made-up token and the 'answering localhost only' line were plain text among
+    the JSON lines (a log shipper mis-parses them)."""
+    import json
+    import logging
+
+    from app import cli
+
+    monkeypatch.setattr(cli, "_serve", lambda app, host, port: None)
+    monkeypatch.delenv("ONNX_STUDIO_AUTH_TOKEN", raising=False)
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        args = ["--host", "0.0.0.0", "--port", "9", "--data-dir", str(tmp_path), "--log-format", "json"]
+        assert cli._serve_command(args) == 0
+    finally:
+        root.handlers[:], root.level = handlers, level
+    out = capsys.readouterr()
+    assert out.out == ""
+    lines = [json.loads(line) for line in out.err.splitlines() if line.strip()]
+    said = " | ".join(line["message"] for line in lines)
+    assert "Access token (anyone reaching 0.0.0.0 needs it)" in said and "ONNX_STUDIO_AUTH_TOKEN" in said
+    assert "answering localhost only" in said
