@@ -70,4 +70,5 @@ class StoreUnavailable(StudioError):
         state = "refuses requests" if refused else "can't be reached"
         super().__init__("store_unavailable", f"the {store} {state}: {reason}")
         self.store = store  # what can't be reached: "model index (PostgreSQL)", "blob store (S3)"
+        self.refused = refused
         self.reason = reason

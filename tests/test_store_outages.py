@@ -45,6 +45,7 @@ def assert_unavailable(response, what: str) -> None:
     assert error["code"] == "store_unavailable", error
     assert error["message"].startswith(f"the {what} can't be reached: "), error
     assert "\n" not in error["message"]
+    assert response.headers["Retry-After"] == "10"  # a state of the server, asked again soon
 
 
 # --- S3 that accepts and never answers -------------------------------------------------------

@@ -7,8 +7,10 @@ from __future__ import annotations
 from flask import jsonify
 from werkzeug.exceptions import HTTPException
 
-from ..errors import BlobMissing, StudioError
+from ..errors import BlobMissing, StoreUnavailable, StudioError
 from . import bp
+
+RETRY_AFTER_SECONDS = 10
 
 
 def error_response(
@@ -35,7 +37,12 @@ def error_response(
 def _studio_error(exc: StudioError):
     hide = _server_paths()
     details = [hide(d) for d in exc.details] if exc.details else None
-    return error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix)
+    response = error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix)
+    if isinstance(exc, StoreUnavailable) and not exc.refused:
+        # a database or bucket that can't be reached: when a client may ask again (the blob
+        # store's breaker answers at once meanwhile)
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def _server_paths():

@@ -1126,15 +1126,22 @@ async function start() {
     state.viewing = viewingOf(state.summary, link.at);
     watchValidation();
   } catch (err) {
-    $("model-name").textContent = err.status === 404 ? "Model not found" : "Error";
+    // the server's database or bucket down (a 503): the model is fine, the page may be reloaded soon
+    const storeDown = err.code === "store_unavailable";
+    $("model-name").textContent = err.status === 404 ? "Model not found" : storeDown ? "Storage unavailable" : "Error";
     clear(sidebar);
+    const retry = storeDown ? el("button", { type: "button", class: "btn btn-small btn-primary retry-open" }, "Try again") : null;
+    if (retry) retry.addEventListener("click", () => window.location.reload());
     const message = el("div", { class: "error-card" },
-      el("strong", {}, err.status === 404 ? "There is no model with this id." : "The model could not be opened."),
+      el("strong", {}, err.status === 404 ? "There is no model with this id."
+        : storeDown ? "The server can't reach its storage just now: the model is not damaged. Try again in a moment."
+          : "The model could not be opened."),
       el("div", {}, err.message || String(err)),
+      retry,
       el("a", { href: $("back-link").getAttribute("href") }, "Back to the model list"));
     setGraphState("error", message);
     sidebar.dataset.state = "ready";
-    buttons.model.disabled = true;
+    for (const b of [buttons.model, buttons.undo, buttons.redo, buttons.text, buttons.history, buttons.compare, buttons.run]) b.disabled = true;
     buttons.download.removeAttribute("href");
     buttons.download.classList.add("disabled");
     return;
