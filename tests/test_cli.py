@@ -123,3 +123,20 @@ def test_with_json_logs_every_start_up_line_is_json(tmp_path, monkeypatch, capsy
     said = " | ".join(line["message"] for line in lines)
     assert "Access token (anyone reaching 0.0.0.0 needs it)" in said and "ONNX_STUDIO_AUTH_TOKEN" in said
     assert "answering localhost only" in said
+
+
+def test_a_killed_server_process_leaves_no_plain_text_warning_in_the_log():
+    """QA18 F11: a SIGKILLed worker's helper pool left 'resource_tracker: There appear to be 5
+    leaked semaphore objects' among the JSON lines."""
+    script = (
+        "import os, signal, time\n"
+        "from app.onnx_io import offload\n"
+        "offload.prewarm()\n"
+        "time.sleep(2)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    # the output is read to its end: the tracker's lines too (it holds the same stderr)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=repo)
+    assert r.returncode == -9
+    assert "leaked semaphore" not in r.stderr, r.stderr

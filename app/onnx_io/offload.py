@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -77,6 +78,15 @@ shared: SharedFailures | None = None
 
 def _lane(job: str) -> str:
     return "tools" if job in TOOL_JOBS else "checks"
+
+
+# A process killed while its helper pool was up (a gunicorn worker SIGKILLed) leaves its queues'
+# semaphores to multiprocessing's resource tracker, which cleans them up and warns in two plain
+# lines on stderr (a JSON log's shipper chokes on them, QA18 F11). The tracker is its own Python,
+# started with this interpreter's -W options: the warning is turned off there before it starts.
+_QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+if _QUIET_TRACKER not in sys.warnoptions:
+    sys.warnoptions.append(_QUIET_TRACKER)
 
 
 def _executor(lane: str = "checks") -> ProcessPoolExecutor:
