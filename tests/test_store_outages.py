@@ -207,6 +207,13 @@ def test_with_s3_stopped_data_routes_answer_503_and_the_list_answers(own_moto, t
     assert r.get_json()["problems"][0].startswith(f"blob store: s3://{bucket}: Could not connect to the endpoint URL")
     assert client.get("/healthz").status_code == 200
 
+    # with an access token, an anonymous probe learns which part is down, not where it is (QA18 F12)
+    app.config["AUTH_TOKEN"] = "a-token-of-the-team"
+    r = client.get("/readyz")
+    assert r.status_code == 503 and r.get_json()["problems"] == ["blob store: unavailable"]
+    r = client.get("/readyz", headers={"Authorization": "Bearer a-token-of-the-team"})
+    assert r.get_json()["problems"][0].startswith(f"blob store: s3://{bucket}: ")
+
 
 # --- PostgreSQL restarted, its connections cut, stopped ------------------------------------------
 @pytest.fixture(scope="module")

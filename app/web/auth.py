@@ -77,6 +77,11 @@ def _bearer(token: str) -> bool | None:
     return hmac.compare_digest(header[7:].strip().encode(), token.encode())
 
 
+def holds_token(token: str) -> bool:
+    """Does the request carry this server's token (Authorization: Bearer)?"""
+    return _bearer(token) is True
+
+
 def _secure() -> bool:
     """Is the browser's connection HTTPS, here or at the proxy in front (which ends TLS and says
     so in X-Forwarded-Proto): the cookie is then sent over HTTPS only."""
