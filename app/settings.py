@@ -6,6 +6,7 @@ variable, file key and what it becomes in the Flask config. README.md's table li
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import tomllib
@@ -180,6 +181,17 @@ class Values(dict[str, Any]):
         return self.sources.get(key) or f"{key} (default)"
 
 
+def _known_environment(environ: Mapping[str, str]) -> None:
+    """An ONNX_STUDIO_* variable that names no setting is refused, as an unknown config file key
+    is: `ONNX_STUDIO_BLOB_URI=s3://...` left a host quietly keeping its blobs in its own folder."""
+    known = {s.env for s in SETTINGS} | {CONFIG_ENV}
+    unknown = sorted(name for name in environ if name.startswith("ONNX_STUDIO_") and name not in known)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise SettingsError(f"{unknown[0]} is not a setting{hint}: the README's Configuration table lists them")
+
+
 def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Values:
     """Every setting's value: the flag's, else the environment's, else the config file's, else
     its default (absent: create_app's own default applies)."""
@@ -194,6 +206,7 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
         unknown = sorted(set(from_file) - set(BY_KEY))
         if unknown:
             raise SettingsError(f"config file {config_path}: unknown setting {', '.join(unknown)}")
+    _known_environment(environ)
     values = Values(DEFAULTS)
     for s in SETTINGS:
         given = getattr(args, s.key, None)

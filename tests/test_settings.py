@@ -58,6 +58,13 @@ def test_the_flask_config_the_settings_make(tmp_path):
         ([], {}, "colour = 3", "unknown setting colour"),
         ([], {}, "port = ", "config file"),
         (["--auth-token", "S3cr3t"], {}, None, "is too short for an access token (at least 12 characters)"),
+        # a mistyped variable quietly ignored left a host's blobs in its own folder (QA18 F26)
+        (
+            [],
+            {"ONNX_STUDIO_BLOB_URI": "s3://b/p"},
+            None,
+            "ONNX_STUDIO_BLOB_URI is not a setting (did you mean ONNX_STUDIO_BLOB_URL?)",
+        ),
     ],
 )
 def test_a_bad_value_names_where_it_came_from(tmp_path, argv, env, file, words):
