@@ -6,33 +6,11 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto as T
-from onnx import helper as h
-from testkit import upload
-
-
-def classifier() -> bytes:
-    """Logits, then an ArgMax added as a graph output over the batch (axis 0, keepdims 1), its
-    output declared as inference gave it then."""
-    w = onnx.numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
-    g = h.make_graph(
-        [
-            h.make_node("MatMul", ["x", "w"], ["logits"], name="fc"),
-            h.make_node("ArgMax", ["logits"], ["class_id"], name="argmax", axis=0, keepdims=1),
-        ],
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, ["batch", 4])],
-        [
-            h.make_tensor_value_info("logits", T.FLOAT, ["batch", 3]),
-            h.make_tensor_value_info("class_id", T.INT64, [1, 3]),
-        ],
-        [w],
-    )
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+from testkit import argmax_classifier, upload
 
 
 def test_an_attribute_changing_a_declared_outputs_shape_is_refused_with_the_batch_that_redeclares_it(client):
-    mid = upload(client, classifier()).get_json()["id"]
+    mid = upload(client, argmax_classifier().SerializeToString()).get_json()["id"]
     ops = [
         {"op": "set_attribute", "node": "argmax", "name": "axis", "value": 1},
         {"op": "set_attribute", "node": "argmax", "name": "keepdims", "value": 0},
@@ -56,7 +34,7 @@ def test_an_attribute_changing_a_declared_outputs_shape_is_refused_with_the_batc
 
 
 def test_a_refusal_the_node_itself_causes_offers_nothing(client):
-    mid = upload(client, classifier()).get_json()["id"]
+    mid = upload(client, argmax_classifier().SerializeToString()).get_json()["id"]
     r = client.post(
         f"/api/models/{mid}/edits",
         json={"base": 0, "ops": [{"op": "set_attribute", "node": "argmax", "name": "axis", "value": 5}]},

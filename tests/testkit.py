@@ -153,3 +153,26 @@ def nested_search_model() -> onnx.ModelProto:
     model = h.make_model(graph, functions=[swish], opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)])
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def argmax_classifier() -> onnx.ModelProto:
+    """Logits, then an ArgMax made a graph output over the batch (axis 0, keepdims 1), its output
+    declared as inference typed it then ([1, 3]): the edit refusals' outputs_follow case."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    w = onnx.numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
+    g = h.make_graph(
+        [
+            h.make_node("MatMul", ["x", "w"], ["logits"], name="fc"),
+            h.make_node("ArgMax", ["logits"], ["class_id"], name="argmax", axis=0, keepdims=1),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["batch", 4])],
+        [
+            h.make_tensor_value_info("logits", T.FLOAT, ["batch", 3]),
+            h.make_tensor_value_info("class_id", T.INT64, [1, 3]),
+        ],
+        [w],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])

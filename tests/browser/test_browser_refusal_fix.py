@@ -6,32 +6,13 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto as T
-from onnx import helper as h
+from testkit import argmax_classifier
 
 from .browser_pages import open_model, upload, wait_revision
 
 
-def classifier() -> onnx.ModelProto:
-    w = onnx.numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
-    g = h.make_graph(
-        [
-            h.make_node("MatMul", ["x", "w"], ["logits"], name="fc"),
-            h.make_node("ArgMax", ["logits"], ["class_id"], name="argmax", axis=0, keepdims=1),
-        ],
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, ["batch", 4])],
-        [
-            h.make_tensor_value_info("logits", T.FLOAT, ["batch", 3]),
-            h.make_tensor_value_info("class_id", T.INT64, [1, 3]),
-        ],
-        [w],
-    )
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
 def test_an_argmax_axis_refused_for_its_declared_output_is_saved_with_the_output_redeclared(page, server, artifacts):
-    summary = upload(page, server, classifier(), "classifier.onnx")
+    summary = upload(page, server, argmax_classifier(), "classifier.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")
     panel = page.locator("#sidebar")
     assert panel.locator(".panel-title").text_content() == "ArgMax"
