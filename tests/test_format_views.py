@@ -168,8 +168,21 @@ def test_the_text_form_of_functions_reads_back_as_the_same_model(client):
     # uploaded again, the text is a model that computes what the original does
     r = client.post("/api/models", data={"file": (io.BytesIO(text.encode()), "act.onnxtxt")})
     assert r.status_code == 201, r.get_json()
-    verdict = client.get(f"/api/models/{r.get_json()['id']}/validation").get_json()
+    text_id = r.get_json()["id"]
+    verdict = client.get(f"/api/models/{text_id}/validation").get_json()
     assert verdict["full"]["ok"] and verdict["runtime"]["status"] == "ok", verdict
+    # stored as the binary model it parses to: it downloads as a .onnx file onnx.load reads
+    # (as "act.onnxtxt", onnx.load took its bytes for text, QA20 F3), its revisions too
+    d = client.get(f"/api/models/{text_id}/download")
+    assert (
+        'filename="act.onnx"' in d.headers["Content-Disposition"]
+        or "filename=act.onnx" in d.headers["Content-Disposition"]
+    )
+    assert onnx.load_from_string(d.data).functions[0].name == "Act"
+    edit = {"base": 0, "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
+    assert client.post(f"/api/models/{text_id}/edits", json=edit).status_code == 200
+    assert "act.r1.onnx" in client.get(f"/api/models/{text_id}/download").headers["Content-Disposition"]
+    assert "act.r1.onnxtxt" in client.get(f"/api/models/{text_id}/text?download=1").headers["Content-Disposition"]
 
 
 def test_the_text_form_shows_weights_as_the_external_layout_holds_them(client):

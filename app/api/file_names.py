@@ -32,3 +32,23 @@ def uploaded_file_name(upload) -> str:
     if name is None or not all(SAFE_UPLOAD.match(part) for part in name.split("/")):
         raise StudioError("bad_filename", f"an external data file has an unusable name {upload.filename!r}")
     return name
+
+
+# what an uploaded model's name ends with, ONNX text's first: a text upload is stored (and
+# downloads) as the binary model it parses to, so "countdown.onnxtxt" downloads as
+# "countdown.onnx" (as .onnxtxt, onnx.load read its bytes as text and failed, QA20 F3)
+TEXT_SUFFIXES = (".onnx.txt", ".onnxtxt", ".onnxtext", ".txt")
+
+
+def is_text_name(base: str) -> bool:
+    return base.lower().endswith(TEXT_SUFFIXES)
+
+
+def model_stem(base: str) -> str:
+    """A model file's name without its extension (.onnx or an ONNX text one): what the names
+    of its revisions, text form and recipes start with."""
+    lower = base.lower()
+    for suffix in (*TEXT_SUFFIXES, ".onnx"):
+        if lower.endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)]
+    return base

@@ -18,7 +18,7 @@ from ..errors import StudioError
 from ..store.records import Revision
 from . import bp
 from .documents import remember_verdict, revision_number, store, verdict
-from .file_names import file_name
+from .file_names import file_name, model_stem
 from .reference import OutputGate
 from .request_body import json_object
 from .routes import (
@@ -49,7 +49,7 @@ def get_recipe(model_id):
     batches = [(rev, r.ops) for rev in path if (r := revisions[rev]).ops and restored_from(r.ops) is None]
     recipe = make_recipe(record.name, start, end, batches, read_uploaded_blob)
     body = orjson.dumps(recipe, option=orjson.OPT_INDENT_2)
-    stem = file_name(record.name).removesuffix(".onnx")
+    stem = model_stem(file_name(record.name))
     return send_file(
         io.BytesIO(body),
         mimetype="application/json",

@@ -65,7 +65,7 @@ from .documents import (
     verdict_if_cheap,
     warm_up,
 )
-from .file_names import MAX_NAME, SAFE_UPLOAD, file_name, uploaded_file_name
+from .file_names import MAX_NAME, SAFE_UPLOAD, file_name, is_text_name, model_stem, uploaded_file_name
 from .reference import (
     TEST_DATA_MAX_BYTES,
     OutputGate,
@@ -461,8 +461,7 @@ def get_text(model_id):
     except ValueError as exc:
         raise StudioError("cannot_print", f"onnx.printer can't render this model: {exc}", 422) from None
     if request.args.get("download"):
-        base = file_name(record.name)
-        stem = base[:-5] if base.endswith(".onnx") else base
+        stem = model_stem(file_name(record.name))
         return send_file(
             io.BytesIO(text.encode("utf-8")),
             mimetype="text/plain",  # Flask adds the charset (given here too, it was said twice)
@@ -886,8 +885,10 @@ def download_name(record, rev: int, binary: bool = False) -> str:
     binary: a model's file in a layout we write (embedded, external), so a text upload's name
     gets ".onnx"."""
     base = file_name(record.name)
-    stem = base[:-5] if base.endswith(".onnx") else base
+    stem = model_stem(base)
     name = base if rev == 0 else f"{stem}.r{rev}.onnx"
+    if record.kind == "model" and rev == 0 and is_text_name(base):
+        name = f"{stem}.onnx"  # stored as binary, whatever the layout
     # (a model renamed without an extension downloads with one: a file a person can open)
     if record.kind == "model" and not name.endswith(".onnx") and (binary or "." not in name):
         name += ".onnx"
