@@ -866,10 +866,19 @@ function showGraphError(err, path) {
 async function refreshAfter(summary, options = {}) {
   // the graph and node on screen, kept by name: the change may have moved their positions (an
   // undo bringing back a node before them); by position when the name is gone (a rename)
-  const path = state.graph ? state.graph.address ?? state.path : state.path;
+  let path = state.graph ? state.graph.address ?? state.path : state.path;
   const keep = options.selection === undefined && state.selection && state.selection.kind === "node"
     ? { selection: { ...state.selection, address: linkSelection(state.selection).id } } : {};
+  const was = state.summary ? state.summary.revision : null;
   state.summary = summary || await api.getSummary(state.modelId);
+  const kept = keep.selection ? keep.selection.address : null;
+  if (was !== null && was !== state.summary.revision && (hasPositions(path) || hasPositions(kept))) {
+    // an unnamed Loop's body (or node) is addressed by its position, which the change may have
+    // moved (an undo bringing back a node before it): followed as a link of the revision before is
+    const moved = await followLink({ rev: was, path, selection: kept ? { kind: "node", id: kept } : null });
+    path = moved.path;
+    if (keep.selection) keep.selection = moved.selection ? { ...moved.selection, address: moved.selection.id } : null;
+  }
   watchValidation();
   renderToolbar();
   refreshHeat();
