@@ -8,7 +8,8 @@ collector's grace period counts from) starts again. Reads stream from S3; what n
 first). Endpoint, credentials and region come from the standard AWS_* variables (boto3 reads
 them). Uploads cut short leave incomplete multipart uploads in the bucket: the collector aborts
 those older than its grace period (remove_strays). Every request is bounded in time (the
-*_SECONDS and ATTEMPTS below); S3 that can't be reached leaves the store as StoreUnavailable (503)."""
+*_SECONDS and ATTEMPTS below); S3 that can't be reached leaves the store as StoreUnavailable (503),
+and the processes of the host (they share the cache's folder) refuse at once for a while (_Breaker)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,13 @@ from typing import Any, BinaryIO
 import boto3
 from boto3.exceptions import RetriesExceededError, S3UploadFailedError
 from botocore.config import Config
-from botocore.exceptions import ClientError, HTTPClientError, IncompleteReadError
+from botocore.exceptions import (
+    ClientError,
+    ConnectTimeoutError,
+    HTTPClientError,
+    IncompleteReadError,
+    ReadTimeoutError,
+)
 from botocore.exceptions import ConnectionError as EndpointUnreachable
 
 from ..errors import BlobMissing, StoreUnavailable
@@ -42,11 +49,19 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 # the longest wait for the next bytes of an answer: a stalled socket, not a whole transfer (a big
 # blob streams for as long as its bytes keep coming)
 READ_TIMEOUT_SECONDS = 20.0
-ATTEMPTS = 3  # per request, the first included (transient errors and timeouts are tried again)
+ATTEMPTS = 3  # per request, the first included (transient errors are tried again; timeouts: _no_retry_on_timeout)
 # the readiness probe (ping): one attempt, answered within this or the blob store counts as down
 PING_TIMEOUT_SECONDS = 2.0
 # once S3 failed to answer, how long requests needing it answer 503 at once (_Breaker)
 COOL_OFF_SECONDS = 10.0
+# The breaker's state, in the folder every process of a server shares (the S3 cache's, in its
+# data folder): S3 failed to answer ("<time.time()>\n<why>", written whole by a rename), and the
+# marker the one request trying S3 again after the cool-off holds (made with O_EXCL).
+DOWN_FILE = ".s3-down"
+TRYING_FILE = ".s3-trying"
+# Parts of a multipart upload are tried again after a timeout still: one stalled connection among
+# the many of a transfer of gigabytes shouldn't fail it, and S3 answered the upload's start.
+RETRY_TIMEOUTS_OF = frozenset({"UploadPart"})
 BLOB_STORE = "blob store (S3)"  # as errors name it
 # botocore's (and boto3's transfers') errors of an endpoint that can't be reached or stopped
 # answering: connect failures and timeouts, read timeouts, connections cut mid-answer
@@ -62,6 +77,23 @@ def client_config() -> Config:
     )
 
 
+def _no_retry_on_timeout(caught_exception: Exception | None = None, operation: Any = None, **kwargs: Any) -> Any:
+    """A connect or read timeout is not tried again (a needs-retry handler, asked before botocore's
+    own: False, not None, is its verdict). A connect timeout already spans the kernel's SYN
+    retransmissions (5 s); a read timeout is 20 s of silence from an endpoint that took the
+    request: for the small requests a page makes (HEAD, GET of a graph, PUT) that is a hung S3,
+    not a flaky one, and asking again made the first request on a hung bucket wait 3 × 20 s for
+    the same 503, past most load balancers' idle timeout (60 s). The errors that come back quickly
+    (a connection refused or reset, 5xx, throttling) are still tried again, up to ATTEMPTS. Long
+    transfers are not cut shorter: a read timeout is per stalled read, body bytes are read after
+    the request returned (no retry of botocore's applies to them), boto3's downloads resume a
+    stalled stream themselves, and an upload's parts keep their retries (RETRY_TIMEOUTS_OF).
+    (botocore's handler is still asked: it takes the retry it would have made from its quota, as
+    it did for each of the two retries before.)"""
+    timeout = isinstance(caught_exception, (ReadTimeoutError, ConnectTimeoutError))
+    return False if timeout and getattr(operation, "name", None) not in RETRY_TIMEOUTS_OF else None
+
+
 def ping_config() -> Config:
     """The readiness probe's client's bounds: one attempt, a few seconds."""
     return Config(
@@ -69,60 +101,135 @@ def ping_config() -> Config:
     )
 
 
+def try_seconds() -> float:
+    """The longest a request's attempts at S3 take before a verdict: a "trying" marker older than
+    this was left by a request that never ended (its process killed)."""
+    return ATTEMPTS * (CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS)
+
+
 class _Breaker:
     """Once S3 failed to answer, the requests needing it answer 503 at once for COOL_OFF_SECONDS
-    rather than each holding a worker thread for the whole timeout (3 attempts × 20 s: a few
-    requests would take every thread of a host, its health check with them); then one request
-    tries S3 again while the others still answer at once, and its answer (or a readiness ping's)
-    closes the breaker or opens it anew. One per store object, so per process."""
+    rather than each holding a worker thread for the whole timeout (a few requests would take
+    every thread of a host, its health check with them); then one request tries S3 again while
+    the others still answer at once, and its answer (or a readiness ping's) closes the breaker or
+    opens it anew. A failed readiness ping opens it too.
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._down_at: float | None = None
-        self._reason = ""
-        self._trying = False
+    Shared by the processes of a host through two small files in `folder` (the cache's, which all
+    workers of a server share): once one worker saw S3 fail, the others refuse at once too, and
+    one request among them all tries again after the cool-off (best effort: the first to make
+    the "trying" marker; one left by a killed process counts for try_seconds() at most). Any
+    answer from S3, to any process, closes it for all. A request reads the state with a stat (and
+    a read of ~100 bytes when it changed); a folder that can't be written leaves the state to
+    this process alone."""
 
-    def enter(self) -> bool:
-        """Go ahead (True: as the one request trying S3 again), or raise StoreUnavailable."""
-        with self._lock:
-            if self._down_at is None:
-                return False
-            waited = time.monotonic() - self._down_at
-            if waited >= COOL_OFF_SECONDS and not self._trying:
-                self._trying = True
-                return True
-            when = (
-                "one request is trying it again"
-                if self._trying
-                else f"it will be tried again in {max(1, round(COOL_OFF_SECONDS - waited))} s"
-            )
-            ago = "just now" if waited < 1 else f"{waited:.0f} s ago"
-        raise StoreUnavailable(BLOB_STORE, f"it failed to answer {ago} ({self._reason}); {when}")
+    def __init__(self, folder: Path) -> None:
+        self._down = folder / DOWN_FILE
+        self._trying = folder / TRYING_FILE
+        self._seen: tuple[tuple[int, int, int], float, str] | None = None  # the down file last read
+        self._own: tuple[float, str] | None = None  # this process's state, when the folder can't be written
+
+    def state(self) -> tuple[float, str] | None:
+        """(when S3 failed to answer, time.time(); why), or None: it's not known to be down."""
+        try:
+            with open(self._down, "rb") as f:  # the common case, S3 up: no such file
+                st = os.fstat(f.fileno())
+                key = (st.st_ino, st.st_mtime_ns, st.st_size)  # a new file each time (a rename)
+                seen = self._seen
+                if seen is None or seen[0] != key:
+                    when, _, why = f.read(1024).decode("utf-8", "replace").partition("\n")
+                    self._seen = seen = (key, float(when), why or "no answer")
+                return seen[1], seen[2]
+        except (OSError, ValueError):  # none (or unreadable: this process's own state)
+            return self._own
+
+    def enter(self) -> str | None:
+        """Go ahead (a token: as the one request trying S3 again), or raise StoreUnavailable."""
+        state = self.state()
+        if state is None:
+            return None
+        down_at, reason = state
+        waited = time.time() - down_at
+        if waited < 0:  # the clock was set back: the cool-off counts as over
+            waited = COOL_OFF_SECONDS
+        if waited >= COOL_OFF_SECONDS:
+            token = self._take_turn()
+            if token is not None:
+                return token
+            when = "one request is trying it again"
+        else:
+            when = f"it will be tried again in {max(1, round(COOL_OFF_SECONDS - waited))} s"
+        ago = "just now" if waited < 1 else f"{waited:.0f} s ago"
+        raise StoreUnavailable(BLOB_STORE, f"it failed to answer {ago} ({reason}); {when}")
+
+    def _take_turn(self) -> str | None:
+        """Make the "trying" marker (a token naming it ours), or None: another request holds it."""
+        token = f"{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}"
+        for _ in range(2):
+            try:
+                fd = os.open(self._trying, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                try:
+                    if time.time() - os.stat(self._trying).st_mtime < try_seconds():
+                        return None
+                    os.unlink(self._trying)  # left by a request that never ended
+                except FileNotFoundError:
+                    pass  # let go just now: take it
+                continue
+            except OSError:  # the folder can't be written: go ahead (no one-at-a-time then)
+                return token
+            with os.fdopen(fd, "w") as f:
+                f.write(token)
+            return token
+        return None
+
+    def _let_go(self, token: str | None) -> None:
+        """Remove the "trying" marker if it is still `token`'s."""
+        if token is None:
+            return
+        with contextlib.suppress(OSError):
+            if self._trying.read_text() == token:
+                self._trying.unlink()
 
     def answered(self) -> None:
-        with self._lock:
-            self._down_at, self._trying = None, False
+        """S3 answered: closed, for every process (two unlinks, of files mostly not there)."""
+        self._own = None
+        for path in (self._down, self._trying):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
-    def failed(self, reason: str) -> None:
-        with self._lock:
-            self._down_at, self._trying = time.monotonic(), False
-            self._reason = reason.strip().splitlines()[0][:200] if reason.strip() else "no answer"
+    def failed(self, reason: str, token: str | None = None) -> None:
+        """S3 failed to answer: open, for every process, from now."""
+        reason = reason.strip()
+        why = reason.splitlines()[0][:200] if reason else "no answer"
+        now = time.time()
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self._down.parent, prefix=".tmp-")  # (a killed writer's: collected)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(f"{now!r}\n{why}")
+                os.replace(tmp, self._down)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            self._own = None
+        except OSError:
+            self._own = (now, why)
+        self._let_go(token)
 
-    def left(self, trying: bool) -> None:
+    def left(self, token: str | None) -> None:
         """A request that tried S3 ended with no verdict (an error of ours, a stream let go)."""
-        if trying:
-            with self._lock:
-                self._trying = False
+        self._let_go(token)
 
     @contextlib.contextmanager
     def reaching(self) -> Iterator[None]:
         """A block of S3 requests: refused at once while S3 is down; S3 that can't be reached,
         as StoreUnavailable, opening the breaker; any answer from S3 (a refusal too) closing it."""
-        trying = self.enter()
+        token = self.enter()
         try:
             yield
         except UNREACHABLE as exc:
-            self.failed(str(exc))
+            self.failed(str(exc), token)
             raise StoreUnavailable(BLOB_STORE, str(exc)) from exc
         except (ClientError, S3UploadFailedError) as exc:
             self.answered()
@@ -131,7 +238,7 @@ class _Breaker:
                 raise StoreUnavailable(BLOB_STORE, refusal, refused=True) from exc
             raise
         except BaseException:
-            self.left(trying)
+            self.left(token)
             raise
         self.answered()
 
@@ -178,13 +285,22 @@ class S3BlobStore:
         # the readiness probe's own client: its answer in seconds (a given client: that one)
         self._probe = client if client is not None else boto3.client("s3", config=ping_config())
         self.cache = BlobCache(Path(cache_dir), cache_bytes, pin_seconds)
-        self._breaker = _Breaker()
+        self._breaker = _Breaker(self.cache.root)  # its state shared with the host's other workers
+        events = getattr(getattr(self.client, "meta", None), "events", None)
+        if events is not None:
+            events.register_first("needs-retry.s3", _no_retry_on_timeout)
+            # any answer closes the breaker at once, for all: a long transfer the one request
+            # trying S3 again makes (a download of gigabytes) doesn't keep the others refused
+            events.register("after-call.s3", self._s3_answered)
         # digest -> size, from listings and heads: a blob's bytes never change, so a size learned
         # once holds (the models list sums every model's blobs: a HEAD each was seconds of it)
         self._sizes: dict[str, int] = {}
 
     def _reaching(self) -> contextlib.AbstractContextManager[None]:
         return self._breaker.reaching()
+
+    def _s3_answered(self, **kwargs: Any) -> None:
+        self._breaker.answered()
 
     def __repr__(self) -> str:
         return f"S3BlobStore(s3://{self.bucket}/{self.prefix})"
