@@ -9,6 +9,7 @@ from onnx import numpy_helper
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import resolve_graph
+from ..onnx_io.causes import graph_words
 from ..views.tensors import array_stats, tensor_array
 from ..words import plural
 from .field_types import BOOLEAN, DTYPE, GRAPH_PATH, NAME, NULL, TENSOR_VALUE
@@ -32,6 +33,12 @@ def _graph(model: onnx.ModelProto, op: dict) -> onnx.GraphProto:
     if isinstance(g, onnx.FunctionProto):
         raise StudioError("bad_value", f"{op['op']}: functions have no initializers")
     return g
+
+
+def _in_graph(model: onnx.ModelProto, op: dict) -> str:
+    """ " in while/body" for an initializer of a body (a change line of the main graph's says none)."""
+    path = resolve_graph(model, op["graph"]).path if op["graph"] else ""
+    return f" in {graph_words(model, path)}" if path else ""
 
 
 def _dtype_name(t: onnx.TensorProto) -> str:
@@ -79,7 +86,10 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
                 v.type.tensor_type.shape.Clear()
                 v.type.tensor_type.shape.dim.extend(onnx.TensorShapeProto.Dimension(dim_value=d) for d in new.dims)
     source = f" (converted from the .npy's {cast_from})" if cast_from else ""  # a wrong file shows here
-    return f"initializer {name!r} set to {_dtype_name(new)} {list(new.dims)}{source}{_value_range(new)}{warning}"
+    return (
+        f"initializer {name!r}{_in_graph(model, op)} set to {_dtype_name(new)} {list(new.dims)}"
+        f"{source}{_value_range(new)}{warning}"
+    )
 
 
 def _value_range(t: onnx.TensorProto) -> str:
@@ -143,7 +153,7 @@ def add_initializer(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("name_taken", f"add_initializer: {name!r} already names a value in that graph")
     t = tensor_from_source(op["value"], f"initializer {name!r}", name, op.get("dtype"))
     g.initializer.append(t)
-    return f"added initializer {name!r} ({_dtype_name(t)} {list(t.dims)})" + _below_ir4(
+    return f"added initializer {name!r}{_in_graph(model, op)} ({_dtype_name(t)} {list(t.dims)})" + _below_ir4(
         model, g, t, main=not op["graph"]
     )
 
@@ -182,4 +192,4 @@ def delete_initializer(model: onnx.ModelProto, op: dict) -> str:
         )
     sparse = any(s.values.name == name for s in g.sparse_initializer)
     drop_initializers(g, {name})
-    return f"deleted {'sparse ' if sparse else ''}initializer {name!r}"
+    return f"deleted {'sparse ' if sparse else ''}initializer {name!r}{_in_graph(model, op)}"

@@ -14,6 +14,7 @@ from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
 from ..onnx_io.traverse import node_reads, op_schema
 from .arity import check_input_count, count_range, node_signature
+from .bodies import where
 from .domains import import_domain, new_node
 from .field_types import ATTRIBUTE_VALUE, GRAPH_PATH, NAME, NODE, STRING
 from .jsontypes import Array, Integer, Map, optional, required
@@ -62,8 +63,8 @@ def _taken(model: onnx.ModelProto, ref: GraphRef) -> set[str]:
     return all_names(model.graph)
 
 
-def _where(ref: GraphRef) -> str:
-    return "the main graph" if not ref.path else f"graph {ref.path}"
+def _where(model: onnx.ModelProto, ref: GraphRef) -> str:
+    return "the main graph" if not ref.path else where(model, ref)  # nodes by name: while/body
 
 
 def topological_order(c: Container) -> list[int] | None:
@@ -170,7 +171,7 @@ def set_node_input(model: onnx.ModelProto, op: dict) -> str:
     if tensor and tensor in node.output:
         raise StudioError("cycle", f"set_node_input: {who} can't read its own output {tensor!r}")
     if tensor and tensor not in _visible(model, ref):
-        raise NotFound("unknown_tensor", f"set_node_input: no tensor {tensor!r} in {_where(ref)} or around it")
+        raise NotFound("unknown_tensor", f"set_node_input: no tensor {tensor!r} in {_where(model, ref)} or around it")
     if not tensor and param is not None and not param[1]:
         raise StudioError(
             "schema_mismatch", f"set_node_input: input {index} ({param[0]}) of {node.op_type} is required"
@@ -223,10 +224,10 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     c = ref.container
     node = new_node(op["op_type"], op["domain"], op["name"])
     if node.name and any(n.name == node.name for n in c.node):
-        raise StudioError("duplicate_name", f"add_node: {_where(ref)} already has a node named {node.name!r}")
+        raise StudioError("duplicate_name", f"add_node: {_where(model, ref)} already has a node named {node.name!r}")
     unknown = first_unknown(model, ref, op["inputs"])
     if unknown is not None:
-        raise NotFound("unknown_tensor", f"add_node: no tensor {unknown!r} in {_where(ref)} or around it")
+        raise NotFound("unknown_tensor", f"add_node: no tensor {unknown!r} in {_where(model, ref)} or around it")
     node.input.extend(op["inputs"])
     imported = import_domain(model, c, node)  # before its attributes: they are typed from its schema
     check_input_count(model, c, node, "add_node")
@@ -260,6 +261,6 @@ def add_node(model: onnx.ModelProto, op: dict) -> str:
     nid = node_id(ref.path, len(c.node) - 1)
     reads = ", ".join(map(repr, filter(None, op["inputs"]))) or "nothing"
     writes = ", ".join(map(repr, outputs))
-    out = f"added {node_words(node, nid)} in {_where(ref)}, reading {reads}, writing {writes}"
+    out = f"added {node_words(node, nid)} in {_where(model, ref)}, reading {reads}, writing {writes}"
     out += f"; {imported}" if imported else ""
     return out + (f"; {moved} node(s) moved to keep the order" if moved else "")

@@ -93,3 +93,11 @@ function wholeName(graph, address) {
 export function hasPositions(address) {
   return String(address || "").split("/").some((s) => POSITION.test(s));
 }
+
+/** An address in words: names without their "@" and percent-encoding ("@while/body" -> "while/body"). */
+export function addressWords(address) {
+  return String(address || "").split("/").map((seg) => {
+    if (!seg.startsWith("@")) return seg;
+    try { return decodeURIComponent(seg.slice(1)); } catch { return seg.slice(1); }
+  }).join("/");
+}

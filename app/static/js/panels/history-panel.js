@@ -8,6 +8,7 @@ import { el, clear } from "../widgets/dom.js";
 import { formatDate, plural } from "../lib/format.js";
 import { ApiError } from "../lib/api.js";
 import { tag } from "../widgets/ui.js";
+import { addressWords } from "../lib/address.js";
 import { canEdit, disclosure, editForm, submit } from "../editing/edit-forms.js";
 
 function short(value, max = 60) {
@@ -52,9 +53,15 @@ function leftOut(names) {
   return names && names.length ? `, left in float: ${names.map((x) => short(x, 40)).join(", ")}` : "";
 }
 
-/** One edit op in plain words; `change` (the server's line for it) lends the node's name and op. */
+/** One edit op in plain words; `change` (the server's line for it) lends the node's name and op;
+ * an op of a body says which ("in while/body"). */
 export function describeOp(op, change = "") {
   const o = op || {};
+  const words = opWords(o, change);
+  return typeof o.graph === "string" && o.graph ? `${words} in ${addressWords(o.graph)}` : words;
+}
+
+function opWords(o, change) {
   const found = NODE_IN_CHANGE.exec(change);
   const nodeWords = (id) => (found ? found[0] : `node ${id}`);
   switch (o.op) {
@@ -93,7 +100,10 @@ export function describeOp(op, change = "") {
     case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
     case "convert_opset": return `Convert to opset ${o.version}`;
     case "restore_revision": return `Restore revision ${o.revision}`;
-    case "add_node": return `Add ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""} writing ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
+    case "add_node": {
+      const writes = (o.outputs || []).map((x) => short(x)).join(", ");
+      return `Add ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""}${writes ? ` writing ${writes}` : ""}`;
+    }
     case "set_node_input": return `Connect input ${o.index} of ${nodeWords(o.node)} to ${short(o.tensor) || "nothing"}`;
     case "compose": return `Add the graph of another model ${o.position === "before" ? "before" : "after"} this one${o.prefix ? ` (names prefixed ${short(o.prefix)})` : ""}`;
     case "simplify": return "Simplify (fold constants, fuse, drop what nothing reads)";
