@@ -778,3 +778,18 @@ def test_an_if_branch_still_takes_no_output_of_its_own(client):
         client, if_model(), {"op": "add_output", "graph": "n2/then_branch", "tensor": "then_add"}, status=400
     )
     assert message.startswith('op #1 (add_output): each branch of node "branch" (If) gives 1 output'), message
+
+
+def test_deleting_a_constant_a_branch_reads_is_said_of_the_branch_node_and_the_name(client):
+    # QA20 F17: the checker's "Nodes in a graph must be topologically sorted, however input 'k1'
+    # of node: name: then_add OpType: Add is not output of any previous nodes."
+    m = if_model()
+    k = h.make_node("Constant", [], ["k1"], name="k1_const", value=nh.from_array(np.ones((2, 3), np.float32)))
+    m.graph.node.insert(0, k)
+    _branch(m, 3, "then_branch").node[0].input[1] = "k1"
+    _checked(m)
+    message = _refused(client, m, {"op": "delete_node", "node": "k1_const"}, status=422)
+    assert message == (
+        "the edit would make the model invalid: node \"then_add\" (Add) in branch/then_branch: it reads 'k1', "
+        "which nothing before it writes (no node, input or initializer of its graph or of a graph around it)"
+    )

@@ -208,6 +208,24 @@ def _words(model, place: _Place | None, op_type: str, name: str) -> str:
     return _place_words(model, place) if place is not None else named_node_words(name, op_type)
 
 
+# the checker's words for a node reading a name nothing before it writes (a Constant a branch
+# read deleted, a node moved before its producer): said of the name (QA20 F17)
+_UNSORTED = re.compile(
+    r"Nodes in a graph must be topologically sorted, however input '([^']*)' of node:.*?"
+    r"is not output of any previous nodes\.?"
+)
+
+
+def _plain_checker(sentence: str) -> str:
+    if m := _UNSORTED.search(sentence):
+        return (
+            sentence[: m.start()]
+            + f"it reads {m.group(1)!r}, which nothing before it writes (no node, input or initializer of its"
+            " graph or of a graph around it)" + sentence[m.end() :]
+        )
+    return sentence
+
+
 def _checker_causes(text: str, nodes: _Nodes) -> Causes:
     """The checker's message: its first line, said of the node it is about (the node of a body
     its words point to, rather than the If or Loop holding it), the context line dropped."""
@@ -216,17 +234,18 @@ def _checker_causes(text: str, nodes: _Nodes) -> Causes:
         return Causes("onnx refused the model")
     context = next((m for ln in lines if (m := _CONTEXT.search(ln))), None)
     if context is None or nodes.model is None:
-        return Causes(lines[0], lines[1:])
+        return Causes(_plain_checker(lines[0]), [_plain_checker(ln) for ln in lines[1:]])
     first = lines[0]
-    rest = [ln for ln in lines[1:] if not _CONTEXT.search(ln)]
+    rest = [_plain_checker(ln) for ln in lines[1:] if not _CONTEXT.search(ln)]
     holder = nodes.find(context.group(2), context.group(1).strip(), None)
     if holder is None:
-        return Causes(f"{named_node_words(context.group(1).strip(), context.group(2))}: {first}", rest)
-    culprit = _culprit(first, holder, nodes)
+        return Causes(f"{named_node_words(context.group(1).strip(), context.group(2))}: {_plain_checker(first)}", rest)
+    culprit = _culprit(first, holder, nodes)  # found by the checker's own words
+    said = _plain_checker(first)
     if isinstance(culprit, str):  # a body itself (its outputs), not a node of it
-        return Causes(f"graph {graph_words(nodes.model, culprit)}: {first}", rest)
+        return Causes(f"graph {graph_words(nodes.model, culprit)}: {said}", rest)
     place = culprit or holder
-    return Causes(f"{_place_words(nodes.model, place)}: {first}", rest, (place.path, place.index))
+    return Causes(f"{_place_words(nodes.model, place)}: {said}", rest, (place.path, place.index))
 
 
 def _sentences(lines: list[str]) -> list[str]:
