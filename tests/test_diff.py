@@ -149,7 +149,7 @@ def test_subgraphs_are_diffed_recursively(client):
     by_node = {c["node"]: c for c in d["nodes"]["changed"]}
     inner = by_node["n0/then_branch/n0"]
     assert inner["fields"] == ["attribute alpha: 0.1 → 0.3"]
-    assert by_node["n0"]["fields"] == ["subgraph then_branch: 1 node(s) added, removed or changed"]
+    assert by_node["n0"]["fields"] == ["subgraph then_branch: 1 node changed"]
 
 
 def test_two_models_compare_by_name_and_content(client):
@@ -290,3 +290,51 @@ def test_same_shapes_maps_differently_named_dims_and_skips_conflicts():
         "to": {},
         "names": {"S": "seq"},
     }
+
+
+def test_an_edit_two_bodies_down_is_counted_where_it_is(client):
+    """QA20 F13: one attribute of a node in an If inside a Loop's body read "subgraph body: 2
+    node(s) added, removed or changed" on the Loop (its If counted with the node)."""
+    f = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [4])  # noqa: E731
+    then_g = helper.make_graph(
+        [helper.make_node("LeakyRelu", ["v"], ["t"], name="leaky", alpha=0.1)], "then", [], [f("t")]
+    )
+    else_g = helper.make_graph([helper.make_node("Neg", ["v"], ["e"], name="neg")], "else", [], [f("e")])
+    body = helper.make_graph(
+        [
+            helper.make_node("If", ["c_in"], ["v_out"], name="pick", then_branch=then_g, else_branch=else_g),
+            helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+            f("v"),
+        ],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), f("v_out")],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "c", "x"], ["y"], name="loop", body=body)],
+        "g",
+        [
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            f("x"),
+        ],
+        [f("y")],
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    rev = edit(client, mid, {"op": "set_attribute", "node": "n0/body/n0/then_branch/n0", "name": "alpha", "value": 0.3})
+    by_node = {c["node"]: c for c in diff(client, mid, f"from=0&to={rev}")["nodes"]["changed"]}
+    assert by_node["n0"]["fields"] == ["subgraph body: 1 node changed, 1 more in its bodies"]
+    assert by_node["n0/body/n0"]["fields"] == ["subgraph then_branch: 1 node changed"]
+
+
+def test_a_node_inserted_before_a_branch_output_leaves_the_output_in_its_place(client):
+    # QA20 F13: "output 'then_y' removed" and "output 'then_y' added" for one Identity inserted
+    mid = upload(client, if_model(0.1)).get_json()["id"]
+    rev = edit(client, mid, {"op": "insert_node", "graph": "n0/then_branch", "tensor": "then_y", "op_type": "Identity"})
+    d = diff(client, mid, f"from=0&to={rev}")
+    by_node = {c["node"]: c for c in d["nodes"]["changed"]}
+    assert by_node["n0"]["fields"] == ["subgraph then_branch: 1 node added"], by_node["n0"]

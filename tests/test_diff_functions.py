@@ -233,7 +233,7 @@ Block <slope, gain: float = 2.0> (X) => (Y) {
     assert set(by_node) == {"fn[0]/n2", "fn[0]/n2/else_branch/n0"}
     inner = by_node["fn[0]/n2/else_branch/n0"]
     assert inner["other"] == "fn[0]/n2/else_branch/n0" and inner["fields"] == ["attribute alpha: 0.1 → 0.3"]
-    assert by_node["fn[0]/n2"]["fields"] == ["subgraph else_branch: 1 node(s) added, removed or changed"]
+    assert by_node["fn[0]/n2"]["fields"] == ["subgraph else_branch: 1 node changed"]
     assert d["counts"]["changed"] == 2
     assert changed_function(d)["nodes"] == {"added": 0, "removed": 0, "changed": 2}
 

@@ -36,6 +36,7 @@ from onnx import AttributeProto
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.schema_defaults import at_default, default_of
 from ..onnx_io.traverse import op_schema, opset_version, standard_domain
+from ..words import plural
 from .io_pairs import paired, same_shapes
 from .search import format_type
 from .tensor_content import sparse_change, tensor_change
@@ -258,6 +259,24 @@ class _Diff:
             self._schemas[key] = op_schema(model, container, node)
         return self._schemas[key]
 
+    def _counted_words(self, before: dict[str, int], old_path: str, new_path: str) -> str:
+        """ "1 node changed, 2 more in its bodies": the nodes of one body listed since `before`,
+        its own (a nested If changed because its branch did is one of them) apart from those of
+        bodies inside it (a single attribute two levels down read "2 node(s) added, removed or
+        changed", QA20 F13)."""
+        own: list[str] = []
+        deeper = 0
+        for kind in ("added", "removed", "changed"):
+            listed = self.nodes[kind][before[kind] :]
+            path = old_path if kind == "removed" else new_path
+            mine = sum(1 for e in listed if _graph_of(e["node"]) == path)
+            deeper += len(listed) - mine
+            if mine:
+                own.append(f"{plural(mine, 'node')} {kind}")
+        if deeper:
+            own.append(f"{deeper} more in {'its' if own else 'the'} bodies")
+        return ", ".join(own)
+
     def attr_graphs(
         self, name: str, x: AttributeProto, y: AttributeProto, a_id: str, b_id: str, outer: TensorNames
     ) -> list[str]:
@@ -268,20 +287,23 @@ class _Diff:
         fields = []
         for k, (g, h) in enumerate(zip(olds, news, strict=True)):
             item = None if x.type == AttributeProto.GRAPH else k
-            before = sum(len(v) for v in self.nodes.values())
-            graph_changes, names = self.graphs(
-                g, h, subgraph_path(a_id, name, item), subgraph_path(b_id, name, item), outer
-            )
+            before = {kind: len(v) for kind, v in self.nodes.items()}
+            old_path, new_path = subgraph_path(a_id, name, item), subgraph_path(b_id, name, item)
+            graph_changes, names = self.graphs(g, h, old_path, new_path, outer)
             graph_changes += _io_words(g, h, names)
             graph_changes += [
                 f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer, self.reads, names)
             ]
-            inner = sum(len(v) for v in self.nodes.values()) - before
             label = name if item is None else f"{name}[{k}]"
-            if inner:
-                fields.append(f"subgraph {label}: {inner} node(s) added, removed or changed")
+            counted = self._counted_words(before, old_path, new_path)
+            if counted:
+                fields.append(f"subgraph {label}: {counted}")
             fields += [f"subgraph {label}: {c}" for c in graph_changes]
         return fields
+
+
+def _graph_of(node: str) -> str:
+    return node.rpartition("/")[0]
 
 
 def _taken_over_words(olds: list[str], news: list[str], names: TensorNames) -> str:
@@ -452,9 +474,24 @@ def _named_changes(old, new, names: TensorNames) -> list[str]:
 
 
 def _io_words(old: onnx.GraphProto, new: onnx.GraphProto, names: TensorNames) -> list[str]:
-    return [f"input {c}" for c in _named_changes(old.input, new.input, names)] + [
-        f"output {c}" for c in _named_changes(old.output, new.output, names)
+    """A body's inputs and outputs, by position (what its holder feeds and takes is positional):
+    an output whose producer changed keeps its place (an Identity inserted before a branch's
+    output read "output 'then_tok' removed" and "output 'then_tok' added", QA20 F13)."""
+    return [f"input {c}" for c in _positional_changes(old.input, new.input, names)] + [
+        f"output {c}" for c in _positional_changes(old.output, new.output, names)
     ]
+
+
+def _positional_changes(old, new, names: TensorNames) -> list[str]:
+    out = []
+    for k, (x, y) in enumerate(zip(old, new, strict=False)):
+        if x.name != y.name and not names.same(x.name, y.name):
+            out.append(f"{k} {_short(x.name)} → {_short(y.name)}")
+        elif x != y and (change := _value_change(x, y)):
+            out.append(f"{_short(y.name)}: {change}")
+    out += [f"{_short(x.name)} removed" for x in old[len(new) :]]
+    out += [f"{_short(y.name)} added" for y in new[len(old) :]]
+    return out
 
 
 def _props_changes(old, new) -> list[str]:
