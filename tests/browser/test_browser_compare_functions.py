@@ -83,11 +83,24 @@ def test_compare_lists_and_marks_the_changes_in_a_function_body(page, server, ar
     # back in Compare, on the body: the marks stay, Next steps through them
     page.click("#btn-compare")
     page.locator("#compare-body[data-ready=true]").wait_for()
-    assert "through the changed and added nodes on the drawing" in page.locator("#compare-step-note").text_content()
+    assert "through the changed and added nodes, into the bodies" in page.locator("#compare-step-note").text_content()
     page.locator("#graph g.box.diff-changed[data-node-id='fn[0]/n2']").wait_for()
     assert page.locator("#graph g.box.diff-added[data-node-id='fn[0]/n4']").count() == 1
     page.click("#compare-next")
     assert page.locator("#graph g.box.diff-focus").count() == 1
     assert page.locator("#sidebar .compare-current").count() == 1
     page.screenshot(path=str(artifacts / "compare-function-body.png"))
+
+    # from the main graph, Next goes on from where it was (n2) in the body, Compare still open
+    page.locator("#breadcrumb a").first.click()
+    page.wait_for_function("() => new URLSearchParams(location.hash.slice(1)).get('path') === ''")
+    wait_ready(page)
+    page.click("#btn-compare")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    page.click("#compare-next")
+    page.wait_for_selector("#graph[data-state=ready] g.box.diff-focus[data-node-id='fn[0]/n4']")
+    assert hash_params(page)["path"] == "fn[0]"
+    assert page.locator("#sidebar #compare-body").count() == 1
+    page.click("#compare-next")
+    page.wait_for_selector("#graph g.box.diff-focus[data-node-id='fn[0]/n2']")
     page.locator("#compare-functions").screenshot(path=str(artifacts / "compare-functions-section.png"))

@@ -606,17 +606,40 @@ function showCompareMarks(on) {
   heatAgain();
 }
 
-/** Bring the next (or previous) changed or added node of the graph on screen into view. */
-function stepCompare(direction) {
+// a node id's segments compared in order, positions by number: n2 < n10, a Loop before its body's nodes
+const idOrder = (a, b) => {
+  const x = a.split("/");
+  const y = b.split("/");
+  for (let k = 0; k < Math.min(x.length, y.length); k += 1) {
+    if (x[k] === y[k]) continue;
+    const [p, q] = [/^n(\d+)$/.exec(x[k]), /^n(\d+)$/.exec(y[k])];
+    return p && q ? Number(p[1]) - Number(q[1]) : x[k] < y[k] ? -1 : 1;
+  }
+  return x.length - y.length;
+};
+
+/** Previous/Next: the changed and added nodes in the order of the model, into bodies and
+ * functions too (the graph a node is in opened for it: Next stopped at a Loop, QA20 F13). */
+async function stepCompare(direction) {
   const c = state.compare;
   if (!c || !c.diff) return;
-  const here = (id) => graphPathOf(id) === state.path;
-  const ids = [...c.diff.nodes.changed, ...c.diff.nodes.added].map((n) => n.node).filter(here);
+  const ids = [...c.diff.nodes.changed, ...c.diff.nodes.added].map((n) => n.node).sort(idOrder);
   if (!ids.length) return;
-  c.step = (c.step + direction + ids.length) % ids.length;
-  view.mark([ids[c.step]], "diff-focus");
-  view.reveal(ids[c.step]);
-  for (const li of sidebar.querySelectorAll(".compare-list li[data-node], .compare-changed")) li.classList.toggle("compare-current", li.getAttribute("data-node") === ids[c.step]);
+  const at = ids.indexOf(c.stepped || "");
+  if (at >= 0) c.step = (at + direction + ids.length) % ids.length;
+  else {
+    // the first step: from the graph on screen (its first node, or last going back), else the model's
+    const here = ids.map((id, k) => (graphPathOf(id) === state.path ? k : -1)).filter((k) => k >= 0);
+    c.step = here.length ? here[direction > 0 ? 0 : here.length - 1] : direction > 0 ? 0 : ids.length - 1;
+  }
+  const id = ids[c.step];
+  c.stepped = id;
+  // the Compare panel stays (a node selected would take its place): the node outlined instead
+  if (graphPathOf(id) !== state.path) await loadGraph(graphPathOf(id), { home: false, selection: null, pick: false });
+  if (state.compare !== c) return;
+  view.mark([id], "diff-focus");
+  view.reveal(id);
+  for (const li of sidebar.querySelectorAll(".compare-list li[data-node], .compare-changed")) li.classList.toggle("compare-current", li.getAttribute("data-node") === id);
 }
 
 // the revision on screen and a comparison's two sides, each asked once (Compare asked both
@@ -715,8 +738,9 @@ function rememberGraph() {
   if (state.views.size > 32) state.views.delete(state.views.keys().next().value);
 }
 
-/** Show graph `path` (either address form); `fallbackPath`: the one to show should `path` be gone. */
-async function loadGraph(path, { home = true, selection = state.selection, keepPanel = false, fallbackPath = path } = {}) {
+/** Show graph `path` (either address form); `fallbackPath`: the one to show should `path` be gone;
+ * `pick: false`: with no selection asked for, none (a panel of the toolbar's stays). */
+async function loadGraph(path, { home = true, selection = state.selection, keepPanel = false, fallbackPath = path, pick = true } = {}) {
   const seq = ++state.loadSeq;
   const stale = () => seq !== state.loadSeq;
   const samePath = !!state.graph && (path === state.path || path === state.graph.address);
@@ -750,7 +774,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   // the subgraph we come from, else what was selected here
   const memory = samePath ? null : state.views.get(state.path) || null;
   const holder = samePath ? null : holderIn(state.path, cameFrom);
-  if (!samePath && !selection) {
+  if (!samePath && !selection && pick) {
     selection = holder && model.boxes.has(holder) ? { kind: "node", id: holder } : memory ? memory.selection : null;
   }
   // a graph opened fresh shows its selection; one come back to, only something else asked for (a link)

@@ -276,13 +276,16 @@ function functionCounts(fns) {
   return parts.length ? `; ${parts.join(", ")}` : "";
 }
 
-/** What Previous/Next step through: the changed and added nodes of the graph on screen; where
- * they are all elsewhere (a function body, a subgraph), that the lists open them. */
+/** What Previous/Next step through: the changed and added nodes, into bodies and functions
+ * (the graph of each opened for it); where none is on screen, that Next opens the first's. */
 function stepWords(n, ctx) {
   const here = ctx.graph ? ctx.graph.path ?? "" : null;
   const ids = [...n.changed, ...n.added].map((x) => x.node);
-  if (here === null || !ids.length || ids.some((id) => graphPathOf(id) === here)) return "through the changed and added nodes on the drawing";
-  return "none of the changed or added nodes is in the graph on screen: a node's link below opens its graph";
+  const inside = ids.some((id) => graphPathOf(id) !== "");
+  if (here === null || !ids.length || ids.some((id) => graphPathOf(id) === here)) {
+    return `through the changed and added nodes${inside ? ", into the bodies and functions that hold them" : " on the drawing"}`;
+  }
+  return "none of the changed or added nodes is in the graph on screen: Next opens the graph of the first";
 }
 
 // a comparison with an unrelated model adds every one of its nodes: thousands of items (a
