@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import onnx
 
-# The on-screen size (CSS px) of every text of a drawn box in the window: its font size times
+# The on-screen size (CSS px) of every text of a drawn box and edge in the window: its font size times
 # the drawing's scale. Tests and bench/first_view.py judge a first view's readability by it.
 LABEL_SIZES = """() => {
   const area = document.getElementById('graph').getBoundingClientRect();
   const out = [];
-  for (const t of document.querySelectorAll('#graph .box text')) {
+  for (const t of document.querySelectorAll('#graph .box text, #graph .edge-label')) {
     const r = t.getBoundingClientRect();
     if (r.width === 0 || r.bottom < area.top || r.top > area.bottom || r.right < area.left || r.left > area.right) continue;
     out.push(parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
