@@ -63,7 +63,7 @@ SAMPLES = {
     "set_attribute_items": {"node": "flip", "name": "perm", "items": [{"index": 0, "value": 0}]},
     "rename_node": {"node": "mm", "name": "mm2"},
     "rename_tensor": {"from": "h", "to": "h2", "graph": ""},
-    "set_io_shape": {"name": "x", "shape": [1, 2], "dtype": "FLOAT", "update_types": False, "cast": False},
+    "set_io_shape": {"name": "x", "shape": [1, 2], "dtype": "FLOAT", "update_types": False, "cast": False, "graph": ""},
     "add_output": {"tensor": "h", "dtype": "FLOAT", "shape": [1, 2], "graph": "", "replace": "y"},
     "remove_output": {"name": "y", "graph": ""},
     "add_input": {"name": "extra", "dtype": "FLOAT", "shape": [1]},

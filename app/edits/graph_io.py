@@ -9,6 +9,8 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.inference import input_dims
+from ..onnx_io.traverse import walk_graphs
+from ..views.loop_roles import body_roles
 from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
 from .batch_end import LateLine
@@ -61,7 +63,7 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
 
 @edit_op(
     "set_io_shape",
-    required("name", NAME, "a main-graph input or output"),
+    required("name", NAME, "an input or output of the graph (the main graph's unless `graph` names a body)"),
     required("shape", SHAPE, "the new shape; null for unknown rank"),
     optional("dtype", DTYPE | NULL, "the new element type (null: keep it)"),
     optional(
@@ -76,6 +78,12 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
         BOOLEAN,
         "with a new dtype: the graph keeps computing in the old one, through a Cast after the input (before the output)",
         False,
+    ),
+    optional(
+        "graph",
+        BODY_PATH,
+        'the graph: the main graph, or a body ("n3/body", "n2/then_branch") whose input or output takes the shape',
+        default="",
     ),
 )
 def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
@@ -92,11 +100,20 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     value_info that inference now types otherwise (stale sizes there make onnxruntime's fused
     kernels fail at any other size: a model valid at 1 only); with `false`, the answer counts
     the value_info entries that still give the sizes before. The
-    answer names nodes whose constant inputs still hard-code a value it changed."""
+    answer names nodes whose constant inputs still hard-code a value it changed. With `graph`, an
+    input or output of a Loop's or Scan's body or an If's branch: its shape, and its element type
+    only where its node leaves that free (a scan output's); a carried value, a Scan's state or a
+    scanned slice keeps the element type of what its node feeds it, the iteration number and the
+    condition stay INT64 and BOOL scalars, an If branch's output the other branch's type (no
+    `cast` there)."""
+    if op.get("graph"):
+        return _set_body_io_shape(model, op)
     name = op["name"]
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
     if not hits:
-        raise NotFound("unknown_io", f"set_io_shape: the graph has no input or output named {name!r}")
+        raise NotFound(
+            "unknown_io", f"set_io_shape: the graph has no input or output named {name!r}{_in_a_body(model, name)}"
+        )
     elem = onnx.TensorProto.DataType.Value(op["dtype"]) if op.get("dtype") is not None else None
     shape = op["shape"]
     _fits_its_initializer(model, name, shape)
@@ -130,6 +147,157 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
         old_dims = before[0]
         return LateLine(lambda: said + hard_coded_hint(model, old_dims, shape or []))
     return said
+
+
+def _in_a_body(model: onnx.ModelProto, name: str) -> str:
+    """ "; it is an input of while/body: give graph "n2/body"" where a body of the main graph
+    has an input or output of that name; else ""."""
+    for ref in walk_graphs(model):
+        if not ref.path or ref.path.startswith(("fn[", "train[")):
+            continue
+        g = ref.container
+        if not isinstance(g, onnx.GraphProto):
+            continue
+        ins, outs = {v.name for v in g.input}, {v.name for v in g.output}
+        kind = "an input" if name in ins else "an output" if name in outs else ""
+        if kind:
+            return f'; it is {kind} of {where(model, ref)}: give "graph": "{ref.path}"'
+    return ""
+
+
+def _set_body_io_shape(model: onnx.ModelProto, op: dict) -> str:
+    """set_io_shape of an input or output of a body (`graph`): see set_io_shape."""
+    name, shape = op["name"], op["shape"]
+    ref = graph_at(model, op["graph"], "set_io_shape")
+    g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions
+    body = body_of(model, ref)
+    here = where(model, ref)
+    if body is None:
+        raise StudioError(
+            "bad_value", f"set_io_shape: {here} is no body of a Loop, Scan or If; leave out graph for the main graph"
+        )
+    places = [(True, k, v) for k, v in enumerate(g.input) if v.name == name]
+    places += [(False, k, v) for k, v in enumerate(g.output) if v.name == name]
+    if not places:
+        raise NotFound("unknown_io", f"set_io_shape: {here} has no input or output named {name!r}")
+    if op.get("cast"):
+        raise StudioError(
+            "bad_value",
+            f"set_io_shape: cast works on the main graph's inputs and outputs; {name!r} of {here} is"
+            f" {body.holder_words}'s to feed and take",
+        )
+    elem = onnx.TensorProto.DataType.Value(op["dtype"]) if op.get("dtype") is not None else None
+    roles = body_roles(body.holder, body.attr, body.version) or {"inputs": [], "outputs": []}
+    for is_input, k, v in places:
+        if v.type.WhichOneof("value") not in (None, "tensor_type"):
+            raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
+        said = roles["inputs" if is_input else "outputs"]
+        role = said[k] if k < len(said) else None
+        _keeps_contract(model, body, role, v, elem, shape, is_input, k)
+    before = [
+        shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for _, _, v in places
+    ]
+    for _, _, v in places:
+        tt = v.type.tensor_type
+        if elem is not None:
+            tt.elem_type = elem
+        elif not tt.elem_type:
+            raise StudioError("missing_field", f'set_io_shape: {name!r} has no element type yet; give "dtype"')
+        if shape is None:
+            tt.ClearField("shape")
+        else:
+            _fill_shape(op, tt.shape, shape)
+    elem_name = onnx.TensorProto.DataType.Name(places[0][2].type.tensor_type.elem_type)
+    now = format_tensor(elem_name, shape) if shape is not None else elem_name + " of unknown rank"
+    is_input, k, _ = places[0]
+    role = (roles["inputs" if is_input else "outputs"] + [None] * (k + 1))[k]
+    side = "input" if is_input else "output"
+    what = (role["tag"] if role["tag"].endswith("output") else f"{role['tag']} {side}") if role else side
+    said = f"{name!r} ({what} of {here}) is now {now}"
+    only_output = all(not i for i, _, _ in places)
+    update = op.get("update_types")
+    stale = stale_hint(model) if update is not True and shape != before[0] and not only_output else ""
+    if update or (update is None and stale):
+        asked = [onnx.TypeProto() for _ in places]
+        for t, (_, _, v) in zip(asked, places, strict=True):
+            t.CopyFrom(v.type)
+        said += f"; {refresh_types(model)}"
+        for t, (i, _, v) in zip(asked, places, strict=True):
+            if not i:  # a body's output as asked, not as re-inferred
+                v.type.CopyFrom(t)
+            elif v.type != t:  # re-fitted to what its node feeds it
+                said += f"; it takes what {body.holder_words} feeds it: {type_words(v.type)}"
+    else:
+        said += stale + _partner_hint(g, role if is_input else None, shape)
+    return said
+
+
+def _partner_hint(g: onnx.GraphProto, role: dict | None, shape: list | None) -> str:
+    """ "; 's_out', which the next iteration reads as it, still declares ⟨1×4⟩ (update_types
+    re-infers it)": a carried input (a Scan's state) given dims its body output doesn't declare."""
+    if not role or role["kind"] not in ("carried", "state") or shape is None:
+        return ""
+    k = role.get("body_output")
+    out = g.output[k] if k is not None and k < len(g.output) else None
+    if out is None or not out.type.HasField("tensor_type") or not out.type.tensor_type.HasField("shape"):
+        return ""
+    declared = shape_json(out.type.tensor_type.shape)
+    if declared == shape:
+        return ""
+    return f"; {out.name!r}, which the next iteration reads as it, still declares {type_words(out.type)} (update_types re-infers it)"
+
+
+_SCALAR_ROLES = {"iteration": onnx.TensorProto.INT64, "condition": onnx.TensorProto.BOOL}
+
+
+def _keeps_contract(
+    model: onnx.ModelProto,
+    body,
+    role: dict | None,
+    v: onnx.ValueInfoProto,
+    elem: int | None,
+    shape: list | None,
+    is_input: bool,
+    k: int,
+) -> None:
+    """Refuse, in one line, a type the body's node doesn't allow at that place: another element
+    type than what feeds a carried value, a state or a scanned slice (or the one the contract
+    fixes for an output); a Loop's iteration number or condition other than a scalar."""
+    name, kind = v.name, role["kind"] if role else None
+    type_name = onnx.TensorProto.DataType.Name
+    holder = body.holder_words
+    if kind in _SCALAR_ROLES:
+        want = _SCALAR_ROLES[kind]
+        what = "the iteration number" if kind == "iteration" else "the condition"
+        if (elem is not None and elem != want) or (shape is not None and shape != []):
+            raise StudioError(
+                "breaks_body",
+                f"set_io_shape: {name!r} is {what} of {holder}: {'an' if kind == 'iteration' else 'a'}"
+                f" {type_name(want)} scalar, by the spec",
+            )
+        return
+    if elem is None or elem == v.type.tensor_type.elem_type:
+        return
+    if not is_input:
+        now = onnx.TypeProto()
+        now.tensor_type.elem_type = elem
+        check_type_kept(body, k, now, "set_io_shape", name)
+        return
+    at = role.get("node_input") if role else None
+    fed = body.holder.input[at] if at is not None and at < len(body.holder.input) else ""
+    if not fed:
+        return
+    t = value_type(model, body.around(model).path, fed)
+    have = t.tensor_type.elem_type if t is not None and t.WhichOneof("value") == "tensor_type" else 0
+    if have and have != elem:
+        words = {"carried": "a carried value", "state": "a Scan's state", "scanned": "a scanned slice"}.get(
+            kind or "", "it"
+        )
+        raise StudioError(
+            "breaks_body",
+            f"set_io_shape: {name!r} would be {type_name(elem)}, but {words} takes the element type of what"
+            f" {holder} feeds it: {fed!r} is {type_name(have)}",
+        )
 
 
 def _fits_its_initializer(model: onnx.ModelProto, name: str, shape: list | None) -> None:

@@ -9,12 +9,13 @@ import onnx
 import orjson
 from google.protobuf.json_format import MessageToDict
 
-from ..onnx_io.address import join, named_address, node_id, resolve_graph, resolve_node
+from ..onnx_io.address import join, named_address, node_id, resolve_graph, resolve_node, subgraph_path
 from ..onnx_io.dim_names import dim_expressions
 from ..onnx_io.inference import inferred_value_info
-from ..onnx_io.traverse import fold, graphs_within
+from ..onnx_io.traverse import fold, graphs_within, node_graphs, opset_version
 from ..onnx_io.traverse import subgraphs as held_graphs
 from . import forked
+from .loop_roles import body_roles, holds_roles, node_roles
 from .scopes import ScopeTable, initializer_names, scope_by_weights, scope_in_graph
 from .values import attribute_json, few_values, sparse_brief, tensor_brief, text, value_info_json
 
@@ -68,14 +69,15 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
     training = path.startswith("train[")
     reads: set[str] | None = set() if nested or training else None
     count = len(g.node)
+    opset = opset_version(model, g, "")  # a Scan's roles differ at opset 8
     child, stop = None, 0  # the child builds nodes [0, stop) and value_info, this process the rest
     if count >= SPLIT_NODES and not ref.is_function and not nested:
         stop = int(count * CHILD_SHARE)
-        child = forked.start(lambda: _head_json(g, path, functions, stop))
+        child = forked.start(lambda: _head_json(g, path, functions, stop, opset))
         if child is None:
             stop = 0
     try:
-        nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop)
+        nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop, opset)
         if not stop:  # (a graph built in two processes keeps its nodes' own scopes)
             scope_by_weights(nodes, initializer_names(g), scopes)
         out: dict = {
@@ -106,9 +108,12 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             )
         else:
             inputs = [value_info_json(v, types) for v in g.input]
+            outputs = [value_info_json(v, types) for v in g.output]
+            if nested:
+                _add_body_roles(model, path, inputs, outputs)
             out.update(
                 inputs=inputs,
-                outputs=[value_info_json(v, types) for v in g.output],
+                outputs=outputs,
                 initializers=[_initializer_json(t, initializer_ref(path, t.name)) for t in g.initializer]
                 + [sparse_brief(s, initializer_ref(path, s.values.name)) for s in g.sparse_initializer],
                 value_info=None if stop else [value_info_json(v, types) for v in g.value_info],  # else the child's
@@ -127,7 +132,7 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
                 ],
             )
         if stop:  # last, so the child has had all of the above to finish in
-            head = _Head.read((child and child.result()) or _head_json(g, path, functions, stop))
+            head = _Head.read((child and child.result()) or _head_json(g, path, functions, stop, opset))
             out["scopes"] = head.join(nodes, scopes.scopes)
             out["value_info"] = orjson.Fragment(head.value_info)
         return out
@@ -136,11 +141,29 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
             child.close()  # a child whose result was not taken (this build failed) is stopped
 
 
-def _head_json(g, path: str, functions: dict, stop: int) -> bytes:
+def _add_body_roles(model: onnx.ModelProto, path: str, inputs: list[dict], outputs: list[dict]) -> None:
+    """Each input and output of a Loop's or Scan's body, an If's branch, gets its `role`
+    (loop_roles.py): the iteration number, the condition, a carried value and what it pairs
+    with, a scanned input, a scan output."""
+    nid = path.rpartition("/")[0]
+    around, _, holder = resolve_node(model, nid)
+    if not holds_roles(holder):
+        return
+    attr = next((a for a, item, _ in node_graphs(holder) if subgraph_path(nid, a, item) == path), None)
+    roles = body_roles(holder, attr, opset_version(model, around.container, holder.domain)) if attr else None
+    if roles is None:
+        return
+    for values, said in ((inputs, roles["inputs"]), (outputs, roles["outputs"])):
+        for v, role in zip(values, said, strict=False):
+            if role is not None:
+                v["role"] = role
+
+
+def _head_json(g, path: str, functions: dict, stop: int, opset: int | None = None) -> bytes:
     """The forked child's share of a big graph's JSON: its first `stop` nodes (with their own
     scope table) and its value_info, framed for _Head.read."""
     scopes = ScopeTable()
-    nodes = orjson.dumps(_nodes_json(g.node[:stop], path, functions, scopes, None))
+    nodes = orjson.dumps(_nodes_json(g.node[:stop], path, functions, scopes, None, 0, opset))
     types: dict = {}
     infos = orjson.dumps([value_info_json(v, types) for v in g.value_info])
     table = orjson.dumps(scopes.scopes)
@@ -201,7 +224,7 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
     nid = node_id(ref.path, index)  # asked for by name or position: answered by position
     functions = _function_refs(model)
     attributes = [attribute_json(a, nid) for a in n.attribute]
-    out = {
+    out: dict = {
         "id": nid,
         "address": named_address(model, nid),
         "name": n.name,
@@ -214,6 +237,8 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
     }
     if n.metadata_props:
         out["metadata_props"] = [{"key": p.key, "value": p.value} for p in n.metadata_props]
+    if holds_roles(n):
+        out["roles"] = node_roles(n, opset_version(model, ref.container, ""))
     scope = scope_in_graph(ref.container, index)
     if scope:
         out["scope"] = scope
@@ -226,7 +251,9 @@ def node_view(model: onnx.ModelProto, nid: str) -> dict:
 _EMPTY = ()  # one shared empty array for the nodes' JSON: only ever serialized, never changed
 
 
-def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None, start: int = 0) -> list[dict]:
+def _nodes_json(
+    nodes, path: str, functions: dict, scopes: ScopeTable, reads: set | None, start: int = 0, opset: int | None = None
+) -> list[dict]:
     """The graph JSON of `nodes`, the graph's from index `start` on. Hot path: 40k+ nodes on big
     models, where reading proto fields is most of the cost, so each field is read once and
     repeated values are built once.
@@ -283,6 +310,8 @@ def _nodes_json(nodes, path: str, functions: dict, scopes: ScopeTable, reads: se
         }
         if captures:
             j["captures"] = captures
+        if subgraphs and holds_roles(n):  # a Loop's, Scan's or If's inputs and outputs: what each is
+            j["roles"] = node_roles(n, opset)
         if reads is not None:
             reads.update(inputs)
         meta = n.metadata_props

@@ -1,6 +1,7 @@
 // Editing the main graph's inputs and outputs in the tensor panel: element type and shape (each
 // dim a number, a symbolic name such as "batch", or unknown), fixing an input to a constant,
-// removing an input or an output; and, in the model panel, adding a graph input.
+// removing an input or an output; a Loop's, Scan's or If's body input or output: its shape; and,
+// in the model panel, adding a graph input.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { button, checkbox, dimText, dtypeSelect, editForm, field, parseDim, parseDims, submit, textInput } from "./edit-forms.js";
@@ -108,13 +109,67 @@ function typeForm(name, value, ctx, isInput) {
   return form;
 }
 
+/** The shape (and, for a scan output, the element type) of a body's input or output, as a form
+ * (set_io_shape with `graph`): what its node feeds a carried value, a state or a scanned slice
+ * fixes its element type, and an If branch's output keeps the other branch's. */
+function bodyTypeForm(name, value, ctx, graph, role) {
+  const free = role && role.kind === "scan_output";
+  const dtype = free ? dtypeSelect(value.dtype || "FLOAT", { "aria-label": "Element type" }) : null;
+  const shape = shapeEditor(value.shape);
+  const retype = checkbox("update_types", "Re-infer the shapes after it", false,
+    "after the change, shape inference updates value_info and the bodies' and outputs' shapes");
+  const fixedWhy = !role ? "" : role.kind === "branch_output" ? " · kept: the other branch gives this type too"
+    : role.kind === "scan_output" ? "" : ` · kept: the ${holderName(graph)} feeds it this type`;
+  const { form } = editForm("ed-io-type ed-body-io-type", [
+    dtype ? field("Element type", dtype)
+      : el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Element type"),
+        el("div", { class: "ed-hint muted" }, el("code", {}, value.dtype || "unknown"), fixedWhy)),
+    el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Shape"), shape.root,
+      el("div", { class: "ed-hint muted" }, "Each dim: a number, a name such as ", el("code", {}, "batch"), " (dynamic), or empty (unknown).",
+        role && (role.kind === "carried" || role.kind === "state") ? " A carried value may change size between iterations: free a dim the export fixed." : "")),
+    retype,
+    el("div", { class: "ed-actions" }, submit("Save shape")),
+  ], async () => {
+    const op = { op: "set_io_shape", graph: graph.path, name, shape: shape.read() };
+    if (dtype && dtype.value !== value.dtype) op.dtype = dtype.value;
+    if (retype.querySelector("input").checked) op.update_types = true;
+    await ctx.actions.edit([op]);
+  }, { "data-io-name": name });
+  return form;
+}
+
+/** The operator holding the body on screen ("Loop"), from the breadcrumb; "node" elsewhere. */
+function holderName(graph) {
+  const crumbs = graph.breadcrumb || [];
+  return (crumbs.length && crumbs[crumbs.length - 1].op_type) || "node";
+}
+
+/** The section editing a body's input or output (set_io_shape with `graph`); the iteration
+ * number and the condition are scalars by the spec, and say so instead. */
+function bodyIoSections(name, facts, ctx, graph) {
+  const value = facts.input || facts.output;
+  const role = value.role || null;
+  const side = facts.input ? "input" : "output";
+  const nonTensor = value.type && value.type.kind && !["tensor", "unknown"].includes(value.type.kind);
+  const fixed = role && (role.kind === "iteration" || role.kind === "condition");
+  const body = nonTensor ? el("p", { class: "muted" }, "This value is not a tensor: its type is not edited here.")
+    : fixed ? el("p", { class: "muted" }, `The ${role.kind === "iteration" ? "iteration number is an INT64" : "condition is a BOOL"} scalar, by the ONNX spec: nothing to change.`)
+      : bodyTypeForm(name, value, ctx, graph, role);
+  const free = role && role.kind === "scan_output" && !nonTensor;
+  const edit = section(`Body ${side}: ${free ? "type and shape" : "shape"}`, body);
+  edit.classList.add("ed-section");
+  edit.id = "io-edit";
+  return [edit];
+}
+
 /**
- * Sections for a main-graph input and/or output `name` (facts from tensorFacts): its type and
- * shape, removing it. Empty when the graph on screen is not the main graph.
+ * Sections for a graph input and/or output `name` (facts from tensorFacts): its type and shape,
+ * removing it (the main graph's); a body's input or output, its shape. Empty in a function.
  */
 export function ioSections(name, facts, ctx) {
   const graph = ctx.graph || {};
-  if (graph.path || graph.kind === "function" || !(facts.input || facts.output)) return [];
+  if (graph.kind === "function" || !(facts.input || facts.output)) return [];
+  if (graph.path) return graph.path.includes("/") ? bodyIoSections(name, facts, ctx, graph) : [];
   const value = facts.input || facts.output;
   const kind = facts.input && facts.output ? "input and output" : facts.input ? "input" : "output";
   const out = [];

@@ -148,6 +148,20 @@ function functionDefaults(node, ctx) {
   return box;
 }
 
+/** A Loop's, Scan's or If's input or output row with the part it plays (the graph JSON's
+ * `roles`, loop_roles.py): "carried → final_hidden: the body's hidden_in on the first
+ * iteration", "scan output stacked per iteration: the body's tok_scan, …". */
+function withRole(li, role) {
+  if (!role) return li;
+  li.classList.add("has-role");
+  li.dataset.role = role.kind;
+  const line = el("div", { class: "io-role" }, tag(role.tag, `tag-role role-${role.kind}`), " ", el("span", { class: "io-role-text" }, role.text));
+  const links = li.querySelector(".tensor-links"); // under its name and type, before where it comes from
+  if (links) li.insertBefore(line, links);
+  else li.append(line);
+  return li;
+}
+
 export function renderNodePanel(root, node, ctx) {
   clear(root);
   const c = { ...ctx, selfId: node.id };
@@ -200,11 +214,12 @@ export function renderNodePanel(root, node, ctx) {
   root.append(attrSection);
   const ins = node.inputs || [];
   const outs = node.outputs || [];
+  const roles = node.roles || { inputs: [], outputs: [] };
   root.append(section(`Inputs (${ins.length})`, ins.length
-    ? el("ol", { class: "tensor-list" }, ins.map((n) => tensorRow(n, c, { from: true })))
+    ? el("ol", { class: "tensor-list" }, ins.map((n, i) => withRole(tensorRow(n, c, { from: true }), roles.inputs[i])))
     : el("p", { class: "muted" }, "This node reads no inputs.")));
-  const outputRow = (n) => {
-    const li = tensorRow(n, c);
+  const outputRow = (n, i) => {
+    const li = withRole(tensorRow(n, c), roles.outputs[i]);
     const add = editing && n ? addOutputButton(n, c) : null;
     if (add) li.append(el("div", { class: "ed-output-action" }, add));
     return li;

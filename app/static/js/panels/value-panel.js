@@ -104,8 +104,13 @@ function producedAndRead(name, ctx) {
     ? el("span", { class: "reader-capture" }, link(b.id), el("span", { class: "muted" }, ` (in its ${b.node.op_type === "If" ? "branches" : "body"})`))
     : link(b.id);
   const rows = [];
+  const graph = ctx.graph || {};
+  const op = holderOp(graph);
   if (producer && model.boxes.get(producer)?.kind === "node") rows.push(["Produced by", link(producer)]);
-  else if (producer && model.boxes.get(producer)?.kind === "input") rows.push(["Produced by", "the caller (graph input)"]);
+  else if (producer && model.boxes.get(producer)?.kind === "input") {
+    // a body's input is its Loop's or Scan's to give, each iteration (the Role section says what)
+    rows.push(["Produced by", op ? `the ${op}, as it runs this body (a body input)` : "the caller (graph input)"]);
+  }
   rows.push(["Read by", readers.length ? el("span", {}, readers.map((b, i) => [i ? ", " : "", reader(b)]))
     : el("span", { class: "muted" }, "nothing in this graph")]);
   return section("Connections", propertyList(rows));
@@ -219,6 +224,24 @@ function tensorEditSection(name, facts, ctx, box) {
 
 const KIND_LABEL = { input: "Graph input", output: "Graph output" };
 
+/** A body's input or output: the part it plays for its Loop, Scan or If (the graph JSON's
+ * `role`, loop_roles.py), with what it pairs with: "Carried: h0 on entry (the Loop's input 3),
+ * hidden_out after each iteration; the Loop's final_hidden (output 1) after the last." */
+function roleSection(facts, graph) {
+  const roles = [facts.input, facts.output].filter((v) => v && v.role).map((v) => v.role);
+  if (!roles.length) return null;
+  const op = holderOp(graph) || "node";
+  // "Carried: h0 on entry …": the word before the colon stands out, as the node panel's tag does
+  const words = (text) => {
+    const at = text.indexOf(": ");
+    return at > 0 && at < 24 ? [el("strong", { class: "value-role-kind" }, text.slice(0, at + 1)), text.slice(at + 1)] : [text];
+  };
+  const s = section(`Role in the ${op}`, ...roles.map((r) => el("div", { class: "value-role", "data-role": r.kind },
+    el("span", { class: "value-role-text" }, words(r.text)))));
+  s.id = "value-role";
+  return s;
+}
+
 /**
  * The panel of tensor `name`. `box` (optional) is the drawing's box for it: a graph input or
  * output, or a dashed box for a value from an enclosing graph.
@@ -230,11 +253,15 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   let kind = box ? KIND_LABEL[box.kind] : null;
   if (!kind && box && box.kind === "outer") kind = box.id.startsWith("init:") ? "Initializer" : box.enclosing ? "Value from an enclosing graph" : "Value produced nowhere";
   if (!kind) kind = facts.initializer ? (facts.initializer.sparse ? "Sparse initializer" : "Initializer") : facts.input ? "Graph input" : facts.output ? "Graph output" : "Value";
+  const op = holderOp(graph); // a body's own inputs and outputs are its node's, not a caller's
+  if (op && (kind === "Graph input" || kind === "Graph output")) kind = `${op} ${op === "If" ? "branch" : "body"} ${kind === "Graph input" ? "input" : "output"}`;
   root.append(el("header", { class: "panel-head" },
     el("div", { class: "panel-kicker" }, kind),
     el("h2", { class: "panel-title mono" }, name),
     // an initializer's type is its own, never inference's (the Type section says so too)
     facts.inferred && !facts.valueInfo && !(facts.initializer && facts.initializer.dtype) ? el("div", { class: "panel-subtitle" }, tag("type inferred")) : null));
+  const role = roleSection(facts, graph);
+  if (role) root.append(role);
   root.append(typeSection(name, facts));
   root.append(...docAndMetadata(name, facts));
   const quant = quantizationSection(name, graph, ctx);

@@ -213,6 +213,16 @@ function ioTypeText(v, types, untyped) {
   return inferred ? `${inferred} (inferred)` : untyped;
 }
 
+/** The lines of a graph input or output box: its name, then — a Loop's or Scan's body input or
+ * output, an If branch's output — its role under it ("carried ↔ hidden_out", "iteration #",
+ * "scan out → tokens": the graph JSON's `role.box`, loop_roles.py), then its type. */
+function ioLines(v, typeText) {
+  const role = v.role && v.role.box;
+  return role
+    ? [{ text: v.name, font: "ioName" }, { text: role, font: "caption" }, { text: typeText, font: "ioType" }]
+    : [{ text: v.name, font: "ioName" }, { text: typeText, font: "ioType" }];
+}
+
 /** A short text for an attribute value of `node` (ints, floats, strings; lists shortened; a data
  * type by its name). */
 function attrValueText(a, node) {
@@ -544,7 +554,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     const id = `input:${v.name}`;
     boxes.set(id, {
       id, kind: "input", name: v.name, data: v,
-      lines: [{ text: v.name, font: "ioName" }, { text: ioTypeText(v, types, untyped), font: "ioType" }],
+      lines: ioLines(v, ioTypeText(v, types, untyped)),
     });
     producer.set(v.name, id);
   }
@@ -664,7 +674,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
     const id = `output:${v.name}`;
     boxes.set(id, {
       id, kind: "output", name: v.name, data: v,
-      lines: [{ text: v.name, font: "ioName" }, { text: ioTypeText(v, types, untyped), font: "ioType" }],
+      lines: ioLines(v, ioTypeText(v, types, untyped)),
     });
     let from = producer.get(v.name);
     if (!from && initializers.has(v.name)) {
