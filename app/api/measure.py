@@ -1,5 +1,6 @@
 """GET /api/models/<id>/stats[?revision=&dims=NAME=N,...]: parameters, FLOPs and output bytes,
-per node and in all (views/costs.py has the formulas). Symbolic dims are unknown unless given;
+per node and in all (views/costs.py has the formulas). Symbolic dims are unknown unless given
+(and a Loop's count, by its symbol "<name>.iterations": views/loop_costs.py);
 the answer's "unknown" names the ones that left something unknown. Given sizes of the inputs'
 dims, shapes are inferred again from those numbers (onnx_io/inference.shapes_at_dims), so every
 shape that follows from the inputs is known, not only the dims spelled the same way."""
@@ -73,7 +74,8 @@ def get_stats(model_id):
         skipped = [b["skipped"] for b in costs["branches"]]  # the If branches its totals leave out
         # a decoder's outputs name total_sequence: formulas need it as past_sequence + sequence
         from_inputs = inferred_from_inputs(revision.blob) if output_only_dims(model) else None
-        formula = with_node_formulas(costs, model_formula(model, from_inputs or plain, skipped), attach=not at)
+        # a Loop's count given (while.iterations=20) is a number in it too
+        formula = with_node_formulas(costs, model_formula(model, from_inputs or plain, skipped, dims), attach=not at)
         if formula is not None and at:
             # the sizes given are no symbols any more: batch = 1 leaves a formula in sequence alone
             # (Compare counts both sides at the same shapes: their formulas then read alike)
@@ -91,5 +93,7 @@ def get_stats(model_id):
     else:
         costs = derived.kept(store(), "costs", revision.blob, compute, encode, orjson.loads)
     # the sizes this revision has a dim for: one fixed by an edit since is no longer a size to give
-    used = {k: v for k, v in dims.items() if k in costs["input_dims"] or k in costs["unknown"]["dims_at"]}
+    # (a Loop's count by its symbol: "while.iterations")
+    loops = {loop["symbol"] for loop in costs["loops"] if loop["symbol"]}
+    used = {k: v for k, v in dims.items() if k in costs["input_dims"] or k in costs["unknown"]["dims_at"] or k in loops}
     return current_app.json.response({"revision": revision.rev, "dims": used, **costs})

@@ -40,6 +40,7 @@ from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms, terms_at
+from .loop_costs import constant_ints, given_iterations, loop_dims, loops_of, per_iteration
 
 Shape = list[int] | None  # None: rank or a dim unknown
 
@@ -512,13 +513,16 @@ def _stft_flops(node: onnx.NodeProto, v: Values) -> int | None:
     return y[0] * y[1] * (per + (length[0] if window else 0))
 
 
-def graph_runs(model: onnx.ModelProto, values: Values) -> dict[str, Any]:
+def graph_runs(model: onnx.ModelProto, values: Values, iterations: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """How many times each running graph runs in one run of the model: a Scan's body once per
     step (the length of its first scanned axis; Scan-8, batch first, once per row and step),
-    times the runs of the graph holding it; a Loop's body once per trip when it is a plain for
-    loop (a constant trip count, a condition that starts true and the body passes on as it is);
-    any other graph (If branches, other Loop bodies, whose counts are values) as often as its
-    holder. None where the count isn't known."""
+    times the runs of the graph holding it; a Loop's body `iterations[Loop's node id]` times
+    (loop_costs.given_iterations: a plain for loop's constant trip count, or the count given
+    for its symbol — an int, or a Poly in formulas); any other graph (If branches, the bodies of
+    Loops of unknown count: one iteration) as often as its holder. None where the count isn't
+    known."""
+    if iterations is None:
+        iterations = given_iterations(loops_of(model), {})
     runs: dict[str, Any] = {"": 1}
     for ref in running_graphs(model):
         holder = runs.get(ref.path.rsplit("/", 2)[0] if ref.path.count("/") >= 3 else "", 1)  # nK/attr/...
@@ -527,44 +531,13 @@ def graph_runs(model: onnx.ModelProto, values: Values) -> dict[str, Any]:
         for i, node in enumerate(ref.container.node):
             if node.domain not in ("", "ai.onnx"):
                 continue
-            body = subgraph_path(node_id(ref.path, i), "body")
+            nid = node_id(ref.path, i)
+            body = subgraph_path(nid, "body")
             if node.op_type == "Scan":
                 runs[body] = _scan_steps(model, ref.container, node, values, here)
-            elif node.op_type == "Loop" and (trips := _for_loop_trips(ref.container, node)) is not None:
-                runs[body] = None if here is None else here * trips
+            elif node.op_type == "Loop" and nid in iterations:
+                runs[body] = None if here is None else here * iterations[nid]
     return runs
-
-
-MAX_TRIPS = 1 << 31  # past this a trip count is a "while" loop's stand-in for no bound
-
-
-def _for_loop_trips(g: onnx.GraphProto, node: onnx.NodeProto) -> int | None:
-    """A Loop's trip count when it surely runs them all: a constant M, a condition that is
-    absent or a constant true, and a body giving back its condition untouched."""
-    body = node_attr(node, "body", None)
-    m = _constant_ints(g, node_input(node, 0))
-    cond = node_input(node, 1)
-    if body is None or m is None or len(m) != 1 or not 0 <= m[0] < MAX_TRIPS or len(body.input) < 2 or not body.output:
-        return None
-    if cond and _constant_ints(g, cond) != [1]:
-        return None
-    cond_in, cond_out = body.input[1].name, body.output[0].name
-    writer = next((n for n in body.node if cond_out in n.output), None)
-    passed_on = cond_out == cond_in or (
-        writer is not None and writer.op_type == "Identity" and list(writer.input) == [cond_in]
-    )
-    return m[0] if passed_on else None
-
-
-def _constant_ints(g: onnx.GraphProto, name: str) -> list[int] | None:
-    """The value of a one-element integer or boolean constant of graph `g`, or None."""
-    tensor = graph_constants(g, 1).get(name) if name else None
-    if tensor is None or tensor.data_type not in (TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL):
-        return None
-    try:
-        return [int(x) for x in numpy_helper.to_array(tensor).reshape(-1)]
-    except ValueError:
-        return None
 
 
 def _scan_steps(model, container, node: onnx.NodeProto, values: Values, holder_runs) -> Any:
@@ -580,7 +553,10 @@ def _scan_steps(model, container, node: onnx.NodeProto, values: Values, holder_r
 
 
 def _times(cost: Any, runs: Any) -> Any:
-    """A node's cost over every run of its graph (None when either is unknown)."""
+    """A node's cost over every run of its graph (None when either is unknown; 0 is 0 however
+    often it runs: a Scan body's Identity over an unknown number of steps)."""
+    if isinstance(cost, int) and cost == 0:
+        return 0
     return None if cost is None or runs is None else cost * runs
 
 
@@ -588,8 +564,10 @@ def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: 
     """node id -> FLOPs of each call of a model-local function, in any graph that runs, counted
     on `inlined` (the model with its local functions inlined: onnx.inliner puts a call's body,
     calls in it inlined too, where the call was, in order, in the main graph and in subgraphs
-    alike): the sum of its body's nodes, None when any of them is unknown. The two models'
-    graphs are walked side by side; where one isn't the graph expected, nothing is guessed."""
+    alike): the sum of its body's nodes and of what they hold (an If's costlier branch, as the
+    main graph's Ifs are counted; a Scan's body over its steps), None when any of them is
+    unknown. The two models' graphs are walked side by side; where one isn't the graph expected,
+    nothing is guessed."""
     local = {(f.domain, f.name, f.overload): f for f in model.functions}
     sizes: dict = {}
 
@@ -605,8 +583,15 @@ def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: 
             sizes[key] = None if None in parts else sum(p for p in parts if p is not None)
         return sizes[key]
 
-    counted = {row["node"]: row["flops"] for row in model_costs(inlined, inlined, dims)["nodes"]}
+    costs = model_costs(inlined, inlined, dims)
+    counted = {row["node"]: row["flops"] for row in costs["nodes"]}
+    # what each inlined node holds (an If's counted branch, a body over its runs) is in its cost
+    inner = {row["node"]: row["inner_flops"] for row in costs["nodes"] if "inner_flops" in row}
     out: dict[str, Any] = {}
+
+    def cost(nid: str) -> Any:
+        own, held = counted.get(nid), inner.get(nid, 0)
+        return None if own is None or held is None else own + held
 
     def pair(g, path: str, h, inlined_path: str) -> None:
         counts = [expanded(n) for n in g.node]
@@ -616,7 +601,7 @@ def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: 
         for i, (node, count) in enumerate(zip(g.node, counts, strict=True)):
             assert count is not None
             if (node.domain, node.op_type, node.overload) in local:
-                body = [counted.get(node_id(inlined_path, at + k)) for k in range(count)]
+                body = [cost(node_id(inlined_path, at + k)) for k in range(count)]
                 out[node_id(path, i)] = None if None in body else sum(body)
             else:
                 theirs = {(attr, item): sub for attr, item, sub in node_graphs(h.node[at])}
@@ -647,7 +632,7 @@ def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[d
     out: list[dict] = []
     for nid, g, node in sorted(ifs, key=lambda x: -x[0].count("/")):
         paths = {b: subgraph_path(nid, b) for b in ("then_branch", "else_branch")}
-        cond = _constant_ints(g, node_input(node, 0))
+        cond = constant_ints(g, node_input(node, 0))
         if cond is not None and len(cond) == 1:
             take, why = ("then_branch" if cond[0] else "else_branch"), "its condition is a constant"
         else:
@@ -703,12 +688,19 @@ def model_costs(
     dims: dict[str, int],
     inlined: onnx.ModelProto | None = None,
 ) -> dict:
-    """{"totals", "nodes", "ops", "unknown"} of the main graph and its subgraphs (their nodes
-    listed with their ids; a Scan body's FLOPs over its steps, other subgraphs' as if they ran once).
-    `inlined`: the model with its local functions inlined and shape-inferred, where the calls
-    of them are counted as their bodies' nodes (function_call_flops)."""
+    """{"totals", "nodes", "ops", "branches", "loops", "graphs", "unknown"} of the main graph and
+    its subgraphs (their nodes listed with their ids; a body's FLOPs over its runs: graph_runs).
+    `dims` also gives Loops their counts by symbol (loop_costs.py); a Loop of unknown count is
+    counted for one iteration, its body's rows marked `per_iteration` and the FLOPs in all a lower
+    bound. `inlined`: the model with its local functions inlined and shape-inferred, where the
+    calls of them are counted as their bodies' nodes (function_call_flops)."""
     shapes_from = inferred if inferred is not None else model
-    values = _known_values([ref.container for ref in running_graphs(shapes_from)], dims)
+    loops = loops_of(model)
+    iterations = given_iterations(loops, dims)
+    aliases, growing = loop_dims(shapes_from, loops)
+    # a scan output's first dim is its Loop's count, once that is known
+    sized = {**{d: iterations[nid] for d, nid in aliases.items() if nid in iterations}, **dims}
+    values = _known_values([ref.container for ref in running_graphs(shapes_from)], sized)
     weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
     for ref in running_graphs(model):
         g = ref.container
@@ -723,33 +715,42 @@ def model_costs(
     totals = {"params": sum(n for n, _ in weights.values()), "param_bytes": sum(b for _, b in weights.values())}
     activations: dict[str, int] = {}  # node id -> the bytes its outputs add to the activations
     unknown_outputs = 0
-    runs = graph_runs(model, values)
+    runs = graph_runs(model, values, iterations)
+    reads: dict[str, set[str]] = {}  # node id -> the weights it reads (a holder's are its bodies' too)
+    own: dict[str, int] = {}  # node id -> the parameters it holds (a Constant's value, a tree's leaves)
+    holders: list[str] = []  # the nodes holding graphs
+    graphs: dict[str, str] = {}  # subgraph path -> its label
     for ref in running_graphs(model):
+        if ref.path:
+            graphs[ref.path] = ref.container.name or ref.crumbs[-1]["label"]
+        once = per_iteration(loops, iterations, ref.path)
         for i, node in enumerate(ref.container.node):
+            nid = node_id(ref.path, i)
             ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
-            params = sum(weights[name][0] for name in dict.fromkeys(node.input) if name in weights)
+            reads[nid] = {name for name in node.input if name in weights}
+            params = sum(weights[name][0] for name in reads[nid])
+            held = 0
             if node.op_type == "Constant":
                 for a in node.attribute:
                     if a.type == AttributeProto.TENSOR:
-                        params += tensor_elements(a.t)
-                        totals["params"] += tensor_elements(a.t)
+                        held += tensor_elements(a.t)
                         totals["param_bytes"] += data_bytes(a.t.data_type, tensor_elements(a.t)) or 0
                     elif a.type in (AttributeProto.FLOATS, AttributeProto.INTS):
-                        n = len(a.floats) or len(a.ints)
-                        params += n
-                        totals["params"] += n
+                        held += len(a.floats) or len(a.ints)
                         totals["param_bytes"] += 4 * len(a.floats) + 8 * len(a.ints)
                     elif a.type in (AttributeProto.FLOAT, AttributeProto.INT):
-                        params += 1
-                        totals["params"] += 1
+                        held += 1
                         totals["param_bytes"] += 4 if a.type == AttributeProto.FLOAT else 8
             elif node.domain == "ai.onnx.ml":  # coefficients, thresholds, leaf weights: attributes
                 from .ml_costs import ml_params
 
-                n, size = ml_params(node)
-                params += n
-                totals["params"] += n
+                held, size = ml_params(node)
                 totals["param_bytes"] += size
+            own[nid] = held
+            params += held
+            totals["params"] += held
+            if any(True for _ in node_graphs(node)):
+                holders.append(nid)
             flops = _times(node_flops(node, values), runs[ref.path])
             out_bytes: int | None = 0
             for name in node.output:
@@ -761,10 +762,10 @@ def model_costs(
             if out_bytes is None:
                 unknown_outputs += 1
             elif node.op_type != "Constant" and not all(name in weights for name in node.output):
-                activations[node_id(ref.path, i)] = out_bytes
+                activations[nid] = out_bytes
             nodes.append(
                 {
-                    "node": node_id(ref.path, i),
+                    "node": nid,
                     "name": node.name,
                     "op_type": node.op_type,
                     "params": params,
@@ -772,6 +773,8 @@ def model_costs(
                     "output_bytes": out_bytes,
                     "live_bytes": None,  # the main graph's, once its order is walked below
                     **({"runs": runs[ref.path]} if runs[ref.path] != 1 else {}),
+                    # its FLOPs are those of one iteration of these Loops (their counts unknown)
+                    **({"per_iteration": once} if once else {}),
                 }
             )
     if inlined is not None:
@@ -781,8 +784,14 @@ def model_costs(
                 row["flops"], row["flops_from"] = calls[row["node"]], "function body"
     # one branch of each If runs: its nodes are listed, the other's left out of the totals
     branches = counted_branches(model, {row["node"]: row["flops"] for row in nodes})
-    skipped = [b["skipped"] for b in branches]
-    counted = [row for row in nodes if not under(row["node"], skipped)]
+    skipped_by = {b["skipped"]: b["node"] for b in branches}
+    for row in nodes:
+        # the If whose branch leaves it out (the outermost, in a skipped branch in a skipped branch)
+        by = next((skipped_by[g] for g in _graphs_holding(row["node"]) if g in skipped_by), None)
+        if by is not None:
+            row["branch_skipped"] = by
+    counted = [row for row in nodes if "branch_skipped" not in row]
+    _inner_costs(nodes, holders, reads, own, weights, set(skipped_by))
     known = [row["flops"] for row in counted if row["flops"] is not None]
     totals["flops"] = sum(known)
     totals["activation_bytes"] = sum(activations.get(row["node"], 0) for row in counted)
@@ -794,13 +803,15 @@ def model_costs(
             nodes[i]["live_bytes"] = live  # the main graph's nodes come first, in order
         peak = max(alive_at, default=0)
         peak_node = nodes[alive_at.index(peak)]["node"] if alive_at else None
-    asked = _dims_to_ask(model, shapes_from, dims)
+    asked = _dims_to_ask(model, shapes_from, dims, set(aliases) | set(growing))
     return {
         # a sum of 0 beside nodes of unknown cost is unknown, not 0 (custom ops, symbolic sizes);
         # a sum above 0 counts the known nodes (unknown says how many are left out)
         "totals": {
             **totals,
             "flops": totals["flops"] if totals["flops"] or not unknown_flops else None,
+            # one iteration counted of a Loop whose count is unknown, and its body costs something
+            **({"flops_lower_bound": True} if any(r.get("per_iteration") and r["flops"] != 0 for r in counted) else {}),
             "activation_bytes": totals["activation_bytes"]
             if totals["activation_bytes"] or not unknown_outputs
             else None,
@@ -810,6 +821,8 @@ def model_costs(
         "input_dims": input_dims(model),
         "nodes": nodes,
         "branches": branches,
+        "loops": [c.as_json(iterations.get(c.node)) for c in loops],
+        "graphs": graphs,
         "ops": dict(ops.most_common()),
         "unknown": {
             "flops_nodes": sum(unknown_flops.values()),
@@ -819,26 +832,91 @@ def model_costs(
             "dims": asked,
             # where each size no input declares appears: those asked for, and those given
             "dims_at": _where_dims_appear(shapes_from, [d for d in [*asked, *dims] if d not in input_dims(model)]),
+            # sizes of values a Loop carries that may change each iteration: not asked for
+            **({"growing_dims": growing} if growing else {}),
         },
     }
 
 
+def _graphs_holding(nid: str) -> list[str]:
+    """The paths of the graphs holding node id `nid`, outermost first: n2/body/n8/then_branch/n0
+    -> [n2/body, n2/body/n8/then_branch] (the main graph's nodes: [])."""
+    parts = nid.split("/")
+    return ["/".join(parts[: k + 1]) for k in range(1, len(parts) - 1, 2)]
+
+
+def _inner_costs(
+    nodes: list[dict],
+    holders: list[str],
+    reads: dict[str, set[str]],
+    own: dict[str, int],
+    weights: dict[str, tuple[int, int]],
+    skipped: set[str],
+) -> None:
+    """Give each node holding graphs (If, Loop, Scan) what they cost: `inner_flops`, the FLOPs
+    of the nodes inside them as the totals count them (_inner_sums), and `inner_params`, the
+    parameters those nodes read or hold (each weight once; both branches')."""
+    if not holders:
+        return
+    flops = _inner_sums(nodes, [row["flops"] for row in nodes], set(holders), skipped)
+    weights_read: dict[str, set[str]] = {h: set() for h in holders}
+    held = dict.fromkeys(holders, 0)
+    for row in nodes:
+        for graph in _graphs_holding(row["node"]):
+            holder = graph.rsplit("/", 1)[0]
+            if holder in held:
+                weights_read[holder] |= reads[row["node"]]
+                held[holder] += own[row["node"]]
+    for row in nodes:
+        if row["node"] in held:
+            row["inner_flops"] = flops[row["node"]]
+            row["inner_params"] = sum(weights[w][0] for w in weights_read[row["node"]]) + held[row["node"]]
+
+
+def _inner_sums(nodes: list[dict], costs: list[Any], holders: set[str], skipped: set[str]) -> dict[str, Any]:
+    """holder node id -> the sum of `costs` (one a row, ints or Polys) of the nodes inside it as
+    the totals count them: over their runs, one iteration of a Loop of unknown count, the branch
+    of each If inside it that is counted; None when one of those is None."""
+    sums: dict[str, Any] = dict.fromkeys(holders, 0)
+    for row, cost in zip(nodes, costs, strict=True):
+        within = _graphs_holding(row["node"])
+        for k, graph in enumerate(within):
+            holder = graph.rsplit("/", 1)[0]
+            if holder not in sums or any(g in skipped for g in within[k:]):  # an If inside it leaves it out
+                continue
+            total = sums[holder]
+            sums[holder] = None if total is None or cost is None else total + cost
+    return sums
+
+
 def model_formula(
-    model: onnx.ModelProto, inferred: onnx.ModelProto | None, skipped: list[str] | None = None
+    model: onnx.ModelProto,
+    inferred: onnx.ModelProto | None,
+    skipped: list[str] | None = None,
+    dims: Mapping[str, int] | None = None,
 ) -> dict | None:
-    """FLOPs and activation bytes in all as polynomials in the inputs' symbolic dims (formula.py),
-    from the shapes inference names in terms of them: {"symbols", "flops", "activation_bytes"
-    (each a list of terms, the highest degree first), "unknown_nodes", "unknown_outputs"} (nodes whose costs aren't
+    """FLOPs and activation bytes in all as polynomials in the inputs' symbolic dims and the
+    counts of Loops not given in `dims` (formula.py, loop_costs.py), from the shapes inference
+    names in terms of them: {"symbols", "flops", "activation_bytes" (each a list of terms, the
+    highest degree first), "unknown_nodes", "unknown_outputs"} (nodes whose costs aren't
     polynomials in those dims: a Conv's strided output size, a data-dependent shape), and
     "nodes": each node's own (flops, output bytes) polynomials, in model_costs' order, None where
-    it has none (with_node_formulas puts them on the nodes); the nodes of `skipped` graphs (the If
-    branches model_costs leaves out) are in "nodes", not in the totals. None for a model without
-    symbolic input dims, or when the formulas grow past formula.MAX_TERMS."""
-    symbols = input_dims(model)  # an unnamed one as inference names it (name_unnamed_input_dims): "X[0]"
+    it has none (with_node_formulas puts them on the nodes) — as its row counts it: one iteration
+    of a Loop of unknown count; the nodes of `skipped` graphs (the If branches model_costs leaves
+    out) are in "nodes", not in the totals. None for a model without such symbols, or when the
+    formulas grow past formula.MAX_TERMS."""
+    loops = loops_of(model)
+    given = given_iterations(loops, dims or {})
+    open_loops = [c for c in loops if c.node not in given]
+    # an unnamed input dim as inference names it (name_unnamed_input_dims): "X[0]"
+    symbols = [*input_dims(model), *(c.symbol for c in open_loops)]
     if not symbols:
         return None
+    iterations = {**given, **{c.node: Poly.symbol(c.symbol) for c in open_loops}}
     shapes_from = inferred if inferred is not None else model
-    values = _known_values([ref.container for ref in running_graphs(shapes_from)], SymbolicDims(symbols))
+    aliases, _ = loop_dims(shapes_from, loops)
+    sized = _Aliased({d: iterations[nid] for d, nid in aliases.items()}, SymbolicDims(input_dims(model)))
+    values = _known_values([ref.container for ref in running_graphs(shapes_from)], sized)
     weights = {t.name for ref in running_graphs(model) for t in ref.container.initializer}
     weights |= {name for ref in running_graphs(model) for name in _filled_weights(ref.container)}
     flops: Poly | int = 0
@@ -846,17 +924,19 @@ def model_formula(
     unknown = unknown_outputs = 0
     per_node: list[tuple[Poly | int | None, Poly | int | None]] = []
     try:
-        runs = graph_runs(model, values)
+        runs = graph_runs(model, values, iterations)
+        rows_runs = graph_runs(model, values, given)  # as the rows count: one iteration of the rest
     except TypeError:  # a scanned length that is no polynomial of the inputs' dims
-        runs = {ref.path: None for ref in running_graphs(model)} | {"": 1}
+        runs = rows_runs = {ref.path: None for ref in running_graphs(model)} | {"": 1}
     try:
         for ref in running_graphs(model):
             for i, node in enumerate(ref.container.node):
                 counted = not under(node_id(ref.path, i), skipped or [])
                 try:
-                    f = _times(node_flops(node, values), runs.get(ref.path))
+                    cost = node_flops(node, values)
+                    f, own = _times(cost, runs.get(ref.path)), _times(cost, rows_runs.get(ref.path))
                 except TypeError:  # not a polynomial in the inputs' dims
-                    f = None
+                    f = own = None
                 if f is None:
                     unknown += counted
                 elif counted:
@@ -870,7 +950,7 @@ def model_formula(
                     activations = activations + out
                 elif out is None and activation and counted:
                     unknown_outputs += 1
-                per_node.append((f, out))
+                per_node.append((own, out))
     except TypeError:  # past MAX_TERMS
         return None
     return {
@@ -881,6 +961,26 @@ def model_formula(
         "unknown_outputs": unknown_outputs,  # nodes whose output bytes the activation formula leaves out
         "nodes": per_node,
     }
+
+
+class _Aliased(Mapping[str, Any]):
+    """Dim name -> size or polynomial: `aliases` first (a Loop's scan outputs' first dim: its
+    count), then the inputs' dims (SymbolicDims)."""
+
+    def __init__(self, aliases: dict[str, Any], dims: SymbolicDims):
+        self.aliases, self.dims = aliases, dims
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.aliases or key in self.dims
+
+    def __getitem__(self, key: str) -> Any:
+        return self.aliases[key] if key in self.aliases else self.dims[key]
+
+    def __iter__(self):
+        return iter([*self.aliases, *(k for k in self.dims if k not in self.aliases)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def formula_at(formula: dict, sizes: dict[str, int]) -> dict:
@@ -895,8 +995,9 @@ def formula_at(formula: dict, sizes: dict[str, int]) -> dict:
 
 def with_node_formulas(costs: dict, formula: dict | None, attach: bool = True) -> dict | None:
     """Give each node whose FLOPs or output bytes are unknown (sizes not given: `attach`) its
-    formula in the inputs' dims, as `flops_formula` / `output_formula` terms; the formula
-    without its per-node part, for the answer."""
+    formula in the inputs' dims, as `flops_formula` / `output_formula` terms (and a node holding
+    graphs whose `inner_flops` are unknown, theirs as `inner_flops_formula`); the formula without
+    its per-node part, for the answer."""
     if formula is None:
         return None
     per_node = formula.pop("nodes")
@@ -907,6 +1008,17 @@ def with_node_formulas(costs: dict, formula: dict | None, attach: bool = True) -
             row["flops_formula"] = terms(f)
         if row["output_bytes"] is None and isinstance(out, Poly):
             row["output_formula"] = terms(out)
+    # an If's, Loop's or Scan's: what the nodes inside it cost, as a formula where it is unknown
+    holders = {row["node"] for row in costs["nodes"] if row.get("inner_flops", 0) is None}
+    if holders:
+        skipped = {b["skipped"] for b in costs["branches"]}
+        try:
+            inner = _inner_sums(costs["nodes"], [f for f, _ in per_node], holders, skipped)
+        except TypeError:  # past MAX_TERMS
+            inner = {}
+        for row in costs["nodes"]:
+            if isinstance(inner.get(row["node"]), Poly):
+                row["inner_flops_formula"] = terms(inner[row["node"]])
     return formula
 
 
@@ -962,11 +1074,15 @@ def _live_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[
     return alive_at, skipped
 
 
-def _dims_to_ask(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dict[str, int]) -> list[str]:
+def _dims_to_ask(
+    model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: dict[str, int], leave_out: set[str]
+) -> list[str]:
     """The inputs' symbolic dims not given yet (all else follows from them); once they are, the
-    symbols shape inference still left (data-dependent sizes, e.g. NonZero's count)."""
+    symbols shape inference still left (data-dependent sizes, e.g. NonZero's count) but those
+    `leave_out` names (loop_costs.loop_dims: a Loop's count, asked as its own, and the sizes of
+    values it carries, which may change each iteration)."""
     missing = [d for d in input_dims(model) if d not in dims]
-    return missing or sorted(_symbolic_dims(shapes_from) - set(dims))
+    return missing or sorted(_symbolic_dims(shapes_from) - set(dims) - leave_out)
 
 
 def _where_dims_appear(shapes_from: onnx.ModelProto, symbols: list[str]) -> dict[str, dict]:

@@ -27,33 +27,91 @@ export function nodeFormula(n, key) {
   return terms ? formulaText(terms, key === "output_bytes" ? formatBytes : formatCount) : null;
 }
 
-function cell(key, n) {
-  const formula = n[key] === null ? nodeFormula(n, key) : null;
-  if (!formula && key === "flops" && n.runs !== undefined && n[key] !== null) {
-    // a Scan body's node: its FLOPs are over every step the body runs
-    return el("span", { class: "cost-runs", title: `over ${formatCount(n.runs)} runs of its graph (a Scan's steps, a for loop's trips)` },
-      formatMetric(key, n[key]), el("span", { class: "muted" }, ` (${formatCount(n.runs)} runs)`));
-  }
-  if (!formula) return formatMetric(key, n[key]);
-  // the cell is narrow: a line may break before each "·" (the name of a size is never cut)
-  return el("span", { class: "cost-formula-cell", title: `${formula}: for any sizes of the inputs' dims` }, breakableFormula(formula));
+/** The Loops of unknown count (stats.loops) whose body holds node row `n`, by node id. */
+function openLoops(stats, n) {
+  const ids = n.per_iteration || [];
+  return (stats.loops || []).filter((l) => ids.includes(l.node));
 }
 
-/** How a formula grows: [highest total power, its largest coefficient] (terms come highest first). */
+/** "Loop while": a Loop as the page names it. */
+const loopName = (l) => `Loop ${l.name || l.node}`;
+
+/** "per iteration" after a body node's cost, when its Loop's count is unknown. */
+function perIteration(stats, n) {
+  const loops = openLoops(stats, n);
+  if (!loops.length) return "";
+  const of = loops.map(loopName).join(" and ");
+  return el("div", { class: "muted cost-sub cost-per-iteration", title: `one iteration of ${of}: its number of iterations is unknown (${loops.map((l) => l.why).join("; ")}); give it in the sizes above to count them all` },
+    "per iteration");
+}
+
+/** What the graphs a control-flow node (If, Loop, Scan) holds cost, under its own figure (its
+ * row's `key`, "flops" or "params"): "holds 1.02 K per iteration"; "" for other nodes. The node
+ * panel can put it under the node's own FLOPs and parameters too. */
+export function heldCost(stats, n, key) {
+  const value = key === "flops" ? n.inner_flops : key === "params" ? n.inner_params : undefined;
+  if (value === undefined) return "";
+  const formula = value === null && key === "flops" && n.inner_flops_formula ? formulaText(n.inner_flops_formula) : null;
+  const shown = value !== null ? formatMetric(key, value) : formula ? breakableFormula(formula) : "?";
+  const loop = (stats.loops || []).find((l) => l.node === n.node);
+  const how = key !== "flops" ? ""
+    : n.op_type === "If" ? " (the branch counted)"
+      : loop && loop.iterations === null ? " per iteration"
+        : loop ? ` (${formatCount(loop.iterations)} iterations)` : "";
+  const title = key === "flops" ? "The FLOPs of the nodes its subgraphs hold, as the totals count them (their rows list them)"
+    : "The parameters its subgraphs' nodes read or hold, each counted once";
+  return el("div", { class: "muted cost-sub cost-inner", title }, "holds ", shown, how);
+}
+
+/** Why an If branch's node is not in the totals. */
+function skippedNote(stats, n) {
+  const b = (stats.branches || []).find((x) => x.node === n.branch_skipped);
+  const why = b && b.why.startsWith("its condition") ? "the If's condition takes the other branch"
+    : b && b.why.startsWith("neither") ? "the other branch is counted (neither's FLOPs are known)" : "the other branch costs more";
+  return el("div", { class: "muted cost-skipped-note" }, `not counted: ${why}`);
+}
+
+function cell(stats, key, n) {
+  const formula = n[key] === null ? nodeFormula(n, key) : null;
+  const inner = heldCost(stats, n, key);
+  if (!formula && key === "flops" && n.runs !== undefined && n.runs !== null && n[key] !== null) {
+    // a Scan body's node: its FLOPs are over every step the body runs
+    return el("span", { class: "cost-runs", title: `over ${formatCount(n.runs)} runs of its graph (a Scan's steps, a Loop's iterations)` },
+      formatMetric(key, n[key]), el("span", { class: "muted cost-sub" }, ` (${formatCount(n.runs)} runs)`), perIteration(stats, n), inner);
+  }
+  const extra = key === "flops" ? [perIteration(stats, n), inner] : [inner];
+  if (!formula) return extra.some(Boolean) ? el("span", {}, formatMetric(key, n[key]), ...extra) : formatMetric(key, n[key]);
+  // the cell is narrow: a line may break before each "·" (the name of a size is never cut)
+  return el("span", { class: "cost-formula-cell", title: `${formula}: for any sizes of the inputs' dims` }, breakableFormula(formula), ...extra);
+}
+
+/** How a formula grows: [highest total power, its largest coefficient] (terms come highest
+ * first; no terms: the formula is 0). */
 function growth(terms) {
+  if (!terms.length) return [0, 0];
   const power = (t) => Object.values(t.symbols).reduce((a, b) => a + b, 0);
   const top = power(terms[0]);
   return [top, Math.max(...terms.filter((t) => power(t) === top).map((t) => t.coefficient))];
 }
 
 /** A row's sort key for `key`: unknown lowest, then counts, then formulas by how fast they grow
- * (with sizes not given, what grows with the inputs outweighs any fixed count). */
+ * (with sizes not given, what grows with the inputs outweighs any fixed count); an empty
+ * formula is 0. */
 function sortKey(n, key) {
   const v = n[key];
   if (typeof v === "string") return [0, v];
   if (v !== null && v !== undefined) return [1, v, 0];
   const terms = FORMULA_OF[key] ? n[FORMULA_OF[key]] : null;
+  if (terms && !terms.length) return [1, 0, 0];
   return terms ? [2, ...growth(terms)] : [-1, 0, 0];
+}
+
+/** A node's label in the tables: its name, or its place and, inside a subgraph, the graph's
+ * ("#1 (unnamed) in while/body": the main graph has a #1 too). */
+export function rowLabel(stats, n) {
+  const label = nodeLabel(n.name, n.node);
+  const graph = graphPathOf(n.node);
+  return n.name || !graph ? label : `${label} in ${(stats.graphs || {})[graph] || graph}`;
 }
 
 function compareKeys(a, b) {
@@ -74,6 +132,9 @@ function costTable(stats, ctx) {
   const more = el("button", { type: "button", class: "btn btn-small cost-more" });
   const draw = () => {
     const rows = [...stats.nodes].sort((a, b) => {
+      // the nodes of an If's branch the totals leave out come after those counted, either way
+      const left = Number("branch_skipped" in a) - Number("branch_skipped" in b);
+      if (left) return left;
       const order = compareKeys(sortKey(a, key), sortKey(b, key));
       return descending ? -order : order;
     });
@@ -87,11 +148,11 @@ function costTable(stats, ctx) {
     table.append(el("thead", {}, el("tr", {}, COLUMNS.map(([k, label]) => el("th", {
       scope: "col", "data-key": k, "aria-sort": sorted(k), class: k === "name" ? "" : "num",
     }, k === "name" ? [sortBy("name", label), el("span", { class: "muted" }, " · "), sortBy("op_type", "op")] : sortBy(k, label))))));
-    table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node },
-      el("td", { title: `${nodeLabel(n.name, n.node)} (${n.op_type})`, class: "cost-name" },
-        el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
-        el("div", { class: "cost-op mono" }, n.op_type)),
-      ...COLUMNS.slice(1).map(([k]) => el("td", { class: "num" }, cell(k, n)))))));
+    table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node, class: "branch_skipped" in n ? "cost-skipped" : null },
+      el("td", { title: `${rowLabel(stats, n)} (${n.op_type})`, class: "cost-name" },
+        el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(rowLabel(stats, n))),
+        el("div", { class: "cost-op mono" }, n.op_type), "branch_skipped" in n ? skippedNote(stats, n) : ""),
+      ...COLUMNS.slice(1).map(([k]) => el("td", { class: "num" }, cell(stats, k, n)))))));
     more.hidden = rows.length <= limit || limit >= MAX_ROWS;
     more.textContent = `Show ${Math.min(rows.length, MAX_ROWS)} of ${rows.length} nodes`;
   };
@@ -108,14 +169,34 @@ function formulaLine(stats, key, lead) {
   const format = key === "activation_bytes" ? formatBytes : formatCount;
   const left = key === "flops" && f.unknown_nodes ? ` (${plural(f.unknown_nodes, "node")} not in it: no formula of these sizes)`
     : key === "activation_bytes" && f.unknown_outputs ? ` (${plural(f.unknown_outputs, "output")} of unknown size not in it)` : "";
+  // under a count of one iteration of a Loop, the formula is the count of them all
+  const all = !lead && unknownLoops(stats).some((l) => f[key].some((t) => l.symbol in t.symbols));
   return el("div", { class: `cost-formula${lead ? "" : " muted"}`, "data-formula": key, title: `For any sizes of ${f.symbols.join(", ")}` },
-    breakableFormula(`${lead ? "" : "= "}${formulaText(f[key], format)}`), left ? el("span", { class: "muted" }, left) : "");
+    breakableFormula(`${lead ? "" : all ? "in all: " : "= "}${formulaText(f[key], format)}`), left ? el("span", { class: "muted" }, left) : "");
+}
+
+/** The Loops whose number of iterations is unknown (neither a constant nor given). */
+const unknownLoops = (stats) => (stats.loops || []).filter((l) => l.iterations === null);
+
+/** Under the FLOPs: the Loops whose iterations are unknown. A count shown counts one iteration
+ * of each (a lower bound); a formula shown (`formula`) has their numbers as symbols. */
+function loopNote(stats, formula) {
+  const loops = unknownLoops(stats);
+  if (!loops.length || !stats.totals.flops_lower_bound) return "";
+  const each = (l) => [mono(l.symbol), ` (${loopName(l)}: ${l.why})`];
+  const listed = loops.flatMap((l, i) => [i ? "; " : "", ...each(l)]);
+  const text = formula
+    ? [loops.length === 1 ? "Its number of iterations is unknown: " : "Their numbers of iterations are unknown: ", ...listed]
+    : loops.length === 1
+      ? [`A lower bound: one iteration of ${loopName(loops[0])} is counted. Its number of iterations, `, mono(loops[0].symbol), `, is unknown: ${loops[0].why}`]
+      : [`A lower bound: one iteration of each of ${loops.length} Loops is counted. Their numbers of iterations are unknown: `, ...listed];
+  return el("div", { class: "muted cost-loops", "data-loops": loops.map((l) => l.node).join(" ") }, ...text, ".");
 }
 
 /** " (as n42 Concat writes)": where the peak is reached, a link to that node. */
 function peakLink(stats, nodeId, ctx) {
   const n = stats.nodes.find((x) => x.node === nodeId);
-  const label = n ? `${nodeLabel(n.name, n.node)} (${n.op_type})` : nodeId;
+  const label = n ? `${rowLabel(stats, n)} (${n.op_type})` : nodeId;
   return el("span", { class: "cost-peak" }, " as ",
     el("a", { href: ctx.nodeHref(graphPathOf(nodeId), nodeId), class: "cost-node", "data-node": nodeId }, breakable(label)), " writes");
 }
@@ -124,9 +205,13 @@ function peakLink(stats, nodeId, ctx) {
  * inference left once they are given — a size computed from the inputs' values, named with
  * where it first appears (unk__3 alone says nothing): counted again at the sizes written. */
 function dimsForm(stats, reload, ctx) {
+  // each Loop of no constant count has a field of its own for its number of iterations
+  const loops = (stats.loops || []).filter((l) => l.symbol);
+  const loopSymbols = new Set(loops.map((l) => l.symbol));
   // the sizes given stay listed, so they can be changed after counting
-  const names = [...new Set([...(stats.input_dims || []), ...Object.keys(stats.dims || {}), ...(stats.unknown.dims || [])])];
-  if (!names.length) return null;
+  const names = [...new Set([...(stats.input_dims || []), ...Object.keys(stats.dims || {}), ...(stats.unknown.dims || [])])]
+    .filter((name) => !loopSymbols.has(name));
+  if (!names.length && !loops.length) return null;
   const missing = new Set(stats.unknown.dims || []);
   const at = stats.unknown.dims_at || {};
   const fromValues = [...missing].every((name) => name in at);
@@ -138,16 +223,27 @@ function dimsForm(stats, reload, ctx) {
     const tensor = w.node ? el("a", { href: ctx.nodeHref(graphPathOf(w.node), w.node), class: "cost-node", "data-node": w.node }, breakable(w.tensor)) : breakable(w.tensor);
     return el("span", { class: "muted cost-dim-where" }, `dim ${w.axis} of `, tensor, w.op ? ` (${w.op})` : "");
   };
+  // a Loop's iterations: left empty, one is counted
+  const loopFields = loops.map((l) => el("input", { type: "number", min: "0", step: "1", name: l.symbol, value: String(stats.dims[l.symbol] ?? ""), "aria-label": `iterations of ${loopName(l)}`, class: "cost-iterations" }));
+  const growing = Object.entries(stats.unknown.growing_dims || {});
   const form = el("form", { class: "cost-dims" },
-    el("div", { class: "muted" }, !missing.size ? "Counted at these sizes"
+    names.length ? el("div", { class: "muted" }, !missing.size ? "Counted at these sizes"
       : fromValues ? "Some sizes are computed from the inputs' values, not their shapes: give them to count every node"
-        : "Some sizes are symbolic: give them to count every node"),
+        : "Some sizes are symbolic: give them to count every node") : "",
     el("div", { class: "ed-row" }, ...names.map((name, i) => el("label", {}, mono(name), " = ", fields[i], where(name))),
-      el("button", { type: "submit", class: "btn btn-small" }, "Count")));
+      ...loops.map((l, i) => el("label", { class: "cost-loop-field", "data-loop": l.node }, mono(l.symbol), " = ", loopFields[i],
+        el("span", { class: "muted cost-dim-where" }, `the number of iterations of ${loopName(l)}: ${l.why}`,
+          l.iterations === null ? " (left empty: one is counted)" : ""))),
+      el("button", { type: "submit", class: "btn btn-small" }, "Count")),
+    // an accumulator a Loop grows has no one size: not asked for
+    growing.length ? el("div", { class: "muted cost-growing" }, `Not asked: the sizes of ${growing.map(([, w]) => w.tensor).join(", ")}, which a Loop carries and may grow each iteration.`) : "");
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const given = { ...stats.dims };
-    fields.forEach((field) => {
+    for (const field of loopFields) {
+      if (field.value === "") delete given[field.name];
+    }
+    [...fields, ...loopFields].forEach((field) => {
       if (field.value === "") return;
       const n = Number(field.value); // past 2^53 the typed digits go as typed: the server says what is wrong with them
       given[field.name] = Number.isSafeInteger(n) ? n : field.value.trim();
@@ -194,7 +290,7 @@ function fill(body, stats, ctx, reload, error = "") {
   body.append(propertyList([
     // the exact count too: what one checks against the framework's (torch's sum of numel())
     ["Parameters", t.params >= 1000 ? `${formatCount(t.params)} (${formatInteger(t.params)} · ${formatBytes(t.param_bytes)})` : `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
-    ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? formulaLine(stats, "flops", true)
+    ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? [formulaLine(stats, "flops", true), loopNote(stats, true)]
       : [waiting && unknown.flops_nodes
         ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
         : t.flops === null ? el("span", { class: "muted cost-unknown" }, `unknown: no formula for ${unknownOps}`)
@@ -202,7 +298,7 @@ function fill(body, stats, ctx, reload, error = "") {
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : "",
           // papers quote multiply-accumulates: ResNet-50's 4.1 G is 8.2 G here
           el("span", { class: "muted flops-mac", title: "Papers often quote multiply-accumulates (MACs): about half this figure" }, " · a multiply-add counts 2")),
-      formulaLine(stats, "flops", false), branchNote(stats)]],
+      formulaLine(stats, "flops", false), loopNote(stats, false), branchNote(stats)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
       waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes")
         ? [formulaLine(stats, "activation_bytes", true), stats.formula.unknown_outputs ? "" : el("span", { class: "muted" }, "in all")]

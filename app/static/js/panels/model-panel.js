@@ -8,7 +8,7 @@
 import { busyIn, el, clear } from "../widgets/dom.js";
 import { canEdit, disclosure } from "../editing/edit-forms.js";
 import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
-import { formatBytes, formatNumber, nodeLabel } from "../lib/format.js";
+import { formatBytes, formatInteger, formatNumber, nodeLabel } from "../lib/format.js";
 import { costsSection } from "./costs-section.js";
 import { deviceConfigurations } from "./device-config.js";
 import { graphInfo, opsetText } from "./graph-info.js";
@@ -45,6 +45,20 @@ function onlyAtOne(r, out, ctx) {
 
 /** "Each alone at 2: sequence fails; batch runs." — which dims the model holds fixed, when the
  * check tried them one at a time (several dynamic dims, all at 2 failing). */
+/** "5 nodes", then, with subgraphs, "5 nodes, 110 with subgraphs" once the costs (which list
+ * every node of every graph that runs) are counted: most of a model may sit in If branches. */
+function nodeCount(counts, ctx) {
+  const main = counts.nodes ?? 0;
+  const span = el("span", { class: "model-node-count" }, plural(main, "node"));
+  if (counts.subgraphs && ctx.actions && ctx.actions.currentStats) {
+    (ctx.afterFirstView ? ctx.afterFirstView() : Promise.resolve()).then(() => ctx.actions.currentStats()).then((stats) => {
+      const all = stats ? stats.nodes.length : 0;
+      if (all > main) span.textContent = `${plural(main, "node")}, ${formatInteger(all)} with subgraphs`;
+    }).catch(() => {}); // no costs: the main graph's count stays
+  }
+  return span;
+}
+
 export function aloneWords(other) {
   const tried = Object.entries(other.alone || {});
   if (!tried.length) return "";
@@ -195,11 +209,11 @@ export function renderModelPanel(root, summary, ctx) {
     ["Domain", summary.domain ? mono(summary.domain) : ""],
     ["Model version", summary.model_version === undefined ? "" : formatNumber(summary.model_version)],
     ["Graph", summary.graph_name ? mono(summary.graph_name) : ""],
-    ["Contents", [
-      plural(counts.nodes ?? 0, "node"), plural(counts.initializers ?? 0, "initializer"),
+    ["Contents", el("span", {}, nodeCount(counts, ctx), " · ", [
+      plural(counts.initializers ?? 0, "initializer"),
       plural(counts.inputs ?? 0, "input"), plural(counts.outputs ?? 0, "output"),
       counts.subgraphs ? plural(counts.subgraphs, "subgraph") : "", counts.functions ? plural(counts.functions, "function") : "",
-    ].filter(Boolean).join(" · ")],
+    ].filter(Boolean).join(" · "))],
     (summary.external_files || []).length ? ["External data", el("span", {}, summary.external_files.map((f, i) => [i ? ", " : "", mono(f)]))] : null,
   ]), editing ? disclosure("Edit model fields…", () => modelFieldsForm(summary, ctx), { cls: "ed-fields-toggle" }) : null));
 

@@ -14,7 +14,7 @@ import { addAttributeForm, addOutputButton, nodeActions, renameNodeForm } from "
 import { schemaSection } from "./schema-panel.js";
 import { HEAT_METRICS, formatMetric } from "../pipeline/heat.js";
 import { formatInteger, nodePlace } from "../lib/format.js";
-import { nodeFormula } from "./costs-section.js";
+import { heldCost, nodeFormula } from "./costs-section.js";
 import { tensorRow } from "./tensor-rows.js";
 import { isTreeEnsemble, treesSection } from "./trees-section.js";
 import { coefficientsSection, isLinearModel } from "./coefficients-section.js";
@@ -103,8 +103,9 @@ function nodeCostsSection(node, ctx) {
     const runs = n.runs !== undefined && n.flops !== null
       ? el("span", { class: "muted" }, n.runs === null ? "" : ` · over ${formatInteger(n.runs)} runs of its graph`) : "";
     body.append(propertyList([
-      [HEAT_METRICS.flops, [shown("flops"), runs]],
-      [HEAT_METRICS.params, shown("params")],
+      // a Loop's, Scan's or If's own count is 0: what its bodies hold said under it (QA20 F18)
+      [HEAT_METRICS.flops, [shown("flops"), runs, heldCost(stats, n, "flops")]],
+      [HEAT_METRICS.params, [shown("params"), heldCost(stats, n, "params")]],
       [HEAT_METRICS.output_bytes, shown("output_bytes")],
       // the main graph's nodes only: a subgraph's run is not laid out in the main graph's order
       n.live_bytes === null || n.live_bytes === undefined ? null
