@@ -678,7 +678,36 @@ SCHEMAS: dict = {
                         "type": ["string", "null"],
                         "description": "the main graph's node whose outputs bring the peak",
                     },
+                    "flops_lower_bound": {
+                        "type": "boolean",
+                        "description": "present (true) when a while loop's body is counted for one iteration:"
+                        " its number of iterations unknown (loops)",
+                    },
                 },
+            },
+            "loops": {
+                "type": "array",
+                "description": "each Loop of a graph that runs: its count, else the symbol to give it as a size",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "node": {"type": "string"},
+                        "name": {"type": "string"},
+                        "body": {"type": "string"},
+                        "symbol": {
+                            "type": ["string", "null"],
+                            "description": "<name>.iterations; null: a constant count",
+                        },
+                        "iterations": {"type": ["integer", "null"], "description": "the count the totals use"},
+                        "trip_count": {"type": ["integer", "null"]},
+                        "why": {"type": "string"},
+                    },
+                },
+            },
+            "graphs": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "each subgraph's path -> how it is named (unnamed nodes' rows say their graph)",
             },
             "nodes": {
                 "type": "array",
@@ -695,6 +724,21 @@ SCHEMAS: dict = {
                             "type": ["integer", "null"],
                             "description": "activations alive as this node writes its outputs (main graph's nodes)",
                         },
+                        "per_iteration": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "the Loops whose one iteration its flops count (their count unknown)",
+                        },
+                        "branch_skipped": {
+                            "type": "string",
+                            "description": "the If whose other branch is counted: this node is not in the totals",
+                        },
+                        "inner_flops": {
+                            "type": ["integer", "null"],
+                            "description": "an If's, Loop's or Scan's: its subgraphs' nodes as the totals count them",
+                        },
+                        "inner_params": {"type": "integer"},
+                        "inner_flops_formula": {"type": "array", "items": {"type": "object"}},
                         "runs": {
                             "type": ["integer", "null"],
                             "description": "how many times the node's graph runs in one run of the model, when not"
@@ -731,6 +775,11 @@ SCHEMAS: dict = {
                         "type": "array",
                         "items": {"type": "string"},
                         "description": "input dims not given; once all are, the data-dependent ones left",
+                    },
+                    "growing_dims": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "dims of a Loop's accumulators, which grow each iteration: not asked as sizes",
                     },
                     "dims_at": {
                         "type": "object",
