@@ -95,7 +95,8 @@ def _lanes(node: onnx.NodeProto, opset: int | None) -> list[_Lane]:
     if node.op_type == "Scan":
         old = is_scan8(node, opset)
         first = 1 if old else 0
-        m = _int(node, "num_scan_inputs", 0)
+        # an attribute of the file: bounded by the inputs the node has (2^62 made range() take 21 GB)
+        m = max(0, min(_int(node, "num_scan_inputs", 0), len(node.input) - first))
         n = max(0, len(node.input) - first - m)
         k = max(len(node.output) - n, (len(body.output) - n) if body is not None else 0, 0)
         lanes = [_Lane("sequence_lens", 0, node_in=0)] if old else []
