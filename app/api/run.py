@@ -11,6 +11,7 @@ input values and each output common to both is compared.
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}},
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "renamed": {NAME: its name in the other revision},
+                   "padding"?: [{"input", "positions", "outputs", "max_abs", "nodes"?, "nodes_max_abs"?}],
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
                    "nodes"?: [{"node", "name", "op_type", "tensor", "rel_error", "sqnr_db", ...}]}}
 With "locate", both also run again saving every node output the two revisions share (apart from
@@ -20,7 +21,10 @@ the first node (in graph order) whose output differs beyond rounding — where a
 the model computes — and "nodes" how far each node's output is from the other revision's (its
 output furthest off): the relative error ‖Δ‖/‖value‖ and the SQNR in dB, where a conversion
 (float16, int8) loses precision along the graph. "expected" (a test data set's output_0.pb,
-uploaded) compares outputs with the values they should have, as "compare" does.
+uploaded) compares outputs with the values they should have, as "compare" does. Fed an attention
+mask with 0s (a batch padded to one length), "compare" and "locate" leave the values at its
+padded positions out, and measure them apart ("padded", "padding": padded_positions.py): the
+model masks them, what they hold means nothing.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from ..onnx_io.inference import input_dims
 from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles
 from ..onnx_io.limits import MAX_DIM_SIZE
+from ..onnx_io.loop_counts import LOOP, loop_counts
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
+from ..onnx_io.padded_positions import Padding, left_out, padding_of
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, describe, run_model
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
@@ -79,7 +85,8 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
     """{name: {"npy": local path} | {"values": JSON} | {"seed": S}} for the worker, every name a
     graph input; a sequence or optional input fed random values also gets its items' type,
     shape and count (`"element"`: onnxruntime knows only the sequence's element type), and a
-    categorical one the values it can hold (`"vocabulary"`, vocabularies.py)."""
+    categorical one the values it can hold (`"vocabulary"`, vocabularies.py), and one a Loop's
+    trip count or condition comes from the value that runs it (`"loop"`, loop_counts.py)."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -101,6 +108,9 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
                 if count > MAX_RANDOM_ITEMS:
                     raise StudioError("bad_request", f"input {name!r}: at most {MAX_RANDOM_ITEMS} random items")
                 out[name]["count"] = count
+        elif isinstance(spec, dict) and "values" in spec and spec["values"] is None:
+            _optional_input(model.graph, name)
+            out[name] = {"values": None}  # an empty optional
         elif isinstance(spec, dict) and "values" in spec:
             out[name] = {"values": typed_values(spec["values"], name)}
         else:
@@ -119,7 +129,20 @@ def check_inputs(raw, model: onnx.ModelProto) -> dict:
     for name, role in input_roles(model.graph, names).items():
         # made: a mask of ones, positions in order; given: a mask's length places the made positions
         out.setdefault(name, {"seed": 0})["role"] = role
+    for name, value in loop_counts(model.graph, names).items():
+        if not {"npy", "values"} & set(out.get(name, {})):  # a made-up 0 runs a Loop 0 times
+            out.setdefault(name, {"seed": 0}).update(role=LOOP, loop=value)
     return out
+
+
+def _optional_input(graph: onnx.GraphProto, name: str) -> None:
+    """Refuse "values": null (an empty optional) for an input that is no optional."""
+    vi = next((v for v in graph.input if v.name == name), None)
+    if vi is None or vi.type.WhichOneof("value") != "optional_type":
+        raise StudioError(
+            "bad_request",
+            f"input {name!r}: null is an empty optional, and {name!r} is no optional input; type its values",
+        )
 
 
 def _how_made(spec: dict, saved: str) -> dict:
@@ -445,14 +468,20 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[s
 
 
 def _node_errors(
-    model: onnx.ModelProto, other: onnx.ModelProto, mine: dict, theirs: dict, read_as: tuple[dict, dict]
+    model: onnx.ModelProto,
+    other: onnx.ModelProto,
+    mine: dict,
+    theirs: dict,
+    read_as: tuple[dict, dict],
+    padding: Padding | None = None,
 ) -> list[dict]:
     """Each main-graph node with an output both runs saved (graph order, which is topological):
     how far its output furthest from the other revision's is ("equal" within rounding), each
     side's output read as its next nodes read it (`read_as`: dequantized() of either model), and
     the node of the other revision writing that tensor ("other_name", "other_op"): the node to
     leave out when the other revision is quantized again (a dynamic quantization's Conv output
-    is written by an Add it made, named after no node of the float model)."""
+    is written by an Add it made, named after no node of the float model). `padding`: the
+    values at positions a fed attention mask pads are left out (padded_positions.py)."""
     writers = {o: n for n in other.graph.node for o in n.output if o}
     nodes = []
     for i, node in enumerate(model.graph.node):
@@ -461,7 +490,7 @@ def _node_errors(
             if name in mine and name in theirs:
                 a = mine.get(read_as[0].get(name, ""), mine[name])
                 b = theirs.get(read_as[1].get(name, ""), theirs[name])
-                c = {"tensor": name, **compare_outputs(a, b, close=True)}
+                c = {"tensor": name, **compare_outputs(a, b, close=True, attended=_attended(padding, name))}
                 if worst is None or _further(c, worst):
                     worst = c
         if worst is not None:
@@ -471,6 +500,11 @@ def _node_errors(
                 row.update(other_name=theirs_writer.name, other_op=theirs_writer.op_type)
             nodes.append(row)
     return nodes
+
+
+def _attended(padding: Padding | None, tensor: str):
+    """What compare_outputs leaves in of `tensor` (Padding.attended), or None: all of it."""
+    return padding.attended(tensor) if padding is not None else None
 
 
 def _further(a: dict, b: dict) -> bool:
@@ -644,12 +678,17 @@ def post_run(model_id):
                 }
                 return jsonify(answer)
             both = [n for n in shown if there[n] in second["outputs"]]
+            # the positions a fed attention mask pads are left out, and said apart
+            padding = padding_of(model, first["inputs"], lambda: inferred(revision.blob, model))
             answer["compare"] = {
                 "revision": other_revision.rev,
                 "ms": second["ms"],
                 "close_tolerance": CLOSE_TOLERANCE,
                 "outputs": {
-                    name: compare_outputs(first["outputs"][name], second["outputs"][there[name]]) for name in both
+                    name: compare_outputs(
+                        first["outputs"][name], second["outputs"][there[name]], attended=_attended(padding, name)
+                    )
+                    for name in both
                 },
                 "renamed": {name: there[name] for name in both if there[name] != name},
                 "inputs_renamed": {
@@ -664,7 +703,12 @@ def post_run(model_id):
                 asked = [n for n in shown + probes if n in theirs]
                 asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
                 other_run = _run(other_revision, other_model, same_inputs, dims, asked, Path(tmp) / "d")
-                nodes = _node_errors(model, other_model, mine["outputs"], other_run["outputs"], read_as)
+                nodes = _node_errors(model, other_model, mine["outputs"], other_run["outputs"], read_as, padding)
                 answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
                 answer["compare"]["nodes"] = nodes
+            if padding is not None:
+                compared = answer["compare"]
+                said = left_out(padding, compared["outputs"], compared.get("nodes"))
+                if said:
+                    compared["padding"] = said
     return jsonify(answer)

@@ -13,10 +13,13 @@ from collections.abc import Collection
 
 import onnx
 
+from ..errors import StudioError
+from ..onnx_io.address import node_id, node_words, subgraph_path
 from ..onnx_io.causes import graph_words
 from ..onnx_io.dim_names import expression_names
 from ..onnx_io.inference import infer_isolated
-from ..onnx_io.traverse import walk_graphs
+from ..onnx_io.input_elements import declared_dims
+from ..onnx_io.traverse import node_graphs, walk_graphs
 from ..onnx_io.type_rules import is_known
 from ..words import plural, some_names
 
@@ -47,6 +50,7 @@ def reinfer_stale(model: onnx.ModelProto) -> str | None:
     stale: list[str] = []  # "'u', 't' in branch/then_branch", one a graph
     outputs: list[str] = []
     count = 0
+    declared = {ref.path: [_copy(o.type) for o in ref.container.output] for ref in graphs if ref.path}
     for ref, theirs in graph_pairs(model, inferred):
         at = f" in {graph_words(model, ref.path)}" if ref.path else ""
         found = {v.name: v.type for v in theirs.value_info}
@@ -65,9 +69,93 @@ def reinfer_stale(model: onnx.ModelProto) -> str | None:
         count += len(names) + len(fixed)
     if not count:
         return None
+    if outputs:
+        clash = body_clash(model, declared)
+        if clash:
+            raise StudioError("invalid_result", clash, 422)
     parts = [f"stored value_info of {', '.join(stale)}"] if stale else []
     parts += [f"the output shapes of {', '.join(outputs)}"] if outputs else []
     return f"{' and '.join(parts)} re-inferred: the edit changed {_their(count)}"
+
+
+def body_clash(model: onnx.ModelProto, before: dict[str, list[onnx.TypeProto]]) -> str | None:
+    """Why the bodies' outputs as they are now can't run where they did as `before` (graph path
+    -> each output's type) says: an If's branches giving one output in shapes whose fixed dims
+    differ (the If's next node takes one of them), or a Loop's body (a Scan's) giving a carried
+    value (its state) back in another shape than it took it (the next iteration fails on it);
+    one line naming both sides, or None. Only clashes `before` did not have: a model's own
+    branches of two shapes are its business."""
+    for ref in graphs_of(model):
+        for index, node in enumerate(ref.container.node):
+            bodies = {attr: g for attr, item, g in node_graphs(node) if item is None}
+            where = f"{node_words(node.name, node.op_type, node_id(ref.path, index))} in {graph_words(model, ref.path)}"
+            paths = {attr: subgraph_path(node_id(ref.path, index), attr) for attr in bodies}
+            if node.op_type == "If" and {"then_branch", "else_branch"} <= set(bodies):
+                then, other = bodies["then_branch"], bodies["else_branch"]
+                for k, (a, b) in enumerate(zip(then.output, other.output, strict=False)):
+                    was_a = _was(before, paths["then_branch"], k, a.type)
+                    was_b = _was(before, paths["else_branch"], k, b.type)
+                    if _contradicts(a.type, b.type) and not _contradicts(was_a, was_b):
+                        changed, kept = (("then_branch", a), ("else_branch", b))
+                        if _same(was_a, a.type):
+                            changed, kept = kept, changed
+                        return (
+                            f"the edit would make the branches of {where} disagree: {changed[0]}'s output "
+                            f"{changed[1].name!r} would be {_dims(changed[1].type)}, {kept[0]}'s "
+                            f"{kept[1].name!r} is {_dims(kept[1].type)}"
+                        )
+            for k_in, k_out in _carried(node, bodies.get("body")):
+                body = bodies["body"]
+                took, gave = body.input[k_in], body.output[k_out]
+                if _contradicts(took.type, gave.type) and not _contradicts(
+                    took.type, _was(before, paths["body"], k_out, gave.type)
+                ):
+                    what = "carried value" if node.op_type == "Loop" else "state"
+                    return (
+                        f"the edit would make {where} give a {what} back in another shape than it took it: "
+                        f"its body's output {gave.name!r} would be {_dims(gave.type)}, its input "
+                        f"{took.name!r} is {_dims(took.type)}"
+                    )
+    return None
+
+
+def _carried(node: onnx.NodeProto, body: onnx.GraphProto | None) -> list[tuple[int, int]]:
+    """(body input, body output) of each value a Loop carries or a Scan keeps as its state."""
+    if body is None:
+        return []
+    if node.op_type == "Loop":
+        n = min(len(node.input) - 2, len(body.input) - 2, len(body.output) - 1)
+        return [(k + 2, k + 1) for k in range(max(n, 0))]
+    if node.op_type == "Scan":
+        scans = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        n = min(len(node.input) - scans, len(body.input), len(body.output))
+        return [(k, k) for k in range(max(n, 0))]
+    return []
+
+
+def _was(before: dict[str, list[onnx.TypeProto]], path: str, k: int, now: onnx.TypeProto) -> onnx.TypeProto:
+    """Output k of the body at `path` as it was declared before the re-inference (as now when
+    that is not known)."""
+    types = before.get(path) or []
+    return types[k] if k < len(types) else now
+
+
+def _same(a: onnx.TypeProto, b: onnx.TypeProto) -> bool:
+    return a.SerializeToString() == b.SerializeToString()
+
+
+def _copy(t: onnx.TypeProto) -> onnx.TypeProto:
+    out = onnx.TypeProto()
+    out.CopyFrom(t)
+    return out
+
+
+def _dims(t: onnx.TypeProto) -> str:
+    """A tensor type's shape as a person reads it: [1, 32], [batch, 16], ? for an unknown dim."""
+    if not (t.HasField("tensor_type") and t.tensor_type.HasField("shape")):
+        return "of unknown shape"
+    dims = declared_dims(t.tensor_type.shape)
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def graphs_of(model: onnx.ModelProto) -> list:

@@ -71,7 +71,8 @@ def _shape(arg, dims_hint, plain: set[str]) -> list[int]:
 # what integer inputs hold in the smoke run, tried in order until one runs: zero is a valid
 # index, shape entry and mask for every input, but a divisor, Slice step or Resize size of 0 (or
 # two axes of 0) fails a valid model; counting from 1 gives distinct non-zero values, ones the
-# smallest such sizes
+# smallest such sizes; an input a Loop's trip count or condition comes from holds, in every fill,
+# what makes the Loop run (loop_counts.py: with 0 trips its body never runs)
 FILLS = ("zeros", "counting", "ones")
 MAX_MADE_UP_VALUES = 1 << 31  # an input this big is no smoke run: the memory limit would stop it anyway
 RETRY_SECONDS = 1.0  # a run slower than this is not tried again with other values
@@ -104,6 +105,9 @@ def _feed(ort, np, arg, dims_hint, rng, fill: str = "zeros", hints: dict | None 
         raise Skip(f'input "{arg.name}" would hold {count:.3g} values ({dims}): too many to make up for a run')
     if elem in _NUMPY:
         dtype = np.dtype(_NUMPY[elem])
+        counted = ((hints or {}).get("loops") or {}).get(arg.name)
+        if counted is not None and dtype.kind in "iubf":  # a Loop's trip count or condition: it runs
+            return np.full(shape, counted, dtype)
         if dtype.kind == "f":  # values in [0, 1): no NaN, no overflow, every op's domain
             return rng.random(shape).astype(dtype)
         # a categorical input: a value its lookup knows (an unknown one may be refused: a
@@ -309,6 +313,7 @@ def check(job: dict) -> dict:
     hints = {
         "vocabularies": job.get("vocabularies") or {},
         "elements": job.get("elements") or {},
+        "loops": job.get("loops") or {},  # inputs a Loop's trip count or condition comes from: their value
         "source": job.get("source"),  # the model it was made from, to feed values it computes
     }
     try:
@@ -527,6 +532,8 @@ def _run_feed(ort, np, arg, spec: dict, dims: dict):
     words = (spec.get("vocabulary") or {}).get("values") or []
     if _TENSOR.match(arg.type):
         values = _random_tensor(ort, np, arg.name, arg.type, arg.shape, dims, rng, spec.get("vocabulary"))
+        if "loop" in spec and isinstance(values, np.ndarray) and values.dtype.kind in "iubf":
+            return np.full(values.shape, spec["loop"], values.dtype)  # a Loop's trip count or condition
         return _in_role(np, values, spec.get("role"))
     if arg.type.startswith("map(") and words:  # some of the keys its lookup knows, normal values
         keys = _map_keys(arg.type, words)
@@ -682,6 +689,8 @@ def _typed_input(ort, np, arg, values, dims: dict):
     No values ([]) for a tensor whose declared shape is empty at the sizes in `dims` (an empty
     KV cache: past_sequence 0) is that empty tensor: nested lists can't say [1, 4, 0, 16]."""
     where = f'input "{arg.name}" ({arg.type})'
+    if values is None and arg.type.startswith("optional("):
+        return None  # null: the optional empty (run.py lets null through for an optional input only)
     value = _typed(ort, np, arg.type, values, where)
     empty_at = None  # the declared shape at the sizes given, when [] can't be it
     if isinstance(value, np.ndarray) and value.size == 0 and arg.shape is not None and value.ndim != len(arg.shape):

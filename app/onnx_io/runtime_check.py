@@ -32,6 +32,7 @@ from .causes import _node_words, _Nodes
 from .declared_shapes import declared_mismatches
 from .dim_names import axis_dim, is_unnamed
 from .input_elements import input_elements
+from .loop_counts import loop_counts
 from .smoke_model import write_stand_in
 from .traverse import fed_inputs
 from .vocabularies import input_vocabularies
@@ -188,6 +189,7 @@ def check_model(
             "memory": MEMORY_ALLOWANCE + 2 * zeros,
             "vocabularies": input_vocabularies(model.graph, fed),
             "elements": input_elements(model.graph, fed),  # a sequence input's tensors: one of them
+            "loops": loop_counts(model.graph, fed),  # a Loop's trip count fed 0 never runs its body
         }
         if fed_from:
             job["source"] = {"path": str(source_path), "values": fed_from}

@@ -4,7 +4,7 @@
 // the very same input values, each output's largest difference said at once, and each node's
 // error against it; each node's time by onnxruntime's profiler; the drawing coloured by either.
 import { el, clear } from "../widgets/dom.js";
-import { formatInteger, formatShape, formatValueType, nodeLabel } from "../lib/format.js";
+import { formatBytes, formatInteger, formatShape, formatValueType, nodeLabel } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { formatValue } from "../lib/tensor-format.js";
 import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
@@ -32,7 +32,7 @@ function valuesExample(type) {
   if (!type || type.kind === "unknown") return "[…]";
   if (type.kind === "map") return `{${type.key === "STRING" ? '"key"' : '"7"'}: ${valuesExample(type.value).replace(/^\[+|\]+$/g, "")}}`;
   if (type.kind === "sequence") return `[${valuesExample(type.elem)}]`;
-  if (type.kind === "optional") return valuesExample(type.elem);
+  if (type.kind === "optional") return `null (empty), or ${valuesExample(type.elem)}`; // null: no value
   const dtype = type.dtype || "";
   const leaf = dtype === "STRING" ? '"text"' : dtype === "BOOL" ? "true" : /INT/.test(dtype) ? "1" : "1.5";
   const shape = Array.isArray(type.shape) ? type.shape : [null];
@@ -197,6 +197,7 @@ function nodeErrors(compare, ctx, body) {
   const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared ${(compare.other_inputs || []).length ? "on other values for some inputs" : "on the same inputs"}, ${offWords(off)}. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
+    paddedNodes(compare.padding),
     float16Limit(nodes),
     ranked.length ? table : null,
     off.length ? el("div", { class: "ed-row" }, colour, more) : null,
@@ -222,6 +223,28 @@ function nodeErrors(compare, ctx, body) {
     offer.hidden = false;
   }).catch(() => {});
   return root;
+}
+
+/** "2 padded positions (attention_mask = 0)": a mask's 0s as the page names them. */
+const paddedWords = (p) => `${plural(p.positions, "padded position")} (${p.input} = 0)`;
+const maxAbs = (v) => (v === null || v === undefined ? "?" : v.toPrecision(3));
+
+/** The positions a fed attention mask pads, left out of the outputs' comparison (the API's
+ * compare.padding): what they hold means nothing, the model masks them. */
+function paddedOutputs(padding) {
+  const said = (padding || []).filter((p) => p.outputs);
+  if (!said.length) return null;
+  return el("p", { class: "muted run-padding", id: "run-padding" }, said.map((p) =>
+    `${paddedWords(p)} left out: their values differ by up to ${maxAbs(p.max_abs)}; they are masked in the model. `),
+  "The numbers above are of the other positions.");
+}
+
+/** The same positions left out of each node's error. */
+function paddedNodes(padding) {
+  const said = (padding || []).filter((p) => p.nodes);
+  if (!said.length) return null;
+  return el("p", { class: "muted run-padding", id: "run-padding-nodes" }, said.map((p) =>
+    `${paddedWords(p)} left out of each node's error too: ${plural(p.nodes, "node")} hold values there, masked in the model, that differ by up to ${maxAbs(p.nodes_max_abs)}. `));
 }
 
 /** The nodes whose values past float16's range one side holds at its limit (a mask's −3.4e38 as
@@ -392,6 +415,10 @@ async function requantize(op, names, base, ctx, box) {
   }
   ctx.actions.openRun(base);
 }
+
+// a model past this size runs a comparison without measuring each node unless asked (a ResNet-50,
+// 98 MB, batch 2: 0.7 s for the comparison, 3 s measuring its 175 nodes' outputs, 75 M values)
+const LOCATE_BY_DEFAULT = 32 * 1024 * 1024;
 
 const PROFILE_NOTE = "graph optimisations off: each node runs and is timed as the model has it (fused in a real run, some cost less); the median of 3 runs after one to warm up";
 const SLOWEST = 10;
@@ -568,7 +595,7 @@ function results(root, answer, ctx, body, fromCase = false) {
   if (compare) {
     const d = divergence(compare.diverges, compare, ctx);
     if (d) root.append(d);
-    root.append(section("Compared with revision " + compare.revision, comparisonTable(compare, "run-compare"), notCompared(answer)));
+    root.append(section("Compared with revision " + compare.revision, comparisonTable(compare, "run-compare"), paddedOutputs(compare.padding), notCompared(answer)));
   }
   if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
@@ -736,9 +763,16 @@ export function renderRunPanel(root, ctx) {
   }
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
-  const locate = el("input", { type: "checkbox", id: "run-locate", checked: true });
+  // measuring each node runs both revisions again keeping every node's output: ticked by
+  // default for a model up to LOCATE_BY_DEFAULT bytes, or when a tool's "Compare its outputs"
+  // opened the panel (the node table is what it is for); a tick of the person's own stays
+  const big = (ctx.summary.size || 0) > LOCATE_BY_DEFAULT;
+  const locate = el("input", { type: "checkbox", id: "run-locate" });
+  let locateTouched = false;
+  locate.addEventListener("change", () => { locateTouched = true; });
   const profile = el("input", { type: "checkbox", id: "run-profile" });
   const preset = ctx.runCompareTo ? ctx.runCompareTo() : null;
+  locate.checked = !big || preset !== null;
   let kept = ctx.runInputs ? ctx.runInputs() : null; // a reference case's inputs (and expected outputs)
   const go = ctx.runGo ? ctx.runGo() : false;
   ctx.actions.loadRevisions().then((data) => {
@@ -767,13 +801,18 @@ export function renderRunPanel(root, ctx) {
   other.addEventListener("click", () => { kept = null; caseNote.remove(); own.hidden = false; });
   own.hidden = !!kept;
   // measuring each node's output is part of a comparison: off (and greyed) without one
-  const locateLabel = el("label", { class: "run-locate-label", title: "Both runs also keep every intermediate tensor the two revisions share" },
-    locate, "and measure each node's output: the first that differs, the furthest off");
+  const locateLabel = el("label", { class: "run-locate-label", title: "Both revisions run a second time keeping every intermediate tensor they share, and each is compared" },
+    locate, el("span", {}, "and measure each node's output: the first that differs, the furthest off ",
+      el("span", { class: "muted run-locate-cost", id: "run-locate-cost" },
+        `(slower: runs both revisions again keeping every node's output${big ? `; off by default past ${formatBytes(LOCATE_BY_DEFAULT)}` : ""})`)));
   const syncLocate = () => {
     locate.disabled = compare.value === "";
     locateLabel.classList.toggle("muted", locate.disabled);
   };
-  compare.addEventListener("change", syncLocate);
+  compare.addEventListener("change", () => {
+    if (!locateTouched) locate.checked = !big;
+    syncLocate();
+  });
   syncLocate();
   const form = el("form", { class: "run-form", id: "run-form" },
     caseNote, own,
@@ -786,7 +825,13 @@ export function renderRunPanel(root, ctx) {
     e.preventDefault();
     button.disabled = true;
     clear(out);
-    out.append(el("div", { class: "muted" }, "Running…"));
+    const waiting = compare.value === "" ? "Running…"
+      : !locate.checked ? `Running revisions ${ctx.summary.revision} and ${compare.value} on the same inputs…`
+        : `Running revisions ${ctx.summary.revision} and ${compare.value} on the same inputs, then both again keeping every node's output to compare them node by node…`;
+    const note = el("div", { class: "muted run-progress", id: "run-progress", role: "status" }, waiting);
+    out.append(note);
+    const started = Date.now();
+    const ticking = setInterval(() => { note.textContent = `${waiting} ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
     try {
       const body = { inputs: {}, dims: {} };
       const archive = npz.files && npz.files[0];
@@ -829,6 +874,7 @@ export function renderRunPanel(root, ctx) {
       out.append(runFailure(err, graph, ctx));
       out.scrollIntoView({ block: "nearest" });
     } finally {
+      clearInterval(ticking);
       button.disabled = false;
     }
   });

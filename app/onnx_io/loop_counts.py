@@ -1,0 +1,170 @@
+"""Graph inputs that decide how often a Loop runs, and what to feed them so that it runs a few
+times. Values made up for a run are zeros for integers (the edit gate's smoke run tries zeros
+first; a run's random integers are 0): a while-loop whose trip count `max_len` is a graph input
+then runs 0 times, its body never does, and a body edit that fails on the first iteration "runs"
+(QA20 F1). An input that reaches a Loop's trip count (its input 0) or its condition (input 1),
+directly or through ops that pass a number on (Cast, Identity, Squeeze, Reshape, Min/Max, Add,
+Sub or Mul with a constant, a comparison with a constant, Not), is fed the value that makes the
+Loop run LOOP_TRIPS times (its condition true) instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import onnx
+from onnx import numpy_helper
+
+from .traverse import graph_constants, graphs_within, standard_domain
+
+LOOP = "loop"  # a run's role for such an input (api/run.py): fed its value, not random numbers
+LOOP_TRIPS = 3  # iterations a made-up trip count asks for: the body runs, its carried values go round
+MAX_FED = 1024  # the largest value fed: an input that must be bigger to run the Loop is left as it was
+MAX_HOPS = 32  # nodes followed back from a Loop's input to the graph input it comes from
+
+# ops whose output holds their first input's values (or their only input's)
+_SAME = frozenset(
+    {"Identity", "Cast", "CastLike", "Squeeze", "Unsqueeze", "Reshape", "Flatten", "Expand", "Ceil", "Floor"}
+)
+_COMPARE = {
+    "Less": lambda a, b: a < b,
+    "LessOrEqual": lambda a, b: a <= b,
+    "Greater": lambda a, b: a > b,
+    "GreaterOrEqual": lambda a, b: a >= b,
+    "Equal": lambda a, b: a == b,
+}
+_INTEGERS = frozenset(
+    {
+        onnx.TensorProto.INT8,
+        onnx.TensorProto.INT16,
+        onnx.TensorProto.INT32,
+        onnx.TensorProto.INT64,
+        onnx.TensorProto.UINT8,
+        onnx.TensorProto.UINT16,
+        onnx.TensorProto.UINT32,
+        onnx.TensorProto.UINT64,
+    }
+)
+_UNSIGNED = frozenset(
+    {onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
+)
+_FLOATS = frozenset({onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16})
+
+Wanted = int | float | bool
+
+
+def loop_counts(graph: onnx.GraphProto, names: set[str] | list[str]) -> dict[str, Wanted]:
+    """{input: the value to feed it} for those of `names` (graph inputs of integer, float or
+    boolean tensor type) that a Loop's trip count or condition comes from, in `graph` or a body
+    at any depth: the number that makes the Loop run LOOP_TRIPS times (True for a condition)."""
+    wanted = set(names)
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name in wanted and _one_value(vi)}
+    producers: dict[str, onnx.NodeProto] = {}
+    constants: dict[str, float] = {}
+    loops = []
+    for g in graphs_within(graph):
+        for name, t in graph_constants(g, 1).items():
+            try:
+                value = numpy_helper.to_array(t).reshape(-1)
+            except Exception:  # a type numpy can't read: no constant to reason with
+                continue
+            if value.size == 1 and value.dtype.kind in "iufb":
+                constants[name] = value[0].item()
+        for n in g.node:
+            for o in n.output:
+                if o:
+                    producers[o] = n
+            if n.op_type == "Loop" and standard_domain(n.domain) == "":
+                loops.append(n)
+    found: dict[str, Wanted] = {}
+    seen: set[str] = set()  # each value followed once: a graph of shared Adds is no tree to walk
+
+    def reach(name: str, want: Wanted, hops: int) -> None:
+        if not name or hops > MAX_HOPS or name in constants or name in seen:
+            return
+        seen.add(name)
+        if name in types:
+            value = _as_type(want, types[name])
+            if value is not None:
+                found.setdefault(name, value)
+            return
+        node = producers.get(name)
+        if node is None or standard_domain(node.domain) != "" or not node.input:
+            return
+        for source, value in _back(node, want, constants):
+            reach(source, value, hops + 1)
+
+    for loop in loops:
+        if len(loop.input) > 0:
+            reach(loop.input[0], LOOP_TRIPS, 0)
+        if len(loop.input) > 1:
+            reach(loop.input[1], True, 0)
+    return found
+
+
+def _one_value(vi: onnx.ValueInfoProto) -> bool:
+    """Whether a graph input is a tensor of one value (a scalar, or every dim 1): what a trip
+    count or condition is; an image that a mangled graph wires to a Loop is no count."""
+    if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+        return False
+    return all(d.HasField("dim_value") and d.dim_value == 1 for d in vi.type.tensor_type.shape.dim)
+
+
+def _back(node: onnx.NodeProto, want: Wanted, constants: dict[str, float]) -> list[tuple[str, Wanted]]:
+    """(input, the value it needs) for the node's output to be `want`, as far as can be told."""
+    op, ins = node.op_type, [x for x in node.input]
+    if op in _SAME:
+        return [(ins[0], want)]
+    if op == "Not":
+        return [(ins[0], not want)] if isinstance(want, bool) else []
+    if op in ("And", "Or") and isinstance(want, bool):
+        return [(x, want) for x in ins if x not in constants]
+    if op in ("Min", "Max"):
+        return [(x, want) for x in ins if x not in constants]
+    if op in _COMPARE and isinstance(want, bool) and len(ins) == 2:
+        return _compared(op, ins, want, constants)
+    if op in ("Add", "Sub", "Mul") and len(ins) == 2 and not isinstance(want, bool):
+        a, b = ins
+        if a in constants and b in constants:
+            return []
+        if b in constants or a in constants:
+            x, c, first = (a, constants[b], True) if b in constants else (b, constants[a], False)
+            if op == "Add":
+                return [(x, want - c)]
+            if op == "Sub":
+                return [(x, want + c if first else c - want)]
+            return [(x, math.ceil(want / c))] if c > 0 else []
+        return [(a, want), (b, want)]  # both made up: the count comes out bigger, still above 0
+    return []
+
+
+def _compared(op: str, ins: list[str], want: bool, constants: dict[str, float]) -> list[tuple[str, Wanted]]:
+    """The input of a comparison with a constant, and a value for which it holds `want`: a
+    small count first (a loop's `i < max_len` with max_len LOOP_TRIPS), else one next to it."""
+    a, b = ins
+    if (a in constants) == (b in constants):
+        return []
+    x, c = (a, constants[b]) if b in constants else (b, constants[a])
+    holds = _COMPARE[op]
+    for value in (LOOP_TRIPS, c + LOOP_TRIPS, c - 1, c):
+        if bool(holds(value, c) if x == a else holds(c, value)) == want:
+            return [(x, value)]
+    return []
+
+
+def _as_type(want: Wanted, elem: int) -> Wanted | None:
+    """`want` as a value of an input of element type `elem`; None when it can't be one, or is
+    no small number (a count reached through a Mul by 1e-9 or an Add of -2**62: the input may
+    size other things too)."""
+    if not isinstance(want, bool) and not abs(want) <= MAX_FED:
+        return None
+    if elem == onnx.TensorProto.BOOL:
+        return bool(want)
+    if isinstance(want, bool):  # a condition read from a number: any but 0 is true
+        want = LOOP_TRIPS if want else 0
+    if elem in _INTEGERS:
+        value = math.ceil(want)
+        return None if value < 0 and elem in _UNSIGNED else value
+    if elem in _FLOATS:
+        return float(want)
+    return None
