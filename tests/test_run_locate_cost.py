@@ -81,3 +81,41 @@ def test_each_node_is_measured_only_when_asked(client):
     located = client.post(f"/api/models/{mid}/run", json={**body, "locate": True}).get_json()["compare"]
     assert located["outputs"] == plain["outputs"]
     assert located["diverges"]["node"] == "n1" and len(located["nodes"]) == 8
+
+
+def test_locate_ranks_a_node_whose_output_changed_shape_first(client):
+    """QA20 F2: a node whose output has another shape in the two revisions (a Loop run another
+    number of times; here a Slice given another end) answered 500 (KeyError 'rel_error')."""
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    g = h.make_graph(
+        [
+            h.make_node("Relu", ["x"], ["r"], name="relu"),
+            h.make_node("Slice", ["r", "starts", "ends", "axes"], ["s"], name="cut"),
+            h.make_node("Neg", ["s"], ["y"], name="neg"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, None])],
+        [
+            h.make_tensor("starts", T.INT64, [1], [0]),
+            h.make_tensor("ends", T.INT64, [1], [4]),
+            h.make_tensor("axes", T.INT64, [1], [1]),
+        ],
+    )
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    op = {"op": "set_initializer", "name": "ends", "value": {"values": [2], "dtype": "INT64", "shape": [1]}}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
+    r = client.post(
+        f"/api/models/{mid}/run",
+        json={"revision": 1, "inputs": {"x": {"values": [[1, 2, 3, 4]]}}, "compare_to": 0, "locate": True},
+    )
+    assert r.status_code == 200, r.get_json()
+    compare = r.get_json()["compare"]
+    rows = {n["name"]: n for n in compare["nodes"]}
+    assert rows["relu"]["equal"] and rows["cut"]["shape"] == [[1, 2], [1, 4]] and not rows["cut"]["equal"]
+    assert compare["diverges"]["node"] == rows["cut"]["node"]

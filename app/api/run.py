@@ -508,10 +508,20 @@ def _attended(padding: Padding | None, tensor: str):
 
 
 def _further(a: dict, b: dict) -> bool:
-    """Whether output comparison `a` is further off than `b` (unequal first, then by error)."""
+    """Whether output comparison `a` is further off than `b`: unequal first, then of another
+    shape in the two runs (a Loop run another number of times: no error measured, QA20 F2's
+    KeyError), then by error."""
     if a["equal"] != b["equal"]:
         return not a["equal"]
-    return (a["rel_error"] or 0.0) > (b["rel_error"] or 0.0)
+    reshaped = (_reshaped(a), _reshaped(b))
+    if reshaped[0] != reshaped[1]:
+        return reshaped[0]
+    return (a.get("rel_error") or 0.0) > (b.get("rel_error") or 0.0)
+
+
+def _reshaped(c: dict) -> bool:
+    shape = c.get("shape")
+    return bool(shape) and isinstance(shape[0], list)  # [its shape here, its shape there]
 
 
 def _kept(graph: onnx.GraphProto) -> dict[str, int]:
