@@ -520,7 +520,7 @@ def _further(a: dict, b: dict) -> bool:
 
 
 def _reshaped(c: dict) -> bool:
-    shape = c.get("shape")
+    shape = c.get("shape") or []
     return bool(shape) and isinstance(shape[0], list)  # [its shape here, its shape there]
 
 
