@@ -85,3 +85,24 @@ def test_branches_the_model_itself_gives_in_two_shapes_are_its_business():
         'the edit would make the branches of node "while/cond" (If) in while/body disagree: '
         "then_branch's output 'then_tok' would be [1, 32], else_branch's 'else_tok' is [1, 1]"
     )
+
+
+def test_with_allow_invalid_the_clash_is_stored_as_the_edit_made_it_and_said(client):
+    mid = _upload(client, beam_loop_if())
+    op = {"op": "set_attribute", "node": "while/cond/greedy/ArgMax", "name": "axis", "value": 0}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op], "allow_invalid": True})
+    assert r.status_code == 200, r.get_json()
+    invalid = r.get_json()["validation"]["invalid"]
+    assert any("then_branch's output 'then_tok' would be [1, 32]" in m for m in invalid), invalid
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    argmax = next(
+        n
+        for loop in model.graph.node
+        if loop.op_type == "Loop"
+        for n in loop.attribute[0].g.node
+        if n.op_type == "If"
+        for a in n.attribute
+        for n in a.g.node
+        if n.name == "while/cond/greedy/ArgMax"
+    )
+    assert next(a.i for a in argmax.attribute if a.name == "axis") == 0

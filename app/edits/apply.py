@@ -166,7 +166,12 @@ def _gate(
     full = result.full
     if full is not None and result.validation["ok"] and not full["ok"] and says_stale(full["message"]):
         # stored value_info saying the shapes before the edit: re-inferred, then checked again
-        line = reinfer_stale(result.model)
+        try:
+            line = reinfer_stale(result.model)
+        except StudioError as exc:  # the re-inferred shapes make an If's branches disagree
+            refuse(exc.message)  # (stored past it with allow_invalid: as the edit made it)
+            result.model = onnx.ModelProto.FromString(result.data)
+            line = None
         if line:
             result.data = result.model.SerializeToString()
             result.validation, result.full = _checks(result.model, len(result.data), base)
