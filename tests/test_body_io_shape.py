@@ -196,3 +196,28 @@ def test_an_if_branch_output_keeps_the_other_branchs_type_and_takes_a_shape(clie
     sess = ort.InferenceSession(new.SerializeToString(), providers=["CPUExecutionProvider"])
     x = np.array([-1.5, 2.0], np.float32)
     np.testing.assert_array_equal(sess.run(None, {"flag": np.array(True), "x": x})[0], -x)
+
+
+def test_re_inferred_outputs_take_no_dim_names_inference_made_up():
+    """QA20 F9: set_io_shape h0 [batch, 16] with update_types wrote onnx's scratch name
+    Loop_2_o0__d0 into the model's declared outputs (they said [None, 1] before)."""
+    from test_loop_trip_smoke import beam_loop_if
+
+    from app.edits.shape_hints import refresh_types
+
+    model = beam_loop_if()
+    scores = next(o for o in model.graph.output if o.name == "scores")
+    assert [d.dim_param for d in scores.type.tensor_type.shape.dim] == ["", ""]
+    h0 = next(i for i in model.graph.input if i.name == "h0")
+    h0.type.tensor_type.shape.dim[0].dim_param = "batch"
+    refresh_types(model)
+    for o in model.graph.output:
+        names = [d.dim_param for d in o.type.tensor_type.shape.dim if d.HasField("dim_param")]
+        assert all(
+            not n.startswith(("unk__", "Loop_")) or (n == "Loop_2_o0__d0" and o.name == "generated") for n in names
+        ), (
+            o.name,
+            names,
+        )
+    dims = [d.dim_param for d in scores.type.tensor_type.shape.dim]
+    assert dims[0] == "" and dims[1] == "batch", dims  # unknown (the iterations), and the batch fed

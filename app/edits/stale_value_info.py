@@ -197,6 +197,14 @@ def reshape_output(
     new = onnx.TypeProto()
     new.CopyFrom(inferred.type)
     keep_dim_names(new, output.type, inputs)
+    if inputs is not None:
+        # a name inference made up (unk__0, a Loop's Loop_2_o0__d0) is no name of the model's:
+        # a declared output says that dim is unknown rather than carry it (QA20 F9); one the
+        # model declared there itself (num_boxes) stays
+        own = {d.dim_param for d in output.type.tensor_type.shape.dim if d.HasField("dim_param")}
+        for d in new.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param not in own and invented(d.dim_param, inputs):
+                d.ClearField("dim_param")
     if output.type.tensor_type.HasField("shape") and output.type.tensor_type.shape == new.tensor_type.shape:
         return False
     output.type.tensor_type.shape.CopyFrom(new.tensor_type.shape)
