@@ -406,6 +406,16 @@ def test_npy_download(client):
     assert scalar.shape == () and scalar == 2.5  # not a [1] (numpy.ascontiguousarray's way)
     transposed = np.load(io.BytesIO(client.get(f"/api/models/{mid}/npy/T").data))
     assert transposed.tolist() == [[0, 3], [1, 4], [2, 5]]
+    # a STRING tensor as numpy's text (an object array was a 500, QA21 F6); bytes of no text: 422
+    m.graph.initializer.append(
+        helper.make_tensor("V", TensorProto.STRING, [2, 2], [b"cat", b"dog", "été".encode(), b""])
+    )
+    m.graph.initializer.append(helper.make_tensor("X", TensorProto.STRING, [1], [b"\xff\xfe"]))
+    mid = upload(client, m.SerializeToString()).get_json()["id"]
+    vocab = np.load(io.BytesIO(client.get(f"/api/models/{mid}/npy/V").data), allow_pickle=False)
+    assert vocab.dtype.kind == "U" and vocab.tolist() == [["cat", "dog"], ["été", ""]]
+    r = client.get(f"/api/models/{mid}/npy/X")
+    assert r.status_code == 422 and "'X'" in r.get_json()["error"]["message"]
 
 
 def test_tiny_constant_tensors_carry_their_values(client):

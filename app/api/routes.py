@@ -513,6 +513,8 @@ def get_npy(model_id, ref):
         name = arr.dtype.name
         arr = arr.astype(np.int8 if name.startswith(("int", "uint")) else np.float32)
         resp_headers["X-Converted-From"] = name
+    elif arr.dtype.kind == "O":
+        arr = _as_text(arr, ref)  # a STRING tensor: numpy's fixed-width text (an object array was a 500)
     buf = io.BytesIO()
     np.save(buf, arr, allow_pickle=False)  # any layout; a scalar stays 0-d
     buf.seek(0)
@@ -520,6 +522,18 @@ def get_npy(model_id, ref):
     resp = send_file(buf, mimetype="application/octet-stream", as_attachment=True, download_name=f"{safe}.npy")
     resp.headers.update(resp_headers)
     return resp
+
+
+def _as_text(arr: np.ndarray, ref: str) -> np.ndarray:
+    """A STRING tensor's bytes as numpy's unicode array (`<U`), which .npy stores and set_initializer
+    and Run take back; one that holds bytes of no UTF-8 text has no such form."""
+    try:
+        texts = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in arr.ravel()]
+    except UnicodeDecodeError:
+        raise StudioError(
+            "not_text", f"{ref!r} holds bytes that are no UTF-8 text: a .npy keeps text only", 422
+        ) from None
+    return np.array(texts, dtype=str).reshape(arr.shape) if texts else np.zeros(arr.shape, dtype="<U1")
 
 
 def _stored_revision(model_id: str, rev: int):

@@ -136,3 +136,20 @@ def test_initializer_of_a_subgraph(page, server):
     np.testing.assert_array_equal(
         nh.to_array(then_branch.initializer[0]), np.arange(1, 7, dtype=np.float32).reshape(2, 3)
     )
+
+
+def test_a_string_tensor_downloads_as_numpy_text(page, server, tmp_path):
+    """QA21 F6: a STRING tensor had no .npy from the page ("NumPy has no native string type") and
+    a 500 from the API; numpy's fixed-width text holds it, which set_initializer takes back."""
+    m = tiny_cnn()
+    m.graph.initializer.append(
+        onnx.helper.make_tensor("labels", onnx.TensorProto.STRING, [3], [b"cat", b"dog", b"bird"])
+    )
+    summary = upload(page, server, m, "labelled.onnx")
+    open_model(page, server, summary["id"], "#path=&tensor=labels")
+    panel = page.locator("#sidebar")
+    with page.expect_download() as info:
+        panel.locator(".ed-npy-download").click()
+    assert info.value.suggested_filename == "labels.npy"
+    got = np.load(info.value.path(), allow_pickle=False)
+    assert got.dtype.kind == "U" and got.tolist() == ["cat", "dog", "bird"]

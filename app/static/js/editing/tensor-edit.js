@@ -1,6 +1,7 @@
 // Editing tensor values and names: replace values from an uploaded .npy or typed JSON (for
 // initializers and TENSOR attributes), rename a tensor everywhere, delete an unused initializer,
 // save values as a .npy file.
+import * as api from "../lib/api.js";
 import { el } from "../widgets/dom.js";
 import { formatFloat32, formatNumber, formatShape, formatTensor } from "../lib/format.js";
 import { checkbox, editForm, field, parseTensorJSON, submit, textInput } from "./edit-forms.js";
@@ -153,6 +154,12 @@ export function onnxDtype(numpyName) {
 
 /** A "Download as .npy" button (the page builds the file), or why it can't. */
 export function npyDownload(tensor, ctx, filename) {
+  if (tensor.dtype === "STRING" && ctx.modelId && tensor.ref) {
+    // the server writes it (numpy's fixed-width text, which set_initializer and Run take back)
+    const revision = ctx.viewing ?? (ctx.summary ? ctx.summary.revision : null);
+    return el("div", { class: "ed-npy" }, el("div", { class: "ed-row" },
+      el("a", { class: "btn btn-small ed-npy-download", href: api.npyUrl(ctx.modelId, tensor.ref, revision), download: filename }, "Download as .npy")));
+  }
   const problem = npyProblem(tensor.dtype, Number(tensor.size ?? 0));
   if (problem) return el("div", { class: "ed-hint muted ed-npy-note" }, problem);
   const status = el("span", { class: "muted ed-status", role: "status" });

@@ -168,6 +168,12 @@ export function deleteModelOnLeaving(id) {
 }
 
 /** `&revision=N` for calls about one revision (the one on screen), nothing for the head. */
+/** Where the server gives tensor `ref` of a revision as a .npy file (a STRING tensor as numpy's
+ * text, which the page's own .npy writer has no codec for). */
+export function npyUrl(id, ref, revision = null) {
+  return `/api/models/${enc(id)}/npy/${enc(ref)}${atRevision(revision, "?")}`;
+}
+
 function atRevision(revision, first = "&") {
   return revision === null || revision === undefined ? "" : `${first}revision=${enc(revision)}`;
 }
