@@ -110,3 +110,27 @@ def test_deleting_the_zipmap_leaves_a_model_onnxruntime_runs(client, name):
     edited = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     out = next(o for o in edited.graph.output if o.name == model.graph.node[zipmap].output[0])
     assert out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+
+
+def test_class_labels_renamed_compare_as_renamed_keys_not_just_unequal(client):
+    """QA21 F10: after renaming the classifier's and the ZipMap's labels, compare_to said
+    `equal: false, max_abs: null` and nothing else."""
+    mid, model, _ = _uploaded(client, "logistic regression")
+    nodes = {n.op_type: (i, n) for i, n in enumerate(model.graph.node)}
+    ops = []
+    for op_type in ("LinearClassifier", "ZipMap"):
+        i, n = nodes[op_type]
+        attr = next(a for a in n.attribute if a.name.startswith("classlabels_"))
+        labels = list(attr.strings) or list(attr.ints)
+        new = [f"cls_{k}" for k in range(len(labels))] if attr.strings else [100 + k for k in range(len(labels))]
+        ops.append({"op": "set_attribute", "node": f"n{i}", "name": attr.name, "value": new})
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    inputs = {i.name: {"random": {"seed": 1}} for i in model.graph.input}
+    dims = {f"{i.name}[0]": 3 for i in model.graph.input}
+    r = client.post(f"/api/models/{mid}/run", json={"revision": 1, "inputs": inputs, "dims": dims, "compare_to": 0})
+    assert r.status_code == 200, r.get_json()
+    zipped = next(v for k, v in r.get_json()["compare"]["outputs"].items() if "prob" in k)
+    assert not zipped["equal"] and zipped["max_abs"] == 0.0
+    here, there = zipped["keys"]
+    assert here != there and len(here) == len(there)

@@ -534,7 +534,8 @@ function comparisonTable(compared, id) {
       const matched = c.rows && !shapesDiffer(c) ? "measured row by row, each against the row it matched" : null;
       return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict}` },
         el("td", {}, mono(breakable(name)), was[name] ? el("span", { class: "muted run-was" }, ` (was ${was[name]})`) : ""),
-        el("td", {}, el("span", { class: "run-verdict" }, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict), c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : ""),
+        el("td", {}, el("span", { class: "run-verdict" }, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict), c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : "",
+          c.keys ? el("div", { class: "muted run-keys" }, keysWords(c.keys)) : ""),
         ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => {
           const none = c[k] === null || c[k] === undefined;
           // a max rel left out where every differing value's reference is 0 (x ÷ 0 says nothing)
@@ -542,6 +543,12 @@ function comparisonTable(compared, id) {
           return el("td", { class: "num", title: why }, none ? "—" : c[k].toPrecision(3));
         }));
     })));
+}
+
+/** Maps whose keys differ (class labels renamed): which, the values compared in key order. */
+function keysWords([here, there]) {
+  const list = (keys) => keys.map((k) => JSON.stringify(k)).join(", ");
+  return `its keys differ: ${list(here)} here, ${list(there)} there (the values compared in their order)`;
 }
 
 /** One output's verdict against the other run: identical, close, reordered (the same rows,
