@@ -29,7 +29,7 @@ def test_rows_shown_are_the_first_and_the_last():
 def test_nan_sorts_last_and_integers_stay_exact():
     top = top_values(np.array([np.nan, 1.0, 3.0, -np.inf], np.float64))
     assert [k for k, _ in top["rows"][0]["top"]] == [2, 1, 3, 0] and top["rows"][0]["top"][3][1] == "NaN"
-    big = np.array([2**63 + 1, 5, 7], np.uint64)
+    big = np.array([[2**63 + 1, 5, 7]], np.uint64)  # a row of scores (a bare [3] of integers: labels)
     assert top_values(big)["rows"][0]["top"][0] == [0, 2**63 + 1]
 
 
@@ -53,3 +53,9 @@ def test_a_runs_outputs_carry_them_and_its_inputs_dont(client):
     (row,) = probs["top"]["rows"]
     assert [k for k, _ in row["top"]] == list(np.argsort(-values, kind="stable")[:5])
     assert "top" not in answer["outputs"]["p1"] and "top" not in answer["inputs"]["input"]
+
+
+def test_a_batch_of_labels_has_no_top():
+    # QA21 F12: a classifier's label output [20] read "Largest along the last axis: 2 → 2 · 7 → 2"
+    assert top_values(np.array([2, 7, 1, 2, 0, 2, 1, 1], np.int64)) is None
+    assert top_values(np.arange(1000, dtype=np.uint8).reshape(1, 1000) % 251) is not None  # quantized scores

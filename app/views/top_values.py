@@ -24,6 +24,8 @@ def top_values(arr: np.ndarray) -> dict | None:
     states: there, the largest values along the last axis say nothing)."""
     if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b" or arr.ndim == 0 or arr.shape[-1] < MIN_AXIS:
         return None
+    if arr.dtype.kind in "iu" and arr.ndim == 1:
+        return None  # a batch's labels or indices (a classifier's label output), not scores (QA21 F12)
     lead = 0
     while lead < arr.ndim - 1 and arr.shape[lead] == 1:
         lead += 1
