@@ -296,3 +296,16 @@ def test_the_smoke_job_feeds_the_count_in_every_fill(monkeypatch):
     verdict = runtime_check.check_model(beam_loop_if())
     assert verdict["status"] == "ok", verdict
     assert sent["loops"] == {"max_len": LOOP_TRIPS}
+
+
+def test_asking_a_run_for_a_value_of_a_loop_body_says_how_to_get_it(client):
+    """QA20 F8: "the main graph has no tensor 'while/logits_t'", nothing on Collect each iteration."""
+    model = beam_loop_if()
+    body = next(a.g for n in model.graph.node if n.op_type == "Loop" for a in n.attribute if a.name == "body")
+    inner = next(o for n in body.node if n.op_type != "If" for o in n.output if o)
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/run", json={"inputs": {}, "dims": {}, "outputs": [inner]})
+    assert r.status_code == 400, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message.startswith(f"the main graph has no tensor '{inner}'; it is a value of while/body, computed once per")
+    assert "Collect each iteration" in message

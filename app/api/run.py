@@ -41,6 +41,7 @@ from flask import current_app, jsonify
 from ..errors import StudioError
 from ..onnx_io import saved_values
 from ..onnx_io.address import node_id, subgraph_path
+from ..onnx_io.causes import graph_words
 from ..onnx_io.declared_shapes import declared_mismatches, fed_sizes
 from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
@@ -263,8 +264,28 @@ def _outputs(raw, model: onnx.ModelProto) -> list[str] | None:
                 "not_computed", f"{quoted(name)} is a weight, not computed by a run: its values are in its tensor panel"
             )
         if name not in values:
-            raise StudioError("unknown_tensor", f"the main graph has no tensor {quoted(name)}")
+            raise StudioError("unknown_tensor", f"the main graph has no tensor {quoted(name)}{_in_a_body(model, name)}")
     return list(dict.fromkeys(raw))
+
+
+def _in_a_body(model: onnx.ModelProto, name: str) -> str:
+    """Where a value a run can't return lives, when a body computes it, and how to get it out: a
+    Loop's or Scan's body computes it once per iteration ("Collect each iteration" stacks them
+    into an output of the node), an If's branch only when it runs (QA20 F8: the message named
+    the main graph only)."""
+    for ref in walk_graphs(model):
+        g = ref.container
+        if not ref.path or not isinstance(g, onnx.GraphProto) or ref.path.startswith(("fn[", "train[")):
+            continue
+        if any(name in n.output for n in g.node):
+            where = graph_words(model, ref.path)
+            if ref.path.endswith(("then_branch", "else_branch")):
+                return f"; it is a value of {where}, which runs only when its If picks it: make it the branch's output to get it"
+            return (
+                f"; it is a value of {where}, computed once per iteration: on its panel, Collect each iteration"
+                " makes the Loop or Scan return them all, stacked (its name + _all), which a run can return"
+            )
+    return ""
 
 
 def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folder: Path) -> tuple[Path, dict, int]:
