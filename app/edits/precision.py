@@ -14,7 +14,7 @@ from ..errors import StudioError
 from ..onnx_io.function_calls import without_functions
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import walk_graphs
+from ..onnx_io.traverse import constant_value, op_schema, running_graphs, standard_domain, walk_graphs
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
 from .float16_bodies import halve_bodies
@@ -31,6 +31,7 @@ from .model_tools import (
     reorder,
     weights,
 )
+from .names import rename_in_graph
 from .registry import edit_op
 from .tool_names import check_tool_names
 
@@ -68,13 +69,31 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     fed = len({v.name for v in model.graph.input} & {t.name for t in model.graph.initializer if t.data_type == FLOAT})
     nodes = sum(len(ref.container.node) for ref in walk_graphs(model))
     options = {k: op.get(k) for k in ("keep_io_types", "op_block_list", "node_block_list")}
+    no_half = float32_only(model)
+    if set(no_half) - set(options["op_block_list"] or ORT_BLOCK_LIST):
+        # the converter would make them read float16, which they don't take (a tree, TfIdfVectorizer's output)
+        options["op_block_list"] = sorted({*(options["op_block_list"] or ORT_BLOCK_LIST), *no_half})
+    computing, halves = half_compute(model), len(weights(model, FLOAT16))
     # the converter gets the graphs alone: it trips over a body's references (`value_float =
     # @scale`: an AssertionError) and leaves the bodies as they are anyway; they come back after
     functions = [_copied(f) for f in model.functions]
-    converted = in_helper(without_functions(model), "float16", options, "convert_float16: the converter failed")
+    names = [{n.name for n in ref.container.node} for ref in running_graphs(model)]
+    values = [{o for n in ref.container.node for o in n.output} for ref in running_graphs(model)]
+    sent = without_functions(model)
+    _type_float_outputs(sent)
+    converted = in_helper(sent, "float16", options, "convert_float16: the converter failed")
     note = keep(model, converted)
     model.functions.extend(functions)
     reorder(model)
+    kept = _kept_float32(model, names, op, no_half)
+    _drop_round_trips(model, names, values)
+    if half_compute(model) <= computing and len(weights(model, FLOAT16)) <= halves:
+        what = _kept_words(kept) or "no operator of it takes float16"
+        raise StudioError(
+            "bad_value",
+            f"convert_float16: nothing here computes in float16: {what}; the conversion would only round "
+            "the inputs through float16",
+        )
     if model.functions and not _calls_kept_float32(model, op):
         halved_nodes = halve_bodies(model)  # the converter leaves them: their calls now give float16
         if halved_nodes:
@@ -87,10 +106,189 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
             f"; {fed} of the weights are graph inputs too (as an IR < 4 export lists them), which the converter "
             "keeps float32: Clean up with 'Weights listed as inputs' first makes them constants it converts"
         )
+    if kept:
+        note += f"; kept float32: {_kept_words(kept)}"
     return (
         f"converted to float16: {len(floats)} float32 weight(s) ({size_text(size)}) now "
         f"{size_text(halved)} of float16 weights, {casts} Cast node(s) added{note}"
     )
+
+
+# onnxruntime.transformers.float16.DEFAULT_OP_BLOCK_LIST (onnxruntime 1.23): the server process
+# doesn't import onnxruntime; tests/test_ml_precision.py holds this copy to it
+ORT_BLOCK_LIST = (
+    "ArrayFeatureExtractor", "Binarizer", "CastMap", "CategoryMapper", "DictVectorizer", "FeatureVectorizer",
+    "Imputer", "LabelEncoder", "LinearClassifier", "LinearRegressor", "Normalizer", "OneHotEncoder",
+    "RandomUniformLike", "SVMClassifier", "SVMRegressor", "Scaler", "TreeEnsembleClassifier",
+    "TreeEnsembleRegressor", "TreeEnsemble", "ZipMap", "NonMaxSuppression", "TopK", "RoiAlign", "Range",
+    "CumSum", "Min", "Max", "Upsample",
+)  # fmt: skip
+_FLOAT, _HALF = "tensor(float)", "tensor(float16)"
+
+
+def _takes_float16(schema) -> bool:
+    """Whether an operator computes on float16 where it computes on float32: some input or
+    output of it may be float16, or none may be float32 (a string or integer operator)."""
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    params = [allowed.get(p.type_str, {p.type_str}) for p in [*schema.inputs, *schema.outputs]]
+    return any(_HALF in types for types in params) or not any(_FLOAT in types for types in params)
+
+
+def float32_only(model: onnx.ModelProto) -> dict[str, str]:
+    """op type -> why: the operators of the graphs that run whose schema (at the model's opset)
+    takes float32 and never float16: ai.onnx.ml's trees, scalers, linear models, ZipMap;
+    TfIdfVectorizer's float output. onnxruntime's converter, told of them or not, would feed them
+    float16."""
+    out: dict[str, str] = {}
+    for ref in running_graphs(model):
+        for n in ref.container.node:
+            if n.op_type in out:
+                continue
+            schema = op_schema(model, ref.container, n)
+            if schema is None or _takes_float16(schema):
+                continue
+            domain = standard_domain(n.domain)
+            out[n.op_type] = (
+                "ai.onnx.ml has no float16 version"
+                if domain == "ai.onnx.ml"
+                else (f"{domain or 'ONNX'} defines it for float32, not float16")
+            )
+    return out
+
+
+def _type_float_outputs(model: onnx.ModelProto) -> None:
+    """A value_info entry (float, no shape) for each output an operator's schema makes float32
+    and onnx's inference leaves untyped (ai.onnx.ml's TreeEnsembleRegressor): onnxruntime's
+    converter casts a kept operator's output to float16 for its readers only where it knows it
+    is float ("B has inconsistent type tensor(float16)" at the Mul after a tree otherwise)."""
+    for ref in running_graphs(model):
+        g = ref.container
+        known = {v.name for v in (*g.input, *g.output, *g.value_info)} | {t.name for t in g.initializer}
+        for n in g.node:
+            schema = op_schema(model, g, n)
+            if schema is None:
+                continue
+            allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+            for k, formal in enumerate(schema.outputs[: len(n.output)]):
+                name = n.output[k]
+                if name and name not in known and allowed.get(formal.type_str, {formal.type_str}) == {_FLOAT}:
+                    g.value_info.append(onnx.helper.make_tensor_value_info(name, FLOAT, None))
+                    known.add(name)
+
+
+def _half_values(model: onnx.ModelProto) -> set[str]:
+    """The float16 values of the graphs that run: inputs, weights, Cast-to-float16 results."""
+    out: set[str] = set()
+    for ref in running_graphs(model):
+        g = ref.container
+        out |= {v.name for v in g.input if v.type.tensor_type.elem_type == FLOAT16}
+        out |= {t.name for t in g.initializer if t.data_type == FLOAT16}
+        for n in g.node:
+            value = constant_value(n)
+            if (value is not None and value.data_type == FLOAT16) or _cast_to(n) == FLOAT16:
+                out.update(n.output)
+    return out
+
+
+def half_compute(model: onnx.ModelProto) -> int:
+    """How many nodes (Casts aside) read a float16 value: compute in float16."""
+    halves = _half_values(model)
+    return sum(
+        1
+        for ref in running_graphs(model)
+        for n in ref.container.node
+        if n.op_type != "Cast" and any(x in halves for x in n.input)
+    )
+
+
+def _cast_to(n: onnx.NodeProto) -> int | None:
+    if n.op_type != "Cast" or standard_domain(n.domain):
+        return None
+    return next((a.i for a in n.attribute if a.name == "to"), None)
+
+
+def _kept_float32(model: onnx.ModelProto, had: list[set[str]], op: dict, no_half: dict[str, str]) -> dict[str, str]:
+    """op type -> why, of the nodes that read what one of the converter's Casts made float32
+    again: the operators it kept in float32."""
+    users = set(op.get("op_block_list") or [])
+    nodes = set(op.get("node_block_list") or [])
+    out: dict[str, str] = {}
+    for ref, names in zip(running_graphs(model), had, strict=False):
+        back = {n.output[0] for n in ref.container.node if _cast_to(n) == FLOAT and n.name not in names}
+        for n in ref.container.node:
+            if n.op_type == "Cast" or n.op_type in out or not any(x in back for x in n.input):
+                continue
+            if n.name in nodes:
+                out[n.op_type] = "node_block_list keeps it"
+            elif n.op_type in users:
+                out[n.op_type] = "op_block_list keeps it"
+            elif n.op_type in no_half:
+                out[n.op_type] = no_half[n.op_type]
+            else:
+                out[n.op_type] = "onnxruntime has no float16 kernel for it"
+    for ref in running_graphs(model):  # and those reading no Cast: a LinearClassifier after a Scaler
+        for n in ref.container.node:
+            if n.op_type in no_half and n.op_type not in out:
+                out[n.op_type] = no_half[n.op_type]
+    return out
+
+
+def _kept_words(kept: dict[str, str]) -> str:
+    """ "TreeEnsembleRegressor keeps float32 (ai.onnx.ml has no float16 version)"."""
+    by_reason: dict[str, list[str]] = {}
+    for op_type, why in kept.items():
+        by_reason.setdefault(why, []).append(op_type)
+    return "; ".join(
+        f"{', '.join(types)} {'keeps' if len(types) == 1 else 'keep'} float32 ({why})"
+        for why, types in by_reason.items()
+    )
+
+
+def _drop_round_trips(model: onnx.ModelProto, had: list[set[str]], values: list[set[str]]) -> None:
+    """Take out the converter's Cast pairs float32 -> float16 -> float32 (around an operator it
+    keeps float32, between one kept operator and the next): the value read after them is the
+    value before them rounded to float16, nothing more. The reader reads the float32 value
+    itself; a graph output the pair wrote is written by the value's producer (or an Identity)."""
+    for ref, names, own in zip(running_graphs(model), had, values, strict=False):
+        g = ref.container
+        made = {n.output[0]: n.input[0] for n in g.node if _cast_to(n) == FLOAT16 and n.name not in names}
+        pairs = [
+            (k, made[n.input[0]], n.output[0])
+            for k, n in enumerate(g.node)
+            if _cast_to(n) == FLOAT and n.name not in names and n.input[0] in made
+        ]
+        for k, _, _ in reversed(pairs):
+            del g.node[k]
+        outputs = {v.name for v in g.output}
+        fixed = {v.name for v in g.input} | {t.name for t in g.initializer} | outputs
+        alias: dict[str, str] = {}
+        for _, source, result in pairs:
+            source = alias.get(source, source)
+            if result not in outputs:
+                rename_in_graph(g, result, source)
+            elif source not in fixed and any(source in p.output for p in g.node):
+                rename_in_graph(g, source, result)  # its producer writes the graph output
+                alias[source] = result
+                fixed.add(result)
+            else:
+                g.node.append(onnx.helper.make_node("Identity", [source], [result], name=f"{result}_float32"))
+        read = {x for n in g.node for x in n.input} | outputs
+        unread = [
+            k
+            for k, n in enumerate(g.node)
+            if _cast_to(n) == FLOAT16 and n.name not in names and n.output[0] not in read
+        ]
+        for k in reversed(unread):
+            source, name = alias.get(g.node[k].input[0], g.node[k].input[0]), g.node[k].output[0]
+            del g.node[k]
+            # the converter renamed the kept operator's output ('probabilities_cast_to_fp16'): its own name back
+            if name in own and source not in fixed and any(source in p.output for p in g.node):
+                rename_in_graph(g, source, name)
+        live = {o for n in g.node for o in n.output} | {v.name for v in g.input} | {t.name for t in g.initializer}
+        for i in reversed(range(len(g.value_info))):
+            if g.value_info[i].name not in live:
+                del g.value_info[i]
+    reorder(model)
 
 
 @edit_op(
@@ -116,6 +314,7 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     size = sum(data_size(t) for t in weights(model))
     made = constants_to_initializers(model)
     _needs_float32(model)
+    made += one_default_import(model, "quantize_dynamic")
     nodes, integer = len(model.graph.node), _integer_nodes(model)
     options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
     note = made + keep(model, in_helper(model, "quantize", options, "quantize_dynamic: onnxruntime's quantizer failed"))
@@ -193,6 +392,44 @@ def _needs_float32(model: onnx.ModelProto) -> None:
         )
 
 
+def one_default_import(model: onnx.ModelProto, what: str) -> str:
+    """onnxruntime's quantizers take a model importing ai.onnx exactly once ("Failed to find proper
+    ai.onnx domain" otherwise). None: refused in words (an XGBoost export has only ai.onnx.ml
+    operators); two of one version (skl2onnx writes ('', 17) twice): made one, and said; two
+    versions: refused. The note for the edit's answer."""
+    imports = [o.version for o in model.opset_import if standard_domain(o.domain) == ""]
+    if not imports:
+        ml = sorted({n.op_type for ref in running_graphs(model) for n in ref.container.node})
+        only_ml = all(
+            standard_domain(n.domain) == "ai.onnx.ml" for ref in running_graphs(model) for n in ref.container.node
+        )
+        raise StudioError(
+            "bad_value",
+            f"{what}: the model imports no ai.onnx opset: it has only ai.onnx.ml operators ({', '.join(ml)}), "
+            "which onnxruntime's quantizer doesn't handle"
+            if only_ml
+            else f"{what}: the model imports no ai.onnx opset, which onnxruntime's quantizer needs",
+        )
+    if len(imports) == 1:
+        return ""
+    if len(set(imports)) > 1:
+        raise StudioError(
+            "bad_value",
+            f"{what}: the model imports ai.onnx {len(imports)} times, at opsets {', '.join(map(str, imports))}: "
+            "convert_opset to one version first",
+        )
+    kept = [
+        o for k, o in enumerate(model.opset_import) if standard_domain(o.domain) != "" or k == _first_default(model)
+    ]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    return f"; the model's {len(imports)} imports of ai.onnx {imports[0]} made one"
+
+
+def _first_default(model: onnx.ModelProto) -> int:
+    return next(k for k, o in enumerate(model.opset_import) if standard_domain(o.domain) == "")
+
+
 def _integer_nodes(model: onnx.ModelProto) -> int:
     """Nodes computing on quantized weights (what dynamic quantization makes of MatMul, Conv)."""
     integer = ("MatMulInteger", "ConvInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM", "QAttention")
@@ -262,6 +499,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     samples, count = calibration_samples(model, op["calibration"])
     made = constants_to_initializers(model)
     _needs_float32(model)
+    made += one_default_import(model, "quantize_static")
     files = {name: f"calibration{k}" for k, name in enumerate(sorted(samples))}
     keys = ("quant_format", "activation_type", "weight_type", "calibrate_method", "op_types", "nodes_to_exclude")
     options = {k: op.get(k) for k in (*keys, "per_channel", "reduce_range", "calibration")}

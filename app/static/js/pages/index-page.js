@@ -203,7 +203,9 @@ function damagedTag(damaged) {
 /** Who made the model, its opset and size as a muted line under its name: "pytorch 2.1 · opset 17 · 1,250 nodes". */
 function cardText(card) {
   if (!card || !Object.keys(card).length) return "";
-  return [card.producer, card.opset ? `opset ${card.opset}` : null, `${formatNumber(card.nodes || 0)} node${card.nodes === 1 ? "" : "s"}`]
+  // a model of ai.onnx.ml operators only (an XGBoost export) says whose opset it gives
+  const opset = card.opset ? `${card.opset_domain ? `${card.opset_domain} ` : ""}opset ${card.opset}` : null;
+  return [card.producer, opset, `${formatNumber(card.nodes || 0)} node${card.nodes === 1 ? "" : "s"}`]
     .filter(Boolean).join(" · ");
 }
 
