@@ -219,6 +219,7 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     latest = onnx.defs.onnx_opset_version()
     if not 1 <= version <= latest:
         raise StudioError("bad_value", f"convert_opset: version must be between 1 and {latest}")
+    twice = _one_ai_onnx_import(model)
     current = opset_version(model, model.graph, "")
     if current is None:
         raise StudioError("bad_value", "convert_opset: the model imports no ai.onnx opset")
@@ -250,7 +251,8 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     model.graph.CopyFrom(converted.graph)
     del model.opset_import[:]
     model.opset_import.extend(converted.opset_import)
-    note = ""
+    _one_ai_onnx_import(model)  # the converter wrote the new one beside what it was given
+    note = twice
     # the converter adds initializers that aren't graph inputs, which IR < 4 forbids
     needed_ir = max(converted.ir_version, needed_ir_version(model))
     if needed_ir > model.ir_version:
@@ -267,6 +269,31 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
         note += f"; {plural(len(bodies), 'model function')} converted too ({', '.join(bodies)})"
     note += dropped_words(dropped, version)
     return f"converted from opset {current} to {version}{note}"
+
+
+def _one_ai_onnx_import(model: onnx.ModelProto) -> str:
+    """One import of ai.onnx ("" and "ai.onnx" are one domain): some skl2onnx exports import it
+    twice, and the conversion wrote [('', 21), ('', 17)] while saying "from 17 to 21" (QA21 F2).
+    At one version the repeats go (said); at two, which one the nodes follow is unclear: refused."""
+    ours = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if len(ours) < 2:
+        return ""
+    versions = sorted({o.version for o in ours})
+    if len(versions) > 1:
+        raise StudioError(
+            "bad_value",
+            f"convert_opset: the model imports ai.onnx {len(ours)} times, at opsets {', '.join(map(str, versions))}:"
+            " which one its operators follow is unclear; remove the imports it doesn't mean first",
+        )
+    first = ours[0]
+    kept = [
+        onnx.OperatorSetIdProto(domain="" if o is first else o.domain, version=o.version)
+        for o in model.opset_import
+        if o.domain not in ("", "ai.onnx") or o is first
+    ]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    return f"; ai.onnx was imported {len(ours)} times (at opset {versions[0]}): one import kept"
 
 
 def _reshape_prelu_slopes(model: onnx.ModelProto) -> None:
