@@ -11,7 +11,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
-from ..onnx_io.address import carry, node_id, resolve_node
+from ..onnx_io.address import carry, node_id, node_words, resolve_node
 from ..onnx_io.causes import causes_of
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.function_expansion import check_expansion
@@ -19,6 +19,8 @@ from ..onnx_io.light import basic_check, light_copy
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base, nonfinite_words
 from ..onnx_io.text_fields import is_bytes_error, readable_strings
+from ..views.tree_words import tree_fault
+from ..views.trees import ENSEMBLES
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .outputs_follow import outputs_following
@@ -196,7 +198,7 @@ def _gate(
             result.changes.append(nonfinite_words(result.runtime["new_nonfinite"]))
         if result.runtime.get("status") == "fails":
             at = _node_at(result.model, result.runtime)
-            refuse(runtime_refusal(result.runtime) + reads_words(result.model, at), at=at)
+            refuse(runtime_refusal(result.runtime, result.model) + reads_words(result.model, at), at=at)
     if check_outputs is not None and (result.runtime or {}).get("status") != "fails":
         refusal = check_outputs(result.model)  # the outputs the model's reference cases keep
         if refusal:
@@ -246,5 +248,34 @@ def _with_reads(model: onnx.ModelProto, causes) -> str:
     return first if not causes.more else f"{first} (+{len(causes.more)} more)"
 
 
-def runtime_refusal(verdict: dict) -> str:
+def runtime_refusal(verdict: dict, model: onnx.ModelProto | None = None) -> str:
+    """onnxruntime's refusal in words; for a tree ensemble whose lists make no trees, the tree
+    reader's words for the fault (trees.py), not the C++ ones ("tree 3: node 7's true branch
+    points at node 12, which isn't there", where onnxruntime dumps a template or a failed
+    `coor.node_id` check, often without naming the node: then the ensemble at fault is looked for)."""
+    found = _tree_at_fault(verdict, model) if model is not None else None
+    if found:
+        (name, op_type, nid), fault = found
+        return f"onnxruntime can't run the edited model: {node_words(name, op_type, nid)}: {fault}"
     return f"onnxruntime can't run the edited model: {verdict['message']}"
+
+
+def _tree_at_fault(verdict: dict, model: onnx.ModelProto) -> tuple[tuple[str, str, str], str] | None:
+    """((name, op_type, id), the fault in words) of the tree ensemble the refusal is about: the
+    node the verdict names, or, where it names none, the one ensemble of the main graph whose
+    lists make no trees."""
+    if verdict.get("node"):
+        try:
+            _, _, node = resolve_node(model, verdict["node"])
+        except StudioError:
+            return None
+        fault = tree_fault(node)
+        return ((node.name, node.op_type, verdict["node"]), fault) if fault else None
+    if verdict.get("op_type") not in (None, *ENSEMBLES):
+        return None
+    faults = [
+        ((n.name, n.op_type, node_id("", k)), fault)
+        for k, n in enumerate(model.graph.node)
+        if n.op_type in ENSEMBLES and (fault := tree_fault(n))
+    ]
+    return faults[0] if len(faults) == 1 else None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
+import numpy as np
 import onnx
 from onnx import AttributeProto
 
@@ -9,6 +13,7 @@ from ..errors import StudioError
 from ..onnx_io.dtype_attributes import dtype_attributes
 from ..onnx_io.function_calls import called_function, declared_attributes, functions_by_key
 from ..onnx_io.traverse import op_schema, standard_domain
+from ..views.trees import is_ensemble
 from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
 from .attribute_rules import check_attribute
 from .field_types import ATTRIBUTE_VALUE, NAME, NODE, NUMBER, STRING
@@ -53,12 +58,22 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
         scratch = AttributeProto()
         scratch.CopyFrom(attr)
         set_attribute_value(scratch, value, what)  # validate before touching the model
+        was = _floats_of(attr)
         attr.CopyFrom(scratch)
         check_attribute(ref.container, node, nid, name)
-        return f"{what} set to {value!r}"
+        now = _floats_of(attr)
+        bad = np.flatnonzero(~np.isfinite(now))  # a million thresholds: numpy, not a loop
+        newly = [(k, float(now[k])) for k in bad.tolist() if k >= len(was) or np.isfinite(was[k])]
+        return f"{what} set to {value!r}{_nonfinite_items(node, name, newly)}"
     node.attribute.append(new_attribute(model, ref.container, node, name, value, op.get("type"), what))
     check_attribute(ref.container, node, nid, name)
     return f"added {what} = {value!r}"
+
+
+def _floats_of(attr: AttributeProto) -> np.ndarray:
+    if attr.type == AttributeProto.FLOAT:
+        return np.array([attr.f], np.float64)
+    return np.array(attr.floats if attr.type == AttributeProto.FLOATS else [], np.float64)
 
 
 MAX_ITEMS_SET = 100_000  # items one op sets: a whole list is set_attribute's
@@ -105,11 +120,44 @@ def set_attribute_items(model: onnx.ModelProto, op: dict) -> str:
         if k >= len(values):
             raise StudioError("bad_value", f"{what} has {len(values)} items: there is no item {k}")
         found.append((k, item_value(attr.type, item["value"], f"{what} item {k}")))
+    was = {k: values[k] for k, _ in found}
     for k, v in found:
         values[k] = v
     check_attribute(ref.container, node, nid, name)
-    shown = ", ".join(f"[{k}] = {v!r}" for k, v in found[:5]) + (f", … ({len(found)} in all)" if len(found) > 5 else "")
-    return f"{what}: {shown}"
+    shown = ", ".join(f"[{k}] = {_item_words(v)}" for k, v in found[:5])
+    shown += f", … ({len(found)} in all)" if len(found) > 5 else ""
+    return f"{what}: {shown}{_nonfinite_items(node, name, [(k, v) for k, v in found if _finite(was[k])])}"
+
+
+def _item_words(v) -> str:
+    """An item as the person wrote it: text for a string (not Python's b'…'), NaN as NaN."""
+    if isinstance(v, bytes):
+        return repr(v.decode("utf-8", "replace"))
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return repr(v)
+
+
+def _finite(v) -> bool:
+    return not isinstance(v, float) or math.isfinite(v)
+
+
+# a tree ensemble's split values: a NaN there makes a test that never holds
+_SPLIT_VALUES = frozenset({"nodes_values", "nodes_splits"})
+
+
+def _nonfinite_items(node: onnx.NodeProto, name: str, items: Sequence[tuple[int, object]]) -> str:
+    """The change line's warning for items now NaN or ±Inf that were finite ("; warning: [0] is
+    now NaN: …"), else "". Stored, as set_initializer stores such weights, but said (QA21 F13)."""
+    bad = [(k, v) for k, v in items if not _finite(v)]
+    if not bad:
+        return ""
+    at = ", ".join(f"[{k}]" for k, _ in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    kinds = " or ".join(sorted({_item_words(v).lstrip("-") for _, v in bad}))
+    line = f"; warning: {at} {'is' if len(bad) == 1 else 'are'} now {kinds}"
+    if is_ensemble(node) and name in _SPLIT_VALUES and any(math.isnan(float(v)) for _, v in bad):  # type: ignore[arg-type]
+        line += ": a comparison with a NaN threshold never holds, so such a split always takes its false branch"
+    return line
 
 
 def new_attribute(

@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
 import onnx
 from google.protobuf.message import Message
-from onnx import AttributeProto
+from onnx import AttributeProto, numpy_helper
 
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.schema_defaults import at_default, default_of
@@ -39,12 +40,15 @@ from ..onnx_io.traverse import op_schema, opset_version, standard_domain
 from ..words import plural
 from .io_pairs import paired, same_shapes
 from .search import format_type
-from .tensor_content import sparse_change, tensor_change
+from .tensor_content import encoding, sparse_change, tensor_change
 from .tensor_names import TensorNames, correspond, io_names, used_names
+from .tree_words import forest_changes
 from .values import type_json
 
 MAX_VALUE = 80  # characters of a value shown in a change line
 MAX_RENAMED = 200  # renamed tensors listed (all counted): a re-export renames thousands
+LONG_LIST = 16  # items of a list attribute past which its change says which items differ
+ITEMS_SHOWN = 3  # differing items of a long list named in its change line
 
 
 def _short(value: Any) -> str:
@@ -82,6 +86,11 @@ def _attr_differs(x: AttributeProto, y: AttributeProto, reads) -> bool:
         return len(x.sparse_tensors) != len(y.sparse_tensors) or any(
             sparse_change(a, b, reads) for a, b in zip(x.sparse_tensors, y.sparse_tensors, strict=True)
         )
+    if x.type in (AttributeProto.FLOATS, AttributeProto.INTS):  # a forest's million: numpy, not lists
+        a, b = _list_items(x), _list_items(y)
+        return a is None or b is None or not np.array_equal(a[0], b[0], equal_nan=a[0].dtype.kind == "f")
+    if x.type == AttributeProto.STRINGS:
+        return list(x.strings) != list(y.strings)
     return onnx.helper.get_attribute_value(x) != onnx.helper.get_attribute_value(y)
 
 
@@ -94,9 +103,91 @@ def _attr_words(a: AttributeProto | None) -> str:
         return f"tensor {list(a.t.dims)} {onnx.TensorProto.DataType.Name(a.t.data_type)}"
     if a.type == AttributeProto.FLOAT:  # float32: its shortest form, not a double's digits
         return f"{a.f:.7g}"
-    if a.type == AttributeProto.FLOATS:
-        return _clip("[" + ", ".join(f"{v:.7g}" for v in a.floats) + "]")
+    if a.type == AttributeProto.FLOATS:  # (the items cut to fit are not written at all)
+        return _clip("[" + ", ".join(f"{v:.7g}" for v in a.floats[:MAX_VALUE]) + _more(a.floats))
+    if a.type == AttributeProto.INTS:
+        return _clip("[" + ", ".join(str(v) for v in a.ints[:MAX_VALUE]) + _more(a.ints))
+    if a.type == AttributeProto.STRINGS:  # text, not Python's b'…'
+        return _clip(
+            "[" + ", ".join(repr(v.decode("utf-8", "replace")) for v in a.strings[:MAX_VALUE]) + _more(a.strings)
+        )
     return _short(onnx.helper.get_attribute_value(a))
+
+
+def _more(items) -> str:
+    return ", …]" if len(items) > MAX_VALUE else "]"
+
+
+def _attr_change(name: str, x: AttributeProto | None, y: AttributeProto | None) -> str:
+    """An attribute's change line: "attribute alpha: 0.1 → 0.3"; a long list's (or one whose
+    words would be cut) says how many items differ and names the first few by position,
+    "attribute nodes_values: 1 of 911,203 values differs — [500000] 0.52 → 0.61" (QA21 F3)."""
+    xs, ys = _list_items(x), _list_items(y)
+    if xs is not None and ys is not None and xs[1] == ys[1]:
+        (old, unit), (new, _) = xs, ys
+        if max(len(old), len(new)) > LONG_LIST:
+            return f"attribute {name}: {_items_words(old, new, unit)}"
+        before, after = _attr_words(x), _attr_words(y)
+        if before.endswith("…") or after.endswith("…"):  # cut: before and after may read alike
+            return f"attribute {name}: {_items_words(old, new, unit)}"
+        return f"attribute {name}: {before} → {after}"
+    return f"attribute {name}: {_attr_words(x)} → {_attr_words(y)}"
+
+
+def _list_items(a: AttributeProto | None) -> tuple[np.ndarray, str] | None:
+    """A list attribute's items as one numpy array (a million in a few ms), and what they are
+    ("values", "strings"); a TENSOR's too, when its data is in the model. None for any other."""
+    if a is None or a.ref_attr_name:
+        return None
+    if a.type == AttributeProto.FLOATS:
+        return np.array(a.floats, np.float32), "values"
+    if a.type == AttributeProto.INTS:
+        return np.array(a.ints, np.int64), "values"
+    if a.type == AttributeProto.STRINGS:
+        return np.array(list(a.strings), object), "strings"
+    if a.type == AttributeProto.TENSOR and encoding(a.t) not in ("store", "file"):
+        try:
+            values = numpy_helper.to_array(a.t).reshape(-1)
+        except (ValueError, TypeError):
+            return None
+        if values.dtype.kind in "biuf":
+            return values, f"{onnx.TensorProto.DataType.Name(a.t.data_type)} values"
+    return None
+
+
+def _item_words(v: Any) -> str:
+    if isinstance(v, bytes):
+        return repr(v.decode("utf-8", "replace"))
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.7g}"
+    return str(v)
+
+
+def _items_words(old: np.ndarray, new: np.ndarray, unit: str) -> str:
+    """ "3 of 911,203 values differ — [500000] 0.52 → 0.61, [500001] …", or with another
+    length "7,700 values, was 7,636; 12 of the first 7,636 differ — …" (the items past the
+    shorter list named as added or removed): numpy compares, no loop over the items."""
+    common = min(len(old), len(new))
+    a, b = old[:common], new[:common]
+    differs = a != b
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        differs &= ~(np.isnan(a) & np.isnan(b))  # NaN in both places: no change
+    at = np.flatnonzero(differs)
+    count = len(at)
+    verb = "differs" if count == 1 else "differ"
+    if len(old) == len(new):
+        head = f"{count:,} of {common:,} {unit} {verb}" if count else f"no item of {common:,} {unit} differs"
+    else:
+        head = f"{len(new):,} {unit}, was {len(old):,}; " + (
+            f"{count:,} of the first {common:,} {verb}" if count else f"the first {common:,} the same"
+        )
+    shown = [f"[{k}] {_item_words(a[k])} → {_item_words(b[k])}" for k in at[:ITEMS_SHOWN].tolist()]
+    room = ITEMS_SHOWN - len(shown)
+    if room > 0 and len(old) != len(new):
+        longer, what = (new, "added") if len(new) > len(old) else (old, "removed")
+        shown += [f"[{k}] {_item_words(longer[k])} {what}" for k in range(common, min(len(longer), common + room))]
+    hidden = count + abs(len(new) - len(old)) - len(shown)
+    return head + (f" — {', '.join(shown)}" if shown else "") + (", …" if hidden > 0 else "")
 
 
 class _Diff:
@@ -229,7 +320,9 @@ class _Diff:
             elif y is None and x is not None and self.written_as_left_out(name, x, (a, 0), (b, 1)):
                 continue
             elif x is None or y is None or _attr_differs(x, y, self.reads):
-                fields.append(f"attribute {name}: {_attr_words(x)} → {_attr_words(y)}")
+                fields.append(_attr_change(name, x, y))
+        if any(f.startswith("attribute ") for f in fields):
+            fields = forest_changes(a, b) + fields  # a tree ensemble's trees, compared one by one
         fields += [f"metadata {c}" for c in _props_changes(a.metadata_props, b.metadata_props)]
         if [d.SerializeToString() for d in a.device_configurations] != [
             d.SerializeToString() for d in b.device_configurations

@@ -30,6 +30,9 @@ MAX_RULES = 400  # lines of one tree's rules in an answer
 # a split's test, in opset 5's numbering of nodes_modes (opsets 1–3 spell them, with LEAF)
 MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "BRANCH_MEMBER")
 MEMBER = MODES.index("BRANCH_MEMBER")
+# opset 5's numbered enums (opsets 1–3 spell them)
+POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
+AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 SIGNS = {
     "BRANCH_LEQ": "<=",
     "BRANCH_LT": "<",
@@ -60,6 +63,20 @@ class Forest:
     weight_id: np.ndarray  # the class or target it is for
     weight_value: np.ndarray
     members: dict[int, list[float]] = field(default_factory=dict)  # a BRANCH_MEMBER split's set
+    # opsets 1–3: each node's tree and node id as the lists give them (None: opset 5, the index)
+    tree_ids: np.ndarray | None = None
+    node_ids: np.ndarray | None = None
+
+    def name(self, k: int) -> str:
+        """A node as its model names it: "node 7" (its id in its tree), "leaf 3" (opset 5's leaves)."""
+        if self.node_ids is not None:
+            return f"node {int(self.node_ids[k])}"
+        splits = int((~self.leaf).sum())
+        return f"node {k}" if k < splits else f"leaf {k - splits}"
+
+    def tree_of(self, k: int) -> int | None:
+        """The tree (its id, opsets 1–3) a node is in, where the lists say."""
+        return int(self.tree_ids[k]) if self.tree_ids is not None else None
 
     def weights(self, k: int) -> list[tuple[int, float]]:
         lo, hi = np.searchsorted(self.weight_node, [k, k + 1])
@@ -165,7 +182,11 @@ def _read_classic(attrs: dict, op_type: str) -> Forest:
         nodes_falsenodeids=falses,
     )
     codes = {m.encode(): k for k, m in enumerate(MODES)} | {b"LEAF": -1}
-    mode = np.fromiter((codes.get(m, -2) for m in spelled), np.int64, len(spelled))
+    # a handful of spellings over a million nodes: compared as numpy bytes, a spelling at a time
+    written = np.array(spelled, dtype=bytes) if spelled else np.zeros(0, "S1")
+    mode = np.full(len(spelled), -2, np.int64)
+    for m, k in codes.items():
+        mode[written == m] = k
     if (mode == -2).any():
         unknown = spelled[int(np.flatnonzero(mode == -2)[0])].decode("utf-8", "replace")
         raise BadTrees(f"nodes_modes holds {unknown!r}, which is no test")
@@ -173,11 +194,14 @@ def _read_classic(attrs: dict, op_type: str) -> Forest:
     missing = _array(attrs, np.int64, "nodes_missing_value_tracks_true")
     at = _Ids(trees, ids)
     true, false = at.find(trees, trues), at.find(trees, falses)
-    for child, given in ((true, trues), (false, falses)):
+    for side, child, given in (("true", true, trues), ("false", false, falses)):
         bad = np.flatnonzero(~leaf & (child < 0))
         if len(bad):
             k = bad[0]
-            raise BadTrees(f"node {ids[k]} of tree {trees[k]} points at node {given[k]}, which isn't there")
+            raise BadTrees(
+                f"tree {trees[k]}: node {ids[k]}'s {side} branch points at node {given[k]},"
+                f" which isn't there (tree {trees[k]} has no node {given[k]})"
+            )
     prefix = "class" if op_type == "TreeEnsembleClassifier" else "target"
     w_trees, w_nodes = _array(attrs, np.int64, f"{prefix}_treeids"), _array(attrs, np.int64, f"{prefix}_nodeids")
     w_ids = _array(attrs, np.int64, f"{prefix}_ids")
@@ -190,7 +214,9 @@ def _read_classic(attrs: dict, op_type: str) -> Forest:
     on = at.find(w_trees, w_nodes)
     if (on < 0).any():
         k = int(np.flatnonzero(on < 0)[0])
-        raise BadTrees(f"a weight names node {w_nodes[k]} of tree {w_trees[k]}, which isn't there")
+        raise BadTrees(
+            f"tree {w_trees[k]}: a leaf weight is on node {w_nodes[k]}, which tree {w_trees[k]} doesn't have"
+        )
     order = np.argsort(on, kind="stable")
     # each tree's root: its node no split points at (trees in the order of their ids)
     pointed = np.zeros(n, bool)
@@ -202,7 +228,22 @@ def _read_classic(attrs: dict, op_type: str) -> Forest:
         counts = {int(t): int(c) for t, c in zip(*np.unique(tree_of_root, return_counts=True), strict=True)}
         t = next(int(t) for t in at.tree_values if counts.get(int(t), 0) != 1)
         found = counts.get(t, 0)
-        raise BadTrees(f"tree {t} has {found or 'no'} nodes that no other node points at, not one root")
+        # a branch moved (pointing back up, or at another's child): walked from the tree's root
+        # as written, its lowest id; a node it left without a parent named after
+        tops = roots[tree_of_root == t] if found else np.flatnonzero(trees == t)
+        start = tops[np.argmin(ids[tops])]
+        named = Forest(
+            roots=np.array([start]), leaf=leaf, feature=features, mode=mode, value=values,
+            true=np.where(leaf, -1, true), false=np.where(leaf, -1, false), missing_true=np.zeros(n, bool),
+            weight_node=on, weight_id=w_ids, weight_value=w_values, tree_ids=trees, node_ids=ids,
+        )  # fmt: skip
+        fault = link_fault(named)
+        if not found:
+            raise BadTrees(fault or f"tree {t}: every node is another's branch: it has no root")
+        left = ", ".join(f"node {ids[k]}" for k in tops if k != start)
+        if fault:
+            raise BadTrees(f"{fault}, and {left} is no node's branch now")
+        raise BadTrees(f"tree {t}: {left} is no node's branch: the tree has {found} roots")
     roots = roots[np.argsort(tree_of_root, kind="stable")]
     return Forest(
         roots=roots,
@@ -216,6 +257,8 @@ def _read_classic(attrs: dict, op_type: str) -> Forest:
         weight_node=on[order],
         weight_id=w_ids[order],
         weight_value=w_values[order],
+        tree_ids=trees,
+        node_ids=ids,
     )
 
 
@@ -243,13 +286,16 @@ def _read_5(attrs: dict) -> Forest:
     if ((modes < 0) | (modes >= len(MODES))).any():
         raise BadTrees(f"nodes_modes holds {int(modes[(modes < 0) | (modes >= len(MODES))][0])}, which is no test")
     children = []
-    for ids, is_leaf in ((trues, true_leaf), (falses, false_leaf)):
+    for side, ids, is_leaf in (("true", trues, true_leaf), ("false", falses, false_leaf)):
         pool = np.where(is_leaf != 0, leaves, n)
         bad = np.flatnonzero((ids < 0) | (ids >= pool))
         if len(bad):
             k = bad[0]
-            what = "leaf" if is_leaf[k] else "node"
-            raise BadTrees(f"node {k} points at {what} {ids[k]}, which isn't there")
+            what, count = ("leaf", leaves) if is_leaf[k] else ("node", n)
+            raise BadTrees(
+                f"node {k}'s {side} branch points to {what} {ids[k]}, which isn't there"
+                f" (the ensemble has {count:,} {what}{'s' if count != 1 else ''})"
+            )
         children.append(np.where(is_leaf != 0, n + ids, ids))  # leaves after the splits
     if ((roots < 0) | (roots >= n)).any():
         raise BadTrees(f"tree_roots names node {int(roots[(roots < 0) | (roots >= n)][0])}, which isn't there")
@@ -284,7 +330,73 @@ def _check_links(forest: Forest) -> None:
     splits = ~forest.leaf
     parents = np.bincount(np.concatenate([forest.true[splits], forest.false[splits]]), minlength=len(forest.leaf))
     if (parents[splits] > 1).any() or (parents[forest.roots] > 0).any():
-        raise BadTrees("a node is reached twice: the lists make no tree")
+        raise BadTrees(link_fault(forest) or "a node is reached twice: the lists make no tree")
+
+
+def link_fault(forest: Forest) -> str | None:
+    """What keeps the branches from making trees, in words: "tree 0: node 1's true branch
+    points back to node 0, which leads to it: a cycle", a split that is two nodes' branch, a root
+    that is a branch, a split no root leads to; None when they make trees. Walked a level at a
+    time from the roots (a fault's own words only: read_forest's checks are the quick ones)."""
+    n = len(forest.leaf)
+    parent = np.full(n, -1, np.int64)
+    seen = np.zeros(n, bool)
+    frontier = np.asarray(forest.roots, np.int64)
+    seen[frontier] = True
+    while len(frontier):
+        inner = frontier[~forest.leaf[frontier]]
+        kids = np.concatenate([forest.true[inner], forest.false[inner]])
+        via = np.concatenate([inner, inner])
+        sides = np.repeat([0, 1], len(inner))
+        fresh, first = np.unique(kids, return_index=True)
+        again = np.ones(len(kids), bool)
+        again[first] = False  # a kid twice in this level, or one seen on a level before
+        again |= seen[kids]
+        again &= ~forest.leaf[kids]  # a leaf may be shared (opset 5)
+        if again.any():
+            k = int(np.flatnonzero(again)[0])
+            return _twice_words(forest, parent, int(via[k]), ("true", "false")[sides[k]], int(kids[k]))
+        seen[kids] = True
+        parent[kids] = via
+        frontier = fresh
+    lost = np.flatnonzero(~forest.leaf & ~seen)
+    if not len(lost):
+        return None
+    # a split no root leads to: a loop of branches apart from the tree, or one the lists leave out
+    splits = np.flatnonzero(~forest.leaf)
+    up = np.full(n, -1, np.int64)
+    up[forest.true[splits][::-1]] = splits[::-1]
+    up[forest.false[splits][::-1]] = splits[::-1]
+    k, path = int(lost[0]), list[int]()
+    while k >= 0 and k not in path and len(path) <= n:
+        path.append(k)
+        k = int(up[k])
+    if k < 0:
+        return f"{_where(forest, int(lost[0]))}{forest.name(int(lost[0]))} is reached from no tree's root"
+    loop = path[path.index(k) :]
+    low = min(loop, key=lambda j: forest.node_ids[j] if forest.node_ids is not None else j)
+    back = int(up[low])
+    side = "true" if forest.true[back] == low else "false"
+    return f"{_where(forest, back)}{forest.name(back)}'s {side} branch points back to {forest.name(low)}, which leads to it: a cycle"
+
+
+def _where(forest: Forest, k: int) -> str:
+    t = forest.tree_of(k)
+    return "" if t is None else f"tree {t}: "
+
+
+def _twice_words(forest: Forest, parent: np.ndarray, p: int, side: str, c: int) -> str:
+    """A split reached a second time, by node p's branch: back up p's own path (a cycle), from
+    another parent, or a tree's root."""
+    at = f"{_where(forest, p)}{forest.name(p)}'s {side} branch points"
+    k, steps = p, 0
+    while k >= 0 and steps <= len(parent):
+        if k == c:
+            return f"{at} back to {'itself' if c == p else forest.name(c) + ', which leads to it'}: a cycle"
+        k, steps = int(parent[k]), steps + 1
+    if parent[c] < 0:
+        return f"{at} to {forest.name(c)}, which is a tree's root"
+    return f"{at} to {forest.name(c)}, which is already {forest.name(int(parent[c]))}'s branch: a node has one parent in a tree"
 
 
 @dataclass
@@ -296,6 +408,11 @@ class Shapes:
     leaves: np.ndarray
     depth: np.ndarray
     split_nodes: np.ndarray
+    # every node reached (a shared leaf each time), tree by tree, each tree's a level at a time
+    # (true branches before false ones): two trees of one shape list theirs alike, whatever
+    # their ids; visit_starts[t]:visit_starts[t + 1] are tree t's
+    visits: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    visit_starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
 
 
 def tree_shapes(forest: Forest) -> Shapes:
@@ -304,8 +421,10 @@ def tree_shapes(forest: Forest) -> Shapes:
     splits, leaves, depth = np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
     frontier, tree = forest.roots, np.arange(count)
     reached: list[np.ndarray] = []
+    walked: list[tuple[np.ndarray, np.ndarray]] = []
     level = 0
     while len(frontier):
+        walked.append((frontier, tree))
         is_leaf = forest.leaf[frontier]
         leaves += np.bincount(tree[is_leaf], minlength=count)
         np.maximum.at(depth, tree[is_leaf], level)
@@ -318,8 +437,20 @@ def tree_shapes(forest: Forest) -> Shapes:
     split_nodes = np.concatenate(reached) if reached else np.zeros(0, np.int64)
     if len(split_nodes) != int((~forest.leaf).sum()):
         unreached = int((~forest.leaf).sum()) - len(split_nodes)
-        raise BadTrees(f"{unreached} splits can't be reached from a tree's root")
-    return Shapes(splits, leaves, depth, split_nodes)
+        fault = link_fault(forest)
+        raise BadTrees(
+            f"{fault} ({unreached} splits can't be reached from a tree's root)"
+            if fault
+            else f"{unreached} splits can't be reached from a tree's root"
+        )
+    if walked:
+        nodes, trees = np.concatenate([w[0] for w in walked]), np.concatenate([w[1] for w in walked])
+        order = np.argsort(trees, kind="stable")
+        visits = nodes[order]
+        starts = np.concatenate([[0], np.cumsum(np.bincount(trees, minlength=count))])
+    else:
+        visits, starts = np.zeros(0, np.int64), np.zeros(count + 1, np.int64)
+    return Shapes(splits, leaves, depth, split_nodes, visits, starts)
 
 
 def _member_sets(values: list) -> list[list[float]]:
@@ -341,21 +472,31 @@ def tree_depths(node: onnx.NodeProto) -> list[int] | None:
         return None
 
 
+def enum_name(value: object, names: tuple[str, ...]) -> object:
+    """An enum attribute as its name: opset 5's numbers (post_transform 0: "NONE"), opsets 1–3's
+    spelled already; a number no name has stays a number."""
+    if isinstance(value, int) and 0 <= value < len(names):
+        return names[value]
+    return value
+
+
 def _label(v: float) -> str:
     return f"{v:.6g}"
 
 
-def _leaf_text(weights: list[tuple[int, float]], what: str) -> str:
+def _leaf_text(weights: list[tuple[int, float]], what: str, targets: int = 1) -> str:
     """A leaf's weights: a list when they are for every class or target 0, 1, ... in order
     (one number for a single target), else each named ("class 2: 0.41")."""
     ids = [c for c, _ in weights]
-    if ids == list(range(len(ids))) and ids and (len(ids) > 1 or what == "target"):
+    if ids == list(range(len(ids))) and ids and (len(ids) > 1 or (what == "target" and targets == 1)):
         values = [_label(w) for _, w in weights]
         return values[0] if len(values) == 1 else f"[{', '.join(values)}]"
     return ", ".join(f"{what} {c}: {_label(w)}" for c, w in weights) or "nothing"
 
 
-def rules(forest: Forest, tree: int, x: str = "X", what: str = "target", limit: int = MAX_RULES) -> list[str]:
+def rules(
+    forest: Forest, tree: int, x: str = "X", what: str = "target", limit: int = MAX_RULES, targets: int = 1
+) -> list[str]:
     """One tree as indented rules ("if X[2] <= 2.45:", "  → [0.0333, 0, 0]", "else:", each
     side one level in from its if/else), `x` the features' tensor, at most `limit` lines."""
     lines: list[str] = []
@@ -367,7 +508,7 @@ def rules(forest: Forest, tree: int, x: str = "X", what: str = "target", limit: 
             lines.append(f"{pad}else:")
             continue
         if forest.leaf[k]:
-            lines.append(f"{pad}→ {_leaf_text(forest.weights(k), what)}")
+            lines.append(f"{pad}→ {_leaf_text(forest.weights(k), what, targets)}")
             continue
         mode = MODES[int(forest.mode[k])]
         if mode == "BRANCH_MEMBER":
@@ -402,7 +543,7 @@ def ensemble_summary(node: onnx.NodeProto, tree: int | None = None) -> dict:
             "mean": round(float(depths.mean()), 2) if len(depths) else 0,
         },
         "features": _features(forest, shapes.split_nodes),
-        "post_transform": attrs.get("post_transform", "NONE"),
+        "post_transform": enum_name(attrs.get("post_transform", "NONE"), POST_TRANSFORMS),
     }
     classes = [
         c.decode("utf-8", "replace") if isinstance(c, bytes) else c
@@ -412,7 +553,7 @@ def ensemble_summary(node: onnx.NodeProto, tree: int | None = None) -> dict:
         out["classes"] = classes
     if node.op_type != "TreeEnsembleClassifier":
         out["targets"] = attrs.get("n_targets", 1)
-        out["aggregate_function"] = attrs.get("aggregate_function", "SUM")
+        out["aggregate_function"] = enum_name(attrs.get("aggregate_function", "SUM"), AGGREGATES)
     base = _list(attrs, "base_values", "base_values_as_tensor")
     if base:
         out["base_values"] = base
@@ -420,7 +561,8 @@ def ensemble_summary(node: onnx.NodeProto, tree: int | None = None) -> dict:
         if not 0 <= tree < len(forest.roots):
             raise IndexError(tree)
         what = "class" if node.op_type == "TreeEnsembleClassifier" else "target"
-        lines = rules(forest, tree, node.input[0] if node.input else "X", what)
+        targets = attrs.get("n_targets", 1) if what == "target" else 1
+        lines = rules(forest, tree, node.input[0] if node.input else "X", what, targets=int(targets))  # type: ignore[call-overload]
         total = int(2 * shapes.splits[tree] + shapes.leaves[tree])  # a line each, and an "else:" a split
         out["tree"] = {
             "index": tree,

@@ -21,6 +21,41 @@ export function splitChange(line) {
   return [line.slice(0, colon), line.slice(colon + 2, arrow), line.slice(arrow + 3)];
 }
 
+/** A long list's change, "attribute nodes_values: 3 of 911,203 values differ — [500000] 0.52 →
+ * 0.61, [500001] …", and a forest's, "trees: 14 of 100 differ — thresholds in 12, …" ->
+ * { field, summary, items: [{ index, before, now } | { index, value, what }], more, rest };
+ * null for another line. */
+export function splitItemChange(line) {
+  const m = /^([^:]+): ([^→—]*\b(?:differs?|the same)[^→—]*?)(?: — (.*))?$/.exec(line);
+  if (!m) return null;
+  const [, field, summary, tail = ""] = m;
+  const more = tail.endsWith(", …");
+  const parts = (more ? tail.slice(0, -3) : tail).split(/, (?=\[\d+\] )/).filter(Boolean);
+  const items = [];
+  for (const part of parts) {
+    const changed = /^\[(\d+)\] (.*) → (.*)$/.exec(part);
+    const ends = /^\[(\d+)\] (.*) (added|removed)$/.exec(part);
+    if (changed) items.push({ index: changed[1], before: changed[2], now: changed[3] });
+    else if (ends) items.push({ index: ends[1], value: ends[2], what: ends[3] });
+    else return { field, summary, items: [], more: false, rest: tail };
+  }
+  return { field, summary, items, more, rest: "" };
+}
+
+/** The cell of a long list's change: how many items differ, then the first few by position,
+ * each before (red) and now (green). */
+function itemChangeCell(change) {
+  const items = change.items.map((it) => el("div", { class: "compare-item" },
+    el("span", { class: "muted" }, `[${formatInteger(Number(it.index))}] `),
+    it.what
+      ? el("span", { class: it.what === "added" ? "compare-now" : "compare-before" }, breakable(it.value), ` ${it.what}`)
+      : [el("span", { class: "compare-before" }, breakable(it.before)), " → ", el("span", { class: "compare-now" }, breakable(it.now))]));
+  return el("td", { colspan: "2", class: "compare-items" },
+    el("div", {}, change.summary, change.rest ? ` — ${change.rest}` : ""),
+    items,
+    change.more ? el("div", { class: "muted" }, "…") : null);
+}
+
 /** "12 Mar, 14:05" (the year too when it isn't this one): when a revision or model was made. */
 function shortTime(seconds) {
   if (typeof seconds !== "number") return "";
@@ -103,6 +138,8 @@ function fieldsTable(lines, words = (f) => f) {
   return el("table", { class: "compare-fields" },
     el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
     el("tbody", {}, lines.map((line) => {
+      const items = splitItemChange(line);
+      if (items) return el("tr", {}, el("td", {}, words(items.field)), itemChangeCell(items));
       const [field, before, now] = splitChange(line);
       // a line with no before and now ("metadata 'k' = 'v' added", "subgraph body: 2 node(s)
       // added…") across the row, not squeezed into the field's column

@@ -6,6 +6,14 @@ import { formatInteger, formatNumber } from "../lib/format.js";
 import { fieldError, loadedSection, mono, propertyList } from "../widgets/ui.js";
 
 const FEATURES_SHOWN = 12;
+// opset 5's TreeEnsemble numbers its enums (an older server sent them as such)
+const POST_TRANSFORMS = ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"];
+const AGGREGATES = ["AVERAGE", "SUM", "MIN", "MAX"];
+
+/** An enum attribute's name: "SUM" for opset 5's 1. */
+function enumName(value, names) {
+  return typeof value === "number" && names[value] ? names[value] : String(value);
+}
 
 /** Whether a node is one of ai.onnx.ml's tree ensembles. */
 export function isTreeEnsemble(node) {
@@ -36,7 +44,12 @@ function what(trees) {
     return `${trees.classes.length} classes (${trees.classes.slice(0, 8).join(", ")}${trees.classes.length > 8 ? ", …" : ""})`;
   }
   const base = trees.base_values ? ` from ${trees.base_values.map(formatNumber).join(", ")}` : "";
-  return `${formatInteger(trees.targets)} target${trees.targets === 1 ? "" : "s"}, ${String(trees.aggregate_function).toLowerCase()}${base}`;
+  return `${formatInteger(trees.targets)} target${trees.targets === 1 ? "" : "s"}, ${enumName(trees.aggregate_function, AGGREGATES).toLowerCase()}${base}`;
+}
+
+/** What the scores go through: "nothing (post_transform NONE)", "SOFTMAX". */
+function thenWords(post) {
+  return post === "NONE" ? "nothing (post_transform NONE)" : mono(post);
 }
 
 /** The "Trees" section of a tree ensemble node's panel, filled when the summary arrives. */
@@ -46,7 +59,7 @@ export function treesSection(node, ctx) {
     const d = trees.depth;
     return [
       el("p", { class: "trees-summary" }, `${formatInteger(trees.trees)} tree${trees.trees === 1 ? "" : "s"} · ${formatInteger(trees.splits)} splits · ${formatInteger(trees.leaves)} leaves · depth ${d.min === d.max ? d.max : `${d.min}–${d.max}`}${d.min === d.max ? "" : ` (mean ${d.mean})`}`),
-      propertyList([["Predicts", what(trees)], ["Then", trees.post_transform === "NONE" ? "nothing (post_transform NONE)" : mono(trees.post_transform)]]),
+      propertyList([["Predicts", what(trees)], ["Then", thenWords(enumName(trees.post_transform, POST_TRANSFORMS))]]),
       trees.features.length ? featureTable(trees, x) : el("p", { class: "muted" }, "No tree splits: every tree is a leaf."),
       trees.trees ? treeViewer(node, trees.trees, ctx) : null];
   });
