@@ -142,3 +142,14 @@ def test_the_trees_route_answers_names_for_opset_5(client):
     mid = upload(client, m.SerializeToString()).get_json()["id"]
     t = client.get(f"/api/models/{mid}/trees?node=n0").get_json()
     assert (t["aggregate_function"], t["post_transform"]) == ("SUM", "NONE"), t
+
+
+def test_a_sequence_type_is_said_in_the_pages_words():
+    # QA21 F13: a ZipMap's output read "Unknown type sequence_type" (onnx.helper.printable_type)
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    from app.edits.value_types import type_words
+
+    t = h.make_sequence_type_proto(h.make_map_type_proto(T.STRING, h.make_tensor_type_proto(T.FLOAT, [])))
+    assert type_words(t) == "seq(map(string, tensor(float)[]))"

@@ -10,8 +10,8 @@ from ..errors import StudioError
 from ..onnx_io.address import resolve_graph
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.light import light_copy
-from ..views.search import format_tensor
-from ..views.values import shape_json
+from ..views.search import format_tensor, format_type
+from ..views.values import shape_json, type_json
 
 
 def declared_type(g: onnx.GraphProto, name: str) -> onnx.TypeProto | None:
@@ -72,9 +72,10 @@ def _known(t: onnx.TypeProto) -> bool:
 
 
 def type_words(t: onnx.TypeProto) -> str:
-    """ "FLOAT ⟨1×10⟩", "INT64 of unknown shape"; other kinds as onnx prints them."""
+    """ "FLOAT ⟨1×10⟩", "INT64 of unknown shape"; other kinds as the page writes them
+    ("seq(map(int64, tensor(float)))": onnx's printer said "Unknown type sequence_type", QA21 F13)."""
     if t.WhichOneof("value") != "tensor_type":
-        return onnx.helper.printable_type(t)
+        return format_type(type_json(t))
     tt = t.tensor_type
     elem = onnx.TensorProto.DataType.Name(tt.elem_type) if tt.elem_type else "of unknown type"
     if not tt.HasField("shape"):
