@@ -134,3 +134,24 @@ def test_class_labels_renamed_compare_as_renamed_keys_not_just_unequal(client):
     assert not zipped["equal"] and zipped["max_abs"] == 0.0
     here, there = zipped["keys"]
     assert here != there and len(here) == len(there)
+
+
+def test_renaming_a_classifiers_labels_alone_says_its_zipmap_still_names_the_old_ones(client):
+    # QA21 F10: accepted silently, the ZipMap left keyed by the old labels
+    mid, model, _ = _uploaded(client, "logistic regression")
+    i, clf = next((i, n) for i, n in enumerate(model.graph.node) if n.op_type == "LinearClassifier")
+    attr = next(a for a in clf.attribute if a.name.startswith("classlabels_"))
+    count = len(attr.strings) or len(attr.ints)
+    new = [f"cls_{k}" for k in range(count)] if attr.strings else [100 + k for k in range(count)]
+    op = {"op": "set_attribute", "node": f"n{i}", "name": attr.name, "value": new}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    assert "ZipMap" in r.get_json()["changes"][0] and "still names them" in r.get_json()["changes"][0]
+    # both renamed in one batch: nothing to say
+    j, zm = next((j, n) for j, n in enumerate(model.graph.node) if n.op_type == "ZipMap")
+    zipmap_attr = next(a.name for a in zm.attribute if a.name.startswith("classlabels_"))
+    both = [op, {"op": "set_attribute", "node": f"n{j}", "name": zipmap_attr, "value": new}]
+    fresh = upload(client, model.SerializeToString(), "again.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{fresh}/edits", json={"base": 0, "ops": both})
+    assert r.status_code == 200, r.get_json()
+    assert "still names them" not in " ".join(r.get_json()["changes"])

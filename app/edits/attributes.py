@@ -16,9 +16,11 @@ from ..onnx_io.traverse import op_schema, standard_domain
 from ..views.trees import is_ensemble
 from .attr_values import SETTABLE_TYPES, item_value, set_attribute_value
 from .attribute_rules import check_attribute
+from .batch_end import LateLine
 from .field_types import ATTRIBUTE_VALUE, NAME, NODE, NUMBER, STRING
 from .jsontypes import Array, Enum, Integer, Object, OneOf, optional, required
 from .locate import find_node, node_words
+from .ml_labels import zipmap_words
 from .registry import edit_op
 
 
@@ -33,7 +35,7 @@ from .registry import edit_op
         "the attribute type of a new attribute of an operator without a schema (an existing one must match)",
     ),
 )
-def set_attribute(model: onnx.ModelProto, op: dict) -> str:
+def set_attribute(model: onnx.ModelProto, op: dict) -> str | LateLine:
     """Set a node attribute's value. An existing attribute keeps its type (a value of another type
     is refused). A new attribute takes its type from the operator schema — for a call of a
     model-local function, from the function (an attribute it doesn't declare is refused) — or
@@ -64,7 +66,9 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str:
         now = _floats_of(attr)
         bad = np.flatnonzero(~np.isfinite(now))  # a million thresholds: numpy, not a loop
         newly = [(k, float(now[k])) for k in bad.tolist() if k >= len(was) or np.isfinite(was[k])]
-        return f"{what} set to {value!r}{_nonfinite_items(node, name, newly)}"
+        said = f"{what} set to {value!r}{_nonfinite_items(node, name, newly)}"
+        # judged when the batch is done: its next op may rename the ZipMap's labels too
+        return LateLine(lambda: said + zipmap_words(ref.container, ref.path, node, name))
     node.attribute.append(new_attribute(model, ref.container, node, name, value, op.get("type"), what))
     check_attribute(ref.container, node, nid, name)
     return f"added {what} = {value!r}"
