@@ -48,7 +48,16 @@ def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
         for path, typed in more.items():
             hints.setdefault(path, []).extend(typed)
         inferred = _inferred_without_value_info(model, hints)
-    names = set(input_dims(model))  # a dim named in none of them is one inference made up
+    # a dim named by no input (the main graph's, or a body's a person declared: a carried
+    # value's batch) is one inference made up
+    names = set(input_dims(model)) | {
+        d.dim_param
+        for ref in graphs_of(model)
+        for v in ref.container.input
+        if v.type.HasField("tensor_type")
+        for d in v.type.tensor_type.shape.dim
+        if d.dim_param
+    }
     entries = changed = 0
     bodies: list[str] = []
     updated, note = 0, ""

@@ -119,6 +119,14 @@ export function linkRefusalNodes(href, shown = nowhere) {
   refusalNodeShown = shown;
 }
 
+/** In `next`, drawn in place of `form`, the error box where `box` was in it: by its place among
+ * the form's error boxes (an attributes section has one per row), else the form's own. */
+function boxAgain(form, box, next) {
+  const k = [...form.querySelectorAll(".field-error")].indexOf(box);
+  const boxes = next.querySelectorAll(".field-error");
+  return (k >= 0 && boxes.length > k ? boxes[k] : null) || next.querySelector(":scope > .field-error");
+}
+
 /**
  * Run a form's async action: controls disabled meanwhile, the error (in plain words) shown in
  * `errorBox`, with a link to the node it names. Resolves to true when the action succeeded.
@@ -135,7 +143,7 @@ export async function runForm(form, errorBox, action) {
   } catch (err) {
     // the panel drawn anew meanwhile (the model moved on: a 409): said in the form that replaced it
     const next = errorBox.isConnected ? null : successorOf(form);
-    if (next) errorBox = next.querySelector(":scope > .field-error") || errorBox;
+    if (next) errorBox = boxAgain(form, errorBox, next) || errorBox;
     if (errorBox.isConnected) {
       showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
       if (err.node && refusalNodeHref && !refusalNodeShown(err.node)) {

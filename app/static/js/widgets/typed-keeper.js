@@ -7,7 +7,7 @@ import { find, markOf } from "./focus-keeper.js";
 
 /** @typedef {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} Field */
 
-/** @type {WeakMap<HTMLFormElement, HTMLFormElement>} a form drawn again: the one that replaced it */
+/** @type {WeakMap<Element, Element>} a form (or a section saving as one) drawn again: what replaced it */
 const successors = new WeakMap();
 
 const isField = (/** @type {any} */ n) => n instanceof HTMLInputElement || n instanceof HTMLTextAreaElement || n instanceof HTMLSelectElement;
@@ -32,16 +32,17 @@ export function keepTyped(root) {
         const checkable = field instanceof HTMLInputElement && (field.type === "checkbox" || field.type === "radio");
         taken.push({ mark: markOf(root, field), value: field.value, checked: checkable ? /** @type {HTMLInputElement} */ (field).checked : null, form: field.form });
       }
-      // the form an edit was sent from (pending while it is saved), typed in or not (a Delete)
-      const sent = [...root.querySelectorAll("form.pending")].map((form) => ({ mark: markOf(root, form), form }));
+      // what an edit was sent from (a form, or an attributes section saving its rows: pending
+      // while it is saved), typed in or not (a Delete)
+      const sent = [...root.querySelectorAll(".pending")].map((form) => ({ mark: markOf(root, form), form }));
       return { taken, sent };
     },
     /** Give the fields of the new drawing what they held, and know the forms sent from by their
      * successors. Answers whether everything found a home (a form sent from included). */
     put(/** @type {ReturnType<ReturnType<typeof keepTyped>["take"]>} */ { taken, sent }) {
       for (const s of sent) {
-        const again = find(root, s.mark, (n) => n instanceof HTMLFormElement && n.isConnected);
-        if (again instanceof HTMLFormElement) successors.set(s.form, again);
+        const again = find(root, s.mark, (n) => n.tagName === s.form.tagName && n.isConnected);
+        if (again) successors.set(s.form, again);
       }
       let placed = 0;
       for (const t of taken) {
@@ -58,8 +59,8 @@ export function keepTyped(root) {
   };
 }
 
-/** The form drawn in place of `form` (itself while it is on screen), or null. */
-export function successorOf(/** @type {HTMLFormElement} */ form) {
+/** The form (or section) drawn in place of `form` (itself while it is on screen), or null. */
+export function successorOf(/** @type {Element} */ form) {
   let f = form;
   for (let hops = 0; f && !f.isConnected && hops < 8; hops += 1) f = successors.get(f);
   return f && f.isConnected ? f : null;
