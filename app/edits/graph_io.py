@@ -61,6 +61,23 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
     shape_proto.dim.extend(dims)
 
 
+def _retyped(values: list, elem: int | None, shape: list | None, op: dict, name: str) -> str:
+    """Give inputs/outputs (one name: the main graph's, or a body's) the element type and shape
+    set_io_shape asks; what they now are, in words."""
+    for v in values:
+        tt = v.type.tensor_type
+        if elem is not None:
+            tt.elem_type = elem
+        elif not tt.elem_type:
+            raise StudioError("missing_field", f'set_io_shape: {name!r} has no element type yet; give "dtype"')
+        if shape is None:
+            tt.ClearField("shape")
+        else:
+            _fill_shape(op, tt.shape, shape)
+    elem_name = onnx.TensorProto.DataType.Name(values[0].type.tensor_type.elem_type)
+    return format_tensor(elem_name, shape) if shape is not None else f"{elem_name} of unknown rank"
+
+
 @edit_op(
     "set_io_shape",
     required("name", NAME, "an input or output of the graph (the main graph's unless `graph` names a body)"),
@@ -122,17 +139,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     for v in hits:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
             raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
-        tt = v.type.tensor_type
-        if elem is not None:
-            tt.elem_type = elem
-        elif not tt.elem_type:
-            raise StudioError("missing_field", f'set_io_shape: {name!r} has no element type yet; give "dtype"')
-        if shape is None:
-            tt.ClearField("shape")
-        else:
-            _fill_shape(op, tt.shape, shape)
-    elem_name = onnx.TensorProto.DataType.Name(hits[0].type.tensor_type.elem_type)
-    said = f"{name!r} is now {format_tensor(elem_name, shape) if shape is not None else elem_name + ' of unknown rank'}"
+    said = f"{name!r} is now {_retyped(hits, elem, shape, op, name)}"
     if op.get("cast") and elem is not None and was and elem != was:
         said += _cast_inside(model, name, was, elem, len(hits))
     is_output = any(v.name == name for v in model.graph.output)
@@ -197,18 +204,7 @@ def _set_body_io_shape(model: onnx.ModelProto, op: dict) -> str:
     before = [
         shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for _, _, v in places
     ]
-    for _, _, v in places:
-        tt = v.type.tensor_type
-        if elem is not None:
-            tt.elem_type = elem
-        elif not tt.elem_type:
-            raise StudioError("missing_field", f'set_io_shape: {name!r} has no element type yet; give "dtype"')
-        if shape is None:
-            tt.ClearField("shape")
-        else:
-            _fill_shape(op, tt.shape, shape)
-    elem_name = onnx.TensorProto.DataType.Name(places[0][2].type.tensor_type.elem_type)
-    now = format_tensor(elem_name, shape) if shape is not None else elem_name + " of unknown rank"
+    now = _retyped([v for _, _, v in places], elem, shape, op, name)
     is_input, k, _ = places[0]
     role = (roles["inputs" if is_input else "outputs"] + [None] * (k + 1))[k]
     side = "input" if is_input else "output"
