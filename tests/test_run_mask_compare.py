@@ -139,6 +139,31 @@ def test_padded_positions_are_left_out_of_the_outputs_and_each_nodes_error(clien
     assert "padded" not in nodes["causal"]
 
 
+def test_expected_outputs_leave_the_padded_positions_out_too(client):
+    """A test data set's expected logits (the float model's) against the float16 revision: the
+    real tokens' values are compared, the padded rows measured apart, as "compare" does."""
+    mid = float16_revision(client, attention_block())
+    ids, mask = left_padded()
+    inputs = {"input_ids": {"npy": npy_blob(client, ids)}, "attention_mask": {"npy": npy_blob(client, mask)}}
+    plain = run(client, mid, {"revision": 0, "inputs": inputs})
+    reference = np.array(plain["outputs"]["logits"]["values"], np.float32).reshape(BATCH, SEQ, VOCAB)
+    expected = {"logits": {"npy": npy_blob(client, reference)}}
+    answer = run(client, mid, {"revision": 1, "inputs": inputs, "expected": expected})
+    logits = np.array(answer["outputs"]["logits"]["values"], np.float64).reshape(BATCH, SEQ, VOCAB)
+    diff = np.abs(logits - reference)
+    real, padded = diff[mask != 0], diff[mask == 0]
+    c = answer["expected"]["outputs"]["logits"]
+    assert c["max_abs"] == pytest.approx(real.max(), rel=1e-5) and c["close"]
+    assert c["padded"]["values"] == PAD * VOCAB
+    assert c["padded"]["max_abs"] == pytest.approx(padded.max(), rel=1e-5) and padded.max() > 20 * real.max()
+    [said] = answer["expected"]["padding"]
+    assert said["input"] == "attention_mask" and said["positions"] == PAD and said["outputs"] == 1
+    # without a mask's 0s, every value is compared
+    ones = {**inputs, "attention_mask": {"npy": npy_blob(client, np.ones_like(mask))}}
+    whole = run(client, mid, {"revision": 1, "inputs": ones, "expected": expected})["expected"]
+    assert "padding" not in whole and "padded" not in whole["outputs"]["logits"]
+
+
 def test_without_padding_nothing_is_left_out(client):
     """A mask of ones, a mask the run made (ones), a mask the model doesn't take as one: every
     value compared, as before."""

@@ -8,7 +8,7 @@ input values and each output common to both is compared.
   -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
       "inputs": {NAME: preview (+ "random": {"seed", "role"?} for one the run made)}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
-      "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}},
+      "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}, "padding"?: as compare's},
       "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "renamed": {NAME: its name in the other revision},
                    "padding"?: [{"input", "positions", "outputs", "max_abs", "nodes"?, "nodes_max_abs"?}],
@@ -22,7 +22,7 @@ the model computes — and "nodes" how far each node's output is from the other 
 output furthest off): the relative error ‖Δ‖/‖value‖ and the SQNR in dB, where a conversion
 (float16, int8) loses precision along the graph. "expected" (a test data set's output_0.pb,
 uploaded) compares outputs with the values they should have, as "compare" does. Fed an attention
-mask with 0s (a batch padded to one length), "compare" and "locate" leave the values at its
+mask with 0s (a batch padded to one length), "expected", "compare" and "locate" leave the values at its
 padded positions out, and measure them apart ("padded", "padding": padded_positions.py): the
 model masks them, what they hold means nothing.
 """
@@ -680,11 +680,19 @@ def post_run(model_id):
         mismatches = declared_mismatches(model, shapes, fed_sizes(model, fed))
         if mismatches:
             answer["declared_mismatches"] = mismatches
+        # the positions a fed attention mask pads are left out of every comparison, and said apart
+        padding = padding_of(model, first["inputs"], lambda: inferred(revision.blob, model))
         if expected:
             answer["expected"] = {
                 "close_tolerance": CLOSE_TOLERANCE,
-                "outputs": {name: compare_outputs(first["outputs"][name], path) for name, path in expected.items()},
+                "outputs": {
+                    name: compare_outputs(first["outputs"][name], path, attended=_attended(padding, name))
+                    for name, path in expected.items()
+                },
             }
+            said = left_out(padding, answer["expected"]["outputs"], None) if padding is not None else []
+            if said:
+                answer["expected"]["padding"] = said
         if profile:
             answer["profile"] = _node_times(model, first.get("profile") or {})
         if other is not None:
@@ -709,8 +717,6 @@ def post_run(model_id):
                 }
                 return jsonify(answer)
             both = [n for n in shown if there[n] in second["outputs"]]
-            # the positions a fed attention mask pads are left out, and said apart
-            padding = padding_of(model, first["inputs"], lambda: inferred(revision.blob, model))
             answer["compare"] = {
                 "revision": other_revision.rev,
                 "ms": second["ms"],

@@ -2,7 +2,7 @@
 output (locate) is ticked by default for a model up to 32 MiB, or when a tool's "Compare its
 outputs with revision N…" opened the panel, and off otherwise, its label saying what it costs;
 a note says what runs meanwhile; and on a left-padded batch the padded positions are left out
-of the comparison and said apart."""
+of the comparison (and of the expected outputs') and said apart."""
 
 from __future__ import annotations
 
@@ -56,6 +56,12 @@ def test_a_small_model_measures_each_node_and_leaves_padded_positions_out(page, 
     for name, value in (("input_ids", ids), ("attention_mask", mask)):
         np.save(tmp_path / f"{name}.npy", value)
         page.locator(f".run-input[data-name={name}] input.run-npy").set_input_files(str(tmp_path / f"{name}.npy"))
+    # the float model's logits as the expected outputs: left out at the padding too
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(attention_block().SerializeToString(), providers=["CPUExecutionProvider"])
+    np.save(tmp_path / "logits.npy", session.run(["logits"], {"input_ids": ids, "attention_mask": mask})[0])
+    page.locator("#run-expected-files").set_input_files(str(tmp_path / "logits.npy"))
     page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
     assert not page.locator("#run-locate").is_checked() or page.locator("#run-locate").is_disabled()
     page.select_option("#run-compare-to", "0")
@@ -76,6 +82,9 @@ def test_a_small_model_measures_each_node_and_leaves_padded_positions_out(page, 
     assert "they are masked in the model" in note
     # the real tokens' logits are close: float16 rounding, not the padding's noise
     assert page.locator("#run-compare tr[data-output=logits] .run-verdict").text_content() == "close"
+    expected = page.locator("#run-expected-padding").text_content()
+    assert expected.startswith(f"{PAD} padded positions (attention_mask = 0) left out: ")
+    assert page.locator("#run-expected tr[data-output=logits] .run-verdict").text_content() == "close"
     nodes = page.locator("#run-padding-nodes").text_content()
     assert nodes.startswith(f"{PAD} padded positions (attention_mask = 0) left out of each node's error too")
     page.locator("#run-compare").scroll_into_view_if_needed()

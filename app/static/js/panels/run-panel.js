@@ -230,11 +230,11 @@ const paddedWords = (p) => `${plural(p.positions, "padded position")} (${p.input
 const maxAbs = (v) => (v === null || v === undefined ? "?" : v.toPrecision(3));
 
 /** The positions a fed attention mask pads, left out of the outputs' comparison (the API's
- * compare.padding): what they hold means nothing, the model masks them. */
-function paddedOutputs(padding) {
+ * compare.padding, expected.padding): what they hold means nothing, the model masks them. */
+function paddedOutputs(padding, id = "run-padding") {
   const said = (padding || []).filter((p) => p.outputs);
   if (!said.length) return null;
-  return el("p", { class: "muted run-padding", id: "run-padding" }, said.map((p) =>
+  return el("p", { class: "muted run-padding", id }, said.map((p) =>
     `${paddedWords(p)} left out: their values differ by up to ${maxAbs(p.max_abs)}; they are masked in the model. `),
   "The numbers above are of the other positions.");
 }
@@ -597,7 +597,7 @@ function results(root, answer, ctx, body, fromCase = false) {
     const all = Object.values(answer.expected.outputs);
     const verdict = all.every((c) => c.equal) ? "every output as expected, exactly" : all.every((c) => c.close) ? "every output close to the expected values" : `${all.filter((c) => !c.close).length} of ${all.length} output(s) differ from the expected values`;
     root.append(section("Against the expected outputs", el("p", { class: "muted", id: "run-expected-verdict" }, `${fromCase ? "The case's kept outputs" : body.expectedWords || "The test data's outputs"}: ${verdict}.`),
-      comparisonTable(answer.expected, "run-expected")));
+      comparisonTable(answer.expected, "run-expected"), paddedOutputs(answer.expected.padding, "run-expected-padding")));
   }
   if (compare) {
     const d = divergence(compare.diverges, compare, ctx);
