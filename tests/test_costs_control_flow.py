@@ -313,4 +313,81 @@ def test_a_loops_growing_accumulators_are_not_asked_for_as_sizes(client):
     assert not set(growing) & set(answer["unknown"]["dims"])
     assert [answer["unknown"]["dims_at"][d]["tensor"] for d in answer["unknown"]["dims"]] == ["sel"]
     [loop] = answer["loops"]
-    assert loop["symbol"] == "loop.iterations" and loop["why"] == "classes"
+    # its trip count is the scores' class axis (Shape → Gather): 3, counted, not asked
+    assert loop["symbol"] is None and loop["iterations"] == 3 and loop["why"] == "dim 1 of scores"
+
+
+def per_token_loop(gather: str = "gather", seq: int | str = "seq") -> onnx.ModelProto:
+    """torch's for loop over a sequence: its trip count Gather(Shape(x), 1) — or Shape(x) sliced
+    to that one dim — and the body passing its condition on (QA20: the count was asked)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["h_in", "W"], ["h_mm"], name="step/MatMul"),  # 2·1·4·4 = 32
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="step/keep"),
+        ],
+        "step",
+        [
+            helper.make_tensor_value_info("i", I64, []),
+            helper.make_tensor_value_info("cond_in", B, []),
+            helper.make_tensor_value_info("h_in", F, [1, 4]),
+        ],
+        [helper.make_tensor_value_info("cond_out", B, []), helper.make_tensor_value_info("h_mm", F, [1, 4])],
+    )
+    if gather == "gather":
+        count = [
+            helper.make_node("Shape", ["x"], ["x_shape"], name="shape"),
+            helper.make_node("Gather", ["x_shape", "one"], ["n"], name="seq_len", axis=0),
+        ]
+    elif gather == "slice_last":  # [-1:] of Shape(x): its last dim
+        count = [
+            helper.make_node("Shape", ["x"], ["x_shape"], name="shape"),
+            helper.make_node("Slice", ["x_shape", "minus_one", "big"], ["n1"], name="seq_len"),
+            helper.make_node("Squeeze", ["n1"], ["n"], name="scalar"),
+        ]
+    else:  # Shape-15's start and end
+        count = [
+            helper.make_node("Shape", ["x"], ["n1"], name="shape", start=1, end=2),
+            helper.make_node("Squeeze", ["n1"], ["n"], name="scalar"),
+        ]
+    graph = helper.make_graph(
+        [
+            *count,
+            helper.make_node("Loop", ["n", "", "h0"], ["h_last"], name="per_token", body=body),
+        ],
+        "per_token",
+        [helper.make_tensor_value_info("x", F, [1, seq]), helper.make_tensor_value_info("h0", F, [1, 4])],
+        [helper.make_tensor_value_info("h_last", F, [1, 4])],
+        [
+            numpy_helper.from_array(np.ones((4, 4), np.float32), "W"),
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+            numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+            numpy_helper.from_array(np.array([2**62], np.int64), "big"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_for_loop_over_a_tensors_dim_counts_that_dim(client):
+    for how in ("gather", "slice_last", "shape_start"):
+        answer = stats(client, per_token_loop(how))
+        [loop] = answer["loops"]
+        # the count is the input's dim: asked once, as "seq", not as a symbol of the Loop's own
+        assert loop["symbol"] == "seq" and loop["why"] == ("dim -1 of x" if how == "slice_last" else "dim 1 of x")
+        assert loop["iterations"] is None and answer["totals"]["flops_lower_bound"] is True
+        assert answer["formula"]["symbols"] == ["seq"]
+        assert answer["formula"]["flops"] == [{"coefficient": 32, "symbols": {"seq": 1}}], how
+        given = stats(client, per_token_loop(how), "?dims=seq=7")
+        assert given["loops"][0]["iterations"] == 7 and "flops_lower_bound" not in given["totals"]
+        assert rows(given)[f"{loop['node']}/body/n0"]["runs"] == 7
+        assert given["totals"]["flops"] == 7 * 32
+    # a fixed dim is a constant trip count: counted in full, nothing asked
+    fixed = stats(client, per_token_loop("gather", seq=5))
+    [loop] = fixed["loops"]
+    assert loop["symbol"] is None and loop["iterations"] == 5 and loop["why"] == "dim 1 of x"
+    assert fixed["totals"]["flops"] == 5 * 32 and "flops_lower_bound" not in fixed["totals"]
+    # a while loop bounded by the dim: still a count of its own (its condition may end it sooner)
+    m = per_token_loop("gather")
+    body = m.graph.node[2].attribute[0].g
+    body.node[1].CopyFrom(helper.make_node("Not", ["cond_in"], ["cond_out"], name="flip"))
+    [loop] = stats(client, m)["loops"]
+    assert loop["symbol"] == "per_token.iterations" and loop["why"] == "n, or the body's condition"

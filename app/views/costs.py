@@ -522,7 +522,7 @@ def graph_runs(model: onnx.ModelProto, values: Values, iterations: Mapping[str, 
     Loops of unknown count: one iteration) as often as its holder. None where the count isn't
     known."""
     if iterations is None:
-        iterations = given_iterations(loops_of(model), {})
+        iterations = given_iterations(loops_of(model), {})  # no dims: a Loop's counted dim stays unknown
     runs: dict[str, Any] = {"": 1}
     for ref in running_graphs(model):
         holder = runs.get(ref.path.rsplit("/", 2)[0] if ref.path.count("/") >= 3 else "", 1)  # nK/attr/...
@@ -695,7 +695,7 @@ def model_costs(
     bound. `inlined`: the model with its local functions inlined and shape-inferred, where the
     calls of them are counted as their bodies' nodes (function_call_flops)."""
     shapes_from = inferred if inferred is not None else model
-    loops = loops_of(model)
+    loops = loops_of(model, shapes_from)
     iterations = given_iterations(loops, dims)
     aliases, growing = loop_dims(shapes_from, loops)
     # a scan output's first dim is its Loop's count, once that is known
@@ -905,15 +905,16 @@ def model_formula(
     of a Loop of unknown count; the nodes of `skipped` graphs (the If branches model_costs leaves
     out) are in "nodes", not in the totals. None for a model without such symbols, or when the
     formulas grow past formula.MAX_TERMS."""
-    loops = loops_of(model)
+    shapes_from = inferred if inferred is not None else model
+    loops = loops_of(model, shapes_from)
     given = given_iterations(loops, dims or {})
     open_loops = [c for c in loops if c.node not in given]
-    # an unnamed input dim as inference names it (name_unnamed_input_dims): "X[0]"
-    symbols = [*input_dims(model), *(c.symbol for c in open_loops)]
+    # an unnamed input dim as inference names it (name_unnamed_input_dims): "X[0]"; a Loop
+    # counting an input's dim has that dim for its symbol
+    symbols = list(dict.fromkeys([*input_dims(model), *(c.symbol for c in open_loops)]))
     if not symbols:
         return None
     iterations = {**given, **{c.node: Poly.symbol(c.symbol) for c in open_loops}}
-    shapes_from = inferred if inferred is not None else model
     aliases, _ = loop_dims(shapes_from, loops)
     sized = _Aliased({d: iterations[nid] for d, nid in aliases.items()}, SymbolicDims(input_dims(model)))
     values = _known_values([ref.container for ref in running_graphs(shapes_from)], sized)

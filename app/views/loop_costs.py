@@ -5,7 +5,10 @@ condition on untouched) runs its body that many times. Any other Loop's count is
 count fed or computed (tf2onnx's `max_len`), a condition its body computes (a while loop) — so it
 gets a symbol, "<Loop's name>.iterations", that a caller gives like a dim (GET .../stats?dims=
 while.iterations=20) and the cost formulas carry; not given, its body is counted for one
-iteration: its rows say so, and the totals are a lower bound.
+iteration: its rows say so, and the totals are a lower bound. A for loop whose trip count is a
+dim of a tensor (torch's `Loop(Gather(Shape(x), 1))`: once per token) runs that many times: the
+dim's size when fixed, the input dim it is when named ("seq": given once for both), else a
+symbol of its own.
 
 Shape inference names sizes that follow from the iterations too: a Loop's scan outputs stack one
 slice an iteration (their first dim is its count: an alias of its symbol), and a value it carries
@@ -42,9 +45,12 @@ class LoopCount:
     trip_count: str | None  # the value giving its trip count, when that is no constant
     at_most: int | None  # a constant trip count a condition may cut short
     condition: str | None  # what may end it sooner: "the body's condition", or a condition fed
+    dim_of: tuple[str, int] | None = None  # a for loop counting a tensor's dim: (tensor, axis)
 
     def why(self) -> str:
         """What decides its count, for a person: "max_len, or the body's condition"."""
+        if self.dim_of is not None:
+            return f"dim {self.dim_of[1]} of {self.dim_of[0]}"
         if self.trips is not None:
             return "a constant trip count"
         bound = self.trip_count or (f"at most {self.at_most}" if self.at_most is not None else None)
@@ -64,9 +70,12 @@ class LoopCount:
         }
 
 
-def loops_of(model: onnx.ModelProto) -> list[LoopCount]:
-    """Every Loop of a graph that runs, outer ones first."""
-    taken = set(input_dims(model))
+def loops_of(model: onnx.ModelProto, typed: onnx.ModelProto | None = None) -> list[LoopCount]:
+    """Every Loop of a graph that runs, outer ones first; `typed` (the model after shape
+    inference) gives the dims a trip count may be read from."""
+    inputs = input_dims(model)
+    taken = set(inputs)
+    types = _declared_types(typed if typed is not None else model)
     out = []
     for ref in running_graphs(model):
         g = ref.container
@@ -74,9 +83,97 @@ def loops_of(model: onnx.ModelProto) -> list[LoopCount]:
             if node.op_type != "Loop" or standard_domain(node.domain) != "":
                 continue
             nid = node_id(ref.path, i)
-            symbol = _symbol(node.name, nid, taken)
-            out.append(LoopCount(nid, node.name, subgraph_path(nid, "body"), symbol=symbol, **_count(g, node)))
+            count = _count(g, node)
+            dim_of = _counted_dim(g, node, count, types)
+            size = _dim_at(types, dim_of) if dim_of else None
+            if isinstance(size, int):  # a fixed dim: as good as a constant trip count
+                count["trips"], count["trip_count"] = size, None
+            symbol = size if isinstance(size, str) and size in inputs else _symbol(node.name, nid, taken)
+            out.append(LoopCount(nid, node.name, subgraph_path(nid, "body"), symbol=symbol, dim_of=dim_of, **count))
     return out
+
+
+def _declared_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
+    return {
+        vi.name: vi
+        for ref in running_graphs(model)
+        for vi in [*ref.container.input, *ref.container.value_info, *ref.container.output]
+    }
+
+
+def _dim_at(types: Mapping[str, onnx.ValueInfoProto], dim_of: tuple[str, int]) -> int | str | None:
+    """The size (a number) or name of dim `axis` of a tensor as declared, or None."""
+    vi = types.get(dim_of[0])
+    if vi is None or not vi.type.tensor_type.HasField("shape"):
+        return None
+    shape = vi.type.tensor_type.shape.dim
+    axis = dim_of[1] + len(shape) if dim_of[1] < 0 else dim_of[1]
+    if not 0 <= axis < len(shape):
+        return None
+    d = shape[axis]
+    return d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else d.dim_param or None
+
+
+# ops a one-element trip count passes through on its way from a Shape to a Loop, unchanged
+_PASS_ON = {"Cast", "Squeeze", "Unsqueeze", "Reshape", "Identity", "Flatten"}
+
+
+def _counted_dim(g: onnx.GraphProto, node: onnx.NodeProto, count: dict, types) -> tuple[str, int] | None:
+    """(tensor, axis) when a for loop's trip count is that dim of that tensor: Shape(x) and a
+    Gather of one index or a Slice of one element (or Shape's start..end of one), through casts
+    and squeezes — the dim's axis from the front, or from the back when counted so."""
+    if count["condition"] is not None or not count["trip_count"]:
+        return None
+    writers = {o: n for n in g.node for o in n.output if o}
+    name = count["trip_count"]
+    at = writers.get(name)
+    while at is not None and at.op_type in _PASS_ON and standard_domain(at.domain) == "" and at.input:
+        name = at.input[0]
+        at = writers.get(name)
+    if at is None or standard_domain(at.domain) != "":
+        return None
+    if at.op_type == "Shape":
+        return _shape_slice(at, 0)
+    if at.op_type in ("Gather", "Slice") and at.input and at.input[0] in writers:
+        shape = writers[at.input[0]]
+        if shape.op_type != "Shape" or standard_domain(shape.domain) != "":
+            return None
+        if at.op_type == "Gather":
+            index = constant_ints(g, at.input[1]) if len(at.input) > 1 else None
+            if index is None or len(index) != 1 or _attr(at, "axis", 0) != 0:
+                return None
+            return _shape_slice(shape, index[0])
+        starts = constant_ints(g, at.input[1]) if len(at.input) > 1 else None
+        ends = constant_ints(g, at.input[2]) if len(at.input) > 2 else None
+        if starts is None or ends is None or len(starts) != 1 or len(ends) != 1 or len(at.input) > 4:
+            return None
+        last = starts[0] == -1 and ends[0] >= MAX_TRIPS  # [-1:]: torch's way to the last dim
+        if not last and (ends[0] != starts[0] + 1 or starts[0] < 0 <= ends[0]):
+            return None
+        return _shape_slice(shape, starts[0])
+    return None
+
+
+def _shape_slice(shape: onnx.NodeProto, index: int) -> tuple[str, int] | None:
+    """(x, axis) of element `index` of Shape(x)[start:end] (Shape-15's slice; all of it before):
+    an axis counted from the back when negative; None when x's rank would be needed to tell."""
+    if not shape.input:
+        return None
+    start, end = _attr(shape, "start", 0), _attr(shape, "end", None)
+    if index >= 0:
+        axis = start + index
+        return (shape.input[0], axis) if start >= 0 or axis < 0 else None
+    if end is None:
+        return shape.input[0], index
+    axis = end + index
+    return (shape.input[0], axis) if end < 0 or axis >= 0 else None
+
+
+def _attr(node: onnx.NodeProto, name: str, default):
+    for a in node.attribute:
+        if a.name == name and a.type == onnx.AttributeProto.INT:
+            return a.i
+    return default
 
 
 def _symbol(name: str, nid: str, taken: set[str]) -> str:
