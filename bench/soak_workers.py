@@ -51,13 +51,16 @@ def children(pid: int) -> list[int]:
         return []
 
 
-def client_loop(port: int, seed: int, deadline: float, counts: dict, lock: threading.Lock) -> None:
-    rng = random.Random(seed)
-    mine: list[tuple[str, int]] = []
+def client_loop(
+    port: int, rng: random.Random, mine: list[tuple[str, int]], deadline: float, counts: dict, lock: threading.Lock
+) -> None:
+    """One client's requests until the deadline; `mine` (its models and their heads) carries over
+    from round to round, so the store holds the same number of models after the first round and
+    a worker's growth is its own, not the store's."""
     while time.monotonic() < deadline:
         what = rng.choice(["upload", "edit", "edit", "graph", "summary", "download", "list"] if mine else ["upload"])
         if what == "upload":
-            body, ctype = multipart(small_model(rng.randrange(1 << 30), width=64), f"m{seed}.onnx")
+            body, ctype = multipart(small_model(rng.randrange(1 << 30), width=64), f"m{id(mine)}.onnx")
             status, answer = request(port, "POST", "/api/models", body, ctype)
             if status == 201:
                 mine.append((json.loads(answer)["id"], 0))
@@ -109,14 +112,15 @@ def main() -> None:
         try:
             wait_http(f"http://127.0.0.1:{port}/readyz")
             print(f"workers {args.workers}, clients {args.clients}, MALLOC_ARENA_MAX {args.malloc_arena_max or '-'}")
-            print("round | requests | worker RSS MB (each) | helpers RSS MB (sum)")
+            print("round | requests | worker RSS MB (each) | helpers RSS MB (sum, count)")
             counts: dict = {}
             lock = threading.Lock()
+            clients: list[tuple[random.Random, list]] = [(random.Random(k), []) for k in range(args.clients)]
             for r in range(args.rounds):
                 deadline = time.monotonic() + args.seconds
                 threads = [
-                    threading.Thread(target=client_loop, args=(port, r * 100 + k, deadline, counts, lock))
-                    for k in range(args.clients)
+                    threading.Thread(target=client_loop, args=(port, rng, mine, deadline, counts, lock))
+                    for rng, mine in clients
                 ]
                 for t in threads:
                     t.start()
@@ -124,9 +128,10 @@ def main() -> None:
                     t.join()
                 workers = children(server.pid)
                 rss = [rss_mb(w) for w in workers]
-                helpers = sum(rss_mb(h) for w in workers for h in children(w))
+                kids = [h for w in workers for h in children(w)]
+                helpers = sum(rss_mb(h) for h in kids)
                 print(
-                    f"{r + 1:5d} | {sum(counts.values()):8d} | {' '.join(f'{x:6.1f}' for x in rss)} | {helpers:7.1f}",
+                    f"{r + 1:5d} | {sum(counts.values()):8d} | {' '.join(f'{x:6.1f}' for x in rss)} | {helpers:7.1f} ({len(kids)})",
                     flush=True,
                 )
             print("answers by status:", dict(sorted(counts.items())))
