@@ -7,7 +7,7 @@
 // (editing/attribute-batch.js): several attributes that must change at once are one edit.
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
-import { canEdit, disclosure, dtypeSelect, editForm, field, parseTensorJSON, submit } from "../editing/edit-forms.js";
+import { canEdit, disclosure, dtypeSelect, editForm, field, parseTensorJSON, plainMessage, submit } from "../editing/edit-forms.js";
 import { attributeBatch } from "../editing/attribute-batch.js";
 import { tensorValueForms } from "../editing/tensor-edit.js";
 import { attributeEditText, attributeValueName, dtypeNumber, formatInteger, formatNumber, formatTensor, isDtypeAttribute, onnxType } from "../lib/format.js";
@@ -209,6 +209,53 @@ function deleteButton(attr, node, ctx) {
   return del;
 }
 
+const ITEM_LISTS = new Set(["INTS", "FLOATS", "STRINGS"]);
+const SPECIAL_FLOATS = { nan: "NaN", inf: "Infinity", "+inf": "Infinity", infinity: "Infinity", "+infinity": "Infinity", "-inf": "-Infinity", "-infinity": "-Infinity" };
+
+/** An item of a FLOATS, INTS or STRINGS list as typed: what set_attribute_items takes, or an Error. */
+function itemValue(type, text) {
+  if (type === "STRINGS") return text;
+  const t = text.trim();
+  if (type === "FLOATS" && SPECIAL_FLOATS[t.toLowerCase()]) return SPECIAL_FLOATS[t.toLowerCase()];
+  const v = t === "" ? NaN : Number(t);
+  if (!Number.isFinite(v)) return new Error(type === "FLOATS" ? "a number (or NaN, inf, -inf)" : "a whole number");
+  if (type === "INTS" && !Number.isSafeInteger(v)) return new Error("a whole number (of at most 15 digits here)");
+  return v;
+}
+
+/**
+ * One item of a list too long to edit whole (a forest's 900,000 thresholds): its number and its
+ * new value, set with set_attribute_items — the list is never sent back; the value it has now is
+ * said when it is among the items shown.
+ */
+function itemEditor(attr, node, ctx) {
+  const shown = attr.value || [];
+  const error = fieldError();
+  const index = /** @type {HTMLInputElement} */ (el("input", { type: "number", step: "1", class: "attr-item-index", "aria-label": `Number of the item of ${attr.name} to change (0 to ${attr.truncated - 1})` }));
+  const value = /** @type {HTMLInputElement} */ (el("input", { type: "text", class: "attr-item-value", "aria-label": "Its new value" }));
+  const now = el("span", { class: "muted attr-item-now" });
+  index.addEventListener("input", () => {
+    const k = Number(index.value);
+    now.textContent = index.value !== "" && Number.isInteger(k) && k >= 0 && k < shown.length ? `now ${shown[k]}` : "";
+  });
+  const form = el("form", { class: "attr-items" },
+    el("label", {}, "Item ", index), el("label", {}, " becomes ", value), " ", submit("Set item"), " ", now, error);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const k = Number(index.value);
+    if (index.value === "" || !Number.isInteger(k) || k < 0 || k >= attr.truncated) { showError(error, `an item number from 0 to ${formatInteger(attr.truncated - 1)}`); return; }
+    const v = itemValue(attr.type, value.value);
+    if (v instanceof Error) { showError(error, v.message); return; }
+    showError(error, "");
+    try {
+      await ctx.actions.edit([{ op: "set_attribute_items", node: node.id, name: attr.name, items: [{ index: k, value: v }] }]);
+    } catch (err) {
+      showError(error, plainMessage(err.message || String(err)));
+    }
+  });
+  return form;
+}
+
 export function attributeRow(attr, node, ctx) {
   const row = el("div", { class: "attr", "data-attr": attr.name });
   const error = fieldError();
@@ -254,8 +301,10 @@ export function attributeRow(attr, node, ctx) {
   }
   row.append(error);
   if (attr.truncated !== undefined) {
+    const items = ITEM_LISTS.has(attr.type) && editing && !attr.ref_attr_name;
     row.append(el("div", { class: "muted attr-note" },
-      `The first ${formatNumber((attr.value || []).length)} of ${formatNumber(attr.truncated)} items are shown; a list this long is not edited here.`));
+      `The first ${formatNumber((attr.value || []).length)} of ${formatNumber(attr.truncated)} items are shown; ${items ? "change one by its number below." : "a list this long is not edited here."}`));
+    if (items) row.append(itemEditor(attr, node, ctx));
   }
   if (attr.doc_string) row.append(markdownBlock(attr.doc_string, { cls: "attr-doc" }));
   return row;
