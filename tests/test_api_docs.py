@@ -74,7 +74,7 @@ def test_edit_ops_carry_their_declared_field_schemas(doc):
         "type": "integer",
         "format": "int64",
         "minimum": 1,
-        "description": "the ai.onnx opset version to convert to",
+        "description": "the opset version to convert to",
     }
     assert ops["delete_node"]["properties"]["reconnect"]["default"] is False
 

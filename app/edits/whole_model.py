@@ -19,8 +19,9 @@ from ..onnx_io.traverse import (
 )
 from ..words import plural
 from .converted_bodies import convert_functions, plain_reason, restore_dropped
+from .domain_opset import convert_domain
 from .field_types import BOOLEAN, NAME
-from .jsontypes import Array, Integer, optional, required
+from .jsontypes import Array, Integer, String, optional, required
 from .opset_defaults import drop_unknown_defaults, dropped_words, merged
 from .registry import edit_op
 from .unused import drop_initializers, initializer_names, live_nodes, names_read
@@ -206,7 +207,17 @@ def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]
     return list(needed)
 
 
-@edit_op("convert_opset", required("version", Integer(minimum=1), "the ai.onnx opset version to convert to"))
+@edit_op(
+    "convert_opset",
+    required("version", Integer(minimum=1), "the opset version to convert to"),
+    optional(
+        "domain",
+        String(),
+        'the domain whose import changes: "ai.onnx" (the default; onnx\'s version converter) or another'
+        " onnx defines (ai.onnx.ml: moved where its nodes fit the new definitions)",
+        "ai.onnx",
+    ),
+)
 def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     """Convert the model to another ai.onnx opset version with onnx.version_converter: the main
     graph, its subgraphs and each model-local function's body (functions import the new version
@@ -216,6 +227,8 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     gives it (the change line says so), refused by name at another value. Model fields, node
     metadata and references to function attributes stay."""
     version = op["version"]
+    if standard_domain(op.get("domain", "ai.onnx")) != "":
+        return convert_domain(model, op["domain"], version)
     latest = onnx.defs.onnx_opset_version()
     if not 1 <= version <= latest:
         raise StudioError("bad_value", f"convert_opset: version must be between 1 and {latest}")

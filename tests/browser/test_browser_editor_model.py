@@ -325,3 +325,26 @@ def test_four_bit_weights_from_the_tools(page, server, artifacts):
     model = downloaded(page, server, summary["id"])
     onnx.checker.check_model(model)
     assert sorted(n.op_type for n in model.graph.node) == ["GatherBlockQuantized", "MatMulNBits", "MatMulNBits", "Relu"]
+
+
+def test_an_ml_only_model_converts_its_ai_onnx_ml_opset(page, server, artifacts):
+    """onnxmltools' XGBoost imports ai.onnx.ml alone (QA21 F4): the tools offer its conversion."""
+    from test_convert_ml_opset import tree_model
+
+    summary = upload(page, server, tree_model(1, ai_onnx=False), "xgb.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=opset]").click()
+    assert "imports no ai.onnx opset" in panel.locator("#model-tools").text_content()
+    assert panel.locator("#convert-opset").count() == 0
+    form = panel.locator("#convert-opset-ai-onnx-ml")
+    form.locator("select[name=version] option[value='3']").wait_for(state="attached")
+    assert form.locator("label").first.text_content() == "ai.onnx.ml opset 1 →"
+    form.locator("select[name=version]").select_option("3")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    report = panel.locator("#model-tools .callout").text_content()
+    assert "TreeEnsembleRegressor (1 -> 3)" in report, report
+    page.screenshot(path=str(artifacts / "editor-model-ml-opset.png"))
+    model = downloaded(page, server, summary["id"])
+    assert [(o.domain, o.version) for o in model.opset_import] == [("ai.onnx.ml", 3)]

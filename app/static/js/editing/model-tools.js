@@ -89,37 +89,54 @@ export function modelFieldsForm(summary, ctx) {
 
 // ------------------------------------------------------------------ tools
 
-function currentOpset(summary) {
-  const o = (summary.opset_import || []).find((x) => !x.domain || x.domain === "ai.onnx");
+// the domains besides ai.onnx whose versions onnx defines (their import can be moved); the
+// others (com.microsoft) are onnxruntime's, which onnx's schemas can't check
+const CONVERTED_DOMAINS = ["ai.onnx.ml", "ai.onnx.preview.training"];
+
+function importedVersion(summary, domain) {
+  const o = (summary.opset_import || []).find((x) => (domain === "" ? !x.domain || x.domain === "ai.onnx" : x.domain === domain));
   return o ? Number(o.version) : null;
 }
 
-function opsetForm(summary, ctx) {
-  const current = currentOpset(summary);
-  if (current === null) return el("p", { class: "muted" }, "The model imports no ai.onnx opset: there is nothing to convert.");
-  const picker = select("version", [[String(current), `${current} (current)`]], String(current), { class: "mono", "aria-label": "Target opset version" });
+/** A domain's row: "<domain> opset N → [version] Convert". */
+function opsetRow(domain, current, ctx) {
+  const name = domain || "ai.onnx";
+  const picker = select("version", [[String(current), `${current} (current)`]], String(current), { class: "mono", "aria-label": `Target ${name} opset version` });
+  picker.id = domain ? `opset-version-${domain.replaceAll(".", "-")}` : "opset-version";
   loadCatalog().then(({ LATEST_OPSET }) => {
-    const latest = Math.max(LATEST_OPSET[""] || current, current);
+    const latest = Math.max(LATEST_OPSET[domain] || current, current);
     const option = (v) => el("option", { value: String(v), selected: v === current }, v === current ? `${v} (current)` : String(v));
     const range = (from, to) => Array.from({ length: Math.max(0, from - to + 1) }, (_, k) => option(from - k));
     // going down rarely works: onnx's converter has adapters for few operators' older versions
     picker.replaceChildren(
       ...(latest > current ? [el("optgroup", { label: "newer" }, ...range(latest, current + 1))] : []),
       option(current),
-      ...(current > 1 ? [el("optgroup", { label: "older (often refused: few operators convert down)" }, ...range(current - 1, 1))] : []),
+      ...(current > 1 ? [el("optgroup", { label: domain ? "older" : "older (often refused: few operators convert down)" }, ...range(current - 1, 1))] : []),
     );
   }).catch(() => {});
   const { form } = editForm("ed-opset", [
-    el("p", { class: "ed-hint muted" }, "onnx.version_converter rewrites the operators for the new opset; it refuses, with its reason, when one can't be converted."),
-    el("div", { class: "ed-row" }, el("label", { class: "ed-label ed-inline-label", for: picker.id || (picker.id = "opset-version") }, `ai.onnx opset ${current} →`), picker,
+    el("div", { class: "ed-row" }, el("label", { class: "ed-label ed-inline-label", for: picker.id }, `${name} opset ${current} →`), picker,
       submit("Convert")),
   ], async () => {
     const version = Number(picker.value);
-    if (version === current) throw new Error(`The model is already at opset ${current}: pick another version.`);
+    if (version === current) throw new Error(`The model is already at ${name} opset ${current}: pick another version.`);
     // an adapter may rewrite an operator (Upsample -> Resize, Split's attribute -> input): did the outputs move?
-    await runTool(ctx, "Opset conversion", [{ op: "convert_opset", version }], { compare: true });
-  }, { id: "convert-opset" });
+    await runTool(ctx, "Opset conversion", [{ op: "convert_opset", version, ...(domain ? { domain } : {}) }], { compare: true });
+  }, { id: domain ? `convert-opset-${domain.replaceAll(".", "-")}` : "convert-opset" });
   return form;
+}
+
+function opsetForm(summary, ctx) {
+  const current = importedVersion(summary, "");
+  const others = CONVERTED_DOMAINS.map((d) => [d, importedVersion(summary, d)]).filter(([, v]) => v !== null);
+  if (current === null && !others.length) return el("p", { class: "muted" }, "The model imports no ai.onnx opset: there is nothing to convert.");
+  return el("div", { class: "opset-forms" },
+    el("p", { class: "ed-hint muted" }, current !== null
+      ? "onnx.version_converter rewrites the operators for the new opset; it refuses, with its reason, when one can't be converted."
+      : "The model imports no ai.onnx opset."),
+    current !== null ? opsetRow("", current, ctx) : null,
+    others.length ? el("p", { class: "ed-hint muted" }, "Other domains: the import moves where each node fits its operator's definition there (the converter knows only ai.onnx); the checks and a run confirm it.") : null,
+    ...others.map(([d, v]) => opsetRow(d, v, ctx)));
 }
 
 function inferForm(ctx) {

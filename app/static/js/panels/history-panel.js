@@ -98,7 +98,7 @@ function opWords(o, change) {
       return `Clean up ${parts.join(", ") || "nothing"}`;
     }
     case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
-    case "convert_opset": return `Convert to opset ${o.version}`;
+    case "convert_opset": return `Convert ${o.domain && o.domain !== "ai.onnx" ? `${o.domain} ` : ""}to opset ${o.version}`;
     case "restore_revision": return `Restore revision ${o.revision}`;
     case "add_node": {
       const writes = (o.outputs || []).map((x) => short(x)).join(", ");
