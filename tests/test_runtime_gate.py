@@ -574,18 +574,92 @@ def test_a_model_needing_longer_inputs_than_one_runs_at_a_bigger_size(client):
 
 
 def test_a_failure_on_made_up_sizes_says_so_and_one_on_its_own_sizes_does_not(client):
-    """Padding by 1000 fails at every size tried (1 to 512): the verdict says the sizes were made
+    """Padding by 2000 fails at every size tried (1 to 1024): the verdict says the sizes were made
     up (`guessed`), so the page doesn't call the model broken outright; the same Pad on a fixed
     [1, 2] input fails on the model's own sizes: no `guessed`."""
-    made_up = client.get(f"/api/models/{_upload(client, reflect_padded(1000, fixed=False))}").get_json()["validation"][
+    made_up = client.get(f"/api/models/{_upload(client, reflect_padded(2000, fixed=False))}").get_json()["validation"][
         "runtime"
     ]
     assert made_up["status"] == "fails" and made_up["stage"] == "run" and made_up["guessed"] is True
-    own = client.get(f"/api/models/{_upload(client, reflect_padded(1000, fixed=True))}").get_json()["validation"][
+    own = client.get(f"/api/models/{_upload(client, reflect_padded(2000, fixed=True))}").get_json()["validation"][
         "runtime"
     ]
     assert own["status"] == "fails" and own["stage"] == "run" and own["guessed"] is False
     assert 'node "reflect" (Pad)' in own["message"]
+
+
+def speech_front(fixed_length: int | None = None) -> onnx.ModelProto:
+    """A speech encoder's front as torch's dynamo exports one (QA23 F1): the batch squeezed away
+    (fixed at 1 inside, declared dynamic), the audio reflect-padded by 200 (a 400-sample window
+    centred), then — with `fixed_length` — reshaped to the length it was exported at (its
+    attention's Reshapes), and a projection of that length."""
+    pads = numpy_helper.from_array(np.array([200, 200], np.int64), "pads")
+    nodes = [
+        helper.make_node("Squeeze", ["x", "zero"], ["audio"], name="squeeze_batch"),
+        helper.make_node("Pad", ["audio", "pads"], ["padded"], name="center", mode="reflect"),
+    ]
+    inits = [pads, numpy_helper.from_array(np.array([0], np.int64), "zero")]
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    if fixed_length is None:
+        nodes.append(helper.make_node("ReduceMean", ["padded"], ["y"], name="pool", keepdims=0))
+    else:
+        nodes += [
+            helper.make_node("Reshape", ["padded", "frames"], ["framed"], name="frame"),
+            helper.make_node("MatMul", ["framed", "W"], ["y"], name="project"),
+        ]
+        inits += [
+            numpy_helper.from_array(np.array([1, fixed_length + 400], np.int64), "frames"),
+            numpy_helper.from_array(np.ones((fixed_length + 400, 4), np.float32), "W"),
+        ]
+    graph = helper.make_graph(
+        nodes, "speech", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "samples"])], [out], inits
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_a_model_fixed_at_batch_1_needing_long_audio_runs_at_the_smoke_runs_sizes(client):
+    """At every size alike (1, 2 … 512) it fails (a batch of 1 only, 201 samples and more): the
+    batch held at 1 while the rest grow, it runs — at samples 512, said in the verdict's sizes
+    (the Run panel starts from them)."""
+    mid = _upload(client, speech_front())
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert runtime["status"] == "ok", runtime
+    assert runtime["sizes"] == {"batch": 1, "samples": 512}
+
+
+def _runtime_when_settled(client, mid: str, rev: int, status: str) -> dict:
+    """The revision's verdict once it has `status` (a background check), or as it is after 60 s."""
+    deadline = time.monotonic() + 60
+    while True:
+        runtime = client.get(f"/api/models/{mid}/validation?revision={rev}").get_json()["runtime"]
+        if runtime.get("status") == status or time.monotonic() > deadline:
+            return runtime
+        time.sleep(0.2)
+
+
+def test_a_run_at_the_models_own_sizes_makes_its_verdict_and_gate_go_by_them(client):
+    """A model that runs only at the length it was exported at fails every size the smoke run
+    makes up, and any edit of it then passed the gate (QA23 F1: an STFT made two-sided, stored
+    without a word). A Run at its own length works: the verdict is checked again at those sizes
+    and kept (sizes_from "run"), and an edit that breaks it at every size is refused."""
+    mid = _upload(client, speech_front(fixed_length=1000))
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert runtime["status"] == "fails" and runtime["guessed"] is True
+    r = client.post(f"/api/models/{mid}/run", json={"dims": {"batch": 1, "samples": 1000}})
+    assert r.status_code == 200, r.get_json()
+    runtime = _runtime_when_settled(client, mid, 0, "ok")
+    assert runtime["status"] == "ok" and runtime["sizes_from"] == "run", runtime
+    assert runtime["sizes"] == {"batch": 1, "samples": 1000}
+    # the window's padding 700 a side: the framing then fits no length — refused, the model untouched
+    pads = {"dtype": "INT64", "shape": [2], "values": [700, 700]}
+    r = _edit(client, mid, [{"op": "set_initializer", "name": "pads", "value": pads}])
+    assert r.status_code == 422, r.get_json()
+    assert 'node "frame" (Reshape)' in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+    # an edit that keeps it running is stored, its verdict at those sizes
+    r = _edit(client, mid, [{"op": "rename_node", "node": "project", "name": "projection"}])
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["validation"]["runtime"]["status"] == "ok"
 
 
 def test_fixing_a_flag_that_needs_longer_inputs_is_not_refused(client):

@@ -29,6 +29,7 @@ model masks them, what they hold means nothing.
 
 from __future__ import annotations
 
+import contextlib
 import filecmp
 import os
 import tempfile
@@ -65,6 +66,7 @@ from . import bp
 from .documents import inferred, load, missing_weights, store
 from .kernel_times import kernel_times
 from .request_body import json_object
+from .runtime import ran_at
 
 RUN_TENSORS = "studio-tensors"  # the folder beside a run's model.onnx the store's tensors are linked into
 INLINE_ATTRIBUTE_BYTES = 16 << 20  # an attribute's tensor up to this big is put back in the graph a run loads
@@ -390,7 +392,20 @@ def run_raw(
     """The worker's answer to running the revision (ort_worker.run), whatever its status."""
     folder.mkdir()
     path, files, size = _runnable(revision, model, outputs, folder)
-    return run_model(path, folder, inputs, dims, outputs, size, wall, files, profile)
+    answer = run_model(path, folder, inputs, dims, outputs, size, wall, files, profile)
+    if answer.get("status") == "ok":  # sizes it runs at, where the smoke run's made-up ones may have failed
+        ran_at(revision, model, lambda: {**dims, **fed_sizes(model, _shapes(answer.get("inputs") or {}))})
+    return answer
+
+
+def _shapes(fed: dict) -> dict[str, list[int]]:
+    """The shapes of a run's inputs as saved (.npy files; a sequence's are no one shape)."""
+    out = {}
+    for name, path in fed.items():
+        if isinstance(path, str):
+            with contextlib.suppress(ValueError, OSError):
+                out[name] = list(np.load(path, mmap_mode="r", allow_pickle=False).shape)
+    return out
 
 
 def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:

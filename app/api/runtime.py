@@ -12,6 +12,8 @@ and can't run it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import onnx
 
 from ..edits.apply import runtime_refusal
@@ -158,3 +160,27 @@ def in_background(model_id: str, rev: int) -> None:
             store().set_runtime(model_id, rev, verdict, invalid=runtime_refusal(verdict))
 
     once_in_background(("runtime", store().where, model_id, rev), f"ort-{model_id}-{rev}", work)
+
+
+def ran_at(revision, model: onnx.ModelProto, sizes: Callable[[], dict[str, int]]) -> None:
+    """A run at `sizes` worked where the smoke run's made-up sizes failed (a speech encoder
+    whose export fixed its batch at 1 and whose window needs 400 samples): its verdict is checked
+    again at those sizes, in the background, and kept when the model runs — its badge, and the
+    gate of every edit made from it (known_sizes), then go by sizes the model takes."""
+    known = _stored(revision)
+    if known is None or known.get("status") != "fails" or not known.get("guessed"):
+        return
+    at = sizes()
+    if not at:
+        return
+
+    def work() -> None:
+        verdict = check(revision, model, sizes=at)
+        if verdict.get("status") == "ok":
+            verdict["sizes_from"] = "run"  # the page says which sizes it ran at, and why those
+            _verdicts.put(_key(revision), verdict)
+            store().set_runtime(revision.model_id, revision.rev, verdict)
+
+    once_in_background(
+        ("ran-at", store().where, revision.model_id, revision.rev), f"ort-ran-{revision.model_id}-{revision.rev}", work
+    )

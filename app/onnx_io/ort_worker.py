@@ -448,25 +448,57 @@ def _missing_locale(message: str) -> str | None:
 # sizes the inputs' dynamic dims are tried at when the smoke run fails at the first: a dim of 1
 # can change what runs (a Squeeze without axes), and a model may need more (silero VAD pads its
 # audio by 64 samples, reflected: a sequence of 1 fails it; fixed to 16 kHz it takes chunks of
-# 512) — no refusal for too small a size alone
-BIGGER_DIMS = (2, 16, 128, 512)
+# 512) — no refusal for too small a size alone. At each size, the batch (the inputs' first dims)
+# is also tried at 1 while the rest grow: an export that fixed its batch at 1 inside (torch's
+# dynamo on a speech encoder) fails at any other batch, and its samples need 400 and more;
+# tried first, as cheaper and how a model runs where it ships
+BIGGER_DIMS = (2, 16, 128, 512, 1024)
 
 
 def _bigger_dims(ort, np, path: str, hint: int, failed: dict, hints: dict, sessions: dict) -> dict:
-    """The first of BIGGER_DIMS the model runs at, or the failure at `hint` (also once a try
-    takes longer than RETRY_SECONDS: a big model's runs cost too much to go on)."""
+    """The first of BIGGER_DIMS the model runs at ("dims": that size, or {batch dims: 1, "*":
+    that size}), or the failure at `hint` (also once a try takes longer than RETRY_SECONDS: a
+    big model's runs cost too much to go on)."""
+    leading = _leading_dims(sessions.get(True))
+    rest = [d for d in failed.get("symbolic") or [] if d not in leading]
     for size in BIGGER_DIMS:
         if size <= hint:
             continue
-        start = time.perf_counter()
-        try:
-            if _attempt(ort, np, path, True, size, hints, sessions)["status"] == "ok":
-                return {"status": "ok", "stage": "run", "message": "", "dims": size}
-        except MemoryError:  # too big to make up: the failure at the first size is the news
-            break
-        if time.perf_counter() - start > RETRY_SECONDS:
-            break
+        # the batch at 1 first: cheaper, and how a model is run where it ships
+        tries: list = [{"*": size, **dict.fromkeys(leading, 1)}, size] if leading and rest else [size]
+        for at in tries:
+            start = time.perf_counter()
+            try:
+                if _attempt(ort, np, path, True, at, hints, sessions)["status"] == "ok":
+                    return {
+                        "status": "ok",
+                        "stage": "run",
+                        "message": "",
+                        "dims": at,
+                        "symbolic": failed.get("symbolic"),
+                    }
+            except MemoryError:  # too big to make up: the failure at the first size is the news
+                return failed
+            if time.perf_counter() - start > RETRY_SECONDS:
+                return failed
     return failed
+
+
+def _leading_dims(sess) -> list[str]:
+    """The dynamic dims that are an input's first axis (its batch), by name ("x[0]" unnamed)."""
+    if sess is None:
+        return []
+    names = _sibling("dim_names")
+    found: dict[str, None] = {}
+    for arg in sess.get_inputs():
+        shape = arg.shape or []
+        if arg.type.startswith("tensor(") and len(shape) > 1:
+            d = shape[0]
+            if names.is_unnamed(d):
+                found[names.axis_dim(arg.name, 0)] = None
+            elif isinstance(d, str):
+                found[d] = None
+    return list(found)
 
 
 def _a(text: str) -> str:

@@ -400,7 +400,7 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         "op_type": op_type,
         "node": place.nid if place is not None else None,
         "stage": raw.get("stage") or "load",  # "load": onnxruntime refuses the model itself
-        # the run fed sizes or integers it made up (dynamic dims of 1 to 512; zeros, counting),
+        # the run fed sizes or integers it made up (dynamic dims of 1 to 1,024, the batch also at 1 alone; zeros, counting),
         # which a model may not take: what failed may be them
         "guessed": bool(raw.get("guessed")),
     }

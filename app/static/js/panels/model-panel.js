@@ -80,13 +80,15 @@ function runtimeCheck(r, ctx) {
   if (r.status === "pending") return row(null, "checking in the background…");
   // weights not uploaded: the smoke run put zeros in their place (missing-data.js says so)
   const ran = (ctx.summary && (ctx.summary.missing_data || []).length) ? "loads and runs its graph" : "loads and runs it";
-  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, ran);
+  // sizes a run found (where the smoke run's made-up ones failed): what edits are checked at
+  const fromRun = r.sizes_from === "run" && r.sizes ? ` at ${Object.entries(r.sizes).map(([d, n]) => `${d} ${n}`).join(", ")} (a run's sizes)` : "";
+  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, ran + fromRun);
   if (r.status !== "fails") return row(null, "not run", r.message);
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${nodeLabel(r.node_name, r.node)}`));
   if (r.guessed) {
-    out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 512; zeros, 1, 2, 3…). ",
-      "Run it on real inputs (Run, or a reference case) to know whether it works."));
+    out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 1,024, the batch also at 1 alone; zeros, 1, 2, 3…). ",
+      "Run it on real inputs (Run, or a reference case) to know whether it works: sizes it runs at become the ones its edits are checked at."));
   }
   return out;
 }

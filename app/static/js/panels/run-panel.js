@@ -733,7 +733,10 @@ export function renderRunPanel(root, ctx) {
   const expressions = graph.dim_expressions || {};
   const dimNames = symbolicDims(inputs, expressions);
   const known = ctx.dimSizes ? ctx.dimSizes() : {};
-  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "0", step: "1", value: String(known[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
+  // else the sizes onnxruntime ran it at (the smoke run's, or a run's): a speech model takes no 1 sample
+  const runtime = (ctx.summary && ctx.summary.validation && ctx.summary.validation.runtime) || {};
+  const ran = runtime.status === "ok" ? runtime.sizes || {} : {};
+  const dims = dimNames.map((d) => ({ name: d, field: el("input", { type: "number", min: "0", step: "1", value: String(known[d] ?? ran[d] ?? 1), "aria-label": d, class: "run-dim" }) }));
   followFirstAxes(dims.map((d) => d.field));
   // a size only inputs given by values or a file have is theirs: its field greys out; no values
   // at all ("[]": an empty cache) say no size, the field gives the 0
