@@ -104,7 +104,7 @@ SAMPLES = {
         "initializer_inputs": False,
     },
     "extract_subgraph": {"inputs": ["x"], "outputs": ["h"]},
-    "convert_opset": {"version": 16},
+    "convert_opset": {"version": 16, "domain": "ai.onnx"},
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
     "simplify": {},
     "quantize_static": {

@@ -627,6 +627,14 @@ def test_set_attribute_items_refuses_what_it_cant_set(client, item, name, words)
         ("UINT8", [-1], "a value is outside UINT8's range 0…255"),
         ("INT32", ["NaN"], "INT32 holds whole numbers: NaN and infinity are not"),
         ("FLOAT", ["x"], "FLOAT holds numbers"),
+        # types without infinity or NaN saturate instead (QA22 M3): refused all the same
+        ("FLOAT4E2M1", ["NaN", 1.0], "FLOAT4E2M1 holds no NaN or infinity: nan would be -0"),
+        ("FLOAT4E2M1", ["-Infinity"], "FLOAT4E2M1 holds no NaN or infinity: -inf would be -6"),
+        ("FLOAT4E2M1", [1000.5, 1.0], "1000.5 is beyond the largest FLOAT4E2M1 (6)"),
+        ("FLOAT4E2M1", [7.0], "7 is beyond the largest FLOAT4E2M1 (6)"),
+        ("FLOAT4E2M1", [7], "7 is beyond the largest FLOAT4E2M1 (6)"),
+        ("FLOAT8E8M0", [0.0], "0 is no value a FLOAT8E8M0 holds"),
+        ("FLOAT8E4M3FN", [464.0], "464 is beyond the largest FLOAT8E4M3FN (448)"),
     ],
 )
 def test_typed_values_that_a_cast_would_change_are_refused(client, dtype, values, words):
@@ -643,7 +651,12 @@ def test_typed_values_that_fit_are_stored_as_typed(client):
     mid = upload(client, small_model().SerializeToString()).get_json()["id"]
     ops = [
         {"op": "add_initializer", "name": n, "value": {"dtype": d, "shape": [len(v)], "values": v}}
-        for n, d, v in [("k_i", "INT64", [2.0, -3]), ("k_b", "BOOL", [0, 1, True]), ("k_h", "FLOAT16", [65504, 0.1])]
+        for n, d, v in [
+            ("k_i", "INT64", [2.0, -3]),
+            ("k_b", "BOOL", [0, 1, True]),
+            ("k_h", "FLOAT16", [65504, 0.1]),
+            ("k_f4", "FLOAT4E2M1", [6.5, -6, 0.5]),  # 6.5 rounds to 6: a float's rounding, not past its largest
+        ]
     ]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
     assert r.status_code == 200, r.get_json()
@@ -651,6 +664,7 @@ def test_typed_values_that_fit_are_stored_as_typed(client):
     got = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
     assert got["k_i"].tolist() == [2, -3] and got["k_b"].tolist() == [False, True, True]
     assert got["k_h"].dtype == np.float16 and got["k_h"][0] == 65504
+    assert got["k_f4"].astype(np.float32).tolist() == [6.0, -6.0, 0.5]
 
 
 LIGHT_AND_TORCH = [

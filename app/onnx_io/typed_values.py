@@ -70,8 +70,23 @@ def misfit(values: np.ndarray, dtype: np.dtype, type_name: str) -> str | None:
         cast = values.astype(dtype).astype(np.float64)
     source = values.astype(np.float64)
     lost = np.isfinite(source) & ~np.isfinite(cast)
+    top = _largest(dtype)
     if lost.any():
-        return f"{source[lost].flat[0]:g} is beyond the largest {type_name} ({_largest(dtype):g})"
+        v = source[lost].flat[0]
+        if abs(v) <= top:  # FLOAT8E8M0: powers of two only, no zero, no sign
+            return f"{v:g} is no value a {type_name} holds"
+        return f"{v:g} is beyond the largest {type_name} ({top:g})"
+    # a type without infinity or NaN saturates instead (FLOAT4E2M1: 1000.5 is 6, NaN -0): a value
+    # past its largest by more than rounding, and NaN or ±Infinity, would be another value
+    gone = ~np.isfinite(source) & np.isfinite(cast)
+    if gone.any():
+        return f"{type_name} holds no NaN or infinity: {source[gone].flat[0]} would be {cast[gone].flat[0]:g}"
+    with np.errstate(invalid="ignore"):
+        below = float(np.nextafter(np.array(top, dtype), np.array(0, dtype)))
+    if np.isfinite(below):
+        past = np.isfinite(source) & (np.abs(source) >= top + (top - below) / 2)
+        if past.any():
+            return f"{source[past].flat[0]:g} is beyond the largest {type_name} ({top:g})"
     if kind in "iu":
         # a whole number the float can't hold exactly changes (16777217 is 16777216 as a FLOAT):
         # a float's rounding is expected of a typed 0.1, not of a count or an id
