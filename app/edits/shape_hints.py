@@ -12,6 +12,7 @@ from ..errors import StudioError
 from ..onnx_io.address import node_words
 from ..onnx_io.causes import graph_words
 from ..onnx_io.inference import infer_isolated, input_dims
+from ..onnx_io.kept_fields import keep_described
 from ..onnx_io.traverse import graph_constants
 from ..views.search import format_tensor
 from ..views.values import shape_json
@@ -96,9 +97,10 @@ _REFITS = 3
 
 
 def _renamed(new: onnx.ValueInfoProto, old: onnx.ValueInfoProto, inputs: set[str]) -> onnx.ValueInfoProto:
-    """The inferred entry, with the dim names it only invents taken from the old one."""
+    """The inferred entry, with the dim names it only invents taken from the old one, and its
+    doc string and metadata (inference makes neither)."""
     keep_dim_names(new.type, old.type, inputs)
-    return new
+    return keep_described(new, old)
 
 
 _STALE_VALUE_INFO = re.compile(

@@ -9,6 +9,7 @@ from ..onnx_io import offload
 from ..onnx_io.function_calls import drop_uncalled_functions, without_functions
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
+from ..onnx_io.kept_fields import restore_graph_fields
 from ..onnx_io.traverse import (
     graphs_within,
     node_reads,
@@ -257,10 +258,9 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     if current < 7 <= version:
         _reshape_prelu_slopes(converted)
     restore_dropped(model.graph.node, converted.graph.node)
-    had = {v.name for v in model.graph.value_info}
-    keep = [v for v in converted.graph.value_info if v.name in had]  # the converter infers shapes: don't store them
-    del converted.graph.value_info[:]
-    converted.graph.value_info.extend(keep)
+    # metadata, doc strings, annotations are not the converter's; nor are the shapes its inference
+    # found (value_info, bodies' outputs): what the model declared is kept as it was
+    restore_graph_fields(model.graph, converted.graph, declared=True)
     model.graph.CopyFrom(converted.graph)
     del model.opset_import[:]
     model.opset_import.extend(converted.opset_import)

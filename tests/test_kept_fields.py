@@ -1,0 +1,103 @@
+"""Edits that hand the graph to a tool (onnx's version converter, shape inference) keep what the
+tool has no business with (QA22 M1, m2): the graph's doc string, metadata and quantization
+annotations, the doc strings and metadata of its inputs, outputs, value_info and initializers,
+each node's doc string, metadata and device configurations — in bodies too."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from testkit import upload
+
+from app.onnx_io.kept_fields import restore_graph_fields
+
+
+def entry(key: str, value: str) -> onnx.StringStringEntryProto:
+    return onnx.StringStringEntryProto(key=key, value=value)
+
+
+def described_model(opset: int = 21) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 4], doc_string="X doc")
+    x.metadata_props.append(entry("x_md", "1"))
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", 4], doc_string="Y doc")
+    y.metadata_props.append(entry("y_md", "2"))
+    h = helper.make_tensor_value_info("h", TensorProto.FLOAT, ["batch", 4], doc_string="h doc")
+    h.metadata_props.append(entry("h_md", "3"))
+    w = numpy_helper.from_array(np.eye(4, dtype=np.float32), "W")
+    w.doc_string = "W doc"
+    w.metadata_props.append(entry("w_md", "4"))
+    out = helper.make_tensor_value_info("b", TensorProto.FLOAT, None, doc_string="branch out doc")
+    out.metadata_props.append(entry("b_md", "5"))
+    then = helper.make_graph([helper.make_node("Relu", ["h"], ["b"], name="relu")], "then", [], [out])
+    other = helper.make_graph([helper.make_node("Neg", ["h"], ["b"], name="neg")], "else", [], [out])
+    mm = helper.make_node("MatMul", ["X", "W"], ["h"], name="mm", doc_string="mm doc")
+    mm.metadata_props.append(entry("mm_md", "6"))
+    config = mm.device_configurations.add(configuration_id="two_devices")
+    config.sharding_spec.add(tensor_name="h", device=[0, 1])
+    graph = helper.make_graph(
+        [
+            mm,
+            helper.make_node("ReduceMax", ["h"], ["top"], name="top", keepdims=0),
+            helper.make_node("Greater", ["top", "zero"], ["positive"], name="positive"),
+            helper.make_node("If", ["positive"], ["Y"], name="choose", then_branch=then, else_branch=other),
+        ],
+        "described",
+        [x],
+        [y],
+        [w, numpy_helper.from_array(np.array(0.0, np.float32), "zero")],
+        value_info=[h],
+        doc_string="graph doc",
+    )
+    graph.metadata_props.append(entry("g_md", "7"))
+    graph.quantization_annotation.add(tensor_name="h").quant_parameter_tensor_names.append(entry("SCALE_TENSOR", "W"))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.configuration.add(name="two_devices", num_devices=2, device=["cpu0", "cpu1"])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def without(model: onnx.ModelProto, *fields: str) -> onnx.ModelProto:
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for f in fields:
+        out.ClearField(f)
+    return out
+
+
+def edited(client, model: onnx.ModelProto, op: dict) -> onnx.ModelProto:
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    return onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=1").data)
+
+
+def test_convert_opset_keeps_what_the_converter_drops(client):
+    before = described_model(21)
+    after = edited(client, before, {"op": "convert_opset", "version": 20})
+    assert [(o.domain, o.version) for o in after.opset_import] == [("", 20)]
+    # every field but the opset import is as it was: nothing here is an operator the converter changes
+    assert without(after, "opset_import") == without(before, "opset_import")
+
+
+def test_reinferred_value_info_keeps_its_doc_string_and_metadata(client):
+    after = edited(client, described_model(), {"op": "set_io_shape", "name": "X", "shape": [2, 4]})
+    h = next(v for v in after.graph.value_info if v.name == "h")
+    assert [d.dim_value for d in h.type.tensor_type.shape.dim] == [2, 4]
+    assert h.doc_string == "h doc" and [(e.key, e.value) for e in h.metadata_props] == [("h_md", "3")]
+
+
+def test_fields_a_tool_made_its_own_are_not_overwritten():
+    before = described_model().graph
+    after = onnx.GraphProto()
+    after.CopyFrom(before)
+    for g in (after,):
+        g.doc_string = "new doc"
+        del g.metadata_props[:]
+        g.metadata_props.append(entry("g_md", "new"))
+        g.node[0].doc_string = ""
+        g.node[0].op_type = "Gemm"  # another node writing that output: nothing of the MatMul's goes on it
+        del g.node[0].metadata_props[:]
+    restore_graph_fields(before, after)
+    assert after.doc_string == "new doc" and [(e.key, e.value) for e in after.metadata_props] == [("g_md", "new")]
+    assert after.node[0].doc_string == "" and not len(after.node[0].metadata_props)
