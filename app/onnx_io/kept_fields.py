@@ -53,17 +53,17 @@ def restore_graph_fields(before: onnx.GraphProto, after: onnx.GraphProto, declar
             t.metadata_props.extend(old.metadata_props)
     old_nodes = {n.output[0]: n for n in before.node if n.output}
     for n in after.node:
-        old = old_nodes.get(n.output[0]) if n.output else None
-        if old is None or old.op_type != n.op_type:
+        node = old_nodes.get(n.output[0]) if n.output else None
+        if node is None or node.op_type != n.op_type:
             continue
-        if old.doc_string and not n.doc_string:
-            n.doc_string = old.doc_string
-        if len(old.metadata_props) and not len(n.metadata_props):
-            n.metadata_props.extend(old.metadata_props)
-        if len(old.device_configurations) and not len(n.device_configurations):
-            n.device_configurations.extend(old.device_configurations)
+        if node.doc_string and not n.doc_string:
+            n.doc_string = node.doc_string
+        if len(node.metadata_props) and not len(n.metadata_props):
+            n.metadata_props.extend(node.metadata_props)
+        if len(node.device_configurations) and not len(n.device_configurations):
+            n.device_configurations.extend(node.device_configurations)
         # its bodies (an If's branches, a Loop's body), attribute by attribute
-        old_graphs = {a.name: a for a in old.attribute}
+        old_graphs = {a.name: a for a in node.attribute}
         for a in n.attribute:
             was = old_graphs.get(a.name)
             if was is None or was.type != a.type:
