@@ -18,7 +18,7 @@ from onnx import helper
 
 from ..errors import StudioError
 from ..onnx_io import offload
-from ..onnx_io.traverse import opset_imports, standard_domain
+from ..onnx_io.traverse import standard_domain
 
 
 def restore_dropped(before, after) -> list[str]:
@@ -60,23 +60,62 @@ def convert_functions(model: onnx.ModelProto, version: int) -> list[str]:
     return [model.functions[k].name for k, _ in done]
 
 
-def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int) -> onnx.FunctionProto:
-    untyped = [onnx.ValueInfoProto(name=n) for n in f.input], [onnx.ValueInfoProto(name=n) for n in f.output]
+def _converted_nodes(
+    model: onnx.ModelProto, nodes, inputs: list[str], outputs: list[str], imports, version: int, what: str
+) -> onnx.GraphProto:
+    """`nodes` (reading `inputs`, writing `outputs`) converted to `version` as the main graph of
+    a stand-in model importing `imports`; 422 naming `what` when they can't be."""
+    untyped = [onnx.ValueInfoProto(name=n) for n in inputs], [onnx.ValueInfoProto(name=n) for n in outputs]
     stand_in = helper.make_model(
-        helper.make_graph(list(f.node), f.name or "function", *untyped),
-        opset_imports=list(f.opset_import),
-        ir_version=model.ir_version,
+        helper.make_graph(list(nodes), "stand_in", *untyped), opset_imports=list(imports), ir_version=model.ir_version
     )
     try:
-        converted = offload.convert(stand_in, version)  # C++: in the helper process
+        return offload.convert(stand_in, version).graph  # C++: in the helper process
     except ValueError as exc:
+        current = next((o.version for o in imports if standard_domain(o.domain) == ""), version)
         raise StudioError(
             "conversion_failed",
-            f"convert_opset: the body of function {f.name} can't be converted to opset {version}: "
-            + plain_reason(exc, f.node, down=version < (opset_imports(model, f).get("") or version)),
+            f"convert_opset: {what} can't be converted to opset {version}: "
+            + plain_reason(exc, nodes, down=version < current),
             422,
         ) from None
-    lost = restore_dropped(f.node, converted.graph.node)
+
+
+def convert_training_graphs(model: onnx.ModelProto, version: int) -> int:
+    """Convert the training graphs (each TrainingInfoProto's initialization and algorithm) to
+    `version` with the main graph, in place: they follow the model's opset imports, and one
+    left behind holds operators the new opset defines otherwise (ReduceSum's `axes`, an
+    attribute until 13) while the checker looks no further than the main graph. How many were
+    converted; 422 naming the graph that can't be (nothing changed then)."""
+    done: list[tuple[onnx.GraphProto, onnx.GraphProto]] = []
+    for k, t in enumerate(model.training_info):
+        for field, words in (("initialization", "initialization"), ("algorithm", "algorithm")):
+            g = getattr(t, field)
+            if not t.HasField(field) or not len(g.node):
+                continue
+            made = {o for n in g.node for o in n.output}
+            outside = [
+                name
+                for name in dict.fromkeys(i for n in g.node for i in n.input)
+                if name and name not in made and name not in {v.name for v in g.input}
+            ]
+            inputs = [v.name for v in g.input] + outside
+            outputs = list(dict.fromkeys([v.name for v in g.output] + [n for n in made if n not in inputs]))
+            what = f"the {words} graph of training_info[{k}]"
+            converted = _converted_nodes(model, g.node, inputs, outputs, model.opset_import, version, what)
+            done.append((g, converted))
+    for g, converted in done:
+        restore_dropped(g.node, converted.node)
+        del g.node[:]
+        g.node.extend(converted.node)
+    return len(done)
+
+
+def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int) -> onnx.FunctionProto:
+    converted = _converted_nodes(
+        model, f.node, list(f.input), list(f.output), f.opset_import, version, f"the body of function {f.name}"
+    )
+    lost = restore_dropped(f.node, converted.node)
     if lost:
         raise StudioError(
             "conversion_failed",
@@ -88,7 +127,7 @@ def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int)
     out = onnx.FunctionProto()
     out.CopyFrom(f)
     del out.node[:]
-    out.node.extend(converted.graph.node)
+    out.node.extend(converted.node)
     others = [o for o in f.opset_import if standard_domain(o.domain) != ""]
     del out.opset_import[:]
     out.opset_import.extend([helper.make_opsetid("", version), *others])

@@ -19,7 +19,7 @@ from ..onnx_io.traverse import (
     walk_graphs,
 )
 from ..words import plural
-from .converted_bodies import convert_functions, plain_reason, restore_dropped
+from .converted_bodies import convert_functions, convert_training_graphs, plain_reason, restore_dropped
 from .domain_opset import convert_domain
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, String, optional, required
@@ -252,6 +252,7 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     dropped = drop_unknown_defaults(converted.graph, current, version)
     sources = [opset_imports(model, f).get("") for f in model.functions]
     bodies = convert_functions(model, version)  # the converter leaves them as they were
+    trained = convert_training_graphs(model, version)  # and the training graphs
     for f, source in zip(model.functions, sources, strict=True):
         if source is not None and source != version:  # the bodies convert_functions converted
             dropped = merged(dropped, drop_unknown_defaults(f, source, version, f" in function {f.name}"))
@@ -280,6 +281,8 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
         )
     if bodies:
         note += f"; {plural(len(bodies), 'model function')} converted too ({', '.join(bodies)})"
+    if trained:
+        note += f"; {plural(trained, 'training graph')} converted too"
     note += dropped_words(dropped, version)
     return f"converted from opset {current} to {version}{note}"
 
