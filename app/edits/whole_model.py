@@ -221,8 +221,9 @@ def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]
 )
 def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     """Convert the model to another ai.onnx opset version with onnx.version_converter: the main
-    graph, its subgraphs and each model-local function's body (functions import the new version
-    too). Refused, with the converter's reason, when an operator can't be converted. An
+    graph, its subgraphs, each model-local function's body (functions import the new version
+    too) and the training graphs. What is no operator's (metadata, doc strings, quantization
+    annotations, device configurations, the types the model declares) stays as it was. Refused, with the converter's reason, when an operator can't be converted. An
     attribute the converter keeps that the new opset's operator doesn't define (ReduceMean's
     noop_with_empty_axes, from 18 down to 17) is dropped when it holds the default the old opset
     gives it (the change line says so), refused by name at another value. Model fields, node
