@@ -615,8 +615,10 @@ def test_quantized_convolutions_resize_and_more_by_hand(client):
 
 def test_top_k_dft_and_stft_by_hand(client):
     """TopK: a comparison per input element and level of a heap of K; DFT: 5·N·log2 N per
-    transform of a power-of-2 length (an FFT), 8·N² otherwise (the direct sum); STFT: each frame's
-    DFT plus the window's product. An axis or a length that is no constant leaves them unknown."""
+    transform of a power-of-2 length (an FFT), otherwise Bluestein's two FFTs of the power of 2
+    at or past 2N−1 and its chirp products (QA23: not the direct sum, which made a 400-sample
+    STFT 62 % of a speech encoder); STFT: each frame's DFT plus the window's product. An axis or
+    a length that is no constant leaves them unknown."""
     i64 = TensorProto.INT64
     consts = [
         numpy_helper.from_array(np.array([3], np.int64), "k"),
@@ -649,7 +651,8 @@ def test_top_k_dft_and_stft_by_hand(client):
     nodes = by_name(stats(client, data))
     assert nodes["topk"]["flops"] == 200 * 2  # a heap of 3: two levels
     assert nodes["fft"]["flops"] == 2 * (5 * 16 * 4)  # one transform a batch row, along axis -2
-    assert nodes["direct"]["flops"] == 2 * (8 * 12 * 12)  # 12 is no power of 2: the direct sum
+    # 12 is no power of 2: Bluestein's, through FFTs of 32 (at or past 2·12 − 1)
+    assert nodes["direct"]["flops"] == 2 * (2 * (5 * 32 * 5) + 6 * (32 + 2 * 12))
     assert nodes["free"]["flops"] is None  # the axis is an input: not known before the run
     frames = (64 - 16) // 4 + 1
     assert nodes["stft"]["flops"] == 2 * frames * (5 * 16 * 4 + 16)
@@ -971,3 +974,35 @@ def test_flops_none_of_which_are_known_are_unknown_not_zero(client):
     m.graph.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3]))
     answer = stats(client, m.SerializeToString())
     assert answer["totals"]["flops"] == 6 and answer["unknown"]["flops_nodes"] == 1
+
+
+def test_windows_and_mel_banks_made_from_constants_cost_nothing_a_run(client):
+    """QA23 F10: a speech front end's HannWindow and MelWeightMatrix were unknown FLOPs, marking
+    its total incomplete. Made from constant sizes, onnxruntime folds them when the model loads
+    (0 a run); a window of a size fed is made each run, 3 per element."""
+    i64 = TensorProto.INT64
+    consts = [
+        numpy_helper.from_array(np.array(16, np.int64), "n"),
+        numpy_helper.from_array(np.array(8, np.int64), "mels"),
+        numpy_helper.from_array(np.array(16000, np.int64), "rate"),
+        numpy_helper.from_array(np.array(0.0, np.float32), "low"),
+        numpy_helper.from_array(np.array(8000.0, np.float32), "high"),
+    ]
+    data = model(
+        [
+            helper.make_node("HannWindow", ["n"], ["w"], name="hann"),
+            helper.make_node("MelWeightMatrix", ["mels", "n", "rate", "low", "high"], ["bank"], name="mel"),
+            helper.make_node("HammingWindow", ["size"], ["w2"], name="fed"),
+        ],
+        [helper.make_tensor_value_info("size", i64, [])],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in ("w", "bank", "w2")],
+        consts,
+        opset=17,
+    )
+    answer = stats(client, data)
+    nodes = by_name(answer)
+    assert nodes["hann"]["flops"] == 0 and nodes["mel"]["flops"] == 0
+    assert nodes["fed"]["flops"] is None  # its size is the input's value: known only at the run
+    assert (
+        "HannWindow" not in answer["unknown"]["flops_ops"] and "MelWeightMatrix" not in answer["unknown"]["flops_ops"]
+    )
