@@ -16,7 +16,7 @@ from .edits.sources import npy_from_tensor_file
 from .errors import StudioError
 from .onnx_io.inference import input_dims
 from .onnx_io.output_compare import compare_outputs, rows_words
-from .onnx_io.runtime_check import RUN_WALL_SECONDS, run_model
+from .onnx_io.runtime_check import RUN_WALL_SECONDS, at_words, check_model, run_model
 from .onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names, test_data_sets_beside
 from .onnx_io.traverse import fed_inputs
 
@@ -36,6 +36,18 @@ def _run(data: bytes, folder: Path, inputs: dict, dims: dict) -> dict:
         stage = "load" if answer.get("stage") == "load" else "run"
         raise StudioError("run_failed", f"onnxruntime can't {stage} it: {' '.join(str(answer.get('message')).split())}")
     return answer
+
+
+def _running_sizes(model: onnx.ModelProto, at: dict, failure: StudioError) -> dict:
+    """Sizes the model runs at (the smoke run's, runtime_check), over the dims `at` made up; the
+    failure at `at`, naming them and --dims, when there are none."""
+    verdict = check_model(model)
+    if verdict.get("status") != "ok" or not verdict.get("sizes"):
+        raise StudioError(
+            "run_failed",
+            f"{failure.message} (at {at_words(at)}, sizes made up: give the model's with --dims NAME=N,...)",
+        )
+    return {**at, **verdict["sizes"]}
 
 
 def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tuple[str, dict, dict]]:
@@ -96,7 +108,16 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
         dims = {k: v for k, v in dims.items() if k in symbols}
         for i, (what, fed, expected) in enumerate(_sources(model_path, model_before, folder)):
             at = dims if fed else {**ones, **dims}
-            first = _run(before, folder / f"before-{i}", fed, at)
+            try:
+                first = _run(before, folder / f"before-{i}", fed, at)
+            except StudioError as exc:
+                if fed or set(symbols) <= set(dims):
+                    raise
+                # sizes made up: the smoke run's, where the model runs (a speech model takes no
+                # single sample, a UNet no 1×1 image)
+                at = _running_sizes(model_before, at, exc)
+                first = _run(before, folder / f"before-{i}-again", fed, at)
+                check.lines.append(f"compared at {at_words(at)}: the sizes the model runs at (--dims gives others)")
             # the very values the model was fed, to the result's inputs at the same positions
             same = {
                 n: {"npy": first["inputs"][m]}

@@ -408,3 +408,38 @@ def test_a_tool_on_weights_the_store_keeps_apart_replays_to_the_servers_bytes(cl
     run = apply(tmp_path, data, client.get(f"/api/models/{mid}/recipe").get_json())
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "out.onnx").read_bytes() == client.get(f"/api/models/{mid}/download?revision={head}").data
+
+
+def test_same_outputs_on_a_model_that_takes_no_made_up_size_runs_where_it_does(client, tmp_path):
+    """QA23 F5: a speech front end reflect-padding by 200 fails at the sizes --dims defaults to
+    (1 sample): compared at the sizes its smoke run finds (said), and, where none is found, the
+    failure names the sizes made up and --dims."""
+    from browser.browser_models import reflect_padded
+
+    data = reflect_padded(200, fixed=False).SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    edit(client, mid, 0, {"op": "set_metadata", "key": "k", "value": "v"})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, data, recipe, "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "compared at batch at 1 and sequence at 512: the sizes the model runs at (--dims gives others)" in run.stdout
+    assert "y: as the model's on seeded random inputs" in run.stdout
+    (tmp_path / "out.onnx").unlink()
+    # padding by 2000: no size the smoke run tries runs it
+    data = reflect_padded(2000, fixed=False).SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    edit(client, mid, 0, {"op": "set_metadata", "key": "k", "value": "v"})
+    run = apply(tmp_path, data, client.get(f"/api/models/{mid}/recipe").get_json(), "--same-outputs")
+    assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
+    assert "(at batch, sequence at 1, sizes made up: give the model's with --dims NAME=N,...)" in run.stderr, run.stderr
+    assert (
+        apply(
+            tmp_path,
+            data,
+            client.get(f"/api/models/{mid}/recipe").get_json(),
+            "--same-outputs",
+            "--dims",
+            "batch=1,sequence=2500",
+        ).returncode
+        == 0
+    )
