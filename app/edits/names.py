@@ -90,6 +90,11 @@ def _rename_here(g: onnx.GraphProto, old: str, new: str) -> int:
                 if x == old:
                     field[i] = new
                     hits += 1
+        for config in n.device_configurations:  # a node's sharding names the tensors it shards
+            for spec in config.sharding_spec:
+                if spec.tensor_name == old:
+                    spec.tensor_name = new
+                    hits += 1
     return hits
 
 
@@ -124,10 +129,11 @@ def fresh_name(model: onnx.ModelProto, base: str, taken: set[str] | None = None)
 def rename_tensor(model: onnx.ModelProto, op: dict) -> str:
     """Rename a tensor (value) of the main graph, or with `graph` of a body (an If branch, a Loop
     or Scan body), everywhere it appears: producer, consumers, graph inputs/outputs, value_info,
-    initializers, quantization annotations, and the bodies inside it that read it from the outer
-    scope; values of the same name in other graphs stay. A body's inputs and outputs may be
-    renamed (its If or Loop matches them by position). Refused when the new name is already used
-    anywhere in the model, and for a value a body reads from a graph around it (renamed there)."""
+    initializers, quantization annotations, nodes' sharding specs, and the bodies inside it that
+    read it from the outer scope; values of the same name in other graphs stay. A body's inputs
+    and outputs may be renamed (its If or Loop matches them by position). Refused when the new
+    name is already used anywhere in the model, and for a value a body reads from a graph around
+    it (renamed there)."""
     old, new = op["from"], op["to"]
     ref = graph_at(model, op["graph"], "rename_tensor")
     g: onnx.GraphProto = ref.container  # type: ignore[assignment]  # graph_at refuses functions

@@ -16,6 +16,8 @@ const TOKENS = new RegExp([
 const TOKEN_CLASS = [null, "tk-str", "tk-type", "tk-op"];
 
 function colour(text) {
+  // the server's comments at the top (what the text leaves out, whether it parses back): words, not syntax
+  if (text.startsWith("#")) return [text];
   const out = [];
   let last = 0;
   for (const m of text.matchAll(TOKENS)) {
