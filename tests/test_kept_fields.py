@@ -167,3 +167,47 @@ def test_convert_opset_converts_the_training_graphs_too(client):
         )
         onnx.checker.check_model(stand_in, full_check=True)
     assert t.algorithm.name == "algorithm" and t.initialization.name == "init"
+
+
+def test_extract_subgraph_keeps_the_annotations_and_notes_of_what_it_keeps(client):
+    """QA22 m7: onnx's Extractor refused any model with a quantization annotation, in its own
+    words ("len_quantization_annotation is 1, it must be 0")."""
+    before = described_model()
+    after = edited(client, before, {"op": "extract_subgraph", "inputs": ["X"], "outputs": ["h"]})
+    assert [n.name for n in after.graph.node] == ["mm"]
+    assert [a.tensor_name for a in after.graph.quantization_annotation] == ["h"]
+    assert after.graph.doc_string == "graph doc" and [(e.key, e.value) for e in after.graph.metadata_props] == [
+        ("g_md", "7")
+    ]
+    w = next(t for t in after.graph.initializer if t.name == "W")
+    assert w.doc_string == "W doc" and [(e.key, e.value) for e in w.metadata_props] == [("w_md", "4")]
+    x = after.graph.input[0]
+    assert x.doc_string == "X doc" and [(e.key, e.value) for e in x.metadata_props] == [("x_md", "1")]
+    assert after.graph.node[0].doc_string == "mm doc" and len(after.graph.node[0].device_configurations) == 1
+
+
+def test_setting_a_sparse_initializer_says_what_it_is(client):
+    """QA22 m6: "no initializer named 'S1'" for an initializer the page lists (a sparse one)."""
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "S1"),
+        numpy_helper.from_array(np.array([0, 5], np.int64), "S1_indices"),
+        [2, 4],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["X", "S1"], ["Y"], name="add")],
+        "sparse",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 4])],
+        sparse_initializer=[sparse],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    value = {"dtype": "FLOAT", "shape": [2, 4], "values": [0.0] * 8}
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "set_initializer", "name": "S1", "value": value}]}
+    )
+    assert r.status_code == 422, r.get_json()
+    assert (
+        "'S1' is a sparse initializer (values at indices): its values are not set here"
+        in r.get_json()["error"]["message"]
+    )

@@ -22,6 +22,13 @@ def _find(g: onnx.GraphProto, name: str) -> int:
     for i, t in enumerate(g.initializer):
         if t.name == name:
             return i
+    if any(s.values.name == name for s in g.sparse_initializer):  # not "no initializer named" (QA22 m6)
+        raise StudioError(
+            "sparse_initializer",
+            f"{name!r} is a sparse initializer (values at indices): its values are not set here;"
+            " the page shows them densified, and rename_tensor renames it",
+            422,
+        )
     raise NotFound("unknown_initializer", f"no initializer named {name!r} in that graph")
 
 

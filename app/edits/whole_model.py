@@ -159,6 +159,9 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     try:
         # the Extractor types new inputs/outputs from value_info, so infer on a copy first
         typed = with_inferred_value_info(model, data_prop=True)
+        # onnx's Extractor refuses a graph with quantization annotations ("len_quantization_annotation
+        # is 1, it must be 0"): they go back on after, for the tensors kept
+        del typed.graph.quantization_annotation[:]
         extracted = onnx.utils.Extractor(typed).extract_model(inputs, outputs)
     except StudioError:
         raise
@@ -169,8 +172,8 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     for i in reversed(range(len(g.value_info))):  # keep only value_info the model itself recorded
         if g.value_info[i].name not in had:
             del g.value_info[i]
-    g.name, g.doc_string = model.graph.name, model.graph.doc_string
-    g.metadata_props.extend(model.graph.metadata_props)
+    g.name = model.graph.name
+    restore_graph_fields(model.graph, g)  # doc strings, metadata, annotations of what is kept
     before = len(model.graph.node)
     model.graph.CopyFrom(g)
     del model.functions[:]  # only the local functions the kept nodes still call
