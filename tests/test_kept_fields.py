@@ -211,3 +211,22 @@ def test_setting_a_sparse_initializer_says_what_it_is(client):
         "'S1' is a sparse initializer (values at indices): its values are not set here"
         in r.get_json()["error"]["message"]
     )
+
+
+def test_fixing_every_input_dim_re_infers_the_outputs_declaring_them(client):
+    """QA23 F6: a conformer's input made static [1, 200, 80] left its output declaring [batch,
+    time_sub, 32]: dims no input names any more. Re-inferred by default now; with
+    update_types false, kept as asked."""
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["feats", "W"], ["logits"], name="proj")],
+        "ctc",
+        [helper.make_tensor_value_info("feats", TensorProto.FLOAT, ["batch", "time", 8])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "time_sub", 4])],
+        [numpy_helper.from_array(np.ones((8, 4), np.float32), "W")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    after = edited(client, model, {"op": "set_io_shape", "name": "feats", "shape": [1, 20, 8]})
+    dims = [d.dim_value for d in after.graph.output[0].type.tensor_type.shape.dim]
+    assert dims == [1, 20, 4]
+    kept = edited(client, model, {"op": "set_io_shape", "name": "feats", "shape": [1, 20, 8], "update_types": False})
+    assert [d.dim_param for d in kept.graph.output[0].type.tensor_type.shape.dim] == ["batch", "time_sub", ""]

@@ -87,7 +87,8 @@ def _retyped(values: list, elem: int | None, shape: list | None, op: dict, name:
         "update_types",
         BOOLEAN | NULL,
         "re-infer the value_info of every graph and the outputs' shapes (bodies' too) after; absent or null:"
-        " done when an input's new dims leave value_info saying otherwise (false: never)",
+        " done when an input's new dims leave value_info saying otherwise, or outputs declaring a dim no input"
+        " names any more (false: never)",
         None,
     ),
     optional(
@@ -115,7 +116,8 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     and fed input shapes (an output set here keeps the shape given; the answer says where
     inference still fixes a size). Left out, that is done when an input's new dims leave
     value_info that inference now types otherwise (stale sizes there make onnxruntime's fused
-    kernels fail at any other size: a model valid at 1 only); with `false`, the answer counts
+    kernels fail at any other size: a model valid at 1 only), or leave outputs declaring a dim
+    no input names any more (batch fixed to 1); with `false`, the answer counts
     the value_info entries that still give the sizes before. The
     answer names nodes whose constant inputs still hard-code a value it changed. With `graph`, an
     input or output of a Loop's or Scan's body or an If's branch: its shape, and its element type
@@ -136,6 +138,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     _fits_its_initializer(model, name, shape)
     before = [shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for v in hits]
     was = hits[0].type.tensor_type.elem_type
+    named_before = _input_dim_names(model)
     for v in hits:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
             raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
@@ -145,7 +148,10 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     is_output = any(v.name == name for v in model.graph.output)
     update = op.get("update_types")
     stale = stale_hint(model) if update is not True and shape != before[0] and not is_output else ""
-    if update or (update is None and stale):
+    # a dim no input names any more (batch fixed to 1) left in the outputs' declarations: they
+    # are re-inferred too (QA23: a conformer made static still declared [batch, time_sub, 32])
+    orphaned = update is None and not is_output and _outputs_name(model, named_before - _input_dim_names(model))
+    if update or (update is None and (stale or orphaned)):
         said += f"; {refresh_types(model, asked=name if is_output else None)}"
     else:
         said += stale
@@ -154,6 +160,27 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
         old_dims = before[0]
         return LateLine(lambda: said + hard_coded_hint(model, old_dims, shape or []))
     return said
+
+
+def _input_dim_names(model: onnx.ModelProto) -> set[str]:
+    """The symbolic dims the main graph's inputs name."""
+    return {
+        d.dim_param
+        for v in model.graph.input
+        if v.type.HasField("tensor_type")
+        for d in v.type.tensor_type.shape.dim
+        if d.dim_param
+    }
+
+
+def _outputs_name(model: onnx.ModelProto, dims: set[str]) -> bool:
+    """Whether a main-graph output declares one of `dims`."""
+    return bool(dims) and any(
+        d.dim_param in dims
+        for v in model.graph.output
+        if v.type.HasField("tensor_type")
+        for d in v.type.tensor_type.shape.dim
+    )
 
 
 def _in_a_body(model: onnx.ModelProto, name: str) -> str:
