@@ -100,8 +100,10 @@ function typeForm(name, value, ctx, isInput) {
     el("div", { class: "ed-actions" }, submit("Save type and shape")),
   ], async () => {
     const op = { op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value };
-    // said either way: left out, the server re-infers whenever value_info contradicts new dims
-    op.update_types = retype.querySelector("input").checked;
+    // ticked: re-infer; unticked by the person: never; else left to the server, which re-infers
+    // where value_info contradicts the new dims or outputs name a dim no input has any more
+    if (retypeBox.checked) op.update_types = true;
+    else if (retypeChosen) op.update_types = false;
     if (!cast.hidden && cast.querySelector("input").checked) op.cast = true;
     // the answer names the nodes that still hard-code a changed dim (a Reshape to [1, -1])
     await ctx.actions.edit([op]);
