@@ -65,11 +65,12 @@ def model_page(model_id: str):
     # ~30 ms later, once that script had loaded). An unbundled checkout's ~45 source modules
     # are still added by that script, after the graph and the layout worker are asked for.
     early = modules if len(modules) <= HTML_PRELOADS_MAX else []
+    summary, graph = embedded_data(model_id)
     prefetch = {
         "base": f"{request.script_root}/api/models/{quote(model_id, safe='')}",
         "modules": [] if early else modules,
+        "graph": _has_graph(model_id),  # a data file (a SequenceProto .pb) has none to fetch
     }
-    summary, graph = embedded_data(model_id)
     return render_template(
         "model.html",
         model_id=model_id,
@@ -90,6 +91,17 @@ HTML_PRELOADS_MAX = 8
 # script would make (a 0.4 s first view of a small model: ~50 ms sooner). Bigger graphs are
 # fetched as before, so the page itself never waits for a big build.
 EMBED_MAX_BYTES = 1 << 20
+
+
+def _has_graph(model_id: str) -> bool:
+    """Whether the page should fetch a graph: not for a stored data file (an unknown id's page
+    asks anyway, and says what the API answers)."""
+    from ..api.documents import store
+
+    try:
+        return store().model(model_id).kind == "model"
+    except Exception:
+        return True
 
 
 def embedded_data(model_id: str) -> tuple[Markup | None, Markup | None]:

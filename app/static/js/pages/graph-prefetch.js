@@ -28,7 +28,8 @@
   var at = /^\d+$/.test(hash.get("at") || "") ? hash.get("at") : null;
   var graph = path === "" && at === null ? embedded("embedded-graph", "studio:graph-fetched") : null;
   var graphUrl = prefetch.base + "/graph?path=" + encodeURIComponent(path) + (at === null ? "" : "&revision=" + at);
-  window.graphPrefetch = { path: path, text: graph || get(graphUrl, "studio:graph-fetched") };
+  // a data file (a SequenceProto .pb) has no graph to ask for
+  if (!script.dataset.noGraph) window.graphPrefetch = { path: path, text: graph || get(graphUrl, "studio:graph-fetched") };
   window.summaryPrefetch = (at === null && embedded("embedded-summary", "studio:summary-fetched"))
     || get(prefetch.base + (at === null ? "" : "?revision=" + at), "studio:summary-fetched");
   // a worker started later, once the page parses a big graph, could not load its script until
