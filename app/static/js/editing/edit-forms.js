@@ -11,7 +11,8 @@ import { successorOf } from "../widgets/typed-keeper.js";
 export const DTYPES = [
   "FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "INT16", "INT32", "INT64",
   "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "STRING", "COMPLEX64", "COMPLEX128",
-  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "INT4", "UINT4", "FLOAT4E2M1",
+  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0", "INT4", "UINT4", "FLOAT4E2M1",
+  "INT2", "UINT2", "FLOAT6E2M3", "FLOAT6E3M2",
 ];
 
 /** Attribute types a value typed in a form can have (the server sets no others from JSON). */
