@@ -152,14 +152,14 @@ def test_allow_invalid_stores_past_a_rule_saying_why(client, conv):
 
 
 def test_every_value_the_official_node_tests_use_is_among_the_choices():
-    from app.edits.attribute_rules import _CHOICES
+    from app.onnx_io.attribute_choices import attribute_choices
 
     seen = 0
     for case in collect_testcases(None):
         for node in case.model.graph.node:
             for a in node.attribute:
-                choices = _CHOICES.get((node.op_type, a.name))
-                if choices and a.type == onnx.AttributeProto.STRING and not node.domain:
+                choices = attribute_choices(node.op_type, node.domain, a.name)
+                if choices and a.type == onnx.AttributeProto.STRING:
                     assert a.s.decode() in choices, (case.name, node.op_type, a.name, a.s)
                     seen += 1
     assert seen > 100  # auto_pad, Pad and Resize modes, RNN directions, reductions...
@@ -209,3 +209,28 @@ def test_a_conv_kernel_is_checked_against_a_weight_made_by_constant_of_shape(cli
         "the edit breaks its operator's spec: attribute 'kernel_shape' of node \"conv\" (Conv) must be [3, 3],"
         " the last 2 dims of its weight 'w' ⟨4×3×3×3⟩; got [5, 5] (the ConstantOfShape making it sets its shape)"
     )
+
+
+def test_a_resize_mode_is_one_of_resizes_own_and_the_panel_is_told_them(client):
+    """QA23 F9: Resize's mode was a free text field, and "bilinear" (Upsample-1's word, no
+    Resize mode) passed the quick check, caught only by onnxruntime's run 1.9 s later."""
+    g = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest")],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
+        [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
+    )
+    mid = upload(
+        client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+    ).get_json()["id"]
+    r = edit(client, mid, {"op": "set_attribute", "node": "up", "name": "mode", "value": "bilinear"})
+    assert refusal(r) == (
+        "the edit breaks its operator's spec: attribute 'mode' of node \"up\" (Resize) must be one of "
+        "nearest, linear, cubic; got 'bilinear'"
+    )
+    schema = client.get(f"/api/models/{mid}/schema?node=n0").get_json()
+    formal = {a["name"]: a for a in schema["attributes"]}
+    assert formal["mode"]["choices"] == ["nearest", "linear", "cubic"]
+    assert formal["nearest_mode"]["choices"] == ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+    assert formal["antialias"]["choices"] is None  # an INT: any value its own rules allow

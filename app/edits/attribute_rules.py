@@ -14,43 +14,11 @@ from onnx import numpy_helper
 
 from ..errors import StudioError
 from ..onnx_io.address import node_id
+from ..onnx_io.attribute_choices import PADDED, attribute_choices
 from ..onnx_io.traverse import standard_domain
 from .batch_end import at_batch_end
 from .locate import node_words
 
-_PADDED = ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "AveragePool", "MaxPool", "LpPool")
-_RESAMPLE = ("Resize", "Upsample")
-# the values the spec allows each closed-set string attribute (over every opset: a value valid
-# in another version is left to onnxruntime's run, which knows the model's)
-_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
-    **{(op, "auto_pad"): ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID") for op in _PADDED},
-    ("Pad", "mode"): ("constant", "reflect", "edge", "wrap"),
-    **{(op, "mode"): ("nearest", "linear", "bilinear", "cubic") for op in _RESAMPLE},
-    ("Resize", "coordinate_transformation_mode"): (
-        "half_pixel",
-        "half_pixel_symmetric",
-        "pytorch_half_pixel",
-        "align_corners",
-        "asymmetric",
-        "tf_half_pixel_for_nn",
-        "tf_crop_and_resize",
-    ),
-    ("Resize", "nearest_mode"): ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"),
-    ("Resize", "keep_aspect_ratio_policy"): ("stretch", "not_larger", "not_smaller"),
-    ("GridSample", "mode"): ("bilinear", "nearest", "bicubic", "linear", "cubic"),
-    ("GridSample", "padding_mode"): ("zeros", "border", "reflection"),
-    **{(op, "direction"): ("forward", "reverse", "bidirectional") for op in ("RNN", "GRU", "LSTM")},
-    **{
-        (op, "reduction"): ("none", "add", "mul", "max", "min")
-        for op in ("ScatterElements", "ScatterND", "TensorScatter")
-    },
-    ("DepthToSpace", "mode"): ("DCR", "CRD"),
-    ("RoiAlign", "mode"): ("avg", "max"),
-    ("RoiAlign", "coordinate_transformation_mode"): ("half_pixel", "output_half_pixel"),
-    ("Gelu", "approximate"): ("none", "tanh"),
-    ("TfIdfVectorizer", "mode"): ("TF", "IDF", "TFIDF"),
-    ("StringNormalizer", "case_change_action"): ("LOWER", "UPPER", "NONE"),
-}
 # list attributes of a conv or pool with one value per spatial axis (pads: two)
 _PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output_padding": 1, "output_shape": 1}
 _POSITIVE = ("kernel_shape", "strides", "dilations")
@@ -112,7 +80,7 @@ def _judge(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
         return  # deleted later in the batch
     attr = next((a for a in node.attribute if a.name == name), None)
     what = f"attribute {name!r} of {node_words(node, nid)}"
-    choices = _CHOICES.get((node.op_type, name))
+    choices = attribute_choices(node.op_type, node.domain, name)
     if attr is not None and choices and attr.type == onnx.AttributeProto.STRING:
         got = attr.s.decode("utf-8", "replace")
         if got not in choices:
@@ -122,9 +90,9 @@ def _judge(graph, node: onnx.NodeProto, nid: str, name: str) -> None:
             _refuse(f"{what} is a switch: 0 or 1; got {attr.i}")
         if name == "group" and node.op_type in _GROUPED and attr.i < 1:
             _refuse(f"{what} must be a whole number from 1; got {attr.i}")
-    if attr is not None and node.op_type in _PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
+    if attr is not None and node.op_type in PADDED and name in _PER_AXIS and attr.type == onnx.AttributeProto.INTS:
         _check_per_axis(graph, node, what, name, list(attr.ints))
-    if node.op_type in _PADDED and name in ("auto_pad", "pads"):
+    if node.op_type in PADDED and name in ("auto_pad", "pads"):
         _check_auto_pad(node, nid)
 
 

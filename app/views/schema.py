@@ -7,6 +7,7 @@ import onnx
 from onnx import defs
 
 from ..onnx_io.address import node_id, resolve_node
+from ..onnx_io.attribute_choices import attribute_choices
 from ..onnx_io.function_calls import declared_attributes
 from ..onnx_io.runtime_schemas import ONNX_DOMAINS, runtime_operators
 from ..onnx_io.traverse import op_schema, opset_imports, opset_version
@@ -82,6 +83,8 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
                 "required": a.required,
                 "default": default,
                 "description": a.description,
+                # a closed set of strings (Resize's mode): offered as a choice, not free text
+                "choices": list(attribute_choices(node.op_type, node.domain, name) or []) or None,
             }
         )
     known_attrs = set(schema.attributes)

@@ -142,7 +142,7 @@ function dtypeEditor(attr, node, row, error, del) {
 }
 
 /** The text field of a scalar or list attribute, with its Save; Escape puts the value back. */
-function editor(attr, node, row, error, del) {
+function editor(attr, node, row, error, del, ctx) {
   if (isDtypeAttribute(node, attr)) return dtypeEditor(attr, node, row, error, del);
   let held = attributeEditText(attr);
   const input = el("input", {
@@ -151,6 +151,7 @@ function editor(attr, node, row, error, del) {
   });
   const button = el("button", { type: "submit", class: "btn btn-small" }, "Save");
   const form = el("form", { class: "attr-edit" }, input, button);
+  if (attr.type === "STRING") offerChoices(attr, node, ctx, input, form);
   const entry = {
     name: attr.name, mark: row, button, label: "Save", del, error,
     changed: () => input.value !== held,
@@ -162,6 +163,21 @@ function editor(attr, node, row, error, del) {
     retype: (text) => { input.value = text; },
   };
   return { form, entry, watch: [input] };
+}
+
+/** The values a closed-set string attribute takes (the schema's `choices`: Resize's mode), as
+ * the field's suggestions: picked, not typed ("bilinear" is no Resize mode). */
+function offerChoices(attr, node, ctx, input, form) {
+  if (!ctx || !ctx.actions || !ctx.actions.loadSchema) return;
+  ctx.actions.loadSchema(node.id).then((schema) => {
+    const formal = schema && schema.kind === "schema" ? (schema.attributes || []).find((a) => a.name === attr.name) : null;
+    if (!formal || !formal.choices) return;
+    const list = el("datalist", { id: `choices-${node.id}-${attr.name}`.replace(/[^\w-]/g, "_") },
+      formal.choices.map((c) => el("option", { value: c })));
+    input.setAttribute("list", list.id);
+    input.title = `One of ${formal.choices.join(", ")}`;
+    form.append(list);
+  }).catch(() => { /* no schema: the server says what it refuses */ });
 }
 
 /** Replace a TENSOR attribute's value (from .npy or JSON) or a TENSORS attribute's list (JSON). */
@@ -263,7 +279,7 @@ export function attributeRow(attr, node, ctx) {
   const del = editing ? deleteButton(attr, node, ctx) : null;
   const batch = editing ? attributeBatch(node, ctx) : null;
   const edited = editing && !attr.ref_attr_name && EDITABLE.has(attr.type) && attr.truncated === undefined
-    ? editor(attr, node, row, error, del) : null;
+    ? editor(attr, node, row, error, del, ctx) : null;
   if (del) {
     // the other fields' pending changes go with the deletion: the panel is drawn again after it
     const own = { op: "delete_attribute", node: node.id, name: attr.name };
