@@ -48,16 +48,26 @@ def shape_json(shape: onnx.TensorShapeProto) -> list:
 
 
 def type_json(tp: onnx.TypeProto, depth: int = 0) -> dict:
+    out = _type_json(tp, depth)
+    if tp.denotation:  # what the type stands for ("IMAGE", "TENSOR")
+        out["denotation"] = text(tp.denotation)
+    return out
+
+
+def _type_json(tp: onnx.TypeProto, depth: int) -> dict:
     if depth > MAX_DATA_DEPTH:
         return {"kind": "unknown"}
     which = tp.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         t = getattr(tp, which)
-        return {
+        out = {
             "kind": "tensor" if which == "tensor_type" else "sparse_tensor",
             "dtype": dtype_name(t.elem_type) if t.elem_type else None,
             "shape": shape_json(t.shape) if t.HasField("shape") else None,
         }
+        if any(d.denotation for d in t.shape.dim):  # each axis's meaning: DATA_BATCH, DATA_CHANNEL
+            out["dim_denotations"] = [text(d.denotation) or None for d in t.shape.dim]
+        return out
     if which == "sequence_type":
         return {"kind": "sequence", "elem": type_json(tp.sequence_type.elem_type, depth + 1)}
     if which == "map_type":

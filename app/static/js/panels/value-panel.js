@@ -55,6 +55,8 @@ function typeSection(name, facts) {
     nonTensor ? ["Type", mono(formatType(v.type), "type-proto")] : null,
     !nonTensor ? ["Data type", v.dtype ? mono(v.dtype) : ""] : null,
     !nonTensor ? ["Shape", v.shape === null || v.shape === undefined ? (v.dtype ? "unknown rank" : "") : mono(shapeText(v.shape))] : null,
+    v.type && v.type.denotation ? ["Denotation", mono(v.type.denotation)] : null,
+    v.type && v.type.dim_denotations ? ["Axes denote", mono(v.type.dim_denotations.map((d) => d || "?").join(" × "))] : null,
     facts.initializer && facts.initializer.sparse ? ["Storage", `sparse · ${formatNumber(facts.initializer.nnz)} non-zero values`] : null,
     facts.initializer && facts.initializer.external ? ["Storage", "external data file"] : null,
     ["Type from", el("span", { class: "muted" }, source)],
