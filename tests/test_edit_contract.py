@@ -56,7 +56,7 @@ ADDED = added_model()  # uploaded as a blob by the `stored` fixture: blobs are n
 _TENSOR = {"dtype": "FLOAT", "shape": [2, 2], "values": [1, 2, 3, 4]}
 # one op per registered op that the server accepts, naming every field the op declares
 SAMPLES = {
-    "set_metadata": {"key": "k", "value": "v", "target": "model"},
+    "set_metadata": {"key": "k", "value": "v", "target": "model", "tensor": None},
     "set_model_field": {"field": "doc_string", "value": "d"},
     "set_attribute": {"node": "act", "name": "alpha", "value": 0.2, "type": "FLOAT"},
     "delete_attribute": {"node": "act", "name": "alpha"},

@@ -251,3 +251,37 @@ def test_complex_values_are_typed_as_real_imaginary_pairs(client):
     reals = {"dtype": "COMPLEX64", "shape": [3], "values": [1, 2, 3]}
     after = edited(client, model, {"op": "set_initializer", "name": "c", "value": reals})
     assert numpy_helper.to_array(after.graph.initializer[0]).tolist() == [1 + 0j, 2 + 0j, 3 + 0j]
+
+
+def test_a_values_metadata_is_set_on_each_of_its_entries(client):
+    """QA22 m8: metadata of graph inputs, outputs, value_info and initializers was shown but not
+    editable. With `tensor`, set_metadata sets it on each entry of that name, as the value panel
+    shows them together; null deletes it where it is."""
+    before = described_model()
+    mid = upload(client, before.SerializeToString()).get_json()["id"]
+
+    def ops(*batch):
+        r = client.post(f"/api/models/{mid}/edits", json={"base": len(ops.done), "ops": list(batch)})
+        assert r.status_code == 200, r.get_json()
+        ops.done.append(r.get_json()["changes"])
+        return onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+
+    ops.done = []
+    after = ops({"op": "set_metadata", "tensor": "W", "key": "source", "value": "imagenet"})
+    w = next(t for t in after.graph.initializer if t.name == "W")
+    assert [(e.key, e.value) for e in w.metadata_props] == [("w_md", "4"), ("source", "imagenet")]
+    assert ops.done[-1] == ["added metadata 'source' = 'imagenet' to the value 'W'"]
+    after = ops({"op": "set_metadata", "tensor": "h", "key": "h_md", "value": "30"})
+    h = next(v for v in after.graph.value_info if v.name == "h")
+    assert [(e.key, e.value) for e in h.metadata_props] == [("h_md", "30")]
+    after = ops({"op": "set_metadata", "tensor": "X", "key": "x_md", "value": None})
+    assert not len(after.graph.input[0].metadata_props)
+    # in a body: the If branch's output
+    after = ops({"op": "set_metadata", "tensor": "b", "target": "n3/then_branch", "key": "b_md", "value": "then"})
+    then = next(a.g for a in after.graph.node[3].attribute if a.name == "then_branch")
+    assert [(e.key, e.value) for e in then.output[0].metadata_props] == [("b_md", "then")]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 4, "ops": [{"op": "set_metadata", "tensor": "nope", "key": "k", "value": "v"}]},
+    )
+    assert r.status_code == 404 and "declares no value 'nope'" in r.get_json()["error"]["message"]

@@ -41,13 +41,58 @@ def _metadata_owner(model: onnx.ModelProto, target):
         'whose metadata: "model" (or null), "graph" (or "") for the main graph, a node id or name, '
         "or a graph or function path",
     ),
+    optional(
+        "tensor",
+        NAME | NULL,
+        "a value of the graph `target` names (the main graph when left out): its input, output, value_info"
+        " and initializer entries of that name",
+    ),
 )
 def set_metadata(model: onnx.ModelProto, op: dict) -> str:
     """Add, change (value a string) or delete (value null) one metadata_props entry on the model, or
-    on the graph, node or function named by `target`. Other entries keep their order."""
+    on the graph, node or function named by `target`; with `tensor`, on a value of that graph —
+    each of its entries (a graph input, output, value_info, initializer) of that name, as its panel
+    shows them together. Other entries keep their order."""
+    if op.get("tensor") is not None:
+        return _set_value_metadata(model, op)
     key, value = op["key"], op["value"]
     owner, where = _metadata_owner(model, op.get("target"))
-    props = owner.metadata_props
+    return _set_entry(owner.metadata_props, key, value, where)
+
+
+def _set_value_metadata(model: onnx.ModelProto, op: dict) -> str:
+    name, key, value = op["tensor"], op["key"], op["value"]
+    target = op.get("target")
+    ref = resolve_graph(model, "" if target in (None, "graph", "model") else target)
+    g = ref.container
+    if not isinstance(g, onnx.GraphProto):
+        raise StudioError(
+            "bad_value", "set_metadata: a function's values have no metadata (their names are all it has)"
+        )
+    owners: list[onnx.ValueInfoProto | onnx.TensorProto] = [
+        v for v in [*g.input, *g.output, *g.value_info] if v.name == name
+    ]
+    owners += [t for t in g.initializer if t.name == name]
+    where = f"value {name!r}" + (f" of {graph_words(model, ref.path)}" if ref.path else "")
+    if not owners:
+        raise StudioError(
+            "unknown_tensor",
+            f"set_metadata: the graph declares no value {name!r} (an input, output,"
+            " value_info entry or initializer): declare its type first (infer_shapes)",
+            404,
+        )
+    if value is None and not any(p.key == key for o in owners for p in o.metadata_props):
+        raise StudioError("unknown_metadata", f"set_metadata: the {where} has no metadata key {key!r} to delete", 404)
+    said = ""
+    for o in owners:
+        if value is None and not any(p.key == key for p in o.metadata_props):
+            continue
+        said = _set_entry(o.metadata_props, key, value, where)
+    return said
+
+
+def _set_entry(props, key: str, value: str | None, where: str) -> str:
+    """Set, change or delete (value None) `key` in one metadata_props list."""
     hits = [i for i, p in enumerate(props) if p.key == key]
     if value is None:
         if not hits:

@@ -37,3 +37,21 @@ def test_denotations_are_on_the_value_panel(page, server, artifacts):
     assert "IMAGE" in panel.text_content()
     assert "DATA_BATCH × DATA_CHANNEL × ? × ?" in panel.text_content()
     page.screenshot(path=str(artifacts / "value-denotation.png"))
+
+
+def test_a_values_metadata_is_edited_on_its_panel(page, server):
+    """QA22 m8: a graph input's metadata, shown read-only, is added, changed and deleted here."""
+    from .browser_pages import wait_revision
+
+    summary = upload(page, server, denoted_model(), "denoted.onnx")
+    open_model(page, server, summary["id"], "#tensor=x")
+    panel = page.locator("#sidebar")
+    panel.locator("button.ed-value-meta-toggle").click()
+    panel.locator("#value-metadata-edit-add input[name=key]").fill("units")
+    panel.locator("#value-metadata-edit-add [name=value]").fill("pixels, 0-255")
+    panel.locator("#value-metadata-edit-add button[type=submit]").click()
+    wait_revision(page, 1)
+    model = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert [(e.key, e.value) for e in model.graph.input[0].metadata_props] == [("units", "pixels, 0-255")]
+    open_model(page, server, summary["id"], "#tensor=x")
+    assert "pixels, 0-255" in page.locator("#sidebar .value-metadata").text_content()

@@ -26,12 +26,12 @@ function valueField(value, label, placeholder = "") {
  * ids: <prefix>, <prefix>-add, <prefix>-error).
  * @param {Array<{key: string, value: string}>} props
  * @param {any} ctx
- * @param {{target?: string, idPrefix?: string}} [options]
+ * @param {{target?: string, tensor?: string, idPrefix?: string}} [options]
  */
-export function metadataEditor(props, ctx, { target, idPrefix = "metadata" } = {}) {
+export function metadataEditor(props, ctx, { target, tensor, idPrefix = "metadata" } = {}) {
   const save = (key, value) => (target === undefined
     ? ctx.actions.setMetadata(key, value)
-    : ctx.actions.edit([{ op: "set_metadata", key, value, target }]));
+    : ctx.actions.edit([{ op: "set_metadata", key, value, target, ...(tensor ? { tensor } : {}) }]));
   const error = fieldError();
   error.id = `${idPrefix}-error`;
   const list = el("div", { class: "meta-list", id: idPrefix },

@@ -6,7 +6,8 @@
 // outputs are positional), and an initializer's values (replace from .npy or JSON, save as .npy,
 // delete when unused).
 import { el, clear } from "../widgets/dom.js";
-import { canEdit, editForm, select, submit } from "../editing/edit-forms.js";
+import { canEdit, disclosure, editForm, select, submit } from "../editing/edit-forms.js";
+import { metadataEditor } from "../editing/metadata-editor.js";
 import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
 import { formatDims, formatNumber, formatType, nodeLabel } from "../lib/format.js";
@@ -63,13 +64,23 @@ function typeSection(name, facts) {
   ]));
 }
 
-function docAndMetadata(name, facts) {
+function docAndMetadata(name, facts, graph, ctx) {
   const out = [];
   const entries = [facts.input, facts.output, facts.valueInfo, facts.initializer].filter(Boolean);
   const docs = [...new Set(entries.map((e) => e.doc_string).filter(Boolean))];
   for (const doc of docs) out.push(section("Documentation", markdownBlock(doc, { cls: "doc" })));
-  const props = entries.flatMap((e) => e.metadata_props || []);
-  if (props.length) out.push(section(`Metadata (${props.length})`, keyValueList(props, { cls: "value-metadata" })));
+  // one entry a key: set_metadata with `tensor` sets it on each of the value's entries
+  const props = [...new Map(entries.flatMap((e) => e.metadata_props || []).map((p) => [p.key, p])).values()];
+  const meta = props.length ? section(`Metadata (${props.length})`, keyValueList(props, { cls: "value-metadata" })) : null;
+  // a value the graph declares (not a function's, which has only names): its metadata edited here
+  if (canEdit(ctx) && entries.length && graph.kind !== "function") {
+    const box = meta || section("Metadata (0)");
+    box.append(disclosure(props.length ? "Edit…" : "Add…",
+      () => metadataEditor(props, ctx, { target: graph.path || "", tensor: name, idPrefix: "value-metadata-edit" }), { cls: "ed-value-meta-toggle" }));
+    out.push(box);
+  } else if (meta) {
+    out.push(meta);
+  }
   return out;
 }
 
@@ -265,7 +276,7 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   const role = roleSection(facts, graph);
   if (role) root.append(role);
   root.append(typeSection(name, facts));
-  root.append(...docAndMetadata(name, facts));
+  root.append(...docAndMetadata(name, facts, graph, ctx));
   const quant = quantizationSection(name, graph, ctx);
   if (quant) root.append(quant);
   const editing = canEdit(ctx);
