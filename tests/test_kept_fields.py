@@ -285,3 +285,23 @@ def test_a_values_metadata_is_set_on_each_of_its_entries(client):
         json={"base": 4, "ops": [{"op": "set_metadata", "tensor": "nope", "key": "k", "value": "v"}]},
     )
     assert r.status_code == 404 and "declares no value 'nope'" in r.get_json()["error"]["message"]
+
+
+def test_simplify_keeps_what_onnxruntime_drops(client):
+    """QA22 m1: simplify dropped the inputs', outputs' and value_info's doc strings and metadata,
+    initializers' metadata and the quantization annotations."""
+    before = described_model()
+    before.graph.node.insert(0, helper.make_node("Identity", ["X"], ["X_copy"], name="copy"))  # something to simplify
+    before.graph.node[1].input[0] = "X_copy"
+    after = edited(client, before, {"op": "simplify"})
+    assert len(after.graph.node) == len(before.graph.node) - 1
+    x, y = after.graph.input[0], after.graph.output[0]
+    assert (x.doc_string, [(e.key, e.value) for e in x.metadata_props]) == ("X doc", [("x_md", "1")])
+    assert (y.doc_string, [(e.key, e.value) for e in y.metadata_props]) == ("Y doc", [("y_md", "2")])
+    h = next(v for v in after.graph.value_info if v.name == "h")
+    assert (h.doc_string, [(e.key, e.value) for e in h.metadata_props]) == ("h doc", [("h_md", "3")])
+    w = next(t for t in after.graph.initializer if t.name == "W")
+    assert (w.doc_string, [(e.key, e.value) for e in w.metadata_props]) == ("W doc", [("w_md", "4")])
+    assert [a.tensor_name for a in after.graph.quantization_annotation] == ["h"]
+    mm = next(n for n in after.graph.node if n.name == "mm")
+    assert len(mm.device_configurations) == 1

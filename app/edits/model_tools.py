@@ -19,6 +19,7 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.external import TENSOR_PREFIX
+from ..onnx_io.kept_fields import restore_graph_fields
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import constant_value, running_graphs, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
@@ -232,6 +233,8 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     had = [{v.name for v in ref.container.value_info} for ref in running_graphs(model)]
     declared = _declared_types(model)
     nodes = _nodes_by_name(model)
+    graph_before = onnx.GraphProto()
+    graph_before.CopyFrom(model.graph)  # its weights are references in the store: a copy of the graph alone
     model.CopyFrom(result)
     _restore_shapes(model, declared)
     for f, v in kept.items():
@@ -268,6 +271,9 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
                     n.doc_string = doc
             elif n.HasField("doc_string") and not n.doc_string:
                 n.ClearField("doc_string")
+    # what the tools drop of no business of theirs: the values' and tensors' doc strings and
+    # metadata, quantization annotations, nodes' device configurations (QA22 m1)
+    restore_graph_fields(graph_before, model.graph)
     inputs = {v.name for v in model.graph.input}
     if model.ir_version < 4 and any(t.name not in inputs for t in model.graph.initializer):
         model.ir_version = 4

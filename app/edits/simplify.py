@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload
+from ..onnx_io.function_ops_kept import REPORT_KEY, left_to_onnxruntime
 from ..onnx_io.light import light_copy
 from ..onnx_io.traverse import walk_graphs
 from ..words import plural
@@ -23,7 +25,13 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     initializers), redundant nodes removed (Identity, Dropout, no-op Slice, Unsqueeze, Cast…) and
     fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…). Fix the
     inputs' symbolic dims first (set_io_shape) to fold the shape computations an export leaves.
-    onnxruntime inlines calls to model-local functions (their definitions go). The model's fields,
+    onnxruntime inlines calls to model-local functions (their definitions go). Standard operators
+    its CPU provider has no kernel for at the model's opset and input types, whose schema defines
+    a function body (with onnxruntime 1.32: GroupNormalization-18/21, Mish-18, HardSwish-14), it
+    would write out as that body (~28 unnamed primitive nodes for each GroupNormalization): in
+    the main graph they are kept as they are, with their names, and the change says which; inside
+    If/Loop bodies and model-local functions they are left to it, and the change says what it
+    wrote out (and why the node count grew). The model's fields,
     opset imports, metadata (the model's, the graph's, each remaining node's) and value_info stay;
     a model with nothing to simplify stays as it is."""
     check_size(model, "simplify")
@@ -33,7 +41,10 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     ops_before = Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
     opsets = {o.domain: o.version for o in model.opset_import}
     functions = [f.name for f in model.functions]
-    note = keep(model, in_helper(model, "simplify", {}, "simplify: onnxruntime can't optimize this model"))
+    in_bodies, in_functions = left_to_onnxruntime(model)
+    result = in_helper(model, "simplify", {}, "simplify: onnxruntime can't optimize this model")
+    kept, untyped = _kept_report(result)
+    note = keep(model, result)
     used = {n.domain for ref in walk_graphs(model) for n in ref.container.node}
     # onnxruntime imports every domain it knows: the model keeps its own, and those now used
     found = {o.domain: o.version for o in model.opset_import}
@@ -53,16 +64,65 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
         # nothing to do is no failure (a recipe replayed on an export already simple goes on):
         # the model stays byte for byte, so a batch of this op alone changes nothing
         model.CopyFrom(before)
-        return "simplify: onnxruntime's basic optimizations find nothing to simplify here"
+        return "simplify: onnxruntime's basic optimizations find nothing to simplify here" + _kept_note(kept)
     gone = ops_before - Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
+    # the operators with a function body it wrote out: said on their own, not among those folded
+    written = {op: gone[op] for op in (in_bodies + in_functions + untyped) if gone[op]}
+    for op in written:
+        del gone[op]
     detail = ", ".join(f"{op} ×{k}" for op, k in gone.most_common(5))
     # inlined, a body counted once before is counted at each call after: more nodes, not more work
     counted = " (a function's body counted once before, at each of its calls after)" if inlined else ""
     return (
         f"simplified with onnxruntime's basic optimizations: {nodes} -> {after} nodes{counted}"
         + (f" (fewer {detail})" if detail else "")
+        + _kept_note(kept)
+        + _written_note(written, in_bodies, in_functions)
+        + (_growth_note(after - nodes, bool(inlined)) if after > nodes and written else "")
         + note
     )
+
+
+def _kept_report(result: onnx.ModelProto) -> tuple[Counter, Counter]:
+    """(op type -> nodes the helper kept whole through onnxruntime, op type -> nodes it left to it
+    for want of their types), read from the result's metadata and taken out of it."""
+    props = result.metadata_props
+    for i in range(len(props)):
+        if props[i].key == REPORT_KEY:
+            report = json.loads(props[i].value)
+            del props[i]
+            return Counter(report.get("kept", {})), Counter(report.get("untyped", {}))
+    return Counter(), Counter()
+
+
+def _ops(counts: Counter | dict) -> str:
+    return ", ".join(f"{op} ×{k}" for op, k in sorted(counts.items(), key=lambda e: (-e[1], e[0])))
+
+
+def _kept_note(kept: Counter) -> str:
+    if not kept:
+        return ""
+    return f"; kept {_ops(kept)} as they are: onnxruntime would write out their function bodies"
+
+
+def _written_note(written: dict[str, int], in_bodies: Counter, in_functions: Counter) -> str:
+    """What onnxruntime wrote out as function bodies, and why simplify left those to it."""
+    if not written:
+        return ""
+    where = []
+    if any(in_bodies[op] for op in written):
+        where.append("those inside If/Loop bodies")
+    if any(in_functions[op] for op in written):
+        where.append("those inside model-local functions" if not where else "model-local functions")
+    if any(k > in_bodies[op] + in_functions[op] for op, k in written.items()):
+        where.append("those whose types shape inference can't tell")
+    return f"; onnxruntime wrote out {_ops(written)} as their function bodies: {' and '.join(where)}, which simplify leaves to it"
+
+
+def _growth_note(more: int, inlined: bool) -> str:
+    """Why the graph grew where onnxruntime wrote out function bodies."""
+    why = "model-local functions inlined at each call and " if inlined else ""
+    return f"; {plural(more, 'node')} more than before: {why}operators written out as their function bodies"
 
 
 # onnxruntime's CPU provider has no float16 kernel for some operators: at every session it wraps

@@ -319,23 +319,31 @@ def float16(src: str, dst: str, options: dict) -> None:
 def simplify(src: str, dst: str, options: dict) -> None:
     """onnxruntime's basic graph optimizations (constant folding, redundant nodes removed,
     fusions into standard operators) of the model file `src` saved as `dst`; a ValueError with
-    onnxruntime's words when it can't load the model."""
+    onnxruntime's words when it can't load the model. The main graph's standard operators it
+    would write out as their function bodies (it has no kernel for them) are kept whole through
+    it (function_ops_kept.py)."""
     import onnxruntime as ort
+
+    from .function_ops_kept import put_back, set_aside
 
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     so.optimized_model_filepath = dst
     so.intra_op_num_threads = 1
     so.log_severity_level = 3  # its warnings would land amid the server's log lines
+    aside = set_aside(src)
     try:
-        ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+        ort.InferenceSession(src if aside is None else aside.path, so, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None
     # the constants it folded (199 MiB of a GPT-2 medium) are inline in what it saved; the
     # weights it left alone it names by the linked files, and those stay as they are
     import onnx
 
-    _save_beside(onnx.load(dst, load_external_data=False), dst, "folded.bin")
+    result = onnx.load(dst, load_external_data=False)
+    if aside is not None:
+        put_back(result, aside)
+    _save_beside(result, dst, "folded.bin")
 
 
 def _save_beside(model, path: str, location: str) -> None:
