@@ -339,7 +339,12 @@ export function edgeLabelSize(model, edge) {
     if (edge.qdq) edge.label = [edge.label, `QDQ ${edge.qdq.dtype}`].filter(Boolean).join(" · ");
   }
   if (edge.labelWidth === undefined) {
-    if (edge.label) edge.label = fitType(edge.label, FONTS.edge, 220, model.measure);
+    if (edge.label) {
+      const whole = edge.label;
+      edge.label = fitType(whole, FONTS.edge, 220, model.measure);
+      // a long dim expression cut to fit (torch dynamo's ((height - 1)//2)*2 + 2…): whole on hover
+      if (edge.label !== whole) edge.fullLabel = whole;
+    }
     edge.labelWidth = edge.label ? Math.ceil(model.measure(edge.label, FONTS.edge)) + 6 : 0;
     edge.labelHeight = edge.label ? METRICS.edgeLabelHeight : 0;
   }

@@ -617,6 +617,7 @@ export function composeScene(plan, results) {
     scene.edges.push({
       id: ve.id, from: ve.from, to: ve.to, fromKey: ve.fromKey, toKey: ve.toKey, tensor: ve.tensor, points,
       label, lx: m.lx, ly: m.ly, implicit: !!(ve.edge && ve.edge.implicit),
+      ...(label && m.edge && m.edge.fullLabel ? { fullLabel: m.edge.fullLabel } : {}),
     });
   }
   return scene;

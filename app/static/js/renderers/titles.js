@@ -16,6 +16,7 @@ export function groupTitle(group, collapsed) {
 }
 
 export function edgeTitle(edge) {
-  const text = edge.label ? `${edge.tensor}: ${edge.label}` : edge.tensor;
+  const label = edge.fullLabel || edge.label;
+  const text = label ? `${edge.tensor}: ${label}` : edge.tensor;
   return edge.implicit ? `${text} (read inside its subgraphs)` : text;
 }

@@ -1,0 +1,29 @@
+"""An edge label cut to fit (torch dynamo names dims by their expressions: ((height - 1)//2)…)
+shows its whole text on hover (QA23 F11)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+from .browser_pages import open_model, upload
+
+H = "((((height - 1)//2 - 1)//2 - 1)//2 + 1)"
+W = "((((width - 1)//2 - 1)//2 - 1)//2 + 1)"
+
+
+def test_a_cut_edge_label_shows_its_whole_type_on_hover(page, server):
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["h"], name="act"), helper.make_node("Neg", ["h"], ["y"], name="neg")],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 128, H, W])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", 128, H, W])],
+        value_info=[helper.make_tensor_value_info("h", onnx.TensorProto.FLOAT, ["batch", 128, H, W])],
+    )
+    summary = upload(page, server, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "dims.onnx")
+    open_model(page, server, summary["id"])
+    label = page.locator(".edge-label[data-tensor=h]")
+    shown = label.evaluate("e => e.firstChild.textContent")
+    title = label.locator("title").text_content()
+    assert "…" in shown and len(shown) < len(title)
+    assert title == f"h: FLOAT ⟨batch×128×({H})×({W})⟩"
