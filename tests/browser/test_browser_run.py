@@ -62,6 +62,8 @@ def test_run_with_random_inputs_and_compare(page, server, artifacts):
     # LeakyRelu's alpha changed what comes out: p1 by far, probs (a saturated softmax) hardly
     assert probs.locator("td").nth(1).text_content() in ("close", "differs")
     assert page.locator("#run-compare tr[data-output=p1] td").nth(1).text_content() == "differs"
+    # the input was made up: said, with what real values would measure (QA23 F7)
+    assert page.locator("#run-made-up").text_content().startswith("input was made up: normal values around 0.")
     # the softmax's largest values, its top class first; none for the feature map p1
     assert page.locator("#run-results .run-top").count() == 1
     assert page.locator("#run-results .run-top .run-top-item").count() == 5
