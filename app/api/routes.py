@@ -557,7 +557,7 @@ def post_edits(model_id):
     base, allow_invalid = edit_options(body)
     applied = apply_on(head_base(model_id, base), body.get("ops"), allow_invalid)
     if not applied.result.changed:
-        return jsonify(unchanged_answer(model_id, base, applied.result.validation))
+        return jsonify(unchanged_answer(model_id, base, applied.result.validation, applied.result.notes))
     edited = commit_edit(model_id, applied, applied.base.revision)
     return jsonify(edit_answer(model_id, edited, applied))
 
@@ -703,13 +703,15 @@ def edit_answer(model_id: str, edited: Revision, applied: AppliedEdit) -> dict:
     }
 
 
-def unchanged_answer(model_id: str, base: int, validation: dict) -> dict:
-    """What an edit that changed nothing answers: no new revision."""
+def unchanged_answer(model_id: str, base: int, validation: dict, notes: list[str] | None = None) -> dict:
+    """What an edit that changed nothing answers: no new revision; `notes`, what its ops said
+    of it (simplify: "find nothing to simplify here; kept GroupNormalization ×13 as they are…")."""
     return {
         "revision": base,
         "changes": [],
         "unchanged": True,
         "message": "nothing changed",
+        **({"notes": notes} if notes else {}),
         "validation": validation,
         "summary": summary_of(model_id),
     }

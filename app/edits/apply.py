@@ -42,6 +42,7 @@ class EditResult:
     invalid: list[str] = field(default_factory=list)  # the gates' refusals, stored past with allow_invalid
     full: dict | None = None  # the full check's verdict when the gate ran it
     ops: list = field(default_factory=list)  # the ops as recorded: nodes and graphs by name (stable_ops.py)
+    notes: list[str] = field(default_factory=list)  # a no-op's word on why it did nothing
 
 
 def apply_edits(
@@ -107,8 +108,12 @@ def _apply(base_data: bytes, ops, base_validation: dict, allow_invalid: bool = F
     except Exception as exc:  # e.g. the 2 GiB protobuf limit
         raise StudioError("cannot_serialize", f"the edit made a model that can't be serialized: {exc}", 422) from None
     if data == base_data:
-        # saving a value unchanged, renaming to the same name...: no new revision to check or store
-        return EditResult(model, data, [], dict(base_validation), changed=False, ops=recorded)
+        # saving a value unchanged, renaming to the same name...: no new revision to check or store;
+        # a tool's own word on why it did nothing ("simplify: … find nothing to simplify here; kept
+        # GroupNormalization ×13 …", a line naming its op) is kept for the answer
+        names = {f"{o.get('op')}: " for o in ops if isinstance(o, dict)}
+        notes = [c for c in changes if isinstance(c, str) and any(c.startswith(n) for n in names)]
+        return EditResult(model, data, [], dict(base_validation), changed=False, ops=recorded, notes=notes)
     result = EditResult(model, data, changes, {}, invalid=invalid, ops=recorded)
     result.validation, result.full = _checks(model, len(data), base_validation)
     return result

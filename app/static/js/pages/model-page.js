@@ -950,7 +950,9 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
     if (result && result.unchanged) {
       // the same value saved again: no new revision, nothing to redraw; right after a save (Enter,
       // then a click on Save) the "Saved as revision N" it repeats stays up
-      if (performance.now() - savedShownAt > 3000) toast("Nothing changed: the model already says that.", "info");
+      // a tool that found nothing to do says why (simplify: what it kept as it is)
+      if (result.notes && result.notes.length) toast(`Nothing changed: ${result.notes.join("; ")}`, "info");
+      else if (performance.now() - savedShownAt > 3000) toast("Nothing changed: the model already says that.", "info");
       return result;
     }
     // a big model's smoke run finishes after the edit is stored: if it then fails where the
