@@ -305,3 +305,34 @@ def test_simplify_keeps_what_onnxruntime_drops(client):
     assert [a.tensor_name for a in after.graph.quantization_annotation] == ["h"]
     mm = next(n for n in after.graph.node if n.name == "mm")
     assert len(mm.device_configurations) == 1
+
+
+def test_a_string_input_beside_a_bfloat16_output_runs(client):
+    """QA22 m4: a string feed sends the run through numpy, which has no bfloat16 to give: the
+    smoke run called the model failing and Run answered 422. The narrow outputs come back
+    widened (said as converted from their type)."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Identity", ["s"], ["s_out"], name="pass_text"),
+            helper.make_node("Cast", ["x"], ["half"], name="narrow", to=TensorProto.BFLOAT16),
+        ],
+        "mixed",
+        [
+            helper.make_tensor_value_info("s", TensorProto.STRING, [3]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("s_out", TensorProto.STRING, [3]),
+            helper.make_tensor_value_info("half", TensorProto.BFLOAT16, [2]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    runtime = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+    assert runtime["status"] == "ok", runtime
+    body = {"inputs": {"s": {"values": ["a", "b", "c"]}, "x": {"values": [1.5, -2.0]}}}
+    r = client.post(f"/api/models/{mid}/run", json=body)
+    assert r.status_code == 200, r.get_json()
+    out = r.get_json()["outputs"]
+    assert out["s_out"]["values"] == ["a", "b", "c"]
+    assert out["half"]["values"] == [1.5, -2.0] and out["half"]["converted_from"] == "BFLOAT16"

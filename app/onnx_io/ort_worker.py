@@ -278,8 +278,11 @@ def _run_once(ort, np, sess, feeds: dict) -> tuple[dict, dict]:
     """One run: the tensor outputs' shapes by name (what the model declares is checked against
     them), and [NaN or ±Inf count, size] of each float output holding any."""
     names = [o.name for o in sess.get_outputs()]
-    if any((isinstance(v, np.ndarray) and v.dtype == object) or isinstance(v, dict | list) for v in feeds.values()):
-        values = sess.run(None, feeds)  # strings and maps can't be OrtValues; numpy outputs then
+    if _through_numpy(np, feeds):
+        # strings and maps can't be OrtValues: numpy outputs then, which have no bfloat16 or
+        # float8 (those outputs left out of the check: the run itself is the news)
+        names = [o.name for o in sess.get_outputs() if _narrow_types().of_ort_type(o.type) is None] or names
+        values = sess.run(names, feeds)
         arrays = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
     else:
         # outputs left as OrtValues: bfloat16 or float8 ones have no numpy type to become
@@ -293,6 +296,40 @@ def _run_once(ort, np, sess, feeds: dict) -> tuple[dict, dict]:
             if bad:
                 nonfinite[n] = [bad, int(a.size)]
     return shapes, nonfinite
+
+
+def _through_numpy(np, feeds: dict) -> bool:
+    """Whether a run's feeds hold strings or maps, which onnxruntime takes only as numpy (no
+    OrtValue): its outputs then come back as numpy too."""
+    return any((isinstance(v, np.ndarray) and v.dtype == object) or isinstance(v, dict | list) for v in feeds.values())
+
+
+_WIDE_ONNX = {"float32": 1, "uint8": 2, "int8": 3}  # TensorProto's numbers of the types narrow ones widen to
+
+
+def _widening_model(path: str, narrow: dict) -> tuple[str, dict[str, str]]:
+    """The model at `path` with each output of a narrow type ({name: narrow_types.Narrow}) also
+    given widened by a Cast, saved beside it: (its path, {output: its widened copy}). A run fed
+    strings goes through numpy, which has no bfloat16 or float8 to give them as (QA22: a model
+    with a string input and a bfloat16 output could not be run)."""
+    import onnx
+
+    model = onnx.load(path, load_external_data=False)
+    g = model.graph
+    taken = {v.name for v in [*g.input, *g.output, *g.value_info]} | {o for n in g.node for o in n.output}
+    widened: dict[str, str] = {}
+    for name, t in narrow.items():
+        wide, k = f"{name}__widened", 0
+        while wide in taken:
+            k += 1
+            wide = f"{name}__widened{k}"
+        taken.add(wide)
+        g.node.append(onnx.helper.make_node("Cast", [name], [wide], to=_WIDE_ONNX[t.wide]))
+        g.output.append(onnx.helper.make_tensor_value_info(wide, _WIDE_ONNX[t.wide], None))
+        widened[name] = wide
+    out = path + ".widened.onnx"
+    onnx.save(model, out)
+    return out, widened
 
 
 def _ort_values(ort, feeds: dict) -> dict:
@@ -960,7 +997,12 @@ def run(job: dict) -> dict:
     narrow = {name: t.onnx_name for name, t in narrow.items() if t is not None}
     start = time.perf_counter()
     try:
-        if narrow:  # no numpy type for these (float8e4m3fn would come back as uint8): raw, then widened
+        if narrow and _through_numpy(np, feeds):  # strings in, bfloat16 out: widened in the graph
+            kinds = {o.name: types.of_ort_type(o.type) for o in sess.get_outputs() if o.name in narrow}
+            wide_path, widened = _widening_model(job["path"], kinds)
+            wide_sess = _job_session(ort, np, {**job, "path": wide_path})
+            values = wide_sess.run([widened.get(n, n) for n in names], feeds)
+        elif narrow:  # no numpy type for these (float8e4m3fn would come back as uint8): raw, then widened
             ort_feeds = _ort_values(ort, feeds)
             values = [_widened(np, v) for v in sess.run_with_ort_values(names, ort_feeds)]
         else:
