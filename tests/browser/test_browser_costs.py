@@ -424,3 +424,23 @@ def test_a_heat_map_of_zeros_beside_unknowns_says_the_others(page, server, artif
     assert legend.locator(".heat-ask").text_content() == "Give B in Costs to count them."
     legend.screenshot(path=str(artifacts / "heat-legend-others.png"))
     page.locator("#costs").screenshot(path=str(artifacts / "costs-symbolic.png"))
+
+
+def test_sizes_counted_that_onnxruntime_never_ran_are_said(page, server):
+    """QA23 F8: Costs counted a UNet at 31×33, which its Concat refuses, without a word. A speech
+    front end the smoke run ran at batch 1, sequence 512: counted at 1000 samples, said so."""
+    from .browser_models import reflect_padded
+
+    summary = upload(page, server, reflect_padded(200, fixed=False), "padded.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    assert page.locator("#cost-unrun").count() == 0
+    page.fill("#costs .cost-dims input[name=batch]", "1")
+    page.fill("#costs .cost-dims input[name=sequence]", "1000")
+    page.click("#costs .cost-dims button[type=submit]")
+    page.locator("#cost-unrun").wait_for()
+    assert page.locator("#cost-unrun").text_content() == (
+        "Counted, not run: onnxruntime ran the model at batch 1, sequence 512. Whether it takes these sizes, Run tells."
+    )

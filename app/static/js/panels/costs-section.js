@@ -204,6 +204,18 @@ function peakLink(stats, nodeId, ctx) {
 /** The inputs' symbolic dims (always, so sizes can be changed after counting) and any symbol
  * inference left once they are given — a size computed from the inputs' values, named with
  * where it first appears (unk__3 alone says nothing): counted again at the sizes written. */
+/** Sizes counted that onnxruntime never ran the model at (QA23: a UNet counted at 31×33, which
+ * its Concat refuses): said, with the sizes it did run at. */
+function unrunSizes(stats, ctx) {
+  const runtime = (ctx && ctx.summary && ctx.summary.validation && ctx.summary.validation.runtime) || {};
+  const ran = runtime.status === "ok" ? runtime.sizes || {} : {};
+  const other = Object.entries(stats.dims || {}).filter(([d, n]) => d in ran && ran[d] !== n);
+  if (!other.length) return "";
+  const at = Object.entries(ran).map(([d, n]) => `${d} ${n}`).join(", ");
+  return el("div", { class: "muted cost-unrun", id: "cost-unrun" },
+    `Counted, not run: onnxruntime ran the model at ${at}. Whether it takes these sizes, Run tells.`);
+}
+
 function dimsForm(stats, reload, ctx) {
   // each Loop of no constant count has a field of its own for its number of iterations
   const loops = (stats.loops || []).filter((l) => l.symbol);
@@ -236,7 +248,8 @@ function dimsForm(stats, reload, ctx) {
           l.iterations === null ? " (left empty: one is counted)" : ""))),
       el("button", { type: "submit", class: "btn btn-small" }, "Count")),
     // an accumulator a Loop grows has no one size: not asked for
-    growing.length ? el("div", { class: "muted cost-growing" }, `Not asked: the sizes of ${growing.map(([, w]) => w.tensor).join(", ")}, which a Loop carries and may grow each iteration.`) : "");
+    growing.length ? el("div", { class: "muted cost-growing" }, `Not asked: the sizes of ${growing.map(([, w]) => w.tensor).join(", ")}, which a Loop carries and may grow each iteration.`) : "",
+    unrunSizes(stats, ctx));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const given = { ...stats.dims };
