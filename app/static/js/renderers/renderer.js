@@ -489,7 +489,7 @@ export class GraphView {
         layers.labels.append(svg("text", {
           class: "edge-label", x: item.lx.toFixed(1), y: (item.ly + 3.5).toFixed(1), "text-anchor": "middle",
           "data-tensor": item.tensor,
-        }, item.label, svg("title", {}, edgeTitle(item))));
+        }, item.label));
       }
     } else {
       const g = kind === "group" ? drawGroupBox(item) : item.kind === "node" ? drawNodeBox(item) : drawIoBox(item);
