@@ -211,9 +211,8 @@ def test_a_conv_kernel_is_checked_against_a_weight_made_by_constant_of_shape(cli
     )
 
 
-def test_a_resize_mode_is_one_of_resizes_own_and_the_panel_is_told_them(client):
-    """QA23 F9: Resize's mode was a free text field, and "bilinear" (Upsample-1's word, no
-    Resize mode) passed the quick check, caught only by onnxruntime's run 1.9 s later."""
+def resize_model() -> onnx.ModelProto:
+    """A nearest ×2 Resize named "up" (opset 18)."""
     g = helper.make_graph(
         [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest")],
         "g",
@@ -221,9 +220,13 @@ def test_a_resize_mode_is_one_of_resizes_own_and_the_panel_is_told_them(client):
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
         [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
     )
-    mid = upload(
-        client, helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
-    ).get_json()["id"]
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_a_resize_mode_is_one_of_resizes_own_and_the_panel_is_told_them(client):
+    """QA23 F9: Resize's mode was a free text field, and "bilinear" (Upsample-1's word, no
+    Resize mode) passed the quick check, caught only by onnxruntime's run 1.9 s later."""
+    mid = upload(client, resize_model().SerializeToString()).get_json()["id"]
     r = edit(client, mid, {"op": "set_attribute", "node": "up", "name": "mode", "value": "bilinear"})
     assert refusal(r) == (
         "the edit breaks its operator's spec: attribute 'mode' of node \"up\" (Resize) must be one of "

@@ -3,22 +3,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-import onnx
-from onnx import helper, numpy_helper
+from test_attribute_rules import resize_model
 
 from .browser_pages import open_model, upload
 
 
 def test_resize_mode_offers_resizes_modes(page, server, artifacts):
-    g = helper.make_graph(
-        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest")],
-        "g",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 4, 4])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
-        [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
-    )
-    summary = upload(page, server, helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), "resize.onnx")
+    summary = upload(page, server, resize_model(), "resize.onnx")
     open_model(page, server, summary["id"], "#node=n0")
     field = page.locator(".attr[data-attr=mode] input[name=value]")
     page.wait_for_function(
