@@ -84,12 +84,22 @@ def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path,
 
     monkeypatch.setattr(runtime, "GATE_WAITS_SECONDS", -1)
     monkeypatch.setattr(runtime, "SYNC_BYTES", 0)
+    # the background run waits for the test: a tiny model's run done before the page's next
+    # summary made "Checking…" last a few ms, which the test could miss (CI failed on 493f0f6)
+    release = threading.Event()
+    started = runtime.in_background
+
+    def held_background(model_id: str, rev: int) -> None:
+        threading.Thread(target=lambda: release.wait(60) and started(model_id, rev), daemon=True).start()
+
+    monkeypatch.setattr(runtime, "in_background", held_background)
     page.click("#graph [data-node-id=n0]")
     page.locator("#sidebar .ed-rename-node input[name=name]").fill("conv_renamed")
     page.locator("#sidebar .ed-rename-node button[type=submit]").click()
     page.wait_for_function("() => document.getElementById('model-revision').textContent === 'rev 1'")
     page.wait_for_function("() => document.getElementById('model-validity').textContent === 'Checking…'")
     assert badge.is_visible()
+    release.set()
     wait_held(page, held)
     held.pop().continue_()
     page.wait_for_function("() => document.getElementById('model-validity').textContent === 'valid'", timeout=60_000)
