@@ -115,3 +115,51 @@ def test_nonfinite_counts_across_chunks_and_types():
     assert nonfinite_counts(np.array([complex(np.nan, 0), complex(0, np.inf), 1j])) == (1, 1)
     assert nonfinite_counts(np.arange(5)) == (0, 0)
     assert nonfinite_counts(np.zeros(0, np.float32)) == (0, 0)
+
+
+def test_values_submitted_as_shown_keep_their_nan_bits(client):
+    """Every FLOAT8E4M3FN code, typed back as the tensor view shows it ("NaN" for both NaNs),
+    changes nothing: the -NaN 0xFF stays 0xFF (it became 0x7F, a new revision, QA22 p3); a NaN
+    typed where a number was takes the typed NaN's bits."""
+    codes = np.arange(256, dtype=np.uint8)
+    w = helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [256], codes.tobytes(), raw=True)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, [256])
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "g", [], [y], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    mid = upload(client, model.SerializeToString(), "codes.onnx").get_json()["id"]
+    shown = numpy_helper.to_array(w).astype(np.float64)
+    typed = ["NaN" if np.isnan(v) else float(v) for v in shown]
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={
+            "base": 0,
+            "ops": [
+                {
+                    "op": "set_initializer",
+                    "name": "w",
+                    "value": {"dtype": "FLOAT8E4M3FN", "shape": [256], "values": typed},
+                }
+            ],
+        },
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["revision"] == 0 and r.get_json()["unchanged"]  # no new revision
+    typed[1] = "NaN"  # a new NaN where 2^-9 was: the typed NaN, 0x7F
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={
+            "base": 0,
+            "ops": [
+                {
+                    "op": "set_initializer",
+                    "name": "w",
+                    "value": {"dtype": "FLOAT8E4M3FN", "shape": [256], "values": typed},
+                }
+            ],
+        },
+    )
+    assert r.status_code == 200, r.get_json()
+    stored = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.initializer[0]
+    bits = numpy_helper.to_array(stored).view(np.uint8)
+    assert bits[1] == 0x7F and bits[255] == 0xFF and bits[127] == 0x7F
+    assert (np.delete(bits, 1) == np.delete(codes, 1)).all()

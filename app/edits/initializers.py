@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import onnx
 from onnx import numpy_helper
 
@@ -81,6 +82,8 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
             f"initializer {name!r} is {_dtype_name(old)} {list(old.dims)}; the new value is "
             f"{_dtype_name(new)} {list(new.dims)} (set allow_type_change to change it)",
         )
+    if not changed:
+        new = _kept_nan_bits(old, new, name)
     warning = _nonfinite_warning(old, new, name)
     if old.HasField("doc_string"):  # proto2 presence: don't add an empty field the file didn't have
         new.doc_string = old.doc_string
@@ -97,6 +100,32 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
         f"initializer {name!r}{_in_graph(model, op)} set to {_dtype_name(new)} {list(new.dims)}"
         f"{source}{_value_range(new)}{warning}"
     )
+
+
+def _kept_nan_bits(old: onnx.TensorProto, new: onnx.TensorProto, name: str) -> onnx.TensorProto:
+    """`new` with each NaN where the old values held a NaN keeping the old one's bits: NaN is typed
+    as "NaN", one bit pattern, and values submitted as the page showed them must stay the same
+    bytes (QA22 p3: an e4m3fn -NaN, 0xFF, came back as 0x7F)."""
+    if new.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.BOOL):
+        return new
+    values = numpy_helper.to_array(new)
+    try:
+        nan = np.isnan(values)
+    except TypeError:  # integers (int4, uint2…): no NaN to keep
+        return new
+    if not nan.any():
+        return new
+    try:
+        source = tensor_files()
+        before = tensor_array(old, source.files if source else None)
+    except StudioError:
+        return new  # old values that can't be read here: the typed NaN stays
+    kept = nan & np.isnan(before)
+    if not kept.any() or np.array_equal(values[kept].view(np.uint8), before[kept].view(np.uint8)):
+        return new
+    values = values.copy()
+    values[kept] = before[kept]  # same dtype: the element's bytes are copied
+    return numpy_helper.from_array(values, name)
 
 
 def _value_range(t: onnx.TensorProto) -> str:

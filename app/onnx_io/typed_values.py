@@ -74,7 +74,7 @@ def misfit(values: np.ndarray, dtype: np.dtype, type_name: str) -> str | None:
     if lost.any():
         v = source[lost].flat[0]
         if abs(v) <= top:  # FLOAT8E8M0: powers of two only, no zero, no sign
-            return f"{v:g} is no value a {type_name} holds"
+            return f"{v:g} is no value a {type_name} holds (it holds powers of two only, with no zero and no sign)"
         return f"{v:g} is beyond the largest {type_name} ({top:g})"
     # a type without infinity or NaN saturates instead (FLOAT4E2M1: 1000.5 is 6, NaN -0): a value
     # past its largest by more than rounding, and NaN or ±Infinity, would be another value
