@@ -26,6 +26,7 @@ changed for that. One at another value, against one left out, is a change.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -370,6 +371,36 @@ class _Diff:
             own.append(f"{deeper} more in {'its' if own else 'the'} bodies")
         return ", ".join(own)
 
+    def training(self, old: onnx.ModelProto, new: onnx.ModelProto, main: TensorNames) -> list[str]:
+        """What differs in the training_info entries, a line each ("0 algorithm: 1 node changed",
+        "0 update_binding W: W_new → W_next"); their graphs' nodes go to self.nodes under
+        "train[k].init|algo". They read and update the main graph's tensors by name: `main` is
+        the main graph's correspondence."""
+        a, b = old.training_info, new.training_info
+        lines = [f"{len(a)} → {len(b)} entries"] if len(a) != len(b) else []
+        for k, (x, y) in enumerate(zip(a, b, strict=False)):
+            if x.SerializeToString(deterministic=True) == y.SerializeToString(deterministic=True):
+                continue
+            for field, which in (("initialization", "init"), ("algorithm", "algo")):
+                if x.HasField(field) != y.HasField(field):
+                    lines.append(f"{k} {field} graph {'added' if y.HasField(field) else 'removed'}")
+                    continue
+                g, h = getattr(x, field), getattr(y, field)
+                if g.SerializeToString(deterministic=True) == h.SerializeToString(deterministic=True):
+                    continue
+                path = f"train[{k}].{which}"
+                before = {kind: len(v) for kind, v in self.nodes.items()}
+                changes, names = self.graphs(g, h, path, path, main)
+                changes += _io_words(g, h, names)
+                changes += [
+                    f"initializer {c}" for c in _tensor_changes(g.initializer, h.initializer, self.reads, names)
+                ]
+                counted = self._counted_words(before, path, path)
+                lines += [f"{k} {field}: {c}" for c in ([counted] if counted else []) + changes]
+            for field in ("initialization_binding", "update_binding"):
+                lines += [f"{k} {field} {c}" for c in _props_changes(getattr(x, field), getattr(y, field))]
+        return lines or (["changed"] if a != b else [])
+
     def attr_graphs(
         self, name: str, x: AttributeProto, y: AttributeProto, a_id: str, b_id: str, outer: TensorNames
     ) -> list[str]:
@@ -393,6 +424,10 @@ class _Diff:
                 fields.append(f"subgraph {label}: {counted}")
             fields += [f"subgraph {label}: {c}" for c in graph_changes]
         return fields
+
+
+def _joined(dense: dict, sparse: dict) -> dict:
+    return {k: dense[k] + sparse[k] for k in dense}
 
 
 def _graph_of(node: str) -> str:
@@ -623,6 +658,33 @@ def tensor_diff(old, new, names: TensorNames, reads=(None, None)) -> dict:
     }
 
 
+def sparse_diff(old, new, names: TensorNames, reads=(None, None)) -> dict:
+    """Sparse initializers added, removed and changed, by their values' names, paired as
+    tensor_names pairs them (by name, or renamed with the same content)."""
+    a = {t.values.name: t for t in old}
+    b = {t.values.name: t for t in new}
+    changed = []
+    for name in a:
+        other = names.to_new.get(name)
+        if other in b and sparse_change(a[name], b[other], reads):
+            changed.append({"name": name, "change": _sparse_words(a[name], b[other])})
+    return {
+        "added": [n for n in b if names.to_old.get(n) not in a],
+        "removed": [n for n in a if names.to_new.get(n) not in b],
+        "changed": changed,
+    }
+
+
+def _sparse_words(x: onnx.SparseTensorProto, y: onnx.SparseTensorProto) -> str:
+    """ "sparse [4, 4] → [8, 4]", "sparse, 3 → 5 values set", or "sparse values changed"."""
+    if list(x.dims) != list(y.dims):
+        return f"sparse {list(x.dims)} → {list(y.dims)}"
+    held = (math.prod(x.values.dims), math.prod(y.values.dims))
+    if held[0] != held[1]:
+        return f"sparse, {held[0]} → {held[1]} values set"
+    return "sparse values changed"
+
+
 def _renamed_part(renamed: list[dict[str, str]]) -> dict:
     """The tensors renamed, the first MAX_RENAMED listed, all counted."""
     return {"renamed": renamed[:MAX_RENAMED], "renamed_count": len(renamed)}
@@ -671,11 +733,9 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -
     if graph_changes:
         model["graph"] = graph_changes
     functions = d.functions(old, new)
-    training = [t.SerializeToString(deterministic=True) for t in old.training_info] != [
-        t.SerializeToString(deterministic=True) for t in new.training_info
-    ]
+    training = d.training(old, new, names)
     if training:
-        model["training_info"] = "changed"
+        model["training_info"] = training
     if [c.SerializeToString() for c in old.configuration] != [c.SerializeToString() for c in new.configuration]:
         model["configuration"] = "changed"
     metadata = {
@@ -691,7 +751,10 @@ def model_diff(old: onnx.ModelProto, new: onnx.ModelProto, reads=(None, None)) -
     counts = {k: len(v) for k, v in d.nodes.items()}
     parts = {
         "tensors": {
-            **tensor_diff(list(old.graph.initializer), list(new.graph.initializer), names, reads),
+            **_joined(
+                tensor_diff(list(old.graph.initializer), list(new.graph.initializer), names, reads),
+                sparse_diff(list(old.graph.sparse_initializer), list(new.graph.sparse_initializer), names, reads),
+            ),
             **_renamed_part(d.renamed),
         },
         "inputs": _io_diff(old.graph, new.graph, "input"),

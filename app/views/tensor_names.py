@@ -27,7 +27,7 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io.external import TENSOR_PREFIX
 from .io_pairs import graph_values, paired_names
-from .tensor_content import encoding, tensor_change
+from .tensor_content import encoding, sparse_change, tensor_change
 from .tensors import tensor_array
 
 Body = onnx.GraphProto | onnx.FunctionProto
@@ -114,6 +114,7 @@ def correspond(
     for x, y in outputs:
         names.pair(x, y)
     _pair_initializers(names, old, new, _read_pairs(old_nodes, new_nodes, differing), reads)
+    _pair_sparse(names, old, new, _read_pairs(old_nodes, new_nodes, differing), reads)
     return names
 
 
@@ -192,6 +193,31 @@ def _pair_initializers(names: TensorNames, old: Body, new: Body, read_pairs, rea
         {n: t for n, t in new_left.items() if n not in names.to_old},
         keys,
     )
+
+
+def _sparse(body: Body, paired: MutableMapping[str, str]) -> dict[str, onnx.SparseTensorProto]:
+    """A graph's sparse initializers not `paired` yet, by name (a function has none)."""
+    return {t.values.name: t for t in getattr(body, "sparse_initializer", ()) if t.values.name not in paired}
+
+
+def _pair_sparse(names: TensorNames, old: Body, new: Body, read_pairs, reads) -> None:
+    """Pair the graphs' sparse initializers as the dense ones are: of one content read at the
+    same place, then of one name, then the k-th of one content with the k-th (a graph holds few:
+    compared pair by pair)."""
+    old_left, new_left = _sparse(old, names.to_new), _sparse(new, names.to_old)
+    if old_left.keys() == new_left.keys():
+        for name in old_left:
+            names.pair(name, name)
+        return
+    for x, y in read_pairs:
+        if x in old_left and y in new_left and not sparse_change(old_left[x], new_left[y], reads):
+            names.pair(x, y)
+    for name in old_left.keys() & new_left.keys():
+        names.pair(name, name)
+    for x, t in old_left.items():
+        match = next((y for y, u in new_left.items() if y not in names.to_old and not sparse_change(t, u, reads)), None)
+        if x not in names.to_new and match is not None:
+            names.pair(x, match)
 
 
 def _pair_by_content(names: TensorNames, old_left: dict, new_left: dict, keys: _ContentKeys) -> None:

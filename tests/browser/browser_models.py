@@ -807,3 +807,39 @@ def reshaped_to(dims: list, shape: list[int], declared_out: list) -> onnx.ModelP
         [nh.from_array(np.array(shape, np.int64), "shape")],
     )
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def sparse_training_model() -> onnx.ModelProto:
+    """y = x + S (S a 2×3 sparse initializer), trained by an algorithm graph W_new = W - lr·W."""
+    values = nh.from_array(np.array([1.5, -2.0], np.float32), "S")
+    indices = nh.from_array(np.array([1, 5], np.int64), "S_indices")
+    sparse = h.make_sparse_tensor(values, indices, [2, 3])
+    w = nh.from_array(np.ones((2, 3), np.float32), "W")
+    graph = h.make_graph(
+        [
+            h.make_node("Add", ["x", "S"], ["h"], name="add"),
+            h.make_node("Mul", ["h", "W"], ["y"], name="mul"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 3])],
+        [w],
+        sparse_initializer=[sparse],
+    )
+    lr = nh.from_array(np.array(0.1, np.float32), "lr")
+    algo = h.make_graph(
+        [
+            h.make_node("Mul", ["W", "lr"], ["step"], name="scale"),
+            h.make_node("Sub", ["W", "step"], ["W_new"], name="update"),
+        ],
+        "algo",
+        [],
+        [h.make_tensor_value_info("W_new", T.FLOAT, [2, 3])],
+        [lr],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    train = model.training_info.add()
+    train.algorithm.CopyFrom(algo)
+    train.update_binding.add(key="W", value="W_new")
+    onnx.checker.check_model(model)
+    return model

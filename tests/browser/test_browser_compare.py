@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 from onnx import numpy_helper
 
-from .browser_models import position_slice_model, tiny_cnn
+from .browser_models import position_slice_model, sparse_training_model, tiny_cnn
 from .browser_pages import open_model, upload, wait_revision
 
 
@@ -429,3 +429,26 @@ def test_the_summary_counts_tensors_added_and_removed(page, server):
     page.select_option("#compare-with", "rev:0")
     page.locator("#compare-body[data-ready=true]").wait_for()
     assert "0 nodes changed, 0 added, 0 removed, 1 tensor added (" in page.locator("#compare-summary").text_content()
+
+
+def test_training_and_sparse_changes_are_lines_of_their_own(page, server, artifacts):
+    """A training algorithm's node edited and a sparse initializer renamed: the Model section
+    says where in training it changed (it read "training_info changed") and Tensors lists the
+    rename (it showed only as the Add's inputs changing, QA22 p5)."""
+    old = sparse_training_model()
+    new = sparse_training_model()
+    new.training_info[0].algorithm.node[1].op_type = "Add"
+    new.graph.sparse_initializer[0].values.name = "S_renamed"
+    new.graph.node[0].input[1] = "S_renamed"
+    mid = upload(page, server, new, "trained.onnx")["id"]
+    other_id = upload(page, server, old, "trained_before.onnx")["id"]
+    open_model(page, server, mid)
+    page.click("#btn-compare")
+    page.locator(f"#compare-with option[value='model:{other_id}']").wait_for(state="attached")
+    page.select_option("#compare-with", f"model:{other_id}")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    body = page.locator("#compare-body").text_content()
+    assert "training 0 algorithm: 1 node changed" in body
+    assert "S renamed to S_renamed" in body
+    assert page.locator("#compare-changed li").count() == 1  # the algorithm's node, not the Add
+    page.screenshot(path=str(artifacts / "compare-training-sparse.png"))

@@ -212,7 +212,9 @@ function metadataLines(m) {
 }
 
 function modelLines(model) {
+  // graph and training_info: lines of their own; other fields: [before, after]
   const lines = Object.entries(model).flatMap(([k, v]) => (k === "graph" ? v.map((l) => `graph ${l}`)
+    : k === "training_info" ? (Array.isArray(v) ? v : [v]).map((l) => `training ${l}`)
     : Array.isArray(v) ? [`${k}: ${JSON.stringify(v[0])} → ${JSON.stringify(v[1])}`] : [`${k} ${v}`]));
   return lines.length ? section("Model", cappedList("ul", { class: "compare-lines" }, lines, (l) => el("li", {}, l))) : null;
 }
