@@ -46,6 +46,9 @@ def data_json(msg, ref: str = "$", depth: int = 0) -> dict:
             "elem_type": _ELEM.get(msg.elem_type, "undefined"),
             "length": len(items),
             "items": [data_json(x, f"{ref}/{k}", depth + 1) for k, x in enumerate(items[:MAX_ITEMS])],
+            # a file of one item is byte for byte an OptionalProto holding it (the two messages
+            # number their fields alike): which one was written, nothing in the file says
+            **({"reads_as_optional": True} if depth == 0 and len(items) == 1 else {}),
         }
     if isinstance(msg, onnx.MapProto):
         keys = [text(k) for k in msg.string_keys] if msg.key_type == onnx.TensorProto.STRING else list(msg.keys)

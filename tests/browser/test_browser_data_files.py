@@ -70,6 +70,7 @@ def test_sequence_pb_items_open_in_the_tensor_view(page, server, artifacts):
 
     tree = page.locator("#data-view .data-tree")
     assert "sequence of tensor · 3 items" in tree.text_content()
+    assert page.locator("#data-also-optional").count() == 0  # three items: no OptionalProto
     assert tree.locator(".data-node.data-tensor").count() == 3
     for k, arr in enumerate(items):
         node = tree.locator(f".data-node[data-ref='$/{k}']")
@@ -101,6 +102,14 @@ def test_sequence_pb_items_open_in_the_tensor_view(page, server, artifacts):
     wait_ready(page)
     assert "optional · empty: it holds no value" in page.locator("#data-view .data-optional").text_content()
     assert page.locator("#model-validity").text_content() == "optional file"
+
+    # an optional holding a tensor: the bytes of a sequence of one, which the page says (QA22 p6)
+    held = numpy_helper.from_optional(np.ones(3, np.float32), "maybe", onnx.OptionalProto.TENSOR)
+    summary = upload_bytes(page, server, held.SerializeToString(), "held.pb")
+    page.goto(f"{server}/models/{summary['id']}")
+    wait_ready(page)
+    assert "sequence of tensor · 1 item" in page.locator("#data-view .data-tree").text_content()
+    assert "Or an OptionalProto holding this one value" in page.locator("#data-also-optional").text_content()
 
 
 def test_operator_set_file_lists_operators_and_functions(page, server, artifacts):

@@ -116,7 +116,9 @@ export function renderDataView(container, summary, ctx) {
     el("header", { class: "data-header" },
       el("div", { class: "panel-kicker" }, `${(KIND_TITLE[summary.kind] || summary.kind).toLowerCase()} file`),
       el("h1", {}, summary.name || summary.id),
-      el("p", { class: "muted" }, KIND_ABOUT[summary.kind] || "")));
+      el("p", { class: "muted" }, KIND_ABOUT[summary.kind] || ""),
+      data.reads_as_optional ? el("p", { class: "muted", id: "data-also-optional" },
+        "Or an OptionalProto holding this one value: the two are written alike, byte for byte, and nothing in the file says which was meant. As a run input it fits either.") : null));
   if (data.kind === "operator_set") page.append(operatorSetView(data));
   else page.append(el("div", { class: "data-tree" }, nodeView(data, null, ctx, 0, true)));
   container.append(page);
