@@ -7,7 +7,6 @@ import struct
 
 import onnx
 import orjson
-from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.address import join, named_address, node_id, resolve_graph, resolve_node, subgraph_path
 from ..onnx_io.dim_names import dim_expressions
@@ -16,6 +15,7 @@ from ..onnx_io.traverse import fold, graphs_within, node_graphs, opset_version
 from ..onnx_io.traverse import subgraphs as held_graphs
 from . import forked
 from .loop_roles import body_roles, holds_roles, node_roles
+from .message_json import message_json
 from .scopes import ScopeTable, initializer_names, scope_by_weights, scope_in_graph
 from .values import attribute_json, few_values, sparse_brief, tensor_brief, text, value_info_json
 
@@ -331,7 +331,7 @@ def _add_rare_fields(n: onnx.NodeProto, out: dict, functions: dict) -> None:
     if n.overload:
         out["overload"] = n.overload
     if n.device_configurations:
-        out["device_configurations"] = [MessageToDict(c) for c in n.device_configurations]
+        out["device_configurations"] = [message_json(c) for c in n.device_configurations]
     if functions:
         fn = functions.get((n.domain, n.op_type, n.overload))
         if fn:

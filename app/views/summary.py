@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import onnx
-from google.protobuf.json_format import MessageToDict
 
 from ..onnx_io.function_calls import declared_attributes
 from .graph import count_subgraphs
+from .message_json import message_json
 from .values import text
 
 
@@ -61,6 +61,6 @@ def model_summary(model: onnx.ModelProto, validation: dict) -> dict:
             }
             for k, t in enumerate(model.training_info)
         ],
-        "configuration": [MessageToDict(c) for c in model.configuration],
+        "configuration": [message_json(c) for c in model.configuration],
         "validation": validation,
     }
