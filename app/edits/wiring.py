@@ -5,14 +5,14 @@ topological one, moving as few nodes as needed."""
 from __future__ import annotations
 
 import bisect
-import heapq
 
 import onnx
 from onnx import defs
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import GraphRef, node_id, resolve_graph
-from ..onnx_io.traverse import node_reads, op_schema
+from ..onnx_io.traverse import op_schema
+from ..onnx_io.traverse import topological_order as nodes_in_order
 from .arity import check_input_count, count_range, node_signature
 from .bodies import where
 from .domains import import_domain, new_node
@@ -68,30 +68,9 @@ def _where(model: onnx.ModelProto, ref: GraphRef) -> str:
 
 
 def topological_order(c: Container) -> list[int] | None:
-    """The node positions of c in an order where every node comes after the producers of what it
-    reads (a subgraph's reads from this graph included), as close to the present order as can be
-    (a node moves only when it must); None when the nodes read each other in a cycle."""
-    producer = {x: i for i, n in enumerate(c.node) for x in n.output if x}
-    after: list[list[int]] = [[] for _ in c.node]
-    waiting = [0] * len(c.node)
-    for i, n in enumerate(c.node):
-        sources = {producer[x] for x in node_reads(n) if x in producer}
-        if i in sources:  # reads its own output (through a subgraph, say)
-            return None
-        for p in sources:
-            after[p].append(i)
-            waiting[i] += 1
-    ready = [i for i, w in enumerate(waiting) if not w]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        i = heapq.heappop(ready)
-        order.append(i)
-        for j in after[i]:
-            waiting[j] -= 1
-            if not waiting[j]:
-                heapq.heappush(ready, j)
-    return order if len(order) == len(c.node) else None
+    """c's node positions in a topological order as close to the present one as can be
+    (traverse.topological_order); None when the nodes read each other in a cycle."""
+    return nodes_in_order(list(c.node))
 
 
 def _reorder(c: Container, order: list[int]) -> int:

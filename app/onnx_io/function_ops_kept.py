@@ -18,7 +18,6 @@ onnxruntime: the server's change line says what it wrote out (simplify.py).
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 from collections import Counter
@@ -29,7 +28,7 @@ import onnx
 from onnx import defs
 
 from .light import light_copy
-from .traverse import graphs_within, node_reads, standard_domain
+from .traverse import graphs_within, node_reads, standard_domain, topological_order
 
 # the result model's metadata entry carrying what was kept to the server (simplify.py reads and
 # drops it: the model keeps its own metadata)
@@ -393,24 +392,8 @@ def _insert(g: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> None:
     for k, n in enumerate(nodes):
         first = min((r for x in n.output if x for r in readers.get(x, [])), default=len(old))
         places.append(first - 0.5 + k / (2 * len(nodes) + 2))
-    producer = {x: i for i, n in enumerate(every) for x in n.output if x}
-    after: list[list[int]] = [[] for _ in every]
-    waiting = [0] * len(every)
-    for i, n in enumerate(every):
-        for p in {producer[x] for x in node_reads(n) if x in producer and producer[x] != i}:
-            after[p].append(i)
-            waiting[i] += 1
-    ready = [(places[i], i) for i, w in enumerate(waiting) if not w]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        order.append(i)
-        for j in after[i]:
-            waiting[j] -= 1
-            if not waiting[j]:
-                heapq.heappush(ready, (places[j], j))
-    if len(order) != len(every):  # a cycle (never so: the model had these nodes in order): appended
+    order = topological_order(every, places)
+    if order is None:  # a cycle (never so: the model had these nodes in order): appended
         order = list(range(len(every)))
     copies = [onnx.NodeProto() for _ in order]
     for copy, i in zip(copies, order, strict=True):

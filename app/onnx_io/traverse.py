@@ -7,7 +7,8 @@ and edits reach nested graphs through here, never through their own attribute lo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import heapq
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import onnx
@@ -64,6 +65,35 @@ def node_reads(node: onnx.NodeProto) -> list[str]:
     for g in subgraphs(node):
         names.extend(name for sub in graphs_within(g) for n in sub.node for name in n.input)
     return names
+
+
+def topological_order(nodes: Sequence[onnx.NodeProto], keys: Sequence[float] | None = None) -> list[int] | None:
+    """The positions of `nodes` in an order where every node comes after the producers of what it
+    reads (its subgraphs' reads included); among the nodes ready at each step, the one of the
+    smallest key first (`keys`: by position when not given, so a node moves only when it must).
+    None when nodes read each other in a cycle (a node reading its own output included)."""
+    key = keys if keys is not None else range(len(nodes))
+    producer = {x: i for i, n in enumerate(nodes) for x in n.output if x}
+    after: list[list[int]] = [[] for _ in nodes]
+    waiting = [0] * len(nodes)
+    for i, n in enumerate(nodes):
+        sources = {producer[x] for x in node_reads(n) if x in producer}
+        if i in sources:
+            return None
+        for p in sources:
+            after[p].append(i)
+            waiting[i] += 1
+    ready = [(key[i], i) for i, w in enumerate(waiting) if not w]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        order.append(i)
+        for j in after[i]:
+            waiting[j] -= 1
+            if not waiting[j]:
+                heapq.heappush(ready, (key[j], j))
+    return order if len(order) == len(nodes) else None
 
 
 def fold(g, combine: Callable[[Any, list[T]], T], depth: int = 0) -> T:
