@@ -145,10 +145,14 @@ def format_tensor(dtype, shape) -> str:
 _OPERATOR = re.compile(r"[\s+*/]")
 
 
+# onnx's inference names a size it can't tell unk__N: no name of the model's (lib/format.js INVENTED_DIM)
+_INVENTED_DIM = re.compile(r"unk__\d+$")
+
+
 def dim_word(d, among: bool) -> str:
-    """lib/format.js dimWord: a size, a name, "?" for neither; an expression of other dims
+    """lib/format.js dimWord: a size, a name, "?" for neither or one inference invented; an expression of other dims
     bracketed among others, "batch×(past_sequence + sequence)"."""
-    if d is None or d == "":
+    if d is None or d == "" or _INVENTED_DIM.match(str(d)):
         return "?"
     return f"({d})" if among and _OPERATOR.search(str(d)) else str(d)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
+from .browser_models import tiny_cnn
 from .browser_pages import open_model, upload
 
 H = "((((height - 1)//2 - 1)//2 - 1)//2 + 1)"
@@ -27,3 +28,16 @@ def test_a_cut_edge_label_shows_its_whole_type_on_hover(page, server):
     title = page.locator("path.edge[data-tensor=h] title").text_content()
     assert "…" in shown and len(shown) < len(title)
     assert title == f"h: FLOAT ⟨batch×128×({H})×({W})⟩"
+
+
+def test_sizes_onnx_inference_invents_read_as_unknown(page, server):
+    """Where onnxruntime's symbolic inference can't name them (a big graph past its time, a
+    model it raises on), onnx's inference calls sizes it can't tell unk__0, unk__1: a shape reads
+    "?" for them as for any unknown size, not names the model never had."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    shown = page.evaluate(
+        "async () => { const f = await import('/static/js/lib/format.js');"
+        " return [f.formatShape(['unk__3', 'unk__14', 768]), f.formatShape(['batch', 'unk_len', 'unk__2x'])]; }"
+    )
+    assert shown == ["⟨?×?×768⟩", "⟨batch×unk_len×unk__2x⟩"]

@@ -31,13 +31,19 @@ export function formatDims(shape) {
   return shape.map((d) => dimWord(d, shape.length > 1)).join("×");
 }
 
-/** A dim as a shape shows it: a size, a name, "?" for neither; an expression of other dims
- * bracketed among others, "batch×(past_sequence + sequence)" (app/views/search.py dim_word).
+// onnx's shape inference names a size it can't tell unk__0, unk__1… (fresh at each tensor, a
+// graph output's mostly): no name of the model's, and "unk__3×unk__4×768" reads worse than "?×?×768"
+const INVENTED_DIM = /^unk__\d+$/;
+
+/** A dim as a shape shows it: a size, a name, "?" for neither (or a name onnx's inference
+ * invented); an expression of other dims bracketed among others,
+ * "batch×(past_sequence + sequence)" (app/views/search.py dim_word).
  * @param {unknown} d
  * @param {boolean} among */
 export function dimWord(d, among) {
   if (d === null || d === undefined || d === "") return "?";
   const text = String(d);
+  if (INVENTED_DIM.test(text)) return "?";
   return among && /[\s+*/]/.test(text) ? `(${text})` : text;
 }
 
