@@ -13,6 +13,7 @@ import { declaredMismatch } from "./declared-shape.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
 import { npyShape } from "../lib/npy.js";
+import { FITS, SCALINGS, defaultScaling, imageInput, imageLayout } from "../lib/image-input.js";
 import { expectedFromFiles, fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice, standing } from "./history-panel.js";
 import { rowsWords } from "../lib/reference-words.js";
@@ -67,14 +68,62 @@ function inputRow(input) {
     placeholder: valuesExample(typed), "aria-label": `values of ${input.name}`,
     title: "The input's values as JSON: nested lists for a tensor, an object for a map",
   }));
+  const image = notTensor ? null : imageControls(input, file);
   const row = el("li", { class: "run-input", "data-name": input.name },
     el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, formatValueType(input) || "type not declared")),
     notTensor
       ? el("div", { class: "ed-row run-not-tensor" }, random,
         el("label", {}, random ? "or a .pb " : `a ${kind} from a test data set's .pb `, file))
       : el("div", { class: "ed-row" }, random, el("label", {}, "or .npy/.pb ", file)),
+    image ? image.row : null,
     el("label", { class: "run-values-label" }, "or values ", values));
-  return { row, seed, count, file, values, name: input.name };
+  return { row, seed, count, file, values, image, name: input.name };
+}
+
+/**
+ * "or an image" for an input an image fits (lib/image-input.js imageLayout): the file, how its
+ * pixels are scaled (the likeliest for the input's type first), how it is fitted to the size,
+ * RGB or BGR, and once picked, what will be fed (its size, and the picture as resized). Picking
+ * an image or a .npy clears the other: one source an input.
+ */
+function imageControls(input, npyFile) {
+  const layout = imageLayout(input);
+  if (!layout) return null;
+  const file = el("input", { type: "file", accept: "image/*", class: "run-image", "aria-label": `an image for ${input.name}` });
+  const scaling = el("select", { class: "run-image-scaling", "aria-label": `pixel scaling of ${input.name}` },
+    Object.entries(SCALINGS).map(([key, s]) => el("option", { value: key, selected: key === defaultScaling(input.dtype) }, s.label)));
+  const fit = el("select", { class: "run-image-fit", "aria-label": `how the image of ${input.name} fits its size` },
+    Object.entries(FITS).map(([key, words]) => el("option", { value: key }, words)));
+  const bgr = el("input", { type: "checkbox", class: "run-image-bgr" });
+  const channels = layout.channels === 3
+    ? el("label", { title: "OpenCV and Caffe models read blue, green, red" }, bgr, "BGR")
+    : el("span", { class: "muted" }, "grey (luminance)");
+  const shown = el("div", { class: "run-image-fed muted" });
+  const options = el("div", { class: "ed-row run-image-options" }, el("label", {}, "pixels ", scaling), el("label", {}, "fitted ", fit), channels);
+  options.hidden = true;
+  const how = () => ({ scaling: scaling.value, bgr: bgr.checked, fit: fit.value });
+  let made = null; // the last image made from the choices: {bytes, shape, height, width, preview, name}
+  const make = async () => {
+    const f = file.files && file.files[0];
+    made = null;
+    clear(shown);
+    options.hidden = !f;
+    if (!f) return null;
+    try {
+      made = { ...(await imageInput(f, input, layout, how())), name: f.name };
+    } catch (err) {
+      shown.append(el("span", { class: "field-error", role: "alert" }, err.message));
+      return null;
+    }
+    shown.append(el("img", { src: made.preview, alt: `${f.name} as fed`, class: "run-image-preview" }),
+      el("span", { class: "run-image-words" }, `${f.name} → ${made.width}×${made.height} ${layout.layout}, ${SCALINGS[scaling.value].label}${bgr.checked ? ", BGR" : ""}`));
+    return made;
+  };
+  file.addEventListener("change", () => { if (file.files && file.files.length) npyFile.value = ""; });
+  npyFile.addEventListener("change", () => { if (npyFile.files && npyFile.files.length) { file.value = ""; make(); } });
+  for (const control of [scaling, fit, bgr]) control.addEventListener("change", () => make());
+  const row = el("div", { class: "run-image-row" }, el("label", {}, "or an image ", file), options, shown);
+  return { row, file, make, current: () => made, picked: () => Boolean(file.files && file.files.length) };
 }
 
 /** An input's values typed in (JSON), or undefined when its field is empty. */
@@ -755,7 +804,7 @@ export function renderRunPanel(root, ctx) {
   // at all ("[]": an empty cache) say no size, the field gives the 0
   const sized = (text) => text.trim() !== "" && !/^[\s[\]]*$/.test(text);
   const syncDims = () => {
-    const given = new Set(rows.filter((r) => sized(r.values.value) || (r.file.files && r.file.files.length)).map((r) => r.name));
+    const given = new Set(rows.filter((r) => sized(r.values.value) || (r.file.files && r.file.files.length) || (r.image && r.image.picked())).map((r) => r.name));
     for (const d of dims) {
       const idle = inputs.filter((i) => inputDims(i, expressions).includes(d.name)).every((i) => given.has(i.name));
       d.field.disabled = idle;
@@ -780,9 +829,18 @@ export function renderRunPanel(root, ctx) {
     const sizes = sizesFrom(input, shape, expressions);
     for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
   };
+  // an image picked: the sizes it is fed at fill the fields of the dims it gives
+  const imageSizes = async (r) => {
+    const made = await r.image.make();
+    const input = inputs.find((i) => i.name === r.name);
+    if (!made || !input) return;
+    const sizes = sizesFrom(input, made.shape, expressions);
+    for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
+  };
   for (const r of rows) {
     r.values.addEventListener("input", syncDims);
     r.file.addEventListener("change", () => { syncDims(); showSizes(r); });
+    if (r.image) r.image.file.addEventListener("change", () => { syncDims(); imageSizes(r); });
   }
   const extra = el("input", { type: "text", id: "run-extra", placeholder: "tensor names, comma-separated", value: (ctx.selectedOutputs || []).join(", ") });
   const compare = el("select", { id: "run-compare-to" }, el("option", { value: "" }, "no comparison"));
@@ -864,8 +922,12 @@ export function renderRunPanel(root, ctx) {
         : { inputs: {}, expected: {} };
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
-        const values = f ? undefined : typedValues(r);
-        const given = f ? (await ctx.actions.uploadBlob(f)).blob : values === undefined && (fromNpz[r.name] || set.inputs[r.name]);
+        const picture = !f && r.image && r.image.picked() ? (r.image.current() || await r.image.make()) : null;
+        if (r.image && r.image.picked() && !picture) throw new Error(`The image for ${r.name} could not be read`);
+        const values = f || picture ? undefined : typedValues(r);
+        const given = f ? (await ctx.actions.uploadBlob(f)).blob
+          : picture ? (await ctx.actions.uploadBlob(new File([picture.bytes], `${picture.name}.npy`))).blob
+            : values === undefined && (fromNpz[r.name] || set.inputs[r.name]);
         body.inputs[r.name] = given ? { npy: given } : values !== undefined ? { values }
           : { random: { seed: Number(r.seed.value || 0), ...(r.count ? { count: Number(r.count.value || 0) } : {}) } };
       }
