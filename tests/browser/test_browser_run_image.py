@@ -83,7 +83,9 @@ def test_an_image_is_fed_nchw_with_imagenet_scaling(page, server, artifacts):
     np.testing.assert_allclose(got, expected, atol=1e-5)
     row.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-image.png"))
-    sidebar = page.evaluate("() => { const s = document.querySelector('#sidebar'); return [s.scrollWidth, s.clientWidth]; }")
+    sidebar = page.evaluate(
+        "() => { const s = document.querySelector('#sidebar'); return [s.scrollWidth, s.clientWidth]; }"
+    )
     assert sidebar[0] <= sidebar[1], sidebar  # the image's options stay in the panel's width
 
 
