@@ -237,9 +237,8 @@ def test_the_single_process_server_stops_as_gracefully(tmp_path):
     except BaseException:
         served.stop()
         raise
-    started = time.monotonic()
-    log = sigterm_mid_upload(served)
-    assert time.monotonic() - started < 30
+    log, stopping = sigterm_mid_upload(served)
+    assert stopping < 30  # the exit once the upload is answered, not the next server's start (CI: 63 s in all)
     assert "leaked" not in log, log[-2000:]
 
 
@@ -266,9 +265,10 @@ def test_a_reset_connection_does_not_hold_the_stop(tmp_path):
     assert time.monotonic() - started < 15
 
 
-def sigterm_mid_upload(served: Served) -> str:
+def sigterm_mid_upload(served: Served) -> tuple[str, float]:
     """SIGTERM while an upload's body is half sent: it is stored, the server exits 0, and a new
-    server on the same store has it, whole. The stopped server's log."""
+    server on the same store has it, whole. The stopped server's log, and the seconds from the
+    upload's answer to its exit."""
     data = small_model(7, width=512)  # 1 MiB of weights
     body, ctype = multipart(data, "late.onnx")
     conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
@@ -284,7 +284,9 @@ def sigterm_mid_upload(served: Served) -> str:
     response = conn.getresponse()
     assert response.status == 201, response.read()[:300]
     mid = json.loads(response.read())["id"]
+    answered = time.monotonic()
     assert served.stop() == 0
+    stopping = time.monotonic() - answered
     log = served.stderr.read_text()
     # a new server on the same folder has it, whole
     again = Served(served.stderr.parent, database_url=served.database_url, blob_url=served.blob_url)
@@ -292,7 +294,7 @@ def sigterm_mid_upload(served: Served) -> str:
         assert again.get(f"/api/models/{mid}/download")[1] == data
     finally:
         again.stop()
-    return log
+    return log, stopping
 
 
 def worker_pids(master: int) -> list[int]:

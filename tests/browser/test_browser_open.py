@@ -253,6 +253,7 @@ def test_a_model_is_renamed_from_the_models_page(page, server, artifacts):
     upload(page, server, tiny_cnn(), "model.onnx")
     page.goto(server + "/")
     row = page.locator(f"#models-table tr[data-model-id='{first['id']}']")
+    row.wait_for()  # the list is fetched after the page loads (CI read it before it came)
     assert row.locator(".model-twin").count() == 1  # told apart by its id, for now
     row.get_by_role("button", name="Rename model.onnx").click()
     dialog = page.locator("dialog#rename-model")
