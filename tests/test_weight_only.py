@@ -197,3 +197,30 @@ def test_gemm_as_matmul_computes_the_same():
     assert [n.name for n in model.graph.node if n.op_type == "MatMul"] == ["fc1", "proj", "head"]
     x = np.random.default_rng(4).standard_normal((4, 128)).astype(np.float32)
     np.testing.assert_allclose(run_x(x, model), run_x(x, base), rtol=1e-5, atol=1e-5)
+
+
+def test_simplify_writes_no_attribute_the_quantized_nodes_did_not_have(client):
+    """onnxruntime's optimizer writes weight_prepacked = 0 (its default) on every MatMulNBits it
+    saves, which onnxruntime 1.20 refuses to load (QA24 #1): simplify leaves it out (and the
+    other attributes it wrote at their defaults: accuracy_level, Gather's axis)."""
+    model = tiny_lm()
+    relu = next(n for n in model.graph.node if n.op_type == "Relu")
+    relu.output[0] = "r0"
+    model.graph.node.insert(3, h.make_node("Identity", ["r0"], ["r"], name="copy"))  # something to simplify
+    mid = upload(client, model.SerializeToString(), "lm.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_weights"}]})
+    assert r.status_code == 200, r.get_json()
+    quantized = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    before = {n.name: sorted(a.name for a in n.attribute) for n in quantized.graph.node if n.op_type == "MatMulNBits"}
+    assert len(before) == 2 and all("weight_prepacked" not in names for names in before.values())
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 200, r.get_json()
+    assert (
+        r.get_json()["changes"][0]
+        == "simplified with onnxruntime's basic optimizations: 5 -> 4 nodes (fewer Identity ×1)"
+    )
+    simplified = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    after = {n.name: sorted(a.name for a in n.attribute) for n in simplified.graph.node if n.op_type == "MatMulNBits"}
+    assert after == before
+    assert not any(n.op_type == "Identity" for n in simplified.graph.node)
+    np.testing.assert_array_equal(run(simplified), run(quantized))

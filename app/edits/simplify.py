@@ -11,7 +11,8 @@ from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.function_ops_kept import REPORT_KEY, left_to_onnxruntime
 from ..onnx_io.light import light_copy
-from ..onnx_io.traverse import walk_graphs
+from ..onnx_io.schema_defaults import at_default, default_of
+from ..onnx_io.traverse import op_schema, walk_graphs
 from ..words import plural
 from .model_tools import check_size, in_helper, keep, reorder
 from .names import rename_in_graph
@@ -33,7 +34,9 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     If/Loop bodies and model-local functions they are left to it, and the change says what it
     wrote out (and why the node count grew). The model's fields,
     opset imports, metadata (the model's, the graph's, each remaining node's) and value_info stay;
-    a model with nothing to simplify stays as it is."""
+    attributes onnxruntime writes at their defaults on the model's own nodes (MatMulNBits'
+    weight_prepacked, which onnxruntime 1.20 refuses) are left out; a model with nothing to
+    simplify stays as it is."""
     check_size(model, "simplify")
     before = onnx.ModelProto()
     before.CopyFrom(model)  # the graph (weights are references here): kept for a model already simple
@@ -51,6 +54,7 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     del model.opset_import[:]
     for domain, version in {**opsets, **{d: found[d] for d in used if d not in opsets and d in found}}.items():
         model.opset_import.add(domain=domain, version=version)
+    note += _drop_added_defaults(before, model)
     dropped = _drop_inserted_casts(model)
     if dropped:
         _check_float16_kept(model, dropped)
@@ -81,6 +85,36 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
         + (_growth_note(after - nodes, bool(inlined)) if after > nodes and written else "")
         + note
     )
+
+
+def _drop_added_defaults(before: onnx.ModelProto, model: onnx.ModelProto) -> str:
+    """Take out the attributes onnxruntime wrote at their defaults on nodes the model had (by
+    name, op and domain) without them — MatMulNBits' weight_prepacked = 0 from onnxruntime 1.21
+    on, which 1.20 refuses to load; Conv's auto_pad and group: a simplified model loads where the
+    original did, and differs from it only where simplified. The change's words for any it set
+    to another value, which stay."""
+    had = {
+        n.name: (n.op_type, n.domain, {a.name for a in n.attribute})
+        for ref in walk_graphs(before)
+        for n in ref.container.node
+        if n.name
+    }
+    set_: Counter = Counter()
+    for ref in walk_graphs(model):
+        for n in ref.container.node:
+            was = had.get(n.name)
+            if was is None or was[:2] != (n.op_type, n.domain):
+                continue
+            schema = op_schema(model, ref.container, n)
+            for i in reversed(range(len(n.attribute))):
+                a = n.attribute[i]
+                if a.name in was[2]:
+                    continue
+                if at_default(a, default_of(schema, a.name)):
+                    del n.attribute[i]
+                else:
+                    set_[f"{n.op_type}.{a.name}"] += 1
+    return f"; onnxruntime set attributes the nodes did not have: {_ops(set_)}" if set_ else ""
 
 
 def _kept_report(result: onnx.ModelProto) -> tuple[Counter, Counter]:
