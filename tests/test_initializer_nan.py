@@ -163,3 +163,31 @@ def test_values_submitted_as_shown_keep_their_nan_bits(client):
     bits = numpy_helper.to_array(stored).view(np.uint8)
     assert bits[1] == 0x7F and bits[255] == 0xFF and bits[127] == 0x7F
     assert (np.delete(bits, 1) == np.delete(codes, 1)).all()
+
+
+def test_a_quantization_scale_set_to_zero_is_warned(client):
+    """A scale of 0 makes the quantized model answer the same whatever its input (QA24 #9):
+    stored, with a warning naming it; another scale says nothing."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], name="q"),
+        helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"], name="dq"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+        numpy_helper.from_array(np.array(128, np.uint8), "zp"),
+    ]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    mid = upload(client, model.SerializeToString(), "qdq.onnx").get_json()["id"]
+    line = set_value(client, mid, "s", {"dtype": "FLOAT", "shape": [], "values": 0.0})
+    assert line == (
+        "initializer 's' set to FLOAT [], values 0; warning: 's' now holds 1 zero of 1 value, and is the scale of "
+        "2 QuantizeLinear/DequantizeLinear nodes: with a scale of 0 they answer their zero point whatever the input"
+    )
+    assert (
+        set_value(client, mid, "s", {"dtype": "FLOAT", "shape": [], "values": 0.1})
+        == "initializer 's' set to FLOAT [], values 0.1"
+    )

@@ -84,7 +84,7 @@ def set_initializer(model: onnx.ModelProto, op: dict) -> str:
         )
     if not changed:
         new = _kept_nan_bits(old, new, name)
-    warning = _nonfinite_warning(old, new, name)
+    warning = _nonfinite_warning(old, new, name) + _zero_scale_warning(g, new, name)
     if old.HasField("doc_string"):  # proto2 presence: don't add an empty field the file didn't have
         new.doc_string = old.doc_string
     new.metadata_props.extend(old.metadata_props)
@@ -126,6 +126,28 @@ def _kept_nan_bits(old: onnx.TensorProto, new: onnx.TensorProto, name: str) -> o
     values = values.copy()
     values[kept] = before[kept]  # same dtype: the element's bytes are copied
     return numpy_helper.from_array(values, name)
+
+
+_SCALED = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _zero_scale_warning(g: onnx.GraphProto, new: onnx.TensorProto, name: str) -> str:
+    """The change line's warning when a quantization scale (what a QuantizeLinear or
+    DequantizeLinear reads second) now holds a 0: every value quantizes to the zero point there,
+    and the model answers the same for any input (QA24 #9), which onnx's checks and onnxruntime
+    take without a word; else ""."""
+    readers = [n for n in g.node if n.op_type in _SCALED and len(n.input) > 1 and n.input[1] == name]
+    if not readers or new.data_type in (onnx.TensorProto.STRING, onnx.TensorProto.BOOL):
+        return ""
+    values = numpy_helper.to_array(new)
+    zeros = int(np.count_nonzero(values.astype(np.float64) == 0))
+    if not zeros:
+        return ""
+    return (
+        f"; warning: {name!r} now holds {zeros} zero{'s' if zeros > 1 else ''} of {plural(values.size, 'value')}, "
+        f"and is the scale of {plural(len(readers), 'QuantizeLinear/DequantizeLinear node')}: with a scale of 0 "
+        "they answer their zero point whatever the input"
+    )
 
 
 def _value_range(t: onnx.TensorProto) -> str:
