@@ -326,17 +326,39 @@ def test_sixteen_bit_activations_and_four_bit_weights(client):
     assert r.status_code == 400 and "8-bit types only" in r.get_json()["error"]["message"]
     r = quantize_static(client, mid, calibration, activation_type="QUInt16", weight_type="QInt4")
     assert r.status_code == 200, r.get_json()
-    assert "activations QUInt16, weights QInt4" in r.get_json()["changes"][0]
+    line = r.get_json()["changes"][0]
+    # an opset 17 model: taken to 21 first, where onnx's QuantizeLinear take 4 and 16 bits
+    assert line.startswith("4- and 16-bit QuantizeLinear/DequantizeLinear are onnx's from opset 21, so first converted")
+    assert (
+        "then quantized statically (QuantizeLinear/DequantizeLinear pairs, activations QUInt16, weights QInt4)" in line
+    )
     data = client.get(f"/api/models/{mid}/download").data
     m = onnx.load_from_string(data)
     onnx.checker.check_model(m, full_check=True)
     assert next(o.version for o in m.opset_import if o.domain in ("", "ai.onnx")) >= 21
+    assert {n.domain for n in m.graph.node} == {""}  # onnx's own, not com.microsoft's (QA24 #6)
     assert T.INT4 in {t.data_type for t in m.graph.initializer} and T.UINT16 in {
         t.data_type for t in m.graph.initializer
     }
     x = samples[0]
     want, got = run(original, {"x": x})[0], run(data, {"x": x})[0]
     assert np.abs(got - want).max() < 0.05
+
+
+def test_four_bit_weights_on_an_older_opset_are_onnx_quantize_linear(client):
+    """4-bit weights per channel on an opset 17 model: onnxruntime's quantizer would write its
+    own com.microsoft QuantizeLinear/DequantizeLinear, which only it runs and the drawing and
+    costs don't know (QA24 #6): the model is taken to opset 21 first, onnx's own are written."""
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    samples = np.random.default_rng(8).standard_normal((2, 1, 16, 8, 8)).astype(np.float32)
+    calibration = {"x": {"npy": npy_blob(client, samples)}}
+    r = quantize_static(client, mid, calibration, weight_type="QInt4", per_channel=True)
+    assert r.status_code == 200, r.get_json()
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(m, full_check=True)
+    assert {n.domain for n in m.graph.node} == {""}
+    assert [(o.domain, o.version) for o in m.opset_import if o.domain in ("", "ai.onnx")] == [("", 21)]
+    assert T.INT4 in {t.data_type for t in m.graph.initializer}
 
 
 def test_a_batch_one_models_rows_are_its_samples():

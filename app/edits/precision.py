@@ -14,7 +14,14 @@ from ..errors import StudioError
 from ..onnx_io.function_calls import without_functions
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import constant_value, op_schema, running_graphs, standard_domain, walk_graphs
+from ..onnx_io.traverse import (
+    constant_value,
+    op_schema,
+    opset_version,
+    running_graphs,
+    standard_domain,
+    walk_graphs,
+)
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
 from .float16_bodies import halve_bodies
@@ -34,6 +41,7 @@ from .model_tools import (
 from .names import rename_in_graph
 from .registry import edit_op
 from .tool_names import check_tool_names
+from .whole_model import convert_opset
 
 _OP_TYPES = Array(NAME, label="an array of operator types") | NULL
 _NODE_NAMES = Array(NAME, label="an array of node names")
@@ -453,13 +461,14 @@ _FORMATS = {"QDQ": "QuantizeLinear/DequantizeLinear pairs", "QOperator": "QLinea
     optional(
         "activation_type",
         Enum(("QUInt8", "QInt8", "QUInt16", "QInt16")),
-        "the activations' type (16 bits: A16W8 for NPUs such as QNN's, QDQ only, opset 21)",
+        "the activations' type (16 bits: A16W8 for NPUs such as QNN's, QDQ only; a model below opset 21 is "
+        "converted to it first)",
         default="QUInt8",
     ),
     optional(
         "weight_type",
         Enum(("QInt8", "QUInt8", "QInt16", "QUInt16", "QInt4", "QUInt4")),
-        "the weights' type (4 and 16 bits: QDQ only, opset 21)",
+        "the weights' type (4 and 16 bits: QDQ only; a model below opset 21 is converted to it first)",
         default="QInt8",
     ),
     optional(
@@ -492,8 +501,18 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     onnxruntime's int8 kernels take); QOperator uses QLinearConv, QLinearMatMul… (8 bits only).
     The model's fields, metadata and value_info stay as they were."""
     narrow = ("QInt8", "QUInt8")
-    if op["quant_format"] == "QOperator" and not (op["activation_type"] in narrow and op["weight_type"] in narrow):
+    eight_bits = op["activation_type"] in narrow and op["weight_type"] in narrow
+    if op["quant_format"] == "QOperator" and not eight_bits:
         raise StudioError("bad_value", "quantize_static: QLinear operators (QOperator) take 8-bit types only: use QDQ")
+    converted = ""
+    if not eight_bits and (opset_version(model, model.graph, "") or 0) < 21:
+        # below 21 onnxruntime writes its own com.microsoft QuantizeLinear/DequantizeLinear, which
+        # only it runs (QA24 #6): onnx's take 4 and 16 bits from 21
+        converted = (
+            "4- and 16-bit QuantizeLinear/DequantizeLinear are onnx's from opset 21, so first "
+            + convert_opset(model, {"op": "convert_opset", "version": 21, "domain": "ai.onnx"})
+            + "; then "
+        )
     check_tool_names(model, op)
     size = check_size(model, "quantize_static")
     samples, count = calibration_samples(model, op["calibration"])
@@ -524,7 +543,7 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     # an array of the input's own rank with a symbolic first dim is one sample, a batch of rows
     rows = min((a.shape[1] if a.ndim > 1 else 1) for a in samples.values())
     batches = f", each a batch of {rows}" if rows > 1 else ""
-    return (
+    return converted + (
         f"quantized statically ({_FORMATS[op['quant_format']]}, activations {op['activation_type']}, weights "
         f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {count} sample(s){batches} "
         f"({op['calibrate_method']}); weights {before_size} -> {size_text(after)}{note}"

@@ -13,7 +13,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.sizes import size_text
-from ..onnx_io.traverse import walk_graphs
+from ..onnx_io.traverse import opset_version, walk_graphs
 from .field_types import BOOLEAN, NAME
 from .functions_left import left_in_functions
 from .jsontypes import Array, Enum, Integer, optional
@@ -90,7 +90,7 @@ def quantize_weights(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError(
             "bad_value", "quantize_weights: HQQ quantizes MatMul weights only; use RTN for embedding tables"
         )
-    if fmt == "QDQ" and _ai_onnx_opset(model) < 21:
+    if fmt == "QDQ" and (opset_version(model, model.graph, "") or 0) < 21:
         raise StudioError(
             "bad_value", "quantize_weights: blocked DequantizeLinear needs opset 21 or later; convert the opset first"
         )
@@ -150,7 +150,3 @@ def _quantized(model: onnx.ModelProto) -> int:
             blocked = n.op_type == "DequantizeLinear" and any(a.name == "block_size" and a.i > 0 for a in n.attribute)
             count += n.op_type in QUANTIZED_OPS or blocked
     return count
-
-
-def _ai_onnx_opset(model: onnx.ModelProto) -> int:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
