@@ -361,6 +361,23 @@ def test_four_bit_weights_on_an_older_opset_are_onnx_quantize_linear(client):
     assert T.INT4 in {t.data_type for t in m.graph.initializer}
 
 
+def test_float16_of_a_qdq_model_below_opset_19_says_what_it_costs(client):
+    """float16 of an opset 17 QDQ model: QuantizeLinear/DequantizeLinear take float32 scales
+    only there, so each quantized operator computes in float16 between Casts, which runtimes
+    can't fuse into int8 kernels: said, with the way out; and the weights left float32 are said
+    so, not "now 0 B of float16 weights" (QA24 #5)."""
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    samples = np.random.default_rng(9).standard_normal((2, 1, 16, 8, 8)).astype(np.float32)
+    r = quantize_static(client, mid, {"x": {"npy": npy_blob(client, samples)}})
+    assert r.status_code == 200, r.get_json()
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 200, r.get_json()
+    line = r.get_json()["changes"][0]
+    assert "stay float32" in line and "now 0 B" not in line, line
+    assert "warning: the model is quantized (QuantizeLinear/DequantizeLinear) at opset 17" in line, line
+    assert "convert the opset to 19 or later first" in line
+
+
 def test_a_batch_one_models_rows_are_its_samples():
     """For an input whose first dim is a fixed 1, a stack of N rows is N samples of one row."""
     from app.edits.calibration import calibration_samples

@@ -116,8 +116,25 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
         )
     if kept:
         note += f"; kept float32: {_kept_words(kept)}"
+    version = opset_version(model, model.graph, "") or 0
+    if version < 19 and {"QuantizeLinear", "DequantizeLinear"} & kept.keys():
+        # below 19 QuantizeLinear/DequantizeLinear take float32 scales only: each quantized
+        # operator is now cast around its pairs, which runtimes then can't fuse (QA24 #5)
+        note += (
+            f"; warning: the model is quantized (QuantizeLinear/DequantizeLinear) at opset {version}, where they take "
+            "float32 only: the operators between them now compute in float16 between Casts, which stops runtimes "
+            "fusing each pair into an int8 kernel (onnxruntime then runs them in float) — convert the opset to 19 "
+            "or later first, or keep the model float32"
+        )
+    made = len(weights(model, FLOAT16)) - halves
+    if not made:  # the weights stayed float32: what read them keeps float32 (a QDQ model's scales)
+        return (
+            f"converted to float16: its {len(floats)} float32 weight(s) ({size_text(size)}) stay float32, "
+            f"{casts} Cast node(s) added{note}"
+        )
+    some = f"{made} of {len(floats)}" if made < len(floats) else f"{len(floats)}"
     return (
-        f"converted to float16: {len(floats)} float32 weight(s) ({size_text(size)}) now "
+        f"converted to float16: {some} float32 weight(s) ({size_text(size)}) now "
         f"{size_text(halved)} of float16 weights, {casts} Cast node(s) added{note}"
     )
 
