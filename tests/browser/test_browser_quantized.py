@@ -5,8 +5,12 @@ found and selected (their reader is shown)."""
 
 from __future__ import annotations
 
+import numpy as np
+import onnx
+import onnxruntime as ort
+
 from .browser_models import qdq_model
-from .browser_pages import open_model, upload, wait_ready
+from .browser_pages import open_model, upload, wait_ready, wait_revision
 
 
 def test_quantization_pairs_are_drawn_as_the_edges_and_weights_they_quantize(page, server, artifacts):
@@ -36,3 +40,31 @@ def test_quantization_pairs_are_drawn_as_the_edges_and_weights_they_quantize(pag
     assert panel.locator(".panel-title").text_content() == "QuantizeLinear"
     assert "c_QuantizeLinear" in panel.text_content()
     page.wait_for_function("document.querySelector('#graph g.box[data-node-id=n8]').classList.contains('selected')")
+
+
+def test_a_qdq_pair_is_removed_in_one_edit_from_either_half(page, server, artifacts):
+    """Leaving one value in float: "Remove QDQ pair" on the DequantizeLinear takes it and its
+    QuantizeLinear in one edit (each half alone is refused: the types between them break, QA24
+    #2); the Flatten reads the Conv's float output, and the model still checks and runs."""
+    model = qdq_model()
+    summary = upload(page, server, model, "qdq.onnx")
+    open_model(page, server, summary["id"])
+    page.keyboard.press("/")
+    page.keyboard.type("c_DequantizeLinear")
+    page.locator(".search-results li").first.click()
+    panel = page.locator("#sidebar")
+    panel.locator("#node-edit [data-action=remove-qdq]").click()
+    form = panel.locator(".ed-remove-qdq")
+    assert "their readers read c in float again" in form.text_content()
+    page.screenshot(path=str(artifacts / "remove-qdq.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    edited = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    onnx.checker.check_model(edited, full_check=True)
+    names = [n.name for n in edited.graph.node]
+    assert "c_QuantizeLinear" not in names and "c_DequantizeLinear" not in names
+    assert "x_QuantizeLinear" in names  # the other pairs stay
+    flatten = next(n for n in edited.graph.node if n.op_type == "Flatten")
+    assert list(flatten.input) == ["c"]
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    ort.InferenceSession(edited.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})

@@ -3,6 +3,7 @@
 // node reading its outputs, delete it (optionally reconnecting its readers), make one of its
 // outputs a graph output.
 import { el } from "../widgets/dom.js";
+import { mono } from "../widgets/ui.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { attributeEditText, dtypeNumber, isDtypeAttribute } from "../lib/format.js";
 import { parseAttributeInput } from "../panels/attribute-view.js";
@@ -530,6 +531,44 @@ function deleteForm(node, ctx) {
   return form;
 }
 
+const STANDARD_DOMAIN = new Set(["", "ai.onnx"]);
+
+/** The QuantizeLinear → DequantizeLinear pair `node` is half of, on a value or a weight: the
+ * QuantizeLinear and every DequantizeLinear reading it (onnxruntime writes one per reader), or
+ * null when its quantized value goes anywhere else. */
+export function qdqPairOf(node, graph) {
+  const nodes = (graph && graph.nodes) || [];
+  const std = (n) => n && STANDARD_DOMAIN.has(n.domain || "");
+  let q = null;
+  if (node.op_type === "QuantizeLinear" && std(node)) q = node;
+  else if (node.op_type === "DequantizeLinear" && std(node)) q = nodes.find((n) => (n.outputs || []).includes((node.inputs || [])[0])) || null;
+  if (!q || q.op_type !== "QuantizeLinear" || !std(q)) return null;
+  const quantized = (q.outputs || [])[0];
+  const outputs = new Set(((graph && graph.outputs) || []).map((o) => o.name));
+  if (!quantized || outputs.has(quantized)) return null;
+  const readers = nodes.filter((n) => (n.inputs || []).includes(quantized));
+  const pair = readers.length && readers.every((n) => n.op_type === "DequantizeLinear" && std(n) && n.inputs[0] === quantized
+    && (n.outputs || []).length === 1 && !outputs.has(n.outputs[0]));
+  return pair ? { q, dqs: readers } : null;
+}
+
+/** Remove a QDQ pair in one edit: each half alone breaks the types between them (the reader of a
+ * DequantizeLinear gets uint8), so the DequantizeLinears go, then the QuantizeLinear, each
+ * reconnecting, the later positions first (a node's id is its position). */
+function removeQdqForm(pair, ctx) {
+  const source = pair.q.inputs[0];
+  const { form } = editForm("ed-remove-qdq", [
+    el("p", { class: "ed-hint muted" }, "The QuantizeLinear and its ", pair.dqs.length === 1 ? "DequantizeLinear" : `${pair.dqs.length} DequantizeLinears`,
+      " go: their readers read ", mono(source), " in float again; the scale and zero point go with them unless something else reads them."),
+    el("div", { class: "ed-actions" }, el("button", { type: "submit", class: "btn btn-small btn-danger" }, "Remove the pair")),
+  ], async () => {
+    const ops = [...pair.dqs, pair.q].sort((a, b) => (nodeIndex(b.id) ?? 0) - (nodeIndex(a.id) ?? 0))
+      .map((n) => ({ op: "delete_node", node: n.id, reconnect: true }));
+    await ctx.actions.edit(ops, { selection: null });
+  });
+  return form;
+}
+
 /** The "Edit node" section's buttons: insert before/after, change operator, delete. */
 export function nodeActions(node, ctx) {
   // the main graph and its bodies (If branches, Loop and Scan bodies); not a model function
@@ -541,6 +580,8 @@ export function nodeActions(node, ctx) {
   items.push({ key: "add-node", label: "Add node", build: () => addNodeForm(node, ctx) });
   items.push({ key: "change-op", label: "Change op", build: () => changeOpForm(node, ctx) });
   items.push({ key: "delete", label: "Delete", cls: "btn-danger", build: () => deleteForm(node, ctx) });
+  const pair = qdqPairOf(node, ctx.graph);
+  if (pair) items.push({ key: "remove-qdq", label: "Remove QDQ pair", cls: "btn-danger", build: () => removeQdqForm(pair, ctx) });
   const bar = actionBar(items, { cls: "node-actions" });
   if (!inserts) bar.append(el("div", { class: "ed-hint muted" }, "Inserting nodes works in the main graph and its bodies, not in a model function."));
   return bar;
