@@ -35,6 +35,7 @@ from ..onnx_io.zip_reading import ZipBudget
 from ..store.records import Edited, Revision
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
+from ..views.dequantized import dequantized_tensor
 from ..views.graph import node_view
 from ..views.linear_models import BadLinear, is_linear, linear_summary
 from ..views.schema import operators_at
@@ -481,6 +482,18 @@ def _int_arg(name: str, default: int) -> int:
         raise StudioError("bad_window", f"{name} must be an integer, got {raw!r}") from None
 
 
+def _tensor_or_dequantized(model: onnx.ModelProto, ref: str, revision):
+    """The tensor `ref` names: a stored one, else the values a DequantizeLinear of constants
+    writes under that name (views/dequantized.py)."""
+    try:
+        return resolve_tensor(model, ref)
+    except NotFound:
+        found = dequantized_tensor(model, ref, external_reader(revision))
+        if found is None:
+            raise
+        return found
+
+
 @bp.get("/models/<model_id>/tensors/<path:ref>")
 def get_tensor(model_id, ref):
     if store().model(model_id).kind != "model":
@@ -488,7 +501,7 @@ def get_tensor(model_id, ref):
         tensor = resolve_data_tensor(msg, ref)
     else:
         _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-        tensor = resolve_tensor(model, ref)
+        tensor = _tensor_or_dequantized(model, ref, revision)
     return jsonify(
         tensor_preview(
             tensor,
@@ -507,7 +520,7 @@ def get_npy(model_id, ref):
     """A tensor as a .npy file. Types numpy can't store natively (bfloat16, float8, int4, ...) are
     widened to float32 / int8, which the X-Converted-From header names."""
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
-    arr = tensor_array(resolve_tensor(model, ref), external_reader(revision))
+    arr = tensor_array(_tensor_or_dequantized(model, ref, revision), external_reader(revision))
     resp_headers = {}
     if arr.dtype.kind == "V":
         name = arr.dtype.name

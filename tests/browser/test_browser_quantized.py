@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
+from onnx import numpy_helper
 
 from .browser_models import qdq_model
 from .browser_pages import open_model, upload, wait_ready, wait_revision
@@ -68,3 +69,24 @@ def test_a_qdq_pair_is_removed_in_one_edit_from_either_half(page, server, artifa
     assert list(flatten.input) == ["c"]
     x = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
     ort.InferenceSession(edited.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+
+
+def test_a_dequantized_weight_shows_the_values_its_reader_multiplies_by(page, server, artifacts):
+    """The value a DequantizeLinear of an int8 weight writes: its panel shows (q − zero point) ×
+    scale, the values the Conv computes with (QA24 #4: "type inferred" and nothing else)."""
+    model = qdq_model()
+    summary = upload(page, server, model, "qdq.onnx")
+    open_model(page, server, summary["id"])
+    page.keyboard.press("/")
+    page.keyboard.type("conv.weight_dq")
+    page.locator(".search-results li", has_text="conv.weight_dq").first.click()
+    section = page.locator("#sidebar .panel-section", has_text="Dequantized values")
+    section.wait_for()
+    assert "(conv.weight_quantized − wz) × s, per tensor" in section.locator(".dequantized-formula").text_content()
+    section.locator(".tp-values").wait_for()
+    q = next(numpy_helper.to_array(t) for t in model.graph.initializer if t.name == "conv.weight_quantized")
+    want = q.astype(np.float32) * np.float32(0.05)
+    assert (
+        f"max {want.max():g}" in section.text_content().replace("\u2009", " ") or section.locator(".tp-stats").count()
+    )
+    page.screenshot(path=str(artifacts / "dequantized-weight.png"))

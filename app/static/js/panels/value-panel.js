@@ -129,6 +129,35 @@ function producedAndRead(name, ctx) {
   return section("Connections", propertyList(rows));
 }
 
+/** How a DequantizeLinear's scale applies, in words: "per tensor", "per channel along axis 0",
+ * "by blocks of 32 along axis 1" (its attributes at their defaults when left out: axis 1). */
+function dequantizeWords(node, scaleShape) {
+  const attr = (n, d) => { const a = (node.attributes || []).find((x) => x.name === n); return a && typeof a.value === "number" ? a.value : d; };
+  const block = attr("block_size", 0);
+  if (block > 0) return `by blocks of ${block} along axis ${attr("axis", 1)}`;
+  if (!scaleShape || scaleShape.length === 0 || (scaleShape.length === 1 && scaleShape[0] === 1)) return "per tensor";
+  return `per channel along axis ${attr("axis", 1)}`;
+}
+
+/** "Dequantized values" of a value a DequantizeLinear writes from constants (an int8 or int4
+ * weight, its scale and zero point): what its reader multiplies by, computed by the server
+ * (views/dequantized.py), which the model holds nowhere as such. */
+function dequantizedSection(name, ctx) {
+  const graph = ctx.graph || {};
+  const producer = ctx.model && ctx.model.producer.get(name);
+  const box = producer && ctx.model.boxes.get(producer);
+  const node = box && box.kind === "node" ? box.node : null;
+  if (!node || node.op_type !== "DequantizeLinear" || !["", "ai.onnx"].includes(node.domain || "")) return null;
+  const inits = new Map((graph.initializers || []).map((t) => [t.name, t]));
+  const [q, scale, zero] = node.inputs || [];
+  if (!inits.has(q) || !inits.has(scale) || (zero && !inits.has(zero))) return null;
+  const ref = graph.path ? `@${graph.path}:${name}` : name;
+  const how = dequantizeWords(node, inits.get(scale).shape);
+  return section("Dequantized values",
+    el("p", { class: "muted dequantized-formula" }, "(", mono(q), zero ? [" − ", mono(zero)] : "", ") × ", mono(scale), `, ${how}: what its readers compute with, as float32`),
+    tensorView(ref, ctx.actions.loadTensor));
+}
+
 function sizeOf(shape) {
   return (shape || []).reduce((a, d) => a * Number(d), 1);
 }
@@ -288,6 +317,8 @@ export function renderTensorPanel(root, name, ctx, box = null) {
     root.append(values);
     if (editing && !init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
   }
+  const dequantized = facts.initializer ? null : dequantizedSection(name, ctx);
+  if (dequantized) root.append(dequantized);
   if (ctx.model) root.append(producedAndRead(name, ctx));
   const edits = editing ? tensorEditSection(name, facts, ctx, box) : null;
   if (edits) root.append(edits);
