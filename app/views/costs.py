@@ -701,6 +701,34 @@ def _filled_weights(g: onnx.GraphProto) -> dict[str, tuple[int, int]]:
     return found
 
 
+_WEIGHT_QUANTIZERS = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _quantizes(node: onnx.NodeProto) -> bool:
+    return node.op_type in _WEIGHT_QUANTIZERS and node.domain in ("", "ai.onnx", "com.microsoft")
+
+
+def _packed_weights(g: onnx.GraphProto, weights: dict[str, tuple[int, int]]) -> None:
+    """A MatMulNBits' weights are N×K values of `bits` bits packed into bytes (and its zero points
+    two to a byte at 4 bits): count the values, not the bytes (17.9 K per node where the float
+    model had 32,768, QA24 #3); their bytes stay what they are."""
+    for node in g.node:
+        if node.op_type != "MatMulNBits" or node.domain != "com.microsoft" or len(node.input) < 2:
+            continue
+        n, k = node_attr(node, "N", 0), node_attr(node, "K", 0)
+        bits, block = node_attr(node, "bits", 4), node_attr(node, "block_size", 0)
+        if not (n > 0 and k > 0 and block > 0 and 0 < bits < 8):
+            continue
+        blocks = -(-k // block)
+        packed = node.input[1]
+        if packed in weights:
+            weights[packed] = (n * k, weights[packed][1])
+        if len(node.input) > 3 and node.input[3] in weights:
+            zeros, size = weights[node.input[3]]
+            if zeros < n * blocks:  # packed too (a float zero point, one a value, is not)
+                weights[node.input[3]] = (n * blocks, size)
+
+
 def model_costs(
     model: onnx.ModelProto,
     inferred: onnx.ModelProto | None,
@@ -729,6 +757,7 @@ def model_costs(
             n = tensor_elements(st.values)
             weights[st.values.name] = (n, data_bytes(st.values.data_type, n) or 0)
         weights.update(_filled_weights(g))
+        _packed_weights(g, weights)
     nodes: list[dict] = []
     ops: Counter[str] = Counter()
     totals = {"params": sum(n for n, _ in weights.values()), "param_bytes": sum(b for _, b in weights.values())}
@@ -736,6 +765,10 @@ def model_costs(
     unknown_outputs = 0
     runs = graph_runs(model, values, iterations)
     reads: dict[str, set[str]] = {}  # node id -> the weights it reads (a holder's are its bodies' too)
+    # a QuantizeLinear/DequantizeLinear of weights -> those weights: what its readers compute with,
+    # which runtimes fold into their kernels (onnxruntime: QLinearConv, MatMulNBits), so its
+    # output is no activation, its arithmetic no FLOPs, and its parameters its readers' (QA24 #8)
+    folded: dict[str, set[str]] = {}
     own: dict[str, int] = {}  # node id -> the parameters it holds (a Constant's value, a tree's leaves)
     holders: list[str] = []  # the nodes holding graphs
     graphs: dict[str, str] = {}  # subgraph path -> its label
@@ -746,7 +779,15 @@ def model_costs(
         for i, node in enumerate(ref.container.node):
             nid = node_id(ref.path, i)
             ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
-            reads[nid] = {name for name in node.input if name in weights}
+            sources = [{name} if name in weights else folded.get(name) for name in node.input if name]
+            quantizes_weights = _quantizes(node) and bool(sources) and all(x is not None for x in sources)
+            read = set().union(*(x for x in sources if x))
+            if quantizes_weights:  # the weights are its readers': the row that computes with them
+                for name in node.output:
+                    if name:
+                        folded[name] = read
+                read = set()
+            reads[nid] = read
             params = sum(weights[name][0] for name in reads[nid])
             held = 0
             if node.op_type == "Constant":
@@ -770,7 +811,7 @@ def model_costs(
             totals["params"] += held
             if any(True for _ in node_graphs(node)):
                 holders.append(nid)
-            flops = _times(node_flops(node, values), runs[ref.path])
+            flops = 0 if quantizes_weights else _times(node_flops(node, values), runs[ref.path])
             out_bytes: int | None = 0
             for name in node.output:
                 if not name:
@@ -780,7 +821,7 @@ def model_costs(
                 out_bytes = None if b is None or out_bytes is None else out_bytes + b
             if out_bytes is None:
                 unknown_outputs += 1
-            elif node.op_type != "Constant" and not all(name in weights for name in node.output):
+            elif node.op_type != "Constant" and not all(name in weights or name in folded for name in node.output):
                 activations[nid] = out_bytes
             nodes.append(
                 {
