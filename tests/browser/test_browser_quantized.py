@@ -90,3 +90,17 @@ def test_a_dequantized_weight_shows_the_values_its_reader_multiplies_by(page, se
         f"max {want.max():g}" in section.text_content().replace("\u2009", " ") or section.locator(".tp-stats").count()
     )
     page.screenshot(path=str(artifacts / "dequantized-weight.png"))
+
+
+def test_a_weight_dequantized_by_onnxruntimes_quantizer_reads_as_the_weights_name(page, server):
+    """onnxruntime's quantizer names a dequantized weight "<weight>_DequantizeLinear_Output": the
+    Conv's line reads "conv.weight", whose middle a cut to fit hid (QA24 #13)."""
+    model = qdq_model()
+    long = "conv.weight_DequantizeLinear_Output"
+    model.graph.node[2].output[0] = long
+    model.graph.node[3].input[1] = long
+    summary = upload(page, server, model, "qdq_ort.onnx")
+    open_model(page, server, summary["id"])
+    conv = page.locator("#graph g.box[data-node-id=n3]")
+    assert "conv.weight ⟨4×3×3×3⟩ · INT8" in conv.text_content()
+    assert "…" not in conv.text_content()

@@ -402,7 +402,9 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
     } else {
       const constant = nodeById.get(producer.get(name));
       const pair = pairs.get(name); // a weight quantized in the graph: by the weight's name
-      const text = pair ? pair.source : name;
+      // onnxruntime's quantizer names a dequantized weight "<weight>_DequantizeLinear_Output":
+      // its line reads the weight's name, whose middle a cut to fit hid (QA24 #13)
+      const text = pair ? pair.source : constant.op_type === "DequantizeLinear" ? name.replace(DEQUANTIZED_SUFFIX, "") || name : name;
       const keep = pair ? quantizedWeightText(pair, initializers, types) : foldedText(constant, initializers, types);
       lines.push({ text, keep, font: "init", tensor: name, node: constant.id, primary: primary(name) });
       if (primary(name)) lines.push(...chainLines(constant, { initializers, producer, folded, nodeById, types }));
@@ -502,6 +504,8 @@ function chainLines(value, { initializers, producer, folded, nodeById, types }, 
   }
   return lines;
 }
+
+const DEQUANTIZED_SUFFIX = /_DequantizeLinear_Output$/;
 
 /** A weight quantized by a QDQ pair in the graph: "⟨64×3×3×3⟩ · QDQ INT8". */
 function quantizedWeightText(pair, initializers, types) {
