@@ -69,22 +69,47 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
         # the model stays byte for byte, so a batch of this op alone changes nothing
         model.CopyFrom(before)
         return "simplify: onnxruntime's basic optimizations find nothing to simplify here" + _kept_note(kept)
-    gone = ops_before - Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
+    ops_after = Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node)
+    gone = ops_before - ops_after
+    came = ops_after - ops_before  # a duplicated DequantizeLinear (one per reader), a fusion's Gemm
     # the operators with a function body it wrote out: said on their own, not among those folded
     written = {op: gone[op] for op in (in_bodies + in_functions + untyped) if gone[op]}
     for op in written:
         del gone[op]
     detail = ", ".join(f"{op} ×{k}" for op, k in gone.most_common(5))
+    # what came of a body written out or a function inlined is said as such, not op by op
+    more = "" if written or inlined else ", ".join(f"{op} ×{k}" for op, k in came.most_common(5))
     # inlined, a body counted once before is counted at each call after: more nodes, not more work
     counted = " (a function's body counted once before, at each of its calls after)" if inlined else ""
     return (
         f"simplified with onnxruntime's basic optimizations: {nodes} -> {after} nodes{counted}"
-        + (f" (fewer {detail})" if detail else "")
+        + _counts_words(detail, more)
+        + _renamed_words(before, model)
         + _kept_note(kept)
         + _written_note(written, in_bodies, in_functions)
         + (_growth_note(after - nodes, bool(inlined)) if after > nodes and written else "")
         + note
     )
+
+
+def _counts_words(fewer: str, more: str) -> str:
+    """ " (fewer Identity ×2; more DequantizeLinear ×1)": what went and what came."""
+    parts = [f"fewer {fewer}"] * bool(fewer) + [f"more {more}"] * bool(more)
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _renamed_words(before: onnx.ModelProto, model: onnx.ModelProto) -> str:
+    """The nodes onnxruntime's fusions renamed (fc -> fc/MatMulAddFusion): a nodes_to_exclude
+    list or a link naming them no longer finds them."""
+    old = {n.name for ref in walk_graphs(before) for n in ref.container.node if n.name}
+    new = {n.name for ref in walk_graphs(model) for n in ref.container.node if n.name}
+    renamed = sorted(
+        (name.split("/", 1)[0], name) for name in new - old if "/" in name and name.split("/", 1)[0] in old - new
+    )
+    if not renamed:
+        return ""
+    shown = ", ".join(f"{a} -> {b}" for a, b in renamed[:5])
+    return f"; nodes renamed by its fusions: {shown}{', …' if len(renamed) > 5 else ''}"
 
 
 def _drop_added_defaults(before: onnx.ModelProto, model: onnx.ModelProto) -> str:
