@@ -1,5 +1,5 @@
-"""Types of the values onnxruntime's quantized operators (com.microsoft's QLinear family, QGemm)
-make, where neither onnx's inference (it has no schemas for them) nor onnxruntime's symbolic
+"""Types of the values onnxruntime's quantized operators (com.microsoft's QLinear family, QGemm,
+MatMulNBits) make, where neither onnx's inference (it has no schemas for them) nor onnxruntime's symbolic
 inference (it stops at the first one it doesn't know: "Incomplete symbolic shape inference")
 gives any. A QOperator quantization writes them between standard operators, so everything after
 the first one was untyped: no shapes on the drawing, FLOPs and activations unknown.
@@ -100,6 +100,14 @@ def _as_standard(op_type: str, picked: tuple[int, ...], drop: tuple[str, ...] = 
     return rule
 
 
+def _matmul_nbits(node, ins):  # MatMulNBits: A [..., K] times the N×K packed weights -> [..., N]
+    a = dims_of(ins[0]) if ins else None
+    n = next((x.i for x in node.attribute if x.name == "N"), None)
+    if a is None or not a or n is None:
+        return [None]
+    return [tensor_type(elem_of(ins[0]), [*a[:-1], int(n)])]
+
+
 def _tokenizer(node, ins):  # Tokenizer: X's dims and the tokens of the longest text (data-dependent)
     x = dims_of(ins[0]) if ins else None
     return [tensor_type(onnx.TensorProto.STRING, None if x is None else [*x, None])]
@@ -119,4 +127,7 @@ RULES: dict[str, Rule] = {
     "QLinearConcat": _concat,
     "QGemm": _gemm,
     "Tokenizer": _tokenizer,
+    # onnxruntime's int4 LLM matmul: typed, the nodes after it are too (the shapes stopped at the
+    # first one when onnxruntime's symbolic inference gave up on the model, QA24 #7)
+    "MatMulNBits": _matmul_nbits,
 }

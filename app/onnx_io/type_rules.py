@@ -123,7 +123,11 @@ def fill_rule_types(inferred: onnx.ModelProto) -> int:
     changed: set[str] = set()
     for node in g.node:
         rule = table.get((standard_domain(node.domain), node.op_type))
-        if rule is None and not any(x in changed for x in node.input) and all(x in types for x in node.output if x):
+        # a node whose outputs inference typed but gave no shape is tried again: its input may be
+        # one a rule typed before (the Add after a MatMulNBits whose type onnxruntime's symbolic
+        # inference gave when it stopped further on, QA24 #7)
+        settled = all(x in types and dims_of(types[x]) is not None for x in node.output if x)
+        if rule is None and not any(x in changed for x in node.input) and settled:
             continue
         ins = [types.get(x) if x else None for x in node.input]
         try:
