@@ -404,6 +404,10 @@ SCHEMAS: dict = {
                 "description": "tensors to return (any intermediate one: an output for this run only); default: the graph's outputs",
             },
             "compare_to": {"type": "integer", "description": "run this revision on the same input values and compare"},
+            "compare_model": {
+                "type": "string",
+                "description": "run another stored model (its head, or its revision compare_to) on the same input values and compare",
+            },
             "locate": {
                 "type": "boolean",
                 "description": "with compare_to: compare.diverges names the first node whose output differs, compare.nodes each node's error against the other revision (rel_error, sqnr_db)",

@@ -1,15 +1,18 @@
 """POST /api/models/<id>/run: run a revision with onnxruntime (CPU) in a worker process, bounded
 in time and memory, on uploaded or random inputs; any intermediate tensor can be asked for (added
 as a graph output for that run only). With compare_to, the other revision runs on the very same
-input values and each output common to both is compared.
+input values and each output common to both is compared; with compare_model, another stored
+model does (its head, or its revision compare_to): an export quantized or converted elsewhere
+against its float source, inputs and outputs paired by name (or renamed in place).
 
   {"revision"?, "inputs"?: {NAME: {"npy": BLOB} | {"random": {"seed": S}}}, "dims"?: {SYMBOL: N},
-   "outputs"?: [TENSOR, ...], "compare_to"?: REV, "locate"?: true, "expected"?: {OUTPUT: {"npy": BLOB}}}
+   "outputs"?: [TENSOR, ...], "compare_to"?: REV, "compare_model"?: ID, "locate"?: true,
+   "expected"?: {OUTPUT: {"npy": BLOB}}}
   -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
       "inputs": {NAME: preview (+ "random": {"seed", "role"?} for one the run made)}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}, "padding"?: as compare's},
-      "compare"?: {"revision", "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
+      "compare"?: {"revision", "model"?: {"id", "name"}, "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "renamed": {NAME: its name in the other revision},
                    "padding"?: [{"input", "positions", "outputs", "max_abs", "nodes"?, "nodes_max_abs"?}],
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
@@ -644,6 +647,11 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
     }
 
 
+def _other_model(other_id: str, model_id: str, record) -> dict:
+    """{"model": {"id", "name"}} when the run is compared with another model, else {}."""
+    return {"model": {"id": other_id, "name": record.name}} if other_id != model_id else {}
+
+
 @bp.post("/models/<model_id>/run")
 def post_run(model_id):
     body = json_object('{"inputs": {...}, "dims"?, "outputs"?, "compare_to"?, "profile"?}')
@@ -655,13 +663,24 @@ def post_run(model_id):
     dims = check_dims(body.get("dims"), model)
     outputs = _outputs(body.get("outputs"), model)
     compare_to = body.get("compare_to")
-    other = load(model_id, integer(compare_to, '"compare_to"')) if compare_to is not None else None
+    compare_model = body.get("compare_model", model_id)
+    if not isinstance(compare_model, str) or not compare_model:
+        raise StudioError("bad_request", '"compare_model" is the id of a stored model')
+    # another model (an export quantized elsewhere against its float source): its head unless a
+    # revision of it is asked
+    if compare_to is not None or compare_model != model_id:
+        at = integer(compare_to, '"compare_to"') if compare_to is not None else None
+        other = load(compare_model, at)
+    else:
+        other = None
     profile = body.get("profile", False)
     if not isinstance(profile, bool):
         raise StudioError("bad_request", '"profile" is true or false')
     locate = body.get("locate", False)
     if not isinstance(locate, bool) or (locate and other is None):
-        raise StudioError("bad_request", '"locate": true finds where two revisions part: it needs "compare_to"')
+        raise StudioError(
+            "bad_request", '"locate": true finds where two revisions part: it needs "compare_to" or "compare_model"'
+        )
     shown = outputs or [o.name for o in model.graph.output]
     expected = _expected(body.get("expected"), shown)
     probes = _probes(revision, model, other, shown) if locate else []
@@ -726,14 +745,17 @@ def post_run(model_id):
                 if exc.code != "bad_inputs":
                     raise
                 # this run stands; the revision compared with can't take its inputs, said beside it
+                what = f"revision {other_revision.rev}" if compare_model == model_id else repr(other[0].name)
                 answer["compare"] = {
                     "revision": other_revision.rev,
-                    "refused": f"revision {other_revision.rev} can't take this run's inputs: {exc.message}",
+                    **_other_model(compare_model, model_id, other[0]),
+                    "refused": f"{what} can't take this run's inputs: {exc.message}",
                 }
                 return jsonify(answer)
             both = [n for n in shown if there[n] in second["outputs"]]
             answer["compare"] = {
                 "revision": other_revision.rev,
+                **_other_model(compare_model, model_id, other[0]),
                 "ms": second["ms"],
                 "close_tolerance": CLOSE_TOLERANCE,
                 "outputs": {

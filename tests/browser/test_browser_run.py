@@ -859,3 +859,25 @@ def test_the_compare_pickers_mark_undone_revisions(page, server):
     option = page.locator("#compare-with option[value='rev:2']")
     option.wait_for(state="attached")
     assert option.text_content().startswith("Revision 2 (undone): ")
+
+
+def test_run_compared_with_another_model(page, server, artifacts):
+    """A model converted elsewhere runs against its float source, uploaded beside it (QA24 #10):
+    "Compare with" lists the other models, and the node table measures it against that one."""
+    source = upload(page, server, tiny_cnn(), "cnn_source.onnx")["id"]
+    converted = upload(page, server, tiny_cnn(), "cnn_converted.onnx")["id"]
+    op = {"op": "convert_float16"}
+    assert page.request.post(f"{server}/api/models/{converted}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, converted)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator(f"#run-compare-to option[value='model:{source}']").wait_for(state="attached")
+    page.select_option("#run-compare-to", f"model:{source}")
+    assert page.locator("#run-locate").is_enabled()
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert "; cnn_source.onnx (revision 0) in" in page.locator("#run-summary").text_content()
+    assert page.locator("#run-compare tr[data-output=probs] td").nth(1).text_content() == "close"
+    assert page.locator("#run-diverges").text_content().startswith("Every output is close to cnn_source.onnx (revision 0)'s")
+    assert "Error of each node against cnn_source.onnx (revision 0)" in page.locator("#run-results").text_content()
+    page.screenshot(path=str(artifacts / "run-other-model.png"))

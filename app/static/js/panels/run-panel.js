@@ -144,11 +144,11 @@ function shapesDiffer(c) {
 
 function divergence(d, compare, ctx) {
   if (!("diverges" in compare)) return null;
-  if (!d) return el("p", { class: "run-diverges run-matches", id: "run-diverges" }, `Every node's output matches revision ${compare.revision} (within rounding).`);
+  if (!d) return el("p", { class: "run-diverges run-matches", id: "run-diverges" }, `Every node's output matches ${otherWords(compare)} (within rounding).`);
   // every output within tolerance (a float16 conversion's rounding): where it starts is news, not an alarm
   const within = Object.values(compare.outputs || {}).every((c) => c.close);
-  const lead = within ? ["Every output is close to revision ", String(compare.revision), "'s; the first node whose output moves: "]
-    : ["First node whose output differs from revision ", String(compare.revision), ": "];
+  const lead = within ? [`Every output is close to ${otherWords(compare)}'s; the first node whose output moves: `]
+    : [`First node whose output differs from ${otherWords(compare)}: `];
   return el("p", { class: `run-diverges${within ? " run-within" : ""}`, id: "run-diverges" }, ...lead,
     el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, nodeLabel(d.name, d.node)), " ", mono(d.op_type),
     ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}`}. Outlined on the drawing.`);
@@ -243,7 +243,7 @@ function nodeErrors(compare, ctx, body) {
   const more = ranked.length > WORST ? el("button", { type: "button", class: "linklike", id: "run-errors-all" }, `Show all ${ranked.length} nodes off`) : null;
   if (more) more.addEventListener("click", () => { more.remove(); addRows(ranked.slice(WORST)); });
   const offer = el("div", { class: "run-requantize", id: "run-requantize", hidden: true });
-  const root = section(`Error of each node against revision ${compare.revision}`, el("div", { id: "run-errors" },
+  const root = section(`Error of each node against ${otherWords(compare)}`, el("div", { id: "run-errors" },
     el("p", { class: "muted" }, `${plural(nodes.length, "node")} compared ${(compare.other_inputs || []).length ? "on other values for some inputs" : "on the same inputs"}, ${offWords(off)}. `,
       "Error: ‖Δ‖ ÷ ‖value‖ of its output (SQNR in dB: higher is closer)."),
     paddedNodes(compare.padding),
@@ -251,7 +251,8 @@ function nodeErrors(compare, ctx, body) {
     ranked.length ? table : null,
     off.length ? el("div", { class: "ed-row" }, colour, more) : null,
     offer));
-  quantizedFrom(compare.revision, ctx).then((op) => {
+  // a revision of this model made by quantizing the one compared with: offered again, nodes left out
+  (compare.model ? Promise.resolve(null) : quantizedFrom(compare.revision, ctx)).then((op) => {
     if (!op) return;
     tickRow = (n, cell) => {
       const base = baseNode(n);
@@ -626,7 +627,7 @@ function outputVerdict(c) {
 function notCompared(answer) {
   const left = Object.keys(answer.outputs).filter((name) => !(name in answer.compare.outputs));
   return left.length ? el("p", { class: "muted", id: "run-not-compared" },
-    `Not in revision ${answer.compare.revision}, so not compared: ${left.join(", ")}.`) : null;
+    `Not in ${otherWords(answer.compare)}, so not compared: ${left.join(", ")}.`) : null;
 }
 
 /** "Keep as a reference case": these inputs (and the test data's outputs, or this run's) are
@@ -652,7 +653,7 @@ function results(root, answer, ctx, body, fromCase = false) {
   const compare = refused ? null : answer.compare;
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
-    compare ? `; revision ${compare.revision} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : "."));
+    compare ? `; ${otherWords(compare)} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : "."));
   if (refused) root.append(el("p", { class: "field-error run-compare-refused", role: "alert" }, `Not compared: ${refused}.`));
   if (ctx.actions.reference && !fromCase) root.append(keepAsReference(ctx, body));
   if (answer.expected) {
@@ -664,7 +665,7 @@ function results(root, answer, ctx, body, fromCase = false) {
   if (compare) {
     const d = divergence(compare.diverges, compare, ctx);
     if (d) root.append(d);
-    root.append(section("Compared with revision " + compare.revision, comparisonTable(compare, "run-compare"), paddedOutputs(compare.padding), notCompared(answer), madeUpFloats(answer)));
+    root.append(section(`Compared with ${otherWords(compare)}`, comparisonTable(compare, "run-compare"), paddedOutputs(compare.padding), notCompared(answer), madeUpFloats(answer)));
   }
   if (compare && compare.nodes) root.append(nodeErrors(compare, ctx, body));
   if (answer.profile) root.append(nodeTimes(answer.profile, ctx));
@@ -757,6 +758,11 @@ function topValues(preview) {
 
 /** How the compared revision was fed: "on the same inputs", their old names said, or which
  * of its inputs could not take this run's values (made up for it: the outputs can't be compared as like for like). */
+/** What a run was compared with: "revision 2", or another model's "cnn_fp32.onnx (revision 0)". */
+function otherWords(compare) {
+  return compare.model ? `${compare.model.name} (revision ${compare.revision})` : `revision ${compare.revision}`;
+}
+
 function inputsWords(compare) {
   const renamed = Object.entries(compare.inputs_renamed || {}).map(([mine, old]) => `${mine} as ${old}`);
   const other = compare.other_inputs || [];
@@ -856,13 +862,20 @@ export function renderRunPanel(root, ctx) {
   locate.checked = !big || preset !== null;
   let kept = ctx.runInputs ? ctx.runInputs() : null; // a reference case's inputs (and expected outputs)
   const go = ctx.runGo ? ctx.runGo() : false;
-  ctx.actions.loadRevisions().then((data) => {
+  // the model's own revisions, then the other stored models (an export quantized or converted
+  // elsewhere, against its float source: the same inputs, node by node)
+  Promise.all([ctx.actions.loadRevisions(), ctx.actions.listModels ? ctx.actions.listModels().catch(() => ({ models: [] })) : { models: [] }]).then(([data, listed]) => {
     const stands = standing(data.revisions, ctx.summary.head ?? ctx.summary.revision);
-    for (const r of [...data.revisions].sort((a, b) => b.revision - a.revision)) {
-      if (r.revision === ctx.summary.revision) continue;
-      const { text, title } = revisionChoice(r, stands.get(r.revision));
-      compare.append(el("option", { value: String(r.revision), selected: r.revision === preset, title }, text));
-    }
+    const revisions = [...data.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== ctx.summary.revision)
+      .map((r) => {
+        const { text, title } = revisionChoice(r, stands.get(r.revision));
+        return el("option", { value: String(r.revision), selected: r.revision === preset, title }, text);
+      });
+    const others = (listed.models || []).filter((m) => (m.kind || "model") === "model" && m.id !== ctx.modelId);
+    if (others.length) {
+      compare.append(el("optgroup", { label: "Revisions of this model" }, revisions),
+        el("optgroup", { label: "Other models (their latest revision)" }, others.map((m) => el("option", { value: `model:${m.id}`, title: `model ${m.id}` }, `${m.name} · revision ${m.revision}`))));
+    } else compare.append(...revisions);
     syncLocate();
     if (go && form.isConnected) form.requestSubmit(); // once the revision to compare with is chosen
   }).catch(() => { compare.title = "The revisions could not be listed"; }); // no comparison then
@@ -906,9 +919,12 @@ export function renderRunPanel(root, ctx) {
     e.preventDefault();
     button.disabled = true;
     clear(out);
+    const pair = compare.value.startsWith("model:")
+      ? `revision ${ctx.summary.revision} and ${compare.selectedOptions[0] ? compare.selectedOptions[0].textContent : "the other model"}`
+      : `revisions ${ctx.summary.revision} and ${compare.value}`;
     const waiting = compare.value === "" ? "Running…"
-      : !locate.checked ? `Running revisions ${ctx.summary.revision} and ${compare.value} on the same inputs…`
-        : `Running revisions ${ctx.summary.revision} and ${compare.value} on the same inputs, then both again keeping every node's output to compare them node by node…`;
+      : !locate.checked ? `Running ${pair} on the same inputs…`
+        : `Running ${pair} on the same inputs, then both again keeping every node's output to compare them node by node…`;
     const note = el("div", { class: "muted run-progress", id: "run-progress", role: "status" }, waiting);
     out.append(note);
     const started = Date.now();
@@ -942,7 +958,10 @@ export function renderRunPanel(root, ctx) {
       if (dims.length && ctx.actions.rememberDimSizes) ctx.actions.rememberDimSizes(body.dims);
       const wanted = extra.value.split(",").map((s) => s.trim()).filter(Boolean);
       if (wanted.length) body.outputs = [...new Set([...(graph.outputs || []).map((o) => o.name), ...wanted])];
-      if (compare.value !== "") {
+      if (compare.value.startsWith("model:")) { // another stored model: its head
+        body.compare_model = compare.value.slice("model:".length);
+        body.locate = locate.checked;
+      } else if (compare.value !== "") {
         body.compare_to = Number(compare.value);
         body.locate = locate.checked;
       }
