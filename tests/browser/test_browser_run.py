@@ -878,6 +878,10 @@ def test_run_compared_with_another_model(page, server, artifacts):
     page.locator("#run-results[data-ready=true]").wait_for()
     assert "; cnn_source.onnx (revision 0) in" in page.locator("#run-summary").text_content()
     assert page.locator("#run-compare tr[data-output=probs] td").nth(1).text_content() == "close"
-    assert page.locator("#run-diverges").text_content().startswith("Every output is close to cnn_source.onnx (revision 0)'s")
+    assert (
+        page.locator("#run-diverges")
+        .text_content()
+        .startswith("Every output is close to cnn_source.onnx (revision 0)'s")
+    )
     assert "Error of each node against cnn_source.onnx (revision 0)" in page.locator("#run-results").text_content()
     page.screenshot(path=str(artifacts / "run-other-model.png"))
