@@ -111,3 +111,29 @@ def test_a_value_no_constant_dequantize_writes_is_still_unknown(client):
     ]
     r = client.get(f"/api/models/{mid}/tensors/y")  # the Add's output: computed from the input
     assert r.status_code == 404 and r.get_json()["error"]["code"] == "unknown_tensor"
+
+
+def test_a_scale_that_no_longer_fits_is_refused_with_its_numbers(client):
+    """An axis or block_size edit the scales don't fit: onnxruntime refuses it quoting its C++
+    assertion; the refusal says what fits, with the numbers (QA24 #12)."""
+    q, q_type, scale, zero, opset, attrs = CASES["int4 by blocks of 4 along axis 0"]
+    mid = upload(client, dq_model(q, q_type, scale, zero, opset, **attrs).SerializeToString(), "dq.onnx").get_json()[
+        "id"
+    ]
+    op = {"op": "set_attribute", "node": "w_dq", "name": "block_size", "value": 2}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        'onnxruntime can\'t run the edited model: node "w_dq" (DequantizeLinear): block_size 2 '
+        "along axis 0 (8 values of [8, 3]) needs 4 scales there: 'w_scale' should be [4, 3], it is [2, 3]"
+    )
+    q, q_type, scale, zero, opset, attrs = CASES["uint8 per channel, axis 0"]
+    mid = upload(client, dq_model(q, q_type, scale, zero, opset, **attrs).SerializeToString(), "dq.onnx").get_json()[
+        "id"
+    ]
+    op = {"op": "set_attribute", "node": "w_dq", "name": "axis", "value": 1}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"].endswith(
+        "per-axis quantization along axis 1 (6 values of [4, 6]) needs a scale each; 'w_scale' is [4]"
+    ), r.get_json()["error"]["message"]

@@ -19,11 +19,13 @@ from ..onnx_io.light import basic_check, light_copy
 from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.runtime_check import against_base, nonfinite_words
 from ..onnx_io.text_fields import is_bytes_error, readable_strings
+from ..onnx_io.traverse import walk_graphs
 from ..views.tree_words import tree_fault
 from ..views.trees import ENSEMBLES
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
 from .outputs_follow import outputs_following
+from .quantization_fault import QUANTIZERS, quantization_fault
 from .refusal_reads import reads_words
 from .shape_hints import without_value_info_hint
 from .sources import TensorFiles, blob_reader, tensor_files, tensor_source
@@ -259,10 +261,33 @@ def runtime_refusal(verdict: dict, model: onnx.ModelProto | None = None) -> str:
     points at node 12, which isn't there", where onnxruntime dumps a template or a failed
     `coor.node_id` check, often without naming the node: then the ensemble at fault is looked for)."""
     found = _tree_at_fault(verdict, model) if model is not None else None
+    found = found or (_quantization_at_fault(verdict, model) if model is not None else None)
     if found:
         (name, op_type, nid), fault = found
         return f"onnxruntime can't run the edited model: {node_words(name, op_type, nid)}: {fault}"
     return f"onnxruntime can't run the edited model: {verdict['message']}"
+
+
+def _quantization_at_fault(verdict: dict, model: onnx.ModelProto) -> tuple[tuple[str, str, str], str] | None:
+    """((name, op_type, id), the fault in words) of the QuantizeLinear/DequantizeLinear the
+    refusal names, whose scale doesn't fit its input (quantization_fault.py)."""
+    if verdict.get("op_type") not in QUANTIZERS:
+        return None
+    if verdict.get("node"):
+        try:
+            ref, _, node = resolve_node(model, verdict["node"])
+        except StudioError:
+            return None
+        fault = quantization_fault(ref, node)
+        return ((node.name, node.op_type, verdict["node"]), fault) if fault else None
+    # onnxruntime names a copy it made ("w_dq/duplicated", one per reader): the one pair at fault
+    faults = [
+        ((n.name, n.op_type, node_id(ref.path, k)), fault)
+        for ref in walk_graphs(model)
+        for k, n in enumerate(ref.container.node)
+        if n.op_type in QUANTIZERS and (fault := quantization_fault(ref, n))
+    ]
+    return faults[0] if len(faults) == 1 else None
 
 
 def _tree_at_fault(verdict: dict, model: onnx.ModelProto) -> tuple[tuple[str, str, str], str] | None:
