@@ -137,3 +137,38 @@ def test_a_scale_that_no_longer_fits_is_refused_with_its_numbers(client):
     assert r.get_json()["error"]["message"].endswith(
         "per-axis quantization along axis 1 (6 values of [4, 6]) needs a scale each; 'w_scale' is [4]"
     ), r.get_json()["error"]["message"]
+
+
+def one_matmul() -> onnx.ModelProto:
+    w = numpy_helper.from_array(np.random.default_rng(4).standard_normal((256, 96)).astype(np.float32), "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="fc")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 96])],
+        [w],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_matmulnbits_weights_unpacked_are_what_onnxruntime_multiplies_by(client, symmetric):
+    """A MatMulNBits' B, 4-bit values two to a byte with a scale (and zero point) a block: read as
+    `<B>#dequantized`, N×K floats — what onnxruntime computes with: run on the identity, the node
+    gives them back transposed (QA24 #3: the preview showed packed bytes, 0–255)."""
+    mid = upload(client, one_matmul().SerializeToString(), "fc.onnx").get_json()["id"]
+    op = {"op": "quantize_weights", "block_size": 32, "symmetric": symmetric}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]})
+    assert r.status_code == 200, r.get_json()
+    data = client.get(f"/api/models/{mid}/download").data
+    node = next(n for n in onnx.load_from_string(data).graph.node if n.op_type == "MatMulNBits")
+    assert (len(node.input) > 3 and bool(node.input[3])) is not symmetric
+    identity = np.eye(256, dtype=np.float32)
+    (ran,) = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": identity})
+    r = client.get(f"/api/models/{mid}/npy/{node.input[1]}%23dequantized")
+    assert r.status_code == 200, r.get_json()
+    unpacked = np.load(io.BytesIO(r.data))
+    assert unpacked.shape == (96, 256)
+    np.testing.assert_allclose(unpacked.T, ran, rtol=1e-6, atol=1e-6)
+    preview = client.get(f"/api/models/{mid}/tensors/{node.input[1]}%23dequantized?count=4").get_json()
+    assert preview["dtype"] == "FLOAT" and preview["shape"] == [96, 256]

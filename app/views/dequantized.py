@@ -4,8 +4,11 @@ reading a quantized weight multiplies by, which the model holds nowhere as such 
 int8 values, scales and zero points were three tensors four clicks apart, never combined).
 
 Read as tensors by the name of the DequantizeLinear's output (`w_dq`, `@<graph path>:w_dq`), as
-an initializer is: previewed, summarised, saved as .npy. Float32 values (the scale's float16 or
-bfloat16 widened), at most MAX_ELEMENTS of them.
+an initializer is: previewed, summarised, saved as .npy. Likewise a MatMulNBits' packed weights
+(`<its B>#dequantized`): N×K values of 4 (or 2…8) bits two to a byte, by blocks along K, each
+block's scale and zero point (default 2^(bits−1)) — N rows of K, as onnxruntime holds them (the
+transpose of the MatMul's K×N). Float32 values (the scale's float16 or bfloat16 widened), at
+most MAX_ELEMENTS of them.
 """
 
 from __future__ import annotations
@@ -47,6 +50,63 @@ def _attribute(node: onnx.NodeProto, name: str, default: int) -> int:
     return next((a.i for a in node.attribute if a.name == name and a.type == onnx.AttributeProto.INT), default)
 
 
+UNPACKED = "#dequantized"  # after a MatMulNBits' B: its weights unpacked and dequantized
+
+
+def _bits(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """The first `count` values of `bits` bits packed into the bytes of each row of `packed`,
+    the lowest bits first (onnxruntime's order)."""
+    rows = packed.reshape(packed.shape[0], -1).astype(np.uint8)
+    per = 8 // bits
+    shifts = np.arange(per, dtype=np.uint8) * bits
+    values = (rows[:, :, None] >> shifts) & ((1 << bits) - 1)
+    return values.reshape(rows.shape[0], -1)[:, :count]
+
+
+def unpack_nbits(b: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None, n: int, k: int, bits: int, block: int):
+    """A MatMulNBits' B ([N, blocks, block·bits/8] bytes) as N×K floats: (q − zero point) × scale
+    of each value's block; zero points packed like B ([N, ⌈blocks·bits/8⌉] bytes), else 2^(bits−1)."""
+    blocks = -(-k // block)
+    q = _bits(b.reshape(n, -1), bits, blocks * block).reshape(n, blocks, block).astype(np.float32)
+    s = scales.astype(np.float32).reshape(n, blocks)
+    z = np.full((n, blocks), float(1 << (bits - 1)), np.float32)
+    if zeros is not None:
+        z = _bits(zeros.reshape(n, -1), bits, blocks).astype(np.float32)
+    return ((q - z[:, :, None]) * s[:, :, None]).reshape(n, blocks * block)[:, :k]
+
+
+def _nbits_tensor(g: onnx.GraphProto, name: str, reader) -> onnx.TensorProto | None:
+    """The weights of the MatMulNBits whose B is `name`, unpacked; None for no such node."""
+    node = next(
+        (n for n in g.node if n.op_type == "MatMulNBits" and n.domain == "com.microsoft" and n.input[1:2] == [name]),
+        None,
+    )
+    if node is None:
+        return None
+    n, k = _attribute(node, "N", 0), _attribute(node, "K", 0)
+    bits, block = _attribute(node, "bits", 4), _attribute(node, "block_size", 0)
+    weights = {t.name: t for t in g.initializer}
+    zero_name = node.input[3] if len(node.input) > 3 else ""
+    if not (n > 0 and k > 0 and block > 0 and bits in (1, 2, 4, 8)) or name not in weights:
+        return None
+    if node.input[2] not in weights or (zero_name and zero_name not in weights):
+        return None
+    if n * k > MAX_ELEMENTS:
+        raise StudioError(
+            "too_big", f"{name!r} unpacked would be {n * k:,} float values: at most {MAX_ELEMENTS:,}", 422
+        )
+    zeros = tensor_array(weights[zero_name], reader) if zero_name else None
+    if zeros is not None and zeros.dtype != np.uint8:
+        return None  # a float zero point: onnxruntime's other formula, not shown here
+    try:
+        values = unpack_nbits(
+            tensor_array(weights[name], reader), tensor_array(weights[node.input[2]], reader), zeros, n, k, bits, block
+        )
+    except ValueError as exc:
+        raise StudioError("bad_quantization", f"{name!r} can't be unpacked: {exc}", 422) from None
+    return numpy_helper.from_array(values, name + UNPACKED)
+
+
 def dequantized_tensor(model: onnx.ModelProto, ref: str, reader=None) -> onnx.TensorProto | None:
     """The float32 values the DequantizeLinear writing `ref` gives (a main-graph name, or
     `@<graph path>:<name>`), when what it reads are initializers of its graph; else None."""
@@ -59,6 +119,8 @@ def dequantized_tensor(model: onnx.ModelProto, ref: str, reader=None) -> onnx.Te
         return None
     if not isinstance(g, onnx.GraphProto):
         return None
+    if name.endswith(UNPACKED):
+        return _nbits_tensor(g, name[: -len(UNPACKED)], reader)
     node = next(
         (
             n

@@ -104,3 +104,24 @@ def test_a_weight_dequantized_by_onnxruntimes_quantizer_reads_as_the_weights_nam
     conv = page.locator("#graph g.box[data-node-id=n3]")
     assert "conv.weight ⟨4×3×3×3⟩ · INT8" in conv.text_content()
     assert "…" not in conv.text_content()
+
+
+def test_matmulnbits_weights_show_their_values_unpacked(page, server, artifacts):
+    """A MatMulNBits' B: its Values are the bytes its 4-bit weights are packed in (0–255), and
+    Dequantized values the N×K weights the node computes with (QA24 #3)."""
+    from test_dequantized import one_matmul
+
+    summary = upload(page, server, one_matmul(), "fc.onnx")
+    op = {"op": "quantize_weights", "block_size": 32}
+    assert page.request.post(f"{server}/api/models/{summary['id']}/edits", data={"base": 0, "ops": [op]}).status == 200
+    open_model(page, server, summary["id"])
+    wait_revision(page, 1)
+    page.keyboard.press("/")
+    page.keyboard.type("W_Q4")
+    page.locator(".search-results li", has_text="W_Q4").first.click()
+    section = page.locator("#sidebar .panel-section", has_text="Dequantized values")
+    section.wait_for()
+    assert "96 rows of 256 values of 4 bits, 2 to a byte below" in section.text_content()
+    section.locator(".tp-values").wait_for()
+    assert "FLOAT ⟨96×256⟩" in section.text_content()
+    page.screenshot(path=str(artifacts / "matmulnbits-unpacked.png"))

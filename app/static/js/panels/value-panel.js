@@ -158,6 +158,25 @@ function dequantizedSection(name, ctx) {
     tensorView(ref, ctx.actions.loadTensor));
 }
 
+/** "Dequantized values" of a MatMulNBits' packed weights (its B): the N×K values of `bits` bits
+ * two (or more) to a byte, each block's scale and zero point applied (views/dequantized.py), where
+ * the Values above show the bytes they are packed in. */
+function unpackedSection(name, ctx) {
+  const graph = ctx.graph || {};
+  const reader = ctx.model && [...ctx.model.boxes.values()].find((b) => b.kind === "node" && b.node.op_type === "MatMulNBits"
+    && b.node.domain === "com.microsoft" && (b.node.inputs || [])[1] === name);
+  if (!reader) return null;
+  const attr = (n, d) => { const a = (reader.node.attributes || []).find((x) => x.name === n); return a && typeof a.value === "number" ? a.value : d; };
+  const [bits, block] = [attr("bits", 4), attr("block_size", 0)];
+  const zero = (reader.node.inputs || [])[3];
+  const ref = `${graph.path ? `@${graph.path}:` : ""}${name}#dequantized`;
+  return section("Dequantized values",
+    el("p", { class: "muted dequantized-formula" }, `${attr("N", "N")} rows of ${attr("K", "K")} values of ${bits} bits, `,
+      `${8 / bits} to a byte below: (q − `, zero ? mono(zero) : `${2 ** (bits - 1)}`, ") × ", mono((reader.node.inputs || [])[2] || "scales"),
+      `, by blocks of ${block} along K — what the MatMulNBits computes with (the transpose of a MatMul's K × N weight)`),
+    tensorView(ref, ctx.actions.loadTensor));
+}
+
 function sizeOf(shape) {
   return (shape || []).reduce((a, d) => a * Number(d), 1);
 }
@@ -310,9 +329,12 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   if (quant) root.append(quant);
   const editing = canEdit(ctx);
   if (editing) root.append(...ioSections(name, facts, ctx));
+  // a MatMulNBits' packed weights: the values it computes with first, then the bytes they are packed in
+  const unpacked = facts.initializer ? unpackedSection(name, ctx) : null;
+  if (unpacked) root.append(unpacked);
   if (facts.initializer && facts.initializer.ref) {
     const init = facts.initializer;
-    const values = section("Values", tensorView(init.ref, ctx.actions.loadTensor));
+    const values = section(unpacked ? "Values as stored (packed bytes)" : "Values", tensorView(init.ref, ctx.actions.loadTensor));
     if (!init.sparse) values.append(npyDownload({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, npyFilename(name)));
     root.append(values);
     if (editing && !init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
