@@ -153,13 +153,13 @@ def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = (), down: boo
     newer = re.search(r"No Previous Version of (\S+) exists", text)
     if newer:
         op = newer.group(1)
-        since = _first_opset(op)
+        since = first_opset(op)
         first = f"exists from opset {since} on" if since else "has no older version"
         return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{back}"
     return text
 
 
-def _first_opset(op_type: str) -> int | None:
+def first_opset(op_type: str) -> int | None:
     """The ai.onnx opset an operator first appears in."""
     versions = [
         s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == ""

@@ -6,10 +6,12 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io import offload
+from ..onnx_io.causes import causes_of
 from ..onnx_io.function_calls import drop_uncalled_functions, without_functions
 from ..onnx_io.inference import infer_isolated, with_inferred_value_info
 from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.kept_fields import restore_graph_fields
+from ..onnx_io.light import light_copy
 from ..onnx_io.traverse import (
     graphs_within,
     node_reads,
@@ -19,11 +21,18 @@ from ..onnx_io.traverse import (
     walk_graphs,
 )
 from ..words import plural
-from .converted_bodies import convert_functions, convert_training_graphs, plain_reason, restore_dropped
+from .converted_bodies import (
+    convert_functions,
+    convert_training_graphs,
+    first_opset,
+    plain_reason,
+    restore_dropped,
+)
 from .domain_opset import convert_domain
 from .field_types import BOOLEAN, NAME
 from .jsontypes import Array, Integer, String, optional, required
 from .opset_defaults import drop_unknown_defaults, dropped_words, merged
+from .opset_down import carry_down, missing_at, put_back
 from .registry import edit_op
 from .unused import drop_initializers, initializer_names, live_nodes, names_read
 
@@ -243,15 +252,23 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("bad_value", "convert_opset: the model imports no ai.onnx opset")
     if current == version:
         raise StudioError("bad_value", f"convert_opset: the model is already at opset {version}")
+    sent = without_functions(model)
+    # going down: nodes that mean the same at the older opset pass the converter untouched
+    carried = carry_down(sent, current, version) if version < current else None
     try:
-        converted = offload.convert(without_functions(model), version)  # C++: in the helper process
+        converted = offload.convert(sent, version)  # C++: in the helper process
     except ValueError as exc:
         raise StudioError(
             "conversion_failed",
             f"convert_opset: opset {current} -> {version} is not possible: "
-            + plain_reason(exc, (n for g in graphs_within(model.graph) for n in g.node), down=version < current),
+            + plain_reason(exc, (n for g in graphs_within(model.graph) for n in g.node), down=version < current)
+            + _lacking_words(model, version),
             422,
         ) from None
+    if carried is not None:
+        put_back(converted, carried)
+    if carried is not None and carried.counts:
+        _check_carried(converted, current, version)
     # what the converter keeps that the new opset doesn't define: dropped at its default, else refused
     dropped = drop_unknown_defaults(converted.graph, current, version)
     sources = [opset_imports(model, f).get("") for f in model.functions]
@@ -288,7 +305,35 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
     if trained:
         note += f"; {plural(trained, 'training graph')} converted too"
     note += dropped_words(dropped, version)
+    if carried is not None and carried.counts:
+        counts = carried.counts
+        kinds = ", ".join(f"{op} ×{k}" for op, k in counts.most_common(6)) + (", …" if len(counts) > 6 else "")
+        note += f"; {plural(sum(counts.values()), 'node')} valid at opset {version} as they are, kept so ({kinds})"
     return f"converted from opset {current} to {version}{note}"
+
+
+def _lacking_words(model: onnx.ModelProto, version: int) -> str:
+    """ "; every operator opset 13 lacks: HardSwish ×6 (from 14), LayerNormalization ×4 (from
+    17)": all of them at once, where the converter names the first it stops at."""
+    lacking = missing_at(model, version)
+    if len(lacking) < 2:
+        return ""  # none, or the one the converter's words name
+    words = ", ".join(f"{op} ×{k} (from {first_opset(op)})" for op, k in lacking.most_common())
+    return f"; every operator opset {version} lacks: {words}"
+
+
+def _check_carried(converted: onnx.ModelProto, current: int, version: int) -> None:
+    """The nodes carried as they are take, at the older opset, the types their inputs have: the
+    full check (strict shape inference, in the helper) holds them to that version's constraints
+    (Mul-13 takes no int8)."""
+    verdict = offload.checker_verdict(light_copy(converted), full=True)
+    if not verdict["ok"]:
+        raise StudioError(
+            "conversion_failed",
+            f"convert_opset: opset {current} -> {version} is not possible: a node kept as it is doesn't hold at "
+            f"opset {version}: {causes_of(verdict['message'], converted).line()}",
+            422,
+        )
 
 
 def _one_ai_onnx_import(model: onnx.ModelProto) -> str:

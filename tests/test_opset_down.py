@@ -1,0 +1,115 @@
+"""convert_opset down (QA25 #1): onnx's converter has no adapter down for Mul-14, Add-14, Relu-14,
+Reshape-14, Shape-15, Identity-16…, so 17 → 13 was refused for practically any torch export,
+though each such node means the same at 13. Those nodes are carried as they are (the full check
+at the older opset holding their types); the rest go through the converter's adapters; what no
+older opset has is listed at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+from testkit import upload
+
+
+def torch_like() -> onnx.ModelProto:
+    """Conv → Mul → Add → Relu → Shape/Reshape (flatten) → Identity → MatMul → Softmax, opset 17."""
+    rng = np.random.default_rng(0)
+    inits = [
+        nh.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+        nh.from_array(np.array(0.5, np.float32), "half"),
+        nh.from_array(rng.standard_normal(4).astype(np.float32).reshape(1, 4, 1, 1), "bias"),
+        nh.from_array(np.array([1, -1], np.int64), "flat"),
+        nh.from_array(rng.standard_normal((64, 5)).astype(np.float32), "fc"),
+    ]
+    nodes = [
+        h.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        h.make_node("Mul", ["c", "half"], ["m"], name="mul"),
+        h.make_node("Add", ["m", "bias"], ["a"], name="add"),
+        h.make_node("Relu", ["a"], ["r"], name="relu"),
+        h.make_node("Shape", ["r"], ["s"], name="shape"),
+        h.make_node("Reshape", ["r", "flat"], ["f"], name="reshape"),
+        h.make_node("Identity", ["f"], ["i"], name="identity"),
+        h.make_node("MatMul", ["i", "fc"], ["l"], name="matmul"),
+        h.make_node("Softmax", ["l"], ["y"], name="softmax", axis=-1),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 5]), h.make_tensor_value_info("s", T.INT64, [4])],
+        inits,
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def run(data: bytes, x: np.ndarray) -> list[np.ndarray]:
+    return ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+
+
+def test_the_converter_alone_refuses_it():
+    with pytest.raises(Exception, match="No Adapter"):
+        onnx.version_converter.convert_version(torch_like(), 13)
+
+
+@pytest.mark.parametrize("target", [13, 11])
+def test_a_torch_like_model_goes_down_with_the_same_outputs(client, target):
+    model = torch_like()
+    mid = upload(client, model.SerializeToString(), "cnn.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": target}]})
+    assert r.status_code == 200, r.get_json()
+    line = r.get_json()["changes"][0]
+    assert line.startswith(f"converted from opset 17 to {target}") and f"valid at opset {target} as they are" in line, (
+        line
+    )
+    data = client.get(f"/api/models/{mid}/download").data
+    converted = onnx.load_from_string(data)
+    onnx.checker.check_model(converted, full_check=True)
+    assert [(o.domain, o.version) for o in converted.opset_import] == [("", target)]
+    assert {n.domain for n in converted.graph.node} == {""}
+    x = np.random.default_rng(1).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    for got, want in zip(run(data, x), run(model.SerializeToString(), x), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_node_whose_types_the_older_opset_lacks_is_refused(client):
+    """Mul-14 takes int8; Mul-13 doesn't: carried as it is, the full check at 13 refuses it."""
+    graph = h.make_graph(
+        [h.make_node("Mul", ["x", "x"], ["y"], name="mul")],
+        "g",
+        [h.make_tensor_value_info("x", T.INT8, [2])],
+        [h.make_tensor_value_info("y", T.INT8, [2])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString(), "int8.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 13}]})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message.startswith(
+        "op #1 (convert_opset): opset 17 -> 13 is not possible: a node kept as it is doesn't hold"
+    ), message
+    assert "mul" in message
+
+
+def test_every_operator_the_older_opset_lacks_is_named_at_once(client):
+    model = torch_like()
+    g = model.graph
+    g.node[3].op_type = "HardSwish"  # Relu -> HardSwish (14)
+    scale = nh.from_array(np.ones(64, np.float32), "ln_scale")
+    g.initializer.append(scale)
+    g.node.insert(7, h.make_node("LayerNormalization", ["i", "ln_scale"], ["n"], name="ln", axis=-1))
+    g.node[8].input[0] = "n"
+    onnx.checker.check_model(model, full_check=True)
+    mid = upload(client, model.SerializeToString(), "cnn.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 13}]})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message.endswith("every operator opset 13 lacks: HardSwish ×1 (from 14), LayerNormalization ×1 (from 17)"), (
+        message
+    )
