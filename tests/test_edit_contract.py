@@ -107,6 +107,7 @@ SAMPLES = {
     "convert_opset": {"version": 16, "domain": "ai.onnx"},
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
     "simplify": {},
+    "write_out": {"op_types": ["LeakyRelu"], "nodes": ["act"]},
     "quantize_static": {
         "calibration": {
             "x": {"dtype": "FLOAT", "shape": [3, 1, 2], "values": [1, 2, -1, 0.5, 3, -2]},

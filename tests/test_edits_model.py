@@ -331,8 +331,9 @@ def test_a_conversion_below_an_operators_first_opset_says_from_which_opset_it_ex
     assert r.status_code == 422, r.get_json()
     assert r.get_json()["error"]["message"] == (
         "op #1 (convert_opset): opset 17 -> 16 is not possible: LayerNormalization exists from opset 17 on:"
-        " older opsets have no such operator (nodes 'ln_1', 'ln_2') (a revision from before an upward"
-        " conversion can be restored instead: History → Restore)"
+        " older opsets have no such operator (nodes 'ln_1', 'ln_2'); onnx defines LayerNormalization by other"
+        " operators: Write out (its node's panel; the write_out edit) puts those in its place first (a revision"
+        " from before an upward conversion can be restored instead: History → Restore)"
     )
 
 

@@ -113,3 +113,54 @@ def test_every_operator_the_older_opset_lacks_is_named_at_once(client):
     assert message.endswith("every operator opset 13 lacks: HardSwish ×1 (from 14), LayerNormalization ×1 (from 17)"), (
         message
     )
+
+
+def hardswish_layernorm() -> onnx.ModelProto:
+    """HardSwish (opset 14) then LayerNormalization (17): what an opset 13 runtime lacks."""
+    rng = np.random.default_rng(2)
+    graph = h.make_graph(
+        [
+            h.make_node("HardSwish", ["x"], ["hs"], name="act"),
+            h.make_node("LayerNormalization", ["hs", "g", "b"], ["y"], name="ln", axis=-1, epsilon=1e-3),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["n", 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, ["n", 8])],
+        [
+            nh.from_array(rng.standard_normal(8).astype(np.float32), "g"),
+            nh.from_array(rng.standard_normal(8).astype(np.float32), "b"),
+        ],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_operators_an_older_opset_lacks_are_written_out_then_converted(client):
+    """write_out puts onnx's own body of primitives in each node's place (QA25 #2): the outputs
+    stay (up to rounding), and opset 13 is then reachable."""
+    model = hardswish_layernorm()
+    mid = upload(client, model.SerializeToString(), "m.onnx").get_json()["id"]
+    ops = [{"op": "write_out", "op_types": ["HardSwish", "LayerNormalization"]}, {"op": "convert_opset", "version": 13}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].startswith(
+        "wrote out 2 node(s) (HardSwish ×1, LayerNormalization ×1) as the primitives their ONNX definitions give:"
+    )
+    data = client.get(f"/api/models/{mid}/download").data
+    written = onnx.load_from_string(data)
+    onnx.checker.check_model(written, full_check=True)
+    kinds = {n.op_type for n in written.graph.node}
+    assert not kinds & {"HardSwish", "LayerNormalization"} and "HardSigmoid" in kinds and "ReduceMean" in kinds
+    assert all(n.name.startswith(("act/", "ln/")) for n in written.graph.node)
+    x = np.random.default_rng(3).standard_normal((5, 8)).astype(np.float32)
+    (want,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    (got,) = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_an_operator_onnx_defines_no_body_for_is_refused(client):
+    mid = upload(client, torch_like().SerializeToString(), "cnn.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "write_out", "nodes": ["conv"]}]})
+    assert r.status_code == 400, r.get_json()
+    assert "onnx defines no body of primitives for Conv" in r.get_json()["error"]["message"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "write_out", "op_types": ["Gelu"]}]})
+    assert r.status_code == 400 and "has no node of Gelu" in r.get_json()["error"]["message"]

@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers the ops)
     weight_only,
     whole_model,
     wiring,
+    write_out,
 )
 from .apply import apply_edits
 from .registry import REGISTRY, describe

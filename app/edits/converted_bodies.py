@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import onnx
 from onnx import helper
@@ -155,8 +156,23 @@ def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = (), down: boo
         op = newer.group(1)
         since = first_opset(op)
         first = f"exists from opset {since} on" if since else "has no older version"
-        return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{back}"
+        written = (
+            f"; onnx defines {op} by other operators: Write out (its node's panel; the write_out edit) puts those in"
+            " its place first"
+            if _has_body(op)
+            else ""
+        )
+        return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{written}{back}"
     return text
+
+
+def _has_body(op_type: str) -> bool:
+    """Whether onnx defines the operator by others (write_out.py can put those in its place)."""
+    try:
+        schema: Any = onnx.defs.get_schema(op_type, onnx.defs.onnx_opset_version(), "")
+    except onnx.defs.SchemaError:
+        return False
+    return bool(schema.has_function or schema.has_context_dependent_function)
 
 
 def first_opset(op_type: str) -> int | None:

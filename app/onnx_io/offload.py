@@ -44,6 +44,7 @@ WHAT = {
     "infer_from_inputs": "onnx's shape inference",
     "inline_functions": "onnx's function inliner",
     "function_types": "onnx's shape inference",
+    "function_bodies": "onnx's function definitions",
     "print_text": "onnx's printer",
     "parse_text": "onnx's text parser",
     "check": "onnx's checker",
@@ -271,6 +272,16 @@ def inline_functions_file(path: str, key: str):
 
     data = run("inline_functions", key, path)
     return None if data is None else onnx.ModelProto.FromString(data)
+
+
+def function_bodies(model, where: list[tuple[str, int]]) -> list:
+    """The FunctionProto onnx's definition gives each node at `where` ((graph path, index)) of
+    `model` (weightless), or None, in the helper (offload_jobs.function_bodies)."""
+    import onnx
+
+    data = model.SerializeToString()
+    found = run("function_bodies", content_key(data) + repr(where), data, where)
+    return [None if b is None else onnx.FunctionProto.FromString(b) for b in found]
 
 
 def function_types(model) -> dict[str, dict]:

@@ -3,6 +3,8 @@ file of the store or handed over as bytes, and answers plain data (dicts, bytes,
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def validate(path: str) -> dict:
     from .load import parse_model_file
@@ -418,3 +420,60 @@ def function_types(data: bytes) -> dict[str, dict]:
             "value_info": holder.SerializeToString(),
         }
     return out
+
+
+def function_bodies(data: bytes, where: list[tuple[str, int]]) -> list[bytes | None]:
+    """The function body onnx's definition gives each node at `where` ((graph path, index)) of
+    a serialized weightless model, at the opset it runs at, serialized; None where its operator
+    defines none. A context-dependent one (LayerNormalization, Gelu, GroupNormalization…) is
+    built on the node's input types, from shape inference."""
+    import onnx
+    from onnx import defs
+
+    from .address import resolve_graph
+    from .inference import inferred_model
+    from .traverse import opset_version, standard_domain
+
+    model = onnx.ModelProto.FromString(data)
+    inferred = inferred_model(model) or model
+    typed: dict[str, onnx.TypeProto] = {}
+    for g in [inferred.graph]:
+        for v in (*g.input, *g.value_info, *g.output):
+            if v.type.WhichOneof("value"):
+                typed[v.name] = v.type
+        for t in g.initializer:
+            typed[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    out: list[bytes | None] = []
+    for path, index in where:
+        ref = resolve_graph(model, path)
+        node = ref.container.node[index]
+        version = opset_version(model, ref.container, node.domain) or 0
+        try:
+            # (onnx's type stubs lack the function-body methods the bindings have)
+            schema: Any = defs.get_schema(node.op_type, version, standard_domain(node.domain))
+        except defs.SchemaError:
+            out.append(None)
+            continue
+        body = None
+        if schema.has_function:
+            found = schema.get_function_with_opset_version(_newest_up_to(schema.function_opset_versions, version))
+            body = found or schema.function_body
+        elif schema.has_context_dependent_function:
+            types = [typed.get(x) for x in node.input]
+            if all(t is not None for t, x in zip(types, node.input, strict=True) if x):
+                found = schema.get_context_dependent_function_with_opset_version(
+                    _newest_up_to(schema.context_dependent_function_opset_versions, version),
+                    node.SerializeToString(),
+                    [t.SerializeToString() if t else b"" for t in types],
+                )
+                body = found or None
+        if isinstance(body, bytes):  # onnx's bindings answer some serialized
+            body = onnx.FunctionProto.FromString(body)
+        out.append(body.SerializeToString() if body is not None and len(body.node) else None)
+    return out
+
+
+def _newest_up_to(versions, version: int) -> int:
+    """The opset of the body written for the newest opset up to the node's (else the oldest)."""
+    usable = [v for v in versions if v <= version]
+    return max(usable) if usable else min(versions, default=version)

@@ -3,6 +3,8 @@ onnxruntime for its own domains (com.microsoft)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import onnx
 from onnx import defs
 
@@ -107,6 +109,8 @@ def node_schema(model: onnx.ModelProto, nid: str) -> dict:
             for c in schema.type_constraints
         ],
         unknown_attributes=[a.name for a in node.attribute if a.name not in known_attrs],
+        # onnx defines it by other operators: the write_out edit can put those in its place
+        has_body=_has_body(schema),
     )
     return out
 
@@ -152,3 +156,10 @@ def operators_at(model: onnx.ModelProto) -> list[dict]:
             }
         )
     return out
+
+
+def _has_body(schema: defs.OpSchema) -> bool:
+    """Whether onnx defines the operator by others (a function body, or one built on the node's
+    input types); onnx's type stubs lack these members."""
+    bound: Any = schema
+    return bool(bound.has_function or bound.has_context_dependent_function)

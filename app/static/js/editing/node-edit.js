@@ -569,6 +569,22 @@ function removeQdqForm(pair, ctx) {
   return form;
 }
 
+/** "Write out": the node (or every node of its operator) replaced by the primitives its ONNX
+ * definition gives (the write_out edit), for a runtime or an older opset without the operator. */
+function writeOutForm(node, ctx) {
+  const same = ((ctx.graph || {}).nodes || []).filter((n) => n.op_type === node.op_type && ["", "ai.onnx"].includes(n.domain || "")).length;
+  const every = checkbox("every", `Every ${node.op_type} node of the model`, false, "in the main graph and its bodies");
+  const { form } = editForm("ed-write-out", [
+    el("p", { class: "ed-hint muted" }, `onnx defines ${node.op_type} by other operators: this node is replaced by those, reading and writing what it does — for a runtime or an older opset without ${node.op_type}.`),
+    same > 1 ? every : null,
+    el("div", { class: "ed-actions" }, el("button", { type: "submit", class: "btn btn-small" }, "Write out")),
+  ], async (f) => {
+    const all = f.elements.every && f.elements.every.checked;
+    await ctx.actions.edit([all ? { op: "write_out", op_types: [node.op_type] } : { op: "write_out", nodes: [node.id] }], { selection: null });
+  });
+  return form;
+}
+
 /** The "Edit node" section's buttons: insert before/after, change operator, delete. */
 export function nodeActions(node, ctx) {
   // the main graph and its bodies (If branches, Loop and Scan bodies); not a model function
@@ -582,7 +598,14 @@ export function nodeActions(node, ctx) {
   items.push({ key: "delete", label: "Delete", cls: "btn-danger", build: () => deleteForm(node, ctx) });
   const pair = qdqPairOf(node, ctx.graph);
   if (pair) items.push({ key: "remove-qdq", label: "Remove QDQ pair", cls: "btn-danger", build: () => removeQdqForm(pair, ctx) });
+  items.push({ key: "write-out", label: "Write out", build: () => writeOutForm(node, ctx) });
   const bar = actionBar(items, { cls: "node-actions" });
+  // offered where onnx defines the operator by others (the schema says so once loaded)
+  const writeOut = /** @type {HTMLElement | null} */ (bar.querySelector("[data-action=write-out]"));
+  if (writeOut) {
+    writeOut.hidden = true;
+    if (ctx.actions.loadSchema) ctx.actions.loadSchema(node.id).then((s) => { writeOut.hidden = !(s && s.has_body); }).catch(() => {});
+  }
   if (!inserts) bar.append(el("div", { class: "ed-hint muted" }, "Inserting nodes works in the main graph and its bodies, not in a model function."));
   return bar;
 }
