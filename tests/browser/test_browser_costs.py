@@ -9,7 +9,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from .browser_models import position_slice_model, tiny_cnn
-from .browser_pages import open_model, reveal, upload
+from .browser_pages import open_model, reveal, upload, wait_revision
 
 
 def test_costs_table_and_heat_map(page, server, artifacts):
@@ -444,3 +444,75 @@ def test_sizes_counted_that_onnxruntime_never_ran_are_said(page, server):
     assert page.locator("#cost-unrun").text_content() == (
         "Counted, not run: onnxruntime ran the model at batch 1, sequence 512. Whether it takes these sizes, Run tells."
     )
+
+
+def two_input_encoder():
+    """input_ids and attention_mask, both [batch, sequence]: an embedding masked."""
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    emb = nh.from_array(np.random.default_rng(0).standard_normal((100, 8)).astype(np.float32), "emb")
+    graph = h.make_graph(
+        [
+            h.make_node("Gather", ["emb", "input_ids"], ["x"], name="embed"),
+            h.make_node("Cast", ["attention_mask"], ["m"], name="cast", to=T.FLOAT),
+            h.make_node("Unsqueeze", ["m", "last"], ["m3"], name="unsqueeze"),
+            h.make_node("Mul", ["x", "m3"], ["y"], name="mask"),
+        ],
+        "encoder",
+        [
+            h.make_tensor_value_info("input_ids", T.INT64, ["batch", "sequence"]),
+            h.make_tensor_value_info("attention_mask", T.INT64, ["batch", "sequence"]),
+        ],
+        [h.make_tensor_value_info("y", T.FLOAT, ["batch", "sequence", 8])],
+        [emb, nh.from_array(np.array([-1], np.int64), "last")],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def fixed_shapes(page, server, mid: str) -> dict:
+    import onnx
+
+    fixed = onnx.load_from_string(page.request.get(f"{server}/api/models/{mid}/download").body())
+    return {
+        v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in [*fixed.graph.input, *fixed.graph.output]
+    }
+
+
+def test_make_static_fixes_every_input_naming_the_sizes_in_one_edit(page, server):
+    """An encoder's input_ids and attention_mask share batch and sequence: one made static alone
+    is refused (they no longer fit, QA25 #3); Costs' "Make static" writes the sizes into both at
+    once, the outputs re-inferred."""
+    summary = upload(page, server, two_input_encoder(), "encoder.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    page.fill("#costs input[name=batch]", "1")
+    page.fill("#costs input[name=sequence]", "16")
+    page.click("#cost-fix-dims")
+    wait_revision(page, 1)
+    assert fixed_shapes(page, server, summary["id"]) == {
+        "input_ids": [1, 16],
+        "attention_mask": [1, 16],
+        "y": [1, 16, 8],
+    }
+
+
+def test_an_inputs_named_dim_given_a_size_is_given_to_the_inputs_sharing_it(page, server):
+    """input_ids made [1, 16] on its panel: attention_mask, naming batch and sequence too, takes
+    them in the same edit (alone, the edit was refused: the two no longer fit)."""
+    summary = upload(page, server, two_input_encoder(), "encoder.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#graph [data-io=input][data-name=input_ids]")
+    form = page.locator("#sidebar .ed-io-type")
+    form.locator("input[name=dim-0]").fill("1")
+    form.locator("input[name=dim-1]").fill("16")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert fixed_shapes(page, server, summary["id"]) == {
+        "input_ids": [1, 16],
+        "attention_mask": [1, 16],
+        "y": [1, 16, 8],
+    }

@@ -2,6 +2,7 @@
 // dim a number, a symbolic name such as "batch", or unknown), fixing an input to a constant,
 // removing an input or an output; a Loop's, Scan's or If's body input or output: its shape; and,
 // in the model panel, adding a graph input.
+import { fixedShapeOps } from "../lib/input-dims.js";
 import { el } from "../widgets/dom.js";
 import { parseJSON, toJSON } from "../lib/api.js";
 import { button, checkbox, dimText, dtypeSelect, editForm, field, parseDim, parseDims, submit, textInput } from "./edit-forms.js";
@@ -105,8 +106,14 @@ function typeForm(name, value, ctx, isInput) {
     if (retypeBox.checked) op.update_types = true;
     else if (retypeChosen) op.update_types = false;
     if (!cast.hidden && cast.querySelector("input").checked) op.cast = true;
+    // a named dim given a size: the other inputs naming it take it too, in the same edit (an
+    // encoder's attention_mask with its input_ids: one alone no longer fits the other)
+    const sizes = {};
+    (op.shape || []).forEach((d, i) => { const was = (value.shape || [])[i]; if (isInput && typeof was === "string" && was && Number.isSafeInteger(d)) sizes[was] = d; });
+    const others = isInput && ctx.mainGraph && ctx.graph === ctx.mainGraph
+      ? fixedShapeOps({ ...ctx.mainGraph, inputs: (ctx.mainGraph.inputs || []).filter((v) => v.name !== name) }, sizes) : [];
     // the answer names the nodes that still hard-code a changed dim (a Reshape to [1, -1])
-    await ctx.actions.edit([op]);
+    await ctx.actions.edit([op, ...others]);
   }, { "data-io-name": name });
   return form;
 }

@@ -49,3 +49,24 @@ export function sizesFrom(i, shape, expressions = {}) {
 export function symbolicDims(inputs, expressions) {
   return [...new Set(inputs.flatMap((i) => inputDims(i, expressions)))];
 }
+
+/** set_io_shape ops writing `sizes` ({dim name: size}; an unnamed dim by input and axis,
+ * "x[0]") into the main graph's fed inputs naming them: one edit for every input, as an encoder's
+ * input_ids and attention_mask must change together (one alone is refused: they no longer fit). */
+export function fixedShapeOps(graph, sizes) {
+  const weights = new Set((graph.initializers || []).map((t) => t.name));
+  const ops = [];
+  for (const v of graph.inputs || []) {
+    if (weights.has(v.name) || !Array.isArray(v.shape)) continue;
+    let changed = false;
+    const shape = v.shape.map((d, axis) => {
+      const unnamed = d === null || d === "" || d === "?" || (typeof d === "number" && d < 0);
+      const key = unnamed ? `${v.name}[${axis}]` : typeof d === "string" ? d : null;
+      if (key === null || !Number.isSafeInteger(sizes[key])) return d;
+      changed = true;
+      return sizes[key];
+    });
+    if (changed) ops.push({ op: "set_io_shape", name: v.name, shape });
+  }
+  return ops;
+}

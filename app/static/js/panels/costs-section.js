@@ -2,6 +2,7 @@
 // symbolic dims to count with, the heat map of the drawing (by FLOPs, parameters, output size or
 // memory alive) and a sortable table of the nodes, each a link to it.
 import { followFirstAxes } from "../lib/dim-fields.js";
+import { fixedShapeOps } from "../lib/input-dims.js";
 import { formulaText, hasFormula, waitingForSizes } from "../lib/cost-formula.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatCount, formatInteger, nodeLabel, plural } from "../lib/format.js";
@@ -216,6 +217,21 @@ function unrunSizes(stats, ctx) {
     `Counted, not run: onnxruntime ran the model at ${at}. Whether it takes these sizes, Run tells.`);
 }
 
+/** "Make static": the sizes in the fields written into the inputs' shapes (fixedShapeOps). */
+function fixButton(names, fields, ctx) {
+  const graph = ctx.mainGraph;
+  if (!graph || !ctx.actions || !ctx.actions.edit || !names.length) return null;
+  const button = el("button", { type: "button", class: "btn btn-small", id: "cost-fix-dims",
+    title: "Write these sizes into the shapes of every input naming them, in one edit (outputs re-inferred)" }, "Make static");
+  button.addEventListener("click", () => {
+    const sizes = {};
+    names.forEach((name, i) => { if (fields[i].value !== "") sizes[name] = Number(fields[i].value); });
+    const ops = fixedShapeOps(graph, sizes);
+    if (ops.length) ctx.actions.edit(ops);
+  });
+  return button;
+}
+
 function dimsForm(stats, reload, ctx) {
   // each Loop of no constant count has a field of its own for its number of iterations
   const loops = (stats.loops || []).filter((l) => l.symbol);
@@ -246,7 +262,7 @@ function dimsForm(stats, reload, ctx) {
       ...loops.map((l, i) => el("label", { class: "cost-loop-field", "data-loop": l.node }, mono(l.symbol), " = ", loopFields[i],
         el("span", { class: "muted cost-dim-where" }, `the number of iterations of ${loopName(l)}: ${l.why}`,
           l.iterations === null ? " (left empty: one is counted)" : ""))),
-      el("button", { type: "submit", class: "btn btn-small" }, "Count")),
+      el("button", { type: "submit", class: "btn btn-small" }, "Count"), fixButton(names, fields, ctx)),
     // an accumulator a Loop grows has no one size: not asked for
     growing.length ? el("div", { class: "muted cost-growing" }, `Not asked: the sizes of ${growing.map(([, w]) => w.tensor).join(", ")}, which a Loop carries and may grow each iteration.`) : "",
     unrunSizes(stats, ctx));
