@@ -1024,3 +1024,17 @@ def test_a_quantizer_refusing_a_computed_weight_says_simplify_folds_it(client):
         f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}, {"op": "quantize_dynamic"}]}
     )
     assert r.status_code == 200, r.get_json()  # the way out said works
+
+
+def test_float16_twice_says_the_model_already_computes_in_float16(client):
+    """A second float16 conversion said "no operator of it takes float16" (QA25 #6): the truth is
+    that every operator already does."""
+    mid = upload(client, conv_net().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 200, r.get_json()
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 400, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert "the model already computes in float16 (" in message and message.endswith("nothing is left to convert"), (
+        message
+    )

@@ -22,6 +22,7 @@ from ..onnx_io.traverse import (
     standard_domain,
     walk_graphs,
 )
+from ..words import plural
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
 from .float16_bodies import halve_bodies
@@ -96,6 +97,12 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     kept = _kept_float32(model, names, op, no_half)
     _drop_round_trips(model, names, values)
     if half_compute(model) <= computing and len(weights(model, FLOAT16)) <= halves:
+        if computing and not floats:  # converted before, its inputs and outputs kept float32
+            raise StudioError(
+                "bad_value",
+                f"convert_float16: the model already computes in float16 ({plural(computing, 'node')}, "
+                f"{plural(halves, 'float16 weight')}): nothing is left to convert",
+            )
         what = _kept_words(kept) or "no operator of it takes float16"
         raise StudioError(
             "bad_value",

@@ -84,10 +84,9 @@ def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
             elif o.name != asked:
                 updated += reshape_output(o, new, inputs=names)
     dropped = entries - sum(len(ref.container.value_info) for ref in graphs_of(model))
-    said = (
-        f"value_info re-inferred ({changed} of {plural(entries, 'entry', 'entries')} changed, {dropped} dropped),"
-        f" {updated} output shape(s) updated"
-    )
+    # a model without value_info has none to re-infer: said only where there was some
+    stored = f"value_info re-inferred ({changed} of {plural(entries, 'entry', 'entries')} changed, {dropped} dropped)"
+    said = f"{stored}, {updated} output shape(s) updated" if entries else f"{updated} output shape(s) updated"
     if bodies or refits:
         said += f"; the bodies' shapes re-inferred too ({', '.join(bodies) or 'their inputs'})"
     return said + note
