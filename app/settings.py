@@ -6,7 +6,6 @@ variable, file key and what it becomes in the Flask config. README.md's table li
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import tomllib
@@ -14,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .words import closest
 
 ENV_PREFIX = "ONNX_STUDIO_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
@@ -187,8 +188,7 @@ def _known_environment(environ: Mapping[str, str]) -> None:
     known = {s.env for s in SETTINGS} | {CONFIG_ENV}
     unknown = sorted(name for name in environ if name.startswith("ONNX_STUDIO_") and name not in known)
     if unknown:
-        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        hint = closest(unknown[0], known, quote=False)
         raise SettingsError(f"{unknown[0]} is not a setting{hint}: the README's Configuration table lists them")
 
 

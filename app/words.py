@@ -18,3 +18,13 @@ def quoted(text: str, limit: int = 200) -> str:
     """A name or address a request sent, as a message quotes it: cut short (a 100 KB address is
     not echoed whole)."""
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def closest(name: str, known, quote: bool = True) -> str:
+    """ " (did you mean 'preds'?)" for the name of `known` nearest a mistyped `name`, else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f" (did you mean {close[0]!r}?)" if quote else f" (did you mean {close[0]}?)"

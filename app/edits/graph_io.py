@@ -13,6 +13,7 @@ from ..onnx_io.traverse import walk_graphs
 from ..views.loop_roles import body_roles
 from ..views.search import format_tensor
 from ..views.values import dim_json, shape_json
+from ..words import closest
 from .batch_end import LateLine
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, positional_words, where
 from .field_types import BODY_PATH, BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
@@ -130,8 +131,10 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     name = op["name"]
     hits = [v for v in list(model.graph.input) + list(model.graph.output) if v.name == name]
     if not hits:
+        io = [v.name for v in list(model.graph.input) + list(model.graph.output)]
         raise NotFound(
-            "unknown_io", f"set_io_shape: the graph has no input or output named {name!r}{_in_a_body(model, name)}"
+            "unknown_io",
+            f"set_io_shape: the graph has no input or output named {name!r}{_in_a_body(model, name) or closest(name, io)}",
         )
     elem = onnx.TensorProto.DataType.Value(op["dtype"]) if op.get("dtype") is not None else None
     shape = op["shape"]

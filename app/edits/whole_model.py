@@ -20,7 +20,7 @@ from ..onnx_io.traverse import (
     standard_domain,
     walk_graphs,
 )
-from ..words import plural
+from ..words import closest, plural
 from .converted_bodies import (
     convert_functions,
     convert_training_graphs,
@@ -156,7 +156,11 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     )
     missing = [x for x in inputs + outputs if x not in known]
     if missing:
-        raise StudioError("unknown_tensor", f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}", 404)
+        raise StudioError(
+            "unknown_tensor",
+            f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}{closest(missing[0], known)}",
+            404,
+        )
     needed = _inputs_needed(model.graph, inputs, outputs)
     if needed:
         raise StudioError(
