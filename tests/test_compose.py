@@ -419,3 +419,16 @@ def test_the_ir_version_goes_only_as_high_as_the_joined_model_needs(client):
     base.opset_import[0].version = 19
     mid, answer = composed(client, base, post, connect={"scores": "y"})
     assert download(client, mid).ir_version == 9 and "ir_version 8 -> 9" in answer["changes"][0], answer
+
+
+def test_an_added_models_batch_is_the_static_models_size(client):
+    """The post-processing declares [batch, 300]; the classifier is static: the joined outputs
+    say [1, 300] and [1], not a batch no input has (QA25 #4)."""
+    post = argmax_post()
+    for v in [*post.graph.input, *post.graph.output]:
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    mid, answer = composed(client, classifier(), post, connect={"scores": "y"})
+    assert "outputs naming batch, which no input names:" in answer["changes"][0], answer["changes"]
+    model = download(client, mid)
+    shapes = {o.name: [d.dim_value or d.dim_param for d in o.type.tensor_type.shape.dim] for o in model.graph.output}
+    assert shapes == {"probs": [1, 300], "label": [1]}

@@ -16,9 +16,11 @@ from ..onnx_io.ir_needs import needed_ir_version
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.traverse import graphs_within, standard_domain
 from .field_types import BOOLEAN, NAME, STRING
+from .graph_io import orphaned_output_dims
 from .jsontypes import Enum, Map, Object, String, optional, required
 from .names import all_names, fresh_name
 from .registry import edit_op
+from .shape_hints import refresh_types
 from .sources import read_blob
 
 ONNX_FILE = Object(
@@ -235,6 +237,11 @@ def compose(model: onnx.ModelProto, op: dict) -> str:
             g.value_info.add().CopyFrom(v)
             known.add(v.name)
     g.quantization_annotation.extend(h.quantization_annotation)
+    # the added model's outputs may name dims no input has here (its `batch` after a static
+    # model): re-inferred, as set_io_shape does (QA25 #4: ⟨1×3840×4⟩ in, ⟨batch×4×anchors⟩ out)
+    orphaned = orphaned_output_dims(model)
+    if orphaned:
+        said.append(f"outputs naming {', '.join(sorted(orphaned))}, which no input names: {refresh_types(model)}")
     said += _join_functions(model, other)
     said += _join_metadata(model, other)
     # the IR version the joined model needs, not the newest the added one declares

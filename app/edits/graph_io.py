@@ -176,6 +176,19 @@ def _input_dim_names(model: onnx.ModelProto) -> set[str]:
     }
 
 
+def orphaned_output_dims(model: onnx.ModelProto) -> set[str]:
+    """The symbolic dims the main graph's outputs declare that no input names: left by a batch
+    fixed to 1, or by a model joined on (compose: its `batch`, `anchors` after a static model)."""
+    declared = {
+        d.dim_param
+        for v in model.graph.output
+        if v.type.HasField("tensor_type")
+        for d in v.type.tensor_type.shape.dim
+        if d.dim_param
+    }
+    return declared - _input_dim_names(model)
+
+
 def _outputs_name(model: onnx.ModelProto, dims: set[str]) -> bool:
     """Whether a main-graph output declares one of `dims`."""
     return bool(dims) and any(
