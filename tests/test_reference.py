@@ -178,6 +178,8 @@ def test_an_output_swapped_for_another_tensor_is_no_rename(client):
     v = verdict(client, mid)
     assert v["status"] == "failed" and "no output 'probs' any more" in v["cases"][0]["message"], v
     assert "renamed" not in v["cases"][0]
+    # its Softmax still writes it: said, not read as a changed value (QA25 #5, a composition)
+    assert "(it is computed inside now: keep a new case" in v["cases"][0]["message"]
 
 
 def test_a_case_kept_before_its_model_names_were_recorded_still_follows_a_rename(client):

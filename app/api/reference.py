@@ -186,7 +186,16 @@ def _checked_case(model: onnx.ModelProto, case: dict, tolerance: float, run, fol
     missing = [n for n in inputs if n not in given]
     gone = [n for n in given if n not in inputs] + [n for n in expected if n not in outputs]
     if missing or gone:
-        parts = [f"the model has no {'input' if n in given else 'output'} {n!r} any more" for n in gone]
+        inside = graph_values(model.graph)  # a composition made it internal: not a changed value
+        parts = [
+            f"the model has no {'input' if n in given else 'output'} {n!r} any more"
+            + (
+                " (it is computed inside now: keep a new case for the model's new inputs and outputs)"
+                if n in inside
+                else ""
+            )
+            for n in gone
+        ]
         parts += [f"the case gives no value for input {n!r}" for n in missing]
         return {**out, "message": "; ".join(parts)}, False
     blobs = store().blobs
