@@ -125,3 +125,20 @@ def test_matmulnbits_weights_show_their_values_unpacked(page, server, artifacts)
     section.locator(".tp-values").wait_for()
     assert "FLOAT ⟨96×256⟩" in section.text_content()
     page.screenshot(path=str(artifacts / "matmulnbits-unpacked.png"))
+
+
+def test_the_value_a_qdq_pair_writes_removes_the_pair_from_its_panel(page, server):
+    """The drawing's "· QDQ UINT8" edge opens the dequantized value's panel: the pair is removed
+    from there too (QA24 #2: the edge's panel had no such action)."""
+    summary = upload(page, server, qdq_model(), "qdq.onnx")
+    open_model(page, server, summary["id"])
+    page.keyboard.press("/")
+    page.keyboard.type("c_dq")
+    page.locator(".search-results li", has_text="c_dq").first.click()
+    section = page.locator("#sidebar .panel-section", has_text="QDQ pair")
+    section.wait_for()
+    assert "c quantized and back" in section.text_content()
+    section.locator(".ed-remove-qdq button[type=submit]").click()
+    wait_revision(page, 1)
+    edited = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
+    assert next(n for n in edited.graph.node if n.op_type == "Flatten").input[0] == "c"

@@ -555,7 +555,7 @@ export function qdqPairOf(node, graph) {
 /** Remove a QDQ pair in one edit: each half alone breaks the types between them (the reader of a
  * DequantizeLinear gets uint8), so the DequantizeLinears go, then the QuantizeLinear, each
  * reconnecting, the later positions first (a node's id is its position). */
-function removeQdqForm(pair, ctx) {
+export function removeQdqForm(pair, ctx) {
   const source = pair.q.inputs[0];
   const { form } = editForm("ed-remove-qdq", [
     el("p", { class: "ed-hint muted" }, "The QuantizeLinear and its ", pair.dqs.length === 1 ? "DequantizeLinear" : `${pair.dqs.length} DequantizeLinears`,

@@ -9,6 +9,7 @@ import { el, clear } from "../widgets/dom.js";
 import { canEdit, disclosure, editForm, select, submit } from "../editing/edit-forms.js";
 import { metadataEditor } from "../editing/metadata-editor.js";
 import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
+import { qdqPairOf, removeQdqForm } from "../editing/node-edit.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
 import { formatDims, formatNumber, formatType, nodeLabel } from "../lib/format.js";
 import { markdownBlock } from "../lib/markdown.js";
@@ -177,6 +178,18 @@ function unpackedSection(name, ctx) {
     tensorView(ref, ctx.actions.loadTensor));
 }
 
+/** The value a QuantizeLinear → DequantizeLinear pair writes (the drawing's "· QDQ UINT8" edge,
+ * what a click on it opens): the pair removed from here, as from either node's panel. */
+function qdqSection(name, ctx) {
+  const producer = ctx.model && ctx.model.producer.get(name);
+  const box = producer && ctx.model.boxes.get(producer);
+  if (!box || box.kind !== "node" || box.node.op_type !== "DequantizeLinear") return null;
+  const pair = qdqPairOf(box.node, ctx.graph);
+  if (!pair) return null;
+  return section("QDQ pair", el("p", { class: "muted" }, "A QuantizeLinear → DequantizeLinear pair writes this value: ", mono(pair.q.inputs[0]), " quantized and back."),
+    removeQdqForm(pair, ctx));
+}
+
 function sizeOf(shape) {
   return (shape || []).reduce((a, d) => a * Number(d), 1);
 }
@@ -341,6 +354,8 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   }
   const dequantized = facts.initializer ? null : dequantizedSection(name, ctx);
   if (dequantized) root.append(dequantized);
+  const quantized = editing ? qdqSection(name, ctx) : null;
+  if (quantized) root.append(quantized);
   if (ctx.model) root.append(producedAndRead(name, ctx));
   const edits = editing ? tensorEditSection(name, facts, ctx, box) : null;
   if (edits) root.append(edits);
