@@ -45,6 +45,7 @@ from ..views.trees import BadTrees, ensemble_summary, is_ensemble
 from ..views.values import value_info_json
 from . import bp, runtime
 from .documents import (
+    LRU,
     cached_stats,
     edited_has_its_weights,
     external_reader,
@@ -488,10 +489,15 @@ def _tensor_or_dequantized(model: onnx.ModelProto, ref: str, revision):
     try:
         return resolve_tensor(model, ref)
     except NotFound:
-        found = dequantized_tensor(model, ref, external_reader(revision))
+        # computed once per revision and ref: the tensor view asks for it page by page
+        key = (store().where, revision.blob, ref)
+        found = _dequantized.get(key, lambda: dequantized_tensor(model, ref, external_reader(revision)))
         if found is None:
             raise
         return found
+
+
+_dequantized = LRU(4)  # a 4096×4096 weight is 64 MiB of float32
 
 
 @bp.get("/models/<model_id>/tensors/<path:ref>")
