@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from flask import current_app
 
 from .browser_models import tiny_cnn
 from .browser_pages import wait_ready
@@ -90,7 +91,14 @@ def test_checking_badge_while_the_checks_run(page, small_limit_server, tmp_path,
     started = runtime.in_background
 
     def held_background(model_id: str, rev: int) -> None:
-        threading.Thread(target=lambda: release.wait(60) and started(model_id, rev), daemon=True).start()
+        app = current_app._get_current_object()  # the thread runs outside the request
+
+        def later() -> None:
+            if release.wait(60):
+                with app.app_context():
+                    started(model_id, rev)
+
+        threading.Thread(target=later, daemon=True).start()
 
     monkeypatch.setattr(runtime, "in_background", held_background)
     page.click("#graph [data-node-id=n0]")
