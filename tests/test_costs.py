@@ -299,6 +299,34 @@ def test_peak_activations_follow_each_tensors_last_reader(client):
     assert stats(client, symbolic, "?dims=N=10")["totals"]["peak_activation_bytes"] == 80
 
 
+def test_a_reshape_is_a_view_of_its_input_not_memory_of_its_own(client):
+    """Reshape (like Squeeze, Unsqueeze, Flatten, Identity) hands on its input's buffer, as
+    onnxruntime runs it: it writes no bytes, in the totals, the formula and the peak, and its
+    input stays alive as long as the view is read."""
+
+    def reshaped(dim) -> bytes:
+        nodes = [
+            helper.make_node("Relu", ["x"], ["a"], name="a"),
+            helper.make_node("Reshape", ["a", "flat"], ["r"], name="r"),
+            helper.make_node("Relu", ["r"], ["b"], name="b"),
+            helper.make_node("Add", ["r", "b"], ["y"], name="y"),
+        ]
+        flat = numpy_helper.from_array(np.array([-1], np.int64), "flat")
+        return model(
+            nodes, [helper.make_tensor_value_info("x", F, [dim])], [helper.make_tensor_value_info("y", F, None)], [flat]
+        )
+
+    answer = stats(client, reshaped(100))
+    rows = by_name(answer)
+    assert rows["r"]["output_bytes"] == 400 and rows["r"]["view_of"] == "a"
+    assert "view_of" not in rows["b"]
+    assert answer["totals"]["activation_bytes"] == 3 * 400  # a, b, y: not r
+    # x+a as a is written (x then gone); a alone as r views it; a+b; a+b+y: a lives until the Add reads r
+    assert [n["live_bytes"] for n in answer["nodes"]] == [800, 400, 800, 1200]
+    formula = stats(client, reshaped("N"))["formula"]
+    assert formula["activation_bytes"] == [{"coefficient": 12, "symbols": {"N": 1}}]
+
+
 def test_the_peak_leaves_out_and_counts_outputs_shape_inference_cant_size(client):
     """An op shape inference knows nothing of (a custom domain's) leaves one output unsized: the
     peak is still given for the rest, and says how many it left out."""

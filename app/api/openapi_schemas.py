@@ -724,6 +724,10 @@ SCHEMAS: dict = {
                         "params": {"type": "integer"},
                         "flops": {"type": ["integer", "null"]},
                         "output_bytes": {"type": ["integer", "null"]},
+                        "view_of": {
+                            "type": "string",
+                            "description": "a Reshape, Squeeze, Unsqueeze, Flatten or Identity: the input whose buffer its output is (no bytes written)",
+                        },
                         "live_bytes": {
                             "type": ["integer", "null"],
                             "description": "activations alive as this node writes its outputs (main graph's nodes)",

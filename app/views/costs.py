@@ -293,6 +293,17 @@ def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Val
     return Values(types, constants)
 
 
+# ops whose output is their first input seen in another shape: onnxruntime hands on the same
+# buffer (its kernels alias output 0 to input 0), so they write no bytes of their own
+VIEWS = frozenset(["Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"])
+
+
+def writes_bytes(node: onnx.NodeProto) -> bool:
+    """Whether a node's outputs are memory of their own: not a Constant's (a weight) nor a
+    view's (VIEWS)."""
+    return node.op_type != "Constant" and not (node.op_type in VIEWS and node.domain in ("", "ai.onnx"))
+
+
 def node_attr(node: onnx.NodeProto, name: str, default):
     for a in node.attribute:
         if a.name == name:
@@ -821,7 +832,7 @@ def model_costs(
                 out_bytes = None if b is None or out_bytes is None else out_bytes + b
             if out_bytes is None:
                 unknown_outputs += 1
-            elif node.op_type != "Constant" and not all(name in weights or name in folded for name in node.output):
+            elif writes_bytes(node) and not all(name in weights or name in folded for name in node.output):
                 activations[nid] = out_bytes
             nodes.append(
                 {
@@ -831,6 +842,8 @@ def model_costs(
                     "params": params,
                     "flops": flops,
                     "output_bytes": out_bytes,
+                    # its output is its input's buffer: no bytes written (VIEWS)
+                    **({"view_of": node.input[0]} if node.op_type in VIEWS and not writes_bytes(node) else {}),
                     "live_bytes": None,  # the main graph's, once its order is walked below
                     **({"runs": runs[ref.path]} if runs[ref.path] != 1 else {}),
                     # its FLOPs are those of one iteration of these Loops (their counts unknown)
@@ -1006,7 +1019,7 @@ def model_formula(
                     out: Poly | int | None = _output_bytes(node, values)
                 except TypeError:  # an output of unknown size: left out
                     out = None
-                activation = node.op_type != "Constant" and not all(name in weights for name in node.output)
+                activation = writes_bytes(node) and not all(name in weights for name in node.output)
                 if out is not None and activation and counted:
                     activations = activations + out
                 elif out is None and activation and counted:
@@ -1097,16 +1110,22 @@ def _live_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[
     """The bytes of activations alive as each node of the main graph writes its outputs, when the
     graph runs in its order: the inputs fed and each node's outputs live from their writing to
     their last reader (the graph's outputs to the end); weights (initializers, _filled_weights)
-    and Constants not counted. An estimate a runtime's memory planner beats by reusing buffers in
-    place, or may miss by running nodes in another order. With the number of node outputs of
+    and Constants not counted; a view (VIEWS) keeps its input's bytes alive to its own last
+    reader. An estimate a runtime's memory planner beats by reusing buffers in place, or may miss
+    by running nodes in another order. With the number of node outputs of
     unknown size it leaves out (shape inference's gaps, data-dependent sizes); None while an
     input's size is unknown, since then nearly every size is."""
+    # a view's output is its input's buffer: a read of it keeps that buffer alive
+    buffer: dict[str, str] = {}
+    for node in g.node:
+        if not writes_bytes(node) and node.op_type != "Constant" and node.input and node.output:
+            buffer[node.output[0]] = buffer.get(node.input[0], node.input[0])
     last: dict[str, int] = {}
     for i, node in enumerate(g.node):
         for name in node_reads(node):
-            last[name] = i
+            last[buffer.get(name, name)] = i
     for o in g.output:
-        last[o.name] = len(g.node)
+        last[buffer.get(o.name, o.name)] = len(g.node)
     frees: dict[int, int] = {}
     live = skipped = 0
     alive_at: list[int] = []
@@ -1126,7 +1145,7 @@ def _live_bytes(g: onnx.GraphProto, values: Values, weights: set[str]) -> tuple[
         if v.name not in weights and v.name in last and not alive(v.name, -1):
             return None, 0
     for i, node in enumerate(g.node):
-        if node.op_type != "Constant":
+        if writes_bytes(node):
             for name in node.output:
                 if name and name not in weights and not alive(name, i):
                     skipped += 1

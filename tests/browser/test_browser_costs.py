@@ -85,6 +85,13 @@ def test_costs_table_and_heat_map(page, server, artifacts):
     )
     page.screenshot(path=str(artifacts / "costs-memory-alive.png"))
 
+    # the Reshape writes nothing of its own: its output is its input's buffer
+    assert zero["view_of"] == "g1"
+    page.click(f'#graph g.box[data-node-id="{zero["node"]}"]')
+    page.wait_for_function(
+        "() => document.querySelector('#node-costs:not(.muted)')?.textContent.includes('a view of g1')"
+    )
+
 
 def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, artifacts):
     """A model with symbolic input dims asks for those sizes only (never inference's unk__N);
@@ -94,9 +101,10 @@ def test_input_sizes_given_once_count_every_node_and_feed_the_run(page, server, 
     page.click("#btn-model")
     costs = page.locator("#costs[data-ready=true]")
     costs.wait_for()
-    # before any sizes: the costs as formulas of them (the numbers come once they are given)
+    # before any sizes: the costs as formulas of them (the numbers come once they are given);
+    # 32 B: the Shape's 3 int64 and the Gather's 1 (the Unsqueeze a view of it)
     assert costs.locator("[data-formula=flops]").text_content() == "32·batch·seq + 1.02 K·seq"
-    assert costs.locator("[data-formula=activation_bytes]").text_content() == "128 B·batch·seq + 192 B·seq + 40 B"
+    assert costs.locator("[data-formula=activation_bytes]").text_content() == "128 B·batch·seq + 192 B·seq + 32 B"
     assert [f.get_attribute("name") for f in costs.locator(".cost-dims input").all()] == ["batch", "seq"]
     # each node's cost too: the table leads with what grows fastest (the Add's batch·seq first)
     rows = costs.locator("#cost-table tbody tr")

@@ -106,7 +106,8 @@ function nodeCostsSection(node, ctx) {
       // a Loop's, Scan's or If's own count is 0: what its bodies hold said under it (QA20 F18)
       [HEAT_METRICS.flops, [shown("flops"), runs, heldCost(stats, n, "flops")]],
       [HEAT_METRICS.params, [shown("params"), heldCost(stats, n, "params")]],
-      [HEAT_METRICS.output_bytes, shown("output_bytes")],
+      // a Reshape's output is its input's buffer (onnxruntime hands it on): no bytes written
+      [HEAT_METRICS.output_bytes, n.view_of ? [shown("output_bytes"), el("span", { class: "muted", title: "onnxruntime hands on the input's buffer: this node writes no memory of its own" }, ` · a view of ${n.view_of}`)] : shown("output_bytes")],
       // the main graph's nodes only: a subgraph's run is not laid out in the main graph's order
       n.live_bytes === null || n.live_bytes === undefined ? null
         : [el("span", { title: "Activations alive as this node writes its outputs, when the graph runs in its order" }, HEAT_METRICS.live_bytes),
