@@ -311,8 +311,7 @@ def test_a_conversion_the_converter_has_no_adapter_for_says_which_op_and_step(cl
     assert r.status_code == 422, r.get_json()
     assert r.get_json()["error"]["message"] == (
         "op #1 (convert_opset): opset 15 -> 13 is not possible: onnx's version converter can't take Shape from"
-        " opset 15 (it has no adapter for that step) (node 'shape') (a revision from before an upward conversion"
-        " can be restored instead: History → Restore)"
+        " opset 15 (it has no adapter for that step) (node 'shape')"
     )
 
 
@@ -332,8 +331,30 @@ def test_a_conversion_below_an_operators_first_opset_says_from_which_opset_it_ex
     assert r.get_json()["error"]["message"] == (
         "op #1 (convert_opset): opset 17 -> 16 is not possible: LayerNormalization exists from opset 17 on:"
         " older opsets have no such operator (nodes 'ln_1', 'ln_2'); onnx defines LayerNormalization by other"
-        " operators: Write out (its node's panel; the write_out edit) puts those in its place first (a revision"
-        " from before an upward conversion can be restored instead: History → Restore)"
+        " operators: Write out (its node's panel; the write_out edit) puts those in its place first"
+    )
+
+
+def test_a_refused_downward_conversion_names_the_revision_from_before_an_upward_one(client):
+    """A model converted up (13 -> 15), then edited to need 15 (Shape's start): converting it
+    back down is refused, and the message names revision 0, already at opset 13, to restore."""
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["y"], name="shape")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    up = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 15}]})
+    assert up.status_code == 200, up.get_json()
+    start = {"op": "set_attribute", "node": "n0", "name": "start", "value": 1}
+    set_start = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [start]})
+    assert set_start.status_code == 200, set_start.get_json()
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 2, "ops": [{"op": "convert_opset", "version": 13}]})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"].endswith(
+        "(node 'shape') (revision 0, from before the conversion to opset 15, is at opset 13: History → Restore it instead)"
     )
 
 

@@ -78,6 +78,7 @@ from .reference import (
     test_data_set_files,
 )
 from .request_body import json_object
+from .restorable import older_opset_revision
 from .runtime import with_runtime
 from .shipped_data import old_weights_lines, shipped_files, write_into
 from .streaming import send_chunks
@@ -574,7 +575,14 @@ def head_revision(model_id: str, base: int):
 def post_edits(model_id):
     body = json_object('{"base": REVISION, "ops": [...]}')
     base, allow_invalid = edit_options(body)
-    applied = apply_on(head_base(model_id, base), body.get("ops"), allow_invalid)
+    on = head_base(model_id, base)
+    try:
+        applied = apply_on(on, body.get("ops"), allow_invalid)
+    except StudioError as exc:
+        if exc.code == "conversion_failed":  # a revision already at that opset says so
+            exc.message += older_opset_revision(model_id, on.revision, body.get("ops"))
+            exc.args = (exc.message,)
+        raise
     if not applied.result.changed:
         return jsonify(unchanged_answer(model_id, base, applied.result.validation, applied.result.notes))
     edited = commit_edit(model_id, applied, applied.base.revision)

@@ -73,11 +73,9 @@ def _converted_nodes(
     try:
         return offload.convert(stand_in, version).graph  # C++: in the helper process
     except ValueError as exc:
-        current = next((o.version for o in imports if standard_domain(o.domain) == ""), version)
         raise StudioError(
             "conversion_failed",
-            f"convert_opset: {what} can't be converted to opset {version}: "
-            + plain_reason(exc, nodes, down=version < current),
+            f"convert_opset: {what} can't be converted to opset {version}: " + plain_reason(exc, nodes),
             422,
         ) from None
 
@@ -135,21 +133,20 @@ def _converted_body(model: onnx.ModelProto, f: onnx.FunctionProto, version: int)
     return out
 
 
-def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = (), down: bool = False) -> str:
+def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = ()) -> str:
     """The converter's reason without its C++ file, line and assertion text; its missing
     adapter ("No Adapter To Version $12 for Relu None") and an operator older opsets lack ("No
     Previous Version of LayerNormalization exists") in words, naming the nodes of it (`nodes`:
-    those converted). `down`: a conversion to an older opset, which few operators can take."""
+    those converted)."""
     text = str(exc).strip()
     text = re.sub(r"^.*?(Assertion `[^`]*` failed: )", "", text, flags=re.S) or text
-    back = " (a revision from before an upward conversion can be restored instead: History → Restore)" if down else ""
     missing = re.search(r"No Adapter (To|From) Version \$(\d+) for (\S+)", text)
     if missing:
         step = "to" if missing.group(1) == "To" else "from"
         op = missing.group(3)
         return (
             f"onnx's version converter can't take {op} {step} opset {missing.group(2)} (it has no adapter for that"
-            f" step){_named(nodes, op)}{back}"
+            f" step){_named(nodes, op)}"
         )
     newer = re.search(r"No Previous Version of (\S+) exists", text)
     if newer:
@@ -162,7 +159,7 @@ def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = (), down: boo
             if _has_body(op)
             else ""
         )
-        return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{written}{back}"
+        return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{written}"
     return text
 
 

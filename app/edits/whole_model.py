@@ -265,7 +265,7 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError(
             "conversion_failed",
             f"convert_opset: opset {current} -> {version} is not possible: "
-            + plain_reason(exc, (n for g in graphs_within(model.graph) for n in g.node), down=version < current)
+            + plain_reason(exc, (n for g in graphs_within(model.graph) for n in g.node))
             + _lacking_words(model, version),
             422,
         ) from None
