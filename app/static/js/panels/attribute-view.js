@@ -151,33 +151,47 @@ function editor(attr, node, row, error, del, ctx) {
   });
   const button = el("button", { type: "submit", class: "btn btn-small" }, "Save");
   const form = el("form", { class: "attr-edit" }, input, button);
-  if (attr.type === "STRING") offerChoices(attr, node, ctx, input, form);
+  let picker = null; // a closed set's <select>, once the schema names its values (offerChoices)
+  const set = (text) => { input.value = text; if (picker) picker.value = text; };
+  if (attr.type === "STRING") offerChoices(attr, node, ctx, input, (select) => { picker = select; });
   const entry = {
     name: attr.name, mark: row, button, label: "Save", del, error,
     changed: () => input.value !== held,
     op: () => ({ op: "set_attribute", node: node.id, name: attr.name, value: parseAttributeInput(attr.type, input.value) }),
-    discard: () => { input.value = held; },
+    discard: () => set(held),
     settle: () => { held = input.value; },
     typed: () => input.value,
     held: () => held,
-    retype: (text) => { input.value = text; },
+    retype: set,
   };
   return { form, entry, watch: [input] };
 }
 
-/** The values a closed-set string attribute takes (the schema's `choices`: Resize's mode), as
- * the field's suggestions: picked, not typed ("bilinear" is no Resize mode). */
-function offerChoices(attr, node, ctx, input, form) {
+/** The values a closed-set string attribute takes (the schema's `choices`: Resize's mode) as a
+ * <select> in place of its text field, every value in sight (a datalist showed only those
+ * matching what the field held): picked, not typed ("bilinear" is no Resize mode). The hidden
+ * field stays the value the editor reads; a value outside the set is kept, said so. */
+function offerChoices(attr, node, ctx, input, shown) {
   if (!ctx || !ctx.actions || !ctx.actions.loadSchema) return;
   ctx.actions.loadSchema(node.id).then((schema) => {
     const formal = schema && schema.kind === "schema" ? (schema.attributes || []).find((a) => a.name === attr.name) : null;
-    if (!formal || !formal.choices) return;
-    const list = el("datalist", { id: `choices-${node.id}-${attr.name}`.replace(/[^\w-]/g, "_") },
-      formal.choices.map((c) => el("option", { value: c })));
-    input.setAttribute("list", list.id);
-    input.title = `One of ${formal.choices.join(", ")}`;
-    form.append(list);
-  }).catch(() => { /* no schema: the server says what it refuses */ });
+    if (!formal || !formal.choices || !input.isConnected) return;
+    const outside = formal.choices.includes(input.value) ? [] : [input.value];
+    const select = el("select", { class: "mono attr-choice", "aria-label": `Value of ${attr.name}`, title: `One of ${formal.choices.join(", ")}` },
+      outside.map((v) => el("option", { value: v }, `${v === "" ? "(empty)" : v} — not one of ${attr.name}'s values`)),
+      formal.choices.map((c) => el("option", { value: c }, c)));
+    select.value = input.value;
+    select.addEventListener("change", () => {
+      input.value = select.value;
+      input.dispatchEvent(new Event("input"));
+    });
+    select.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+    });
+    input.hidden = true;
+    input.before(select);
+    shown(select);
+  }).catch(() => { /* no schema: the text field stays, the server says what it refuses */ });
 }
 
 /** Replace a TENSOR attribute's value (from .npy or JSON) or a TENSORS attribute's list (JSON). */
