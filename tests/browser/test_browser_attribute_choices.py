@@ -30,3 +30,23 @@ def test_resize_mode_is_picked_from_resizes_modes(page, server, artifacts):
     assert mode["value"] == "linear"
     page.locator(".attr[data-attr=mode] select.attr-choice").wait_for()
     assert page.locator(".attr[data-attr=mode] select.attr-choice").input_value() == "linear"
+
+
+def test_a_new_closed_set_attribute_offers_its_values(page, server):
+    """Add attribute: picking Resize's nearest_mode offers its four values in the value field."""
+    summary = upload(page, server, resize_model(), "resize.onnx")
+    open_model(page, server, summary["id"], "#node=n0")
+    page.locator("#sidebar .ed-add-attr-toggle").click()
+    form = page.locator("#add-attribute")
+    form.locator("select[name=name] option[value=nearest_mode]").wait_for(state="attached")
+    form.locator("select[name=name]").select_option("nearest_mode")
+    value = form.locator("input[name=value]")
+    listed = page.locator(f"datalist#{value.get_attribute('list')} option")
+    assert [listed.nth(i).get_attribute("value") for i in range(listed.count())] == [
+        "round_prefer_floor",
+        "round_prefer_ceil",
+        "floor",
+        "ceil",
+    ]
+    form.locator("select[name=name]").select_option("cubic_coeff_a")
+    assert value.get_attribute("list") is None

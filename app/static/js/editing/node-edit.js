@@ -160,7 +160,11 @@ export function addAttributeForm(node, ctx) {
       value.placeholder = (isDtypeAttribute(node, { name: nameCtl.value, type }) ? DTYPE_HINT : VALUE_HINT[type]) || "";
       const def = a && a.default !== null && a.default !== undefined ? ` Default: ${JSON.stringify(a.default, (k, v) => (typeof v === "bigint" ? v.toString() : v))}.` : "";
       desc.textContent = a ? `${a.type || type}${a.required ? " · required" : ""}.${def} ${a.description || ""}`.trim() : `${type}: ${VALUE_HINT[type] || ""}`;
+      // a closed set's values (Resize's mode) offered as the empty field's suggestions
+      choices.replaceChildren(...((a && a.choices) || []).map((c) => el("option", { value: c })));
+      if (a && a.choices) value.setAttribute("list", choices.id); else value.removeAttribute("list");
     };
+    const choices = el("datalist", { id: `add-attr-choices-${node.id}`.replace(/[^\w-]/g, "_") });
     typeCtl = select("type", ATTRIBUTE_TYPES, "INT", { "aria-label": "Attribute type" });
     typeCtl.addEventListener("change", describe);
     const typeField = field("Type", typeCtl);
@@ -193,6 +197,7 @@ export function addAttributeForm(node, ctx) {
       el("div", { class: "ed-grid2" }, field(known ? "Attribute" : "Name", nameCtl), typeField),
       desc,
       field("Value", value),
+      choices,
       el("div", { class: "ed-actions" }, button),
     ], () => batch.save(entry), { id: "add-attribute" });
     Object.assign(entry, { mark: form, error });
