@@ -99,9 +99,14 @@ def test_a_link_to_a_node_that_is_gone_finds_nothing(client):
     _edit(client, mid, 0, {"op": "delete_node", "node": "n5", "reconnect": True})  # the first, unnamed Exp
     gone = client.get(f"/api/models/{mid}/locate?from=0&node=n5&path=").get_json()
     assert gone["node"] is None and gone["path"] == ""  # not the other Exp that took its place
+    # a renamed node is followed (QA26: a rename broke every link shared before it): the same
+    # operator writing the same tensors, under a name the old graph didn't have
     _edit(client, mid, 1, {"op": "rename_node", "node": "third", "name": "renamed"})
+    assert client.get(f"/api/models/{mid}/locate?from=0&node=@third").get_json()["node"] == "n3"
+    assert client.get(f"/api/models/{mid}/locate?from=1&node=n3").get_json()["node"] == "n3"
+    # deleted (its reader now reads "second"'s output): nothing is taken for it
+    _edit(client, mid, 2, {"op": "delete_node", "node": "@renamed", "reconnect": True})
     assert client.get(f"/api/models/{mid}/locate?from=0&node=@third").get_json()["node"] is None
-    assert client.get(f"/api/models/{mid}/locate?from=1&node=n3").get_json()["node"] is None  # by name, then
     assert client.get(f"/api/models/{mid}/locate?from=0&node=n9").status_code == 404  # not a node then either
     assert client.get(f"/api/models/{mid}/locate?node=n1").status_code == 400
 

@@ -256,7 +256,8 @@ def named_address(model: onnx.ModelProto, address: str) -> str:
 def carry(old: onnx.ModelProto, new: onnx.ModelProto, address: str) -> str | None:
     """The positional address in `new` (another revision) of what `address` names in `old`, or
     None when it is gone. Each node along it is followed by the name it had in `old` where that
-    was unique, else by its operator and outputs (tensor names are unique in a graph), or where
+    was unique (renamed since: by its operator and outputs, under a name `old` didn't have), else
+    by its operator and outputs (tensor names are unique in a graph), or where
     those were renamed (a node inserted after it) by its operator and inputs: never to a node
     that merely took its position."""
     t = _trace(old, address)
@@ -284,6 +285,14 @@ def _same_node(hop: _Hop, container) -> int | None:
     node = hop.node
     if _node_segment(hop.container, hop.index) != f"n{hop.index}":  # named, uniquely
         hits = [i for i, n in enumerate(container.node) if n.name == node.name]
+        if not hits:  # renamed: the same operator writing the same tensors, under a name new here
+            had = {n.name for n in hop.container.node}
+            key = (node.op_type, node.domain, tuple(node.output))
+            hits = [
+                i
+                for i, n in enumerate(container.node)
+                if (n.op_type, n.domain, tuple(n.output)) == key and n.name not in had
+            ]
     else:
         key = _identity(node)
         if hop.index < len(container.node) and _identity(container.node[hop.index]) == key:

@@ -145,6 +145,8 @@ export async function runForm(form, errorBox, action) {
     // the panel drawn anew meanwhile (the model moved on: a 409): said in the form that replaced it
     const next = errorBox.isConnected ? null : successorOf(form);
     if (next) errorBox = boxAgain(form, errorBox, next) || errorBox;
+    // a box beside its forms, not in them (a metadata list's): found again by its id
+    if (!errorBox.isConnected && errorBox.id) errorBox = document.getElementById(errorBox.id) || errorBox;
     if (errorBox.isConnected) {
       showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
       if (err.node && refusalNodeHref && !refusalNodeShown(err.node)) {

@@ -48,6 +48,18 @@ export function linkAddress(address) {
   return name.includes("%") ? address : `${address.slice(0, cut)}@${name}`;
 }
 
+/** A link's node address (linkAddress: a name's "/" left as it is) in `path`, as the API takes
+ * it: the name percent-encoded (nameSegment). Other addresses are returned as they are. */
+export function apiAddress(path, address) {
+  const base = path ? `${path}/` : "";
+  if (!address.startsWith(`${base}@`)) return address;
+  const name = address.slice(base.length + 1);
+  let raw = name;
+  // one holding "%" was kept encoded (linkAddress), and then has no "/"
+  if (!name.includes("/")) { try { raw = decodeURIComponent(name); } catch { return address; } }
+  return base + nameSegment(raw);
+}
+
 /** The graph path a node id or address is in: "n2/then_branch/n5" -> "n2/then_branch", "n3" -> "". */
 export function graphPathOf(address) {
   const cut = address.lastIndexOf("/");

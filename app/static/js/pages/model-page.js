@@ -9,7 +9,7 @@ import { renderBreadcrumb } from "../panels/breadcrumb.js";
 import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
-import { graphPathOf, hasPositions, nodeIdIn } from "../lib/address.js";
+import { apiAddress, graphPathOf, hasPositions, nodeAddress, nodeIdIn } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
 import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
@@ -18,6 +18,7 @@ import { referenceCause } from "../lib/reference-words.js";
 import { linkRefusalNodes, offerRefusalFixes } from "../editing/edit-forms.js";
 import { keepFocus } from "../widgets/focus-keeper.js";
 import { keepTyped } from "../widgets/typed-keeper.js";
+import { changedSince } from "./changed-elsewhere.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -530,9 +531,10 @@ async function restoreRevision(rev) {
 async function followLink({ rev, path, selection }) {
   const node = selection && selection.kind === "node" ? selection.id : null;
   const current = state.summary ? state.summary.revision : rev;
-  if (rev === null || rev === current || !(hasPositions(path) || (node && hasPositions(node)))) return { path, selection };
+  // a node named in another revision is followed too: renamed since, its name finds nothing
+  if (rev === null || rev === current || !(hasPositions(path) || node)) return { path, selection };
   try {
-    const now = await api.locate(state.modelId, rev, { path, node });
+    const now = await api.locate(state.modelId, rev, { path, node: node && apiAddress(path, node) });
     if (now.path === null) {
       toast(`The graph this link shows (revision ${rev}) is no longer in the model: showing the main graph.`);
       return { path: "", selection: null };
@@ -540,6 +542,8 @@ async function followLink({ rev, path, selection }) {
     if (node && now.node === null) toast(`The node this link names (revision ${rev}) is no longer in the model.`);
     return { path: now.path, selection: node ? (now.node ? { kind: "node", id: now.node } : null) : selection };
   } catch (err) {
+    // a name that revision never had: looked for as it is (the page says when it finds nothing)
+    if (err.status === 404 && !hasPositions(path) && !hasPositions(node)) return { path, selection };
     toast(`This link (revision ${rev}) could not be followed: ${err.message || err}`);
     return { path: "", selection: null };
   }
@@ -910,12 +914,11 @@ async function refreshAfter(summary, options = {}) {
   await loadGraph(path, { home: false, fallbackPath: state.path, ...keep, ...options });
 }
 
-/** The words for a 409: the model changed elsewhere; the page has caught up. */
-function staleError(err) {
+/** The words for a 409: the model changed elsewhere (`since`: how); the page has caught up. */
+function staleError(err, since) {
   const rev = state.summary ? state.summary.revision : "?";
-  const stale = new api.ApiError(`Not saved: the model was changed elsewhere (it is now at revision ${rev}). `
-    + "The page now shows that revision — check, then try again.", err.status, err.code);
-  return stale;
+  return new api.ApiError(`Not saved: the model was changed elsewhere — ${since}. The page now shows revision ${rev}; `
+    + "what you typed is kept: save again to put it over that change.", err.status, err.code);
 }
 
 /**
@@ -982,15 +985,46 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
 // (left as it was, it named what the new revision no longer holds), with what the person typed
 // kept in it; trying again applies the change on top of that revision. Resolves to the error
 // to show (in the form that replaced the one it was sent from; a toast when none did).
+// The node whose panel was open is followed by what it is (GET .../locate), never by its
+// position: deleted meanwhile, the node that took its place is not given what was typed for it
+// (QA26: a teammate's delete, then "try again" set the next node's alpha).
 async function movedOn(err) {
   const typed = sidebarTyped.take();
+  const was = state.summary.revision;
+  const editing = editedNode();
   state.summary = await api.getSummary(state.modelId).catch(() => state.summary);
   renderToolbar();
-  await loadGraph(state.path, { home: false, keepPanel: true });
+  const since = await changedSince(state.modelId, was, state.summary.revision);
+  let path = state.graph ? state.graph.address ?? state.path : state.path;
+  let selection;
+  if (editing) {
+    const now = await api.locate(state.modelId, was, { path, node: editing.address }).catch(() => null);
+    if (now && now.path !== null) path = now.path;
+    if (!now || !now.node) {
+      await loadGraph(now && now.path !== null ? path : state.path, { home: false, selection: null, pick: false, fallbackPath: "" });
+      const lost = typed.taken.map((t) => t.value).filter((v) => v !== "");
+      const gone = new api.ApiError(`Not saved: ${editing.label} is no longer in the model — ${since}. `
+        + `What you typed${lost.length ? ` (${lost.map((v) => `“${v}”`).join(", ")})` : ""} was given to no other node.`, err.status, err.code);
+      toast(gone.message);
+      return gone;
+    }
+    selection = { kind: "node", id: now.node };
+  }
+  await loadGraph(path, { home: false, keepPanel: true, fallbackPath: state.path, ...(selection ? { selection } : {}) });
   await renderSidebar();
-  const stale = staleError(err);
+  const stale = staleError(err, since);
   if (!sidebarTyped.put(typed)) toast(stale.message);
   return stale;
+}
+
+/** The node whose panel is open: its address in the revision on screen and its words. */
+function editedNode() {
+  if (!state.selection || state.selection.kind !== "node" || !state.model) return null;
+  const box = state.model.boxes.get(state.selection.id);
+  if (!box || !box.node) return null;
+  const node = box.node;
+  // as the API takes it (a name's "/" percent-encoded), not as a link writes it
+  return { address: nodeAddress(state.graph, node), label: node.name ? `node “${node.name}” (${node.op_type})` : `the ${node.op_type} node ${state.selection.id}` };
 }
 
 /** Attach the external data files the model lacks (panels/missing-data.js): a new revision. */
@@ -1039,8 +1073,12 @@ async function step(direction) {
       });
   } catch (err) {
     if (err.status === 409) {
+      // Undo undoes the model's last revision, whoever made it: said before it is pressed again
+      const was = state.summary.revision;
       await refreshAfter(null).catch(() => {});
-      toast(`The model was changed elsewhere: the page now shows revision ${state.summary.revision}. Try again if needed.`);
+      const since = await changedSince(state.modelId, was, state.summary.revision);
+      toast(`Not ${direction === "undo" ? "undone" : "redone"}: the model was changed elsewhere — ${since}. The page now shows revision ${state.summary.revision}; `
+        + (direction === "undo" ? "Undo now would undo that change, not yours: press it again only if you mean to." : "press Redo again if you still mean to."));
       return;
     }
     toast(err.message || String(err));

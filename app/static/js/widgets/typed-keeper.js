@@ -50,6 +50,8 @@ export function keepTyped(root) {
         if (!isField(again)) continue;
         if (t.checked !== null && again instanceof HTMLInputElement) again.checked = t.checked;
         else again.value = t.value;
+        // as if typed: its form marks it unsaved (and Discard gives back the value drawn)
+        again.dispatchEvent(new Event("input", { bubbles: true }));
         touched.add(again);
         if (t.form && again.form) successors.set(t.form, again.form);
         placed += 1;

@@ -1,0 +1,28 @@
+// What the model became on other pages (a teammate, a script) while this one showed an older
+// revision: the changes of the revisions made since, in words, for the messages of a refused
+// save or undo (a 409) and of the banner that says the page is behind.
+import * as api from "../lib/api.js";
+
+const SHOWN = 3; // changes named at most; the rest counted
+
+/** The revisions from `was` (exclusive) to `head` along the head's line of parents, oldest
+ * first, each with its changes; [] when `was` is no ancestor of `head` (an undo went below it). */
+export async function revisionsSince(modelId, was, head) {
+  const { revisions } = await api.getRevisions(modelId);
+  const byNumber = new Map(revisions.map((r) => [r.revision, r]));
+  const line = [];
+  for (let r = byNumber.get(head); r && r.revision !== was; r = byNumber.get(r.parent)) line.unshift(r);
+  return line.length && line[0].parent === was ? line : [];
+}
+
+/** "revision 5: attribute 'alpha' of node "act" (LeakyRelu) set to 0.25" (or "revisions 3–5:
+ * …; … and 2 more"); what an undo elsewhere did when no revision was added since `was`. */
+export async function changedSince(modelId, was, head) {
+  const line = await revisionsSince(modelId, was, head).catch(() => []);
+  if (!line.length) return head < was ? `it was stepped back to revision ${head} (an undo)` : `it is now at revision ${head}`;
+  const changes = line.flatMap((r) => r.changes || []);
+  const named = changes.slice(0, SHOWN).join("; ");
+  const more = changes.length > SHOWN ? ` and ${changes.length - SHOWN} more` : "";
+  const which = line.length === 1 ? `revision ${line[0].revision}` : `revisions ${line[0].revision}–${line[line.length - 1].revision}`;
+  return `${which}: ${named || "no change named"}${more}`;
+}
