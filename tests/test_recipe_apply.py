@@ -133,16 +133,22 @@ def test_the_page_uploads_the_recipe_as_a_file(client):
 
 
 def test_a_refused_batch_stores_nothing_and_is_named(client):
-    """The next export named its Conv otherwise: batch 2 (the Conv's attribute) can't be replayed."""
+    """The next export named its Conv otherwise: batch 2 (the Conv's attribute) can't be replayed
+    by a recipe of names alone (written by hand, without the node marks GET .../recipe writes)."""
     recipe = recipe_of(client, BATCHES)
+    names_alone = {**recipe, "batches": [{k: v for k, v in b.items() if k != "nodes"} for b in recipe["batches"]]}
     mid = uploaded(client, conv_model(seed=7, conv_name="Conv_0"))
     before = history(client, mid)
 
-    error = applied(client, mid, {"base": 0, "recipe": recipe}, 404)["error"]
+    error = applied(client, mid, {"base": 0, "recipe": names_alone}, 404)["error"]
 
     assert error["code"] == "unknown_node"
     assert error["message"] == "batch 2: op #1 (set_attribute): no node '@conv' in this model"
     assert history(client, mid) == before == (0, [(0, None, [])])
+    # with its marks, the recipe finds the Conv by what it reads, and says so
+    answer = applied(client, mid, {"base": 0, "recipe": recipe})
+    moved = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"][2]["changes"][0]
+    assert moved == "the recipe's node 'conv' is 'Conv_0' here (the Conv after 'x', 'w', 'b')", answer
 
 
 def test_a_gate_refusal_names_the_batch_and_allow_invalid_stores_it(client):

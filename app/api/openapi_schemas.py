@@ -823,6 +823,13 @@ SCHEMAS: dict = {
                     "properties": {
                         "revision": {"type": "integer"},
                         "ops": {"type": "array", "items": {"type": "object"}},
+                        "nodes": {
+                            "type": "object",
+                            "description": "each node address the ops name: what the node was in the batch's base"
+                            " ({op_type, domain, after: the node or tensor each input comes from}); replay edits"
+                            " the node that still is that, or refuses (recipe_node_moved)",
+                            "additionalProperties": {"type": "object"},
+                        },
                     },
                 },
             },
@@ -851,6 +858,11 @@ SCHEMAS: dict = {
             "batches": {"type": "integer", "description": "how many batches made a revision"},
             "skipped": {"type": "integer", "description": "how many changed nothing (or had no ops)"},
             "unchanged": {"type": "boolean", "description": "true when no batch changed anything"},
+            "moved": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the recipe's nodes this model names otherwise, found by what they read and edited there",
+            },
         },
     },
     "WeightRanges": {

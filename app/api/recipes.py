@@ -13,11 +13,21 @@ from typing import Any
 import orjson
 from flask import current_app, jsonify, request, send_file
 
-from ..edits.recipe import make_recipe, naming_batch, recipe_parents, recipe_parts, restored_from, revision_path
+from ..edits.node_marks import batch_marks
+from ..edits.recipe import (
+    checked_batch,
+    make_recipe,
+    naming_batch,
+    recipe_marks,
+    recipe_parents,
+    recipe_parts,
+    restored_from,
+    revision_path,
+)
 from ..errors import StudioError
 from ..store.records import Revision
 from . import bp
-from .documents import remember_verdict, revision_number, store, verdict
+from .documents import load, remember_verdict, revision_number, store, verdict
 from .file_names import file_name, model_stem
 from .reference import OutputGate
 from .request_body import json_object
@@ -47,7 +57,10 @@ def get_recipe(model_id):
     path = revision_path(recipe_parents({rev: (r.parent, r.ops) for rev, r in revisions.items()}), start, end)
     # restores replay as the edits they restored; attaching data files has no ops to replay
     batches = [(rev, r.ops) for rev in path if (r := revisions[rev]).ops and restored_from(r.ops) is None]
-    recipe = make_recipe(record.name, start, end, batches, read_uploaded_blob)
+    # each batch's nodes marked as its base held them: replay checks it edits the same ones
+    before = dict(zip(path, [start, *path[:-1]], strict=True))
+    marks = [batch_marks(load(model_id, before[rev])[2], ops) for rev, ops in batches]
+    recipe = make_recipe(record.name, start, end, batches, read_uploaded_blob, marks)
     body = orjson.dumps(recipe, option=orjson.OPT_INDENT_2)
     stem = model_stem(file_name(record.name))
     return send_file(
@@ -65,13 +78,14 @@ def apply_recipe(model_id):
     base, recipe, allow_invalid = _recipe_request()
     batches, read_recipe_blob = recipe_parts(recipe)
     start = head_base(model_id, base)
-    applied, skipped = _replayed(start, batches, allow_invalid, _blob_keeper(read_recipe_blob))
+    applied, skipped = _replayed(start, batches, allow_invalid, _blob_keeper(read_recipe_blob), recipe_marks(recipe))
     counts = {"batches": len(applied), "skipped": skipped}
     if not applied:
         return jsonify({**unchanged_answer(model_id, base, start.validation), "revisions": [], **counts})
     stored = _commit_all(model_id, applied, start.revision)
     answer = edit_answer(model_id, stored[-1], applied[-1])
-    return jsonify({**answer, "revisions": [r.rev for r in stored], **counts})
+    moved = [line for step in applied for line in step.moved]
+    return jsonify({**answer, "revisions": [r.rev for r in stored], **counts, "moved": moved})
 
 
 # --- the request ----------------------------------------------------------------------------
@@ -151,7 +165,11 @@ def _blob_keeper(read_recipe_blob: Callable[[str], bytes]) -> Callable[[str], by
 
 # --- replaying and storing -------------------------------------------------------------------
 def _replayed(
-    start: EditBase, batches: list[list], allow_invalid: bool, read_blob: Callable[[str], bytes]
+    start: EditBase,
+    batches: list[list],
+    allow_invalid: bool,
+    read_blob: Callable[[str], bytes],
+    marks: list[object] | None = None,
 ) -> tuple[list[AppliedEdit], int]:
     """Every batch applied in turn to the one before's result, nothing stored: (the batches that
     changed the model, how many changed nothing). A refusal names its batch."""
@@ -165,7 +183,10 @@ def _replayed(
             base, last = _next_base(last), None
         try:
             with naming_batch(k, ops):
+                ops, moved = checked_batch(base.data, base.model, ops, marks[k] if marks else None)
                 step = apply_on(base, ops, allow_invalid, read_blob)
+                step.changes[:0] = moved
+                step.moved = moved
         except StudioError as exc:
             if base is not start:
                 exc.node = None  # its id in an earlier batch's result, which no page shows

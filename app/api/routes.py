@@ -9,7 +9,7 @@ import re
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -634,6 +634,7 @@ class AppliedEdit:
     added: set[str]  # tensor blobs the ops stored (a tool's result streamed in)
     external: dict  # the base's external data files the result still names
     changes: list[str]  # the ops' changes, and a line for each data file left out
+    moved: list[str] = field(default_factory=list)  # a recipe's nodes found elsewhere (node_marks.py), first in changes
 
     @property
     def settled(self) -> dict | None:

@@ -15,6 +15,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import unquote
 
 import onnx
 
@@ -86,16 +87,26 @@ def blob_refs(ops: Any) -> Iterator[str]:
 
 
 def make_recipe(
-    model_name: str, start: int, end: int, batches: list[tuple[int, list]], read_blob: Callable[[str], bytes]
+    model_name: str,
+    start: int,
+    end: int,
+    batches: list[tuple[int, list]],
+    read_blob: Callable[[str], bytes],
+    marks: list[dict] | None = None,
 ) -> dict:
-    """The recipe of `batches` ((revision, its ops), in order)."""
+    """The recipe of `batches` ((revision, its ops), in order); `marks`: each batch's node marks
+    (node_marks.batch_marks of its base), which replay checks its nodes by."""
     blobs = {d: base64.b64encode(read_blob(d)).decode() for _, ops in batches for d in blob_refs(ops)}
+    marks = marks or [{} for _ in batches]
     return {
         "format": FORMAT,
         "model": model_name,
         "from": start,
         "to": end,
-        "batches": [{"revision": rev, "ops": ops} for rev, ops in batches],
+        "batches": [
+            {"revision": rev, "ops": ops, **({"nodes": m} if m else {})}
+            for (rev, ops), m in zip(batches, marks, strict=True)
+        ],
         "ops": [op for _, ops in batches for op in ops],
         "blobs": blobs,
     }
@@ -152,6 +163,24 @@ def recipe_parts(recipe: Any) -> tuple[list[list], Callable[[str], bytes]]:
     return batches, _blob_reader(recipe)
 
 
+def recipe_marks(recipe: dict) -> list[object]:
+    """Each batch's node marks (its "nodes"; none for a bare {"ops"} or an older recipe), in
+    the order of recipe_parts' batches: node_marks.retarget checks them."""
+    if "batches" not in recipe:
+        return [None]
+    return [b.get("nodes") for b in recipe["batches"]]
+
+
+def checked_batch(data: bytes, model: onnx.ModelProto | None, ops: list, marks: object) -> tuple[list, list[str]]:
+    """A batch's ops as they apply to its base (`data`, parsed as `model` when at hand): its
+    nodes found by their marks (node_marks.retarget), with a line for each moved."""
+    if not marks:
+        return ops, []
+    from .node_marks import retarget
+
+    return retarget(model if model is not None else onnx.load_from_string(data), ops, marks)
+
+
 @contextmanager
 def naming_batch(k: int, ops: list) -> Iterator[None]:
     """A refusal of batch `k` (0-based) said as of that batch: "batch 2 (rename_tensor 'x'): ..."."""
@@ -176,13 +205,16 @@ def replay(
     edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
     base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model."""
     batches, read = recipe_parts(recipe)
+    marks = recipe_marks(recipe)
     results = []
     for k, ops in enumerate(batches):
         if not ops:
             continue  # a revision that attached data files: nothing to replay
         with naming_batch(k, ops):
+            ops, moved = checked_batch(data, None, ops, marks[k])
             result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
         if result.changed:
+            result.changes[:0] = moved
             results.append(result)
             data = result.data
     return results
@@ -196,6 +228,8 @@ def _ops_words(ops: list, most: int = 3) -> str:
         if not isinstance(op, dict):
             return "?"
         what = next((op[k] for k in ("node", "tensor", "name", "from", "key") if isinstance(op.get(k), str)), None)
+        if what and what.startswith(("@", ">")):  # an address: its names as they read
+            what = unquote(what)
         return f"{op.get('op')} {what!r}" if what else str(op.get("op"))
 
     words = ", ".join(one(op) for op in ops[:most])

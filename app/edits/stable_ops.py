@@ -40,6 +40,21 @@ def stable_op(entry: EditOp, model: onnx.ModelProto, op: dict) -> dict:
     return out
 
 
+def node_fields(entry: EditOp, op: dict) -> list[tuple[str, int | None]]:
+    """Where `op` names nodes: (field, None) for a field holding one address, (field, k) for
+    item k of a list of them; set_metadata's target where it names no whole graph or model."""
+    out: list[tuple[str, int | None]] = []
+    for f in entry.fields:
+        value = op.get(f.name)
+        if _is_node(f.type) and isinstance(value, str):
+            out.append((f.name, None))
+        elif _holds_nodes(f.type) and isinstance(value, list):
+            out.extend((f.name, k) for k, v in enumerate(value) if isinstance(v, str))
+    if entry.name == "set_metadata" and op.get("target") not in _WHOLE and isinstance(op.get("target"), str):
+        out.append(("target", None))
+    return out
+
+
 def _is_node(t: JsonType) -> bool:
     return t is NODE
 

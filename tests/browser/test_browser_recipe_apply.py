@@ -3,6 +3,8 @@ next export's page, replays there as a revision per batch; a refusal stays in th
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -74,9 +76,19 @@ def test_history_applies_a_recipe_file_batch_by_batch(page, server, artifacts):
         numpy_helper.to_array(edited.graph.initializer[0]), numpy_helper.to_array(model.graph.initializer[0])
     )
 
-    # the same recipe again: its first batch names a node the model no longer has — said in the
-    # panel, in one line, and nothing stored
+    # the same recipe again: its node pool1, now named pool, found by what it reads (its marks):
+    # every batch already holds, nothing stored
     apply_picked(page, recipe)
+    status = panel.locator(".hist-apply-status", has_text="Nothing changed")
+    status.wait_for()
+    assert "the model already holds every batch of the recipe" in status.text_content()
+    assert page.locator("#model-revision").text_content() == "rev 2"
+
+    # a recipe naming a node the model doesn't have: said in the panel, in one line, nothing stored
+    hand_written = {"ops": [{"op": "rename_node", "node": "@pool1", "name": "pool_again"}]}
+    apply_picked(
+        page, {"name": "hand.recipe.json", "mimeType": "application/json", "buffer": json.dumps(hand_written).encode()}
+    )
     error = panel.locator(".hist-apply-recipe .field-error")
     error.wait_for(state="visible")
     assert error.text_content() == "Not applied: batch 1: op #1 (rename_node): no node '@pool1' in this model"

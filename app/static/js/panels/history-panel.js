@@ -247,7 +247,9 @@ function revisionsWords(revisions) {
 function recipeWords(answer) {
   const skipped = answer.skipped ? ` (${plural(answer.skipped, "batch", "batches")} changed nothing)` : "";
   if (!answer.revisions.length) return `Nothing changed: the model already holds every batch of the recipe${skipped}.`;
-  return `Recipe applied: ${plural(answer.batches, "batch", "batches")} as ${revisionsWords(answer.revisions)}${skipped}; Undo steps back one batch at a time.`;
+  // nodes the export names otherwise, found by what they read: said, the edit went there
+  const moved = (answer.moved || []).length ? ` Found elsewhere: ${answer.moved.join("; ")}.` : "";
+  return `Recipe applied: ${plural(answer.batches, "batch", "batches")} as ${revisionsWords(answer.revisions)}${skipped}; Undo steps back one batch at a time.${moved}`;
 }
 
 /** "Apply recipe…": a .recipe.json (Download recipe, on another export of the model) replayed on
