@@ -31,7 +31,7 @@ def fuzz_model() -> onnx.ModelProto:
     m.graph.node.insert(2, helper.make_node("Dropout", ["y"], ["yd"], name="drop"))
     m.graph.node[3].input[0] = "yd"
     m.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]))
-    m.graph.input.append(helper.make_tensor_value_info("spare", TensorProto.FLOAT, [1]))
+    m.graph.input.append(helper.make_tensor_value_info("spare", TensorProto.FLOAT, ["n"]))  # fix_dims' n
     m.graph.initializer.append(numpy_helper.from_array(np.zeros(3, np.float32), "U"))
     # a list attribute for set_attribute_items: a Transpose whose output nothing reads
     m.graph.node.append(helper.make_node("Transpose", ["yd"], ["yt"], name="flip", perm=[0, 1]))
@@ -68,6 +68,7 @@ SAMPLES = {
     "remove_output": {"name": "y", "graph": ""},
     "add_input": {"name": "extra", "dtype": "FLOAT", "shape": [1]},
     "remove_input": {"name": "spare"},
+    "fix_dims": {"dims": {"n": 1}, "update_types": None},
     "freeze_input": {"name": "spare", "value": {"dtype": "FLOAT", "shape": [1], "values": [0.5]}},
     "set_initializer": {"name": "W", "value": _TENSOR, "graph": "", "dtype": "FLOAT", "allow_type_change": False},
     "add_initializer": {"name": "W2", "value": _TENSOR, "graph": "", "dtype": "FLOAT"},

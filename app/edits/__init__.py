@@ -3,6 +3,7 @@
 from . import (  # noqa: F401  (registers the ops)
     attributes,
     compose,
+    fixed_dims,
     graph_io,
     initializers,
     metadata,

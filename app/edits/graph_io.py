@@ -141,7 +141,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     _fits_its_initializer(model, name, shape)
     before = [shape_json(v.type.tensor_type.shape) if v.type.tensor_type.HasField("shape") else None for v in hits]
     was = hits[0].type.tensor_type.elem_type
-    named_before = _input_dim_names(model)
+    named_before = input_dim_names(model)
     for v in hits:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
             raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
@@ -149,15 +149,7 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     if op.get("cast") and elem is not None and was and elem != was:
         said += _cast_inside(model, name, was, elem, len(hits))
     is_output = any(v.name == name for v in model.graph.output)
-    update = op.get("update_types")
-    stale = stale_hint(model) if update is not True and shape != before[0] and not is_output else ""
-    # a dim no input names any more (batch fixed to 1) left in the outputs' declarations: they
-    # are re-inferred too (QA23: a conformer made static still declared [batch, time_sub, 32])
-    orphaned = update is None and not is_output and _outputs_name(model, named_before - _input_dim_names(model))
-    if update or (update is None and (stale or orphaned)):
-        said += f"; {refresh_types(model, asked=name if is_output else None)}"
-    else:
-        said += stale
+    said += typed_again(model, named_before, op.get("update_types"), shape != before[0], name if is_output else None)
     if any(v.name == name for v in model.graph.input) and before[0]:
         # judged on the batch's result: a later op may replace the constant that hard-codes it
         old_dims = before[0]
@@ -165,7 +157,22 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     return said
 
 
-def _input_dim_names(model: onnx.ModelProto) -> set[str]:
+def typed_again(
+    model: onnx.ModelProto, named_before: set[str], update: bool | None, changed: bool, output: str | None
+) -> str:
+    """After main-graph inputs (or `output`) took new dims: "; " and what re-inferring the types
+    did, when asked (`update`) or, left to it (None), when value_info still says the dims before
+    or the outputs declare a dim no input names any more; else the hint of what still says them."""
+    stale = stale_hint(model) if update is not True and changed and output is None else ""
+    # a dim no input names any more (batch fixed to 1) left in the outputs' declarations: they
+    # are re-inferred too (QA23: a conformer made static still declared [batch, time_sub, 32])
+    orphaned = update is None and output is None and _outputs_name(model, named_before - input_dim_names(model))
+    if update or (update is None and (stale or orphaned)):
+        return f"; {refresh_types(model, asked=output)}"
+    return stale
+
+
+def input_dim_names(model: onnx.ModelProto) -> set[str]:
     """The symbolic dims the main graph's inputs name."""
     return {
         d.dim_param
@@ -186,7 +193,7 @@ def orphaned_output_dims(model: onnx.ModelProto) -> set[str]:
         for d in v.type.tensor_type.shape.dim
         if d.dim_param
     }
-    return declared - _input_dim_names(model)
+    return declared - input_dim_names(model)
 
 
 def _outputs_name(model: onnx.ModelProto, dims: set[str]) -> bool:

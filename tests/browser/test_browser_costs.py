@@ -489,6 +489,10 @@ def fixed_shapes(page, server, mid: str) -> dict:
     }
 
 
+def last_ops(page, server, mid: str) -> list:
+    return page.request.get(f"{server}/api/models/{mid}/revisions").json()["revisions"][-1]["ops"]
+
+
 def test_make_static_fixes_every_input_naming_the_sizes_in_one_edit(page, server):
     """An encoder's input_ids and attention_mask share batch and sequence: one made static alone
     is refused (they no longer fit, QA25 #3); Costs' "Make static" writes the sizes into both at
@@ -506,6 +510,8 @@ def test_make_static_fixes_every_input_naming_the_sizes_in_one_edit(page, server
         "attention_mask": [1, 16],
         "y": [1, 16, 8],
     }
+    # recorded as the sizes of those dims, not as whole shapes a recipe would impose on the next export
+    assert last_ops(page, server, summary["id"]) == [{"op": "fix_dims", "dims": {"batch": 1, "sequence": 16}}]
 
 
 def test_an_inputs_named_dim_given_a_size_is_given_to_the_inputs_sharing_it(page, server):
@@ -524,3 +530,4 @@ def test_an_inputs_named_dim_given_a_size_is_given_to_the_inputs_sharing_it(page
         "attention_mask": [1, 16],
         "y": [1, 16, 8],
     }
+    assert last_ops(page, server, summary["id"]) == [{"op": "fix_dims", "dims": {"batch": 1, "sequence": 16}}]

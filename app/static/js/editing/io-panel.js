@@ -68,6 +68,12 @@ export function shapeEditor(shape) {
   };
 }
 
+/** Whether `shape` is `was` with some of its named dims given sizes, and nothing else changed. */
+function onlySizesGiven(was, shape) {
+  return Array.isArray(shape) && shape.length === was.length
+    && shape.every((d, i) => d === was[i] || (typeof was[i] === "string" && was[i] !== "" && Number.isSafeInteger(d)));
+}
+
 /** Type + shape of a graph input/output, as a form (set_io_shape). `isInput`: where a Cast goes. */
 function typeForm(name, value, ctx, isInput) {
   const dtype = dtypeSelect(value.dtype || "FLOAT", { "aria-label": "Element type" });
@@ -110,7 +116,14 @@ function typeForm(name, value, ctx, isInput) {
     // encoder's attention_mask with its input_ids: one alone no longer fits the other)
     const sizes = {};
     (op.shape || []).forEach((d, i) => { const was = (value.shape || [])[i]; if (isInput && typeof was === "string" && was && Number.isSafeInteger(d)) sizes[was] = d; });
-    const others = isInput && ctx.mainGraph && ctx.graph === ctx.mainGraph
+    const main = isInput && ctx.mainGraph && ctx.graph === ctx.mainGraph;
+    // only named dims given sizes ("batch" -> 1): sent as that, every input naming them, which
+    // a recipe replays at the next export's own other sizes (a whole shape would set them too)
+    if (main && Object.keys(sizes).length && onlySizesGiven(value.shape || [], op.shape) && !op.cast && op.dtype === value.dtype) {
+      await ctx.actions.edit([{ op: "fix_dims", dims: sizes, ...(op.update_types !== undefined ? { update_types: op.update_types } : {}) }]);
+      return;
+    }
+    const others = main
       ? fixedShapeOps({ ...ctx.mainGraph, inputs: (ctx.mainGraph.inputs || []).filter((v) => v.name !== name) }, sizes) : [];
     // the answer names the nodes that still hard-code a changed dim (a Reshape to [1, -1])
     await ctx.actions.edit([op, ...others]);

@@ -50,23 +50,28 @@ export function symbolicDims(inputs, expressions) {
   return [...new Set(inputs.flatMap((i) => inputDims(i, expressions)))];
 }
 
-/** set_io_shape ops writing `sizes` ({dim name: size}; an unnamed dim by input and axis,
- * "x[0]") into the main graph's fed inputs naming them: one edit for every input, as an encoder's
- * input_ids and attention_mask must change together (one alone is refused: they no longer fit). */
+/** The ops writing `sizes` ({dim name: size}; an unnamed dim by input and axis, "x[0]") into
+ * the main graph's fed inputs naming them: one edit for every input, as an encoder's input_ids
+ * and attention_mask must change together (one alone is refused: they no longer fit). Named dims
+ * go as one fix_dims, which a recipe replays on the next export at its own other sizes; an
+ * input with an unnamed dim given a size takes its whole shape (set_io_shape). */
 export function fixedShapeOps(graph, sizes) {
   const weights = new Set((graph.initializers || []).map((t) => t.name));
+  const fed = (graph.inputs || []).filter((v) => !weights.has(v.name) && Array.isArray(v.shape));
+  const named = {};
   const ops = [];
-  for (const v of graph.inputs || []) {
-    if (weights.has(v.name) || !Array.isArray(v.shape)) continue;
-    let changed = false;
+  for (const v of fed) {
+    let unnamedFixed = false;
     const shape = v.shape.map((d, axis) => {
       const unnamed = d === null || d === "" || d === "?" || (typeof d === "number" && d < 0);
       const key = unnamed ? `${v.name}[${axis}]` : typeof d === "string" ? d : null;
       if (key === null || !Number.isSafeInteger(sizes[key])) return d;
-      changed = true;
+      if (unnamed) unnamedFixed = true;
+      else named[key] = sizes[key];
       return sizes[key];
     });
-    if (changed) ops.push({ op: "set_io_shape", name: v.name, shape });
+    if (unnamedFixed) ops.push({ op: "set_io_shape", name: v.name, shape });
   }
-  return ops;
+  // first: the inputs set whole after it still name their dims as the graph had them
+  return Object.keys(named).length ? [{ op: "fix_dims", dims: named }, ...ops] : ops;
 }

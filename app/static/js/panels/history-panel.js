@@ -76,6 +76,7 @@ function opWords(o, change) {
     case "delete_attribute": return `Delete attribute ${o.name} of ${nodeWords(o.node)}`;
     case "rename_node": return `Rename ${nodeWords(o.node)} to ${short(o.name)}`;
     case "rename_tensor": return `Rename tensor ${short(o.from)} to ${short(o.to)}`;
+    case "fix_dims": return `Fix ${Object.entries(o.dims || {}).map(([d, n]) => `${d} = ${n}`).join(", ")}`;
     case "set_io_shape": return `Set ${short(o.name)} to ${o.dtype ? `${o.dtype} ` : ""}${shapeWords(o.shape)}${o.cast ? ", the graph kept in its own type by a Cast" : ""}`;
     case "add_output": return `Make ${short(o.tensor)} a graph output`;
     case "remove_output": return `Remove graph output ${short(o.name)}`;
