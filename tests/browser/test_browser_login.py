@@ -46,3 +46,49 @@ def test_signing_in_then_uploading_and_opening_a_model(page, tmp_path, artifacts
         assert page.request.get(url + "/api/models").status == 401
     finally:
         stop()
+
+
+def test_a_shared_link_opens_its_node_after_signing_in_and_an_ended_session_says_how_back(page, tmp_path, artifacts):
+    """QA26: a link's #node was lost on the way through the sign-in page; a session ended on
+    another tab made every action say "this server needs its access token", Sign out still shown."""
+    url, stop = serve({"DATA_DIR": str(tmp_path / "data"), "AUTH_TOKEN": TOKEN})
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        r = page.request.post(
+            url + "/api/models",
+            headers=headers,
+            multipart={
+                "file": {
+                    "name": "cnn.onnx",
+                    "mimeType": "application/octet-stream",
+                    "buffer": tiny_cnn().SerializeToString(),
+                }
+            },
+        )
+        mid = r.json()["id"]
+        page.goto(f"{url}/models/{mid}#rev=0&path=&node=n1")
+        assert "/login" in page.url
+        page.fill("#token", TOKEN)
+        page.click("button[type=submit]")
+        page.locator("#sidebar[data-panel=node]").wait_for()
+        assert page.locator("#sidebar .panel-subtitle").text_content() == "/features/act1/LeakyRelu"
+
+        # signed out on another tab: the next save says so and how back, keeping the typed name
+        other = page.context.new_page()
+        other.goto(url + "/")
+        other.get_by_role("button", name="Sign out").click()
+        other.close()
+        form = page.locator("#sidebar .ed-rename-node")
+        form.locator("input[name=name]").fill("act")
+        form.locator("button[type=submit]").click()
+        error = form.locator(".field-error")
+        error.wait_for(state="visible")
+        assert "You are signed out of this server" in error.text_content()
+        sign_in = page.locator(".topbar a.sign-in-again")
+        sign_in.wait_for()
+        assert sign_in.get_attribute("target") == "_blank" and f"%2Fmodels%2F{mid}%23" in sign_in.get_attribute("href")
+        assert page.get_by_role("button", name="Sign out").count() == 0
+        page.screenshot(path=str(artifacts / "signed-out-elsewhere.png"))
+        assert form.locator("input[name=name]").input_value() == "act"
+    finally:
+        stop()

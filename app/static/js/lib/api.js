@@ -88,6 +88,9 @@ export function toJSON(value) {
   });
 }
 
+// fetch's own words ("Failed to fetch") say nothing to a person: a restart is the usual cause
+const UNREACHABLE = "The server could not be reached: it may be restarting. What you typed is kept here: try again in a moment.";
+
 function errorFrom(status, text, statusText) {
   let message = "";
   let code = "";
@@ -109,6 +112,12 @@ function errorFrom(status, text, statusText) {
     // not JSON: fall through to the status line
   }
   if (!message) message = `${status} ${statusText || "request failed"}`.trim();
+  if (status === 401 && code === "unauthorized") {
+    // a browser's session ended (signed out on another tab, a week gone): the page says how back
+    message = "You are signed out of this server (the session ended, or Sign out was pressed on another page): "
+      + "sign in again in another tab (Sign in, at the top), then try again — this page keeps what you typed.";
+    document.dispatchEvent(new CustomEvent("studio:signed-out"));
+  }
   if (code === "unknown_model") {
     // a model deleted meanwhile (another page, a teammate): its id says nothing to a person
     const id = (/'([^']*)'/.exec(message) || [])[1] || "";
@@ -127,8 +136,8 @@ async function request(method, path, body, signal = undefined) {
   let response;
   try {
     response = await fetch(ROOT + path, init);
-  } catch (err) {
-    throw new ApiError(`The server could not be reached (${err.message}).`);
+  } catch {
+    throw new ApiError(UNREACHABLE);
   }
   const text = await response.text();
   if (!response.ok) throw errorFrom(response.status, text, response.statusText);
@@ -232,8 +241,8 @@ export async function getText(id, revision = null) {
   let response;
   try {
     response = await fetch(textUrl(id, { revision }), { headers: { Accept: "text/plain" } });
-  } catch (err) {
-    throw new ApiError(`The server could not be reached (${err.message}).`);
+  } catch {
+    throw new ApiError(UNREACHABLE);
   }
   const text = await response.text();
   if (!response.ok) throw errorFrom(response.status, text, response.statusText);

@@ -1,5 +1,6 @@
 // Entry module of the model list (/): upload by drag-and-drop or file picker, list stored models.
 import * as api from "../lib/api.js";
+import "../widgets/signed-out.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatDate, formatNumber } from "../lib/format.js";
 import { openModal } from "../widgets/modal.js";

@@ -2,6 +2,7 @@
 // in the worker, draws it, and wires the toolbar, the sidebar and the URL hash together.
 // A data file (tensor, sequence, map, optional, operator set) gets the data view instead.
 import * as api from "../lib/api.js";
+import "../widgets/signed-out.js";
 import { busyIn, el, clear, painted } from "../widgets/dom.js";
 import { addInferredTypes, buildGraphModel } from "../pipeline/graph-model.js";
 import { LayoutClient } from "../pipeline/layout-client.js";
