@@ -23,6 +23,7 @@ class StudioError(Exception):
         self.details = details or []  # further causes, one line each (the page folds them)
         self.node = node  # the node the message is about, by its id in the revision asked of (the page links it)
         self.fix = fix  # {"label", "ops"}: the batch that would be accepted instead (outputs_follow.py)
+        self.head: int | None = None  # a stale base's: the revision the model is at
         if status is not None:
             self.status = status
 
@@ -52,9 +53,11 @@ class BlobMissing(StudioError, FileNotFoundError):
 
 def stale_base(base: int, head: int) -> Conflict:
     """An edit, undo, redo or restore made from a revision that is no longer the head."""
-    return Conflict(
+    conflict = Conflict(
         "stale_base", f"revision {base} is no longer current (the model is at revision {head}); reload and retry"
     )
+    conflict.head = head  # in the answer too: a script rebases on it without parsing the message
+    return conflict
 
 
 class StoreUnavailable(StudioError):

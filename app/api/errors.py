@@ -1,6 +1,6 @@
 """Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes,
 "node": the id of the node the message is about, "fix": {"label", "ops"} a batch that would be
-accepted instead, for the page to offer)."""
+accepted instead, for the page to offer, "head": a stale base's current revision)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ def error_response(
     details: list[str] | None = None,
     node: str | None = None,
     fix: dict | None = None,
+    head: int | None = None,
 ):
     body: dict = {"code": code, "message": message}
+    if head is not None:
+        body["head"] = head
     if details:
         body["details"] = details
     if node:
@@ -37,7 +40,7 @@ def error_response(
 def _studio_error(exc: StudioError):
     hide = _server_paths()
     details = [hide(d) for d in exc.details] if exc.details else None
-    response = error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix)
+    response = error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix, exc.head)
     if isinstance(exc, StoreUnavailable) and not exc.refused:
         # a database or bucket that can't be reached: when a client may ask again (the blob
         # store's breaker answers at once meanwhile)
