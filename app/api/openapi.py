@@ -147,6 +147,27 @@ def _paths() -> dict:
                 "responses": {"200": _json("Summary"), "400": _ERROR, "404": _ERROR},
             },
         },
+        f"{m}/head": _get(
+            "The model's head revision and name, from the index alone (an open page polls it)",
+            [_ID],
+            {
+                "description": "OK",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["id", "name", "head"],
+                            "properties": {
+                                "id": {"type": "string"},
+                                "name": {"type": "string"},
+                                "head": {"type": "integer"},
+                            },
+                        }
+                    }
+                },
+            },
+            "404",
+        ),
         f"{m}/graph": _get(
             "Graph JSON of the main graph, a subgraph or a function", [_ID, _PATH_Q, _REV_Q], _json("Graph"), "404"
         ),

@@ -279,6 +279,14 @@ def get_model(model_id):
     return jsonify(summary_of(model_id, revision_number(request.args.get("revision"))))
 
 
+@bp.get("/models/<model_id>/head")
+def get_head(model_id):
+    """{"id", "name", "head"}: read from the index alone, for an open page to learn cheaply that
+    the model moved on elsewhere (a teammate's edit, a script's), was renamed or deleted (404)."""
+    record = store().model(model_id)
+    return jsonify({"id": record.id, "name": record.name, "head": record.head})
+
+
 @bp.delete("/models/<model_id>")
 def delete_model(model_id):
     s = store()

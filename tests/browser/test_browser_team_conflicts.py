@@ -122,3 +122,38 @@ def test_a_link_shared_before_a_rename_opens_the_renamed_node(page, server):
     open_model(page, server, mid, "#rev=1&path=&node=@/block/first")
     page.locator("#sidebar[data-panel=node]").wait_for()
     assert page.locator("#sidebar .panel-subtitle").text_content() == "act_1"
+
+
+def check_head(page) -> None:
+    """The window comes back into view: the page asks the head at once (else every 15 s)."""
+    page.evaluate("() => window.dispatchEvent(new Event('focus'))")
+
+
+def test_an_open_page_learns_of_edits_renames_and_a_delete_made_elsewhere(page, server, artifacts):
+    mid = upload(page, server, two_leaky_relus(), "two_lrelu.onnx")["id"]
+    open_model(page, server, mid, "#node=@lr2")
+    elsewhere(page, server, mid, 0, {"op": "set_metadata", "key": "build", "value": "nightly-1"})
+    elsewhere(page, server, mid, 1, {"op": "set_attribute", "node": "@lr2", "name": "alpha", "value": 0.3})
+    check_head(page)
+    banner = page.locator("#behind-head")
+    banner.wait_for()
+    text = banner.text_content()
+    assert "Changed elsewhere since this page's revision 0 — revisions 1–2: added metadata 'build'" in text, text
+    assert page.locator("#model-revision").text_content() == "rev 0"  # nothing redrawn under the person
+    page.screenshot(path=str(artifacts / "team-behind-banner.png"))
+    page.click("#behind-show")
+    wait_revision(page, 2)
+    assert banner.is_hidden()
+    assert page.locator("#sidebar .attr[data-attr=alpha] input[name=value]").input_value() == "0.3"
+
+    # renamed on the models page by a teammate: the title follows
+    assert page.request.patch(f"{server}/api/models/{mid}", data={"name": "relus-v2.onnx"}).ok
+    check_head(page)
+    page.wait_for_function("() => document.getElementById('model-name').textContent === 'relus-v2.onnx'")
+
+    # deleted: said at once, and nothing offers to save or download any more
+    assert page.request.delete(f"{server}/api/models/{mid}").status == 204
+    check_head(page)
+    page.locator("#model-gone").wait_for()
+    assert page.locator("#btn-download").get_attribute("href") is None
+    assert page.locator("#sidebar .attr[data-attr=alpha] input[name=value]").count() == 0  # read-only now

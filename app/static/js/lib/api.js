@@ -188,6 +188,11 @@ function atRevision(revision, first = "&") {
 }
 
 /** The model's summary: of its head, or of `revision`. */
+/** {id, name, head}: the model's current revision, from the index alone (an open page polls it). */
+export function getHead(id) {
+  return request("GET", `/api/models/${enc(id)}/head`);
+}
+
 export function getSummary(id, revision = null) {
   return request("GET", `/api/models/${enc(id)}${atRevision(revision, "?")}`);
 }

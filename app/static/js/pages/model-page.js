@@ -20,6 +20,7 @@ import { linkRefusalNodes, offerRefusalFixes } from "../editing/edit-forms.js";
 import { keepFocus } from "../widgets/focus-keeper.js";
 import { keepTyped } from "../widgets/typed-keeper.js";
 import { changedSince } from "./changed-elsewhere.js";
+import { watchHead } from "./head-watch.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -144,8 +145,14 @@ function renderToolbar() {
   buttons.undo.disabled = state.busy || past || !s.can_undo;
   buttons.redo.disabled = state.busy || past || !s.can_redo;
   renderPastBanner();
-  buttons.download.href = `${api.downloadUrl(state.modelId)}?revision=${encodeURIComponent(s.revision)}`;
-  buttons.download.classList.remove("disabled");
+  hideBehindIfCaughtUp();
+  if (state.gone) {
+    buttons.download.removeAttribute("href");
+    buttons.download.classList.add("disabled");
+  } else {
+    buttons.download.href = `${api.downloadUrl(state.modelId)}?revision=${encodeURIComponent(s.revision)}`;
+    buttons.download.classList.remove("disabled");
+  }
   document.title = `${s.name || s.id} · ONNX Studio`;
 }
 
@@ -342,7 +349,7 @@ const READ_ONLY = { edit: null, setAttribute: null, setMetadata: null, undo: nul
 
 function sidebarContext() {
   return {
-    ...panelContext, actions: state.viewing === null ? panelContext.actions : { ...panelContext.actions, ...READ_ONLY },
+    ...panelContext, actions: state.viewing === null && !state.gone ? panelContext.actions : { ...panelContext.actions, ...READ_ONLY },
     viewing: state.viewing, model: state.model, graph: state.graph, functions: (state.summary && state.summary.functions) || [],
     summary: state.summary, selection: state.selection, modelId: state.modelId, compare: state.compare,
     mainGraph: state.path === "" ? state.graph : null,
@@ -474,7 +481,11 @@ function showModelGone() {
     el("span", { class: "past-words" }, el("strong", {}, "This model was deleted"), ", on another page or by another user: nothing here can be saved."),
     el("a", { class: "btn btn-small btn-primary", href: `${document.body.dataset.root || ""}/` }, "Open the models list"));
   banner.hidden = false;
+  // nothing can be saved or downloaded any more: the panels go read-only, Undo and Download off
+  state.gone = true;
+  if (state.summary) state.summary = { ...state.summary, can_undo: false, can_redo: false };
   setBusy(true); // edits, undo and redo would each say it again
+  renderSidebar();
 }
 
 document.addEventListener("studio:model-gone", (e) => {
@@ -1229,6 +1240,41 @@ async function start() {
   const { path, selection } = await followLink(link);
   await loadGraph(path, { home: true, selection });
   sayUnfound(selection);
+  watchHead(state.modelId, {
+    known: () => (state.summary && !state.busy ? { head: state.summary.head, name: state.summary.name } : null),
+    onMoved: showBehind,
+    onRenamed: (name) => { state.summary.name = name; renderToolbar(); },
+  });
+}
+
+/** Above the drawing once revisions were made elsewhere (head-watch.js): what they changed, and
+ * a way to see them; gone once the page is at that head (Show it, or its own edit's 409). */
+async function showBehind(head) {
+  const banner = $("behind-head");
+  if (Number(banner.dataset.head) === head) return;
+  const was = state.summary.head;
+  const since = await changedSince(state.modelId, was, head);
+  if (!state.summary || state.summary.head === head) return; // caught up meanwhile
+  clear(banner);
+  banner.dataset.head = String(head);
+  const show = el("button", { type: "button", class: "btn btn-small btn-primary", id: "behind-show" }, `Show revision ${head}`);
+  show.addEventListener("click", async () => {
+    if (state.busy) return;
+    if (state.viewing !== null) { window.location.hash = revisionHash(head); return; }
+    await refreshAfter(null);
+  });
+  const words = `Changed elsewhere since this page's revision ${was} — ${since}.`;
+  banner.append(el("span", { class: "past-words", title: words }, el("strong", {}, "Changed elsewhere"), ` since this page's revision ${was} — ${since}.`), show);
+  banner.hidden = false;
+}
+
+/** The banner goes once the page holds the head it named. */
+function hideBehindIfCaughtUp() {
+  const banner = $("behind-head");
+  if (!banner.hidden && state.summary && state.summary.head >= Number(banner.dataset.head)) {
+    banner.hidden = true;
+    delete banner.dataset.head;
+  }
 }
 
 /** What the models page's upload left to say about this model (index-page.js rememberUploadNote). */

@@ -14,6 +14,7 @@ export const state = {
   /** an earlier revision on screen, read-only (#at=N); null: the head, which edits change
    * @type {number | null} */
   viewing: null,
+  gone: false,          // the model was deleted meanwhile (a teammate, another page): read-only
   graph: null,          // graph JSON of the graph on screen
   path: "",             // its graph path ("" = main graph)
   model: null,          // graph-model.js result for `graph` (boxes, edges, indexes)
