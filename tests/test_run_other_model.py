@@ -40,3 +40,51 @@ def test_another_model_that_does_not_exist_or_is_no_model(client):
     assert error["code"] in ("unknown_model", "not_found")
     error = run(client, mid, {"inputs": inputs, "compare_model": 3}, 400)["error"]
     assert '"compare_model"' in error["message"]
+
+
+def _torch_like(*steps: tuple[str, str, float | None]) -> bytes:
+    """A chain x -> steps -> y, each (op, name, alpha): its output named torch's way, <name>_output_0."""
+    from onnx import TensorProto, helper
+
+    nodes, src = [], "x"
+    for k, (op, name, alpha) in enumerate(steps):
+        dst = "y" if k == len(steps) - 1 else f"{name}_output_0"
+        attrs = {"alpha": alpha} if alpha is not None else {}
+        nodes.append(helper.make_node(op, [src], [dst], name=name, **attrs))
+        src = dst
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_the_next_export_whose_names_shifted_parts_where_it_really_does(client):
+    """QA27: week 2 adds a no-op LeakyRelu at the top, shifting torch's names: its
+    `/LeakyRelu_output_0` (the input passed on) was compared with week 1's conv1 activation and
+    named the first divergence. Paired by what they are, the runs part at conv2's activation,
+    whose alpha week 1 fixed to 0.2."""
+    week1 = _torch_like(
+        ("Neg", "/b1/Neg", None),
+        ("LeakyRelu", "/LeakyRelu", 0.1),
+        ("Neg", "/b2/Neg", None),
+        ("LeakyRelu", "/LeakyRelu_1", 0.2),
+    )
+    week2 = _torch_like(
+        ("LeakyRelu", "/LeakyRelu", 1.0),
+        ("Neg", "/b1/Neg", None),
+        ("LeakyRelu", "/LeakyRelu_1", 0.1),
+        ("Neg", "/b2/Neg", None),
+        ("LeakyRelu", "/LeakyRelu_2", 0.1),
+    )
+    old = upload(client, week1, "week1.onnx").get_json()["id"]
+    new = upload(client, week2, "week2.onnx").get_json()["id"]
+    x = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], np.float32)
+    body = {"inputs": {"x": {"npy": npy_blob(client, x)}}, "compare_model": old, "locate": True}
+    c = run(client, new, body)["compare"]
+    assert c["diverges"]["name"] == "/LeakyRelu_2" and c["diverges"]["other_name"] == "/LeakyRelu_1", c["diverges"]
+    rows = {n["name"]: n for n in c["nodes"]}
+    assert "/LeakyRelu" not in rows  # nothing of week 1 is it
+    assert rows["/LeakyRelu_1"]["equal"] and rows["/LeakyRelu_1"]["other_name"] == "/LeakyRelu"

@@ -61,6 +61,7 @@ from ..onnx_io.runtime_check import RUN_WALL_SECONDS, describe, run_model
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
 from ..onnx_io.vocabularies import input_vocabularies
 from ..views.io_pairs import paired
+from ..views.node_pairs import tensor_mates
 from ..views.tensors import array_preview
 from ..views.top_values import top_values
 from ..views.values import dtype_name
@@ -492,11 +493,17 @@ def _typed(revision, model: onnx.ModelProto) -> set[str]:
     return {o.name for o in model.graph.output} | {vi.name for vi in (typed or model).graph.value_info}
 
 
-def _probes(revision, model: onnx.ModelProto, other, shown: list[str]) -> list[str]:
-    """The node outputs both revisions have (and can return), in the graph's order."""
+def _probes(revision, model: onnx.ModelProto, other, shown: list[str], mates: dict[str, str | None]) -> list[str]:
+    """The node outputs both revisions have (and can return), in the graph's order; `mates`:
+    this one's tensor -> the other's, where another model names it otherwise (tensor_mates)."""
     _, other_revision, other_model = other
     mine, theirs = _typed(revision, model), _typed(other_revision, other_model)
-    names = [o for n in model.graph.node for o in n.output if o and o in mine and o in theirs and o not in shown]
+    names = [
+        o
+        for n in model.graph.node
+        for o in n.output
+        if o and o in mine and o not in shown and mates.get(o, o) in theirs
+    ]
     if len(names) > MAX_PROBES:
         raise StudioError(
             "too_many_tensors",
@@ -513,6 +520,7 @@ def _node_errors(
     theirs: dict,
     read_as: tuple[dict, dict],
     padding: Padding | None = None,
+    mates: dict[str, str | None] | None = None,
 ) -> list[dict]:
     """Each main-graph node with an output both runs saved (graph order, which is topological):
     how far its output furthest from the other revision's is ("equal" within rounding), each
@@ -520,21 +528,24 @@ def _node_errors(
     the node of the other revision writing that tensor ("other_name", "other_op"): the node to
     leave out when the other revision is quantized again (a dynamic quantization's Conv output
     is written by an Add it made, named after no node of the float model). `padding`: the
-    values at positions a fed attention mask pads are left out (padded_positions.py)."""
+    values at positions a fed attention mask pads are left out (padded_positions.py); `mates`:
+    this model's tensor -> the other's, where another model names it otherwise."""
+    mates = mates or {}
     writers = {o: n for n in other.graph.node for o in n.output if o}
     nodes = []
     for i, node in enumerate(model.graph.node):
         worst = None
         for name in node.output:
-            if name in mine and name in theirs:
+            there = mates.get(name, name)
+            if name in mine and there is not None and there in theirs:
                 a = mine.get(read_as[0].get(name, ""), mine[name])
-                b = theirs.get(read_as[1].get(name, ""), theirs[name])
+                b = theirs.get(read_as[1].get(there, ""), theirs[there])
                 c = {"tensor": name, **compare_outputs(a, b, close=True, attended=_attended(padding, name))}
                 if worst is None or _further(c, worst):
                     worst = c
         if worst is not None:
             row = {"node": node_id("", i), "name": node.name, "op_type": node.op_type, **worst}
-            theirs_writer = writers.get(worst["tensor"])
+            theirs_writer = writers.get(mates.get(worst["tensor"]) or worst["tensor"])
             if theirs_writer is not None:
                 row.update(other_name=theirs_writer.name, other_op=theirs_writer.op_type)
             nodes.append(row)
@@ -683,7 +694,11 @@ def post_run(model_id):
         )
     shown = outputs or [o.name for o in model.graph.output]
     expected = _expected(body.get("expected"), shown)
-    probes = _probes(revision, model, other, shown) if locate else []
+    # another model's node outputs, paired by what writes them (its names may have shifted)
+    mates = (
+        tensor_mates(other[2].graph, model.graph) if locate and other is not None and compare_model != model_id else {}
+    )
+    probes = _probes(revision, model, other, shown, mates) if locate else []
     read_as = (dequantized(model), dequantized(other[2])) if locate and other is not None else ({}, {})
     mine_typed = _typed(revision, model) if read_as[0] else set()
     probes += [read_as[0][p] for p in probes if read_as[0].get(p) in mine_typed]
@@ -774,10 +789,10 @@ def post_run(model_id):
                 # both again, saving every tensor they share: where they part, node by node
                 again = {name: {"npy": p} for name, p in first["inputs"].items()}
                 mine = _run(revision, model, again, dims, shown + probes, Path(tmp) / "c")
-                asked = [n for n in shown + probes if n in theirs]
+                asked = [t for n in shown + probes if (t := mates.get(n, n)) is not None and t in theirs]
                 asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
                 other_run = _run(other_revision, other_model, same_inputs, dims, asked, Path(tmp) / "d")
-                nodes = _node_errors(model, other_model, mine["outputs"], other_run["outputs"], read_as, padding)
+                nodes = _node_errors(model, other_model, mine["outputs"], other_run["outputs"], read_as, padding, mates)
                 answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
                 answer["compare"]["nodes"] = nodes
             if padding is not None:

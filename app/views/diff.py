@@ -27,7 +27,6 @@ changed for that. One at another value, against one left out, is a change.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,7 @@ from ..onnx_io.schema_defaults import at_default, default_of
 from ..onnx_io.traverse import op_schema, opset_version, standard_domain
 from ..words import plural
 from .io_pairs import paired, same_shapes
+from .node_pairs import pair_nodes
 from .search import format_type
 from .tensor_content import encoding, sparse_change, tensor_change
 from .tensor_names import TensorNames, correspond, io_names, used_names
@@ -230,7 +230,7 @@ class _Diff:
         inside their subgraphs included, and the bodies' tensor correspondence."""
         before = {k: len(v) for k, v in self.nodes.items()}
         old_nodes, new_nodes = old.node, new.node
-        pairs, removed, added = match_nodes(list(old_nodes), list(new_nodes))
+        pairs, removed, added = pair_nodes(old_nodes, new_nodes, _weights(old), _weights(new))
         # equal bytes: the common case, and the quick way to see it
         alike = [old_nodes[i].SerializeToString() == new_nodes[j].SerializeToString() for i, j in pairs]
         differing = [p for p, same in zip(pairs, alike, strict=True) if not same]
@@ -531,45 +531,11 @@ def _function_fields(f: onnx.FunctionProto, g: onnx.FunctionProto, reads, names:
     return fields
 
 
-def match_nodes(old: list[onnx.NodeProto], new: list[onnx.NodeProto]):
-    """(matched (i, j) pairs, removed old indices, added new indices)."""
-    old_names = [n.name for n in old]  # read once: a field read on a protobuf message is not free
-    new_names = [n.name for n in new]
-    old_count, new_count = Counter(old_names), Counter(new_names)
-    new_by_name = {name: j for j, name in enumerate(new_names) if name and new_count[name] == 1}
-    pairs: list[tuple[int, int]] = []
-    left: list[int] = []
-    matched_new: set[int] = set()
-    for i, name in enumerate(old_names):
-        j = new_by_name.get(name) if name and old_count[name] == 1 else None
-        if j is None:
-            left.append(i)
-        else:
-            pairs.append((i, j))
-            matched_new.add(j)
-    right = [j for j in range(len(new)) if j not in matched_new]
-    for key in (
-        lambda n: (n.domain, n.op_type, tuple(n.input)),
-        lambda n: (n.domain, n.op_type, tuple(n.output)),
-        lambda n: (n.domain, n.op_type),
-    ):
-        if not left or not right:
-            break
-        waiting: dict[Any, list[int]] = defaultdict(list)
-        for j in right:
-            waiting[key(new[j])].append(j)
-        still: list[int] = []
-        taken: set[int] = set()
-        for i in left:
-            queue = waiting.get(key(old[i]))
-            if queue:
-                j = queue.pop(0)
-                pairs.append((i, j))
-                taken.add(j)
-            else:
-                still.append(i)
-        left, right = still, [j for j in right if j not in taken]
-    return sorted(pairs, key=lambda p: p[1]), left, right
+def _weights(g: onnx.GraphProto | onnx.FunctionProto) -> set[str]:
+    """The names of a graph's weights (a function body has none)."""
+    if not isinstance(g, onnx.GraphProto):
+        return set()
+    return {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
 
 
 def _type_words(vi: onnx.ValueInfoProto) -> str:
