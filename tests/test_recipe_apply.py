@@ -143,7 +143,10 @@ def test_a_refused_batch_stores_nothing_and_is_named(client):
     error = applied(client, mid, {"base": 0, "recipe": names_alone}, 404)["error"]
 
     assert error["code"] == "unknown_node"
-    assert error["message"] == "batch 2: op #1 (set_attribute): no node '@conv' in this model"
+    # named as the recipe's source named it too: its History's revision 2
+    assert (
+        error["message"] == "batch 2 (revision 2 of model.onnx): op #1 (set_attribute): no node '@conv' in this model"
+    )
     assert history(client, mid) == before == (0, [(0, None, [])])
     # with its marks, the recipe finds the Conv by what it reads, and says so
     answer = applied(client, mid, {"base": 0, "recipe": recipe})

@@ -93,7 +93,7 @@ def test_a_name_now_on_another_node_with_none_like_it_is_refused(client, recipe,
     error = r.get_json()["error"]
     assert error["code"] == "recipe_node_moved"
     assert error["message"] == (
-        "batch 1 (set_attribute '@/LeakyRelu_1'): the recipe's node '/LeakyRelu_1' was the LeakyRelu after /b2/Neg; here '/LeakyRelu_1' is"
+        "batch 1 (revision 1 of model.onnx; set_attribute '@/LeakyRelu_1'): the recipe's node '/LeakyRelu_1' was the LeakyRelu after /b2/Neg; here '/LeakyRelu_1' is"
         " the LeakyRelu after /b1/Neg, and no node here is the LeakyRelu after /b2/Neg: name the node to edit"
         " in the recipe"
     )
@@ -110,3 +110,21 @@ def test_on_its_own_model_and_without_marks_a_recipe_replays_as_before(client, r
     mid = upload(client, WEEK2).get_json()["id"]
     assert client.post(f"/api/models/{mid}/recipe", json={"base": 0, "recipe": bare}).status_code == 200
     assert alphas(client.get(f"/api/models/{mid}/download").data)["/LeakyRelu_1"] == pytest.approx(0.2)
+
+
+def test_a_dry_run_says_each_step_and_stores_nothing(client, recipe):
+    mid = upload(client, WEEK2).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/recipe", json={"base": 0, "recipe": recipe, "dry_run": True})
+    assert r.status_code == 200, r.get_json()
+    answer = r.get_json()
+    assert answer["dry_run"] is True and answer["revision"] == 0 and answer["batches"] == 1
+    [step] = answer["steps"]
+    assert step["batch"] == 1 and step["origin"] == "revision 1 of model.onnx"
+    assert step["changes"] == [
+        "the recipe's node '/LeakyRelu_1' is '/LeakyRelu_2' here (the LeakyRelu after /b2/Neg)",
+        "attribute 'alpha' of node \"/LeakyRelu_2\" (LeakyRelu) set to 0.2",
+    ]
+    assert client.get(f"/api/models/{mid}/revisions").get_json()["revisions"][-1]["revision"] == 0
+    assert alphas(client.get(f"/api/models/{mid}/download").data)["/LeakyRelu_2"] == pytest.approx(0.1)
+    bad = client.post(f"/api/models/{mid}/recipe", json={"base": 0, "recipe": recipe, "dry_run": "yes"})
+    assert bad.status_code == 400 and '"dry_run"' in bad.get_json()["error"]["message"]

@@ -863,6 +863,12 @@ SCHEMAS: dict = {
                 "items": {"type": "string"},
                 "description": "the recipe's nodes this model names otherwise, found by what they read and edited there",
             },
+            "steps": {
+                "type": "array",
+                "description": 'each batch: {batch (1-based), origin? ("revision 6 of week1.onnx"), changes, unchanged?}',
+                "items": {"type": "object"},
+            },
+            "dry_run": {"type": "boolean", "description": "true: every batch applied and checked, nothing stored"},
         },
     },
     "WeightRanges": {

@@ -19,6 +19,7 @@ from ..edits.recipe import (
     make_recipe,
     naming_batch,
     recipe_marks,
+    recipe_origins,
     recipe_parents,
     recipe_parts,
     restored_from,
@@ -76,10 +77,17 @@ def apply_recipe(model_id):
     """{"base": HEAD, "recipe": {...}, "allow_invalid"?} (or a form: `base`, the file `recipe`):
     every batch replayed on the head, all or nothing; each that changes the model a revision."""
     base, recipe, allow_invalid = _recipe_request()
+    dry_run = _dry_run()
     batches, read_recipe_blob = recipe_parts(recipe)
     start = head_base(model_id, base)
-    applied, skipped = _replayed(start, batches, allow_invalid, _blob_keeper(read_recipe_blob), recipe_marks(recipe))
-    counts = {"batches": len(applied), "skipped": skipped}
+    applied, skipped, steps = _replayed(
+        start, batches, allow_invalid, _blob_keeper(read_recipe_blob), recipe_marks(recipe), recipe_origins(recipe)
+    )
+    counts = {"batches": len(applied), "skipped": skipped, "steps": steps}
+    if dry_run:  # every batch applied and checked, none stored: what it would do, step by step
+        moved = [line for step in applied for line in step.moved]
+        validation = applied[-1].result.validation if applied else start.validation
+        return jsonify({"dry_run": True, "revision": base, **counts, "moved": moved, "validation": validation})
     if not applied:
         return jsonify({**unchanged_answer(model_id, base, start.validation), "revisions": [], **counts})
     stored = _commit_all(model_id, applied, start.revision)
@@ -130,6 +138,17 @@ def _form_request() -> tuple[int, Any, bool]:
     return base, recipe, allow_invalid
 
 
+def _dry_run() -> bool:
+    """The request's "dry_run" (a JSON field, or a form's true/false): replay and check, store nothing."""
+    if request.mimetype == "multipart/form-data":
+        raw: Any = _form_flag(request.form["dry_run"]) if "dry_run" in request.form else False
+    else:
+        raw = (request.get_json(silent=True) or {}).get("dry_run", False)
+    if not isinstance(raw, bool):
+        raise StudioError("bad_request", '"dry_run" must be true or false')
+    return raw
+
+
 def _too_big(limit: int) -> StudioError:
     return StudioError("body_too_big", f"a recipe may hold at most {limit:,} bytes", 413)
 
@@ -170,19 +189,23 @@ def _replayed(
     allow_invalid: bool,
     read_blob: Callable[[str], bytes],
     marks: list[object] | None = None,
-) -> tuple[list[AppliedEdit], int]:
+    origins: list[str | None] | None = None,
+) -> tuple[list[AppliedEdit], int, list[dict]]:
     """Every batch applied in turn to the one before's result, nothing stored: (the batches that
-    changed the model, how many changed nothing). A refusal names its batch."""
+    changed the model, how many changed nothing, each batch's step: {"batch", "origin"?,
+    "changes", "unchanged"?}). A refusal names its batch."""
     base, applied, skipped = start, [], 0
+    steps: list[dict] = []
     last: AppliedEdit | None = None  # the batch whose result the next one starts from
     for k, ops in enumerate(batches):
         if not ops:  # a revision that attached data files: nothing to replay
             skipped += 1
+            steps.append({"batch": k + 1, "changes": [], "unchanged": True})
             continue
         if last is not None:  # made only when a batch follows: its checks cost a helper run
             base, last = _next_base(last), None
         try:
-            with naming_batch(k, ops):
+            with naming_batch(k, ops, origins[k] if origins else None):
                 ops, moved = checked_batch(base.data, base.model, ops, marks[k] if marks else None)
                 step = apply_on(base, ops, allow_invalid, read_blob)
                 step.changes[:0] = moved
@@ -191,12 +214,15 @@ def _replayed(
             if base is not start:
                 exc.node = None  # its id in an earlier batch's result, which no page shows
             raise
+        origin = {"origin": origins[k]} if origins and origins[k] else {}
         if not step.result.changed:
             skipped += 1
+            steps.append({"batch": k + 1, **origin, "changes": step.result.notes, "unchanged": True})
             continue
+        steps.append({"batch": k + 1, **origin, "changes": step.changes})
         applied.append(step)
         last = step
-    return applied, skipped
+    return applied, skipped, steps
 
 
 def _next_base(step: AppliedEdit) -> EditBase:

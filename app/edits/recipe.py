@@ -181,14 +181,31 @@ def checked_batch(data: bytes, model: onnx.ModelProto | None, ops: list, marks: 
     return retarget(model if model is not None else onnx.load_from_string(data), ops, marks)
 
 
+def recipe_origins(recipe: dict) -> list[str | None]:
+    """Each batch as the recipe's source names it ("revision 6 of week1.onnx": what its History
+    showed), in the order of recipe_parts' batches; None where the recipe doesn't say."""
+    if "batches" not in recipe:
+        return [None]
+    model = recipe.get("model")
+    of = f" of {model}" if isinstance(model, str) and model else ""
+    return [
+        f"revision {b['revision']}{of}"
+        if isinstance(b.get("revision"), int) and not isinstance(b.get("revision"), bool)
+        else None
+        for b in recipe["batches"]
+    ]
+
+
 @contextmanager
-def naming_batch(k: int, ops: list) -> Iterator[None]:
-    """A refusal of batch `k` (0-based) said as of that batch: "batch 2 (rename_tensor 'x'): ..."."""
+def naming_batch(k: int, ops: list, origin: str | None = None) -> Iterator[None]:
+    """A refusal of batch `k` (0-based) said as of that batch: "batch 2 (revision 6 of
+    week1.onnx; rename_tensor 'x'): ..." (`origin`: recipe_origins')."""
     try:
         yield
     except StudioError as exc:
         # a gate's refusal is of the whole batch: its ops said, as an op's own error says its op
-        which = "" if exc.message.startswith("op #") else f" ({_ops_words(ops)})"
+        said = [w for w in (origin, None if exc.message.startswith("op #") else _ops_words(ops)) if w]
+        which = f" ({'; '.join(said)})" if said else ""
         exc.message = f"batch {k + 1}{which}: {exc.message}"
         exc.args = (exc.message,)
         raise
@@ -205,12 +222,12 @@ def replay(
     edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
     base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model."""
     batches, read = recipe_parts(recipe)
-    marks = recipe_marks(recipe)
+    marks, origins = recipe_marks(recipe), recipe_origins(recipe)
     results = []
     for k, ops in enumerate(batches):
         if not ops:
             continue  # a revision that attached data files: nothing to replay
-        with naming_batch(k, ops):
+        with naming_batch(k, ops, origins[k]):
             ops, moved = checked_batch(data, None, ops, marks[k])
             result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
         if result.changed:
