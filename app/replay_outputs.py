@@ -1,7 +1,8 @@
 """`onnx-studio apply --same-outputs`: whether a replayed recipe left what the model computes as
 it was. The model and the result run with onnxruntime (the server's worker, its limits) on the
 same inputs — each test data set beside the model, else seeded random values — and each output
-of the result is compared with the model's at the same position (a recipe may rename them), and
+of the result is compared with the model's of its name (or renamed in place: a recipe may rename
+them; one it removes or adds is said, not compared), and
 with the test data's expected values when there are some."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .onnx_io.output_compare import compare_outputs, rows_words
 from .onnx_io.runtime_check import RUN_WALL_SECONDS, at_words, check_model, run_model
 from .onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names, test_data_sets_beside
 from .onnx_io.traverse import fed_inputs
+from .views.io_pairs import paired
 
 
 @dataclass
@@ -85,14 +87,23 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
     check = OutputsCheck()
     model_before, model_after = onnx.load_from_string(before), onnx.load_from_string(after)
     names_before = [o.name for o in model_before.graph.output]
-    names_after = [o.name for o in model_after.graph.output]
     inputs_after = fed_inputs(model_after.graph)
-    if len(names_before) != len(names_after) or len(fed_inputs(model_before.graph)) != len(inputs_after):
+    # outputs by name, or renamed in place: a recipe removing a debugging output compares the rest
+    pairs = paired(model_before.graph, model_after.graph, "output")
+    if not pairs or len(fed_inputs(model_before.graph)) != len(inputs_after):
         check.problems.append(
-            f"the result has {len(inputs_after)} input(s) and {len(names_after)} output(s), the model "
-            f"{len(fed_inputs(model_before.graph))} and {len(names_before)}: their outputs can't be compared"
+            f"the result has {len(inputs_after)} input(s) and {len(model_after.graph.output)} output(s), the model "
+            f"{len(fed_inputs(model_before.graph))} and {len(names_before)}"
+            + ("" if pairs else ", none of them the model's")
+            + ": their outputs can't be compared"
         )
         return check
+    kept = {b for b, _ in pairs}
+    made = {a for _, a in pairs}
+    check.lines += [f"{b}: removed by the recipe, not compared" for b in names_before if b not in kept]
+    check.lines += [
+        f"{o.name}: added by the recipe, not compared" for o in model_after.graph.output if o.name not in made
+    ]
     with tempfile.TemporaryDirectory(prefix="same-outputs-") as tmp:
         folder = Path(tmp)
         # random inputs take a symbolic dim not given at 1 (--dims' default); a test data set's are its own
@@ -124,7 +135,8 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
                 for n, m in zip(inputs_after, fed_inputs(model_before.graph), strict=True)
             }
             second = _run(after, folder / f"after-{i}", same, at)
-            for k, (b, a) in enumerate(zip(names_before, names_after, strict=True)):
+            for b, a in pairs:
+                k = names_before.index(b)
                 c = compare_outputs(second["outputs"][a], first["outputs"][b], tolerance=tolerance)
                 shown = a if a == b else f"{a} (was {b})"
                 far = _percent(c["max_rel_to_range"])

@@ -309,7 +309,7 @@ def test_bad_recipes_say_what_is_wrong(tmp_path):
 
 
 def test_same_outputs_passes_surgery_that_keeps_what_the_model_computes(client, tmp_path):
-    """Renames (the output's too: compared by position), metadata: the same outputs, written."""
+    """Renames (the output's too: compared with its old self), metadata: the same outputs, written."""
     mid = upload(client, conv_model()).get_json()["id"]
     edit(
         client,
@@ -322,6 +322,20 @@ def test_same_outputs_passes_surgery_that_keeps_what_the_model_computes(client, 
     assert run.returncode == 0, run.stderr
     assert "scores (was y): as the model's on seeded random inputs (within 0 % of range)" in run.stdout
     assert (tmp_path / "out.onnx").exists()
+
+
+def test_same_outputs_compares_the_outputs_a_recipe_keeps(client, tmp_path):
+    """QA27: a recipe removing a debugging output was refused whole ("their outputs can't be
+    compared"); the outputs it keeps are compared, the one it removes said."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    edit(client, mid, 0, {"op": "add_output", "tensor": "c"})  # the export, with its debugging output
+    export = client.get(f"/api/models/{mid}/download").data
+    edit(client, mid, 1, {"op": "remove_output", "name": "c"}, {"op": "set_metadata", "key": "owner", "value": "ml"})
+    recipe = client.get(f"/api/models/{mid}/recipe?from=1").get_json()
+    run = apply(tmp_path, export, recipe, "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "c: removed by the recipe, not compared" in run.stdout
+    assert "y: as the model's on seeded random inputs (within 0 % of range)" in run.stdout
 
 
 def test_same_outputs_refuses_surgery_that_changes_them(client, tmp_path):
