@@ -201,6 +201,22 @@ def test_dynamic_int8_quantization_keeps_the_models_fields_and_stays_close(clien
     assert np.abs(got - want).max() < 0.05 and np.array_equal(got.argmax(1), want.argmax(1))
 
 
+def test_nodes_a_tool_adds_are_named_and_the_models_unnamed_ones_stay_so(client):
+    """QA27: onnxruntime's dynamic quantizer adds the Conv bias's Reshape without a name (tables
+    read "#1 (unnamed)"): named after what it writes; a node the model itself left unnamed stays
+    unnamed (nothing the person did not touch changes)."""
+    model = conv_net()
+    model.graph.node[1].name = ""  # the Relu
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 200, r.get_json()
+    m = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert [n.op_type for n in m.graph.node if not n.name] == ["Relu"]
+    reshape = next(n for n in m.graph.node if n.op_type == "Reshape")
+    assert reshape.name == "c_bias_reshape" and reshape.output[0] == "c_bias_reshape_output"
+    assert len({n.name for n in m.graph.node}) == len(m.graph.node)
+
+
 def constant_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     """`model` with every initializer a Constant node instead, as PaddlePaddle exports weights."""
     out = onnx.ModelProto()

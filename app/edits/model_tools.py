@@ -23,6 +23,7 @@ from ..onnx_io.kept_fields import restore_graph_fields
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import constant_value, running_graphs, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
+from .names import fresh_name
 from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
 
@@ -233,6 +234,7 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     had = [{v.name for v in ref.container.value_info} for ref in running_graphs(model)]
     declared = _declared_types(model)
     nodes = _nodes_by_name(model)
+    unnamed = _unnamed_nodes(model)
     graph_before = onnx.GraphProto()
     graph_before.CopyFrom(model.graph)  # its weights are references in the store: a copy of the graph alone
     model.CopyFrom(result)
@@ -274,6 +276,7 @@ def keep(model: onnx.ModelProto, result: onnx.ModelProto) -> str:
     # what the tools drop of no business of theirs: the values' and tensors' doc strings and
     # metadata, quantization annotations, nodes' device configurations (QA22 m1)
     restore_graph_fields(graph_before, model.graph)
+    _name_new_nodes(model, unnamed)
     inputs = {v.name for v in model.graph.input}
     if model.ir_version < 4 and any(t.name not in inputs for t in model.graph.initializer):
         model.ir_version = 4
@@ -321,6 +324,24 @@ def _nodes_by_name(model: onnx.ModelProto) -> dict[str, tuple[list, str | None]]
                 doc = n.doc_string if n.HasField("doc_string") else None
                 seen[n.name] = None if n.name in seen else (list(n.metadata_props), doc)
     return {name: kept for name, kept in seen.items() if kept is not None}
+
+
+def _unnamed_nodes(model: onnx.ModelProto) -> set[tuple[str, tuple[str, ...]]]:
+    """(graph path, outputs) of each node the model holds without a name."""
+    return {(ref.path, tuple(n.output)) for ref in walk_graphs(model) for n in ref.container.node if not n.name}
+
+
+def _name_new_nodes(model: onnx.ModelProto, unnamed: set[tuple[str, tuple[str, ...]]]) -> None:
+    """A node a tool made without a name (onnxruntime's dynamic quantizer's bias Reshape) is named
+    after what it writes, so tables and links read "c1_bias_reshape", not "#1 (unnamed)" (QA27);
+    the model's own unnamed nodes stay unnamed (what the person did not touch is not changed)."""
+    taken = {n.name for ref in walk_graphs(model) for n in ref.container.node if n.name}
+    for ref in walk_graphs(model):
+        for n in ref.container.node:
+            if n.name or not n.output or (ref.path, tuple(n.output)) in unnamed:
+                continue
+            n.name = fresh_name(model, n.output[0].removesuffix("_output") or n.op_type, taken)
+            taken.add(n.name)
 
 
 def reorder(model: onnx.ModelProto) -> None:
