@@ -155,6 +155,25 @@ def test_an_edited_copy_is_offered_saying_it_was_edited(page, server, tmp_path, 
     page.wait_for_function("document.getElementById('model-revision').textContent === 'rev 1'")
 
 
+def test_a_copy_still_as_uploaded_is_offered_before_an_edited_one(page, server, tmp_path):
+    """QA26: the oldest copy was edited, a later one kept as uploaded: a third upload of the file
+    offers the unedited copy (this very file), not the edited one at its revision 1."""
+    _, second, dialog = upload_twice(page, server, tmp_path, edit_first=True)
+    dialog.locator("button.keep-copy").click()
+    page.wait_for_url(re.compile(rf"/models/{re.escape(second['id'])}(#.*)?$"))
+    page.goto(server + "/")
+    page.wait_for_selector("#models-table:not([hidden]) tbody tr")
+    page.set_input_files("#file-input", str(tmp_path / "first.onnx"))
+    dialog = page.locator("dialog#duplicate-upload[open]")
+    dialog.wait_for()
+    body = dialog.locator(".modal-body").text_content()
+    assert body.startswith("This file is already stored as second.onnx (uploaded ") and "1 more copy" in body
+    assert "edited since" not in body
+    assert dialog.locator("button.open-existing").text_content() == "Open it"
+    dialog.locator("button.open-existing").click()
+    page.wait_for_url(re.compile(rf"/models/{re.escape(second['id'])}(#.*)?$"))
+
+
 def test_open_it_removes_the_new_entry_and_opens_the_stored_model(page, server, tmp_path):
     first, second, dialog = upload_twice(page, server, tmp_path)
     dialog.locator("button.open-existing").click()

@@ -33,11 +33,12 @@ function orderFiles(files) {
 
 /**
  * The upload was a file the store already holds (the answer's `duplicates`, oldest first):
- * open the stored one instead (the new entry is deleted) or keep the new entry as a copy.
+ * open the stored one instead (the new entry is deleted) or keep the new entry as a copy. A copy
+ * still as uploaded is offered before an older one edited since: it is this very file (QA26).
  */
 function askAboutDuplicate(summary, fileName) {
   const newName = summary.name || fileName;
-  const first = summary.duplicates[0];
+  const first = summary.duplicates.find((d) => d.revision === 0) || summary.duplicates[0];
   const firstName = first.name || first.id;
   const more = summary.duplicates.length - 1;
   const error = el("p", { class: "field-error", role: "alert", hidden: true });
