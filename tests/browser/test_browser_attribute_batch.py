@@ -202,6 +202,14 @@ def test_compare_with_tells_same_named_models_apart(page, server, artifacts):
     page.locator("#compare-body[data-ready=true]").wait_for()
     page.screenshot(path=str(artifacts / "compare-with-copies.png"))
 
+    # the Run panel's "Compare with" tells them apart the same way (QA27: two "tiny_cnn.onnx")
+    page.click("#btn-run")
+    run_copy = page.locator(f"#run-compare-to option[value='model:{copy}']")
+    run_copy.wait_for(state="attached")
+    assert re.fullmatch(rf"tiny_cnn\.onnx · {copy} · revision 0 · {when}", run_copy.text_content())
+    run_other = page.locator(f"#run-compare-to option[value='model:{other}']").text_content()
+    assert re.fullmatch(rf"casts\.onnx · revision 0 · {when}", run_other), run_other
+
 
 def test_a_refused_edit_links_the_node_it_names(page, server, artifacts):
     """kernel_shape 3 alone makes the pool 15×15, which the Add "shift" can't take: the refusal

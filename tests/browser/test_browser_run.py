@@ -217,6 +217,27 @@ def test_quantize_again_with_the_nodes_that_lose_most_left_in_float(page, server
     page.wait_for_function("() => document.querySelector('#run-compare-to')?.value === '0'")
 
 
+def test_the_error_table_keeps_in_the_panel_with_long_names(page, server, artifacts):
+    """QA27: a node name without separators (a TF export's fused scope) made the per-node error
+    table wider than the side panel: it wraps inside the panel's width."""
+    model = tiny_cnn()
+    model.graph.node[0].name = "StatefulPartitionedCallFusedConv2DWithBiasAndActivation" * 2
+    quantized_and_compared(page, server, model=model)
+    page.locator("#run-errors tbody tr").first.wait_for()
+    page.locator("#run-errors").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-errors-long-names.png"))
+    widths = page.evaluate(
+        "() => { const s = document.querySelector('#sidebar'); const t = document.querySelector('#run-errors table');"
+        " return [s.scrollWidth, s.clientWidth, t.getBoundingClientRect().right, s.getBoundingClientRect().right]; }"
+    )
+    wide = page.evaluate(
+        "() => { const s = document.querySelector('#sidebar').getBoundingClientRect().right;"
+        " return [...document.querySelectorAll('#sidebar *')].filter(e => e.getBoundingClientRect().right > s + 1)"
+        ".slice(0, 8).map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + e.parentElement.tagName + '.' + e.parentElement.className + ' ' + e.textContent.slice(0, 60) + ' ' + Math.round(e.getBoundingClientRect().right)); }"
+    )
+    assert widths[0] <= widths[1] and widths[2] <= widths[3], (widths, wide)
+
+
 def test_what_each_tensor_costs_alone_picks_the_nodes_to_leave_in_float(page, server, artifacts):
     """A QDQ quantization compared with its float base: "Measure what each quantized tensor costs
     alone" (on its calibration samples) lists the quantization's tensors, the costliest first, each with the nodes to leave

@@ -12,6 +12,7 @@ import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
 import { formatInteger, nodeLabel } from "../lib/format.js";
 import { revisionChoice, standing } from "./history-panel.js";
+import { modelOption, shortTime, twinsOf } from "../widgets/model-options.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -57,24 +58,6 @@ function itemChangeCell(change) {
 }
 
 /** "12 Mar, 14:05" (the year too when it isn't this one): when a revision or model was made. */
-function shortTime(seconds) {
-  if (typeof seconds !== "number") return "";
-  const date = new Date(seconds * 1000);
-  const sameYear = date.getFullYear() === new Date().getFullYear();
-  return date.toLocaleString(undefined, {
-    day: "numeric", month: "short", ...(sameYear ? {} : { year: "numeric" }), hour: "numeric", minute: "2-digit",
-  });
-}
-
-/** An option for another model: its name, its id when another stored model has that name (as
- * the models page tells them apart), the revision compared with and when it was uploaded. */
-function modelOption(m, twins) {
-  const id = twins.get(m.name) > 1 ? ` · ${m.id}` : "";
-  const when = m.created ? ` · uploaded ${shortTime(m.created)}` : "";
-  return el("option", { value: `model:${m.id}`, title: `model ${m.id}, revision ${m.revision}${when}` },
-    `${m.name}${id} · revision ${m.revision}${when}`);
-}
-
 function picker(ctx, onPick) {
   const select = el("select", { id: "compare-with", "aria-label": "Compare with" },
     el("option", { value: "" }, "Loading…"));
@@ -84,8 +67,7 @@ function picker(ctx, onPick) {
     const stands = standing(revs.revisions, ctx.summary.head ?? here);
     const stored = models.models.filter((m) => (m.kind || "model") === "model"); // not a data file, a lone tensor
     const others = stored.filter((m) => m.id !== ctx.modelId);
-    const twins = new Map();
-    for (const m of stored) twins.set(m.name, (twins.get(m.name) || 0) + 1);
+    const twins = twinsOf(stored);
     // copies of this model (the same name: uploaded again, edited apart) before the rest
     const name = ctx.summary.name;
     const copies = others.filter((m) => m.name === name);

@@ -16,6 +16,7 @@ import { npyShape } from "../lib/npy.js";
 import { FITS, SCALINGS, defaultScaling, imageInput, imageLayout } from "../lib/image-input.js";
 import { expectedFromFiles, fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice, standing } from "./history-panel.js";
+import { modelOption, twinsOf } from "../widgets/model-options.js";
 import { rowsWords } from "../lib/reference-words.js";
 import { graphPathOf } from "../lib/address.js";
 
@@ -873,10 +874,12 @@ export function renderRunPanel(root, ctx) {
         const { text, title } = revisionChoice(r, stands.get(r.revision));
         return el("option", { value: String(r.revision), selected: r.revision === preset, title }, text);
       });
-    const others = (listed.models || []).filter((m) => (m.kind || "model") === "model" && m.id !== ctx.modelId);
+    const stored = (listed.models || []).filter((m) => (m.kind || "model") === "model");
+    const others = stored.filter((m) => m.id !== ctx.modelId);
+    const twins = twinsOf(stored); // a name two stored models have: their ids tell them apart (QA27)
     if (others.length) {
       compare.append(el("optgroup", { label: "Revisions of this model" }, revisions),
-        el("optgroup", { label: "Other models (their latest revision)" }, others.map((m) => el("option", { value: `model:${m.id}`, title: `model ${m.id}` }, `${m.name} · revision ${m.revision}`))));
+        el("optgroup", { label: "Other models (their latest revision)" }, others.map((m) => modelOption(m, twins))));
     } else compare.append(...revisions);
     syncLocate();
     if (go && form.isConnected) form.requestSubmit(); // once the revision to compare with is chosen
