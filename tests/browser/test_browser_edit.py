@@ -122,6 +122,38 @@ def test_delete_metadata_and_edit_ints_attribute(page, server, tmp_path):
     assert metadata(model) == {"author": "tests"}
 
 
+def test_a_long_metadata_value_is_seen_whole(page, server, artifacts):
+    """QA27: a one-line value longer than the field (a JSON config) showed its first line only:
+    the field is as tall as the value wraps to, a very long one up to 12 lines and then scrolls,
+    and it grows as more is typed."""
+    model = tiny_cnn()
+    config = '{"labels": [' + ", ".join(f'"class_{k}"' for k in range(16)) + '], "mean": [0.485, 0.456, 0.406]}'
+    onnx.helper.set_model_props(model, {"author": "tests", "config": config, "labels": "x " * 2000})
+    open_model(page, server, upload(page, server, model, "meta.onnx")["id"])
+    panel = page.locator("#sidebar")
+    sizes = (
+        "s => { const f = document.querySelector(`#metadata [data-meta-key=${s}] textarea`);"
+        " return [f.clientHeight, f.scrollHeight, parseFloat(getComputedStyle(f).lineHeight)]; }"
+    )
+    panel.locator("#metadata [data-meta-key=config] textarea").wait_for()
+    page.wait_for_function(
+        "() => { const f = document.querySelector('#metadata [data-meta-key=config] textarea');"
+        " return f.scrollHeight <= f.clientHeight + 1; }"
+    )
+    client, scroll, line = page.evaluate(sizes, "config")
+    assert client >= 4 * line, (client, scroll, line)  # seen whole: several wrapped lines
+    client, scroll, line = page.evaluate(sizes, "author")
+    assert client < 2 * line + 12  # a short value: one line
+    client, scroll, line = page.evaluate(sizes, "labels")
+    assert 11 * line <= client <= 13 * line + 12 and scroll > client  # capped, scrolls
+    panel.locator("#metadata [data-meta-key=config]").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "metadata-long-value.png"))
+    author = panel.locator("#metadata [data-meta-key=author] textarea")
+    author.press_sequentially(" and a longer note about who made this model and when" * 3)
+    client, scroll, line = page.evaluate(sizes, "author")
+    assert client >= 2 * line and scroll <= client + 1  # grew as typed
+
+
 def test_int64_attribute_values_stay_exact(page, server):
     summary = upload(page, server, custom_op_with_int64(), "custom.onnx")
     open_model(page, server, summary["id"], "#path=&node=n0")

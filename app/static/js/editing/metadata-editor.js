@@ -4,15 +4,28 @@ import { el } from "../widgets/dom.js";
 import { runForm } from "./edit-forms.js";
 import { fieldError, showError } from "../widgets/ui.js";
 
-/** A value's field: a textarea as tall as its lines (up to 8), so a JSON or multi-line value
- * keeps its newlines (an <input> dropped them on save); Enter saves, Shift+Enter is a new line. */
+const LONG_VALUE = 40; // characters: a value longer than its column holds on a line or two
+
+/** A value's field: a textarea as tall as what it holds as wrapped in its width (up to 12 lines,
+ * then it scrolls; app.css), so a JSON or multi-line value keeps its newlines (an <input> dropped
+ * them on save) and a long one-line value is seen whole, not its first line (QA27); Enter saves,
+ * Shift+Enter is a new line. */
 function valueField(value, label, placeholder = "") {
-  const lines = String(value).split("\n").length;
   const field = /** @type {HTMLTextAreaElement} */ (el("textarea", {
-    name: "value", rows: String(Math.min(8, lines)), "aria-label": label, autocomplete: "off", spellcheck: "false",
+    name: "value", rows: "1", "aria-label": label, autocomplete: "off", spellcheck: "false",
     class: "meta-value", placeholder, title: "Enter saves; Shift+Enter starts a new line",
   }));
   field.value = value;
+  const fit = () => {
+    if (!field.isConnected) return;
+    field.style.height = "auto"; // its one row, so scrollHeight is what the text takes
+    field.style.height = `${field.scrollHeight + field.offsetHeight - field.clientHeight}px`;
+  };
+  let width = -1; // refitted when laid out and when its width (so its wrapping) changes
+  new ResizeObserver(([entry]) => {
+    if (entry.contentRect.width !== width) { width = entry.contentRect.width; fit(); }
+  }).observe(field);
+  field.addEventListener("input", fit);
   field.addEventListener("keydown", (e) => {
     if (e.key !== "Enter" || e.shiftKey || e.isComposing) return;
     e.preventDefault();
@@ -39,7 +52,9 @@ export function metadataEditor(props, ctx, { target, tensor, idPrefix = "metadat
   for (const { key, value } of props) {
     const input = valueField(value, `Value of ${key}`);
     const del = el("button", { type: "button", class: "btn btn-small btn-danger", title: `Delete ${key}` }, "Delete");
-    const form = el("form", { class: "meta-row", "data-meta-key": key },
+    // a long or multi-line value (a JSON config) gets the panel's width, under its key
+    const long = value.length > LONG_VALUE || value.includes("\n");
+    const form = el("form", { class: `meta-row${long ? " meta-long" : ""}`, "data-meta-key": key },
       el("span", { class: "meta-key mono", title: key }, key), input,
       el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small" }, "Save"), del));
     form.addEventListener("submit", (e) => {
