@@ -4,12 +4,31 @@ boxes marked on the drawing, the changed fields before and now, and step through
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 from onnx import numpy_helper
 
 from .browser_models import position_slice_model, sparse_training_model, tiny_cnn
 from .browser_pages import open_model, upload, wait_revision
+
+
+def test_the_summary_says_an_opset_conversion(page, server):
+    """QA27: a revision converted 17 -> 19 said "0 nodes changed…" and the conversion only in
+    the Model lines at the panel's end: the summary line says it."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_opset", "version": 19}]}
+    )
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-compare")
+    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
+    page.select_option("#compare-with", "rev:0")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    summary = page.locator("#compare-summary").text_content()
+    assert re.search(r"\d+ added, \d+ removed, opset 17 → 19[,( ]", summary), summary
 
 
 def test_compare_with_a_revision_and_with_another_model(page, server, artifacts):

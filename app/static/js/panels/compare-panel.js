@@ -193,6 +193,18 @@ function metadataLines(m) {
   return lines.length ? section("Metadata", cappedList("ul", { class: "compare-lines" }, lines, (l) => el("li", {}, l))) : null;
 }
 
+/** ", opset 13 → 17" (and each other domain whose version moved, "ai.onnx.ml 1 → 3"): a
+ * conversion is news for the summary line, not only a line under Model at the panel's end (QA27). */
+function opsetWords(model) {
+  const pair = model && model.opset_import;
+  if (!pair) return "";
+  const [was, now] = pair;
+  const moved = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((k) => was[k] !== now[k])
+    .sort((a, b) => (a === "" || a === "ai.onnx" ? -1 : b === "" || b === "ai.onnx" ? 1 : a.localeCompare(b)));
+  const words = moved.map((k) => `${k && k !== "ai.onnx" ? `${k} ` : ""}${was[k] ?? "none"} → ${now[k] ?? "none"}`);
+  return words.length ? `, opset ${words.join(", ")}` : "";
+}
+
 function modelLines(model) {
   // graph and training_info: lines of their own; other fields: [before, after]
   const lines = Object.entries(model).flatMap(([k, v]) => (k === "graph" ? v.map((l) => `graph ${l}`)
@@ -344,6 +356,7 @@ function result(root, d, ctx) {
       : d.same_content ? "The two hold the same model: only how its tensors are stored differs (raw bytes or typed fields, inside the file or beside it)." : [
       `From ${sideName(d.from)} to ${sideName(d.to)}: `,
       `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
+      opsetWords(d.model),
       functionCounts(d.functions),
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
       d.tensors.added.length ? `, ${plural(d.tensors.added.length, "tensor")} added` : "",
