@@ -1034,3 +1034,17 @@ def test_windows_and_mel_banks_made_from_constants_cost_nothing_a_run(client):
     assert (
         "HannWindow" not in answer["unknown"]["flops_ops"] and "MelWeightMatrix" not in answer["unknown"]["flops_ops"]
     )
+
+
+def test_a_view_reading_no_input_is_counted_as_writing_its_own(client):
+    """CI's field mutants: a Reshape whose inputs were cut (the checker refuses it; the costs are
+    still asked for) was taken for a view of input 0 and answered 500."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu"), helper.make_node("Reshape", [], ["y"], name="cut")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    nodes = {n["name"]: n for n in stats(client, model.SerializeToString())["nodes"]}
+    assert "view_of" not in nodes["cut"]

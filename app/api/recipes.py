@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import io
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -59,7 +60,7 @@ def get_recipe(model_id):
     # restores replay as the edits they restored; attaching data files has no ops to replay
     batches = [(rev, r.ops) for rev in path if (r := revisions[rev]).ops and restored_from(r.ops) is None]
     # each batch's nodes marked as its base held them: replay checks it edits the same ones
-    before = dict(zip(path, [start, *path[:-1]], strict=True))
+    before = {rev: prev for prev, rev in pairwise([start, *path])}  # none when from = to
     marks = [batch_marks(load(model_id, before[rev])[2], ops) for rev, ops in batches]
     recipe = make_recipe(record.name, start, end, batches, read_uploaded_blob, marks)
     body = orjson.dumps(recipe, option=orjson.OPT_INDENT_2)

@@ -300,8 +300,9 @@ VIEWS = frozenset(["Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"])
 
 def writes_bytes(node: onnx.NodeProto) -> bool:
     """Whether a node's outputs are memory of their own: not a Constant's (a weight) nor a
-    view's (VIEWS)."""
-    return node.op_type != "Constant" and not (node.op_type in VIEWS and node.domain in ("", "ai.onnx"))
+    view's (VIEWS; a malformed one reading no input writes its own)."""
+    view = node.op_type in VIEWS and node.domain in ("", "ai.onnx") and bool(node.input) and bool(node.input[0])
+    return node.op_type != "Constant" and not view
 
 
 def node_attr(node: onnx.NodeProto, name: str, default):
