@@ -78,7 +78,7 @@ def _query(name: str, schema: dict, description: str = "", required: bool = Fals
     return {**out, "description": description} if description else out
 
 
-def _upload(description: str) -> dict:
+def _upload(description: str, fields: dict | None = None) -> dict:
     return {
         "required": True,
         "content": {
@@ -90,7 +90,8 @@ def _upload(description: str) -> dict:
                             "type": "array",
                             "items": {"type": "string", "format": "binary"},
                             "description": description,
-                        }
+                        },
+                        **(fields or {}),
                     },
                     "required": ["file"],
                 }
@@ -127,7 +128,10 @@ def _paths() -> dict:
             "get": {"summary": "List stored models", "responses": {"200": _json("ModelList")}},
             "post": {
                 "summary": "Store a model (further `file` parts: its external data files)",
-                "requestBody": _upload("the model (.onnx, ONNX text, a data file or a .zip), then its data files"),
+                "requestBody": _upload(
+                    "the model (.onnx, ONNX text, a data file or a .zip), then its data files",
+                    {"name": {"type": "string", "description": "what to list it by instead of its file's name"}},
+                ),
                 "responses": {"201": _json("Summary", "Stored"), "400": _ERROR, "413": _ERROR},
             },
         },

@@ -88,6 +88,12 @@ SCHEMAS: dict = {
                         "name": {"type": "string"},
                         "revision": {"type": "integer", "description": "its head"},
                         "created": {"type": "number"},
+                        "created_by": {
+                            "type": ["string", "null"],
+                            "description": "who uploaded it (the name signed in as, or X-Studio-Author); null: not said",
+                        },
+                        "edited": {"type": "number", "description": "when its head revision was made"},
+                        "edited_by": {"type": ["string", "null"], "description": "who made its head revision"},
                         "size": {"type": "integer", "description": "bytes, as a model"},
                         "disk_bytes": {
                             "type": ["integer", "null"],
@@ -387,6 +393,10 @@ SCHEMAS: dict = {
                         "ops": {"type": "array", "items": {"type": "object"}},
                         "changes": {"type": "array", "items": {"type": "string"}},
                         "created": {"type": "number"},
+                        "author": {
+                            "type": ["string", "null"],
+                            "description": "who made it: the name its browser signed in as, or a script's X-Studio-Author header (null: not said)",
+                        },
                         "current": {"type": "boolean"},
                     },
                 },

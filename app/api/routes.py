@@ -149,10 +149,12 @@ def upload_model():
         # the model among its data files in any order (a folder's listing puts "m.data" first)
         files = [models[0], *(f for f in files if f is not models[0])]
     name = _upload_name(files[0], "the model")
+    # a name to list it by other than its file's ("v2 int8"): the form's "name", checked first
+    listed = model_name(request.form["name"]) if "name" in request.form else None
     if name.lower().endswith(".zip") or is_tar_name(name):
         if len(files) > 1:
             raise StudioError("bad_request", "send an archive alone: it holds the model and its external data")
-        return _upload_archive(files[0].stream, name)
+        return _upload_archive(files[0].stream, name, listed)
     stream = files[0].stream
     size = stream.seek(0, 2)
     stream.seek(0)
@@ -175,16 +177,16 @@ def upload_model():
             )
         external[ext_name] = f.stream  # streamed into the store, never held whole in memory
     if detected is None:
-        record = store().create_model(name, stream, external)
+        record = store().create_model(listed or name, stream, external)
     else:
-        record = store().create_model(name, detected.data, external, detected.kind, detected.source)
+        record = store().create_model(listed or name, detected.data, external, detected.kind, detected.source)
     created = _created(record)
     if record.kind == "model":
         page_ready(record.id)
     return jsonify(created), 201
 
 
-def _upload_archive(stream, name: str):
+def _upload_archive(stream, name: str, listed: str | None):
     """A .zip, .tar, .tar.gz or .tgz holding one .onnx, its external data files and maybe test
     data sets (the model zoo's layout)."""
     config = current_app.config
@@ -198,19 +200,19 @@ def _upload_archive(stream, name: str):
         for sides in data_sets.values():
             for member in (*sides["inputs"], *sides["outputs"]):
                 member.budget = test_data
-        return _stored_archive(name, data, external, data_sets)
+        return _stored_archive(listed or name, data, external, data_sets)
     with tempfile.TemporaryDirectory(prefix="tar-", dir=store().blobs.scratch()) as tmp:
-        model_name, model_path, beside = unpack_tar(
+        inner_name, model_path, beside = unpack_tar(
             stream, name, Path(tmp), config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"]
         )
         if model_path.stat().st_size > MAX_MODEL_BYTES:
-            raise StudioError("bad_tar", f"{name}: {model_name} is bigger than one protobuf message can be")
+            raise StudioError("bad_tar", f"{name}: {inner_name} is bigger than one protobuf message can be")
         data = model_path.read_bytes()
-        parse_model(data, model_name)
+        parse_model(data, inner_name)
         rest, data_sets = split_test_data_sets({key: FileMember(path) for key, path in beside.items()})
         with contextlib.ExitStack() as opened:  # streamed into the store, then closed
             external = {key: opened.enter_context(member.path.open("rb")) for key, member in rest.items()}
-            return _stored_archive(model_name, data, external, data_sets)
+            return _stored_archive(listed or inner_name, data, external, data_sets)
 
 
 def _stored_archive(name: str, data: bytes, external: dict, data_sets: dict):
@@ -249,6 +251,10 @@ def list_models():
             "name": m.name,
             "revision": m.head,
             "created": m.created,
+            # who uploaded it, and when its head was made and by whom (null: not said)
+            "created_by": revisions[0].author if revisions and revisions[0].rev == 0 else None,
+            "edited": rev.created,
+            "edited_by": rev.author,
             "disk_bytes": usage["models"].get(m.id, 0),
             "kind": m.kind,
             "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
@@ -300,7 +306,12 @@ def rename_model(model_id):
     """{"name": NAME}: the model's name as the models page lists it and downloads are named
     (its revisions unchanged); the summary."""
     body = json_object('{"name": "a new name"}')
-    name = body.get("name")
+    store().rename_model(model_id, model_name(body.get("name")))
+    return jsonify(summary_of(model_id))
+
+
+def model_name(name) -> str:
+    """A name a model is listed (and downloads) by, as given to a rename or an upload's "name"."""
     if not isinstance(name, str) or not name.strip():
         raise StudioError("bad_value", '"name" must be a non-empty string')
     name = name.strip()
@@ -308,8 +319,7 @@ def rename_model(model_id):
         raise StudioError("bad_value", f"a name is at most {MAX_MODEL_NAME} characters; this one has {len(name)}")
     if _CONTROL.search(name):
         raise StudioError("bad_value", "a name is one line of text: no tab, line break or other control character")
-    store().rename_model(model_id, name)
-    return jsonify(summary_of(model_id))
+    return name
 
 
 MAX_MODEL_NAME = MAX_NAME  # as long as a file name is kept
@@ -918,6 +928,7 @@ def revisions(model_id):
                     "ops": r.ops,
                     "changes": r.changes,
                     "created": r.created,
+                    "author": r.author,  # who made it (the name signed in as, or a script's header), or null
                     "current": r.rev == head,
                     "validation": {
                         "runtime": r.runtime,

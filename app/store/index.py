@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import NotFound, StudioError, stale_base
+from .authorship import current_author
 from .records import ModelRecord, Revision
 
 SCHEMA = """
@@ -74,10 +75,14 @@ LATER_COLUMNS = {
         "tensors": "TEXT NOT NULL DEFAULT '{}'",  # digest -> size of the tensors the graph references
         "source": "TEXT",  # revision 0 of a split upload: how its bytes are rebuilt
         "card": "TEXT",  # producer, opset, node count (JSON: store/card.py), for the models list
+        "author": "TEXT",  # who made it: the request's person (store/authorship.py), when said
     },
     "models": {
         "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
         "checks": "TEXT",  # its reference cases (JSON: api/reference.py), once it has any
+    },
+    "sessions": {
+        "name": "TEXT",  # the name given at sign-in: each revision the session makes is by it
     },
     "intents": {
         "owner": "TEXT",  # the process that began it: its file in the owners folder (see above)
@@ -171,18 +176,19 @@ class SqlIndex:
         return [_revision(r) for r in rows]
 
     # --- sign-in sessions (web/auth.py): shared by every worker and host -----------------
-    def add_session(self, key: str, expires: float) -> None:
-        """A browser signed in (its sessions past their time go)."""
+    def add_session(self, key: str, expires: float, name: str | None = None) -> None:
+        """A browser signed in, as `name` when one was given (its sessions past their time go)."""
         with self._conn() as c:
             c.begin()
             c.execute("DELETE FROM sessions WHERE expires < ?", (time.time(),))
-            c.execute("INSERT INTO sessions (key, expires) VALUES (?, ?)", (key, expires))
+            c.execute("INSERT INTO sessions (key, expires, name) VALUES (?, ?, ?)", (key, expires, name))
 
-    def session_expires(self, key: str) -> float | None:
-        """When a signed-in browser's session ends; None when it has none (signed out, or never)."""
+    def session(self, key: str) -> tuple[float, str | None] | None:
+        """(when it ends, the name given at sign-in) of a signed-in browser's session; None when
+        it has none (signed out, or never)."""
         with self._conn() as c:
-            row = c.execute("SELECT expires FROM sessions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else float(row["expires"])
+            row = c.execute("SELECT expires, name FROM sessions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (float(row["expires"]), row["name"])
 
     def end_session(self, key: str) -> None:
         with self._conn() as c:
@@ -481,7 +487,7 @@ def _insert_revision(
 ) -> None:
     c.execute(
         "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created, runtime, invalid,"
-        " tensors, source, card) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " tensors, source, card, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             model_id,
             rev,
@@ -496,6 +502,7 @@ def _insert_revision(
             json.dumps(tensors),
             None if source is None else json.dumps(source),
             None if card is None else json.dumps(card),
+            current_author(),  # whoever the request storing it acts as
         ),
     )
 
@@ -540,6 +547,7 @@ def _revision(row) -> Revision:
         json.loads(row["tensors"]),
         None if row["source"] is None else json.loads(row["source"]),
         None if row["card"] is None else json.loads(row["card"]),
+        row["author"],
     )
 
 

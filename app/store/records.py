@@ -21,6 +21,7 @@ class Revision:
     tensors: dict = field(default_factory=dict)  # blob digest -> size of each tensor the graph references
     source: dict | None = None  # revision 0 of a split upload: how its bytes are rebuilt (wire.skeleton)
     card: dict | None = None  # producer, opset, node count (card.py); None for one stored before cards
+    author: str | None = None  # who made it (authorship.py); None when no name was said
 
     def blobs(self) -> set[str]:
         """Every blob this revision needs."""

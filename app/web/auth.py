@@ -20,9 +20,10 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-from flask import Flask, jsonify, redirect, render_template, request, url_for
+from flask import Flask, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from ..store.authorship import act_as, clean_author, stop_acting
 from .health import ENDPOINTS as HEALTH_ENDPOINTS
 
 COOKIE = "onnx_studio_session"
@@ -32,7 +33,8 @@ PUBLIC_ENDPOINTS = {"auth.login", "auth.login_post", "auth.logout", *HEALTH_ENDP
 
 SESSION_SECONDS = 7 * 24 * 3600  # a sign-in lasts a week (the cookie's Max-Age too)
 CHECKED_SECONDS = 5.0  # how long a worker trusts a session it found in the index
-_checked: dict[str, float] = {}  # session key -> when this worker last found it (and it was in time)
+_checked: dict[str, tuple[float, str | None]] = {}  # session key -> (when this worker last found it in time, its name)
+AUTHOR_HEADER = "X-Studio-Author"  # a script's way of saying whose its edits are (no session to hold a name)
 _checked_lock = threading.Lock()
 
 
@@ -48,24 +50,39 @@ def _index():
     return store().index
 
 
-def _signed_in(token: str) -> bool:
-    """Does this browser hold the cookie of a session that has not ended?"""
+def _session(token: str) -> tuple[bool, str | None]:
+    """(does this browser hold the cookie of a session that has not ended, the name it signed in as)."""
     cookie = request.cookies.get(COOKIE, "")
     if not cookie or len(cookie) > 100:
-        return False
+        return False, None
     key = _session_key(token, cookie)
     now = time.monotonic()
     with _checked_lock:
-        if now - _checked.get(key, -CHECKED_SECONDS) < CHECKED_SECONDS:
-            return True
-    expires = _index().session_expires(key)
-    if expires is None or expires < time.time():
-        return False
+        when, name = _checked.get(key, (-CHECKED_SECONDS, None))
+        if now - when < CHECKED_SECONDS:
+            return True, name
+    found = _index().session(key)
+    if found is None or found[0] < time.time():
+        return False, None
     with _checked_lock:
         if len(_checked) > 10_000:  # a bound, not a policy: they are looked up again
             _checked.clear()
-        _checked[key] = now
-    return True
+        _checked[key] = (now, found[1])
+    return True, found[1]
+
+
+def _signed_in(token: str) -> bool:
+    return _session(token)[0]
+
+
+def request_author(token: str | None) -> str | None:
+    """Who the request's revisions are by: what it says in X-Studio-Author (a script's; store/
+    authorship.py cleans it), else the name its browser signed in as; None when neither says."""
+    said = request.headers.get(AUTHOR_HEADER)
+    if said or not token:
+        return said or None
+    signed_in, name = _session(token)
+    return name if signed_in else None
 
 
 def _bearer(token: str) -> bool | None:
@@ -113,7 +130,8 @@ def install(app: Flask) -> None:
         if not token or not hmac.compare_digest(given.encode(), token.encode()):
             return render_template("login.html", next=target, failed=True), 401
         session_id = secrets.token_urlsafe(32)
-        _index().add_session(_session_key(token, session_id), time.time() + SESSION_SECONDS)
+        name = clean_author(request.form.get("name"))  # optional: each revision made then is by it
+        _index().add_session(_session_key(token, session_id), time.time() + SESSION_SECONDS, name)
         resp = redirect(target)
         resp.set_cookie(
             COOKIE,
@@ -155,6 +173,16 @@ def install(app: Flask) -> None:
         # pages show "Sign out" to a browser signed in by the login (a Bearer header has no session)
         token = app.config.get("AUTH_TOKEN") or ""
         return {"signed_in": bool(token) and _signed_in(token)}
+
+    @app.before_request
+    def _act_as_the_requests_author() -> None:
+        g.author_token = act_as(request_author(app.config.get("AUTH_TOKEN")))
+
+    @app.teardown_request
+    def _stop_acting(_exc: BaseException | None) -> None:
+        token = g.pop("author_token", None)
+        if token is not None:
+            stop_acting(token)
 
     @app.before_request
     def _require_token() -> Response | None:

@@ -92,3 +92,74 @@ def test_a_shared_link_opens_its_node_after_signing_in_and_an_ended_session_says
         assert form.locator("input[name=name]").input_value() == "act"
     finally:
         stop()
+
+
+def test_who_did_what_shows_in_history_and_the_models_list(page, tmp_path, artifacts):
+    """QA26: a team's edits said no one's name. Signed in as "Ana" (the name kept for the next
+    sign-in on this browser), her upload and edit say so in History and the models list, where
+    a script's edit (X-Studio-Author) says its own; the list sorts by any of its columns."""
+    url, stop = serve({"DATA_DIR": str(tmp_path / "data"), "AUTH_TOKEN": TOKEN})
+    try:
+        page.goto(url + "/")
+        page.fill("#token", TOKEN)
+        page.fill("#name", "Ana")
+        page.click("button[type=submit]")
+        page.wait_for_url(url + "/")
+
+        def uploaded(name: str) -> str:
+            r = page.request.post(
+                url + "/api/models",
+                multipart={
+                    "file": {
+                        "name": name,
+                        "mimeType": "application/octet-stream",
+                        "buffer": tiny_cnn().SerializeToString(),
+                    },
+                    "name": name,
+                },
+            )
+            assert r.status == 201, r.text()
+            return r.json()["id"]
+
+        first, second = uploaded("b-first.onnx"), uploaded("a-second.onnx")
+        op = {"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.3}
+        assert page.request.post(f"{url}/api/models/{first}/edits", data={"base": 0, "ops": [op]}).ok
+        script = {"Authorization": f"Bearer {TOKEN}", "X-Studio-Author": "nightly-export"}
+        op = {"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.4}
+        r = page.request.post(f"{url}/api/models/{first}/edits", data={"base": 1, "ops": [op]}, headers=script)
+        assert r.ok, r.text()
+
+        page.goto(url + "/")
+        rows = page.locator("#models-table tbody tr")
+        rows.first.wait_for()
+        edited = page.locator(f"#models-table tr[data-model-id='{first}'] td.edited-cell")
+        assert "by nightly-export" in edited.text_content()
+        assert "by Ana" in page.locator(f"#models-table tr[data-model-id='{first}'] td.date-cell").first.text_content()
+        assert page.locator(f"#models-table tr[data-model-id='{second}'] td.edited-cell").text_content() == "not edited"
+        ids = lambda: [rows.nth(k).get_attribute("data-model-id") for k in range(rows.count())]  # noqa: E731
+        assert ids() == [second, first]  # newest upload first
+        page.locator("th[data-sort=edited] button").click()
+        assert ids() == [first, second]  # edited last first
+        assert page.locator("th[data-sort=edited]").get_attribute("aria-sort") == "descending"
+        page.locator("th[data-sort=name] button").click()
+        assert ids() == [second, first]  # a-second before b-first
+        assert page.locator("th[data-sort=name]").get_attribute("aria-sort") == "ascending"
+        page.screenshot(path=str(artifacts / "models-who-and-when.png"))
+        page.reload()
+        rows.first.wait_for()
+        assert ids() == [second, first] and page.locator("th[data-sort=name]").get_attribute("aria-sort") == "ascending"
+
+        page.goto(f"{url}/models/{first}")
+        page.click("#btn-history")
+        page.locator("#sidebar .hist-item[data-revision='2']").wait_for()
+        assert page.locator(".hist-item[data-revision='2'] .hist-author").text_content() == " · nightly-export"
+        assert page.locator(".hist-item[data-revision='1'] .hist-author").text_content() == " · Ana"
+        assert page.locator(".hist-item[data-revision='0'] .hist-author").text_content() == " · Ana"
+        page.locator("#sidebar").screenshot(path=str(artifacts / "history-authors.png"))
+
+        # the name comes back at the next sign-in on this browser
+        page.get_by_role("button", name="Sign out").click()
+        page.wait_for_url(url + "/login")
+        assert page.locator("#name").input_value() == "Ana"
+    finally:
+        stop()

@@ -15,7 +15,7 @@ export async function revisionsSince(modelId, was, head) {
   return line.length && line[0].parent === was ? line : [];
 }
 
-/** "revision 5: attribute 'alpha' of node "act" (LeakyRelu) set to 0.25" (or "revisions 3–5:
+/** "revision 5 by Ana: attribute 'alpha' of node "act" (LeakyRelu) set to 0.25" (or "revisions 3–5:
  * …; … and 2 more"); what an undo elsewhere did when no revision was added since `was`. */
 export async function changedSince(modelId, was, head) {
   const line = await revisionsSince(modelId, was, head).catch(() => []);
@@ -24,5 +24,8 @@ export async function changedSince(modelId, was, head) {
   const named = changes.slice(0, SHOWN).join("; ");
   const more = changes.length > SHOWN ? ` and ${changes.length - SHOWN} more` : "";
   const which = line.length === 1 ? `revision ${line[0].revision}` : `revisions ${line[0].revision}–${line[line.length - 1].revision}`;
-  return `${which}: ${named || "no change named"}${more}`;
+  // whose (QA26: "who did what"): the names the revisions were made under, when they say
+  const authors = [...new Set(line.map((r) => r.author).filter(Boolean))];
+  const by = authors.length ? ` by ${authors.length > 2 ? `${authors.slice(0, 2).join(", ")} and others` : authors.join(" and ")}` : "";
+  return `${which}${by}: ${named || "no change named"}${more}`;
 }

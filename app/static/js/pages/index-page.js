@@ -5,6 +5,7 @@ import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatDate, formatNumber } from "../lib/format.js";
 import { openModal } from "../widgets/modal.js";
 import { breakableFileName } from "../widgets/ui.js";
+import { shortTime } from "../widgets/model-options.js";
 
 const dropzone = document.getElementById("dropzone");
 const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
@@ -238,18 +239,27 @@ async function loadModels() {
       const card = cardText(m.card);
       // models of one name (the same export uploaded again, edited apart) told apart by their id
       const twin = named.get(m.name) > 1 ? el("span", { class: "muted model-twin mono", title: "Other stored models have this name: this one's id" }, ` ${m.id}`) : null;
-      body.append(el("tr", { "data-model-id": m.id, "data-search": `${m.name || ""} ${m.id} ${card}` },
+      const by = (who) => (who ? el("div", { class: "muted date-by" }, `by ${who}`) : null);
+      body.append(el("tr", {
+        "data-model-id": m.id,
+        "data-search": `${m.name || ""} ${m.id} ${card} ${m.created_by || ""} ${m.edited_by || ""}`,
+        ...sortData(m),
+      },
         el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), twin, validityTag(m.valid), missingTag(m.missing_data), damagedTag(m.damaged), referenceTag(m.reference),
           card ? el("div", { class: "muted model-card" }, card) : null),
         el("td", { class: "kind-cell" }, el("span", { class: `kind-badge kind-${m.kind || "model"}` }, KIND_LABEL[m.kind] || m.kind || "model")),
         el("td", { class: "num" }, String(m.revision ?? "")),
         el("td", { class: "num" }, formatBytes(m.size)),
         el("td", { class: "num" }, formatBytes(m.disk_bytes)),
-        el("td", { class: "muted date-cell" }, formatDate(m.created)),
+        // short dates ("6 Dec, 20:16"; the year when not this one), the full one in the title
+        el("td", { class: "muted date-cell", title: formatDate(m.created) }, shortTime(m.created), by(m.created_by)),
+        el("td", { class: "muted date-cell edited-cell", title: m.revision ? formatDate(m.edited) : "" },
+          ...(m.revision ? [shortTime(m.edited), by(m.edited_by)] : ["not edited"])),
         el("td", { class: "actions-cell" },
           el("button", { type: "button", class: "btn btn-small btn-ghost rename-model", "aria-label": `Rename ${m.name || m.id}`, onclick: () => askRename(m) }, "Rename"),
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", "aria-label": `Delete ${m.name || m.id}`, onclick: () => confirmDelete(m) }, "Delete"))));
     }
+    sortRows();
     table.hidden = !(models && models.length);
     shown = { count: models && models.length ? models.length : 0, diskBytes, otherBytes: otherBytes || 0 };
     filter.hidden = shown.count < FILTER_FROM;
@@ -260,6 +270,52 @@ async function loadModels() {
     modelsTotal.hidden = true;
     setStatus(modelsStatus, `Could not list the models: ${err.message}`, "error");
   }
+}
+
+// ------------------------------------------------------------------ sorting the list (QA26)
+
+/** The values a row sorts by, as data-sort-* attributes (a model never edited sorts by its upload). */
+function sortData(m) {
+  return {
+    "data-sort-name": (m.name || m.id).toLowerCase(),
+    "data-sort-revision": String(m.revision ?? 0),
+    "data-sort-size": String(m.size ?? -1),
+    "data-sort-stored": String(m.disk_bytes ?? -1),
+    "data-sort-uploaded": String(m.created ?? 0),
+    "data-sort-edited": String(m.edited ?? m.created ?? 0),
+  };
+}
+
+const SORT_KEY = "onnx-studio.models-sort"; // the order chosen, kept for the next visit
+let sorting = { key: "uploaded", descending: true }; // the server's order: newest upload first
+try { sorting = { ...sorting, ...JSON.parse(localStorage.getItem(SORT_KEY) || "{}") }; } catch { /* none kept */ }
+
+/** Order the rows by the chosen column, and say so on its header (aria-sort). */
+function sortRows() {
+  const { key, descending } = sorting;
+  const body = table.tBodies[0];
+  const value = (row) => row.dataset[`sort${key[0].toUpperCase()}${key.slice(1)}`] || "";
+  const rows = [...body.rows].sort((a, b) => {
+    const [x, y] = [value(a), value(b)];
+    const order = key === "name" ? x.localeCompare(y) : Number(x) - Number(y);
+    return descending ? -order : order;
+  });
+  body.append(...rows);
+  for (const th of table.tHead.querySelectorAll("th[data-sort]")) {
+    const on = th.getAttribute("data-sort") === key;
+    if (on) th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    else th.removeAttribute("aria-sort");
+  }
+}
+
+for (const th of table.tHead.querySelectorAll("th[data-sort]")) {
+  th.querySelector("button").addEventListener("click", () => {
+    const key = th.getAttribute("data-sort") || "uploaded";
+    // a new column starts where a person looks first: names A→Z, the rest biggest or newest first
+    sorting = { key, descending: sorting.key === key ? !sorting.descending : key !== "name" };
+    try { localStorage.setItem(SORT_KEY, JSON.stringify(sorting)); } catch { /* this visit only */ }
+    sortRows();
+  });
 }
 
 // a filter box once the list is longer than a glance takes in

@@ -203,7 +203,7 @@ function revisionItem(r, where, ctx, name) {
       referenceTag(r.validation || {}),
       // where it branches off: said on every revision of a branch (the one after the fork too), and where a line skips
       r.parent !== null && r.parent !== undefined && (r.parent !== r.revision - 1 || where === "branch") ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
-      el("span", { class: "hist-time muted" }, formatDate(r.created))),
+      el("span", { class: "hist-time muted" }, formatDate(r.created), r.author ? el("span", { class: "hist-author", title: "The name given at sign-in (or a script's X-Studio-Author)" }, ` · ${r.author}`) : null)),
     r.revision === 0 || (r.parent === null && !ops.length)
       ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)
       : el("ol", { class: "hist-ops" }, ops.map((op, i) => el("li", { class: "hist-op", "data-op": op.op },
