@@ -132,6 +132,39 @@ def test_the_page_uploads_the_recipe_as_a_file(client):
     assert history(client, mid)[1][1][2] == METADATA
 
 
+def test_a_recipes_revisions_say_so_and_one_undo_takes_them_all_back(client):
+    """QA27: History showed a recipe's four revisions as four unrelated edits, and undoing it
+    took four Undos: each revision says which run of which recipe and which batch it is, and
+    `steps` undoes them at once (Redo brings them back one by one)."""
+    recipe = recipe_of(client, BATCHES)
+    mid = uploaded(client, conv_model(seed=7))
+    applied(client, mid, {"base": 0, "recipe": recipe})
+    revisions = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"]
+    tags = [r["recipe"] for r in revisions]
+    assert tags[0] is None
+    run = tags[1]["run"]
+    assert [(t["run"], t["name"], t["batch"], t["batches"]) for t in tags[1:]] == [
+        (run, "model.onnx r0→r4", k, 4) for k in range(1, 5)
+    ]
+    assert tags[2]["origin"] == "revision 2 of model.onnx"
+    # the page's upload: named after its file; another run is another run
+    stage = recipe_of(client, [[{"op": "set_metadata", "key": "stage", "value": "prod"}]], seed=1)
+    form = {"base": "4", "recipe": (io.BytesIO(json.dumps(stage).encode()), "meta.recipe.json")}
+    r = client.post(f"/api/models/{mid}/recipe", data=form, content_type="multipart/form-data")
+    assert r.status_code == 200, r.get_json()
+    last = client.get(f"/api/models/{mid}/revisions").get_json()["revisions"][-1]["recipe"]
+    assert last["name"] == "meta.recipe.json" and last["run"] != run and (last["batch"], last["batches"]) == (1, 1)
+
+    r = client.post(f"/api/models/{mid}/undo", json={"base": 5, "steps": 5})
+    assert r.status_code == 200 and r.get_json()["revision"] == 0
+    assert client.post(f"/api/models/{mid}/redo", json={"base": 0}).get_json()["revision"] == 1
+    r = client.post(f"/api/models/{mid}/undo", json={"base": 1, "steps": 3})
+    assert r.status_code == 409 and "only 1 step(s) lead back" in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}/head").get_json()["head"] == 1  # all or none
+    for steps in (0, -1, True, "2", 10**6):
+        assert client.post(f"/api/models/{mid}/undo", json={"base": 1, "steps": steps}).status_code == 400
+
+
 def test_a_refused_batch_stores_nothing_and_is_named(client):
     """The next export named its Conv otherwise: batch 2 (the Conv's attribute) can't be replayed
     by a recipe of names alone (written by hand, without the node marks GET .../recipe writes)."""

@@ -336,9 +336,22 @@ def _paths() -> dict:
         },
         f"{m}/undo": {
             "post": {
-                "summary": "Move the head to the previous revision",
+                "summary": "Move the head back: to its parent, or `steps` revisions back (a recipe's batches at once)",
                 "parameters": [_ID],
-                "requestBody": _BASE_BODY,
+                "requestBody": {
+                    "required": False,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "base": {"type": "integer", "description": "409 unless it is the head"},
+                                    "steps": {"type": "integer", "minimum": 1, "default": 1},
+                                },
+                            }
+                        }
+                    },
+                },
                 "responses": {"200": _json("Summary"), "400": _ERROR, "404": _ERROR, "409": _ERROR},
             }
         },

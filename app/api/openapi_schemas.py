@@ -398,6 +398,10 @@ SCHEMAS: dict = {
                             "description": "who made it: the name its browser signed in as, or a script's X-Studio-Author header (null: not said)",
                         },
                         "current": {"type": "boolean"},
+                        "recipe": {
+                            "type": ["object", "null"],
+                            "description": 'the recipe batch it replays: {"run", "name", "batch", "batches", "origin"}',
+                        },
                     },
                 },
             },

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import secrets
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
@@ -91,6 +92,7 @@ def apply_recipe(model_id):
         return jsonify({"dry_run": True, "revision": base, **counts, "moved": moved, "validation": validation})
     if not applied:
         return jsonify({**unchanged_answer(model_id, base, start.validation), "revisions": [], **counts})
+    applied = _tagged(applied, recipe, steps)
     stored = _commit_all(model_id, applied, start.revision)
     answer = edit_answer(model_id, stored[-1], applied[-1])
     moved = [line for step in applied for line in step.moved]
@@ -148,6 +150,32 @@ def _dry_run() -> bool:
     if not isinstance(raw, bool):
         raise StudioError("bad_request", '"dry_run" must be true or false')
     return raw
+
+
+def _recipe_name(recipe: Any) -> str:
+    """What History calls an applied recipe: its file's name (the page's upload), else the model
+    and revisions it was made from ("week1.onnx r0→r6")."""
+    f = request.files.get("recipe") if request.mimetype == "multipart/form-data" else None
+    if f is not None and f.filename:
+        return f.filename
+    model = recipe.get("model") if isinstance(recipe, dict) else None
+    ends = (recipe.get("from"), recipe.get("to")) if isinstance(recipe, dict) else (None, None)
+    span = f" r{ends[0]}→r{ends[1]}" if all(isinstance(e, int) and not isinstance(e, bool) for e in ends) else ""
+    return f"{model}{span}" if isinstance(model, str) and model else "a recipe"
+
+
+def _tagged(applied: list[AppliedEdit], recipe: Any, steps: list[dict]) -> list[AppliedEdit]:
+    """Each stored batch marked as one of this run of the recipe (its revision keeps it): History
+    shows them together, and one Undo takes them all back."""
+    run, name = secrets.token_hex(4), _recipe_name(recipe)
+    origins = [step.get("origin") for step in steps if not step.get("unchanged")]
+    return [
+        dataclasses.replace(
+            a,
+            recipe={"run": run, "name": name, "batch": k + 1, "batches": len(applied), "origin": origin},
+        )
+        for k, (a, origin) in enumerate(zip(applied, origins, strict=True))
+    ]
 
 
 def _too_big(limit: int) -> StudioError:

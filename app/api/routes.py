@@ -653,6 +653,7 @@ class AppliedEdit:
     external: dict  # the base's external data files the result still names
     changes: list[str]  # the ops' changes, and a line for each data file left out
     moved: list[str] = field(default_factory=list)  # a recipe's nodes found elsewhere (node_marks.py), first in changes
+    recipe: dict | None = None  # the recipe batch it replays, kept with its revision (History groups them)
 
     @property
     def settled(self) -> dict | None:
@@ -716,6 +717,7 @@ def _edited(applied: AppliedEdit) -> Edited:
         result.invalid,
         model=result.model,
         added=applied.added,
+        recipe=applied.recipe,
     )
 
 
@@ -873,9 +875,19 @@ def _optional_base():
     return base
 
 
+MAX_UNDO_STEPS = 10_000  # a bound on one request's walk, far past any recipe's batches
+
+
 @bp.post("/models/<model_id>/undo")
 def undo(model_id):
-    store().undo(model_id, _optional_base())
+    """`{"base"?: HEAD, "steps"?: N}`: the head N revisions back (1 unless said), all or none."""
+    body = request.get_json(silent=True) or {}
+    steps = body.get("steps", 1) if isinstance(body, dict) else 1
+    if not isinstance(steps, int) or isinstance(steps, bool) or not 1 <= steps <= MAX_UNDO_STEPS:
+        raise StudioError(
+            "bad_request", f'"steps" is how many revisions to undo: a whole number from 1 to {MAX_UNDO_STEPS}'
+        )
+    store().undo(model_id, _optional_base(), steps)
     return jsonify(summary_of(model_id))
 
 
@@ -929,6 +941,8 @@ def revisions(model_id):
                     "changes": r.changes,
                     "created": r.created,
                     "author": r.author,  # who made it (the name signed in as, or a script's header), or null
+                    # a recipe's batch: {"run", "name", "batch", "batches", "origin"} (History groups a run)
+                    "recipe": r.recipe,
                     "current": r.rev == head,
                     "validation": {
                         "runtime": r.runtime,

@@ -76,6 +76,7 @@ LATER_COLUMNS = {
         "source": "TEXT",  # revision 0 of a split upload: how its bytes are rebuilt
         "card": "TEXT",  # producer, opset, node count (JSON: store/card.py), for the models list
         "author": "TEXT",  # who made it: the request's person (store/authorship.py), when said
+        "recipe": "TEXT",  # a recipe's batch: {"run", "name", "batch", "batches", "origin"} (JSON)
     },
     "models": {
         "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
@@ -294,18 +295,24 @@ class SqlIndex:
             self._locked_record(c, model_id, None)  # 404 for no such model
             c.execute("UPDATE models SET name = ? WHERE id = ?", (name, model_id))
 
-    def undo(self, model_id: str, base: int | None = None) -> int:
+    def undo(self, model_id: str, base: int | None = None, steps: int = 1) -> int:
+        """Move the head `steps` revisions back along its parents, all or none (a recipe's
+        batches undone at once); Redo brings them back one at a time, the nearest first."""
         with self._conn() as c:
             c.begin()
             record = self._locked_record(c, model_id, base)
-            parent = c.execute(
-                "SELECT parent FROM revisions WHERE model_id = ? AND rev = ?", (model_id, record["head"])
-            ).fetchone()["parent"]
-            if parent is None:
-                raise StudioError("nothing_to_undo", "nothing to undo: the model is at its original revision", 409)
-            redo = [*json.loads(record["redo"]), record["head"]]
-            c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (parent, json.dumps(redo), model_id))
-        return parent
+            head, redo = record["head"], json.loads(record["redo"])
+            for done in range(steps):
+                parent = c.execute(
+                    "SELECT parent FROM revisions WHERE model_id = ? AND rev = ?", (model_id, head)
+                ).fetchone()["parent"]
+                if parent is None:
+                    said = "the model is at its original revision" if not done else f"only {done} step(s) lead back"
+                    raise StudioError("nothing_to_undo", f"nothing to undo: {said}", 409)
+                redo.append(head)
+                head = parent
+            c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (head, json.dumps(redo), model_id))
+        return head
 
     def redo(self, model_id: str, base: int | None = None) -> int:
         with self._conn() as c:
@@ -484,10 +491,11 @@ def _insert_revision(
     runtime: dict | None = None,
     invalid: list | None = None,
     card: dict | None = None,
+    recipe: dict | None = None,
 ) -> None:
     c.execute(
         "INSERT INTO revisions (model_id, rev, parent, blob, external, ops, changes, created, runtime, invalid,"
-        " tensors, source, card, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " tensors, source, card, author, recipe) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             model_id,
             rev,
@@ -503,6 +511,7 @@ def _insert_revision(
             None if source is None else json.dumps(source),
             None if card is None else json.dumps(card),
             current_author(),  # whoever the request storing it acts as
+            None if recipe is None else json.dumps(recipe),
         ),
     )
 
@@ -548,6 +557,7 @@ def _revision(row) -> Revision:
         None if row["source"] is None else json.loads(row["source"]),
         None if row["card"] is None else json.loads(row["card"]),
         row["author"],
+        None if row["recipe"] is None else json.loads(row["recipe"]),
     )
 
 

@@ -22,6 +22,7 @@ class Revision:
     source: dict | None = None  # revision 0 of a split upload: how its bytes are rebuilt (wire.skeleton)
     card: dict | None = None  # producer, opset, node count (card.py); None for one stored before cards
     author: str | None = None  # who made it (authorship.py); None when no name was said
+    recipe: dict | None = None  # a recipe's batch: {"run", "name", "batch", "batches", "origin"}
 
     def blobs(self) -> set[str]:
         """Every blob this revision needs."""
@@ -44,6 +45,7 @@ class Edited:
     invalid: list | None = None
     model: Any = None  # the parsed graph `data` serializes, when the caller has it
     added: set[str] = field(default_factory=set)  # blobs the edit itself stored
+    recipe: dict | None = None  # the recipe batch it replays (Revision.recipe)
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,8 @@ class Store:
     def rename_model(self, model_id: str, name: str) -> None:
         self.index.rename(model_id, name)
 
-    def undo(self, model_id: str, base: int | None = None) -> int:
-        return self.index.undo(model_id, base)
+    def undo(self, model_id: str, base: int | None = None, steps: int = 1) -> int:
+        return self.index.undo(model_id, base, steps)
 
     def redo(self, model_id: str, base: int | None = None) -> int:
         return self.index.redo(model_id, base)
@@ -229,6 +229,7 @@ class Store:
             "runtime": edited.runtime,
             "invalid": edited.invalid,
             "card": card,
+            "recipe": edited.recipe,
         }
 
     def attach_files(self, model_id: str, base: int, files: dict, describe: Callable[[dict], list[str]]) -> int:

@@ -65,7 +65,13 @@ def test_history_applies_a_recipe_file_batch_by_batch(page, server, artifacts):
     assert "Rename node" in panel.locator("#history-list > li[data-revision='1'] .hist-op").text_content()
     assert "exported_by" in panel.locator("#history-list > li[data-revision='2'] .hist-op").text_content()
     toast = page.locator("#toast", has_text="Recipe applied")
-    assert toast.text_content() == ("Recipe applied: 2 batches as revisions 1–2; Undo steps back one batch at a time.")
+    assert toast.text_content() == (
+        "Recipe applied: 2 batches as revisions 1–2; History's “Undo the recipe” takes them all back at once,"
+        " Undo one batch at a time."
+    )
+    # each revision says which recipe's batch it is (QA27)
+    tags = panel.locator("#history-list .hist-recipe-tag").all_text_contents()
+    assert tags == [f"Recipe first_export.r0-r2.recipe.json · batch {k} of 2" for k in (2, 1)]
     assert page.locator("#history-undo").is_enabled() and page.locator("#past-revision").is_hidden()
     page.screenshot(path=str(artifacts / "history-recipe-applied.png"))
 
@@ -94,3 +100,15 @@ def test_history_applies_a_recipe_file_batch_by_batch(page, server, artifacts):
     assert error.text_content() == "Not applied: batch 1: op #1 (rename_node): no node '@pool1' in this model"
     assert page.locator("#model-revision").text_content() == "rev 2"
     page.screenshot(path=str(artifacts / "history-recipe-refused.png"))
+
+    # the whole recipe undone in one step, back to the revision before it
+    whole = panel.locator("#history-undo-recipe")
+    assert whole.text_content() == "Undo the recipe (2 revisions)"
+    whole.click()
+    wait_revision(page, 0)
+    assert (
+        "Undone the recipe first_export.r0-r2.recipe.json (2 revisions) — now at revision 0."
+        in page.locator("#toast").text_content()
+    )
+    page.wait_for_selector("#history-list[data-ready=true]")
+    assert panel.locator("#history-undo-recipe").count() == 0  # the head is no recipe's last batch now

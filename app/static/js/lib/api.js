@@ -286,8 +286,8 @@ export function restoreRevision(id, base, revision) {
   return request("POST", `/api/models/${enc(id)}/restore`, { base, revision });
 }
 
-export function undo(id, base) {
-  return request("POST", `/api/models/${enc(id)}/undo`, base === undefined ? {} : { base });
+export function undo(id, base, steps = 1) {
+  return request("POST", `/api/models/${enc(id)}/undo`, { ...(base === undefined ? {} : { base }), ...(steps > 1 ? { steps } : {}) });
 }
 
 export function redo(id, base) {

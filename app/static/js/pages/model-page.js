@@ -243,6 +243,8 @@ const panelContext = {
     loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId, onScreen()),
     loadRevisions: () => api.getRevisions(state.modelId),
     undo: () => step("undo"),
+    // a recipe's batches undone at once (History): `words` name them in the toast
+    undoSteps: (steps, words) => step("undo", steps, words),
     revisionNow: () => (state.summary ? state.summary.revision : null),
     toast: (message, kind) => toast(message, kind),
     redo: () => step("redo"),
@@ -345,7 +347,7 @@ function renderSidebar() {
 }
 
 // what an earlier revision viewed may not do: edit (it would fork the history), undo, redo
-const READ_ONLY = { edit: null, setAttribute: null, setMetadata: null, undo: null, redo: null, attachDataFiles: null };
+const READ_ONLY = { edit: null, setAttribute: null, setMetadata: null, undo: null, undoSteps: null, redo: null, attachDataFiles: null };
 
 function sidebarContext() {
   return {
@@ -1054,7 +1056,7 @@ async function attachDataFiles(files, location = null) {
   }
 }
 
-async function step(direction) {
+async function step(direction, steps = 1, words = "") {
   if (state.busy || !state.summary) return;
   if (state.viewing !== null) {
     toast(`Revision ${state.viewing} is shown read-only: back to the current revision to ${direction}.`, "info");
@@ -1070,8 +1072,12 @@ async function step(direction) {
   try {
     const call = direction === "undo" ? api.undo : api.redo;
     const was = state.summary.revision;
-    const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, was));
+    const summary = await withWaitStatus(waitPill, direction === "undo" ? "Undoing…" : "Redoing…", () => call(state.modelId, was, steps));
     await refreshAfter(summary);
+    if (steps > 1) {
+      toast(`Undone ${words || `${steps} revisions`} — now at revision ${state.summary.revision}. Redo brings them back one by one.`, "info");
+      return;
+    }
     // what was undone is the revision left, what was redone the one reached: the toast says it
     // once the history answers (not awaited: the page is free again at once)
     const stepped = direction === "undo" ? was : state.summary.revision;

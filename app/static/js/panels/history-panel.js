@@ -204,6 +204,8 @@ function revisionItem(r, where, ctx, name) {
       // where it branches off: said on every revision of a branch (the one after the fork too), and where a line skips
       r.parent !== null && r.parent !== undefined && (r.parent !== r.revision - 1 || where === "branch") ? el("span", { class: "muted hist-parent" }, `after revision ${r.parent}`) : null,
       el("span", { class: "hist-time muted" }, formatDate(r.created), r.author ? el("span", { class: "hist-author", title: "The name given at sign-in (or a script's X-Studio-Author)" }, ` · ${r.author}`) : null)),
+    r.recipe ? el("div", { class: "hist-recipe-tag muted", title: r.recipe.origin ? `Replays ${r.recipe.origin}` : "" },
+      `Recipe ${r.recipe.name} · batch ${r.recipe.batch} of ${r.recipe.batches}`) : null,
     r.revision === 0 || (r.parent === null && !ops.length)
       ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)
       : el("ol", { class: "hist-ops" }, ops.map((op, i) => el("li", { class: "hist-op", "data-op": op.op },
@@ -250,7 +252,7 @@ function recipeWords(answer) {
   if (!answer.revisions.length) return `Nothing changed: the model already holds every batch of the recipe${skipped}.`;
   // nodes the export names otherwise, found by what they read: said, the edit went there
   const moved = (answer.moved || []).length ? ` Found elsewhere: ${answer.moved.join("; ")}.` : "";
-  return `Recipe applied: ${plural(answer.batches, "batch", "batches")} as ${revisionsWords(answer.revisions)}${skipped}; Undo steps back one batch at a time.${moved}`;
+  return `Recipe applied: ${plural(answer.batches, "batch", "batches")} as ${revisionsWords(answer.revisions)}${skipped}; History's “Undo the recipe” takes them all back at once, Undo one batch at a time.${moved}`;
 }
 
 /** "Apply recipe…": a .recipe.json (Download recipe, on another export of the model) replayed on
@@ -282,6 +284,26 @@ function applyRecipeForm(ctx) {
   return form;
 }
 
+/** "Undo the recipe (4 revisions)" when the head is the last batch of a recipe applied here and
+ * the revisions before it are the rest of that run (QA27: undoing one took an Undo a batch). */
+function recipeUndo(revisions, head, ctx) {
+  const byNumber = new Map(revisions.map((r) => [r.revision, r]));
+  const last = byNumber.get(head);
+  const tag = last && last.recipe;
+  if (!tag || tag.batch !== tag.batches) return null;
+  let r = last;
+  for (let k = tag.batches; k > 1; k -= 1) {
+    r = byNumber.get(r.parent);
+    if (!r || !r.recipe || r.recipe.run !== tag.run || r.recipe.batch !== k - 1) return null;
+  }
+  const words = `the recipe ${tag.name} (${tag.batches === 1 ? "1 revision" : `${tag.batches} revisions`})`;
+  return el("button", {
+    type: "button", class: "btn btn-small", id: "history-undo-recipe",
+    title: `Back to revision ${r.parent}, before the recipe, in one step`,
+    onclick: () => ctx.actions.undoSteps(tag.batches, words),
+  }, tag.batches === 1 ? "Undo the recipe" : `Undo the recipe (${tag.batches} revisions)`);
+}
+
 /** Fill `root` (the sidebar) with the history panel; the revisions are fetched. */
 export function renderHistoryPanel(root, ctx) {
   clear(root);
@@ -308,6 +330,8 @@ export function renderHistoryPanel(root, ctx) {
     const where = standing(revisions, data.head);
     status.remove();
     list.append(...revisions.map((r) => revisionItem(r, where.get(r.revision), ctx, summary.name || "the model")));
+    const whole = past || !canEdit(ctx) ? null : recipeUndo(revisions, data.head, ctx);
+    if (whole) undo.after(whole);
     list.dataset.ready = "true";
   }).catch((err) => {
     status.className = "field-error";
