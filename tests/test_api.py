@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import threading
 import zipfile
 
@@ -43,7 +44,15 @@ def test_the_models_list_carries_each_models_card(client, resnet):
 
     mid, data = resnet
     proto = onnx.load_from_string(data)
-    want = {"ir_version": proto.ir_version, "producer": proto.producer_name, "opset": 9, "nodes": len(proto.graph.node)}
+    want = {
+        "ir_version": proto.ir_version,
+        "producer": proto.producer_name,
+        "opset": 9,
+        "nodes": len(proto.graph.node),
+        "ops": sorted({n.op_type for n in proto.graph.node}),  # what the list's filter finds it by
+        "metadata": {p.key: p.value for p in proto.metadata_props},
+    }
+    assert {"Conv", "Relu", "Gemm"} <= set(want["ops"])
     listed = {m["id"]: m for m in client.get("/api/models").get_json()["models"]}
     assert listed[mid]["card"] == want
     r = client.post(
@@ -62,6 +71,16 @@ def test_the_models_list_carries_each_models_card(client, resnet):
         assert s.revision(mid).card is None
         assert client.get("/api/models").get_json()["models"][0]["card"] == listed[mid]["card"]
         assert s.revision(mid).card == listed[mid]["card"]  # kept
+        # a card made before cards named operators and metadata is made again, once
+        with s.index._conn() as c:
+            c.begin()
+            c.execute("UPDATE revisions SET card = ? WHERE model_id = ?", (json.dumps({"nodes": 1}), mid))
+        assert client.get("/api/models").get_json()["models"][0]["card"] == listed[mid]["card"]
+        assert s.revision(mid).card == listed[mid]["card"]
+    meta = {"op": "set_metadata", "key": "dataset", "value": "imagenet"}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [meta]}).status_code == 200
+    listed = {m["id"]: m for m in client.get("/api/models").get_json()["models"]}
+    assert listed[mid]["card"]["metadata"] == {**want["metadata"], "dataset": "imagenet"}
 
 
 def test_graph_json_shapes_and_dtypes(client, resnet):

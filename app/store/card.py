@@ -1,4 +1,5 @@
-"""A model's card for the models list: who made it, its opset, how many nodes its graph has —
+"""A model's card for the models list: who made it, its opset, how many nodes its graph has and
+which operators, its metadata (what the list's filter finds a model by) —
 read from its protobuf bytes at the wire level (a 2 GiB upload is not parsed for it), or from
 the parsed model an edit already holds."""
 
@@ -17,14 +18,22 @@ _GRAPH = _MODEL["graph"].number
 _OPSET_DOMAIN = onnx.OperatorSetIdProto.DESCRIPTOR.fields_by_name["domain"].number
 _OPSET_VERSION = onnx.OperatorSetIdProto.DESCRIPTOR.fields_by_name["version"].number
 _NODE = onnx.GraphProto.DESCRIPTOR.fields_by_name["node"].number
-MAX_TEXT = 80  # a producer's name as the list shows it
+_OP_TYPE = onnx.NodeProto.DESCRIPTOR.fields_by_name["op_type"].number
+_METADATA = _MODEL["metadata_props"].number
+_KEY = onnx.StringStringEntryProto.DESCRIPTOR.fields_by_name["key"].number
+_VALUE = onnx.StringStringEntryProto.DESCRIPTOR.fields_by_name["value"].number
+MAX_TEXT = 80  # a producer's name (a metadata value) as the list shows it
+MAX_OPS = 200  # distinct operators a card names (a model has a few dozen)
+MAX_METADATA = 20  # metadata entries a card holds
 
 
 def card_of_bytes(buf) -> dict | None:
-    """{"ir_version", "producer", "opset", "nodes"} of a serialized ModelProto, None when its
-    bytes can't be walked (they are stored whole, as protobuf accepted them)."""
+    """{"ir_version", "producer", "opset", "nodes", "ops", "metadata"} of a serialized ModelProto,
+    None when its bytes can't be walked (they are stored whole, as protobuf accepted them)."""
     ir_version, opset, ml, nodes = 0, None, None, 0
     producer = version = ""
+    ops: set[str] = set()
+    metadata: dict[str, str] = {}
     try:
         for number, wire, _start, payload, end in _fields(buf, 0, len(buf)):
             if number == _IR_VERSION and wire == 0:
@@ -39,11 +48,22 @@ def card_of_bytes(buf) -> dict | None:
                     opset = v
                 elif domain == "ai.onnx.ml" and ml is None:
                     ml = v
+            elif number == _METADATA and wire == 2 and len(metadata) < MAX_METADATA:
+                key, value = _entry(buf, payload, end)
+                metadata.setdefault(key, value)
             elif number == _GRAPH and wire == 2:
-                nodes += sum(1 for n, w, *_ in _fields(buf, payload, end) if n == _NODE and w == 2)
+                for n, w, _s, node, node_end in _fields(buf, payload, end):
+                    if n == _NODE and w == 2:
+                        nodes += 1
+                        if len(ops) < MAX_OPS:
+                            ops.update(
+                                _text(buf, p, e)
+                                for k, kw, _x, p, e in _fields(buf, node, node_end)
+                                if k == _OP_TYPE and kw == 2
+                            )
     except WireError:
         return None
-    return _card(ir_version, producer, version, opset, nodes, ml)
+    return _card(ir_version, producer, version, opset, nodes, ml, ops, metadata)
 
 
 def card_of_model(model: onnx.ModelProto) -> dict:
@@ -51,7 +71,11 @@ def card_of_model(model: onnx.ModelProto) -> dict:
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     ml = next((o.version for o in model.opset_import if o.domain == "ai.onnx.ml"), None)
     producer, version = (_as_text(x) for x in (model.producer_name, model.producer_version))
-    return _card(model.ir_version, producer, version, opset, len(model.graph.node), ml)
+    ops = {_as_text(n.op_type) for n in model.graph.node}
+    metadata: dict[str, str] = {}
+    for p in model.metadata_props[:MAX_METADATA]:
+        metadata.setdefault(_as_text(p.key), _as_text(p.value))
+    return _card(model.ir_version, producer, version, opset, len(model.graph.node), ml, ops, metadata)
 
 
 def _as_text(x: str | bytes) -> str:
@@ -59,11 +83,27 @@ def _as_text(x: str | bytes) -> str:
     return x.decode("utf-8", "replace") if isinstance(x, bytes) else x
 
 
-def _card(ir_version: int, producer: str, version: str, opset: int | None, nodes: int, ml: int | None = None) -> dict:
+def _card(
+    ir_version: int,
+    producer: str,
+    version: str,
+    opset: int | None,
+    nodes: int,
+    ml: int | None,
+    ops: set[str],
+    metadata: dict[str, str],
+) -> dict:
     """opset: ai.onnx's; for a model importing only ai.onnx.ml (an XGBoost export), ai.onnx.ml's,
-    with "opset_domain" saying so."""
+    with "opset_domain" saying so. ops: the main graph's operators, sorted (at most MAX_OPS)."""
     made_by = f"{producer} {version}".strip()[:MAX_TEXT]
-    card = {"ir_version": ir_version, "producer": made_by, "opset": opset, "nodes": nodes}
+    card = {
+        "ir_version": ir_version,
+        "producer": made_by,
+        "opset": opset,
+        "nodes": nodes,
+        "ops": sorted(ops)[:MAX_OPS],
+        "metadata": {k[:MAX_TEXT]: v[:MAX_TEXT] for k, v in metadata.items()},
+    }
     if opset is None and ml is not None:
         card.update(opset=ml, opset_domain="ai.onnx.ml")
     return card
@@ -71,6 +111,16 @@ def _card(ir_version: int, producer: str, version: str, opset: int | None, nodes
 
 def _text(buf, start: int, end: int) -> str:
     return bytes(buf[start:end]).decode("utf-8", "replace")
+
+
+def _entry(buf, start: int, end: int) -> tuple[str, str]:
+    key = value = ""
+    for number, wire, _s, payload, field_end in _fields(buf, start, end):
+        if number == _KEY and wire == 2:
+            key = _text(buf, payload, field_end)
+        elif number == _VALUE and wire == 2:
+            value = _text(buf, payload, field_end)
+    return key, value
 
 
 def _opset(buf, start: int, end: int) -> tuple[str, int | None]:

@@ -93,8 +93,10 @@ class Store:
         return [(record, by_model[record.id]) for record in records if record.id in by_model]
 
     def card(self, revision: Revision) -> dict | None:
-        """A revision's card; for one stored before cards, made from its graph once and kept."""
-        if revision.card is not None or self.model(revision.model_id).kind != "model":
+        """A revision's card; for one stored before cards (or before they named operators and
+        metadata), made from its graph once and kept."""
+        current = revision.card is not None and (not revision.card or "ops" in revision.card)
+        if current or self.model(revision.model_id).kind != "model":
             return revision.card
         with self.blobs.open(revision.blob) as f, _mapped(f) as buf:
             card = card_of_bytes(buf) or {}  # {}: bytes the wire walk can't follow, not tried again

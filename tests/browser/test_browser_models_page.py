@@ -236,3 +236,41 @@ def test_leaving_the_page_with_the_question_open_backs_out_of_the_upload(page, s
         page.wait_for_timeout(100)
     assert [m["id"] for m in listed(page, server)["models"]] == [first["id"]]
     assert page.request.get(f"{server}/api/models/{second['id']}").status == 404
+
+
+def matmul_model(k: int, metadata: dict) -> onnx.ModelProto:
+    g = h.make_graph(
+        [h.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        f"mm{k}",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2])],
+        [nh.from_array(np.full((4, 2), k, np.float32), "w")],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    h.set_model_props(m, metadata)
+    return m
+
+
+def test_the_filter_finds_models_by_operator_and_metadata(page, server, artifacts):
+    """QA26: with a dozen exports listed, finding "the ones with MatMul" or "the imagenet ones"
+    meant opening each: the filter reads the operators and metadata each model holds."""
+    cnns = [upload(page, server, tiny_cnn(), f"cnn{k}.onnx")["id"] for k in range(4)]
+    mms = [
+        upload(page, server, matmul_model(k, {"dataset": "imagenet" if k < 2 else "coco"}), f"mm{k}.onnx")["id"]
+        for k in range(4)
+    ]
+    page.goto(server + "/")
+    page.wait_for_selector("#models-table:not([hidden]) tbody tr")
+    shown = lambda: {  # noqa: E731
+        r.get_attribute("data-model-id") for r in page.locator("#models-table tbody tr:not([hidden])").all()
+    }
+    page.fill("#models-filter", "matmul")
+    assert shown() == set(mms)
+    page.fill("#models-filter", "LeakyRelu")
+    assert shown() == set(cnns)
+    page.fill("#models-filter", "dataset=imagenet")
+    assert shown() == set(mms[:2])
+    page.fill("#models-filter", "matmul coco")
+    assert shown() == set(mms[2:])
+    assert page.locator("#models-total").text_content().startswith("2 of 8 models")
+    page.screenshot(path=str(artifacts / "models-filter-metadata.png"))

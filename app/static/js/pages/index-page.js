@@ -213,6 +213,14 @@ function cardText(card) {
 }
 
 const filter = /** @type {HTMLInputElement} */ (document.getElementById("models-filter"));
+
+/** What the filter finds a model by: its name and id, its card (producer, opset, operators,
+ * metadata as key=value), who uploaded it and who last edited it (QA26). */
+function searchText(m, card) {
+  const c = m.card || {};
+  const metadata = Object.entries(c.metadata || {}).map(([k, v]) => `${k}=${v}`);
+  return [m.name || "", m.id, card, ...(c.ops || []), ...metadata, m.created_by || "", m.edited_by || ""].join(" ");
+}
 let shown = { count: 0, diskBytes: /** @type {number | undefined} */ (undefined), otherBytes: 0 };
 
 /** Show the rows whose name (or id) holds the filter's words, each of them, in any case. */
@@ -242,7 +250,7 @@ async function loadModels() {
       const by = (who) => (who ? el("div", { class: "muted date-by" }, `by ${who}`) : null);
       body.append(el("tr", {
         "data-model-id": m.id,
-        "data-search": `${m.name || ""} ${m.id} ${card} ${m.created_by || ""} ${m.edited_by || ""}`,
+        "data-search": searchText(m, card),
         ...sortData(m),
       },
         el("td", {}, el("a", { href: api.modelPageUrl(m.id), class: "model-link", title: `model ${m.id}` }, breakableFileName(m.name || m.id)), twin, validityTag(m.valid), missingTag(m.missing_data), damagedTag(m.damaged), referenceTag(m.reference),
