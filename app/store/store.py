@@ -141,7 +141,7 @@ class Store:
             if kind == "model":
                 with _mapped(data) as buf:
                     revision, content = self._put_model(buf)
-                    revision["card"] = card_of_bytes(buf) or {}
+                    revision["card"] = card_of_bytes(buf, contents=False) or {}  # the list reads the rest once
             else:
                 digest = self._put_any(data)
                 revision, content = {"blob": digest, "tensors": {}}, digest
@@ -221,7 +221,7 @@ class Store:
         else:
             sp = wire.split(edited.data, put, self.split_min_bytes)
             graph, refs = sp.graph, sp.refs
-            card = card_of_bytes(graph) or {}
+            card = card_of_bytes(graph, contents=False) or {}
         return {
             "blob": self.blobs.put(graph),
             "external": edited.external,
