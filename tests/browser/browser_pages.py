@@ -50,6 +50,18 @@ def wait_revision(page, revision: int) -> None:
     wait_ready(page)
 
 
+def compared_with_revision(page, server: str, model_id: str, revision: int, other: int = 0) -> str:
+    """Open the model at its head `revision`, and in Compare pick its revision `other`; the
+    summary line, once the comparison is drawn."""
+    open_model(page, server, model_id)
+    wait_revision(page, revision)
+    page.click("#btn-compare")
+    page.locator(f"#compare-with option[value='rev:{other}']").wait_for(state="attached")
+    page.select_option("#compare-with", f"rev:{other}")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    return page.locator("#compare-summary").text_content()
+
+
 def hash_params(page) -> dict[str, str]:
     """The model page's URL hash, decoded: {"rev", "path", "node" | "tensor" | ...}."""
     from urllib.parse import parse_qsl, urlsplit

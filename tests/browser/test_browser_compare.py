@@ -10,7 +10,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from .browser_models import position_slice_model, sparse_training_model, tiny_cnn
-from .browser_pages import open_model, upload, wait_revision
+from .browser_pages import compared_with_revision, open_model, upload, wait_revision
 
 
 def test_the_summary_says_an_opset_conversion(page, server):
@@ -21,13 +21,7 @@ def test_the_summary_says_an_opset_conversion(page, server):
         f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_opset", "version": 19}]}
     )
     assert r.status == 200, r.text()
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-compare")
-    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
-    page.select_option("#compare-with", "rev:0")
-    page.locator("#compare-body[data-ready=true]").wait_for()
-    summary = page.locator("#compare-summary").text_content()
+    summary = compared_with_revision(page, server, mid, 1)
     assert re.search(r"\d+ added, \d+ removed, opset 17 → 19[,( ]", summary), summary
 
 
@@ -441,13 +435,7 @@ def test_the_summary_counts_tensors_added_and_removed(page, server):
     mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
     op = {"op": "add_initializer", "name": "spare", "value": {"dtype": "FLOAT", "shape": [2], "values": [1, 2]}}
     assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).status == 200
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-compare")
-    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
-    page.select_option("#compare-with", "rev:0")
-    page.locator("#compare-body[data-ready=true]").wait_for()
-    assert "0 nodes changed, 0 added, 0 removed, 1 tensor added (" in page.locator("#compare-summary").text_content()
+    assert "0 nodes changed, 0 added, 0 removed, 1 tensor added (" in compared_with_revision(page, server, mid, 1)
 
 
 def test_training_and_sparse_changes_are_lines_of_their_own(page, server, artifacts):

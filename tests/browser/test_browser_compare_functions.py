@@ -8,7 +8,7 @@ from __future__ import annotations
 import onnx
 import onnx.parser
 
-from .browser_pages import hash_params, open_model, upload, wait_ready, wait_revision
+from .browser_pages import compared_with_revision, hash_params, upload, wait_ready
 
 MODEL = """
 <ir_version: 10, opset_import: ["" : 18, "local.fns" : 1]>
@@ -43,13 +43,7 @@ def test_compare_lists_and_marks_the_changes_in_a_function_body(page, server, ar
     assert r.status == 200, r.text()
 
     # on the main graph: the changes are all in the body, which the lists open
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-compare")
-    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
-    page.select_option("#compare-with", "rev:0")
-    page.locator("#compare-body[data-ready=true]").wait_for()
-    summary = page.locator("#compare-summary").text_content()
+    summary = compared_with_revision(page, server, mid, 1)
     assert "From revision 0 to revision 1: 1 node changed, 1 added, 0 removed; 1 function changed" in summary
     assert (
         "none of the changed or added nodes is in the graph on screen"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from .browser_pages import open_model, upload, wait_revision
+from .browser_pages import compared_with_revision, open_model, upload
 
 
 def _forest() -> onnx.ModelProto:
@@ -32,12 +32,7 @@ def test_compare_a_forest_after_one_threshold_changed(page, server, artifacts):
     op = {"op": "set_attribute_items", "node": nid, "name": "nodes_values", "items": [{"index": k, "value": 0.125}]}
     r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]})
     assert r.status == 200, r.text()
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-compare")
-    page.locator("#compare-with option[value='rev:0']").wait_for(state="attached")
-    page.select_option("#compare-with", "rev:0")
-    page.locator("#compare-body[data-ready=true]").wait_for()
+    compared_with_revision(page, server, mid, 1)
     changed = page.locator(f"#compare-changed li[data-node={nid}]")
     rows = changed.locator("tbody tr")
     assert rows.count() == 2, rows.all_text_contents()
