@@ -326,22 +326,38 @@ def _nodes_by_name(model: onnx.ModelProto) -> dict[str, tuple[list, str | None]]
     return {name: kept for name, kept in seen.items() if kept is not None}
 
 
-def _unnamed_nodes(model: onnx.ModelProto) -> set[tuple[str, tuple[str, ...]]]:
-    """(graph path, outputs) of each node the model holds without a name."""
-    return {(ref.path, tuple(n.output)) for ref in walk_graphs(model) for n in ref.container.node if not n.name}
-
-
-def _name_new_nodes(model: onnx.ModelProto, unnamed: set[tuple[str, tuple[str, ...]]]) -> None:
-    """A node a tool made without a name (onnxruntime's dynamic quantizer's bias Reshape) is named
-    after what it writes, so tables and links read "c1_bias_reshape", not "#1 (unnamed)" (QA27);
-    the model's own unnamed nodes stay unnamed (what the person did not touch is not changed)."""
-    taken = {n.name for ref in walk_graphs(model) for n in ref.container.node if n.name}
+def _unnamed_nodes(model: onnx.ModelProto) -> dict[tuple[str, str], list[str]]:
+    """(graph path, operator) -> the first output of each node the model holds without a name."""
+    found: dict[tuple[str, str], list[str]] = {}
     for ref in walk_graphs(model):
         for n in ref.container.node:
-            if n.name or not n.output or (ref.path, tuple(n.output)) in unnamed:
-                continue
-            n.name = fresh_name(model, n.output[0].removesuffix("_output") or n.op_type, taken)
-            taken.add(n.name)
+            if not n.name:
+                found.setdefault((ref.path, n.op_type), []).append(n.output[0] if n.output else "")
+    return found
+
+
+def _name_new_nodes(model: onnx.ModelProto, unnamed: dict[tuple[str, str], list[str]]) -> None:
+    """A node a tool made without a name (onnxruntime's dynamic quantizer's bias Reshape) is named
+    after what it writes, so tables and links read "c1_bias_reshape", not "#1 (unnamed)" (QA27);
+    the model's own unnamed nodes stay unnamed (what the person did not touch is not changed).
+    The tools rename what they write (a quantized output's producer writes
+    "y_QuantizeLinear_Input"), so the model's own are counted by graph and operator: as many as
+    it had stay unnamed, those writing what one of them wrote (or a name made from it) first."""
+    taken = {n.name for ref in walk_graphs(model) for n in ref.container.node if n.name}
+    for ref in walk_graphs(model):
+        groups: dict[str, list[onnx.NodeProto]] = {}
+        for n in ref.container.node:
+            if not n.name and n.output:
+                groups.setdefault(n.op_type, []).append(n)
+        for op, nodes in groups.items():
+            wrote = unnamed.get((ref.path, op), [])
+
+            def own(n: onnx.NodeProto, wrote: list[str] = wrote) -> bool:
+                return any(w and (n.output[0] == w or n.output[0].startswith(f"{w}_")) for w in wrote)
+
+            for n in sorted(nodes, key=lambda n: not own(n))[len(wrote) :]:
+                n.name = fresh_name(model, n.output[0].removesuffix("_output") or n.op_type, taken)
+                taken.add(n.name)
 
 
 def reorder(model: onnx.ModelProto) -> None:

@@ -146,6 +146,16 @@ export function formatDate(value) {
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+/** A date in a list's column: "6 Dec, 20:16" (the year too when it is another year's). */
+export function shortDate(seconds) {
+  if (typeof seconds !== "number") return "";
+  const date = new Date(seconds * 1000);
+  const sameYear = date.getFullYear() === new Date().getFullYear();
+  /** @type {Intl.DateTimeFormatOptions} */
+  const parts = { day: "numeric", month: "short", ...(sameYear ? {} : { year: "numeric" }), hour: "numeric", minute: "2-digit" };
+  return date.toLocaleString(undefined, parts);
+}
+
 /** Cut a string to at most `max` characters, with an ellipsis. */
 export function truncate(text, max) {
   const s = String(text ?? "");

@@ -2,10 +2,9 @@
 import * as api from "../lib/api.js";
 import "../widgets/signed-out.js";
 import { el, clear } from "../widgets/dom.js";
-import { formatBytes, formatDate, formatNumber } from "../lib/format.js";
+import { formatBytes, formatDate, formatNumber, shortDate } from "../lib/format.js";
 import { openModal } from "../widgets/modal.js";
 import { breakableFileName } from "../widgets/ui.js";
-import { shortTime } from "../widgets/model-options.js";
 
 const dropzone = document.getElementById("dropzone");
 const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
@@ -260,9 +259,9 @@ async function loadModels() {
         el("td", { class: "num" }, formatBytes(m.size)),
         el("td", { class: "num" }, formatBytes(m.disk_bytes)),
         // short dates ("6 Dec, 20:16"; the year when not this one), the full one in the title
-        el("td", { class: "muted date-cell", title: formatDate(m.created) }, shortTime(m.created), by(m.created_by)),
+        el("td", { class: "muted date-cell", title: formatDate(m.created) }, shortDate(m.created), by(m.created_by)),
         el("td", { class: "muted date-cell edited-cell", title: m.revision ? formatDate(m.edited) : "" },
-          ...(m.revision ? [shortTime(m.edited), by(m.edited_by)] : ["not edited"])),
+          ...(m.revision ? [shortDate(m.edited), by(m.edited_by)] : ["not edited"])),
         el("td", { class: "actions-cell" },
           el("button", { type: "button", class: "btn btn-small btn-ghost rename-model", "aria-label": `Rename ${m.name || m.id}`, onclick: () => askRename(m) }, "Rename"),
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", "aria-label": `Delete ${m.name || m.id}`, onclick: () => confirmDelete(m) }, "Delete"))));

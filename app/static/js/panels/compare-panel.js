@@ -10,9 +10,9 @@ import { el, clear } from "../widgets/dom.js";
 import { breakable, breakableFormula, mono, plural, section } from "../widgets/ui.js";
 import { graphPathOf } from "../lib/address.js";
 import { formatOf, totalChange, totalOf, totalText } from "../lib/cost-formula.js";
-import { formatInteger, nodeLabel } from "../lib/format.js";
+import { formatInteger, nodeLabel, shortDate } from "../lib/format.js";
 import { revisionChoice, standing } from "./history-panel.js";
-import { modelOption, shortTime, twinsOf } from "../widgets/model-options.js";
+import { modelOption, twinsOf } from "../widgets/model-options.js";
 
 /** "attribute alpha: 0.1 → 0.3" -> ["attribute alpha", "0.1", "0.3"]; other lines whole. */
 export function splitChange(line) {
@@ -77,7 +77,7 @@ function picker(ctx, onPick) {
         [...revs.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== here)
           .map((r) => {
             const { text, title } = revisionChoice(r, stands.get(r.revision));
-            const when = shortTime(r.created);
+            const when = shortDate(r.created);
             return el("option", { value: `rev:${r.revision}`, title: [when ? `made ${when}` : "", title].filter(Boolean).join("\n") }, text);
           })),
       copies.length ? el("optgroup", { label: `Other models named ${name}` }, copies.map((m) => modelOption(m, twins))) : null,

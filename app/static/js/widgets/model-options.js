@@ -2,16 +2,7 @@
 // as the models page names it, its id beside a name another stored model has too (the same
 // export uploaded again, edited apart), with the revision compared with and when it came.
 import { el } from "./dom.js";
-
-/** "3 Dec, 14:05" (the year too when it is another year's). */
-export function shortTime(seconds) {
-  if (typeof seconds !== "number") return "";
-  const date = new Date(seconds * 1000);
-  const sameYear = date.getFullYear() === new Date().getFullYear();
-  return date.toLocaleString(undefined, {
-    day: "numeric", month: "short", ...(sameYear ? {} : { year: "numeric" }), hour: "numeric", minute: "2-digit",
-  });
-}
+import { shortDate } from "../lib/format.js";
 
 /** name -> how many of `models` have it. */
 export function twinsOf(models) {
@@ -23,7 +14,7 @@ export function twinsOf(models) {
 /** The option for model `m` (value `model:<id>`); `twins` as twinsOf makes it, of every stored model. */
 export function modelOption(m, twins) {
   const id = twins.get(m.name) > 1 ? ` · ${m.id}` : "";
-  const when = m.created ? ` · uploaded ${shortTime(m.created)}` : "";
+  const when = m.created ? ` · uploaded ${shortDate(m.created)}` : "";
   return el("option", { value: `model:${m.id}`, title: `model ${m.id}, revision ${m.revision}${when}` },
     `${m.name || m.id}${id} · revision ${m.revision}${when}`);
 }
