@@ -105,7 +105,7 @@ def test_a_carried_value_exported_at_batch_1_gets_its_dim_freed(client):
     assert r.status_code == 200, r.get_json()
     answer = r.get_json()
     assert answer["changes"][0].startswith(
-        "'s_in' (carried input of loop/body) is now FLOAT ⟨batch×4⟩; 2 output shape(s) updated; the bodies' shapes re-inferred"
+        "'s_in' (carried input of loop/body) is now FLOAT ⟨batch×4⟩; 2 output shapes updated; the bodies' shapes re-inferred"
     )
     assert answer["validation"]["runtime"]["ok"] is True
     new = stored(client, mid)
@@ -131,7 +131,7 @@ def test_a_body_output_keeps_the_shape_asked_when_the_rest_is_re_inferred(client
     r = edit(client, mid, 0, op)
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["changes"][0].startswith(
-        "'y' (scan output of loop/body) is now FLOAT ⟨?×4⟩; 2 output shape(s) updated; the bodies' shapes re-inferred"
+        "'y' (scan output of loop/body) is now FLOAT ⟨?×4⟩; 2 output shapes updated; the bodies' shapes re-inferred"
     )
     new = stored(client, mid)
     onnx.checker.check_model(new, full_check=True)

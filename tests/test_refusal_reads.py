@@ -51,3 +51,30 @@ def test_a_runtime_refusal_names_them_too(client):
     message = refusal(client, mid, {"op": "set_attribute", "node": "conv1", "name": "group", "value": 3})
     assert message.startswith('onnxruntime can\'t run the edited model: node "conv1" (Conv) in the main graph:')
     assert message.endswith("(it reads 'x' FLOAT ⟨1×3×8×8⟩, 'w' FLOAT ⟨8×3×3×3⟩)")
+
+
+def dropout_model() -> onnx.ModelProto:
+    """Relu -> Dropout (its mask unused) -> Relu "after", as light_squeezenet has it."""
+    t = onnx.TensorProto.FLOAT
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="before"),
+            helper.make_node("Dropout", ["r"], ["d", "mask"], name="drop"),
+            helper.make_node("Relu", ["d"], ["y"], name="after"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", t, [1, 4])],
+        [helper.make_tensor_value_info("y", t, [1, 4])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_node_left_reading_nothing_is_named(client):
+    """QA28: deleting a Dropout without Reconnect was refused with "it reads 'r61', which nothing
+    before it writes": "it" named no node. The reader is named."""
+    mid = upload(client, dropout_model().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "delete_node", "node": "@drop"}]})
+    assert r.status_code == 422
+    assert "node \"after\" (Relu) reads 'd', which nothing before it writes" in r.get_json()["error"]["message"]
+    ok = {"op": "delete_node", "node": "@drop", "reconnect": True}
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [ok]}).status_code == 200

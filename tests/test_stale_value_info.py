@@ -116,7 +116,7 @@ def test_an_output_set_with_update_types_keeps_the_shape_asked_and_names_what_fi
     assert r.status_code == 200, r.get_json()
     line = r.get_json()["changes"][1]
     assert line.startswith(
-        "'gpu_0/softmax_1' is now FLOAT ⟨batch×1000⟩; 0 output shape(s) updated; inference still gives"
+        "'gpu_0/softmax_1' is now FLOAT ⟨batch×1000⟩; 0 output shapes updated; inference still gives"
     )
     assert "; inference still gives 'gpu_0/softmax_1' as FLOAT ⟨1×1000⟩; still hard-coded (dim 0 = 1)" in line
     assert "Reshape" in line

@@ -86,7 +86,8 @@ def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
     dropped = entries - sum(len(ref.container.value_info) for ref in graphs_of(model))
     # a model without value_info has none to re-infer: said only where there was some
     stored = f"value_info re-inferred ({changed} of {plural(entries, 'entry', 'entries')} changed, {dropped} dropped)"
-    said = f"{stored}, {updated} output shape(s) updated" if entries else f"{updated} output shape(s) updated"
+    outputs = f"{plural(updated, 'output shape')} updated"
+    said = f"{stored}, {outputs}" if entries else outputs
     if bodies or refits:
         said += f"; the bodies' shapes re-inferred too ({', '.join(bodies) or 'their inputs'})"
     return said + note

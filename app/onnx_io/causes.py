@@ -211,16 +211,22 @@ def _words(model, place: _Place | None, op_type: str, name: str) -> str:
 # the checker's words for a node reading a name nothing before it writes (a Constant a branch
 # read deleted, a node moved before its producer): said of the name (QA20 F17)
 _UNSORTED = re.compile(
-    r"Nodes in a graph must be topologically sorted, however input '([^']*)' of node:.*?"
-    r"is not output of any previous nodes\.?"
+    r"Nodes in a graph must be topologically sorted, however input '([^']*)' of node:"
+    r"(?:\s*name:\s*(.*?)\s+OpType:\s*(\S+))?.*?"
+    r"is not output of any previous nodes\.?",
+    re.S,
 )
 
 
-def _plain_checker(sentence: str) -> str:
+def _plain_checker(sentence: str, named: bool = False) -> str:
+    """`named`: the words before it name the node already ("node "add" (Add) in …: it reads")."""
     if m := _UNSORTED.search(sentence):
+        # the reader named (QA28: "it reads 'r61'" after deleting a Dropout named no Conv)
+        name, op = m.group(2), m.group(3)
+        who = "it" if named or not op else named_node_words(name, op)
         return (
             sentence[: m.start()]
-            + f"it reads {m.group(1)!r}, which nothing before it writes (no node, input or initializer of its"
+            + f"{who} reads {m.group(1)!r}, which nothing before it writes (no node, input or initializer of its"
             " graph or of a graph around it)" + sentence[m.end() :]
         )
     return sentence
@@ -239,9 +245,11 @@ def _checker_causes(text: str, nodes: _Nodes) -> Causes:
     rest = [_plain_checker(ln) for ln in lines[1:] if not _CONTEXT.search(ln)]
     holder = nodes.find(context.group(2), context.group(1).strip(), None)
     if holder is None:
-        return Causes(f"{named_node_words(context.group(1).strip(), context.group(2))}: {_plain_checker(first)}", rest)
+        return Causes(
+            f"{named_node_words(context.group(1).strip(), context.group(2))}: {_plain_checker(first, True)}", rest
+        )
     culprit = _culprit(first, holder, nodes)  # found by the checker's own words
-    said = _plain_checker(first)
+    said = _plain_checker(first, True)
     if isinstance(culprit, str):  # a body itself (its outputs), not a node of it
         return Causes(f"graph {graph_words(nodes.model, culprit)}: {said}", rest)
     place = culprit or holder

@@ -224,3 +224,15 @@ def test_enter_then_save_keeps_saying_what_was_saved(page, server):
     page.wait_for_timeout(100)  # the page has read that answer
     assert page.locator("#model-revision").text_content() == "rev 1"
     assert page.locator("#toast").text_content().startswith("Saved as revision 1")
+
+
+def test_a_float_default_reads_as_the_operator_documents_it(page, server):
+    """QA28: Add attribute → alpha on a LeakyRelu said "Default: 0.009999999776482582"."""
+    model = tiny_cnn()
+    del model.graph.node[1].attribute[:]  # the LeakyRelu at its default alpha
+    open_model(page, server, upload(page, server, model, "leaky.onnx")["id"], "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    panel.locator(".ed-add-attr-toggle").click()
+    add = panel.locator("#add-attribute")
+    add.locator("select[name=name]").select_option("alpha")
+    assert "Default: 0.01." in add.locator(".ed-attr-desc").text_content()

@@ -126,6 +126,28 @@ def test_delete_identity_with_reconnect(page, server, artifacts):
     assert [o.name for o in model.graph.output] == ["y"]
 
 
+def test_a_dropout_deletes_with_reconnect_ticked(page, server):
+    """QA28: a Dropout has two outputs (its mask unused): Reconnect was left unticked and Delete
+    refused. Ticked when no output but the first is read; unticked when one is."""
+    from test_refusal_reads import dropout_model
+
+    model = dropout_model()
+    mid = upload(page, server, model, "dropout.onnx")["id"]
+    open_model(page, server, mid, "#path=&node=n1")
+    panel = page.locator("#sidebar")
+    panel.locator("#node-edit [data-action=delete]").click()
+    form = panel.locator(".ed-delete-node")
+    assert form.locator("input[name=reconnect]").is_checked()
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert [n.op_type for n in downloaded(page, server, mid).graph.node] == ["Relu", "Relu"]
+
+    model.graph.output.append(h.make_tensor_value_info("mask", T.BOOL, [1, 4]))  # the mask read
+    open_model(page, server, upload(page, server, model, "dropout_mask.onnx")["id"], "#path=&node=n1")
+    panel.locator("#node-edit [data-action=delete]").click()
+    assert not panel.locator(".ed-delete-node input[name=reconnect]").is_checked()
+
+
 def test_insert_node_after_and_before(page, server, artifacts):
     summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
     open_model(page, server, summary["id"], "#path=&node=n1")

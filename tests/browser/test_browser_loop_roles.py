@@ -70,7 +70,7 @@ def test_the_loop_panel_and_its_body_say_what_is_carried_and_what_is_scanned(pag
     # the Loop's outputs' batch of 1 is now another size: what follows is re-inferred, and said
     toast = page.locator("#toast").text_content()
     assert (
-        "'hidden_in' (carried input of while/body) is now FLOAT ⟨batch×16⟩; 1 output shape(s) updated; the bodies' shapes re-inferred"
+        "'hidden_in' (carried input of while/body) is now FLOAT ⟨batch×16⟩; 1 output shape updated; the bodies' shapes re-inferred"
         in toast
     )
     stored = downloaded(page, server, model["id"])

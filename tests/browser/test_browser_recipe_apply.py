@@ -62,6 +62,8 @@ def test_history_applies_a_recipe_file_batch_by_batch(page, server, artifacts):
         "0",
     ]
     assert panel.locator("#history-list > li[aria-current=true]").get_attribute("data-revision") == "2"
+    # an earlier revision on the line is the usual case: no tag (QA28: "undo reaches it" everywhere)
+    assert panel.locator("#history-list > li[data-revision='1'] .hist-tag").count() == 0
     assert "Rename node" in panel.locator("#history-list > li[data-revision='1'] .hist-op").text_content()
     assert "exported_by" in panel.locator("#history-list > li[data-revision='2'] .hist-op").text_content()
     toast = page.locator("#toast", has_text="Recipe applied")

@@ -5,7 +5,7 @@
 import { el } from "../widgets/dom.js";
 import { mono } from "../widgets/ui.js";
 import { parseJSON, toJSON } from "../lib/api.js";
-import { attributeEditText, dtypeNumber, isDtypeAttribute } from "../lib/format.js";
+import { attributeEditText, dtypeNumber, formatFloat32, isDtypeAttribute } from "../lib/format.js";
 import { parseAttributeInput } from "../panels/attribute-view.js";
 import { attributeBatch } from "./attribute-batch.js";
 import {
@@ -158,7 +158,7 @@ export function addAttributeForm(node, ctx) {
       const a = known ? free.find((x) => x.name === nameCtl.value) : null;
       const type = typeOf();
       value.placeholder = (isDtypeAttribute(node, { name: nameCtl.value, type }) ? DTYPE_HINT : VALUE_HINT[type]) || "";
-      const def = a && a.default !== null && a.default !== undefined ? ` Default: ${JSON.stringify(a.default, (k, v) => (typeof v === "bigint" ? v.toString() : v))}.` : "";
+      const def = a && a.default !== null && a.default !== undefined ? ` Default: ${defaultText(a)}.` : "";
       desc.textContent = a ? `${a.type || type}${a.required ? " · required" : ""}.${def} ${a.description || ""}`.trim() : `${type}: ${VALUE_HINT[type] || ""}`;
       // a closed set's values (Resize's mode) offered as the empty field's suggestions
       choices.replaceChildren(...((a && a.choices) || []).map((c) => el("option", { value: c })));
@@ -517,8 +517,19 @@ function addNodeForm(node, ctx) {
   return form;
 }
 
+/** Whether deleting `node` with Reconnect leaves nothing dangling: it reads something, and no
+ * output but its first is read in its graph (a Dropout's unused mask: QA28 found Delete refused
+ * by default there, Reconnect unticked for its two outputs). */
+function reconnectsWhole(node, graph) {
+  if (!(node.inputs || []).some(Boolean)) return false;
+  const rest = new Set((node.outputs || []).slice(1).filter(Boolean));
+  if (!rest.size) return true;
+  const read = new Set([...((graph && graph.nodes) || []).flatMap((n) => n.inputs || []), ...((graph && graph.outputs) || []).map((o) => o.name)]);
+  return ![...rest].some((name) => read.has(name));
+}
+
 function deleteForm(node, ctx) {
-  const reconnect = checkbox("reconnect", "Reconnect", (node.inputs || []).some(Boolean) && (node.outputs || []).length === 1,
+  const reconnect = checkbox("reconnect", "Reconnect", reconnectsWhole(node, ctx.graph),
     "its first input that is no weight or constant feeds its readers");
   // its weights (or the constant an insert made for it) go with it unless kept
   const keep = checkbox("keep_initializers", "Keep its initializers", false, "those only it reads; they go with it otherwise");
@@ -624,4 +635,11 @@ export function addOutputButton(name, ctx) {
     el("button", { type: "submit", class: "linklike ed-add-output-btn", title: `Make ${name} an output of the model` }, "Add as graph output"),
   ], () => ctx.actions.edit([{ op: "add_output", tensor: name }]), { "data-tensor": name });
   return form;
+}
+
+/** A schema default as the operator's documentation writes it: a FLOAT's shortest float32
+ * decimal (LeakyRelu's alpha 0.01, not 0.009999999776482582: QA28). */
+function defaultText(a) {
+  const one = (v) => (typeof v === "bigint" ? v.toString() : a.type === "FLOAT" || a.type === "FLOATS" ? formatFloat32(v) : JSON.stringify(v));
+  return Array.isArray(a.default) ? `[${a.default.map(one).join(", ")}]` : one(a.default);
 }

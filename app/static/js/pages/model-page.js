@@ -981,7 +981,9 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
     // the gate could not wait for onnxruntime on a model this big: said, and said again if it then fails
     const checking = ((result && result.validation && result.validation.runtime) || {}).status === "pending"
       ? " onnxruntime is still checking it: the badge says when it is done." : "";
-    toast(said ? said(result) : `Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : "."}${checking}`, "info");
+    // (QA28: "…updated onnxruntime is still checking": the changes' sentence ends first)
+    const saved = `Saved as revision ${state.summary.revision}${changes.length ? `: ${changes.join("; ")}` : ""}`;
+    toast(said ? said(result) : `${saved}${/[.!?…]$/.test(saved) ? "" : "."}${checking}`, "info");
     savedShownAt = performance.now();
     // an edit that changes what the model computes: said at once, or when the background check ends
     const ref = ((state.summary.validation || {}).reference) || {};

@@ -154,7 +154,8 @@ export function standing(revisions, head) {
 
 const STANDING = {
   current: ["current", "tag-set", "The model's current revision: edits, undo and redo start here"],
-  undo: ["undo reaches it", "", "An earlier state: Undo goes back to it"],
+  // the usual case, untagged (QA28: "undo reaches it" on every past revision said nothing)
+  undo: [null, "", "An earlier state: Undo goes back to it"],
   redo: ["redo reaches it", "tag-ref", "Undone: Redo brings it back"],
   branch: ["other branch", "tag-warn", "Left behind when an edit followed an undo: Undo/Redo no longer reach it, but it can be downloaded"],
 };
@@ -197,7 +198,7 @@ function revisionItem(r, where, ctx, name) {
   const item = el("li", { class: `hist-item hist-${where}${r.revision === ctx.viewing ? " hist-on-screen" : ""}`, "data-revision": r.revision, "aria-current": where === "current" ? "true" : null },
     el("div", { class: "hist-head" },
       el("strong", { class: "hist-rev" }, `Revision ${r.revision}`),
-      tag(label, `hist-tag ${cls}`.trim()),
+      label ? tag(label, `hist-tag ${cls}`.trim()) : null,
       r.revision === ctx.viewing ? tag("on screen", "hist-tag hist-viewing tag-warn") : null,
       validityTag(r.validation || {}),
       referenceTag(r.validation || {}),
@@ -289,19 +290,19 @@ function applyRecipeForm(ctx) {
 function recipeUndo(revisions, head, ctx) {
   const byNumber = new Map(revisions.map((r) => [r.revision, r]));
   const last = byNumber.get(head);
-  const tag = last && last.recipe;
-  if (!tag || tag.batch !== tag.batches) return null;
+  const run = last && last.recipe;
+  if (!run || run.batch !== run.batches) return null;
   let r = last;
-  for (let k = tag.batches; k > 1; k -= 1) {
+  for (let k = run.batches; k > 1; k -= 1) {
     r = byNumber.get(r.parent);
-    if (!r || !r.recipe || r.recipe.run !== tag.run || r.recipe.batch !== k - 1) return null;
+    if (!r || !r.recipe || r.recipe.run !== run.run || r.recipe.batch !== k - 1) return null;
   }
-  const words = `the recipe ${tag.name} (${tag.batches === 1 ? "1 revision" : `${tag.batches} revisions`})`;
+  const words = `the recipe ${run.name} (${run.batches === 1 ? "1 revision" : `${run.batches} revisions`})`;
   return el("button", {
     type: "button", class: "btn btn-small", id: "history-undo-recipe",
     title: `Back to revision ${r.parent}, before the recipe, in one step`,
-    onclick: () => ctx.actions.undoSteps(tag.batches, words),
-  }, tag.batches === 1 ? "Undo the recipe" : `Undo the recipe (${tag.batches} revisions)`);
+    onclick: () => ctx.actions.undoSteps(run.batches, words),
+  }, run.batches === 1 ? "Undo the recipe" : `Undo the recipe (${run.batches} revisions)`);
 }
 
 /** Fill `root` (the sidebar) with the history panel; the revisions are fetched. */
