@@ -197,3 +197,36 @@ def test_a_weight_found_counts_the_nodes_reading_it(page, server):
     bar = page.locator("#tensor-bar")
     bar.wait_for()
     assert "conv1.weight" in bar.text_content() and "→ 1 consumer" in bar.text_content()
+
+
+def test_picking_a_tensor_far_down_brings_its_line_into_view(page, server, artifacts):
+    """QA28: Find → a tensor selected it (the panel showed it) and left the drawing where it was,
+    16,000 px away; a node's pick moved there. A tensor's pick goes to its producer."""
+    nodes = [h.make_node("Relu" if k % 2 else "Sigmoid", [f"t{k}"], [f"t{k + 1}"], name=f"step{k}") for k in range(80)]
+    g = h.make_graph(
+        nodes,
+        "chain",
+        [h.make_tensor_value_info("t0", T.FLOAT, [1, 4])],
+        [h.make_tensor_value_info("t80", T.FLOAT, [1, 4])],
+    )
+    mid = upload(page, server, h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), "chain.onnx")["id"]
+    open_model(page, server, mid)
+    producer = page.locator("#graph [data-node-id='n70']")
+
+    def on_screen() -> bool:
+        box, graph = producer.bounding_box(), page.locator("#graph").bounding_box()
+        return bool(
+            box and graph and graph["y"] <= box["y"] and box["y"] + box["height"] <= graph["y"] + graph["height"]
+        )
+
+    assert not on_screen()
+    open_find(page, "t71")
+    page.locator("#search-results .search-result[data-kind=tensor]").first.click()
+    page.locator("#sidebar .panel-title").wait_for()
+    page.wait_for_function(
+        "() => { const b = document.querySelector(\"#graph [data-node-id='n70']\"); if (!b) return false;"
+        " const r = b.getBoundingClientRect(), g = document.getElementById('graph').getBoundingClientRect();"
+        " return r.top >= g.top && r.bottom <= g.bottom; }"
+    )
+    assert on_screen()
+    page.screenshot(path=str(artifacts / "find-tensor-revealed.png"))

@@ -270,7 +270,8 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
     }
     tensorBar.append(el("span", { class: "muted" }, ` → ${consumers.length} consumer${consumers.length === 1 ? "" : "s"}`));
     if (consumers.length) {
-      const pos = el("span", { class: "tb-pos" }, `${consumerIndex >= 0 ? consumerIndex + 1 : "–"} / ${consumers.length}`);
+      // which consumer is shown, once one is stepped to (QA28: "– / 1" before read as nothing)
+      const pos = el("span", { class: "tb-pos" }, consumerIndex >= 0 ? `${consumerIndex + 1} / ${consumers.length}` : "");
       const step = (d) => {
         consumerIndex = (consumerIndex + d + consumers.length) % consumers.length;
         pos.textContent = `${consumerIndex + 1} / ${consumers.length}`;

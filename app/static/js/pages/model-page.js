@@ -407,11 +407,20 @@ function highlightSelection() {
   else view.highlight(boxIdOf(sel));
 }
 
+/** Where the drawing goes for a selection: its box; a tensor's line where it starts (its
+ * producer), else its first reader (a weight, an input) — QA28: Find → a tensor selected it and
+ * left the view 16,000 px away. */
+function revealTarget(selection) {
+  const id = boxIdOf(selection);
+  if (id || !selection || selection.kind !== "tensor" || !state.model) return id;
+  return state.model.producer.get(selection.id) || (state.model.consumers.get(selection.id) || [])[0] || null;
+}
+
 function select(selection, { reveal = false } = {}) {
   state.selection = selection;
-  const id = boxIdOf(selection);
+  const id = reveal ? revealTarget(selection) : null;
   highlightSelection();
-  if (reveal && id) view.reveal(id);
+  if (id) view.reveal(id);
   renderSidebar();
   syncHash();
 }
