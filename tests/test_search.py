@@ -395,3 +395,22 @@ def test_a_small_initializers_values_are_found_on_the_nodes_reading_it(client):
     found = find(client, mid, "[1,-1]")["results"]
     assert [(r["node"], r["why"]) for r in found] == [("n2", "reads flat = [1, -1]")], found
     assert find(client, mid, "1,1,1,1")["total"] == 0  # the big one (16 values) is not listed
+
+
+def test_an_unnamed_node_is_found_by_the_weight_it_reads():
+    """QA28: in light_resnet50 (a Caffe2 export: nodes unnamed, blocks named by their weights)
+    "res3_0_branch2a Conv" found nothing — the only way to the Conv was through its weight's panel.
+    A node is found by a weight it reads, below the weight itself; not by other tensors."""
+    path = Path(onnx.__file__).parent / "backend/test/data/light/light_resnet50.onnx"
+    model = onnx.load(path)
+    index = SearchIndex(model)
+    found = index.search("res3_0_branch2a Conv")["results"]
+    convs = [
+        k for k, n in enumerate(model.graph.node) if n.op_type == "Conv" and "gpu_0/res3_0_branch2a_w_0" in n.input
+    ]
+    assert [r["node"] for r in found if r["kind"] == "node"] == [f"n{k}" for k in convs] and convs
+    assert found[0]["why"] == "reads gpu_0/res3_0_branch2a_w_0 + op type"
+    alone = index.search("res3_0_branch2a_w_0")["results"]
+    kinds = [r["kind"] for r in alone]
+    assert kinds[0] == "tensor" and "node" in kinds  # the weight (and its shape's), then its reader
+    assert next(r for r in alone if r["kind"] == "node")["node"] == f"n{convs[0]}"

@@ -46,6 +46,11 @@ NAME_EXACT, NAME_PREFIX, NAME_PART = 80, 70, 60
 SCOPE_MODULE, SCOPE_WITHIN, SCOPE_PART = 60, 58, 56
 OP_PART = 55
 TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART = 50, 45, 40
+# a node found by a weight it reads (an initializer, a Constant's or ConstantOfShape's output):
+# "res3_0_branch2a Conv" finds the Conv reading that block's weight in a Caffe2 export whose
+# nodes have no names (QA28), below the tensors themselves;
+# not by other tensors, whose names follow their writers' (which the name finds already)
+WEIGHT_READER = 38
 ATTR_PAIR, ATTR_VALUE_EXACT, ATTR_VALUE, ATTR_NAME = 35, 34, 30, 25
 
 _GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
@@ -271,7 +276,9 @@ class SearchIndex:
         self._scope_table = ScopeTable()
         self._node_scope: list[int | None] = []
         nodes: list[tuple[int, int, str, str, str]] = []  # (graph, index in it, name, op type, domain)
-        tensors: list[tuple[int, str, str]] = []  # (graph, name, role), one per name and graph
+        tensors: list[
+            tuple[int, str, str, list[int]]
+        ] = []  # (graph, name, role, nodes reading it), one per name and graph
         # hundreds of thousands of small objects, none in a cycle: the cyclic GC would only rescan them
         gc_was_on = gc.isenabled()
         gc.disable()
@@ -292,8 +299,8 @@ class SearchIndex:
         self.attr_text_l = [s.lower() for s in self.attr_text]
         self.attr_compact = [_compact(s) for s in self.attr_text_l]
         # tensors: one per (graph, name), in walk order
-        self.tensor_graph, self.tensor_name, self.tensor_role = (
-            (list(c) for c in zip(*tensors, strict=True)) if tensors else ([], [], [])
+        self.tensor_graph, self.tensor_name, self.tensor_role, self.tensor_readers = (
+            (list(c) for c in zip(*tensors, strict=True)) if tensors else ([], [], [], [])
         )
         self.tensor_name_l = [s.lower() for s in self.tensor_name]
 
@@ -324,6 +331,8 @@ class SearchIndex:
         scopes: list[int | None] = []
         block_constants = False  # a Constant writing a block-named weight: see _add_scopes
         k = len(nodes)
+        readers: dict[str, list[int]] = {}  # a weight's readers: an initializer's, a Constant's
+        weights = {name for name, role in roles.items() if role == "initializer"}
         for i, n in enumerate(g.node):
             op, domain = n.op_type, n.domain
             nodes.append((gi, i, n.name, op, domain))
@@ -362,14 +371,20 @@ class SearchIndex:
                         if key:
                             keys[key] = j
                     attr_nodes[j].append(k)
+            makes_weight = op in _WEIGHT_MAKERS and not domain  # drawn inside its readers: not a reader
+            for name in n.input if not makes_weight else ():
+                if name in weights:
+                    readers.setdefault(name, []).append(k)
             for out in n.output:
                 roles.setdefault(out, "value")
+            if makes_weight:  # the wheel's light models make their weights so
+                weights.update(n.output)
             k += 1
         first = len(nodes) - len(g.node)
         if not is_fn:
             self._add_small_initializers(g, first)
         self._add_scopes(g, scopes, block_constants)
-        tensors.extend((gi, name, role) for name, role in roles.items() if name)
+        tensors.extend((gi, name, role, readers.get(name, [])) for name, role in roles.items() if name)
 
     def _add_scopes(self, g, scopes: list[int | None], block_constants: bool) -> None:
         """The scopes of the nodes of `g`, the drawing's (graph.py): their own (`scopes`, from
@@ -497,6 +512,8 @@ class SearchIndex:
             tn = self.tensor_name_l
             for j in [j for j, s in enumerate(tn) if needle in s]:
                 tensors[j] = _text_score(tn[j], needle, TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART)
+                for k in self.tensor_readers[j]:
+                    hit(k, WEIGHT_READER, f"reads {self.tensor_name[j]}")
         graphs: dict[int, int] = {}
         if field in (None, "name"):
             for gi, g in enumerate(self.graphs):
