@@ -199,3 +199,21 @@ def test_every_dtype_reads_back_exactly(page, server, artifacts):
     page.evaluate("h => { location.hash = h; }", "#path=&tensor=f16")
     page.locator("#sidebar .tensor-preview[data-ref=f16] .tp-values").wait_for()
     assert tensor_cells(page.locator("#sidebar .tensor-preview[data-ref=f16]"))[:2] == ["0.1", "-65500"]
+
+
+def test_an_initializer_listed_as_an_input_shows_its_values_first(page, server):
+    """QA28: in an IR 3 model (the wheel's light models), an initializer is a graph input too, and
+    its panel opened on the input's type-and-shape form, its values below it."""
+    from .browser_models import tiny_cnn
+
+    model = tiny_cnn()
+    model.ir_version = 3
+    weight = model.graph.initializer[0]
+    model.graph.input.append(onnx.helper.make_tensor_value_info(weight.name, weight.data_type, list(weight.dims)))
+    mid = upload(page, server, model, "ir3.onnx")["id"]
+    open_model(page, server, mid, "#tensor=conv1.weight")
+    page.locator("#sidebar .panel-section > h3", has_text="Values").first.wait_for()
+    titles = [t.strip() for t in page.locator("#sidebar .panel-section > h3").all_text_contents()]
+    values = titles.index("Values")
+    declared = next(i for i, t in enumerate(titles) if "graph input" in t.lower())
+    assert values < declared, titles

@@ -341,7 +341,10 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   const quant = quantizationSection(name, graph, ctx);
   if (quant) root.append(quant);
   const editing = canEdit(ctx);
-  if (editing) root.append(...ioSections(name, facts, ctx));
+  // an initializer listed as a graph input too (IR < 4): its values first, the input's
+  // declaration after them (QA28: the panel opened on "Graph input: type and shape")
+  const io = editing ? ioSections(name, facts, ctx) : [];
+  if (!facts.initializer) root.append(...io);
   // a MatMulNBits' packed weights: the values it computes with first, then the bytes they are packed in
   const unpacked = facts.initializer ? unpackedSection(name, ctx) : null;
   if (unpacked) root.append(unpacked);
@@ -352,6 +355,7 @@ export function renderTensorPanel(root, name, ctx, box = null) {
     root.append(values);
     if (editing && !init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
   }
+  if (facts.initializer) root.append(...io);
   const dequantized = facts.initializer ? null : dequantizedSection(name, ctx);
   if (dequantized) root.append(dequantized);
   const quantized = editing ? qdqSection(name, ctx) : null;
