@@ -170,3 +170,30 @@ def test_format_integer_writes_thousands_separators():
     )
     out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [f"{v:,}" for v in values]
+
+
+def test_a_long_weight_name_keeps_its_last_parts():
+    """QA28: every Conv of a Caffe2 ResNet read "gpu_…_w_0": a path's first parts go first
+    ("…/res3_0_branch2a_w_0"), then its last part is cut in its middle; names without a "/"
+    are cut in their middles as before."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    cases = [
+        ["gpu_0/res3_0_branch2a_w_0", 22],
+        ["gpu_0/res3_0_branch2a_w_0", 16],
+        ["/model/layers.0/self_attn/q_proj/MatMul", 30],
+        ["onnx__Concat_very_long_prefix_N_then", 20],
+    ]
+    script = (
+        f'import {{ fitMiddle }} from "{(JS / "pipeline" / "graph-model.js").as_uri()}";\n'
+        "const measure = (s) => s.length;\n"  # a character a pixel
+        f"console.log(JSON.stringify({json.dumps(cases)}.map(([s, w]) => fitMiddle(s, '', w, measure))));\n"
+    )
+    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [
+        "…/res3_0_branch2a_w_0",
+        "…/res3_0_…2a_w_0",
+        "…/self_attn/q_proj/MatMul",
+        "onnx__Conc…ix_N_then",
+    ]

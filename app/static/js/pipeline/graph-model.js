@@ -114,6 +114,18 @@ export function fitText(text, font, maxWidth, measure = measureText) {
 function middleCut(text, font, maxWidth, measure) {
   const s = String(text ?? "");
   if (s.length <= 80 && measure(s, font) <= maxWidth) return s;
+  // a path ("gpu_0/res3_0_branch2a_w_0"): its first parts dropped at a "/" first, as a file's
+  // folders are — its last parts tell it from its neighbours, which a cut in the middle took
+  // out ("gpu_…_w_0" on every Conv of a ResNet: QA28)
+  for (let at = s.indexOf("/", 1); at > 0; at = s.indexOf("/", at + 1)) {
+    const tail = `…${s.slice(at)}`;
+    if (s.length - at > 4 && s.length - at <= 80 && measure(tail, font) <= maxWidth) return tail;
+  }
+  const last = s.lastIndexOf("/");
+  if (last > 0 && s.length - last > 8) { // its last part alone, cut in its middle: "…/res2_2…c_bn_s_0"
+    const part = middleCut(s.slice(last + 1), font, maxWidth - measure("…/", font), measure);
+    if (part !== null) return `…/${part}`;
+  }
   const cut = (n) => `${s.slice(0, Math.ceil(n / 2))}…${s.slice(s.length - Math.floor(n / 2))}`;
   let lo = 0;
   let hi = Math.min(s.length - 1, 79);
@@ -486,7 +498,10 @@ function foldedText(node, initializers, types) {
     const stored = initializers.get(node.inputs[0]) || (types && types.get(node.inputs[0]));
     return [shape, stored && stored.dtype].filter(Boolean).join(" · ") || node.op_type;
   }
-  return node.op_type === "Identity" ? shape : `${node.op_type} ${shape}`.trim();
+  if (node.op_type === "Identity") return shape;
+  // one value repeated (the wheel's light models make every weight so): said in a word, which
+  // leaves the weight's name room to say which one it is (QA28: "gpu_…_w_0 ConstantOfShape ⟨…⟩")
+  return `${node.op_type === "ConstantOfShape" ? "filled" : node.op_type} ${shape}`.trim();
 }
 
 /** The folded values a folded value is made of (a Reshape of a ConstantOfShape, an Identity
