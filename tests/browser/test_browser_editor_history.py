@@ -26,8 +26,11 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
     open_model(page, server, summary["id"], "#path=&node=n1")
     panel = page.locator("#sidebar")
 
-    # two edits through the page
+    # two edits through the page (an emptied name field's button says it removes the name)
+    panel.locator(".ed-rename-node input[name=name]").fill("")
+    assert panel.locator(".ed-rename-node button[type=submit]").text_content() == "Remove name"
     panel.locator(".ed-rename-node input[name=name]").fill("act")
+    assert panel.locator(".ed-rename-node button[type=submit]").text_content() == "Rename"
     panel.locator(".ed-rename-node button[type=submit]").click()
     wait_revision(page, 1)
     panel.locator("[data-attr=alpha] input[name=value]").fill("0.2")

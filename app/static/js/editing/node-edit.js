@@ -66,8 +66,11 @@ const VALUE_HINT = {
 /** Rename the node (rename_node): the Name row of the Properties list. */
 export function renameNodeForm(node, ctx) {
   const input = textInput("name", node.name, { class: "mono", placeholder: "(no name)", "aria-label": "Node name" });
+  const button = submit("Rename", "btn btn-small");
+  // an emptied field removes the name: the button says so before it is pressed (QA28)
+  input.addEventListener("input", () => { button.textContent = !input.value && node.name ? "Remove name" : "Rename"; });
   const { form } = editForm("ed-inline ed-rename-node", [
-    el("div", { class: "ed-row" }, input, submit("Rename", "btn btn-small")),
+    el("div", { class: "ed-row" }, input, button),
   ], async () => {
     if (input.value === node.name) throw new Error("That is already its name.");
     await ctx.actions.edit([{ op: "rename_node", node: node.id, name: input.value }]);
