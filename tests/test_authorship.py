@@ -98,6 +98,7 @@ def test_an_upload_is_listed_under_the_name_given(app):
     assert [m["name"] for m in c.get("/api/models").get_json()["models"]] == ["v2 int8 candidate"]
 
 
+@pytest.mark.local_store  # edits the SQLite index's file (PostgreSQL takes the columns as pg_index.py adds them)
 def test_an_index_from_before_authors_takes_the_column(tmp_path):
     """An index made before revisions had authors (and sessions names) opens with the columns
     added; its revisions say nobody."""
