@@ -531,3 +531,21 @@ def test_an_inputs_named_dim_given_a_size_is_given_to_the_inputs_sharing_it(page
         "y": [1, 16, 8],
     }
     assert last_ops(page, server, summary["id"]) == [{"op": "fix_dims", "dims": {"batch": 1, "sequence": 16}}]
+
+
+def test_the_rest_of_a_long_table_is_offered_in_words_that_count(page, server):
+    """QA28: "Show 415 of 415 nodes" under the first 50 rows: it shows them all, and says so."""
+    t = onnx.TensorProto.FLOAT
+    nodes = [helper.make_node("Relu", [f"t{k}"], [f"t{k + 1}"], name=f"r{k}") for k in range(60)]
+    g = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("t0", t, [1, 4])],
+        [helper.make_tensor_value_info("t60", t, [1, 4])],
+    )
+    open_model(page, server, upload(page, server, helper.make_model(g), "chain.onnx")["id"])
+    more = page.locator("#sidebar .cost-more")
+    more.wait_for()
+    assert more.text_content() == "Show all 60 nodes"
+    more.click()
+    assert page.locator("#cost-table tbody tr").count() == 60 and more.is_hidden()

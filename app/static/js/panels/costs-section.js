@@ -155,7 +155,9 @@ function costTable(stats, ctx) {
         el("div", { class: "cost-op mono" }, n.op_type), "branch_skipped" in n ? skippedNote(stats, n) : ""),
       ...COLUMNS.slice(1).map(([k]) => el("td", { class: "num" }, cell(stats, k, n)))))));
     more.hidden = rows.length <= limit || limit >= MAX_ROWS;
-    more.textContent = `Show ${Math.min(rows.length, MAX_ROWS)} of ${rows.length} nodes`;
+    // (QA28: "Show 415 of 415 nodes")
+    more.textContent = rows.length <= MAX_ROWS ? `Show all ${formatInteger(rows.length)} nodes`
+      : `Show the first ${formatInteger(MAX_ROWS)} of ${formatInteger(rows.length)} nodes`;
   };
   more.addEventListener("click", () => { limit = MAX_ROWS; draw(); });
   draw();
