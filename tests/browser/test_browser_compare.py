@@ -459,3 +459,15 @@ def test_training_and_sparse_changes_are_lines_of_their_own(page, server, artifa
     assert "S renamed to S_renamed" in body
     assert page.locator("#compare-changed li").count() == 1  # the algorithm's node, not the Add
     page.screenshot(path=str(artifacts / "compare-training-sparse.png"))
+
+
+def test_a_rewired_input_reads_as_the_place_that_changed(page, server, artifacts):
+    """QA28: an inputs change showed both whole lists in two narrow columns, every name again,
+    breaking mid-name: a row for each place that differs ("input 0: p1 → r1")."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    op = {"op": "set_node_input", "node": "@gap", "index": 0, "tensor": "r1"}
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}).ok
+    compared_with_revision(page, server, mid, 1)
+    row = page.locator("#compare-changed li[data-node=n3] .compare-fields tbody tr")
+    assert row.count() == 1
+    assert [c.strip() for c in row.first.locator("td").all_text_contents()] == ["input 0", "p1", "r1"]

@@ -116,13 +116,38 @@ function placeNote(id, d, side) {
 }
 
 /** A table of change lines: field, before, now ("attribute alpha: 0.1 → 0.3"). */
+/** A list of names as the diff writes it ("['r38', 'gpu_0/w']"), or null for other text (a name
+ * holding a quote, a note after the list). */
+function nameList(text) {
+  const m = /^\[((?:'[^'\\]*'(?:, )?)*)\]$/.exec(text.trim());
+  return m ? [...m[1].matchAll(/'([^'\\]*)'/g)].map((x) => x[1]) : null;
+}
+
+/** An inputs or outputs line, one row a place that differs ("input 0: r38 → r37") — the whole
+ * lists, each name repeated, read as nothing changed (QA28); null when the line says more. */
+function slotRows(field, before, now, words) {
+  const slot = { inputs: "input", outputs: "output" }[field];
+  const [was, is] = [nameList(before), nameList(now)];
+  if (!slot || !was || !is) return null;
+  const rows = [];
+  for (let k = 0; k < Math.max(was.length, is.length); k += 1) {
+    if (was[k] === is[k]) continue;
+    rows.push(el("tr", {}, el("td", {}, words(`${slot} ${k}`)),
+      el("td", { class: "compare-before" }, k < was.length ? breakable(was[k] || "(none)") : "(none)"),
+      el("td", { class: "compare-now" }, k < is.length ? breakable(is[k] || "(none)") : "(none)")));
+  }
+  return rows.length ? rows : null;
+}
+
 function fieldsTable(lines, words = (f) => f) {
   return el("table", { class: "compare-fields" },
     el("thead", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "before"), el("th", {}, "now"))),
-    el("tbody", {}, lines.map((line) => {
+    el("tbody", {}, lines.flatMap((line) => {
       const items = splitItemChange(line);
       if (items) return el("tr", {}, el("td", {}, words(items.field)), itemChangeCell(items));
       const [field, before, now] = splitChange(line);
+      const slots = slotRows(field, before, now, words);
+      if (slots) return slots;
       // a line with no before and now ("metadata 'k' = 'v' added", "subgraph body: 2 node(s)
       // added…") across the row, not squeezed into the field's column
       if (!before && !now && field === line) return el("tr", {}, el("td", { colspan: "3" }, breakable(words(line))));
