@@ -176,7 +176,9 @@ def install(app: Flask) -> None:
 
     @app.before_request
     def _act_as_the_requests_author() -> None:
-        g.author_token = act_as(request_author(app.config.get("AUTH_TOKEN")))
+        # only the API stores revisions: pages, scripts and styles look nobody up
+        if request.path.startswith("/api/"):
+            g.author_token = act_as(request_author(app.config.get("AUTH_TOKEN")))
 
     @app.teardown_request
     def _stop_acting(_exc: BaseException | None) -> None:
