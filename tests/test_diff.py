@@ -338,3 +338,38 @@ def test_a_node_inserted_before_a_branch_output_leaves_the_output_in_its_place(c
     d = diff(client, mid, f"from=0&to={rev}")
     by_node = {c["node"]: c for c in d["nodes"]["changed"]}
     assert by_node["n0"]["fields"] == ["subgraph then_branch: 1 node added"], by_node["n0"]
+
+
+def test_a_few_values_changed_are_said_with_their_values(client):
+    """A Reshape's target shape edited from [1, 8] to [-1, 8]: Compare quotes the values (a
+    person looks for the -1), where a weight's change stays "values changed"."""
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="flatten")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],  # any rank: [1, 2, 4] too
+        [numpy_helper.from_array(np.array([1, 8], np.int64), "shape")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    rev = edit(
+        client,
+        mid,
+        {"op": "set_initializer", "name": "shape", "value": {"dtype": "INT64", "shape": [2], "values": [-1, 8]}},
+    )
+    assert diff(client, mid, f"from=0&to={rev}")["tensors"]["changed"] == [
+        {"name": "shape", "change": "values [1, 8] → [-1, 8]"}
+    ]
+    rev = edit(
+        client,
+        mid,
+        {
+            "op": "set_initializer",
+            "name": "shape",
+            "value": {"dtype": "INT64", "shape": [3], "values": [1, 2, 4]},
+            "allow_type_change": True,
+        },
+    )
+    assert diff(client, mid, f"from=0&to={rev}")["tensors"]["changed"] == [
+        {"name": "shape", "change": "INT64 [2] → INT64 [3]: [1, 8] → [1, 2, 4]"}
+    ]

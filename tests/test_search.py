@@ -18,7 +18,8 @@ from protowalk import graph_paths
 from testkit import nested_search_model, node_testcases, upload
 
 from app.onnx_io.traverse import walk_graphs
-from app.views.search import SearchIndex, format_float32, format_number, js_number
+from app.views.search import SearchIndex
+from app.views.value_text import format_float32, format_number, js_number
 
 REPO = Path(__file__).resolve().parents[1]
 INNER_CONV = "n4/then_branch/n0/body/n0"
@@ -336,7 +337,7 @@ def test_python_writes_types_as_the_pages_lib_format_js():
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    from app.views.search import format_type
+    from app.views.value_text import format_type
     from app.views.values import type_json
 
     types = {}

@@ -11,7 +11,7 @@ from ..errors import NotFound, StudioError
 from ..onnx_io.inference import input_dims
 from ..onnx_io.traverse import walk_graphs
 from ..views.loop_roles import body_roles
-from ..views.search import format_tensor
+from ..views.value_text import format_tensor
 from ..views.values import dim_json, shape_json
 from ..words import closest
 from .batch_end import LateLine

@@ -14,7 +14,7 @@ from ..onnx_io.causes import graph_words
 from ..onnx_io.inference import infer_isolated, input_dims
 from ..onnx_io.kept_fields import keep_described
 from ..onnx_io.traverse import graph_constants
-from ..views.search import format_tensor
+from ..views.value_text import format_tensor
 from ..views.values import shape_json
 from ..words import plural
 from .body_inputs import fit_body_inputs

@@ -10,7 +10,7 @@ from ..errors import StudioError
 from ..onnx_io.address import resolve_graph
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.light import light_copy
-from ..views.search import format_tensor, format_type
+from ..views.value_text import format_tensor, format_type
 from ..views.values import shape_json, type_json
 
 

@@ -40,10 +40,10 @@ from ..onnx_io.traverse import op_schema, opset_version, standard_domain
 from ..words import plural
 from .io_pairs import paired, same_shapes
 from .node_pairs import pair_nodes
-from .search import format_type
 from .tensor_content import encoding, sparse_change, tensor_change
 from .tensor_names import TensorNames, correspond, io_names, used_names
 from .tree_words import forest_changes
+from .value_text import format_type
 from .values import type_json
 
 MAX_VALUE = 80  # characters of a value shown in a change line

@@ -12,6 +12,8 @@ an external data file has to be read to tell.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import sys
 
 import numpy as np
@@ -21,6 +23,7 @@ from onnx import numpy_helper
 from ..errors import StudioError
 from ..onnx_io.external import TENSOR_PREFIX
 from .tensors import tensor_array
+from .value_text import format_float32, format_number, js_number
 
 _T = onnx.TensorProto
 _DATA = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
@@ -37,6 +40,7 @@ _UNPACKED = {
     if hasattr(_T, n)
 }
 HASH_BELOW = 1 << 20  # bytes: a smaller blob is told by its digest (opening it costs more)
+FEW_VALUES = 8  # elements: a change of a tensor this small is said with its values
 COMPARE_CHUNK = 1 << 24  # bytes compared at a time: no temporary as big as a weight of GBs
 
 
@@ -56,21 +60,60 @@ def _type_words(t: onnx.TensorProto) -> str:
 
 
 def tensor_change(x: onnx.TensorProto, y: onnx.TensorProto, reads=(None, None)) -> str | None:
-    """What differs from tensor `x` to `y` in words ("values changed", "FLOAT [2] → FLOAT [3]",
-    "doc_string changed"), or None when they hold the same. Names are not compared (the
+    """What differs from tensor `x` to `y` in words ("values changed", "values [1, 2048] →
+    [-1, 2048]" for a few values, "FLOAT [2] → FLOAT [3]", "doc_string changed"), or None when they hold the same. Names are not compared (the
     caller matched them). reads: each side's reader of external data (external.ExternalFiles)."""
     if x.SerializeToString() == y.SerializeToString() and (encoding(x) != "file" or _same_file(x, y, reads)):
         return None  # (the same reference into another upload's data file may hold other bytes)
     if x.data_type != y.data_type or x.dims != y.dims:
-        return f"{_type_words(x)} → {_type_words(y)}"
+        values = _few_values_words(x, y, reads)
+        return f"{_type_words(x)} → {_type_words(y)}" + (f": {values}" if values else "")
     others = [f for f in _OTHER if getattr(x, f) != getattr(y, f)]
     try:
         same = same_values(x, y, reads, others_equal=not others and _same_frame(x, y))
     except StudioError as exc:  # data that can't be read (a file not uploaded): not known either way
         return f"values not compared: {exc.message}"
     if not same:
-        return "values changed"
+        values = _few_values_words(x, y, reads)
+        return f"values {values}" if values else "values changed"
     return ", ".join(f"{f} changed" for f in others) or None
+
+
+def _few_values_words(x: onnx.TensorProto, y: onnx.TensorProto, reads) -> str | None:
+    """ "[1, 2048] → [-1, 2048]" when both tensors hold a few values (a Reshape's shape, a
+    scalar scale): there the values are the change a person looks for. None for bigger ones,
+    whose values are not read for it, for values that can't be read, and for values whose
+    text is the same on both sides."""
+    if max(_count(x), _count(y)) > FEW_VALUES:
+        return None
+    try:
+        a, b = _values(x, reads[0]), _values(y, reads[1])
+    except Exception:  # unreadable data: the caller's words stand alone
+        return None
+    before, after = _values_text(a), _values_text(b)
+    # equal text: values whose difference the page's text can't show (NaN payloads, a reshape)
+    return None if before == after else f"{before} → {after}"
+
+
+def _count(t: onnx.TensorProto) -> int:
+    return int(np.prod(t.dims, dtype=np.float64)) if t.dims else 1
+
+
+def _values_text(a: np.ndarray) -> str:
+    """Values as the page writes them: float32 at their shortest, a scalar bare, else a list."""
+    words = [_value_text(v, a.dtype) for v in a.reshape(-1).tolist()]
+    return words[0] if a.ndim == 0 else "[" + ", ".join(words) + "]"
+
+
+def _value_text(v, dtype: np.dtype) -> str:
+    if isinstance(v, bytes | str):
+        return json.dumps(v.decode("utf-8", "replace") if isinstance(v, bytes) else v, ensure_ascii=False)
+    if isinstance(v, bool | int):
+        return format_number(v)
+    if isinstance(v, complex):
+        return f"{format_number(v.real)}{'+' if v.imag >= 0 else '-'}{format_number(abs(v.imag))}i"
+    v = float(v)
+    return format_float32(v) if dtype == np.float32 else format_number(v) if math.isfinite(v) else js_number(v)
 
 
 def same_values(x: onnx.TensorProto, y: onnx.TensorProto, reads=(None, None), others_equal: bool = False) -> bool:
