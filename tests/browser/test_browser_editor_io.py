@@ -73,6 +73,13 @@ def test_dynamic_batch_rename_and_remove_output(page, server, artifacts):
     wait_revision(page, 3)
     assert panel.locator(".panel-title").text_content() == "image"
     assert "input=image" in page.url
+    # a named dim given a size ("batch" -> 1) is ticked too: the output's "batch" would name a
+    # dim no input has any more, which the server re-infers anyway; put back, it is unticked
+    form = panel.locator("#io-edit form")
+    form.locator("input[name=dim-0]").fill("1")
+    assert form.locator("input[name=update_types]").is_checked()
+    form.locator("input[name=dim-0]").fill("batch")
+    assert not form.locator("input[name=update_types]").is_checked()
 
     # make the Gemm's output a graph output, then remove it again from its own panel
     page.click("#graph [data-node-id=n6]")

@@ -83,8 +83,9 @@ function typeForm(name, value, ctx, isInput) {
   // a new element type for the caller only: the graph inside keeps the old one (uint8 images in)
   const cast = checkbox("cast", `Keep the graph in ${value.dtype || "its type"} (a Cast ${isInput ? "after this input" : "before this output"})`, true,
     isInput ? "the caller gives the new type; the nodes reading it read it converted back" : "the nodes compute as before; the caller gets their result converted");
-  // an input's dim made dynamic (1 -> "batch"): the outputs' and value_info's fixed sizes would
-  // contradict it, so re-inferring them is ticked, unless the person ticked or unticked it themselves
+  // an input's dim made dynamic (1 -> "batch"), or a named one given a size ("batch" -> 1): the
+  // outputs' and value_info's dims would contradict it (a fixed 1, or a "batch" no input names
+  // any more), so re-inferring them is ticked, unless the person ticked or unticked it themselves
   const retypeBox = retype.querySelector("input");
   let retypeChosen = false;
   retypeBox.addEventListener("change", () => { retypeChosen = true; });
@@ -93,7 +94,8 @@ function typeForm(name, value, ctx, isInput) {
     let dims;
     try { dims = shape.read(); } catch { return; } // a dim being typed: judged once it reads
     const was = value.shape || [];
-    retypeBox.checked = (dims || []).some((d, i) => typeof d === "string" && d !== "" && typeof was[i] !== "string");
+    const named = (d) => typeof d === "string" && d !== "";
+    retypeBox.checked = (dims || []).some((d, i) => d !== was[i] && (named(d) || named(was[i])));
   });
   const syncCast = () => { cast.hidden = !value.dtype || dtype.value === value.dtype; };
   dtype.addEventListener("change", syncCast);
