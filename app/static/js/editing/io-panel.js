@@ -89,12 +89,13 @@ function typeForm(name, value, ctx, isInput) {
   const retypeBox = retype.querySelector("input");
   let retypeChosen = false;
   retypeBox.addEventListener("change", () => { retypeChosen = true; });
+  const was = value.shape || [];
+  const named = (d) => typeof d === "string" && d !== "";
+  const madeDynamic = (dims) => (dims || []).some((d, i) => named(d) && !named(was[i]));
   shape.root.addEventListener("input", () => {
     if (retypeChosen || !isInput) return; // an output's own shape is the one given, not re-inferred
     let dims;
     try { dims = shape.read(); } catch { return; } // a dim being typed: judged once it reads
-    const was = value.shape || [];
-    const named = (d) => typeof d === "string" && d !== "";
     retypeBox.checked = (dims || []).some((d, i) => d !== was[i] && (named(d) || named(was[i])));
   });
   const syncCast = () => { cast.hidden = !value.dtype || dtype.value === value.dtype; };
@@ -109,15 +110,16 @@ function typeForm(name, value, ctx, isInput) {
     el("div", { class: "ed-actions" }, submit("Save type and shape")),
   ], async () => {
     const op = { op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value };
-    // ticked: re-infer; unticked by the person: never; else left to the server, which re-infers
-    // where value_info contradicts the new dims or outputs name a dim no input has any more
-    if (retypeBox.checked) op.update_types = true;
-    else if (retypeChosen) op.update_types = false;
+    // chosen by the person: as they chose; a dim made dynamic: re-infer; else left to the server,
+    // which re-infers where value_info still says the dims before or outputs name a dim no input
+    // has any more (what the box, ticked for a named dim given a size, shows it will do)
+    if (retypeChosen) op.update_types = retypeBox.checked;
+    else if (retypeBox.checked && madeDynamic(op.shape)) op.update_types = true;
     if (!cast.hidden && cast.querySelector("input").checked) op.cast = true;
     // a named dim given a size: the other inputs naming it take it too, in the same edit (an
     // encoder's attention_mask with its input_ids: one alone no longer fits the other)
     const sizes = {};
-    (op.shape || []).forEach((d, i) => { const was = (value.shape || [])[i]; if (isInput && typeof was === "string" && was && Number.isSafeInteger(d)) sizes[was] = d; });
+    (op.shape || []).forEach((d, i) => { if (isInput && named(was[i]) && Number.isSafeInteger(d)) sizes[was[i]] = d; });
     const main = isInput && ctx.mainGraph && ctx.graph === ctx.mainGraph;
     // only named dims given sizes ("batch" -> 1): sent as that, every input naming them, which
     // a recipe replays at the next export's own other sizes (a whole shape would set them too)

@@ -200,7 +200,6 @@ export function renderModelPanel(root, summary, ctx) {
   if (graph && graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
 
   root.append(validationSection(summary, ctx));
-  if (ctx.actions && ctx.actions.loadStats) root.append(costsSection(ctx));
 
   const counts = summary.counts || {};
   const editing = canEdit(ctx);
@@ -220,11 +219,12 @@ export function renderModelPanel(root, summary, ctx) {
   ]), editing ? disclosure("Edit model fields…", () => modelFieldsForm(summary, ctx), { cls: "ed-fields-toggle" }) : null));
 
   if (summary.doc_string) root.append(section("Documentation", markdownBlock(summary.doc_string, { cls: "doc model-doc" })));
-  if (graph && !graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
-
   const props = summary.metadata_props || [];
   root.append(section("Model metadata", editing ? metadataEditor(props, ctx)
     : props.length ? keyValueList(props, { cls: "model-metadata" }) : el("p", { class: "muted" }, "None.")));
+  // the costs' table is long: what the model says of itself (fields, metadata) comes first
+  if (ctx.actions && ctx.actions.loadStats) root.append(costsSection(ctx));
+  if (graph && !graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
   if (editing) {
     const io = section("Graph inputs and outputs", ...ioOverview(ctx));
     io.id = "model-io";
