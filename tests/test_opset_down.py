@@ -164,3 +164,37 @@ def test_an_operator_onnx_defines_no_body_for_is_refused(client):
     assert "onnx defines no body of primitives for Conv" in r.get_json()["error"]["message"]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "write_out", "op_types": ["Gelu"]}]})
     assert r.status_code == 400 and "has no node of Gelu" in r.get_json()["error"]["message"]
+
+
+def test_written_out_nodes_stay_in_the_module_of_the_node_they_replace(client):
+    """QA29: a dynamo export's nodes say their module in metadata only; the nodes a written-out
+    HardSwish became carry its metadata (stack trace, class) one scope level deeper, so they
+    draw as one group inside its module, not as a group of their own outside the model."""
+    from app.views.scopes import node_scope
+
+    model = hardswish_layernorm()
+    act = next(n for n in model.graph.node if n.op_type == "HardSwish")
+    scopes = "['', 'model', 'model.layers.1', 'model.layers.1.mlp', 'hardswish']"
+    namespace = ": M/model: Model/model.layers.1: Layer/model.layers.1.mlp: MLP/hardswish: aten.hardswish.default"
+    for key, value in (
+        ("pkg.torch.onnx.name_scopes", scopes),
+        ("namespace", namespace),
+        ("pkg.torch.onnx.stack_trace", 'File "mlp.py", line 12, in forward'),
+    ):
+        act.metadata_props.add(key=key, value=value)
+    mid = upload(client, model.SerializeToString(), "m.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "write_out", "nodes": [act.name]}]})
+    assert r.status_code == 200, r.get_json()
+    written = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    onnx.checker.check_model(written, full_check=True)
+    parts = [n for n in written.graph.node if n.name.startswith(f"{act.name}/")]
+    assert parts
+    inner = ["model", "model.layers.1", "model.layers.1.mlp", "model.layers.1.mlp.hardswish"]
+    for n in parts:
+        meta = {p.key: p.value for p in n.metadata_props}
+        assert meta["pkg.torch.onnx.stack_trace"] == 'File "mlp.py", line 12, in forward'
+        assert node_scope(n) == inner
+        del n.metadata_props[:]  # the namespace alone says the same
+        n.metadata_props.add(key="namespace", value=meta["namespace"])
+        assert node_scope(n) == inner
+    assert next(n for n in written.graph.node if n.op_type == "LayerNormalization").metadata_props == []

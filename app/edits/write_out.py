@@ -17,6 +17,7 @@ from ..onnx_io import offload
 from ..onnx_io.light import light_copy
 from ..onnx_io.schema_defaults import default_of
 from ..onnx_io.traverse import op_schema, standard_domain, walk_graphs
+from ..views.scopes import nested_metadata
 from .field_types import NAME, NODE
 from .jsontypes import Array, optional
 from .locate import find_node
@@ -111,6 +112,8 @@ def _inlined(node: onnx.NodeProto, body: onnx.FunctionProto, schema, taken: set[
         new = onnx.NodeProto()
         new.CopyFrom(b)
         new.name = f"{base}/{b.op_type}_{j}"
+        for key, value in nested_metadata(node, new):  # the node's module, one level deeper
+            new.metadata_props.add(key=key, value=value)
         new.input[:] = [renamed(x) for x in b.input]
         new.output[:] = [renamed(x) for x in b.output]
         kept = []

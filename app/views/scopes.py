@@ -67,6 +67,29 @@ def scope_of(name: str, name_scopes: str | None, namespace: str | None) -> list[
     return _from_name(name)
 
 
+def nested_metadata(node: onnx.NodeProto, part: onnx.NodeProto) -> list[tuple[str, str]]:
+    """The metadata_props for `part`, one of the nodes `node` is written out as: `node`'s own
+    (its module, class, stack trace: where this computation came from), with its scope one
+    level deeper, `node` itself as that level (a full path, as torch writes the others), so
+    the parts draw as one group inside `node`'s module, as a path-like name nests them."""
+    out = []
+    for p in node.metadata_props:
+        value = p.value
+        if p.key == NAME_SCOPES and (items := _ITEM.findall(value)) and value.startswith("["):
+            value = repr([*items[:-1], _full(items[-2] if len(items) > 1 else "", items[-1]), part.op_type])
+        elif p.key == NAMESPACE and "/" in value:
+            head, _, last = value.rpartition("/")
+            own, sep, target = last.partition(":")
+            parent = head.rpartition("/")[2].split(":", 1)[0].strip()
+            value = f"{head}/{_full(parent, own.strip())}{sep}{target}/{part.op_type}: {part.op_type}"
+        out.append((p.key, value))
+    return out
+
+
+def _full(parent: str, own: str) -> str:
+    return f"{parent}.{own}" if parent and not own.startswith(parent + ".") else own
+
+
 def node_scope(node: onnx.NodeProto) -> list[str]:
     meta = {p.key: p.value for p in node.metadata_props if p.key in (NAME_SCOPES, NAMESPACE)}
     return scope_of(node.name, meta.get(NAME_SCOPES), meta.get(NAMESPACE))
