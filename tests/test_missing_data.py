@@ -130,7 +130,10 @@ def test_an_edit_leaves_out_a_file_no_tensor_names(client, tmp_path):
     )
     assert r.status_code == 200, r.get_json()
     out = r.get_json()
-    assert out["changes"][-1] == "external data file 'w.bin' holds no tensor any more: left out"
+    assert out["changes"][-1] == (
+        "external data file 'w.bin' holds no tensor any more: left out (the weights are stored with the model;"
+        " Download → External data writes them to a file again)"
+    )
     assert out["summary"]["external_files"] == []
     d = client.get(f"/api/models/{mid}/download")
     assert d.headers["Content-Type"] == "application/octet-stream"  # one .onnx, no zip

@@ -1054,3 +1054,18 @@ def test_float16_twice_says_the_model_already_computes_in_float16(client):
     assert "the model already computes in float16 (" in message and message.endswith("nothing is left to convert"), (
         message
     )
+
+
+def test_the_size_said_is_of_the_weights_converted_not_those_already_float16(client):
+    """QA29 #10: a model whose classifier was float16 already (Cast to float32 before the Gemm)
+    said "(36.2 KiB) now 19.4 KiB": the float16 weights it had were counted as converted."""
+    model = conv_net()
+    fc = next(t for t in model.graph.initializer if t.name == "fc")
+    fc.CopyFrom(nh.from_array(nh.to_array(fc).astype(np.float16), "fc16"))
+    gemm = next(n for n in model.graph.node if n.op_type == "Gemm")
+    gemm.input[1] = "fc"
+    model.graph.node.insert(0, h.make_node("Cast", ["fc16"], ["fc"], name="widen", to=T.FLOAT))
+    onnx.checker.check_model(model, full_check=True)
+    _, answer, _ = convert(client, model.SerializeToString())
+    said = answer["changes"][0]
+    assert said.startswith("converted to float16: 2 float32 weight(s) (36.2 KiB) now 18.1 KiB of float16 weights"), said

@@ -75,7 +75,8 @@ def test_a_replaced_external_weight_ships_as_zeros(client):
     )
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["changes"][-1] == (
-        "external data file 'w.bin' still holds 4.0 KiB of old weights no tensor reads: downloads carry zeros there"
+        "external data file 'w.bin' still holds 4.0 KiB of old weights no tensor reads: the As stored download"
+        " carries zeros there (Embedded or External data writes only what the model reads)"
     )
     shipped = client.get(f"/api/models/{mid}/download")
     assert shipped.status_code == 200

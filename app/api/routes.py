@@ -775,7 +775,11 @@ def _files_still_used(revision, base_model, result) -> tuple[dict, list[str]]:
     used = files_in_use(result.model, reader)
     dropped = sorted(set(revision.external) - used)
     kept = {k: v for k, v in revision.external.items() if k in used}
-    lines = [f"external data file {k!r} holds no tensor any more: left out" for k in dropped]
+    lines = [
+        f"external data file {k!r} holds no tensor any more: left out (the weights are stored with the model;"
+        " Download → External data writes them to a file again)"
+        for k in dropped
+    ]
     lines += old_weights_lines(base_model, result.model, reader, kept)
     return kept, [*result.changes, *lines]
 

@@ -49,7 +49,7 @@ def old_weights_lines(base, edited, files, kept: dict) -> list[str]:
         if gone:
             lines.append(
                 f"external data file {name!r} still holds {size_text(gone)} of old weights no tensor reads: "
-                "downloads carry zeros there"
+                "the As stored download carries zeros there (Embedded or External data writes only what the model reads)"
             )
     return lines
 

@@ -83,6 +83,7 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
         # the converter would make them read float16, which they don't take (a tree, TfIdfVectorizer's output)
         options["op_block_list"] = sorted({*(options["op_block_list"] or ORT_BLOCK_LIST), *no_half})
     computing, halves = half_compute(model), len(weights(model, FLOAT16))
+    halved_before = sum(data_size(t) for t in weights(model, FLOAT16))  # not the conversion's
     # the converter gets the graphs alone: it trips over a body's references (`value_float =
     # @scale`: an AssertionError) and leaves the bodies as they are anyway; they come back after
     functions = [_copied(f) for f in model.functions]
@@ -115,7 +116,7 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
             note += f"; {halved_nodes} node(s) in the bodies of model-local functions made float16"
     _check_function_bodies_fit(model)  # on the nodes in order: the converter appends its Casts
     casts = sum(len(ref.container.node) for ref in walk_graphs(model)) - nodes
-    halved = sum(data_size(t) for t in weights(model, FLOAT16))
+    halved = sum(data_size(t) for t in weights(model, FLOAT16)) - halved_before
     if fed:
         note += (
             f"; {fed} of the weights are graph inputs too (as an IR < 4 export lists them), which the converter "
