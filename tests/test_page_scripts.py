@@ -174,8 +174,8 @@ def test_format_integer_writes_thousands_separators():
 
 def test_a_long_weight_name_keeps_its_last_parts():
     """QA28: every Conv of a Caffe2 ResNet read "gpu_…_w_0": a path's first parts go first
-    ("…/res3_0_branch2a_w_0"), then its last part is cut in its middle; names without a "/"
-    are cut in their middles as before."""
+    ("…/res3_0_branch2a_w_0"), then its last part is cut in its middle; a torch module path's
+    first parts at a "." (QA29); names without either are cut in their middles as before."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
@@ -184,6 +184,8 @@ def test_a_long_weight_name_keeps_its_last_parts():
         ["gpu_0/res3_0_branch2a_w_0", 16],
         ["/model/layers.0/self_attn/q_proj/MatMul", 30],
         ["onnx__Concat_very_long_prefix_N_then", 20],
+        ["val_model.layers.0.self_attn.q_proj.weight_dq", 28],
+        ["val_model.layers.0.self_attn.q_proj.weight_dq", 20],
     ]
     script = (
         f'import {{ fitMiddle }} from "{(JS / "pipeline" / "graph-model.js").as_uri()}";\n'
@@ -196,4 +198,6 @@ def test_a_long_weight_name_keeps_its_last_parts():
         "…/res3_0_…2a_w_0",
         "…/self_attn/q_proj/MatMul",
         "onnx__Conc…ix_N_then",
+        "…self_attn.q_proj.weight_dq",  # QA29: torch's module paths lose their first parts too
+        "…q_proj.weight_dq",
     ]

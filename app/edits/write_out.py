@@ -112,8 +112,8 @@ def _inlined(node: onnx.NodeProto, body: onnx.FunctionProto, schema, taken: set[
         new = onnx.NodeProto()
         new.CopyFrom(b)
         new.name = f"{base}/{b.op_type}_{j}"
-        for key, value in nested_metadata(node, new):  # the node's module, one level deeper
-            new.metadata_props.add(key=key, value=value)
+        for key, said in nested_metadata(node, new):  # the node's module, one level deeper
+            new.metadata_props.add(key=key, value=said)
         new.input[:] = [renamed(x) for x in b.input]
         new.output[:] = [renamed(x) for x in b.output]
         kept = []

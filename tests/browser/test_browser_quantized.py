@@ -142,3 +142,30 @@ def test_the_value_a_qdq_pair_writes_removes_the_pair_from_its_panel(page, serve
     wait_revision(page, 1)
     edited = onnx.load_from_string(page.request.get(f"{server}/api/models/{summary['id']}/download").body())
     assert next(n for n in edited.graph.node if n.op_type == "Flatten").input[0] == "c"
+
+
+def test_a_float16_weight_widened_by_a_cast_says_its_stored_type(page, server, artifacts):
+    """QA29 #6: a layer kept in float16 (its weight Cast to float32 before the MatMul) read
+    "w_f32 Cast ⟨8×4⟩": FLOAT16 nowhere. It says the stored type, as a dequantized one does."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    w = numpy_helper.from_array(np.ones((8, 4), np.float16), "model.layers.1.mlp.up_proj.weight")
+    graph = h.make_graph(
+        [
+            h.make_node("Cast", [w.name], ["w_f32"], name="widen", to=T.FLOAT),
+            h.make_node("MatMul", ["x", "w_f32"], ["y"], name="up"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+        [w],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    summary = upload(page, server, model, "half.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    box = page.locator("#graph g.box[data-node-id=n1]")
+    assert "w_f32 ⟨8×4⟩ · FLOAT16" in box.text_content()
+    assert page.locator("#graph g.box[data-node-id=n0]").count() == 0  # the Cast is the weight's line

@@ -117,9 +117,13 @@ function middleCut(text, font, maxWidth, measure) {
   // a path ("gpu_0/res3_0_branch2a_w_0"): its first parts dropped at a "/" first, as a file's
   // folders are — its last parts tell it from its neighbours, which a cut in the middle took
   // out ("gpu_…_w_0" on every Conv of a ResNet: QA28)
-  for (let at = s.indexOf("/", 1); at > 0; at = s.indexOf("/", at + 1)) {
-    const tail = `…${s.slice(at)}`;
-    if (s.length - at > 4 && s.length - at <= 80 && measure(tail, font) <= maxWidth) return tail;
+  // then a torch module path's ("val_model.layers.0.self_attn.q_proj.weight_dq": QA29, where
+  // a cut in the middle read "val_model.la…j.weight_dq" for every q, k, v and o of every layer)
+  for (const sep of ["/", "."]) {
+    for (let at = s.indexOf(sep, 1); at > 0; at = s.indexOf(sep, at + 1)) {
+      const tail = `…${s.slice(sep === "/" ? at : at + 1)}`; // "…/q_proj/MatMul", "…q_proj.weight"
+      if (s.length - at > 4 && s.length - at <= 80 && measure(tail, font) <= maxWidth) return tail;
+    }
   }
   const last = s.lastIndexOf("/");
   if (last > 0 && s.length - last > 8) { // its last part alone, cut in its middle: "…/res2_2…c_bn_s_0"
@@ -494,7 +498,9 @@ function foldedText(node, initializers, types) {
   let dims = out ? formatDims(out.shape) : null;
   if (dims === null && node.op_type === "Identity") dims = formatDims((initializers.get(node.inputs[0]) || {}).shape);
   const shape = dims === null ? "" : `⟨${dims || "scalar"}⟩`;
-  if (node.op_type === "DequantizeLinear") { // a weight stored in 8 bits: "⟨64×3×3×3⟩ · INT8"
+  // a weight stored in another type: in 8 or 4 bits ("⟨64×3×3×3⟩ · INT8"), or in float16
+  // widened by a Cast ("⟨64×64⟩ · FLOAT16", QA29: it said "Cast ⟨64×64⟩", float16 nowhere)
+  if (node.op_type === "DequantizeLinear" || (node.op_type === "Cast" && initializers.has(node.inputs[0]))) {
     const stored = initializers.get(node.inputs[0]) || (types && types.get(node.inputs[0]));
     return [shape, stored && stored.dtype].filter(Boolean).join(" · ") || node.op_type;
   }
