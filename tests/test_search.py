@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from browser.scale_models import bert_like
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from protowalk import graph_paths
 from testkit import nested_search_model, node_testcases, upload
 
@@ -93,7 +93,8 @@ def test_attribute_values_in_the_node_panels_text(client, nested):
     assert ids(find(client, nested, "perm=[0,2,1,3]")) == ["n0"]  # name=value
     assert ids(find(client, nested, "perm")) == ["n0"]  # an attribute's name
     cast = find(client, nested, "INT64")["results"]
-    assert [(r["node"], r["why"]) for r in cast] == [("n1", "attribute to = 7 (INT64)")]
+    assert [(r["node"], r["why"]) for r in cast if r["kind"] == "node"] == [("n1", "attribute to = 7 (INT64)")]
+    assert {r["why"].rpartition(" · ")[2] for r in cast if r["kind"] == "tensor"} == {"INT64"}  # tensors of it
     assert ids(find(client, nested, "to=7")) == ["n1"]
     leaky = find(client, nested, "0.1")["results"]  # float32 0.1 is 0.10000000149011612
     assert [(r["node"], r["why"]) for r in leaky] == [("n6", "attribute alpha = 0.1")]
@@ -415,3 +416,52 @@ def test_an_unnamed_node_is_found_by_the_weight_it_reads():
     kinds = [r["kind"] for r in alone]
     assert kinds[0] == "tensor" and "node" in kinds  # the weight (and its shape's), then its reader
     assert next(r for r in alone if r["kind"] == "node")["node"] == f"n{convs[0]}"
+
+
+def torch_noted_model() -> onnx.ModelProto:
+    """Two MatMuls as dynamo writes them (module, class and stack trace in metadata), one with a
+    doc string; one weight float16 (widened by a Cast), the other float32."""
+    trace = 'File "/opt/conda/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py", line {}, in forward'
+    nodes = [
+        helper.make_node("Cast", ["w16"], ["w16_f32"], name="node__to_copy", to=TensorProto.FLOAT),
+        helper.make_node(
+            "MatMul", ["x", "w16_f32"], ["h"], name="node_linear", doc_string="apply_rotary (rotate_half)"
+        ),
+        helper.make_node("MatMul", ["h", "w32"], ["y"], name="node_linear_1"),
+    ]
+    for n, line, cls in ((nodes[1], 260, "LlamaAttention"), (nodes[2], 191, "LlamaMLP")):
+        n.metadata_props.add(key="pkg.torch.onnx.name_scopes", value="['', 'model', 'model.layers.0', 'linear']")
+        n.metadata_props.add(key="namespace", value=f": M/model: Model/model.layers.0: {cls}/linear: aten.linear")
+        n.metadata_props.add(key="pkg.torch.onnx.stack_trace", value=trace.format(line) + "\n    return self.proj(x)")
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [
+            numpy_helper.from_array(np.eye(4, dtype=np.float16), "w16"),
+            numpy_helper.from_array(np.eye(4, dtype=np.float32), "w32"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_nodes_are_found_by_their_stack_trace_class_and_doc_string_tensors_by_type():
+    """QA29 #8: a PyTorch source line, a module's class and a doc string find the nodes they
+    are written on (ranked below everything else, the line quoted); "float16" the weights of
+    that type, which every tensor result names."""
+    index = SearchIndex(torch_noted_model())
+
+    def found(q):
+        return [(r.get("node") or r["name"], r["why"]) for r in index.search(q)["results"]]
+
+    # (the word "line" is in the node's name too: both reasons said)
+    assert found("modeling_llama.py line 260") == [
+        ("n1", 'stack trace: …es/transformers/models/llama/modeling_llama.py", line 260, in forward + name')
+    ]
+    assert found("LlamaMLP") == [("n2", "namespace: : M/model: Model/model.layers.0: LlamaMLP/linear: aten.linear")]
+    assert found("rotate_half") == [("n1", "doc: apply_rotary (rotate_half)")]
+    assert found("float16") == [("w16", "initializer · FLOAT16")]
+    assert found("float16 w16") == [("w16", "initializer · FLOAT16")]  # the words narrow
+    assert ("w32", "initializer · FLOAT") in found("w32")
+    assert all(r["score"] == 20 for r in index.search("LlamaAttention")["results"])

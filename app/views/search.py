@@ -22,10 +22,11 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.address import node_id
+from ..onnx_io.text_fields import shown
 from ..onnx_io.traverse import standard_domain, walk_graphs
-from .scopes import ScopeTable, initializer_names, scope_by_weights
+from .scopes import NAME_SCOPES, ScopeTable, initializer_names, scope_by_weights
 from .value_text import GRAPH_TYPES, attribute_text, format_number
-from .values import few_values
+from .values import dtype_name, few_values
 
 MAX_QUERY = 200  # characters
 DEFAULT_LIMIT = 200
@@ -48,7 +49,21 @@ TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART = 50, 45, 40
 # not by other tensors, whose names follow their writers' (which the name finds already)
 WEIGHT_READER = 38
 ATTR_PAIR, ATTR_VALUE_EXACT, ATTR_VALUE, ATTR_NAME = 35, 34, 30, 25
+# a tensor by its element type ("float16": which weights are still half, QA29), a node by what its
+# exporter wrote on it (a stack trace's file and line, a class) or its doc string: a word's last
+# resort ("model" is in every torch export's stack traces), or one word of several
+TENSOR_DTYPE = 22
+NODE_NOTE = 20
 
+# a node's notes: the metadata a person looks for by text, each with the word `why` names it by
+# (name_scopes is the module scope, searched as such)
+_NOTE_KEYS = {
+    "pkg.torch.onnx.stack_trace": "stack trace",
+    "pkg.torch.onnx.class_hierarchy": "class",
+    "namespace": "namespace",
+}
+_SKIPPED_NOTES = frozenset({NAME_SCOPES})
+NOTE_SHOWN = 70  # characters of a note quoted in `why`
 _SEPARATORS = "./"  # between a scope path's parts: torch's model.layers.0, /model/layers.0
 _WEIGHT_MAKERS = ("Constant", "ConstantOfShape")  # as scopes.scope_by_weights reads them
 _INT = onnx.AttributeProto.INT
@@ -71,6 +86,14 @@ class _Graph:
     crumbs: list
 
 
+@dataclass(frozen=True)
+class _NoteHit:
+    """A node's note that holds the needle: quoted (SearchIndex._why) only for what is listed."""
+
+    note: int
+    needle: str
+
+
 def _compact(s: str) -> str:
     return "".join(s.split())
 
@@ -91,13 +114,18 @@ class SearchIndex:
         self.attr_nodes: list[list[int]] = []
         self._attr_keys: dict = {}  # (standard domain?, serialized attribute) -> its index
         self._weight_makers: set[int] = set()  # nodes making a weight (drawn inside their readers)
+        # distinct notes on nodes (metadata values, doc strings): word, text, the nodes carrying them
+        self.note_word: list[str] = []
+        self.note_text: list[str] = []
+        self.note_nodes: list[list[int]] = []
+        self._note_keys: dict[tuple[str, str], int] = {}
         # each node's module scope: an index into one scopes.ScopeTable (graphs share its parses)
         self._scope_table = ScopeTable()
         self._node_scope: list[int | None] = []
         nodes: list[tuple[int, int, str, str, str]] = []  # (graph, index in it, name, op type, domain)
         tensors: list[
-            tuple[int, str, str, list[int]]
-        ] = []  # (graph, name, role, nodes reading it), one per name and graph
+            tuple[int, str, str, list[int], str]
+        ] = []  # (graph, name, role, nodes reading it, element type or ""), one per name and graph
         # hundreds of thousands of small objects, none in a cycle: the cyclic GC would only rescan them
         gc_was_on = gc.isenabled()
         gc.disable()
@@ -107,7 +135,8 @@ class SearchIndex:
         finally:
             if gc_was_on:
                 gc.enable()
-        del self._attr_keys
+        del self._attr_keys, self._note_keys
+        self.note_text_l = [s.lower() for s in self.note_text]
         # nodes, in walk order
         self.node_graph, self.node_index, self.node_name, self.node_op, self.node_domain = (
             (list(c) for c in zip(*nodes, strict=True)) if nodes else ([], [], [], [], [])
@@ -118,9 +147,10 @@ class SearchIndex:
         self.attr_text_l = [s.lower() for s in self.attr_text]
         self.attr_compact = [_compact(s) for s in self.attr_text_l]
         # tensors: one per (graph, name), in walk order
-        self.tensor_graph, self.tensor_name, self.tensor_role, self.tensor_readers = (
-            (list(c) for c in zip(*tensors, strict=True)) if tensors else ([], [], [], [])
+        self.tensor_graph, self.tensor_name, self.tensor_role, self.tensor_readers, self.tensor_dtype = (
+            (list(c) for c in zip(*tensors, strict=True)) if tensors else ([], [], [], [], [])
         )
+        self.tensor_dtype_l = [s.lower() for s in self.tensor_dtype]
         self.tensor_name_l = [s.lower() for s in self.tensor_name]
 
     def _add_graph(self, ref, nodes: list, tensors: list) -> None:
@@ -145,6 +175,7 @@ class SearchIndex:
                 roles.setdefault(v.name, "output")
         for v in g.value_info:
             roles.setdefault(v.name, "value")
+        dtypes = _element_types(g, is_fn)
         ops, keys, attr_nodes = self.ops, self._attr_keys, self.attr_nodes
         of_node = self._scope_table.of_node
         scopes: list[int | None] = []
@@ -159,6 +190,8 @@ class SearchIndex:
             meta = n.metadata_props
             # a node with no metadata has its name's scope, which the name finds: read if needed
             scopes.append(of_node(n, meta) if meta else None)
+            if meta or n.doc_string:
+                self._add_notes(n, k)
             if op in _WEIGHT_MAKERS and not domain and not block_constants:
                 block_constants = any(_names_a_block(o) for o in n.output)
             ops.setdefault((domain, op), []).append(k)
@@ -208,7 +241,27 @@ class SearchIndex:
         if not is_fn:
             self._add_small_initializers(g, first)
         self._add_scopes(g, scopes, block_constants)
-        tensors.extend((gi, name, role, readers.get(name, [])) for name, role in roles.items() if name)
+        tensors.extend(
+            (gi, name, role, readers.get(name, []), dtypes.get(name, "")) for name, role in roles.items() if name
+        )
+
+    def _add_notes(self, n: onnx.NodeProto, k: int) -> None:
+        """Node `k`'s metadata values and doc string, each distinct text kept once (a torch
+        export's nodes of one FX op share their stack trace)."""
+        keys, texts = self._note_keys, self.note_text
+        # (shown(): upb's bytes for invalid UTF-8, which a query's str can't be looked for in)
+        notes = [(shown(p.key), shown(p.value)) for p in n.metadata_props if p.key not in _SKIPPED_NOTES and p.value]
+        if n.doc_string:
+            notes.append(("doc", shown(n.doc_string)))
+        for key, value in notes:
+            j = keys.get((key, value))
+            if j is None:
+                j = keys[(key, value)] = len(texts)
+                texts.append(value)
+                self.note_word.append(_NOTE_KEYS.get(key, key))
+                self.note_nodes.append([])
+            if not self.note_nodes[j] or self.note_nodes[j][-1] != k:
+                self.note_nodes[j].append(k)
 
     def _add_scopes(self, g, scopes: list[int | None], block_constants: bool) -> None:
         """The scopes of the nodes of `g`, the drawing's (graph.py): their own (`scopes`, from
@@ -291,6 +344,8 @@ class SearchIndex:
         field, needle = parse_query(query)
         near_gi = next((gi for gi, g in enumerate(self.graphs) if g.path == near), -1) if near is not None else -1
         nodes, tensors, graphs = self._hits(field, needle)
+        if not nodes and field is None:  # a node's notes: when nothing else finds one (NODE_NOTE)
+            self._note_hits(needle, nodes)
         words = query_words(query)
         if len(words) > 1:
             self._hits_of_every_word(words, nodes, tensors)
@@ -341,6 +396,9 @@ class SearchIndex:
                 tensors[j] = _text_score(tn[j], needle, TENSOR_EXACT, TENSOR_PREFIX, TENSOR_PART)
                 for k in self.tensor_readers[j]:
                     hit(k, WEIGHT_READER, f"reads {self.tensor_name[j]}")
+        if field is None:
+            for j in [j for j, d in enumerate(self.tensor_dtype_l) if d == needle and j not in tensors]:
+                tensors[j] = TENSOR_DTYPE
         graphs: dict[int, int] = {}
         if field in (None, "name"):
             for gi, g in enumerate(self.graphs):
@@ -353,13 +411,23 @@ class SearchIndex:
         """Adds the nodes and tensors that every word finds, each ranked by its weakest word (a
         phrase found whole keeps its own rank when that is higher)."""
         found = [self._hits(field, needle) for field, needle in words]
+        for (field, needle), (word_nodes, _, _) in zip(words, found, strict=True):
+            if field is None:  # each word narrows: its notes count ("modeling_llama.py line 260")
+                self._note_hits(needle, word_nodes)
         for k in set.intersection(*(set(f[0]) for f in found)):
             score = min(f[0][k][0] for f in found)
-            why = " + ".join(dict.fromkeys(f[0][k][1] for f in found))
+            why = tuple(dict.fromkeys(f[0][k][1] for f in found))  # joined if listed (_why)
             if k not in nodes or score > nodes[k][0]:
                 nodes[k] = (score, why)
         for j in set.intersection(*(set(f[1]) for f in found)):
             tensors[j] = max(tensors.get(j, 0), min(f[1][j] for f in found))
+
+    def _note_hits(self, needle: str, nodes: dict) -> None:
+        """Adds to `nodes` those whose notes hold `needle`, below any other reason they have."""
+        for j in [j for j, text in enumerate(self.note_text_l) if needle in text]:
+            why = _NoteHit(j, needle)  # quoted only if listed: "line" is in every stack trace
+            for k in self.note_nodes[j]:
+                nodes.setdefault(k, (NODE_NOTE, why))
 
     def _scope_hits(self, needle: str, nodes: dict[int, tuple[int, str]]) -> None:
         """Adds to `nodes` those of the scopes whose path holds `needle`, `why` naming the
@@ -406,6 +474,15 @@ class SearchIndex:
             for k in self.attr_nodes[j]:
                 hit(k, score, why)
 
+    def _why(self, why) -> str:
+        """A reason in words: as it is, a note quoted where the needle is, several joined."""
+        if isinstance(why, tuple):
+            return " + ".join(dict.fromkeys(self._why(w) for w in why))  # one note quoted once
+        if isinstance(why, _NoteHit):
+            text, at = self.note_text[why.note], self.note_text_l[why.note].find(why.needle)
+            return f"{self.note_word[why.note]}: {_quoted(text, max(at, 0), len(why.needle))}"
+        return why
+
     def _result(self, kind: str, i: int, score: int, nodes: dict) -> dict:
         if kind == "n":
             g = self.graphs[self.node_graph[i]]
@@ -417,19 +494,19 @@ class SearchIndex:
                 "op_type": self.node_op[i],
                 "domain": self.node_domain[i],
                 "breadcrumb": g.crumbs,
-                "why": nodes[i][1],
+                "why": self._why(nodes[i][1]),
                 "score": score,
             }
         if kind == "t":
             g = self.graphs[self.tensor_graph[i]]
-            role = self.tensor_role[i]
+            role, dtype = self.tensor_role[i], self.tensor_dtype[i]
             return {
                 "kind": "tensor",
                 "path": g.path,
                 "name": self.tensor_name[i],
                 "role": role,
                 "breadcrumb": g.crumbs,
-                "why": role,
+                "why": f"{role} · {dtype}" if dtype else role,
                 "score": score,
             }
         g = self.graphs[i]
@@ -441,6 +518,41 @@ class SearchIndex:
             "why": f"{g.kind} name",
             "score": score,
         }
+
+
+def _element_types(g, is_fn: bool) -> dict[str, str]:
+    """The element type a graph states for its tensors by name ("FLOAT16"): its initializers'
+    data types, then the types its inputs, outputs and value_info declare."""
+    out: dict[str, str] = {}
+
+    def put(name: str, dtype: int) -> None:
+        if dtype and name not in out:
+            out[name] = dtype_name(dtype)
+
+    if not is_fn:
+        for t in g.initializer:
+            put(t.name, t.data_type)
+        for sp in g.sparse_initializer:
+            put(sp.values.name, sp.values.data_type)
+    declared = [*g.value_info] if is_fn else [*g.input, *g.output, *g.value_info]
+    for v in declared:
+        if v.type.HasField("tensor_type"):
+            put(v.name, v.type.tensor_type.elem_type)
+    return out
+
+
+def _quoted(text: str, at: int, length: int) -> str:
+    """The line of `text` holding its match at `at`, cut to NOTE_SHOWN characters around it
+    (a stack trace's 'File ".../modeling_llama.py", line 260, in forward')."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at + length)
+    line = text[start : end if end >= 0 else len(text)].strip()
+    if len(line) <= NOTE_SHOWN:
+        return line
+    at = line.lower().find(text[at : at + length].lower())
+    # the line's end when the match is in it (a path's file name and line number), else around it
+    lo = len(line) - NOTE_SHOWN + 1 if at + length > len(line) - NOTE_SHOWN else max(0, at - (NOTE_SHOWN - length) // 2)
+    return ("…" if lo else "") + line[lo : lo + NOTE_SHOWN - 1] + ("…" if lo + NOTE_SHOWN - 1 < len(line) else "")
 
 
 def _names_a_block(name: str) -> bool:
