@@ -450,7 +450,7 @@ SCHEMAS: dict = {
                 "type": "object",
                 "description": 'the values fed, previewed; one the run made says how: "random": {"seed", "role"?,'
                 ' "from"?} (role "mask": an integer attention mask fed ones; "positions": position ids from, from + 1,'
-                " …: after the past a longer mask covers; every input draws from a stream of its own for the seed)",
+                " …: after the past a longer mask covers, else after the length of the past key/value inputs; every input draws from a stream of its own for the seed)",
             },
             "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},
             "onnxruntime": {"type": "string"},
@@ -468,7 +468,7 @@ SCHEMAS: dict = {
             },
             "compare": {
                 "type": "object",
-                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, tolerance_needed (the smallest tolerance at which it is close; null: none), shape}}; renamed: {output: its name in the other revision}; inputs_renamed: {input: its name in the other revision} (fed this run's values); other_inputs: the other revision's inputs that did not get this run's values (it lacks the input, or its types or fixed sizes differ: they were made up for it)",
+                "description": "outputs of both: {name: {equal, close, max_abs, max_rel (null: every difference is at a 0), max_rel_to_range, tolerance_needed (the smallest tolerance at which it is close; null: none), shape}}; renamed: {output: its name in the other revision}; inputs_renamed: {input: its name in the other revision} (fed this run's values); other_inputs: the other revision's inputs that did not get this run's values (it lacks the input, or its types or fixed sizes differ: they were made up for it); only_in: {here: this run's outputs the other lacks, there: the other's graph outputs none of this run's pairs with} (said, not compared)",
             },
             "expected": {
                 "type": "object",

@@ -14,6 +14,7 @@ against its float source, inputs and outputs paired by name (or renamed in place
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}, "padding"?: as compare's},
       "compare"?: {"revision", "model"?: {"id", "name"}, "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "renamed": {NAME: its name in the other revision},
+                   "only_in": {"here": [OUTPUT], "there": [OUTPUT]} (an output one side lacks: not compared),
                    "padding"?: [{"input", "positions", "outputs", "max_abs", "nodes"?, "nodes_max_abs"?}],
                    "diverges"?: {"node", "name", "op_type", "tensor", "max_abs", ...} | null,
                    "nodes"?: [{"node", "name", "op_type", "tensor", "rel_error", "sqnr_db", ...}]}}
@@ -658,6 +659,18 @@ def _node_times(model: onnx.ModelProto, raw: dict) -> dict:
     }
 
 
+def _only_in(shown: list[str], both: list[str], other: onnx.ModelProto, there: dict[str, str] | None) -> dict:
+    """The outputs one side of a comparison has and the other lacks, said rather than compared
+    (as a recipe's --same-outputs says them): {"here": this run's, "there": the other
+    revision's graph outputs no output of this run pairs with (`there`: this run's output ->
+    its name there; None when the run asked for tensors of its own, not the graph outputs)}."""
+    met = set((there or {}).values())
+    return {
+        "here": [name for name in shown if name not in both],
+        "there": [o.name for o in other.graph.output if o.name not in met] if there is not None else [],
+    }
+
+
 def _other_model(other_id: str, model_id: str, record) -> dict:
     """{"model": {"id", "name"}} when the run is compared with another model, else {}."""
     return {"model": {"id": other_id, "name": record.name}} if other_id != model_id else {}
@@ -780,6 +793,7 @@ def post_run(model_id):
                     for name in both
                 },
                 "renamed": {name: there[name] for name in both if there[name] != name},
+                "only_in": _only_in(shown, both, other_model, there if outputs is None else None),
                 "inputs_renamed": {
                     mine: old for mine, old in was_in.items() if mine != old and mine in first["inputs"]
                 },

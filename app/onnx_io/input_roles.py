@@ -3,7 +3,8 @@ run that means something: an attention mask of random integers is all zeros (num
 here are 0), which masks every position — each softmax row then weighs the padding alike and
 every position predicts the same token; position ids of zeros put every token at position 0.
 A mask is fed ones (every position attended), position ids 0, 1, 2, … along their last axis
-(after the cached past, where a mask is longer than them: ort_worker places them)."""
+(after the cached past — the past a longer mask covers, else the length of the past key/value
+inputs: ort_worker places them)."""
 
 from __future__ import annotations
 

@@ -660,20 +660,48 @@ def _in_role(np, values, role: str | None):
     return np.broadcast_to(np.arange(values.shape[-1], dtype=values.dtype), values.shape).copy()
 
 
-def _place_positions(np, feeds: dict, roles: dict, given: set) -> None:
+def _place_positions(np, feeds: dict, roles: dict, given: set, cached: int) -> None:
     """Position ids made in order start after the cached past: where a mask (made or `given`)
     covers more positions (past and new) than the ids do (the new ones), the ids are the last
-    of them."""
+    of them; without a mask, they follow the `cached` positions the past keys and values hold
+    (_cached_length: an opset-23 Attention with is_causal takes no mask)."""
     covered = [
         m.shape[-1] for n, r in roles.items() if r == "mask" and isinstance(m := feeds.get(n), np.ndarray) and m.ndim
     ]
     for name, role in roles.items():
         ids = feeds.get(name)
-        if role != "positions" or name in given or not isinstance(ids, np.ndarray) or ids.ndim == 0 or not covered:
+        if role != "positions" or name in given or not isinstance(ids, np.ndarray) or ids.ndim == 0:
             continue
-        past = max(covered) - ids.shape[-1]
+        past = max(covered) - ids.shape[-1] if covered else cached
         if past > 0:
             feeds[name] = ids + ids.dtype.type(past)
+
+
+# a decoder's key/value cache by its name (past_key_values.0.key, past_key, past_0); an encoder's
+# (a cross-attention's past_key_values.0.encoder.key) holds the encoder's sequence, not the past
+_PAST = re.compile(r"(?<![a-z])past(?![a-z])", re.IGNORECASE)
+_NOT_THE_PAST = re.compile(r"encoder|cross", re.IGNORECASE)
+
+
+def _cached_length(np, args: list, feeds: dict, roles: dict) -> int:
+    """How many earlier positions the past key/value inputs hold: each one's size fed along its
+    past's dim — the one named dim the position ids don't declare (past_seq of [batch, 4,
+    past_seq, 16] beside ids [batch, seq]), where more are left the one named "past…" — the most
+    of them; 0 without such an input."""
+    theirs = {d for a in args if roles.get(a.name) == "positions" for d in a.shape or () if isinstance(d, str)}
+    lengths = [0]
+    for arg in args:
+        shape = _value_shape(np, feeds.get(arg.name))
+        if not _PAST.search(arg.name) or _NOT_THE_PAST.search(arg.name) or shape is None or arg.shape is None:
+            continue
+        if len(arg.shape) != len(shape) or len(shape) < 3:
+            continue
+        axes = [i for i, d in enumerate(arg.shape) if isinstance(d, str) and d not in theirs]
+        if len(axes) > 1:
+            axes = [i for i in axes if "past" in arg.shape[i].lower()]
+        if len(axes) == 1:
+            lengths.append(int(shape[axes[0]]))
+    return max(lengths)
 
 
 def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng, vocabulary: dict | None = None):
@@ -864,7 +892,7 @@ def _job_feeds(ort, np, sess, job: dict, skip: frozenset = frozenset()) -> dict:
             made[arg.name] = _run_feed(ort, np, arg, specs[arg.name], dims)
     feeds = {arg.name: made[arg.name] for arg in args}  # in the session's order
     roles = {name: spec["role"] for name, spec in specs.items() if spec.get("role")}
-    _place_positions(np, feeds, roles, {arg.name for arg in given})
+    _place_positions(np, feeds, roles, {arg.name for arg in given}, _cached_length(np, args, feeds, roles))
     return feeds
 
 

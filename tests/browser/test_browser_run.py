@@ -907,3 +907,36 @@ def test_run_compared_with_another_model(page, server, artifacts):
     )
     assert "Error of each node against cnn_source.onnx (revision 0)" in page.locator("#run-results").text_content()
     page.screenshot(path=str(artifacts / "run-other-model.png"))
+
+
+def test_a_maskless_decoder_step_runs_after_its_cache_and_says_outputs_one_side_lacks(page, server, artifacts):
+    """QA29 F5 and #12: an opset-23 decoder step without a mask is fed positions after its cache
+    (past_seq 3: 3, 4, 5…); compared with the revision before its present outputs were removed,
+    those are said, not compared."""
+    from test_run_decoder_cache import rotary_step
+
+    mid = upload(page, server, rotary_step(), "decoder_op23_step.onnx")["id"]
+    ops = [{"op": "remove_output", "name": f"present.0.{k}"} for k in ("key", "value")]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": ops}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    for name, size in (("batch", "1"), ("seq", "4"), ("past_seq", "3")):
+        page.fill(f"input.run-dim[aria-label={name}]", size)
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    fed = page.locator("#run-inputs-fed")
+    fed.locator("summary").click()
+    made = fed.locator(".run-input-fed[data-name=position_ids] .run-input-fed-head .muted").text_content()
+    assert made == "made: positions 3, 4, 5… (after a past of 3)", made
+    said = page.locator("#run-not-compared .run-only-there")
+    assert said.text_content() == "present.0.key, present.0.value: only in revision 0, not compared."
+    assert page.locator("#run-not-compared .run-only-here").count() == 0
+    assert sorted(page.locator("#run-compare tbody tr").evaluate_all("rs => rs.map((r) => r.dataset.output)")) == [
+        "positions_fed",
+        "rotated",
+    ]
+    said.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-only-in-one-revision.png"))

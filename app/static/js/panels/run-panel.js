@@ -626,11 +626,14 @@ function outputVerdict(c) {
   return here !== undefined && here === there && matched === here ? "reordered" : "differs";
 }
 
-/** The outputs on screen the other revision has none of (added since, or another tensor). */
+/** The outputs one side has and the other lacks (added or removed since, another tensor asked
+ * for): said, not compared (the server's `only_in`). */
 function notCompared(answer) {
-  const left = Object.keys(answer.outputs).filter((name) => !(name in answer.compare.outputs));
-  return left.length ? el("p", { class: "muted", id: "run-not-compared" },
-    `Not in ${otherWords(answer.compare)}, so not compared: ${left.join(", ")}.`) : null;
+  const { here = [], there = [] } = answer.compare.only_in || {};
+  const line = (names, side, cls) => names.length ? el("p", { class: `muted ${cls}` }, `${names.join(", ")}: only in ${side}, not compared.`) : null;
+  const self = answer.compare.model ? `this model (revision ${answer.revision})` : `revision ${answer.revision}`;
+  return here.length || there.length ? el("div", { id: "run-not-compared" },
+    line(here, self, "run-only-here"), line(there, otherWords(answer.compare), "run-only-there")) : null;
 }
 
 /** "Keep as a reference case": these inputs (and the test data's outputs, or this run's) are
