@@ -18,11 +18,15 @@ from testkit import upload
 def test_a_qdq_models_weights_are_their_readers(client):
     answer = stats(client, qdq_model().SerializeToString())
     nodes = by_name(answer)
-    # the int8 conv weight (108) and its scale and zero point (1 + 1) are the Conv's
-    assert nodes["conv"]["params"] == 108 + 2
+    # the int8 conv weight (108) and its zero point (1) are the Conv's; its scale s, which every
+    # pair reads, is counted on the first row reading it (x's QuantizeLinear), said as shared
+    assert nodes["x_QuantizeLinear"]["params"] == 2  # s and z
+    assert nodes["conv"]["params"] == 108 + 1
+    assert (nodes["conv"]["shared_params"], nodes["conv"]["shared_with"]) == (1, [nodes["x_QuantizeLinear"]["node"]])
     assert nodes["w_DequantizeLinear"]["params"] == 0 and nodes["w_DequantizeLinear"]["flops"] == 0
-    # a float weight quantized in the graph (Q -> DQ of fc.weight): the MatMul's, once
-    assert nodes["fc"]["params"] == 320 + 2
+    # a float weight quantized in the graph (Q -> DQ of fc.weight): the MatMul's, once (its s and
+    # wz counted on the rows before)
+    assert nodes["fc"]["params"] == 320 and nodes["fc"]["shared_params"] == 2
     assert nodes["fc_QuantizeLinear"]["flops"] == 0 and nodes["fc_DequantizeLinear"]["params"] == 0
     # an activation's pair stays work on values: its FLOPs are counted
     assert nodes["x_QuantizeLinear"]["flops"] > 0
@@ -30,6 +34,7 @@ def test_a_qdq_models_weights_are_their_readers(client):
     dq_outputs = 4 * 108 + 4 * 320
     assert answer["totals"]["activation_bytes"] < dq_outputs + 4 * 64
     assert answer["totals"]["params"] == 108 + 320 + 3  # every initializer once: s, z, wz
+    assert sum(n["params"] for n in answer["nodes"]) == answer["totals"]["params"]  # the rows add up
 
 
 def test_a_matmulnbits_counts_its_weights_not_their_bytes(client):

@@ -736,6 +736,15 @@ SCHEMAS: dict = {
                         "name": {"type": "string"},
                         "op_type": {"type": "string"},
                         "params": {"type": "integer"},
+                        "shared_params": {
+                            "type": "integer",
+                            "description": "parameters of weights it reads that an earlier row counts (a weight is counted on its first reader's row)",
+                        },
+                        "shared_with": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "the rows counting those weights",
+                        },
                         "flops": {"type": ["integer", "null"]},
                         "output_bytes": {"type": ["integer", "null"]},
                         "view_of": {

@@ -7,7 +7,9 @@ FLOPs: a multiply-accumulate counts 2. Formulas, by operator (docs/api.md repeat
   MatMul, MatMulInteger, QLinearMatMul   2 · out · K   (K: A's last dim)
   Gemm                2 · M · N · K  (+ M · N when C is given)
   Einsum              2 · (operands − 1) · the product of every index's size
-  Attention           2 · B · H · S · L · (D + Dv) for Q·Kᵀ and ·V, + 3 per score (softmax)
+  Attention           2 · B · H · S · L · (D + Dv) for Q·Kᵀ and ·V, + 3 per score (softmax),
+                      + 1 per score with attn_mask, + 3 with a softcap; L the keys attended:
+                      present_key's length, else the past's (past_key) + the new keys'
   element-wise        1 per output element (n-ary Sum/Max/Min/Mean: n − 1)
   Softmax, LogSoftmax 3 per element; LayerNormalization, GroupNormalization, InstanceNormalization 5;
   BatchNormalization  2 per element (inference: scale and shift); LRN: 2 · size + 3
@@ -21,16 +23,18 @@ FLOPs: a multiply-accumulate counts 2. Formulas, by operator (docs/api.md repeat
 onnxruntime's com.microsoft operators (Attention, MatMulNBits, SkipLayerNormalization, ...): runtime_costs.py.
 Any other op, or one whose shapes aren't known, has FLOPs None: counted as unknown, never as 0.
 Parameters: every element of every initializer (sparse ones: their values) and Constant value, each
-counted once; a node's own are those of the initializers and Constant it reads or holds.
+counted once; a node's own are those of the initializers and Constant it reads or holds — a weight
+several nodes read on the first of them only (the others say it as `shared_params`), one read
+through a conversion of it (a Cast, a DequantizeLinear: _weights_read) on the node reading that.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
@@ -290,7 +294,28 @@ def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Val
                 for a in node.attribute:
                     if a.name == "value" and a.type == AttributeProto.TENSOR:
                         types[node.output[0]] = (a.t.data_type, list(a.t.dims))
-    return Values(types, constants)
+    values = Values(types, constants)
+    for g in graphs:
+        for node in g.node:
+            if node.op_type == "Attention" and node.domain in ("", "ai.onnx"):
+                _size_attention_outputs(node, values)
+    return values
+
+
+def _size_attention_outputs(node: onnx.NodeProto, v: Values) -> None:
+    """Give an Attention's cache outputs their shapes where neither inference nor the graph's
+    declarations size them (present.N.key declared [batch, 4, total_seq, 16]: a name no input
+    has), in the element types of K, V and Q."""
+    typed_as = {1: 1, 2: 2, 3: 0}  # output index -> the input of its element type
+    try:
+        shapes = _attention_output_shapes(node, v)
+    except TypeError:  # in formulas: a size no polynomial (a symbolic head count, H·D / H)
+        return
+    for at, shape in shapes.items():
+        name = node.output[at] if len(node.output) > at else ""
+        if name and v.shape(name) is None:
+            elem_type = v.types.get(name, (0, None))[0] or v.types.get(node_input(node, typed_as[at]), (0, None))[0]
+            v.types[name] = (elem_type, shape)
 
 
 # ops whose output is their first input seen in another shape: onnxruntime hands on the same
@@ -338,24 +363,73 @@ def _einsum_flops(node: onnx.NodeProto, v: Values) -> int | None:
     return 2 * max(len(lhs) - 1, 1) * math.prod(sizes.values())
 
 
-def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
+class _AttentionSizes(NamedTuple):
+    batch: Any
+    heads: Any  # the query's
+    queries: Any  # S
+    head_size: Any  # D
+    kv_heads: Any
+    new_keys: Any  # the keys and values given, the past's left out
+    value_size: Any  # Dv
+
+
+def _attention_sizes(node: onnx.NodeProto, v: Values) -> _AttentionSizes | None:
+    """The sizes of an ai.onnx Attention, each of Q, K and V either [B, H, seq, D] or
+    [B, seq, H·D] (its heads from q_num_heads/kv_num_heads)."""
     q, k, val = (v.shape(node_input(node, i)) for i in range(3))
-    if q is None or k is None or val is None:
+    if q is None or k is None or val is None or not {len(q), len(k), len(val)} <= {3, 4}:
         return None
-    if len(q) == 4:  # [B, H, S, D]
-        b, h, s, d = q
-        length, dv = k[-2], val[-1]
-    elif len(q) == 3:  # [B, S, H·D]: heads from the attribute
-        heads = int(node_attr(node, "q_num_heads", 0) or 0)
-        if not heads:
-            return None
-        b, s, h, d = q[0], q[1], heads, q[2] // heads
-        kv_heads = int(node_attr(node, "kv_num_heads", heads) or heads)
-        length, dv = k[1], val[2] // kv_heads
-    else:
+    q_heads = q[1] if len(q) == 4 else int(node_attr(node, "q_num_heads", 0) or 0)
+    kv_heads = k[1] if len(k) == 4 else int(node_attr(node, "kv_num_heads", 0) or 0) or q_heads
+    if not q_heads or not kv_heads:
         return None
-    scores = b * h * s * length
-    return 2 * scores * (d + dv) + 3 * scores
+    b, s = q[0], (q[2] if len(q) == 4 else q[1])
+    d = q[3] if len(q) == 4 else q[2] // q_heads
+    new = k[2] if len(k) == 4 else k[1]
+    dv = val[3] if len(val) == 4 else val[2] // kv_heads
+    return _AttentionSizes(b, q_heads, s, d, kv_heads, new, dv)
+
+
+def _attended_length(node: onnx.NodeProto, v: Values, new) -> Any:
+    """L, the keys each query is scored against: present_key's length where its shape is known,
+    else the cached past_key's (input 4: [B, H_kv, past, D]) and the new ones; None when there is
+    a past of unknown length."""
+    present = v.shape(node.output[1]) if len(node.output) > 1 and node.output[1] else None
+    if present is not None and len(present) == 4:
+        return present[2]
+    if not node_input(node, 4):
+        return new
+    past = v.shape(node_input(node, 4))
+    return None if past is None or len(past) != 4 else past[2] + new
+
+
+def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
+    """2·B·H·S·L·(D + Dv) for Q·Kᵀ and ·V, + 3 per score (softmax), + 1 with attn_mask (its add),
+    + 3 with a softcap (divide, tanh, multiply)."""
+    sizes = _attention_sizes(node, v)
+    length = None if sizes is None else _attended_length(node, v, sizes.new_keys)
+    if sizes is None or length is None:
+        return None
+    scores = sizes.batch * sizes.heads * sizes.queries * length
+    d, dv = sizes.head_size, sizes.value_size
+    per_score = 3 + (1 if node_input(node, 3) else 0) + (3 if node_attr(node, "softcap", 0.0) else 0)
+    return 2 * scores * (d + dv) + per_score * scores
+
+
+def _attention_output_shapes(node: onnx.NodeProto, v: Values) -> dict[int, list]:
+    """What an ai.onnx Attention's cache outputs are, which onnx's inference leaves unknown
+    unless every size is a number: present_key/present_value [B, H_kv, L, D|Dv] (the past and
+    the new keys and values concatenated), qk_matmul_output [B, H, S, L]; by output index."""
+    sizes = _attention_sizes(node, v)
+    length = None if sizes is None else _attended_length(node, v, sizes.new_keys)
+    if sizes is None or length is None:
+        return {}
+    b, kv_heads = sizes.batch, sizes.kv_heads
+    return {
+        1: [b, kv_heads, length, sizes.head_size],
+        2: [b, kv_heads, length, sizes.value_size],
+        3: [b, sizes.heads, sizes.queries, length],
+    }
 
 
 def _recurrent_flops(node: onnx.NodeProto, v: Values) -> int | None:
@@ -713,11 +787,37 @@ def _filled_weights(g: onnx.GraphProto) -> dict[str, tuple[int, int]]:
     return found
 
 
-_WEIGHT_QUANTIZERS = ("QuantizeLinear", "DequantizeLinear")
+# what stands between a stored weight and the values its readers compute with, which runtimes
+# fold into the weight (onnxruntime: a Cast of a constant folded when the model loads, a
+# dequantized weight taken by QLinearConv, MatMulNBits): a float16 weight widened to float32, an
+# int4 one dequantized, a float one quantized in the graph
+_WEIGHT_CONVERSIONS = {
+    "": ("QuantizeLinear", "DequantizeLinear", "Cast"),
+    "ai.onnx": ("QuantizeLinear", "DequantizeLinear", "Cast"),
+    "com.microsoft": ("QuantizeLinear", "DequantizeLinear"),
+}
 
 
-def _quantizes(node: onnx.NodeProto) -> bool:
-    return node.op_type in _WEIGHT_QUANTIZERS and node.domain in ("", "ai.onnx", "com.microsoft")
+def _weights_read(node: onnx.NodeProto, weights: Container[str], folded: dict[str, set[str]]) -> tuple[set[str], bool]:
+    """The weights `node` reads, directly or through conversions of them (`folded`: a
+    conversion's output -> the weights it converts), and whether it is such a conversion itself
+    (_WEIGHT_CONVERSIONS of weights alone): then it is part of the weight — its outputs join
+    `folded`, it reads nothing of its own (its readers do), computes nothing and writes no
+    activation (QA24 #8, QA29 #7)."""
+    sources = [{name} if name in weights else folded.get(name) for name in node.input if name]
+    read = set().union(*(x for x in sources if x))
+    converts = node.op_type in _WEIGHT_CONVERSIONS.get(node.domain, ())
+    if not (converts and sources and all(x is not None for x in sources)):
+        return read, False
+    for name in filter(None, node.output):
+        folded[name] = read
+    return set(), True
+
+
+def _writes_activations(node: onnx.NodeProto, weights: Container[str], folded: dict[str, set[str]]) -> bool:
+    """Whether a node's outputs are activations: memory of their own (writes_bytes), neither
+    weights nor a conversion of them."""
+    return writes_bytes(node) and not all(name in weights or name in folded for name in node.output)
 
 
 def _packed_weights(g: onnx.GraphProto, weights: dict[str, tuple[int, int]]) -> None:
@@ -739,6 +839,15 @@ def _packed_weights(g: onnx.GraphProto, weights: dict[str, tuple[int, int]]) -> 
             zeros, size = weights[node.input[3]]
             if zeros < n * blocks:  # packed too (a float zero point, one a value, is not)
                 weights[node.input[3]] = (n * blocks, size)
+
+
+def _shared_params(shared: dict[str, str], weights: dict[str, tuple[int, int]]) -> dict:
+    """{"shared_params", "shared_with"} of a row reading weights other rows count (`shared`:
+    weight -> the row counting it)."""
+    return {
+        "shared_params": sum(weights[name][0] for name in shared),
+        "shared_with": list(dict.fromkeys(shared.values())),
+    }
 
 
 def model_costs(
@@ -777,10 +886,10 @@ def model_costs(
     unknown_outputs = 0
     runs = graph_runs(model, values, iterations)
     reads: dict[str, set[str]] = {}  # node id -> the weights it reads (a holder's are its bodies' too)
-    # a QuantizeLinear/DequantizeLinear of weights -> those weights: what its readers compute with,
-    # which runtimes fold into their kernels (onnxruntime: QLinearConv, MatMulNBits), so its
-    # output is no activation, its arithmetic no FLOPs, and its parameters its readers' (QA24 #8)
-    folded: dict[str, set[str]] = {}
+    folded: dict[str, set[str]] = {}  # a conversion of weights' output -> those weights (_weights_read)
+    # a weight read by several nodes (a rotary cache, tied embeddings) -> the row counting it: the
+    # first to read it, so the rows add up to the total, which counts each weight once
+    counted_on: dict[str, str] = {}
     own: dict[str, int] = {}  # node id -> the parameters it holds (a Constant's value, a tree's leaves)
     holders: list[str] = []  # the nodes holding graphs
     graphs: dict[str, str] = {}  # subgraph path -> its label
@@ -791,16 +900,10 @@ def model_costs(
         for i, node in enumerate(ref.container.node):
             nid = node_id(ref.path, i)
             ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
-            sources = [{name} if name in weights else folded.get(name) for name in node.input if name]
-            quantizes_weights = _quantizes(node) and bool(sources) and all(x is not None for x in sources)
-            read = set().union(*(x for x in sources if x))
-            if quantizes_weights:  # the weights are its readers': the row that computes with them
-                for name in node.output:
-                    if name:
-                        folded[name] = read
-                read = set()
-            reads[nid] = read
-            params = sum(weights[name][0] for name in reads[nid])
+            reads[nid], converts_weights = _weights_read(node, weights, folded)
+            shared = {name: counted_on[name] for name in reads[nid] if name in counted_on}
+            counted_on.update((name, nid) for name in reads[nid] if name not in shared)
+            params = sum(weights[name][0] for name in reads[nid] if name not in shared)
             held = 0
             if node.op_type == "Constant":
                 for a in node.attribute:
@@ -823,7 +926,7 @@ def model_costs(
             totals["params"] += held
             if any(True for _ in node_graphs(node)):
                 holders.append(nid)
-            flops = 0 if quantizes_weights else _times(node_flops(node, values), runs[ref.path])
+            flops = 0 if converts_weights else _times(node_flops(node, values), runs[ref.path])
             out_bytes: int | None = 0
             for name in node.output:
                 if not name:
@@ -833,7 +936,7 @@ def model_costs(
                 out_bytes = None if b is None or out_bytes is None else out_bytes + b
             if out_bytes is None:
                 unknown_outputs += 1
-            elif writes_bytes(node) and not all(name in weights or name in folded for name in node.output):
+            elif _writes_activations(node, weights, folded):
                 activations[nid] = out_bytes
             nodes.append(
                 {
@@ -841,6 +944,8 @@ def model_costs(
                     "name": node.name,
                     "op_type": node.op_type,
                     "params": params,
+                    # the weights it reads that an earlier row counts: how many parameters, which rows
+                    **(_shared_params(shared, weights) if shared else {}),
                     "flops": flops,
                     "output_bytes": out_bytes,
                     # its output is its input's buffer: no bytes written (VIEWS)
@@ -870,7 +975,7 @@ def model_costs(
     totals["flops"] = sum(known)
     totals["activation_bytes"] = sum(activations.get(row["node"], 0) for row in counted)
     unknown_flops = Counter(row["op_type"] for row in counted if row["flops"] is None)
-    alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights))
+    alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights) | set(folded))
     peak = peak_node = None
     if alive_at is not None:
         for i, live in enumerate(alive_at):
@@ -994,6 +1099,7 @@ def model_formula(
     values = _known_values([ref.container for ref in running_graphs(shapes_from)], sized)
     weights = {t.name for ref in running_graphs(model) for t in ref.container.initializer}
     weights |= {name for ref in running_graphs(model) for name in _filled_weights(ref.container)}
+    folded: dict[str, set[str]] = {}  # as model_costs: conversions of weights are part of them
     flops: Poly | int = 0
     activations: Poly | int = 0
     unknown = unknown_outputs = 0
@@ -1007,8 +1113,9 @@ def model_formula(
         for ref in running_graphs(model):
             for i, node in enumerate(ref.container.node):
                 counted = not under(node_id(ref.path, i), skipped or [])
+                _, converts_weights = _weights_read(node, weights, folded)
                 try:
-                    cost = node_flops(node, values)
+                    cost = 0 if converts_weights else node_flops(node, values)
                     f, own = _times(cost, runs.get(ref.path)), _times(cost, rows_runs.get(ref.path))
                 except TypeError:  # not a polynomial in the inputs' dims
                     f = own = None
@@ -1020,7 +1127,7 @@ def model_formula(
                     out: Poly | int | None = _output_bytes(node, values)
                 except TypeError:  # an output of unknown size: left out
                     out = None
-                activation = writes_bytes(node) and not all(name in weights for name in node.output)
+                activation = _writes_activations(node, weights, folded)
                 if out is not None and activation and counted:
                     activations = activations + out
                 elif out is None and activation and counted:

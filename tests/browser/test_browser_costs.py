@@ -549,3 +549,29 @@ def test_the_rest_of_a_long_table_is_offered_in_words_that_count(page, server):
     assert more.text_content() == "Show all 60 nodes"
     more.click()
     assert page.locator("#cost-table tbody tr").count() == 60 and more.is_hidden()
+
+
+def test_a_weight_two_nodes_read_is_counted_on_the_first_and_said_on_the_other(page, server, artifacts):
+    """QA29 #7: a rotary cache six nodes read showed its parameters on each row, six times what
+    the total counts. The first reader's row counts it; the other says "+ 16 shared"."""
+    w = numpy_helper.from_array(np.eye(4, dtype=np.float32), "tied")
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "tied"], ["h"], name="first"),
+            helper.make_node("MatMul", ["h", "tied"], ["y"], name="second"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])],
+        [w],
+    )
+    summary = upload(page, server, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "tied.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    page.locator("#costs[data-ready=true]").wait_for()
+    first = page.locator("#cost-table tbody tr[data-node=n0] td").nth(2)
+    second = page.locator("#cost-table tbody tr[data-node=n1] td").nth(2)
+    assert first.text_content() == "16"
+    assert second.text_content() == "0+ 16 shared"
+    assert second.locator(".cost-shared").get_attribute("title") == "read here too, counted on the row of first"
+    page.locator("#cost-table").screenshot(path=str(artifacts / "costs-shared-weight.png"))

@@ -64,6 +64,16 @@ export function heldCost(stats, n, key) {
   return el("div", { class: "muted cost-sub cost-inner", title }, "holds ", shown, how);
 }
 
+/** "+ 32.8 K shared" under a row's parameters when it reads weights an earlier row counts (a
+ * rotary cache six nodes read): the rows add up to the total, and the weight is still said. */
+function sharedNote(stats, n) {
+  if (!n.shared_params) return "";
+  const rows = new Map((stats.nodes || []).map((r) => [r.node, r]));
+  const names = (n.shared_with || []).map((id) => (rows.has(id) ? rowLabel(stats, rows.get(id)) : id));
+  return el("div", { class: "muted cost-sub cost-shared", title: `read here too, counted on the row of ${names.join(", ")}` },
+    `+ ${formatCount(n.shared_params)} shared`);
+}
+
 /** Why an If branch's node is not in the totals. */
 function skippedNote(stats, n) {
   const b = (stats.branches || []).find((x) => x.node === n.branch_skipped);
@@ -80,7 +90,7 @@ function cell(stats, key, n) {
     return el("span", { class: "cost-runs", title: `over ${formatCount(n.runs)} runs of its graph (a Scan's steps, a Loop's iterations)` },
       formatMetric(key, n[key]), el("span", { class: "muted cost-sub" }, ` (${formatCount(n.runs)} runs)`), perIteration(stats, n), inner);
   }
-  const extra = key === "flops" ? [perIteration(stats, n), inner] : [inner];
+  const extra = key === "flops" ? [perIteration(stats, n), inner] : [inner, key === "params" ? sharedNote(stats, n) : ""];
   if (!formula) return extra.some(Boolean) ? el("span", {}, formatMetric(key, n[key]), ...extra) : formatMetric(key, n[key]);
   // the cell is narrow: a line may break before each "·" (the name of a size is never cut)
   return el("span", { class: "cost-formula-cell", title: `${formula}: for any sizes of the inputs' dims` }, breakableFormula(formula), ...extra);
