@@ -413,3 +413,31 @@ def test_a_small_initializer_shows_its_value_on_its_reader(page, server):
     assert "iou_threshold = 0.45" in scale, scale
     mm = page.locator('#graph g.box[data-node-id="n1"]').text_content()
     assert "big ⟨4×4⟩" in mm, mm
+
+
+def test_a_wide_first_view_starts_at_the_first_input_the_graph_declares(page, server, artifacts):
+    """QA29: a decoder's first view opened on one of its six past key/value inputs, which the
+    layout put left of input_ids, the input a reader starts from; it opens on input_ids."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    past = [f"past_key_values.{i}.key" for i in range(8)]
+    nodes = [h.make_node("Relu", ["input_ids"], ["h0"], name="/model/embed/Relu")]
+    for i, name in enumerate(past):  # each layer a group: the inputs drawn above them all
+        nodes.append(h.make_node("Add", [f"h{i}", name], [f"a{i}"], name=f"/model/layers.{i}/Add"))
+        nodes.append(h.make_node("Relu", [f"a{i}"], [f"h{i + 1}"], name=f"/model/layers.{i}/Relu"))
+    nodes.append(h.make_node("Relu", [f"h{len(past)}"], ["logits"], name="/lm_head/Relu"))
+    graph = h.make_graph(
+        nodes,
+        "decoder",
+        [h.make_tensor_value_info(n, T.FLOAT, ["batch", 64]) for n in ["input_ids", *past]],
+        [h.make_tensor_value_info("logits", T.FLOAT, ["batch", 64])],
+    )
+    summary = upload(page, server, h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), "wide.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    page.screenshot(path=str(artifacts / "first-view-first-input.png"))
+    area = page.locator("#graph").bounding_box()
+    first = page.locator('#graph [data-io=input][data-name="input_ids"]').bounding_box()
+    assert first is not None
+    assert area["x"] <= first["x"] and first["x"] + first["width"] <= area["x"] + area["width"], (first, area)

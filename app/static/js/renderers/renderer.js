@@ -655,9 +655,20 @@ export class GraphView {
     this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
   }
 
+  /** Where to centre a first view on `start` (the first input): between it and the box its
+   * first edge reaches when both fit in `room` (the layout may draw input_ids far right of the
+   * embedding it feeds), else on it. */
+  startAndReader(start, room) {
+    const edge = (this.scene.edges || []).find((e) => e.from === start.id);
+    const reader = edge && [...this.scene.boxes, ...this.scene.groups].find((r) => r.id === edge.to);
+    const lo = reader ? Math.min(start.x, reader.x) : start.x;
+    const hi = reader ? Math.max(start.x + start.w, reader.x + reader.w) : start.x + start.w;
+    return hi - lo <= room ? (lo + hi) / 2 : start.x + start.w / 2;
+  }
+
   /** The view a reader starts from (a graph opening; Home): the whole drawing when it fits
    * the window with its labels at a readable size, else its top — where the inputs are —
-   * at that size, centred on the first input when wider than the window; the minimap shows
+   * at that size, centred on the first input (as declared) when wider than the window; the minimap shows
    * the rest. (Fitted whole, a ResNet's 17,000 px were 5 % zoom: labels 0.7 px tall.) */
   home() {
     const { w, h } = this.viewportSize();
@@ -680,17 +691,23 @@ export class GraphView {
       let hi = -Infinity;
       const first = { input: null, outer: null, any: null };
       const earlier = (r, than) => !than || r.y < than.y || (r.y === than.y && r.x < than.x);
+      // the graph's inputs in the order it declares them (input_ids before a decoder's six past
+      // key/value inputs, which the layout may put left of it: QA29), else top-left first
+      const model = this.scene && this.scene.plan && this.scene.plan.model;
+      const declared = new Map(model ? [...model.boxes.keys()].map((id, i) => [id, i]) : []);
+      const before = (r, than) => (declared.has(r.id) && declared.has(than && than.id)
+        ? declared.get(r.id) < declared.get(than.id) : earlier(r, than));
       for (const r of this.scene ? [...this.scene.boxes, ...this.scene.groups] : []) {
         if (r.y > band) continue;
         lo = Math.min(lo, r.x);
         hi = Math.max(hi, r.x + r.w);
         const kind = r.id.startsWith("input:") ? "input" : r.id.startsWith("outer:") ? "outer" : null;
-        if (kind && earlier(r, first[kind])) first[kind] = r;
+        if (kind && before(r, first[kind])) first[kind] = r;
         if (earlier(r, first.any)) first.any = r;
       }
       const start = first.input || first.outer || first.any;
       if (hi > lo && (hi - lo) * k <= w - 32) cx = (lo + hi) / 2;
-      else if (start) cx = start.x + start.w / 2;
+      else if (start) cx = this.startAndReader(start, (w - 32) / k);
       // never past the drawing's left or right edge
       cx = Math.min(Math.max(cx, (w / 2 - 16) / k), gw - (w / 2 - 16) / k);
     }
