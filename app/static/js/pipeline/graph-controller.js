@@ -211,6 +211,7 @@ export class GraphController {
         // a group opened from a far view (Fit) is brought to a size its boxes can be read at
         if (r && readable && this.view.view.k < READABLE_SCALE) this.view.reveal(anchor, { minScale: READABLE_SCALE, zoom: READABLE_SCALE });
       }
+      if (!home) this.view.keepInSight(); // a view kept over a drawing that moved away from it
       this.revealPending(!only);
     });
     this.drawing = false;

@@ -655,6 +655,22 @@ export class GraphView {
     this.setView((w - gw * k) / 2, top + (h - top - gh * k) / 2, k);
   }
 
+  /** After a redraw at the view kept from before (an edit): when nothing of the drawing is in
+   * the window any more (QA29: an Attention written out as 94 nodes drawn elsewhere left it
+   * blank), the box nearest the window's middle is brought to it, at the same scale. */
+  keepInSight() {
+    if (!this.scene) return;
+    const { w, h } = this.viewportSize();
+    const { x, y, k } = this.view;
+    const [x0, y0, x1, y1] = [-x / k, -y / k, (w - x) / k, (h - y) / k];
+    const rects = [...this.scene.boxes, ...this.scene.groups];
+    if (!rects.length || rects.some((r) => r.x < x1 && r.x + r.w > x0 && r.y < y1 && r.y + r.h > y0)) return;
+    const [cx, cy] = [(x0 + x1) / 2, (y0 + y1) / 2];
+    const far = (r) => (r.x + r.w / 2 - cx) ** 2 + (r.y + r.h / 2 - cy) ** 2;
+    const near = rects.reduce((a, b) => (far(b) < far(a) ? b : a));
+    this.setView(w / 2 - (near.x + near.w / 2) * k, h / 2 - (near.y + near.h / 2) * k, k);
+  }
+
   /** Where to centre a first view on `start` (the first input): between it and the box its
    * first edge reaches when both fit in `room` (the layout may draw input_ids far right of the
    * embedding it feeds), else on it. */
