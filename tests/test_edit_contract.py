@@ -69,6 +69,7 @@ SAMPLES = {
     "add_input": {"name": "extra", "dtype": "FLOAT", "shape": [1]},
     "remove_input": {"name": "spare"},
     "fix_dims": {"dims": {"n": 1}, "update_types": None},
+    "rename_dim": {"from": "n", "to": "m", "graph": "", "merge": False},
     "freeze_input": {"name": "spare", "value": {"dtype": "FLOAT", "shape": [1], "values": [0.5]}},
     "set_initializer": {"name": "W", "value": _TENSOR, "graph": "", "dtype": "FLOAT", "allow_type_change": False},
     "add_initializer": {"name": "W2", "value": _TENSOR, "graph": "", "dtype": "FLOAT"},

@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (registers the ops)
     names,
     nodes,
     precision,
+    rename_dim,
     simplify,
     weight_only,
     whole_model,

@@ -34,7 +34,11 @@ SIZES = Map(Integer(minimum=0), label="an object: dim name -> its size")
 def fix_dims(model: onnx.ModelProto, op: dict) -> str | LateLine:
     """Give symbolic dims of the main graph's inputs a size: every input dim of that name takes
     it, each input's other dims stay as they are, and the graph is typed again as set_io_shape
-    does (the outputs' dims of those names too). Refused when no input names a dim given."""
+    does (the outputs' dims of those names too). An output or value_info entry that re-inference
+    can't type (opset-23 Attention's present_key) and still names one of those dims takes its
+    size too (said in the change): within one model a dim's name is one size (with
+    `update_types` false they are kept, and said). Node attributes stay. Refused when no input
+    names a dim given."""
     sizes: dict[str, int] = op["dims"]
     if not sizes:
         raise StudioError("bad_value", "fix_dims: give at least one dim and its size")
@@ -64,6 +68,6 @@ def fix_dims(model: onnx.ModelProto, op: dict) -> str | LateLine:
         lines.append(f"{v.name!r} is now {_retyped(hits, None, shape, op, v.name)}")
         hints.append((before, shape))
     said = f"fixed {', '.join(f'{d} = {n}' for d, n in sizes.items())}: " + "; ".join(lines)
-    said += typed_again(model, named_before, op.get("update_types"), True, None)
+    said += typed_again(model, named_before, op.get("update_types"), True, None, sizes)
     # judged on the batch's result: a later op may replace the constant that hard-codes a size
     return LateLine(lambda: said + "".join(hard_coded_hint(model, before, shape) for before, shape in hints))

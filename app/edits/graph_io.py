@@ -3,32 +3,34 @@ to a constant."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import onnx
 
 from ..errors import NotFound, StudioError
+from ..onnx_io.address import node_id, node_words, resolve_graph
 from ..onnx_io.inference import input_dims
 from ..onnx_io.traverse import walk_graphs
 from ..views.loop_roles import body_roles
 from ..views.value_text import format_tensor
 from ..views.values import dim_json, shape_json
-from ..words import closest
-from .batch_end import LateLine
+from ..words import closest, some_names
+from .batch_end import LateLine, at_batch_end
 from .bodies import body_of, check_type_kept, defines, enclosing_defines, graph_at, positional_words, where
 from .field_types import BODY_PATH, BOOLEAN, DTYPE, NAME, NULL, SHAPE, TENSOR_VALUE
 from .jsontypes import optional, required
 from .locate import main_graph_value
 from .names import fresh_name, rename_in_graph
 from .registry import edit_op
-from .shape_hints import hard_coded_hint, refresh_types, stale_hint
+from .shape_hints import hard_coded_hint, refresh_types, sized_declarations, stale_hint
 from .sources import tensor_from_source
 from .stale_value_info import invented
 from .unused import live_nodes, newly_dead_words
-from .value_types import declared_type, type_words, value_type
+from .value_types import declared_type, ruled_type, type_words, value_type
 
 # a new symbolic dim (the model's own dims are kept whatever their text)
-_DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
+DIM_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-+*/ ()]*$")
 
 
 def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> None:
@@ -50,7 +52,7 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
             if d < 0:
                 raise StudioError("bad_value", f"{op['op']}: dim {i} must be a non-negative integer, got {d}")
             dims.append(onnx.TensorShapeProto.Dimension(dim_value=d))
-        elif _DIM_PARAM.match(d):
+        elif DIM_PARAM.match(d):
             dims.append(onnx.TensorShapeProto.Dimension(dim_param=d))
         else:
             raise StudioError(
@@ -82,7 +84,11 @@ def _retyped(values: list, elem: int | None, shape: list | None, op: dict, name:
 @edit_op(
     "set_io_shape",
     required("name", NAME, "an input or output of the graph (the main graph's unless `graph` names a body)"),
-    required("shape", SHAPE, "the new shape; null for unknown rank"),
+    required(
+        "shape",
+        SHAPE,
+        "the new shape; null for unknown rank (in a body only: a main graph's inputs and outputs need a shape)",
+    ),
     optional("dtype", DTYPE | NULL, "the new element type (null: keep it)"),
     optional(
         "update_types",
@@ -119,7 +125,10 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
     value_info that inference now types otherwise (stale sizes there make onnxruntime's fused
     kernels fail at any other size: a model valid at 1 only), or leave outputs declaring a dim
     no input names any more (batch fixed to 1); with `false`, the answer counts
-    the value_info entries that still give the sizes before. The
+    the value_info entries that still give the sizes before. A named dim given a size that no
+    input names any more is written where outputs and value_info still name it after (as
+    fix_dims does); a named dim renamed that other inputs still give is said, with the
+    rename_dim op that renames it everywhere. The
     answer names nodes whose constant inputs still hard-code a value it changed. With `graph`, an
     input or output of a Loop's or Scan's body or an If's branch: its shape, and its element type
     only where its node leaves that free (a scan output's); a carried value, a Scan's state or a
@@ -146,30 +155,106 @@ def set_io_shape(model: onnx.ModelProto, op: dict) -> str | LateLine:
         if v.type.WhichOneof("value") not in (None, "tensor_type"):
             raise StudioError("bad_value", f"set_io_shape: {name!r} is a {v.type.WhichOneof('value')}, not a tensor")
     said = f"{name!r} is now {_retyped(hits, elem, shape, op, name)}"
+    if shape is None:
+        _shaped_at_batch_end(model, name, "set_io_shape")
     if op.get("cast") and elem is not None and was and elem != was:
         said += _cast_inside(model, name, was, elem, len(hits))
     is_output = any(v.name == name for v in model.graph.output)
-    said += typed_again(model, named_before, op.get("update_types"), shape != before[0], name if is_output else None)
-    if any(v.name == name for v in model.graph.input) and before[0]:
+    is_input = any(v.name == name for v in model.graph.input)
+    sizes = _named_to_sized(before[0], shape) if is_input else {}
+    said += typed_again(
+        model, named_before, op.get("update_types"), shape != before[0], name if is_output else None, sizes
+    )
+    said += _still_named(model, name, before[0], shape) if is_input else ""
+    if is_input and before[0]:
         # judged on the batch's result: a later op may replace the constant that hard-codes it
         old_dims = before[0]
         return LateLine(lambda: said + hard_coded_hint(model, old_dims, shape or []))
     return said
 
 
+def _shaped_at_batch_end(model: onnx.ModelProto, name: str, op_name: str) -> None:
+    """A main graph's input or output must declare a shape (onnx's checker says "Field 'shape'
+    of 'type' is required but missing", naming no value): refused naming it when the batch
+    leaves it without one (allow_invalid stores it past, as it does the checker's refusal)."""
+
+    def check() -> None:
+        for kind, values in (("input", model.graph.input), ("output", model.graph.output)):
+            v = next((v for v in values if v.name == name), None)
+            if v is not None and v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape"):
+                raise StudioError(
+                    "invalid_result",
+                    f"the edit would make the model invalid: {op_name} leaves {name!r}, an {kind} of the main"
+                    " graph, with no shape, and onnx's checker requires one (its rank at least): give its dims,"
+                    " null for a size unknown ([null, 3])",
+                    422,
+                )
+
+    at_batch_end(check)
+
+
+def _named_to_sized(before: list | None, after: list | None) -> dict[str, int]:
+    """The named dims an input's new shape gives a size at their place ("batch" -> 1); a name
+    given two sizes is none's."""
+    if before is None or after is None or len(before) != len(after):
+        return {}
+    pairs = [(b, a) for b, a in zip(before, after, strict=True) if isinstance(b, str) and type(a) is int]
+    return {b: a for b, a in pairs if all(a2 == a for b2, a2 in pairs if b2 == b)}
+
+
+def _still_named(model: onnx.ModelProto, name: str, before: list | None, after: list | None) -> str:
+    """ "; 'position_ids' still says 'seq' ..." where an input's named dim took another name
+    that other inputs still give it: one size, two names (QA29 F9: the Run and Costs panels then
+    ask for both). A hint pointing at rename_dim, which renames it everywhere."""
+    if before is None or after is None or len(before) != len(after):
+        return ""
+    said = ""
+    for old, new in zip(before, after, strict=True):
+        if not (isinstance(old, str) and isinstance(new, str) and old != new and old and new):
+            continue
+        others = [v.name for v in model.graph.input if v.name != name and old in _dim_names_of(v)]
+        if not others:
+            continue
+        verb = "says" if len(others) == 1 else "say"
+        fix = json.dumps({"op": "rename_dim", "from": old, "to": new, "merge": True}, ensure_ascii=False)
+        said += (
+            f"; {some_names(others)} still {verb} {old!r}, which {name!r} shared:"
+            f" rename_dim renames a dim in every input, output and value_info ({fix})"
+        )
+    return said
+
+
+def _dim_names_of(v: onnx.ValueInfoProto) -> set[str]:
+    if not v.type.HasField("tensor_type"):
+        return set()
+    return {d.dim_param for d in v.type.tensor_type.shape.dim if d.dim_param}
+
+
 def typed_again(
-    model: onnx.ModelProto, named_before: set[str], update: bool | None, changed: bool, output: str | None
+    model: onnx.ModelProto,
+    named_before: set[str],
+    update: bool | None,
+    changed: bool,
+    output: str | None,
+    sizes: dict[str, int] | None = None,
 ) -> str:
     """After main-graph inputs (or `output`) took new dims: "; " and what re-inferring the types
     did, when asked (`update`) or, left to it (None), when value_info still says the dims before
-    or the outputs declare a dim no input names any more; else the hint of what still says them."""
+    or the outputs declare a dim no input names any more; else the hint of what still says them.
+    `sizes`: dims the inputs were given a size for (batch = 1); those no input names any more are
+    written where outputs and value_info still name them after (sized_declarations), or with
+    `update` false said to be still there."""
+    sizes = {d: n for d, n in (sizes or {}).items() if d not in input_dim_names(model)}
+    if update is False:  # declarations kept as they are: what still names those dims is said
+        stale = stale_hint(model) if changed and output is None else ""
+        return stale + sized_declarations(model, sizes, reinferred=False, write=False)
     stale = stale_hint(model) if update is not True and changed and output is None else ""
     # a dim no input names any more (batch fixed to 1) left in the outputs' declarations: they
     # are re-inferred too (QA23: a conformer made static still declared [batch, time_sub, 32])
     orphaned = update is None and output is None and _outputs_name(model, named_before - input_dim_names(model))
     if update or (update is None and (stale or orphaned)):
-        return f"; {refresh_types(model, asked=output)}"
-    return stale
+        return f"; {refresh_types(model, asked=output)}" + sized_declarations(model, sizes, reinferred=True)
+    return sized_declarations(model, sizes, reinferred=False) + stale
 
 
 def input_dim_names(model: onnx.ModelProto) -> set[str]:
@@ -400,13 +485,22 @@ def _cast_inside(model: onnx.ModelProto, name: str, was: int, now: int, places: 
     "add_output",
     required("tensor", NAME, "the tensor to output"),
     optional("dtype", DTYPE | NULL, "its element type, when it can't be inferred (null: infer it)"),
-    optional("shape", SHAPE, "its shape, with dtype (null or absent: unknown rank)"),
+    optional(
+        "shape",
+        SHAPE,
+        "its shape, when it can't be inferred (null or absent: as inference or its operator's definition gives it;"
+        " unknown rank in a body only: a main graph's output must declare one)",
+    ),
     optional("graph", BODY_PATH, 'the graph: the main graph, or a body ("n3/then_branch")', default=""),
     optional("replace", NAME | NULL, "an output of that graph the tensor takes the place of (needed in a body)"),
 )
 def add_output(model: onnx.ModelProto, op: dict) -> str:
     """Make a tensor an output of the main graph or, with `graph`, of a body. Its type comes
-    from value_info or shape inference, or from `dtype`/`shape` when those can't tell. With
+    from value_info or shape inference, or from `dtype`/`shape` (either alone) when those can't
+    tell. A main graph's output must declare a shape (its rank at least): where inference gives none (the
+    present_key/present_value of opset-23 Attention), the shape the operator's definition gives
+    from its inputs' (said in the change); refused, naming the node that writes the tensor, when
+    nothing tells it (give `dtype` and `shape`, a dim null where its size is unknown). With
     `replace` it takes that output's place (which stops being one; its tensor and producer
     stay). A body's outputs are positional — an If branch gives one per output of the If, a
     Loop body its condition, carried values and scan outputs — so in an If branch an output is
@@ -442,35 +536,103 @@ def add_output(model: onnx.ModelProto, op: dict) -> str:
         if k < 0:
             raise NotFound("unknown_output", f"add_output: {here} has no output named {replace!r}")
     vi = onnx.ValueInfoProto(name=tensor)
-    if op.get("dtype") is not None:
-        vi.type.tensor_type.elem_type = onnx.TensorProto.DataType.Value(op["dtype"])
-        if op.get("shape") is not None:
-            _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
-    else:
-        tp = value_type(model, ref.path, tensor)
-        if tp is None:
-            raise StudioError(
-                "unknown_type",
-                f'add_output: the type of {tensor!r} can\'t be inferred; give "dtype" (and "shape")',
-                422,
-            )
-        vi.type.CopyFrom(tp)
-        names = input_dims(model)
-        inferred_only = declared_type(g, tensor) is None  # a model's own names stay (num_boxes)
-        for d in vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") and inferred_only else []:
-            if d.HasField("dim_param") and invented(d.dim_param, names):
-                d.ClearField("dim_param")  # unk__0 is no name of the model's: an output declares none
+    ruled = _output_type(model, ref.path, tensor, op, vi.type)
     if body is not None:
         check_type_kept(body, k, vi.type, "add_output", tensor)
     if replace is None and body is not None:
         return _add_scan_output(model, body, vi)
     if replace is None:
         g.output.append(vi)
-        return f"added graph output {tensor!r}"
+        return f"added graph output {tensor!r}{ruled}"
     was_live = live_nodes(model, g)[0]
     g.output[k].CopyFrom(vi)
     role = f" ({body.role(k)})" if body is not None else ""
-    return f"{tensor!r} is now an output of {here} in place of {replace!r}{role}{newly_dead_words(model, g, was_live)}"
+    return f"{tensor!r} is now an output of {here}{ruled} in place of {replace!r}{role}{newly_dead_words(model, g, was_live)}"
+
+
+def _output_type(model: onnx.ModelProto, path: str, tensor: str, op: dict, into: onnx.TypeProto) -> str:
+    """Write into `into` the type add_output gives `tensor`: "dtype" and "shape" as sent (one
+    sent alone: the other as declared or inferred), else as declared or inferred. An output of
+    the main graph must declare a shape (onnx's checker: "Field 'shape' of 'type' is required
+    but missing", naming nothing): where inference gives none (opset-23 Attention's
+    present_key), the shape its operator's definition gives (the words said of it, else "");
+    refused naming the tensor and its node when nothing tells."""
+    main, dtype, shape = not path, op.get("dtype"), op.get("shape")
+    tp = value_type(model, path, tensor) if dtype is None else None
+    if tp is not None:
+        into.CopyFrom(tp)
+    if dtype is not None:
+        into.tensor_type.elem_type = onnx.TensorProto.DataType.Value(dtype)
+    if shape is not None:
+        if into.WhichOneof("value") not in (None, "tensor_type"):
+            raise StudioError(
+                "bad_value", f"add_output: {tensor!r} is a {into.WhichOneof('value')}: a shape is a tensor's"
+            )
+        if not into.tensor_type.elem_type:
+            raise StudioError("unknown_type", f"add_output: {_untyped(model, path, tensor)}", 422)
+        _fill_shape(op, into.tensor_type.shape, shape)
+        return ""
+    if (dtype is not None or tp is not None) and (not main or _has_shape(into)):
+        _drop_invented_dims(model, path, tensor, into)
+        return ""
+    ruled = ruled_type(model, path, tensor)
+    if ruled is None and not into.WhichOneof("value"):
+        raise StudioError("unknown_type", f"add_output: {_untyped(model, path, tensor)}", 422)
+    if ruled is None:
+        raise StudioError("unknown_type", f"add_output: {_unshaped(model, tensor, into)}", 422)
+    typed, node = ruled
+    elem = into.tensor_type.elem_type or typed.tensor_type.elem_type
+    into.CopyFrom(typed)
+    into.tensor_type.elem_type = elem
+    _drop_invented_dims(model, path, tensor, into)
+    return f" as {type_words(into)}, the shape {node.op_type}'s definition gives it (onnx's shape inference gives none)"
+
+
+def _has_shape(t: onnx.TypeProto) -> bool:
+    """A tensor type with a shape, or a type of another kind (a sequence's, a map's)."""
+    return t.WhichOneof("value") != "tensor_type" or t.tensor_type.HasField("shape")
+
+
+def _drop_invented_dims(model: onnx.ModelProto, path: str, tensor: str, t: onnx.TypeProto) -> None:
+    """unk__0 is no name of the model's: an output declares none (a model's own names stay,
+    num_boxes in its value_info; an expression of the inputs' dims, past_seq + seq, too)."""
+    g = resolve_graph(model, path).container
+    if not t.HasField("tensor_type") or (isinstance(g, onnx.GraphProto) and declared_type(g, tensor) is not None):
+        return
+    names = input_dims(model)
+    for d in t.tensor_type.shape.dim:
+        if d.HasField("dim_param") and invented(d.dim_param, names):
+            d.ClearField("dim_param")
+
+
+def _writer_words(model: onnx.ModelProto, path: str, tensor: str) -> str:
+    """ " (written by node "attn" (Attention))", or "" for a graph's input or initializer."""
+    g = resolve_graph(model, path).container
+    at = next((k for k, n in enumerate(getattr(g, "node", [])) if tensor in n.output), None)
+    if at is None:
+        return ""
+    n = g.node[at]
+    return f" (written by {node_words(n.name, n.op_type, node_id(path, at))})"
+
+
+def _untyped(model: onnx.ModelProto, path: str, tensor: str) -> str:
+    """Why no type could be given: nothing declares or infers one; how to give it."""
+    shape = ' and "shape" (null for a dim of unknown size: [null, 4])' if not path else ' (and "shape")'
+    return (
+        f"the type of {tensor!r}{_writer_words(model, path, tensor)} can't be inferred and nothing declares it;"
+        f' give "dtype"{shape}'
+    )
+
+
+def _unshaped(model: onnx.ModelProto, tensor: str, typed: onnx.TypeProto) -> str:
+    """Why a main-graph output can't be declared without a shape; how to give one."""
+    elem = typed.tensor_type.elem_type if typed.HasField("tensor_type") else 0
+    dtype = f'"dtype": "{onnx.TensorProto.DataType.Name(elem)}", ' if elem else '"dtype", '
+    return (
+        f"onnx's shape inference gives {tensor!r}{_writer_words(model, '', tensor)} no shape, and an output of"
+        " the main graph must declare one (its rank at least: onnx's checker refuses it without);"
+        f' give {dtype}"shape" (null for a dim of unknown size: [null, 4])'
+    )
 
 
 def _scans_out(body) -> bool:
@@ -536,7 +698,7 @@ def remove_output(model: onnx.ModelProto, op: dict) -> str:
     "add_input",
     required("name", NAME, "a new name, or an initializer's"),
     required("dtype", DTYPE, "its element type"),
-    required("shape", SHAPE, "its shape; null for unknown rank"),
+    required("shape", SHAPE, "its shape (null, for unknown rank, is refused: a main graph's input needs a shape)"),
 )
 def add_input(model: onnx.ModelProto, op: dict) -> str:
     """Add a graph input: a new name, or an existing initializer's name (which then becomes an
@@ -551,6 +713,8 @@ def add_input(model: onnx.ModelProto, op: dict) -> str:
     vi.type.tensor_type.elem_type = onnx.TensorProto.DataType.Value(op["dtype"])
     if op["shape"] is not None:
         _fill_shape(op, vi.type.tensor_type.shape, op["shape"])
+    else:
+        _shaped_at_batch_end(model, name, "add_input")
     g.input.append(vi)
     return f"added graph input {name!r}"
 

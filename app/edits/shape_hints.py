@@ -11,12 +11,13 @@ from onnx import numpy_helper
 from ..errors import StudioError
 from ..onnx_io.address import node_words
 from ..onnx_io.causes import graph_words
+from ..onnx_io.dim_names import expression_names, expression_value
 from ..onnx_io.inference import infer_isolated, input_dims
 from ..onnx_io.kept_fields import keep_described
 from ..onnx_io.traverse import graph_constants
 from ..views.value_text import format_tensor
 from ..views.values import shape_json
-from ..words import plural
+from ..words import plural, some_names
 from .body_inputs import fit_body_inputs
 from .carried_shapes import invariant_carried
 from .stale_value_info import cleared_probe, graph_pairs, graphs_of, keep_dim_names, reshape_output
@@ -94,6 +95,66 @@ def refresh_types(model: onnx.ModelProto, asked: str | None = None) -> str:
 
 
 _REFITS = 3
+
+
+def sized_declarations(model: onnx.ModelProto, sizes: dict[str, int], reinferred: bool, write: bool = True) -> str:
+    """Write `sizes` (dims given a size that no input names any more: batch fixed to 1) into the
+    main graph's outputs and value_info that still name them — within one model a dim's name is
+    one size — where re-inference, if it ran, left them (onnx types no shape for opset-23
+    Attention's present_key: QA29 F2 kept [batch, 4, total_seq, 16] after batch = 1). An
+    expression of them alone ("2*batch") takes its value. "; 6 outputs (...) declared with batch
+    now say 1", else "". Not `write` (update_types false: declarations kept as they are): what
+    still names them, and that update_types writes the sizes there."""
+    if not sizes:
+        return ""
+    g = model.graph
+    used: set[str] = set()
+    outputs = [v.name for v in g.output if _sized(v.type, sizes, used, write)]
+    entries = sum(_sized(v.type, sizes, used, write) for v in g.value_info)
+    if not used:
+        return ""
+    what = [f"{plural(len(outputs), 'output')} ({some_names(outputs)})"] if outputs else []
+    what += [plural(entries, "value_info entry", "value_info entries")] if entries else []
+    one = len(outputs) + entries == 1
+    dims = [d for d in sizes if d in used]
+    if not write:
+        said = ", ".join(dims)
+        return (
+            f"; {' and '.join(what)} still {'declares' if one else 'declare'} {said}, which no input names now"
+            f" (update_types writes {'its size' if len(dims) == 1 else 'their sizes'} there)"
+        )
+    verb = "says" if one else "say"
+    if len(dims) == 1:
+        now = f"declared with {dims[0]} now {verb} {sizes[dims[0]]}"
+    else:
+        now = f"declared with {', '.join(dims)} now {verb} {', '.join(f'{d} = {sizes[d]}' for d in dims)}"
+    why = " (shape inference could not re-type them)" if reinferred else ""
+    return f"; {' and '.join(what)} {now}{why}"
+
+
+def _sized(t: onnx.TypeProto, sizes: dict[str, int], used: set[str], write: bool) -> bool:
+    """Whether a tensor type has dims that name one of `sizes` (or are an expression of them
+    alone), noted in `used`; given their sizes when `write`."""
+    if not t.HasField("tensor_type"):
+        return False
+    hit = False
+    for d in t.tensor_type.shape.dim:
+        size = _size_of(d.dim_param, sizes) if d.HasField("dim_param") else None
+        if size is not None:
+            used.update(n for n in sizes if n == d.dim_param or n in (expression_names(d.dim_param, sizes) or []))
+            if write:
+                d.dim_value = size  # the denotation stays
+            hit = True
+    return hit
+
+
+def _size_of(text: str, sizes: dict[str, int]) -> int | None:
+    if text in sizes:
+        return sizes[text]
+    if expression_names(text, sizes.keys()) is None:
+        return None
+    value = expression_value(text, sizes)
+    return value if value is not None and value >= 0 else None
 
 
 def _renamed(new: onnx.ValueInfoProto, old: onnx.ValueInfoProto, inputs: set[str]) -> onnx.ValueInfoProto:

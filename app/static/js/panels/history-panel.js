@@ -77,6 +77,7 @@ function opWords(o, change) {
     case "rename_node": return `Rename ${nodeWords(o.node)} to ${short(o.name)}`;
     case "rename_tensor": return `Rename tensor ${short(o.from)} to ${short(o.to)}`;
     case "fix_dims": return `Fix ${Object.entries(o.dims || {}).map(([d, n]) => `${d} = ${n}`).join(", ")}`;
+    case "rename_dim": return `Rename dim ${short(o.from)} to ${short(o.to)}${o.graph ? ` in ${short(o.graph)}` : ""}${o.merge ? " (merged with the one of that name)" : ""}`;
     case "set_io_shape": return `Set ${short(o.name)} to ${o.dtype ? `${o.dtype} ` : ""}${shapeWords(o.shape)}${o.cast ? ", the graph kept in its own type by a Cast" : ""}`;
     case "add_output": return `Make ${short(o.tensor)} a graph output`;
     case "remove_output": return `Remove graph output ${short(o.name)}`;
