@@ -222,8 +222,22 @@ def keep_dim_names(new: onnx.TypeProto, old: onnx.TypeProto, inputs: Collection[
     if len(dims) != len(before):
         return
     for d, o in zip(dims, before, strict=True):
-        if is_known(o.dim_param) and not d.HasField("dim_value") and invented(d.dim_param, inputs):
+        if is_known(o.dim_param) and not d.HasField("dim_value") and (
+            invented(d.dim_param, inputs) or _named_its_sum(o.dim_param, d.dim_param, inputs)
+        ):
             d.dim_param = o.dim_param
+
+
+def _named_its_sum(old: str, new: str, inputs: Collection[str] | None) -> bool:
+    """Whether the model's own name for a dim (a decoder's total_seq on its present outputs)
+    meets inference's expression of the inputs' dims for it (past_seq + seq): the name stays,
+    one the person wrote; an input's dim renamed (seq → sequence_length) is taken."""
+    return (
+        inputs is not None
+        and old not in inputs
+        and expression_names(old, inputs) is None
+        and expression_names(new, inputs) is not None
+    )
 
 
 def invented(name: str, inputs: Collection[str] | None) -> bool:

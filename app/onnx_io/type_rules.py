@@ -88,6 +88,7 @@ def _overrides(new: TypeProto | None, old: TypeProto | None) -> bool:
 
 def rules() -> dict[tuple[str, str], Rule]:
     """(domain, op_type) -> rule, every table's."""
+    from .attention_types import RULES as ATTENTION
     from .ml_types import RULES as ML
     from .ml_types import TEXT_RULES as TEXT
     from .runtime_types import RULES as RUNTIME
@@ -95,7 +96,7 @@ def rules() -> dict[tuple[str, str], Rule]:
     return {
         **{("com.microsoft", k): r for k, r in RUNTIME.items()},
         **{("ai.onnx.ml", k): r for k, r in ML.items()},
-        **{("", k): r for k, r in TEXT.items()},
+        **{("", k): r for k, r in {**TEXT, **ATTENTION}.items()},
     }
 
 

@@ -294,28 +294,7 @@ def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Val
                 for a in node.attribute:
                     if a.name == "value" and a.type == AttributeProto.TENSOR:
                         types[node.output[0]] = (a.t.data_type, list(a.t.dims))
-    values = Values(types, constants)
-    for g in graphs:
-        for node in g.node:
-            if node.op_type == "Attention" and node.domain in ("", "ai.onnx"):
-                _size_attention_outputs(node, values)
-    return values
-
-
-def _size_attention_outputs(node: onnx.NodeProto, v: Values) -> None:
-    """Give an Attention's cache outputs their shapes where neither inference nor the graph's
-    declarations size them (present.N.key declared [batch, 4, total_seq, 16]: a name no input
-    has), in the element types of K, V and Q."""
-    typed_as = {1: 1, 2: 2, 3: 0}  # output index -> the input of its element type
-    try:
-        shapes = _attention_output_shapes(node, v)
-    except TypeError:  # in formulas: a size no polynomial (a symbolic head count, H·D / H)
-        return
-    for at, shape in shapes.items():
-        name = node.output[at] if len(node.output) > at else ""
-        if name and v.shape(name) is None:
-            elem_type = v.types.get(name, (0, None))[0] or v.types.get(node_input(node, typed_as[at]), (0, None))[0]
-            v.types[name] = (elem_type, shape)
+    return Values(types, constants)
 
 
 # ops whose output is their first input seen in another shape: onnxruntime hands on the same
@@ -414,22 +393,6 @@ def _attention_flops(node: onnx.NodeProto, v: Values) -> int | None:
     d, dv = sizes.head_size, sizes.value_size
     per_score = 3 + (1 if node_input(node, 3) else 0) + (3 if node_attr(node, "softcap", 0.0) else 0)
     return 2 * scores * (d + dv) + per_score * scores
-
-
-def _attention_output_shapes(node: onnx.NodeProto, v: Values) -> dict[int, list]:
-    """What an ai.onnx Attention's cache outputs are, which onnx's inference leaves unknown
-    unless every size is a number: present_key/present_value [B, H_kv, L, D|Dv] (the past and
-    the new keys and values concatenated), qk_matmul_output [B, H, S, L]; by output index."""
-    sizes = _attention_sizes(node, v)
-    length = None if sizes is None else _attended_length(node, v, sizes.new_keys)
-    if sizes is None or length is None:
-        return {}
-    b, kv_heads = sizes.batch, sizes.kv_heads
-    return {
-        1: [b, kv_heads, length, sizes.head_size],
-        2: [b, kv_heads, length, sizes.value_size],
-        3: [b, sizes.heads, sizes.queries, length],
-    }
 
 
 def _recurrent_flops(node: onnx.NodeProto, v: Values) -> int | None:
