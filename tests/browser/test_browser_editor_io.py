@@ -231,3 +231,35 @@ def test_a_new_input_type_keeps_the_graph_in_its_own_through_a_cast(page, server
     assert second.op_type == "Mul" and list(second.input) == [first.output[0], "scale_const"]
     scale = next(t for t in model.graph.initializer if t.name == "scale_const")
     assert scale.data_type == T.FLOAT and list(scale.dims) == [] and abs(nh.to_array(scale) - 1 / 255) < 1e-9
+
+
+def test_a_dim_renamed_in_one_input_is_renamed_everywhere(page, server, artifacts):
+    """QA29 #9: renaming seq on input_ids left position_ids and the output saying seq; the form
+    renames it everywhere by default (rename_dim), and only this input when unticked."""
+    from onnx import helper as h
+
+    graph = h.make_graph(
+        [h.make_node("Add", ["input_ids", "position_ids"], ["y"], name="add")],
+        "g",
+        [h.make_tensor_value_info(n, T.FLOAT, ["batch", "seq"]) for n in ("input_ids", "position_ids")],
+        [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq"])],
+    )
+    summary = upload(page, server, h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), "two_inputs.onnx")
+    open_model(page, server, summary["id"], "#input=input_ids")
+    form = page.locator("#sidebar #io-edit form")
+    everywhere = form.locator("input[name=everywhere]")
+    assert not everywhere.is_visible()
+    form.locator("input[name=dim-1]").fill("sequence_length")
+    assert everywhere.is_visible() and everywhere.is_checked()
+    assert not form.locator("input[name=update_types]").is_visible()  # nothing left to re-infer
+    page.screenshot(path=str(artifacts / "rename-dim-everywhere.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    model = downloaded(page, server, summary["id"])
+    assert {v.name: dims(v) for v in [*model.graph.input, *model.graph.output]} == {
+        "input_ids": ["batch", "sequence_length"],
+        "position_ids": ["batch", "sequence_length"],
+        "y": ["batch", "sequence_length"],
+    }
+    history = page.request.get(f"{server}/api/models/{summary['id']}/revisions").json()
+    assert history["revisions"][-1]["ops"] == [{"op": "rename_dim", "from": "seq", "to": "sequence_length"}]

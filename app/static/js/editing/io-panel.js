@@ -74,6 +74,20 @@ function onlySizesGiven(was, shape) {
     && shape.every((d, i) => d === was[i] || (typeof was[i] === "string" && was[i] !== "" && Number.isSafeInteger(d)));
 }
 
+/** The named dims `shape` renames from `was` ({seq: "sequence_length"}), when renaming named
+ * dims is all it does; null otherwise. */
+function renamesOnly(was, shape) {
+  if (!Array.isArray(shape) || shape.length !== was.length) return null;
+  const named = (d) => typeof d === "string" && d !== "";
+  const renames = {};
+  for (let i = 0; i < shape.length; i += 1) {
+    if (shape[i] === was[i]) continue;
+    if (!named(shape[i]) || !named(was[i]) || (renames[was[i]] ?? shape[i]) !== shape[i]) return null;
+    renames[was[i]] = shape[i];
+  }
+  return Object.keys(renames).length ? renames : null;
+}
+
 /** Type + shape of a graph input/output, as a form (set_io_shape). `isInput`: where a Cast goes. */
 function typeForm(name, value, ctx, isInput) {
   const dtype = dtypeSelect(value.dtype || "FLOAT", { "aria-label": "Element type" });
@@ -98,6 +112,21 @@ function typeForm(name, value, ctx, isInput) {
     try { dims = shape.read(); } catch { return; } // a dim being typed: judged once it reads
     retypeBox.checked = (dims || []).some((d, i) => d !== was[i] && (named(d) || named(was[i])));
   });
+  // a named dim renamed (seq -> sequence_length): in every declaration naming it, by default
+  // (QA29: one input renamed left the others, and the outputs, saying seq)
+  const mainGraph = ctx.mainGraph && ctx.graph === ctx.mainGraph;
+  const everywhere = checkbox("everywhere", "Rename it everywhere: every input, output and value_info naming it", true,
+    "one rename_dim edit; unticked, only this one's shape changes");
+  everywhere.hidden = true;
+  // renamed everywhere, nothing is left to re-infer: that box is for a shape changed here alone
+  const syncEverywhere = () => { retype.hidden = !everywhere.hidden && everywhere.querySelector("input").checked; };
+  everywhere.addEventListener("change", syncEverywhere);
+  shape.root.addEventListener("input", () => {
+    let dims;
+    try { dims = shape.read(); } catch { return; }
+    everywhere.hidden = !mainGraph || !renamesOnly(was, dims);
+    syncEverywhere();
+  });
   const syncCast = () => { cast.hidden = !value.dtype || dtype.value === value.dtype; };
   dtype.addEventListener("change", syncCast);
   syncCast();
@@ -106,10 +135,16 @@ function typeForm(name, value, ctx, isInput) {
     cast,
     el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Shape"), shape.root,
       el("div", { class: "ed-hint muted" }, "Each dim: a number, a name such as ", el("code", {}, "batch"), " (dynamic), or empty (unknown).")),
+    everywhere,
     retype,
     el("div", { class: "ed-actions" }, submit("Save type and shape")),
   ], async () => {
     const op = { op: "set_io_shape", name, shape: shape.read(), dtype: dtype.value };
+    const renames = renamesOnly(was, op.shape);
+    if (mainGraph && renames && !everywhere.hidden && everywhere.querySelector("input").checked && op.dtype === (value.dtype || op.dtype)) {
+      await ctx.actions.edit(Object.entries(renames).map(([from, to]) => ({ op: "rename_dim", from, to })));
+      return;
+    }
     // chosen by the person: as they chose; a dim made dynamic: re-infer; else left to the server,
     // which re-infers where value_info still says the dims before or outputs name a dim no input
     // has any more (what the box, ticked for a named dim given a size, shows it will do)
