@@ -115,8 +115,7 @@ def test_set_io_shape_giving_the_last_named_batch_a_size_does_the_same(client):
     ops = [{"op": "set_io_shape", "name": "x", "shape": [1, "seq", 16]}]
     answer, result = edited(client, attention_model(past=False), ops)
     assert answer["changes"] == [
-        "'x' is now FLOAT ⟨1×seq×16⟩; value_info re-inferred (1 of 1 entry changed, 0 dropped), 3 output shapes"
-        " updated"
+        "'x' is now FLOAT ⟨1×seq×16⟩; value_info re-inferred (1 of 1 entry changed, 0 dropped), 3 output shapes updated"
     ]
     assert declared(result)["present_key"] == [1, 2, "seq", 8]
 

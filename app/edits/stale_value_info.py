@@ -222,8 +222,10 @@ def keep_dim_names(new: onnx.TypeProto, old: onnx.TypeProto, inputs: Collection[
     if len(dims) != len(before):
         return
     for d, o in zip(dims, before, strict=True):
-        if is_known(o.dim_param) and not d.HasField("dim_value") and (
-            invented(d.dim_param, inputs) or _named_its_sum(o.dim_param, d.dim_param, inputs)
+        if (
+            is_known(o.dim_param)
+            and not d.HasField("dim_value")
+            and (invented(d.dim_param, inputs) or _named_its_sum(o.dim_param, d.dim_param, inputs))
         ):
             d.dim_param = o.dim_param
 
