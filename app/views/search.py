@@ -63,7 +63,8 @@ _NOTE_KEYS = {
     "namespace": "namespace",
 }
 _SKIPPED_NOTES = frozenset({NAME_SCOPES})
-NOTE_SHOWN = 70  # characters of a note quoted in `why`
+NOTE_SHOWN = 48  # characters of a note quoted in `why`, from the part holding the match
+_QUOTE_STARTS = " /\\'\"[(,"  # where a word or a path's part starts
 _SEPARATORS = "./"  # between a scope path's parts: torch's model.layers.0, /model/layers.0
 _WEIGHT_MAKERS = ("Constant", "ConstantOfShape")  # as scopes.scope_by_weights reads them
 _INT = onnx.AttributeProto.INT
@@ -476,12 +477,19 @@ class SearchIndex:
 
     def _why(self, why) -> str:
         """A reason in words: as it is, a note quoted where the needle is, several joined."""
-        if isinstance(why, tuple):
-            return " + ".join(dict.fromkeys(self._why(w) for w in why))  # one note quoted once
+        if isinstance(why, tuple):  # a note several words found in: quoted once, at the first
+            first: dict[int, _NoteHit] = {}
+            for w in why:
+                if isinstance(w, _NoteHit) and (w.note not in first or self._at(w) < self._at(first[w.note])):
+                    first[w.note] = w
+            parts = [first.get(w.note) if isinstance(w, _NoteHit) else w for w in why]
+            return " + ".join(dict.fromkeys(self._why(w) for w in parts))
         if isinstance(why, _NoteHit):
-            text, at = self.note_text[why.note], self.note_text_l[why.note].find(why.needle)
-            return f"{self.note_word[why.note]}: {_quoted(text, max(at, 0), len(why.needle))}"
+            return f"{self.note_word[why.note]}: {_quoted(self.note_text[why.note], self._at(why), len(why.needle))}"
         return why
+
+    def _at(self, hit: _NoteHit) -> int:
+        return max(self.note_text_l[hit.note].find(hit.needle), 0)
 
     def _result(self, kind: str, i: int, score: int, nodes: dict) -> dict:
         if kind == "n":
@@ -542,17 +550,20 @@ def _element_types(g, is_fn: bool) -> dict[str, str]:
 
 
 def _quoted(text: str, at: int, length: int) -> str:
-    """The line of `text` holding its match at `at`, cut to NOTE_SHOWN characters around it
-    (a stack trace's 'File ".../modeling_llama.py", line 260, in forward')."""
+    """What of `text` shows its match at `at`, in NOTE_SHOWN characters: from the start of the
+    word or path part holding it (a results list shows ~30 of them: "…LlamaMLP', 'torch.nn…",
+    "…modeling_llama.py", line 260, in forward"), its line alone."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at + length)
-    line = text[start : end if end >= 0 else len(text)].strip()
-    if len(line) <= NOTE_SHOWN:
-        return line
-    at = line.lower().find(text[at : at + length].lower())
-    # the line's end when the match is in it (a path's file name and line number), else around it
-    lo = len(line) - NOTE_SHOWN + 1 if at + length > len(line) - NOTE_SHOWN else max(0, at - (NOTE_SHOWN - length) // 2)
-    return ("…" if lo else "") + line[lo : lo + NOTE_SHOWN - 1] + ("…" if lo + NOTE_SHOWN - 1 < len(line) else "")
+    line = text[start : end if end >= 0 else len(text)]
+    if len(line.strip()) <= NOTE_SHOWN:
+        return line.strip()
+    at -= start
+    lo = max(0, *(line.rfind(c, 0, at) + 1 for c in _QUOTE_STARTS))  # the part holding it
+    lo = lo if at - lo <= NOTE_SHOWN // 2 else at
+    head = line[:lo].strip()
+    shown = line[lo : lo + NOTE_SHOWN].rstrip()
+    return ("…" if head else "") + shown + ("…" if lo + NOTE_SHOWN < len(line.rstrip()) else "")
 
 
 def _names_a_block(name: str) -> bool:
