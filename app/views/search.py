@@ -249,20 +249,26 @@ class SearchIndex:
     def _add_notes(self, n: onnx.NodeProto, k: int) -> None:
         """Node `k`'s metadata values and doc string, each distinct text kept once (a torch
         export's nodes of one FX op share their stack trace)."""
-        keys, texts = self._note_keys, self.note_text
-        # (shown(): upb's bytes for invalid UTF-8, which a query's str can't be looked for in)
-        notes = [(shown(p.key), shown(p.value)) for p in n.metadata_props if p.key not in _SKIPPED_NOTES and p.value]
-        if n.doc_string:
-            notes.append(("doc", shown(n.doc_string)))
-        for key, value in notes:
+        keys, texts, nodes_of = self._note_keys, self.note_text, self.note_nodes
+        for p in (*n.metadata_props, None):
+            if p is None:  # last, the doc string
+                key, value = "doc", n.doc_string
+            else:
+                key, value = p.key, p.value
+                if key in _SKIPPED_NOTES:
+                    continue
+            if not value:
+                continue
+            if isinstance(value, bytes) or isinstance(key, bytes):  # upb's invalid UTF-8: text to look in
+                key, value = shown(key), shown(value)
             j = keys.get((key, value))
             if j is None:
                 j = keys[(key, value)] = len(texts)
                 texts.append(value)
                 self.note_word.append(_NOTE_KEYS.get(key, key))
-                self.note_nodes.append([])
-            if not self.note_nodes[j] or self.note_nodes[j][-1] != k:
-                self.note_nodes[j].append(k)
+                nodes_of.append([k])
+            elif nodes_of[j][-1] != k:
+                nodes_of[j].append(k)
 
     def _add_scopes(self, g, scopes: list[int | None], block_constants: bool) -> None:
         """The scopes of the nodes of `g`, the drawing's (graph.py): their own (`scopes`, from
