@@ -564,6 +564,8 @@ def _further(a: dict, b: dict) -> bool:
     KeyError), then by error."""
     if a["equal"] != b["equal"]:
         return not a["equal"]
+    if bool(a.get("non_finite")) != bool(b.get("non_finite")):  # an overflow on one side: furthest
+        return bool(a.get("non_finite"))
     reshaped = (_reshaped(a), _reshaped(b))
     if reshaped[0] != reshaped[1]:
         return reshaped[0]

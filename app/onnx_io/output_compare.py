@@ -175,6 +175,20 @@ def _measured(a: np.ndarray, b: np.ndarray, close: bool, tolerance: float) -> di
     else:
         same = bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
     max_abs, scale = found["max_abs"], found["scale"]
+    lost = found.get("non_finite")
+    if lost:  # an overflow (float16's inf) on one side: no error measures it, it is off most
+        return {
+            "equal": False,
+            "close": False,
+            "tolerance_needed": None,
+            "max_abs": max_abs,
+            "max_rel": None,
+            "max_rel_to_range": None,
+            "rel_error": None,
+            "sqnr_db": None,
+            "non_finite": lost,
+            "shape": list(a.shape),
+        }
     return {
         "equal": same,
         "close": same or found["near"],
@@ -203,6 +217,7 @@ def _measures(x: np.ndarray, y: np.ndarray, tolerance: float, close: bool) -> di
     magnitude = np.abs(y[np.isfinite(y)])
     scale = float(magnitude.max()) if magnitude.size else 0.0
     return {
+        "non_finite": _non_finite(x, y),
         "max_abs": max_abs,
         "max_rel": max_rel,
         "scale": scale,
@@ -211,6 +226,17 @@ def _measures(x: np.ndarray, y: np.ndarray, tolerance: float, close: bool) -> di
         "tolerance_needed": lambda: _tolerance_needed(x, y, diff, scale),
         **signal_error(x, y),
     }
+
+
+def _non_finite(x: np.ndarray, y: np.ndarray) -> dict | None:
+    """Values infinite or NaN on one side where the other's are finite ({"here": in x, "there":
+    in y}; a float16 overflow is inf), or other non-finite values on both (inf against NaN);
+    None when the non-finite values are the same on both sides."""
+    fx, fy = np.isfinite(x), np.isfinite(y)
+    here, there = int((~fx & fy).sum()), int((fx & ~fy).sum())
+    both = ~fx & ~fy
+    other = int((both & ~((x == y) | (np.isnan(x) & np.isnan(y)))).sum())
+    return {"here": here, "there": there, "both": other} if here or there or other else None
 
 
 FINITE_CHUNK = 1 << 16  # values measured at a time (a few 512 KB float64 temporaries: in cache)

@@ -940,3 +940,33 @@ def test_a_maskless_decoder_step_runs_after_its_cache_and_says_outputs_one_side_
     ]
     said.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "run-only-in-one-revision.png"))
+
+
+def test_an_overflow_in_float16_leads_the_node_errors_and_is_the_hottest(page, server, artifacts):
+    """QA30: a float16 sum of squares overflowing to inf was listed last as "0 —", and a 0.04 %
+    rounding elsewhere painted deep red. The overflow leads the table in words of its own, is
+    the hottest box, and the colours are on one scale (0.001 % to 100 %), not the run's."""
+    from test_run_overflow import squares
+
+    summary = upload(page, server, squares(), "squares.onnx")
+    mid = summary["id"]
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    first = page.locator("#run-errors tbody tr").first
+    assert first.get_attribute("data-node") == "n2"  # the ReduceSumSquare
+    assert first.locator("td.run-non-finite").text_content() == "∞/NaN here"
+    inside = "() => { const c = document.querySelector('#run-errors td.run-non-finite').getBoundingClientRect(); return c.right <= document.querySelector('#sidebar').getBoundingClientRect().right; }"
+    assert page.evaluate(inside)  # in the panel, not past its edge
+    page.click("#run-error-heat")
+    legend = page.locator("#heat-legend:not([hidden])")
+    legend.wait_for()
+    assert "up to ∞" in legend.text_content() and "0.001 %" in legend.text_content()
+    page.wait_for_function("document.querySelector('#graph g.box[data-node-id=n2]')?.classList.contains('heat-5')")
+    page.screenshot(path=str(artifacts / "run-overflow.png"))

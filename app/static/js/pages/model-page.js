@@ -582,7 +582,7 @@ function showHeat(metric, stats) {
   // under them, and comes back when they go (showCompareMarks)
   const shown = metric && !compareMarksShown() ? metric : null;
   const drawn = shown ? drawnValues(stats.nodes, shown, (ids) => view.drawnBoxesOf(ids)) : null;
-  const heat = drawn ? { ...heatClasses(drawn.values), groups: drawn.groups } : null;
+  const heat = drawn ? { ...heatClasses(drawn.values, shown), groups: drawn.groups } : null;
   for (const cls of HEAT_CLASSES) view.mark(heat ? /** @type {string[]} */ (heat.classes.get(cls)) : [], cls);
   renderHeatLegend(heatLegendEl, shown, heat, () => showHeat(null, stats), (stats && stats.unknown && stats.unknown.dims) || []);
   graphEl.dataset.heat = shown || "";

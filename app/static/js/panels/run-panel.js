@@ -194,6 +194,17 @@ const excludable = (n) => Boolean(n.name) && n.op_type !== "QuantizeLinear" && n
  * tensor there (a dynamic quantization's Conv output is written by an Add it made). */
 const baseNode = (n) => (n.other_name !== undefined ? { name: n.other_name, op_type: n.other_op } : n);
 
+const NON_FINITE_WHY = "a value infinite or NaN on one side where the other's is finite (float16 overflows to ∞ past 65,504): no error measures it, so it is listed first";
+
+/** "∞/NaN here", "∞/NaN there (3)": what an output's non_finite says (the server's compare),
+ * short enough for the error column. */
+function nonFiniteWords(nf) {
+  const count = (n) => (n > 1 ? ` (${formatInteger(n)})` : "");
+  if (nf.here) return `∞/NaN here${count(nf.here)}`;
+  if (nf.there) return `∞/NaN there${count(nf.there)}`;
+  return `other ∞/NaN${count(nf.both)}`;
+}
+
 /** A table of nodes with their error and SQNR; `addRows` appends rows, each with a cell for its
  * checkbox handed to `onRow(node, cell)`. */
 function errorTable(ctx, cls, onRow) {
@@ -208,7 +219,8 @@ function errorTable(ctx, cls, onRow) {
         cell,
         el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
           el("div", { class: "muted run-op" }, mono(n.op_type))),
-        ...(shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
+        ...(n.non_finite ? [el("td", { class: "num run-non-finite", colspan: "2", title: NON_FINITE_WHY }, nonFiniteWords(n.non_finite))]
+          : shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
           : outputVerdict(n) === "reordered" ? [el("td", { class: "num run-reordered-node", colspan: "2", title: rowsWords(n.rows) }, "reordered")]
             : [el("td", { class: "num" }, formatMetric("rel_error", n.rel_error)), el("td", { class: "num" }, db(n.sqnr_db))])));
       onRow(n, cell);

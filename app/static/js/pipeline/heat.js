@@ -15,11 +15,16 @@ export const MEASURED_METRICS = { time_us: "Time", rel_error: "Error", quant_cos
 
 const RATIO_METRICS = new Set(["rel_error", "quant_cost"]);
 
+// errors coloured on one scale whatever the run (0.001 % to 100 %), not from the smallest to the
+// largest drawn: a float16 conversion's 0.04 % was deep red, the hottest of a harmless run (QA30)
+const FIXED_SCALES = { rel_error: [1e-5, 1], quant_cost: [1e-5, 1] };
+
 const BYTE_METRICS = new Set(["output_bytes", "live_bytes"]);
 
 /** A node's value of `metric` (a stats or profile node field) as text: bytes, time or a count; "?" unknown. */
 export function formatMetric(metric, v) {
   if (v === null || v === undefined) return "?";
+  if (v === Infinity) return "∞"; // a value not finite on one side (an overflow): off most
   if (metric === "time_us") return v >= 1e6 ? `${(v / 1e6).toPrecision(3)} s` : v >= 1000 ? `${(v / 1000).toPrecision(3)} ms` : `${Math.round(v)} µs`;
   if (RATIO_METRICS.has(metric)) return v === 0 ? "0" : `${Number((100 * v).toPrecision(2))} %`;
   return BYTE_METRICS.has(metric) ? formatBytes(Math.round(v)) : formatCount(v);
@@ -59,7 +64,8 @@ export function unknownWords(metric) {
  * @returns {{values: Array<[string, number | null]>, groups: number}} [box id as mark() takes it, value]
  */
 export function drawnValues(nodes, metric, drawnBoxesOf) {
-  const own = new Map(nodes.map((n) => [n.node, n[metric] ?? null]));
+  // an output infinite or NaN on one side (float16's overflow) has no error: the hottest box
+  const own = new Map(nodes.map((n) => [n.node, metric === "rel_error" && n.non_finite ? Infinity : n[metric] ?? null]));
   const values = /** @type {Array<[string, number | null]>} */ ([]);
   let groups = 0;
   for (const [box, members] of drawnBoxesOf(nodes.map((n) => n.node))) {
@@ -87,13 +93,16 @@ export function groupValue(values, metric) {
 
 /**
  * @param {Array<[string, number | null]>} values box ids and their values (null: unknown)
- * @returns {{classes: Map<string, string[]>, lo: number, hi: number, unknown: number}}
- *   box ids by heat class, and the range the steps span
+ * @param {string} [metric] its own fixed scale, where it has one (FIXED_SCALES)
+ * @returns {{classes: Map<string, string[]>, lo: number, hi: number, top: number, unknown: number}}
+ *   box ids by heat class, the range the steps span and the largest value
  */
-export function heatClasses(values) {
+export function heatClasses(values, metric = "") {
   const positive = values.map(([, v]) => v).filter((v) => typeof v === "number" && v > 0);
-  const lo = positive.length ? Math.min(...positive) : 0;
-  const hi = positive.length ? Math.max(...positive) : 0;
+  const top = positive.length ? Math.max(...positive) : 0;
+  const fixed = FIXED_SCALES[/** @type {keyof typeof FIXED_SCALES} */ (metric)];
+  const lo = fixed && top > 0 ? fixed[0] : positive.length ? Math.min(...positive) : 0;
+  const hi = fixed && top > 0 ? fixed[1] : top;
   const span = Math.log(hi) - Math.log(lo);
   const classes = new Map(HEAT_CLASSES.map((c) => [c, /** @type {string[]} */ ([])]));
   let unknown = 0;
@@ -109,7 +118,7 @@ export function heatClasses(values) {
     }
     /** @type {string[]} */ (classes.get(cls)).push(id);
   }
-  return { classes, lo, hi, unknown };
+  return { classes, lo, hi, top, unknown };
 }
 
 /** The value at which step `k` starts (the log scale's edges), for the legend. */

@@ -8,7 +8,7 @@ import { HEAT_STEPS } from "../renderers/theme.js";
  * Fill `root` with the legend of `heat` (heatClasses' answer) for `metric`; hide it when off.
  * @param {HTMLElement} root
  * @param {string | null} metric
- * @param {{lo: number, hi: number, unknown: number, groups?: number} | null} heat
+ * @param {{lo: number, hi: number, top?: number, unknown: number, groups?: number} | null} heat
  * @param {() => void} turnOff
  * @param {string[]} [asked] the inputs' dims the unknown boxes wait for (GET .../stats unknown.dims)
  */
@@ -34,7 +34,7 @@ export function renderHeatLegend(root, metric, heat, turnOff, asked = []) {
     el("div", { class: "heat-notes muted" },
       none ? "" : el("span", { class: "heat-step heat-zero" }, el("span", { class: "heat-swatch" }), zeroWords(metric)),
       el("span", { class: "heat-step heat-unknown" }, el("span", { class: "heat-swatch" }), heat.unknown ? `${unknownWords(metric)} (${heat.unknown})` : unknownWords(metric)),
-      one ? "" : el("span", {}, `up to ${amount(metric, heat.hi)}`)),
+      one ? "" : el("span", {}, `up to ${amount(metric, heat.top ?? heat.hi)}`)),
     heat.groups ? el("div", { class: "heat-groups muted" }, groupWords(metric)) : "",
     // boxes unknown until the inputs' sizes are given: say which, and where
     heat.unknown && asked.length ? el("div", { class: "heat-ask muted" }, `Give ${asked.join(", ")} in Costs to count them.`) : "");
