@@ -169,3 +169,30 @@ def test_a_float16_weight_widened_by_a_cast_says_its_stored_type(page, server, a
     box = page.locator("#graph g.box[data-node-id=n1]")
     assert "w_f32 ⟨8×4⟩ · FLOAT16" in box.text_content()
     assert page.locator("#graph g.box[data-node-id=n0]").count() == 0  # the Cast is the weight's line
+
+
+def test_compare_says_its_added_quantization_pairs_are_drawn_on_edges(page, server, artifacts):
+    """QA30: "21 added" and not one green box on the drawing: the pairs a quantization adds are
+    drawn on the edges and weights they quantize, which the summary now says."""
+    quantized = qdq_model()
+    plain = onnx.ModelProto()
+    plain.CopyFrom(quantized)
+    kept = [n for n in plain.graph.node if n.name not in ("c_QuantizeLinear", "c_DequantizeLinear")]
+    next(n for n in kept if n.name == "flatten").input[0] = "c"
+    del plain.graph.node[:]
+    plain.graph.node.extend(kept)
+    del plain.graph.value_info[:]
+    onnx.checker.check_model(plain, full_check=True)
+    before = upload(page, server, plain, "float.onnx")
+    summary = upload(page, server, quantized, "qdq.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-compare")
+    page.locator(f"#compare-with option[value='model:{before['id']}']").wait_for(state="attached")
+    page.select_option("#compare-with", f"model:{before['id']}")
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    text = page.locator("#compare-summary").text_content()
+    assert (
+        "2 added (all QuantizeLinear/DequantizeLinear: drawn on the edges and weights they quantize, not as boxes)"
+        in text
+    )
+    page.screenshot(path=str(artifacts / "compare-qdq-added.png"))

@@ -961,6 +961,8 @@ def test_an_overflow_in_float16_leads_the_node_errors_and_is_the_hottest(page, s
     page.locator("#run-results[data-ready=true]").wait_for()
     first = page.locator("#run-errors tbody tr").first
     assert first.get_attribute("data-node") == "n2"  # the ReduceSumSquare
+    # which error this is, beside the outputs' (÷ range) and a quantization's simulated ones
+    assert "of the node's own output" in page.locator("#run-errors").text_content()
     assert first.locator("td.run-non-finite").text_content() == "∞/NaN here"
     inside = "() => { const c = document.querySelector('#run-errors td.run-non-finite').getBoundingClientRect(); return c.right <= document.querySelector('#sidebar').getBoundingClientRect().right; }"
     assert page.evaluate(inside)  # in the panel, not past its edge

@@ -367,6 +367,14 @@ function cappedList(tag, attrs, items, render) {
   return el("div", {}, list, more);
 }
 
+/** " (20 of them QuantizeLinear/DequantizeLinear, …)": a quantization's added pairs, which the
+ * drawing shows on the edges and weight lines they quantize, not as (green) boxes (QA30). */
+function qdqWords(added) {
+  const qdq = added.filter((a) => (a.op_type === "QuantizeLinear" || a.op_type === "DequantizeLinear") && !a.domain).length;
+  if (!qdq) return "";
+  return ` (${qdq === added.length ? "all" : `${qdq} of them`} QuantizeLinear/DequantizeLinear: drawn on the edges and weights they quantize, not as boxes)`;
+}
+
 function result(root, d, ctx) {
   const n = d.nodes;
   // another model of this one's name (a copy uploaded again) by its id too, as the picker names it
@@ -380,7 +388,7 @@ function result(root, d, ctx) {
     el("p", { class: "compare-summary", id: "compare-summary" }, d.same ? "The two are the same model."
       : d.same_content ? "The two hold the same model: only how its tensors are stored differs (raw bytes or typed fields, inside the file or beside it)." : [
       `From ${sideName(d.from)} to ${sideName(d.to)}: `,
-      `${plural(n.changed.length, "node")} changed, ${n.added.length} added, ${n.removed.length} removed`,
+      `${plural(n.changed.length, "node")} changed, ${n.added.length} added${qdqWords(n.added)}, ${n.removed.length} removed`,
       opsetWords(d.model),
       functionCounts(d.functions),
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
