@@ -301,7 +301,7 @@ def test_static_quantization_calibrated_on_uploaded_samples_stays_close(client):
         change.startswith(
             "quantized statically (QuantizeLinear/DequantizeLinear pairs, activations QUInt8, weights QInt8): "
         )
-        and "calibrated on 6 sample(s), each a batch of 4 (MinMax); weights 38.8 KiB -> 10.8 KiB" in change
+        and "calibrated on 24 rows (6 batches of 4) (MinMax); weights 38.8 KiB -> 10.8 KiB" in change
     ), change
     data = client.get(f"/api/models/{mid}/download").data
     m = onnx.load_from_string(data)

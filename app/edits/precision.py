@@ -567,10 +567,11 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     before_size = size_text(size)
     # an array of the input's own rank with a symbolic first dim is one sample, a batch of rows
     rows = min((a.shape[1] if a.ndim > 1 else 1) for a in samples.values())
-    batches = f", each a batch of {rows}" if rows > 1 else ""
+    # (QA30: "1 sample(s), each a batch of 8" read as one sample used)
+    on = f"{count * rows} rows ({plural(count, 'batch', 'batches')} of {rows})" if rows > 1 else f"{count} sample(s)"
     return converted + (
         f"quantized statically ({_FORMATS[op['quant_format']]}, activations {op['activation_type']}, weights "
-        f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {count} sample(s){batches} "
+        f"{op['weight_type']}): {quantized} operator(s) now on quantized values, calibrated on {on} "
         f"({op['calibrate_method']}); weights {before_size} -> {size_text(after)}{note}"
         + left_in_functions(model, op.get("op_types"))
     )
