@@ -10,6 +10,7 @@ import onnx
 
 from ..errors import NotFound, StudioError
 from ..onnx_io.address import node_id, node_words, resolve_graph
+from ..onnx_io.dim_names import expression_names
 from ..onnx_io.inference import input_dims
 from ..onnx_io.traverse import walk_graphs
 from ..views.loop_roles import body_roles
@@ -595,14 +596,30 @@ def _has_shape(t: onnx.TypeProto) -> bool:
 
 def _drop_invented_dims(model: onnx.ModelProto, path: str, tensor: str, t: onnx.TypeProto) -> None:
     """unk__0 is no name of the model's: an output declares none (a model's own names stay,
-    num_boxes in its value_info; an expression of the inputs' dims, past_seq + seq, too)."""
+    num_boxes in its value_info; an expression of the inputs' dims, past_seq + seq, too — but
+    where an output of the same node declares a name of its own there, that name: a re-added
+    present.2.value says total_seq as present.2.key does, not past_seq + seq, QA30)."""
     g = resolve_graph(model, path).container
     if not t.HasField("tensor_type") or (isinstance(g, onnx.GraphProto) and declared_type(g, tensor) is not None):
         return
     names = input_dims(model)
-    for d in t.tensor_type.shape.dim:
+    siblings = _sibling_dims(g, tensor) if isinstance(g, onnx.GraphProto) else []
+    for k, d in enumerate(t.tensor_type.shape.dim):
         if d.HasField("dim_param") and invented(d.dim_param, names):
             d.ClearField("dim_param")
+        elif d.HasField("dim_param") and expression_names(d.dim_param, names) is not None:
+            own = {s[k] for s in siblings if len(s) == len(t.tensor_type.shape.dim)}
+            if len(own) == 1 and (name := own.pop()) and isinstance(name, str) and name not in names:
+                d.dim_param = name
+
+
+def _sibling_dims(g: onnx.GraphProto, tensor: str) -> list[list]:
+    """The dims the graph declares for the other outputs of the node writing `tensor`."""
+    node = next((n for n in g.node if tensor in n.output), None)
+    if node is None:
+        return []
+    found = (declared_type(g, o) for o in node.output if o and o != tensor)
+    return [dims for t in found if t is not None and (dims := shape_json(t.tensor_type.shape)) is not None]
 
 
 def _writer_words(model: onnx.ModelProto, path: str, tensor: str) -> str:
