@@ -465,3 +465,15 @@ def test_nodes_are_found_by_their_stack_trace_class_and_doc_string_tensors_by_ty
     assert found("float16 w16") == [("w16", "initializer · FLOAT16")]  # the words narrow
     assert ("w32", "initializer · FLOAT") in found("w32")
     assert all(r["score"] == 20 for r in index.search("LlamaAttention")["results"])
+
+
+def test_notes_are_read_once_when_first_needed_and_the_model_let_go():
+    """The notes (a dynamo export's three a node) are read by the first search that needs them,
+    or the warm-up, once: a search by name alone never reads them."""
+    index = SearchIndex(torch_noted_model())
+    assert index.search("node_linear_1")["results"] and index.note_text == []  # not needed: not read
+    index.read_notes()
+    texts = list(index.note_text)
+    index.read_notes()  # again: nothing more
+    assert index.note_text == texts and len(texts) == 5 and index._notes_of is None  # 2 × (namespace, trace), a doc
+    assert [r["name"] for r in index.search("LlamaMLP")["results"]] == ["node_linear_1"]

@@ -470,7 +470,7 @@ def warm_up(app, model_id: str) -> None:
                 runtime_verdict(revision, model, wait=True)  # onnxruntime's smoke run, kept on the row
                 inferred(revision.blob, model)
                 graph_json(revision, model, "", limit)  # with them, as the next page load asks
-                search_index(revision, model)  # Find answers at once
+                search_index(revision, model).read_notes()  # Find answers at once, its notes too
             except Exception:  # a warm-up failure only costs the page its head start
                 pass
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import heapq
 import re
+import threading
 from dataclasses import dataclass
 
 import onnx
@@ -115,11 +116,18 @@ class SearchIndex:
         self.attr_nodes: list[list[int]] = []
         self._attr_keys: dict = {}  # (standard domain?, serialized attribute) -> its index
         self._weight_makers: set[int] = set()  # nodes making a weight (drawn inside their readers)
-        # distinct notes on nodes (metadata values, doc strings): word, text, the nodes carrying them
+        # distinct notes on nodes (metadata values, doc strings): word, text, the nodes carrying them,
+        # read when a query first needs them (Find's last resort: a dynamo export's three notes a
+        # node were 60 % of the index's time, bench/search_index.py --dynamo); the model is kept
+        # for it until then (the parsed revision the views read, not copied)
         self.note_word: list[str] = []
         self.note_text: list[str] = []
         self.note_nodes: list[list[int]] = []
+        self.note_text_l: list[str] = []
         self._note_keys: dict[tuple[str, str], int] = {}
+        self._notes_of: onnx.ModelProto | None = model
+        self._notes_ready = False  # set once every note is read (another search may be reading them)
+        self._notes_lock = threading.Lock()
         # each node's module scope: an index into one scopes.ScopeTable (graphs share its parses)
         self._scope_table = ScopeTable()
         self._node_scope: list[int | None] = []
@@ -136,8 +144,7 @@ class SearchIndex:
         finally:
             if gc_was_on:
                 gc.enable()
-        del self._attr_keys, self._note_keys
-        self.note_text_l = [s.lower() for s in self.note_text]
+        del self._attr_keys
         # nodes, in walk order
         self.node_graph, self.node_index, self.node_name, self.node_op, self.node_domain = (
             (list(c) for c in zip(*nodes, strict=True)) if nodes else ([], [], [], [], [])
@@ -191,8 +198,6 @@ class SearchIndex:
             meta = n.metadata_props
             # a node with no metadata has its name's scope, which the name finds: read if needed
             scopes.append(of_node(n, meta) if meta else None)
-            if meta or n.doc_string:
-                self._add_notes(n, k)
             if op in _WEIGHT_MAKERS and not domain and not block_constants:
                 block_constants = any(_names_a_block(o) for o in n.output)
             ops.setdefault((domain, op), []).append(k)
@@ -245,6 +250,23 @@ class SearchIndex:
         tensors.extend(
             (gi, name, role, readers.get(name, []), dtypes.get(name, "")) for name, role in roles.items() if name
         )
+
+    def read_notes(self) -> None:
+        """The notes of every node, numbered as the index's walk numbers them, once (a search
+        needing them, or a model's warm-up in the background)."""
+        with self._notes_lock:
+            model, self._notes_of = self._notes_of, None
+            if model is None:  # read by the search before this one
+                return
+            k = 0
+            for ref in walk_graphs(model):
+                for n in ref.container.node:
+                    if n.metadata_props or n.doc_string:
+                        self._add_notes(n, k)
+                    k += 1
+            self.note_text_l = [s.lower() for s in self.note_text]
+            del self._note_keys
+            self._notes_ready = True
 
     def _add_notes(self, n: onnx.NodeProto, k: int) -> None:
         """Node `k`'s metadata values and doc string, each distinct text kept once (a torch
@@ -431,6 +453,8 @@ class SearchIndex:
 
     def _note_hits(self, needle: str, nodes: dict) -> None:
         """Adds to `nodes` those whose notes hold `needle`, below any other reason they have."""
+        if not self._notes_ready:
+            self.read_notes()
         for j in [j for j, text in enumerate(self.note_text_l) if needle in text]:
             why = _NoteHit(j, needle)  # quoted only if listed: "line" is in every stack trace
             for k in self.note_nodes[j]:
