@@ -845,12 +845,7 @@ def test_a_conversion_whose_outputs_stay_close_shows_where_they_move_as_a_note(p
     mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
     r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_float16"}]})
     assert r.status == 200, r.text()
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-run")
-    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
-    page.select_option("#run-compare-to", "0")
-    page.click("#run-go")
+    run_against_revision_0(page, server, mid)
     page.locator("#run-results[data-ready=true]").wait_for()
     verdicts = page.locator("#run-compare tbody tr td:nth-child(2)").all_text_contents()
     assert set(verdicts) <= {"close", "identical"}, verdicts
@@ -952,12 +947,7 @@ def test_an_overflow_in_float16_leads_the_node_errors_and_is_the_hottest(page, s
     mid = summary["id"]
     r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "convert_float16"}]})
     assert r.status == 200
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-run")
-    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
-    page.select_option("#run-compare-to", "0")
-    page.click("#run-go")
+    run_against_revision_0(page, server, mid)
     page.locator("#run-results[data-ready=true]").wait_for()
     first = page.locator("#run-errors tbody tr").first
     assert first.get_attribute("data-node") == "n2"  # the ReduceSumSquare
