@@ -472,15 +472,16 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     page.keyboard.press("Escape")
     page.wait_for_function("() => !location.hash.includes('node=')")
     # a click on the canvas where it is drawn selects it again (the canvas's own hit test);
-    # the link's reveal may land after the panel shows (a loaded machine): point first
+    # the link's reveal may land after the panel shows (a loaded machine), and the second
+    # layout pass may land after the Escape: it keeps the box the link brought where it is
     area = page.locator("#graph").bounding_box()
     tip = page.locator("#graph .graph-tip")
-    point_until_tip_reads(page, area, "Softmax · /model/layers.30/self_attn/Softmax")
+    point_until_tip_reads(page, "Softmax · /model/layers.30/self_attn/Softmax")
     click_middle_of_drawing(page)
     page.wait_for_function("() => location.hash.includes('node=')")  # the link names it (by name: issue 11)
     assert page.locator("#sidebar .panel-title").text_content() == "Softmax"
     # the pointer over it gets the tooltip the SVG drawing's <title> gives
-    page.mouse.move(area["x"] + area["width"] / 2 + 1, area["y"] + area["height"] / 2)
+    page.mouse.move(*middle_of_drawing(page, dx=1))
     tip.wait_for(state="visible")
     assert tip.text_content() == "Softmax · /model/layers.30/self_attn/Softmax"
     # dragging pans (and puts the tooltip away), the wheel zooms
@@ -493,23 +494,34 @@ def test_canvas_drawing_selects_and_follows_clicks(page, server):
     assert re.fullmatch(r"translate\([-\d.]+,[-\d.]+\) scale\([\d.]+\)", t)
 
 
-def point_until_tip_reads(page, area, text: str, timeout_s: float = 20.0) -> None:
+def point_until_tip_reads(page, text: str, timeout_s: float = 20.0) -> None:
     """Move the pointer over the middle of the drawing until the canvas's tooltip reads text."""
     tip = page.locator("#graph .graph-tip")
     deadline = time.monotonic() + timeout_s
     step = 0
     while True:
         step += 1
-        page.mouse.move(area["x"] + area["width"] / 2 + step % 2, area["y"] + area["height"] / 2)
+        page.mouse.move(*middle_of_drawing(page, dx=step % 2))
         if tip.is_visible() and tip.text_content() == text:
             return
-        assert time.monotonic() < deadline, f"the middle of the drawing never pointed at {text!r}"
+        seen = tip.text_content() if tip.is_visible() else "nothing"
+        assert time.monotonic() < deadline, f"the middle of the drawing never pointed at {text!r} (it points at {seen})"
         page.wait_for_timeout(100)
 
 
-def click_middle_of_drawing(page) -> None:
+def middle_of_drawing(page, dx: float = 0) -> tuple[float, float]:
+    """Where a revealed box is centred: the middle of the window below the drawing's toolbar
+    (the renderer's insetTop) — the area's own middle is at a box's top edge."""
     area = page.locator("#graph").bounding_box()
-    page.mouse.click(area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+    inset = page.evaluate(
+        "() => document.querySelector('#graph-tools').getBoundingClientRect().bottom"
+        " - document.querySelector('#graph').getBoundingClientRect().top"
+    )
+    return area["x"] + area["width"] / 2 + dx, area["y"] + inset + (area["height"] - inset) / 2
+
+
+def click_middle_of_drawing(page) -> None:
+    page.mouse.click(*middle_of_drawing(page))
 
 
 def test_a_link_followed_while_the_drawing_is_laid_out_is_revealed_once_drawn(page, server):

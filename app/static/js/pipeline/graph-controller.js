@@ -58,6 +58,8 @@ export class GraphController {
     this.plan = null;
     this.scene = null;
     this.selected = null; // a box id ("n3", "input:x") or "group:<id>"
+    this.pendingReveal = null; // a box to bring into view once it is drawn
+    this.revealed = null; // the drawn box last brought into view (kept in place by the second pass)
     this.activeTensor = null;
     this.marks = new Map();
     this.traceOn = false;
@@ -104,6 +106,7 @@ export class GraphController {
     const before = this.h;
     this.model = model;
     this.adjacency = null;
+    this.revealed = null;
     this.h = buildHierarchy(model);
     performance.mark("studio:grouped");
     if ((keep || restore) && previous) {
@@ -250,8 +253,9 @@ export class GraphController {
       return;
     }
     if (seq !== this.seq) return;
-    // what is selected (a link just brought it into view) stays where it is; else the window's top box
-    const anchor = this.view.anchorOnScreen(this.drawnIdOf(this.selected));
+    // what is selected stays where it is, else what a link or Find brought into view (put
+    // away with Escape meanwhile: it is still what the person looks at), else the window's top box
+    const anchor = this.view.anchorOnScreen([this.drawnIdOf(this.selected), this.revealed]);
     const scene = composeScene(plan, results);
     this.scene = scene;
     this.view.render(scene, () => {
@@ -398,6 +402,7 @@ export class GraphController {
     if (!id) return;
     if (this.view.rectOf(id) || last) {
       this.pendingReveal = null;
+      this.revealed = id;
       this.view.reveal(id);
     }
   }

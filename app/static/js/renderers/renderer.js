@@ -731,9 +731,10 @@ export class GraphView {
   }
 
   /** A drawn box in the window and where it is on screen: what to keep in place when the
-   * drawing under it is replaced — `prefer` (the selection) when it is in the window, else
-   * the topmost, then leftmost box. */
-  anchorOnScreen(prefer = null) {
+   * drawing under it is replaced — the first of `prefer` (the selection, the box a link
+   * brought into view) in the window, else the topmost, then leftmost box.
+   * @param {(string | null)[]} prefer */
+  anchorOnScreen(prefer = []) {
     if (!this.scene) return null;
     const { w, h } = this.viewportSize();
     const { x, y, k } = this.view;
@@ -742,8 +743,10 @@ export class GraphView {
       const sy = y + r.y * k;
       return sx < 0 || sy < 0 || sx > w || sy > h ? null : { id: r.id, sx, sy };
     };
-    const preferred = prefer && this.centers.get(prefer) ? onScreen(this.centers.get(prefer)) : null;
-    if (preferred) return preferred;
+    for (const id of prefer) {
+      const preferred = id && this.centers.get(id) ? onScreen(this.centers.get(id)) : null;
+      if (preferred) return preferred;
+    }
     let best = null;
     for (const r of [...this.scene.boxes, ...this.scene.groups]) {
       const p = onScreen(r);
