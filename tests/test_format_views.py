@@ -375,3 +375,21 @@ def test_what_a_subgraph_or_training_graph_reads_from_outside_is_typed(client):
     assert [(v["name"], v["dtype"], v["shape"], v["from"]) for v in g["outer_value_info"]] == [
         ("T", "FLOAT", [2, 2], "")
     ]
+
+
+def test_a_branch_says_which_outer_values_are_weights_and_how_to_read_them(client):
+    """QA31: a merged decoder's branches read every weight from the main graph; the graph JSON
+    says which outer values are initializers (with the ref their values are read by), so the
+    page lists them in their readers' boxes instead of a row of 50 boxes."""
+    from merged_decoder import merged_decoder
+
+    mid = upload(client, merged_decoder().SerializeToString()).get_json()["id"]
+    g = client.get(f"/api/models/{mid}/graph?path=n0/else_branch").get_json()  # it reads every weight
+    outer = {v["name"]: v for v in g["outer_value_info"]}
+    weights = {name for name, v in outer.items() if "initializer" in v}
+    assert weights == {t.name for t in merged_decoder().graph.initializer}
+    assert "input_ids" in outer and "initializer" not in outer["input_ids"]
+    init = outer["model.decoder.layers.0.self_attn.k_proj.weight"]["initializer"]
+    assert (init["dtype"], init["shape"]) == ("FLOAT", [32, 32])
+    values = client.get(f"/api/models/{mid}/tensors/{init['ref']}?count=4").get_json()
+    assert values["shape"] == [32, 32] and len(values["values"]) == 4

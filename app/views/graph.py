@@ -378,11 +378,22 @@ def _outer_types(model: onnx.ModelProto, ref, inferred: onnx.ModelProto | None, 
         for name, dtype, dims in typed:
             if name in left:
                 found[name] = onnx.helper.make_tensor_value_info(name, dtype, dims)
+        # a weight (an initializer no input of its graph overrides): its readers' boxes list it,
+        # as they list the graph's own (QA31: a merged decoder's branch drew 50 weight boxes)
+        overridable = {v.name for v in g.input}
+        weights = {
+            t.name: _initializer_json(t, initializer_ref(path, t.name))
+            for t in g.initializer
+            if t.name in left and t.name not in overridable
+        }
         for v in [*inferred_value_info(model, inferred, path), *g.value_info, *g.output, *g.input]:
             if v.name in left and v.HasField("type"):
                 found[v.name] = v  # the later lists, what the graph declares, win
         for name in sorted(found):
-            out.append({**value_info_json(found[name], types), "from": path})
+            entry = {**value_info_json(found[name], types), "from": path}
+            if name in weights:
+                entry["initializer"] = weights[name]
+            out.append(entry)
         left -= set(found)
     return out
 

@@ -62,7 +62,7 @@ def test_double_click_opens_a_branch_and_back_comes_back(page, server, artifacts
     before = transform(page)
     assert before != start
     if_box = page.locator("#graph [data-node-id=n1]")
-    assert "⤷ then_branch · else_branch" in if_box.text_content()
+    assert "⤷ then_branch (1 op) · else_branch (2 ops)" in if_box.text_content()  # each branch with its size
     page.screenshot(path=str(artifacts / "nav-if-main.png"))
 
     # the box: its first subgraph

@@ -326,6 +326,7 @@ export function renderTensorPanel(root, name, ctx, box = null) {
   const facts = tensorFacts(graph, name);
   let kind = box ? KIND_LABEL[box.kind] : null;
   if (!kind && box && box.kind === "outer") kind = box.id.startsWith("init:") ? "Initializer" : box.enclosing ? "Value from an enclosing graph" : "Value produced nowhere";
+  if (!kind && !facts.initializer && facts.outer && facts.outer.initializer) kind = "Initializer of an enclosing graph";
   if (!kind) kind = facts.initializer ? (facts.initializer.sparse ? "Sparse initializer" : "Initializer") : facts.input ? "Graph input" : facts.output ? "Graph output" : "Value";
   const op = holderOp(graph); // a body's own inputs and outputs are its node's, not a caller's
   if (op && (kind === "Graph input" || kind === "Graph output")) kind = `${op} ${op === "If" ? "branch" : "body"} ${kind === "Graph input" ? "input" : "output"}`;
@@ -356,6 +357,7 @@ export function renderTensorPanel(root, name, ctx, box = null) {
     if (editing && !init.sparse && graph.kind !== "function") root.append(replaceValuesSection(name, init, ctx));
   }
   if (facts.initializer) root.append(...io);
+  else if (facts.outer && facts.outer.initializer) root.append(enclosingWeightSection(name, facts.outer, ctx));
   const dequantized = facts.initializer ? null : dequantizedSection(name, ctx);
   if (dequantized) root.append(dequantized);
   const quantized = editing ? qdqSection(name, ctx) : null;
@@ -368,6 +370,17 @@ export function renderTensorPanel(root, name, ctx, box = null) {
       ? "Nothing in this graph produces this name: it is read from an enclosing graph."
       : "Nothing in this graph produces this name, and this graph has no enclosing scope."));
   }
+}
+
+/** A weight this graph reads from an enclosing graph (a merged decoder's branches read all of
+ * theirs from the main graph): its values, and where it is held (edited there). */
+function enclosingWeightSection(name, outer, ctx) {
+  const init = outer.initializer;
+  const where = outer.from ? `the graph ${outer.from}` : "the main graph";
+  const s = section("Values", tensorView(init.ref, ctx.actions.loadTensor));
+  s.append(npyDownload({ ...init, size: init.size ?? sizeOf(init.shape) }, ctx, npyFilename(name)));
+  s.append(el("p", { class: "muted panel-note" }, `An initializer of ${where}, read here by name: its values are replaced there.`));
+  return s;
 }
 
 /** The panel of a box that stands for a value (graph input/output, outer-scope value). */

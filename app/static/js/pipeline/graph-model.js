@@ -429,10 +429,25 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
   if (node.subgraphs && node.subgraphs.length) {
     const subgraphs = subgraphsOf(node);
-    const names = subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
-    lines.push({ text: `⤷ ${names.join(" · ")}`, font: "sub", subgraphs });
+    // each with its size: a merged decoder's If holds the whole model in two branches (QA31)
+    const parts = subgraphs.map((p) => {
+      const n = subgraphNodes(node, p);
+      const name = p.slice(p.lastIndexOf("/") + 1);
+      return n === null ? name : `${name} (${n} ${n === 1 ? "op" : "ops"})`;
+    });
+    lines.push({ text: `⤷ ${parts.join(" · ")}`, font: "sub", subgraphs, parts });
   }
   return lines;
+}
+
+/** How many nodes the subgraph at `path` of a node holds (its attribute's JSON says), or null. */
+function subgraphNodes(node, path) {
+  for (const a of node.attributes || []) {
+    const values = a.type === "GRAPH" ? [a.value] : a.type === "GRAPHS" ? a.value : [];
+    const g = values.find((v) => v && v.path === path);
+    if (g && typeof g.nodes === "number") return g.nodes;
+  }
+  return null;
 }
 
 /** The graph paths of a node's subgraphs in reading order (an If's then before its else:
@@ -452,9 +467,9 @@ const STANDARD_OPS = new Set(["", "ai.onnx"]);
  * DequantizeLinear of a quantized weight, an Identity of that (onnxruntime's quantizer writes
  * one per reader of a shared bias) — with one output that nodes of this graph read and that is
  * not a graph output. */
-function foldedConstants(graph, nodes) {
+function foldedConstants(graph, nodes, initializers) {
   const outputs = new Set((graph.outputs || []).map((v) => v.name));
-  const weights = new Set((graph.initializers || []).map((t) => t.name));
+  const weights = new Set(initializers.keys());
   for (const node of nodes) for (const out of node.outputs || []) weights.delete(out);
   const byTensor = new Map();
   for (const node of nodes) { // in graph order: what a value op makes of values is a value too
@@ -560,6 +575,19 @@ function constantText(node) {
   }
 }
 
+/** The weights a graph's boxes list, by name: its initializers, and in a nested graph the
+ * enclosing graphs' weights it reads (`from`: the path of the graph holding one) — a merged
+ * decoder's branches read all of theirs from the main graph, and drawn as boxes of their own
+ * they were a row of 50 "from enclosing graph" boxes (QA31).
+ * @param {Record<string, any>} graph @returns {Map<string, Record<string, any>>} */
+export function weightsRead(graph) {
+  const weights = new Map((graph.initializers || []).map((t) => [t.name, t]));
+  for (const v of graph.outer_value_info || []) {
+    if (v.initializer && !weights.has(v.name)) weights.set(v.name, { ...v.initializer, from: v.from });
+  }
+  return weights;
+}
+
 /**
  * Build boxes and edges for a graph JSON.
  * @param {Record<string, any>} graph graph JSON from GET /api/models/<id>/graph
@@ -569,7 +597,7 @@ function constantText(node) {
 export function buildGraphModel(graph, measure = measureText, { lazy = false } = {}) {
   const nodes = graph.nodes || [];
   const types = tensorTypes(graph);
-  const initializers = new Map((graph.initializers || []).map((t) => [t.name, t]));
+  const initializers = weightsRead(graph);
   const boxes = new Map();
   const edges = [];
   const producer = new Map(); // tensor name -> box id
@@ -619,7 +647,7 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
   // most of the picture). They stay
   // boxes of the model, marked folded, with the boxes that list them as hosts: never drawn,
   // still selectable (their panel) and found by search, which shows a host.
-  const folded = foldedConstants(graph, nodes);
+  const folded = foldedConstants(graph, nodes, initializers);
   // QuantizeLinear -> DequantizeLinear pairs (quantized-pairs.js): one of a weight is listed in
   // its readers as a folded value; one of a computed value is drawn as the edge it quantizes
   const isWeight = (name) => (initializers.has(name) && !nodeById.has(producer.get(name) || "")) || folded.has(producer.get(name));
@@ -679,8 +707,8 @@ export function buildGraphModel(graph, measure = measureText, { lazy = false } =
         const edge = source === undefined ? null : addEdge(source, node.id, name);
         if (edge) edge.qdq = pair;
       } else if (from !== undefined) addEdge(from, node.id, name);
-      else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
       else if (initializers.has(name)) readBy(name, node.id); // a weight: listed in its reader's box, no line
+      else if (outer.has(name)) addEdge(outerBox(name), node.id, name);
     }
   }
 

@@ -329,7 +329,7 @@ export class GraphView {
 
   /**
    * The subgraph a double-click at event `e` opens: on the box of a node holding subgraphs (If,
-   * Loop, Scan), the one named under the pointer in its "⤷ then_branch · else_branch" line,
+   * Loop, Scan), the one named under the pointer in its "⤷ then_branch (9 ops) · else_branch (4 ops)" line,
    * anywhere else on the box its first. Null elsewhere.
    * @param {MouseEvent} e @param {Element} surface the svg or canvas the event came to
    * @returns {{path: string, box: string} | null}
@@ -348,8 +348,8 @@ export class GraphView {
     const line = i >= 1 && i < item.lines.length ? item.lines[i] : null;
     let k = 0;
     if (line && line === subLine) {
-      // the line reads "⤷ " + the names joined by " · ": the name under the pointer, or the nearest
-      const names = line.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
+      // the line reads "⤷ " + its parts (a name and its size) joined by " · ": the one under the pointer, or the nearest
+      const names = line.parts || line.subgraphs.map((p) => p.slice(p.lastIndexOf("/") + 1));
       const font = FONTS[line.font];
       const px = x - item.x - padX;
       const gap = measureText(" · ", font) / 2;
@@ -673,13 +673,18 @@ export class GraphView {
 
   /** Where to centre a first view on `start` (the first input): between it and the box its
    * first edge reaches when both fit in `room` (the layout may draw input_ids far right of the
-   * embedding it feeds), else on it. */
+   * embedding it feeds), else on that reader, at the window's side toward the input: a merged
+   * decoder's eleven inputs, drawn in a row 3,000 px wide, opened on one of them with its If —
+   * the graph's one node — out of the window (QA31). */
   startAndReader(start, room) {
     const edge = (this.scene.edges || []).find((e) => e.from === start.id);
     const reader = edge && [...this.scene.boxes, ...this.scene.groups].find((r) => r.id === edge.to);
-    const lo = reader ? Math.min(start.x, reader.x) : start.x;
-    const hi = reader ? Math.max(start.x + start.w, reader.x + reader.w) : start.x + start.w;
-    return hi - lo <= room ? (lo + hi) / 2 : start.x + start.w / 2;
+    if (!reader) return start.x + start.w / 2;
+    const lo = Math.min(start.x, reader.x);
+    const hi = Math.max(start.x + start.w, reader.x + reader.w);
+    if (hi - lo <= room) return (lo + hi) / 2;
+    if (reader.w >= room) return reader.x + reader.w / 2;
+    return start.x > reader.x ? reader.x + room / 2 : reader.x + reader.w - room / 2;
   }
 
   /** The view a reader starts from (a graph opening; Home): the whole drawing when it fits

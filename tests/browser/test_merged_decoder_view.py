@@ -1,0 +1,58 @@
+"""QA31: an Optimum merged decoder — a main graph of one If whose branches hold the whole model
+and read every weight from the main graph — opens readable: the If in the window with its
+branches' sizes, and each branch lists its weights in their readers' boxes."""
+
+from __future__ import annotations
+
+from merged_decoder import merged_decoder  # tests/ is on sys.path
+
+from .browser_pages import open_model, upload, wait_ready
+
+
+def test_the_first_view_shows_the_if_with_the_size_of_each_branch(page, server, artifacts):
+    summary = upload(page, server, merged_decoder(), "decoder_model_merged.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    page.screenshot(path=str(artifacts / "merged-decoder-first-view.png"))
+    area = page.locator("#graph").bounding_box()
+    box = page.locator("#graph [data-node-id=n0]").bounding_box()
+    assert box is not None
+    assert area["x"] <= box["x"] and box["x"] + box["width"] <= area["x"] + area["width"], (area, box)
+    assert area["y"] <= box["y"] and box["y"] + box["height"] <= area["y"] + area["height"], (area, box)
+    assert "⤷ then_branch (44 ops) · else_branch (50 ops)" in page.locator("#graph [data-node-id=n0]").text_content()
+
+
+def test_a_branch_lists_the_weights_it_reads_from_the_main_graph_in_their_readers(page, server, artifacts):
+    summary = upload(page, server, merged_decoder(), "decoder_model_merged.onnx")
+    page.goto(f"{server}/models/{summary['id']}#path=n0%2Fthen_branch")
+    wait_ready(page)
+    page.screenshot(path=str(artifacts / "merged-decoder-then-branch.png"))
+    # drawn as boxes: only the values that aren't weights (the inputs the branch reads)
+    outer = page.locator("#graph g.box[data-box^='outer:']").evaluate_all("els => els.map(e => e.dataset.name)")
+    assert sorted(outer) == sorted(
+        [
+            "input_ids",
+            "past_key_values.0.decoder.key",
+            "past_key_values.0.decoder.value",
+            "past_key_values.0.encoder.key",
+            "past_key_values.0.encoder.value",
+        ]
+    ), outer
+    # a weight is a line of the box reading it (a click there picks the box); picked from the
+    # node's panel, the weight's panel shows its values and where it is held
+    line = page.locator("#graph [data-init='model.decoder.layers.0.self_attn.k_proj.weight']")
+    assert line.count() == 1
+    line.click()
+    page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'MatMul'")
+    page.locator("#sidebar [data-tensor='model.decoder.layers.0.self_attn.k_proj.weight']").first.click()
+    page.wait_for_function(
+        "() => document.querySelector('#sidebar .panel-kicker')?.textContent === 'Initializer of an enclosing graph'"
+    )
+    assert "An initializer of the main graph" in page.locator("#sidebar").text_content()
+    values = page.locator("#sidebar .tensor-preview[data-ref='model.decoder.layers.0.self_attn.k_proj.weight']")
+    page.wait_for_function(
+        "() => !document.querySelector('#sidebar .tensor-preview .tp-status')?.textContent.includes('Loading')"
+    )
+    page.screenshot(path=str(artifacts / "merged-decoder-outer-weight-panel.png"))
+    assert values.locator(".field-error").count() == 0
+    assert "32×32" in values.text_content() or "32 × 32" in values.text_content(), values.text_content()
