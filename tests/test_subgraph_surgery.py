@@ -793,3 +793,26 @@ def test_deleting_a_constant_a_branch_reads_is_said_of_the_branch_node_and_the_n
         "the edit would make the model invalid: node \"then_add\" (Add) in branch/then_branch: it reads 'k1', "
         "which nothing before it writes (no node, input or initializer of its graph or of a graph around it)"
     )
+
+
+def test_a_refusal_in_one_of_two_alike_branches_names_its_branch(client):
+    """QA31: a merged decoder's branches repeat every node name; a Softmax axis put out of range
+    in then_branch is refused naming then_branch (onnx's message names the node only), and the
+    nodes downstream, which both branches have, are said to be in one branch or the other."""
+    from merged_decoder import merged_decoder
+
+    model = merged_decoder()
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    graph = client.get(f"/api/models/{mid}/graph?path=n0/then_branch").get_json()
+    softmax = next(n["id"] for n in graph["nodes"] if n["op_type"] == "Softmax")
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": softmax, "name": "axis", "value": 7}]},
+    )
+    assert r.status_code == 422, r.get_json()
+    error = r.get_json()["error"]
+    assert (
+        'node "/model/decoder/layers.0/self_attn/Softmax" (Softmax) in optimum::if/then_branch: '
+        "'axis' must be in [-4 , 3]. Its actual value is: 7"
+    ) in error["message"].splitlines()[0], error["message"]
+    assert client.get(f"/api/models/{mid}").get_json()["head"] == 0

@@ -180,6 +180,7 @@ def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
         return _checker_causes(text, _Nodes(model))
     nodes = _Nodes(model)
     found = []  # (place or None, op_type, name, reason, is_wrapper)
+    alike: dict[tuple[str, str], list[_Place]] = {}  # the nodes a name fits when it fits several
     within: list[str] = []  # the node ids whose bodies' errors are being listed, innermost last
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
@@ -189,7 +190,10 @@ def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
         if model is not None:
             while within and not nodes.matches(op_type, name, within[-1]):
                 within.pop()  # no such node in that node's bodies: its list has ended
-            place = nodes.find(op_type, name, within[-1] if within else None)
+            fits = _by_value(nodes.matches(op_type, name, within[-1] if within else None), reason)
+            place = fits[0] if len(fits) == 1 else None
+            if len(fits) > 1:
+                alike[(op_type, name)] = fits
         wrapper = reason in _WRAPPER and i + 1 < len(heads)
         if wrapper and place is not None:
             within.append(place.nid)
@@ -198,14 +202,40 @@ def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
     real = [c for c in causes if _CONSEQUENCE not in c[3]] or causes
     follow = [c for c in causes if c not in real]
     lines = [
-        f"{_words(model, place, op, name)}: {_said(reason, place)}" for place, op, name, reason, _ in real + follow
+        f"{_words(model, place, op, name, alike.get((op, name), []))}: {_said(reason, place)}"
+        for place, op, name, reason, _ in real + follow
     ]
     first = real[0][0]
     return Causes(lines[0], lines[1:], (first.path, first.index) if first is not None else None)
 
 
-def _words(model, place: _Place | None, op_type: str, name: str) -> str:
-    return _place_words(model, place) if place is not None else named_node_words(name, op_type)
+# onnx's words for an attribute out of its range: "'axis' must be in [-4 , 3]. Its actual value is: 7"
+_ATTRIBUTE_VALUE = re.compile(r"'(\w+)'.*?actual value is:\s*(-?\d+)")
+
+
+def _by_value(places: list[_Place], reason: str) -> list[_Place]:
+    """Of nodes bearing one name, those whose attribute has the value the message quotes (the
+    one edited, of two branches' alike nodes), when that tells them apart."""
+    m = _ATTRIBUTE_VALUE.search(reason)
+    if len(places) < 2 or not m:
+        return places
+    name, value = m.group(1), int(m.group(2))
+    having = [
+        p
+        for p in places
+        if any(a.name == name and a.type == onnx.AttributeProto.INT and a.i == value for a in p.node.attribute)
+    ]
+    return having or places
+
+
+def _words(model, place: _Place | None, op_type: str, name: str, alike: list[_Place]) -> str:
+    """The node a message names; one whose name several nodes bear (a merged decoder's two
+    branches repeat every name: QA31) with the graphs it may be in."""
+    if place is not None:
+        return _place_words(model, place)
+    graphs = list(dict.fromkeys(graph_words(model, p.path) for p in alike))
+    where = f" in {' or '.join(graphs)}" if 1 < len(graphs) <= 3 else ""
+    return named_node_words(name, op_type) + where
 
 
 # the checker's words for a node reading a name nothing before it writes (a Constant a branch

@@ -2,7 +2,7 @@
 // search with a result list, following a tensor to its consumers, the minimap, SVG/PNG export
 // and the keyboard shortcuts (find: Ctrl/Cmd+F or "/", fit: f, back from a subgraph: Backspace
 // or Alt+Left, Escape clears, arrows step along the lines). model-page.js calls initGraphTools once.
-import { el, clear } from "../widgets/dom.js";
+import { el, clear, breakable } from "../widgets/dom.js";
 import { exportPng, exportSvg } from "../renderers/export-view.js";
 import { ancestorsOf } from "../pipeline/grouping.js";
 import { subgraphsOf } from "../pipeline/graph-model.js";
@@ -190,8 +190,9 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
         "data-result": r.kind === "node" ? r.node : null, "data-result-tensor": r.kind === "tensor" ? r.name : null,
       },
       el("span", { class: "sr-op" }, r.kind === "node" ? r.op_type : r.kind),
-      // on two lines rather than cut at its end, where exported names differ ("…q_proj.weight")
-      el("span", { class: "sr-name", title: label }, label),
+      // on two lines rather than cut at its end, where exported names differ ("…q_proj.weight"),
+      // broken after a "/" or "." rather than inside a word (QA31: ".../self_attn/Softma" "x")
+      el("span", { class: "sr-name", title: label }, breakable(label)),
       why ? el("span", { class: "sr-why", title: why }, why) : null,
       place ? el("span", { class: "sr-where" }, el("span", { class: "sr-place", title: place }, place)) : null);
       item.addEventListener("mousedown", (e) => e.preventDefault());

@@ -78,3 +78,13 @@ export function busyIn(root) {
   if (active && root.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) return true;
   return [...root.querySelectorAll(".ed-disclosure-body:not([hidden])")].some((body) => body.querySelector("input, select, textarea"));
 }
+
+/** `text` with a line-break opportunity (<wbr>) at each place `at` (a split pattern) finds. */
+export function withBreaks(text, at) {
+  return text.split(at).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+}
+
+/** A name with line-break opportunities after its separators ("/", ".", "_"). */
+export function breakable(name) {
+  return withBreaks(name, /(?<=[^\s/._][/._])/); // not after a leading "/" (a line of "/" alone)
+}

@@ -1,6 +1,6 @@
 // Building blocks every sidebar panel uses: sections, property lists, key/value lists,
 // callouts, inline-form error handling. Text goes in through dom.js (text nodes only).
-import { el, clear } from "./dom.js";
+import { el, clear, withBreaks } from "./dom.js";
 
 export function section(title, ...children) {
   return el("section", { class: "panel-section" }, el("h3", {}, title), ...children);
@@ -20,15 +20,7 @@ export function mono(text, cls = "") {
 
 export { plural } from "../lib/format.js";
 
-/** `text` with a line-break opportunity (<wbr>) at each place `at` (a split pattern) finds. */
-function withBreaks(text, at) {
-  return text.split(at).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
-}
-
-/** A name with line-break opportunities after its separators ("/", ".", "_"). */
-export function breakable(name) {
-  return withBreaks(name, /(?<=[^\s/._][/._])/); // not after a leading "/" (a line of "/" alone)
-}
+export { breakable } from "./dom.js";
 
 /** A file name with line-break opportunities after "_", "-" and "/", never inside its
  * extension ("…_quantized_final.onnx" breaks as "…_quantized_" / "final.onnx"). */
