@@ -454,6 +454,26 @@ SCHEMAS: dict = {
             },
             "ms": {"type": "number", "description": "onnxruntime's run, session creation left out"},
             "onnxruntime": {"type": "string"},
+            "branches": {
+                "type": "array",
+                "description": "which branch each main-graph If ran, where its condition is a graph input fed"
+                " (maybe through Identity/Not) or a constant",
+                "items": {
+                    "type": "object",
+                    "required": ["node", "ran", "value"],
+                    "properties": {
+                        "node": {"type": "string"},
+                        "name": {"type": "string"},
+                        "ran": {"type": "string", "enum": ["then_branch", "else_branch"]},
+                        "input": {
+                            "type": "string",
+                            "description": "the graph input the condition is; absent: a constant",
+                        },
+                        "value": {"type": "boolean"},
+                        "negated": {"type": "boolean"},
+                    },
+                },
+            },
             "declared_mismatches": {
                 "type": "array",
                 "description": "graph outputs that came back in another shape than the model declares",

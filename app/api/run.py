@@ -11,6 +11,8 @@ against its float source, inputs and outputs paired by name (or renamed in place
   -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
       "inputs": {NAME: preview (+ "random": {"seed", "role"?} for one the run made)}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
+      "branches"?: [{"node", "name", "ran": "then_branch" | "else_branch", "input"?, "value", "negated"?}]
+        (each main-graph If whose condition is a graph input or a constant: if_branches.py),
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}, "padding"?: as compare's},
       "compare"?: {"revision", "model"?: {"id", "name"}, "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "renamed": {NAME: its name in the other revision},
@@ -50,6 +52,7 @@ from ..onnx_io.causes import graph_words
 from ..onnx_io.declared_shapes import declared_mismatches, fed_sizes
 from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
+from ..onnx_io.if_branches import branches_ran
 from ..onnx_io.inference import input_dims
 from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles
@@ -446,6 +449,11 @@ def _not_the_same(mine: dict, theirs: dict, was_in: dict) -> list[str]:
     )
 
 
+def _fed_value(saved) -> saved_values.Value | None:
+    """The value an input was fed, read back from its file (None: none saved)."""
+    return saved_values.load(saved) if isinstance(saved, str) else None
+
+
 def _preview(saved, count: int, converted: str | None = None, top: bool = False) -> dict:
     """An input's or output's preview (of its file, or of a value read from one): a tensor's as
     GET .../tensors gives it; `converted`: the ONNX type of one the worker widened (a bfloat16
@@ -739,6 +747,9 @@ def post_run(model_id):
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }
+        ran = branches_ran(model.graph, lambda name: _fed_value(first["inputs"].get(name)))
+        if ran:  # which branch of each If ran, where the inputs fed tell (QA31 #8)
+            answer["branches"] = ran
         shapes = {name: p["shape"] for name, p in answer["outputs"].items() if "dtype" in p}
         fed = {name: p["shape"] for name, p in answer["inputs"].items() if "shape" in p}
         mismatches = declared_mismatches(model, shapes, fed_sizes(model, fed))

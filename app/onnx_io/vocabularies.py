@@ -11,10 +11,12 @@ are drawn below its row count (`"below"`), not all 0 (every position the same to
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import onnx
 from onnx import numpy_helper
 
+from .scoped_readers import scope_of
 from .traverse import standard_domain
 
 MAX_WORDS = 10_000  # entries of a vocabulary handed to the run (the job is one JSON line)
@@ -70,20 +72,18 @@ def _words(node: onnx.NodeProto) -> list | None:
 
 def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, dict]:
     """{input: {"values": [...], "text": bool}} for each of `names` whose values a lookup node
-    reads (through ops that pass them on): its vocabulary (strings or integers), `text` when a
-    Tokenizer splits the input into the words it holds (a value is then words joined by spaces)."""
-    tables = {t.name: list(t.dims) for t in graph.initializer}
-    readers: dict[str, list[onnx.NodeProto]] = {}
-    for n in graph.node:
-        for x in dict.fromkeys(n.input):
-            if x:
-                readers.setdefault(x, []).append(n)
+    reads (through ops that pass them on), in the graph or inside the bodies that read them from
+    it (a merged decoder's branches: scoped_readers.py): its vocabulary (strings or integers),
+    `text` when a Tokenizer splits the input into the words it holds (a value is then words
+    joined by spaces)."""
+    root = scope_of(graph)
     found = {}
     for name in names:
-        queue, seen, hops = deque([(name, False)]), {name}, 0
+        # a value is its name in a scope: sibling branches name theirs alike
+        queue, seen, hops = deque([(name, root, False)]), {(name, id(root))}, 0
         while queue and hops < MAX_HOPS:
-            value, text = queue.popleft()
-            for n in readers.get(value, []):
+            value, scope, text = queue.popleft()
+            for n, where in scope.readers.get(value, []):
                 hops += 1
                 domain = standard_domain(n.domain)
                 if domain == "ai.onnx.ml" or (domain in ("", "ai.onnx") and n.op_type == "TfIdfVectorizer"):
@@ -93,7 +93,7 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
                         queue.clear()
                         break
                     continue
-                rows = _rows_indexed(n, value, tables) if domain in ("", "ai.onnx") else None
+                rows = _rows_indexed(n, value, where.table) if domain in ("", "ai.onnx") else None
                 if rows:
                     found[name] = {"values": [], "below": rows, "text": False}
                     queue.clear()
@@ -102,18 +102,21 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
                 splits = n.op_type in SPLITS_WORDS
                 if passes or splits:
                     for out in n.output:
-                        if out and out not in seen:
-                            seen.add(out)
-                            queue.append((out, text or splits))
+                        if out and (out, id(where)) not in seen:
+                            seen.add((out, id(where)))
+                            queue.append((out, where, text or splits))
     return found
 
 
-def _rows_indexed(node: onnx.NodeProto, value: str, tables: dict[str, list[int]]) -> int | None:
+def _rows_indexed(node: onnx.NodeProto, value: str, table: Callable[[str], list[int] | None]) -> int | None:
     """How many rows `value` picks among, when it is the indices of a Gather of an initializer
-    (an embedding table: token ids): the table's size along the Gather's axis."""
-    if node.op_type != "Gather" or len(node.input) < 2 or node.input[1] != value or node.input[0] not in tables:
+    (an embedding table: token ids): the table's size along the Gather's axis. `table(name)`:
+    the dims of the initializer a name means where the node is (Scope.table), or None."""
+    if node.op_type != "Gather" or len(node.input) < 2 or node.input[1] != value:
         return None
-    dims = tables[node.input[0]]
+    dims = table(node.input[0])
+    if dims is None:
+        return None
     axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
     if not -len(dims) <= axis < len(dims):
         return None

@@ -12,7 +12,8 @@ import { formatMetric } from "../pipeline/heat.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
-import { npyShape } from "../lib/npy.js";
+import { buildNpy, npyProblem, npyShape, saveBytes } from "../lib/npy.js";
+import { npyFilename } from "../editing/tensor-edit.js";
 import { FITS, SCALINGS, defaultScaling, imageInput, imageLayout } from "../lib/image-input.js";
 import { expectedFromFiles, fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice, standing } from "./history-panel.js";
@@ -674,6 +675,8 @@ function results(root, answer, ctx, body, fromCase = false) {
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
     compare ? `; ${otherWords(compare)} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : "."));
   if (refused) root.append(el("p", { class: "field-error run-compare-refused", role: "alert" }, `Not compared: ${refused}.`));
+  const ran = branchesRan(answer.branches, ctx);
+  if (ran) root.append(ran);
   if (ctx.actions.reference && !fromCase) root.append(keepAsReference(ctx, body));
   if (answer.expected) {
     const all = Object.values(answer.expected.outputs);
@@ -692,10 +695,37 @@ function results(root, answer, ctx, body, fromCase = false) {
   const sizes = fedSizes(ctx.graph, answer.inputs || {});
   for (const [name, preview] of Object.entries(answer.outputs)) {
     const mismatch = mismatched.get(name);
-    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], mismatch ? declaredMismatch(mismatch, ctx, { sizes }) : null, ...valueViews(`run:${name}`, preview)));
+    root.append(section(["Output ", el("span", { class: "h3-name" }, name)], mismatch ? declaredMismatch(mismatch, ctx, { sizes }) : null, ...valueViews(`run:${name}`, preview), saveNpy(name, preview)));
   }
   const fed = inputsFed(answer.inputs || {});
   if (fed) root.append(fed);
+}
+
+/** "optimum::if ran then_branch (use_cache_branch = true)": the branch each If took, where the
+ * inputs fed tell (the API's "branches": its condition a graph input or a constant). */
+function branchesRan(branches, ctx) {
+  if (!branches || !branches.length) return null;
+  const why = (b) => (b.input === undefined ? `its condition is the constant ${b.value}`
+    : b.negated ? `not ${b.input}, and ${b.input} = ${b.value}` : `${b.input} = ${b.value}`);
+  return el("div", { class: "run-branches", id: "run-branches" }, branches.map((b) => el("p", { class: "run-branch", "data-node": b.node },
+    el("a", { href: ctx.nodeHref("", b.node), "data-node": b.node }, nodeLabel(b.name, b.node)), ` ran ${b.ran} (${why(b)})`)));
+}
+
+/** "Save .npy" for an output the answer holds every value of (up to the preview's bound: the
+ * server keeps no run's outputs), built in the page; else why there is none. */
+function saveNpy(name, preview) {
+  if (preview.kind || !Array.isArray(preview.shape) || !Array.isArray(preview.values)) return null; // a sequence, map, optional
+  const whole = (preview.offset || 0) === 0 && preview.values.length === preview.size;
+  // JSON's numbers keep integers exact only up to 2^53
+  const inexact = /INT/.test(preview.dtype) && preview.values.some((v) => !Number.isSafeInteger(v));
+  const problem = !whole ? `No .npy from the page: a run answers an output's first ${formatInteger(preview.values.length)} values, and this one has ${formatInteger(preview.size)}.`
+    : inexact ? "No .npy from the page: its integers past 2^53 don't come through JSON exactly."
+      : npyProblem(preview.dtype, preview.size);
+  if (problem) return el("p", { class: "muted run-save-npy-note" }, problem);
+  const filename = npyFilename(name);
+  const save = el("button", { type: "button", class: "linklike run-save-npy", title: `${filename}: numpy.load reads it` }, "Save .npy");
+  save.addEventListener("click", () => saveBytes(buildNpy(preview.dtype, preview.shape, preview.values), filename));
+  return el("div", { class: "run-save-npy-row" }, save);
 }
 
 /** {dim name: size} of the graph's inputs' named dims in this run (what it fed them). */
@@ -828,13 +858,20 @@ export function renderRunPanel(root, ctx) {
   // a size only inputs given by values or a file have is theirs: its field greys out; no values
   // at all ("[]": an empty cache) say no size, the field gives the 0
   const sized = (text) => text.trim() !== "" && !/^[\s[\]]*$/.test(text);
+  const ownValues = (r) => sized(r.values.value) || (r.file.files && r.file.files.length) || (r.image && r.image.picked());
+  const fromSet = new Map(); // input -> the shape the picked test data set gives it
   const syncDims = () => {
-    const given = new Set(rows.filter((r) => sized(r.values.value) || (r.file.files && r.file.files.length) || (r.image && r.image.picked())).map((r) => r.name));
+    const given = new Set(rows.filter((r) => ownValues(r) || fromSet.has(r.name)).map((r) => r.name));
     for (const d of dims) {
       const idle = inputs.filter((i) => inputDims(i, expressions).includes(d.name)).every((i) => given.has(i.name));
       d.field.disabled = idle;
       d.field.title = idle ? "Taken from the values given" : "";
     }
+  };
+  // the sizes values of `shape` give `input` shown in the fields they take over
+  const takeSizes = (input, shape) => {
+    const sizes = sizesFrom(input, shape, expressions);
+    for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
   };
   // a .npy picked: the sizes it gives shown in the fields it takes over
   const showSizes = async (r) => {
@@ -851,17 +888,53 @@ export function renderRunPanel(root, ctx) {
         `${f.name} holds ${formatShape(shape)} (rank ${shape.length}); ${input.name} takes rank ${declared.length} (${formatShape(declared)})`));
       return;
     }
-    const sizes = sizesFrom(input, shape, expressions);
-    for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
+    takeSizes(input, shape);
   };
   // an image picked: the sizes it is fed at fill the fields of the dims it gives
   const imageSizes = async (r) => {
     const made = await r.image.make();
     const input = inputs.find((i) => i.name === r.name);
     if (!made || !input) return;
-    const sizes = sizesFrom(input, made.shape, expressions);
-    for (const d of dims) if (d.name in sizes) d.field.value = String(sizes[d.name]);
+    takeSizes(input, made.shape);
   };
+  // a test data set picked: its files uploaded at once (the run reuses them), each input's sizes
+  // taken as a .npy's are (QA31 #9: the fields kept 1, and the run was refused)
+  let setPicked = null; // Promise of fromTestDataSet's {inputs, expected}
+  const setNote = el("div", { class: "run-dataset-note", id: "run-dataset-note" });
+  dataset.addEventListener("change", () => {
+    const files = [...(dataset.files || [])];
+    const shapes = new Map(); // blob -> shape
+    const keepShape = async (f) => {
+      const answer = await ctx.actions.uploadBlob(f);
+      if (Array.isArray(answer.shape)) shapes.set(answer.blob, answer.shape);
+      return answer;
+    };
+    fromSet.clear();
+    clear(setNote);
+    syncDims();
+    setPicked = files.length ? fromTestDataSet(keepShape, files, rows.map((r) => r.name), (graph.outputs || []).map((o) => o.name)) : null;
+    const picked = setPicked;
+    if (!picked) return;
+    setNote.append(el("span", { class: "muted" }, "Reading the test data set…"));
+    picked.then((set) => {
+      if (picked !== setPicked) return; // another set picked since
+      for (const [name, blob] of Object.entries(set.inputs)) if (shapes.has(blob)) fromSet.set(name, shapes.get(blob));
+      for (const [name, shape] of fromSet) {
+        const input = inputs.find((i) => i.name === name);
+        const r = rows.find((row) => row.name === name);
+        if (input && r && !ownValues(r)) takeSizes(input, shape); // a row's own file or values feed it instead
+      }
+      syncDims();
+      clear(setNote);
+      const named = Object.keys(set.inputs);
+      setNote.append(el("span", { class: "muted" }, `The set feeds ${named.length ? named.map((n) => `${n}${fromSet.has(n) ? ` ${formatShape(fromSet.get(n))}` : ""}`).join(", ") : "no input"}`,
+        Object.keys(set.expected).length ? `, and gives the outputs expected of ${Object.keys(set.expected).join(", ")}.` : "."));
+    }).catch((err) => {
+      if (picked !== setPicked) return;
+      clear(setNote);
+      setNote.append(el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
+    });
+  });
   for (const r of rows) {
     r.values.addEventListener("input", syncDims);
     r.file.addEventListener("change", () => { syncDims(); showSizes(r); });
@@ -907,6 +980,7 @@ export function renderRunPanel(root, ctx) {
     rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
     el("label", { class: "run-npz-label", title: "The TensorProto files of an ONNX test data set (test_data_set_0/): its inputs feed the run, its outputs are the values the outputs should have" },
       "or a test data set (input_k.pb, output_k.pb) ", dataset),
+    setNote,
     el("label", { class: "run-npz-label", title: "The values each output should have, as your framework gave them: numpy.save(\"logits.npy\", out) per output, or one numpy.savez(path, logits=…)" },
       "Expected outputs (<output>.npy, or an .npz) ", expectedFiles),
     dims.length ? el("div", { class: "run-dims" }, el("div", { class: "muted" }, "Sizes of the dynamic dims"),
@@ -954,9 +1028,7 @@ export function renderRunPanel(root, ctx) {
       const body = { inputs: {}, dims: {} };
       const archive = npz.files && npz.files[0];
       const fromNpz = archive ? await inputsFromNpz(ctx.actions.uploadBlob, archive, rows.map((r) => r.name)) : {};
-      const set = dataset.files && dataset.files.length
-        ? await fromTestDataSet(ctx.actions.uploadBlob, [...dataset.files], rows.map((r) => r.name), (graph.outputs || []).map((o) => o.name))
-        : { inputs: {}, expected: {} };
+      const set = setPicked ? await setPicked : { inputs: {}, expected: {} }; // uploaded when picked
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
         const picture = !f && r.image && r.image.picked() ? (r.image.current() || await r.image.make()) : null;

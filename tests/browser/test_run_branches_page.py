@@ -1,0 +1,66 @@
+"""Run on the page with an Optimum merged decoder (QA31 #8, #9, #13): a test data set picked in
+Run sizes the dims from its tensors (greyed, as a .npy's do) so the run goes through; the run
+says which branch of the If ran; and each output saves as an .npy equal to it."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+from merged_decoder import decoder_feeds, merged_decoder
+from onnx import numpy_helper
+
+from .browser_pages import open_model, upload
+
+
+def test_a_test_data_set_sizes_the_run_which_says_its_branch_and_saves_its_outputs(page, server, tmp_path, artifacts):
+    model = merged_decoder()
+    feeds = decoder_feeds(True, seq=3, past=4, encoder=6)  # no size is the fields' default 1
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    outputs = [o.name for o in model.graph.output]
+    expected = dict(zip(outputs, session.run(outputs, feeds), strict=True))
+    folder = tmp_path / "test_data_set_0"
+    folder.mkdir()
+    files = []
+    for kind, values in (("input", feeds), ("output", expected)):
+        for k, (name, value) in enumerate(values.items()):
+            path = folder / f"{kind}_{k}.pb"
+            path.write_bytes(numpy_helper.from_array(value, name).SerializeToString())
+            files.append(str(path))
+
+    open_model(page, server, upload(page, server, model, "decoder_model_merged.onnx")["id"])
+    page.click("#btn-run")
+    page.set_input_files("#run-dataset", files)
+    # the sizes come from the set's tensors, greyed as a .npy's are
+    page.wait_for_function("() => document.querySelector('.run-dim[aria-label=encoder_sequence_length]').value === '6'")
+    for dim, size in (
+        ("encoder_sequence_length", "6"),
+        ("decoder_sequence_length", "3"),
+        ("past_decoder_sequence_length", "4"),
+    ):
+        field = page.locator(f".run-dim[aria-label={dim}]")
+        assert field.input_value() == size and field.is_disabled(), dim
+        assert field.get_attribute("title") == "Taken from the values given"
+    assert "encoder_hidden_states ⟨1×6×32⟩" in page.locator("#run-dataset-note").text_content()
+    page.locator(".run-dims").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-dataset-dims.png"))
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-failure").count() == 0
+    assert page.locator("#run-expected-verdict").text_content().startswith("The test data's outputs: every output")
+    # which branch ran, said once
+    assert page.locator("#run-branches").text_content() == "optimum::if ran then_branch (use_cache_branch = true)"
+    page.locator("#run-branches").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-branches.png"))
+
+    # each output saves as an .npy numpy loads, equal to it
+    for name in ("logits", "present.0.decoder.key"):
+        section = page.locator("#run-results section").filter(has=page.locator(".h3-name", has_text=name)).first
+        section.locator(".run-save-npy").scroll_into_view_if_needed()
+        if name == "logits":
+            page.screenshot(path=str(artifacts / "run-save-npy.png"))
+        with page.expect_download() as caught:
+            section.locator(".run-save-npy").click()
+        download = caught.value
+        assert download.suggested_filename == f"{name}.npy"
+        saved = np.load(download.path(), allow_pickle=False)
+        assert saved.dtype == np.float32 and np.array_equal(saved, expected[name]), name
