@@ -85,7 +85,7 @@ def test_history_lists_ops_undo_redo_and_downloads(page, server, artifacts):
     page.wait_for_selector("#history-list[data-ready=true]")
     assert items(page) == ["3", "2", "1", "0"]
     assert current(page) == "3"
-    assert "other branch" in panel.locator("#history-list > li[data-revision='2'] .hist-tag").text_content()
+    assert "left behind" in panel.locator("#history-list > li[data-revision='2'] .hist-tag").text_content()
     assert "after revision 0" in panel.locator("#history-list > li[data-revision='3']").text_content()
     page.screenshot(path=str(artifacts / "editor-history-branch.png"))
 

@@ -120,10 +120,11 @@ function opWords(o, change) {
 const PICKED_MAX = 80; // characters of a revision's label in a picker
 
 // how a picker marks a revision off the head's line (undo reaches the rest)
-const OFF_LINE = { redo: " (undone)", branch: " (other branch)" };
+// ("left behind", not "other branch": a merged decoder's If has branches of its own — QA31)
+const OFF_LINE = { redo: " (undone)", branch: " (left behind)" };
 
 /** A revision as Run's and Compare's pickers list it: its number, whether it was undone or
- * left on another branch (`where`: its standing), and what made it (the first edit in plain
+ * left behind by an edit after an undo (`where`: its standing), and what made it (the first edit in plain
  * words, how many more); `title` holds them all. */
 export function revisionChoice(r, where = "") {
   const ops = r.ops || [];
@@ -158,7 +159,7 @@ const STANDING = {
   // the usual case, untagged (QA28: "undo reaches it" on every past revision said nothing)
   undo: [null, "", "An earlier state: Undo goes back to it"],
   redo: ["redo reaches it", "tag-ref", "Undone: Redo brings it back"],
-  branch: ["other branch", "tag-warn", "Left behind when an edit followed an undo: Undo/Redo no longer reach it, but it can be downloaded"],
+  branch: ["left behind", "tag-warn", "Left behind when an edit followed an undo: Undo/Redo no longer reach it, but it can be downloaded"],
 };
 
 // stored past a gate (allow_invalid, or a background check that came late): say so, and why
