@@ -110,3 +110,21 @@ def test_an_ifs_skipped_branch_comes_last_marked_and_the_model_counts_its_subgra
     assert contents.text_content() == f"3 nodes, {len(stats['nodes'])} with subgraphs"
     page.locator("#cost-table tr.cost-skipped").first.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "costs-if-skipped-branch.png"))
+
+
+def test_rows_of_nodes_both_branches_name_alike_say_their_branch(page, server):
+    """QA31: a merged decoder's branches repeat every node name; two "…/self_attn/Softmax" rows
+    told apart only by a note were one row too many to read. Each says its branch."""
+    from merged_decoder import merged_decoder
+
+    _, stats = open_costs(page, server, merged_decoder(), "decoder_model_merged.onnx")
+    softmax = [n["node"] for n in stats["nodes"] if n["name"] == "/model/decoder/layers.0/self_attn/Softmax"]
+    assert len(softmax) == 2 and {s.split("/")[1] for s in softmax} == {"then_branch", "else_branch"}, softmax
+    page.click("#costs .cost-more")  # the first 50 rows hold one of them
+    labels = {node: page.locator(f'#cost-table tr[data-node="{node}"] .cost-node').text_content() for node in softmax}
+    assert {label.split(" in ")[-1] for label in labels.values()} == {
+        stats["graphs"][node.rsplit("/", 1)[0]] for node in softmax
+    }, labels
+    # a name only one graph has stays as it is
+    proj = next(n for n in stats["nodes"] if n["name"] == "/model/decoder/layers.0/encoder_attn/k_proj/MatMul")
+    assert " in " not in page.locator(f'#cost-table tr[data-node="{proj["node"]}"] .cost-node').text_content()

@@ -118,11 +118,30 @@ function sortKey(n, key) {
 }
 
 /** A node's label in the tables: its name, or its place and, inside a subgraph, the graph's
- * ("#1 (unnamed) in while/body": the main graph has a #1 too). */
+ * ("#1 (unnamed) in while/body": the main graph has a #1 too); a name nodes of other graphs
+ * bear too with its graph (a merged decoder's two branches repeat every name: QA31). */
 export function rowLabel(stats, n) {
   const label = nodeLabel(n.name, n.node);
   const graph = graphPathOf(n.node);
-  return n.name || !graph ? label : `${label} in ${(stats.graphs || {})[graph] || graph}`;
+  const where = graph && (!n.name || namesInSeveralGraphs(stats).has(n.name));
+  return where ? `${label} in ${(stats.graphs || {})[graph] || graph}` : label;
+}
+
+const SEVERAL = new WeakMap(); // stats -> the node names rows of more than one graph bear
+
+function namesInSeveralGraphs(stats) {
+  let names = SEVERAL.get(stats);
+  if (!names) {
+    const graphsOf = new Map();
+    for (const r of stats.nodes || []) {
+      if (!r.name) continue;
+      if (!graphsOf.has(r.name)) graphsOf.set(r.name, new Set());
+      graphsOf.get(r.name).add(graphPathOf(r.node));
+    }
+    names = new Set([...graphsOf].filter(([, graphs]) => graphs.size > 1).map(([name]) => name));
+    SEVERAL.set(stats, names);
+  }
+  return names;
 }
 
 function compareKeys(a, b) {
