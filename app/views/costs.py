@@ -31,19 +31,20 @@ through a conversion of it (a Cast, a DequantizeLinear: _weights_read) on the no
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Container, Mapping
+from collections import ChainMap, Counter
+from collections.abc import Container, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
-from ..onnx_io.address import node_id, subgraph_path
+from ..onnx_io.address import node_id, resolve_node, subgraph_path
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms, terms_at
+from .graph_scopes import declared_in, scoped
 from .loop_costs import constant_ints, given_iterations, loop_dims, loops_of, per_iteration
 
 Shape = list[int] | None  # None: rank or a dim unknown
@@ -239,10 +240,11 @@ CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 @dataclass
 class Values:
-    """What is known of each value of a graph: element type and shape."""
+    """What is known of each value one graph sees (its own, and its enclosing graphs': _graph_values):
+    element type and shape."""
 
-    types: dict[str, tuple[int, Shape]]
-    constants: dict[str, TensorProto] = field(default_factory=dict)  # small ones: a TopK's K, a DFT's axis
+    types: MutableMapping[str, tuple[int, Shape]]
+    constants: Mapping[str, TensorProto] = field(default_factory=dict)  # small ones: a TopK's K, a DFT's axis
 
     def ints(self, name: str) -> list[int] | None:
         """The values of a small integer constant, or None."""
@@ -262,39 +264,49 @@ class Values:
         return None if shape is None else math.prod(shape)
 
 
+def _dim_size(d: onnx.TensorShapeProto.Dimension, dims: Mapping[str, Any]) -> Any:
+    """A dim's size: its value, or the size `dims` gives its name; None when neither is known."""
+    if d.HasField("dim_value") and d.dim_value >= 0:
+        return d.dim_value
+    if d.HasField("dim_param") and d.dim_param in dims:
+        return dims[d.dim_param]
+    return None
+
+
 def _dims(t: onnx.TypeProto, dims: Mapping[str, Any]) -> tuple[int, Shape]:
     if not t.HasField("tensor_type"):
         return 0, None
     tt = t.tensor_type
     if not tt.HasField("shape"):
         return tt.elem_type, None
-    shape = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value") and d.dim_value >= 0:
-            shape.append(d.dim_value)
-        elif d.HasField("dim_param") and d.dim_param in dims:
-            shape.append(dims[d.dim_param])
-        else:
-            return tt.elem_type, None
-    return tt.elem_type, shape
+    shape = [_dim_size(d, dims) for d in tt.shape.dim]
+    return tt.elem_type, None if any(size is None for size in shape) else shape  # no ==: a Poly refuses it
 
 
-def _known_values(graphs: list[onnx.GraphProto], dims: Mapping[str, Any]) -> Values:
+def _own_types(g: onnx.GraphProto, dims: Mapping[str, Any]) -> dict[str, tuple[int, Shape]]:
+    """The types of the values a graph declares or makes itself (inputs, outputs, value_info,
+    initializers, Constants), their dims sized by `dims`."""
     types: dict[str, tuple[int, Shape]] = {}
-    constants: dict[str, TensorProto] = {}
-    for g in graphs:
-        constants.update(graph_constants(g, MAX_CONSTANT_ELEMENTS))
-        for vi in [*g.input, *g.output, *g.value_info]:
-            if vi.name and vi.name not in types:
-                types[vi.name] = _dims(vi.type, dims)
-        for t in g.initializer:
-            types[t.name] = (t.data_type, list(t.dims))
-        for node in g.node:
-            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-                for a in node.attribute:
-                    if a.name == "value" and a.type == AttributeProto.TENSOR:
-                        types[node.output[0]] = (a.t.data_type, list(a.t.dims))
-    return Values(types, constants)
+    for vi in [*g.input, *g.output, *g.value_info]:
+        if vi.name and vi.name not in types:
+            types[vi.name] = _dims(vi.type, dims)
+    for t in g.initializer:
+        types[t.name] = (t.data_type, list(t.dims))
+    for node in g.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            for a in node.attribute:
+                if a.name == "value" and a.type == AttributeProto.TENSOR:
+                    types[node.output[0]] = (a.t.data_type, list(a.t.dims))
+    return types
+
+
+def _graph_values(model: onnx.ModelProto, shapes_from: onnx.ModelProto, dims: Mapping[str, Any]) -> dict[str, Values]:
+    """Graph path -> the Values its nodes see: the types of its own values (from `shapes_from`,
+    the model after shape inference), sized by `dims`, over those of the graphs enclosing it —
+    never a sibling branch's values of the same name (graph_scopes.py, QA31 #2)."""
+    types = scoped(model, shapes_from, lambda g: _own_types(g, dims))
+    constants = scoped(model, shapes_from, lambda g: graph_constants(g, MAX_CONSTANT_ELEMENTS))
+    return {path: Values(types[path], constants[path]) for path in types}
 
 
 # ops whose output is their first input seen in another shape: onnxruntime hands on the same
@@ -581,14 +593,16 @@ def _stft_flops(node: onnx.NodeProto, v: Values) -> int | None:
     return y[0] * y[1] * (per + (length[0] if window else 0))
 
 
-def graph_runs(model: onnx.ModelProto, values: Values, iterations: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def graph_runs(
+    model: onnx.ModelProto, values: Mapping[str, Values], iterations: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """How many times each running graph runs in one run of the model: a Scan's body once per
     step (the length of its first scanned axis; Scan-8, batch first, once per row and step),
     times the runs of the graph holding it; a Loop's body `iterations[Loop's node id]` times
     (loop_costs.given_iterations: a plain for loop's constant trip count, or the count given
     for its symbol — an int, or a Poly in formulas); any other graph (If branches, the bodies of
     Loops of unknown count: one iteration) as often as its holder. None where the count isn't
-    known."""
+    known. `values`: each graph's (_graph_values)."""
     if iterations is None:
         iterations = given_iterations(loops_of(model), {})  # no dims: a Loop's counted dim stays unknown
     runs: dict[str, Any] = {"": 1}
@@ -602,7 +616,7 @@ def graph_runs(model: onnx.ModelProto, values: Values, iterations: Mapping[str, 
             nid = node_id(ref.path, i)
             body = subgraph_path(nid, "body")
             if node.op_type == "Scan":
-                runs[body] = _scan_steps(model, ref.container, node, values, here)
+                runs[body] = _scan_steps(model, ref.container, node, values[ref.path], here)
             elif node.op_type == "Loop" and nid in iterations:
                 runs[body] = None if here is None else here * iterations[nid]
     return runs
@@ -813,6 +827,134 @@ def _shared_params(shared: dict[str, str], weights: dict[str, tuple[int, int]]) 
     }
 
 
+# passes sizing If outputs (_sized_graphs): one for a model of Ifs no If depends on, two where one
+# does; a longer chain of Ifs each sized by the one before (hostile: a pass per If, each over the
+# whole model) keeps the last pass's sizes
+IF_PASSES = 4
+
+
+class _Sized(NamedTuple):
+    """What the costs read at the sizes given (_sized_graphs)."""
+
+    values: dict[str, Values]  # graph path -> what its nodes see
+    runs: dict[str, Any]  # graph path -> its runs (graph_runs)
+    flops: dict[str, Any]  # node id -> its FLOPs over its runs (None unknown), calls of functions not counted
+    branches: list[dict]  # counted_branches
+    if_dims: dict[str, Any]  # the dims inference made for If outputs -> their counted branch's size
+    if_named: set[str]  # the dims inference made for If outputs that their counted branch names (_if_output_dims)
+
+
+def _sized_graphs(
+    model: onnx.ModelProto,
+    shapes_from: onnx.ModelProto,
+    dims: Mapping[str, Any],
+    iterations: Mapping[str, Any],
+    weights: Container[str],
+    calls: Mapping[str, Any],
+) -> _Sized:
+    """Each graph's values at the sizes `dims` gives, each node's FLOPs and the If branches the
+    totals count, with each If's outputs sized as its counted branch makes them (_if_outputs);
+    again while that changes which branches are counted or their sizes (an If's outputs may weigh
+    in the choice of another If's branch: one reading them, or holding it), at most IF_PASSES times.
+    `calls`: node id -> FLOPs of the calls of model functions (function_call_flops)."""
+    given = _Aliased(dict(dims), SymbolicDims(input_dims(model)))  # the inputs' dims aren't inference's to make
+    found: dict[str, Any] = {}
+    counted: list[str] = []
+    for _ in range(IF_PASSES):
+        sizes = ChainMap(dict(dims), found)
+        values = _graph_values(model, shapes_from, sizes)
+        _give_if_outputs(model, values, counted)
+        runs = graph_runs(model, values, iterations)
+        flops = _flops_by_node(model, values, runs, weights)
+        branches = counted_branches(model, {n: calls.get(n) if f is None else f for n, f in flops.items()})
+        now = [b["counted"] for b in branches]
+        more, named = _if_output_dims(model, shapes_from, values, now, given, sizes)
+        if now == counted and more.items() <= found.items():
+            break
+        counted, found = now, {**found, **more}
+    return _Sized(values, runs, flops, branches, found, named)
+
+
+def _flops_by_node(
+    model: onnx.ModelProto, values: Mapping[str, Values], runs: Mapping[str, Any], weights: Container[str]
+) -> dict[str, Any]:
+    """Node id -> its FLOPs over its graph's runs (None unknown): a conversion of weights none
+    (_weights_read)."""
+    folded: dict[str, set[str]] = {}
+    out: dict[str, Any] = {}
+    for ref in running_graphs(model):
+        for i, node in enumerate(ref.container.node):
+            _, converts_weights = _weights_read(node, weights, folded)
+            cost = 0 if converts_weights else node_flops(node, values[ref.path])
+            out[node_id(ref.path, i)] = _times(cost, runs[ref.path])
+    return out
+
+
+def _if_outputs(
+    model: onnx.ModelProto, counted: list[str], graphs: Container[str]
+) -> Iterator[tuple[str, str, str, str]]:
+    """(the graph holding the If, an If output, the counted branch, its output that If output is)
+    for each output of each If whose branch `counted` gives (graph paths: n0/then_branch), of
+    those `graphs` (the running graphs' paths) holds (a malformed If may lack a branch)."""
+    for branch in counted:
+        nid, attr = branch.rsplit("/", 1)
+        ref, _, node = resolve_node(model, nid)
+        body = next((g for a, item, g in node_graphs(node) if a == attr and item is None), None)
+        if body is None or branch not in graphs or ref.path not in graphs:
+            continue
+        for name, out in zip(node.output, body.output, strict=False):
+            if name:
+                yield ref.path, name, branch, out.name
+
+
+def _give_if_outputs(model: onnx.ModelProto, values: dict[str, Values], counted: list[str]) -> None:
+    """Give each If's outputs of unknown shape the shape its counted branch's outputs have
+    (`counted`: those branches' paths), in place: onnx's inference leaves a dim the branches size
+    differently unknown (present.0.decoder.key: past + seq with the cache, seq without, QA31 #10)."""
+    for holder, name, path, out in _if_outputs(model, counted, values):
+        branch, here = values[path], values[holder]
+        shape = branch.shape(out)
+        if shape is not None and here.shape(name) is None:
+            elem_type = here.types.get(name, (0, None))[0] or branch.types.get(out, (0, None))[0]
+            here.types[name] = (elem_type, shape)
+
+
+def _if_output_dims(
+    model: onnx.ModelProto,
+    shapes_from: onnx.ModelProto,
+    values: Mapping[str, Values],
+    counted: list[str],
+    given: Container[str],
+    sizes: Mapping[str, Any],
+) -> tuple[dict[str, Any], set[str]]:
+    """The dims shape inference named for If outputs where the branches size them differently
+    (onnxruntime's If_0_o1__d2: past + seq with the cache, seq without, QA31 #10), which no
+    input's size gives — those not `given`: (their sizes in the branches `counted`, `values` and
+    `sizes` sizing those — they size what reads the If's outputs too; those the counted branch
+    names itself, a size it computes from its inputs' values, asked for by that name)."""
+    declared = declared_in(model, shapes_from)
+    found: dict[str, Any] = {}
+    named: set[str] = set()
+    for holder, name, path, out in _if_outputs(model, counted, values):
+        mine, theirs = _shape_dims(declared[holder].get(name)), _shape_dims(declared[path].get(out))
+        shape = values[path].shape(out)
+        for axis, d in enumerate(mine if len(mine) == len(theirs) else []):
+            if not d.dim_param or d.dim_param in given:
+                continue
+            size = shape[axis] if shape is not None else _dim_size(theirs[axis], sizes)
+            if size is not None:
+                found[d.dim_param] = size
+            elif theirs[axis].dim_param:
+                named.add(d.dim_param)
+    return found, named
+
+
+def _shape_dims(vi: onnx.ValueInfoProto | None) -> list[onnx.TensorShapeProto.Dimension]:
+    if vi is None or not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+        return []
+    return list(vi.type.tensor_type.shape.dim)
+
+
 def model_costs(
     model: onnx.ModelProto,
     inferred: onnx.ModelProto | None,
@@ -831,7 +973,6 @@ def model_costs(
     aliases, growing = loop_dims(shapes_from, loops)
     # a scan output's first dim is its Loop's count, once that is known
     sized = {**{d: iterations[nid] for d, nid in aliases.items() if nid in iterations}, **dims}
-    values = _known_values([ref.container for ref in running_graphs(shapes_from)], sized)
     weights: dict[str, tuple[int, int]] = {}  # name -> (elements, bytes)
     for ref in running_graphs(model):
         g = ref.container
@@ -847,7 +988,9 @@ def model_costs(
     totals = {"params": sum(n for n, _ in weights.values()), "param_bytes": sum(b for _, b in weights.values())}
     activations: dict[str, int] = {}  # node id -> the bytes its outputs add to the activations
     unknown_outputs = 0
-    runs = graph_runs(model, values, iterations)
+    calls = function_call_flops(model, inlined, dims) if inlined is not None else {}
+    at = _sized_graphs(model, shapes_from, sized, iterations, weights, calls)
+    runs = at.runs
     reads: dict[str, set[str]] = {}  # node id -> the weights it reads (a holder's are its bodies' too)
     folded: dict[str, set[str]] = {}  # a conversion of weights' output -> those weights (_weights_read)
     # a weight read by several nodes (a rotary cache, tied embeddings) -> the row counting it: the
@@ -860,10 +1003,11 @@ def model_costs(
         if ref.path:
             graphs[ref.path] = ref.container.name or ref.crumbs[-1]["label"]
         once = per_iteration(loops, iterations, ref.path)
+        values = at.values[ref.path]
         for i, node in enumerate(ref.container.node):
             nid = node_id(ref.path, i)
             ops[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"] += 1
-            reads[nid], converts_weights = _weights_read(node, weights, folded)
+            reads[nid], _ = _weights_read(node, weights, folded)
             shared = {name: counted_on[name] for name in reads[nid] if name in counted_on}
             counted_on.update((name, nid) for name in reads[nid] if name not in shared)
             params = sum(weights[name][0] for name in reads[nid] if name not in shared)
@@ -889,7 +1033,7 @@ def model_costs(
             totals["params"] += held
             if any(True for _ in node_graphs(node)):
                 holders.append(nid)
-            flops = 0 if converts_weights else _times(node_flops(node, values), runs[ref.path])
+            flops = at.flops[nid]
             out_bytes: int | None = 0
             for name in node.output:
                 if not name:
@@ -919,13 +1063,11 @@ def model_costs(
                     **({"per_iteration": once} if once else {}),
                 }
             )
-    if inlined is not None:
-        calls = function_call_flops(model, inlined, dims)
-        for row in nodes:
-            if row["flops"] is None and calls.get(row["node"]) is not None:
-                row["flops"], row["flops_from"] = calls[row["node"]], "function body"
+    for row in nodes:
+        if row["flops"] is None and calls.get(row["node"]) is not None:
+            row["flops"], row["flops_from"] = calls[row["node"]], "function body"
     # one branch of each If runs: its nodes are listed, the other's left out of the totals
-    branches = counted_branches(model, {row["node"]: row["flops"] for row in nodes})
+    branches = at.branches
     skipped_by = {b["skipped"]: b["node"] for b in branches}
     for row in nodes:
         # the If whose branch leaves it out (the outermost, in a skipped branch in a skipped branch)
@@ -938,14 +1080,15 @@ def model_costs(
     totals["flops"] = sum(known)
     totals["activation_bytes"] = sum(activations.get(row["node"], 0) for row in counted)
     unknown_flops = Counter(row["op_type"] for row in counted if row["flops"] is None)
-    alive_at, peak_unknown = _live_bytes(model.graph, values, set(weights) | set(folded))
+    alive_at, peak_unknown = _live_bytes(model.graph, at.values[""], set(weights) | set(folded))
     peak = peak_node = None
     if alive_at is not None:
         for i, live in enumerate(alive_at):
             nodes[i]["live_bytes"] = live  # the main graph's nodes come first, in order
         peak = max(alive_at, default=0)
         peak_node = nodes[alive_at.index(peak)]["node"] if alive_at else None
-    asked = _dims_to_ask(model, shapes_from, dims, set(aliases) | set(growing))
+    # an If's outputs are sized as its counted branch makes them: inference's names for them aren't asked
+    asked = _dims_to_ask(model, shapes_from, dims, {*aliases, *growing, *at.if_dims, *at.if_named})
     return {
         # a sum of 0 beside nodes of unknown cost is unknown, not 0 (custom ops, symbolic sizes);
         # a sum above 0 counts the known nodes (unknown says how many are left out)
@@ -1059,7 +1202,7 @@ def model_formula(
     iterations = {**given, **{c.node: Poly.symbol(c.symbol) for c in open_loops}}
     aliases, _ = loop_dims(shapes_from, loops)
     sized = _Aliased({d: iterations[nid] for d, nid in aliases.items()}, SymbolicDims(input_dims(model)))
-    values = _known_values([ref.container for ref in running_graphs(shapes_from)], sized)
+    graph_values = _formula_values(model, shapes_from, sized, skipped or [])
     weights = {t.name for ref in running_graphs(model) for t in ref.container.initializer}
     weights |= {name for ref in running_graphs(model) for name in _filled_weights(ref.container)}
     folded: dict[str, set[str]] = {}  # as model_costs: conversions of weights are part of them
@@ -1068,12 +1211,13 @@ def model_formula(
     unknown = unknown_outputs = 0
     per_node: list[tuple[Poly | int | None, Poly | int | None]] = []
     try:
-        runs = graph_runs(model, values, iterations)
-        rows_runs = graph_runs(model, values, given)  # as the rows count: one iteration of the rest
+        runs = graph_runs(model, graph_values, iterations)
+        rows_runs = graph_runs(model, graph_values, given)  # as the rows count: one iteration of the rest
     except TypeError:  # a scanned length that is no polynomial of the inputs' dims
         runs = rows_runs = {ref.path: None for ref in running_graphs(model)} | {"": 1}
     try:
         for ref in running_graphs(model):
+            values = graph_values[ref.path]
             for i, node in enumerate(ref.container.node):
                 counted = not under(node_id(ref.path, i), skipped or [])
                 _, converts_weights = _weights_read(node, weights, folded)
@@ -1106,6 +1250,26 @@ def model_formula(
         "unknown_outputs": unknown_outputs,  # nodes whose output bytes the activation formula leaves out
         "nodes": per_node,
     }
+
+
+def _formula_values(
+    model: onnx.ModelProto, shapes_from: onnx.ModelProto, sized: _Aliased, skipped: list[str]
+) -> dict[str, Values]:
+    """Each graph's Values in the symbols `sized` gives, an If's outputs sized as the branch
+    model_costs counts (the sibling of the one it `skipped`) makes them (_if_output_dims)."""
+    counted = [_sibling_branch(path) for path in skipped]
+    values = _graph_values(model, shapes_from, sized)
+    found, _ = _if_output_dims(model, shapes_from, values, counted, sized, sized)
+    if found:
+        values = _graph_values(model, shapes_from, _Aliased({**found, **sized.aliases}, sized.dims))
+    _give_if_outputs(model, values, counted)
+    return values
+
+
+def _sibling_branch(path: str) -> str:
+    """n0/else_branch -> n0/then_branch, and back."""
+    holder, branch = path.rsplit("/", 1)
+    return f"{holder}/{'then_branch' if branch == 'else_branch' else 'else_branch'}"
 
 
 class _Aliased(Mapping[str, Any]):

@@ -27,6 +27,7 @@ from onnx import TensorProto, numpy_helper
 from ..onnx_io.address import node_id, subgraph_path
 from ..onnx_io.inference import input_dims
 from ..onnx_io.traverse import graph_constants, running_graphs, standard_domain
+from .graph_scopes import declared_in
 
 MAX_TRIPS = 1 << 31  # past this a trip count is a "while" loop's stand-in for no bound
 MAX_SYMBOL = 200  # a Loop's name longer than this is named by its id in its symbol
@@ -75,7 +76,8 @@ def loops_of(model: onnx.ModelProto, typed: onnx.ModelProto | None = None) -> li
     inference) gives the dims a trip count may be read from."""
     inputs = input_dims(model)
     taken = set(inputs)
-    types = _declared_types(typed if typed is not None else model)
+    # each graph's own value infos over its enclosing graphs': a sibling branch's same-named value isn't seen
+    types = declared_in(model, typed if typed is not None else model)
     out = []
     for ref in running_graphs(model):
         g = ref.container
@@ -84,21 +86,13 @@ def loops_of(model: onnx.ModelProto, typed: onnx.ModelProto | None = None) -> li
                 continue
             nid = node_id(ref.path, i)
             count = _count(g, node)
-            dim_of = _counted_dim(g, node, count, types)
-            size = _dim_at(types, dim_of) if dim_of else None
+            dim_of = _counted_dim(g, node, count, types[ref.path])
+            size = _dim_at(types[ref.path], dim_of) if dim_of else None
             if isinstance(size, int):  # a fixed dim: as good as a constant trip count
                 count["trips"], count["trip_count"] = size, None
             symbol = size if isinstance(size, str) and size in inputs else _symbol(node.name, nid, taken)
             out.append(LoopCount(nid, node.name, subgraph_path(nid, "body"), symbol=symbol, dim_of=dim_of, **count))
     return out
-
-
-def _declared_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
-    return {
-        vi.name: vi
-        for ref in running_graphs(model)
-        for vi in [*ref.container.input, *ref.container.value_info, *ref.container.output]
-    }
 
 
 def _dim_at(types: Mapping[str, onnx.ValueInfoProto], dim_of: tuple[str, int]) -> int | str | None:
