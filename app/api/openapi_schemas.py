@@ -70,6 +70,11 @@ SCHEMAS: dict = {
                             "ops": {"type": "array", "items": {"type": "object"}},
                         },
                     },
+                    "models": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "an uploaded archive's models (400 several_models): one to name as its member",
+                    },
                     "request_id": {"type": "string"},
                 },
             }
@@ -325,7 +330,9 @@ SCHEMAS: dict = {
                     ' other_size: {size: 2, dims: ["batch", ...], status, message, node, alone?} (its run with them at 2;'
                     " alone, when several failed together: {dim: ok | fails} with each alone at 2, the others at 1);"
                     " nonfinite: {output: [NaN or ±Inf count, size]} of the run (an edit's answer also gives"
-                    " new_nonfinite: those its base's run had none in)"
+                    " new_nonfinite: those its base's run had none in); flags: {input: [false, true]}, the values"
+                    " a boolean input an If's condition comes from was run at (each branch checked; a failure's"
+                    " message begins 'with input = true:')"
                 ),
             },
             "reference": {"$ref": "#/components/schemas/ReferenceVerdict"},

@@ -11,6 +11,7 @@ Loop run LOOP_TRIPS times (its condition true) instead.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import onnx
 from onnx import numpy_helper
@@ -57,11 +58,29 @@ def loop_counts(graph: onnx.GraphProto, names: set[str] | list[str]) -> dict[str
     """{input: the value to feed it} for those of `names` (graph inputs of integer, float or
     boolean tensor type) that a Loop's trip count or condition comes from, in `graph` or a body
     at any depth: the number that makes the Loop run LOOP_TRIPS times (True for a condition)."""
+
+    def wants(node: onnx.NodeProto) -> list[tuple[str, Wanted]]:
+        if node.op_type != "Loop":
+            return []
+        return list(zip(node.input[:2], (LOOP_TRIPS, True), strict=False))
+
+    return inputs_for(graph, names, wants)
+
+
+def inputs_for(
+    graph: onnx.GraphProto,
+    names: set[str] | list[str],
+    wants: Callable[[onnx.NodeProto], list[tuple[str, Wanted]]],
+) -> dict[str, Wanted]:
+    """{input: the value to feed it} for those of `names` (graph inputs of one value) that a
+    value some node needs comes from, in `graph` or a body at any depth: `wants(node)` gives
+    (the node's input, the value it needs) of each standard node, followed back to the graph's
+    inputs through nodes that pass a value on (_back)."""
     wanted = set(names)
     types = {vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name in wanted and _one_value(vi)}
     producers: dict[str, onnx.NodeProto] = {}
     constants: dict[str, float] = {}
-    loops = []
+    targets: list[tuple[str, Wanted]] = []
     for g in graphs_within(graph):
         for name, t in graph_constants(g, 1).items():
             try:
@@ -74,8 +93,8 @@ def loop_counts(graph: onnx.GraphProto, names: set[str] | list[str]) -> dict[str
             for o in n.output:
                 if o:
                     producers[o] = n
-            if n.op_type == "Loop" and standard_domain(n.domain) == "":
-                loops.append(n)
+            if standard_domain(n.domain) == "":
+                targets.extend(wants(n))
     found: dict[str, Wanted] = {}
     seen: set[str] = set()  # each value followed once: a graph of shared Adds is no tree to walk
 
@@ -94,11 +113,8 @@ def loop_counts(graph: onnx.GraphProto, names: set[str] | list[str]) -> dict[str
         for source, value in _back(node, want, constants):
             reach(source, value, hops + 1)
 
-    for loop in loops:
-        if len(loop.input) > 0:
-            reach(loop.input[0], LOOP_TRIPS, 0)
-        if len(loop.input) > 1:
-            reach(loop.input[1], True, 0)
+    for name, want in targets:
+        reach(name, want, 0)
     return found
 
 

@@ -353,9 +353,37 @@ def check(job: dict) -> dict:
         "loops": job.get("loops") or {},  # inputs a Loop's trip count or condition comes from: their value
         "source": job.get("source"),  # the model it was made from, to feed values it computes
     }
+    sessions: dict = {}  # loaded once, run at each size and for each case
+    cases = job.get("cases") or [{}]
+    # the wall clock or CPU time the job may take, whichever binds first (a job past it is killed)
+    budget = min(float(job.get("wall") or math.inf), float(job.get("cpu") or math.inf))
+    start = time.perf_counter()
+    runs: list = []
+    for case in cases:
+        spent = time.perf_counter() - start
+        if runs and spent * (len(runs) + 1) / len(runs) > CASES_SHARE * budget:
+            break  # one more case, as long as those before it, could hit the limit: the answer so far stands
+        # the branch flags held at the case's values through every fill (loop_counts' inputs are too)
+        fed = {**(job.get("loops") or {}), **case.get("values", {})}
+        out = _checked(ort, np, path, hint, first, {**hints, "loops": fed}, sessions)
+        runs.append((case, out))
+        if out["status"] != "ok":
+            break
+    out = _of_cases(runs) if job.get("cases") else runs[0][1]
+    out["onnxruntime"] = ort.__version__
+    return out
+
+
+# the share of a job's limit its cases may be foreseen to take: the rest is margin (a case's run
+# time varies; a second one foreseen past the limit is not started)
+CASES_SHARE = 0.6
+
+
+def _checked(ort, np, path: str, hint: int, first, hints: dict, sessions: dict) -> dict:
+    """One case's smoke run: at the first sizes, then the others tried (one dim more, bigger
+    dims, the dynamic dims at OTHER_SIZE), a failure again unoptimised."""
     try:
         start = time.perf_counter()
-        sessions: dict = {}
         out = _attempt(ort, np, path, True, first, hints, sessions)
         if out["status"] == "ok" and isinstance(first, dict):
             out["dims"] = first
@@ -378,7 +406,32 @@ def check(job: dict) -> dict:
     lacking = _missing_locale(out.get("message", "")) if out["status"] == "fails" else None
     if lacking:  # the server's fault, not the model's
         out = {"status": "skipped", "message": lacking}
-    out["onnxruntime"] = ort.__version__
+    return out
+
+
+def _of_cases(runs: list) -> dict:
+    """One answer for the runs of a job's cases (branch_flags.branch_cases; [(case, answer)] in
+    the order they ran): the first failure's, else the first case's with the first failure at
+    OTHER_SIZE; "flags" {input: [the values that ran to a verdict]}, and "case" (in
+    "other_size" too) the case a failure is from. A case that could not be judged after one
+    that ran (a limit hit) is left out of "flags": the page says which values ran."""
+    judged = [(case, out) for case, out in runs if out["status"] in ("ok", "fails")]
+    if not judged:  # the first case could not be judged (a limit, inputs it can't make): nor the model
+        return runs[0][1]
+    flags: dict = {}
+    for case, _ in judged:
+        for name, value in case["values"].items():
+            flags.setdefault(name, []).append(value)
+    failed = next(((case, out) for case, out in judged if out["status"] == "fails"), None)
+    if failed is not None:
+        return {**failed[1], "case": failed[0], "flags": flags}
+    case, out = judged[0]
+    out = {**out, "flags": flags}
+    other = next(
+        ((c, o["other_size"]) for c, o in judged if (o.get("other_size") or {}).get("status") == "fails"), None
+    )
+    if other is not None:
+        out["other_size"] = {**other[1], "case": other[0]}
     return out
 
 

@@ -28,7 +28,9 @@ from pathlib import Path
 
 import onnx
 
-from .causes import _node_words, _Nodes
+from .address import node_words
+from .branch_flags import branch_cases, case_words
+from .causes import _Nodes, _Place, _place_words
 from .declared_shapes import declared_mismatches
 from .dim_names import axis_dim, is_unnamed
 from .input_elements import input_elements
@@ -164,7 +166,9 @@ def check_model(
 ) -> dict:
     """The verdict: {"status": ok | fails | skipped, "ok": True | False | None, "message" (one
     line), "node_name", "op_type", "node" (main-graph node id), "onnxruntime" (version),
-    "seconds"}. `read(location, offset, length)` reads the model's external data files.
+    "seconds", "flags" ({input: [False, True]}: the values the branch flags ran at, a failure's
+    message beginning "with input = true: ")}. `read(location, offset, length)` reads the model's
+    external data files.
     `source`: the model this one was made from (`source_read` its files): inputs of this one that
     are values `source` computes are fed what it computes on the same made-up inputs ("fed":
     their names), not made-up values. `sizes`: dynamic dims' sizes to try first (known_sizes)."""
@@ -190,6 +194,9 @@ def check_model(
             "vocabularies": input_vocabularies(model.graph, fed),
             "elements": input_elements(model.graph, fed),  # a sequence input's tensors: one of them
             "loops": loop_counts(model.graph, fed),  # a Loop's trip count fed 0 never runs its body
+            # an If's flag fed False never runs then_branch: a run at each value (branch_flags.py)
+            "cases": branch_cases(model.graph, fed),
+            "wall": wall,  # a further case is started only when it can end in time
         }
         if fed_from:
             job["source"] = {"path": str(source_path), "values": fed_from}
@@ -342,6 +349,8 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     if status == "ok":
         # the float outputs holding NaN or ±Inf on the made-up inputs ({} says none did)
         verdict: dict = {"status": "ok", "ok": True, "message": "", "nonfinite": raw.get("nonfinite") or {}}
+        if raw.get("flags"):  # the values an If's flags ran at (branch_flags.py)
+            verdict["flags"] = raw["flags"]
         # the named dims the run gave a size (every dynamic dim at the same one, or one dim
         # one bigger: ort_worker._one_dim_more)
         sizes = run_sizes(raw.get("symbolic") or [], raw.get("dims") or 1)
@@ -354,7 +363,7 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         if other:  # the run again with the dynamic dims at 2
             again = {k: other.get(k) for k in ("status", "message", "stage", "shapes")}
             at = other.get("sizes") or other["size"]
-            described = describe({**again, "symbolic": other["dims"], "dims": at}, model)
+            described = describe({**again, "symbolic": other["dims"], "dims": at, "case": other.get("case")}, model)
             verdict["other_size"] = {**described, "size": other["size"], "dims": other["dims"]}
             verdict["other_size"]["at"] = at_words(run_sizes(other["dims"], at))  # as the page says it
             if other.get("sizes"):
@@ -387,11 +396,15 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     elif m := _NAMED.search(message):
         op_type, name = m.groups()
     message = _SOURCE.sub("", message).strip()
+    case = raw.get("case") or {}
+    place = _failed_node(model, op_type, name, case.get("branch")) if name is not None and op_type else None
     if op_type:  # worded as the checker gates word theirs: 'node "conv1" (Conv) in the main graph'
-        message = f"{_node_words(model, op_type, name or '')}: {message}"
+        words = _place_words(model, place) if place is not None and name else node_words(name or "", op_type)
+        message = f"{words}: {message}"
+    if case:  # one value of an If's flag fails: which one
+        message = f"with {case_words(case['values'])}: {message}"
     if len(message) > _MAX_MESSAGE:
         message = message[: _MAX_MESSAGE - 1] + "…"
-    place = _Nodes(model).find(op_type, name, None) if name is not None and op_type else None  # in any graph
     return {
         "status": "fails",
         "ok": False,
@@ -403,7 +416,21 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
         # the run fed sizes or integers it made up (dynamic dims of 1 to 1,024, the batch also at 1 alone; zeros, counting),
         # which a model may not take: what failed may be them
         "guessed": bool(raw.get("guessed")),
+        **({"flags": raw["flags"]} if raw.get("flags") else {}),
     }
+
+
+def _failed_node(model: onnx.ModelProto, op_type: str, name: str, branch: str | None) -> _Place | None:
+    """The node onnxruntime names (in any graph), where one fits; where several do (an Optimum
+    merged decoder repeats its node names in both branches), the one in the branch the failing
+    run took (branch_flags.py), if just one is."""
+    nodes = _Nodes(model)
+    place = nodes.find(op_type, name, None)
+    if place is not None or branch is None:
+        return place
+    other = "else_branch" if branch == "then_branch" else "then_branch"
+    taken = [p for p in nodes.matches(op_type, name, None) if other not in p.path.split("/")]
+    return taken[0] if len(taken) == 1 else None
 
 
 def nonfinite_words(new: dict) -> str:

@@ -69,6 +69,18 @@ export function aloneWords(other) {
   return `Each alone at ${other.size}, the others at 1: ${parts.join("; ")}${only}.`;
 }
 
+/** " (use_cache_branch true and false)": the values the smoke run fed the flags an If's branch
+ * turns on (an Optimum merged decoder's), each value a run of its own; a flag run at one value
+ * only (the other's run would not have ended within the check's limits) says so. */
+function flagWords(r) {
+  const flags = Object.entries(r.flags || {});
+  if (!flags.length) return { words: "", note: "" };
+  const names = flags.map(([name]) => name).join(", ");
+  if (flags.every(([, values]) => values.length > 1)) return { words: ` (${names} true and false)`, note: "" };
+  const ran = flags.map(([name, values]) => `${name} ${values.join(" and ")}`).join(", ");
+  return { words: ` (${ran} only)`, note: `Only one value of ${names} ran: the run with the other would not have ended, or did not, within the check's limits, so the branch it takes is not checked.` };
+}
+
 function runtimeCheck(r, ctx) {
   const title = r.onnxruntime ? `onnxruntime ${r.onnxruntime}` : "onnxruntime";
   const row = (ok, detail, message) => {
@@ -82,7 +94,8 @@ function runtimeCheck(r, ctx) {
   const ran = (ctx.summary && (ctx.summary.missing_data || []).length) ? "loads and runs its graph" : "loads and runs it";
   // sizes a run found (where the smoke run's made-up ones failed): what edits are checked at
   const fromRun = r.sizes_from === "run" && r.sizes ? ` at ${Object.entries(r.sizes).map(([d, n]) => `${d} ${n}`).join(", ")} (a run's sizes)` : "";
-  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, ran + fromRun);
+  const flags = flagWords(r);
+  if (r.status === "ok") return r.other_size && r.other_size.status === "fails" ? onlyAtOne(r, row(true, "runs it, but only at size 1"), ctx) : row(true, ran + fromRun + flags.words, flags.note);
   if (r.status !== "fails") return row(null, "not run", r.message);
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${nodeLabel(r.node_name, r.node)}`));

@@ -1,0 +1,38 @@
+"""Boolean graph inputs that decide which branch of an If runs, and the values the smoke run
+feeds them. Made-up booleans are False (zeros), so a smoke run of an Optimum merged decoder
+(its main graph an If on `use_cache_branch`) ran only else_branch, the step without the cache:
+an edit that broke then_branch, the step a decoder runs for every token but the first, was
+badged "onnxruntime loads and runs it" (QA31 F1); and when else_branch failed, the fills tried
+next (counting, ones) made the flag true, so an edit breaking else_branch passed too. Such an
+input, reaching an If's condition directly or through nodes that pass a value on (Identity,
+Cast, Squeeze, Not, And ...: loop_counts._back), is held at one value through each run, and
+the model is run once at each (ort_worker.check: both within the check's limits).
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from .loop_counts import Wanted, inputs_for
+
+
+def branch_cases(graph: onnx.GraphProto, names: list[str]) -> list[dict]:
+    """[{"branch": "else_branch", "values": {input: value}}, the same for "then_branch"]: the
+    values of the boolean inputs of one value among `names` (graph inputs) that an If's
+    condition comes from, in `graph` or a body at any depth, that make those Ifs take that
+    branch; [] when there is none."""
+    flags = set(names) & {vi.name for vi in graph.input if vi.type.tensor_type.elem_type == onnx.TensorProto.BOOL}
+
+    def values(branch: bool) -> dict[str, bool]:
+        def wants(node: onnx.NodeProto) -> list[tuple[str, Wanted]]:
+            return [(node.input[0], branch)] if node.op_type == "If" and node.input else []
+
+        return {name: bool(value) for name, value in inputs_for(graph, flags, wants).items()}
+
+    cases = [{"branch": "else_branch", "values": values(False)}, {"branch": "then_branch", "values": values(True)}]
+    return cases if any(c["values"] for c in cases) else []
+
+
+def case_words(values: dict[str, bool]) -> str:
+    """ "use_cache_branch = true": the values a run fed its branch flags, as JSON writes them."""
+    return ", ".join(f"{name} = {str(value).lower()}" for name, value in values.items())
