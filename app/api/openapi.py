@@ -130,7 +130,13 @@ def _paths() -> dict:
                 "summary": "Store a model (further `file` parts: its external data files)",
                 "requestBody": _upload(
                     "the model (.onnx, ONNX text, a data file or a .zip), then its data files",
-                    {"name": {"type": "string", "description": "what to list it by instead of its file's name"}},
+                    {
+                        "name": {"type": "string", "description": "what to list it by instead of its file's name"},
+                        "member": {
+                            "type": "string",
+                            "description": "which model of an archive holding several to open: its path inside it",
+                        },
+                    },
                 ),
                 "responses": {"201": _json("Summary", "Stored"), "400": _ERROR, "413": _ERROR},
             },
@@ -494,6 +500,18 @@ def _paths() -> dict:
                 _REV_Q,
             ],
             _json("Diff"),
+            "400",
+            "404",
+        ),
+        f"{m}/readers": _get(
+            "The nodes that read a value of a graph, those inside the bodies its nodes hold included",
+            [
+                _ID,
+                _query("name", {"type": "string"}, "the value's name", required=True),
+                _PATH_Q,
+                _REV_Q,
+            ],
+            _json("Readers"),
             "400",
             "404",
         ),

@@ -921,6 +921,29 @@ SCHEMAS: dict = {
             "dry_run": {"type": "boolean", "description": "true: every batch applied and checked, nothing stored"},
         },
     },
+    "Readers": {
+        "type": "object",
+        "required": ["name", "path", "readers", "truncated"],
+        "properties": {
+            "name": {"type": "string"},
+            "path": {"type": "string", "description": "the graph asked about, by position"},
+            "readers": {
+                "type": "array",
+                "description": "in graph order, a node's bodies' readers after it (bodies that define the name"
+                " themselves left out); at most 1,000",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "node": {"type": "string"},
+                        "name": {"type": "string"},
+                        "op_type": {"type": "string"},
+                        "graph": {"type": "string", "description": "the path of the graph the node is in"},
+                    },
+                },
+            },
+            "truncated": {"type": "boolean"},
+        },
+    },
     "WeightRanges": {
         "type": "object",
         "required": ["revision", "bits", "weights"],

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from .address import node_id, subgraph_path
 from .limits import MAX_GRAPH_DEPTH
-from .traverse import subgraphs
+from .traverse import node_graphs, subgraphs
 
 
 @dataclass(eq=False)
@@ -61,3 +62,20 @@ def scope_of(graph: onnx.GraphProto, outer: Scope | None = None, depth: int = 0)
                 if x not in inner.shadowed:  # read from around the body: one of ours
                     scope.readers.setdefault(x, []).extend(found)
     return scope
+
+
+def reading_nodes(graph, path: str, name: str, depth: int = 0) -> list[tuple[str, onnx.NodeProto]]:
+    """(node id, node) of each node reading `name` in `graph` (at `path`) and in the bodies its
+    nodes hold that don't define `name` themselves, at any depth, in graph order: where a value
+    of that graph is used (QA31: a merged decoder's weights, read only inside its If's branches)."""
+    found: list[tuple[str, onnx.NodeProto]] = []
+    for i, n in enumerate(graph.node):
+        nid = node_id(path, i)
+        if name in n.input:
+            found.append((nid, n))
+        if depth >= MAX_GRAPH_DEPTH:
+            continue
+        for attr, item, sub in node_graphs(n):
+            if name not in _defined(sub):
+                found.extend(reading_nodes(sub, subgraph_path(nid, attr, item), name, depth + 1))
+    return found

@@ -56,3 +56,19 @@ def test_a_branch_lists_the_weights_it_reads_from_the_main_graph_in_their_reader
     page.screenshot(path=str(artifacts / "merged-decoder-outer-weight-panel.png"))
     assert values.locator(".field-error").count() == 0
     assert "32×32" in values.text_content() or "32 × 32" in values.text_content(), values.text_content()
+
+
+def test_a_weight_read_only_in_the_branches_names_its_readers_there(page, server, artifacts):
+    summary = upload(page, server, merged_decoder(), "decoder_model_merged.onnx")
+    page.goto(f"{server}/models/{summary['id']}#path=&tensor=model.decoder.layers.0.encoder_attn.k_proj.weight")
+    wait_ready(page)
+    inside = page.locator("#sidebar .inner-readers a.inner-reader")
+    inside.first.wait_for()
+    page.screenshot(path=str(artifacts / "merged-decoder-weight-readers.png"))
+    # the with-cache branch reads the encoder's keys from the cache: only else_branch projects them
+    assert page.locator("#sidebar .inner-readers").text_content() == (
+        "MatMul /model/decoder/layers.0/encoder_attn/k_proj/MatMul (else_branch)"
+    )
+    inside.first.click()
+    page.wait_for_function("() => decodeURIComponent(location.hash).includes('else_branch')")
+    page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'MatMul'")

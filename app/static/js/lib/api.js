@@ -15,6 +15,8 @@ export class ApiError extends Error {
     this.details = details;
     this.node = node;
     this.fix = fix;
+    /** @type {string[]} an uploaded archive's models, one to name as its `member` (several_models) */
+    this.models = [];
   }
 }
 
@@ -98,6 +100,8 @@ function errorFrom(status, text, statusText) {
   let node = "";
   /** @type {{label: string, ops: object[]} | null} */
   let fix = null;
+  /** @type {string[]} */
+  let models = [];
   try {
     const body = JSON.parse(text);
     if (body && body.error) {
@@ -107,6 +111,7 @@ function errorFrom(status, text, statusText) {
       if (typeof body.error.node === "string") node = body.error.node;
       const f = body.error.fix;
       if (f && typeof f.label === "string" && Array.isArray(f.ops)) fix = f;
+      if (Array.isArray(body.error.models)) models = body.error.models.map(String);
     }
   } catch {
     // not JSON: fall through to the status line
@@ -124,7 +129,9 @@ function errorFrom(status, text, statusText) {
     message = "This model is no longer stored: it was deleted, on another page or by another user.";
     document.dispatchEvent(new CustomEvent("studio:model-gone", { detail: { id } }));
   }
-  return new ApiError(message, status, code, details, node, fix);
+  const error = new ApiError(message, status, code, details, node, fix);
+  error.models = models;
+  return error;
 }
 
 async function request(method, path, body, signal = undefined) {
@@ -303,12 +310,14 @@ export function modelPageUrl(id) {
 }
 
 /**
- * Upload a model (the first file) plus its external data files as multipart `file` parts.
+ * Upload a model (the first file) plus its external data files as multipart `file` parts;
+ * `member`: which model of an archive holding several to open (its path inside it).
  * Uses XMLHttpRequest for upload progress: onProgress(fraction 0..1).
  */
-export function uploadModel(files, onProgress) {
+export function uploadModel(files, onProgress, member = null) {
   const form = new FormData();
   for (const file of files) form.append("file", file, file.name);
+  if (member !== null) form.append("member", member);
   return sendForm("/api/models", form, onProgress);
 }
 
@@ -388,6 +397,13 @@ export function getDiff(id, query) {
 }
 
 /** How each weight tensor survives `bits`-bit quantization, per tensor and per channel. */
+/** Who reads value `name` of the graph at `path`, inside the bodies of its nodes too. */
+export function getReaders(id, name, path = "", revision = null) {
+  const params = new URLSearchParams({ name, path });
+  if (revision !== null && revision !== undefined) params.set("revision", String(revision));
+  return request("GET", `/api/models/${enc(id)}/readers?${params}`);
+}
+
 export function getWeightRanges(id, bits = 8, revision = null) {
   const params = new URLSearchParams({ bits: String(bits) });
   if (revision !== null && revision !== undefined) params.set("revision", String(revision));

@@ -239,6 +239,7 @@ const panelContext = {
     uploadBlob: (file) => api.uploadBlob(file),
     attachDataFiles: (files, location) => attachDataFiles(files, location),
     loadNode: (nodeId) => api.getNode(state.modelId, nodeId, onScreen()),
+    loadReaders: (name, path) => api.getReaders(state.modelId, name, path, onScreen()),
     loadTrees: (nodeId, tree) => api.getTrees(state.modelId, nodeId, tree, onScreen()),
     loadCoefficients: (nodeId) => api.getCoefficients(state.modelId, nodeId, onScreen()),
     loadRevisions: () => api.getRevisions(state.modelId),

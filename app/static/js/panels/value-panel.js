@@ -127,7 +127,28 @@ function producedAndRead(name, ctx) {
   }
   rows.push(["Read by", readers.length ? el("span", {}, readers.map((b, i) => [i ? ", " : "", reader(b)]))
     : el("span", { class: "muted" }, "nothing in this graph")]);
+  // read inside a node's bodies: which nodes, in which of them (a merged decoder's weights)
+  if (readers.some((b) => capturesOnly(b, name)) && ctx.actions.loadReaders) rows.push(["Inside", innerReaders(name, ctx)]);
   return section("Connections", propertyList(rows));
+}
+
+const INNER_SHOWN = 8; // readers inside bodies listed; the rest counted
+
+/** The nodes inside bodies that read `name` from this graph, each a link to it in its graph. */
+function innerReaders(name, ctx) {
+  const holder = el("span", { class: "muted inner-readers" }, "…");
+  const graph = ctx.graph || {};
+  ctx.actions.loadReaders(name, graph.path || "").then((answer) => {
+    const inner = answer.readers.filter((r) => r.graph !== answer.path);
+    clear(holder);
+    holder.classList.remove("muted");
+    holder.append(...inner.slice(0, INNER_SHOWN).map((r, i) => [i ? ", " : "",
+      el("a", { class: "inner-reader", href: ctx.nodeHref(r.graph, r.node), "data-node": r.node }, `${r.op_type} ${nodeLabel(r.name, r.node)}`),
+      el("span", { class: "muted" }, ` (${r.graph.slice(r.graph.lastIndexOf("/") + 1)})`)]).flat());
+    const more = inner.length - INNER_SHOWN + (answer.truncated ? 1 : 0);
+    if (more > 0) holder.append(el("span", { class: "muted" }, `, and ${answer.truncated ? "more" : plural(more, "more reader")}`));
+  }).catch(() => { holder.textContent = "could not be listed"; });
+  return holder;
 }
 
 /** How a DequantizeLinear's scale applies, in words: "per tensor", "per channel along axis 0",
