@@ -24,6 +24,7 @@ class StudioError(Exception):
         self.node = node  # the node the message is about, by its id in the revision asked of (the page links it)
         self.fix = fix  # {"label", "ops"}: the batch that would be accepted instead (outputs_follow.py)
         self.head: int | None = None  # a stale base's: the revision the model is at
+        self.models: list[str] | None = None  # an archive's models, one to name in `member` (archive_members.py)
         if status is not None:
             self.status = status
 

@@ -1,6 +1,7 @@
 """Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes,
 "node": the id of the node the message is about, "fix": {"label", "ops"} a batch that would be
-accepted instead, for the page to offer, "head": a stale base's current revision)."""
+accepted instead, for the page to offer, "head": a stale base's current revision, "models": an
+uploaded archive's models, one to name as its `member`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def error_response(
     node: str | None = None,
     fix: dict | None = None,
     head: int | None = None,
+    models: list[str] | None = None,
 ):
     body: dict = {"code": code, "message": message}
     if head is not None:
@@ -31,6 +33,8 @@ def error_response(
         body["node"] = node
     if fix:
         body["fix"] = fix
+    if models is not None:
+        body["models"] = models
     resp = jsonify({"error": body})
     resp.status_code = status
     return resp
@@ -40,7 +44,7 @@ def error_response(
 def _studio_error(exc: StudioError):
     hide = _server_paths()
     details = [hide(d) for d in exc.details] if exc.details else None
-    response = error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix, exc.head)
+    response = error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix, exc.head, exc.models)
     if isinstance(exc, StoreUnavailable) and not exc.refused:
         # a database or bucket that can't be reached: when a client may ask again (the blob
         # store's breaker answers at once meanwhile)

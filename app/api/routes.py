@@ -23,6 +23,7 @@ from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arr
 from ..errors import BlobMissing, NotFound, StudioError, stale_base
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
+from ..onnx_io.archive_members import its_own_files
 from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, files_in_use, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
@@ -154,7 +155,9 @@ def upload_model():
     if name.lower().endswith(".zip") or is_tar_name(name):
         if len(files) > 1:
             raise StudioError("bad_request", "send an archive alone: it holds the model and its external data")
-        return _upload_archive(files[0].stream, name, listed)
+        return _upload_archive(files[0].stream, name, listed, _archive_member())
+    if "member" in request.form:
+        raise StudioError("bad_request", f'"member" names a model inside a .zip or tar archive; {name} is none')
     stream = files[0].stream
     size = stream.seek(0, 2)
     stream.seek(0)
@@ -186,32 +189,49 @@ def upload_model():
     return jsonify(created), 201
 
 
-def _upload_archive(stream, name: str, listed: str | None):
-    """A .zip, .tar, .tar.gz or .tgz holding one .onnx, its external data files and maybe test
-    data sets (the model zoo's layout)."""
+MAX_MEMBER_PATH = 4096
+
+
+def _archive_member() -> str | None:
+    """The form's "member": which of an archive's models to open (its path inside the archive)."""
+    member = request.form.get("member")
+    if member is None:
+        return None
+    if not member.strip() or len(member) > MAX_MEMBER_PATH:
+        raise StudioError(
+            "bad_value", f'"member" is the path of a model inside the archive, at most {MAX_MEMBER_PATH:,} characters'
+        )
+    return member.strip()
+
+
+def _upload_archive(stream, name: str, listed: str | None, member: str | None):
+    """A .zip, .tar, .tar.gz or .tgz holding one .onnx (or several, `member` naming the one to
+    open), its external data files and maybe test data sets (the model zoo's layout)."""
     config = current_app.config
     if not is_tar_name(name):
         budget = ZipBudget(name, config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"])
-        name, data, external = unpack_zip(stream, name, budget)
+        name, data, external = unpack_zip(stream, name, budget, member)
         external, data_sets = split_test_data_sets(external)
         # test inputs compress far more than weights (an all-zero image: 1000x) and are read into
         # memory a tensor at a time: they are held to a total of their own instead of a ratio
         test_data = ZipBudget(name, TEST_DATA_MAX_BYTES, max_ratio=1e12)
         for sides in data_sets.values():
-            for member in (*sides["inputs"], *sides["outputs"]):
-                member.budget = test_data
+            for test_file in (*sides["inputs"], *sides["outputs"]):
+                test_file.budget = test_data
         return _stored_archive(listed or name, data, external, data_sets)
     with tempfile.TemporaryDirectory(prefix="tar-", dir=store().blobs.scratch()) as tmp:
         inner_name, model_path, beside = unpack_tar(
-            stream, name, Path(tmp), config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"]
+            stream, name, Path(tmp), config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"], member
         )
         if model_path.stat().st_size > MAX_MODEL_BYTES:
             raise StudioError("bad_tar", f"{name}: {inner_name} is bigger than one protobuf message can be")
         data = model_path.read_bytes()
-        parse_model(data, inner_name)
+        model = parse_model(data, inner_name)
+        if member is not None:
+            beside = its_own_files(model, beside)
         rest, data_sets = split_test_data_sets({key: FileMember(path) for key, path in beside.items()})
         with contextlib.ExitStack() as opened:  # streamed into the store, then closed
-            external = {key: opened.enter_context(member.path.open("rb")) for key, member in rest.items()}
+            external = {key: opened.enter_context(file.path.open("rb")) for key, file in rest.items()}
             return _stored_archive(listed or inner_name, data, external, data_sets)
 
 

@@ -186,10 +186,13 @@ def files_in_use(model: onnx.ModelProto, files: ExternalFiles) -> set[str]:
     return used
 
 
-def unpack_zip(stream, name: str, budget: ZipBudget | None = None):
+def unpack_zip(stream, name: str, budget: ZipBudget | None = None, member: str | None = None):
     """(model file name, model bytes, {relative location: member stream}) from a .zip holding
-    one .onnx file and its external data files (paths relative to the .onnx's folder). What the
-    members decompress to is counted as they are read (zip_reading.py)."""
+    one .onnx file and its external data files (paths relative to the .onnx's folder), or
+    several and `member` naming the one to open (archive_members.py). What the members
+    decompress to is counted as they are read (zip_reading.py)."""
+    from .archive_members import its_own_files, model_key, pick_model  # they read this module's helpers
+
     budget = budget or ZipBudget(name)
     try:
         z = zipfile.ZipFile(stream)
@@ -200,13 +203,15 @@ def unpack_zip(stream, name: str, budget: ZipBudget | None = None):
     if len(members) > MAX_ZIP_MEMBERS:
         raise StudioError("bad_zip", f"{name} holds {len(members)} files; that is more than a model has")
     models = [m for m in members if m.filename.lower().endswith(".onnx")]
-    if len(models) != 1:
+    # one of several is named by its path: only a model at a clean path inside the archive can be
+    named = {key: m for m in models if (key := model_key(m.filename)) is not None} if len(models) > 1 or member else {}
+    if not models or (len(models) > 1 and not named):
         raise StudioError("bad_zip", f"{name} must hold exactly one .onnx file (it holds {len(models)})")
-    model_info = models[0]
+    model_info = models[0] if len(models) == 1 and member is None else pick_model(name, named, member)
     folder = posixpath.dirname(model_info.filename)
     data = BoundedMember(z, model_info, budget).read_all(MAX_MODEL_BYTES)
-    parse_model(data, posixpath.basename(model_info.filename))
-    external = {}
+    model = parse_model(data, posixpath.basename(model_info.filename))
+    beside = {}
     for m in members:
         if m is model_info:
             continue
@@ -214,5 +219,8 @@ def unpack_zip(stream, name: str, budget: ZipBudget | None = None):
         key = normalize_location(rel)
         if key is None or any(c in key for c in "\r\n"):
             continue  # outside the model's folder (or a name no tensor can give): no tensor may name it
-        external[key] = BoundedMember(z, m, budget)
+        beside[key] = m
+    if member is not None:
+        beside = its_own_files(model, beside)
+    external = {key: BoundedMember(z, m, budget) for key, m in beside.items()}
     return model_name(model_info.filename, name), data, external

@@ -15,6 +15,7 @@ import zlib
 from pathlib import Path
 
 from ..errors import StudioError
+from .archive_members import model_key, pick_model
 from .external import MAX_ZIP_MEMBERS, normalize_location
 from .model_names import model_name
 
@@ -40,26 +41,28 @@ def is_tar_name(name: str) -> bool:
     return name.lower().endswith(TAR_SUFFIXES)
 
 
-def unpack_tar(stream, name: str, folder: Path, max_total: int, max_ratio: float) -> tuple[str, Path, dict[str, Path]]:
+def unpack_tar(
+    stream, name: str, folder: Path, max_total: int, max_ratio: float, member: str | None = None
+) -> tuple[str, Path, dict[str, Path]]:
     """(the model's file name, its unpacked file, {path relative to the model's folder: unpacked
     file} of every other regular file inside that folder) from a tar archive (compressed or not)
-    holding exactly one .onnx."""
+    holding exactly one .onnx, or several and `member` naming the one to open (archive_members.py)."""
     counted = _Counted(stream)
     unpacked: dict[str, Path] = {}
     produced = 0
     try:
         with tarfile.open(fileobj=counted, mode="r|*") as tar:  # type: ignore[call-overload]  # any object with read()
-            for member in tar:
-                if not member.isfile():
+            for entry in tar:
+                if not entry.isfile():
                     continue  # folders, links, devices: never made
-                key = normalize_location(member.name)
+                key = normalize_location(entry.name)
                 if key is None or any(c in key for c in "\r\n") or key in unpacked:
                     continue  # outside the archive's root, or a name no tensor can give
                 if len(unpacked) >= MAX_ZIP_MEMBERS:
                     raise StudioError(
                         "bad_tar", f"{name} holds more than {MAX_ZIP_MEMBERS} files; that is more than a model has"
                     )
-                source = tar.extractfile(member)
+                source = tar.extractfile(entry)
                 if source is None:
                     continue
                 target = folder / f"member-{len(unpacked)}"
@@ -82,16 +85,16 @@ def unpack_tar(stream, name: str, folder: Path, max_total: int, max_ratio: float
                 unpacked[key] = target
     except (tarfile.TarError, zlib.error, EOFError, OSError, ValueError) as exc:
         raise StudioError("bad_tar", f"{name} is not a readable tar archive: {exc}") from None
-    models = [k for k in unpacked if k.lower().endswith(".onnx")]
-    if len(models) != 1:
-        raise StudioError("bad_tar", f"{name} must hold exactly one .onnx file (it holds {len(models)})")
-    model_key = models[0]
-    root = posixpath.dirname(model_key)
+    models = {k: k for k in unpacked if model_key(k) is not None}
+    if not models:
+        raise StudioError("bad_tar", f"{name} must hold exactly one .onnx file (it holds 0)")
+    model = pick_model(name, models, member)
+    root = posixpath.dirname(model)
     beside = {}
     for key, path in unpacked.items():
-        if key == model_key:
+        if key == model:
             continue
         rel = posixpath.relpath(key, root) if root else key
         if normalize_location(rel) is not None:
             beside[rel] = path  # files outside the model's folder: no tensor may name them
-    return model_name(model_key, name), unpacked[model_key], beside
+    return model_name(model, name), unpacked[model], beside

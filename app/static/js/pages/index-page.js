@@ -120,18 +120,29 @@ function rememberUploadNote(summary) {
   } catch { /* storage off: the model panel still lists the cases */ }
 }
 
-async function upload(files) {
+/** An archive holding several models (an export folder: encoder_model.onnx, decoder_model.onnx …):
+ * a button per model, each uploading the archive again naming that one (its `member`). */
+function offerModels(archive, models) {
+  setStatus(uploadStatus, `${archive.name} holds several models. Pick the one to open:`);
+  uploadStatus.append(el("div", { class: "member-choices" }, ...models.map((path) => el("button", {
+    type: "button", class: "btn btn-small open-member", onclick: () => upload([archive], path),
+  }, `Open ${path}`))));
+}
+
+/** Upload the files dropped or picked; `member`: which model of an archive to open. */
+async function upload(files, member = null) {
   if (!files || !files.length || uploading) return;
   uploading = true;
   const ordered = orderFiles(files);
   dropzone.classList.add("busy");
   const extra = ordered.length > 1 ? ` with ${ordered.length - 1} data file${ordered.length > 2 ? "s" : ""}` : "";
-  setStatus(uploadStatus, `Uploading ${ordered[0].name}${extra}…`);
+  const what = member === null ? ordered[0].name : `${member} from ${ordered[0].name}`;
+  setStatus(uploadStatus, `Uploading ${what}${extra}…`);
   try {
     const summary = await api.uploadModel(ordered, (fraction) => {
       const pct = Math.round(fraction * 100);
-      setStatus(uploadStatus, pct < 100 ? `Uploading ${ordered[0].name}${extra}… ${pct}%` : `Reading ${ordered[0].name}…`);
-    });
+      setStatus(uploadStatus, pct < 100 ? `Uploading ${what}${extra}… ${pct}%` : `Reading ${what}…`);
+    }, member);
     if (summary.duplicates && summary.duplicates.length) {
       askAboutDuplicate(summary, ordered[0].name);
       return;
@@ -140,6 +151,10 @@ async function upload(files) {
     rememberUploadNote(summary);
     window.location.assign(api.modelPageUrl(summary.id));
   } catch (err) {
+    if (err.code === "several_models" && err.models && err.models.length) {
+      offerModels(ordered[0], err.models);
+      return;
+    }
     const message = String(err.message || err);
     // the server's message names the file already ("x.onnx is not a readable ONNX model…")
     setStatus(uploadStatus, message.startsWith(ordered[0].name) ? message : `Could not open ${ordered[0].name}: ${message}`, "error");
