@@ -8,6 +8,8 @@ fastest int8 kernels take). All run in the helper (model_tools.py)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import onnx
 
 from ..errors import StudioError
@@ -16,6 +18,8 @@ from ..onnx_io.inference import infer_isolated
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import (
     constant_value,
+    graphs_within,
+    node_reads,
     op_schema,
     opset_version,
     running_graphs,
@@ -26,7 +30,7 @@ from ..words import plural
 from .calibration import calibration_samples
 from .field_types import BOOLEAN, NAME, NULL, TENSOR_VALUE
 from .float16_bodies import halve_bodies
-from .functions_left import left_in_functions
+from .functions_left import QUANTIZED_BY_DEFAULT, left_in_functions
 from .jsontypes import Array, Enum, Map, optional, required
 from .model_tools import (
     FLOAT,
@@ -305,7 +309,8 @@ def _drop_round_trips(model: onnx.ModelProto, had: list[set[str]], values: list[
                 fixed.add(result)
             else:
                 g.node.append(onnx.helper.make_node("Identity", [source], [result], name=f"{result}_float32"))
-        read = {x for n in g.node for x in n.input} | outputs
+        # what the graph's subgraphs read counts: an input's Cast read only inside an If's branches stays
+        read = {x for n in g.node for x in node_reads(n)} | {v.name for sub in graphs_within(g) for v in sub.output}
         unread = [
             k
             for k, n in enumerate(g.node)
@@ -340,7 +345,8 @@ def _drop_round_trips(model: onnx.ModelProto, had: list[set[str]], values: list[
 def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     """Quantize the model's weights to 8 bits with onnxruntime's dynamic quantization (activations
     are quantized as it runs: no calibration data needed). MatMul and Conv become MatMulInteger
-    and ConvInteger behind DynamicQuantizeLinear. The model's fields, metadata and value_info
+    and ConvInteger behind DynamicQuantizeLinear, inside If/Loop bodies too (a merged decoder's
+    branches, reading the main graph's weights). The model's fields, metadata and value_info
     stay as they were."""
     check_tool_names(model, op)
     check_size(model, "quantize_dynamic")
@@ -348,10 +354,11 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     made = constants_to_initializers(model)
     _needs_float32(model)
     made += one_default_import(model, "quantize_dynamic")
-    nodes, integer = len(model.graph.node), _integer_nodes(model)
+    nodes, integer, in_bodies = _node_count(model), _integer_nodes(model), _integer_nodes(model, bodies_only=True)
     options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
     note = made + keep(model, in_helper(model, "quantize", options, "quantize_dynamic: onnxruntime's quantizer failed"))
     quantized = _integer_nodes(model) - integer
+    inside = _integer_nodes(model, bodies_only=True) - in_bodies
     if quantized <= 0:
         raise StudioError(
             "bad_value",
@@ -363,9 +370,10 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     # its scales and zero points are initializers that aren't graph inputs, which IR < 4 forbids
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
+    where = f" ({inside} of them inside If/Loop bodies)" if inside else ""
     return (
-        f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer, weights "
-        f"{size_text(size)} -> {size_text(after)}, {len(model.graph.node) - nodes} node(s) added{note}"
+        f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer{where}, weights "
+        f"{size_text(size)} -> {size_text(after)}, {_node_count(model) - nodes} node(s) added{note}"
         + left_in_functions(model, op.get("op_types"))
     )
 
@@ -463,10 +471,43 @@ def _first_default(model: onnx.ModelProto) -> int:
     return next(k for k, o in enumerate(model.opset_import) if standard_domain(o.domain) == "")
 
 
-def _integer_nodes(model: onnx.ModelProto) -> int:
-    """Nodes computing on quantized weights (what dynamic quantization makes of MatMul, Conv)."""
+def _integer_nodes(model: onnx.ModelProto, bodies_only: bool = False) -> int:
+    """Nodes computing on quantized weights (what dynamic quantization makes of MatMul, Conv), in
+    every graph or only inside If/Loop bodies."""
     integer = ("MatMulInteger", "ConvInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM", "QAttention")
-    return sum(1 for ref in walk_graphs(model) for n in ref.container.node if n.op_type in integer)
+    graphs = [ref for ref in running_graphs(model) if ref.path] if bodies_only else walk_graphs(model)
+    return sum(1 for ref in graphs for n in ref.container.node if n.op_type in integer)
+
+
+def _node_count(model: onnx.ModelProto) -> int:
+    return sum(len(ref.container.node) for ref in walk_graphs(model))
+
+
+# what onnxruntime's static quantization leaves alone: it quantizes the main graph only (its
+# EnableSubgraph option is for dynamic quantization: QDQ ignores it, QOperator fails on it)
+_STATIC_LEAVES_BODIES = (
+    "which onnxruntime's static quantization doesn't enter: weights read only inside If/Loop branches "
+    "aren't quantized statically by onnxruntime"
+)
+
+
+def _left_in_bodies(model: onnx.ModelProto, op: dict) -> Counter:
+    """op type -> the nodes inside If/Loop bodies of the operators asked for (absent: MatMul,
+    Gemm, Conv), not left out: what static quantization would quantize but for where they are."""
+    wanted = set(op.get("op_types") or QUANTIZED_BY_DEFAULT)
+    left_out = set(op.get("nodes_to_exclude") or [])
+    return Counter(
+        n.op_type
+        for ref in running_graphs(model)
+        if ref.path
+        for n in ref.container.node
+        if n.op_type in wanted and standard_domain(n.domain) == "" and n.name not in left_out
+    )
+
+
+def _counted(counts: Counter) -> str:
+    """ "14 MatMul, 2 Conv node(s)"."""
+    return ", ".join(f"{k} {op}" for op, k in counts.most_common()) + " node(s)"
 
 
 _FORMATS = {"QDQ": "QuantizeLinear/DequantizeLinear pairs", "QOperator": "QLinear operators"}
@@ -524,7 +565,8 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     measure each activation's range, then scales and zero points are fixed from them. QDQ puts
     QuantizeLinear/DequantizeLinear pairs around the operators (what TensorRT, QNN and
     onnxruntime's int8 kernels take); QOperator uses QLinearConv, QLinearMatMul… (8 bits only).
-    The model's fields, metadata and value_info stay as they were."""
+    onnxruntime quantizes the main graph only: nodes inside If/Loop bodies stay float, and the
+    change says how many. The model's fields, metadata and value_info stay as they were."""
     narrow = ("QInt8", "QUInt8")
     eight_bits = op["activation_type"] in narrow and op["weight_type"] in narrow
     if op["quant_format"] == "QOperator" and not eight_bits:
@@ -549,12 +591,19 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
     options = {k: op.get(k) for k in (*keys, "per_channel", "reduce_range", "calibration")}
     options["calibration_files"] = files
     before = _quantized_operators(model)
+    in_bodies = _left_in_bodies(model, op)
     what = "quantize_static: onnxruntime's quantizer failed"
     if before:  # its errors on a quantized model say nothing of that ("'NoneType' object has no…")
         what += f" (the model already has {before} quantized operator(s): quantize the float model it came from)"
     result = in_helper(model, "quantize_static", options, what, {files[name]: arr for name, arr in samples.items()})
     note = made + keep(model, result)
     quantized = _quantized_operators(model) - before
+    if quantized <= 0 and in_bodies:
+        raise StudioError(
+            "bad_value",
+            f"quantize_static: no node was quantized: the {_counted(in_bodies)} it would quantize are inside "
+            f"If/Loop bodies, {_STATIC_LEAVES_BODIES} (quantize_dynamic and quantize_weights quantize them)",
+        )
     if quantized <= 0:
         raise StudioError(
             "bad_value",
@@ -562,6 +611,8 @@ def quantize_static(model: onnx.ModelProto, op: dict) -> str:
             "quantizes statically (Conv, MatMul, Gemm, Add, Mul, pooling, Relu…) with float values"
             + left_in_functions(model, op.get("op_types")),
         )
+    if in_bodies:
+        note += f"; left in float: {_counted(in_bodies)} inside If/Loop bodies, {_STATIC_LEAVES_BODIES}"
     reorder(model)
     after = sum(data_size(t) for t in weights(model))
     before_size = size_text(size)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import onnx
@@ -12,9 +13,10 @@ from ..onnx_io import offload
 from ..onnx_io.function_ops_kept import REPORT_KEY, left_to_onnxruntime
 from ..onnx_io.light import light_copy
 from ..onnx_io.schema_defaults import at_default, default_of
-from ..onnx_io.traverse import op_schema, walk_graphs
+from ..onnx_io.sizes import size_text
+from ..onnx_io.traverse import constant_value, op_schema, running_graphs, walk_graphs
 from ..words import plural
-from .model_tools import check_size, in_helper, keep, reorder
+from .model_tools import check_size, data_size, in_helper, keep, reorder, weights
 from .names import rename_in_graph
 from .registry import edit_op
 
@@ -32,8 +34,9 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     would write out as that body (~28 unnamed primitive nodes for each GroupNormalization): in
     the main graph they are kept as they are, with their names, and the change says which; inside
     If/Loop bodies and model-local functions they are left to it, and the change says what it
-    wrote out (and why the node count grew). The model's fields,
-    opset imports, metadata (the model's, the graph's, each remaining node's) and value_info stay;
+    wrote out (and why the node count grew). An If on a constant condition gives way to the
+    branch it takes. Where the weights grow (a weight every branch transposes is folded once in
+    each), the change says by how much and which. The model's fields, opset imports, metadata (the model's, the graph's, each remaining node's) and value_info stay;
     attributes onnxruntime writes at their defaults on the model's own nodes (MatMulNBits'
     weight_prepacked, which onnxruntime 1.20 refuses) are left out; a model with nothing to
     simplify stays as it is."""
@@ -73,9 +76,8 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     gone = ops_before - ops_after
     came = ops_after - ops_before  # a duplicated DequantizeLinear (one per reader), a fusion's Gemm
     # the operators with a function body it wrote out: said on their own, not among those folded
-    written = {op: gone[op] for op in (in_bodies + in_functions + untyped) if gone[op]}
-    for op in written:
-        del gone[op]
+    written = _written_out(before, model, gone, set(in_bodies + in_functions + untyped))
+    gone -= written  # the rest went otherwise: with the branch an If on a constant condition doesn't take
     detail = ", ".join(f"{op} ×{k}" for op, k in gone.most_common(5))
     # what came of a body written out or a function inlined is said as such, not op by op
     more = "" if written or inlined else ", ".join(f"{op} ×{k}" for op, k in came.most_common(5))
@@ -88,7 +90,70 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
         + _kept_note(kept)
         + _written_note(written, in_bodies, in_functions)
         + (_growth_note(after - nodes, bool(inlined)) if after > nodes and written else "")
+        + _branches_note(ops_before["If"] - ops_after["If"])
+        + _weights_growth(before, model)
         + note
+    )
+
+
+# the values onnxruntime names from a function body it writes out in a node's place:
+# _inlfunc_GroupNormalization_ScaleT, the next one in that graph _inlfunc_GroupNormalization_token_0_…
+# (after an If inlined, with its prefix: _if_then_branch__inlfunc_…); inlined_… once put_back renamed them
+_WRITTEN_OUT = re.compile(r"(?:_inlfunc_|inlined_)([A-Za-z0-9]+)_(?:token_\d+_)?")
+
+
+def _written_out(before: onnx.ModelProto, model: onnx.ModelProto, gone: Counter, ops: set[str]) -> Counter:
+    """op type (of `ops`) -> the nodes onnxruntime wrote out as their function bodies: each leaves
+    values named after its operator, new in the result (nodes gone alone aren't: the branch an If
+    on a constant condition doesn't take goes whole, its LayerNormalizations with it — QA31)."""
+    had = {x for ref in walk_graphs(before) for n in ref.container.node for x in n.output}
+    found: Counter = Counter()
+    for ref in walk_graphs(model):
+        bodies = {}  # one per node written out: the prefix its values share
+        for x in (x for n in ref.container.node for x in n.output if x not in had):
+            m = _WRITTEN_OUT.search(x)
+            if m and m.group(1) in ops:
+                bodies[x[: m.end()]] = m.group(1)
+        found.update(bodies.values())
+    return Counter({op: min(k, gone[op]) for op, k in found.items() if gone[op]})
+
+
+def _branches_note(folded: int) -> str:
+    if folded <= 0:
+        return ""
+    return f"; {plural(folded, 'If node')} gone, each replaced by the branch its constant condition takes"
+
+
+def _copies(held: list[tuple[str, int]]) -> str:
+    """ " in each of 2 If/Loop bodies": where a folded initializer is held more than once."""
+    if len(held) < 2:
+        return ""
+    return f" in each of {len(held)} {'If/Loop bodies' if all(path for path, _ in held) else 'graphs'}"
+
+
+_GREW = 1024  # less is a few scalars folded (an int64 Constant's int64_data counted as raw bytes after)
+
+
+def _weights_growth(before: onnx.ModelProto, model: onnx.ModelProto) -> str:
+    """ "; the weights grew by 12.5 KiB (38.7 KiB -> 51.2 KiB) with the initializers onnxruntime
+    folded from constants: '/proj_out/Transpose_output_0' 6.2 KiB in each of 2 graphs", or "" when
+    they didn't grow. A weight every If branch transposes (a tied lm_head) is folded once in each
+    branch: a copy of the table per branch (QA31)."""
+    was, now = (sum(data_size(t) for t in weights(m)) for m in (before, model))
+    if now - was < _GREW:
+        return ""
+    # a Constant made an initializer is no new weight
+    old = {t.name for ref in running_graphs(before) for t in ref.container.initializer}
+    old |= {n.output[0] for ref in running_graphs(before) for n in ref.container.node if constant_value(n) is not None}
+    new: dict[str, list[tuple[str, int]]] = {}  # name -> (graph path, size) of each graph holding it
+    for ref in running_graphs(model):
+        for t in ref.container.initializer:
+            if t.name not in old:
+                new.setdefault(t.name, []).append((ref.path, data_size(t)))
+    biggest = sorted(new.items(), key=lambda e: -sum(size for _, size in e[1]))[:3]
+    named = ", ".join(f"{name!r} {size_text(max(size for _, size in held))}{_copies(held)}" for name, held in biggest)
+    return f"; the weights grew by {size_text(now - was)} ({size_text(was)} -> {size_text(now)})" + (
+        f" with the initializers onnxruntime folded from constants: {named}" if named else ""
     )
 
 

@@ -18,8 +18,10 @@ from ..onnx_io.traverse import (
     opset_imports,
     opset_version,
     standard_domain,
+    subgraphs,
     walk_graphs,
 )
+from ..views.graph import free_names
 from ..words import closest, plural
 from .converted_bodies import (
     convert_functions,
@@ -147,7 +149,9 @@ def _clean_bodies(model: onnx.ModelProto) -> int:
 )
 def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     """Keep only the part of the main graph that computes `outputs` from `inputs` (tensor names),
-    as onnx.utils.extract_model does. Model fields, metadata and the graph's name stay."""
+    as onnx.utils.extract_model does, with what the kept nodes' If/Loop bodies read from the main
+    graph (its nodes and initializers: a merged decoder's weights). Model fields, metadata and
+    the graph's name stay."""
     inputs, outputs = op["inputs"], op["outputs"]
     known = (
         {v.name for v in model.graph.input}
@@ -175,7 +179,7 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
         # onnx's Extractor refuses a graph with quantization annotations ("len_quantization_annotation
         # is 1, it must be 0"): they go back on after, for the tensors kept
         del typed.graph.quantization_annotation[:]
-        extracted = onnx.utils.Extractor(typed).extract_model(inputs, outputs)
+        extracted = _BodiesRead(typed).extract_model(inputs, outputs)
     except StudioError:
         raise
     except Exception as exc:
@@ -198,6 +202,37 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
         note = f"; ir_version {model.ir_version} -> {needed_ir}"
         model.ir_version = needed_ir
     return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}{note}"
+
+
+class _BodiesRead(onnx.utils.Extractor):
+    """onnx's Extractor, counting what the kept nodes' If/Loop bodies read from the main graph
+    (it follows node inputs only): the nodes computing it, the initializers (a merged decoder's
+    branches read every weight from the main graph), their value_info and the local functions
+    called inside the bodies are kept too."""
+
+    def _dfs_search_reachable_nodes(self, node_output_name: str, graph_input_names: set[str], reachable: set[int]):
+        stack = [node_output_name]
+        while stack:
+            name = stack.pop()
+            index = self.outmap.get(name)
+            if name in graph_input_names or index is None or index in reachable:
+                continue
+            reachable.add(index)
+            stack += [x for x in _outer_reads(self.graph.node[index]) if x]
+
+    def _collect_reachable_tensors(self, nodes):
+        # a stand-in node reading what each node's bodies read: the Extractor keeps what nodes read
+        reading = [onnx.NodeProto(input=sorted(_outer_reads(n))) for n in nodes if any(True for _ in subgraphs(n))]
+        return super()._collect_reachable_tensors([*nodes, *reading])
+
+    def _collect_referred_local_functions(self, nodes):
+        inside = [x for n in nodes for g in subgraphs(n) for sub in graphs_within(g) for x in sub.node]
+        return super()._collect_referred_local_functions([*nodes, *inside])
+
+
+def _outer_reads(node: onnx.NodeProto) -> set[str]:
+    """What a node reads from its graph: its inputs and what its bodies read from around them."""
+    return set(node.input).union(*(free_names(g) for g in subgraphs(node)))
 
 
 def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]) -> list[str]:

@@ -155,6 +155,7 @@ def quantize(src: str, dst: str, options: dict) -> None:
             per_channel=options.get("per_channel", False),
             reduce_range=options.get("reduce_range", False),
             use_external_data_format=True,  # its weights in a file beside it: the server streams them in
+            extra_options={"EnableSubgraph": True},  # the MatMuls of If/Loop bodies too (a merged decoder's all)
         )
     except Exception as exc:
         raise ValueError(str(exc).strip() or type(exc).__name__) from None

@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 
 from ..onnx_io.address import node_id
+from ..onnx_io.weight_reads import WeightRead, weight_reads
 from .tensors import array_stats, tensor_array
 
 # op -> (which input holds the weights, the output-channel axis of that input (None: the last))
@@ -95,26 +96,21 @@ def _channel_axis(node: onnx.NodeProto, rank: int) -> int:
 def weight_ranges(model: onnx.ModelProto, reader, bits: int = 8) -> dict:
     """{"bits", "weights": [{"tensor", "shape", "nodes": [{node, name, op_type}], "channel_axis",
     "per_tensor_sqnr_db", "per_channel_sqnr_db", "zeroed_per_tensor", "zeroed_per_channel",
-    "max_abs", "std", "outlier_ratio"}]} the main graph's weight tensors, the worst per tensor
-    first (the most values rounded to 0, then the least SQNR)."""
-    g = model.graph
-    initializers = {t.name: t for t in g.initializer}
-    readers: dict[str, list[tuple[int, onnx.NodeProto]]] = {}
-    for i, node in enumerate(g.node):
-        spec = WEIGHT_INPUTS.get(node.op_type)
-        if spec is None or node.domain not in ("", "ai.onnx") or len(node.input) <= spec[0]:
-            continue
-        name = node.input[spec[0]]
-        t = initializers.get(name)
-        if t is not None and t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and len(t.dims) >= 2:
-            readers.setdefault(name, []).append((i, node))
+    "max_abs", "std", "outlier_ratio"}]} the weight tensors, the worst per tensor first (the
+    most values rounded to 0, then the least SQNR): those read in the main graph and inside
+    If/Loop bodies (a merged decoder's branches read the main graph's)."""
+    readers: dict[tuple[str, str], list[WeightRead]] = {}  # (owning graph, name): a body may shadow a name
+    for read in weight_reads(model, {op: spec[0] for op, spec in WEIGHT_INPUTS.items()}):
+        t = read.tensor
+        if t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and len(t.dims) >= 2:
+            readers.setdefault((read.owner, t.name), []).append(read)
     out = []
-    for name, nodes in readers.items():
-        t = initializers[name]
+    for (_, name), reads in readers.items():
+        t = reads[0].tensor
         if math.prod(t.dims) > MAX_ELEMENTS:
             continue
         w = tensor_array(t, reader)  # a memory map over the store's blob, when it can be one
-        axis = _channel_axis(nodes[0][1], w.ndim)
+        axis = _channel_axis(reads[0].node, w.ndim)
         stats = array_stats(w, histogram=False) or {}
         std = stats.get("std") or 0.0
         peak = max(abs(stats.get("min") or 0.0), abs(stats.get("max") or 0.0))
@@ -124,7 +120,9 @@ def weight_ranges(model: onnx.ModelProto, reader, bits: int = 8) -> dict:
             {
                 "tensor": name,
                 "shape": list(t.dims),
-                "nodes": [{"node": node_id("", i), "name": n.name, "op_type": n.op_type} for i, n in nodes],
+                "nodes": [
+                    {"node": node_id(r.path, r.index), "name": r.node.name, "op_type": r.node.op_type} for r in reads
+                ],
                 "channel_axis": axis,
                 "per_tensor_sqnr_db": whole,
                 "per_channel_sqnr_db": channels,

@@ -5,6 +5,7 @@
 import { el, clear } from "../widgets/dom.js";
 import { breakable, mono, plural } from "../widgets/ui.js";
 import { nodeLabel } from "../lib/format.js";
+import { bodyOf, graphPathOf } from "../lib/address.js";
 
 const SHOWN = 8;
 // a tensor losing more of its values than this to 0 is at risk: well-spread weights lose 1–2 %
@@ -69,7 +70,9 @@ function table(weights, ctx) {
       el("td", { class: "cost-name", title: w.tensor },
         el("div", {}, mono(breakable(w.tensor))),
         el("div", { class: "muted run-owners" }, w.nodes.map((n, k) => [k ? ", " : "",
-          el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)))]),
+          // a reader inside an If's branch links into it, and says which (both branches name theirs alike)
+          el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
+          bodyOf(n.node) ? el("span", { class: "muted" }, ` (${bodyOf(n.node)})`) : null]),
         ` · max ${w.outlier_ratio === null ? "?" : w.outlier_ratio.toFixed(0)}σ`)),
       el("td", { class: "num" }, percent(w.zeroed_per_tensor), el("div", { class: "muted" }, percent(w.zeroed_per_channel))),
       el("td", { class: "num" }, db(w.per_tensor_sqnr_db), el("div", { class: "muted" }, db(w.per_channel_sqnr_db)))))));

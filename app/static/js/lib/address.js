@@ -66,6 +66,14 @@ export function graphPathOf(address) {
   return cut < 0 ? "" : address.slice(0, cut);
 }
 
+/** The name of the body a node id is in, as its holder calls it ("n0/else_branch/n26" ->
+ * "else_branch"), or "" for a node of the main graph: both branches of a merged decoder name
+ * their nodes alike, so a list of them says which. */
+export function bodyOf(address) {
+  const graph = graphPathOf(address);
+  return graph.slice(graph.lastIndexOf("/") + 1);
+}
+
 /** The id of the node of `graph` that `address` (either form) names, or null when the address
  * is of another graph or names no node of this one. */
 export function nodeIdIn(graph, address) {

@@ -12,6 +12,7 @@ import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
 import { qdqPairOf, removeQdqForm } from "../editing/node-edit.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
 import { formatDims, formatNumber, formatType, nodeLabel } from "../lib/format.js";
+import { bodyOf } from "../lib/address.js";
 import { markdownBlock } from "../lib/markdown.js";
 import { tensorView } from "./tensor-view.js";
 import { boxLabel, tensorNameLink } from "./tensor-rows.js";
@@ -144,7 +145,7 @@ function innerReaders(name, ctx) {
     holder.classList.remove("muted");
     holder.append(...inner.slice(0, INNER_SHOWN).map((r, i) => [i ? ", " : "",
       el("a", { class: "inner-reader", href: ctx.nodeHref(r.graph, r.node), "data-node": r.node }, `${r.op_type} ${nodeLabel(r.name, r.node)}`),
-      el("span", { class: "muted" }, ` (${r.graph.slice(r.graph.lastIndexOf("/") + 1)})`)]).flat());
+      el("span", { class: "muted" }, ` (${bodyOf(r.node)})`)]).flat());
     const more = inner.length - INNER_SHOWN + (answer.truncated ? 1 : 0);
     if (more > 0) holder.append(el("span", { class: "muted" }, `, and ${answer.truncated ? "more" : plural(more, "more reader")}`));
   }).catch(() => { holder.textContent = "could not be listed"; });
