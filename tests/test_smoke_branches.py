@@ -155,3 +155,65 @@ def test_a_second_case_is_not_started_when_it_could_not_end_in_time(monkeypatch)
     answer = ort_worker.check({"path": "", "cpu": 60, "wall": 1.0, "cases": [ELSE, THEN]})
     assert calls == [{"flag": False}], calls
     assert answer["status"] == "ok" and answer["flags"] == {"flag": [False]}, answer
+
+
+def _nested_flags() -> onnx.ModelProto:
+    """y = If(outer)[then: If(inner)[then: Relu(x), else: Reshape(x, [0, -1, 4])], else: Neg(x)]:
+    the Reshape runs only at outer = true, inner = false."""
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    out = lambda n: [h.make_tensor_value_info(n, T.FLOAT, None)]  # noqa: E731
+    shape = numpy_helper.from_array(np.array([0, -1, 4], dtype=np.int64), "v")
+    slow = h.make_graph(
+        [h.make_node("Constant", [], ["s"], name="slow/Constant", value=shape),
+         h.make_node("Reshape", ["x", "s"], ["r"], name="slow/Reshape")], "slow", [], out("r"),
+    )  # fmt: skip
+    fast = h.make_graph([h.make_node("Relu", ["x"], ["f"], name="fast/Relu")], "fast", [], out("f"))
+    inner = h.make_graph(
+        [h.make_node("If", ["inner"], ["i"], name="inner_if", then_branch=fast, else_branch=slow)],
+        "inner",
+        [],
+        out("i"),
+    )
+    plain = h.make_graph([h.make_node("Neg", ["x"], ["n"], name="plain/Neg")], "plain", [], out("n"))
+    graph = h.make_graph(
+        [h.make_node("If", ["outer"], ["y"], name="outer_if", then_branch=inner, else_branch=plain)],
+        "nested",
+        [
+            h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 4]),
+            h.make_tensor_value_info("outer", T.BOOL, [1]),
+            h.make_tensor_value_info("inner", T.BOOL, [1]),
+        ],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_two_flags_run_at_every_combination(client):
+    """QA32 N1: with two flags only all-false and all-true ran; a Reshape broken on the path
+    (outer true, inner false) was badged valid."""
+    model = _nested_flags()
+    assert [c["values"] for c in branch_cases(model.graph, ["x", "outer", "inner"])] == [
+        {"outer": False, "inner": False},
+        {"outer": True, "inner": True},
+        {"outer": True, "inner": False},
+        {"outer": False, "inner": True},
+    ]
+    mid = _upload(client, model)
+    runtime = client.get(f"/api/models/{mid}/validation?revision=0").get_json()["runtime"]
+    assert runtime["status"] == "ok" and runtime["flags"] == {
+        "outer": [False, True, True, False],
+        "inner": [False, True, False, True],
+    }, runtime
+    graph = client.get(f"/api/models/{mid}/graph?path=n0/then_branch/n0/else_branch").get_json()
+    const = next(n["id"] for n in graph["nodes"] if n["op_type"] == "Constant")
+    value = {"dtype": "INT64", "shape": [3], "values": [0, 3, 4]}  # 3 rows where seq 1 gives 1
+    ops = [{"op": "set_attribute", "node": const, "name": "value", "value": value}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"]["message"].startswith(
+        "onnxruntime can't run the edited model: with outer = true, inner = false: "
+    ), r.get_json()["error"]["message"]

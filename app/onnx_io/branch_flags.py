@@ -30,7 +30,27 @@ def branch_cases(graph: onnx.GraphProto, names: list[str]) -> list[dict]:
         return {name: bool(value) for name, value in inputs_for(graph, flags, wants).items()}
 
     cases = [{"branch": "else_branch", "values": values(False)}, {"branch": "then_branch", "values": values(True)}]
-    return cases if any(c["values"] for c in cases) else []
+    if not any(c["values"] for c in cases):
+        return []
+    return cases + _mixed(cases[0]["values"], cases[1]["values"])
+
+
+MAX_CROSSED = 3  # flags up to which every combination of their values runs (2**3 runs at most)
+
+
+def _mixed(off: dict[str, bool], on: dict[str, bool]) -> list[dict]:
+    """The cases between all flags off and all on: with two flags (an If nested in another's
+    branch, each on its own), the path taken at (true, false) runs only at those values (QA32
+    N1: a break there was badged valid). Every combination up to MAX_CROSSED flags, after the
+    two whole cases (which run first, the check's limits permitting); no branch hint."""
+    names = [n for n in off if n in on and off[n] != on[n]]
+    if not 2 <= len(names) <= MAX_CROSSED:
+        return []
+    out = []
+    for mask in range(1, 2 ** len(names) - 1):
+        values = {n: (on[n] if mask >> k & 1 else off[n]) for k, n in enumerate(names)}
+        out.append({"branch": None, "values": {**off, **values}})
+    return out
 
 
 def case_words(values: dict[str, bool]) -> str:

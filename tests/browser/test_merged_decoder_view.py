@@ -72,3 +72,21 @@ def test_a_weight_read_only_in_the_branches_names_its_readers_there(page, server
     inside.first.click()
     page.wait_for_function("() => decodeURIComponent(location.hash).includes('else_branch')")
     page.wait_for_function("() => document.querySelector('#sidebar .panel-title')?.textContent === 'MatMul'")
+
+
+def test_after_float16_the_first_view_still_shows_the_if(page, server, artifacts):
+    """QA32 N3: converted to float16 with its inputs kept float32, each input feeds a Cast, and
+    the first view opened on the Cast of the first input, the If 975 px out of the window."""
+    summary = upload(page, server, merged_decoder(), "decoder_model_merged.onnx")
+    r = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits",
+        data={"base": 0, "ops": [{"op": "convert_float16", "keep_io_types": True}]},
+    )
+    assert r.ok, r.text()
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    page.screenshot(path=str(artifacts / "merged-decoder-float16-first-view.png"))
+    area = page.locator("#graph").bounding_box()
+    box = page.locator("#graph [data-node-id]").filter(has_text="optimum::if").bounding_box()
+    assert box is not None
+    assert area["x"] <= box["x"] and box["x"] + box["width"] <= area["x"] + area["width"], (area, box)

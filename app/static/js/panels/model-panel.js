@@ -76,6 +76,9 @@ function flagWords(r) {
   const flags = Object.entries(r.flags || {});
   if (!flags.length) return { words: "", note: "" };
   const names = flags.map(([name]) => name).join(", ");
+  const runs = flags[0][1].length; // each run feeds every flag a value
+  if (flags.length > 1 && runs === 2 ** flags.length) return { words: ` (${names}: all ${runs} combinations)`, note: "" };
+  if (flags.length > 1 && runs === 2) return { words: ` (${names} all false, then all true)`, note: `Only the two runs with every one of ${names} false and every one true ran: a branch taken at mixed values is not checked (more than 3 such inputs, or the check's limits).` };
   if (flags.every(([, values]) => values.length > 1)) return { words: ` (${names} true and false)`, note: "" };
   const ran = flags.map(([name, values]) => `${name} ${values.join(" and ")}`).join(", ");
   return { words: ` (${ran} only)`, note: `Only one value of ${names} ran: the run with the other would not have ended, or did not, within the check's limits, so the branch it takes is not checked.` };

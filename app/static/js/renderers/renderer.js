@@ -41,6 +41,8 @@ const REST_SLICE = 250;
 const MIN_SCALE = 0.005;
 const MAX_SCALE = 4;
 const DRAG_THRESHOLD = 4;
+// nodes a first view looks past to the one an input feeds: they only pass its value on
+const PASSES_ON = new Set(["Cast", "CastLike", "Identity"]);
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -677,8 +679,15 @@ export class GraphView {
    * decoder's eleven inputs, drawn in a row 3,000 px wide, opened on one of them with its If —
    * the graph's one node — out of the window (QA31). */
   startAndReader(start, room) {
-    const edge = (this.scene.edges || []).find((e) => e.from === start.id);
-    const reader = edge && [...this.scene.boxes, ...this.scene.groups].find((r) => r.id === edge.to);
+    const edges = this.scene.edges || [];
+    const rects = [...this.scene.boxes, ...this.scene.groups];
+    const readerOf = (box) => {
+      const edge = edges.find((e) => e.from === box.id);
+      return edge ? rects.find((r) => r.id === edge.to) : undefined;
+    };
+    let reader = readerOf(start);
+    // past nodes that only pass the value on (a float16 model's input Casts: QA32 N3)
+    for (let hops = 0; reader && hops < 3 && PASSES_ON.has(reader.box?.node?.op_type); hops += 1) reader = readerOf(reader) || reader;
     if (!reader) return start.x + start.w / 2;
     const lo = Math.min(start.x, reader.x);
     const hi = Math.max(start.x + start.w, reader.x + reader.w);
