@@ -29,10 +29,10 @@ def branch_cases(graph: onnx.GraphProto, names: list[str]) -> list[dict]:
 
         return {name: bool(value) for name, value in inputs_for(graph, flags, wants).items()}
 
-    cases = [{"branch": "else_branch", "values": values(False)}, {"branch": "then_branch", "values": values(True)}]
-    if not any(c["values"] for c in cases):
+    off, on = values(False), values(True)
+    if not off and not on:
         return []
-    return cases + _mixed(cases[0]["values"], cases[1]["values"])
+    return [{"branch": "else_branch", "values": off}, {"branch": "then_branch", "values": on}, *_mixed(off, on)]
 
 
 MAX_CROSSED = 3  # flags up to which every combination of their values runs (2**3 runs at most)
