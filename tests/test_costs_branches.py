@@ -86,6 +86,12 @@ def test_the_costlier_branch_is_counted(client, seq, past, encoder):
     assert branch["counted"] == f"n0/{costlier}"
     counted = [r for r in answer["nodes"] if r["node"].startswith(f"n0/{costlier}/")]
     assert sum(r["flops"] for r in counted if r["op_type"] == "MatMul") == truth[costlier]
+    # each branch's FLOPs as its rows count them, the one left out too (QA32: the step with the
+    # cache, the one budgeted for, appeared nowhere when the first step cost more)
+    for b in BRANCHES:
+        rows = [r for r in answer["nodes"] if r["node"].startswith(f"n0/{b}/")]
+        assert branch["flops"][b] == sum(r["flops"] for r in rows), b
+    assert branch["flops"][costlier] > branch["flops"][next(b for b in BRANCHES if b != costlier)]
 
 
 def test_both_cases_of_the_costlier_branch_are_tried():

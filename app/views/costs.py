@@ -714,21 +714,29 @@ def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[d
     out: list[dict] = []
     for nid, g, node in sorted(ifs, key=lambda x: -x[0].count("/")):
         paths = {b: subgraph_path(nid, b) for b in ("then_branch", "else_branch")}
+        skipped = [b["skipped"] for b in out]
+        weigh = {
+            b: sum(f for n, f in flops.items() if f is not None and under(n, [p]) and not under(n, skipped))
+            for b, p in paths.items()
+        }
+        # each branch's FLOPs as counted, where every node's is known (a merged decoder's
+        # step with the cache against its first step: QA32 asked for the one not counted)
+        known = {
+            b: weigh[b]
+            if not any(f is None and under(n, [p]) and not under(n, skipped) for n, f in flops.items())
+            else None
+            for b, p in paths.items()
+        }
         cond = constant_ints(g, node_input(node, 0))
         if cond is not None and len(cond) == 1:
             take, why = ("then_branch" if cond[0] else "else_branch"), "its condition is a constant"
         else:
-            skipped = [b["skipped"] for b in out]
-            weigh = {
-                b: sum(f for n, f in flops.items() if f is not None and under(n, [p]) and not under(n, skipped))
-                for b, p in paths.items()
-            }
             take = "else_branch" if weigh["else_branch"] > weigh["then_branch"] else "then_branch"
             why = "the costlier branch: which one runs is known only when it runs"
             if not any(weigh.values()) and any(f is None and under(n, list(paths.values())) for n, f in flops.items()):
                 why = "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
         other = "else_branch" if take == "then_branch" else "then_branch"
-        out.append({"node": nid, "counted": paths[take], "skipped": paths[other], "why": why})
+        out.append({"node": nid, "counted": paths[take], "skipped": paths[other], "why": why, "flops": known})
     return out
 
 

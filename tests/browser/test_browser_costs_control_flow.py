@@ -128,3 +128,27 @@ def test_rows_of_nodes_both_branches_name_alike_say_their_branch(page, server):
     # a name only one graph has stays as it is
     proj = next(n for n in stats["nodes"] if n["name"] == "/model/decoder/layers.0/encoder_attn/k_proj/MatMul")
     assert " in " not in page.locator(f'#cost-table tr[data-node="{proj["node"]}"] .cost-node').text_content()
+
+
+def test_sized_the_note_gives_each_branchs_flops(page, server, artifacts):
+    """QA32: the merged decoder's step with the cache, left out of the totals when its first
+    step costs more, appeared nowhere; sized, the note says what each branch costs."""
+    from merged_decoder import merged_decoder
+
+    costs, _ = open_costs(page, server, merged_decoder(), "decoder_model_merged.onnx")
+    sizes = {
+        "batch_size": 1,
+        "decoder_sequence_length": 1,
+        "past_decoder_sequence_length": 4,
+        "encoder_sequence_length": 6,
+        "encoder_sequence_length_out": 6,
+    }
+    for name, size in sizes.items():
+        page.fill(f'#costs input[name="{name}"]', str(size))
+    page.click("#costs form.cost-dims button[type=submit]")
+    line = page.locator("#costs .cost-branch-flops li")
+    line.wait_for()
+    costs.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "costs-branch-flops.png"))
+    text = line.text_content()
+    assert text.startswith("optimum::if: else_branch ") and "(counted), then_branch " in text, text

@@ -336,8 +336,21 @@ function branchNote(stats) {
     ? (unknown.length ? "Neither branch of the If has known FLOPs: its then branch is counted, as unknown."
       : "The If's costlier branch is counted: which one runs is known only when it runs.")
     : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs${unknown.length ? ` (${unknown.length} with neither branch's FLOPs known)` : ""}.`;
-  return el("div", { class: "muted cost-branches", title: guessed.map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") }, text);
+  // what each branch costs where both are known: a merged decoder's step with the cache, left
+  // out when its first step costs more, is the one people budget for (QA32)
+  const rows = new Map((stats.nodes || []).map((r) => [r.node, r]));
+  const both = guessed.map((b) => {
+    const f = b.flops || {};
+    const [take, other] = [b.counted, b.skipped].map((p) => p.slice(p.lastIndexOf("/") + 1));
+    if (typeof f[take] !== "number" || typeof f[other] !== "number") return null;
+    const who = rows.has(b.node) ? rowLabel(stats, rows.get(b.node)) : b.node;
+    return el("li", { "data-node": b.node }, `${who}: ${take} ${formatMetric("flops", f[take])} FLOPs (counted), ${other} ${formatMetric("flops", f[other])}`);
+  }).filter(Boolean).slice(0, BRANCHES_LISTED);
+  return el("div", { class: "muted cost-branches", title: guessed.map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") },
+    text, both.length ? el("ul", { class: "cost-branch-flops" }, both) : null);
 }
+
+const BRANCHES_LISTED = 4; // Ifs whose two branches' FLOPs the note lists
 
 function fill(body, stats, ctx, reload, error = "") {
   clear(body);
