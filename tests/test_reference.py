@@ -436,3 +436,40 @@ def test_a_case_cut_short_while_a_request_waits_is_no_verdict(client, monkeypatc
     with client.application.app_context():
         reference.once_in_background(*held[0])
     assert verdict(client, mid)["status"] == "passed"
+
+
+def test_a_case_feeding_an_input_frozen_since_holds_at_that_value_and_no_longer_applies_at_another(client):
+    """QA32 N6: freezing a merged decoder's use_cache_branch to true made both its cases error
+    ("the model has no input any more") and the model "outputs differ" — though the case with the
+    cache gave its outputs exactly. That case holds (the frozen input left out of its feed); the
+    one without the cache no longer applies, and judges nothing."""
+    from merged_decoder import decoder_feeds, merged_decoder
+
+    mid = upload(client, merged_decoder().SerializeToString()).get_json()["id"]
+    for name, use_cache in (("first step", False), ("with the cache", True)):
+        feeds = decoder_feeds(use_cache)
+        inputs = {n: {"npy": npy_blob(client, a)} for n, a in feeds.items()}
+        dims = {"past_decoder_sequence_length": 4 if use_cache else 0}
+        assert add_case(client, mid, {"name": name, "inputs": inputs, "dims": dims})["verdict"]["status"] == "passed"
+    frozen = edit(
+        client,
+        mid,
+        [
+            {
+                "op": "freeze_input",
+                "name": "use_cache_branch",
+                "value": {"dtype": "BOOL", "shape": [1], "values": [True]},
+            }
+        ],
+    )
+    v = settled_reference(client, mid, frozen)
+    by_name = {c["name"]: c for c in v["cases"]}
+    assert by_name["with the cache"]["status"] == "passed" and by_name["with the cache"]["frozen"] == [
+        "use_cache_branch"
+    ]
+    assert by_name["first step"]["status"] == "not_applicable"
+    assert by_name["first step"]["message"] == (
+        "it feeds 'use_cache_branch' [false], which the model holds fixed at [true] now (freeze_input):"
+        " this case no longer applies"
+    )
+    assert v["status"] == "passed"  # the one case that applies gives its outputs

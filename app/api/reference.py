@@ -13,7 +13,8 @@ files and the cases: computed once, by whichever worker asks first.
   GET    /api/models/<id>/checks/verdict?revision= -> verdict (waits for it)
 
 A verdict: {"status": "none" | "pending" | "passed" | "failed", "tolerance", "cases": [{"name",
-"status": "passed" | "failed" | "error", "message"?, "outputs": {NAME: as run's compare, with
+"status": "passed" | "failed" | "error" | "not_applicable" (an input it feeds held fixed at another
+value now), "message"?, "frozen"? (inputs held fixed at the value it feeds: left out of its feed), "outputs": {NAME: as run's compare, with
 "passed"}}], "worst"?: {"case", "output", "max_rel_to_range"}}. An output passes when each value
 is within `tolerance` of the expected value plus `tolerance` of the expected output's largest
 magnitude (output_compare.compare_outputs' "close"); integers and strings must be equal.
@@ -83,7 +84,7 @@ def _judged(verdict: dict, tolerance: float) -> dict:
         return verdict
     cases = []
     for case in verdict["cases"]:
-        if case["status"] == "error":
+        if case["status"] in ("error", "not_applicable"):
             cases.append(case)
             continue
         outputs = {}
@@ -96,8 +97,16 @@ def _judged(verdict: dict, tolerance: float) -> dict:
             outputs[name] = {**o, "close": close, "passed": close}
         passed = all(o["passed"] for o in outputs.values())
         cases.append({**case, "outputs": outputs, "status": "passed" if passed else "failed"})
-    status = "passed" if all(c["status"] == "passed" for c in cases) else "failed"
-    return {**verdict, "status": status, "tolerance": tolerance, "cases": cases}
+    return {**verdict, "status": _status(cases), "tolerance": tolerance, "cases": cases}
+
+
+def _status(cases: list[dict]) -> str:
+    """A verdict's status from its cases': a case the model can no longer take (an input frozen
+    at another value) judges nothing; none left, nothing is judged."""
+    applies = [c for c in cases if c["status"] != "not_applicable"]
+    if not applies:
+        return "none"
+    return "passed" if all(c["status"] == "passed" for c in applies) else "failed"
 
 
 def reference_verdict(model_id: str, revision, model: onnx.ModelProto, wait: bool = False) -> dict:
@@ -163,7 +172,7 @@ def _cases_run(checks: dict, model: onnx.ModelProto, run) -> tuple[dict, bool]:
             cases.append(result)
             transient = transient or lost
     verdict: dict = {
-        "status": "passed" if all(c["status"] == "passed" for c in cases) else "failed",
+        "status": _status(cases),
         "tolerance": tolerance,
         "cases": cases,
     }
@@ -183,6 +192,12 @@ def _checked_case(model: onnx.ModelProto, case: dict, tolerance: float, run, fol
     was = {new: old for old, new in now.items() if new != old}
     if was:  # the page feeds and reads the case by the names the model has now
         out["renamed"] = {old: new for new, old in was.items()}
+    frozen, differs = _frozen_inputs(model, given, inputs)
+    if differs:  # the model holds another value there now: the case asks what it can't take
+        return {**out, "status": "not_applicable", "message": differs}, False
+    given = {n: digest for n, digest in given.items() if n not in frozen}
+    if frozen:
+        out["frozen"] = sorted(frozen)
     missing = [n for n in inputs if n not in given]
     gone = [n for n in given if n not in inputs] + [n for n in expected if n not in outputs]
     if missing or gone:
@@ -216,6 +231,33 @@ def _checked_case(model: onnx.ModelProto, case: dict, tolerance: float, run, fol
         out["outputs"][name] = {**c, "passed": bool(c["close"]), **renamed}
     out["status"] = "passed" if all(o["passed"] for o in out["outputs"].values()) else "failed"
     return out, False
+
+
+def _frozen_inputs(model: onnx.ModelProto, given: dict[str, str], inputs: list[str]) -> tuple[set[str], str]:
+    """The inputs a case feeds that the model holds fixed now (freeze_input: an initializer of
+    that name) at the value the case feeds — left out of its feed, the case still holds — and,
+    for one held at another value, why the case no longer applies (QA32: freezing a merged
+    decoder's use_cache_branch made both its cases "outputs differ", one of them identical)."""
+    held = {t.name: t for t in model.graph.initializer if t.name in given and t.name not in inputs}
+    same: set[str] = set()
+    for name, t in held.items():
+        fed = np.load(store().blobs.path(given[name]), allow_pickle=False)
+        fixed = numpy_helper.to_array(t)
+        if fed.size == fixed.size and np.array_equal(fed.reshape(-1), fixed.reshape(-1).astype(fed.dtype)):
+            same.add(name)
+            continue
+        return same, (
+            f"it feeds {name!r} {_few(fed)}, which the model holds fixed at {_few(fixed)} now (freeze_input):"
+            " this case no longer applies"
+        )
+    return same, ""
+
+
+def _few(a: np.ndarray) -> str:
+    """A value as a case's message quotes it: its first few entries."""
+    flat = a.reshape(-1)
+    text = ", ".join(str(v.item()).lower() if a.dtype == np.bool_ else str(v.item()) for v in flat[:4])
+    return f"[{text}{', …' if flat.size > 4 else ''}]"
 
 
 def _names_now(case: dict, inputs: list[str], outputs: list[str], held: set[str]) -> dict[str, str]:
@@ -252,7 +294,7 @@ class OutputGate:
 
         verdict, transient = _cases_run(self.checks, model, run)
         self.verdict = None if transient else verdict
-        if verdict["status"] == "passed" or transient:
+        if verdict["status"] in ("passed", "none") or transient:  # none: no case applies any more
             return None
         return f"the edit changes what the model computes: {refusal_cause(verdict)} (its reference cases gate edits)"
 

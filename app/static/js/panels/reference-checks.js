@@ -50,6 +50,11 @@ function caseInputs(c, renamed = {}) {
 function caseVerdict(result) {
   if (!result) return null;
   if (result.status === "passed") return tag("gives its outputs", "tag-set ref-case-verdict");
+  if (result.status === "not_applicable") { // an input it feeds is held fixed at another value now
+    const t = tag("no longer applies", "ref-case-verdict");
+    t.title = result.message || "";
+    return t;
+  }
   const t = tag(result.status === "error" ? "can't run" : "differs", "tag-warn ref-case-verdict");
   t.title = result.message || Object.entries(result.outputs || {}).filter(([, o]) => !o.passed)
     .map(([n, o]) => `${n}: ${o.max_rel_to_range === null || o.max_rel_to_range === undefined ? "shape or type changed" : `${formatPercent(o.max_rel_to_range)} of its range off`}`).join("; ");
