@@ -101,7 +101,8 @@ def test_a_condition_through_not_or_a_constant_is_said_and_others_are_not(client
 
 def test_a_name_a_body_defines_itself_is_not_the_outer_input():
     """A Loop body whose own input is named `ids` reads that, not the graph's `ids`: the Gather
-    inside says nothing of the outer input's values."""
+    inside says nothing of the outer input's values — but of `first`, the value the Loop hands
+    that body input to carry (a decoding loop's token ids: QA32 N4, all zeros)."""
     table = onnx.numpy_helper.from_array(np.zeros((7, 2), np.float32), "table")
     body = helper.make_graph(
         [
@@ -119,15 +120,15 @@ def test_a_name_a_body_defines_itself_is_not_the_outer_input():
             helper.make_tensor_value_info("rows", 1, None),
         ],
     )
-    loop = helper.make_node("Loop", ["", "", "ids"], ["last"], body=body)
+    loop = helper.make_node("Loop", ["", "", "first"], ["last"], body=body)
     graph = helper.make_graph(
-        [loop],
+        [helper.make_node("Identity", ["ids"], ["unused"]), loop],
         "g",
-        [helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info(n, TensorProto.INT64, [3]) for n in ("ids", "first")],
         [helper.make_tensor_value_info("last", TensorProto.INT64, [3])],
         [table],
     )
-    assert input_vocabularies(graph, ["ids"]) == {}
+    assert input_vocabularies(graph, ["ids", "first"]) == {"first": {"values": [], "below": 7, "text": False}}
     # without the body's own `ids`, its Gather reads the graph's: the table's 7 rows
-    del graph.node[0].attribute[0].g.input[2]
+    del graph.node[1].attribute[0].g.input[2]
     assert input_vocabularies(graph, ["ids"]) == {"ids": {"values": [], "below": 7, "text": False}}

@@ -26,6 +26,7 @@ class Scope:
     shadowed: set[str] = field(default_factory=set)  # names the body defines itself
     readers: dict[str, list[tuple[onnx.NodeProto, Scope]]] = field(default_factory=dict)
     own: dict[str, list[int]] = field(default_factory=dict)  # its initializers: name -> dims
+    bodies: dict[int, Scope] = field(default_factory=dict)  # id(a Loop node of it) -> its body's scope
 
     def table(self, name: str) -> list[int] | None:
         """The dims of the initializer `name` means here (its own, or an enclosing graph's it
@@ -58,6 +59,8 @@ def scope_of(graph: onnx.GraphProto, outer: Scope | None = None, depth: int = 0)
             continue
         for sub in subgraphs(n):
             inner = scope_of(sub, scope, depth + 1)
+            if n.op_type == "Loop":
+                scope.bodies[id(n)] = inner
             for x, found in inner.readers.items():
                 if x not in inner.shadowed:  # read from around the body: one of ours
                     scope.readers.setdefault(x, []).extend(found)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import onnx
 from onnx import numpy_helper
 
-from .scoped_readers import scope_of
+from .scoped_readers import Scope, scope_of
 from .traverse import standard_domain
 
 MAX_WORDS = 10_000  # entries of a vocabulary handed to the run (the job is one JSON line)
@@ -98,6 +98,10 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
                     found[name] = {"values": [], "below": rows, "text": False}
                     queue.clear()
                     break
+                carried = _carried_into(n, value, where)
+                if carried is not None and (carried[0], id(carried[1])) not in seen:
+                    seen.add((carried[0], id(carried[1])))
+                    queue.append((*carried, text))
                 passes = n.op_type in PASS_ON and (n.op_type != "Gather" or n.input[0] == value)
                 splits = n.op_type in SPLITS_WORDS
                 if passes or splits:
@@ -106,6 +110,18 @@ def input_vocabularies(graph: onnx.GraphProto, names: list[str]) -> dict[str, di
                             seen.add((out, id(where)))
                             queue.append((out, where, text or splits))
     return found
+
+
+def _carried_into(node: onnx.NodeProto, value: str, where: Scope) -> tuple[str, Scope] | None:
+    """(the body input, the body's scope) a Loop hands `value` to as a carried value's first
+    value: a decoding loop's token ids, which its body looks up in the embedding (QA32 N4)."""
+    body = where.bodies.get(id(node)) if node.op_type == "Loop" else None
+    if body is None:
+        return None
+    at = next((k for k, x in enumerate(node.input) if k >= 2 and x == value), None)
+    if at is None or at >= len(body.graph.input):
+        return None
+    return body.graph.input[at].name, body
 
 
 def _rows_indexed(node: onnx.NodeProto, value: str, table: Callable[[str], list[int] | None]) -> int | None:
