@@ -182,3 +182,24 @@ def test_simplify_says_the_weights_grew_where_a_tied_weight_is_folded_into_each_
     assert grew, line
     assert float(grew.group(1)) == pytest.approx(2 * 50 * 32 * 4 / 1024, abs=0.1)  # two [32,50] float copies
     assert f"'{folded}' 6.2 KiB in each of 2 If/Loop bodies" in line
+
+
+def test_cleanup_drops_an_if_output_nothing_reads_and_what_both_branches_computed_for_it(client):
+    """QA32 (#13 of QA31): after remove_output present.0.encoder.value, cleanup said "nothing
+    changed" while both branches still computed it."""
+    gone = "present.0.encoder.value"
+    mid, r = edit(client, [{"op": "remove_output", "name": gone}, {"op": "cleanup"}])
+    model = stored(client, mid, r)
+    node = next(n for n in model.graph.node if n.op_type == "If")
+    assert gone not in node.output and len(node.output) == 4
+    assert all(len(b.output) == 4 for b in branches(model).values())
+    assert "1 If output nothing read" in r.get_json()["changes"][-1], r.get_json()["changes"]
+    # what each branch computed only for it goes (the attention still reads the values)
+    for name, body in branches(model).items():
+        assert not [n.name for n in body.node if n.name.startswith("present.0.encoder.value")], name
+    for use_cache in (True, False):
+        want = dict(zip([o.name for o in merged_decoder().graph.output], outputs(ORIGINAL, use_cache), strict=True))
+        got = dict(zip([o.name for o in model.graph.output], outputs(model, use_cache), strict=True))
+        assert set(got) == set(want) - {gone}
+        for name, value in got.items():
+            np.testing.assert_array_equal(value, want[name])

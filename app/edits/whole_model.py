@@ -36,7 +36,7 @@ from .jsontypes import Array, Integer, String, optional, required
 from .opset_defaults import drop_unknown_defaults, dropped_words, merged
 from .opset_down import carry_down, missing_at, put_back
 from .registry import edit_op
-from .unused import drop_initializers, initializer_names, live_nodes, names_read
+from .unused import drop_initializers, initializer_names, live_nodes, names_read, read_elsewhere
 
 
 @edit_op("infer_shapes")
@@ -77,7 +77,8 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
 )
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
     """Remove from the main graph what no graph output (nor training graph) depends on: dead
-    nodes (in its If/Loop/Scan bodies too, what no output of their body needs), unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present;
+    nodes (in its If/Loop/Scan bodies too, what no output of their body needs; an If's outputs
+    nothing reads, with each branch's output in their place), unused initializers, dense or sparse (with their graph-input twins), and value_info of values no longer present;
     and the model-local functions no node calls (once the dead nodes are gone; a function only
     an uncalled function calls goes too). Each part can be switched off (nodes/initializers/
     value_info/functions: false). With
@@ -85,6 +86,7 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
     constants (what quantization and constant folding need), the IR raised to 4 if lower."""
     g = model.graph
     flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
+    if_outputs = _drop_unread_if_outputs(model) if flags["nodes"] else 0
     in_bodies = _clean_bodies(model) if flags["nodes"] else 0
     live, needed = live_nodes(model, g)  # from its outputs, and what training graphs read or set
     if not flags["nodes"]:
@@ -110,6 +112,8 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
         f"removed {plural(len(dead), 'dead node')}{bodies}, {plural(len(unused_inits), 'unused initializer')}, "
         f"{dropped_vi} stale value_info"
     )
+    if if_outputs:
+        out += f", {plural(if_outputs, 'If output')} nothing read (with what both branches computed for it)"
     if op["functions"]:
         gone_fns = drop_uncalled_functions(model)
         if gone_fns:
@@ -124,6 +128,32 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
             out += f" (ir_version {model.ir_version} -> 4)"
             model.ir_version = 4
     return out
+
+
+def _drop_unread_if_outputs(model: onnx.ModelProto) -> int:
+    """Remove the outputs of If nodes that nothing reads (a graph output removed since: QA32 —
+    both branches of a merged decoder still computed the present key/value dropped), and each
+    branch's output in that place; what computed them is then dead in the branches
+    (_clean_bodies). An If keeps at least one output. The outputs removed."""
+    removed = 0
+    for ref in walk_graphs(model):
+        g = ref.container
+        if not isinstance(g, onnx.GraphProto) or not (ref.path == "" or ref.path[:1] == "n"):
+            continue
+        read = names_read(g) | read_elsewhere(model, g)
+        for node in g.node:
+            if node.op_type != "If" or node.domain not in ("", "ai.onnx"):
+                continue
+            branches = [a.g for a in node.attribute if a.name in ("then_branch", "else_branch")]
+            if len(branches) != 2 or any(len(b.output) != len(node.output) for b in branches):
+                continue
+            unread = [k for k, name in enumerate(node.output) if not name or name not in read]
+            for k in reversed(unread[: len(node.output) - 1] if len(unread) == len(node.output) else unread):
+                del node.output[k]
+                for b in branches:
+                    del b.output[k]
+                removed += 1
+    return removed
 
 
 def _clean_bodies(model: onnx.ModelProto) -> int:
