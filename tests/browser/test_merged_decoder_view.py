@@ -90,3 +90,28 @@ def test_after_float16_the_first_view_still_shows_the_if(page, server, artifacts
     box = page.locator("#graph [data-node-id]").filter(has_text="optimum::if").bounding_box()
     assert box is not None
     assert area["x"] <= box["x"] and box["x"] + box["width"] <= area["x"] + area["width"], (area, box)
+
+
+def test_an_if_whose_branch_sizes_would_be_cut_leaves_out_the_word(page, server):
+    """QA32: a Whisper decoder's "⤷ then_branch (163 ops) · else_branch (171 ops)" was cut to
+    "else_branch (171 …": past the box's width the counts stand alone."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    def chain(n: int, out: str) -> object:
+        nodes = [
+            h.make_node("Relu", ["x" if k == 0 else f"r{k - 1}"], [f"r{k}" if k < n - 1 else out]) for k in range(n)
+        ]
+        return h.make_graph(nodes, out, [], [h.make_tensor_value_info(out, T.FLOAT, [2])])
+
+    node = h.make_node("If", ["c"], ["y"], name="optimum::if", then_branch=chain(163, "t"), else_branch=chain(171, "e"))
+    graph = h.make_graph(
+        [node],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    summary = upload(page, server, h.make_model(graph, opset_imports=[h.make_opsetid("", 18)]), "sized.onnx")
+    open_model(page, server, summary["id"])
+    wait_ready(page)
+    assert "⤷ then_branch (163) · else_branch (171)" in page.locator("#graph [data-node-id=n0]").text_content()

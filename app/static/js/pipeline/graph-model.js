@@ -429,12 +429,16 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
   if (listed.length > shown.length) lines.push({ text: `+${listed.length - shown.length} more constants`, font: "more" });
   if (node.subgraphs && node.subgraphs.length) {
     const subgraphs = subgraphsOf(node);
-    // each with its size: a merged decoder's If holds the whole model in two branches (QA31)
-    const parts = subgraphs.map((p) => {
+    // each with its size: a merged decoder's If holds the whole model in two branches (QA31);
+    // the word "ops" left out where the line would be cut ("else_branch (171 …": QA32)
+    const sized = (word) => subgraphs.map((p) => {
       const n = subgraphNodes(node, p);
       const name = p.slice(p.lastIndexOf("/") + 1);
-      return n === null ? name : `${name} (${n} ${n === 1 ? "op" : "ops"})`;
+      return n === null ? name : `${name} (${n}${word ? ` ${n === 1 ? "op" : "ops"}` : ""})`;
     });
+    const room = METRICS.maxWidth - 2 * METRICS.padX;
+    let parts = sized(true);
+    if (measureText(`⤷ ${parts.join(" · ")}`, FONTS.sub) > room) parts = sized(false);
     lines.push({ text: `⤷ ${parts.join(" · ")}`, font: "sub", subgraphs, parts });
   }
   return lines;
