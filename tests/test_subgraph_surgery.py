@@ -816,3 +816,31 @@ def test_a_refusal_in_one_of_two_alike_branches_names_its_branch(client):
         "'axis' must be in [-4 , 3]. Its actual value is: 7"
     ) in error["message"].splitlines()[0], error["message"]
     assert client.get(f"/api/models/{mid}").get_json()["head"] == 0
+
+
+def test_a_change_to_a_node_two_branches_name_alike_says_its_branch(client):
+    """QA32 N7: the change line (and so the History) of an edit in then_branch read `attribute
+    'axis' of node "…/Softmax" (Softmax) set to 3`: both branches have that node."""
+    from merged_decoder import merged_decoder
+
+    mid = upload(client, merged_decoder().SerializeToString()).get_json()["id"]
+    graph = client.get(f"/api/models/{mid}/graph?path=n0/then_branch").get_json()
+    softmax = next(n["id"] for n in graph["nodes"] if n["op_type"] == "Softmax")
+    r = client.post(
+        f"/api/models/{mid}/edits",
+        json={"base": 0, "ops": [{"op": "set_attribute", "node": softmax, "name": "axis", "value": 3}]},
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"] == [
+        "attribute 'axis' of node \"/model/decoder/layers.0/self_attn/Softmax\" (Softmax) in optimum::if/then_branch set to 3"
+    ]
+    # a name only one node bears needs no graph
+    gather = next(n for n in graph["nodes"] if n["op_type"] == "Gather")
+    assert gather["name"]  # (both branches have one: renamed first, it is the only one)
+    ops = [{"op": "rename_node", "node": gather["id"], "name": "embed_with_past"}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    ops = [{"op": "set_attribute", "node": gather["id"], "name": "axis", "value": 0}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 2, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    assert " in " not in r.get_json()["changes"][0], r.get_json()["changes"]

@@ -12,7 +12,7 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload, parse_model
 from ..onnx_io.address import carry, node_id, node_words, resolve_node
-from ..onnx_io.causes import causes_of
+from ..onnx_io.causes import causes_of, graph_words
 from ..onnx_io.external import TENSOR_PREFIX, data_refs
 from ..onnx_io.function_expansion import check_expansion
 from ..onnx_io.light import basic_check, light_copy
@@ -132,14 +132,46 @@ def _run_ops(
     with _node_in_base(model, base_data), batch_end(invalid if allow_invalid else None):
         for k, (entry, op) in enumerate(checked):
             recorded.append(stable_op(entry, model, ops[k]))  # before it runs: its addresses read as sent
+            alike = _alike_node(model, op.get("node"))  # before it runs: the op may remove or rename it
             try:
-                made.append(entry.fn(model, op))
+                made.append(_placed(entry.fn(model, op), alike))
             except StudioError as exc:
                 detail = exc.message.removeprefix(f"{entry.name}: ")
                 exc.message = f"op #{k + 1} ({entry.name}): {detail}"
                 exc.args = (exc.message,)
                 raise
     return [str(line) for line in made], invalid, recorded  # late lines (batch_end.py) written now
+
+
+def _alike_node(model: onnx.ModelProto, address) -> tuple[str, str] | None:
+    """(how a change line names the node an op addresses inside a subgraph, the same words
+    with its graph) when nodes of other graphs bear its name: a merged decoder's two branches
+    name every node alike, and "attribute 'axis' of node "…/Softmax" (Softmax)" said which
+    neither in the change line nor the History (QA32 N7)."""
+    if not isinstance(address, str) or "/" not in address:
+        return None
+    try:
+        ref, _, node = resolve_node(model, address)
+    except StudioError:
+        return None
+    if not ref.path or not node.name:
+        return None
+    bearing = sum(1 for r in walk_graphs(model) for n in r.container.node if n.name == node.name)
+    if bearing < 2:
+        return None
+    said = node_words(node.name, node.op_type)
+    return said, f"{said} in {graph_words(model, ref.path)}"
+
+
+def _placed(line: str | LateLine, alike: tuple[str, str] | None) -> str | LateLine:
+    """The op's change line with its node's graph said (_alike_node), where it names the node
+    (a late line when it is written)."""
+    if alike is None:
+        return line
+    said, placed = alike
+    if isinstance(line, LateLine):
+        return LateLine(lambda: str(_placed(line.write(), alike)))
+    return line if placed in line else line.replace(said, placed, 1)
 
 
 def _checks(model: onnx.ModelProto, size: int, base: dict) -> tuple[dict, dict | None]:
