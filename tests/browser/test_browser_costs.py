@@ -323,7 +323,13 @@ def test_an_ifs_costlier_branch_is_counted_and_said(page, server):
     costs = page.locator("#costs[data-ready=true]")
     costs.wait_for()
     note = costs.locator(".cost-branches")
-    assert note.text_content() == "The If's costlier branch is counted: which one runs is known only when it runs."
+    assert note.text_content().startswith(
+        "The If's costlier branch is counted: which one runs is known only when it runs."
+    )
+    # what each branch costs, the one left out too
+    assert (
+        note.locator(".cost-branch-flops li").text_content() == "branch: else_branch 12 FLOPs (counted), then_branch 6"
+    )
     assert note.get_attribute("title") == "n1: n1/else_branch counted, n1/then_branch left out"
     assert (
         costs.locator(".props").text_content().startswith("Parameters6 (24 B)FLOPs18")
