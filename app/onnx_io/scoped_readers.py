@@ -38,7 +38,7 @@ class Scope:
         return self.outer.table(name)
 
 
-def _defined(g: onnx.GraphProto) -> set[str]:
+def defined_names(g: onnx.GraphProto) -> set[str]:
     """The names g defines itself: what it holds shadows the outer values of those names."""
     names = {v.name for v in g.input} | {t.name for t in g.initializer}
     names |= {s.values.name for s in g.sparse_initializer}
@@ -49,7 +49,7 @@ def scope_of(graph: onnx.GraphProto, outer: Scope | None = None, depth: int = 0)
     """The scope of `graph` (a main graph: no `outer`), each name's readers found: the graph's
     nodes reading it, and the nodes of the bodies it holds (at any depth) reading it from the
     graph around them, each with the scope it is in."""
-    scope = Scope(graph, outer, _defined(graph) if outer is not None else set())
+    scope = Scope(graph, outer, defined_names(graph) if outer is not None else set())
     scope.own = {t.name: list(t.dims) for t in graph.initializer}
     for n in graph.node:
         for x in dict.fromkeys(n.input):
@@ -79,6 +79,6 @@ def reading_nodes(graph, path: str, name: str, depth: int = 0) -> list[tuple[str
         if depth >= MAX_GRAPH_DEPTH:
             continue
         for attr, item, sub in node_graphs(n):
-            if name not in _defined(sub):
+            if name not in defined_names(sub):
                 found.extend(reading_nodes(sub, subgraph_path(nid, attr, item), name, depth + 1))
     return found

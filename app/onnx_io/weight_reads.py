@@ -12,6 +12,7 @@ import onnx
 
 from .address import node_id, subgraph_path
 from .limits import MAX_GRAPH_DEPTH
+from .scoped_readers import defined_names
 from .traverse import node_graphs, standard_domain
 
 
@@ -55,11 +56,7 @@ def _visible(
 ) -> dict[str, tuple[str, onnx.TensorProto]]:
     """name -> (owning graph, initializer) of the initializers g's nodes can read: the outer
     ones g doesn't define again, and its own."""
-    own = (
-        {v.name for v in g.input}
-        | {x for n in g.node for x in n.output}
-        | {s.values.name for s in g.sparse_initializer}
-    )
+    own = defined_names(g)  # its own initializers are put in below
     visible = {name: found for name, found in outer.items() if name not in own}
     visible.update((t.name, (path, t)) for t in g.initializer)
     return visible
