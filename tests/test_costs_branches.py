@@ -212,3 +212,28 @@ def test_a_loop_counts_its_own_branch_dim(client):
     assert symbols == {"per_row_then": "s", "per_row_else": "m"}
     counts = {loop["name"]: loop["iterations"] for loop in stats(client, data, "?dims=b=2,s=3,m=7")["loops"]}
     assert counts == {"per_row_then": 3, "per_row_else": 7}
+
+
+@pytest.mark.parametrize("flag, branch", [("1", "then_branch"), ("true", "then_branch"), ("false", "else_branch")])
+def test_a_flag_given_counts_the_branch_it_takes(client, flag, branch):
+    """At (5, 1, 50) the first step (else_branch) costs more; given use_cache_branch, the branch it
+    takes is counted: a decoder's per-token cost is its with-cache step's."""
+    truth = {b: sum(f.values()) for b, f in true_matmul_flops(5, 1, 50).items()}
+    plain = stats(client, merged_decoder().SerializeToString(), sized(5, 1, 50))
+    assert plain["branch_inputs"] == ["use_cache_branch"]
+    assert plain["branches"][0]["by"] == "flops" and plain["branches"][0]["counted"] == "n0/else_branch"
+    answer = stats(client, merged_decoder().SerializeToString(), sized(5, 1, 50) + f",use_cache_branch={flag}")
+    (said,) = answer["branches"]
+    assert said["counted"] == f"n0/{branch}" and said["by"] == "given"
+    assert said["given"] == {"use_cache_branch": branch == "then_branch"}
+    assert said["why"] == f"its condition follows from use_cache_branch = {str(branch == 'then_branch').lower()}, given"
+    assert answer["dims"]["use_cache_branch"] == (1 if branch == "then_branch" else 0)
+    counted = [r for r in answer["nodes"] if r["node"].startswith(f"n0/{branch}/") and r["op_type"] == "MatMul"]
+    assert sum(r["flops"] for r in counted) == truth[branch]
+    other = "else_branch" if branch == "then_branch" else "then_branch"
+    assert all(r.get("branch_skipped") == "n0" for r in answer["nodes"] if r["node"].startswith(f"n0/{other}/"))
+
+
+def test_a_value_for_no_flag_is_not_echoed(client):
+    answer = stats(client, merged_decoder().SerializeToString(), sized(1, 4, 6) + ",input_ids=1")
+    assert "input_ids" not in answer["dims"] and answer["branches"][0]["by"] == "flops"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 from merged_decoder import VOCAB, decoder_feeds, merged_decoder
 from onnx import TensorProto, helper
 from test_input_roles import run, values
@@ -132,3 +133,56 @@ def test_a_name_a_body_defines_itself_is_not_the_outer_input():
     # without the body's own `ids`, its Gather reads the graph's: the table's 7 rows
     del graph.node[1].attribute[0].g.input[2]
     assert input_vocabularies(graph, ["ids"]) == {"ids": {"values": [], "below": 7, "text": False}}
+
+
+def _nested_ifs() -> onnx.ModelProto:
+    """outer: If(flag) whose then_branch holds inner: If(Equal(step, 0)) — the inner one's
+    condition an integer input of the main graph compared with a constant, read from inside."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+
+    def out(name: str) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, [2])
+
+    first = helper.make_graph([helper.make_node("Neg", ["x"], ["f"])], "first", [], [out("f")])
+    later = helper.make_graph([helper.make_node("Abs", ["x"], ["l"])], "later", [], [out("l")])
+    inner = helper.make_node("If", ["is_first"], ["i"], name="inner", then_branch=first, else_branch=later)
+    then = helper.make_graph(
+        [helper.make_node("Equal", ["step", "zero"], ["is_first"], name="eq"), inner], "then", [], [out("i")]
+    )
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [], [out("e")])
+    outer = helper.make_node("If", ["flag"], ["y"], name="outer", then_branch=then, else_branch=other)
+    graph = helper.make_graph(
+        [outer],
+        "g",
+        [
+            x,
+            helper.make_tensor_value_info("flag", TensorProto.BOOL, [1]),
+            helper.make_tensor_value_info("step", TensorProto.INT64, [1]),
+        ],
+        [out("y")],
+        [onnx.numpy_helper.from_array(np.zeros(1, np.int64), "zero")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("step, inner", [(0, "then_branch"), (3, "else_branch")])
+def test_an_if_inside_a_branch_that_ran_is_said_with_how_its_condition_came(client, step, inner):
+    mid = upload(client, _nested_ifs().SerializeToString()).get_json()["id"]
+    fed = {"x": {"values": [1.0, -2.0]}, "flag": {"values": [True]}, "step": {"values": [step]}}
+    answer = run(client, mid, {"inputs": fed})
+    assert answer["branches"] == [
+        {"node": "n0", "name": "outer", "ran": "then_branch", "input": "flag", "value": True},
+        {
+            "node": "n0/then_branch/n1",
+            "name": "inner",
+            "ran": inner,
+            "input": "step",
+            "value": step,
+            "through": ["Equal"],
+        },
+    ]
+    # what onnxruntime computed agrees: Neg on the first step, Abs after
+    assert values(answer["outputs"]["y"]).tolist() == ([-1.0, 2.0] if step == 0 else [1.0, 2.0])
+    # the else branch ran: nothing inside then_branch is said
+    fed["flag"] = {"values": [False]}
+    assert [b["node"] for b in run(client, mid, {"inputs": fed})["branches"]] == ["n0"]

@@ -1,6 +1,7 @@
 """GET /api/models/<id>/stats[?revision=&dims=NAME=N,...]: parameters, FLOPs and output bytes,
 per node and in all (views/costs.py has the formulas). Symbolic dims are unknown unless given
-(and a Loop's count, by its symbol "<name>.iterations": views/loop_costs.py);
+(and a Loop's count, by its symbol "<name>.iterations": views/loop_costs.py; an input an If's
+condition comes from, by its name: "use_cache_branch=1", its branch counted);
 the answer's "unknown" names the ones that left something unknown. Given sizes of the inputs'
 dims, shapes are inferred again from those numbers (onnx_io/inference.shapes_at_dims), so every
 shape that follows from the inputs is known, not only the dims spelled the same way."""
@@ -23,7 +24,8 @@ from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, inferred_from_inputs, load, revision_number, store
 
 _at_sizes = LRU(32)  # (revision blob, sizes) -> costs at those sizes
-_DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*([-+]?[0-9.eE+]+)\s*$")
+_DIM = re.compile(r"^\s*([^=,]+?)\s*=\s*([-+]?[0-9.eE+]+|true|false)\s*$", re.IGNORECASE)
+_FLAGS = {"true": "1", "false": "0"}
 
 
 def parse_dims(raw: str | None) -> dict[str, int]:
@@ -36,6 +38,7 @@ def parse_dims(raw: str | None) -> dict[str, int]:
         if m is None:
             raise StudioError("bad_dims", f"dims are NAME=N pairs separated by commas; {part.strip()!r} is not one")
         name, text = m.groups()
+        text = _FLAGS.get(text.lower(), text)  # a flag deciding an If: use_cache_branch=true
         if not text.isdigit():  # as Run takes them: 0 too (a decoder's first step has no past)
             raise StudioError("bad_dims", f"{name}: a size is a whole number from 0, not {text}")
         if int(text) > MAX_DIM_SIZE:
@@ -93,7 +96,8 @@ def get_stats(model_id):
     else:
         costs = derived.kept(store(), "costs", revision.blob, compute, encode, orjson.loads)
     # the sizes this revision has a dim for: one fixed by an edit since is no longer a size to give
-    # (a Loop's count by its symbol: "while.iterations")
+    # (a Loop's count by its symbol: "while.iterations"; an If's flag by its input's name)
     loops = {loop["symbol"] for loop in costs["loops"] if loop["symbol"]}
-    used = {k: v for k, v in dims.items() if k in costs["input_dims"] or k in costs["unknown"]["dims_at"] or k in loops}
+    asked = {*costs["input_dims"], *costs["unknown"]["dims_at"], *loops, *costs["branch_inputs"]}
+    used = {k: v for k, v in dims.items() if k in asked}
     return current_app.json.response({"revision": revision.rev, "dims": used, **costs})

@@ -463,8 +463,8 @@ SCHEMAS: dict = {
             "onnxruntime": {"type": "string"},
             "branches": {
                 "type": "array",
-                "description": "which branch each main-graph If ran, where its condition is a graph input fed"
-                " (maybe through Identity/Not) or a constant",
+                "description": "which branch each If ran (of the main graph, and of the branches that ran),"
+                " where its condition follows from the inputs fed and constants",
                 "items": {
                     "type": "object",
                     "required": ["node", "ran", "value"],
@@ -474,10 +474,22 @@ SCHEMAS: dict = {
                         "ran": {"type": "string", "enum": ["then_branch", "else_branch"]},
                         "input": {
                             "type": "string",
-                            "description": "the graph input the condition is; absent: a constant",
+                            "description": "the graph input the condition comes from; absent: a constant (or several: inputs)",
                         },
-                        "value": {"type": "boolean"},
-                        "negated": {"type": "boolean"},
+                        "value": {
+                            "type": ["boolean", "number"],
+                            "description": "that input's value fed; without one, the constant the condition is",
+                        },
+                        "inputs": {
+                            "type": "object",
+                            "description": "the graph inputs it comes from and their values, when several",
+                        },
+                        "negated": {"type": "boolean", "description": "through an odd number of Not alone"},
+                        "through": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "the ops on the way from the inputs (Cast, Equal …), when more than Not",
+                        },
                     },
                 },
             },
@@ -748,6 +760,37 @@ SCHEMAS: dict = {
                         "why": {"type": "string"},
                     },
                 },
+            },
+            "branches": {
+                "type": "array",
+                "description": "each If that runs: the branch the totals count and why",
+                "items": {
+                    "type": "object",
+                    "required": ["node", "counted", "skipped", "why", "by"],
+                    "properties": {
+                        "node": {"type": "string"},
+                        "counted": {"type": "string", "description": "the graph path of the branch counted"},
+                        "skipped": {"type": "string"},
+                        "why": {"type": "string"},
+                        "by": {
+                            "type": "string",
+                            "enum": ["constant", "given", "flops"],
+                            "description": "what picked it: a constant condition, the values given in dims"
+                            " for the inputs it comes from (branch_inputs), or the costlier by FLOPs",
+                        },
+                        "given": {"type": "object", "description": "by given: those inputs and their values"},
+                        "flops": {
+                            "type": "object",
+                            "description": "each branch's FLOPs, then_branch and else_branch (null: a node unknown)",
+                        },
+                    },
+                },
+            },
+            "branch_inputs": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "main-graph inputs an If's condition comes from: given in dims (use_cache_branch=1),"
+                " the branch they pick is counted",
             },
             "graphs": {
                 "type": "object",

@@ -11,8 +11,8 @@ against its float source, inputs and outputs paired by name (or renamed in place
   -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
       "inputs": {NAME: preview (+ "random": {"seed", "role"?} for one the run made)}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
-      "branches"?: [{"node", "name", "ran": "then_branch" | "else_branch", "input"?, "value", "negated"?}]
-        (each main-graph If whose condition is a graph input or a constant: if_branches.py),
+      "branches"?: [{"node", "name", "ran": "then_branch" | "else_branch", "value", "input"?, "negated"?, "inputs"?, "through"?}]
+        (each If whose condition is known from the inputs fed or constants: if_conditions.py),
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}, "padding"?: as compare's},
       "compare"?: {"revision", "model"?: {"id", "name"}, "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
                    "renamed": {NAME: its name in the other revision},
@@ -52,7 +52,7 @@ from ..onnx_io.causes import graph_words
 from ..onnx_io.declared_shapes import declared_mismatches, fed_sizes
 from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.external import TENSOR_PREFIX, ExternalFiles, missing_data, missing_words, normalize_location
-from ..onnx_io.if_branches import branches_ran
+from ..onnx_io.if_conditions import branches_ran
 from ..onnx_io.inference import input_dims
 from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles

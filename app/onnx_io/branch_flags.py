@@ -5,11 +5,13 @@ an edit that broke then_branch, the step a decoder runs for every token but the 
 badged "onnxruntime loads and runs it" (QA31 F1); and when else_branch failed, the fills tried
 next (counting, ones) made the flag true, so an edit breaking else_branch passed too. Such an
 input, reaching an If's condition directly or through nodes that pass a value on (Identity,
-Cast, Squeeze, Not, And ...: loop_counts._back), is held at one value through each run, and
+Cast, Squeeze, Not, And ...: value_passing.backward), is held at one value through each run, and
 the model is run once at each (ort_worker.check: both within the check's limits).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import onnx
 
@@ -53,6 +55,6 @@ def _mixed(off: dict[str, bool], on: dict[str, bool]) -> list[dict]:
     return out
 
 
-def case_words(values: dict[str, bool]) -> str:
-    """ "use_cache_branch = true": the values a run fed its branch flags, as JSON writes them."""
+def case_words(values: Mapping[str, object]) -> str:
+    """ "use_cache_branch = true": the values of flags (a run fed, Costs was given), as JSON writes them."""
     return ", ".join(f"{name} = {str(value).lower()}" for name, value in values.items())

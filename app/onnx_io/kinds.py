@@ -20,6 +20,7 @@ from ..errors import StudioError
 from .function_expansion import check_expansion
 from .limits import MAX_DATA_DEPTH
 from .load import parse_model
+from .sizes import INTEGER_TYPES
 
 KINDS = ("model", "tensor", "sequence", "map", "optional", "operator_set")
 
@@ -87,10 +88,9 @@ def _sequence_ok(s: onnx.SequenceProto, depth: int = 0) -> bool:
 
 def _map_ok(m: onnx.MapProto, depth: int = 0) -> bool:
     T = onnx.TensorProto
-    integer_keys = {T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64}
     if m.key_type == T.STRING:
         count = len(m.string_keys)
-    elif m.key_type in integer_keys:
+    elif m.key_type in INTEGER_TYPES:
         count = len(m.keys)
     else:
         return False

@@ -16,39 +16,15 @@ from collections.abc import Callable
 import onnx
 from onnx import numpy_helper
 
+from .sizes import INTEGER_TYPES, UNSIGNED_TYPES
 from .traverse import graph_constants, graphs_within, standard_domain
+from .value_passing import backward
 
 LOOP = "loop"  # a run's role for such an input (api/run.py): fed its value, not random numbers
 LOOP_TRIPS = 3  # iterations a made-up trip count asks for: the body runs, its carried values go round
 MAX_FED = 1024  # the largest value fed: an input that must be bigger to run the Loop is left as it was
 MAX_HOPS = 32  # nodes followed back from a Loop's input to the graph input it comes from
 
-# ops whose output holds their first input's values (or their only input's)
-_SAME = frozenset(
-    {"Identity", "Cast", "CastLike", "Squeeze", "Unsqueeze", "Reshape", "Flatten", "Expand", "Ceil", "Floor"}
-)
-_COMPARE = {
-    "Less": lambda a, b: a < b,
-    "LessOrEqual": lambda a, b: a <= b,
-    "Greater": lambda a, b: a > b,
-    "GreaterOrEqual": lambda a, b: a >= b,
-    "Equal": lambda a, b: a == b,
-}
-_INTEGERS = frozenset(
-    {
-        onnx.TensorProto.INT8,
-        onnx.TensorProto.INT16,
-        onnx.TensorProto.INT32,
-        onnx.TensorProto.INT64,
-        onnx.TensorProto.UINT8,
-        onnx.TensorProto.UINT16,
-        onnx.TensorProto.UINT32,
-        onnx.TensorProto.UINT64,
-    }
-)
-_UNSIGNED = frozenset(
-    {onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
-)
 _FLOATS = frozenset({onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16})
 
 Wanted = int | float | bool
@@ -75,7 +51,7 @@ def inputs_for(
     """{input: the value to feed it} for those of `names` (graph inputs of one value) that a
     value some node needs comes from, in `graph` or a body at any depth: `wants(node)` gives
     (the node's input, the value it needs) of each standard node, followed back to the graph's
-    inputs through nodes that pass a value on (_back)."""
+    inputs through nodes that pass a value on (value_passing.backward)."""
     wanted = set(names)
     types = {vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name in wanted and _one_value(vi)}
     producers: dict[str, onnx.NodeProto] = {}
@@ -110,7 +86,7 @@ def inputs_for(
         node = producers.get(name)
         if node is None or standard_domain(node.domain) != "" or not node.input:
             return
-        for source, value in _back(node, want, constants):
+        for source, value in backward(node, want, constants, LOOP_TRIPS):
             reach(source, value, hops + 1)
 
     for name, want in targets:
@@ -126,48 +102,6 @@ def _one_value(vi: onnx.ValueInfoProto) -> bool:
     return all(d.HasField("dim_value") and d.dim_value == 1 for d in vi.type.tensor_type.shape.dim)
 
 
-def _back(node: onnx.NodeProto, want: Wanted, constants: dict[str, float]) -> list[tuple[str, Wanted]]:
-    """(input, the value it needs) for the node's output to be `want`, as far as can be told."""
-    op, ins = node.op_type, [x for x in node.input]
-    if op in _SAME:
-        return [(ins[0], want)]
-    if op == "Not":
-        return [(ins[0], not want)] if isinstance(want, bool) else []
-    if op in ("And", "Or") and isinstance(want, bool):
-        return [(x, want) for x in ins if x not in constants]
-    if op in ("Min", "Max"):
-        return [(x, want) for x in ins if x not in constants]
-    if op in _COMPARE and isinstance(want, bool) and len(ins) == 2:
-        return _compared(op, ins, want, constants)
-    if op in ("Add", "Sub", "Mul") and len(ins) == 2 and not isinstance(want, bool):
-        a, b = ins
-        if a in constants and b in constants:
-            return []
-        if b in constants or a in constants:
-            x, c, first = (a, constants[b], True) if b in constants else (b, constants[a], False)
-            if op == "Add":
-                return [(x, want - c)]
-            if op == "Sub":
-                return [(x, want + c if first else c - want)]
-            return [(x, math.ceil(want / c))] if c > 0 else []
-        return [(a, want), (b, want)]  # both made up: the count comes out bigger, still above 0
-    return []
-
-
-def _compared(op: str, ins: list[str], want: bool, constants: dict[str, float]) -> list[tuple[str, Wanted]]:
-    """The input of a comparison with a constant, and a value for which it holds `want`: a
-    small count first (a loop's `i < max_len` with max_len LOOP_TRIPS), else one next to it."""
-    a, b = ins
-    if (a in constants) == (b in constants):
-        return []
-    x, c = (a, constants[b]) if b in constants else (b, constants[a])
-    holds = _COMPARE[op]
-    for value in (LOOP_TRIPS, c + LOOP_TRIPS, c - 1, c):
-        if bool(holds(value, c) if x == a else holds(c, value)) == want:
-            return [(x, value)]
-    return []
-
-
 def _as_type(want: Wanted, elem: int) -> Wanted | None:
     """`want` as a value of an input of element type `elem`; None when it can't be one, or is
     no small number (a count reached through a Mul by 1e-9 or an Add of -2**62: the input may
@@ -178,9 +112,9 @@ def _as_type(want: Wanted, elem: int) -> Wanted | None:
         return bool(want)
     if isinstance(want, bool):  # a condition read from a number: any but 0 is true
         want = LOOP_TRIPS if want else 0
-    if elem in _INTEGERS:
+    if elem in INTEGER_TYPES:
         value = math.ceil(want)
-        return None if value < 0 and elem in _UNSIGNED else value
+        return None if value < 0 and elem in UNSIGNED_TYPES else value
     if elem in _FLOATS:
         return float(want)
     return None

@@ -6,6 +6,9 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto as T
 
+# the whole-byte integer types (a count, an index, a flag cast to a number can be one)
+INTEGER_TYPES = frozenset({T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64})
+UNSIGNED_TYPES = frozenset({T.UINT8, T.UINT16, T.UINT32, T.UINT64})
 PACKED_BITS: dict[int, int] = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
 
 

@@ -18,13 +18,12 @@ import onnx
 from onnx import TensorProto as T
 
 from .light import graph_shell
-from .sizes import data_bytes
+from .sizes import INTEGER_TYPES, data_bytes
 from .traverse import tensors
 
 SMALL_BYTES = 64 * 1024
 SMALL_INT_BYTES = 1 << 20
 ZEROS = "zeros.bin"
-_INTS = {T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64}
 _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 Reader = Callable[[str, int, "int | None"], bytes]
@@ -39,7 +38,7 @@ def _nbytes(t: T) -> int | None:
 
 
 def _keeps_values(t: T, nbytes: int) -> bool:
-    return nbytes <= (SMALL_INT_BYTES if t.data_type in _INTS else SMALL_BYTES)
+    return nbytes <= (SMALL_INT_BYTES if t.data_type in INTEGER_TYPES else SMALL_BYTES)
 
 
 def _zero_backed(t: T, nbytes: int) -> T:

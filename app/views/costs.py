@@ -36,16 +36,19 @@ from collections.abc import Container, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
 from ..onnx_io.address import node_id, resolve_node, subgraph_path
+from ..onnx_io.branch_flags import case_words
+from ..onnx_io.if_conditions import Scope
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
 from .formula import Poly, SymbolicDims, terms, terms_at
 from .graph_scopes import declared_in, scoped
-from .loop_costs import constant_ints, given_iterations, loop_dims, loops_of, per_iteration
+from .loop_costs import given_iterations, loop_dims, loops_of, per_iteration
 
 Shape = list[int] | None  # None: rank or a dim unknown
 
@@ -699,20 +702,25 @@ def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: 
     return out
 
 
-def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[dict]:
+def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any], given: Mapping[str, Any]) -> list[dict]:
     """For each If that runs, the branch its totals count and the one left out: {"node",
-    "counted", "skipped" (graph paths), "why"}. A condition the graph holds as a constant picks
-    its branch; otherwise the branch of more FLOPs is counted (an upper bound: which one runs is
-    known only when it runs). `flops`: node id -> FLOPs (None unknown). Inner Ifs first, so a
-    branch holding one weighs what will be counted of it."""
+    "counted", "skipped" (graph paths), "why", "by", "given"?, "flops", "inputs"}. A condition
+    that follows from constants, or from the values `given` for the main graph's inputs it comes
+    from (a merged decoder's use_cache_branch=1), picks its branch (if_conditions.py); otherwise
+    the branch of more FLOPs is counted (an upper bound: which one runs is known only when it
+    runs). `flops`: node id -> FLOPs (None unknown). Inner Ifs first, so a branch holding one
+    weighs what will be counted of it. "inputs": the main-graph inputs its condition comes from
+    (the answer's branch_inputs; left out of it)."""
+    graphs = {ref.path: ref.container for ref in running_graphs(model)}
+    fed = _given_flags(model, given)
     ifs = [
-        (node_id(ref.path, i), ref.container, node)
-        for ref in running_graphs(model)
-        for i, node in enumerate(ref.container.node)
-        if node.op_type == "If" and node.domain in ("", "ai.onnx")
+        (node_id(path, i), path, node)
+        for path, g in graphs.items()
+        for i, node in enumerate(g.node)
+        if node.op_type == "If" and node.domain in ("", "ai.onnx") and node.input
     ]
     out: list[dict] = []
-    for nid, g, node in sorted(ifs, key=lambda x: -x[0].count("/")):
+    for nid, path, node in sorted(ifs, key=lambda x: -x[0].count("/")):
         paths = {b: subgraph_path(nid, b) for b in ("then_branch", "else_branch")}
         skipped = [b["skipped"] for b in out]
         weigh = {
@@ -727,17 +735,66 @@ def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any]) -> list[d
             else None
             for b, p in paths.items()
         }
-        cond = constant_ints(g, node_input(node, 0))
-        if cond is not None and len(cond) == 1:
-            take, why = ("then_branch" if cond[0] else "else_branch"), "its condition is a constant"
+        condition = Scope(_scope_chain(graphs, path), fed).value(node.input[0])
+        decided: dict = {}
+        if condition.value is not None:
+            take = "then_branch" if condition.value else "else_branch"
+            values = {k: v for k, v in condition.inputs.items() if v is not None}
+            if values:
+                decided = {"by": "given", "given": values}
+                why = f"its condition follows from {case_words(values)}, given"
+            else:
+                decided, why = {"by": "constant"}, "its condition is a constant"
         else:
             take = "else_branch" if weigh["else_branch"] > weigh["then_branch"] else "then_branch"
             why = "the costlier branch: which one runs is known only when it runs"
             if not any(weigh.values()) and any(f is None and under(n, list(paths.values())) for n, f in flops.items()):
                 why = "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
+            decided = {"by": "flops"}
         other = "else_branch" if take == "then_branch" else "then_branch"
-        out.append({"node": nid, "counted": paths[take], "skipped": paths[other], "why": why, "flops": known})
+        out.append(
+            {
+                "node": nid,
+                "counted": paths[take],
+                "skipped": paths[other],
+                "why": why,
+                **decided,
+                "flops": known,
+                "inputs": sorted(condition.inputs),
+            }
+        )
     return out
+
+
+def _scope_chain(graphs: Mapping[str, onnx.GraphProto], path: str) -> list[onnx.GraphProto]:
+    """The graph at `path` and those around it, out to the main graph: a path drops its holder's
+    node id and attribute name ("n3/then_branch/n0/else_branch" -> "n3/then_branch" -> "")."""
+    chain = [graphs[path]]
+    while path:
+        path = "/".join(path.split("/")[:-2])
+        chain.append(graphs[path])
+    return chain
+
+
+def _given_flags(model: onnx.ModelProto, given: Mapping[str, Any]):
+    """The values `given` for main-graph inputs of one value (a flag, a count), as a run feeds
+    them: in the input's type (1 for a BOOL flag is true)."""
+    ones = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input if _one_element(vi)}
+
+    def fed(name: str):
+        if name not in ones or not isinstance(given.get(name), int):
+            return None
+        try:
+            return np.array(given[name]).astype(onnx.helper.tensor_dtype_to_np_dtype(ones[name]))
+        except (KeyError, TypeError, ValueError):  # a type numpy has no storage for
+            return None
+
+    return fed
+
+
+def _one_element(vi: onnx.ValueInfoProto) -> bool:
+    tt = vi.type.tensor_type
+    return vi.type.HasField("tensor_type") and all(d.HasField("dim_value") and d.dim_value == 1 for d in tt.shape.dim)
 
 
 def under(nid: str, paths: list[str]) -> bool:
@@ -874,7 +931,7 @@ def _sized_graphs(
         _give_if_outputs(model, values, counted)
         runs = graph_runs(model, values, iterations)
         flops = _flops_by_node(model, values, runs, weights)
-        branches = counted_branches(model, {n: calls.get(n) if f is None else f for n, f in flops.items()})
+        branches = counted_branches(model, {n: calls.get(n) if f is None else f for n, f in flops.items()}, dims)
         now = [b["counted"] for b in branches]
         more, named = _if_output_dims(model, shapes_from, values, now, given, sizes)
         if now == counted and more.items() <= found.items():
@@ -1113,7 +1170,9 @@ def model_costs(
         },
         "input_dims": input_dims(model),
         "nodes": nodes,
-        "branches": branches,
+        "branches": [{k: v for k, v in b.items() if k != "inputs"} for b in branches],
+        # the inputs an If's condition comes from: given a value in dims, its branch is counted
+        "branch_inputs": sorted({name for b in branches for name in b["inputs"]}),
         "loops": [c.as_json(iterations.get(c.node)) for c in loops],
         "graphs": graphs,
         "ops": dict(ops.most_common()),

@@ -314,7 +314,7 @@ def test_unnamed_first_axes_follow_each_other(page, server):
     assert [run[n].input_value() for n in "abc"] == ["4", "4", "4"]
 
 
-def test_an_ifs_costlier_branch_is_counted_and_said(page, server):
+def test_an_ifs_costlier_branch_is_counted_and_said(page, server, artifacts):
     from .browser_models import if_model
 
     summary = upload(page, server, if_model(), "if.onnx")
@@ -334,6 +334,23 @@ def test_an_ifs_costlier_branch_is_counted_and_said(page, server):
     assert (
         costs.locator(".props").text_content().startswith("Parameters6 (24 B)FLOPs18")
     )  # Sigmoid 6 + else 12, not then 6
+    # the flag given: the branch it takes is counted, whichever costs more
+    costs.locator("select.cost-flag[name=cond]").select_option("1")
+    given = page.locator("#costs[data-ready=true] .cost-branches .cost-branch-given")
+    given.wait_for()
+    assert given.text_content() == "The If's branch that cond = true takes is counted."
+    costs = page.locator("#costs[data-ready=true]")
+    li = costs.locator(".cost-branch-flops li")
+    assert li.text_content() == "branch: then_branch 6 FLOPs (counted), else_branch 12"
+    assert costs.locator(".props").text_content().startswith("Parameters6 (24 B)FLOPs12")  # Sigmoid 6 + then 6
+    assert costs.locator("select.cost-flag[name=cond]").input_value() == "1"
+    assert costs.locator(".cost-dims").count() == 0  # a flag is no size to give
+    costs.locator(".cost-branches").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "costs-if-flag-given.png"))
+    # and taken back: the costlier again
+    costs.locator("select.cost-flag[name=cond]").select_option("")
+    page.locator("#costs[data-ready=true] .cost-branches .cost-branch-given").wait_for(state="detached")
+    assert page.locator("#costs .props").text_content().startswith("Parameters6 (24 B)FLOPs18")
 
 
 def test_unnamed_nodes_are_told_apart_from_names_like_ids(page, server):

@@ -77,7 +77,8 @@ function sharedNote(stats, n) {
 /** Why an If branch's node is not in the totals. */
 function skippedNote(stats, n) {
   const b = (stats.branches || []).find((x) => x.node === n.branch_skipped);
-  const why = b && b.why.startsWith("its condition") ? "the If's condition takes the other branch"
+  const why = b && b.by === "given" ? `with ${flagWords(b.given)}, the If takes the other branch`
+    : b && b.by === "constant" ? "the If's condition takes the other branch"
     : b && b.why.startsWith("neither") ? "the other branch is counted (neither's FLOPs are known)" : "the other branch costs more";
   return el("div", { class: "muted cost-skipped-note" }, `not counted: ${why}`);
 }
@@ -268,8 +269,10 @@ function dimsForm(stats, reload, ctx) {
   const loops = (stats.loops || []).filter((l) => l.symbol);
   const loopSymbols = new Set(loops.map((l) => l.symbol));
   // the sizes given stay listed, so they can be changed after counting
+  // an If's flag is given beside its branches (branchNote), not as a size
+  const flags = new Set(stats.branch_inputs || []);
   const names = [...new Set([...(stats.input_dims || []), ...Object.keys(stats.dims || {}), ...(stats.unknown.dims || [])])]
-    .filter((name) => !loopSymbols.has(name));
+    .filter((name) => !loopSymbols.has(name) && !flags.has(name));
   if (!names.length && !loops.length) return null;
   const missing = new Set(stats.unknown.dims || []);
   const at = stats.unknown.dims_at || {};
@@ -327,27 +330,69 @@ function heatChoice(stats, ctx) {
     el("span", { class: "muted" }, "Colour the drawing by"), ...buttons);
 }
 
-// one branch of an If runs: the totals count the costlier one, which the page says
-function branchNote(stats) {
-  const guessed = (stats.branches || []).filter((b) => !b.why.startsWith("its condition"));
-  if (!guessed.length) return "";
+// one branch of an If runs: the totals count the one its condition takes where constants or the
+// values given tell, else the costlier one, which the page says; the flags can be given here
+function branchNote(stats, reload, ctx) {
+  const branches = stats.branches || [];
+  const guessed = branches.filter((b) => b.by === "flops");
+  const given = branches.filter((b) => b.by === "given");
+  if (!guessed.length && !given.length) return "";
   const unknown = guessed.filter((b) => b.why.startsWith("neither"));
-  const text = guessed.length === 1
-    ? (unknown.length ? "Neither branch of the If has known FLOPs: its then branch is counted, as unknown."
-      : "The If's costlier branch is counted: which one runs is known only when it runs.")
-    : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs${unknown.length ? ` (${unknown.length} with neither branch's FLOPs known)` : ""}.`;
+  const lines = [];
+  if (given.length) {
+    lines.push(el("div", { class: "cost-branch-given" }, given.length === 1
+      ? `The If's branch that ${flagWords(given[0].given)} takes is counted.`
+      : `The branches of ${given.length} Ifs that the values given take are counted.`));
+  }
+  if (guessed.length) {
+    lines.push(el("div", {}, guessed.length === 1
+      ? (unknown.length ? "Neither branch of the If has known FLOPs: its then branch is counted, as unknown."
+        : "The If's costlier branch is counted: which one runs is known only when it runs.")
+      : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs${unknown.length ? ` (${unknown.length} with neither branch's FLOPs known)` : ""}.`));
+  }
   // what each branch costs where both are known: a merged decoder's step with the cache, left
   // out when its first step costs more, is the one people budget for (QA32)
   const rows = new Map((stats.nodes || []).map((r) => [r.node, r]));
-  const both = guessed.map((b) => {
+  const both = [...given, ...guessed].map((b) => {
     const f = b.flops || {};
     const [take, other] = [b.counted, b.skipped].map((p) => p.slice(p.lastIndexOf("/") + 1));
     if (typeof f[take] !== "number" || typeof f[other] !== "number") return null;
     const who = rows.has(b.node) ? rowLabel(stats, rows.get(b.node)) : b.node;
     return el("li", { "data-node": b.node }, `${who}: ${take} ${formatMetric("flops", f[take])} FLOPs (counted), ${other} ${formatMetric("flops", f[other])}`);
   }).filter(Boolean).slice(0, BRANCHES_LISTED);
-  return el("div", { class: "muted cost-branches", title: guessed.map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") },
-    text, both.length ? el("ul", { class: "cost-branch-flops" }, both) : null);
+  return el("div", { class: "muted cost-branches", title: [...given, ...guessed].map((b) => `${b.node}: ${b.counted} counted, ${b.skipped} left out`).join("\n") },
+    ...lines, both.length ? el("ul", { class: "cost-branch-flops" }, both) : null, flagChoice(stats, reload, ctx));
+}
+
+/** "use_cache_branch = true": values given to flags, as the answer's `given` has them. */
+function flagWords(values) {
+  return Object.entries(values || {}).map(([k, v]) => `${k} = ${v}`).join(", ");
+}
+
+/** A field for each input an If's condition comes from: given a value, the branch it makes the
+ * If take is counted (a merged decoder's per-token cost is its with-cache step's), left as it
+ * is, the costlier. A boolean input picks true or false, any other a number. */
+function flagChoice(stats, reload, ctx) {
+  const names = stats.branch_inputs || [];
+  if (!names.length) return null;
+  const inputs = new Map(((ctx.mainGraph && ctx.mainGraph.inputs) || []).map((i) => [i.name, i]));
+  const giveOrDrop = (name, value) => {
+    const dims = { ...stats.dims };
+    if (value === "") delete dims[name]; else dims[name] = Number(value);
+    reload(dims);
+  };
+  const fields = names.map((name) => {
+    const now = stats.dims[name];
+    const boolean = (inputs.get(name) || {}).dtype === "BOOL";
+    const field = boolean
+      ? el("select", { name, class: "cost-flag", "aria-label": `${name}: the branch it picks is counted` },
+        el("option", { value: "" }, "not given (the costlier branch)"), el("option", { value: "1" }, "true"), el("option", { value: "0" }, "false"))
+      : el("input", { type: "number", step: "1", min: "0", name, class: "cost-flag", "aria-label": `${name}: the branch it picks is counted`, placeholder: "not given" });
+    field.value = now === undefined ? "" : boolean ? String(now ? 1 : 0) : String(now);
+    field.addEventListener("change", () => giveOrDrop(name, field.value.trim()));
+    return el("label", {}, "Count the branch taken with ", mono(name), " = ", field);
+  });
+  return el("div", { class: "ed-row cost-flags" }, ...fields);
 }
 
 const BRANCHES_LISTED = 4; // Ifs whose two branches' FLOPs the note lists
@@ -371,7 +416,7 @@ function fill(body, stats, ctx, reload, error = "") {
           ? el("span", { class: "muted cost-unknown" }, ` + ${plural(unknown.flops_nodes, "node")} unknown: ${unknownOps}`) : "",
           // papers quote multiply-accumulates: ResNet-50's 4.1 G is 8.2 G here
           el("span", { class: "muted flops-mac", title: "Papers often quote multiply-accumulates (MACs): about half this figure" }, " · a multiply-add counts 2")),
-      formulaLine(stats, "flops", false), loopNote(stats, false), branchNote(stats)]],
+      formulaLine(stats, "flops", false), loopNote(stats, false), branchNote(stats, reload, ctx)]],
     [el("span", { title: "Every node's outputs summed, and the most alive at once when the graph runs in its order (each output freed after its last reader; a runtime reusing buffers needs less)" }, "Activations"),
       waiting && unknown.output_nodes && hasFormula(stats, "activation_bytes")
         ? [formulaLine(stats, "activation_bytes", true), stats.formula.unknown_outputs ? "" : el("span", { class: "muted" }, "in all")]

@@ -705,10 +705,12 @@ function results(root, answer, ctx, body, fromCase = false) {
  * inputs fed tell (the API's "branches": its condition a graph input or a constant). */
 function branchesRan(branches, ctx) {
   if (!branches || !branches.length) return null;
-  const why = (b) => (b.input === undefined ? `its condition is the constant ${b.value}`
-    : b.negated ? `not ${b.input}, and ${b.input} = ${b.value}` : `${b.input} = ${b.value}`);
+  const fed = (b) => (b.inputs ? Object.entries(b.inputs).map(([k, v]) => `${k} = ${v}`).join(", ") : `${b.input} = ${b.value}`);
+  const why = (b) => (b.input === undefined && !b.inputs ? `its condition is the constant ${b.value}`
+    : b.negated ? `not ${b.input}, and ${fed(b)}`
+      : b.through ? `its condition comes from ${fed(b)} through ${b.through.join(", ")}` : fed(b));
   return el("div", { class: "run-branches", id: "run-branches" }, branches.map((b) => el("p", { class: "run-branch", "data-node": b.node },
-    el("a", { href: ctx.nodeHref("", b.node), "data-node": b.node }, nodeLabel(b.name, b.node)), ` ran ${b.ran} (${why(b)})`)));
+    el("a", { href: ctx.nodeHref(graphPathOf(b.node), b.node), "data-node": b.node }, nodeLabel(b.name, b.node)), ` ran ${b.ran} (${why(b)})`)));
 }
 
 /** "Save .npy" for an output the answer holds every value of (up to the preview's bound: the
