@@ -791,3 +791,27 @@ def test_an_output_whose_named_dim_comes_back_at_another_size_is_said(client):
     assert r.get_json()["declared_mismatches"] == [
         {"output": "y", "declared": ["batch", "seq", 16], "shape": [1, 6, 16]}
     ]
+
+
+def test_a_size_no_run_can_be_given_is_refused_where_the_base_ran(client):
+    """QA33 #1: an input fixed at 10^9 (or 2^62) was stored "valid" with the runtime check
+    skipped, and every later edit went unchecked: a Conv kernel onnxruntime refuses was stored."""
+    mid = _upload(client, classifier())
+    r = _edit(client, mid, [{"op": "set_io_shape", "name": "x", "shape": [10**9, 3, 48, 192]}])
+    assert r.status_code == 422, r.get_json()
+    assert r.get_json()["error"] == {
+        **r.get_json()["error"],
+        "code": "invalid_result",
+        "message": 'onnxruntime can\'t run the edited model: input "x" would hold 2.76e+13 values'
+        " (1000000000×3×48×192): too many to make up for a run, where it ran before this edit",
+    }
+    # past any size a run is given: the op's own value is wrong
+    r = _edit(client, mid, [{"op": "set_io_shape", "name": "x", "shape": [2**62, 3, 48, 192]}])
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_value", r.get_json()
+    assert "dim 0 is too big a size: 4.61e+18 (at most 1e+12)" in r.get_json()["error"]["message"]
+    r = _edit(client, mid, [{"op": "fix_dims", "dims": {"N": 2**62}}])
+    assert r.status_code == 400 and "'N' is too big a size" in r.get_json()["error"]["message"], r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["revision"] == 0
+    # stored anyway on ask, marked: the next edit is not gated against a run that never was
+    r = _edit(client, mid, [{"op": "set_io_shape", "name": "x", "shape": [10**9, 3, 48, 192]}], allow_invalid=True)
+    assert r.status_code == 200 and r.get_json()["validation"]["runtime"]["status"] == "fails", r.get_json()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import onnx
 
 from ..errors import StudioError
+from ..onnx_io.limits import MAX_DIM_SIZE
 from ..views.values import shape_json
 from ..words import closest
 from .batch_end import LateLine
@@ -42,6 +43,11 @@ def fix_dims(model: onnx.ModelProto, op: dict) -> str | LateLine:
     sizes: dict[str, int] = op["dims"]
     if not sizes:
         raise StudioError("bad_value", "fix_dims: give at least one dim and its size")
+    big = next((d for d, n in sizes.items() if n > MAX_DIM_SIZE), None)
+    if big is not None:
+        raise StudioError(
+            "bad_value", f"fix_dims: {big!r} is too big a size: {sizes[big]:.3g} (at most {MAX_DIM_SIZE:.0e})"
+        )
     named = input_dim_names(model)
     unknown = [d for d in sizes if d not in named]
     if unknown:

@@ -12,6 +12,7 @@ from ..errors import NotFound, StudioError
 from ..onnx_io.address import node_id, node_words, resolve_graph
 from ..onnx_io.dim_names import expression_names
 from ..onnx_io.inference import input_dims
+from ..onnx_io.limits import MAX_DIM_SIZE
 from ..onnx_io.traverse import walk_graphs
 from ..views.loop_roles import body_roles
 from ..views.value_text import format_tensor
@@ -52,6 +53,10 @@ def _fill_shape(op: dict, shape_proto: onnx.TensorShapeProto, shape: list) -> No
         elif isinstance(d, int):
             if d < 0:
                 raise StudioError("bad_value", f"{op['op']}: dim {i} must be a non-negative integer, got {d}")
+            if d > MAX_DIM_SIZE:  # 2^62: no runtime is given it, and the gate would have nothing to run
+                raise StudioError(
+                    "bad_value", f"{op['op']}: dim {i} is too big a size: {d:.3g} (at most {MAX_DIM_SIZE:.0e})"
+                )
             dims.append(onnx.TensorShapeProto.Dimension(dim_value=d))
         elif DIM_PARAM.match(d):
             dims.append(onnx.TensorShapeProto.Dimension(dim_param=d))

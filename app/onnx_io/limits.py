@@ -13,6 +13,6 @@ MAX_DATA_DEPTH = 32
 # inference (which take the model serialized) can't run, and a model can't be written in one file.
 PROTOBUF_LIMIT = 2**31 - 1
 
-# A size given to a symbolic dim (Run's and Costs' "dims"): past this a model runs at nothing
-# (and the cost formulas' checks overflow).
+# A size given to a dim (Run's and Costs' "dims", one an edit fixes): past this a model runs at
+# nothing (and the cost formulas' checks overflow).
 MAX_DIM_SIZE = 10**12

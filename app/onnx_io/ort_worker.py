@@ -41,6 +41,20 @@ class Skip(Exception):
     """The model can't be smoke-run fairly (not that it is wrong)."""
 
 
+class TooBig(Skip):
+    """An input's declared sizes hold more values than any run can be given (a dim of 10^9 an
+    edit fixed): said of the input, and, where the model ran before the edit, the edit's fault."""
+
+
+def _bounded(name: str, shape: list[int]) -> None:
+    """TooBig for an input of more values than a run makes up (numpy's "array is too big" said
+    of the input, not of numpy)."""
+    count = math.prod(shape)
+    if count > MAX_MADE_UP_VALUES:
+        dims = "×".join(str(d) for d in shape)
+        raise TooBig(f'input "{name}" would hold {count:.3g} values ({dims}): too many to make up for a run')
+
+
 def _size(dims_hint, key: str) -> int:
     """The size a dynamic dim (by name, "x[0]" or "len(s)") is run at: `dims_hint` is one size
     for all, or {dim: size} with "*" for the rest (one dim tried alone at another size)."""
@@ -99,10 +113,7 @@ def _feed(ort, np, arg, dims_hint, rng, fill: str = "zeros", hints: dict | None 
     if not m:
         raise Skip(f'input "{arg.name}" is a {arg.type}, not a tensor')
     elem, shape = m.group(1), _shape(arg, dims_hint, (hints or {}).get("plain") or set())
-    count = math.prod(shape)
-    if count > MAX_MADE_UP_VALUES:  # numpy's "array is too big" said of the input, not of numpy
-        dims = "×".join(str(d) for d in shape)
-        raise Skip(f'input "{arg.name}" would hold {count:.3g} values ({dims}): too many to make up for a run')
+    _bounded(arg.name, shape)
     if elem in _NUMPY:
         dtype = np.dtype(_NUMPY[elem])
         counted = ((hints or {}).get("loops") or {}).get(arg.name)
@@ -400,7 +411,7 @@ def _checked(ort, np, path: str, hint: int, first, hints: dict, sessions: dict) 
         if out["status"] == "fails":
             out = _plain(ort, np, path, first, hints, out, sessions)
     except Skip as exc:
-        out = {"status": "skipped", "message": str(exc)}
+        out = {"status": "skipped", "message": str(exc), **({"too_big": True} if isinstance(exc, TooBig) else {})}
     except MemoryError:
         out = {"status": "limit", "message": "onnxruntime ran out of memory"}
     lacking = _missing_locale(out.get("message", "")) if out["status"] == "fails" else None
@@ -789,6 +800,7 @@ def _random_tensor(ort, np, name: str, type_name: str, declared, dims: dict, rng
             raise Skip(f'input "{name}" has dim "{d}": give {give} in "dims"')
         else:
             raise Skip(f'input "{name}" has dim "{d}" of unknown size: give its size in "dims"')
+    _bounded(name, shape)
     if narrow is not None:  # floats as float32 narrowed (values it holds), integers 0 as below
         values = rng.standard_normal(shape, dtype=np.float32) if narrow.wide == "float32" else np.zeros(shape, np.int8)
         return _narrow_value(ort, values, narrow)
@@ -1066,12 +1078,12 @@ def run(job: dict) -> dict:
         return {"status": "fails", "stage": "load", "message": _missing_locale(str(exc)) or str(exc)}
     try:
         feeds = _job_feeds(ort, np, sess, job)
+    except (TooBig, MemoryError):  # random inputs of the sizes asked (a batch of 10^9): the request's, not the model's
+        return {"status": "refused", "stage": "inputs", "message": _too_big_inputs(job)}
     except Skip as exc:
         return {"status": "refused", "stage": "inputs", "message": str(exc)}
     except ValueError as exc:
         return {"status": "refused", "stage": "inputs", "message": f"an input's .npy can't be read: {exc}"}
-    except MemoryError:  # random inputs of the sizes asked (a batch of 10^9): the request's, not the model's
-        return {"status": "refused", "stage": "inputs", "message": _too_big_inputs(job)}
     names = job.get("outputs") or [o.name for o in sess.get_outputs()]
     types = _narrow_types()
     narrow = {o.name: types.of_ort_type(o.type) for o in sess.get_outputs() if o.name in names}

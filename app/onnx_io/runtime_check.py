@@ -378,7 +378,12 @@ def describe(raw: dict, model: onnx.ModelProto) -> dict:
     if status == "error":  # the worker's own trouble: worth asking again later
         return {"status": "skipped", "ok": None, "message": message, "transient": True}
     if status != "fails":  # skipped, limit: no verdict on the model itself
-        return {"status": "skipped", "ok": None, "message": message}
+        return {
+            "status": "skipped",
+            "ok": None,
+            "message": message,
+            **({"too_big": True} if raw.get("too_big") else {}),
+        }
     message = _PREFIX.sub("", message)
     name = op_type = None
     # a node in a Loop's or If's body fails inside its holder's run: "… running Loop node. Name:'loop'
@@ -444,8 +449,13 @@ def nonfinite_words(new: dict) -> str:
 
 
 def failed_somewhere(verdict: dict) -> bool:
-    """onnxruntime failed the model, at the first size or with its dynamic dims at 2."""
-    return verdict.get("status") == "fails" or (verdict.get("other_size") or {}).get("status") == "fails"
+    """onnxruntime failed the model, at the first size or with its dynamic dims at 2, or no run
+    can be given inputs of the sizes it declares: held to its base's (against_base), the edit's."""
+    return (
+        verdict.get("status") == "fails"
+        or (verdict.get("other_size") or {}).get("status") == "fails"
+        or bool(verdict.get("too_big"))
+    )
 
 
 def against_base(verdict: dict, base: dict | None) -> dict:
@@ -459,6 +469,19 @@ def against_base(verdict: dict, base: dict | None) -> dict:
             verdict = {**verdict, "new_nonfinite": new}
     if verdict.get("status") == "fails" and base.get("status") == "ok":
         return {**verdict, "guessed": False}
+    if verdict.get("too_big") and base.get("status") == "ok":
+        # a size no run can be given (an input fixed at 10^9): the base ran, the edit can't run
+        # at all, and every later edit would go unchecked (QA33 #1)
+        return {
+            "status": "fails",
+            "ok": False,
+            "message": f"{verdict['message']}, where it ran before this edit",
+            "node_name": None,
+            "op_type": None,
+            "node": None,
+            "stage": "inputs",
+            "guessed": False,
+        }
     other, base_other = verdict.get("other_size") or {}, base.get("other_size") or {}
     if verdict.get("status") == "ok" and other.get("status") == "fails" and base_other.get("status") == "ok":
         if other.get("sizes"):
