@@ -155,3 +155,17 @@ def test_a_link_to_a_node_whose_output_was_renamed_still_finds_it(client):
     _edit(client, mid, 1, {"op": "add_output", "tensor": "u"})
     _edit(client, mid, 2, {"op": "delete_node", "node": "n6", "reconnect": True})
     assert client.get(f"/api/models/{mid}/locate?from=2&node=n6").get_json()["node"] is None
+
+
+def test_a_link_to_an_unnamed_node_named_since_still_finds_it(client):
+    """QA33 #4: the docs say a node is followed by its operator and outputs; an unnamed Abs given a
+    name was lost (its name was part of what it was matched by)."""
+    mid = upload(client, chain_model().SerializeToString()).get_json()["id"]
+    _edit(client, mid, 0, {"op": "rename_node", "node": "n0", "name": "abs_named"})
+    _edit(client, mid, 1, {"op": "insert_node", "tensor": "s", "op_type": "Relu", "name": "post"})
+    answer = client.get(f"/api/models/{mid}/locate?from=0&node=n0").get_json()
+    assert answer == {"revision": 2, "from": 0, "path": None, "node": "n0"}
+    # inside a body: the else branch's second unnamed Neg, named since (the If now n5)
+    _edit(client, mid, 2, {"op": "rename_node", "node": "@branch/else_branch/n1", "name": "neg2"})
+    answer = client.get(f"/api/models/{mid}/locate?from=0&node=n4/else_branch/n1").get_json()
+    assert answer["node"] == "n5/else_branch/n1"

@@ -73,6 +73,13 @@ def test_zip_without_one_model_is_refused(client):
     assert r.status_code == 400 and "exactly one .onnx" in r.get_json()["error"]["message"]
     r = upload(client, b"PK\x03\x04garbage", "bundle.zip")
     assert r.status_code == 400 and "not a readable zip" in r.get_json()["error"]["message"]
+    # a model at a path leaving the archive is none of its files, as in a tar (QA33 #5)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("../../evil.onnx", small_model().SerializeToString())
+    r = upload(client, buf.getvalue(), "trav.zip")
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"] == "trav.zip must hold exactly one .onnx file (it holds 0)"
 
 
 def test_cli_links_external_data_in_place(tmp_path):

@@ -285,14 +285,8 @@ def _same_node(hop: _Hop, container) -> int | None:
     node = hop.node
     if _node_segment(hop.container, hop.index) != f"n{hop.index}":  # named, uniquely
         hits = [i for i, n in enumerate(container.node) if n.name == node.name]
-        if not hits:  # renamed: the same operator writing the same tensors, under a name new here
-            had = {n.name for n in hop.container.node}
-            key = (node.op_type, node.domain, tuple(node.output))
-            hits = [
-                i
-                for i, n in enumerate(container.node)
-                if (n.op_type, n.domain, tuple(n.output)) == key and n.name not in had
-            ]
+        if not hits:
+            hits = _renamed(hop, container)
     else:
         key = _identity(node)
         if hop.index < len(container.node) and _identity(container.node[hop.index]) == key:
@@ -302,7 +296,20 @@ def _same_node(hop: _Hop, container) -> int | None:
             written = {o for n in hop.container.node for o in n.output}
             key = _reader(node)
             hits = [i for i, n in enumerate(container.node) if _reader(n) == key and not written & set(n.output)]
+        if not hits:  # an unnamed node named since (QA33 #4), or one of a repeated name renamed
+            hits = _renamed(hop, container)
     return hits[0] if len(hits) == 1 else None
+
+
+def _renamed(hop: _Hop, container) -> list[int]:
+    """A node renamed since: the same operator writing the same tensors, under a name the old
+    graph didn't have (never one that merely took over another's outputs and name)."""
+    node = hop.node
+    had = {n.name for n in hop.container.node}
+    key = (node.op_type, node.domain, tuple(node.output))
+    return [
+        i for i, n in enumerate(container.node) if (n.op_type, n.domain, tuple(n.output)) == key and n.name not in had
+    ]
 
 
 def _identity(node: onnx.NodeProto) -> tuple:

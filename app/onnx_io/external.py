@@ -199,7 +199,8 @@ def unpack_zip(stream, name: str, budget: ZipBudget | None = None, member: str |
         infos = z.infolist()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise StudioError("bad_zip", f"{name} is not a readable zip archive: {exc}") from None
-    members = [m for m in infos if not m.is_dir()]
+    # a path leaving the archive (../../evil.onnx) is none of its files, as in a tar (QA33 #5)
+    members = [m for m in infos if not m.is_dir() and normalize_location(m.filename) is not None]
     if len(members) > MAX_ZIP_MEMBERS:
         raise StudioError("bad_zip", f"{name} holds {len(members)} files; that is more than a model has")
     models = [m for m in members if m.filename.lower().endswith(".onnx")]
