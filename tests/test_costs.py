@@ -956,8 +956,9 @@ def test_an_if_whose_branches_costs_are_unknown_says_so(client):
     m.opset_import.add(domain="custom", version=1)
     answer = stats(client, m.SerializeToString())
     [branch] = answer["branches"]
-    assert branch["why"] == "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
-    assert answer["unknown"]["flops_ops"] == {"Mystery": 1}  # the then branch's one node, not the else's two
+    assert branch["why"] == "neither branch's FLOPs are known: the one of more nodes (2) is counted, as unknown"
+    # the else branch's two nodes, not the then branch's one: the partly unknown is not the cheaper
+    assert branch["counted"] == "n1/else_branch" and answer["unknown"]["flops_ops"] == {"Mystery": 2}
 
 
 def test_a_call_inside_an_if_branch_costs_its_body_and_weighs_in_the_branch_choice(client):

@@ -237,3 +237,54 @@ def test_a_flag_given_counts_the_branch_it_takes(client, flag, branch):
 def test_a_value_for_no_flag_is_not_echoed(client):
     answer = stats(client, merged_decoder().SerializeToString(), sized(1, 4, 6) + ",input_ids=1")
     assert "input_ids" not in answer["dims"] and answer["branches"][0]["by"] == "flops"
+
+
+def _nested_fast_or_slow() -> bytes:
+    """If(use_cache) whose then_branch holds If(use_fast): then 1 MatMul, else MatMul → Relu →
+    Reshape to [0, -1, 16] → MatMul (the -1 leaves the second MatMul's size unknown to inference)."""
+    rng = np.random.default_rng(0)
+    w = [numpy_helper.from_array(rng.standard_normal((16, 16)).astype(np.float32), f"w{i}") for i in (1, 2)]
+    table = numpy_helper.from_array(rng.standard_normal((50, 16)).astype(np.float32), "table")
+    shape = numpy_helper.from_array(np.array([0, -1, 16], np.int64), "shape")
+    out = lambda n: helper.make_tensor_value_info(n, F, None)  # noqa: E731
+    fast = helper.make_graph([helper.make_node("MatMul", ["e", "w1"], ["yf"], name="fast")], "fast", [], [out("yf")])
+    slow = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["e", "w2"], ["t"], name="slow1"),
+            helper.make_node("Relu", ["t"], ["t2"]),
+            helper.make_node("Reshape", ["t2", "shape"], ["t3"]),
+            helper.make_node("MatMul", ["t3", "w1"], ["ys"], name="slow2"),
+        ],
+        "slow",
+        [],
+        [out("ys")],
+    )
+    inner = helper.make_node("If", ["use_fast"], ["y"], name="inner", then_branch=fast, else_branch=slow)
+    then = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["e"]), inner], "cached", [], [out("y")])
+    other = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["g"])], "first", [], [out("g")])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["use_cache"], ["h"], name="outer", then_branch=then, else_branch=other)],
+        "nested",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info("use_cache", TensorProto.BOOL, [1]),
+            helper.make_tensor_value_info("use_fast", TensorProto.BOOL, [1]),
+        ],
+        [out("h")],
+        [*w, table, shape],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_a_branch_partly_unknown_at_no_sizes_is_not_judged_the_cheaper(client):
+    """QA32 N2: with no sizes given, the inner If counted its 1-MatMul branch (512·batch·seq)
+    over the slow one (512·batch·seq and a MatMul of unknown size): 20 % low at every size."""
+    plain = stats(client, _nested_fast_or_slow())
+    inner = next(b for b in plain["branches"] if b["node"] == "n0/then_branch/n1")
+    assert inner["counted"] == "n0/then_branch/n1/else_branch", inner
+    assert inner["why"] == ("the costlier branch, each size not given at 64: which one runs is known only when it runs")
+    # at sizes, the slow branch is counted too, every node known
+    sized_answer = stats(client, _nested_fast_or_slow(), "?dims=batch=1,seq=4")
+    inner = next(b for b in sized_answer["branches"] if b["node"] == "n0/then_branch/n1")
+    assert inner["counted"] == "n0/then_branch/n1/else_branch"
+    assert inner["flops"] == {"then_branch": 2048, "else_branch": 2048 + 64 + 2048}

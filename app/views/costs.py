@@ -46,6 +46,7 @@ from ..onnx_io.if_conditions import Scope
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
+from ..words import plural
 from .formula import Poly, SymbolicDims, terms, terms_at
 from .graph_scopes import declared_in, scoped
 from .loop_costs import given_iterations, loop_dims, loops_of, per_iteration
@@ -702,15 +703,21 @@ def function_call_flops(model: onnx.ModelProto, inlined: onnx.ModelProto, dims: 
     return out
 
 
-def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any], given: Mapping[str, Any]) -> list[dict]:
+def counted_branches(
+    model: onnx.ModelProto,
+    flops: Mapping[str, Any],
+    given: Mapping[str, Any],
+    probed: Mapping[str, Any] | None = None,
+) -> list[dict]:
     """For each If that runs, the branch its totals count and the one left out: {"node",
     "counted", "skipped" (graph paths), "why", "by", "given"?, "flops", "inputs"}. A condition
     that follows from constants, or from the values `given` for the main graph's inputs it comes
     from (a merged decoder's use_cache_branch=1), picks its branch (if_conditions.py); otherwise
     the branch of more FLOPs is counted (an upper bound: which one runs is known only when it
-    runs). `flops`: node id -> FLOPs (None unknown). Inner Ifs first, so a branch holding one
-    weighs what will be counted of it. "inputs": the main-graph inputs its condition comes from
-    (the answer's branch_inputs; left out of it)."""
+    runs). `flops`: node id -> FLOPs (None unknown); `probed`: the same with the sizes not given
+    at PROBE_SIZE, which the costlier is judged by when given (symbolic Costs). Inner Ifs first,
+    so a branch holding one weighs what will be counted of it. "inputs": the main-graph inputs its
+    condition comes from (the answer's branch_inputs; left out of it)."""
     graphs = {ref.path: ref.container for ref in running_graphs(model)}
     fed = _given_flags(model, given)
     ifs = [
@@ -746,10 +753,7 @@ def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any], given: Ma
             else:
                 decided, why = {"by": "constant"}, "its condition is a constant"
         else:
-            take = "else_branch" if weigh["else_branch"] > weigh["then_branch"] else "then_branch"
-            why = "the costlier branch: which one runs is known only when it runs"
-            if not any(weigh.values()) and any(f is None and under(n, list(paths.values())) for n, f in flops.items()):
-                why = "neither branch's FLOPs are known (the then branch's nodes are counted as unknown)"
+            take, why = _costlier(probed if probed is not None else flops, paths, skipped, probed is not None)
             decided = {"by": "flops"}
         other = "else_branch" if take == "then_branch" else "then_branch"
         out.append(
@@ -764,6 +768,30 @@ def counted_branches(model: onnx.ModelProto, flops: Mapping[str, Any], given: Ma
             }
         )
     return out
+
+
+PROBE_SIZE = 64  # each size not given, for judging which branch of an If costs more
+
+
+def _costlier(flops: Mapping[str, Any], paths: Mapping[str, str], skipped: list[str], probed: bool) -> tuple[str, str]:
+    """The branch of more known FLOPs, and why; at equal known FLOPs (none known, at no sizes),
+    the one with more nodes of unknown FLOPs: a branch whose cost is partly unknown is not judged
+    the cheaper (QA32 N2: a 1-MatMul branch was counted over a 2-MatMul one whose Reshape to -1
+    left the second's size unknown)."""
+
+    def counted(p: str) -> list:
+        return [f for n, f in flops.items() if under(n, [p]) and not under(n, skipped)]
+
+    known = {b: sum(f for f in counted(p) if f is not None) for b, p in paths.items()}
+    unknown = {b: sum(f is None for f in counted(p)) for b, p in paths.items()}
+    rank = {b: (known[b], unknown[b]) for b in paths}
+    take = "else_branch" if rank["else_branch"] > rank["then_branch"] else "then_branch"
+    if not any(known.values()) and any(unknown.values()):
+        return take, f"neither branch's FLOPs are known: the one of more nodes ({unknown[take]}) is counted, as unknown"
+    at = f", each size not given at {PROBE_SIZE}" if probed else ""
+    left = unknown["else_branch" if take == "then_branch" else "then_branch"]
+    more = f"; {plural(left, 'node')} of the other of unknown FLOPs" if left else ""
+    return take, f"the costlier branch{at}{more}: which one runs is known only when it runs"
 
 
 def _scope_chain(graphs: Mapping[str, onnx.GraphProto], path: str) -> list[onnx.GraphProto]:
@@ -931,13 +959,35 @@ def _sized_graphs(
         _give_if_outputs(model, values, counted)
         runs = graph_runs(model, values, iterations)
         flops = _flops_by_node(model, values, runs, weights)
-        branches = counted_branches(model, {n: calls.get(n) if f is None else f for n, f in flops.items()}, dims)
+        with_calls = {n: calls.get(n) if f is None else f for n, f in flops.items()}
+        branches = counted_branches(
+            model, with_calls, dims, _probed(model, shapes_from, sizes, iterations, weights, calls)
+        )
         now = [b["counted"] for b in branches]
         more, named = _if_output_dims(model, shapes_from, values, now, given, sizes)
         if now == counted and more.items() <= found.items():
             break
         counted, found = now, {**found, **more}
     return _Sized(values, runs, flops, branches, found, named)
+
+
+def _probed(
+    model: onnx.ModelProto,
+    shapes_from: onnx.ModelProto,
+    sizes: Mapping[str, Any],
+    iterations: Mapping[str, Any],
+    weights: Container[str],
+    calls: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """Each node's FLOPs with the inputs' sizes not given at PROBE_SIZE (which branch of an If
+    costs more, when there are none to count at), or None when every size is given."""
+    missing = [d for d in input_dims(model) if d not in sizes]
+    if not missing:
+        return None
+    probe = ChainMap(dict(sizes), dict.fromkeys(missing, PROBE_SIZE))
+    values = _graph_values(model, shapes_from, probe)
+    flops = _flops_by_node(model, values, graph_runs(model, values, iterations), weights)
+    return {n: calls.get(n) if f is None else f for n, f in flops.items()}
 
 
 def _flops_by_node(

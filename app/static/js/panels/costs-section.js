@@ -346,7 +346,7 @@ function branchNote(stats, reload, ctx) {
   }
   if (guessed.length) {
     lines.push(el("div", {}, guessed.length === 1
-      ? (unknown.length ? "Neither branch of the If has known FLOPs: its then branch is counted, as unknown."
+      ? (unknown.length ? "Neither branch of the If has known FLOPs: the one of more nodes is counted, as unknown."
         : "The If's costlier branch is counted: which one runs is known only when it runs.")
       : `The costlier branch of each of ${guessed.length} Ifs is counted: which one runs is known only when it runs${unknown.length ? ` (${unknown.length} with neither branch's FLOPs known)` : ""}.`));
   }
