@@ -203,3 +203,46 @@ def test_cleanup_drops_an_if_output_nothing_reads_and_what_both_branches_compute
         assert set(got) == set(want) - {gone}
         for name, value in got.items():
             np.testing.assert_array_equal(value, want[name])
+
+
+def _branch_passing_on_an_embedding() -> onnx.ModelProto:
+    """e = Gather(table, ids) in the main graph; If(flag): then MatMul(e, w), else Identity(e)."""
+    rng = np.random.default_rng(0)
+    table = nh.from_array(rng.standard_normal((50, 16)).astype(np.float32), "table")
+    w = nh.from_array(rng.standard_normal((16, 16)).astype(np.float32), "w")
+    out = lambda n: h.make_tensor_value_info(n, T.FLOAT, None)  # noqa: E731
+    then = h.make_graph([h.make_node("MatMul", ["e", "w"], ["t"], name="proj")], "then", [], [out("t")])
+    other = h.make_graph([h.make_node("Identity", ["e"], ["o"], name="keep")], "else", [], [out("o")])
+    graph = h.make_graph(
+        [
+            h.make_node("Gather", ["table", "ids"], ["e"], name="embed/Gather"),
+            h.make_node("If", ["flag"], ["hidden"], name="pick", then_branch=then, else_branch=other),
+        ],
+        "g",
+        [h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"]), h.make_tensor_value_info("flag", T.BOOL, [])],
+        [h.make_tensor_value_info("hidden", T.FLOAT, ["batch", "seq", 16])],
+        [table, w],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_dynamic_quantization_keeps_a_gather_a_branch_reads_in_float(client):
+    """QA32 N5: onnxruntime's quantizer made the embedding's output quantized and dequantized it
+    for the main graph's readers only: the else branch's Identity read a tensor gone, and the
+    edit failed with "Invalid model with unknown initializers/tensors {'e'}"."""
+    source = _branch_passing_on_an_embedding()
+    mid = upload(client, source.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    model = stored(client, mid, r)
+    line = r.get_json()["changes"][0]
+    assert "1 MatMul/Conv node(s) now integer (1 of them inside If/Loop bodies)" in line
+    assert line.endswith(
+        "; kept float: Gather 'embed/Gather', whose output an If/Loop body reads (onnxruntime's quantizer can't"
+        " hand it on quantized)"
+    )
+    ids = np.array([[1, 7, 3]], np.int64)
+    for flag in (True, False):
+        feeds = {"ids": ids, "flag": np.array(flag)}
+        got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        want = ort.InferenceSession(source.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        np.testing.assert_allclose(got[0], want[0], atol=0.1 if flag else 0)

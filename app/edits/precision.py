@@ -24,6 +24,7 @@ from ..onnx_io.traverse import (
     opset_version,
     running_graphs,
     standard_domain,
+    subgraphs,
     walk_graphs,
 )
 from ..words import plural
@@ -356,7 +357,14 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     made += one_default_import(model, "quantize_dynamic")
     nodes, integer, in_bodies = _node_count(model), _integer_nodes(model), _integer_nodes(model, bodies_only=True)
     options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
+    handed_in = _gathers_read_in_bodies(model, op)
+    options["nodes_to_exclude"] = [*op.get("nodes_to_exclude", []), *handed_in]
     note = made + keep(model, in_helper(model, "quantize", options, "quantize_dynamic: onnxruntime's quantizer failed"))
+    if handed_in:
+        note += (
+            f"; kept float: Gather {', '.join(map(repr, handed_in[:3]))}{' …' if len(handed_in) > 3 else ''}, whose"
+            " output an If/Loop body reads (onnxruntime's quantizer can't hand it on quantized)"
+        )
     quantized = _integer_nodes(model) - integer
     inside = _integer_nodes(model, bodies_only=True) - in_bodies
     if quantized <= 0:
@@ -376,6 +384,31 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
         f"{size_text(size)} -> {size_text(after)}, {_node_count(model) - nodes} node(s) added{note}"
         + left_in_functions(model, op.get("op_types"))
     )
+
+
+def _gathers_read_in_bodies(model: onnx.ModelProto, op: dict) -> list[str]:
+    """The named Gather nodes onnxruntime's dynamic quantizer would quantize whose output a body
+    held by their graph reads: it makes that output quantized and dequantizes it for readers in
+    its own graph only, so a branch passing it on (an Identity) reads a tensor gone ("Invalid
+    model with unknown initializers/tensors {'e'}", QA32 N5); left float, the quantizer runs."""
+    if op.get("op_types") is not None and "Gather" not in op["op_types"]:
+        return []
+    out: list[str] = []
+    for ref in running_graphs(model):
+        g = ref.container
+        in_bodies = {
+            name
+            for n in g.node
+            for sub in subgraphs(n)
+            for inner in graphs_within(sub)
+            for name in [*(x for m in inner.node for x in m.input), *(v.name for v in inner.output)]
+        }
+        out += [
+            n.name
+            for n in g.node
+            if n.op_type == "Gather" and standard_domain(n.domain) == "" and n.name and n.output[0] in in_bodies
+        ]
+    return [name for name in dict.fromkeys(out) if name not in op.get("nodes_to_exclude", [])]
 
 
 def _function_names(model: onnx.ModelProto) -> str:
