@@ -3,6 +3,7 @@ run is refused at once (422, one line naming the node) when onnxruntime ran the 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -815,3 +816,29 @@ def test_a_size_no_run_can_be_given_is_refused_where_the_base_ran(client):
     # stored anyway on ask, marked: the next edit is not gated against a run that never was
     r = _edit(client, mid, [{"op": "set_io_shape", "name": "x", "shape": [10**9, 3, 48, 192]}], allow_invalid=True)
     assert r.status_code == 200 and r.get_json()["validation"]["runtime"]["status"] == "fails", r.get_json()
+
+
+def test_a_weight_claiming_a_size_without_data_is_judged_as_onnxruntime_does(client):
+    """QA34 #1: a 65-byte file declaring a weight of 2^30 floats with no data was run on zeros of
+    that size (10 GB of RAM), and badged "loads and runs it"; onnxruntime refuses the file, as it
+    does the same defect on a 4-float weight."""
+    for count in (4, 2**28):
+        w = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[count])
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["W"], ["y"])],
+            "claim",
+            [],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [count])],
+            [w],
+        )
+        data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+        assert len(data) < 100
+        mid = upload(client, data).get_json()["id"]
+        verdict = client.get(f"/api/models/{mid}").get_json()["validation"]["runtime"]
+        assert verdict["status"] == "fails", (count, verdict)
+
+
+def test_a_jobs_memory_is_at_most_half_the_machines():
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert runtime_check.job_memory(0) == min(runtime_check.MEMORY_ALLOWANCE, machine // 2)
+    assert runtime_check.job_memory(2**50) == int(machine * 0.5)  # a petabyte claimed: half the machine

@@ -45,6 +45,20 @@ RUN_CPU_SECONDS = 300  # a run asked for (POST .../run) may take longer than a s
 RUN_WALL_SECONDS = 300.0
 SWEEP_SECONDS = 0.9 * RUN_WALL_SECONDS  # what a sensitivity sweep may be foreseen to take
 MEMORY_ALLOWANCE = 2 * 2**30  # address space a check may map on top of the worker's own and its weights
+MACHINE_SHARE = 0.5  # of the machine's memory, the most one job may map (another may run beside it)
+
+
+def job_memory(weights: int) -> int:
+    """The address space a job may map on top of the worker's own: the allowance and what its
+    weights take, at most MACHINE_SHARE of the machine's memory — however many bytes a model
+    claims, a check costs a verdict ("ran out of memory"), never the machine (QA34 #1)."""
+    try:
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # no such names here: the allowance and weights alone
+        return MEMORY_ALLOWANCE + weights
+    return min(MEMORY_ALLOWANCE + weights, int(machine * MACHINE_SHARE))
+
+
 WORKERS = 2  # one check can wait in the background while an edit's gate runs
 JOBS_PER_WORKER = 200  # a fresh interpreter now and then: onnxruntime's arenas keep what they took
 _WORKER_SCRIPT = Path(__file__).with_name("ort_worker.py")
@@ -190,7 +204,7 @@ def check_model(
         job: dict = {
             "path": str(path),
             "cpu": CPU_SECONDS,
-            "memory": MEMORY_ALLOWANCE + 2 * zeros,
+            "memory": job_memory(2 * zeros),
             "vocabularies": input_vocabularies(model.graph, fed),
             "elements": input_elements(model.graph, fed),  # a sequence input's tensors: one of them
             "loops": loop_counts(model.graph, fed),  # a Loop's trip count fed 0 never runs its body
@@ -200,7 +214,7 @@ def check_model(
         }
         if fed_from:
             job["source"] = {"path": str(source_path), "values": fed_from}
-            job["memory"] += 2 * source_zeros
+            job["memory"] = job_memory(2 * (zeros + source_zeros))
         if sizes:
             job["sizes"] = sizes
         timing: dict = {}
@@ -267,7 +281,7 @@ def run_model(
         "dims": dims,
         "outputs": outputs,
         "cpu": RUN_CPU_SECONDS,
-        "memory": MEMORY_ALLOWANCE + 3 * size,  # the weights, a copy ORT may make, activations
+        "memory": job_memory(3 * size),  # the weights, a copy ORT may make, activations
     }
     return _run(job, wall)
 
@@ -309,7 +323,7 @@ def sweep_model(
         "owners": owners,
         "budget": SWEEP_SECONDS,  # the worker refuses a sweep it foresees taking longer
         "cpu": RUN_CPU_SECONDS,
-        "memory": MEMORY_ALLOWANCE + 3 * size,
+        "memory": job_memory(3 * size),
     }
     return _run(job, RUN_WALL_SECONDS)
 
