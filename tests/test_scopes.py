@@ -213,3 +213,23 @@ def test_torch_exports_keep_their_own_scopes(client):
     graph = client.get(f"/api/models/{mid}/graph").get_json()
     for n, got in zip(model.graph.node, graph["nodes"], strict=True):
         assert (graph["scopes"][got["scope"]] if "scope" in got else []) == scope_of(n.name, None, None), n.name
+
+
+def test_a_node_reading_a_weight_that_names_no_block_is_no_part_of_its_producers_block(client):
+    """QA34 #4: light_squeezenet's conv10 (reading conv10_w_0), its Relu, pool and Softmax were in
+    fire9, the block before them: Find listed the Softmax as "module fire9"."""
+    path = ONNX_DATA / "light" / "light_squeezenet.onnx"
+    model = onnx.load(path)
+    mid = upload(client, path.read_bytes()).get_json()["id"]
+    graph = client.get(f"/api/models/{mid}/graph").get_json()
+    scope = {n["id"]: graph["scopes"][n["scope"]] for n in graph["nodes"] if "scope" in n}
+    conv10 = next(i for i, n in enumerate(model.graph.node) if "conv10_w_0" in n.input)
+    assert [model.graph.node[i].op_type for i in range(conv10, len(model.graph.node))] == [
+        "Conv",
+        "Relu",
+        "GlobalAveragePool",
+        "Softmax",
+    ]
+    assert all(f"n{i}" not in scope for i in range(conv10, len(model.graph.node)))
+    squeeze9 = next(i for i, n in enumerate(model.graph.node) if "fire9/squeeze1x1_w_0" in n.input)
+    assert scope[f"n{squeeze9}"] == ["fire9"] and scope[f"n{squeeze9 + 1}"] == ["fire9"]  # its Relu too

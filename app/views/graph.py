@@ -79,7 +79,7 @@ def _graph_view(model: onnx.ModelProto, path: str, inferred: onnx.ModelProto | N
     try:
         nodes = _nodes_json(g.node[stop:] if stop else g.node, path, functions, scopes, reads, stop, opset)
         if not stop:  # (a graph built in two processes keeps its nodes' own scopes)
-            scope_by_weights(nodes, initializer_names(g), scopes)
+            scope_by_weights(nodes, g, scopes)
         out: dict = {
             "path": path,
             "address": named_address(model, path),

@@ -207,13 +207,14 @@ def _names_a_block(name: str) -> bool:
     return "/" in name and not name.startswith("/")
 
 
-def scope_by_weights(nodes: list[dict], initializers: frozenset[str], table: ScopeTable) -> None:
+def scope_by_weights(nodes: list[dict], g, table: ScopeTable) -> None:
     """In a graph whose weights name blocks, give each node of the graph JSON (`nodes`, in the
     graph's order: producers first) that has no scope of its own the block of the first weight
     it reads (a Constant: of what it writes), else — a node whose name is no path (n193, or
-    none) — the scope its inputs' producers share: a Relu or a Concat between a block's
-    weighted nodes is in that block. In place; activations never name a block. A pass after
+    none) and that reads no weight naming no block — the scope its inputs' producers share: a
+    Relu or a Concat between a block's weighted nodes is in that block. In place; activations never name a block. A pass after
     the hot one: a torch graph pays only the look for block-naming weights."""
+    initializers = initializer_names(g)
     constants = {
         o
         for j in nodes
@@ -223,6 +224,16 @@ def scope_by_weights(nodes: list[dict], initializers: frozenset[str], table: Sco
     }
     if not constants and not any(_names_a_block(w) for w in initializers):
         return
+    # weights that name no block (squeezenet's conv10_w_0): of rank 2 or more, or made by a
+    # ConstantOfShape (the wheel's light models) — not a Reshape's shape
+    unblocked = {t.name for t in getattr(g, "initializer", ()) if len(t.dims) >= 2 and not _names_a_block(t.name)}
+    unblocked.update(
+        o
+        for j in nodes
+        if j["op_type"] == "ConstantOfShape" and not j["domain"]
+        for o in j["outputs"]
+        if not _names_a_block(o)
+    )
     made: dict[str, int | None] = {}  # tensor -> the scope of the node writing it
     for j in nodes:
         k = j.get("scope")
@@ -238,7 +249,9 @@ def scope_by_weights(nodes: list[dict], initializers: frozenset[str], table: Sco
             )
             if weight is not None:
                 k = table.index(weight, None, None)
-            elif "/" not in j["name"]:
+            elif "/" not in j["name"] and not any(t in unblocked for t in j["inputs"]):
+                # a node reading a weight that names no block (squeezenet's conv10_w_0 after
+                # fire9) is no part of its producers' block: the classifier head is no fire9
                 k = table.shared([made.get(t) for t in j["inputs"]])
             if k is not None:
                 j["scope"] = k
@@ -260,6 +273,6 @@ def scope_in_graph(g, index: int) -> list[str]:
         if k is not None:
             j["scope"] = k
         nodes.append(j)
-    scope_by_weights(nodes, initializer_names(g), table)
+    scope_by_weights(nodes, g, table)
     k = nodes[index].get("scope")
     return table.scopes[k] if k is not None else []

@@ -313,7 +313,7 @@ class SearchIndex:
                     }
                     for n, s in zip(g.node, scopes, strict=True)
                 ]
-                scope_by_weights(js, weights, self._scope_table)
+                scope_by_weights(js, g, self._scope_table)
                 scopes = [j.get("scope") for j in js]
         self._node_scope.extend(scopes)
 
