@@ -1,6 +1,7 @@
-"""Write the edit-ops section of docs/api.md from the ops' declarations in app/edits (the same
-ones the server validates against and the OpenAPI document shows). Run it again after changing
-an op; tests/test_api_docs.py fails while the section is stale:
+"""Write the sections of docs/api.md the server's own tables hold: the edit ops, from their
+declarations in app/edits (the same ones the server validates against and the OpenAPI document
+shows), and the error codes, from app/api/error_codes.py. Run it again after changing an op or a
+code; tests/test_api_docs.py fails while a section is stale:
 
     .venv/bin/python scripts/make_api_docs.py
 """
@@ -15,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "api.md"
 BEGIN = "<!-- edit ops: written by scripts/make_api_docs.py from the declarations in app/edits -->"
 END = "<!-- end of edit ops -->"
+CODES_BEGIN = "<!-- error codes: written by scripts/make_api_docs.py from app/api/error_codes.py -->"
+CODES_END = "<!-- end of error codes -->"
 
 
 def render() -> str:
@@ -35,10 +38,25 @@ def render() -> str:
     return "\n".join([*lines, "", END])
 
 
+def render_codes() -> str:
+    """The error codes' table, markers included: those any route may answer first."""
+    from app.api.error_codes import catalogue
+
+    lines = [CODES_BEGIN, "| code | status | when |", "| --- | --- | --- |"]
+    for e in catalogue():
+        where = " (any route)" if e.everywhere else ""
+        lines.append(f"| `{e.code}` | {', '.join(map(str, e.statuses))} | {e.when}{where} |")
+    return "\n".join([*lines, CODES_END])
+
+
+def _replaced(text: str, begin: str, end: str, section: str) -> str:
+    start, stop = text.index(begin), text.index(end) + len(end)
+    return text[:start] + section + text[stop:]
+
+
 def updated(text: str) -> str:
-    """docs/api.md's text with the section rewritten."""
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    return text[:start] + render() + text[end:]
+    """docs/api.md's text with the sections rewritten."""
+    return _replaced(_replaced(text, BEGIN, END, render()), CODES_BEGIN, CODES_END, render_codes())
 
 
 def main() -> None:

@@ -112,3 +112,18 @@ def test_docs_list_every_api_route(doc):
     for method, path in sorted(_documented(doc)):
         words = path.replace("{id}", "<id>").replace("{ref}", "<R>")
         assert re.search(rf"`{method} {re.escape(words)}(?=[`?\[ ])", DOCS), f"docs/api.md lacks {method} {words}"
+
+
+def test_docs_and_openapi_list_the_error_catalogue(doc):
+    """One catalogue (app/api/error_codes.py): docs/api.md's table is written from it, openapi's
+    Error.code enumerates it, and batch_too_heavy names the ops the server counts (QA33 #2, #7)."""
+    from app.api.error_codes import catalogue
+    from app.edits.contract import WHOLE_MODEL_OPS, whole_model_words
+
+    listed = re.findall(r"^\| `(\w+)` \| [\d, ]+ \|", DOCS, flags=re.M)
+    assert listed == [e.code for e in catalogue()]
+    code = doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]
+    assert code["enum"] == listed
+    heavy = next(line for line in DOCS.splitlines() if line.startswith("| `batch_too_heavy`"))
+    assert whole_model_words() in heavy and all(op in heavy for op in WHOLE_MODEL_OPS)
+    assert "fix_dims" in whole_model_words() and "compose" in heavy

@@ -1,7 +1,8 @@
 """Every error leaves the API as {"error": {"code", "message"}} (plus "details": further causes,
 "node": the id of the node the message is about, "fix": {"label", "ops"} a batch that would be
 accepted instead, for the page to offer, "head": a stale base's current revision, "models": an
-uploaded archive's models, one to name as its `member`)."""
+uploaded archive's models, one to name as its `member`; "request_id": request_log.py's, on every
+error). Every code, its statuses and when: error_codes.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..errors import BlobMissing, StoreUnavailable, StudioError
 from . import bp
+from .error_codes import framework_code
 
 RETRY_AFTER_SECONDS = 10
 
@@ -91,7 +93,7 @@ def _missing_file(exc: FileNotFoundError):
 
 @bp.errorhandler(HTTPException)
 def _http_error(exc: HTTPException):
-    code = (exc.name or "error").lower().replace(" ", "_")
+    code = framework_code(exc.code or 500)  # one of error_codes.py's
     message = exc.description or exc.name
     drained = True
     if exc.code == 413:

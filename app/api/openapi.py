@@ -47,7 +47,9 @@ _RECIPE_BODY = {
                     "base": {"type": "integer", "description": "the head the recipe is replayed on (409 otherwise)"},
                     "recipe": {"$ref": "#/components/schemas/Recipe"},
                     "allow_invalid": {"type": "boolean", "default": False},
+                    "dry_run": {"type": "boolean", "default": False, "description": "apply and check, store nothing"},
                 },
+                "additionalProperties": False,
             }
         },
         "multipart/form-data": {
@@ -58,6 +60,7 @@ _RECIPE_BODY = {
                     "base": {"type": "integer"},
                     "recipe": {"type": "string", "format": "binary", "description": "the .recipe.json file"},
                     "allow_invalid": {"type": "boolean", "default": False},
+                    "dry_run": {"type": "boolean", "default": False},
                 },
             }
         },
@@ -138,7 +141,7 @@ def _paths() -> dict:
                         },
                     },
                 ),
-                "responses": {"201": _json("Summary", "Stored"), "400": _ERROR, "413": _ERROR},
+                "responses": {"201": _json("Summary", "Stored"), "400": _ERROR, "413": _ERROR, "422": _ERROR},
             },
         },
         m: {
@@ -179,7 +182,11 @@ def _paths() -> dict:
             "404",
         ),
         f"{m}/graph": _get(
-            "Graph JSON of the main graph, a subgraph or a function", [_ID, _PATH_Q, _REV_Q], _json("Graph"), "404"
+            "Graph JSON of the main graph, a subgraph or a function",
+            [_ID, _PATH_Q, _REV_Q],
+            _json("Graph"),
+            "400",
+            "404",
         ),
         f"{m}/validation": _get(
             "The validation state (checker, full check, inference errors); waits for it",
@@ -404,7 +411,18 @@ def _paths() -> dict:
                 "responses": {
                     "201": {
                         "description": '{"case", "verdict": the revision\'s, with the new case}',
-                        "content": {"application/json": {"schema": {"type": "object"}}},
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["case", "verdict"],
+                                    "properties": {
+                                        "case": {"type": "object", "description": "as GET .../checks lists it"},
+                                        "verdict": {"$ref": "#/components/schemas/ReferenceVerdict"},
+                                    },
+                                }
+                            }
+                        },
                     },
                     "400": _ERROR,
                     "404": _ERROR,
@@ -556,7 +574,19 @@ def _paths() -> dict:
                 "parameters": [_ID],
                 "requestBody": _RECIPE_BODY,
                 "responses": {
-                    "200": _json("RecipeApplied"),
+                    "200": {
+                        "description": "the recipe applied, or (dry_run) checked",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "oneOf": [
+                                        {"$ref": "#/components/schemas/RecipeApplied"},
+                                        {"$ref": "#/components/schemas/RecipeDryRun"},
+                                    ]
+                                }
+                            }
+                        },
+                    },
                     "400": _ERROR,
                     "404": _ERROR,
                     "409": _ERROR,
@@ -584,10 +614,40 @@ def _paths() -> dict:
             {"description": "model file", "content": {"application/octet-stream": {}, "application/zip": {}}},
             "400",
             "404",
+            "422",
         ),
         "/api/ops": _get("The edit ops this server knows, with their field schemas", [], _json("OpList")),
         "/api/openapi.json": _get("This document", [], {"description": "OK", "content": {"application/json": {}}}),
     }
+
+
+# answered by any call, whatever it does: the caller's token, page or Host, or the server's state
+# (docs/api.md, Error codes: "any route")
+_ANY_CALL = {
+    "401": {"$ref": "#/components/responses/Unauthorized"},
+    "421": {"$ref": "#/components/responses/UnknownHost"},
+    "500": {"$ref": "#/components/responses/ServerFault"},
+    "503": {"$ref": "#/components/responses/Unavailable"},
+}
+_CHANGING = ("post", "put", "patch", "delete")  # another site's page is refused these (403 cross_site)
+
+
+def _error_response(description: str) -> dict:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def _with_every_calls_errors(paths: dict) -> dict:
+    for item in paths.values():
+        for method, op in item.items():
+            extra = {
+                **_ANY_CALL,
+                **({"403": {"$ref": "#/components/responses/CrossSite"}} if method in _CHANGING else {}),
+            }
+            op["responses"] = {**op["responses"], **{k: v for k, v in extra.items() if k not in op["responses"]}}
+    return paths
 
 
 def document() -> dict:
@@ -597,15 +657,29 @@ def document() -> dict:
             "title": "ONNX Studio API",
             "version": "1",
             "description": "Open, view, edit and download ONNX models. Node ids, graph paths and tensor refs "
-            "are described in docs/api.md; a node may be named by position (`n3`) or by name (`@conv1`).",
+            "are described in docs/api.md; a node may be named by position (`n3`) or by name (`@conv1`). "
+            "A method a path doesn't take answers 405 method_not_allowed, an unknown /api/ path 404 not_found, "
+            "both as Error.",
         },
-        "paths": _paths(),
+        # the token is optional: a server started without --auth-token needs none ({} below)
+        "security": [{"bearer": []}, {}],
+        "paths": _with_every_calls_errors(_paths()),
         "components": {
-            "responses": {
-                "Error": {
-                    "description": "Refused",
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the server's --auth-token (at least 12 characters), when it has one; "
+                    "this document too is served only with it",
                 }
+            },
+            "responses": {
+                "Error": _error_response("Refused"),
+                "Unauthorized": _error_response("unauthorized: the server has an access token and it wasn't sent"),
+                "CrossSite": _error_response("cross_site: sent by another site's page"),
+                "UnknownHost": _error_response("unknown_host: a Host this server doesn't answer"),
+                "ServerFault": _error_response("internal_server_error, blob_missing, store_damaged"),
+                "Unavailable": _error_response("store_unavailable, helper_unavailable: ask again later (Retry-After)"),
             },
             "schemas": {**SCHEMAS, **edit_schemas()},
         },

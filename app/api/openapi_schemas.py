@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..edits import REGISTRY
+from ..edits.contract import MAX_OPS
+from .error_codes import catalogue
 
 # a run's inputs and symbolic dims, as POST .../run and .../sensitivity take them
 _RUN_INPUTS = {
@@ -28,6 +30,7 @@ def edit_schemas() -> dict:
     batch = {
         "type": "object",
         "required": ["base", "ops"],
+        "additionalProperties": False,  # the server refuses another field (400 bad_field)
         "properties": {
             "base": {"type": "integer", "description": "the revision the edits start from (the head)"},
             "allow_invalid": {
@@ -38,7 +41,7 @@ def edit_schemas() -> dict:
             "ops": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": 1000,
+                "maxItems": MAX_OPS,
                 "items": {
                     "oneOf": [{"$ref": op_ref(name)} for name in REGISTRY],
                     "discriminator": {"propertyName": "op", "mapping": {name: op_ref(name) for name in REGISTRY}},
@@ -49,6 +52,20 @@ def edit_schemas() -> dict:
     return {**ops, "EditBatch": batch}
 
 
+# what every stored entry's summary says, a model's or a data file's
+_STORED = {
+    "id": {"type": "string"},
+    "name": {"type": "string"},
+    "revision": {"type": "integer"},
+    "head": {"type": "integer", "description": "the model's current revision (edits, undo and redo start there)"},
+    "can_undo": {"type": "boolean"},
+    "can_redo": {"type": "boolean"},
+    "size": {"type": "integer", "description": "bytes"},
+    "kind": {"type": "string", "description": "model, or a data file's kind"},
+    "source": {"type": "string", "description": "binary or text (ONNX text syntax)"},
+}
+_ITEMS = {"type": "array", "items": {"type": "object"}}
+
 SCHEMAS: dict = {
     "Error": {
         "type": "object",
@@ -58,8 +75,12 @@ SCHEMAS: dict = {
                 "type": "object",
                 "required": ["code", "message"],
                 "properties": {
-                    "code": {"type": "string"},
+                    "code": {
+                        "enum": [e.code for e in catalogue()],
+                        "description": "docs/api.md's Error codes table says when each is answered",
+                    },
                     "message": {"type": "string"},
+                    "head": {"type": "integer", "description": "409 stale_base: the revision the model is at"},
                     "details": {"type": "array", "items": {"type": "string"}, "description": "further causes"},
                     "node": {"type": "string", "description": "id of the node the message is about"},
                     "fix": {
@@ -75,7 +96,7 @@ SCHEMAS: dict = {
                         "items": {"type": "string"},
                         "description": "an uploaded archive's models (400 several_models): one to name as its member",
                     },
-                    "request_id": {"type": "string"},
+                    "request_id": {"type": "string", "description": "the server log's id of the request"},
                 },
             }
         },
@@ -122,29 +143,60 @@ SCHEMAS: dict = {
         },
     },
     "Summary": {
+        "description": "a model's summary, or a data file's (a TensorProto, SequenceProto, MapProto or OptionalProto upload)",
+        "oneOf": [{"$ref": "#/components/schemas/ModelSummary"}, {"$ref": "#/components/schemas/DataFileSummary"}],
+    },
+    "ModelSummary": {
         "type": "object",
         "required": ["id", "revision", "ir_version", "opset_import"],
         "properties": {
-            "id": {"type": "string"},
-            "name": {"type": "string"},
-            "revision": {"type": "integer"},
-            "head": {
-                "type": "integer",
-                "description": "the model's current revision (edits, undo and redo start there)",
-            },
-            "can_undo": {"type": "boolean"},
-            "can_redo": {"type": "boolean"},
+            **_STORED,
             "ir_version": {"type": "integer"},
-            "opset_import": {"type": "array"},
+            "opset_import": {"type": "array", "items": {"type": "object"}, "description": '[{"domain", "version"}]'},
             "producer_name": {"type": "string"},
             "producer_version": {"type": "string"},
             "domain": {"type": "string"},
             "model_version": {"type": "integer"},
             "doc_string": {"type": "string"},
-            "metadata_props": {"type": "array"},
-            "counts": {"type": "object"},
+            "graph_name": {"type": "string"},
+            "metadata_props": {"type": "array", "items": {"type": "object"}, "description": '[{"key", "value"}]'},
+            "counts": {
+                "type": "object",
+                "description": "nodes, initializers, inputs, outputs, value_info, … of the main graph",
+            },
+            "functions": {"type": "array", "items": {"type": "object"}, "description": "its model-local functions"},
+            "training": {"type": "array", "items": {"type": "object"}, "description": "its training_info graphs"},
+            "configuration": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "its deployment configurations",
+            },
+            "external_files": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "the external data files it has",
+            },
+            "missing_data": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "those its tensors name and it lacks",
+            },
             "validation": {"type": "object"},
-            "missing_data": {"type": "array", "items": {"type": "object"}},
+            "duplicates": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "an upload: stored models of the same bytes",
+            },
+            "test_data_sets": {"type": "object", "description": "an upload's reference cases kept and skipped"},
+        },
+    },
+    "DataFileSummary": {
+        "type": "object",
+        "required": ["id", "revision", "kind", "data"],
+        "properties": {
+            **_STORED,
+            "kind": {"enum": ["tensor", "sequence", "map", "optional"]},
+            "data": {"type": "object", "description": 'what it holds: {"kind", "name", "dtype", "shape", "ref", …}'},
         },
     },
     "Attribute": {
@@ -246,12 +298,32 @@ SCHEMAS: dict = {
         "type": "object",
         "required": ["nodes", "inputs", "outputs", "initializers"],
         "properties": {
+            "revision": {"type": "integer"},
             "path": {"type": "string"},
             "address": {"type": "string", "description": "the path by name"},
+            "kind": {"type": "string", "description": "graph, function, …"},
+            "name": {"type": "string"},
+            "doc_string": {"type": "string"},
+            "breadcrumb": {**_ITEMS, "description": '[{"path", "label"}]: the graphs holding it, outermost first'},
             "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
-            "inputs": {"type": "array"},
-            "outputs": {"type": "array"},
-            "initializers": {"type": "array"},
+            "scopes": {**_ITEMS, "description": "module scopes the nodes' names make"},
+            "outer_scope": {**_ITEMS, "description": "a subgraph: the names it reads from the graphs around it"},
+            "outer_value_info": {**_ITEMS, "description": "their types"},
+            "inputs": {**_ITEMS, "description": '[{"name", "dtype", "shape", "type"}]'},
+            "outputs": {**_ITEMS, "description": '[{"name", "dtype", "shape", "type"}]'},
+            "initializers": {
+                **_ITEMS,
+                "description": '[{"name", "dtype", "shape", "ref", "external": its data in an external file, "values"?}]',
+            },
+            "value_info": {**_ITEMS, "description": "the types the model records"},
+            "inferred_value_info": {**_ITEMS, "description": "the types shape inference adds"},
+            "metadata_props": _ITEMS,
+            "dim_expressions": {
+                "type": "object",
+                "description": "{DIM: [the dims it is made of]} for input dims that are expressions",
+            },
+            "quantization_annotation": _ITEMS,
+            "inferred_types": {"type": "string", "description": "included, or later (GET .../types) on big graphs"},
         },
     },
     "SearchResults": {
@@ -301,7 +373,7 @@ SCHEMAS: dict = {
             "shape": {"type": "array", "items": {"type": "integer"}},
             "stats": {"type": ["object", "null"]},
             "offset": {"type": "integer"},
-            "values": {"type": "array"},
+            "values": {"type": "array", "items": {}, "description": "nested as the tensor's shape"},
         },
     },
     "EditResult": {
@@ -377,6 +449,20 @@ SCHEMAS: dict = {
             "opset_version": {"type": ["integer", "null"]},
             "known": {"type": "boolean"},
             "kind": {"enum": ["schema", "function", "unknown"]},
+            "source": {"type": "string", "description": "onnx, onnxruntime, or the model's function"},
+            "since_version": {"type": ["integer", "null"]},
+            "deprecated": {"type": "boolean"},
+            "doc": {"type": "string"},
+            "inputs": {**_ITEMS, "description": '[{"name", "type", "option", "description"}]'},
+            "outputs": {**_ITEMS, "description": '[{"name", "type", "option", "description"}]'},
+            "min_inputs": {"type": "integer"},
+            "max_inputs": {"type": "integer"},
+            "min_outputs": {"type": "integer"},
+            "max_outputs": {"type": "integer"},
+            "attributes": {**_ITEMS, "description": '[{"name", "type", "required", "default"?, "description"}]'},
+            "type_constraints": {**_ITEMS, "description": '[{"name", "allowed", "description"}]'},
+            "unknown_attributes": {"type": "array", "items": {"type": "string"}},
+            "has_body": {"type": "boolean", "description": "onnx defines the operator by others (a function body)"},
         },
     },
     "Operators": {
@@ -500,7 +586,10 @@ SCHEMAS: dict = {
                     "type": "object",
                     "properties": {
                         "output": {"type": "string"},
-                        "declared": {"type": "array", "description": "dims: a number, a name or null"},
+                        "declared": {
+                            "$ref": "#/components/schemas/Shape",
+                            "description": "dims: a number, a name or null",
+                        },
                         "shape": {"type": "array", "items": {"type": "integer"}},
                     },
                 },
@@ -756,7 +845,10 @@ SCHEMAS: dict = {
                             "description": "<name>.iterations; null: a constant count",
                         },
                         "iterations": {"type": ["integer", "null"], "description": "the count the totals use"},
-                        "trip_count": {"type": ["integer", "null"]},
+                        "trip_count": {
+                            "type": ["string", "integer", "null"],
+                            "description": "the value giving its trip count (a tensor's name) when no constant",
+                        },
                         "why": {"type": "string"},
                     },
                 },
@@ -961,7 +1053,20 @@ SCHEMAS: dict = {
                 "description": 'each batch: {batch (1-based), origin? ("revision 6 of week1.onnx"), changes, unchanged?}',
                 "items": {"type": "object"},
             },
-            "dry_run": {"type": "boolean", "description": "true: every batch applied and checked, nothing stored"},
+        },
+    },
+    "RecipeDryRun": {
+        "type": "object",
+        "required": ["dry_run", "revision", "batches", "skipped", "steps"],
+        "description": "dry_run: every batch applied and checked, nothing stored",
+        "properties": {
+            "dry_run": {"const": True},
+            "revision": {"type": "integer", "description": "the head, unchanged"},
+            "batches": {"type": "integer"},
+            "skipped": {"type": "integer"},
+            "steps": {**_ITEMS, "description": "each batch: {batch, origin?, changes, unchanged?}"},
+            "moved": {"type": "array", "items": {"type": "string"}},
+            "validation": {"type": "object", "description": "the last batch's result's"},
         },
     },
     "Readers": {

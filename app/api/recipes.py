@@ -100,11 +100,14 @@ def apply_recipe(model_id):
 
 
 # --- the request ----------------------------------------------------------------------------
+RECIPE_BODY_FIELDS = ("base", "recipe", "allow_invalid", "dry_run")  # as openapi's recipe body declares
+
+
 def _recipe_request() -> tuple[int, Any, bool]:
     """(base, recipe, allow_invalid) from a JSON body, or from a form with the recipe's file."""
     if request.mimetype == "multipart/form-data":
         return _form_request()
-    body = json_object('{"base": REVISION, "recipe": {...}}')
+    body = json_object('{"base": REVISION, "recipe": {...}}', RECIPE_BODY_FIELDS)
     base, allow_invalid = edit_options(body)
     if "recipe" not in body:
         raise StudioError("missing_recipe", 'send the recipe (GET .../recipe gives one) as "recipe"')

@@ -398,9 +398,8 @@ def search(model_id):
     limit = parse_limit(request.args.get("limit"))
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
     near = request.args.get("near")
-    if near:  # the index knows graphs by position; a graph that isn't there is no graph to favour
-        with contextlib.suppress(NotFound):
-            near = resolve_graph(model, near).path
+    if near:  # the index knows graphs by position; a graph that isn't there is a 404, as in .../graph
+        near = resolve_graph(model, near).path
     found = search_index(revision, model).search(query, limit, near)
     return jsonify({"query": query, "revision": revision.rev, **found})
 
@@ -609,9 +608,12 @@ def head_revision(model_id: str, base: int):
     return revision
 
 
+EDIT_BATCH_FIELDS = ("base", "ops", "allow_invalid")  # openapi's EditBatch declares the same
+
+
 @bp.post("/models/<model_id>/edits")
 def post_edits(model_id):
-    body = json_object('{"base": REVISION, "ops": [...]}')
+    body = json_object('{"base": REVISION, "ops": [...]}', EDIT_BATCH_FIELDS)
     base, allow_invalid = edit_options(body)
     on = head_base(model_id, base)
     try:

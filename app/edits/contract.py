@@ -25,6 +25,13 @@ WHOLE_MODEL_OPS = frozenset(
 MAX_WHOLE_MODEL_OPS = 8
 
 
+def whole_model_words() -> str:
+    """The ops counted toward MAX_WHOLE_MODEL_OPS, in words: the refusal's, and docs/api.md's
+    (api/error_codes.py): the named ones, and each op with `update_types` when it is true."""
+    typed = [name for name, e in REGISTRY.items() if any(f.name == "update_types" for f in e.fields)]
+    return f"{', '.join(sorted(WHOLE_MODEL_OPS))}, {' and '.join(typed)} with update_types"
+
+
 def check_batch(ops) -> list[tuple[EditOp, dict]]:
     """Each op's registry entry and its fields with defaults filled in; a 400 naming the op's
     index, the op and the field for the first op that breaks its contract."""
@@ -37,8 +44,7 @@ def check_batch(ops) -> list[tuple[EditOp, dict]]:
     if heavy > MAX_WHOLE_MODEL_OPS:
         raise StudioError(
             "batch_too_heavy",
-            f"a batch runs at most {MAX_WHOLE_MODEL_OPS} whole-model ops ({', '.join(sorted(WHOLE_MODEL_OPS))},"
-            f" set_io_shape with update_types); this one has {heavy}",
+            f"a batch runs at most {MAX_WHOLE_MODEL_OPS} whole-model ops ({whole_model_words()}); this one has {heavy}",
             422,
         )
     return checked

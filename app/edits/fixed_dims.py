@@ -58,7 +58,6 @@ def fix_dims(model: onnx.ModelProto, op: dict) -> str | LateLine:
                 closest(unknown[0], sorted(named))
                 or (f" (they name {', '.join(sorted(named))})" if named else " (they name none)")
             ),
-            422,
         )
     named_before = input_dim_names(model)
     lines, hints = [], []

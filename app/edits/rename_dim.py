@@ -71,7 +71,6 @@ def rename_dim(model: onnx.ModelProto, op: dict) -> str:
                 closest(old, named)
                 or (f" (they name {some_names(sorted(named), 8)})" if named else " (they name none)")
             ),
-            422,
         )
     holders = _declaring(model, new, plain)
     if holders and not op["merge"]:

@@ -88,10 +88,10 @@ def request_author(token: str | None) -> str | None:
 def _bearer(token: str) -> bool | None:
     """The Authorization header's verdict: True for this server's token, False for another,
     None when there is none."""
-    header = request.headers.get("Authorization", "")
-    if not header.startswith("Bearer "):
+    scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer":  # an auth scheme's name is case-insensitive (RFC 7235)
         return None
-    return hmac.compare_digest(header[7:].strip().encode(), token.encode())
+    return hmac.compare_digest(sent.strip().encode(), token.encode())
 
 
 def holds_token(token: str) -> bool:
