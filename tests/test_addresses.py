@@ -169,3 +169,12 @@ def test_a_link_to_an_unnamed_node_named_since_still_finds_it(client):
     _edit(client, mid, 2, {"op": "rename_node", "node": "@branch/else_branch/n1", "name": "neg2"})
     answer = client.get(f"/api/models/{mid}/locate?from=0&node=n4/else_branch/n1").get_json()
     assert answer["node"] == "n5/else_branch/n1"
+
+
+def test_a_graph_path_naming_no_graph_is_an_unknown_graph(client):
+    """QA33 #2: `/types?path=zz` and `/graph?path=zz` answered unknown_node ("'zz' is not a node id")."""
+    mid = upload(client, chain_model().SerializeToString()).get_json()["id"]
+    for call in ("types", "graph"):
+        r = client.get(f"/api/models/{mid}/{call}?path=zz")
+        assert r.status_code == 404 and r.get_json()["error"]["code"] == "unknown_graph", (call, r.get_json())
+    assert client.get(f"/api/models/{mid}/node?id=zz").get_json()["error"]["code"] == "unknown_node"

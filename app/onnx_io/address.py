@@ -202,7 +202,15 @@ def _graph_ref(model: onnx.ModelProto, t: _Trace, hops: list[_Hop]) -> GraphRef:
 
 
 def resolve_graph(model: onnx.ModelProto, path: str) -> GraphRef:
-    t = _trace(model, path)
+    try:
+        t = _trace(model, path)
+    except NotFound as exc:
+        if exc.code != "unknown_node":
+            raise
+        # a path's last segment is read as a node's: for a graph asked, no such graph (QA33 #2)
+        raise NotFound(
+            "unknown_graph", f'no graph {quoted(path)} in this model: "" is the main graph, a body <node>/<attribute>'
+        ) from None
     if t.hops and t.hops[-1].into is None:
         raise NotFound("bad_path", f"graph path {quoted(path)} ends at a node, not a graph")
     return _graph_ref(model, t, t.hops)
