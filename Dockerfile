@@ -27,10 +27,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY --from=build /dist/*.whl /tmp/wheels/
+# [team]: PostgreSQL's and S3's clients, which the compose file's team profile runs this image with
 # the image's own setuptools (65.x) has known CVEs and nothing at run time needs it
 RUN pip install --no-cache-dir --upgrade pip \
  && pip uninstall --yes setuptools wheel \
- && pip install --no-cache-dir /tmp/wheels/onnx_studio-*.whl \
+ && pip install --no-cache-dir "$(echo /tmp/wheels/onnx_studio-*.whl)[team]" \
  && rm -rf /tmp/wheels
 # onnxruntime's StringNormalizer (a scikit-learn text pipeline's first node) builds the
 # en_US.UTF-8 locale unless the model names another: slim images have none

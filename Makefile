@@ -52,7 +52,7 @@ python-deps: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools  # the venv's own setuptools 65 has known CVEs
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,team]'
 	touch $@
 
 node-deps: node_modules/.installed

@@ -256,7 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("model", type=Path, help="the .onnx file to open")
     p.add_argument("--port", type=_port, default=8080, help="port to listen on (taken: a free one)")
-    p.add_argument("--data-dir", type=Path, default=default_data_dir())
+    p.add_argument(
+        "--data-dir", type=Path, default=default_data_dir(), help="folder of the store (default: %(default)s)"
+    )
     p.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     args = p.parse_args(argv)
     if not args.model.is_file():
@@ -270,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
 
     warm_up(app, record.id)  # parse, draw data and checks start before the browser asks
     port = _free_port("127.0.0.1", args.port)
+    if port != args.port:  # said: a bookmark or a script of the port asked would reach nothing (QA34 #12)
+        logs.tell(f"Port {args.port} is taken: serving on {port} instead")
     _serve(app, "127.0.0.1", port, f"/models/{record.id}", open_browser=not args.no_browser)
     return 0
 

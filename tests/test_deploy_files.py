@@ -219,6 +219,7 @@ def test_the_image_is_built_as_ci_builds_the_wheel_and_runs_no_node():
     assert all("--from=" in c for c in copied), "the runtime stage takes the wheel, not the sources"
     runs = " ".join(rest for word, rest in runtime if word == "RUN")
     assert re.search(r"pip install [^&]*\.whl", runs), runs
+    assert re.search(r"pip install [^&]*\.whl\)?\[team\]", runs), runs  # the team profile's clients
     for word, rest in runtime:
         assert not re.search(r"\b(npm|npx|node|nodejs)\b", rest), (word, rest)
     assert _image_cmd() == ["onnx-studio", "serve"]

@@ -200,3 +200,51 @@ def test_a_missing_bucket_stops_the_server_and_a_good_store_starts_it(tmp_path, 
     assert PASSWORD not in text
     assert f"index: PostgreSQL {masked_url(url)}; blobs: S3 s3://{BUCKET}/startup" in text
     assert "botocore" not in text  # its "Found credentials ..." lines, once per worker
+
+
+@pytest.mark.parametrize(
+    ("module", "args", "words"),
+    [
+        (
+            "psycopg",
+            ["--database-url", f"postgresql://studio:{PASSWORD}@127.0.0.1:5432/studio"],
+            "--database-url: PostgreSQL",
+        ),
+        ("boto3", ["--blob-url", "s3://bucket/prefix"], "--blob-url: S3"),
+    ],
+)
+def test_a_team_setting_without_its_client_says_how_to_install_it(tmp_path, module, args, words):
+    """QA34 #12: the team server's clients are the `team` extra; a laptop's install goes without."""
+    hidden = tmp_path / "hidden"
+    (hidden / module).mkdir(parents=True)
+    (hidden / module / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    line = refused(tmp_path, args, clean_env(PYTHONPATH=str(hidden)))
+    assert line == PROG + f"{words}'s client ({module}) isn't installed: pip install 'onnx-studio[team]'"
+
+
+def test_the_one_person_command_says_when_the_port_asked_is_taken(tmp_path):
+    """QA34 #12: port 9160 taken, it served on 59159 without a word about the one asked."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    model = tmp_path / "m.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    onnx.save(helper.make_model(graph), model)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = [str(STUDIO), str(model), "--port", str(port), "--no-browser", "--data-dir", str(tmp_path / "d")]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=clean_env())
+        try:
+            said = [proc.stdout.readline() for _ in range(2)]  # type: ignore[union-attr]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert said[0].startswith(f"Port {port} is taken: serving on "), said
+    assert said[1].startswith("ONNX Studio on http://127.0.0.1:") and f":{port}/" not in said[1], said

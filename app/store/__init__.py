@@ -4,6 +4,7 @@ S3 bucket when BLOB_URL names one)."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -203,6 +204,18 @@ def _check_bucket(url: str) -> str | None:
     return None
 
 
+TEAM_EXTRA = "pip install 'onnx-studio[team]'"  # the team server's clients (pyproject.toml)
+
+
+def _installed(module: str, setting: str, what: str) -> None:
+    """StoreCheckFailed when `module`, the client a setting needs, isn't installed: a laptop's
+    install goes without the team server's (QA34 #12)."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise StoreCheckFailed(setting, f"{what}'s client ({module}) isn't installed: {TEAM_EXTRA}") from None
+
+
 def check_store(config: Mapping[str, Any]) -> None:
     """What a server checks once before it starts its workers (each then opens its own store): the
     data folder can be made, the index opens and answers (PostgreSQL: a connection, and the schema
@@ -224,6 +237,8 @@ def check_store(config: Mapping[str, Any]) -> None:
     except ValueError as exc:
         raise StoreCheckFailed("database_url", f"{masked_url(database_url)!r} {exc}") from None
     sqlite = _sqlite_path(database_url, data_dir)
+    if sqlite is None:
+        _installed("psycopg", "database_url", "PostgreSQL")
     kind = f"SQLite, {sqlite}" if sqlite else "PostgreSQL"
     index: SqlIndex | None = None
     try:
@@ -245,6 +260,7 @@ def check_store(config: Mapping[str, Any]) -> None:
         parse_blob_url(blob_url)
     except ValueError:
         raise StoreCheckFailed("blob_url", f"{masked_url(blob_url)!r} is not s3://BUCKET/PREFIX") from None
+    _installed("boto3", "blob_url", "S3")
     problem = _check_bucket(blob_url)
     if problem:
         raise StoreCheckFailed("blob_url", _one_line(problem, hide))
