@@ -41,3 +41,9 @@ def test_sizes_onnx_inference_invents_read_as_unknown(page, server):
         " return [f.formatShape(['unk__3', 'unk__14', 768]), f.formatShape(['batch', 'unk_len', 'unk__2x'])]; }"
     )
     assert shown == ["⟨?×?×768⟩", "⟨batch×unk_len×unk__2x⟩"]
+    # onnxruntime's name for an If output's size its branches make differently (QA32 #10)
+    shown = page.evaluate(
+        "async () => { const f = await import('/static/js/lib/format.js');"
+        " return [f.formatShape(['batch', 4, 'If_9_o1__d2', 16]), f.formatShape(['NonZero_3_o0__d1'])]; }"
+    )
+    assert shown == ["⟨batch×4×?×16⟩", "⟨NonZero_3_o0__d1⟩"]

@@ -32,8 +32,10 @@ export function formatDims(shape) {
 }
 
 // onnx's shape inference names a size it can't tell unk__0, unk__1… (fresh at each tensor, a
-// graph output's mostly): no name of the model's, and "unk__3×unk__4×768" reads worse than "?×?×768"
-const INVENTED_DIM = /^unk__\d+$/;
+// graph output's mostly): no name of the model's, and "unk__3×unk__4×768" reads worse than "?×?×768";
+// onnxruntime's names an If output's size its branches make differently If_9_o1__d2 (a merged
+// decoder's past + seq with the cache, seq without: QA32 #10): no one size to name either
+const INVENTED_DIM = /^(unk__\d+|If\w*_\d+_o\d+__d\d+)$/;
 
 /** A dim as a shape shows it: a size, a name, "?" for neither (or a name onnx's inference
  * invented); an expression of other dims bracketed among others,
