@@ -815,6 +815,10 @@ def test_a_refusal_in_one_of_two_alike_branches_names_its_branch(client):
         'node "/model/decoder/layers.0/self_attn/Softmax" (Softmax) in optimum::if/then_branch: '
         "'axis' must be in [-4 , 3]. Its actual value is: 7"
     ) in error["message"].splitlines()[0], error["message"]
+    # the consequences downstream are in the cause's branch too (QA32 N7: "in A or B")
+    assert error.get("details"), error
+    assert all(" or optimum::if" not in d for d in error["details"]), error["details"]
+    assert any("in optimum::if/then_branch" in d for d in error["details"]), error["details"]
     assert client.get(f"/api/models/{mid}").get_json()["head"] == 0
 
 

@@ -201,6 +201,14 @@ def causes_of(message: str, model: onnx.ModelProto | None = None) -> Causes:
     causes = [c for c in found if not c[4]] or found
     real = [c for c in causes if _CONSEQUENCE not in c[3]] or causes
     follow = [c for c in causes if c not in real]
+    if real[0][0] is not None:
+        # a consequence follows in the graph of its cause: of a name both branches bear, the
+        # node in the first cause's branch (QA32 N7: "in A or B" where the first line said which)
+        here = real[0][0].path
+        for place, op, name, _, _ in follow:
+            near = [p for p in alike.get((op, name), []) if p.path == here]
+            if place is None and len(near) == 1:
+                alike[(op, name)] = near
     lines = [
         f"{_words(model, place, op, name, alike.get((op, name), []))}: {_said(reason, place)}"
         for place, op, name, reason, _ in real + follow
@@ -233,6 +241,8 @@ def _words(model, place: _Place | None, op_type: str, name: str, alike: list[_Pl
     branches repeat every name: QA31) with the graphs it may be in."""
     if place is not None:
         return _place_words(model, place)
+    if len(alike) == 1:
+        return _place_words(model, alike[0])
     graphs = list(dict.fromkeys(graph_words(model, p.path) for p in alike))
     where = f" in {' or '.join(graphs)}" if 1 < len(graphs) <= 3 else ""
     return named_node_words(name, op_type) + where
