@@ -190,3 +190,36 @@ def test_a_weight_is_said_to_be_in_a_data_file_only_when_the_model_has_one(clien
 
     assert external(zipped) is True
     assert external(inline) is False
+
+
+def test_members_an_archive_leaves_out_are_named_in_the_answer(client, tmp_path):
+    """QA34 #10: a tar's ../, absolute and linked members were skipped without a word."""
+    import tarfile
+
+    model = small_model().SerializeToString()
+    path = tmp_path / "hostile.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name in ("../../evil.onnx", "model.onnx", "/tmp/abs.onnx"):
+            info = tarfile.TarInfo(name)
+            info.size = len(model)
+            tar.addfile(info, io.BytesIO(model))
+        link = tarfile.TarInfo("link.onnx")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    r = upload(client, path.read_bytes(), "hostile.tar.gz")
+    assert r.status_code == 201, r.get_json()
+    assert r.get_json()["left_out"] == [
+        {"name": "../../evil.onnx", "why": "a path leaving the archive"},
+        {"name": "/tmp/abs.onnx", "why": "a path leaving the archive"},
+        {"name": "link.onnx", "why": "a link"},
+    ]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("m.onnx", model)
+        z.writestr("../outside.bin", b"x")
+    r = upload(client, buf.getvalue(), "bundle.zip")
+    assert r.status_code == 201 and r.get_json()["left_out"] == [
+        {"name": "../outside.bin", "why": "a path leaving the archive"}
+    ]
+    plain = upload(client, model, "plain.onnx").get_json()
+    assert "left_out" not in plain

@@ -188,6 +188,15 @@ SCHEMAS: dict = {
                 "description": "an upload: stored models of the same bytes",
             },
             "test_data_sets": {"type": "object", "description": "an upload's reference cases kept and skipped"},
+            "left_out": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "why": {"type": "string"}},
+                },
+                "description": "an uploaded archive's members never unpacked (a path leaving it, a link), the first 20",
+            },
+            "left_out_count": {"type": "integer", "description": "how many were left out, when more than listed"},
         },
     },
     "DataFileSummary": {

@@ -23,7 +23,7 @@ from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arr
 from ..errors import BlobMissing, NotFound, StudioError, stale_base
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
-from ..onnx_io.archive_members import its_own_files
+from ..onnx_io.archive_members import its_own_files, left_out_answer
 from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, files_in_use, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
@@ -210,7 +210,7 @@ def _upload_archive(stream, name: str, listed: str | None, member: str | None):
     config = current_app.config
     if not is_tar_name(name):
         budget = ZipBudget(name, config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"])
-        name, data, external = unpack_zip(stream, name, budget, member)
+        name, data, external, skipped = unpack_zip(stream, name, budget, member)
         external, data_sets = split_test_data_sets(external)
         # test inputs compress far more than weights (an all-zero image: 1000x) and are read into
         # memory a tensor at a time: they are held to a total of their own instead of a ratio
@@ -218,9 +218,9 @@ def _upload_archive(stream, name: str, listed: str | None, member: str | None):
         for sides in data_sets.values():
             for test_file in (*sides["inputs"], *sides["outputs"]):
                 test_file.budget = test_data
-        return _stored_archive(listed or name, data, external, data_sets)
+        return _stored_archive(listed or name, data, external, data_sets, skipped)
     with tempfile.TemporaryDirectory(prefix="tar-", dir=store().blobs.scratch()) as tmp:
-        inner_name, model_path, beside = unpack_tar(
+        inner_name, model_path, beside, skipped = unpack_tar(
             stream, name, Path(tmp), config["ZIP_MAX_UNCOMPRESSED"], config["ZIP_MAX_RATIO"], member
         )
         if model_path.stat().st_size > MAX_MODEL_BYTES:
@@ -232,13 +232,13 @@ def _upload_archive(stream, name: str, listed: str | None, member: str | None):
         rest, data_sets = split_test_data_sets({key: FileMember(path) for key, path in beside.items()})
         with contextlib.ExitStack() as opened:  # streamed into the store, then closed
             external = {key: opened.enter_context(file.path.open("rb")) for key, file in rest.items()}
-            return _stored_archive(listed or inner_name, data, external, data_sets)
+            return _stored_archive(listed or inner_name, data, external, data_sets, skipped)
 
 
-def _stored_archive(name: str, data: bytes, external: dict, data_sets: dict):
+def _stored_archive(name: str, data: bytes, external: dict, data_sets: dict, skipped: list[dict]):
     record = store().create_model(name, data, external)
     imported = keep_test_data_sets(record.id, data_sets) if data_sets else None
-    created = _created(record)
+    created = {**_created(record), **left_out_answer(skipped)}
     if imported:
         created["test_data_sets"] = imported
     return jsonify(created), 201

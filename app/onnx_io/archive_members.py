@@ -23,6 +23,23 @@ LISTED_MODELS = 50  # an answer names at most this many of an archive's models (
 SAID_MODELS = 10  # and its message fewer: one line for people
 
 
+MAX_LEFT_OUT = 20  # members an upload's answer names as left out; the rest counted
+
+
+def left_out(member: str, why: str) -> dict:
+    """An archive's member never unpacked, and why ("a path leaving the archive", "a link"): said
+    in the upload's answer (QA34 #10: ../, absolute and linked members were skipped unsaid)."""
+    return {"name": member[:200], "why": why}
+
+
+def left_out_answer(skipped: list[dict]) -> dict:
+    """The upload answer's part for members left out: {"left_out": [...], "left_out_count"?}."""
+    if not skipped:
+        return {}
+    more = {"left_out_count": len(skipped)} if len(skipped) > MAX_LEFT_OUT else {}
+    return {"left_out": skipped[:MAX_LEFT_OUT], **more}
+
+
 def model_key(path: str) -> str | None:
     """A model's path inside an archive as `member` names it: clean, inside the archive, an .onnx."""
     key = normalize_location(path)

@@ -187,11 +187,12 @@ def files_in_use(model: onnx.ModelProto, files: ExternalFiles) -> set[str]:
 
 
 def unpack_zip(stream, name: str, budget: ZipBudget | None = None, member: str | None = None):
-    """(model file name, model bytes, {relative location: member stream}) from a .zip holding
-    one .onnx file and its external data files (paths relative to the .onnx's folder), or
-    several and `member` naming the one to open (archive_members.py). What the members
-    decompress to is counted as they are read (zip_reading.py)."""
-    from .archive_members import its_own_files, model_key, pick_model  # they read this module's helpers
+    """(model file name, model bytes, {relative location: member stream}, the members left out:
+    archive_members.left_out) from a .zip holding one .onnx file and its external data files
+    (paths relative to the .onnx's folder), or several and `member` naming the one to open
+    (archive_members.py). What the members decompress to is counted as they are read
+    (zip_reading.py)."""
+    from .archive_members import its_own_files, left_out, model_key, pick_model  # they read this module's helpers
 
     budget = budget or ZipBudget(name)
     try:
@@ -201,6 +202,11 @@ def unpack_zip(stream, name: str, budget: ZipBudget | None = None, member: str |
         raise StudioError("bad_zip", f"{name} is not a readable zip archive: {exc}") from None
     # a path leaving the archive (../../evil.onnx) is none of its files, as in a tar (QA33 #5)
     members = [m for m in infos if not m.is_dir() and normalize_location(m.filename) is not None]
+    skipped = [
+        left_out(m.filename, "a path leaving the archive")
+        for m in infos
+        if not m.is_dir() and normalize_location(m.filename) is None
+    ]
     if len(members) > MAX_ZIP_MEMBERS:
         raise StudioError("bad_zip", f"{name} holds {len(members)} files; that is more than a model has")
     models = [m for m in members if m.filename.lower().endswith(".onnx")]
@@ -224,4 +230,4 @@ def unpack_zip(stream, name: str, budget: ZipBudget | None = None, member: str |
     if member is not None:
         beside = its_own_files(model, beside)
     external = {key: BoundedMember(z, m, budget) for key, m in beside.items()}
-    return model_name(model_info.filename, name), data, external
+    return model_name(model_info.filename, name), data, external, skipped

@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 
 from ..errors import StudioError
-from .archive_members import model_key, pick_model
+from .archive_members import left_out, model_key, pick_model
 from .external import MAX_ZIP_MEMBERS, normalize_location
 from .model_names import model_name
 
@@ -43,21 +43,29 @@ def is_tar_name(name: str) -> bool:
 
 def unpack_tar(
     stream, name: str, folder: Path, max_total: int, max_ratio: float, member: str | None = None
-) -> tuple[str, Path, dict[str, Path]]:
+) -> tuple[str, Path, dict[str, Path], list[dict]]:
     """(the model's file name, its unpacked file, {path relative to the model's folder: unpacked
-    file} of every other regular file inside that folder) from a tar archive (compressed or not)
-    holding exactly one .onnx, or several and `member` naming the one to open (archive_members.py)."""
+    file} of every other regular file inside that folder, the members left out: left_out) from a
+    tar archive (compressed or not) holding exactly one .onnx, or several and `member` naming the
+    one to open (archive_members.py)."""
     counted = _Counted(stream)
     unpacked: dict[str, Path] = {}
+    skipped: list[dict] = []
     produced = 0
     try:
         with tarfile.open(fileobj=counted, mode="r|*") as tar:  # type: ignore[call-overload]  # any object with read()
             for entry in tar:
                 if not entry.isfile():
-                    continue  # folders, links, devices: never made
+                    if not entry.isdir():  # links, devices: never made
+                        skipped.append(left_out(entry.name, "a link" if entry.issym() or entry.islnk() else "no file"))
+                    continue
                 key = normalize_location(entry.name)
                 if key is None or any(c in key for c in "\r\n") or key in unpacked:
-                    continue  # outside the archive's root, or a name no tensor can give
+                    # outside the archive's root, or a name no tensor can give
+                    skipped.append(
+                        left_out(entry.name, "a path leaving the archive" if key is None else "no name a file can have")
+                    )
+                    continue
                 if len(unpacked) >= MAX_ZIP_MEMBERS:
                     raise StudioError(
                         "bad_tar", f"{name} holds more than {MAX_ZIP_MEMBERS} files; that is more than a model has"
@@ -97,4 +105,4 @@ def unpack_tar(
         rel = posixpath.relpath(key, root) if root else key
         if normalize_location(rel) is not None:
             beside[rel] = path  # files outside the model's folder: no tensor may name them
-    return model_name(model, name), unpacked[model], beside
+    return model_name(model, name), unpacked[model], beside, skipped
