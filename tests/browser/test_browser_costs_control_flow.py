@@ -106,8 +106,8 @@ def test_an_ifs_skipped_branch_comes_last_marked_and_the_model_counts_its_subgra
     assert page.locator("#cost-table tbody tr").first.get_attribute("class") is None
     # Contents: the main graph's 3 nodes and all of them
     contents = page.locator(".model-node-count")
-    page.wait_for_function("() => document.querySelector('.model-node-count').textContent.includes('with subgraphs')")
-    assert contents.text_content() == f"3 nodes, {len(stats['nodes'])} with subgraphs"
+    page.wait_for_function("() => document.querySelector('.model-node-count').textContent.includes('in its subgraphs')")
+    assert contents.text_content() == f"3 nodes in the main graph, {len(stats['nodes']) - 3} more in its subgraphs"
     page.locator("#cost-table tr.cost-skipped").first.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "costs-if-skipped-branch.png"))
 

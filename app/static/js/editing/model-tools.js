@@ -6,10 +6,10 @@
 // "changes") stays shown in the panel for the revision it made.
 import { el } from "../widgets/dom.js";
 import { parseJSON } from "../lib/api.js";
-import { actionBar, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
+import { actionBar, canEdit, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
 import { addInputForm } from "./io-panel.js";
 import { callout, mono } from "../widgets/ui.js";
-import { formatShape } from "../lib/format.js";
+import { formatShape, formatValueType, plural } from "../lib/format.js";
 import { inputsFromNpz } from "../lib/arrays-upload.js";
 import { composeForm } from "./compose-form.js";
 import { weightCheck } from "./weight-check.js";
@@ -330,22 +330,46 @@ export function modelTools(summary, ctx) {
 
 // ------------------------------------------------------------------ inputs and outputs
 
+const IO_SHOWN = 12; // inputs (outputs) listed with their types; the rest on a click (a decoder's past key/values)
+
+/** Graph values one a line, each its name (a link to its panel) and its type and shape. */
+function ioList(kind, values, ctx) {
+  const item = (v) => el("li", { "data-io-item": `${kind}:${v.name}` },
+    el("button", { type: "button", class: "linklike mono", "data-io-link": `${kind}:${v.name}`, onclick: () => ctx.actions.select(`${kind}:${v.name}`) }, v.name),
+    " ", el("span", { class: "tensor-type" }, formatValueType(v) || "type not declared"));
+  const list = el("ul", { class: "io-list" }, values.slice(0, IO_SHOWN).map(item));
+  if (values.length > IO_SHOWN) {
+    const more = el("button", { type: "button", class: "linklike io-list-more" }, `+${values.length - IO_SHOWN} more`);
+    more.addEventListener("click", () => { more.parentElement.replaceWith(...values.slice(IO_SHOWN).map(item)); });
+    list.append(el("li", {}, more));
+  }
+  return list;
+}
+
+/** Why a model lists weights among its inputs: IR < 4 lists every initializer so; from IR 4
+ * on, one listed is a default the caller may replace. */
+export function weightInputsWhy(ir) {
+  return typeof ir === "number" && ir < 4 ? `IR ${ir} lists initializers as inputs` : "initializers listed as inputs, which a caller may override";
+}
+
+/** The main graph's inputs and outputs with their types (what a model takes and gives is the
+ * first thing asked of it); editing, the hint that a click edits one, and adding an input. */
 export function ioOverview(ctx) {
   const graph = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
   const parts = [];
+  const editing = canEdit(ctx);
   if (graph) {
     const inits = new Set((graph.initializers || []).map((t) => t.name));
-    const link = (kind, name) => el("button", {
-      type: "button", class: "linklike mono", "data-io-link": `${kind}:${name}`,
-      onclick: () => ctx.actions.select(`${kind}:${name}`),
-    }, name);
+    // IR < 4 lists every initializer as an input too: those are weights, not what a caller gives
     const ins = (graph.inputs || []).filter((v) => !inits.has(v.name));
+    const weights = (graph.inputs || []).length - ins.length;
     parts.push(el("dl", { class: "props" },
-      el("dt", {}, "Inputs"), el("dd", {}, ins.length ? ins.map((v, i) => [i ? ", " : "", link("input", v.name)]) : el("span", { class: "muted" }, "none")),
-      el("dt", {}, "Outputs"), el("dd", {}, (graph.outputs || []).map((v, i) => [i ? ", " : "", link("output", v.name)]))));
-    parts.push(el("p", { class: "ed-hint muted" }, "Click one to change its type and shape, rename or remove it."));
+      el("dt", {}, "Inputs"), el("dd", {}, ins.length ? ioList("input", ins, ctx) : el("span", { class: "muted" }, "none"),
+        weights ? el("div", { class: "muted io-weights" }, `also ${plural(weights, "weight")} (${weightInputsWhy(ctx.summary && ctx.summary.ir_version)})`) : null),
+      el("dt", {}, "Outputs"), el("dd", {}, ioList("output", graph.outputs || [], ctx))));
+    if (editing) parts.push(el("p", { class: "ed-hint muted" }, "Click one to change its type and shape, rename or remove it."));
   }
-  parts.push(disclosure("+ Add graph input…", () => addInputForm(ctx), { cls: "ed-add-input-toggle" }));
+  if (editing) parts.push(disclosure("+ Add graph input…", () => addInputForm(ctx), { cls: "ed-add-input-toggle" }));
   return parts;
 }
 

@@ -48,7 +48,7 @@ function askAboutDuplicate(summary, fileName) {
   const keep = el("button", { type: "button", class: "btn btn-small keep-copy" }, "Keep a separate copy");
   const { dialog, body } = openModal({
     id: "duplicate-upload", title: `${newName} is already stored`, actions: [openIt, keep],
-    label: `${newName} is already stored`, cls: "modal-confirm",
+    label: `${newName} is already stored`, cls: "modal-confirm", question: true,
   });
   body.append(
     el("p", {}, `This file is already stored as `, el("strong", {}, firstName), ` (uploaded ${formatDate(first.created)}).`
@@ -365,7 +365,7 @@ function askRename(m) {
   const field = el("input", { type: "text", name: "name", value: name, class: "mono", maxlength: "200", "aria-label": "New name", required: "" });
   const error = el("p", { class: "field-error", role: "alert", hidden: true });
   const save = el("button", { type: "submit", class: "btn btn-small btn-primary confirm-rename" }, "Rename");
-  const { dialog, body } = openModal({ id: "rename-model", title: `Rename ${name}`, actions: [save], label: `Rename ${name}`, cls: "modal-confirm" });
+  const { dialog, body } = openModal({ id: "rename-model", title: `Rename ${name}`, actions: [save], label: `Rename ${name}`, cls: "modal-confirm", question: true });
   const form = el("form", { class: "rename-form" }, el("label", { class: "ed-label", for: (field.id = "rename-model-name") }, "Name"), field, error);
   body.append(form);
   save.setAttribute("form", (form.id = "rename-model-form"));
@@ -399,7 +399,7 @@ function confirmDelete(m) {
   const error = el("p", { class: "field-error", role: "alert", hidden: true });
   const yes = el("button", { type: "button", class: "btn btn-small btn-danger confirm-delete" }, "Delete");
   const { dialog, body } = openModal({
-    id: "delete-model", title: `Delete ${name}?`, actions: [yes], label: `Delete ${name}`, cls: "modal-confirm",
+    id: "delete-model", title: `Delete ${name}?`, actions: [yes], label: `Delete ${name}`, cls: "modal-confirm", question: true,
   });
   body.append(
     el("p", {}, `${name} and its whole history of edits will be removed from this server. `

@@ -21,6 +21,7 @@ import { keepFocus } from "../widgets/focus-keeper.js";
 import { keepTyped } from "../widgets/typed-keeper.js";
 import { changedSince } from "./changed-elsewhere.js";
 import { watchHead } from "./head-watch.js";
+import { smokeRunFailsTitle } from "../lib/smoke-run.js";
 
 const $ = (id) => document.getElementById(id);
 const graphEl = $("graph");
@@ -123,8 +124,7 @@ function renderToolbar() {
       const made = runtime.guessed; // it loads; what failed may be the sizes or integers made up for it
       validity.textContent = made ? "smoke run fails" : "onnxruntime fails";
       validity.className = "badge badge-warn";
-      validity.title = made
-        ? `onnx's checks accept this model and onnxruntime loads it, but it fails on the smoke run's made-up inputs: ${runtime.message || ""}`
+      validity.title = made ? smokeRunFailsTitle(runtime.message)
         : `onnx's checks accept this model; onnxruntime can't run it: ${runtime.message || ""}`;
     } else if (v.ok && fullOk && runtime.status === "ok" && runtime.other_size && runtime.other_size.status === "fails") {
       const other = runtime.other_size; // it runs with its dynamic dims at 1, not at 2
@@ -428,6 +428,24 @@ function select(selection, { reveal = false } = {}) {
 
 function selectBox(boxId, options) {
   select(selectionOf(boxId), options);
+}
+
+/** A graph input's or output's selection with its place among them (the graph on screen's):
+ * what follows it where an undo or redo renamed it (QA34: an undone rename dropped the panel). */
+function ioPlace(selection) {
+  if (!selection || !state.graph || (selection.kind !== "input" && selection.kind !== "output")) return null;
+  const list = (selection.kind === "input" ? state.graph.inputs : state.graph.outputs) || [];
+  const place = list.findIndex((v) => v.name === selection.id);
+  return place < 0 ? null : { kind: selection.kind, id: selection.id, place, count: list.length };
+}
+
+/** An ioPlace selection in `graph`: by its name, else the one at its place when as many are
+ * listed (a rename moves none; one removed or added would make it another). */
+function ioSelectionIn(graph, selection) {
+  const list = (selection.kind === "input" ? graph.inputs : graph.outputs) || [];
+  const named = list.some((v) => v.name === selection.id);
+  const now = !named && list.length === selection.count ? list[selection.place] : null;
+  return { kind: selection.kind, id: now ? now.name : selection.id };
 }
 
 /** A node selection as the graph on screen knows it: its `address` (kept over an edit) or its
@@ -797,6 +815,7 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   state.path = graph.path ?? path;
   state.model = model;
   if (selection && selection.kind === "node") selection = nodeSelectionIn(graph, model, selection);
+  else if (selection && selection.place !== undefined) selection = ioSelectionIn(graph, selection);
   renderBreadcrumb(breadcrumb, graph, panelContext);
   // back to a graph seen before: as it was left; with no selection asked for, the node holding
   // the subgraph we come from, else what was selected here
@@ -919,8 +938,9 @@ async function refreshAfter(summary, options = {}) {
   // the graph and node on screen, kept by name: the change may have moved their positions (an
   // undo bringing back a node before them); by position when the name is gone (a rename)
   let path = state.graph ? state.graph.address ?? state.path : state.path;
+  const io = options.selection === undefined ? ioPlace(state.selection) : null;
   const keep = options.selection === undefined && state.selection && state.selection.kind === "node"
-    ? { selection: { ...state.selection, address: linkSelection(state.selection).id } } : {};
+    ? { selection: { ...state.selection, address: linkSelection(state.selection).id } } : io ? { selection: io } : {};
   const was = state.summary ? state.summary.revision : null;
   state.summary = summary || await api.getSummary(state.modelId);
   const kept = keep.selection ? keep.selection.address : null;

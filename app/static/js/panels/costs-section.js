@@ -178,7 +178,8 @@ function costTable(stats, ctx) {
     const sorted = (k) => (k === key || (k === "name" && key === "op_type") ? (descending ? "descending" : "ascending") : "none");
     table.append(el("thead", {}, el("tr", {}, COLUMNS.map(([k, label]) => el("th", {
       scope: "col", "data-key": k, "aria-sort": sorted(k), class: k === "name" ? "" : "num",
-    }, k === "name" ? [sortBy("name", label), el("span", { class: "muted" }, " · "), sortBy("op_type", "op")] : sortBy(k, label))))));
+    // the op under the node's name, as each row has it (QA34: "Node | · op" read as two columns)
+    }, k === "name" ? [sortBy("name", label), el("div", { class: "cost-op" }, sortBy("op_type", "op"))] : sortBy(k, label))))));
     table.append(el("tbody", {}, rows.slice(0, limit).map((n) => el("tr", { "data-node": n.node, class: "branch_skipped" in n ? "cost-skipped" : null },
       el("td", { title: `${rowLabel(stats, n)} (${n.op_type})`, class: "cost-name" },
         el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(rowLabel(stats, n))),

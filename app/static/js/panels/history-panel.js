@@ -10,6 +10,7 @@ import { ApiError } from "../lib/api.js";
 import { tag } from "../widgets/ui.js";
 import { addressWords } from "../lib/address.js";
 import { canEdit, disclosure, editForm, submit } from "../editing/edit-forms.js";
+import { smokeRunFailsTitle } from "../lib/smoke-run.js";
 
 function short(value, max = 60) {
   let text;
@@ -172,7 +173,7 @@ function validityTag(v) {
   }
   if (v.runtime && v.runtime.status === "fails") {
     const t = tag(v.runtime.guessed ? "smoke run fails" : "onnxruntime fails", "hist-tag hist-runtime tag-warn");
-    t.title = `${v.runtime.guessed ? "on the smoke run's made-up inputs: " : ""}${v.runtime.message || ""}`;
+    t.title = v.runtime.guessed ? smokeRunFailsTitle(v.runtime.message) : v.runtime.message || "";
     return t;
   }
   return null;

@@ -7,7 +7,7 @@
 // (model-tools.js).
 import { busyIn, el, clear } from "../widgets/dom.js";
 import { canEdit, disclosure } from "../editing/edit-forms.js";
-import { downloadChoices, ioOverview, modelFieldsForm, modelTools } from "../editing/model-tools.js";
+import { downloadChoices, ioOverview, modelFieldsForm, modelTools, weightInputsWhy } from "../editing/model-tools.js";
 import { formatBytes, formatInteger, formatNumber, nodeLabel } from "../lib/format.js";
 import { costsSection } from "./costs-section.js";
 import { deviceConfigurations } from "./device-config.js";
@@ -19,6 +19,7 @@ import { referenceChecks } from "./reference-checks.js";
 import { graphPathOf } from "../lib/address.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { missingDataCheck } from "./missing-data.js";
+import { SMOKE_RUN } from "../lib/smoke-run.js";
 
 function nodeLink(ctx, node, label) {
   return el("a", { class: "inference-link", href: ctx.nodeHref(graphPathOf(node), node), "data-node": node }, `${label} ›`);
@@ -45,18 +46,32 @@ function onlyAtOne(r, out, ctx) {
 
 /** "Each alone at 2: sequence fails; batch runs." — which dims the model holds fixed, when the
  * check tried them one at a time (several dynamic dims, all at 2 failing). */
-/** "5 nodes", then, with subgraphs, "5 nodes, 110 with subgraphs" once the costs (which list
- * every node of every graph that runs) are counted: most of a model may sit in If branches. */
+/** "5 nodes", then, with subgraphs, "5 nodes in the main graph, 105 more in its subgraphs" once
+ * the costs (which list every node of every graph that runs) are counted: most of a model may
+ * sit in If branches. (QA34: "1 node, 5 with subgraphs" read as 5 nodes holding subgraphs.) */
 function nodeCount(counts, ctx) {
   const main = counts.nodes ?? 0;
   const span = el("span", { class: "model-node-count" }, plural(main, "node"));
   if (counts.subgraphs && ctx.actions && ctx.actions.currentStats) {
     (ctx.afterFirstView ? ctx.afterFirstView() : Promise.resolve()).then(() => ctx.actions.currentStats()).then((stats) => {
       const all = stats ? stats.nodes.length : 0;
-      if (all > main) span.textContent = `${plural(main, "node")}, ${formatInteger(all)} with subgraphs`;
+      if (all > main) span.textContent = `${plural(main, "node")} in the main graph, ${formatInteger(all - main)} more in its subgraphs`;
     }).catch(() => {}); // no costs: the main graph's count stays
   }
   return span;
+}
+
+/** "270 inputs (269 of them weights: IR 3 lists initializers as inputs)": the main graph's inputs,
+ * with the weights among them said (QA34: "270 inputs" beside a list of one). */
+function inputsCount(summary, ctx) {
+  const counts = summary.counts || {};
+  const text = plural(counts.inputs ?? 0, "input");
+  const main = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
+  const inits = main ? new Set((main.initializers || []).map((t) => t.name)) : null;
+  // another graph on screen: IR < 4 lists every initializer as an input
+  const weights = main ? (main.inputs || []).filter((v) => inits.has(v.name)).length
+    : summary.ir_version < 4 ? Math.min(counts.initializers ?? 0, counts.inputs ?? 0) : 0;
+  return weights ? `${text} (${formatInteger(weights)} of them weights: ${weightInputsWhy(summary.ir_version)})` : text;
 }
 
 export function aloneWords(other) {
@@ -103,7 +118,7 @@ function runtimeCheck(r, ctx) {
   const out = row(false, r.guessed ? "loads it, fails on made-up inputs" : "can't run it", r.message);
   if (r.node) out.append(nodeLink(ctx, r.node, `${r.op_type || "node"} ${nodeLabel(r.node_name, r.node)}`));
   if (r.guessed) {
-    out.append(el("div", { class: "muted runtime-note" }, "The smoke run made up sizes or integers the model may not take (dynamic dims of 1 to 1,024, the batch also at 1 alone; zeros, 1, 2, 3…). ",
+    out.append(el("div", { class: "muted runtime-note" }, `The smoke run: ${SMOKE_RUN}; the model may not take those. `,
       "Run it on real inputs (Run, or a reference case) to know whether it works: sizes it runs at become the ones its edits are checked at."));
   }
   return out;
@@ -133,7 +148,8 @@ function declaredShapes(r, ctx) {
     for (const m of list || []) {
       if (seen.has(m.output)) continue;
       seen.add(m.output);
-      out.push(declaredMismatch(m, ctx, { when, named: true, dim, sizes }));
+      // the smoke run feeds values it made up (a run's sizes, never its values)
+      out.push(declaredMismatch(m, ctx, { when, named: true, dim, sizes, madeUp: true }));
     }
   }
   return out;
@@ -228,11 +244,19 @@ export function renderModelPanel(root, summary, ctx) {
     ["Graph", summary.graph_name ? mono(summary.graph_name) : ""],
     ["Contents", el("span", {}, nodeCount(counts, ctx), " · ", [
       plural(counts.initializers ?? 0, "initializer"),
-      plural(counts.inputs ?? 0, "input"), plural(counts.outputs ?? 0, "output"),
+      inputsCount(summary, ctx), plural(counts.outputs ?? 0, "output"),
       counts.subgraphs ? plural(counts.subgraphs, "subgraph") : "", counts.functions ? plural(counts.functions, "function") : "",
     ].filter(Boolean).join(" · "))],
     (summary.external_files || []).length ? ["External data", el("span", {}, summary.external_files.map((f, i) => [i ? ", " : "", mono(f)]))] : null,
   ]), editing ? disclosure("Edit model fields…", () => modelFieldsForm(summary, ctx), { cls: "ed-fields-toggle" }) : null));
+
+  // what the model takes and gives, with types, before the long parts (QA34: 1,860 px down)
+  const io = ioOverview(ctx);
+  if (io.length) {
+    const s = section("Graph inputs and outputs", ...io);
+    s.id = "model-io";
+    root.append(s);
+  }
 
   if (summary.doc_string) root.append(section("Documentation", markdownBlock(summary.doc_string, { cls: "doc model-doc" })));
   const props = summary.metadata_props || [];
@@ -242,11 +266,9 @@ export function renderModelPanel(root, summary, ctx) {
   if (ctx.actions && ctx.actions.loadStats) root.append(costsSection(ctx));
   if (graph && !graph.path) root.append(...graphInfo(graph, ctx).filter(Boolean));
   if (editing) {
-    const io = section("Graph inputs and outputs", ...ioOverview(ctx));
-    io.id = "model-io";
     const tools = section("Tools", ...modelTools(summary, ctx).filter(Boolean));
     tools.id = "model-tools";
-    root.append(io, tools);
+    root.append(tools);
   }
   const downloads = section("Download", downloadChoices(summary, ctx));
   downloads.id = "downloads";

@@ -68,9 +68,10 @@ function share(part, whole) {
 
 /**
  * A tensor view. `load(ref, offset, count)` resolves to a tensor preview (docs/api.md).
- * Options: wide (more columns, taller window), title (text above the head).
+ * Options: wide (more columns, taller window), title (text above the head), shown (called once
+ * the first values, or the error, are in it).
  */
-export function tensorView(ref, load, { wide = false, title = "" } = {}) {
+export function tensorView(ref, load, { wide = false, title = "", shown = () => {} } = {}) {
   const holder = el("div", { class: `tensor-preview${wide ? " wide" : ""}`, "data-ref": ref });
   const status = el("div", { class: "muted tp-status" }, "Loading…");
   holder.append(status);
@@ -195,7 +196,7 @@ export function tensorView(ref, load, { wide = false, title = "" } = {}) {
     }
     renderValues(values.slice(0, view.pageSize), 0);
   };
-  first().catch(fail);
+  first().catch(fail).finally(shown);
   return holder;
 }
 
@@ -222,7 +223,9 @@ export function previewToggle(ref, ctx, row, { label = "preview", wide = false }
         button.setAttribute("aria-expanded", "false");
         return;
       }
-      preview = tensorView(ref, ctx.actions.loadTensor, { wide });
+      // opened below the fold of a long panel: scrolled to, once it has its height (QA34: "nothing happened")
+      const view = tensorView(ref, ctx.actions.loadTensor, { wide, shown: () => { if (preview === view) view.scrollIntoView({ block: "nearest" }); } });
+      preview = view;
       row.append(preview);
       button.textContent = "hide";
       button.setAttribute("aria-expanded", "true");

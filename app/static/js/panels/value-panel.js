@@ -38,14 +38,15 @@ function shapeText(shape) {
   return dims === "scalar" ? "scalar (rank 0)" : `[${shape.map((d) => (d === null ? "?" : String(d))).join(", ")}]`;
 }
 
-function typeSection(name, facts) {
+/** `nameCell`: the Name row's value (the name, or the form renaming it). */
+function typeSection(name, facts, nameCell = mono(name)) {
   const declared = facts.input || facts.output || facts.valueInfo;
   const known = (v) => v && (v.dtype || (v.type && v.type.kind && v.type.kind !== "unknown"));
   // what the model stores (its declaration, an initializer's own dtype and dims) before what inference adds
   const stored = known(declared) ? declared : facts.initializer && facts.initializer.dtype ? facts.initializer : null;
   const v = stored || (known(facts.inferred) ? facts.inferred : facts.outer);
   if (!v || !(v.dtype || known(v))) {
-    return section("Type", propertyList([["Name", mono(name)], ["Type", el("span", { class: "muted" }, "not declared in this graph")]]));
+    return section("Type", propertyList([["Name", nameCell], ["Type", el("span", { class: "muted" }, "not declared in this graph")]]));
   }
   const at = facts.typedAt;
   const source = v === facts.inferred && at ? `inferred as at the call ${nodeLabel(at.name, at.node)}${at.differ ? " (other calls take other types)" : ""}`
@@ -54,7 +55,7 @@ function typeSection(name, facts) {
       : v === facts.outer ? (v.from ? `the graph it comes from (${v.from})` : "the main graph, where it is defined") : "declared by the graph";
   const nonTensor = v.type && v.type.kind && v.type.kind !== "tensor";
   return section("Type", propertyList([
-    ["Name", mono(name)],
+    ["Name", nameCell],
     nonTensor ? ["Type", mono(formatType(v.type), "type-proto")] : null,
     !nonTensor ? ["Data type", v.dtype ? mono(v.dtype) : ""] : null,
     !nonTensor ? ["Shape", v.shape === null || v.shape === undefined ? (v.dtype ? "unknown rank" : "") : mono(shapeText(v.shape))] : null,
@@ -271,17 +272,24 @@ function scanOutputForm(name, graph, op, ctx) {
   return form;
 }
 
-/** Rename everywhere, add as graph output, delete an unused initializer. */
+/** The Name row's rename form (rename_tensor, everywhere), where the name is shown, as a node's
+ * is (QA34: a graph input's rename sat two screens down, under "Edit tensor"); the panel follows
+ * the new name. */
+function renameRow(name, ctx) {
+  const graph = ctx.graph || {};
+  const sel = ctx.selection && ctx.selection.id === name ? ctx.selection : { kind: "tensor", id: name };
+  const form = renameTensorForm(name, ctx, (to) => ({ kind: sel.kind, id: to }));
+  form.title = `Renamed everywhere: ${graph.path
+    ? "its producer, readers, this graph's inputs/outputs, value_info and the bodies inside it follow; other graphs keep their names."
+    : "its producer, readers, graph inputs/outputs, value_info and subgraphs follow."}`;
+  return form;
+}
+
+/** Add as graph output, delete an unused initializer, remove a graph input or output. */
 function tensorEditSection(name, facts, ctx, box) {
   const graph = ctx.graph || {};
   const parts = [];
   if (ownTensor(name, facts, ctx)) {
-    const sel = ctx.selection && ctx.selection.id === name ? ctx.selection : { kind: "tensor", id: name };
-    parts.push(el("div", { class: "ed-field" }, el("div", { class: "ed-label" }, "Rename everywhere"),
-      renameTensorForm(name, ctx, (to) => ({ kind: sel.kind, id: to })),
-      el("div", { class: "ed-hint muted" }, graph.path
-        ? "Its producer, readers, this graph's inputs/outputs, value_info and the bodies inside it follow; other graphs keep their names."
-        : "Its producer, readers, graph inputs/outputs, value_info and subgraphs follow.")));
     if (graph.path && !facts.output && (graph.outputs || []).length) {
       const typed = facts.valueInfo || facts.inferred || facts.input || null;
       parts.push(replaceOutputForm(name, graph, ctx, typed && typed.dtype));
@@ -359,11 +367,11 @@ export function renderTensorPanel(root, name, ctx, box = null) {
     facts.inferred && !facts.valueInfo && !(facts.initializer && facts.initializer.dtype) ? el("div", { class: "panel-subtitle" }, tag("type inferred")) : null));
   const role = roleSection(facts, graph);
   if (role) root.append(role);
-  root.append(typeSection(name, facts));
+  const editing = canEdit(ctx);
+  root.append(typeSection(name, facts, editing && ownTensor(name, facts, ctx) ? renameRow(name, ctx) : mono(name)));
   root.append(...docAndMetadata(name, facts, graph, ctx));
   const quant = quantizationSection(name, graph, ctx);
   if (quant) root.append(quant);
-  const editing = canEdit(ctx);
   // an initializer listed as a graph input too (IR < 4): its values first, the input's
   // declaration after them (QA28: the panel opened on "Graph input: type and shape")
   const io = editing ? ioSections(name, facts, ctx) : [];

@@ -422,7 +422,7 @@ function nodeBoxLines(node, { initializers, producer, folded, nodeById, types, p
       // its line reads the weight's name, whose middle a cut to fit hid (QA24 #13)
       const text = pair ? pair.source : constant.op_type === "DequantizeLinear" ? name.replace(DEQUANTIZED_SUFFIX, "") || name : name;
       const keep = pair ? quantizedWeightText(pair, initializers, types) : foldedText(constant, initializers, types);
-      lines.push({ text, keep, font: "init", tensor: name, node: constant.id, primary: primary(name) });
+      lines.push({ text, keep, font: "init", tensor: name, node: constant.id, primary: primary(name), title: pair ? undefined : foldedTitle(constant, name) });
       if (primary(name)) lines.push(...chainLines(constant, { initializers, producer, folded, nodeById, types }));
     }
   }
@@ -529,6 +529,16 @@ function foldedText(node, initializers, types) {
   return `${node.op_type === "ConstantOfShape" ? "filled" : node.op_type} ${shape}`.trim();
 }
 
+/** The tooltip of a folded value's line where its short word needs one: "filled" (QA34: said
+ * nowhere what it meant); undefined for the others, whose line says what they are. */
+function foldedTitle(node, name) {
+  if (node.op_type !== "ConstantOfShape") return undefined;
+  const a = (node.attributes || []).find((x) => x.name === "value");
+  // no value attribute: onnx fills with a float 0
+  const one = !a ? 0 : a.value && Array.isArray(a.value.values) && a.value.values.length === 1 ? a.value.values[0] : null;
+  return `${name}: filled — made by a ConstantOfShape in the graph, every element ${one === null ? "one value" : `= ${formatNumber(one)}`}`;
+}
+
 /** The folded values a folded value is made of (a Reshape of a ConstantOfShape, an Identity
  * of a DequantizeLinear), drawn nowhere else: a "↳" line each under it, in its first reader. */
 function chainLines(value, { initializers, producer, folded, nodeById, types }, depth = 0) {
@@ -539,7 +549,7 @@ function chainLines(value, { initializers, producer, folded, nodeById, types }, 
     const hosts = id && folded.get(id);
     if (!hosts || hosts[0] !== value.id) continue;
     const made = nodeById.get(id);
-    lines.push({ text: `↳ ${name}`, keep: foldedText(made, initializers, types), font: "init", tensor: name, node: id, primary: true });
+    lines.push({ text: `↳ ${name}`, keep: foldedText(made, initializers, types), font: "init", tensor: name, node: id, primary: true, title: foldedTitle(made, name) });
     lines.push(...chainLines(made, { initializers, producer, folded, nodeById, types }, depth + 1));
   }
   return lines;

@@ -656,6 +656,7 @@ function tooltipText(t) {
   const item = t.item;
   if (!item) return "";
   if (t.kind === "init") return `initializer ${t.tensor}`;
+  if (t.line && t.line.title) return t.line.title;
   if (t.line && t.line.node) return `Constant · ${t.line.text}`;
   if (item.kind === "group") return groupTitle(item.group, true);
   if (item.kind === "frame") return groupTitle(item.group, false);

@@ -83,7 +83,8 @@ function textLine(line, x, y, cls, anchor = "start") {
     attrs["data-const"] = line.node;
     if (line.primary) attrs["data-node-id"] = line.node;
   }
-  return svg("text", attrs, line.text);
+  // a word of the line explained on hover ("filled"), over the box's own title
+  return svg("text", attrs, line.text, line.title ? svg("title", {}, line.title) : null);
 }
 
 function bodyLines(g, lines, top) {
