@@ -4,6 +4,7 @@ import "../widgets/signed-out.js";
 import { el, clear } from "../widgets/dom.js";
 import { formatBytes, formatDate, formatNumber, shortDate } from "../lib/format.js";
 import { openModal } from "../widgets/modal.js";
+import { askModelName } from "../widgets/rename-model.js";
 import { breakableFileName } from "../widgets/ui.js";
 
 const dropzone = document.getElementById("dropzone");
@@ -108,15 +109,24 @@ function askAboutDuplicate(summary, fileName) {
 }
 
 let uploading = false;
+/** The names the models list shows (an upload of one of them is told where to rename it). */
+let listedNames = new Set();
 /** What the upload did besides storing the model (a zoo archive's test data sets kept as
  * reference cases, or why not), for the model page to say once it opens. */
 function rememberUploadNote(summary) {
-  const sets = summary.test_data_sets;
-  if (!sets) return;
+  const sets = summary.test_data_sets || { kept: [], skipped: [] };
   const kept = sets.kept.length ? `Kept ${sets.kept.join(", ")} as reference case${sets.kept.length > 1 ? "s" : ""}: every revision is held to their outputs.` : "";
   const skipped = sets.skipped.map((s) => `${s.name} not kept: ${s.reason}`).join(" · ");
+  // an archive's members never unpacked (a path leaving it, a link): said, not silently dropped
+  const members = summary.left_out || [];
+  const more = (summary.left_out_count || members.length) - members.length;
+  const left = members.length ? `Left out of the archive: ${members.map((m) => `${m.name} (${m.why})`).join(", ")}${more > 0 ? ` and ${more} more` : ""}.` : "";
+  // a name others in the list bear (every exporter's "model.onnx"): where to give it its own
+  const namesake = listedNames.has(summary.name) ? `Listed as ${summary.name}, as another model is: click its name at the top to give it one of its own.` : "";
+  const message = [kept, skipped, left, namesake].filter(Boolean).join(" ");
+  if (!message) return;
   try {
-    sessionStorage.setItem(`upload-note:${summary.id}`, JSON.stringify({ message: [kept, skipped].filter(Boolean).join(" "), problem: !!skipped }));
+    sessionStorage.setItem(`upload-note:${summary.id}`, JSON.stringify({ message, problem: !!(skipped || left) }));
   } catch { /* storage off: the model panel still lists the cases */ }
 }
 
@@ -257,6 +267,7 @@ async function loadModels() {
     clear(body);
     const named = new Map();
     for (const m of models || []) named.set(m.name, (named.get(m.name) || 0) + 1);
+    listedNames = new Set(named.keys());
     for (const m of models || []) {
       const card = cardText(m.card);
       // models of one name (the same export uploaded again, edited apart) told apart by their id
@@ -359,37 +370,12 @@ function showTotal(count, diskBytes, otherBytes, matching = null) {
     + "(ten minutes after they were last stored).";
 }
 
-/** A new name for a model (two uploads of one export told apart: "v1 baseline", "v2 int8"). */
+/** A new name for a model, then the list again. */
 function askRename(m) {
   const name = m.name || m.id;
-  const field = el("input", { type: "text", name: "name", value: name, class: "mono", maxlength: "200", "aria-label": "New name", required: "" });
-  const error = el("p", { class: "field-error", role: "alert", hidden: true });
-  const save = el("button", { type: "submit", class: "btn btn-small btn-primary confirm-rename" }, "Rename");
-  const { dialog, body } = openModal({ id: "rename-model", title: `Rename ${name}`, actions: [save], label: `Rename ${name}`, cls: "modal-confirm", question: true });
-  const form = el("form", { class: "rename-form" }, el("label", { class: "ed-label", for: (field.id = "rename-model-name") }, "Name"), field, error);
-  body.append(form);
-  save.setAttribute("form", (form.id = "rename-model-form"));
-  field.focus();
-  field.select();
-  field.addEventListener("input", () => { error.hidden = true; }); // said of what was typed before
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    if (!field.value.trim()) { // said here, in the page's words (the API's are about a JSON field)
-      error.textContent = "Give the model a name.";
-      error.hidden = false;
-      return;
-    }
-    save.disabled = true;
-    try {
-      await api.renameModel(m.id, field.value);
-      dialog.close();
-      await loadModels();
-      setStatus(modelsStatus, `Renamed ${name} to ${field.value.trim()}.`, "ok");
-    } catch (err) {
-      error.textContent = err.message;
-      error.hidden = false;
-      save.disabled = false;
-    }
+  askModelName(m, async (now) => {
+    await loadModels();
+    setStatus(modelsStatus, `Renamed ${name} to ${now}.`, "ok");
   });
 }
 

@@ -10,6 +10,7 @@ import { renderBreadcrumb } from "../panels/breadcrumb.js";
 import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
+import { askModelName } from "../widgets/rename-model.js";
 import { apiAddress, graphPathOf, hasPositions, nodeAddress, nodeIdIn } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
 import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
@@ -92,7 +93,7 @@ function renderToolbar() {
   const s = state.summary;
   if (!s) return;
   $("model-name").textContent = s.name || s.id;
-  $("model-name").title = s.name || "";
+  $("model-name").title = `${s.name || s.id}: click to rename it (how the models list shows it)`;
   const past = state.viewing !== null;
   const revLabel = $("model-revision");
   revLabel.textContent = state.dataFile ? "" : past ? `rev ${s.revision} of ${s.head}` : `rev ${s.revision}`;
@@ -1149,6 +1150,15 @@ function keepStepFocus(pressed, direction) {
 
 // ------------------------------------------------------------------ events
 
+// the model named where its name is shown (a picked export listed as one more "model.onnx": QA34)
+$("model-name").addEventListener("click", () => {
+  if (!state.summary) return;
+  askModelName(state.summary, (name) => {
+    state.summary = { ...state.summary, name };
+    renderToolbar();
+    renderSidebar(); // the model panel's heading names it too
+  });
+});
 buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
 // a toolbar panel asked for is shown, the side panel too if it was hidden
