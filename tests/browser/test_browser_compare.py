@@ -10,7 +10,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from .browser_models import position_slice_model, sparse_training_model, tiny_cnn
-from .browser_pages import compared_with_revision, open_model, upload, wait_revision
+from .browser_pages import compared_with_revision, hash_params, open_model, upload, wait_revision
 
 
 def test_the_summary_says_an_opset_conversion(page, server):
@@ -471,3 +471,28 @@ def test_a_rewired_input_reads_as_the_place_that_changed(page, server, artifacts
     row = page.locator("#compare-changed li[data-node=n3] .compare-fields tbody tr")
     assert row.count() == 1
     assert [c.strip() for c in row.first.locator("td").all_text_contents()] == ["input 0", "p1", "r1"]
+
+
+def test_a_comparison_and_the_node_stepped_to_are_in_the_link(page, server):
+    """QA32 #12: Compare's Next put the graph in the URL, not the comparison nor the node; a
+    reload (or the link sent) opened the plain graph."""
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    ops = [{"op": "set_attribute", "node": "n6", "name": "alpha", "value": 0.5}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": ops}).status == 200
+    compared_with_revision(page, server, mid, 1)
+    assert hash_params(page)["compare"] == "rev:0"
+    page.click("#compare-next")
+    page.locator("#graph g.box.diff-focus").wait_for()
+    params = hash_params(page)
+    assert (
+        params["compare"] == "rev:0"
+        and params["focus"] == "@" + page.request.get(f"{server}/api/models/{mid}/node?id=n6").json()["name"]
+    )
+    page.reload()
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    page.locator("#graph g.box.diff-focus").wait_for()
+    assert page.locator("#graph g.box.diff-focus").get_attribute("data-node-id") == "n6"
+    assert page.locator("#sidebar .compare-current").get_attribute("data-node") == "n6"
+    # closed, the link is the graph's again
+    page.click("#compare-stop")
+    page.wait_for_function("() => !location.hash.includes('compare=')")

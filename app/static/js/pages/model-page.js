@@ -623,6 +623,7 @@ async function compareWith(choice) {
     view.mark([], "diff-focus");
     heatAgain();
     renderSidebar();
+    syncHash();
     return;
   }
   const current = state.summary.revision;
@@ -630,6 +631,7 @@ async function compareWith(choice) {
   const query = kind === "rev" ? { from: Number(value), to: current } : { other: value, revision: current };
   state.compare = { choice, diff: null, step: -1 };
   renderSidebar();
+  syncHash();
   try {
     const diff = await api.getDiff(state.modelId, query);
     if (!state.compare || state.compare.choice !== choice) return; // another choice meanwhile
@@ -684,9 +686,31 @@ async function stepCompare(direction) {
   // the Compare panel stays (a node selected would take its place): the node outlined instead
   if (graphPathOf(id) !== state.path) await loadGraph(graphPathOf(id), { home: false, selection: null, pick: false });
   if (state.compare !== c) return;
+  focusCompared(id);
+}
+
+/** The comparison's node `id` (in the graph on screen) outlined, brought into view, marked in
+ * Compare's list, and named in the URL. */
+function focusCompared(id) {
   view.mark([id], "diff-focus");
   view.reveal(id);
   for (const li of sidebar.querySelectorAll(".compare-list li[data-node], .compare-changed")) li.classList.toggle("compare-current", li.getAttribute("data-node") === id);
+  syncHash();
+}
+
+/** A link's comparison (#compare=rev:0&focus=@relu) opened as Compare would have it. */
+async function openLinkedComparison(link) {
+  if (!link.compare || state.viewing !== null) return;
+  state.panel = "compare";
+  showPanel(true);
+  await compareWith(link.compare);
+  const c = state.compare;
+  if (!c || !c.diff || !link.focus || !state.graph || !state.model) return;
+  const found = nodeSelectionIn(state.graph, state.model, { kind: "node", id: link.focus });
+  if (state.model.boxes.has(found.id)) {
+    c.stepped = found.id;
+    focusCompared(found.id);
+  }
 }
 
 // the revision on screen and a comparison's two sides, each asked once (Compare asked both
@@ -1288,6 +1312,7 @@ async function start() {
   const { path, selection } = await followLink(link);
   await loadGraph(path, { home: true, selection });
   sayUnfound(selection);
+  await openLinkedComparison(link);
   watchHead(state.modelId, {
     known: () => (state.summary && !state.busy ? { head: state.summary.head, name: state.summary.name } : null),
     onMoved: showBehind,

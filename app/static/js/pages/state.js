@@ -5,7 +5,9 @@
 // nodes by name where it can (lib/address.js) and the revision it shows, so a link opens the same
 // node after later edits; state.path and node selections are positional ids (the server's).
 // #at=<revision> shows that earlier revision itself, read-only (History's "View"), where a link's
-// rev= alone is followed to the same place in the current one.
+// rev= alone is followed to the same place in the current one. While Compare is open:
+// &compare=rev:<revision> (or model:<id>) and &focus=<node address>, the changed node Next/Previous
+// stepped to: a link opens the same comparison there (QA32 #12).
 import { linkAddress, nodeAddress } from "../lib/address.js";
 
 export const state = {
@@ -52,7 +54,8 @@ export function parseHash(hash) {
     const id = params.get(key);
     if (id) { selection = { kind, id }; break; }
   }
-  return { rev, at, path, selection };
+  const compare = /^(rev:\d+|model:[\w-]+)$/.test(params.get("compare") || "") ? params.get("compare") : null;
+  return { rev, at, path, selection, compare, focus: compare ? params.get("focus") : null };
 }
 
 // a hash value encoded as URLSearchParams reads it back, with the '/' and '@' of addresses left
@@ -77,10 +80,18 @@ export function linkSelection(selection) {
   return box && box.node ? { kind: "node", id: linkAddress(nodeAddress(state.graph, box.node)) } : selection;
 }
 
-/** Put the current path + selection in the URL, by name, without adding a history entry. */
+/** The comparison open in Compare as the hash carries it ("&compare=rev:0&focus=@relu"), or "". */
+function compareParams() {
+  const c = state.compare;
+  if (!c || state.panel !== "compare" || state.selection) return "";
+  const focus = c.stepped ? linkSelection({ kind: "node", id: c.stepped }).id : "";
+  return `&compare=${hashValue(c.choice)}${focus ? `&focus=${hashValue(focus)}` : ""}`;
+}
+
+/** Put the current path + selection (or comparison) in the URL, by name, without adding a history entry. */
 export function syncHash() {
   const path = state.graph ? state.graph.address ?? state.path : state.path;
-  const hash = buildHash(path, linkSelection(state.selection));
+  const hash = buildHash(path, linkSelection(state.selection)) + compareParams();
   if (window.location.hash !== hash) {
     history.replaceState(history.state, "", `${window.location.pathname}${window.location.search}${hash}`);
   }
