@@ -697,6 +697,14 @@ export class GraphView {
     return start.x > reader.x ? reader.x + room / 2 : reader.x + reader.w - room / 2;
   }
 
+  /** The span of the graph's input boxes in the drawing's top `band` (graph units), when it
+   * has two or more there; else null. */
+  inputsSpan(band) {
+    const boxes = (this.scene ? this.scene.boxes : []).filter((r) => r.id.startsWith("input:") && r.y <= band);
+    if (boxes.length < 2) return null;
+    return { lo: Math.min(...boxes.map((r) => r.x)), hi: Math.max(...boxes.map((r) => r.x + r.w)) };
+  }
+
   /** The view a reader starts from (a graph opening; Home): the whole drawing when it fits
    * the window with its labels at a readable size, else its top — where the inputs are —
    * at that size, centred on the first input (as declared) when wider than the window; the minimap shows
@@ -737,7 +745,11 @@ export class GraphView {
         if (earlier(r, first.any)) first.any = r;
       }
       const start = first.input || first.outer || first.any;
+      const inputs = this.inputsSpan(band);
       if (hi > lo && (hi - lo) * k <= w - 32) cx = (lo + hi) / 2;
+      // the graph's inputs together where they fit (affine_grid's theta and size were a window
+      // apart, one behind the side panel: QA34 #3)
+      else if (inputs && (inputs.hi - inputs.lo) * k <= w - 32) cx = (inputs.lo + inputs.hi) / 2;
       else if (start) cx = this.startAndReader(start, (w - 32) / k);
       // never past the drawing's left or right edge
       cx = Math.min(Math.max(cx, (w / 2 - 16) / k), gw - (w / 2 - 16) / k);
