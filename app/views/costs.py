@@ -30,9 +30,10 @@ through a conversion of it (a Cast, a DequantizeLinear: _weights_read) on the no
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import ChainMap, Counter
-from collections.abc import Container, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Container, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -707,15 +708,16 @@ def counted_branches(
     model: onnx.ModelProto,
     flops: Mapping[str, Any],
     given: Mapping[str, Any],
-    probed: Mapping[str, Any] | None = None,
+    probed: Callable[[], Mapping[str, Any] | None] | None = None,
 ) -> list[dict]:
     """For each If that runs, the branch its totals count and the one left out: {"node",
     "counted", "skipped" (graph paths), "why", "by", "given"?, "flops", "inputs"}. A condition
     that follows from constants, or from the values `given` for the main graph's inputs it comes
     from (a merged decoder's use_cache_branch=1), picks its branch (if_conditions.py); otherwise
     the branch of more FLOPs is counted (an upper bound: which one runs is known only when it
-    runs). `flops`: node id -> FLOPs (None unknown); `probed`: the same with the sizes not given
-    at PROBE_SIZE, which the costlier is judged by when given (symbolic Costs). Inner Ifs first,
+    runs). `flops`: node id -> FLOPs (None unknown); `probed()`: the same with the sizes not given
+    at PROBE_SIZE (None: every size is given), which the costlier is judged by (symbolic Costs;
+    asked only when an If's condition is not known). Inner Ifs first,
     so a branch holding one weighs what will be counted of it. "inputs": the main-graph inputs its
     condition comes from (the answer's branch_inputs; left out of it)."""
     graphs = {ref.path: ref.container for ref in running_graphs(model)}
@@ -753,7 +755,8 @@ def counted_branches(
             else:
                 decided, why = {"by": "constant"}, "its condition is a constant"
         else:
-            take, why = _costlier(probed if probed is not None else flops, paths, skipped, probed is not None)
+            at_probe = probed() if probed is not None else None
+            take, why = _costlier(at_probe if at_probe is not None else flops, paths, skipped, at_probe is not None)
             decided = {"by": "flops"}
         other = "else_branch" if take == "then_branch" else "then_branch"
         out.append(
@@ -960,9 +963,9 @@ def _sized_graphs(
         runs = graph_runs(model, values, iterations)
         flops = _flops_by_node(model, values, runs, weights)
         with_calls = {n: calls.get(n) if f is None else f for n, f in flops.items()}
-        branches = counted_branches(
-            model, with_calls, dims, _probed(model, shapes_from, sizes, iterations, weights, calls)
-        )
+        # FLOPs at probe sizes: computed once, and only when an If's branch is judged by them
+        probe = functools.cache(lambda: _probed(model, shapes_from, sizes, iterations, weights, calls))  # noqa: B023
+        branches = counted_branches(model, with_calls, dims, probe)
         now = [b["counted"] for b in branches]
         more, named = _if_output_dims(model, shapes_from, values, now, given, sizes)
         if now == counted and more.items() <= found.items():
