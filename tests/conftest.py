@@ -95,6 +95,17 @@ def client(app):
     return app.test_client()
 
 
+@pytest.fixture
+def gates_wait(monkeypatch):
+    """The gates' own semantics, whatever the machine's load: a case or smoke run past their
+    quick limits makes a model "slow", whose verdicts come in the background instead of gating
+    edits (by design) — CI's loaded team pass turned gated edits into "pending" that way."""
+    from app.api import reference, runtime
+
+    monkeypatch.setattr(reference, "SYNC_SECONDS", 60.0)
+    monkeypatch.setattr(runtime, "SLOW_SECONDS", 60.0)
+
+
 @pytest.fixture(scope="session")
 def postgres():
     """A PostgreSQL server for the session (tests/pg_server.py)."""

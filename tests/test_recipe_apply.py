@@ -204,12 +204,8 @@ def test_a_gate_refusal_names_the_batch_and_allow_invalid_stores_it(client):
     assert answer["validation"]["invalid"][0].startswith("onnxruntime can't run the edited model")
 
 
-def test_the_reference_cases_gate_every_batch(client, monkeypatch):
+def test_the_reference_cases_gate_every_batch(client, gates_wait):
     """Cases that gate edits hold each batch to their outputs, not the first one alone."""
-    from app.api import reference, runtime
-
-    monkeypatch.setattr(reference, "SYNC_SECONDS", 60.0)  # a loaded machine's slow run skips the gate
-    monkeypatch.setattr(runtime, "SLOW_SECONDS", 60.0)
     mid = uploaded(client, conv_model(seed=7))
     r = client.post(f"/api/models/{mid}/checks", json={"inputs": {"x": {"random": {"seed": 1}}}})
     assert r.status_code == 201, r.get_json()

@@ -308,16 +308,10 @@ def test_wrong_bodies_are_4xx_and_change_nothing(client):
 
 
 @pytest.mark.parametrize("split", [None, 1], ids=["inline", "weights_as_blobs"])
-def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split, monkeypatch):
+def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split, gates_wait):
     """With "gate": an edit whose result does not give the cases' outputs is refused (422, nothing
     stored) — its weights the store's own blobs or inline; one that keeps them is stored."""
     from app import create_app
-    from app.api import reference, runtime
-
-    # a loaded machine (CI's team pass) made tiny_cnn's case run "slow", and a slow model's cases
-    # don't gate edits (by design: they come after): the gate's semantics are what is tested here
-    monkeypatch.setattr(reference, "SYNC_SECONDS", 60.0)
-    monkeypatch.setattr(runtime, "SLOW_SECONDS", 60.0)
 
     config = {"DATA_DIR": str(tmp_path / "data"), "TESTING": True}
     if split:
@@ -357,7 +351,7 @@ def test_a_gate_refuses_edits_that_change_the_outputs(tmp_path, split, monkeypat
         assert client.patch(f"/api/models/{mid}/checks", json=bad).status_code == 400
 
 
-def test_the_gates_runs_are_the_new_revisions_verdict(client, monkeypatch):
+def test_the_gates_runs_are_the_new_revisions_verdict(client, monkeypatch, gates_wait):
     """The cases run once per gated edit: on the result before storing, kept for the revision."""
     mid = model_id(client)
     add_case(client, mid, {"inputs": {"input": {"random": {"seed": 2}}}})
