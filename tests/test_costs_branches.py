@@ -288,3 +288,11 @@ def test_a_branch_partly_unknown_at_no_sizes_is_not_judged_the_cheaper(client):
     inner = next(b for b in sized_answer["branches"] if b["node"] == "n0/then_branch/n1")
     assert inner["counted"] == "n0/then_branch/n1/else_branch"
     assert inner["flops"] == {"then_branch": 2048, "else_branch": 2048 + 64 + 2048}
+
+
+def test_a_dim_name_the_revision_has_not_is_answered_ignored_with_the_closest(client):
+    """QA35 #2: `dims=bacth=2` answered 200 as if nothing were wrong."""
+    answer = stats(client, _nested_fast_or_slow(), "?dims=bacth=2,seq=3")
+    assert answer["dims"] == {"seq": 3}
+    assert answer["ignored"] == {"bacth": "no dim of this revision (did you mean 'batch'?)"}
+    assert "ignored" not in stats(client, _nested_fast_or_slow(), "?dims=batch=2")

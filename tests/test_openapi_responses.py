@@ -137,6 +137,25 @@ def test_real_answers_fit_their_declared_schemas(client, contract):
     stats = c.check("GET", f"{M}/stats", client.get(f"/api/models/{loop}/stats"), 200)
     assert stats["loops"][0]["trip_count"] == "trip_count"
 
+    # QA35 #3: a model with external data (its files' names), a run saying a branch's inputs
+    import io
+    import zipfile
+
+    from test_run_branches import _nested_ifs
+
+    heavy = small_model()
+    onnx.external_data_helper.convert_model_to_external_data(heavy, location="w.bin", size_threshold=0)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("m.onnx", heavy.SerializeToString())
+        z.writestr("w.bin", numpy_helper.to_array(small_model().graph.initializer[0]).tobytes())
+    external = c.check("POST", "/api/models", upload(client, buf.getvalue(), "m.zip"), 201)
+    assert external["external_files"] == ["w.bin"]
+    nested = upload(client, _nested_ifs().SerializeToString()).get_json()["id"]
+    fed = {"x": {"values": [1.0, 2.0]}, "flag": {"values": [True]}, "step": {"values": [0]}}
+    ran = c.check("POST", f"{M}/run", client.post(f"/api/models/{nested}/run", json={"inputs": fed}), 200)
+    assert [b["ran"] for b in ran["branches"]] == ["then_branch", "then_branch"]
+
     tensor = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "t")
     data = c.check("POST", "/api/models", upload(client, tensor.SerializeToString(), "t.pb"), 201)
     assert data["kind"] == "tensor"

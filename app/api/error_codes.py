@@ -296,8 +296,8 @@ def catalogue() -> tuple[ErrorCode, ...]:
         _e(
             "unknown_dim",
             400,
-            "a symbolic dim the model's inputs don't name (run's and stats' `dims`,"
-            " fix_dims, rename_dim); the message names the closest",
+            "a symbolic dim the model's inputs don't name (run's `dims`, fix_dims, rename_dim; stats"
+            " answers such names in `ignored` instead); the message names the closest",
         ),
         _e(
             "unknown_graph", 404, "a graph path (`?path=`, `?near=`, a node id's graph) naming a graph the model hasn't"

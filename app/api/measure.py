@@ -20,6 +20,7 @@ from ..onnx_io.inference import input_dims, output_only_dims
 from ..onnx_io.limits import MAX_DIM_SIZE
 from ..onnx_io.traverse import running_graphs
 from ..views.costs import formula_at, model_costs, model_formula, with_node_formulas
+from ..words import closest
 from . import bp, derived
 from .documents import LRU, inferred, inferred_at_dims, inferred_from_inputs, load, revision_number, store
 
@@ -100,4 +101,9 @@ def get_stats(model_id):
     loops = {loop["symbol"] for loop in costs["loops"] if loop["symbol"]}
     asked = {*costs["input_dims"], *costs["unknown"]["dims_at"], *loops, *costs["branch_inputs"]}
     used = {k: v for k, v in dims.items() if k in asked}
-    return current_app.json.response({"revision": revision.rev, "dims": used, **costs})
+    # the others said, not refused: the page keeps sizes of dims an edit has fixed since, and a
+    # script's typo (bacth=2) is told which name it may have meant (QA35 #2)
+    ignored = {k: f"no dim of this revision{closest(k, asked)}" for k in dims if k not in asked}
+    return current_app.json.response(
+        {"revision": revision.rev, "dims": used, **({"ignored": ignored} if ignored else {}), **costs}
+    )

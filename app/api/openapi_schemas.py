@@ -173,8 +173,8 @@ SCHEMAS: dict = {
             },
             "external_files": {
                 "type": "array",
-                "items": {"type": "object"},
-                "description": "the external data files it has",
+                "items": {"type": "string"},
+                "description": "the external data files it has (their locations)",
             },
             "missing_data": {
                 "type": "array",
@@ -562,7 +562,7 @@ SCHEMAS: dict = {
                 " where its condition follows from the inputs fed and constants",
                 "items": {
                     "type": "object",
-                    "required": ["node", "ran", "value"],
+                    "required": ["node", "ran"],
                     "properties": {
                         "node": {"type": "string"},
                         "name": {"type": "string"},
@@ -808,6 +808,11 @@ SCHEMAS: dict = {
                 "type": "object",
                 "additionalProperties": {"type": "integer"},
                 "description": "the sizes given that this revision has a dim of (one fixed since is left out)",
+            },
+            "ignored": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "names given in dims that this revision has no dim of (a typo, one an edit fixed): why, and the closest",
             },
             "input_dims": {
                 "type": "array",

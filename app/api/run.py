@@ -11,7 +11,7 @@ against its float source, inputs and outputs paired by name (or renamed in place
   -> {"revision", "outputs": {NAME: preview (+ "top"?: its largest values, views/top_values.py)},
       "inputs": {NAME: preview (+ "random": {"seed", "role"?} for one the run made)}, "ms", "onnxruntime",
       "declared_mismatches"?: [{"output", "declared", "shape"}],
-      "branches"?: [{"node", "name", "ran": "then_branch" | "else_branch", "value", "input"?, "negated"?, "inputs"?, "through"?}]
+      "branches"?: [{"node", "name", "ran": "then_branch" | "else_branch", "value"?, "input"?, "negated"?, "inputs"?, "through"?}]
         (each If whose condition is known from the inputs fed or constants: if_conditions.py),
       "expected"?: {"close_tolerance", "outputs": {NAME: as compare's}, "padding"?: as compare's},
       "compare"?: {"revision", "model"?: {"id", "name"}, "ms", "outputs": {NAME: {"max_abs", "max_rel", "equal", "shape"}},
