@@ -488,6 +488,8 @@ def test_a_comparison_and_the_node_stepped_to_are_in_the_link(page, server):
         params["compare"] == "rev:0"
         and params["focus"] == "@" + page.request.get(f"{server}/api/models/{mid}/node?id=n6").json()["name"]
     )
+    assert params["at"] == "1"  # the revision pinned: the link compares these two, whatever comes after
+    link = page.url
     page.reload()
     page.locator("#compare-body[data-ready=true]").wait_for()
     page.locator("#graph g.box.diff-focus").wait_for()
@@ -496,3 +498,16 @@ def test_a_comparison_and_the_node_stepped_to_are_in_the_link(page, server):
     # closed, the link is the graph's again
     page.click("#compare-stop")
     page.wait_for_function("() => !location.hash.includes('compare=')")
+    # the model edited since (QA35 #1): the link still opens revision 1 against 0, at its node
+    ops = [{"op": "rename_node", "node": "n0", "name": "first_conv"}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 1, "ops": ops}).status == 200
+    page.goto("about:blank")
+    page.goto(link)
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    assert "From revision 0 to revision 1" in page.locator("#compare-summary").text_content()
+    page.locator("#graph g.box.diff-focus").wait_for()
+    assert page.locator("#graph g.box.diff-focus").get_attribute("data-node-id") == "n6"
+    # while viewing an older revision too
+    page.goto(link.replace("compare=rev%3A0", "compare=rev%3A2"))
+    page.locator("#compare-body[data-ready=true]").wait_for()
+    assert "revision 2" in page.locator("#compare-summary").text_content()

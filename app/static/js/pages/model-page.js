@@ -700,7 +700,7 @@ function focusCompared(id) {
 
 /** A link's comparison (#compare=rev:0&focus=@relu) opened as Compare would have it. */
 async function openLinkedComparison(link) {
-  if (!link.compare || state.viewing !== null) return;
+  if (!link.compare) return;
   state.panel = "compare";
   showPanel(true);
   await compareWith(link.compare);
@@ -1206,6 +1206,13 @@ buttons.text.addEventListener("click", async () => {
 window.addEventListener("hashchange", async () => {
   if (!state.summary || state.dataFile) return;
   const link = parseHash(window.location.hash);
+  await followHash(link);
+  // a comparison's link pasted in (its own write of the hash names the comparison open)
+  if (link.compare && (!state.compare || state.compare.choice !== link.compare)) await openLinkedComparison(link);
+});
+
+/** The revision, graph and selection a hash names, shown. */
+async function followHash(link) {
   const switched = wantsOtherRevision(link.at);
   if (switched) await showRevision(link.at);
   const { path, selection } = await followLink(link);
@@ -1226,7 +1233,7 @@ window.addEventListener("hashchange", async () => {
     select(selectionValid(state.model, wanted) ? wanted : null, { reveal: true });
     sayUnfound(selection);
   }
-});
+}
 
 /** A link naming a node the graph drawn doesn't have (a typo, a name written by hand) is said,
  * not dropped without a word. */

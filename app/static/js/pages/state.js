@@ -83,15 +83,20 @@ export function linkSelection(selection) {
 /** The comparison open in Compare as the hash carries it ("&compare=rev:0&focus=@relu"), or "". */
 function compareParams() {
   const c = state.compare;
-  if (!c || state.panel !== "compare" || state.selection) return "";
+  if (!comparing()) return "";
   const focus = c.stepped ? linkSelection({ kind: "node", id: c.stepped }).id : "";
   return `&compare=${hashValue(c.choice)}${focus ? `&focus=${hashValue(focus)}` : ""}`;
 }
 
-/** Put the current path + selection (or comparison) in the URL, by name, without adding a history entry. */
+const comparing = () => !!state.compare && state.panel === "compare" && !state.selection;
+
+/** Put the current path + selection (or comparison) in the URL, by name, without adding a history entry.
+ * A comparison's link pins its revision (at=): opened after more edits, it compares the same
+ * two revisions, not the head with the older one (QA35 #1). */
 export function syncHash() {
   const path = state.graph ? state.graph.address ?? state.path : state.path;
-  const hash = buildHash(path, linkSelection(state.selection)) + compareParams();
+  const pinned = comparing() && state.summary ? state.summary.revision : state.viewing;
+  const hash = buildHash(path, linkSelection(state.selection), undefined, pinned) + compareParams();
   if (window.location.hash !== hash) {
     history.replaceState(history.state, "", `${window.location.pathname}${window.location.search}${hash}`);
   }
