@@ -296,3 +296,27 @@ def test_a_dim_name_the_revision_has_not_is_answered_ignored_with_the_closest(cl
     assert answer["dims"] == {"seq": 3}
     assert answer["ignored"] == {"bacth": "no dim of this revision (did you mean 'batch'?)"}
     assert "ignored" not in stats(client, _nested_fast_or_slow(), "?dims=batch=2")
+
+
+def test_an_if_inside_a_branch_left_out_is_said_never_to_run(client):
+    """QA35 #4: with use_cache false, the inner If in the with-cache branch was still "the
+    costlier branch counted", beside a total that (rightly) left it out."""
+    answer = stats(client, _nested_fast_or_slow(), "?dims=batch=1,seq=4,use_cache=0")
+    outer, inner = (next(b for b in answer["branches"] if b["node"] == n) for n in ("n0", "n0/then_branch/n1"))
+    assert outer["counted"] == "n0/else_branch" and outer["by"] == "given"
+    assert inner["by"] == "outer" and inner["why"] == "inside n0/then_branch, which the totals leave out"
+
+
+def test_outputs_of_unknown_size_in_a_branch_left_out_are_no_gap_in_the_totals(client):
+    """QA35 #5: an If on a constant: its other branch, which inference never sized, made the
+    totals say "not counting 2 outputs of unknown size" with every size given."""
+    model = onnx.ModelProto.FromString(_nested_fast_or_slow())
+    flag = next(i for i, v in enumerate(model.graph.input) if v.name == "use_cache")
+    del model.graph.input[flag]
+    model.graph.node.insert(
+        0, helper.make_node("Constant", [], ["use_cache"], value=numpy_helper.from_array(np.array([False])))
+    )
+    answer = stats(client, model.SerializeToString(), "?dims=batch=1,seq=4")
+    outer = next(b for b in answer["branches"] if b["node"] == "n1")  # after the Constant
+    assert outer["by"] == "constant" and outer["counted"] == "n1/else_branch"
+    assert answer["unknown"]["output_nodes"] == 0

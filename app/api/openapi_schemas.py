@@ -880,9 +880,10 @@ SCHEMAS: dict = {
                         "why": {"type": "string"},
                         "by": {
                             "type": "string",
-                            "enum": ["constant", "given", "flops"],
+                            "enum": ["constant", "given", "flops", "outer"],
                             "description": "what picked it: a constant condition, the values given in dims"
-                            " for the inputs it comes from (branch_inputs), or the costlier by FLOPs",
+                            " for the inputs it comes from (branch_inputs), the costlier by FLOPs; outer: it sits"
+                            " in a branch another If's choice leaves out (it never runs)",
                         },
                         "given": {"type": "object", "description": "by given: those inputs and their values"},
                         "flops": {

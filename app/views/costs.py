@@ -770,6 +770,11 @@ def counted_branches(
                 "inputs": sorted(condition.inputs),
             }
         )
+    # an If inside a branch left out never runs: said so, not "the costlier counted" (QA35 #4)
+    for b in out:
+        holder = next((o for o in out if under(b["node"], [o["skipped"]])), None)
+        if holder is not None:
+            b["by"], b["why"] = "outer", f"inside {holder['skipped']}, which the totals leave out"
     return out
 
 
@@ -1105,7 +1110,6 @@ def model_costs(
     ops: Counter[str] = Counter()
     totals = {"params": sum(n for n, _ in weights.values()), "param_bytes": sum(b for _, b in weights.values())}
     activations: dict[str, int] = {}  # node id -> the bytes its outputs add to the activations
-    unknown_outputs = 0
     calls = function_call_flops(model, inlined, dims) if inlined is not None else {}
     at = _sized_graphs(model, shapes_from, sized, iterations, weights, calls)
     runs = at.runs
@@ -1159,9 +1163,7 @@ def model_costs(
                 elem_type, _ = values.types.get(name, (0, None))
                 b = _bytes(elem_type, values.elements(name))
                 out_bytes = None if b is None or out_bytes is None else out_bytes + b
-            if out_bytes is None:
-                unknown_outputs += 1
-            elif _writes_activations(node, weights, folded):
+            if out_bytes is not None and _writes_activations(node, weights, folded):
                 activations[nid] = out_bytes
             nodes.append(
                 {
@@ -1193,6 +1195,9 @@ def model_costs(
         if by is not None:
             row["branch_skipped"] = by
     counted = [row for row in nodes if "branch_skipped" not in row]
+    # sizes unknown only in a branch left out are no gap in the totals (QA35 #5: an If on a
+    # constant, whose other branch inference never sized)
+    unknown_outputs = sum(row["output_bytes"] is None for row in counted)
     _inner_costs(nodes, holders, reads, own, weights, set(skipped_by))
     known = [row["flops"] for row in counted if row["flops"] is not None]
     totals["flops"] = sum(known)
