@@ -598,3 +598,29 @@ def test_a_weight_two_nodes_read_is_counted_on_the_first_and_said_on_the_other(p
     assert second.text_content() == "0+ 16 shared"
     assert second.locator(".cost-shared").get_attribute("title") == "read here too, counted on the row of first"
     page.locator("#cost-table").screenshot(path=str(artifacts / "costs-shared-weight.png"))
+
+
+def test_an_ifs_flag_can_be_given_before_any_size(page, server):
+    """QA35 #6: with the inputs' sizes not given yet, Costs showed the formula and size fields but
+    not the If's flag, though the server counts the branch a flag picks at any sizes."""
+    from .browser_models import if_model
+
+    model = if_model()
+    for v in (*model.graph.input[:1], *model.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    for branch in model.graph.node[1].attribute:
+        branch.g.output[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    summary = upload(page, server, model, "if_batch.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    assert costs.locator(".cost-dims input[name=batch]").count() == 1
+    costs.locator("select.cost-flag[name=cond]").select_option("1")
+    page.locator("#costs[data-ready=true] .cost-branch-given").wait_for()
+    # Sigmoid 3·batch + then's Add (of its [2, 3] constant: 6), in a formula, the flag said
+    assert (
+        page.locator("#costs .props")
+        .text_content()
+        .startswith("Parameters6 (24 B)FLOPs3·batch + 6The If's branch that cond = true takes is counted.")
+    )

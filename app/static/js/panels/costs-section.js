@@ -409,7 +409,8 @@ function fill(body, stats, ctx, reload, error = "") {
   body.append(propertyList([
     // the exact count too: what one checks against the framework's (torch's sum of numel())
     ["Parameters", t.params >= 1000 ? `${formatCount(t.params)} (${formatInteger(t.params)} · ${formatBytes(t.param_bytes)})` : `${formatCount(t.params)} (${formatBytes(t.param_bytes)})`],
-    ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? [formulaLine(stats, "flops", true), loopNote(stats, true)]
+    // the If's flag can be given before any size (QA35 #6): its note comes in either case
+    ["FLOPs", waiting && unknown.flops_nodes && hasFormula(stats, "flops") ? [formulaLine(stats, "flops", true), loopNote(stats, true), branchNote(stats, reload, ctx)]
       : [waiting && unknown.flops_nodes
         ? el("span", { class: "muted cost-unknown" }, `unknown until the input sizes are given (${plural(unknown.flops_nodes, "node")}: ${unknownOps})`)
         : t.flops === null ? el("span", { class: "muted cost-unknown" }, `unknown: no formula for ${unknownOps}`)
