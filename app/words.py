@@ -8,6 +8,11 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 
+def a_or_an(word: str) -> str:
+    """ "an Optional", "a Conv": the article an operator or a type name takes (by its first letter)."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def some_names(names: list[str], shown: int = 5) -> str:
     """ "'a', 'b', 'c' and 4 more": the first few names quoted, the rest counted."""
     more = f" and {len(names) - shown} more" if len(names) > shown else ""

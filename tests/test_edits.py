@@ -939,3 +939,18 @@ def test_reconnect_passes_on_the_data_not_the_weight(client, scale):
     assert list(relu.input) == ["x"], resp["changes"]
     feeds = {"x": np.array([[-1, 2, -3, 4]], np.float32)}
     assert np.array_equal(run(edited, feeds)["y"], np.maximum(feeds["x"], 0))
+
+
+def test_setting_an_attribute_to_the_value_it_has_says_so(client):
+    """QA35 #8: pads set to the [1, 1, 1, 1] they were read "set to [1, 1, 1, 1]" in History."""
+    from browser.browser_models import tiny_cnn
+
+    model = tiny_cnn()
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    pads = list(next(a for a in conv.attribute if a.name == "pads").ints)
+    ops = [
+        {"op": "set_attribute", "node": conv.name, "name": "pads", "value": pads},
+        {"op": "set_metadata", "key": "k", "value": "v"},
+    ]
+    _, answer = edit(client, model.SerializeToString(), ops)
+    assert answer["changes"][0] == f"attribute 'pads' of node \"{conv.name}\" (Conv) is already {pads!r}: unchanged"

@@ -60,6 +60,8 @@ def set_attribute(model: onnx.ModelProto, op: dict) -> str | LateLine:
         scratch = AttributeProto()
         scratch.CopyFrom(attr)
         set_attribute_value(scratch, value, what)  # validate before touching the model
+        if scratch == attr:  # said so: History read "set to [1, 1, 1, 1]" of pads that were (QA35 #8)
+            return f"{what} is already {value!r}: unchanged"
         was = _floats_of(attr)
         attr.CopyFrom(scratch)
         check_attribute(ref.container, node, nid, name)

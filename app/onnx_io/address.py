@@ -26,7 +26,7 @@ from urllib.parse import quote, unquote
 import onnx
 
 from ..errors import NotFound
-from ..words import quoted
+from ..words import a_or_an, quoted
 from .limits import MAX_GRAPH_DEPTH
 from .text_fields import shown
 
@@ -404,4 +404,4 @@ def node_words(name: str, op_type: str, nid: str | None = None) -> str:
     name, op_type = shown(name), shown(op_type)
     if name:
         return f"node {json.dumps(name, ensure_ascii=False)} ({op_type})"
-    return f"node {nid} ({op_type})" if nid else f"a {op_type} node"
+    return f"node {nid} ({op_type})" if nid else f"{a_or_an(op_type)} node"

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 import onnx
 
 from ..errors import NotFound
+from ..words import a_or_an
 from .address import named_address, node_id, subgraph_path
 from .address import node_words as named_node_words
 from .text_fields import shown
@@ -133,7 +134,7 @@ def _place_words(model, place: _Place) -> str:
         who = named_node_words(node.name, node.op_type)
     else:
         written = next((x for x in node.output if x), None)
-        who = f"the {node.op_type} node writing {written!r}" if written else f"a {node.op_type} node"
+        who = f"the {node.op_type} node writing {written!r}" if written else f"{a_or_an(node.op_type)} node"
     return f"{who} in {graph_words(model, place.path)}"
 
 
