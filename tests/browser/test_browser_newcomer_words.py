@@ -211,3 +211,34 @@ def test_contents_and_the_smoke_run_badge_say_what_they_mean(page, server, artif
     assert title.startswith("Smoke run: onnxruntime runs the model once on inputs the check makes up")
     assert "Run it on real ones to know" in title
     wait_ready(page)
+
+
+def test_the_model_panels_sections_are_one_click_from_its_top(page, server, artifacts):
+    """QA34 #7: Tools sat about 2,000 px down the model panel, found only by scrolling."""
+    from .browser_models import tiny_cnn
+    from .browser_pages import open_model, upload
+
+    page.set_viewport_size({"width": 1280, "height": 720})
+    mid = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")["id"]
+    open_model(page, server, mid)
+    page.click("#btn-model")
+    index = page.locator(".panel-head .panel-index")
+    index.wait_for()
+    assert index.locator("button").all_text_contents() == [
+        "Validation",
+        "Inputs and outputs",
+        "Costs",
+        "Tools",
+        "Download",
+    ]
+    page.screenshot(path=str(artifacts / "model-panel-index-top.png"))
+    tools = page.locator("#model-tools")
+    index.locator("button[data-target='#model-tools']").click()
+    # scrolled to its section (as far as the panel scrolls: Tools is near its end)
+    page.wait_for_function(
+        "() => { const t = document.querySelector('#model-tools').getBoundingClientRect();"
+        " const s = document.querySelector('#sidebar').getBoundingClientRect();"
+        " return t.top >= s.top - 2 && t.bottom <= window.innerHeight; }"
+    )
+    assert tools.is_visible()
+    page.screenshot(path=str(artifacts / "model-panel-index.png"))

@@ -280,4 +280,21 @@ export function renderModelPanel(root, summary, ctx) {
   if (training.length) root.append(section(`Training (${training.length})`, trainingList(training, ctx)));
   const configs = summary.configuration || [];
   if (configs.length) root.append(section(`Device configurations (${configs.length})`, deviceConfigurations(configs)));
+  root.querySelector(":scope > .panel-head").append(sectionIndex(root));
+}
+
+// the panel's long parts, one click away from its top (QA34 #7: Tools 2,000 px down, found by scrolling)
+const INDEXED = [["#validation", "Validation"], ["#model-io", "Inputs and outputs"], ["#costs", "Costs"], ["#model-tools", "Tools"], ["#downloads", "Download"]];
+
+/** Links to the panel's sections present, each scrolling its section to the top. */
+function sectionIndex(root) {
+  const links = INDEXED.map(([selector, label]) => {
+    const target = root.querySelector(selector);
+    const at = target && (target.closest(".panel-section") || target);
+    if (!at) return null;
+    const link = el("button", { type: "button", class: "linklike panel-index-link", "data-target": selector }, label);
+    link.addEventListener("click", () => at.scrollIntoView({ block: "start", behavior: "smooth" }));
+    return link;
+  }).filter(Boolean);
+  return el("nav", { class: "panel-index", "aria-label": "Sections of the model panel" }, ...links);
 }
