@@ -68,3 +68,24 @@ def test_an_archives_members_left_out_are_said_on_the_model_page(page, server, t
     note.wait_for()
     assert "../../evil.onnx (a path leaving the archive)" in note.text_content()
     assert onnx.load_from_string(data)  # (the model opened is the archive's own)
+
+
+def test_a_copy_kept_of_a_stored_file_says_what_else_its_upload_did(page, server, tmp_path):
+    """QA35 #9: an archive's members left out were said after a plain upload, not after "Keep a
+    separate copy" of one already stored."""
+    data = _model("Relu")
+    path = tmp_path / "hostile.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name in ("../../evil.onnx", "model.onnx"):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    _pick(page, server, path)
+    page.goto(server + "/")
+    page.wait_for_function("() => document.getElementById('models-status').textContent !== 'Loading…'")
+    page.set_input_files("#file-input", str(path))
+    page.locator("#duplicate-upload .keep-copy").click()
+    page.wait_for_url(re.compile(r"/models/[^/#]+"))
+    note = page.locator(".toast", has_text="Left out of the archive")
+    note.wait_for()
+    assert "../../evil.onnx (a path leaving the archive)" in note.text_content()

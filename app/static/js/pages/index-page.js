@@ -104,6 +104,7 @@ function askAboutDuplicate(summary, fileName) {
   keep.addEventListener("click", () => {
     decided = true;
     setStatus(uploadStatus, `Opened ${newName}.`, "ok");
+    rememberUploadNote(summary); // what else the upload did (cases kept, members left out): said there too (QA35 #9)
     window.location.assign(api.modelPageUrl(summary.id));
   });
 }
