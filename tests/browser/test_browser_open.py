@@ -279,6 +279,14 @@ def test_a_model_is_renamed_from_the_models_page(page, server, artifacts):
         or "baseline" in r.headers["content-disposition"]
     )
 
+    # to the name another model has: said (QA35 #9)
+    row.get_by_role("button", name="Rename baseline fp32.onnx").click()
+    dialog.locator("input[name=name]").fill("model.onnx")
+    page.keyboard.press("Enter")
+    page.locator(
+        "#models-status", has_text="Renamed baseline fp32.onnx to model.onnx, which another model is named too"
+    ).wait_for()
+
 
 def test_a_big_graphs_types_come_after_its_first_view_and_fill_the_panels(page, server):
     """Past INFER_INLINE_NODES the graph JSON can come without inference's types (they would

@@ -375,8 +375,9 @@ function showTotal(count, diskBytes, otherBytes, matching = null) {
 function askRename(m) {
   const name = m.name || m.id;
   askModelName(m, async (now) => {
+    const taken = now !== name && listedNames.has(now); // as an upload of a listed name is told (QA35 #9)
     await loadModels();
-    setStatus(modelsStatus, `Renamed ${name} to ${now}.`, "ok");
+    setStatus(modelsStatus, `Renamed ${name} to ${now}${taken ? ", which another model is named too: they are told apart by their ids" : ""}.`, "ok");
   });
 }
 
