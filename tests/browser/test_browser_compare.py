@@ -511,3 +511,14 @@ def test_a_comparison_and_the_node_stepped_to_are_in_the_link(page, server):
     page.goto(link.replace("compare=rev%3A0", "compare=rev%3A2"))
     page.locator("#compare-body[data-ready=true]").wait_for()
     assert "revision 2" in page.locator("#compare-summary").text_content()
+
+
+def test_an_if_changed_only_in_its_branch_is_counted_apart(page, server):
+    """QA35 #10: one node renamed in a branch read "2 nodes changed": the If holding it too."""
+    from test_addresses import chain_model  # tests/ is on sys.path
+
+    mid = upload(page, server, chain_model(), "chain.onnx")["id"]
+    ops = [{"op": "rename_node", "node": "@branch/then_branch/@then_add", "name": "plus_one"}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": ops}).status == 200
+    summary = compared_with_revision(page, server, mid, 1)
+    assert "From revision 0 to revision 1: 1 node changed (and the one holding them), 0 added, 0 removed" in summary

@@ -367,6 +367,14 @@ function cappedList(tag, attrs, items, render) {
   return el("div", {}, list, more);
 }
 
+/** "2 nodes changed (and the 2 holding them)": an If or Loop whose only change is in its
+ * bodies is counted apart from the nodes changed there (QA35 #10: 4 "changed" for 2 renames). */
+function changedWords(changed) {
+  const holders = changed.filter((c) => (c.fields || []).length && c.fields.every((f) => f.startsWith("subgraph "))).length;
+  const own = changed.length - holders;
+  return `${plural(own, "node")} changed${holders ? ` (and the ${holders === 1 ? "one" : holders} holding them)` : ""}`;
+}
+
 /** " (20 of them QuantizeLinear/DequantizeLinear, …)": a quantization's added pairs, which the
  * drawing shows on the edges and weight lines they quantize, not as (green) boxes (QA30). */
 function qdqWords(added) {
@@ -388,7 +396,7 @@ function result(root, d, ctx) {
     el("p", { class: "compare-summary", id: "compare-summary" }, d.same ? "The two are the same model."
       : d.same_content ? "The two hold the same model: only how its tensors are stored differs (raw bytes or typed fields, inside the file or beside it)." : [
       `From ${sideName(d.from)} to ${sideName(d.to)}: `,
-      `${plural(n.changed.length, "node")} changed, ${n.added.length} added${qdqWords(n.added)}, ${n.removed.length} removed`,
+      `${changedWords(n.changed)}, ${n.added.length} added${qdqWords(n.added)}, ${n.removed.length} removed`,
       opsetWords(d.model),
       functionCounts(d.functions),
       d.tensors.changed.length ? `, ${plural(d.tensors.changed.length, "tensor")} with other values` : "",
