@@ -1069,3 +1069,21 @@ def test_the_size_said_is_of_the_weights_converted_not_those_already_float16(cli
     _, answer, _ = convert(client, model.SerializeToString())
     said = answer["changes"][0]
     assert said.startswith("converted to float16: 2 float32 weight(s) (36.2 KiB) now 18.1 KiB of float16 weights"), said
+
+
+def test_float16_of_a_model_giving_out_a_sequence_of_floats_is_refused_plainly(client):
+    """QA35 #7: node test test_if_opt (an If whose branches give optional(seq(float))) was refused
+    as "a Optional node in n0/else_branch or n0/then_branch: an output is inferred FLOAT16 but
+    declared FLOAT"; onnxruntime's converter halves the sequence's tensor and can't cast it back
+    (nor keep its makers float32 in a branch: its Casts land in the main graph)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    model = next(c.model for c in collect_testcases(None) if c.name == "test_if_opt")
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_float16"}]})
+    assert r.status_code == 400, r.get_json()
+    assert r.get_json()["error"]["message"] == (
+        "op #1 (convert_float16): the model gives out a sequence or optional of float32 ('sequence',"
+        " 'else_opt' of n0/else_branch, 'optional_empty' of n0/then_branch), which onnxruntime's float16"
+        " converter can't convert nor keep float32"
+    )

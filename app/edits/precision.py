@@ -78,6 +78,13 @@ def convert_float16(model: onnx.ModelProto, op: dict) -> str:
     if not floats and not io_floats:
         raise StudioError("bad_value", "convert_float16: the model has no float32 tensors to convert")
     check_size(model, "convert_float16")
+    containers = _float_containers_given_out(model)
+    if containers:  # said plainly, before the converter's result fails the checks (QA35 #7)
+        raise StudioError(
+            "bad_value",
+            f"convert_float16: the model gives out a sequence or optional of float32 ({', '.join(containers[:3])}),"
+            " which onnxruntime's float16 converter can't convert nor keep float32",
+        )
     size = sum(data_size(t) for t in floats)
     # weights a caller may feed (every one, in an IR < 4 export) the converter leaves float32
     fed = len({v.name for v in model.graph.input} & {t.name for t in model.graph.initializer if t.data_type == FLOAT})
@@ -170,6 +177,25 @@ def _takes_float16(schema) -> bool:
     allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
     params = [allowed.get(p.type_str, {p.type_str}) for p in [*schema.inputs, *schema.outputs]]
     return any(_HALF in types for types in params) or not any(_FLOAT in types for types in params)
+
+
+def _float_containers_given_out(model: onnx.ModelProto) -> list[str]:
+    """The outputs (of the main graph or a body that runs) that are sequences or optionals holding
+    float32: onnxruntime's float16 converter halves the tensors in them but can't cast a sequence
+    back, nor keep its makers float32 inside a body (it puts the Casts in the main graph)."""
+
+    def floats_within(t: onnx.TypeProto) -> bool:
+        kind = t.WhichOneof("value")
+        if kind == "tensor_type":
+            return t.tensor_type.elem_type == FLOAT
+        return kind in ("sequence_type", "optional_type") and floats_within(getattr(t, kind).elem_type)
+
+    return [
+        f"{v.name!r}" + (f" of {ref.path}" if ref.path else "")
+        for ref in running_graphs(model)
+        for v in ref.container.output
+        if v.type.WhichOneof("value") in ("sequence_type", "optional_type") and floats_within(v.type)
+    ]
 
 
 def float32_only(model: onnx.ModelProto) -> dict[str, str]:
