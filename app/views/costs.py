@@ -963,13 +963,10 @@ def _sized_graphs(
     counted: list[str] = []
     for _ in range(IF_PASSES):
         sizes = ChainMap(dict(dims), found)
-        values = _graph_values(model, shapes_from, sizes)
-        _give_if_outputs(model, values, counted)
-        runs = graph_runs(model, values, iterations)
-        flops = _flops_by_node(model, values, runs, weights)
+        values, runs, flops = _counted_at(model, shapes_from, sizes, iterations, weights, counted)
         with_calls = {n: calls.get(n) if f is None else f for n, f in flops.items()}
         # FLOPs at probe sizes: computed once, and only when an If's branch is judged by them
-        probe = functools.cache(lambda: _probed(model, shapes_from, sizes, iterations, weights, calls))  # noqa: B023
+        probe = functools.cache(lambda: _probed(model, shapes_from, sizes, iterations, weights, calls, counted))  # noqa: B023
         branches = counted_branches(model, with_calls, dims, probe)
         now = [b["counted"] for b in branches]
         more, named = _if_output_dims(model, shapes_from, values, now, given, sizes)
@@ -979,6 +976,22 @@ def _sized_graphs(
     return _Sized(values, runs, flops, branches, found, named)
 
 
+def _counted_at(
+    model: onnx.ModelProto,
+    shapes_from: onnx.ModelProto,
+    sizes: Mapping[str, Any],
+    iterations: Mapping[str, Any],
+    weights: Container[str],
+    counted: list[str],
+) -> tuple[dict[str, Values], dict[str, Any], dict[str, Any]]:
+    """(each graph's values, each graph's runs, each node's FLOPs) at `sizes`, the If outputs
+    sized as the branches `counted` make them."""
+    values = _graph_values(model, shapes_from, sizes)
+    _give_if_outputs(model, values, counted)
+    runs = graph_runs(model, values, iterations)
+    return values, runs, _flops_by_node(model, values, runs, weights)
+
+
 def _probed(
     model: onnx.ModelProto,
     shapes_from: onnx.ModelProto,
@@ -986,6 +999,7 @@ def _probed(
     iterations: Mapping[str, Any],
     weights: Container[str],
     calls: Mapping[str, Any],
+    counted: list[str],
 ) -> dict[str, Any] | None:
     """Each node's FLOPs with the inputs' sizes not given at PROBE_SIZE (which branch of an If
     costs more, when there are none to count at), or None when every size is given."""
@@ -993,8 +1007,7 @@ def _probed(
     if not missing:
         return None
     probe = ChainMap(dict(sizes), dict.fromkeys(missing, PROBE_SIZE))
-    values = _graph_values(model, shapes_from, probe)
-    flops = _flops_by_node(model, values, graph_runs(model, values, iterations), weights)
+    _, _, flops = _counted_at(model, shapes_from, probe, iterations, weights, counted)
     return {n: calls.get(n) if f is None else f for n, f in flops.items()}
 
 

@@ -8,7 +8,6 @@ import io
 import re
 import tarfile
 
-import onnx
 from onnx import TensorProto, helper
 
 from .browser_pages import wait_ready
@@ -22,6 +21,18 @@ def _model(op: str) -> bytes:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def _leaving_tar(folder):
+    """A .tar.gz holding model.onnx and a model at a path leaving the archive."""
+    data = _model("Relu")
+    path = folder / "hostile.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name in ("../../evil.onnx", "model.onnx"):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
 
 
 def _pick(page, server: str, path) -> None:
@@ -56,30 +67,17 @@ def test_a_second_model_onnx_is_told_where_to_rename_and_its_title_renames_it(pa
 
 
 def test_an_archives_members_left_out_are_said_on_the_model_page(page, server, tmp_path):
-    data = _model("Relu")
-    path = tmp_path / "hostile.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        for name in ("../../evil.onnx", "model.onnx"):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    path = _leaving_tar(tmp_path)
     _pick(page, server, path)
     note = page.locator(".toast", has_text="Left out of the archive")
     note.wait_for()
     assert "../../evil.onnx (a path leaving the archive)" in note.text_content()
-    assert onnx.load_from_string(data)  # (the model opened is the archive's own)
 
 
 def test_a_copy_kept_of_a_stored_file_says_what_else_its_upload_did(page, server, tmp_path):
     """QA35 #9: an archive's members left out were said after a plain upload, not after "Keep a
     separate copy" of one already stored."""
-    data = _model("Relu")
-    path = tmp_path / "hostile.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        for name in ("../../evil.onnx", "model.onnx"):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    path = _leaving_tar(tmp_path)
     _pick(page, server, path)
     page.goto(server + "/")
     page.wait_for_function("() => document.getElementById('models-status').textContent !== 'Loading…'")
