@@ -18,7 +18,7 @@ from onnx import numpy_helper
 
 from .sizes import INTEGER_TYPES, UNSIGNED_TYPES
 from .traverse import graph_constants, graphs_within, standard_domain
-from .value_passing import backward
+from .value_passing import backward, one_value_input
 
 LOOP = "loop"  # a run's role for such an input (api/run.py): fed its value, not random numbers
 LOOP_TRIPS = 3  # iterations a made-up trip count asks for: the body runs, its carried values go round
@@ -53,7 +53,7 @@ def inputs_for(
     (the node's input, the value it needs) of each standard node, followed back to the graph's
     inputs through nodes that pass a value on (value_passing.backward)."""
     wanted = set(names)
-    types = {vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name in wanted and _one_value(vi)}
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name in wanted and one_value_input(vi)}
     producers: dict[str, onnx.NodeProto] = {}
     constants: dict[str, float] = {}
     targets: list[tuple[str, Wanted]] = []
@@ -92,14 +92,6 @@ def inputs_for(
     for name, want in targets:
         reach(name, want, 0)
     return found
-
-
-def _one_value(vi: onnx.ValueInfoProto) -> bool:
-    """Whether a graph input is a tensor of one value (a scalar, or every dim 1): what a trip
-    count or condition is; an image that a mangled graph wires to a Loop is no count."""
-    if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
-        return False
-    return all(d.HasField("dim_value") and d.dim_value == 1 for d in vi.type.tensor_type.shape.dim)
 
 
 def _as_type(want: Wanted, elem: int) -> Wanted | None:

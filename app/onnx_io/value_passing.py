@@ -35,6 +35,14 @@ _ARITHMETIC: dict[str, Callable[[Scalar, Scalar], Scalar]] = {
 }
 
 
+def one_value_input(vi: onnx.ValueInfoProto) -> bool:
+    """Whether a graph input is a tensor of one value (a scalar, or every dim 1): what a flag or
+    a count is; an image that a mangled graph wires to a Loop or an If is none."""
+    if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+        return False
+    return all(d.HasField("dim_value") and d.dim_value == 1 for d in vi.type.tensor_type.shape.dim)
+
+
 def forward(node: onnx.NodeProto, value_of: Callable[[str], Scalar | None]) -> Scalar | None:
     """The one value a standard node of these ops makes of its inputs' values (`value_of(input)`,
     None: unknown, asked only for the inputs that count), or None when it can't be told."""

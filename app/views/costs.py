@@ -47,6 +47,7 @@ from ..onnx_io.if_conditions import Scope
 from ..onnx_io.inference import input_dims
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import graph_constants, node_graphs, node_reads, opset_version, running_graphs
+from ..onnx_io.value_passing import one_value_input
 from ..words import plural
 from .formula import Poly, SymbolicDims, terms, terms_at
 from .graph_scopes import declared_in, scoped
@@ -815,7 +816,7 @@ def _scope_chain(graphs: Mapping[str, onnx.GraphProto], path: str) -> list[onnx.
 def _given_flags(model: onnx.ModelProto, given: Mapping[str, Any]):
     """The values `given` for main-graph inputs of one value (a flag, a count), as a run feeds
     them: in the input's type (1 for a BOOL flag is true)."""
-    ones = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input if _one_element(vi)}
+    ones = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input if one_value_input(vi)}
 
     def fed(name: str):
         if name not in ones or not isinstance(given.get(name), int):
@@ -826,11 +827,6 @@ def _given_flags(model: onnx.ModelProto, given: Mapping[str, Any]):
             return None
 
     return fed
-
-
-def _one_element(vi: onnx.ValueInfoProto) -> bool:
-    tt = vi.type.tensor_type
-    return vi.type.HasField("tensor_type") and all(d.HasField("dim_value") and d.dim_value == 1 for d in tt.shape.dim)
 
 
 def under(nid: str, paths: list[str]) -> bool:
