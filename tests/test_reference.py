@@ -444,7 +444,9 @@ def test_a_case_feeding_an_input_frozen_since_holds_at_that_value_and_no_longer_
         feeds = decoder_feeds(use_cache)
         inputs = {n: {"npy": npy_blob(client, a)} for n, a in feeds.items()}
         dims = {"past_decoder_sequence_length": 4 if use_cache else 0}
-        assert add_case(client, mid, {"name": name, "inputs": inputs, "dims": dims})["verdict"]["status"] == "passed"
+        # the answer may say "pending" when the first case ran past SYNC_SECONDS on a busy machine
+        add_case(client, mid, {"name": name, "inputs": inputs, "dims": dims})
+        assert verdict(client, mid)["status"] == "passed"
     frozen = edit(
         client,
         mid,
