@@ -13,6 +13,7 @@ import pytest
 from merged_decoder import HEAD_DIM, HEADS, decoder_feeds, merged_decoder
 from onnx import TensorProto, helper, numpy_helper
 from test_costs import evaluate, stats
+from testkit import upload
 
 F = TensorProto.FLOAT
 BRANCHES = ("then_branch", "else_branch")
@@ -320,3 +321,11 @@ def test_outputs_of_unknown_size_in_a_branch_left_out_are_no_gap_in_the_totals(c
     outer = next(b for b in answer["branches"] if b["node"] == "n1")  # after the Constant
     assert outer["by"] == "constant" and outer["counted"] == "n1/else_branch"
     assert answer["unknown"]["output_nodes"] == 0
+
+
+def test_a_flag_given_past_one_is_refused_naming_it(client):
+    """QA35: use_cache_branch=2 was read as true and echoed back as 2."""
+    mid = upload(client, merged_decoder().SerializeToString()).get_json()["id"]
+    r = client.get(f"/api/models/{mid}/stats{sized(1, 4, 6)},use_cache_branch=2")
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_dims"
+    assert r.get_json()["error"]["message"] == "use_cache_branch is a flag: true or false (1 or 0), not 2"

@@ -111,7 +111,11 @@ def catalogue() -> tuple[ErrorCode, ...]:
             " `?path=`), 400 for an edit op's bare node name",
         ),
         _e("bad_coefficients", 422, "a linear model node's coefficients can't be read"),
-        _e("bad_dims", 400, "`dims` isn't NAME=N pairs of whole sizes (run, stats), or a size past 1e12"),
+        _e(
+            "bad_dims",
+            400,
+            "`dims` isn't NAME=N pairs of whole sizes (run, stats), a size past 1e12, or a BOOL flag past 1",
+        ),
         _e("bad_external_data", 422, "a tensor's external data offset or length is no byte count"),
         _e(
             "bad_field",

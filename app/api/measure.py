@@ -48,6 +48,15 @@ def parse_dims(raw: str | None) -> dict[str, int]:
     return dims
 
 
+def check_flags(model: onnx.ModelProto, dims: dict[str, int]) -> None:
+    """A BOOL input's value is true or false: 2 is a mistake (a size meant for another name),
+    refused rather than read as true and echoed back as 2 (QA35)."""
+    flags = {vi.name for vi in model.graph.input if vi.type.tensor_type.elem_type == onnx.TensorProto.BOOL}
+    for name, value in dims.items():
+        if name in flags and value > 1:
+            raise StudioError("bad_dims", f"{name} is a flag: true or false (1 or 0), not {value}")
+
+
 def inlined_calls(revision, model: onnx.ModelProto) -> onnx.ModelProto | None:
     """The revision with its local functions inlined and inferred (in the helper), when a graph
     of it that runs calls one: their bodies' FLOPs are counted on it; None otherwise or when
@@ -68,6 +77,7 @@ def inlined_calls(revision, model: onnx.ModelProto) -> onnx.ModelProto | None:
 def get_stats(model_id):
     dims = parse_dims(request.args.get("dims"))
     _, revision, model = load(model_id, revision_number(request.args.get("revision")))
+    check_flags(model, dims)
 
     def compute() -> dict:
         at = {k: v for k, v in dims.items() if k in input_dims(model)}
