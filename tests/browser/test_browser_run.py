@@ -962,3 +962,32 @@ def test_an_overflow_in_float16_leads_the_node_errors_and_is_the_hottest(page, s
     assert "up to ∞" in legend.text_content() and "0.001 %" in legend.text_content()
     page.wait_for_function("document.querySelector('#graph g.box[data-node-id=n2]')?.classList.contains('heat-5')")
     page.screenshot(path=str(artifacts / "run-overflow.png"))
+
+
+def test_a_dotted_output_name_keeps_to_two_lines_in_the_comparison(page, server, artifacts):
+    """QA32: the comparison's narrow first column broke `present.0.decoder.key` over four lines
+    ("present." / "0." / "decoder." / "key") beside four columns of numbers."""
+    model = tiny_cnn()
+    name = "present.0.decoder.key"
+    for node in model.graph.node:
+        node.output[:] = [name if o == "probs" else o for o in node.output]
+    model.graph.output[0].name = name
+    mid = upload(page, server, model, "dotted.onnx")["id"]
+    edit = [{"op": "set_metadata", "key": "k", "value": "v"}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    cell = page.locator(f"#run-compare tr[data-output='{name}'] td").first
+    cell.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-compare-dotted-name.png"))
+    lines = page.evaluate(
+        "(td) => { const code = td.querySelector('code') || td;"
+        " return Math.round(code.getBoundingClientRect().height / parseFloat(getComputedStyle(code).lineHeight)); }",
+        cell.element_handle(),
+    )
+    assert lines <= 2, lines

@@ -604,9 +604,9 @@ function deployedNodes(run, total, ctx) {
 function comparisonTable(compared, id) {
   const was = compared.renamed || {}; // output -> its name in the other revision
   const close = `${100 * (compared.close_tolerance ?? 0.001)} %`;
-  return el("table", { class: "run-compare", id },
+  return el("table", { class: "run-compare run-outputs", id },
     el("thead", {}, el("tr", {}, [["output", ""], ["same?", `close: every value within ${close} of itself plus ${close} of the output's largest magnitude`],
-      ["max |Δ|", ""], ["÷ range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element, where the other run's value isn't 0 (large where values are near 0)"]]
+      ["max |Δ|", ""], ["÷\u00a0range", "max |Δ| ÷ the output's largest magnitude"], ["max rel", "max |Δ| ÷ |value|, element by element, where the other run's value isn't 0 (large where values are near 0)"]]
       .map(([h, title]) => el("th", { title }, h)))),
     el("tbody", {}, Object.entries(compared.outputs).map(([name, c]) => {
       const verdict = outputVerdict(c);
