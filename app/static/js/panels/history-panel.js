@@ -194,6 +194,18 @@ function referenceTag(v) {
   return null;
 }
 
+// a word as both accounts spell it: "renamed"/"rename", "places"/"place", "[1, 1]"/"[1,1]"
+const stem = (w) => w.replace(/s$/, "").replace(/ed$/, "").replace(/e$/, "");
+const wordSet = (text) => new Set((text.toLowerCase().match(/[\p{L}\p{N}_.\/-]+/gu) || []).map((w) => stem(w.replace(/\.+$/, ""))));
+
+/** Whether the server's account of an edit says something its description doesn't ("(2
+ * places)", what a cleanup removed): the same words in another order are said once (QA34). */
+function saysMore(change, described) {
+  if (!change) return false;
+  const said = wordSet(described);
+  return [...wordSet(change)].some((w) => !said.has(w));
+}
+
 function revisionItem(r, where, ctx, name) {
   const [label, cls, title] = STANDING[where];
   const ops = r.ops || [];
@@ -214,7 +226,7 @@ function revisionItem(r, where, ctx, name) {
       ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)
       : el("ol", { class: "hist-ops" }, ops.map((op, i) => el("li", { class: "hist-op", "data-op": op.op },
         el("div", {}, describeOp(op, changes[i] || "")),
-        changes[i] ? el("div", { class: "hist-change muted" }, changes[i]) : null))));
+        saysMore(changes[i], describeOp(op, changes[i] || "")) ? el("div", { class: "hist-change muted" }, changes[i]) : null))));
   item.title = title;
   const recipe = r.revision === 0 ? null : el("a", {
     class: "linklike hist-recipe",
