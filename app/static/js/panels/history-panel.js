@@ -196,7 +196,7 @@ function referenceTag(v) {
 
 // a word as both accounts spell it: "renamed"/"rename", "places"/"place", "[1, 1]"/"[1,1]"
 const stem = (w) => w.replace(/s$/, "").replace(/ed$/, "").replace(/e$/, "");
-const wordSet = (text) => new Set((text.toLowerCase().match(/[\p{L}\p{N}_.\/-]+/gu) || []).map((w) => stem(w.replace(/\.+$/, ""))));
+const wordSet = (text) => new Set((text.toLowerCase().match(/[\p{L}\p{N}_./-]+/gu) || []).map((w) => stem(w.replace(/\.+$/, ""))));
 
 /** Whether the server's account of an edit says something its description doesn't ("(2
  * places)", what a cleanup removed): the same words in another order are said once (QA34). */
