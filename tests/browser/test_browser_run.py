@@ -765,7 +765,7 @@ def test_detections_in_another_order_are_reordered_not_off(page, server, artifac
     row = page.locator("#run-compare tr[data-output=selected_indices]")
     cells = row.locator("td").all_text_contents()
     assert cells[1] == "reorderedthe same 12 rows in another order", cells
-    assert cells[2:] == ["0.00", "0.00", "0.00"], cells
+    assert cells[2:] == ["0", "0", "0"], cells
     assert row.locator("td.num").first.get_attribute("title").startswith("measured row by row")
     # the name breaks after its "_", not inside a word
     heights = row.locator("td code").first.evaluate(
@@ -973,7 +973,8 @@ def test_a_dotted_output_name_keeps_to_two_lines_in_the_comparison(page, server,
         node.output[:] = [name if o == "probs" else o for o in node.output]
     model.graph.output[0].name = name
     mid = upload(page, server, model, "dotted.onnx")["id"]
-    edit = [{"op": "set_metadata", "key": "k", "value": "v"}]
+    # a slight change: differences of ~1e-6, which read 1.43e-6, not 0.00000143 (QA37 #8)
+    edit = [{"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.0101}]
     assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
     open_model(page, server, mid)
     wait_revision(page, 1)
@@ -991,3 +992,10 @@ def test_a_dotted_output_name_keeps_to_two_lines_in_the_comparison(page, server,
         cell.element_handle(),
     )
     assert lines <= 2, lines
+    numbers = page.locator(f"#run-compare tr[data-output='{name}'] td.num").all_text_contents()
+    assert all(re.fullmatch(r"0|-?\d\.\d{0,2}e[-+]\d+|[\d.]{1,6}", n) for n in numbers), numbers
+    right = page.evaluate(
+        "() => [document.querySelector('#run-compare').getBoundingClientRect().right,"
+        " document.querySelector('#sidebar').getBoundingClientRect().right]"
+    )
+    assert right[0] <= right[1], right

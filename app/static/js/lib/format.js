@@ -11,6 +11,15 @@ export function formatNumber(v) {
   return String(Number(v.toPrecision(6)));
 }
 
+/** A measured difference in 3 significant digits that keeps to a table's narrow column:
+ * 0, 0.0312, 1.43e-6 (not 0.00000143), 2.5e+5. */
+export function formatMeasure(v) {
+  if (v === 0) return "0";
+  const abs = Math.abs(v);
+  if (abs < 1e-3 || abs >= 1e5) return v.toExponential(2).replace(/\.?0+e/, "e");
+  return String(Number(v.toPrecision(3)));
+}
+
 /** An integer with thousands separators: 12345 -> "12,345". Not Intl.NumberFormat or
  * toLocaleString: their first use on a page loads ICU's locale data (15-20 ms on a fresh page,
  * on the way to a first view). */

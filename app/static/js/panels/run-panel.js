@@ -4,7 +4,7 @@
 // the very same input values, each output's largest difference said at once, and each node's
 // error against it; each node's time by onnxruntime's profiler; the drawing coloured by either.
 import { el, clear } from "../widgets/dom.js";
-import { formatBytes, formatInteger, formatShape, formatValueType, nodeLabel } from "../lib/format.js";
+import { formatBytes, formatInteger, formatMeasure, formatShape, formatValueType, nodeLabel } from "../lib/format.js";
 import { tensorView } from "./tensor-view.js";
 import { formatValue } from "../lib/tensor-format.js";
 import { breakable, fieldError, mono, plural, runInline, section } from "../widgets/ui.js";
@@ -153,7 +153,7 @@ function divergence(d, compare, ctx) {
     : [`First node whose output differs from ${otherWords(compare)}: `];
   return el("p", { class: `run-diverges${within ? " run-within" : ""}`, id: "run-diverges" }, ...lead,
     el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, nodeLabel(d.name, d.node)), " ", mono(d.op_type),
-    ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${d.max_abs === null ? "?" : d.max_abs.toPrecision(3)}`}. Outlined on the drawing.`);
+    ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${maxAbs(d.max_abs)}`}. Outlined on the drawing.`);
 }
 
 const WORST = 8;
@@ -307,7 +307,7 @@ function madeUpFloats(answer) {
 
 /** "2 padded positions (attention_mask = 0)": a mask's 0s as the page names them. */
 const paddedWords = (p) => `${plural(p.positions, "padded position")} (${p.input} = 0)`;
-const maxAbs = (v) => (v === null || v === undefined ? "?" : v.toPrecision(3));
+const maxAbs = (v) => (v === null || v === undefined ? "?" : formatMeasure(v));
 
 /** The positions a fed attention mask pads, left out of the outputs' comparison (the API's
  * compare.padding, expected.padding): what they hold means nothing, the model masks them. */
@@ -620,7 +620,7 @@ function comparisonTable(compared, id) {
           const none = c[k] === null || c[k] === undefined;
           // a max rel left out where every differing value's reference is 0 (x ÷ 0 says nothing)
           const why = none && k === "max_rel" && c.max_abs ? "every value that differs is 0 in the other run: no relative error" : matched;
-          return el("td", { class: "num", title: why }, none ? "—" : c[k].toPrecision(3));
+          return el("td", { class: "num", title: why }, none ? "—" : formatMeasure(c[k]));
         }));
     })));
 }
