@@ -2,8 +2,9 @@
 HardSigmoid × X, LayerNormalization as its ~28 nodes of ReduceMean, Sub, Pow…, for a runtime,
 an NPU SDK or an older opset that lacks them (convert_opset down refused "HardSwish exists from
 opset 14 on"). The bodies are onnx's own (its schemas' function bodies; a context-dependent one
-built on the node's input types: offload_jobs.function_bodies, in the helper process); each node
-is replaced in place by its body's nodes, named after it, reading and writing what it did."""
+built on the node's input types: offload_jobs.function_bodies, in the helper process), as
+onnx_io/body_rewrites.py makes them; each node is replaced in place by its body's nodes, named
+after it, reading and writing what it did."""
 
 from __future__ import annotations
 
@@ -36,7 +37,11 @@ def write_out(model: onnx.ModelProto, op: dict) -> str:
     GroupNormalization, RMSNormalization… the one onnx builds for the node's input types):
     `op_types` (every node of them in the main graph and its bodies) and/or `nodes`. Each body
     node is named `<node>/<op>_<k>`, its values `<node>/<name>`; the node's inputs and outputs
-    stay. Refused for an operator onnx defines no body for (Conv, MatMul…), or when a node's input
+    stay. The body is onnx's with three changes of form, not of meaning: only the nodes the
+    node's outputs need (no optional Mean/InvStdDev it doesn't have), a CastLike to an input of
+    known type as a Cast (CastLike needs opset 15), and a variance taken as the mean of squared
+    deviations (onnx's E[x²] − E[x]² loses every digit in float32 at a large mean: NaN at 3000).
+    Refused for an operator onnx defines no body for (Conv, MatMul…), or when a node's input
     types, which a context-dependent body needs, are unknown."""
     types = set(op.get("op_types") or [])
     picked = [find_node(model, key) for key in op.get("nodes") or []]

@@ -427,11 +427,12 @@ def function_bodies(data: bytes, where: list[tuple[str, int]]) -> list[bytes | N
     """The function body onnx's definition gives each node at `where` ((graph path, index)) of
     a serialized weightless model, at the opset it runs at, serialized; None where its operator
     defines none. A context-dependent one (LayerNormalization, Gelu, GroupNormalization…) is
-    built on the node's input types, from shape inference."""
+    built on the node's input types, from shape inference; each as body_rewrites makes it."""
     import onnx
     from onnx import defs
 
     from .address import resolve_graph
+    from .body_rewrites import rewritten
     from .inference import inferred_model
     from .traverse import opset_version, standard_domain
 
@@ -470,6 +471,11 @@ def function_bodies(data: bytes, where: list[tuple[str, int]]) -> list[bytes | N
                 body = found or None
         if isinstance(body, bytes):  # onnx's bindings answer some serialized
             body = onnx.FunctionProto.FromString(body)
+        if body is not None:
+            elem = {
+                f: typed[x].tensor_type.elem_type for f, x in zip(body.input, node.input, strict=False) if x in typed
+            }
+            body = rewritten(body, node, {f: t for f, t in elem.items() if t})
         out.append(body.SerializeToString() if body is not None and len(body.node) else None)
     return out
 

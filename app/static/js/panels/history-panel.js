@@ -103,6 +103,10 @@ function opWords(o, change) {
     case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
     case "convert_opset": return `Convert ${o.domain && o.domain !== "ai.onnx" ? `${o.domain} ` : ""}to opset ${o.version}`;
     case "restore_revision": return `Restore revision ${o.revision}`;
+    case "write_out": {
+      const what = [...(o.op_types || []).map((t) => `every ${t}`), ...(o.nodes || []).map((n) => `node ${short(addressWords(n))}`)];
+      return `Write out ${what.join(", ") || "nothing"} as primitive operators`;
+    }
     case "add_node": {
       const writes = (o.outputs || []).map((x) => short(x)).join(", ");
       return `Add ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""}${writes ? ` writing ${writes}` : ""}`;

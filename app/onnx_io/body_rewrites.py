@@ -1,0 +1,127 @@
+"""What write_out makes of onnx's function body before it takes a node's place (QA37): the
+body as onnx defines it, with three changes that keep the meaning and serve the reasons for
+writing an operator out (an older opset, an NPU compiler, a node budget):
+
+- only the nodes the node's own outputs need: LayerNormalization's body also computes its
+  optional Mean and InvStdDev, 3 nodes nothing reads where the node has one output (#4);
+- CastLike(x, like) of an input whose element type is known becomes Cast(x, to=T): CastLike
+  exists from opset 15 on, and a Gelu written out had to be written out again to reach 13 (#2);
+- the variance as the mean of squared deviations, not the mean of squares less the squared mean
+  (onnx's LayerNormalization and GroupNormalization bodies): in float32 that difference loses
+  every digit once the mean is large against the spread (0.73 off at a mean of 1000, NaN at
+  3000, where onnxruntime's kernel stays within 4e-4) (#1).
+
+Pure protobuf: run in the helper process beside onnx's body builder (offload_jobs)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+from .traverse import standard_domain, topological_order
+
+
+def rewritten(body: onnx.FunctionProto, node: onnx.NodeProto, types: dict[str, int]) -> onnx.FunctionProto:
+    """`body` for `node`, whose formal inputs have the element types `types` (where known)."""
+    out = onnx.FunctionProto()
+    out.CopyFrom(body)
+    _casts_resolved(out, types)
+    _two_pass_variance(out)
+    _needed_only(out, node)
+    return out
+
+
+def _standard(n: onnx.NodeProto, op: str) -> bool:
+    return n.op_type == op and standard_domain(n.domain) == ""
+
+
+def _casts_resolved(body: onnx.FunctionProto, types: dict[str, int]) -> None:
+    for n in body.node:
+        if not _standard(n, "CastLike") or len(n.input) != 2 or n.input[1] not in types:
+            continue
+        to = types[n.input[1]]
+        # saturate (opset 19) means something for float8 targets only; Cast before 19 lacks it
+        kept = [a for a in n.attribute if a.name == "saturate" and to in _FLOAT8]
+        n.op_type = "Cast"
+        del n.input[1]
+        del n.attribute[:]
+        n.attribute.extend([helper.make_attribute("to", to), *kept])
+
+
+_FLOAT8 = {
+    onnx.TensorProto.FLOAT8E4M3FN,
+    onnx.TensorProto.FLOAT8E4M3FNUZ,
+    onnx.TensorProto.FLOAT8E5M2,
+    onnx.TensorProto.FLOAT8E5M2FNUZ,
+}
+
+
+def _two_pass_variance(body: onnx.FunctionProto) -> None:
+    """Var = Sub(ReduceMean(Mul(X, X)), Mul(M, M)) with M = ReduceMean(X) over the same axes
+    becomes Var = ReduceMean(Mul(D, D)) with D = Sub(X, M) (the body's own deviation node when it
+    has one); the nodes left unread go with _needed_only. A body of another shape stays as it is."""
+    made = {x: n for n in body.node for x in n.output}
+    for var in list(body.node):
+        deviation = _mean_of_squares_less_square_of_mean(var, made)
+        if deviation is None:
+            continue
+        x, mean, mean_of_square = deviation
+        dev = next((n for n in body.node if _standard(n, "Sub") and list(n.input) == [x, mean]), None)
+        added = []
+        if dev is None:
+            dev = helper.make_node("Sub", [x, mean], [f"{var.output[0]}_Deviation"])
+            added.append(dev)
+        squared = helper.make_node("Mul", [dev.output[0], dev.output[0]], [f"{var.output[0]}_DeviationSquared"])
+        averaged = onnx.NodeProto()
+        averaged.CopyFrom(mean_of_square)  # the same axes (attribute or input) and keepdims
+        averaged.input[0] = squared.output[0]
+        averaged.output[:] = [var.output[0]]
+        averaged.name = ""
+        at = list(body.node).index(var)
+        del body.node[at]
+        for k, n in enumerate([*added, squared, averaged]):
+            body.node.insert(at + k, n)
+    order = topological_order(body.node)
+    if order is not None and order != list(range(len(body.node))):
+        nodes = [body.node[i] for i in order]
+        del body.node[:]
+        body.node.extend(nodes)
+
+
+def _mean_of_squares_less_square_of_mean(
+    var: onnx.NodeProto, made: dict[str, onnx.NodeProto]
+) -> tuple[str, str, onnx.NodeProto] | None:
+    """(X, M, the ReduceMean of X²) when `var` computes E[X²] − E[X]²; else None."""
+    if not _standard(var, "Sub") or len(var.input) != 2:
+        return None
+    mean_of_square, square_of_mean = made.get(var.input[0]), made.get(var.input[1])
+    if mean_of_square is None or square_of_mean is None or not _standard(mean_of_square, "ReduceMean"):
+        return None
+    square = made.get(mean_of_square.input[0])
+    if square is None or not _standard(square, "Mul") or len(set(square.input)) != 1:
+        return None
+    if not _standard(square_of_mean, "Mul") or len(set(square_of_mean.input)) != 1:
+        return None
+    mean = made.get(square_of_mean.input[0])
+    x = square.input[0]
+    if mean is None or not _standard(mean, "ReduceMean") or mean.input[0] != x:
+        return None
+    same_axes = list(mean.input[1:]) == list(mean_of_square.input[1:]) and sorted(
+        a.SerializeToString() for a in mean.attribute
+    ) == sorted(a.SerializeToString() for a in mean_of_square.attribute)
+    return (x, square_of_mean.input[0], mean_of_square) if same_axes else None
+
+
+def _needed_only(body: onnx.FunctionProto, node: onnx.NodeProto) -> None:
+    """Keep the body's nodes that the outputs `node` has depend on (an optional output it leaves
+    out, or past its last, needs nothing)."""
+    needed = {formal for formal, actual in zip(body.output, node.output, strict=False) if actual}
+    keep = [False] * len(body.node)
+    for i in reversed(range(len(body.node))):
+        n = body.node[i]
+        if any(x in needed for x in n.output):
+            keep[i] = True
+            needed.update(x for x in n.input if x)
+    nodes = [n for n, k in zip(body.node, keep, strict=True) if k]
+    del body.node[:]
+    body.node.extend(nodes)

@@ -1,0 +1,135 @@
+"""write_out's bodies as body_rewrites makes them (QA37): exact on data a kernel takes (the
+variance of large-mean activations), no nodes for outputs the node doesn't have, and no
+CastLike that would hold the model above opset 15."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import upload
+
+from app.edits.unused import live_nodes
+
+F = TensorProto.FLOAT
+
+
+def layer_norm(opset: int = 17) -> onnx.ModelProto:
+    """x [n, 64] → LayerNormalization over the features → y, as an encoder's residual stream has it."""
+    rng = np.random.default_rng(0)
+    graph = helper.make_graph(
+        [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], name="ln", axis=-1, epsilon=1e-5)],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 64])],
+        [helper.make_tensor_value_info("y", F, ["n", 64])],
+        [
+            numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "g"),
+            numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def written_out(client, model: onnx.ModelProto, ops: list[dict]) -> tuple[bytes, list[str]]:
+    mid = upload(client, model.SerializeToString(), "m.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    data = client.get(f"/api/models/{mid}/download").data
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    return data, r.get_json()["changes"]
+
+
+def run(data: bytes, x: np.ndarray) -> np.ndarray:
+    return ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("mean", [0.0, 1000.0, 3000.0])
+def test_a_layer_norm_written_out_gives_the_kernels_values_at_a_large_mean(client, mean):
+    """onnx's body takes the variance as E[x²] − E[x]²: 0.73 off at a mean of 1000 and NaN at
+    3000 in float32; as the mean of squared deviations it stays with onnxruntime's kernel."""
+    model = layer_norm()
+    data, _ = written_out(client, model, [{"op": "write_out", "op_types": ["LayerNormalization"]}])
+    x = (np.random.default_rng(1).standard_normal((8, 64)) + mean).astype(np.float32)
+    exact = x.astype(np.float64)
+    exact = (exact - exact.mean(-1, keepdims=True)) / np.sqrt(exact.var(-1, keepdims=True) + 1e-5)
+    g, b = (numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer)
+    exact = exact * g + b
+    kernel, got = run(model.SerializeToString(), x), run(data, x)
+    assert np.isfinite(got).all()
+    # within a few times the kernel's own error against float64
+    assert np.abs(got - exact).max() <= max(4 * np.abs(kernel - exact).max(), 1e-5), (
+        np.abs(got - exact).max(),
+        np.abs(kernel - exact).max(),
+    )
+
+
+def test_a_written_out_body_computes_only_the_outputs_the_node_has(client):
+    """LayerNormalization's optional Mean and InvStdDev: 3 nodes nothing read per node (#4)."""
+    data, changes = written_out(client, layer_norm(), [{"op": "write_out", "nodes": ["ln"]}])
+    model = onnx.load_from_string(data)
+    live, _ = live_nodes(model, model.graph)
+    assert all(live), [n.name for n, ok in zip(model.graph.node, live, strict=True) if not ok]
+    assert not {"Reciprocal", "Size", "Concat"} & {n.op_type for n in model.graph.node}
+    count = len(model.graph.node)
+    assert changes[0].endswith(f"{count} node(s) in their place"), changes
+
+
+def test_a_layer_norm_asked_for_its_mean_keeps_the_nodes_that_give_it(client):
+    model = layer_norm()
+    model.graph.node[0].output.extend(["mu"])
+    model.graph.output.append(helper.make_tensor_value_info("mu", F, ["n", 1]))
+    data, _ = written_out(client, model, [{"op": "write_out", "nodes": ["ln"]}])
+    x = np.random.default_rng(2).standard_normal((3, 64)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def gelu() -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Gelu", ["x"], ["y"], name="act")],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["n", 16])],
+        [helper.make_tensor_value_info("y", F, ["n", 16])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+
+
+def test_a_gelu_written_out_converts_down_to_13_in_one_go(client):
+    """Its body's CastLike of the constants to X's type (opset 15) is a Cast to FLOAT: no third
+    round of write_out before convert_opset 13 goes through (#2)."""
+    model = gelu()
+    ops = [{"op": "write_out", "op_types": ["Gelu"]}, {"op": "convert_opset", "version": 13}]
+    data, _ = written_out(client, model, ops)
+    written = onnx.load_from_string(data)
+    assert "CastLike" not in {n.op_type for n in written.graph.node}
+    assert [(o.domain, o.version) for o in written.opset_import] == [("", 13)]
+    x = np.random.default_rng(3).standard_normal((4, 16)).astype(np.float32)
+    np.testing.assert_allclose(run(data, x), run(model.SerializeToString(), x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_group_norm_written_out_holds_at_a_large_mean(client):
+    """GroupNormalization-21's body takes its variance as E[x²] − E[x]² too."""
+    rng = np.random.default_rng(4)
+    graph = helper.make_graph(
+        [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], name="gn", num_groups=2, epsilon=1e-5)],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 4, 16])],
+        [helper.make_tensor_value_info("y", F, [2, 4, 16])],
+        [
+            numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "s"),
+            numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    data, _ = written_out(client, model, [{"op": "write_out", "op_types": ["GroupNormalization"]}])
+    x = (rng.standard_normal((2, 4, 16)) + 3000).astype(np.float32)
+    grouped = x.astype(np.float64).reshape(2, 2, -1)
+    exact = (grouped - grouped.mean(-1, keepdims=True)) / np.sqrt(grouped.var(-1, keepdims=True) + 1e-5)
+    s, b = (numpy_helper.to_array(t).astype(np.float64)[None, :, None] for t in graph.initializer)
+    exact = exact.reshape(2, 4, 16) * s + b
+    got = run(data, x)
+    assert np.isfinite(got).all() and np.abs(got - exact).max() < 1e-2, np.abs(got - exact).max()
