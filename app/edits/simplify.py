@@ -11,6 +11,7 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.function_ops_kept import REPORT_KEY, left_to_onnxruntime
+from ..onnx_io.offload_jobs import INSERTED_CAST
 from ..onnx_io.light import light_copy
 from ..onnx_io.schema_defaults import at_default, default_of
 from ..onnx_io.sizes import size_text
@@ -19,6 +20,7 @@ from ..words import plural
 from .model_tools import check_size, data_size, in_helper, keep, reorder, weights
 from .names import rename_in_graph
 from .registry import edit_op
+from .unused import drop_dead_nodes
 
 
 @edit_op("simplify", rewrites_tensors=True)
@@ -26,7 +28,8 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     """Simplify the graph with onnxruntime's basic optimizations, which keep to standard ONNX
     operators: constant folding (Constant nodes and what only depends on constants become
     initializers), redundant nodes removed (Identity, Dropout, no-op Slice, Unsqueeze, Cast…) and
-    fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…). Fix the
+    fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…), its passes
+    repeated while they find more, and the main graph's nodes nothing reads dropped. Fix the
     inputs' symbolic dims first (set_io_shape) to fold the shape computations an export leaves.
     onnxruntime inlines calls to model-local functions (their definitions go). Standard operators
     its CPU provider has no kernel for at the model's opset and input types, whose schema defines
@@ -66,6 +69,9 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     if inlined:
         note += f"; model-local function(s) inlined: {', '.join(inlined)}"
     reorder(model)
+    dead = drop_dead_nodes(model, model.graph)
+    if dead:
+        note += f"; {plural(dead, 'node')} nothing read dropped"
     after = sum(len(ref.container.node) for ref in walk_graphs(model))
     if after == nodes and Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node) == ops_before:
         # nothing to do is no failure (a recipe replayed on an export already simple goes on):
@@ -249,12 +255,6 @@ def _growth_note(more: int, inlined: bool) -> str:
     return f"; {plural(more, 'node')} more than before: {why}operators written out as their function bodies"
 
 
-# onnxruntime's CPU provider has no float16 kernel for some operators: at every session it wraps
-# them in Casts to float32 and back, named so. They are how this CPU runs the model, not part of
-# it (a GPU runs those operators in float16): the saved model goes without them.
-_INSERTED_CAST = "InsertedPrecisionFreeCast_"
-
-
 def _check_float16_kept(model: onnx.ModelProto, dropped: int) -> None:
     """Refuse a result whose float16 parts onnxruntime's optimizer folded into its float32 Casts
     (a float16 input Cast merged away beside an inserted one): its types no longer fit together,
@@ -281,7 +281,7 @@ def _drop_inserted_casts(model: onnx.ModelProto) -> int:
         outputs = {v.name for v in g.output}
         for i in reversed(range(len(g.node))):
             n = g.node[i]
-            if n.op_type != "Cast" or not n.name.startswith(_INSERTED_CAST) or n.output[0] in outputs:
+            if n.op_type != "Cast" or not n.name.startswith(INSERTED_CAST) or n.output[0] in outputs:
                 continue
             src, dst = n.input[0], n.output[0]
             del g.node[i]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import onnx
 
-from ..onnx_io.traverse import graphs_within, subgraphs
+from ..onnx_io.traverse import graphs_within, node_reads, subgraphs
 from ..words import plural, some_names
 
 
@@ -91,3 +91,16 @@ def left_unread(model: onnx.ModelProto, g: onnx.GraphProto, candidates) -> list[
         if name in inits and name not in used and name not in fed and name not in out:
             out.append(name)
     return out
+
+
+def drop_dead_nodes(model: onnx.ModelProto, g: onnx.GraphProto) -> int:
+    """Remove g's nodes no output needs, and the initializers only they read (left_unread): what
+    simplify promises after onnxruntime's passes, which leave some (a written-out
+    LayerNormalization's InvStdDev — QA37 #3). How many nodes went."""
+    live, _ = live_nodes(model, g)
+    dead = [i for i, ok in enumerate(live) if not ok]
+    read = [x for i in dead for x in node_reads(g.node[i]) if x]
+    for i in reversed(dead):
+        del g.node[i]
+    drop_initializers(g, set(left_unread(model, g, read)))
+    return len(dead)
