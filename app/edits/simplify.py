@@ -11,8 +11,8 @@ import onnx
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.function_ops_kept import REPORT_KEY, left_to_onnxruntime
-from ..onnx_io.offload_jobs import INSERTED_CAST
 from ..onnx_io.light import light_copy
+from ..onnx_io.offload_jobs import INSERTED_CAST
 from ..onnx_io.schema_defaults import at_default, default_of
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import constant_value, op_schema, running_graphs, walk_graphs
