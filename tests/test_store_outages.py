@@ -192,6 +192,7 @@ def test_with_s3_stopped_data_routes_answer_503_and_the_list_answers(own_moto, t
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "BLOB_URL": f"s3://{bucket}/{prefix}", "TESTING": True})
     client = app.test_client()
     mid = upload(client, small_model()).get_json()["id"]
+    assert client.post(f"/api/models/{mid}/edits", json=EDIT).status_code == 200  # a head of blobs
     listed = client.get("/api/models").get_json()
     assert listed["models"][0]["disk_bytes"] > 0 and listed["disk_bytes"] > 0
     stop_s3()
@@ -200,8 +201,20 @@ def test_with_s3_stopped_data_routes_answer_503_and_the_list_answers(own_moto, t
     assert [(m["id"], m["disk_bytes"]) for m in r.get_json()["models"]] == [(mid, None)]
     assert r.get_json()["disk_bytes"] is None and r.get_json()["other_bytes"] is None
     assert r.get_json()["models"][0]["size"] > 0  # the rest as before
-    assert_unavailable(client.post(f"/api/models/{mid}/edits", json=EDIT), "blob store (S3)")
+    assert_unavailable(
+        client.post(f"/api/models/{mid}/edits", json={"base": 1, "ops": [{**EDIT["ops"][0], "value": "w"}]}),
+        "blob store (S3)",
+    )
     assert_unavailable(upload(client, small_model(seed=1)), "blob store (S3)")
+    # the breaker now open: the list answers still, from a process that never read the
+    # model's sizes too (another host's worker: QA36 #2)
+    import shutil
+
+    shutil.rmtree(tmp_path / "data" / "blob-cache")  # what it never read, it hasn't
+    other = create_app(app.config | {"TESTING": True}).test_client()
+    for c in (client, other):
+        r = c.get("/api/models")
+        assert r.status_code == 200 and r.get_json()["models"][0]["disk_bytes"] is None, r.data[:300]
     r = client.get("/readyz")
     assert r.status_code == 503
     assert r.get_json()["problems"][0].startswith(f"blob store: s3://{bucket}: Could not connect to the endpoint URL")
@@ -341,3 +354,22 @@ def test_with_postgresql_stopped_requests_answer_503(own_pg, pg_app):
     finally:
         pg_ctl(own_pg, "restart", "-m", "fast")
     assert client.get(f"/api/models/{mid}").status_code == 200
+
+
+def test_a_download_s3_cant_serve_answers_503_before_its_headers(own_moto, tmp_path):
+    """QA36 #1: a host without the model's blobs cached answered 200 with the whole
+    Content-Length during an outage, then broke off after 2,931 bytes (and again at once while
+    the breaker was open): a script checking the status kept a broken .onnx."""
+    import shutil
+
+    bucket, stop_s3 = own_moto
+    app = create_app(
+        {"DATA_DIR": str(tmp_path / "data"), "BLOB_URL": f"s3://{bucket}/{secrets.token_hex(4)}", "TESTING": True}
+    )
+    client = app.test_client()
+    mid = upload(client, small_model()).get_json()["id"]
+    assert client.get(f"/api/models/{mid}/download").status_code == 200
+    shutil.rmtree(tmp_path / "data" / "blob-cache")  # as a host that never read them
+    stop_s3()
+    for _ in range(2):  # S3 refusing, then the breaker open
+        assert_unavailable(client.get(f"/api/models/{mid}/download"), "blob store (S3)")

@@ -11,6 +11,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -20,7 +21,7 @@ from ..edits import apply_edits, describe
 from ..edits.apply import EditResult
 from ..edits.recipe import restore_op
 from ..edits.sources import TensorFiles, load_npy, npy_from_tensor_file, npz_arrays
-from ..errors import BlobMissing, NotFound, StudioError, stale_base
+from ..errors import BlobMissing, NotFound, StoreUnavailable, StudioError, stale_base
 from ..onnx_io import offload, traverse
 from ..onnx_io.address import carry, resolve_graph, resolve_node, resolve_tensor
 from ..onnx_io.archive_members import its_own_files, left_out_answer
@@ -277,18 +278,24 @@ def list_models():
             "edited_by": rev.author,
             "disk_bytes": usage["models"].get(m.id, 0),
             "kind": m.kind,
-            "reference": known_status(m.checks, rev),  # its head against its reference cases, once checked
-            "valid": _known_valid(rev) if m.kind == "model" else None,
-            # external data files it names and lacks, once known (a page opened it)
-            "missing_data": known_missing_weights(rev) if m.kind == "model" else None,
         }
+        unknown: dict[str, Any] = {"reference": None, "valid": None, "missing_data": None, "size": None, "card": {}}
         try:
-            # producer, opset, nodes of its head ({} when unknown, null for data files)
-            entry.update(size=s.model_size(rev), card=s.card(rev))
+            entry.update(
+                reference=known_status(m.checks, rev),  # its head against its reference cases, once checked
+                valid=_known_valid(rev) if m.kind == "model" else None,
+                # external data files it names and lacks, once known (a page opened it)
+                missing_data=known_missing_weights(rev) if m.kind == "model" else None,
+                # producer, opset, nodes of its head ({} when unknown, null for data files)
+                size=s.model_size(rev),
+                card=s.card(rev),
+            )
         except NotFound:  # deleted meanwhile
             continue
         except BlobMissing as exc:  # the blob store lost its data: the others are listed still
-            entry.update(size=None, card={}, damaged=exc.message)
+            entry.update(unknown, damaged=exc.message)
+        except StoreUnavailable:  # S3 down: the list is the index's, on every host alike (QA36 #2)
+            entry.update(unknown)
         out.append(entry)
     return jsonify({"models": out, "disk_bytes": usage["total"], "other_bytes": usage["other"]})
 

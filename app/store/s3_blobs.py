@@ -403,6 +403,16 @@ class S3BlobStore:
         except FileNotFoundError:
             return None
 
+    def readable(self, digests: Iterable[str]) -> None:
+        """Raise now (StoreUnavailable, BlobMissing) what reading these would raise midway: a
+        response that has sent its headers can only break off (QA36: a download answered 200 with
+        its whole Content-Length during an outage, then stopped after 2,931 bytes). One HEAD, of
+        the first blob not cached, tells whether S3 answers; the breaker answers at once."""
+        for digest in digests:
+            if self.cache.hit(digest) is None:
+                self._head(digest)
+                return
+
     def get(self, digest: str) -> bytes:
         if (f := self._cached(digest)) is not None:
             with f:

@@ -332,6 +332,7 @@ class Store:
         elif revision.tensors:
             segments = wire.join(self.blobs.get(revision.blob), revision.tensors)
         else:
+            self.blobs.readable([revision.blob])
             return self.blobs.size(revision.blob), self.blobs.read_chunks(revision.blob)
         size = sum(_segment_size(s) for s in segments)
         return size, self._stream(segments)
@@ -343,6 +344,11 @@ class Store:
         return sum(_segment_size(s) for s in segments), self._stream(segments)
 
     def _stream(self, segments: list) -> Iterator[bytes]:
+        """The segments' bytes; the blobs they read checked before the first (Blobs.readable)."""
+        self.blobs.readable(s.digest for s in segments if isinstance(s, (wire.BlobRef, wire.SkeletonRange)))
+        return self._streamed(segments)
+
+    def _streamed(self, segments: list) -> Iterator[bytes]:
         for s in segments:
             if isinstance(s, wire.BlobRef):
                 yield from self.blobs.read_chunks(s.digest)

@@ -362,7 +362,8 @@ function showTotal(count, diskBytes, otherBytes, matching = null) {
   if (!count) return;
   // besides the models: files uploaded for a tool or a run, and deleted models' blobs until collected
   const other = otherBytes > 0 ? `, ${formatBytes(otherBytes)} of it held by no model` : "";
-  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} stored${other}` : "";
+  // none while the blob store can't be reached: the list is the index's, the sizes the store's
+  const disk = typeof diskBytes === "number" ? ` · ${formatBytes(diskBytes)} stored${other}` : " · the storage can't be reached just now: sizes unknown";
   const of = matching === null ? "" : `${matching} of `;
   modelsTotal.textContent = `${of}${count} model${count === 1 ? "" : "s"}${disk}`;
   modelsTotal.title = "Weights shared by models (a copy, an edited revision) are stored once, "
