@@ -169,7 +169,8 @@ def add_flags(parser: argparse.ArgumentParser, keys: tuple[str, ...] | None = No
         if keys is not None and s.key not in keys:
             continue
         if s.repeat:
-            parser.add_argument(s.flag, dest=s.key, action="append", default=None, metavar="NAME", help=s.help)
+            more = f"{s.help}; again for more (env {s.env}: comma-separated)"
+            parser.add_argument(s.flag, dest=s.key, action="append", default=None, metavar="NAME", help=more)
         else:
             parser.add_argument(s.flag, dest=s.key, default=None, help=f"{s.help} (env {s.env})")
 

@@ -198,7 +198,7 @@ def test_a_missing_bucket_stops_the_server_and_a_good_store_starts_it(tmp_path, 
         proc.wait(30)
     text = log.read_text()
     assert PASSWORD not in text
-    assert f"index: PostgreSQL {masked_url(url)}; blobs: S3 s3://{BUCKET}/startup" in text
+    assert f"index: PostgreSQL {masked_url(url)}; blobs: S3 s3://{BUCKET}/startup at http://127.0.0.1:" in text
     assert "botocore" not in text  # its "Found credentials ..." lines, once per worker
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -273,8 +274,14 @@ def describe_store(config: Mapping[str, Any]) -> str:
     blob_url = config.get("BLOB_URL")
     sqlite = _sqlite_path(database_url, data_dir)
     index = f"SQLite {sqlite}" if sqlite else f"PostgreSQL {masked_url(database_url)}"
-    blobs = f"S3 {masked_url(blob_url)}" if blob_url else f"folder {data_dir / 'blobs'}"
+    blobs = f"S3 {masked_url(blob_url)} at {s3_endpoint()}" if blob_url else f"folder {data_dir / 'blobs'}"
     return f"data folder {data_dir}; index: {index}; blobs: {blobs}"
+
+
+def s3_endpoint() -> str:
+    """The S3 endpoint boto3 reaches (QA36: the line was the same after the endpoint moved)."""
+    url = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    return masked_url(url) if url else "AWS's endpoint of its region"
 
 
 __all__ = [
