@@ -6,6 +6,9 @@ error). Every code, its statuses and when: error_codes.py."""
 
 from __future__ import annotations
 
+import logging
+import re
+
 from flask import jsonify
 from werkzeug.exceptions import HTTPException
 
@@ -42,11 +45,21 @@ def error_response(
     return resp
 
 
+_log = logging.getLogger("onnx_studio.store")
+_URL = re.compile(r':?\s*"?https?://[^\s"]+"?')
+
+
 @bp.errorhandler(StudioError)
 def _studio_error(exc: StudioError):
     hide = _server_paths()
     details = [hide(d) for d in exc.details] if exc.details else None
-    response = error_response(exc.code, hide(exc.message), exc.status, details, exc.node, exc.fix, exc.head, exc.models)
+    message = hide(exc.message)
+    if isinstance(exc, StoreUnavailable):
+        # botocore names the URL it tried: the internal endpoint and a blob's key are for the
+        # log, not for every signed-in person (QA36 #6)
+        _log.error("%s", exc.message)
+        message = _URL.sub("", message)
+    response = error_response(exc.code, message, exc.status, details, exc.node, exc.fix, exc.head, exc.models)
     if isinstance(exc, StoreUnavailable) and not exc.refused:
         # a database or bucket that can't be reached: when a client may ask again (the blob
         # store's breaker answers at once meanwhile)

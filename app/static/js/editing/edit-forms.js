@@ -148,7 +148,9 @@ export async function runForm(form, errorBox, action) {
     // a box beside its forms, not in them (a metadata list's): found again by its id
     if (!errorBox.isConnected && errorBox.id) errorBox = document.getElementById(errorBox.id) || errorBox;
     if (errorBox.isConnected) {
-      showError(errorBox, plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, ""), err.details || []);
+      // the server's database or bucket down (a 503): nothing was changed, the same save works soon (QA36 #6)
+      const said = plainMessage(err.message || String(err)).replace(/ \(\+\d+ more\)$/, "");
+      showError(errorBox, err.code === "store_unavailable" ? `Not saved: the server can't reach its storage just now — try again in a moment (${said}).` : said, err.details || []);
       if (err.node && refusalNodeHref && !refusalNodeShown(err.node)) {
         errorBox.append(el("a", { class: "inference-link refusal-node", href: refusalNodeHref(err.node), "data-node": err.node }, "Show the node ›"));
       }

@@ -72,7 +72,8 @@ function picker(ctx, onPick) {
     const name = ctx.summary.name;
     const copies = others.filter((m) => m.name === name);
     const rest = others.filter((m) => m.name !== name);
-    select.append(el("option", { value: "" }, "Choose…"),
+    // (the DOM's own append writes a null as the text "null": QA36 found "nullnull" in it)
+    select.append(...[el("option", { value: "" }, "Choose…"),
       el("optgroup", { label: "Revisions of this model" },
         [...revs.revisions].sort((a, b) => b.revision - a.revision).filter((r) => r.revision !== here)
           .map((r) => {
@@ -81,7 +82,7 @@ function picker(ctx, onPick) {
             return el("option", { value: `rev:${r.revision}`, title: [when ? `made ${when}` : "", title].filter(Boolean).join("\n") }, text);
           })),
       copies.length ? el("optgroup", { label: `Other models named ${name}` }, copies.map((m) => modelOption(m, twins))) : null,
-      rest.length ? el("optgroup", { label: "Other models" }, rest.map((m) => modelOption(m, twins))) : null);
+      rest.length ? el("optgroup", { label: "Other models" }, rest.map((m) => modelOption(m, twins))) : null].filter(Boolean));
     const chosen = ctx.compare && ctx.compare.choice;
     if (chosen) select.value = chosen;
   }).catch((err) => {
