@@ -157,3 +157,18 @@ def test_an_open_page_learns_of_edits_renames_and_a_delete_made_elsewhere(page, 
     page.locator("#model-gone").wait_for()
     assert page.locator("#btn-download").get_attribute("href") is None
     assert page.locator("#sidebar .attr[data-attr=alpha] input[name=value]").count() == 0  # read-only now
+
+
+def test_a_refused_undo_after_an_undo_elsewhere_says_it_would_step_back_further(page, server):
+    """QA36 #7: after a teammate's undo, the page's Undo said it "would undo that change, not
+    yours" to someone who had made no change: it would step back further."""
+    mid = upload(page, server, two_leaky_relus(), "two_lrelu.onnx")["id"]
+    elsewhere(page, server, mid, 0, {"op": "rename_node", "node": "@lr1", "name": "first"})
+    elsewhere(page, server, mid, 1, {"op": "rename_node", "node": "@lr2", "name": "second"})
+    open_model(page, server, mid, "#node=@out_relu")
+    assert page.request.post(f"{server}/api/models/{mid}/undo", data={"base": 2}).status == 200
+    page.click("#btn-undo")
+    page.wait_for_function("() => (document.getElementById('toast')?.textContent || '').includes('Not undone')")
+    text = page.locator("#toast").text_content()
+    assert "it was stepped back to revision 1 (an undo)" in text, text
+    assert "Undo now would step back further, from revision 1: press it again only if you mean to." in text, text

@@ -987,7 +987,7 @@ async function refreshAfter(summary, options = {}) {
 function staleError(err, since) {
   const rev = state.summary ? state.summary.revision : "?";
   return new api.ApiError(`Not saved: the model was changed elsewhere — ${since}. The page now shows revision ${rev}; `
-    + "what you typed is kept: save again to put it over that change.", err.status, err.code);
+    + `what you typed is kept: save again to apply it to revision ${rev}.`, err.status, err.code);
 }
 
 /**
@@ -1152,8 +1152,10 @@ async function step(direction, steps = 1, words = "") {
       const was = state.summary.revision;
       await refreshAfter(null).catch(() => {});
       const since = await changedSince(state.modelId, was, state.summary.revision);
+      // an undo elsewhere made no change of anyone's to undo: it would step back further (QA36 #7)
+      const further = state.summary.revision < was ? `step back further, from revision ${state.summary.revision}` : "undo that change, not yours";
       toast(`Not ${direction === "undo" ? "undone" : "redone"}: the model was changed elsewhere — ${since}. The page now shows revision ${state.summary.revision}; `
-        + (direction === "undo" ? "Undo now would undo that change, not yours: press it again only if you mean to." : "press Redo again if you still mean to."));
+        + (direction === "undo" ? `Undo now would ${further}: press it again only if you mean to.` : "press Redo again if you still mean to."));
       return;
     }
     toast(err.message || String(err));
