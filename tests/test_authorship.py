@@ -79,6 +79,23 @@ def test_each_revision_says_who_made_it(app):
     assert listed["edited"] == revisions[-1]["created"] >= listed["created"]
 
 
+def test_an_undo_or_a_redo_says_who_moved_the_head_until_the_next_edit(app):
+    """QA36 #4: Ben's Redo showed on Ana's page as "revision 1 by Ana", and nothing kept who
+    pressed it: the head's last undo or redo is kept with the model, until an edit."""
+    ana, ben = signed_in(app, "Ana"), signed_in(app, "Ben")
+    mid = upload(ana, relu_model()).get_json()["id"]
+    set_alpha(ana, mid, 0, 0.2)
+    moved = lambda: ana.get(f"/api/models/{mid}/revisions").get_json()["moved"]  # noqa: E731
+    assert moved() is None
+    assert ana.post(f"/api/models/{mid}/undo", json={"base": 1}).status_code == 200
+    assert {k: moved()[k] for k in ("how", "by", "from", "to")} == {"how": "undo", "by": "Ana", "from": 1, "to": 0}
+    assert ben.post(f"/api/models/{mid}/redo", json={"base": 0}).status_code == 200
+    assert {k: moved()[k] for k in ("how", "by", "from", "to")} == {"how": "redo", "by": "Ben", "from": 0, "to": 1}
+    assert authors(ana, mid) == ["Ana", "Ana"]  # the revision stays Ana's
+    set_alpha(ben, mid, 1, 0.3)
+    assert moved() is None
+
+
 def test_a_name_is_cleaned_and_bounded(app):
     c = signed_in(app, "Eve\u202e\x00\tSmith" + "x" * 100)
     mid = upload(c, relu_model()).get_json()["id"]

@@ -485,6 +485,10 @@ SCHEMAS: dict = {
         "properties": {
             "head": {"type": "integer"},
             "redo": {"type": "array", "items": {"type": "integer"}, "description": "next redo first"},
+            "moved": {
+                "type": ["object", "null"],
+                "description": "the head's last undo or redo, until an edit: {how: undo | redo, by: who (null: not said), at, from, to}",
+            },
             "revisions": {
                 "type": "array",
                 "items": {

@@ -966,6 +966,9 @@ def revisions(model_id):
         {
             "head": head,
             "redo": list(reversed(record.redo)),
+            # who last stepped the head back or forward (a redo reads as its revision's author
+            # changing the model anew otherwise), until the next edit
+            "moved": record.moved,
             "revisions": [
                 {
                     "revision": r.rev,

@@ -81,6 +81,7 @@ LATER_COLUMNS = {
     "models": {
         "content": "TEXT",  # what identifies the uploaded bytes (duplicates are found by it)
         "checks": "TEXT",  # its reference cases (JSON: api/reference.py), once it has any
+        "moved": "TEXT",  # its head's last undo or redo: {"how", "by", "at", "from", "to"} (JSON), until an edit
     },
     "sessions": {
         "name": "TEXT",  # the name given at sign-in: each revision the session makes is by it
@@ -221,7 +222,7 @@ class SqlIndex:
                 _insert_revision(c, model_id, new_rev, parent, now, **revision)
                 stored.append(new_rev)
                 parent = new_rev
-            c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (parent, model_id))
+            c.execute("UPDATE models SET head = ?, redo = '[]', moved = NULL WHERE id = ?", (parent, model_id))
         return stored
 
     def restore(self, model_id: str, base: int, rev: int, ops: list, changes: list) -> int:
@@ -251,7 +252,7 @@ class SqlIndex:
                 invalid=old.invalid,
                 card=old.card,
             )
-            c.execute("UPDATE models SET head = ?, redo = '[]' WHERE id = ?", (new_rev, model_id))
+            c.execute("UPDATE models SET head = ?, redo = '[]', moved = NULL WHERE id = ?", (new_rev, model_id))
         return new_rev
 
     def set_card(self, model_id: str, rev: int, card: dict) -> None:
@@ -311,7 +312,11 @@ class SqlIndex:
                     raise StudioError("nothing_to_undo", f"nothing to undo: {said}", 409)
                 redo.append(head)
                 head = parent
-            c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (head, json.dumps(redo), model_id))
+            moved = _move("undo", record["head"], head)
+            c.execute(
+                "UPDATE models SET head = ?, redo = ?, moved = ? WHERE id = ?",
+                (head, json.dumps(redo), moved, model_id),
+            )
         return head
 
     def redo(self, model_id: str, base: int | None = None) -> int:
@@ -322,7 +327,11 @@ class SqlIndex:
             if not redo:
                 raise StudioError("nothing_to_redo", "nothing to redo", 409)
             target = redo.pop()
-            c.execute("UPDATE models SET head = ?, redo = ? WHERE id = ?", (target, json.dumps(redo), model_id))
+            moved = _move("redo", record["head"], target)
+            c.execute(
+                "UPDATE models SET head = ?, redo = ?, moved = ? WHERE id = ?",
+                (target, json.dumps(redo), moved, model_id),
+            )
         return target
 
     def find_content(self, content: str) -> list[ModelRecord]:
@@ -527,6 +536,12 @@ def _check_blobs(checks: dict) -> set[str]:
     }
 
 
+def _move(how: str, start: int, end: int) -> str:
+    """A head's undo or redo as the models row keeps it: who moved it (QA36 #4: a teammate's
+    Redo read as the revision's author changing the model anew), when, from where to where."""
+    return json.dumps({"how": how, "by": current_author(), "at": time.time(), "from": start, "to": end})
+
+
 def _record(row) -> ModelRecord:
     return ModelRecord(
         row["id"],
@@ -538,6 +553,7 @@ def _record(row) -> ModelRecord:
         row["source"],
         row["content"],
         json.loads(row["checks"]) if row["checks"] else None,
+        json.loads(row["moved"]) if row["moved"] else None,
     )
 
 

@@ -59,3 +59,4 @@ class ModelRecord:
     source: str = "binary"  # binary | text (a text-syntax model, stored as its binary form)
     content: str | None = None  # digest of the uploaded bytes (the same file uploaded again is found by it)
     checks: dict | None = None  # reference cases its revisions' outputs are checked against (api/reference.py)
+    moved: dict | None = None  # its head's last undo or redo, until an edit: {"how", "by", "at", "from", "to"}

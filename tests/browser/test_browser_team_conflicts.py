@@ -172,3 +172,22 @@ def test_a_refused_undo_after_an_undo_elsewhere_says_it_would_step_back_further(
     text = page.locator("#toast").text_content()
     assert "it was stepped back to revision 1 (an undo)" in text, text
     assert "Undo now would step back further, from revision 1: press it again only if you mean to." in text, text
+
+
+def test_a_redo_elsewhere_says_who_pressed_it_and_whose_revision_it_brings_back(page, server):
+    """QA36 #4: Bob's Redo showed on Alice's page as "revision 1 by alice", as if she had just
+    changed the model on another page."""
+    mid = upload(page, server, two_leaky_relus(), "two_lrelu.onnx")["id"]
+    op = {"op": "rename_node", "node": "@lr1", "name": "first"}
+    r = page.request.post(
+        f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [op]}, headers={"X-Studio-Author": "alice"}
+    )
+    assert r.status == 200
+    assert page.request.post(f"{server}/api/models/{mid}/undo", data={"base": 1}).status == 200
+    open_model(page, server, mid, "#node=@out_relu")
+    redo = page.request.post(f"{server}/api/models/{mid}/redo", data={"base": 0}, headers={"X-Studio-Author": "bob"})
+    assert redo.status == 200
+    check_head(page)
+    banner = page.locator("#behind-head")
+    banner.wait_for()
+    assert "since this page's revision 0 — bob redid revision 1 (made by alice): node" in banner.text_content()
