@@ -41,6 +41,10 @@ def outputs(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
     return session.run(None, {"X": x})[0]
 
 
+# down to 17 the ReduceMean in a body takes its axes as an attribute again; 18 to 21 changes no node
+REWRITTEN = {17: "2 nodes rewritten", 21: "no node needed rewriting, only the opset import"}
+
+
 @pytest.mark.parametrize("version", [17, 21])
 def test_function_bodies_are_converted_with_the_graph(client, version):
     model = onnx.parser.parse_model(NESTED)
@@ -48,7 +52,7 @@ def test_function_bodies_are_converted_with_the_graph(client, version):
     onnx.checker.check_model(model, full_check=True)
     edited, answer = edit(client, model.SerializeToString(), [{"op": "convert_opset", "version": version}])
     assert answer["changes"] == [
-        f"converted from opset 18 to {version}; 3 model functions converted too (ScaledAct, Block, Norm)"
+        f"converted from opset 18 to {version}: {REWRITTEN[version]}; 3 model functions converted too (ScaledAct, Block, Norm)"
     ], answer["changes"]
     onnx.checker.check_model(edited, full_check=True)
     for f in edited.functions:
