@@ -52,7 +52,9 @@ def test_an_opset_conversion_of_a_model_importing_ai_onnx_twice_writes_one_impor
     mid = upload(client, model.SerializeToString()).get_json()["id"]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 21}]})
     assert r.status_code == 200, r.get_json()
-    assert r.get_json()["changes"][0].startswith("converted from opset 17 to 21: no node needed rewriting, only the opset import; ai.onnx was imported 2 times")
+    assert r.get_json()["changes"][0].startswith(
+        "converted from opset 17 to 21: no node needed rewriting, only the opset import; ai.onnx was imported 2 times"
+    )
     got = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     assert sorted((o.domain, o.version) for o in got.opset_import) == [("", 21), ("ai.onnx.ml", 3)]
     import onnxruntime as ort

@@ -105,11 +105,26 @@ def page(browser):
     # what the Content-Security-Policy refuses (an inline style, a script) fails the test too
     pg.on("console", lambda msg: errors.append(msg.text) if "Content Security Policy" in msg.text else None)
     pg.js_errors = errors
+    stray: list[str] = []
     try:
         yield pg
+        if not pg.is_closed():
+            stray = pg.evaluate(STRAY_TEXT)
     finally:
         context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+    # a null or undefined the DOM's own append() wrote out as text (QA36: "nullnull" in a select)
+    assert not stray, f"stray text nodes on the page: {stray}"
+
+
+STRAY_TEXT = r"""() => {
+  const found = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (/^(null|undefined|\[object Object\])+$/.test(n.data.trim())) found.push(n.parentElement.outerHTML.slice(0, 200));
+  }
+  return found;
+}"""
 
 
 @pytest.fixture
