@@ -60,3 +60,16 @@ def test_simplify_drops_a_node_nothing_reads(client):
     simplified = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
     assert [n.op_type for n in simplified.graph.node] == ["Relu"], line
     assert "; 1 node nothing read dropped" in line, line
+
+
+def test_a_3d_matmul_and_add_are_not_fused_into_reshapes_around_a_gemm(client):
+    """QA37 #5: with its dims fixed, each of an encoder's 6 MatMul+Add became Reshape → Gemm →
+    Reshape (+7 Reshape, +6 Gemm): more nodes for a compiler with a node budget, where a 2-D
+    MatMul+Add still becomes one Gemm (test_simplify_words)."""
+    model = encoder_block()
+    mid = upload(client, model.SerializeToString(), "enc.onnx").get_json()["id"]
+    edited(client, mid, [{"op": "fix_dims", "dims": {"batch": 1, "sequence": 128}}, {"op": "simplify"}])
+    simplified = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    ops = [n.op_type for n in simplified.graph.node]
+    assert "Gemm" not in ops and ops.count("MatMul") == 8, ops
+    assert ops.count("Reshape") <= sum(n.op_type == "Reshape" for n in model.graph.node), ops

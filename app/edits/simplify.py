@@ -28,7 +28,8 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     """Simplify the graph with onnxruntime's basic optimizations, which keep to standard ONNX
     operators: constant folding (Constant nodes and what only depends on constants become
     initializers), redundant nodes removed (Identity, Dropout, no-op Slice, Unsqueeze, Cast…) and
-    fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip…), its passes
+    fusions (Conv with a following BatchNormalization, Add or Mul; Relu into Clip; a 2-D MatMul
+    and Add into Gemm, not one of more dims, which it would wrap in Reshapes…), its passes
     repeated while they find more, and the main graph's nodes nothing reads dropped. Fix the
     inputs' symbolic dims first (set_io_shape) to fold the shape computations an export leaves.
     onnxruntime inlines calls to model-local functions (their definitions go). Standard operators

@@ -333,15 +333,21 @@ def simplify(src: str, dst: str, options: dict) -> None:
 
     aside = set_aside(src)
     again = dst + ".again"
+    first = src if aside is None else aside.path
     try:
-        _optimized(src if aside is None else aside.path, dst)
+        _optimized(first, dst)
         result = onnx.load(dst, load_external_data=False)
+        if _fusions_wrapped_in_reshapes(onnx.load(first, load_external_data=False), result):
+            # a 3-D MatMul+Add made Reshape → Gemm → Reshape: 2 nodes became 3, for a runtime's
+            # kernel choice (QA37 #5: +7 Reshape on an encoder bound for an NPU's node budget)
+            _optimized(first, dst, disabled=["MatMulAddFusion"])
+            result = onnx.load(dst, load_external_data=False)
         # a pass can leave what only the next one finds (a Reshape of a shape it just folded:
         # QA37's encoder took a second Simplify from 60 to 57 nodes): again, while it finds more
         for _ in range(SIMPLIFY_EXTRA_PASSES):
             if any(n.name.startswith(INSERTED_CAST) for n in result.graph.node):
                 break
-            _optimized(dst, again)
+            _optimized(dst, again, disabled=["MatMulAddFusion"])
             second = onnx.load(again, load_external_data=False)
             if _node_count(second) >= _node_count(result):
                 break
@@ -367,8 +373,20 @@ SIMPLIFY_EXTRA_PASSES = 2  # each a session load: a third found nothing more on 
 INSERTED_CAST = "InsertedPrecisionFreeCast_"
 
 
-def _optimized(src: str, dst: str) -> None:
-    """The model file `src` through onnxruntime's basic optimizations, saved as `dst`."""
+def _fusions_wrapped_in_reshapes(source, result) -> bool:
+    """Whether onnxruntime fused a MatMul and an Add of more than 2 dims into a Gemm between
+    Reshapes: more Reshapes than the model had, beside its MatMulAddFusion Gemms."""
+
+    def count(model, op: str) -> int:
+        return sum(n.op_type == op for n in model.graph.node)
+
+    fused = any(n.op_type == "Gemm" and "MatMulAddFusion" in n.name for n in result.graph.node)
+    return fused and count(result, "Reshape") > count(source, "Reshape")
+
+
+def _optimized(src: str, dst: str, disabled: list[str] | None = None) -> None:
+    """The model file `src` through onnxruntime's basic optimizations (but those `disabled`),
+    saved as `dst`."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -376,7 +394,7 @@ def _optimized(src: str, dst: str) -> None:
     so.optimized_model_filepath = dst
     so.intra_op_num_threads = 1
     so.log_severity_level = 3  # its warnings would land amid the server's log lines
-    ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    ort.InferenceSession(src, so, providers=["CPUExecutionProvider"], disabled_optimizers=disabled or [])
 
 
 def _node_count(model) -> int:
