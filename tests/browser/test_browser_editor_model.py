@@ -348,3 +348,27 @@ def test_an_ml_only_model_converts_its_ai_onnx_ml_opset(page, server, artifacts)
     page.screenshot(path=str(artifacts / "editor-model-ml-opset.png"))
     model = downloaded(page, server, summary["id"])
     assert [(o.domain, o.version) for o in model.opset_import] == [("ai.onnx.ml", 3)]
+
+
+def test_make_static_from_the_tools(page, server, artifacts):
+    """QA37 #11: fixing every symbolic dim was found only under Costs."""
+    from encoder_block import encoder_block
+
+    summary = upload(page, server, encoder_block(), "enc.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=static]").click()
+    form = panel.locator("#make-static")
+    assert [f.get_attribute("name") for f in form.locator("input[type=number]").all()] == ["batch", "sequence"]
+    form.locator("input[name=batch]").fill("1")
+    form.locator("input[name=sequence]").fill("128")
+    page.screenshot(path=str(artifacts / "tools-make-static.png"))
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    model = downloaded(page, server, summary["id"])
+    onnx.checker.check_model(model, full_check=True)
+    dims = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [1, 128, 64] and [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == dims
+    # nothing left open: said, no form
+    panel.locator("#model-tools [data-action=static]").click()
+    assert "static already" in panel.locator("#make-static").text_content()

@@ -14,6 +14,8 @@ import { inputsFromNpz } from "../lib/arrays-upload.js";
 import { composeForm } from "./compose-form.js";
 import { weightCheck } from "./weight-check.js";
 import { weightOnlyForm } from "./weight-only-form.js";
+import { fixedShapeOps, symbolicDims } from "../lib/input-dims.js";
+import { followFirstAxes } from "../lib/dim-fields.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -215,6 +217,32 @@ function extractForm(ctx) {
   return form;
 }
 
+/** Every symbolic dim of the main graph's inputs given a size, in one edit (fix_dims; an
+ * unnamed dim by its input's whole shape): what a fixed-shape compiler needs first, and what lets
+ * Simplify fold the shape computations. Costs has the same button beside its counts (QA37 #11). */
+function staticForm(ctx) {
+  const graph = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
+  const weights = new Set(((graph && graph.initializers) || []).map((t) => t.name));
+  const fed = graph ? (graph.inputs || []).filter((v) => !weights.has(v.name)) : [];
+  const dims = symbolicDims(fed, {});
+  if (!dims.length) return el("p", { class: "ed-hint muted", id: "make-static" }, "Every input's shape is static already: nothing to fix.");
+  const fields = dims.map((d) => el("input", { type: "number", min: "0", step: "1", name: d, required: true, "aria-label": d, class: "ed-dim-size" }));
+  followFirstAxes(fields);
+  const { form } = editForm("ed-static", [
+    el("p", { class: "ed-hint muted" }, "A size for each dim the inputs leave open, written into their shapes in one edit; every shape that follows is inferred again. Simplify then folds the shape computations an export leaves."),
+    el("div", { class: "ed-grid2" }, dims.map((d, i) => field(d, fields[i]))),
+    el("div", { class: "ed-actions" }, submit("Make static")),
+  ], async () => {
+    const sizes = {};
+    for (const f of fields) {
+      if (!/^\d+$/.test(f.value)) throw new Error(`Give ${f.name} a whole size.`);
+      sizes[f.name] = Number(f.value);
+    }
+    await runTool(ctx, "Made static", fixedShapeOps(graph, sizes));
+  }, { id: "make-static" });
+  return form;
+}
+
 function addModelForm(ctx) {
   const graph = ctx.graph && !ctx.graph.path && ctx.graph.kind !== "function" ? ctx.graph : null;
   if (!graph) return el("p", { class: "muted" }, "Open the main graph (the breadcrumb's first step) to add a model to it.");
@@ -315,6 +343,7 @@ export function modelTools(summary, ctx) {
   return [
     reportFor(summary, ctx),
     actionBar([
+      { key: "static", label: "Make static…", build: () => staticForm(ctx) },
       { key: "opset", label: "Convert opset…", build: () => opsetForm(summary, ctx) },
       { key: "float16", label: "Float16…", build: () => float16Form(ctx) },
       { key: "int8", label: "Quantize…", build: () => int8Form(ctx) },
