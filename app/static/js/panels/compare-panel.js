@@ -157,8 +157,14 @@ function fieldsTable(lines, words = (f) => f) {
     })));
 }
 
+/** " compare-current" for the node Next/Previous stepped to: the panel drawn again (a verdict
+ * arriving) keeps it marked, where focusCompared marked the list drawn before. */
+function currentClass(ctx, node) {
+  return ctx.compare && ctx.compare.stepped === node ? " compare-current" : "";
+}
+
 function changedItem(c, ctx, d) {
-  return el("li", { class: "compare-changed", "data-node": c.node },
+  return el("li", { class: `compare-changed${currentClass(ctx, c.node)}`, "data-node": c.node },
     el("div", {}, nodeLink(ctx, c.node, nodeLabel(c.name, c.node)), " ", mono(c.op_type), ...placeNote(c.node, d, "path")),
     fieldsTable(c.fields));
 }
@@ -411,7 +417,7 @@ function result(root, d, ctx) {
     n.changed.length || n.added.length ? stepper : null,
     ctx.actions.loadStatsOf ? costsSection(d, ctx, sideName) : null,
     n.changed.length ? section("Changed nodes", cappedList("ol", { class: "compare-list", id: "compare-changed" }, n.changed, (c) => changedItem(c, ctx, d))) : null,
-    n.added.length ? section("Added nodes", cappedList("ul", { class: "compare-list", id: "compare-added" }, n.added, (a) => el("li", { "data-node": a.node }, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type), ...placeNote(a.node, d, "path")))) : null,
+    n.added.length ? section("Added nodes", cappedList("ul", { class: "compare-list", id: "compare-added" }, n.added, (a) => el("li", { "data-node": a.node, class: currentClass(ctx, a.node).trim() || null }, nodeLink(ctx, a.node, nodeLabel(a.name, a.node)), " ", mono(a.op_type), ...placeNote(a.node, d, "path")))) : null,
     n.removed.length ? section("Removed nodes", cappedList("ul", { class: "compare-list", id: "compare-removed" }, n.removed, (r) => el("li", {}, nodeLabel(r.name, r.node), " ", mono(r.op_type), ...placeNote(r.node, d, "other")))) : null,
     pairs("Tensors", d.tensors, (x) => x),
     pairs("Graph inputs", d.inputs, (x) => x),
