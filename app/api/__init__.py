@@ -4,4 +4,18 @@ from flask import Blueprint
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
-from . import attach, compare, errors, measure, openapi, readers, recipes, reference, routes, run, sensitivity, weights  # noqa: E402,F401  (attach handlers and routes)
+from . import (  # noqa: E402,F401  (attach handlers and routes)
+    attach,
+    compare,
+    errors,
+    measure,
+    openapi,
+    readers,
+    recipes,
+    reference,
+    routes,
+    run,
+    sensitivity,
+    split,
+    weights,
+)

@@ -394,6 +394,29 @@ def _paths() -> dict:
             }
         },
         f"{m}/revisions": _get("Revision history with the ops of each", [_ID], _json("Revisions"), "404"),
+        f"{m}/split": {
+            "post": {
+                "summary": "Split a revision into two new models at tensors (the model split stays as it is)",
+                "parameters": [_ID],
+                "requestBody": _json_body(
+                    {
+                        "type": "object",
+                        "required": ["at"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "at": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "minItems": 1,
+                                "description": "the tensors the first part ends with and the second starts from",
+                            },
+                            "revision": {"type": "integer", "description": "the revision to split (default: the head)"},
+                        },
+                    }
+                ),
+                "responses": {"201": _json("SplitResult"), "400": _ERROR, "404": _ERROR},
+            }
+        },
         f"{m}/run": {
             "post": {
                 "summary": "Run a revision with onnxruntime (CPU) on uploaded or random inputs",

@@ -479,6 +479,32 @@ SCHEMAS: dict = {
         "required": ["operators"],
         "properties": {"operators": {"type": "array", "items": {"type": "object"}}},
     },
+    "SplitResult": {
+        "type": "object",
+        "required": ["parts"],
+        "properties": {
+            "parts": {
+                "type": "array",
+                "minItems": 2,
+                "maxItems": 2,
+                "description": "the two new models: each a Summary with the tensors it reads and writes, and its node count",
+                "items": {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/Summary"},
+                        {
+                            "type": "object",
+                            "required": ["inputs", "outputs", "nodes"],
+                            "properties": {
+                                "inputs": {"type": "array", "items": {"type": "string"}},
+                                "outputs": {"type": "array", "items": {"type": "string"}},
+                                "nodes": {"type": "integer"},
+                            },
+                        },
+                    ]
+                },
+            }
+        },
+    },
     "Revisions": {
         "type": "object",
         "required": ["head", "redo", "revisions"],

@@ -197,7 +197,7 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
             f"extract_subgraph: no tensor named {', '.join(map(repr, missing))}{closest(missing[0], known)}",
             404,
         )
-    needed = _inputs_needed(model.graph, inputs, outputs)
+    needed = inputs_needed(model.graph, inputs, outputs)
     if needed:
         raise StudioError(
             "bad_value",
@@ -267,7 +267,7 @@ def _outer_reads(node: onnx.NodeProto) -> set[str]:
     return set(node.input).union(*(free_names(g) for g in subgraphs(node)))
 
 
-def _inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]) -> list[str]:
+def inputs_needed(graph: onnx.GraphProto, inputs: list[str], outputs: list[str]) -> list[str]:
     """The graph inputs (not in `inputs`) that `outputs` are computed from: what the part would
     read and not have (onnx's Extractor made such a part, which the checker then refused as
     "Graph output 'x' is not an output of any node")."""

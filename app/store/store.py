@@ -193,6 +193,15 @@ class Store:
         edited = Edited(data, external, ops, changes, runtime, invalid, model, added or set())
         return self.commit_revisions(model_id, base, [edited])[-1]
 
+    def derive_model(self, name: str, base: Revision, edited: Edited) -> ModelRecord:
+        """A new model whose revision 0 is a graph made from another model's revision (a part of
+        a split): its tensors are the base's blobs, shared, not copied; its external data files
+        the base's. Its ops and changes say how it was made."""
+        with self._intent():
+            record = self._edited_record(edited, base.tensors)
+            model_id = self.index.add_model(name, record)
+        return self.model(model_id)
+
     def commit_revisions(self, model_id: str, base: int, chain: list[Edited]) -> list[int]:
         """Store edited graphs as a chain of revisions on `base` (still the head), each the
         next one's parent: all of them or none (a recipe's batches)."""

@@ -293,6 +293,11 @@ export function restoreRevision(id, base, revision) {
   return request("POST", `/api/models/${enc(id)}/restore`, { base, revision });
 }
 
+/** Two new models from a revision, cut at tensors `at` (the model itself stays as it is). */
+export function splitModel(id, at, revision = null) {
+  return request("POST", `/api/models/${enc(id)}/split`, { at, ...(revision === null ? {} : { revision }) });
+}
+
 export function undo(id, base, steps = 1) {
   return request("POST", `/api/models/${enc(id)}/undo`, { ...(base === undefined ? {} : { base }), ...(steps > 1 ? { steps } : {}) });
 }

@@ -11,6 +11,7 @@ import { metadataEditor } from "../editing/metadata-editor.js";
 import { ioRemoveForms, ioSections } from "../editing/io-panel.js";
 import { qdqPairOf, removeQdqForm } from "../editing/node-edit.js";
 import { npyDownload, npyFilename, renameTensorForm, tensorValueForms } from "../editing/tensor-edit.js";
+import { splitForm } from "../editing/split-form.js";
 import { formatDims, formatNumber, formatType, nodeLabel } from "../lib/format.js";
 import { bodyOf } from "../lib/address.js";
 import { markdownBlock } from "../lib/markdown.js";
@@ -301,6 +302,8 @@ function tensorEditSection(name, facts, ctx, box) {
           el("span", { class: "muted ed-hint" }, "The model then returns this tensor too.")),
       ], () => ctx.actions.edit([{ op: "add_output", tensor: name }]));
       parts.push(form);
+      // a value a node of the main graph computes: a place to cut the model in two
+      if (!graph.path && !facts.input && !facts.initializer) parts.push(splitForm(name, ctx));
     }
   } else if (!graph.path && box && box.kind === "outer") {
     // a name produced nowhere: nothing to edit
