@@ -17,5 +17,6 @@ from . import (  # noqa: E402,F401  (attach handlers and routes)
     run,
     sensitivity,
     split,
+    target,
     weights,
 )

@@ -578,6 +578,22 @@ def _paths() -> dict:
             "400",
             "404",
         ),
+        f"{m}/target": _get(
+            "The revision held to a deployment target's limits, rule by rule (each limit left out is no rule)",
+            [
+                _ID,
+                _REV_Q,
+                _query("max_opset", {"type": "integer", "minimum": 1}, "the newest ai.onnx opset the target takes"),
+                _query("static", {"type": "string"}, "1: every fed input's dims must be known"),
+                _query("control_flow", {"type": "string"}, "0: no If, Loop or Scan"),
+                _query("ops", {"type": "string"}, "the operator types the target takes, separated by commas"),
+                _query("standard", {"type": "string"}, "1: no operator of another domain than ai.onnx"),
+                _query("max_nodes", {"type": "integer", "minimum": 1}, "the nodes it takes (bodies included)"),
+            ],
+            _json("TargetCheck"),
+            "400",
+            "404",
+        ),
         f"{m}/recipe": {
             **_get(
                 "The edits from one revision to another, to replay on another copy of the model",

@@ -479,6 +479,35 @@ SCHEMAS: dict = {
         "required": ["operators"],
         "properties": {"operators": {"type": "array", "items": {"type": "object"}}},
     },
+    "TargetCheck": {
+        "type": "object",
+        "required": ["revision", "ok", "nodes", "rules"],
+        "properties": {
+            "revision": {"type": "integer"},
+            "ok": {"type": "boolean", "description": "every rule kept"},
+            "nodes": {"type": "integer", "description": "the nodes that run, bodies included"},
+            "rules": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["rule", "ok", "message"],
+                    "properties": {
+                        "rule": {"enum": ["max_opset", "static", "control_flow", "ops", "standard", "max_nodes"]},
+                        "ok": {"type": "boolean"},
+                        "message": {"type": "string"},
+                        "nodes": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "the first node ids breaking it",
+                        },
+                        "names": {"type": "string"},
+                        "inputs": {"type": "array", "items": {"type": "string"}},
+                        "fix": {"type": "string", "description": "what in the Studio fixes it"},
+                    },
+                },
+            },
+        },
+    },
     "SplitResult": {
         "type": "object",
         "required": ["parts"],

@@ -372,3 +372,34 @@ def test_make_static_from_the_tools(page, server, artifacts):
     # nothing left open: said, no form
     panel.locator("#model-tools [data-action=static]").click()
     assert "static already" in panel.locator("#make-static").text_content()
+
+
+def test_check_a_target_from_the_tools_and_keep_its_limits(page, server, artifacts):
+    """QA37 #10: the NPU's limits (opset ≤ 13, static shapes, no control flow, a node budget)
+    were checked by scripts: each a rule, its breaking nodes linked; the limits kept for the next model."""
+    from encoder_block import encoder_block
+
+    summary = upload(page, server, encoder_block(), "enc.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=target]").click()
+    form = panel.locator("#target-check")
+    form.locator("input[name=max_opset]").fill("13")
+    form.locator("input[name=max_nodes]").fill("40")
+    form.locator("input[name=static]").check()
+    form.locator("input[name=no_control_flow]").check()
+    form.locator("button[type=submit]").click()
+    rules = form.locator(".target-rules > li")
+    rules.first.wait_for()
+    assert form.locator(".target-broken").text_content() == "Breaks 3 of 4 limits."
+    broke = {li.get_attribute("data-rule") for li in form.locator(".target-rules > li.target-broke").all()}
+    assert broke == {"max_opset", "static", "max_nodes"}
+    assert "Write out of LayerNormalization ×2" in form.locator("[data-rule=max_opset] .target-fix").text_content()
+    form.locator(".target-rules").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "tools-target-check.png"))
+    # the next model opens the form with the same limits
+    other = upload(page, server, encoder_block(seed=2), "enc2.onnx")
+    open_model(page, server, other["id"])
+    panel.locator("#model-tools [data-action=target]").click()
+    assert panel.locator("#target-check input[name=max_opset]").input_value() == "13"
+    assert panel.locator("#target-check input[name=static]").is_checked()

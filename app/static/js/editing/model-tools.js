@@ -16,6 +16,7 @@ import { weightCheck } from "./weight-check.js";
 import { weightOnlyForm } from "./weight-only-form.js";
 import { fixedShapeOps, symbolicDims } from "../lib/input-dims.js";
 import { followFirstAxes } from "../lib/dim-fields.js";
+import { targetForm } from "./target-form.js";
 
 const reports = new Map(); // model id -> {revision, title, lines}
 
@@ -353,6 +354,7 @@ export function modelTools(summary, ctx) {
       { key: "cleanup", label: "Clean up…", build: () => cleanupForm(ctx) },
       { key: "extract", label: "Extract subgraph…", build: () => extractForm(ctx) },
       { key: "compose", label: "Add a model…", build: () => addModelForm(ctx) },
+      { key: "target", label: "Check a target…", build: () => targetForm(ctx) },
     ], { cls: "model-tools" }),
   ];
 }

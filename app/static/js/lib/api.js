@@ -293,6 +293,19 @@ export function restoreRevision(id, base, revision) {
   return request("POST", `/api/models/${enc(id)}/restore`, { base, revision });
 }
 
+/** The revision held to a target's limits ({max_opset, max_nodes, ops, static, no_control_flow, standard}). */
+export function checkTarget(id, limits, revision = null) {
+  const params = new URLSearchParams();
+  if (limits.max_opset) params.set("max_opset", String(limits.max_opset));
+  if (limits.max_nodes) params.set("max_nodes", String(limits.max_nodes));
+  if (limits.ops) params.set("ops", limits.ops.split(/[\s,]+/).filter(Boolean).join(","));
+  if (limits.static) params.set("static", "1");
+  if (limits.no_control_flow) params.set("control_flow", "0");
+  if (limits.standard) params.set("standard", "1");
+  if (revision !== null && revision !== undefined) params.set("revision", String(revision));
+  return request("GET", `/api/models/${enc(id)}/target?${params}`);
+}
+
 /** Two new models from a revision, cut at tensors `at` (the model itself stays as it is). */
 export function splitModel(id, at, revision = null) {
   return request("POST", `/api/models/${enc(id)}/split`, { at, ...(revision === null ? {} : { revision }) });

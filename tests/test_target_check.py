@@ -1,0 +1,67 @@
+"""A model held to a deployment target's limits (QA37 #10): each limit a rule the answer keeps or
+breaks, naming what breaks it and what fixes it; after those fixes, kept."""
+
+from __future__ import annotations
+
+from encoder_block import encoder_block
+from onnx.backend.test.case.node import collect_testcases
+from testkit import upload
+
+NPU = "max_opset=13&static=1&control_flow=0&standard=1&max_nodes=60"
+
+
+def target(client, mid: str, query: str, status: int = 200) -> dict:
+    r = client.get(f"/api/models/{mid}/target?{query}")
+    assert r.status_code == status, r.get_json()
+    return r.get_json()
+
+
+def test_an_export_breaks_the_npus_rules_until_the_studio_fixes_them(client):
+    mid = upload(client, encoder_block().SerializeToString(), "enc.onnx").get_json()["id"]
+    answer = target(client, mid, NPU + "&ops=MatMul,Add,Softmax,Reshape,Transpose,Div,Mul,Erf")
+    rules = {r["rule"]: r for r in answer["rules"]}
+    assert not answer["ok"] and answer["nodes"] == 45
+    assert rules["max_opset"]["message"] == "ai.onnx opset 17, past 13"
+    assert (
+        rules["max_opset"]["fix"]
+        == "Convert opset… to 13, after Write out of LayerNormalization ×2, which opset 13 lacks"
+    )
+    assert rules["static"]["inputs"] == ["input_ids_embeds"] and "(batch, sequence)" in rules["static"]["message"]
+    assert rules["control_flow"]["ok"] and rules["standard"]["ok"] and rules["max_nodes"]["ok"]
+    ops = rules["ops"]
+    assert ops["message"] == (
+        "14 nodes of operators the target doesn't take: Dropout ×3, Identity ×2, LayerNormalization ×2, Gather ×2,"
+        " Unsqueeze ×2, Concat ×2, Shape ×1"
+    )
+    assert not ops["ok"] and len(ops["nodes"]) == 14
+
+    fixes = [
+        {"op": "fix_dims", "dims": {"batch": 1, "sequence": 8}},
+        {"op": "write_out", "op_types": ["LayerNormalization"]},
+        {"op": "convert_opset", "version": 13},
+    ]
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": fixes}).status_code == 200
+    rules = {r["rule"]: r for r in target(client, mid, NPU)["rules"]}
+    assert rules["max_opset"]["ok"] and rules["static"]["ok"]
+    assert not rules["max_nodes"]["ok"] and rules["max_nodes"]["message"].endswith("past the budget of 60")
+
+
+def test_control_flow_is_named_by_its_nodes(client):
+    case = next(c for c in collect_testcases(None) if c.name == "test_if")
+    mid = upload(client, case.model.SerializeToString(), "if.onnx").get_json()["id"]
+    (rule,) = target(client, mid, "control_flow=false")["rules"]
+    assert rule == {
+        "rule": "control_flow",
+        "ok": False,
+        "message": "1 node of control flow: If ×1",
+        "nodes": ["n0"],
+        "names": rule["names"],
+        "fix": "Simplify removes an If whose condition is known (fix its input first)",
+    }
+
+
+def test_a_limit_that_isnt_one_is_refused(client):
+    mid = upload(client, encoder_block().SerializeToString(), "enc.onnx").get_json()["id"]
+    for query in ("max_opset=0", "max_opset=x", "static=maybe", "ops=", "ops=Conv;rm", "max_nodes=-1"):
+        assert target(client, mid, query, 400)["error"]["code"] == "bad_request", query
+    assert target(client, mid, "")["rules"] == [] and target(client, mid, "")["ok"]
