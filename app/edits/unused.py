@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import onnx
 
-from ..onnx_io.traverse import graphs_within, node_reads, subgraphs
+from ..onnx_io.traverse import graphs_within, live_from, node_reads
 from ..words import plural, some_names
 
 
@@ -39,15 +39,7 @@ def live_nodes(model: onnx.ModelProto, g: onnx.GraphProto) -> tuple[list[bool], 
     """Which of the main graph's nodes some graph output (or training graph) depends on, and
     every value name they and those outputs need: one walk from the last node back."""
     needed = read_elsewhere(model, g)
-    live = [False] * len(g.node)
-    for i in reversed(range(len(g.node))):
-        n = g.node[i]
-        if any(o in needed for o in n.output):
-            live[i] = True
-            needed.update(x for x in n.input if x)
-            for sub in subgraphs(n):
-                needed |= names_read(sub)
-    return live, needed
+    return live_from(g.node, needed), needed
 
 
 def newly_dead_words(model: onnx.ModelProto, g: onnx.GraphProto, was_live: list[bool]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from .traverse import standard_domain, topological_order
+from .traverse import live_from, standard_domain, topological_order
 
 
 def rewritten(body: onnx.FunctionProto, node: onnx.NodeProto, types: dict[str, int]) -> onnx.FunctionProto:
@@ -116,12 +116,7 @@ def _needed_only(body: onnx.FunctionProto, node: onnx.NodeProto) -> None:
     """Keep the body's nodes that the outputs `node` has depend on (an optional output it leaves
     out, or past its last, needs nothing)."""
     needed = {formal for formal, actual in zip(body.output, node.output, strict=False) if actual}
-    keep = [False] * len(body.node)
-    for i in reversed(range(len(body.node))):
-        n = body.node[i]
-        if any(x in needed for x in n.output):
-            keep[i] = True
-            needed.update(x for x in n.input if x)
+    keep = live_from(body.node, needed)
     nodes = [n for n, k in zip(body.node, keep, strict=True) if k]
     del body.node[:]
     body.node.extend(nodes)

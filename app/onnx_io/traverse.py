@@ -67,6 +67,17 @@ def node_reads(node: onnx.NodeProto) -> list[str]:
     return names
 
 
+def live_from(nodes: Sequence[onnx.NodeProto], needed: set[str]) -> list[bool]:
+    """Which of `nodes` (in a topological order) what `needed` names depends on: one walk from the
+    last node back, adding to `needed` every name a live node reads (its subgraphs' reads too)."""
+    live = [False] * len(nodes)
+    for i in reversed(range(len(nodes))):
+        if any(o in needed for o in nodes[i].output):
+            live[i] = True
+            needed.update(x for x in node_reads(nodes[i]) if x)
+    return live
+
+
 def topological_order(nodes: Sequence[onnx.NodeProto], keys: Sequence[float] | None = None) -> list[int] | None:
     """The positions of `nodes` in an order where every node comes after the producers of what it
     reads (its subgraphs' reads included); among the nodes ready at each step, the one of the

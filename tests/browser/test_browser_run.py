@@ -976,12 +976,7 @@ def test_a_dotted_output_name_keeps_to_two_lines_in_the_comparison(page, server,
     # a slight change: differences of ~1e-6, which read 1.43e-6, not 0.00000143 (QA37 #8)
     edit = [{"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.0101}]
     assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
-    open_model(page, server, mid)
-    wait_revision(page, 1)
-    page.click("#btn-run")
-    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
-    page.select_option("#run-compare-to", "0")
-    page.click("#run-go")
+    run_against_revision_0(page, server, mid)
     page.locator("#run-results[data-ready=true]").wait_for()
     cell = page.locator(f"#run-compare tr[data-output='{name}'] td").first
     cell.scroll_into_view_if_needed()
