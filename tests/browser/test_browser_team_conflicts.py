@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from .browser_pages import open_model, upload, wait_revision
+from .browser_pages import downloaded, open_model, upload, wait_revision
 
 
 def two_leaky_relus() -> onnx.ModelProto:
@@ -191,3 +191,25 @@ def test_a_redo_elsewhere_says_who_pressed_it_and_whose_revision_it_brings_back(
     banner = page.locator("#behind-head")
     banner.wait_for()
     assert "since this page's revision 0 — bob redid revision 1 (made by alice): node" in banner.text_content()
+
+
+def test_what_was_typed_and_not_saved_stays_through_another_fields_save(page, server):
+    """QA36 #5: after a 409 the page said "what you typed is kept"; adding another metadata key
+    then redrew the panel and dropped the typed value without a word."""
+    model = two_leaky_relus()
+    model.metadata_props.add(key="source", value="export")
+    mid = upload(page, server, model, "two_lrelu.onnx")["id"]
+    open_model(page, server, mid)
+    page.click("#btn-model")
+    field = page.locator("#metadata [data-meta-key=source] textarea[name=value]")
+    field.wait_for()
+    field.fill("export-bob")  # typed, not saved
+    add = page.locator("#metadata-add")
+    add.locator("input[name=key]").fill("reviewed_by")
+    add.locator("textarea[name=value]").fill("bob")
+    add.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    assert page.locator("#metadata [data-meta-key=reviewed_by] textarea[name=value]").input_value() == "bob"
+    assert field.input_value() == "export-bob"  # still typed, still unsaved
+    metadata = {p.key: p.value for p in downloaded(page, server, mid).metadata_props}
+    assert (metadata["source"], metadata["reviewed_by"]) == ("export", "bob")

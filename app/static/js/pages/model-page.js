@@ -1031,7 +1031,12 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
     // base ran, watchValidation says so at once (the badge alone is easy to miss)
     if (baseRan && result && result.summary) state.brokenIfFails = result.summary.revision;
     const keptBefore = ((state.summary.validation || {}).reference || {}).status === "passed";
+    // what was typed elsewhere in the panel and not saved stays typed through its redraw (QA36 #5:
+    // a value kept after a 409 was lost when another field was saved); the form saved goes
+    const typed = sidebarTyped.take();
+    const unsaved = { taken: typed.taken.filter((t) => !t.form || !t.form.classList.contains("pending")), sent: [] };
     await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
+    sidebarTyped.put(unsaved);
     const changes = (result && result.changes) || [];
     // the gate could not wait for onnxruntime on a model this big: said, and said again if it then fails
     const checking = ((result && result.validation && result.validation.runtime) || {}).status === "pending"
