@@ -73,3 +73,23 @@ def test_a_3d_matmul_and_add_are_not_fused_into_reshapes_around_a_gemm(client):
     ops = [n.op_type for n in simplified.graph.node]
     assert "Gemm" not in ops and ops.count("MatMul") == 8, ops
     assert ops.count("Reshape") <= sum(n.op_type == "Reshape" for n in model.graph.node), ops
+
+
+def test_an_ir3_model_simplified_asks_only_for_its_real_inputs(client):
+    """QA38 #1: IR 3 lists every weight as a graph input too; the weights onnxruntime folded went,
+    their inputs stayed, required and read by nothing — onnxruntime refused the download
+    ("Required inputs ['fire3/expand1x1_w_0__SHAPE', …] are missing")."""
+    from testkit import ONNX_DATA
+
+    data = (ONNX_DATA / "light" / "light_squeezenet.onnx").read_bytes()
+    mid = upload(client, data, "squeezenet.onnx").get_json()["id"]
+    line = edited(client, mid, [{"op": "simplify"}])["changes"][0]
+    assert "graph inputs that only repeated a weight it folded away dropped" in line, line
+    simplified = client.get(f"/api/models/{mid}/download").data
+    model = onnx.load_from_string(simplified)
+    weights = {t.name for t in model.graph.initializer}
+    assert [v.name for v in model.graph.input if v.name not in weights] == ["data_0"]
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    got = ort.InferenceSession(simplified, providers=["CPUExecutionProvider"]).run(None, {"data_0": x})[0]
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"data_0": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

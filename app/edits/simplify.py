@@ -20,7 +20,7 @@ from ..words import plural
 from .model_tools import check_size, data_size, in_helper, keep, reorder, weights
 from .names import rename_in_graph
 from .registry import edit_op
-from .unused import drop_dead_nodes
+from .unused import drop_dead_nodes, initializer_names, names_read
 
 
 @edit_op("simplify", rewrites_tensors=True)
@@ -73,6 +73,9 @@ def simplify(model: onnx.ModelProto, op: dict) -> str:
     dead = drop_dead_nodes(model, model.graph)
     if dead:
         note += f"; {plural(dead, 'node')} nothing read dropped"
+    twins = _inputs_of_folded_weights(before, model)
+    if twins:
+        note += f"; {plural(twins, 'graph input')} that only repeated a weight it folded away dropped"
     after = sum(len(ref.container.node) for ref in walk_graphs(model))
     if after == nodes and Counter(n.op_type for ref in walk_graphs(model) for n in ref.container.node) == ops_before:
         # nothing to do is no failure (a recipe replayed on an export already simple goes on):
@@ -269,6 +272,20 @@ def _check_float16_kept(model: onnx.ModelProto, dropped: int) -> None:
             " the result no longer types; simplify before converting to float16",
             422,
         )
+
+
+def _inputs_of_folded_weights(before: onnx.ModelProto, model: onnx.ModelProto) -> int:
+    """Remove the graph inputs that repeated a weight (IR < 4 lists every initializer as one)
+    whose weight onnxruntime folded away: left, each became an input the model requires and
+    nothing reads (QA38: a light ResNet-50 asked for 212 of them, onnxruntime refused to run it).
+    How many went."""
+    g = model.graph
+    twins = {v.name for v in before.graph.input} & initializer_names(before.graph)
+    left = initializer_names(g) | names_read(g) | {o.name for o in g.output}
+    gone = [i for i, v in enumerate(g.input) if v.name in twins and v.name not in left]
+    for i in reversed(gone):
+        del g.input[i]
+    return len(gone)
 
 
 def _drop_inserted_casts(model: onnx.ModelProto) -> int:
