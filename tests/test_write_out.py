@@ -133,3 +133,23 @@ def test_a_group_norm_written_out_holds_at_a_large_mean(client):
     exact = exact.reshape(2, 4, 16) * s + b
     got = run(data, x)
     assert np.isfinite(got).all() and np.abs(got - exact).max() < 1e-2, np.abs(got - exact).max()
+
+
+def test_a_mean_variance_normalization_written_out_holds_at_a_large_mean(client):
+    """QA38 #2: MeanVarianceNormalization's body squares with Pow(x, 2): E[x²] − E[x]² again,
+    1.8e9 off at a mean of 3000 and NaN at 10000."""
+    graph = helper.make_graph(
+        [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], name="mvn", axes=[2])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 8, 64])],
+        [helper.make_tensor_value_info("y", F, [2, 8, 64])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    data, _ = written_out(client, model, [{"op": "write_out", "op_types": ["MeanVarianceNormalization"]}])
+    assert "Pow" not in {n.op_type for n in onnx.load_from_string(data).graph.node}
+    for mean in (0.0, 3000.0, 10000.0):
+        x = (np.random.default_rng(5).standard_normal((2, 8, 64)) + mean).astype(np.float32)
+        exact = x.astype(np.float64)
+        exact = (exact - exact.mean(2, keepdims=True)) / (exact.std(2, keepdims=True) + 1e-9)
+        got = run(data, x)
+        assert np.isfinite(got).all() and np.abs(got - exact).max() < 1e-2, (mean, np.abs(got - exact).max())

@@ -7,7 +7,7 @@ writing an operator out (an older opset, an NPU compiler, a node budget):
 - CastLike(x, like) of an input whose element type is known becomes Cast(x, to=T): CastLike
   exists from opset 15 on, and a Gelu written out had to be written out again to reach 13 (#2);
 - the variance as the mean of squared deviations, not the mean of squares less the squared mean
-  (onnx's LayerNormalization and GroupNormalization bodies): in float32 that difference loses
+  (onnx's LayerNormalization, GroupNormalization and MeanVarianceNormalization bodies): in float32 that difference loses
   every digit once the mean is large against the spread (0.73 off at a mean of 1000, NaN at
   3000, where onnxruntime's kernel stays within 4e-4) (#1).
 
@@ -16,7 +16,7 @@ Pure protobuf: run in the helper process beside onnx's body builder (offload_job
 from __future__ import annotations
 
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from .traverse import live_from, standard_domain, topological_order
 
@@ -97,19 +97,41 @@ def _mean_of_squares_less_square_of_mean(
     mean_of_square, square_of_mean = made.get(var.input[0]), made.get(var.input[1])
     if mean_of_square is None or square_of_mean is None or not _standard(mean_of_square, "ReduceMean"):
         return None
-    square = made.get(mean_of_square.input[0])
-    if square is None or not _standard(square, "Mul") or len(set(square.input)) != 1:
-        return None
-    if not _standard(square_of_mean, "Mul") or len(set(square_of_mean.input)) != 1:
-        return None
-    mean = made.get(square_of_mean.input[0])
-    x = square.input[0]
-    if mean is None or not _standard(mean, "ReduceMean") or mean.input[0] != x:
+    x, m = _squared(made.get(mean_of_square.input[0]), made), _squared(square_of_mean, made)
+    mean = made.get(m) if m is not None else None
+    if x is None or mean is None or not _standard(mean, "ReduceMean") or mean.input[0] != x:
         return None
     same_axes = list(mean.input[1:]) == list(mean_of_square.input[1:]) and sorted(
         a.SerializeToString() for a in mean.attribute
     ) == sorted(a.SerializeToString() for a in mean_of_square.attribute)
-    return (x, square_of_mean.input[0], mean_of_square) if same_axes else None
+    return (x, m, mean_of_square) if same_axes and m is not None else None
+
+
+def _squared(node: onnx.NodeProto | None, made: dict[str, onnx.NodeProto]) -> str | None:
+    """What `node` squares: Mul(a, a), or Pow(a, 2) with 2 a Constant of the body
+    (MeanVarianceNormalization's); else None."""
+    if node is None or not node.input:
+        return None
+    if _standard(node, "Mul") and len(node.input) == 2 and node.input[0] == node.input[1]:
+        return node.input[0]
+    if _standard(node, "Pow") and len(node.input) == 2:
+        exponent = made.get(node.input[1])
+        if exponent is not None and _standard(exponent, "Constant") and _constant_value(exponent) == 2:
+            return node.input[0]
+    return None
+
+
+def _constant_value(node: onnx.NodeProto) -> float | None:
+    """A Constant node's one number (value_float, value_int or a one-element value), else None."""
+    for a in node.attribute:
+        if a.name == "value_float":
+            return a.f
+        if a.name == "value_int":
+            return float(a.i)
+        if a.name == "value":
+            values = numpy_helper.to_array(a.t).ravel()
+            return float(values[0]) if values.size == 1 else None
+    return None
 
 
 def _needed_only(body: onnx.FunctionProto, node: onnx.NodeProto) -> None:

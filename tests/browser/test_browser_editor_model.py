@@ -403,3 +403,25 @@ def test_check_a_target_from_the_tools_and_keep_its_limits(page, server, artifac
     panel.locator("#model-tools [data-action=target]").click()
     assert panel.locator("#target-check input[name=max_opset]").input_value() == "13"
     assert panel.locator("#target-check input[name=static]").is_checked()
+
+
+def test_make_static_with_an_unnamed_dim_makes_the_outputs_static_too(page, server):
+    """QA38 #3: an input's unnamed dim given a size left the outputs' dims open (unk__0)."""
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 16])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="act")], "g", [x], [y])
+    summary = upload(page, server, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "open.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=static]").click()
+    form = panel.locator("#make-static")
+    form.locator("input[type=number]").fill("3")
+    form.locator("button[type=submit]").click()
+    wait_revision(page, 1)
+    model = downloaded(page, server, summary["id"])
+    shapes = [
+        [d.dim_value for d in v.type.tensor_type.shape.dim] for v in (model.graph.input[0], model.graph.output[0])
+    ]
+    assert shapes == [[3, 16], [3, 16]]

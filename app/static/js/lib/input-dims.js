@@ -72,6 +72,9 @@ export function fixedShapeOps(graph, sizes) {
     });
     if (unnamedFixed) ops.push({ op: "set_io_shape", name: v.name, shape });
   }
+  // the last input set whole re-infers every type after it: an output's dim inferred from an
+  // unnamed one (unk__0) names no input dim, so left to itself it stayed open (QA38 #3)
+  if (ops.length) ops[ops.length - 1].update_types = true;
   // first: the inputs set whole after it still name their dims as the graph had them
   return Object.keys(named).length ? [{ op: "fix_dims", dims: named }, ...ops] : ops;
 }
