@@ -9,6 +9,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.backend.test.case.node import collect_testcases
 from testkit import upload
 
 from app.edits.unused import live_nodes
@@ -153,3 +154,17 @@ def test_a_mean_variance_normalization_written_out_holds_at_a_large_mean(client)
         exact = (exact - exact.mean(2, keepdims=True)) / (exact.std(2, keepdims=True) + 1e-9)
         got = run(data, x)
         assert np.isfinite(got).all() and np.abs(got - exact).max() < 1e-2, (mean, np.abs(got - exact).max())
+
+
+def test_a_body_with_constant_value_floats_writes_out_at_an_old_opset(client):
+    """QA38 #4: Shrink's body makes its constants with Constant value_float (opset 12 on): written
+    out at opset 9 it was refused as invalid; as value tensors it is exact."""
+    case = next(c for c in collect_testcases(None) if c.name == "test_shrink_soft")
+    data, _ = written_out(client, case.model, [{"op": "write_out", "op_types": ["Shrink"]}])
+    written = onnx.load_from_string(data)
+    assert "Shrink" not in {n.op_type for n in written.graph.node}
+    (x,) = case.data_sets[0][0]
+    (want,) = case.data_sets[0][1]
+    name = case.model.graph.input[0].name
+    got = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {name: x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -15,6 +15,7 @@ from onnx import AttributeProto
 
 from ..errors import StudioError
 from ..onnx_io import offload
+from ..onnx_io.body_rewrites import constant_as_tensor
 from ..onnx_io.light import light_copy
 from ..onnx_io.schema_defaults import default_of
 from ..onnx_io.traverse import op_schema, standard_domain, walk_graphs
@@ -135,6 +136,7 @@ def _inlined(node: onnx.NodeProto, body: onnx.FunctionProto, schema, taken: set[
             kept.append(filled)
         del new.attribute[:]
         new.attribute.extend(kept)
+        constant_as_tensor(new)
         out.append(new)
     return out
 

@@ -1,9 +1,12 @@
 """What write_out makes of onnx's function body before it takes a node's place (QA37): the
-body as onnx defines it, with three changes that keep the meaning and serve the reasons for
+body as onnx defines it, with changes that keep the meaning and serve the reasons for
 writing an operator out (an older opset, an NPU compiler, a node budget):
 
 - only the nodes the node's own outputs need: LayerNormalization's body also computes its
   optional Mean and InvStdDev, 3 nodes nothing reads where the node has one output (#4);
+- a Constant's value_float (value_int, …, opset 12 on) is its `value` tensor, which every opset
+  takes (a Shrink written out at opset 9 was refused: QA38 #4), once the node's attributes fill
+  the body's references (constant_as_tensor, from write_out);
 - CastLike(x, like) of an input whose element type is known becomes Cast(x, to=T): CastLike
   exists from opset 15 on, and a Gelu written out had to be written out again to reach 13 (#2);
 - the variance as the mean of squared deviations, not the mean of squares less the squared mean
@@ -15,6 +18,7 @@ Pure protobuf: run in the helper process beside onnx's body builder (offload_job
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
@@ -33,6 +37,28 @@ def rewritten(body: onnx.FunctionProto, node: onnx.NodeProto, types: dict[str, i
 
 def _standard(n: onnx.NodeProto, op: str) -> bool:
     return n.op_type == op and standard_domain(n.domain) == ""
+
+
+# Constant's value_* attributes (opset 12 on) as the one `value` tensor every opset's Constant takes
+_VALUE_FIELDS = {
+    "value_float": lambda a: numpy_helper.from_array(np.array(a.f, np.float32)),
+    "value_floats": lambda a: numpy_helper.from_array(np.array(a.floats, np.float32)),
+    "value_int": lambda a: numpy_helper.from_array(np.array(a.i, np.int64)),
+    "value_ints": lambda a: numpy_helper.from_array(np.array(a.ints, np.int64)),
+}
+
+
+def constant_as_tensor(n: onnx.NodeProto) -> None:
+    """A Constant of value_float (value_int, …) as one of `value`: those exist from opset 12 on,
+    and a Shrink written out at opset 9 was refused for them (QA38 #4). Asked of a body's node
+    once the node's attributes are filled in (a `value_float = @lambd` is the node's lambd)."""
+    if not _standard(n, "Constant") or len(n.attribute) != 1 or n.attribute[0].name not in _VALUE_FIELDS:
+        return
+    if n.attribute[0].ref_attr_name:
+        return
+    tensor = _VALUE_FIELDS[n.attribute[0].name](n.attribute[0])
+    del n.attribute[:]
+    n.attribute.append(helper.make_attribute("value", tensor))
 
 
 def _casts_resolved(body: onnx.FunctionProto, types: dict[str, int]) -> None:
