@@ -93,3 +93,19 @@ def test_an_ir3_model_simplified_asks_only_for_its_real_inputs(client):
     got = ort.InferenceSession(simplified, providers=["CPUExecutionProvider"]).run(None, {"data_0": x})[0]
     want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"data_0": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_an_old_export_onnxruntime_has_no_kernel_for_is_told_to_convert_first(client):
+    """QA38 #6: 28 pytorch-converted models (opset 6) got onnxruntime's raw NOT_IMPLEMENTED."""
+    from testkit import ONNX_DATA
+
+    data = (ONNX_DATA / "pytorch-converted" / "test_GLU" / "model.onnx").read_bytes()
+    mid = upload(client, data, "glu.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "simplify"}]})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message.endswith(
+        "(onnxruntime has no kernel for Mul at opset 6: Convert opset… to a newer one first, then this)"
+    )
+    fixed = [{"op": "convert_opset", "version": 13}, {"op": "simplify"}]
+    assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": fixed}).status_code == 200

@@ -207,12 +207,19 @@ def in_helper(
 
 
 _NOT_AN_INITIALIZER = re.compile(r"Expected (\S+) to be an initializer")
+_NO_KERNEL = re.compile(r"Could not find an implementation for (\w+)\((\d+)\) node")
 
 
 def _way_out(model: onnx.ModelProto, error: str) -> str:
     """What to do about a tool's failure, where its words don't say: onnxruntime's quantizers
     want weights stored as initializers, and some exports compute them (the wheel's light models
     from ConstantOfShape)."""
+    missing = _NO_KERNEL.search(error)
+    if missing is not None:  # an old export: its operator's version is one onnxruntime dropped (QA38 #6)
+        return (
+            f" (onnxruntime has no kernel for {missing.group(1)} at opset {missing.group(2)}:"
+            " Convert opset… to a newer one first, then this)"
+        )
     found = _NOT_AN_INITIALIZER.search(error)
     if found is None:
         return ""

@@ -425,3 +425,16 @@ def test_make_static_with_an_unnamed_dim_makes_the_outputs_static_too(page, serv
         [d.dim_value for d in v.type.tensor_type.shape.dim] for v in (model.graph.input[0], model.graph.output[0])
     ]
     assert shapes == [[3, 16], [3, 16]]
+
+
+def test_simplify_warns_of_float16_weights_before_it_is_pressed(page, server):
+    """QA38 #5: a float16 model's Simplify was refused, said only after pressing it."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    half = [{"op": "convert_float16", "keep_io_types": True}]
+    assert page.request.post(f"{server}/api/models/{summary['id']}/edits", data={"base": 0, "ops": half}).status == 200
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=simplify]").click()
+    assert (
+        "simplify the float32 model, then convert it to float16" in panel.locator("#simplify .callout").text_content()
+    )

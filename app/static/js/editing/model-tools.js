@@ -251,8 +251,12 @@ function addModelForm(ctx) {
 }
 
 function simplifyForm(ctx) {
+  // onnxruntime's CPU provider runs float16 operators behind Casts of its own, which its optimizer
+  // merges with the model's: said before it is pressed, not only in the refusal (QA38 #5)
+  const half = ((ctx.graph && ctx.graph.initializers) || []).some((t) => t.dtype === "FLOAT16");
   const { form } = editForm("ed-simplify", [
     el("p", { class: "ed-hint muted" }, "onnxruntime's basic graph optimizations, in standard ONNX operators: constants folded into initializers, redundant nodes removed (Identity, Dropout, no-op Slice…), Conv fused with a following BatchNormalization, Add or Mul. Fix the inputs' symbolic dims first to fold the shape computations an export leaves."),
+    half ? callout("warn", "Float16 weights", " onnxruntime's CPU provider runs float16 operators in float32 behind Casts of its own, and its optimizer can merge those with the model's, so Simplify may be refused: simplify the float32 model, then convert it to float16.") : null,
     el("div", { class: "ed-actions" }, submit("Simplify")),
   ], () => runTool(ctx, "Simplified", [{ op: "simplify" }], { compare: true }), { id: "simplify" });
   return form;
