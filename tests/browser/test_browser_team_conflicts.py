@@ -191,6 +191,11 @@ def test_a_redo_elsewhere_says_who_pressed_it_and_whose_revision_it_brings_back(
     banner = page.locator("#behind-head")
     banner.wait_for()
     assert "since this page's revision 0 — bob redid revision 1 (made by alice): node" in banner.text_content()
+    # and History says it where a person looks afterwards (QA38 #10)
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    moved = page.locator("#history-list > li[data-revision='1'] .hist-moved")
+    assert moved.text_content().startswith("Redone by bob, ")
 
 
 def test_what_was_typed_and_not_saved_stays_through_another_fields_save(page, server):

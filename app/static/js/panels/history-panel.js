@@ -5,7 +5,7 @@
 // the recipe that leads to it (its edits from the original, for `onnx-studio apply`), and "Apply
 // recipe…": such a recipe, made on another export of the model, replayed here.
 import { el, clear } from "../widgets/dom.js";
-import { formatDate, plural } from "../lib/format.js";
+import { formatDate, plural, shortDate } from "../lib/format.js";
 import { ApiError } from "../lib/api.js";
 import { tag } from "../widgets/ui.js";
 import { addressWords } from "../lib/address.js";
@@ -210,6 +210,13 @@ function saysMore(change, described) {
   return [...wordSet(change)].some((w) => !said.has(w));
 }
 
+/** "Redone by Ben, 6 Dec, 20:16" / "Stepped back to here by Ana (an undo from revision 3), …". */
+function movedLine(moved) {
+  const by = moved.by ? ` by ${moved.by}` : "";
+  const words = moved.how === "redo" ? `Redone${by}` : `Stepped back to here${by} (an undo from revision ${moved.from})`;
+  return el("div", { class: "muted hist-moved", title: formatDate(moved.at) }, `${words}, ${shortDate(moved.at)}`);
+}
+
 function revisionItem(r, where, ctx, name) {
   const [label, cls, title] = STANDING[where];
   const ops = r.ops || [];
@@ -350,6 +357,9 @@ export function renderHistoryPanel(root, ctx) {
     const where = standing(revisions, data.head);
     status.remove();
     list.append(...revisions.map((r) => revisionItem(r, where.get(r.revision), ctx, summary.name || "the model")));
+    // who moved the head here (an undo or a redo: the revision stays its author's, QA38 #10)
+    const moved = data.moved && list.querySelector(`li[data-revision="${data.moved.to}"] .hist-head`);
+    if (moved) moved.after(movedLine(data.moved));
     const whole = past || !canEdit(ctx) ? null : recipeUndo(revisions, data.head, ctx);
     if (whole) undo.after(whole);
     list.dataset.ready = "true";
