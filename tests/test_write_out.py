@@ -168,3 +168,17 @@ def test_a_body_with_constant_value_floats_writes_out_at_an_old_opset(client):
     name = case.model.graph.input[0].name
     got = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {name: x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_conversion_stopped_by_computed_axes_names_the_nodes_and_the_way_out(client):
+    """QA38 #7: RMSNormalization written out computes its ReduceMean axes (Shape, Range); converting
+    to 13 was refused in the converter's words alone ("No initializer or constant input to node
+    found"), naming no node."""
+    case = next(c for c in collect_testcases(None) if c.name.startswith("test_rms_normalization"))
+    mid = upload(client, case.model.SerializeToString(), "rms.onnx").get_json()["id"]
+    ops = [{"op": "write_out", "op_types": ["RMSNormalization"]}, {"op": "convert_opset", "version": 13}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert "is computed here, not a constant (nodes '" in message and "ReduceMean" in message, message
+    assert message.endswith("give the inputs' dims their sizes (Make static…) and Simplify first, so it folds to one")

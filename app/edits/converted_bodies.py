@@ -20,6 +20,7 @@ from onnx import helper
 from ..errors import StudioError
 from ..onnx_io import offload
 from ..onnx_io.traverse import standard_domain
+from ..words import some_names
 
 
 def restore_dropped(before, after) -> list[str]:
@@ -160,7 +161,34 @@ def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = ()) -> str:
             else ""
         )
         return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{written}"
+    if "No initializer or constant input to node found" in text:
+        return _computed_attribute_input(list(nodes))
     return text
+
+
+# operators whose input an older opset takes as an attribute (axes, split sizes): onnx's
+# converter can move it there only when it is a constant
+_INPUT_TO_ATTRIBUTE = {
+    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+    "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Squeeze", "Unsqueeze", "Split", "Pad", "Clip",
+}  # fmt: skip
+
+
+def _computed_attribute_input(nodes: list[onnx.NodeProto]) -> str:
+    """QA38 #7: "No initializer or constant input to node found", naming no node: the nodes whose
+    axes (split sizes, pads…) are computed, where the older opset wants a constant."""
+    constants = {x for n in nodes if n.op_type == "Constant" for x in n.output}
+    computed = {x for n in nodes if n.op_type != "Constant" for x in n.output} - constants
+    held = [
+        n for n in nodes
+        if n.op_type in _INPUT_TO_ATTRIBUTE and standard_domain(n.domain) == "" and any(x in computed for x in n.input[1:])
+    ]  # fmt: skip
+    names = some_names([n.name or n.op_type for n in held], 3)
+    which = f" (nodes {names})" if held else ""
+    return (
+        f"an input the older opset takes as an attribute (axes, split sizes, pads) is computed here, not a constant{which}:"
+        " give the inputs' dims their sizes (Make static…) and Simplify first, so it folds to one"
+    )
 
 
 def _has_body(op_type: str) -> bool:
