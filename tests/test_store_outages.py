@@ -181,9 +181,22 @@ def own_moto():
     from s3_server import s3_endpoint
 
     serving = s3_endpoint()
-    next(serving)
-    yield MOTO_BUCKET, serving.close
+    port = int(next(serving).rsplit(":", 1)[1])
+    held: list[socket.socket] = []
+
+    def stop() -> None:
+        serving.close()
+        # its port held, never listened on: S3 stays refused (in CI another test's moto_server
+        # once took the freed port and answered for the stopped one)
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        held.append(s)
+
+    yield MOTO_BUCKET, stop
     serving.close()
+    for s in held:
+        s.close()
 
 
 def test_with_s3_stopped_data_routes_answer_503_and_the_list_answers(own_moto, tmp_path):
