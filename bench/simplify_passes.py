@@ -80,13 +80,14 @@ def main() -> None:
                     nodes = answer["changes"][0].split(": ", 1)[1].split(" nodes")[0] if answer.get("changes") else "-"
                     post(f"{server.base}/api/models/{mid}/undo", {})
                 bare = [bare_pass(path) for _ in range(args.repeat)]
+                api_s, bare_s = statistics.median(ours), statistics.median(bare)
                 row = {
                     "model": path.stem,
                     "nodes": nodes,
-                    "api_s": round(statistics.median(ours), 2),
-                    "bare_pass_s": round(statistics.median(bare), 2),
+                    "api_s": round(api_s, 3),
+                    "bare_pass_s": round(bare_s, 3),
+                    "ratio": round(api_s / bare_s, 2),
                 }
-                row["ratio"] = round(row["api_s"] / row["bare_pass_s"], 2)
                 rows.append(row)
                 print(row, file=sys.stderr)
     finally:
