@@ -74,8 +74,90 @@ def test_a_split_names_what_it_cant_cut_at(client):
         ({"at": ["res1"], "revision": "0"}, 400, "bad_request"),
         ({"at": ["res1"], "revision": 3}, 404, "unknown_revision"),
         ({"at": ["input_ids_embeds"]}, 400, "bad_value"),
+        ({"at": ["res1", "res1"]}, 400, "bad_request"),  # QA39 #3: part 2 took it twice, invalid
+        ({"at": ["ln1.w"]}, 400, "bad_value"),  # a weight
     ]
     for body, status, code in cases:
         r = client.post(f"/api/models/{mid}/split", json=body)
         assert (r.status_code, r.get_json()["error"]["code"]) == (status, code), (body, r.get_json())
     assert len(client.get("/api/models").get_json()["models"]) == 1  # nothing made
+
+
+def test_a_cut_that_leaves_a_node_on_both_sides_names_the_values_crossing_it(client):
+    """QA39 #2: with a skip connection part 2 ran part 1's Relu again, said nowhere."""
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="relu"),
+            helper.make_node("Neg", ["a"], ["c"], name="neg"),
+            helper.make_node("Add", ["c", "a"], ["y"], name="add"),
+            helper.make_node("Exp", ["x"], ["dead"], name="exp"),  # no output reads it
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", f, [2])],
+        [helper.make_tensor_value_info("y", f, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString(), "skip.onnx").get_json()["id"]
+    answer = client.post(f"/api/models/{mid}/split", json={"at": ["c"]}).get_json()
+    assert (answer["both"], answer["crossing"]) == (1, ["a"])
+    separated = client.post(f"/api/models/{mid}/split", json={"at": ["c", "a"]}).get_json()
+    assert "both" not in separated and [p["nodes"] for p in separated["parts"]] == [2, 1]
+    r = client.post(f"/api/models/{mid}/split", json={"at": ["dead"]})
+    assert r.status_code == 400 and "no graph output depends on 'dead'" in r.get_json()["error"]["message"]
+
+
+def test_each_part_keeps_the_external_data_files_its_weights_are_in(client):
+    """QA39 #1: each part shipped every external data file of the model."""
+    import io
+    import zipfile
+
+    from onnx import TensorProto, helper, numpy_helper
+
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(0)
+    weights = []
+    for k in (1, 2):
+        t = numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), f"w{k}")
+        t.data_location = TensorProto.EXTERNAL
+        t.external_data.add(key="location", value=f"w{k}.bin")
+        weights.append(t)
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+            helper.make_node("MatMul", ["h", "w2"], ["y"], name="mm2"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", f, [1, 64])],
+        [helper.make_tensor_value_info("y", f, [1, 64])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    raw = {f"w{k}.bin": rng.standard_normal((64, 64)).astype(np.float32).tobytes() for k in (1, 2)}
+    r = client.post(
+        "/api/models",
+        data={
+            "file": [(io.BytesIO(model.SerializeToString()), "two.onnx"), *[(io.BytesIO(b), n) for n, b in raw.items()]]
+        },
+        content_type="multipart/form-data",
+    )
+    assert r.status_code == 201, r.get_json()
+    mid = r.get_json()["id"]
+    first, second = client.post(f"/api/models/{mid}/split", json={"at": ["h"]}).get_json()["parts"]
+    for part, kept in ((first, "w1.bin"), (second, "w2.bin")):
+        with zipfile.ZipFile(io.BytesIO(client.get(f"/api/models/{part['id']}/download").data)) as z:
+            assert sorted(z.namelist()) == sorted([part["name"], kept]), z.namelist()
+
+
+def test_a_dry_run_says_what_a_cut_would_make_and_stores_nothing(client):
+    mid = upload(client, encoder_block().SerializeToString(), "enc.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/split", json={"at": ["res1"], "dry_run": True})
+    assert r.status_code == 200, r.get_json()
+    answer = r.get_json()
+    assert answer["dry_run"] and [p["name"] for p in answer["parts"]] == [
+        "enc part 1 of 2.onnx",
+        "enc part 2 of 2.onnx",
+    ]
+    assert len(client.get("/api/models").get_json()["models"]) == 1

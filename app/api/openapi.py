@@ -411,10 +411,14 @@ def _paths() -> dict:
                                 "description": "the tensors the first part ends with and the second starts from",
                             },
                             "revision": {"type": "integer", "description": "the revision to split (default: the head)"},
+                            "dry_run": {
+                                "type": "boolean",
+                                "description": "say what the cut would make, store nothing (200)",
+                            },
                         },
                     }
                 ),
-                "responses": {"201": _json("SplitResult"), "400": _ERROR, "404": _ERROR},
+                "responses": {"200": _json("SplitResult"), "201": _json("SplitResult"), "400": _ERROR, "404": _ERROR},
             }
         },
         f"{m}/run": {

@@ -516,22 +516,29 @@ SCHEMAS: dict = {
                 "type": "array",
                 "minItems": 2,
                 "maxItems": 2,
-                "description": "the two new models: each a Summary with the tensors it reads and writes, and its node count",
+                "description": "the two new models: each its summary (a dry run: its name alone) with the tensors it"
+                " reads and writes, and its node count",
                 "items": {
-                    "allOf": [
-                        {"$ref": "#/components/schemas/Summary"},
-                        {
-                            "type": "object",
-                            "required": ["inputs", "outputs", "nodes"],
-                            "properties": {
-                                "inputs": {"type": "array", "items": {"type": "string"}},
-                                "outputs": {"type": "array", "items": {"type": "string"}},
-                                "nodes": {"type": "integer"},
-                            },
-                        },
-                    ]
+                    "type": "object",
+                    "required": ["name", "inputs", "outputs", "nodes"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "inputs": {"type": "array", "items": {"type": "string"}},
+                        "outputs": {"type": "array", "items": {"type": "string"}},
+                        "nodes": {"type": "integer"},
+                    },
                 },
-            }
+            },
+            "both": {
+                "type": "integer",
+                "description": "nodes the cut leaves on both sides (a skip connection around it)",
+            },
+            "crossing": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the values the second part computes again: cut at them too to separate the parts",
+            },
+            "dry_run": {"type": "boolean"},
         },
     },
     "Revisions": {

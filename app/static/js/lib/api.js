@@ -307,8 +307,8 @@ export function checkTarget(id, limits, revision = null) {
 }
 
 /** Two new models from a revision, cut at tensors `at` (the model itself stays as it is). */
-export function splitModel(id, at, revision = null) {
-  return request("POST", `/api/models/${enc(id)}/split`, { at, ...(revision === null ? {} : { revision }) });
+export function splitModel(id, at, revision = null, { dryRun = false } = {}) {
+  return request("POST", `/api/models/${enc(id)}/split`, { at, ...(revision === null ? {} : { revision }), ...(dryRun ? { dry_run: true } : {}) });
 }
 
 export function undo(id, base, steps = 1) {
