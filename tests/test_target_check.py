@@ -34,6 +34,10 @@ def test_an_export_breaks_the_npus_rules_until_the_studio_fixes_them(client):
         " Unsqueeze ×2, Concat ×2, Shape ×1"
     )
     assert not ops["ok"] and len(ops["nodes"]) == 14
+    # QA39 #5: Write out only for the operators onnx defines by others, Simplify for what it removes
+    assert ops["fix"] == (
+        "Write out puts primitives in place of LayerNormalization; Simplify folds constants and removes Identity and Dropout"
+    )
 
     fixes = [
         {"op": "fix_dims", "dims": {"batch": 1, "sequence": 8}},
@@ -56,12 +60,38 @@ def test_control_flow_is_named_by_its_nodes(client):
         "message": "1 node of control flow: If ×1",
         "nodes": ["n0"],
         "names": rule["names"],
-        "fix": "Simplify removes an If whose condition is known (fix its input first)",
+        "fix": "Simplify removes an If whose condition is known (give its inputs their values first: Make static, Fix input)",
     }
 
 
 def test_a_limit_that_isnt_one_is_refused(client):
     mid = upload(client, encoder_block().SerializeToString(), "enc.onnx").get_json()["id"]
-    for query in ("max_opset=0", "max_opset=x", "static=maybe", "ops=", "ops=Conv;rm", "max_nodes=-1"):
+    huge = "9" * 5000  # past Python's 4,300 digits for int(): a 500 once (QA39 #7)
+    for query in (
+        "max_opset=0", "max_opset=x", "static=maybe", "ops=", "ops=Conv;rm", "max_nodes=-1", f"max_opset={huge}",
+        "maxnodes=2",  # a typo read as "keeps every limit" (QA39 #6)
+    ):  # fmt: skip
         assert target(client, mid, query, 400)["error"]["code"] == "bad_request", query
+    assert "did you mean 'max_nodes'" in target(client, mid, "maxnodes=2", 400)["error"]["message"]
     assert target(client, mid, "")["rules"] == [] and target(client, mid, "")["ok"]
+
+
+def test_another_domains_operator_is_named_with_its_domain(client):
+    """QA39 #6: ops=FastGelu admitted com.microsoft.FastGelu; com.microsoft.FastGelu matched nothing."""
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [
+            helper.make_node("FastGelu", ["x"], ["g"], name="gelu", domain="com.microsoft"),
+            helper.make_node("Relu", ["g"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", f, [2])],
+        [helper.make_tensor_value_info("y", f, [2])],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    mid = upload(client, helper.make_model(graph, opset_imports=opsets).SerializeToString(), "ms.onnx").get_json()["id"]
+    assert target(client, mid, "ops=Relu,com.microsoft.FastGelu")["ok"]
+    (rule,) = target(client, mid, "ops=Relu,FastGelu")["rules"]
+    assert rule["message"] == "1 node of operators the target doesn't take: com.microsoft.FastGelu ×1"

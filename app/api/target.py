@@ -10,11 +10,12 @@ from flask import jsonify, request
 
 from ..errors import StudioError
 from ..views.target_check import Target, check_target
+from ..words import closest
 from . import bp
 from .documents import load, revision_number
 
 _YES, _NO = ("1", "true", "yes"), ("0", "false", "no")
-_OP = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_OP = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")  # an op type, or DOMAIN.OpType for another domain's
 MAX_LIMIT = 10**9
 
 
@@ -33,7 +34,7 @@ def _count(name: str) -> int | None:
     raw = request.args.get(name)
     if raw is None or raw == "":
         return None
-    if not (raw.isascii() and raw.isdigit() and 0 < int(raw) <= MAX_LIMIT):
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and 0 < int(raw) <= MAX_LIMIT):
         raise StudioError("bad_request", f"{name} is a whole number from 1, not {raw[:40]!r}")
     return int(raw)
 
@@ -49,8 +50,14 @@ def _ops() -> frozenset[str] | None:
     return frozenset(ops)
 
 
+PARAMS = ("max_opset", "static", "control_flow", "ops", "standard", "max_nodes", "revision")
+
+
 @bp.get("/models/<model_id>/target")
 def target_check(model_id):
+    unknown = [k for k in request.args if k not in PARAMS]
+    if unknown:  # a typo (maxnodes=2) would read as "keeps every limit" to a script
+        raise StudioError("bad_request", f"no limit named {unknown[0][:40]!r}{closest(unknown[0], PARAMS)}")
     target = Target(
         max_opset=_count("max_opset"),
         static=_flag("static", False),

@@ -157,7 +157,7 @@ def plain_reason(exc: Exception, nodes: Iterable[onnx.NodeProto] = ()) -> str:
         written = (
             f"; onnx defines {op} by other operators: Write out (its node's panel; the write_out edit) puts those in"
             " its place first"
-            if _has_body(op)
+            if has_body(op)
             else ""
         )
         return f"{op} {first}: older opsets have no such operator{_named(nodes, op)}{written}"
@@ -191,7 +191,7 @@ def _computed_attribute_input(nodes: list[onnx.NodeProto]) -> str:
     )
 
 
-def _has_body(op_type: str) -> bool:
+def has_body(op_type: str) -> bool:
     """Whether onnx defines the operator by others (write_out.py can put those in its place)."""
     try:
         schema: Any = onnx.defs.get_schema(op_type, onnx.defs.onnx_opset_version(), "")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import onnx
 
+from ..edits.converted_bodies import has_body
 from ..edits.opset_down import missing_at
 from ..onnx_io.address import node_id
 from ..onnx_io.traverse import opset_version, running_graphs, standard_domain
@@ -47,7 +48,7 @@ def check_target(model: onnx.ModelProto, target: Target) -> dict:
         rules.append(_by_op("control_flow", nodes, lambda n: n.op_type in CONTROL_FLOW and _standard(n), _FLOW))
     if target.ops is not None:
         allowed = target.ops
-        rules.append(_by_op("ops", nodes, lambda n: n.op_type not in allowed, _OPS))
+        rules.append(_by_op("ops", nodes, lambda n: _kind(n) not in allowed, _OPS))
     if target.standard:
         rules.append(_by_op("standard", nodes, lambda n: not _standard(n), _DOMAINS))
     if target.max_nodes is not None:
@@ -65,6 +66,12 @@ def check_target(model: onnx.ModelProto, target: Target) -> dict:
 
 def _standard(n: onnx.NodeProto) -> bool:
     return standard_domain(n.domain) == ""
+
+
+def _kind(n: onnx.NodeProto) -> str:
+    """An operator as the target's list names it: its type, or DOMAIN.Type for another domain's
+    (com.microsoft.FastGelu is not ai.onnx's, nor is a model's own local.Swish)."""
+    return n.op_type if _standard(n) else f"{n.domain}.{n.op_type}"
 
 
 def _opset(model: onnx.ModelProto, most: int) -> dict:
@@ -103,17 +110,33 @@ def _static(model: onnx.ModelProto) -> dict:
     }
 
 
-_FLOW = ("control flow", "Simplify removes an If whose condition is known (fix its input first)")
-_OPS = ("operators the target doesn't take", "Write out replaces an operator with a function body by primitives")
-_DOMAINS = ("operators of other domains than ai.onnx", "")
+def _flow_fix(kinds: Counter) -> str:
+    if "If" in kinds:
+        return "Simplify removes an If whose condition is known (give its inputs their values first: Make static, Fix input)"
+    return ""  # a Loop or Scan: no tool here unrolls one
 
 
-def _by_op(rule: str, nodes, breaks, words: tuple[str, str]) -> dict:
+def _ops_fix(kinds: Counter) -> str:
+    """Write out for the operators onnx defines by others; Simplify for constants it folds."""
+    bodies = sorted(op for op in kinds if "." not in op and has_body(op))
+    said = [f"Write out puts primitives in place of {', '.join(bodies)}"] if bodies else []
+    if "ConstantOfShape" in kinds or "Constant" in kinds or "Identity" in kinds or "Dropout" in kinds:
+        said.append("Simplify folds constants and removes Identity and Dropout")
+    return "; ".join(said)
+
+
+_FLOW = ("control flow", _flow_fix)
+_OPS = ("operators the target doesn't take", _ops_fix)
+_DOMAINS = ("operators of other domains than ai.onnx", lambda kinds: "")
+
+
+def _by_op(rule: str, nodes, breaks, words) -> dict:
     found = [(nid, n) for nid, n in nodes if breaks(n)]
-    what, fix = words
+    what, fixing = words
     if not found:
         return {"rule": rule, "ok": True, "message": f"no {what}"}
-    kinds = Counter(n.op_type if _standard(n) else f"{n.domain}.{n.op_type}" for _, n in found)
+    kinds = Counter(_kind(n) for _, n in found)
+    fix = fixing(kinds)
     listed = ", ".join(f"{op} ×{k}" for op, k in kinds.most_common())
     out = {
         "rule": rule,
