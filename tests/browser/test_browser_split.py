@@ -23,6 +23,11 @@ def test_a_value_panel_splits_the_model_into_two_linked_parts(page, server, arti
     parts.nth(1).click()
     wait_ready(page)
     assert page.locator("#model-name").text_content() == "enc part 2 of 2.onnx"
+    # its History says where it came from (QA39 #8: "Opened enc part 2 of 2.onnx")
+    page.click("#btn-history")
+    page.wait_for_selector("#history-list[data-ready=true]")
+    origin = page.locator("#history-list > li[data-revision='0'] .hist-ops").text_content()
+    assert origin.startswith("part 2 of 2 of enc.onnx (revision 0), split at res1: "), origin
 
 
 def test_a_cut_around_a_skip_connection_is_said_first_with_the_cut_that_separates(page, server, artifacts):

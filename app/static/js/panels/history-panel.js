@@ -234,7 +234,8 @@ function revisionItem(r, where, ctx, name) {
     r.recipe ? el("div", { class: "hist-recipe-tag muted", title: r.recipe.origin ? `Replays ${r.recipe.origin}` : "" },
       `Recipe ${r.recipe.name} · batch ${r.recipe.batch} of ${r.recipe.batches}`) : null,
     r.revision === 0 || (r.parent === null && !ops.length)
-      ? el("div", { class: "hist-ops muted" }, `Opened ${name}`)
+      // a model made from another's revision (a split's part) says so (QA39 #8), an upload "Opened"
+      ? el("div", { class: "hist-ops muted" }, r.revision === 0 && changes.length ? changes[0] : `Opened ${name}`)
       : el("ol", { class: "hist-ops" }, ops.map((op, i) => el("li", { class: "hist-op", "data-op": op.op },
         el("div", {}, describeOp(op, changes[i] || "")),
         saysMore(changes[i], describeOp(op, changes[i] || "")) ? el("div", { class: "hist-change muted" }, changes[i]) : null))));
