@@ -182,3 +182,14 @@ def test_a_conversion_stopped_by_computed_axes_names_the_nodes_and_the_way_out(c
     message = r.get_json()["error"]["message"]
     assert "is computed here, not a constant (nodes '" in message and "ReduceMean" in message, message
     assert message.endswith("give the inputs' dims their sizes (Make static…) and Simplify first, so it folds to one")
+
+
+def test_a_body_holding_an_operator_with_a_body_says_so(client):
+    """QA39 #10: SwiGLU written out left a Swish (opset 24, which onnxruntime lacks), unsaid."""
+    case = next(c for c in collect_testcases(None) if c.name == "test_swiglu")
+    mid = upload(client, case.model.SerializeToString(), "swiglu.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "write_out", "op_types": ["SwiGLU"]}]})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["changes"][0].endswith(
+        "; left Swish ×1, which onnx defines by other operators too: write it out as well if the target lacks it"
+    )
