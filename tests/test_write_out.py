@@ -193,3 +193,23 @@ def test_a_body_holding_an_operator_with_a_body_says_so(client):
     assert r.get_json()["changes"][0].endswith(
         "; left Swish ×1, which onnx defines by other operators too: write it out as well if the target lacks it"
     )
+
+
+def test_another_domains_operator_is_written_out_by_its_domain_and_type(client):
+    """QA39 #9: FlexAttention (ai.onnx.preview) couldn't be named in op_types."""
+    case = next(c for c in collect_testcases(None) if c.name.startswith("test_flexattention"))
+    node = case.model.graph.node[0]
+    mid = upload(client, case.model.SerializeToString(), "flex.onnx").get_json()["id"]
+    r = client.post(
+        f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "write_out", "op_types": [node.op_type]}]}
+    )
+    assert (
+        r.status_code == 400
+        and f"named with its domain: {node.domain}.{node.op_type}" in r.get_json()["error"]["message"]
+    )
+    ops = [{"op": "write_out", "op_types": [f"{node.domain}.{node.op_type}"]}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 200, r.get_json()
+    assert node.op_type not in {
+        n.op_type for n in onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node
+    }

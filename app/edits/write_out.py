@@ -30,7 +30,11 @@ from .registry import edit_op
 
 @edit_op(
     "write_out",
-    optional("op_types", Array(NAME, label="an array of operator types"), "every node of these standard operators"),
+    optional(
+        "op_types",
+        Array(NAME, label="an array of operator types"),
+        "every node of these operators (another domain's as DOMAIN.Type: ai.onnx.preview.FlexAttention)",
+    ),
     optional("nodes", Array(NODE, label="an array of node ids or names"), "these nodes"),
 )
 def write_out(model: onnx.ModelProto, op: dict) -> str:
@@ -54,12 +58,18 @@ def write_out(model: onnx.ModelProto, op: dict) -> str:
         if ref.is_function:
             continue
         for k, n in enumerate(ref.container.node):
-            if n.op_type in types and standard_domain(n.domain) == "":
+            standard = standard_domain(n.domain) == ""
+            # another domain's operator by DOMAIN.Type (ai.onnx.preview.FlexAttention: QA39 #9)
+            if (standard and n.op_type in types) or (not standard and f"{n.domain}.{n.op_type}" in types):
                 targets[(ref.path, k)] = n
     for ref, k, n, _ in picked:
         targets[(ref.path, k)] = n
     if not targets:
-        raise StudioError("bad_value", f"write_out: the model has no node of {', '.join(sorted(types))}")
+        elsewhere = sorted(
+            {f"{n.domain}.{n.op_type}" for ref in walk_graphs(model) for n in ref.container.node if n.op_type in types}
+        )
+        hint = f" (another domain's operator is named with its domain: {', '.join(elsewhere)})" if elsewhere else ""
+        raise StudioError("bad_value", f"write_out: the model has no node of {', '.join(sorted(types))}{hint}")
     where = sorted(targets)
     bodies = offload.function_bodies(light_copy(model), where)
     lacking = sorted({targets[w].op_type for w, body in zip(where, bodies, strict=True) if body is None})
