@@ -175,19 +175,22 @@ def test_the_read_timeout_bounds_a_stalled_answer_not_a_long_transfer(slow_s3, t
 
 # --- S3 stopped ---------------------------------------------------------------------------------
 @pytest.fixture
-def own_moto():
+def own_moto(monkeypatch):
     """moto_server of this test's own (tests/s3_server.py), stopped by calling the answer."""
     from s3_server import BUCKET as MOTO_BUCKET
     from s3_server import s3_endpoint
 
     serving = s3_endpoint()
-    port = int(next(serving).rsplit(":", 1)[1])
+    url = next(serving)
+    port = int(url.rsplit(":", 1)[1])
     held: list[socket.socket] = []
 
     def stop() -> None:
         serving.close()
-        # its port held, never listened on: S3 stays refused (in CI another test's moto_server
-        # once took the freed port and answered for the stopped one)
+        # the AWS_* variables still name it (closing gave back the ones before: an app made after
+        # reached the suite's other S3 and found the blobs missing — CI, session 58), and its port
+        # is held, never listened on: S3 stays refused
+        point_boto3_at(monkeypatch, url)
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))

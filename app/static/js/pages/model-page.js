@@ -1034,7 +1034,7 @@ async function saveChange(send, waiting, { selection = undefined, home = false, 
     // what was typed elsewhere in the panel and not saved stays typed through its redraw (QA36 #5:
     // a value kept after a 409 was lost when another field was saved); the form saved goes
     const typed = sidebarTyped.take();
-    const unsaved = { taken: typed.taken.filter((t) => !t.form || !t.form.classList.contains("pending")), sent: [] };
+    const unsaved = { taken: typed.taken.filter((t) => !t.sending), sent: [] };
     await refreshAfter(result && result.summary, { ...(selection === undefined ? {} : { selection }), ...(home ? { home: true } : {}) });
     sidebarTyped.put(unsaved);
     const changes = (result && result.changes) || [];

@@ -25,12 +25,13 @@ export function keepTyped(root) {
   return {
     /** The fields typed in that are still on screen: where they are and what they hold. */
     take() {
-      /** @type {{mark: any, value: string, checked: boolean | null, form: HTMLFormElement | null}[]} */
+      /** @type {{mark: any, value: string, checked: boolean | null, form: HTMLFormElement | null, sending: boolean}[]} */
       const taken = [];
       for (const field of [...touched]) {
         if (!field.isConnected || !root.contains(field)) { touched.delete(field); continue; }
         const checkable = field instanceof HTMLInputElement && (field.type === "checkbox" || field.type === "radio");
-        taken.push({ mark: markOf(root, field), value: field.value, checked: checkable ? /** @type {HTMLInputElement} */ (field).checked : null, form: field.form });
+        // sending: in what an edit is being sent from (a form, or an attributes section saving its rows)
+        taken.push({ mark: markOf(root, field), value: field.value, checked: checkable ? /** @type {HTMLInputElement} */ (field).checked : null, form: field.form, sending: !!field.closest(".pending") });
       }
       // what an edit was sent from (a form, or an attributes section saving its rows: pending
       // while it is saved), typed in or not (a Delete)
