@@ -9,6 +9,8 @@ with "dry_run": true, 200 and the same without storing anything."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import onnx
 from flask import jsonify
 
@@ -39,7 +41,7 @@ def split_model(model_id):
     if problem:
         raise StudioError("bad_request", f"{problem}: name the tensors to cut at")
     at: list[str] = body["at"]
-    twice = sorted({x for x in at if at.count(x) > 1})
+    twice = sorted(x for x, k in Counter(at).items() if k > 1)
     if twice:
         raise StudioError("bad_request", f'split: {", ".join(map(repr, twice))} named more than once in "at"')
     rev = body.get("revision")
@@ -88,10 +90,11 @@ def _check_cut(g: onnx.GraphProto, at: list[str]) -> None:
     """Each tensor of `at` one a node of the main graph computes, else a 400 saying what it is."""
     weights = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
     made = {x for n in g.node for x in n.output}
+    fed = {v.name for v in g.input}
     for x in at:
         if x in weights:
             raise StudioError("bad_value", f"split: {x!r} is a weight, not a value a node computes")
-        if x in {v.name for v in g.input}:
+        if x in fed:
             raise StudioError("bad_value", f"split: {x!r} is a graph input: nothing comes before it")
         if x not in made:
             inner = any(x in n.output for h in graphs_within(g) if h is not g for n in h.node)
