@@ -95,3 +95,17 @@ def test_another_domains_operator_is_named_with_its_domain(client):
     assert target(client, mid, "ops=Relu,com.microsoft.FastGelu")["ok"]
     (rule,) = target(client, mid, "ops=Relu,FastGelu")["rules"]
     assert rule["message"] == "1 node of operators the target doesn't take: com.microsoft.FastGelu ×1"
+
+
+def test_an_older_opsets_missing_operator_without_a_body_is_not_sent_to_write_out(client):
+    """A last look: a light Inception at opset 8 was told to write out ConstantOfShape (which has
+    no body), and to write out Softmax, which every runtime has."""
+    from testkit import ONNX_DATA
+
+    data = (ONNX_DATA / "light" / "light_inception_v2.onnx").read_bytes()
+    mid = upload(client, data, "inception.onnx").get_json()["id"]
+    rules = {r["rule"]: r for r in target(client, mid, "max_opset=8&ops=Conv,Relu,Concat")["rules"]}
+    assert rules["max_opset"]["fix"] == (
+        "Convert opset… to 8; opset 8 lacks ConstantOfShape ×407 too, which onnx defines by no other operators"
+    )
+    assert rules["ops"]["fix"] == "Simplify folds constants and removes Identity and Dropout"

@@ -191,6 +191,17 @@ def _computed_attribute_input(nodes: list[onnx.NodeProto]) -> str:
     )
 
 
+# operators onnx defines by others too that every runtime runs as they are: no one writes them out
+ELEMENTARY = frozenset(
+    {"Softmax", "LogSoftmax", "Cast", "CastLike", "Identity", "Reciprocal", "Neg", "Abs", "Relu", "Sigmoid"}
+)
+
+
+def worth_writing_out(op_type: str) -> bool:
+    """An ai.onnx operator onnx defines by others, and not one every runtime has (Softmax)."""
+    return op_type not in ELEMENTARY and has_body(op_type)
+
+
 def has_body(op_type: str) -> bool:
     """Whether onnx defines the operator by others (write_out.py can put those in its place)."""
     try:

@@ -20,7 +20,7 @@ from ..onnx_io.light import light_copy
 from ..onnx_io.schema_defaults import default_of
 from ..onnx_io.traverse import op_schema, standard_domain, walk_graphs
 from ..views.scopes import nested_metadata
-from .converted_bodies import has_body
+from .converted_bodies import worth_writing_out
 from .field_types import NAME, NODE
 from .jsontypes import Array, optional
 from .locate import find_node
@@ -82,8 +82,6 @@ def write_out(model: onnx.ModelProto, op: dict) -> str:
     taken = all_names(model.graph)
     written: Counter = Counter()
     left: Counter = Counter()  # operators with a body of their own the bodies hold
-    # those everyone runs as they are (onnx defines them by others too): not worth a word
-    cheap = {"Softmax", "LogSoftmax", "Cast", "CastLike", "Identity", "Reciprocal", "Neg", "Abs", "Relu", "Sigmoid"}
     made = 0
     graphs = {ref.path: ref.container for ref in walk_graphs(model) if not ref.is_function}
     # the later positions first: each replacement shifts the nodes after it
@@ -98,11 +96,7 @@ def write_out(model: onnx.ModelProto, op: dict) -> str:
             g.node.insert(k + j, new)
         written[node.op_type] += 1
         made += len(nodes)
-        left.update(
-            n.op_type
-            for n in nodes
-            if standard_domain(n.domain) == "" and n.op_type not in cheap and has_body(n.op_type)
-        )
+        left.update(n.op_type for n in nodes if standard_domain(n.domain) == "" and worth_writing_out(n.op_type))
     kinds = ", ".join(f"{o} ×{c}" for o, c in sorted(written.items(), key=lambda e: (-e[1], e[0])))
     # a body made of an operator onnx defines by others in its turn (SwiGLU's Swish, which
     # onnxruntime lacks): said, not written out unasked (QA39 #10)
