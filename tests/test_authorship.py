@@ -92,8 +92,11 @@ def test_an_undo_or_a_redo_says_who_moved_the_head_until_the_next_edit(app):
     assert ben.post(f"/api/models/{mid}/redo", json={"base": 0}).status_code == 200
     assert {k: moved()[k] for k in ("how", "by", "from", "to")} == {"how": "redo", "by": "Ben", "from": 0, "to": 1}
     assert authors(ana, mid) == ["Ana", "Ana"]  # the revision stays Ana's
+    [listed] = ana.get("/api/models").get_json()["models"]  # the list says it too
+    assert (listed["edited_by"], listed["moved"]["by"], listed["moved"]["how"]) == ("Ana", "Ben", "redo")
     set_alpha(ben, mid, 1, 0.3)
     assert moved() is None
+    assert ana.get("/api/models").get_json()["models"][0]["moved"] is None
 
 
 def test_a_name_is_cleaned_and_bounded(app):

@@ -120,6 +120,10 @@ SCHEMAS: dict = {
                         },
                         "edited": {"type": "number", "description": "when its head revision was made"},
                         "edited_by": {"type": ["string", "null"], "description": "who made its head revision"},
+                        "moved": {
+                            "type": ["object", "null"],
+                            "description": "its head's last undo or redo, until an edit: {how: undo | redo, by, at, from, to} (as in GET .../revisions)",
+                        },
                         "size": {"type": "integer", "description": "bytes, as a model"},
                         "disk_bytes": {
                             "type": ["integer", "null"],

@@ -276,6 +276,9 @@ def list_models():
             "created_by": revisions[0].author if revisions and revisions[0].rev == 0 else None,
             "edited": rev.created,
             "edited_by": rev.author,
+            # its head's last undo or redo, until an edit: who moved it there (the revision stays
+            # its author's; null: an edit made the head)
+            "moved": m.moved,
             "disk_bytes": usage["models"].get(m.id, 0),
             "kind": m.kind,
         }

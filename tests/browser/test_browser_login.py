@@ -157,6 +157,17 @@ def test_who_did_what_shows_in_history_and_the_models_list(page, tmp_path, artif
         assert page.locator(".hist-item[data-revision='0'] .hist-author").text_content() == " · Ana"
         page.locator("#sidebar").screenshot(path=str(artifacts / "history-authors.png"))
 
+        # a teammate's Undo: the list says who moved the head, the revision stays its author's
+        r = page.request.post(
+            f"{url}/api/models/{first}/undo", data={"base": 2}, headers={**script, "X-Studio-Author": "Ben"}
+        )
+        assert r.ok, r.text()
+        page.goto(url + "/")
+        edited.wait_for()
+        assert "by Ana" in edited.text_content()
+        assert edited.locator(".date-moved").text_content().startswith("undone from revision 2 by Ben, ")
+        page.locator("#models-table").screenshot(path=str(artifacts / "models-moved-by.png"))
+
         # the name comes back at the next sign-in on this browser
         page.get_by_role("button", name="Sign out").click()
         page.wait_for_url(url + "/login")

@@ -244,7 +244,7 @@ const filter = /** @type {HTMLInputElement} */ (document.getElementById("models-
 function searchText(m, card) {
   const c = m.card || {};
   const metadata = Object.entries(c.metadata || {}).map(([k, v]) => `${k}=${v}`);
-  return [m.name || "", m.id, card, ...(c.ops || []), ...metadata, m.created_by || "", m.edited_by || ""].join(" ");
+  return [m.name || "", m.id, card, ...(c.ops || []), ...metadata, m.created_by || "", m.edited_by || "", m.moved?.by || ""].join(" ");
 }
 let shown = { count: 0, diskBytes: /** @type {number | undefined} */ (undefined), otherBytes: 0 };
 
@@ -288,7 +288,7 @@ async function loadModels() {
         // short dates ("6 Dec, 20:16"; the year when not this one), the full one in the title
         el("td", { class: "muted date-cell", title: formatDate(m.created) }, shortDate(m.created), by(m.created_by)),
         el("td", { class: "muted date-cell edited-cell", title: m.revision ? formatDate(m.edited) : "" },
-          ...(m.revision ? [shortDate(m.edited), by(m.edited_by)] : ["not edited"])),
+          ...(m.revision ? [shortDate(m.edited), by(m.edited_by)] : ["not edited"]), movedLine(m.moved)),
         el("td", { class: "actions-cell" },
           el("button", { type: "button", class: "btn btn-small btn-ghost rename-model", "aria-label": `Rename ${m.name || m.id}`, onclick: () => askRename(m) }, "Rename"),
           el("button", { type: "button", class: "btn btn-small btn-ghost delete-model", "aria-label": `Delete ${m.name || m.id}`, onclick: () => confirmDelete(m) }, "Delete"))));
@@ -308,7 +308,17 @@ async function loadModels() {
 
 // ------------------------------------------------------------------ sorting the list (QA26)
 
-/** The values a row sorts by, as data-sort-* attributes (a model never edited sorts by its upload). */
+/** Who last moved the head by an undo or a redo, and when: the edited date is its revision's,
+ * its author another than who pressed Undo (QA38 #10, on the list as in History). */
+function movedLine(moved) {
+  if (!moved) return null;
+  const what = moved.how === "redo" ? `redone to revision ${moved.to}` : `undone from revision ${moved.from}`;
+  return el("div", { class: "muted date-by date-moved", title: formatDate(moved.at) },
+    `${what}${moved.by ? ` by ${moved.by}` : ""}, ${shortDate(moved.at)}`);
+}
+
+/** The values a row sorts by, as data-sort-* attributes (a model never edited sorts by its upload;
+ * an undo or a redo counts as an edit of when it was pressed). */
 function sortData(m) {
   return {
     "data-sort-name": (m.name || m.id).toLowerCase(),
@@ -316,7 +326,7 @@ function sortData(m) {
     "data-sort-size": String(m.size ?? -1),
     "data-sort-stored": String(m.disk_bytes ?? -1),
     "data-sort-uploaded": String(m.created ?? 0),
-    "data-sort-edited": String(m.edited ?? m.created ?? 0),
+    "data-sort-edited": String(Math.max(m.edited ?? m.created ?? 0, m.moved?.at ?? 0)),
   };
 }
 
