@@ -161,3 +161,65 @@ def test_a_dry_run_says_what_a_cut_would_make_and_stores_nothing(client):
         "enc part 2 of 2.onnx",
     ]
     assert len(client.get("/api/models").get_json()["models"]) == 1
+
+
+def _annotated_trainable() -> onnx.ModelProto:
+    """y = relu(x * w) + bias; `m`'s annotation names `m_scale` as its scale (a weight no node
+    reads), a training graph updates both w and bias."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.full(4, 2.0, np.float32), "w")
+    bias = numpy_helper.from_array(np.full(4, 0.5, np.float32), "bias")
+    scale = numpy_helper.from_array(np.array(0.1, np.float32), "m_scale")
+    g = helper.make_graph(
+        [
+            helper.make_node("Mul", ["x", "w"], ["m"], name="mul"),
+            helper.make_node("Relu", ["m"], ["r"], name="relu"),
+            helper.make_node("Add", ["r", "bias"], ["y"], name="add"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [w, bias, scale],
+    )
+    note = g.quantization_annotation.add(tensor_name="m")
+    note.quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="m_scale")
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    algorithm = helper.make_graph(
+        [helper.make_node("Neg", ["w"], ["w_next"]), helper.make_node("Neg", ["bias"], ["bias_next"])],
+        "step",
+        [],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4]) for n in ("w_next", "bias_next")],
+    )
+    training = model.training_info.add()
+    training.algorithm.CopyFrom(algorithm)
+    training.update_binding.add(key="w", value="w_next")
+    training.update_binding.add(key="bias", value="bias_next")
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_a_part_keeps_the_scales_its_annotations_name_and_binds_only_its_own_weights(client):
+    """QA39 #11: a part kept an annotation naming a scale it lacked (a weight no node reads,
+    which the extractor leaves out) and the training binding of the other part's weight: the
+    scale now comes along, the binding of a weight it lacks goes, said."""
+    mid = upload(client, _annotated_trainable().SerializeToString(), "q.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/split", json={"at": ["m"]})
+    assert r.status_code == 201, r.get_json()
+    first, second = (
+        onnx.load_from_string(client.get(f"/api/models/{p['id']}/download").data) for p in r.get_json()["parts"]
+    )
+    for part, weights in ((first, {"w", "m_scale"}), (second, {"bias", "m_scale"})):
+        [note] = part.graph.quantization_annotation  # `m`: part 1's output, part 2's input
+        assert note.tensor_name == "m" and {t.name for t in part.graph.initializer} == weights
+    assert [b.key for b in first.training_info[0].update_binding] == ["w"]
+    assert [b.key for b in second.training_info[0].update_binding] == ["bias"]
+    history = client.get(f"/api/models/{r.get_json()['parts'][0]['id']}/revisions").get_json()["revisions"]
+    assert "training bindings of 'bias' dropped (weights left out)" in history[0]["changes"][0]
+    # a cleanup keeps a scale its annotation names
+    cleaned = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "cleanup"}]})
+    assert cleaned.status_code == 200, cleaned.get_json()
+    kept = onnx.load_from_string(client.get(f"/api/models/{mid}/download").data)
+    assert "m_scale" in {t.name for t in kept.graph.initializer}
+    for part in (first, second):
+        onnx.checker.check_model(part, full_check=True)

@@ -3,7 +3,8 @@ for delete_node (the weights only it read go with it), delete_initializer (refus
 remove_input and cleanup.
 
 A main-graph initializer is read by more than the main graph's nodes: the training graphs read
-it and their bindings set it (TrainingInfoProto), and a graph output may name it."""
+it and their bindings set it (TrainingInfoProto), a graph output may name it, and a quantization
+annotation may name it as a tensor's scale or zero point."""
 
 from __future__ import annotations
 
@@ -19,9 +20,13 @@ def names_read(g) -> set[str]:
 
 
 def read_elsewhere(model: onnx.ModelProto, g) -> set[str]:
-    """Names of g's values read other than by g's nodes: g's outputs, and for the main graph what
-    its training graphs read and what their bindings set."""
-    out = {o.name for o in g.output} if isinstance(g, onnx.GraphProto) else set()
+    """Names of g's values read other than by g's nodes: g's outputs, the scales and zero points
+    its quantization annotations name, and for the main graph what its training graphs read and
+    what their bindings set."""
+    out: set[str] = set()
+    if isinstance(g, onnx.GraphProto):
+        out |= {o.name for o in g.output}
+        out |= {p.value for a in g.quantization_annotation for p in a.quant_parameter_tensor_names}
     if g is model.graph:
         for t in model.training_info:
             out |= {b.key for b in (*t.initialization_binding, *t.update_binding)}

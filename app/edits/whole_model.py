@@ -24,7 +24,7 @@ from ..onnx_io.traverse import (
     walk_graphs,
 )
 from ..views.graph import free_names
-from ..words import closest, plural
+from ..words import closest, plural, some_names
 from .converted_bodies import (
     convert_functions,
     convert_training_graphs,
@@ -227,13 +227,34 @@ def extract_subgraph(model: onnx.ModelProto, op: dict) -> str:
     model.graph.CopyFrom(g)
     del model.functions[:]  # only the local functions the kept nodes still call
     model.functions.extend(extracted.functions)
-    note = ""
+    note = _unbind_training(model)
     # IR < 4 lists every weight as a graph input; the part keeps its weights, not those inputs
     needed_ir = needed_ir_version(model)
     if needed_ir > model.ir_version:
         note = f"; ir_version {model.ir_version} -> {needed_ir}"
         model.ir_version = needed_ir
     return f"extracted {len(g.node)} of {before} nodes between {inputs} and {outputs}{note}"
+
+
+def _unbind_training(model: onnx.ModelProto) -> str:
+    """Drop the training bindings naming weights the extracted graph no longer holds, and a
+    training graph left binding none (QA39: a split's part 1 kept the binding of a weight only
+    part 2 has — a model onnxruntime's trainer refuses, that passes the checker); say which."""
+    held = initializer_names(model.graph)
+    dropped: list[str] = []
+    for i in reversed(range(len(model.training_info))):
+        t = model.training_info[i]
+        for bindings in (t.initialization_binding, t.update_binding):
+            for j in reversed(range(len(bindings))):
+                if bindings[j].key not in held:
+                    dropped.append(bindings[j].key)
+                    del bindings[j]
+        if not len(t.initialization_binding) and not len(t.update_binding):
+            del model.training_info[i]
+    if not dropped:
+        return ""
+    names = some_names(sorted(set(dropped)), 3)
+    return f"; training bindings of {names} dropped (weights left out)"
 
 
 class _BodiesRead(onnx.utils.Extractor):

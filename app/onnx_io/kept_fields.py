@@ -36,7 +36,9 @@ def restore_graph_fields(before: onnx.GraphProto, after: onnx.GraphProto, declar
         after.metadata_props.extend(before.metadata_props)
     named = _tensor_names(after)
     if len(before.quantization_annotation) and not len(after.quantization_annotation):
-        after.quantization_annotation.extend(a for a in before.quantization_annotation if a.tensor_name in named)
+        kept = [a for a in before.quantization_annotation if a.tensor_name in named]
+        after.quantization_annotation.extend(kept)
+        _keep_annotation_tensors(before, after, kept, named)
     old_values = {v.name: v for v in [*before.input, *before.output, *before.value_info]}
     for v in [*after.input, *after.output, *after.value_info]:
         if v.name in old_values:
@@ -73,6 +75,17 @@ def restore_graph_fields(before: onnx.GraphProto, after: onnx.GraphProto, declar
             elif a.type == onnx.AttributeProto.GRAPHS and len(a.graphs) == len(was.graphs):
                 for g_before, g_after in zip(was.graphs, a.graphs, strict=True):
                     restore_graph_fields(g_before, g_after, declared)
+
+
+def _keep_annotation_tensors(before: onnx.GraphProto, after: onnx.GraphProto, kept, named: set[str]) -> None:
+    """The scale and zero-point weights the kept annotations name, brought back where the tool
+    dropped them as read by no node (QA39: a split's part 1 kept `b`'s annotation, its scale
+    `bias` left with part 2): an annotation naming no tensor of its graph says nothing."""
+    weights = {t.name: t for t in before.initializer}
+    wanted = [p.value for a in kept for p in a.quant_parameter_tensor_names]
+    for name in dict.fromkeys(wanted):
+        if name not in named and name in weights:
+            after.initializer.append(weights[name])
 
 
 def _keep_declared(before: onnx.GraphProto, after: onnx.GraphProto) -> None:
