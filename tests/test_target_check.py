@@ -68,11 +68,16 @@ def test_a_limit_that_isnt_one_is_refused(client):
     mid = upload(client, encoder_block().SerializeToString(), "enc.onnx").get_json()["id"]
     huge = "9" * 5000  # past Python's 4,300 digits for int(): a 500 once (QA39 #7)
     for query in (
-        "max_opset=0", "max_opset=x", "static=maybe", "ops=", "ops=Conv;rm", "max_nodes=-1", f"max_opset={huge}",
+        "max_opset=0", "max_opset=x", "static=maybe", "ops=", "ops=Conv(x)", "ops=;", "max_nodes=-1", f"max_opset={huge}",
         "maxnodes=2",  # a typo read as "keeps every limit" (QA39 #6)
     ):  # fmt: skip
         assert target(client, mid, query, 400)["error"]["code"] == "bad_request", query
     assert "did you mean 'max_nodes'" in target(client, mid, "maxnodes=2", 400)["error"]["message"]
+    assert target(client, mid, "ops=Conv(x)", 400)["error"]["message"].endswith("'Conv(x)' is not an operator type")
+    # what people type between operator types (QA39: "Relu; Mul" was refused, quoted as 'Relu;,Mul')
+    assert target(client, mid, "ops=MatMul;%20Add Softmax,,Reshape") == target(
+        client, mid, "ops=MatMul,Add,Softmax,Reshape"
+    )
     assert target(client, mid, "")["rules"] == [] and target(client, mid, "")["ok"]
 
 

@@ -590,7 +590,11 @@ def _paths() -> dict:
                 _query("max_opset", {"type": "integer", "minimum": 1}, "the newest ai.onnx opset the target takes"),
                 _query("static", {"type": "string"}, "1: every fed input's dims must be known"),
                 _query("control_flow", {"type": "string"}, "0: no If, Loop or Scan"),
-                _query("ops", {"type": "string"}, "the operator types the target takes, separated by commas"),
+                _query(
+                    "ops",
+                    {"type": "string"},
+                    "the operator types the target takes, separated by commas (spaces and semicolons alike)",
+                ),
                 _query("standard", {"type": "string"}, "1: no operator of another domain than ai.onnx"),
                 _query("max_nodes", {"type": "integer", "minimum": 1}, "the nodes it takes (bodies included)"),
             ],

@@ -16,6 +16,7 @@ from .documents import load, revision_number
 
 _YES, _NO = ("1", "true", "yes"), ("0", "false", "no")
 _OP = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")  # an op type, or DOMAIN.OpType for another domain's
+_SEPARATORS = re.compile(r"[\s,;]+")  # what people type between operator types
 MAX_LIMIT = 10**9
 
 
@@ -43,10 +44,11 @@ def _ops() -> frozenset[str] | None:
     raw = request.args.get("ops")
     if raw is None:
         return None
-    ops = [p.strip() for p in raw.split(",") if p.strip()]
+    ops = [p for p in _SEPARATORS.split(raw) if p]  # "Conv, Relu", "Conv Relu", "Conv;Relu" alike
     bad = [op for op in ops if not _OP.match(op)]
     if bad or not ops:
-        raise StudioError("bad_request", f"ops is a list of operator types separated by commas, not {raw[:60]!r}")
+        what = f"{bad[0][:40]!r} is not an operator type" if bad else "it names none"
+        raise StudioError("bad_request", f"ops is a list of operator types separated by commas: {what}")
     return frozenset(ops)
 
 

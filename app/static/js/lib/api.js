@@ -299,7 +299,7 @@ export function checkTarget(id, limits, revision = null) {
   if (limits.max_opset) params.set("max_opset", String(limits.max_opset));
   if (limits.max_nodes) params.set("max_nodes", String(limits.max_nodes));
   // commas part the names (spaces around them go): a refusal quotes what was typed, not a rewrite
-  if (limits.ops) params.set("ops", limits.ops.split(",").map((op) => op.trim()).filter(Boolean).join(","));
+  if (limits.ops) params.set("ops", limits.ops); // as typed: the server's message quotes it
   if (limits.static) params.set("static", "1");
   if (limits.no_control_flow) params.set("control_flow", "0");
   if (limits.standard) params.set("standard", "1");
