@@ -213,3 +213,18 @@ def test_another_domains_operator_is_written_out_by_its_domain_and_type(client):
     assert node.op_type not in {
         n.op_type for n in onnx.load_from_string(client.get(f"/api/models/{mid}/download").data).graph.node
     }
+
+
+def test_a_kernel_the_cpu_lacks_in_bfloat16_is_said_to_be_the_types(client):
+    """QA39 #11: a bfloat16 model's missing kernel came as onnxruntime's bare "Could not find an
+    implementation for Div(14)", and Simplify's way out said to convert the opset, which can't help."""
+    case = next(c for c in collect_testcases(None) if c.name == "test_celu_bfloat16")
+    mid = upload(client, case.model.SerializeToString(), "celu.onnx").get_json()["id"]
+    ops = [{"op": "write_out", "op_types": ["Celu"]}, {"op": "simplify"}]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": ops})
+    assert r.status_code == 422, r.get_json()
+    message = r.get_json()["error"]["message"]
+    assert message.endswith(
+        "(onnxruntime's CPU provider has no Div(14) kernel for the types given it here: the model computes in"
+        " bfloat16, which it runs few operators in)"
+    ), message

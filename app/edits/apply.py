@@ -24,6 +24,7 @@ from ..views.tree_words import tree_fault
 from ..views.trees import ENSEMBLES
 from .batch_end import LateLine, batch_end
 from .contract import check_batch
+from .missing_kernels import no_kernel_words
 from .outputs_follow import outputs_following
 from .quantization_fault import QUANTIZERS, quantization_fault
 from .refusal_reads import reads_words
@@ -297,7 +298,8 @@ def runtime_refusal(verdict: dict, model: onnx.ModelProto | None = None) -> str:
     if found:
         (name, op_type, nid), fault = found
         return f"onnxruntime can't run the edited model: {node_words(name, op_type, nid)}: {fault}"
-    return f"onnxruntime can't run the edited model: {verdict['message']}"
+    why = no_kernel_words(model, verdict["message"]) if model is not None else ""
+    return f"onnxruntime can't run the edited model: {verdict['message']}{why}"
 
 
 def _quantization_at_fault(verdict: dict, model: onnx.ModelProto) -> tuple[tuple[str, str, str], str] | None:

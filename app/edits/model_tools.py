@@ -23,6 +23,7 @@ from ..onnx_io.kept_fields import restore_graph_fields
 from ..onnx_io.sizes import size_text
 from ..onnx_io.traverse import constant_value, running_graphs, walk_graphs
 from ..onnx_io.traverse import tensors as all_tensors
+from .missing_kernels import no_kernel_words
 from .names import fresh_name
 from .sources import inline_tensor, tensor_files
 from .wiring import keep_topological_order
@@ -207,19 +208,15 @@ def in_helper(
 
 
 _NOT_AN_INITIALIZER = re.compile(r"Expected (\S+) to be an initializer")
-_NO_KERNEL = re.compile(r"Could not find an implementation for (\w+)\((\d+)\) node")
 
 
 def _way_out(model: onnx.ModelProto, error: str) -> str:
     """What to do about a tool's failure, where its words don't say: onnxruntime's quantizers
     want weights stored as initializers, and some exports compute them (the wheel's light models
     from ConstantOfShape)."""
-    missing = _NO_KERNEL.search(error)
-    if missing is not None:  # an old export: its operator's version is one onnxruntime dropped (QA38 #6)
-        return (
-            f" (onnxruntime has no kernel for {missing.group(1)} at opset {missing.group(2)}:"
-            " Convert opset… to a newer one first, then this)"
-        )
+    missing = no_kernel_words(model, error)  # an old export's operator version, or a type (QA38 #6)
+    if missing:
+        return missing
     found = _NOT_AN_INITIALIZER.search(error)
     if found is None:
         return ""
