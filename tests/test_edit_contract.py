@@ -24,8 +24,9 @@ from app.edits.jsontypes import Array, Integer, Null, OneOf, String
 
 def fuzz_model() -> onnx.ModelProto:
     """x -> MatMul(W) "mm" -> h -> LeakyRelu "act" -> y -> Dropout "drop" -> yd -> Identity "id"
-    -> z, outputs z and y, a Transpose "flip" of yd read by nothing (a list attribute, `perm`), an
-    unread input `spare` and an unread initializer `U`: every op has
+    -> z, outputs z and y, a Transpose "flip" of yd read by nothing (a list attribute, `perm`), a
+    Loop "rep" negating yd twice (read by nothing), an unread input `spare` and an unread
+    initializer `U`: every op has
     something to work on (simplify: the Dropout, a no-op at inference)."""
     m = small_model()
     m.graph.node.insert(2, helper.make_node("Dropout", ["y"], ["yd"], name="drop"))
@@ -35,8 +36,27 @@ def fuzz_model() -> onnx.ModelProto:
     m.graph.initializer.append(numpy_helper.from_array(np.zeros(3, np.float32), "U"))
     # a list attribute for set_attribute_items: a Transpose whose output nothing reads
     m.graph.node.append(helper.make_node("Transpose", ["yd"], ["yt"], name="flip", perm=[0, 1]))
+    m.graph.node.append(helper.make_node("Loop", ["twice", "", "yd"], ["looped"], name="rep", body=_negate_body()))
+    m.graph.initializer.append(numpy_helper.from_array(np.array(2, np.int64), "twice"))
     onnx.checker.check_model(m, full_check=True)
     return m
+
+
+def _negate_body() -> onnx.GraphProto:
+    """A Loop body: i, cond, v -> cond, -v."""
+    return helper.make_graph(
+        [helper.make_node("Neg", ["v"], ["neg_v"], name="negate")],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 2]),
+        ],
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("neg_v", TensorProto.FLOAT, [1, 2]),
+        ],
+    )
 
 
 def added_model() -> bytes:
@@ -110,6 +130,7 @@ SAMPLES = {
     "convert_float16": {"keep_io_types": True, "op_block_list": ["Softmax"], "node_block_list": ["act"]},
     "simplify": {},
     "write_out": {"op_types": ["LeakyRelu"], "nodes": ["act"]},
+    "unroll_loop": {"node": "rep"},
     "quantize_static": {
         "calibration": {
             "x": {"dtype": "FLOAT", "shape": [3, 1, 2], "values": [1, 2, -1, 0.5, 3, -2]},

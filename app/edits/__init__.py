@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers the ops)
     precision,
     rename_dim,
     simplify,
+    unroll,
     weight_only,
     whole_model,
     wiring,

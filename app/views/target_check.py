@@ -116,9 +116,17 @@ def _static(model: onnx.ModelProto) -> dict:
 
 
 def _flow_fix(kinds: Counter) -> str:
+    """What removes each kind present (a Scan: no tool here unrolls one)."""
+    fixes = []
     if "If" in kinds:
-        return "Simplify removes an If whose condition is known (give its inputs their values first: Make static, Fix input)"
-    return ""  # a Loop or Scan: no tool here unrolls one
+        fixes.append(
+            "Simplify removes an If whose condition is known (give its inputs their values first: Make static, Fix input)"
+        )
+    if "Loop" in kinds:
+        fixes.append(
+            "Unroll (a Loop's panel) replaces a Loop that runs a known number of times by its body, once per iteration"
+        )
+    return "; ".join(fixes)
 
 
 def _ops_fix(kinds: Counter) -> str:

@@ -604,6 +604,18 @@ function writeOutForm(node, ctx) {
   return form;
 }
 
+/** "Unroll": a Loop that runs a known number of times replaced by its body once per iteration
+ * (the unroll_loop edit), for a target without control flow; the server says why it can't. */
+function unrollForm(node, ctx) {
+  const { form } = editForm("ed-unroll", [
+    el("p", { class: "ed-hint muted" }, "The Loop is replaced by its body's nodes, once per iteration, each reading what the one before computed; its outputs keep their names. It must run a known number of times: its trip count a constant, its condition true throughout."),
+    el("div", { class: "ed-actions" }, el("button", { type: "submit", class: "btn btn-small" }, "Unroll")),
+  ], async () => {
+    await ctx.actions.edit([{ op: "unroll_loop", node: node.id }], { selection: null });
+  });
+  return form;
+}
+
 /** The "Edit node" section's buttons: insert before/after, change operator, delete. */
 export function nodeActions(node, ctx) {
   // the main graph and its bodies (If branches, Loop and Scan bodies); not a model function
@@ -618,6 +630,9 @@ export function nodeActions(node, ctx) {
   const pair = qdqPairOf(node, ctx.graph);
   if (pair) items.push({ key: "remove-qdq", label: "Remove QDQ pair", cls: "btn-danger", build: () => removeQdqForm(pair, ctx) });
   items.push({ key: "write-out", label: "Write out", build: () => writeOutForm(node, ctx) });
+  if (node.op_type === "Loop" && ["", "ai.onnx"].includes(node.domain || "") && (ctx.graph || {}).kind !== "function") {
+    items.push({ key: "unroll", label: "Unroll", build: () => unrollForm(node, ctx) });
+  }
   const bar = actionBar(items, { cls: "node-actions" });
   // offered where onnx defines the operator by others (the schema says so once loaded)
   const writeOut = /** @type {HTMLElement | null} */ (bar.querySelector("[data-action=write-out]"));

@@ -1,0 +1,142 @@
+"""unroll_loop (QA37/QA39: a target without control flow had no tool for a Loop): a Loop of
+known count replaced by its body once per iteration, giving onnxruntime's outputs of the Loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from testkit import upload
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def _body(nested_if: bool = False) -> onnx.GraphProto:
+    """i, cond, v -> cond, v + x * i (carried), v * 2 (scanned); with `nested_if`, the product
+    goes through an If whose branches read the body's values."""
+    nodes = [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+        helper.make_node("Cast", ["i"], ["i_f"], name="as_float", to=F),
+        helper.make_node("Mul", ["x", "i_f"], ["step"], name="times_i"),
+    ]
+    if nested_if:
+        then = helper.make_graph(
+            [helper.make_node("Add", ["step", "v_in"], ["then_v"])],
+            "then",
+            [],
+            [helper.make_tensor_value_info("then_v", F, [3])],
+        )
+        other = helper.make_graph(
+            [helper.make_node("Sub", ["v_in", "step"], ["else_v"])],
+            "else",
+            [],
+            [helper.make_tensor_value_info("else_v", F, [3])],
+        )
+        nodes += [
+            helper.make_node("ReduceSum", ["i_f"], ["i_sum"], name="sum", keepdims=0),
+            helper.make_node("Less", ["i_sum", "two"], ["early"], name="early"),
+            helper.make_node("If", ["early"], ["v_out"], name="pick", then_branch=then, else_branch=other),
+        ]
+    else:
+        nodes.append(helper.make_node("Add", ["v_in", "step"], ["v_out"], name="accumulate"))
+    nodes.append(helper.make_node("Mul", ["v_out", "k"], ["scan"], name="double"))
+    return helper.make_graph(
+        nodes,
+        "body",
+        [
+            helper.make_tensor_value_info("i", I64, []),
+            helper.make_tensor_value_info("cond_in", B, []),
+            helper.make_tensor_value_info("v_in", F, [3]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", B, []),
+            helper.make_tensor_value_info("v_out", F, [3]),
+            helper.make_tensor_value_info("scan", F, [3]),
+        ],
+        [
+            numpy_helper.from_array(np.array(2.0, np.float32), "k"),
+            numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+        ],
+    )
+
+
+def loop_model(count: int = 4, opset: int = 17, nested_if: bool = False, cond: str = "") -> onnx.ModelProto:
+    weights = [numpy_helper.from_array(np.array(count, np.int64), "M")]
+    if cond:
+        weights.append(numpy_helper.from_array(np.array(True), cond))
+    g = helper.make_graph(
+        [
+            helper.make_node("Loop", ["M", cond, "v0"], ["v_final", "scans"], name="loop", body=_body(nested_if)),
+            helper.make_node("Relu", ["v_final"], ["y"], name="after"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [3]), helper.make_tensor_value_info("v0", F, [3])],
+        [helper.make_tensor_value_info("y", F, [3]), helper.make_tensor_value_info("scans", F, [count, 3])],
+        weights,
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def outputs(data: bytes, feeds: dict) -> list:
+    return ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def unrolled(client, model: onnx.ModelProto, status: int = 200):
+    mid = upload(client, model.SerializeToString(), "loop.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "unroll_loop", "node": "loop"}]})
+    assert r.status_code == status, r.get_json()
+    if status != 200:
+        return r.get_json()["error"]["message"]
+    return r.get_json()["changes"][0], client.get(f"/api/models/{mid}/download").data
+
+
+@pytest.mark.parametrize(
+    ("count", "opset", "nested_if", "cond"),
+    [(4, 17, False, ""), (1, 11, False, "go"), (5, 13, True, ""), (3, 11, True, "")],
+)
+def test_an_unrolled_loop_gives_the_loops_outputs(client, count, opset, nested_if, cond):
+    model = loop_model(count, opset, nested_if, cond)
+    change, data = unrolled(client, model)
+    assert change.startswith(f"unrolled Loop n0 ({count} iterations of ")
+    result = onnx.load_from_string(data)
+    onnx.checker.check_model(result, full_check=True)
+    assert "Loop" not in {n.op_type for n in result.graph.node}
+    assert [o.name for o in result.graph.output] == ["y", "scans"]
+    rng = np.random.default_rng(count)
+    feeds = {"x": rng.standard_normal(3).astype(np.float32), "v0": rng.standard_normal(3).astype(np.float32)}
+    for got, want in zip(outputs(data, feeds), outputs(model.SerializeToString(), feeds), strict=True):
+        np.testing.assert_array_equal(got, want)
+    names = [n.name for n in result.graph.node]
+    assert "loop/0/times_i" in names and f"loop/{count - 1}/double" in names
+    assert not any(n.endswith("keep_going") for n in names)  # the condition's Identity: nothing reads it
+
+
+def test_a_loop_whose_count_or_end_is_not_known_is_refused_saying_why(client):
+    computed = loop_model()
+    computed.graph.initializer.pop()
+    computed.graph.input.append(helper.make_tensor_value_info("M", I64, []))
+    assert "trip count 'M' is computed, not a constant of its graph" in unrolled(client, computed, 400)
+    stops = loop_model()
+    body = stops.graph.node[0].attribute[0].g
+    body.node[0].CopyFrom(helper.make_node("Less", ["i", "three"], ["cond_out"], name="keep_going"))
+    body.initializer.append(numpy_helper.from_array(np.array(3, np.int64), "three"))
+    assert "body computes its condition: it may stop early" in unrolled(client, stops, 400)
+    long = loop_model(2000)
+    assert "runs 2000 times over 5 nodes: past 1,024 iterations" in unrolled(client, long, 400)
+    relu = loop_model()
+    mid = upload(client, relu.SerializeToString(), "r.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "unroll_loop", "node": "after"}]})
+    assert r.status_code == 400 and "node n1 is a Relu, not a Loop" in r.get_json()["error"]["message"]
+
+
+def test_check_a_target_offers_unroll_for_a_loop_and_passes_after_it(client):
+    mid = upload(client, loop_model().SerializeToString(), "loop.onnx").get_json()["id"]
+    (rule,) = client.get(f"/api/models/{mid}/target?control_flow=0").get_json()["rules"]
+    assert not rule["ok"] and rule["fix"].startswith("Unroll (a Loop's panel) replaces a Loop that runs a known number")
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "unroll_loop", "node": "n0"}]})
+    assert r.status_code == 200, r.get_json()
+    assert client.get(f"/api/models/{mid}/target?control_flow=0").get_json()["ok"]
