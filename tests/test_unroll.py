@@ -85,9 +85,9 @@ def outputs(data: bytes, feeds: dict) -> list:
     return ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-def unrolled(client, model: onnx.ModelProto, status: int = 200):
+def unrolled(client, model: onnx.ModelProto, status: int = 200, node: str = "loop"):
     mid = upload(client, model.SerializeToString(), "loop.onnx").get_json()["id"]
-    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "unroll_loop", "node": "loop"}]})
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "unroll_loop", "node": node}]})
     assert r.status_code == status, r.get_json()
     if status != 200:
         return r.get_json()["error"]["message"]
@@ -140,3 +140,27 @@ def test_check_a_target_offers_unroll_for_a_loop_and_passes_after_it(client):
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "unroll_loop", "node": "n0"}]})
     assert r.status_code == 200, r.get_json()
     assert client.get(f"/api/models/{mid}/target?control_flow=0").get_json()["ok"]
+
+
+@pytest.mark.parametrize("name", ["test_loop11", "test_loop13_seq", "test_loop16_seq_none"])
+def test_the_official_loop_tests_unrolled_give_their_expected_outputs(client, name):
+    """onnx's Loop node tests, their trip count and condition made the constants of their data
+    set: a tensor carried and scanned, a sequence grown, an optional sequence carried as a sequence."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    case = next(c for c in collect_testcases(None) if c.name == name)
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    (inputs, expected), feeds = case.data_sets[0], {}
+    for v, x in zip(list(model.graph.input), inputs, strict=True):
+        if v.name in ("trip_count", "cond"):
+            model.graph.initializer.append(numpy_helper.from_array(np.asarray(x), v.name))
+            model.graph.input.remove(v)
+        else:
+            feeds[v.name] = x
+    change, data = unrolled(client, model, node="n0")
+    assert "Loop" not in {n.op_type for n in onnx.load_from_string(data).graph.node}, change
+    got = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
+    for g, want in zip(got, expected, strict=True):
+        for a, b in zip(g if isinstance(g, list) else [g], want if isinstance(want, list) else [want], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6)

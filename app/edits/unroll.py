@@ -147,6 +147,12 @@ class _Unroller:
         # the nodes the carried and scan outputs need (not the condition's Identity), and what they read
         self.read = {o.name for o in body.output[1:]}
         self.live = live_from(body.node, self.read)
+        carried = zip(body.input[2:], body.output[1:], strict=False)
+        self.wrapped = {
+            j
+            for j, (x, y) in enumerate(carried)
+            if x.type.HasField("optional_type") and not y.type.HasField("optional_type")
+        }
 
     def _fresh(self, name: str) -> str:
         name = fresh_name(onnx.ModelProto(), name, self.taken)
@@ -170,7 +176,14 @@ class _Unroller:
         if b.input[1].name in read:
             self.truth = self.truth or self._constant(f"{self.base}/condition", np.array(True))
             names[b.input[1].name] = self.truth
-        for formal, actual in zip(b.input[2:], values, strict=True):
+        out: list[onnx.NodeProto] = []
+        for j, (formal, actual) in enumerate(zip(b.input[2:], values, strict=True)):
+            if i and j in self.wrapped:  # a body taking optional(T) that hands T on (Loop-16's optional carry)
+                held = self._fresh(f"{self.base}/{i}/{formal.name}")
+                out.append(
+                    helper.make_node("Optional", [actual], [held], name=f"{self.base}/{i}/optional_{formal.name}")
+                )
+                actual = held
             names[formal.name] = actual
         nodes = [n for n, live in zip(b.node, self.live, strict=True) if live]
         produced = {o for n in nodes for o in n.output if o}
@@ -181,7 +194,6 @@ class _Unroller:
         for x in sorted(produced):
             if x not in names:
                 names[x] = self._fresh(f"{self.base}/{i}/{x}")
-        out: list[onnx.NodeProto] = []
         for j, n in enumerate(b.node):
             if not self.live[j]:
                 continue
