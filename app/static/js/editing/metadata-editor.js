@@ -56,7 +56,7 @@ export function metadataEditor(props, ctx, { target, tensor, idPrefix = "metadat
     const long = value.length > LONG_VALUE || value.includes("\n");
     const form = el("form", { class: `meta-row${long ? " meta-long" : ""}`, "data-meta-key": key },
       el("span", { class: "meta-key mono", title: key }, key), input,
-      el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small" }, "Save"), del));
+      el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small", "aria-label": `Save ${key}` }, "Save"), del));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       runForm(form, error, () => save(key, input.value));

@@ -91,6 +91,12 @@ function render(node, text, { trusted, inline }) {
     const parser = trusted ? libs.trusted : libs.model;
     const html = inline ? parser.parseInline(text) : parser.parse(text);
     node.replaceChildren(sanitize(libs.purify, html));
+    // a code block scrolls sideways in a narrow panel: reachable from the keyboard in every
+    // browser, not Chromium's alone (QA41 #9)
+    for (const pre of node.querySelectorAll("pre")) {
+      pre.setAttribute("tabindex", "0");
+      pre.setAttribute("aria-label", "code");
+    }
     node.dataset.md = "ready";
   }).catch(() => {
     node.dataset.md = "plain";

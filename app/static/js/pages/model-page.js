@@ -7,6 +7,8 @@ import { busyIn, el, clear, painted } from "../widgets/dom.js";
 import { addInferredTypes, buildGraphModel } from "../pipeline/graph-model.js";
 import { LayoutClient } from "../pipeline/layout-client.js";
 import { renderBreadcrumb } from "../panels/breadcrumb.js";
+import { selectionWords } from "../pipeline/selection-words.js";
+import { announce } from "../lib/announce.js";
 import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
@@ -18,7 +20,7 @@ import { renderHeatLegend } from "../widgets/heat-legend.js";
 import { HEAT_CLASSES } from "../renderers/theme.js";
 import { referenceCause } from "../lib/reference-words.js";
 import { linkRefusalNodes, offerRefusalFixes } from "../editing/edit-forms.js";
-import { keepFocus } from "../widgets/focus-keeper.js";
+import { focusOn, keepFocus } from "../widgets/focus-keeper.js";
 import { keepTyped } from "../widgets/typed-keeper.js";
 import { changedSince } from "./changed-elsewhere.js";
 import { watchHead } from "./head-watch.js";
@@ -93,6 +95,7 @@ function renderToolbar() {
   const s = state.summary;
   if (!s) return;
   $("model-name").textContent = s.name || s.id;
+  $("model-heading").textContent = s.name || s.id; // the page's h1, for a screen reader's outline
   $("model-name").title = `${s.name || s.id}: click to rename it (how the models list shows it)`;
   const past = state.viewing !== null;
   const revLabel = $("model-revision");
@@ -397,10 +400,20 @@ function drawSidebar(panels) {
   if (own && OWN_PANELS.includes(state.panel)) sidebar.dataset.panel = state.panel;
   sidebar.scrollTop = scroll;
   sidebarFocus.restore();
-  buttons.model.classList.toggle("active", !box && tensor === null && !OWN_PANELS.includes(state.panel));
-  if (buttons.history) buttons.history.classList.toggle("active", !box && tensor === null && state.panel === "history");
-  buttons.compare.classList.toggle("active", !box && tensor === null && state.panel === "compare");
-  buttons.run.classList.toggle("active", !box && tensor === null && state.panel === "run");
+  const heading = sidebar.querySelector("h2");
+  if (state.focusPanel && heading) focusOn(/** @type {HTMLElement} */ (heading)); // opened from the toolbar (QA41 #7)
+  state.focusPanel = false;
+  const shown = (on) => !box && tensor === null && on;
+  pressed(buttons.model, shown(!OWN_PANELS.includes(state.panel)));
+  if (buttons.history) pressed(buttons.history, shown(state.panel === "history"));
+  pressed(buttons.compare, shown(state.panel === "compare"));
+  pressed(buttons.run, shown(state.panel === "run"));
+}
+
+/** A toolbar button of the panel shown: marked for the eye and for a screen reader. */
+function pressed(button, on) {
+  button.classList.toggle("active", on);
+  button.setAttribute("aria-pressed", String(on));
 }
 
 function highlightSelection() {
@@ -425,6 +438,14 @@ function select(selection, { reveal = false } = {}) {
   if (id) view.reveal(id);
   renderSidebar();
   syncHash();
+  announce(selectionWords(selection, state.model, { groupWords }));
+}
+
+/** A group of the drawing in words: "group encoder.layer.3, 48 ops; Enter expands or collapses it". */
+function groupWords(id) {
+  const group = view.h ? view.h.groups.get(id) : null;
+  if (!group) return `group ${id}`;
+  return `group ${group.scope || group.label}, ${group.nodeCount} ops; Enter expands or collapses it`;
 }
 
 function selectBox(boxId, options) {
@@ -842,6 +863,10 @@ async function loadGraph(path, { home = true, selection = state.selection, keepP
   if (selection && selection.kind === "node") selection = nodeSelectionIn(graph, model, selection);
   else if (selection && selection.place !== undefined) selection = ioSelectionIn(graph, selection);
   renderBreadcrumb(breadcrumb, graph, panelContext);
+  if (!samePath && (path || cameFrom)) { // into a subgraph or back out: where one is now
+    const where = [...breadcrumb.querySelectorAll(".crumb")].map((c) => c.textContent.trim()).join(" › ");
+    announce(`${where}: ${(graph.nodes || []).length} nodes${path ? "; Backspace goes back" : ""}`);
+  }
   // back to a graph seen before: as it was left; with no selection asked for, the node holding
   // the subgraph we come from, else what was selected here
   const memory = samePath ? null : state.views.get(state.path) || null;
@@ -1193,7 +1218,7 @@ $("model-name").addEventListener("click", () => {
 buttons.undo.addEventListener("click", () => step("undo"));
 buttons.redo.addEventListener("click", () => step("redo"));
 // a toolbar panel asked for is shown, the side panel too if it was hidden
-const openPanel = (panel) => { state.panel = panel; showPanel(true); selectBox(null); };
+const openPanel = (panel) => { state.panel = panel; state.focusPanel = true; showPanel(true); selectBox(null); };
 buttons.model.addEventListener("click", () => openPanel("model"));
 if (buttons.history) buttons.history.addEventListener("click", () => openPanel("history"));
 buttons.compare.addEventListener("click", () => openPanel("compare"));

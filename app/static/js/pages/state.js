@@ -33,6 +33,7 @@ export const state = {
   times: null,
   brokenIfFails: -1,    // the revision an edit made from a base onnxruntime ran: its failing is news
   runInputs: null,       // a reference case's inputs the Run panel opens with (openRun)
+  focusPanel: false,     // a toolbar button opened the panel: the keyboard goes to its title (QA41 #7)
   outputsKeptBefore: -1, // the revision an edit made from one that gave its reference outputs: its failing them is news
   /** graph path -> how it was left (pan/zoom, expanded groups, selection): coming back shows it so
    * @type {Map<string, {view: {x: number, y: number, k: number}, expanded: Set<string>, selection: {kind: string, id: string} | null}>} */

@@ -126,7 +126,7 @@ function dtypeEditor(attr, node, row, error, del) {
   const picker = dtypeSelect(held, {
     name: "value", "aria-label": `Value of ${attr.name}`, title: `TensorProto.DataType ${formatNumber(attr.value)}`,
   });
-  const button = el("button", { type: "submit", class: "btn btn-small" }, "Save");
+  const button = el("button", { type: "submit", class: "btn btn-small", "aria-label": `Save ${attr.name}` }, "Save");
   const form = el("form", { class: "attr-edit attr-edit-dtype" }, picker, button);
   const entry = {
     name: attr.name, mark: row, button, label: "Save", del, error,
@@ -149,7 +149,8 @@ function editor(attr, node, row, error, del, ctx) {
     type: "text", name: "value", value: held, class: "mono", spellcheck: "false",
     "aria-label": `Value of ${attr.name}`, autocomplete: "off",
   });
-  const button = el("button", { type: "submit", class: "btn btn-small" }, "Save");
+  // five Saves on a Conv's panel, each named for its attribute (QA41 #11)
+  const button = el("button", { type: "submit", class: "btn btn-small", "aria-label": `Save ${attr.name}` }, "Save");
   const form = el("form", { class: "attr-edit" }, input, button);
   let picker = null; // a closed set's <select>, once the schema names its values (offerChoices)
   const set = (text) => { input.value = text; if (picker) picker.value = text; };

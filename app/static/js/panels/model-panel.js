@@ -20,6 +20,7 @@ import { graphPathOf } from "../lib/address.js";
 import { declaredMismatch } from "./declared-shape.js";
 import { missingDataCheck } from "./missing-data.js";
 import { SMOKE_RUN } from "../lib/smoke-run.js";
+import { focusOn } from "../widgets/focus-keeper.js";
 
 function nodeLink(ctx, node, label) {
   return el("a", { class: "inference-link", href: ctx.nodeHref(graphPathOf(node), node), "data-node": node }, `${label} ›`);
@@ -293,7 +294,12 @@ function sectionIndex(root) {
     const at = target && (target.closest(".panel-section") || target);
     if (!at) return null;
     const link = el("button", { type: "button", class: "linklike panel-index-link", "data-target": selector }, label);
-    link.addEventListener("click", () => at.scrollIntoView({ block: "start", behavior: "smooth" }));
+    link.addEventListener("click", () => {
+      at.scrollIntoView({ block: "start", behavior: "smooth" });
+      // the keyboard goes there too: the next Tab is the section's first control (QA41 #6)
+      const heading = at.querySelector("h3") || at;
+      focusOn(/** @type {HTMLElement} */ (heading));
+    });
     return link;
   }).filter(Boolean);
   return el("nav", { class: "panel-index", "aria-label": "Sections of the model panel" }, ...links);

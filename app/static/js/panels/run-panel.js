@@ -20,6 +20,7 @@ import { revisionChoice, standing } from "./history-panel.js";
 import { modelOption, twinsOf } from "../widgets/model-options.js";
 import { rowsWords } from "../lib/reference-words.js";
 import { graphPathOf } from "../lib/address.js";
+import { announce } from "../lib/announce.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -666,6 +667,13 @@ function keepAsReference(ctx, body) {
   return row;
 }
 
+/** What a screen reader is told when a run ends: its summary line and the verdicts under it. */
+function resultWords(root) {
+  const said = ["#run-summary", "#run-expected-verdict", ".run-compare-refused", ".run-diverges"]
+    .map((q) => root.querySelector(q)).filter(Boolean).map((e) => e.textContent.replace(/\s+/g, " ").trim());
+  return said.join(" ");
+}
+
 function results(root, answer, ctx, body, fromCase = false) {
   clear(root);
   // a revision that can't take this run's inputs is said, and this run's outputs shown alone
@@ -1068,13 +1076,17 @@ export function renderRunPanel(root, ctx) {
       ctx.actions.markDivergence(diverges ? diverges.node : null, Object.values((answer.compare && answer.compare.outputs) || {}).every((c) => c.close));
       out.dataset.ready = "true";
       out.scrollIntoView({ block: "nearest" }); // below the fold on a model of several inputs
+      announce(resultWords(out));
     } catch (err) {
       clear(out);
       out.append(runFailure(err, graph, ctx));
       out.scrollIntoView({ block: "nearest" });
+      announce(`The run failed: ${out.textContent.replace(/\s+/g, " ").trim().slice(0, 300)}`);
     } finally {
       clearInterval(ticking);
       button.disabled = false;
+      // a disabled button loses focus to the page (QA41 #5): back where the person was
+      if (document.activeElement === document.body && button.isConnected) button.focus({ preventScroll: true });
     }
   });
   root.append(

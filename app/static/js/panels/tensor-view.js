@@ -183,7 +183,8 @@ export function tensorView(ref, load, { wide = false, title = "", shown = () => 
       holder.append(el("div", { class: "muted" }, "No values: the tensor is empty."));
       return;
     }
-    valuesBox = el("div", { class: "tp-values mono" });
+    // it scrolls: keyboard-reachable (QA41 #9)
+    valuesBox = el("div", { class: "tp-values mono", tabindex: "0", role: "region", "aria-label": `values of ${t.name || "the tensor"}` });
     holder.append(valuesBox);
     const values = t.values || [];
     const width = valuesBox.clientWidth || (wide ? 900 : 320);

@@ -3,7 +3,7 @@
 
 export function nodeTitle(box) {
   const subgraphs = box.node.subgraphs || [];
-  const open = subgraphs.length ? `. Double-click to open ${subgraphs.length > 1 ? "a subgraph" : "its subgraph"}.` : "";
+  const open = subgraphs.length ? `. Double-click (or Enter) to open ${subgraphs.length > 1 ? "a subgraph" : "its subgraph"}.` : "";
   return `${box.node.op_type}${box.node.name ? ` · ${box.node.name}` : ""}${open}`;
 }
 

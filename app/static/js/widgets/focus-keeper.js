@@ -71,8 +71,15 @@ export function keepFocus(root) {
     restore() {
       const now = document.activeElement;
       if (!mark || (now && now !== document.body && now !== document.documentElement)) return;
-      const again = find(root, mark);
-      if (again) again.focus({ preventScroll: true });
+      // the control gone with the panel (History's "View" draws another): the panel's title
+      const again = find(root, mark) || root.querySelector("h2");
+      if (again) focusOn(/** @type {HTMLElement} */ (again));
     },
   };
+}
+
+/** Focus `target`, a heading too (made focusable by script only), without scrolling to it. */
+export function focusOn(target) {
+  if (!target.matches("a[href], button, input, select, textarea, [tabindex]")) target.setAttribute("tabindex", "-1");
+  target.focus({ preventScroll: true });
 }

@@ -103,10 +103,31 @@ export function fieldError() {
   return el("div", { class: "field-error", role: "alert", hidden: true });
 }
 
+let errorIds = 0;
+
+/** The field beside an error box (its form or row of one or two) marked invalid and described by
+ * it while it shows, so a screen reader coming back to the field hears why (QA41 #11). */
+function markInvalid(box, invalid) {
+  const scope = box.parentElement;
+  if (!scope) return;
+  if (!box.id) box.id = `field-error-${++errorIds}`;
+  const fields = [...scope.querySelectorAll("input:not([type=hidden]), select, textarea")];
+  if (fields.length > 2) return; // a form of many fields: the error names the one at fault
+  for (const f of fields) {
+    const described = (f.getAttribute("aria-describedby") || "").split(" ").filter((x) => x && x !== box.id);
+    if (invalid) described.push(box.id);
+    if (described.length) f.setAttribute("aria-describedby", described.join(" "));
+    else f.removeAttribute("aria-describedby");
+    if (invalid) f.setAttribute("aria-invalid", "true");
+    else f.removeAttribute("aria-invalid");
+  }
+}
+
 /** An error in `box`: its first cause in one line, further causes folded under "N more". */
 export function showError(box, message, details = []) {
   box.textContent = message;
   box.hidden = !message;
+  markInvalid(box, !!message);
   if (message && details.length) {
     const more = document.createElement("details");
     more.className = "error-more";
