@@ -17,7 +17,15 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import StudioError
-from ..onnx_io.traverse import constant_value, graph_constants, live_from, opset_imports
+from ..onnx_io.sizes import data_bytes
+from ..onnx_io.traverse import (
+    attribute_tensors_of,
+    constant_value,
+    graph_constants,
+    graphs_within,
+    live_from,
+    opset_imports,
+)
 from ..views.scopes import nested_metadata
 from .field_types import NODE
 from .jsontypes import required
@@ -26,7 +34,8 @@ from .names import all_names, fresh_name
 from .registry import edit_op
 
 MAX_ITERATIONS = 1024  # a longer loop is a sequence model's decoding: unrolled, no runtime wants it
-MAX_UNROLLED_NODES = 100_000  # the body's nodes times the iterations
+MAX_UNROLLED_NODES = 100_000  # the body's nodes (its own bodies' too) times the iterations
+MAX_UNROLLED_BYTES = 256 << 20  # the body's size times the iterations: a Constant of 100 MB in it is copied each time
 
 
 @edit_op("unroll_loop", required("node", NODE, "the Loop's node id or name"))
@@ -52,11 +61,19 @@ def unroll_loop(model: onnx.ModelProto, op: dict) -> str:
         raise StudioError("bad_value", f"unroll_loop: Loop {nid} leaves a carried value out")
     if count < 1:
         raise StudioError("bad_value", f"unroll_loop: Loop {nid} runs {count} times: nothing to unroll")
-    if count > MAX_ITERATIONS or count * len(body.node) > MAX_UNROLLED_NODES:
+    nodes_in = sum(len(h.node) for h in graphs_within(body))
+    if count > MAX_ITERATIONS or count * nodes_in > MAX_UNROLLED_NODES:
         raise StudioError(
             "bad_value",
-            f"unroll_loop: Loop {nid} runs {count} times over {len(body.node)} nodes: past"
+            f"unroll_loop: Loop {nid} runs {count} times over {nodes_in} nodes: past"
             f" {MAX_ITERATIONS:,} iterations or {MAX_UNROLLED_NODES:,} nodes unrolled",
+        )
+    size = _copied_bytes(body)
+    if count * size > MAX_UNROLLED_BYTES:
+        raise StudioError(
+            "bad_value",
+            f"unroll_loop: Loop {nid}'s body holds {size:,} bytes of nodes and constants: {count} copies would"
+            f" pass {MAX_UNROLLED_BYTES >> 20} MiB",
         )
     base = loop.name or loop.output[0] or "loop"
     taken = all_names(g)
@@ -79,6 +96,20 @@ def unroll_loop(model: onnx.ModelProto, op: dict) -> str:
     for j, n in enumerate(nodes):
         g.node.insert(k + j, n)
     return f"unrolled Loop {nid} ({count} iterations of {len(body.node)} node(s)): {len(nodes)} node(s) in its place"
+
+
+def _copied_bytes(body: onnx.GraphProto) -> int:
+    """What each iteration copies: the body's nodes and their constants at their data's size (a
+    big one is held by reference while edited, its bytes written with each copy); its
+    initializers are made the graph's once."""
+    size = sum(n.ByteSize() for n in body.node)
+    for h in graphs_within(body):
+        for t in attribute_tensors_of(h):
+            count = 1
+            for d in t.dims:
+                count *= d
+            size += data_bytes(t.data_type, count) or 0
+    return size
 
 
 def _trip_count(g: onnx.GraphProto, loop: onnx.NodeProto, nid: str) -> int:
