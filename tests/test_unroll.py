@@ -169,3 +169,85 @@ def test_the_official_loop_tests_unrolled_give_their_expected_outputs(client, na
     for g, want in zip(got, expected, strict=True):
         for a, b in zip(g if isinstance(g, list) else [g], want if isinstance(want, list) else [want], strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def _first(model: onnx.ModelProto, op_type: str) -> str:
+    return f"n{next(i for i, n in enumerate(model.graph.node) if n.op_type == op_type)}"
+
+
+def _scan_cases() -> list[str]:
+    from onnx.backend.test.case.node import collect_testcases
+
+    return [
+        c.name
+        for c in collect_testcases(None)
+        if c.model.opset_import[0].version >= 9 and any(n.op_type == "Scan" for n in c.model.graph.node)
+    ]
+
+
+@pytest.mark.parametrize("name", _scan_cases())
+def test_the_official_scan_tests_unrolled_give_their_expected_outputs(client, name):
+    """onnx's Scan node tests and the written-out LinearAttention tests (a Scan over the
+    sequence): unrolled, onnx's reference evaluator gives the tests' expected outputs."""
+    from onnx.backend.test.case.node import collect_testcases
+    from onnx.reference import ReferenceEvaluator
+
+    case = next(c for c in collect_testcases(None) if c.name == name)
+    change, data = unrolled(client, case.model, node=_first(case.model, "Scan"))
+    result = onnx.load_from_string(data)
+    assert change.startswith("unrolled Scan ") and "Scan" not in {n.op_type for n in result.graph.node}
+    inputs, expected = case.data_sets[0]
+    feeds = dict(zip([v.name for v in result.graph.input], inputs, strict=True))
+    for got, want in zip(ReferenceEvaluator(result).run(None, feeds), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-3 if want.dtype == np.float16 else 1e-5, atol=1e-5)
+
+
+def scan_model() -> onnx.ModelProto:
+    """s [2] carried; a [2, 4] scanned along axis 1 backwards, b [4, 2] along axis 0; scan
+    outputs: s (stacked along axis 1, backwards) and a·b (along axis 0)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["s_in", "a_t"], ["s_out"]),
+            helper.make_node("Mul", ["s_out", "b_t"], ["prod"]),
+            helper.make_node("Identity", ["s_out"], ["s_seen"]),
+        ],
+        "body",
+        [helper.make_tensor_value_info(n, F, [2]) for n in ("s_in", "a_t", "b_t")],
+        [helper.make_tensor_value_info(n, F, [2]) for n in ("s_out", "s_seen", "prod")],
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node(
+                "Scan", ["s0", "a", "b"], ["s_final", "seen", "prods"], name="scan", body=body, num_scan_inputs=2,
+                scan_input_axes=[1, 0], scan_input_directions=[1, 0], scan_output_axes=[1, 0], scan_output_directions=[1, 0],
+            )
+        ],
+        "g",
+        [helper.make_tensor_value_info("s0", F, [2]), helper.make_tensor_value_info("a", F, [2, 4]), helper.make_tensor_value_info("b", F, [4, 2])],
+        [helper.make_tensor_value_info("s_final", F, [2]), helper.make_tensor_value_info("seen", F, [2, 4]), helper.make_tensor_value_info("prods", F, [4, 2])],
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_a_scan_with_axes_and_directions_unrolled_gives_onnxruntimes_outputs(client):
+    model = scan_model()
+    change, data = unrolled(client, model, node="scan")
+    assert change == "unrolled Scan n0 (4 iterations of 3 node(s)): 30 node(s) in its place", change
+    rng = np.random.default_rng(1)
+    feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in (("s0", 2), ("a", (2, 4)), ("b", (4, 2)))}
+    for got, want in zip(outputs(data, feeds), outputs(model.SerializeToString(), feeds), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_scan_of_unknown_length_or_opset_8_is_refused_saying_why(client):
+    from onnx.backend.test.case.node import collect_testcases
+
+    old = next(c for c in collect_testcases(None) if c.name == "test_scan_sum").model
+    assert "is Scan-8 (a batch axis and sequence lengths)" in unrolled(client, old, 400, node="n0")
+    open_length = scan_model()
+    open_length.graph.input[1].type.tensor_type.shape.dim[1].dim_param = "T"
+    assert "sequence length is unknown: 'a' has no known size along axis 1" in unrolled(
+        client, open_length, 400, node="scan"
+    )

@@ -10,13 +10,17 @@ A body that computes when to stop runs a number of times only a run can tell."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..errors import StudioError
+from ..errors import NotFound, StudioError
+from ..onnx_io.address import resolve_graph
+from ..onnx_io.inference import infer_isolated
 from ..onnx_io.sizes import data_bytes
 from ..onnx_io.traverse import (
     attribute_tensors_of,
@@ -38,64 +42,186 @@ MAX_UNROLLED_NODES = 100_000  # the body's nodes (its own bodies' too) times the
 MAX_UNROLLED_BYTES = 256 << 20  # the body's size times the iterations: a Constant of 100 MB in it is copied each time
 
 
-@edit_op("unroll_loop", required("node", NODE, "the Loop's node id or name"))
+@edit_op("unroll_loop", required("node", NODE, "the Loop's or Scan's node id or name"))
 def unroll_loop(model: onnx.ModelProto, op: dict) -> str:
-    """Replace a Loop that runs a known number of times by its body's nodes, once per iteration
-    (named `<loop>/<k>/<node>`, their values `<loop>/<k>/<value>`), each iteration reading the
-    values the one before carried on; scan outputs stacked along a new first axis (Unsqueeze,
-    Concat); the Loop's outputs keep their names. The trip count must be a constant of the
-    Loop's graph (an initializer or a Constant node), its condition left out or a constant true,
-    and the body must hand its condition on unchanged (or output a constant true): a body that
-    decides when to stop is refused. At most 1,024 iterations and 100,000 nodes made."""
-    ref, k, loop, nid = find_node(model, op["node"])
-    if loop.op_type != "Loop" or loop.domain not in ("", "ai.onnx"):
-        raise StudioError("bad_value", f"unroll_loop: node {nid} is a {loop.op_type}, not a Loop")
+    """Replace a Loop or Scan that runs a known number of times by its body's nodes, once per
+    iteration (named `<node>/<k>/<body node>`, their values `<node>/<k>/<value>`), each iteration
+    reading the state the one before handed on; scan outputs stacked (Unsqueeze, Concat), a
+    Scan's inputs taken slice by slice (Gather), directions kept; the node's outputs keep their
+    names. A Loop's trip count must be a constant of its graph (an initializer or a Constant
+    node), its condition left out or a constant true, and its body must hand its condition on
+    unchanged (or output a constant true): a body that decides when to stop is refused. A
+    Scan's sequence length must be known from its first scan input's declared shape. At most
+    1,024 iterations, 100,000 nodes and 256 MiB of copied nodes made."""
+    ref, k, node, nid = find_node(model, op["node"])
+    if node.op_type not in ("Loop", "Scan") or node.domain not in ("", "ai.onnx"):
+        raise StudioError("bad_value", f"unroll_loop: node {nid} is a {node.op_type}, not a Loop or a Scan")
     g = ref.container
     if not isinstance(g, onnx.GraphProto):
-        raise StudioError("bad_value", f"unroll_loop: Loop {nid} is in a function body: unroll loops of graphs")
-    body = helper.get_attribute_value(next(a for a in loop.attribute if a.name == "body"))
+        raise StudioError(
+            "bad_value", f"unroll_loop: {node.op_type} {nid} is in a function body: unroll loops of graphs"
+        )
+    body = helper.get_attribute_value(next(a for a in node.attribute if a.name == "body"))
+    opset = opset_imports(model, g).get("", 1)
+    plan = (
+        _loop_plan(g, node, body, nid)
+        if node.op_type == "Loop"
+        else _scan_plan(model, ref.path, node, body, nid, opset)
+    )
+    _check_size(plan, body, f"{node.op_type} {nid}")
+    made = _Unroller(g, node, body, plan, all_names(g), opset)
+    nodes = made.unrolled()
+    del g.node[k]
+    for j, n in enumerate(nodes):
+        g.node.insert(k + j, n)
+    return (
+        f"unrolled {node.op_type} {nid} ({plan.count} iterations of {len(body.node)} node(s)):"
+        f" {len(nodes)} node(s) in its place"
+    )
+
+
+@dataclass
+class _Plan:
+    """How a Loop's or a Scan's body is fed and read, in names of its body."""
+
+    count: int  # iterations
+    state_in: list[str]  # the body's inputs a state comes in by
+    state_out: list[str]  # and the outputs it goes on by
+    initial: list[str]  # the states' first values (the node's inputs)
+    scan_out: list[str]  # the body's outputs stacked, after the states
+    scan_axes: list[int]
+    scan_reversed: list[bool]
+    # per iteration, the body's other inputs: Loop's iteration number and condition, Scan's slices
+    fed: Callable[[_Unroller, int], dict[str, str]]
+    wrapped: set[int] = field(default_factory=set)  # states a body takes as optional(T) and hands on as T
+
+
+def _loop_plan(g: onnx.GraphProto, loop: onnx.NodeProto, body: onnx.GraphProto, nid: str) -> _Plan:
     count = _trip_count(g, loop, nid)
     _check_condition(g, loop, body, nid)
-    carried = len(loop.input) - 2
     if any(not x for x in loop.input[2:]):
         raise StudioError("bad_value", f"unroll_loop: Loop {nid} leaves a carried value out")
+    states = len(loop.input) - 2
+    ins, outs = [v.name for v in body.input], [v.name for v in body.output]
+    scans = len(outs) - 1 - states
+
+    def fed(made: _Unroller, i: int) -> dict[str, str]:
+        out = {}
+        if ins[0] in made.read:
+            out[ins[0]] = made.constant(f"{i}/iteration", np.array(i, np.int64))
+        if ins[1] in made.read:
+            out[ins[1]] = made.once("condition", np.array(True))
+        return out
+
+    carried = zip(body.input[2:], body.output[1:], strict=False)
+    return _Plan(
+        count=count,
+        state_in=ins[2:],
+        state_out=outs[1 : 1 + states],
+        initial=list(loop.input[2:]),
+        scan_out=outs[1 + states :],
+        scan_axes=[0] * scans,
+        scan_reversed=[False] * scans,
+        fed=fed,
+        wrapped={
+            j
+            for j, (x, y) in enumerate(carried)
+            if x.type.HasField("optional_type") and not y.type.HasField("optional_type")
+        },
+    )
+
+
+def _scan_plan(
+    model: onnx.ModelProto, path: str, scan: onnx.NodeProto, body: onnx.GraphProto, nid: str, opset: int
+) -> _Plan:
+    if opset < 9:
+        raise StudioError(
+            "bad_value",
+            f"unroll_loop: Scan {nid} is Scan-8 (a batch axis and sequence lengths): convert the opset to 9 or later first",
+        )
+    attrs = {a.name: helper.get_attribute_value(a) for a in scan.attribute}
+    m = int(attrs["num_scan_inputs"])
+    states = len(scan.input) - m
+    ins, outs = [v.name for v in body.input], [v.name for v in body.output]
+    scans = len(outs) - states
+    in_axes = list(attrs.get("scan_input_axes") or [0] * m)
+    in_reversed = [bool(d) for d in (attrs.get("scan_input_directions") or [0] * m)]
+    out_axes = list(attrs.get("scan_output_axes") or [0] * scans)
+    out_reversed = [bool(d) for d in (attrs.get("scan_output_directions") or [0] * scans)]
+    sources = list(scan.input[states:])
+    count = _sequence_length(model, path, sources[0], in_axes[0], nid)
+
+    def fed(made: _Unroller, i: int) -> dict[str, str]:
+        out = {}
+        for formal, source, axis, back in zip(ins[states:], sources, in_axes, in_reversed, strict=True):
+            if formal in made.read:
+                at = made.constant(f"{i}/index", np.array(count - 1 - i if back else i, np.int64))
+                out[formal] = made.add("Gather", [source, at], f"{i}/{formal}", axis=axis)
+        return out
+
+    return _Plan(
+        count=count,
+        state_in=ins[:states],
+        state_out=outs[:states],
+        initial=list(scan.input[:states]),
+        scan_out=outs[states:],
+        scan_axes=out_axes,
+        scan_reversed=out_reversed,
+        fed=fed,
+    )
+
+
+def _sequence_length(model: onnx.ModelProto, path: str, name: str, axis: int, nid: str) -> int:
+    """A Scan's iterations: its first scan input's size along its scan axis, as declared, else as
+    onnx's shape inference finds it (in the helper process: an untrusted model)."""
+    size = _declared_size(resolve_graph(model, path).container, name, axis)
+    if size is None:
+        try:
+            inferred = infer_isolated(model, data_prop=True)
+            size = _declared_size(resolve_graph(inferred, path).container, name, axis)
+        except (ValueError, NotFound):
+            size = None
+    if not size:
+        raise StudioError(
+            "bad_value",
+            f"unroll_loop: Scan {nid}'s sequence length is unknown: {name!r} has no known size along axis {axis}"
+            " (Make static gives the inputs sizes)",
+        )
+    return size
+
+
+def _declared_size(g, name: str, axis: int) -> int | None:
+    if not isinstance(g, onnx.GraphProto):
+        return None
+    weights = {t.name: list(t.dims) for t in g.initializer}
+    if name in weights:
+        dims: list[int | None] = list(weights[name])
+    else:
+        typed = next((v.type for v in [*g.input, *g.value_info, *g.output] if v.name == name), None)
+        if typed is None or not typed.HasField("tensor_type") or not typed.tensor_type.HasField("shape"):
+            return None
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in typed.tensor_type.shape.dim]
+    return dims[axis] if -len(dims) <= axis < len(dims) else None
+
+
+def _check_size(plan: _Plan, body: onnx.GraphProto, what: str) -> None:
+    count = plan.count
     if count < 1:
-        raise StudioError("bad_value", f"unroll_loop: Loop {nid} runs {count} times: nothing to unroll")
+        raise StudioError("bad_value", f"unroll_loop: {what} runs {count} times: nothing to unroll")
     nodes_in = sum(len(h.node) for h in graphs_within(body))
     if count > MAX_ITERATIONS or count * nodes_in > MAX_UNROLLED_NODES:
         raise StudioError(
             "bad_value",
-            f"unroll_loop: Loop {nid} runs {count} times over {nodes_in} nodes: past"
+            f"unroll_loop: {what} runs {count} times over {nodes_in} nodes: past"
             f" {MAX_ITERATIONS:,} iterations or {MAX_UNROLLED_NODES:,} nodes unrolled",
         )
     size = _copied_bytes(body)
     if count * size > MAX_UNROLLED_BYTES:
         raise StudioError(
             "bad_value",
-            f"unroll_loop: Loop {nid}'s body holds {size:,} bytes of nodes and constants: {count} copies would"
+            f"unroll_loop: {what}'s body holds {size:,} bytes of nodes and constants: {count} copies would"
             f" pass {MAX_UNROLLED_BYTES >> 20} MiB",
         )
-    base = loop.name or loop.output[0] or "loop"
-    taken = all_names(g)
-    opset = opset_imports(model, g).get("", 1)
-    made = _Unroller(g, loop, body, base, taken, opset)
-    nodes: list[onnx.NodeProto] = []
-    values = list(loop.input[2:])
-    stacked: list[list[str]] = [[] for _ in body.output[1 + carried :]]
-    for i in range(count):
-        last = i == count - 1
-        nodes += made.iteration(i, values, keep=list(loop.output[:carried]) if last else None)
-        values = made.carried_out
-        for s, name in zip(stacked, made.scanned, strict=True):
-            s.append(name)
-    nodes += made.passed_on(values, list(loop.output[:carried]))
-    for s, out in zip(stacked, loop.output[carried:], strict=False):
-        if out:
-            nodes += made.stack(s, out)
-    del g.node[k]
-    for j, n in enumerate(nodes):
-        g.node.insert(k + j, n)
-    return f"unrolled Loop {nid} ({count} iterations of {len(body.node)} node(s)): {len(nodes)} node(s) in its place"
 
 
 def _copied_bytes(body: onnx.GraphProto) -> int:
@@ -161,67 +287,82 @@ def _hands_condition_on(body: onnx.GraphProto) -> bool:
 
 
 class _Unroller:
-    """The copies of one Loop's body, one per iteration, into the Loop's graph."""
+    """The copies of one Loop's or Scan's body, one per iteration, into the node's graph."""
 
-    def __init__(self, g, loop, body, base: str, taken: set[str], opset: int):
-        self.g, self.loop, self.body, self.base, self.taken, self.opset = g, loop, body, base, taken, opset
-        self.carried_out: list[str] = []
-        self.scanned: list[str] = []
+    def __init__(self, g, node, body, plan: _Plan, taken: set[str], opset: int):
+        self.g, self.node, self.body, self.plan, self.taken, self.opset = g, node, body, plan, taken, opset
+        self.base = node.name or node.output[0] or node.op_type.lower()
+        self.made: list[onnx.NodeProto] = []  # the nodes so far, in order
+        self.constants: dict[str, str] = {}  # constants made once (a condition's true, an axis)
         self.weights: dict[str, str] = {}  # the body's initializers, made the graph's once
         for t in body.initializer:
-            self.weights[t.name] = self._fresh(f"{base}/{t.name}")
+            self.weights[t.name] = self._fresh(f"{self.base}/{t.name}")
             copy = onnx.TensorProto()
             copy.CopyFrom(t)
             copy.name = self.weights[t.name]
             g.initializer.append(copy)
-        self.truth = ""  # a constant true for the condition input, made once where read
-        # the nodes the carried and scan outputs need (not the condition's Identity), and what they read
-        self.read = {o.name for o in body.output[1:]}
+        # the nodes the states and scan outputs need (not a Loop's condition), and what they read
+        self.read = {*plan.state_out, *plan.scan_out}
         self.live = live_from(body.node, self.read)
-        carried = zip(body.input[2:], body.output[1:], strict=False)
-        self.wrapped = {
-            j
-            for j, (x, y) in enumerate(carried)
-            if x.type.HasField("optional_type") and not y.type.HasField("optional_type")
-        }
 
     def _fresh(self, name: str) -> str:
         name = fresh_name(onnx.ModelProto(), name, self.taken)
         self.taken.add(name)
         return name
 
-    def _constant(self, name: str, value) -> str:
-        name = self._fresh(name)
+    def constant(self, name: str, value) -> str:
+        """A new initializer `<node>/<name>` holding `value`."""
+        name = self._fresh(f"{self.base}/{name}")
         self.g.initializer.append(numpy_helper.from_array(value, name))
         return name
 
-    def iteration(self, i: int, values: list[str], keep: list[str] | None) -> list[onnx.NodeProto]:
-        """The body's nodes for iteration i, reading `values`; in the last (`keep`: the Loop's
-        carried outputs) a carried value a node computes is given the Loop's output name."""
-        b, carried = self.body, len(values)
+    def once(self, key: str, value) -> str:
+        """A constant made at its first use, shared by the iterations."""
+        if key not in self.constants:
+            self.constants[key] = self.constant(key, value)
+        return self.constants[key]
+
+    def add(self, op_type: str, inputs: list[str], name: str, output: str | None = None, **attrs) -> str:
+        """A new node `<node>/<name>` of op_type; its output's name (fresh unless given)."""
+        out = output or self._fresh(f"{self.base}/{name}")
+        self.made.append(helper.make_node(op_type, inputs, [out], name=f"{self.base}/{name}", **attrs))
+        return out
+
+    def unrolled(self) -> list[onnx.NodeProto]:
+        plan = self.plan
+        states = list(plan.initial)
+        stacked: list[list[str]] = [[] for _ in plan.scan_out]
+        outputs = list(self.node.output)
+        final, scanned_to = outputs[: len(states)], outputs[len(states) :]
+        for i in range(plan.count):
+            states, scanned = self._iteration(i, states, final if i == plan.count - 1 else None)
+            for s, name in zip(stacked, scanned, strict=True):
+                s.append(name)
+        for v, o in zip(states, final, strict=True):  # a state handed on unchanged, or one output twice
+            if o and v != o:
+                self.add("Identity", [v], o, output=o)
+        for s, out, axis, back in zip(stacked, scanned_to, plan.scan_axes, plan.scan_reversed, strict=False):
+            if out:
+                self._stack(s[::-1] if back else s, out, axis)
+        return self.made
+
+    def _iteration(self, i: int, states: list[str], keep: list[str] | None) -> tuple[list[str], list[str]]:
+        """The body's nodes for iteration i, reading `states`; in the last (`keep`: the node's
+        state outputs) a state a body node computes is given the node's output name. Answers the
+        states handed on and the values to stack."""
+        b, plan = self.body, self.plan
         names = dict(self.weights)
         names[""] = ""
-        read = self.read
-        if b.input[0].name in read:
-            names[b.input[0].name] = self._constant(f"{self.base}/{i}/iteration", np.array(i, np.int64))
-        if b.input[1].name in read:
-            self.truth = self.truth or self._constant(f"{self.base}/condition", np.array(True))
-            names[b.input[1].name] = self.truth
-        out: list[onnx.NodeProto] = []
-        for j, (formal, actual) in enumerate(zip(b.input[2:], values, strict=True)):
-            if i and j in self.wrapped:  # a body taking optional(T) that hands T on (Loop-16's optional carry)
-                held = self._fresh(f"{self.base}/{i}/{formal.name}")
-                out.append(
-                    helper.make_node("Optional", [actual], [held], name=f"{self.base}/{i}/optional_{formal.name}")
-                )
-                actual = held
-            names[formal.name] = actual
-        nodes = [n for n, live in zip(b.node, self.live, strict=True) if live]
-        produced = {o for n in nodes for o in n.output if o}
-        if keep:  # the Loop's output names for what the last iteration computes, each once
-            for formal, kept in zip(b.output[1 : 1 + carried], keep, strict=True):
-                if kept and formal.name in produced and formal.name not in names:
-                    names[formal.name] = kept
+        names.update(plan.fed(self, i))
+        for j, (formal, actual) in enumerate(zip(plan.state_in, states, strict=True)):
+            if i and j in plan.wrapped:  # a body taking optional(T) that hands T on (Loop-16's optional carry)
+                actual = self.add("Optional", [actual], f"{i}/optional_{formal}")
+            names[formal] = actual
+        produced = {o for n, live in zip(b.node, self.live, strict=True) if live for o in n.output if o}
+        if keep:  # the node's output names for what the last iteration computes, each once
+            for formal, kept in zip(plan.state_out, keep, strict=True):
+                if kept and formal in produced and formal not in names:
+                    names[formal] = kept
         for x in sorted(produced):
             if x not in names:
                 names[x] = self._fresh(f"{self.base}/{i}/{x}")
@@ -236,37 +377,24 @@ class _Unroller:
             for a in new.attribute:  # a nested If's branches read the body's values by name
                 for h in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
                     _rename_reads(h, names)
-            for key, said in nested_metadata(self.loop, new):
+            for key, said in nested_metadata(self.node, new):
                 new.metadata_props.add(key=key, value=said)
-            out.append(new)
-        self.carried_out = [names.get(o.name, o.name) for o in b.output[1 : 1 + carried]]
-        self.scanned = [names.get(o.name, o.name) for o in b.output[1 + carried :]]
-        return out
+            self.made.append(new)
+        return [names.get(x, x) for x in plan.state_out], [names.get(x, x) for x in plan.scan_out]
 
-    def passed_on(self, values: list[str], outputs: list[str]) -> list[onnx.NodeProto]:
-        """Identity nodes for the Loop's carried outputs the last iteration didn't compute under
-        their names (a value carried through unchanged, or one output twice)."""
-        return [
-            helper.make_node("Identity", [v], [o], name=f"{self.base}/{o}")
-            for v, o in zip(values, outputs, strict=True)
-            if o and v != o
-        ]
-
-    def stack(self, names: list[str], out: str) -> list[onnx.NodeProto]:
-        """Each iteration's scan value with a new first axis, concatenated into `out`."""
-        axes: dict[str, Any] = {} if self.opset >= 13 else {"axes": [0]}
-        axis = [self._constant(f"{self.base}/axis0", np.array([0], np.int64))] if self.opset >= 13 else []
-        nodes = []
+    def _stack(self, names: list[str], out: str, axis: int) -> None:
+        """Each iteration's value with a new axis `axis`, concatenated along it into `out`."""
+        if self.opset >= 13:
+            axes_in = [self.once(f"axis{axis}", np.array([axis], np.int64))]
+            attrs: dict[str, Any] = {}
+        else:
+            axes_in, attrs = [], {"axes": [axis]}
         parts = []
         for i, x in enumerate(names):
-            y = out if len(names) == 1 else self._fresh(f"{self.base}/{i}/{x.rsplit('/', 1)[-1]}_stacked")
-            nodes.append(
-                helper.make_node("Unsqueeze", [x, *axis], [y], name=f"{self.base}/{i}/unsqueeze_{out}", **axes)
-            )
-            parts.append(y)
+            one = out if len(names) == 1 else None
+            parts.append(self.add("Unsqueeze", [x, *axes_in], f"{i}/unsqueeze_{out}", output=one, **attrs))
         if len(parts) > 1:
-            nodes.append(helper.make_node("Concat", parts, [out], name=f"{self.base}/concat_{out}", axis=0))
-        return nodes
+            self.add("Concat", parts, f"concat_{out}", output=out, axis=axis)
 
 
 def _rename_reads(g: onnx.GraphProto, names: dict[str, str]) -> None:

@@ -116,15 +116,17 @@ def _static(model: onnx.ModelProto) -> dict:
 
 
 def _flow_fix(kinds: Counter) -> str:
-    """What removes each kind present (a Scan: no tool here unrolls one)."""
+    """What removes each kind present."""
     fixes = []
     if "If" in kinds:
         fixes.append(
             "Simplify removes an If whose condition is known (give its inputs their values first: Make static, Fix input)"
         )
-    if "Loop" in kinds:
+    looping = " or ".join(op for op in ("Loop", "Scan") if op in kinds)
+    if looping:
         fixes.append(
-            "Unroll (a Loop's panel) replaces a Loop that runs a known number of times by its body, once per iteration"
+            f"Unroll (a {looping}'s panel) replaces a {looping} that runs a known number of times by its body,"
+            " once per iteration"
         )
     return "; ".join(fixes)
 

@@ -604,11 +604,13 @@ function writeOutForm(node, ctx) {
   return form;
 }
 
-/** "Unroll": a Loop that runs a known number of times replaced by its body once per iteration
+/** "Unroll": a Loop or Scan that runs a known number of times replaced by its body once per iteration
  * (the unroll_loop edit), for a target without control flow; the server says why it can't. */
 function unrollForm(node, ctx) {
   const { form } = editForm("ed-unroll", [
-    el("p", { class: "ed-hint muted" }, "The Loop is replaced by its body's nodes, once per iteration, each reading what the one before computed; its outputs keep their names. It must run a known number of times: its trip count a constant, its condition true throughout."),
+    el("p", { class: "ed-hint muted" }, `The ${node.op_type} is replaced by its body's nodes, once per iteration, each reading what the one before computed; its outputs keep their names. `,
+      node.op_type === "Loop" ? "It must run a known number of times: its trip count a constant, its condition true throughout."
+        : "Its sequence length must be known: its first scan input's size along its scan axis."),
     el("div", { class: "ed-actions" }, el("button", { type: "submit", class: "btn btn-small" }, "Unroll")),
   ], async () => {
     await ctx.actions.edit([{ op: "unroll_loop", node: node.id }], { selection: null });
@@ -630,7 +632,7 @@ export function nodeActions(node, ctx) {
   const pair = qdqPairOf(node, ctx.graph);
   if (pair) items.push({ key: "remove-qdq", label: "Remove QDQ pair", cls: "btn-danger", build: () => removeQdqForm(pair, ctx) });
   items.push({ key: "write-out", label: "Write out", build: () => writeOutForm(node, ctx) });
-  if (node.op_type === "Loop" && ["", "ai.onnx"].includes(node.domain || "") && (ctx.graph || {}).kind !== "function") {
+  if (["Loop", "Scan"].includes(node.op_type) && ["", "ai.onnx"].includes(node.domain || "") && (ctx.graph || {}).kind !== "function") {
     items.push({ key: "unroll", label: "Unroll", build: () => unrollForm(node, ctx) });
   }
   const bar = actionBar(items, { cls: "node-actions" });
