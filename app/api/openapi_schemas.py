@@ -180,6 +180,10 @@ SCHEMAS: dict = {
                 "items": {"type": "string"},
                 "description": "the external data files it has (their locations)",
             },
+            "embeddable": {
+                "type": "boolean",
+                "description": "under protobuf's 2 GiB with its weights: the embedded download can be made",
+            },
             "missing_data": {
                 "type": "array",
                 "items": {"type": "object"},

@@ -28,6 +28,7 @@ from ..onnx_io.archive_members import its_own_files, left_out_answer
 from ..onnx_io.external import MAX_MODEL_BYTES, TENSOR_PREFIX, files_in_use, unpack_zip
 from ..onnx_io.inference import inferred_value_info
 from ..onnx_io.kinds import detect
+from ..onnx_io.limits import PROTOBUF_LIMIT
 from ..onnx_io.load import parse_model, parse_model_file, parse_model_stream
 from ..onnx_io.save import data_file_name, embedded, external_zip, move_weights_out
 from ..onnx_io.tar_reading import is_tar_name, unpack_tar
@@ -105,6 +106,8 @@ def _summary_of(model_id: str, rev: int | None) -> dict:
         "can_undo": head.parent is not None,
         "can_redo": bool(record.redo),
         "size": store().model_size(revision),
+        # one .onnx can hold it (Download's "Embedded"): under protobuf's 2 GiB
+        "embeddable": store().model_size(revision) < PROTOBUF_LIMIT,
         "external_files": sorted(revision.external),
         "missing_data": missing_weights(revision, model),
         "kind": record.kind,

@@ -14,28 +14,52 @@ from .load import parse_model
 EXTERNAL_THRESHOLD = 1024  # bytes; smaller tensors stay inside the .onnx
 
 
-def _inline(model: onnx.ModelProto, read) -> None:
+def _inline(model: onnx.ModelProto, read, size: int) -> None:
+    """External data read into the tensors, refused as soon as the whole would pass protobuf's
+    limit (`size`: the bytes so far): a 2.1 GiB model read whole first took 6.2 GB and then
+    failed in ByteSize itself, a 500 (QA40 #2)."""
     for t in _get_all_tensors(model):
         if t.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info = {e.key: e.value for e in t.external_data}
         length = int(info["length"]) if info.get("length") else None
         t.raw_data = read(info.get("location", ""), int(info.get("offset", 0) or 0), length)
+        size += len(t.raw_data)
+        if size >= PROTOBUF_LIMIT:
+            raise _too_large()
         del t.external_data[:]
         t.ClearField("data_location")  # as if it had never been external
 
 
+def _too_large() -> StudioError:
+    return StudioError(
+        "too_large",
+        "the model with its weights inlined is over protobuf's 2 GiB limit; download it with external data",
+        422,
+    )
+
+
+def external_bytes(model: onnx.ModelProto) -> int:
+    """The bytes its external tensors declare (their `length`s): what inlining them adds."""
+    total = 0
+    for t in _get_all_tensors(model):
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            length = next((e.value for e in t.external_data if e.key == "length"), "")
+            total += int(length) if length.isdigit() else 0
+    return total
+
+
 def embedded(data: bytes, read) -> bytes:
-    """The model as one file: external data read (via `read(location, offset, length)`) and inlined."""
+    """The model as one file: external data read (via `read(location, offset, length)`) and inlined;
+    422 too_large, before reading the weights where their lengths say so, past 2 GiB."""
     model = parse_model(data)
-    _inline(model, read)
-    if model.ByteSize() >= PROTOBUF_LIMIT:
-        raise StudioError(
-            "too_large",
-            "the model with its weights inlined is over protobuf's 2 GiB limit; download it with external data",
-            422,
-        )
-    return model.SerializeToString()
+    if len(data) + external_bytes(model) >= PROTOBUF_LIMIT:
+        raise _too_large()
+    _inline(model, read, len(data))
+    try:
+        return model.SerializeToString()
+    except Exception:  # protobuf's EncodeError: over the limit after all
+        raise _too_large() from None
 
 
 CHUNK = 1 << 22

@@ -9,7 +9,7 @@ import { parseJSON } from "../lib/api.js";
 import { actionBar, canEdit, checkbox, disclosure, editForm, field, loadCatalog, select, submit, textInput } from "./edit-forms.js";
 import { addInputForm } from "./io-panel.js";
 import { callout, mono } from "../widgets/ui.js";
-import { formatShape, formatValueType, plural } from "../lib/format.js";
+import { formatBytes, formatShape, formatValueType, plural } from "../lib/format.js";
 import { inputsFromNpz } from "../lib/arrays-upload.js";
 import { composeForm } from "./compose-form.js";
 import { weightCheck } from "./weight-check.js";
@@ -424,7 +424,10 @@ export function downloadChoices(summary, ctx) {
     lacking,
     link("as_stored", "As stored", external ? "a .zip: the .onnx with its external data files"
       : rev === 0 ? "the .onnx file uploaded, byte for byte" : "the .onnx file, its weights where the upload had them"),
-    link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GiB)"),
+    summary.embeddable === false // one .onnx can't hold it (QA40: a 500 after 22 s)
+      ? el("li", { "data-layout": "embedded" }, el("span", { class: "btn btn-small ed-download disabled", "aria-disabled": "true" }, "Embedded"),
+        el("span", { class: "muted ed-hint" }, `not for this model: at ${formatBytes(summary.size)} it is past protobuf's 2 GiB limit for one .onnx — take External data`))
+      : link("embedded", "Embedded", "one .onnx with every weight inside (under 2 GiB)"),
     link("external", "External data", "a .zip: the .onnx plus one .data file with every tensor over 1 KiB"),
     el("li", {}, el("a", { class: "btn btn-small ed-download", href: ctx.textHref(), download: "" }, "ONNX text"),
       el("span", { class: "muted ed-hint" }, mono(".onnxtxt"), " — the text syntax of onnx.printer; weights over 1 KiB are named in the ",

@@ -1,0 +1,45 @@
+"""The embedded download past protobuf's 2 GiB (QA40 #2): a 2.1 GiB model read every weight into
+memory (6.2 GB) and then failed in ByteSize itself, a 500 after 22 s. Refused at once as 422
+too_large where the weights' lengths say so, and the summary tells the page."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from testkit import upload
+
+from app.onnx_io import save
+
+
+def _with_external_weight(tmp_path) -> tuple[bytes, bytes]:
+    w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        [w],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    return (tmp_path / "m.onnx").read_bytes(), (tmp_path / "m.data").read_bytes()
+
+
+def test_past_the_limit_the_embedded_download_is_refused_before_reading_a_weight(client, tmp_path, monkeypatch):
+    graph, data = _with_external_weight(tmp_path)
+    mid = upload(client, graph, "m.onnx", extra=[(data, "m.data")]).get_json()["id"]
+    assert client.get(f"/api/models/{mid}").get_json()["embeddable"] is True
+    assert client.get(f"/api/models/{mid}/download?layout=embedded").status_code == 200
+    monkeypatch.setattr(save, "PROTOBUF_LIMIT", 16 << 10)  # the 16 KiB weight past a 16 KiB limit
+    monkeypatch.setattr("app.api.routes.PROTOBUF_LIMIT", 16 << 10)
+    r = client.get(f"/api/models/{mid}/download?layout=embedded&revision=0")
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "too_large", r.get_json()
+    assert client.get(f"/api/models/{mid}").get_json()["embeddable"] is False
+    reads = []
+    refused = None
+    try:
+        save.embedded(graph, lambda *a: reads.append(a) or b"")
+    except Exception as exc:
+        refused = exc
+    assert getattr(refused, "code", None) == "too_large" and reads == []  # nothing read first
