@@ -20,6 +20,7 @@ from urllib.parse import unquote
 import onnx
 
 from ..errors import StudioError
+from ..store.op_blobs import blob_refs
 from .apply import EditResult, apply_edits
 
 FORMAT = "onnx-studio-recipe/1"
@@ -68,22 +69,6 @@ def revision_path(parents: dict[int, int | None], start: int, end: int) -> list[
             422,
         )
     return path[::-1]
-
-
-BLOB_KEYS = ("npy", "onnx")  # {"npy": DIGEST} an uploaded array, {"onnx": DIGEST} a model to compose
-
-
-def blob_refs(ops: Any) -> Iterator[str]:
-    """The digests of the uploaded files that ops name ({"npy" | "onnx": DIGEST} anywhere in them)."""
-    if isinstance(ops, dict):
-        for key in BLOB_KEYS:
-            if isinstance(ops.get(key), str):
-                yield ops[key]
-        for value in ops.values():
-            yield from blob_refs(value)
-    elif isinstance(ops, list):
-        for value in ops:
-            yield from blob_refs(value)
 
 
 def make_recipe(

@@ -29,6 +29,7 @@ from typing import BinaryIO
 
 from ..errors import NotFound, StudioError, stale_base
 from .authorship import current_author
+from .op_blobs import blob_refs
 from .records import ModelRecord, Revision
 
 SCHEMA = """
@@ -384,11 +385,13 @@ class SqlIndex:
         return row["t"]
 
     def referenced(self) -> tuple[set[str], set[str]]:
-        """(every blob a revision needs, every derived blob whose source is one of those)."""
+        """(every blob a revision needs — its own, and the uploaded files its ops name — every
+        derived blob whose source is one of those)."""
         used: set[str] = set()
         with self._conn() as c:
-            for row in c.execute("SELECT blob, external, tensors, source FROM revisions"):
+            for row in c.execute("SELECT blob, external, tensors, source, ops FROM revisions"):
                 used.add(row["blob"])
+                used.update(blob_refs(json.loads(row["ops"])))  # a recipe through the edit carries them
                 used.update(json.loads(row["tensors"]))
                 used.update(e for e in json.loads(row["external"]).values() if isinstance(e, str))
                 if row["source"]:
