@@ -253,9 +253,21 @@ def _created(record) -> dict:
     bytes (stored once: the new entry costs no space), for the page to offer instead."""
     out = summary_of(record.id)
     same = [m for m in store().find_content(record.content) if m.id != record.id] if record.content else []
+    # the same .onnx with other data files (one uploaded without its weights) is no copy of this
+    # upload: "Open it" opened the copy lacking them and dropped these (QA40 #4)
+    files = _uploaded_files(record.id)
+    same = [m for m in same if _uploaded_files(m.id) == files]
     if same:
         out["duplicates"] = [{"id": m.id, "name": m.name, "created": m.created, "revision": m.head} for m in same]
     return out
+
+
+def _uploaded_files(model_id: str) -> dict:
+    """The external data files a model was uploaded with (its first revision's), by location."""
+    try:
+        return dict(store().revision(model_id, 0).external)
+    except NotFound:
+        return {}
 
 
 @bp.get("/models")

@@ -1,6 +1,7 @@
-"""The embedded download past protobuf's 2 GiB (QA40 #2): a 2.1 GiB model read every weight into
-memory (6.2 GB) and then failed in ByteSize itself, a 500 after 22 s. Refused at once as 422
-too_large where the weights' lengths say so, and the summary tells the page."""
+"""Models with external data (QA40): the embedded download past protobuf's 2 GiB (a 2.1 GiB model
+read every weight into memory, 6.2 GB, then failed in ByteSize itself, a 500 after 22 s: now
+refused at once as 422 too_large where the weights' lengths say so, the summary telling the
+page), and an upload's copies are those with the same data files too."""
 
 from __future__ import annotations
 
@@ -43,3 +44,14 @@ def test_past_the_limit_the_embedded_download_is_refused_before_reading_a_weight
     except Exception as exc:
         refused = exc
     assert getattr(refused, "code", None) == "too_large" and reads == []  # nothing read first
+
+
+def test_the_same_onnx_uploaded_with_its_data_is_no_copy_of_one_without(client, tmp_path):
+    """QA40 #4: the .onnx uploaded alone, then with its data: "already stored → Open it" opened
+    the copy lacking the weights and dropped the data just uploaded."""
+    graph, data = _with_external_weight(tmp_path)
+    alone = upload(client, graph, "m.onnx").get_json()
+    whole = upload(client, graph, "m.onnx", extra=[(data, "m.data")]).get_json()
+    assert "duplicates" not in whole
+    again = upload(client, graph, "m.onnx", extra=[(data, "m.data")]).get_json()
+    assert [d["id"] for d in again["duplicates"]] == [whole["id"]] and alone["id"] != whole["id"]
