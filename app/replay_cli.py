@@ -15,8 +15,12 @@ import onnx
 from .edits.recipe import replay
 from .errors import StudioError
 from .onnx_io import offload, parse_model
+from .onnx_io.external import data_refs
+from .onnx_io.limits import PROTOBUF_LIMIT
 from .onnx_io.output_compare import CLOSE_TOLERANCE
 from .onnx_io.runtime_check import check_model
+from .onnx_io.save import EXTERNAL_THRESHOLD, external_bytes
+from .onnx_io.sizes import size_text
 from .replay_outputs import same_outputs
 
 
@@ -69,6 +73,32 @@ def _verdict(data: bytes, runtime: bool) -> dict:
     return verdict
 
 
+def _say_batch(k: int, count: int, ops: list) -> None:
+    """A long replay says where it is (a big model's batch takes a minute)."""
+    print(f"batch {k + 1} of {count}: {len(ops)} op(s)…", file=sys.stderr, flush=True)
+
+
+def _write(output: Path, result: bytes, outside: bool) -> str:
+    """The result at `output`; a model that kept its weights outside keeps those over 1 KiB so, in
+    one `<output>.data` beside it (the layout was lost: one .onnx of every weight, QA40 #1)."""
+    if not outside:
+        output.write_bytes(result)
+        return str(output)
+    location = f"{output.name}.data"
+    (output.parent / location).unlink(missing_ok=True)  # save appends to an existing file
+    onnx.save_model(
+        onnx.load_from_string(result),
+        str(output),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=location,
+        size_threshold=EXTERNAL_THRESHOLD,
+    )
+    if not (output.parent / location).exists():  # no tensor as big as that
+        return str(output)
+    return f"{output} (its weights in {location} beside it, as the model kept them outside)"
+
+
 def apply_command(argv: list[str]) -> int:
     p = apply_parser()
     args = p.parse_args(argv)
@@ -80,11 +110,27 @@ def apply_command(argv: list[str]) -> int:
     except (ValueError, UnicodeDecodeError) as exc:
         p.error(f"{args.recipe} is not JSON: {exc}")
     try:
+        shell = onnx.load(str(args.model), load_external_data=False)
+    except Exception as exc:
+        print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc}", file=sys.stderr)
+        return 2
+    outside = data_refs(shell)
+    whole = args.model.stat().st_size + external_bytes(shell)
+    if whole >= PROTOBUF_LIMIT:  # onnx's "Failed to serialize proto" said the file was unreadable (QA40 #1)
+        print(
+            f"onnx-studio apply: {args.model} with its external data is {size_text(whole)}, past the 2 GiB one"
+            " protobuf holds, and apply edits a model in one: replay the recipe on a server instead (History ›"
+            " Apply recipe…, or POST /api/models/<id>/recipe) and download the result with External data",
+            file=sys.stderr,
+        )
+        return 2
+    try:
         # external data inlined: the edits see every tensor, as the server's do
         data = onnx.load(str(args.model)).SerializeToString()
     except Exception as exc:
         print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc}", file=sys.stderr)
         return 2
+    del shell
     if not 0 <= args.tolerance <= 1:
         p.error("--tolerance is a number from 0 to 1 (0.001: within 0.1 %)")
     runtime = not args.no_runtime
@@ -95,6 +141,7 @@ def apply_command(argv: list[str]) -> int:
             lambda base: _verdict(base, runtime),
             check_runtime=check_model if runtime else None,
             allow_invalid=args.allow_invalid,
+            progress=_say_batch,
         )
     except StudioError as exc:
         print(f"onnx-studio apply: {exc.message}", file=sys.stderr)
@@ -114,9 +161,9 @@ def apply_command(argv: list[str]) -> int:
             if not args.allow_invalid:
                 print("onnx-studio apply: nothing written (--allow-invalid writes it anyway)", file=sys.stderr)
                 return 1
-    args.output.write_bytes(result)
+    written = _write(args.output, result, bool(outside))
     changes = [c for r in results for c in r.changes]
-    print(f"{len(results)} batch(es) applied, {len(changes)} change(s): {args.output}")
+    print(f"{len(results)} batch(es) applied, {len(changes)} change(s): {written}")
     for change in changes:
         print(f"  {change}")
     if args.same_outputs:

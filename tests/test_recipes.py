@@ -457,3 +457,55 @@ def test_same_outputs_on_a_model_that_takes_no_made_up_size_runs_where_it_does(c
         ).returncode
         == 0
     )
+
+
+def test_a_model_with_external_data_is_written_with_external_data(client, tmp_path):
+    """QA40 #1: the result was one .onnx of every weight (and each batch's model kept in memory
+    twice: 19.7 GB for five batches of a 1.55 GiB model); now its weights over 1 KiB stay
+    outside, in one file beside the result, and each batch is said as it starts."""
+    w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, tmp_path / "in.onnx", save_as_external_data=True, location="in.data", size_threshold=0)
+    files = [((tmp_path / "in.data").read_bytes(), "in.data")]
+    mid = upload(client, (tmp_path / "in.onnx").read_bytes(), "in.onnx", extra=files).get_json()["id"]
+    head = edit(client, mid, 0, {"op": "set_metadata", "key": "k", "value": "v"})
+    head = edit(client, mid, head, {"op": "rename_node", "node": "@mm", "name": "project"})
+    (tmp_path / "r.json").write_text(json.dumps(client.get(f"/api/models/{mid}/recipe").get_json()))
+    cmd = [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "out.onnx")]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "batch 2 of 2: 1 op(s)…" in run.stderr and "its weights in out.onnx.data beside it" in run.stdout
+    skeleton = onnx.load(str(tmp_path / "out.onnx"), load_external_data=False)
+    assert [e.value for e in skeleton.graph.initializer[0].external_data if e.key == "location"] == ["out.onnx.data"]
+    got = onnx.load(str(tmp_path / "out.onnx"))
+    want = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision={head}&layout=embedded").data)
+    assert got.graph.node == want.graph.node and got.metadata_props == want.metadata_props
+    np.testing.assert_array_equal(numpy_helper.to_array(got.graph.initializer[0]), numpy_helper.to_array(w))
+
+
+def test_a_model_past_2_gib_is_refused_up_front_saying_where_it_can_be_replayed(tmp_path):
+    """QA40 #1: a 2.1 GiB model was "can't be read as an ONNX model: Failed to serialize proto"."""
+    model = onnx.load_from_string(conv_model())
+    w = model.graph.initializer[0]
+    w.ClearField("raw_data")
+    del w.float_data[:]
+    w.data_location = TensorProto.EXTERNAL
+    w.external_data.add(key="location", value="in.data")
+    w.external_data.add(key="length", value=str(3 << 30))  # what a 3 GiB export declares
+    (tmp_path / "in.onnx").write_bytes(model.SerializeToString())
+    (tmp_path / "r.json").write_text(json.dumps({"format": "onnx-studio-recipe/1", "batches": [], "ops": []}))
+    cmd = [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "out.onnx")]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert (
+        run.returncode == 2
+        and "past the 2 GiB one protobuf holds" in run.stderr
+        and "POST /api/models/<id>/recipe" in run.stderr
+    )
+    assert not (tmp_path / "out.onnx").exists()

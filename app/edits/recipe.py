@@ -202,21 +202,30 @@ def replay(
     validation: Callable[[bytes], dict],
     check_runtime: Callable[[onnx.ModelProto], dict] | None = None,
     allow_invalid: bool = False,
+    progress: Callable[[int, int, list], None] | None = None,
 ) -> list[EditResult]:
     """Apply the recipe's batches in order to the model `data`, each gated as the server gates an
     edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
-    base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model."""
+    base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model;
+    only the last holds the model's bytes (`data`), none its parsed `model`: each held both, and
+    five batches on a 1.55 GiB model took 19.7 GB (QA40 #1). `progress(k, count, ops)` hears of
+    each batch as it starts."""
     batches, read = recipe_parts(recipe)
     marks, origins = recipe_marks(recipe), recipe_origins(recipe)
-    results = []
+    results: list[EditResult] = []
     for k, ops in enumerate(batches):
         if not ops:
             continue  # a revision that attached data files: nothing to replay
+        if progress is not None:
+            progress(k, len(batches), ops)
         with naming_batch(k, ops, origins[k]):
             ops, moved = checked_batch(data, None, ops, marks[k])
             result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
+        result.model = onnx.ModelProto()  # its bytes say it all, once
         if result.changed:
             result.changes[:0] = moved
+            if results:
+                results[-1].data = b""
             results.append(result)
             data = result.data
     return results
