@@ -185,6 +185,10 @@ def _in_helper(job: str, cpu_seconds: int, *args):
         return getattr(offload_jobs, job)(*args)
     except MemoryError:
         raise RuntimeError("MemoryError: it needed more memory than the helper may use") from None
+    finally:
+        from .memory_return import give_back
+
+        give_back()  # an idle helper holds no big model's pages (QA40 #5)
 
 
 def content_key(data: bytes) -> str:

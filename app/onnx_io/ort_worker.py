@@ -1464,6 +1464,8 @@ def main() -> None:
             out.flush()
         except BrokenPipeError:  # the server is gone: so is the job's reader
             return
+        del job, answer
+        _sibling("memory_return").give_back()  # answered: the pages a big model took go back, idle
 
 
 if __name__ == "__main__":
