@@ -994,3 +994,36 @@ def test_a_dotted_output_name_keeps_to_two_lines_in_the_comparison(page, server,
         " document.querySelector('#sidebar').getBoundingClientRect().right]"
     )
     assert right[0] <= right[1], right
+
+
+def test_a_run_that_waited_long_says_the_whole_time_and_memory_says_the_way_out(page, server):
+    """QA40 #6: a 2.1 GiB model's run read "Ran revision 3 in 3435.4 ms" after 56 s of loading;
+    out of memory with every node's error, nothing said what needs less."""
+    import time
+
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+
+    def slow(route):
+        time.sleep(2.5)  # the sessions of a big model loading
+        route.continue_()
+
+    page.route("**/run", slow)
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert re.search(
+        r"The whole took \d[\d.]* s, loading the model included\.$", page.locator("#run-summary").text_content()
+    )
+    page.unroute("**/run")
+    failure = {
+        "error": {
+            "code": "onnx_failed",
+            "message": "onnxruntime can't run the model: onnxruntime ran out of memory (the check's limit)",
+        }
+    }
+    page.route("**/run", lambda route: route.fulfill(status=422, json=failure))
+    page.click("#run-go")
+    error = page.locator("#run-failure .field-error")
+    error.wait_for()
+    assert error.text_content().endswith("(the check's limit). Smaller sizes for its dims need less.")

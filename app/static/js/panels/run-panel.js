@@ -679,9 +679,13 @@ function results(root, answer, ctx, body, fromCase = false) {
   // a revision that can't take this run's inputs is said, and this run's outputs shown alone
   const refused = answer.compare && answer.compare.refused;
   const compare = refused ? null : answer.compare;
+  // the runs' times are onnxruntime's; loading a big model's sessions (and a comparison's node
+  // outputs) can take far longer, which the page waited for too (QA40: "3435 ms" after 56 s)
+  const runsTook = ((answer.ms || 0) + ((compare && compare.ms) || 0)) / 1000;
+  const whole = answer.elapsed && answer.elapsed > 2 * runsTook + 1 ? ` The whole took ${formatMeasure(answer.elapsed)} s, loading the model${compare ? "s" : ""} included.` : "";
   root.append(el("p", { class: "run-summary", id: "run-summary" },
     `Ran revision ${answer.revision} in ${answer.ms.toFixed(1)} ms (onnxruntime ${answer.onnxruntime || "?"})`,
-    compare ? `; ${otherWords(compare)} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : "."));
+    compare ? `; ${otherWords(compare)} in ${compare.ms.toFixed(1)} ms ${inputsWords(compare)}.` : ".", whole));
   if (refused) root.append(el("p", { class: "field-error run-compare-refused", role: "alert" }, `Not compared: ${refused}.`));
   const ran = branchesRan(answer.branches, ctx);
   if (ran) root.append(ran);
@@ -831,8 +835,12 @@ function inputsWords(compare) {
 
 /** A refused run in the server's words, with a link to the node it failed at (the error's
  * `node`, as the Validation panel gives one). */
-function runFailure(err, graph, ctx) {
-  const box = el("div", { class: "run-failure", id: "run-failure" }, el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
+function runFailure(err, graph, ctx, body = {}) {
+  const message = err.message || String(err);
+  // out of memory: what needs less (QA40: a 1.5 GiB model at 64×64 keeping every node's output)
+  const less = /ran out of memory/.test(message)
+    ? `${/[.!?]$/.test(message) ? "" : "."} Smaller sizes for its dims need less${body.locate ? ", and so does a comparison without every node's error" : ""}.` : "";
+  const box = el("div", { class: "run-failure", id: "run-failure" }, el("div", { class: "field-error", role: "alert" }, message + less));
   if (err.node) {
     const node = (graph.nodes || []).find((n) => n.id === err.node);
     const label = node ? `${node.op_type} ${nodeLabel(node.name, node.id)}` : "Show the node";
@@ -1034,6 +1042,7 @@ export function renderRunPanel(root, ctx) {
     out.append(note);
     const started = Date.now();
     const ticking = setInterval(() => { note.textContent = `${waiting} ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+    let sent = {};
     try {
       const body = { inputs: {}, dims: {} };
       const archive = npz.files && npz.files[0];
@@ -1069,7 +1078,9 @@ export function renderRunPanel(root, ctx) {
         body.locate = locate.checked;
       }
       if (profile.checked) body.profile = true;
+      sent = body;
       const answer = await ctx.actions.run(body);
+      answer.elapsed = (Date.now() - started) / 1000; // the whole request: loading the models too
       // the verdict names where the expected values came from (not sent: the API takes no such field)
       results(out, answer, ctx, { ...body, expectedWords: Object.keys(fromFiles).length ? "The outputs given" : "" }, !!kept);
       const diverges = answer.compare && answer.compare.diverges;
@@ -1079,7 +1090,7 @@ export function renderRunPanel(root, ctx) {
       announce(resultWords(out));
     } catch (err) {
       clear(out);
-      out.append(runFailure(err, graph, ctx));
+      out.append(runFailure(err, graph, ctx, sent));
       out.scrollIntoView({ block: "nearest" });
       announce(`The run failed: ${out.textContent.replace(/\s+/g, " ").trim().slice(0, 300)}`);
     } finally {
