@@ -55,3 +55,38 @@ def test_the_same_onnx_uploaded_with_its_data_is_no_copy_of_one_without(client, 
     assert "duplicates" not in whole
     again = upload(client, graph, "m.onnx", extra=[(data, "m.data")]).get_json()
     assert [d["id"] for d in again["duplicates"]] == [whole["id"]] and alone["id"] != whole["id"]
+
+
+def _two_weights(tmp_path) -> tuple[bytes, bytes]:
+    """Two 16 KiB weights in one data file, one after the other."""
+    ws = [numpy_helper.from_array(np.full((64, 64), k, np.float32), f"w{k}") for k in (1, 2)]
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("MatMul", ["h", "w2"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        ws,
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    return (tmp_path / "m.onnx").read_bytes(), (tmp_path / "m.data").read_bytes()
+
+
+def test_a_short_data_file_names_only_the_tensors_past_its_end(client, tmp_path):
+    """QA40 #9: a truncated file had every tensor said missing, though half were there."""
+    graph, data = _two_weights(tmp_path)
+    mid = upload(client, graph, "m.onnx", extra=[(data[: len(data) - 100], "m.data")]).get_json()["id"]
+    [missing] = client.get(f"/api/models/{mid}").get_json()["missing_data"]
+    assert (missing["tensors"], missing["names"]) == (1, ["w2"])
+    assert missing["reason"].endswith("w2 needs bytes 16,384 to 32,768")
+
+
+def test_a_data_file_uploaded_under_another_name_is_pointed_at(client, tmp_path):
+    """QA40 #8: the model's data uploaded as wrongname.data was stored and said nothing of."""
+    graph, data = _two_weights(tmp_path)
+    mid = upload(client, graph, "m.onnx", extra=[(data, "wrongname.data")]).get_json()["id"]
+    [missing] = client.get(f"/api/models/{mid}").get_json()["missing_data"]
+    assert missing["reason"] == (
+        "not uploaded with this model; 'wrongname.data', uploaded with it and named by no tensor, holds enough"
+        " bytes: is it this file under another name?"
+    )

@@ -113,7 +113,7 @@ def test_revision_zero_attached_downloads_the_upload_byte_for_byte(client, tmp_p
 def test_a_folder_location_takes_a_bare_name_and_a_short_file_is_said(client, tmp_path):
     model_bytes, data = saved(tmp_path, "weights/w.bin")
     short = upload(client, model_bytes, "m.onnx", [(data[:10], "w.bin")]).get_json()
-    assert short["missing_data"][0]["reason"] == "holds 10 B; its tensors need 16.0 KiB"
+    assert short["missing_data"][0]["reason"] == "holds 10 B; W needs bytes 0 to 16,384"
     mid = upload(client, model_bytes, "m.onnx").get_json()["id"]
     r = attach(client, mid, 0, (data, "w.bin"))  # what a browser sends: the bare name
     assert r.status_code == 201, r.get_json()

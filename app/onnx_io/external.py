@@ -133,7 +133,9 @@ def missing_data(model: onnx.ModelProto, files: ExternalFiles) -> list[dict]:
     holds too few bytes of: [{"location", "tensors" (count), "names" (the first few), "bytes"
     (their data's), "file_bytes" (the least the file must hold), "reason"}]. The store's own tensor blobs are not looked at."""
     out = []
-    for location, refs in sorted(data_refs(model).items()):
+    named = data_refs(model)
+    unnamed = _unnamed_files(named, files)
+    for location, refs in sorted(named.items()):
         if location.startswith(TENSOR_PREFIX):
             continue
         end = max((r.offset + (r.length or 0) for r in refs), default=0)
@@ -141,12 +143,19 @@ def missing_data(model: onnx.ModelProto, files: ExternalFiles) -> list[dict]:
         if normalize_location(location) is None:
             reason = "a place outside the model's folder, where no file is read"
         elif key is None:
-            reason = "not uploaded with this model"
+            reason = "not uploaded with this model" + _maybe_this(unnamed, end, files)
         else:
             size = files.size(key)
             if size is None or size >= end:
                 continue
-            reason = f"holds {size_text(size)}; its tensors need {size_text(end)}"
+            # the tensors past its end only (QA40 #9: 642 of a truncated file's said missing, 304 there)
+            refs = [r for r in refs if r.offset + (r.length or 0) > size]
+            past = refs[0] if len(refs) == 1 else None
+            reason = (
+                f"holds {size_text(size)}; {past.tensor} needs bytes {past.offset:,} to {past.offset + (past.length or 0):,}"
+                if past is not None
+                else f"holds {size_text(size)}; its tensors need {size_text(end)}"
+            )
         names = [r.tensor for r in refs]
         out.append(
             {
@@ -159,6 +168,20 @@ def missing_data(model: onnx.ModelProto, files: ExternalFiles) -> list[dict]:
             }
         )
     return out
+
+
+def _unnamed_files(named: dict, files: ExternalFiles) -> list[str]:
+    """The uploaded data files no tensor names (one uploaded under another name, say)."""
+    used = {k for loc in named if (k := files.key(loc)) is not None}
+    return sorted(k for k in files.entries if not k.startswith(TENSOR_PREFIX) and k not in used)
+
+
+def _maybe_this(unnamed: list[str], end: int, files: ExternalFiles) -> str:
+    """ ": 'wrongname.data', uploaded and named by no tensor, holds enough: is it this file?" (QA40 #8)."""
+    fits = [k for k in unnamed if (files.size(k) or 0) >= end]
+    if not fits:
+        return ""
+    return f"; {fits[0]!r}, uploaded with it and named by no tensor, holds enough bytes: is it this file under another name?"
 
 
 def missing_words(missing: list[dict]) -> str:
