@@ -1027,3 +1027,30 @@ def test_a_run_that_waited_long_says_the_whole_time_and_memory_says_the_way_out(
     error = page.locator("#run-failure .field-error")
     error.wait_for()
     assert error.text_content().endswith("(the check's limit). Smaller sizes for its dims need less.")
+
+
+def test_a_node_moving_within_rounding_before_the_first_difference_is_named(page, server):
+    """QA40 #10: an edited epsilon moved its LayerNormalization's output within rounding, and the
+    page named only a later MatMul, the first past the threshold: where it moves first is said."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    mid = summary["id"]
+    edit = [{"op": "set_attribute", "node": "n1", "name": "alpha", "value": 0.5}]
+    assert page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": edit}).status == 200
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+
+    def nudged(route):  # the Conv before the LeakyRelu edited, as if moved by its last digits
+        answer = route.fetch().json()
+        nodes = answer["compare"]["nodes"]
+        assert answer["compare"]["diverges"]["node"] == "n1" and nodes[0]["node"] == "n0"
+        nodes[0]["max_abs"] = 3e-8
+        route.fulfill(json=answer)
+
+    page.route("**/run", nudged)
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    said = page.locator("#run-diverges")
+    said.wait_for()
+    assert said.text_content().endswith("It moves first, within rounding, at /features/conv1/Conv Conv (max |Δ| 3e-8).")

@@ -152,9 +152,17 @@ function divergence(d, compare, ctx) {
   const within = Object.values(compare.outputs || {}).every((c) => c.close);
   const lead = within ? [`Every output is close to ${otherWords(compare)}'s; the first node whose output moves: `]
     : [`First node whose output differs from ${otherWords(compare)}: `];
+  // an earlier node whose output moved within rounding (an edited epsilon): where it starts, said
+  // too — the first past the threshold alone pointed a person at the wrong node (QA40 #10)
+  const nodes = compare.nodes || [];
+  const at = nodes.findIndex((n) => n.node === d.node);
+  const before = nodes.slice(0, Math.max(at, 0)).find((n) => n.max_abs);
+  const earlier = before ? [" It moves first, within rounding, at ",
+    el("a", { href: ctx.nodeHref("", before.node), "data-node": before.node, class: "run-moves-first" }, nodeLabel(before.name, before.node)),
+    " ", mono(before.op_type), ` (max |Δ| ${maxAbs(before.max_abs)}).`] : [];
   return el("p", { class: `run-diverges${within ? " run-within" : ""}`, id: "run-diverges" }, ...lead,
     el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, nodeLabel(d.name, d.node)), " ", mono(d.op_type),
-    ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${maxAbs(d.max_abs)}`}. Outlined on the drawing.`);
+    ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${maxAbs(d.max_abs)}`}. Outlined on the drawing.`, ...earlier);
 }
 
 const WORST = 8;
