@@ -71,3 +71,19 @@ def test_an_attributes_error_is_tied_to_its_field(page, server):
     assert field.get_attribute("aria-invalid") == "true"
     assert error.get_attribute("id") in (field.get_attribute("aria-describedby") or "").split()
     assert page.get_by_role("button", name="Save strides").count() == 1
+
+
+def test_escape_from_find_goes_back_where_it_was_opened(page, server):
+    """QA41 #11: Find opened from its button, Escape left the keyboard on the drawing."""
+    summary = upload(page, server, tiny_cnn(), "tiny_cnn.onnx")
+    open_model(page, server, summary["id"])
+    page.locator("#btn-find").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.activeElement.id === 'search-input'")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.activeElement.id === 'btn-find'")
+    page.locator("#graph").focus()
+    page.keyboard.press("/")
+    page.wait_for_function("() => document.activeElement.id === 'search-input'")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.activeElement.id === 'graph'")

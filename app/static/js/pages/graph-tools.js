@@ -114,15 +114,20 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
   let timer = 0;
   let seq = 0;
 
+  /** @type {Element | null} */
+  let openedFrom = null; // where the keyboard was: Escape goes back there (QA41: the Find button)
   const openSearch = () => {
+    if (searchBox.hidden) openedFrom = document.activeElement;
     searchBox.hidden = false;
     input.focus();
     input.select();
     if (input.value) runSearch();
   };
-  const closeSearch = () => {
+  /** Hide Find; the keyboard to `back` (Escape: where it was opened from), else the drawing. */
+  const closeSearch = (back = null) => {
     searchBox.hidden = true;
-    graphEl.focus({ preventScroll: true });
+    const to = back instanceof HTMLElement && back.isConnected && back !== document.body ? back : graphEl;
+    to.focus({ preventScroll: true });
   };
   buttons.find.addEventListener("click", () => (searchBox.hidden ? openSearch() : closeSearch()));
 
@@ -240,7 +245,7 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
       clearTimeout(timer);
       if (shown !== listKey()) await runSearch(); // the answer for what is typed now
       if (shown === listKey()) choose();
-    } else if (e.key === "Escape") { e.preventDefault(); closeSearch(); }
+    } else if (e.key === "Escape") { e.preventDefault(); closeSearch(openedFrom); }
   });
 
   // ------------------------------------------------------------ following a tensor
