@@ -94,8 +94,10 @@ def _write(output: Path, result: bytes, outside: bool) -> str:
         location=location,
         size_threshold=EXTERNAL_THRESHOLD,
     )
-    if not (output.parent / location).exists():  # no tensor as big as that
+    data = output.parent / location
+    if not data.exists():  # no tensor as big as that
         return str(output)
+    data.chmod(output.stat().st_mode & 0o777)  # onnx writes it 0600: readable as the .onnx is (QA42)
     return f"{output} (its weights in {location} beside it, as the model kept them outside)"
 
 

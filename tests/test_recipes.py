@@ -482,6 +482,7 @@ def test_a_model_with_external_data_is_written_with_external_data(client, tmp_pa
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "batch 2 of 2: 1 op(s)…" in run.stderr and "its weights in out.onnx.data beside it" in run.stdout
+    assert (tmp_path / "out.onnx.data").stat().st_mode & 0o777 == (tmp_path / "out.onnx").stat().st_mode & 0o777
     skeleton = onnx.load(str(tmp_path / "out.onnx"), load_external_data=False)
     assert [e.value for e in skeleton.graph.initializer[0].external_data if e.key == "location"] == ["out.onnx.data"]
     got = onnx.load(str(tmp_path / "out.onnx"))

@@ -101,7 +101,7 @@ def unrolled(client, model: onnx.ModelProto, status: int = 200, node: str = "loo
 def test_an_unrolled_loop_gives_the_loops_outputs(client, count, opset, nested_if, cond):
     model = loop_model(count, opset, nested_if, cond)
     change, data = unrolled(client, model)
-    assert change.startswith(f"unrolled Loop n0 ({count} iterations of ")
+    assert change.startswith(f"unrolled Loop n0 'loop' ({count} iteration{'s' if count > 1 else ''} of ")
     result = onnx.load_from_string(data)
     onnx.checker.check_model(result, full_check=True)
     assert "Loop" not in {n.op_type for n in result.graph.node}
@@ -116,10 +116,18 @@ def test_an_unrolled_loop_gives_the_loops_outputs(client, count, opset, nested_i
 
 
 def test_a_loop_whose_count_or_end_is_not_known_is_refused_saying_why(client):
+    fed = loop_model()
+    fed.graph.initializer.pop()
+    fed.graph.input.append(helper.make_tensor_value_info("M", I64, []))
+    assert "trip count 'M' is an input of the graph: a caller may feed any (Fix input" in unrolled(client, fed, 400)
+    # QA42: an initializer that is an input too is a default a caller overrides, not a constant
+    default = loop_model()
+    default.graph.input.append(helper.make_tensor_value_info("M", I64, []))
+    assert "trip count 'M' is an input of the graph" in unrolled(client, default, 400)
     computed = loop_model()
-    computed.graph.initializer.pop()
-    computed.graph.input.append(helper.make_tensor_value_info("M", I64, []))
-    assert "trip count 'M' is computed, not a constant of its graph" in unrolled(client, computed, 400)
+    computed.graph.initializer[0].name = "half"
+    computed.graph.node.insert(0, helper.make_node("Add", ["half", "half"], ["M"], name="twice"))
+    assert "trip count 'M' is computed, not a constant (Simplify folds it" in unrolled(client, computed, 400)
     stops = loop_model()
     body = stops.graph.node[0].attribute[0].g
     body.node[0].CopyFrom(helper.make_node("Less", ["i", "three"], ["cond_out"], name="keep_going"))
@@ -130,6 +138,10 @@ def test_a_loop_whose_count_or_end_is_not_known_is_refused_saying_why(client):
     heavy.graph.node[0].attribute[0].g.node.append(helper.make_node("Constant", [], ["unused"], value=big))
     message = unrolled(client, heavy, 400)
     assert "body holds 2,097," in message and message.endswith("of nodes and constants: 200 copies would pass 256 MiB")
+    nested = loop_model(200, nested_if=True)  # QA42: a branch's 2 MB weight, copied with each iteration
+    pick = next(n for n in nested.graph.node[0].attribute[0].g.node if n.op_type == "If")
+    pick.attribute[0].g.initializer.append(numpy_helper.from_array(np.zeros(1 << 19, np.float32), "branch_w"))
+    assert unrolled(client, nested, 400).endswith("200 copies would pass 256 MiB")
     long = loop_model(2000)
     assert "runs 2000 times over 5 nodes: past 1,024 iterations" in unrolled(client, long, 400)
     relu = loop_model()
@@ -234,7 +246,7 @@ def scan_model() -> onnx.ModelProto:
 def test_a_scan_with_axes_and_directions_unrolled_gives_onnxruntimes_outputs(client):
     model = scan_model()
     change, data = unrolled(client, model, node="scan")
-    assert change == "unrolled Scan n0 (4 iterations of 3 node(s)): 30 node(s) in its place", change
+    assert change == "unrolled Scan n0 'scan' (4 iterations of 3 node(s)): 30 node(s) in its place", change
     rng = np.random.default_rng(1)
     feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in (("s0", 2), ("a", (2, 4)), ("b", (4, 2)))}
     for got, want in zip(outputs(data, feeds), outputs(model.SerializeToString(), feeds), strict=True):

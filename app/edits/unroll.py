@@ -31,6 +31,7 @@ from ..onnx_io.traverse import (
     opset_imports,
 )
 from ..views.scopes import nested_metadata
+from ..words import plural
 from .field_types import NODE
 from .jsontypes import required
 from .locate import find_node
@@ -64,7 +65,7 @@ def unroll_loop(model: onnx.ModelProto, op: dict) -> str:
     body = helper.get_attribute_value(next(a for a in node.attribute if a.name == "body"))
     opset = opset_imports(model, g).get("", 1)
     plan = (
-        _loop_plan(g, node, body, nid)
+        _loop_plan(model, g, node, body, nid)
         if node.op_type == "Loop"
         else _scan_plan(model, ref.path, node, body, nid, opset)
     )
@@ -75,7 +76,7 @@ def unroll_loop(model: onnx.ModelProto, op: dict) -> str:
     for j, n in enumerate(nodes):
         g.node.insert(k + j, n)
     return (
-        f"unrolled {node.op_type} {nid} ({plan.count} iterations of {len(body.node)} node(s)):"
+        f"unrolled {node.op_type} {nid}{f' {node.name!r}' if node.name else ''} ({plural(plan.count, 'iteration')} of {len(body.node)} node(s)):"
         f" {len(nodes)} node(s) in its place"
     )
 
@@ -96,9 +97,11 @@ class _Plan:
     wrapped: set[int] = field(default_factory=set)  # states a body takes as optional(T) and hands on as T
 
 
-def _loop_plan(g: onnx.GraphProto, loop: onnx.NodeProto, body: onnx.GraphProto, nid: str) -> _Plan:
-    count = _trip_count(g, loop, nid)
-    _check_condition(g, loop, body, nid)
+def _loop_plan(
+    model: onnx.ModelProto, g: onnx.GraphProto, loop: onnx.NodeProto, body: onnx.GraphProto, nid: str
+) -> _Plan:
+    count = _trip_count(model, g, loop, nid)
+    _check_condition(model, g, loop, body, nid)
     if any(not x for x in loop.input[2:]):
         raise StudioError("bad_value", f"unroll_loop: Loop {nid} leaves a carried value out")
     states = len(loop.input) - 2
@@ -194,7 +197,7 @@ def _declared_size(g, name: str, axis: int) -> int | None:
     if not isinstance(g, onnx.GraphProto):
         return None
     weights = {t.name: list(t.dims) for t in g.initializer}
-    if name in weights:
+    if name in weights and name not in {v.name for v in g.input}:  # an input's default: its declaration says
         dims: list[int | None] = list(weights[name])
     else:
         typed = next((v.type for v in [*g.input, *g.value_info, *g.output] if v.name == name), None)
@@ -230,7 +233,9 @@ def _copied_bytes(body: onnx.GraphProto) -> int:
     initializers are made the graph's once."""
     size = sum(n.ByteSize() for n in body.node)
     for h in graphs_within(body):
-        for t in attribute_tensors_of(h):
+        # a nested branch's weights are copied with it (QA42: 2 MiB × 200 copies made 419 MB)
+        tensors = [*attribute_tensors_of(h), *(h.initializer if h is not body else [])]
+        for t in tensors:
             count = 1
             for d in t.dims:
                 count *= d
@@ -238,28 +243,47 @@ def _copied_bytes(body: onnx.GraphProto) -> int:
     return size
 
 
-def _trip_count(g: onnx.GraphProto, loop: onnx.NodeProto, nid: str) -> int:
+def _constant(model: onnx.ModelProto, g: onnx.GraphProto, name: str, what: str) -> onnx.TensorProto:
+    """The scalar constant `name` a Loop of `g` reads — of its graph, or of the main graph it is
+    nested in — else a 400 saying what it is: a graph input (an initializer that is one too is
+    a default a caller may override: QA42 unrolled the default and ignored the count fed), or a
+    value computed."""
+    for h in [g] if g is model.graph else [g, model.graph]:  # a body's own, then the main graph's
+        fed = {v.name for v in h.input}
+        if name in fed:
+            raise StudioError(
+                "bad_value",
+                f"unroll_loop: {what} {name!r} is an input of the graph: a caller may feed any (Fix input, in its"
+                " panel, makes it a constant first)",
+            )
+        t = graph_constants(h, 1).get(name)
+        if t is not None:
+            return t
+        if any(name in n.output for n in h.node):
+            break
+    raise StudioError(
+        "bad_value",
+        f"unroll_loop: {what} {name!r} is computed, not a constant (Simplify folds it where the values it comes"
+        " from are known; Fix input makes an input a constant)",
+    )
+
+
+def _trip_count(model: onnx.ModelProto, g: onnx.GraphProto, loop: onnx.NodeProto, nid: str) -> int:
     name = loop.input[0] if loop.input else ""
     if not name:
         raise StudioError("bad_value", f"unroll_loop: Loop {nid} has no trip count: it runs until its body says stop")
-    t = graph_constants(g, 1).get(name)
-    if t is None:
-        raise StudioError(
-            "bad_value",
-            f"unroll_loop: Loop {nid}'s trip count {name!r} is computed, not a constant of its graph"
-            " (Simplify folds it where it can be; Make static gives the inputs it comes from their sizes)",
-        )
+    t = _constant(model, g, name, f"Loop {nid}'s trip count")
     return int(numpy_helper.to_array(t).reshape(-1)[0])
 
 
-def _check_condition(g: onnx.GraphProto, loop: onnx.NodeProto, body: onnx.GraphProto, nid: str) -> None:
+def _check_condition(
+    model: onnx.ModelProto, g: onnx.GraphProto, loop: onnx.NodeProto, body: onnx.GraphProto, nid: str
+) -> None:
     cond = loop.input[1] if len(loop.input) > 1 else ""
     if cond:
-        t = graph_constants(g, 1).get(cond)
-        if t is None or not bool(numpy_helper.to_array(t).reshape(-1)[0]):
-            raise StudioError(
-                "bad_value", f"unroll_loop: Loop {nid}'s condition {cond!r} is not a constant true: it may not run"
-            )
+        t = _constant(model, g, cond, f"Loop {nid}'s condition")
+        if not bool(numpy_helper.to_array(t).reshape(-1)[0]):
+            raise StudioError("bad_value", f"unroll_loop: Loop {nid}'s condition {cond!r} is false: it runs no time")
     if not _hands_condition_on(body):
         raise StudioError(
             "bad_value",

@@ -107,7 +107,7 @@ function opWords(o, change) {
       const what = [...(o.op_types || []).map((t) => `every ${t}`), ...(o.nodes || []).map((n) => `node ${short(addressWords(n))}`)];
       return `Write out ${what.join(", ") || "nothing"} as primitive operators`;
     }
-    case "unroll_loop": return `Unroll ${nodeWords(o.node)}`;
+    case "unroll_loop": return `Unroll ${found ? found[0] : `node ${short(addressWords(o.node))}`}`;
     case "add_node": {
       const writes = (o.outputs || []).map((x) => short(x)).join(", ");
       return `Add ${o.domain ? `${o.domain}.` : ""}${o.op_type}${o.name ? ` ${short(o.name)}` : ""}${writes ? ` writing ${writes}` : ""}`;
