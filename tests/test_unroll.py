@@ -159,6 +159,7 @@ def test_check_a_target_offers_unroll_for_a_loop_and_passes_after_it(client):
     assert client.get(f"/api/models/{mid}/target?control_flow=0").get_json()["ok"]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", ["test_loop11", "test_loop13_seq", "test_loop16_seq_none"])
 def test_the_official_loop_tests_unrolled_give_their_expected_outputs(client, name):
     """onnx's Loop node tests, their trip count and condition made the constants of their data
@@ -197,6 +198,7 @@ def _scan_cases() -> list[str]:
     ]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", _scan_cases())
 def test_the_official_scan_tests_unrolled_give_their_expected_outputs(client, name):
     """onnx's Scan node tests and the written-out LinearAttention tests (a Scan over the
