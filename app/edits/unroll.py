@@ -35,7 +35,7 @@ from ..words import plural
 from .field_types import NODE
 from .jsontypes import required
 from .locate import find_node
-from .names import all_names, fresh_name
+from .names import all_names, fresh_name, rename_captures
 from .registry import edit_op
 
 MAX_ITERATIONS = 1024  # a longer loop is a sequence model's decoding: unrolled, no runtime wants it
@@ -398,9 +398,10 @@ class _Unroller:
             new.name = f"{self.base}/{i}/{n.name or f'{n.op_type}_{j}'}"
             new.input[:] = [names.get(x, x) for x in n.input]
             new.output[:] = [names[x] for x in n.output]
-            for a in new.attribute:  # a nested If's branches read the body's values by name
-                for h in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
-                    _rename_reads(h, names)
+            if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in new.attribute):
+                for was, now in names.items():  # a nested If's branches read the body's values by name
+                    if was and was != now:
+                        rename_captures(new, was, now)
             for key, said in nested_metadata(self.node, new):
                 new.metadata_props.add(key=key, value=said)
             self.made.append(new)
@@ -419,17 +420,3 @@ class _Unroller:
             parts.append(self.add("Unsqueeze", [x, *axes_in], f"{i}/unsqueeze_{out}", output=one, **attrs))
         if len(parts) > 1:
             self.add("Concat", parts, f"concat_{out}", output=out, axis=axis)
-
-
-def _rename_reads(g: onnx.GraphProto, names: dict[str, str]) -> None:
-    """Reads of the outer body's values in a nested graph (and deeper), renamed; the nested
-    graph's own values shadow nothing (ONNX names are unique across scopes), so stay."""
-    own = {v.name for v in g.input} | {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
-    for n in g.node:
-        n.input[:] = [names[x] if x in names and x not in own else x for x in n.input]
-        for a in n.attribute:
-            for h in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
-                _rename_reads(h, names)
-    for o in g.output:
-        if o.name in names and o.name not in own:
-            o.name = names[o.name]
