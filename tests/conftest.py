@@ -8,8 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import route_builders
 
 from app import create_app
+
+route_builders.install()
 
 # STUDIO_TEST_BACKEND=postgresql+s3 runs the tests again with every app's store on PostgreSQL and
 # S3 (a database and a bucket prefix per data folder), as a team's server keeps it (`make test`

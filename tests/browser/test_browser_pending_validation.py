@@ -9,25 +9,20 @@ from flask import current_app
 
 from .browser_models import tiny_cnn
 from .browser_pages import wait_ready
+from .conftest import serve_app
 
 
 @pytest.fixture
 def small_limit_server(tmp_path):
     """A server that treats any model over 2 nodes as big (checks in the background)."""
-    from werkzeug.serving import make_server
-
     from app import create_app
 
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "INFER_INLINE_NODES": 2})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    url, stop = serve_app(app)
     try:
-        yield app, f"http://127.0.0.1:{httpd.server_port}"
+        yield app, url
     finally:
-        httpd.shutdown()
-        thread.join(timeout=10)
-        httpd.server_close()
+        stop()
 
 
 def test_validation_arrives_after_the_graph(page, small_limit_server, tmp_path):
