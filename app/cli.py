@@ -31,9 +31,9 @@ from .onnx_io.model_names import model_name
 from .onnx_io.test_data_sets import test_data_sets_beside
 
 
-def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
+def external_files(model_path: Path, model: onnx.ModelProto, warn: bool = True) -> dict[str, Path]:
     """The external data files a model names, linked in place (not copied), and only from inside
-    the model's own folder."""
+    the model's own folder; `warn`: say each one that isn't (the page opens without its values)."""
     from onnx.external_data_helper import _get_all_tensors
 
     folder = model_path.parent.resolve()
@@ -45,10 +45,11 @@ def external_files(model_path: Path, model: onnx.ModelProto) -> dict[str, Path]:
         key = normalize_location(loc)
         path = (folder / key).resolve() if key else None
         if not key or path is None or not path.is_relative_to(folder) or not path.is_file():
-            print(
-                f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview",
-                file=sys.stderr,
-            )
+            if warn:
+                print(
+                    f"warning: external data {loc!r} is not a file inside {folder}; its tensors won't preview",
+                    file=sys.stderr,
+                )
             continue
         out[key] = path
     return out

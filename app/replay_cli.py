@@ -10,18 +10,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-import onnx
-
-from .edits.recipe import replay
+from . import create_app
+from .api.documents import external_reader
+from .cli import external_files
+from .edits.recipe import recipe_parts, replay
 from .errors import StudioError
 from .onnx_io import offload, parse_model
-from .onnx_io.external import data_refs
-from .onnx_io.limits import PROTOBUF_LIMIT
+from .onnx_io.external import missing_data, normalize_location
 from .onnx_io.output_compare import CLOSE_TOLERANCE
-from .onnx_io.runtime_check import check_model
-from .onnx_io.save import EXTERNAL_THRESHOLD, external_bytes
-from .onnx_io.sizes import size_text
 from .replay_outputs import same_outputs
+from .replay_store import StoredModel
 
 
 def apply_parser() -> argparse.ArgumentParser:
@@ -62,14 +60,14 @@ def _dims(p: argparse.ArgumentParser, text: str) -> dict[str, int]:
     return dims
 
 
-def _verdict(data: bytes, runtime: bool) -> dict:
+def _verdict(data: bytes, stored: StoredModel, runtime: bool) -> dict:
     """What the server checks a base for before an edit: the checker and strict inference (in the
-    helper process), and onnxruntime's smoke run."""
+    helper process, on the graph: its weights are the store's), and onnxruntime's smoke run."""
     with tempfile.NamedTemporaryFile(suffix=".onnx") as f:
         f.write(data)
         f.flush()
         verdict = dict(offload.validate_file(f.name, offload.content_key(data)))
-    verdict["runtime"] = check_model(parse_model(data)) if runtime else {"status": "skipped"}
+    verdict["runtime"] = stored.check_runtime(parse_model(data)) if runtime else {"status": "skipped"}
     return verdict
 
 
@@ -78,27 +76,23 @@ def _say_batch(k: int, count: int, ops: list) -> None:
     print(f"batch {k + 1} of {count}: {len(ops)} op(s)…", file=sys.stderr, flush=True)
 
 
-def _write(output: Path, result: bytes, outside: bool) -> str:
-    """The result at `output`; a model that kept its weights outside keeps those over 1 KiB so, in
-    one `<output>.data` beside it (the layout was lost: one .onnx of every weight, QA40 #1)."""
-    if not outside:
-        output.write_bytes(result)
-        return str(output)
-    location = f"{output.name}.data"
-    (output.parent / location).unlink(missing_ok=True)  # save appends to an existing file
-    onnx.save_model(
-        onnx.load_from_string(result),
-        str(output),
-        save_as_external_data=True,
-        all_tensors_to_one_file=True,
-        location=location,
-        size_threshold=EXTERNAL_THRESHOLD,
-    )
-    data = output.parent / location
-    if not data.exists():  # no tensor as big as that
-        return str(output)
-    data.chmod(output.stat().st_mode & 0o777)  # onnx writes it 0600: readable as the .onnx is (QA42)
-    return f"{output} (its weights in {location} beside it, as the model kept them outside)"
+def _missing_said(model: Path, missing: list[dict]) -> str:
+    """What external data the model lacks, in a file's words (external.missing_data says it in
+    an upload's)."""
+    first = missing[0]
+    names = ", ".join(first["names"][:3]) + (f" and {first['tensors'] - 3} more" if first["tensors"] > 3 else "")
+    where = model.resolve().parent
+    location = first["location"]
+    held = (where / location).is_file() if normalize_location(location) else False
+    why = "which holds fewer bytes than they need" if held else f"which is no file in {where}"
+    return f"the data of {names} is in {location!r}, {why}"
+
+
+def _failed(exc: StudioError, what: str = "") -> int:
+    print(f"onnx-studio apply: {what}{exc.message}", file=sys.stderr)
+    for line in exc.details or []:
+        print(f"  {line}", file=sys.stderr)
+    return 1
 
 
 def apply_command(argv: list[str]) -> int:
@@ -107,68 +101,77 @@ def apply_command(argv: list[str]) -> int:
     for path in (args.model, args.recipe):
         if not path.is_file():
             p.error(f"{path} is not a file")
+    if not args.output.resolve().parent.is_dir():
+        p.error(f"{args.output.parent} is not a folder")
     try:
         recipe = json.loads(args.recipe.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         p.error(f"{args.recipe} is not JSON: {exc}")
-    try:
-        shell = onnx.load(str(args.model), load_external_data=False)
-    except Exception as exc:
-        print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc}", file=sys.stderr)
-        return 2
-    outside = data_refs(shell)
-    whole = args.model.stat().st_size + external_bytes(shell)
-    if whole >= PROTOBUF_LIMIT:  # onnx's "Failed to serialize proto" said the file was unreadable (QA40 #1)
-        print(
-            f"onnx-studio apply: {args.model} with its external data is {size_text(whole)}, past the 2 GiB one"
-            " protobuf holds, and apply edits a model in one: replay the recipe on a server instead (History ›"
-            " Apply recipe…, or POST /api/models/<id>/recipe) and download the result with External data",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        # external data inlined: the edits see every tensor, as the server's do
-        data = onnx.load(str(args.model)).SerializeToString()
-    except Exception as exc:
-        print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc}", file=sys.stderr)
-        return 2
-    del shell
     if not 0 <= args.tolerance <= 1:
         p.error("--tolerance is a number from 0 to 1 (0.001: within 0.1 %)")
+    dims = _dims(p, args.dims)
+    try:
+        recipe_parts(recipe)  # a malformed recipe said before the model is read
+    except StudioError as exc:
+        return _failed(exc)
+    # the store's blobs hold the model's weights a while: on the output's disk, not in a /tmp
+    # that may be memory
+    with tempfile.TemporaryDirectory(prefix=".onnx-studio-apply-", dir=args.output.resolve().parent) as folder:
+        app = create_app({"DATA_DIR": folder})
+        try:
+            with app.app_context():
+                return _apply(args, recipe, dims)
+        finally:
+            offload.stop()
+
+
+def _apply(args: argparse.Namespace, recipe: dict, dims: dict[str, int]) -> int:
+    try:
+        stored = StoredModel.put(args.model, lambda graph: external_files(args.model, graph, warn=False))
+    except StudioError as exc:
+        print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc.message}", file=sys.stderr)
+        return 2
+    missing = missing_data(parse_model(stored.graph), external_reader(stored.revision))
+    if missing:
+        print(
+            f"onnx-studio apply: {args.model} can't be replayed: {_missing_said(args.model, missing)}", file=sys.stderr
+        )
+        return 2
+    outside = bool(stored.revision.external)
+    before = stored.runnable() if args.same_outputs else None
     runtime = not args.no_runtime
     try:
         results = replay(
-            data,
+            stored.graph,
             recipe,
-            lambda base: _verdict(base, runtime),
-            check_runtime=check_model if runtime else None,
+            lambda base: _verdict(base, stored, runtime),
+            check_runtime=stored.check_runtime if runtime else None,
             allow_invalid=args.allow_invalid,
             progress=_say_batch,
+            weights=stored,
         )
     except StudioError as exc:
-        print(f"onnx-studio apply: {exc.message}", file=sys.stderr)
-        for line in exc.details or []:
-            print(f"  {line}", file=sys.stderr)
-        return 1
-    result = results[-1].data if results else data
-    if args.same_outputs:
+        return _failed(exc)
+    if before is not None:
         try:
-            outputs = same_outputs(args.model, data, result, _dims(p, args.dims), args.tolerance)
+            outputs = same_outputs(args.model, before, stored.runnable(), dims, args.tolerance)
         except StudioError as exc:
-            print(f"onnx-studio apply: the outputs could not be compared: {exc.message}", file=sys.stderr)
-            return 1
+            return _failed(exc, "the outputs could not be compared: ")
         if outputs.problems:
             for problem in outputs.problems:
                 print(f"onnx-studio apply: {problem}", file=sys.stderr)
             if not args.allow_invalid:
                 print("onnx-studio apply: nothing written (--allow-invalid writes it anyway)", file=sys.stderr)
                 return 1
-    written = _write(args.output, result, bool(outside))
+    try:
+        written = stored.write(args.output, outside)
+    except StudioError as exc:
+        return _failed(exc, f"{args.output} not written: ")
     changes = [c for r in results for c in r.changes]
     print(f"{len(results)} batch(es) applied, {len(changes)} change(s): {written}")
     for change in changes:
         print(f"  {change}")
-    if args.same_outputs:
+    if before is not None:
         print("outputs, against the model's:")
         for line in outputs.lines:
             print(f"  {line}")

@@ -20,6 +20,7 @@ from .onnx_io.output_compare import compare_outputs, rows_words
 from .onnx_io.runtime_check import RUN_WALL_SECONDS, at_words, check_model, run_model
 from .onnx_io.test_data_sets import MAX_TENSOR_BYTES, by_graph_names, test_data_sets_beside
 from .onnx_io.traverse import fed_inputs
+from .replay_store import Runnable
 from .views.io_pairs import paired
 
 
@@ -29,21 +30,20 @@ class OutputsCheck:
     problems: list[str] = field(default_factory=list)  # what differs beyond the tolerance
 
 
-def _run(data: bytes, folder: Path, inputs: dict, dims: dict) -> dict:
+def _run(model: Runnable, folder: Path, inputs: dict, dims: dict) -> dict:
     folder.mkdir()
-    path = folder / "model.onnx"
-    path.write_bytes(data)
-    answer = run_model(path, folder, inputs, dims, None, len(data), RUN_WALL_SECONDS, {})
+    path, files = model.write(folder)
+    answer = run_model(path, folder, inputs, dims, None, model.size, RUN_WALL_SECONDS, files)
     if answer.get("status") != "ok":
         stage = "load" if answer.get("stage") == "load" else "run"
         raise StudioError("run_failed", f"onnxruntime can't {stage} it: {' '.join(str(answer.get('message')).split())}")
     return answer
 
 
-def _running_sizes(model: onnx.ModelProto, at: dict, failure: StudioError) -> dict:
+def _running_sizes(model: Runnable, at: dict, failure: StudioError) -> dict:
     """Sizes the model runs at (the smoke run's, runtime_check), over the dims `at` made up; the
     failure at `at`, naming them and --dims, when there are none."""
-    verdict = check_model(model)
+    verdict = check_model(model.model, model.read)
     if verdict.get("status") != "ok" or not verdict.get("sizes"):
         raise StudioError(
             "run_failed",
@@ -83,9 +83,9 @@ def _percent(fraction: float | None) -> str:
     return "?" if fraction is None else f"{100 * fraction:.2g} %"
 
 
-def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tolerance: float) -> OutputsCheck:
+def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict, tolerance: float) -> OutputsCheck:
     check = OutputsCheck()
-    model_before, model_after = onnx.load_from_string(before), onnx.load_from_string(after)
+    model_before, model_after = before.model, after.model
     names_before = [o.name for o in model_before.graph.output]
     inputs_after = fed_inputs(model_after.graph)
     # outputs by name, or renamed in place: a recipe removing a debugging output compares the rest
@@ -126,7 +126,7 @@ def same_outputs(model_path: Path, before: bytes, after: bytes, dims: dict, tole
                     raise
                 # sizes made up: the smoke run's, where the model runs (a speech model takes no
                 # single sample, a UNet no 1×1 image)
-                at = _running_sizes(model_before, at, exc)
+                at = _running_sizes(before, at, exc)
                 first = _run(before, folder / f"before-{i}-again", fed, at)
                 check.lines.append(f"compared at {at_words(at)}: the sizes the model runs at (--dims gives others)")
             # the very values the model was fed, to the result's inputs at the same positions

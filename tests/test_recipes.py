@@ -491,22 +491,72 @@ def test_a_model_with_external_data_is_written_with_external_data(client, tmp_pa
     np.testing.assert_array_equal(numpy_helper.to_array(got.graph.initializer[0]), numpy_helper.to_array(w))
 
 
-def test_a_model_past_2_gib_is_refused_up_front_saying_where_it_can_be_replayed(tmp_path):
-    """QA40 #1: a 2.1 GiB model was "can't be read as an ONNX model: Failed to serialize proto"."""
-    model = onnx.load_from_string(conv_model())
-    w = model.graph.initializer[0]
-    w.ClearField("raw_data")
-    del w.float_data[:]
+# what the apply process and the helpers it waits for held at most, in a process of its own
+# (RUSAGE_CHILDREN: the largest child it ever waited for, so no earlier test's child counts)
+PEAK_RSS = """
+import resource, subprocess, sys
+run = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=600)
+sys.stdout.write(run.stdout)
+sys.stderr.write(run.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)
+sys.exit(run.returncode)
+"""
+
+
+def test_a_model_past_2_gib_replays_with_its_weights_outside_and_never_held(tmp_path):
+    """QA40 #1, QA42: apply edited the model whole — a batch held it 7-10 times over (9.0 GB for
+    0.88 GiB) and one past protobuf's 2 GiB was refused. Now its graph is edited without its
+    weights, as the server's edits are: a 2 GiB weight is copied to the result, never held."""
+    n = (1 << 29) + (1 << 20)  # float32s: 2.004 GiB
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1, n])
     w.data_location = TensorProto.EXTERNAL
-    w.external_data.add(key="location", value="in.data")
-    w.external_data.add(key="length", value=str(3 << 30))  # what a 3 GiB export declares
-    (tmp_path / "in.onnx").write_bytes(model.SerializeToString())
-    (tmp_path / "r.json").write_text(json.dumps({"format": "onnx-studio-recipe/1", "batches": [], "ops": []}))
-    cmd = [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "out.onnx")]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert (
-        run.returncode == 2
-        and "past the 2 GiB one protobuf holds" in run.stderr
-        and "POST /api/models/<id>/recipe" in run.stderr
+    for key, value in (("location", "in.data"), ("offset", "0"), ("length", str(4 * n))):
+        w.external_data.add(key=key, value=value)
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["w"], ["y"], name="shape")],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2])],
+        [w],
     )
-    assert not (tmp_path / "out.onnx").exists()
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    (tmp_path / "in.onnx").write_bytes(model.SerializeToString())
+    with open(tmp_path / "in.data", "wb") as f:
+        f.truncate(4 * n)  # a hole: no disk nor memory for the input's weights
+        f.seek(4 * n - 4)
+        f.write(np.float32(7).tobytes())
+    recipe = {"format": "onnx-studio-recipe/1", "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
+    (tmp_path / "r.json").write_text(json.dumps(recipe))
+    cmd = [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "out.onnx")]
+    run = subprocess.run([sys.executable, "-c", PEAK_RSS, *cmd, "--no-runtime"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "its weights in out.onnx.data beside it, as the model kept them outside" in run.stdout
+    peak = int(run.stderr.split()[-1])
+    assert peak < 1 << 29, f"{peak / 2**30:.2f} GiB held for a 2 GiB weight"
+    (tmp_path / "in.data").unlink()  # the result reads nothing of the input
+    out = onnx.load(str(tmp_path / "out.onnx"), load_external_data=False)
+    assert {p.key: p.value for p in out.metadata_props} == {"k": "v"}
+    data = tmp_path / "out.onnx.data"
+    assert data.stat().st_size == 4 * n
+    with open(data, "rb") as f:
+        f.seek(4 * n - 4)
+        assert np.frombuffer(f.read(), np.float32)[0] == 7
+    data.unlink()
+
+
+def test_a_model_whose_external_data_is_missing_or_short_is_refused_naming_it(tmp_path):
+    """The weights are read from where the model names them as the batches need them: a file
+    missing or cut short is said up front, naming its tensors, and nothing is written."""
+    model = onnx.load_from_string(conv_model())
+    onnx.save_model(model, tmp_path / "in.onnx", save_as_external_data=True, location="in.data", size_threshold=0)
+    recipe = {"format": "onnx-studio-recipe/1", "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
+    (tmp_path / "r.json").write_text(json.dumps(recipe))
+    cmd = [str(STUDIO), "apply", str(tmp_path / "in.onnx"), str(tmp_path / "r.json"), "-o", str(tmp_path / "out.onnx")]
+    data = tmp_path / "in.data"
+    data.write_bytes(data.read_bytes()[:100])
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "the data of w" in run.stderr and "holds fewer bytes than they need" in run.stderr
+    data.unlink()
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and f"'in.data', which is no file in {tmp_path.resolve()}" in run.stderr, run.stderr
+    assert not (tmp_path / "out.onnx").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx", "r.json"]

@@ -14,7 +14,7 @@ import base64
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 import onnx
@@ -22,6 +22,7 @@ import onnx
 from ..errors import StudioError
 from ..store.op_blobs import blob_refs
 from .apply import EditResult, apply_edits
+from .sources import TensorFiles
 
 FORMAT = "onnx-studio-recipe/1"
 
@@ -203,13 +204,14 @@ def replay(
     check_runtime: Callable[[onnx.ModelProto], dict] | None = None,
     allow_invalid: bool = False,
     progress: Callable[[int, int, list], None] | None = None,
+    weights: ReplayWeights | None = None,
 ) -> list[EditResult]:
     """Apply the recipe's batches in order to the model `data`, each gated as the server gates an
     edit: the result of a batch may not fail a check its base passed (validation(bytes) -> the
     base's verdict: "ok", "full", "runtime"). The results, one per batch that changed the model;
     only the last holds the model's bytes (`data`), none its parsed `model`: each held both, and
     five batches on a 1.55 GiB model took 19.7 GB (QA40 #1). `progress(k, count, ops)` hears of
-    each batch as it starts."""
+    each batch as it starts; `weights`: where the weights are when `data` is a graph without them."""
     batches, read = recipe_parts(recipe)
     marks, origins = recipe_marks(recipe), recipe_origins(recipe)
     results: list[EditResult] = []
@@ -220,7 +222,10 @@ def replay(
             progress(k, len(batches), ops)
         with naming_batch(k, ops, origins[k]):
             ops, moved = checked_batch(data, None, ops, marks[k])
-            result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid)
+            tensors = weights.tensors() if weights is not None else None
+            result = apply_edits(data, ops, validation(data), read, check_runtime, allow_invalid, tensors)
+        if result.changed and weights is not None:
+            result.data = weights.keep(result)
         result.model = onnx.ModelProto()  # its bytes say it all, once
         if result.changed:
             result.changes[:0] = moved
@@ -229,6 +234,18 @@ def replay(
             results.append(result)
             data = result.data
     return results
+
+
+class ReplayWeights(Protocol):
+    """A replay's model kept as the server keeps one: its graph, its weights apart."""
+
+    def tensors(self) -> TensorFiles:
+        """Where the next batch's ops find the weights of its base (and put those they make)."""
+        ...
+
+    def keep(self, result: EditResult) -> bytes:
+        """The batch's result stored: the graph the next batch edits, its big tensors out of it."""
+        ...
 
 
 def _ops_words(ops: list, most: int = 3) -> str:

@@ -106,24 +106,28 @@ def external_zip(model: onnx.ModelProto, files, name: str, out) -> None:
     external.ExternalFiles), never held whole. `model` is changed."""
     location = data_file_name(name)
     moved, offset = move_weights_out(model, location, files)
-    pieces = [(source if isinstance(source, bytes) else files.path(source), start, n) for source, start, n in moved]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
         z.writestr(name, model.SerializeToString())
-        if not pieces:
+        if not moved:
             return  # no tensor over 1 KiB: the .onnx alone
         with z.open(location, "w", force_zip64=offset >= 1 << 31) as w:
-            for source, start, length in pieces:
-                if isinstance(source, bytes):
-                    w.write(source)
-                    continue
-                with open(source, "rb") as f:
-                    f.seek(start)
-                    left = length
-                    while left > 0:
-                        block = f.read(min(CHUNK, left))
-                        if not block:
-                            raise StudioError(
-                                "external_data_short", f"{source.name} holds fewer bytes than a tensor needs", 422
-                            )
-                        w.write(block)
-                        left -= len(block)
+            copy_weights(moved, files, w)
+
+
+def copy_weights(moved: list[tuple[bytes | str, int, int]], files, w) -> None:
+    """Write to `w`, one after another, the bytes move_weights_out says each tensor's are: a
+    piece of the model, or `length` bytes at `offset` of the file `files.path(location)`."""
+    for source, start, length in moved:
+        if isinstance(source, bytes):
+            w.write(source)
+            continue
+        path = files.path(source)
+        with open(path, "rb") as f:
+            f.seek(start)
+            left = length
+            while left > 0:
+                block = f.read(min(CHUNK, left))
+                if not block:
+                    raise StudioError("external_data_short", f"{path.name} holds fewer bytes than a tensor needs", 422)
+                w.write(block)
+                left -= len(block)
