@@ -7,6 +7,7 @@ import { exportPng, exportSvg } from "../renderers/export-view.js";
 import { ancestorsOf } from "../pipeline/grouping.js";
 import { subgraphsOf } from "../pipeline/graph-model.js";
 import { Minimap } from "../renderers/minimap.js";
+import { onThemeChange, withExportTheme } from "../renderers/theme.js";
 import { ModelSearch, placeOf, searchable, statusText, targetOf } from "../pipeline/search.js";
 import { buildHash } from "./state.js";
 import { arrowStep } from "../pipeline/arrow-steps.js";
@@ -99,8 +100,15 @@ export function initGraphTools({ view, graphEl, state, select, selectBox, select
     const base = (state.summary && state.summary.name) || "graph";
     return state.path ? `${base}-${state.path}` : base;
   };
-  buttons.svg.addEventListener("click", () => { if (view.scene) exportSvg(view.scene, exportName()); });
-  buttons.png.addEventListener("click", () => { if (view.scene) exportPng(view.scene, exportName()); });
+  // exports in the light palette whatever the page's (they go into documents); each draws at once
+  buttons.svg.addEventListener("click", () => { if (view.scene) withExportTheme(() => exportSvg(view.scene, exportName())); });
+  buttons.png.addEventListener("click", () => { if (view.scene) withExportTheme(() => exportPng(view.scene, exportName())); });
+  // the system turned dark or light: what JS drew in the old colours again (the SVG drawing
+  // follows app.css by itself)
+  onThemeChange(() => {
+    if (view.view.mode === "canvas") view.view.canvas.schedule();
+    minimap.recolour();
+  });
   buttons.keys.addEventListener("click", () => { keysHelp.hidden = !keysHelp.hidden; });
   keysHelp.addEventListener("click", () => { keysHelp.hidden = true; });
 

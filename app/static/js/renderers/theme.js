@@ -2,7 +2,9 @@
 // (--g-*); the SVG drawing takes them through its classes (fill: var(--g-edge), font:
 // var(--g-font-op)). What is drawn or measured from JS — the canvas renderer, the minimap, the
 // SVG and PNG exports, the group panel's bar, graph-model.js's text widths — reads them here:
-// once, on first use, from the page's computed style, into a frozen object. A key is its
+// on first use, from the page's computed style, into a frozen object; again when the system
+// turns dark or light (app.css's prefers-color-scheme block), after which onThemeChange's
+// listeners redraw what they drew. Exports keep the light palette (withExportTheme). A key is its
 // variable's name in camelCase: boxStroke <- --g-box-stroke, font.ioName <- --g-font-io-name,
 // ink.refOut <- --g-ink-ref-out, cat.conv <- --g-cat-conv, catHead.conv <- --g-cat-conv-head.
 
@@ -45,18 +47,57 @@ const FALLBACK = { font: "12px sans-serif", ink: "#222222", cat: "#999999", catH
 
 /** @type {Theme | null} */
 let current = null;
+/** @type {Theme | null} */
+let exportTheme = null;
+/** @type {Set<() => void>} */
+const listeners = new Set();
 
-/** The drawing's theme, read from app.css on the first call. @returns {Theme} */
+/** The drawing's theme, read from app.css on the first call (and after a change of scheme). @returns {Theme} */
 export function theme() {
-  if (!current) current = readTheme();
+  if (!current) current = readTheme(typeof document === "undefined" ? null : document.documentElement);
   return current;
+}
+
+/** Call `redraw` after the system's colour scheme changed (the theme is read again by then). */
+export function onThemeChange(redraw) {
+  listeners.add(redraw);
+}
+
+const scheme = typeof matchMedia === "undefined" ? null : matchMedia("(prefers-color-scheme: dark)");
+scheme?.addEventListener("change", () => {
+  current = null;
+  for (const redraw of listeners) redraw();
+});
+
+/**
+ * `draw()` with theme() answering the light palette whatever the page's scheme: an exported
+ * drawing goes into documents, which are light. app.css gives that palette to an element of
+ * class export-palette; one is put in the page for as long as it takes to read it.
+ * @template T @param {() => T} draw @returns {T}
+ */
+export function withExportTheme(draw) {
+  if (!exportTheme) {
+    const probe = document.createElement("div");
+    probe.className = "export-palette";
+    probe.hidden = true;
+    document.body.append(probe);
+    exportTheme = readTheme(probe);
+    probe.remove();
+  }
+  const shown = current;
+  current = exportTheme;
+  try {
+    return draw();
+  } finally {
+    current = shown;
+  }
 }
 
 const kebab = (key) => key.replace(/([a-z])([A-Z0-9])/g, "$1-$2").toLowerCase();
 
-/** @returns {Theme} */
-function readTheme() {
-  const style = typeof document === "undefined" ? null : getComputedStyle(document.documentElement);
+/** The theme as element `from` (the page's root, or the export palette's) sees app.css. @param {Element | null} from @returns {Theme} */
+function readTheme(from) {
+  const style = from ? getComputedStyle(from) : null;
   const missing = [];
   const read = (name, fallback) => {
     const value = style ? style.getPropertyValue(name).trim() : "";
