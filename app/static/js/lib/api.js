@@ -331,13 +331,14 @@ export function modelPageUrl(id) {
 /**
  * Upload a model (the first file) plus its external data files as multipart `file` parts;
  * `member`: which model of an archive holding several to open (its path inside it).
- * Uses XMLHttpRequest for upload progress: onProgress(fraction 0..1).
+ * Uses XMLHttpRequest for upload progress: onProgress(fraction 0..1); `signal` (an
+ * AbortSignal) stops it, rejecting with an ApiError of code "cancelled".
  */
-export function uploadModel(files, onProgress, member = null) {
+export function uploadModel(files, onProgress, member = null, signal = null) {
   const form = new FormData();
   for (const file of files) form.append("file", file, file.name);
   if (member !== null) form.append("member", member);
-  return sendForm("/api/models", form, onProgress);
+  return sendForm("/api/models", form, onProgress, signal);
 }
 
 /** Attach external data files the model's tensors name but that were not uploaded with it:
@@ -351,10 +352,18 @@ export function attachDataFiles(id, base, files, onProgress, location = null) {
   return sendForm(`/api/models/${enc(id)}/data-files`, form, onProgress);
 }
 
-// a multipart POST by XMLHttpRequest, for its upload progress: onProgress(fraction 0..1)
-function sendForm(path, form, onProgress) {
+// a multipart POST by XMLHttpRequest, for its upload progress: onProgress(fraction 0..1);
+// `signal` aborts it (the server drops what it got of the body: nothing is stored)
+function sendForm(path, form, onProgress, signal = null) {
   return new Promise((resolve, reject) => {
+    const cancelled = () => new ApiError("The upload was cancelled.", 0, "cancelled");
+    if (signal && signal.aborted) {
+      reject(cancelled());
+      return;
+    }
     const xhr = new XMLHttpRequest();
+    if (signal) signal.addEventListener("abort", () => xhr.abort(), { once: true });
+    xhr.onabort = () => reject(cancelled());
     xhr.open("POST", `${ROOT}${path}`);
     xhr.setRequestHeader("Accept", "application/json");
     xhr.upload.onprogress = (e) => {

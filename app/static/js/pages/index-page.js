@@ -10,6 +10,7 @@ import { breakableFileName } from "../widgets/ui.js";
 const dropzone = document.getElementById("dropzone");
 const fileInput = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
 const uploadStatus = document.getElementById("upload-status");
+const cancelButton = /** @type {HTMLButtonElement} */ (document.getElementById("upload-cancel"));
 const modelsStatus = document.getElementById("models-status");
 const table = /** @type {HTMLTableElement} */ (document.getElementById("models-table"));
 const modelsTotal = document.getElementById("models-total");
@@ -149,11 +150,16 @@ async function upload(files, member = null) {
   const extra = ordered.length > 1 ? ` with ${ordered.length - 1} data file${ordered.length > 2 ? "s" : ""}` : "";
   const what = member === null ? ordered[0].name : `${member} from ${ordered[0].name}`;
   setStatus(uploadStatus, `Uploading ${what}${extra}…`);
+  const controller = new AbortController();
+  cancelButton.onclick = () => controller.abort();
+  cancelButton.hidden = false;
   try {
     const summary = await api.uploadModel(ordered, (fraction) => {
       const pct = Math.round(fraction * 100);
       setStatus(uploadStatus, pct < 100 ? `Uploading ${what}${extra}… ${pct}%` : `Reading ${what}…`);
-    }, member);
+      // every byte sent: the server is storing it, and a cancel now would not undo that
+      if (pct >= 100) cancelButton.hidden = true;
+    }, member, controller.signal);
     if (summary.duplicates && summary.duplicates.length) {
       askAboutDuplicate(summary, ordered[0].name);
       return;
@@ -162,6 +168,11 @@ async function upload(files, member = null) {
     rememberUploadNote(summary);
     window.location.assign(api.modelPageUrl(summary.id));
   } catch (err) {
+    if (err.code === "cancelled") {
+      setStatus(uploadStatus, `Upload of ${what} cancelled: nothing was stored.`);
+      dropzone.focus();
+      return;
+    }
     if (err.code === "several_models" && err.models && err.models.length) {
       offerModels(ordered[0], err.models);
       return;
@@ -171,6 +182,8 @@ async function upload(files, member = null) {
     setStatus(uploadStatus, message.startsWith(ordered[0].name) ? message : `Could not open ${ordered[0].name}: ${message}`, "error");
   } finally {
     uploading = false;
+    cancelButton.hidden = true;
+    cancelButton.onclick = null;
     dropzone.classList.remove("busy");
     fileInput.value = "";
   }
