@@ -80,7 +80,11 @@ RECIPE = {
 
 
 def measured(cmd: list[str], env: dict) -> tuple[int, float]:
-    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], capture_output=True, text=True, env=env, check=True)
+    # run from the checkout asked for: `python -m` puts the working folder first on the path
+    cwd = env["PYTHONPATH"]
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK, *cmd], capture_output=True, text=True, env=env, cwd=cwd, check=True
+    )
     peak, took = out.stdout.split()
     return int(peak), float(took)
 
