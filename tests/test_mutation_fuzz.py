@@ -16,7 +16,8 @@ from testkit import ONNX_DATA, node_testcases, upload
 
 pytestmark = pytest.mark.fuzz
 
-MUTANTS = int(os.environ.get("FUZZ_MUTANTS", "2000"))
+# per test: two tests, 2,000 mutants in CI (issue 12 asks at least that), a campaign by hand more
+MUTANTS = int(os.environ.get("FUZZ_MUTANTS", "1000"))
 SEED = int(os.environ.get("FUZZ_SEED", "20261201"))
 VIEWS = ["", "/graph", "/validation", "/text", "/stats"]
 

@@ -146,7 +146,7 @@ def served(request, tmp_path):
 
 def test_conflicting_edits_from_many_clients_leave_one_winner_per_round(served):
     mid = served.upload(small_model(0))["id"]
-    clients, rounds = 20, 20
+    clients, rounds = 12, 8  # 96 edits racing: each round's conflict is the same race (20 x 20 took 27 s a pass)
     results: list[list[tuple[int, int, str]]] = [[] for _ in range(rounds)]
     barrier = threading.Barrier(clients)
 
@@ -193,14 +193,14 @@ def test_concurrent_uploads_and_downloads_are_byte_exact(served):
             if status != 200 or body != data:
                 errors.append(f"{k}/{j}: {status}")
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors, errors
     listed = json.loads(served.get("/api/models")[1])["models"]
-    assert len(listed) == 24
+    assert len(listed) == 16
 
 
 @pytest.mark.parametrize("served", ["sqlite", "postgresql", "postgresql+s3"], indirect=True)
