@@ -129,7 +129,7 @@ def _apply(args: argparse.Namespace, recipe: dict, dims: dict[str, int]) -> int:
     try:
         stored = StoredModel.put(args.model, lambda graph: external_files(args.model, graph, warn=False))
     except StudioError as exc:
-        print(f"onnx-studio apply: {args.model} can't be read as an ONNX model: {exc.message}", file=sys.stderr)
+        print(f"onnx-studio apply: {exc.message}", file=sys.stderr)  # it names the file already
         return 2
     missing = missing_data(parse_model(stored.graph), external_reader(stored.revision))
     if missing:

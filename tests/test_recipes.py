@@ -560,3 +560,11 @@ def test_a_model_whose_external_data_is_missing_or_short_is_refused_naming_it(tm
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and f"'in.data', which is no file in {tmp_path.resolve()}" in run.stderr, run.stderr
     assert not (tmp_path / "out.onnx").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx", "r.json"]
+
+
+def test_a_file_that_is_no_model_is_refused_in_one_sentence(tmp_path):
+    recipe = {"format": "onnx-studio-recipe/1", "ops": [{"op": "set_metadata", "key": "k", "value": "v"}]}
+    run = apply(tmp_path, b"\x00garbage\xff" * 28, recipe)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("onnx-studio apply: in.onnx is not a readable ONNX model: the protobuf data is")
+    assert not (tmp_path / "out.onnx").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx", "r.json"]
