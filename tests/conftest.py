@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,16 @@ def s3_endpoint():
     from s3_server import s3_endpoint as serve
 
     yield from serve()
+
+
+@pytest.fixture(autouse=True)
+def _drop_test_databases():
+    """After each test (and its apps: this autouse fixture is set up first, so torn down
+    last), the databases it made go (pg_server.py drop_created)."""
+    yield
+    pg_server = sys.modules.get("pg_server")
+    for server in list(pg_server.LIVE) if pg_server else ():
+        server.drop_created()
 
 
 @pytest.fixture(autouse=True)
