@@ -30,6 +30,10 @@ RUN_ONCE = ("browser", "corpus", "wheel", "fuzz", "local_store", "own_backends")
 # type tables, page scripts: a third of the team pass ran them again for nothing).
 STORE_FIXTURES = {"app", "pg_app"}
 
+# A test over a collection of real models (marked `models`) asks the same of the store for each
+# model: the team pass takes the first few of each (a fifth of its time went to the other ~570).
+TEAM_MODELS = 3
+
 
 def _makes_apps(path: Path, cache: dict[Path, bool]) -> bool:
     if path not in cache:
@@ -41,12 +45,25 @@ def _checks_no_store(item, cache: dict[Path, bool]) -> bool:
     return not STORE_FIXTURES & set(getattr(item, "fixturenames", ())) and not _makes_apps(Path(item.path), cache)
 
 
+def _beyond_the_sample(item, taken: dict[str, int]) -> bool:
+    if not item.get_closest_marker("models"):
+        return False
+    key = f"{item.path}::{item.originalname}"
+    taken[key] = taken.get(key, 0) + 1
+    return taken[key] > TEAM_MODELS
+
+
 def pytest_collection_modifyitems(config, items):
     if not TEAM_BACKEND:
         return
     cache: dict[Path, bool] = {}
+    taken: dict[str, int] = {}
     once = [
-        item for item in items if any(item.get_closest_marker(m) for m in RUN_ONCE) or _checks_no_store(item, cache)
+        item
+        for item in items
+        if any(item.get_closest_marker(m) for m in RUN_ONCE)
+        or _checks_no_store(item, cache)
+        or _beyond_the_sample(item, taken)
     ]
     if once:
         config.hook.pytest_deselected(items=once)

@@ -74,6 +74,7 @@ def assert_same_outputs(a: dict, b: dict):
         np.testing.assert_allclose(a[k], b[k], rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)
 def test_rename_tensors_and_dynamic_batch_keep_outputs(client, path):
     model, feeds = load_case(path)
@@ -113,6 +114,7 @@ def _with_identity_after_first_node(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("path", CONVERTED[:40], ids=lambda p: p.parent.name)
 def test_delete_identity_with_reconnect_keeps_outputs(client, path):
     model, feeds = load_case(path)

@@ -230,6 +230,7 @@ def test_set_node_op_drops_attributes_on_ask_and_sets_required_ones(client):
     assert (node.op_type, list(node.attribute)) == ("Elu", [])
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)
 def test_infer_shapes_and_cleanup_preserve_behaviour(client, path):
     model, feeds = load_case(path)
@@ -275,6 +276,7 @@ def test_extract_subgraph(client):
     assert client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [op]}).status_code == 200
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.parent.name)
 def test_convert_opset_matches_the_reference_outputs(client, path):
     model, feeds = load_case(path)

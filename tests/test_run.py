@@ -34,6 +34,7 @@ def reference(model_bytes: bytes, feeds: dict) -> dict:
 PYTORCH = sorted(p.parent for p in (ONNX_DATA / "pytorch-converted").glob("*/model.onnx"))
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("folder", PYTORCH, ids=lambda p: p.name)
 def test_outputs_equal_onnxruntimes_own_on_the_wheels_pytorch_models(client, folder):
     data = (folder / "model.onnx").read_bytes()

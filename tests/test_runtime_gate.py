@@ -155,8 +155,9 @@ def _plain_onnxruntime(path) -> str | None:
     return None
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("path", CONVERTED, ids=[p.parent.name for p in CONVERTED])
-def test_every_pytorch_converted_model_gets_onnxruntimes_own_verdict_and_a_harmless_edit(client, path):
+def test_every_pytorch_converted_model_gets_onnxruntimes_own_verdict_and_a_harmless_edit(client, path, gates_wait):
     # a third of them are opset 6, whose kernels onnxruntime no longer has: those fail as they
     # do plainly, and the rest run
     mid = _upload(client, onnx.load(path))

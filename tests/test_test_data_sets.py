@@ -62,6 +62,7 @@ def ort_passes(model_bytes: bytes, sets: list[tuple[list, list]], inputs: list[s
         return False
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_wheels_models_with_their_test_data_sets(client, folder):
     model_bytes = (folder / "model.onnx").read_bytes()
