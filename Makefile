@@ -15,16 +15,19 @@ run: setup $(EXAMPLE)
 # The tests' temporary folders (each test's store) in RAM where the machine has a tmpfs: the
 # store fsyncs every blob and index commit, a tenth of the main pass on disk (1,029 s -> 918 s).
 # Not where it is mounted noexec: the wheel test runs a console script from a venv made there.
+# PYTHONDONTWRITEBYTECODE (set in CI's environment) made each test process, and every helper,
+# server and CLI it starts, compile the app and pytest rewrite the tests anew: cleared for the tests.
+TESTENV = PYTHONDONTWRITEBYTECODE= TMPDIR=$(TEST_TMP)
 TEST_TMP := $(shell test -d /dev/shm -a -w /dev/shm && ! grep -qs ' /dev/shm [^ ]* [^ ]*noexec' /proc/mounts && echo /dev/shm || echo /tmp)
 
 test: setup chromium postgres locale lint audit
-	TMPDIR=$(TEST_TMP) $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
+	$(TESTENV) $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 	$(MAKE) --no-print-directory test-team
 
 # The API suite again with every app's store on PostgreSQL + S3, as a team's server keeps it;
 # what doesn't depend on the store's back end runs once (tests/conftest.py: RUN_ONCE).
 test-team: setup postgres
-	TMPDIR=$(TEST_TMP) STUDIO_TEST_BACKEND=postgresql+s3 $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
+	$(TESTENV) STUDIO_TEST_BACKEND=postgresql+s3 $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 
 # Known vulnerabilities in the installed Python packages, deprecations of the npm ones: what the
 # registries we can reach tell (scripts/audit_deps.py says what it can't cover and why).

@@ -11,6 +11,7 @@ import onnx.parser
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
+from testkit import node_testcases
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 
@@ -160,14 +161,9 @@ def hostile_strings() -> onnx.ModelProto:
 
 @functools.lru_cache(maxsize=1)
 def official_node_models() -> dict[str, onnx.ModelProto]:
-    """name -> model of the official node tests shipped (as code) with the onnx package."""
-    import warnings
-
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {c.name: c.model for c in collect_testcases(None) if c.model is not None}
+    """name -> model of the official node tests shipped (as code) with the onnx package (one
+    collection per process, testkit's: each takes seconds of every worker's collection)."""
+    return {name: c.model for name, c in node_testcases().items() if c.model is not None}
 
 
 def light_model(name: str) -> Path:
