@@ -23,9 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from matmul_chain import matmul_chain
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = 8
@@ -49,19 +48,7 @@ onnx.save(model, sys.argv[2])
 
 def mlp(mib: int) -> onnx.ModelProto:
     width = int((mib * (1 << 20) / 4 / LAYERS) ** 0.5)
-    rng = np.random.default_rng(0)
-    nodes, weights = [], []
-    for k in range(LAYERS):
-        weights.append(numpy_helper.from_array(rng.standard_normal((width, width), np.float32), f"w{k}"))
-        nodes.append(helper.make_node("MatMul", [f"h{k}", f"w{k}"], [f"h{k + 1}"], name=f"mm{k}"))
-    graph = helper.make_graph(
-        nodes,
-        "mlp",
-        [helper.make_tensor_value_info("h0", TensorProto.FLOAT, ["batch", width])],
-        [helper.make_tensor_value_info(f"h{LAYERS}", TensorProto.FLOAT, ["batch", width])],
-        weights,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return matmul_chain(LAYERS, width, "mlp")
 
 
 RECIPE = {

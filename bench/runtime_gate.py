@@ -16,9 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from matmul_chain import matmul_chain
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -30,22 +29,8 @@ LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 def big_model(folder: Path, gib: float) -> Path:
     """A chain of 4096x4096 float MatMuls (64 MiB of weights each) as one .onnx file."""
     side = 4096
-    layers = max(1, round(gib * 2**30 / (side * side * 4)))
-    rng = np.random.default_rng(0)
-    nodes, weights = [], []
-    for k in range(layers):
-        w = rng.standard_normal((side, side), dtype=np.float32) * (1 / side)
-        weights.append(numpy_helper.from_array(w, f"w{k}"))
-        nodes.append(helper.make_node("MatMul", [f"h{k}", f"w{k}"], [f"h{k + 1}"], name=f"mm{k}"))
-    graph = helper.make_graph(
-        nodes,
-        "chain",
-        [helper.make_tensor_value_info("h0", TensorProto.FLOAT, ["batch", side])],
-        [helper.make_tensor_value_info(f"h{layers}", TensorProto.FLOAT, ["batch", side])],
-        weights,
-    )
     path = folder / "big_chain.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(matmul_chain(max(1, round(gib * 2**30 / (side * side * 4))), side), path)
     return path
 
 
