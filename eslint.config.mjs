@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 const WORKER = "app/static/js/pipeline/layout-worker.js";
-const PREFETCH = "app/static/js/pages/graph-prefetch.js";
+const HEAD_SCRIPTS = ["app/static/js/pages/graph-prefetch.js", "app/static/js/pages/scheme-choice.js"];
 
 export default [
   { ignores: ["app/static/dist/", "app/static/vendor/", "node_modules/", "build/", "test-artifacts/"] },
@@ -17,8 +17,8 @@ export default [
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: globals.browser },
   },
   {
-    // the classic script in model.html's <head>
-    files: [PREFETCH],
+    // the classic scripts in the pages' <head> (model.html's, base.html's)
+    files: HEAD_SCRIPTS,
     languageOptions: { sourceType: "script" },
   },
   {

@@ -250,3 +250,46 @@ def test_a_big_graph_on_canvas_turns_dark_when_the_system_does(page, server):
     page.click("#btn-fit")
     assert is_dark(screen_pixel(page, *background))
     assert page.evaluate("() => window.stillThisPage === true")  # not reloaded
+
+
+def scheme_label(page) -> str:
+    return page.get_attribute("#scheme-toggle", "aria-label")
+
+
+def test_the_top_bars_button_chooses_light_or_dark_whatever_the_system_and_keeps_it(page, server):
+    """System -> light -> dark -> system, from the button at the top bar's end: the page and its
+    canvas drawing follow the choice at once, it is kept for the next page (this browser), and
+    "as the system" follows the system again."""
+    page.emulate_media(color_scheme="light")
+    summary = upload(page, server, branches(60, 44), "branches.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#expand-all")
+    page.wait_for_selector("#graph[data-expanded=all][data-state=ready]:not([data-drawn=window])", timeout=60_000)
+    assert page.get_attribute("#graph", "data-renderer") == "canvas"
+    assert scheme_label(page) == "Colours: as the system (light now). Click for light."
+    page.click("#scheme-toggle")
+    assert scheme_label(page) == "Colours: light. Click for dark."
+    assert is_light(page_colours(page)[0])
+    page.evaluate("() => { window.stillThisPage = true; }")
+
+    page.click("#scheme-toggle")  # dark on a light desktop
+    assert scheme_label(page) == "Colours: dark. Click for as the system."
+    assert page.evaluate("() => document.documentElement.classList.contains('dark')")
+    background, text = page_colours(page)
+    assert is_dark(background) and contrast(text, background) >= READABLE
+    page.wait_for_function(f"() => ({BOX_FILL_PIXELS})().pixels > 1000")
+    assert is_dark(page.evaluate(BOX_FILL_PIXELS)["fill"])  # the canvas drawn again, not reloaded
+    assert page.evaluate("() => window.stillThisPage === true")
+
+    page.goto(f"{server}/")  # the models list: the choice kept, before its first paint
+    assert page.evaluate("() => document.documentElement.classList.contains('dark')")
+    assert is_dark(page_colours(page)[0])
+    page.emulate_media(color_scheme="dark")
+    page.click("#scheme-toggle")  # as the system, which is dark now
+    assert scheme_label(page) == "Colours: as the system (dark now). Click for light."
+    assert is_dark(page_colours(page)[0])
+    page.emulate_media(color_scheme="light")
+    page.wait_for_function("() => !document.documentElement.classList.contains('dark')")
+    assert is_light(page_colours(page)[0])
+    page.reload()
+    assert scheme_label(page) == "Colours: as the system (light now). Click for light."

@@ -2,9 +2,9 @@
 // (--g-*); the SVG drawing takes them through its classes (fill: var(--g-edge), font:
 // var(--g-font-op)). What is drawn or measured from JS — the canvas renderer, the minimap, the
 // SVG and PNG exports, the group panel's bar, graph-model.js's text widths — reads them here:
-// on first use, from the page's computed style, into a frozen object; again when the system
-// turns dark or light (app.css's prefers-color-scheme block), after which onThemeChange's
-// listeners redraw what they drew. Exports keep the light palette (withExportTheme). A key is its
+// on first use, from the page's computed style, into a frozen object; again when the page turns
+// dark or light (pages/scheme-choice.js: the person's choice or the system's), after which
+// onThemeChange's listeners redraw what they drew. Exports keep the light palette (withExportTheme). A key is its
 // variable's name in camelCase: boxStroke <- --g-box-stroke, font.ioName <- --g-font-io-name,
 // ink.refOut <- --g-ink-ref-out, cat.conv <- --g-cat-conv, catHead.conv <- --g-cat-conv-head.
 
@@ -58,16 +58,18 @@ export function theme() {
   return current;
 }
 
-/** Call `redraw` after the system's colour scheme changed (the theme is read again by then). */
+/** Call `redraw` after the page's colour scheme changed (the theme is read again by then). */
 export function onThemeChange(redraw) {
   listeners.add(redraw);
 }
 
-const scheme = typeof matchMedia === "undefined" ? null : matchMedia("(prefers-color-scheme: dark)");
-scheme?.addEventListener("change", () => {
-  current = null;
-  for (const redraw of listeners) redraw();
-});
+// pages/scheme-choice.js: the palette changed (the person's choice, or the system's while it is followed)
+if (typeof window !== "undefined") {
+  window.addEventListener("studio:scheme", () => {
+    current = null;
+    for (const redraw of listeners) redraw();
+  });
+}
 
 /**
  * `draw()` with theme() answering the light palette whatever the page's scheme: an exported
