@@ -11,7 +11,7 @@ import { selectionWords } from "../pipeline/selection-words.js";
 import { announce } from "../lib/announce.js";
 import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
-import { buildHash, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
+import { buildHash, hashFollowed, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { askModelName } from "../widgets/rename-model.js";
 import { apiAddress, graphPathOf, hasPositions, nodeAddress, nodeIdIn } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
@@ -1236,6 +1236,7 @@ buttons.text.addEventListener("click", async () => {
 });
 
 window.addEventListener("hashchange", async () => {
+  hashFollowed();
   if (!state.summary || state.dataFile) return;
   const link = parseHash(window.location.hash);
   await followHash(link);

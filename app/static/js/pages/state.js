@@ -91,16 +91,28 @@ function compareParams() {
 
 const comparing = () => !!state.compare && state.panel === "compare" && !state.selection;
 
+// The hash the page last followed (hashchange) or wrote (syncHash). Another one is a navigation
+// whose hashchange is still queued — Backspace pressed while a subgraph was being drawn: the
+// drawing's end wrote the subgraph's hash over it, and the page stayed in the subgraph.
+let followedHash = typeof window === "undefined" ? "" : window.location.hash;
+
+/** The hash in the URL is being followed now (the page's hashchange handler, first thing). */
+export function hashFollowed() {
+  followedHash = window.location.hash;
+}
+
 /** Put the current path + selection (or comparison) in the URL, by name, without adding a history entry.
  * A comparison's link pins its revision (at=): opened after more edits, it compares the same
  * two revisions, not the head with the older one (QA35 #1). */
 export function syncHash() {
+  if (window.location.hash !== followedHash) return; // a navigation its hashchange has yet to follow
   const path = state.graph ? state.graph.address ?? state.path : state.path;
   const pinned = comparing() && state.summary ? state.summary.revision : state.viewing;
   const hash = buildHash(path, linkSelection(state.selection), undefined, pinned) + compareParams();
   if (window.location.hash !== hash) {
     history.replaceState(history.state, "", `${window.location.pathname}${window.location.search}${hash}`);
   }
+  followedHash = window.location.hash;
 }
 
 /** A comparable key for a selection ("" for none). */
