@@ -271,6 +271,45 @@ def test_renamed_inputs_and_outputs_are_renamed_not_added_and_removed(client):
     assert back["inputs"]["renamed"][0]["from"] == "image"
 
 
+def detector_with_a_tail() -> onnx.ModelProto:
+    """A detector's shape: pre [1, 8, 6] (boxes and scores per anchor), then post-processing to
+    det_boxes [num_det, 4], the model's one output."""
+    shape = numpy_helper.from_array(np.array([-1, 4], np.int64), "shape")
+    starts, ends, axes = (
+        numpy_helper.from_array(np.array([v], np.int64), n) for v, n in ((0, "s"), (4, "e"), (2, "a"))
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["pre"], name="head"),
+            helper.make_node("Slice", ["pre", "s", "e", "a"], ["boxes"], name="slice"),
+            helper.make_node("Reshape", ["boxes", "shape"], ["det_boxes"], name="reshape"),
+        ],
+        "detector",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6])],
+        [helper.make_tensor_value_info("det_boxes", TensorProto.FLOAT, ["num_det", 4])],
+        [shape, starts, ends, axes],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_output_cut_before_the_old_one_is_added_not_the_old_one_renamed(client):
+    """QA43 #1: cutting a detector's post-processing and renaming the new output put
+    [1, 8, 6] at det_boxes' place: Compare said det_boxes was renamed, Run compared the two."""
+    mid = upload(client, detector_with_a_tail().SerializeToString()).get_json()["id"]
+    rev = edit(
+        client,
+        mid,
+        {"op": "extract_subgraph", "inputs": ["x"], "outputs": ["pre"]},
+        {"op": "rename_tensor", "from": "pre", "to": "output"},
+    )
+    d = diff(client, mid, f"from=0&to={rev}")
+    assert d["outputs"]["renamed"] == []
+    assert d["outputs"]["removed"] == ["det_boxes"] and d["outputs"]["added"] == ["output"]
+    r = client.post(f"/api/models/{mid}/run", json={"revision": rev, "compare_to": 0})
+    assert r.status_code == 200, r.get_json()
+    assert "output" not in (r.get_json().get("renamed") or {}), r.get_json().get("renamed")
+
+
 def test_same_shapes_maps_differently_named_dims_and_skips_conflicts():
     def model(a, b):
         graph = helper.make_graph(

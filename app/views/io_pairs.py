@@ -6,6 +6,8 @@ input shapes (`same_shapes`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import onnx
 
 from ..onnx_io.dim_names import axis_dim
@@ -24,20 +26,54 @@ def paired(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> list[tuple
     b = [v.name for v in getattr(new, field)]
     if set(a) == set(b):  # the common case: no rename to look for, no walk of every node's outputs
         return [(n, n) for n in a]
-    return paired_names(a, b, graph_values(old), graph_values(new))
+    was = {v.name: v for v in getattr(old, field)}
+    now = {v.name: v for v in getattr(new, field)}
+    return paired_names(a, b, graph_values(old), graph_values(new), lambda x, y: could_be(was[x], now[y]))
 
 
-def paired_names(a: list[str], b: list[str], in_old: set[str], in_new: set[str]) -> list[tuple[str, str]]:
+def could_be(old: onnx.ValueInfoProto, new: onnx.ValueInfoProto) -> bool:
+    """Whether `new` can be `old` under another name: their declared types don't contradict —
+    the same kind of value, of the same rank, no axis fixed to two different sizes. (A detector
+    cut before its NMS put [1, 25200, 85] in place of the removed det_boxes [num_det, 4]: QA43
+    #1 saw it compared with it as its renamed self.) The element type may differ: a rename and
+    a float16 conversion between the two revisions compared."""
+    kind = old.type.WhichOneof("value")
+    if kind is None or new.type.WhichOneof("value") is None:
+        return True  # an undeclared type contradicts nothing
+    if kind != new.type.WhichOneof("value"):
+        return False
+    if kind not in ("tensor_type", "sparse_tensor_type"):
+        return True
+    a, b = getattr(old.type, kind), getattr(new.type, kind)
+    if not (a.HasField("shape") and b.HasField("shape")):
+        return True
+    if len(a.shape.dim) != len(b.shape.dim):
+        return False
+    return all(
+        x.dim_value == y.dim_value
+        for x, y in zip(a.shape.dim, b.shape.dim, strict=True)
+        if x.HasField("dim_value") and y.HasField("dim_value")
+    )
+
+
+def paired_names(
+    a: list[str],
+    b: list[str],
+    in_old: set[str],
+    in_new: set[str],
+    fits: Callable[[str, str], bool] | None = None,
+) -> list[tuple[str, str]]:
     """(old name, new name) of the names of list `a` (an old graph's inputs or outputs) in list
     `b` (the new graph's), in a's order: the same name, then those renamed in place — at the same
-    position, the old name gone from the new graph (`in_new`: every value it holds) and the new
-    one nowhere in the old (`in_old`; an output swapped for another tensor is not a rename)."""
+    position, the old name gone from the new graph (`in_new`: every value it holds), the new
+    one nowhere in the old (`in_old`; an output swapped for another tensor is not a rename), and
+    `fits(old, new)` where the caller can tell (could_be: by their declared types)."""
     kept_a, kept_b = set(a), set(b)
     pairs = [(n, n) for n in a if n in kept_b]
     pairs += [
         (x, y)
         for x, y in zip(a, b, strict=False)
-        if x not in kept_b and y not in kept_a and x not in in_new and y not in in_old
+        if x not in kept_b and y not in kept_a and x not in in_new and y not in in_old and (fits is None or fits(x, y))
     ]
     return pairs
 
