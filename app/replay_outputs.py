@@ -79,6 +79,16 @@ def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tu
     return out
 
 
+def _two_shapes(c: dict) -> bool:
+    """compare_outputs found two tensors (or sequences) of different shapes (lengths)."""
+    shape = c.get("shape") or []
+    return c["max_abs"] is None and len(shape) == 2 and all(isinstance(x, list) for x in shape)
+
+
+def _shape(dims: list[int]) -> str:
+    return "⟨" + "×".join(str(d) for d in dims) + "⟩"
+
+
 def _percent(fraction: float | None) -> str:
     return "?" if fraction is None else f"{100 * fraction:.2g} %"
 
@@ -144,6 +154,9 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
                     check.lines.append(f"{shown}: as the model's on {what} (within {far} of range)")
                 elif c.get("rows"):  # detections reordered: their indices say nothing as magnitudes
                     check.problems.append(f"{shown} against the model's on {what}: {rows_words(c['rows'])}")
+                elif _two_shapes(c):  # no value to put against another: "? of its range off" said nothing
+                    mine, theirs = (_shape(x) for x in c["shape"])
+                    check.problems.append(f"{shown} is {mine} on {what}, the model's {theirs}: its shape changed")
                 else:
                     check.problems.append(
                         f"{shown} is {far} of its range off the model's on {what} (tolerance {_percent(tolerance)})"

@@ -338,6 +338,25 @@ def test_same_outputs_compares_the_outputs_a_recipe_keeps(client, tmp_path):
     assert "y: as the model's on seeded random inputs (within 0 % of range)" in run.stdout
 
 
+def test_same_outputs_says_an_outputs_shape_changed(tmp_path):
+    """An output of another shape has no values to put against the model's: it was said as "?
+    of its range off" (QA43 #1), now with both shapes."""
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["y"], name="flat", axis=1)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    recipe = {
+        "format": "onnx-studio-recipe/1",
+        "ops": [{"op": "set_attribute", "node": "flat", "name": "axis", "value": 2, "type": "INT"}],
+    }
+    run = apply(tmp_path, model.SerializeToString(), recipe, "--same-outputs", "--tolerance", "1")
+    assert run.returncode == 1, run.stderr
+    assert "y is ⟨6×4⟩ on seeded random inputs, the model's ⟨2×12⟩: its shape changed" in run.stderr, run.stderr
+
+
 def test_same_outputs_refuses_surgery_that_changes_them(client, tmp_path):
     mid = upload(client, conv_model()).get_json()["id"]
     bias = {"dtype": "FLOAT", "shape": [4], "values": [5, 0, 0, 0]}
