@@ -48,6 +48,30 @@ def test_a_named_dim_takes_its_size_on_every_input_and_the_outputs(client):
     onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
 
 
+def test_outputs_sized_by_names_inference_made_up_take_their_sizes(client):
+    """QA43 #2: a tf2onnx export declares its output [unk__313, unk__314, 85]; with every input
+    dim fixed, Make static left it ?×?×85 (no input named those dims, so nothing re-inferred)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    shape = numpy_helper.from_array(np.array([0, -1, 3], np.int64), "shape")
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="heads")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["unk__312", "height", "width", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["unk__313", "unk__314", 3])],
+        [shape],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    mid = upload(client, model.SerializeToString()).get_json()["id"]
+    dims = {"unk__312": 1, "height": 4, "width": 5}
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "fix_dims", "dims": dims}]})
+    assert r.status_code == 200, r.get_json()
+    data = client.get(f"/api/models/{mid}/download").data
+    assert shapes(data) == {"x": [1, 4, 5, 3], "y": [1, 20, 3]}
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+
+
 def test_a_dim_no_input_names_is_refused_naming_those_they_do(client):
     mid = upload(client, image_model(32)).get_json()["id"]
     r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "fix_dims", "dims": {"bach": 1}}]})

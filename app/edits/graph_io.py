@@ -14,6 +14,7 @@ from ..onnx_io.dim_names import expression_names
 from ..onnx_io.inference import input_dims
 from ..onnx_io.limits import MAX_DIM_SIZE
 from ..onnx_io.traverse import walk_graphs
+from ..onnx_io.type_rules import is_known
 from ..views.loop_roles import body_roles
 from ..views.value_text import format_tensor
 from ..views.values import dim_json, shape_json
@@ -257,7 +258,13 @@ def typed_again(
     stale = stale_hint(model) if update is not True and changed and output is None else ""
     # a dim no input names any more (batch fixed to 1) left in the outputs' declarations: they
     # are re-inferred too (QA23: a conformer made static still declared [batch, time_sub, 32])
-    orphaned = update is None and output is None and _outputs_name(model, named_before - input_dim_names(model))
+    # and one inference made up (tf2onnx's [unk__313, unk__314, 85]): fixed inputs may size it now
+    # (QA43 #2: a detector made static still declared ?×?×85)
+    orphaned = (
+        update is None
+        and output is None
+        and (_outputs_name(model, named_before - input_dim_names(model)) or _outputs_invent(model))
+    )
     if update or (update is None and (stale or orphaned)):
         return f"; {refresh_types(model, asked=output)}" + sized_declarations(model, sizes, reinferred=True)
     return sized_declarations(model, sizes, reinferred=False) + stale
@@ -285,6 +292,16 @@ def orphaned_output_dims(model: onnx.ModelProto) -> set[str]:
         if d.dim_param
     }
     return declared - input_dim_names(model)
+
+
+def _outputs_invent(model: onnx.ModelProto) -> bool:
+    """Whether a main-graph output declares a dim by a name inference made up (unk__3)."""
+    return any(
+        d.HasField("dim_param") and not is_known(d.dim_param)
+        for v in model.graph.output
+        if v.type.HasField("tensor_type")
+        for d in v.type.tensor_type.shape.dim
+    )
 
 
 def _outputs_name(model: onnx.ModelProto, dims: set[str]) -> bool:

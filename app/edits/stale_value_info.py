@@ -20,7 +20,7 @@ from ..onnx_io.dim_names import expression_names
 from ..onnx_io.inference import infer_isolated
 from ..onnx_io.input_elements import declared_dims
 from ..onnx_io.traverse import node_graphs, walk_graphs
-from ..onnx_io.type_rules import is_known
+from ..onnx_io.type_rules import is_known, shapes_contradict
 from ..words import plural, some_names
 
 # onnx's words when a stored type disagrees with what inference finds for the same value
@@ -257,14 +257,7 @@ def _contradicts(stored: onnx.TypeProto, inferred: onnx.TypeProto) -> bool:
     a, b = stored.tensor_type, inferred.tensor_type
     if a.elem_type and b.elem_type and a.elem_type != b.elem_type:
         return True
-    if not (a.HasField("shape") and b.HasField("shape")):
-        return False
-    if len(a.shape.dim) != len(b.shape.dim):
-        return True
-    return any(
-        x.HasField("dim_value") and y.HasField("dim_value") and x.dim_value != y.dim_value
-        for x, y in zip(a.shape.dim, b.shape.dim, strict=True)
-    )
+    return shapes_contradict(a, b)
 
 
 def _their(n: int) -> str:

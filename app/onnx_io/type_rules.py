@@ -57,6 +57,19 @@ def is_known(d) -> bool:
     return isinstance(d, str) and d not in UNNAMED and not d.startswith("unk__")
 
 
+def shapes_contradict(a: TypeProto.Tensor, b: TypeProto.Tensor) -> bool:
+    """Whether two tensor types' shapes can't both hold: other ranks, or an axis fixed to two
+    sizes (a type without a shape contradicts none)."""
+    if not (a.HasField("shape") and b.HasField("shape")):
+        return False
+    if len(a.shape.dim) != len(b.shape.dim):
+        return True
+    return any(
+        x.HasField("dim_value") and y.HasField("dim_value") and x.dim_value != y.dim_value
+        for x, y in zip(a.shape.dim, b.shape.dim, strict=True)
+    )
+
+
 def more_known(new: TypeProto | None, old: TypeProto | None) -> bool:
     """Whether `new` says more than `old` and contradicts nothing it says: a type where there
     was none, a shape where there was none, or a size or name where a dim had neither."""

@@ -12,6 +12,7 @@ import onnx
 
 from ..onnx_io.dim_names import axis_dim
 from ..onnx_io.inference import unnamed_dim
+from ..onnx_io.type_rules import shapes_contradict
 
 
 def graph_values(g: onnx.GraphProto) -> set[str]:
@@ -44,16 +45,7 @@ def could_be(old: onnx.ValueInfoProto, new: onnx.ValueInfoProto) -> bool:
         return False
     if kind not in ("tensor_type", "sparse_tensor_type"):
         return True
-    a, b = getattr(old.type, kind), getattr(new.type, kind)
-    if not (a.HasField("shape") and b.HasField("shape")):
-        return True
-    if len(a.shape.dim) != len(b.shape.dim):
-        return False
-    return all(
-        x.dim_value == y.dim_value
-        for x, y in zip(a.shape.dim, b.shape.dim, strict=True)
-        if x.HasField("dim_value") and y.HasField("dim_value")
-    )
+    return not shapes_contradict(getattr(old.type, kind), getattr(new.type, kind))
 
 
 def paired_names(
