@@ -78,6 +78,43 @@ def test_a_torch_like_model_goes_down_with_the_same_outputs(client, target):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("by", ["scales", "sizes"])
+def test_a_torch_upsample_goes_down_to_11_its_left_out_inputs_given_empty(client, by):
+    """QA43 #3: Resize(X, "", scales) — every torch export's upsample at opset 13+ — was refused
+    going to 11, whose Resize requires roi (and scales): they are given as empty tensors, what
+    torch's own opset-11 exports pass."""
+    given = (
+        nh.from_array(np.array([1, 1, 2, 2], np.float32), "by")
+        if by == "scales"
+        else nh.from_array(np.array([1, 3, 8, 8], np.int64), "by")
+    )
+    inputs = ["x", "", "by"] if by == "scales" else ["x", "", "", "by"]
+    graph = h.make_graph(
+        [
+            h.make_node("Resize", inputs, ["up"], name="/model.11/Resize", mode="nearest"),
+            h.make_node("Relu", ["up"], ["y"], name="relu"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 3, 8, 8])],
+        [given],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    mid = upload(client, model.SerializeToString(), "up.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 11}]})
+    assert r.status_code == 200, r.get_json()
+    said = "requires and the model leaves out (a Resize's roi or scales) given as an empty tensor"
+    assert said in r.get_json()["changes"][0]
+    data = client.get(f"/api/models/{mid}/download").data
+    converted = onnx.load_from_string(data)
+    onnx.checker.check_model(converted, full_check=True)
+    (resize,) = [n for n in converted.graph.node if n.op_type == "Resize"]
+    empty = {t.name: t for t in converted.graph.initializer}[resize.input[1]]
+    assert list(empty.dims) == [0] and all(resize.input[:3])
+    x = np.random.default_rng(2).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    np.testing.assert_array_equal(run(data, x)[0], run(model.SerializeToString(), x)[0])
+
+
 def test_a_node_whose_types_the_older_opset_lacks_is_refused(client):
     """Mul-14 takes int8; Mul-13 doesn't: carried as it is, the full check at 13 refuses it."""
     graph = h.make_graph(

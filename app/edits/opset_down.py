@@ -20,10 +20,15 @@ from onnx import defs
 
 from ..onnx_io.schema_defaults import at_default, default_of
 from ..onnx_io.traverse import graphs_within, standard_domain
+from .names import fresh_name
 
 KEPT_DOMAIN = "ai.onnx-studio.kept"
 # a signature that holds, a meaning that doesn't: the converter's adapters take these
 CHANGED_MEANING = frozenset({"Softmax", "LogSoftmax", "Hardmax", "GridSample"})
+# (op, input) an older version requires where a newer one takes none, and reads as not given when
+# it is an empty tensor: Resize-11's roi and scales (torch's opset-11 exports pass empty
+# constants; its opset-13+ ones, Resize(X, "", scales), were refused going down, QA43 #3)
+EMPTY_MEANS_NONE = frozenset({("Resize", 1), ("Resize", 2)})
 
 
 def _schema(op_type: str, version: int) -> defs.OpSchema | None:
@@ -45,6 +50,8 @@ def holds_at(node: onnx.NodeProto, now: defs.OpSchema, then: defs.OpSchema) -> b
     variadic = bool(params) and params[-1].option == defs.OpSchema.FormalParameterOption.Variadic
     if used > len(params) and not variadic:
         return False
+    if any((node.op_type, k) not in EMPTY_MEANS_NONE for k in left_out(node, then)):
+        return False  # an input the older version requires, left out
     if len(node.output) > len(then.outputs) and not (
         then.outputs and then.outputs[-1].option == defs.OpSchema.FormalParameterOption.Variadic
     ):
@@ -64,12 +71,37 @@ def holds_at(node: onnx.NodeProto, now: defs.OpSchema, then: defs.OpSchema) -> b
     return True
 
 
+def left_out(node: onnx.NodeProto, then: defs.OpSchema) -> list[int]:
+    """The positions of inputs `then` requires (single) that the node leaves empty."""
+    params = list(then.inputs)
+    single = defs.OpSchema.FormalParameterOption.Single
+    return [k for k in range(min(len(node.input), len(params))) if not node.input[k] and params[k].option == single]
+
+
+def _given_empty(
+    model: onnx.ModelProto, g: onnx.GraphProto, node: onnx.NodeProto, then: defs.OpSchema, empties: dict
+) -> int:
+    """The inputs `then` requires that the node leaves out (EMPTY_MEANS_NONE) given an empty float
+    tensor, one initializer per graph (`empties`: id of a graph -> its name); how many."""
+    missing = left_out(node, then)
+    if not missing:
+        return 0
+    name = empties.get(id(g))
+    if name is None:
+        name = empties[id(g)] = fresh_name(model, "empty")
+        g.initializer.append(onnx.helper.make_tensor(name, onnx.TensorProto.FLOAT, [0], []))
+    for k in missing:
+        node.input[k] = name
+    return len(missing)
+
+
 class Carried:
     """What carry_down moved: how many of each op type, and each node's attribute order (by its
     first output), which the converter's round trip sorts."""
 
     def __init__(self) -> None:
         self.counts: Counter = Counter()
+        self.given_empty = 0  # inputs the older opset requires given an empty tensor (EMPTY_MEANS_NONE)
         self.order: dict[str, list[str]] = {}
         self.domain: dict[str, str | None] = {}  # "" or "ai.onnx" as written, None: not written
 
@@ -80,6 +112,7 @@ def carry_down(model: onnx.ModelProto, current: int, target: int) -> Carried:
     defaults). put_back undoes the move on the converter's result."""
     carried = Carried()
     moved = carried.counts
+    empties: dict[int, str] = {}
     for g in graphs_within(model.graph):
         for node in g.node:
             if standard_domain(node.domain) != "":
@@ -89,6 +122,7 @@ def carry_down(model: onnx.ModelProto, current: int, target: int) -> Carried:
                 continue
             if not holds_at(node, now, then):
                 continue
+            carried.given_empty += _given_empty(model, g, node, then, empties)
             kept = [a for a in node.attribute if a.name in then.attributes]
             del node.attribute[:]
             node.attribute.extend(kept)

@@ -405,6 +405,11 @@ def convert_opset(model: onnx.ModelProto, op: dict) -> str:
             f"; {plural(sum(counts.values()), 'node')} valid at opset {version} as they are, kept so where onnx's"
             f" converter has no adapter ({kinds})"
         )
+        if carried.given_empty:
+            note += (
+                f"; {plural(carried.given_empty, 'input')} opset {version} requires and the model leaves out"
+                " (a Resize's roi or scales) given as an empty tensor, as it reads one"
+            )
     # how much the conversion touched: often only the import (QA37 #7: "converted" read as if
     # its 99 nodes had changed, where none had)
     rewritten = sum((before - _node_bytes(model)).values())
