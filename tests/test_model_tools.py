@@ -188,6 +188,12 @@ def test_dynamic_int8_quantization_keeps_the_models_fields_and_stays_close(clien
     assert r.get_json()["changes"][0].startswith(
         "quantized to QInt8: 2 MatMul/Conv node(s) now integer, weights 38.8 KiB -> 9.9 KiB"
     ), r.get_json()["changes"]
+    # QA43 #6: a CNN quantized dynamically often runs slower than in float, and nothing said so
+    assert r.get_json()["changes"][0].endswith(
+        "; 1 Conv now ConvInteger, its input quantized as the model runs: on CPU this often runs slower than"
+        " float — onnxruntime recommends static quantization for convolutional models (Run → Compare with"
+        " revision times both)"
+    ), r.get_json()["changes"]
     data = client.get(f"/api/models/{mid}/download").data
     m = onnx.load_from_string(data)
     onnx.checker.check_model(m, full_check=True)

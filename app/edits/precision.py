@@ -382,6 +382,7 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
     _needs_float32(model)
     made += one_default_import(model, "quantize_dynamic")
     nodes, integer, in_bodies = _node_count(model), _integer_nodes(model), _integer_nodes(model, bodies_only=True)
+    convs = _conv_integers(model)
     options = {k: op.get(k) for k in ("weight_type", "op_types", "nodes_to_exclude", "per_channel", "reduce_range")}
     handed_in = _gathers_read_in_bodies(model, op)
     options["nodes_to_exclude"] = [*op.get("nodes_to_exclude", []), *handed_in]
@@ -409,6 +410,23 @@ def quantize_dynamic(model: onnx.ModelProto, op: dict) -> str:
         f"quantized to {op['weight_type']}: {quantized} MatMul/Conv node(s) now integer{where}, weights "
         f"{size_text(size)} -> {size_text(after)}, {_node_count(model) - nodes} node(s) added{note}"
         + left_in_functions(model, op.get("op_types"))
+        + _convs_words(_conv_integers(model) - convs)
+    )
+
+
+def _conv_integers(model: onnx.ModelProto) -> int:
+    return sum(1 for ref in walk_graphs(model) for n in ref.container.node if n.op_type == "ConvInteger")
+
+
+def _convs_words(convs: int) -> str:
+    """What a person quantizing a CNN dynamically should hear (QA43 #6: a detector ran 5.7× slower,
+    and nothing said why): onnxruntime's own advice."""
+    if not convs:
+        return ""
+    return (
+        f"; {plural(convs, 'Conv')} now ConvInteger, its input quantized as the model runs: on CPU this often runs"
+        " slower than float — onnxruntime recommends static quantization for convolutional models"
+        " (Run → Compare with revision times both)"
     )
 
 

@@ -30,11 +30,11 @@ def png(pixels: np.ndarray) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
-def identity_model(dtype: int, shape: list) -> onnx.ModelProto:
+def identity_model(dtype: int, shape: list, name: str = "image") -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("Identity", ["image"], ["fed"], name="same")],
+        [helper.make_node("Identity", [name], ["fed"], name="same")],
         "g",
-        [helper.make_tensor_value_info("image", dtype, shape)],
+        [helper.make_tensor_value_info(name, dtype, shape)],
         [helper.make_tensor_value_info("fed", dtype, shape)],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -51,7 +51,7 @@ def run_with_image(page, server, model: onnx.ModelProto, image: bytes, choose=No
     mid = upload(page, server, model, "vision.onnx")["id"]
     open_model(page, server, mid)
     page.click("#btn-run")
-    row = page.locator(".run-input[data-name=image]")
+    row = page.locator(f".run-input[data-name={model.graph.input[0].name}]")
     row.locator("input.run-image").set_input_files(
         files=[{"name": "photo.png", "mimeType": "image/png", "buffer": image}]
     )
@@ -118,6 +118,24 @@ def test_a_grey_input_is_fed_the_luminance_resized_to_its_size(page, server):
     got = fed_values(run_with_image(page, server, model, png(rgb), unit))
     assert got.shape == (1, 1, 28, 28)
     assert np.allclose(got[0, 0, :, :12], 0, atol=0.02) and np.allclose(got[0, 0, :, 16:], 1, atol=0.02)
+
+
+def test_a_yolo_input_takes_its_image_letterboxed_at_0_to_1(page, server):
+    """QA43 #5: an Ultralytics export's "images" read 0–1 pixels, letterboxed (the whole frame,
+    grey 114 around); ImageNet's mean/std and a centre crop were offered first."""
+    rgb = pixels(4, 8)  # twice as wide as high, into a square input
+    model = identity_model(TensorProto.FLOAT, [1, 3, 8, 8], name="images")
+
+    def defaults(row):
+        assert row.locator(".run-image-scaling").input_value() == "unit"
+        assert row.locator(".run-image-fit").input_value() == "letterbox"
+
+    got = fed_values(run_with_image(page, server, model, png(rgb), defaults))
+    assert got.shape == (1, 3, 8, 8)
+    np.testing.assert_allclose(got[0, :, 2:6, :], (rgb / 255.0).transpose(2, 0, 1), atol=1e-5)  # scale 1
+    grey = np.full((3, 2, 8), 114 / 255.0)
+    np.testing.assert_allclose(got[0, :, :2, :], grey, atol=1e-5)
+    np.testing.assert_allclose(got[0, :, 6:, :], grey, atol=1e-5)
 
 
 def test_which_inputs_take_an_image(page, server):

@@ -263,7 +263,7 @@ function simplifyForm(ctx) {
 }
 
 const INT8_HINTS = {
-  dynamic: "Dynamic quantization (onnxruntime's): weights stored in 8 bits, activations quantized as the model runs — no calibration data. Run → \"Compare with revision\" shows how far the outputs move.",
+  dynamic: "Dynamic quantization (onnxruntime's): weights stored in 8 bits, activations quantized as the model runs — no calibration data. What onnxruntime recommends for transformers and RNNs; for convolutional models, static (a dynamically quantized Conv often runs slower than in float). Run → \"Compare with revision\" shows how far the outputs move.",
   static: "Static quantization (onnxruntime's): the model runs on your samples to measure each activation's range, then weights and activations are quantized — 8 bits, or 16-bit activations and 4- or 16-bit weights — as QDQ pairs (what TensorRT, QNN and onnxruntime's int8 kernels take) or QLinear operators. Simplify first: it folds BatchNormalization into the Conv before it. Run → \"Compare with revision\" then shows each node's error.",
 };
 

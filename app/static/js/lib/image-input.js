@@ -21,8 +21,11 @@ export const SCALINGS = {
 /** How an image of other proportions is fitted to the input's size. */
 export const FITS = {
   cover: "crop the centre (keeps proportions)",
+  letterbox: "pad the sides (keeps proportions, YOLO's letterbox)",
   stretch: "stretch",
 };
+// the grey a letterbox pads with (Ultralytics' YOLO: 114, 114, 114)
+const LETTERBOX_GREY = "rgb(114, 114, 114)";
 
 const FLOATS = new Set(["FLOAT", "FLOAT16", "DOUBLE", "BFLOAT16"]);
 
@@ -58,10 +61,25 @@ export function imageLayout(input) {
   return null;
 }
 
-/** The scaling a model of this input type most likely reads: uint8 pixels as they are, floats
- * as torchvision's models do (the most exported). */
-export function defaultScaling(dtype) {
-  return dtype === "UINT8" ? "raw" : "imagenet";
+/** Whether the input is an Ultralytics YOLO export's: a float input named "images", as
+ * YOLOv5/v8/11 name theirs. They read 0–1 pixels, letterboxed (QA43 #5: ImageNet's mean/std and
+ * a centre crop fed them what they never saw). */
+function ultralytics(input) {
+  return input.name === "images" && input.dtype !== "UINT8";
+}
+
+/** The scaling a model of this input most likely reads: uint8 pixels as they are, a YOLO's
+ * 0–1, other floats as torchvision's models do (the most exported).
+ * @param {{name?: string, dtype?: string}} input */
+export function defaultScaling(input) {
+  if (input.dtype === "UINT8") return "raw";
+  return ultralytics(input) ? "unit" : "imagenet";
+}
+
+/** How an image is most likely fitted for this input: a YOLO's letterbox, else a centre crop.
+ * @param {{name?: string, dtype?: string}} input */
+export function defaultFit(input) {
+  return ultralytics(input) ? "letterbox" : "cover";
 }
 
 /** The size an image is fed at: the input's fixed height and width, else the image's own
@@ -145,14 +163,23 @@ export async function imageInput(file, input, layout, how) {
   if (!draw) throw new Error("The browser can't draw the image");
   draw.imageSmoothingQuality = "high";
   let [sx, sy, sw, sh] = [0, 0, bitmap.width, bitmap.height];
+  let [dx, dy, dw, dh] = [0, 0, width, height];
   if (how.fit === "cover") { // the largest centred crop of the target's proportions
     const scale = Math.max(width / bitmap.width, height / bitmap.height);
     sw = Math.min(bitmap.width, width / scale);
     sh = Math.min(bitmap.height, height / scale);
     sx = (bitmap.width - sw) / 2;
     sy = (bitmap.height - sh) / 2;
+  } else if (how.fit === "letterbox") { // the whole image as large as it fits, centred, grey around
+    const scale = Math.min(width / bitmap.width, height / bitmap.height);
+    dw = Math.round(bitmap.width * scale);
+    dh = Math.round(bitmap.height * scale);
+    dx = Math.floor((width - dw) / 2);
+    dy = Math.floor((height - dh) / 2);
+    draw.fillStyle = LETTERBOX_GREY;
+    draw.fillRect(0, 0, width, height);
   }
-  draw.drawImage(bitmap, sx, sy, sw, sh, 0, 0, width, height);
+  draw.drawImage(bitmap, sx, sy, sw, sh, dx, dy, dw, dh);
   bitmap.close();
   const whole = input.dtype === "UINT8";
   const values = pixelValues(draw.getImageData(0, 0, width, height).data, height, width, layout, { ...how, whole });

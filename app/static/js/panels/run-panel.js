@@ -14,7 +14,7 @@ import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
 import { buildNpy, npyProblem, npyShape, saveBytes } from "../lib/npy.js";
 import { npyFilename } from "../editing/tensor-edit.js";
-import { FITS, SCALINGS, defaultScaling, imageInput, imageLayout } from "../lib/image-input.js";
+import { FITS, SCALINGS, defaultFit, defaultScaling, imageInput, imageLayout } from "../lib/image-input.js";
 import { expectedFromFiles, fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice, standing } from "./history-panel.js";
 import { modelOption, twinsOf } from "../widgets/model-options.js";
@@ -94,9 +94,9 @@ function imageControls(input, npyFile) {
   if (!layout) return null;
   const file = el("input", { type: "file", accept: "image/*", class: "run-image", "aria-label": `an image for ${input.name}` });
   const scaling = el("select", { class: "run-image-scaling", "aria-label": `pixel scaling of ${input.name}` },
-    Object.entries(SCALINGS).map(([key, s]) => el("option", { value: key, selected: key === defaultScaling(input.dtype) }, s.label)));
+    Object.entries(SCALINGS).map(([key, s]) => el("option", { value: key, selected: key === defaultScaling(input) }, s.label)));
   const fit = el("select", { class: "run-image-fit", "aria-label": `how the image of ${input.name} fits its size` },
-    Object.entries(FITS).map(([key, words]) => el("option", { value: key }, words)));
+    Object.entries(FITS).map(([key, words]) => el("option", { value: key, selected: key === defaultFit(input) }, words)));
   const bgr = el("input", { type: "checkbox", class: "run-image-bgr" });
   const channels = layout.channels === 3
     ? el("label", { title: "OpenCV and Caffe models read blue, green, red" }, bgr, "BGR")
