@@ -72,6 +72,13 @@ def test_a_symbol_that_is_an_expression_is_bracketed_in_a_product():
     assert out == "4·batch·(total - 1) + 2·seq²"
 
 
+def test_an_input_dim_inference_named_is_written_as_its_size_field_names_it():
+    """QA43 #4: a tf2onnx input's batch is unk__312; the formula read "12 B·height·?·width"
+    where the size fields above it ask for unk__312."""
+    out = run_js(f"f.formulaText({json.dumps([term(12, height=1, unk__312=1, width=1)])}, String)")
+    assert out == "12·height·unk__312·width"
+
+
 def test_a_dim_named_b_beside_the_byte_unit_spells_the_unit_out():
     """32 B·B·L·S reads as B²; with a dim named B the unit is "bytes", with none it stays B."""
     fmt = (MODULE.parent / "format.js").as_uri()

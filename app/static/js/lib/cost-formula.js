@@ -13,7 +13,9 @@ export function formulaText(/** @type {Term[]} */ terms, format = formatCount) {
   // a dim named B beside the byte unit B reads as B²: the unit spelled out then ("32 bytes·B·S")
   const clash = format !== formatCount && terms.some((t) => Object.hasOwn(t.symbols, "B"));
   return terms.map((t, i) => {
-    const symbols = Object.entries(t.symbols).map(([name, p]) => `${dimWord(name, true)}${SUPERSCRIPT[p] ?? `^${p}`}`);
+    // a formula's symbols are the inputs' dims, named as their size fields name them (a tf2onnx
+    // batch called unk__312 read "?" in the formula, QA43 #4)
+    const symbols = Object.entries(t.symbols).map(([name, p]) => `${dimWord(name, true, true)}${SUPERSCRIPT[p] ?? `^${p}`}`);
     const c = Math.abs(t.coefficient);
     const head = c === 1 && symbols.length && format === formatCount ? "" : clash ? format(c).replace(/ B$/, " bytes") : format(c);
     const sign = t.coefficient < 0 ? (i ? " − " : "−") : i ? " + " : "";

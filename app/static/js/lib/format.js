@@ -47,14 +47,16 @@ export function formatDims(shape) {
 const INVENTED_DIM = /^(unk__\d+|If\w*_\d+_o\d+__d\d+)$/;
 
 /** A dim as a shape shows it: a size, a name, "?" for neither (or a name onnx's inference
- * invented); an expression of other dims bracketed among others,
- * "batch×(past_sequence + sequence)" (app/views/search.py dim_word).
+ * invented, unless `asInput`: an input's dim, which the person gives a size by that name); an
+ * expression of other dims bracketed among others, "batch×(past_sequence + sequence)"
+ * (app/views/search.py dim_word).
  * @param {unknown} d
- * @param {boolean} among */
-export function dimWord(d, among) {
+ * @param {boolean} among
+ * @param {boolean} [asInput] */
+export function dimWord(d, among, asInput = false) {
   if (d === null || d === undefined || d === "") return "?";
   const text = String(d);
-  if (INVENTED_DIM.test(text)) return "?";
+  if (INVENTED_DIM.test(text) && !asInput) return "?";
   return among && /[\s+*/]/.test(text) ? `(${text})` : text;
 }
 
