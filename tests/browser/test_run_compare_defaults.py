@@ -125,3 +125,37 @@ def test_a_big_model_compares_without_measuring_each_node_unless_asked(page, ser
     assert locate.is_checked()
     page.click("#run-go")
     page.locator("#run-results[data-ready=true] #run-errors").wait_for()
+
+
+def test_two_shapes_that_differ_wrap_in_the_panel(page, server):
+    """QA43: "differs: shape ⟨1×25200×85⟩ ≠ ⟨100×4⟩" ran past the side panel's right edge."""
+    shape = numpy_helper.from_array(np.array([1, 2, 3, 4, 5, 6, 7], np.int64), "shape")
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5040])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [shape],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    summary = upload(page, server, model, "reshape.onnx")
+    value = {"dtype": "INT64", "shape": [2], "values": [1008, 5]}
+    answer = page.request.post(
+        f"{server}/api/models/{summary['id']}/edits",
+        data={
+            "base": 0,
+            "ops": [{"op": "set_initializer", "name": "shape", "value": value, "allow_type_change": True}],
+        },
+    )
+    assert answer.ok, answer.text()
+    open_model(page, server, summary["id"])
+    page.click("#btn-run")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    verdict = page.locator("#run-compare tr[data-output=y] .run-verdict")
+    assert verdict.text_content() == "differs: shape ⟨1008×5⟩ ≠ ⟨1×2×3×4×5×6×7⟩"
+    # the verdict within the panel, not cut at its edge
+    right = "(s) => document.querySelector(s).getBoundingClientRect().right"
+    assert page.evaluate(right, "#run-compare tr[data-output=y] .run-verdict") <= page.evaluate(right, "#sidebar")

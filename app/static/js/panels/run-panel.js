@@ -623,7 +623,7 @@ function comparisonTable(compared, id) {
       const matched = c.rows && !shapesDiffer(c) ? "measured row by row, each against the row it matched" : null;
       return el("tr", { "data-output": name, class: `run-${verdict === "identical" ? "equal" : verdict}` },
         el("td", {}, mono(breakable(name)), was[name] ? el("span", { class: "muted run-was" }, ` (was ${was[name]})`) : ""),
-        el("td", {}, el("span", { class: "run-verdict" }, shapesDiffer(c) ? `differs: ${shapesDiffer(c)}` : verdict), c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : "",
+        el("td", {}, shapesDiffer(c) ? el("span", { class: "run-verdict run-shapes" }, `differs: ${shapesDiffer(c)}`) : el("span", { class: "run-verdict" }, verdict), c.rows ? el("div", { class: "muted run-rows" }, rowsWords(c.rows)) : "",
           c.keys ? el("div", { class: "muted run-keys" }, keysWords(c.keys)) : ""),
         ...["max_abs", "max_rel_to_range", "max_rel"].map((k) => {
           const none = c[k] === null || c[k] === undefined;
