@@ -11,7 +11,7 @@ from browser.browser_models import tiny_cnn
 from onnx import TensorProto, helper, numpy_helper
 from testkit import ONNX_DATA, upload
 
-from app.views.io_pairs import same_shapes
+from app.views.io_pairs import paired, same_shapes
 
 
 def edit(client, mid: str, *ops) -> int:
@@ -308,6 +308,40 @@ def test_an_output_cut_before_the_old_one_is_added_not_the_old_one_renamed(clien
     r = client.post(f"/api/models/{mid}/run", json={"revision": rev, "compare_to": 0})
     assert r.status_code == 200, r.get_json()
     assert "output" not in (r.get_json().get("renamed") or {}), r.get_json().get("renamed")
+
+
+def test_an_output_a_node_wrote_under_another_name_before_is_that_one_renamed():
+    """QA44 #1: cut before a top-100 (det [batch, 100, 85]) with its output0 renamed output,
+    declared [?, ?, 85] — types that agree with det's — the new output was det renamed. Its
+    writer (the Concat) wrote output0 in the old graph: output0's rename, det removed. A plain
+    rename (the same writer, the same value) still pairs."""
+    f = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)  # noqa: E731
+    old = helper.make_graph(
+        [
+            helper.make_node("Concat", ["a", "b"], ["output0"], name="concat", axis=1),
+            helper.make_node("Identity", ["output0"], ["det"], name="top"),
+        ],
+        "old",
+        [f("a", ["batch", 50, 85]), f("b", ["batch", 50, 85])],
+        [f("det", ["batch", 100, 85])],
+    )
+    cut = helper.make_graph(
+        [helper.make_node("Concat", ["a", "b"], ["output"], name="concat", axis=1)],
+        "cut",
+        [f("a", ["batch", 50, 85]), f("b", ["batch", 50, 85])],
+        [f("output", ["unk__99", "unk__151", 85])],
+    )
+    assert paired(old, cut, "output") == []
+    renamed = helper.make_graph(
+        [
+            helper.make_node("Concat", ["a", "b"], ["output0"], name="concat", axis=1),
+            helper.make_node("Identity", ["output0"], ["boxes"], name="top"),
+        ],
+        "renamed",
+        [f("a", ["batch", 50, 85]), f("b", ["batch", 50, 85])],
+        [f("boxes", ["batch", 100, 85])],
+    )
+    assert paired(old, renamed, "output") == [("det", "boxes")]
 
 
 def test_same_shapes_maps_differently_named_dims_and_skips_conflicts():

@@ -27,9 +27,24 @@ def paired(old: onnx.GraphProto, new: onnx.GraphProto, field: str) -> list[tuple
     b = [v.name for v in getattr(new, field)]
     if set(a) == set(b):  # the common case: no rename to look for, no walk of every node's outputs
         return [(n, n) for n in a]
-    was = {v.name: v for v in getattr(old, field)}
-    now = {v.name: v for v in getattr(new, field)}
-    return paired_names(a, b, graph_values(old), graph_values(new), lambda x, y: could_be(was[x], now[y]))
+    return paired_names(a, b, graph_values(old), graph_values(new), fits_in_place(old, new))
+
+
+def fits_in_place(old: onnx.GraphProto, new: onnx.GraphProto) -> Callable[[str, str], bool]:
+    """Whether the new graph's input or output `y` can be the old one's `x` renamed, as far as the
+    graphs tell: their declared types agree (could_be), and the node writing `y` (by its name and
+    output position) wrote `x` in the old graph, if it was there at all — where it wrote another
+    value, `y` is that one renamed (a detector cut before its top-100 and its output0 renamed
+    output: [?, ?, 85] agrees with det [batch, 100, 85], and its Concat wrote output0, QA44 #1)."""
+    declared = {v.name: v for v in (*old.input, *old.output)}, {v.name: v for v in (*new.input, *new.output)}
+    wrote = {(n.name, k): o for n in old.node if n.name for k, o in enumerate(n.output)}
+    writer = {o: (n.name, k) for n in new.node if n.name for k, o in enumerate(n.output)}
+
+    def fits(x: str, y: str) -> bool:
+        before = wrote.get(writer.get(y, ("", -1)))
+        return could_be(declared[0][x], declared[1][y]) and (before is None or before == x)
+
+    return fits
 
 
 def could_be(old: onnx.ValueInfoProto, new: onnx.ValueInfoProto) -> bool:

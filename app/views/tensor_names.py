@@ -26,7 +26,7 @@ import onnx
 
 from ..errors import StudioError
 from ..onnx_io.external import TENSOR_PREFIX
-from .io_pairs import could_be, graph_values, paired_names
+from .io_pairs import fits_in_place, graph_values, paired_names
 from .tensor_content import encoding, sparse_change, tensor_change
 from .tensors import tensor_array
 
@@ -146,9 +146,7 @@ def _io_pairs(old: Body, new: Body) -> tuple[list[tuple[str, str]], list[tuple[s
     if _none_renamed(a_in, b_in) and _none_renamed(a_out, b_out):  # the common case, without the
         return _kept(a_in, b_in), _kept(a_out, b_out)  # walk over every value of both graphs
     in_old, in_new = graph_values(old), graph_values(new)
-    was = {v.name: v for v in (*old.input, *old.output)}
-    now = {v.name: v for v in (*new.input, *new.output)}
-    fits = lambda x, y: could_be(was[x], now[y])  # noqa: E731
+    fits = fits_in_place(old, new)
     return paired_names(a_in, b_in, in_old, in_new, fits), paired_names(a_out, b_out, in_old, in_new, fits)
 
 
