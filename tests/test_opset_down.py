@@ -235,3 +235,29 @@ def test_written_out_nodes_stay_in_the_module_of_the_node_they_replace(client):
         n.metadata_props.add(key="namespace", value=meta["namespace"])
         assert node_scope(n) == inner
     assert next(n for n in written.graph.node if n.op_type == "LayerNormalization").metadata_props == []
+
+
+def test_a_mode_the_older_opset_lacks_is_not_carried_to_it(client):
+    """QA44 #3: Resize-19's half_pixel_symmetric, carried to opset 11 as it was, passed the
+    checker (which holds no node to its version's list of modes): refused, the mode named."""
+    scales = nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    resize = h.make_node(
+        "Resize",
+        ["x", "", "scales"],
+        ["y"],
+        name="up",
+        mode="linear",
+        coordinate_transformation_mode="half_pixel_symmetric",
+    )
+    graph = h.make_graph(
+        [resize],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 3, 8, 8])],
+        [scales],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+    mid = upload(client, model.SerializeToString(), "up.onnx").get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "convert_opset", "version": 11}]})
+    assert r.status_code == 422, r.get_json()
+    assert "coordinate_transformation_mode='half_pixel_symmetric' is not supported" in r.get_json()["error"]["message"]

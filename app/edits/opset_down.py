@@ -29,6 +29,13 @@ CHANGED_MEANING = frozenset({"Softmax", "LogSoftmax", "Hardmax", "GridSample"})
 # it is an empty tensor: Resize-11's roi and scales (torch's opset-11 exports pass empty
 # constants; its opset-13+ ones, Resize(X, "", scales), were refused going down, QA43 #3)
 EMPTY_MEANS_NONE = frozenset({("Resize", 1), ("Resize", 2)})
+# (op, attribute, value) -> the opset that brought the value to an attribute older versions have:
+# no checker holds a node to its version's list (Resize-19's half_pixel_symmetric, carried to 11,
+# was called valid, QA44 #3)
+NEWER_VALUES = {
+    ("Resize", "coordinate_transformation_mode", b"half_pixel_symmetric"): 19,
+    ("Pad", "mode", b"wrap"): 19,
+}
 
 
 def _schema(op_type: str, version: int) -> defs.OpSchema | None:
@@ -60,6 +67,8 @@ def holds_at(node: onnx.NodeProto, now: defs.OpSchema, then: defs.OpSchema) -> b
     for name, a in set_here.items():
         if a.ref_attr_name:
             return False  # a function's attribute: its value is the caller's
+        if then.since_version < NEWER_VALUES.get((node.op_type, name, a.s), 0):
+            return False  # a value the older version doesn't know
         if name not in then.attributes and not at_default(a, default_of(now, name)):
             return False
     for name in then.attributes:
