@@ -138,6 +138,18 @@ def test_a_yolo_input_takes_its_image_letterboxed_at_0_to_1(page, server):
     np.testing.assert_allclose(got[0, :, 6:, :], grey, atol=1e-5)
 
 
+def test_a_yolo_of_free_size_takes_its_image_padded_to_the_stride(page, server):
+    """QA44 #2: a YOLO of free height and width was fed an 800×600 photo as it was, and failed at
+    its first Concat (600 is no multiple of 32): letterboxed, the image stays at its size and
+    the sides are padded up to multiples of 32."""
+    rgb = pixels(20, 40)
+    model = identity_model(TensorProto.FLOAT, [1, 3, "height", "width"], name="images")
+    got = fed_values(run_with_image(page, server, model, png(rgb)))
+    assert got.shape == (1, 3, 32, 64)
+    np.testing.assert_allclose(got[0, :, 6:26, 12:52], (rgb / 255.0).transpose(2, 0, 1), atol=1e-5)
+    assert np.allclose(got[0, :, :6, :], 114 / 255.0) and np.allclose(got[0, :, :, :12], 114 / 255.0)
+
+
 def test_which_inputs_take_an_image(page, server):
     mid = upload(page, server, identity_model(TensorProto.FLOAT, [1, 3, 8, 12]), "vision.onnx")["id"]
     open_model(page, server, mid)

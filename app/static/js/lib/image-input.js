@@ -24,8 +24,10 @@ export const FITS = {
   letterbox: "pad the sides (keeps proportions, YOLO's letterbox)",
   stretch: "stretch",
 };
-// the grey a letterbox pads with (Ultralytics' YOLO: 114, 114, 114)
+// the grey a letterbox pads with, and the multiple a free side is padded to (Ultralytics' YOLO:
+// 114, 114, 114 and its largest stride, 32)
 const LETTERBOX_GREY = "rgb(114, 114, 114)";
+const LETTERBOX_STRIDE = 32;
 
 const FLOATS = new Set(["FLOAT", "FLOAT16", "DOUBLE", "BFLOAT16"]);
 
@@ -82,21 +84,30 @@ export function defaultFit(input) {
   return ultralytics(input) ? "letterbox" : "cover";
 }
 
+/** The scale an image is fed at where the input leaves its size free: its own, its longer side
+ * at most IMAGE_MAX_SIDE. */
+function ownScale(natural) {
+  return Math.min(1, IMAGE_MAX_SIDE / Math.max(natural.width, natural.height));
+}
+
 /** The size an image is fed at: the input's fixed height and width, else the image's own
- * (its longer side at most IMAGE_MAX_SIDE). */
-export function targetSize(shape, layout, natural) {
+ * (ownScale); letterboxed, a free side padded up to a multiple of LETTERBOX_STRIDE. */
+export function targetSize(shape, layout, natural, fit = "cover") {
   const h = shape[layout.hAxis];
   const w = shape[layout.wAxis];
   const fixedH = typeof h === "number" && h > 0 ? h : null;
   const fixedW = typeof w === "number" && w > 0 ? w : null;
   if (fixedH && fixedW) return { height: fixedH, width: fixedW };
-  const shrink = Math.min(1, IMAGE_MAX_SIDE / Math.max(natural.width, natural.height));
+  // a letterbox of free size pads a side the image leaves short of a multiple of the network's
+  // stride: a YOLO of free height and width fed an 800×600 photo failed at its first Concat (QA44 #2)
+  const free = (/** @type {number} */ side) => (fit === "letterbox" ? Math.ceil(side / LETTERBOX_STRIDE) * LETTERBOX_STRIDE : side);
+  const shrink = ownScale(natural);
   const ownW = Math.max(1, Math.round(natural.width * shrink));
   const ownH = Math.max(1, Math.round(natural.height * shrink));
   // one side fixed: the other keeps the image's proportions
-  if (fixedH) return { height: fixedH, width: Math.max(1, Math.round((natural.width * fixedH) / natural.height)) };
-  if (fixedW) return { height: Math.max(1, Math.round((natural.height * fixedW) / natural.width)), width: fixedW };
-  return { height: ownH, width: ownW };
+  if (fixedH) return { height: fixedH, width: free(Math.max(1, Math.round((natural.width * fixedH) / natural.height))) };
+  if (fixedW) return { height: free(Math.max(1, Math.round((natural.height * fixedW) / natural.width))), width: fixedW };
+  return { height: free(ownH), width: free(ownW) };
 }
 
 /**
@@ -155,7 +166,7 @@ export async function imageInput(file, input, layout, how) {
     throw new Error(`${/** @type {File} */ (file).name || "The file"} is no image the browser can read`, { cause: err });
   }
   const shape = input.shape || [];
-  const { height, width } = targetSize(shape, layout, { width: bitmap.width, height: bitmap.height });
+  const { height, width } = targetSize(shape, layout, { width: bitmap.width, height: bitmap.height }, how.fit);
   const canvas = document.createElement("canvas");
   canvas.width = width;
   canvas.height = height;
@@ -171,7 +182,11 @@ export async function imageInput(file, input, layout, how) {
     sx = (bitmap.width - sw) / 2;
     sy = (bitmap.height - sh) / 2;
   } else if (how.fit === "letterbox") { // the whole image as large as it fits, centred, grey around
-    const scale = Math.min(width / bitmap.width, height / bitmap.height);
+    // (a free size: at its own, the sides only padded to the stride)
+    const fixed = (/** @type {unknown} */ d) => typeof d === "number" && d > 0;
+    const free = !(fixed(shape[layout.hAxis]) && fixed(shape[layout.wAxis]));
+    const natural = { width: bitmap.width, height: bitmap.height };
+    const scale = Math.min(width / bitmap.width, height / bitmap.height, free ? ownScale(natural) : Infinity);
     dw = Math.round(bitmap.width * scale);
     dh = Math.round(bitmap.height * scale);
     dx = Math.floor((width - dw) / 2);
