@@ -150,6 +150,45 @@ def test_a_yolo_of_free_size_takes_its_image_padded_to_the_stride(page, server):
     assert np.allclose(got[0, :, :6, :], 114 / 255.0) and np.allclose(got[0, :, :, :12], 114 / 255.0)
 
 
+def test_an_ultralytics_export_of_free_size_takes_its_image_letterboxed_to_its_imgsz(page, server):
+    """An Ultralytics export's metadata says the size it was made for (imgsz) and its stride; its
+    own predictor letterboxes every image to imgsz, also where the export left the sides free: so
+    does Run, whatever the input is called (here "x"), 0–1 and letterboxed by default."""
+    rgb = pixels(8, 32)
+    model = identity_model(TensorProto.FLOAT, [1, 3, "height", "width"], name="x")
+    meta = {"author": "Ultralytics", "task": "detect", "stride": "32", "imgsz": "[32, 64]"}
+    onnx.helper.set_model_props(model, meta)
+
+    def defaults(row):
+        assert row.locator(".run-image-scaling").input_value() == "unit"
+        assert row.locator(".run-image-fit").input_value() == "letterbox"
+        row.locator(".run-image-words").filter(has_text="64×32").wait_for()
+
+    got = fed_values(run_with_image(page, server, model, png(rgb), defaults))
+    assert got.shape == (1, 3, 32, 64)
+    # 32×8 scaled by 2 to 64×16, centred: 8 rows of grey above and below
+    assert np.allclose(got[0, :, :8, :], 114 / 255.0) and np.allclose(got[0, :, 24:, :], 114 / 255.0)
+    assert not np.allclose(got[0, :, 8:24, :], 114 / 255.0)
+    hints = page.evaluate(
+        "async (metas) => { const m = await import('/static/js/lib/image-input.js');"
+        " return metas.map((props) => m.exportHints(props)); }",
+        [
+            [{"key": "author", "value": "Ultralytics"}, {"key": "imgsz", "value": "640"}],
+            [
+                {"key": "author", "value": "Ultralytics"},
+                {"key": "imgsz", "value": "[1, 2, 3]"},
+                {"key": "stride", "value": "64"},
+            ],
+            [{"key": "imgsz", "value": "[640, 640]"}],  # not an Ultralytics export: its imgsz is no one's promise
+        ],
+    )
+    assert hints == [
+        {"ultralytics": True, "size": {"height": 640, "width": 640}, "stride": 32},
+        {"ultralytics": True, "size": None, "stride": 64},
+        {"ultralytics": False, "size": None, "stride": 32},
+    ]
+
+
 def test_which_inputs_take_an_image(page, server):
     mid = upload(page, server, identity_model(TensorProto.FLOAT, [1, 3, 8, 12]), "vision.onnx")["id"]
     open_model(page, server, mid)

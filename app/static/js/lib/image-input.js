@@ -63,25 +63,50 @@ export function imageLayout(input) {
   return null;
 }
 
-/** Whether the input is an Ultralytics YOLO export's: a float input named "images", as
- * YOLOv5/v8/11 name theirs. They read 0–1 pixels, letterboxed (QA43 #5: ImageNet's mean/std and
- * a centre crop fed them what they never saw). */
-function ultralytics(input) {
-  return input.name === "images" && input.dtype !== "UINT8";
+/**
+ * @typedef {{ultralytics: boolean, size: {height: number, width: number} | null, stride: number}} ExportHints
+ */
+
+/** What a model's metadata_props say of the images it was exported for. An Ultralytics export
+ * (author "Ultralytics") writes its `imgsz` ("[640, 640]", or "640") and `stride` ("32"): its own
+ * predictor letterboxes every image to imgsz, also where the export left the sides free.
+ * @param {{key: string, value: string}[] | undefined} props
+ * @returns {ExportHints} */
+export function exportHints(props) {
+  const meta = new Map((props || []).map((p) => [p.key, p.value]));
+  const ultralytics = /ultralytics/i.test(meta.get("author") || "");
+  const sides = ultralytics ? (meta.get("imgsz") || "").match(/\d+/g) : null;
+  const size = sides && sides.length >= 1 && sides.length <= 2 && sides.every((d) => Number(d) >= 8 && Number(d) <= 8192)
+    ? { height: Number(sides[0]), width: Number(sides[sides.length - 1]) }
+    : null;
+  const stride = ultralytics ? Number(meta.get("stride")) : NaN;
+  return { ultralytics, size, stride: Number.isInteger(stride) && stride > 0 && stride <= 256 ? stride : LETTERBOX_STRIDE };
+}
+
+/** No metadata: an image's size from the input alone. */
+export const NO_HINTS = Object.freeze({ ultralytics: false, size: null, stride: LETTERBOX_STRIDE });
+
+/** Whether the input is an Ultralytics YOLO export's: its metadata says so, or a float input
+ * named "images", as YOLOv5/v8/11 name theirs. They read 0–1 pixels, letterboxed (QA43 #5:
+ * ImageNet's mean/std and a centre crop fed them what they never saw). */
+function ultralytics(input, hints) {
+  return input.dtype !== "UINT8" && (hints.ultralytics || input.name === "images");
 }
 
 /** The scaling a model of this input most likely reads: uint8 pixels as they are, a YOLO's
  * 0–1, other floats as torchvision's models do (the most exported).
- * @param {{name?: string, dtype?: string}} input */
-export function defaultScaling(input) {
+ * @param {{name?: string, dtype?: string}} input
+ * @param {ExportHints} [hints] */
+export function defaultScaling(input, hints = NO_HINTS) {
   if (input.dtype === "UINT8") return "raw";
-  return ultralytics(input) ? "unit" : "imagenet";
+  return ultralytics(input, hints) ? "unit" : "imagenet";
 }
 
 /** How an image is most likely fitted for this input: a YOLO's letterbox, else a centre crop.
- * @param {{name?: string, dtype?: string}} input */
-export function defaultFit(input) {
-  return ultralytics(input) ? "letterbox" : "cover";
+ * @param {{name?: string, dtype?: string}} input
+ * @param {ExportHints} [hints] */
+export function defaultFit(input, hints = NO_HINTS) {
+  return ultralytics(input, hints) ? "letterbox" : "cover";
 }
 
 /** The scale an image is fed at where the input leaves its size free: its own, its longer side
@@ -90,24 +115,32 @@ function ownScale(natural) {
   return Math.min(1, IMAGE_MAX_SIDE / Math.max(natural.width, natural.height));
 }
 
-/** The size an image is fed at: the input's fixed height and width, else the image's own
- * (ownScale); letterboxed, a free side padded up to a multiple of LETTERBOX_STRIDE. */
-export function targetSize(shape, layout, natural, fit = "cover") {
+/** The size an image is fed at: the input's fixed height and width; where both are free, the
+ * size the model was exported for (its metadata's, `hints`), else the image's own (ownScale,
+ * `own` then true); letterboxed, a side of free size padded up to a multiple of the stride.
+ * @param {unknown[]} shape
+ * @param {ImageLayout} layout
+ * @param {{width: number, height: number}} natural
+ * @param {string} [fit]
+ * @param {ExportHints} [hints]
+ * @returns {{height: number, width: number, own: boolean}} */
+export function targetSize(shape, layout, natural, fit = "cover", hints = NO_HINTS) {
   const h = shape[layout.hAxis];
   const w = shape[layout.wAxis];
   const fixedH = typeof h === "number" && h > 0 ? h : null;
   const fixedW = typeof w === "number" && w > 0 ? w : null;
-  if (fixedH && fixedW) return { height: fixedH, width: fixedW };
+  if (fixedH && fixedW) return { height: fixedH, width: fixedW, own: false };
+  if (!fixedH && !fixedW && hints.size) return { ...hints.size, own: false };
   // a letterbox of free size pads a side the image leaves short of a multiple of the network's
   // stride: a YOLO of free height and width fed an 800×600 photo failed at its first Concat (QA44 #2)
-  const free = (/** @type {number} */ side) => (fit === "letterbox" ? Math.ceil(side / LETTERBOX_STRIDE) * LETTERBOX_STRIDE : side);
+  const free = (/** @type {number} */ side) => (fit === "letterbox" ? Math.ceil(side / hints.stride) * hints.stride : side);
+  // one side fixed: the other keeps the image's proportions
+  if (fixedH) return { height: fixedH, width: free(Math.max(1, Math.round((natural.width * fixedH) / natural.height))), own: false };
+  if (fixedW) return { height: free(Math.max(1, Math.round((natural.height * fixedW) / natural.width))), width: fixedW, own: false };
   const shrink = ownScale(natural);
   const ownW = Math.max(1, Math.round(natural.width * shrink));
   const ownH = Math.max(1, Math.round(natural.height * shrink));
-  // one side fixed: the other keeps the image's proportions
-  if (fixedH) return { height: fixedH, width: free(Math.max(1, Math.round((natural.width * fixedH) / natural.height))) };
-  if (fixedW) return { height: free(Math.max(1, Math.round((natural.height * fixedW) / natural.width))), width: fixedW };
-  return { height: free(ownH), width: free(ownW) };
+  return { height: free(ownH), width: free(ownW), own: true };
 }
 
 /**
@@ -157,8 +190,9 @@ export function pixelValues(rgba, height, width, layout, how) {
  * @param {{dtype?: string, shape?: unknown[] | null}} input
  * @param {ImageLayout} layout
  * @param {{scaling: string, bgr: boolean, fit: string}} how
+ * @param {ExportHints} [hints]
  */
-export async function imageInput(file, input, layout, how) {
+export async function imageInput(file, input, layout, how, hints = NO_HINTS) {
   let bitmap;
   try {
     bitmap = await createImageBitmap(file);
@@ -166,7 +200,8 @@ export async function imageInput(file, input, layout, how) {
     throw new Error(`${/** @type {File} */ (file).name || "The file"} is no image the browser can read`, { cause: err });
   }
   const shape = input.shape || [];
-  const { height, width } = targetSize(shape, layout, { width: bitmap.width, height: bitmap.height }, how.fit);
+  const natural = { width: bitmap.width, height: bitmap.height };
+  const { height, width, own } = targetSize(shape, layout, natural, how.fit, hints);
   const canvas = document.createElement("canvas");
   canvas.width = width;
   canvas.height = height;
@@ -182,11 +217,8 @@ export async function imageInput(file, input, layout, how) {
     sx = (bitmap.width - sw) / 2;
     sy = (bitmap.height - sh) / 2;
   } else if (how.fit === "letterbox") { // the whole image as large as it fits, centred, grey around
-    // (a free size: at its own, the sides only padded to the stride)
-    const fixed = (/** @type {unknown} */ d) => typeof d === "number" && d > 0;
-    const free = !(fixed(shape[layout.hAxis]) && fixed(shape[layout.wAxis]));
-    const natural = { width: bitmap.width, height: bitmap.height };
-    const scale = Math.min(width / bitmap.width, height / bitmap.height, free ? ownScale(natural) : Infinity);
+    // (at its own size: the image as it is, the sides only padded to the stride)
+    const scale = Math.min(width / bitmap.width, height / bitmap.height, own ? ownScale(natural) : Infinity);
     dw = Math.round(bitmap.width * scale);
     dh = Math.round(bitmap.height * scale);
     dx = Math.floor((width - dw) / 2);

@@ -14,7 +14,7 @@ import { followFirstAxes } from "../lib/dim-fields.js";
 import { inputDims, randomElement, sizesFrom, symbolicDims } from "../lib/input-dims.js";
 import { buildNpy, npyProblem, npyShape, saveBytes } from "../lib/npy.js";
 import { npyFilename } from "../editing/tensor-edit.js";
-import { FITS, SCALINGS, defaultFit, defaultScaling, imageInput, imageLayout } from "../lib/image-input.js";
+import { FITS, SCALINGS, defaultFit, defaultScaling, exportHints, imageInput, imageLayout } from "../lib/image-input.js";
 import { expectedFromFiles, fromTestDataSet, inputsFromNpz } from "../lib/arrays-upload.js";
 import { revisionChoice, standing } from "./history-panel.js";
 import { modelOption, twinsOf } from "../widgets/model-options.js";
@@ -47,7 +47,8 @@ function valuesExample(type) {
   }, leaf);
 }
 
-function inputRow(input) {
+/** @param {import("../lib/image-input.js").ExportHints} hints what the model's metadata says of its images */
+function inputRow(input, hints) {
   const seed = el("input", { type: "number", min: "0", step: "1", value: "0", class: "run-seed", "aria-label": `seed of ${input.name}` });
   const file = el("input", { type: "file", accept: ".npy,.pb", class: "run-npy", "aria-label": `.npy or .pb for ${input.name}` });
   const kind = input.type && input.type.kind;
@@ -71,7 +72,7 @@ function inputRow(input) {
     placeholder: valuesExample(typed), "aria-label": `values of ${input.name}`,
     title: "The input's values as JSON: nested lists for a tensor, an object for a map",
   }));
-  const image = notTensor ? null : imageControls(input, file);
+  const image = notTensor ? null : imageControls(input, file, hints);
   const row = el("li", { class: "run-input", "data-name": input.name },
     el("div", {}, mono(input.name), " ", el("span", { class: "muted" }, formatValueType(input) || "type not declared")),
     notTensor
@@ -87,16 +88,17 @@ function inputRow(input) {
  * "or an image" for an input an image fits (lib/image-input.js imageLayout): the file, how its
  * pixels are scaled (the likeliest for the input's type first), how it is fitted to the size,
  * RGB or BGR, and once picked, what will be fed (its size, and the picture as resized). Picking
- * an image or a .npy clears the other: one source an input.
+ * an image or a .npy clears the other: one source an input. `hints`: an Ultralytics export's
+ * metadata (its imgsz, its stride) sizes an image for an input of free size as its predictor does.
  */
-function imageControls(input, npyFile) {
+function imageControls(input, npyFile, hints) {
   const layout = imageLayout(input);
   if (!layout) return null;
   const file = el("input", { type: "file", accept: "image/*", class: "run-image", "aria-label": `an image for ${input.name}` });
   const scaling = el("select", { class: "run-image-scaling", "aria-label": `pixel scaling of ${input.name}` },
-    Object.entries(SCALINGS).map(([key, s]) => el("option", { value: key, selected: key === defaultScaling(input) }, s.label)));
+    Object.entries(SCALINGS).map(([key, s]) => el("option", { value: key, selected: key === defaultScaling(input, hints) }, s.label)));
   const fit = el("select", { class: "run-image-fit", "aria-label": `how the image of ${input.name} fits its size` },
-    Object.entries(FITS).map(([key, words]) => el("option", { value: key, selected: key === defaultFit(input) }, words)));
+    Object.entries(FITS).map(([key, words]) => el("option", { value: key, selected: key === defaultFit(input, hints) }, words)));
   const bgr = el("input", { type: "checkbox", class: "run-image-bgr" });
   const channels = layout.channels === 3
     ? el("label", { title: "OpenCV and Caffe models read blue, green, red" }, bgr, "BGR")
@@ -113,7 +115,7 @@ function imageControls(input, npyFile) {
     options.hidden = !f;
     if (!f) return null;
     try {
-      made = { ...(await imageInput(f, input, layout, how())), name: f.name };
+      made = { ...(await imageInput(f, input, layout, how(), hints)), name: f.name };
     } catch (err) {
       shown.append(el("span", { class: "field-error", role: "alert" }, err.message));
       return null;
@@ -868,7 +870,8 @@ export function renderRunPanel(root, ctx) {
     return;
   }
   const inputs = (graph.inputs || []).filter((i) => !(graph.initializers || []).some((t) => t.name === i.name));
-  const rows = inputs.map(inputRow);
+  const hints = exportHints(ctx.summary && ctx.summary.metadata_props);
+  const rows = inputs.map((input) => inputRow(input, hints));
   const npz = el("input", { type: "file", accept: ".npz", id: "run-npz", "aria-label": "One .npz for every input" });
   const dataset = el("input", { type: "file", accept: ".pb", multiple: true, id: "run-dataset", "aria-label": "A test data set: input_k.pb and output_k.pb files" });
   // what the outputs should be, as a framework saves them (np.save(f"{name}.npy", torch_out))
