@@ -68,6 +68,10 @@ def test_outputs_equal_onnxruntimes_own_on_the_wheels_pytorch_models(client, fol
             np.testing.assert_allclose(
                 np.array(got["values"], dtype=np.float64).reshape(value.shape), value, rtol=1e-5, atol=1e-6
             )
+        # whole, as the run kept it (GET /api/blobs/<its npy>)
+        whole = np.load(io.BytesIO(client.get(f"/api/blobs/{got['npy']}").data), allow_pickle=False)
+        assert whole.dtype == value.dtype
+        np.testing.assert_allclose(whole, value, rtol=1e-5, atol=1e-6)
 
 
 def test_random_inputs_an_intermediate_tensor_and_compare_to(client):

@@ -326,6 +326,20 @@ def _paths() -> dict:
                 "responses": {"201": _json("Blob", "Stored"), "400": _ERROR, "413": _ERROR},
             }
         },
+        "/api/blobs/{digest}": _get(
+            "A stored .npy whole: an uploaded array, or a run's output (its preview's \"npy\")",
+            [
+                {
+                    "name": "digest",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string"},
+                    "description": "sha256 digest",
+                }
+            ],
+            {"description": ".npy file", "content": {"application/octet-stream": {}}},
+            "404",
+        ),
         f"{m}/as-blob": {
             "post": {
                 "summary": "A revision of a stored model as one .onnx blob, to add to another with compose",

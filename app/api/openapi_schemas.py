@@ -620,7 +620,7 @@ SCHEMAS: dict = {
             "revision": {"type": "integer"},
             "outputs": {
                 "type": "object",
-                "description": "name -> dtype, shape, size, stats, values (as GET .../tensors), top? ({rows: [{index, top: [[k, value], ...]}], of}: the largest values along the last axis of an output with at most two axes past its leading 1s)",
+                "description": "name -> dtype, shape, size, stats, values (as GET .../tensors), top? ({rows: [{index, top: [[k, value], ...]}], of}: the largest values along the last axis of an output with at most two axes past its leading 1s), npy? (a tensor output's whole .npy as onnxruntime gave it, kept as a blob: GET /api/blobs/{digest}; unreferenced, it goes 10 minutes or more after the run)",
             },
             "inputs": {
                 "type": "object",

@@ -36,6 +36,7 @@ from ..onnx_io.test_data_sets import FileMember, split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
 from ..store.records import Edited, Revision
+from ..store.store import COLLECT_GRACE_SECONDS
 from ..views import model_summary, node_schema, tensor_preview
 from ..views.data_files import data_json, resolve_data_tensor
 from ..views.dequantized import dequantized_tensor
@@ -879,6 +880,31 @@ def upload_blob():
     arr = load_npy(data, what)
     digest = blobs.put(data)
     return jsonify({"blob": digest, "dtype": str(arr.dtype), "shape": list(arr.shape)}), 201
+
+
+NPY_MAGIC = b"\x93NUMPY"
+
+
+@bp.get("/blobs/<digest>")
+def get_blob(digest):
+    """A stored .npy (an uploaded array, a run's output: its preview's "npy"), whole, as
+    `<digest>.npy`. Blobs that aren't .npy files (models, their weights) are not given here: a
+    model's own download gives those."""
+    blobs = store().blobs
+    try:
+        with blobs.open(digest) as f:
+            head = f.read(len(NPY_MAGIC))
+        size = blobs.size(digest)
+    except (ValueError, FileNotFoundError):  # no digest, or none stored (a run's output collected since)
+        raise StudioError(
+            "unknown_blob",
+            f"no stored .npy {digest!r}: a run's outputs are kept {COLLECT_GRACE_SECONDS / 60:.0f} minutes or more"
+            " after it, run it again",
+            404,
+        ) from None
+    if head != NPY_MAGIC:
+        raise StudioError("unknown_blob", f"blob {digest!r} is no .npy: only arrays are given here", 404)
+    return send_chunks(blobs.read_chunks(digest), size, f"{digest}.npy", etag=digest)
 
 
 def _model_blob(blobs, data: bytes, what: str) -> dict:

@@ -56,7 +56,7 @@ from ..onnx_io.if_conditions import branches_ran
 from ..onnx_io.inference import input_dims
 from ..onnx_io.input_elements import random_element, tensor_element
 from ..onnx_io.input_roles import input_roles
-from ..onnx_io.limits import MAX_DIM_SIZE
+from ..onnx_io.limits import MAX_DIM_SIZE, RUN_OUTPUTS_KEPT_BYTES
 from ..onnx_io.loop_counts import LOOP, loop_counts
 from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.padded_positions import Padding, left_out, padding_of
@@ -482,6 +482,24 @@ def _preview(saved, count: int, converted: str | None = None, top: bool = False)
 MAX_ITEMS = 16  # a sequence's tensors previewed in a run's answer
 
 
+def _keep_outputs(previews: dict[str, dict], saved: dict) -> None:
+    """Each tensor output's .npy stored as a blob, its digest the preview's "npy" (GET
+    /api/blobs/<digest> gives it whole: the answer holds its first values only), up to
+    RUN_OUTPUTS_KEPT_BYTES a run; unreferenced, the collector removes them after its grace."""
+    budget = RUN_OUTPUTS_KEPT_BYTES
+    blobs = store().blobs
+    for name, preview in previews.items():
+        path = saved.get(name)
+        if "dtype" not in preview or not isinstance(path, str) or not path.endswith(".npy"):
+            continue  # a sequence, map or optional: no .npy
+        size = os.path.getsize(path)
+        if size > budget:
+            continue
+        budget -= size
+        with open(path, "rb") as f:
+            preview["npy"] = blobs.put_stream(f)
+
+
 def _preview_array(arr: np.ndarray, count: int, converted: str | None = None) -> dict:
     return {"dtype": converted or _onnx_dtype(arr.dtype), **array_preview(arr, 0, count)}
 
@@ -747,6 +765,7 @@ def post_run(model_id):
             "ms": first["ms"],
             "onnxruntime": first.get("onnxruntime"),
         }
+        _keep_outputs(answer["outputs"], first["outputs"])
         ran = branches_ran(model.graph, lambda name: _fed_value(first["inputs"].get(name)))
         if ran:  # which branch of each If ran, where the inputs fed tell (QA31 #8)
             answer["branches"] = ran

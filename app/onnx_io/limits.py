@@ -16,3 +16,8 @@ PROTOBUF_LIMIT = 2**31 - 1
 # A size given to a dim (Run's and Costs' "dims", one an edit fixes): past this a model runs at
 # nothing (and the cost formulas' checks overflow).
 MAX_DIM_SIZE = 10**12
+
+# A run's tensor outputs kept in the blob store for a whole download (the answer holds only the
+# first values of each): past this many bytes in one run, the rest are not kept. Kept outputs
+# are blobs nothing references: the collector removes them once COLLECT_GRACE_SECONDS have passed.
+RUN_OUTPUTS_KEPT_BYTES = 1 << 30

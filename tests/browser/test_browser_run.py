@@ -1054,3 +1054,42 @@ def test_a_node_moving_within_rounding_before_the_first_difference_is_named(page
     said = page.locator("#run-diverges")
     said.wait_for()
     assert said.text_content().endswith("It moves first, within rounding, at /features/conv1/Conv Conv (max |Δ| 3e-8).")
+
+
+def test_an_output_past_the_answers_values_saves_whole(page, server, artifacts, tmp_path):
+    """A run answers an output's first 10,000 values; "Save .npy" gives every value (the server
+    kept the run's .npy): a ResNet-50's first Conv output (802,816 values) said "No .npy from
+    the page"."""
+    import onnxruntime as ort
+
+    path = str(ONNX_DATA / "light" / "light_resnet50.onnx")
+    model = onnx.load(path)
+    x = np.random.default_rng(0).random((1, 3, 224, 224), np.float32)
+    conv = next(n for n in model.graph.node if n.op_type == "Conv").output[0]
+    probe = onnx.load(path)
+    probe.graph.output.add().name = conv
+    session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run([conv], {model.graph.input[0].name: x})[0]
+    np.save(tmp_path / "x.npy", x)
+
+    open_model(page, server, upload(page, server, model, "resnet50.onnx")["id"])
+    page.click("#btn-run")
+    page.locator(f".run-input[data-name='{model.graph.input[0].name}'] input.run-npy").set_input_files(
+        str(tmp_path / "x.npy")
+    )
+    page.fill("#run-extra", conv)
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    section = (
+        page.locator("#run-results section")
+        .filter(has=page.locator(".h3-name", has_text=re.compile(f"^{re.escape(conv)}$")))
+        .first
+    )
+    section.locator(".run-save-npy").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-save-whole-npy.png"))
+    with page.expect_download() as caught:
+        section.locator(".run-save-npy").click()
+    assert caught.value.suggested_filename.endswith(".npy")
+    saved = np.load(caught.value.path(), allow_pickle=False)
+    assert saved.shape == (1, 64, 112, 112) and saved.dtype == np.float32
+    np.testing.assert_allclose(saved, expected, rtol=1e-4, atol=1e-5)

@@ -187,7 +187,12 @@ export function deleteModelOnLeaving(id) {
 /** Where the server gives tensor `ref` of a revision as a .npy file (a STRING tensor as numpy's
  * text, which the page's own .npy writer has no codec for). */
 export function npyUrl(id, ref, revision = null) {
-  return `/api/models/${enc(id)}/npy/${enc(ref)}${atRevision(revision, "?")}`;
+  return `${ROOT}/api/models/${enc(id)}/npy/${enc(ref)}${atRevision(revision, "?")}`;
+}
+
+/** Where the server gives a stored .npy whole: an uploaded array, a run's output (its preview's "npy"). */
+export function blobUrl(digest) {
+  return `${ROOT}/api/blobs/${enc(digest)}`;
 }
 
 function atRevision(revision, first = "&") {

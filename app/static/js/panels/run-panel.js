@@ -21,6 +21,7 @@ import { modelOption, twinsOf } from "../widgets/model-options.js";
 import { rowsWords } from "../lib/reference-words.js";
 import { graphPathOf } from "../lib/address.js";
 import { announce } from "../lib/announce.js";
+import { blobUrl } from "../lib/api.js";
 
 /** A run's preview as tensor-view.js loads one: its values are all the answer holds. */
 function previewLoader(preview) {
@@ -735,18 +736,26 @@ function branchesRan(branches, ctx) {
     el("a", { href: ctx.nodeHref(graphPathOf(b.node), b.node), "data-node": b.node }, nodeLabel(b.name, b.node)), ` ran ${b.ran} (${why(b)})`)));
 }
 
-/** "Save .npy" for an output the answer holds every value of (up to the preview's bound: the
- * server keeps no run's outputs), built in the page; else why there is none. */
+/** "Save .npy" for an output: the server's copy of the file onnxruntime gave (the preview's
+ * "npy", kept a while after the run: every value, as they were), else one built in the page from
+ * the values the answer holds, when it holds them all; else why there is none. */
 function saveNpy(name, preview) {
   if (preview.kind || !Array.isArray(preview.shape) || !Array.isArray(preview.values)) return null; // a sequence, map, optional
+  const filename = npyFilename(name);
+  if (preview.npy) {
+    const widened = preview.converted_from ? ` (its ${preview.converted_from} values widened to float32)` : "";
+    return el("div", { class: "run-save-npy-row" }, el("a", {
+      class: "linklike run-save-npy", href: blobUrl(preview.npy), download: filename,
+      title: `${filename}: every value of this run's output${widened}; kept on the server for a while after the run`,
+    }, "Save .npy"));
+  }
   const whole = (preview.offset || 0) === 0 && preview.values.length === preview.size;
   // JSON's numbers keep integers exact only up to 2^53
   const inexact = /INT/.test(preview.dtype) && preview.values.some((v) => !Number.isSafeInteger(v));
-  const problem = !whole ? `No .npy from the page: a run answers an output's first ${formatInteger(preview.values.length)} values, and this one has ${formatInteger(preview.size)}.`
+  const problem = !whole ? `No .npy: a run answers an output's first ${formatInteger(preview.values.length)} values, and this one has ${formatInteger(preview.size)} — more than the server keeps of one run.`
     : inexact ? "No .npy from the page: its integers past 2^53 don't come through JSON exactly."
       : npyProblem(preview.dtype, preview.size);
   if (problem) return el("p", { class: "muted run-save-npy-note" }, problem);
-  const filename = npyFilename(name);
   const save = el("button", { type: "button", class: "linklike run-save-npy", title: `${filename}: numpy.load reads it` }, "Save .npy");
   save.addEventListener("click", () => saveBytes(buildNpy(preview.dtype, preview.shape, preview.values), filename));
   return el("div", { class: "run-save-npy-row" }, save);
