@@ -5,6 +5,7 @@ a detector's 1×84×8400 or a decoder's logits save as onnxruntime gave them."""
 from __future__ import annotations
 
 import io
+import time
 
 import numpy as np
 import onnx
@@ -14,6 +15,7 @@ from test_run import reference, run
 from testkit import npy_blob, upload
 
 from app.api import run as run_api
+from app.store.store import COLLECT_GRACE_SECONDS
 
 F = onnx.TensorProto.FLOAT
 
@@ -76,3 +78,17 @@ def test_a_run_keeps_its_outputs_up_to_a_bound_and_no_sequence(client, monkeypat
     zipmap = upload(client, zipmap_model().SerializeToString()).get_json()["id"]
     probs = run(client, zipmap, {"inputs": {"X": {"random": {"seed": 0}}}})["outputs"]["probs"]
     assert probs["kind"] == "sequence" and "npy" not in probs
+
+
+def test_kept_outputs_go_at_the_collection_after_their_grace(client):
+    """Nothing references a run's outputs: a collection is due once they are past the grace (they
+    don't pile up until the next delete), and it removes them; the download then says to run again."""
+    store = client.application.extensions["store"]
+    mid = upload(client, wide_model().SerializeToString()).get_json()["id"]
+    digest = run(client, mid, {"inputs": {"x": {"random": {"seed": 0}}}})["outputs"]["waves"]["npy"]
+    assert store._timer is not None and store._timer.is_alive()  # the collection after the grace
+    store.collect(now=time.time() + COLLECT_GRACE_SECONDS + 5)
+    r = client.get(f"/api/blobs/{digest}")
+    assert r.status_code == 404 and "run it again" in r.get_json()["error"]["message"]
+    assert client.get(f"/api/models/{mid}").status_code == 200  # the model's own blobs stay
+    assert run(client, mid, {"inputs": {"x": {"random": {"seed": 0}}}})["outputs"]["waves"]["npy"] == digest

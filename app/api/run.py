@@ -488,6 +488,8 @@ def _keep_outputs(previews: dict[str, dict], saved: dict) -> None:
     RUN_OUTPUTS_KEPT_BYTES a run; unreferenced, the collector removes them after its grace."""
     budget = RUN_OUTPUTS_KEPT_BYTES
     blobs = store().blobs
+    if previews:
+        store().collect_after_grace()
     for name, preview in previews.items():
         path = saved.get(name)
         if "dtype" not in preview or not isinstance(path, str) or not path.endswith(".npy"):

@@ -472,6 +472,11 @@ class Store:
 
         self._collector.submit(run)
 
+    def collect_after_grace(self) -> None:
+        """One collection once blobs stored now that nothing references (a run's outputs kept
+        for download) are past their grace: they don't pile up until the next delete."""
+        self._again_after(COLLECT_GRACE_SECONDS + 1.0)
+
     def _again_after(self, seconds: float) -> None:
         """One collection `seconds` from now (a later ask replaces an earlier one's timer)."""
         with self._timer_lock:
