@@ -51,6 +51,8 @@ def test_an_output_past_the_preview_is_given_whole(client):
     assert waves["size"] == 24_000 and len(waves["values"]) == 10_000  # the answer: the first values
     got = saved(client, waves["npy"])
     assert got.dtype == np.float32 and np.array_equal(got, expected["waves"])
+    named = client.get(f"/api/blobs/{waves['npy']}?name=../present.0.key")  # a name of the page's, made safe
+    assert named.headers["Content-Disposition"].endswith("filename=present.0.key.npy"), named.headers
     scalar = saved(client, answer["outputs"]["mean"]["npy"])  # a scalar stays 0-d
     assert scalar.shape == () and scalar == expected["mean"]
     # an uploaded array is a stored .npy too

@@ -888,8 +888,8 @@ NPY_MAGIC = b"\x93NUMPY"
 @bp.get("/blobs/<digest>")
 def get_blob(digest):
     """A stored .npy (an uploaded array, a run's output: its preview's "npy"), whole, as
-    `<digest>.npy`. Blobs that aren't .npy files (models, their weights) are not given here: a
-    model's own download gives those."""
+    `?name=` (the output's name: logits.npy) or `<digest>.npy`. Blobs that aren't .npy files
+    (models, their weights) are not given here: a model's own download gives those."""
     blobs = store().blobs
     try:
         with blobs.open(digest) as f:
@@ -904,7 +904,8 @@ def get_blob(digest):
         ) from None
     if head != NPY_MAGIC:
         raise StudioError("unknown_blob", f"blob {digest!r} is no .npy: only arrays are given here", 404)
-    return send_chunks(blobs.read_chunks(digest), size, f"{digest}.npy", etag=digest)
+    stem = re.sub(r"[^\w.\-]+", "_", request.args.get("name", "")).removesuffix(".npy")[:100].strip("._")
+    return send_chunks(blobs.read_chunks(digest), size, f"{stem or digest}.npy", etag=digest)
 
 
 def _model_blob(blobs, data: bytes, what: str) -> dict:

@@ -190,9 +190,10 @@ export function npyUrl(id, ref, revision = null) {
   return `${ROOT}/api/models/${enc(id)}/npy/${enc(ref)}${atRevision(revision, "?")}`;
 }
 
-/** Where the server gives a stored .npy whole: an uploaded array, a run's output (its preview's "npy"). */
-export function blobUrl(digest) {
-  return `${ROOT}/api/blobs/${enc(digest)}`;
+/** Where the server gives a stored .npy whole (an uploaded array, a run's output: its preview's
+ * "npy"), saved as `filename`. */
+export function blobUrl(digest, filename) {
+  return `${ROOT}/api/blobs/${enc(digest)}?name=${enc(filename)}`;
 }
 
 function atRevision(revision, first = "&") {

@@ -745,7 +745,7 @@ function saveNpy(name, preview) {
   if (preview.npy) {
     const widened = preview.converted_from ? ` (its ${preview.converted_from} values widened to float32)` : "";
     return el("div", { class: "run-save-npy-row" }, el("a", {
-      class: "linklike run-save-npy", href: blobUrl(preview.npy), download: filename,
+      class: "linklike run-save-npy", href: blobUrl(preview.npy, filename), download: filename,
       title: `${filename}: every value of this run's output${widened}; kept on the server for a while after the run`,
     }, "Save .npy"));
   }
