@@ -335,7 +335,8 @@ def _paths() -> dict:
                     "required": True,
                     "schema": {"type": "string"},
                     "description": "sha256 digest",
-                }
+                },
+                _query("name", {"type": "string"}, "the file name to save it as (its .npy added)"),
             ],
             {"description": ".npy file", "content": {"application/octet-stream": {}}},
             "404",
