@@ -624,3 +624,43 @@ def test_an_ifs_flag_can_be_given_before_any_size(page, server):
         .text_content()
         .startswith("Parameters6 (24 B)FLOPs3·batch + 6The If's branch that cond = true takes is counted.")
     )
+
+
+def test_a_flag_picked_while_sizes_are_typed_and_counted_is_kept(page, server):
+    """QA45 #2: the flag picked, the sizes typed and Count pressed before the flag's counts came
+    back — the sizes were counted without the flag (the costlier branch, 100× a decoder's step
+    with its cache) and the flag's own answer, drawn last, dropped the sizes typed."""
+    from .browser_models import if_model
+
+    model = if_model()
+    for v in (*model.graph.input[:1], *model.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    for branch in model.graph.node[1].attribute:
+        branch.g.output[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    summary = upload(page, server, model, "if_batch.onnx")
+    open_model(page, server, summary["id"])
+    page.click("#btn-model")
+    costs = page.locator("#costs[data-ready=true]")
+    costs.wait_for()
+    held = []  # the flag's answer, held back until the sizes are counted
+
+    def hold(route):
+        if "batch" not in route.request.url:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/stats?dims=*", hold)
+    costs.locator("select.cost-flag[name=cond]").select_option("1")
+    costs.locator(".cost-dims input[name=batch]").fill("2")
+    with page.expect_response(lambda r: "/stats?" in r.url and "batch" in r.url) as counted:
+        costs.locator(".cost-dims button[type=submit]").click()
+    assert "cond" in counted.value.url  # the flag went with the sizes
+    page.locator("#costs[data-ready=true] .cost-branch-given").wait_for()
+    for route in held:  # the flag's own answer, late: not drawn over the later one
+        route.continue_()
+    page.wait_for_timeout(300)
+    props = page.locator("#costs .props").text_content()
+    assert props.startswith("Parameters6 (24 B)FLOPs12"), props  # Sigmoid 3·2 + then's 6, not else's 12
+    assert page.locator("#costs select.cost-flag[name=cond]").input_value() == "1"
+    assert page.locator("#costs .cost-dims input[name=batch]").input_value() == "2"

@@ -265,7 +265,9 @@ function fixButton(names, fields, ctx) {
   return button;
 }
 
-function dimsForm(stats, reload, ctx) {
+/** The size fields, Count and Make static. `edited`: {name: value} typed into the fields drawn
+ * before (not yet counted), kept. */
+function dimsForm(stats, reload, ctx, edited) {
   // each Loop of no constant count has a field of its own for its number of iterations
   const loops = (stats.loops || []).filter((l) => l.symbol);
   const loopSymbols = new Set(loops.map((l) => l.symbol));
@@ -301,9 +303,14 @@ function dimsForm(stats, reload, ctx) {
     // an accumulator a Loop grows has no one size: not asked for
     growing.length ? el("div", { class: "muted cost-growing" }, `Not asked: the sizes of ${growing.map(([, w]) => w.tensor).join(", ")}, which a Loop carries and may grow each iteration.`) : "",
     unrunSizes(stats, ctx));
+  // sizes typed but not yet counted when these counts came (an earlier request's) stay typed
+  for (const field of [...fields, ...loopFields]) {
+    const typed = edited[field.name];
+    if (typed !== undefined) field.value = typed;
+  }
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    const given = { ...stats.dims };
+    const given = { ...stats.dims, ...reload.asked() };
     for (const field of loopFields) {
       if (field.value === "") delete given[field.name];
     }
@@ -378,7 +385,8 @@ function flagChoice(stats, reload, ctx) {
   if (!names.length) return null;
   const inputs = new Map(((ctx.mainGraph && ctx.mainGraph.inputs) || []).map((i) => [i.name, i]));
   const giveOrDrop = (name, value) => {
-    const dims = { ...stats.dims };
+    // on the sizes last asked for: a Count still under way is not undone (QA45 #2)
+    const dims = { ...stats.dims, ...reload.asked() };
     if (value === "") delete dims[name]; else dims[name] = Number(value);
     reload(dims);
   };
@@ -398,7 +406,18 @@ function flagChoice(stats, reload, ctx) {
 
 const BRANCHES_LISTED = 4; // Ifs whose two branches' FLOPs the note lists
 
+/** {name: value} of the size fields a person has typed into and not counted yet. */
+function editedFields(body) {
+  const out = {};
+  for (const field of body.querySelectorAll(".cost-dims input[name]")) {
+    const input = /** @type {HTMLInputElement} */ (field);
+    if (input.value !== input.defaultValue) out[input.name] = input.value;
+  }
+  return out;
+}
+
 function fill(body, stats, ctx, reload, error = "") {
+  const edited = editedFields(body);
   clear(body);
   body.classList.remove("muted");
   const t = stats.totals;
@@ -434,7 +453,7 @@ function fill(body, stats, ctx, reload, error = "") {
   ]));
   // sizes it could not count at: said under their fields, the last counts kept
   const refused = error ? el("div", { class: "field-error", role: "alert" }, `Not counted at those sizes: ${error}`) : null;
-  body.append(...[dimsForm(stats, reload, ctx), refused, heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
+  body.append(...[dimsForm(stats, reload, ctx, edited), refused, heatChoice(stats, ctx), costTable(stats, ctx)].filter(Boolean));
   // a heat map on the drawing follows the numbers: counted at other sizes, it is coloured again
   const metric = ctx.heatMetric ? ctx.heatMetric() : null;
   if (metric && metric in HEAT_METRICS && ctx.heatStats && ctx.heatStats() !== stats) ctx.actions.showHeat(metric, stats);
@@ -445,8 +464,20 @@ function fill(body, stats, ctx, reload, error = "") {
 export function costsSection(ctx) {
   const body = el("div", { class: "costs-body muted", id: "costs" }, "Counting parameters and FLOPs…");
   let shown = null; // the last counts drawn: sizes they can't be counted at leave them up
-  const reload = (dims) => {
-    ctx.actions.loadStats(dims).then((stats) => { shown = stats; fill(body, stats, ctx, reload); }).catch((err) => {
+  // the sizes and flags last asked for, each new ask built on them, and only the last ask's
+  // answer drawn: a flag picked while a Count was under way (or the other way round) was
+  // dropped by whichever answer came last (QA45 #2: the with-cache step counted 795 M, not 7.3 M)
+  let asked = {};
+  let latest = 0;
+  const reload = Object.assign((/** @type {Record<string, any>} */ dims) => {
+    asked = { ...dims };
+    const mine = ++latest;
+    ctx.actions.loadStats(dims).then((stats) => {
+      if (mine !== latest) return;
+      shown = stats;
+      fill(body, stats, ctx, reload);
+    }).catch((err) => {
+      if (mine !== latest) return;
       if (shown) {
         fill(body, shown, ctx, reload, err.message || String(err));
         return;
@@ -454,7 +485,7 @@ export function costsSection(ctx) {
       body.className = "field-error";
       body.textContent = `The costs could not be counted: ${err.message || err}`;
     });
-  };
+  }, { asked: () => asked });
   // counted once the first view is painted (a first view's panel may be drawn before it)
   (ctx.afterFirstView ? ctx.afterFirstView() : Promise.resolve()).then(() => reload(ctx.dimSizes ? ctx.dimSizes() : {}));
   return section("Costs", body);
