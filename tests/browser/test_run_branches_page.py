@@ -64,3 +64,33 @@ def test_a_test_data_set_sizes_the_run_which_says_its_branch_and_saves_its_outpu
         assert download.suggested_filename == f"{name}.npy"
         saved = np.load(download.path(), allow_pickle=False)
         assert saved.dtype == np.float32 and np.array_equal(saved, expected[name]), name
+
+
+def test_one_npz_sizes_the_run_as_its_arrays_do(page, server, tmp_path, artifacts):
+    """QA45 #1: every input of a merged decoder in one .npz — the dims' fields kept 1 and the run
+    was refused ("its dim encoder_sequence_length is 6, but dims gives 1"); its arrays' sizes
+    fill them (greyed, as a .npy's do) as soon as it is picked."""
+    model = merged_decoder()
+    feeds = decoder_feeds(True, seq=3, past=4, encoder=6)
+    np.savez(tmp_path / "step.npz", **feeds)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    logits = session.run(["logits"], feeds)[0]
+
+    open_model(page, server, upload(page, server, model, "decoder_model_merged.onnx")["id"])
+    page.click("#btn-run")
+    page.set_input_files("#run-npz", str(tmp_path / "step.npz"))
+    page.wait_for_function("() => document.querySelector('.run-dim[aria-label=encoder_sequence_length]').value === '6'")
+    for dim, size in (("decoder_sequence_length", "3"), ("past_decoder_sequence_length", "4")):
+        field = page.locator(f".run-dim[aria-label={dim}]")
+        assert field.input_value() == size and field.is_disabled(), dim
+    assert "step.npz feeds" in page.locator("#run-npz-note").text_content()
+    assert "encoder_hidden_states ⟨1×6×32⟩" in page.locator("#run-npz-note").text_content()
+    page.locator("#run-npz-note").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-npz-dims.png"))
+    with page.expect_response(lambda r: r.url.endswith("/run") and r.request.method == "POST") as answer:
+        page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-failure").count() == 0
+    got = answer.value.json()["outputs"]["logits"]
+    assert got["shape"] == list(logits.shape)
+    np.testing.assert_allclose(np.array(got["values"], np.float32).reshape(logits.shape), logits, atol=1e-5)

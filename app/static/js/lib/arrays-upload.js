@@ -7,13 +7,15 @@
  * @param {(file: File) => Promise<any>} upload the page's uploadBlob
  * @param {File} file
  * @param {string[]} names
+ * @param {Map<string, number[]> | null} [shapes] filled with each found input's shape
  * @returns {Promise<Record<string, string>>}
  */
-export async function inputsFromNpz(upload, file, names) {
+export async function inputsFromNpz(upload, file, names, shapes = null) {
   const answer = await upload(file);
   if (!answer.arrays) throw new Error(`${file.name} is one array: an .npz holds one per input (numpy.savez(path, ${names.map((n) => `${n}=…`).join(", ")})).`);
   const found = names.filter((n) => n in answer.arrays);
   if (!found.length) throw new Error(`${file.name} holds ${Object.keys(answer.arrays).join(", ")}: none is named after an input (${names.join(", ")}).`);
+  if (shapes) for (const n of found) shapes.set(n, answer.arrays[n].shape);
   return Object.fromEntries(found.map((n) => [n, answer.arrays[n].blob]));
 }
 

@@ -898,8 +898,9 @@ export function renderRunPanel(root, ctx) {
   const sized = (text) => text.trim() !== "" && !/^[\s[\]]*$/.test(text);
   const ownValues = (r) => sized(r.values.value) || (r.file.files && r.file.files.length) || (r.image && r.image.picked());
   const fromSet = new Map(); // input -> the shape the picked test data set gives it
+  const fromNpz = new Map(); // input -> the shape the picked .npz gives it (fed before the set's)
   const syncDims = () => {
-    const given = new Set(rows.filter((r) => ownValues(r) || fromSet.has(r.name)).map((r) => r.name));
+    const given = new Set(rows.filter((r) => ownValues(r) || fromSet.has(r.name) || fromNpz.has(r.name)).map((r) => r.name));
     for (const d of dims) {
       const idle = inputs.filter((i) => inputDims(i, expressions).includes(d.name)).every((i) => given.has(i.name));
       d.field.disabled = idle;
@@ -935,6 +936,44 @@ export function renderRunPanel(root, ctx) {
     if (!made || !input) return;
     takeSizes(input, made.shape);
   };
+  // the sizes a picked .npz's or test data set's arrays give the inputs without values of their own
+  const takeGivenSizes = () => {
+    for (const r of rows) {
+      const input = inputs.find((i) => i.name === r.name);
+      const shape = fromNpz.get(r.name) || fromSet.get(r.name);
+      if (input && shape && !ownValues(r)) takeSizes(input, shape);
+    }
+    syncDims();
+  };
+  // an .npz picked: uploaded at once (the run reuses its arrays), each input's sizes taken as a
+  // .npy's are (QA45 #1: the fields kept 1, and the run was refused)
+  let npzPicked = null; // Promise of inputsFromNpz's {input: blob}
+  const npzNote = el("div", { class: "run-dataset-note", id: "run-npz-note" });
+  npz.addEventListener("change", () => {
+    const f = npz.files && npz.files[0];
+    const shapes = new Map();
+    fromNpz.clear();
+    clear(npzNote);
+    syncDims();
+    npzPicked = f ? inputsFromNpz(ctx.actions.uploadBlob, f, rows.map((r) => r.name), shapes) : null;
+    const picked = npzPicked;
+    if (!picked) return;
+    npzNote.append(el("span", { class: "muted" }, `Reading ${f.name}…`));
+    picked.then((arrays) => {
+      if (picked !== npzPicked) return; // another picked since
+      for (const [name, shape] of shapes) fromNpz.set(name, shape);
+      takeGivenSizes();
+      clear(npzNote);
+      const named = Object.keys(arrays);
+      const left = rows.filter((r) => !(r.name in arrays)).map((r) => r.name);
+      npzNote.append(el("span", { class: "muted" }, `${f.name} feeds ${named.map((n) => `${n} ${formatShape(fromNpz.get(n))}`).join(", ")}`,
+        left.length ? `; not ${left.join(", ")} (their own fields feed them).` : "."));
+    }).catch((err) => {
+      if (picked !== npzPicked) return;
+      clear(npzNote);
+      npzNote.append(el("div", { class: "field-error", role: "alert" }, err.message || String(err)));
+    });
+  });
   // a test data set picked: its files uploaded at once (the run reuses them), each input's sizes
   // taken as a .npy's are (QA31 #9: the fields kept 1, and the run was refused)
   let setPicked = null; // Promise of fromTestDataSet's {inputs, expected}
@@ -957,12 +996,7 @@ export function renderRunPanel(root, ctx) {
     picked.then((set) => {
       if (picked !== setPicked) return; // another set picked since
       for (const [name, blob] of Object.entries(set.inputs)) if (shapes.has(blob)) fromSet.set(name, shapes.get(blob));
-      for (const [name, shape] of fromSet) {
-        const input = inputs.find((i) => i.name === name);
-        const r = rows.find((row) => row.name === name);
-        if (input && r && !ownValues(r)) takeSizes(input, shape); // a row's own file or values feed it instead
-      }
-      syncDims();
+      takeGivenSizes(); // a row's own file or values feed it instead
       clear(setNote);
       const named = Object.keys(set.inputs);
       setNote.append(el("span", { class: "muted" }, `The set feeds ${named.length ? named.map((n) => `${n}${fromSet.has(n) ? ` ${formatShape(fromSet.get(n))}` : ""}`).join(", ") : "no input"}`,
@@ -1016,6 +1050,7 @@ export function renderRunPanel(root, ctx) {
   const own = el("div", { class: "run-own-inputs" },
     el("ol", { class: "run-inputs" }, rows.map((r) => r.row)),
     rows.length > 1 ? el("label", { class: "run-npz-label", title: "numpy.savez(path, name=array, …): an array per input, named after it" }, "or every input from one .npz ", npz) : null,
+    rows.length > 1 ? npzNote : null,
     el("label", { class: "run-npz-label", title: "The TensorProto files of an ONNX test data set (test_data_set_0/): its inputs feed the run, its outputs are the values the outputs should have" },
       "or a test data set (input_k.pb, output_k.pb) ", dataset),
     setNote,
@@ -1065,8 +1100,7 @@ export function renderRunPanel(root, ctx) {
     let sent = {};
     try {
       const body = { inputs: {}, dims: {} };
-      const archive = npz.files && npz.files[0];
-      const fromNpz = archive ? await inputsFromNpz(ctx.actions.uploadBlob, archive, rows.map((r) => r.name)) : {};
+      const npzInputs = npzPicked ? await npzPicked : {}; // uploaded when picked
       const set = setPicked ? await setPicked : { inputs: {}, expected: {} }; // uploaded when picked
       for (const r of rows) {
         const f = r.file.files && r.file.files[0];
@@ -1075,7 +1109,7 @@ export function renderRunPanel(root, ctx) {
         const values = f || picture ? undefined : typedValues(r);
         const given = f ? (await ctx.actions.uploadBlob(f)).blob
           : picture ? (await ctx.actions.uploadBlob(new File([picture.bytes], `${picture.name}.npy`))).blob
-            : values === undefined && (fromNpz[r.name] || set.inputs[r.name]);
+            : values === undefined && (npzInputs[r.name] || set.inputs[r.name]);
         body.inputs[r.name] = given ? { npy: given } : values !== undefined ? { values }
           : { random: { seed: Number(r.seed.value || 0), ...(r.count ? { count: Number(r.count.value || 0) } : {}) } };
       }
