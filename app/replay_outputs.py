@@ -52,6 +52,23 @@ def _running_sizes(model: Runnable, at: dict, failure: StudioError) -> dict:
     return {**at, **verdict["sizes"]}
 
 
+def _fixed_by_result(before: onnx.ModelProto, after: onnx.ModelProto) -> dict[str, int]:
+    """{symbol: size} for each dim the model names that the result fixes (a recipe's Make static:
+    feature_size 3000), the inputs paired by position as the comparison feeds them: random inputs
+    made at 1 there were refused by the result (QA45 #4)."""
+
+    def dims(graph: onnx.GraphProto) -> list[list[onnx.TensorShapeProto.Dimension]]:
+        types = {vi.name: vi.type for vi in graph.input}
+        return [list(types[n].tensor_type.shape.dim) if n in types else [] for n in fed_inputs(graph)]
+
+    fixed: dict[str, int] = {}
+    for mine, theirs in zip(dims(before.graph), dims(after.graph), strict=False):
+        for d, e in zip(mine, theirs, strict=False):
+            if d.HasField("dim_param") and e.HasField("dim_value") and e.dim_value > 0:
+                fixed.setdefault(d.dim_param, e.dim_value)
+    return fixed
+
+
 def _sources(model_path: Path, before: onnx.ModelProto, folder: Path) -> list[tuple[str, dict, dict]]:
     """(what the inputs are, {input: {"npy": path}} or {} for seeded random ones, {output index:
     expected .npy path}) for each set of inputs to run on."""
@@ -100,12 +117,18 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
     inputs_after = fed_inputs(model_after.graph)
     # outputs by name, or renamed in place: a recipe removing a debugging output compares the rest
     pairs = paired(model_before.graph, model_after.graph, "output")
-    if not pairs or len(fed_inputs(model_before.graph)) != len(inputs_after):
+    inputs_before = fed_inputs(model_before.graph)
+    if len(inputs_before) != len(inputs_after):
         check.problems.append(
-            f"the result has {len(inputs_after)} input(s) and {len(model_after.graph.output)} output(s), the model "
-            f"{len(fed_inputs(model_before.graph))} and {len(names_before)}"
-            + ("" if pairs else ", none of them the model's")
-            + ": their outputs can't be compared"
+            f"the result takes {len(inputs_after)} input(s), the model {len(inputs_before)}: the same inputs"
+            " can't feed both, so their outputs can't be compared"
+        )
+        return check
+    if not pairs:  # QA45 #5: "none of them the model's" read as blaming the inputs, renamed only
+        made_names = ", ".join(o.name for o in model_after.graph.output)
+        check.problems.append(
+            f"none of the result's outputs ({made_names}) is one of the model's ({', '.join(names_before)}) or one"
+            " renamed in its place: the recipe makes other outputs (a cut, say), which --same-outputs can't compare"
         )
         return check
     kept = {b for b, _ in pairs}
@@ -127,16 +150,22 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
                 f"--dims {', '.join(fixed)}: the model has no such dim (it fixes those sizes), so compared at its own"
             )
         dims = {k: v for k, v in dims.items() if k in symbols}
+        # the sizes the recipe fixes the model's dims at: the only ones the result takes
+        set_by_recipe = {
+            k: v for k, v in _fixed_by_result(model_before, model_after).items() if k in symbols and k not in dims
+        }
+        if set_by_recipe:
+            check.lines.append(f"compared at {at_words(set_by_recipe)}: the sizes the recipe fixes")
         for i, (what, fed, expected) in enumerate(_sources(model_path, model_before, folder)):
-            at = dims if fed else {**ones, **dims}
+            at = dims if fed else {**ones, **set_by_recipe, **dims}
             try:
                 first = _run(before, folder / f"before-{i}", fed, at)
             except StudioError as exc:
-                if fed or set(symbols) <= set(dims):
+                if fed or set(symbols) <= set(dims) | set(set_by_recipe):
                     raise
                 # sizes made up: the smoke run's, where the model runs (a speech model takes no
                 # single sample, a UNet no 1×1 image)
-                at = _running_sizes(before, at, exc)
+                at = {**_running_sizes(before, at, exc), **set_by_recipe, **dims}
                 first = _run(before, folder / f"before-{i}-again", fed, at)
                 check.lines.append(f"compared at {at_words(at)}: the sizes the model runs at (--dims gives others)")
             # the very values the model was fed, to the result's inputs at the same positions

@@ -429,6 +429,42 @@ def test_same_outputs_takes_a_symbolic_dim_not_given_at_1(client, tmp_path):
     assert apply(tmp_path, data, recipe, "--same-outputs", "--dims", "batch=3").returncode == 0
 
 
+def test_same_outputs_compares_at_the_sizes_the_recipe_fixes(client, tmp_path):
+    """QA45 #4: a recipe making an encoder's frames 3000 (fix_dims, then renaming its input) was
+    checked on random inputs of 1 frame, which the result refused ("its dim 2 is 1, but the model
+    fixes it at 3000"): the sizes the recipe fixes are the ones compared at, and said."""
+    model = onnx.load_from_string(conv_model())
+    for v in (*model.graph.input, *model.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    data = model.SerializeToString()
+    mid = upload(client, data).get_json()["id"]
+    head = edit(client, mid, 0, {"op": "fix_dims", "dims": {"batch": 5}})
+    edit(client, mid, head, {"op": "rename_tensor", "from": "x", "to": "pixels"})
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, data, recipe, "--same-outputs")
+    assert run.returncode == 0, run.stderr
+    assert "compared at batch at 5: the sizes the recipe fixes" in run.stdout
+    assert "y: as the model's on seeded random inputs" in run.stdout
+    # a size given that the result can't take: refused, naming it
+    (tmp_path / "out.onnx").unlink()
+    run = apply(tmp_path, data, recipe, "--same-outputs", "--dims", "batch=2")
+    assert run.returncode == 1 and "fixes it at 5" in run.stderr, run.stderr
+
+
+def test_same_outputs_of_a_recipe_that_cuts_the_model_names_what_it_cant_compare(client, tmp_path):
+    """QA45 #5: a recipe renaming the input then cutting before the last node was refused with
+    "…, none of them the model's", which read as blaming the input: the outputs are named."""
+    mid = upload(client, conv_model()).get_json()["id"]
+    head = edit(client, mid, 0, {"op": "rename_tensor", "from": "x", "to": "pixels"})
+    edit(client, mid, head, {"op": "extract_subgraph", "inputs": ["pixels"], "outputs": ["c"]})
+    run = apply(tmp_path, conv_model(), client.get(f"/api/models/{mid}/recipe").get_json(), "--same-outputs")
+    assert run.returncode == 1 and not (tmp_path / "out.onnx").exists()
+    assert (
+        "none of the result's outputs (c) is one of the model's (y) or one renamed in its place: the recipe makes"
+        " other outputs (a cut, say), which --same-outputs can't compare"
+    ) in run.stderr, run.stderr
+
+
 @pytest.mark.parametrize("tool", ["convert_float16", "quantize_dynamic"])
 def test_a_tool_on_weights_the_store_keeps_apart_replays_to_the_servers_bytes(client, tmp_path, tool):
     """Weights of 4 KiB and more go through the store's blobs on the server and stay in memory
