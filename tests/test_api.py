@@ -354,6 +354,12 @@ def test_external_data_upload_preview_and_zip_download(client, tmp_path):
     z.extractall(out)
     loaded = onnx.load(out / "m.onnx")
     assert np.array_equal(numpy_helper.to_array(loaded.graph.initializer[-1]), numpy_helper.to_array(big))
+    # QA45 #10: unzipped into a shared folder, every file is readable by all, dated when written
+    # (members written by name had no mode, unzip made them 0600, and a 1980 date; the store's
+    # files copied in kept their 0600)
+    again = zipfile.ZipFile(io.BytesIO(client.get(f"/api/models/{mid}/download?layout=external").data))
+    for info in [*z.infolist(), *again.infolist()]:
+        assert info.external_attr >> 16 == 0o100644 and info.date_time[0] >= 2025, (info.filename, info)
 
 
 def test_openapi_documents_the_core(client):

@@ -35,6 +35,7 @@ from ..onnx_io.tar_reading import is_tar_name, unpack_tar
 from ..onnx_io.test_data_sets import FileMember, split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
+from ..onnx_io.zip_writing import member
 from ..store.records import Edited, Revision
 from ..store.store import COLLECT_GRACE_SECONDS
 from ..views import model_summary, node_schema, tensor_preview
@@ -1095,7 +1096,7 @@ def download(model_id):
         return send_chunks(chunks, size, name, etag=revision.blob)
     spool = tempfile.TemporaryFile()  # noqa: SIM115  # the zip goes to disk, not memory; send_file closes it
     with zipfile.ZipFile(spool, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-        with z.open(name, "w", force_zip64=size >= 1 << 31) as w:
+        with z.open(member(z, name), "w", force_zip64=size >= 1 << 31) as w:
             for block in chunks:
                 w.write(block)
         for f in shipped_files(model_id, revision):
@@ -1118,13 +1119,13 @@ def _with_test_data_sets(record, revision, name: str):
     size, chunks = s.whole(revision)
     spool = tempfile.TemporaryFile()  # noqa: SIM115  # the zip goes to disk, not memory; send_file closes it
     with zipfile.ZipFile(spool, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as z:
-        with z.open(f"{stem}/{name}", "w", force_zip64=size >= 1 << 31) as w:
+        with z.open(member(z, f"{stem}/{name}"), "w", force_zip64=size >= 1 << 31) as w:
             for block in chunks:
                 w.write(block)
         for f in shipped_files(record.id, revision):
             write_into(z, f, f"{stem}/{f.name}")
         for path, data in sets:
-            z.writestr(f"{stem}/{path}", data)
+            z.writestr(member(z, f"{stem}/{path}"), data)
     spool.seek(0)
     return send_file(spool, mimetype="application/zip", as_attachment=True, download_name=f"{stem}.zip")
 

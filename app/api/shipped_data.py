@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..onnx_io.sizes import size_text
 from ..onnx_io.unread_data import Spans, read_spans, span_bytes, unread
+from ..onnx_io.zip_writing import member
 from .documents import external_reader, load, store
 
 COPY_CHUNK = 1 << 20
@@ -56,11 +57,8 @@ def old_weights_lines(base, edited, files, kept: dict) -> list[str]:
 
 def write_into(z: zipfile.ZipFile, f: ShippedFile, arcname: str) -> None:
     """Copy the file into the zip, its zeroed ranges as zeros."""
-    if not f.zeroed:
-        z.write(f.path, arcname)
-        return
     size = f.path.stat().st_size
-    with open(f.path, "rb") as src, z.open(arcname, "w", force_zip64=size >= 1 << 31) as dst:
+    with open(f.path, "rb") as src, z.open(member(z, arcname), "w", force_zip64=size >= 1 << 31) as dst:
         for start, end in f.zeroed:
             start, end = min(start, size), min(end, size)
             shutil.copyfileobj(_Slice(src, end=start), dst, COPY_CHUNK)

@@ -10,6 +10,7 @@ from onnx.external_data_helper import _get_all_tensors
 from ..errors import StudioError
 from .limits import PROTOBUF_LIMIT
 from .load import parse_model
+from .zip_writing import member
 
 EXTERNAL_THRESHOLD = 1024  # bytes; smaller tensors stay inside the .onnx
 
@@ -107,10 +108,10 @@ def external_zip(model: onnx.ModelProto, files, name: str, out) -> None:
     location = data_file_name(name)
     moved, offset = move_weights_out(model, location, files)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-        z.writestr(name, model.SerializeToString())
+        z.writestr(member(z, name), model.SerializeToString())
         if not moved:
             return  # no tensor over 1 KiB: the .onnx alone
-        with z.open(location, "w", force_zip64=offset >= 1 << 31) as w:
+        with z.open(member(z, location), "w", force_zip64=offset >= 1 << 31) as w:
             copy_weights(moved, files, w)
 
 
