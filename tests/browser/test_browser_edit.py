@@ -128,7 +128,8 @@ def test_a_long_metadata_value_is_seen_whole(page, server, artifacts):
     and it grows as more is typed."""
     model = tiny_cnn()
     config = '{"labels": [' + ", ".join(f'"class_{k}"' for k in range(16)) + '], "mean": [0.485, 0.456, 0.406]}'
-    onnx.helper.set_model_props(model, {"author": "tests", "config": config, "labels": "x " * 2000})
+    props = {"author": "tests", "config": config, "labels": "x " * 2000, "whisper.model_type": "tiny"}
+    onnx.helper.set_model_props(model, props)
     open_model(page, server, upload(page, server, model, "meta.onnx")["id"])
     panel = page.locator("#sidebar")
     sizes = (
@@ -146,6 +147,10 @@ def test_a_long_metadata_value_is_seen_whole(page, server, artifacts):
     assert client < 2 * line + 12  # a short value: one line
     client, scroll, line = page.evaluate(sizes, "labels")
     assert 11 * line <= client <= 13 * line + 12 and scroll > client  # capped, scrolls
+    # a key longer than its column wraps, whole (QA45 #8: "whisper.mode…")
+    key = panel.locator("#metadata [data-meta-key='whisper.model_type'] .meta-key")
+    assert key.text_content() == "whisper.model_type"
+    assert page.evaluate("k => k.scrollWidth <= k.clientWidth", key.element_handle())
     panel.locator("#metadata [data-meta-key=config]").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "metadata-long-value.png"))
     author = panel.locator("#metadata [data-meta-key=author] textarea")

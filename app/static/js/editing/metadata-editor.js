@@ -1,6 +1,6 @@
 // metadata_props as an editable list: change or delete a value, add a key. The model's by
 // default; `target` (a node id, "" for the main graph, or a graph/function path) edits another's.
-import { el } from "../widgets/dom.js";
+import { breakable, el } from "../widgets/dom.js";
 import { runForm } from "./edit-forms.js";
 import { fieldError, showError } from "../widgets/ui.js";
 
@@ -55,7 +55,7 @@ export function metadataEditor(props, ctx, { target, tensor, idPrefix = "metadat
     // a long or multi-line value (a JSON config) gets the panel's width, under its key
     const long = value.length > LONG_VALUE || value.includes("\n");
     const form = el("form", { class: `meta-row${long ? " meta-long" : ""}`, "data-meta-key": key },
-      el("span", { class: "meta-key mono", title: key }, key), input,
+      el("span", { class: "meta-key mono", title: key }, breakable(key)), input,
       el("span", { class: "meta-actions" }, el("button", { type: "submit", class: "btn btn-small", "aria-label": `Save ${key}` }, "Save"), del));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
