@@ -124,6 +124,7 @@ SAMPLES = {
         "value_info": True,
         "functions": True,
         "initializer_inputs": False,
+        "unread_inputs": False,
     },
     "extract_subgraph": {"inputs": ["x"], "outputs": ["h"]},
     "convert_opset": {"version": 16, "domain": "ai.onnx"},

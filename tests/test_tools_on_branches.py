@@ -246,3 +246,35 @@ def test_dynamic_quantization_keeps_a_gather_a_branch_reads_in_float(client):
         got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
         want = ort.InferenceSession(source.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
         np.testing.assert_allclose(got[0], want[0], atol=0.1 if flag else 0)
+
+
+def test_an_input_a_frozen_flag_leaves_unread_is_offered_and_removed_by_cleanup(client):
+    """QA45 #9: the merged decoder frozen to its cache branch and simplified still takes
+    encoder_hidden_states, which nothing reads; Clean up said "nothing changed". The summary
+    names it, cleanup says it keeps it, and with unread_inputs removes it: the result runs
+    without it, its outputs those of the cache branch."""
+    freeze = {
+        "op": "freeze_input",
+        "name": "use_cache_branch",
+        "value": {"dtype": "BOOL", "shape": [1], "values": [True]},
+    }
+    mid, r = edit(client, [freeze, {"op": "simplify"}])
+    head = r.get_json()["revision"]
+    assert client.get(f"/api/models/{mid}").get_json()["unread_inputs"] == ["encoder_hidden_states"]
+    kept = client.post(f"/api/models/{mid}/edits", json={"base": head, "ops": [{"op": "cleanup"}]}).get_json()
+    assert kept["unchanged"] and kept["notes"] == [
+        "cleanup: 1 graph input nothing reads kept ('encoder_hidden_states'): unread_inputs removes them"
+    ], kept
+    gone = client.post(
+        f"/api/models/{mid}/edits", json={"base": head, "ops": [{"op": "cleanup", "unread_inputs": True}]}
+    )
+    model = stored(client, mid, gone)
+    assert "1 graph input nothing read ('encoder_hidden_states')" in gone.get_json()["changes"][-1]
+    assert "encoder_hidden_states" not in [i.name for i in model.graph.input]
+    assert client.get(f"/api/models/{mid}").get_json()["unread_inputs"] == []
+    feeds = decoder_feeds(True)
+    want = outputs(ORIGINAL, True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {i.name: feeds[i.name] for i in model.graph.input})
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

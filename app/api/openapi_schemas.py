@@ -175,6 +175,11 @@ SCHEMAS: dict = {
                 "items": {"type": "object"},
                 "description": "its deployment configurations",
             },
+            "unread_inputs": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "main-graph inputs nothing reads (cleanup's unread_inputs removes them)",
+            },
             "external_files": {
                 "type": "array",
                 "items": {"type": "string"},

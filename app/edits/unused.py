@@ -40,6 +40,15 @@ def names_in_use(model: onnx.ModelProto, g) -> set[str]:
     return names_read(g) | read_elsewhere(model, g)
 
 
+def unread_inputs(model: onnx.ModelProto) -> list[str]:
+    """The main graph's inputs (not an initializer's twin) that no node, in it or in a body, reads
+    and nothing else names: a decoder frozen to its cache branch and simplified keeps an
+    encoder_hidden_states its callers must still feed (QA45 #9)."""
+    g = model.graph
+    used = names_in_use(model, g) | initializer_names(g)
+    return [v.name for v in g.input if v.name not in used]
+
+
 def live_nodes(model: onnx.ModelProto, g: onnx.GraphProto) -> tuple[list[bool], set[str]]:
     """Which of the main graph's nodes some graph output (or training graph) depends on, and
     every value name they and those outputs need: one walk from the last node back."""

@@ -38,7 +38,7 @@ from .jsontypes import Array, Integer, String, optional, required
 from .opset_defaults import drop_unknown_defaults, dropped_words, merged
 from .opset_down import carry_down, missing_at, put_back
 from .registry import edit_op
-from .unused import drop_initializers, initializer_names, live_nodes, names_read, read_elsewhere
+from .unused import drop_initializers, initializer_names, live_nodes, names_read, read_elsewhere, unread_inputs
 
 
 @edit_op("infer_shapes")
@@ -76,6 +76,13 @@ def infer_shapes(model: onnx.ModelProto, op: dict) -> str:
         "making those weights constants",
         default=False,
     ),
+    optional(
+        "unread_inputs",
+        BOOLEAN,
+        "remove the graph inputs nothing reads once the dead nodes are gone (an input a freeze and"
+        " simplify left unread): callers stop feeding them",
+        default=False,
+    ),
 )
 def cleanup(model: onnx.ModelProto, op: dict) -> str:
     """Remove from the main graph what no graph output (nor training graph) depends on: dead
@@ -85,7 +92,8 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
     an uncalled function calls goes too). Each part can be switched off (nodes/initializers/
     value_info/functions: false). With
     initializer_inputs, the graph inputs that repeat an initializer go too: the weights become
-    constants (what quantization and constant folding need), the IR raised to 4 if lower."""
+    constants (what quantization and constant folding need), the IR raised to 4 if lower. With
+    unread_inputs, the graph inputs nothing reads go (kept, they are named)."""
     g = model.graph
     flags = {k: op[k] for k in ("nodes", "initializers", "value_info")}
     if_outputs = _drop_unread_if_outputs(model) if flags["nodes"] else 0
@@ -116,8 +124,10 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
     )
     if if_outputs:
         out += f", {plural(if_outputs, 'If output')} nothing read (with what both branches computed for it)"
+    removed = bool(dead or in_bodies or unused_inits or dropped_vi or if_outputs)
     if op["functions"]:
         gone_fns = drop_uncalled_functions(model)
+        removed |= bool(gone_fns)
         if gone_fns:
             out += f", {plural(len(gone_fns), 'uncalled function')} ({', '.join(gone_fns)})"
     if op["initializer_inputs"]:
@@ -125,10 +135,20 @@ def cleanup(model: onnx.ModelProto, op: dict) -> str:
         repeated = [i for i, v in enumerate(g.input) if v.name in weights]
         for i in reversed(repeated):
             del g.input[i]
+        removed |= bool(repeated)
         out += f", {len(repeated)} graph input(s) repeating an initializer"
         if repeated and model.ir_version < 4:  # initializers that aren't inputs need IR 4
             out += f" (ir_version {model.ir_version} -> 4)"
             model.ir_version = 4
+    unread = unread_inputs(model)
+    if unread and op["unread_inputs"]:
+        for i in reversed([i for i, v in enumerate(g.input) if v.name in set(unread)]):
+            del g.input[i]
+        out += f", {plural(len(unread), 'graph input')} nothing read ({some_names(unread, 4)})"
+    elif unread:  # kept: a caller may feed them still, but say so
+        kept = f"{plural(len(unread), 'graph input')} nothing reads kept ({some_names(unread, 4)}): unread_inputs removes them"
+        # a clean-up that removed nothing answers "nothing changed": this line, its op named, goes with it
+        out = f"{out}; {kept}" if removed else f"cleanup: {kept}"
     return out
 
 

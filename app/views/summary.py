@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import onnx
 
+from ..edits.unused import unread_inputs
 from ..onnx_io.function_calls import declared_attributes
 from .graph import count_subgraphs
 from .message_json import message_json
@@ -62,5 +63,7 @@ def model_summary(model: onnx.ModelProto, validation: dict) -> dict:
             for k, t in enumerate(model.training_info)
         ],
         "configuration": [message_json(c) for c in model.configuration],
+        # graph inputs nothing reads: Clean up offers to remove them
+        "unread_inputs": unread_inputs(model),
         "validation": validation,
     }

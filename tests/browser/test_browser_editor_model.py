@@ -231,6 +231,33 @@ def test_simplify_from_the_tools(page, server):
     assert "Constant" not in [n.op_type for n in model.graph.node]  # the Reshape's shape, an initializer now
 
 
+def test_cleanup_offers_the_inputs_nothing_reads(page, server):
+    """QA45 #9: an input a freeze and simplify left unread stayed, and Clean up said "nothing
+    changed": it is offered by name, unticked (its callers feed it), and removed when ticked."""
+    f = onnx.TensorProto.FLOAT
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [onnx.helper.make_tensor_value_info(n, f, [2]) for n in ("x", "encoder_hidden_states")],
+        [onnx.helper.make_tensor_value_info("y", f, [2])],
+    )
+    summary = upload(page, server, onnx.helper.make_model(graph), "unread.onnx")
+    open_model(page, server, summary["id"])
+    panel = page.locator("#sidebar")
+    panel.locator("#model-tools [data-action=cleanup]").click()
+    box = panel.locator("#cleanup input[name=unread_inputs]")
+    assert not box.is_checked()
+    label = panel.locator("#cleanup label:has(input[name=unread_inputs])").text_content()
+    assert "Inputs nothing reads (encoder_hidden_states)" in label
+    box.check()
+    panel.locator("#cleanup button[type=submit]").click()
+    wait_revision(page, 1)
+    assert (
+        "1 graph input nothing read ('encoder_hidden_states')" in panel.locator("#model-tools .callout").text_content()
+    )
+    assert [i.name for i in downloaded(page, server, summary["id"]).graph.input] == ["x"]
+
+
 def test_cleanup_and_extract_subgraph(page, server):
     dead = upload(page, server, with_dead_parts(), "dead.onnx")
     open_model(page, server, dead["id"])

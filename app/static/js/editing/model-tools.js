@@ -151,6 +151,7 @@ function inferForm(ctx) {
 }
 
 function cleanupForm(ctx) {
+  const unread = (ctx.summary && ctx.summary.unread_inputs) || [];
   const { form } = editForm("ed-cleanup", [
     el("p", { class: "ed-hint muted" }, "Removes from the main graph what no graph output depends on:"),
     checkbox("nodes", "Dead nodes", true),
@@ -158,13 +159,16 @@ function cleanupForm(ctx) {
     checkbox("value_info", "Stale value_info", true, "entries of values no longer there"),
     (ctx.summary && (ctx.summary.functions || []).length) ? checkbox("functions", "Uncalled functions", true, "model-local functions no node calls") : null,
     checkbox("initializer_inputs", "Weights listed as inputs", false, "graph inputs repeating an initializer (old exports): the weights become constants, as quantization and folding need"),
+    // an input nothing reads (a flag frozen, then simplified): offered, not ticked — its callers
+    // feed it, and would have to stop (QA45 #9)
+    unread.length ? checkbox("unread_inputs", `Inputs nothing reads (${unread.join(", ")})`, false, "callers stop feeding them") : null,
     el("div", { class: "ed-actions" }, submit("Clean up")),
   ], async (f) => {
     const op = { op: "cleanup" };
-    for (const k of ["nodes", "initializers", "value_info", "functions", "initializer_inputs"]) {
+    for (const k of ["nodes", "initializers", "value_info", "functions", "initializer_inputs", "unread_inputs"]) {
       if (f.elements[k]) op[k] = f.elements[k].checked; // "functions" only for a model that has some
     }
-    if (!op.nodes && !op.initializers && !op.value_info && !op.functions && !op.initializer_inputs) throw new Error("Tick at least one thing to clean up.");
+    if (!op.nodes && !op.initializers && !op.value_info && !op.functions && !op.initializer_inputs && !op.unread_inputs) throw new Error("Tick at least one thing to clean up.");
     await runTool(ctx, "Clean-up", [op]);
   }, { id: "cleanup" });
   return form;

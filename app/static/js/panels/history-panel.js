@@ -98,6 +98,7 @@ function opWords(o, change) {
     case "cleanup": {
       const parts = [["nodes", "dead nodes"], ["initializers", "unused initializers"], ["value_info", "stale value_info"]]
         .filter(([k]) => o[k] !== false).map(([, w]) => w);
+      if (o.unread_inputs) parts.push("inputs nothing reads");
       return `Clean up ${parts.join(", ") || "nothing"}`;
     }
     case "extract_subgraph": return `Extract the subgraph from ${(o.inputs || []).map((x) => short(x)).join(", ") || "(no inputs)"} to ${(o.outputs || []).map((x) => short(x)).join(", ")}`;
