@@ -186,3 +186,40 @@ def test_an_if_inside_a_branch_that_ran_is_said_with_how_its_condition_came(clie
     # the else branch ran: nothing inside then_branch is said
     fed["flag"] = {"values": [False]}
     assert [b["node"] for b in run(client, mid, {"inputs": fed})["branches"]] == ["n0"]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_measuring_each_node_reaches_into_the_branch_that_ran(client, use_cache):
+    """QA45 #3: a merged decoder quantized (dynamic int8) and compared node by node with its float
+    revision measured one row, the If's: all 818 nodes sit in its branches. The branch that ran
+    is measured node by node, each row addressed in it (n0/then_branch/n5), the first to part
+    named, and its MatMuls' errors there to pick from; the other branch is not measured."""
+    mid = upload(client, merged_decoder().SerializeToString()).get_json()["id"]
+    r = client.post(f"/api/models/{mid}/edits", json={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status_code == 200, r.get_json()
+    feeds = decoder_feeds(use_cache)
+    inputs = {name: {"npy": npy_blob(client, value)} for name, value in feeds.items()}
+    answer = run(client, mid, {"inputs": inputs, "compare_to": 0, "locate": True})
+    ran = "then_branch" if use_cache else "else_branch"
+    assert answer["branches"][0]["ran"] == ran
+    compared = answer["compare"]
+    rows = compared["nodes"]
+    inside = [row for row in rows if f"/{ran}/" in row["node"]]
+    assert len(inside) >= 10 and len(inside) == len(rows), [row["node"] for row in rows][:5]
+    assert not [row for row in rows if "/then_branch/" in row["node"] and "/else_branch/" in row["node"]]
+    other = "else_branch" if use_cache else "then_branch"
+    assert not [row for row in rows if f"/{other}/" in row["node"]]
+    assert compared["diverges"] is not None and f"/{ran}/" in compared["diverges"]["node"]
+    # the node a row names is the one at that address
+    model = onnx.load_from_string(client.get(f"/api/models/{mid}/download?revision=1").data)
+    for row in rows[:20]:
+        top, branch, k = row["node"].split("/")
+        node = model.graph.node[int(top[1:])]
+        body = next(a.g for a in node.attribute if a.name == branch)
+        assert body.node[int(k[1:])].name == row["name"], row
+    # the quantized MatMuls are there to leave out (what "quantize again without them" reads)
+    matmuls = [row for row in inside if row["op_type"] == "MatMul" or row.get("other_op") == "MatMul"]
+    assert matmuls and all(row["rel_error"] is not None for row in matmuls)
+    # the plain comparison of the outputs is the same as without locate
+    plain = run(client, mid, {"inputs": inputs, "compare_to": 0})["compare"]["outputs"]
+    assert compared["outputs"] == plain

@@ -62,6 +62,7 @@ from ..onnx_io.output_compare import CLOSE_TOLERANCE, compare_outputs
 from ..onnx_io.padded_positions import Padding, left_out, padding_of
 from ..onnx_io.quant_switches import dequantized
 from ..onnx_io.runtime_check import RUN_WALL_SECONDS, describe, run_model
+from ..onnx_io.taken_branches import Inlined, inline_taken
 from ..onnx_io.traverse import attribute_tensors_of, fed_inputs, node_graphs, tensors, walk_graphs
 from ..onnx_io.vocabularies import input_vocabularies
 from ..views.io_pairs import paired
@@ -298,7 +299,9 @@ def _in_a_body(model: onnx.ModelProto, name: str) -> str:
     return ""
 
 
-def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folder: Path) -> tuple[Path, dict, int]:
+def _runnable(
+    revision, model: onnx.ModelProto, outputs: list[str] | None, folder: Path, untyped: bool = False
+) -> tuple[Path, dict, int]:
     """The revision's graph as a .onnx in `folder` (the tensors asked for added as graph outputs),
     its weights the store's own files: hard-linked beside it (the run folder is on the blobs'
     file system: onnxruntime maps them, nothing is copied), or where a link can't be made (a
@@ -312,11 +315,14 @@ def _runnable(revision, model: onnx.ModelProto, outputs: list[str] | None, folde
         typed = inferred(revision.blob, model)
         known = {vi.name: vi for vi in [*(typed or model).graph.value_info, *model.graph.input]}
         for name in extra:
-            if name not in known:
+            if name in known:
+                graph.graph.output.append(known[name])
+            elif untyped:  # a node's output in a branch moved into the graph: onnxruntime types it
+                graph.graph.output.add().name = name
+            else:
                 raise StudioError(
                     "unknown_type", f"shape inference can't tell the type of {name!r}, so it can't be an output"
                 )
-            graph.graph.output.append(known[name])
     # outputs added change no tensor: the revision's own kept answer stands
     path, in_memory = write_runnable(graph, [revision], folder, missing_weights(revision, model))
     return path, in_memory, store().model_size(revision)
@@ -395,11 +401,20 @@ def _tensors_beside(graph: onnx.ModelProto) -> set[str]:
 
 
 def run_raw(
-    revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0, wall: float = RUN_WALL_SECONDS
+    revision,
+    model,
+    inputs: dict,
+    dims: dict,
+    outputs,
+    folder: Path,
+    profile: int = 0,
+    wall: float = RUN_WALL_SECONDS,
+    untyped: bool = False,
 ) -> dict:
-    """The worker's answer to running the revision (ort_worker.run), whatever its status."""
+    """The worker's answer to running the revision (ort_worker.run), whatever its status;
+    `untyped`: outputs asked for that inference doesn't type are returned all the same."""
     folder.mkdir()
-    path, files, size = _runnable(revision, model, outputs, folder)
+    path, files, size = _runnable(revision, model, outputs, folder, untyped)
     answer = run_model(path, folder, inputs, dims, outputs, size, wall, files, profile)
     if answer.get("status") == "ok":  # sizes it runs at, where the smoke run's made-up ones may have failed
         ran_at(revision, model, lambda: {**dims, **fed_sizes(model, _shapes(answer.get("inputs") or {}))})
@@ -416,8 +431,10 @@ def _shapes(fed: dict) -> dict[str, list[int]]:
     return out
 
 
-def _run(revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0) -> dict:
-    answer = run_raw(revision, model, inputs, dims, outputs, folder, profile)
+def _run(
+    revision, model, inputs: dict, dims: dict, outputs, folder: Path, profile: int = 0, untyped: bool = False
+) -> dict:
+    answer = run_raw(revision, model, inputs, dims, outputs, folder, profile, untyped=untyped)
     status = answer.get("status")
     if status == "refused":
         raise StudioError("bad_inputs", answer["message"])
@@ -542,6 +559,27 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str], mates: di
     return names
 
 
+def _branch_probes(flat: Inlined, flat_there: Inlined, asked: list[str], mates: dict[str, str | None]) -> list[str]:
+    """The outputs of the nodes an If's branch that ran moved into the graph (inline_taken) that
+    the other side computes too, beyond those `asked`; bounded as _probes are."""
+    made_there = {o for n in flat_there.model.graph.node for o in n.output if o}
+    have = set(asked)
+    names = [
+        o
+        for n, nid in zip(flat.model.graph.node, flat.ids, strict=True)
+        if nid is not None and "/" in nid
+        for o in n.output
+        if o and o not in have and mates.get(o, o) in made_there
+    ]
+    if len(names) + len(asked) > MAX_PROBES:
+        raise StudioError(
+            "too_many_tensors",
+            f"finding where the revisions part would save {len(names) + len(asked)} tensors per run (at most {MAX_PROBES})",
+            422,
+        )
+    return names
+
+
 def _node_errors(
     model: onnx.ModelProto,
     other: onnx.ModelProto,
@@ -550,6 +588,7 @@ def _node_errors(
     read_as: tuple[dict, dict],
     padding: Padding | None = None,
     mates: dict[str, str | None] | None = None,
+    flat: Inlined | None = None,
 ) -> list[dict]:
     """Each main-graph node with an output both runs saved (graph order, which is topological):
     how far its output furthest from the other revision's is ("equal" within rounding), each
@@ -558,11 +597,17 @@ def _node_errors(
     leave out when the other revision is quantized again (a dynamic quantization's Conv output
     is written by an Add it made, named after no node of the float model). `padding`: the
     values at positions a fed attention mask pads are left out (padded_positions.py); `mates`:
-    this model's tensor -> the other's, where another model names it otherwise."""
+    this model's tensor -> the other's, where another model names it otherwise; `flat`: the
+    graph is one with If branches moved in (inline_taken): each node's address and name as
+    stored (a node it made, left out)."""
     mates = mates or {}
     writers = {o: n for n in other.graph.node for o in n.output if o}
     nodes = []
     for i, node in enumerate(model.graph.node):
+        nid = node_id("", i) if flat is None else flat.ids[i]
+        if nid is None:
+            continue
+        label = node.name if flat is None else flat.names[i]
         worst = None
         for name in node.output:
             there = mates.get(name, name)
@@ -573,7 +618,7 @@ def _node_errors(
                 if worst is None or _further(c, worst):
                     worst = c
         if worst is not None:
-            row = {"node": node_id("", i), "name": node.name, "op_type": node.op_type, **worst}
+            row = {"node": nid, "name": label, "op_type": node.op_type, **worst}
             theirs_writer = writers.get(mates.get(worst["tensor"]) or worst["tensor"])
             if theirs_writer is not None:
                 row.update(other_name=theirs_writer.name, other_op=theirs_writer.op_type)
@@ -834,13 +879,36 @@ def post_run(model_id):
                 "other_inputs": _not_the_same(first["inputs"], second["inputs"], was_in),
             }
             if locate:
-                # both again, saving every tensor they share: where they part, node by node
+                # both again, saving every tensor they share: where they part, node by node — in
+                # the If branches that ran too, moved into the graph (taken_branches)
                 again = {name: {"npy": p} for name, p in first["inputs"].items()}
-                mine = _run(revision, model, again, dims, shown + probes, Path(tmp) / "c")
-                asked = [t for n in shown + probes if (t := mates.get(n, n)) is not None and t in theirs]
+                fed_there = lambda name: _fed_value((same_inputs.get(name) or {}).get("npy"))  # noqa: E731
+                flat = inline_taken(model, {b["node"]: b["ran"] for b in ran})
+                flat_there = inline_taken(
+                    other_model, {b["node"]: b["ran"] for b in branches_ran(other_model.graph, fed_there)}
+                )
+                inside = _branch_probes(flat, flat_there, shown + probes, mates)
+                mine = _run(revision, flat.model, again, dims, shown + probes + inside, Path(tmp) / "c", untyped=True)
+                made_there = {o for n in flat_there.model.graph.node for o in n.output if o}
+                asked = [
+                    t
+                    for n in shown + probes + inside
+                    if (t := mates.get(n, n)) is not None and (t in theirs or t in made_there)
+                ]
                 asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
-                other_run = _run(other_revision, other_model, same_inputs, dims, asked, Path(tmp) / "d")
-                nodes = _node_errors(model, other_model, mine["outputs"], other_run["outputs"], read_as, padding, mates)
+                other_run = _run(
+                    other_revision, flat_there.model, same_inputs, dims, asked, Path(tmp) / "d", untyped=True
+                )
+                nodes = _node_errors(
+                    flat.model,
+                    flat_there.model,
+                    mine["outputs"],
+                    other_run["outputs"],
+                    read_as,
+                    padding,
+                    mates,
+                    flat,
+                )
                 answer["compare"]["diverges"] = next((n for n in nodes if not n["equal"]), None)
                 answer["compare"]["nodes"] = nodes
             if padding is not None:

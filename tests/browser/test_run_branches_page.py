@@ -9,7 +9,7 @@ import onnxruntime as ort
 from merged_decoder import decoder_feeds, merged_decoder
 from onnx import numpy_helper
 
-from .browser_pages import open_model, upload
+from .browser_pages import open_model, upload, wait_revision
 
 
 def test_a_test_data_set_sizes_the_run_which_says_its_branch_and_saves_its_outputs(page, server, tmp_path, artifacts):
@@ -94,3 +94,40 @@ def test_one_npz_sizes_the_run_as_its_arrays_do(page, server, tmp_path, artifact
     got = answer.value.json()["outputs"]["logits"]
     assert got["shape"] == list(logits.shape)
     np.testing.assert_allclose(np.array(got["values"], np.float32).reshape(logits.shape), logits, atol=1e-5)
+
+
+def test_each_node_of_the_branch_that_ran_is_measured_and_its_if_outlined(page, server, artifacts):
+    """QA45 #3: a merged decoder's int8 revision compared node by node with its float one listed
+    one node, the If: the branch that ran is measured node by node, the If is outlined in the
+    main graph, and a row's link opens the branch on that node."""
+    mid = upload(page, server, merged_decoder(), "decoder_model_merged.onnx")["id"]
+    r = page.request.post(f"{server}/api/models/{mid}/edits", data={"base": 0, "ops": [{"op": "quantize_dynamic"}]})
+    assert r.status == 200, r.text()
+    open_model(page, server, mid)
+    wait_revision(page, 1)
+    page.click("#btn-run")
+    page.locator(".run-input[data-name=use_cache_branch] .run-values").fill("[true]")
+    page.locator("#run-compare-to option[value='0']").wait_for(state="attached")
+    page.select_option("#run-compare-to", "0")
+    if not page.locator("#run-locate").is_checked():
+        page.locator("#run-locate").check()
+    page.click("#run-go")
+    page.locator("#run-results[data-ready=true]").wait_for()
+    assert page.locator("#run-failure").count() == 0
+    note = page.locator("#run-errors p").first.text_content()
+    count = int(note.split(" node")[0])
+    assert count >= 10, note
+    rows = page.locator("#run-errors tbody tr")
+    assert rows.count() >= 2
+    assert all("/then_branch/" in rows.nth(i).get_attribute("data-node") for i in range(rows.count()))
+    # the If that holds the first node to part is outlined in the main graph's drawing
+    page.locator("#graph g.box.diverges").wait_for()
+    assert page.locator("#graph g.box.diverges").get_attribute("data-node-id") == "n1"
+    page.locator("#run-errors").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "run-errors-in-branch.png"))
+    first = rows.nth(0)
+    target = first.get_attribute("data-node")
+    first.locator("a.cost-node").click()
+    page.wait_for_function(
+        "(id) => document.querySelector(`#graph g.box.selected[data-node-id='${id}']`) !== null", arg=target
+    )

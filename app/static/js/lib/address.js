@@ -66,6 +66,17 @@ export function graphPathOf(address) {
   return cut < 0 ? "" : address.slice(0, cut);
 }
 
+/** The node id and the ids of the nodes holding it ("n1/then_branch/n4" -> ["n1/then_branch/n4",
+ * "n1"]): marked, the node shows in its body's drawing and its If in the main graph's. */
+export function withHolders(address) {
+  const out = [address];
+  for (let node = address; graphPathOf(node);) {
+    node = graphPathOf(graphPathOf(node));
+    out.push(node);
+  }
+  return out;
+}
+
 /** The name of the body a node id is in, as its holder calls it ("n0/else_branch/n26" ->
  * "else_branch"), or "" for a node of the main graph: both branches of a merged decoder name
  * their nodes alike, so a list of them says which. */

@@ -13,7 +13,7 @@ import { GraphController } from "../pipeline/graph-controller.js";
 import { initGraphTools } from "./graph-tools.js";
 import { buildHash, hashFollowed, linkSelection, parseHash, selectionKey, state, syncHash } from "./state.js";
 import { askModelName } from "../widgets/rename-model.js";
-import { apiAddress, graphPathOf, hasPositions, nodeAddress, nodeIdIn } from "../lib/address.js";
+import { apiAddress, graphPathOf, hasPositions, nodeAddress, nodeIdIn, withHolders } from "../lib/address.js";
 import { withWaitStatus } from "../widgets/wait.js";
 import { HEAT_METRICS, drawnValues, heatClasses } from "../pipeline/heat.js";
 import { renderHeatLegend } from "../widgets/heat-legend.js";
@@ -269,8 +269,9 @@ const panelContext = {
     stepCompare: (direction) => stepCompare(direction),
     // within: every output still close (drawn as a note, not as an error)
     markDivergence: (nodeId, within = false) => {
-      view.mark(nodeId && !within ? [nodeId] : [], "diverges");
-      view.mark(nodeId && within ? [nodeId] : [], "diverges-within");
+      // a node inside an If's branch: its If outlined too, in the main graph's drawing
+      view.mark(nodeId && !within ? withHolders(nodeId) : [], "diverges");
+      view.mark(nodeId && within ? withHolders(nodeId) : [], "diverges-within");
     },
     restore: (revision) => restoreRevision(revision),
     // the Run panel, "Compare with" set to `revision` (after a conversion: did the outputs move?)

@@ -161,10 +161,10 @@ function divergence(d, compare, ctx) {
   const at = nodes.findIndex((n) => n.node === d.node);
   const before = nodes.slice(0, Math.max(at, 0)).find((n) => n.max_abs);
   const earlier = before ? [" It moves first, within rounding, at ",
-    el("a", { href: ctx.nodeHref("", before.node), "data-node": before.node, class: "run-moves-first" }, nodeLabel(before.name, before.node)),
+    el("a", { href: ctx.nodeHref(graphPathOf(before.node), before.node), "data-node": before.node, class: "run-moves-first" }, nodeLabel(before.name, before.node)),
     " ", mono(before.op_type), ` (max |Δ| ${maxAbs(before.max_abs)}).`] : [];
   return el("p", { class: `run-diverges${within ? " run-within" : ""}`, id: "run-diverges" }, ...lead,
-    el("a", { href: ctx.nodeHref("", d.node), "data-node": d.node }, nodeLabel(d.name, d.node)), " ", mono(d.op_type),
+    el("a", { href: ctx.nodeHref(graphPathOf(d.node), d.node), "data-node": d.node }, nodeLabel(d.name, d.node)), " ", mono(d.op_type),
     ` — ${d.tensor}: ${shapesDiffer(d) || `max |Δ| ${maxAbs(d.max_abs)}`}. Outlined on the drawing.`, ...earlier);
 }
 
@@ -230,7 +230,7 @@ function errorTable(ctx, cls, onRow) {
       const cell = el("td", { class: "run-tick" });
       body.append(el("tr", { "data-node": n.node },
         cell,
-        el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
+        el("td", { class: "cost-name", title: nodeLabel(n.name, n.node) }, el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node))),
           el("div", { class: "muted run-op" }, mono(n.op_type))),
         ...(n.non_finite ? [el("td", { class: "num run-non-finite", colspan: "2", title: NON_FINITE_WHY }, nonFiniteWords(n.non_finite))]
           : shapesDiffer(n) ? [el("td", { class: "num run-shape-differs", colspan: "2" }, shapesDiffer(n))]
@@ -354,7 +354,7 @@ const COSTLIEST = 10;
 const TICK_FIRST = 5; // leaving the few costliest in float recovers the most (bench/sensitivity.py)
 
 /** A node as a link to it. */
-const nodeLink = (n, ctx) => el("a", { href: ctx.nodeHref("", n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)));
+const nodeLink = (n, ctx) => el("a", { href: ctx.nodeHref(graphPathOf(n.node), n.node), class: "cost-node" }, breakable(nodeLabel(n.name, n.node)));
 
 /** The costliest quantization points: what each is (an activation tensor, a node's weights),
  * the nodes to leave out to turn it float, its error and SQNR, a checkbox for those nodes. */
