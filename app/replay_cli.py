@@ -161,7 +161,13 @@ def _apply(args: argparse.Namespace, recipe: dict, dims: dict[str, int]) -> int:
             for problem in outputs.problems:
                 print(f"onnx-studio apply: {problem}", file=sys.stderr)
             if not args.allow_invalid:
-                print("onnx-studio apply: nothing written (--allow-invalid writes it anyway)", file=sys.stderr)
+                # a result whose outputs aren't the model's (a cut) is written by leaving the check out
+                how = (
+                    "without --same-outputs it is written"
+                    if not outputs.comparable
+                    else "--allow-invalid writes it anyway"
+                )
+                print(f"onnx-studio apply: nothing written ({how})", file=sys.stderr)
                 return 1
     try:
         written = stored.write(args.output, outside)
@@ -171,7 +177,7 @@ def _apply(args: argparse.Namespace, recipe: dict, dims: dict[str, int]) -> int:
     print(f"{len(results)} batch(es) applied, {len(changes)} change(s): {written}")
     for change in changes:
         print(f"  {change}")
-    if before is not None:
+    if before is not None and outputs.lines:
         print("outputs, against the model's:")
         for line in outputs.lines:
             print(f"  {line}")

@@ -28,6 +28,7 @@ from .views.io_pairs import paired
 class OutputsCheck:
     lines: list[str] = field(default_factory=list)  # what was compared, one line each
     problems: list[str] = field(default_factory=list)  # what differs beyond the tolerance
+    comparable: bool = True  # False: the result's inputs or outputs aren't the model's (nothing compared)
 
 
 def _run(model: Runnable, folder: Path, inputs: dict, dims: dict) -> dict:
@@ -123,6 +124,7 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
             f"the result takes {len(inputs_after)} input(s), the model {len(inputs_before)}: the same inputs"
             " can't feed both, so their outputs can't be compared"
         )
+        check.comparable = False
         return check
     if not pairs:  # QA45 #5: "none of them the model's" read as blaming the inputs, renamed only
         made_names = ", ".join(o.name for o in model_after.graph.output)
@@ -130,6 +132,7 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
             f"none of the result's outputs ({made_names}) is one of the model's ({', '.join(names_before)}) or one"
             " renamed in its place: the recipe makes other outputs (a cut, say), which --same-outputs can't compare"
         )
+        check.comparable = False
         return check
     kept = {b for b, _ in pairs}
     made = {a for _, a in pairs}
@@ -155,7 +158,7 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
             k: v for k, v in _fixed_by_result(model_before, model_after).items() if k in symbols and k not in dims
         }
         if set_by_recipe:
-            check.lines.append(f"compared at {at_words(set_by_recipe)}: the sizes the recipe fixes")
+            check.lines.append(f"compared with {at_words(set_by_recipe)}: the sizes the recipe fixes")
         for i, (what, fed, expected) in enumerate(_sources(model_path, model_before, folder)):
             at = dims if fed else {**ones, **set_by_recipe, **dims}
             try:
@@ -167,7 +170,7 @@ def same_outputs(model_path: Path, before: Runnable, after: Runnable, dims: dict
                 # single sample, a UNet no 1×1 image)
                 at = {**_running_sizes(before, at, exc), **set_by_recipe, **dims}
                 first = _run(before, folder / f"before-{i}-again", fed, at)
-                check.lines.append(f"compared at {at_words(at)}: the sizes the model runs at (--dims gives others)")
+                check.lines.append(f"compared with {at_words(at)}: the sizes the model runs at (--dims gives others)")
             # the very values the model was fed, to the result's inputs at the same positions
             same = {
                 n: {"npy": first["inputs"][m]}

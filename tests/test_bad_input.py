@@ -178,6 +178,14 @@ BAD_EDITS = {
         400,
         'op #1 (set_model_field): field "field" must be one of',
     ),
+    "dtype_in_another_case": (
+        {
+            "base": 0,
+            "ops": [{"op": "add_initializer", "name": "c", "value": {"dtype": "bool", "shape": [], "values": [True]}}],
+        },
+        400,
+        'field "value.dtype" must be a tensor element type name (FLOAT, INT64, FLOAT16, ...), got "bool" (did you mean "BOOL"?)',
+    ),
     "second_op_fails": (
         {
             "base": 0,

@@ -443,7 +443,7 @@ def test_same_outputs_compares_at_the_sizes_the_recipe_fixes(client, tmp_path):
     recipe = client.get(f"/api/models/{mid}/recipe").get_json()
     run = apply(tmp_path, data, recipe, "--same-outputs")
     assert run.returncode == 0, run.stderr
-    assert "compared at batch at 5: the sizes the recipe fixes" in run.stdout
+    assert "compared with batch at 5: the sizes the recipe fixes" in run.stdout
     assert "y: as the model's on seeded random inputs" in run.stdout
     # a size given that the result can't take: refused, naming it
     (tmp_path / "out.onnx").unlink()
@@ -463,6 +463,11 @@ def test_same_outputs_of_a_recipe_that_cuts_the_model_names_what_it_cant_compare
         "none of the result's outputs (c) is one of the model's (y) or one renamed in its place: the recipe makes"
         " other outputs (a cut, say), which --same-outputs can't compare"
     ) in run.stderr, run.stderr
+    assert "nothing written (without --same-outputs it is written)" in run.stderr
+    # written anyway: no heading of outputs with nothing under it
+    recipe = client.get(f"/api/models/{mid}/recipe").get_json()
+    run = apply(tmp_path, conv_model(), recipe, "--same-outputs", "--allow-invalid")
+    assert run.returncode == 0 and "outputs, against the model's" not in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("tool", ["convert_float16", "quantize_dynamic"])
@@ -491,7 +496,9 @@ def test_same_outputs_on_a_model_that_takes_no_made_up_size_runs_where_it_does(c
     recipe = client.get(f"/api/models/{mid}/recipe").get_json()
     run = apply(tmp_path, data, recipe, "--same-outputs")
     assert run.returncode == 0, run.stderr
-    assert "compared at batch at 1 and sequence at 512: the sizes the model runs at (--dims gives others)" in run.stdout
+    assert (
+        "compared with batch at 1 and sequence at 512: the sizes the model runs at (--dims gives others)" in run.stdout
+    )
     assert "y: as the model's on seeded random inputs" in run.stdout
     (tmp_path / "out.onnx").unlink()
     # padding by 2000: no size the smoke run tries runs it

@@ -204,7 +204,10 @@ class Enum(JsonType):
 
     def _check(self, value, path):
         if value not in self.values:
-            return f"{_where(path)} must be {self.words}, got {shown(value)}"
+            # a name in another case ("bool" for BOOL, QA45): the one meant, said
+            same = next((v for v in self.values if v.lower() == value.lower()), None)
+            hint = f' (did you mean "{same}"?)' if same else ""
+            return f"{_where(path)} must be {self.words}, got {shown(value)}{hint}"
         return None
 
     def _schema(self):

@@ -207,6 +207,11 @@ const excludable = (n) => Boolean(n.name) && n.op_type !== "QuantizeLinear" && n
  * tensor there (a dynamic quantization's Conv output is written by an Add it made). */
 const baseNode = (n) => (n.other_name !== undefined ? { name: n.other_name, op_type: n.other_op } : n);
 
+/** Whether a dynamic quantization rewrote the node of an error row: its tensor is written by
+ * another node there (a MatMul's by the Mul after its MatMulInteger). A Reshape or Add it left
+ * as it was has nothing to leave in float (QA45 re-test: each had a tick box). */
+const rewritten = (n) => n.other_name !== undefined && (n.other_name !== n.name || n.other_op !== n.op_type);
+
 const NON_FINITE_WHY = "a value infinite or NaN on one side where the other's is finite (float16 overflows to ∞ past 65,504): no error measures it, so it is listed first";
 
 /** "∞/NaN here", "∞/NaN there (3)": what an output's non_finite says (the server's compare),
@@ -285,7 +290,7 @@ function nodeErrors(compare, ctx, body) {
     if (!op) return;
     tickRow = (n, cell) => {
       const base = baseNode(n);
-      if (!excludable(base)) return;
+      if (!excludable(base) || (op.op === "quantize_dynamic" && !rewritten(n))) return;
       cell.append(ticks.box([base.name], base.name));
       // the quantized node's name isn't the one left out: say which is
       if (base.name !== n.name) cell.nextElementSibling.append(el("div", { class: "muted run-of" }, "of ", mono(base.name), ` (${base.op_type})`));
