@@ -278,3 +278,22 @@ def test_an_input_a_frozen_flag_leaves_unread_is_offered_and_removed_by_cleanup(
     got = session.run(None, {i.name: feeds[i.name] for i in model.graph.input})
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_shape_inference_names_the_dims_inside_the_branches(client):
+    """QA45 #6: after Shape inference a merged decoder's branch values read ?×?×256 (onnx's
+    unk__N: its inference stops at a Reshape of computed sizes, and merges no broadcast dims);
+    onnxruntime's symbolic inference names them in terms of the inputs' dims, in the branches
+    as in the main graph, each branch's values by its own graph (both branches name theirs alike)."""
+    mid, r = edit(client, [{"op": "infer_shapes"}])
+    model = stored(client, mid, r)
+    for name, body in branches(model).items():
+        dims = {vi.name: [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in body.value_info}
+        unnamed = {n: d for n, d in dims.items() if any(str(x).startswith("unk__") for x in d)}
+        assert not unnamed, (name, unnamed)
+        assert dims["/model/decoder/layers.0/self_attn/Reshape_output_0"] == [
+            "batch_size",
+            "decoder_sequence_length",
+            2,
+            16,
+        ], name

@@ -116,8 +116,9 @@ def symbolic_shapes(light: onnx.ModelProto, seconds: float) -> onnx.ModelProto |
 def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
     """Give the dims onnx's inference could only call unk__N the names symbolic_shapes finds for
     them, in terms of the inputs' dims: a torch BERT's tensors read batch×sequence×768 instead
-    of unk__7×unk__8×768 (on its drawing, in its panels), its outputs too. In place, in the main
-    graph; nothing changes when it can't run. Values onnx can't type at all because onnxruntime's
+    of unk__7×unk__8×768 (on its drawing, in its panels), its outputs too, and in the bodies its
+    nodes hold (a merged decoder's branches read ?×?×256: QA45 #6). In place; nothing changes
+    when it can't run. Values onnx can't type at all because onnxruntime's
     own operators (com.microsoft's Attention, SkipLayerNormalization, …) compute them — onnx has
     no inference for those — take the types it finds, so an optimized transformer's drawing,
     panels and add_output know them too; what it can't type either (a QOperator quantization's
@@ -125,7 +126,9 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     classical-ML operators make ml_types.py's (onnx types those partly: no batch dim)."""
     from .type_rules import fill_rule_types
 
-    unnamed = [v for v in [*inferred.graph.value_info, *inferred.graph.output] if _has_unknown(v)]
+    unnamed = [
+        (path, v) for path, g in _running(inferred).items() for v in [*g.value_info, *g.output] if _has_unknown(v)
+    ]
     untyped = _runtime_op_values(inferred)
     named = symbolic_shapes(light, NAMING_SECONDS) if unnamed or untyped else None
     if named is not None:
@@ -134,14 +137,28 @@ def name_unknown_dims(light: onnx.ModelProto, inferred: onnx.ModelProto) -> None
     fill_rule_types(inferred)
 
 
-def _take_names(named: onnx.ModelProto, inferred: onnx.ModelProto, unnamed: list, untyped: list) -> None:
-    found = {v.name: v for v in [*named.graph.value_info, *named.graph.output]}
+def _running(model: onnx.ModelProto) -> dict[str, onnx.GraphProto]:
+    """The main graph and the bodies its nodes hold, by path (those the symbolic inference
+    follows too: an If's branches, a Loop's body; a merged decoder's every node is in them)."""
+    return {
+        ref.path: ref.container
+        for ref in walk_graphs(model)
+        if isinstance(ref.container, onnx.GraphProto) and not ref.path.startswith(("fn[", "train["))
+    }
+
+
+def _take_names(
+    named: onnx.ModelProto, inferred: onnx.ModelProto, unnamed: list[tuple[str, onnx.ValueInfoProto]], untyped: list
+) -> None:
+    # by graph and name: a merged decoder's two branches may name their values alike
+    graphs = _running(named)
+    found = {path: {v.name: v for v in [*g.value_info, *g.output]} for path, g in graphs.items()}
     for name in untyped:
-        theirs = found.get(name)
+        theirs = found[""].get(name)
         if theirs is not None and theirs.type.HasField("tensor_type") and theirs.type.tensor_type.elem_type:
             inferred.graph.value_info.append(theirs)
-    for v in unnamed:
-        theirs = found.get(v.name)
+    for path, v in unnamed:
+        theirs = found.get(path, {}).get(v.name)
         if theirs is None or not theirs.type.HasField("tensor_type") or _has_unknown(theirs):
             continue
         mine, their = v.type.tensor_type, theirs.type.tensor_type
