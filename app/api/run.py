@@ -504,9 +504,9 @@ def _keep_outputs(previews: dict[str, dict], saved: dict) -> None:
     /api/blobs/<digest> gives it whole: the answer holds its first values only), up to
     RUN_OUTPUTS_KEPT_BYTES a run; unreferenced, the collector removes them after its grace."""
     budget = RUN_OUTPUTS_KEPT_BYTES
-    blobs = store().blobs
+    s = store()
     if previews:
-        store().collect_after_grace()
+        s.collect_after_grace()
     for name, preview in previews.items():
         path = saved.get(name)
         if "dtype" not in preview or not isinstance(path, str) or not path.endswith(".npy"):
@@ -516,7 +516,7 @@ def _keep_outputs(previews: dict[str, dict], saved: dict) -> None:
             continue
         budget -= size
         with open(path, "rb") as f:
-            preview["npy"] = blobs.put_stream(f)
+            preview["npy"] = s.blobs.put_stream(f)
 
 
 def _preview_array(arr: np.ndarray, count: int, converted: str | None = None) -> dict:
@@ -550,33 +550,32 @@ def _probes(revision, model: onnx.ModelProto, other, shown: list[str], mates: di
         for o in n.output
         if o and o in mine and o not in shown and mates.get(o, o) in theirs
     ]
-    if len(names) > MAX_PROBES:
+    _bounded_probes(len(names))
+    return names
+
+
+def _bounded_probes(count: int) -> None:
+    """Refuse a comparison that would save more than MAX_PROBES tensors a run."""
+    if count > MAX_PROBES:
         raise StudioError(
             "too_many_tensors",
-            f"finding where the revisions part would save {len(names)} tensors per run (at most {MAX_PROBES})",
+            f"finding where the revisions part would save {count} tensors per run (at most {MAX_PROBES})",
             422,
         )
-    return names
 
 
 def _branch_probes(flat: Inlined, flat_there: Inlined, asked: list[str], mates: dict[str, str | None]) -> list[str]:
     """The outputs of the nodes an If's branch that ran moved into the graph (inline_taken) that
     the other side computes too, beyond those `asked`; bounded as _probes are."""
-    made_there = {o for n in flat_there.model.graph.node for o in n.output if o}
     have = set(asked)
     names = [
         o
         for n, nid in zip(flat.model.graph.node, flat.ids, strict=True)
         if nid is not None and "/" in nid
         for o in n.output
-        if o and o not in have and mates.get(o, o) in made_there
+        if o and o not in have and mates.get(o, o) in flat_there.made
     ]
-    if len(names) + len(asked) > MAX_PROBES:
-        raise StudioError(
-            "too_many_tensors",
-            f"finding where the revisions part would save {len(names) + len(asked)} tensors per run (at most {MAX_PROBES})",
-            422,
-        )
+    _bounded_probes(len(names) + len(asked))
     return names
 
 
@@ -889,11 +888,10 @@ def post_run(model_id):
                 )
                 inside = _branch_probes(flat, flat_there, shown + probes, mates)
                 mine = _run(revision, flat.model, again, dims, shown + probes + inside, Path(tmp) / "c", untyped=True)
-                made_there = {o for n in flat_there.model.graph.node for o in n.output if o}
                 asked = [
                     t
                     for n in shown + probes + inside
-                    if (t := mates.get(n, n)) is not None and (t in theirs or t in made_there)
+                    if (t := mates.get(n, n)) is not None and (t in theirs or t in flat_there.made)
                 ]
                 asked += [read_as[1][n] for n in asked if read_as[1].get(n) in theirs]
                 other_run = _run(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import onnx
 
@@ -25,10 +26,20 @@ class Inlined:
     ids: list[str | None]  # each main-graph node's address in the model as stored; None: an Identity made here
     names: list[str]  # each node's name in the model as stored (one a branch shares is renamed here)
 
+    @cached_property
+    def made(self) -> set[str]:
+        """The tensors its nodes write."""
+        return {o for n in self.model.graph.node for o in n.output if o}
+
 
 def inline_taken(model: onnx.ModelProto, ran: Mapping[str, str]) -> Inlined:
     """`model` with the branch `ran` names ({If's address: "then_branch" | "else_branch"}) of
-    each such If in its place, at any depth the branches that ran reach. `model` is not changed."""
+    each such If in its place, at any depth the branches that ran reach. `model` is not changed
+    (and is the answer's, uncopied, when no If is taken)."""
+    if not ran:
+        return Inlined(
+            model, [node_id("", i) for i in range(len(model.graph.node))], [n.name for n in model.graph.node]
+        )
     out = onnx.ModelProto()
     out.CopyFrom(model)
     g = out.graph

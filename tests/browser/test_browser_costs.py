@@ -600,9 +600,8 @@ def test_a_weight_two_nodes_read_is_counted_on_the_first_and_said_on_the_other(p
     page.locator("#cost-table").screenshot(path=str(artifacts / "costs-shared-weight.png"))
 
 
-def test_an_ifs_flag_can_be_given_before_any_size(page, server):
-    """QA35 #6: with the inputs' sizes not given yet, Costs showed the formula and size fields but
-    not the If's flag, though the server counts the branch a flag picks at any sizes."""
+def _if_of_batch_costs(page, server):
+    """if_model with a symbolic batch, opened on its Model panel: its Costs, counted."""
     from .browser_models import if_model
 
     model = if_model()
@@ -610,11 +609,17 @@ def test_an_ifs_flag_can_be_given_before_any_size(page, server):
         v.type.tensor_type.shape.dim[0].dim_param = "batch"
     for branch in model.graph.node[1].attribute:
         branch.g.output[0].type.tensor_type.shape.dim[0].dim_param = "batch"
-    summary = upload(page, server, model, "if_batch.onnx")
-    open_model(page, server, summary["id"])
+    open_model(page, server, upload(page, server, model, "if_batch.onnx")["id"])
     page.click("#btn-model")
     costs = page.locator("#costs[data-ready=true]")
     costs.wait_for()
+    return costs
+
+
+def test_an_ifs_flag_can_be_given_before_any_size(page, server):
+    """QA35 #6: with the inputs' sizes not given yet, Costs showed the formula and size fields but
+    not the If's flag, though the server counts the branch a flag picks at any sizes."""
+    costs = _if_of_batch_costs(page, server)
     assert costs.locator(".cost-dims input[name=batch]").count() == 1
     costs.locator("select.cost-flag[name=cond]").select_option("1")
     page.locator("#costs[data-ready=true] .cost-branch-given").wait_for()
@@ -630,18 +635,7 @@ def test_a_flag_picked_while_sizes_are_typed_and_counted_is_kept(page, server):
     """QA45 #2: the flag picked, the sizes typed and Count pressed before the flag's counts came
     back — the sizes were counted without the flag (the costlier branch, 100× a decoder's step
     with its cache) and the flag's own answer, drawn last, dropped the sizes typed."""
-    from .browser_models import if_model
-
-    model = if_model()
-    for v in (*model.graph.input[:1], *model.graph.output):
-        v.type.tensor_type.shape.dim[0].dim_param = "batch"
-    for branch in model.graph.node[1].attribute:
-        branch.g.output[0].type.tensor_type.shape.dim[0].dim_param = "batch"
-    summary = upload(page, server, model, "if_batch.onnx")
-    open_model(page, server, summary["id"])
-    page.click("#btn-model")
-    costs = page.locator("#costs[data-ready=true]")
-    costs.wait_for()
+    costs = _if_of_batch_costs(page, server)
     held = []  # the flag's answer, held back until the sizes are counted
 
     def hold(route):
