@@ -63,7 +63,7 @@ def test_what_is_no_stored_npy_is_refused_by_name(client):
     sent = client.post("/api/blobs", data={"file": (io.BytesIO(wide_model().SerializeToString()), "m.onnx")})
     for digest, words in (
         ("0" * 64, "run it again"),  # none stored (a run's output collected since)
-        ("not-a-digest", "no stored .npy"),
+        ("not-a-digest", "'not-a-digest' is no blob digest (64 hex digits"),
         (sent.get_json()["blob"], "is no .npy"),  # a model's bytes: its download gives them
     ):
         r = client.get(f"/api/blobs/{digest}")

@@ -36,6 +36,7 @@ from ..onnx_io.test_data_sets import FileMember, split_test_data_sets
 from ..onnx_io.text_fields import readable_strings
 from ..onnx_io.zip_reading import ZipBudget
 from ..onnx_io.zip_writing import member
+from ..store.blobs import is_digest
 from ..store.records import Edited, Revision
 from ..store.store import COLLECT_GRACE_SECONDS
 from ..views import model_summary, node_schema, tensor_preview
@@ -892,11 +893,15 @@ def get_blob(digest):
     `?name=` (the output's name: logits.npy) or `<digest>.npy`. Blobs that aren't .npy files
     (models, their weights) are not given here: a model's own download gives those."""
     blobs = store().blobs
+    if not is_digest(digest):
+        raise StudioError(
+            "unknown_blob", f"{digest!r} is no blob digest (64 hex digits, as a run's output names it)", 404
+        )
     try:
         with blobs.open(digest) as f:
             head = f.read(len(NPY_MAGIC))
         size = blobs.size(digest)
-    except (ValueError, FileNotFoundError):  # no digest, or none stored (a run's output collected since)
+    except FileNotFoundError:  # none stored (a run's output collected since)
         raise StudioError(
             "unknown_blob",
             f"no stored .npy {digest!r}: a run's outputs are kept {COLLECT_GRACE_SECONDS / 60:.0f} minutes or more"
